@@ -1,0 +1,99 @@
+/**
+ * Typed errors of the alert run. Each names what went wrong in the domain's words; adapters wrap
+ * SDK and HTTP failures in these with `{ cause }` so the handler can map them to metrics and alarms.
+ */
+
+/** Base class: every error this project throws on purpose extends it. */
+export class NewsAlertsError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'NewsAlertsError';
+  }
+}
+
+/** A configuration value is missing or invalid; the message names the setting and what to fix. */
+export class ConfigError extends NewsAlertsError {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'ConfigError';
+  }
+}
+
+/** The provider answered in a way the client cannot use (after retries where retrying helps). */
+export class ProviderError extends NewsAlertsError {
+  /** HTTP status, when there was a response. */
+  readonly status: number | undefined;
+  /** Whether a later attempt may succeed (5xx, 429, timeouts) as opposed to a client-side fault. */
+  readonly retryable: boolean;
+  constructor(message: string, details: { status?: number; retryable: boolean }, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'ProviderError';
+    this.status = details.status;
+    this.retryable = details.retryable;
+  }
+}
+
+/** 401/403 from the provider: the key is wrong, expired, or the request is outside the media scope. */
+export class ProviderAuthError extends ProviderError {
+  constructor(message: string, status: number, options?: ErrorOptions) {
+    super(message, { status, retryable: false }, options);
+    this.name = 'ProviderAuthError';
+  }
+}
+
+/** A 200 response whose body does not fit the response mapping (names the field, shows a trimmed sample). */
+export class ProviderResponseError extends ProviderError {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, { status: 200, retryable: false }, options);
+    this.name = 'ProviderResponseError';
+  }
+}
+
+/** The window needed more pages than the configured cap: raise the cap or shorten the schedule interval. */
+export class PageCapError extends ProviderError {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, { retryable: false }, options);
+    this.name = 'PageCapError';
+  }
+}
+
+/** Another run holds the run lease; this run must not touch the watermark. */
+export class LeaseHeldError extends NewsAlertsError {
+  readonly holder: string;
+  readonly expiresAt: number;
+  constructor(holder: string, expiresAt: number, options?: ErrorOptions) {
+    super(`another run (${holder}) holds the run lease until ${new Date(expiresAt).toISOString()}`, options);
+    this.name = 'LeaseHeldError';
+    this.holder = holder;
+    this.expiresAt = expiresAt;
+  }
+}
+
+/** This run's lease expired or was taken over; it must stop without writing the watermark. */
+export class LeaseLostError extends NewsAlertsError {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'LeaseLostError';
+  }
+}
+
+/** The watermark changed since this run read it (optimistic lock lost). */
+export class WatermarkConflictError extends NewsAlertsError {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'WatermarkConflictError';
+  }
+}
+
+/**
+ * Some notifications could not be published after retries. Everything else was checkpointed; the
+ * watermark stayed before the undelivered articles so the next run delivers them.
+ */
+export class DeliveryIncompleteError extends NewsAlertsError {
+  readonly undelivered: number;
+  constructor(undelivered: number, options?: ErrorOptions) {
+    super(`${undelivered} notification(s) were not published; the next run retries them`, options);
+    this.name = 'DeliveryIncompleteError';
+    this.undelivered = undelivered;
+  }
+}

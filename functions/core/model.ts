@@ -1,0 +1,258 @@
+/**
+ * The domain model: articles as the run sees them after the response mapping, and the rule and
+ * audience items ops teams edit in DynamoDB. Rule and audience types come from their schemas, so
+ * the alert run, the CLI and the published JSON Schema all apply the same validation.
+ */
+import { z } from 'zod';
+
+/** An article after the provider response was mapped and normalized. */
+export interface Article {
+  /**
+   * Stable identity used for de-duplication and the delivery ledger: `id:<provider id>` when the
+   * provider gives an id, otherwise `url:<sha256 of the canonical url>`.
+   */
+  readonly key: string;
+  /** Provider id, when present. */
+  readonly id?: string | undefined;
+  readonly title: string;
+  /** Summary or lead; empty string when the provider sends none. */
+  readonly summary: string;
+  readonly url: string;
+  /** Publication instant, epoch milliseconds UTC. */
+  readonly publishedAt: number;
+  /** Category codes or names as the provider sends them (open set, order kept). */
+  readonly categories: readonly string[];
+  /** Media code (or name when no code is given). */
+  readonly media?: string | undefined;
+  /** Human-readable media name, when the provider gives one. */
+  readonly mediaName?: string | undefined;
+  /** Latest status as the provider sends it (open set). */
+  readonly status?: string | undefined;
+}
+
+/** Why a rule matched an article: the criterion and the value that hit. */
+export interface MatchReason {
+  readonly kind: 'category' | 'keyword' | 'media' | 'status' | 'all';
+  /** The rule's term that matched (as the rule spells it), e.g. `economy*` or `interest rate`. */
+  readonly term: string;
+}
+
+/** One rule that matched, with every reason it matched. */
+export interface RuleMatch {
+  readonly ruleId: string;
+  readonly description?: string | undefined;
+  readonly urgent: boolean;
+  readonly reasons: readonly MatchReason[];
+}
+
+/** Everything one audience should hear about one article: one notification, naming every rule. */
+export interface AudienceMatch {
+  readonly audienceId: string;
+  readonly article: Article;
+  readonly rules: readonly RuleMatch[];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ops-edited items. DynamoDB lists (L) and string sets (SS) are both accepted for list attributes,
+// because the console offers both and an ops person should not have to know the difference.
+
+const idPattern = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+const identifier = (what: string) =>
+  z
+    .string({ error: `${what} must be a string` })
+    .regex(idPattern, `${what} must be 1-128 characters of letters, digits, '.', '_', ':' or '-'`);
+
+const term = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
+
+/** A list attribute: a DynamoDB list or string set of non-empty strings. */
+const termList = (what: string) =>
+  z.preprocess(
+    (value) => (value instanceof Set ? [...value] : value),
+    z.array(term, { error: `${what} must be a list (L) or string set (SS) of strings` }).max(500),
+  );
+
+const clockTime = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be a 24-hour time such as "07:30"');
+
+const timeZone = z.string().refine((value) => {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: value });
+    return true;
+  } catch {
+    return false;
+  }
+}, 'must be an IANA time zone such as "Europe/Berlin" or "Asia/Seoul"');
+
+const auditFields = {
+  /** Set by the CLI on every write: who changed the item and when (ISO 8601). */
+  updatedAt: z.string().optional(),
+  updatedBy: z.string().optional(),
+  /** Optimistic-lock counter the CLI increments on every write. */
+  version: z.number().int().nonnegative().optional(),
+  /** Free text for ops; ignored by the run. */
+  notes: z.string().max(2000).optional(),
+};
+
+/**
+ * A subscriber rule: which articles an audience wants. Criteria of different kinds are combined
+ * with AND; the values inside one criterion with OR. Exclusions win over everything.
+ */
+export const RuleSchema = z
+  .strictObject({
+    ruleId: identifier('ruleId'),
+    audienceId: identifier('audienceId'),
+    enabled: z.boolean({ error: 'enabled must be a boolean (BOOL)' }).default(true),
+    description: z.string().max(500).optional(),
+    /** Exact, case-insensitive category codes or names; a trailing `*` matches by prefix (`002*`). */
+    categories: termList('categories').optional(),
+    excludeCategories: termList('excludeCategories').optional(),
+    /** Any-of keywords over title and summary, case-insensitive; whole words for Latin-script terms. */
+    keywords: termList('keywords').optional(),
+    excludeKeywords: termList('excludeKeywords').optional(),
+    /** Media codes (or names) the rule is limited to. */
+    media: termList('media').optional(),
+    /** Article statuses the rule is limited to (open set, compared case-insensitively). */
+    statuses: termList('statuses').optional(),
+    /** Urgent matches bypass the audience's quiet hours. */
+    urgent: z.boolean({ error: 'urgent must be a boolean (BOOL)' }).default(false),
+    /** Must be true for a rule with no positive criterion, so an empty rule never floods anyone by accident. */
+    matchAll: z.boolean({ error: 'matchAll must be a boolean (BOOL)' }).default(false),
+    ...auditFields,
+  })
+  .superRefine((rule, ctx) => {
+    const positive = [rule.categories, rule.keywords, rule.media, rule.statuses].some(
+      (list) => list !== undefined && list.length > 0,
+    );
+    if (!positive && !rule.matchAll) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['categories'],
+        message:
+          'the rule has no categories, keywords, media or statuses, so it would match every article; add a criterion or set matchAll to true',
+      });
+    }
+    for (const [index, category] of (rule.categories ?? []).entries()) {
+      if (category.indexOf('*') !== -1 && category.indexOf('*') !== category.length - 1) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['categories', index],
+          message: `"${category}": '*' is only allowed at the end (prefix form, e.g. "002*")`,
+        });
+      }
+    }
+  });
+export type Rule = z.infer<typeof RuleSchema>;
+
+/** Quiet hours in the audience's time zone; `start` may be later than `end` (overnight). */
+export const QuietHoursSchema = z.strictObject({ start: clockTime, end: clockTime });
+
+/** Who receives a set of alerts: one SNS topic and its subscribers, plus delivery preferences. */
+export const AudienceSchema = z.strictObject({
+  audienceId: identifier('audienceId'),
+  /** Display name used in subjects and digests. */
+  name: z.string().min(1).max(100).optional(),
+  topicArn: z
+    .string({ error: 'topicArn must be a string' })
+    .regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/, 'topicArn must be an SNS topic ARN'),
+  enabled: z.boolean({ error: 'enabled must be a boolean (BOOL)' }).default(true),
+  /** Time zone for times shown in messages, quiet hours, digests and the daily budget. */
+  timeZone: timeZone.default('UTC'),
+  /** `immediate` sends each alert as it matches; `digest` collects them for the digest times. */
+  deliveryMode: z.enum(['immediate', 'digest']).default('immediate'),
+  /** Local times at which a digest is sent (digest mode, and for held or over-budget alerts). */
+  digestTimes: z.array(clockTime).min(1).max(24).default(['08:00']),
+  quietHours: QuietHoursSchema.optional(),
+  /** Categories (same forms as rule categories) that bypass quiet hours. */
+  urgentCategories: termList('urgentCategories').optional(),
+  /** Maximum immediate alerts per local day; overflow goes to the next digest as "+N more". */
+  dailyBudget: z.number().int().positive().max(100_000).optional(),
+  /** Maximum SMS segments per alert. */
+  smsMaxSegments: z.number().int().min(1).max(10).default(1),
+  ...auditFields,
+});
+export type Audience = z.infer<typeof AudienceSchema>;
+
+/** A rule or audience item that failed validation: skipped, logged with its key, counted. */
+export interface RejectedItem {
+  readonly table: 'rules' | 'audiences';
+  /** The item's key as far as it could be read (`ruleId`/`audienceId`), or `<missing key>`. */
+  readonly key: string;
+  readonly reason: string;
+}
+
+/** The validated rules and audiences for one run. */
+export interface RuleSet {
+  readonly rules: readonly Rule[];
+  readonly audiences: readonly Audience[];
+  readonly rejected: readonly RejectedItem[];
+}
+
+/** Formats a schema failure as one line per problem: `categories[2]: must not be empty`. */
+export function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => {
+      const path = issue.path
+        .map((part, index) =>
+          typeof part === 'number' ? `[${part}]` : index === 0 ? String(part) : `.${String(part)}`,
+        )
+        .join('');
+      return path ? `${path}: ${issue.message}` : issue.message;
+    })
+    .join('; ');
+}
+
+type Parsed<T> = { ok: true; value: T } | { ok: false; rejected: RejectedItem };
+
+function parseItem<T>(schema: z.ZodType<T>, table: RejectedItem['table'], keyName: string, item: unknown): Parsed<T> {
+  const result = schema.safeParse(item);
+  if (result.success) return { ok: true, value: result.data };
+  const raw = typeof item === 'object' && item !== null ? (item as Record<string, unknown>)[keyName] : undefined;
+  const key = typeof raw === 'string' && raw.length > 0 ? raw : '<missing key>';
+  return { ok: false, rejected: { table, key, reason: describeIssues(result.error) } };
+}
+
+/** Validates one rule item as read from DynamoDB (or a CLI file). */
+export const parseRule = (item: unknown): Parsed<Rule> => parseItem(RuleSchema, 'rules', 'ruleId', item);
+
+/** Validates one audience item as read from DynamoDB (or a CLI file). */
+export const parseAudience = (item: unknown): Parsed<Audience> =>
+  parseItem(AudienceSchema, 'audiences', 'audienceId', item);
+
+/**
+ * Validates all items and drops rules whose audience is missing or disabled, so one bad item
+ * never stops the others.
+ */
+export function buildRuleSet(ruleItems: readonly unknown[], audienceItems: readonly unknown[]): RuleSet {
+  const rejected: RejectedItem[] = [];
+  const audiences: Audience[] = [];
+  const seenAudiences = new Set<string>();
+  for (const item of audienceItems) {
+    const parsed = parseAudience(item);
+    if (!parsed.ok) rejected.push(parsed.rejected);
+    else if (seenAudiences.has(parsed.value.audienceId)) {
+      rejected.push({ table: 'audiences', key: parsed.value.audienceId, reason: 'duplicate audienceId' });
+    } else {
+      seenAudiences.add(parsed.value.audienceId);
+      audiences.push(parsed.value);
+    }
+  }
+  const activeAudiences = new Set(audiences.filter((a) => a.enabled).map((a) => a.audienceId));
+  const rules: Rule[] = [];
+  for (const item of ruleItems) {
+    const parsed = parseRule(item);
+    if (!parsed.ok) {
+      rejected.push(parsed.rejected);
+      continue;
+    }
+    const rule = parsed.value;
+    if (!seenAudiences.has(rule.audienceId)) {
+      rejected.push({
+        table: 'rules',
+        key: rule.ruleId,
+        reason: `audienceId: no valid audience "${rule.audienceId}" exists; create it or fix the rule's audienceId`,
+      });
+    } else if (rule.enabled && activeAudiences.has(rule.audienceId)) {
+      rules.push(rule);
+    }
+  }
+  return { rules, audiences, rejected };
+}
