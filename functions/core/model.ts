@@ -20,8 +20,10 @@ export interface Article {
   readonly url: string;
   /** Publication instant, epoch milliseconds UTC. */
   readonly publishedAt: number;
-  /** Category codes or names as the provider sends them (open set, order kept). */
+  /** Category codes (or names when the provider sends no codes): an open set, order kept. */
   readonly categories: readonly string[];
+  /** Human-readable category names, when the provider gives them (rules match codes and names). */
+  readonly categoryNames: readonly string[];
   /** Media code (or name when no code is given). */
   readonly media?: string | undefined;
   /** Human-readable media name, when the provider gives one. */
