@@ -1,0 +1,552 @@
+/**
+ * The News Lookup API client (DESIGN section 2): `POST {baseUrl}/news` over HTTPS with
+ * `X-API-KEY`, paged by page number or cursor, read through the response mapping.
+ *
+ * What the provider does not document is handled defensively: transient failures (408, 429, 5xx,
+ * network errors, timeouts, truncated JSON, an error reported in a 200 body) are retried with
+ * exponential backoff and full jitter, honouring Retry-After; client faults (400, 403, other 4xx)
+ * are not. A 401 re-reads the key once, since Secrets Manager rotation can leave a warm Lambda
+ * with a stale cached key. The API key never reaches an error message or a log line, even when
+ * the provider echoes it back.
+ */
+
+import { setTimeout as delay } from 'node:timers/promises';
+import { rootCertificates } from 'node:tls';
+import { DateTime } from 'luxon';
+import { Agent, type Dispatcher, request } from 'undici';
+import { isProviderDate } from '#core/calendar';
+import { ConfigError, PageCapError, ProviderAuthError, ProviderError, ProviderResponseError } from '#core/errors';
+import type { ArticlePage, Log, NewsSource, ProviderDateRange, SecretSource } from '#core/ports';
+import { type ProviderConfig, providerEnvironment } from './config.ts';
+import { findBodyError, type MappedPage, mapPage, redactSecrets, sampleOf } from './response-mapping.ts';
+
+/** Dependencies of the client; everything but `config` and `secrets` has a production default. */
+export interface NewsLookupClientOptions {
+  readonly config: ProviderConfig;
+  readonly secrets: SecretSource;
+  readonly log?: Log;
+  /**
+   * HTTP dispatcher to use instead of the client's own keep-alive Agent. The caller then owns its
+   * TLS settings (`caPem` and the connect timeout are not applied to it) and its lifetime.
+   */
+  readonly dispatcher?: Dispatcher;
+  /** Waits between attempts; rejects when `signal` aborts. Injected by tests to observe backoff. */
+  readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** Uniform in [0, 1), for jitter. */
+  readonly random?: () => number;
+  /** Current time in epoch ms, for Retry-After given as an HTTP date. */
+  readonly now?: () => number;
+}
+
+const silentLog: Log = { debug() {}, info() {}, warn() {}, error() {} };
+
+const defaultSleep = async (ms: number, signal?: AbortSignal): Promise<void> => {
+  await delay(ms, undefined, signal ? { signal } : undefined);
+};
+
+/** Certificate verification failures: retrying cannot help, and the fix is configuration. */
+const tlsErrorCodes = new Set([
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_UNTRUSTED',
+  'CERT_REVOKED',
+  'CERT_SIGNATURE_FAILURE',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'HOSTNAME_MISMATCH',
+]);
+
+const retryableStatus = (status: number): boolean => status === 408 || status === 429 || status >= 500;
+
+/**
+ * Milliseconds to wait as asked by a `Retry-After` header (delta-seconds or HTTP-date), or
+ * `undefined` when there is no usable header. A date in the past means "now" (0).
+ */
+export function parseRetryAfter(header: string | string[] | undefined, now: number): number | undefined {
+  const value = (Array.isArray(header) ? header[0] : header)?.trim();
+  if (!value) return undefined;
+  if (/^\d+$/.test(value)) return Number(value) * 1000;
+  const date = DateTime.fromHTTP(value);
+  return date.isValid ? Math.max(0, date.toMillis() - now) : undefined;
+}
+
+/** Where in a run a request belongs, for messages and logs. */
+interface RequestContext {
+  readonly range: string;
+  readonly page: number;
+}
+
+/** A failed attempt that a later attempt may fix. */
+interface RetryableFailure {
+  readonly kind: 'retry';
+  readonly description: string;
+  readonly status?: number | undefined;
+  readonly retryAfterMs?: number | undefined;
+  readonly cause?: unknown;
+}
+
+type AttemptOutcome =
+  | { readonly kind: 'ok'; readonly body: unknown }
+  | { readonly kind: 'unauthorized'; readonly description: string }
+  | RetryableFailure;
+
+interface FetchedPage {
+  readonly pageNumber: number;
+  readonly mapped: MappedPage;
+}
+
+const itemCount = (page: FetchedPage): number => page.mapped.articles.length + page.mapped.skipped.length;
+
+/**
+ * The provider client behind `NewsSource`. One instance holds one keep-alive connection pool;
+ * create it once per execution environment and reuse it across invocations.
+ */
+export class NewsLookupClient implements NewsSource {
+  readonly #config: ProviderConfig;
+  readonly #secrets: SecretSource;
+  readonly #log: Log;
+  readonly #dispatcher: Dispatcher;
+  readonly #ownsDispatcher: boolean;
+  readonly #sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  readonly #random: () => number;
+  readonly #now: () => number;
+  readonly #endpoint: string;
+  /** Every key this client has used, so a provider echoing an old key is redacted too. */
+  readonly #knownKeys = new Set<string>();
+
+  constructor(options: NewsLookupClientOptions) {
+    const { config } = options;
+    this.#config = config;
+    this.#secrets = options.secrets;
+    this.#log = options.log ?? silentLog;
+    this.#sleep = options.sleep ?? defaultSleep;
+    this.#random = options.random ?? Math.random;
+    this.#now = options.now ?? Date.now;
+    this.#endpoint = `${config.baseUrl.replace(/\/+$/, '')}/news`;
+    this.#ownsDispatcher = options.dispatcher === undefined;
+    this.#dispatcher =
+      options.dispatcher ??
+      new Agent({
+        connect: {
+          timeout: config.connectTimeoutMs,
+          // `ca` replaces the default trust store, so the system roots are passed along: the
+          // extra CA is trusted in addition to them, and verification always stays on.
+          ...(config.caPem ? { ca: [...rootCertificates, config.caPem] } : {}),
+        },
+        headersTimeout: config.readTimeoutMs,
+        bodyTimeout: config.readTimeoutMs,
+        connections: config.pageConcurrency,
+      });
+  }
+
+  /** Closes the client's own connection pool (not an injected dispatcher). */
+  async close(): Promise<void> {
+    if (this.#ownsDispatcher) await this.#dispatcher.close();
+  }
+
+  /**
+   * Every article published on the provider dates `range.from`..`range.to`, page by page, in
+   * order and without duplicates (by article key) within this call.
+   *
+   * @throws ProviderError (or a subclass) when the range cannot be read completely;
+   *   the signal's reason when `options.signal` aborts; RangeError for a malformed range
+   */
+  async *pages(range: ProviderDateRange, options: { signal?: AbortSignal } = {}): AsyncGenerator<ArticlePage> {
+    if (!isProviderDate(range.from) || !isProviderDate(range.to) || range.from > range.to) {
+      throw new RangeError(`invalid provider date range ${range.from}..${range.to} (YYYY-MM-DD, from <= to)`);
+    }
+    const external = options.signal;
+    external?.throwIfAborted();
+    // Aborted when the caller stops early or a page fails, so no request outlives the iteration.
+    const stop = new AbortController();
+    const signal = external ? AbortSignal.any([external, stop.signal]) : stop.signal;
+    const seen = new Set<string>();
+    const pagination = this.#config.pagination;
+    try {
+      if (pagination.method === 'CURSOR') yield* this.#cursorPages(range, pagination, seen, signal);
+      else yield* this.#numberedPages(range, seen, signal);
+    } catch (error) {
+      if (external?.aborted) throw external.reason;
+      throw error;
+    } finally {
+      stop.abort();
+    }
+  }
+
+  // --- Paging -------------------------------------------------------------------------------------
+
+  async *#numberedPages(range: ProviderDateRange, seen: Set<string>, signal: AbortSignal): AsyncGenerator<ArticlePage> {
+    const size = this.#config.pageSize;
+    const first = await this.#numberedPage(range, 1, signal);
+    const firstCount = itemCount(first);
+    const total = first.mapped.totalCount;
+
+    let pageSize = size;
+    if (total !== undefined && firstCount > 0 && firstCount < size && total > firstCount) {
+      // The provider documents no maximum page size; one that silently caps it would otherwise
+      // look like a short last page and end the read after page 1.
+      pageSize = firstCount;
+      this.#log.warn('news API returned fewer articles than requested although more exist; using that as page size', {
+        requestedSize: size,
+        returned: firstCount,
+        totalCount: total,
+        fix: `set ${providerEnvironment.pageSize}=${firstCount}`,
+      });
+    }
+    if (firstCount < pageSize) {
+      yield this.#emit(first, seen);
+      return;
+    }
+    if (total === undefined) {
+      yield this.#emit(first, seen);
+      yield* this.#sequentialPages(range, 2, pageSize, seen, signal);
+      return;
+    }
+    // At least 1: a total smaller than a full first page is the provider's inconsistency, not an end.
+    const lastPage = Math.max(1, Math.ceil(total / pageSize));
+    if (lastPage > this.#config.maxPages) {
+      yield this.#emit(first, seen);
+      throw this.#pageCapError(range, pageSize, total);
+    }
+    // Started before page 1 is handed over, so the next pages download while the caller works.
+    const window = this.#pageWindow(range, 2, lastPage, signal);
+    yield this.#emit(first, seen);
+    let shifted = false;
+    let lastCount = firstCount;
+    for (let page = await window.take(); page !== undefined; page = await window.take()) {
+      if (page.mapped.totalCount !== total) shifted = true;
+      lastCount = itemCount(page);
+      yield this.#emit(page, seen);
+    }
+    // A full last page or a changed total means the result set grew while it was read (new
+    // articles push older ones to later pages); read on until a short page so nothing is missed.
+    if (shifted || lastCount >= pageSize) {
+      yield* this.#sequentialPages(range, lastPage + 1, pageSize, seen, signal);
+    }
+  }
+
+  async *#sequentialPages(
+    range: ProviderDateRange,
+    from: number,
+    pageSize: number,
+    seen: Set<string>,
+    signal: AbortSignal,
+  ): AsyncGenerator<ArticlePage> {
+    for (let pageNumber = from; ; pageNumber++) {
+      if (pageNumber > this.#config.maxPages) throw this.#pageCapError(range, pageSize);
+      const page = await this.#numberedPage(range, pageNumber, signal);
+      yield this.#emit(page, seen);
+      if (itemCount(page) < pageSize) return;
+    }
+  }
+
+  /**
+   * Starts fetching pages `from`..`to` with at most `pageConcurrency` requests in flight; `take`
+   * hands them over in page order. A new request starts only when a page is taken, so memory stays
+   * bounded by the window as well.
+   */
+  #pageWindow(
+    range: ProviderDateRange,
+    from: number,
+    to: number,
+    signal: AbortSignal,
+  ): { take(): Promise<FetchedPage | undefined> } {
+    const inFlight: Promise<FetchedPage>[] = [];
+    let next = from;
+    const fill = () => {
+      while (next <= to && inFlight.length < this.#config.pageConcurrency) {
+        const pending = this.#numberedPage(range, next++, signal);
+        // Awaited later, in order; until then a rejection must not count as unhandled.
+        pending.catch(() => {});
+        inFlight.push(pending);
+      }
+    };
+    fill();
+    return {
+      take: async () => {
+        const pending = inFlight.shift();
+        if (pending === undefined) return undefined;
+        const page = await pending;
+        fill();
+        return page;
+      },
+    };
+  }
+
+  async *#cursorPages(
+    range: ProviderDateRange,
+    pagination: Extract<ProviderConfig['pagination'], { method: 'CURSOR' }>,
+    seen: Set<string>,
+    signal: AbortSignal,
+  ): AsyncGenerator<ArticlePage> {
+    const usedCursors = new Set<string>();
+    let cursor: string | undefined;
+    for (let pageNumber = 1; ; pageNumber++) {
+      if (pageNumber > this.#config.maxPages) throw this.#pageCapError(range, this.#config.pageSize);
+      const body: Record<string, unknown> = {
+        paginationMethod: pagination.methodValue,
+        publishedAtStart: range.from,
+        publishedAtEnd: range.to,
+        size: this.#config.pageSize,
+      };
+      if (cursor !== undefined) body[pagination.cursorField] = cursor;
+      const page = await this.#fetchPage(body, { range: `${range.from}..${range.to}`, page: pageNumber }, signal);
+      yield this.#emit(page, seen);
+      const nextCursor = page.mapped.nextCursor;
+      if (itemCount(page) === 0 || nextCursor === undefined) return;
+      if (usedCursors.has(nextCursor)) {
+        // A provider that hands out a cursor again would keep this loop going until the page cap.
+        throw new ProviderResponseError(
+          `the provider returned a cursor that was already used (page ${pageNumber} of ${range.from}..${range.to}); the cursor mapping ("nextCursor") may point at the wrong field`,
+        );
+      }
+      if (cursor !== undefined) usedCursors.add(cursor);
+      usedCursors.add(nextCursor);
+      cursor = nextCursor;
+    }
+  }
+
+  #numberedPage(range: ProviderDateRange, pageNumber: number, signal: AbortSignal): Promise<FetchedPage> {
+    const body = {
+      paginationMethod: 'PAGE',
+      publishedAtStart: range.from,
+      publishedAtEnd: range.to,
+      page: pageNumber,
+      size: this.#config.pageSize,
+    };
+    return this.#fetchPage(body, { range: `${range.from}..${range.to}`, page: pageNumber }, signal);
+  }
+
+  #emit(page: FetchedPage, seen: Set<string>): ArticlePage {
+    const articles = page.mapped.articles.filter((article) => {
+      if (seen.has(article.key)) return false;
+      seen.add(article.key);
+      return true;
+    });
+    return {
+      pageNumber: page.pageNumber,
+      articles,
+      totalCount: page.mapped.totalCount,
+      skipped: page.mapped.skipped,
+    };
+  }
+
+  #pageCapError(range: ProviderDateRange, pageSize: number, total?: number): PageCapError {
+    const { maxPages } = this.#config;
+    const need =
+      total === undefined
+        ? `more than ${maxPages} pages`
+        : `${Math.ceil(total / pageSize)} pages (the provider reports ${total} articles)`;
+    return new PageCapError(
+      `the range ${range.from}..${range.to} needs ${need} of ${pageSize} articles, over the cap of ${maxPages}; raise ${providerEnvironment.maxPages} or shorten the schedule interval`,
+    );
+  }
+
+  // --- One page, with retries ---------------------------------------------------------------------
+
+  async #fetchPage(body: Record<string, unknown>, context: RequestContext, signal: AbortSignal): Promise<FetchedPage> {
+    const json = await this.#post(JSON.stringify(body), context, signal);
+    const mapped = mapPage(json, this.#config.mapping, this.#config.timeZone, { secrets: this.#knownKeys });
+    this.#log.debug('news API page read', {
+      range: context.range,
+      page: context.page,
+      articles: mapped.articles.length,
+      skipped: mapped.skipped.length,
+      totalCount: mapped.totalCount,
+    });
+    return { pageNumber: context.page, mapped };
+  }
+
+  async #apiKey(forceRefresh: boolean): Promise<string> {
+    const raw = await this.#secrets.apiKey(forceRefresh ? { forceRefresh: true } : undefined);
+    // A key pasted with a trailing newline is the usual reason for a 401 that "cannot be".
+    const key = raw.trim();
+    if (key.length === 0) {
+      throw new ConfigError(
+        'the news API key read from Secrets Manager is empty; store the provider key in the API-key secret',
+      );
+    }
+    this.#knownKeys.add(raw);
+    this.#knownKeys.add(key);
+    return key;
+  }
+
+  async #post(payload: string, context: RequestContext, signal: AbortSignal): Promise<unknown> {
+    const { maxAttempts, baseDelayMs, maxDelayMs, maxRetryAfterMs } = this.#config;
+    let refreshedKey = false;
+    let forceRefresh = false;
+    for (let attempt = 1; ; attempt++) {
+      signal.throwIfAborted();
+      const key = await this.#apiKey(forceRefresh);
+      forceRefresh = false;
+      const outcome = await this.#attempt(payload, key, context, signal);
+      if (outcome.kind === 'ok') return outcome.body;
+      if (outcome.kind === 'unauthorized') {
+        if (refreshedKey) {
+          throw new ProviderAuthError(
+            `the provider rejected the API key (HTTP 401: ${outcome.description}) for ${this.#where(context)}, also after re-reading it from Secrets Manager; check the key stored in the API-key secret (the portal's test key only works in its interactive test tool)`,
+            401,
+          );
+        }
+        // Secrets Manager may have rotated the key after this warm Lambda cached it: re-read it
+        // once, and do not count the extra request as an attempt.
+        refreshedKey = true;
+        forceRefresh = true;
+        attempt--;
+        this.#log.warn('news API rejected the API key; re-reading it from Secrets Manager and retrying once', {
+          status: 401,
+          range: context.range,
+          page: context.page,
+        });
+        continue;
+      }
+      const reason = this.#redact(outcome.description);
+      if (outcome.retryAfterMs !== undefined && outcome.retryAfterMs > maxRetryAfterMs) {
+        throw new ProviderError(
+          `the provider asked to wait ${Math.ceil(outcome.retryAfterMs / 1000)} s (Retry-After) for ${this.#where(context)}, longer than ${providerEnvironment.maxRetryAfterMs}=${maxRetryAfterMs} ms; giving up so the next run retries (last failure: ${reason})`,
+          { status: outcome.status, retryable: true },
+          { cause: outcome.cause },
+        );
+      }
+      if (attempt >= maxAttempts) {
+        throw new ProviderError(
+          `the news API request for ${this.#where(context)} failed after ${attempt} attempt(s): ${reason}`,
+          { status: outcome.status, retryable: true },
+          { cause: outcome.cause },
+        );
+      }
+      const backoff = Math.floor(this.#random() * Math.min(maxDelayMs, baseDelayMs * 2 ** (attempt - 1)));
+      const delayMs = Math.max(backoff, outcome.retryAfterMs ?? 0);
+      this.#log.warn('news API request failed; retrying', {
+        status: outcome.status,
+        attempt,
+        maxAttempts,
+        delayMs,
+        retryAfterMs: outcome.retryAfterMs,
+        reason,
+        range: context.range,
+        page: context.page,
+      });
+      await this.#sleep(delayMs, signal);
+    }
+  }
+
+  async #attempt(payload: string, key: string, context: RequestContext, signal: AbortSignal): Promise<AttemptOutcome> {
+    let status: number;
+    let headers: Record<string, string | string[] | undefined>;
+    let text: string;
+    try {
+      const response = await request(this.#endpoint, {
+        dispatcher: this.#dispatcher,
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Accept: 'application/json', 'X-API-KEY': key },
+        body: payload,
+        signal,
+        headersTimeout: this.#config.readTimeoutMs,
+        bodyTimeout: this.#config.readTimeoutMs,
+      });
+      status = response.statusCode;
+      headers = response.headers;
+      text = await response.body.text();
+    } catch (error) {
+      return this.#networkFailure(error, context, signal);
+    }
+
+    if (status >= 200 && status < 300) {
+      let body: unknown;
+      try {
+        body = JSON.parse(text);
+      } catch (error) {
+        // A 200 that is not JSON is most often a body cut off mid-transfer.
+        return {
+          kind: 'retry',
+          status,
+          description: `HTTP ${status} with a body that is not valid JSON (${text.length} characters, possibly truncated): ${this.#sample(text)}`,
+          // SyntaxError messages quote the input, which may contain an echoed key.
+          cause: new SyntaxError(this.#redact(error instanceof Error ? error.message : String(error))),
+        };
+      }
+      const bodyError = findBodyError(body, this.#config.mapping, this.#knownKeys);
+      if (bodyError !== undefined) {
+        return { kind: 'retry', status, description: `HTTP ${status} reporting an error in the body: ${bodyError}` };
+      }
+      return { kind: 'ok', body };
+    }
+
+    const detail = this.#errorDetail(text);
+    if (status === 401) return { kind: 'unauthorized', description: detail };
+    if (status === 403) {
+      throw new ProviderAuthError(
+        `the API key lacks access to ${this.#where(context)} (HTTP 403: ${detail}); the request may be outside the media scope contracted for this key, or the contract may not cover this date range`,
+        403,
+      );
+    }
+    if (retryableStatus(status)) {
+      return {
+        kind: 'retry',
+        status,
+        retryAfterMs: parseRetryAfter(headers['retry-after'], this.#now()),
+        description: `HTTP ${status}: ${detail}`,
+      };
+    }
+    const location = headers.location;
+    const hint =
+      status === 404
+        ? `; check ${providerEnvironment.baseUrl}: the client posts to ${this.#endpoint}`
+        : status >= 300 && status < 400
+          ? `; the provider redirects${typeof location === 'string' ? ` to ${this.#sample(location)}` : ''} (a POST is not followed): update ${providerEnvironment.baseUrl}`
+          : status === 400 || status === 422
+            ? `; check ${providerEnvironment.pageSize} (${this.#config.pageSize}) and the date range`
+            : '';
+    throw new ProviderError(
+      `the provider refused the request for ${this.#where(context)} (HTTP ${status}: ${detail})${hint}`,
+      { status, retryable: false },
+    );
+  }
+
+  #networkFailure(error: unknown, context: RequestContext, signal: AbortSignal): RetryableFailure {
+    if (signal.aborted) throw signal.reason;
+    const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
+    const message = this.#redact(error instanceof Error ? error.message : String(error));
+    if (code !== undefined && tlsErrorCodes.has(code)) {
+      throw new ProviderError(
+        `TLS verification of ${this.#endpoint} failed for ${this.#where(context)} (${code}: ${message}); the client trusts the system CAs plus ${providerEnvironment.caPem} when set, and never skips verification`,
+        { retryable: false },
+        { cause: error },
+      );
+    }
+    const description =
+      code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT'
+        ? `no response within ${this.#config.readTimeoutMs} ms (${providerEnvironment.readTimeoutMs})`
+        : code === 'UND_ERR_CONNECT_TIMEOUT'
+          ? `could not connect within ${this.#config.connectTimeoutMs} ms (${providerEnvironment.connectTimeoutMs})`
+          : `network error${code ? ` ${code}` : ''}: ${message}`;
+    return { kind: 'retry', description, cause: error };
+  }
+
+  #errorDetail(text: string): string {
+    if (text.trim().length === 0) return 'empty body';
+    try {
+      const body: unknown = JSON.parse(text);
+      return findBodyError(body, this.#config.mapping, this.#knownKeys) ?? this.#sample(text);
+    } catch {
+      return this.#sample(text);
+    }
+  }
+
+  #where(context: RequestContext): string {
+    return `${context.range} page ${context.page}`;
+  }
+
+  #sample(text: string): string {
+    return sampleOf(text, this.#knownKeys, 200);
+  }
+
+  #redact(text: string): string {
+    return redactSecrets(text, this.#knownKeys);
+  }
+}

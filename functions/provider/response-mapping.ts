@@ -1,0 +1,526 @@
+/**
+ * The response mapping: where in the provider's JSON the article list, each article's fields and
+ * the paging metadata live. The provider does not document its response body, so every field is a
+ * list of candidate paths; the defaults read the bundled simulator first and then the shapes of
+ * comparable news APIs (NewsAPI, NewsData, Newscatcher, Event Registry, GDELT, Naver, DeepSearch),
+ * and ops can override any field in configuration without a code change.
+ *
+ * Path language: dotted keys (`media.code`), `[]` after a key projects over an array
+ * (`categories[].code` reads `code` of every element), and `$` alone is the whole body (for a
+ * provider that answers with a bare array). Only own properties are read.
+ */
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { ProviderResponseError } from '#core/errors';
+import type { Article } from '#core/model';
+import type { SkippedItem } from '#core/ports';
+import { parseTimestamp } from './timestamps.ts';
+
+/** Candidate paths per field; the first path that yields a usable value wins. */
+export interface ResponseMapping {
+  /** The article list in the envelope. */
+  readonly articles: readonly string[];
+  readonly id: readonly string[];
+  readonly title: readonly string[];
+  readonly summary: readonly string[];
+  readonly url: readonly string[];
+  readonly publishedAt: readonly string[];
+  /** Category codes (strings or numbers), or a single code. */
+  readonly categories: readonly string[];
+  readonly categoryNames: readonly string[];
+  readonly media: readonly string[];
+  readonly mediaName: readonly string[];
+  readonly status: readonly string[];
+  /** Total result count in the envelope (enables concurrent page fetches). */
+  readonly totalCount: readonly string[];
+  /** Next cursor in the envelope (cursor paging). */
+  readonly nextCursor: readonly string[];
+  /** Envelope fields whose presence (non-null, non-false, non-empty) means the provider failed. */
+  readonly errorFields: readonly string[];
+  /** Envelope fields holding an overall status, compared with `errorStatusValues`. */
+  readonly errorStatusFields: readonly string[];
+  /** Status values (case-insensitive) that mean the provider failed even though HTTP said 200. */
+  readonly errorStatusValues: readonly string[];
+}
+
+/** The mapping used when configuration overrides nothing. */
+export const defaultResponseMapping: ResponseMapping = Object.freeze({
+  articles: ['articles', 'data', 'results', 'items', 'docs', 'data.docs', 'articles.results'],
+  id: ['articleId', 'id', 'article_id', 'newsId', 'news_id', '_id', 'uri'],
+  title: ['title', 'headline'],
+  summary: ['summary', 'description', 'lead', 'content', 'body'],
+  url: ['url', 'link', 'originallink', 'originalUrl'],
+  publishedAt: [
+    'publishedAt',
+    'published_at',
+    'pubDate',
+    'published_date',
+    'publishDate',
+    'dateTime',
+    'date',
+    'seendate',
+  ],
+  categories: ['categories[].code', 'categories', 'category.code', 'category', 'categoryCode'],
+  categoryNames: ['categories[].name', 'category.name', 'categoryName'],
+  media: ['media.code', 'mediaCode', 'media', 'source.id', 'source'],
+  mediaName: ['media.name', 'mediaName', 'source.name'],
+  status: ['status', 'articleStatus', 'state'],
+  totalCount: [
+    'totalCount',
+    'totalResults',
+    'total',
+    'total_hits',
+    'totalElements',
+    'data.total_matches',
+    'articles.totalResults',
+  ],
+  nextCursor: ['nextCursor', 'next_cursor', 'nextPage', 'cursor.next'],
+  errorFields: ['error', 'errors', 'errorMessage'],
+  errorStatusFields: ['status', 'result'],
+  errorStatusValues: ['error', 'fail', 'failed', 'not_ok', 'ERROR'],
+});
+
+// --- Paths ----------------------------------------------------------------------------------------
+
+interface Segment {
+  readonly key: string;
+  readonly project: boolean;
+}
+
+const pathPattern = /^(\$|[^.[\]]+(\[\])?(\.[^.[\]]+(\[\])?)*)$/;
+
+/** Whether `path` is a valid mapping path (`a.b`, `a[].b`, `$`). */
+export const isMappingPath = (path: string): boolean => pathPattern.test(path);
+
+const compiled = new Map<string, readonly Segment[]>();
+
+function compilePath(path: string): readonly Segment[] {
+  const cached = compiled.get(path);
+  if (cached) return cached;
+  if (!isMappingPath(path)) {
+    throw new TypeError(`"${path}" is not a mapping path (use dotted keys, "[]" to project over a list, or "$")`);
+  }
+  const segments =
+    path === '$'
+      ? []
+      : path
+          .split('.')
+          .map((part) =>
+            part.endsWith('[]') ? { key: part.slice(0, -2), project: true } : { key: part, project: false },
+          );
+  compiled.set(path, segments);
+  return segments;
+}
+
+function own(value: unknown, key: string): unknown {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  // Own properties only: `constructor` or `__proto__` in a path must not reach Object.prototype.
+  return Object.hasOwn(value, key) ? (value as Record<string, unknown>)[key] : undefined;
+}
+
+function walk(value: unknown, segments: readonly Segment[], index: number): unknown {
+  const segment = segments[index];
+  if (segment === undefined) return value;
+  const next = own(value, segment.key);
+  if (!segment.project) return walk(next, segments, index + 1);
+  if (!Array.isArray(next)) return undefined;
+  const nested = segments.slice(index + 1).some((s) => s.project);
+  const out: unknown[] = [];
+  for (const element of next) {
+    const result = walk(element, segments, index + 1);
+    if (result === undefined || result === null) continue;
+    // A later `[]` already produced a list per element; flatten so `a[].b[].c` is one flat list.
+    if (nested && Array.isArray(result)) out.push(...result);
+    else out.push(result);
+  }
+  return out;
+}
+
+/** Reads `path` from `value`; `undefined` when any step is missing. */
+export function readPath(value: unknown, path: string): unknown {
+  return walk(value, compilePath(path), 0);
+}
+
+// --- Configuration schema -------------------------------------------------------------------------
+
+const pathList = z
+  .union([z.string(), z.array(z.string()).min(1, 'must list at least one path').max(32)], {
+    error: 'must be a path or a list of paths, e.g. ["articles", "data.items"]',
+  })
+  .transform((value) => (typeof value === 'string' ? [value] : value))
+  .superRefine((paths, ctx) => {
+    for (const [index, path] of paths.entries()) {
+      if (!isMappingPath(path)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [index],
+          message: `"${path}" is not a mapping path (use dotted keys, "[]" to project over a list, or "$" for the whole body)`,
+        });
+      }
+    }
+  });
+
+/**
+ * A partial override of the response mapping as ops write it in configuration. Each given field
+ * replaces that field's default candidates (list the defaults too if they should still be tried).
+ */
+export const ResponseMappingOverrideSchema = z.strictObject({
+  articles: pathList.optional(),
+  id: pathList.optional(),
+  title: pathList.optional(),
+  summary: pathList.optional(),
+  url: pathList.optional(),
+  publishedAt: pathList.optional(),
+  categories: pathList.optional(),
+  categoryNames: pathList.optional(),
+  media: pathList.optional(),
+  mediaName: pathList.optional(),
+  status: pathList.optional(),
+  totalCount: pathList.optional(),
+  nextCursor: pathList.optional(),
+  errorFields: pathList.optional(),
+  errorStatusFields: pathList.optional(),
+  errorStatusValues: z.array(z.string().min(1)).max(32).optional(),
+});
+
+/** A validated partial mapping, as produced by `ResponseMappingOverrideSchema`. */
+export type ResponseMappingOverride = Partial<ResponseMapping>;
+
+/** The default mapping with the given fields replaced. */
+export function resolveMapping(partial: ResponseMappingOverride = {}): ResponseMapping {
+  const merged: Record<string, readonly string[]> = { ...defaultResponseMapping };
+  for (const [field, value] of Object.entries(partial)) {
+    if (value !== undefined && Object.hasOwn(defaultResponseMapping, field)) merged[field] = value;
+  }
+  const mapping = merged as unknown as ResponseMapping;
+  // Fail at configuration time rather than on the first page.
+  for (const [field, paths] of Object.entries(mapping)) {
+    if (field === 'errorStatusValues') continue;
+    for (const path of paths as readonly string[]) compilePath(path);
+  }
+  return Object.freeze(mapping);
+}
+
+// --- Redaction and samples ------------------------------------------------------------------------
+
+const maxSampleLength = 300;
+
+/**
+ * Replaces every occurrence of each secret (raw, JSON-escaped and URL-encoded) with `[REDACTED]`.
+ * Used on everything the provider sends back before it reaches an error message or a log line,
+ * because some APIs echo request parameters, the key among them.
+ */
+export function redactSecrets(text: string, secrets: Iterable<string> = []): string {
+  let out = text;
+  for (const secret of secrets) {
+    if (secret.length < 4) continue;
+    const forms = new Set([secret, JSON.stringify(secret).slice(1, -1), encodeURIComponent(secret)]);
+    for (const form of forms) out = out.split(form).join('[REDACTED]');
+  }
+  return out;
+}
+
+/** A one-line, redacted preview of a JSON value of at most `max` characters. */
+export function sampleOf(value: unknown, secrets: Iterable<string> = [], max = maxSampleLength): string {
+  let text: string;
+  try {
+    text = typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
+  } catch {
+    text = String(value);
+  }
+  const redacted = redactSecrets(text.replace(/\s+/g, ' '), secrets);
+  return redacted.length <= max ? redacted : `${redacted.slice(0, max - 1)}…`;
+}
+
+// --- Body-level errors ----------------------------------------------------------------------------
+
+function isPresent(value: unknown): boolean {
+  if (value === undefined || value === null || value === false || value === 0) return false;
+  if (typeof value === 'string') return value.trim().length > 0;
+  if (Array.isArray(value)) return value.length > 0;
+  if (typeof value === 'object') return Object.keys(value).length > 0;
+  return true;
+}
+
+function describeError(value: unknown): string | undefined {
+  if (typeof value === 'string' || typeof value === 'number') return String(value);
+  const first = Array.isArray(value) ? value[0] : value;
+  if (typeof first === 'string') return first;
+  const code = own(first, 'code') ?? own(first, 'status');
+  const message = own(first, 'message') ?? own(first, 'msg') ?? own(first, 'error');
+  const parts = [code, message].filter((part) => typeof part === 'string' || typeof part === 'number');
+  return parts.length > 0 ? parts.join(': ') : undefined;
+}
+
+/**
+ * The provider's own error report in a response body, or `undefined` when the body reports none.
+ * The result is redacted and trimmed, ready for an error message.
+ */
+export function findBodyError(
+  body: unknown,
+  mapping: ResponseMapping,
+  secrets: Iterable<string> = [],
+): string | undefined {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
+  for (const path of mapping.errorFields) {
+    const value = readPath(body, path);
+    if (isPresent(value)) {
+      const detail = describeError(value) ?? describeError(body) ?? sampleOf(value, secrets, 200);
+      return sampleOf(`${path}: ${detail}`, secrets, 300);
+    }
+  }
+  const errorValues = new Set(mapping.errorStatusValues.map((v) => v.toLowerCase()));
+  for (const path of mapping.errorStatusFields) {
+    const value = readPath(body, path);
+    if (typeof value === 'string' && errorValues.has(value.trim().toLowerCase())) {
+      const detail = describeError(body);
+      return sampleOf(`${path} "${value}"${detail ? `: ${detail}` : ''}`, secrets, 300);
+    }
+  }
+  if (own(body, 'success') === false) {
+    const detail = describeError(body);
+    return sampleOf(`success false${detail ? `: ${detail}` : ''}`, secrets, 300);
+  }
+  return undefined;
+}
+
+// --- Field extraction -----------------------------------------------------------------------------
+
+const maxTitleLength = 1_000;
+/** Summaries feed notifications and keyword rules; full article bodies would only cost memory. */
+const maxSummaryLength = 2_000;
+
+const entities: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
+
+/** Naver and others put `<b>` highlights and entities in titles; subscribers should see plain text. */
+function plainText(raw: string, max: number): string {
+  const text = raw
+    .replace(/<br\s*\/?>|<\/p>/gi, ' ')
+    .replace(/<\/?[a-zA-Z][^<>]*>/g, '')
+    .replace(/&(#\d{1,7}|#x[0-9a-f]{1,6}|[a-z]+);/gi, (match, name: string) => {
+      if (name.startsWith('#')) {
+        const code = name[1] === 'x' || name[1] === 'X' ? Number.parseInt(name.slice(2), 16) : Number(name.slice(1));
+        return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : match;
+      }
+      return entities[name.toLowerCase()] ?? match;
+    })
+    .replace(/\s+/g, ' ')
+    .trim();
+  return text.length <= max ? text : `${text.slice(0, max - 1).trimEnd()}…`;
+}
+
+function scalarText(value: unknown): string | undefined {
+  if (typeof value === 'string') {
+    const trimmed = value.trim();
+    return trimmed.length > 0 ? trimmed : undefined;
+  }
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  return undefined;
+}
+
+interface Hit<T> {
+  readonly value: T;
+  readonly path: string;
+}
+
+function firstText(item: unknown, paths: readonly string[]): Hit<string> | undefined {
+  for (const path of paths) {
+    const text = scalarText(readPath(item, path));
+    if (text !== undefined) return { value: text, path };
+  }
+  return undefined;
+}
+
+function firstList(item: unknown, paths: readonly string[]): string[] {
+  for (const path of paths) {
+    const value = readPath(item, path);
+    const list = (Array.isArray(value) ? value : [value])
+      .map(scalarText)
+      .filter((text): text is string => text !== undefined);
+    if (list.length > 0) return [...new Set(list)];
+  }
+  return [];
+}
+
+const utmParameter = /^utm_/i;
+
+/** The URL used for identity: lowercase scheme and host (URL does that), no fragment, no utm_* tracking. */
+export function canonicalUrl(url: string): string {
+  const parsed = new URL(url);
+  parsed.hash = '';
+  for (const name of [...parsed.searchParams.keys()]) {
+    if (utmParameter.test(name)) parsed.searchParams.delete(name);
+  }
+  // Deleting every parameter leaves a bare `?` in some runtimes; identity must not depend on it.
+  if (parsed.searchParams.size === 0) parsed.search = '';
+  return parsed.href;
+}
+
+/** The de-duplication and ledger key: `id:<id>`, else `url:<sha256 base64url of the canonical url>`. */
+export function articleKey(id: string | undefined, url: string): string {
+  if (id !== undefined) return `id:${id}`;
+  return `url:${createHash('sha256').update(canonicalUrl(url)).digest('base64url')}`;
+}
+
+function httpUrl(text: string): string | undefined {
+  try {
+    const parsed = new URL(text);
+    return parsed.protocol === 'https:' || parsed.protocol === 'http:' ? parsed.href : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const tried = (paths: readonly string[]) => `tried ${paths.join(', ')}`;
+
+/** A value as it appeared in the JSON (strings quoted), short and redacted, for skip reasons. */
+const quoted = (value: unknown, secrets: Iterable<string>) =>
+  sampleOf(typeof value === 'string' ? JSON.stringify(value) : value, secrets, 80);
+
+type ItemResult = { article: Article } | { reason: string };
+
+function mapItem(item: unknown, mapping: ResponseMapping, timeZone: string, secrets: Iterable<string>): ItemResult {
+  if (typeof item !== 'object' || item === null || Array.isArray(item)) {
+    const kind = item === null ? 'null' : Array.isArray(item) ? 'a list' : typeof item;
+    return { reason: `the item is not an object (got ${kind})` };
+  }
+  const problems: string[] = [];
+  const title = firstText(item, mapping.title);
+  if (!title) problems.push(`title missing (${tried(mapping.title)})`);
+  const urlHit = firstText(item, mapping.url);
+  const url = urlHit ? httpUrl(urlHit.value) : undefined;
+  if (!urlHit) problems.push(`url missing (${tried(mapping.url)})`);
+  else if (!url) problems.push(`url ${quoted(urlHit.value, secrets)} at ${urlHit.path} is not an absolute http(s) URL`);
+  let publishedAt: number | undefined;
+  let rawDate: Hit<unknown> | undefined;
+  for (const path of mapping.publishedAt) {
+    const value = readPath(item, path);
+    if (value === undefined || value === null || value === '') continue;
+    rawDate ??= { value, path };
+    publishedAt = parseTimestamp(value, timeZone);
+    if (publishedAt !== undefined) break;
+  }
+  if (publishedAt === undefined) {
+    problems.push(
+      rawDate
+        ? `publishedAt ${quoted(rawDate.value, secrets)} at ${rawDate.path} is not a recognised timestamp (${tried(mapping.publishedAt)})`
+        : `publishedAt missing (${tried(mapping.publishedAt)})`,
+    );
+  }
+  if (!title || !url || publishedAt === undefined) return { reason: problems.join('; ') };
+
+  const id = firstText(item, mapping.id)?.value;
+  const categoryNames = firstList(item, mapping.categoryNames);
+  const categories = firstList(item, mapping.categories);
+  const mediaName = firstText(item, mapping.mediaName)?.value;
+  const summary = firstText(item, mapping.summary)?.value;
+  const article: Article = {
+    key: articleKey(id, url),
+    id,
+    title: plainText(title.value, maxTitleLength) || title.value.slice(0, maxTitleLength),
+    summary: summary === undefined ? '' : plainText(summary, maxSummaryLength),
+    url,
+    publishedAt,
+    // The model promises codes, or names when the provider sends no codes.
+    categories: categories.length > 0 ? categories : categoryNames,
+    categoryNames,
+    media: firstText(item, mapping.media)?.value ?? mediaName,
+    mediaName,
+    status: firstText(item, mapping.status)?.value,
+  };
+  return { article };
+}
+
+// --- Pages ----------------------------------------------------------------------------------------
+
+/** One response body read through the mapping. */
+export interface MappedPage {
+  /** Articles in page order; not yet de-duplicated across pages. */
+  readonly articles: Article[];
+  /** Items that could not be read. `articles.length + skipped.length` is the page's item count. */
+  readonly skipped: SkippedItem[];
+  readonly totalCount?: number | undefined;
+  readonly nextCursor?: string | undefined;
+}
+
+/** Options of `mapPage`. */
+export interface MapPageOptions {
+  /** Values to redact from samples and reasons (the API key, in case the provider echoes it). */
+  readonly secrets?: Iterable<string>;
+}
+
+function readTotal(body: unknown, mapping: ResponseMapping): number | undefined {
+  for (const path of mapping.totalCount) {
+    const value = readPath(body, path);
+    const number = typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value) : value;
+    if (typeof number === 'number' && Number.isSafeInteger(number) && number >= 0) return number;
+  }
+  return undefined;
+}
+
+/**
+ * Reads one response body through `mapping`.
+ *
+ * Items that lack a title, an http(s) url or a parseable publication time are skipped with the
+ * reason; the page is refused (ProviderResponseError) when it has no article list, when the body
+ * reports an error, or when every item of a non-empty page fails, since then the mapping, not the
+ * data, is wrong. Messages name the paths tried and show a redacted sample of at most 300 characters.
+ *
+ * @param timeZone - the provider's zone, for timestamps without an offset
+ * @throws ProviderResponseError — and nothing else — when the body does not fit the mapping
+ */
+export function mapPage(
+  body: unknown,
+  mapping: ResponseMapping,
+  timeZone: string,
+  options: MapPageOptions = {},
+): MappedPage {
+  const secrets = [...(options.secrets ?? [])];
+  const bodyError = findBodyError(body, mapping, secrets);
+  if (bodyError !== undefined) {
+    throw new ProviderResponseError(`the provider reported an error in the response body: ${bodyError}`);
+  }
+  if (typeof body !== 'object' || body === null) {
+    throw new ProviderResponseError(
+      `the response body is not a JSON object or list (got ${body === null ? 'null' : typeof body}): ${sampleOf(body, secrets)}`,
+    );
+  }
+  const totalCount = readTotal(body, mapping);
+  let nextCursor: string | undefined;
+  for (const path of mapping.nextCursor) {
+    nextCursor = scalarText(readPath(body, path));
+    if (nextCursor !== undefined) break;
+  }
+  let items: unknown[] | undefined;
+  for (const path of mapping.articles) {
+    const value = readPath(body, path);
+    if (Array.isArray(value)) {
+      items = value;
+      break;
+    }
+  }
+  if (items === undefined) {
+    // Some APIs (Newscatcher) drop the list entirely when nothing matched; a zero total says so.
+    if (totalCount === 0) return { articles: [], skipped: [], totalCount, nextCursor };
+    throw new ProviderResponseError(
+      `the response has no article list at any of ${mapping.articles.join(', ')}; set the mapping's "articles" paths to where this provider puts its list. Response sample: ${sampleOf(body, secrets)}`,
+    );
+  }
+  const articles: Article[] = [];
+  const skipped: SkippedItem[] = [];
+  for (const [index, item] of items.entries()) {
+    const result = mapItem(item, mapping, timeZone, secrets);
+    if ('article' in result) articles.push(result.article);
+    else skipped.push({ index, reason: result.reason });
+  }
+  if (items.length > 0 && articles.length === 0) {
+    const reasons = skipped
+      .slice(0, 3)
+      .map((s) => `item ${s.index}: ${s.reason}`)
+      .join(' | ');
+    throw new ProviderResponseError(
+      `none of the ${items.length} items on the page could be read, so the response mapping does not fit this provider: ${reasons}. First item: ${sampleOf(items[0], secrets)}`,
+    );
+  }
+  return { articles, skipped, totalCount, nextCursor };
+}

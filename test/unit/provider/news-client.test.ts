@@ -1,0 +1,299 @@
+/**
+ * Client logic that needs no network: paging decisions, backoff arithmetic and messages, with
+ * undici's MockAgent as the dispatcher. The HTTPS behaviour is in
+ * test/integration/provider-client.test.ts.
+ */
+import { MockAgent } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ConfigError, PageCapError, ProviderError, ProviderResponseError } from '#core/errors';
+import type { ArticlePage, SecretSource } from '#core/ports';
+import { type ProviderConfigInput, parseProviderConfig } from '#provider/config';
+import { NewsLookupClient, parseRetryAfter } from '#provider/news-client';
+
+type Body = Record<string, unknown>;
+interface Scripted {
+  readonly status: number;
+  readonly body?: unknown;
+  readonly headers?: Record<string, string>;
+}
+
+const agents: MockAgent[] = [];
+afterEach(async () => {
+  await Promise.all(agents.splice(0).map((agent) => agent.close()));
+});
+
+const item = (id: string | number) => ({
+  articleId: String(id),
+  title: `Article ${id}`,
+  url: `https://news.example.com/${id}`,
+  publishedAt: '2026-11-22T09:15:00+09:00',
+});
+
+function provider(script: (body: Body, n: number) => Scripted) {
+  const agent = new MockAgent();
+  agent.disableNetConnect();
+  agents.push(agent);
+  const requests: Body[] = [];
+  agent
+    .get('https://api.test')
+    .intercept({ path: '/v1/news', method: 'POST' })
+    .reply((options) => {
+      const body = JSON.parse(String(options.body)) as Body;
+      requests.push(body);
+      const reply = script(body, requests.length);
+      const data = typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body ?? {});
+      return { statusCode: reply.status, data, responseOptions: { headers: reply.headers ?? {} } };
+    })
+    .persist();
+  return { agent, requests };
+}
+
+const secrets = (key = 'unit-key'): SecretSource => ({ apiKey: async () => key });
+
+function client(
+  dispatcher: MockAgent,
+  overrides: Partial<ProviderConfigInput> = {},
+  extra: { now?: () => number } = {},
+) {
+  const sleeps: number[] = [];
+  const instance = new NewsLookupClient({
+    config: parseProviderConfig({ baseUrl: 'https://api.test/v1', pageSize: 10, maxAttempts: 3, ...overrides }),
+    secrets: secrets(),
+    dispatcher,
+    sleep: async (ms) => {
+      sleeps.push(ms);
+    },
+    random: () => 0.5,
+    ...extra,
+  });
+  return { instance, sleeps };
+}
+
+async function collect(pages: AsyncIterable<ArticlePage>): Promise<ArticlePage[]> {
+  const out: ArticlePage[] = [];
+  for await (const page of pages) out.push(page);
+  return out;
+}
+
+async function failure(pages: AsyncIterable<ArticlePage>): Promise<Error> {
+  try {
+    await collect(pages);
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error('expected the iteration to fail');
+}
+
+const range = { from: '2026-11-22', to: '2026-11-22' };
+
+describe('parseRetryAfter', () => {
+  const now = Date.UTC(2026, 10, 22, 0, 0, 0);
+  it.each([
+    ['delta seconds', '7', 7000],
+    ['zero', '0', 0],
+    ['an HTTP date 30 s ahead', 'Sun, 22 Nov 2026 00:00:30 GMT', 30_000],
+    ['an HTTP date in the past', 'Sat, 21 Nov 2026 23:00:00 GMT', 0],
+    ['the first of repeated headers', ['3', '9'], 3000],
+    ['garbage', 'soon', undefined],
+    ['a negative number', '-5', undefined],
+    ['nothing', undefined, undefined],
+  ])('reads %s', (_label, header, expected) => {
+    expect(parseRetryAfter(header, now)).toBe(expected);
+  });
+});
+
+describe('NewsLookupClient paging decisions', () => {
+  it('treats a provider that caps the page size as having that page size', async () => {
+    const all = Array.from({ length: 25 }, (_, i) => item(i));
+    // Asked for 10 per page, the provider silently serves 4.
+    const { agent, requests } = provider((body) => {
+      const page = Number(body.page);
+      return { status: 200, body: { totalCount: 25, articles: all.slice((page - 1) * 4, page * 4) } };
+    });
+    const pages = await collect(client(agent).instance.pages(range));
+    expect(pages.flatMap((p) => p.articles.map((a) => a.id))).toEqual(all.map((a) => a.articleId));
+    expect(requests.map((r) => r.page)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+  });
+
+  it('stops after page 1 when it is short and no total is given', async () => {
+    const { agent, requests } = provider(() => ({ status: 200, body: { articles: [item(1), item(2)] } }));
+    const pages = await collect(client(agent).instance.pages(range));
+    expect(pages).toHaveLength(1);
+    expect(requests).toHaveLength(1);
+  });
+
+  it('reads sequentially until a short page when no total is given', async () => {
+    const all = Array.from({ length: 23 }, (_, i) => item(i));
+    const { agent, requests } = provider((body) => {
+      const page = Number(body.page);
+      return { status: 200, body: { articles: all.slice((page - 1) * 10, page * 10) } };
+    });
+    const pages = await collect(client(agent).instance.pages(range));
+    expect(pages.map((p) => p.pageNumber)).toEqual([1, 2, 3]);
+    expect(requests).toHaveLength(3);
+  });
+
+  it('reads one extra page when the last page is exactly full', async () => {
+    const all = Array.from({ length: 20 }, (_, i) => item(i));
+    const { agent, requests } = provider((body) => {
+      const page = Number(body.page);
+      return { status: 200, body: { totalCount: 20, articles: all.slice((page - 1) * 10, page * 10) } };
+    });
+    await collect(client(agent).instance.pages(range));
+    expect(requests.map((r) => r.page)).toEqual([1, 2, 3]);
+  });
+
+  it('reads on once more when the total changed between pages, even after a short last page', async () => {
+    let all = Array.from({ length: 25 }, (_, i) => item(`old${i}`));
+    const { agent, requests } = provider((body) => {
+      const page = Number(body.page);
+      const reply = { status: 200, body: { totalCount: all.length, articles: all.slice((page - 1) * 10, page * 10) } };
+      if (page === 1) all = [item('new0'), item('new1'), ...all];
+      return reply;
+    });
+    const pages = await collect(client(agent).instance.pages(range));
+    expect(requests.map((r) => r.page)).toEqual([1, 2, 3, 4]);
+    const old = pages.flatMap((p) => p.articles.map((a) => a.id)).filter((id) => id?.startsWith('old'));
+    expect(old).toHaveLength(25);
+  });
+
+  it('does not re-read page 1 when the reported total is zero beside a full first page', async () => {
+    const { agent, requests } = provider((body) => ({
+      status: 200,
+      body: {
+        totalCount: 0,
+        articles: body.page === 1 ? Array.from({ length: 10 }, (_, i) => item(i)) : [item(10)],
+      },
+    }));
+    const pages = await collect(client(agent).instance.pages(range));
+    expect(requests.map((r) => r.page)).toEqual([1, 2]);
+    expect(pages.flatMap((p) => p.articles)).toHaveLength(11);
+  });
+
+  it('hits the page cap without totals and says how to fix it', async () => {
+    const { agent, requests } = provider((body) => ({
+      status: 200,
+      body: { articles: Array.from({ length: 10 }, (_, i) => item(`${body.page}-${i}`)) },
+    }));
+    const error = await failure(client(agent, { maxPages: 3 }).instance.pages(range));
+    expect(error).toBeInstanceOf(PageCapError);
+    expect(error.message).toContain('2026-11-22..2026-11-22');
+    expect(error.message).toContain('raise NEWS_API_MAX_PAGES or shorten the schedule interval');
+    expect(requests).toHaveLength(3);
+  });
+
+  it('refuses a cursor that comes back again instead of looping to the cap', async () => {
+    const { agent, requests } = provider((_body, n) => ({
+      status: 200,
+      body: { articles: [item(n)], nextCursor: 'c1' },
+    }));
+    const error = await failure(client(agent, { pagination: { method: 'CURSOR' } }).instance.pages(range));
+    expect(error).toBeInstanceOf(ProviderResponseError);
+    expect(error.message).toContain('cursor that was already used');
+    expect(requests).toHaveLength(2);
+  });
+
+  it('de-duplicates by key across pages and reports skipped items', async () => {
+    const { agent } = provider((body) =>
+      body.page === 1
+        ? {
+            status: 200,
+            body: { totalCount: 13, articles: [...Array.from({ length: 9 }, (_, i) => item(i)), { title: 'x' }] },
+          }
+        : { status: 200, body: { totalCount: 13, articles: [item(7), item(8), item(10)] } },
+    );
+    const pages = await collect(client(agent).instance.pages(range));
+    expect(pages[0]?.skipped).toEqual([expect.objectContaining({ index: 9 })]);
+    expect(pages[1]?.articles.map((a) => a.id)).toEqual(['10']);
+  });
+
+  it('refuses a malformed range before any request', async () => {
+    const { agent, requests } = provider(() => ({ status: 200, body: { articles: [] } }));
+    const error = await failure(client(agent).instance.pages({ from: '2026-11-23', to: '2026-11-22' }));
+    expect(error).toBeInstanceOf(RangeError);
+    expect(requests).toHaveLength(0);
+  });
+});
+
+describe('NewsLookupClient retries and messages', () => {
+  it('backs off exponentially with full jitter under the cap', async () => {
+    const { agent } = provider(() => ({ status: 503, body: { status: 'ERROR' } }));
+    const { instance, sleeps } = client(agent, { maxAttempts: 6, baseDelayMs: 100, maxDelayMs: 1000 });
+    const error = await failure(instance.pages(range));
+    expect(error).toBeInstanceOf(ProviderError);
+    // random() = 0.5: half of 100, 200, 400, 800, then the 1000 cap.
+    expect(sleeps).toEqual([50, 100, 200, 400, 500]);
+  });
+
+  it('waits for an HTTP-date Retry-After measured against the injected clock', async () => {
+    const now = Date.UTC(2026, 10, 22, 0, 0, 0);
+    const { agent } = provider((_b, n) =>
+      n === 1
+        ? { status: 429, headers: { 'retry-after': 'Sun, 22 Nov 2026 00:00:12 GMT' } }
+        : { status: 200, body: { articles: [] } },
+    );
+    const { instance, sleeps } = client(agent, {}, { now: () => now });
+    await collect(instance.pages(range));
+    expect(sleeps).toEqual([12_000]);
+  });
+
+  it('gives up with a retryable error when Retry-After exceeds the allowed wait', async () => {
+    const { agent, requests } = provider(() => ({ status: 503, headers: { 'retry-after': '600' } }));
+    const { instance, sleeps } = client(agent, { maxRetryAfterMs: 60_000 });
+    const error = await failure(instance.pages(range));
+    expect(error).toBeInstanceOf(ProviderError);
+    expect((error as ProviderError).retryable).toBe(true);
+    expect(error.message).toContain('asked to wait 600 s (Retry-After)');
+    expect(error.message).toContain('NEWS_API_MAX_RETRY_AFTER_MS=60000');
+    expect(sleeps).toEqual([]);
+    expect(requests).toHaveLength(1);
+  });
+
+  it('points at the base URL on a 404', async () => {
+    const { agent, requests } = provider(() => ({ status: 404, body: 'Not Found' }));
+    const error = await failure(client(agent).instance.pages(range));
+    expect(error).toBeInstanceOf(ProviderError);
+    expect((error as ProviderError).retryable).toBe(false);
+    expect(error.message).toContain('check NEWS_API_BASE_URL: the client posts to https://api.test/v1/news');
+    expect(requests).toHaveLength(1);
+  });
+
+  it('does not follow a redirect and says where the provider moved', async () => {
+    const { agent, requests } = provider(() => ({
+      status: 308,
+      headers: { location: 'https://api2.test/v1/news' },
+    }));
+    const error = await failure(client(agent).instance.pages(range));
+    expect((error as ProviderError).retryable).toBe(false);
+    expect(error.message).toContain('the provider redirects to https://api2.test/v1/news');
+    expect(requests).toHaveLength(1);
+  });
+
+  it('refuses an empty key without calling the provider', async () => {
+    const { agent, requests } = provider(() => ({ status: 200, body: { articles: [] } }));
+    const instance = new NewsLookupClient({
+      config: parseProviderConfig({ baseUrl: 'https://api.test/v1' }),
+      secrets: secrets('  \n'),
+      dispatcher: agent,
+    });
+    const error = await failure(instance.pages(range));
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(requests).toHaveLength(0);
+  });
+
+  it('trims a key stored with a trailing newline', async () => {
+    const agent = new MockAgent();
+    agent.disableNetConnect();
+    agents.push(agent);
+    agent
+      .get('https://api.test')
+      .intercept({ path: '/v1/news', method: 'POST', headers: { 'x-api-key': 'clean-key' } })
+      .reply(200, { articles: [] });
+    const instance = new NewsLookupClient({
+      config: parseProviderConfig({ baseUrl: 'https://api.test/v1' }),
+      secrets: secrets('clean-key\n'),
+      dispatcher: agent,
+    });
+    expect(await collect(instance.pages(range))).toHaveLength(1);
+  });
+});
