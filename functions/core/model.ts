@@ -61,7 +61,7 @@ export interface AudienceMatch {
 const idPattern = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 const identifier = (what: string) =>
   z
-    .string({ error: `${what} must be a string` })
+    .string({ error: (issue) => (issue.input === undefined ? `${what} is required` : `${what} must be a string`) })
     .regex(idPattern, `${what} must be 1-128 characters of letters, digits, '.', '_', ':' or '-'`);
 
 const term = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');

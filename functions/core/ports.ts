@@ -5,13 +5,16 @@
  */
 import type { Article, RuleSet } from './model.ts';
 
-/** Structured logger; Powertools' Logger satisfies it. */
+/** Structured logger; Powertools' Logger satisfies it (extra objects become JSON keys). */
 export interface Log {
-  debug(message: string, extra?: Record<string, unknown>): void;
-  info(message: string, extra?: Record<string, unknown>): void;
-  warn(message: string, extra?: Record<string, unknown>): void;
-  error(message: string, extra?: Record<string, unknown>): void;
+  debug(message: string, ...extra: Record<string, unknown>[]): void;
+  info(message: string, ...extra: Record<string, unknown>[]): void;
+  warn(message: string, ...extra: Record<string, unknown>[]): void;
+  error(message: string, ...extra: Record<string, unknown>[]): void;
 }
+
+/** A Log that drops everything (the default where no logger is injected). */
+export const silentLog: Log = { debug() {}, info() {}, warn() {}, error() {} };
 
 // --- Secrets ------------------------------------------------------------------------------------
 

@@ -16,7 +16,7 @@ import { DateTime } from 'luxon';
 import { Agent, type Dispatcher, request } from 'undici';
 import { isProviderDate } from '#core/calendar';
 import { ConfigError, PageCapError, ProviderAuthError, ProviderError, ProviderResponseError } from '#core/errors';
-import type { ArticlePage, Log, NewsSource, ProviderDateRange, SecretSource } from '#core/ports';
+import { type ArticlePage, type Log, type NewsSource, type ProviderDateRange, type SecretSource, silentLog } from '#core/ports';
 import { type ProviderConfig, providerEnvironment } from './config.ts';
 import { findBodyError, type MappedPage, mapPage, redactSecrets, sampleOf } from './response-mapping.ts';
 
@@ -37,8 +37,6 @@ export interface NewsLookupClientOptions {
   /** Current time in epoch ms, for Retry-After given as an HTTP date. */
   readonly now?: () => number;
 }
-
-const silentLog: Log = { debug() {}, info() {}, warn() {}, error() {} };
 
 const defaultSleep = async (ms: number, signal?: AbortSignal): Promise<void> => {
   await delay(ms, undefined, signal ? { signal } : undefined);

@@ -1,0 +1,653 @@
+/**
+ * DynamoStateStore against moto server through the real SDK clients: lease contention, watermark
+ * optimistic locking, ledger batching (counted by middleware on the real client) and retries of
+ * unprocessed batch items (injected by middleware that withholds part of the real request).
+ */
+import {
+  DescribeTableCommand,
+  DescribeTimeToLiveCommand,
+  TransactionCanceledException,
+} from '@aws-sdk/client-dynamodb';
+import {
+  type BatchGetCommandInput,
+  type BatchGetCommandOutput,
+  type BatchWriteCommandInput,
+  type BatchWriteCommandOutput,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from 'vitest';
+import {
+  DynamoStateStore,
+  type DynamoStateStoreOptions,
+  deliveryItemKey,
+  keyPart,
+  StateStoreError,
+} from '#aws/dynamo-state-store';
+import { LeaseHeldError, LeaseLostError, WatermarkConflictError } from '#core/errors';
+import {
+  type DeliveryKey,
+  type DeliveryRecord,
+  deliveryId,
+  type Log,
+  type RunRecord,
+  type UndeliverableRecord,
+} from '#core/ports';
+import { createTables, tableNamesFor } from '#sandbox/tables';
+import { type AwsClients, awsClients, uniquePrefix } from '#test/aws';
+
+const t0 = Date.UTC(2025, 2, 1, 9, 0, 0);
+const minute = 60_000;
+const day = 86_400_000;
+
+const silentLog: Log = { debug() {}, info() {}, warn() {}, error() {} };
+
+interface Setup {
+  readonly clients: AwsClients;
+  readonly table: string;
+  readonly store: DynamoStateStore;
+  readonly sleeps: number[];
+}
+
+/** A fresh state table (unique name on the shared moto server) and a store on fresh clients. */
+async function setup(options: Partial<DynamoStateStoreOptions> = {}): Promise<Setup> {
+  const clients = awsClients();
+  const names = tableNamesFor(uniquePrefix());
+  await createTables(clients.dynamo, names);
+  const sleeps: number[] = [];
+  const store = new DynamoStateStore({
+    documents: clients.documents,
+    tableName: names.state,
+    log: silentLog,
+    sleep: async (ms) => {
+      sleeps.push(ms);
+    },
+    ...options,
+  });
+  return { clients, table: names.state, store, sleeps };
+}
+
+/** A second store on its own clients, so middleware on the first never sees its requests. */
+const observer = (table: string) =>
+  new DynamoStateStore({ documents: awsClients().documents, tableName: table, log: silentLog });
+
+async function rawItem(documents: DynamoDBDocumentClient, table: string, key: { pk: string; sk: string }) {
+  const { Item } = await documents.send(new GetCommand({ TableName: table, Key: key, ConsistentRead: true }));
+  return Item;
+}
+
+interface BatchCall {
+  readonly command: string;
+  readonly size: number;
+}
+
+/** Records every DynamoDB request and, for batch requests, how many items or keys it carried. */
+function recordCalls(documents: DynamoDBDocumentClient): BatchCall[] {
+  const calls: BatchCall[] = [];
+  documents.middlewareStack.add(
+    (next, context) => async (args) => {
+      const requestItems = (args.input as { RequestItems?: Record<string, unknown[] | { Keys?: unknown[] }> })
+        .RequestItems;
+      const size = Object.values(requestItems ?? {}).reduce<number>(
+        (sum, value) => sum + (Array.isArray(value) ? value.length : (value.Keys?.length ?? 0)),
+        0,
+      );
+      calls.push({ command: context.commandName ?? 'unknown', size });
+      return await next(args);
+    },
+    { step: 'initialize', name: 'recordCalls' },
+  );
+  return calls;
+}
+
+/**
+ * Throttling as DynamoDB reports it: for the next `times` batch requests, only the first half of
+ * the items (or keys, rounded down) reaches the table and the rest comes back as
+ * UnprocessedItems/UnprocessedKeys. A lone item is handed back without reaching the table at all
+ * (as on an internal processing failure). Add it after `recordCalls` so that one sees what the
+ * store sent.
+ */
+function withholdHalf(documents: DynamoDBDocumentClient, times: number): { withheld: number } {
+  const stats = { withheld: 0 };
+  let remaining = times;
+  const split = <T>(items: readonly T[]) => {
+    const keep = items.slice(0, Math.floor(items.length / 2));
+    const withheld = items.slice(keep.length);
+    stats.withheld += withheld.length;
+    return { keep, withheld };
+  };
+  documents.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (remaining <= 0) return await next(args);
+      if (context.commandName === 'BatchWriteItemCommand') {
+        remaining -= 1;
+        const input = args.input as BatchWriteCommandInput;
+        const [table, requests] = Object.entries(input.RequestItems ?? {})[0]!;
+        const { keep, withheld } = split(requests);
+        const result =
+          keep.length > 0
+            ? await next({ ...args, input: { ...input, RequestItems: { [table]: keep } } })
+            : { output: { $metadata: {} }, response: undefined };
+        const output = result.output as BatchWriteCommandOutput;
+        output.UnprocessedItems = { [table]: [...(output.UnprocessedItems?.[table] ?? []), ...withheld] };
+        return result;
+      }
+      if (context.commandName === 'BatchGetItemCommand') {
+        remaining -= 1;
+        const input = args.input as BatchGetCommandInput;
+        const [table, request] = Object.entries(input.RequestItems ?? {})[0]!;
+        const { keep, withheld } = split(request.Keys ?? []);
+        const result =
+          keep.length > 0
+            ? await next({ ...args, input: { ...input, RequestItems: { [table]: { ...request, Keys: keep } } } })
+            : { output: { $metadata: {} }, response: undefined };
+        const output = result.output as BatchGetCommandOutput;
+        output.UnprocessedKeys = { [table]: { ...request, Keys: withheld } };
+        return result;
+      }
+      return await next(args);
+    },
+    { step: 'initialize', name: 'withholdHalf' },
+  );
+  return stats;
+}
+
+/**
+ * Another request touching the same items at the same moment: the next `times` transactions are
+ * cancelled with TransactionConflict before they reach the table, as DynamoDB reports it.
+ */
+function cancelTransactions(documents: DynamoDBDocumentClient, times: number): { cancelled: number } {
+  const stats = { cancelled: 0 };
+  documents.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName !== 'TransactWriteItemsCommand' || stats.cancelled >= times) return await next(args);
+      stats.cancelled += 1;
+      throw new TransactionCanceledException({
+        message:
+          'Transaction cancelled, please refer cancellation reasons for specific reasons [None, TransactionConflict]',
+        $metadata: {},
+        CancellationReasons: [
+          { Code: 'None' },
+          { Code: 'TransactionConflict', Message: 'Transaction is ongoing for the item' },
+        ],
+      });
+    },
+    { step: 'initialize', name: 'cancelTransactions' },
+  );
+  return stats;
+}
+
+const deliveryKeys = (count: number, audienceId = 'desk'): DeliveryKey[] =>
+  Array.from({ length: count }, (_, index) => ({ audienceId, articleKey: `id:article-${index}` }));
+
+const deliveries = (keys: readonly DeliveryKey[], deliveredAt = t0): DeliveryRecord[] =>
+  keys.map((key, index) => ({ ...key, deliveredAt, messageId: `msg-${index}`, ruleIds: ['rule-a'] }));
+
+describe('run lease', () => {
+  it('refuses a second owner while the lease is live and names the holder', async () => {
+    const { store } = await setup();
+    const lease = await store.acquireLease('run-a', 5 * minute, t0);
+    expect(lease).toEqual({ owner: 'run-a', expiresAt: t0 + 5 * minute });
+
+    const attempt = store.acquireLease('run-b', 5 * minute, t0 + minute);
+    await expect(attempt).rejects.toBeInstanceOf(LeaseHeldError);
+    await expect(attempt).rejects.toMatchObject({ holder: 'run-a', expiresAt: t0 + 5 * minute });
+  });
+
+  it('lets the same owner take its lease again (an SDK retry of a Put that already succeeded)', async () => {
+    const { store } = await setup();
+    await store.acquireLease('run-a', 5 * minute, t0);
+    await expect(store.acquireLease('run-a', 5 * minute, t0 + 1)).resolves.toEqual({
+      owner: 'run-a',
+      expiresAt: t0 + 1 + 5 * minute,
+    });
+  });
+
+  it('takes over an expired lease, and the stale owner releasing it does not delete the new one', async () => {
+    const { store } = await setup();
+    const stale = await store.acquireLease('run-a', 5 * minute, t0);
+    const fresh = await store.acquireLease('run-b', 5 * minute, t0 + 6 * minute);
+    expect(fresh.owner).toBe('run-b');
+
+    await store.releaseLease(stale);
+
+    await expect(store.acquireLease('run-c', 5 * minute, t0 + 7 * minute)).rejects.toMatchObject({
+      name: 'LeaseHeldError',
+      holder: 'run-b',
+    });
+  });
+
+  it('is free again after its owner releases it, and releasing twice is harmless', async () => {
+    const { store } = await setup();
+    const lease = await store.acquireLease('run-a', 5 * minute, t0);
+    await store.releaseLease(lease);
+    await store.releaseLease(lease);
+    await expect(store.acquireLease('run-b', 5 * minute, t0 + minute)).resolves.toMatchObject({ owner: 'run-b' });
+  });
+
+  it('keeps its expiry in milliseconds and a TTL a day past it, so TTL never removes a live lease', async () => {
+    const { store, clients, table } = await setup();
+    await store.acquireLease('run-a', 15 * minute, t0);
+    const item = await rawItem(clients.documents, table, { pk: 'lease', sk: 'run' });
+    expect(item).toMatchObject({ owner: 'run-a', leaseExpiresAt: t0 + 15 * minute, acquiredAt: t0 });
+    expect(item?.expiresAt).toBe(Math.floor((t0 + 15 * minute + day) / 1000));
+  });
+
+  it('rejects a non-positive duration before touching the table', async () => {
+    const { store, clients } = await setup();
+    const calls = recordCalls(clients.documents);
+    await expect(store.acquireLease('run-a', 0, t0)).rejects.toBeInstanceOf(RangeError);
+    expect(calls).toEqual([]);
+  });
+});
+
+describe('watermark', () => {
+  it('starts empty, is created at version 1 and read back', async () => {
+    const { store } = await setup();
+    expect(await store.readWatermark()).toBeUndefined();
+    const lease = await store.acquireLease('run-a', 5 * minute, t0);
+    const written = await store.advanceWatermark(lease, undefined, t0 - minute, t0 + 1000);
+    expect(written).toEqual({ at: t0 - minute, version: 1, updatedAt: t0 + 1000, runId: 'run-a' });
+    expect(await store.readWatermark()).toEqual(written);
+  });
+
+  it('lets exactly one of two concurrent advances from the same version win', async () => {
+    const { store, table } = await setup();
+    const lease = await store.acquireLease('run-a', 5 * minute, t0);
+    const base = await store.advanceWatermark(lease, undefined, t0 - 10 * minute, t0);
+    // Two stores on separate clients, as two runs would be.
+    const other = observer(table);
+
+    const results = await Promise.allSettled([
+      store.advanceWatermark(lease, base, t0 - 5 * minute, t0 + 1000),
+      other.advanceWatermark(lease, base, t0 - 4 * minute, t0 + 1000),
+    ]);
+
+    const won = results.filter((result) => result.status === 'fulfilled');
+    const lost = results.filter((result) => result.status === 'rejected');
+    expect(won).toHaveLength(1);
+    expect(lost).toHaveLength(1);
+    expect(lost[0]?.reason).toBeInstanceOf(WatermarkConflictError);
+    expect(lost[0]?.reason.message).toContain('expected version 1, found version 2');
+    expect(await store.readWatermark()).toEqual(won[0]?.value);
+    expect(won[0]?.value.version).toBe(2);
+  });
+
+  it('lets exactly one of two concurrent first writes win', async () => {
+    const { store, table } = await setup();
+    const lease = await store.acquireLease('run-a', 5 * minute, t0);
+    const results = await Promise.allSettled([
+      store.advanceWatermark(lease, undefined, t0 - 2 * minute, t0),
+      observer(table).advanceWatermark(lease, undefined, t0 - minute, t0),
+    ]);
+    expect(results.filter((result) => result.status === 'fulfilled')).toHaveLength(1);
+    const lost = results.find((result) => result.status === 'rejected');
+    expect(lost?.reason).toBeInstanceOf(WatermarkConflictError);
+  });
+
+  it('refuses to advance with an expired lease and leaves the watermark as it was', async () => {
+    const { store } = await setup();
+    const lease = await store.acquireLease('run-a', 5 * minute, t0);
+    const before = await store.advanceWatermark(lease, undefined, t0 - 10 * minute, t0);
+
+    const attempt = store.advanceWatermark(lease, before, t0 - minute, t0 + 6 * minute);
+    await expect(attempt).rejects.toBeInstanceOf(LeaseLostError);
+    await expect(attempt).rejects.toThrow(/expired/);
+    expect(await store.readWatermark()).toEqual(before);
+  });
+
+  it('refuses to advance once another run took the lease over, even with the right version', async () => {
+    const { store } = await setup();
+    const lease = await store.acquireLease('run-a', 5 * minute, t0);
+    const before = await store.advanceWatermark(lease, undefined, t0 - 10 * minute, t0);
+    await store.acquireLease('run-b', 5 * minute, t0 + 6 * minute);
+
+    const attempt = store.advanceWatermark(lease, before, t0 - minute, t0 + 6 * minute);
+    await expect(attempt).rejects.toBeInstanceOf(LeaseLostError);
+    await expect(attempt).rejects.toThrow(/taken over by run-b/);
+    expect(await store.readWatermark()).toEqual(before);
+  });
+
+  it('refuses to advance when the lease item is gone', async () => {
+    const { store } = await setup();
+    const lease = await store.acquireLease('run-a', 5 * minute, t0);
+    await store.releaseLease(lease);
+    await expect(store.advanceWatermark(lease, undefined, t0, t0 + 1)).rejects.toBeInstanceOf(LeaseLostError);
+    expect(await store.readWatermark()).toBeUndefined();
+  });
+
+  it('reports a lost lease rather than a version conflict when both conditions fail', async () => {
+    const { store } = await setup();
+    const lease = await store.acquireLease('run-a', 5 * minute, t0);
+    const stale = await store.advanceWatermark(lease, undefined, t0 - 10 * minute, t0);
+    await store.setWatermark(t0 - 5 * minute, 'ops:alice', t0 + 1);
+    await expect(store.advanceWatermark(lease, stale, t0, t0 + 6 * minute)).rejects.toBeInstanceOf(LeaseLostError);
+  });
+
+  it('retries a transaction cancelled by a conflicting request, then applies it', async () => {
+    const { store, clients, sleeps } = await setup();
+    const lease = await store.acquireLease('run-a', 5 * minute, t0);
+    const conflicts = cancelTransactions(clients.documents, 2);
+    const written = await store.advanceWatermark(lease, undefined, t0 - minute, t0);
+    expect(conflicts.cancelled).toBe(2);
+    expect(sleeps).toHaveLength(2);
+    expect(await store.readWatermark()).toEqual(written);
+  });
+
+  it('gives up with a StateStoreError when the transaction keeps conflicting', async () => {
+    const { store, clients } = await setup();
+    const lease = await store.acquireLease('run-a', 5 * minute, t0);
+    const conflicts = cancelTransactions(clients.documents, Number.POSITIVE_INFINITY);
+    const attempt = store.advanceWatermark(lease, undefined, t0 - minute, t0);
+    await expect(attempt).rejects.toBeInstanceOf(StateStoreError);
+    await expect(attempt).rejects.toThrow(/TransactionConflict/);
+    expect(conflicts.cancelled).toBe(4);
+    expect(await store.readWatermark()).toBeUndefined();
+  });
+
+  it('never moves backwards: an older or equal instant returns the current watermark without a write', async () => {
+    const { store, clients } = await setup();
+    const lease = await store.acquireLease('run-a', 5 * minute, t0);
+    const current = await store.advanceWatermark(lease, undefined, t0 - minute, t0);
+    const calls = recordCalls(clients.documents);
+
+    await expect(store.advanceWatermark(lease, current, t0 - 2 * minute, t0 + 1)).resolves.toBe(current);
+    await expect(store.advanceWatermark(lease, current, current.at, t0 + 1)).resolves.toBe(current);
+
+    expect(calls).toEqual([]);
+    expect(await store.readWatermark()).toEqual(current);
+  });
+
+  it('lets ops rewind it, which makes a run still holding the old version conflict', async () => {
+    const { store } = await setup();
+    const lease = await store.acquireLease('run-a', 5 * minute, t0);
+    const seen = await store.advanceWatermark(lease, undefined, t0 - minute, t0);
+
+    const rewound = await store.setWatermark(t0 - day, 'ops:alice', t0 + 1000);
+    expect(rewound).toEqual({ at: t0 - day, version: 2, updatedAt: t0 + 1000, runId: 'ops:alice' });
+
+    await expect(store.advanceWatermark(lease, seen, t0, t0 + 2000)).rejects.toBeInstanceOf(WatermarkConflictError);
+    expect(await store.readWatermark()).toEqual(rewound);
+  });
+
+  it('applies an ops set with an expected version only while that version is current', async () => {
+    const { store } = await setup();
+    const first = await store.setWatermark(t0, 'ops:alice', t0);
+    expect(first.version).toBe(1);
+    const second = await store.setWatermark(t0 + minute, 'ops:bob', t0 + 1, first);
+    expect(second).toMatchObject({ at: t0 + minute, version: 2, runId: 'ops:bob' });
+
+    await expect(store.setWatermark(t0 - minute, 'ops:carol', t0 + 2, first)).rejects.toBeInstanceOf(
+      WatermarkConflictError,
+    );
+    expect(await store.readWatermark()).toEqual(second);
+  });
+
+  it('reports a damaged watermark item instead of treating it as missing', async () => {
+    const { store, clients, table } = await setup();
+    await store.setWatermark(t0, 'ops:alice', t0);
+    await clients.documents.send(
+      new PutCommand({ TableName: table, Item: { pk: 'watermark', sk: 'current', at: 'yesterday', version: 1 } }),
+    );
+    await expect(store.readWatermark()).rejects.toBeInstanceOf(StateStoreError);
+  });
+});
+
+describe('delivery ledger', () => {
+  it('writes 260 records in exactly 11 BatchWriteItem calls of at most 25 items', async () => {
+    const { store, clients, table } = await setup();
+    const calls = recordCalls(clients.documents);
+    const records = deliveries(deliveryKeys(260));
+
+    await store.recordDelivered(records);
+
+    const writes = calls.filter((call) => call.command === 'BatchWriteItemCommand');
+    expect(writes).toHaveLength(11);
+    expect(Math.max(...writes.map((call) => call.size))).toBe(25);
+    expect(writes.reduce((sum, call) => sum + call.size, 0)).toBe(260);
+    const found = await observer(table).findDelivered(records);
+    expect(found.size).toBe(260);
+  });
+
+  it('reads 250 distinct keys (plus duplicates) in exactly 3 BatchGetItem calls and reports only delivered ones', async () => {
+    const { store, clients } = await setup();
+    const keys = deliveryKeys(250);
+    const delivered = keys.filter((_, index) => index % 2 === 0);
+    await store.recordDelivered(deliveries(delivered));
+    const calls = recordCalls(clients.documents);
+
+    const asked = [...keys, ...keys.slice(0, 40), ...keys.slice(200, 230)];
+    const found = await store.findDelivered(asked);
+
+    const reads = calls.filter((call) => call.command === 'BatchGetItemCommand');
+    expect(reads).toHaveLength(3);
+    expect(reads.every((call) => call.size <= 100)).toBe(true);
+    expect(reads.reduce((sum, call) => sum + call.size, 0)).toBe(250);
+    expect(found).toEqual(new Set(delivered.map(deliveryId)));
+  });
+
+  it('collapses duplicate records into one write (DynamoDB rejects duplicate keys in a batch)', async () => {
+    const { store, clients, table } = await setup();
+    const calls = recordCalls(clients.documents);
+    const [key] = deliveryKeys(1);
+    await store.recordDelivered([
+      { ...key!, deliveredAt: t0, ruleIds: ['rule-a'] },
+      { ...key!, deliveredAt: t0 + 1, ruleIds: ['rule-b'] },
+    ]);
+    expect(calls.filter((call) => call.command === 'BatchWriteItemCommand').map((call) => call.size)).toEqual([1]);
+    const item = await rawItem(clients.documents, table, deliveryItemKey(key!));
+    expect(item?.ruleIds).toEqual(['rule-b']);
+  });
+
+  it('answers an empty question without calling DynamoDB', async () => {
+    const { store, clients } = await setup();
+    const calls = recordCalls(clients.documents);
+    expect(await store.findDelivered([])).toEqual(new Set());
+    await store.recordDelivered([]);
+    expect(calls).toEqual([]);
+  });
+
+  it('retries items DynamoDB leaves unprocessed until every record is written', async () => {
+    const { store, clients, table, sleeps } = await setup();
+    const calls = recordCalls(clients.documents);
+    const injected = withholdHalf(clients.documents, 6);
+    const records = deliveries(deliveryKeys(60));
+
+    await store.recordDelivered(records);
+
+    expect(injected.withheld).toBeGreaterThan(0);
+    const writes = calls.filter((call) => call.command === 'BatchWriteItemCommand');
+    expect(writes.length).toBeGreaterThan(3);
+    expect(writes.every((call) => call.size <= 25)).toBe(true);
+    expect(sleeps.length).toBeGreaterThan(0);
+    expect((await observer(table).findDelivered(records)).size).toBe(60);
+  });
+
+  it('retries keys DynamoDB leaves unprocessed, so no delivered notification looks new', async () => {
+    const { store, clients, table } = await setup();
+    const records = deliveries(deliveryKeys(150));
+    await observer(table).recordDelivered(records);
+    const calls = recordCalls(clients.documents);
+    const injected = withholdHalf(clients.documents, 4);
+
+    const found = await store.findDelivered(records);
+
+    expect(injected.withheld).toBeGreaterThan(0);
+    expect(calls.filter((call) => call.command === 'BatchGetItemCommand').length).toBeGreaterThan(2);
+    expect(found.size).toBe(150);
+  });
+
+  it('fails loudly when items stay unprocessed after every retry, waiting longer each time', async () => {
+    const { store, clients, sleeps } = await setup();
+    const calls = recordCalls(clients.documents);
+    withholdHalf(clients.documents, Number.POSITIVE_INFINITY);
+
+    const attempt = store.recordDelivered(deliveries(deliveryKeys(2)));
+    await expect(attempt).rejects.toBeInstanceOf(StateStoreError);
+    await expect(attempt).rejects.toThrow(/1 of 2 item\(s\) .* still unprocessed after 8 attempts/);
+    expect(calls.filter((call) => call.command === 'BatchWriteItemCommand')).toHaveLength(8);
+    expect(sleeps).toHaveLength(7);
+    expect(sleeps.every((ms) => ms >= 0 && ms <= 3000)).toBe(true);
+  });
+
+  it('keeps no more batch requests in flight than its concurrency', async () => {
+    const { store, clients } = await setup({ concurrency: 2 });
+    let inFlight = 0;
+    let peak = 0;
+    clients.documents.middlewareStack.add(
+      (next) => async (args) => {
+        inFlight += 1;
+        peak = Math.max(peak, inFlight);
+        try {
+          // Hold each request a moment so that unbounded sends would overlap.
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          return await next(args);
+        } finally {
+          inFlight -= 1;
+        }
+      },
+      { step: 'initialize', name: 'countInFlight' },
+    );
+    await store.recordDelivered(deliveries(deliveryKeys(200)));
+    expect(peak).toBe(2);
+  });
+
+  it('stores the TTL in epoch seconds, deliveredAt + ledgerRetentionDays', async () => {
+    const { store, clients, table } = await setup({ ledgerRetentionDays: 3 });
+    const [key] = deliveryKeys(1);
+    await store.recordDelivered([{ ...key!, deliveredAt: t0 + 1234, ruleIds: ['rule-a', 'rule-b'] }]);
+    const item = await rawItem(clients.documents, table, deliveryItemKey(key!));
+    expect(item).toEqual({
+      pk: 'delivery#desk|id:article-0',
+      sk: 'ledger',
+      audienceId: 'desk',
+      articleKey: 'id:article-0',
+      deliveredAt: t0 + 1234,
+      ruleIds: ['rule-a', 'rule-b'],
+      expiresAt: Math.floor((t0 + 1234) / 1000) + 3 * 86_400,
+    });
+  });
+
+  it('hashes article keys too long for a key and still finds them', async () => {
+    const { store, clients, table } = await setup();
+    const longKey: DeliveryKey = { audienceId: 'desk', articleKey: `id:${'가'.repeat(600)}` };
+    const hashLike: DeliveryKey = { audienceId: 'desk', articleKey: '#looks-hashed' };
+    const empty: DeliveryKey = { audienceId: 'desk', articleKey: '' };
+    await store.recordDelivered(deliveries([longKey, hashLike, empty]));
+
+    const itemKey = deliveryItemKey(longKey);
+    expect(Buffer.byteLength(itemKey.pk)).toBeLessThanOrEqual(64);
+    expect(itemKey.pk.startsWith('delivery##')).toBe(true);
+    expect(keyPart('#looks-hashed')).not.toBe('#looks-hashed');
+    expect(keyPart('')).toMatch(/^#.{43}$/);
+    expect((await rawItem(clients.documents, table, itemKey))?.articleKey).toBe(longKey.articleKey);
+    expect(await store.findDelivered([longKey, hashLike, empty, { audienceId: 'desk', articleKey: 'id:x' }])).toEqual(
+      new Set([deliveryId(longKey), deliveryId(hashLike), deliveryId(empty)]),
+    );
+  });
+
+  it('counts an entry past its TTL that DynamoDB has not deleted yet as delivered', async () => {
+    const { store } = await setup({ ledgerRetentionDays: 1 });
+    const [key] = deliveryKeys(1);
+    await store.recordDelivered([{ ...key!, deliveredAt: t0 - 30 * day, ruleIds: [] }]);
+    expect(await store.findDelivered([key!])).toEqual(new Set([deliveryId(key!)]));
+  });
+});
+
+describe('undeliverable notifications', () => {
+  const parked = (audienceId: string, articleKey: string, failedAt: number): UndeliverableRecord => ({
+    audienceId,
+    articleKey,
+    topicArn: `arn:aws:sns:us-east-1:123456789012:${audienceId}`,
+    failedAt,
+    code: 'NotFound',
+    reason: 'Topic does not exist',
+    subject: `Alert ${articleKey}`,
+    body: JSON.stringify({ default: articleKey }),
+  });
+
+  it('parks them per audience with a TTL, lists them oldest first, and forgets them after replay', async () => {
+    const { store, clients, table } = await setup({ undeliverableRetentionDays: 7 });
+    const records = [
+      parked('desk', 'id:b', t0 + 2000),
+      parked('desk', 'id:a', t0 + 1000),
+      parked('markets', 'id:a', t0 + 1500),
+    ];
+    await store.recordUndeliverable(records);
+
+    expect(await store.listUndeliverable('desk')).toEqual([records[1], records[0]]);
+    expect(await store.listUndeliverable('markets')).toEqual([records[2]]);
+    expect(await store.listUndeliverable('nobody')).toEqual([]);
+    const item = await rawItem(clients.documents, table, { pk: 'undeliverable#desk', sk: 'id:a' });
+    expect(item?.expiresAt).toBe(Math.floor((t0 + 1000) / 1000) + 7 * 86_400);
+
+    await store.forgetUndeliverable([records[1]!]);
+    expect(await store.listUndeliverable('desk')).toEqual([records[0]]);
+  });
+});
+
+describe('run history', () => {
+  const run = (runId: string, startedAt: number, summary: Record<string, unknown> = {}): RunRecord => ({
+    runId,
+    status: 'completed',
+    startedAt,
+    finishedAt: startedAt + 30_000,
+    summary,
+  });
+
+  it('returns the most recent runs first, however they were written', async () => {
+    const { store } = await setup();
+    await store.recordRun(run('run-2', t0 + 5 * minute));
+    await store.recordRun(run('run-3', t0 + 10 * minute));
+    await store.recordRun(run('run-1', t0));
+
+    expect((await store.recentRuns(2)).map((record) => record.runId)).toEqual(['run-3', 'run-2']);
+    expect((await store.recentRuns(10)).map((record) => record.runId)).toEqual(['run-3', 'run-2', 'run-1']);
+    expect(await store.recentRuns(0)).toEqual([]);
+  });
+
+  it('keeps the summary (minus undefined values) and a TTL of finishedAt + runRetentionDays', async () => {
+    const { store, clients, table } = await setup({ runRetentionDays: 5 });
+    await store.recordRun(run('run-1', t0, { articles: 12, skipped: undefined, pages: [1, 2], note: 'ok' }));
+
+    expect(await store.recentRuns(1)).toEqual([run('run-1', t0, { articles: 12, pages: [1, 2], note: 'ok' })]);
+    const { Items } = await clients.documents.send(
+      new QueryCommand({
+        TableName: table,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': 'run' },
+      }),
+    );
+    expect(Items?.[0]?.sk).toBe(`${new Date(t0).toISOString()}#run-1`);
+    expect(Items?.[0]?.expiresAt).toBe(Math.floor((t0 + 30_000) / 1000) + 5 * 86_400);
+  });
+});
+
+describe('createTables', () => {
+  it('creates the state table with pk/sk, on-demand billing and TTL on expiresAt, and can run twice', async () => {
+    const { dynamo } = awsClients();
+    const names = tableNamesFor(uniquePrefix());
+    await createTables(dynamo, names);
+    await createTables(dynamo, names);
+
+    const { Table } = await dynamo.send(new DescribeTableCommand({ TableName: names.state }));
+    expect(Table?.TableStatus).toBe('ACTIVE');
+    expect(Table?.KeySchema).toEqual([
+      { AttributeName: 'pk', KeyType: 'HASH' },
+      { AttributeName: 'sk', KeyType: 'RANGE' },
+    ]);
+    expect(Table?.BillingModeSummary?.BillingMode).toBe('PAY_PER_REQUEST');
+    const ttl = await dynamo.send(new DescribeTimeToLiveCommand({ TableName: names.state }));
+    expect(ttl.TimeToLiveDescription).toMatchObject({ TimeToLiveStatus: 'ENABLED', AttributeName: 'expiresAt' });
+    const rules = await dynamo.send(new DescribeTableCommand({ TableName: names.rules }));
+    expect(rules.Table?.KeySchema).toEqual([{ AttributeName: 'ruleId', KeyType: 'HASH' }]);
+    const audiences = await dynamo.send(new DescribeTableCommand({ TableName: names.audiences }));
+    expect(audiences.Table?.KeySchema).toEqual([{ AttributeName: 'audienceId', KeyType: 'HASH' }]);
+  });
+
+  it('refuses a prefix that makes invalid table names', () => {
+    expect(() => tableNamesFor('bad prefix/')).toThrow(/invalid DynamoDB table name/);
+  });
+});

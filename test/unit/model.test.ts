@@ -1,0 +1,332 @@
+/**
+ * The rule and audience schemas ops items are validated with, the one-line issue format that ends
+ * up in logs and the CLI, and how buildRuleSet keeps good items running when others are bad.
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  AudienceSchema,
+  buildRuleSet,
+  describeIssues,
+  parseAudience,
+  parseRule,
+  type RejectedItem,
+  RuleSchema,
+} from '#core/model';
+
+const topicArn = 'arn:aws:sns:eu-central-1:123456789012:news-desk';
+
+/** The one-line reason a schema gives for `item`, or undefined when the item is valid. */
+function ruleProblem(item: Record<string, unknown>): string | undefined {
+  const result = RuleSchema.safeParse({ ruleId: 'r1', audienceId: 'desk', ...item });
+  return result.success ? undefined : describeIssues(result.error);
+}
+
+function audienceProblem(item: Record<string, unknown>): string | undefined {
+  const result = AudienceSchema.safeParse({ audienceId: 'desk', topicArn, ...item });
+  return result.success ? undefined : describeIssues(result.error);
+}
+
+describe('RuleSchema', () => {
+  it('applies the defaults: enabled, not urgent, no matchAll', () => {
+    expect(RuleSchema.parse({ ruleId: 'r1', audienceId: 'desk', keywords: ['rates'] })).toEqual({
+      ruleId: 'r1',
+      audienceId: 'desk',
+      keywords: ['rates'],
+      enabled: true,
+      urgent: false,
+      matchAll: false,
+    });
+  });
+
+  it('accepts every documented attribute', () => {
+    const rule = {
+      ruleId: 'economy.rates_v2:main',
+      audienceId: 'desk-1',
+      enabled: false,
+      description: 'Rates',
+      categories: ['002*', 'Economy'],
+      excludeCategories: ['002003000'],
+      keywords: ['interest rate'],
+      excludeKeywords: ['sponsored'],
+      media: ['01100101'],
+      statuses: ['published'],
+      urgent: true,
+      matchAll: false,
+      updatedAt: '2025-03-01T09:00:00Z',
+      updatedBy: 'alice',
+      version: 4,
+      notes: 'asked for by the markets desk',
+    };
+    expect(RuleSchema.parse(rule)).toEqual(rule);
+  });
+
+  it('takes list attributes as a DynamoDB list (array) or string set (Set), trimming each term', () => {
+    const fromSet = RuleSchema.parse({ ruleId: 'r1', audienceId: 'desk', keywords: new Set(['rates', ' inflation ']) });
+    expect(fromSet.keywords).toEqual(['rates', 'inflation']);
+    const fromList = RuleSchema.parse({
+      ruleId: 'r1',
+      audienceId: 'desk',
+      categories: ['002*'],
+      media: new Set(['x']),
+    });
+    expect(fromList.categories).toEqual(['002*']);
+    expect(fromList.media).toEqual(['x']);
+  });
+
+  it('rejects a list attribute that is not a list or string set of strings', () => {
+    expect(ruleProblem({ keywords: 'rates' })).toBe(
+      'keywords: keywords must be a list (L) or string set (SS) of strings',
+    );
+    expect(ruleProblem({ keywords: new Set([1, 2]) })).toMatch(/^keywords\[0\]: .*expected string/);
+    expect(ruleProblem({ categories: ['002*', 7] })).toMatch(/^categories\[1\]: .*expected string/);
+  });
+
+  it('rejects empty, whitespace-only and over-long terms, and over-long lists', () => {
+    expect(ruleProblem({ keywords: ['rates', '   '] })).toBe('keywords[1]: must not be empty');
+    expect(ruleProblem({ keywords: ['x'.repeat(201)] })).toBe('keywords[0]: must be at most 200 characters');
+    expect(ruleProblem({ keywords: ['x'.repeat(200)] })).toBeUndefined();
+    expect(ruleProblem({ keywords: Array.from({ length: 501 }, (_, i) => `k${i}`) })).toMatch(/^keywords: /);
+    expect(ruleProblem({ keywords: Array.from({ length: 500 }, (_, i) => `k${i}`) })).toBeUndefined();
+  });
+
+  it('checks ruleId and audienceId: a string of 1-128 letters, digits, . _ : - starting with a letter or digit', () => {
+    const idProblem = (item: Record<string, unknown>) => ruleProblem({ keywords: ['rates'], ...item });
+    expect(idProblem({ ruleId: 'a'.repeat(128) })).toBeUndefined();
+    expect(idProblem({ ruleId: 'a'.repeat(129) })).toMatch(/^ruleId: ruleId must be 1-128 characters/);
+    expect(idProblem({ ruleId: 'has space' })).toMatch(/^ruleId: ruleId must be 1-128 characters/);
+    expect(idProblem({ ruleId: '-leading-dash' })).toMatch(/^ruleId: /);
+    expect(idProblem({ ruleId: '' })).toMatch(/^ruleId: /);
+    expect(idProblem({ ruleId: 42 })).toMatch(/^ruleId: ruleId must be a string/);
+    expect(idProblem({ audienceId: 'a|b' })).toMatch(/^audienceId: audienceId must be 1-128 characters/);
+    expect(idProblem({ audienceId: undefined })).toMatch(/^audienceId: audienceId is required/);
+  });
+
+  it('rejects an unknown attribute and names it', () => {
+    expect(ruleProblem({ keywords: ['rates'], keyword: ['typo'] })).toBe('Unrecognized key: "keyword"');
+    expect(ruleProblem({ keywords: ['rates'], Enabled: true })).toContain('"Enabled"');
+  });
+
+  it('names the expected type when a boolean is saved as something else', () => {
+    expect(ruleProblem({ keywords: ['rates'], enabled: 'yes' })).toBe('enabled: enabled must be a boolean (BOOL)');
+    expect(ruleProblem({ keywords: ['rates'], urgent: 1 })).toBe('urgent: urgent must be a boolean (BOOL)');
+    expect(ruleProblem({ matchAll: 'true' })).toMatch(/^matchAll: matchAll must be a boolean \(BOOL\)/);
+  });
+
+  it('requires a positive criterion or matchAll, so an empty rule never floods anyone', () => {
+    const reason = /^categories: the rule has no categories, keywords, media or statuses.*set matchAll to true$/;
+    expect(ruleProblem({})).toMatch(reason);
+    expect(ruleProblem({ categories: [], keywords: new Set() })).toMatch(reason);
+    expect(ruleProblem({ excludeCategories: ['sports'], excludeKeywords: ['x'] })).toMatch(reason);
+    expect(ruleProblem({ matchAll: true })).toBeUndefined();
+    for (const criterion of ['categories', 'keywords', 'media', 'statuses']) {
+      expect(ruleProblem({ [criterion]: ['x'] })).toBeUndefined();
+    }
+  });
+
+  it("allows '*' only at the end of a category", () => {
+    expect(ruleProblem({ categories: ['002*', '002003000', 'Econ*'] })).toBeUndefined();
+    expect(ruleProblem({ categories: ['002*', '00*2'] })).toBe(
+      `categories[1]: "00*2": '*' is only allowed at the end (prefix form, e.g. "002*")`,
+    );
+    expect(ruleProblem({ categories: ['**'] })).toMatch(/^categories\[0\]: "\*\*"/);
+  });
+
+  it('bounds the free-text and audit fields', () => {
+    expect(ruleProblem({ keywords: ['x'], description: 'd'.repeat(501) })).toMatch(/^description: /);
+    expect(ruleProblem({ keywords: ['x'], notes: 'n'.repeat(2001) })).toMatch(/^notes: /);
+    expect(ruleProblem({ keywords: ['x'], version: -1 })).toMatch(/^version: /);
+    expect(ruleProblem({ keywords: ['x'], version: 1.5 })).toMatch(/^version: /);
+    expect(ruleProblem({ keywords: ['x'], updatedAt: 20250301 })).toMatch(/^updatedAt: /);
+  });
+});
+
+describe('AudienceSchema', () => {
+  it('applies the defaults: enabled, UTC, immediate delivery, an 08:00 digest, one SMS segment', () => {
+    expect(AudienceSchema.parse({ audienceId: 'desk', topicArn })).toEqual({
+      audienceId: 'desk',
+      topicArn,
+      enabled: true,
+      timeZone: 'UTC',
+      deliveryMode: 'immediate',
+      digestTimes: ['08:00'],
+      smsMaxSegments: 1,
+    });
+  });
+
+  it('accepts a fully specified audience', () => {
+    const audience = {
+      audienceId: 'desk',
+      name: 'News desk',
+      topicArn,
+      enabled: true,
+      timeZone: 'Asia/Seoul',
+      deliveryMode: 'digest',
+      digestTimes: ['07:30', '18:00'],
+      quietHours: { start: '22:00', end: '06:30' },
+      urgentCategories: ['001*'],
+      dailyBudget: 100_000,
+      smsMaxSegments: 10,
+    };
+    expect(AudienceSchema.parse(audience)).toEqual(audience);
+    expect(AudienceSchema.parse({ ...audience, urgentCategories: new Set(['001*']) }).urgentCategories).toEqual([
+      '001*',
+    ]);
+  });
+
+  it('checks the topic ARN', () => {
+    expect(audienceProblem({ topicArn: 'arn:aws-cn:sns:cn-north-1:123456789012:desk_alerts-1' })).toBeUndefined();
+    expect(audienceProblem({ topicArn: 'arn:aws-us-gov:sns:us-gov-west-1:123456789012:desk' })).toBeUndefined();
+    const wrong = 'topicArn: topicArn must be an SNS topic ARN';
+    expect(audienceProblem({ topicArn: 'arn:aws:sqs:eu-central-1:123456789012:desk' })).toBe(wrong);
+    expect(audienceProblem({ topicArn: 'arn:aws:sns:eu-central-1:12345:desk' })).toBe(wrong);
+    expect(audienceProblem({ topicArn: 'arn:aws:sns:eu-central-1:123456789012:' })).toBe(wrong);
+    expect(audienceProblem({ topicArn: 'news-desk' })).toBe(wrong);
+    expect(audienceProblem({ topicArn: undefined })).toBe('topicArn: topicArn must be a string');
+  });
+
+  it('accepts only IANA time zones', () => {
+    expect(audienceProblem({ timeZone: 'Europe/Berlin' })).toBeUndefined();
+    expect(audienceProblem({ timeZone: 'Mars/Olympus_Mons' })).toBe(
+      'timeZone: must be an IANA time zone such as "Europe/Berlin" or "Asia/Seoul"',
+    );
+    expect(audienceProblem({ timeZone: 'GMT+25' })).toMatch(/^timeZone: /);
+  });
+
+  it('takes 24-hour clock times for digests and quiet hours', () => {
+    expect(audienceProblem({ digestTimes: ['00:00', '23:59'] })).toBeUndefined();
+    expect(audienceProblem({ digestTimes: ['7:30'] })).toBe('digestTimes[0]: must be a 24-hour time such as "07:30"');
+    expect(audienceProblem({ digestTimes: ['24:00'] })).toMatch(/^digestTimes\[0\]: /);
+    expect(audienceProblem({ digestTimes: [] })).toMatch(/^digestTimes: /);
+    expect(audienceProblem({ digestTimes: Array.from({ length: 25 }, () => '08:00') })).toMatch(/^digestTimes: /);
+    expect(audienceProblem({ quietHours: { start: '22:00', end: '7am' } })).toBe(
+      'quietHours.end: must be a 24-hour time such as "07:30"',
+    );
+    expect(audienceProblem({ quietHours: { start: '22:00' } })).toMatch(/^quietHours\.end: /);
+    expect(audienceProblem({ quietHours: { start: '22:00', end: '06:00', days: 'weekdays' } })).toMatch(/"days"/);
+  });
+
+  it('bounds the delivery settings', () => {
+    expect(audienceProblem({ deliveryMode: 'weekly' })).toMatch(/^deliveryMode: /);
+    expect(audienceProblem({ dailyBudget: 0 })).toMatch(/^dailyBudget: /);
+    expect(audienceProblem({ dailyBudget: 2.5 })).toMatch(/^dailyBudget: /);
+    expect(audienceProblem({ dailyBudget: 100_001 })).toMatch(/^dailyBudget: /);
+    expect(audienceProblem({ smsMaxSegments: 0 })).toMatch(/^smsMaxSegments: /);
+    expect(audienceProblem({ smsMaxSegments: 11 })).toMatch(/^smsMaxSegments: /);
+    expect(audienceProblem({ name: '' })).toMatch(/^name: /);
+    expect(audienceProblem({ enabled: 'false' })).toBe('enabled: enabled must be a boolean (BOOL)');
+  });
+
+  it('rejects an unknown attribute and names it', () => {
+    expect(audienceProblem({ topicARN: topicArn })).toBe('Unrecognized key: "topicARN"');
+  });
+});
+
+describe('describeIssues', () => {
+  it('writes one "path: message" per problem, with [n] for list positions and dots for nesting', () => {
+    const result = AudienceSchema.safeParse({
+      audienceId: 'desk',
+      topicArn,
+      digestTimes: ['08:00', '8pm'],
+      quietHours: { start: 'late', end: '06:00' },
+    });
+    expect(result.success).toBe(false);
+    expect(describeIssues(result.error!)).toBe(
+      'digestTimes[1]: must be a 24-hour time such as "07:30"; quietHours.start: must be a 24-hour time such as "07:30"',
+    );
+  });
+
+  it('writes the message alone when a problem concerns the whole item', () => {
+    const result = RuleSchema.safeParse('not an item');
+    expect(result.success).toBe(false);
+    expect(describeIssues(result.error!)).toMatch(/^Invalid input: expected object/);
+  });
+});
+
+describe('parseRule and parseAudience', () => {
+  it('return the parsed value, or the rejection with table, key and reason', () => {
+    expect(parseRule({ ruleId: 'r1', audienceId: 'desk', keywords: ['x'] })).toMatchObject({
+      ok: true,
+      value: { ruleId: 'r1' },
+    });
+    expect(parseRule({ ruleId: 'r1', audienceId: 'desk' })).toEqual({
+      ok: false,
+      rejected: { table: 'rules', key: 'r1', reason: expect.stringMatching(/^categories: the rule has no/) },
+    });
+    expect(parseAudience({ audienceId: 'desk', topicArn: 'nope' })).toEqual({
+      ok: false,
+      rejected: { table: 'audiences', key: 'desk', reason: 'topicArn: topicArn must be an SNS topic ARN' },
+    });
+  });
+
+  it('report <missing key> when the key attribute is absent, empty or not a string', () => {
+    for (const item of [{ audienceId: 'desk' }, { ruleId: '', audienceId: 'desk' }, { ruleId: 7 }, null, 'text']) {
+      const parsed = parseRule(item);
+      expect(parsed.ok).toBe(false);
+      if (!parsed.ok) expect(parsed.rejected.key).toBe('<missing key>');
+    }
+  });
+});
+
+describe('buildRuleSet', () => {
+  const audience = (audienceId: string, extra: Record<string, unknown> = {}) => ({ audienceId, topicArn, ...extra });
+  const rule = (ruleId: string, audienceId: string, extra: Record<string, unknown> = {}) => ({
+    ruleId,
+    audienceId,
+    keywords: ['rates'],
+    ...extra,
+  });
+  const rejectedKeys = (rejected: readonly RejectedItem[]) => rejected.map((item) => `${item.table}:${item.key}`);
+
+  it('keeps every good item and skips each bad one with its key and reason', () => {
+    const ruleSet = buildRuleSet(
+      [
+        rule('r1', 'desk'),
+        rule('r2', 'desk', { urgent: 'very' }),
+        { audienceId: 'desk', keywords: ['x'] },
+        rule('r3', 'desk'),
+      ],
+      [audience('desk'), audience('bad', { timeZone: 'Nowhere/Town' })],
+    );
+    expect(ruleSet.rules.map((item) => item.ruleId)).toEqual(['r1', 'r3']);
+    expect(ruleSet.audiences.map((item) => item.audienceId)).toEqual(['desk']);
+    expect(ruleSet.rejected).toEqual([
+      { table: 'audiences', key: 'bad', reason: expect.stringMatching(/^timeZone: must be an IANA time zone/) },
+      { table: 'rules', key: 'r2', reason: 'urgent: urgent must be a boolean (BOOL)' },
+      { table: 'rules', key: '<missing key>', reason: expect.stringMatching(/^ruleId: /) },
+    ]);
+  });
+
+  it('keeps the first of two audiences with the same id and rejects the second', () => {
+    const ruleSet = buildRuleSet([], [audience('desk', { name: 'First' }), audience('desk', { name: 'Second' })]);
+    expect(ruleSet.audiences).toHaveLength(1);
+    expect(ruleSet.audiences[0]?.name).toBe('First');
+    expect(ruleSet.rejected).toEqual([{ table: 'audiences', key: 'desk', reason: 'duplicate audienceId' }]);
+  });
+
+  it('rejects rules whose audience does not exist or is invalid, naming the audience', () => {
+    const ruleSet = buildRuleSet(
+      [rule('r1', 'ghost'), rule('r2', 'bad'), rule('r3', 'desk')],
+      [audience('desk'), audience('bad', { topicArn: 'nope' })],
+    );
+    expect(ruleSet.rules.map((item) => item.ruleId)).toEqual(['r3']);
+    expect(rejectedKeys(ruleSet.rejected)).toEqual(['audiences:bad', 'rules:r1', 'rules:r2']);
+    expect(ruleSet.rejected[1]?.reason).toBe(
+      `audienceId: no valid audience "ghost" exists; create it or fix the rule's audienceId`,
+    );
+    expect(ruleSet.rejected[2]?.reason).toMatch(/no valid audience "bad"/);
+  });
+
+  it('drops, without rejecting, disabled rules and the rules of disabled audiences', () => {
+    const ruleSet = buildRuleSet(
+      [rule('r1', 'desk', { enabled: false }), rule('r2', 'paused'), rule('r3', 'desk')],
+      [audience('desk'), audience('paused', { enabled: false })],
+    );
+    expect(ruleSet.rules.map((item) => item.ruleId)).toEqual(['r3']);
+    expect(ruleSet.audiences.map((item) => item.audienceId)).toEqual(['desk', 'paused']);
+    expect(ruleSet.rejected).toEqual([]);
+  });
+
+  it('returns an empty set for empty tables', () => {
+    expect(buildRuleSet([], [])).toEqual({ rules: [], audiences: [], rejected: [] });
+  });
+});
