@@ -187,7 +187,12 @@ export interface Notifier {
   /**
    * Publishes every message (PublishBatch per topic, retrying throttles and per-entry failures)
    * and calls `onPublished` as each batch is accepted, so the caller can write the ledger right
-   * away. If `onPublished` throws, publishing stops and the error propagates.
+   * away. If `onPublished` throws, no new batch starts; batches already in flight complete and
+   * are passed to `onPublished`, then the first error is rethrown.
+   *
+   * Failure codes besides SNS's own: `Aborted` (the signal fired before the message was sent;
+   * not permanent), `MessageTooLarge` (permanent), `MissingResult` (SNS reported neither success
+   * nor failure for the entry; not permanent).
    */
   publish(
     messages: readonly OutboundMessage[],

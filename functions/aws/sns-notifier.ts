@@ -1,0 +1,393 @@
+/**
+ * The `Notifier` on Amazon SNS: rendered notifications go out with PublishBatch, one chain of
+ * batches per audience topic, several topics at a time.
+ *
+ * What it guarantees to the alert run:
+ * - every message ends up in exactly one of `published` or `failed` (unless `onPublished` throws,
+ *   which is rethrown once the batches already in flight have finished);
+ * - `onPublished` sees each accepted batch before the next batch of that topic is sent, so the
+ *   window between "SNS accepted it" and "the ledger knows it" stays one batch wide;
+ * - per-entry failures are read even on HTTP 200: `SenderFault: false` entries (throttling,
+ *   internal errors) are retried with backoff, `SenderFault: true` entries are permanent;
+ * - failures that retrying cannot fix (topic gone, access denied, KMS key disabled) are reported
+ *   `permanent: true` at once; everything else is retried and, when attempts run out, reported
+ *   `permanent: false` so the next run tries again.
+ *
+ * Message bodies are never logged: they hold subscriber-facing links. Logs carry counts, topic
+ * ARNs and error codes.
+ */
+import { setTimeout as delay } from 'node:timers/promises';
+import { PublishBatchCommand, type PublishBatchRequestEntry, type SNSClient } from '@aws-sdk/client-sns';
+import pLimit, { type LimitFunction } from 'p-limit';
+import { ConfigError } from '#core/errors';
+import type { FailedMessage, Log, Notifier, OutboundMessage, PublishedMessage, PublishOutcome } from '#core/ports';
+import { messageBytes, SNS_MAX_MESSAGE_BYTES } from '#core/render';
+
+/** PublishBatch takes at most this many entries. */
+export const SNS_MAX_BATCH_ENTRIES = 10;
+
+/** Options of {@link SnsNotifier}. */
+export interface SnsNotifierOptions {
+  readonly client: SNSClient;
+  /** PublishBatch calls in flight at once, across topics. Default 8. */
+  readonly concurrency?: number;
+  /** Attempts per batch (first call included) before a retryable failure is reported. Default 5. */
+  readonly maxAttempts?: number;
+  /** First retry waits about this long; each further retry doubles it. Default 100 ms. */
+  readonly baseDelayMs?: number;
+  /** Upper bound of one backoff wait. Default 5,000 ms. */
+  readonly maxDelayMs?: number;
+  /** Waits between attempts; must return early when `signal` aborts. Injected by tests. */
+  readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** Jitter source in [0, 1). Default `Math.random`. */
+  readonly random?: () => number;
+  readonly log?: Log;
+}
+
+/** How one SNS error should be handled. */
+export interface PublishErrorClass {
+  /** SNS's error code without the SDK's `Exception` suffix (`NotFound`, `Throttled`, `KMSDisabled`). */
+  readonly code: string;
+  readonly reason: string;
+  /** Retrying cannot help: the topic, its key or the caller's permissions must be fixed first. */
+  readonly permanent: boolean;
+}
+
+// Codes a retry cannot fix. KMS access-denied and opt-in are included with the brief's disabled,
+// invalid-state and not-found: all four mean the topic's key must be fixed by a person. The batch
+// validation codes would be a bug here, and re-sending the same batch would fail the same way.
+const PERMANENT_CODES = new Set([
+  'NotFound',
+  'InvalidParameter',
+  'InvalidParameterValue',
+  'ParameterValueInvalid',
+  'ResourceNotFound',
+  'AuthorizationError',
+  'AccessDenied',
+  'InvalidSecurity',
+  'Validation',
+  'EndpointDisabled',
+  'KMSDisabled',
+  'KMSInvalidState',
+  'KMSNotFound',
+  'KMSAccessDenied',
+  'KMSOptInRequired',
+  'BatchEntryIdsNotDistinct',
+  'BatchRequestTooLong',
+  'EmptyBatchRequest',
+  'InvalidBatchEntryId',
+  'TooManyEntriesInBatchRequest',
+]);
+
+const stripSuffix = (name: string): string => (name.endsWith('Exception') ? name.slice(0, -'Exception'.length) : name);
+
+/**
+ * Classifies a PublishBatch call that threw. Throttling, 5xx, timeouts, network errors and
+ * anything unknown are retryable (an unknown error reported as permanent would park alerts that a
+ * later run could have delivered); only the codes above are permanent.
+ */
+export function classifyPublishError(error: unknown): PublishErrorClass {
+  if (!(error instanceof Error)) return { code: 'Unknown', reason: String(error), permanent: false };
+  const wireCode = (error as { Code?: unknown }).Code;
+  const code = typeof wireCode === 'string' && wireCode !== '' ? wireCode : stripSuffix(error.name);
+  return { code, reason: error.message, permanent: PERMANENT_CODES.has(stripSuffix(code)) };
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts (a deadline must not wait out a backoff). */
+async function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  try {
+    await delay(ms, undefined, { signal });
+  } catch (error) {
+    if (!(signal?.aborted ?? false)) throw error;
+  }
+}
+
+interface Entry {
+  readonly id: string;
+  readonly message: OutboundMessage;
+}
+
+interface Batch {
+  readonly entries: readonly Entry[];
+  readonly bytes: number;
+}
+
+/** Greedy packing in input order: at most 10 entries and 256 KiB (Message + Subject, UTF-8) a call. */
+function packBatches(messages: readonly { message: OutboundMessage; bytes: number }[]): Batch[] {
+  const batches: Batch[] = [];
+  let entries: Entry[] = [];
+  let bytes = 0;
+  for (const { message, bytes: size } of messages) {
+    if (entries.length === SNS_MAX_BATCH_ENTRIES || bytes + size > SNS_MAX_MESSAGE_BYTES) {
+      batches.push({ entries, bytes });
+      entries = [];
+      bytes = 0;
+    }
+    // Ids only need to be unique within one request; retries reuse them.
+    entries.push({ id: `m${entries.length}`, message });
+    bytes += size;
+  }
+  if (entries.length > 0) batches.push({ entries, bytes });
+  return batches;
+}
+
+/** The state one `publish` call shares between its topic chains. */
+class PublishRun {
+  readonly published: PublishedMessage[] = [];
+  readonly failed: FailedMessage[] = [];
+  calls = 0;
+  /** The first error `onPublished` threw; once set, no new batch or retry starts. */
+  stopError: { error: unknown } | undefined;
+
+  constructor(
+    readonly signal: AbortSignal | undefined,
+    readonly onPublished: (batch: readonly PublishedMessage[]) => Promise<void>,
+  ) {}
+
+  get aborted(): boolean {
+    return this.signal?.aborted ?? false;
+  }
+
+  /** No new PublishBatch call may start. */
+  get halted(): boolean {
+    return this.aborted || this.stopError !== undefined;
+  }
+
+  fail(entries: readonly Entry[], code: string, reason: string, permanent: boolean): void {
+    for (const { message } of entries) this.failed.push({ message, code, reason, permanent });
+  }
+
+  /** Entries that will not be attempted because the run was aborted or stopped. */
+  halt(entries: readonly Entry[]): void {
+    // After an onPublished failure the whole call throws, so only an abort needs reporting.
+    if (this.stopError === undefined) {
+      this.fail(entries, 'Aborted', 'publishing was aborted before this message was sent', false);
+    }
+  }
+}
+
+/** Publishes rendered notifications to their audience topics with SNS PublishBatch. */
+export class SnsNotifier implements Notifier {
+  readonly #client: SNSClient;
+  readonly #limit: LimitFunction;
+  readonly #maxAttempts: number;
+  readonly #baseDelayMs: number;
+  readonly #maxDelayMs: number;
+  readonly #sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  readonly #random: () => number;
+  readonly #log: Log | undefined;
+
+  constructor(options: SnsNotifierOptions) {
+    const concurrency = options.concurrency ?? 8;
+    const maxAttempts = options.maxAttempts ?? 5;
+    if (!Number.isInteger(concurrency) || concurrency < 1) {
+      throw new ConfigError(`SNS publish concurrency must be a whole number of at least 1, got ${concurrency}`);
+    }
+    if (!Number.isInteger(maxAttempts) || maxAttempts < 1) {
+      throw new ConfigError(`SNS publish maxAttempts must be a whole number of at least 1, got ${maxAttempts}`);
+    }
+    this.#client = options.client;
+    this.#limit = pLimit(concurrency);
+    this.#maxAttempts = maxAttempts;
+    this.#baseDelayMs = options.baseDelayMs ?? 100;
+    this.#maxDelayMs = options.maxDelayMs ?? 5_000;
+    this.#sleep = options.sleep ?? abortableSleep;
+    this.#random = options.random ?? Math.random;
+    this.#log = options.log;
+  }
+
+  /**
+   * Publishes every message; see the module comment for the guarantees. Batches that were already
+   * in flight when `onPublished` threw still finish, and their accepted messages are still passed
+   * to `onPublished` (so fewer alerts are sent twice by the next run) before the first error is
+   * rethrown. Once `signal` aborts no new call starts; what was not sent comes back as failed with
+   * code `Aborted`, `permanent: false`.
+   */
+  async publish(
+    messages: readonly OutboundMessage[],
+    options: { signal?: AbortSignal; onPublished: (batch: readonly PublishedMessage[]) => Promise<void> },
+  ): Promise<PublishOutcome> {
+    const run = new PublishRun(options.signal, options.onPublished);
+    const byTopic = new Map<string, { message: OutboundMessage; bytes: number }[]>();
+    for (const message of messages) {
+      const bytes = messageBytes(message.body, message.subject);
+      if (bytes > SNS_MAX_MESSAGE_BYTES) {
+        run.fail(
+          [{ id: '', message }],
+          'MessageTooLarge',
+          `message and subject are ${bytes} bytes in UTF-8, over the SNS limit of ${SNS_MAX_MESSAGE_BYTES}`,
+          true,
+        );
+        continue;
+      }
+      const group = byTopic.get(message.topicArn);
+      if (group) group.push({ message, bytes });
+      else byTopic.set(message.topicArn, [{ message, bytes }]);
+    }
+    await Promise.all([...byTopic].map(([topicArn, group]) => this.#publishTopic(run, topicArn, packBatches(group))));
+    const permanent = run.failed.filter((failure) => failure.permanent).length;
+    this.#log?.info('SNS publish finished', {
+      messages: messages.length,
+      topics: byTopic.size,
+      calls: run.calls,
+      published: run.published.length,
+      failedPermanent: permanent,
+      failedRetryable: run.failed.length - permanent,
+      aborted: run.aborted,
+      stoppedByCallback: run.stopError !== undefined,
+    });
+    if (run.stopError !== undefined) throw run.stopError.error;
+    return { published: run.published, failed: run.failed };
+  }
+
+  /** One topic's batches, strictly one after another, each confirmed through `onPublished`. */
+  async #publishTopic(run: PublishRun, topicArn: string, batches: readonly Batch[]): Promise<void> {
+    for (const [index, batch] of batches.entries()) {
+      if (run.halted) {
+        for (const rest of batches.slice(index)) run.halt(rest.entries);
+        return;
+      }
+      await this.#publishBatch(run, topicArn, batch);
+    }
+  }
+
+  async #publishBatch(run: PublishRun, topicArn: string, batch: Batch): Promise<void> {
+    let pending: readonly Entry[] = batch.entries;
+    let last: PublishErrorClass = { code: 'Unknown', reason: 'not attempted', permanent: false };
+    for (let attempt = 1; attempt <= this.#maxAttempts; attempt++) {
+      if (attempt > 1) {
+        if (run.halted) {
+          run.halt(pending);
+          return;
+        }
+        await this.#sleep(this.#backoff(attempt - 1), run.signal);
+      }
+      const result = await this.#limit(async () => {
+        // Checked inside the limiter: a batch may have queued for a slot while the run was halted.
+        if (run.halted) return undefined;
+        run.calls += 1;
+        try {
+          const output = await this.#client.send(
+            new PublishBatchCommand({
+              TopicArn: topicArn,
+              PublishBatchRequestEntries: pending.map(
+                ({ id, message }): PublishBatchRequestEntry => ({
+                  Id: id,
+                  Message: message.body,
+                  // SNS rejects an empty Subject; without one, email subscribers get SNS's default.
+                  ...(message.subject === '' ? {} : { Subject: message.subject }),
+                  MessageStructure: 'json',
+                }),
+              ),
+            }),
+          );
+          return { output } as const;
+        } catch (error) {
+          return { error } as const;
+        }
+      });
+      if (result === undefined) {
+        run.halt(pending);
+        return;
+      }
+      if ('error' in result) {
+        last = classifyPublishError(result.error);
+        if (last.permanent) {
+          this.#log?.error('SNS refused a batch for good', { topicArn, code: last.code, entries: pending.length });
+          run.fail(pending, last.code, last.reason, true);
+          return;
+        }
+        this.#log?.warn('SNS publish batch failed', {
+          topicArn,
+          code: last.code,
+          entries: pending.length,
+          attempt,
+          maxAttempts: this.#maxAttempts,
+        });
+        continue;
+      }
+      const byId = new Map(pending.map((entry) => [entry.id, entry]));
+      const accepted: PublishedMessage[] = [];
+      for (const success of result.output.Successful ?? []) {
+        const entry = success.Id === undefined ? undefined : byId.get(success.Id);
+        if (entry === undefined) continue;
+        byId.delete(entry.id);
+        accepted.push({ message: entry.message, messageId: success.MessageId });
+      }
+      const retry: Entry[] = [];
+      const permanentCodes = new Set<string>();
+      for (const failure of result.output.Failed ?? []) {
+        const entry = failure.Id === undefined ? undefined : byId.get(failure.Id);
+        if (entry === undefined) continue;
+        byId.delete(entry.id);
+        const code = failure.Code ?? 'Unknown';
+        if (failure.SenderFault === true) {
+          permanentCodes.add(code);
+          run.fail([entry], code, failure.Message ?? 'SNS rejected the entry (sender fault)', true);
+        } else {
+          retry.push(entry);
+          last = { code, reason: failure.Message ?? 'SNS could not publish the entry', permanent: false };
+        }
+      }
+      if (byId.size > 0) {
+        // Neither accepted nor rejected: whether SNS kept it is unknown, and an alert must not be
+        // lost, so it is sent again (at worst one duplicate, which consumers drop by deliveryId).
+        retry.push(...byId.values());
+        last = { code: 'MissingResult', reason: 'SNS returned no result for the entry', permanent: false };
+      }
+      if (permanentCodes.size > 0) {
+        this.#log?.error('SNS rejected entries for good', {
+          topicArn,
+          codes: [...permanentCodes],
+          entries: pending.length - accepted.length - retry.length,
+        });
+      }
+      if (accepted.length > 0) await this.#confirm(run, topicArn, accepted);
+      if (retry.length === 0) return;
+      this.#log?.warn('SNS did not accept some entries', {
+        topicArn,
+        code: last.code,
+        entries: retry.length,
+        attempt,
+        maxAttempts: this.#maxAttempts,
+      });
+      pending = retry;
+    }
+    this.#log?.error('SNS publish gave up after retries', {
+      topicArn,
+      code: last.code,
+      entries: pending.length,
+      attempts: this.#maxAttempts,
+    });
+    run.fail(pending, last.code, `${last.reason} (after ${this.#maxAttempts} attempts)`, false);
+  }
+
+  /** Records accepted messages and hands them to the caller; remembers the first callback failure. */
+  async #confirm(run: PublishRun, topicArn: string, accepted: readonly PublishedMessage[]): Promise<void> {
+    run.published.push(...accepted);
+    try {
+      await run.onPublished(accepted);
+    } catch (error) {
+      if (run.stopError === undefined) {
+        run.stopError = { error };
+        this.#log?.error('onPublished failed; no further batches will be sent', {
+          topicArn,
+          entries: accepted.length,
+          error: error instanceof Error ? error.name : 'Unknown',
+        });
+      } else {
+        this.#log?.error('onPublished failed again for a batch that was already in flight', {
+          topicArn,
+          entries: accepted.length,
+          error: error instanceof Error ? error.name : 'Unknown',
+        });
+      }
+    }
+  }
+
+  /** Exponential backoff with equal jitter: half the step is fixed, half random. */
+  #backoff(retry: number): number {
+    const step = Math.min(this.#maxDelayMs, this.#baseDelayMs * 2 ** (retry - 1));
+    return step / 2 + (this.#random() * step) / 2;
+  }
+}

@@ -1,0 +1,748 @@
+/**
+ * Turns one audience match into the SNS message its subscribers receive: one `MessageStructure:
+ * json` document with a body per protocol (`default`, `email`, `sms`, and one structured JSON
+ * document for `https`, `http`, `sqs`, `lambda`, `email-json` and `firehose`).
+ *
+ * Rendering happens in two steps so digests, quiet-hours releases and ops-edited templates can be
+ * added later without touching the channel rules:
+ *
+ * 1. {@link buildAlertView} normalizes and trims everything once (single-line headline, summary
+ *    cut at a word, categories paired with their names, time in the audience's zone, matches);
+ * 2. the channel renderers ({@link renderChannelBodies}) only lay that view out, and
+ *    {@link encodeMessageStructure} assembles the SNS document and enforces the size limit.
+ *
+ * Everything here is pure: no clock, no I/O.
+ */
+import { Buffer } from 'node:buffer';
+import { DateTime } from 'luxon';
+import { z } from 'zod';
+import { NewsAlertsError } from './errors.ts';
+import type { Audience, AudienceMatch, MatchReason } from './model.ts';
+import { deliveryId, type OutboundMessage } from './ports.ts';
+import { fitsSms, isGsm7, toGsmFriendly } from './sms.ts';
+
+/** SNS's limit for one message (and for a whole PublishBatch), in UTF-8 bytes. */
+export const SNS_MAX_MESSAGE_BYTES = 262_144;
+
+/** Longest email subject, in UTF-16 code units, so it is "less than 100 characters" however SNS counts. */
+export const SUBJECT_MAX_LENGTH = 99;
+
+/** `metadata.eventType` of the structured body. */
+export const ALERT_EVENT_TYPE = 'news-alerts.article-matched';
+
+/** Version of the `newsAlerts` part of the structured body; bumped on breaking changes only. */
+export const ALERT_SCHEMA_VERSION = 1;
+
+/** Protocols that receive the structured JSON document. */
+export const STRUCTURED_PROTOCOLS = ['https', 'http', 'sqs', 'lambda', 'email-json', 'firehose'] as const;
+
+/** Every key of the `MessageStructure: json` document this module writes. */
+export const MESSAGE_PROTOCOL_KEYS = ['default', 'email', 'sms', ...STRUCTURED_PROTOCOLS] as const;
+/** A key of the `MessageStructure: json` document. */
+export type MessageProtocolKey = (typeof MESSAGE_PROTOCOL_KEYS)[number];
+
+// --- Errors -------------------------------------------------------------------------------------
+
+/** A match cannot be rendered (wrong audience, unusable article data). */
+export class NotificationRenderError extends NewsAlertsError {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'NotificationRenderError';
+  }
+}
+
+/** Even the most compact rendering exceeds SNS's message size limit (in practice: an absurd URL). */
+export class MessageTooLargeError extends NotificationRenderError {
+  readonly bytes: number;
+  readonly limit: number;
+  constructor(what: string, bytes: number, limit: number, options?: ErrorOptions) {
+    super(`${what} is ${bytes} bytes in UTF-8, over the SNS limit of ${limit} bytes`, options);
+    this.name = 'MessageTooLargeError';
+    this.bytes = bytes;
+    this.limit = limit;
+  }
+}
+
+// --- The structured body --------------------------------------------------------------------------
+
+const ReasonDocumentSchema = z.object({ kind: z.string(), term: z.string() });
+
+/**
+ * The structured body sent to `https`, `http`, `sqs`, `lambda`, `email-json` and `firehose`
+ * subscribers. It is an Amazon Q Developer in chat applications custom notification (`version`,
+ * `source`, `content`, `metadata`), so a topic mapped to a chat channel shows it without code, plus
+ * a versioned `newsAlerts` part for programs.
+ *
+ * Consumers must de-duplicate on `newsAlerts.deliveryId` (`<audienceId>|<articleKey>`): delivery is
+ * at least once (an SNS retry, or a crash between publishing and recording the delivery), and the
+ * same id always means the same article for the same audience. Objects are parsed leniently so
+ * consumers keep working when fields are added; `schemaVersion` changes only on breaking changes.
+ */
+export const AlertDocumentSchema = z.object({
+  version: z.literal('1.0'),
+  source: z.literal('custom'),
+  id: z.string().min(1),
+  content: z.object({
+    textType: z.literal('client-markdown'),
+    title: z.string().min(1),
+    description: z.string().min(1),
+    keywords: z.array(z.string()),
+  }),
+  metadata: z.object({
+    eventType: z.literal(ALERT_EVENT_TYPE),
+    summary: z.string(),
+    additionalContext: z.record(z.string(), z.string()),
+  }),
+  newsAlerts: z.object({
+    schemaVersion: z.literal(ALERT_SCHEMA_VERSION),
+    /** Idempotency key: `<audienceId>|<articleKey>`. */
+    deliveryId: z.string().min(1),
+    audienceId: z.string().min(1),
+    audienceName: z.string().nullable(),
+    /** True when any matching rule is urgent. */
+    urgent: z.boolean(),
+    article: z.object({
+      key: z.string(),
+      id: z.string().nullable(),
+      title: z.string(),
+      /** Trimmed at a word (about 1,000 characters at most). */
+      summary: z.string(),
+      url: z.string(),
+      publishedAt: z.iso.datetime(),
+      categories: z.array(z.string()),
+      categoryNames: z.array(z.string()),
+      media: z.string().nullable(),
+      mediaName: z.string().nullable(),
+      status: z.string().nullable(),
+    }),
+    matches: z.array(
+      z.object({
+        ruleId: z.string(),
+        description: z.string().nullable(),
+        urgent: z.boolean(),
+        reasons: z.array(ReasonDocumentSchema),
+        /** Reasons left out to stay within the size limit (normally 0). */
+        omittedReasons: z.number().int().nonnegative(),
+      }),
+    ),
+    /** Matching rules left out to stay within the size limit (normally 0); all ids are in the ledger. */
+    omittedMatches: z.number().int().nonnegative(),
+  }),
+});
+/** The parsed structured body. */
+export type AlertDocument = z.output<typeof AlertDocumentSchema>;
+
+// --- Text helpers ---------------------------------------------------------------------------------
+
+const graphemeSegmenter = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+const wordSegmenter = new Intl.Segmenter(undefined, { granularity: 'word' });
+
+/** Lone surrogates cannot be encoded as UTF-8, and SNS only takes valid UTF-8. */
+const wellFormed = (text: string): string =>
+  text.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
+
+/** One line: every run of whitespace, line/paragraph separators and control characters becomes one space. */
+export const singleLine = (text: string): string =>
+  wellFormed(text)
+    .replace(/[\s\p{Cc}\p{Zl}\p{Zp}]+/gu, ' ')
+    .trim();
+
+/** The longest prefix of whole graphemes that is at most `maxUnits` UTF-16 code units. */
+function clipUnits(text: string, maxUnits: number): string {
+  if (text.length <= maxUnits) return text;
+  let end = 0;
+  for (const { index, segment } of graphemeSegmenter.segment(text)) {
+    if (index + segment.length > maxUnits) break;
+    end = index + segment.length;
+  }
+  return text.slice(0, end);
+}
+
+// Characters that look wrong right before an ellipsis ("rates, …", "Seoul (…").
+const DANGLING = '\\s,;:\\-\u2013\u2014\u00B7/|(\\[{\u201C\u2018\u00AB\u300C\u300E\u3001\u3002\u30FB';
+const danglingEnd = new RegExp(`[${DANGLING}]+$`, 'u');
+const contentChar = new RegExp(`[^${DANGLING}]`, 'u');
+
+/**
+ * Shortens `text` so that `fits` accepts it, cutting at a word and appending an ellipsis. Prefers a
+ * cut at a space; falls back to a word boundary (Japanese and Chinese have no spaces) and finally
+ * to a grapheme boundary when the word cut would throw away too much (one very long token). Never
+ * splits a surrogate pair or a grapheme (emoji with modifiers, Hangul jamo sequences).
+ *
+ * `fits` must be monotonic: if a string fits, every shorter prefix of it fits too.
+ *
+ * @returns `text` unchanged when it fits; otherwise the cut text with its ellipsis, or `''` when
+ *          not even one grapheme plus the ellipsis fits.
+ */
+export function trimToFit(
+  text: string,
+  fits: (candidate: string) => boolean,
+  ellipsis: string | ((prefix: string) => string) = '\u2026',
+): string {
+  if (fits(text)) return text;
+  const firstContent = text.search(contentChar);
+  if (firstContent === -1) return '';
+  const ellipsisFor = typeof ellipsis === 'string' ? () => ellipsis : ellipsis;
+  const attempt = (cut: number): string | undefined => {
+    const prefix = text.slice(0, cut).replace(danglingEnd, '');
+    const candidate = prefix + ellipsisFor(prefix);
+    return fits(candidate) ? candidate : undefined;
+  };
+  const longest = (cuts: readonly number[]): string | undefined => {
+    // Cuts before the first real character would leave only punctuation: never candidates.
+    const usable = cuts.filter((cut) => cut > firstContent && cut < text.length);
+    let low = 0;
+    let high = usable.length - 1;
+    let best: string | undefined;
+    while (low <= high) {
+      const middle = (low + high) >> 1;
+      const candidate = attempt(usable[middle] ?? 0);
+      if (candidate === undefined) high = middle - 1;
+      else {
+        best = candidate;
+        low = middle + 1;
+      }
+    }
+    return best;
+  };
+  const graphemeEnds: number[] = [];
+  for (const { index, segment } of graphemeSegmenter.segment(text)) graphemeEnds.push(index + segment.length);
+  const byGrapheme = longest(graphemeEnds);
+  if (byGrapheme === undefined) return '';
+  const spaceStarts: number[] = [];
+  const wordEnds: number[] = [];
+  for (const { index, segment } of wordSegmenter.segment(text)) {
+    if (/^\s+$/u.test(segment)) spaceStarts.push(index);
+    else wordEnds.push(index + segment.length);
+  }
+  // A word cut may lose at most ~40% of what a hard cut would keep; beyond that the hard cut
+  // carries more information than a tidy but nearly empty headline.
+  const acceptable = (candidate: string | undefined) =>
+    candidate !== undefined && candidate.length >= 0.6 * byGrapheme.length;
+  const bySpace = longest(spaceStarts);
+  if (bySpace !== undefined && acceptable(bySpace)) return bySpace;
+  const byWord = longest(wordEnds);
+  if (byWord !== undefined && acceptable(byWord)) return byWord;
+  return byGrapheme;
+}
+
+/** Cuts `text` at a word to at most `maxUnits` UTF-16 code units, ellipsis included. */
+export function truncateText(text: string, maxUnits: number): string {
+  if (text.length <= maxUnits) return text;
+  if (maxUnits <= 0) return '';
+  // Only the head can survive; segmenting a 100 kB summary in full would be wasted work.
+  const head = clipUnits(text, maxUnits + 16);
+  // The head alone is never an answer: it lost its tail to the clip, so it needs an ellipsis too.
+  return trimToFit(head, (candidate) => candidate.length <= maxUnits && candidate !== head);
+}
+
+const utf8Bytes = (text: string): number => Buffer.byteLength(text, 'utf8');
+
+/** `<` and `>` start links and mentions in Slack markup: a headline must never ping `<!channel>`. */
+const chatSafe = (text: string): string => text.replace(/</g, '\u2039').replace(/>/g, '\u203A');
+
+// --- The view model -------------------------------------------------------------------------------
+
+/** How much of the match a rendering keeps; smaller tiers are tried when a message is too large. */
+export interface ViewLimits {
+  readonly titleUnits: number;
+  readonly summaryUnits: number;
+  readonly maxCategories: number;
+  readonly categoryUnits: number;
+  readonly maxRules: number;
+  readonly maxReasonsPerRule: number;
+  readonly descriptionUnits: number;
+  readonly termUnits: number;
+}
+
+/**
+ * Standard, compact and minimal renderings. A realistic alert always fits the first (a few kB);
+ * the others exist so that an audience with hundreds of matching rules, or a rule with hundreds
+ * of matching keywords, still gets its alert instead of a permanent publish failure.
+ */
+export const VIEW_LIMITS: readonly ViewLimits[] = [
+  {
+    titleUnits: 500,
+    summaryUnits: 1000,
+    maxCategories: 20,
+    categoryUnits: 100,
+    maxRules: 50,
+    maxReasonsPerRule: 20,
+    descriptionUnits: 500,
+    termUnits: 200,
+  },
+  {
+    titleUnits: 300,
+    summaryUnits: 300,
+    maxCategories: 10,
+    categoryUnits: 60,
+    maxRules: 10,
+    maxReasonsPerRule: 5,
+    descriptionUnits: 200,
+    termUnits: 100,
+  },
+  {
+    titleUnits: 200,
+    summaryUnits: 0,
+    maxCategories: 5,
+    categoryUnits: 40,
+    maxRules: 3,
+    maxReasonsPerRule: 3,
+    descriptionUnits: 100,
+    termUnits: 50,
+  },
+];
+
+/** One matching rule as shown to people. */
+export interface MatchView {
+  readonly ruleId: string;
+  readonly description?: string | undefined;
+  readonly urgent: boolean;
+  readonly reasons: readonly MatchReason[];
+  readonly omittedReasons: number;
+}
+
+/** Everything every channel needs to show one alert, already normalized, trimmed and formatted. */
+export interface AlertView {
+  readonly deliveryId: string;
+  readonly audience: {
+    readonly id: string;
+    readonly name?: string | undefined;
+    /** Name when set, otherwise the id, single line, at most 40 characters. */
+    readonly label: string;
+    readonly timeZone: string;
+    readonly smsMaxSegments: number;
+  };
+  readonly article: {
+    readonly key: string;
+    readonly id?: string | undefined;
+    /** Single line, never empty. */
+    readonly title: string;
+    /** Single paragraph, cut at a word; may be empty. */
+    readonly summary: string;
+    readonly url: string;
+    readonly publishedAt: number;
+    readonly publishedAtIso: string;
+    /** Publication time in the audience's zone, with the zone: `Fri, Mar 14, 2025, 09:30 (Asia/Seoul, UTC+09:00)`. */
+    readonly publishedLocal: string;
+    /** Codes as the provider sent them (capped). */
+    readonly categories: readonly string[];
+    /** Names as the provider sent them (capped). */
+    readonly categoryNames: readonly string[];
+    /** What to show people: names paired with codes when the provider sent both. */
+    readonly categoryLabels: readonly string[];
+    readonly media?: string | undefined;
+    readonly mediaName?: string | undefined;
+    /** Name when known, otherwise the code. */
+    readonly mediaLabel?: string | undefined;
+    readonly status?: string | undefined;
+  };
+  readonly matches: readonly MatchView[];
+  /** Matching rules not listed in `matches` (size limit); `ruleIds` still has them all. */
+  readonly omittedMatches: number;
+  readonly ruleIds: readonly string[];
+  readonly urgent: boolean;
+}
+
+/** Options of {@link buildAlertView} and {@link renderNotification}. */
+export interface RenderOptions {
+  /** BCP 47 locale for dates (`en-US`, `ko-KR`, `ja-JP`); defaults to `en-US`. */
+  readonly locale?: string | undefined;
+}
+
+const DEFAULT_LOCALE = 'en-US';
+
+function resolveLocale(locale: string | undefined): string {
+  if (locale === undefined) return DEFAULT_LOCALE;
+  try {
+    return Intl.DateTimeFormat.supportedLocalesOf([locale]).length > 0 ? locale : DEFAULT_LOCALE;
+  } catch {
+    // A malformed tag (RangeError) must not cost the subscriber the alert.
+    return DEFAULT_LOCALE;
+  }
+}
+
+/** `Fri, Mar 14, 2025, 09:30 (Asia/Seoul, UTC+09:00)`: local time, IANA zone and offset. */
+function formatLocalTime(epochMs: number, timeZone: string, locale: string): string {
+  const local = DateTime.fromMillis(epochMs, { zone: timeZone }).setLocale(locale);
+  const zoned = local.isValid ? local : DateTime.fromMillis(epochMs, { zone: 'UTC' }).setLocale(locale);
+  const when = zoned.toLocaleString({
+    weekday: 'short',
+    year: 'numeric',
+    month: 'short',
+    day: 'numeric',
+    hour: '2-digit',
+    minute: '2-digit',
+    hourCycle: 'h23',
+  });
+  const zone = zoned.zoneName ?? 'UTC';
+  return zone === 'UTC' ? `${when} (UTC)` : `${when} (${zone}, UTC${zoned.toFormat('ZZ')})`;
+}
+
+/** The URL as subscribers should see it: trimmed, and percent-encoded when it parses as http(s). */
+function displayUrl(raw: string): string {
+  const trimmed = singleLine(raw).replace(/\s/g, '%20');
+  try {
+    const url = new URL(trimmed);
+    // The WHATWG form is ASCII-only (punycode host, percent-encoded path), which every mail client
+    // links and which keeps an SMS in GSM-7.
+    return url.protocol === 'https:' || url.protocol === 'http:' ? url.href : trimmed;
+  } catch {
+    return trimmed;
+  }
+}
+
+function categoryLabels(codes: readonly string[], names: readonly string[]): string[] {
+  if (names.length > 0 && names.length === codes.length) {
+    return codes.map((code, index) => {
+      const name = names[index] ?? '';
+      return name === '' || name === code ? code : `${name} (${code})`;
+    });
+  }
+  return names.length > 0 ? [...names] : [...codes];
+}
+
+const cleanOptional = (value: string | undefined, maxUnits: number): string | undefined => {
+  if (value === undefined) return undefined;
+  const cleaned = truncateText(singleLine(value), maxUnits);
+  return cleaned === '' ? undefined : cleaned;
+};
+
+/**
+ * Normalizes and trims one match for display. `limits` defaults to the standard tier.
+ *
+ * @throws NotificationRenderError when the match belongs to another audience or the article has
+ *         no usable URL or publication time.
+ */
+export function buildAlertView(
+  match: AudienceMatch,
+  audience: Audience,
+  options: RenderOptions & { readonly limits?: ViewLimits } = {},
+): AlertView {
+  const limits = options.limits ?? VIEW_LIMITS[0] ?? fail('VIEW_LIMITS is empty');
+  if (match.audienceId !== audience.audienceId) {
+    throw new NotificationRenderError(
+      `match for audience "${match.audienceId}" cannot be rendered for audience "${audience.audienceId}"`,
+    );
+  }
+  const { article } = match;
+  if (!Number.isFinite(article.publishedAt)) {
+    throw new NotificationRenderError(`article ${article.key} has no valid publication time`);
+  }
+  const url = displayUrl(article.url);
+  if (url === '') throw new NotificationRenderError(`article ${article.key} has no URL`);
+  const locale = resolveLocale(options.locale);
+  const clean = (values: readonly string[], max: number) =>
+    values
+      .map((value) => truncateText(singleLine(value), limits.categoryUnits))
+      .filter((value) => value !== '')
+      .slice(0, max);
+  const categories = clean(article.categories, limits.maxCategories);
+  const categoryNames = clean(article.categoryNames, limits.maxCategories);
+  const media = cleanOptional(article.media, limits.categoryUnits);
+  const mediaName = cleanOptional(article.mediaName, limits.categoryUnits);
+  const rules = match.rules.slice(0, limits.maxRules);
+  const name = cleanOptional(audience.name, 100);
+  return {
+    deliveryId: deliveryId({ audienceId: match.audienceId, articleKey: article.key }),
+    audience: {
+      id: audience.audienceId,
+      name,
+      label: truncateText(name ?? audience.audienceId, 40),
+      timeZone: audience.timeZone,
+      smsMaxSegments: audience.smsMaxSegments,
+    },
+    article: {
+      key: article.key,
+      id: article.id,
+      title: truncateText(singleLine(article.title), limits.titleUnits) || '(untitled article)',
+      summary: truncateText(singleLine(article.summary), limits.summaryUnits),
+      url,
+      publishedAt: article.publishedAt,
+      publishedAtIso: new Date(article.publishedAt).toISOString(),
+      publishedLocal: formatLocalTime(article.publishedAt, audience.timeZone, locale),
+      categories,
+      categoryNames,
+      categoryLabels: categoryLabels(categories, categoryNames),
+      media,
+      mediaName,
+      mediaLabel: mediaName ?? media,
+      status: cleanOptional(article.status, limits.categoryUnits),
+    },
+    matches: rules.map((rule) => ({
+      ruleId: rule.ruleId,
+      description: cleanOptional(rule.description, limits.descriptionUnits),
+      urgent: rule.urgent,
+      reasons: rule.reasons.slice(0, limits.maxReasonsPerRule).map((reason) => ({
+        kind: reason.kind,
+        term: truncateText(singleLine(reason.term), limits.termUnits),
+      })),
+      omittedReasons: Math.max(0, rule.reasons.length - limits.maxReasonsPerRule),
+    })),
+    omittedMatches: match.rules.length - rules.length,
+    ruleIds: match.rules.map((rule) => rule.ruleId),
+    urgent: match.rules.some((rule) => rule.urgent),
+  };
+}
+
+function fail(message: string): never {
+  throw new NotificationRenderError(message);
+}
+
+// --- Channel renderers ----------------------------------------------------------------------------
+
+/** `keyword "interest rate"`, `category 002*`. */
+export function describeReason(reason: MatchReason): string {
+  const { kind, term } = reason;
+  switch (kind) {
+    case 'keyword':
+      return `keyword "${term}"`;
+    case 'category':
+      return `category ${term}`;
+    case 'media':
+      return `media ${term}`;
+    case 'status':
+      return `status ${term}`;
+    case 'all':
+      return 'every article (match-all rule)';
+    default:
+      // Reasons come from this codebase's matcher, but a newer matcher must not break old renderers.
+      return `${String(kind)} ${term}`;
+  }
+}
+
+const describeReasons = (match: MatchView): string => {
+  const listed = match.reasons.map(describeReason);
+  if (match.omittedReasons > 0) listed.push(`+${match.omittedReasons} more`);
+  return listed.join(', ');
+};
+
+/** `[Markets desk] Fed raises rates…`: one line, under 100 characters, cut at a word. */
+export function renderSubject(view: AlertView): string {
+  const prefix = `[${view.audience.label}] `;
+  const headline = trimToFit(view.article.title, (candidate) => prefix.length + candidate.length <= SUBJECT_MAX_LENGTH);
+  return (prefix + headline).trim();
+}
+
+/** The fallback for protocols without their own key: headline, media, link. */
+export function renderDefaultBody(view: AlertView): string {
+  const title = truncateText(view.article.title, 200);
+  const media = view.article.mediaLabel === undefined ? '' : ` (${view.article.mediaLabel})`;
+  return `${title}${media}\n${view.article.url}`;
+}
+
+/** Readable plain-text email: the article, why it was sent, and how to change the subscription. */
+export function renderEmailBody(view: AlertView): string {
+  const { article } = view;
+  const lines: string[] = [article.title, ''];
+  if (article.summary !== '') lines.push(article.summary, '');
+  const field = (label: string, value: string | undefined) => {
+    if (value !== undefined && value !== '') lines.push(`${`${label}:`.padEnd(12)}${value}`);
+  };
+  field(
+    'Source',
+    article.mediaName !== undefined && article.media !== undefined && article.mediaName !== article.media
+      ? `${article.mediaName} (${article.media})`
+      : article.mediaLabel,
+  );
+  field('Published', article.publishedLocal);
+  field(article.categoryLabels.length === 1 ? 'Category' : 'Categories', article.categoryLabels.join(', '));
+  field('Status', article.status);
+  field('Link', article.url);
+  lines.push('', 'Why you got this:');
+  for (const match of view.matches) {
+    const description = match.description === undefined ? '' : `: ${match.description}`;
+    lines.push(`- Rule ${match.ruleId}${description}${match.urgent ? ' (urgent)' : ''}`);
+    if (match.reasons.length > 0) lines.push(`  Matched ${describeReasons(match)}`);
+  }
+  if (view.omittedMatches > 0) lines.push(`- ...and ${view.omittedMatches} more rules`);
+  lines.push(
+    '',
+    '--',
+    `You receive this alert as a subscriber of "${view.audience.label}" (audience ${view.audience.id}).`,
+    `To change which articles you get, ask your news-alerts administrators to update the rules of audience ${view.audience.id} (rule ids above), or to remove this address from the audience.`,
+    `Alert id: ${view.deliveryId}`,
+  );
+  return lines.join('\n');
+}
+
+/**
+ * One SMS: the headline, cut at a word, then the URL, within the audience's segment budget. The
+ * URL is never cut: if it alone needs more segments than allowed, it is sent alone.
+ */
+export function renderSmsBody(view: AlertView): string {
+  const { url } = view.article;
+  const maxSegments = view.audience.smsMaxSegments;
+  if (!fitsSms(url, maxSegments)) return url;
+  const withUrl = (headline: string) => (headline === '' ? url : `${headline} ${url}`);
+  const headline = toGsmFriendly(view.article.title);
+  const trimmed = trimToFit(
+    headline,
+    (candidate) => fitsSms(withUrl(candidate), maxSegments),
+    // "…" is not in GSM-7 and would halve the room in a Latin headline.
+    (prefix) => (isGsm7(withUrl(prefix)) ? '...' : '\u2026'),
+  );
+  return withUrl(trimmed);
+}
+
+/** The structured body as an object (see {@link AlertDocumentSchema}). */
+export function buildAlertDocument(view: AlertView): AlertDocument {
+  const { article } = view;
+  const why = view.matches
+    .slice(0, 3)
+    .map((match) => `\`${match.ruleId}\`${match.reasons.length > 0 ? ` (${describeReasons(match)})` : ''}`);
+  const moreRules = view.matches.length - 3 + view.omittedMatches;
+  if (moreRules > 0) why.push(`+${moreRules} more`);
+  const description = [
+    [article.mediaLabel === undefined ? undefined : `*${article.mediaLabel}*`, article.publishedLocal]
+      .filter((part) => part !== undefined)
+      .join(' · '),
+    truncateText(article.summary, 300),
+    article.url,
+    why.length > 0 ? `*Why:* ${why.join('; ')}` : '',
+  ]
+    .filter((line) => line !== '')
+    .join('\n');
+  const additionalContext: Record<string, string> = {
+    deliveryId: view.deliveryId,
+    audienceId: view.audience.id,
+    articleKey: article.key,
+    articleUrl: article.url,
+    publishedAt: article.publishedAtIso,
+    ruleIds: truncateText(view.ruleIds.join(','), 1000),
+  };
+  if (article.mediaLabel !== undefined) additionalContext.media = article.mediaLabel;
+  return {
+    version: '1.0',
+    source: 'custom',
+    id: view.deliveryId,
+    content: {
+      textType: 'client-markdown',
+      title: chatSafe(`${view.urgent ? '\u{1F6A8} ' : '\u{1F4F0} '}${truncateText(article.title, 250)}`),
+      description: chatSafe(description),
+      keywords: [...new Set(article.categoryNames.length > 0 ? article.categoryNames : article.categories)]
+        .slice(0, 5)
+        .map((keyword) => chatSafe(truncateText(keyword, 40))),
+    },
+    metadata: {
+      eventType: ALERT_EVENT_TYPE,
+      summary: chatSafe(truncateText(`[${view.audience.label}] ${article.title}`, 200)),
+      additionalContext,
+    },
+    newsAlerts: {
+      schemaVersion: ALERT_SCHEMA_VERSION,
+      deliveryId: view.deliveryId,
+      audienceId: view.audience.id,
+      audienceName: view.audience.name ?? null,
+      urgent: view.urgent,
+      article: {
+        key: article.key,
+        id: article.id ?? null,
+        title: article.title,
+        summary: article.summary,
+        url: article.url,
+        publishedAt: article.publishedAtIso,
+        categories: [...article.categories],
+        categoryNames: [...article.categoryNames],
+        media: article.media ?? null,
+        mediaName: article.mediaName ?? null,
+        status: article.status ?? null,
+      },
+      matches: view.matches.map((match) => ({
+        ruleId: match.ruleId,
+        description: match.description ?? null,
+        urgent: match.urgent,
+        reasons: match.reasons.map((reason) => ({ kind: reason.kind, term: reason.term })),
+        omittedReasons: match.omittedReasons,
+      })),
+      omittedMatches: view.omittedMatches,
+    },
+  };
+}
+
+/** The rendered text of every channel, before it is packed into the SNS document. */
+export interface ChannelBodies {
+  readonly subject: string;
+  readonly default: string;
+  readonly email: string;
+  readonly sms: string;
+  /** The structured JSON document, serialized (one string for every structured protocol). */
+  readonly structured: string;
+}
+
+/** Renders every channel from one view. */
+export function renderChannelBodies(view: AlertView): ChannelBodies {
+  return {
+    subject: renderSubject(view),
+    default: renderDefaultBody(view),
+    email: renderEmailBody(view),
+    sms: renderSmsBody(view),
+    structured: JSON.stringify(buildAlertDocument(view)),
+  };
+}
+
+/** UTF-8 size SNS counts for a message: the body plus its subject. */
+export const messageBytes = (body: string, subject = ''): number => utf8Bytes(body) + utf8Bytes(subject);
+
+/**
+ * The `MessageStructure: json` document: `default`, `email`, `sms` and the structured body under
+ * every structured protocol. SNS picks `doc[protocol] ?? doc.default` per subscription.
+ *
+ * @throws MessageTooLargeError when body plus subject exceed {@link SNS_MAX_MESSAGE_BYTES}.
+ */
+export function encodeMessageStructure(bodies: ChannelBodies): string {
+  const document: Record<MessageProtocolKey, string> = {
+    default: bodies.default,
+    email: bodies.email,
+    sms: bodies.sms,
+    https: bodies.structured,
+    http: bodies.structured,
+    sqs: bodies.structured,
+    lambda: bodies.structured,
+    'email-json': bodies.structured,
+    firehose: bodies.structured,
+  };
+  const body = JSON.stringify(document);
+  const bytes = messageBytes(body, bodies.subject);
+  if (bytes > SNS_MAX_MESSAGE_BYTES) {
+    throw new MessageTooLargeError('the rendered SNS message', bytes, SNS_MAX_MESSAGE_BYTES);
+  }
+  return body;
+}
+
+/**
+ * Renders one match for one audience: subject plus the `MessageStructure: json` body. Tries the
+ * standard rendering first and the more compact ones only when a message would exceed SNS's size
+ * limit, so no alert is lost to an unusually long rule list.
+ *
+ * @throws NotificationRenderError for a match of another audience or an article without URL/time.
+ * @throws MessageTooLargeError when even the minimal rendering is too large (an enormous URL).
+ */
+export function renderNotification(
+  match: AudienceMatch,
+  audience: Audience,
+  options: RenderOptions = {},
+): OutboundMessage {
+  let lastError: MessageTooLargeError | undefined;
+  for (const limits of VIEW_LIMITS) {
+    const bodies = renderChannelBodies(buildAlertView(match, audience, { ...options, limits }));
+    try {
+      return {
+        key: { audienceId: match.audienceId, articleKey: match.article.key },
+        topicArn: audience.topicArn,
+        subject: bodies.subject,
+        body: encodeMessageStructure(bodies),
+        ruleIds: match.rules.map((rule) => rule.ruleId),
+      };
+    } catch (error) {
+      if (!(error instanceof MessageTooLargeError)) throw error;
+      lastError = error;
+    }
+  }
+  throw new MessageTooLargeError(
+    `the notification for ${deliveryId({ audienceId: match.audienceId, articleKey: match.article.key })}`,
+    lastError?.bytes ?? 0,
+    SNS_MAX_MESSAGE_BYTES,
+    { cause: lastError },
+  );
+}
