@@ -1,0 +1,208 @@
+/**
+ * Renders one alert as a Slack incoming-webhook message: Block Kit for the channel, and a
+ * top-level `text` for notifications, screen readers and clients that cannot show blocks.
+ *
+ * Slack's limits (https://api.slack.com/reference/block-kit/blocks): a header's plain text holds
+ * at most 150 characters, a section's text 3,000, a context block 10 elements. Every text here is
+ * cut to fit at a grapheme boundary (never inside an emoji or a Hangul syllable), measured in
+ * UTF-16 code units, which is never less than what Slack counts. Pure: no clock, no I/O.
+ */
+import type { Alert, AlertMatch } from './message.ts';
+
+/** Slack's limit for a header block's text. */
+export const HEADER_MAX = 150;
+/** Slack's limit for a section block's text (and what the fallback `text` is kept to). */
+export const SECTION_MAX = 3000;
+/** Kept well under Slack's limit so a context line stays one line. */
+const CONTEXT_ELEMENT_MAX = 300;
+/** Rules listed under "Why you got this" before "+N more". */
+const MAX_LISTED_RULES = 10;
+
+/** A Block Kit text object. */
+export interface TextObject {
+  readonly type: 'plain_text' | 'mrkdwn';
+  readonly text: string;
+  readonly emoji?: boolean;
+}
+
+/** The blocks this relay uses. */
+export type Block =
+  | { readonly type: 'header'; readonly text: TextObject }
+  | { readonly type: 'section'; readonly text: TextObject }
+  | { readonly type: 'context'; readonly elements: readonly TextObject[] }
+  | { readonly type: 'divider' };
+
+/** The JSON body posted to the incoming webhook. */
+export interface SlackMessage {
+  readonly text: string;
+  readonly blocks: readonly Block[];
+  readonly unfurl_links: boolean;
+  readonly unfurl_media: boolean;
+}
+
+const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+
+/** Cuts `value` to at most `max` UTF-16 code units at a grapheme boundary, with an ellipsis when cut. */
+export function clip(value: string, max: number): string {
+  if (value.length <= max) return value;
+  const room = max - 1;
+  let end = 0;
+  for (const { index, segment } of graphemes.segment(value.slice(0, room + 16))) {
+    if (index + segment.length > room) break;
+    end = index + segment.length;
+  }
+  return `${value.slice(0, end).trimEnd()}\u2026`;
+}
+
+/** One line: control characters and runs of whitespace become one space. */
+const oneLine = (value: string): string => value.replace(/[\s\p{Cc}]+/gu, ' ').trim();
+
+/**
+ * Slack's mrkdwn treats `&`, `<` and `>` as markup (`<!channel>` would ping everyone): escape
+ * them in every piece of text that comes from the provider or from ops.
+ */
+export const escapeMrkdwn = (value: string): string =>
+  value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+/** `escapeMrkdwn` applied after clipping so the escaped text still fits `max`. */
+function clipEscaped(value: string, max: number): string {
+  let limit = max;
+  for (;;) {
+    const escaped = escapeMrkdwn(clip(value, limit));
+    if (escaped.length <= max) return escaped;
+    if (limit <= 1) return '';
+    // Each escape adds at most 4 units; shrinking by the overflow converges in a few rounds.
+    limit = Math.max(1, limit - (escaped.length - max));
+  }
+}
+
+/**
+ * The URL for a `<url|label>` link, or undefined when it is not http(s). Characters that would end
+ * the link markup early are percent-encoded (WHATWG serialization leaves `|` alone).
+ */
+export function linkTarget(url: string): string | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(url.trim());
+  } catch {
+    return undefined;
+  }
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') return undefined;
+  return parsed.href.replace(/\|/g, '%7C').replace(/</g, '%3C').replace(/>/g, '%3E');
+}
+
+/** A link whose label is escaped and, like the whole text, kept within `max`. */
+function link(url: string, label: string, max: number): string {
+  const target = linkTarget(url);
+  if (target === undefined) return clipEscaped(`${label}: ${url}`, max);
+  // `|` ends the URL part; in the label it is shown literally only when escaped as a lookalike.
+  const room = max - target.length - 3;
+  return room > 0 ? `<${target}|${clipEscaped(label.replace(/\|/g, '\u2223'), room)}>` : clipEscaped(url, max);
+}
+
+/** `<!date^…>` renders in each reader's own time zone; the fallback is the ISO instant. */
+function slackDate(iso: string): string {
+  const epochMs = Date.parse(iso);
+  if (Number.isNaN(epochMs)) return escapeMrkdwn(clip(oneLine(iso), 40));
+  const seconds = Math.floor(epochMs / 1000);
+  return `<!date^${seconds}^{date_short_pretty} {time}|${new Date(epochMs).toISOString()}>`;
+}
+
+function categoryLabels(alert: Alert): string[] {
+  const { categories, categoryNames } = alert.article;
+  if (categoryNames.length > 0 && categoryNames.length === categories.length) {
+    return categories.map((code, index) => {
+      const name = categoryNames[index] ?? '';
+      return name === '' || name === code ? code : `${name} (${code})`;
+    });
+  }
+  return categoryNames.length > 0 ? [...categoryNames] : [...categories];
+}
+
+function describeReason(reason: { kind: string; term: string }): string {
+  const term = oneLine(reason.term);
+  switch (reason.kind) {
+    case 'keyword':
+      return `keyword “${term}”`;
+    case 'all':
+      return 'every article (match-all rule)';
+    default:
+      return `${reason.kind} ${term}`;
+  }
+}
+
+function describeMatch(match: AlertMatch): string {
+  const description = match.description ? ` — ${oneLine(match.description)}` : '';
+  const reasons = match.reasons.map(describeReason);
+  if (match.omittedReasons > 0) reasons.push(`+${match.omittedReasons} more`);
+  const why = reasons.length > 0 ? `: ${reasons.join(', ')}` : '';
+  return `${match.urgent ? 'urgent ' : ''}rule ${match.ruleId}${description}${why}`;
+}
+
+/** The "Why you got this" section: one bullet per rule, within the section limit. */
+function whySection(alert: Alert): string | undefined {
+  if (alert.matches.length === 0) return undefined;
+  const heading = '*Why you got this*';
+  const listed = alert.matches.slice(0, MAX_LISTED_RULES);
+  const more = alert.matches.length - listed.length + alert.omittedMatches;
+  const footer = more > 0 ? `\n…and ${more} more rule(s)` : '';
+  const perLine = Math.floor((SECTION_MAX - heading.length - footer.length) / listed.length) - 3;
+  const lines = listed.map((match) => `• ${clipEscaped(describeMatch(match), perLine)}`);
+  return `${heading}\n${lines.join('\n')}${footer}`;
+}
+
+/** Builds the webhook body for one alert. */
+export function renderSlackMessage(alert: Alert): SlackMessage {
+  const { article } = alert;
+  const title = oneLine(article.title) || '(untitled article)';
+  const icon = alert.urgent ? '\u{1F6A8}' : '\u{1F4F0}';
+  const media = oneLine(article.mediaName ?? article.media ?? '');
+  const summary = oneLine(article.summary);
+  const header = clip(`${icon} ${title}`, HEADER_MAX);
+  const headerCut = header !== `${icon} ${title}`;
+
+  // The header may have cut the headline: the linked headline below always carries all of it
+  // that fits, then the summary fills what is left of the section.
+  const linkLabel = headerCut ? title : media ? `Read the article on ${media}` : 'Read the article';
+  const linked = `*${link(article.url, linkLabel, SECTION_MAX - 2)}*`;
+  const summaryRoom = SECTION_MAX - linked.length - 2;
+  const body = summary && summaryRoom > 20 ? `${clipEscaped(summary, summaryRoom)}\n\n${linked}` : linked;
+
+  const context: TextObject[] = [];
+  if (media) context.push({ type: 'mrkdwn', text: `*${clipEscaped(media, CONTEXT_ELEMENT_MAX - 2)}*` });
+  context.push({ type: 'mrkdwn', text: slackDate(article.publishedAt) });
+  const categories = categoryLabels(alert).map(oneLine).filter(Boolean);
+  if (categories.length > 0) {
+    context.push({ type: 'mrkdwn', text: clipEscaped(categories.join(', '), CONTEXT_ELEMENT_MAX) });
+  }
+  if (article.status) context.push({ type: 'mrkdwn', text: clipEscaped(oneLine(article.status), 100) });
+
+  const blocks: Block[] = [
+    { type: 'header', text: { type: 'plain_text', text: header, emoji: true } },
+    { type: 'section', text: { type: 'mrkdwn', text: body } },
+    { type: 'context', elements: context },
+  ];
+  const why = whySection(alert);
+  if (why !== undefined) blocks.push({ type: 'section', text: { type: 'mrkdwn', text: why } });
+  const audience = oneLine(alert.audienceName ?? '') || alert.audienceId;
+  blocks.push({
+    type: 'context',
+    elements: [
+      {
+        type: 'mrkdwn',
+        text: clipEscaped(`news-alerts · ${audience} · alert ${alert.deliveryId}`, CONTEXT_ELEMENT_MAX),
+      },
+    ],
+  });
+
+  // Notifications show this text: headline first, then where it is from and the link.
+  const suffix = escapeMrkdwn(
+    `${media ? ` (${clip(media, 100)})` : ''} ${linkTarget(article.url) ?? oneLine(article.url)}`,
+  );
+  const titleRoom = SECTION_MAX - icon.length - 1 - suffix.length;
+  const text =
+    titleRoom >= 20
+      ? `${icon} ${clipEscaped(title, titleRoom)}${suffix}`
+      : `${icon} ${clipEscaped(title, SECTION_MAX - icon.length - 1)}`;
+  return { text, blocks, unfurl_links: false, unfurl_media: false };
+}

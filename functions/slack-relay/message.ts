@@ -1,0 +1,106 @@
+/**
+ * What the relay reads from an SNS Lambda delivery: the event envelope and, inside it, the
+ * structured alert document the alert function publishes under the `lambda` protocol key
+ * (functions/core/render.ts). Parsed leniently, as that document's contract asks of consumers:
+ * unknown fields are ignored and optional ones default, so a newer publisher keeps working with
+ * this relay; only a different `schemaVersion` is refused.
+ */
+import { z } from 'zod';
+import { describeIssues } from '#core/model';
+import { SlackMessageError } from './errors.ts';
+
+/** `newsAlerts.schemaVersion` this relay renders. */
+export const SUPPORTED_SCHEMA_VERSION = 1;
+
+const SnsRecordSchema = z.object({
+  EventSource: z.string().optional(),
+  Sns: z.object({
+    MessageId: z.string(),
+    TopicArn: z.string(),
+    Message: z.string(),
+  }),
+});
+
+/** The part of an SNS → Lambda event the relay uses. */
+export const SnsEventSchema = z.object({ Records: z.array(SnsRecordSchema).min(1) });
+/** One SNS record. */
+export type SnsRecord = z.output<typeof SnsRecordSchema>;
+
+const text = z.string().nullish();
+
+const ReasonSchema = z.object({ kind: z.string(), term: z.string() });
+
+const MatchSchema = z.object({
+  ruleId: z.string(),
+  description: text,
+  urgent: z.boolean().default(false),
+  reasons: z.array(ReasonSchema).default([]),
+  omittedReasons: z.number().int().nonnegative().default(0),
+});
+
+/** The `newsAlerts` part of the structured alert document. */
+export const AlertSchema = z.object({
+  schemaVersion: z.number().int(),
+  deliveryId: z.string().min(1),
+  audienceId: z.string().min(1),
+  audienceName: text,
+  urgent: z.boolean().default(false),
+  article: z.object({
+    title: z.string(),
+    summary: z.string().default(''),
+    url: z.string().min(1),
+    publishedAt: z.string(),
+    categories: z.array(z.string()).default([]),
+    categoryNames: z.array(z.string()).default([]),
+    media: text,
+    mediaName: text,
+    status: text,
+  }),
+  matches: z.array(MatchSchema).default([]),
+  omittedMatches: z.number().int().nonnegative().default(0),
+});
+/** One alert as the relay renders it. */
+export type Alert = z.output<typeof AlertSchema>;
+/** One matching rule of an alert. */
+export type AlertMatch = z.output<typeof MatchSchema>;
+
+/**
+ * Parses the SNS message body into an alert.
+ * @throws SlackMessageError when the body is not JSON, lacks the `newsAlerts` part, or has another schema version
+ */
+export function parseAlertMessage(body: string): Alert {
+  let document: unknown;
+  try {
+    document = JSON.parse(body);
+  } catch (error) {
+    throw new SlackMessageError(
+      'the SNS message is not JSON; is the topic publishing with MessageStructure json and a `lambda` key?',
+      { cause: error },
+    );
+  }
+  const envelope = z.object({ newsAlerts: z.unknown() }).safeParse(document);
+  if (!envelope.success || envelope.data.newsAlerts === undefined) {
+    throw new SlackMessageError('the SNS message has no `newsAlerts` part; it was not published by news-alerts');
+  }
+  const parsed = AlertSchema.safeParse(envelope.data.newsAlerts);
+  if (!parsed.success) {
+    throw new SlackMessageError(`the alert does not fit the expected shape: ${describeIssues(parsed.error)}`);
+  }
+  if (parsed.data.schemaVersion !== SUPPORTED_SCHEMA_VERSION) {
+    throw new SlackMessageError(
+      `the alert has schemaVersion ${parsed.data.schemaVersion}; this relay renders version ${SUPPORTED_SCHEMA_VERSION} (deploy the matching relay)`,
+    );
+  }
+  return parsed.data;
+}
+
+/**
+ * The audience a topic belongs to, from its name `<prefix>-audience-<audienceId>`; undefined when
+ * the topic does not follow the naming.
+ */
+export function audienceOfTopic(topicArn: string, topicNamePrefix: string): string | undefined {
+  const name = topicArn.slice(topicArn.lastIndexOf(':') + 1);
+  if (!name.startsWith(topicNamePrefix)) return undefined;
+  const audienceId = name.slice(topicNamePrefix.length);
+  return audienceId === '' ? undefined : audienceId;
+}

@@ -1,0 +1,158 @@
+/**
+ * The two outside things the relay talks to: Secrets Manager for each audience's incoming-webhook
+ * URL, and Slack itself over HTTPS (undici). The URL is a bearer credential (anyone holding it can
+ * post to the channel), so it is never logged, never put in an error message, and scrubbed from
+ * whatever undici reports.
+ */
+import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
+import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { type Dispatcher, request } from 'undici';
+import { SlackWebhookConfigError } from './errors.ts';
+
+/** Where an audience's webhook URL is kept. */
+export interface WebhookSource {
+  /**
+   * The audience's webhook URL and the secret it came from. Cached; `forceRefresh` reads the
+   * secret again (after Slack refused the cached URL, in case ops replaced it).
+   * @throws SlackWebhookConfigError when the secret is missing, empty or not an https:// URL
+   */
+  webhook(audienceId: string, options?: { forceRefresh?: boolean }): Promise<{ url: string; secretId: string }>;
+}
+
+/** Options of {@link SecretsManagerWebhooks}. */
+export interface SecretsManagerWebhooksOptions {
+  readonly client: SecretsManagerClient;
+  /** Secret ids of audiences whose secret does not follow the naming convention. */
+  readonly explicitSecrets: Readonly<Record<string, string>>;
+  /** Secret name of every other audience: this prefix plus the audience id. */
+  readonly secretNamePrefix: string;
+  readonly maxAgeSeconds: number;
+}
+
+/** JSON keys accepted when the secret is a JSON object instead of the bare URL. */
+const jsonKeys = ['webhookUrl', 'webhook_url', 'url'] as const;
+
+/** Webhook URLs from Secrets Manager through Powertools Parameters (in-memory cache with a max age). */
+export class SecretsManagerWebhooks implements WebhookSource {
+  readonly #provider: SecretsProvider;
+  readonly #options: SecretsManagerWebhooksOptions;
+
+  constructor(options: SecretsManagerWebhooksOptions) {
+    this.#provider = new SecretsProvider({ awsSdkV3Client: options.client });
+    this.#options = options;
+  }
+
+  /** The secret that holds an audience's webhook URL. */
+  secretIdOf(audienceId: string): string {
+    return this.#options.explicitSecrets[audienceId] ?? `${this.#options.secretNamePrefix}${audienceId}`;
+  }
+
+  async webhook(
+    audienceId: string,
+    options: { forceRefresh?: boolean } = {},
+  ): Promise<{ url: string; secretId: string }> {
+    const secretId = this.secretIdOf(audienceId);
+    let value: unknown;
+    try {
+      value = await this.#provider.get(secretId, {
+        maxAge: this.#options.maxAgeSeconds,
+        forceFetch: options.forceRefresh ?? false,
+      });
+    } catch (error) {
+      // The SDK's message names the secret, never its value.
+      throw new SlackWebhookConfigError(
+        `could not read the Slack webhook of audience "${audienceId}" from secret "${secretId}": ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+    const url = typeof value === 'string' ? extractUrl(value) : undefined;
+    if (url === undefined) {
+      throw new SlackWebhookConfigError(
+        `secret "${secretId}" holds no webhook URL for audience "${audienceId}"; put the incoming-webhook URL (https://hooks.slack.com/services/…) as the secret string`,
+      );
+    }
+    if (!url.startsWith('https://')) {
+      throw new SlackWebhookConfigError(`secret "${secretId}" must hold an https:// incoming-webhook URL`);
+    }
+    return { url, secretId };
+  }
+}
+
+function extractUrl(secretString: string): string | undefined {
+  const trimmed = secretString.trim();
+  if (trimmed.startsWith('{')) {
+    try {
+      const parsed = JSON.parse(trimmed) as Record<string, unknown>;
+      for (const key of jsonKeys) {
+        const candidate = parsed[key];
+        if (typeof candidate === 'string' && candidate.trim() !== '') return candidate.trim();
+      }
+      return undefined;
+    } catch {
+      return undefined;
+    }
+  }
+  return trimmed === '' ? undefined : trimmed;
+}
+
+/** Slack's answer to one post. */
+export interface WebhookResponse {
+  readonly status: number;
+  readonly retryAfter?: string | undefined;
+  /** Slack's short error code (`invalid_payload`, `channel_is_archived`, …), trimmed. */
+  readonly detail: string;
+}
+
+/** Posts a JSON body to a webhook. */
+export interface WebhookPoster {
+  /** Resolves with any HTTP answer; rejects only when no answer came (network, TLS, timeout). */
+  post(url: string, body: string): Promise<WebhookResponse>;
+}
+
+/** Replaces the webhook URL, and its secret path alone, wherever they occur in `text`. */
+export function redactWebhook(text: string, url: string): string {
+  let redacted = text.split(url).join('[webhook]');
+  try {
+    const { pathname, search } = new URL(url);
+    if (pathname.length > 1) redacted = redacted.split(`${pathname}${search}`).join('[webhook]');
+    if (pathname.length > 1) redacted = redacted.split(pathname).join('[webhook]');
+  } catch {
+    // not a URL: the whole-string replacement above is all there is
+  }
+  return redacted;
+}
+
+/** Options of {@link UndiciWebhookPoster}. */
+export interface UndiciWebhookPosterOptions {
+  /** Connection pool to use; tests pass one that trusts the local CA. */
+  readonly dispatcher?: Dispatcher | undefined;
+  readonly timeoutMs: number;
+}
+
+/** Posts with undici (keep-alive pool; connect, header and body timeouts). */
+export class UndiciWebhookPoster implements WebhookPoster {
+  readonly #options: UndiciWebhookPosterOptions;
+
+  constructor(options: UndiciWebhookPosterOptions) {
+    this.#options = options;
+  }
+
+  async post(url: string, body: string): Promise<WebhookResponse> {
+    const response = await request(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json; charset=utf-8' },
+      body,
+      headersTimeout: this.#options.timeoutMs,
+      bodyTimeout: this.#options.timeoutMs,
+      signal: AbortSignal.timeout(this.#options.timeoutMs),
+      ...(this.#options.dispatcher ? { dispatcher: this.#options.dispatcher } : {}),
+    });
+    // Read the (short) body in full so the connection goes back to the pool.
+    const text = await response.body.text();
+    const retryAfter = response.headers['retry-after'];
+    return {
+      status: response.statusCode,
+      retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter,
+      detail: redactWebhook(text.trim().slice(0, 200), url),
+    };
+  }
+}

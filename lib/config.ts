@@ -1,0 +1,420 @@
+/**
+ * The stack's configuration: read from CDK context (`cdk.json`, or `-c key=value` on the command
+ * line), validated with zod, and turned into typed props. A bad value fails `cdk synth` with a
+ * message that names the context key and says what to fix, so a wrong setting never reaches an
+ * account. Every option, its default and its meaning is listed in `stackOptions`; docs/deploy.md
+ * documents the same list and a test keeps the two in step.
+ */
+import { z } from 'zod';
+import { alertRunEnvironment } from '#alert-run/config';
+import { describeIssues } from '#core/model';
+import { ResponseMappingOverrideSchema } from '#provider/response-mapping';
+
+/** A configuration value is invalid; the message names the context key. */
+export class StackConfigError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'StackConfigError';
+  }
+}
+
+/** The base URL shipped in cdk.json: synth works with it, a deploy with it warns. */
+export const PLACEHOLDER_BASE_URL = 'https://news-api.example.com';
+
+/** Retention periods CloudWatch Logs accepts, in days. */
+export const LOG_RETENTION_DAYS = [
+  1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653,
+] as const;
+
+/**
+ * Environment variables of the alert function the stack sets itself; `alertEnvironmentOverrides`
+ * may not touch them because the stack derives them from other options or from resources.
+ */
+export const STACK_MANAGED_VARIABLES = [
+  'NEWS_API_BASE_URL',
+  'NEWS_API_KEY_SECRET_ID',
+  'NEWS_API_PAGE_SIZE',
+  'NEWS_API_TIME_ZONE',
+  'NEWS_API_PAGINATION',
+  'NEWS_API_CURSOR_METHOD_VALUE',
+  'NEWS_API_CURSOR_FIELD',
+  'NEWS_API_RESPONSE_MAPPING',
+  'RULES_TABLE_NAME',
+  'AUDIENCES_TABLE_NAME',
+  'STATE_TABLE_NAME',
+  'LATE_ARRIVAL_MINUTES',
+  'LEDGER_RETENTION_DAYS',
+  'LEASE_SECONDS',
+] as const;
+
+// --- Building blocks ------------------------------------------------------------------------------
+
+const show = (value: unknown): string => {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 80 ? `${text.slice(0, 79)}…` : text;
+};
+
+/** `-c key=value` always yields strings: numbers, booleans and JSON are accepted in string form too. */
+const fromJsonString = (value: unknown): unknown => {
+  if (typeof value !== 'string') return value;
+  const trimmed = value.trim();
+  if (trimmed === '' || trimmed === 'null') return null;
+  if (/^[[{]/.test(trimmed)) {
+    try {
+      return JSON.parse(trimmed);
+    } catch {
+      return value;
+    }
+  }
+  return value;
+};
+
+const wholeNumber = (min: number, max: number, fallback: number) =>
+  z.preprocess(
+    (value) => (typeof value === 'string' && /^\s*-?\d+\s*$/.test(value) ? Number(value) : value),
+    z
+      .number({ error: (issue) => `must be a whole number from ${min} to ${max}; got ${show(issue.input)}` })
+      .int(`must be a whole number from ${min} to ${max}`)
+      .min(min, `must be at least ${min}`)
+      .max(max, `must be at most ${max}`)
+      .default(fallback),
+  );
+
+const nullable = <T extends z.ZodType>(schema: T) =>
+  z.preprocess((value) => (value === '' || value === 'null' ? null : value), schema.nullable().default(null));
+
+const timeZone = (fallback: string) =>
+  z
+    .string({ error: 'must be an IANA time zone such as "UTC" or "Asia/Seoul"' })
+    .trim()
+    .refine(
+      (value) => {
+        try {
+          new Intl.DateTimeFormat('en-US', { timeZone: value });
+          return true;
+        } catch {
+          return false;
+        }
+      },
+      { error: (issue) => `must be an IANA time zone such as "UTC" or "Asia/Seoul"; got ${show(issue.input)}` },
+    )
+    .default(fallback);
+
+const httpsUrl = (what: string) =>
+  z
+    .string({ error: `must be an https:// URL (${what})` })
+    .trim()
+    .superRefine((value, ctx) => {
+      let url: URL;
+      try {
+        url = new URL(value);
+      } catch {
+        ctx.addIssue({ code: 'custom', message: `is not a URL; got ${show(value)}` });
+        return;
+      }
+      if (url.protocol !== 'https:') {
+        ctx.addIssue({ code: 'custom', message: `must use https:// (${what}); got ${show(value)}` });
+      } else if (url.username || url.password) {
+        ctx.addIssue({ code: 'custom', message: 'must not carry credentials' });
+      }
+    });
+
+const secretArn = z
+  .string()
+  .trim()
+  .regex(
+    /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+$/,
+    'must be a Secrets Manager secret ARN (arn:aws:secretsmanager:<region>:<account>:secret:<name>-<6 chars>)',
+  );
+
+const kmsKeyArn = z
+  .string()
+  .trim()
+  .regex(/^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/[A-Za-z0-9-]+$/, 'must be a KMS key ARN (arn:aws:kms:…:key/…)');
+
+/** Audience ids become part of an SNS topic name, which allows only letters, digits, `-` and `_`. */
+const audienceId = z
+  .string({ error: 'audienceId is required' })
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/,
+    'must be 1-128 letters, digits, "-" or "_" (it becomes part of the SNS topic name)',
+  );
+
+const email = z
+  .string()
+  .trim()
+  .regex(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, 'must be an email address');
+
+/** E.164, which is what SNS SMS subscriptions take. */
+const phoneNumber = z
+  .string()
+  .trim()
+  .regex(/^\+[1-9]\d{6,14}$/, 'must be a phone number in E.164 form, e.g. +821012345678');
+
+const httpsEndpoint = z.preprocess(
+  (value) => (typeof value === 'string' ? { url: value } : value),
+  z.strictObject({
+    url: httpsUrl('SNS posts alerts to it; plain http would send them in clear text'),
+    /** Deliver the structured JSON body itself instead of the SNS envelope around it. */
+    rawMessageDelivery: z.boolean().default(false),
+  }),
+);
+
+/** An audience declared in configuration: the stack creates its topic and subscriptions. */
+const AudienceConfigSchema = z.strictObject({
+  audienceId,
+  emails: z.array(email).max(100).default([]),
+  phoneNumbers: z.array(phoneNumber).max(100).default([]),
+  httpsEndpoints: z.array(httpsEndpoint).max(100).default([]),
+  /**
+   * Slack through the relay function. `{}` creates an empty secret `<prefix>/slack/<audienceId>`
+   * for the incoming-webhook URL; `{"webhookSecretArn": "…"}` uses an existing secret.
+   */
+  slack: z.strictObject({ webhookSecretArn: secretArn.optional() }).optional(),
+});
+
+const paginationSchema = z
+  .discriminatedUnion(
+    'method',
+    [
+      z.strictObject({ method: z.literal('PAGE') }),
+      z.strictObject({
+        method: z.literal('CURSOR'),
+        methodValue: z.string().trim().min(1).default('CURSOR'),
+        cursorField: z
+          .string()
+          .trim()
+          .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a plain JSON field name such as "cursor"')
+          .default('cursor'),
+      }),
+    ],
+    { error: 'must be {"method":"PAGE"} or {"method":"CURSOR","methodValue":"…","cursorField":"…"}' },
+  )
+  .default({ method: 'PAGE' });
+
+const overridableVariables = new Set(
+  alertRunEnvironment
+    .map((variable) => variable.name)
+    .filter((name) => !(STACK_MANAGED_VARIABLES as readonly string[]).includes(name)),
+);
+
+// --- The schema -----------------------------------------------------------------------------------
+
+/**
+ * Every context key the stack reads. Keys are top level so that `-c key=value` can override any
+ * of them for one deploy.
+ */
+export const StackConfigSchema = z
+  .object({
+    /** CloudFormation stack name. */
+    stackName: z
+      .string()
+      .regex(/^[A-Za-z][A-Za-z0-9-]{0,127}$/, 'must be a CloudFormation stack name (letters, digits, "-")')
+      .default('NewsAlerts'),
+    /** Prefix of the names other tools must predict: audience topics and Slack secrets. */
+    resourcePrefix: z
+      .string()
+      .regex(/^[a-z][a-z0-9-]{0,31}$/, 'must be 1-32 lower-case letters, digits or "-", starting with a letter')
+      .default('news-alerts'),
+    newsApiBaseUrl: httpsUrl('the provider only allows HTTPS').default(PLACEHOLDER_BASE_URL),
+    /** Existing secret with the API key; null creates an empty one. */
+    apiKeySecretArn: nullable(secretArn),
+    /** Customer key the existing secret is encrypted with (only with apiKeySecretArn). */
+    apiKeySecretKmsKeyArn: nullable(kmsKeyArn),
+    scheduleExpression: z
+      .string()
+      .trim()
+      .regex(
+        /^(rate\(\d+ (minute|minutes|hour|hours|day|days)\)|cron\(\S+ \S+ \S+ \S+ \S+ \S+\))$/,
+        'must be an EventBridge Scheduler expression such as "rate(5 minutes)" or "cron(0/10 * * * ? *)"',
+      )
+      .default('rate(5 minutes)'),
+    scheduleTimeZone: timeZone('UTC'),
+    /** Required for cron expressions: how often the schedule fires, for the "no successful run" alarm. */
+    scheduleIntervalMinutes: nullable(wholeNumber(1, 1440, 5)),
+    /** 0 turns the flexible window off. */
+    flexibleWindowMinutes: wholeNumber(0, 1440, 1),
+    schedulerRetryAttempts: wholeNumber(0, 185, 3),
+    newsApiPageSize: wholeNumber(1, 1000, 100),
+    newsApiTimeZone: timeZone('UTC'),
+    newsApiPagination: z.preprocess(fromJsonString, paginationSchema),
+    newsApiResponseMapping: z.preprocess(fromJsonString, ResponseMappingOverrideSchema.default({})),
+    memorySize: wholeNumber(128, 10_240, 512),
+    timeoutSeconds: wholeNumber(30, 900, 300),
+    lateArrivalMinutes: wholeNumber(0, 7 * 24 * 60, 60),
+    ledgerRetentionDays: wholeNumber(2, 365, 14),
+    logRetentionDays: z.preprocess(
+      (value) => (typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value),
+      z
+        .number()
+        .refine((value) => (LOG_RETENTION_DAYS as readonly number[]).includes(value), {
+          error: `must be one of the retention periods CloudWatch Logs accepts: ${LOG_RETENTION_DAYS.join(', ')}`,
+        })
+        .default(90),
+    ),
+    removalPolicy: z.enum(['retain', 'destroy'], { error: 'must be "retain" or "destroy"' }).default('retain'),
+    tableEncryption: z
+      .enum(['aws-managed', 'customer-managed'], { error: 'must be "aws-managed" or "customer-managed"' })
+      .default('aws-managed'),
+    alarmEmail: nullable(email),
+    noSuccessfulRunIntervals: wholeNumber(1, 288, 3),
+    watermarkLagAlarmMinutes: wholeNumber(5, 7 * 24 * 60, 60),
+    /** Reserved concurrency of the Slack relay; 0 leaves it unreserved. */
+    slackRelayConcurrency: wholeNumber(0, 100, 2),
+    audiences: z.preprocess(fromJsonString, z.array(AudienceConfigSchema).max(100).default([])),
+    alertEnvironmentOverrides: z.preprocess(
+      fromJsonString,
+      z
+        .record(z.string(), z.union([z.string(), z.number()]).transform(String))
+        .superRefine((overrides, ctx) => {
+          for (const name of Object.keys(overrides)) {
+            if (!overridableVariables.has(name)) {
+              ctx.addIssue({
+                code: 'custom',
+                path: [name],
+                message: (STACK_MANAGED_VARIABLES as readonly string[]).includes(name)
+                  ? 'is set by the stack from its own option; change that option instead'
+                  : `is not a variable of the alert function; known: ${[...overridableVariables].join(', ')}`,
+              });
+            }
+          }
+        })
+        .default({}),
+    ),
+  })
+  .superRefine((config, ctx) => {
+    const seen = new Set<string>();
+    for (const [index, audience] of config.audiences.entries()) {
+      if (seen.has(audience.audienceId)) {
+        ctx.addIssue({ code: 'custom', path: ['audiences', index, 'audienceId'], message: 'is declared twice' });
+      }
+      seen.add(audience.audienceId);
+      const topicName = audienceTopicName(config.resourcePrefix, audience.audienceId);
+      if (topicName.length > 256) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['audiences', index, 'audienceId'],
+          message: `makes the topic name "${topicName.slice(0, 40)}…" longer than SNS allows (256)`,
+        });
+      }
+    }
+    if (config.apiKeySecretKmsKeyArn !== null && config.apiKeySecretArn === null) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['apiKeySecretKmsKeyArn'],
+        message: 'only applies to an existing secret; set apiKeySecretArn too, or remove it',
+      });
+    }
+    if (config.ledgerRetentionDays * 24 * 60 <= config.lateArrivalMinutes + 2 * 24 * 60) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['ledgerRetentionDays'],
+        message: 'must cover the re-read overlap (lateArrivalMinutes plus two provider days), or alerts are sent twice',
+      });
+    }
+    const interval = config.scheduleIntervalMinutes ?? rateMinutes(config.scheduleExpression);
+    if (interval === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['scheduleIntervalMinutes'],
+        message: 'is required with a cron() schedule: how many minutes apart the runs are (for the no-run alarm)',
+      });
+      return;
+    }
+    if (interval > 1440) {
+      ctx.addIssue({ code: 'custom', path: ['scheduleExpression'], message: 'must fire at least once a day' });
+      return;
+    }
+    const window = interval * config.noSuccessfulRunIntervals;
+    // Runs drift by up to the flexible window, so the alarm window must hold a whole gap between runs.
+    if (window < interval + config.flexibleWindowMinutes + 1) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['noSuccessfulRunIntervals'],
+        message: `${config.noSuccessfulRunIntervals} interval(s) of ${interval} min is shorter than the longest healthy gap between runs (interval + flexibleWindowMinutes); raise it`,
+      });
+    }
+    if (window > 1440) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['noSuccessfulRunIntervals'],
+        message: `${config.noSuccessfulRunIntervals} x ${interval} min exceeds the one-day limit of a CloudWatch alarm window`,
+      });
+    }
+    if (config.flexibleWindowMinutes >= interval) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['flexibleWindowMinutes'],
+        message: `must be shorter than the schedule interval (${interval} min), or runs can bunch up`,
+      });
+    }
+  });
+
+/** The options as written in cdk.json (defaults not yet applied). */
+export type StackConfigInput = z.input<typeof StackConfigSchema>;
+type ParsedConfig = z.output<typeof StackConfigSchema>;
+
+/** One audience declared in configuration. */
+export type AudienceConfig = z.output<typeof AudienceConfigSchema>;
+
+/** Validated stack configuration, with values derived from the options. */
+export interface StackConfig extends ParsedConfig {
+  /** Minutes between scheduled runs (from `rate()` or `scheduleIntervalMinutes`). */
+  readonly intervalMinutes: number;
+  /** Run lease: longer than the function timeout, so a timed-out run's lease expires on its own. */
+  readonly leaseSeconds: number;
+  /** True while newsApiBaseUrl is the shipped placeholder. */
+  readonly usesPlaceholderBaseUrl: boolean;
+}
+
+/** The topic of an audience: `<prefix>-audience-<audienceId>` (the CLI names its topics the same way). */
+export function audienceTopicName(prefix: string, id: string): string {
+  return `${prefix}-audience-${id}`;
+}
+
+/** Minutes between runs of a `rate()` expression; undefined for `cron()`. */
+export function rateMinutes(expression: string): number | undefined {
+  const match = /^rate\((\d+) (minute|minutes|hour|hours|day|days)\)$/.exec(expression);
+  if (!match) return undefined;
+  const amount = Number(match[1]);
+  const unit = match[2] ?? 'minutes';
+  return unit.startsWith('minute') ? amount : unit.startsWith('hour') ? amount * 60 : amount * 1440;
+}
+
+/** Every option the stack reads, in documentation order. */
+export const stackOptions: readonly string[] = Object.keys(StackConfigSchema.shape);
+
+/**
+ * Validates the context values (only the keys in `stackOptions` are read; CDK's own keys are
+ * ignored) and derives the rest.
+ *
+ * @throws StackConfigError naming every bad context key and what to fix
+ */
+export function parseStackConfig(context: Readonly<Record<string, unknown>>): StackConfig {
+  const input: Record<string, unknown> = {};
+  for (const key of stackOptions) {
+    if (context[key] !== undefined) input[key] = context[key];
+  }
+  const result = StackConfigSchema.safeParse(input);
+  if (!result.success) {
+    throw new StackConfigError(
+      `invalid news-alerts configuration (cdk.json "context", or -c key=value): ${describeIssues(result.error)}`,
+      { cause: result.error },
+    );
+  }
+  const config = result.data;
+  const intervalMinutes = config.scheduleIntervalMinutes ?? rateMinutes(config.scheduleExpression) ?? 5;
+  return {
+    ...config,
+    intervalMinutes,
+    leaseSeconds: config.timeoutSeconds + 60,
+    usesPlaceholderBaseUrl: config.newsApiBaseUrl === PLACEHOLDER_BASE_URL,
+  };
+}
+
+/** Reads the stack configuration from a construct's context (the app's, in practice). */
+export function stackConfigFromContext(tryGetContext: (key: string) => unknown): StackConfig {
+  const context: Record<string, unknown> = {};
+  for (const key of stackOptions) context[key] = tryGetContext(key);
+  return parseStackConfig(context);
+}

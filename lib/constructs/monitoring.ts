@@ -1,0 +1,447 @@
+import { ArnFormat, Duration, type RemovalPolicy, Stack } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { metricNames } from '#alert-run/metrics';
+import { powertools } from './news-alerts-function.ts';
+
+/** A dead-letter queue to watch, with what a message in it means and what ops should do. */
+export interface WatchedQueue {
+  /** Short name, used in the alarm name: `scheduler-dlq`. */
+  readonly slug: string;
+  readonly queue: sqs.IQueue;
+  readonly meaning: string;
+  readonly action: string;
+}
+
+/** Props of {@link Monitoring}. */
+export interface MonitoringProps {
+  readonly resourcePrefix: string;
+  readonly alertFunction: lambda.IFunction;
+  readonly relayFunction: lambda.IFunction;
+  /** Minutes between scheduled runs. */
+  readonly intervalMinutes: number;
+  /** "No successful run" fires after this many intervals without one. */
+  readonly noSuccessfulRunIntervals: number;
+  readonly watermarkLagAlarmMinutes: number;
+  readonly queues: readonly WatchedQueue[];
+  /** Audience topics declared in configuration, by audience id. */
+  readonly audienceTopics: ReadonlyMap<string, sns.ITopic>;
+  readonly alarmEmail: string | null;
+  /** Where SNS parks ops emails it could not deliver. */
+  readonly deliveryDeadLetterQueue: sqs.IQueue;
+  readonly removalPolicy: RemovalPolicy;
+}
+
+/** One alarm as documented in docs/operate.md: name, meaning and action. */
+export interface AlarmDoc {
+  readonly name: string;
+  readonly meaning: string;
+  readonly action: string;
+}
+
+/**
+ * The alerter that alerts on itself: an encrypted ops topic (with an optional email subscriber),
+ * alarms on the function, the run metrics, the dead-letter queues and SNS delivery, and a
+ * dashboard. Every alarm description says what the alarm means and what to do; docs/operate.md
+ * says the same at more length.
+ */
+export class Monitoring extends Construct {
+  readonly opsTopic: sns.Topic;
+  readonly dashboard: cloudwatch.Dashboard;
+  readonly alarms: cloudwatch.Alarm[] = [];
+  readonly #props: MonitoringProps;
+  readonly #action: actions.SnsAction;
+
+  constructor(scope: Construct, id: string, props: MonitoringProps) {
+    super(scope, id);
+    this.#props = props;
+    const stack = Stack.of(this);
+    const key = new kms.Key(this, 'OpsTopicKey', {
+      description: 'news-alerts: encrypts the ops alarm topic',
+      enableKeyRotation: true,
+      removalPolicy: props.removalPolicy,
+    });
+    // CloudWatch publishes alarm notifications itself, so it needs the key of the encrypted topic.
+    key.addToResourcePolicy(
+      new iam.PolicyStatement({
+        principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
+        actions: ['kms:Decrypt', 'kms:GenerateDataKey'],
+        resources: ['*'],
+      }),
+    );
+    this.opsTopic = new sns.Topic(this, 'OpsTopic', { masterKey: key, enforceSSL: true });
+    this.opsTopic.applyRemovalPolicy(props.removalPolicy);
+    this.opsTopic.addToResourcePolicy(
+      new iam.PolicyStatement({
+        principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
+        actions: ['sns:Publish'],
+        resources: [this.opsTopic.topicArn],
+        conditions: {
+          ArnLike: {
+            'aws:SourceArn': stack.formatArn({
+              service: 'cloudwatch',
+              resource: 'alarm',
+              resourceName: `${props.resourcePrefix}-*`,
+              arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+            }),
+          },
+        },
+      }),
+    );
+    if (props.alarmEmail !== null) {
+      this.opsTopic.addSubscription(
+        new subscriptions.EmailSubscription(props.alarmEmail, { deadLetterQueue: props.deliveryDeadLetterQueue }),
+      );
+    }
+    this.#action = new actions.SnsAction(this.opsTopic);
+    this.#alarms();
+    this.dashboard = this.#dashboard();
+  }
+
+  /** A metric of the alert run (Powertools EMF, namespace and `service` dimension as the function sets them). */
+  runMetric(name: string, statistic: string, period: Duration): cloudwatch.Metric {
+    return new cloudwatch.Metric({
+      namespace: powertools.namespace,
+      metricName: name,
+      dimensionsMap: { service: powertools.serviceName },
+      statistic,
+      period,
+    });
+  }
+
+  /** Every alarm with its meaning and action, for docs/operate.md and the tests. */
+  static describeAlarms(): readonly AlarmDoc[] {
+    return alarmDocs;
+  }
+
+  /** Meaning and action of one documented alarm. */
+  static describe(name: string): { meaning: string; action: string } {
+    const found = alarmDocs.find((entry) => entry.name === name);
+    if (!found) throw new Error(`alarm ${name} is not documented in alarmDocs`);
+    return { meaning: found.meaning, action: found.action };
+  }
+
+  #alarm(
+    slug: string,
+    doc: { meaning: string; action: string },
+    props: Omit<cloudwatch.AlarmProps, 'alarmName' | 'alarmDescription'>,
+  ): cloudwatch.Alarm {
+    const alarm = new cloudwatch.Alarm(this, `Alarm-${slug}`, {
+      ...props,
+      alarmName: `${this.#props.resourcePrefix}-${slug}`,
+      alarmDescription: `${doc.meaning} What to do: ${doc.action} (docs/operate.md, "${slug}")`,
+    });
+    alarm.addAlarmAction(this.#action);
+    alarm.addOkAction(this.#action);
+    this.alarms.push(alarm);
+    return alarm;
+  }
+
+  #alarms(): void {
+    const p = this.#props;
+    const interval = Duration.minutes(Math.max(p.intervalMinutes, 5));
+    const doc = Monitoring.describe;
+    const atLeastOne = cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD;
+    const notBreaching = cloudwatch.TreatMissingData.NOT_BREACHING;
+
+    this.#alarm('alert-function-errors', doc('alert-function-errors'), {
+      metric: p.alertFunction.metricErrors({ period: interval, statistic: 'Sum' }),
+      threshold: 1,
+      comparisonOperator: atLeastOne,
+      evaluationPeriods: 3,
+      datapointsToAlarm: 2,
+      treatMissingData: notBreaching,
+    });
+    this.#alarm('alert-function-throttles', doc('alert-function-throttles'), {
+      metric: p.alertFunction.metricThrottles({ period: interval, statistic: 'Sum' }),
+      threshold: 1,
+      comparisonOperator: atLeastOne,
+      evaluationPeriods: 3,
+      datapointsToAlarm: 2,
+      treatMissingData: notBreaching,
+    });
+    this.#alarm('no-successful-run', doc('no-successful-run'), {
+      // One period spanning N intervals: a run anywhere inside it, however the flexible window shifted it, counts.
+      metric: this.runMetric(
+        metricNames.runSucceeded,
+        'Sum',
+        Duration.minutes(p.intervalMinutes * p.noSuccessfulRunIntervals),
+      ),
+      threshold: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.BREACHING,
+    });
+    this.#alarm('watermark-lag', doc('watermark-lag'), {
+      metric: this.runMetric(metricNames.watermarkLag, 'Maximum', interval),
+      threshold: p.watermarkLagAlarmMinutes * 60,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: notBreaching,
+    });
+    this.#alarm('upstream-auth-failures', doc('upstream-auth-failures'), {
+      metric: this.runMetric(metricNames.upstreamAuthFailures, 'Sum', interval),
+      threshold: 1,
+      comparisonOperator: atLeastOne,
+      evaluationPeriods: 1,
+      treatMissingData: notBreaching,
+    });
+    this.#alarm('notifications-parked', doc('notifications-parked'), {
+      metric: this.runMetric(metricNames.notificationsParked, 'Sum', interval),
+      threshold: 1,
+      comparisonOperator: atLeastOne,
+      evaluationPeriods: 1,
+      treatMissingData: notBreaching,
+    });
+    this.#alarm('invalid-rules', doc('invalid-rules'), {
+      metric: this.runMetric(metricNames.invalidRules, 'Maximum', interval),
+      threshold: 1,
+      comparisonOperator: atLeastOne,
+      evaluationPeriods: 1,
+      treatMissingData: notBreaching,
+    });
+    this.#alarm('invalid-audiences', doc('invalid-audiences'), {
+      metric: this.runMetric(metricNames.invalidAudiences, 'Maximum', interval),
+      threshold: 1,
+      comparisonOperator: atLeastOne,
+      evaluationPeriods: 1,
+      treatMissingData: notBreaching,
+    });
+    for (const watched of p.queues) {
+      this.#alarm(
+        watched.slug,
+        { meaning: watched.meaning, action: watched.action },
+        {
+          metric: watched.queue.metricApproximateNumberOfMessagesVisible({
+            period: Duration.minutes(5),
+            statistic: 'Maximum',
+          }),
+          threshold: 1,
+          comparisonOperator: atLeastOne,
+          evaluationPeriods: 1,
+          treatMissingData: notBreaching,
+        },
+      );
+    }
+    for (const [audienceId, topic] of p.audienceTopics) {
+      this.#alarm(`delivery-failures-${audienceId}`, doc('delivery-failures-<audienceId>'), {
+        metric: topic.metricNumberOfNotificationsFailed({ period: Duration.minutes(5), statistic: 'Sum' }),
+        threshold: 1,
+        comparisonOperator: atLeastOne,
+        evaluationPeriods: 1,
+        treatMissingData: notBreaching,
+      });
+    }
+  }
+
+  #dashboard(): cloudwatch.Dashboard {
+    const p = this.#props;
+    const period = Duration.minutes(Math.max(p.intervalMinutes, 5));
+    const sum = (name: string, label?: string) => this.runMetric(name, 'Sum', period).with({ label: label ?? name });
+    const dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
+      dashboardName: `${p.resourcePrefix}-operations`,
+      defaultInterval: Duration.days(1),
+    });
+    dashboard.addWidgets(
+      new cloudwatch.TextWidget({
+        markdown: `# news-alerts (${p.resourcePrefix})\nRuns every ${p.intervalMinutes} min. Alarms go to the ops topic; what each one means and what to do: docs/operate.md.`,
+        width: 24,
+        height: 2,
+      }),
+    );
+    dashboard.addWidgets(
+      new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: this.alarms, width: 24, height: 4 }),
+    );
+    dashboard.addWidgets(
+      new cloudwatch.GraphWidget({
+        title: 'Runs',
+        left: [sum(metricNames.runSucceeded), sum(metricNames.runFailed), sum(metricNames.runSkipped)],
+        width: 8,
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Run duration (ms) and watermark lag (s)',
+        left: [this.runMetric(metricNames.runDuration, 'Maximum', period).with({ label: 'RunDuration (max)' })],
+        right: [this.runMetric(metricNames.watermarkLag, 'Maximum', period).with({ label: 'WatermarkLag (max)' })],
+        width: 8,
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Articles',
+        left: [
+          sum(metricNames.articlesFetched),
+          sum(metricNames.articlesNew),
+          sum(metricNames.articlesMatched),
+          sum(metricNames.articlesMalformed),
+        ],
+        width: 8,
+      }),
+    );
+    dashboard.addWidgets(
+      new cloudwatch.GraphWidget({
+        title: 'Notifications',
+        left: [
+          sum(metricNames.notificationsPublished),
+          sum(metricNames.notificationsFailed),
+          sum(metricNames.notificationsParked),
+          sum(metricNames.notificationsDeferred),
+          sum(metricNames.duplicatesSuppressed),
+          sum(metricNames.lateDeliveries),
+        ],
+        width: 8,
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Data and upstream problems',
+        left: [
+          this.runMetric(metricNames.invalidRules, 'Maximum', period).with({ label: 'InvalidRules' }),
+          this.runMetric(metricNames.invalidAudiences, 'Maximum', period).with({ label: 'InvalidAudiences' }),
+          sum(metricNames.upstreamAuthFailures),
+          sum(metricNames.upstreamErrors),
+        ],
+        width: 8,
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Slack relay',
+        left: [sum('SlackMessagesPosted'), sum('SlackPostRetries'), sum('SlackMessagesFailed')],
+        right: [
+          p.relayFunction.metricErrors({ period, statistic: 'Sum' }).with({ label: 'relay Errors' }),
+          p.relayFunction.metricThrottles({ period, statistic: 'Sum' }).with({ label: 'relay Throttles' }),
+        ],
+        width: 8,
+      }),
+    );
+    dashboard.addWidgets(
+      new cloudwatch.GraphWidget({
+        title: 'Alert function',
+        left: [
+          p.alertFunction.metricInvocations({ period, statistic: 'Sum' }),
+          p.alertFunction.metricErrors({ period, statistic: 'Sum' }),
+          p.alertFunction.metricThrottles({ period, statistic: 'Sum' }),
+        ],
+        right: [p.alertFunction.metricDuration({ period, statistic: 'Maximum' })],
+        width: 8,
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Dead-letter queues (messages waiting)',
+        left: p.queues.map((watched) =>
+          watched.queue
+            .metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: 'Maximum' })
+            .with({ label: watched.slug }),
+        ),
+        width: 8,
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Audience topics (declared)',
+        left: [...p.audienceTopics].flatMap(([audienceId, topic]) => [
+          topic
+            .metricNumberOfMessagesPublished({ period: Duration.minutes(5), statistic: 'Sum' })
+            .with({ label: `${audienceId} published` }),
+          topic
+            .metricNumberOfNotificationsFailed({ period: Duration.minutes(5), statistic: 'Sum' })
+            .with({ label: `${audienceId} failed` }),
+        ]),
+        width: 8,
+      }),
+    );
+    return dashboard;
+  }
+}
+
+/**
+ * Every alarm: what it means and what to do. The alarm descriptions are built from this list and
+ * docs/operate.md documents each entry (a test checks that every name appears there).
+ */
+const alarmDocs: readonly AlarmDoc[] = [
+  {
+    name: 'alert-function-errors',
+    meaning: 'Alert runs failed in at least two of the last three periods (the run threw; Lambda retries once).',
+    action:
+      'Read the errors in the alert function log group (filter "alert run failed"); fix the cause (provider down, key, table access). Nothing is lost: the next successful run resumes from the watermark.',
+  },
+  {
+    name: 'alert-function-throttles',
+    meaning:
+      'Invocations were throttled in two of three periods: a run was still going when the next one started (reserved concurrency 1).',
+    action:
+      'Check RunDuration on the dashboard; if runs take longer than the schedule interval, lengthen the interval or raise memory. Throttled runs wait and retry; none run in parallel.',
+  },
+  {
+    name: 'no-successful-run',
+    meaning:
+      'No alert run succeeded for the configured number of schedule intervals (RunSucceeded missing or zero). Subscribers are not getting alerts.',
+    action:
+      'Check the alert-function-errors and upstream alarms and the function log; check the schedule is enabled; right after the first deploy, put the API key into the secret. The next successful run catches up from the watermark.',
+  },
+  {
+    name: 'watermark-lag',
+    meaning:
+      'The watermark is further behind now than the configured threshold: runs succeed but cannot catch up (checkpointed runs, page caps, slow provider).',
+    action:
+      'Look at RunDuration, NotificationsDeferred and the run log; raise timeoutSeconds or memorySize, or shorten the interval so each run has less to do.',
+  },
+  {
+    name: 'upstream-auth-failures',
+    meaning:
+      'The news provider answered 401 or 403: the API key is wrong, expired or revoked, or a request fell outside the contracted media scope.',
+    action:
+      'Put a valid key into the API key secret (aws secretsmanager put-secret-value); if the key is valid, ask the provider about the media scope. Runs resume on their own.',
+  },
+  {
+    name: 'notifications-parked',
+    meaning:
+      'SNS refused notifications for good (topic deleted, KMS key disabled, access denied); they were parked in the state table instead of being lost.',
+    action:
+      'Fix the audience topic or key named in the log, then send the parked notifications with `news-alerts replay`.',
+  },
+  {
+    name: 'invalid-rules',
+    meaning:
+      'At least one rule item in the rules table fails validation and is being skipped (every other rule still runs).',
+    action:
+      'Find the item in the alert function log ("skipped an invalid item", with table, key and reason) and fix it in the rules table.',
+  },
+  {
+    name: 'invalid-audiences',
+    meaning: 'At least one audience item fails validation; it and its rules are skipped.',
+    action:
+      'Find the item in the alert function log ("skipped an invalid item", with table, key and reason) and fix it in the audiences table.',
+  },
+  {
+    name: 'scheduler-dlq',
+    meaning: 'EventBridge Scheduler could not invoke the alert function (after its retries) and parked the invocation.',
+    action:
+      'Check that the function exists and the scheduler role may invoke it; then purge the queue (the next scheduled run catches up, so redriving is not needed).',
+  },
+  {
+    name: 'alert-failures-dlq',
+    meaning:
+      'Alert runs failed after Lambda’s retry, or waited longer than one interval to start; each message holds the error.',
+    action:
+      'Read the messages (request, error) to find the cause, fix it, then purge the queue: the next run resumes from the watermark, so nothing needs redriving.',
+  },
+  {
+    name: 'slack-relay-dlq',
+    meaning: 'Alerts could not be posted to Slack after every retry (webhook revoked, channel archived, Slack down).',
+    action:
+      "Read a message to find the audience and the error; fix the webhook secret (<prefix>/slack/<audienceId>); then re-invoke the relay with each message's SNS event (docs/operate.md shows the loop) and delete the message.",
+  },
+  {
+    name: 'delivery-dlq',
+    meaning:
+      'SNS could not deliver notifications to an email, SMS or HTTPS subscriber (or the ops email) after its retries.',
+    action:
+      'Read a message (the SNS envelope names the topic; the subscription ARN is in its attributes), fix the endpoint or subscription, then delete the message; it shows the subscriber what was missed.',
+  },
+  {
+    name: 'delivery-failures-<audienceId>',
+    meaning:
+      'SNS failed to deliver notifications of this audience topic to some subscriber (NumberOfNotificationsFailed).',
+    action:
+      'Check the topic’s subscriptions (unconfirmed email, unverified SMS number in the SMS sandbox, HTTPS endpoint down) and the delivery dead-letter queue.',
+  },
+];

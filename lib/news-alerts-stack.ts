@@ -1,0 +1,154 @@
+import { Annotations, CfnOutput, RemovalPolicy, Stack, type StackProps, Tags } from 'aws-cdk-lib';
+import type * as logs from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+import type { StackConfig } from './config.ts';
+import { AlertFunction } from './constructs/alert-function.ts';
+import { AlertSchedule } from './constructs/alert-schedule.ts';
+import { AudienceTopics } from './constructs/audience-topics.ts';
+import { DeadLetterQueue } from './constructs/dead-letter-queue.ts';
+import { Monitoring } from './constructs/monitoring.ts';
+import { ApiKeySecret } from './constructs/secrets.ts';
+import { SlackRelay } from './constructs/slack-relay.ts';
+import { StateTables } from './constructs/state-tables.ts';
+
+/** Props of {@link NewsAlertsStack}. */
+export interface NewsAlertsStackProps extends StackProps {
+  /** Validated configuration (lib/config.ts). */
+  readonly config: StackConfig;
+}
+
+/**
+ * The whole deployment: tables, API key secret, audience topics, the scheduled alert function,
+ * the Slack relay and monitoring. Outputs name everything the CLI needs, so it never guesses.
+ */
+export class NewsAlertsStack extends Stack {
+  constructor(scope: Construct, id: string, props: NewsAlertsStackProps) {
+    super(scope, id, {
+      description: 'news-alerts: scheduled news alerts to email, SMS, Slack and webhooks through SNS',
+      ...props,
+    });
+    const { config } = props;
+    Tags.of(this).add('project', 'news-alerts');
+    Tags.of(this).add('news-alerts:prefix', config.resourcePrefix);
+    const removalPolicy = config.removalPolicy === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN;
+    const logRetention = config.logRetentionDays as logs.RetentionDays;
+
+    const tables = new StateTables(this, 'Tables', { encryption: config.tableEncryption, removalPolicy });
+    const apiKey = new ApiKeySecret(this, 'ApiKeySecret', {
+      existingSecretArn: config.apiKeySecretArn ?? undefined,
+      existingSecretKmsKeyArn: config.apiKeySecretKmsKeyArn ?? undefined,
+      removalPolicy,
+    });
+    const deliveryDeadLetters = new DeadLetterQueue(this, 'DeliveryDeadLetters', {
+      purpose: 'notifications SNS could not deliver to an email, SMS or HTTPS subscriber',
+      removalPolicy,
+    });
+    const topics = new AudienceTopics(this, 'AudienceTopics', {
+      resourcePrefix: config.resourcePrefix,
+      audiences: config.audiences,
+      deliveryDeadLetterQueue: deliveryDeadLetters.queue,
+      removalPolicy,
+    });
+
+    deliveryDeadLetters.allowSnsFrom(topics.topicArnPattern);
+
+    const alertRun = new AlertFunction(this, 'AlertRun', { config, logRetention, removalPolicy });
+    alertRun.useTables(tables);
+    alertRun.useApiKeySecret(apiKey);
+    alertRun.publishToAudienceTopics(topics);
+    alertRun.validateEnvironment();
+
+    const schedule = new AlertSchedule(this, 'Schedule', {
+      target: alertRun.function,
+      expression: config.scheduleExpression,
+      timeZone: config.scheduleTimeZone,
+      intervalMinutes: config.intervalMinutes,
+      flexibleWindowMinutes: config.flexibleWindowMinutes,
+      retryAttempts: config.schedulerRetryAttempts,
+      removalPolicy,
+    });
+
+    const relay = new SlackRelay(this, 'SlackRelay', {
+      resourcePrefix: config.resourcePrefix,
+      topicNamePrefix: topics.topicNamePrefix,
+      topicArnPattern: topics.topicArnPattern,
+      reservedConcurrency: config.slackRelayConcurrency,
+      logRetention,
+      removalPolicy,
+    });
+    for (const audience of config.audiences) {
+      const topic = topics.topics.get(audience.audienceId);
+      if (audience.slack !== undefined && topic !== undefined) {
+        relay.subscribe(audience.audienceId, topic, audience.slack.webhookSecretArn);
+      }
+    }
+
+    const monitoring = new Monitoring(this, 'Monitoring', {
+      resourcePrefix: config.resourcePrefix,
+      alertFunction: alertRun.function,
+      relayFunction: relay.function,
+      intervalMinutes: config.intervalMinutes,
+      noSuccessfulRunIntervals: config.noSuccessfulRunIntervals,
+      watermarkLagAlarmMinutes: config.watermarkLagAlarmMinutes,
+      queues: [
+        { slug: 'scheduler-dlq', queue: schedule.deadLetterQueue.queue, ...Monitoring.describe('scheduler-dlq') },
+        {
+          slug: 'alert-failures-dlq',
+          queue: alertRun.failureQueue.queue,
+          ...Monitoring.describe('alert-failures-dlq'),
+        },
+        { slug: 'slack-relay-dlq', queue: relay.deadLetterQueue.queue, ...Monitoring.describe('slack-relay-dlq') },
+        { slug: 'delivery-dlq', queue: deliveryDeadLetters.queue, ...Monitoring.describe('delivery-dlq') },
+      ],
+      audienceTopics: topics.topics,
+      alarmEmail: config.alarmEmail,
+      deliveryDeadLetterQueue: deliveryDeadLetters.queue,
+      removalPolicy,
+    });
+
+    if (config.usesPlaceholderBaseUrl) {
+      Annotations.of(this).addWarningV2(
+        'news-alerts:placeholder-base-url',
+        `newsApiBaseUrl is still the example ${config.newsApiBaseUrl}; set the provider's base URL in cdk.json before deploying (docs/deploy.md)`,
+      );
+    }
+
+    const output = (id: string, value: string, description: string) => new CfnOutput(this, id, { value, description });
+    output('RulesTableName', tables.rules.tableName, 'Rules table (partition key ruleId)');
+    output('AudiencesTableName', tables.audiences.tableName, 'Audiences table (partition key audienceId)');
+    output('StateTableName', tables.state.tableName, 'State table: watermark, lease, delivery ledger, run history');
+    output('AudienceTopicPrefix', topics.topicNamePrefix, 'Name prefix of every audience topic: <prefix><audienceId>');
+    output('AudienceTopicKeyArn', topics.key.keyArn, 'KMS key to encrypt audience topics with (KmsMasterKeyId)');
+    output('AlertFunctionName', alertRun.function.functionName, 'The scheduled alert function');
+    output(
+      'ApiKeySecretArn',
+      apiKey.secret.secretArn,
+      apiKey.createdEmpty ? 'API key secret (created empty: put the key into it)' : 'API key secret (existing)',
+    );
+    output('OpsTopicArn', monitoring.opsTopic.topicArn, 'Alarm notifications; subscribe ops here');
+    output('SlackRelayFunctionArn', relay.function.functionArn, 'Subscribe audience topics to it (protocol lambda)');
+    output('SlackWebhookSecretPrefix', relay.secretNamePrefix, 'Webhook secrets are named <prefix><audienceId>');
+    output(
+      'SlackRelayDeadLetterQueueArn',
+      relay.deadLetterQueue.queue.queueArn,
+      'Redrive policy of relay subscriptions',
+    );
+    output(
+      'DeliveryDeadLetterQueueArn',
+      deliveryDeadLetters.queue.queueArn,
+      'Redrive policy of email, SMS and HTTPS subscriptions',
+    );
+    output('ScheduleName', schedule.schedule.scheduleName, 'EventBridge Scheduler schedule of the alert run');
+    output('DashboardName', monitoring.dashboard.dashboardName, 'CloudWatch dashboard');
+    output('AlertFunctionLogGroupName', alertRun.function.functionLogGroup.logGroupName, 'Logs of the alert run');
+    output('SlackRelayLogGroupName', relay.function.functionLogGroup.logGroupName, 'Logs of the Slack relay');
+    output(
+      'SchedulerDeadLetterQueueUrl',
+      schedule.deadLetterQueue.queue.queueUrl,
+      'Invocations Scheduler could not deliver',
+    );
+    output('AlertFailureQueueUrl', alertRun.failureQueue.queue.queueUrl, 'Alert runs that failed after retries');
+    output('SlackRelayDeadLetterQueueUrl', relay.deadLetterQueue.queue.queueUrl, 'Alerts not posted to Slack');
+    output('DeliveryDeadLetterQueueUrl', deliveryDeadLetters.queue.queueUrl, 'Notifications SNS could not deliver');
+  }
+}

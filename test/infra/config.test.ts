@@ -1,0 +1,183 @@
+/**
+ * The stack's configuration: shipped defaults, validation messages that name the context key, the
+ * synth-time refusal through the real CDK app, and the docs that must list every option and alarm.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseStackConfig, StackConfigError, StackConfigSchema, stackOptions } from '../../lib/config.ts';
+import { Monitoring } from '../../lib/constructs/monitoring.ts';
+import { fullContext, shippedContext, synthesize } from './synth.ts';
+
+const projectFile = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
+
+const refusal = (context: Record<string, unknown>): string => {
+  try {
+    parseStackConfig({ ...shippedContext(), ...context });
+  } catch (error) {
+    expect(error).toBeInstanceOf(StackConfigError);
+    return (error as Error).message;
+  }
+  throw new Error(`expected ${JSON.stringify(context)} to be refused`);
+};
+
+describe('cdk.json', () => {
+  it('lists every option with its default', () => {
+    const shipped = shippedContext();
+    const defaults = StackConfigSchema.parse({}) as Record<string, unknown>;
+    expect(Object.keys(shipped).filter((key) => !key.startsWith('@') && !key.startsWith('aws:'))).toEqual([
+      ...stackOptions,
+    ]);
+    for (const key of stackOptions) expect(shipped[key], key).toEqual(defaults[key]);
+  });
+
+  it('runs the app through tsx', () => {
+    expect((JSON.parse(projectFile('cdk.json')) as { app: string }).app).toBe('npx tsx bin/app.ts');
+  });
+
+  it('is a valid configuration as shipped (with the placeholder base URL)', () => {
+    const config = parseStackConfig(shippedContext());
+    expect(config).toMatchObject({ intervalMinutes: 5, leaseSeconds: 360, usesPlaceholderBaseUrl: true });
+  });
+});
+
+describe('validation', () => {
+  it('refuses an http:// provider base URL, naming the key', () => {
+    expect(refusal({ newsApiBaseUrl: 'http://news-api.example.com' })).toMatch(
+      /newsApiBaseUrl: must use https:\/\/ \(the provider only allows HTTPS\)/,
+    );
+  });
+
+  it('refuses a schedule expression Scheduler would not take', () => {
+    expect(refusal({ scheduleExpression: 'every 5 minutes' })).toMatch(
+      /scheduleExpression: must be an EventBridge Scheduler expression/,
+    );
+    expect(refusal({ scheduleExpression: 'cron(0/10 * * * ? *)' })).toMatch(
+      /scheduleIntervalMinutes: is required with a cron\(\) schedule/,
+    );
+    expect(
+      parseStackConfig({ scheduleExpression: 'cron(0/10 * * * ? *)', scheduleIntervalMinutes: 10 }).intervalMinutes,
+    ).toBe(10);
+    expect(refusal({ scheduleTimeZone: 'Mars/Olympus' })).toMatch(/scheduleTimeZone: must be an IANA time zone/);
+  });
+
+  it('refuses alarm settings that would fire on a healthy deployment or exceed CloudWatch limits', () => {
+    expect(refusal({ noSuccessfulRunIntervals: 1 })).toMatch(
+      /noSuccessfulRunIntervals: .*shorter than the longest healthy gap/,
+    );
+    expect(refusal({ scheduleExpression: 'rate(12 hours)', noSuccessfulRunIntervals: 3 })).toMatch(/one-day limit/);
+    expect(refusal({ flexibleWindowMinutes: 5 })).toMatch(
+      /flexibleWindowMinutes: must be shorter than the schedule interval/,
+    );
+  });
+
+  it('refuses a ledger retention that would let re-read articles be sent twice', () => {
+    expect(refusal({ ledgerRetentionDays: 2 })).toMatch(/ledgerRetentionDays: must cover the re-read overlap/);
+  });
+
+  it('names the exact audience field that is wrong', () => {
+    const message = refusal({
+      audiences: [
+        { audienceId: 'ok', emails: ['not-an-email'] },
+        { audienceId: 'bad id' },
+        { audienceId: 'ok', httpsEndpoints: ['http://plain.example.com'] },
+      ],
+    });
+    expect(message).toMatch(/audiences\[0\]\.emails\[0\]: must be an email address/);
+    expect(message).toMatch(/audiences\[1\]\.audienceId: must be 1-128 letters/);
+    expect(message).toMatch(/audiences\[2\]\.httpsEndpoints\[0\]\.url: must use https:\/\//);
+    expect(message).toMatch(/audiences\[2\]\.audienceId: is declared twice/);
+    expect(refusal({ audiences: [{ audienceId: 'x', phoneNumbers: ['010-1234-5678'] }] })).toMatch(/E\.164/);
+  });
+
+  it('refuses overrides of variables the stack manages or the function does not read', () => {
+    expect(refusal({ alertEnvironmentOverrides: { NEWS_API_BASE_URL: 'https://x.example' } })).toMatch(
+      /alertEnvironmentOverrides\.NEWS_API_BASE_URL: is set by the stack/,
+    );
+    expect(refusal({ alertEnvironmentOverrides: { NEWS_API_TYPO: '1' } })).toMatch(/NEWS_API_TYPO: is not a variable/);
+  });
+
+  it('refuses other bad values, each naming its key', () => {
+    expect(refusal({ logRetentionDays: 42 })).toMatch(/logRetentionDays: must be one of/);
+    expect(refusal({ removalPolicy: 'keep' })).toMatch(/removalPolicy: must be "retain" or "destroy"/);
+    expect(refusal({ memorySize: 64 })).toMatch(/memorySize: must be at least 128/);
+    expect(refusal({ newsApiResponseMapping: { headline: ['title'] } })).toMatch(/newsApiResponseMapping/);
+    expect(refusal({ apiKeySecretArn: 'my-secret' })).toMatch(/apiKeySecretArn: must be a Secrets Manager secret ARN/);
+    expect(refusal({ apiKeySecretKmsKeyArn: 'arn:aws:kms:us-east-1:123456789012:key/abc' })).toMatch(
+      /apiKeySecretKmsKeyArn: only applies to an existing secret/,
+    );
+  });
+
+  it('accepts `-c key=value` strings for numbers and JSON values', () => {
+    const config = parseStackConfig({
+      memorySize: '1024',
+      audiences: '[{"audienceId":"desk","emails":["desk@example.com"]}]',
+      newsApiPagination: '{"method":"CURSOR"}',
+      alarmEmail: 'null',
+    });
+    expect(config.memorySize).toBe(1024);
+    expect(config.audiences).toEqual([
+      { audienceId: 'desk', emails: ['desk@example.com'], phoneNumbers: [], httpsEndpoints: [] },
+    ]);
+    expect(config.newsApiPagination).toEqual({ method: 'CURSOR', methodValue: 'CURSOR', cursorField: 'cursor' });
+    expect(config.alarmEmail).toBeNull();
+  });
+
+  it('checks the alert function environment with the function’s own validation at synth', () => {
+    expect(() =>
+      synthesize({
+        ...fullContext,
+        alertEnvironmentOverrides: { SOFT_MARGIN_SECONDS: '5', HARD_MARGIN_SECONDS: '10' },
+      }),
+    ).toThrow(/alert function would refuse its configuration: SOFT_MARGIN_SECONDS must be larger/);
+  });
+});
+
+describe('cdk synth through bin/app.ts', () => {
+  const runApp = (context: Record<string, unknown>) => {
+    const outdir = mkdtempSync(join(tmpdir(), 'news-alerts-app-'));
+    try {
+      return spawnSync(join('node_modules', '.bin', 'tsx'), ['bin/app.ts'], {
+        cwd: new URL('../../', import.meta.url),
+        encoding: 'utf8',
+        // What the CDK CLI hands the app: cdk.json's context merged with -c values.
+        env: {
+          ...process.env,
+          CDK_OUTDIR: outdir,
+          CDK_CONTEXT_JSON: JSON.stringify({ ...shippedContext(), ...context }),
+        },
+      });
+    } finally {
+      rmSync(outdir, { recursive: true, force: true });
+    }
+  };
+
+  it('fails with one clear line naming the key when the base URL is http://', () => {
+    const result = runApp({ newsApiBaseUrl: 'http://news-api.example.com' });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toMatch(
+      /^news-alerts: invalid news-alerts configuration .*newsApiBaseUrl: must use https:\/\//m,
+    );
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('fails the same way on a bad schedule', () => {
+    const result = runApp({ scheduleExpression: 'rate(five minutes)' });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toMatch(/scheduleExpression: must be an EventBridge Scheduler expression/);
+  });
+});
+
+describe('docs', () => {
+  it('docs/deploy.md documents every option', () => {
+    const deploy = projectFile('docs/deploy.md');
+    for (const key of stackOptions) expect(deploy, key).toContain(`\`${key}\``);
+  });
+
+  it('docs/operate.md documents every alarm', () => {
+    const operate = projectFile('docs/operate.md');
+    for (const alarm of Monitoring.describeAlarms()) expect(operate, alarm.name).toContain(`\`${alarm.name}\``);
+  });
+});

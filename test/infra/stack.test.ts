@@ -1,0 +1,552 @@
+/**
+ * What the deployed stack guarantees, read from the synthesized template of a deployment that uses
+ * every kind of subscriber (test/infra/synth.ts). Assertions name behaviour, never logical ids or
+ * whole-template snapshots.
+ */
+import { Capture, Match } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { alertRunEnvironment } from '#alert-run/config';
+import { metricNames } from '#alert-run/metrics';
+import { serviceName } from '#shared/powertools';
+import { Monitoring } from '../../lib/constructs/monitoring.ts';
+import { fullContext, type Synthesized, synthesize } from './synth.ts';
+
+type Resource = { Type: string; Properties: Record<string, unknown>; DeletionPolicy?: string };
+
+let synth: Synthesized;
+let resources: Record<string, Resource>;
+
+beforeAll(() => {
+  synth = synthesize(fullContext);
+  const raw = synth.template.toJSON().Resources as Record<
+    string,
+    { Type: string; Properties?: Record<string, unknown> }
+  >;
+  resources = Object.fromEntries(
+    Object.entries(raw).map(([id, resource]) => [id, { ...resource, Properties: resource.Properties ?? {} }]),
+  );
+});
+
+const ofType = (type: string) => Object.entries(resources).filter(([, resource]) => resource.Type === type);
+
+/** The one function whose handler entry is `name` (by its description, not its logical id). */
+function functionResource(descriptionPart: string): [string, Resource] {
+  const found = ofType('AWS::Lambda::Function').filter(([, resource]) =>
+    String(resource.Properties.Description ?? '').includes(descriptionPart),
+  );
+  expect(found).toHaveLength(1);
+  return found[0] as [string, Resource];
+}
+
+const alertFunction = () => functionResource('scheduled alert run');
+const relayFunction = () => functionResource('Slack incoming webhooks');
+const environmentOf = ([, resource]: [string, Resource]) =>
+  (resource.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+
+describe('the schedule', () => {
+  it('is an EventBridge Scheduler schedule (not a legacy rule) with time zone, flexible window, bounded retries and a DLQ', () => {
+    expect(ofType('AWS::Events::Rule')).toHaveLength(0);
+    const [alertId] = alertFunction();
+    const dlq = new Capture();
+    synth.template.hasResourceProperties('AWS::Scheduler::Schedule', {
+      ScheduleExpression: 'rate(10 minutes)',
+      ScheduleExpressionTimezone: 'Asia/Seoul',
+      State: 'ENABLED',
+      FlexibleTimeWindow: { Mode: 'FLEXIBLE', MaximumWindowInMinutes: 2 },
+      Target: {
+        Arn: { 'Fn::GetAtt': [alertId, 'Arn'] },
+        RetryPolicy: { MaximumRetryAttempts: 3, MaximumEventAgeInSeconds: 600 },
+        DeadLetterConfig: { Arn: { 'Fn::GetAtt': [dlq, 'Arn'] } },
+      },
+    });
+    expect(resources[dlq.asString()]?.Type).toBe('AWS::SQS::Queue');
+  });
+
+  it('turns the flexible window off when configured to 0', () => {
+    const plain = synthesize({ flexibleWindowMinutes: 0 });
+    plain.template.hasResourceProperties('AWS::Scheduler::Schedule', { FlexibleTimeWindow: { Mode: 'OFF' } });
+  });
+});
+
+describe('the alert function', () => {
+  it('runs Node 22 on arm64 with explicit memory and timeout, one at a time, traced', () => {
+    const [, fn] = alertFunction();
+    expect(fn.Properties).toMatchObject({
+      Runtime: 'nodejs22.x',
+      Architectures: ['arm64'],
+      MemorySize: 512,
+      Timeout: 300,
+      ReservedConcurrentExecutions: 1,
+      TracingConfig: { Mode: 'Active' },
+    });
+  });
+
+  it('retries once asynchronously, drops invocations older than one interval, and sends failures to an SQS queue', () => {
+    const [alertId] = alertFunction();
+    const destination = new Capture();
+    synth.template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      FunctionName: { Ref: alertId },
+      MaximumRetryAttempts: 1,
+      MaximumEventAgeInSeconds: 600,
+      DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [destination, 'Arn'] } } },
+    });
+    expect(resources[destination.asString()]?.Type).toBe('AWS::SQS::Queue');
+  });
+
+  it('sets every variable the function requires, from alertRunEnvironment, plus the Powertools settings', () => {
+    const variables = environmentOf(alertFunction());
+    const required = alertRunEnvironment
+      .filter((variable) => variable.default === undefined)
+      .map((variable) => variable.name);
+    expect(required.length).toBeGreaterThan(0);
+    for (const name of required) expect(variables).toHaveProperty(name);
+    const known = new Set(alertRunEnvironment.map((variable) => variable.name));
+    const ours = ['NODE_OPTIONS', 'POWERTOOLS_SERVICE_NAME', 'POWERTOOLS_METRICS_NAMESPACE', 'POWERTOOLS_LOG_LEVEL'];
+    for (const name of Object.keys(variables)) expect(known.has(name) || ours.includes(name)).toBe(true);
+    expect(variables).toMatchObject({
+      NODE_OPTIONS: '--enable-source-maps',
+      POWERTOOLS_METRICS_NAMESPACE: 'NewsAlerts',
+      NEWS_API_BASE_URL: 'https://api.news.example.org/v1',
+      NEWS_API_PAGINATION: 'CURSOR',
+      NEWS_API_CURSOR_FIELD: 'next',
+      NEWS_API_RESPONSE_MAPPING: JSON.stringify({ articles: ['data.items'], title: ['headline'] }),
+      NEWS_API_MAX_PAGES: '50',
+      LATE_ARRIVAL_MINUTES: '60',
+      LEDGER_RETENTION_DAYS: '14',
+    });
+  });
+
+  it('holds the run lease longer than the function may run', () => {
+    const [, fn] = alertFunction();
+    expect(Number(environmentOf(alertFunction()).LEASE_SECONDS)).toBeGreaterThan(Number(fn.Properties.Timeout));
+  });
+
+  it('logs to its own log group with retention', () => {
+    const [, fn] = alertFunction();
+    const group = (fn.Properties.LoggingConfig as { LogGroup: { Ref: string } }).LogGroup.Ref;
+    expect(resources[group]).toMatchObject({ Type: 'AWS::Logs::LogGroup', Properties: { RetentionInDays: 90 } });
+  });
+});
+
+describe('least privilege', () => {
+  type Statement = { Effect: string; Action: string | string[]; Resource?: unknown };
+  const statementsOf = (type: string, documentKey: string) =>
+    ofType(type).flatMap(([id, resource]) =>
+      ((resource.Properties[documentKey] as { Statement: Statement[] } | undefined)?.Statement ?? []).map(
+        (statement) => ({ id, statement }),
+      ),
+    );
+  const identityStatements = () => statementsOf('AWS::IAM::Policy', 'PolicyDocument');
+  const actions = (statement: Statement) => [statement.Action].flat();
+  const policyOfRole = (functionEntry: [string, Resource]) => {
+    const roleId = (functionEntry[1].Properties.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+    const policies = ofType('AWS::IAM::Policy').filter(([, policy]) =>
+      (policy.Properties.Roles as { Ref: string }[]).some((role) => role.Ref === roleId),
+    );
+    return policies.flatMap(([, policy]) => (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
+  };
+
+  it('has no "*" resource except where AWS requires it: X-Ray in roles, the key itself in key policies', () => {
+    const wildcard = (statement: Statement) => [statement.Resource].flat().includes('*');
+    const identity = identityStatements().filter(({ statement }) => wildcard(statement));
+    expect(identity.length).toBeGreaterThan(0);
+    for (const { statement } of identity) {
+      expect(actions(statement).sort()).toEqual(['xray:PutTelemetryRecords', 'xray:PutTraceSegments']);
+    }
+    const resourcePolicies = [
+      ...statementsOf('AWS::SQS::QueuePolicy', 'PolicyDocument'),
+      ...statementsOf('AWS::SNS::TopicPolicy', 'PolicyDocument'),
+      ...statementsOf('AWS::SecretsManager::ResourcePolicy', 'ResourcePolicy'),
+    ];
+    expect(resourcePolicies.filter(({ statement }) => wildcard(statement))).toEqual([]);
+    // In a key policy "*" means "this key": AWS requires it there.
+    expect(statementsOf('AWS::KMS::Key', 'KeyPolicy').length).toBeGreaterThan(0);
+    expect(ofType('AWS::IAM::ManagedPolicy')).toEqual([]);
+    for (const [, role] of ofType('AWS::IAM::Role')) expect(role.Properties.ManagedPolicyArns).toBeUndefined();
+  });
+
+  it('lets the alert function publish only to this deployment’s audience topics, present and future', () => {
+    const statements = policyOfRole(alertFunction());
+    const publish = statements.filter((statement) => actions(statement).includes('sns:Publish'));
+    expect(publish).toHaveLength(1);
+    expect(JSON.stringify(publish[0]?.Resource)).toMatch(/:sns:.*:news-alerts-audience-\*"\]\]\}$/);
+    const kms = statements.filter((statement) => actions(statement).some((action) => action.startsWith('kms:')));
+    expect(kms.map(actions)).toEqual([['kms:GenerateDataKey', 'kms:Decrypt']]);
+  });
+
+  it('gives the alert function read on rules and audiences, read/write on state, its one secret, and nothing else', () => {
+    const statements = policyOfRole(alertFunction());
+    const all = statements.flatMap(actions);
+    for (const action of all) {
+      expect(action).toMatch(/^(dynamodb|secretsmanager|sns|kms|logs|xray|sqs):/);
+      expect(action).not.toMatch(/\*$|:(CreateTable|DeleteTable|UpdateTable|GetRecords|GetShardIterator)$/);
+    }
+    const secretStatements = statements.filter((statement) =>
+      actions(statement).includes('secretsmanager:GetSecretValue'),
+    );
+    expect(secretStatements).toHaveLength(1);
+    expect(secretStatements[0]?.Resource).toEqual({ Ref: expect.stringMatching(/ApiKey/) });
+    const writes = statements.filter((statement) => actions(statement).includes('dynamodb:PutItem'));
+    expect(writes).toHaveLength(1);
+    expect(JSON.stringify(writes[0]?.Resource)).toMatch(/TablesState/);
+  });
+
+  it('lets the relay read only the webhook secrets of this deployment', () => {
+    const statements = policyOfRole(relayFunction()).filter((statement) =>
+      actions(statement).includes('secretsmanager:GetSecretValue'),
+    );
+    const resourcesRead = statements
+      .flatMap((statement) => [statement.Resource].flat())
+      .map((resource) => JSON.stringify(resource));
+    expect(resourcesRead).toHaveLength(2);
+    expect(resourcesRead.some((resource) => resource.includes(':secret:news-alerts/slack/*'))).toBe(true);
+    expect(resourcesRead.some((resource) => resource.includes('secret:team/slack-AbCdEf'))).toBe(true);
+  });
+});
+
+describe('audience topics', () => {
+  it('creates one KMS-encrypted topic per declared audience, named <prefix>-audience-<id>, with a rotated key', () => {
+    const key = new Capture();
+    synth.template.resourcePropertiesCountIs(
+      'AWS::SNS::Topic',
+      { TopicName: Match.stringLikeRegexp('^news-alerts-audience-') },
+      2,
+    );
+    synth.template.hasResourceProperties('AWS::SNS::Topic', {
+      TopicName: 'news-alerts-audience-markets',
+      KmsMasterKeyId: { 'Fn::GetAtt': [key, 'Arn'] },
+    });
+    expect(resources[key.asString()]).toMatchObject({ Type: 'AWS::KMS::Key', Properties: { EnableKeyRotation: true } });
+    for (const [, topic] of ofType('AWS::SNS::Topic')) expect(topic.Properties.KmsMasterKeyId).toBeDefined();
+  });
+
+  it('refuses publishing without TLS on every topic', () => {
+    const topics = ofType('AWS::SNS::Topic').map(([id]) => id);
+    expect(topics).toHaveLength(3);
+    for (const topicId of topics) {
+      synth.template.hasResourceProperties('AWS::SNS::TopicPolicy', {
+        Topics: Match.arrayWith([{ Ref: topicId }]),
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({
+              Effect: 'Deny',
+              Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+            }),
+          ]),
+        },
+      });
+    }
+  });
+
+  it('subscribes the declared email, SMS and HTTPS endpoints, each with a redrive policy', () => {
+    for (const [protocol, endpoint] of [
+      ['email', 'desk@example.com'],
+      ['sms', '+821012345678'],
+      ['https', 'https://hooks.example.com/news'],
+    ]) {
+      synth.template.hasResourceProperties('AWS::SNS::Subscription', {
+        Protocol: protocol,
+        Endpoint: endpoint,
+        RedrivePolicy: { deadLetterTargetArn: Match.anyValue() },
+      });
+    }
+    synth.template.hasResourceProperties('AWS::SNS::Subscription', {
+      Protocol: 'https',
+      Endpoint: 'https://webhook.example.net/in',
+      RawMessageDelivery: true,
+    });
+    for (const [, subscription] of ofType('AWS::SNS::Subscription')) {
+      expect(subscription.Properties.RedrivePolicy).toBeDefined();
+    }
+  });
+});
+
+describe('the Slack relay', () => {
+  it('is subscribed (protocol lambda) to each audience topic with Slack, redriving to the relay dead-letter queue', () => {
+    const [relayId] = relayFunction();
+    const deadLetters = new Capture();
+    synth.template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      FunctionName: { Ref: relayId },
+      DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [deadLetters, 'Arn'] } } },
+    });
+    const subscriptions = ofType('AWS::SNS::Subscription').filter(
+      ([, subscription]) => subscription.Properties.Protocol === 'lambda',
+    );
+    expect(subscriptions).toHaveLength(2);
+    for (const [, subscription] of subscriptions) {
+      expect(subscription.Properties).toMatchObject({
+        Endpoint: { 'Fn::GetAtt': [relayId, 'Arn'] },
+        // One queue holds every alert the relay could not post, whichever side failed.
+        RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [deadLetters.asString(), 'Arn'] } },
+      });
+    }
+  });
+
+  it('sends failed invocations to its dead-letter queue after two async retries', () => {
+    const [relayId, relay] = relayFunction();
+    expect(relay.Properties).toMatchObject({
+      Runtime: 'nodejs22.x',
+      Architectures: ['arm64'],
+      ReservedConcurrentExecutions: 2,
+    });
+    synth.template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      FunctionName: { Ref: relayId },
+      MaximumRetryAttempts: 2,
+      DestinationConfig: { OnFailure: { Destination: Match.anyValue() } },
+    });
+  });
+
+  it('lets SNS park undeliverable notifications from any audience topic of this deployment', () => {
+    const queuePolicies = ofType('AWS::SQS::QueuePolicy').filter(([, policy]) =>
+      JSON.stringify(policy.Properties.PolicyDocument).includes(':news-alerts-audience-*'),
+    );
+    // The delivery and the relay dead-letter queues: topics the CLI creates redrive there too.
+    expect(queuePolicies).toHaveLength(2);
+    for (const [, policy] of queuePolicies) {
+      expect(JSON.stringify(policy.Properties.PolicyDocument)).toMatch(
+        /"Action":"sqs:SendMessage","Condition":\{"ArnLike":\{"aws:SourceArn":/,
+      );
+    }
+  });
+
+  it('may be invoked by any audience topic of this deployment (the CLI subscribes later ones)', () => {
+    const [relayId] = relayFunction();
+    synth.template.hasResourceProperties('AWS::Lambda::Permission', {
+      FunctionName: { 'Fn::GetAtt': [relayId, 'Arn'] },
+      Principal: 'sns.amazonaws.com',
+      SourceArn: { 'Fn::Join': ['', Match.arrayWith([Match.stringLikeRegexp(':news-alerts-audience-\\*$')])] },
+    });
+  });
+
+  it('knows where each audience’s webhook lives: the naming convention, or an explicit ARN', () => {
+    expect(environmentOf(relayFunction())).toMatchObject({
+      // The function defaults survive: the subclass merges props.environment over them.
+      NODE_OPTIONS: '--enable-source-maps',
+      POWERTOOLS_SERVICE_NAME: 'news-alerts',
+      AUDIENCE_TOPIC_PREFIX: 'news-alerts-audience-',
+      SLACK_SECRET_NAME_PREFIX: 'news-alerts/slack/',
+      SLACK_WEBHOOK_SECRETS: JSON.stringify({
+        policy: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:team/slack-AbCdEf',
+      }),
+    });
+  });
+});
+
+describe('secrets', () => {
+  it('creates the API key and the Slack webhook secrets empty: no value, generated or given, in the template', () => {
+    const secrets = ofType('AWS::SecretsManager::Secret');
+    expect(secrets).toHaveLength(2);
+    for (const [, secret] of secrets) {
+      expect(secret.Properties).not.toHaveProperty('SecretString');
+      expect(secret.Properties).not.toHaveProperty('GenerateSecretString');
+    }
+    synth.template.hasResourceProperties('AWS::SecretsManager::Secret', { Name: 'news-alerts/slack/markets' });
+  });
+
+  it('imports an existing API key secret by ARN instead of creating one', () => {
+    const imported = synthesize({
+      apiKeySecretArn: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:news/api-key-AbCdEf',
+      apiKeySecretKmsKeyArn: 'arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab',
+    });
+    imported.template.resourceCountIs('AWS::SecretsManager::Secret', 0);
+    imported.template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: {
+        Variables: Match.objectLike({
+          NEWS_API_KEY_SECRET_ID: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:news/api-key-AbCdEf',
+        }),
+      },
+    });
+    imported.template.hasResourceProperties('AWS::IAM::Policy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Action: 'kms:Decrypt',
+            Condition: { StringEquals: { 'kms:ViaService': Match.anyValue() } },
+          }),
+        ]),
+      },
+    });
+  });
+});
+
+describe('tables', () => {
+  it('keys the tables as functions/aws/table-layout.ts says, on demand, with PITR and KMS encryption', () => {
+    const tables = ofType('AWS::DynamoDB::Table');
+    expect(tables).toHaveLength(3);
+    for (const [, table] of tables) {
+      expect(table.Properties).toMatchObject({
+        BillingMode: 'PAY_PER_REQUEST',
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+        SSESpecification: { SSEEnabled: true },
+      });
+    }
+    synth.template.hasResourceProperties('AWS::DynamoDB::Table', {
+      KeySchema: [
+        { AttributeName: 'pk', KeyType: 'HASH' },
+        { AttributeName: 'sk', KeyType: 'RANGE' },
+      ],
+      TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
+    });
+  });
+
+  it('protects the ops-edited tables from deletion, whatever the removal policy', () => {
+    const destroy = synthesize({ removalPolicy: 'destroy' });
+    for (const key of ['ruleId', 'audienceId']) {
+      destroy.template.hasResource('AWS::DynamoDB::Table', {
+        Properties: Match.objectLike({
+          KeySchema: [{ AttributeName: key, KeyType: 'HASH' }],
+          DeletionProtectionEnabled: true,
+        }),
+        DeletionPolicy: 'Retain',
+        UpdateReplacePolicy: 'Retain',
+      });
+    }
+    destroy.template.hasResource('AWS::DynamoDB::Table', {
+      Properties: Match.objectLike({ TimeToLiveSpecification: Match.anyValue() }),
+      DeletionPolicy: 'Delete',
+    });
+  });
+
+  it('uses a rotated customer-managed key when configured, and grants the function that key', () => {
+    const managed = synthesize({ tableEncryption: 'customer-managed' });
+    const key = new Capture();
+    managed.template.hasResourceProperties('AWS::DynamoDB::Table', {
+      SSESpecification: { SSEEnabled: true, SSEType: 'KMS', KMSMasterKeyId: { 'Fn::GetAtt': [key, 'Arn'] } },
+    });
+    managed.template.hasResourceProperties('AWS::IAM::Policy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Action: Match.arrayWith(['kms:Decrypt']),
+            Resource: { 'Fn::GetAtt': [key.asString(), 'Arn'] },
+          }),
+        ]),
+      },
+    });
+  });
+});
+
+describe('monitoring', () => {
+  const alarms = () => ofType('AWS::CloudWatch::Alarm').map(([, alarm]) => alarm.Properties ?? {});
+  const alarm = (name: string) => {
+    const found = alarms().find((properties) => properties.AlarmName === name);
+    expect(found, name).toBeDefined();
+    return found ?? {};
+  };
+
+  it('sends every alarm (and its recovery) to the encrypted ops topic, with a description of what it means and what to do', () => {
+    const opsTopic = ofType('AWS::SNS::Topic').find(([, topic]) => topic.Properties.TopicName === undefined);
+    expect(opsTopic).toBeDefined();
+    for (const properties of alarms()) {
+      expect(properties.AlarmActions).toEqual([{ Ref: opsTopic?.[0] }]);
+      expect(properties.OKActions).toEqual([{ Ref: opsTopic?.[0] }]);
+      expect(String(properties.AlarmDescription)).toMatch(/What to do: .{20,}/);
+    }
+    synth.template.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'ops@example.com' });
+  });
+
+  it('filters the run metrics on the namespace and service the functions emit them with', () => {
+    expect(serviceName).toBe('news-alerts');
+    expect(environmentOf(alertFunction())).toMatchObject({
+      POWERTOOLS_SERVICE_NAME: serviceName,
+      POWERTOOLS_METRICS_NAMESPACE: 'NewsAlerts',
+    });
+  });
+
+  it('alarms when no run succeeded for N intervals, treating missing data as breaching', () => {
+    expect(alarm('news-alerts-no-successful-run')).toMatchObject({
+      Namespace: 'NewsAlerts',
+      MetricName: metricNames.runSucceeded,
+      Dimensions: [{ Name: 'service', Value: 'news-alerts' }],
+      Statistic: 'Sum',
+      Period: 3 * 10 * 60,
+      EvaluationPeriods: 1,
+      ComparisonOperator: 'LessThanThreshold',
+      Threshold: 1,
+      TreatMissingData: 'breaching',
+    });
+  });
+
+  it('alarms on function errors and throttles, watermark lag, upstream 401/403, parked notifications and invalid rules', () => {
+    expect(alarm('news-alerts-alert-function-errors')).toMatchObject({ MetricName: 'Errors', Namespace: 'AWS/Lambda' });
+    expect(alarm('news-alerts-alert-function-throttles')).toMatchObject({ MetricName: 'Throttles' });
+    expect(alarm('news-alerts-watermark-lag')).toMatchObject({
+      MetricName: metricNames.watermarkLag,
+      Threshold: 60 * 60,
+      ComparisonOperator: 'GreaterThanThreshold',
+    });
+    expect(alarm('news-alerts-upstream-auth-failures')).toMatchObject({ MetricName: metricNames.upstreamAuthFailures });
+    expect(alarm('news-alerts-notifications-parked')).toMatchObject({ MetricName: metricNames.notificationsParked });
+    expect(alarm('news-alerts-invalid-rules')).toMatchObject({ MetricName: metricNames.invalidRules });
+    expect(alarm('news-alerts-invalid-audiences')).toMatchObject({ MetricName: metricNames.invalidAudiences });
+  });
+
+  it('alarms on the depth of every dead-letter queue', () => {
+    const queues = ofType('AWS::SQS::Queue').map(([id]) => id);
+    expect(queues).toHaveLength(4);
+    const watched = alarms()
+      .filter((properties) => properties.MetricName === 'ApproximateNumberOfMessagesVisible')
+      .map(
+        (properties) =>
+          (properties.Dimensions as { Value: { 'Fn::GetAtt': [string, string] } }[])[0]?.Value['Fn::GetAtt'][0],
+      );
+    expect(watched.sort()).toEqual(queues.sort());
+  });
+
+  it('alarms on SNS delivery failures of each declared audience topic', () => {
+    for (const audienceId of ['markets', 'policy']) {
+      expect(alarm(`news-alerts-delivery-failures-${audienceId}`)).toMatchObject({
+        Namespace: 'AWS/SNS',
+        MetricName: 'NumberOfNotificationsFailed',
+      });
+    }
+  });
+
+  it('documents every alarm it creates', () => {
+    const documented = Monitoring.describeAlarms().map((doc) => doc.name.replace('<audienceId>', ''));
+    for (const properties of alarms()) {
+      const slug = String(properties.AlarmName).replace(/^news-alerts-/, '');
+      expect(documented.some((name) => slug === name || (name.endsWith('-') && slug.startsWith(name)))).toBe(true);
+    }
+  });
+
+  it('publishes a dashboard with the run metrics', () => {
+    const body = new Capture();
+    synth.template.hasResourceProperties('AWS::CloudWatch::Dashboard', {
+      DashboardName: 'news-alerts-operations',
+      DashboardBody: body,
+    });
+    const text = JSON.stringify(body.asObject());
+    for (const name of [
+      metricNames.runSucceeded,
+      metricNames.watermarkLag,
+      metricNames.notificationsPublished,
+      'SlackMessagesPosted',
+    ]) {
+      expect(text).toContain(name);
+    }
+  });
+});
+
+describe('stack outputs for the CLI', () => {
+  it('names the tables, topic prefix and key, function, secret and ops topic', () => {
+    const outputs = synth.template.toJSON().Outputs as Record<string, { Value: unknown }>;
+    expect(Object.keys(outputs)).toEqual(
+      expect.arrayContaining([
+        'RulesTableName',
+        'AudiencesTableName',
+        'StateTableName',
+        'AudienceTopicPrefix',
+        'AudienceTopicKeyArn',
+        'AlertFunctionName',
+        'ApiKeySecretArn',
+        'OpsTopicArn',
+        'SlackRelayFunctionArn',
+        'SlackWebhookSecretPrefix',
+        'SlackRelayDeadLetterQueueArn',
+        'DeliveryDeadLetterQueueArn',
+      ]),
+    );
+    expect(outputs.AudienceTopicPrefix?.Value).toBe('news-alerts-audience-');
+  });
+});

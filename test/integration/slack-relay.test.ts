@@ -1,0 +1,240 @@
+/**
+ * The Slack relay end to end on loopback: webhook URLs in moto's Secrets Manager, a local HTTPS
+ * receiver standing in for Slack (certificate signed by the test run's CA, which the relay's
+ * connection pool trusts explicitly; verification stays on), the real Powertools logger.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { CreateSecretCommand, PutSecretValueCommand } from '@aws-sdk/client-secrets-manager';
+import { Agent } from 'undici';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { awsClients, uniquePrefix } from '#test/aws';
+import { SlackDeliveryError, SlackRejectedError } from '../../functions/slack-relay/errors.ts';
+import { SlackRelay } from '../../functions/slack-relay/relay.ts';
+import { SecretsManagerWebhooks, UndiciWebhookPoster } from '../../functions/slack-relay/webhook.ts';
+import { createCertificateAuthority, issueLoopbackCertificate } from '../../scripts/sandbox/tls.ts';
+
+type Reply = { status: number; body?: string; headers?: Record<string, string> };
+
+/** A stand-in for hooks.slack.com: replies from a script per webhook path, records what it got. */
+class SlackReceiver {
+  readonly received: { path: string; contentType: string | undefined; body: string }[] = [];
+  readonly #scripts = new Map<string, Reply[]>();
+  #server: Server | undefined;
+  port = 0;
+
+  async start(pem: { cert: string; key: string }): Promise<void> {
+    this.#server = createServer(
+      { cert: pem.cert, key: pem.key },
+      (request, response) => void this.#handle(request, response),
+    );
+    await new Promise<void>((resolve) => this.#server?.listen(0, '127.0.0.1', resolve));
+    this.port = (this.#server.address() as AddressInfo).port;
+  }
+
+  /** A webhook URL on this receiver whose replies follow `script` (the last reply repeats). */
+  webhook(token: string, script: Reply[]): string {
+    const path = `/services/T0000/B0000/${token}`;
+    this.#scripts.set(path, script);
+    return `https://127.0.0.1:${this.port}${path}`;
+  }
+
+  async #handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const path = request.url ?? '';
+    this.received.push({ path, contentType: request.headers['content-type'], body: Buffer.concat(chunks).toString() });
+    const script = this.#scripts.get(path) ?? [{ status: 404, body: 'no_service' }];
+    const reply = (script.length > 1 ? script.shift() : script[0]) ?? { status: 500 };
+    response.writeHead(reply.status, { 'content-type': 'text/plain', ...reply.headers });
+    response.end(reply.body ?? (reply.status === 200 ? 'ok' : 'error'));
+  }
+
+  async stop(): Promise<void> {
+    await new Promise((resolve) => this.#server?.close(resolve));
+  }
+}
+
+const alertDocument = (audienceId: string) =>
+  JSON.stringify({
+    version: '1.0',
+    source: 'custom',
+    id: `${audienceId}|id:7`,
+    content: { textType: 'client-markdown', title: 'Fed holds rates', description: 'x' },
+    newsAlerts: {
+      schemaVersion: 1,
+      deliveryId: `${audienceId}|id:7`,
+      audienceId,
+      audienceName: 'Markets desk',
+      urgent: false,
+      article: {
+        title: '연준, 기준금리 동결 — Fed holds rates 🏦',
+        summary: 'The Federal Reserve left rates unchanged.',
+        url: 'https://news.example.com/fed',
+        publishedAt: '2025-03-14T00:30:00.000Z',
+        categories: ['002000000'],
+        categoryNames: ['Economy'],
+        media: 'wire',
+        mediaName: 'Example Wire',
+        status: 'published',
+      },
+      matches: [
+        { ruleId: 'rates', description: 'Rates', urgent: false, reasons: [{ kind: 'keyword', term: 'rates' }] },
+      ],
+      omittedMatches: 0,
+    },
+  });
+
+describe('Slack relay against a local HTTPS Slack and moto Secrets Manager', () => {
+  const receiver = new SlackReceiver();
+  const clients = awsClients();
+  const ca = inject('sandboxCa');
+  const dispatcher = new Agent({ connect: { ca: ca.cert } });
+  const logLines: string[] = [];
+  const prefix = uniquePrefix();
+  const topicNamePrefix = `${prefix}audience-`;
+  const topicArn = (audienceId: string) => `arn:aws:sns:us-east-1:123456789012:${topicNamePrefix}${audienceId}`;
+
+  beforeAll(async () => {
+    await receiver.start(await issueLoopbackCertificate(ca));
+  });
+  afterAll(async () => {
+    await receiver.stop();
+    await dispatcher.close();
+  });
+  afterEach(() => {
+    vi.restoreAllMocks();
+    // Whatever a scenario did, the webhook URL (a bearer credential) never reaches a log line.
+    const written = logLines.splice(0).join('');
+    expect(written).not.toMatch(/-token/);
+    expect(written).not.toContain('/services/T0000');
+  });
+
+  /** A relay wired as the handler wires it, with the real logger writing to a captured stdout. */
+  async function relayFor(audienceId: string, secretString: string, options: { pool?: Agent } = {}) {
+    await clients.secrets.send(
+      new CreateSecretCommand({ Name: `${prefix}slack/${audienceId}`, SecretString: secretString }),
+    );
+    // Powertools writes INFO to stdout and WARN/ERROR to stderr: capture both.
+    for (const stream of [process.stdout, process.stderr]) {
+      vi.spyOn(stream, 'write').mockImplementation((chunk: string | Uint8Array) => {
+        logLines.push(String(chunk));
+        return true;
+      });
+    }
+    const sleeps: number[] = [];
+    const relay = new SlackRelay({
+      webhooks: new SecretsManagerWebhooks({
+        client: clients.secrets,
+        explicitSecrets: {},
+        secretNamePrefix: `${prefix}slack/`,
+        maxAgeSeconds: 300,
+      }),
+      poster: new UndiciWebhookPoster({ dispatcher: options.pool ?? dispatcher, timeoutMs: 3000 }),
+      log: new Logger({ serviceName: 'slack-relay-test', logLevel: 'DEBUG' }),
+      retry: { maxAttempts: 4, baseDelayMs: 20, maxDelayMs: 80, requestTimeoutMs: 3000 },
+      topicNamePrefix,
+      sleep: async (ms) => {
+        sleeps.push(ms);
+        await sleep(ms);
+      },
+    });
+    const event = {
+      Records: [
+        {
+          EventSource: 'aws:sns',
+          Sns: { MessageId: `msg-${audienceId}`, TopicArn: topicArn(audienceId), Message: alertDocument(audienceId) },
+        },
+      ],
+    };
+    return { relay, event, sleeps, invocation: { remainingTimeMs: () => 25_000 } };
+  }
+
+  it('posts Block Kit with a text fallback to the webhook from the secret', async () => {
+    const url = receiver.webhook('success-token', [{ status: 200 }]);
+    const { relay, event, invocation } = await relayFor('success', url);
+    await expect(relay.handle(event, invocation)).resolves.toEqual([
+      { messageId: 'msg-success', audienceId: 'success', deliveryId: 'success|id:7', attempts: 1 },
+    ]);
+    const posted = receiver.received.filter((request) => request.path.endsWith('/success-token'));
+    expect(posted).toHaveLength(1);
+    expect(posted[0]?.contentType).toBe('application/json; charset=utf-8');
+    const body = JSON.parse(posted[0]?.body ?? '{}') as { text: string; blocks: { type: string }[] };
+    expect(body.text).toContain('연준, 기준금리 동결 — Fed holds rates 🏦');
+    expect(body.blocks.map((block) => block.type)).toEqual(['header', 'section', 'context', 'section', 'context']);
+  });
+
+  it('waits as long as Retry-After asks after a 429, then succeeds', async () => {
+    const url = receiver.webhook('throttled-token', [
+      { status: 429, body: 'rate_limited', headers: { 'retry-after': '1' } },
+      { status: 200 },
+    ]);
+    const { relay, event, sleeps, invocation } = await relayFor('throttled', JSON.stringify({ webhookUrl: url }));
+    await expect(relay.handle(event, invocation)).resolves.toMatchObject([{ attempts: 2 }]);
+    expect(sleeps).toEqual([1000]);
+    expect(receiver.received.filter((request) => request.path.endsWith('/throttled-token'))).toHaveLength(2);
+  });
+
+  it('gives up after the last attempt of a 500 storm and throws for Lambda to retry and dead-letter', async () => {
+    const url = receiver.webhook('storm-token', [{ status: 500, body: 'rollup_error' }]);
+    const { relay, event, sleeps, invocation } = await relayFor('storm', url);
+    const failure = await relay.handle(event, invocation).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(SlackDeliveryError);
+    expect(failure).toMatchObject({ attempts: 4, lastStatus: 500 });
+    expect(sleeps).toHaveLength(3);
+    expect(receiver.received.filter((request) => request.path.endsWith('/storm-token'))).toHaveLength(4);
+  });
+
+  it('re-reads the secret when Slack refuses the cached webhook, and posts with the replacement', async () => {
+    const archived = receiver.webhook('archived-token', [{ status: 410, body: 'channel_is_archived' }]);
+    const replacement = receiver.webhook('replacement-token', [{ status: 200 }]);
+    const { relay, event, invocation } = await relayFor('rotated', archived);
+    // Warm the cache with the archived channel's URL, then ops put the new one.
+    await expect(relay.handle(event, invocation)).rejects.toBeInstanceOf(SlackRejectedError);
+    await clients.secrets.send(
+      new PutSecretValueCommand({ SecretId: `${prefix}slack/rotated`, SecretString: replacement }),
+    );
+    await expect(relay.handle(event, invocation)).resolves.toMatchObject([{ attempts: 2 }]);
+    expect(receiver.received.filter((request) => request.path.endsWith('/replacement-token'))).toHaveLength(1);
+  });
+
+  it('refuses a receiver whose certificate it does not trust (TLS verification stays on)', async () => {
+    const strangerCa = await createCertificateAuthority();
+    const stranger = new SlackReceiver();
+    await stranger.start(await issueLoopbackCertificate(strangerCa));
+    try {
+      const url = stranger.webhook('stranger-token', [{ status: 200 }]);
+      const { relay, event, invocation } = await relayFor('stranger', url);
+      await expect(relay.handle(event, invocation)).rejects.toBeInstanceOf(SlackDeliveryError);
+      expect(stranger.received).toHaveLength(0);
+    } finally {
+      await stranger.stop();
+    }
+  });
+
+  it('logs success, retries and refusals with context but never the webhook URL', async () => {
+    const flaky = receiver.webhook('logged-token', [{ status: 503, body: 'busy' }, { status: 200 }]);
+    const { relay, event, invocation } = await relayFor('logged', flaky);
+    await relay.handle(event, invocation);
+    const revoked = receiver.webhook('revoked-token', [{ status: 404, body: 'no_service' }]);
+    const second = await relayFor('revoked', revoked);
+    const error = (await second.relay
+      .handle(second.event, second.invocation)
+      .catch((caught: unknown) => caught)) as Error;
+    const lines = logLines.join('').split('\n').filter(Boolean);
+    expect(lines.map((line) => (JSON.parse(line) as { message: string }).message)).toEqual([
+      'Slack post failed; retrying',
+      'alert posted to Slack',
+      'alert could not be posted to Slack',
+    ]);
+    expect(lines[2]).toContain(`"secretId":"${prefix}slack/revoked`);
+    expect(lines[2]).toContain('"detail":"no_service"');
+    for (const text of [...lines, error.message, String(error.stack)]) {
+      expect(text).not.toMatch(/-token/);
+      expect(text).not.toContain('/services/T0000');
+    }
+  });
+});
