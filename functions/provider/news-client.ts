@@ -16,7 +16,14 @@ import { DateTime } from 'luxon';
 import { Agent, type Dispatcher, request } from 'undici';
 import { isProviderDate } from '#core/calendar';
 import { ConfigError, PageCapError, ProviderAuthError, ProviderError, ProviderResponseError } from '#core/errors';
-import { type ArticlePage, type Log, type NewsSource, type ProviderDateRange, type SecretSource, silentLog } from '#core/ports';
+import {
+  type ArticlePage,
+  type Log,
+  type NewsSource,
+  type ProviderDateRange,
+  type SecretSource,
+  silentLog,
+} from '#core/ports';
 import { type ProviderConfig, providerEnvironment } from './config.ts';
 import { findBodyError, type MappedPage, mapPage, redactSecrets, sampleOf } from './response-mapping.ts';
 
@@ -214,14 +221,31 @@ export class NewsLookupClient implements NewsSource {
     const window = this.#pageWindow(range, 2, lastPage, signal);
     yield this.#emit(first, seen);
     let shifted = false;
+    let outOfOrder = false;
+    let previousTotal = total;
     let lastCount = firstCount;
     for (let page = await window.take(); page !== undefined; page = await window.take()) {
-      if (page.mapped.totalCount !== total) shifted = true;
+      const pageTotal = page.mapped.totalCount;
+      if (pageTotal !== total) shifted = true;
+      // Totals only grow as articles arrive. A page showing a smaller total than the page before
+      // it was fetched earlier, at an older state: the two were read out of order.
+      if (pageTotal !== undefined && previousTotal !== undefined && pageTotal < previousTotal) outOfOrder = true;
+      previousTotal = pageTotal ?? previousTotal;
       lastCount = itemCount(page);
       yield this.#emit(page, seen);
     }
-    // A full last page or a changed total means the result set grew while it was read (new
-    // articles push older ones to later pages); read on until a short page so nothing is missed.
+    if (outOfOrder) {
+      // A page fetched before the result set changed next to a page fetched after it can leave a
+      // gap between them. Reading in ascending order is immune to articles arriving in front (they
+      // only repeat items, which de-duplication drops), so one sequential pass closes any gap.
+      this.#log.warn('the result set changed while pages were fetched concurrently; reading it again in order', {
+        range: `${range.from}..${range.to}`,
+      });
+      yield* this.#sequentialPages(range, 1, pageSize, seen, signal);
+      return;
+    }
+    // A full last page or a grown total means articles were pushed to later pages while they were
+    // read in order; read on until a short page so nothing is missed.
     if (shifted || lastCount >= pageSize) {
       yield* this.#sequentialPages(range, lastPage + 1, pageSize, seen, signal);
     }
