@@ -188,8 +188,12 @@ export interface RuleSet {
   readonly rejected: readonly RejectedItem[];
 }
 
-/** Formats a schema failure as one line per problem: `categories[2]: must not be empty`. */
-export function describeIssues(error: z.ZodError): string {
+/**
+ * Formats a schema failure as one line per problem: `categories[2]: must not be empty`. An
+ * unknown attribute is named with the attribute it most likely meant, because a typo such as
+ * `keyword` for `keywords` is the most common console mistake.
+ */
+export function describeIssues(error: z.ZodError, knownKeys: readonly string[] = []): string {
   return error.issues
     .map((issue) => {
       const path = issue.path
@@ -197,27 +201,69 @@ export function describeIssues(error: z.ZodError): string {
           typeof part === 'number' ? `[${part}]` : index === 0 ? String(part) : `.${String(part)}`,
         )
         .join('');
-      return path ? `${path}: ${issue.message}` : issue.message;
+      const message =
+        issue.code === 'unrecognized_keys'
+          ? issue.keys.map((key) => describeUnknownKey(key, knownKeys)).join('; ')
+          : issue.message;
+      return path ? `${path}: ${message}` : message;
     })
     .join('; ');
 }
 
+function describeUnknownKey(key: string, knownKeys: readonly string[]): string {
+  const folded = key.toLowerCase();
+  const suggestion = knownKeys.find((known) => {
+    const candidate = known.toLowerCase();
+    return candidate === `${folded}s` || `${candidate}s` === folded || editDistance(candidate, folded) <= 2;
+  });
+  if (suggestion) return `unknown attribute "${key}" (did you mean "${suggestion}"?)`;
+  return knownKeys.length > 0
+    ? `unknown attribute "${key}"; allowed: ${knownKeys.join(', ')}`
+    : `unknown attribute "${key}"`;
+}
+
+/** Levenshtein distance, only used on attribute names (a dozen short strings). */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const substitution = (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1);
+      current.push(Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, substitution));
+    }
+    previous = current;
+  }
+  return previous[b.length] ?? 0;
+}
+
 type Parsed<T> = { ok: true; value: T } | { ok: false; rejected: RejectedItem };
 
-function parseItem<T>(schema: z.ZodType<T>, table: RejectedItem['table'], keyName: string, item: unknown): Parsed<T> {
+function parseItem<T>(
+  schema: z.ZodType<T>,
+  knownKeys: readonly string[],
+  table: RejectedItem['table'],
+  keyName: string,
+  item: unknown,
+): Parsed<T> {
   const result = schema.safeParse(item);
   if (result.success) return { ok: true, value: result.data };
   const raw = typeof item === 'object' && item !== null ? (item as Record<string, unknown>)[keyName] : undefined;
   const key = typeof raw === 'string' && raw.length > 0 ? raw : '<missing key>';
-  return { ok: false, rejected: { table, key, reason: describeIssues(result.error) } };
+  return { ok: false, rejected: { table, key, reason: describeIssues(result.error, knownKeys) } };
 }
 
+/** Attribute names a rule item may have. */
+export const ruleAttributes: readonly string[] = Object.keys(RuleSchema.shape);
+/** Attribute names an audience item may have. */
+export const audienceAttributes: readonly string[] = Object.keys(AudienceSchema.shape);
+
 /** Validates one rule item as read from DynamoDB (or a CLI file). */
-export const parseRule = (item: unknown): Parsed<Rule> => parseItem(RuleSchema, 'rules', 'ruleId', item);
+export const parseRule = (item: unknown): Parsed<Rule> =>
+  parseItem(RuleSchema, ruleAttributes, 'rules', 'ruleId', item);
 
 /** Validates one audience item as read from DynamoDB (or a CLI file). */
 export const parseAudience = (item: unknown): Parsed<Audience> =>
-  parseItem(AudienceSchema, 'audiences', 'audienceId', item);
+  parseItem(AudienceSchema, audienceAttributes, 'audiences', 'audienceId', item);
 
 /**
  * Validates all items and drops rules whose audience is missing or disabled, so one bad item

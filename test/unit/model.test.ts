@@ -5,12 +5,14 @@
 import { describe, expect, it } from 'vitest';
 import {
   AudienceSchema,
+  audienceAttributes,
   buildRuleSet,
   describeIssues,
   parseAudience,
   parseRule,
   type RejectedItem,
   RuleSchema,
+  ruleAttributes,
 } from '#core/model';
 
 const topicArn = 'arn:aws:sns:eu-central-1:123456789012:news-desk';
@@ -18,12 +20,12 @@ const topicArn = 'arn:aws:sns:eu-central-1:123456789012:news-desk';
 /** The one-line reason a schema gives for `item`, or undefined when the item is valid. */
 function ruleProblem(item: Record<string, unknown>): string | undefined {
   const result = RuleSchema.safeParse({ ruleId: 'r1', audienceId: 'desk', ...item });
-  return result.success ? undefined : describeIssues(result.error);
+  return result.success ? undefined : describeIssues(result.error, ruleAttributes);
 }
 
 function audienceProblem(item: Record<string, unknown>): string | undefined {
   const result = AudienceSchema.safeParse({ audienceId: 'desk', topicArn, ...item });
-  return result.success ? undefined : describeIssues(result.error);
+  return result.success ? undefined : describeIssues(result.error, audienceAttributes);
 }
 
 describe('RuleSchema', () => {
@@ -102,7 +104,15 @@ describe('RuleSchema', () => {
   });
 
   it('rejects an unknown attribute and names it', () => {
-    expect(ruleProblem({ keywords: ['rates'], keyword: ['typo'] })).toBe('Unrecognized key: "keyword"');
+    expect(ruleProblem({ keywords: ['rates'], keyword: ['typo'] })).toBe(
+      'unknown attribute "keyword" (did you mean "keywords"?)',
+    );
+    expect(ruleProblem({ keywords: ['rates'], excludeKeyword: ['x'] })).toBe(
+      'unknown attribute "excludeKeyword" (did you mean "excludeKeywords"?)',
+    );
+    expect(ruleProblem({ keywords: ['rates'], colour: 'red' })).toMatch(
+      /^unknown attribute "colour"; allowed: ruleId, audienceId, enabled, /,
+    );
     expect(ruleProblem({ keywords: ['rates'], Enabled: true })).toContain('"Enabled"');
   });
 
@@ -217,7 +227,7 @@ describe('AudienceSchema', () => {
   });
 
   it('rejects an unknown attribute and names it', () => {
-    expect(audienceProblem({ topicARN: topicArn })).toBe('Unrecognized key: "topicARN"');
+    expect(audienceProblem({ topicARN: topicArn })).toBe('unknown attribute "topicARN" (did you mean "topicArn"?)');
   });
 });
 
