@@ -1,0 +1,205 @@
+/**
+ * The alert function's configuration, read once at cold start from environment variables the
+ * stack sets (and the local sandbox sets the same way). Every variable, its default and its
+ * meaning is listed in `alertRunEnvironment`; the README's configuration table is generated from
+ * the same list, so docs and code cannot drift.
+ */
+import { z } from 'zod';
+import type { TableNames } from '#aws/table-layout';
+import type { AlertRunSettings } from '#core/alert-run';
+import { ConfigError } from '#core/errors';
+import { describeIssues } from '#core/model';
+import { type ProviderConfig, parseProviderConfig } from '#provider/config';
+
+/** One documented environment variable. */
+export interface EnvironmentVariable {
+  readonly name: string;
+  readonly default?: string;
+  readonly description: string;
+}
+
+/** Every variable the alert function reads. */
+export const alertRunEnvironment: readonly EnvironmentVariable[] = [
+  { name: 'NEWS_API_BASE_URL', description: 'Provider base URL; must be https://. Requests go to POST {base}/news.' },
+  { name: 'NEWS_API_KEY_SECRET_ID', description: 'Name or ARN of the Secrets Manager secret holding the API key.' },
+  { name: 'NEWS_API_PAGE_SIZE', default: '100', description: 'Articles per page (`size`).' },
+  {
+    name: 'NEWS_API_TIME_ZONE',
+    default: 'UTC',
+    description: "Provider's time zone: date-only ranges and zone-less timestamps are read in it.",
+  },
+  { name: 'NEWS_API_PAGINATION', default: 'PAGE', description: '`PAGE` or `CURSOR`.' },
+  {
+    name: 'NEWS_API_CURSOR_METHOD_VALUE',
+    default: 'CURSOR',
+    description: '`paginationMethod` value that selects cursor paging.',
+  },
+  { name: 'NEWS_API_CURSOR_FIELD', default: 'cursor', description: 'Request field that carries the cursor.' },
+  {
+    name: 'NEWS_API_MAX_PAGES',
+    default: '1000',
+    description: 'Page cap per provider day; a day needing more fails loudly.',
+  },
+  { name: 'NEWS_API_CONNECT_TIMEOUT_MS', default: '5000', description: 'TCP+TLS connect timeout.' },
+  { name: 'NEWS_API_READ_TIMEOUT_MS', default: '15000', description: 'Timeout for response headers and body.' },
+  { name: 'NEWS_API_MAX_ATTEMPTS', default: '5', description: 'Attempts per request for 408/429/5xx/network errors.' },
+  { name: 'NEWS_API_PAGE_CONCURRENCY', default: '4', description: 'Pages fetched at once once the total is known.' },
+  { name: 'NEWS_API_BASE_DELAY_MS', default: '250', description: 'First retry backoff (exponential, full jitter).' },
+  { name: 'NEWS_API_MAX_DELAY_MS', default: '20000', description: 'Longest backoff between retries.' },
+  {
+    name: 'NEWS_API_MAX_RETRY_AFTER_MS',
+    default: '60000',
+    description: 'Longest `Retry-After` honoured; a longer one fails the run (retryable) instead of sleeping.',
+  },
+  {
+    name: 'NEWS_API_CA_PEM',
+    default: '(none)',
+    description:
+      'Extra CA certificate (PEM) to trust in addition to the system roots, for a provider with a private CA.',
+  },
+  {
+    name: 'NEWS_API_RESPONSE_MAPPING',
+    default: '(built-in)',
+    description: 'JSON object overriding where fields live in the response (see "Response mapping").',
+  },
+  { name: 'RULES_TABLE_NAME', description: 'DynamoDB table of rules (partition key `ruleId`).' },
+  { name: 'AUDIENCES_TABLE_NAME', description: 'DynamoDB table of audiences (partition key `audienceId`).' },
+  { name: 'STATE_TABLE_NAME', description: 'DynamoDB table of watermark, lease, delivery ledger and run history.' },
+  {
+    name: 'LATE_ARRIVAL_MINUTES',
+    default: '60',
+    description: 'How far behind the watermark each run looks again for late-indexed articles.',
+  },
+  { name: 'INITIAL_LOOKBACK_MINUTES', default: '60', description: 'Where the very first run starts.' },
+  {
+    name: 'LEDGER_RETENTION_DAYS',
+    default: '14',
+    description: 'TTL of delivery-ledger entries; must exceed the re-read overlap.',
+  },
+  { name: 'LEASE_SECONDS', default: '960', description: 'Run lease length; set it above the function timeout.' },
+  { name: 'SOFT_MARGIN_SECONDS', default: '30', description: 'Stop fetching this long before the time limit.' },
+  { name: 'HARD_MARGIN_SECONDS', default: '10', description: 'Stop publishing this long before the time limit.' },
+  {
+    name: 'LEDGER_FLUSH_DELAY_MS',
+    default: '100',
+    description: 'Longest a published notification waits for its ledger write.',
+  },
+  { name: 'SECRET_CACHE_SECONDS', default: '300', description: 'How long the API key is cached in a warm function.' },
+  { name: 'SNS_CONCURRENCY', default: '8', description: 'PublishBatch calls in flight at once.' },
+];
+
+const integer = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+const required = z.string().trim().min(1, 'is required');
+
+const EnvironmentSchema = z.object({
+  NEWS_API_BASE_URL: required,
+  NEWS_API_KEY_SECRET_ID: required,
+  NEWS_API_PAGE_SIZE: integer(1, 1000).default(100),
+  NEWS_API_TIME_ZONE: z.string().default('UTC'),
+  NEWS_API_PAGINATION: z.enum(['PAGE', 'CURSOR']).default('PAGE'),
+  NEWS_API_CURSOR_METHOD_VALUE: z.string().min(1).default('CURSOR'),
+  NEWS_API_CURSOR_FIELD: z.string().min(1).default('cursor'),
+  NEWS_API_MAX_PAGES: integer(1, 100_000).default(1000),
+  NEWS_API_CONNECT_TIMEOUT_MS: integer(100, 120_000).default(5000),
+  NEWS_API_READ_TIMEOUT_MS: integer(100, 600_000).default(15_000),
+  NEWS_API_MAX_ATTEMPTS: integer(1, 20).default(5),
+  NEWS_API_PAGE_CONCURRENCY: integer(1, 32).default(4),
+  NEWS_API_BASE_DELAY_MS: integer(1, 60_000).default(250),
+  NEWS_API_MAX_DELAY_MS: integer(1, 600_000).default(20_000),
+  NEWS_API_MAX_RETRY_AFTER_MS: integer(0, 3_600_000).default(60_000),
+  NEWS_API_CA_PEM: z.string().optional(),
+  NEWS_API_RESPONSE_MAPPING: z.string().optional(),
+  RULES_TABLE_NAME: required,
+  AUDIENCES_TABLE_NAME: required,
+  STATE_TABLE_NAME: required,
+  LATE_ARRIVAL_MINUTES: integer(0, 7 * 24 * 60).default(60),
+  INITIAL_LOOKBACK_MINUTES: integer(0, 31 * 24 * 60).default(60),
+  LEDGER_RETENTION_DAYS: integer(2, 365).default(14),
+  LEASE_SECONDS: integer(60, 24 * 3600).default(960),
+  SOFT_MARGIN_SECONDS: integer(1, 600).default(30),
+  HARD_MARGIN_SECONDS: integer(1, 600).default(10),
+  LEDGER_FLUSH_DELAY_MS: integer(0, 10_000).default(100),
+  SECRET_CACHE_SECONDS: integer(0, 86_400).default(300),
+  SNS_CONCURRENCY: integer(1, 64).default(8),
+});
+
+/** Everything the alert run needs besides its AWS clients. */
+export interface AlertRunConfig {
+  readonly provider: ProviderConfig;
+  readonly secretId: string;
+  readonly secretCacheSeconds: number;
+  readonly tables: TableNames;
+  readonly ledgerRetentionDays: number;
+  readonly snsConcurrency: number;
+  readonly run: AlertRunSettings;
+}
+
+/**
+ * Validates the environment; a missing or bad value throws ConfigError naming the variable and
+ * what to fix, so a misconfigured deployment fails at cold start, not halfway through a run.
+ */
+export function loadAlertRunConfig(env: Readonly<Record<string, string | undefined>>): AlertRunConfig {
+  const parsed = EnvironmentSchema.safeParse(env);
+  if (!parsed.success) {
+    throw new ConfigError(`invalid alert function configuration: ${describeIssues(parsed.error)}`);
+  }
+  const e = parsed.data;
+  if (e.SOFT_MARGIN_SECONDS <= e.HARD_MARGIN_SECONDS) {
+    throw new ConfigError(
+      'SOFT_MARGIN_SECONDS must be larger than HARD_MARGIN_SECONDS (fetching stops before publishing)',
+    );
+  }
+  if (e.LEDGER_RETENTION_DAYS * 24 * 60 <= e.LATE_ARRIVAL_MINUTES + 2 * 24 * 60) {
+    throw new ConfigError(
+      'LEDGER_RETENTION_DAYS must cover the re-read overlap (LATE_ARRIVAL_MINUTES plus two provider days); raise it',
+    );
+  }
+  const provider = parseProviderConfig({
+    baseUrl: e.NEWS_API_BASE_URL,
+    pageSize: e.NEWS_API_PAGE_SIZE,
+    timeZone: e.NEWS_API_TIME_ZONE,
+    pagination:
+      e.NEWS_API_PAGINATION === 'PAGE'
+        ? { method: 'PAGE' }
+        : { method: 'CURSOR', methodValue: e.NEWS_API_CURSOR_METHOD_VALUE, cursorField: e.NEWS_API_CURSOR_FIELD },
+    maxPages: e.NEWS_API_MAX_PAGES,
+    connectTimeoutMs: e.NEWS_API_CONNECT_TIMEOUT_MS,
+    readTimeoutMs: e.NEWS_API_READ_TIMEOUT_MS,
+    maxAttempts: e.NEWS_API_MAX_ATTEMPTS,
+    pageConcurrency: e.NEWS_API_PAGE_CONCURRENCY,
+    baseDelayMs: e.NEWS_API_BASE_DELAY_MS,
+    maxDelayMs: e.NEWS_API_MAX_DELAY_MS,
+    maxRetryAfterMs: e.NEWS_API_MAX_RETRY_AFTER_MS,
+    ...(e.NEWS_API_CA_PEM?.trim() ? { caPem: e.NEWS_API_CA_PEM } : {}),
+    mapping: parseMapping(e.NEWS_API_RESPONSE_MAPPING),
+  });
+  return {
+    provider,
+    secretId: e.NEWS_API_KEY_SECRET_ID,
+    secretCacheSeconds: e.SECRET_CACHE_SECONDS,
+    tables: { rules: e.RULES_TABLE_NAME, audiences: e.AUDIENCES_TABLE_NAME, state: e.STATE_TABLE_NAME },
+    ledgerRetentionDays: e.LEDGER_RETENTION_DAYS,
+    snsConcurrency: e.SNS_CONCURRENCY,
+    run: {
+      providerTimeZone: provider.timeZone,
+      lateArrivalMs: e.LATE_ARRIVAL_MINUTES * 60_000,
+      initialLookbackMs: e.INITIAL_LOOKBACK_MINUTES * 60_000,
+      leaseDurationMs: e.LEASE_SECONDS * 1000,
+      softMarginMs: e.SOFT_MARGIN_SECONDS * 1000,
+      hardMarginMs: e.HARD_MARGIN_SECONDS * 1000,
+      ledgerFlushDelayMs: e.LEDGER_FLUSH_DELAY_MS,
+    },
+  };
+}
+
+function parseMapping(json: string | undefined): unknown {
+  if (json === undefined || json.trim() === '') return undefined;
+  try {
+    return JSON.parse(json);
+  } catch (error) {
+    throw new ConfigError(
+      `NEWS_API_RESPONSE_MAPPING must be a JSON object such as {"articles":["data.items"]}: ${(error as Error).message}`,
+      { cause: error },
+    );
+  }
+}

@@ -1,0 +1,67 @@
+/**
+ * Turns a run summary (or a failure) into CloudWatch metrics through Powertools Metrics (EMF).
+ * The stack's alarms are built on these names, so they are exported as constants.
+ */
+import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import type { RunSummary } from '#core/alert-run';
+import { ProviderAuthError, ProviderError } from '#core/errors';
+
+/** Metric names the monitoring construct alarms on. */
+export const metricNames = {
+  runSucceeded: 'RunSucceeded',
+  runSkipped: 'RunSkipped',
+  runFailed: 'RunFailed',
+  runDuration: 'RunDuration',
+  watermarkLag: 'WatermarkLag',
+  articlesFetched: 'ArticlesFetched',
+  articlesNew: 'ArticlesNew',
+  articlesMatched: 'ArticlesMatched',
+  articlesMalformed: 'ArticlesMalformed',
+  notificationsPublished: 'NotificationsPublished',
+  notificationsFailed: 'NotificationsFailed',
+  notificationsParked: 'NotificationsParked',
+  notificationsDeferred: 'NotificationsDeferred',
+  notificationsUnrenderable: 'NotificationsUnrenderable',
+  duplicatesSuppressed: 'DuplicatesSuppressed',
+  lateDeliveries: 'LateDeliveries',
+  invalidRules: 'InvalidRules',
+  invalidAudiences: 'InvalidAudiences',
+  upstreamAuthFailures: 'UpstreamAuthFailures',
+  upstreamErrors: 'UpstreamErrors',
+} as const;
+
+/** Adds the metrics of a finished (or skipped) run. */
+export function addRunMetrics(metrics: Metrics, summary: RunSummary, now: number): void {
+  const count = (name: string, value: number) => metrics.addMetric(name, MetricUnit.Count, value);
+  if (summary.status === 'skipped') {
+    count(metricNames.runSkipped, 1);
+    return;
+  }
+  // A checkpointed run made progress and will continue: it counts as a successful run.
+  count(metricNames.runSucceeded, summary.status === 'completed' || summary.status === 'checkpointed' ? 1 : 0);
+  metrics.addMetric(metricNames.runDuration, MetricUnit.Milliseconds, summary.finishedAt - summary.startedAt);
+  if (summary.watermarkAfter !== undefined) {
+    metrics.addMetric(metricNames.watermarkLag, MetricUnit.Seconds, Math.max(0, (now - summary.watermarkAfter) / 1000));
+  }
+  count(metricNames.articlesFetched, summary.articlesFetched);
+  count(metricNames.articlesNew, summary.articlesNew);
+  count(metricNames.articlesMatched, summary.articlesMatched);
+  count(metricNames.articlesMalformed, summary.articlesSkippedMalformed);
+  count(metricNames.notificationsPublished, summary.notificationsPublished);
+  count(metricNames.notificationsFailed, summary.notificationsFailed);
+  count(metricNames.notificationsParked, summary.notificationsParked);
+  count(metricNames.notificationsDeferred, summary.notificationsDeferred);
+  count(metricNames.notificationsUnrenderable, summary.notificationsUnrenderable);
+  count(metricNames.duplicatesSuppressed, summary.notificationsAlreadyDelivered);
+  count(metricNames.lateDeliveries, summary.lateDeliveries);
+  count(metricNames.invalidRules, summary.invalidRules);
+  count(metricNames.invalidAudiences, summary.invalidAudiences);
+}
+
+/** Adds the metrics of a run that threw. */
+export function addFailureMetrics(metrics: Metrics, error: unknown): void {
+  metrics.addMetric(metricNames.runSucceeded, MetricUnit.Count, 0);
+  metrics.addMetric(metricNames.runFailed, MetricUnit.Count, 1);
+  if (error instanceof ProviderAuthError) metrics.addMetric(metricNames.upstreamAuthFailures, MetricUnit.Count, 1);
+  else if (error instanceof ProviderError) metrics.addMetric(metricNames.upstreamErrors, MetricUnit.Count, 1);
+}

@@ -1,0 +1,63 @@
+/**
+ * The composition root of the alert run: builds the adapters from validated config and one client
+ * per AWS service. The Lambda handler, the local sandbox (`npm start`) and the CLI's `run` all
+ * wire the run here, so what is tested locally is what runs in Lambda.
+ */
+
+import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import type { SNSClient } from '@aws-sdk/client-sns';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoRuleSource } from '#aws/dynamo-rule-source';
+import { DynamoStateStore } from '#aws/dynamo-state-store';
+import { SecretsManagerApiKey } from '#aws/secret-source';
+import { SnsNotifier } from '#aws/sns-notifier';
+import type { AlertRunDependencies } from '#core/alert-run';
+import type { Log } from '#core/ports';
+import { NewsLookupClient } from '#provider/news-client';
+import type { AlertRunConfig } from './config.ts';
+
+/** One client per AWS service, created once per execution environment by the caller. */
+export interface AlertRunClients {
+  readonly documents: DynamoDBDocumentClient;
+  readonly sns: SNSClient;
+  readonly secrets: SecretsManagerClient;
+}
+
+/** The run's adapters with their concrete types (the CLI reads the state store directly). */
+export interface AlertRunWiring extends AlertRunDependencies {
+  readonly news: NewsLookupClient;
+  readonly state: DynamoStateStore;
+  readonly rules: DynamoRuleSource;
+  readonly notifier: SnsNotifier;
+}
+
+export function createAlertRunDependencies(
+  config: AlertRunConfig,
+  clients: AlertRunClients,
+  log: Log,
+  options: { now?: () => number } = {},
+): AlertRunWiring {
+  const secrets = new SecretsManagerApiKey({
+    client: clients.secrets,
+    secretId: config.secretId,
+    maxAgeSeconds: config.secretCacheSeconds,
+  });
+  return {
+    news: new NewsLookupClient({ config: config.provider, secrets, log }),
+    rules: new DynamoRuleSource({
+      documents: clients.documents,
+      rulesTableName: config.tables.rules,
+      audiencesTableName: config.tables.audiences,
+      log,
+    }),
+    state: new DynamoStateStore({
+      documents: clients.documents,
+      tableName: config.tables.state,
+      ledgerRetentionDays: config.ledgerRetentionDays,
+      log,
+    }),
+    notifier: new SnsNotifier({ client: clients.sns, concurrency: config.snsConcurrency, log }),
+    log,
+    ...(options.now ? { now: options.now } : {}),
+  };
+}

@@ -1,0 +1,511 @@
+/**
+ * One alert run: lease → rules → for each provider day in the window: fetch pages, match, skip
+ * what the ledger already holds, publish, record, advance the watermark → release.
+ *
+ * The guarantees of DESIGN section 3 live here:
+ *
+ * - No alert is lost: the watermark only moves past a provider day once every page of that day
+ *   was read and every notification it produced was published (or parked as undeliverable for
+ *   `news-alerts replay` when SNS refused it for good). Anything else leaves the watermark where it
+ *   was, and the next run reads the day again.
+ * - No alert is sent twice: every (article, audience) pair is checked against the delivery ledger
+ *   before publishing and recorded right after SNS accepts it. The only duplicate left is a crash
+ *   between those two steps; `LedgerWriter` keeps that window to one short flush delay.
+ * - One run at a time: a lease item with an expiry, and the watermark write is a transaction that
+ *   checks the lease and the watermark version together.
+ * - Bad rules never stop good ones: the RuleSource validates every item and reports the rest.
+ * - Stay inside the time limit: fetching stops at the soft deadline, publishing at the hard one,
+ *   and the run then records what it did, so the next run continues from there.
+ */
+import { datesBetween, endOfDate, providerDate } from './calendar.ts';
+import { LedgerWriter, Outbox } from './delivery-buffers.ts';
+import { LeaseHeldError, NewsAlertsError } from './errors.ts';
+import { compileRules } from './matcher.ts';
+import type { Audience, AudienceMatch } from './model.ts';
+import {
+  type DeliveryKey,
+  deliveryId,
+  type FailedMessage,
+  type Lease,
+  type Log,
+  type NewsSource,
+  type Notifier,
+  type OutboundMessage,
+  type RuleSource,
+  type RunStatus,
+  type StateStore,
+  type Watermark,
+} from './ports.ts';
+import { renderNotification } from './render.ts';
+
+/** The adapters one run talks to. */
+export interface AlertRunDependencies {
+  readonly news: NewsSource;
+  readonly rules: RuleSource;
+  readonly state: StateStore;
+  readonly notifier: Notifier;
+  readonly log: Log;
+  /** Epoch ms; injectable so tests control time. */
+  readonly now?: () => number;
+}
+
+/** Tuning of the run, validated by the handler's config. */
+export interface AlertRunSettings {
+  /** The provider's time zone: date-only ranges are provider-local dates. */
+  readonly providerTimeZone: string;
+  /**
+   * How far behind the watermark each run looks again, for articles the provider indexes late.
+   * Articles published earlier than `watermark - lateArrivalMs` count as handled.
+   */
+  readonly lateArrivalMs: number;
+  /** Where the very first run starts: this long before now. */
+  readonly initialLookbackMs: number;
+  /** Lease length: longer than the function timeout, so a live run never loses it. */
+  readonly leaseDurationMs: number;
+  /** Stop fetching this long before the time limit (publishing, ledger and watermark follow). */
+  readonly softMarginMs: number;
+  /** Stop publishing this long before the time limit (ledger, watermark and lease follow). */
+  readonly hardMarginMs: number;
+  /** Longest a published notification waits for its ledger write. */
+  readonly ledgerFlushDelayMs: number;
+}
+
+export interface AlertRunOptions {
+  readonly runId: string;
+  /** Milliseconds left before the platform stops the run (Lambda's getRemainingTimeInMillis). */
+  readonly remainingTimeMs: () => number;
+}
+
+/** Per-audience delivery counts of one run. */
+export interface AudienceTally {
+  matched: number;
+  alreadyDelivered: number;
+  published: number;
+  failed: number;
+  parked: number;
+}
+
+/** What one run did: returned, logged, turned into metrics and kept in the run history. */
+export interface RunSummary {
+  runId: string;
+  status: RunStatus;
+  startedAt: number;
+  finishedAt: number;
+  /** Why the run stopped early or failed, if it did. */
+  reason?: string;
+  window?: { from: string; to: string };
+  watermarkBefore?: number;
+  watermarkAfter?: number;
+  daysCompleted: number;
+  pages: number;
+  articlesFetched: number;
+  /** Articles published after the previous watermark: first seen by this run. */
+  articlesNew: number;
+  articlesMatched: number;
+  articlesSkippedMalformed: number;
+  notificationsMatched: number;
+  notificationsAlreadyDelivered: number;
+  notificationsPublished: number;
+  notificationsFailed: number;
+  notificationsParked: number;
+  /** Notifications left for the next run because the time budget ran out. */
+  notificationsDeferred: number;
+  /** Notifications that could not be rendered (logged with the article key). */
+  notificationsUnrenderable: number;
+  /** Notifications for articles the provider showed only after the watermark had passed them. */
+  lateDeliveries: number;
+  invalidRules: number;
+  invalidAudiences: number;
+  audiences: Record<string, AudienceTally>;
+}
+
+const emptyTally = (): AudienceTally => ({ matched: 0, alreadyDelivered: 0, published: 0, failed: 0, parked: 0 });
+
+/**
+ * Runs one alert cycle. Throws when the run could not go on (provider down after retries, state
+ * table unreachable, lease lost); returns status `incomplete` when some notifications could not be
+ * published, which the caller must still report as a failure (see the handler).
+ */
+export async function runAlertCycle(
+  deps: AlertRunDependencies,
+  settings: AlertRunSettings,
+  options: AlertRunOptions,
+): Promise<RunSummary> {
+  const now = deps.now ?? Date.now;
+  const startedAt = now();
+  const summary: RunSummary = {
+    runId: options.runId,
+    status: 'completed',
+    startedAt,
+    finishedAt: startedAt,
+    daysCompleted: 0,
+    pages: 0,
+    articlesFetched: 0,
+    articlesNew: 0,
+    articlesMatched: 0,
+    articlesSkippedMalformed: 0,
+    notificationsMatched: 0,
+    notificationsAlreadyDelivered: 0,
+    notificationsPublished: 0,
+    notificationsFailed: 0,
+    notificationsParked: 0,
+    notificationsDeferred: 0,
+    notificationsUnrenderable: 0,
+    lateDeliveries: 0,
+    invalidRules: 0,
+    invalidAudiences: 0,
+    audiences: {},
+  };
+
+  let lease: Lease;
+  try {
+    lease = await deps.state.acquireLease(options.runId, settings.leaseDurationMs, startedAt);
+  } catch (error) {
+    if (!(error instanceof LeaseHeldError)) throw error;
+    deps.log.info('another run holds the lease; skipping this run', { holder: error.holder });
+    return { ...summary, status: 'skipped', reason: error.message, finishedAt: now() };
+  }
+
+  const deadlines = new Deadlines(options.remainingTimeMs, settings);
+  try {
+    await new AlertRun(deps, settings, summary, lease, deadlines, now).run();
+  } catch (error) {
+    summary.status = 'failed';
+    summary.reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    throw error;
+  } finally {
+    deadlines.dispose();
+    summary.finishedAt = now();
+    await finish(deps, lease, summary);
+  }
+  return summary;
+}
+
+/** Releases the lease and records the run; failures here are logged, never hide the run's own. */
+async function finish(deps: AlertRunDependencies, lease: Lease, summary: RunSummary): Promise<void> {
+  try {
+    await deps.state.recordRun({
+      runId: summary.runId,
+      status: summary.status,
+      startedAt: summary.startedAt,
+      finishedAt: summary.finishedAt,
+      summary: { ...summary },
+    });
+  } catch (error) {
+    deps.log.error('could not record the run history', { error: describe(error) });
+  }
+  try {
+    await deps.state.releaseLease(lease);
+  } catch (error) {
+    // The lease expires on its own; the next run only waits for it.
+    deps.log.error('could not release the run lease', { error: describe(error) });
+  }
+}
+
+const describe = (error: unknown): string =>
+  error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+
+/** Soft (stop fetching) and hard (stop publishing) deadlines as abort signals. */
+class Deadlines {
+  readonly fetch = new AbortController();
+  readonly publish = new AbortController();
+  readonly #timers: (NodeJS.Timeout | undefined)[];
+
+  constructor(remainingTimeMs: () => number, settings: AlertRunSettings) {
+    const remaining = remainingTimeMs();
+    this.#timers = [
+      schedule(
+        this.fetch,
+        remaining - settings.softMarginMs,
+        'soft deadline: stopped fetching to stay inside the time limit',
+      ),
+      schedule(
+        this.publish,
+        remaining - settings.hardMarginMs,
+        'hard deadline: stopped publishing to stay inside the time limit',
+      ),
+    ];
+  }
+
+  get softReached(): boolean {
+    return this.fetch.signal.aborted;
+  }
+
+  dispose(): void {
+    for (const timer of this.#timers) clearTimeout(timer);
+  }
+}
+
+/** Longest delay setTimeout accepts; longer ones would fire at once. */
+const maxTimerMs = 2 ** 31 - 1;
+
+function schedule(controller: AbortController, inMs: number, reason: string): NodeJS.Timeout | undefined {
+  const abort = () => controller.abort(new DeadlineError(reason));
+  if (inMs <= 0) {
+    abort();
+    return undefined;
+  }
+  if (inMs > maxTimerMs) return undefined; // no practical limit (local runs)
+  const timer = setTimeout(abort, inMs);
+  timer.unref();
+  return timer;
+}
+
+/** The run reached its time budget; not a failure: progress is checkpointed. */
+class DeadlineError extends NewsAlertsError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'DeadlineError';
+  }
+}
+
+/** The mutable state of one run; `run()` is the algorithm described at the top of the file. */
+class AlertRun {
+  readonly #outbox = new Outbox();
+  readonly #ledger: LedgerWriter;
+  /** Matches waiting for their ledger lookup (batched by 100, the BatchGetItem limit). */
+  #pendingMatches: AudienceMatch[] = [];
+  #audiences = new Map<string, Audience>();
+  /** Notifications of the day being processed that were not published: the watermark must stay before it. */
+  #dayUnpublished = 0;
+  /** Delivery ids queued by this run: an article the provider repeats is never queued twice. */
+  readonly #queued = new Set<string>();
+  #watermark: Watermark | undefined;
+  #previousWatermarkAt = 0;
+
+  constructor(
+    readonly deps: AlertRunDependencies,
+    readonly settings: AlertRunSettings,
+    readonly summary: RunSummary,
+    readonly lease: Lease,
+    readonly deadlines: Deadlines,
+    readonly now: () => number,
+  ) {
+    this.#ledger = new LedgerWriter(deps.state, { maxDelayMs: settings.ledgerFlushDelayMs, now });
+  }
+
+  async run(): Promise<void> {
+    const { deps, settings, summary } = this;
+    const ruleSet = await deps.rules.load();
+    summary.invalidRules = ruleSet.rejected.filter((item) => item.table === 'rules').length;
+    summary.invalidAudiences = ruleSet.rejected.filter((item) => item.table === 'audiences').length;
+    this.#audiences = new Map(ruleSet.audiences.map((audience) => [audience.audienceId, audience]));
+    const matcher = compileRules(ruleSet.rules);
+
+    this.#watermark = await deps.state.readWatermark();
+    const watermarkAt = this.#watermark?.at ?? summary.startedAt - settings.initialLookbackMs;
+    this.#previousWatermarkAt = watermarkAt;
+    summary.watermarkBefore = this.#watermark?.at;
+    // Articles before the cutoff were handled by earlier runs; re-reading them would alert a rule
+    // added since then about old news.
+    const cutoff = watermarkAt - settings.lateArrivalMs;
+    const days = datesBetween(
+      providerDate(cutoff, settings.providerTimeZone),
+      providerDate(summary.startedAt, settings.providerTimeZone),
+    );
+    summary.window = { from: days[0] ?? '', to: days.at(-1) ?? '' };
+
+    let watermarkMayAdvance = true;
+    for (const day of days) {
+      if (this.deadlines.softReached) break;
+      const fetchStartedAt = this.now();
+      const complete = await this.#processDay(day, cutoff, matcher);
+      if (!complete) {
+        watermarkMayAdvance = false;
+        if (this.deadlines.softReached) break;
+        continue;
+      }
+      summary.daysCompleted += 1;
+      if (watermarkMayAdvance) {
+        const dayEnd = endOfDate(day, settings.providerTimeZone);
+        await this.#advanceWatermark(Math.min(dayEnd, fetchStartedAt));
+      }
+    }
+
+    if (summary.notificationsFailed > 0) {
+      summary.status = 'incomplete';
+      summary.reason = `${summary.notificationsFailed} notification(s) could not be published; the watermark stayed before them`;
+    } else if (summary.daysCompleted < days.length) {
+      summary.status = 'checkpointed';
+      summary.reason = 'time budget reached; the next run continues from the checkpoint';
+    }
+    summary.watermarkAfter = this.#watermark?.at;
+  }
+
+  /** Reads, matches and delivers one provider day; true when nothing of it is left undone. */
+  async #processDay(day: string, cutoff: number, matcher: ReturnType<typeof compileRules>): Promise<boolean> {
+    const { deps, summary } = this;
+    this.#dayUnpublished = 0;
+    let fullyRead = false;
+    try {
+      for await (const page of deps.news.pages({ from: day, to: day }, { signal: this.deadlines.fetch.signal })) {
+        summary.pages += 1;
+        summary.articlesFetched += page.articles.length;
+        summary.articlesSkippedMalformed += page.skipped.length;
+        for (const item of page.skipped) {
+          deps.log.warn('skipped an article the response mapping could not read', {
+            day,
+            page: page.pageNumber,
+            index: item.index,
+            reason: item.reason,
+          });
+        }
+        for (const article of page.articles) {
+          if (article.publishedAt < cutoff) continue;
+          if (article.publishedAt >= this.#previousWatermarkAt) summary.articlesNew += 1;
+          const matches = matcher.match(article);
+          if (matches.length === 0) continue;
+          summary.articlesMatched += 1;
+          this.#pendingMatches.push(...matches);
+        }
+        await this.#deliver(false);
+      }
+      fullyRead = true;
+    } catch (error) {
+      if (!(this.deadlines.fetch.signal.aborted && isAbort(error, this.deadlines.fetch.signal))) {
+        // Deliver what was already matched before failing: those alerts are valid.
+        await this.#deliver(true).catch((deliveryError: unknown) =>
+          deps.log.error('could not deliver matched alerts after a provider failure', {
+            error: describe(deliveryError),
+          }),
+        );
+        throw error;
+      }
+      deps.log.warn('time budget reached while reading the provider; checkpointing', { day });
+    }
+    await this.#deliver(true);
+    return fullyRead && this.#dayUnpublished === 0;
+  }
+
+  /**
+   * Moves matches through ledger lookup, rendering and SNS. Without `flush`, only full batches
+   * move (100 lookups, 10 messages per topic); with it, everything pending does.
+   */
+  async #deliver(flush: boolean): Promise<void> {
+    const lookupCount = flush
+      ? this.#pendingMatches.length
+      : this.#pendingMatches.length - (this.#pendingMatches.length % 100);
+    if (lookupCount > 0) {
+      const matches = this.#pendingMatches.splice(0, lookupCount);
+      this.#outbox.add(await this.#freshMessages(matches));
+    }
+    const messages = flush ? this.#outbox.drain() : this.#outbox.takeFullBatches();
+    if (messages.length > 0) await this.#publish(messages);
+    if (flush) await this.#ledger.flush();
+  }
+
+  /** Drops matches the ledger already holds and renders the rest. */
+  async #freshMessages(matches: readonly AudienceMatch[]): Promise<OutboundMessage[]> {
+    const keys: DeliveryKey[] = matches.map((match) => ({
+      articleKey: match.article.key,
+      audienceId: match.audienceId,
+    }));
+    const delivered = await this.deps.state.findDelivered(keys);
+    const fresh: OutboundMessage[] = [];
+    for (const match of matches) {
+      const tally = this.#tally(match.audienceId);
+      tally.matched += 1;
+      this.summary.notificationsMatched += 1;
+      const id = deliveryId({ articleKey: match.article.key, audienceId: match.audienceId });
+      if (delivered.has(id) || this.#queued.has(id)) {
+        tally.alreadyDelivered += 1;
+        this.summary.notificationsAlreadyDelivered += 1;
+        continue;
+      }
+      this.#queued.add(id);
+      const audience = this.#audiences.get(match.audienceId);
+      if (!audience) continue; // buildRuleSet only keeps rules of known audiences
+      let message: OutboundMessage;
+      try {
+        message = renderNotification(match, audience);
+      } catch (error) {
+        // One article that cannot be rendered must not stop every other alert (nor block the
+        // watermark forever): it is logged with its key and counted, and the run goes on.
+        this.#queued.delete(id);
+        this.summary.notificationsUnrenderable += 1;
+        this.deps.log.error('could not render a notification; skipped it', {
+          audienceId: match.audienceId,
+          articleKey: match.article.key,
+          error: describe(error),
+        });
+        continue;
+      }
+      if (match.article.publishedAt < this.#previousWatermarkAt) this.summary.lateDeliveries += 1;
+      fresh.push(message);
+    }
+    return fresh;
+  }
+
+  async #publish(messages: readonly OutboundMessage[]): Promise<void> {
+    const outcome = await this.deps.notifier.publish(messages, {
+      signal: this.deadlines.publish.signal,
+      onPublished: async (batch) => {
+        await this.#ledger.add(batch);
+        for (const { message } of batch) this.#tally(message.key.audienceId).published += 1;
+        this.summary.notificationsPublished += batch.length;
+      },
+    });
+    const permanent = outcome.failed.filter((failure) => failure.permanent);
+    // Messages the hard deadline kept from being sent are deferred, not failed: the day stays
+    // open and the next run sends them.
+    const deferred = this.deadlines.publish.signal.aborted
+      ? outcome.failed.filter((failure) => !failure.permanent && failure.code === 'Aborted')
+      : [];
+    const transient = outcome.failed.filter((failure) => !failure.permanent && !deferred.includes(failure));
+    if (permanent.length > 0) await this.#park(permanent);
+    for (const failure of [...transient, ...deferred]) this.#queued.delete(deliveryId(failure.message.key));
+    for (const failure of transient) this.#tally(failure.message.key.audienceId).failed += 1;
+    this.summary.notificationsFailed += transient.length;
+    this.summary.notificationsDeferred += deferred.length;
+    this.#dayUnpublished += transient.length + deferred.length;
+    if (transient.length > 0) {
+      this.deps.log.error('notifications were not published; the watermark stays before them', {
+        count: transient.length,
+        codes: [...new Set(transient.map((failure) => failure.code))],
+      });
+    }
+  }
+
+  /** Keeps notifications SNS refused for good, so fixing the audience and replaying loses nothing. */
+  async #park(failures: readonly FailedMessage[]): Promise<void> {
+    const failedAt = this.now();
+    await this.deps.state.recordUndeliverable(
+      failures.map(({ message, code, reason }) => ({
+        ...message.key,
+        topicArn: message.topicArn,
+        failedAt,
+        code,
+        reason,
+        subject: message.subject,
+        body: message.body,
+      })),
+    );
+    for (const failure of failures) this.#tally(failure.message.key.audienceId).parked += 1;
+    this.summary.notificationsParked += failures.length;
+    this.deps.log.error('SNS refused notifications for good; parked them for `news-alerts replay`', {
+      count: failures.length,
+      audiences: [...new Set(failures.map((failure) => failure.message.key.audienceId))],
+      codes: [...new Set(failures.map((failure) => failure.code))],
+    });
+  }
+
+  async #advanceWatermark(at: number): Promise<void> {
+    if (this.#watermark && at <= this.#watermark.at) return;
+    this.#watermark = await this.deps.state.advanceWatermark(this.lease, this.#watermark, at, this.now());
+  }
+
+  #tally(audienceId: string): AudienceTally {
+    let tally = this.summary.audiences[audienceId];
+    if (!tally) {
+      tally = emptyTally();
+      this.summary.audiences[audienceId] = tally;
+    }
+    return tally;
+  }
+}
+
+function isAbort(error: unknown, signal: AbortSignal): boolean {
+  if (error === signal.reason) return true;
+  if (error instanceof Error && (error.name === 'AbortError' || error.cause === signal.reason)) return true;
+  return false;
+}
