@@ -3,8 +3,7 @@
 // (npm ci) and the moto virtualenv when they are missing or stale, then hands over to the real
 // command. Plain JavaScript because it runs before node_modules exists.
 import { spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensurePythonEnv, projectRoot } from './python-env.mjs';
 
@@ -14,11 +13,31 @@ const commands = {
   bench: ['tsx', 'bench/run.ts'],
 };
 
+/**
+ * True when node_modules holds exactly what package-lock.json pins: every required package at
+ * its locked version, per npm's own record of the installed tree. Optional packages (other
+ * platforms' binaries) may be absent.
+ */
+function installedTreeMatchesLockfile(lockfile) {
+  const installedRecord = join(projectRoot, 'node_modules', '.package-lock.json');
+  if (!existsSync(installedRecord)) return false;
+  try {
+    const locked = JSON.parse(readFileSync(lockfile, 'utf8')).packages ?? {};
+    const installed = JSON.parse(readFileSync(installedRecord, 'utf8')).packages ?? {};
+    return Object.entries(locked).every(([path, entry]) => {
+      if (path === '') return true;
+      const present = installed[path];
+      if (!present) return Boolean(entry.optional || entry.devOptional);
+      return present.version === entry.version;
+    });
+  } catch {
+    return false;
+  }
+}
+
 function ensureNodeModules() {
   const lockfile = join(projectRoot, 'package-lock.json');
-  const stamp = join(projectRoot, 'node_modules', '.news-alerts-lock.sha256');
-  const wanted = createHash('sha256').update(readFileSync(lockfile)).digest('hex');
-  if (existsSync(stamp) && readFileSync(stamp, 'utf8') === wanted) return;
+  if (installedTreeMatchesLockfile(lockfile)) return;
   process.stderr.write('news-alerts: installing node modules (npm ci) ...\n');
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
   const result = spawnSync(npm, ['ci', '--no-audit', '--no-fund'], {
@@ -26,7 +45,6 @@ function ensureNodeModules() {
     stdio: ['ignore', process.stderr, process.stderr],
   });
   if (result.status !== 0) process.exit(result.status ?? 1);
-  writeFileSync(stamp, wanted);
 }
 
 const [name, ...args] = process.argv.slice(2);

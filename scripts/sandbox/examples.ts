@@ -1,0 +1,122 @@
+/**
+ * The example audiences and rules the local sandbox (`npm start`) creates: one audience per
+ * channel kind, rules that use every criterion, an overlap (two rules of one audience matching
+ * one article → one alert naming both) and one rule saved wrongly on purpose, to show that a bad
+ * item is skipped and reported while every other rule still runs.
+ *
+ * Items are written exactly as an ops person would save them in the DynamoDB console; the
+ * audience's `topicArn` is filled in by the sandbox once the topic exists.
+ */
+
+/** A subscriber of an example audience, as the sandbox wires it locally. */
+export type SandboxSubscriber =
+  /** SNS email subscription (moto stores the message; the sandbox shows the `email` body). */
+  | { readonly protocol: 'email'; readonly endpoint: string }
+  /** SNS SMS subscription (moto stores the message; the sandbox shows the `sms` body). */
+  | { readonly protocol: 'sms'; readonly endpoint: string }
+  /** SNS HTTPS subscription to a local HTTPS receiver. */
+  | { readonly protocol: 'webhook' }
+  /**
+   * Slack through the relay. In AWS the relay is a Lambda subscription; locally an SQS queue
+   * stands in for the Lambda trigger and the sandbox hands its messages to the relay code.
+   */
+  | { readonly protocol: 'slack' };
+
+export interface SandboxAudience {
+  /** The audience item without `topicArn`. */
+  readonly item: Readonly<Record<string, unknown>> & { readonly audienceId: string };
+  readonly subscribers: readonly SandboxSubscriber[];
+}
+
+export const exampleAudiences: readonly SandboxAudience[] = [
+  {
+    item: {
+      audienceId: 'markets-desk',
+      name: 'Markets desk',
+      timeZone: 'Europe/London',
+      notes: 'Email-style audience: economy news about rates and inflation.',
+    },
+    subscribers: [{ protocol: 'email', endpoint: 'markets-desk@example.com' }],
+  },
+  {
+    item: {
+      audienceId: 'quake-oncall',
+      name: 'Quake on-call',
+      timeZone: 'Asia/Tokyo',
+      smsMaxSegments: 1,
+      notes: 'SMS-style audience: urgent disaster alerts.',
+    },
+    subscribers: [{ protocol: 'sms', endpoint: '+15555550100' }],
+  },
+  {
+    item: {
+      audienceId: 'chips-team',
+      name: 'Chips team',
+      timeZone: 'Asia/Seoul',
+      notes: 'Slack-style audience: semiconductor industry news.',
+    },
+    subscribers: [{ protocol: 'slack' }],
+  },
+  {
+    item: {
+      audienceId: 'partner-feed',
+      name: 'Partner feed',
+      timeZone: 'UTC',
+      notes: 'Webhook audience: election coverage from two outlets, delivered as JSON.',
+    },
+    subscribers: [{ protocol: 'webhook' }],
+  },
+];
+
+export const exampleRules: readonly Readonly<Record<string, unknown>>[] = [
+  {
+    ruleId: 'markets-rates',
+    audienceId: 'markets-desk',
+    description: 'Economy stories about interest rates or inflation',
+    categories: ['002*'],
+    keywords: ['interest rate', 'inflation', '금리'],
+  },
+  {
+    ruleId: 'markets-finance',
+    audienceId: 'markets-desk',
+    description: 'Everything in Economy > Finance except withdrawn stories',
+    categories: ['002001000'],
+    // A string set (SS), as the console offers it: accepted like a list.
+    excludeKeywords: new Set(['rumor']),
+    statuses: ['PUBLISHED', 'UPDATED', 'CORRECTED'],
+  },
+  {
+    ruleId: 'quakes',
+    audienceId: 'quake-oncall',
+    description: 'Earthquakes, in English, Japanese and Korean',
+    keywords: ['earthquake', '地震', '지진'],
+    urgent: true,
+  },
+  {
+    ruleId: 'chips-category',
+    audienceId: 'chips-team',
+    description: 'IT & Science > Semiconductors',
+    categories: ['008001000'],
+  },
+  {
+    ruleId: 'chips-keywords',
+    audienceId: 'chips-team',
+    description: 'Semiconductor keywords anywhere but sports',
+    keywords: ['semiconductor', '반도체', '半導体'],
+    excludeCategories: ['007*'],
+  },
+  {
+    ruleId: 'partner-elections',
+    audienceId: 'partner-feed',
+    description: 'Election coverage from Daily Example and the Seoul Example Herald',
+    keywords: ['election'],
+    media: ['M001', 'M003'],
+  },
+  {
+    // Saved wrongly on purpose: `keyword` instead of `keywords`. The run skips it, logs its key
+    // and the reason, counts it in the InvalidRules metric, and every other rule still runs.
+    ruleId: 'typo-rule',
+    audienceId: 'chips-team',
+    keyword: ['wafer'],
+  },
+];

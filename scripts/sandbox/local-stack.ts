@@ -1,0 +1,394 @@
+/**
+ * The local sandbox: the same resources the CDK stack creates in AWS (tables, one SNS topic per
+ * audience with its subscriptions, the API-key secret), created in moto server, plus the news API
+ * simulator and local HTTPS receivers, wired to the real alert run through the same composition
+ * root as the Lambda handler. `npm start`, the end-to-end and fault tests, the benchmarks and the
+ * CLI's `--local` mode all use it.
+ *
+ * Every audience topic also gets an "audit" SQS queue with raw delivery: it receives the
+ * structured JSON body of every notification the audience was sent, which is how tests check that
+ * nothing was lost or sent twice.
+ */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { CreateTopicCommand, SNSClient, SubscribeCommand } from '@aws-sdk/client-sns';
+import {
+  CreateQueueCommand,
+  DeleteMessageBatchCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { type AlertRunConfig, loadAlertRunConfig } from '#alert-run/config';
+import { type AlertRunWiring, createAlertRunDependencies } from '#alert-run/wiring';
+import { type AlertRunDependencies, type RunSummary, runAlertCycle } from '#core/alert-run';
+import { type Log, silentLog } from '#core/ports';
+import { exampleAudiences, exampleRules, type SandboxAudience } from './examples.ts';
+import { type HttpsReceiver, startHttpsReceiver } from './https-receiver.ts';
+import { localAwsConfig } from './moto.ts';
+import { type NewsSimulator, type NewsSimulatorOptions, startNewsSimulator } from './news-simulator.ts';
+import { createTables, tableNamesFor } from './tables.ts';
+import type { PemPair } from './tls.ts';
+
+/** A provider outside the sandbox (`npm start -- --provider-url ...`). */
+export interface ExternalProvider {
+  readonly url: string;
+  readonly apiKey: string;
+  /** Extra CA (PEM) to trust for this provider. */
+  readonly caPem?: string | undefined;
+}
+
+export interface LocalStackOptions {
+  /** A running moto server that trusts `ca` for HTTPS subscriptions. */
+  readonly motoEndpoint: string;
+  /** The sandbox CA: signs the simulator's and receivers' certificates. */
+  readonly ca: PemPair;
+  /** Prefix of every resource name; tests pass a unique one. Default `news-alerts-local-`. */
+  readonly prefix?: string;
+  /** Use this provider instead of starting the simulator. */
+  readonly provider?: ExternalProvider | undefined;
+  /** Options of the simulator (ignored with `provider`). */
+  readonly simulator?: Omit<NewsSimulatorOptions, 'ca'>;
+  readonly audiences?: readonly SandboxAudience[];
+  readonly rules?: readonly Readonly<Record<string, unknown>>[];
+  /** Alert-function environment overrides (same variables as in Lambda). */
+  readonly environment?: Readonly<Record<string, string>>;
+  /** The run's clock; the simulator shares it unless its options say otherwise. */
+  readonly now?: () => number;
+  readonly log?: Log;
+}
+
+/** One notification as an audience's topic delivered it (read from the audit queue). */
+export interface DeliveredNotification {
+  readonly audienceId: string;
+  readonly deliveryId: string;
+  readonly articleKey: string;
+  readonly title: string;
+  readonly ruleIds: readonly string[];
+  /** The structured JSON body (`sqs`/`https`/`lambda` protocols). */
+  readonly body: Record<string, unknown>;
+}
+
+/** What one subscriber received, as its channel shows it. */
+export interface SubscriberDelivery {
+  readonly audienceId: string;
+  readonly channel: 'email' | 'sms' | 'webhook' | 'slack';
+  /** Where it went (an email address, phone number, or local receiver). */
+  readonly endpoint: string;
+  readonly subject?: string | undefined;
+  readonly text: string;
+}
+
+export interface LocalStack {
+  readonly config: AlertRunConfig;
+  readonly clients: {
+    readonly dynamo: DynamoDBClient;
+    readonly documents: DynamoDBDocumentClient;
+    readonly sns: SNSClient;
+    readonly sqs: SQSClient;
+    readonly secrets: SecretsManagerClient;
+  };
+  readonly dependencies: AlertRunWiring;
+  readonly simulator: NewsSimulator | undefined;
+  /** Local HTTPS endpoints: webhook audiences' subscriptions and the Slack stand-in. */
+  readonly receivers: { readonly webhook: HttpsReceiver; readonly slack: HttpsReceiver };
+  /** audienceId → topic ARN. */
+  readonly topics: ReadonlyMap<string, string>;
+  readonly secretId: string;
+  /** Runs one alert cycle; `dependencies` replaces adapters (fault tests wrap them). */
+  run(options?: {
+    runId?: string;
+    remainingTimeMs?: () => number;
+    dependencies?: Partial<AlertRunDependencies>;
+  }): Promise<RunSummary>;
+  /** Notifications delivered to each audience since the last call, from the audit queues. */
+  collectDeliveries(): Promise<DeliveredNotification[]>;
+  /** What each subscriber received since the last call, rendered for its channel. */
+  collectInbox(): Promise<SubscriberDelivery[]>;
+  /** Adds audiences and rules after start (topics, subscriptions and items). */
+  addAudience(audience: SandboxAudience): Promise<string>;
+  putRules(rules: readonly Readonly<Record<string, unknown>>[]): Promise<void>;
+  stop(): Promise<void>;
+}
+
+interface AudienceWiring {
+  readonly audienceId: string;
+  readonly topicArn: string;
+  readonly auditQueueUrl: string;
+  readonly subscribers: readonly SandboxSubscriber[];
+  readonly slackQueueUrl?: string | undefined;
+}
+
+type SandboxSubscriber = SandboxAudience['subscribers'][number];
+
+/** Creates the local stack and returns it ready to run. */
+export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
+  const prefix = options.prefix ?? 'news-alerts-local-';
+  const aws = localAwsConfig(options.motoEndpoint);
+  const dynamo = new DynamoDBClient(aws);
+  const clients = {
+    dynamo,
+    documents: DynamoDBDocumentClient.from(dynamo, { marshallOptions: { removeUndefinedValues: true } }),
+    sns: new SNSClient(aws),
+    sqs: new SQSClient(aws),
+    secrets: new SecretsManagerClient(aws),
+  };
+  const now = options.now ?? Date.now;
+  const simulator = options.provider
+    ? undefined
+    : await startNewsSimulator({ now, ...options.simulator, ca: options.ca });
+  const provider: ExternalProvider = options.provider ?? {
+    url: (simulator as NewsSimulator).url,
+    apiKey: (simulator as NewsSimulator).liveKey,
+    caPem: options.ca.cert,
+  };
+  const webhook = await startHttpsReceiver(options.ca);
+  const slack = await startHttpsReceiver(options.ca);
+
+  const tables = tableNamesFor(prefix);
+  await createTables(dynamo, tables);
+  const secretId = `${prefix}news-api-key`;
+  await clients.secrets.send(new CreateSecretCommand({ Name: secretId, SecretString: provider.apiKey }));
+
+  const config = loadAlertRunConfig({
+    NEWS_API_BASE_URL: provider.url,
+    NEWS_API_KEY_SECRET_ID: secretId,
+    NEWS_API_TIME_ZONE: simulator?.timeZone ?? 'UTC',
+    ...(provider.caPem ? { NEWS_API_CA_PEM: provider.caPem } : {}),
+    RULES_TABLE_NAME: tables.rules,
+    AUDIENCES_TABLE_NAME: tables.audiences,
+    STATE_TABLE_NAME: tables.state,
+    // Locally there is no reason to wait long between retries.
+    NEWS_API_BASE_DELAY_MS: '20',
+    NEWS_API_MAX_DELAY_MS: '500',
+    ...options.environment,
+  });
+  const log = options.log ?? silentLog;
+  const dependencies = createAlertRunDependencies(config, clients, log, { now });
+
+  const audiences = new Map<string, AudienceWiring>();
+  const topics = new Map<string, string>();
+  const seenNotifications = new Map<string, Set<string>>();
+
+  async function createQueue(name: string, topicArn: string): Promise<string> {
+    const { QueueUrl } = await clients.sqs.send(new CreateQueueCommand({ QueueName: name }));
+    if (!QueueUrl) throw new Error(`moto did not return a URL for queue ${name}`);
+    const attributes = await clients.sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }),
+    );
+    await clients.sns.send(
+      new SubscribeCommand({
+        TopicArn: topicArn,
+        Protocol: 'sqs',
+        Endpoint: attributes.Attributes?.QueueArn,
+        Attributes: { RawMessageDelivery: 'true' },
+      }),
+    );
+    return QueueUrl;
+  }
+
+  async function addAudience(audience: SandboxAudience): Promise<string> {
+    const { audienceId } = audience.item;
+    const { TopicArn } = await clients.sns.send(new CreateTopicCommand({ Name: `${prefix}audience-${audienceId}` }));
+    if (!TopicArn) throw new Error(`moto did not return an ARN for the topic of ${audienceId}`);
+    const auditQueueUrl = await createQueue(`${prefix}audit-${audienceId}`, TopicArn);
+    let slackQueueUrl: string | undefined;
+    for (const subscriber of audience.subscribers) {
+      if (subscriber.protocol === 'email' || subscriber.protocol === 'sms') {
+        await clients.sns.send(
+          new SubscribeCommand({ TopicArn, Protocol: subscriber.protocol, Endpoint: subscriber.endpoint }),
+        );
+      } else if (subscriber.protocol === 'webhook') {
+        await clients.sns.send(
+          new SubscribeCommand({ TopicArn, Protocol: 'https', Endpoint: `${webhook.url}/${audienceId}` }),
+        );
+      } else {
+        slackQueueUrl = await createQueue(`${prefix}slack-${audienceId}`, TopicArn);
+      }
+    }
+    await clients.documents.send(
+      new PutCommand({ TableName: tables.audiences, Item: { ...audience.item, topicArn: TopicArn } }),
+    );
+    audiences.set(audienceId, {
+      audienceId,
+      topicArn: TopicArn,
+      auditQueueUrl,
+      subscribers: audience.subscribers,
+      slackQueueUrl,
+    });
+    topics.set(audienceId, TopicArn);
+    return TopicArn;
+  }
+
+  async function putRules(rules: readonly Readonly<Record<string, unknown>>[]): Promise<void> {
+    for (const rule of rules) {
+      await clients.documents.send(new PutCommand({ TableName: tables.rules, Item: { ...rule } }));
+    }
+  }
+
+  for (const audience of options.audiences ?? exampleAudiences) await addAudience(audience);
+  await putRules(options.rules ?? exampleRules);
+
+  let runCount = 0;
+  return {
+    config,
+    clients,
+    dependencies,
+    simulator,
+    receivers: { webhook, slack },
+    topics,
+    secretId,
+    addAudience,
+    putRules,
+    async run(runOptions = {}) {
+      runCount += 1;
+      return await runAlertCycle({ ...dependencies, ...runOptions.dependencies }, config.run, {
+        runId: runOptions.runId ?? `local-run-${runCount}`,
+        remainingTimeMs: runOptions.remainingTimeMs ?? (() => 15 * 60_000),
+      });
+    },
+    async collectDeliveries() {
+      const delivered: DeliveredNotification[] = [];
+      for (const wiring of audiences.values()) {
+        for (const body of await drainQueue(clients.sqs, wiring.auditQueueUrl)) {
+          delivered.push(toDelivered(wiring.audienceId, body));
+        }
+      }
+      return delivered;
+    },
+    async collectInbox() {
+      const inbox: SubscriberDelivery[] = [];
+      const sent = await sentNotifications(options.motoEndpoint);
+      for (const wiring of audiences.values()) {
+        const seen = seenNotifications.get(wiring.topicArn) ?? new Set<string>();
+        seenNotifications.set(wiring.topicArn, seen);
+        const fresh = (sent.get(wiring.topicArn) ?? []).filter((notification) => !seen.has(notification.messageId));
+        for (const notification of fresh) seen.add(notification.messageId);
+        for (const subscriber of wiring.subscribers) {
+          if (subscriber.protocol === 'email' || subscriber.protocol === 'sms') {
+            for (const notification of fresh) {
+              inbox.push({
+                audienceId: wiring.audienceId,
+                channel: subscriber.protocol,
+                endpoint: subscriber.endpoint,
+                subject: subscriber.protocol === 'email' ? notification.subject : undefined,
+                text: pickProtocol(notification.message, subscriber.protocol),
+              });
+            }
+          } else if (subscriber.protocol === 'webhook') {
+            for (const request of webhook.received.filter((r) => r.path === `/${wiring.audienceId}`)) {
+              if (seen.has(`webhook:${request.body}`)) continue;
+              seen.add(`webhook:${request.body}`);
+              inbox.push({
+                audienceId: wiring.audienceId,
+                channel: 'webhook',
+                endpoint: 'local HTTPS receiver',
+                text: webhookPayload(request.body),
+              });
+            }
+          } else if (wiring.slackQueueUrl) {
+            for (const body of await drainQueue(clients.sqs, wiring.slackQueueUrl)) {
+              inbox.push({
+                audienceId: wiring.audienceId,
+                channel: 'slack',
+                endpoint: 'local Slack receiver',
+                text: body,
+              });
+            }
+          }
+        }
+      }
+      return inbox;
+    },
+    async stop() {
+      await dependencies.news.close();
+      await Promise.all([simulator?.stop(), webhook.stop(), slack.stop()]);
+      dynamo.destroy();
+      clients.sns.destroy();
+      clients.sqs.destroy();
+      clients.secrets.destroy();
+    },
+  };
+}
+
+/** Receives and deletes every message of a queue. */
+async function drainQueue(sqs: SQSClient, queueUrl: string): Promise<string[]> {
+  const bodies: string[] = [];
+  for (;;) {
+    const { Messages = [] } = await sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, VisibilityTimeout: 600 }),
+    );
+    if (Messages.length === 0) return bodies;
+    for (const message of Messages) bodies.push(message.Body ?? '');
+    await sqs.send(
+      new DeleteMessageBatchCommand({
+        QueueUrl: queueUrl,
+        Entries: Messages.map((message, index) => ({ Id: String(index), ReceiptHandle: message.ReceiptHandle })),
+      }),
+    );
+  }
+}
+
+function toDelivered(audienceId: string, raw: string): DeliveredNotification {
+  const body = JSON.parse(raw) as Record<string, unknown>;
+  const details = (body.newsAlerts ?? {}) as {
+    deliveryId?: string;
+    article?: { key?: string; title?: string };
+    matches?: { ruleId?: string }[];
+  };
+  return {
+    audienceId,
+    deliveryId: details.deliveryId ?? '',
+    articleKey: details.article?.key ?? '',
+    title: details.article?.title ?? '',
+    ruleIds: (details.matches ?? []).map((match) => match.ruleId ?? ''),
+    body,
+  };
+}
+
+interface SentNotification {
+  readonly messageId: string;
+  readonly message: string;
+  readonly subject: string | undefined;
+}
+
+/** moto keeps every message published to a topic; it is the only way to see email and SMS. */
+async function sentNotifications(endpoint: string): Promise<Map<string, SentNotification[]>> {
+  const dump = (await (await fetch(`${endpoint}/moto-api/data.json`)).json()) as {
+    sns?: { Topic?: { arn: string; sent_notifications?: [string, string, string | null, ...unknown[]][] }[] };
+  };
+  const byTopic = new Map<string, SentNotification[]>();
+  for (const topic of dump.sns?.Topic ?? []) {
+    byTopic.set(
+      topic.arn,
+      (topic.sent_notifications ?? []).map(([messageId, message, subject]) => ({
+        messageId,
+        message,
+        subject: subject ?? undefined,
+      })),
+    );
+  }
+  return byTopic;
+}
+
+/** What SNS sends a subscriber of `protocol` for a `MessageStructure: json` message. */
+function pickProtocol(message: string, protocol: string): string {
+  try {
+    const structure = JSON.parse(message) as Record<string, unknown>;
+    const body = structure[protocol] ?? structure.default;
+    return typeof body === 'string' ? body : message;
+  } catch {
+    return message;
+  }
+}
+
+/** moto posts the SNS envelope to HTTPS subscribers; the notification is its `Message`. */
+function webhookPayload(body: string): string {
+  try {
+    const envelope = JSON.parse(body) as { Message?: unknown };
+    return typeof envelope.Message === 'string' ? envelope.Message : body;
+  } catch {
+    return body;
+  }
+}
