@@ -1,0 +1,137 @@
+/**
+ * A local stack for one test: the real alert run wired to moto server (shared by the test run),
+ * a news API simulator over HTTPS with a pinned clock, and the example audiences and rules, all
+ * under a unique prefix. `deliveredSoFar` reads the audit queues so a test can state exactly what
+ * every audience received.
+ */
+import { inject } from 'vitest';
+import { exampleAudiences, exampleRules, type SandboxAudience } from '../../scripts/sandbox/examples.ts';
+import { compareDeliveries, expectedDeliveries } from '../../scripts/sandbox/expectations.ts';
+import { type LocalStack, type LocalStackOptions, startLocalStack } from '../../scripts/sandbox/local-stack.ts';
+import { OUT_OF_SCOPE_MEDIA } from '../../scripts/sandbox/news-simulator-data.ts';
+import { uniquePrefix } from './aws.ts';
+
+/** 2026-11-22 09:00 in Seoul, the simulator's zone. */
+export const testEpoch = Date.parse('2026-11-22T09:00:00+09:00');
+
+export interface CapturedLog {
+  readonly lines: string[];
+  debug(message: string, ...extra: Record<string, unknown>[]): void;
+  info(message: string, ...extra: Record<string, unknown>[]): void;
+  warn(message: string, ...extra: Record<string, unknown>[]): void;
+  error(message: string, ...extra: Record<string, unknown>[]): void;
+}
+
+/** A Log that keeps every line as JSON text, so tests can search it. */
+export function captureLog(): CapturedLog {
+  const lines: string[] = [];
+  const write =
+    (level: string) =>
+    (message: string, ...extra: Record<string, unknown>[]) => {
+      lines.push(JSON.stringify(Object.assign({ level, message }, ...extra), errorReplacer));
+    };
+  return { lines, debug: write('DEBUG'), info: write('INFO'), warn: write('WARN'), error: write('ERROR') };
+}
+
+function errorReplacer(_key: string, value: unknown): unknown {
+  if (value instanceof Error)
+    return { name: value.name, message: value.message, stack: value.stack, cause: value.cause };
+  return value;
+}
+
+export interface TestStack extends LocalStack {
+  readonly log: CapturedLog;
+  /** Sets the shared clock of the run and the simulator. */
+  setTime(epochMs: number): void;
+  time(): number;
+  /** Every notification delivered so far, as `audienceId|articleKey` strings (repeats kept). */
+  deliveredSoFar(): Promise<string[]>;
+  /**
+   * Compares everything delivered so far with what the rules match among the simulator's
+   * articles published in [from, to]: missing, unexpected and doubled deliveries per audience.
+   */
+  verifyExactlyOnce(
+    from: number,
+    to?: number,
+  ): Promise<{ missing: string[]; unexpected: string[]; duplicates: string[] }>;
+}
+
+/** Audiences of the example set without extra subscribers: the audit queue is all a test needs. */
+export const quietAudiences: readonly SandboxAudience[] = exampleAudiences.map((audience) => ({
+  item: audience.item,
+  subscribers: [],
+}));
+
+export async function startTestStack(
+  options: Partial<Omit<LocalStackOptions, 'motoEndpoint' | 'ca' | 'now' | 'log'>> = {},
+): Promise<TestStack> {
+  let clock = testEpoch;
+  const log = captureLog();
+  const stack = await startLocalStack({
+    motoEndpoint: inject('motoEndpoint'),
+    ca: inject('sandboxCa'),
+    prefix: uniquePrefix(),
+    now: () => clock,
+    log,
+    audiences: quietAudiences,
+    rules: exampleRules,
+    ...options,
+    simulator: { seed: 11, generate: { days: 1, perDay: 80 }, ...options.simulator },
+    environment: {
+      INITIAL_LOOKBACK_MINUTES: '1440',
+      NEWS_API_PAGE_SIZE: '10',
+      NEWS_API_BASE_DELAY_MS: '1',
+      NEWS_API_MAX_DELAY_MS: '5',
+      LEDGER_FLUSH_DELAY_MS: '5',
+      ...options.environment,
+    },
+  });
+  const delivered: string[] = [];
+  const audienceItems = (options.audiences ?? quietAudiences).map((audience) => ({
+    ...audience.item,
+    topicArn: stack.topics.get(audience.item.audienceId),
+  }));
+  return Object.assign(stack, {
+    log,
+    setTime(epochMs: number) {
+      clock = epochMs;
+    },
+    time: () => clock,
+    async deliveredSoFar() {
+      for (const notification of await stack.collectDeliveries()) {
+        delivered.push(`${notification.audienceId}|${notification.articleKey}`);
+      }
+      return [...delivered];
+    },
+    async verifyExactlyOnce(from: number, to = clock) {
+      const received = new Map<string, string[]>();
+      for (const entry of await this.deliveredSoFar()) {
+        const [audienceId = '', ...rest] = entry.split('|');
+        const list = received.get(audienceId) ?? [];
+        list.push(rest.join('|'));
+        received.set(audienceId, list);
+      }
+      const simulator = stack.simulator;
+      if (!simulator) throw new Error('verifyExactlyOnce needs the simulator');
+      const expected = expectedDeliveries({
+        articles: simulator.articles(),
+        ruleItems: options.rules ?? exampleRules,
+        audienceItems,
+        from,
+        to,
+        inScope: (media) => media !== OUT_OF_SCOPE_MEDIA,
+      });
+      const result = { missing: [] as string[], unexpected: [] as string[], duplicates: [] as string[] };
+      for (const [audienceId, check] of compareDeliveries(expected, received)) {
+        result.missing.push(...check.missing.map((key) => `${audienceId}|${key}`));
+        result.unexpected.push(...check.unexpected.map((key) => `${audienceId}|${key}`));
+        result.duplicates.push(...check.duplicates.map((key) => `${audienceId}|${key}`));
+      }
+      return result;
+    },
+  });
+}
+
+/** Where the first run's window starts: initial lookback plus the late-arrival overlap. */
+export const firstWindowStart = (stack: LocalStack): number =>
+  testEpoch - stack.config.run.initialLookbackMs - stack.config.run.lateArrivalMs;
