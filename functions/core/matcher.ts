@@ -1,0 +1,705 @@
+/**
+ * Rule matching: which audiences want an article, and why.
+ *
+ * ## Semantics
+ *
+ * - **Normalization.** Article text and values and rule terms are compared after the same
+ *   normalization ({@link normalizeText}): lone surrogates replaced, Unicode NFKC, `toLowerCase`,
+ *   whitespace runs collapsed to one space, ends trimmed. Every comparison is therefore
+ *   case-insensitive, and full-width and compatibility forms equal their plain forms (`ＡＩ` is
+ *   `ai`, `ﬁ` is `fi`); lowercasing is not full case folding (`ß` does not equal `ss`). A term
+ *   that normalizes to nothing never hits.
+ * - **categories** hit when a term equals one of the article's category codes or category names.
+ *   A term ending in `*` matches by prefix: `002*` hits `002001000`, `economy >*` hits
+ *   `economy > finance`; a lone `*` hits any article that has a category. **excludeCategories**
+ *   take the same forms.
+ * - **keywords** hit when a term occurs in the title or the summary (never across the two).
+ *   Latin-script letters and decimal digits form words: where a term starts (ends) with one, the
+ *   character before (after) the occurrence must not be one. So `rate` does not hit `corporate`
+ *   or `rates`, and `AI` hits `AI반도체` and `AI-driven` but not `said`. Edges of Hangul, kana,
+ *   CJK and punctuation have no such check, because Korean particles attach to the word they
+ *   follow and Japanese has no spaces: `반도체` hits `반도체가`, `半導体` hits `次世代半導体の`.
+ *   Multi-word terms (`interest rate`) match across any run of whitespace. Any occurrence with
+ *   valid edges counts. **excludeKeywords** work the same way.
+ * - **media** hit when a term equals the article's media code or media name; **statuses** when a
+ *   term equals the article's status.
+ * - A rule **matches** when every positive criterion it has (categories, keywords, media,
+ *   statuses; a rule "has" a criterion when its list is not empty) has at least one hit, and no
+ *   exclusion hits: AND across criteria, OR within one, and exclusions win. A rule with no
+ *   positive criterion matches every article no exclusion hits when `matchAll` is true, and
+ *   nothing otherwise (the rule schema rejects that case anyway); `matchAll` has no effect on a
+ *   rule that has positive criteria. Rules with `enabled: false` never match.
+ * - **Reasons**: for each criterion, in the order categories, keywords, media, statuses, every term
+ *   of the rule that hit, spelled as the rule spells it (`{ kind: 'category', term: 'Economy*' }`);
+ *   `{ kind: 'all', term: '*' }` for a `matchAll` rule.
+ * - **Result**: one {@link AudienceMatch} per audience with at least one matching rule, in
+ *   `audienceId` order; its `rules` list every matching rule of that audience in `ruleId` order
+ *   (UTF-16 code-unit order, ties in input order), so overlapping rules give one notification that
+ *   names them all. Every {@link RuleMatch} has `ruleId`, `description` (possibly undefined),
+ *   `urgent` and `reasons`. The indexed matcher's RuleMatch objects, their reasons and one-rule
+ *   `rules` lists are frozen and shared between articles.
+ *
+ * ## Index
+ *
+ * {@link compileRules} never tries every rule on every article. All distinct terms of all rules
+ * share one id space. Per article, the matcher collects the ids of the terms the article hits:
+ * its category values in an exact map and a prefix map (one lookup per distinct prefix length
+ * among the rules), its media and status in maps (each distinct raw value is resolved once and
+ * remembered), and its title and summary through one keyword automaton ({@link TermAutomaton})
+ * built over every keyword and excluded keyword of all rules. Each rule is filed under one anchor,
+ * its criterion least likely to hit (see {@link ANCHOR_COST}), together with a 32-bit signature of
+ * its next most selective criterion. The rules filed under a hit term whose signature meets the
+ * article's hits, plus the `matchAll` rules, are the candidates; each is checked against all its
+ * criteria and exclusions, compiled to term ids in one flat array, with the same hit set.
+ * {@link naiveMatch} is the plain scan over all rules that defines the expected output for tests
+ * and is the benchmark's baseline.
+ */
+import type { Article, AudienceMatch, MatchReason, Rule, RuleMatch } from './model.ts';
+import { containsTerm, IdSet, normalizeText, TermAutomaton } from './text.ts';
+
+/** Matches articles against a fixed, compiled set of rules. */
+export interface RuleMatcher {
+  /** Number of enabled rules the matcher holds. */
+  readonly ruleCount: number;
+  /** Every audience that wants `article`, with every rule that matched and why (see module docs). */
+  match(article: Article): AudienceMatch[];
+}
+
+type CriterionKind = 'category' | 'keyword' | 'media' | 'status';
+
+/** Criterion kinds as small integers, for the per-kind hit signatures of an article. */
+const KIND_INDEX: Readonly<Record<CriterionKind, number>> = { category: 0, keyword: 1, media: 2, status: 3 };
+/** The signature slot that is all ones, used by rules with nothing to prefilter on. */
+const NO_FILTER = 4;
+
+/**
+ * Anchor cost of one term of each kind: a guess at how often such a term hits, used to file each
+ * rule under its most selective criterion (the one whose terms' costs add up to the least). The
+ * matcher sees no articles when it compiles, so these are priors from news feeds (and the
+ * synthetic benchmark agrees): a keyword is in well under 1% of articles, a leaf category in a
+ * few percent, a category prefix covers a subtree, a media outlet publishes a steady share, and a
+ * status such as "published" is on almost everything.
+ */
+export const ANCHOR_COST = {
+  keyword: 1,
+  /** Keywords of one or two code units (`ai`, `5g`) hit much more often. */
+  shortKeyword: 8,
+  categoryExact: 8,
+  categoryPrefix: 24,
+  /** A lone `*`: every article with a category. */
+  categoryAny: 1000,
+  media: 6,
+  status: 50,
+} as const;
+
+/** The term ids of raw article values are cached up to this many values, then the cache starts over. */
+const VALUE_CACHE_LIMIT = 50_000;
+
+/** The interned terms of all rules, one id space across kinds so one hit set serves an article. */
+class TermDictionary {
+  readonly categoryExact = new Map<string, number>();
+  readonly categoryPrefix = new Map<string, number>();
+  readonly keyword = new Map<string, number>();
+  readonly media = new Map<string, number>();
+  readonly status = new Map<string, number>();
+  /** Anchor cost per term id. */
+  readonly cost: number[] = [];
+  /** KIND_INDEX of each term id. */
+  readonly kind: number[] = [];
+
+  get size(): number {
+    return this.cost.length;
+  }
+
+  /** The id of a rule term of `kind` (-1 for a term that normalizes to nothing). */
+  intern(kind: CriterionKind, term: string): number {
+    const normalized = normalizeText(term);
+    if (normalized.length === 0) return -1;
+    switch (kind) {
+      case 'category':
+        if (normalized.endsWith('*')) {
+          const prefix = normalized.slice(0, -1);
+          const cost = prefix.length === 0 ? ANCHOR_COST.categoryAny : ANCHOR_COST.categoryPrefix;
+          return this.#add(this.categoryPrefix, prefix, cost, kind);
+        }
+        return this.#add(this.categoryExact, normalized, ANCHOR_COST.categoryExact, kind);
+      case 'keyword': {
+        const cost = normalized.length <= 2 ? ANCHOR_COST.shortKeyword : ANCHOR_COST.keyword;
+        return this.#add(this.keyword, normalized, cost, kind);
+      }
+      case 'media':
+        return this.#add(this.media, normalized, ANCHOR_COST.media, kind);
+      case 'status':
+        return this.#add(this.status, normalized, ANCHOR_COST.status, kind);
+    }
+  }
+
+  #add(map: Map<string, number>, key: string, cost: number, kind: CriterionKind): number {
+    let id = map.get(key);
+    if (id === undefined) {
+      id = this.cost.length;
+      this.cost.push(cost);
+      this.kind.push(KIND_INDEX[kind]);
+      map.set(key, id);
+    }
+    return id;
+  }
+}
+
+/** The positive criteria a rule has (non-empty lists), in reason order. */
+function positiveCriteria(rule: Rule): [CriterionKind, readonly string[]][] {
+  const criteria: [CriterionKind, readonly string[] | undefined][] = [
+    ['category', rule.categories],
+    ['keyword', rule.keywords],
+    ['media', rule.media],
+    ['status', rule.statuses],
+  ];
+  return criteria.filter((entry): entry is [CriterionKind, readonly string[]] => (entry[1]?.length ?? 0) > 0);
+}
+
+/** Output order: audience, then rule id (code-unit order), then input position. */
+function compareRules(a: { rule: Rule; index: number }, b: { rule: Rule; index: number }): number {
+  if (a.rule.audienceId !== b.rule.audienceId) return a.rule.audienceId < b.rule.audienceId ? -1 : 1;
+  if (a.rule.ruleId !== b.rule.ruleId) return a.rule.ruleId < b.rule.ruleId ? -1 : 1;
+  return a.index - b.index;
+}
+
+/** One shape for every RuleMatch (description may be undefined), so V8 keeps the code monomorphic. */
+function ruleMatch(rule: Rule, reasons: readonly MatchReason[]): RuleMatch {
+  return { ruleId: rule.ruleId, description: rule.description, urgent: rule.urgent, reasons };
+}
+
+const ALL_REASONS: readonly MatchReason[] = Object.freeze([Object.freeze({ kind: 'all', term: '*' } as const)]);
+
+/** Rules with up to this many positive terms report which hit as a bit mask (see `evaluate`). */
+const MASKABLE_REASONS = 20;
+/** The "mask" of a matching rule with more positive terms than that: reasons are collected anew. */
+const UNMASKED = 2 ** MASKABLE_REASONS;
+/** A matched rule is sorted as `programOffset * MATCH_KEY_SCALE + mask`, exact in a double. */
+const MATCH_KEY_SCALE = 2 ** (MASKABLE_REASONS + 1);
+/**
+ * Up to this many matches (a typical article has a few dozen) are sorted by insertion, which needs
+ * no typed-array view and no call into the runtime; more use the native typed-array sort.
+ */
+const INSERTION_SORT_LIMIT = 48;
+/**
+ * A rule's program starts with a header: its rule index, its audience index, and the reason masks
+ * of the two RuleMatches last built for it (most recent first, -1 for none).
+ */
+const PROGRAM_HEADER = 4;
+
+/** An AudienceMatch while the naive matcher collects its rules. */
+type AudienceMatchBuilder = { audienceId: string; article: Article; rules: RuleMatch[] };
+
+class IndexedRuleMatcher implements RuleMatcher {
+  readonly ruleCount: number;
+  /** Enabled rules in output order: audience, then ruleId, then input position. */
+  readonly #rules: readonly Rule[];
+  readonly #audienceIds: readonly string[];
+  readonly #dictionary: TermDictionary;
+  /** Distinct lengths of category prefixes, ascending. */
+  readonly #prefixLengths: readonly number[];
+  readonly #automaton: TermAutomaton | undefined;
+  /**
+   * Every rule in one flat array, in output order, read when the rule is a candidate and when it
+   * matched: the PROGRAM_HEADER, then its criteria and exclusions as term ids,
+   * `[criterionCount, (termCount, termId...)..., exclusionCount, termId...]`. One contiguous array
+   * rather than objects per rule keeps a check to about one cache miss, which is what dominates at
+   * 20,000 rules; output order lets the offset stand for the rule when sorting matches.
+   */
+  readonly #program: Int32Array;
+  /**
+   * Rules anchored on term `t`, four ints each: rule index, program offset, and a prefilter on the
+   * rule's most selective other criterion, as that criterion's kind (or NO_FILTER) and a 32-bit
+   * signature of its term ids (bit `id & 31`). A candidate whose signature shares no bit with the
+   * article's hits of that kind cannot match and is dropped without reading its program: this is
+   * what keeps "broad AND broad" rules (a section prefix and a status) from costing a check each.
+   * Entries for term `t`: `#anchored[4 * #anchoredStart[t] .. 4 * #anchoredStart[t + 1]]`.
+   */
+  readonly #anchoredStart: Int32Array;
+  readonly #anchored: Int32Array;
+  /** KIND_INDEX of every term id. */
+  readonly #termKind: Uint8Array;
+  /** `matchAll` rules, candidates for every article, as (rule index, program offset) pairs. */
+  readonly #alwaysCandidates: Int32Array;
+  /**
+   * Every rule's possible reasons, built once: rule `r` owns `#reasons[#reasonStart[r] ..
+   * #reasonStart[r + 1]]`, one per term id in its program's criteria, in the same order.
+   */
+  readonly #reasons: readonly MatchReason[];
+  readonly #reasonStart: Int32Array;
+  /**
+   * The two RuleMatches last built per rule, each as a frozen one-element list (used as is when
+   * the rule is its audience's only match): `#recentLists[2r]` for the mask in the program header,
+   * `[2r + 1]` for the one after it. A rule tends to match for the same reasons again: in the
+   * synthetic benchmark one entry misses 19% of the time, two entries 4.5%, so most matches
+   * allocate nothing.
+   */
+  readonly #recentLists: (readonly RuleMatch[] | undefined)[];
+  // Per-article scratch space, reused (see compileRules: one caller at a time).
+  readonly #hits: IdSet;
+  readonly #candidates: IdSet;
+  /** Per kind (KIND_INDEX), the signature of the article's hit term ids; NO_FILTER's is all ones. */
+  readonly #signatures = Int32Array.of(0, 0, 0, 0, -1);
+  readonly #matchKeys: Float64Array;
+  /** Raw category, media and status value -> the term ids it hits (see `#addAll`). */
+  readonly #categoryHits = new Map<string, Int32Array>();
+  readonly #mediaHits = new Map<string, Int32Array>();
+  readonly #statusHits = new Map<string, Int32Array>();
+
+  constructor(rules: readonly Rule[]) {
+    const dictionary = new TermDictionary();
+    const ordered = rules
+      .map((rule, index) => ({ rule, index }))
+      .filter(({ rule }) => rule.enabled !== false)
+      .sort(compareRules)
+      .map(({ rule }) => rule);
+    this.ruleCount = ordered.length;
+    this.#rules = ordered;
+    const audienceIds: string[] = [];
+
+    const program: number[] = [];
+    const programStart: number[] = [];
+    const reasons: MatchReason[] = [];
+    const reasonStart: number[] = [];
+    /** Per term id: [rule index, filter kind, filter signature] triples. */
+    const anchoredLists = new Map<number, number[]>();
+    const always: number[] = [];
+    ordered.forEach((rule, ruleIndex) => {
+      if (audienceIds[audienceIds.length - 1] !== rule.audienceId) audienceIds.push(rule.audienceId);
+      const criteria = positiveCriteria(rule).map(([kind, terms]) => {
+        const ids = terms.map((term) => dictionary.intern(kind, term));
+        return { kind, terms: terms.filter((_, i) => ids[i] !== -1), ids: ids.filter((id) => id !== -1) };
+      });
+      const exclusions = [
+        ...(rule.excludeCategories ?? []).map((term) => dictionary.intern('category', term)),
+        ...(rule.excludeKeywords ?? []).map((term) => dictionary.intern('keyword', term)),
+      ].filter((id) => id !== -1);
+      programStart.push(program.length);
+      program.push(ruleIndex, audienceIds.length - 1, -1, -1, criteria.length);
+      for (const { ids } of criteria) program.push(ids.length, ...ids);
+      program.push(exclusions.length, ...exclusions);
+      reasonStart.push(reasons.length);
+      for (const { kind, terms } of criteria) {
+        for (const term of terms) reasons.push(Object.freeze({ kind, term }));
+      }
+
+      if (criteria.length === 0) {
+        if (rule.matchAll) always.push(ruleIndex);
+        return;
+      }
+      // A criterion none of whose terms can hit makes the rule unmatchable: file it nowhere.
+      if (criteria.some(({ ids }) => ids.length === 0)) return;
+      const costOf = (ids: readonly number[]) => ids.reduce((sum, id) => sum + (dictionary.cost[id] ?? 0), 0);
+      const bySelectivity = [...criteria].sort((a, b) => costOf(a.ids) - costOf(b.ids));
+      const anchor = bySelectivity[0]?.ids ?? [];
+      const filter = bySelectivity[1];
+      const filterKind = filter === undefined ? NO_FILTER : KIND_INDEX[filter.kind];
+      const filterSignature = filter === undefined ? -1 : filter.ids.reduce((bits, id) => bits | (1 << (id & 31)), 0);
+      for (const id of new Set(anchor)) {
+        let list = anchoredLists.get(id);
+        if (list === undefined) {
+          list = [];
+          anchoredLists.set(id, list);
+        }
+        list.push(ruleIndex, filterKind, filterSignature);
+      }
+    });
+    reasonStart.push(reasons.length);
+
+    const anchoredStart = new Int32Array(dictionary.size + 1);
+    const anchored: number[] = [];
+    for (let termId = 0; termId < dictionary.size; termId++) {
+      anchoredStart[termId] = anchored.length / 4;
+      const list = anchoredLists.get(termId) ?? [];
+      for (let i = 0; i < list.length; i += 3) {
+        const ruleIndex = list[i] ?? 0;
+        anchored.push(ruleIndex, programStart[ruleIndex] ?? 0, list[i + 1] ?? NO_FILTER, list[i + 2] ?? -1);
+      }
+    }
+    anchoredStart[dictionary.size] = anchored.length / 4;
+
+    this.#audienceIds = audienceIds;
+    this.#dictionary = dictionary;
+    this.#program = Int32Array.from(program);
+    this.#anchoredStart = anchoredStart;
+    this.#anchored = Int32Array.from(anchored);
+    this.#alwaysCandidates = Int32Array.from(always.flatMap((ruleIndex) => [ruleIndex, programStart[ruleIndex] ?? 0]));
+    this.#termKind = Uint8Array.from(dictionary.kind);
+    this.#reasons = reasons;
+    this.#reasonStart = Int32Array.from(reasonStart);
+    this.#recentLists = new Array<readonly RuleMatch[] | undefined>(2 * ordered.length).fill(undefined);
+    this.#prefixLengths = [...new Set([...dictionary.categoryPrefix.keys()].map((prefix) => prefix.length))].sort(
+      (a, b) => a - b,
+    );
+    this.#automaton =
+      dictionary.keyword.size === 0
+        ? undefined
+        : new TermAutomaton([...dictionary.keyword].map(([text, id]) => ({ text, id })));
+    this.#hits = new IdSet(dictionary.size);
+    this.#candidates = new IdSet(ordered.length);
+    this.#matchKeys = new Float64Array(ordered.length);
+  }
+
+  match(article: Article): AudienceMatch[] {
+    const hits = this.#hits;
+    hits.reset();
+    this.#collectHits(article, hits);
+
+    // The loops below are indexed rather than for-of: they run for every candidate of every article.
+    const hitTerms = hits.members;
+    const hitCount = hits.size;
+    const signatures = this.#signatures;
+    signatures.fill(0, 0, NO_FILTER);
+    for (let h = 0; h < hitCount; h++) {
+      const termId = hitTerms[h] ?? 0;
+      const kind = this.#termKind[termId] ?? 0;
+      signatures[kind] = (signatures[kind] ?? 0) | (1 << (termId & 31));
+    }
+    const candidates = this.#candidates;
+    candidates.reset();
+    const keys = this.#matchKeys;
+    let count = 0;
+    const program = this.#program;
+    const anchoredStart = this.#anchoredStart;
+    const anchored = this.#anchored;
+    for (let h = 0; h < hitCount; h++) {
+      const termId = hitTerms[h] ?? 0;
+      const end = 4 * (anchoredStart[termId + 1] ?? 0);
+      for (let a = 4 * (anchoredStart[termId] ?? 0); a < end; a += 4) {
+        if (((signatures[anchored[a + 2] ?? 0] ?? 0) & (anchored[a + 3] ?? 0)) === 0) continue;
+        if (!candidates.add(anchored[a] ?? 0)) continue;
+        const offset = anchored[a + 1] ?? 0;
+        const mask = evaluate(program, offset + PROGRAM_HEADER, hits);
+        if (mask !== -1) keys[count++] = offset * MATCH_KEY_SCALE + mask;
+      }
+    }
+    const always = this.#alwaysCandidates;
+    for (let a = 0; a < always.length; a += 2) {
+      if (!candidates.add(always[a] ?? 0)) continue;
+      const offset = always[a + 1] ?? 0;
+      const mask = evaluate(program, offset + PROGRAM_HEADER, hits);
+      if (mask !== -1) keys[count++] = offset * MATCH_KEY_SCALE + mask;
+    }
+    if (count === 0) return [];
+    // Programs are in output order, so sorting the keys sorts the output.
+    if (count <= INSERTION_SORT_LIMIT) insertionSort(keys, count);
+    else keys.subarray(0, count).sort();
+
+    const result: AudienceMatch[] = [];
+    for (let m = 0; m < count; ) {
+      const key = keys[m] ?? 0;
+      const offset = Math.floor(key / MATCH_KEY_SCALE);
+      const audience = program[offset + 1] ?? 0;
+      let end = m + 1;
+      while (end < count && program[Math.floor((keys[end] ?? 0) / MATCH_KEY_SCALE) + 1] === audience) end++;
+      let rules: readonly RuleMatch[];
+      if (end === m + 1) {
+        rules = this.#ruleMatchList(offset, key % MATCH_KEY_SCALE, hits);
+      } else {
+        const list: RuleMatch[] = [];
+        for (let k = m; k < end; k++) {
+          const other = keys[k] ?? 0;
+          const [match] = this.#ruleMatchList(Math.floor(other / MATCH_KEY_SCALE), other % MATCH_KEY_SCALE, hits);
+          if (match !== undefined) list.push(match);
+        }
+        rules = list;
+      }
+      result.push({ audienceId: this.#audienceIds[audience] ?? '', article, rules });
+      m = end;
+    }
+    return result;
+  }
+
+  /**
+   * A frozen one-element list holding the RuleMatch of the rule whose program starts at `offset`,
+   * for the reasons in `mask` (see `evaluate`); one of the two built last when the mask is theirs.
+   */
+  #ruleMatchList(offset: number, mask: number, hits: IdSet): readonly RuleMatch[] {
+    const program = this.#program;
+    const ruleIndex = program[offset] ?? 0;
+    if (mask === UNMASKED) return Object.freeze([this.#buildRuleMatch(ruleIndex, offset, mask, hits)]);
+    const lists = this.#recentLists;
+    const newest = lists[2 * ruleIndex];
+    if (program[offset + 2] === mask && newest !== undefined) return newest;
+    const older = lists[2 * ruleIndex + 1];
+    const list =
+      program[offset + 3] === mask && older !== undefined
+        ? older
+        : Object.freeze([this.#buildRuleMatch(ruleIndex, offset, mask, hits)]);
+    program[offset + 3] = program[offset + 2] ?? -1;
+    lists[2 * ruleIndex + 1] = newest;
+    program[offset + 2] = mask;
+    lists[2 * ruleIndex] = list;
+    return list;
+  }
+
+  #buildRuleMatch(ruleIndex: number, offset: number, mask: number, hits: IdSet): RuleMatch {
+    const first = this.#reasonStart[ruleIndex] ?? 0;
+    const count = (this.#reasonStart[ruleIndex + 1] ?? 0) - first;
+    const reasons: MatchReason[] = [];
+    if (mask === UNMASKED) {
+      // The program's criteria list the same term ids, in the same order, as the rule's reasons.
+      const program = this.#program;
+      let at = offset + PROGRAM_HEADER;
+      const criteria = program[at++] ?? 0;
+      let k = 0;
+      for (let criterion = 0; criterion < criteria; criterion++) {
+        const end = at + 1 + (program[at] ?? 0);
+        for (at += 1; at < end; at++, k++) if (hits.has(program[at] ?? -1)) reasons.push(this.#reason(first + k));
+      }
+    } else {
+      for (let k = 0; k < count; k++) if ((mask & (1 << k)) !== 0) reasons.push(this.#reason(first + k));
+    }
+    const rule = this.#rules[ruleIndex];
+    if (rule === undefined) throw new RangeError(`no rule at index ${ruleIndex}`);
+    return Object.freeze(ruleMatch(rule, count === 0 ? ALL_REASONS : Object.freeze(reasons)));
+  }
+
+  #reason(index: number): MatchReason {
+    const reason = this.#reasons[index];
+    if (reason === undefined) throw new RangeError(`no reason at index ${index}`);
+    return reason;
+  }
+
+  /** Adds the id of every rule term the article hits, of every kind. */
+  #collectHits(article: Article, hits: IdSet): void {
+    const dictionary = this.#dictionary;
+    if (dictionary.categoryExact.size > 0 || dictionary.categoryPrefix.size > 0) {
+      for (const value of article.categories) this.#addAll(this.#categoryHits, value, hits, this.#categoryTerms);
+      for (const value of article.categoryNames) this.#addAll(this.#categoryHits, value, hits, this.#categoryTerms);
+    }
+    if (dictionary.media.size > 0) {
+      if (article.media !== undefined) this.#addAll(this.#mediaHits, article.media, hits, this.#mediaTerms);
+      if (article.mediaName !== undefined) this.#addAll(this.#mediaHits, article.mediaName, hits, this.#mediaTerms);
+    }
+    if (dictionary.status.size > 0 && article.status !== undefined) {
+      this.#addAll(this.#statusHits, article.status, hits, this.#statusTerms);
+    }
+    const automaton = this.#automaton;
+    if (automaton !== undefined) {
+      // Title and summary are scanned one after the other rather than joined: a term cannot span
+      // them, and a concatenated string would be a V8 cons string, which reads slower per character.
+      automaton.scan(normalizeText(article.title), hits);
+      if (article.summary.length > 0) automaton.scan(normalizeText(article.summary), hits);
+    }
+  }
+
+  /**
+   * Adds the term ids a category, media or status value hits. Such values repeat across articles,
+   * so each distinct raw value is normalized and looked up once and its ids are remembered.
+   */
+  #addAll(cache: Map<string, Int32Array>, value: string, hits: IdSet, lookUp: (normalized: string) => number[]): void {
+    let ids = cache.get(value);
+    if (ids === undefined) {
+      if (cache.size >= VALUE_CACHE_LIMIT) cache.clear();
+      ids = Int32Array.from(lookUp(normalizeText(value)));
+      cache.set(value, ids);
+    }
+    for (let i = 0; i < ids.length; i++) hits.add(ids[i] ?? 0);
+  }
+
+  /** The category terms a normalized category value hits: the exact term and every prefix term. */
+  readonly #categoryTerms = (value: string): number[] => {
+    const dictionary = this.#dictionary;
+    const ids: number[] = [];
+    const exact = dictionary.categoryExact.get(value);
+    if (exact !== undefined) ids.push(exact);
+    for (const length of this.#prefixLengths) {
+      if (length > value.length) break;
+      const prefix = dictionary.categoryPrefix.get(value.slice(0, length));
+      if (prefix !== undefined) ids.push(prefix);
+    }
+    return ids;
+  };
+
+  readonly #mediaTerms = (value: string): number[] => {
+    const id = this.#dictionary.media.get(value);
+    return id === undefined ? [] : [id];
+  };
+
+  readonly #statusTerms = (value: string): number[] => {
+    const id = this.#dictionary.status.get(value);
+    return id === undefined ? [] : [id];
+  };
+}
+
+/**
+ * Runs one rule's program (see `#program`) against an article's hits. Returns -1 unless every
+ * criterion has a hit and no exclusion does; otherwise the bit mask of the criterion terms that
+ * hit, in program order (bit k: the rule's k-th reason), or UNMASKED for a rule with more than
+ * MASKABLE_REASONS terms.
+ */
+function evaluate(program: Int32Array, start: number, hits: IdSet): number {
+  let at = start;
+  const criteria = program[at++] ?? 0;
+  let mask = 0;
+  let bit = 0;
+  for (let criterion = 0; criterion < criteria; criterion++) {
+    const end = at + 1 + (program[at] ?? 0);
+    let hit = false;
+    for (at += 1; at < end; at++, bit++) {
+      if (hits.has(program[at] ?? -1)) {
+        hit = true;
+        if (bit < MASKABLE_REASONS) mask |= 1 << bit;
+      }
+    }
+    if (!hit) return -1;
+  }
+  const end = at + 1 + (program[at] ?? 0);
+  for (at += 1; at < end; at++) {
+    if (hits.has(program[at] ?? -1)) return -1;
+  }
+  return bit > MASKABLE_REASONS ? UNMASKED : mask;
+}
+
+/** Sorts `keys[0 .. count]` ascending in place; for the few matches of one article. */
+function insertionSort(keys: Float64Array, count: number): void {
+  for (let i = 1; i < count; i++) {
+    const key = keys[i] ?? 0;
+    let j = i - 1;
+    while (j >= 0 && (keys[j] ?? 0) > key) {
+      keys[j + 1] = keys[j] ?? 0;
+      j--;
+    }
+    keys[j + 1] = key;
+  }
+}
+
+/**
+ * Compiles rules into an indexed matcher (see the module documentation for the semantics and the
+ * index). Compile once per rule set and reuse the matcher for every article of a run; it keeps
+ * per-article scratch space, so one matcher serves one caller at a time.
+ */
+export function compileRules(rules: readonly Rule[]): RuleMatcher {
+  return new IndexedRuleMatcher(rules);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The reference: every rule tried on the article, term by term.
+
+interface NormalizedRule {
+  readonly categories: readonly string[];
+  readonly excludeCategories: readonly string[];
+  readonly keywords: readonly string[];
+  readonly excludeKeywords: readonly string[];
+  readonly media: readonly string[];
+  readonly statuses: readonly string[];
+}
+
+/**
+ * Normalized terms per rule object. Memoized so the baseline measures the scan over all rules, not
+ * repeated normalization of the same terms (which would flatter the index).
+ */
+const normalizedRules = new WeakMap<Rule, NormalizedRule>();
+
+function normalizedTerms(rule: Rule): NormalizedRule {
+  let normalized = normalizedRules.get(rule);
+  if (normalized === undefined) {
+    const all = (terms: readonly string[] | undefined) => (terms ?? []).map(normalizeText);
+    normalized = {
+      categories: all(rule.categories),
+      excludeCategories: all(rule.excludeCategories),
+      keywords: all(rule.keywords),
+      excludeKeywords: all(rule.excludeKeywords),
+      media: all(rule.media),
+      statuses: all(rule.statuses),
+    };
+    normalizedRules.set(rule, normalized);
+  }
+  return normalized;
+}
+
+interface NormalizedArticle {
+  readonly categoryValues: readonly string[];
+  readonly title: string;
+  readonly summary: string;
+  readonly media: readonly string[];
+  readonly status: string | undefined;
+}
+
+// One test per criterion kind: does this normalized term hit the article? (Empty terms never do.)
+
+function categoryHits(article: NormalizedArticle, term: string): boolean {
+  if (term.length === 0) return false;
+  if (term.endsWith('*')) {
+    const prefix = term.slice(0, -1);
+    return article.categoryValues.some((value) => value.startsWith(prefix));
+  }
+  return article.categoryValues.includes(term);
+}
+
+const keywordHits = (article: NormalizedArticle, term: string) =>
+  containsTerm(article.title, term) || containsTerm(article.summary, term);
+
+const mediaHits = (article: NormalizedArticle, term: string) => term.length > 0 && article.media.includes(term);
+
+const statusHits = (article: NormalizedArticle, term: string) => term.length > 0 && term === article.status;
+
+/** The terms of one criterion that hit, as reasons; undefined when the rule lacks the criterion. */
+function criterionReasons(
+  kind: CriterionKind,
+  raw: readonly string[] | undefined,
+  normalized: readonly string[],
+  article: NormalizedArticle,
+  hitTest: (article: NormalizedArticle, term: string) => boolean,
+): MatchReason[] | undefined {
+  if (raw === undefined || raw.length === 0) return undefined;
+  const reasons: MatchReason[] = [];
+  normalized.forEach((term, i) => {
+    if (hitTest(article, term)) reasons.push({ kind, term: raw[i] ?? term });
+  });
+  return reasons;
+}
+
+/** Why `rule` matches `article`, or undefined when it does not. */
+function naiveReasons(rule: Rule, article: NormalizedArticle): readonly MatchReason[] | undefined {
+  const terms = normalizedTerms(rule);
+  // Every criterion the rule has needs a hit; the cheap ones are tried before the keywords.
+  const categories = criterionReasons('category', rule.categories, terms.categories, article, categoryHits);
+  if (categories?.length === 0) return undefined;
+  const media = criterionReasons('media', rule.media, terms.media, article, mediaHits);
+  if (media?.length === 0) return undefined;
+  const statuses = criterionReasons('status', rule.statuses, terms.statuses, article, statusHits);
+  if (statuses?.length === 0) return undefined;
+  const keywords = criterionReasons('keyword', rule.keywords, terms.keywords, article, keywordHits);
+  if (keywords?.length === 0) return undefined;
+  const hasCriterion = [categories, keywords, media, statuses].some((reasons) => reasons !== undefined);
+  if (!hasCriterion && !rule.matchAll) return undefined;
+  if (terms.excludeCategories.some((term) => categoryHits(article, term))) return undefined;
+  if (terms.excludeKeywords.some((term) => keywordHits(article, term))) return undefined;
+  if (!hasCriterion) return [{ kind: 'all', term: '*' }];
+  return [...(categories ?? []), ...(keywords ?? []), ...(media ?? []), ...(statuses ?? [])];
+}
+
+/**
+ * The reference matcher: tries every enabled rule on the article, term by term, with the same
+ * semantics and output as {@link compileRules}. For tests and as the benchmark's baseline; not for
+ * production use (its cost grows with rules × terms for every article).
+ */
+export function naiveMatch(rules: readonly Rule[], article: Article): AudienceMatch[] {
+  const normalized: NormalizedArticle = {
+    categoryValues: [...article.categories, ...article.categoryNames].map(normalizeText),
+    title: normalizeText(article.title),
+    summary: normalizeText(article.summary),
+    media: [article.media, article.mediaName].filter((value) => value !== undefined).map(normalizeText),
+    status: article.status === undefined ? undefined : normalizeText(article.status),
+  };
+  const matches: { rule: Rule; index: number; reasons: readonly MatchReason[] }[] = [];
+  rules.forEach((rule, index) => {
+    if (rule.enabled === false) return;
+    const reasons = naiveReasons(rule, normalized);
+    if (reasons !== undefined) matches.push({ rule, index, reasons });
+  });
+  matches.sort(compareRules);
+  const result: AudienceMatch[] = [];
+  let current: AudienceMatchBuilder | undefined;
+  for (const { rule, reasons } of matches) {
+    if (current?.audienceId !== rule.audienceId) {
+      current = { audienceId: rule.audienceId, article, rules: [] };
+      result.push(current);
+    }
+    current.rules.push(ruleMatch(rule, reasons));
+  }
+  return result;
+}
