@@ -18,25 +18,10 @@
  *   and the run then records what it did, so the next run continues from there.
  */
 import { datesBetween, endOfDate, providerDate } from './calendar.ts';
-import { LedgerWriter, Outbox } from './delivery-buffers.ts';
+import { type DeliveryCounts, DeliveryPipeline, describe, emptyDeliveryCounts } from './delivery-pipeline.ts';
 import { LeaseHeldError, NewsAlertsError } from './errors.ts';
 import { compileRules } from './matcher.ts';
-import type { Audience, AudienceMatch } from './model.ts';
-import {
-  type DeliveryKey,
-  deliveryId,
-  type FailedMessage,
-  type Lease,
-  type Log,
-  type NewsSource,
-  type Notifier,
-  type OutboundMessage,
-  type RuleSource,
-  type RunStatus,
-  type StateStore,
-  type Watermark,
-} from './ports.ts';
-import { renderNotification } from './render.ts';
+import type { Lease, Log, NewsSource, Notifier, RuleSource, RunStatus, StateStore, Watermark } from './ports.ts';
 
 /** The adapters one run talks to. */
 export interface AlertRunDependencies {
@@ -76,17 +61,8 @@ export interface AlertRunOptions {
   readonly remainingTimeMs: () => number;
 }
 
-/** Per-audience delivery counts of one run. */
-export interface AudienceTally {
-  matched: number;
-  alreadyDelivered: number;
-  published: number;
-  failed: number;
-  parked: number;
-}
-
 /** What one run did: returned, logged, turned into metrics and kept in the run history. */
-export interface RunSummary {
+export interface RunSummary extends DeliveryCounts {
   runId: string;
   status: RunStatus;
   startedAt: number;
@@ -103,23 +79,10 @@ export interface RunSummary {
   articlesNew: number;
   articlesMatched: number;
   articlesSkippedMalformed: number;
-  notificationsMatched: number;
-  notificationsAlreadyDelivered: number;
-  notificationsPublished: number;
-  notificationsFailed: number;
-  notificationsParked: number;
-  /** Notifications left for the next run because the time budget ran out. */
-  notificationsDeferred: number;
-  /** Notifications that could not be rendered (logged with the article key). */
-  notificationsUnrenderable: number;
-  /** Notifications for articles the provider showed only after the watermark had passed them. */
-  lateDeliveries: number;
   invalidRules: number;
   invalidAudiences: number;
-  audiences: Record<string, AudienceTally>;
 }
 
-const emptyTally = (): AudienceTally => ({ matched: 0, alreadyDelivered: 0, published: 0, failed: 0, parked: 0 });
 
 /**
  * Runs one alert cycle. Throws when the run could not go on (provider down after retries, state
@@ -144,17 +107,9 @@ export async function runAlertCycle(
     articlesNew: 0,
     articlesMatched: 0,
     articlesSkippedMalformed: 0,
-    notificationsMatched: 0,
-    notificationsAlreadyDelivered: 0,
-    notificationsPublished: 0,
-    notificationsFailed: 0,
-    notificationsParked: 0,
-    notificationsDeferred: 0,
-    notificationsUnrenderable: 0,
-    lateDeliveries: 0,
     invalidRules: 0,
     invalidAudiences: 0,
-    audiences: {},
+    ...emptyDeliveryCounts(),
   };
 
   let lease: Lease;
@@ -201,9 +156,6 @@ async function finish(deps: AlertRunDependencies, lease: Lease, summary: RunSumm
     deps.log.error('could not release the run lease', { error: describe(error) });
   }
 }
-
-const describe = (error: unknown): string =>
-  error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 
 /** Soft (stop fetching) and hard (stop publishing) deadlines as abort signals. */
 class Deadlines {
@@ -261,17 +213,7 @@ class DeadlineError extends NewsAlertsError {
 
 /** The mutable state of one run; `run()` is the algorithm described at the top of the file. */
 class AlertRun {
-  readonly #outbox = new Outbox();
-  readonly #ledger: LedgerWriter;
-  /** Matches waiting for their ledger lookup (batched by 100, the BatchGetItem limit). */
-  #pendingMatches: AudienceMatch[] = [];
-  #audiences = new Map<string, Audience>();
-  /** Notifications of the day being processed that were not published: the watermark must stay before it. */
-  #dayUnpublished = 0;
-  /** Delivery ids queued by this run: an article the provider repeats is never queued twice. */
-  readonly #queued = new Set<string>();
   #watermark: Watermark | undefined;
-  #previousWatermarkAt = 0;
 
   constructor(
     readonly deps: AlertRunDependencies,
@@ -280,21 +222,17 @@ class AlertRun {
     readonly lease: Lease,
     readonly deadlines: Deadlines,
     readonly now: () => number,
-  ) {
-    this.#ledger = new LedgerWriter(deps.state, { maxDelayMs: settings.ledgerFlushDelayMs, now });
-  }
+  ) {}
 
   async run(): Promise<void> {
     const { deps, settings, summary } = this;
     const ruleSet = await deps.rules.load();
     summary.invalidRules = ruleSet.rejected.filter((item) => item.table === 'rules').length;
     summary.invalidAudiences = ruleSet.rejected.filter((item) => item.table === 'audiences').length;
-    this.#audiences = new Map(ruleSet.audiences.map((audience) => [audience.audienceId, audience]));
     const matcher = compileRules(ruleSet.rules);
 
     this.#watermark = await deps.state.readWatermark();
     const watermarkAt = this.#watermark?.at ?? summary.startedAt - settings.initialLookbackMs;
-    this.#previousWatermarkAt = watermarkAt;
     summary.watermarkBefore = this.#watermark?.at;
     // Articles before the cutoff were handled by earlier runs; re-reading them would alert a rule
     // added since then about old news.
@@ -304,12 +242,23 @@ class AlertRun {
       providerDate(summary.startedAt, settings.providerTimeZone),
     );
     summary.window = { from: days[0] ?? '', to: days.at(-1) ?? '' };
+    const pipeline = new DeliveryPipeline({
+      state: deps.state,
+      notifier: deps.notifier,
+      log: deps.log,
+      now: this.now,
+      audiences: new Map(ruleSet.audiences.map((audience) => [audience.audienceId, audience])),
+      ledgerFlushDelayMs: settings.ledgerFlushDelayMs,
+      publishSignal: this.deadlines.publish.signal,
+      lateBefore: watermarkAt,
+      counts: summary,
+    });
 
     let watermarkMayAdvance = true;
     for (const day of days) {
       if (this.deadlines.softReached) break;
       const fetchStartedAt = this.now();
-      const complete = await this.#processDay(day, cutoff, matcher);
+      const complete = await this.#processDay(day, { cutoff, newSince: watermarkAt, matcher, pipeline });
       if (!complete) {
         watermarkMayAdvance = false;
         if (this.deadlines.softReached) break;
@@ -333,9 +282,18 @@ class AlertRun {
   }
 
   /** Reads, matches and delivers one provider day; true when nothing of it is left undone. */
-  async #processDay(day: string, cutoff: number, matcher: ReturnType<typeof compileRules>): Promise<boolean> {
+  async #processDay(
+    day: string,
+    context: {
+      cutoff: number;
+      newSince: number;
+      matcher: ReturnType<typeof compileRules>;
+      pipeline: DeliveryPipeline;
+    },
+  ): Promise<boolean> {
     const { deps, summary } = this;
-    this.#dayUnpublished = 0;
+    const { cutoff, newSince, matcher, pipeline } = context;
+    pipeline.resetUnpublished();
     let fullyRead = false;
     try {
       for await (const page of deps.news.pages({ from: day, to: day }, { signal: this.deadlines.fetch.signal })) {
@@ -350,21 +308,22 @@ class AlertRun {
             reason: item.reason,
           });
         }
+        const matches = [];
         for (const article of page.articles) {
           if (article.publishedAt < cutoff) continue;
-          if (article.publishedAt >= this.#previousWatermarkAt) summary.articlesNew += 1;
-          const matches = matcher.match(article);
-          if (matches.length === 0) continue;
+          if (article.publishedAt >= newSince) summary.articlesNew += 1;
+          const articleMatches = matcher.match(article);
+          if (articleMatches.length === 0) continue;
           summary.articlesMatched += 1;
-          this.#pendingMatches.push(...matches);
+          matches.push(...articleMatches);
         }
-        await this.#deliver(false);
+        await pipeline.add(matches);
       }
       fullyRead = true;
     } catch (error) {
       if (!(this.deadlines.fetch.signal.aborted && isAbort(error, this.deadlines.fetch.signal))) {
         // Deliver what was already matched before failing: those alerts are valid.
-        await this.#deliver(true).catch((deliveryError: unknown) =>
+        await pipeline.flush().catch((deliveryError: unknown) =>
           deps.log.error('could not deliver matched alerts after a provider failure', {
             error: describe(deliveryError),
           }),
@@ -373,134 +332,13 @@ class AlertRun {
       }
       deps.log.warn('time budget reached while reading the provider; checkpointing', { day });
     }
-    await this.#deliver(true);
-    return fullyRead && this.#dayUnpublished === 0;
-  }
-
-  /**
-   * Moves matches through ledger lookup, rendering and SNS. Without `flush`, only full batches
-   * move (100 lookups, 10 messages per topic); with it, everything pending does.
-   */
-  async #deliver(flush: boolean): Promise<void> {
-    const lookupCount = flush
-      ? this.#pendingMatches.length
-      : this.#pendingMatches.length - (this.#pendingMatches.length % 100);
-    if (lookupCount > 0) {
-      const matches = this.#pendingMatches.splice(0, lookupCount);
-      this.#outbox.add(await this.#freshMessages(matches));
-    }
-    const messages = flush ? this.#outbox.drain() : this.#outbox.takeFullBatches();
-    if (messages.length > 0) await this.#publish(messages);
-    if (flush) await this.#ledger.flush();
-  }
-
-  /** Drops matches the ledger already holds and renders the rest. */
-  async #freshMessages(matches: readonly AudienceMatch[]): Promise<OutboundMessage[]> {
-    const keys: DeliveryKey[] = matches.map((match) => ({
-      articleKey: match.article.key,
-      audienceId: match.audienceId,
-    }));
-    const delivered = await this.deps.state.findDelivered(keys);
-    const fresh: OutboundMessage[] = [];
-    for (const match of matches) {
-      const tally = this.#tally(match.audienceId);
-      tally.matched += 1;
-      this.summary.notificationsMatched += 1;
-      const id = deliveryId({ articleKey: match.article.key, audienceId: match.audienceId });
-      if (delivered.has(id) || this.#queued.has(id)) {
-        tally.alreadyDelivered += 1;
-        this.summary.notificationsAlreadyDelivered += 1;
-        continue;
-      }
-      this.#queued.add(id);
-      const audience = this.#audiences.get(match.audienceId);
-      if (!audience) continue; // buildRuleSet only keeps rules of known audiences
-      let message: OutboundMessage;
-      try {
-        message = renderNotification(match, audience);
-      } catch (error) {
-        // One article that cannot be rendered must not stop every other alert (nor block the
-        // watermark forever): it is logged with its key and counted, and the run goes on.
-        this.#queued.delete(id);
-        this.summary.notificationsUnrenderable += 1;
-        this.deps.log.error('could not render a notification; skipped it', {
-          audienceId: match.audienceId,
-          articleKey: match.article.key,
-          error: describe(error),
-        });
-        continue;
-      }
-      if (match.article.publishedAt < this.#previousWatermarkAt) this.summary.lateDeliveries += 1;
-      fresh.push(message);
-    }
-    return fresh;
-  }
-
-  async #publish(messages: readonly OutboundMessage[]): Promise<void> {
-    const outcome = await this.deps.notifier.publish(messages, {
-      signal: this.deadlines.publish.signal,
-      onPublished: async (batch) => {
-        await this.#ledger.add(batch);
-        for (const { message } of batch) this.#tally(message.key.audienceId).published += 1;
-        this.summary.notificationsPublished += batch.length;
-      },
-    });
-    const permanent = outcome.failed.filter((failure) => failure.permanent);
-    // Messages the hard deadline kept from being sent are deferred, not failed: the day stays
-    // open and the next run sends them.
-    const deferred = this.deadlines.publish.signal.aborted
-      ? outcome.failed.filter((failure) => !failure.permanent && failure.code === 'Aborted')
-      : [];
-    const transient = outcome.failed.filter((failure) => !failure.permanent && !deferred.includes(failure));
-    if (permanent.length > 0) await this.#park(permanent);
-    for (const failure of [...transient, ...deferred]) this.#queued.delete(deliveryId(failure.message.key));
-    for (const failure of transient) this.#tally(failure.message.key.audienceId).failed += 1;
-    this.summary.notificationsFailed += transient.length;
-    this.summary.notificationsDeferred += deferred.length;
-    this.#dayUnpublished += transient.length + deferred.length;
-    if (transient.length > 0) {
-      this.deps.log.error('notifications were not published; the watermark stays before them', {
-        count: transient.length,
-        codes: [...new Set(transient.map((failure) => failure.code))],
-      });
-    }
-  }
-
-  /** Keeps notifications SNS refused for good, so fixing the audience and replaying loses nothing. */
-  async #park(failures: readonly FailedMessage[]): Promise<void> {
-    const failedAt = this.now();
-    await this.deps.state.recordUndeliverable(
-      failures.map(({ message, code, reason }) => ({
-        ...message.key,
-        topicArn: message.topicArn,
-        failedAt,
-        code,
-        reason,
-        subject: message.subject,
-        body: message.body,
-      })),
-    );
-    for (const failure of failures) this.#tally(failure.message.key.audienceId).parked += 1;
-    this.summary.notificationsParked += failures.length;
-    this.deps.log.error('SNS refused notifications for good; parked them for `news-alerts replay`', {
-      count: failures.length,
-      audiences: [...new Set(failures.map((failure) => failure.message.key.audienceId))],
-      codes: [...new Set(failures.map((failure) => failure.code))],
-    });
+    await pipeline.flush();
+    return fullyRead && pipeline.unpublished === 0;
   }
 
   async #advanceWatermark(at: number): Promise<void> {
     if (this.#watermark && at <= this.#watermark.at) return;
     this.#watermark = await this.deps.state.advanceWatermark(this.lease, this.#watermark, at, this.now());
-  }
-
-  #tally(audienceId: string): AudienceTally {
-    let tally = this.summary.audiences[audienceId];
-    if (!tally) {
-      tally = emptyTally();
-      this.summary.audiences[audienceId] = tally;
-    }
-    return tally;
   }
 }
 
