@@ -7,6 +7,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { alertRunEnvironment } from '#alert-run/config';
 import { parseStackConfig, StackConfigError, StackConfigSchema, stackOptions } from '../../lib/config.ts';
 import { Monitoring } from '../../lib/constructs/monitoring.ts';
 import { fullContext, shippedContext, synthesize } from './synth.ts';
@@ -170,14 +171,34 @@ describe('cdk synth through bin/app.ts', () => {
   });
 });
 
-describe('docs', () => {
-  it('docs/deploy.md documents every option', () => {
-    const deploy = projectFile('docs/deploy.md');
+describe('README', () => {
+  /** The text of one `## Heading` section of the README. */
+  const section = (heading: string): string => {
+    const readme = projectFile('README.md');
+    const start = readme.indexOf(`\n## ${heading}\n`);
+    expect(start, `README has a "## ${heading}" section`).toBeGreaterThan(-1);
+    const end = readme.indexOf('\n## ', start + 1);
+    return readme.slice(start, end === -1 ? undefined : end);
+  };
+
+  it('the Deploy section documents every option', () => {
+    const deploy = section('Deploy');
     for (const key of stackOptions) expect(deploy, key).toContain(`\`${key}\``);
   });
 
-  it('docs/operate.md documents every alarm', () => {
-    const operate = projectFile('docs/operate.md');
+  it('the Operate section documents every alarm', () => {
+    const operate = section('Operate');
     for (const alarm of Monitoring.describeAlarms()) expect(operate, alarm.name).toContain(`\`${alarm.name}\``);
+  });
+
+  it('the Configuration section documents every variable of the alert function with its default', () => {
+    const configuration = section('Configuration');
+    for (const variable of alertRunEnvironment) {
+      const row = configuration
+        .split('\n')
+        .find((line) => new RegExp(`^\\|\\s*\`${variable.name}\`\\s*\\|`).test(line));
+      expect(row, variable.name).toBeDefined();
+      if (variable.default && !variable.default.startsWith('(')) expect(row).toContain(`\`${variable.default}\``);
+    }
   });
 });
