@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { alertRunEnvironment } from '#alert-run/config';
 import { describeIssues } from '#core/model';
+import { PaginationSchema } from '#provider/config';
 import { ResponseMappingOverrideSchema } from '#provider/response-mapping';
 
 /** A configuration value is invalid; the message names the context key. */
@@ -173,25 +174,6 @@ const AudienceConfigSchema = z.strictObject({
   slack: z.strictObject({ webhookSecretArn: secretArn.optional() }).optional(),
 });
 
-const paginationSchema = z
-  .discriminatedUnion(
-    'method',
-    [
-      z.strictObject({ method: z.literal('PAGE') }),
-      z.strictObject({
-        method: z.literal('CURSOR'),
-        methodValue: z.string().trim().min(1).default('CURSOR'),
-        cursorField: z
-          .string()
-          .trim()
-          .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a plain JSON field name such as "cursor"')
-          .default('cursor'),
-      }),
-    ],
-    { error: 'must be {"method":"PAGE"} or {"method":"CURSOR","methodValue":"…","cursorField":"…"}' },
-  )
-  .default({ method: 'PAGE' });
-
 const overridableVariables = new Set(
   alertRunEnvironment
     .map((variable) => variable.name)
@@ -237,7 +219,7 @@ export const StackConfigSchema = z
     schedulerRetryAttempts: wholeNumber(0, 185, 3),
     newsApiPageSize: wholeNumber(1, 1000, 100),
     newsApiTimeZone: timeZone('UTC'),
-    newsApiPagination: z.preprocess(fromJsonString, paginationSchema),
+    newsApiPagination: z.preprocess(fromJsonString, PaginationSchema),
     newsApiResponseMapping: z.preprocess(fromJsonString, ResponseMappingOverrideSchema.default({})),
     memorySize: wholeNumber(128, 10_240, 512),
     timeoutSeconds: wholeNumber(30, 900, 300),

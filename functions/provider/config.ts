@@ -85,7 +85,8 @@ const timeZone = z
   })
   .default('UTC');
 
-const pagination = z
+/** How results are paged; the stack's `newsApiPagination` option uses the same schema. */
+export const PaginationSchema = z
   .discriminatedUnion(
     'method',
     [
@@ -121,7 +122,7 @@ export const ProviderConfigSchema = z
     pageSize: wholeNumber(1, 1000, 100),
     /** The provider's zone: date-only ranges and zone-less timestamps are read in it. */
     timeZone,
-    pagination,
+    pagination: PaginationSchema,
     /** Pages per date range before giving up with PageCapError. */
     maxPages: wholeNumber(1, 1_000_000, 1000),
     connectTimeoutMs: wholeNumber(1, 120_000, 5000),

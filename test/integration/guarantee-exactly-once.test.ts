@@ -5,22 +5,11 @@
  */
 import { DeleteTopicCommand } from '@aws-sdk/client-sns';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { DeliveryRecord, StateStore } from '#core/ports';
-import { firstWindowStart, startTestStack, type TestStack, testEpoch } from '#test/run-harness';
+import type { DeliveryRecord } from '#core/ports';
+import { firstWindowStart, startTestStack, stateWith, type TestStack, testEpoch } from '#test/run-harness';
 import { installSnsFaults } from '#test/sns-faults';
 
 const exact = { missing: [], unexpected: [], duplicates: [] };
-
-/** The real store with some methods replaced, to crash the run at a chosen point. */
-function stateWith(state: StateStore, overrides: Partial<StateStore>): StateStore {
-  return new Proxy(state, {
-    get(target, property, receiver) {
-      if (property in overrides) return overrides[property as keyof StateStore];
-      const value = Reflect.get(target, property, receiver);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
-}
 
 describe('no alert is lost or sent twice on the delivery side', () => {
   let stack: TestStack | undefined;

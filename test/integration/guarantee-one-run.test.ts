@@ -5,20 +5,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RunSummary } from '#core/alert-run';
 import { LeaseLostError } from '#core/errors';
-import type { StateStore } from '#core/ports';
-import { firstWindowStart, startTestStack, type TestStack, testEpoch } from '#test/run-harness';
+import { firstWindowStart, startTestStack, stateWith, type TestStack, testEpoch } from '#test/run-harness';
 
 const exact = { missing: [], unexpected: [], duplicates: [] };
-
-function stateWith(state: StateStore, overrides: Partial<StateStore>): StateStore {
-  return new Proxy(state, {
-    get(target, property, receiver) {
-      if (property in overrides) return overrides[property as keyof StateStore];
-      const value = Reflect.get(target, property, receiver);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
-}
 
 describe('one run at a time', () => {
   let stack: TestStack | undefined;

@@ -5,6 +5,7 @@
  * every audience received.
  */
 import { inject } from 'vitest';
+import type { StateStore } from '#core/ports';
 import { exampleAudiences, exampleRules, type SandboxAudience } from '../../scripts/sandbox/examples.ts';
 import { compareDeliveries, expectedDeliveries } from '../../scripts/sandbox/expectations.ts';
 import { type LocalStack, type LocalStackOptions, startLocalStack } from '../../scripts/sandbox/local-stack.ts';
@@ -135,3 +136,14 @@ export async function startTestStack(
 /** Where the first run's window starts: initial lookback plus the late-arrival overlap. */
 export const firstWindowStart = (stack: LocalStack): number =>
   testEpoch - stack.config.run.initialLookbackMs - stack.config.run.lateArrivalMs;
+
+/** The real state store with some methods replaced, to crash a run at a chosen point. */
+export function stateWith(state: StateStore, overrides: Partial<StateStore>): StateStore {
+  return new Proxy(state, {
+    get(target, property, receiver) {
+      if (property in overrides) return overrides[property as keyof StateStore];
+      const value = Reflect.get(target, property, receiver);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
