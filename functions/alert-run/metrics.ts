@@ -24,6 +24,11 @@ export const metricNames = {
   notificationsUnrenderable: 'NotificationsUnrenderable',
   duplicatesSuppressed: 'DuplicatesSuppressed',
   lateDeliveries: 'LateDeliveries',
+  notificationsHeld: 'NotificationsHeld',
+  budgetOverflow: 'BudgetOverflow',
+  digestsSent: 'DigestsSent',
+  digestItemsReleased: 'DigestItemsReleased',
+  digestsFailed: 'DigestsFailed',
   invalidRules: 'InvalidRules',
   invalidAudiences: 'InvalidAudiences',
   upstreamAuthFailures: 'UpstreamAuthFailures',
@@ -54,6 +59,11 @@ export function addRunMetrics(metrics: Metrics, summary: RunSummary, now: number
   count(metricNames.notificationsUnrenderable, summary.notificationsUnrenderable);
   count(metricNames.duplicatesSuppressed, summary.notificationsAlreadyDelivered);
   count(metricNames.lateDeliveries, summary.lateDeliveries);
+  count(metricNames.notificationsHeld, summary.notificationsHeld);
+  count(metricNames.budgetOverflow, summary.budgetOverflow);
+  count(metricNames.digestsSent, summary.digestsSent);
+  count(metricNames.digestItemsReleased, summary.digestItemsReleased);
+  count(metricNames.digestsFailed, summary.digestsFailed);
   count(metricNames.invalidRules, summary.invalidRules);
   count(metricNames.invalidAudiences, summary.invalidAudiences);
 }

@@ -19,6 +19,21 @@
  * - run history: pk `run`, sk `<startedAt as ISO 8601>#<runId>`; `runId`, `status`, `startedAt`,
  *   `finishedAt`, `summary` (map). TTL finishedAt + runRetentionDays. One run every few minutes
  *   fits one partition; ISO 8601 sorts like the instant, so a reverse Query gives newest first.
+ * - held notification: pk `held#<audienceId>`, sk `item#<articleKey>`; `audienceId`,
+ *   `articleKey`, `heldAt`, `reason` (`digest`|`quiet-hours`|`budget`), `article` (map), `rules`
+ *   (list of maps), `ruleIds`. TTL heldAt + heldRetentionDays (only reached by an audience that
+ *   stays disabled that long). Written in one transaction with its ledger entry (`heldFor` set)
+ *   and the index entry below.
+ * - digest release (claim): pk `held#<audienceId>`, sk `release#<releaseAt as ISO 8601>`;
+ *   `audienceId`, `releaseAt`, `claimedAt`, `parts` (list of lists of article keys), `dropped`.
+ *   TTL claimedAt + heldRetentionDays. Shares the held items' partition, so one Query reads both.
+ *   A digest's ledger entry is an ordinary delivery-ledger item with article key
+ *   `digest:<releaseAt ISO>[#part/parts]`.
+ * - holding index: pk `holding`, sk `<audienceId>`; `audienceId`, `oldestHeldAt`, `reasons` (SS),
+ *   `lastReleaseAt`. No TTL: one small item per audience that ever held something; the release
+ *   step reads this partition instead of every audience's items.
+ * - daily budget: pk `budget#<audienceId>`, sk `<local date YYYY-MM-DD>`; `audienceId`, `date`,
+ *   `sent`. Conditional writes (optimistic lock on `sent`). TTL the date + budgetRetentionDays.
  *
  * Key parts taken from data (`audienceId`, `articleKey`, `runId`, the delivery id) go through
  * {@link keyPart}: verbatim when short, `#` + SHA-256 otherwise, so no key can exceed DynamoDB's
@@ -49,6 +64,7 @@ import {
   PutCommand,
   QueryCommand,
   TransactWriteCommand,
+  type TransactWriteCommandInput,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
@@ -56,11 +72,19 @@ import pLimit, { type LimitFunction } from 'p-limit';
 import { z } from 'zod';
 import { LeaseHeldError, LeaseLostError, NewsAlertsError, WatermarkConflictError } from '#core/errors';
 import {
+  DailyCountConflictError,
+  type DailyCountKey,
   type DeliveryKey,
   type DeliveryRecord,
+  type DigestRelease,
+  dailyCountId,
   deliveryId,
+  type HeldNotification,
+  type HeldState,
+  type HoldingAudience,
   type Lease,
   type Log,
+  ReleaseClaimConflictError,
   type RunRecord,
   type StateStore,
   type UndeliverableRecord,
@@ -86,6 +110,10 @@ export interface DynamoStateStoreOptions {
   readonly runRetentionDays?: number;
   /** How long refused notifications wait for `news-alerts replay`. Default 30. */
   readonly undeliverableRetentionDays?: number;
+  /** How long a held notification waits (for an audience that stays disabled). Default 30. */
+  readonly heldRetentionDays?: number;
+  /** How long a daily budget count is kept after its date. Default 3. */
+  readonly budgetRetentionDays?: number;
   /** Batch requests in flight at once, shared by all calls on this store. Default 4. */
   readonly concurrency?: number;
   /** Waits between retries of unprocessed batch items; tests pass a fast one. */
@@ -98,6 +126,9 @@ type Key = { readonly pk: string; readonly sk: string };
 const watermarkKey: Key = { pk: 'watermark', sk: 'current' };
 const leaseKey: Key = { pk: 'lease', sk: 'run' };
 const runPartition = 'run';
+const holdingPartition = 'holding';
+/** DynamoDB's TransactWriteItems limit. */
+const transactionLimit = 100;
 
 /** DynamoDB's own per-request limits; moto does not enforce the write one, so we do. */
 const batchGetLimit = 100;
@@ -136,6 +167,30 @@ export const undeliverableItemKey = (key: DeliveryKey): Key => ({
   sk: keyPart(key.articleKey),
 });
 
+/** The partition of one audience's held notifications and digest releases. */
+const heldPartition = (audienceId: string): string => `held#${keyPart(audienceId)}`;
+
+/** The key of a held notification. */
+export const heldItemKey = (key: DeliveryKey): Key => ({
+  pk: heldPartition(key.audienceId),
+  sk: `item#${keyPart(key.articleKey)}`,
+});
+
+/** The key of a digest release claim. */
+export const releaseItemKey = (release: Pick<DigestRelease, 'audienceId' | 'releaseAt'>): Key => ({
+  pk: heldPartition(release.audienceId),
+  sk: `release#${new Date(release.releaseAt).toISOString()}`,
+});
+
+/** The key of an audience's entry in the holding index. */
+export const holdingItemKey = (audienceId: string): Key => ({ pk: holdingPartition, sk: keyPart(audienceId) });
+
+/** The key of an audience's daily budget count. */
+export const dailyCountItemKey = (key: DailyCountKey): Key => ({
+  pk: `budget#${keyPart(key.audienceId)}`,
+  sk: key.date,
+});
+
 const keyString = (key: Key): string => `${key.pk}\u0000${key.sk}`;
 
 /** TTL value (epoch seconds) `days` after the epoch-ms instant `from`. */
@@ -151,6 +206,54 @@ const RunItem = z.object({
   finishedAt: finite,
   summary: z.record(z.string(), z.unknown()),
 });
+const HoldReasonSchema = z.enum(['digest', 'quiet-hours', 'budget']);
+const optionalText = z
+  .string()
+  .nullish()
+  .transform((value) => value ?? undefined);
+const HeldItem = z.object({
+  audienceId: z.string(),
+  articleKey: z.string(),
+  heldAt: finite,
+  reason: HoldReasonSchema,
+  ruleIds: z.array(z.string()),
+  article: z.object({
+    key: z.string(),
+    id: optionalText,
+    title: z.string(),
+    summary: z.string(),
+    url: z.string(),
+    publishedAt: finite,
+    categories: z.array(z.string()),
+    categoryNames: z.array(z.string()),
+    media: optionalText,
+    mediaName: optionalText,
+    status: optionalText,
+  }),
+  rules: z.array(
+    z.object({
+      ruleId: z.string(),
+      description: optionalText,
+      urgent: z.boolean(),
+      reasons: z.array(z.object({ kind: z.enum(['category', 'keyword', 'media', 'status', 'all']), term: z.string() })),
+    }),
+  ),
+});
+const ReleaseItem = z.object({
+  audienceId: z.string(),
+  releaseAt: finite,
+  claimedAt: finite,
+  parts: z.array(z.array(z.string())),
+  dropped: z.array(z.string()).default([]),
+});
+const stringSet = z.preprocess((value) => (value instanceof Set ? [...value] : value), z.array(HoldReasonSchema));
+const HoldingItem = z.object({
+  audienceId: z.string(),
+  oldestHeldAt: finite.optional(),
+  reasons: stringSet.optional(),
+  lastReleaseAt: finite.optional(),
+});
+const DailyCountItem = z.object({ sent: z.number().int().nonnegative() });
 const UndeliverableItem = z.object({
   audienceId: z.string(),
   articleKey: z.string(),
@@ -192,6 +295,8 @@ export class DynamoStateStore implements StateStore {
   readonly #ledgerRetentionDays: number;
   readonly #runRetentionDays: number;
   readonly #undeliverableRetentionDays: number;
+  readonly #heldRetentionDays: number;
+  readonly #budgetRetentionDays: number;
   readonly #limit: LimitFunction;
   readonly #sleep: (ms: number) => Promise<void>;
   readonly #log: Log;
@@ -202,6 +307,8 @@ export class DynamoStateStore implements StateStore {
     this.#ledgerRetentionDays = options.ledgerRetentionDays ?? 14;
     this.#runRetentionDays = options.runRetentionDays ?? 30;
     this.#undeliverableRetentionDays = options.undeliverableRetentionDays ?? 30;
+    this.#heldRetentionDays = options.heldRetentionDays ?? 30;
+    this.#budgetRetentionDays = options.budgetRetentionDays ?? 3;
     // One limiter per store: concurrent findDelivered/recordDelivered calls share the bound.
     this.#limit = pLimit(options.concurrency ?? 4);
     this.#sleep = options.sleep ?? ((ms) => delay(ms));
@@ -438,18 +545,339 @@ export class DynamoStateStore implements StateStore {
       'writing the delivery ledger',
       records.map((record) => {
         const key = deliveryItemKey(record);
-        const item = {
-          ...key,
-          audienceId: record.audienceId,
-          articleKey: record.articleKey,
-          deliveredAt: record.deliveredAt,
-          ...(record.messageId === undefined ? {} : { messageId: record.messageId }),
-          ruleIds: [...record.ruleIds],
-          expiresAt: ttlSeconds(record.deliveredAt, this.#ledgerRetentionDays),
-        };
-        return { key, request: { PutRequest: { Item: item } } };
+        return { key, request: { PutRequest: { Item: this.#ledgerItem(record) } } };
       }),
     );
+  }
+
+  #ledgerItem(record: DeliveryRecord): Record<string, unknown> {
+    return {
+      ...deliveryItemKey(record),
+      audienceId: record.audienceId,
+      articleKey: record.articleKey,
+      deliveredAt: record.deliveredAt,
+      ...(record.messageId === undefined ? {} : { messageId: record.messageId }),
+      ...(record.heldFor === undefined ? {} : { heldFor: record.heldFor }),
+      ruleIds: [...record.ruleIds],
+      expiresAt: ttlSeconds(record.deliveredAt, this.#ledgerRetentionDays),
+    };
+  }
+
+  // --- Held notifications and digest releases -------------------------------------------------
+
+  async holdNotifications(records: readonly HeldNotification[]): Promise<void> {
+    // One write per key: a transaction must not touch an item twice.
+    const unique = new Map<string, HeldNotification>();
+    for (const record of records) unique.set(deliveryId(record.key), record);
+    // Each held notification costs two writes (item + ledger), each audience in a transaction one
+    // more (its index entry); pack transactions up to DynamoDB's 100 writes.
+    const transactions: HeldNotification[][] = [];
+    let current: HeldNotification[] = [];
+    let writes = 0;
+    let audiences = new Set<string>();
+    for (const record of unique.values()) {
+      if (writes + 3 > transactionLimit) {
+        transactions.push(current);
+        current = [];
+        writes = 0;
+        audiences = new Set();
+      }
+      current.push(record);
+      writes += audiences.has(record.key.audienceId) ? 2 : 3;
+      audiences.add(record.key.audienceId);
+    }
+    if (current.length > 0) transactions.push(current);
+    // Every transaction sets the index to the oldest instant of the whole call: they run
+    // concurrently, and whichever commits first must already write a lower bound.
+    const oldest = new Map<string, number>();
+    for (const record of unique.values()) {
+      oldest.set(record.key.audienceId, Math.min(oldest.get(record.key.audienceId) ?? record.heldAt, record.heldAt));
+    }
+    await settleAll(
+      transactions.map((batch) =>
+        this.#limit(() => this.#transact('holding notifications', this.#holdWrites(batch, oldest))),
+      ),
+    );
+  }
+
+  #holdWrites(
+    batch: readonly HeldNotification[],
+    oldest: ReadonlyMap<string, number>,
+  ): NonNullable<TransactWriteCommandInput['TransactItems']> {
+    const writes: NonNullable<TransactWriteCommandInput['TransactItems']> = [];
+    const byAudience = new Map<string, HeldNotification[]>();
+    for (const record of batch) {
+      const list = byAudience.get(record.key.audienceId) ?? [];
+      list.push(record);
+      byAudience.set(record.key.audienceId, list);
+      writes.push(
+        {
+          Put: {
+            TableName: this.#table,
+            Item: {
+              ...heldItemKey(record.key),
+              audienceId: record.key.audienceId,
+              articleKey: record.key.articleKey,
+              heldAt: record.heldAt,
+              reason: record.reason,
+              ruleIds: [...record.ruleIds],
+              // A JSON round trip drops undefined optional fields the document client would refuse.
+              article: JSON.parse(JSON.stringify(record.match.article)) as Record<string, unknown>,
+              rules: JSON.parse(JSON.stringify(record.match.rules)) as unknown[],
+              expiresAt: ttlSeconds(record.heldAt, this.#heldRetentionDays),
+            },
+          },
+        },
+        {
+          Put: {
+            TableName: this.#table,
+            Item: this.#ledgerItem({
+              ...record.key,
+              deliveredAt: record.heldAt,
+              ruleIds: record.ruleIds,
+              heldFor: record.reason,
+            }),
+          },
+        },
+      );
+    }
+    for (const [audienceId, list] of byAudience) {
+      writes.push({
+        Update: {
+          TableName: this.#table,
+          Key: holdingItemKey(audienceId),
+          // if_not_exists keeps an older oldestHeldAt: the index is a lower bound of what is due.
+          UpdateExpression:
+            'SET #audienceId = :audienceId, #oldest = if_not_exists(#oldest, :heldAt) ADD #reasons :reasons',
+          ExpressionAttributeNames: { '#audienceId': 'audienceId', '#oldest': 'oldestHeldAt', '#reasons': 'reasons' },
+          ExpressionAttributeValues: {
+            ':audienceId': audienceId,
+            ':heldAt': oldest.get(audienceId) ?? Math.min(...list.map((record) => record.heldAt)),
+            ':reasons': new Set(list.map((record) => record.reason)),
+          },
+        },
+      });
+    }
+    return writes;
+  }
+
+  async listHoldingAudiences(): Promise<HoldingAudience[]> {
+    const entries: HoldingAudience[] = [];
+    for (const item of await this.#queryAll(holdingPartition)) {
+      const parsed = HoldingItem.safeParse(item);
+      if (!parsed.success) {
+        this.#log.warn('skipped a malformed holding index item', { sk: item.sk });
+        continue;
+      }
+      const { audienceId, oldestHeldAt, reasons = [], lastReleaseAt } = parsed.data;
+      entries.push({
+        audienceId,
+        oldestHeldAt: oldestHeldAt ?? 0,
+        reasons: oldestHeldAt === undefined ? [] : reasons,
+        lastReleaseAt,
+      });
+    }
+    return entries;
+  }
+
+  async readHeld(audienceId: string): Promise<HeldState> {
+    const items: HeldNotification[] = [];
+    const releases: DigestRelease[] = [];
+    for (const item of await this.#queryAll(heldPartition(audienceId))) {
+      const sk = String(item.sk);
+      if (sk.startsWith('item#')) {
+        const parsed = HeldItem.safeParse(item);
+        if (!parsed.success) {
+          this.#log.warn('skipped a malformed held notification', { pk: item.pk, sk, reason: parsed.error.message });
+          continue;
+        }
+        const { article, rules, ruleIds, heldAt, reason } = parsed.data;
+        items.push({
+          key: { audienceId: parsed.data.audienceId, articleKey: parsed.data.articleKey },
+          heldAt,
+          reason,
+          ruleIds,
+          match: { audienceId: parsed.data.audienceId, article, rules },
+        });
+      } else if (sk.startsWith('release#')) {
+        const parsed = ReleaseItem.safeParse(item);
+        if (parsed.success) releases.push(parsed.data);
+        else this.#log.warn('skipped a malformed digest release', { pk: item.pk, sk });
+      }
+    }
+    return { items, releases };
+  }
+
+  async claimRelease(release: DigestRelease): Promise<void> {
+    try {
+      await this.#transact('claiming a digest release', [
+        {
+          Put: {
+            TableName: this.#table,
+            Item: {
+              ...releaseItemKey(release),
+              audienceId: release.audienceId,
+              releaseAt: release.releaseAt,
+              claimedAt: release.claimedAt,
+              parts: release.parts.map((part) => [...part]),
+              dropped: [...release.dropped],
+              expiresAt: ttlSeconds(release.claimedAt, this.#heldRetentionDays),
+            },
+            ConditionExpression: 'attribute_not_exists(#pk)',
+            ExpressionAttributeNames: { '#pk': 'pk' },
+          },
+        },
+        {
+          Update: {
+            TableName: this.#table,
+            Key: holdingItemKey(release.audienceId),
+            UpdateExpression: 'SET #audienceId = :audienceId, #last = :releaseAt',
+            ExpressionAttributeNames: { '#audienceId': 'audienceId', '#last': 'lastReleaseAt' },
+            ExpressionAttributeValues: { ':audienceId': release.audienceId, ':releaseAt': release.releaseAt },
+          },
+        },
+      ]);
+    } catch (error) {
+      const reasons =
+        error instanceof StateStoreError && error.cause instanceof TransactionCanceledException
+          ? error.cause.CancellationReasons
+          : undefined;
+      if (reasons?.[0]?.Code === 'ConditionalCheckFailed') {
+        throw new ReleaseClaimConflictError(release, { cause: error });
+      }
+      throw error;
+    }
+  }
+
+  async finishRelease(release: DigestRelease): Promise<void> {
+    const keys = [...release.parts.flat(), ...release.dropped];
+    // Items first, the claim last: a crash in between leaves the claim, and the next run finishes.
+    await this.#writeAll(
+      'deleting released notifications',
+      keys.map((articleKey) => {
+        const key = heldItemKey({ audienceId: release.audienceId, articleKey });
+        return { key, request: { DeleteRequest: { Key: key } } };
+      }),
+    );
+    await this.#documents.send(new DeleteCommand({ TableName: this.#table, Key: releaseItemKey(release) }));
+  }
+
+  async setHoldingAudience(
+    audienceId: string,
+    holding: Pick<HoldingAudience, 'oldestHeldAt' | 'reasons'> | undefined,
+  ): Promise<void> {
+    const names = { '#audienceId': 'audienceId', '#oldest': 'oldestHeldAt', '#reasons': 'reasons' };
+    await this.#documents.send(
+      new UpdateCommand(
+        holding === undefined || holding.reasons.length === 0
+          ? {
+              TableName: this.#table,
+              Key: holdingItemKey(audienceId),
+              UpdateExpression: 'SET #audienceId = :audienceId REMOVE #oldest, #reasons',
+              ExpressionAttributeNames: names,
+              ExpressionAttributeValues: { ':audienceId': audienceId },
+            }
+          : {
+              TableName: this.#table,
+              Key: holdingItemKey(audienceId),
+              UpdateExpression: 'SET #audienceId = :audienceId, #oldest = :oldest, #reasons = :reasons',
+              ExpressionAttributeNames: names,
+              ExpressionAttributeValues: {
+                ':audienceId': audienceId,
+                ':oldest': holding.oldestHeldAt,
+                ':reasons': new Set(holding.reasons),
+              },
+            },
+      ),
+    );
+  }
+
+  // --- Daily budgets --------------------------------------------------------------------------
+
+  async readDailyCounts(keys: readonly DailyCountKey[]): Promise<Map<string, number>> {
+    const wanted = new Map<string, DailyCountKey>();
+    for (const key of keys) wanted.set(keyString(dailyCountItemKey(key)), key);
+    const counts = new Map<string, number>();
+    await settleAll(
+      chunk(
+        [...wanted.values()].map((key) => dailyCountItemKey(key)),
+        batchGetLimit,
+      ).map((batch) =>
+        this.#limit(() =>
+          this.#drain('reading daily alert counts', batch, async (pending) => {
+            const output = await this.#documents.send(
+              new BatchGetCommand({
+                RequestItems: { [this.#table]: { Keys: [...pending], ConsistentRead: true } },
+              }),
+            );
+            for (const item of output.Responses?.[this.#table] ?? []) {
+              const key = wanted.get(keyString({ pk: String(item.pk), sk: String(item.sk) }));
+              const parsed = DailyCountItem.safeParse(item);
+              if (key !== undefined && parsed.success) counts.set(dailyCountId(key), parsed.data.sent);
+            }
+            return (output.UnprocessedKeys?.[this.#table]?.Keys ?? []) as Key[];
+          }),
+        ),
+      ),
+    );
+    return counts;
+  }
+
+  async updateDailyCount(key: DailyCountKey, expected: number, next: number): Promise<void> {
+    const dateMs = Date.parse(`${key.date}T00:00:00Z`);
+    try {
+      await this.#documents.send(
+        new UpdateCommand({
+          TableName: this.#table,
+          Key: dailyCountItemKey(key),
+          UpdateExpression: 'SET #sent = :next, #audienceId = :audienceId, #date = :date, #expiresAt = :expiresAt',
+          ConditionExpression:
+            expected === 0 ? 'attribute_not_exists(#sent) OR #sent = :expected' : '#sent = :expected',
+          ExpressionAttributeNames: {
+            '#sent': 'sent',
+            '#audienceId': 'audienceId',
+            '#date': 'date',
+            '#expiresAt': 'expiresAt',
+          },
+          ExpressionAttributeValues: {
+            ':next': next,
+            ':expected': expected,
+            ':audienceId': key.audienceId,
+            ':date': key.date,
+            ':expiresAt': ttlSeconds(Number.isNaN(dateMs) ? 0 : dateMs, this.#budgetRetentionDays + 1),
+          },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) {
+        const current = oldItem(DailyCountItem, error.Item)?.sent ?? 0;
+        throw new DailyCountConflictError(key, expected, current, { cause: error });
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * TransactWriteItems, retried on transaction conflicts and throttling; a condition that fails
+   * comes back as a StateStoreError whose cause is the TransactionCanceledException.
+   */
+  async #transact(what: string, items: NonNullable<TransactWriteCommandInput['TransactItems']>): Promise<void> {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await this.#documents.send(new TransactWriteCommand({ TransactItems: items }));
+        return;
+      } catch (error) {
+        if (!(error instanceof TransactionCanceledException)) throw error;
+        if (attempt >= maxTransactionAttempts || !isTransient(error.CancellationReasons)) {
+          throw new StateStoreError(
+            `${what} was cancelled (${reasonCodes(error.CancellationReasons)}) after ${attempt} attempt(s)`,
+            { cause: error },
+          );
+        }
+        await this.#sleep(backoff(attempt));
+      }
+    }
   }
 
   // --- Undeliverable notifications ------------------------------------------------------------

@@ -16,11 +16,18 @@
  * - Bad rules never stop good ones: the RuleSource validates every item and reports the rest.
  * - Stay inside the time limit: fetching stops at the soft deadline, publishing at the hard one,
  *   and the run then records what it did, so the next run continues from there.
+ *
+ * Delivery preferences (digest mode, quiet hours, daily budgets) keep these guarantees: a match
+ * that should wait is held in the state table together with its ledger entry, which counts as
+ * handled for the watermark. After its deliveries, and also when it found nothing new or could not
+ * read the provider, every run sends the digests that are due (digest-release.ts).
  */
 import { datesBetween, endOfDate, providerDate } from './calendar.ts';
 import { type DeliveryCounts, DeliveryPipeline, describe, emptyDeliveryCounts } from './delivery-pipeline.ts';
-import { LeaseHeldError, NewsAlertsError } from './errors.ts';
+import { type DigestCounts, emptyDigestCounts, releaseDueDigests } from './digest-release.ts';
+import { LeaseHeldError, LeaseLostError, NewsAlertsError, WatermarkConflictError } from './errors.ts';
 import { compileRules } from './matcher.ts';
+import type { RuleSet } from './model.ts';
 import type { Lease, Log, NewsSource, Notifier, RuleSource, RunStatus, StateStore, Watermark } from './ports.ts';
 
 /** The adapters one run talks to. */
@@ -61,8 +68,12 @@ export interface AlertRunOptions {
   readonly remainingTimeMs: () => number;
 }
 
-/** What one run did: returned, logged, turned into metrics and kept in the run history. */
-export interface RunSummary extends DeliveryCounts {
+/**
+ * What one run did: returned, logged, turned into metrics and kept in the run history. Failed
+ * digest messages count in `notificationsFailed` too, so a run that could not send a due digest
+ * is `incomplete` and retried like one that could not send an alert.
+ */
+export interface RunSummary extends DeliveryCounts, DigestCounts {
   runId: string;
   status: RunStatus;
   startedAt: number;
@@ -82,7 +93,6 @@ export interface RunSummary extends DeliveryCounts {
   invalidRules: number;
   invalidAudiences: number;
 }
-
 
 /**
  * Runs one alert cycle. Throws when the run could not go on (provider down after retries, state
@@ -110,6 +120,7 @@ export async function runAlertCycle(
     invalidRules: 0,
     invalidAudiences: 0,
     ...emptyDeliveryCounts(),
+    ...emptyDigestCounts(),
   };
 
   let lease: Lease;
@@ -225,10 +236,62 @@ class AlertRun {
   ) {}
 
   async run(): Promise<void> {
-    const { deps, settings, summary } = this;
+    const { deps, summary } = this;
     const ruleSet = await deps.rules.load();
     summary.invalidRules = ruleSet.rejected.filter((item) => item.table === 'rules').length;
     summary.invalidAudiences = ruleSet.rejected.filter((item) => item.table === 'audiences').length;
+    const audiences = new Map(ruleSet.audiences.map((audience) => [audience.audienceId, audience]));
+
+    let failure: { error: unknown } | undefined;
+    let complete = false;
+    try {
+      complete = await this.#deliverNew(ruleSet, audiences);
+    } catch (error) {
+      failure = { error };
+    }
+    // Due digests go out even when the provider failed: held alerts must not wait for it. Not when
+    // the lease or the watermark was lost: another run is in charge then.
+    const lost = failure?.error instanceof LeaseLostError || failure?.error instanceof WatermarkConflictError;
+    if (!lost) {
+      try {
+        await releaseDueDigests({
+          state: deps.state,
+          notifier: deps.notifier,
+          log: deps.log,
+          now: this.now,
+          audiences,
+          publishSignal: this.deadlines.publish.signal,
+          counts: summary,
+        });
+      } catch (error) {
+        if (failure === undefined) failure = { error };
+        else deps.log.error('could not send the due digests', { error: describe(error) });
+      }
+    }
+    if (failure !== undefined) throw failure.error;
+
+    if (summary.notificationsFailed > 0) {
+      summary.status = 'incomplete';
+      const alerts = summary.notificationsFailed - summary.digestsFailed;
+      summary.reason = [
+        alerts > 0 ? `${alerts} notification(s) could not be published; the watermark stayed before them` : '',
+        summary.digestsFailed > 0 ? `${summary.digestsFailed} digest(s) could not be published; they stay held` : '',
+      ]
+        .filter((part) => part !== '')
+        .join('; ');
+    } else if (!complete) {
+      summary.status = 'checkpointed';
+      summary.reason = 'time budget reached; the next run continues from the checkpoint';
+    }
+    summary.watermarkAfter = this.#watermark?.at;
+  }
+
+  /**
+   * Reads, matches and delivers every provider day of the window; true when every day was
+   * completed (false: the time budget ran out first).
+   */
+  async #deliverNew(ruleSet: RuleSet, audiences: ReadonlyMap<string, RuleSet['audiences'][number]>): Promise<boolean> {
+    const { deps, settings, summary } = this;
     const matcher = compileRules(ruleSet.rules);
 
     this.#watermark = await deps.state.readWatermark();
@@ -247,11 +310,12 @@ class AlertRun {
       notifier: deps.notifier,
       log: deps.log,
       now: this.now,
-      audiences: new Map(ruleSet.audiences.map((audience) => [audience.audienceId, audience])),
+      audiences,
       ledgerFlushDelayMs: settings.ledgerFlushDelayMs,
       publishSignal: this.deadlines.publish.signal,
       lateBefore: watermarkAt,
       counts: summary,
+      applyDeliveryPreferences: true,
     });
 
     let watermarkMayAdvance = true;
@@ -271,14 +335,8 @@ class AlertRun {
       }
     }
 
-    if (summary.notificationsFailed > 0) {
-      summary.status = 'incomplete';
-      summary.reason = `${summary.notificationsFailed} notification(s) could not be published; the watermark stayed before them`;
-    } else if (summary.daysCompleted < days.length) {
-      summary.status = 'checkpointed';
-      summary.reason = 'time budget reached; the next run continues from the checkpoint';
-    }
     summary.watermarkAfter = this.#watermark?.at;
+    return summary.daysCompleted >= days.length;
   }
 
   /** Reads, matches and delivers one provider day; true when nothing of it is left undone. */

@@ -7,13 +7,26 @@
  * Work is buffered so request counts stay near their floor: ledger lookups go in groups of 100
  * (BatchGetItem), messages in full batches of 10 per topic (PublishBatch), ledger writes in 25s
  * (BatchWriteItem, see LedgerWriter). `flush()` moves everything that is still buffered.
+ *
+ * With `applyDeliveryPreferences` (the alert run sets it), each fresh match first goes through the
+ * planner (delivery-plan.ts): what should not go out now (digest mode, quiet hours, daily budget
+ * used up) is held in the state table for the audience's next digest instead. A hold is "handled"
+ * like a publish: the held item and its ledger entry are written in one transaction, so the
+ * watermark may move past it. Sends that count against a daily budget reserve it with a
+ * conditional write before they are published; sends that then fail give their reservation back.
  */
 import { LedgerWriter, Outbox } from './delivery-buffers.ts';
+import { localDate, planDelivery } from './delivery-plan.ts';
+import { toHeldNotification } from './digest.ts';
 import type { Audience, AudienceMatch } from './model.ts';
 import {
+  DailyCountConflictError,
+  type DailyCountKey,
   type DeliveryKey,
+  dailyCountId,
   deliveryId,
   type FailedMessage,
+  type HeldNotification,
   type Log,
   type Notifier,
   type OutboundMessage,
@@ -23,6 +36,10 @@ import { renderNotification } from './render.ts';
 
 /** DynamoDB's BatchGetItem limit. */
 const lookupBatchSize = 100;
+/** Held notifications written at once (the store packs them into transactions of 100 writes). */
+const holdBatchSize = 100;
+/** Attempts of a budget reservation that keeps meeting a concurrent change. */
+const maxBudgetAttempts = 5;
 
 /** Per-audience delivery counts. */
 export interface AudienceTally {
@@ -31,6 +48,8 @@ export interface AudienceTally {
   published: number;
   failed: number;
   parked: number;
+  /** Held for a later digest (digest mode, quiet hours, daily budget). */
+  held: number;
 }
 
 /** What the pipeline counted; the alert run's summary carries these fields. */
@@ -48,6 +67,16 @@ export interface DeliveryCounts {
   lateDeliveries: number;
   /** Dry runs only: notifications that would have been published. */
   notificationsWouldPublish: number;
+  /** Matches held for a later digest (all reasons); each is in exactly one later digest. */
+  notificationsHeld: number;
+  /** Of those: held because the audience is in digest mode. */
+  heldForDigest: number;
+  /** Of those: held during the audience's quiet hours. */
+  heldForQuietHours: number;
+  /** Of those: over the audience's daily budget of immediate alerts ("+N more" in the next digest). */
+  budgetOverflow: number;
+  /** Dry runs only: matches that would have been held. */
+  notificationsWouldHold: number;
   audiences: Record<string, AudienceTally>;
 }
 
@@ -61,6 +90,11 @@ export const emptyDeliveryCounts = (): DeliveryCounts => ({
   notificationsUnrenderable: 0,
   lateDeliveries: 0,
   notificationsWouldPublish: 0,
+  notificationsHeld: 0,
+  heldForDigest: 0,
+  heldForQuietHours: 0,
+  budgetOverflow: 0,
+  notificationsWouldHold: 0,
   audiences: {},
 });
 
@@ -82,6 +116,31 @@ export interface DeliveryPipelineOptions {
   readonly dryRun?: boolean;
   /** Dry runs: receives every message that would have been published. */
   readonly onWouldPublish?: (message: OutboundMessage) => void;
+  /**
+   * Apply each audience's delivery preferences (digest mode, quiet hours, daily budget): hold
+   * what should not go out now for the audience's next digest. Off by default, so a replay or a
+   * backfill sends what it is asked to send; the alert run turns it on.
+   */
+  readonly applyDeliveryPreferences?: boolean;
+  /** Dry runs: receives every match that would have been held. */
+  readonly onWouldHold?: (held: HeldNotification) => void;
+}
+
+/** A match that passed the ledger lookup and rendered. */
+interface FreshMatch {
+  readonly match: AudienceMatch;
+  readonly audience: Audience;
+  readonly message: OutboundMessage;
+}
+
+/** One audience's daily budget on one local date, as this pipeline knows it. */
+interface BudgetState {
+  readonly key: DailyCountKey;
+  readonly limit: number;
+  /** The count the store holds (as far as this pipeline wrote or read it). */
+  stored: number;
+  /** Sends planned in the current batch, not reserved yet, in order. */
+  pending: { fresh: FreshMatch; urgent: boolean }[];
 }
 
 export class DeliveryPipeline {
@@ -93,6 +152,12 @@ export class DeliveryPipeline {
   /** Delivery ids queued by this pipeline: an article the provider repeats is never queued twice. */
   readonly #queued = new Set<string>();
   #unpublished = 0;
+  /** Held notifications waiting for their write. */
+  #holds: HeldNotification[] = [];
+  /** Daily budgets by `dailyCountId`. */
+  readonly #budgets = new Map<string, BudgetState>();
+  /** Which daily budget each reserved, not yet published send used (by delivery id). */
+  readonly #reserved = new Map<string, string>();
 
   constructor(options: DeliveryPipelineOptions) {
     this.#options = options;
@@ -131,18 +196,31 @@ export class DeliveryPipeline {
       if (this.#options.dryRun) this.#pretendToPublish(messages);
       else await this.#publish(messages);
     }
+    if (flush || this.#holds.length >= holdBatchSize) await this.#writeHolds();
     if (flush) await this.#ledger.flush();
   }
 
-  /** Drops matches the ledger already holds and renders the rest. */
+  /** Drops matches the ledger already holds, renders the rest, and holds what should wait. */
   async #freshMessages(matches: readonly AudienceMatch[]): Promise<OutboundMessage[]> {
+    // Rendered before planning, also what is then held: a match that cannot be rendered is
+    // reported now, with its article, instead of surfacing in a digest hours later.
+    const fresh = await this.#renderFresh(matches);
+    const sends = this.#options.applyDeliveryPreferences ? await this.#plan(fresh) : fresh;
+    for (const { match } of sends) {
+      if (match.article.publishedAt < this.#options.lateBefore) this.#options.counts.lateDeliveries += 1;
+    }
+    return sends.map((entry) => entry.message);
+  }
+
+  /** Drops matches the ledger already holds and renders the rest. */
+  async #renderFresh(matches: readonly AudienceMatch[]): Promise<FreshMatch[]> {
     const { counts, log } = this.#options;
     const keys: DeliveryKey[] = matches.map((match) => ({
       articleKey: match.article.key,
       audienceId: match.audienceId,
     }));
     const delivered = await this.#options.state.findDelivered(keys);
-    const fresh: OutboundMessage[] = [];
+    const fresh: FreshMatch[] = [];
     for (const match of matches) {
       const audience = this.#options.audiences.get(match.audienceId);
       if (!audience) continue;
@@ -170,10 +248,157 @@ export class DeliveryPipeline {
         continue;
       }
       this.#queued.add(id);
-      if (match.article.publishedAt < this.#options.lateBefore) counts.lateDeliveries += 1;
-      fresh.push(message);
+      fresh.push({ match, audience, message });
     }
     return fresh;
+  }
+
+  /**
+   * Runs the planner over fresh matches at the current instant: returns what goes out now and
+   * queues the rest as held notifications. Budgeted sends are reserved before they are returned.
+   */
+  async #plan(fresh: readonly FreshMatch[]): Promise<FreshMatch[]> {
+    const now = this.#options.now();
+    await this.#loadBudgets(fresh, now);
+    const sends: FreshMatch[] = [];
+    const budgeted: BudgetState[] = [];
+    for (const entry of fresh) {
+      const budget = this.#budgetFor(entry.audience, now);
+      const used = budget === undefined ? 0 : budget.stored + budget.pending.length;
+      const decision = planDelivery(entry.match, entry.audience, now, used);
+      if (decision.action === 'hold') {
+        this.#hold(entry, decision.reason, now);
+      } else if (budget !== undefined && decision.budgetDate !== undefined) {
+        if (budget.pending.length === 0) budgeted.push(budget);
+        budget.pending.push({ fresh: entry, urgent: decision.urgent });
+      } else {
+        sends.push(entry);
+      }
+    }
+    for (const budget of budgeted) {
+      for (const entry of await this.#reserve(budget, now)) {
+        this.#reserved.set(deliveryId(entry.message.key), dailyCountId(budget.key));
+        sends.push(entry);
+      }
+    }
+    return sends;
+  }
+
+  /** Reads the daily counts this batch needs and does not know yet (one BatchGetItem). */
+  async #loadBudgets(fresh: readonly FreshMatch[], now: number): Promise<void> {
+    const missing = new Map<string, { key: DailyCountKey; limit: number }>();
+    for (const { audience } of fresh) {
+      if (audience.dailyBudget === undefined) continue;
+      const key = { audienceId: audience.audienceId, date: localDate(now, audience.timeZone) };
+      const id = dailyCountId(key);
+      if (!this.#budgets.has(id)) missing.set(id, { key, limit: audience.dailyBudget });
+    }
+    if (missing.size === 0) return;
+    const counts = await this.#options.state.readDailyCounts([...missing.values()].map((entry) => entry.key));
+    for (const [id, { key, limit }] of missing) {
+      this.#budgets.set(id, { key, limit, stored: counts.get(id) ?? 0, pending: [] });
+    }
+  }
+
+  #budgetFor(audience: Audience, now: number): BudgetState | undefined {
+    if (audience.dailyBudget === undefined) return undefined;
+    return this.#budgets.get(
+      dailyCountId({ audienceId: audience.audienceId, date: localDate(now, audience.timeZone) }),
+    );
+  }
+
+  /**
+   * Reserves a budget for the planned sends with a conditional write. If the count changed since
+   * it was read (only possible without the run lease), the sends are planned again against the
+   * current count: urgent ones still go, the others only while the budget lasts, the rest is held.
+   */
+  async #reserve(budget: BudgetState, now: number): Promise<FreshMatch[]> {
+    for (let attempt = 1; ; attempt += 1) {
+      const next = budget.stored + budget.pending.length;
+      try {
+        if (!this.#options.dryRun) await this.#options.state.updateDailyCount(budget.key, budget.stored, next);
+        budget.stored = next;
+        const reserved = budget.pending.map((entry) => entry.fresh);
+        budget.pending = [];
+        return reserved;
+      } catch (error) {
+        if (!(error instanceof DailyCountConflictError) || attempt >= maxBudgetAttempts) throw error;
+        this.#options.log.warn('the daily alert count changed while it was reserved; planning again', {
+          audienceId: budget.key.audienceId,
+          date: budget.key.date,
+          current: error.current,
+        });
+        budget.stored = error.current;
+        const keep: BudgetState['pending'] = [];
+        for (const entry of budget.pending) {
+          if (entry.urgent || budget.stored + keep.length < budget.limit) keep.push(entry);
+          else this.#hold(entry.fresh, 'budget', now);
+        }
+        budget.pending = keep;
+      }
+    }
+  }
+
+  /** Queues one match to be held (or reports it, in a dry run). */
+  #hold(entry: FreshMatch, reason: HeldNotification['reason'], now: number): void {
+    const held = toHeldNotification(entry.match, reason, now);
+    if (this.#options.dryRun) {
+      this.#options.counts.notificationsWouldHold += 1;
+      this.#options.onWouldHold?.(held);
+      return;
+    }
+    this.#holds.push(held);
+  }
+
+  /** Writes the queued held notifications (with their ledger entries) and counts them. */
+  async #writeHolds(): Promise<void> {
+    if (this.#holds.length === 0) return;
+    const holds = this.#holds;
+    this.#holds = [];
+    await this.#options.state.holdNotifications(holds);
+    const { counts } = this.#options;
+    for (const held of holds) {
+      this.#tally(held.key.audienceId).held += 1;
+      counts.notificationsHeld += 1;
+      if (held.reason === 'budget') counts.budgetOverflow += 1;
+      else if (held.reason === 'quiet-hours') counts.heldForQuietHours += 1;
+      else counts.heldForDigest += 1;
+    }
+  }
+
+  /** Gives the budget of sends that did not go out back, so the next run can still send them now. */
+  async #releaseReservations(failures: readonly FailedMessage[]): Promise<void> {
+    const byBudget = new Map<string, number>();
+    for (const { message } of failures) {
+      const id = deliveryId(message.key);
+      const budgetId = this.#reserved.get(id);
+      if (budgetId === undefined) continue;
+      this.#reserved.delete(id);
+      byBudget.set(budgetId, (byBudget.get(budgetId) ?? 0) + 1);
+    }
+    for (const [budgetId, count] of byBudget) {
+      const budget = this.#budgets.get(budgetId);
+      if (budget === undefined) continue;
+      for (let attempt = 1; attempt <= maxBudgetAttempts; attempt += 1) {
+        const next = Math.max(0, budget.stored - count);
+        try {
+          await this.#options.state.updateDailyCount(budget.key, budget.stored, next);
+          budget.stored = next;
+          break;
+        } catch (error) {
+          if (!(error instanceof DailyCountConflictError)) {
+            // Keeping the reservation only makes the budget stricter today; never a lost alert.
+            this.#options.log.warn('could not give back a daily budget reservation', {
+              audienceId: budget.key.audienceId,
+              date: budget.key.date,
+              error: describe(error),
+            });
+            break;
+          }
+          budget.stored = error.current;
+        }
+      }
+    }
   }
 
   #pretendToPublish(messages: readonly OutboundMessage[]): void {
@@ -187,7 +412,10 @@ export class DeliveryPipeline {
       signal: publishSignal,
       onPublished: async (batch) => {
         await this.#ledger.add(batch);
-        for (const { message } of batch) this.#tally(message.key.audienceId).published += 1;
+        for (const { message } of batch) {
+          this.#tally(message.key.audienceId).published += 1;
+          this.#reserved.delete(deliveryId(message.key));
+        }
         counts.notificationsPublished += batch.length;
       },
     });
@@ -199,6 +427,7 @@ export class DeliveryPipeline {
     const transient = outcome.failed.filter((failure) => !failure.permanent && !deferred.includes(failure));
     if (permanent.length > 0) await this.#park(permanent);
     for (const failure of [...transient, ...deferred]) this.#queued.delete(deliveryId(failure.message.key));
+    if (this.#reserved.size > 0) await this.#releaseReservations([...transient, ...deferred]);
     for (const failure of transient) this.#tally(failure.message.key.audienceId).failed += 1;
     counts.notificationsFailed += transient.length;
     counts.notificationsDeferred += deferred.length;
@@ -238,7 +467,7 @@ export class DeliveryPipeline {
     const { counts } = this.#options;
     let tally = counts.audiences[audienceId];
     if (!tally) {
-      tally = { matched: 0, alreadyDelivered: 0, published: 0, failed: 0, parked: 0 };
+      tally = { matched: 0, alreadyDelivered: 0, published: 0, failed: 0, parked: 0, held: 0 };
       counts.audiences[audienceId] = tally;
     }
     return tally;

@@ -144,8 +144,81 @@ export const RuleSchema = z
   });
 export type Rule = z.infer<typeof RuleSchema>;
 
-/** Quiet hours in the audience's time zone; `start` may be later than `end` (overnight). */
+/**
+ * Quiet hours in the audience's time zone; `start` may be later than `end` (overnight, e.g.
+ * 22:00-07:00). Equal times mean no quiet hours.
+ */
 export const QuietHoursSchema = z.strictObject({ start: clockTime, end: clockTime });
+
+/**
+ * The placeholders each ops-adjustable template may use. Anything else in braces is refused when
+ * the audience item is validated, so a typo (`{headlin}`) is reported instead of reaching a
+ * subscriber's inbox.
+ */
+export const TEMPLATE_PLACEHOLDERS = {
+  /** Email subject of an immediate alert; must contain `{headline}`. */
+  subject: ['audience', 'headline', 'media', 'category'],
+  /** Email subject of a digest. */
+  digestSubject: ['audience', 'count', 'articles', 'top', 'date', 'time'],
+  /** Email footer (alerts and digests): how to change the subscription. */
+  footer: ['audience', 'audienceId'],
+} as const satisfies Record<string, readonly string[]>;
+
+/** A template kind: see {@link TEMPLATE_PLACEHOLDERS}. */
+export type TemplateName = keyof typeof TEMPLATE_PLACEHOLDERS;
+
+const placeholder = /\{([^{}]*)\}/g;
+
+const template = (name: TemplateName, options: { maxLength: number; multiline: boolean; required?: string }) =>
+  z
+    .string({ error: `templates.${name} must be a string` })
+    .trim()
+    .min(1, 'must not be empty')
+    .max(options.maxLength, `must be at most ${options.maxLength} characters`)
+    .superRefine((value, ctx) => {
+      const allowed: readonly string[] = TEMPLATE_PLACEHOLDERS[name];
+      const list = allowed.map((key) => `{${key}}`).join(', ');
+      for (const [, key = ''] of value.matchAll(placeholder)) {
+        if (!allowed.includes(key))
+          ctx.addIssue({ code: 'custom', message: `unknown placeholder {${key}}; allowed: ${list}` });
+      }
+      if (/[{}]/.test(value.replace(placeholder, ''))) {
+        ctx.addIssue({ code: 'custom', message: `braces only enclose placeholders (${list})` });
+      }
+      if (!options.multiline && /[\r\n]/.test(value)) {
+        ctx.addIssue({ code: 'custom', message: 'must be one line' });
+      }
+      if (options.required !== undefined && !value.includes(`{${options.required}}`)) {
+        ctx.addIssue({ code: 'custom', message: `must contain {${options.required}}` });
+      }
+    });
+
+/**
+ * Wording ops can adjust per audience (a map attribute `templates`). Every key is optional; what
+ * is missing keeps the default. Placeholders are written `{name}` (see TEMPLATE_PLACEHOLDERS).
+ *
+ * - `subject`: default `[{audience}] {headline}`; the headline is cut at a word so the subject
+ *   stays under 100 characters.
+ * - `digestSubject`: default `[{audience}] {articles}: {top}` (`{articles}` is "12 articles",
+ *   `{count}` the bare number, `{top}` the first headline, `{date}`/`{time}` the release time).
+ * - `footer`: replaces the two lines at the end of every email that say why the address gets it
+ *   and how to change that; the alert or digest id line always follows.
+ */
+export const MessageTemplatesSchema = z.strictObject({
+  subject: template('subject', { maxLength: 200, multiline: false, required: 'headline' }).optional(),
+  digestSubject: template('digestSubject', { maxLength: 200, multiline: false }).optional(),
+  footer: template('footer', { maxLength: 1000, multiline: true }).optional(),
+});
+/** Validated templates of an audience. */
+export type MessageTemplates = z.infer<typeof MessageTemplatesSchema>;
+
+const locale = z.string().refine((value) => {
+  try {
+    return Intl.DateTimeFormat.supportedLocalesOf([value]).length > 0;
+  } catch {
+    return false;
+  }
+}, 'must be a BCP 47 locale this runtime supports, such as "en-GB", "ko-KR" or "ja-JP"');
 
 /** Who receives a set of alerts: one SNS topic and its subscribers, plus delivery preferences. */
 export const AudienceSchema = z.strictObject({
@@ -169,6 +242,10 @@ export const AudienceSchema = z.strictObject({
   dailyBudget: z.number().int().positive().max(100_000).optional(),
   /** Maximum SMS segments per alert. */
   smsMaxSegments: z.number().int().min(1).max(10).default(1),
+  /** Locale of dates in messages (`ko-KR`: `2025년 3월 14일 (금) 22:30`); default `en-US`. */
+  locale: locale.optional(),
+  /** Subject and footer wording (see {@link MessageTemplatesSchema}). */
+  templates: MessageTemplatesSchema.optional(),
   ...auditFields,
 });
 export type Audience = z.infer<typeof AudienceSchema>;

@@ -3,7 +3,8 @@
  * functions/aws or functions/provider; tests and the local sandbox pass the same adapters pointed
  * at moto server and the news API simulator.
  */
-import type { Article, RuleSet } from './model.ts';
+import { NewsAlertsError } from './errors.ts';
+import type { Article, AudienceMatch, RuleSet } from './model.ts';
 
 /** Structured logger; Powertools' Logger satisfies it (extra objects become JSON keys). */
 export interface Log {
@@ -85,6 +86,11 @@ export interface DeliveryRecord extends DeliveryKey {
   readonly deliveredAt: number;
   readonly messageId?: string | undefined;
   readonly ruleIds: readonly string[];
+  /**
+   * Set when the notification was not published but held for a digest: the ledger entry then
+   * means "handled" (a re-read must not alert again), and the digest carries the article.
+   */
+  readonly heldFor?: HoldReason | undefined;
 }
 
 /** A notification that SNS refused for good (deleted topic, bad ARN, KMS key disabled...). */
@@ -126,6 +132,121 @@ export interface RunRecord {
 
 export type RunStatus = 'completed' | 'checkpointed' | 'skipped' | 'incomplete' | 'failed';
 
+// --- Held notifications, digests and daily budgets ----------------------------------------------
+
+/**
+ * Why a match was held for a digest instead of being sent at once (see delivery-plan.ts):
+ * the audience is in digest mode, it was inside the audience's quiet hours, or the audience's
+ * daily budget of immediate alerts was used up.
+ */
+export type HoldReason = 'digest' | 'quiet-hours' | 'budget';
+
+/** Every hold reason, in the order digests explain them. */
+export const HOLD_REASONS: readonly HoldReason[] = ['quiet-hours', 'budget', 'digest'];
+
+/**
+ * A match kept in the state table until its audience's next release. Its identity is the
+ * notification's (audience × article), so holding the same match again overwrites, never adds.
+ * When it is due is worked out at release time from the audience's current settings, so a changed
+ * time zone or digest time applies to what is already held.
+ */
+export interface HeldNotification {
+  readonly key: DeliveryKey;
+  /** Epoch ms. */
+  readonly heldAt: number;
+  readonly reason: HoldReason;
+  /** The match as the digest shows it (article and rules, bounded in size). */
+  readonly match: AudienceMatch;
+  /** Every matching rule's id, also those the bounded match leaves out. */
+  readonly ruleIds: readonly string[];
+}
+
+/**
+ * An audience that has held notifications: the index the release step reads instead of every
+ * audience's items. `oldestHeldAt` and `reasons` give a lower bound of when the first one is due.
+ */
+export interface HoldingAudience {
+  readonly audienceId: string;
+  /** Epoch ms; meaningless when `reasons` is empty (nothing held). */
+  readonly oldestHeldAt: number;
+  /** Empty when the audience holds nothing at the moment. */
+  readonly reasons: readonly HoldReason[];
+  /**
+   * The latest release instant claimed for the audience: the next one is later, so no two digests
+   * of an audience ever share an id (and the ledger never mistakes a new digest for an old one).
+   */
+  readonly lastReleaseAt?: number | undefined;
+}
+
+/**
+ * A digest release, written before anything is published (the "claim"): which held notifications
+ * go out in which numbered part. A crash at any point leaves it behind, and the next run finishes
+ * exactly this release: parts the ledger holds are not sent again, and the held items are deleted
+ * only once every part is handled.
+ */
+export interface DigestRelease {
+  readonly audienceId: string;
+  /** The release instant (epoch ms): with the audience it makes the digest id. */
+  readonly releaseAt: number;
+  readonly claimedAt: number;
+  /** Article keys of the held notifications in each part, in the order they are shown. */
+  readonly parts: readonly (readonly string[])[];
+  /** Held notifications that could not be rendered at all (logged and counted); deleted with the release. */
+  readonly dropped: readonly string[];
+}
+
+/** An audience's held notifications and the releases not finished yet. */
+export interface HeldState {
+  readonly items: readonly HeldNotification[];
+  readonly releases: readonly DigestRelease[];
+}
+
+/**
+ * The ledger key of one digest message: `digest:<release instant>`, with `#<part>/<parts>` when
+ * the release was split. Article keys start with `id:` or `url:`, so the two never collide.
+ */
+export const digestKey = (
+  release: Pick<DigestRelease, 'audienceId' | 'releaseAt'>,
+  part: number,
+  parts: number,
+): DeliveryKey => ({
+  audienceId: release.audienceId,
+  articleKey: `digest:${new Date(release.releaseAt).toISOString()}${parts > 1 ? `#${part}/${parts}` : ''}`,
+});
+
+/** One audience's count of immediate alerts on one local date (`YYYY-MM-DD` in its time zone). */
+export interface DailyCountKey {
+  readonly audienceId: string;
+  readonly date: string;
+}
+
+/** The string form of a DailyCountKey. */
+export const dailyCountId = (key: DailyCountKey): string => `${key.audienceId}|${key.date}`;
+
+/** A daily count changed since it was read (optimistic lock lost); `current` is what it is now. */
+export class DailyCountConflictError extends NewsAlertsError {
+  readonly current: number;
+  constructor(key: DailyCountKey, expected: number, current: number, options?: ErrorOptions) {
+    super(
+      `the daily alert count of audience "${key.audienceId}" on ${key.date} is ${current}, not ${expected} as read`,
+      options,
+    );
+    this.name = 'DailyCountConflictError';
+    this.current = current;
+  }
+}
+
+/** A release with this audience and instant was claimed already. */
+export class ReleaseClaimConflictError extends NewsAlertsError {
+  constructor(release: Pick<DigestRelease, 'audienceId' | 'releaseAt'>, options?: ErrorOptions) {
+    super(
+      `a digest release of audience "${release.audienceId}" at ${new Date(release.releaseAt).toISOString()} exists already`,
+      options,
+    );
+    this.name = 'ReleaseClaimConflictError';
+  }
+}
+
 export interface StateStore {
   /** Takes the run lease, or throws LeaseHeldError while another run holds an unexpired one. */
   acquireLease(owner: string, durationMs: number, now: number): Promise<Lease>;
@@ -149,6 +270,43 @@ export interface StateStore {
   recordRun(record: RunRecord): Promise<void>;
   /** Most recent runs first. */
   recentRuns(limit: number): Promise<RunRecord[]>;
+
+  /**
+   * Holds notifications for a later digest. Each held item is written in the same transaction as
+   * its ledger entry (`heldFor` set) and its audience's index entry, so there is no moment at
+   * which a held match is neither held nor recorded: a re-read can neither lose it nor plan it
+   * again (e.g. send it at once because quiet hours ended meanwhile).
+   */
+  holdNotifications(records: readonly HeldNotification[]): Promise<void>;
+  /**
+   * The index of audiences that hold (or held) notifications, kept by holdNotifications,
+   * claimRelease and setHoldingAudience; strongly consistent.
+   */
+  listHoldingAudiences(): Promise<HoldingAudience[]>;
+  /** One audience's held notifications and unfinished releases (strongly consistent). */
+  readHeld(audienceId: string): Promise<HeldState>;
+  /**
+   * Writes a release before it is published, together with the audience's `lastReleaseAt`, in
+   * one transaction; throws ReleaseClaimConflictError if a release with this instant exists.
+   */
+  claimRelease(release: DigestRelease): Promise<void>;
+  /** Deletes the held notifications of a fully handled release, then the release itself. */
+  finishRelease(release: DigestRelease): Promise<void>;
+  /**
+   * Sets what an audience holds now (oldest `heldAt` and reasons; undefined: nothing), keeping
+   * its `lastReleaseAt`.
+   */
+  setHoldingAudience(
+    audienceId: string,
+    holding: Pick<HoldingAudience, 'oldestHeldAt' | 'reasons'> | undefined,
+  ): Promise<void>;
+  /** Immediate alerts counted so far, by `dailyCountId` (absent: none yet). */
+  readDailyCounts(keys: readonly DailyCountKey[]): Promise<Map<string, number>>;
+  /**
+   * Sets a daily count to `next` if it is still `expected` (0 also when the item does not exist);
+   * throws DailyCountConflictError otherwise.
+   */
+  updateDailyCount(key: DailyCountKey, expected: number, next: number): Promise<void>;
 }
 
 // --- Notifications ------------------------------------------------------------------------------

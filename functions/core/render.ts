@@ -3,13 +3,17 @@
  * json` document with a body per protocol (`default`, `email`, `sms`, and one structured JSON
  * document for `https`, `http`, `sqs`, `lambda`, `email-json` and `firehose`).
  *
- * Rendering happens in two steps so digests, quiet-hours releases and ops-edited templates can be
- * added later without touching the channel rules:
+ * Rendering happens in two steps, so digests (digest.ts) reuse the same normalization and the
+ * same channel rules:
  *
  * 1. {@link buildAlertView} normalizes and trims everything once (single-line headline, summary
- *    cut at a word, categories paired with their names, time in the audience's zone, matches);
+ *    cut at a word, categories paired with their names, time in the audience's zone and locale,
+ *    matches, the audience's templates);
  * 2. the channel renderers ({@link renderChannelBodies}) only lay that view out, and
  *    {@link encodeMessageStructure} assembles the SNS document and enforces the size limit.
+ *
+ * Ops adjust the wording per audience with `templates` (model.ts): the email subject and the
+ * email footer; {@link fillTemplate} fills their `{placeholders}`.
  *
  * Everything here is pure: no clock, no I/O.
  */
@@ -17,7 +21,7 @@ import { Buffer } from 'node:buffer';
 import { DateTime } from 'luxon';
 import { z } from 'zod';
 import { NewsAlertsError } from './errors.ts';
-import type { Audience, AudienceMatch, MatchReason } from './model.ts';
+import type { Audience, AudienceMatch, MatchReason, MessageTemplates } from './model.ts';
 import { deliveryId, type OutboundMessage } from './ports.ts';
 import { fitsSms, isGsm7, toGsmFriendly } from './sms.ts';
 
@@ -236,10 +240,40 @@ export function truncateText(text: string, maxUnits: number): string {
   return trimToFit(head, (candidate) => candidate.length <= maxUnits && candidate !== head);
 }
 
-const utf8Bytes = (text: string): number => Buffer.byteLength(text, 'utf8');
+/** Size of a text in UTF-8 bytes, as SNS counts its limit. */
+export const utf8Bytes = (text: string): number => Buffer.byteLength(text, 'utf8');
 
 /** `<` and `>` start links and mentions in Slack markup: a headline must never ping `<!channel>`. */
-const chatSafe = (text: string): string => text.replace(/</g, '\u2039').replace(/>/g, '\u203A');
+export const chatSafe = (text: string): string => text.replace(/</g, '\u2039').replace(/>/g, '\u203A');
+
+/**
+ * Fills a template's `{placeholders}` (validated by the audience schema) with single-line values;
+ * an unknown or missing placeholder becomes empty text. Runs of spaces left by empty values are
+ * collapsed only in single-line output (`multiline: false`).
+ */
+export function fillTemplate(
+  template: string,
+  values: Readonly<Record<string, string | undefined>>,
+  options: { readonly multiline?: boolean } = {},
+): string {
+  const filled = template.replace(/\{([^{}]*)\}/g, (_whole, key: string) => values[key] ?? '');
+  if (!options.multiline) return singleLine(filled);
+  // Line breaks stay; other control characters (a pasted tab, a stray BEL) and trailing blanks go.
+  return wellFormed(filled)
+    .replace(/\r\n?/g, '\n')
+    .replace(/[^\P{Cc}\n]|[\p{Zl}\p{Zp}]/gu, ' ')
+    .replace(/[ ]+$/gm, '')
+    .trim();
+}
+
+/** The email subject of an alert when the audience has no `templates.subject`. */
+export const DEFAULT_SUBJECT_TEMPLATE = '[{audience}] {headline}';
+
+/** The email footer when the audience has no `templates.footer`. */
+export const DEFAULT_FOOTER_TEMPLATE = [
+  'You receive this alert as a subscriber of "{audience}" (audience {audienceId}).',
+  'To change which articles you get, ask your news-alerts administrators to update the rules of audience {audienceId} (rule ids above), or to remove this address from the audience.',
+].join('\n');
 
 // --- The view model -------------------------------------------------------------------------------
 
@@ -312,6 +346,8 @@ export interface AlertView {
     readonly label: string;
     readonly timeZone: string;
     readonly smsMaxSegments: number;
+    /** Ops-adjusted wording (absent: the defaults). */
+    readonly templates?: MessageTemplates | undefined;
   };
   readonly article: {
     readonly key: string;
@@ -352,7 +388,8 @@ export interface RenderOptions {
 
 const DEFAULT_LOCALE = 'en-US';
 
-function resolveLocale(locale: string | undefined): string {
+/** The locale to format dates in: a supported BCP 47 tag, or `en-US`. */
+export function resolveLocale(locale: string | undefined): string {
   if (locale === undefined) return DEFAULT_LOCALE;
   try {
     return Intl.DateTimeFormat.supportedLocalesOf([locale]).length > 0 ? locale : DEFAULT_LOCALE;
@@ -363,7 +400,7 @@ function resolveLocale(locale: string | undefined): string {
 }
 
 /** `Fri, Mar 14, 2025, 09:30 (Asia/Seoul, UTC+09:00)`: local time, IANA zone and offset. */
-function formatLocalTime(epochMs: number, timeZone: string, locale: string): string {
+export function formatLocalTime(epochMs: number, timeZone: string, locale: string): string {
   const local = DateTime.fromMillis(epochMs, { zone: timeZone }).setLocale(locale);
   const zoned = local.isValid ? local : DateTime.fromMillis(epochMs, { zone: 'UTC' }).setLocale(locale);
   const when = zoned.toLocaleString({
@@ -379,8 +416,15 @@ function formatLocalTime(epochMs: number, timeZone: string, locale: string): str
   return zone === 'UTC' ? `${when} (UTC)` : `${when} (${zone}, UTC${zoned.toFormat('ZZ')})`;
 }
 
+/** `Mar 14, 09:30`: the short local time of a digest entry (the digest names the zone once). */
+export function formatShortLocalTime(epochMs: number, timeZone: string, locale: string): string {
+  const local = DateTime.fromMillis(epochMs, { zone: timeZone }).setLocale(locale);
+  const zoned = local.isValid ? local : DateTime.fromMillis(epochMs, { zone: 'UTC' }).setLocale(locale);
+  return zoned.toLocaleString({ month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
+}
+
 /** The URL as subscribers should see it: trimmed, and percent-encoded when it parses as http(s). */
-function displayUrl(raw: string): string {
+export function displayUrl(raw: string): string {
   const trimmed = singleLine(raw).replace(/\s/g, '%20');
   try {
     const url = new URL(trimmed);
@@ -431,7 +475,7 @@ export function buildAlertView(
   }
   const url = displayUrl(article.url);
   if (url === '') throw new NotificationRenderError(`article ${article.key} has no URL`);
-  const locale = resolveLocale(options.locale);
+  const locale = resolveLocale(options.locale ?? audience.locale);
   const clean = (values: readonly string[], max: number) =>
     values
       .map((value) => truncateText(singleLine(value), limits.categoryUnits))
@@ -451,6 +495,7 @@ export function buildAlertView(
       label: truncateText(name ?? audience.audienceId, 40),
       timeZone: audience.timeZone,
       smsMaxSegments: audience.smsMaxSegments,
+      templates: audience.templates,
     },
     article: {
       key: article.key,
@@ -511,17 +556,50 @@ export function describeReason(reason: MatchReason): string {
   }
 }
 
-const describeReasons = (match: MatchView): string => {
+/** `keyword "interest rate", category 002*, +3 more`: every reason of one matching rule. */
+export const describeReasons = (match: MatchView): string => {
   const listed = match.reasons.map(describeReason);
   if (match.omittedReasons > 0) listed.push(`+${match.omittedReasons} more`);
   return listed.join(', ');
 };
 
+/**
+ * A subject line from a template whose `{headline}`-like placeholder (`slot`) is cut at a word so
+ * the whole subject stays under 100 characters; the other placeholders are filled as they are.
+ */
+export function subjectFromTemplate(
+  template: string,
+  values: Readonly<Record<string, string | undefined>>,
+  slot: string,
+): string {
+  const full = values[slot] ?? '';
+  const subjectWith = (text: string) => fillTemplate(template, { ...values, [slot]: text });
+  const cut = trimToFit(full, (candidate) => subjectWith(candidate).length <= SUBJECT_MAX_LENGTH);
+  // A template whose fixed text alone is too long still yields a valid subject, cut at a word.
+  return truncateText(subjectWith(cut), SUBJECT_MAX_LENGTH);
+}
+
 /** `[Markets desk] Fed raises rates…`: one line, under 100 characters, cut at a word. */
 export function renderSubject(view: AlertView): string {
-  const prefix = `[${view.audience.label}] `;
-  const headline = trimToFit(view.article.title, (candidate) => prefix.length + candidate.length <= SUBJECT_MAX_LENGTH);
-  return (prefix + headline).trim();
+  return subjectFromTemplate(
+    view.audience.templates?.subject ?? DEFAULT_SUBJECT_TEMPLATE,
+    {
+      audience: view.audience.label,
+      headline: view.article.title,
+      media: view.article.mediaLabel,
+      category: view.article.categoryLabels[0],
+    },
+    'headline',
+  );
+}
+
+/** The email footer lines (template or default) for an audience. */
+export function renderFooter(audience: AlertView['audience']): string {
+  return fillTemplate(
+    audience.templates?.footer ?? DEFAULT_FOOTER_TEMPLATE,
+    { audience: audience.label, audienceId: audience.id },
+    { multiline: true },
+  );
 }
 
 /** The fallback for protocols without their own key: headline, media, link. */
@@ -556,13 +634,7 @@ export function renderEmailBody(view: AlertView): string {
     if (match.reasons.length > 0) lines.push(`  Matched ${describeReasons(match)}`);
   }
   if (view.omittedMatches > 0) lines.push(`- ...and ${view.omittedMatches} more rules`);
-  lines.push(
-    '',
-    '--',
-    `You receive this alert as a subscriber of "${view.audience.label}" (audience ${view.audience.id}).`,
-    `To change which articles you get, ask your news-alerts administrators to update the rules of audience ${view.audience.id} (rule ids above), or to remove this address from the audience.`,
-    `Alert id: ${view.deliveryId}`,
-  );
+  lines.push('', '--', renderFooter(view.audience), `Alert id: ${view.deliveryId}`);
   return lines.join('\n');
 }
 

@@ -119,3 +119,14 @@ export function toGsmFriendly(text: string): string {
   for (const [pattern, replacement] of GSM_LOOKALIKES) replaced = replaced.replace(pattern, replacement);
   return isGsm7(replaced) ? replaced : text;
 }
+
+/**
+ * `GSM-7, 132 of 306 units, 2 segments`: how an SMS will be billed, for previews, samples and
+ * logs (the units are septets for GSM-7, UTF-16 code units for UCS-2).
+ */
+export function describeSms(text: string): string {
+  const { encoding, segments, units } = smsSegments(text);
+  const { single, multipart } = SMS_LIMITS[encoding];
+  const capacity = segments <= 1 ? single : segments * multipart;
+  return `${encoding}, ${units} of ${capacity} units, ${segments} segment${segments === 1 ? '' : 's'}`;
+}

@@ -1,13 +1,17 @@
 /**
- * Renders one alert as a Slack incoming-webhook message: Block Kit for the channel, and a
- * top-level `text` for notifications, screen readers and clients that cannot show blocks.
+ * Renders one alert or digest as a Slack incoming-webhook message: Block Kit for the channel, and
+ * a top-level `text` for notifications, screen readers and clients that cannot show blocks.
+ *
+ * A digest shows its count and why its entries were held, then one section per category with
+ * each entry linked, its outlet, time and the rule(s) that matched; what does not fit Slack's
+ * limits (50 blocks, 3,000 characters a section) is summed up as "…and N more", never cut mid-entry.
  *
  * Slack's limits (https://api.slack.com/reference/block-kit/blocks): a header's plain text holds
  * at most 150 characters, a section's text 3,000, a context block 10 elements. Every text here is
  * cut to fit at a grapheme boundary (never inside an emoji or a Hangul syllable), measured in
  * UTF-16 code units, which is never less than what Slack counts. Pure: no clock, no I/O.
  */
-import type { Alert, AlertMatch } from './message.ts';
+import type { Alert, AlertMatch, ArticleAlert, DigestAlert, DigestEntry } from './message.ts';
 
 /** Slack's limit for a header block's text. */
 export const HEADER_MAX = 150;
@@ -17,6 +21,8 @@ export const SECTION_MAX = 3000;
 const CONTEXT_ELEMENT_MAX = 300;
 /** Rules listed under "Why you got this" before "+N more". */
 const MAX_LISTED_RULES = 10;
+/** Slack's limit of blocks in one message. */
+export const MAX_BLOCKS = 50;
 
 /** A Block Kit text object. */
 export interface TextObject {
@@ -108,7 +114,7 @@ function slackDate(iso: string): string {
   return `<!date^${seconds}^{date_short_pretty} {time}|${new Date(epochMs).toISOString()}>`;
 }
 
-function categoryLabels(alert: Alert): string[] {
+function categoryLabels(alert: ArticleAlert): string[] {
   const { categories, categoryNames } = alert.article;
   if (categoryNames.length > 0 && categoryNames.length === categories.length) {
     return categories.map((code, index) => {
@@ -140,7 +146,7 @@ function describeMatch(match: AlertMatch): string {
 }
 
 /** The "Why you got this" section: one bullet per rule, within the section limit. */
-function whySection(alert: Alert): string | undefined {
+function whySection(alert: ArticleAlert): string | undefined {
   if (alert.matches.length === 0) return undefined;
   const heading = '*Why you got this*';
   const listed = alert.matches.slice(0, MAX_LISTED_RULES);
@@ -151,8 +157,9 @@ function whySection(alert: Alert): string | undefined {
   return `${heading}\n${lines.join('\n')}${footer}`;
 }
 
-/** Builds the webhook body for one alert. */
+/** Builds the webhook body for one alert or digest. */
 export function renderSlackMessage(alert: Alert): SlackMessage {
+  if (alert.kind === 'digest') return renderSlackDigest(alert);
   const { article } = alert;
   const title = oneLine(article.title) || '(untitled article)';
   const icon = alert.urgent ? '\u{1F6A8}' : '\u{1F4F0}';
@@ -204,5 +211,112 @@ export function renderSlackMessage(alert: Alert): SlackMessage {
     titleRoom >= 20
       ? `${icon} ${clipEscaped(title, titleRoom)}${suffix}`
       : `${icon} ${clipEscaped(title, SECTION_MAX - icon.length - 1)}`;
+  return { text, blocks, unfurl_links: false, unfurl_media: false };
+}
+
+const plural = (count: number, one: string, many = `${one}s`) => `${count} ${count === 1 ? one : many}`;
+
+/** One digest entry: the linked headline, then outlet, time and why it matched. */
+function digestEntryLines(entry: DigestEntry, max: number): string {
+  const title = oneLine(entry.article.title) || '(untitled article)';
+  const media = oneLine(entry.article.mediaName ?? entry.article.media ?? '');
+  const facts = [media ? clipEscaped(media, 100) : '', slackDate(entry.article.publishedAt)].filter(Boolean);
+  const why = entry.matches.map((match) => {
+    const reasons = match.reasons.map(describeReason);
+    if (match.omittedReasons > 0) reasons.push(`+${match.omittedReasons} more`);
+    return `${match.urgent ? 'urgent ' : ''}rule ${match.ruleId}${reasons.length > 0 ? `: ${reasons.join(', ')}` : ''}`;
+  });
+  if (entry.omittedMatches > 0) why.push(`+${plural(entry.omittedMatches, 'more rule')}`);
+  const whyText = why.length > 0 ? ` · _${clipEscaped(why.join('; '), 240)}_` : '';
+  const second = `\n    ${facts.join(' · ')}${whyText}`;
+  const head = `• ${entry.urgent ? '\u{1F6A8} ' : ''}`;
+  const linked = link(entry.article.url, title, Math.max(40, max - head.length - second.length));
+  return `${head}${linked}${second}`;
+}
+
+/**
+ * Builds the webhook body for one digest: header with the count, a context line with why the
+ * entries were held and when, one section per category (entries in the order the digest lists
+ * them), and "…and N more" wherever Slack's limits stop the list.
+ */
+export function renderSlackDigest(digest: DigestAlert): SlackMessage {
+  const { digest: body } = digest;
+  const audience = oneLine(digest.audienceName ?? '') || digest.audienceId;
+  const icon = digest.urgent ? '\u{1F6A8}' : '\u{1F4EC}';
+  const part = body.parts > 1 ? ` (part ${body.part}/${body.parts})` : '';
+  const blocks: Block[] = [
+    {
+      type: 'header',
+      text: {
+        type: 'plain_text',
+        text: clip(`${icon} ${audience}: ${plural(body.count, 'article')}${part}`, HEADER_MAX),
+        emoji: true,
+      },
+    },
+  ];
+  const context: TextObject[] = [{ type: 'mrkdwn', text: `Digest of ${slackDate(body.releaseAt)}` }];
+  for (const hold of body.holds.slice(0, 8)) {
+    context.push({ type: 'mrkdwn', text: clipEscaped(oneLine(hold), CONTEXT_ELEMENT_MAX) });
+  }
+  blocks.push({ type: 'context', elements: context });
+
+  // Header, context, the "more" note and the footer stay; every other block is a category.
+  const groupRoom = MAX_BLOCKS - blocks.length - 2;
+  let groupsShown = 0;
+  for (const group of body.groups) {
+    if (groupsShown >= groupRoom) break;
+    const heading = `*${clipEscaped(oneLine(group.label), 200)}* · ${group.count}${
+      group.total !== undefined && group.total > group.count ? ` of ${group.total}` : ''
+    }`;
+    const lines = [heading];
+    let length = heading.length;
+    let listed = 0;
+    for (const entry of group.entries) {
+      // Room for this entry and for the "…and N more in this category" line after it.
+      const line = digestEntryLines(entry, 900);
+      if (length + 1 + line.length > SECTION_MAX - 60) break;
+      lines.push(line);
+      length += 1 + line.length;
+      listed += 1;
+    }
+    const rest = group.entries.length - listed;
+    if (rest > 0) lines.push(`_…and ${rest} more in this category_`);
+    blocks.push({ type: 'section', text: { type: 'mrkdwn', text: lines.join('\n') } });
+    groupsShown += 1;
+  }
+  const hiddenGroups = body.groups.length - groupsShown;
+  if (hiddenGroups > 0) {
+    const hidden = body.groups.slice(groupsShown).reduce((sum, group) => sum + group.entries.length, 0);
+    blocks.push({
+      type: 'section',
+      text: {
+        type: 'mrkdwn',
+        text: `_…and ${plural(hidden, 'more article')} in ${plural(hiddenGroups, 'more category', 'more categories')}_`,
+      },
+    });
+  }
+  blocks.push({
+    type: 'context',
+    elements: [
+      {
+        type: 'mrkdwn',
+        text: clipEscaped(`news-alerts · ${audience} · digest ${digest.deliveryId}`, CONTEXT_ELEMENT_MAX),
+      },
+    ],
+  });
+
+  // Notifications show this text: the count, then as many headlines as fit, then "+N more".
+  const entries = body.groups.flatMap((group) => group.entries);
+  const intro = `${icon} ${escapeMrkdwn(clip(audience, 100))}: ${plural(body.count, 'article')}${part}`;
+  const headlines: string[] = [];
+  let textLength = intro.length + 20;
+  for (const entry of entries.slice(0, 5)) {
+    const headline = clipEscaped(oneLine(entry.article.title), 100);
+    if (textLength + headline.length + 2 > SECTION_MAX) break;
+    headlines.push(headline);
+    textLength += headline.length + 2;
+  }
+  const more = body.count - headlines.length;
+  const text = `${intro}${headlines.length > 0 ? ` \u2014 ${headlines.join('; ')}` : ''}${more > 0 ? ` +${more} more` : ''}`;
   return { text, blocks, unfurl_links: false, unfurl_media: false };
 }

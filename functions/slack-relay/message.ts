@@ -1,9 +1,11 @@
 /**
  * What the relay reads from an SNS Lambda delivery: the event envelope and, inside it, the
- * structured alert document the alert function publishes under the `lambda` protocol key
- * (functions/core/render.ts). Parsed leniently, as that document's contract asks of consumers:
- * unknown fields are ignored and optional ones default, so a newer publisher keeps working with
- * this relay; only a different `schemaVersion` is refused.
+ * structured document the alert function publishes: a single alert under the `lambda` protocol
+ * key (functions/core/render.ts), or a digest (`newsAlerts.kind: "digest"`) under `default`, which
+ * Lambda subscribers receive when a message has no `lambda` key (functions/core/digest.ts).
+ * Parsed leniently, as that document's contract asks of consumers: unknown fields are ignored and
+ * optional ones default, so a newer publisher keeps working with this relay; only a different
+ * `schemaVersion` is refused.
  */
 import { z } from 'zod';
 import { describeIssues } from '#core/model';
@@ -41,6 +43,8 @@ const MatchSchema = z.object({
 /** The `newsAlerts` part of the structured alert document. */
 export const AlertSchema = z.object({
   schemaVersion: z.number().int(),
+  /** Absent in single alerts; present only so the union with digests can be told apart. */
+  kind: z.literal('alert').optional(),
   deliveryId: z.string().min(1),
   audienceId: z.string().min(1),
   audienceName: text,
@@ -59,10 +63,65 @@ export const AlertSchema = z.object({
   matches: z.array(MatchSchema).default([]),
   omittedMatches: z.number().int().nonnegative().default(0),
 });
-/** One alert as the relay renders it. */
-export type Alert = z.output<typeof AlertSchema>;
+const DigestEntrySchema = z.object({
+  deliveryId: z.string().default(''),
+  urgent: z.boolean().default(false),
+  heldFor: text,
+  article: z.object({
+    title: z.string(),
+    url: z.string().min(1),
+    publishedAt: z.string(),
+    media: text,
+    mediaName: text,
+    status: text,
+  }),
+  matches: z.array(MatchSchema).default([]),
+  omittedMatches: z.number().int().nonnegative().default(0),
+});
+
+/** The `newsAlerts` part of a digest document (`kind: "digest"`). */
+export const DigestSchema = z.object({
+  schemaVersion: z.number().int(),
+  kind: z.literal('digest'),
+  deliveryId: z.string().min(1),
+  audienceId: z.string().min(1),
+  audienceName: text,
+  urgent: z.boolean().default(false),
+  digest: z.object({
+    releaseAt: z.string(),
+    part: z.number().int().positive().default(1),
+    parts: z.number().int().positive().default(1),
+    total: z.number().int().nonnegative(),
+    count: z.number().int().nonnegative(),
+    /** Why the entries were held, one sentence each. */
+    holds: z.array(z.string()).default([]),
+    groups: z
+      .array(
+        z.object({
+          label: z.string(),
+          count: z.number().int().nonnegative(),
+          total: z.number().int().nonnegative().optional(),
+          entries: z.array(DigestEntrySchema).default([]),
+        }),
+      )
+      .default([]),
+  }),
+});
+
+/** One single-article alert as the relay renders it. */
+export type ArticleAlert = z.output<typeof AlertSchema> & { readonly digest?: never };
+/** One digest as the relay renders it (the `never` fields keep the union's shared keys usable). */
+export type DigestAlert = z.output<typeof DigestSchema> & {
+  readonly article?: never;
+  readonly matches?: never;
+  readonly omittedMatches?: never;
+};
+/** What one SNS message carries: a single alert or a digest (tell them apart by `kind`). */
+export type Alert = ArticleAlert | DigestAlert;
 /** One matching rule of an alert. */
 export type AlertMatch = z.output<typeof MatchSchema>;
+/** One entry of a digest. */
+export type DigestEntry = z.output<typeof DigestEntrySchema>;
 
 /**
  * Parses the SNS message body into an alert.
@@ -82,9 +141,13 @@ export function parseAlertMessage(body: string): Alert {
   if (!envelope.success || envelope.data.newsAlerts === undefined) {
     throw new SlackMessageError('the SNS message has no `newsAlerts` part; it was not published by news-alerts');
   }
-  const parsed = AlertSchema.safeParse(envelope.data.newsAlerts);
+  const part = envelope.data.newsAlerts;
+  const isDigest = typeof part === 'object' && part !== null && (part as { kind?: unknown }).kind === 'digest';
+  const parsed = isDigest ? DigestSchema.safeParse(part) : AlertSchema.safeParse(part);
   if (!parsed.success) {
-    throw new SlackMessageError(`the alert does not fit the expected shape: ${describeIssues(parsed.error)}`);
+    throw new SlackMessageError(
+      `the ${isDigest ? 'digest' : 'alert'} does not fit the expected shape: ${describeIssues(parsed.error)}`,
+    );
   }
   if (parsed.data.schemaVersion !== SUPPORTED_SCHEMA_VERSION) {
     throw new SlackMessageError(

@@ -1,0 +1,227 @@
+/**
+ * When an audience hears about a match: now, or later in one digest. Pure functions of the match,
+ * the audience's current settings and the clock, so the alert run, the CLI's preview and the
+ * tests all decide the same way.
+ *
+ * The planner, per match at `now` ({@link planDelivery}), first rule that applies:
+ *
+ * 1. the audience is in digest mode → hold for its next digest (`digest`);
+ * 2. it is inside the audience's quiet hours and the match is not urgent → hold until they end
+ *    (`quiet-hours`);
+ * 3. the audience has a daily budget, the match is not urgent, and the budget of immediate alerts
+ *    for today (the local date in the audience's zone) is used up → hold for the next digest
+ *    (`budget`, shown there as "+N more");
+ * 4. otherwise send now. Urgent matches count against the budget but are never held by it.
+ *
+ * A match is urgent when any rule that matched it is `urgent`, or one of its categories is in the
+ * audience's `urgentCategories` (same forms as rule categories: exact, case-insensitive, on codes
+ * and names, or a prefix ending in `*`).
+ *
+ * When held matches are due is worked out at release time ({@link releaseDueAt}) from the
+ * audience's CURRENT settings and the instant each was held, so a changed time zone, digest time
+ * or quiet-hours window applies to what is already held without rewriting it. All local-time
+ * arithmetic goes through luxon in the audience's IANA zone: a local time that a daylight-saving
+ * change skips is taken as the first instant after the gap (02:30 on a spring-forward night in New
+ * York is 03:30 EDT), and one that occurs twice is taken at its later occurrence.
+ */
+import { DateTime } from 'luxon';
+import type { Audience, AudienceMatch } from './model.ts';
+import type { HoldingAudience, HoldReason } from './ports.ts';
+import { normalizeText } from './text.ts';
+
+/** What to do with one match now. */
+export type DeliveryDecision =
+  | {
+      readonly action: 'send';
+      readonly urgent: boolean;
+      /** The local date whose daily budget this alert uses, when the audience has a budget. */
+      readonly budgetDate?: string | undefined;
+    }
+  | { readonly action: 'hold'; readonly reason: HoldReason; readonly urgent: boolean };
+
+/** The audience's zone as luxon reads it; the schema validated it, UTC is only a last resort. */
+function zoned(at: number, timeZone: string): DateTime {
+  const local = DateTime.fromMillis(at, { zone: timeZone });
+  return local.isValid ? local : DateTime.fromMillis(at, { zone: 'UTC' });
+}
+
+/** Minutes after local midnight of an `HH:MM` time. */
+function minutesOf(clock: string): number {
+  const [hours = '0', minutes = '0'] = clock.split(':');
+  return Number(hours) * 60 + Number(minutes);
+}
+
+/** The local date (`YYYY-MM-DD`) of `at` in the audience's zone: the day a daily budget counts. */
+export function localDate(at: number, timeZone: string): string {
+  return zoned(at, timeZone).toFormat('yyyy-MM-dd');
+}
+
+/** The urgent-category terms of an audience, normalized like rule terms. */
+function urgentTerms(audience: Audience): string[] {
+  return (audience.urgentCategories ?? []).map(normalizeText).filter((term) => term !== '');
+}
+
+/**
+ * Why the match is urgent, for logs and previews: `rule quakes` or `category 003002000`;
+ * undefined when it is not.
+ */
+export function urgencyOf(match: AudienceMatch, audience: Audience): string | undefined {
+  const rule = match.rules.find((candidate) => candidate.urgent);
+  if (rule !== undefined) return `rule ${rule.ruleId}`;
+  const terms = urgentTerms(audience);
+  if (terms.length === 0) return undefined;
+  const values = [...match.article.categories, ...match.article.categoryNames];
+  for (const value of values) {
+    const normalized = normalizeText(value);
+    const hit = terms.some((term) =>
+      term.endsWith('*') ? normalized.startsWith(term.slice(0, -1)) : normalized === term,
+    );
+    if (hit) return `category ${value}`;
+  }
+  return undefined;
+}
+
+/** True when quiet hours must not hold the match (see the module comment). */
+export const isUrgent = (match: AudienceMatch, audience: Audience): boolean => urgencyOf(match, audience) !== undefined;
+
+/** The quiet-hours window in minutes of the local day, or undefined when there is none. */
+function quietWindow(audience: Audience): { start: number; end: number } | undefined {
+  if (audience.quietHours === undefined) return undefined;
+  const start = minutesOf(audience.quietHours.start);
+  const end = minutesOf(audience.quietHours.end);
+  return start === end ? undefined : { start, end };
+}
+
+/** Whether `at` falls inside the audience's quiet hours (local wall-clock time, `[start, end)`). */
+export function isQuietAt(at: number, audience: Audience): boolean {
+  const window = quietWindow(audience);
+  if (window === undefined) return false;
+  const local = zoned(at, audience.timeZone);
+  const minute = local.hour * 60 + local.minute;
+  return window.start < window.end
+    ? minute >= window.start && minute < window.end
+    : minute >= window.start || minute < window.end;
+}
+
+/**
+ * The first instant at or after `at` whose local time in `timeZone` is `clock` (`HH:MM`). Local
+ * dates are walked in the zone's calendar, never by adding 24 hours, so DST days are right.
+ */
+export function nextLocalTime(at: number, clock: string, timeZone: string): number {
+  const minutes = minutesOf(clock);
+  const day = zoned(at, timeZone).startOf('day');
+  for (let offset = 0; offset <= 3; offset += 1) {
+    const date = day.plus({ days: offset });
+    const candidate = DateTime.fromObject(
+      { year: date.year, month: date.month, day: date.day, hour: Math.floor(minutes / 60), minute: minutes % 60 },
+      { zone: date.zone },
+    ).toMillis();
+    if (candidate >= at) return candidate;
+  }
+  // Unreachable for real zones: a local time recurs at least every 25 hours.
+  return at;
+}
+
+/**
+ * The instants at which the local time `clock` begins on `date`'s day: one on most days; none
+ * but the end of the gap when a DST change skips it (quiet hours ending at 01:30 on a night that
+ * jumps from 01:00 to 02:00 end at 02:00); both occurrences, earlier first, when it happens twice.
+ */
+function wallClockStarts(date: DateTime, minutes: number): number[] {
+  const local = DateTime.fromObject(
+    { year: date.year, month: date.month, day: date.day, hour: Math.floor(minutes / 60), minute: minutes % 60 },
+    { zone: date.zone },
+  );
+  if (local.hour * 60 + local.minute !== minutes) {
+    // luxon moved a skipped time past the gap; the first instant with the new offset is the gap's end.
+    let before = local.toMillis() - 3 * 3_600_000;
+    let after = local.toMillis();
+    while (after - before > 1) {
+      const middle = Math.floor((before + after) / 2);
+      if (DateTime.fromMillis(middle, { zone: date.zone }).offset === local.offset) after = middle;
+      else before = middle;
+    }
+    return [after];
+  }
+  const starts = [local.toMillis()];
+  for (const shift of [30, 60, 120]) {
+    const earlier = local.minus({ minutes: shift });
+    if (earlier.offset !== local.offset && earlier.hour === local.hour && earlier.minute === local.minute) {
+      starts.unshift(earlier.toMillis());
+      break;
+    }
+  }
+  return starts;
+}
+
+/**
+ * When the quiet hours that `at` falls into end: the first instant at or after `at` at which the
+ * local time reaches their end, DST gaps and repeated hours included (see wallClockStarts).
+ */
+export function quietHoursEndAfter(at: number, audience: Audience): number | undefined {
+  if (quietWindow(audience) === undefined || audience.quietHours === undefined) return undefined;
+  const minutes = minutesOf(audience.quietHours.end);
+  const day = zoned(at, audience.timeZone).startOf('day');
+  for (let offset = 0; offset <= 3; offset += 1) {
+    const start = wallClockStarts(day.plus({ days: offset }), minutes).find((instant) => instant >= at);
+    if (start !== undefined) return start;
+  }
+  // Unreachable for real zones: a local time recurs at least every 25 hours.
+  return at;
+}
+
+/**
+ * The audience's next digest at or after `at`: the earliest of its digest times, moved to the end
+ * of quiet hours when it falls inside them (a digest is not an excuse for a 3 a.m. message).
+ */
+export function nextDigestAt(at: number, audience: Audience): number {
+  let next = Number.POSITIVE_INFINITY;
+  for (const clock of audience.digestTimes) next = Math.min(next, nextLocalTime(at, clock, audience.timeZone));
+  if (!Number.isFinite(next)) next = at;
+  return isQuietAt(next, audience) ? (quietHoursEndAfter(next, audience) ?? next) : next;
+}
+
+/**
+ * When a held match is due, from the audience's current settings: quiet-hours holds when those
+ * quiet hours end (at once when the audience no longer has quiet hours), digest and budget holds
+ * at the next digest. Non-decreasing in `heldAt`, which makes {@link earliestDueAt} a lower bound.
+ */
+export function releaseDueAt(
+  held: { readonly heldAt: number; readonly reason: HoldReason },
+  audience: Audience,
+): number {
+  if (held.reason === 'quiet-hours') return quietHoursEndAfter(held.heldAt, audience) ?? held.heldAt;
+  return nextDigestAt(held.heldAt, audience);
+}
+
+/**
+ * The earliest instant any of an audience's held matches can be due, from its index entry: the
+ * release step skips reading an audience's items before then.
+ */
+export function earliestDueAt(entry: HoldingAudience, audience: Audience): number {
+  let earliest = Number.POSITIVE_INFINITY;
+  for (const reason of entry.reasons) {
+    earliest = Math.min(earliest, releaseDueAt({ heldAt: entry.oldestHeldAt, reason }, audience));
+  }
+  return Number.isFinite(earliest) ? earliest : entry.oldestHeldAt;
+}
+
+/**
+ * Decides what happens to one match at `now` (rules in the module comment).
+ *
+ * @param usedToday immediate alerts already counted (or planned) for the audience on
+ *                  `localDate(now, audience.timeZone)`; ignored when it has no daily budget.
+ */
+export function planDelivery(
+  match: AudienceMatch,
+  audience: Audience,
+  now: number,
+  usedToday: number,
+): DeliveryDecision {
+  const urgent = isUrgent(match, audience);
+  if (audience.deliveryMode === 'digest') return { action: 'hold', reason: 'digest', urgent };
+  if (!urgent && isQuietAt(now, audience)) return { action: 'hold', reason: 'quiet-hours', urgent };
+  if (audience.dailyBudget === undefined) return { action: 'send', urgent };
+  if (!urgent && usedToday >= audience.dailyBudget) return { action: 'hold', reason: 'budget', urgent };
+  return { action: 'send', urgent, budgetDate: localDate(now, audience.timeZone) };
+}

@@ -1,0 +1,814 @@
+/**
+ * Digests: the one message an audience receives for everything that was held for it (digest mode,
+ * quiet hours, daily budget overflow). Like render.ts, in two steps:
+ *
+ * 1. {@link buildDigestView} turns held notifications into a view model: entries normalized by
+ *    render.ts's {@link buildAlertView} (so a headline looks the same in an alert and a digest),
+ *    grouped by category with counts, and why they were held;
+ * 2. channel renderers lay the view out: an email subject (template `digestSubject`) and plain-text
+ *    body listing every entry with the rule(s) and term(s) that matched; an SMS with the count and
+ *    the top headlines within the audience's segment budget ("+N more"); and the structured JSON
+ *    document (an Amazon Q Developer custom notification with a versioned `newsAlerts` part of
+ *    kind `digest`), which the Slack relay also renders.
+ *
+ * A digest message carries the structured document under `default` rather than under six
+ * protocol keys as an alert does: every protocol without its own key (https, http, sqs, lambda,
+ * email-json, firehose) receives `default`, so subscribers see the same thing, and a message under
+ * SNS's 256 KB limit holds about four times as many entries. When a release is still too large it
+ * is split into numbered parts ({@link planDigest}): every held entry is in exactly one part.
+ *
+ * Pure: no clock, no I/O.
+ */
+import { DateTime } from 'luxon';
+import type { Audience, AudienceMatch, RuleMatch } from './model.ts';
+import {
+  type DigestRelease,
+  deliveryId,
+  digestKey,
+  type HeldNotification,
+  HOLD_REASONS,
+  type HoldReason,
+  type OutboundMessage,
+} from './ports.ts';
+import {
+  type AlertView,
+  buildAlertView,
+  chatSafe,
+  describeReasons,
+  formatLocalTime,
+  formatShortLocalTime,
+  type MatchView,
+  MessageTooLargeError,
+  messageBytes,
+  NotificationRenderError,
+  type RenderOptions,
+  renderFooter,
+  resolveLocale,
+  SNS_MAX_MESSAGE_BYTES,
+  singleLine,
+  subjectFromTemplate,
+  trimToFit,
+  truncateText,
+  utf8Bytes,
+  VIEW_LIMITS,
+  type ViewLimits,
+} from './render.ts';
+import { fitsSms, isGsm7, toGsmFriendly } from './sms.ts';
+
+/** `metadata.eventType` of a digest's structured body. */
+export const DIGEST_EVENT_TYPE = 'news-alerts.digest';
+
+/** The digest email subject when the audience has no `templates.digestSubject`. */
+export const DEFAULT_DIGEST_SUBJECT_TEMPLATE = '[{audience}] {articles}: {top}';
+
+/** Most held notifications one release takes; the rest go in the next run's release. */
+export const MAX_RELEASE_ITEMS = 1000;
+
+/** Longest `content.description` of the structured body (chat channels show it whole). */
+const CHAT_DESCRIPTION_MAX = 3000;
+
+/** Room kept free in each part for everything but the entries (headers, SMS, subject, chat text). */
+const PART_OVERHEAD_BYTES = 48 * 1024;
+
+/** How much of each entry a digest keeps (the standard tier; smaller ones come from VIEW_LIMITS). */
+export const DIGEST_ENTRY_LIMITS: ViewLimits = {
+  titleUnits: 300,
+  summaryUnits: 300,
+  maxCategories: 10,
+  categoryUnits: 80,
+  maxRules: 10,
+  maxReasonsPerRule: 5,
+  descriptionUnits: 150,
+  termUnits: 100,
+};
+
+// --- Held notifications ---------------------------------------------------------------------------
+
+/** Bounds on what a held item stores: plenty for a digest, and far below DynamoDB's 400 KB item. */
+const HELD_LIMITS = { titleUnits: 500, summaryUnits: 500, values: 20, valueUnits: 100, rules: 50, reasons: 20 };
+
+const bounded = (value: string | undefined, units: number) =>
+  value === undefined ? undefined : truncateText(value, units);
+
+/**
+ * The held form of a match: the article and rules bounded in size (a digest shows a short entry,
+ * not the whole summary), every rule id kept for the ledger.
+ */
+export function toHeldNotification(match: AudienceMatch, reason: HoldReason, heldAt: number): HeldNotification {
+  const { article } = match;
+  const values = (list: readonly string[]) =>
+    list.slice(0, HELD_LIMITS.values).map((value) => truncateText(value, HELD_LIMITS.valueUnits));
+  const rules: RuleMatch[] = match.rules.slice(0, HELD_LIMITS.rules).map((rule) => ({
+    ruleId: rule.ruleId,
+    description: bounded(rule.description, HELD_LIMITS.summaryUnits),
+    urgent: rule.urgent,
+    reasons: rule.reasons
+      .slice(0, HELD_LIMITS.reasons)
+      .map((item) => ({ kind: item.kind, term: truncateText(item.term, HELD_LIMITS.valueUnits) })),
+  }));
+  return {
+    key: { audienceId: match.audienceId, articleKey: article.key },
+    heldAt,
+    reason,
+    ruleIds: match.rules.map((rule) => rule.ruleId),
+    match: {
+      audienceId: match.audienceId,
+      rules,
+      article: {
+        key: article.key,
+        id: article.id,
+        title: truncateText(article.title, HELD_LIMITS.titleUnits),
+        summary: truncateText(article.summary, HELD_LIMITS.summaryUnits),
+        url: article.url,
+        publishedAt: article.publishedAt,
+        categories: values(article.categories),
+        categoryNames: values(article.categoryNames),
+        media: bounded(article.media, HELD_LIMITS.valueUnits),
+        mediaName: bounded(article.mediaName, HELD_LIMITS.valueUnits),
+        status: bounded(article.status, HELD_LIMITS.valueUnits),
+      },
+    },
+  };
+}
+
+// --- The view model -------------------------------------------------------------------------------
+
+/** One held article as a digest shows it. */
+export interface DigestEntryView {
+  /** 1-based position in the whole release (parts continue the numbering). */
+  readonly index: number;
+  /** `<audienceId>|<articleKey>`: the id the article would have had as an alert. */
+  readonly deliveryId: string;
+  readonly heldAt: number;
+  readonly heldFor: HoldReason;
+  /** The key of the group (category) it is listed under. */
+  readonly group: string;
+  readonly article: AlertView['article'] & {
+    /** `Mar 14, 09:30` in the audience's zone (the digest names the zone once). */
+    readonly publishedShort: string;
+  };
+  readonly matches: readonly MatchView[];
+  readonly omittedMatches: number;
+  readonly ruleIds: readonly string[];
+  readonly urgent: boolean;
+}
+
+/** A category of a digest, with its entries in this message. */
+export interface DigestGroupView {
+  readonly label: string;
+  /** Entries of the group in this message. */
+  readonly count: number;
+  /** Entries of the group in the whole release (more than `count` when it spans parts). */
+  readonly total: number;
+  readonly entries: readonly DigestEntryView[];
+}
+
+/** Everything every channel needs to show one digest message. */
+export interface DigestView {
+  /** `<audienceId>|digest:<release instant>[#part/parts]`: the message's idempotency key. */
+  readonly digestId: string;
+  readonly audience: AlertView['audience'];
+  readonly releaseAt: number;
+  readonly releaseAtIso: string;
+  /** `Mon, Nov 23, 2026, 08:00 (Europe/London, UTC+00:00)`. */
+  readonly releaseLocal: string;
+  readonly releaseDate: string;
+  readonly releaseTime: string;
+  readonly part: number;
+  readonly parts: number;
+  /** Entries in the whole release. */
+  readonly total: number;
+  /** Entries in this message. */
+  readonly count: number;
+  /** Entries of this message by why they were held. */
+  readonly held: Readonly<Record<HoldReason, number>>;
+  /** The audience's current settings, to explain the holds. */
+  readonly settings: {
+    readonly quietHours?: { readonly start: string; readonly end: string } | undefined;
+    readonly dailyBudget?: number | undefined;
+    readonly digestTimes: readonly string[];
+  };
+  readonly groups: readonly DigestGroupView[];
+  readonly urgent: boolean;
+}
+
+/** `Mon, Nov 23, 2026` and `08:00` in the audience's zone and locale (subject placeholders). */
+function dateAndTime(epochMs: number, timeZone: string, locale: string): { date: string; time: string } {
+  const local = DateTime.fromMillis(epochMs, { zone: timeZone }).setLocale(locale);
+  const zoned = local.isValid ? local : DateTime.fromMillis(epochMs, { zone: 'UTC' }).setLocale(locale);
+  return {
+    date: zoned.toLocaleString({ weekday: 'short', year: 'numeric', month: 'short', day: 'numeric' }),
+    time: zoned.toLocaleString({ hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }),
+  };
+}
+
+/**
+ * The group an entry is listed under: its first category. Grouped by code when the provider sends
+ * codes, so an English, a Korean and a Japanese article of category 002000000 share one group
+ * (labelled as its first entry names it); by name otherwise; "Other" without any category.
+ */
+function groupOf(view: AlertView): { key: string; label: string } {
+  const code = view.article.categories[0];
+  const label = view.article.categoryLabels[0] ?? 'Other';
+  return { key: code === undefined ? `name:${label.toLowerCase()}` : `code:${code.toLowerCase()}`, label };
+}
+
+interface OrderedEntry {
+  readonly held: HeldNotification;
+  readonly view: AlertView;
+  readonly group: string;
+}
+
+/**
+ * Orders a release: groups by size (largest first, then by name), newest article first inside a
+ * group. Items whose article cannot be shown at all (no URL, no valid time) come back in `dropped`.
+ */
+export function orderForDigest(
+  items: readonly HeldNotification[],
+  audience: Audience,
+  options: RenderOptions = {},
+): { ordered: HeldNotification[]; dropped: HeldNotification[] } {
+  const entries: OrderedEntry[] = [];
+  const dropped: HeldNotification[] = [];
+  for (const held of items) {
+    try {
+      const view = buildAlertView(held.match, audience, { ...options, limits: DIGEST_ENTRY_LIMITS });
+      entries.push({ held, view, group: groupOf(view).key });
+    } catch (error) {
+      if (!(error instanceof NotificationRenderError)) throw error;
+      dropped.push(held);
+    }
+  }
+  const sizes = new Map<string, number>();
+  for (const entry of entries) sizes.set(entry.group, (sizes.get(entry.group) ?? 0) + 1);
+  entries.sort((a, b) => {
+    const bySize = (sizes.get(b.group) ?? 0) - (sizes.get(a.group) ?? 0);
+    if (bySize !== 0) return bySize;
+    if (a.group !== b.group) return a.group < b.group ? -1 : 1;
+    if (a.held.match.article.publishedAt !== b.held.match.article.publishedAt) {
+      return b.held.match.article.publishedAt - a.held.match.article.publishedAt;
+    }
+    return a.held.key.articleKey < b.held.key.articleKey ? -1 : a.held.key.articleKey > b.held.key.articleKey ? 1 : 0;
+  });
+  return { ordered: entries.map((entry) => entry.held), dropped };
+}
+
+/** Where a message sits in its release. */
+export interface DigestPosition {
+  readonly release: Pick<DigestRelease, 'audienceId' | 'releaseAt'>;
+  /** 1-based. */
+  readonly part: number;
+  readonly parts: number;
+  /** Entries in the whole release. */
+  readonly total: number;
+  /** Index (1-based) of this message's first entry in the whole release. */
+  readonly firstIndex: number;
+  /** Entries per group key in the whole release (see {@link groupTotals}). */
+  readonly groupTotals: ReadonlyMap<string, number>;
+}
+
+/**
+ * Builds the view of one digest message from its entries, in the order given (see
+ * {@link orderForDigest}); groups keep the order in which they first appear.
+ *
+ * @throws NotificationRenderError when an entry cannot be shown (no URL, no valid time) or an
+ *         entry belongs to another audience
+ */
+export function buildDigestView(
+  items: readonly HeldNotification[],
+  audience: Audience,
+  position: DigestPosition,
+  options: RenderOptions & { readonly limits?: ViewLimits } = {},
+): DigestView {
+  if (position.release.audienceId !== audience.audienceId) {
+    throw new NotificationRenderError(
+      `digest for audience "${position.release.audienceId}" cannot be rendered for audience "${audience.audienceId}"`,
+    );
+  }
+  const limits = options.limits ?? DIGEST_ENTRY_LIMITS;
+  const locale = resolveLocale(options.locale ?? audience.locale);
+  const groups = new Map<string, { label: string; entries: DigestEntryView[] }>();
+  const held: Record<HoldReason, number> = { digest: 0, 'quiet-hours': 0, budget: 0 };
+  let audienceView: AlertView['audience'] | undefined;
+  items.forEach((item, offset) => {
+    const view = buildAlertView(item.match, audience, { ...options, locale, limits });
+    audienceView ??= view.audience;
+    const group = groupOf(view);
+    const entry: DigestEntryView = {
+      index: position.firstIndex + offset,
+      deliveryId: view.deliveryId,
+      heldAt: item.heldAt,
+      heldFor: item.reason,
+      group: group.key,
+      article: {
+        ...view.article,
+        publishedShort: formatShortLocalTime(view.article.publishedAt, audience.timeZone, locale),
+      },
+      matches: view.matches,
+      omittedMatches: view.omittedMatches,
+      ruleIds: item.ruleIds,
+      urgent: view.urgent,
+    };
+    held[item.reason] += 1;
+    const existing = groups.get(group.key);
+    if (existing) existing.entries.push(entry);
+    else groups.set(group.key, { label: group.label, entries: [entry] });
+  });
+  const label = truncateText(singleLine(audience.name ?? '') || audience.audienceId, 40);
+  const local = formatLocalTime(position.release.releaseAt, audience.timeZone, locale);
+  const localParts = dateAndTime(position.release.releaseAt, audience.timeZone, locale);
+  const key = digestKey(position.release, position.part, position.parts);
+  const groupViews = [...groups].map(([groupKey, { label: name, entries }]) => ({
+    label: name,
+    count: entries.length,
+    total: position.groupTotals.get(groupKey) ?? entries.length,
+    entries,
+  }));
+  return {
+    digestId: deliveryId(key),
+    audience: audienceView ?? {
+      id: audience.audienceId,
+      name: audience.name,
+      label,
+      timeZone: audience.timeZone,
+      smsMaxSegments: audience.smsMaxSegments,
+      templates: audience.templates,
+    },
+    releaseAt: position.release.releaseAt,
+    releaseAtIso: new Date(position.release.releaseAt).toISOString(),
+    releaseLocal: local,
+    releaseDate: localParts.date,
+    releaseTime: localParts.time,
+    part: position.part,
+    parts: position.parts,
+    total: position.total,
+    count: items.length,
+    held,
+    settings: {
+      quietHours: audience.quietHours,
+      dailyBudget: audience.dailyBudget,
+      digestTimes: audience.digestTimes,
+    },
+    groups: groupViews,
+    urgent: groupViews.some((group) => group.entries.some((entry) => entry.urgent)),
+  };
+}
+
+// --- Channel renderers ----------------------------------------------------------------------------
+
+const plural = (count: number, one: string, many = `${one}s`) => `${count} ${count === 1 ? one : many}`;
+
+/** Entries in the order a reader should see them first: urgent ones, then the newest. */
+export function topEntries(view: DigestView): DigestEntryView[] {
+  return view.groups
+    .flatMap((group) => group.entries)
+    .sort(
+      (a, b) =>
+        Number(b.urgent) - Number(a.urgent) || b.article.publishedAt - a.article.publishedAt || a.index - b.index,
+    );
+}
+
+/**
+ * Why the entries of this message were held, one line per reason present, from the audience's
+ * current settings: `5 held during your quiet hours (22:00–07:00)`.
+ */
+export function describeHolds(view: DigestView): string[] {
+  const lines: string[] = [];
+  for (const reason of HOLD_REASONS) {
+    const count = view.held[reason];
+    if (count === 0) continue;
+    if (reason === 'quiet-hours') {
+      const window = view.settings.quietHours;
+      lines.push(
+        `${count} held during your quiet hours${window === undefined ? '' : ` (${window.start}\u2013${window.end})`}`,
+      );
+    } else if (reason === 'budget') {
+      const budget = view.settings.dailyBudget;
+      lines.push(
+        `+${count} more over the daily limit${budget === undefined ? '' : ` of ${plural(budget, 'immediate alert')}`}`,
+      );
+    } else {
+      lines.push(`${count} collected for your digest (${view.settings.digestTimes.join(', ')})`);
+    }
+  }
+  return lines;
+}
+
+/** `rule rates (urgent): keyword "interest rate"; rule fed-watch: media reuters; +2 more rules`. */
+export function describeWhy(entry: Pick<DigestEntryView, 'matches' | 'omittedMatches'>): string {
+  const parts = entry.matches.map((match) => {
+    const reasons = describeReasons(match);
+    return `rule ${match.ruleId}${match.urgent ? ' (urgent)' : ''}${reasons === '' ? '' : `: ${reasons}`}`;
+  });
+  const more = entry.omittedMatches;
+  if (more > 0) parts.push(`+${plural(more, 'more rule')}`);
+  return parts.join('; ');
+}
+
+/** `[Markets desk] 12 articles: Fed raises rates…` (template `digestSubject`), under 100 characters. */
+export function renderDigestSubject(view: DigestView): string {
+  const template = view.audience.templates?.digestSubject ?? DEFAULT_DIGEST_SUBJECT_TEMPLATE;
+  const partSuffix = view.parts > 1 ? ' ({part})' : '';
+  return subjectFromTemplate(
+    `${template}${partSuffix}`,
+    {
+      audience: view.audience.label,
+      count: String(view.total),
+      articles: plural(view.total, 'article'),
+      top: topEntries(view)[0]?.article.title,
+      date: view.releaseDate,
+      time: view.releaseTime,
+      part: `part ${view.part}/${view.parts}`,
+    },
+    'top',
+  );
+}
+
+/** The heading line of a group: `Economy (002000000) · 5` (`· 5 of 12` when it spans parts). */
+const groupHeading = (group: DigestGroupView) =>
+  `${group.label} \u00B7 ${group.count}${group.total > group.count ? ` of ${group.total}` : ''}`;
+
+/**
+ * Readable plain-text email: why these arrive together, then every entry grouped by category with
+ * its media, local time, link and why it matched, then the footer and the digest id.
+ */
+export function renderDigestEmail(view: DigestView): string {
+  const lines: string[] = [
+    `${view.audience.label} \u00B7 news digest \u00B7 ${plural(view.total, 'article')}`,
+    view.releaseLocal,
+  ];
+  if (view.parts > 1) {
+    const last = view.groups.at(-1)?.entries.at(-1)?.index ?? 0;
+    const first = view.groups[0]?.entries[0]?.index ?? 0;
+    lines.push(`Part ${view.part} of ${view.parts} \u00B7 articles ${first}\u2013${last} of ${view.total}`);
+  }
+  const holds = describeHolds(view);
+  if (holds.length > 0) lines.push('', 'Held for this digest:', ...holds.map((line) => `- ${line}`));
+  for (const group of view.groups) {
+    lines.push('', groupHeading(group));
+    for (const entry of group.entries) {
+      const number = `${entry.index}. `;
+      const indent = ' '.repeat(number.length);
+      lines.push(`${number}${entry.urgent ? '[urgent] ' : ''}${entry.article.title}`);
+      const facts = [entry.article.mediaLabel, entry.article.publishedShort, entry.article.status].filter(
+        (fact) => fact !== undefined && fact !== '',
+      );
+      lines.push(`${indent}${facts.join(' \u00B7 ')}`, `${indent}${entry.article.url}`);
+      const why = describeWhy(entry);
+      if (why !== '') lines.push(`${indent}Why: ${why}`);
+    }
+  }
+  lines.push('', '--', renderFooter(view.audience), `Digest id: ${view.digestId}`);
+  return lines.join('\n');
+}
+
+/**
+ * One SMS within the audience's segment budget. A single entry reads like an alert (headline and
+ * the link, never cut); more entries give the count and as many top headlines as fit, then
+ * "+N more" (links would not fit: the email, Slack and JSON bodies carry them).
+ */
+export function renderDigestSms(view: DigestView): string {
+  const maxSegments = view.audience.smsMaxSegments;
+  const top = topEntries(view);
+  const first = top[0];
+  const part = view.parts > 1 ? ` (part ${view.part}/${view.parts})` : '';
+  if (view.count === 1 && first !== undefined) {
+    const { url } = first.article;
+    if (fitsSms(url, maxSegments)) {
+      const withUrl = (headline: string) => (headline === '' ? url : `${headline} ${url}`);
+      const headline = trimToFit(
+        toGsmFriendly(first.article.title),
+        (candidate) => fitsSms(withUrl(candidate), maxSegments),
+        (prefix) => (isGsm7(withUrl(prefix)) ? '...' : '\u2026'),
+      );
+      return withUrl(headline);
+    }
+    return url;
+  }
+  const intro = `${view.audience.label}${part}: ${plural(view.count, 'news alert')}`;
+  const compose = (headlines: readonly string[], more: number) =>
+    `${intro}${headlines.length > 0 ? `. ${headlines.join('; ')}` : ''}${more > 0 ? ` +${more} more` : ''}`;
+  const fits = (text: string) => fitsSms(text, maxSegments);
+  const shown: string[] = [];
+  for (const entry of top) {
+    const headline = toGsmFriendly(entry.article.title);
+    const more = view.count - shown.length - 1;
+    if (fits(compose([...shown, headline], more))) {
+      shown.push(headline);
+      continue;
+    }
+    // The first headline that does not fit whole is cut at a word, if enough of it stays.
+    const cut = trimToFit(
+      headline,
+      (candidate) => fits(compose([...shown, candidate], more)),
+      (prefix) => (isGsm7(compose([...shown, prefix], more)) ? '...' : '\u2026'),
+    );
+    if (cut.length >= Math.min(20, headline.length)) shown.push(cut);
+    break;
+  }
+  const text = compose(shown, view.count - shown.length);
+  // The intro alone always fits one segment, unless an absurd audience name makes it long.
+  return fits(text) ? text : trimToFit(text, fits);
+}
+
+/** One entry of the structured body. */
+function entryDocument(entry: DigestEntryView) {
+  return {
+    deliveryId: entry.deliveryId,
+    urgent: entry.urgent,
+    heldFor: entry.heldFor,
+    heldAt: new Date(entry.heldAt).toISOString(),
+    article: {
+      key: entry.article.key,
+      id: entry.article.id ?? null,
+      title: entry.article.title,
+      summary: entry.article.summary,
+      url: entry.article.url,
+      publishedAt: entry.article.publishedAtIso,
+      categories: [...entry.article.categories],
+      categoryNames: [...entry.article.categoryNames],
+      media: entry.article.media ?? null,
+      mediaName: entry.article.mediaName ?? null,
+      status: entry.article.status ?? null,
+    },
+    matches: entry.matches.map((match) => ({
+      ruleId: match.ruleId,
+      description: match.description ?? null,
+      urgent: match.urgent,
+      reasons: match.reasons.map((reason) => ({ kind: reason.kind, term: reason.term })),
+      omittedReasons: match.omittedReasons,
+    })),
+    omittedMatches: entry.omittedMatches,
+  };
+}
+
+/** The structured body of one entry, as JSON consumers receive it. */
+export type DigestEntryDocument = ReturnType<typeof entryDocument>;
+
+/**
+ * The structured body of a digest: an Amazon Q Developer custom notification (its description is
+ * a markdown list that ends with "+N more" when it would be too long for a chat message) plus the
+ * versioned `newsAlerts` part with `kind: "digest"` and every entry of the message, grouped.
+ * Consumers de-duplicate on `newsAlerts.deliveryId` (the digest id), and can tell single alerts
+ * (no `kind`) from digests by `newsAlerts.kind`.
+ */
+export function buildDigestDocument(view: DigestView) {
+  const holds = describeHolds(view);
+  const lines: string[] = [];
+  if (holds.length > 0) lines.push(`_${holds.join(' \u00B7 ')}_`);
+  let shown = 0;
+  const room = (line: string) => [...lines, line].join('\n').length <= CHAT_DESCRIPTION_MAX - 40;
+  outer: for (const group of view.groups) {
+    const heading = `*${groupHeading(group)}*`;
+    if (!room(heading)) break;
+    lines.push(heading);
+    for (const entry of group.entries) {
+      const media = entry.article.mediaLabel === undefined ? '' : ` \u2014 ${entry.article.mediaLabel}`;
+      const line = `\u2022 ${truncateText(entry.article.title, 150)}${media} \u00B7 ${entry.article.publishedShort} ${entry.article.url}`;
+      if (!room(line)) break outer;
+      lines.push(line);
+      shown += 1;
+    }
+  }
+  if (shown < view.count) lines.push(`_+${view.count - shown} more in this digest_`);
+  const label = view.audience.label;
+  const partText = view.parts > 1 ? ` (part ${view.part}/${view.parts})` : '';
+  return {
+    version: '1.0' as const,
+    source: 'custom' as const,
+    id: view.digestId,
+    content: {
+      textType: 'client-markdown' as const,
+      title: chatSafe(
+        `${view.urgent ? '\u{1F6A8}' : '\u{1F4EC}'} ${label}: ${plural(view.count, 'article')}${partText}`,
+      ),
+      description: chatSafe(lines.join('\n')),
+      keywords: view.groups.slice(0, 5).map((group) => chatSafe(truncateText(group.label, 40))),
+    },
+    metadata: {
+      eventType: DIGEST_EVENT_TYPE,
+      summary: chatSafe(
+        truncateText(`[${label}] digest of ${view.releaseLocal}: ${plural(view.count, 'article')}`, 200),
+      ),
+      additionalContext: {
+        digestId: view.digestId,
+        audienceId: view.audience.id,
+        releaseAt: view.releaseAtIso,
+        count: String(view.count),
+        total: String(view.total),
+        part: `${view.part}/${view.parts}`,
+      },
+    },
+    newsAlerts: {
+      schemaVersion: 1 as const,
+      kind: 'digest' as const,
+      deliveryId: view.digestId,
+      audienceId: view.audience.id,
+      audienceName: view.audience.name ?? null,
+      urgent: view.urgent,
+      digest: {
+        releaseAt: view.releaseAtIso,
+        part: view.part,
+        parts: view.parts,
+        total: view.total,
+        count: view.count,
+        held: { quietHours: view.held['quiet-hours'], budget: view.held.budget, digest: view.held.digest },
+        holds,
+        groups: view.groups.map((group) => ({
+          label: group.label,
+          count: group.count,
+          total: group.total,
+          entries: group.entries.map(entryDocument),
+        })),
+      },
+    },
+  };
+}
+
+/** The structured body of a digest (see {@link buildDigestDocument}). */
+export type DigestDocument = ReturnType<typeof buildDigestDocument>;
+
+/** The rendered channels of one digest message. */
+export interface DigestBodies {
+  readonly subject: string;
+  readonly email: string;
+  readonly sms: string;
+  /** The structured JSON document, serialized; sent as `default`. */
+  readonly structured: string;
+}
+
+/** Renders every channel of one digest message. */
+export function renderDigestBodies(view: DigestView): DigestBodies {
+  return {
+    subject: renderDigestSubject(view),
+    email: renderDigestEmail(view),
+    sms: renderDigestSms(view),
+    structured: JSON.stringify(buildDigestDocument(view)),
+  };
+}
+
+/**
+ * The `MessageStructure: json` document of a digest: `default` (the structured body, for every
+ * protocol without its own key), `email` and `sms`.
+ *
+ * @throws MessageTooLargeError when body plus subject exceed SNS's 256 KB
+ */
+export function encodeDigestStructure(bodies: DigestBodies): string {
+  const body = JSON.stringify({ default: bodies.structured, email: bodies.email, sms: bodies.sms });
+  const bytes = messageBytes(body, bodies.subject);
+  if (bytes > SNS_MAX_MESSAGE_BYTES) {
+    throw new MessageTooLargeError('the rendered digest', bytes, SNS_MAX_MESSAGE_BYTES);
+  }
+  return body;
+}
+
+/**
+ * Renders one digest message for SNS, trying smaller entry tiers only when the standard one is
+ * too large (a re-render after the audience's settings changed).
+ *
+ * @throws MessageTooLargeError when even the minimal rendering is too large
+ * @throws NotificationRenderError when an entry cannot be shown at all
+ */
+export function renderDigestMessage(
+  items: readonly HeldNotification[],
+  audience: Audience,
+  position: DigestPosition,
+  options: RenderOptions = {},
+): OutboundMessage {
+  let lastError: MessageTooLargeError | undefined;
+  for (const limits of [DIGEST_ENTRY_LIMITS, ...VIEW_LIMITS.slice(1)]) {
+    const bodies = renderDigestBodies(buildDigestView(items, audience, position, { ...options, limits }));
+    try {
+      return {
+        key: digestKey(position.release, position.part, position.parts),
+        topicArn: audience.topicArn,
+        subject: bodies.subject,
+        body: encodeDigestStructure(bodies),
+        ruleIds: [...new Set(items.flatMap((item) => item.ruleIds))],
+      };
+    } catch (error) {
+      if (!(error instanceof MessageTooLargeError)) throw error;
+      lastError = error;
+    }
+  }
+  throw lastError ?? new MessageTooLargeError('the rendered digest', 0, SNS_MAX_MESSAGE_BYTES);
+}
+
+/** Entries per group key of a release. */
+export function groupTotals(
+  items: readonly HeldNotification[],
+  audience: Audience,
+  options: RenderOptions = {},
+): Map<string, number> {
+  const totals = new Map<string, number>();
+  for (const item of items) {
+    try {
+      const { key } = groupOf(buildAlertView(item.match, audience, { ...options, limits: DIGEST_ENTRY_LIMITS }));
+      totals.set(key, (totals.get(key) ?? 0) + 1);
+    } catch (error) {
+      if (!(error instanceof NotificationRenderError)) throw error;
+    }
+  }
+  return totals;
+}
+
+/** A release cut into messages: the parts (items in order), what could not be shown, and the messages. */
+export interface PlannedDigest {
+  readonly parts: readonly (readonly HeldNotification[])[];
+  readonly dropped: readonly HeldNotification[];
+  readonly messages: readonly OutboundMessage[];
+}
+
+/** What one entry adds to a message, in UTF-8 bytes, as it ends up inside the SNS document. */
+function entryBytes(item: HeldNotification, audience: Audience, options: RenderOptions): number {
+  const view = buildDigestView(
+    [item],
+    audience,
+    {
+      release: { audienceId: audience.audienceId, releaseAt: 0 },
+      part: 1,
+      parts: 1,
+      total: 1,
+      firstIndex: 1,
+      groupTotals: new Map(),
+    },
+    options,
+  );
+  const entry = view.groups[0]?.entries[0];
+  if (entry === undefined) return 0;
+  const emailLines = renderDigestEmail(view);
+  // Each body is a JSON string inside the SNS document; the structured one is escaped once more.
+  return (
+    utf8Bytes(JSON.stringify(JSON.stringify(entryDocument(entry)))) +
+    utf8Bytes(JSON.stringify(emailLines)) -
+    utf8Bytes(JSON.stringify(renderFooter(view.audience)))
+  );
+}
+
+/**
+ * Cuts a release into as few messages as SNS's size limit allows and renders them. Entries are
+ * ordered by {@link orderForDigest} and packed in that order, so every entry is in exactly one part
+ * and the numbering runs on across parts. A part that renders too large after all is split again.
+ */
+export function planDigest(
+  items: readonly HeldNotification[],
+  audience: Audience,
+  releaseAt: number,
+  options: RenderOptions = {},
+): PlannedDigest {
+  const { ordered, dropped: unshowable } = orderForDigest(items, audience, options);
+  const budget = SNS_MAX_MESSAGE_BYTES - PART_OVERHEAD_BYTES;
+  const dropped = [...unshowable];
+  let parts: HeldNotification[][] = [];
+  let current: HeldNotification[] = [];
+  let used = 0;
+  for (const item of ordered) {
+    const size = entryBytes(item, audience, options);
+    if (size > budget) {
+      // Not even alone in a message (an enormous URL): logged and counted by the caller.
+      dropped.push(item);
+      continue;
+    }
+    if (current.length > 0 && used + size > budget) {
+      parts.push(current);
+      current = [];
+      used = 0;
+    }
+    current.push(item);
+    used += size;
+  }
+  if (current.length > 0) parts.push(current);
+  const release = { audienceId: audience.audienceId, releaseAt };
+  const totals = groupTotals(ordered, audience, options);
+  const render = (candidate: readonly (readonly HeldNotification[])[]) => {
+    const total = candidate.reduce((sum, part) => sum + part.length, 0);
+    let firstIndex = 1;
+    return candidate.map((part, index) => {
+      const message = renderDigestMessage(
+        part,
+        audience,
+        { release, part: index + 1, parts: candidate.length, total, firstIndex, groupTotals: totals },
+        options,
+      );
+      firstIndex += part.length;
+      return message;
+    });
+  };
+  for (;;) {
+    try {
+      return { parts, dropped, messages: render(parts) };
+    } catch (error) {
+      if (!(error instanceof MessageTooLargeError)) throw error;
+      // The estimate was off (a very long header template, say): split the largest part in two.
+      const largest = parts.reduce((best, part, index) => ((parts[best]?.length ?? 0) < part.length ? index : best), 0);
+      const part = parts[largest] ?? [];
+      if (part.length <= 1) {
+        dropped.push(...part);
+        parts = parts.filter((_, index) => index !== largest);
+        continue;
+      }
+      const half = Math.ceil(part.length / 2);
+      parts = [...parts.slice(0, largest), part.slice(0, half), part.slice(half), ...parts.slice(largest + 1)];
+    }
+  }
+}

@@ -1,0 +1,473 @@
+/**
+ * Generates `docs/samples/`: what subscribers receive on every channel (email, SMS, Slack Block
+ * Kit, webhook JSON) for immediate alerts and digests, for example articles in English, Korean,
+ * Japanese and with emoji, a very long headline and URL, and an urgent alert. Everything comes
+ * from the real renderers: `renderNotification` and `planDigest` build the SNS documents, and the
+ * Slack relay's own `parseAlertMessage` + `renderSlackMessage` turn them into Block Kit.
+ *
+ *   npx tsx scripts/render-samples.ts           # writes docs/samples/
+ *   npx tsx scripts/render-samples.ts --check   # exits 1 when the committed samples are stale
+ *
+ * test/unit/render-samples.test.ts runs the same comparison, so stale samples fail the tests.
+ */
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { planDigest, toHeldNotification } from '#core/digest';
+import { type Article, type Audience, type AudienceMatch, AudienceSchema, type RuleMatch } from '#core/model';
+import type { HoldReason, OutboundMessage } from '#core/ports';
+import { renderNotification } from '#core/render';
+import { describeSms, smsSegments } from '#core/sms';
+import { renderSlackMessage } from '../functions/slack-relay/blocks.ts';
+import { parseAlertMessage } from '../functions/slack-relay/message.ts';
+
+/** Where the samples live, relative to the repository root. */
+export const SAMPLES_DIR = 'docs/samples';
+
+const topic = (name: string) => `arn:aws:sns:eu-west-1:123456789012:news-alerts-audience-${name}`;
+
+const audiences = {
+  markets: AudienceSchema.parse({
+    audienceId: 'markets-desk',
+    name: 'Markets desk',
+    topicArn: topic('markets-desk'),
+    timeZone: 'Europe/London',
+    quietHours: { start: '22:00', end: '07:00' },
+    dailyBudget: 20,
+    digestTimes: ['08:00', '18:00'],
+    smsMaxSegments: 2,
+  }),
+  seoul: AudienceSchema.parse({
+    audienceId: 'chips-team',
+    name: '반도체팀',
+    topicArn: topic('chips-team'),
+    timeZone: 'Asia/Seoul',
+    locale: 'ko-KR',
+    deliveryMode: 'digest',
+    digestTimes: ['09:00'],
+    smsMaxSegments: 2,
+  }),
+  tokyo: AudienceSchema.parse({
+    audienceId: 'quake-oncall',
+    name: 'Quake on-call',
+    topicArn: topic('quake-oncall'),
+    timeZone: 'Asia/Tokyo',
+    locale: 'ja-JP',
+    quietHours: { start: '23:00', end: '06:00' },
+    urgentCategories: ['003002*'],
+  }),
+  templated: AudienceSchema.parse({
+    audienceId: 'exec-briefing',
+    name: 'Executive briefing',
+    topicArn: topic('exec-briefing'),
+    timeZone: 'America/New_York',
+    deliveryMode: 'digest',
+    digestTimes: ['07:30'],
+    templates: {
+      subject: 'News alert · {headline} ({media})',
+      digestSubject: 'Morning briefing {date}: {articles}',
+      footer: 'Sent to the executive briefing list ({audienceId}).\nQuestions or changes: #news-alerts-ops on Slack.',
+    },
+  }),
+} satisfies Record<string, Audience>;
+
+const base = Date.parse('2026-11-23T06:10:00Z');
+const minutes = (count: number) => count * 60_000;
+
+const article = (fields: Partial<Article> & Pick<Article, 'key' | 'title' | 'url'>): Article => ({
+  summary: '',
+  publishedAt: base,
+  categories: [],
+  categoryNames: [],
+  ...fields,
+});
+
+const articles = {
+  ascii: article({
+    key: 'id:sample-ascii',
+    id: 'sample-ascii',
+    title: 'Fed raises rates by 25 basis points as inflation cools',
+    summary:
+      'The Federal Reserve raised its benchmark interest rate by a quarter point on Wednesday and signalled that further increases are unlikely this year.',
+    url: 'https://news.example.com/markets/fed-raises-rates?id=1001',
+    publishedAt: base - minutes(25),
+    categories: ['002000000', '002001000'],
+    categoryNames: ['Economy', 'Economy > Finance'],
+    media: 'M001',
+    mediaName: 'Daily Example',
+    status: 'PUBLISHED',
+  }),
+  korean: article({
+    key: 'id:sample-korean',
+    id: 'sample-korean',
+    title: '한국은행, 기준금리 0.25%p 인상… “물가 잡기 총력” 이창용 총재 기자회견에서 추가 인상 가능성 시사',
+    summary:
+      '한국은행 금융통화위원회가 기준금리를 0.25%포인트 올렸다. 반도체 수출 회복에도 물가 압력이 이어지고 있다는 판단이다.',
+    url: 'https://news.example.kr/economy/2026/11/23/기준금리-인상',
+    publishedAt: base - minutes(70),
+    categories: ['002000000'],
+    categoryNames: ['경제'],
+    media: 'M003',
+    mediaName: '서울 이그잼플 헤럴드',
+    status: 'PUBLISHED',
+  }),
+  japanese: article({
+    key: 'id:sample-japanese',
+    id: 'sample-japanese',
+    title: '日本銀行が追加利上げを決定政策金利は０．７５％に円相場は一時１ドル１４０円台まで急伸',
+    summary: '日本銀行は金融政策決定会合で追加利上げを決めた。半導体関連株には売りが広がった。',
+    url: 'https://news.example.jp/articles/2026/11/23/boj-rate',
+    publishedAt: base - minutes(95),
+    categories: ['002000000', '008001000'],
+    categoryNames: ['経済', 'IT・科学 > 半導体'],
+    media: 'M009',
+    mediaName: '共同エグザンプル通信',
+    status: 'UPDATED',
+  }),
+  emoji: article({
+    key: 'id:sample-emoji',
+    id: 'sample-emoji',
+    title: 'Launch day 🚀👩🏽‍🚀 crew of four 👨‍👩‍👧‍👦 lifts off from 🇺🇸 Florida as crowds cheer along the coast 🎉🎉',
+    summary: 'The crew of four is on its way to the station 🛰️ after a flawless launch.',
+    url: 'https://news.example.com/science/launch-day',
+    publishedAt: base - minutes(140),
+    categories: ['008000000'],
+    categoryNames: ['IT & Science'],
+    media: 'M006',
+    mediaName: 'Example Tech Review',
+    status: 'PUBLISHED',
+  }),
+  long: article({
+    key: 'id:sample-long',
+    id: 'sample-long',
+    title: `${'Semiconductor makers announce a coordinated expansion of fabrication capacity across three continents, '.repeat(3)}with regulators promising faster permits`,
+    summary: 'word '.repeat(400).trim(),
+    url: `https://news.example.com/tech/2026/11/23/semiconductor-expansion?utm_source=newsletter&utm_medium=email&utm_campaign=${'x'.repeat(180)}&ref=${'abc123'.repeat(20)}`,
+    publishedAt: base - minutes(180),
+    categories: ['008001000'],
+    categoryNames: ['IT & Science > Semiconductors'],
+    media: 'M006',
+    mediaName: 'Example Tech Review',
+    status: 'PUBLISHED',
+  }),
+  quake: article({
+    key: 'id:sample-quake',
+    id: 'sample-quake',
+    title: 'M6.8 earthquake strikes off Fukushima; tsunami advisory issued for the Pacific coast',
+    summary: 'The Japan Meteorological Agency issued a tsunami advisory after a magnitude 6.8 earthquake.',
+    url: 'https://news.example.jp/en/quake/2026-11-23',
+    publishedAt: base - minutes(5),
+    categories: ['003000000', '003002000'],
+    categoryNames: ['Society', 'Society > Disasters'],
+    media: 'M004',
+    mediaName: 'Example Broadcasting Network',
+    status: 'PUBLISHED',
+  }),
+} satisfies Record<string, Article>;
+
+const rule = (ruleId: string, description: string, reasons: RuleMatch['reasons'], urgent = false): RuleMatch => ({
+  ruleId,
+  description,
+  urgent,
+  reasons,
+});
+
+const rules = {
+  rates: rule('markets-rates', 'Economy stories about interest rates or inflation', [
+    { kind: 'category', term: '002*' },
+    { kind: 'keyword', term: 'interest rate' },
+  ]),
+  koreanRates: rule('markets-rates', 'Economy stories about interest rates or inflation', [
+    { kind: 'category', term: '002*' },
+    { kind: 'keyword', term: '금리' },
+  ]),
+  chips: rule('chips-keywords', 'Semiconductor keywords anywhere but sports', [
+    { kind: 'keyword', term: 'semiconductor' },
+    { kind: 'keyword', term: '半導体' },
+  ]),
+  science: rule('science-all', 'Everything in IT & Science', [{ kind: 'category', term: '008*' }]),
+  quakes: rule(
+    'quakes',
+    'Earthquakes, in English, Japanese and Korean',
+    [{ kind: 'keyword', term: 'earthquake' }],
+    true,
+  ),
+};
+
+const match = (audience: Audience, item: Article, matched: readonly RuleMatch[]): AudienceMatch => ({
+  audienceId: audience.audienceId,
+  article: item,
+  rules: matched,
+});
+
+interface AlertSample {
+  readonly name: string;
+  readonly description: string;
+  readonly audience: Audience;
+  readonly match: AudienceMatch;
+}
+
+const alertSamples: readonly AlertSample[] = [
+  {
+    name: 'alert-ascii',
+    description: 'English headline, two categories, London time, two SMS segments allowed',
+    audience: audiences.markets,
+    match: match(audiences.markets, articles.ascii, [rules.rates]),
+  },
+  {
+    name: 'alert-korean',
+    description: 'Korean headline and outlet, Korean dates (locale ko-KR), UCS-2 SMS cut at a word',
+    audience: { ...audiences.seoul, deliveryMode: 'immediate' },
+    match: match(audiences.seoul, articles.korean, [rules.koreanRates]),
+  },
+  {
+    name: 'alert-japanese',
+    description: 'Japanese headline without spaces, Japanese dates (locale ja-JP), SMS cut at a word boundary',
+    audience: audiences.tokyo,
+    match: match(audiences.tokyo, articles.japanese, [rules.chips]),
+  },
+  {
+    name: 'alert-emoji',
+    description: 'Emoji with skin tones, ZWJ sequences and a flag: never split in subject, SMS or Slack',
+    audience: audiences.markets,
+    match: match(audiences.markets, articles.emoji, [rules.science]),
+  },
+  {
+    name: 'alert-long',
+    description: 'A 330-character headline and a 400-character URL: subject and SMS cut at a word, the URL never',
+    audience: audiences.markets,
+    match: match(audiences.markets, articles.long, [rules.chips, rules.science]),
+  },
+  {
+    name: 'alert-urgent',
+    description: 'An urgent rule: sent even during quiet hours, marked urgent on every channel',
+    audience: audiences.tokyo,
+    match: match(audiences.tokyo, articles.quake, [rules.quakes]),
+  },
+  {
+    name: 'alert-templates',
+    description: 'An audience with `templates`: its own subject and footer wording',
+    audience: { ...audiences.templated, deliveryMode: 'immediate' },
+    match: match(audiences.templated, articles.ascii, [rules.rates]),
+  },
+];
+
+interface DigestSample {
+  readonly name: string;
+  readonly description: string;
+  readonly audience: Audience;
+  readonly releaseAt: number;
+  readonly held: readonly { match: AudienceMatch; reason: HoldReason; heldAt: number }[];
+}
+
+const digestSamples: readonly DigestSample[] = [
+  {
+    name: 'digest-morning',
+    description:
+      'The 07:00 release at the end of quiet hours: held overnight, plus "+N more" over the daily budget; English, Korean, Japanese and emoji entries grouped by category',
+    audience: audiences.markets,
+    releaseAt: Date.parse('2026-11-23T07:00:00Z'),
+    held: [
+      {
+        match: match(audiences.markets, articles.ascii, [rules.rates]),
+        reason: 'quiet-hours',
+        heldAt: base - minutes(25),
+      },
+      {
+        match: match(audiences.markets, articles.korean, [rules.koreanRates]),
+        reason: 'quiet-hours',
+        heldAt: base - minutes(70),
+      },
+      {
+        match: match(audiences.markets, articles.japanese, [rules.rates, rules.chips]),
+        reason: 'quiet-hours',
+        heldAt: base - minutes(95),
+      },
+      {
+        match: match(audiences.markets, articles.emoji, [rules.science]),
+        reason: 'budget',
+        heldAt: base - minutes(600),
+      },
+      {
+        match: match(audiences.markets, articles.long, [rules.chips, rules.science]),
+        reason: 'budget',
+        heldAt: base - minutes(590),
+      },
+    ],
+  },
+  {
+    name: 'digest-korean',
+    description:
+      'A digest-mode audience in Seoul (locale ko-KR): one message per digest time, UCS-2 SMS with the count',
+    audience: audiences.seoul,
+    releaseAt: Date.parse('2026-11-23T00:00:00Z'),
+    held: [
+      {
+        match: match(audiences.seoul, articles.korean, [rules.koreanRates]),
+        reason: 'digest',
+        heldAt: base - minutes(400),
+      },
+      {
+        match: match(audiences.seoul, articles.japanese, [rules.chips]),
+        reason: 'digest',
+        heldAt: base - minutes(420),
+      },
+      { match: match(audiences.seoul, articles.long, [rules.chips]), reason: 'digest', heldAt: base - minutes(430) },
+    ],
+  },
+  {
+    name: 'digest-templates',
+    description: 'A digest-mode audience with `templates.digestSubject` and `templates.footer`',
+    audience: audiences.templated,
+    releaseAt: Date.parse('2026-11-23T12:30:00Z'),
+    held: [
+      {
+        match: match(audiences.templated, articles.ascii, [rules.rates]),
+        reason: 'digest',
+        heldAt: base - minutes(30),
+      },
+      {
+        match: match(audiences.templated, articles.quake, [rules.quakes]),
+        reason: 'digest',
+        heldAt: base - minutes(5),
+      },
+    ],
+  },
+];
+
+/** The SNS document of a message, by protocol key. */
+const documentOf = (message: OutboundMessage) => JSON.parse(message.body) as Record<string, string>;
+
+const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
+
+/** Every channel of one message as files under `<name>/`. */
+function channelFiles(name: string, message: OutboundMessage): Map<string, string> {
+  const document = documentOf(message);
+  // Lambda and HTTPS subscribers get their own key for alerts and `default` for digests.
+  const structured = document.lambda ?? document.default ?? '';
+  const sms = document.sms ?? '';
+  return new Map([
+    [`${name}/email.txt`, `Subject: ${message.subject}\n\n${document.email ?? ''}\n`],
+    [`${name}/sms.txt`, `${sms}\n\n-- ${describeSms(sms)}\n`],
+    [`${name}/slack.json`, json(renderSlackMessage(parseAlertMessage(structured)))],
+    [`${name}/webhook.json`, json(JSON.parse(structured))],
+  ]);
+}
+
+/** Every sample file, by path relative to {@link SAMPLES_DIR}, rendered now. */
+export function renderSamples(): Map<string, string> {
+  const files = new Map<string, string>();
+  const rows: string[] = [];
+  for (const sample of alertSamples) {
+    const message = renderNotification(sample.match, sample.audience);
+    for (const [path, text] of channelFiles(sample.name, message)) files.set(path, text);
+    rows.push(row(sample.name, sample.description, [message]));
+  }
+  for (const sample of digestSamples) {
+    const items = sample.held.map(({ match: held, reason, heldAt }) => toHeldNotification(held, reason, heldAt));
+    const { messages } = planDigest(items, sample.audience, sample.releaseAt);
+    messages.forEach((message, index) => {
+      const name = messages.length > 1 ? `${sample.name}-part${index + 1}` : sample.name;
+      for (const [path, text] of channelFiles(name, message)) files.set(path, text);
+    });
+    rows.push(row(sample.name, sample.description, messages));
+  }
+  files.set(
+    'README.md',
+    [
+      '# Rendered samples',
+      '',
+      'What subscribers receive, generated from the real renderers by `npx tsx scripts/render-samples.ts`',
+      '(do not edit by hand: `test/unit/render-samples.test.ts` fails when these files are stale).',
+      'Each sample has one file per channel: `email.txt` (subject and plain-text body), `sms.txt` (with',
+      'its encoding and segment count), `slack.json` (the Block Kit message the Slack relay posts) and',
+      '`webhook.json` (the structured JSON that HTTPS, SQS and Lambda subscribers receive; also an',
+      'Amazon Q Developer custom notification). See [Delivery](../../README.md#delivery) for what they mean.',
+      '',
+      '| sample | what it shows | SMS |',
+      '| --- | --- | --- |',
+      ...rows,
+      '',
+    ].join('\n'),
+  );
+  return files;
+}
+
+function row(name: string, description: string, messages: readonly OutboundMessage[]): string {
+  const sms = messages
+    .map((message) => {
+      const count = smsSegments(documentOf(message).sms ?? '');
+      return `${count.encoding}, ${count.segments} segment${count.segments === 1 ? '' : 's'}`;
+    })
+    .join(' / ');
+  const links =
+    messages.length > 1 ? messages.map((_, index) => `[part ${index + 1}](${name}-part${index + 1}/)`).join(', ') : '';
+  const target = messages.length > 1 ? `${name}-part1` : name;
+  return `| [${name}](${target}/)${links === '' ? '' : ` ${links}`} | ${description} | ${sms} |`;
+}
+
+/** The repository root (this file is in `scripts/`). */
+export const repositoryRoot = (): string => join(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** Files under `dir`, relative to it. */
+function listFiles(dir: string): string[] {
+  let entries: string[];
+  try {
+    entries = readdirSync(dir, { recursive: true, encoding: 'utf8' });
+  } catch {
+    return [];
+  }
+  return entries.filter((entry) => {
+    try {
+      readFileSync(join(dir, entry));
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** Stale, missing and unexpected sample files compared with a fresh rendering. */
+export function compareSamples(root = repositoryRoot()): { stale: string[]; missing: string[]; extra: string[] } {
+  const dir = join(root, SAMPLES_DIR);
+  const expected = renderSamples();
+  const present = new Set(listFiles(dir).map((path) => relative(dir, join(dir, path)).split('\\').join('/')));
+  const stale: string[] = [];
+  const missing: string[] = [];
+  for (const [path, text] of expected) {
+    if (!present.has(path)) missing.push(path);
+    else if (readFileSync(join(dir, path), 'utf8') !== text) stale.push(path);
+  }
+  const extra = [...present].filter((path) => !expected.has(path));
+  return { stale, missing, extra };
+}
+
+function writeSamples(root = repositoryRoot()): number {
+  const dir = join(root, SAMPLES_DIR);
+  rmSync(dir, { recursive: true, force: true });
+  const files = renderSamples();
+  for (const [path, text] of files) {
+    mkdirSync(dirname(join(dir, path)), { recursive: true });
+    writeFileSync(join(dir, path), text);
+  }
+  return files.size;
+}
+
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
+  if (process.argv.includes('--check')) {
+    const { stale, missing, extra } = compareSamples();
+    const problems = [
+      ...stale.map((p) => `stale: ${p}`),
+      ...missing.map((p) => `missing: ${p}`),
+      ...extra.map((p) => `unexpected: ${p}`),
+    ];
+    if (problems.length > 0) {
+      console.error(`${SAMPLES_DIR} is out of date (run npx tsx scripts/render-samples.ts):\n${problems.join('\n')}`);
+      process.exitCode = 1;
+    } else {
+      console.log(`${SAMPLES_DIR} is up to date`);
+    }
+  } else {
+    console.log(`wrote ${writeSamples()} files to ${SAMPLES_DIR}`);
+  }
+}

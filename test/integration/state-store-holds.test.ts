@@ -1,0 +1,220 @@
+/**
+ * The state store's additions for delivery preferences, against moto server: held notifications
+ * written in transactions with their ledger entries and the holding index (packed to DynamoDB's
+ * 100 writes), digest release claims, and daily budget counts with conditional writes.
+ */
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from 'vitest';
+import { DynamoStateStore, deliveryItemKey, holdingItemKey, StateStoreError } from '#aws/dynamo-state-store';
+import { toHeldNotification } from '#core/digest';
+import {
+  DailyCountConflictError,
+  type DigestRelease,
+  type HeldNotification,
+  type HoldReason,
+  type Log,
+  ReleaseClaimConflictError,
+} from '#core/ports';
+import { createTables, tableNamesFor } from '#sandbox/tables';
+import { awsClients, uniquePrefix } from '#test/aws';
+
+const t0 = Date.UTC(2026, 10, 22, 9, 0, 0);
+const silentLog: Log = { debug() {}, info() {}, warn() {}, error() {} };
+
+async function setup() {
+  const clients = awsClients();
+  const names = tableNamesFor(uniquePrefix());
+  await createTables(clients.dynamo, names);
+  const transactions: number[] = [];
+  clients.documents.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName === 'TransactWriteItemsCommand') {
+        transactions.push((args.input as TransactWriteCommandInput).TransactItems?.length ?? 0);
+      }
+      return await next(args);
+    },
+    { step: 'initialize', name: 'countTransactions' },
+  );
+  const store = new DynamoStateStore({
+    documents: clients.documents,
+    tableName: names.state,
+    log: silentLog,
+    sleep: async () => {},
+  });
+  return { store, documents: clients.documents, table: names.state, transactions };
+}
+
+function held(audienceId: string, index: number, reason: HoldReason = 'quiet-hours', heldAt = t0): HeldNotification {
+  return toHeldNotification(
+    {
+      audienceId,
+      article: {
+        key: `id:${index}`,
+        id: String(index),
+        title: `헤드라인 ${index} 🚀`,
+        summary: '',
+        url: `https://news.example.com/${index}`,
+        publishedAt: t0 - index * 1000,
+        categories: ['002000000'],
+        categoryNames: ['Economy'],
+        media: undefined,
+      },
+      rules: [{ ruleId: 'rates', description: undefined, urgent: false, reasons: [{ kind: 'keyword', term: 'rate' }] }],
+    },
+    reason,
+    heldAt,
+  );
+}
+
+const raw = async (documents: DynamoDBDocumentClient, table: string, key: { pk: string; sk: string }) =>
+  (await documents.send(new GetCommand({ TableName: table, Key: key, ConsistentRead: true }))).Item;
+
+describe('held notifications', () => {
+  it('are written with their ledger entries and the holding index, in transactions of at most 100 writes', async () => {
+    const { store, documents, table, transactions } = await setup();
+    const records = [
+      ...Array.from({ length: 70 }, (_, index) => held('desk', index, 'quiet-hours', t0 + index)),
+      ...Array.from({ length: 10 }, (_, index) => held('other', index, 'budget', t0 + 500)),
+    ];
+    await store.holdNotifications(records);
+    expect(transactions.every((size) => size <= 100)).toBe(true);
+    // 80 items and 80 ledger entries, plus one index update per audience per transaction.
+    expect(transactions.reduce((sum, size) => sum + size, 0)).toBeGreaterThanOrEqual(162);
+
+    const { items, releases } = await store.readHeld('desk');
+    expect(releases).toEqual([]);
+    expect(items).toHaveLength(70);
+    expect(items.find((item) => item.key.articleKey === 'id:3')).toEqual(records[3]);
+    const delivered = await store.findDelivered(records.map((record) => record.key));
+    expect(delivered.size).toBe(80);
+    expect(
+      await raw(documents, table, deliveryItemKey(records[0]?.key ?? { audienceId: '', articleKey: '' })),
+    ).toMatchObject({
+      heldFor: 'quiet-hours',
+      deliveredAt: t0,
+      ruleIds: ['rates'],
+    });
+    const index = await store.listHoldingAudiences();
+    expect(index.sort((a, b) => a.audienceId.localeCompare(b.audienceId))).toEqual([
+      { audienceId: 'desk', oldestHeldAt: t0, reasons: ['quiet-hours'], lastReleaseAt: undefined },
+      { audienceId: 'other', oldestHeldAt: t0 + 500, reasons: ['budget'], lastReleaseAt: undefined },
+    ]);
+  });
+
+  it('holding the same match again overwrites it and keeps the oldest instant in the index', async () => {
+    const { store } = await setup();
+    await store.holdNotifications([held('desk', 1, 'quiet-hours', t0)]);
+    await store.holdNotifications([
+      held('desk', 1, 'quiet-hours', t0 + 60_000),
+      held('desk', 2, 'digest', t0 + 60_000),
+    ]);
+    const { items } = await store.readHeld('desk');
+    expect(items.map((item) => [item.key.articleKey, item.heldAt]).sort()).toEqual([
+      ['id:1', t0 + 60_000],
+      ['id:2', t0 + 60_000],
+    ]);
+    const [entry] = await store.listHoldingAudiences();
+    expect(entry?.oldestHeldAt).toBe(t0);
+    expect([...(entry?.reasons ?? [])].sort()).toEqual(['digest', 'quiet-hours']);
+  });
+
+  it('retries a transaction that conflicts with another request', async () => {
+    const { store, documents } = await setup();
+    let cancelled = 0;
+    documents.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'TransactWriteItemsCommand' && cancelled === 0) {
+          cancelled += 1;
+          throw new TransactionCanceledException({
+            message: 'conflict (injected)',
+            $metadata: {},
+            CancellationReasons: [{ Code: 'TransactionConflict' }],
+          });
+        }
+        return await next(args);
+      },
+      { step: 'initialize', name: 'conflictOnce' },
+    );
+    await store.holdNotifications([held('desk', 1)]);
+    expect(cancelled).toBe(1);
+    expect((await store.readHeld('desk')).items).toHaveLength(1);
+  });
+});
+
+describe('digest releases', () => {
+  const release = (releaseAt: number, parts: string[][]): DigestRelease => ({
+    audienceId: 'desk',
+    releaseAt,
+    claimedAt: releaseAt,
+    parts,
+    dropped: [],
+  });
+
+  it('a claim is read back with the items, refuses a second claim of the same instant, and records lastReleaseAt', async () => {
+    const { store } = await setup();
+    await store.holdNotifications([held('desk', 1), held('desk', 2), held('desk', 3)]);
+    const claim = release(t0 + 3_600_000, [['id:1', 'id:2']]);
+    await store.claimRelease(claim);
+    await expect(store.claimRelease(claim)).rejects.toBeInstanceOf(ReleaseClaimConflictError);
+    const state = await store.readHeld('desk');
+    expect(state.releases).toEqual([claim]);
+    expect(state.items).toHaveLength(3);
+    expect((await store.listHoldingAudiences())[0]?.lastReleaseAt).toBe(t0 + 3_600_000);
+
+    await store.finishRelease(claim);
+    const after = await store.readHeld('desk');
+    expect(after.releases).toEqual([]);
+    expect(after.items.map((item) => item.key.articleKey)).toEqual(['id:3']);
+  });
+
+  it('the holding index keeps lastReleaseAt when what is held changes, and empties without disappearing', async () => {
+    const { store, documents, table } = await setup();
+    await store.holdNotifications([held('desk', 1)]);
+    await store.claimRelease(release(t0 + 1, [['id:1']]));
+    await store.setHoldingAudience('desk', { oldestHeldAt: t0 + 5, reasons: ['budget'] });
+    expect(await store.listHoldingAudiences()).toEqual([
+      { audienceId: 'desk', oldestHeldAt: t0 + 5, reasons: ['budget'], lastReleaseAt: t0 + 1 },
+    ]);
+    await store.setHoldingAudience('desk', undefined);
+    expect(await store.listHoldingAudiences()).toEqual([
+      { audienceId: 'desk', oldestHeldAt: 0, reasons: [], lastReleaseAt: t0 + 1 },
+    ]);
+    expect(await raw(documents, table, holdingItemKey('desk'))).not.toHaveProperty('reasons');
+  });
+});
+
+describe('daily budget counts', () => {
+  it('count with conditional writes and report the current value to a writer that lost the race', async () => {
+    const { store } = await setup();
+    const key = { audienceId: 'desk', date: '2026-11-22' };
+    expect(await store.readDailyCounts([key])).toEqual(new Map());
+    await store.updateDailyCount(key, 0, 3);
+    await store.updateDailyCount(key, 3, 5);
+    expect(await store.readDailyCounts([key, { audienceId: 'desk', date: '2026-11-23' }])).toEqual(
+      new Map([['desk|2026-11-22', 5]]),
+    );
+    const stale = store.updateDailyCount(key, 3, 4);
+    await expect(stale).rejects.toBeInstanceOf(DailyCountConflictError);
+    await expect(stale).rejects.toMatchObject({ current: 5 });
+    await expect(store.updateDailyCount(key, 0, 1)).rejects.toMatchObject({ current: 5 });
+  });
+
+  it('a failed transaction that is not a conflict is a StateStoreError', async () => {
+    const { store, documents } = await setup();
+    documents.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'TransactWriteItemsCommand') {
+          throw new TransactionCanceledException({
+            message: 'validation (injected)',
+            $metadata: {},
+            CancellationReasons: [{ Code: 'ValidationError' }],
+          });
+        }
+        return await next(args);
+      },
+      { step: 'initialize', name: 'failTransactions' },
+    );
+    await expect(store.holdNotifications([held('desk', 1)])).rejects.toBeInstanceOf(StateStoreError);
+  });
+});

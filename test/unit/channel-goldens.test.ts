@@ -1,0 +1,199 @@
+/**
+ * Golden files of every channel's rendering, for immediate alerts and digests, with ASCII, Korean,
+ * Japanese and emoji headlines and a very long headline and URL: the email (subject and body),
+ * the SMS, the Slack Block Kit message (through the relay's own parser and renderer) and the
+ * structured JSON. The files under `__golden__/` are whole rendered texts; a change to any
+ * renderer shows up here as a diff to review (`npx vitest run -u` accepts it).
+ */
+import { describe, expect, it } from 'vitest';
+import { planDigest, toHeldNotification } from '#core/digest';
+import { type Article, type Audience, type AudienceMatch, AudienceSchema, type RuleMatch } from '#core/model';
+import type { OutboundMessage } from '#core/ports';
+import { renderNotification } from '#core/render';
+import { describeSms } from '#core/sms';
+import { renderSlackMessage } from '../../functions/slack-relay/blocks.ts';
+import { parseAlertMessage } from '../../functions/slack-relay/message.ts';
+
+const published = Date.parse('2026-03-14T13:30:00Z');
+
+const audience = (overrides: Record<string, unknown>): Audience =>
+  AudienceSchema.parse({
+    audienceId: 'desk',
+    name: 'News desk',
+    topicArn: 'arn:aws:sns:us-east-1:123456789012:desk',
+    timeZone: 'America/New_York',
+    quietHours: { start: '22:00', end: '07:00' },
+    dailyBudget: 10,
+    ...overrides,
+  });
+
+const rules: RuleMatch[] = [
+  {
+    ruleId: 'rates',
+    description: 'Interest rate decisions',
+    urgent: false,
+    reasons: [
+      { kind: 'keyword', term: 'interest rate' },
+      { kind: 'category', term: '002*' },
+    ],
+  },
+  { ruleId: 'asia-markets', urgent: true, reasons: [{ kind: 'keyword', term: '금리' }] },
+];
+
+interface Case {
+  readonly name: string;
+  readonly audience: Audience;
+  readonly article: Article;
+}
+
+const cases: readonly Case[] = [
+  {
+    name: 'ascii',
+    audience: audience({}),
+    article: {
+      key: 'id:101',
+      id: '101',
+      title: 'Fed raises rates by 25 basis points as inflation cools',
+      summary: 'The Federal Reserve raised its benchmark interest rate on Friday.',
+      url: 'https://news.example.com/markets/fed-raises-rates?id=101',
+      publishedAt: published,
+      categories: ['002000000', '002004000'],
+      categoryNames: ['Economy', 'Finance'],
+      media: 'reuters',
+      mediaName: 'Reuters',
+      status: 'published',
+    },
+  },
+  {
+    name: 'korean',
+    audience: audience({ audienceId: 'kr-desk', name: '경제팀', timeZone: 'Asia/Seoul', locale: 'ko-KR' }),
+    article: {
+      key: 'id:102',
+      id: '102',
+      title: '한국은행, 기준금리 0.25%p 인상… “물가 잡기 총력” 이창용 총재 기자회견에서 추가 인상 가능성 시사',
+      summary: '한국은행 금융통화위원회가 기준금리를 0.25%포인트 올렸다.',
+      url: 'https://news.example.kr/a/102',
+      publishedAt: published + 60_000,
+      categories: ['002000000'],
+      categoryNames: ['경제'],
+      media: 'yna',
+      mediaName: '연합뉴스',
+      status: 'published',
+    },
+  },
+  {
+    name: 'japanese',
+    audience: audience({ audienceId: 'jp-desk', name: undefined, timeZone: 'Asia/Tokyo', locale: 'ja-JP' }),
+    article: {
+      key: 'id:103',
+      id: '103',
+      title: '日本銀行が追加利上げを決定政策金利は０．７５％に円相場は一時１ドル１４０円台まで急伸し市場に動揺が広がる',
+      summary: '日本銀行は金融政策決定会合で追加利上げを決めた。',
+      url: 'https://news.example.jp/a/103',
+      publishedAt: published + 120_000,
+      categories: ['002000000'],
+      categoryNames: ['経済'],
+      media: 'kyodo',
+      mediaName: '共同通信',
+      status: 'updated',
+    },
+  },
+  {
+    name: 'emoji',
+    audience: audience({ smsMaxSegments: 2 }),
+    article: {
+      key: 'id:104',
+      id: '104',
+      title:
+        'Launch day 🚀👩🏽‍🚀 crew of four 👨‍👩‍👧‍👦 lifts off from 🇺🇸 Florida as crowds cheer along the coast and the countdown ends 🎉🎉🎉',
+      summary: 'All four astronauts 🧑‍🚀 are on their way.',
+      url: 'https://news.example.com/science/launch',
+      publishedAt: published + 180_000,
+      categories: ['008000000'],
+      categoryNames: ['IT & Science'],
+      media: 'wire',
+      mediaName: 'Example Wire',
+      status: 'published',
+    },
+  },
+  {
+    name: 'long',
+    audience: audience({ smsMaxSegments: 3 }),
+    article: {
+      key: 'id:105',
+      id: '105',
+      title: `${'Chipmakers announce a coordinated expansion of fabrication capacity across three continents; '.repeat(4)}regulators promise faster permits`,
+      summary: 'lorem ipsum dolor '.repeat(300),
+      url: `https://news.example.com/tech/expansion?campaign=${'c'.repeat(200)}&ref=${'r1'.repeat(100)}`,
+      publishedAt: published + 240_000,
+      categories: ['008001000'],
+      categoryNames: ['Semiconductors'],
+      media: 'wire',
+      mediaName: 'Example Wire',
+      status: 'published',
+    },
+  },
+];
+
+/** A second, older article in every digest, so each digest has two categories to group. */
+const companion: Article = {
+  key: 'id:100',
+  id: '100',
+  title: 'M6.8 earthquake strikes off the coast; tsunami advisory issued',
+  summary: '',
+  url: 'https://news.example.com/society/quake',
+  publishedAt: published - 600_000,
+  categories: ['003002000'],
+  categoryNames: ['Disasters'],
+  media: 'wire',
+  mediaName: 'Example Wire',
+  status: 'published',
+};
+
+const matchOf = (entry: Case, article = entry.article, matched = rules): AudienceMatch => ({
+  audienceId: entry.audience.audienceId,
+  article,
+  rules: matched,
+});
+
+/** Held matches are not urgent (urgent ones bypass quiet hours and budgets). */
+const heldRules = rules.filter((rule) => !rule.urgent);
+
+/** Every channel of one SNS message, as subscribers see it. */
+function channels(message: OutboundMessage): Record<'email' | 'sms' | 'slack' | 'structured', string> {
+  const document = JSON.parse(message.body) as Record<string, string>;
+  const structured = document.lambda ?? document.default ?? '';
+  return {
+    email: `Subject: ${message.subject}\n\n${document.email}\n`,
+    sms: `${document.sms}\n-- ${describeSms(document.sms ?? '')}\n`,
+    slack: `${JSON.stringify(renderSlackMessage(parseAlertMessage(structured)), null, 2)}\n`,
+    structured: `${JSON.stringify(JSON.parse(structured), null, 2)}\n`,
+  };
+}
+
+describe.each(cases)('golden renderings: $name headline', (entry) => {
+  const alert = channels(renderNotification(matchOf(entry), entry.audience));
+  const releaseAt = published + 3_600_000;
+  const digest = planDigest(
+    [
+      toHeldNotification(matchOf(entry, entry.article, heldRules), 'quiet-hours', published),
+      toHeldNotification(matchOf(entry, companion, heldRules), 'budget', published - 60_000),
+    ],
+    entry.audience,
+    releaseAt,
+  );
+  expect(digest.messages).toHaveLength(1);
+  const digestChannels = channels(digest.messages[0] as OutboundMessage);
+
+  for (const channel of ['email', 'sms', 'slack', 'structured'] as const) {
+    const extension = channel === 'slack' || channel === 'structured' ? 'json' : 'txt';
+    it(`alert ${channel}`, async () => {
+      await expect(alert[channel]).toMatchFileSnapshot(`__golden__/alert-${entry.name}.${channel}.${extension}`);
+    });
+    it(`digest ${channel}`, async () => {
+      await expect(digestChannels[channel]).toMatchFileSnapshot(
+        `__golden__/digest-${entry.name}.${channel}.${extension}`,
+      );
+    });
+  }
+});
