@@ -1,0 +1,26 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { schemaDocuments } from '../../scripts/generate-schemas.ts';
+import { projectRoot } from '../../scripts/python-env.mjs';
+
+describe('docs/schemas', () => {
+  it('matches the schemas the run validates with (regenerate: npx tsx scripts/generate-schemas.ts)', () => {
+    for (const [name, text] of Object.entries(schemaDocuments())) {
+      expect(readFileSync(join(projectRoot, 'docs', 'schemas', name), 'utf8'), name).toBe(text);
+    }
+  });
+
+  it('describes the rule attributes ops write and refuses unknown ones', () => {
+    const rule = JSON.parse(schemaDocuments()['rule.schema.json'] ?? '{}') as {
+      properties: Record<string, unknown>;
+      required: string[];
+      additionalProperties: boolean;
+    };
+    expect(Object.keys(rule.properties)).toEqual(
+      expect.arrayContaining(['ruleId', 'audienceId', 'keywords', 'categories']),
+    );
+    expect(rule.required).toEqual(expect.arrayContaining(['ruleId', 'audienceId']));
+    expect(rule.additionalProperties).toBe(false);
+  });
+});
