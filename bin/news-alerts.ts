@@ -1,0 +1,11 @@
+/**
+ * Entry point of the `news-alerts` ops CLI (see the "Ops guide" section of README.md). The commands live in cli/;
+ * this file only runs them and exits with their code.
+ */
+import { main } from '../cli/program.ts';
+
+const code = await main(process.argv);
+// Wait until everything written to stdout is flushed (a pipe may still hold a large JSON
+// document), then exit: idle keep-alive sockets of the AWS SDK must not keep the process alive.
+await new Promise<void>((resolve) => process.stdout.write('', () => resolve()));
+process.exit(code);

@@ -1,0 +1,44 @@
+/**
+ * The glue between commander and the command implementations: each action gets a fresh
+ * {@link CommandContext} built from the global options, and the context's connections are closed
+ * whatever happens. Errors are left to the program, which turns them into exit codes.
+ */
+import { type Command, InvalidArgumentError } from 'commander';
+import { CommandContext, type GlobalOptions } from './context.ts';
+
+/** An action implementation: positional arguments as commander parsed them, then the command's options. */
+export type ActionBody<O> = (context: CommandContext, args: readonly unknown[], options: O) => Promise<void>;
+
+/** Wraps an action body for `command.action(...)`. */
+export function action<O>(body: ActionBody<O>): (...params: unknown[]) => Promise<void> {
+  return async (...params: unknown[]) => {
+    // commander passes the positional arguments, then the options object, then the command.
+    const command = params[params.length - 1] as Command;
+    const context = new CommandContext(command.optsWithGlobals<GlobalOptions>());
+    try {
+      await body(context, params.slice(0, -2), command.opts() as O);
+    } finally {
+      await context.close();
+    }
+  };
+}
+
+/** Collects a repeatable, comma-separated list option: `--keywords a,b --keywords c` → [a, b, c]. */
+export function collectList(value: string, previous: string[] | undefined): string[] {
+  const parts = value
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== '');
+  return [...(previous ?? []), ...parts];
+}
+
+/** A whole number option of at least `min`. */
+export const integerOption =
+  (min: number, max = Number.MAX_SAFE_INTEGER) =>
+  (value: string): number => {
+    const parsed = Number(value);
+    if (!Number.isInteger(parsed) || parsed < min || parsed > max) {
+      throw new InvalidArgumentError(`must be a whole number from ${min} to ${max}`);
+    }
+    return parsed;
+  };

@@ -1,0 +1,154 @@
+/**
+ * Rule and audience files (JSON or YAML): one item, a list of items, or `{ "rules": [...] }` /
+ * `{ "audiences": [...] }`. Every item keeps a way back to its place in the file, so a problem is
+ * reported as `rules.yaml:14: rule "x" keywords[0]: must not be empty` instead of "somewhere".
+ */
+import { readFileSync } from 'node:fs';
+import { extname } from 'node:path';
+import { type Document, isMap, isPair, isScalar, isSeq, LineCounter, type Node, parseDocument } from 'yaml';
+import { z } from 'zod';
+import { describeIssues } from '#core/model';
+import { UsageError } from './errors.ts';
+
+/** One item read from a file. */
+export interface FileItem {
+  /** The item as plain data. */
+  readonly value: unknown;
+  /** `rules[2]`, or `(item)` when the file holds a single item. */
+  readonly label: string;
+  /** `file:line` of the item, or of the attribute at `path` inside it (the nearest that exists). */
+  locate(path?: readonly PropertyKey[], unknownKey?: string): string;
+}
+
+/**
+ * Reads a file of items.
+ * @throws UsageError for an unreadable file, a syntax error (with line and column) or a wrong shape
+ */
+export function readItemFile(path: string, listKey: 'rules' | 'audiences'): FileItem[] {
+  let text: string;
+  try {
+    // `-` is stdin, so a rule printed by `rules show --json` can be piped straight back.
+    text = readFileSync(path === '-' ? 0 : path, 'utf8');
+  } catch (error) {
+    throw new UsageError(`cannot read ${path}: ${(error as Error).message}`, [], { cause: error });
+  }
+  const json = extname(path).toLowerCase() === '.json' || (path === '-' && /^\s*[[{]/.test(text));
+  if (json) checkJsonSyntax(path, text);
+  const lineCounter = new LineCounter();
+  const document = parseDocument(text, { lineCounter, prettyErrors: true, uniqueKeys: true });
+  if (document.errors.length > 0) {
+    const details = document.errors.map((error) => {
+      const position = error.linePos?.[0];
+      const where = position ? `${path}:${position.line}:${position.col}` : path;
+      return `${where}: ${(error.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '')}`;
+    });
+    throw new UsageError(`${path} is not valid ${json ? 'JSON' : 'YAML'}; nothing was written`, details);
+  }
+  const root = document.toJS() as unknown;
+  const lineOf = (node: Node | null | undefined): string =>
+    node?.range ? `${path}:${lineCounter.linePos(node.range[0]).line}` : path;
+
+  const item = (value: unknown, basePath: readonly (string | number)[], label: string): FileItem => ({
+    value,
+    label,
+    locate(fieldPath = [], unknownKey) {
+      return lineOf(nearestNode(document, [...basePath, ...fieldPath.map(pathPart)], unknownKey));
+    },
+  });
+
+  if (Array.isArray(root)) return root.map((value, index) => item(value, [index], `${listKey}[${index}]`));
+  if (isRecord(root)) {
+    const list = root[listKey];
+    if (Array.isArray(list)) {
+      return list.map((value, index) => item(value, [listKey, index], `${listKey}[${index}]`));
+    }
+    if (list !== undefined) {
+      throw new UsageError(
+        `${lineOf(nearestNode(document, [listKey]))}: "${listKey}" must be a list; nothing was written`,
+      );
+    }
+    return [item(root, [], '(item)')];
+  }
+  throw new UsageError(
+    `${path} must hold one ${listKey === 'rules' ? 'rule' : 'audience'} (an object), a list of them, or {"${listKey}": [...]}; nothing was written`,
+  );
+}
+
+/** JSON.parse's verdict, turned into `file:line:col` (YAML would accept some things JSON does not). */
+function checkJsonSyntax(path: string, text: string): void {
+  try {
+    JSON.parse(text);
+  } catch (error) {
+    const message = (error as Error).message;
+    const position = /position (\d+)/.exec(message)?.[1];
+    let where = path;
+    if (position !== undefined) {
+      const before = text.slice(0, Number(position));
+      const line = before.split('\n').length;
+      const col = Number(position) - before.lastIndexOf('\n');
+      where = `${path}:${line}:${col}`;
+    }
+    throw new UsageError(`${path} is not valid JSON; nothing was written`, [`${where}: ${message}`]);
+  }
+}
+
+const pathPart = (part: PropertyKey): string | number => (typeof part === 'number' ? part : String(part));
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The deepest node along `path` that exists; for an unknown attribute, its key. */
+function nearestNode(document: Document, path: readonly (string | number)[], unknownKey?: string): Node | undefined {
+  let node: unknown = document.contents;
+  let found = node as Node | undefined;
+  for (const part of path) {
+    if (isMap(node)) {
+      const pair = node.items.find(
+        (candidate) => isPair(candidate) && isScalar(candidate.key) && candidate.key.value === part,
+      );
+      if (!pair) break;
+      node = pair.value;
+    } else if (isSeq(node) && typeof part === 'number') {
+      node = node.items[part];
+    } else break;
+    if (node === undefined || node === null) break;
+    found = node as Node;
+  }
+  if (unknownKey !== undefined && isMap(found)) {
+    const pair = found.items.find(
+      (candidate) => isPair(candidate) && isScalar(candidate.key) && candidate.key.value === unknownKey,
+    );
+    if (pair && isScalar(pair.key)) return pair.key;
+  }
+  return found;
+}
+
+/**
+ * One line per schema issue, each at its place in the file, with the run's own wording
+ * (`describeIssues`, the same text the alert run logs for a rejected item).
+ */
+export function locateIssues(item: FileItem, error: z.ZodError, knownKeys: readonly string[], what: string): string[] {
+  const lines: string[] = [];
+  for (const issue of error.issues) {
+    const text = describeIssues(new z.ZodError([issue]), knownKeys);
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) lines.push(`${item.locate(issue.path, key)}: ${what}: ${text}`);
+    } else {
+      lines.push(`${item.locate(issue.path)}: ${what}: ${text}${yamlNumberHint(item, issue)}`);
+    }
+  }
+  return lines;
+}
+
+/** YAML reads `002001000` as a number; say how to keep a code a string. */
+function yamlNumberHint(item: FileItem, issue: z.core.$ZodIssue): string {
+  if (issue.code !== 'invalid_type' || issue.expected !== 'string') return '';
+  let value: unknown = item.value;
+  for (const part of issue.path) {
+    if (typeof value !== 'object' || value === null) return '';
+    value = (value as Record<PropertyKey, unknown>)[part];
+  }
+  return typeof value === 'number'
+    ? ' (in YAML, quote codes such as "002001000": unquoted they are read as numbers)'
+    : '';
+}

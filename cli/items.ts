@@ -1,0 +1,298 @@
+/**
+ * Reading and writing the ops-edited items (rules and audiences) the way the CLI promises: every
+ * write records who and when (`updatedBy`, `updatedAt`), increments `version` under an
+ * optimistic-lock condition, and hands back the previous item so the command can show what
+ * changed. A batch of writes is one DynamoDB transaction (up to 100 items), so a file either
+ * lands whole or not at all, even when someone else edits one of its items at the same moment.
+ */
+import {
+  ConditionalCheckFailedException,
+  GetItemCommand,
+  TransactionCanceledException,
+} from '@aws-sdk/client-dynamodb';
+import {
+  type DynamoDBDocumentClient,
+  TransactWriteCommand,
+  type TransactWriteCommandInput,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { scanItems } from '#aws/dynamo-rule-source';
+import { ConcurrentChangeError, UsageError } from './errors.ts';
+
+/** A raw item as stored (lists as arrays, string sets as Sets, numbers as numbers). */
+export type Item = Record<string, unknown>;
+
+/** Attributes the CLI manages itself; they are never compared or copied from input. */
+export const auditAttributes = ['updatedAt', 'updatedBy', 'version'] as const;
+
+/** One of the two ops-edited tables. */
+export interface ItemTable {
+  readonly tableName: string;
+  /** `ruleId` or `audienceId`. */
+  readonly keyName: string;
+  /** `rule` or `audience`, for messages. */
+  readonly noun: string;
+}
+
+/** Who is writing, and when. */
+export interface Audit {
+  readonly actor: string;
+  readonly now: number;
+}
+
+/** The stored item, read strongly consistent; undefined when there is none. */
+export async function getItem(
+  documents: DynamoDBDocumentClient,
+  table: ItemTable,
+  id: string,
+): Promise<Item | undefined> {
+  // The raw GetItem, unmarshalled like the rule source does, so a number the document client
+  // cannot represent still shows up (and is judged by the schema) instead of failing the read.
+  const { Item: raw } = await documents.send(
+    new GetItemCommand({ TableName: table.tableName, Key: { [table.keyName]: { S: id } }, ConsistentRead: true }),
+  );
+  return raw === undefined ? undefined : unmarshall(raw, { wrapNumbers: (value: string) => Number(value) });
+}
+
+/** Every item of the table, like the alert run reads it. */
+export const listItems = (documents: DynamoDBDocumentClient, table: ItemTable): Promise<Item[]> =>
+  scanItems(documents, table.tableName);
+
+/** The `version` of a stored item, if it has a valid one. */
+export function versionOf(item: Item | undefined): number | undefined {
+  const version = item?.version;
+  return typeof version === 'number' && Number.isInteger(version) && version >= 0 ? version : undefined;
+}
+
+/** A planned write of one item. */
+export interface PlannedPut {
+  readonly id: string;
+  /** The new content, without audit attributes. */
+  readonly item: Item;
+  /** The stored item the write replaces (undefined: a new item). */
+  readonly previous: Item | undefined;
+}
+
+/** A planned deletion of one stored item. */
+export interface PlannedDelete {
+  readonly id: string;
+  readonly previous: Item;
+}
+
+/** What a write did to one item. */
+export interface WriteResult {
+  readonly id: string;
+  readonly action: 'created' | 'updated' | 'deleted';
+  readonly version: number | undefined;
+  readonly previousVersion: number | undefined;
+  readonly item: Item | undefined;
+  readonly previous: Item | undefined;
+}
+
+/** DynamoDB's limit of items in one transaction. */
+const transactionLimit = 100;
+
+/** A condition expression with its names and values. */
+interface Condition {
+  readonly ConditionExpression: string;
+  readonly ExpressionAttributeNames: Record<string, string>;
+  readonly ExpressionAttributeValues?: Record<string, unknown>;
+}
+
+/** The condition that the stored item is still the one that was read. */
+function unchangedCondition(table: ItemTable, previous: Item | undefined): Condition {
+  if (previous === undefined) {
+    return { ConditionExpression: 'attribute_not_exists(#key)', ExpressionAttributeNames: { '#key': table.keyName } };
+  }
+  const version = versionOf(previous);
+  if (version === undefined) {
+    // Written outside the CLI (console): no version yet, so require that there still is none.
+    return {
+      ConditionExpression: 'attribute_exists(#key) AND attribute_not_exists(#version)',
+      ExpressionAttributeNames: { '#key': table.keyName, '#version': 'version' },
+    };
+  }
+  return {
+    ConditionExpression: '#version = :expectedVersion',
+    ExpressionAttributeNames: { '#version': 'version' },
+    ExpressionAttributeValues: { ':expectedVersion': version },
+  };
+}
+
+/**
+ * Writes all puts and deletes, 100 per transaction, each conditioned on the stored item being
+ * the one that was read. Returns one result per item, in order.
+ * @throws ConcurrentChangeError when any item changed since it was read (nothing of that batch is written)
+ */
+export async function writeItems(
+  documents: DynamoDBDocumentClient,
+  table: ItemTable,
+  changes: { readonly puts?: readonly PlannedPut[]; readonly deletes?: readonly PlannedDelete[] },
+  audit: Audit,
+): Promise<WriteResult[]> {
+  type Step = { readonly request: NonNullable<TransactWriteCommandInput['TransactItems']>[number] } & WriteResult;
+  const steps: Step[] = [];
+  for (const put of changes.puts ?? []) {
+    const previousVersion = versionOf(put.previous);
+    const version = (previousVersion ?? 0) + 1;
+    const item: Item = {
+      ...withoutAudit(put.item),
+      [table.keyName]: put.id,
+      updatedAt: new Date(audit.now).toISOString(),
+      updatedBy: audit.actor,
+      version,
+    };
+    steps.push({
+      id: put.id,
+      action: put.previous === undefined ? 'created' : 'updated',
+      version,
+      previousVersion,
+      item,
+      previous: put.previous,
+      request: { Put: { TableName: table.tableName, Item: item, ...unchangedCondition(table, put.previous) } },
+    });
+  }
+  for (const deletion of changes.deletes ?? []) {
+    steps.push({
+      id: deletion.id,
+      action: 'deleted',
+      version: undefined,
+      previousVersion: versionOf(deletion.previous),
+      item: undefined,
+      previous: deletion.previous,
+      request: {
+        Delete: {
+          TableName: table.tableName,
+          Key: { [table.keyName]: deletion.id },
+          ...unchangedCondition(table, deletion.previous),
+        },
+      },
+    });
+  }
+  const ids = new Set<string>();
+  for (const step of steps) {
+    if (ids.has(step.id)) throw new UsageError(`${table.noun} ${step.id} appears more than once; give each once`);
+    ids.add(step.id);
+  }
+  for (let start = 0; start < steps.length; start += transactionLimit) {
+    const batch = steps.slice(start, start + transactionLimit);
+    try {
+      await documents.send(new TransactWriteCommand({ TransactItems: batch.map((step) => step.request) }));
+    } catch (error) {
+      if (error instanceof TransactionCanceledException) {
+        const conflicted = batch.filter(
+          (_, index) => error.CancellationReasons?.[index]?.Code === 'ConditionalCheckFailed',
+        );
+        if (conflicted.length > 0) {
+          const written = start > 0 ? ` (the first ${start} were written before)` : '';
+          throw new ConcurrentChangeError(
+            `${table.noun} ${conflicted.map((step) => step.id).join(', ')} changed since it was read; nothing of this batch was written${written}. Run the command again to see the current version.`,
+            { cause: error },
+          );
+        }
+      }
+      throw error;
+    }
+  }
+  return steps.map(({ request: _request, ...result }) => result);
+}
+
+/**
+ * Sets some attributes of one stored item (enable/disable), with the audit attributes and the
+ * optimistic lock, leaving every other attribute as it is.
+ */
+export async function updateAttributes(
+  documents: DynamoDBDocumentClient,
+  table: ItemTable,
+  previous: Item,
+  id: string,
+  attributes: Record<string, unknown>,
+  audit: Audit,
+): Promise<WriteResult> {
+  const previousVersion = versionOf(previous);
+  const version = (previousVersion ?? 0) + 1;
+  const values: Record<string, unknown> = {
+    ':updatedAt': new Date(audit.now).toISOString(),
+    ':updatedBy': audit.actor,
+    ':version': version,
+  };
+  const names: Record<string, string> = { '#updatedAt': 'updatedAt', '#updatedBy': 'updatedBy', '#version': 'version' };
+  const sets = ['#updatedAt = :updatedAt', '#updatedBy = :updatedBy', '#version = :version'];
+  for (const [index, [name, value]] of Object.entries(attributes).entries()) {
+    names[`#a${index}`] = name;
+    values[`:a${index}`] = value;
+    sets.push(`#a${index} = :a${index}`);
+  }
+  const condition = unchangedCondition(table, previous);
+  try {
+    const output = await documents.send(
+      new UpdateCommand({
+        TableName: table.tableName,
+        Key: { [table.keyName]: id },
+        UpdateExpression: `SET ${sets.join(', ')}`,
+        ConditionExpression: condition.ConditionExpression,
+        ExpressionAttributeNames: { ...names, ...condition.ExpressionAttributeNames },
+        ExpressionAttributeValues: { ...values, ...condition.ExpressionAttributeValues },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return { id, action: 'updated', version, previousVersion, item: output.Attributes, previous };
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) {
+      throw new ConcurrentChangeError(
+        `${table.noun} ${id} changed since it was read; nothing was written. Run the command again.`,
+        { cause: error },
+      );
+    }
+    throw error;
+  }
+}
+
+/** The item without the attributes the CLI manages. */
+export function withoutAudit(item: Item): Item {
+  const copy: Item = { ...item };
+  for (const name of auditAttributes) delete copy[name];
+  return copy;
+}
+
+/** A value for comparison and display: Sets become sorted arrays. */
+const comparable = (value: unknown): unknown => (value instanceof Set ? [...value].map(String).sort() : value);
+
+/** One changed attribute. */
+export interface FieldChange {
+  readonly field: string;
+  readonly before: unknown;
+  readonly after: unknown;
+}
+
+/** The attributes that differ between two items, audit attributes left out. */
+export function diffItems(before: Item | undefined, after: Item | undefined): FieldChange[] {
+  const left = before ? withoutAudit(before) : {};
+  const right = after ? withoutAudit(after) : {};
+  const fields = [...new Set([...Object.keys(left), ...Object.keys(right)])].sort();
+  const changes: FieldChange[] = [];
+  for (const field of fields) {
+    const a = comparable(left[field]);
+    const b = comparable(right[field]);
+    if (JSON.stringify(a) !== JSON.stringify(b)) changes.push({ field, before: a, after: b });
+  }
+  return changes;
+}
+
+/** `categories: ["002*"] → ["002*","003"]` */
+export const describeChange = (change: FieldChange): string =>
+  `${change.field}: ${showValue(change.before)} → ${showValue(change.after)}`;
+
+export const showValue = (value: unknown): string =>
+  value === undefined ? '(none)' : JSON.stringify(comparable(value));
+
+/** `version 3, 2026-11-21T08:00:00Z by alice` */
+export function describeVersion(item: Item | undefined): string {
+  if (item === undefined) return '(none)';
+  const version = versionOf(item);
+  const parts = [version === undefined ? 'no version (written outside the CLI)' : `version ${version}`];
+  if (typeof item.updatedAt === 'string') parts.push(item.updatedAt);
+  if (typeof item.updatedBy === 'string') parts.push(`by ${item.updatedBy}`);
+  return parts.join(', ');
+}

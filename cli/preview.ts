@@ -1,0 +1,324 @@
+/**
+ * `news-alerts preview` (alias `backtest`): runs the matching for a past window, or for a
+ * proposed rules file, against the provider, and prints per audience how many alerts it would
+ * have received, with one rendered sample per channel. Nothing is sent, and the watermark, the
+ * lease and the delivery ledger are not touched.
+ *
+ * It reads the provider day by day with the run's own client and configuration, matches with the
+ * run's compiled matcher, and counts one notification per article and audience that renders, as
+ * the delivery pipeline does; so over a window a fresh run would read, the counts equal what that
+ * run delivers.
+ */
+import type { Command } from 'commander';
+import { SecretsManagerApiKey } from '#aws/secret-source';
+import { localDate, planDelivery } from '#core/delivery-plan';
+import { compileRules } from '#core/matcher';
+import { type Audience, type AudienceMatch, buildRuleSet, type RuleSet } from '#core/model';
+import { deliveryId, type HoldReason, type OutboundMessage } from '#core/ports';
+import { renderNotification } from '#core/render';
+import { NewsLookupClient } from '#provider/news-client';
+import { action, collectList } from './command.ts';
+import type { CommandContext } from './context.ts';
+import { NotFoundError, UsageError } from './errors.ts';
+import { type Item, listItems } from './items.ts';
+import { stderrLog } from './log.ts';
+import { formatInstant } from './output.ts';
+import { readProposedRules } from './rules.ts';
+import { parseWindow, type TimeWindow } from './window.ts';
+
+/** Channels a sample is shown for. */
+const channels = ['email', 'sms', 'webhook', 'default'] as const;
+type Channel = (typeof channels)[number];
+
+interface PreviewOptions {
+  from: string;
+  to?: string;
+  audience?: string[];
+  rulesFile?: string;
+  rule?: string[];
+  samples: boolean;
+  channel?: string[];
+}
+
+/** Per-audience result of a preview. */
+export interface AudiencePreview {
+  audienceId: string;
+  name: string | undefined;
+  /** Notifications the audience would receive (one per article). */
+  notifications: number;
+  /** Of those, urgent ones (an urgent rule matched). */
+  urgent: number;
+  /** Of those, sent at once under the audience's current delivery preferences. */
+  immediate: number;
+  /** Of those, held for a digest instead, by reason (digest mode, quiet hours, daily budget). */
+  held: Record<HoldReason, number>;
+  /** Notifications each rule took part in. */
+  rules: Record<string, number>;
+}
+
+/** A rendered sample, per channel. */
+export interface Sample {
+  articleKey: string;
+  title: string;
+  publishedAt: string;
+  subject: string;
+  email: string;
+  sms: string;
+  webhook: unknown;
+  default: string;
+}
+
+/** The rules and audiences to preview with: the table's, a proposed file merged over them, or a selection. */
+async function previewRuleSet(
+  context: CommandContext,
+  options: PreviewOptions,
+): Promise<{ ruleSet: RuleSet; proposed: string[] }> {
+  const target = await context.target();
+  const table = (tableName: string, keyName: string) => ({ tableName, keyName, noun: keyName });
+  const [storedRules, audienceItems] = await Promise.all([
+    listItems(target.clients.documents, table(target.names.rulesTable, 'ruleId')),
+    listItems(target.clients.documents, table(target.names.audiencesTable, 'audienceId')),
+  ]);
+  let ruleItems: Item[] = storedRules;
+  let proposed: string[] = [];
+  if (options.rulesFile !== undefined) {
+    const fileRules = await readProposedRules(context, options.rulesFile);
+    proposed = fileRules.map((rule) => rule.ruleId);
+    const replaced = new Set(proposed);
+    ruleItems = [
+      ...storedRules.filter((item) => !replaced.has(String(item.ruleId))),
+      ...fileRules.map((rule) => ({ ...rule })),
+    ];
+  }
+  if (options.rule !== undefined) {
+    const wanted = new Set(options.rule);
+    const missing = options.rule.filter((id) => !ruleItems.some((item) => item.ruleId === id));
+    if (missing.length > 0) throw new NotFoundError(`rule ${missing.join(', ')} does not exist`);
+    // Asking for a rule by name previews it as if enabled: "preview before enabling".
+    ruleItems = ruleItems.filter((item) => wanted.has(String(item.ruleId))).map((item) => ({ ...item, enabled: true }));
+  }
+  const ruleSet = buildRuleSet(ruleItems, audienceItems);
+  if (options.audience !== undefined) {
+    const known = new Set(ruleSet.audiences.map((audience) => audience.audienceId));
+    const missing = options.audience.filter((id) => !known.has(id));
+    if (missing.length > 0) throw new NotFoundError(`audience ${missing.join(', ')} does not exist (or is invalid)`);
+  }
+  return { ruleSet, proposed };
+}
+
+/** What a notification looks like on each channel, from its SNS message structure. */
+function sampleOf(match: AudienceMatch, message: OutboundMessage): Sample {
+  const structure = JSON.parse(message.body) as Record<string, string>;
+  let webhook: unknown = structure.https;
+  try {
+    webhook = JSON.parse(structure.https ?? '');
+  } catch {
+    // shown as text
+  }
+  return {
+    articleKey: match.article.key,
+    title: match.article.title,
+    publishedAt: new Date(match.article.publishedAt).toISOString(),
+    subject: message.subject,
+    email: structure.email ?? '',
+    sms: structure.sms ?? '',
+    webhook,
+    default: structure.default ?? '',
+  };
+}
+
+async function preview(context: CommandContext, _args: readonly unknown[], options: PreviewOptions): Promise<void> {
+  const shownChannels = (options.channel ?? [...channels]) as Channel[];
+  const unknownChannel = shownChannels.find((channel) => !channels.includes(channel));
+  if (unknownChannel) throw new UsageError(`--channel ${unknownChannel}: choose from ${channels.join(', ')}`);
+  const target = await context.target();
+  const config = await target.alertRunConfig();
+  const window = parseWindow(options.from, options.to, config.provider.timeZone, Date.now());
+  const { ruleSet, proposed } = await previewRuleSet(context, options);
+  const selected = new Set(options.audience ?? ruleSet.audiences.map((audience) => audience.audienceId));
+  const audiences = new Map<string, Audience>(
+    ruleSet.audiences
+      .filter((audience) => selected.has(audience.audienceId))
+      .map((audience) => [audience.audienceId, audience]),
+  );
+  const matcher = compileRules(ruleSet.rules.filter((rule) => audiences.has(rule.audienceId)));
+
+  const log = stderrLog(context.output);
+  const news = new NewsLookupClient({
+    config: config.provider,
+    secrets: new SecretsManagerApiKey({ client: target.clients.secrets, secretId: config.secretId }),
+    log,
+  });
+  const tallies = new Map<string, AudiencePreview>();
+  for (const audience of audiences.values()) {
+    tallies.set(audience.audienceId, {
+      audienceId: audience.audienceId,
+      name: audience.name,
+      notifications: 0,
+      urgent: 0,
+      immediate: 0,
+      held: { digest: 0, 'quiet-hours': 0, budget: 0 },
+      rules: {},
+    });
+  }
+  const samples = new Map<string, Sample>();
+  const counted = new Set<string>();
+  const planned: AudienceMatch[] = [];
+  let articles = 0;
+  let pages = 0;
+  let unrenderable = 0;
+  const progress = context.progress();
+  progress.start(window.days.length, 'provider days');
+  try {
+    for (const day of window.days) {
+      for await (const page of news.pages({ from: day, to: day })) {
+        pages += 1;
+        for (const article of page.articles) {
+          if (article.publishedAt < window.since || article.publishedAt > window.until) continue;
+          articles += 1;
+          for (const match of matcher.match(article)) {
+            const audience = audiences.get(match.audienceId);
+            const id = deliveryId({ audienceId: match.audienceId, articleKey: article.key });
+            if (!audience || counted.has(id)) continue;
+            let message: OutboundMessage;
+            try {
+              message = renderNotification(match, audience);
+            } catch (error) {
+              // The run skips (and logs) what it cannot render; so does the count.
+              unrenderable += 1;
+              log.warn('could not render a notification; the run would skip it', { id, error: String(error) });
+              continue;
+            }
+            counted.add(id);
+            planned.push(match);
+            const tally = tallies.get(match.audienceId);
+            if (!tally) continue;
+            tally.notifications += 1;
+            if (match.rules.some((rule) => rule.urgent)) tally.urgent += 1;
+            for (const rule of match.rules) tally.rules[rule.ruleId] = (tally.rules[rule.ruleId] ?? 0) + 1;
+            if (!samples.has(match.audienceId)) samples.set(match.audienceId, sampleOf(match, message));
+          }
+        }
+      }
+      progress.advance(1, `${articles} articles, ${counted.size} alerts`);
+    }
+  } finally {
+    progress.stop();
+    await news.close();
+  }
+
+  applyPreferences(planned, audiences, tallies);
+  const rows = [...tallies.values()].sort((a, b) => a.audienceId.localeCompare(b.audienceId));
+  const invalidRules = ruleSet.rejected.filter((entry) => entry.table === 'rules');
+  const result = {
+    target: target.label,
+    window: windowJson(window),
+    articles,
+    pages,
+    notifications: counted.size,
+    unrenderable,
+    proposedRules: proposed,
+    audiences: rows,
+    samples: options.samples ? Object.fromEntries(samples) : {},
+    invalidRules,
+  };
+  context.output.result(result, () => {
+    context.output.line(
+      `Preview of ${formatInstant(window.since)} .. ${formatInstant(window.until)} (${window.days.length} provider day(s), ${articles} articles): nothing was sent`,
+    );
+    context.output.table(
+      ['AUDIENCE', 'NAME', 'ALERTS', 'URGENT', 'AT ONCE', 'HELD: DIGEST / QUIET / BUDGET', 'BY RULE'],
+      rows.map((row) => [
+        row.audienceId,
+        row.name ?? '',
+        row.notifications,
+        row.urgent,
+        row.immediate,
+        `${row.held.digest} / ${row.held['quiet-hours']} / ${row.held.budget}`,
+        Object.entries(row.rules)
+          .map(([ruleId, count]) => `${ruleId} ${count}`)
+          .join(', '),
+      ]),
+      'no audiences to preview',
+    );
+    if (invalidRules.length > 0) {
+      context.output.warn(
+        `${invalidRules.length} invalid rule(s) skipped, as the run skips them: ${invalidRules.map((entry) => entry.key).join(', ')}`,
+      );
+    }
+    if (!options.samples) return;
+    for (const [audienceId, sample] of [...samples].sort(([a], [b]) => a.localeCompare(b))) {
+      context.output.line('');
+      context.output.line(`=== ${audienceId}: sample alert (${sample.articleKey}, published ${sample.publishedAt})`);
+      for (const channel of shownChannels) {
+        context.output.line(`--- ${channel}`);
+        if (channel === 'email') context.output.line(`Subject: ${sample.subject}\n\n${sample.email}`);
+        else if (channel === 'webhook') context.output.line(JSON.stringify(sample.webhook, null, 2));
+        else context.output.line(sample[channel]);
+      }
+    }
+  });
+}
+
+/**
+ * Splits each audience's alerts into "sent at once" and "held for a digest" with the run's own
+ * planner and the audience's current preferences, as if each article had been matched when it
+ * was published: in publication order, with the daily budget counted per local date.
+ */
+function applyPreferences(
+  matches: readonly AudienceMatch[],
+  audiences: ReadonlyMap<string, Audience>,
+  tallies: ReadonlyMap<string, AudiencePreview>,
+): void {
+  const used = new Map<string, number>();
+  for (const match of [...matches].sort((a, b) => a.article.publishedAt - b.article.publishedAt)) {
+    const audience = audiences.get(match.audienceId);
+    const tally = tallies.get(match.audienceId);
+    if (!audience || !tally) continue;
+    const at = match.article.publishedAt;
+    const budgetKey = `${audience.audienceId}|${localDate(at, audience.timeZone)}`;
+    const decision = planDelivery(match, audience, at, used.get(budgetKey) ?? 0);
+    if (decision.action === 'hold') {
+      tally.held[decision.reason] += 1;
+      continue;
+    }
+    tally.immediate += 1;
+    if (decision.budgetDate !== undefined) used.set(budgetKey, (used.get(budgetKey) ?? 0) + 1);
+  }
+}
+
+export const windowJson = (window: TimeWindow) => ({
+  since: new Date(window.since).toISOString(),
+  until: new Date(window.until).toISOString(),
+  days: window.days,
+});
+
+/** Registers `preview` (alias `backtest`). */
+export function registerPreview(program: Command): void {
+  program
+    .command('preview')
+    .alias('backtest')
+    .description('what audiences would have received over a past window (or with a proposed rules file); sends nothing')
+    .requiredOption('--from <when>', 'start: provider date (2026-11-21), date-time with zone, or span back (6h, 2d)')
+    .option('--to <when>', 'end (inclusive), same forms; default now')
+    .option('--audience <ids>', 'only these audiences, comma-separated', collectList)
+    .option('--rules-file <file>', 'proposed rules (JSON/YAML), validated like rules put, replacing same-id rules')
+    .option('--rule <ids>', 'only these rules, treated as enabled (preview a rule before enabling it)', collectList)
+    .option('--channel <list>', `sample channels to show (${channels.join(', ')})`, collectList)
+    .option('--no-samples', 'counts only, no rendered samples')
+    .addHelpText(
+      'after',
+      `
+Nothing is sent and the watermark and delivery ledger are untouched. ALERTS counts one alert per
+article and audience, exactly as a run over the same window with an empty ledger would deliver
+them (use 'replay --dry-run' to see what is still undelivered). AT ONCE and HELD split them by the
+audience's current delivery preferences (digest mode, quiet hours, daily budget), as if each
+article had been matched when it was published.
+
+Examples:
+  news-alerts preview --from 2d
+  news-alerts backtest --from 2026-11-01 --to 2026-11-07 --rules-file proposed.yaml --audience markets
+  news-alerts preview --from 1w --rule new-chips-rule --channel sms`,
+    )
+    .action(action(preview));
+}

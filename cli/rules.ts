@@ -1,0 +1,643 @@
+/**
+ * `news-alerts rules …`: list, show, put (from flags or a JSON/YAML file of one or many rules),
+ * validate a file without writing, enable, disable, delete.
+ *
+ * Validation is the alert run's own (`parseRule`, `buildRuleSet`, `describeIssues` from the model),
+ * so what the CLI accepts the run accepts, and the run would reject exactly what the CLI refuses.
+ * A file is checked completely before anything is written; one bad rule refuses the whole file.
+ */
+import type { Command } from 'commander';
+import { buildRuleSet, parseAudience, parseRule, type Rule, RuleSchema, ruleAttributes } from '#core/model';
+import { action, collectList } from './command.ts';
+import type { CommandContext } from './context.ts';
+import { NotFoundError, UsageError } from './errors.ts';
+import { type FileItem, locateIssues, readItemFile } from './item-files.ts';
+import {
+  type Audit,
+  describeChange,
+  describeVersion,
+  diffItems,
+  type FieldChange,
+  getItem,
+  type Item,
+  type ItemTable,
+  listItems,
+  type PlannedPut,
+  updateAttributes,
+  versionOf,
+  withoutAudit,
+  writeItems,
+} from './items.ts';
+import { listText } from './output.ts';
+
+const rulesTable = async (context: CommandContext): Promise<ItemTable> => ({
+  tableName: (await context.target()).names.rulesTable,
+  keyName: 'ruleId',
+  noun: 'rule',
+});
+
+const audiencesTable = async (context: CommandContext): Promise<ItemTable> => ({
+  tableName: (await context.target()).names.audiencesTable,
+  keyName: 'audienceId',
+  noun: 'audience',
+});
+
+async function auditOf(context: CommandContext): Promise<Audit> {
+  return { actor: await context.actor(), now: Date.now() };
+}
+
+// --- Checking rules ---------------------------------------------------------------------------
+
+/** A rule that passed validation, with where it came from. */
+interface CheckedRule {
+  readonly rule: Rule;
+  readonly source: FileItem;
+}
+
+interface RuleCheck {
+  readonly rules: CheckedRule[];
+  readonly problems: string[];
+  readonly warnings: string[];
+}
+
+/**
+ * Validates every rule exactly as the run does, plus what only makes sense for a write: unique
+ * ids, an audience that exists, and (when the file carries `version`) that the stored rule is
+ * still the version the file was made from.
+ */
+async function checkRules(
+  context: CommandContext,
+  items: readonly FileItem[],
+  stored: ReadonlyMap<string, Item | undefined>,
+): Promise<RuleCheck> {
+  const problems: string[] = [];
+  const warnings: string[] = [];
+  const rules: CheckedRule[] = [];
+  const seen = new Map<string, FileItem>();
+  for (const item of items) {
+    const parsed = parseRule(item.value);
+    if (!parsed.ok) {
+      const result = RuleSchema.safeParse(item.value);
+      const what = `rule ${parsed.rejected.key === '<missing key>' ? item.label : `"${parsed.rejected.key}"`}`;
+      if (!result.success) problems.push(...locateIssues(item, result.error, ruleAttributes, what));
+      else problems.push(`${item.locate()}: ${what}: ${parsed.rejected.reason}`);
+      continue;
+    }
+    const earlier = seen.get(parsed.value.ruleId);
+    if (earlier) {
+      problems.push(
+        `${item.locate(['ruleId'])}: rule "${parsed.value.ruleId}": appears twice (also at ${earlier.locate(['ruleId'])})`,
+      );
+      continue;
+    }
+    seen.set(parsed.value.ruleId, item);
+    rules.push({ rule: parsed.value, source: item });
+  }
+
+  // The audience must exist and be valid, as the run requires (buildRuleSet gives its wording).
+  const target = await context.target();
+  const audienceItems = await listItems(target.clients.documents, await audiencesTable(context));
+  const ruleSet = buildRuleSet(
+    rules.map(({ rule }) => ({ ...rule, enabled: true })),
+    audienceItems,
+  );
+  const rejected = new Map(
+    ruleSet.rejected.filter((entry) => entry.table === 'rules').map((entry) => [entry.key, entry]),
+  );
+  const audiences = new Map(
+    audienceItems.flatMap((raw) => {
+      const parsed = parseAudience(raw);
+      return parsed.ok ? [[parsed.value.audienceId, parsed.value] as const] : [];
+    }),
+  );
+  const accepted: CheckedRule[] = [];
+  for (const checked of rules) {
+    const { rule, source } = checked;
+    const rejection = rejected.get(rule.ruleId);
+    if (rejection) {
+      problems.push(`${source.locate(['audienceId'])}: rule "${rule.ruleId}": ${rejection.reason}`);
+      continue;
+    }
+    if (audiences.get(rule.audienceId)?.enabled === false) {
+      warnings.push(
+        `rule "${rule.ruleId}": audience "${rule.audienceId}" is disabled; the rule runs once it is enabled`,
+      );
+    }
+    const previous = stored.get(rule.ruleId);
+    if (rule.version !== undefined && rule.version !== versionOf(previous)) {
+      problems.push(
+        `${source.locate(['version'])}: rule "${rule.ruleId}": the file was made from version ${rule.version}, but the table holds ${describeVersion(previous)}; export it again with 'news-alerts rules show ${rule.ruleId} --json' and redo the change`,
+      );
+      continue;
+    }
+    accepted.push(checked);
+  }
+  return { rules: accepted, problems, warnings };
+}
+
+/** The stored rules for the given ids (read before validating, so version checks see them). */
+async function storedRules(context: CommandContext, ids: readonly string[]): Promise<Map<string, Item | undefined>> {
+  const table = await rulesTable(context);
+  const documents = (await context.target()).clients.documents;
+  const entries = await Promise.all(
+    [...new Set(ids)].map(async (id) => [id, await getItem(documents, table, id)] as const),
+  );
+  return new Map(entries);
+}
+
+const idsOf = (items: readonly FileItem[]): string[] =>
+  items.flatMap((item) => {
+    const value = item.value as { ruleId?: unknown } | null;
+    return typeof value === 'object' && value !== null && typeof value.ruleId === 'string' ? [value.ruleId] : [];
+  });
+
+/** The stored rule as the run reads it (defaults applied), for a fair "did anything change?". */
+function normalized(previous: Item | undefined): Item | undefined {
+  if (previous === undefined) return undefined;
+  const parsed = parseRule(previous);
+  return parsed.ok ? { ...parsed.value } : previous;
+}
+
+/** The new content of a rule: the validated rule without the attributes the CLI manages. */
+const contentOf = (rule: Rule): Item => withoutAudit({ ...rule });
+
+/**
+ * The rules of a proposed file (for preview), validated exactly as `rules put` validates them:
+ * any problem refuses the whole file.
+ */
+export async function readProposedRules(context: CommandContext, file: string): Promise<Rule[]> {
+  const items = readItemFile(file, 'rules');
+  const check = await checkRules(context, items, await storedRules(context, idsOf(items)));
+  for (const warning of check.warnings) context.output.warn(warning);
+  if (check.problems.length > 0) {
+    throw new UsageError(`${file}: ${check.problems.length} problem(s); fix the file first`, check.problems);
+  }
+  return check.rules.map(({ rule }) => rule);
+}
+
+// --- Commands ---------------------------------------------------------------------------------
+
+interface PutOptions {
+  file?: string;
+  audience?: string;
+  description?: string;
+  categories?: string[];
+  excludeCategories?: string[];
+  keywords?: string[];
+  excludeKeywords?: string[];
+  media?: string[];
+  statuses?: string[];
+  urgent?: boolean;
+  matchAll?: boolean;
+  disabled?: boolean;
+  notes?: string;
+}
+
+/** A rule item from `rules put <ruleId> --audience … --keywords …`. */
+function ruleFromFlags(ruleId: string, options: PutOptions): FileItem {
+  const value: Record<string, unknown> = { ruleId };
+  if (options.audience !== undefined) value.audienceId = options.audience;
+  if (options.description !== undefined) value.description = options.description;
+  if (options.categories) value.categories = options.categories;
+  if (options.excludeCategories) value.excludeCategories = options.excludeCategories;
+  if (options.keywords) value.keywords = options.keywords;
+  if (options.excludeKeywords) value.excludeKeywords = options.excludeKeywords;
+  if (options.media) value.media = options.media;
+  if (options.statuses) value.statuses = options.statuses;
+  if (options.urgent) value.urgent = true;
+  if (options.matchAll) value.matchAll = true;
+  if (options.disabled) value.enabled = false;
+  if (options.notes !== undefined) value.notes = options.notes;
+  return { value, label: `rule ${ruleId}`, locate: () => 'command line' };
+}
+
+const flagNames: (keyof PutOptions)[] = [
+  'audience',
+  'description',
+  'categories',
+  'excludeCategories',
+  'keywords',
+  'excludeKeywords',
+  'media',
+  'statuses',
+  'urgent',
+  'matchAll',
+  'disabled',
+  'notes',
+];
+
+interface PutResultJson {
+  ruleId: string;
+  action: 'created' | 'updated' | 'unchanged';
+  version: number | undefined;
+  previousVersion: number | undefined;
+  changes: FieldChange[];
+  previous: Item | undefined;
+}
+
+async function putRules(context: CommandContext, args: readonly unknown[], options: PutOptions): Promise<void> {
+  const [ruleId] = args as [string | undefined];
+  const usedFlags = flagNames.filter((name) => options[name] !== undefined);
+  let items: FileItem[];
+  if (options.file !== undefined) {
+    if (ruleId !== undefined || usedFlags.length > 0) {
+      throw new UsageError('give either --file or a rule id with flags, not both');
+    }
+    items = readItemFile(options.file, 'rules');
+  } else {
+    if (ruleId === undefined)
+      throw new UsageError('give a rule id with flags (--audience, --keywords, …) or --file <file>');
+    items = [ruleFromFlags(ruleId, options)];
+  }
+  if (items.length === 0) throw new UsageError(`${options.file} holds no rules; nothing was written`);
+
+  const stored = await storedRules(context, idsOf(items));
+  const check = await checkRules(context, items, stored);
+  for (const warning of check.warnings) context.output.warn(warning);
+  if (check.problems.length > 0) {
+    throw new UsageError(
+      `${options.file ?? 'the rule'}: ${check.problems.length} problem(s); nothing was written`,
+      check.problems,
+    );
+  }
+
+  const results: PutResultJson[] = [];
+  const puts: PlannedPut[] = [];
+  for (const { rule } of check.rules) {
+    const previous = stored.get(rule.ruleId);
+    const content = contentOf(rule);
+    const changes = diffItems(normalized(previous), content);
+    if (previous !== undefined && changes.length === 0) {
+      const version = versionOf(previous);
+      results.push({ ruleId: rule.ruleId, action: 'unchanged', version, previousVersion: version, changes, previous });
+    } else {
+      puts.push({ id: rule.ruleId, item: content, previous });
+      results.push({
+        ruleId: rule.ruleId,
+        action: 'created',
+        version: undefined,
+        previousVersion: undefined,
+        changes,
+        previous,
+      });
+    }
+  }
+  const target = await context.target();
+  const written = await writeItems(
+    target.clients.documents,
+    await rulesTable(context),
+    { puts },
+    await auditOf(context),
+  );
+  for (const result of written) {
+    const entry = results.find((candidate) => candidate.ruleId === result.id);
+    if (!entry) continue;
+    entry.action = result.action === 'deleted' ? 'updated' : result.action;
+    entry.version = result.version;
+    entry.previousVersion = result.previousVersion;
+  }
+
+  context.output.result({ target: target.label, results }, () => {
+    for (const result of results) {
+      if (result.action === 'unchanged') {
+        context.output.line(`unchanged ${result.ruleId} (${describeVersion(result.previous)})`);
+      } else if (result.action === 'created') {
+        context.output.line(`created ${result.ruleId} (version ${result.version})`);
+      } else {
+        context.output.line(
+          `updated ${result.ruleId}: version ${result.previousVersion ?? '(none)'} → ${result.version}; previous: ${describeVersion(result.previous)}`,
+        );
+        for (const change of result.changes) context.output.line(`  ${describeChange(change)}`);
+      }
+    }
+  });
+}
+
+async function validateRules(context: CommandContext, args: readonly unknown[]): Promise<void> {
+  const [file] = args as [string];
+  const items = readItemFile(file, 'rules');
+  if (items.length === 0) throw new UsageError(`${file} holds no rules`);
+  const stored = await storedRules(context, idsOf(items));
+  const check = await checkRules(context, items, stored);
+  for (const warning of check.warnings) context.output.warn(warning);
+  if (check.problems.length > 0) {
+    throw new UsageError(
+      `${file}: ${check.problems.length} problem(s); 'rules put' would refuse this file`,
+      check.problems,
+    );
+  }
+  const rows = check.rules.map(({ rule }) => {
+    const previous = stored.get(rule.ruleId);
+    const changes = diffItems(normalized(previous), contentOf(rule));
+    const status =
+      previous === undefined
+        ? 'new'
+        : changes.length === 0
+          ? 'unchanged'
+          : `changes ${changes.map((change) => change.field).join(', ')}`;
+    return { ruleId: rule.ruleId, audienceId: rule.audienceId, enabled: rule.enabled, status };
+  });
+  context.output.result({ file, valid: true, rules: rows }, () => {
+    context.output.table(
+      ['RULE', 'AUDIENCE', 'ENABLED', 'AGAINST THE TABLE'],
+      rows.map((row) => [row.ruleId, row.audienceId, row.enabled, row.status]),
+    );
+    context.output.line(`${file}: ${rows.length} rule(s) valid; nothing was written`);
+  });
+}
+
+/** `categories 002*; keywords "interest rate", inflation; not keywords rumor` */
+function criteria(rule: Item): string {
+  const list = (value: unknown): string[] =>
+    value instanceof Set || Array.isArray(value) ? [...value].map((entry) => String(entry)) : [];
+  const parts: string[] = [];
+  const add = (label: string, value: unknown) => {
+    const values = list(value);
+    if (values.length > 0) parts.push(`${label} ${values.map((v) => (v.includes(' ') ? `"${v}"` : v)).join(', ')}`);
+  };
+  add('categories', rule.categories);
+  add('keywords', rule.keywords);
+  add('media', rule.media);
+  add('statuses', rule.statuses);
+  add('not categories', rule.excludeCategories);
+  add('not keywords', rule.excludeKeywords);
+  if (rule.matchAll === true) parts.push('every article');
+  if (rule.urgent === true) parts.push('(urgent)');
+  return parts.join('; ');
+}
+
+interface RuleRow {
+  ruleId: string;
+  audienceId: unknown;
+  enabled: unknown;
+  valid: boolean;
+  problem: string | undefined;
+  item: Item;
+}
+
+async function describeRules(context: CommandContext, filter?: (item: Item) => boolean): Promise<RuleRow[]> {
+  const target = await context.target();
+  const [ruleItems, audienceItems] = await Promise.all([
+    listItems(target.clients.documents, await rulesTable(context)),
+    listItems(target.clients.documents, await audiencesTable(context)),
+  ]);
+  const selected = filter ? ruleItems.filter(filter) : ruleItems;
+  // Judged exactly as the run judges them, audiences included.
+  const ruleSet = buildRuleSet(selected, audienceItems);
+  const rejected = new Map(
+    ruleSet.rejected.filter((entry) => entry.table === 'rules').map((entry) => [entry.key, entry.reason]),
+  );
+  const disabledAudiences = new Set(
+    audienceItems.flatMap((raw) => {
+      const parsed = parseAudience(raw);
+      return parsed.ok && !parsed.value.enabled ? [parsed.value.audienceId] : [];
+    }),
+  );
+  return selected
+    .map((item): RuleRow => {
+      const ruleId = typeof item.ruleId === 'string' ? item.ruleId : '<missing key>';
+      let problem = rejected.get(ruleId);
+      if (problem === undefined && typeof item.audienceId === 'string' && disabledAudiences.has(item.audienceId)) {
+        problem = `audience "${item.audienceId}" is disabled`;
+      }
+      return {
+        ruleId,
+        audienceId: item.audienceId,
+        enabled: item.enabled ?? true,
+        valid: !rejected.has(ruleId),
+        problem,
+        item,
+      };
+    })
+    .sort((a, b) => a.ruleId.localeCompare(b.ruleId));
+}
+
+async function listRules(
+  context: CommandContext,
+  _args: readonly unknown[],
+  options: { audience?: string },
+): Promise<void> {
+  const rows = await describeRules(
+    context,
+    options.audience === undefined ? undefined : (item) => item.audienceId === options.audience,
+  );
+  context.output.result(rows, () => {
+    context.output.table(
+      ['RULE', 'AUDIENCE', 'ENABLED', 'CRITERIA', 'VERSION', 'UPDATED', 'STATUS'],
+      rows.map((row) => [
+        row.ruleId,
+        String(row.audienceId ?? ''),
+        String(row.enabled),
+        criteria(row.item),
+        versionOf(row.item) ?? '',
+        [row.item.updatedAt, row.item.updatedBy].filter((part) => typeof part === 'string').join(' by '),
+        row.valid ? (row.problem ?? 'ok') : `INVALID: ${row.problem ?? ''}`,
+      ]),
+      'no rules',
+    );
+    const invalid = rows.filter((row) => !row.valid).length;
+    if (invalid > 0) context.output.warn(`${invalid} rule(s) are invalid: the run skips them (see STATUS)`);
+  });
+}
+
+async function showRule(context: CommandContext, args: readonly unknown[]): Promise<void> {
+  const [ruleId] = args as [string];
+  const rows = await describeRules(context, (item) => item.ruleId === ruleId);
+  const row = rows[0];
+  if (!row) throw new NotFoundError(`rule ${ruleId} does not exist`);
+  // With --json the stored item alone, so it can be edited and piped back into `rules put --file -`.
+  if (context.output.json && row.problem !== undefined) {
+    context.output.warn(`rule ${ruleId} ${row.valid ? '' : 'is INVALID: '}${row.problem}`);
+  }
+  context.output.result(row.item, () => {
+    context.output.fields([
+      ...Object.entries(row.item)
+        .sort(([a], [b]) => ruleAttributes.indexOf(a) - ruleAttributes.indexOf(b))
+        .map(
+          ([name, value]) =>
+            [
+              name,
+              value instanceof Set || Array.isArray(value) ? listText([...value].map(String)) : String(value),
+            ] as const,
+        ),
+      ['status', row.valid ? (row.problem ?? 'ok') : `INVALID: ${row.problem ?? ''}`],
+    ]);
+  });
+}
+
+async function setEnabled(context: CommandContext, args: readonly unknown[], enabled: boolean): Promise<void> {
+  const [ruleIds] = args as [string[]];
+  const table = await rulesTable(context);
+  const target = await context.target();
+  const stored = await storedRules(context, ruleIds);
+  const missing = ruleIds.filter((id) => stored.get(id) === undefined);
+  if (missing.length > 0) throw new NotFoundError(`rule ${missing.join(', ')} does not exist; nothing was changed`);
+  if (enabled) {
+    // Enabling a rule the run would skip helps nobody: say why it is invalid instead.
+    const items = ruleIds.map(
+      (id): FileItem => ({
+        value: { ...stored.get(id), enabled: true },
+        label: `rule ${id}`,
+        locate: () => `rule ${id} in ${table.tableName}`,
+      }),
+    );
+    const check = await checkRules(context, items, stored);
+    if (check.problems.length > 0) {
+      throw new UsageError(
+        'cannot enable invalid rule(s); fix them first (rules show, rules put); nothing was changed',
+        check.problems,
+      );
+    }
+  }
+  const audit = await auditOf(context);
+  const results: {
+    ruleId: string;
+    action: string;
+    version: number | undefined;
+    previousVersion: number | undefined;
+  }[] = [];
+  for (const id of ruleIds) {
+    const previous = stored.get(id) as Item;
+    if ((previous.enabled ?? true) === enabled) {
+      results.push({
+        ruleId: id,
+        action: 'unchanged',
+        version: versionOf(previous),
+        previousVersion: versionOf(previous),
+      });
+      continue;
+    }
+    const result = await updateAttributes(target.clients.documents, table, previous, id, { enabled }, audit);
+    results.push({
+      ruleId: id,
+      action: enabled ? 'enabled' : 'disabled',
+      version: result.version,
+      previousVersion: result.previousVersion,
+    });
+  }
+  context.output.result({ target: target.label, results }, () => {
+    for (const result of results) {
+      context.output.line(
+        result.action === 'unchanged'
+          ? `unchanged ${result.ruleId}: already ${enabled ? 'enabled' : 'disabled'}`
+          : `${result.action} ${result.ruleId}: version ${result.previousVersion ?? '(none)'} → ${result.version}`,
+      );
+    }
+  });
+}
+
+async function deleteRules(
+  context: CommandContext,
+  args: readonly unknown[],
+  options: { yes?: boolean },
+): Promise<void> {
+  const [ruleIds] = args as [string[]];
+  const stored = await storedRules(context, ruleIds);
+  const missing = ruleIds.filter((id) => stored.get(id) === undefined);
+  if (missing.length > 0) throw new NotFoundError(`rule ${missing.join(', ')} does not exist; nothing was deleted`);
+  const target = await context.target();
+  await context.confirm(`Delete rule(s) ${ruleIds.join(', ')} from ${target.label}?`, options.yes);
+  const deletes = ruleIds.map((id) => ({ id, previous: stored.get(id) as Item }));
+  const results = await writeItems(
+    target.clients.documents,
+    await rulesTable(context),
+    { deletes },
+    await auditOf(context),
+  );
+  context.output.result(
+    {
+      target: target.label,
+      results: results.map(({ id, previousVersion, previous }) => ({
+        ruleId: id,
+        action: 'deleted',
+        previousVersion,
+        previous,
+      })),
+    },
+    () => {
+      for (const result of results) {
+        context.output.line(`deleted ${result.id} (was ${describeVersion(result.previous)})`);
+        context.output.line(
+          `  to restore it, pipe this line into 'news-alerts rules put --file -': ${JSON.stringify(withoutAudit(result.previous ?? {}), setReplacer)}`,
+        );
+      }
+    },
+  );
+}
+
+const setReplacer = (_key: string, value: unknown): unknown => (value instanceof Set ? [...value] : value);
+
+/** Registers `rules` and its subcommands. */
+export function registerRules(program: Command): void {
+  const rules = program
+    .command('rules')
+    .description('list, show, add, change, validate, enable, disable and delete subscriber rules');
+
+  rules
+    .command('list')
+    .description('list rules with their criteria, version, last change and whether the run accepts them')
+    .option('--audience <audienceId>', 'only the rules of this audience')
+    .action(action(listRules));
+
+  rules
+    .command('show')
+    .description('show one rule, every attribute, and whether the run accepts it')
+    .argument('<ruleId>')
+    .action(action(showRule));
+
+  rules
+    .command('put')
+    .description('create or replace rules from a JSON/YAML file (one rule, a list, or {"rules": [...]}) or from flags')
+    .argument('[ruleId]', 'the rule to create or replace from flags')
+    .option('-f, --file <file>', 'JSON or YAML file of one or many rules ("-": stdin)')
+    .option('--audience <audienceId>', 'audience that receives the matches')
+    .option('--description <text>', 'what the rule is for (shown in alerts)')
+    .option('--categories <list>', 'category codes or names, comma-separated; "002*" matches by prefix', collectList)
+    .option('--exclude-categories <list>', 'categories that veto a match', collectList)
+    .option('--keywords <list>', 'any-of keywords over title and summary', collectList)
+    .option('--exclude-keywords <list>', 'keywords that veto a match', collectList)
+    .option('--media <list>', 'media codes the rule is limited to', collectList)
+    .option('--statuses <list>', 'article statuses the rule is limited to', collectList)
+    .option('--urgent', 'matches bypass the audience’s quiet hours')
+    .option('--match-all', 'match every article (required for a rule without criteria)')
+    .option('--disabled', 'store the rule disabled (preview it, then enable)')
+    .option('--notes <text>', 'free text for ops; ignored by the run')
+    .addHelpText(
+      'after',
+      `
+A file is validated completely (with the run's own validation) before anything is written; a
+problem anywhere refuses the whole file and names its line and field. Every write records
+updatedBy/updatedAt and increments version; a rule carrying "version" (as 'rules show --json'
+prints it) is only written if the table still holds that version.
+
+Examples:
+  news-alerts rules put --file rules.yaml
+  news-alerts rules put markets-rates --audience markets --categories '002*' --keywords 'interest rate,inflation'`,
+    )
+    .action(action(putRules));
+
+  rules
+    .command('validate')
+    .description('check a rules file exactly as put would, without writing; shows what it would change')
+    .argument('<file>', 'JSON or YAML file')
+    .action(action(validateRules));
+
+  rules
+    .command('enable')
+    .description('enable rules (refused for a rule the run would reject)')
+    .argument('<ruleId...>')
+    .action(action((context, args) => setEnabled(context, args, true)));
+
+  rules
+    .command('disable')
+    .description('disable rules (e.g. a noisy one); the next run ignores them')
+    .argument('<ruleId...>')
+    .action(action((context, args) => setEnabled(context, args, false)));
+
+  rules
+    .command('delete')
+    .description('delete rules (prints each deleted rule so it can be restored)')
+    .argument('<ruleId...>')
+    .option('-y, --yes', 'do not ask for confirmation')
+    .action(action(deleteRules));
+}

@@ -1,0 +1,397 @@
+/**
+ * `news-alerts subscriptions …`: list, add, remove, pending, confirm.
+ *
+ * Subscribers subscribe to their audience's topic. Email owners are guided to confirm with
+ * authenticated unsubscribe, so one click on an alert's unsubscribe link (or a mail scanner
+ * "clicking" it) cannot drop a whole mailing list. A Slack webhook URL is a credential: it is read
+ * from stdin or a hidden prompt (never from argv), kept in Secrets Manager under the stack's
+ * Slack prefix, and never printed; the Slack relay is what subscribes to the topic.
+ */
+import { CreateSecretCommand, PutSecretValueCommand, ResourceNotFoundException } from '@aws-sdk/client-secrets-manager';
+import {
+  ConfirmSubscriptionCommand,
+  SubscribeCommand,
+  type Subscription,
+  UnsubscribeCommand,
+} from '@aws-sdk/client-sns';
+import type { Command } from 'commander';
+import { requireAudience, topicArnOf, topicSubscriptions } from './audiences.ts';
+import { action } from './command.ts';
+import type { CommandContext } from './context.ts';
+import { NotFoundError, UsageError } from './errors.ts';
+import { listItems } from './items.ts';
+import { maskUrl } from './output.ts';
+import type { Target } from './target.ts';
+
+/** E.164: `+`, country code, up to 15 digits. */
+const phonePattern = /^\+[1-9]\d{6,14}$/;
+const emailPattern = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/** What a person may see of a subscription endpoint: HTTPS endpoints are webhook URLs (credentials). */
+export function displayEndpoint(subscription: Pick<Subscription, 'Protocol' | 'Endpoint'>): string {
+  const endpoint = subscription.Endpoint ?? '';
+  switch (subscription.Protocol) {
+    case 'http':
+    case 'https':
+      return maskUrl(endpoint);
+    case 'lambda':
+    case 'sqs':
+      return endpoint.split(':').at(-1) ?? endpoint;
+    default:
+      return endpoint;
+  }
+}
+
+const isPending = (subscription: Subscription): boolean => subscription.SubscriptionArn === 'PendingConfirmation';
+
+export interface SubscriptionRow {
+  audienceId: string;
+  protocol: string;
+  endpoint: string;
+  status: 'confirmed' | 'pending confirmation';
+  subscriptionArn: string | undefined;
+}
+
+const rowOf = (audienceId: string, subscription: Subscription): SubscriptionRow => ({
+  audienceId,
+  protocol: subscription.Protocol ?? '',
+  endpoint: displayEndpoint(subscription),
+  status: isPending(subscription) ? 'pending confirmation' : 'confirmed',
+  subscriptionArn: isPending(subscription) ? undefined : subscription.SubscriptionArn,
+});
+
+async function listSubscriptions(context: CommandContext, args: readonly unknown[]): Promise<void> {
+  const [audienceId] = args as [string];
+  const target = await context.target();
+  const topicArn = topicArnOf(await requireAudience(target, audienceId), audienceId);
+  const rows = (await topicSubscriptions(target.clients.sns, topicArn)).map((subscription) =>
+    rowOf(audienceId, subscription),
+  );
+  context.output.result(rows, () =>
+    context.output.table(
+      ['PROTOCOL', 'ENDPOINT', 'STATUS', 'SUBSCRIPTION ID'],
+      // The id is the ARN's last part; `remove` takes it, the full ARN (--json) or the endpoint.
+      rows.map((row) => [row.protocol, row.endpoint, row.status, row.subscriptionArn?.split(':').at(-1) ?? '']),
+      `audience ${audienceId} has no subscriptions`,
+    ),
+  );
+}
+
+/** The subscriptions of an audience still waiting for confirmation (SNS lists them without an ARN). */
+export const pendingRows = (audienceId: string, subscriptions: readonly Subscription[]): SubscriptionRow[] =>
+  subscriptions.filter(isPending).map((subscription) => rowOf(audienceId, subscription));
+
+async function pendingSubscriptions(context: CommandContext, args: readonly unknown[]): Promise<void> {
+  const [audienceId] = args as [string | undefined];
+  const target = await context.target();
+  const audiences =
+    audienceId === undefined
+      ? await listItems(target.clients.documents, {
+          tableName: target.names.audiencesTable,
+          keyName: 'audienceId',
+          noun: 'audience',
+        })
+      : [await requireAudience(target, audienceId)];
+  const rows: SubscriptionRow[] = [];
+  for (const audience of audiences) {
+    if (typeof audience.topicArn !== 'string' || typeof audience.audienceId !== 'string') continue;
+    rows.push(...pendingRows(audience.audienceId, await topicSubscriptions(target.clients.sns, audience.topicArn)));
+  }
+  context.output.result(rows, () => {
+    context.output.table(
+      ['AUDIENCE', 'PROTOCOL', 'ENDPOINT'],
+      rows.map((row) => [row.audienceId, row.protocol, row.endpoint]),
+      'no subscriptions are waiting for confirmation',
+    );
+    if (rows.some((row) => row.protocol === 'email'))
+      context.output.line(emailConfirmHint('<audienceId>', '<topic ARN>'));
+  });
+}
+
+const emailConfirmHint = (audienceId: string, topicArn: string): string =>
+  `Confirm email subscriptions with authenticated unsubscribe, so that a link scanner or one click on
+"unsubscribe" in any alert cannot remove the address (or a whole mailing list): do not open the
+confirmation link; copy its Token parameter and run
+  news-alerts subscriptions confirm ${audienceId} --token <Token>
+or
+  aws sns confirm-subscription --topic-arn ${topicArn} --token <Token> --authenticate-on-unsubscribe true
+Tokens expire after three days.`;
+
+interface AddOptions {
+  email?: string;
+  sms?: string;
+  https?: string;
+  slackWebhook?: boolean;
+  raw?: boolean;
+}
+
+async function addSubscription(context: CommandContext, args: readonly unknown[], options: AddOptions): Promise<void> {
+  const [audienceId] = args as [string];
+  const chosen = (['email', 'sms', 'https', 'slackWebhook'] as const).filter((kind) => options[kind] !== undefined);
+  if (chosen.length !== 1) {
+    throw new UsageError('give exactly one of --email <address>, --sms <E.164 number>, --https <url>, --slack-webhook');
+  }
+  if (options.email !== undefined && !emailPattern.test(options.email)) {
+    throw new UsageError(`--email: "${options.email}" is not an email address`);
+  }
+  if (options.sms !== undefined && !phonePattern.test(options.sms)) {
+    throw new UsageError(`--sms: "${options.sms}" is not an E.164 phone number such as +821012345678`);
+  }
+  if (options.https !== undefined) requireHttps(options.https, '--https');
+  if (options.raw && options.https === undefined) throw new UsageError('--raw only applies to --https');
+
+  const target = await context.target();
+  const topicArn = topicArnOf(await requireAudience(target, audienceId), audienceId);
+  if (options.slackWebhook) {
+    await addSlack(context, target, audienceId, topicArn);
+    return;
+  }
+  const protocol = options.email !== undefined ? 'email' : options.sms !== undefined ? 'sms' : 'https';
+  const endpoint = options.email ?? options.sms ?? options.https ?? '';
+  const deadLetters = target.names.deliveryDeadLetterQueueArn;
+  const attributes: Record<string, string> = {};
+  if (deadLetters) attributes.RedrivePolicy = JSON.stringify({ deadLetterTargetArn: deadLetters });
+  if (options.raw) attributes.RawMessageDelivery = 'true';
+  const { SubscriptionArn } = await target.clients.sns.send(
+    new SubscribeCommand({
+      TopicArn: topicArn,
+      Protocol: protocol,
+      Endpoint: endpoint,
+      ReturnSubscriptionArn: true,
+      ...(Object.keys(attributes).length > 0 ? { Attributes: attributes } : {}),
+    }),
+  );
+  const shown = displayEndpoint({ Protocol: protocol, Endpoint: endpoint });
+  context.output.result({ audienceId, protocol, endpoint: shown, subscriptionArn: SubscriptionArn }, () => {
+    context.output.line(`subscribed ${protocol} ${shown} to ${audienceId}`);
+    if (protocol === 'email') {
+      context.output.line(`A confirmation email is on its way to ${endpoint}.`);
+      context.output.line(emailConfirmHint(audienceId, topicArn));
+    } else if (protocol === 'https') {
+      context.output.line(
+        'The endpoint receives a SubscriptionConfirmation POST and must visit its SubscribeURL (or confirm with its Token); alerts carry newsAlerts.deliveryId to de-duplicate on.',
+      );
+    } else {
+      context.output.line('SMS needs no confirmation (in the SNS SMS sandbox only verified numbers receive texts).');
+    }
+  });
+}
+
+function requireHttps(value: string, what: string): URL {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new UsageError(`${what}: not a URL`);
+  }
+  if (url.protocol !== 'https:') throw new UsageError(`${what}: must be an https:// URL`);
+  return url;
+}
+
+/** Stores the webhook URL under the stack's Slack prefix and subscribes the relay to the topic. */
+async function addSlack(context: CommandContext, target: Target, audienceId: string, topicArn: string): Promise<void> {
+  const prefix = target.names.slackWebhookSecretPrefix;
+  if (!prefix) throw new NotFoundError(`${target.label} has no SlackWebhookSecretPrefix output`);
+  const url = await context.readSecret('Slack incoming-webhook URL (input hidden): ');
+  if (url === '') throw new UsageError('no webhook URL given: pipe it on stdin or type it at the prompt');
+  // Checked without ever echoing the URL: it is a bearer credential for the channel.
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new UsageError('the webhook URL is not a URL (it was not stored)');
+  }
+  if (parsed.protocol !== 'https:') throw new UsageError('the webhook URL must be https:// (it was not stored)');
+  if (parsed.hostname !== 'hooks.slack.com') {
+    context.output.warn(`the webhook URL's host is ${parsed.hostname}, not hooks.slack.com; storing it anyway`);
+  }
+  const secretId = `${prefix}${audienceId}`;
+  const { secrets, sns } = target.clients;
+  let action: 'created' | 'replaced' = 'replaced';
+  try {
+    await secrets.send(new PutSecretValueCommand({ SecretId: secretId, SecretString: url }));
+  } catch (error) {
+    if (!(error instanceof ResourceNotFoundException)) throw error;
+    await secrets.send(
+      new CreateSecretCommand({
+        Name: secretId,
+        SecretString: url,
+        Description: `news-alerts: Slack incoming-webhook URL of audience ${audienceId}`,
+        Tags: [{ Key: 'project', Value: 'news-alerts' }],
+      }),
+    );
+    action = 'created';
+  }
+
+  let subscriptionArn: string | undefined;
+  let relay: string;
+  if (target.names.slackRelayFunctionArn) {
+    const deadLetters = target.names.slackRelayDeadLetterQueueArn;
+    ({ SubscriptionArn: subscriptionArn } = await sns.send(
+      new SubscribeCommand({
+        TopicArn: topicArn,
+        Protocol: 'lambda',
+        Endpoint: target.names.slackRelayFunctionArn,
+        ReturnSubscriptionArn: true,
+        ...(deadLetters ? { Attributes: { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: deadLetters }) } } : {}),
+      }),
+    ));
+    relay = target.names.slackRelayFunctionArn.split(':').at(-1) ?? 'the Slack relay';
+  } else if (target.names.slackStandInQueuePrefix) {
+    subscriptionArn = await subscribeStandInQueue(
+      target,
+      `${target.names.slackStandInQueuePrefix}${audienceId}`,
+      topicArn,
+    );
+    relay = 'the sandbox’s Slack stand-in queue';
+  } else {
+    throw new NotFoundError(
+      `${target.label} has no SlackRelayFunctionArn output; the secret ${secretId} was stored but nothing subscribes it`,
+    );
+  }
+  context.output.result(
+    { audienceId, protocol: 'slack', secretId, secretAction: action, webhook: maskUrl(url), subscriptionArn },
+    () => {
+      context.output.line(`${action} secret ${secretId} with the webhook URL (${maskUrl(url)})`);
+      context.output.line(`subscribed ${relay} to ${audienceId}'s topic`);
+    },
+  );
+}
+
+/** The sandbox has no relay Lambda: an SQS queue subscribed with raw delivery stands in, as in `npm start`. */
+async function subscribeStandInQueue(target: Target, queueName: string, topicArn: string): Promise<string | undefined> {
+  const { SQSClient, CreateQueueCommand, GetQueueAttributesCommand } = await import('@aws-sdk/client-sqs');
+  const sqs = new SQSClient({ ...target.clients.config });
+  try {
+    const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: queueName }));
+    const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }));
+    const { SubscriptionArn } = await target.clients.sns.send(
+      new SubscribeCommand({
+        TopicArn: topicArn,
+        Protocol: 'sqs',
+        Endpoint: Attributes?.QueueArn,
+        ReturnSubscriptionArn: true,
+        Attributes: { RawMessageDelivery: 'true' },
+      }),
+    );
+    return SubscriptionArn;
+  } finally {
+    sqs.destroy();
+  }
+}
+
+async function removeSubscription(
+  context: CommandContext,
+  args: readonly unknown[],
+  options: { yes?: boolean },
+): Promise<void> {
+  const [audienceId, which] = args as [string, string];
+  const target = await context.target();
+  const topicArn = topicArnOf(await requireAudience(target, audienceId), audienceId);
+  const subscriptions = await topicSubscriptions(target.clients.sns, topicArn);
+  const matches = subscriptions.filter(
+    (subscription) =>
+      subscription.SubscriptionArn === which ||
+      subscription.Endpoint === which ||
+      (subscription.SubscriptionArn !== undefined &&
+        !isPending(subscription) &&
+        subscription.SubscriptionArn.endsWith(`:${which}`)),
+  );
+  if (matches.length === 0) {
+    throw new NotFoundError(
+      `audience ${audienceId} has no subscription ${which.startsWith('https://') ? maskUrl(which) : which} (news-alerts subscriptions list ${audienceId})`,
+    );
+  }
+  const confirmed = matches.filter((subscription) => !isPending(subscription));
+  if (confirmed.length === 0) {
+    throw new UsageError(
+      `that subscription is still pending confirmation and has no ARN to remove; SNS deletes unconfirmed subscriptions after three days`,
+    );
+  }
+  await context.confirm(
+    `Unsubscribe ${confirmed.map((subscription) => `${subscription.Protocol} ${displayEndpoint(subscription)}`).join(', ')} from ${audienceId}?`,
+    options.yes,
+  );
+  for (const subscription of confirmed) {
+    await target.clients.sns.send(new UnsubscribeCommand({ SubscriptionArn: subscription.SubscriptionArn }));
+  }
+  const rows = confirmed.map((subscription) => rowOf(audienceId, subscription));
+  context.output.result({ audienceId, removed: rows }, () => {
+    for (const row of rows) context.output.line(`unsubscribed ${row.protocol} ${row.endpoint} from ${audienceId}`);
+    if (rows.some((row) => row.protocol === 'lambda') && target.names.slackWebhookSecretPrefix) {
+      context.output.line(`the webhook secret ${target.names.slackWebhookSecretPrefix}${audienceId} was kept`);
+    }
+  });
+}
+
+async function confirmSubscription(
+  context: CommandContext,
+  args: readonly unknown[],
+  options: { token: string },
+): Promise<void> {
+  const [audienceId] = args as [string];
+  const target = await context.target();
+  const topicArn = topicArnOf(await requireAudience(target, audienceId), audienceId);
+  const { SubscriptionArn } = await target.clients.sns.send(
+    new ConfirmSubscriptionCommand({ TopicArn: topicArn, Token: options.token, AuthenticateOnUnsubscribe: 'true' }),
+  );
+  context.output.result({ audienceId, subscriptionArn: SubscriptionArn, authenticateOnUnsubscribe: true }, () =>
+    context.output.line(`confirmed ${SubscriptionArn}; only an authenticated AWS caller can unsubscribe it`),
+  );
+}
+
+/** Registers `subscriptions` and its subcommands. */
+export function registerSubscriptions(program: Command): void {
+  const subscriptions = program
+    .command('subscriptions')
+    .description('list, add, remove and confirm subscribers of an audience; show pending confirmations');
+
+  subscriptions
+    .command('list')
+    .description('list the subscriptions of an audience’s topic (webhook URLs masked)')
+    .argument('<audienceId>')
+    .action(action(listSubscriptions));
+
+  subscriptions
+    .command('add')
+    .description('subscribe an email address, phone number, HTTPS endpoint or Slack channel to an audience')
+    .argument('<audienceId>')
+    .option('--email <address>', 'email subscriber (confirm with authenticated unsubscribe)')
+    .option('--sms <number>', 'SMS subscriber, E.164 (+821012345678)')
+    .option('--https <url>', 'HTTPS webhook endpoint (must confirm the subscription)')
+    .option('--raw', 'with --https: deliver the alert JSON without the SNS envelope')
+    .option(
+      '--slack-webhook',
+      'Slack channel: reads the incoming-webhook URL from stdin or a hidden prompt, never from argv',
+    )
+    .addHelpText(
+      'after',
+      `
+Examples:
+  news-alerts subscriptions add markets --email desk@example.com
+  news-alerts subscriptions add quakes --sms +821012345678
+  pbpaste | news-alerts subscriptions add chips --slack-webhook`,
+    )
+    .action(action(addSubscription));
+
+  subscriptions
+    .command('remove')
+    .description('unsubscribe by subscription id, ARN or endpoint (email, phone number, URL)')
+    .argument('<audienceId>')
+    .argument('<subscription>', 'subscription id (as subscriptions list shows it), ARN, or endpoint')
+    .option('-y, --yes', 'do not ask for confirmation')
+    .action(action(removeSubscription));
+
+  subscriptions
+    .command('pending')
+    .description('show subscriptions still waiting for confirmation (all audiences, or one)')
+    .argument('[audienceId]')
+    .action(action(pendingSubscriptions));
+
+  subscriptions
+    .command('confirm')
+    .description('confirm a subscription with authenticated unsubscribe (Token from the confirmation link)')
+    .argument('<audienceId>')
+    .requiredOption('--token <token>', 'the Token parameter of the confirmation link')
+    .action(action(confirmSubscription));
+}

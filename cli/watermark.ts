@@ -1,0 +1,217 @@
+/**
+ * `news-alerts watermark show|set|rewind`: where the alert run will continue from, how far behind
+ * now that is, and the last runs; and moving it by hand. Moving it uses the state store's
+ * `setWatermark` with the optimistic lock, so a run that advanced it in the meantime makes the
+ * change fail instead of being overwritten.
+ */
+import type { Command } from 'commander';
+import { DynamoStateStore } from '#aws/dynamo-state-store';
+import type { RunRecord, Watermark } from '#core/ports';
+import { action, integerOption } from './command.ts';
+import type { CommandContext } from './context.ts';
+import { UsageError } from './errors.ts';
+import { stderrLog } from './log.ts';
+import { formatDuration, formatInstant } from './output.ts';
+import type { Target } from './target.ts';
+import { parseInstant, parseSpan } from './window.ts';
+
+/** The state store of a target (run history, watermark). */
+export function stateStoreOf(context: CommandContext, target: Target): DynamoStateStore {
+  return new DynamoStateStore({
+    documents: target.clients.documents,
+    tableName: target.names.stateTable,
+    log: stderrLog(context.output),
+  });
+}
+
+/** One run-history entry for tables and JSON. */
+export function runRow(run: RunRecord) {
+  const summary = run.summary;
+  const number = (name: string): number | undefined =>
+    typeof summary[name] === 'number' ? (summary[name] as number) : undefined;
+  return {
+    runId: run.runId,
+    kind: summary.kind === 'replay' ? 'replay' : 'run',
+    status: run.status,
+    startedAt: new Date(run.startedAt).toISOString(),
+    durationMs: run.finishedAt - run.startedAt,
+    articlesNew: number('articlesNew'),
+    published: number('notificationsPublished'),
+    alreadyDelivered: number('notificationsAlreadyDelivered'),
+    failed: number('notificationsFailed'),
+    parked: number('notificationsParked'),
+    watermarkAfter: number('watermarkAfter'),
+    reason: typeof summary.reason === 'string' ? summary.reason : undefined,
+  };
+}
+
+export const runTableHead = [
+  'STARTED',
+  'KIND',
+  'STATUS',
+  'DURATION',
+  'NEW',
+  'SENT',
+  'DUPES SKIPPED',
+  'FAILED',
+  'PARKED',
+  'REASON',
+];
+
+export const runTableRow = (row: ReturnType<typeof runRow>) => [
+  row.startedAt.replace('.000Z', 'Z'),
+  row.kind,
+  row.status,
+  formatDuration(row.durationMs),
+  row.articlesNew,
+  row.published,
+  row.alreadyDelivered,
+  row.failed,
+  row.parked,
+  row.reason,
+];
+
+const watermarkJson = (watermark: Watermark | undefined, now: number) =>
+  watermark === undefined
+    ? null
+    : { ...watermark, atIso: new Date(watermark.at).toISOString(), lagMs: now - watermark.at };
+
+async function showWatermark(
+  context: CommandContext,
+  _args: readonly unknown[],
+  options: { runs: number },
+): Promise<void> {
+  const target = await context.target();
+  const state = stateStoreOf(context, target);
+  const [watermark, runs] = await Promise.all([state.readWatermark(), state.recentRuns(options.runs)]);
+  const now = Date.now();
+  const rows = runs.map(runRow);
+  const lastCompleted = runs.find((run) => run.status === 'completed' && run.summary.kind !== 'replay');
+  context.output.result(
+    {
+      target: target.label,
+      watermark: watermarkJson(watermark, now),
+      lastCompletedRun: lastCompleted ? runRow(lastCompleted) : null,
+      runs: rows,
+    },
+    () => {
+      if (watermark === undefined) {
+        context.output.line('No watermark yet: the first run starts INITIAL_LOOKBACK_MINUTES back from now.');
+      } else {
+        context.output.fields([
+          ['watermark', formatInstant(watermark.at)],
+          ['lag', formatDuration(now - watermark.at)],
+          ['version', watermark.version],
+          ['set by', watermark.runId],
+          ['set at', formatInstant(watermark.updatedAt)],
+          [
+            'last completed run',
+            lastCompleted
+              ? `${formatInstant(lastCompleted.finishedAt)} (${formatDuration(now - lastCompleted.finishedAt)} ago)`
+              : '(none in history)',
+          ],
+        ]);
+      }
+      context.output.line('Recent runs:');
+      context.output.table(runTableHead, rows.map(runTableRow), 'no runs recorded');
+    },
+  );
+}
+
+interface MoveOptions {
+  yes?: boolean;
+  force?: boolean;
+}
+
+/** Moves the watermark to `at` after confirmation, with the optimistic lock. */
+async function moveWatermark(
+  context: CommandContext,
+  target: Target,
+  at: number,
+  current: Watermark | undefined,
+  options: MoveOptions,
+): Promise<void> {
+  const now = Date.now();
+  if (at > now) throw new UsageError(`${formatInstant(at)} is in the future; the watermark must not pass now`);
+  // Alerts older than the ledger's memory would be sent again if their articles were re-read.
+  let ledgerDays: number | undefined;
+  try {
+    ledgerDays = (await target.alertRunConfig()).ledgerRetentionDays;
+  } catch (error) {
+    context.output.warn(
+      `could not read the run's configuration (${String(error)}); the ledger retention was not checked`,
+    );
+  }
+  if (ledgerDays !== undefined && at < now - ledgerDays * 86_400_000 && !options.force) {
+    throw new UsageError(
+      `${formatInstant(at)} is more than the delivery ledger's ${ledgerDays} days back: alerts delivered before then are no longer in the ledger and would be sent again. Use 'news-alerts replay' for old windows, or add --force if that is what you want.`,
+    );
+  }
+  const forward = current !== undefined && at > current.at;
+  const consequence = forward
+    ? `Articles published before ${formatInstant(at)} that were not handled yet will NOT be alerted by the run (replay can send them later).`
+    : `The next run reads again from ${formatInstant(at)} (minus the late-arrival overlap); the delivery ledger keeps alerts already sent from going out twice.`;
+  await context.confirm(
+    `Move the watermark of ${target.label} from ${current ? formatInstant(current.at) : '(none)'} to ${formatInstant(at)}? ${consequence}`,
+    options.yes,
+  );
+  const actor = await context.actor();
+  const state = stateStoreOf(context, target);
+  const updated = await state.setWatermark(at, `cli:${actor}`, Date.now(), current);
+  context.output.result(
+    { target: target.label, previous: watermarkJson(current, now), watermark: watermarkJson(updated, now) },
+    () => {
+      context.output.line(
+        `watermark moved from ${current ? `${formatInstant(current.at)} (version ${current.version})` : '(none)'} to ${formatInstant(updated.at)} (version ${updated.version})`,
+      );
+    },
+  );
+}
+
+async function setWatermark(context: CommandContext, args: readonly unknown[], options: MoveOptions): Promise<void> {
+  const [when] = args as [string];
+  const target = await context.target();
+  const timeZone = (await target.alertRunConfig()).provider.timeZone;
+  const at = parseInstant(when, 'watermark', 'start', timeZone, Date.now());
+  const current = await stateStoreOf(context, target).readWatermark();
+  await moveWatermark(context, target, at, current, options);
+}
+
+async function rewindWatermark(context: CommandContext, args: readonly unknown[], options: MoveOptions): Promise<void> {
+  const [by] = args as [string];
+  const span = parseSpan(by);
+  if (span === undefined || span <= 0) throw new UsageError(`rewind "${by}": give a span such as 90m, 6h, 2d or 1w`);
+  const target = await context.target();
+  const current = await stateStoreOf(context, target).readWatermark();
+  if (current === undefined) throw new UsageError('there is no watermark to rewind yet; use watermark set <when>');
+  await moveWatermark(context, target, current.at - span, current, options);
+}
+
+/** Registers `watermark`. */
+export function registerWatermark(program: Command): void {
+  const watermark = program
+    .command('watermark')
+    .description('show the watermark, its lag and the last runs; set or rewind it');
+
+  watermark
+    .command('show')
+    .description('the watermark, how far it lags behind now, and the most recent runs')
+    .option('--runs <n>', 'how many recent runs to show', integerOption(1, 100), 5)
+    .action(action(showWatermark));
+
+  watermark
+    .command('set')
+    .description('move the watermark to an instant (asks first)')
+    .argument('<when>', 'date-time with zone (2026-11-21T09:00:00Z), provider date (its start), or span back (6h)')
+    .option('-y, --yes', 'do not ask for confirmation')
+    .option('--force', 'allow moving it back further than the delivery ledger remembers')
+    .action(action(setWatermark));
+
+  watermark
+    .command('rewind')
+    .description('move the watermark back by a span (asks first); the next run re-reads that span')
+    .argument('<span>', 'how far back: 90m, 6h, 2d, 1w')
+    .option('-y, --yes', 'do not ask for confirmation')
+    .option('--force', 'allow moving it back further than the delivery ledger remembers')
+    .action(action(rewindWatermark));
+}

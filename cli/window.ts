@@ -1,0 +1,67 @@
+/**
+ * Time windows for preview, backtest and replay, and instants for the watermark. A bound is a
+ * provider date (`2026-11-21`, the whole day in the provider's zone, as the News Lookup API
+ * takes dates), an ISO 8601 date-time with a zone (`2026-11-21T09:00:00+09:00`), a span back
+ * from now (`90m`, `6h`, `2d`, `1w`), or `now`.
+ */
+import { datesBetween, endOfDate, isProviderDate, providerDate, startOfDate } from '#core/calendar';
+import { UsageError } from './errors.ts';
+
+/** A window of publication instants and the provider dates that cover it. */
+export interface TimeWindow {
+  /** Articles published in [since, until] (epoch ms, both included) are in the window. */
+  readonly since: number;
+  readonly until: number;
+  /** The provider dates to ask for, in order. */
+  readonly days: readonly string[];
+}
+
+const spanUnits: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 };
+
+/** `90m`, `6h`, `2d`, `1w` in milliseconds, or undefined when `text` is not a span. */
+export function parseSpan(text: string): number | undefined {
+  const match = /^(\d+)\s*([mhdw])$/i.exec(text.trim());
+  if (!match?.[1] || !match[2]) return undefined;
+  return Number(match[1]) * (spanUnits[match[2].toLowerCase()] ?? 0);
+}
+
+/** A date-time with an explicit zone (a bare `2026-11-21T09:00` would depend on this machine's zone). */
+const zonedDateTime = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i;
+
+/**
+ * One bound as an instant. A provider date is its first instant for `start` and its last
+ * millisecond for `end`, so `--from 2026-11-21 --to 2026-11-21` is that whole day.
+ * @throws UsageError naming the option and the accepted forms
+ */
+export function parseInstant(
+  text: string,
+  option: string,
+  edge: 'start' | 'end',
+  timeZone: string,
+  now: number,
+): number {
+  const value = text.trim();
+  if (value.toLowerCase() === 'now') return now;
+  const span = parseSpan(value);
+  if (span !== undefined) return now - span;
+  if (isProviderDate(value)) {
+    return edge === 'start' ? startOfDate(value, timeZone) : endOfDate(value, timeZone) - 1;
+  }
+  if (zonedDateTime.test(value)) {
+    const parsed = Date.parse(value);
+    if (!Number.isNaN(parsed)) return parsed;
+  }
+  throw new UsageError(
+    `${option} "${text}": give a provider date (2026-11-21), a date-time with a zone (2026-11-21T09:00:00+09:00 or …Z), a span back from now (90m, 6h, 2d, 1w) or "now"`,
+  );
+}
+
+/** The window `[from, to]` in the provider's zone. */
+export function parseWindow(from: string, to: string | undefined, timeZone: string, now: number): TimeWindow {
+  const since = parseInstant(from, '--from', 'start', timeZone, now);
+  const until = parseInstant(to ?? 'now', '--to', 'end', timeZone, now);
+  if (since > until) {
+    throw new UsageError(`--from (${new Date(since).toISOString()}) is after --to (${new Date(until).toISOString()})`);
+  }
+  return { since, until, days: datesBetween(providerDate(since, timeZone), providerDate(until, timeZone)) };
+}

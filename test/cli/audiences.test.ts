@@ -1,0 +1,315 @@
+/**
+ * `news-alerts audiences …` and `news-alerts subscriptions …` end to end against moto server:
+ * topics made with the stack's naming and a TLS-only policy, items validated like the run does,
+ * subscribers added and removed, email owners told to confirm with authenticated unsubscribe,
+ * and a Slack webhook URL that goes from stdin to Secrets Manager without ever being printed.
+ */
+import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
+import { GetTopicAttributesCommand, ListTopicsCommand } from '@aws-sdk/client-sns';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getItem, listItems } from '../../cli/items.ts';
+import { pendingRows } from '../../cli/subscriptions.ts';
+import { type CliSandbox, startCliSandbox } from './support.ts';
+
+let sandbox: CliSandbox;
+const audiencesTable = () => ({
+  tableName: sandbox.descriptor.names.audiencesTable,
+  keyName: 'audienceId',
+  noun: 'audience',
+});
+const rulesTable = () => ({ tableName: sandbox.descriptor.names.rulesTable, keyName: 'ruleId', noun: 'rule' });
+const audience = (id: string) => getItem(sandbox.stack.clients.documents, audiencesTable(), id);
+
+async function topicNames(): Promise<string[]> {
+  const names: string[] = [];
+  let NextToken: string | undefined;
+  do {
+    const page = await sandbox.stack.clients.sns.send(new ListTopicsCommand({ NextToken }));
+    names.push(...(page.Topics ?? []).map((topic) => topic.TopicArn?.split(':').at(-1) ?? ''));
+    NextToken = page.NextToken;
+  } while (NextToken);
+  return names.filter((name) => name.startsWith(sandbox.prefix));
+}
+
+beforeAll(async () => {
+  sandbox = await startCliSandbox();
+});
+afterAll(async () => {
+  await sandbox?.stop();
+});
+
+describe('audiences', () => {
+  it('creates an audience with a topic named by the stack convention and a TLS-only policy, then lists, shows and updates it', async () => {
+    const created = await sandbox.cli([
+      '--actor',
+      'erin',
+      'audiences',
+      'create',
+      'ops-desk',
+      '--name',
+      'Ops desk',
+      '--time-zone',
+      'Europe/Berlin',
+      '--quiet-hours',
+      '22:00-07:00',
+      '--daily-budget',
+      '40',
+    ]);
+    expect(created.code, created.stderr).toBe(0);
+    const topicName = `${sandbox.prefix}audience-ops-desk`;
+    expect(await topicNames()).toContain(topicName);
+    const item = await audience('ops-desk');
+    expect(item).toMatchObject({
+      audienceId: 'ops-desk',
+      name: 'Ops desk',
+      timeZone: 'Europe/Berlin',
+      quietHours: { start: '22:00', end: '07:00' },
+      dailyBudget: 40,
+      version: 1,
+      updatedBy: 'erin',
+      topicArn: expect.stringMatching(new RegExp(`:${topicName}$`)),
+    });
+    const { Attributes } = await sandbox.stack.clients.sns.send(
+      new GetTopicAttributesCommand({ TopicArn: String(item?.topicArn) }),
+    );
+    const policy = JSON.parse(Attributes?.Policy ?? '{}') as { Statement: Record<string, unknown>[] };
+    expect(policy.Statement).toContainEqual(
+      expect.objectContaining({
+        Effect: 'Deny',
+        Action: 'sns:Publish',
+        Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+      }),
+    );
+
+    const list = await sandbox.cli(['--json', 'audiences', 'list']);
+    expect(list.json<{ audienceId: string; rules: number; valid: boolean }[]>()).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ audienceId: 'ops-desk', rules: 0, valid: true }),
+        expect.objectContaining({ audienceId: 'chips-team', rules: 3 }),
+      ]),
+    );
+
+    const update = await sandbox.cli([
+      'audiences',
+      'update',
+      'ops-desk',
+      '--clear',
+      'dailyBudget',
+      '--delivery-mode',
+      'digest',
+      '--digest-times',
+      '08:00,17:30',
+    ]);
+    expect(update.code, update.stderr).toBe(0);
+    expect(update.stdout).toContain('updated ops-desk: version 1 → 2; previous: version 1');
+    expect(update.stdout).toContain('dailyBudget: 40 → (none)');
+    expect(await audience('ops-desk')).toMatchObject({
+      deliveryMode: 'digest',
+      digestTimes: ['08:00', '17:30'],
+      version: 2,
+    });
+    expect(await audience('ops-desk')).not.toHaveProperty('dailyBudget');
+
+    const show = await sandbox.cli(['--json', 'audiences', 'show', 'chips-team']);
+    expect(show.json()).toMatchObject({
+      audienceId: 'chips-team',
+      rules: ['chips-category', 'chips-keywords', 'typo-rule'],
+      // The sandbox's audit queue.
+      subscriptions: { sqs: 1 },
+    });
+  });
+
+  it('refuses bad input with the reason and creates nothing: invalid setting, bad id, duplicate, invalid file entry', async () => {
+    const topicsBefore = await topicNames();
+    const file = sandbox.file(
+      'audiences.yaml',
+      'audiences:\n  - audienceId: good-desk\n    name: Good\n  - audienceId: bad-desk\n    smsMaxSegments: 40\n',
+    );
+    const [badZone, badId, duplicate, fromFile, unknown] = await Promise.all([
+      sandbox.cli(['audiences', 'create', 'moon-desk', '--time-zone', 'Moon/Base']),
+      sandbox.cli(['audiences', 'create', 'desk.one']),
+      sandbox.cli(['audiences', 'create', 'chips-team']),
+      sandbox.cli(['audiences', 'create', '--file', file]),
+      sandbox.cli(['audiences', 'update', 'no-such-desk', '--name', 'x']),
+    ]);
+    expect(badZone.code).toBe(2);
+    expect(badZone.stderr).toContain('timeZone: must be an IANA time zone');
+    expect(badId.code).toBe(2);
+    expect(badId.stderr).toContain('is not a valid SNS topic name');
+    expect(duplicate.code).toBe(2);
+    expect(duplicate.stderr).toContain('audience "chips-team" already exists');
+    expect(fromFile.code).toBe(2);
+    expect(fromFile.stderr).toMatch(/audiences\.yaml:5: audience "bad-desk": smsMaxSegments: /);
+    expect(await topicNames()).toEqual(topicsBefore);
+    expect(await audience('moon-desk')).toBeUndefined();
+    expect(await audience('good-desk')).toBeUndefined();
+    expect(unknown.code).toBe(3);
+    expect(unknown.stderr).toContain('audience no-such-desk does not exist');
+  });
+
+  it('deletes an audience only together with its rules, and its topic on request', async () => {
+    const refused = await sandbox.cli(['audiences', 'delete', 'partner-feed', '--yes']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('still has rule(s) partner-elections');
+    expect(await audience('partner-feed')).toBeDefined();
+
+    const deleted = await sandbox.cli([
+      '--json',
+      'audiences',
+      'delete',
+      'partner-feed',
+      '--with-rules',
+      '--delete-topic',
+      '--yes',
+    ]);
+    expect(deleted.code, deleted.stderr).toBe(0);
+    expect(deleted.json()).toMatchObject({
+      audienceId: 'partner-feed',
+      deletedRules: ['partner-elections'],
+      topicDeleted: true,
+    });
+    expect(await audience('partner-feed')).toBeUndefined();
+    expect((await listItems(sandbox.stack.clients.documents, rulesTable())).map((rule) => rule.ruleId)).not.toContain(
+      'partner-elections',
+    );
+    expect(await topicNames()).not.toContain(`${sandbox.prefix}audience-partner-feed`);
+  });
+});
+
+describe('subscriptions', () => {
+  it('adds email, SMS and HTTPS subscribers, guides email owners to authenticated unsubscribe, lists, removes', async () => {
+    const email = await sandbox.cli(['subscriptions', 'add', 'markets-desk', '--email', 'desk@example.com']);
+    expect(email.code, email.stderr).toBe(0);
+    expect(email.stdout).toContain('--authenticate-on-unsubscribe true');
+    expect(email.stdout).toContain('news-alerts subscriptions confirm markets-desk --token <Token>');
+
+    const [badPhone, twoKinds, plainHttp, unknown, smsAdded] = await Promise.all([
+      sandbox.cli(['subscriptions', 'add', 'markets-desk', '--sms', '0101234']),
+      sandbox.cli(['subscriptions', 'add', 'markets-desk', '--sms', '+821012345678', '--email', 'x@example.com']),
+      sandbox.cli(['subscriptions', 'add', 'markets-desk', '--https', 'http://hooks.example.com/x']),
+      sandbox.cli(['subscriptions', 'add', 'no-such-desk', '--email', 'x@example.com']),
+      sandbox.cli(['subscriptions', 'add', 'markets-desk', '--sms', '+821012345678']),
+    ]);
+    expect(badPhone.code).toBe(2);
+    expect(badPhone.stderr).toContain('is not an E.164 phone number');
+    expect(twoKinds.code).toBe(2);
+    expect(twoKinds.stderr).toContain('give exactly one of');
+    expect(plainHttp.code).toBe(2);
+    expect(unknown.code).toBe(3);
+    expect(smsAdded.code, smsAdded.stderr).toBe(0);
+    const https = await sandbox.cli([
+      'subscriptions',
+      'add',
+      'markets-desk',
+      '--https',
+      'https://hooks.example.com/in/t0ken-s3cret',
+      '--raw',
+    ]);
+    expect(https.code, https.stderr).toBe(0);
+    expect(https.stdout + https.stderr).not.toContain('t0ken-s3cret');
+
+    const list = await sandbox.cli(['--json', 'subscriptions', 'list', 'markets-desk']);
+    const rows = list.json<{ protocol: string; endpoint: string; status: string; subscriptionArn: string }[]>();
+    expect(rows.map((row) => [row.protocol, row.endpoint])).toEqual(
+      expect.arrayContaining([
+        ['email', 'desk@example.com'],
+        ['sms', '+821012345678'],
+        ['https', 'https://hooks.example.com/…'],
+      ]),
+    );
+    expect(list.stdout).not.toContain('t0ken-s3cret');
+    const table = await sandbox.cli(['subscriptions', 'list', 'markets-desk']);
+    expect(table.stdout).not.toContain('t0ken-s3cret');
+
+    const sms = rows.find((row) => row.protocol === 'sms');
+    const removeById = await sandbox.cli([
+      'subscriptions',
+      'remove',
+      'markets-desk',
+      String(sms?.subscriptionArn.split(':').at(-1)),
+      '--yes',
+    ]);
+    expect(removeById.code, removeById.stderr).toBe(0);
+    const removeByEndpoint = await sandbox.cli([
+      'subscriptions',
+      'remove',
+      'markets-desk',
+      'desk@example.com',
+      '--yes',
+    ]);
+    expect(removeByEndpoint.code).toBe(0);
+    const after = (await sandbox.cli(['--json', 'subscriptions', 'list', 'markets-desk'])).json<
+      { protocol: string }[]
+    >();
+    expect(after.map((row) => row.protocol).sort()).toEqual(['https', 'sqs']);
+    const gone = await sandbox.cli(['subscriptions', 'remove', 'markets-desk', 'desk@example.com', '--yes']);
+    expect(gone.code).toBe(3);
+
+    // moto confirms every subscription at once, so nothing is pending there.
+    const pending = await sandbox.cli(['subscriptions', 'pending']);
+    expect(pending.code).toBe(0);
+    expect(pending.stdout).toContain('no subscriptions are waiting for confirmation');
+  });
+
+  it('stores a Slack webhook URL read from stdin in Secrets Manager, subscribes the relay, and never prints it', async () => {
+    const url = 'https://hooks.slack.com/services/T0001/B0002/sUp3rSeCrEt';
+    const added = await sandbox.cli(['--json', 'subscriptions', 'add', 'chips-team', '--slack-webhook'], {
+      input: `${url}\n`,
+    });
+    expect(added.code, added.stderr).toBe(0);
+    expect(added.stdout + added.stderr).not.toContain('sUp3rSeCrEt');
+    const secretId = `${sandbox.prefix}slack/chips-team`;
+    expect(added.json()).toMatchObject({ secretId, secretAction: 'created', webhook: 'https://hooks.slack.com/…' });
+    const { SecretString } = await sandbox.stack.clients.secrets.send(
+      new GetSecretValueCommand({ SecretId: secretId }),
+    );
+    expect(SecretString).toBe(url);
+    const list = (await sandbox.cli(['--json', 'subscriptions', 'list', 'chips-team'])).json<
+      { protocol: string; endpoint: string }[]
+    >();
+    expect(list).toContainEqual(
+      expect.objectContaining({ protocol: 'sqs', endpoint: `${sandbox.prefix}slack-chips-team` }),
+    );
+
+    // Replacing the URL updates the same secret.
+    const replaced = await sandbox.cli(['subscriptions', 'add', 'chips-team', '--slack-webhook'], {
+      input: `${url}-v2`,
+    });
+    expect(replaced.stdout).toContain(`replaced secret ${secretId}`);
+
+    const [empty, notHttps] = await Promise.all([
+      sandbox.cli(['subscriptions', 'add', 'chips-team', '--slack-webhook'], { input: '' }),
+      sandbox.cli(['subscriptions', 'add', 'chips-team', '--slack-webhook'], { input: 'http://hooks.slack.com/x' }),
+    ]);
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toContain('no webhook URL given');
+    expect(notHttps.code).toBe(2);
+    expect(notHttps.stderr).not.toContain('hooks.slack.com/x');
+  });
+});
+
+describe('pending confirmations', () => {
+  it('are the subscriptions SNS lists with the ARN PendingConfirmation', () => {
+    const rows = pendingRows('markets-desk', [
+      { Protocol: 'email', Endpoint: 'a@example.com', SubscriptionArn: 'PendingConfirmation' },
+      { Protocol: 'email', Endpoint: 'b@example.com', SubscriptionArn: 'arn:aws:sns:us-east-1:1:t:abc' },
+      { Protocol: 'https', Endpoint: 'https://hooks.example.com/secret', SubscriptionArn: 'PendingConfirmation' },
+    ]);
+    expect(rows).toEqual([
+      {
+        audienceId: 'markets-desk',
+        protocol: 'email',
+        endpoint: 'a@example.com',
+        status: 'pending confirmation',
+        subscriptionArn: undefined,
+      },
+      {
+        audienceId: 'markets-desk',
+        protocol: 'https',
+        endpoint: 'https://hooks.example.com/…',
+        status: 'pending confirmation',
+        subscriptionArn: undefined,
+      },
+    ]);
+  });
+});

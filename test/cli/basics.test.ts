@@ -1,0 +1,130 @@
+/**
+ * The command line itself: `--help` everywhere (with the exit codes), and the exit codes scripts
+ * rely on for usage errors and a missing or broken sandbox descriptor. The help of every command
+ * is read in this process (commander renders it without AWS); the exit codes come from real processes.
+ */
+import { type Command, CommanderError } from 'commander';
+import { describe, expect, it } from 'vitest';
+import { fitColumns, maskUrl } from '../../cli/output.ts';
+import { buildProgram } from '../../cli/program.ts';
+import { parseInstant, parseWindow } from '../../cli/window.ts';
+import { runCli } from './support.ts';
+
+/** Every command path, e.g. ['rules', 'put']. */
+function commandPaths(command: Command, prefix: string[] = []): string[][] {
+  return command.commands.flatMap((child) => {
+    const path = [...prefix, child.name()];
+    return [path, ...commandPaths(child, path)];
+  });
+}
+
+/** The full `--help` output of a command, as a user sees it. */
+async function helpOf(path: readonly string[]): Promise<string> {
+  const program = buildProgram();
+  let text = '';
+  const capture = (command: Command) => {
+    const write = (chunk: string) => {
+      text += chunk;
+    };
+    command.configureOutput({ writeOut: write, writeErr: write });
+    for (const child of command.commands) capture(child);
+  };
+  capture(program);
+  await expect(program.parseAsync(['node', 'news-alerts', ...path, '--help'])).rejects.toSatisfy(
+    (error: unknown) => error instanceof CommanderError && error.code === 'commander.helpDisplayed',
+  );
+  return text;
+}
+
+describe('help', () => {
+  it('news-alerts --help (a real process) lists every command and the exit codes', async () => {
+    const { code, stdout } = await runCli(['--help']);
+    expect(code).toBe(0);
+    for (const command of [
+      'rules',
+      'audiences',
+      'subscriptions',
+      'preview|backtest',
+      'replay',
+      'watermark',
+      'run',
+      'runs',
+      'sandbox',
+    ]) {
+      expect(stdout).toContain(`  ${command}`);
+    }
+    expect(stdout).toContain('Exit codes:');
+    expect(stdout).toMatch(/3 {2}not found/);
+    expect(stdout).toContain('--local');
+  });
+
+  it('every command has --help with a description and the exit codes', async () => {
+    const paths = commandPaths(buildProgram());
+    expect(paths.map((path) => path.join(' '))).toEqual(
+      expect.arrayContaining([
+        'rules validate',
+        'rules put',
+        'audiences create',
+        'subscriptions add',
+        'subscriptions pending',
+        'preview',
+        'replay',
+        'watermark rewind',
+        'runs list',
+        'run',
+        'sandbox up',
+      ]),
+    );
+    for (const path of paths) {
+      const help = await helpOf(path);
+      expect(help, path.join(' ')).toContain(`Usage: news-alerts ${path.join(' ')}`);
+      expect(help, path.join(' ')).toContain('Exit codes:');
+    }
+  });
+});
+
+describe('exit codes', () => {
+  it('2 for usage errors, 3 for a missing sandbox, 2 for a broken descriptor', async () => {
+    // Independent processes: run side by side.
+    const [unknownCommand, unknownOption, missingArgument, noSandbox, broken] = await Promise.all([
+      runCli(['frobnicate']),
+      runCli(['rules', 'list', '--bogus']),
+      runCli(['rules', 'show']),
+      runCli(['--sandbox-file', '/nonexistent/sandbox.json', 'rules', 'list']),
+      runCli(['--sandbox-file', new URL('./support.ts', import.meta.url).pathname, 'rules', 'list']),
+    ]);
+    expect(unknownCommand.code).toBe(2);
+    expect(unknownCommand.stderr).toContain("unknown command 'frobnicate'");
+    expect(unknownOption.code).toBe(2);
+    expect(missingArgument.code).toBe(2);
+    expect(noSandbox.code).toBe(3);
+    expect(noSandbox.stderr).toContain("start the local sandbox with 'news-alerts sandbox up'");
+    expect(broken.code).toBe(2);
+    expect(broken.stderr).toContain('is not JSON');
+  });
+});
+
+describe('small helpers', () => {
+  it('windows accept provider dates, zoned date-times, spans and now; anything else is a usage error', () => {
+    const now = Date.parse('2026-11-22T03:00:00Z');
+    const window = parseWindow('2026-11-21', '2026-11-21', 'Asia/Seoul', now);
+    expect(new Date(window.since).toISOString()).toBe('2026-11-20T15:00:00.000Z');
+    expect(new Date(window.until).toISOString()).toBe('2026-11-21T14:59:59.999Z');
+    expect(window.days).toEqual(['2026-11-21']);
+    expect(parseWindow('6h', undefined, 'UTC', now)).toMatchObject({ since: now - 6 * 3_600_000, until: now });
+    expect(parseInstant('2026-11-21T09:00:00+09:00', '--from', 'start', 'UTC', now)).toBe(
+      Date.parse('2026-11-21T00:00:00Z'),
+    );
+    expect(() => parseInstant('2026-11-21T09:00', '--from', 'start', 'UTC', now)).toThrow(/date-time with a zone/);
+    expect(() => parseWindow('now', '1d', 'UTC', now)).toThrow(/is after --to/);
+  });
+
+  it('masks webhook URLs down to scheme and host, and fits tables to the width', () => {
+    expect(maskUrl('https://hooks.slack.com/services/T1/B2/secret')).toBe('https://hooks.slack.com/…');
+    expect(maskUrl('https://example.com')).toBe('https://example.com');
+    expect(maskUrl('not a url')).toBe('(hidden)');
+    const widths = fitColumns([['id', 'a very long reason '.repeat(10)]], 60);
+    expect(widths.reduce((sum, width) => sum + width, 3)).toBeLessThanOrEqual(60);
+    expect(widths[0]).toBe(4);
+  });
+});

@@ -1,0 +1,330 @@
+/**
+ * `news-alerts preview` and `news-alerts replay` end to end: the preview's per-audience counts
+ * equal what a real run over the same window delivers (the run happens in this process, the
+ * preview in a real CLI process); a replay after an outage delivers exactly the alerts the outage
+ * kept back and nothing twice; parked alerts go out once the audience is fixed.
+ */
+
+import { CreateTopicCommand, DeleteTopicCommand, SubscribeCommand } from '@aws-sdk/client-sns';
+import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { RunSummary } from '#core/alert-run';
+import { exampleRules } from '#sandbox/examples';
+import { expectedDeliveries } from '#sandbox/expectations';
+import { OUT_OF_SCOPE_MEDIA } from '#sandbox/news-simulator-data';
+import { installSnsFaults } from '#test/sns-faults';
+import { type CliSandbox, countBy, deliveryIdOfBody, drainQueue, startCliSandbox } from './support.ts';
+
+let sandbox: CliSandbox | undefined;
+afterEach(async () => {
+  await sandbox?.stop();
+  sandbox = undefined;
+});
+
+/** The instants a first run reads: from the initial lookback minus the late-arrival overlap, to its start. */
+function windowOf(current: CliSandbox, summary: RunSummary): { from: string; to: string } {
+  const { initialLookbackMs, lateArrivalMs } = current.stack.config.run;
+  return {
+    from: new Date(summary.startedAt - initialLookbackMs - lateArrivalMs).toISOString(),
+    to: new Date(summary.startedAt).toISOString(),
+  };
+}
+
+interface PreviewJson {
+  articles: number;
+  notifications: number;
+  audiences: {
+    audienceId: string;
+    notifications: number;
+    immediate: number;
+    held: Record<string, number>;
+    rules: Record<string, number>;
+  }[];
+  samples: Record<
+    string,
+    { subject: string; email: string; sms: string; webhook: { newsAlerts: { deliveryId: string } } }
+  >;
+}
+
+interface ReplayJson {
+  matched: number;
+  alreadyDelivered: number;
+  published: number;
+  wouldPublish: number;
+  audiences: { audienceId: string; matched: number; alreadyDelivered: number; published: number; wouldSend: number }[];
+}
+
+const byAudience = <T extends { audienceId: string }>(rows: readonly T[]) =>
+  Object.fromEntries(rows.map((row) => [row.audienceId, row]));
+
+describe('preview', () => {
+  it('counts per audience exactly what a real run over the same window delivers, and sends nothing', async () => {
+    const current = await startCliSandbox();
+    sandbox = current;
+    const summary = await current.stack.run();
+    expect(summary.status).toBe('completed');
+    const delivered = countBy(await current.stack.collectDeliveries(), (delivery) => delivery.audienceId);
+    expect(delivered.size).toBe(4);
+
+    const { from, to } = windowOf(current, summary);
+    const preview = await current.cli(['--json', 'backtest', '--from', from, '--to', to]);
+    expect(preview.code, preview.stderr).toBe(0);
+    const result = preview.json<PreviewJson>();
+    const counts = Object.fromEntries(result.audiences.map((row) => [row.audienceId, row.notifications]));
+    expect(counts).toEqual(Object.fromEntries(delivered));
+    expect(result.notifications).toBe(summary.notificationsPublished);
+    // The example audiences have no delivery preferences: everything goes out at once.
+    for (const row of result.audiences) expect(row.immediate).toBe(row.notifications);
+    // One rendered sample per audience, for each channel.
+    for (const audienceId of delivered.keys()) {
+      const sample = result.samples[audienceId];
+      expect(sample?.subject).toMatch(/^\[/);
+      expect(sample?.sms).toMatch(/https:\/\//);
+      expect(sample?.email).toContain('Why you got this:');
+      expect(sample?.webhook.newsAlerts.deliveryId.startsWith(`${audienceId}|`)).toBe(true);
+    }
+    // Previewing sent nothing and moved nothing.
+    expect(await current.stack.collectDeliveries()).toEqual([]);
+    expect((await current.stack.dependencies.state.readWatermark())?.at).toBe(summary.watermarkAfter);
+
+    // The human form: a table and samples per channel.
+    const table = await current.cli([
+      'preview',
+      '--from',
+      from,
+      '--to',
+      to,
+      '--audience',
+      'quake-oncall',
+      '--channel',
+      'sms',
+    ]);
+    expect(table.code).toBe(0);
+    expect(table.stdout).toMatch(new RegExp(`quake-oncall\\s+│[^│]*│\\s+${delivered.get('quake-oncall')}\\s+│`));
+    expect(table.stdout).toContain('--- sms');
+    expect(table.stdout).not.toContain('--- email');
+    expect(table.stdout).not.toContain('markets-desk');
+
+    // In digest mode the same alerts would be held for the digest: same count, none at once.
+    expect((await current.cli(['audiences', 'update', 'markets-desk', '--delivery-mode', 'digest'])).code).toBe(0);
+    const digest = await current.cli([
+      '--json',
+      'preview',
+      '--from',
+      from,
+      '--to',
+      to,
+      '--audience',
+      'markets-desk',
+      '--no-samples',
+    ]);
+    expect(digest.json<PreviewJson>().audiences).toEqual([
+      expect.objectContaining({
+        audienceId: 'markets-desk',
+        notifications: delivered.get('markets-desk'),
+        immediate: 0,
+        held: { digest: delivered.get('markets-desk'), 'quiet-hours': 0, budget: 0 },
+      }),
+    ]);
+  });
+
+  it('previews a proposed rules file and a disabled rule against what the rules match, and refuses an invalid file', async () => {
+    const current = await startCliSandbox();
+    sandbox = current;
+    const now = Date.now();
+    const from = new Date(now - 30 * 3_600_000).toISOString();
+    const to = new Date(now).toISOString();
+    const proposed = [
+      { ruleId: 'partner-elections', audienceId: 'partner-feed', keywords: ['election', 'vote'] },
+      { ruleId: 'markets-crypto', audienceId: 'markets-desk', keywords: ['bitcoin', 'crypto'], enabled: false },
+    ];
+    const file = current.file('proposed.json', JSON.stringify({ rules: proposed }));
+    const result = await current.cli([
+      '--json',
+      'preview',
+      '--from',
+      from,
+      '--to',
+      to,
+      '--rules-file',
+      file,
+      '--no-samples',
+    ]);
+    expect(result.code, result.stderr).toBe(0);
+
+    // Worked out independently: the simulator's articles in the window, matched by the naive matcher.
+    const simulator = current.stack.simulator;
+    if (!simulator) throw new Error('the sandbox has a simulator');
+    const audienceItems = [...current.stack.topics].map(([audienceId, topicArn]) => ({ audienceId, topicArn }));
+    const ruleItems = [...exampleRules.filter((rule) => rule.ruleId !== 'partner-elections'), ...proposed];
+    const expected = expectedDeliveries({
+      articles: simulator.articles(),
+      ruleItems,
+      audienceItems,
+      from: Date.parse(from),
+      to: Date.parse(to),
+      inScope: (media) => media !== OUT_OF_SCOPE_MEDIA,
+    });
+    const rows = byAudience(result.json<PreviewJson>().audiences);
+    for (const [audienceId, keys] of expected) expect(rows[audienceId]?.notifications, audienceId).toBe(keys.size);
+    expect(rows['markets-desk']?.rules).not.toHaveProperty('markets-crypto');
+
+    // --rule previews the disabled proposal as if enabled ("preview before enabling").
+    const single = await current.cli([
+      '--json',
+      'preview',
+      '--from',
+      from,
+      '--to',
+      to,
+      '--rules-file',
+      file,
+      '--rule',
+      'markets-crypto',
+    ]);
+    const enabled = expectedDeliveries({
+      articles: simulator.articles(),
+      ruleItems: [{ ...proposed[1], enabled: true }],
+      audienceItems,
+      from: Date.parse(from),
+      to: Date.parse(to),
+      inScope: (media) => media !== OUT_OF_SCOPE_MEDIA,
+    });
+    expect(byAudience(single.json<PreviewJson>().audiences)['markets-desk']?.notifications).toBe(
+      enabled.get('markets-desk')?.size,
+    );
+
+    const invalid = current.file('invalid.yaml', 'ruleId: broken\naudienceId: markets-desk\nkeywords: []\n');
+    const [refused, badWindow, unknownAudience] = await Promise.all([
+      current.cli(['preview', '--from', from, '--rules-file', invalid]),
+      current.cli(['preview', '--from', 'yesterday']),
+      current.cli(['preview', '--from', '2h', '--audience', 'nobody']),
+    ]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('invalid.yaml:1: rule "broken": categories: the rule has no categories');
+    expect(badWindow.code).toBe(2);
+    expect(badWindow.stderr).toContain('--from "yesterday"');
+    expect(unknownAudience.code).toBe(3);
+  });
+});
+
+describe('replay', () => {
+  it('after an SNS outage for one audience, delivers exactly the missed alerts, and nothing twice', async () => {
+    const current = await startCliSandbox();
+    sandbox = current;
+    // The outage: every chips-team alert fails, transiently, for the whole run.
+    const faults = installSnsFaults(current.stack.clients.sns, {
+      entryFault: ({ deliveryId }) =>
+        deliveryId?.startsWith('chips-team|') ? { code: 'InternalError', senderFault: false } : undefined,
+    });
+    const summary = await current.stack.run();
+    faults.uninstall();
+    expect(summary.status).toBe('incomplete');
+    const missed = summary.audiences['chips-team']?.matched ?? 0;
+    expect(missed).toBeGreaterThan(0);
+    expect(summary.notificationsFailed).toBe(missed);
+    const first = await current.stack.collectDeliveries();
+    expect(first.some((delivery) => delivery.audienceId === 'chips-team')).toBe(false);
+    const { from, to } = windowOf(current, summary);
+
+    // The dry run names what is missing and sends nothing.
+    const dryRun = await current.cli(['--json', 'replay', '--from', from, '--to', to, '--dry-run']);
+    expect(dryRun.code, dryRun.stderr).toBe(0);
+    const planned = dryRun.json<ReplayJson>();
+    expect(planned.wouldPublish).toBe(missed);
+    expect(byAudience(planned.audiences)['chips-team']?.wouldSend).toBe(missed);
+    expect(planned.alreadyDelivered).toBe(first.length);
+    expect(await current.stack.collectDeliveries()).toEqual([]);
+
+    const replay = await current.cli(['--json', 'replay', '--from', from, '--to', to]);
+    expect(replay.code, replay.stderr).toBe(0);
+    expect(replay.json<ReplayJson>()).toMatchObject({ published: missed, alreadyDelivered: first.length });
+    const second = await current.stack.collectDeliveries();
+    expect(second).toHaveLength(missed);
+    expect(second.every((delivery) => delivery.audienceId === 'chips-team')).toBe(true);
+
+    // Together: every audience got exactly what its rules match, each alert once.
+    const all = [...first, ...second].map((delivery) => `${delivery.audienceId}|${delivery.articleKey}`);
+    expect(new Set(all).size).toBe(all.length);
+    const simulator = current.stack.simulator;
+    if (!simulator) throw new Error('the sandbox has a simulator');
+    const expected = expectedDeliveries({
+      articles: simulator.articles(),
+      ruleItems: exampleRules,
+      audienceItems: [...current.stack.topics].map(([audienceId, topicArn]) => ({ audienceId, topicArn })),
+      from: Date.parse(from),
+      to: Date.parse(to),
+      inScope: (media) => media !== OUT_OF_SCOPE_MEDIA,
+    });
+    expect(new Set(all)).toEqual(
+      new Set([...expected].flatMap(([audienceId, keys]) => [...keys].map((key) => `${audienceId}|${key}`))),
+    );
+
+    // Replaying again, or the next scheduled run, sends nothing.
+    const again = await current.cli(['--json', 'replay', '--from', from, '--to', to]);
+    expect(again.json<ReplayJson>()).toMatchObject({ published: 0, alreadyDelivered: all.length });
+    const next = await current.stack.run();
+    expect(next.status).toBe('completed');
+    expect(next.notificationsPublished).toBe(0);
+    expect(await current.stack.collectDeliveries()).toEqual([]);
+
+    // The replay is in the run history.
+    const runs = (await current.cli(['--json', 'runs', 'list'])).json<{ kind: string; published?: number }[]>();
+    expect(runs.filter((run) => run.kind === 'replay').map((run) => run.published)).toEqual([0, missed]);
+  });
+
+  it('sends parked alerts once the audience points at a working topic, and keeps them parked until then', async () => {
+    const current = await startCliSandbox();
+    sandbox = current;
+    const { sns, sqs } = current.stack.clients;
+    await sns.send(new DeleteTopicCommand({ TopicArn: current.stack.topics.get('partner-feed') }));
+    const summary = await current.stack.run();
+    expect(summary.status).toBe('completed');
+    const parked = await current.stack.dependencies.state.listUndeliverable('partner-feed');
+    expect(parked.length).toBe(summary.notificationsParked);
+    expect(parked.length).toBeGreaterThan(0);
+
+    // Still broken: nothing is lost, everything stays parked, exit 1.
+    const stillBroken = await current.cli(['--json', 'replay', '--parked', '--audience', 'partner-feed']);
+    expect(stillBroken.code).toBe(1);
+    expect(stillBroken.stderr).toContain('stay parked');
+    expect(await current.stack.dependencies.state.listUndeliverable('partner-feed')).toHaveLength(parked.length);
+
+    // Fix: a new topic (with a queue to see what arrives), and the audience pointed at it.
+    const { TopicArn } = await sns.send(new CreateTopicCommand({ Name: `${current.prefix}partner-fixed` }));
+    const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: `${current.prefix}partner-fixed` }));
+    const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }));
+    await sns.send(
+      new SubscribeCommand({
+        TopicArn,
+        Protocol: 'sqs',
+        Endpoint: Attributes?.QueueArn,
+        Attributes: { RawMessageDelivery: 'true' },
+      }),
+    );
+    const repoint = await current.cli(['audiences', 'update', 'partner-feed', '--topic-arn', String(TopicArn)]);
+    expect(repoint.code, repoint.stderr).toBe(0);
+
+    const dryRun = await current.cli(['--json', 'replay', '--parked', '--dry-run']);
+    expect(
+      byAudience(dryRun.json<{ audiences: { audienceId: string; wouldSend: number }[] }>().audiences)['partner-feed']
+        ?.wouldSend,
+    ).toBe(parked.length);
+    const replay = await current.cli(['--json', 'replay', '--parked']);
+    expect(replay.code, replay.stderr).toBe(0);
+    expect(
+      byAudience(replay.json<{ audiences: { audienceId: string; sent: number }[] }>().audiences)['partner-feed']?.sent,
+    ).toBe(parked.length);
+    const received = (await drainQueue(sqs, String(QueueUrl))).map(deliveryIdOfBody).sort();
+    expect(received).toEqual(parked.map((record) => `partner-feed|${record.articleKey}`).sort());
+    expect(await current.stack.dependencies.state.listUndeliverable('partner-feed')).toEqual([]);
+
+    // Nothing is left to send, and the ledger knows them now.
+    const again = await current.cli(['--json', 'replay', '--parked']);
+    expect(
+      byAudience(again.json<{ audiences: { audienceId: string; parked: number }[] }>().audiences)['partner-feed']
+        ?.parked,
+    ).toBe(0);
+    expect((await current.stack.dependencies.state.findDelivered(parked)).size).toBe(parked.length);
+  });
+});

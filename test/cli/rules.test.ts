@@ -1,0 +1,312 @@
+/**
+ * `news-alerts rules …` end to end against moto server: what the run accepts the CLI accepts,
+ * a file with any problem is refused whole with its line, field and reason (nothing written),
+ * and every write records who and when, bumps the version and shows the previous one.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConcurrentChangeError } from '../../cli/errors.ts';
+import { getItem, listItems, writeItems } from '../../cli/items.ts';
+import { type CliSandbox, startCliSandbox } from './support.ts';
+
+let sandbox: CliSandbox;
+const rulesTable = () => ({ tableName: sandbox.descriptor.names.rulesTable, keyName: 'ruleId', noun: 'rule' });
+const storedRules = async () =>
+  (await listItems(sandbox.stack.clients.documents, rulesTable())).sort((a, b) =>
+    String(a.ruleId).localeCompare(String(b.ruleId)),
+  );
+
+beforeAll(async () => {
+  sandbox = await startCliSandbox();
+});
+afterAll(async () => {
+  await sandbox?.stop();
+});
+
+const goodFile = `# proposed rules for the chips and quake desks
+rules:
+  - ruleId: chips-wafer
+    audienceId: chips-team
+    description: Wafer and foundry news
+    keywords: [wafer, foundry]
+  - ruleId: quakes
+    audienceId: quake-oncall
+    description: Earthquakes and tsunamis
+    keywords: [earthquake, tsunami, 地震, 지진]
+    urgent: true
+`;
+
+const badFile = `rules:
+  - ruleId: fine-rule
+    audienceId: chips-team
+    keywords: [chip]
+  - ruleId: typo
+    audienceId: chips-team
+    keyword: [wafer]
+  - ruleId: empty-term
+    audienceId: markets-desk
+    categories:
+      - "002*"
+      - ""
+  - ruleId: ghost
+    audienceId: no-such-audience
+    keywords: [x]
+`;
+
+describe('rules list and show', () => {
+  it('lists every rule with the run’s verdict, and shows one; an unknown rule is exit 3', async () => {
+    const list = await sandbox.cli(['--json', 'rules', 'list']);
+    expect(list.code, list.stderr).toBe(0);
+    const rows = list.json<{ ruleId: string; valid: boolean; problem?: string }[]>();
+    expect(rows.map((row) => row.ruleId)).toEqual([
+      'chips-category',
+      'chips-keywords',
+      'markets-finance',
+      'markets-rates',
+      'partner-elections',
+      'quakes',
+      'typo-rule',
+    ]);
+    // The example set's typo, judged with the run's own words.
+    expect(rows.find((row) => row.ruleId === 'typo-rule')).toMatchObject({
+      valid: false,
+      problem: expect.stringContaining('unknown attribute "keyword" (did you mean "keywords"?)'),
+    });
+    expect(rows.filter((row) => !row.valid)).toHaveLength(1);
+
+    const table = await sandbox.cli(['rules', 'list', '--audience', 'markets-desk']);
+    expect(table.code).toBe(0);
+    expect(table.stdout).toContain('markets-rates');
+    expect(table.stdout).toContain('categories 002*; keywords "interest rate", inflation');
+    expect(table.stdout).not.toContain('quakes');
+
+    const show = await sandbox.cli(['--json', 'rules', 'show', 'markets-finance']);
+    expect(show.json()).toMatchObject({ ruleId: 'markets-finance', excludeKeywords: ['rumor'] });
+    const invalidShow = await sandbox.cli(['--json', 'rules', 'show', 'typo-rule']);
+    expect(invalidShow.json()).toEqual({ ruleId: 'typo-rule', audienceId: 'chips-team', keyword: ['wafer'] });
+    expect(invalidShow.stderr).toContain('rule typo-rule is INVALID: unknown attribute');
+
+    const missing = await sandbox.cli(['rules', 'show', 'no-such-rule']);
+    expect(missing.code).toBe(3);
+    expect(missing.stderr).toContain('rule no-such-rule does not exist');
+  });
+});
+
+describe('rules validate and put from files', () => {
+  it('refuses a file with invalid rules and an unknown audience, naming line, field and reason, and writes nothing', async () => {
+    const before = await storedRules();
+    const path = sandbox.file('bad.yaml', badFile);
+    const results = await Promise.all([
+      sandbox.cli(['rules', 'validate', path]),
+      sandbox.cli(['rules', 'put', '--file', path]),
+    ]);
+    for (const result of results) {
+      expect(result.code, result.stderr).toBe(2);
+      expect(result.stderr).toContain(
+        `bad.yaml:7: rule "typo": unknown attribute "keyword" (did you mean "keywords"?)`,
+      );
+      expect(result.stderr).toContain(`bad.yaml:12: rule "empty-term": categories[1]: must not be empty`);
+      expect(result.stderr).toContain(
+        `bad.yaml:14: rule "ghost": audienceId: no valid audience "no-such-audience" exists; create it or fix the rule's audienceId`,
+      );
+      expect(result.stderr).not.toContain('fine-rule');
+    }
+    // The valid rule of the file was not written either.
+    expect(await storedRules()).toEqual(before);
+  });
+
+  it('refuses malformed YAML and JSON with the line of the syntax error', async () => {
+    const before = await storedRules();
+    const [yaml, json, shape] = await Promise.all([
+      sandbox.cli([
+        'rules',
+        'put',
+        '-f',
+        sandbox.file('broken.yaml', 'rules:\n  - ruleId: x\n    audienceId: [chips\n'),
+      ]),
+      sandbox.cli([
+        'rules',
+        'validate',
+        sandbox.file('broken.json', '[\n  {"ruleId": "x",\n   "audienceId": "chips-team",}\n]'),
+      ]),
+      sandbox.cli(['rules', 'put', '-f', sandbox.file('scalar.yaml', 'just a string\n')]),
+    ]);
+    expect(yaml.code).toBe(2);
+    expect(yaml.stderr).toMatch(/broken\.yaml is not valid YAML; nothing was written/);
+    expect(yaml.stderr).toMatch(/broken\.yaml:4:\d+: /);
+
+    expect(json.code).toBe(2);
+    expect(json.stderr).toMatch(/broken\.json:3:\d+: .*JSON/);
+
+    expect(shape.code).toBe(2);
+    expect(shape.stderr).toContain('must hold one rule (an object), a list of them, or {"rules": [...]}');
+    expect(await storedRules()).toEqual(before);
+  });
+
+  it('validate shows what a good file would change without writing; put writes it with who, when and version', async () => {
+    const path = sandbox.file('good.yaml', goodFile);
+    const before = await storedRules();
+    const validate = await sandbox.cli(['--json', 'rules', 'validate', path]);
+    expect(validate.code, validate.stderr).toBe(0);
+    expect(validate.json()).toMatchObject({
+      valid: true,
+      rules: [
+        { ruleId: 'chips-wafer', status: 'new' },
+        { ruleId: 'quakes', status: 'changes description, keywords' },
+      ],
+    });
+    expect(await storedRules()).toEqual(before);
+
+    const put = await sandbox.cli(['rules', 'put', '--file', path], { env: { NEWS_ALERTS_ACTOR: 'alice@ops' } });
+    expect(put.code, put.stderr).toBe(0);
+    expect(put.stdout).toContain('created chips-wafer (version 1)');
+    // The example rule had no version (written as in the console): the previous state is shown.
+    expect(put.stdout).toContain('updated quakes: version (none) → 1; previous: no version (written outside the CLI)');
+    expect(put.stdout).toContain('keywords: ["earthquake","地震","지진"] → ["earthquake","tsunami","地震","지진"]');
+    const stored = await getItem(sandbox.stack.clients.documents, rulesTable(), 'quakes');
+    expect(stored).toMatchObject({
+      version: 1,
+      updatedBy: 'alice@ops',
+      keywords: ['earthquake', 'tsunami', '地震', '지진'],
+    });
+    expect(Date.now() - Date.parse(String(stored?.updatedAt))).toBeLessThan(5 * 60_000);
+
+    // The same file again changes nothing; --actor wins over the variable.
+    const again = await sandbox.cli(['--json', '--actor', 'bob', 'rules', 'put', '--file', path], {
+      env: { NEWS_ALERTS_ACTOR: 'alice@ops' },
+    });
+    expect(again.json<{ results: { action: string }[] }>().results.map((result) => result.action)).toEqual([
+      'unchanged',
+      'unchanged',
+    ]);
+
+    // An edit made from an export of version 1 is refused once the table holds version 2.
+    const edited = goodFile.replace('description: Wafer and foundry news', 'description: Wafers');
+    const bump = await sandbox.cli(['--actor', 'bob', 'rules', 'put', '-f', sandbox.file('edit.yaml', edited)]);
+    expect(bump.stdout).toContain('updated chips-wafer: version 1 → 2; previous: version 1');
+    expect(bump.stdout).toContain('description: "Wafer and foundry news" → "Wafers"');
+    expect(await getItem(sandbox.stack.clients.documents, rulesTable(), 'chips-wafer')).toMatchObject({
+      version: 2,
+      updatedBy: 'bob',
+    });
+    const stale = await sandbox.cli([
+      'rules',
+      'put',
+      '-f',
+      sandbox.file(
+        'stale.json',
+        JSON.stringify({ ruleId: 'chips-wafer', audienceId: 'chips-team', keywords: ['x'], version: 1 }),
+      ),
+    ]);
+    expect(stale.code).toBe(2);
+    expect(stale.stderr).toContain(
+      'stale.json:1: rule "chips-wafer": the file was made from version 1, but the table holds version 2',
+    );
+    expect(await getItem(sandbox.stack.clients.documents, rulesTable(), 'chips-wafer')).toMatchObject({
+      version: 2,
+      description: 'Wafers',
+    });
+  });
+
+  it('a rule exported with show --json can be piped back into put --file -', async () => {
+    const show = await sandbox.cli(['--json', 'rules', 'show', 'markets-rates']);
+    const exported = { ...show.json(), description: 'Rates, inflation and central banks' };
+    const put = await sandbox.cli(['--actor', 'carol', 'rules', 'put', '--file', '-'], {
+      input: JSON.stringify(exported),
+    });
+    expect(put.code, put.stderr).toBe(0);
+    expect(put.stdout).toContain('updated markets-rates');
+    expect(await getItem(sandbox.stack.clients.documents, rulesTable(), 'markets-rates')).toMatchObject({
+      description: 'Rates, inflation and central banks',
+      updatedBy: 'carol',
+    });
+  });
+});
+
+describe('rules put from flags, enable, disable, delete', () => {
+  it('creates a rule from flags, refuses an invalid one, disables, enables and deletes with versions', async () => {
+    const created = await sandbox.cli([
+      '--actor',
+      'dana',
+      'rules',
+      'put',
+      'rate-cuts',
+      '--audience',
+      'markets-desk',
+      '--categories',
+      '002*',
+      '--keywords',
+      'rate cut,rate hike',
+      '--disabled',
+    ]);
+    expect(created.code, created.stderr).toBe(0);
+    expect(await getItem(sandbox.stack.clients.documents, rulesTable(), 'rate-cuts')).toMatchObject({
+      audienceId: 'markets-desk',
+      enabled: false,
+      categories: ['002*'],
+      keywords: ['rate cut', 'rate hike'],
+      version: 1,
+      updatedBy: 'dana',
+    });
+
+    const [noCriteria, unknownAudience] = await Promise.all([
+      sandbox.cli(['rules', 'put', 'flood', '--audience', 'markets-desk']),
+      sandbox.cli(['rules', 'put', 'lost', '--audience', 'nobody', '--keywords', 'x']),
+    ]);
+    expect(noCriteria.code).toBe(2);
+    expect(noCriteria.stderr).toContain('the rule has no categories, keywords, media or statuses');
+    expect(unknownAudience.code).toBe(2);
+    expect(unknownAudience.stderr).toContain('no valid audience "nobody" exists');
+    expect(await getItem(sandbox.stack.clients.documents, rulesTable(), 'flood')).toBeUndefined();
+    expect(await getItem(sandbox.stack.clients.documents, rulesTable(), 'lost')).toBeUndefined();
+
+    const enable = await sandbox.cli(['rules', 'enable', 'rate-cuts']);
+    expect(enable.stdout).toContain('enabled rate-cuts: version 1 → 2');
+    const disable = await sandbox.cli(['--json', 'rules', 'disable', 'rate-cuts', 'chips-category']);
+    expect(disable.json()).toMatchObject({
+      results: [
+        { ruleId: 'rate-cuts', action: 'disabled', version: 3, previousVersion: 2 },
+        { ruleId: 'chips-category', action: 'disabled', version: 1 },
+      ],
+    });
+    // Enabling a rule the run would reject is refused with the reason.
+    const [invalid, missing, unconfirmed] = await Promise.all([
+      sandbox.cli(['rules', 'enable', 'typo-rule']),
+      sandbox.cli(['rules', 'disable', 'no-such-rule']),
+      sandbox.cli(['rules', 'delete', 'rate-cuts']),
+    ]);
+    expect(invalid.code).toBe(2);
+    expect(invalid.stderr).toContain('unknown attribute "keyword"');
+    expect(missing.code).toBe(3);
+    expect(unconfirmed.code).toBe(2);
+    expect(unconfirmed.stderr).toContain('Pass --yes to confirm');
+    expect(await getItem(sandbox.stack.clients.documents, rulesTable(), 'rate-cuts')).toBeDefined();
+    const deleted = await sandbox.cli(['rules', 'delete', 'rate-cuts', '--yes']);
+    expect(deleted.code).toBe(0);
+    expect(deleted.stdout).toContain('deleted rate-cuts (was version 3');
+    expect(await getItem(sandbox.stack.clients.documents, rulesTable(), 'rate-cuts')).toBeUndefined();
+  });
+
+  it('a write that lost a race to another edit fails with nothing written (optimistic lock)', async () => {
+    const documents = sandbox.stack.clients.documents;
+    const read = await getItem(documents, rulesTable(), 'partner-elections');
+    // Someone else saves the rule after we read it...
+    await sandbox.cli(['rules', 'disable', 'partner-elections']);
+    const current = await getItem(documents, rulesTable(), 'partner-elections');
+    // ...so our write, based on the stale read, must not land, and neither may its companion.
+    await expect(
+      writeItems(
+        documents,
+        rulesTable(),
+        {
+          puts: [
+            { id: 'partner-elections', item: { audienceId: 'partner-feed', keywords: ['vote'] }, previous: read },
+            { id: 'companion', item: { audienceId: 'partner-feed', keywords: ['poll'] }, previous: undefined },
+          ],
+        },
+        { actor: 'racer', now: Date.now() },
+      ),
+    ).rejects.toThrow(ConcurrentChangeError);
+    expect(await getItem(documents, rulesTable(), 'partner-elections')).toEqual(current);
+    expect(await getItem(documents, rulesTable(), 'companion')).toBeUndefined();
+  });
+});

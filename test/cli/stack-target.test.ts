@@ -1,0 +1,133 @@
+/**
+ * The deployed-stack target, with moto server standing in for AWS: a CloudFormation stack whose
+ * outputs name a sandbox's tables and topics (the outputs the real stack has), and an alert
+ * function whose environment is the sandbox's alert configuration. The CLI process gets no
+ * `--local`: it finds everything from `--stack`, reaching moto through the standard
+ * AWS_ENDPOINT_URL setting, as it would reach AWS with real credentials. moto runs Lambda
+ * functions without Docker in its "simple" mode, which returns a scripted result: enough to
+ * prove that `run` invokes the function the stack names and reports what it returns.
+ */
+import { CloudFormationClient, CreateStackCommand, DeleteStackCommand } from '@aws-sdk/client-cloudformation';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { localAwsConfig } from '#sandbox/moto';
+import { namesFromOutputs } from '../../cli/stack-target.ts';
+import { type CliSandbox, runCli, startCliSandbox } from './support.ts';
+
+let sandbox: CliSandbox;
+let cloudFormation: CloudFormationClient;
+const stackName = () => `${sandbox.prefix}NewsAlerts`.replace(/[^A-Za-z0-9-]/g, '-');
+
+/** The CLI against the "deployed" stack: no --local, endpoint and credentials from the environment. */
+const stackCli = (args: readonly string[], stack = stackName()) =>
+  runCli(['--stack', stack, '--region', 'us-east-1', ...args], {
+    env: {
+      AWS_ENDPOINT_URL: sandbox.descriptor.endpoint,
+      AWS_ACCESS_KEY_ID: 'test',
+      AWS_SECRET_ACCESS_KEY: 'test',
+      NEWS_ALERTS_ACTOR: undefined,
+    },
+  });
+
+beforeAll(async () => {
+  sandbox = await startCliSandbox();
+  const { endpoint, names } = sandbox.descriptor;
+  cloudFormation = new CloudFormationClient(localAwsConfig(endpoint));
+  const environment = {
+    ...sandbox.descriptor.alertEnvironment,
+    NEWS_API_CA_PEM: sandbox.stack.config.provider.caPem ?? '',
+  };
+  const template = {
+    Resources: {
+      AlertRole: {
+        Type: 'AWS::IAM::Role',
+        Properties: {
+          RoleName: `${sandbox.prefix}alert-run`,
+          AssumeRolePolicyDocument: {
+            Version: '2012-10-17',
+            Statement: [{ Effect: 'Allow', Principal: { Service: 'lambda.amazonaws.com' }, Action: 'sts:AssumeRole' }],
+          },
+        },
+      },
+      AlertRun: {
+        Type: 'AWS::Lambda::Function',
+        Properties: {
+          FunctionName: `${sandbox.prefix}alert-run`,
+          Runtime: 'nodejs22.x',
+          Handler: 'index.handler',
+          Role: { 'Fn::GetAtt': ['AlertRole', 'Arn'] },
+          Code: { ZipFile: 'exports.handler = async () => ({});' },
+          Environment: { Variables: environment },
+        },
+      },
+    },
+    Outputs: {
+      RulesTableName: { Value: names.rulesTable },
+      AudiencesTableName: { Value: names.audiencesTable },
+      StateTableName: { Value: names.stateTable },
+      AudienceTopicPrefix: { Value: names.audienceTopicPrefix },
+      ApiKeySecretArn: { Value: names.apiKeySecretId },
+      AlertFunctionName: { Value: { Ref: 'AlertRun' } },
+      SlackWebhookSecretPrefix: { Value: names.slackWebhookSecretPrefix },
+    },
+  };
+  // Lambda without Docker (set before the function is created: moto keeps such functions apart):
+  // invocations return the results queued through moto's API.
+  await fetch(`${endpoint}/moto-api/config`, {
+    method: 'POST',
+    body: JSON.stringify({ lambda: { use_docker: false } }),
+  });
+  await cloudFormation.send(new CreateStackCommand({ StackName: stackName(), TemplateBody: JSON.stringify(template) }));
+});
+
+afterAll(async () => {
+  await cloudFormation?.send(new DeleteStackCommand({ StackName: stackName() })).catch(() => undefined);
+  cloudFormation?.destroy();
+  await sandbox?.stop();
+});
+
+describe('the deployed stack as target', () => {
+  it('finds tables and topics from the stack outputs and the provider settings from the alert function', async () => {
+    const rules = await stackCli(['--json', 'rules', 'list']);
+    expect(rules.code, rules.stderr).toBe(0);
+    expect(rules.json<{ ruleId: string }[]>()).toHaveLength(7);
+
+    // Writes record the AWS caller (moto's STS) when no actor is given.
+    const disable = await stackCli(['rules', 'disable', 'quakes']);
+    expect(disable.code, disable.stderr).toBe(0);
+    const shown = await stackCli(['--json', 'rules', 'show', 'quakes']);
+    expect(shown.json()).toMatchObject({
+      enabled: false,
+      version: 1,
+      updatedBy: expect.stringMatching(/^arn:aws:(iam|sts)::/),
+    });
+
+    // Preview reads the provider with the function's own configuration (base URL, zone, CA, secret).
+    const preview = await stackCli(['--json', 'preview', '--from', '1d', '--no-samples']);
+    expect(preview.code, preview.stderr).toBe(0);
+    expect(preview.json<{ articles: number }>().articles).toBeGreaterThan(0);
+
+    const created = await stackCli(['audiences', 'create', 'stack-desk', '--name', 'Stack desk']);
+    expect(created.code, created.stderr).toBe(0);
+    expect(created.stdout).toContain(`topic arn:aws:sns:us-east-1:123456789012:${sandbox.prefix}audience-stack-desk`);
+  });
+
+  it('run invokes the alert function the stack names and reports its summary', async () => {
+    const summary = { runId: 'lambda-request-1', status: 'completed', notificationsPublished: 12, audiences: {} };
+    await fetch(`${sandbox.descriptor.endpoint}/moto-api/static/lambda-simple/response`, {
+      method: 'POST',
+      body: JSON.stringify({ results: [JSON.stringify(summary)], region: 'us-east-1' }),
+    });
+    const run = await stackCli(['--json', 'run']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.json()).toMatchObject({ target: `stack ${stackName()}`, summary });
+  });
+
+  it('a stack that does not exist, or lacks the outputs, is exit 3 with what to do', async () => {
+    const missing = await stackCli(['rules', 'list'], `${sandbox.prefix}Nothing`);
+    expect(missing.code).toBe(3);
+    expect(missing.stderr).toContain('does not exist');
+    expect(() => namesFromOutputs('Other', [{ OutputKey: 'RulesTableName', OutputValue: 'r' }])).toThrow(
+      /stack Other has no output AudiencesTableName, StateTableName, AudienceTopicPrefix/,
+    );
+  });
+});

@@ -1,0 +1,170 @@
+/**
+ * End-to-end support for the CLI tests: a local sandbox started in this test process (shared moto
+ * server, the news API simulator on the real clock, the example audiences and rules under a
+ * unique prefix), its descriptor in a temp file, and the real `news-alerts` process run against
+ * it with `--sandbox-file`, as an ops person would run it: real stdout, stderr and exit codes.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { DeleteMessageBatchCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { inject } from 'vitest';
+import { exampleAudiences, exampleRules } from '#sandbox/examples';
+import { type LocalStack, type LocalStackOptions, startLocalStack } from '#sandbox/local-stack';
+import { uniquePrefix } from '#test/aws';
+import { describeLocalStack, type SandboxDescriptor, writeDescriptor } from '../../cli/sandbox-descriptor.ts';
+
+export const projectRoot = fileURLToPath(new URL('../../', import.meta.url));
+const launcher = join(projectRoot, 'bin', 'news-alerts.js');
+
+/** What one CLI process did. */
+export interface CliResult {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  /** stdout parsed as JSON (for `--json` runs). */
+  json<T = Record<string, unknown>>(): T;
+}
+
+/** Runs `news-alerts <args>` in a real process; `input` is piped to stdin (closed otherwise). */
+export function runCli(
+  args: readonly string[],
+  options: { input?: string; env?: Record<string, string | undefined> } = {},
+): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const env: NodeJS.ProcessEnv = { ...process.env, NEWS_ALERTS_ACTOR: undefined, ...options.env };
+    for (const [name, value] of Object.entries(env)) if (value === undefined) delete env[name];
+    const child = spawn(process.execPath, [launcher, ...args], {
+      cwd: projectRoot,
+      env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    child.on('error', reject);
+    child.on('close', (code) =>
+      resolve({
+        code,
+        stdout,
+        stderr,
+        json<T>() {
+          try {
+            return JSON.parse(stdout) as T;
+          } catch (error) {
+            throw new Error(`stdout is not JSON (exit ${code}):\n${stdout}\nstderr:\n${stderr}`, { cause: error });
+          }
+        },
+      }),
+    );
+    child.stdin.end(options.input ?? '');
+  });
+}
+
+/** A sandbox for one test file, with its descriptor and a `cli` bound to it. */
+export interface CliSandbox {
+  readonly stack: LocalStack;
+  readonly prefix: string;
+  readonly descriptorPath: string;
+  readonly descriptor: SandboxDescriptor;
+  /** A scratch folder for files the test writes (rules files...). */
+  readonly dir: string;
+  /** `news-alerts --sandbox-file <descriptor> <args>` */
+  cli(
+    args: readonly string[],
+    options?: { input?: string; env?: Record<string, string | undefined> },
+  ): Promise<CliResult>;
+  /** Writes a file into the scratch folder and returns its path. */
+  file(name: string, content: string): string;
+  stop(): Promise<void>;
+}
+
+/** Alert-function settings of the test sandboxes: the first run looks back a day. */
+export const testEnvironment = {
+  INITIAL_LOOKBACK_MINUTES: '1440',
+  NEWS_API_PAGE_SIZE: '25',
+  NEWS_API_BASE_DELAY_MS: '1',
+  NEWS_API_MAX_DELAY_MS: '5',
+  LEDGER_FLUSH_DELAY_MS: '5',
+} as const;
+
+/** Starts a sandbox on the shared moto server (real clock, seeded articles of the last day). */
+export async function startCliSandbox(
+  options: Partial<Omit<LocalStackOptions, 'motoEndpoint' | 'ca'>> = {},
+): Promise<CliSandbox> {
+  const prefix = uniquePrefix();
+  const motoEndpoint = inject('motoEndpoint');
+  const ca = inject('sandboxCa');
+  const environment = { ...testEnvironment, ...options.environment };
+  const stack = await startLocalStack({
+    motoEndpoint,
+    ca,
+    prefix,
+    audiences: exampleAudiences.map((audience) => ({ item: audience.item, subscribers: [] })),
+    rules: exampleRules,
+    ...options,
+    simulator: { seed: 11, generate: { days: 1, perDay: 80 }, ...options.simulator },
+    environment,
+  });
+  const dir = mkdtempSync(join(tmpdir(), 'news-alerts-cli-'));
+  const caPath = join(dir, 'ca.pem');
+  writeFileSync(caPath, ca.cert);
+  const descriptorPath = join(dir, 'sandbox.json');
+  const descriptor = describeLocalStack(stack, { endpoint: motoEndpoint, prefix, caPath, environment });
+  writeDescriptor(descriptorPath, descriptor);
+  return {
+    stack,
+    prefix,
+    descriptorPath,
+    descriptor,
+    dir,
+    cli: (args, cliOptions) => runCli(['--sandbox-file', descriptorPath, ...args], cliOptions),
+    file(name, content) {
+      const path = join(dir, name);
+      writeFileSync(path, content);
+      return path;
+    },
+    async stop() {
+      await stack.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Receives and deletes every message of a queue (raw bodies). */
+export async function drainQueue(sqs: SQSClient, queueUrl: string): Promise<string[]> {
+  const bodies: string[] = [];
+  for (;;) {
+    const { Messages = [] } = await sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, VisibilityTimeout: 600 }),
+    );
+    if (Messages.length === 0) return bodies;
+    bodies.push(...Messages.map((message) => message.Body ?? ''));
+    await sqs.send(
+      new DeleteMessageBatchCommand({
+        QueueUrl: queueUrl,
+        Entries: Messages.map((message, index) => ({ Id: String(index), ReceiptHandle: message.ReceiptHandle })),
+      }),
+    );
+  }
+}
+
+/** `audienceId|articleKey` of a structured alert body (what audit queues and webhooks receive). */
+export function deliveryIdOfBody(body: string): string {
+  const parsed = JSON.parse(body) as { newsAlerts?: { deliveryId?: string } };
+  return parsed.newsAlerts?.deliveryId ?? '';
+}
+
+/** How many of each value. */
+export function countBy<T>(values: readonly T[], key: (value: T) => string): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const value of values) counts.set(key(value), (counts.get(key(value)) ?? 0) + 1);
+  return counts;
+}
