@@ -9,7 +9,7 @@
  */
 import { CloudFormationClient, CreateStackCommand, DeleteStackCommand } from '@aws-sdk/client-cloudformation';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { localAwsConfig } from '#sandbox/moto';
+import { localAwsConfig, type MotoServer, startMoto } from '#sandbox/moto';
 import { namesFromOutputs } from '../../cli/stack-target.ts';
 import { type CliSandbox, runCli, startCliSandbox } from './support.ts';
 
@@ -28,8 +28,13 @@ const stackCli = (args: readonly string[], stack = stackName()) =>
     },
   });
 
+let moto: MotoServer | undefined;
+
 beforeAll(async () => {
-  sandbox = await startCliSandbox();
+  // A moto server of its own: once it holds a CloudFormation stack and a Lambda function, moto can
+  // no longer dump its state, which other tests read to see SNS email and SMS deliveries.
+  moto = await startMoto();
+  sandbox = await startCliSandbox({ motoEndpoint: moto.endpoint });
   const { endpoint, names } = sandbox.descriptor;
   cloudFormation = new CloudFormationClient(localAwsConfig(endpoint));
   const environment = {
@@ -83,6 +88,7 @@ afterAll(async () => {
   await cloudFormation?.send(new DeleteStackCommand({ StackName: stackName() })).catch(() => undefined);
   cloudFormation?.destroy();
   await sandbox?.stop();
+  await moto?.stop();
 });
 
 describe('the deployed stack as target', () => {

@@ -96,20 +96,20 @@ export const testEnvironment = {
 } as const;
 
 /** Starts a sandbox on the shared moto server (real clock, seeded articles of the last day). */
-export async function startCliSandbox(
-  options: Partial<Omit<LocalStackOptions, 'motoEndpoint' | 'ca'>> = {},
-): Promise<CliSandbox> {
+export async function startCliSandbox(options: Partial<Omit<LocalStackOptions, 'ca'>> = {}): Promise<CliSandbox> {
   const prefix = uniquePrefix();
-  const motoEndpoint = inject('motoEndpoint');
+  // Defaults to the test run's shared moto server; a test that creates resources moto cannot dump
+  // (CloudFormation stacks, Lambda functions) passes its own so others can still read data.json.
+  const motoEndpoint = options.motoEndpoint ?? inject('motoEndpoint');
   const ca = inject('sandboxCa');
   const environment = { ...testEnvironment, ...options.environment };
   const stack = await startLocalStack({
-    motoEndpoint,
     ca,
     prefix,
     audiences: exampleAudiences.map((audience) => ({ item: audience.item, subscribers: [] })),
     rules: exampleRules,
     ...options,
+    motoEndpoint,
     simulator: { seed: 11, generate: { days: 1, perDay: 80 }, ...options.simulator },
     environment,
   });
