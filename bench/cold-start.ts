@@ -1,0 +1,274 @@
+/**
+ * Cold start (DESIGN section 9): the alert handler bundled exactly as the stack bundles it
+ * (`FUNCTION_BUNDLING` of lib/constructs/news-alerts-function.ts, translated to esbuild options the
+ * way aws-cdk-lib's NodejsFunction translates them), and a bare bundle with the same options that
+ * imports only the same three SDK clients (bench/cold-start-bare.ts). Each is imported in fresh
+ * `node` processes, interleaved, with the environment the stack sets and the same
+ * `--enable-source-maps` flag Lambda runs them with (NODE_OPTIONS in the stack).
+ *
+ * A fresh process per sample is what a cold start is: nothing of the previous import is cached
+ * (Node's compile cache is off unless NODE_COMPILE_CACHE is set, and it is not here).
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { type BuildOptions, build } from 'esbuild';
+import { FUNCTION_BUNDLING } from '../lib/constructs/news-alerts-function.ts';
+import { type ProfileEntry, packageOf, projectPath, readCpuProfile, summarizeProfile } from './profile.ts';
+import { median, percentile } from './stats.ts';
+
+/** The bundling props of the stack, as far as the benchmark reads them. */
+export interface FunctionBundling {
+  readonly format: string;
+  readonly target: string;
+  readonly minify: boolean;
+  readonly keepNames: boolean;
+  readonly sourceMap: boolean;
+  readonly sourcesContent: boolean;
+  readonly mainFields: readonly string[];
+  readonly banner: string;
+  readonly bundleAwsSDK: boolean;
+}
+
+/**
+ * The esbuild options NodejsFunction derives from `bundling` (aws-lambda-nodejs/lib/bundling.js:
+ * `--bundle --platform=node --target --format --minify --sourcemap --sources-content=false
+ * --keep-names --banner:js --main-fields`, and `--external:@aws-sdk/*` unless bundleAwsSDK).
+ */
+export function esbuildOptionsFor(bundling: FunctionBundling): BuildOptions {
+  return {
+    bundle: true,
+    platform: 'node',
+    target: bundling.target,
+    format: bundling.format === 'esm' ? 'esm' : 'cjs',
+    minify: bundling.minify,
+    sourcemap: bundling.sourceMap,
+    sourcesContent: bundling.sourcesContent,
+    keepNames: bundling.keepNames,
+    banner: { js: bundling.banner },
+    mainFields: [...bundling.mainFields],
+    external: bundling.bundleAwsSDK ? [] : ['@aws-sdk/*'],
+    logLevel: 'warning',
+  };
+}
+
+/** The stack's own options. */
+export const stackEsbuildOptions = (): BuildOptions => esbuildOptionsFor(FUNCTION_BUNDLING);
+
+/** A bundle on disk. */
+export interface Bundle {
+  readonly name: string;
+  readonly file: string;
+  readonly bytes: number;
+  readonly mapBytes: number;
+  /** Bytes of the bundle per npm package (or project directory), from esbuild's metafile. */
+  readonly composition: readonly { readonly name: string; readonly bytes: number }[];
+}
+
+/** What to bundle: a file, or source text resolved from the project root. */
+export type BundleEntry = { readonly file: string } | { readonly contents: string };
+
+/**
+ * Bundles `entry` with the stack's options into `directory/<name>/index.mjs`. `alias` replaces
+ * packages (what-if bundles only).
+ */
+export async function bundle(
+  name: string,
+  entry: BundleEntry,
+  directory: string,
+  projectRoot: string,
+  alias?: Readonly<Record<string, string>>,
+): Promise<Bundle> {
+  const outdir = join(directory, name.replace(/[^A-Za-z0-9]+/g, '-'));
+  mkdirSync(outdir, { recursive: true });
+  const file = join(outdir, 'index.mjs');
+  const result = await build({
+    ...stackEsbuildOptions(),
+    ...('file' in entry
+      ? { entryPoints: [entry.file] }
+      : { stdin: { contents: entry.contents, resolveDir: projectRoot, sourcefile: `${name}.ts`, loader: 'ts' } }),
+    outfile: file,
+    absWorkingDir: projectRoot,
+    metafile: true,
+    ...(alias === undefined ? {} : { alias: { ...alias } }),
+  });
+  const composition = new Map<string, number>();
+  for (const output of Object.values(result.metafile.outputs)) {
+    for (const [input, { bytesInOutput }] of Object.entries(output.inputs)) {
+      const key = packageOf(input) ?? projectPath(input, projectRoot).split('/').slice(0, 2).join('/');
+      composition.set(key, (composition.get(key) ?? 0) + bytesInOutput);
+    }
+  }
+  return {
+    name,
+    file,
+    bytes: statSync(file).size,
+    mapBytes: statSync(`${file}.map`).size,
+    composition: [...composition].map(([key, bytes]) => ({ name: key, bytes })).sort((a, b) => b.bytes - a.bytes),
+  };
+}
+
+/**
+ * The environment the stack gives the alert function (tokens replaced by plausible values); the
+ * handler validates it at import, so it must be complete.
+ */
+export const handlerEnvironment: Readonly<Record<string, string>> = {
+  PATH: process.env.PATH ?? '',
+  AWS_REGION: 'us-east-1',
+  AWS_ACCESS_KEY_ID: 'test',
+  AWS_SECRET_ACCESS_KEY: 'test',
+  AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+  POWERTOOLS_SERVICE_NAME: 'news-alerts',
+  POWERTOOLS_METRICS_NAMESPACE: 'NewsAlerts',
+  POWERTOOLS_LOG_LEVEL: 'INFO',
+  NEWS_API_BASE_URL: 'https://news-api.example.com/v1',
+  NEWS_API_KEY_SECRET_ID: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:news-alerts-api-key-AbCdEf',
+  NEWS_API_PAGE_SIZE: '100',
+  NEWS_API_TIME_ZONE: 'Asia/Seoul',
+  NEWS_API_PAGINATION: 'PAGE',
+  LATE_ARRIVAL_MINUTES: '60',
+  LEDGER_RETENTION_DAYS: '14',
+  LEASE_SECONDS: '360',
+  RULES_TABLE_NAME: 'news-alerts-rules',
+  AUDIENCES_TABLE_NAME: 'news-alerts-audiences',
+  STATE_TABLE_NAME: 'news-alerts-state',
+};
+
+/**
+ * Imports the bundle and prints how long `import()` took and how long the process had been
+ * running by then. Plain JavaScript for `node --input-type=module -e`.
+ */
+const importProbe = `
+const started = performance.now();
+const module = await import(process.argv[1]);
+const importMs = performance.now() - started;
+if (typeof module.handler !== 'function') { console.error('no handler export'); process.exit(3); }
+process.stdout.write(JSON.stringify({ importMs, sinceStartMs: performance.now() }));
+`;
+
+/** One fresh-process import. */
+export interface ImportSample {
+  /** Time of `await import(bundle)`. */
+  readonly importMs: number;
+  /** From process start to the import's end (Node's own start-up included). */
+  readonly sinceStartMs: number;
+  /** spawn to exit, as seen from the parent. */
+  readonly processMs: number;
+}
+
+/** Imports `file` once in a fresh `node` process with `environment` and the given Node flags. */
+export function importOnce(
+  file: string,
+  environment: Readonly<Record<string, string>>,
+  nodeFlags: readonly string[] = ['--enable-source-maps'],
+): ImportSample {
+  const started = performance.now();
+  const result = spawnSync(
+    process.execPath,
+    [...nodeFlags, '--input-type=module', '-e', importProbe, pathToFileURL(file).href],
+    { encoding: 'utf8', env: { ...environment } },
+  );
+  const processMs = performance.now() - started;
+  if (result.status !== 0) {
+    throw new Error(`importing ${file} failed (exit ${result.status}): ${result.stderr.slice(0, 2000)}`);
+  }
+  const parsed = JSON.parse(result.stdout) as { importMs: number; sinceStartMs: number };
+  return { ...parsed, processMs };
+}
+
+/** Import times of one bundle over repeated fresh processes. */
+export interface ImportTimes {
+  readonly bundle: Bundle;
+  readonly samples: readonly ImportSample[];
+  readonly medianMs: number;
+  readonly p90Ms: number;
+  readonly medianProcessMs: number;
+}
+
+/**
+ * Imports each bundle `repetitions` times, interleaved (A B C A B C ...) so that a burst of load
+ * on the shared machine hits every bundle alike, after one untimed warm-up import each (the OS
+ * file cache).
+ */
+export function timeImports(
+  bundles: readonly Bundle[],
+  repetitions: number,
+  environment: Readonly<Record<string, string>> = handlerEnvironment,
+  nodeFlags?: readonly string[],
+): ImportTimes[] {
+  const samples = bundles.map(() => [] as ImportSample[]);
+  for (const b of bundles) importOnce(b.file, environment, nodeFlags);
+  for (let round = 0; round < repetitions; round++) {
+    bundles.forEach((b, i) => {
+      samples[i]?.push(importOnce(b.file, environment, nodeFlags));
+    });
+  }
+  return bundles.map((b, i) => {
+    const list = samples[i] ?? [];
+    return {
+      bundle: b,
+      samples: list,
+      medianMs: median(list.map((s) => s.importMs)),
+      p90Ms: percentile(
+        list.map((s) => s.importMs),
+        90,
+      ),
+      medianProcessMs: median(list.map((s) => s.processMs)),
+    };
+  });
+}
+
+/** Buckets of an import profile: npm packages, Node's own phases, the bundle's top level. */
+function importCategory(source: string, functionName: string, projectRoot: string): string {
+  if (source === '') return functionName;
+  if (source.startsWith('node:internal/modules/esm')) return 'module compile and link (V8 parse)';
+  if (source.startsWith('node:internal/source_map')) return 'source maps (--enable-source-maps)';
+  if (source.startsWith('node:internal/deps/undici')) return "Node's built-in undici (loaded by a global)";
+  if (source.startsWith('node:')) return 'Node.js start-up and loaders';
+  const pkg = packageOf(source);
+  if (pkg !== undefined) return pkg;
+  const path = projectPath(source, projectRoot);
+  if (path.startsWith('file://') || path.endsWith('index.mjs')) return 'bundle top level (ESM code, lazy compile)';
+  return path.split('/').slice(0, 2).join('/');
+}
+
+/**
+ * `runs` imports of `file` under `node --cpu-prof`, summarized per npm package through the
+ * bundle's source map and averaged over the runs: where the import time goes.
+ */
+export function profileImport(
+  file: string,
+  environment: Readonly<Record<string, string>>,
+  projectRoot: string,
+  runs = 3,
+): ProfileEntry[] {
+  const totals = new Map<string, number>();
+  let all = 0;
+  for (let run = 0; run < runs; run++) {
+    const directory = mkdtempSync(join(tmpdir(), 'news-alerts-import-profile-'));
+    try {
+      importOnce(file, environment, [
+        '--enable-source-maps',
+        '--cpu-prof',
+        `--cpu-prof-dir=${directory}`,
+        '--cpu-prof-interval=100',
+      ]);
+      const [profileFile] = readdirSync(directory).filter((name) => name.endsWith('.cpuprofile'));
+      if (profileFile === undefined) throw new Error('node --cpu-prof wrote no profile');
+      const entries = summarizeProfile(readCpuProfile(join(directory, profileFile)), ({ source, functionName }) =>
+        importCategory(source, functionName, projectRoot),
+      );
+      for (const entry of entries) {
+        totals.set(entry.name, (totals.get(entry.name) ?? 0) + entry.ms);
+        all += entry.ms;
+      }
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
+    }
+  }
+  return [...totals]
+    .map(([name, ms]) => ({ name, ms: ms / runs, share: all > 0 ? ms / all : 0 }))
+    .sort((a, b) => b.ms - a.ms);
+}

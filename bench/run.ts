@@ -1,0 +1,388 @@
+/**
+ * `npm run bench`: the performance targets of DESIGN section 9, measured in one run, printed as
+ * tables and written to bench/RESULTS.md (with the matching plot, bench/matching.svg).
+ *
+ * `npm run bench -- --quick` runs the same steps on smaller inputs in under a minute and writes
+ * bench/RESULTS.quick.md instead (ignored by git), so it never replaces the full run's figures.
+ *
+ * Order matters on a shared two-core machine: the CPU-bound parts (matching, cold-start imports)
+ * run first, before moto server and the simulator start; the end-to-end runs follow. Load
+ * averages are recorded at the start and end of every part. Nothing here asserts a time.
+ */
+import './env.ts';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os, { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { compileRules } from '#core/matcher';
+import type { Rule } from '#core/model';
+import { startMoto } from '#sandbox/moto';
+import { createCertificateAuthority } from '#sandbox/tls';
+import { bundle, handlerEnvironment, profileImport, timeImports } from './cold-start.ts';
+import { runEndToEnd } from './end-to-end.ts';
+import { describeMachine, formatLoad } from './machine.ts';
+import { benchMatching, repeatIndexed } from './matching.ts';
+import { lambdaHeapFlags, retainedCosts, runMemory } from './memory.ts';
+import { logLogPlotSvg } from './plot.ts';
+import { startCpuProfile, summarizeProfile } from './profile.ts';
+import { type BenchReport, renderMarkdown, renderText, type TargetCheck } from './report.ts';
+import {
+  type ColdStartResults,
+  coldStartSection,
+  coldStartTargets,
+  type EndToEndResults,
+  type MatchingCell,
+  type MatchingResults,
+  type MemoryResults,
+  matchingSection,
+  matchingTargets,
+  memorySection,
+  memoryTargets,
+  requestsSection,
+  requestTargets,
+  singleRunLimits,
+  TARGET_ARTICLES,
+  TARGET_RULES,
+  throughputSection,
+} from './sections.ts';
+import { formatRatio } from './stats.ts';
+import { syntheticArticles, syntheticRules } from './synthetic.ts';
+
+const projectRoot = fileURLToPath(new URL('../', import.meta.url));
+
+/** Sizes of one benchmark mode. */
+interface Plan {
+  readonly mode: 'full' | 'quick';
+  readonly matching: {
+    readonly articles: readonly number[];
+    readonly rules: readonly number[];
+    /** Naive sample size by rule count. */
+    readonly naiveSample: (rules: number) => number;
+    readonly repeats: number;
+    readonly profile: boolean;
+  };
+  readonly coldStart: {
+    readonly repetitions: number;
+    readonly attributionRepetitions: number;
+    /** Imports profiled (and averaged) for the import profile. */
+    readonly profileRuns: number;
+  };
+  readonly endToEnd: { readonly articles: number; readonly audiences: number; readonly rulesPerAudience: number };
+  readonly ledgerVariant?: { readonly articles: number; readonly flushDelayMs: number };
+  readonly memory: { readonly articles: number; readonly audiences: number; readonly rulesPerAudience: number };
+  readonly resultsFile: string;
+  readonly plotFile: string;
+}
+
+const plans: Record<'full' | 'quick', Plan> = {
+  full: {
+    mode: 'full',
+    matching: {
+      articles: [1_000, 10_000, 100_000],
+      rules: [1_000, 20_000],
+      naiveSample: (rules) => (rules >= 10_000 ? 500 : 2_000),
+      repeats: 4,
+      profile: true,
+    },
+    coldStart: { repetitions: 15, attributionRepetitions: 15, profileRuns: 5 },
+    endToEnd: { articles: 20_000, audiences: 200, rulesPerAudience: 3 },
+    ledgerVariant: { articles: 5_000, flushDelayMs: 1000 },
+    memory: { articles: 100_000, audiences: 20, rulesPerAudience: 5 },
+    resultsFile: 'RESULTS.md',
+    plotFile: 'matching.svg',
+  },
+  quick: {
+    mode: 'quick',
+    matching: {
+      articles: [1_000, 10_000],
+      rules: [1_000, 20_000],
+      naiveSample: (rules) => (rules >= 10_000 ? 100 : 1_000),
+      repeats: 0,
+      profile: false,
+    },
+    coldStart: { repetitions: 5, attributionRepetitions: 0, profileRuns: 1 },
+    endToEnd: { articles: 2_000, audiences: 40, rulesPerAudience: 3 },
+    memory: { articles: 10_000, audiences: 10, rulesPerAudience: 5 },
+    resultsFile: 'RESULTS.quick.md',
+    plotFile: 'matching.quick.svg',
+  },
+};
+
+/** The stack's defaults the limits paragraph is stated for (lib/config.ts, functions/alert-run/config.ts). */
+const STACK_DEFAULTS = {
+  lambdaMemoryMb: 512,
+  lambdaTimeoutSeconds: 300,
+  softMarginSeconds: 30,
+  maxPages: 1000,
+  pageSize: 100,
+  snsConcurrency: 8,
+} as const;
+
+const SEED = 20_250_101;
+
+/** Load averages around each part, for the noise paragraph. */
+const phases: { name: string; loadStart: number[]; loadEnd: number[]; ms: number }[] = [];
+
+async function phase<T>(name: string, work: () => Promise<T> | T): Promise<T> {
+  const loadStart = os.loadavg();
+  const started = performance.now();
+  process.stderr.write(`bench: ${name} (load ${formatLoad(loadStart)}) ...\n`);
+  const result = await work();
+  const ms = performance.now() - started;
+  phases.push({ name, loadStart, loadEnd: os.loadavg(), ms });
+  process.stderr.write(`bench: ${name} done in ${(ms / 1000).toFixed(1)} s\n`);
+  return result;
+}
+
+async function runMatching(plan: Plan): Promise<MatchingResults> {
+  const { matching } = plan;
+  const articles = syntheticArticles(Math.max(...matching.articles), SEED);
+  const cells: MatchingCell[] = [];
+  let largestRules: Rule[] = [];
+  for (const ruleCount of [...matching.rules].sort((a, b) => a - b)) {
+    const rules = syntheticRules(ruleCount, SEED);
+    largestRules = rules;
+    for (const articleCount of matching.articles) {
+      const window = articles.slice(0, articleCount);
+      const result = benchMatching({
+        articles: window,
+        rules,
+        naiveSample: Math.min(articleCount, matching.naiveSample(ruleCount)),
+      });
+      cells.push({ articles: articleCount, rules: ruleCount, result });
+    }
+  }
+  // The spread of the headline cell, and where its time goes.
+  const repeatsMs =
+    matching.repeats > 0 ? repeatIndexed({ articles, rules: largestRules, repetitions: matching.repeats }) : [];
+  if (!matching.profile) return { cells, repeatsMs };
+  const matcher = compileRules(largestRules);
+  for (const article of articles.slice(0, 500)) matcher.match(article);
+  const profiler = await startCpuProfile(200);
+  for (const article of articles) matcher.match(article);
+  const profile = summarizeProfile(await profiler.stop(), ({ functionName, source }) => {
+    if (source === '') return functionName;
+    const file = source.startsWith(projectRoot) ? source.slice(projectRoot.length) : source;
+    return `${functionName || '(anonymous)'} (${file})`;
+  });
+  return { cells, repeatsMs, profile };
+}
+
+function matchingPlot(results: MatchingResults): string {
+  const colors: Record<number, string> = { 1000: '#1565c0', 20000: '#e65100' };
+  const ruleCounts = [...new Set(results.cells.map((c) => c.rules))].sort((a, b) => a - b);
+  const series = ruleCounts.flatMap((rules) => {
+    const cells = results.cells.filter((c) => c.rules === rules);
+    const color = colors[rules] ?? '#2e7d32';
+    return [
+      {
+        name: `indexed, ${rules.toLocaleString('en-US')} rules`,
+        color,
+        points: cells.map((c) => [c.articles, c.result.indexedMs] as const),
+      },
+      {
+        name: `naive, ${rules.toLocaleString('en-US')} rules`,
+        color,
+        dashed: true,
+        points: cells.map((c) => [c.articles, c.result.naiveMs] as const),
+      },
+    ];
+  });
+  const annotations = results.cells
+    .filter((c) => c.articles === Math.max(...results.cells.map((x) => x.articles)))
+    .map((c) => ({ x: c.articles, y: c.result.indexedMs, text: `${formatRatio(c.result.ratio, 0)} faster` }));
+  return logLogPlotSvg({
+    title: 'Matching time vs articles (log-log; naive extrapolated from samples)',
+    xLabel: 'articles',
+    yLabel: 'time',
+    series,
+    references: [{ y: 2000, label: 'target: 2 s at 100k articles × 20k rules' }],
+    annotations,
+  });
+}
+
+async function runColdStart(plan: Plan, directory: string): Promise<ColdStartResults> {
+  const handler = await bundle('alert-handler', { file: 'functions/alert-run/handler.ts' }, directory, projectRoot);
+  const bare = await bundle('bare-sdk-clients', { file: 'bench/cold-start-bare.ts' }, directory, projectRoot);
+  const [handlerTimes, bareTimes] = timeImports([handler, bare], plan.coldStart.repetitions);
+  if (handlerTimes === undefined || bareTimes === undefined) throw new Error('no import times');
+  let attribution: ColdStartResults['attribution'];
+  if (plan.coldStart.attributionRepetitions > 0) {
+    const withImport = (name: string, specifier: string) =>
+      bundle(
+        name,
+        {
+          contents: `export { handler } from './bench/cold-start-bare.ts';\nimport * as dependency from '${specifier}';\n(globalThis as Record<string, unknown>).__benchKeep = dependency;\n`,
+        },
+        directory,
+        projectRoot,
+      );
+    const withoutUndici = await bundle(
+      'handler, undici stubbed (what-if)',
+      { file: 'functions/alert-run/handler.ts' },
+      directory,
+      projectRoot,
+      { undici: './bench/cold-start-undici-stub.ts' },
+    );
+    const variants = [
+      bare,
+      handler,
+      withoutUndici,
+      await withImport('bare + undici', 'undici'),
+      await withImport('bare + zod', 'zod'),
+      await bundle(
+        'bare + zod/mini (the functions the schemas use)',
+        {
+          contents:
+            "export { handler } from './bench/cold-start-bare.ts';\nimport { array, boolean, enum as enumOf, literal, number, object, optional, pipe, record, string, strictObject, transform, union, unknown } from 'zod/mini';\n(globalThis as Record<string, unknown>).__benchKeep = [array, boolean, enumOf, literal, number, object, optional, pipe, record, string, strictObject, transform, union, unknown];\n",
+        },
+        directory,
+        projectRoot,
+      ),
+      await withImport('bare + luxon', 'luxon'),
+      await withImport('bare + Powertools logger', '@aws-lambda-powertools/logger'),
+    ];
+    attribution = timeImports(variants, plan.coldStart.attributionRepetitions);
+  }
+  return {
+    handler: handlerTimes,
+    bare: bareTimes,
+    repetitions: plan.coldStart.repetitions,
+    ...(attribution === undefined ? {} : { attribution }),
+    profile: profileImport(handler.file, handlerEnvironment, projectRoot, plan.coldStart.profileRuns),
+  };
+}
+
+function noiseParagraphs(matching: MatchingResults, coldStart: ColdStartResults): string[] {
+  const lines = phases.map(
+    (p) => `${p.name}: ${(p.ms / 1000).toFixed(0)} s, load ${formatLoad(p.loadStart)} → ${formatLoad(p.loadEnd)}`,
+  );
+  const spread = (t: ColdStartResults['handler']) => `${t.bundle.name} p90/median ${formatRatio(t.p90Ms / t.medianMs)}`;
+  const paragraphs = [
+    `Load average (1/5/15 min) at the start and end of each part: ${lines.join('; ')}. The machine has ${os.availableParallelism()} cores and is shared, so absolute times move with other work; ratios are taken within one part, with the compared variants interleaved or on the same input back to back.`,
+    `Cold-start spread: ${spread(coldStart.handler)}, ${spread(coldStart.bare)}.`,
+  ];
+  if (matching.repeatsMs.length > 0) {
+    const all = [
+      ...matching.cells
+        .filter((c) => c.articles === TARGET_ARTICLES && c.rules === TARGET_RULES)
+        .map((c) => c.result.indexedMs),
+      ...matching.repeatsMs,
+    ];
+    paragraphs.push(
+      `Matching at 100,000 × 20,000, ${all.length} passes: ${all.map((ms) => `${ms.toFixed(0)} ms`).join(', ')} (max/min ${formatRatio(Math.max(...all) / Math.min(...all))}).`,
+    );
+  }
+  return paragraphs;
+}
+
+async function main(): Promise<void> {
+  const args = new Set(process.argv.slice(2));
+  if (args.has('--help')) {
+    process.stdout.write('usage: npm run bench [-- --quick]\n');
+    return;
+  }
+  const plan = plans[args.has('--quick') ? 'quick' : 'full'];
+  const started = performance.now();
+  const machine = describeMachine(projectRoot);
+  const directory = mkdtempSync(join(tmpdir(), 'news-alerts-bench-'));
+  try {
+    const matching = await phase('matching', () => runMatching(plan));
+    const coldStart = await phase('cold start', () => runColdStart(plan, directory));
+
+    const ca = await createCertificateAuthority();
+    const caBundlePath = join(directory, 'sandbox-ca.pem');
+    writeFileSync(caBundlePath, ca.cert);
+    const moto = await phase('moto server start', () => startMoto({ caBundlePath }));
+    let endToEnd: EndToEndResults;
+    let memory: MemoryResults;
+    try {
+      const base = { motoEndpoint: moto.endpoint, ca, projectRoot, seed: 7, pageSize: 100 };
+      const mainRun = await phase('end-to-end run', () =>
+        runEndToEnd({
+          ...base,
+          articlesPerDay: plan.endToEnd.articles,
+          audiences: plan.endToEnd.audiences,
+          rulesPerAudience: plan.endToEnd.rulesPerAudience,
+        }),
+      );
+      // A fresh emulator for each run: moto keeps every message it delivered, and its state would
+      // slow the later runs down.
+      await moto.reset();
+      const variant = plan.ledgerVariant;
+      const ledgerVariant =
+        variant === undefined
+          ? undefined
+          : await phase('end-to-end run, ledger flush variant', () =>
+              runEndToEnd({
+                ...base,
+                articlesPerDay: variant.articles,
+                audiences: plan.endToEnd.audiences,
+                rulesPerAudience: plan.endToEnd.rulesPerAudience,
+                environment: { LEDGER_FLUSH_DELAY_MS: String(variant.flushDelayMs) },
+              }),
+            );
+      endToEnd = { main: mainRun, ...(ledgerVariant === undefined ? {} : { ledgerVariant }) };
+      await moto.reset();
+      const nodeFlags = lambdaHeapFlags(STACK_DEFAULTS.lambdaMemoryMb);
+      const run = await phase('memory run', () =>
+        runMemory({
+          motoEndpoint: moto.endpoint,
+          ca,
+          handlerBundle: coldStart.handler.bundle,
+          articles: plan.memory.articles,
+          audiences: plan.memory.audiences,
+          rulesPerAudience: plan.memory.rulesPerAudience,
+          seed: 11,
+          nodeFlags,
+        }),
+      );
+      const retained = await phase('retained structures', () =>
+        retainedCosts(run.articlesFetched, Math.max(run.notificationsPublished, mainRun.notificationsPublished), SEED),
+      );
+      memory = { run, nodeFlags, retained };
+    } finally {
+      await moto.stop();
+    }
+
+    const plotPath = join(projectRoot, 'bench', plan.plotFile);
+    writeFileSync(plotPath, matchingPlot(matching));
+    const targets: TargetCheck[] = [
+      ...matchingTargets(matching),
+      ...requestTargets(endToEnd),
+      ...memoryTargets(memory),
+      ...coldStartTargets(coldStart),
+    ];
+    const report: BenchReport = {
+      mode: plan.mode,
+      machine,
+      loadEnd: os.loadavg(),
+      durationMs: performance.now() - started,
+      limits: singleRunLimits({
+        date: machine.date,
+        cpu: `${machine.cpuModel}, ${machine.cores} cores`,
+        matching,
+        endToEnd: endToEnd.main,
+        memory,
+        ...STACK_DEFAULTS,
+      }),
+      targets,
+      noise: noiseParagraphs(matching, coldStart),
+      sections: [
+        matchingSection(matching, plan.plotFile),
+        requestsSection(endToEnd),
+        memorySection(memory),
+        coldStartSection(coldStart),
+        throughputSection(endToEnd.main),
+      ],
+    };
+    process.stdout.write(`${renderText(report)}\n`);
+    const resultsPath = join(projectRoot, 'bench', plan.resultsFile);
+    writeFileSync(resultsPath, renderMarkdown(report));
+    process.stdout.write(`Wrote ${resultsPath} and ${plotPath}\n`);
+  } finally {
+    rmSync(directory, { recursive: true, force: true });
+  }
+}
+
+await main();

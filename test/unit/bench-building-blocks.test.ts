@@ -1,0 +1,270 @@
+/**
+ * The building blocks of `npm run bench` (bench/): report formatting, statistics, request
+ * counting, the esbuild options derived from the stack's bundling, the SVG plot and the profile
+ * summaries. Benchmarks themselves are not tests: nothing here measures or asserts a time.
+ */
+import { describe, expect, it } from 'vitest';
+import { esbuildOptionsFor } from '../../bench/cold-start.ts';
+import { timedNewsSource } from '../../bench/end-to-end.ts';
+import { lambdaHeapFlags } from '../../bench/memory.ts';
+import { logLogPlotSvg } from '../../bench/plot.ts';
+import { type CpuProfile, packageOf, summarizeByCaller, summarizeProfile } from '../../bench/profile.ts';
+import { type BenchReport, renderMarkdown, renderMarkdownTable, renderTextTable } from '../../bench/report.ts';
+import { itemsOf, messageBytesOf } from '../../bench/request-recorder.ts';
+import { scenarioAudiences, scenarioRules } from '../../bench/scenario.ts';
+import { formatRatio, median, percentile, unionLength } from '../../bench/stats.ts';
+import type { ArticlePage, NewsSource } from '../../functions/core/ports.ts';
+import { ESM_REQUIRE_BANNER, FUNCTION_BUNDLING } from '../../lib/constructs/news-alerts-function.ts';
+
+describe('bench statistics', () => {
+  it('interpolates percentiles and medians', () => {
+    expect(median([3, 1, 2])).toBe(2);
+    expect(median([1, 2, 3, 4])).toBe(2.5);
+    expect(percentile([10, 20, 30, 40, 50, 60, 70, 80, 90, 100], 90)).toBeCloseTo(91);
+    expect(Number.isNaN(median([]))).toBe(true);
+  });
+
+  it('counts overlapping intervals once', () => {
+    expect(
+      unionLength([
+        { start: 0, end: 10 },
+        { start: 5, end: 15 },
+        { start: 20, end: 25 },
+        { start: 21, end: 22 },
+      ]),
+    ).toBe(20);
+    expect(unionLength([])).toBe(0);
+  });
+});
+
+describe('bench report', () => {
+  const table = {
+    header: ['kind', 'count'],
+    rows: [
+      ['a|b', '1,000'],
+      ['c', '2'],
+    ],
+    notes: ['a note'],
+  };
+
+  it('renders Markdown tables with right-aligned numbers and escaped pipes', () => {
+    expect(renderMarkdownTable(table)).toBe(
+      ['| kind | count |', '| :--- | ---: |', '| a\\|b | 1,000 |', '| c | 2 |', '', '- a note'].join('\n'),
+    );
+  });
+
+  it('renders aligned text tables for the terminal', () => {
+    expect(renderTextTable(table).split('\n')).toEqual([
+      'kind  count',
+      '----  -----',
+      'a|b   1,000',
+      'c         2',
+      '  a note',
+    ]);
+  });
+
+  it('writes every part of RESULTS.md: limits, machine, targets with verdicts, sections', () => {
+    const report: BenchReport = {
+      mode: 'full',
+      machine: {
+        cpuModel: 'Test CPU',
+        cores: 2,
+        memoryGiB: 4,
+        node: 'v20.0.0',
+        platform: 'Linux',
+        date: '2026-11-22T00:00:00.000Z',
+        commit: 'abc123',
+        loadStart: [0.1, 0.2, 0.3],
+      },
+      loadEnd: [0.4, 0.5, 0.6],
+      durationMs: 61_000,
+      limits: ['**Single-run limits** here.'],
+      targets: [
+        { target: 'fast', measured: '1 s', met: true },
+        { target: 'small', measured: '400 MB', met: false, note: 'why' },
+        { target: 'later', measured: 'n/a', met: undefined },
+      ],
+      noise: ['quiet machine'],
+      sections: [
+        { title: '1. Part', tables: [table], findings: ['found'], image: { path: 'plot.svg', alt: 'a plot' } },
+      ],
+    };
+    const markdown = renderMarkdown(report);
+    expect(markdown).toContain(
+      '## Single-run limits\n\n_For the README (DESIGN section 10)._\n\n**Single-run limits** here.',
+    );
+    expect(markdown).toContain('- Load average (1/5/15 min): 0.10 0.20 0.30 at the start, 0.40 0.50 0.60 at the end');
+    expect(markdown).toContain('| fast | 1 s | met |');
+    expect(markdown).toContain('| small | 400 MB | MISSED |');
+    expect(markdown).toContain('| later | n/a | not measured |');
+    expect(markdown).toContain('![a plot](plot.svg)');
+    expect(markdown).toContain('- found');
+    expect(markdown.endsWith('\n')).toBe(true);
+  });
+
+  it('formats ratios', () => {
+    expect(formatRatio(1.234)).toBe('1.23×');
+    expect(formatRatio(Number.POSITIVE_INFINITY)).toBe('∞×');
+  });
+});
+
+describe('bench request recorder', () => {
+  it('counts the items a batch request carries', () => {
+    expect(itemsOf('BatchGetItemCommand', { RequestItems: { t: { Keys: [{}, {}, {}] } } })).toBe(3);
+    expect(itemsOf('BatchWriteItemCommand', { RequestItems: { t: [{}, {}], u: [{}] } })).toBe(3);
+    expect(itemsOf('PublishBatchCommand', { PublishBatchRequestEntries: [{}, {}] })).toBe(2);
+    expect(itemsOf('GetItemCommand', {})).toBe(1);
+  });
+
+  it('measures PublishBatch messages in UTF-8 bytes', () => {
+    expect(
+      messageBytesOf('PublishBatchCommand', { PublishBatchRequestEntries: [{ Message: 'é', Subject: 'ab' }] }),
+    ).toBe(4);
+    expect(messageBytesOf('BatchGetItemCommand', {})).toBe(0);
+  });
+});
+
+describe('bench cold start', () => {
+  it('bundles with the options NodejsFunction derives from the stack bundling', () => {
+    const options = esbuildOptionsFor(FUNCTION_BUNDLING);
+    expect(options).toMatchObject({
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node22',
+      minify: true,
+      keepNames: true,
+      sourcemap: true,
+      sourcesContent: false,
+      mainFields: ['module', 'main'],
+      banner: { js: ESM_REQUIRE_BANNER },
+      external: [],
+    });
+    expect(esbuildOptionsFor({ ...FUNCTION_BUNDLING, bundleAwsSDK: false }).external).toEqual(['@aws-sdk/*']);
+  });
+});
+
+describe('bench memory', () => {
+  it('sizes the heap as Lambda does for the function memory', () => {
+    expect(lambdaHeapFlags(512)).toEqual(['--max-semi-space-size=25', '--max-old-space-size=461']);
+  });
+});
+
+describe('bench plot', () => {
+  it('draws every series, the reference line and the legend as SVG', () => {
+    const svg = logLogPlotSvg({
+      title: 'T & <t>',
+      xLabel: 'articles',
+      yLabel: 'time',
+      series: [
+        {
+          name: 'indexed',
+          color: '#000',
+          points: [
+            [1_000, 10],
+            [100_000, 900],
+          ],
+        },
+        {
+          name: 'naive',
+          color: '#f00',
+          dashed: true,
+          points: [
+            [1_000, 100],
+            [100_000, 90_000],
+          ],
+        },
+      ],
+      references: [{ y: 2000, label: '2 s' }],
+    });
+    expect(svg.startsWith('<svg')).toBe(true);
+    expect(svg).toContain('T &amp; &lt;t&gt;');
+    expect(svg.match(/<path /g)).toHaveLength(2);
+    expect(svg).toContain('stroke-dasharray="7 5"');
+    expect(svg).toContain('>2 s</text>');
+    expect(svg).toContain('>100k</text>');
+  });
+});
+
+describe('bench profile summaries', () => {
+  // root → run (project) → format (luxon); root → (idle)
+  const profile: CpuProfile = {
+    nodes: [
+      { id: 1, children: [2, 4], callFrame: { functionName: '(root)', url: '', lineNumber: -1, columnNumber: -1 } },
+      {
+        id: 2,
+        children: [3],
+        callFrame: {
+          functionName: 'render',
+          url: 'file:///repo/functions/core/render.ts',
+          lineNumber: 1,
+          columnNumber: 1,
+        },
+      },
+      {
+        id: 3,
+        callFrame: {
+          functionName: 'toFormat',
+          url: 'file:///repo/node_modules/luxon/src/datetime.js',
+          lineNumber: 1,
+          columnNumber: 1,
+        },
+      },
+      { id: 4, callFrame: { functionName: '(idle)', url: '', lineNumber: -1, columnNumber: -1 } },
+    ],
+    samples: [3, 3, 2, 4],
+    timeDeltas: [0, 1000, 1000, 1000, 1000],
+    startTime: 0,
+    endTime: 4000,
+  };
+
+  it('sums self time per bucket', () => {
+    const summary = summarizeProfile(
+      profile,
+      ({ source, functionName }) => packageOf(source) ?? (functionName || source),
+    );
+    expect(summary).toEqual([
+      { name: 'luxon', ms: 2, share: 0.5 },
+      { name: 'render', ms: 1, share: 0.25 },
+      { name: '(idle)', ms: 1, share: 0.25 },
+    ]);
+  });
+
+  it('attributes library time to the nearest project caller', () => {
+    const callers = summarizeByCaller(
+      profile,
+      ({ source }) => packageOf(source) === 'luxon',
+      ({ source, functionName }) => (source.includes('/functions/') ? functionName : undefined),
+    );
+    expect(callers).toEqual([{ name: 'render', ms: 2, share: 0.5 }]);
+  });
+});
+
+describe('bench scenario', () => {
+  it('draws the same valid rule items for a seed, several per audience', () => {
+    const audiences = scenarioAudiences(60);
+    const rules = scenarioRules(audiences, 3, 7);
+    expect(rules).toHaveLength(180);
+    expect(scenarioRules(audiences, 3, 7)).toEqual(rules);
+    expect(new Set(rules.map((rule) => rule.ruleId)).size).toBe(180);
+    expect(new Set(rules.map((rule) => rule.audienceId))).toEqual(new Set(audiences.map((a) => a.item.audienceId)));
+  });
+
+  it('times the waits for provider pages and passes the pages through', async () => {
+    const page = (pageNumber: number): ArticlePage => ({ pageNumber, articles: [], skipped: [], totalCount: 2 });
+    const news: NewsSource = {
+      async *pages() {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        yield page(1);
+        yield page(2);
+      },
+    };
+    const waits = { ms: 0 };
+    const seen: number[] = [];
+    for await (const p of timedNewsSource(news, waits).pages({ from: '2026-11-22', to: '2026-11-22' })) {
+      seen.push(p.pageNumber);
+    }
+    expect(seen).toEqual([1, 2]);
+    expect(waits.ms).toBeGreaterThan(0);
+  });
+});
