@@ -202,13 +202,17 @@ export class NewsLookupClient implements NewsSource {
         fix: `set ${providerEnvironment.pageSize}=${firstCount}`,
       });
     }
-    if (firstCount < pageSize) {
-      yield this.#emit(first, seen);
-      return;
-    }
     if (total === undefined) {
       yield this.#emit(first, seen);
-      yield* this.#sequentialPages(range, 2, pageSize, seen, signal);
+      if (firstCount === 0) return;
+      // Without a total, a short page proves nothing: a provider may cap `size` silently. Read on
+      // until a page is empty or brings no article not seen already (one request more than the
+      // pages themselves, and safe against a provider that repeats its last page).
+      yield* this.#pagesUntilExhausted(range, 2, seen, signal);
+      return;
+    }
+    if (firstCount < pageSize) {
+      yield this.#emit(first, seen);
       return;
     }
     // At least 1: a total smaller than a full first page is the provider's inconsistency, not an end.
@@ -248,6 +252,22 @@ export class NewsLookupClient implements NewsSource {
     // read in order; read on until a short page so nothing is missed.
     if (shifted || lastCount >= pageSize) {
       yield* this.#sequentialPages(range, lastPage + 1, pageSize, seen, signal);
+    }
+  }
+
+  /** Pages from `from` on until one is empty or holds only articles already seen. */
+  async *#pagesUntilExhausted(
+    range: ProviderDateRange,
+    from: number,
+    seen: Set<string>,
+    signal: AbortSignal,
+  ): AsyncGenerator<ArticlePage> {
+    for (let pageNumber = from; ; pageNumber++) {
+      if (pageNumber > this.#config.maxPages) throw this.#pageCapError(range, this.#config.pageSize);
+      const page = await this.#numberedPage(range, pageNumber, signal);
+      const emitted = this.#emit(page, seen);
+      yield emitted;
+      if (itemCount(page) === 0 || (emitted.articles.length === 0 && emitted.skipped.length === 0)) return;
     }
   }
 

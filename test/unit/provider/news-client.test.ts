@@ -115,22 +115,34 @@ describe('NewsLookupClient paging decisions', () => {
     expect(requests.map((r) => r.page)).toEqual([1, 2, 3, 4, 5, 6, 7]);
   });
 
-  it('stops after page 1 when it is short and no total is given', async () => {
+  it('without a total, does not trust a short page: a provider that repeats its last page ends the read', async () => {
     const { agent, requests } = provider(() => ({ status: 200, body: { articles: [item(1), item(2)] } }));
     const pages = await collect(client(agent).instance.pages(range));
-    expect(pages).toHaveLength(1);
-    expect(requests).toHaveLength(1);
+    expect(pages.flatMap((p) => p.articles)).toHaveLength(2);
+    expect(requests).toHaveLength(2);
   });
 
-  it('reads sequentially until a short page when no total is given', async () => {
+  it('without a total, reads until an empty page: one request past the last page', async () => {
     const all = Array.from({ length: 23 }, (_, i) => item(i));
     const { agent, requests } = provider((body) => {
       const page = Number(body.page);
       return { status: 200, body: { articles: all.slice((page - 1) * 10, page * 10) } };
     });
     const pages = await collect(client(agent).instance.pages(range));
-    expect(pages.map((p) => p.pageNumber)).toEqual([1, 2, 3]);
-    expect(requests).toHaveLength(3);
+    expect(pages.map((p) => p.pageNumber)).toEqual([1, 2, 3, 4]);
+    expect(pages.flatMap((p) => p.articles)).toHaveLength(23);
+    expect(requests).toHaveLength(4);
+  });
+
+  it('without a total, reads everything from a provider that silently caps the page size', async () => {
+    // Asked for 10 a page, the provider sends 4: a short page 1 is not the end of the day.
+    const all = Array.from({ length: 11 }, (_, i) => item(i));
+    const { agent } = provider((body) => {
+      const page = Number(body.page);
+      return { status: 200, body: { articles: all.slice((page - 1) * 4, page * 4) } };
+    });
+    const pages = await collect(client(agent).instance.pages(range));
+    expect(pages.flatMap((p) => p.articles)).toHaveLength(11);
   });
 
   it('reads one extra page when the last page is exactly full', async () => {
