@@ -73,13 +73,15 @@ export class LedgerWriter {
 
   #write(records: DeliveryRecord[]): void {
     if (records.length === 0) return;
+    // Every write is attempted even after one failed: each holds notifications SNS already
+    // accepted, and each one the ledger misses is sent again by the next run. The first error is
+    // kept and stops new publishing (see add).
     this.#writes = this.#writes.then(async () => {
-      if (this.#failure !== undefined) return;
       try {
         await this.#state.recordDelivered(records);
         this.#written += records.length;
       } catch (error) {
-        this.#failure = error;
+        this.#failure ??= error;
       }
     });
   }

@@ -185,18 +185,29 @@ export class DeliveryPipeline {
   }
 
   async #deliver(flush: boolean): Promise<void> {
-    const pending = this.#pendingMatches.length;
-    const lookupCount = flush ? pending : pending - (pending % lookupBatchSize);
-    if (lookupCount > 0) {
-      const matches = this.#pendingMatches.splice(0, lookupCount);
-      this.#outbox.add(await this.#freshMessages(matches));
+    try {
+      const pending = this.#pendingMatches.length;
+      const lookupCount = flush ? pending : pending - (pending % lookupBatchSize);
+      if (lookupCount > 0) {
+        const matches = this.#pendingMatches.splice(0, lookupCount);
+        this.#outbox.add(await this.#freshMessages(matches));
+      }
+      const messages = flush ? this.#outbox.drain() : this.#outbox.takeFullBatches();
+      if (messages.length > 0) {
+        if (this.#options.dryRun) this.#pretendToPublish(messages);
+        else await this.#publish(messages);
+      }
+      if (flush || this.#holds.length >= holdBatchSize) await this.#writeHolds();
+    } catch (error) {
+      // Whatever failed (a hold or park write, a lookup), notifications SNS already accepted must
+      // reach the ledger before the error ends the run, or the next run sends them again.
+      await this.#ledger.flush().catch((ledgerError: unknown) =>
+        this.#options.log.error('could not record published notifications in the ledger', {
+          error: describe(ledgerError),
+        }),
+      );
+      throw error;
     }
-    const messages = flush ? this.#outbox.drain() : this.#outbox.takeFullBatches();
-    if (messages.length > 0) {
-      if (this.#options.dryRun) this.#pretendToPublish(messages);
-      else await this.#publish(messages);
-    }
-    if (flush || this.#holds.length >= holdBatchSize) await this.#writeHolds();
     if (flush) await this.#ledger.flush();
   }
 

@@ -6,7 +6,14 @@
 import { DeleteTopicCommand } from '@aws-sdk/client-sns';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DeliveryRecord } from '#core/ports';
-import { firstWindowStart, startTestStack, stateWith, type TestStack, testEpoch } from '#test/run-harness';
+import {
+  firstWindowStart,
+  quietAudiences,
+  startTestStack,
+  stateWith,
+  type TestStack,
+  testEpoch,
+} from '#test/run-harness';
 import { installSnsFaults } from '#test/sns-faults';
 
 const exact = { missing: [], unexpected: [], duplicates: [] };
@@ -153,5 +160,40 @@ describe('no alert is lost or sent twice on the delivery side', () => {
     stack.setTime(testEpoch + 60_000);
     await stack.run();
     expect((await stack.verifyExactlyOnce(firstWindowStart(stack))).duplicates).toEqual([]);
+  });
+
+  it('a failed hold write still records every alert SNS accepted: the next run sends none of them again', async () => {
+    // partner-feed is in quiet hours (00:00 UTC), so its matches are held; the others go at once.
+    const audiences = quietAudiences.map((audience) =>
+      audience.item.audienceId === 'partner-feed'
+        ? { ...audience, item: { ...audience.item, quietHours: { start: '23:00', end: '06:00' } } }
+        : audience,
+    );
+    // A long flush delay: only an explicit flush can write the ledger before the check below,
+    // as in Lambda, where a frozen environment runs no timers.
+    stack = await startTestStack({ audiences, environment: { LEDGER_FLUSH_DELAY_MS: '10000' } });
+    const real = stack.dependencies.state;
+    const failingHolds = stateWith(real, {
+      holdNotifications: async () => {
+        throw new Error('simulated DynamoDB failure while holding notifications');
+      },
+    });
+    await expect(stack.run({ dependencies: { state: failingHolds } })).rejects.toThrow(/holding notifications/);
+    const published = await stack.deliveredSoFar();
+    expect(published.length).toBeGreaterThan(0);
+    const recorded = await real.findDelivered(
+      published.map((id) => {
+        const [audienceId = '', ...rest] = id.split('|');
+        return { audienceId, articleKey: rest.join('|') };
+      }),
+    );
+    expect(published.filter((id) => !recorded.has(id))).toEqual([]);
+
+    await stack.run();
+    const outcome = await stack.verifyExactlyOnce(firstWindowStart(stack));
+    expect(outcome.duplicates).toEqual([]);
+    expect(outcome.unexpected).toEqual([]);
+    // Only the audience in quiet hours is still waiting: its alerts are held for the digest.
+    expect(outcome.missing.every((id) => id.startsWith('partner-feed|'))).toBe(true);
   });
 });

@@ -65,6 +65,20 @@ describe('LedgerWriter', () => {
   });
 });
 
+describe('LedgerWriter after a failed write', () => {
+  it('still attempts the writes queued behind it, and reports the first error', async () => {
+    const store = recordingStore({ failOnCall: 1 });
+    const writer = new LedgerWriter(store, { maxDelayMs: 60_000, now: () => 0 });
+    // Two batches queued before the first write settles: it fails, the second must still be tried.
+    const first = writer.add(published(Array.from({ length: 25 }, (_, i) => message('a', i))));
+    const second = writer.add(published(Array.from({ length: 25 }, (_, i) => message('a', 100 + i))));
+    await expect(first).rejects.toThrow('ledger unavailable');
+    await expect(second).rejects.toThrow('ledger unavailable');
+    expect(store.calls.map((call) => call.length)).toEqual([25, 25]);
+    expect(writer.written).toBe(25);
+  });
+});
+
 describe('Outbox', () => {
   it('releases only whole batches of 10 per topic until drained', () => {
     const outbox = new Outbox();
