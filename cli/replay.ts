@@ -100,6 +100,25 @@ class ReplayLease {
     }
   }
 
+  /**
+   * Renews the lease every third of its duration while a day is being replayed (one day can take
+   * longer than the lease). If renewal fails, `onLost` stops publishing: a scheduled run may have
+   * taken over, and two deliverers must never check the ledger for the same alerts at once.
+   */
+  keepRenewed(onLost: (error: unknown) => void): () => void {
+    const timer = setInterval(
+      () => {
+        this.hold().catch((error: unknown) => {
+          clearInterval(timer);
+          onLost(error);
+        });
+      },
+      Math.max(1000, Math.floor(this.#durationMs / 3)),
+    );
+    timer.unref();
+    return () => clearInterval(timer);
+  }
+
   async release(): Promise<void> {
     if (this.#lease) await this.#state.releaseLease(this.#lease);
   }
@@ -178,8 +197,10 @@ async function replayWindow(context: CommandContext, options: ReplayOptions): Pr
   let articles = 0;
   let daysDone = 0;
   const progress = context.progress();
+  let stopRenewing = () => {};
   try {
     await lease?.hold();
+    stopRenewing = lease?.keepRenewed((error) => abort.abort(error)) ?? stopRenewing;
     progress.start(window.days.length, options.dryRun ? 'dry run' : 'replay');
     for (const day of window.days) {
       if (abort.signal.aborted) break;
@@ -209,6 +230,14 @@ async function replayWindow(context: CommandContext, options: ReplayOptions): Pr
     }
     await pipeline.flush();
   } finally {
+    stopRenewing();
+    // On every path, errors included: what SNS accepted reaches the ledger before the lease goes,
+    // or the next scheduled run would send it again.
+    await pipeline.flush().catch((error: unknown) =>
+      log.error('could not deliver or record the last replayed notifications', {
+        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+      }),
+    );
     progress.stop();
     process.off('SIGINT', interrupt);
     await news.close();
@@ -253,10 +282,12 @@ async function replayWindow(context: CommandContext, options: ReplayOptions): Pr
       ]),
     );
   });
-  if (abort.signal.aborted)
+  if (abort.signal.aborted) {
+    const reason = abort.signal.reason instanceof Error ? abort.signal.reason.message : 'interrupted';
     throw new OperationFailedError(
-      'interrupted; what was sent is in the ledger, so replaying again sends only the rest',
+      `${reason === 'interrupted' ? 'interrupted' : `stopped: ${reason}`}; what was sent is in the ledger, so replaying again sends only the rest`,
     );
+  }
   if (counts.notificationsFailed > 0) {
     throw new OperationFailedError(
       `${counts.notificationsFailed} alert(s) could not be sent; replay again to retry them`,

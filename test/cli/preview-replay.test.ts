@@ -327,4 +327,30 @@ describe('replay', () => {
     ).toBe(0);
     expect((await current.stack.dependencies.state.findDelivered(parked)).size).toBe(parked.length);
   });
+
+  it('a replay the provider stops halfway still records in the ledger every alert it sent', async () => {
+    // A long ledger flush delay: only the replay's own flush can write the last records before it
+    // exits, as with a process that ends right after the error.
+    // Enough articles that full batches are published before the provider fails on page 16.
+    const current = await startCliSandbox({
+      environment: { NEWS_API_PAGE_SIZE: '25', LEDGER_FLUSH_DELAY_MS: '10000' },
+      simulator: { seed: 11, generate: { days: 1, perDay: 1200 } },
+    });
+    sandbox = current;
+    const simulator = current.stack.simulator;
+    if (!simulator) throw new Error('the sandbox has a simulator');
+    const to = new Date(Date.now()).toISOString();
+    const from = new Date(Date.now() - 20 * 60 * 60_000).toISOString();
+    simulator.faults.inject({ kind: 'status', status: 503, times: 100, page: 16 });
+
+    const replay = await current.cli(['--json', 'replay', '--from', from, '--to', to]);
+    expect(replay.code, `${replay.stdout.slice(0, 600)}\n${replay.stderr.slice(0, 600)}`).toBe(1);
+    const sent = (await current.stack.collectDeliveries()).map((delivery) => ({
+      audienceId: delivery.audienceId,
+      articleKey: delivery.articleKey,
+    }));
+    expect(sent.length).toBeGreaterThan(0);
+    const recorded = await current.stack.dependencies.state.findDelivered(sent);
+    expect(sent.filter((key) => !recorded.has(`${key.audienceId}|${key.articleKey}`))).toEqual([]);
+  });
 });
