@@ -45,7 +45,7 @@
  * Lost conditional writes become typed errors (LeaseHeldError, LeaseLostError,
  * WatermarkConflictError), in the manner of Powertools idempotency's persistence layer.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import {
   type AttributeValue,
@@ -403,8 +403,11 @@ export class DynamoStateStore implements StateStore {
             ExpressionAttributeNames: { '#version': 'version' },
             ExpressionAttributeValues: { ':expected': expected.version },
           };
+    // A token per attempt: if the SDK retries a commit whose answer was lost, DynamoDB treats
+    // the retry as the same transaction instead of failing its conditions against its own write.
     const command = () =>
       new TransactWriteCommand({
+        ClientRequestToken: randomUUID(),
         TransactItems: [
           {
             ConditionCheck: {
@@ -587,17 +590,24 @@ export class DynamoStateStore implements StateStore {
       audiences.add(record.key.audienceId);
     }
     if (current.length > 0) transactions.push(current);
-    // Every transaction sets the index to the oldest instant of the whole call: they run
-    // concurrently, and whichever commits first must already write a lower bound.
+    // Every transaction sets the index to the oldest instant of the whole call, so whichever
+    // commits first already writes a lower bound.
     const oldest = new Map<string, number>();
     for (const record of unique.values()) {
       oldest.set(record.key.audienceId, Math.min(oldest.get(record.key.audienceId) ?? record.heldAt, record.heldAt));
     }
-    await settleAll(
-      transactions.map((batch) =>
-        this.#limit(() => this.#transact('holding notifications', this.#holdWrites(batch, oldest))),
-      ),
-    );
+    // One after another: transactions of one audience all update its index item, and DynamoDB
+    // cancels concurrent transactions on the same item (TransactionConflict). Every transaction
+    // is attempted; the first error is rethrown after the others.
+    let failure: { error: unknown } | undefined;
+    for (const batch of transactions) {
+      try {
+        await this.#transact('holding notifications', this.#holdWrites(batch, oldest));
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+    if (failure !== undefined) throw failure.error;
   }
 
   #holdWrites(
@@ -865,7 +875,11 @@ export class DynamoStateStore implements StateStore {
   async #transact(what: string, items: NonNullable<TransactWriteCommandInput['TransactItems']>): Promise<void> {
     for (let attempt = 1; ; attempt += 1) {
       try {
-        await this.#documents.send(new TransactWriteCommand({ TransactItems: items }));
+        // A token per attempt, so the SDK's own retry of a commit whose answer was lost is
+        // idempotent (see advanceWatermark).
+        await this.#documents.send(
+          new TransactWriteCommand({ ClientRequestToken: randomUUID(), TransactItems: items }),
+        );
         return;
       } catch (error) {
         if (!(error instanceof TransactionCanceledException)) throw error;

@@ -140,6 +140,12 @@ async function mapLimit<T, R>(items: readonly T[], limit: number, task: (item: T
  */
 export async function releaseDueDigests(options: DigestReleaseOptions): Promise<void> {
   const { state, log, counts } = options;
+  // Past the hard deadline nothing could be published anyway, and every read or claim would only
+  // eat the margin the run needs to record itself and release the lease: the next run sends them.
+  if (options.publishSignal.aborted) {
+    log.info('time budget reached; due digests wait for the next run');
+    return;
+  }
   const now = options.now();
   const candidates: { entry: HoldingAudience; audience: Audience }[] = [];
   const waiting: string[] = [];
@@ -169,6 +175,9 @@ export async function releaseDueDigests(options: DigestReleaseOptions): Promise<
   for (const work of audiences) works.push(...planReleases(work, now, options));
 
   for (const work of works.filter((candidate) => candidate.messages !== undefined)) {
+    // A release claimed but not published is finished by a later run; one not claimed is simply
+    // planned again. So once the deadline passes, stop claiming.
+    if (options.publishSignal.aborted) break;
     try {
       await state.claimRelease(work.release);
       work.claimed = true;

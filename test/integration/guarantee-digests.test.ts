@@ -255,4 +255,18 @@ describe('held alerts and digests survive every failure', () => {
     expect(parked[0]?.body).toContain('"default"');
     expect(await s.dependencies.state.readHeld('digest-desk')).toEqual({ items: [], releases: [] });
   });
+
+  it('a run past its hard deadline claims no digest; the next run sends it once', async () => {
+    stack = await heldForDigest();
+    const holdsBefore = await stack.dependencies.state.readHeld('digest-desk');
+    // Less time left than the hard margin: the deadline has passed as the run starts.
+    const late = await stack.run({ remainingTimeMs: () => 1000 });
+    expect(late.digestsSent).toBe(0);
+    expect(await stack.dependencies.state.readHeld('digest-desk')).toEqual(holdsBefore);
+    expect((await delivered(stack, { alerts: [], digests: [] })).digests).toEqual([]);
+
+    const next = await stack.run();
+    expect(next.digestsSent).toBe(1);
+    expect((await delivered(stack, { alerts: [], digests: [] })).digests).toEqual([{ id: releaseId, keys: heldKeys }]);
+  });
 });
