@@ -91,6 +91,7 @@ import {
   type Watermark,
 } from '#core/ports';
 import { logger } from '#shared/powertools';
+import { exponentialBackoff } from '#shared/retry';
 
 /** The state table could not be read or written as expected (after retries where they help). */
 export class StateStoreError extends NewsAlertsError {
@@ -1050,8 +1051,9 @@ export class DynamoStateStore implements StateStore {
   }
 }
 
-/** Exponential backoff with full jitter (AWS Architecture Blog, "Exponential Backoff And Jitter"). */
-const backoff = (attempt: number): number => Math.random() * Math.min(backoffCapMs, backoffBaseMs * 2 ** attempt);
+/** Full jitter; the first retry already waits up to twice the base. */
+const backoff = (attempt: number): number =>
+  exponentialBackoff(attempt + 1, { baseMs: backoffBaseMs, maxMs: backoffCapMs, jitter: 'full', random: Math.random });
 
 const transientCodes = new Set(['TransactionConflict', 'ThrottlingError', 'ProvisionedThroughputExceeded']);
 

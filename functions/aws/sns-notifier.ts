@@ -22,6 +22,7 @@ import pLimit, { type LimitFunction } from 'p-limit';
 import { ConfigError } from '#core/errors';
 import type { FailedMessage, Log, Notifier, OutboundMessage, PublishedMessage, PublishOutcome } from '#core/ports';
 import { messageBytes, SNS_MAX_MESSAGE_BYTES } from '#core/render';
+import { exponentialBackoff } from '#shared/retry';
 
 /** PublishBatch takes at most this many entries. */
 export const SNS_MAX_BATCH_ENTRIES = 10;
@@ -385,9 +386,13 @@ export class SnsNotifier implements Notifier {
     }
   }
 
-  /** Exponential backoff with equal jitter: half the step is fixed, half random. */
+  /** Exponential backoff with equal jitter: a retry never comes back at once. */
   #backoff(retry: number): number {
-    const step = Math.min(this.#maxDelayMs, this.#baseDelayMs * 2 ** (retry - 1));
-    return step / 2 + (this.#random() * step) / 2;
+    return exponentialBackoff(retry, {
+      baseMs: this.#baseDelayMs,
+      maxMs: this.#maxDelayMs,
+      jitter: 'equal',
+      random: this.#random,
+    });
   }
 }

@@ -12,7 +12,6 @@
 
 import { setTimeout as delay } from 'node:timers/promises';
 import { rootCertificates } from 'node:tls';
-import { DateTime } from 'luxon';
 import { Agent, type Dispatcher, request } from 'undici';
 import { isProviderDate } from '#core/calendar';
 import { ConfigError, PageCapError, ProviderAuthError, ProviderError, ProviderResponseError } from '#core/errors';
@@ -24,6 +23,7 @@ import {
   type SecretSource,
   silentLog,
 } from '#core/ports';
+import { exponentialBackoff, parseRetryAfter } from '#shared/retry';
 import { type ProviderConfig, providerEnvironment } from './config.ts';
 import { findBodyError, type MappedPage, mapPage, redactSecrets, sampleOf } from './response-mapping.ts';
 
@@ -66,18 +66,6 @@ const tlsErrorCodes = new Set([
 ]);
 
 const retryableStatus = (status: number): boolean => status === 408 || status === 429 || status >= 500;
-
-/**
- * Milliseconds to wait as asked by a `Retry-After` header (delta-seconds or HTTP-date), or
- * `undefined` when there is no usable header. A date in the past means "now" (0).
- */
-export function parseRetryAfter(header: string | string[] | undefined, now: number): number | undefined {
-  const value = (Array.isArray(header) ? header[0] : header)?.trim();
-  if (!value) return undefined;
-  if (/^\d+$/.test(value)) return Number(value) * 1000;
-  const date = DateTime.fromHTTP(value);
-  return date.isValid ? Math.max(0, date.toMillis() - now) : undefined;
-}
 
 /** Where in a run a request belongs, for messages and logs. */
 interface RequestContext {
@@ -461,7 +449,9 @@ export class NewsLookupClient implements NewsSource {
           { cause: outcome.cause },
         );
       }
-      const backoff = Math.floor(this.#random() * Math.min(maxDelayMs, baseDelayMs * 2 ** (attempt - 1)));
+      const backoff = Math.floor(
+        exponentialBackoff(attempt, { baseMs: baseDelayMs, maxMs: maxDelayMs, jitter: 'full', random: this.#random }),
+      );
       const delayMs = Math.max(backoff, outcome.retryAfterMs ?? 0);
       this.#log.warn('news API request failed; retrying', {
         status: outcome.status,

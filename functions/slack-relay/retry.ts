@@ -6,6 +6,8 @@
  * Lambda's async retries (minutes later), which are the better place to wait out a long outage.
  */
 
+import { exponentialBackoff, parseRetryAfter } from '#shared/retry';
+
 /** Settings of the retry policy. */
 export interface RetryPolicy {
   /** Attempts per message in one invocation, the first included. */
@@ -31,22 +33,14 @@ export type RetryDecision =
 /** Whether an HTTP status can succeed on a later attempt. */
 export const isRetryableStatus = (status: number): boolean => status === 408 || status === 429 || status >= 500;
 
-/**
- * Milliseconds a `Retry-After` header asks for: delta-seconds or an HTTP date. Undefined when the
- * header is missing or unreadable (the backoff applies then).
- */
-export function parseRetryAfter(header: string | undefined, now: number): number | undefined {
-  if (header === undefined) return undefined;
-  const trimmed = header.trim();
-  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
-  const at = Date.parse(trimmed);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
-}
+/** Re-exported: the relay's callers read `Retry-After` through this module. */
+export { parseRetryAfter };
 
 /** Exponential backoff with "equal jitter": half fixed, half random, so retries spread out. */
 export function backoffDelay(policy: RetryPolicy, attempt: number, random: () => number): number {
-  const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.max(0, attempt - 1));
-  return Math.round(ceiling / 2 + (ceiling / 2) * random());
+  return Math.round(
+    exponentialBackoff(attempt, { baseMs: policy.baseDelayMs, maxMs: policy.maxDelayMs, jitter: 'equal', random }),
+  );
 }
 
 /**

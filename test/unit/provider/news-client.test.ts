@@ -8,7 +8,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError, PageCapError, ProviderError, ProviderResponseError } from '#core/errors';
 import type { ArticlePage, SecretSource } from '#core/ports';
 import { type ProviderConfigInput, parseProviderConfig } from '#provider/config';
-import { NewsLookupClient, parseRetryAfter } from '#provider/news-client';
+import { NewsLookupClient } from '#provider/news-client';
+import { parseRetryAfter } from '#shared/retry';
 
 type Body = Record<string, unknown>;
 interface Scripted {
