@@ -203,3 +203,32 @@ describe('TermAutomaton', () => {
     );
   });
 });
+
+describe('normalizeText', () => {
+  /** The plain pipeline, without the whitespace shortcut: what normalizeText must equal on any input. */
+  const fullPipeline = (value: string) =>
+    (value as string & { toWellFormed(): string })
+      .toWellFormed()
+      .normalize('NFKC')
+      .toLowerCase()
+      .replace(/\s+/g, ' ')
+      .trim();
+
+  it('equals the plain pipeline on any text: ASCII, Latin-1, any code point, lone surrogates, graphemes', () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.string({ unit: 'binary-ascii' }),
+          // Latin-1 and Latin Extended: no-break space, superscripts, ordinals, dotted capital I.
+          fc.string({ unit: fc.nat({ max: 0x24f }).map((code) => String.fromCharCode(code)) }),
+          fc.string({ unit: 'binary' }),
+          fc.string({ unit: 'grapheme' }),
+        ),
+        (value) => {
+          expect(normalizeText(value)).toBe(fullPipeline(value));
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  });
+});
