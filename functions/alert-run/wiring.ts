@@ -55,6 +55,7 @@ export function createAlertRunDependencies(
       tableName: config.tables.state,
       ledgerRetentionDays: config.ledgerRetentionDays,
       log,
+      ...(options.now ? { now: options.now } : {}),
     }),
     notifier: new SnsNotifier({ client: clients.sns, concurrency: config.snsConcurrency, log }),
     log,

@@ -10,7 +10,8 @@
  *   TTL one day after the lease ends.
  * - delivery ledger: pk `delivery#<audienceId>|<articleKey>` (the port's `deliveryId`), sk `ledger`;
  *   `audienceId`, `articleKey`, `deliveredAt`, `messageId` (when SNS gave one), `ruleIds`.
- *   TTL deliveredAt + ledgerRetentionDays. One partition key per notification spreads a big
+ *   TTL deliveredAt + ledgerRetentionDays, pushed out again when a read finds an entry past half
+ *   its retention (see `findDelivered`). One partition key per notification spreads a big
  *   run's writes evenly, as an idempotency table does; an audience-keyed partition would turn a
  *   broad audience into a hot key (1,000 writes/s per partition).
  * - undeliverable: pk `undeliverable#<audienceId>`, sk `<articleKey>`; every UndeliverableRecord
@@ -119,6 +120,8 @@ export interface DynamoStateStoreOptions {
   readonly concurrency?: number;
   /** Waits between retries of unprocessed batch items; tests pass a fast one. */
   readonly sleep?: (ms: number) => Promise<void>;
+  /** The clock ledger expiry is extended by (see `findDelivered`); tests pass a fixed one. */
+  readonly now?: () => number;
   readonly log?: Log;
 }
 
@@ -300,6 +303,7 @@ export class DynamoStateStore implements StateStore {
   readonly #budgetRetentionDays: number;
   readonly #limit: LimitFunction;
   readonly #sleep: (ms: number) => Promise<void>;
+  readonly #now: () => number;
   readonly #log: Log;
 
   constructor(options: DynamoStateStoreOptions) {
@@ -313,6 +317,7 @@ export class DynamoStateStore implements StateStore {
     // One limiter per store: concurrent findDelivered/recordDelivered calls share the bound.
     this.#limit = pLimit(options.concurrency ?? 4);
     this.#sleep = options.sleep ?? ((ms) => delay(ms));
+    this.#now = options.now ?? Date.now;
     this.#log = options.log ?? logger;
   }
 
@@ -501,6 +506,13 @@ export class DynamoStateStore implements StateStore {
 
   // --- Delivery ledger ------------------------------------------------------------------------
 
+  /**
+   * Also keeps the ledger longer than any re-read: an entry found with less than half its retention
+   * left gets a full retention again (one conditional UpdateItem each). Normal runs re-read a day
+   * or two, so this never fires; it matters when the watermark is stuck (an audience's topic
+   * failing for a week, an outage) and every run re-reads the same old window, whose entries would
+   * otherwise expire under it and send those alerts again.
+   */
   async findDelivered(keys: readonly DeliveryKey[]): Promise<Set<string>> {
     const wanted = new Map<string, { key: Key; ids: Set<string> }>();
     for (const key of keys) {
@@ -510,6 +522,8 @@ export class DynamoStateStore implements StateStore {
       wanted.set(keyString(itemKey), entry);
     }
     const delivered = new Set<string>();
+    const now = this.#now();
+    const expiring: Key[] = [];
     const batches = chunk(
       [...wanted.values()].map((entry) => entry.key),
       batchGetLimit,
@@ -525,8 +539,8 @@ export class DynamoStateStore implements StateStore {
                     Keys: [...pending],
                     // A ledger entry written by the previous run must be seen, or its alert goes out twice.
                     ConsistentRead: true,
-                    ProjectionExpression: '#pk, #sk',
-                    ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk' },
+                    ProjectionExpression: '#pk, #sk, #expiresAt',
+                    ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk', '#expiresAt': 'expiresAt' },
                   },
                 },
               }),
@@ -535,13 +549,61 @@ export class DynamoStateStore implements StateStore {
             for (const item of output.Responses?.[this.#table] ?? []) {
               const entry = wanted.get(keyString({ pk: String(item.pk), sk: String(item.sk) }));
               for (const id of entry?.ids ?? []) delivered.add(id);
+              if (entry && this.#ledgerExpiresSoon(item.expiresAt, now)) expiring.push(entry.key);
             }
             return (output.UnprocessedKeys?.[this.#table]?.Keys ?? []) as Key[];
           }),
         ),
       ),
     );
+    await this.#extendLedger(expiring, now);
     return delivered;
+  }
+
+  /** Whether a ledger entry's TTL (epoch seconds) is less than half the retention away. */
+  #ledgerExpiresSoon(expiresAt: unknown, now: number): boolean {
+    return typeof expiresAt === 'number' && expiresAt < ttlSeconds(now, this.#ledgerRetentionDays / 2);
+  }
+
+  /**
+   * Gives ledger entries a full retention from `now`. An entry already gone is not recreated, and
+   * a failure is logged, not thrown: the delivery answer stands, and the next read tries again.
+   */
+  async #extendLedger(keys: readonly Key[], now: number): Promise<void> {
+    if (keys.length === 0) return;
+    const expiresAt = ttlSeconds(now, this.#ledgerRetentionDays);
+    const results = await Promise.allSettled(
+      keys.map((key) =>
+        this.#limit(() =>
+          this.#documents.send(
+            new UpdateCommand({
+              TableName: this.#table,
+              Key: key,
+              UpdateExpression: 'SET #expiresAt = :expiresAt',
+              ConditionExpression: 'attribute_exists(#pk) AND #expiresAt < :expiresAt',
+              ExpressionAttributeNames: { '#pk': 'pk', '#expiresAt': 'expiresAt' },
+              ExpressionAttributeValues: { ':expiresAt': expiresAt },
+            }),
+          ),
+        ),
+      ),
+    );
+    const failures = results.flatMap((result) =>
+      result.status === 'rejected' && !(result.reason instanceof ConditionalCheckFailedException)
+        ? [result.reason]
+        : [],
+    );
+    this.#log.info('extended the retention of old delivery-ledger entries that were read again', {
+      entries: keys.length,
+      failed: failures.length,
+      expiresAt,
+    });
+    if (failures.length > 0) {
+      this.#log.warn('could not extend some delivery-ledger entries; the next read tries again', {
+        failed: failures.length,
+        error: failures[0] instanceof Error ? failures[0].message : String(failures[0]),
+      });
+    }
   }
 
   async recordDelivered(records: readonly DeliveryRecord[]): Promise<void> {

@@ -13,6 +13,7 @@ import {
   type BatchGetCommandOutput,
   type BatchWriteCommandInput,
   type BatchWriteCommandOutput,
+  DeleteCommand,
   type DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
@@ -37,6 +38,7 @@ import {
 } from '#core/ports';
 import { createTables, tableNamesFor } from '#sandbox/tables';
 import { type AwsClients, awsClients, uniquePrefix } from '#test/aws';
+import { captureLog } from '#test/run-harness';
 
 const t0 = Date.UTC(2025, 2, 1, 9, 0, 0);
 const minute = 60_000;
@@ -64,6 +66,7 @@ async function setup(options: Partial<DynamoStateStoreOptions> = {}): Promise<Se
     sleep: async (ms) => {
       sleeps.push(ms);
     },
+    now: () => t0,
     ...options,
   });
   return { clients, table: names.state, store, sleeps };
@@ -71,7 +74,7 @@ async function setup(options: Partial<DynamoStateStoreOptions> = {}): Promise<Se
 
 /** A second store on its own clients, so middleware on the first never sees its requests. */
 const observer = (table: string) =>
-  new DynamoStateStore({ documents: awsClients().documents, tableName: table, log: silentLog });
+  new DynamoStateStore({ documents: awsClients().documents, tableName: table, log: silentLog, now: () => t0 });
 
 async function rawItem(documents: DynamoDBDocumentClient, table: string, key: { pk: string; sk: string }) {
   const { Item } = await documents.send(new GetCommand({ TableName: table, Key: key, ConsistentRead: true }));
@@ -553,6 +556,78 @@ describe('delivery ledger', () => {
     const [key] = deliveryKeys(1);
     await store.recordDelivered([{ ...key!, deliveredAt: t0 - 30 * day, ruleIds: [] }]);
     expect(await store.findDelivered([key!])).toEqual(new Set([deliveryId(key!)]));
+  });
+
+  it('gives an entry read again with less than half its retention left a full retention, and leaves younger ones alone', async () => {
+    // A stuck watermark makes every run re-read the same old window: its ledger entries must not
+    // expire under it, or those alerts go out again.
+    const { store, clients, table } = await setup({ ledgerRetentionDays: 14, now: () => t0 + 8 * day });
+    const [old, young, expired] = deliveryKeys(3);
+    await store.recordDelivered([
+      { ...old!, deliveredAt: t0, ruleIds: ['rule-a'] },
+      { ...young!, deliveredAt: t0 + 7 * day, ruleIds: ['rule-a'] },
+      { ...expired!, deliveredAt: t0 - 20 * day, ruleIds: ['rule-a'] },
+    ]);
+    const calls = recordCalls(clients.documents);
+
+    expect(await store.findDelivered([old!, young!, expired!])).toEqual(
+      new Set([old, young, expired].map((key) => deliveryId(key!))),
+    );
+
+    const extended = Math.floor((t0 + 8 * day) / 1000) + 14 * 86_400;
+    expect((await rawItem(clients.documents, table, deliveryItemKey(old!)))?.expiresAt).toBe(extended);
+    expect((await rawItem(clients.documents, table, deliveryItemKey(expired!)))?.expiresAt).toBe(extended);
+    expect((await rawItem(clients.documents, table, deliveryItemKey(young!)))?.expiresAt).toBe(
+      Math.floor((t0 + 7 * day) / 1000) + 14 * 86_400,
+    );
+    expect(calls.filter((call) => call.command === 'UpdateItemCommand')).toHaveLength(2);
+    // The rest of the entry is untouched.
+    expect((await rawItem(clients.documents, table, deliveryItemKey(old!)))?.deliveredAt).toBe(t0);
+  });
+
+  it('reads a fresh ledger without extra writes, and never recreates an entry deleted meanwhile', async () => {
+    const { store, clients, table } = await setup({ ledgerRetentionDays: 14, now: () => t0 + 10 * day });
+    const keys = deliveryKeys(30);
+    await store.recordDelivered(deliveries(keys, t0 + 9 * day));
+    const [gone] = deliveryKeys(1, 'night-desk');
+    await store.recordDelivered([{ ...gone!, deliveredAt: t0, ruleIds: [] }]);
+    const calls = recordCalls(clients.documents);
+
+    expect((await store.findDelivered(keys)).size).toBe(30);
+    expect(calls.map((call) => call.command)).toEqual(['BatchGetItemCommand']);
+
+    // TTL deletes the entry between the read and the extension: the update must not bring it back.
+    clients.documents.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'UpdateItemCommand') {
+          await clients.documents.send(new DeleteCommand({ TableName: table, Key: deliveryItemKey(gone!) }));
+        }
+        return await next(args);
+      },
+      { step: 'initialize', name: 'deleteBeforeUpdate' },
+    );
+    expect(await store.findDelivered([gone!])).toEqual(new Set([deliveryId(gone!)]));
+    expect(await rawItem(clients.documents, table, deliveryItemKey(gone!))).toBeUndefined();
+  });
+
+  it('still answers when extending old entries fails, and says so in a warning', async () => {
+    const log = captureLog();
+    const { store, clients, table } = await setup({ ledgerRetentionDays: 14, now: () => t0 + 10 * day, log });
+    const [key] = deliveryKeys(1);
+    await store.recordDelivered([{ ...key!, deliveredAt: t0, ruleIds: [] }]);
+    clients.documents.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'UpdateItemCommand') throw new Error('throttled for good');
+        return await next(args);
+      },
+      { step: 'initialize', name: 'failUpdates' },
+    );
+
+    expect(await store.findDelivered([key!])).toEqual(new Set([deliveryId(key!)]));
+    expect((await rawItem(clients.documents, table, deliveryItemKey(key!)))?.expiresAt).toBe(
+      Math.floor(t0 / 1000) + 14 * 86_400,
+    );
+    expect(log.lines.filter((line) => line.includes('"WARN"') && line.includes('throttled for good'))).toHaveLength(1);
   });
 });
 
