@@ -11,6 +11,7 @@ import { logLogPlotSvg } from '../../bench/plot.ts';
 import { type CpuProfile, packageOf, summarizeByCaller, summarizeProfile } from '../../bench/profile.ts';
 import { type BenchReport, renderMarkdown, renderMarkdownTable, renderTextTable } from '../../bench/report.ts';
 import { itemsOf, messageBytesOf } from '../../bench/request-recorder.ts';
+import { type MatchingResults, matchingTargets } from '../../bench/sections.ts';
 import { scenarioAudiences, scenarioRules } from '../../bench/scenario.ts';
 import { formatRatio, median, percentile, unionLength } from '../../bench/stats.ts';
 import type { ArticlePage, NewsSource } from '../../functions/core/ports.ts';
@@ -105,6 +106,49 @@ describe('bench report', () => {
   it('formats ratios', () => {
     expect(formatRatio(1.234)).toBe('1.23×');
     expect(formatRatio(Number.POSITIVE_INFINITY)).toBe('∞×');
+  });
+});
+
+describe('bench matching targets', () => {
+  const results = (indexedMs: number, repeatsMs: number[]): MatchingResults => ({
+    cells: [
+      {
+        articles: 100_000,
+        rules: 20_000,
+        result: {
+          compileMs: 450,
+          indexedMs,
+          indexedCpuMs: indexedMs,
+          naiveMs: 1_000_000,
+          naiveArticles: 500,
+          ratio: 1_000_000 / indexedMs,
+          matches: 2_410_000,
+          ruleMatches: 2_600_000,
+        },
+      },
+    ],
+    repeatsMs,
+    profile: [
+      { name: 'match (functions/core/matcher.ts)', ms: 900, share: 0.363 },
+      { name: 'scan (functions/core/text.ts)', ms: 820, share: 0.335 },
+      { name: 'normalizeText (functions/core/text.ts)', ms: 270, share: 0.111 },
+    ],
+  });
+
+  it('explains a missed time target with the figures of the same run, not fixed text', () => {
+    const [time, ratio] = matchingTargets(results(2300, [2100, 2500, 1900]));
+    expect(time?.met).toBe(false);
+    expect(time?.note).toContain('24.1 audiences');
+    expect(time?.note).toContain('2,410,000 AudienceMatch results');
+    expect(time?.note).toMatch(/36\.3% in the match loop, 33\.5% in the keyword scan, 11\.1% in normalization/);
+    expect(time?.note).toContain('1,900 ms–2,500 ms');
+    expect(ratio?.met).toBe(true);
+  });
+
+  it('adds no note when the target is met', () => {
+    const [time] = matchingTargets(results(1500, [1400, 1600]));
+    expect(time?.met).toBe(true);
+    expect(time?.note).toBeUndefined();
   });
 });
 
