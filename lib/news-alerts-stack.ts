@@ -76,6 +76,7 @@ export class NewsAlertsStack extends Stack {
       logRetention,
       removalPolicy,
     });
+    relay.rememberPostsIn(tables.state);
     for (const audience of config.audiences) {
       const topic = topics.topics.get(audience.audienceId);
       if (audience.slack !== undefined && topic !== undefined) {

@@ -36,6 +36,16 @@ export const slackRelayEnvironment: readonly RelayVariable[] = [
   { name: 'SLACK_BASE_DELAY_MS', default: '500', description: 'First backoff delay; doubles per retry.' },
   { name: 'SLACK_MAX_DELAY_MS', default: '8000', description: 'Longest backoff delay.' },
   { name: 'SLACK_REQUEST_TIMEOUT_MS', default: '5000', description: 'Connect + response timeout of one post.' },
+  {
+    name: 'POSTED_ALERTS_TABLE',
+    description:
+      'Table that remembers which deliveries were posted (the state table, partition `slack#posted`), so a repeated delivery is not posted twice. Unset: every repeat is posted again.',
+  },
+  {
+    name: 'SLACK_REMEMBER_POSTS_HOURS',
+    default: '168',
+    description: 'How long a posted delivery is remembered; repeats later than this are posted again.',
+  },
 ];
 
 const integer = (min: number, max: number, fallback: number) =>
@@ -61,6 +71,8 @@ const EnvironmentSchema = z.object({
   SLACK_BASE_DELAY_MS: integer(0, 60_000, 500),
   SLACK_MAX_DELAY_MS: integer(0, 300_000, 8000),
   SLACK_REQUEST_TIMEOUT_MS: integer(100, 60_000, 5000),
+  POSTED_ALERTS_TABLE: z.string().trim().optional(),
+  SLACK_REMEMBER_POSTS_HOURS: integer(1, 24 * 90, 168),
 });
 
 /** Validated relay settings. */
@@ -71,6 +83,8 @@ export interface SlackRelayConfig {
   readonly webhookSecrets: Readonly<Record<string, string>>;
   readonly webhookCacheSeconds: number;
   readonly retry: RetryPolicy;
+  /** Where posted deliveries are remembered; undefined: not remembered. */
+  readonly postedAlerts: { readonly tableName: string; readonly rememberSeconds: number } | undefined;
 }
 
 /**
@@ -95,5 +109,9 @@ export function loadSlackRelayConfig(env: Readonly<Record<string, string | undef
       maxDelayMs: e.SLACK_MAX_DELAY_MS,
       requestTimeoutMs: e.SLACK_REQUEST_TIMEOUT_MS,
     },
+    postedAlerts:
+      e.POSTED_ALERTS_TABLE === undefined || e.POSTED_ALERTS_TABLE === ''
+        ? undefined
+        : { tableName: e.POSTED_ALERTS_TABLE, rememberSeconds: e.SLACK_REMEMBER_POSTS_HOURS * 3600 },
   };
 }

@@ -23,7 +23,16 @@ export interface RelayCounters {
   posted(): void;
   retried(): void;
   failed(): void;
+  /** A delivery that was already posted arrived again and was not posted twice. */
+  duplicate(): void;
 }
+
+/**
+ * Runs `post` at most once per delivery id, returning the first run's result to every repeat (the
+ * handler uses Powertools idempotency on the state table; see idempotency.ts). A failed `post` is
+ * forgotten, so Lambda's retry posts again.
+ */
+export type OncePerDelivery = (deliveryId: string, post: () => Promise<RelayResult>) => Promise<RelayResult>;
 
 /** What the relay needs from outside. */
 export interface SlackRelayDependencies {
@@ -34,6 +43,12 @@ export interface SlackRelayDependencies {
   /** `<prefix>-audience-`: topic names map to audience ids through it. */
   readonly topicNamePrefix: string;
   readonly counters?: RelayCounters | undefined;
+  /**
+   * Without it every repeat is posted again: SNS delivers to Lambda at least once, Lambda retries
+   * an invocation that failed after posting, and the alert run's one accepted duplicate (a crash
+   * between SNS accepting a message and the ledger write) republishes the same delivery id.
+   */
+  readonly oncePerDelivery?: OncePerDelivery | undefined;
   readonly sleep?: ((ms: number) => Promise<void>) | undefined;
   readonly random?: (() => number) | undefined;
   readonly now?: (() => number) | undefined;
@@ -49,10 +64,11 @@ export interface RelayResult {
   readonly messageId: string;
   readonly audienceId: string;
   readonly deliveryId: string;
+  /** Posts it took; 0 when the delivery had been posted before and was not posted again. */
   readonly attempts: number;
 }
 
-const noCounters: RelayCounters = { posted() {}, retried() {}, failed() {} };
+const noCounters: RelayCounters = { posted() {}, retried() {}, failed() {}, duplicate() {} };
 
 /** Relays SNS deliveries of alert documents to each audience's Slack incoming webhook. */
 export class SlackRelay {
@@ -111,6 +127,30 @@ export class SlackRelay {
     }
     const audienceId = this.#audienceOf(alert, topicArn, messageId);
     const context = { messageId, audienceId, deliveryId: alert.deliveryId };
+    const once = this.#deps.oncePerDelivery;
+    if (once === undefined) return await this.#post(alert, context, invocation);
+    let posted = false;
+    const result = await once(alert.deliveryId, () => {
+      posted = true;
+      return this.#post(alert, context, invocation);
+    });
+    if (!posted) {
+      this.#counters.duplicate();
+      this.#deps.log.info('alert already posted to Slack; not posted again', {
+        ...context,
+        firstMessageId: result.messageId,
+      });
+    }
+    return { ...context, attempts: posted ? result.attempts : 0 };
+  }
+
+  /** Posts a parsed alert, retrying what is worth retrying. */
+  async #post(
+    alert: Alert,
+    context: { messageId: string; audienceId: string; deliveryId: string },
+    invocation: RelayInvocation,
+  ): Promise<RelayResult> {
+    const { audienceId } = context;
     const body = JSON.stringify(renderSlackMessage(alert));
 
     let webhook = await this.#webhook(audienceId, context, false);

@@ -307,7 +307,12 @@ export class Monitoring extends Construct {
       }),
       new cloudwatch.GraphWidget({
         title: 'Slack relay',
-        left: [sum('SlackMessagesPosted'), sum('SlackPostRetries'), sum('SlackMessagesFailed')],
+        left: [
+          sum('SlackMessagesPosted'),
+          sum('SlackPostRetries'),
+          sum('SlackMessagesFailed'),
+          sum('SlackDuplicatesSkipped'),
+        ],
         right: [
           p.relayFunction.metricErrors({ period, statistic: 'Sum' }).with({ label: 'relay Errors' }),
           p.relayFunction.metricThrottles({ period, statistic: 'Sum' }).with({ label: 'relay Throttles' }),

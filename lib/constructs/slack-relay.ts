@@ -1,4 +1,5 @@
 import { ArnFormat, Duration, type RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import type * as logs from 'aws-cdk-lib/aws-logs';
@@ -6,6 +7,7 @@ import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
+import { slackPostedPartition } from '#aws/table-layout';
 import { DeadLetterQueue } from './dead-letter-queue.ts';
 import { NewsAlertsFunction } from './news-alerts-function.ts';
 import { EmptySecret, importSecret } from './secrets.ts';
@@ -93,6 +95,24 @@ export class SlackRelay extends Construct {
       id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:secret:${this.secretNamePrefix}*]`,
       reason: `Webhook secrets are named ${this.secretNamePrefix}<audienceId>, also for audiences the CLI adds after the deploy; the wildcard covers that name prefix only.`,
     });
+  }
+
+  /**
+   * Lets the relay remember which deliveries it posted in `table` (the state table), so a repeated
+   * delivery is not posted twice: sets POSTED_ALERTS_TABLE and grants item access limited to the
+   * relay's own partition key.
+   */
+  rememberPostsIn(table: dynamodb.ITable): void {
+    this.function.addEnvironment('POSTED_ALERTS_TABLE', table.tableName);
+    this.function.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
+        resources: [table.tableArn],
+        conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [slackPostedPartition] } },
+      }),
+    );
+    // The actions DynamoDB calls on the caller's behalf for a customer-managed table key, no wildcards.
+    table.encryptionKey?.grant(this.function, 'kms:Decrypt', 'kms:Encrypt', 'kms:GenerateDataKey', 'kms:DescribeKey');
   }
 
   /**

@@ -7,6 +7,7 @@ import { Capture, Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { alertRunEnvironment } from '#alert-run/config';
 import { metricNames } from '#alert-run/metrics';
+import { slackPostedPartition } from '#aws/table-layout';
 import { serviceName } from '#shared/powertools';
 import { Monitoring } from '../../lib/constructs/monitoring.ts';
 import { fullContext, type Synthesized, synthesize } from './synth.ts';
@@ -129,7 +130,7 @@ describe('the alert function', () => {
 });
 
 describe('least privilege', () => {
-  type Statement = { Effect: string; Action: string | string[]; Resource?: unknown };
+  type Statement = { Effect: string; Action: string | string[]; Resource?: unknown; Condition?: unknown };
   const statementsOf = (type: string, documentKey: string) =>
     ofType(type).flatMap(([id, resource]) =>
       ((resource.Properties[documentKey] as { Statement: Statement[] } | undefined)?.Statement ?? []).map(
@@ -201,6 +202,25 @@ describe('least privilege', () => {
     expect(resourcesRead).toHaveLength(2);
     expect(resourcesRead.some((resource) => resource.includes(':secret:news-alerts/slack/*'))).toBe(true);
     expect(resourcesRead.some((resource) => resource.includes('secret:team/slack-AbCdEf'))).toBe(true);
+  });
+
+  it('remembers posted deliveries in the state table, allowed only its own partition there', () => {
+    const environment = environmentOf(relayFunction());
+    expect(JSON.stringify(environment.POSTED_ALERTS_TABLE)).toMatch(/TablesState/);
+    const dynamoStatements = policyOfRole(relayFunction()).filter((statement) =>
+      actions(statement).some((action) => action.startsWith('dynamodb:')),
+    );
+    expect(dynamoStatements).toHaveLength(1);
+    expect(actions(dynamoStatements[0]!).sort()).toEqual([
+      'dynamodb:DeleteItem',
+      'dynamodb:GetItem',
+      'dynamodb:PutItem',
+      'dynamodb:UpdateItem',
+    ]);
+    expect(JSON.stringify(dynamoStatements[0]?.Resource)).toMatch(/TablesState/);
+    expect(dynamoStatements[0]?.Condition).toEqual({
+      'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [slackPostedPartition] },
+    });
   });
 });
 

@@ -9,11 +9,16 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { CreateSecretCommand, PutSecretValueCommand } from '@aws-sdk/client-secrets-manager';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { Context } from 'aws-lambda';
 import { Agent } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { slackPostedPartition } from '#aws/table-layout';
+import { createTables, tableNamesFor } from '#sandbox/tables';
 import { awsClients, uniquePrefix } from '#test/aws';
 import { SlackDeliveryError, SlackRejectedError } from '../../functions/slack-relay/errors.ts';
-import { SlackRelay } from '../../functions/slack-relay/relay.ts';
+import { postedAlerts } from '../../functions/slack-relay/idempotency.ts';
+import { type OncePerDelivery, SlackRelay, type SlackRelayDependencies } from '../../functions/slack-relay/relay.ts';
 import { SecretsManagerWebhooks, UndiciWebhookPoster } from '../../functions/slack-relay/webhook.ts';
 import { createCertificateAuthority, issueLoopbackCertificate } from '../../scripts/sandbox/tls.ts';
 
@@ -114,7 +119,11 @@ describe('Slack relay against a local HTTPS Slack and moto Secrets Manager', () 
   });
 
   /** A relay wired as the handler wires it, with the real logger writing to a captured stdout. */
-  async function relayFor(audienceId: string, secretString: string, options: { pool?: Agent } = {}) {
+  async function relayFor(
+    audienceId: string,
+    secretString: string,
+    options: { pool?: Agent; oncePerDelivery?: OncePerDelivery } = {},
+  ) {
     await clients.secrets.send(
       new CreateSecretCommand({ Name: `${prefix}slack/${audienceId}`, SecretString: secretString }),
     );
@@ -126,7 +135,7 @@ describe('Slack relay against a local HTTPS Slack and moto Secrets Manager', () 
       });
     }
     const sleeps: number[] = [];
-    const relay = new SlackRelay({
+    const deps: SlackRelayDependencies = {
       webhooks: new SecretsManagerWebhooks({
         client: clients.secrets,
         explicitSecrets: {},
@@ -137,11 +146,13 @@ describe('Slack relay against a local HTTPS Slack and moto Secrets Manager', () 
       log: new Logger({ serviceName: 'slack-relay-test', logLevel: 'DEBUG' }),
       retry: { maxAttempts: 4, baseDelayMs: 20, maxDelayMs: 80, requestTimeoutMs: 3000 },
       topicNamePrefix,
+      oncePerDelivery: options.oncePerDelivery,
       sleep: async (ms) => {
         sleeps.push(ms);
         await sleep(ms);
       },
-    });
+    };
+    const relay = new SlackRelay(deps);
     const event = {
       Records: [
         {
@@ -150,7 +161,7 @@ describe('Slack relay against a local HTTPS Slack and moto Secrets Manager', () 
         },
       ],
     };
-    return { relay, event, sleeps, invocation: { remainingTimeMs: () => 25_000 } };
+    return { relay, deps, event, sleeps, invocation: { remainingTimeMs: () => 25_000 } };
   }
 
   it('posts Block Kit with a text fallback to the webhook from the secret', async () => {
@@ -236,5 +247,89 @@ describe('Slack relay against a local HTTPS Slack and moto Secrets Manager', () 
       expect(text).not.toMatch(/-token/);
       expect(text).not.toContain('/services/T0000');
     }
+  });
+
+  describe('remembering posted deliveries in the state table (Powertools idempotency)', () => {
+    const names = tableNamesFor(`${prefix}posted-`);
+    const rememberSeconds = 7 * 86_400;
+    beforeAll(async () => {
+      await createTables(clients.dynamo, names);
+    });
+
+    /** The relay as the handler wires it, with its invocation registered as the handler does. */
+    function remembering() {
+      const posted = postedAlerts({ client: clients.dynamo, tableName: names.state, rememberSeconds });
+      posted.registerInvocation({ getRemainingTimeInMillis: () => 25_000 } as Context);
+      return posted;
+    }
+
+    const postedItems = async () =>
+      (
+        await clients.documents.send(
+          new QueryCommand({
+            TableName: names.state,
+            KeyConditionExpression: 'pk = :pk',
+            ExpressionAttributeValues: { ':pk': slackPostedPartition },
+            ConsistentRead: true,
+          }),
+        )
+      ).Items ?? [];
+
+    it('posts a delivery that arrives twice (SNS redelivery, a second message id) once', async () => {
+      const url = receiver.webhook('twice-token', [{ status: 200 }]);
+      const { relay, deps, event, invocation } = await relayFor('twice', url, {
+        oncePerDelivery: remembering().oncePerDelivery,
+      });
+      const redelivery = {
+        Records: event.Records.map((record) => ({ ...record, Sns: { ...record.Sns, MessageId: 'msg-twice-again' } })),
+      };
+      const started = Date.now();
+
+      await expect(relay.handle(event, invocation)).resolves.toMatchObject([{ messageId: 'msg-twice', attempts: 1 }]);
+      // A cold relay (new execution environment) sees what the first one remembered.
+      const second = new SlackRelay({ ...deps, oncePerDelivery: remembering().oncePerDelivery });
+      await expect(second.handle(redelivery, invocation)).resolves.toEqual([
+        { messageId: 'msg-twice-again', audienceId: 'twice', deliveryId: 'twice|id:7', attempts: 0 },
+      ]);
+
+      expect(receiver.received.filter((request) => request.path.endsWith('/twice-token'))).toHaveLength(1);
+      const messages = logLines
+        .join('')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as { message: string; firstMessageId?: string });
+      expect(messages.find((line) => line.message === 'alert already posted to Slack; not posted again')).toMatchObject(
+        {
+          firstMessageId: 'msg-twice',
+        },
+      );
+      const items = (await postedItems()).filter((item) => JSON.stringify(item).includes('msg-twice'));
+      expect(items).toHaveLength(1);
+      expect(items[0]).toMatchObject({ pk: slackPostedPartition, status: 'COMPLETED' });
+      const expiresAt = Number(items[0]?.expiresAt);
+      expect(expiresAt).toBeGreaterThanOrEqual(Math.floor(started / 1000) + rememberSeconds);
+      expect(expiresAt).toBeLessThanOrEqual(Math.ceil(Date.now() / 1000) + rememberSeconds);
+    });
+
+    it('forgets a post that failed, so the retry posts it, once', async () => {
+      const url = receiver.webhook('retried-token', [
+        { status: 500, body: 'rollup_error' },
+        { status: 500, body: 'rollup_error' },
+        { status: 200 },
+      ]);
+      const posted = remembering();
+      const { deps, event, invocation } = await relayFor('retried', url, { oncePerDelivery: posted.oncePerDelivery });
+      const limited = new SlackRelay({
+        ...deps,
+        retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 1, requestTimeoutMs: 3000 },
+      });
+
+      await expect(limited.handle(event, invocation)).rejects.toBeInstanceOf(SlackDeliveryError);
+      // Lambda's retry of the failed invocation.
+      await expect(limited.handle(event, invocation)).resolves.toMatchObject([{ attempts: 1 }]);
+      await expect(limited.handle(event, invocation)).resolves.toMatchObject([{ attempts: 0 }]);
+
+      expect(receiver.received.filter((request) => request.path.endsWith('/retried-token'))).toHaveLength(3);
+    });
   });
 });

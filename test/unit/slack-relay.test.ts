@@ -210,7 +210,21 @@ describe('loadSlackRelayConfig', () => {
       webhookSecrets: {},
       webhookCacheSeconds: 300,
       retry: { maxAttempts: 4, baseDelayMs: 500, maxDelayMs: 8000, requestTimeoutMs: 5000 },
+      postedAlerts: undefined,
     });
+  });
+
+  it('remembers posts in the named table for SLACK_REMEMBER_POSTS_HOURS (a week by default)', () => {
+    expect(loadSlackRelayConfig({ ...required, POSTED_ALERTS_TABLE: 'state' }).postedAlerts).toEqual({
+      tableName: 'state',
+      rememberSeconds: 7 * 86_400,
+    });
+    expect(
+      loadSlackRelayConfig({ ...required, POSTED_ALERTS_TABLE: 'state', SLACK_REMEMBER_POSTS_HOURS: '2' }).postedAlerts,
+    ).toEqual({ tableName: 'state', rememberSeconds: 7200 });
+    expect(() => loadSlackRelayConfig({ ...required, SLACK_REMEMBER_POSTS_HOURS: '0' })).toThrow(
+      /SLACK_REMEMBER_POSTS_HOURS/,
+    );
   });
 
   it('reads explicit secrets and names bad variables', () => {
