@@ -27,6 +27,7 @@ import { logLogPlotSvg } from './plot.ts';
 import { startCpuProfile, summarizeProfile } from './profile.ts';
 import { type BenchReport, renderMarkdown, renderText, type TargetCheck } from './report.ts';
 import {
+  ATTRIBUTION_BUNDLES,
   type ColdStartResults,
   coldStartSection,
   coldStartTargets,
@@ -218,7 +219,7 @@ async function runColdStart(plan: Plan, directory: string): Promise<ColdStartRes
         projectRoot,
       );
     const withoutUndici = await bundle(
-      'handler, undici stubbed (what-if)',
+      ATTRIBUTION_BUNDLES.undiciStubbed,
       { file: 'functions/alert-run/handler.ts' },
       directory,
       projectRoot,
@@ -228,10 +229,10 @@ async function runColdStart(plan: Plan, directory: string): Promise<ColdStartRes
       bare,
       handler,
       withoutUndici,
-      await withImport('bare + undici', 'undici'),
-      await withImport('bare + zod', 'zod'),
+      await withImport(ATTRIBUTION_BUNDLES.undici, 'undici'),
+      await withImport(ATTRIBUTION_BUNDLES.zod, 'zod'),
       await bundle(
-        'bare + zod/mini (the functions the schemas use)',
+        ATTRIBUTION_BUNDLES.zodMini,
         {
           contents:
             "export { handler } from './bench/cold-start-bare.ts';\nimport { array, boolean, enum as enumOf, literal, number, object, optional, pipe, record, string, strictObject, transform, union, unknown } from 'zod/mini';\n(globalThis as Record<string, unknown>).__benchKeep = [array, boolean, enumOf, literal, number, object, optional, pipe, record, string, strictObject, transform, union, unknown];\n",

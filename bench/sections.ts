@@ -340,7 +340,7 @@ export function requestTargets(results: EndToEndResults): TargetCheck[] {
       ...(main.batchWrite.ratio <= 1.1
         ? {}
         : {
-            note: 'why: a deliberate trade-off. Full batches of 25 are written at once, but the remainder of each page is written after at most LEDGER_FLUSH_DELAY_MS, because a notification SNS accepted and the ledger does not hold yet is exactly the one a crash would send twice (DESIGN section 3: keep that window as small as possible). Moto answers PublishBatch in ~220 ms, so pages arrive slower than the 100 ms delay and most pages end with a partial write; with real SNS latency (~40 ms) far fewer do. Raising the delay to 1000 ms reaches the floor (measured above) at the cost of a 10× longer duplicate window.',
+            note: `why: a deliberate trade-off. Full batches of 25 are written at once, but the remainder of each page is written after at most LEDGER_FLUSH_DELAY_MS, because a notification SNS accepted and the ledger does not hold yet is exactly the one a crash would send twice (DESIGN section 3: keep that window as small as possible). Moto answered PublishBatch in ${formatMs(main.time.snsRequestMs / Math.max(1, main.sns.total.requests))} per call in this run, so pages arrive slower than the 100 ms delay and most pages end with a partial write; with real SNS latency (tens of milliseconds) far fewer do. ${results.ledgerVariant ? `Raising the delay to ${results.ledgerVariant.options.environment?.LEDGER_FLUSH_DELAY_MS ?? '?'} ms gave ${formatRatio(results.ledgerVariant.batchWrite.ratio)} of the floor (above), at the cost of a longer duplicate window.` : 'The ledger-flush variant (full run only) shows the ratio with a longer delay.'}`,
           }),
     },
   ];
@@ -499,6 +499,42 @@ export function coldStartSection(results: ColdStartResults): Section {
   };
 }
 
+/** Names of the attribution bundles (bench/run.ts builds them; the miss note reads them back). */
+export const ATTRIBUTION_BUNDLES = {
+  undiciStubbed: 'handler, undici stubbed (what-if)',
+  undici: 'bare + undici',
+  zod: 'bare + zod',
+  zodMini: 'bare + zod/mini (the functions the schemas use)',
+} as const;
+
+/** Why the cold-start target was missed, from this run's attribution measurements. */
+function coldStartMissNote(results: ColdStartResults): string {
+  const base = results.attribution?.find((t) => t.bundle.name === results.bare.bundle.name);
+  const timeOf = (name: string) => results.attribution?.find((t) => t.bundle.name === name)?.medianMs;
+  const handler = timeOf(results.handler.bundle.name);
+  const undici = timeOf(ATTRIBUTION_BUNDLES.undici);
+  const zod = timeOf(ATTRIBUTION_BUNDLES.zod);
+  const zodMini = timeOf(ATTRIBUTION_BUNDLES.zodMini);
+  const lazyImports =
+    'Lazy imports would only move the same work into the first invocation, which every cold start of this scheduled function runs right after the import.';
+  if (
+    base === undefined ||
+    handler === undefined ||
+    undici === undefined ||
+    zod === undefined ||
+    zodMini === undefined
+  ) {
+    return `why: the handler also loads undici (the provider client's keep-alive pool with an explicitly trusted CA) and zod (every config, rule and response schema), plus Powertools, luxon and source-map support; run the full benchmark for the breakdown. ${lazyImports}`;
+  }
+  const added = (ms: number) => `+${formatMs(ms - base.medianMs)}`;
+  const estimate = (handler - (undici - base.medianMs) - (zod - zodMini)) / base.medianMs;
+  return [
+    `why: the handler also loads undici (the provider client's keep-alive pool with an explicitly trusted CA; ${added(undici)} on its own here) and zod (every config, rule and response schema; ${added(zod)}), plus Powertools, luxon and source-map support; section 4 breaks the import down.`,
+    `zod/mini would cost ${added(zodMini)} instead of zod's ${added(zod)}, and node:https would save most of undici's share: together an estimated ${formatRatio(estimate)} (from this run's attribution table); both are possible follow-ups.`,
+    lazyImports,
+  ].join(' ');
+}
+
 /** Cold-start target. */
 export function coldStartTargets(results: ColdStartResults): TargetCheck[] {
   const ratio = results.handler.medianMs / results.bare.medianMs;
@@ -510,7 +546,7 @@ export function coldStartTargets(results: ColdStartResults): TargetCheck[] {
       ...(ratio <= 1.3
         ? {}
         : {
-            note: "why: the handler also loads undici (the provider client's keep-alive pool with an explicitly trusted CA; +~56 ms on its own) and zod (every config, rule and response schema; +~30 ms), plus Powertools, luxon and source-map support; section 4 breaks the import down. zod/mini would give back most of zod's cost and node:https most of undici's, for an estimated ~1.9×; both are possible follow-ups. Lazy imports would only move the same work into the first invocation, which every cold start of this scheduled function runs right after the import.",
+            note: coldStartMissNote(results),
           }),
     },
   ];

@@ -12,7 +12,13 @@ import { type CpuProfile, packageOf, summarizeByCaller, summarizeProfile } from 
 import { type BenchReport, renderMarkdown, renderMarkdownTable, renderTextTable } from '../../bench/report.ts';
 import { itemsOf, messageBytesOf } from '../../bench/request-recorder.ts';
 import { scenarioAudiences, scenarioRules } from '../../bench/scenario.ts';
-import { type MatchingResults, matchingTargets } from '../../bench/sections.ts';
+import {
+  ATTRIBUTION_BUNDLES,
+  type ColdStartResults,
+  coldStartTargets,
+  type MatchingResults,
+  matchingTargets,
+} from '../../bench/sections.ts';
 import { formatRatio, median, percentile, unionLength } from '../../bench/stats.ts';
 import type { ArticlePage, NewsSource } from '../../functions/core/ports.ts';
 import { ESM_REQUIRE_BANNER, FUNCTION_BUNDLING } from '../../lib/constructs/news-alerts-function.ts';
@@ -154,6 +160,48 @@ describe('bench matching targets', () => {
     const [time] = matchingTargets(results(1500, [1400, 1600]));
     expect(time?.met).toBe(true);
     expect(time?.note).toBeUndefined();
+  });
+});
+
+describe('bench cold-start target', () => {
+  const times = (name: string, medianMs: number) => ({
+    bundle: { name, file: `${name}.mjs`, bytes: 1000, mapBytes: 2000, composition: [] },
+    samples: [],
+    medianMs,
+    p90Ms: medianMs,
+    medianProcessMs: medianMs,
+  });
+
+  it('explains a miss with what each dependency added in this run, and estimates the what-if ratio from it', () => {
+    const results: ColdStartResults = {
+      handler: times('alert-handler', 240),
+      bare: times('bare-sdk-clients', 80),
+      repetitions: 15,
+      profile: [],
+      attribution: [
+        times('bare-sdk-clients', 70),
+        times('alert-handler', 200),
+        times(ATTRIBUTION_BUNDLES.undici, 120),
+        times(ATTRIBUTION_BUNDLES.zod, 100),
+        times(ATTRIBUTION_BUNDLES.zodMini, 75),
+      ],
+    };
+    const [target] = coldStartTargets(results);
+    expect(target?.met).toBe(false);
+    expect(target?.note).toContain('+50.0 ms on its own here');
+    expect(target?.note).toContain("zod/mini would cost +5.0 ms instead of zod's +30.0 ms");
+    // (200 - 50 - (100 - 75)) / 70
+    expect(target?.note).toContain('an estimated 1.79×');
+  });
+
+  it('still names the causes when the run measured no attribution (quick runs)', () => {
+    const [target] = coldStartTargets({
+      handler: times('alert-handler', 240),
+      bare: times('bare-sdk-clients', 80),
+      repetitions: 3,
+      profile: [],
+    });
+    expect(target?.note).toMatch(/undici.*zod.*run the full benchmark/);
   });
 });
 
