@@ -28,15 +28,12 @@ import { type DigestCounts, emptyDigestCounts, releaseDueDigests } from './diges
 import { LeaseHeldError, LeaseLostError, NewsAlertsError, WatermarkConflictError } from './errors.ts';
 import { compileRules } from './matcher.ts';
 import type { RuleSet } from './model.ts';
-import type { Lease, Log, NewsSource, Notifier, RuleSource, RunStatus, StateStore, Watermark } from './ports.ts';
+import type { DeliveryPorts, Lease, NewsSource, RuleSource, RunStatus, Watermark } from './ports.ts';
 
 /** The adapters one run talks to. */
-export interface AlertRunDependencies {
+export interface AlertRunDependencies extends DeliveryPorts {
   readonly news: NewsSource;
   readonly rules: RuleSource;
-  readonly state: StateStore;
-  readonly notifier: Notifier;
-  readonly log: Log;
   /** Epoch ms; injectable so tests control time. */
   readonly now?: () => number;
 }

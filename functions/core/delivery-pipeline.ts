@@ -23,14 +23,12 @@ import {
   DailyCountConflictError,
   type DailyCountKey,
   type DeliveryKey,
+  type DeliveryPorts,
   dailyCountId,
   deliveryId,
   type FailedMessage,
   type HeldNotification,
-  type Log,
-  type Notifier,
   type OutboundMessage,
-  type StateStore,
 } from './ports.ts';
 import { renderNotification } from './render.ts';
 
@@ -98,10 +96,7 @@ export const emptyDeliveryCounts = (): DeliveryCounts => ({
   audiences: {},
 });
 
-export interface DeliveryPipelineOptions {
-  readonly state: StateStore;
-  readonly notifier: Notifier;
-  readonly log: Log;
+export interface DeliveryPipelineOptions extends DeliveryPorts {
   readonly now: () => number;
   /** Audiences by id (only matches of these are delivered). */
   readonly audiences: ReadonlyMap<string, Audience>;

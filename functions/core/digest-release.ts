@@ -23,6 +23,7 @@ import { earliestDueAt, releaseDueAt } from './delivery-plan.ts';
 import { groupTotals, MAX_RELEASE_ITEMS, planDigest, renderDigestMessage } from './digest.ts';
 import type { Audience } from './model.ts';
 import {
+  type DeliveryPorts,
   type DigestRelease,
   deliveryId,
   digestKey,
@@ -31,11 +32,8 @@ import {
   type HeldState,
   type HoldingAudience,
   type HoldReason,
-  type Log,
-  type Notifier,
   type OutboundMessage,
   ReleaseClaimConflictError,
-  type StateStore,
 } from './ports.ts';
 import type { RenderOptions } from './render.ts';
 
@@ -68,10 +66,7 @@ export const emptyDigestCounts = (): Omit<DigestCounts, 'notificationsFailed' | 
 });
 
 /** What the release step works with: the run's adapters, clock, audiences, deadline and counts. */
-export interface DigestReleaseOptions {
-  readonly state: StateStore;
-  readonly notifier: Notifier;
-  readonly log: Log;
+export interface DigestReleaseOptions extends DeliveryPorts {
   readonly now: () => number;
   /** Every valid audience by id (disabled ones too: their held notifications wait). */
   readonly audiences: ReadonlyMap<string, Audience>;

@@ -360,3 +360,10 @@ export interface Notifier {
     },
   ): Promise<PublishOutcome>;
 }
+
+/** The adapters every delivery step (the run, the pipeline, digest releases) works with. */
+export interface DeliveryPorts {
+  readonly state: StateStore;
+  readonly notifier: Notifier;
+  readonly log: Log;
+}
