@@ -13,6 +13,7 @@ import type { ArticlePage, Log, SecretSource } from '#core/ports';
 import { type ProviderConfigInput, parseProviderConfig } from '#provider/config';
 import { NewsLookupClient } from '#provider/news-client';
 import { issueLoopbackCertificate } from '#sandbox/tls';
+import { collect, failure } from '#test/pages';
 
 // --- Scripted HTTPS server ------------------------------------------------------------------------
 
@@ -195,21 +196,6 @@ function pageOf(all: readonly unknown[], request: Received): Reply {
 
 const okEmpty: Reply = { status: 200, json: { status: 'OK', totalCount: 0, page: 1, size: 100, articles: [] } };
 const errorBody = (code: string, message: string) => ({ status: 'ERROR', error: { code, message } });
-
-async function collect(pages: AsyncIterable<ArticlePage>): Promise<ArticlePage[]> {
-  const out: ArticlePage[] = [];
-  for await (const page of pages) out.push(page);
-  return out;
-}
-
-async function failure(pages: AsyncIterable<ArticlePage>): Promise<Error> {
-  try {
-    await collect(pages);
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('expected the iteration to fail');
-}
 
 const ids = (pages: readonly ArticlePage[]) => pages.flatMap((page) => page.articles.map((a) => a.id));
 

@@ -6,10 +6,11 @@
 import { MockAgent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError, PageCapError, ProviderError, ProviderResponseError } from '#core/errors';
-import type { ArticlePage, SecretSource } from '#core/ports';
+import type { SecretSource } from '#core/ports';
 import { type ProviderConfigInput, parseProviderConfig } from '#provider/config';
 import { NewsLookupClient } from '#provider/news-client';
 import { parseRetryAfter } from '#shared/retry';
+import { collect, failure } from '#test/pages';
 
 type Body = Record<string, unknown>;
 interface Scripted {
@@ -68,21 +69,6 @@ function client(
     ...extra,
   });
   return { instance, sleeps };
-}
-
-async function collect(pages: AsyncIterable<ArticlePage>): Promise<ArticlePage[]> {
-  const out: ArticlePage[] = [];
-  for await (const page of pages) out.push(page);
-  return out;
-}
-
-async function failure(pages: AsyncIterable<ArticlePage>): Promise<Error> {
-  try {
-    await collect(pages);
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('expected the iteration to fail');
 }
 
 const range = { from: '2026-11-22', to: '2026-11-22' };
