@@ -86,9 +86,11 @@ describe('run, runs list and watermark', () => {
     expect(again.stdout).toMatch(/alerts sent\s+│ 0 /);
     expect(await sandbox.stack.collectDeliveries()).toEqual([]);
 
-    const set = await sandbox.cli(['--json', 'watermark', 'set', '2026-11-21T00:00:00Z', '--yes']);
+    // Two days back from the sandbox's clock (the system clock): inside the ledger's 14 days on any date.
+    const twoDaysBack = new Date(Math.floor((Date.now() - 2 * 86_400_000) / 1000) * 1000).toISOString();
+    const set = await sandbox.cli(['--json', 'watermark', 'set', twoDaysBack, '--yes']);
     expect(set.code, set.stderr).toBe(0);
-    expect((await sandbox.stack.dependencies.state.readWatermark())?.at).toBe(Date.parse('2026-11-21T00:00:00Z'));
+    expect((await sandbox.stack.dependencies.state.readWatermark())?.at).toBe(Date.parse(twoDaysBack));
   });
 
   it('a run or replay started while another run holds the lease does nothing and exits 1', async () => {

@@ -54,7 +54,9 @@ beforeAll(async () => {
   Object.assign(process.env, { POWERTOOLS_METRICS_DISABLED: 'false', POWERTOOLS_METRICS_NAMESPACE: 'NewsAlertsTest' });
   ({ ProviderError } = await import('#core/errors'));
   const { startTestStack } = await import('#test/run-harness');
-  stack = await startTestStack();
+  // The handler is the Lambda entry point, so it runs on the system clock: the simulator's day is
+  // anchored to that clock too (never to a fixed date, which would age out of the run's window).
+  stack = await startTestStack({ epoch: Date.now() });
   const { tables } = stack.config;
   Object.assign(process.env, {
     AWS_ENDPOINT_URL: inject('motoEndpoint'),

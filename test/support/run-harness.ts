@@ -64,9 +64,12 @@ export const quietAudiences: readonly SandboxAudience[] = exampleAudiences.map((
 }));
 
 export async function startTestStack(
-  options: Partial<Omit<LocalStackOptions, 'motoEndpoint' | 'ca' | 'now' | 'log'>> = {},
+  options: Partial<Omit<LocalStackOptions, 'motoEndpoint' | 'ca' | 'now' | 'log'>> & {
+    /** Where the shared clock starts (default `testEpoch`). */
+    readonly epoch?: number;
+  } = {},
 ): Promise<TestStack> {
-  let clock = testEpoch;
+  let clock = options.epoch ?? testEpoch;
   const log = captureLog();
   const stack = await startLocalStack({
     motoEndpoint: inject('motoEndpoint'),
