@@ -10,6 +10,7 @@ import { alertRunEnvironment } from '#alert-run/config';
 import { describeIssues } from '#core/model';
 import { PaginationSchema } from '#provider/config';
 import { ResponseMappingOverrideSchema } from '#provider/response-mapping';
+import { checkTargetUrl } from '#shared/network-targets';
 
 /** A configuration value is invalid; the message names the context key. */
 export class StackConfigError extends Error {
@@ -101,24 +102,33 @@ const timeZone = (fallback: string) =>
     )
     .default(fallback);
 
+/**
+ * An https:// URL without credentials. Whether its host may be internal (loopback, private,
+ * metadata…) depends on `allowInternalTargets`, a sibling option: the schema's final check
+ * applies the target-address policy to every URL once that option is known.
+ */
 const httpsUrl = (what: string) =>
   z
     .string({ error: `must be an https:// URL (${what})` })
     .trim()
     .superRefine((value, ctx) => {
-      let url: URL;
-      try {
-        url = new URL(value);
-      } catch {
-        ctx.addIssue({ code: 'custom', message: `is not a URL; got ${show(value)}` });
-        return;
-      }
-      if (url.protocol !== 'https:') {
-        ctx.addIssue({ code: 'custom', message: `must use https:// (${what}); got ${show(value)}` });
-      } else if (url.username || url.password) {
-        ctx.addIssue({ code: 'custom', message: 'must not carry credentials' });
-      }
+      const check = checkTargetUrl(value, { allowInternal: true });
+      if (check.ok) return;
+      const message =
+        check.reason === 'is not a URL'
+          ? `is not a URL; got ${show(value)}`
+          : check.reason.startsWith('must be an')
+            ? `must use https:// (${what}); got ${show(value)}`
+            : check.reason;
+      ctx.addIssue({ code: 'custom', message });
     });
+
+/** `true`/`false`, also as the strings `-c key=value` gives. */
+const flag = (fallback: boolean) =>
+  z.preprocess(
+    (value) => (value === 'true' ? true : value === 'false' ? false : value),
+    z.boolean({ error: 'must be true or false' }).default(fallback),
+  );
 
 const secretArn = z
   .string()
@@ -199,6 +209,12 @@ export const StackConfigSchema = z
       .regex(/^[a-z][a-z0-9-]{0,31}$/, 'must be 1-32 lower-case letters, digits or "-", starting with a letter')
       .default('news-alerts'),
     newsApiBaseUrl: httpsUrl('the provider only allows HTTPS').default(PLACEHOLDER_BASE_URL),
+    /**
+     * Accept loopback, private, link-local and other internal hosts in newsApiBaseUrl and
+     * httpsEndpoints. Off: a deployed stack only talks to the public internet. For test stacks
+     * whose targets are deliberately internal.
+     */
+    allowInternalTargets: flag(false),
     /** Existing secret with the API key; null creates an empty one. */
     apiKeySecretArn: nullable(secretArn),
     /** Customer key the existing secret is encrypted with (only with apiKeySecretArn). */
@@ -265,6 +281,24 @@ export const StackConfigSchema = z
     ),
   })
   .superRefine((config, ctx) => {
+    if (!config.allowInternalTargets) {
+      const internal = (value: string, path: (string | number)[]) => {
+        const check = checkTargetUrl(value);
+        if (!check.ok && check.internal) {
+          ctx.addIssue({
+            code: 'custom',
+            path,
+            message: `${check.reason}. Set allowInternalTargets to true only for a test stack whose targets are internal on purpose`,
+          });
+        }
+      };
+      internal(config.newsApiBaseUrl, ['newsApiBaseUrl']);
+      for (const [index, audience] of config.audiences.entries()) {
+        for (const [at, endpoint] of audience.httpsEndpoints.entries()) {
+          internal(endpoint.url, ['audiences', index, 'httpsEndpoints', at, 'url']);
+        }
+      }
+    }
     const seen = new Set<string>();
     for (const [index, audience] of config.audiences.entries()) {
       if (seen.has(audience.audienceId)) {

@@ -51,6 +51,47 @@ describe('validation', () => {
     );
   });
 
+  it('refuses internal provider and webhook targets in every notation unless allowInternalTargets is set (target-address policy)', () => {
+    for (const url of [
+      'https://169.254.169.254',
+      'https://2852039166',
+      'https://127.1:8443',
+      'https://[::ffff:127.0.0.1]',
+    ]) {
+      expect(refusal({ newsApiBaseUrl: url }), url).toMatch(
+        /newsApiBaseUrl: the host \S+ is a (link-local|loopback) address.*Set allowInternalTargets to true only for a test stack/,
+      );
+    }
+    const message = refusal({
+      audiences: [
+        { audienceId: 'desk', httpsEndpoints: ['https://hooks.example.com/in', { url: 'https://localhost:8443/in' }] },
+        { audienceId: 'ops', httpsEndpoints: ['https://metadata.google.internal/computeMetadata/v1/'] },
+      ],
+    });
+    expect(message).toMatch(/audiences\[0\]\.httpsEndpoints\[1\]\.url: the host localhost is a loopback host name/);
+    expect(message).toMatch(/audiences\[1\]\.httpsEndpoints\[0\]\.url: the host metadata\.google\.internal is a cloud/);
+    expect(message).not.toMatch(/httpsEndpoints\[0\]\.url.*hooks\.example\.com/);
+    const allowed = parseStackConfig({
+      allowInternalTargets: 'true',
+      newsApiBaseUrl: 'https://127.0.0.1:8443',
+      audiences: [{ audienceId: 'desk', httpsEndpoints: ['https://[::1]:9443/in'] }],
+    });
+    expect(allowed).toMatchObject({ allowInternalTargets: true, newsApiBaseUrl: 'https://127.0.0.1:8443' });
+    expect(refusal({ allowInternalTargets: 'yes' })).toMatch(/allowInternalTargets: must be true or false/);
+  });
+
+  it('refuses credentials in provider and webhook URLs, even with allowInternalTargets', () => {
+    expect(refusal({ newsApiBaseUrl: 'https://user:pw@news.example.com' })).toMatch(
+      /newsApiBaseUrl: must not carry credentials/,
+    );
+    expect(
+      refusal({
+        allowInternalTargets: true,
+        audiences: [{ audienceId: 'desk', httpsEndpoints: ['https://u:p@127.0.0.1/in'] }],
+      }),
+    ).toMatch(/audiences\[0\]\.httpsEndpoints\[0\]\.url: must not carry credentials/);
+  });
+
   it('refuses a schedule expression Scheduler would not take', () => {
     expect(refusal({ scheduleExpression: 'every 5 minutes' })).toMatch(
       /scheduleExpression: must be an EventBridge Scheduler expression/,
