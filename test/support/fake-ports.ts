@@ -1,0 +1,197 @@
+/**
+ * Small in-memory fakes of the core's ports (StateStore, Notifier, NewsSource, RuleSource) for
+ * unit tests of the delivery pipeline and the alert run: no network, no clock, and hooks to make
+ * the world misbehave at one chosen point (a transient publish failure, a concurrent budget
+ * change, a deadline). They keep the contracts the real adapters document in ports.ts, and no
+ * more: the integration tests check the real adapters against moto.
+ */
+import type { Article, AudienceMatch, RuleSet } from '#core/model';
+import {
+  type ArticlePage,
+  DailyCountConflictError,
+  type DailyCountKey,
+  type DeliveryKey,
+  type DeliveryRecord,
+  type DigestRelease,
+  dailyCountId,
+  deliveryId,
+  type FailedMessage,
+  type HeldNotification,
+  type HeldState,
+  type HoldingAudience,
+  type Lease,
+  type Log,
+  type NewsSource,
+  type Notifier,
+  type OutboundMessage,
+  type ProviderDateRange,
+  type PublishedMessage,
+  type PublishOutcome,
+  type RuleSource,
+  type RunRecord,
+  type StateStore,
+  type UndeliverableRecord,
+  type Watermark,
+} from '#core/ports';
+
+/** A StateStore in memory; `beforeDailyCountUpdate` lets a test play a concurrent writer. */
+export class MemoryStateStore implements StateStore {
+  watermark: Watermark | undefined;
+  readonly ledger = new Map<string, DeliveryRecord>();
+  readonly undeliverable = new Map<string, UndeliverableRecord>();
+  readonly held = new Map<string, HeldNotification>();
+  readonly dailyCounts = new Map<string, number>();
+  readonly runs: RunRecord[] = [];
+  /** Called before each conditional daily-count write (a concurrent run may change the count). */
+  beforeDailyCountUpdate: ((key: DailyCountKey) => void) | undefined;
+
+  async acquireLease(owner: string, durationMs: number, now: number): Promise<Lease> {
+    return { owner, expiresAt: now + durationMs };
+  }
+  async releaseLease(): Promise<void> {}
+  async readWatermark(): Promise<Watermark | undefined> {
+    return this.watermark;
+  }
+  async advanceWatermark(lease: Lease, expected: Watermark | undefined, at: number, now: number): Promise<Watermark> {
+    if (this.watermark?.version !== expected?.version) throw new Error('watermark conflict (fake)');
+    this.watermark = { at, version: (expected?.version ?? 0) + 1, updatedAt: now, runId: lease.owner };
+    return this.watermark;
+  }
+  async setWatermark(at: number, runId: string, now: number): Promise<Watermark> {
+    this.watermark = { at, version: (this.watermark?.version ?? 0) + 1, updatedAt: now, runId };
+    return this.watermark;
+  }
+  async findDelivered(keys: readonly DeliveryKey[]): Promise<Set<string>> {
+    return new Set(keys.map(deliveryId).filter((id) => this.ledger.has(id)));
+  }
+  async recordDelivered(records: readonly DeliveryRecord[]): Promise<void> {
+    for (const record of records) this.ledger.set(deliveryId(record), record);
+  }
+  async recordUndeliverable(records: readonly UndeliverableRecord[]): Promise<void> {
+    for (const record of records) this.undeliverable.set(deliveryId(record), record);
+  }
+  async recordRun(record: RunRecord): Promise<void> {
+    this.runs.push(record);
+  }
+  async recentRuns(limit: number): Promise<RunRecord[]> {
+    return this.runs.slice(-limit).reverse();
+  }
+  async holdNotifications(records: readonly HeldNotification[]): Promise<void> {
+    for (const record of records) {
+      this.held.set(deliveryId(record.key), record);
+      this.ledger.set(deliveryId(record.key), {
+        ...record.key,
+        deliveredAt: record.heldAt,
+        ruleIds: record.ruleIds,
+        heldFor: record.reason,
+      });
+    }
+  }
+  async listHoldingAudiences(): Promise<HoldingAudience[]> {
+    return [];
+  }
+  async readHeld(audienceId: string): Promise<HeldState> {
+    return { items: [...this.held.values()].filter((item) => item.key.audienceId === audienceId), releases: [] };
+  }
+  async claimRelease(_release: DigestRelease): Promise<void> {}
+  async finishRelease(_release: DigestRelease): Promise<void> {}
+  async setHoldingAudience(): Promise<void> {}
+  async readDailyCounts(keys: readonly DailyCountKey[]): Promise<Map<string, number>> {
+    const counts = new Map<string, number>();
+    for (const key of keys) {
+      const count = this.dailyCounts.get(dailyCountId(key));
+      if (count !== undefined) counts.set(dailyCountId(key), count);
+    }
+    return counts;
+  }
+  async updateDailyCount(key: DailyCountKey, expected: number, next: number): Promise<void> {
+    this.beforeDailyCountUpdate?.(key);
+    const current = this.dailyCounts.get(dailyCountId(key)) ?? 0;
+    if (current !== expected) throw new DailyCountConflictError(key, expected, current);
+    this.dailyCounts.set(dailyCountId(key), next);
+  }
+}
+
+/**
+ * A Notifier that accepts every message unless `failure` says otherwise, honours the abort signal
+ * as SnsNotifier does (`Aborted`, not permanent) and passes what it accepted to `onPublished`.
+ */
+export class MemoryNotifier implements Notifier {
+  readonly published: OutboundMessage[] = [];
+  constructor(
+    readonly failure: (message: OutboundMessage) => Omit<FailedMessage, 'message'> | undefined = () => undefined,
+  ) {}
+
+  async publish(
+    messages: readonly OutboundMessage[],
+    options: { signal?: AbortSignal; onPublished: (batch: readonly PublishedMessage[]) => Promise<void> },
+  ): Promise<PublishOutcome> {
+    const published: PublishedMessage[] = [];
+    const failed: FailedMessage[] = [];
+    for (const message of messages) {
+      if (options.signal?.aborted) {
+        failed.push({ message, code: 'Aborted', reason: 'the signal fired', permanent: false });
+        continue;
+      }
+      const failure = this.failure(message);
+      if (failure) failed.push({ message, ...failure });
+      else published.push({ message, messageId: `m-${this.published.length + published.length}` });
+    }
+    if (published.length > 0) {
+      this.published.push(...published.map((entry) => entry.message));
+      await options.onPublished(published);
+    }
+    return { published, failed };
+  }
+}
+
+/** A provider that serves fixed articles per provider date, one page per date. */
+export class MemoryNewsSource implements NewsSource {
+  constructor(readonly byDate: ReadonlyMap<string, readonly Article[]>) {}
+
+  async *pages(range: ProviderDateRange): AsyncIterable<ArticlePage> {
+    for (const [date, articles] of [...this.byDate].sort(([a], [b]) => (a < b ? -1 : 1))) {
+      if (date < range.from || date > range.to) continue;
+      yield { pageNumber: 1, articles, skipped: [] };
+    }
+  }
+}
+
+/** A RuleSource over a fixed rule set. */
+export const memoryRules = (ruleSet: RuleSet): RuleSource => ({ load: async () => ruleSet });
+
+/** A Log that keeps every message with its level, so tests can look for one. */
+export function memoryLog(): Log & { readonly lines: { level: string; message: string; extra: unknown[] }[] } {
+  const lines: { level: string; message: string; extra: unknown[] }[] = [];
+  const write =
+    (level: string) =>
+    (message: string, ...extra: Record<string, unknown>[]) => {
+      lines.push({ level, message, extra });
+    };
+  return { lines, debug: write('debug'), info: write('info'), warn: write('warn'), error: write('error') };
+}
+
+/** An article with sensible defaults; `key` is `id:<id>`. */
+export function article(id: string, overrides: Partial<Article> = {}): Article {
+  return {
+    key: `id:${id}`,
+    id,
+    title: `Central bank moves on interest rate ${id}`,
+    summary: 'The central bank changed its interest rate.',
+    url: `https://news.example.com/markets/${id}`,
+    publishedAt: Date.UTC(2026, 10, 22, 0, 0),
+    categories: ['002000000'],
+    categoryNames: ['Economy'],
+    media: 'M001',
+    mediaName: 'Example Daily',
+    status: 'PUBLISHED',
+    ...overrides,
+  };
+}
+
+/** The match of `article` for `audienceId` by one keyword rule. */
+export const matchOf = (audienceId: string, item: Article, urgent = false): AudienceMatch => ({
+  audienceId,
+  article: item,
+  rules: [{ ruleId: `${audienceId}-rule`, urgent, reasons: [{ kind: 'keyword', term: 'interest rate' }] }],
+});
