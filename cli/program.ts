@@ -6,6 +6,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { registerAudiences } from './audiences.ts';
 import { actorVariable } from './context.ts';
 import { describeFailure, ExitCode, exitCodeHelp, exitCodeOf } from './errors.ts';
+import { registerLease } from './lease.ts';
 import { registerPreview } from './preview.ts';
 import { registerReplay } from './replay.ts';
 import { registerRules } from './rules.ts';
@@ -43,6 +44,7 @@ export function buildProgram(): Command {
   registerPreview(program);
   registerReplay(program);
   registerWatermark(program);
+  registerLease(program);
   registerRun(program);
   registerSandbox(program);
   const addExitCodes = (parent: Command) => {

@@ -9,10 +9,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
 import { createAlertRunDependencies } from '#alert-run/wiring';
-import { type RunSummary, runAlertCycle } from '#core/alert-run';
+import type { DynamoStateStore } from '#aws/dynamo-state-store';
+import { type AlertRunDependencies, type RunSummary, runAlertCycle } from '#core/alert-run';
+import { NewsAlertsError } from '#core/errors';
+import type { ArticlePage, Lease, NewsSource, Notifier, StateStore } from '#core/ports';
 import { action, integerOption } from './command.ts';
 import type { CommandContext } from './context.ts';
-import { OperationFailedError } from './errors.ts';
+import { CliError, type ExitCodeValue, OperationFailedError } from './errors.ts';
+import { describeLease, RenewedLease } from './lease.ts';
 import { stderrLog } from './log.ts';
 import { formatDuration, formatInstant } from './output.ts';
 import type { LocalTarget } from './target.ts';
@@ -21,21 +25,175 @@ import { runRow, runTableHead, runTableRow, stateStoreOf } from './watermark.ts'
 /** Local runs have no Lambda time limit; the sandbox gives them the same budget as `npm start`. */
 const localRunBudgetMs = 15 * 60_000;
 
-async function runLocally(context: CommandContext, target: LocalTarget): Promise<RunSummary> {
-  const config = await target.alertRunConfig();
-  const { documents, sns, secrets } = target.clients;
-  const dependencies = createAlertRunDependencies(config, { documents, sns, secrets }, stderrLog(context.output));
-  const deadline = Date.now() + localRunBudgetMs;
-  try {
-    return await runAlertCycle(dependencies, config.run, {
-      runId: `cli-${randomUUID()}`,
-      remainingTimeMs: () => deadline - Date.now(),
-    });
-  } finally {
-    await dependencies.news.close();
+/** Signal numbers for the shell's exit-code convention (128 + n). */
+const signalNumbers = { SIGINT: 2, SIGTERM: 15 } as const;
+type StopSignal = keyof typeof signalNumbers;
+
+/**
+ * The run was stopped by Ctrl-C or SIGTERM. Exit code 128 + the signal's number (130, 143), as a
+ * shell reports a process the signal ended: scripts see an interruption, not a failed run.
+ */
+export class RunInterruptedError extends CliError {
+  readonly signal: StopSignal;
+  constructor(signal: StopSignal, detail: string, options?: ErrorOptions) {
+    super(
+      `interrupted (${signal}): ${detail}`,
+      // Outside the four documented codes on purpose: it is the signal convention every shell uses.
+      (128 + signalNumbers[signal]) as ExitCodeValue,
+      options,
+    );
+    this.name = 'RunInterruptedError';
+    this.signal = signal;
   }
 }
 
+/** What aborts a run's reads and publishes when the operator stops it. */
+class StopRequestedError extends NewsAlertsError {
+  constructor(signal: StopSignal) {
+    super(`stopped by ${signal}`);
+    this.name = 'StopRequestedError';
+  }
+}
+
+/**
+ * SIGINT/SIGTERM while a local run works: the first one stops the run at its next checkpoint
+ * (reads and publishes are aborted; what SNS accepted is recorded; the watermark stays where the
+ * finished days put it; the lease is released and the run recorded), a second one exits at once.
+ */
+class StopSignals {
+  readonly #controller = new AbortController();
+  readonly #onSignal = (signal: StopSignal) => this.#stop(signal);
+  readonly #note: (text: string) => void;
+  #received: StopSignal | undefined;
+  /** What a second signal says before exiting (the lease it leaves behind). */
+  lease: (() => string) | undefined;
+
+  constructor(note: (text: string) => void) {
+    this.#note = note;
+    for (const signal of Object.keys(signalNumbers) as StopSignal[]) process.on(signal, this.#onSignal);
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  get received(): StopSignal | undefined {
+    return this.#received;
+  }
+
+  #stop(signal: StopSignal): void {
+    if (this.#received !== undefined) {
+      this.#note(
+        `${signal} again: exiting now. ${this.lease?.() ?? ''}Clear a stuck lease with 'news-alerts lease release'.`,
+      );
+      process.exit(128 + signalNumbers[signal]);
+    }
+    this.#received = signal;
+    this.#note(
+      `${signal}: stopping at the next checkpoint and releasing the run lease (${signal === 'SIGINT' ? 'Ctrl-C' : signal} again exits at once)`,
+    );
+    this.#controller.abort(new StopRequestedError(signal));
+  }
+
+  dispose(): void {
+    for (const signal of Object.keys(signalNumbers) as StopSignal[]) process.off(signal, this.#onSignal);
+  }
+}
+
+/** The news source, stopped between pages (and mid-request) once a stop is requested. */
+function stoppableNews(news: NewsSource, stop: AbortSignal): NewsSource {
+  return {
+    async *pages(range, options = {}): AsyncIterable<ArticlePage> {
+      stop.throwIfAborted();
+      const signal = options.signal ? AbortSignal.any([options.signal, stop]) : stop;
+      for await (const page of news.pages(range, { ...options, signal })) {
+        // A page read before the stop is still delivered; nothing after it is read.
+        yield page;
+        stop.throwIfAborted();
+      }
+    },
+  };
+}
+
+/** The notifier, sending nothing new once a stop is requested (those alerts wait for the next run). */
+function stoppableNotifier(notifier: Notifier, stop: AbortSignal): Notifier {
+  return {
+    publish: (messages, options) =>
+      notifier.publish(messages, {
+        ...options,
+        signal: options.signal ? AbortSignal.any([options.signal, stop]) : stop,
+      }),
+  };
+}
+
+/**
+ * The state store of a CLI run: the run's lease is a short one this process renews while it
+ * works (RenewedLease) instead of the scheduled run's fixed, Lambda-sized one, and it carries
+ * this host and process id, so `lease release` can tell when its holder is gone.
+ */
+function cliLeaseState(
+  state: DynamoStateStore,
+  options: { now: () => number; stop: AbortSignal; onLost: (error: unknown) => void; onTaken: (lease: Lease) => void },
+): StateStore {
+  let held: RenewedLease | undefined;
+  const overrides: Partial<StateStore> = {
+    async acquireLease(owner) {
+      // Stopped before the run began: take nothing, so nothing is left behind.
+      options.stop.throwIfAborted();
+      held = await RenewedLease.take(state, owner, { now: options.now, onLost: options.onLost });
+      options.onTaken(held.lease);
+      return held.lease;
+    },
+    async releaseLease(lease) {
+      if (held !== undefined && held.lease.owner === lease.owner) await held.release();
+      else await state.releaseLease(lease);
+    },
+  };
+  return new Proxy(state, {
+    get(target, property, receiver) {
+      if (property in overrides) return overrides[property as keyof StateStore];
+      const value = Reflect.get(target, property, receiver);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
+async function runLocally(context: CommandContext, target: LocalTarget, stop: StopSignals): Promise<RunSummary> {
+  const config = await target.alertRunConfig();
+  const { documents, sns, secrets } = target.clients;
+  const wiring = createAlertRunDependencies(config, { documents, sns, secrets }, stderrLog(context.output));
+  const now = Date.now;
+  const lost = new AbortController();
+  const halt = AbortSignal.any([stop.signal, lost.signal]);
+  const dependencies: AlertRunDependencies = {
+    ...wiring,
+    news: stoppableNews(wiring.news, halt),
+    notifier: stoppableNotifier(wiring.notifier, halt),
+    state: cliLeaseState(wiring.state, {
+      now,
+      stop: stop.signal,
+      // Someone cleared the lease or took it over: another runner may deliver now, so stop ours.
+      onLost: (error) => {
+        context.output.warn(`${error instanceof Error ? error.message : String(error)}; stopping the run`);
+        lost.abort(error);
+      },
+      onTaken: (lease) => {
+        // Nobody renews it once this process is gone: it expires within one lease length.
+        stop.lease = () => `The run lease of ${lease.owner} stays until it expires (within a minute). `;
+        context.output.note(`run ${lease.owner} holds the run lease (renewed while it works); Ctrl-C stops it cleanly`);
+      },
+    }),
+  };
+  const deadline = now() + localRunBudgetMs;
+  try {
+    return await runAlertCycle(dependencies, config.run, {
+      runId: `cli-${randomUUID()}`,
+      remainingTimeMs: () => deadline - now(),
+    });
+  } finally {
+    await wiring.news.close();
+  }
+}
 const number = (value: unknown): number => (typeof value === 'number' ? value : 0);
 
 function printSummary(context: CommandContext, summary: Record<string, unknown>): void {
@@ -85,7 +243,24 @@ async function runNow(context: CommandContext): Promise<void> {
   const target = await context.target();
   let summary: Record<string, unknown>;
   if (target.kind === 'local') {
-    summary = { ...(await runLocally(context, target)) };
+    const stop = new StopSignals((text) => context.output.note(text));
+    try {
+      summary = { ...(await runLocally(context, target, stop)) };
+    } catch (error) {
+      if (stop.received === undefined) throw error;
+      throw new RunInterruptedError(
+        stop.received,
+        'the run stopped before it finished; the lease is released, and what was sent is in the ledger, so the next run continues from there',
+        { cause: error },
+      );
+    } finally {
+      stop.dispose();
+    }
+    if (stop.received !== undefined) {
+      const received = stop.received;
+      context.output.result({ target: target.label, summary }, () => printSummary(context, summary));
+      throw new RunInterruptedError(received, 'the run stopped at a checkpoint; the lease is released');
+    }
   } else {
     context.output.note(
       `invoking ${target.names.alertFunctionName ?? 'the alert function'} (waits for the run to finish) ...`,
@@ -111,7 +286,12 @@ async function runNow(context: CommandContext): Promise<void> {
 
 async function listRuns(context: CommandContext, _args: readonly unknown[], options: { limit: number }): Promise<void> {
   const target = await context.target();
-  const rows = (await stateStoreOf(context, target).recentRuns(options.limit)).map(runRow);
+  const state = stateStoreOf(context, target);
+  const [runs, lease] = await Promise.all([state.recentRuns(options.limit), state.readLease()]);
+  const rows = runs.map(runRow);
+  const now = Date.now();
+  // The JSON stays the list of runs (scripts read it); the lease is in `watermark show --json`.
+  if (lease !== undefined) context.output.note(`run lease ${describeLease(lease, now)}`);
   context.output.result(rows, () => context.output.table(runTableHead, rows.map(runTableRow), 'no runs recorded'));
 }
 
@@ -126,7 +306,10 @@ export function registerRun(program: Command): void {
       'after',
       `
 The run takes the run lease like a scheduled one: if a run is in progress it is skipped (exit 1).
-Its status is completed or checkpointed (exit 0), incomplete or failed (exit 1).`,
+Its status is completed or checkpointed (exit 0), incomplete or failed (exit 1).
+With --local the lease lasts a minute and is renewed while the run works. Ctrl-C (or SIGTERM)
+stops the run at its next checkpoint and releases the lease (exit 130, or 143 for SIGTERM); a
+second Ctrl-C exits at once and leaves the lease to expire ('news-alerts lease release' clears it).`,
     )
     .action(action(runNow));
 

@@ -5,24 +5,17 @@
  * change fail instead of being overwritten.
  */
 import type { Command } from 'commander';
-import { DynamoStateStore } from '#aws/dynamo-state-store';
 import type { RunRecord, Watermark } from '#core/ports';
 import { action, integerOption } from './command.ts';
 import type { CommandContext } from './context.ts';
 import { UsageError } from './errors.ts';
-import { stderrLog } from './log.ts';
+import { describeLease, leaseJson } from './lease.ts';
 import { formatDuration, formatInstant } from './output.ts';
+import { stateStoreOf } from './state-store.ts';
 import type { Target } from './target.ts';
 import { parseInstant, parseSpan } from './window.ts';
 
-/** The state store of a target (run history, watermark). */
-export function stateStoreOf(context: CommandContext, target: Target): DynamoStateStore {
-  return new DynamoStateStore({
-    documents: target.clients.documents,
-    tableName: target.names.stateTable,
-    log: stderrLog(context.output),
-  });
-}
+export { stateStoreOf };
 
 /** One run-history entry for tables and JSON. */
 export function runRow(run: RunRecord) {
@@ -83,7 +76,11 @@ async function showWatermark(
 ): Promise<void> {
   const target = await context.target();
   const state = stateStoreOf(context, target);
-  const [watermark, runs] = await Promise.all([state.readWatermark(), state.recentRuns(options.runs)]);
+  const [watermark, runs, lease] = await Promise.all([
+    state.readWatermark(),
+    state.recentRuns(options.runs),
+    state.readLease(),
+  ]);
   const now = Date.now();
   const rows = runs.map(runRow);
   const lastCompleted = runs.find((run) => run.status === 'completed' && run.summary.kind !== 'replay');
@@ -91,6 +88,8 @@ async function showWatermark(
     {
       target: target.label,
       watermark: watermarkJson(watermark, now),
+      // A held lease is why a run is skipped: show it where people look when runs stop.
+      lease: leaseJson(lease, now),
       lastCompletedRun: lastCompleted ? runRow(lastCompleted) : null,
       runs: rows,
     },
@@ -112,6 +111,7 @@ async function showWatermark(
           ],
         ]);
       }
+      context.output.line(`Run lease: ${lease === undefined ? 'free' : describeLease(lease, now)}`);
       context.output.line('Recent runs:');
       context.output.table(runTableHead, rows.map(runTableRow), 'no runs recorded');
     },

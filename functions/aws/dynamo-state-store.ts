@@ -6,8 +6,9 @@
  * every other time is epoch milliseconds):
  *
  * - watermark: pk `watermark`, sk `current`; `at`, `version`, `updatedAt`, `runId`. No TTL.
- * - run lease: pk `lease`, sk `run`; `owner`, `leaseExpiresAt` (ms), `acquiredAt`.
- *   TTL one day after the lease ends.
+ * - run lease: pk `lease`, sk `run`; `owner`, `leaseExpiresAt` (ms), `acquiredAt`, and for
+ *   holders that describe themselves (CLI runs and replays) `holderHost`, `holderPid`,
+ *   `renewEveryMs`, `renewedAt`. TTL one day after the lease ends.
  * - delivery ledger: pk `delivery#<audienceId>|<articleKey>` (the port's `deliveryId`), sk `ledger`;
  *   `audienceId`, `articleKey`, `deliveredAt`, `messageId` (when SNS gave one), `ruleIds`.
  *   TTL deliveredAt + ledgerRetentionDays, pushed out again when a read finds an entry past half
@@ -84,6 +85,10 @@ import {
   type HeldState,
   type HoldingAudience,
   type Lease,
+  type LeaseAdmin,
+  LeaseChangedError,
+  type LeaseHolder,
+  type LeaseRecord,
   type Log,
   ReleaseClaimConflictError,
   type RunRecord,
@@ -203,6 +208,19 @@ const ttlSeconds = (from: number, days: number): number => Math.floor((from + da
 const finite = z.number().finite();
 const WatermarkItem = z.object({ at: finite, version: z.number().int(), updatedAt: finite, runId: z.string() });
 const LeaseItem = z.object({ owner: z.string(), leaseExpiresAt: finite });
+const LeaseRecordItem = LeaseItem.extend({
+  acquiredAt: finite.optional(),
+  renewedAt: finite.optional(),
+  holderHost: z.string().optional(),
+  holderPid: z.number().int().optional(),
+  renewEveryMs: finite.optional(),
+});
+
+function checkLeaseDuration(durationMs: number): void {
+  if (!(durationMs > 0) || !Number.isFinite(durationMs)) {
+    throw new RangeError(`lease duration must be a positive number of milliseconds, got ${durationMs}`);
+  }
+}
 const RunItem = z.object({
   runId: z.string(),
   status: z.enum(['completed', 'checkpointed', 'skipped', 'incomplete', 'failed']),
@@ -293,7 +311,7 @@ type WriteRequest = NonNullable<BatchWriteCommandInput['RequestItems']>[string][
 type KeyedWrite = { readonly key: Key; readonly request: WriteRequest };
 
 /** DynamoDB implementation of the run's state: see the module comment for the item layout. */
-export class DynamoStateStore implements StateStore {
+export class DynamoStateStore implements StateStore, LeaseAdmin {
   readonly #documents: DynamoDBDocumentClient;
   readonly #table: string;
   readonly #ledgerRetentionDays: number;
@@ -323,10 +341,8 @@ export class DynamoStateStore implements StateStore {
 
   // --- Run lease ------------------------------------------------------------------------------
 
-  async acquireLease(owner: string, durationMs: number, now: number): Promise<Lease> {
-    if (!(durationMs > 0) || !Number.isFinite(durationMs)) {
-      throw new RangeError(`lease duration must be a positive number of milliseconds, got ${durationMs}`);
-    }
+  async acquireLease(owner: string, durationMs: number, now: number, holder?: LeaseHolder): Promise<Lease> {
+    checkLeaseDuration(durationMs);
     const lease: Lease = { owner, expiresAt: now + durationMs };
     try {
       await this.#documents.send(
@@ -338,6 +354,9 @@ export class DynamoStateStore implements StateStore {
             leaseExpiresAt: lease.expiresAt,
             acquiredAt: now,
             expiresAt: ttlSeconds(lease.expiresAt, 1),
+            ...(holder?.host === undefined ? {} : { holderHost: holder.host }),
+            ...(holder?.pid === undefined ? {} : { holderPid: holder.pid }),
+            ...(holder?.renewEveryMs === undefined ? {} : { renewEveryMs: holder.renewEveryMs }),
           },
           // The same owner may take it again: an SDK retry of a Put that already succeeded must
           // not report our own lease as held by someone else.
@@ -374,6 +393,88 @@ export class DynamoStateStore implements StateStore {
         this.#log.debug('run lease was no longer ours; left it alone', { owner: lease.owner });
         return;
       }
+      throw error;
+    }
+  }
+
+  async readLease(): Promise<LeaseRecord | undefined> {
+    const { Item } = await this.#documents.send(
+      new GetCommand({ TableName: this.#table, Key: leaseKey, ConsistentRead: true }),
+    );
+    if (Item === undefined) return undefined;
+    const parsed = LeaseRecordItem.safeParse(Item);
+    if (!parsed.success) {
+      // Still reported: a lease nobody can read must not look like no lease at all.
+      this.#log.warn('the run lease item is malformed', { error: parsed.error.message });
+      return { owner: typeof Item.owner === 'string' ? Item.owner : '<unknown>', expiresAt: Number.NaN };
+    }
+    const item = parsed.data;
+    return {
+      owner: item.owner,
+      expiresAt: item.leaseExpiresAt,
+      acquiredAt: item.acquiredAt,
+      renewedAt: item.renewedAt,
+      host: item.holderHost,
+      pid: item.holderPid,
+      renewEveryMs: item.renewEveryMs,
+    };
+  }
+
+  async renewLease(lease: Lease, durationMs: number, now: number): Promise<Lease> {
+    checkLeaseDuration(durationMs);
+    const renewed: Lease = { owner: lease.owner, expiresAt: now + durationMs };
+    try {
+      await this.#documents.send(
+        new UpdateCommand({
+          TableName: this.#table,
+          Key: leaseKey,
+          UpdateExpression: 'SET #leaseExpiresAt = :leaseExpiresAt, #renewedAt = :now, #expiresAt = :ttl',
+          // Only the owner's own lease: one cleared by ops or taken over after expiry stays lost.
+          ConditionExpression: '#owner = :owner',
+          ExpressionAttributeNames: {
+            '#owner': 'owner',
+            '#leaseExpiresAt': 'leaseExpiresAt',
+            '#renewedAt': 'renewedAt',
+            '#expiresAt': 'expiresAt',
+          },
+          ExpressionAttributeValues: {
+            ':owner': lease.owner,
+            ':leaseExpiresAt': renewed.expiresAt,
+            ':now': now,
+            ':ttl': ttlSeconds(renewed.expiresAt, 1),
+          },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) {
+        const holder = oldItem(LeaseItem, error.Item);
+        throw new LeaseLostError(
+          holder === undefined
+            ? `the run lease of ${lease.owner} is gone (released, or expired and cleared); it could not be renewed`
+            : `the run lease was taken over by ${holder.owner}; it could not be renewed`,
+          { cause: error },
+        );
+      }
+      throw error;
+    }
+    return renewed;
+  }
+
+  async clearLease(expected: Pick<Lease, 'owner' | 'expiresAt'>): Promise<void> {
+    try {
+      await this.#documents.send(
+        new DeleteCommand({
+          TableName: this.#table,
+          Key: leaseKey,
+          // The owner token and the expiry: a lease renewed since it was read has a live holder.
+          ConditionExpression: '#owner = :owner AND #leaseExpiresAt = :leaseExpiresAt',
+          ExpressionAttributeNames: { '#owner': 'owner', '#leaseExpiresAt': 'leaseExpiresAt' },
+          ExpressionAttributeValues: { ':owner': expected.owner, ':leaseExpiresAt': expected.expiresAt },
+        }),
+      );
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) throw new LeaseChangedError(expected, { cause: error });
       throw error;
     }
   }

@@ -111,6 +111,52 @@ export interface Lease {
 }
 
 /**
+ * Who holds the lease, as the holder describes itself when it takes it. A CLI run or replay says
+ * where it runs and how often it renews, so ops can tell a live holder from a dead one
+ * (`news-alerts lease release`); a scheduled run says nothing and is trusted until its lease expires.
+ */
+export interface LeaseHolder {
+  /** Host name of the holding process. */
+  readonly host?: string | undefined;
+  /** Process id of the holder on `host`. */
+  readonly pid?: number | undefined;
+  /** How often the holder renews the lease (ms), when it does. */
+  readonly renewEveryMs?: number | undefined;
+}
+
+/** The lease item as a reader sees it (`watermark show`, `runs list`, `lease release`). */
+export interface LeaseRecord extends Lease, LeaseHolder {
+  /** When the holder took it (epoch ms). */
+  readonly acquiredAt?: number | undefined;
+  /** When the holder last renewed it (epoch ms), if it ever did. */
+  readonly renewedAt?: number | undefined;
+}
+
+/** The lease changed (renewed, released or taken by another owner) since it was read. */
+export class LeaseChangedError extends NewsAlertsError {
+  constructor(expected: Pick<Lease, 'owner'>, options?: ErrorOptions) {
+    super(`the run lease of ${expected.owner} changed since it was read (renewed, released or taken over)`, options);
+    this.name = 'LeaseChangedError';
+  }
+}
+
+/** Reading, renewing and clearing the lease, beside taking and giving it back ({@link StateStore}). */
+export interface LeaseAdmin {
+  /** The lease item, expired or not; undefined when nobody holds one (strongly consistent). */
+  readLease(): Promise<LeaseRecord | undefined>;
+  /**
+   * Extends a lease this owner still holds to `now + durationMs`; throws LeaseLostError when the
+   * lease is gone or has another owner (cleared by ops, or taken over after it expired).
+   */
+  renewLease(lease: Lease, durationMs: number, now: number): Promise<Lease>;
+  /**
+   * Deletes the lease if it is still exactly the one read (same owner token, same expiry: not
+   * renewed since); throws LeaseChangedError otherwise, so it never removes a lease taken meanwhile.
+   */
+  clearLease(expected: Pick<Lease, 'owner' | 'expiresAt'>): Promise<void>;
+}
+
+/**
  * Every article published before `at` (epoch ms) has been handled as far as the provider showed
  * it. `version` is the optimistic-lock counter.
  */
@@ -248,8 +294,11 @@ export class ReleaseClaimConflictError extends NewsAlertsError {
 }
 
 export interface StateStore {
-  /** Takes the run lease, or throws LeaseHeldError while another run holds an unexpired one. */
-  acquireLease(owner: string, durationMs: number, now: number): Promise<Lease>;
+  /**
+   * Takes the run lease, or throws LeaseHeldError while another run holds an unexpired one.
+   * `holder` is stored with it for readers (see {@link LeaseHolder}).
+   */
+  acquireLease(owner: string, durationMs: number, now: number, holder?: LeaseHolder): Promise<Lease>;
   /** Gives the lease back; a lease that expired or was taken over is left alone. */
   releaseLease(lease: Lease): Promise<void>;
   readWatermark(): Promise<Watermark | undefined>;
