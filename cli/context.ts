@@ -6,7 +6,7 @@
 import { hostname, userInfo } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { OperationFailedError, UsageError } from './errors.ts';
-import { Output } from './output.ts';
+import { Output, safeText, terminalText } from './output.ts';
 import { createProgress, type Progress } from './progress.ts';
 import { resolveTarget, type Target } from './target.ts';
 
@@ -50,7 +50,15 @@ export class CommandContext {
   actor(): Promise<string> {
     this.#actor ??= (async () => {
       const explicit = this.options.actor?.trim() || process.env[actorVariable]?.trim();
-      if (explicit) return explicit;
+      if (explicit) {
+        // Stored as updatedBy and shown by every list: refuse what would print as an escape sequence.
+        if (safeText(explicit) !== explicit) {
+          throw new UsageError(
+            `--actor (or $${actorVariable}) holds control or invisible characters: "${safeText(explicit)}"; give a plain name such as erin@ops`,
+          );
+        }
+        return explicit;
+      }
       const caller = await (await this.target()).callerIdentity();
       if (caller) return caller;
       return `${safeUserName()}@${hostname()}`;
@@ -76,7 +84,7 @@ export class CommandContext {
     const { createInterface } = await import('node:readline/promises');
     const prompt = createInterface({ input: process.stdin, output: process.stderr });
     try {
-      const answer = (await prompt.question(`${question} [y/N] `)).trim().toLowerCase();
+      const answer = (await prompt.question(`${terminalText(question)} [y/N] `)).trim().toLowerCase();
       if (answer !== 'y' && answer !== 'yes') throw new OperationFailedError('cancelled; nothing was changed');
     } finally {
       prompt.close();

@@ -2,6 +2,18 @@
  * Everything the CLI prints goes through here: tables and text for people on stdout, one JSON
  * document for scripts with `--json`, and notes, warnings and progress on stderr so they never
  * mix with what a script parses.
+ *
+ * Nothing that came from data reaches the terminal as a control sequence. Rule and audience
+ * items, files, flags, provider text and the error messages that quote them are written by
+ * anyone who can edit a table; printed raw, `ESC[2J` clears the screen, OSC sets the window
+ * title or plants a hyperlink, and a right-to-left override makes text read backwards. So every
+ * method here escapes control characters (C0, DEL, C1), invisible format characters (bidi
+ * overrides and isolates, zero-width characters, BOM, tags), line and paragraph separators and
+ * lone surrogates visibly (`\x1b`, `\u202e`): people see them, terminals never act on them.
+ * Table cells escape tabs and newlines too (one value, one cell); lines and notes keep `\n`,
+ * which the CLI's own multi-line texts use and which no terminal interprets as a sequence.
+ * `--json` output is JSON.stringify's (which escapes C0 only) with DEL, C1, format characters
+ * and U+2028/2029 escaped as `\uXXXX` too: the same JSON value, safe to print on a terminal.
  */
 import Table from 'cli-table3';
 
@@ -27,13 +39,13 @@ export class Output {
 
   /** The command's result: `value` as JSON with `--json`, otherwise whatever `human` prints. */
   result(value: unknown, human: () => void): void {
-    if (this.json) this.#streams.stdout.write(`${JSON.stringify(value, jsonReplacer, 2)}\n`);
+    if (this.json) this.#streams.stdout.write(`${jsonText(value)}\n`);
     else human();
   }
 
   /** A line of human output on stdout (suppressed with `--json`, where the result says it all). */
   line(text = ''): void {
-    if (!this.json) this.#streams.stdout.write(`${text}\n`);
+    if (!this.json) this.#streams.stdout.write(`${terminalText(text)}\n`);
   }
 
   /** A table on stdout; an empty table prints `empty` instead. */
@@ -44,12 +56,13 @@ export class Output {
       return;
     }
     const cells = rows.map((row) => row.map(cellText));
+    const heads = head.map((text) => cellText(text));
     // Plain borders and no colours: the output is pasted into tickets and read in CI logs.
     const table = new Table({
-      head: [...head],
+      head: heads,
       style: { head: [], border: [] },
       wordWrap: true,
-      colWidths: fitColumns([head, ...cells], this.#width()),
+      colWidths: fitColumns([heads, ...cells], this.#width()),
     });
     for (const row of cells) table.push(row);
     this.#streams.stdout.write(`${table.toString()}\n`);
@@ -58,7 +71,7 @@ export class Output {
   /** Field/value pairs as a two-column table. */
   fields(entries: readonly (readonly [string, Cell])[]): void {
     if (this.json) return;
-    const cells = entries.map(([name, value]) => [name, cellText(value)]);
+    const cells = entries.map(([name, value]) => [cellText(name), cellText(value)]);
     const table = new Table({
       style: { head: [], border: [] },
       wordWrap: true,
@@ -76,12 +89,12 @@ export class Output {
 
   /** A note for the person at the terminal, on stderr (kept with `--json`: it does not disturb stdout). */
   note(text: string): void {
-    this.#streams.stderr.write(`${text}\n`);
+    this.#streams.stderr.write(`${terminalText(text)}\n`);
   }
 
   /** A warning on stderr. */
   warn(text: string): void {
-    this.#streams.stderr.write(`warning: ${text}\n`);
+    this.#streams.stderr.write(`warning: ${terminalText(text)}\n`);
   }
 }
 
@@ -120,10 +133,63 @@ export function fitColumns(rows: readonly (readonly string[])[], total: number):
   return widths;
 }
 
+/** A table cell: one value on one line, with every control and format character escaped. */
 const cellText = (value: Cell): string => {
   if (value === null || value === undefined) return '';
-  return String(value);
+  return safeText(String(value));
 };
+
+/**
+ * Characters a terminal may act on or that hide or reorder text: controls (C0, DEL, C1), format
+ * characters (bidi embeddings, overrides and isolates, LRM/RLM/ALM, zero-width space and joiners,
+ * soft hyphen, BOM, tag characters…), line/paragraph separators, lone surrogates, and the
+ * Hangul fillers that render as blank letters.
+ */
+const unsafeCharacters = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\u115f\u1160\u3164\uffa0]/gu;
+
+const namedEscapes: Readonly<Record<string, string>> = { '\t': '\\t', '\n': '\\n', '\r': '\\r', '\u001b': '\\x1b' };
+
+const hex = (code: number, digits: number): string => code.toString(16).padStart(digits, '0');
+
+/** The visible escape of one unsafe character: `\t`, `\x1b`, `\x9b`, `\u202e`, `\u{e0041}`. */
+function escapeCharacter(char: string): string {
+  const named = namedEscapes[char];
+  if (named !== undefined) return named;
+  const code = char.codePointAt(0) ?? 0;
+  if (code <= 0xff) return `\\x${hex(code, 2)}`;
+  if (code <= 0xffff) return `\\u${hex(code, 4)}`;
+  return `\\u{${hex(code, 5)}}`;
+}
+
+/**
+ * Text from data made safe for a terminal: every control or invisible format character is
+ * replaced by its visible escape, so it is seen and never interpreted. With `newlines`, `\n`
+ * stays a line break (the CLI's own multi-line messages); everything else, `\r` and `\t`
+ * included, is escaped.
+ */
+export function safeText(text: string, options: { readonly newlines?: boolean } = {}): string {
+  return text.replace(unsafeCharacters, (char) => (char === '\n' && options.newlines ? char : escapeCharacter(char)));
+}
+
+/** A line or message for the terminal: {@link safeText} keeping line breaks. */
+export const terminalText = (text: string): string => safeText(text, { newlines: true });
+
+/**
+ * Characters JSON.stringify leaves raw in strings that a terminal may still act on or that hide
+ * text (it escapes only U+0000–U+001F, quotes and backslashes).
+ */
+const unsafeInJson = /[\u007f-\u009f\p{Cf}\p{Zl}\p{Zp}\u115f\u1160\u3164\uffa0]/gu;
+
+/**
+ * `value` as pretty JSON that is safe to print: JSON.stringify's text with DEL, C1, format
+ * characters and U+2028/2029 also written as `\uXXXX` escapes (astral ones as surrogate pairs).
+ * They can only occur inside strings, so the document parses to exactly the same value.
+ */
+export function jsonText(value: unknown): string {
+  return (JSON.stringify(value, jsonReplacer, 2) ?? 'null').replace(unsafeInJson, (char) =>
+    [...Array(char.length).keys()].map((index) => `\\u${hex(char.charCodeAt(index), 4)}`).join(''),
+  );
+}
 
 /** Sets become arrays in JSON output (DynamoDB string sets arrive as Sets). */
 function jsonReplacer(_key: string, value: unknown): unknown {

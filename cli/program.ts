@@ -7,6 +7,7 @@ import { registerAudiences } from './audiences.ts';
 import { actorVariable } from './context.ts';
 import { describeFailure, ExitCode, exitCodeHelp, exitCodeOf } from './errors.ts';
 import { registerLease } from './lease.ts';
+import { terminalText } from './output.ts';
 import { registerPreview } from './preview.ts';
 import { registerReplay } from './replay.ts';
 import { registerRules } from './rules.ts';
@@ -35,7 +36,8 @@ export function buildProgram(): Command {
     .option('--actor <name>', `who is making changes (default: $${actorVariable}, the AWS caller, or the OS user)`)
     .showHelpAfterError('(add --help for usage)')
     .exitOverride()
-    .configureOutput({ outputError: (text, write) => write(text) })
+    // commander's messages quote the command line (an unknown option, a bad value): escaped like all output.
+    .configureOutput({ outputError: (text, write) => write(terminalText(text)) })
     .addHelpText('after', `\n${targetHelp}\n\n${exitCodeHelp}\n\nEveryday tasks: the "Ops guide" section of README.md`);
   // Every subcommand created below inherits exitOverride and the output settings.
   registerRules(program);
@@ -72,9 +74,10 @@ export async function main(argv: readonly string[]): Promise<number> {
     const code = exitCodeOf(error);
     // commander has already printed its own usage errors and help.
     if (!(error instanceof CommanderError)) {
-      for (const line of describeFailure(error)) process.stderr.write(`news-alerts: ${line}\n`);
+      // Messages quote items, files and flags: printed escaped, like everything else the CLI prints.
+      for (const line of describeFailure(error)) process.stderr.write(`news-alerts: ${terminalText(line)}\n`);
       if (process.env.NEWS_ALERTS_DEBUG && error instanceof Error && error.stack) {
-        process.stderr.write(`${error.stack}\n`);
+        process.stderr.write(`${terminalText(error.stack)}\n`);
       }
     }
     return code;

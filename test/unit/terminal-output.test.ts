@@ -1,0 +1,189 @@
+/**
+ * Terminal injection (issue 10, item 8): whatever a rule file, an audience item, a flag or an
+ * error message holds, the CLI's output layer never writes a control sequence or an invisible
+ * format character to the terminal; it shows them escaped. `--json` stays the same JSON value.
+ */
+import { Writable } from 'node:stream';
+import fc from 'fast-check';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { stderrLog } from '../../cli/log.ts';
+import { jsonText, Output, safeText, terminalText } from '../../cli/output.ts';
+import { main } from '../../cli/program.ts';
+
+/** Anything a terminal could act on, or that hides or reorders text; `\n` is checked separately. */
+const unsafe = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\u115f\u1160\u3164\uffa0]/u;
+const unsafeExceptNewline = (text: string) => unsafe.test(text.replaceAll('\n', ''));
+
+const hostileFragments = [
+  '\u001b[2J',
+  '\u001b[31mred\u001b[0m',
+  '\u001b]0;owned title\u0007',
+  '\u001b]8;;https://evil.example/\u001b\\click\u001b]8;;\u001b\\',
+  '\u001bP+q544e\u001b\\',
+  '\u009b2J',
+  '\u009d0;title\u009c',
+  '\u007f',
+  '\b\b\bok',
+  'safe\rEVIL',
+  'tab\there',
+  'line\nbreak',
+  '\u202egnp.exe',
+  '\u2066isolate\u2069',
+  '\u200bzero\u200dwidth\ufeff',
+  '\u{e0041}\u{e0042}',
+  '\u2028\u2029',
+  '\ud800',
+  'ㅤ\u3164',
+];
+
+const hostileText = fc
+  .array(fc.oneof(fc.constantFrom(...hostileFragments), fc.string({ unit: 'binary' }), fc.string()), {
+    maxLength: 6,
+  })
+  .map((parts) => parts.join(''));
+
+/** An Output whose streams are captured. */
+function capture(json = false) {
+  const written = { stdout: '', stderr: '' };
+  const sink = (name: 'stdout' | 'stderr') =>
+    new Writable({
+      write(chunk: Buffer | string, _encoding, done) {
+        written[name] += chunk.toString();
+        done();
+      },
+    });
+  const output = new Output({ json, streams: { stdout: sink('stdout'), stderr: sink('stderr') } });
+  return { output, written };
+}
+
+describe('safeText', () => {
+  it('escapes CSI, OSC, OSC-8, DCS, C1, DEL and backspace visibly instead of passing them through', () => {
+    expect(safeText('\u001b[2Jhello')).toBe('\\x1b[2Jhello');
+    expect(safeText('\u001b]0;owned\u0007')).toBe('\\x1b]0;owned\\x07');
+    expect(safeText('\u001b]8;;https://evil.example/\u001b\\x')).toBe('\\x1b]8;;https://evil.example/\\x1b\\x');
+    expect(safeText('\u009b2J\u007f\b')).toBe('\\x9b2J\\x7f\\x08');
+  });
+
+  it('escapes bidi overrides and isolates and other invisible format characters', () => {
+    expect(safeText('invoice\u202egnp.exe')).toBe('invoice\\u202egnp.exe');
+    expect(safeText('\u2066a\u2069\u200b\u200e\ufeff\u00ad')).toBe('\\u2066a\\u2069\\u200b\\u200e\\ufeff\\xad');
+    expect(safeText('\u{e0041}')).toBe('\\u{e0041}');
+    expect(safeText('\u2028')).toBe('\\u2028');
+  });
+
+  it('escapes tabs, carriage returns and newlines in a cell; terminalText keeps only the newline', () => {
+    expect(safeText('a\tb\r\nc')).toBe('a\\tb\\r\\nc');
+    expect(terminalText('a\tb\r\nc')).toBe('a\\tb\\r\nc');
+  });
+
+  it('leaves ordinary text alone, non-Latin scripts and emoji included', () => {
+    for (const text of ['Markets desk', '시장 속보', 'مرحبا', 'Zürich — “quotes”', '🚀 launch', 'C:\\path']) {
+      expect(safeText(text)).toBe(text);
+    }
+  });
+});
+
+describe('Output', () => {
+  it('prints a hostile audience name, rule field and actor escaped in tables, fields, lines, notes and warnings', () => {
+    const { output, written } = capture();
+    const name = 'Desk\u001b[2J\u001b]0;pwned\u0007\u202e';
+    output.table(['AUDIENCE', 'NAME'], [['desk', name]]);
+    output.fields([['updatedBy', 'mallory\u001b[31m']]);
+    output.line(`created audience ${name}`);
+    output.note(`note ${name}`);
+    output.warn(`warn ${name}`);
+    expect(unsafeExceptNewline(written.stdout + written.stderr)).toBe(false);
+    expect(written.stdout).toContain('Desk\\x1b[2J\\x1b]0;pwned\\x07\\u202e');
+    expect(written.stdout).toContain('mallory\\x1b[31m');
+    expect(written.stderr).toContain('warning: warn Desk\\x1b[2J');
+  });
+
+  it('keeps a cell on one line: a newline in data does not forge a table row', () => {
+    const { output, written } = capture();
+    output.table(['RULE'], [['a\n│ forged │']]);
+    expect(written.stdout).toContain('a\\n│ forged │');
+    expect(written.stdout.split('\n').filter((line) => line.includes('forged'))).toHaveLength(1);
+  });
+
+  it('writes --json output that parses to the same value with DEL, C1, bidi and U+2028 escaped', () => {
+    const value = { name: 'a\u001b[2J\u009b\u007f\u202e\u2028\u{e0041}b', list: new Set(['\u2066x']) };
+    const text = jsonText(value);
+    expect(unsafeExceptNewline(text)).toBe(false);
+    expect(text).toContain('\\u009b');
+    expect(text).toContain('\\u202e');
+    expect(text).toContain('\\u2028');
+    expect(JSON.parse(text)).toEqual({ name: value.name, list: ['\u2066x'] });
+  });
+
+  it('escapes what the core logs through the CLI log port', () => {
+    const { output, written } = capture();
+    stderrLog(output).warn('rule skipped', { ruleId: 'r\u001b]8;;https://evil.example/\u0007', reason: '\u009b2J' });
+    expect(unsafeExceptNewline(written.stderr)).toBe(false);
+    // JSON.stringify already writes C0 as \u001b; the output layer escapes the C1 CSI it leaves raw.
+    expect(written.stderr).toContain('r\\u001b]8;;https://evil.example/\\u0007');
+    expect(written.stderr).toContain('"reason":"\\x9b2J"');
+  });
+
+  it('never writes a control sequence or invisible format character, whatever the data (property)', () => {
+    fc.assert(
+      fc.property(hostileText, hostileText, (a, b) => {
+        const human = capture();
+        human.output.table(['A', b], [[a, b, 1, null]]);
+        human.output.fields([
+          [a, b],
+          ['n', 3],
+        ]);
+        human.output.line(a);
+        human.output.note(b);
+        human.output.warn(a);
+        stderrLog(human.output).error(a, { field: b });
+        const json = capture(true);
+        json.output.result({ a, b, [a]: [b] }, () => {});
+        const printed = human.written.stdout + human.written.stderr + json.written.stdout + json.written.stderr;
+        // Newlines survive only as line breaks the CLI chose: never inside a table cell.
+        const cellLines = human.written.stdout.split('\n').filter((line) => line.startsWith('│'));
+        return (
+          !unsafeExceptNewline(printed) &&
+          cellLines.every((line) => line.endsWith('│')) &&
+          JSON.stringify(JSON.parse(json.written.stdout)) === JSON.stringify({ a, b, [a]: [b] })
+        );
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe('error messages on stderr', () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  /** Runs the CLI in this process and returns what it wrote to stderr. */
+  async function stderrOf(args: readonly string[]): Promise<{ code: number; stderr: string }> {
+    let stderr = '';
+    vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      stderr += chunk.toString();
+      return true;
+    });
+    vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
+    const code = await main(['node', 'news-alerts', ...args]);
+    return { code, stderr };
+  }
+
+  it('escapes flags and paths that error messages quote, from commander and from commands (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(hostileText, async (text) => {
+        const option = await stderrOf([`--bogus${text}`]);
+        const file = await stderrOf(['--sandbox-file', `/nonexistent/${text}/sandbox.json`, 'rules', 'list']);
+        vi.restoreAllMocks();
+        return (
+          option.code === 2 &&
+          file.code !== 0 &&
+          !unsafeExceptNewline(option.stderr) &&
+          !unsafeExceptNewline(file.stderr)
+        );
+      }),
+      { numRuns: 40 },
+    );
+  });
+});
