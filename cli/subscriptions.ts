@@ -15,6 +15,7 @@ import {
   UnsubscribeCommand,
 } from '@aws-sdk/client-sns';
 import type { Command } from 'commander';
+import { checkTargetUrl } from '#shared/network-targets';
 import { requireAudience, topicArnOf, topicSubscriptions } from './audiences.ts';
 import { action } from './command.ts';
 import type { CommandContext } from './context.ts';
@@ -123,6 +124,7 @@ interface AddOptions {
   https?: string;
   slackWebhook?: boolean;
   raw?: boolean;
+  allowInternalTarget?: boolean;
 }
 
 async function addSubscription(context: CommandContext, args: readonly unknown[], options: AddOptions): Promise<void> {
@@ -137,13 +139,16 @@ async function addSubscription(context: CommandContext, args: readonly unknown[]
   if (options.sms !== undefined && !phonePattern.test(options.sms)) {
     throw new UsageError(`--sms: "${options.sms}" is not an E.164 phone number such as +821012345678`);
   }
-  if (options.https !== undefined) requireHttps(options.https, '--https');
+  if (options.https !== undefined) requireTarget(options.https, '--https', options.allowInternalTarget === true);
   if (options.raw && options.https === undefined) throw new UsageError('--raw only applies to --https');
+  if (options.allowInternalTarget && options.https === undefined && !options.slackWebhook) {
+    throw new UsageError('--allow-internal-target only applies to --https and --slack-webhook');
+  }
 
   const target = await context.target();
   const topicArn = topicArnOf(await requireAudience(target, audienceId), audienceId);
   if (options.slackWebhook) {
-    await addSlack(context, target, audienceId, topicArn);
+    await addSlack(context, target, audienceId, topicArn, options.allowInternalTarget === true);
     return;
   }
   const protocol = options.email !== undefined ? 'email' : options.sms !== undefined ? 'sms' : 'https';
@@ -177,33 +182,43 @@ async function addSubscription(context: CommandContext, args: readonly unknown[]
   });
 }
 
-function requireHttps(value: string, what: string): URL {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new UsageError(`${what}: not a URL`);
-  }
-  if (url.protocol !== 'https:') throw new UsageError(`${what}: must be an https:// URL`);
-  return url;
+/** The override's flag, named in refusals so the fix is one copy away. */
+const allowInternalFlag = '--allow-internal-target';
+
+/**
+ * A subscriber URL under the target-address policy (functions/shared/network-targets.ts):
+ * https://, no credentials, and a public host unless `--allow-internal-target` says otherwise.
+ * Messages name the host only: the path and query of a webhook URL are its secret.
+ */
+function requireTarget(value: string, what: string, allowInternal: boolean): URL {
+  const check = checkTargetUrl(value, { allowInternal });
+  if (check.ok) return check.url;
+  const hint = check.internal ? ` (pass ${allowInternalFlag} only for a local test receiver)` : '';
+  throw new UsageError(`${what}: ${check.reason}${hint}; nothing was subscribed`);
 }
 
 /** Stores the webhook URL under the stack's Slack prefix and subscribes the relay to the topic. */
-async function addSlack(context: CommandContext, target: Target, audienceId: string, topicArn: string): Promise<void> {
+async function addSlack(
+  context: CommandContext,
+  target: Target,
+  audienceId: string,
+  topicArn: string,
+  allowInternal: boolean,
+): Promise<void> {
   const prefix = target.names.slackWebhookSecretPrefix;
   if (!prefix) throw new NotFoundError(`${target.label} has no SlackWebhookSecretPrefix output`);
   const url = await context.readSecret('Slack incoming-webhook URL (input hidden): ');
   if (url === '') throw new UsageError('no webhook URL given: pipe it on stdin or type it at the prompt');
-  // Checked without ever echoing the URL: it is a bearer credential for the channel.
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new UsageError('the webhook URL is not a URL (it was not stored)');
+  // Checked without ever echoing the URL: it is a bearer credential for the channel. The relay
+  // posts to it from inside AWS, so an internal host is refused, not merely warned about.
+  const check = checkTargetUrl(url, { allowInternal });
+  if (!check.ok) {
+    const reason = check.reason === 'is not a URL' ? 'is not a URL' : check.reason;
+    const hint = check.internal ? ` (pass ${allowInternalFlag} only for a local test receiver)` : '';
+    throw new UsageError(`the webhook URL ${reason}${hint}; it was not stored`);
   }
-  if (parsed.protocol !== 'https:') throw new UsageError('the webhook URL must be https:// (it was not stored)');
-  if (parsed.hostname !== 'hooks.slack.com') {
-    context.output.warn(`the webhook URL's host is ${parsed.hostname}, not hooks.slack.com; storing it anyway`);
+  if (check.url.hostname !== 'hooks.slack.com') {
+    context.output.warn(`the webhook URL's host is ${check.url.hostname}, not hooks.slack.com; storing it anyway`);
   }
   const secretId = `${prefix}${audienceId}`;
   const { secrets, sns } = target.clients;
@@ -364,13 +379,21 @@ export function registerSubscriptions(program: Command): void {
       '--slack-webhook',
       'Slack channel: reads the incoming-webhook URL from stdin or a hidden prompt, never from argv',
     )
+    .option(
+      '--allow-internal-target',
+      'with --https or --slack-webhook: accept a loopback, private or link-local host (local test receivers only)',
+    )
     .addHelpText(
       'after',
       `
 Examples:
   news-alerts subscriptions add markets --email desk@example.com
   news-alerts subscriptions add quakes --sms +821012345678
-  pbpaste | news-alerts subscriptions add chips --slack-webhook`,
+  pbpaste | news-alerts subscriptions add chips --slack-webhook
+
+Targets must be public https:// hosts without user:password@: loopback, private, link-local
+(169.254.169.254, fd00:ec2::254), CGNAT, multicast and local-only names (localhost, *.internal)
+are refused in every notation; --allow-internal-target accepts them for a local test receiver.`,
     )
     .action(action(addSubscription));
 
