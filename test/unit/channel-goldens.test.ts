@@ -3,8 +3,12 @@
  * Japanese and emoji headlines and a very long headline and URL: the email (subject and body),
  * the SMS, the Slack Block Kit message (through the relay's own parser and renderer) and the
  * structured JSON. The files under `__golden__/` are whole rendered texts; a change to any
- * renderer shows up here as a diff to review (`npx vitest run -u` accepts it).
+ * renderer shows up here as a diff to review (`--update` accepts it).
+ *
+ * A missing golden fails the test on every machine: vitest would otherwise write it silently
+ * (outside CI) and compare the renderer with itself. Only an explicit `--update` creates one.
  */
+import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { planDigest, toHeldNotification } from '#core/digest';
 import { type Article, type Audience, type AudienceMatch, AudienceSchema, type RuleMatch } from '#core/model';
@@ -188,12 +192,22 @@ describe.each(cases)('golden renderings: $name headline', (entry) => {
   for (const channel of ['email', 'sms', 'slack', 'structured'] as const) {
     const extension = channel === 'slack' || channel === 'structured' ? 'json' : 'txt';
     it(`alert ${channel}`, async () => {
-      await expect(alert[channel]).toMatchFileSnapshot(`__golden__/alert-${entry.name}.${channel}.${extension}`);
+      await matchesGolden(alert[channel], `__golden__/alert-${entry.name}.${channel}.${extension}`);
     });
     it(`digest ${channel}`, async () => {
-      await expect(digestChannels[channel]).toMatchFileSnapshot(
-        `__golden__/digest-${entry.name}.${channel}.${extension}`,
-      );
+      await matchesGolden(digestChannels[channel], `__golden__/digest-${entry.name}.${channel}.${extension}`);
     });
   }
 });
+
+/** `toMatchFileSnapshot`, except that a missing golden fails unless the run was started with `--update`. */
+async function matchesGolden(rendered: string, relativePath: string): Promise<void> {
+  const updating = expect.getState().snapshotState.snapshotUpdateState === 'all';
+  if (!updating) {
+    expect(
+      existsSync(new URL(relativePath, import.meta.url)),
+      `${relativePath} is missing: run \`npx vitest run test/unit/channel-goldens.test.ts --update\` and review the new file`,
+    ).toBe(true);
+  }
+  await expect(rendered).toMatchFileSnapshot(relativePath);
+}
