@@ -14,6 +14,12 @@
  * like a publish: the held item and its ledger entry are written in one transaction, so the
  * watermark may move past it. Sends that count against a daily budget reserve it with a
  * conditional write before they are published; sends that then fail give their reservation back.
+ *
+ * Poison data never stops the others: a match that cannot be rendered (an unpublishable link,
+ * no valid time, any renderer failure) is parked like a notification SNS refused for good, with
+ * the best rendering there is (render.ts `renderParkedNotification`), counted (`parked` and
+ * `unrenderable`, alarm `notifications-parked`) and logged with its key; every other match goes
+ * on, and the watermark may move past it: parking is handled, like publishing.
  */
 import { LedgerWriter, Outbox } from './delivery-buffers.ts';
 import { localDate, planDelivery } from './delivery-plan.ts';
@@ -30,7 +36,7 @@ import {
   type HeldNotification,
   type OutboundMessage,
 } from './ports.ts';
-import { renderNotification } from './render.ts';
+import { renderNotification, renderParkedNotification, UnpublishableLinkError } from './render.ts';
 
 /** DynamoDB's BatchGetItem limit. */
 const lookupBatchSize = 100;
@@ -59,7 +65,11 @@ export interface DeliveryCounts {
   notificationsParked: number;
   /** Notifications left for the next run because the time budget ran out. */
   notificationsDeferred: number;
-  /** Notifications that could not be rendered (logged with the article key). */
+  /**
+   * Notifications that could not be rendered (unpublishable link, no valid time...): parked for
+   * review and `news-alerts replay --parked` (also counted in `notificationsParked`), logged with
+   * the article key.
+   */
   notificationsUnrenderable: number;
   /** Notifications for articles published before `lateBefore` (the provider showed them late). */
   lateDeliveries: number;
@@ -227,6 +237,7 @@ export class DeliveryPipeline {
     }));
     const delivered = await this.#options.state.findDelivered(keys);
     const fresh: FreshMatch[] = [];
+    const unrenderable: FailedMessage[] = [];
     for (const match of matches) {
       const audience = this.#options.audiences.get(match.audienceId);
       if (!audience) continue;
@@ -243,18 +254,31 @@ export class DeliveryPipeline {
       try {
         message = renderNotification(match, audience);
       } catch (error) {
-        // One article that cannot be rendered must not stop every other alert (nor block the
-        // watermark forever): it is logged with its key and counted, and delivery goes on.
+        // One article that cannot be rendered must not stop every other alert, nor block the
+        // watermark forever, nor vanish: it is parked (below) with the best rendering there is,
+        // and delivery goes on. Queued, so an article the provider repeats is parked once.
+        this.#queued.add(id);
         counts.notificationsUnrenderable += 1;
-        log.error('could not render a notification; skipped it', {
+        const reason = describe(error).slice(0, 1000);
+        log.error('could not render a notification; parking it for review and `news-alerts replay --parked`', {
           audienceId: match.audienceId,
           articleKey: match.article.key,
-          error: describe(error),
+          error: reason,
         });
+        if (this.#options.dryRun) continue;
+        const parked = renderParkedNotification(match, audience);
+        const code = error instanceof UnpublishableLinkError ? 'UnpublishableLink' : 'Unrenderable';
+        unrenderable.push({ message: parked, code, reason, permanent: true });
         continue;
       }
       this.#queued.add(id);
       fresh.push({ match, audience, message });
+    }
+    if (unrenderable.length > 0) {
+      await this.#park(
+        unrenderable,
+        'parked notifications that could not be rendered; review them (see `news-alerts replay --parked --dry-run`)',
+      );
     }
     return fresh;
   }
@@ -431,7 +455,9 @@ export class DeliveryPipeline {
       ? outcome.failed.filter((failure) => !failure.permanent && failure.code === 'Aborted')
       : [];
     const transient = outcome.failed.filter((failure) => !failure.permanent && !deferred.includes(failure));
-    if (permanent.length > 0) await this.#park(permanent);
+    if (permanent.length > 0) {
+      await this.#park(permanent, 'SNS refused notifications for good; parked them for `news-alerts replay`');
+    }
     for (const failure of [...transient, ...deferred]) this.#queued.delete(deliveryId(failure.message.key));
     if (this.#reserved.size > 0) await this.#releaseReservations([...transient, ...deferred]);
     for (const failure of transient) this.#tally(failure.message.key.audienceId).failed += 1;
@@ -446,8 +472,11 @@ export class DeliveryPipeline {
     }
   }
 
-  /** Keeps notifications SNS refused for good, so fixing the audience and replaying loses nothing. */
-  async #park(failures: readonly FailedMessage[]): Promise<void> {
+  /**
+   * Keeps notifications SNS refused for good, or that could not be rendered, so fixing the
+   * audience (or reviewing the article) and replaying loses nothing.
+   */
+  async #park(failures: readonly FailedMessage[], logMessage: string): Promise<void> {
     const failedAt = this.#options.now();
     await this.#options.state.recordUndeliverable(
       failures.map(({ message, code, reason }) => ({
@@ -462,7 +491,7 @@ export class DeliveryPipeline {
     );
     for (const failure of failures) this.#tally(failure.message.key.audienceId).parked += 1;
     this.#options.counts.notificationsParked += failures.length;
-    this.#options.log.error('SNS refused notifications for good; parked them for `news-alerts replay`', {
+    this.#options.log.error(logMessage, {
       count: failures.length,
       audiences: [...new Set(failures.map((failure) => failure.message.key.audienceId))],
       codes: [...new Set(failures.map((failure) => failure.code))],

@@ -24,6 +24,7 @@ import { NewsAlertsError } from './errors.ts';
 import type { Audience, AudienceMatch, MatchReason, MessageTemplates } from './model.ts';
 import { deliveryId, type OutboundMessage } from './ports.ts';
 import { fitsSms, isGsm7, toGsmFriendly } from './sms.ts';
+import { displayText, publishableLink } from './text.ts';
 
 /** SNS's limit for one message (and for a whole PublishBatch), in UTF-8 bytes. */
 export const SNS_MAX_MESSAGE_BYTES = 262_144;
@@ -55,7 +56,19 @@ export class NotificationRenderError extends NewsAlertsError {
   }
 }
 
-/** Even the most compact rendering exceeds SNS's message size limit (in practice: an absurd URL). */
+/**
+ * The article's link may not be published (see {@link publishableLink}): not a public `https:` or
+ * `http:` address, credentials in it, or absurdly long. The alert is not sent with it; the
+ * delivery pipeline parks the link-less rendering for review (see {@link renderParkedNotification}).
+ */
+export class UnpublishableLinkError extends NotificationRenderError {
+  constructor(articleKey: string, reason: string, options?: ErrorOptions) {
+    super(`article ${articleKey}: ${reason}`, options);
+    this.name = 'UnpublishableLinkError';
+  }
+}
+
+/** Even the most compact rendering exceeds SNS's message size limit. */
 export class MessageTooLargeError extends NotificationRenderError {
   readonly bytes: number;
   readonly limit: number;
@@ -141,13 +154,13 @@ export type AlertDocument = z.output<typeof AlertDocumentSchema>;
 const graphemeSegmenter = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
 const wordSegmenter = new Intl.Segmenter(undefined, { granularity: 'word' });
 
-/** Lone surrogates cannot be encoded as UTF-8, and SNS only takes valid UTF-8. */
-const wellFormed = (text: string): string =>
-  text.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
-
-/** One line: every run of whitespace, line/paragraph separators and control characters becomes one space. */
+/**
+ * One line of text people see: sanitized by {@link displayText} (no bidi controls, no invisible
+ * characters, valid UTF-8), then every run of whitespace, line/paragraph separators and control
+ * characters becomes one space.
+ */
 export const singleLine = (text: string): string =>
-  wellFormed(text)
+  displayText(text)
     .replace(/[\s\p{Cc}\p{Zl}\p{Zp}]+/gu, ' ')
     .trim();
 
@@ -258,9 +271,9 @@ export function fillTemplate(
 ): string {
   const filled = template.replace(/\{([^{}]*)\}/g, (_whole, key: string) => values[key] ?? '');
   if (!options.multiline) return singleLine(filled);
-  // Line breaks stay; other control characters (a pasted tab, a stray BEL) and trailing blanks go.
-  return wellFormed(filled)
-    .replace(/\r\n?/g, '\n')
+  // Line breaks stay; other control characters (a pasted tab, a stray BEL), invisible and bidi
+  // characters (displayText) and trailing blanks go.
+  return displayText(filled.replace(/\r\n?/g, '\n'))
     .replace(/[^\P{Cc}\n]|[\p{Zl}\p{Zp}]/gu, ' ')
     .replace(/[ ]+$/gm, '')
     .trim();
@@ -356,6 +369,7 @@ export interface AlertView {
     readonly title: string;
     /** Single paragraph, cut at a word; may be empty. */
     readonly summary: string;
+    /** The link as published (WHATWG form); `''` when it was withheld (`linkPolicy: 'omit'`). */
     readonly url: string;
     readonly publishedAt: number;
     readonly publishedAtIso: string;
@@ -384,6 +398,12 @@ export interface AlertView {
 export interface RenderOptions {
   /** BCP 47 locale for dates (`en-US`, `ko-KR`, `ja-JP`); defaults to `en-US`. */
   readonly locale?: string | undefined;
+  /**
+   * What to do with an article link that may not be published ({@link publishableLink}):
+   * `require` (the default) throws {@link UnpublishableLinkError}; `omit` renders the alert
+   * without it (the parked form of such an alert, and digest entries, which were held already).
+   */
+  readonly linkPolicy?: 'require' | 'omit' | undefined;
 }
 
 const DEFAULT_LOCALE = 'en-US';
@@ -423,19 +443,6 @@ export function formatShortLocalTime(epochMs: number, timeZone: string, locale: 
   return zoned.toLocaleString({ month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
 }
 
-/** The URL as subscribers should see it: trimmed, and percent-encoded when it parses as http(s). */
-export function displayUrl(raw: string): string {
-  const trimmed = singleLine(raw).replace(/\s/g, '%20');
-  try {
-    const url = new URL(trimmed);
-    // The WHATWG form is ASCII-only (punycode host, percent-encoded path), which every mail client
-    // links and which keeps an SMS in GSM-7.
-    return url.protocol === 'https:' || url.protocol === 'http:' ? url.href : trimmed;
-  } catch {
-    return trimmed;
-  }
-}
-
 function categoryLabels(codes: readonly string[], names: readonly string[]): string[] {
   if (names.length > 0 && names.length === codes.length) {
     return codes.map((code, index) => {
@@ -456,7 +463,8 @@ const cleanOptional = (value: string | undefined, maxUnits: number): string | un
  * Normalizes and trims one match for display. `limits` defaults to the standard tier.
  *
  * @throws NotificationRenderError when the match belongs to another audience or the article has
- *         no usable URL or publication time.
+ *         no valid publication time; UnpublishableLinkError when its link may not be published
+ *         (unless `linkPolicy: 'omit'`).
  */
 export function buildAlertView(
   match: AudienceMatch,
@@ -473,8 +481,9 @@ export function buildAlertView(
   if (!Number.isFinite(article.publishedAt)) {
     throw new NotificationRenderError(`article ${article.key} has no valid publication time`);
   }
-  const url = displayUrl(article.url);
-  if (url === '') throw new NotificationRenderError(`article ${article.key} has no URL`);
+  const link = publishableLink(article.url);
+  if (!link.ok && options.linkPolicy !== 'omit') throw new UnpublishableLinkError(article.key, link.reason);
+  const url = link.ok ? link.url : '';
   const locale = resolveLocale(options.locale ?? audience.locale);
   const clean = (values: readonly string[], max: number) =>
     values
@@ -602,11 +611,14 @@ export function renderFooter(audience: AlertView['audience']): string {
   );
 }
 
+/** What the email says in place of a link that was withheld. */
+export const LINK_WITHHELD_NOTE = 'not included: the news provider sent a link that cannot be published safely';
+
 /** The fallback for protocols without their own key: headline, media, link. */
 export function renderDefaultBody(view: AlertView): string {
   const title = truncateText(view.article.title, 200);
   const media = view.article.mediaLabel === undefined ? '' : ` (${view.article.mediaLabel})`;
-  return `${title}${media}\n${view.article.url}`;
+  return view.article.url === '' ? `${title}${media}` : `${title}${media}\n${view.article.url}`;
 }
 
 /** Readable plain-text email: the article, why it was sent, and how to change the subscription. */
@@ -626,7 +638,7 @@ export function renderEmailBody(view: AlertView): string {
   field('Published', article.publishedLocal);
   field(article.categoryLabels.length === 1 ? 'Category' : 'Categories', article.categoryLabels.join(', '));
   field('Status', article.status);
-  field('Link', article.url);
+  field('Link', article.url === '' ? LINK_WITHHELD_NOTE : article.url);
   lines.push('', 'Why you got this:');
   for (const match of view.matches) {
     const description = match.description === undefined ? '' : `: ${match.description}`;
@@ -634,19 +646,21 @@ export function renderEmailBody(view: AlertView): string {
     if (match.reasons.length > 0) lines.push(`  Matched ${describeReasons(match)}`);
   }
   if (view.omittedMatches > 0) lines.push(`- ...and ${view.omittedMatches} more rules`);
-  lines.push('', '--', renderFooter(view.audience), `Alert id: ${view.deliveryId}`);
+  // The id holds the provider's article id: shown sanitized like any provider text.
+  lines.push('', '--', renderFooter(view.audience), `Alert id: ${singleLine(view.deliveryId)}`);
   return lines.join('\n');
 }
 
 /**
  * One SMS: the headline, cut at a word, then the URL, within the audience's segment budget. The
- * URL is never cut: if it alone needs more segments than allowed, it is sent alone.
+ * URL is never cut: if it alone needs more segments than allowed, it is sent alone. Without a
+ * link (withheld), the headline alone.
  */
 export function renderSmsBody(view: AlertView): string {
   const { url } = view.article;
   const maxSegments = view.audience.smsMaxSegments;
-  if (!fitsSms(url, maxSegments)) return url;
-  const withUrl = (headline: string) => (headline === '' ? url : `${headline} ${url}`);
+  if (url !== '' && !fitsSms(url, maxSegments)) return url;
+  const withUrl = (headline: string) => (headline === '' || url === '' ? `${headline}${url}` : `${headline} ${url}`);
   const headline = toGsmFriendly(view.article.title);
   const trimmed = trimToFit(
     headline,
@@ -679,7 +693,7 @@ export function buildAlertDocument(view: AlertView): AlertDocument {
     deliveryId: view.deliveryId,
     audienceId: view.audience.id,
     articleKey: article.key,
-    articleUrl: article.url,
+    ...(article.url === '' ? {} : { articleUrl: article.url }),
     publishedAt: article.publishedAtIso,
     ruleIds: truncateText(view.ruleIds.join(','), 1000),
   };
@@ -787,8 +801,10 @@ export function encodeMessageStructure(bodies: ChannelBodies): string {
  * standard rendering first and the more compact ones only when a message would exceed SNS's size
  * limit, so no alert is lost to an unusually long rule list.
  *
- * @throws NotificationRenderError for a match of another audience or an article without URL/time.
- * @throws MessageTooLargeError when even the minimal rendering is too large (an enormous URL).
+ * @throws NotificationRenderError for a match of another audience or an article without a valid time.
+ * @throws UnpublishableLinkError when the article's link may not be published (see
+ *         {@link publishableLink}; unless `linkPolicy: 'omit'`).
+ * @throws MessageTooLargeError when even the minimal rendering is too large.
  */
 export function renderNotification(
   match: AudienceMatch,
@@ -817,4 +833,33 @@ export function renderNotification(
     SNS_MAX_MESSAGE_BYTES,
     { cause: lastError },
   );
+}
+
+/**
+ * The message kept for an alert that could not be rendered normally, parked (with an alarm) for
+ * ops to review and send with `news-alerts replay --parked`: the alert without its link, or, when
+ * not even that renders (no valid publication time, say), a plain notice with the headline and
+ * the alert id, so a replay still has something true to send. Never throws: the parking of a
+ * poisoned article must not fail on the same poison.
+ */
+export function renderParkedNotification(
+  match: AudienceMatch,
+  audience: Audience,
+  options: RenderOptions = {},
+): OutboundMessage {
+  try {
+    return renderNotification(match, audience, { ...options, linkPolicy: 'omit' });
+  } catch {
+    const key = { audienceId: match.audienceId, articleKey: match.article.key };
+    const title = truncateText(singleLine(String(match.article.title ?? '')), 200) || '(untitled article)';
+    const label = truncateText(singleLine(audience.name ?? '') || audience.audienceId, 40);
+    const text = `${title}\n\nAlert id: ${singleLine(deliveryId(key))}`;
+    return {
+      key,
+      topicArn: audience.topicArn,
+      subject: truncateText(`[${label}] ${title}`, SUBJECT_MAX_LENGTH),
+      body: JSON.stringify({ default: text, email: text, sms: truncateText(title, 150) }),
+      ruleIds: match.rules.map((rule) => rule.ruleId),
+    };
+  }
 }

@@ -6,7 +6,12 @@
  * Everything works on UTF-16 code units of normalized text, so "term occurs in text" means plain
  * substring containment after {@link normalizeText}, checked at Latin/digit edges by
  * {@link isWordCodePoint}.
+ *
+ * It also holds the two policies every rendering of provider text goes through: {@link displayText}
+ * (the one sanitizer of what subscribers see) and {@link publishableLink} (which article links are
+ * published).
  */
+import { checkTargetUrl } from '../shared/network-targets.ts';
 
 /** Runs of whitespace other than one plain space: the only spots the collapse has to touch. */
 const WHITESPACE_TO_COLLAPSE = /[^\S ]\s*| \s+/g;
@@ -649,4 +654,117 @@ export class TermAutomaton {
       }
     }
   }
+}
+
+// --- Text people see ---------------------------------------------------------------------------
+
+/**
+ * What {@link displayText} looks at: an emoji tag sequence (a flag such as England's, kept whole),
+ * then one character of the kinds that change how text displays without being seen: format
+ * characters (Unicode Cf: bidi controls such as U+202E RIGHT-TO-LEFT OVERRIDE, zero-width space
+ * and joiners, word joiner, BOM, soft hyphen, invisible operators, tags), the Hangul fillers that
+ * render as blank, and control characters (Cc).
+ */
+const HIDDEN = /\u{1F3F4}[\u{E0020}-\u{E007E}]+\u{E007F}|[\p{Cf}\u3164\uFFA0]|\p{Cc}/gu;
+/** What may precede a zero-width joiner inside an emoji ZWJ sequence (👩‍💻, 👩🏽‍💻, ❤️‍🔥). */
+const EMOJI_BEFORE_JOINER = /\p{Extended_Pictographic}|\p{Emoji_Modifier}|\uFE0F|\u20E3/u;
+const EMOJI_AFTER_JOINER = /\p{Extended_Pictographic}/u;
+/**
+ * Scripts in which zero-width (non-)joiners are spelling, not decoration: Persian and Arabic
+ * (ZWNJ in `می‌خواهم`), the Indic scripts (half forms, conjuncts), Mongolian, Myanmar, Khmer.
+ */
+const JOINING_SCRIPT =
+  /[\p{Script=Arabic}\p{Script=Syriac}\p{Script=Nko}\p{Script=Mongolian}\p{Script=Devanagari}\p{Script=Bengali}\p{Script=Gurmukhi}\p{Script=Gujarati}\p{Script=Oriya}\p{Script=Tamil}\p{Script=Telugu}\p{Script=Kannada}\p{Script=Malayalam}\p{Script=Sinhala}\p{Script=Myanmar}\p{Script=Khmer}\p{Mn}\p{Mc}]/u;
+
+const ZWNJ = '\u200C';
+const ZWJ = '\u200D';
+
+/** The character that ends just before `index` (a whole surrogate pair), or ''. */
+function charBefore(text: string, index: number): string {
+  if (index <= 0) return '';
+  const low = text.charCodeAt(index - 1);
+  if (isLowSurrogate(low) && index >= 2 && isHighSurrogate(text.charCodeAt(index - 2))) {
+    return text.slice(index - 2, index);
+  }
+  return text.slice(index - 1, index);
+}
+
+/** The character that starts at `index` (a whole surrogate pair), or ''. */
+const charAt = (text: string, index: number): string => String.fromCodePoint(text.codePointAt(index) ?? 0x20);
+
+/**
+ * The one sanitizer of text that subscribers see (email subjects and bodies, SMS, Slack blocks and
+ * fallback text, digests, the chat fields of the structured body). Provider text is untrusted: a
+ * U+202E RIGHT-TO-LEFT OVERRIDE in a headline makes `…gnp.exe` read as `…exe.png`, zero-width
+ * characters hide words from a reader (or split a name a reader trusts), and control characters
+ * break subject lines and terminals. So it:
+ *
+ * - removes bidi controls (U+061C, U+200E/F, U+202A–E, U+2066–9) and every other invisible format
+ *   character (zero-width space, word joiner, BOM, soft hyphen, tags, Hangul fillers);
+ * - keeps the zero-width joiner inside emoji sequences (👨‍👩‍👧, 🏳️‍🌈, 👩🏽‍💻 stay one
+ *   picture) and both joiners between letters of scripts that spell with them (Persian, Indic),
+ *   and keeps emoji tag sequences (🏴󠁧󠁢󠁳󠁣󠁴󠁿);
+ * - turns control characters into spaces, except line breaks (callers that want one line collapse
+ *   those too);
+ * - replaces lone surrogates with U+FFFD (SNS takes only valid UTF-8).
+ *
+ * Hangul, kana, CJK, combining marks and variation selectors are untouched.
+ */
+export function displayText(text: string): string {
+  const wellFormed = (text as string & WellFormed).toWellFormed();
+  return wellFormed.replace(HIDDEN, (hidden: string, offset: number) => {
+    if (hidden.length > 2) return hidden; // an emoji tag sequence
+    if (hidden === '\n') return hidden;
+    if (/\p{Cc}/u.test(hidden)) return ' ';
+    if (hidden === ZWJ || hidden === ZWNJ) {
+      const before = charBefore(wellFormed, offset);
+      const after = charAt(wellFormed, offset + 1);
+      if (hidden === ZWJ && EMOJI_BEFORE_JOINER.test(before) && EMOJI_AFTER_JOINER.test(after)) return hidden;
+      if (JOINING_SCRIPT.test(before) && JOINING_SCRIPT.test(after)) return hidden;
+    }
+    return '';
+  });
+}
+
+// --- Article links -----------------------------------------------------------------------------
+
+/**
+ * Longest article link published, in characters of its ASCII (WHATWG) form: what browsers, mail
+ * clients and sitemaps reliably handle. A longer one is provider garbage, not a link to read.
+ */
+export const MAX_LINK_LENGTH = 2048;
+
+/** The outcome of {@link publishableLink}. */
+export type ArticleLink = { readonly ok: true; readonly url: string } | { readonly ok: false; readonly reason: string };
+
+/**
+ * The article link policy: an alert vouches for the link it carries, so a link is published only
+ * when it is an `https:` or `http:` address of the public web, without `user:password@` (which
+ * makes `https://trusted.example@evil.example/` read as the trusted site), not pointing at a
+ * loopback, private, link-local or metadata address or an internal host name (the subscriber's
+ * browser would open it inside their own network: `http://169.254.169.254/…`,
+ * `http://intranet/…`), and at most {@link MAX_LINK_LENGTH} characters. The address rules are the
+ * product's one target-address policy (functions/shared/network-targets.ts), the same the CLI
+ * and the synth apply to webhooks and the provider.
+ *
+ * @returns the link as subscribers see it (WHATWG form: punycode host, percent-encoded path, so
+ *          bidi controls in a path cannot reorder it and an SMS stays GSM-7), or why it is not
+ *          published (naming the host, never quoting the whole link, which may be 300 KB).
+ */
+export function publishableLink(raw: string): ArticleLink {
+  const trimmed = raw
+    .replace(/[\s\p{Cc}]+/gu, ' ')
+    .trim()
+    .replace(/ /g, '%20');
+  if (trimmed === '') return { ok: false, reason: 'the article has no link' };
+  const check = checkTargetUrl(trimmed, { protocols: ['https:', 'http:'] });
+  if (!check.ok) return { ok: false, reason: `article link: ${check.reason}` };
+  const url = check.url.href;
+  if (url.length > MAX_LINK_LENGTH) {
+    return {
+      ok: false,
+      reason: `article link: is ${url.length} characters long, over the ${MAX_LINK_LENGTH} a published link may have`,
+    };
+  }
+  return { ok: true, url };
 }

@@ -11,6 +11,7 @@
  * cut to fit at a grapheme boundary (never inside an emoji or a Hangul syllable), measured in
  * UTF-16 code units, which is never less than what Slack counts. Pure: no clock, no I/O.
  */
+import { displayText, publishableLink } from '#core/text';
 import type { Alert, AlertMatch, ArticleAlert, DigestAlert, DigestEntry } from './message.ts';
 
 /** Slack's limit for a header block's text. */
@@ -60,8 +61,16 @@ export function clip(value: string, max: number): string {
   return `${value.slice(0, end).trimEnd()}\u2026`;
 }
 
-/** One line: control characters and runs of whitespace become one space. */
-const oneLine = (value: string): string => value.replace(/[\s\p{Cc}]+/gu, ' ').trim();
+/**
+ * One line of text for the channel: the product's one sanitizer of what people see (no bidi
+ * controls or invisible characters, see core/text.ts `displayText`; the alert function applied
+ * it already, and the relay applies it again to whatever the message carries), then control
+ * characters and runs of whitespace become one space.
+ */
+const oneLine = (value: string): string =>
+  displayText(value)
+    .replace(/[\s\p{Cc}\p{Zl}\p{Zp}]+/gu, ' ')
+    .trim();
 
 /**
  * Slack's mrkdwn treats `&`, `<` and `>` as markup (`<!channel>` would ping everyone): escape
@@ -83,24 +92,24 @@ function clipEscaped(value: string, max: number): string {
 }
 
 /**
- * The URL for a `<url|label>` link, or undefined when it is not http(s). Characters that would end
- * the link markup early are percent-encoded (WHATWG serialization leaves `|` alone).
+ * The URL for a `<url|label>` link, or undefined when the product's link policy does not publish
+ * it (core/text.ts `publishableLink`: public `https:`/`http:` only, no credentials, no internal
+ * host, not absurdly long). Characters that would end the link markup early are percent-encoded
+ * (WHATWG serialization leaves `|` alone).
  */
 export function linkTarget(url: string): string | undefined {
-  let parsed: URL;
-  try {
-    parsed = new URL(url.trim());
-  } catch {
-    return undefined;
-  }
-  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') return undefined;
-  return parsed.href.replace(/\|/g, '%7C').replace(/</g, '%3C').replace(/>/g, '%3E');
+  const link = publishableLink(url);
+  if (!link.ok) return undefined;
+  return link.url.replace(/\|/g, '%7C').replace(/</g, '%3C').replace(/>/g, '%3E');
 }
 
-/** A link whose label is escaped and, like the whole text, kept within `max`. */
+/**
+ * A link whose label is escaped and, like the whole text, kept within `max`. A link the policy
+ * refuses is left out, not shown as text: Slack would turn a bare URL into a link again.
+ */
 function link(url: string, label: string, max: number): string {
   const target = linkTarget(url);
-  if (target === undefined) return clipEscaped(`${label}: ${url}`, max);
+  if (target === undefined) return clipEscaped(label, max);
   // `|` ends the URL part; in the label it is shown literally only when escaped as a lookalike.
   const room = max - target.length - 3;
   return room > 0 ? `<${target}|${clipEscaped(label.replace(/\|/g, '\u2223'), room)}>` : clipEscaped(url, max);
@@ -197,15 +206,14 @@ export function renderSlackMessage(alert: Alert): SlackMessage {
     elements: [
       {
         type: 'mrkdwn',
-        text: clipEscaped(`news-alerts · ${audience} · alert ${alert.deliveryId}`, CONTEXT_ELEMENT_MAX),
+        text: clipEscaped(`news-alerts · ${audience} · alert ${oneLine(alert.deliveryId)}`, CONTEXT_ELEMENT_MAX),
       },
     ],
   });
 
   // Notifications show this text: headline first, then where it is from and the link.
-  const suffix = escapeMrkdwn(
-    `${media ? ` (${clip(media, 100)})` : ''} ${linkTarget(article.url) ?? oneLine(article.url)}`,
-  );
+  const target = linkTarget(article.url);
+  const suffix = escapeMrkdwn(`${media ? ` (${clip(media, 100)})` : ''}${target === undefined ? '' : ` ${target}`}`);
   const titleRoom = SECTION_MAX - icon.length - 1 - suffix.length;
   const text =
     titleRoom >= 20
@@ -300,7 +308,7 @@ export function renderSlackDigest(digest: DigestAlert): SlackMessage {
     elements: [
       {
         type: 'mrkdwn',
-        text: clipEscaped(`news-alerts · ${audience} · digest ${digest.deliveryId}`, CONTEXT_ELEMENT_MAX),
+        text: clipEscaped(`news-alerts · ${audience} · digest ${oneLine(digest.deliveryId)}`, CONTEXT_ELEMENT_MAX),
       },
     ],
   });

@@ -52,7 +52,8 @@ export const AlertSchema = z.object({
   article: z.object({
     title: z.string(),
     summary: z.string().default(''),
-    url: z.string().min(1),
+    /** `''` when the alert function withheld the link (see core/text.ts `publishableLink`). */
+    url: z.string().default(''),
     publishedAt: z.string(),
     categories: z.array(z.string()).default([]),
     categoryNames: z.array(z.string()).default([]),
@@ -69,7 +70,7 @@ const DigestEntrySchema = z.object({
   heldFor: text,
   article: z.object({
     title: z.string(),
-    url: z.string().min(1),
+    url: z.string().default(''),
     publishedAt: z.string(),
     media: text,
     mediaName: text,

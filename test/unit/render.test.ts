@@ -20,6 +20,7 @@ import {
   STRUCTURED_PROTOCOLS,
   singleLine,
   truncateText,
+  UnpublishableLinkError,
 } from '#core/render';
 import { fitsSms, smsSegments, toGsmFriendly } from '#core/sms';
 
@@ -450,13 +451,16 @@ describe('size limits', () => {
     expect(documentOf(message.body).email).toContain(`more rules`);
   });
 
-  it('throws MessageTooLargeError when even the minimal rendering is over the limit', () => {
+  it('refuses an absurd link before it could make a message too large, and checks the size limit', () => {
+    // A link is never cut (an SMS carries it whole), so one over MAX_LINK_LENGTH is not published:
+    // the pipeline parks the alert instead (delivery-pipeline-guards.test.ts).
     const url = `https://news.example.com/${'x'.repeat(40_000)}`;
-    expect(() => renderNotification(matchFor({ url }), audienceFor())).toThrow(MessageTooLargeError);
+    expect(() => renderNotification(matchFor({ url }), audienceFor())).toThrow(UnpublishableLinkError);
     const bodies = renderChannelBodies(buildAlertView(matchFor(), audienceFor()));
     expect(() => encodeMessageStructure({ ...bodies, email: '한'.repeat(90_000) })).toThrow(
       /over the SNS limit of 262144 bytes/,
     );
+    expect(() => encodeMessageStructure({ ...bodies, email: '한'.repeat(90_000) })).toThrow(MessageTooLargeError);
   });
 });
 
@@ -469,7 +473,8 @@ describe('render errors', () => {
     expect(() => renderNotification(matchFor({ publishedAt: Number.NaN }), audienceFor())).toThrow(
       /no valid publication time/,
     );
-    expect(() => renderNotification(matchFor({ url: '  ' }), audienceFor())).toThrow(/has no URL/);
+    expect(() => renderNotification(matchFor({ url: '  ' }), audienceFor())).toThrow(/has no link/);
+    expect(() => renderNotification(matchFor({ url: '  ' }), audienceFor())).toThrow(UnpublishableLinkError);
   });
 });
 
