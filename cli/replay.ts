@@ -9,8 +9,16 @@
  * which the run parked, once the audience is fixed: to the audience's current topic, skipping any
  * the ledger shows were delivered since.
  *
- * Replays hold the run lease while they deliver, so a scheduled run and a replay never check
- * the ledger for the same notification at the same time.
+ * A replayed match is delivered exactly as the scheduled run would deliver it at that moment:
+ * through the same delivery-preference planning (digest mode holds it for the audience's next
+ * digest; quiet hours hold it until they end unless it is urgent; the daily budget of immediate
+ * alerts overflows into the next digest). A held match is written with its ledger entry in one
+ * transaction, as the run does, so it is neither sent at once nor lost; and, like the run, the
+ * replay then sends the digests of the replayed audiences that are due, so nothing it holds (or
+ * found held) waits on a ledger that has moved on.
+ *
+ * Replays hold the run lease while they deliver (a short one, renewed while they work), so a
+ * scheduled run and a replay never check the ledger for the same notification at the same time.
  */
 import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
@@ -18,21 +26,36 @@ import { DynamoRuleSource } from '#aws/dynamo-rule-source';
 import { DynamoStateStore } from '#aws/dynamo-state-store';
 import { SecretsManagerApiKey } from '#aws/secret-source';
 import { SnsNotifier } from '#aws/sns-notifier';
-import { type AudienceTally, DeliveryPipeline, emptyDeliveryCounts } from '#core/delivery-pipeline';
+import {
+  type AudienceTally,
+  type DeliveryCounts,
+  DeliveryPipeline,
+  emptyDeliveryCounts,
+} from '#core/delivery-pipeline';
+import { type DigestCounts, emptyDigestCounts, releaseDueDigests } from '#core/digest-release';
 import { LeaseHeldError } from '#core/errors';
 import { compileRules } from '#core/matcher';
 import type { Audience, RuleSet } from '#core/model';
-import type { DeliveryKey, Lease, Log, OutboundMessage, UndeliverableRecord } from '#core/ports';
+import type {
+  DeliveryKey,
+  DeliveryPorts,
+  HeldNotification,
+  Log,
+  NewsSource,
+  OutboundMessage,
+  UndeliverableRecord,
+} from '#core/ports';
 import { deliveryId } from '#core/ports';
 import { NewsLookupClient } from '#provider/news-client';
 import { action, collectList } from './command.ts';
 import type { CommandContext } from './context.ts';
 import { NotFoundError, OperationFailedError, UsageError } from './errors.ts';
+import { RenewedLease } from './lease.ts';
 import { stderrLog } from './log.ts';
 import { formatInstant } from './output.ts';
 import { windowJson } from './preview.ts';
 import type { Target } from './target.ts';
-import { parseWindow } from './window.ts';
+import { parseWindow, type TimeWindow } from './window.ts';
 
 interface ReplayOptions {
   from?: string;
@@ -49,79 +72,160 @@ interface ReplayRow {
   alreadyDelivered: number;
   published: number;
   wouldSend: number;
+  /** Held for the audience's next digest (digest mode, quiet hours, daily budget). */
+  held: number;
+  wouldHold: number;
   failed: number;
   parked: number;
 }
 
-function rowOf(audienceId: string, tally: AudienceTally | undefined, wouldSend: number): ReplayRow {
+function rowOf(audienceId: string, tally: AudienceTally | undefined, would: { send: number; hold: number }): ReplayRow {
   return {
     audienceId,
     matched: tally?.matched ?? 0,
     alreadyDelivered: tally?.alreadyDelivered ?? 0,
     published: tally?.published ?? 0,
-    wouldSend,
+    wouldSend: would.send,
+    held: tally?.held ?? 0,
+    wouldHold: would.hold,
     failed: tally?.failed ?? 0,
     parked: tally?.parked ?? 0,
   };
 }
 
-/** The run lease, held by this replay and extended as it goes. */
-class ReplayLease {
-  readonly #state: DynamoStateStore;
-  readonly #durationMs: number;
-  readonly #owner: string;
-  #lease: Lease | undefined;
-
-  constructor(state: DynamoStateStore, durationMs: number, actor: string) {
-    this.#state = state;
-    this.#durationMs = durationMs;
-    this.#owner = `replay:${actor}:${randomUUID().slice(0, 8)}`;
-  }
-
-  get owner(): string {
-    return this.#owner;
-  }
-
-  /** Takes the lease, or extends it (the store lets the same owner take it again). */
-  async hold(): Promise<void> {
-    try {
-      this.#lease = await this.#state.acquireLease(this.#owner, this.#durationMs, Date.now());
-    } catch (error) {
-      if (error instanceof LeaseHeldError) {
-        const progress = this.#lease
-          ? 'what this replay sent is in the ledger, so replaying again sends only the rest'
-          : 'this replay sent nothing';
-        throw new OperationFailedError(
-          `${error.message}: an alert run is in progress; replay again when it has finished (${progress})`,
-          { cause: error },
-        );
-      }
-      throw error;
+/**
+ * Takes the run lease for a replay (renewed while it works; `onLost` stops it when the lease is
+ * cleared or taken over), or explains that a run is in progress.
+ */
+async function takeReplayLease(
+  state: DynamoStateStore,
+  actor: string,
+  onLost: (error: unknown) => void,
+): Promise<RenewedLease> {
+  try {
+    return await RenewedLease.take(state, `replay:${actor}:${randomUUID().slice(0, 8)}`, { onLost });
+  } catch (error) {
+    if (error instanceof LeaseHeldError) {
+      throw new OperationFailedError(
+        `${error.message}: an alert run is in progress; replay again when it has finished (this replay sent nothing)`,
+        { cause: error },
+      );
     }
+    throw error;
   }
+}
 
-  /**
-   * Renews the lease every third of its duration while a day is being replayed (one day can take
-   * longer than the lease). If renewal fails, `onLost` stops publishing: a scheduled run may have
-   * taken over, and two deliverers must never check the ledger for the same alerts at once.
-   */
-  keepRenewed(onLost: (error: unknown) => void): () => void {
-    const timer = setInterval(
-      () => {
-        this.hold().catch((error: unknown) => {
-          clearInterval(timer);
-          onLost(error);
-        });
-      },
-      Math.max(1000, Math.floor(this.#durationMs / 3)),
+/** What a replay delivers with: the run's adapters and a clock. */
+export interface ReplayDependencies extends DeliveryPorts {
+  readonly news: NewsSource;
+  readonly now: () => number;
+}
+
+/** What to replay and how. */
+export interface ReplaySettings {
+  readonly window: TimeWindow;
+  /** The current rule set; only rules of `audiences` are replayed. */
+  readonly ruleSet: RuleSet;
+  /** The replayed audiences by id. */
+  readonly audiences: ReadonlyMap<string, Audience>;
+  readonly ledgerFlushDelayMs: number;
+  /** Aborting it stops reading and publishing (Ctrl-C, a lost lease); what was sent is recorded. */
+  readonly signal: AbortSignal;
+  /** Plan and render, but publish, hold and record nothing. */
+  readonly dryRun?: boolean;
+  readonly onWouldPublish?: (message: OutboundMessage) => void;
+  readonly onWouldHold?: (held: HeldNotification) => void;
+  /** Called after each completed day. */
+  readonly onDay?: (progress: { articles: number; daysCompleted: number; counts: ReplayCounts }) => void;
+  /** The counts to update, so a caller sees them also when the replay fails (fresh when absent). */
+  readonly counts?: ReplayCounts;
+}
+
+/** What a replay counted: deliveries and holds, and the digests it released. */
+export type ReplayCounts = DeliveryCounts & DigestCounts;
+
+export interface ReplayOutcome {
+  readonly counts: ReplayCounts;
+  readonly articles: number;
+  readonly daysCompleted: number;
+}
+
+/**
+ * Reads the window day by day, matches it with the current rules and delivers through the alert
+ * run's pipeline with the audiences' delivery preferences, then sends the replayed audiences'
+ * due digests (see the module comment). Holds no lease itself: the caller does.
+ */
+export async function replayDeliveries(deps: ReplayDependencies, settings: ReplaySettings): Promise<ReplayOutcome> {
+  const { window, audiences, signal } = settings;
+  const dryRun = settings.dryRun === true;
+  const matcher = compileRules(settings.ruleSet.rules.filter((rule) => audiences.has(rule.audienceId)));
+  const counts: ReplayCounts = settings.counts ?? { ...emptyDeliveryCounts(), ...emptyDigestCounts() };
+  const pipeline = new DeliveryPipeline({
+    state: deps.state,
+    notifier: deps.notifier,
+    log: deps.log,
+    now: deps.now,
+    audiences,
+    ledgerFlushDelayMs: settings.ledgerFlushDelayMs,
+    publishSignal: signal,
+    lateBefore: window.since,
+    counts,
+    dryRun,
+    // A replayed match goes out exactly as the scheduled run would send it now: a digest-only
+    // audience gets it in its digest, an audience in its quiet hours when they end.
+    applyDeliveryPreferences: true,
+    ...(settings.onWouldPublish ? { onWouldPublish: settings.onWouldPublish } : {}),
+    ...(settings.onWouldHold ? { onWouldHold: settings.onWouldHold } : {}),
+  });
+  let articles = 0;
+  let daysCompleted = 0;
+  try {
+    for (const day of window.days) {
+      if (signal.aborted) break;
+      try {
+        for await (const page of deps.news.pages({ from: day, to: day }, { signal })) {
+          const matches = [];
+          for (const article of page.articles) {
+            if (article.publishedAt < window.since || article.publishedAt > window.until) continue;
+            articles += 1;
+            matches.push(...matcher.match(article));
+          }
+          await pipeline.add(matches);
+        }
+      } catch (error) {
+        // Ctrl-C or a lost lease: deliver (or count as deferred) what was matched, then stop.
+        if (!signal.aborted) throw error;
+      }
+      await pipeline.flush();
+      if (signal.aborted) break;
+      daysCompleted += 1;
+      settings.onDay?.({ articles, daysCompleted, counts });
+    }
+    await pipeline.flush();
+  } finally {
+    // On every path, errors included: what SNS accepted reaches the ledger before the lease goes,
+    // or the next scheduled run would send it again.
+    await pipeline.flush().catch((error: unknown) =>
+      deps.log.error('could not deliver or record the last replayed notifications', {
+        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+      }),
     );
-    timer.unref();
-    return () => clearInterval(timer);
   }
-
-  async release(): Promise<void> {
-    if (this.#lease) await this.#state.releaseLease(this.#lease);
+  if (!dryRun && !signal.aborted) {
+    // As after every run: what is due now goes out, including what this replay just held.
+    const all = new Map(settings.ruleSet.audiences.map((audience) => [audience.audienceId, audience]));
+    await releaseDueDigests({
+      state: deps.state,
+      notifier: deps.notifier,
+      log: deps.log,
+      now: deps.now,
+      audiences: all,
+      onlyAudiences: new Set(audiences.keys()),
+      publishSignal: signal,
+      counts,
+    });
   }
+  return { counts, articles, daysCompleted };
 }
 
 interface Wiring {
@@ -166,126 +270,137 @@ async function replayWindow(context: CommandContext, options: ReplayOptions): Pr
   if (options.from === undefined) throw new UsageError('give --from (and optionally --to), or --parked');
   const log = stderrLog(context.output);
   const { target, state, notifier, audiences, config, ruleSet } = await wire(context, options, log);
-  const window = parseWindow(options.from, options.to, config.provider.timeZone, Date.now());
-  const matcher = compileRules(ruleSet.rules.filter((rule) => audiences.has(rule.audienceId)));
-  const counts = emptyDeliveryCounts();
-  const wouldSend = new Map<string, number>();
+  const now = Date.now;
+  const window = parseWindow(options.from, options.to, config.provider.timeZone, now());
+  const dryRun = options.dryRun === true;
+  const would = new Map<string, { send: number; hold: number }>();
+  const wouldFor = (audienceId: string) => {
+    const entry = would.get(audienceId) ?? { send: 0, hold: 0 };
+    would.set(audienceId, entry);
+    return entry;
+  };
   const abort = new AbortController();
   const interrupt = () => abort.abort(new Error('interrupted'));
   process.once('SIGINT', interrupt);
-  const pipeline = new DeliveryPipeline({
-    state,
-    notifier,
-    log,
-    now: Date.now,
-    audiences,
-    ledgerFlushDelayMs: config.run.ledgerFlushDelayMs,
-    publishSignal: abort.signal,
-    lateBefore: window.since,
-    counts,
-    dryRun: options.dryRun === true,
-    onWouldPublish: (message) =>
-      wouldSend.set(message.key.audienceId, (wouldSend.get(message.key.audienceId) ?? 0) + 1),
-  });
+  process.once('SIGTERM', interrupt);
   const news = new NewsLookupClient({
     config: config.provider,
     secrets: new SecretsManagerApiKey({ client: target.clients.secrets, secretId: config.secretId }),
     log,
   });
-  const lease = options.dryRun ? undefined : new ReplayLease(state, config.run.leaseDurationMs, await context.actor());
-  const startedAt = Date.now();
-  let articles = 0;
-  let daysDone = 0;
+  const startedAt = now();
   const progress = context.progress();
-  let stopRenewing = () => {};
+  let lease: RenewedLease | undefined;
+  // Filled as the replay goes, so a failed one is recorded with what it did.
+  let outcome: ReplayOutcome = {
+    counts: { ...emptyDeliveryCounts(), ...emptyDigestCounts() },
+    articles: 0,
+    daysCompleted: 0,
+  };
   try {
-    await lease?.hold();
-    stopRenewing = lease?.keepRenewed((error) => abort.abort(error)) ?? stopRenewing;
-    progress.start(window.days.length, options.dryRun ? 'dry run' : 'replay');
-    for (const day of window.days) {
-      if (abort.signal.aborted) break;
-      await lease?.hold();
-      try {
-        for await (const page of news.pages({ from: day, to: day }, { signal: abort.signal })) {
-          const matches = [];
-          for (const article of page.articles) {
-            if (article.publishedAt < window.since || article.publishedAt > window.until) continue;
-            articles += 1;
-            matches.push(...matcher.match(article));
-          }
-          await pipeline.add(matches);
-        }
-      } catch (error) {
-        // Ctrl-C: deliver (or count as deferred) what was matched, then report below.
-        if (!abort.signal.aborted) throw error;
-      }
-      await pipeline.flush();
-      if (abort.signal.aborted) break;
-      daysDone += 1;
-      const sent = options.dryRun ? counts.notificationsWouldPublish : counts.notificationsPublished;
-      progress.advance(
-        1,
-        `${articles} articles, ${sent} ${options.dryRun ? 'to send' : 'sent'}, ${counts.notificationsAlreadyDelivered} already delivered`,
-      );
-    }
-    await pipeline.flush();
-  } finally {
-    stopRenewing();
-    // On every path, errors included: what SNS accepted reaches the ledger before the lease goes,
-    // or the next scheduled run would send it again.
-    await pipeline.flush().catch((error: unknown) =>
-      log.error('could not deliver or record the last replayed notifications', {
-        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
-      }),
+    if (!dryRun) lease = await takeReplayLease(state, await context.actor(), (error) => abort.abort(error));
+    progress.start(window.days.length, dryRun ? 'dry run' : 'replay');
+    outcome = await replayDeliveries(
+      { state, notifier, log, news, now },
+      {
+        window,
+        ruleSet,
+        audiences,
+        ledgerFlushDelayMs: config.run.ledgerFlushDelayMs,
+        signal: abort.signal,
+        dryRun,
+        counts: outcome.counts,
+        onWouldPublish: (message) => {
+          wouldFor(message.key.audienceId).send += 1;
+        },
+        onWouldHold: (held) => {
+          wouldFor(held.key.audienceId).hold += 1;
+        },
+        onDay: ({ articles, daysCompleted, counts }) => {
+          outcome = { counts, articles, daysCompleted };
+          const sent = dryRun ? counts.notificationsWouldPublish : counts.notificationsPublished;
+          const held = dryRun ? counts.notificationsWouldHold : counts.notificationsHeld;
+          progress.advance(
+            1,
+            `${articles} articles, ${sent} ${dryRun ? 'to send' : 'sent'}, ${held} ${dryRun ? 'to hold' : 'held'}, ${counts.notificationsAlreadyDelivered} already delivered`,
+          );
+        },
+      },
     );
+  } finally {
     progress.stop();
     process.off('SIGINT', interrupt);
+    process.off('SIGTERM', interrupt);
     await news.close();
-    if (!options.dryRun) {
-      await recordReplay(state, lease?.owner ?? 'replay', startedAt, counts, window, daysDone, log);
+    if (lease !== undefined) {
+      await recordReplay(state, lease.lease.owner, startedAt, now(), outcome, window, log);
+      await lease.release();
     }
-    await lease?.release();
   }
 
+  const { counts, articles, daysCompleted } = outcome;
   const rows = [...audiences.keys()]
     .sort()
-    .map((audienceId) => rowOf(audienceId, counts.audiences[audienceId], wouldSend.get(audienceId) ?? 0));
+    .map((audienceId) =>
+      rowOf(audienceId, counts.audiences[audienceId], would.get(audienceId) ?? { send: 0, hold: 0 }),
+    );
   const result = {
     target: target.label,
-    dryRun: options.dryRun === true,
+    dryRun,
     window: windowJson(window),
-    daysCompleted: daysDone,
+    daysCompleted,
     articles,
     matched: counts.notificationsMatched,
     alreadyDelivered: counts.notificationsAlreadyDelivered,
     published: counts.notificationsPublished,
     wouldPublish: counts.notificationsWouldPublish,
+    held: counts.notificationsHeld,
+    heldForDigest: counts.heldForDigest,
+    heldForQuietHours: counts.heldForQuietHours,
+    budgetOverflow: counts.budgetOverflow,
+    wouldHold: counts.notificationsWouldHold,
+    digestsSent: counts.digestsSent,
+    digestItemsReleased: counts.digestItemsReleased,
     failed: counts.notificationsFailed,
-    parked: counts.notificationsParked,
-    deferred: counts.notificationsDeferred,
+    parked: counts.notificationsParked + counts.digestsParked,
+    deferred: counts.notificationsDeferred + counts.digestsDeferred,
     unrenderable: counts.notificationsUnrenderable,
     audiences: rows,
   };
   context.output.result(result, () => {
     context.output.line(
-      `${options.dryRun ? 'Dry run of a replay' : 'Replayed'} ${formatInstant(window.since)} .. ${formatInstant(window.until)}: ${articles} articles; the watermark was not moved`,
+      `${dryRun ? 'Dry run of a replay' : 'Replayed'} ${formatInstant(window.since)} .. ${formatInstant(window.until)}: ${articles} articles; the watermark was not moved`,
     );
     context.output.table(
-      ['AUDIENCE', 'MATCHED', 'ALREADY DELIVERED', options.dryRun ? 'WOULD SEND' : 'SENT', 'FAILED', 'PARKED'],
+      [
+        'AUDIENCE',
+        'MATCHED',
+        'ALREADY DELIVERED',
+        dryRun ? 'WOULD SEND' : 'SENT',
+        dryRun ? 'WOULD HOLD' : 'HELD',
+        'FAILED',
+        'PARKED',
+      ],
       rows.map((row) => [
         row.audienceId,
         row.matched,
         row.alreadyDelivered,
-        options.dryRun ? row.wouldSend : row.published,
+        dryRun ? row.wouldSend : row.published,
+        dryRun ? row.wouldHold : row.held,
         row.failed,
         row.parked,
       ]),
     );
+    if (counts.notificationsHeld > 0 || counts.notificationsWouldHold > 0) {
+      context.output.line(
+        `Held alerts (digest mode, quiet hours, daily budget) go out in each audience's next digest, as the scheduled run would send them.${counts.digestsSent > 0 ? ` ${counts.digestsSent} due digest(s) were sent.` : ''}`,
+      );
+    }
   });
   if (abort.signal.aborted) {
     const reason = abort.signal.reason instanceof Error ? abort.signal.reason.message : 'interrupted';
     throw new OperationFailedError(
-      `${reason === 'interrupted' ? 'interrupted' : `stopped: ${reason}`}; what was sent is in the ledger, so replaying again sends only the rest`,
+      `${reason === 'interrupted' ? 'interrupted' : `stopped: ${reason}`}; what was sent or held is in the ledger, so replaying again sends only the rest`,
     );
   }
   if (counts.notificationsFailed > 0) {
@@ -293,9 +408,9 @@ async function replayWindow(context: CommandContext, options: ReplayOptions): Pr
       `${counts.notificationsFailed} alert(s) could not be sent; replay again to retry them`,
     );
   }
-  if (counts.notificationsParked > 0) {
+  if (counts.notificationsParked + counts.digestsParked > 0) {
     throw new OperationFailedError(
-      `${counts.notificationsParked} alert(s) were refused for good and parked; fix the audience, then 'news-alerts replay --parked'`,
+      `${counts.notificationsParked + counts.digestsParked} alert(s) were refused for good and parked; fix the audience, then 'news-alerts replay --parked'`,
     );
   }
 }
@@ -305,18 +420,19 @@ async function recordReplay(
   state: DynamoStateStore,
   runId: string,
   startedAt: number,
-  counts: ReturnType<typeof emptyDeliveryCounts>,
-  window: ReturnType<typeof parseWindow>,
-  daysCompleted: number,
+  finishedAt: number,
+  outcome: ReplayOutcome,
+  window: TimeWindow,
   log: Log,
 ): Promise<void> {
+  const { counts, daysCompleted } = outcome;
   try {
     await state.recordRun({
       runId,
       status: counts.notificationsFailed > 0 || daysCompleted < window.days.length ? 'incomplete' : 'completed',
       startedAt,
-      finishedAt: Date.now(),
-      summary: { kind: 'replay', window: windowJson(window), daysCompleted, ...counts },
+      finishedAt,
+      summary: { kind: 'replay', window: windowJson(window), daysCompleted, articles: outcome.articles, ...counts },
     });
   } catch (error) {
     log.warn('could not record the replay in the run history', { error: String(error) });
@@ -343,15 +459,17 @@ async function replayParked(context: CommandContext, options: ReplayOptions): Pr
   if (options.from !== undefined || options.to !== undefined)
     throw new UsageError('--parked replays parked alerts; it takes no --from/--to');
   const log = stderrLog(context.output);
-  const { target, state, notifier, audiences, config } = await wire(context, options, log);
-  const lease = options.dryRun ? undefined : new ReplayLease(state, config.run.leaseDurationMs, await context.actor());
+  const { target, state, notifier, audiences } = await wire(context, options, log);
+  const abort = new AbortController();
+  const lease = options.dryRun
+    ? undefined
+    : await takeReplayLease(state, await context.actor(), (error) => abort.abort(error));
   const tallies = new Map<
     string,
     { parked: number; alreadyDelivered: number; sent: number; wouldSend: number; failed: number; stillParked: number }
   >();
   const progress = context.progress();
   try {
-    await lease?.hold();
     const parked: UndeliverableRecord[] = [];
     for (const audienceId of audiences.keys()) parked.push(...(await state.listUndeliverable(audienceId)));
     for (const audienceId of audiences.keys()) {
@@ -386,6 +504,8 @@ async function replayParked(context: CommandContext, options: ReplayOptions): Pr
     } else if (messages.length > 0) {
       progress.start(messages.length, 'parked alerts');
       const outcome = await notifier.publish(messages, {
+        // A lost lease stops sending: another runner may be delivering now.
+        signal: abort.signal,
         onPublished: async (batch) => {
           const deliveredAt = Date.now();
           await state.recordDelivered(
@@ -474,6 +594,11 @@ export function registerReplay(program: Command): void {
 Replay holds the run lease while it delivers (a scheduled run waits, and vice versa), checks the
 delivery ledger for every alert, and records each one as soon as SNS accepts it: replaying twice,
 or a run after it, sends nothing twice. The watermark is not moved.
+
+Each alert goes out as the scheduled run would send it now: audiences in digest mode, inside
+their quiet hours (urgent matches excepted) or over their daily budget get it in their next
+digest (HELD), recorded in the ledger like a sent alert; digests of the replayed audiences that
+are due are sent at the end. Ctrl-C (or SIGTERM) stops it; what was sent or held is recorded.
 
 Examples:
   news-alerts replay --from 2026-11-21T06:00:00Z --to 2026-11-21T18:00:00Z --dry-run

@@ -76,6 +76,11 @@ export interface DigestReleaseOptions extends DeliveryPorts {
   readonly render?: RenderOptions;
   /** Audiences whose held notifications are read at once. Default 4. */
   readonly concurrency?: number;
+  /**
+   * Release only for these audiences (a replay of some audiences); the others are left to the
+   * next run, without counting them as waiting. Default: every audience.
+   */
+  readonly onlyAudiences?: ReadonlySet<string>;
 }
 
 /** One release this run works on: a new one, or one a previous run claimed and did not finish. */
@@ -146,6 +151,7 @@ export async function releaseDueDigests(options: DigestReleaseOptions): Promise<
   const waiting: string[] = [];
   for (const entry of await state.listHoldingAudiences()) {
     if (entry.reasons.length === 0) continue;
+    if (options.onlyAudiences !== undefined && !options.onlyAudiences.has(entry.audienceId)) continue;
     const audience = options.audiences.get(entry.audienceId);
     if (audience === undefined || !audience.enabled) {
       waiting.push(entry.audienceId);

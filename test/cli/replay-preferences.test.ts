@@ -1,0 +1,58 @@
+/**
+ * `news-alerts replay` from a real CLI process keeps delivery preferences (issue 10, item 6): an
+ * audience in digest mode gets no immediate alert from a replay; its matches are held for its
+ * digest, with their ledger entries, and the report says so. (Quiet hours and the release of
+ * held matches, which need a pinned clock, are in test/integration/replay-preferences.test.ts.)
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { exampleAudiences } from '#sandbox/examples';
+import { type CliSandbox, startCliSandbox } from './support.ts';
+
+let sandbox: CliSandbox;
+beforeAll(async () => {
+  sandbox = await startCliSandbox({
+    audiences: exampleAudiences.map((audience) => ({
+      item:
+        audience.item.audienceId === 'chips-team'
+          ? { ...audience.item, deliveryMode: 'digest', digestTimes: ['08:00'] }
+          : audience.item,
+      subscribers: [],
+    })),
+  });
+});
+afterAll(async () => {
+  await sandbox?.stop();
+});
+
+interface ReplayJson {
+  published: number;
+  held: number;
+  heldForDigest: number;
+  audiences: { audienceId: string; matched: number; published: number; held: number }[];
+}
+
+describe('replay and delivery preferences', () => {
+  it('holds the matches of a digest-only audience for its digest instead of alerting it at once', async () => {
+    const replay = await sandbox.cli(['--json', 'replay', '--from', '2d']);
+    expect(replay.code, replay.stderr).toBe(0);
+    const result = replay.json<ReplayJson>();
+    const chips = result.audiences.find((row) => row.audienceId === 'chips-team');
+    expect(chips?.matched).toBeGreaterThan(0);
+    expect(chips).toMatchObject({ published: 0, held: chips?.matched });
+    expect(result.heldForDigest).toBe(chips?.matched);
+    // The other audiences are immediate: the replay alerted them as the run would.
+    expect(result.published).toBeGreaterThan(0);
+
+    const delivered = await sandbox.stack.collectDeliveries();
+    const immediate = delivered.filter(
+      (delivery) =>
+        delivery.audienceId === 'chips-team' && (delivery.body.newsAlerts as { kind?: string }).kind !== 'digest',
+    );
+    expect(immediate).toEqual([]);
+    // Held and recorded: the ledger counts them as handled, so the next run holds nothing twice.
+    const next = await sandbox.stack.run();
+    const again = next.audiences['chips-team'];
+    expect(again).toMatchObject({ published: 0, held: 0 });
+    expect(again?.alreadyDelivered).toBe(again?.matched);
+  });
+});
