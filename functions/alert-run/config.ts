@@ -25,8 +25,9 @@ export const alertRunEnvironment: readonly EnvironmentVariable[] = [
   { name: 'NEWS_API_PAGE_SIZE', default: '100', description: 'Articles per page (`size`).' },
   {
     name: 'NEWS_API_TIME_ZONE',
-    default: 'UTC',
-    description: "Provider's time zone: date-only ranges and zone-less timestamps are read in it.",
+    default: '(none)',
+    description:
+      "Provider's IANA time zone: date-only ranges and zone-less timestamps are read in it. Unset, ranges are UTC dates and a timestamp without an offset fails the run instead of being guessed.",
   },
   { name: 'NEWS_API_PAGINATION', default: 'PAGE', description: '`PAGE` or `CURSOR`.' },
   {
@@ -41,7 +42,21 @@ export const alertRunEnvironment: readonly EnvironmentVariable[] = [
     description: 'Page cap per provider day; a day needing more fails loudly.',
   },
   { name: 'NEWS_API_CONNECT_TIMEOUT_MS', default: '5000', description: 'TCP+TLS connect timeout.' },
-  { name: 'NEWS_API_READ_TIMEOUT_MS', default: '15000', description: 'Timeout for response headers and body.' },
+  {
+    name: 'NEWS_API_READ_TIMEOUT_MS',
+    default: '15000',
+    description: 'Longest wait for response headers and between body chunks.',
+  },
+  {
+    name: 'NEWS_API_RESPONSE_TIMEOUT_MS',
+    default: '30000',
+    description: 'Longest a whole response may take, headers to last byte (a dripping provider is cut and retried).',
+  },
+  {
+    name: 'NEWS_API_MAX_RESPONSE_BYTES',
+    default: '33554432',
+    description: 'Largest response body read; a bigger one fails the run with a provider error.',
+  },
   { name: 'NEWS_API_MAX_ATTEMPTS', default: '5', description: 'Attempts per request for 408/429/5xx/network errors.' },
   { name: 'NEWS_API_PAGE_CONCURRENCY', default: '4', description: 'Pages fetched at once once the total is known.' },
   { name: 'NEWS_API_BASE_DELAY_MS', default: '250', description: 'First retry backoff (exponential, full jitter).' },
@@ -95,13 +110,15 @@ const EnvironmentSchema = z.object({
   NEWS_API_BASE_URL: required,
   NEWS_API_KEY_SECRET_ID: required,
   NEWS_API_PAGE_SIZE: integer(1, 1000).default(100),
-  NEWS_API_TIME_ZONE: z.string().default('UTC'),
+  NEWS_API_TIME_ZONE: z.string().optional(),
   NEWS_API_PAGINATION: z.enum(['PAGE', 'CURSOR']).default('PAGE'),
   NEWS_API_CURSOR_METHOD_VALUE: z.string().min(1).default('CURSOR'),
   NEWS_API_CURSOR_FIELD: z.string().min(1).default('cursor'),
   NEWS_API_MAX_PAGES: integer(1, 100_000).default(1000),
   NEWS_API_CONNECT_TIMEOUT_MS: integer(100, 120_000).default(5000),
   NEWS_API_READ_TIMEOUT_MS: integer(100, 600_000).default(15_000),
+  NEWS_API_RESPONSE_TIMEOUT_MS: integer(100, 600_000).default(30_000),
+  NEWS_API_MAX_RESPONSE_BYTES: integer(1024, 512 * 1024 * 1024).default(32 * 1024 * 1024),
   NEWS_API_MAX_ATTEMPTS: integer(1, 20).default(5),
   NEWS_API_PAGE_CONCURRENCY: integer(1, 32).default(4),
   NEWS_API_BASE_DELAY_MS: integer(1, 60_000).default(250),
@@ -157,7 +174,7 @@ export function loadAlertRunConfig(env: Readonly<Record<string, string | undefin
   const provider = parseProviderConfig({
     baseUrl: e.NEWS_API_BASE_URL,
     pageSize: e.NEWS_API_PAGE_SIZE,
-    timeZone: e.NEWS_API_TIME_ZONE,
+    ...(e.NEWS_API_TIME_ZONE?.trim() ? { timeZone: e.NEWS_API_TIME_ZONE } : {}),
     pagination:
       e.NEWS_API_PAGINATION === 'PAGE'
         ? { method: 'PAGE' }
@@ -165,6 +182,8 @@ export function loadAlertRunConfig(env: Readonly<Record<string, string | undefin
     maxPages: e.NEWS_API_MAX_PAGES,
     connectTimeoutMs: e.NEWS_API_CONNECT_TIMEOUT_MS,
     readTimeoutMs: e.NEWS_API_READ_TIMEOUT_MS,
+    responseTimeoutMs: Math.max(e.NEWS_API_RESPONSE_TIMEOUT_MS, e.NEWS_API_READ_TIMEOUT_MS),
+    maxResponseBytes: e.NEWS_API_MAX_RESPONSE_BYTES,
     maxAttempts: e.NEWS_API_MAX_ATTEMPTS,
     pageConcurrency: e.NEWS_API_PAGE_CONCURRENCY,
     baseDelayMs: e.NEWS_API_BASE_DELAY_MS,

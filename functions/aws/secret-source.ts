@@ -9,6 +9,7 @@ import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { ConfigError } from '#core/errors';
 import type { SecretSource } from '#core/ports';
+import { registerSecret } from '#shared/secret-redaction';
 
 /** JSON keys accepted when the secret is a JSON object instead of the bare key. */
 const jsonKeyNames = ['apiKey', 'api_key', 'key', 'X-API-KEY'] as const;
@@ -50,6 +51,8 @@ export class SecretsManagerApiKey implements SecretSource {
         `secret "${this.#secretId}" holds no API key; store the key as the secret string (or as {"apiKey": "..."}), e.g. aws secretsmanager put-secret-value --secret-id ${this.#secretId} --secret-string <key>`,
       );
     }
+    // From now on the shared logger and every sanitized error chain redact it.
+    registerSecret(key);
     return key;
   }
 }

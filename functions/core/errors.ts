@@ -49,6 +49,30 @@ export class ProviderResponseError extends ProviderError {
   }
 }
 
+/**
+ * The provider sends timestamps without a zone or offset and no provider time zone is configured:
+ * reading them as UTC would shift every alert (and the window) by the provider's offset, so the
+ * run refuses to guess. The message names the setting and the value.
+ */
+export class ProviderTimeZoneError extends ProviderResponseError {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'ProviderTimeZoneError';
+  }
+}
+
+/**
+ * The run's time budget ran out while the provider was failing or still dripping a response: the
+ * run stops like at any deadline, but it is a provider failure, not a clean checkpoint, so it is
+ * counted as an upstream error and the invocation fails.
+ */
+export class ProviderStalledError extends ProviderError {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, { retryable: true }, options);
+    this.name = 'ProviderStalledError';
+  }
+}
+
 /** The window needed more pages than the configured cap: raise the cap or shorten the schedule interval. */
 export class PageCapError extends ProviderError {
   constructor(message: string, options?: ErrorOptions) {

@@ -51,6 +51,12 @@ export interface ArticlePage {
   /** Total result count when the provider reports one. */
   readonly totalCount?: number | undefined;
   readonly skipped: readonly SkippedItem[];
+  /**
+   * Set when no item of the page could be read although the response mapping fits this provider
+   * (other pages read fine): a poison page. Its items are in `skipped`; the value says why, with
+   * a redacted sample. The run parks it (records it for replay, counts it, alarms) and goes on.
+   */
+  readonly unreadable?: string | undefined;
 }
 
 /** The News Lookup API as the run needs it. */

@@ -21,6 +21,8 @@ export const providerEnvironment = {
   maxPages: 'NEWS_API_MAX_PAGES',
   connectTimeoutMs: 'NEWS_API_CONNECT_TIMEOUT_MS',
   readTimeoutMs: 'NEWS_API_READ_TIMEOUT_MS',
+  responseTimeoutMs: 'NEWS_API_RESPONSE_TIMEOUT_MS',
+  maxResponseBytes: 'NEWS_API_MAX_RESPONSE_BYTES',
   maxAttempts: 'NEWS_API_MAX_ATTEMPTS',
   baseDelayMs: 'NEWS_API_BASE_DELAY_MS',
   maxDelayMs: 'NEWS_API_MAX_DELAY_MS',
@@ -77,13 +79,18 @@ const baseUrl = z
   // One trailing slash or none, the request path is joined the same way.
   .transform((value) => value.replace(/\/+$/, ''));
 
+/**
+ * No default: a provider whose timestamps carry no offset must not be read as UTC by accident
+ * (alerts nine hours off for a Seoul provider). Unset, date-only ranges are UTC dates and a
+ * zone-less timestamp fails the run with ProviderTimeZoneError naming this setting.
+ */
 const timeZone = z
   .string({ error: 'must be an IANA time zone such as "Asia/Seoul" or "UTC"' })
   .trim()
   .refine((value) => IANAZone.isValidZone(value), {
     error: (issue) => `must be an IANA time zone such as "Asia/Seoul" or "UTC"; got ${describe(issue.input)}`,
   })
-  .default('UTC');
+  .optional();
 
 /** How results are paged; the stack's `newsApiPagination` option uses the same schema. */
 export const PaginationSchema = z
@@ -120,7 +127,10 @@ export const ProviderConfigSchema = z
     baseUrl,
     /** Articles per page; the provider documents no bound, comparable APIs cap at 100 to 1000. */
     pageSize: wholeNumber(1, 1000, 100),
-    /** The provider's zone: date-only ranges and zone-less timestamps are read in it. */
+    /**
+     * The provider's zone: date-only ranges and zone-less timestamps are read in it. The output
+     * keeps it for ranges (`UTC` when unset) and as `timestampTimeZone` only when set.
+     */
     timeZone,
     pagination: PaginationSchema,
     /** Pages per date range before giving up with PageCapError. */
@@ -128,6 +138,13 @@ export const ProviderConfigSchema = z
     connectTimeoutMs: wholeNumber(1, 120_000, 5000),
     /** Longest wait for response headers and between body chunks. */
     readTimeoutMs: wholeNumber(1, 600_000, 15_000),
+    /**
+     * Longest a whole response may take, headers to last byte: the read timeout alone lets a
+     * provider that drips one byte at a time hold a request (and the run) indefinitely.
+     */
+    responseTimeoutMs: wholeNumber(1, 600_000, 30_000),
+    /** Largest response body read; a bigger one is refused rather than held in memory. */
+    maxResponseBytes: wholeNumber(1024, 512 * 1024 * 1024, 32 * 1024 * 1024),
     /** Attempts per request, the first included. */
     maxAttempts: wholeNumber(1, 20, 5),
     baseDelayMs: wholeNumber(0, 600_000, 250),
@@ -141,6 +158,13 @@ export const ProviderConfigSchema = z
     caPem,
   })
   .superRefine((config, ctx) => {
+    if (config.responseTimeoutMs < config.readTimeoutMs) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['responseTimeoutMs'],
+        message: `must be at least NEWS_API_READ_TIMEOUT_MS (${config.readTimeoutMs}): it bounds the whole response, the read timeout each wait`,
+      });
+    }
     if (config.maxDelayMs < config.baseDelayMs) {
       ctx.addIssue({
         code: 'custom',
@@ -148,7 +172,14 @@ export const ProviderConfigSchema = z
         message: `must be at least NEWS_API_BASE_DELAY_MS (${config.baseDelayMs})`,
       });
     }
-  });
+  })
+  .transform(({ timeZone: zone, ...config }) => ({
+    ...config,
+    /** Zone of the provider's date-only ranges: the configured one, else UTC. */
+    timeZone: zone ?? 'UTC',
+    /** Zone for timestamps without an offset; `undefined` (not configured): such timestamps are refused. */
+    timestampTimeZone: zone,
+  }));
 
 /** Validated provider settings; `mapping` is the full mapping with overrides applied. */
 export type ProviderConfig = z.output<typeof ProviderConfigSchema>;

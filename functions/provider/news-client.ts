@@ -7,14 +7,29 @@
  * exponential backoff and full jitter, honouring Retry-After; client faults (400, 403, other 4xx)
  * are not. A 401 re-reads the key once, since Secrets Manager rotation can leave a warm Lambda
  * with a stale cached key. The API key never reaches an error message or a log line, even when
- * the provider echoes it back.
+ * the provider echoes it back: every text taken from a response is redacted, and every error the
+ * client attaches as a `cause` is a sanitized copy (functions/shared/secret-redaction.ts), never
+ * the HTTP library's own object (undici's HTTPParserError keeps the raw bytes in `data`).
+ *
+ * Hostile or broken replies end in a typed ProviderError, never in a crash or a stall: bodies are
+ * read with a size cap and a whole-response deadline besides the per-chunk read timeout; samples
+ * are rendered with bounded depth; an absurd total is read page by page instead of trusted; and a
+ * page on which no item can be read is reported as `unreadable` (a poison page the run parks)
+ * once another page shows the mapping fits, and fails the read loudly when none does.
  */
 
 import { setTimeout as delay } from 'node:timers/promises';
 import { rootCertificates } from 'node:tls';
 import { Agent, type Dispatcher, request } from 'undici';
 import { isProviderDate } from '#core/calendar';
-import { ConfigError, PageCapError, ProviderAuthError, ProviderError, ProviderResponseError } from '#core/errors';
+import {
+  ConfigError,
+  PageCapError,
+  ProviderAuthError,
+  ProviderError,
+  ProviderResponseError,
+  ProviderStalledError,
+} from '#core/errors';
 import {
   type ArticlePage,
   type Log,
@@ -24,6 +39,7 @@ import {
   silentLog,
 } from '#core/ports';
 import { exponentialBackoff, parseRetryAfter } from '#shared/retry';
+import { registerSecret, sanitizeError } from '#shared/secret-redaction';
 import { type ProviderConfig, providerEnvironment } from './config.ts';
 import { findBodyError, type MappedPage, mapPage, redactSecrets, sampleOf } from './response-mapping.ts';
 
@@ -82,6 +98,14 @@ interface RetryableFailure {
   readonly cause?: unknown;
 }
 
+/** The response body was larger than `maxResponseBytes`. */
+class ResponseTooLarge extends Error {
+  constructor(readonly limit: number) {
+    super(`response body over ${limit} bytes`);
+    this.name = 'ResponseTooLarge';
+  }
+}
+
 type AttemptOutcome =
   | { readonly kind: 'ok'; readonly body: unknown }
   | { readonly kind: 'unauthorized'; readonly description: string }
@@ -110,6 +134,11 @@ export class NewsLookupClient implements NewsSource {
   readonly #endpoint: string;
   /** Every key this client has used, so a provider echoing an old key is redacted too. */
   readonly #knownKeys = new Set<string>();
+  /**
+   * Whether the response mapping has read at least one article in this execution environment:
+   * then a page on which nothing can be read is poison data, not a wrong mapping.
+   */
+  #mappingFits = false;
 
   constructor(options: NewsLookupClientOptions) {
     const { config } = options;
@@ -160,10 +189,15 @@ export class NewsLookupClient implements NewsSource {
     const seen = new Set<string>();
     const pagination = this.#config.pagination;
     try {
-      if (pagination.method === 'CURSOR') yield* this.#cursorPages(range, pagination, seen, signal);
-      else yield* this.#numberedPages(range, seen, signal);
+      const pages =
+        pagination.method === 'CURSOR'
+          ? this.#cursorPages(range, pagination, seen, signal)
+          : this.#numberedPages(range, seen, signal);
+      yield* this.#withUnreadablePages(pages, range);
     } catch (error) {
-      if (external?.aborted) throw external.reason;
+      // A stalled provider is a failure even though the deadline cut it; anything else that ends
+      // an aborted read is the abort.
+      if (external?.aborted && !(error instanceof ProviderStalledError)) throw external.reason;
       throw error;
     } finally {
       stop.abort();
@@ -171,6 +205,36 @@ export class NewsLookupClient implements NewsSource {
   }
 
   // --- Paging -------------------------------------------------------------------------------------
+
+  /**
+   * Passes pages through, deciding what an unreadable page is. Once the mapping has read an
+   * article (on any page, in this read or an earlier one), an unreadable page is poison data:
+   * it is handed on with `unreadable` set and the read goes on. Until then it is held back while
+   * the rest of the range is read; if the range ends without a single readable article, the
+   * mapping is what is wrong and the read fails loudly with the first such page's reasons.
+   */
+  async *#withUnreadablePages(
+    pages: AsyncGenerator<ArticlePage>,
+    range: ProviderDateRange,
+  ): AsyncGenerator<ArticlePage> {
+    const held: ArticlePage[] = [];
+    for await (const page of pages) {
+      if (page.unreadable !== undefined && !this.#mappingFits) {
+        held.push(page);
+        continue;
+      }
+      if (held.length > 0) yield* held.splice(0);
+      yield page;
+    }
+    const [first] = held;
+    if (first === undefined) return;
+    if (!this.#mappingFits) {
+      throw new ProviderResponseError(
+        `no item on ${held.length === 1 ? `page ${first.pageNumber}` : `pages ${held.map((p) => p.pageNumber).join(', ')}`} of ${range.from}..${range.to} could be read and no other page had a readable article, so the response mapping does not fit this provider (set ${providerEnvironment.mapping}): page ${first.pageNumber}: ${first.unreadable}`,
+      );
+    }
+    yield* held;
+  }
 
   async *#numberedPages(range: ProviderDateRange, seen: Set<string>, signal: AbortSignal): AsyncGenerator<ArticlePage> {
     const size = this.#config.pageSize;
@@ -206,8 +270,17 @@ export class NewsLookupClient implements NewsSource {
     // At least 1: a total smaller than a full first page is the provider's inconsistency, not an end.
     const lastPage = Math.max(1, Math.ceil(total / pageSize));
     if (lastPage > this.#config.maxPages) {
+      // A total beyond the page cap is more often a provider's placeholder (10^12, "unlimited")
+      // than a real day: trusting it would fail every run forever. Read page by page as if no
+      // total were given; a day that really is that long still ends at the cap with PageCapError.
+      this.#log.warn('news API reported a total beyond the page cap; ignoring it and reading page by page', {
+        range: `${range.from}..${range.to}`,
+        totalCount: total,
+        maxPages: this.#config.maxPages,
+      });
       yield this.#emit(first, seen);
-      throw this.#pageCapError(range, pageSize, total);
+      yield* this.#pagesUntilExhausted(range, 2, seen, signal, total);
+      return;
     }
     // Started before page 1 is handed over, so the next pages download while the caller works.
     const window = this.#pageWindow(range, 2, lastPage, signal);
@@ -249,9 +322,10 @@ export class NewsLookupClient implements NewsSource {
     from: number,
     seen: Set<string>,
     signal: AbortSignal,
+    reportedTotal?: number,
   ): AsyncGenerator<ArticlePage> {
     for (let pageNumber = from; ; pageNumber++) {
-      if (pageNumber > this.#config.maxPages) throw this.#pageCapError(range, this.#config.pageSize);
+      if (pageNumber > this.#config.maxPages) throw this.#pageCapError(range, this.#config.pageSize, reportedTotal);
       const page = await this.#numberedPage(range, pageNumber, signal);
       const emitted = this.#emit(page, seen);
       yield emitted;
@@ -362,6 +436,7 @@ export class NewsLookupClient implements NewsSource {
       articles,
       totalCount: page.mapped.totalCount,
       skipped: page.mapped.skipped,
+      ...(page.mapped.unreadable === undefined ? {} : { unreadable: page.mapped.unreadable }),
     };
   }
 
@@ -370,7 +445,7 @@ export class NewsLookupClient implements NewsSource {
     const need =
       total === undefined
         ? `more than ${maxPages} pages`
-        : `${Math.ceil(total / pageSize)} pages (the provider reports ${total} articles)`;
+        : `more than ${maxPages} pages (the provider reports ${total} articles)`;
     return new PageCapError(
       `the range ${range.from}..${range.to} needs ${need} of ${pageSize} articles, over the cap of ${maxPages}; raise ${providerEnvironment.maxPages} or shorten the schedule interval`,
     );
@@ -380,7 +455,22 @@ export class NewsLookupClient implements NewsSource {
 
   async #fetchPage(body: Record<string, unknown>, context: RequestContext, signal: AbortSignal): Promise<FetchedPage> {
     const json = await this.#post(JSON.stringify(body), context, signal);
-    const mapped = mapPage(json, this.#config.mapping, this.#config.timeZone, { secrets: this.#knownKeys });
+    let mapped: MappedPage;
+    try {
+      mapped = mapPage(json, this.#config.mapping, this.#config.timestampTimeZone, {
+        secrets: this.#knownKeys,
+        unreadablePage: 'report',
+      });
+    } catch (error) {
+      if (error instanceof ProviderError) throw error;
+      // Whatever the body does to the mapping code (it should throw nothing else), the run must
+      // see a provider error, counted and alarmed as one.
+      throw new ProviderResponseError(
+        `the response for ${this.#where(context)} could not be read: ${this.#redact(error instanceof Error ? `${error.name}: ${error.message}` : String(error))}`,
+        { cause: this.#sanitize(error) },
+      );
+    }
+    if (mapped.articles.length > 0) this.#mappingFits = true;
     this.#log.debug('news API page read', {
       range: context.range,
       page: context.page,
@@ -402,6 +492,8 @@ export class NewsLookupClient implements NewsSource {
     }
     this.#knownKeys.add(raw);
     this.#knownKeys.add(key);
+    // The shared logger scrubs registered secrets from every log line, whoever logs them.
+    registerSecret(key);
     return key;
   }
 
@@ -409,16 +501,23 @@ export class NewsLookupClient implements NewsSource {
     const { maxAttempts, baseDelayMs, maxDelayMs, maxRetryAfterMs } = this.#config;
     let refreshedKey = false;
     let forceRefresh = false;
+    let lastFailure: RetryableFailure | undefined;
     for (let attempt = 1; ; attempt++) {
       signal.throwIfAborted();
       const key = await this.#apiKey(forceRefresh);
       forceRefresh = false;
-      const outcome = await this.#attempt(payload, key, context, signal);
+      const startedAt = this.#now();
+      let outcome: AttemptOutcome;
+      try {
+        outcome = await this.#attempt(payload, key, context, signal);
+      } catch (error) {
+        throw this.#stalled(error, signal, context, lastFailure, startedAt);
+      }
       if (outcome.kind === 'ok') return outcome.body;
       if (outcome.kind === 'unauthorized') {
         if (refreshedKey) {
           throw new ProviderAuthError(
-            `the provider rejected the API key (HTTP 401: ${outcome.description}) for ${this.#where(context)}, also after re-reading it from Secrets Manager; check the key stored in the API-key secret (the portal's test key only works in its interactive test tool)`,
+            `the provider rejected the API key (HTTP 401: ${outcome.description}) for ${this.#where(context)}, also after re-reading it from Secrets Manager; check the key stored in the API-key secret (if it is a key from the provider portal's test tool, it may not be valid for API calls)`,
             401,
           );
         }
@@ -434,19 +533,20 @@ export class NewsLookupClient implements NewsSource {
         });
         continue;
       }
+      lastFailure = outcome;
       const reason = this.#redact(outcome.description);
       if (outcome.retryAfterMs !== undefined && outcome.retryAfterMs > maxRetryAfterMs) {
         throw new ProviderError(
           `the provider asked to wait ${Math.ceil(outcome.retryAfterMs / 1000)} s (Retry-After) for ${this.#where(context)}, longer than ${providerEnvironment.maxRetryAfterMs}=${maxRetryAfterMs} ms; giving up so the next run retries (last failure: ${reason})`,
           { status: outcome.status, retryable: true },
-          { cause: outcome.cause },
+          { cause: this.#sanitize(outcome.cause) },
         );
       }
       if (attempt >= maxAttempts) {
         throw new ProviderError(
           `the news API request for ${this.#where(context)} failed after ${attempt} attempt(s): ${reason}`,
           { status: outcome.status, retryable: true },
-          { cause: outcome.cause },
+          { cause: this.#sanitize(outcome.cause) },
         );
       }
       const backoff = Math.floor(
@@ -463,29 +563,78 @@ export class NewsLookupClient implements NewsSource {
         range: context.range,
         page: context.page,
       });
-      await this.#sleep(delayMs, signal);
+      try {
+        await this.#sleep(delayMs, signal);
+      } catch (error) {
+        throw this.#stalled(error, signal, context, lastFailure, undefined);
+      }
     }
+  }
+
+  /**
+   * What to throw when an attempt or a backoff ends with `error`. When the caller's deadline cut
+   * a request that was already failing (an earlier attempt failed) or that had been running for
+   * longer than the read timeout (a provider dripping its answer), the run must see a provider
+   * failure, not a clean stop at its time budget: ProviderStalledError. Otherwise `error`.
+   */
+  #stalled(
+    error: unknown,
+    signal: AbortSignal,
+    context: RequestContext,
+    lastFailure: RetryableFailure | undefined,
+    attemptStartedAt: number | undefined,
+  ): unknown {
+    if (!signal.aborted || error instanceof ProviderError) return error;
+    const elapsed = attemptStartedAt === undefined ? 0 : this.#now() - attemptStartedAt;
+    const slow = elapsed > this.#config.readTimeoutMs;
+    if (lastFailure === undefined && !slow) return error;
+    const what = slow
+      ? `the provider was still answering ${this.#where(context)} after ${elapsed} ms`
+      : `the provider was failing for ${this.#where(context)} (last failure: ${this.#redact(lastFailure?.description ?? '')})`;
+    return new ProviderStalledError(
+      `the run's time budget ran out while ${what}; the run stops here and the next run retries`,
+      lastFailure?.cause === undefined ? undefined : { cause: this.#sanitize(lastFailure.cause) },
+    );
   }
 
   async #attempt(payload: string, key: string, context: RequestContext, signal: AbortSignal): Promise<AttemptOutcome> {
     let status: number;
     let headers: Record<string, string | string[] | undefined>;
     let text: string;
+    // The read timeout bounds each wait; this bounds the whole response, so a provider sending
+    // one byte at a time cannot hold the request (and the run) for longer.
+    const responseDeadline = new AbortController();
+    const timer = setTimeout(() => responseDeadline.abort(), this.#config.responseTimeoutMs);
+    timer.unref();
     try {
       const response = await request(this.#endpoint, {
         dispatcher: this.#dispatcher,
         method: 'POST',
         headers: { 'Content-Type': 'application/json', Accept: 'application/json', 'X-API-KEY': key },
         body: payload,
-        signal,
+        signal: AbortSignal.any([signal, responseDeadline.signal]),
         headersTimeout: this.#config.readTimeoutMs,
         bodyTimeout: this.#config.readTimeoutMs,
       });
       status = response.statusCode;
       headers = response.headers;
-      text = await response.body.text();
+      text = await this.#readBody(response.body);
     } catch (error) {
+      if (error instanceof ResponseTooLarge) {
+        throw new ProviderResponseError(
+          `the response for ${this.#where(context)} is larger than ${providerEnvironment.maxResponseBytes}=${error.limit} bytes; lower ${providerEnvironment.pageSize} (${this.#config.pageSize}) or raise the limit`,
+        );
+      }
+      if (responseDeadline.signal.aborted && !signal.aborted) {
+        return {
+          kind: 'retry',
+          description: `the response took longer than ${this.#config.responseTimeoutMs} ms in total (${providerEnvironment.responseTimeoutMs})`,
+          cause: error,
+        };
+      }
       return this.#networkFailure(error, context, signal);
+    } finally {
+      clearTimeout(timer);
     }
 
     if (status >= 200 && status < 300) {
@@ -540,6 +689,23 @@ export class NewsLookupClient implements NewsSource {
     );
   }
 
+  /** The body as text, refusing more than `maxResponseBytes` (odd bytes decode to U+FFFD). */
+  async #readBody(body: Dispatcher.ResponseData['body']): Promise<string> {
+    const limit = this.#config.maxResponseBytes;
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of body) {
+      const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
+      size += bytes.length;
+      if (size > limit) {
+        body.destroy();
+        throw new ResponseTooLarge(limit);
+      }
+      chunks.push(bytes);
+    }
+    return Buffer.concat(chunks).toString('utf8');
+  }
+
   #networkFailure(error: unknown, context: RequestContext, signal: AbortSignal): RetryableFailure {
     if (signal.aborted) throw signal.reason;
     const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
@@ -548,7 +714,7 @@ export class NewsLookupClient implements NewsSource {
       throw new ProviderError(
         `TLS verification of ${this.#endpoint} failed for ${this.#where(context)} (${code}: ${message}); the client trusts the system CAs plus ${providerEnvironment.caPem} when set, and never skips verification`,
         { retryable: false },
-        { cause: error },
+        { cause: this.#sanitize(error) },
       );
     }
     const description =
@@ -580,5 +746,14 @@ export class NewsLookupClient implements NewsSource {
 
   #redact(text: string): string {
     return redactSecrets(text, this.#knownKeys);
+  }
+
+  /**
+   * A copy of `error` safe to attach as a cause: every string in it, at any depth, went through
+   * `#redact` (undici's HTTPParserError keeps the raw response bytes, key included, in `data`).
+   */
+  #sanitize(error: unknown): Error | undefined {
+    if (error === undefined) return undefined;
+    return sanitizeError(error, (text) => this.#redact(text));
   }
 }

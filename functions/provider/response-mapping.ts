@@ -11,10 +11,11 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { ProviderResponseError } from '#core/errors';
+import { ProviderResponseError, ProviderTimeZoneError } from '#core/errors';
 import type { Article } from '#core/model';
 import type { SkippedItem } from '#core/ports';
-import { parseTimestamp } from './timestamps.ts';
+import { redactSecrets as redactRegistered } from '#shared/secret-redaction';
+import { parseTimestamp, ZonelessTimestampError } from './timestamps.ts';
 
 /** Candidate paths per field; the first path that yields a usable value wins. */
 export interface ResponseMapping {
@@ -41,6 +42,14 @@ export interface ResponseMapping {
   readonly errorStatusFields: readonly string[];
   /** Status values (case-insensitive) that mean the provider failed even though HTTP said 200. */
   readonly errorStatusValues: readonly string[];
+  /**
+   * Envelope fields holding a status code whose success values are fixed (`"code": "0000"`):
+   * when such a field is present and its value is not one of `successStatusValues`, the provider
+   * failed. Empty by default (no such check).
+   */
+  readonly successStatusFields: readonly string[];
+  /** The only values (strings or numbers, compared as trimmed text) of `successStatusFields` that mean success. */
+  readonly successStatusValues: readonly string[];
 }
 
 /** The mapping used when configuration overrides nothing. */
@@ -78,7 +87,12 @@ export const defaultResponseMapping: ResponseMapping = Object.freeze({
   errorFields: ['error', 'errors', 'errorMessage'],
   errorStatusFields: ['status', 'result'],
   errorStatusValues: ['error', 'fail', 'failed', 'not_ok', 'ERROR'],
+  successStatusFields: [],
+  successStatusValues: [],
 });
+
+/** Mapping fields that hold values to compare, not paths. */
+const valueFields: ReadonlySet<string> = new Set(['errorStatusValues', 'successStatusValues']);
 
 // --- Paths ----------------------------------------------------------------------------------------
 
@@ -164,24 +178,50 @@ const pathList = z
  * A partial override of the response mapping as ops write it in configuration. Each given field
  * replaces that field's default candidates (list the defaults too if they should still be tried).
  */
-export const ResponseMappingOverrideSchema = z.strictObject({
-  articles: pathList.optional(),
-  id: pathList.optional(),
-  title: pathList.optional(),
-  summary: pathList.optional(),
-  url: pathList.optional(),
-  publishedAt: pathList.optional(),
-  categories: pathList.optional(),
-  categoryNames: pathList.optional(),
-  media: pathList.optional(),
-  mediaName: pathList.optional(),
-  status: pathList.optional(),
-  totalCount: pathList.optional(),
-  nextCursor: pathList.optional(),
-  errorFields: pathList.optional(),
-  errorStatusFields: pathList.optional(),
-  errorStatusValues: z.array(z.string().min(1)).max(32).optional(),
-});
+export const ResponseMappingOverrideSchema = z
+  .strictObject({
+    articles: pathList.optional(),
+    id: pathList.optional(),
+    title: pathList.optional(),
+    summary: pathList.optional(),
+    url: pathList.optional(),
+    publishedAt: pathList.optional(),
+    categories: pathList.optional(),
+    categoryNames: pathList.optional(),
+    media: pathList.optional(),
+    mediaName: pathList.optional(),
+    status: pathList.optional(),
+    totalCount: pathList.optional(),
+    nextCursor: pathList.optional(),
+    errorFields: pathList.optional(),
+    errorStatusFields: pathList.optional(),
+    errorStatusValues: z.array(z.string().min(1)).max(32).optional(),
+    successStatusFields: pathList.optional(),
+    successStatusValues: z
+      .array(z.union([z.string().trim().min(1), z.number().transform(String)]), {
+        error: 'must be a list of the status values that mean success, e.g. ["0000"]',
+      })
+      .min(1, 'must list at least one success value, e.g. ["0000"]')
+      .max(32)
+      .optional(),
+  })
+  .superRefine((mapping, ctx) => {
+    // One without the other cannot be applied: say which half is missing.
+    if (mapping.successStatusFields !== undefined && mapping.successStatusValues === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['successStatusValues'],
+        message: 'is required with successStatusFields: list the values that mean success, e.g. ["0000"]',
+      });
+    }
+    if (mapping.successStatusValues !== undefined && mapping.successStatusFields === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['successStatusFields'],
+        message: 'is required with successStatusValues: the path of the status code field, e.g. ["code"]',
+      });
+    }
+  });
 
 /** A validated partial mapping, as produced by `ResponseMappingOverrideSchema`. */
 export type ResponseMappingOverride = Partial<ResponseMapping>;
@@ -195,7 +235,7 @@ export function resolveMapping(partial: ResponseMappingOverride = {}): ResponseM
   const mapping = merged as unknown as ResponseMapping;
   // Fail at configuration time rather than on the first page.
   for (const [field, paths] of Object.entries(mapping)) {
-    if (field === 'errorStatusValues') continue;
+    if (valueFields.has(field)) continue;
     for (const path of paths as readonly string[]) compilePath(path);
   }
   return Object.freeze(mapping);
@@ -206,29 +246,77 @@ export function resolveMapping(partial: ResponseMappingOverride = {}): ResponseM
 const maxSampleLength = 300;
 
 /**
- * Replaces every occurrence of each secret (raw, JSON-escaped and URL-encoded) with `[REDACTED]`.
- * Used on everything the provider sends back before it reaches an error message or a log line,
- * because some APIs echo request parameters, the key among them.
+ * `text` with every registered secret and every value of `secrets` redacted: whole, any fragment
+ * of eight or more characters, any case, raw, JSON-escaped, URL-encoded or base64
+ * (functions/shared/secret-redaction.ts). Used on everything the provider sends back before it
+ * reaches an error message or a log line, because some APIs echo request parameters, the key
+ * among them.
  */
 export function redactSecrets(text: string, secrets: Iterable<string> = []): string {
-  let out = text;
-  for (const secret of secrets) {
-    if (secret.length < 4) continue;
-    const forms = new Set([secret, JSON.stringify(secret).slice(1, -1), encodeURIComponent(secret)]);
-    for (const form of forms) out = out.split(form).join('[REDACTED]');
-  }
+  return redactRegistered(text, secrets);
+}
+
+/** Deeper than this, a preview shows `…` instead of the nested value. */
+const maxPreviewDepth = 16;
+
+/**
+ * A compact JSON rendering of at most about `max` characters that never recurses deeper than
+ * {@link maxPreviewDepth} and never walks more than it shows: a 400 KB body of nested brackets
+ * crashes JSON.stringify and String() with a stack overflow, and a huge body would be rendered
+ * whole only to be cut.
+ */
+function previewJson(value: unknown, max: number): string {
+  let out = '';
+  const visit = (node: unknown, depth: number): void => {
+    if (out.length > max) return;
+    if (node === null || typeof node === 'number' || typeof node === 'boolean') {
+      out += String(node);
+      return;
+    }
+    if (typeof node === 'string') {
+      out += JSON.stringify(node.length > max ? node.slice(0, max) : node);
+      return;
+    }
+    if (typeof node !== 'object') {
+      out += typeof node === 'undefined' ? 'undefined' : `[${typeof node}]`;
+      return;
+    }
+    if (depth >= maxPreviewDepth) {
+      out += Array.isArray(node) ? '[…]' : '{…}';
+      return;
+    }
+    if (Array.isArray(node)) {
+      out += '[';
+      for (let i = 0; i < node.length && out.length <= max; i++) {
+        if (i > 0) out += ',';
+        visit(node[i], depth + 1);
+      }
+      out += ']';
+      return;
+    }
+    out += '{';
+    let first = true;
+    for (const key in node) {
+      if (!Object.hasOwn(node, key)) continue;
+      if (out.length > max) break;
+      if (!first) out += ',';
+      first = false;
+      out += `${JSON.stringify(key.length > max ? key.slice(0, max) : key)}:`;
+      visit((node as Record<string, unknown>)[key], depth + 1);
+    }
+    out += '}';
+  };
+  visit(value, 0);
   return out;
 }
 
 /** A one-line, redacted preview of a JSON value of at most `max` characters. */
 export function sampleOf(value: unknown, secrets: Iterable<string> = [], max = maxSampleLength): string {
-  let text: string;
-  try {
-    text = typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
-  } catch {
-    text = String(value);
-  }
-  const redacted = redactSecrets(text.replace(/\s+/g, ' '), secrets);
+  // Cut with room to spare before redacting, so a secret cut at the edge is still recognised
+  // (fragments of eight characters or more are) and the redaction marker cannot push it over.
+  const budget = max * 2 + 64;
+  const raw = typeof value === 'string' ? value.slice(0, budget) : previewJson(value, budget);
+  const redacted = redactSecrets(raw.slice(0, budget).replace(/\s+/g, ' '), secrets);
   return redacted.length <= max ? redacted : `${redacted.slice(0, max - 1)}…`;
 }
 
@@ -275,6 +363,21 @@ export function findBodyError(
     if (typeof value === 'string' && errorValues.has(value.trim().toLowerCase())) {
       const detail = describeError(body);
       return sampleOf(`${path} "${value}"${detail ? `: ${detail}` : ''}`, secrets, 300);
+    }
+  }
+  if (mapping.successStatusValues.length > 0) {
+    const successValues = new Set(mapping.successStatusValues.map((v) => v.trim()));
+    for (const path of mapping.successStatusFields) {
+      const value = readPath(body, path);
+      if (value === undefined || value === null) continue;
+      const text = typeof value === 'string' || typeof value === 'number' ? String(value).trim() : undefined;
+      if (text !== undefined && successValues.has(text)) continue;
+      const detail = describeError(body);
+      return sampleOf(
+        `${path} ${previewJson(value, 40)} is not a success value (${mapping.successStatusValues.join(', ')})${detail ? `: ${detail}` : ''}`,
+        secrets,
+        300,
+      );
     }
   }
   if (own(body, 'success') === false) {
@@ -379,7 +482,12 @@ const quoted = (value: unknown, secrets: Iterable<string>) =>
 
 type ItemResult = { article: Article } | { reason: string };
 
-function mapItem(item: unknown, mapping: ResponseMapping, timeZone: string, secrets: Iterable<string>): ItemResult {
+function mapItem(
+  item: unknown,
+  mapping: ResponseMapping,
+  timeZone: string | undefined,
+  secrets: Iterable<string>,
+): ItemResult {
   if (typeof item !== 'object' || item === null || Array.isArray(item)) {
     const kind = item === null ? 'null' : Array.isArray(item) ? 'a list' : typeof item;
     return { reason: `the item is not an object (got ${kind})` };
@@ -397,7 +505,12 @@ function mapItem(item: unknown, mapping: ResponseMapping, timeZone: string, secr
     const value = readPath(item, path);
     if (value === undefined || value === null || value === '') continue;
     rawDate ??= { value, path };
-    publishedAt = parseTimestamp(value, timeZone);
+    try {
+      publishedAt = parseTimestamp(value, timeZone);
+    } catch (error) {
+      if (error instanceof ZonelessTimestampError) throw new ZonelessAtPath(error.value, path);
+      throw error;
+    }
     if (publishedAt !== undefined) break;
   }
   if (publishedAt === undefined) {
@@ -433,6 +546,17 @@ function mapItem(item: unknown, mapping: ResponseMapping, timeZone: string, secr
 
 // --- Pages ----------------------------------------------------------------------------------------
 
+/** A zone-less timestamp and where it was found, carried from the item to the page. */
+class ZonelessAtPath extends Error {
+  constructor(
+    readonly value: string,
+    readonly path: string,
+  ) {
+    super(`zone-less timestamp at ${path}`);
+    this.name = 'ZonelessAtPath';
+  }
+}
+
 /** One response body read through the mapping. */
 export interface MappedPage {
   /** Articles in page order; not yet de-duplicated across pages. */
@@ -441,12 +565,24 @@ export interface MappedPage {
   readonly skipped: SkippedItem[];
   readonly totalCount?: number | undefined;
   readonly nextCursor?: string | undefined;
+  /**
+   * Set (with the reason and a redacted sample) when the page has items and none of them could
+   * be read; only with `unreadablePage: 'report'`.
+   */
+  readonly unreadable?: string | undefined;
 }
 
 /** Options of `mapPage`. */
 export interface MapPageOptions {
   /** Values to redact from samples and reasons (the API key, in case the provider echoes it). */
   readonly secrets?: Iterable<string>;
+  /**
+   * What a page on which no item can be read is: `refuse` (the default) throws, because with
+   * nothing else to go on the mapping is the likelier culprit; `report` returns it with
+   * `unreadable` set, for a caller that can tell a wrong mapping (no page reads) from a poison
+   * page (other pages read fine).
+   */
+  readonly unreadablePage?: 'refuse' | 'report';
 }
 
 function readTotal(body: unknown, mapping: ResponseMapping): number | undefined {
@@ -466,13 +602,14 @@ function readTotal(body: unknown, mapping: ResponseMapping): number | undefined 
  * reports an error, or when every item of a non-empty page fails, since then the mapping, not the
  * data, is wrong. Messages name the paths tried and show a redacted sample of at most 300 characters.
  *
- * @param timeZone - the provider's zone, for timestamps without an offset
+ * @param timeZone - the provider's zone, for timestamps without an offset; `undefined` when none
+ *   is configured, and then a timestamp without an offset fails the page (ProviderTimeZoneError)
  * @throws ProviderResponseError — and nothing else — when the body does not fit the mapping
  */
 export function mapPage(
   body: unknown,
   mapping: ResponseMapping,
-  timeZone: string,
+  timeZone: string | undefined,
   options: MapPageOptions = {},
 ): MappedPage {
   const secrets = [...(options.secrets ?? [])];
@@ -509,7 +646,15 @@ export function mapPage(
   const articles: Article[] = [];
   const skipped: SkippedItem[] = [];
   for (const [index, item] of items.entries()) {
-    const result = mapItem(item, mapping, timeZone, secrets);
+    let result: ItemResult;
+    try {
+      result = mapItem(item, mapping, timeZone, secrets);
+    } catch (error) {
+      if (!(error instanceof ZonelessAtPath)) throw error;
+      throw new ProviderTimeZoneError(
+        `the provider sends timestamps without a time zone or offset (${quoted(error.value, secrets)} at ${error.path}, item ${index}) and no provider time zone is set, so alert times would be a guess: set NEWS_API_TIME_ZONE (cdk.json "newsApiTimeZone") to the provider's IANA time zone, e.g. "Asia/Seoul", or "UTC" if the provider documents UTC`,
+      );
+    }
     if ('article' in result) articles.push(result.article);
     else skipped.push({ index, reason: result.reason });
   }
@@ -518,8 +663,17 @@ export function mapPage(
       .slice(0, 3)
       .map((s) => `item ${s.index}: ${s.reason}`)
       .join(' | ');
+    const firstItem = sampleOf(items[0], secrets);
+    if (options.unreadablePage === 'report') {
+      const unreadable = sampleOf(
+        `none of the ${items.length} items could be read: ${reasons}. First item: ${firstItem}`,
+        secrets,
+        600,
+      );
+      return { articles, skipped, totalCount, nextCursor, unreadable };
+    }
     throw new ProviderResponseError(
-      `none of the ${items.length} items on the page could be read, so the response mapping does not fit this provider: ${reasons}. First item: ${sampleOf(items[0], secrets)}`,
+      `none of the ${items.length} items on the page could be read, so the response mapping does not fit this provider: ${reasons}. First item: ${firstItem}`,
     );
   }
   return { articles, skipped, totalCount, nextCursor };

@@ -84,6 +84,22 @@ function fromText(text: string, zone: string): number | undefined {
 }
 
 /**
+ * A timestamp without a zone or offset met while no provider time zone is configured: reading it
+ * as UTC would be a guess that shifts every alert by the provider's offset.
+ */
+export class ZonelessTimestampError extends Error {
+  readonly value: string;
+  constructor(value: string) {
+    super(`the timestamp "${value}" carries no time zone or offset`);
+    this.name = 'ZonelessTimestampError';
+    this.value = value;
+  }
+}
+
+/** Two zones nine and a half hours apart: a value read the same in both carries its own offset. */
+const probeZones = ['UTC', 'UTC+9:30'] as const;
+
+/**
  * Reads a publication timestamp and returns it as epoch milliseconds, or `undefined` when the
  * value is not a timestamp this parser recognises.
  *
@@ -94,9 +110,18 @@ function fromText(text: string, zone: string): number | undefined {
  * strings, told apart by magnitude; epoch values before 1973-03-03 are refused as implausible.
  *
  * @param value - the raw JSON value from the provider
- * @param timeZone - IANA zone for values that carry no zone or offset (the provider's zone)
+ * @param timeZone - IANA zone for values that carry no zone or offset (the provider's zone);
+ *   `undefined` when none is configured: then such values are refused, never guessed
+ * @throws ZonelessTimestampError when `timeZone` is undefined and the value has no zone or offset
  */
-export function parseTimestamp(value: unknown, timeZone: string): number | undefined {
+export function parseTimestamp(value: unknown, timeZone: string | undefined): number | undefined {
+  if (timeZone !== undefined) return parseIn(value, timeZone);
+  const [first, second] = probeZones.map((zone) => parseIn(value, zone));
+  if (first !== second) throw new ZonelessTimestampError(String(value).trim().slice(0, 64));
+  return first;
+}
+
+function parseIn(value: unknown, timeZone: string): number | undefined {
   if (typeof value === 'number') {
     // Whole numbers follow the digit-string rules, so `20261122091500` means the same either way.
     return Number.isSafeInteger(value) ? fromDigits(String(value), timeZone) : fromEpoch(value);

@@ -8,7 +8,13 @@ import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { inspect } from 'node:util';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
-import { PageCapError, ProviderAuthError, ProviderError, ProviderResponseError } from '#core/errors';
+import {
+  PageCapError,
+  ProviderAuthError,
+  ProviderError,
+  ProviderResponseError,
+  ProviderStalledError,
+} from '#core/errors';
 import type { ArticlePage, Log, SecretSource } from '#core/ports';
 import { type ProviderConfigInput, parseProviderConfig } from '#provider/config';
 import { NewsLookupClient } from '#provider/news-client';
@@ -385,9 +391,12 @@ describe('NewsLookupClient over HTTPS', () => {
       error = caught;
     }
     expect(error).toBeInstanceOf(PageCapError);
-    expect((error as Error).message).toContain('2026-11-21..2026-11-22 needs 6 pages');
+    expect((error as Error).message).toContain('2026-11-21..2026-11-22 needs more than 5 pages');
+    expect((error as Error).message).toContain('the provider reports 501 articles');
     expect((error as Error).message).toContain('raise NEWS_API_MAX_PAGES or shorten the schedule interval');
-    expect(received).toHaveLength(1);
+    // A total beyond the cap is not trusted: the pages up to the cap are read (and delivered).
+    expect(received).toHaveLength(5);
+    expect(pages).toHaveLength(5);
   });
 
   it('fetches pages concurrently once the total is known, in exactly ceil(N/size) requests, yielded in order', async () => {
@@ -491,7 +500,7 @@ describe('NewsLookupClient over HTTPS', () => {
     expect(received).toHaveLength(2);
   });
 
-  it('stops sleeping and throws the reason when aborted during backoff', async () => {
+  it('reports a provider that was failing when the deadline cut its backoff as stalled, not as a clean stop', async () => {
     script = () => ({ status: 503, json: errorBody('UNAVAILABLE', 'later') });
     const controller = new AbortController();
     const { client } = harness(
@@ -505,7 +514,8 @@ describe('NewsLookupClient over HTTPS', () => {
       },
     );
     const error = await failure(client.pages(range, { signal: controller.signal }));
-    expect(error.message).toBe('deadline');
+    expect(error).toBeInstanceOf(ProviderStalledError);
+    expect(error.message).toContain('was failing for 2026-11-21..2026-11-22 page 1 (last failure: HTTP 503');
     expect(received).toHaveLength(1);
   });
 
@@ -557,7 +567,7 @@ describe('the API key stays secret', () => {
       'every item unreadable',
       () => ({ status: 200, json: { status: 'OK', articles: [{ headline: 'x', publishedAt: key, link: key }] } }),
       {},
-      false,
+      true,
     ],
     ['hanging server', () => ({ hang: true }), { readTimeoutMs: 100 }, true],
   ];
