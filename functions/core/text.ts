@@ -675,6 +675,9 @@ const EMOJI_AFTER_JOINER = /\p{Extended_Pictographic}/u;
  */
 const JOINING_SCRIPT =
   /[\p{Script=Arabic}\p{Script=Syriac}\p{Script=Nko}\p{Script=Mongolian}\p{Script=Devanagari}\p{Script=Bengali}\p{Script=Gurmukhi}\p{Script=Gujarati}\p{Script=Oriya}\p{Script=Tamil}\p{Script=Telugu}\p{Script=Kannada}\p{Script=Malayalam}\p{Script=Sinhala}\p{Script=Myanmar}\p{Script=Khmer}\p{Mn}\p{Mc}]/u;
+const LETTER_OR_MARK = /[\p{L}\p{M}]/u;
+/** A letter or mark of a script that spells with joiners (never a format character of one). */
+const isJoiningLetter = (char: string): boolean => LETTER_OR_MARK.test(char) && JOINING_SCRIPT.test(char);
 
 const ZWNJ = '\u200C';
 const ZWJ = '\u200D';
@@ -720,7 +723,7 @@ export function displayText(text: string): string {
       const before = charBefore(wellFormed, offset);
       const after = charAt(wellFormed, offset + 1);
       if (hidden === ZWJ && EMOJI_BEFORE_JOINER.test(before) && EMOJI_AFTER_JOINER.test(after)) return hidden;
-      if (JOINING_SCRIPT.test(before) && JOINING_SCRIPT.test(after)) return hidden;
+      if (isJoiningLetter(before) && isJoiningLetter(after)) return hidden;
     }
     return '';
   });
