@@ -61,6 +61,7 @@ export function assessLease(
   now: number,
   here: { host: string; alive: (pid: number) => boolean } = { host: hostname(), alive: processAlive },
 ): LeaseAssessment {
+  if (!Number.isFinite(lease.expiresAt)) return { state: 'stale', reason: 'the lease item is malformed' };
   if (!(lease.expiresAt > now)) {
     return { state: 'stale', reason: `expired ${formatDuration(now - lease.expiresAt)} ago` };
   }

@@ -39,7 +39,7 @@ async function collect(stack: TestStack, into: Received): Promise<Received> {
 }
 
 /** `news-alerts replay --from <from> --to <to>` at the stack's clock, through the CLI's own delivery core. */
-async function replay(stack: TestStack, from: string, to: string): Promise<ReplayOutcome> {
+async function replay(stack: TestStack, from: string, to: string, dryRun = false): Promise<ReplayOutcome> {
   const ruleSet = await stack.dependencies.rules.load();
   const { state, notifier, news } = stack.dependencies;
   return await replayDeliveries(
@@ -50,6 +50,7 @@ async function replay(stack: TestStack, from: string, to: string): Promise<Repla
       audiences: new Map(ruleSet.audiences.map((audience) => [audience.audienceId, audience])),
       ledgerFlushDelayMs: stack.config.run.ledgerFlushDelayMs,
       signal: new AbortController().signal,
+      dryRun,
     },
   );
 }
@@ -81,6 +82,16 @@ describe('replay keeps delivery preferences', () => {
       { articleId: 'g-1', title: 'Markets open lower', publishedAt: at('2026-11-22T06:10:00Z') },
       { articleId: 'g-2', title: 'Bond markets rally', publishedAt: at('2026-11-22T06:20:00Z') },
     );
+
+    // A dry run says what would be held, and holds nothing.
+    const planned = await replay(s, '2026-11-22T06:00:00Z', '2026-11-22T07:00:00Z', true);
+    expect(planned.counts).toMatchObject({
+      notificationsWouldPublish: 2,
+      notificationsWouldHold: 2,
+      notificationsHeld: 0,
+    });
+    expect((await s.dependencies.state.readHeld('digest-desk')).items).toEqual([]);
+    expect(await s.collectDeliveries()).toEqual([]);
 
     // A backfill after an outage: no scheduled run saw these articles.
     const first = await replay(s, '2026-11-22T06:00:00Z', '2026-11-22T07:00:00Z');
@@ -143,5 +154,36 @@ describe('replay keeps delivery preferences', () => {
     await collect(s, received);
     expect(received.digests).toEqual([{ id: 'on-call|digest:2026-11-23T07:00:00.000Z', keys: ['id:q-1', 'id:q-2'] }]);
     expect(received.alerts).toEqual(['on-call|id:q-3']);
+  });
+
+  it("over an audience's daily budget a replay holds the overflow for the next digest, as the run would", async () => {
+    const audiences: SandboxAudience[] = [
+      {
+        item: { audienceId: 'budget-desk', timeZone: 'UTC', dailyBudget: 1, digestTimes: ['08:00'] },
+        subscribers: [],
+      },
+    ];
+    const rules = [{ ruleId: 'chips', audienceId: 'budget-desk', keywords: ['chips'] }];
+    stack = await startTestStack({ audiences, rules, simulator: { articles: [] } });
+    const s = stack;
+    const received: Received = { alerts: [], digests: [] };
+    s.setTime(at('2026-11-22T07:00:00Z'));
+    s.simulator?.publish(
+      { articleId: 'b-1', title: 'Chips demand grows', publishedAt: at('2026-11-22T06:10:00Z') },
+      { articleId: 'b-2', title: 'Chips prices rise', publishedAt: at('2026-11-22T06:20:00Z') },
+      { articleId: 'b-3', title: 'Chips exports up', publishedAt: at('2026-11-22T06:30:00Z') },
+    );
+    const replayed = await replay(s, '2026-11-22T06:00:00Z', '2026-11-22T07:00:00Z');
+    expect(replayed.counts).toMatchObject({ notificationsPublished: 1, budgetOverflow: 2 });
+    expect((await collect(s, received)).alerts).toHaveLength(1);
+
+    s.setTime(at('2026-11-22T08:00:00Z'));
+    expect(await s.run()).toMatchObject({ notificationsPublished: 0, digestsSent: 1, digestItemsReleased: 2 });
+    await collect(s, received);
+    const sent = [
+      ...received.alerts.map((id) => id.split('|')[1]),
+      ...received.digests.flatMap((digest) => digest.keys),
+    ];
+    expect(sent.sort()).toEqual(['id:b-1', 'id:b-2', 'id:b-3']);
   });
 });
