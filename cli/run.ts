@@ -194,6 +194,7 @@ async function runLocally(context: CommandContext, target: LocalTarget, stop: St
     await wiring.news.close();
   }
 }
+
 const number = (value: unknown): number => (typeof value === 'number' ? value : 0);
 
 function printSummary(context: CommandContext, summary: Record<string, unknown>): void {
