@@ -16,6 +16,7 @@ import {
   singleLine,
   UnpublishableLinkError,
 } from '#core/render';
+import { smsSegments } from '#core/sms';
 import { displayText, MAX_LINK_LENGTH, publishableLink } from '#core/text';
 import { renderSlackMessage } from '../../functions/slack-relay/blocks.ts';
 import { parseAlertMessage } from '../../functions/slack-relay/message.ts';
@@ -172,6 +173,16 @@ describe('every channel of an alert', () => {
     const email = JSON.parse(message.body).email as string;
     expect(email).toMatch(/Alert id: desk\|id:7$/);
     expect(email).toContain('Questions? Ask ops.\nThanks');
+  });
+
+  it('keeps an SMS with a hidden character in a Latin headline in GSM-7 (one character must not halve its room)', () => {
+    const title = 'Fed\u200B raises\u202E rates by 25 basis points as inflation cools across the region';
+    const message = renderNotification(matchOf({ ...spoofed, title }), audienceFor({ smsMaxSegments: 1 }));
+    const sms = JSON.parse(message.body).sms as string;
+    expect(smsSegments(sms)).toMatchObject({ encoding: 'GSM-7', segments: 1 });
+    expect(sms).toBe(
+      'Fed raises rates by 25 basis points as inflation cools across the region https://news.example.com/markets/7',
+    );
   });
 
   it('keeps a Korean, Japanese or emoji headline whole in the subject, SMS and chat title', () => {
