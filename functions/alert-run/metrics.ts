@@ -17,6 +17,7 @@ export const metricNames = {
   articlesNew: 'ArticlesNew',
   articlesMatched: 'ArticlesMatched',
   articlesMalformed: 'ArticlesMalformed',
+  pagesParked: 'PagesParked',
   notificationsPublished: 'NotificationsPublished',
   notificationsFailed: 'NotificationsFailed',
   notificationsParked: 'NotificationsParked',
@@ -52,6 +53,7 @@ export function addRunMetrics(metrics: Metrics, summary: RunSummary, now: number
   count(metricNames.articlesNew, summary.articlesNew);
   count(metricNames.articlesMatched, summary.articlesMatched);
   count(metricNames.articlesMalformed, summary.articlesSkippedMalformed);
+  count(metricNames.pagesParked, summary.pagesParked);
   count(metricNames.notificationsPublished, summary.notificationsPublished);
   count(metricNames.notificationsFailed, summary.notificationsFailed);
   count(metricNames.notificationsParked, summary.notificationsParked);

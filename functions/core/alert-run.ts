@@ -15,7 +15,14 @@
  *   checks the lease and the watermark version together.
  * - Bad rules never stop good ones: the RuleSource validates every item and reports the rest.
  * - Stay inside the time limit: fetching stops at the soft deadline, publishing at the hard one,
- *   and the run then records what it did, so the next run continues from there.
+ *   and the run then records what it did, so the next run continues from there. A provider that
+ *   was failing or dripping when the deadline cut it is a failure (ProviderStalledError), not a
+ *   clean checkpoint, so it is counted and alarmed as an upstream error.
+ * - Poison data never stops all alerting: an item the mapping cannot read is skipped and counted;
+ *   a page on which no item can be read (while other pages read fine) is parked — logged with its
+ *   day, page and reasons, kept in the run record (`parkedPages`) for replay, counted in
+ *   `PagesParked` (alarm `pages-parked`) — and the run goes on and advances past it. A mapping
+ *   that reads nothing anywhere still fails the run (the client throws).
  *
  * Delivery preferences (digest mode, quiet hours, daily budgets) keep these guarantees: a match
  * that should wait is held in the state table together with its ledger entry, which counts as
@@ -25,7 +32,7 @@
 import { datesBetween, endOfDate, providerDate } from './calendar.ts';
 import { type DeliveryCounts, DeliveryPipeline, describe, emptyDeliveryCounts } from './delivery-pipeline.ts';
 import { type DigestCounts, emptyDigestCounts, releaseDueDigests } from './digest-release.ts';
-import { LeaseHeldError, LeaseLostError, NewsAlertsError, WatermarkConflictError } from './errors.ts';
+import { LeaseHeldError, LeaseLostError, NewsAlertsError, ProviderError, WatermarkConflictError } from './errors.ts';
 import { compileRules } from './matcher.ts';
 import type { RuleSet } from './model.ts';
 import type { DeliveryPorts, Lease, NewsSource, RuleSource, RunStatus, Watermark } from './ports.ts';
@@ -87,9 +94,27 @@ export interface RunSummary extends DeliveryCounts, DigestCounts {
   articlesNew: number;
   articlesMatched: number;
   articlesSkippedMalformed: number;
+  /** Provider pages on which no item could be read (poison pages), parked for replay. */
+  pagesParked: number;
+  /**
+   * The first {@link maxParkedPagesListed} parked pages: where they are and why, kept in the run
+   * history so ops can replay the day (rewind the watermark to it) once provider or mapping is fixed.
+   */
+  parkedPages: ParkedPage[];
   invalidRules: number;
   invalidAudiences: number;
 }
+
+/** A poison page: the provider day and page, and why none of its items could be read. */
+export interface ParkedPage {
+  readonly day: string;
+  readonly page: number;
+  readonly items: number;
+  readonly reason: string;
+}
+
+/** Parked pages listed per run record; the count in `pagesParked` is always complete. */
+export const maxParkedPagesListed = 20;
 
 /**
  * Runs one alert cycle. Throws when the run could not go on (provider down after retries, state
@@ -114,6 +139,8 @@ export async function runAlertCycle(
     articlesNew: 0,
     articlesMatched: 0,
     articlesSkippedMalformed: 0,
+    pagesParked: 0,
+    parkedPages: [],
     invalidRules: 0,
     invalidAudiences: 0,
     ...emptyDeliveryCounts(),
@@ -355,6 +382,10 @@ class AlertRun {
         summary.pages += 1;
         summary.articlesFetched += page.articles.length;
         summary.articlesSkippedMalformed += page.skipped.length;
+        if (page.unreadable !== undefined) {
+          this.#park(day, page.pageNumber, page.skipped.length, page.unreadable);
+          continue;
+        }
         for (const item of page.skipped) {
           deps.log.warn('skipped an article the response mapping could not read', {
             day,
@@ -391,6 +422,23 @@ class AlertRun {
     return fullyRead && pipeline.unpublished === 0;
   }
 
+  /**
+   * Parks a poison page: it cannot stop the day (and so all alerting) from completing, and it is
+   * never dropped silently: logged as an error, listed in the run record, counted for the alarm.
+   */
+  #park(day: string, page: number, items: number, reason: string): void {
+    const { summary } = this;
+    summary.pagesParked += 1;
+    if (summary.parkedPages.length < maxParkedPagesListed) summary.parkedPages.push({ day, page, items, reason });
+    this.deps.log.error('parked a provider page on which no item could be read; the run goes on without it', {
+      day,
+      page,
+      items,
+      reason,
+      replay: `fix the provider data or the response mapping, then re-read ${day}: news-alerts watermark set ${day} (the delivery ledger prevents duplicates)`,
+    });
+  }
+
   async #advanceWatermark(at: number): Promise<void> {
     if (this.#watermark && at <= this.#watermark.at) return;
     this.#watermark = await this.deps.state.advanceWatermark(this.lease, this.#watermark, at, this.now());
@@ -398,6 +446,8 @@ class AlertRun {
 }
 
 function isAbort(error: unknown, signal: AbortSignal): boolean {
+  // A provider error is never the deadline itself, even when the deadline ended it (stalled).
+  if (error instanceof ProviderError) return false;
   if (error === signal.reason) return true;
   if (error instanceof Error && (error.name === 'AbortError' || error.cause === signal.reason)) return true;
   return false;

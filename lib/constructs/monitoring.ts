@@ -200,6 +200,13 @@ export class Monitoring extends Construct {
       evaluationPeriods: 1,
       treatMissingData: notBreaching,
     });
+    this.#alarm('pages-parked', doc('pages-parked'), {
+      metric: this.runMetric(metricNames.pagesParked, 'Sum', interval),
+      threshold: 1,
+      comparisonOperator: atLeastOne,
+      evaluationPeriods: 1,
+      treatMissingData: notBreaching,
+    });
     this.#alarm('invalid-rules', doc('invalid-rules'), {
       metric: this.runMetric(metricNames.invalidRules, 'Maximum', interval),
       threshold: 1,
@@ -278,6 +285,7 @@ export class Monitoring extends Construct {
           sum(metricNames.articlesNew),
           sum(metricNames.articlesMatched),
           sum(metricNames.articlesMalformed),
+          sum(metricNames.pagesParked),
         ],
         width: 8,
       }),
@@ -402,6 +410,13 @@ const alarmDocs: readonly AlarmDoc[] = [
       'SNS refused notifications for good (topic deleted, KMS key disabled, access denied); they were parked in the state table instead of being lost.',
     action:
       'Fix the audience topic or key named in the log, then send the parked notifications with `news-alerts replay`.',
+  },
+  {
+    name: 'pages-parked',
+    meaning:
+      'The provider served a page on which no item could be read while other pages read fine (poison data). The page was parked so it cannot stop alerting; its articles were not delivered.',
+    action:
+      'Find "parked a provider page" in the function log (day, page, reasons, sample; also in the run record\'s parkedPages). Ask the provider to fix the data, or fix the response mapping, then re-read the day with `news-alerts watermark set <day>`; the delivery ledger prevents duplicates.',
   },
   {
     name: 'invalid-rules',

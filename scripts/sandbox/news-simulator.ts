@@ -88,6 +88,8 @@ export const SimFaultSchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('duplicate'), ...faultTarget }),
   /** The socket is destroyed without a response. */
   z.strictObject({ kind: z.literal('drop'), ...faultTarget }),
+  /** HTTP 200 with the page's envelope intact but every item malformed (no title, url or time): a poison page. */
+  z.strictObject({ kind: z.literal('poison'), ...faultTarget }),
 ]);
 
 /** A fault to inject; see {@link SimFaultSchema}. */
@@ -665,7 +667,10 @@ export async function startNewsSimulator(options: NewsSimulatorOptions = {}): Pr
       const repeated = from > 0 ? view[from - 1] : items[0];
       if (repeated) items = [repeated, ...items];
     }
-    const articles = items.map(toWire);
+    const articles =
+      fault?.kind === 'poison'
+        ? items.map((item) => ({ articleId: item.articleId, headline_broken: true, publishedAt: 'not a time' }))
+        : items.map(toWire);
     if (query.method === 'PAGE') {
       return {
         count: articles.length,
