@@ -124,6 +124,10 @@ export const AlertDocumentSchema = z.object({
       title: z.string(),
       /** Trimmed at a word (about 1,000 characters at most). */
       summary: z.string(),
+      /**
+       * The link (WHATWG form). `''` only in an alert sent from parking (`replay --parked`) whose
+       * link was withheld by the link policy; `metadata.additionalContext.articleUrl` is absent then.
+       */
       url: z.string(),
       publishedAt: z.iso.datetime(),
       categories: z.array(z.string()),
