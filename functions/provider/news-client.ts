@@ -81,6 +81,9 @@ const tlsErrorCodes = new Set([
   'HOSTNAME_MISMATCH',
 ]);
 
+/** Unreadable pages read before any readable article after which the mapping is taken to be wrong. */
+const maxUnprovenUnreadablePages = 3;
+
 const retryableStatus = (status: number): boolean => status === 408 || status === 429 || status >= 500;
 
 /** Where in a run a request belongs, for messages and logs. */
@@ -218,21 +221,27 @@ export class NewsLookupClient implements NewsSource {
     range: ProviderDateRange,
   ): AsyncGenerator<ArticlePage> {
     const held: ArticlePage[] = [];
+    const mappingDoesNotFit = () => {
+      const [first] = held;
+      const where =
+        held.length === 1 ? `page ${first?.pageNumber}` : `pages ${held.map((p) => p.pageNumber).join(', ')}`;
+      return new ProviderResponseError(
+        `no item on ${where} of ${range.from}..${range.to} could be read and no page had a readable article, so the response mapping does not fit this provider (set ${providerEnvironment.mapping}): page ${first?.pageNumber}: ${first?.unreadable}`,
+      );
+    };
     for await (const page of pages) {
       if (page.unreadable !== undefined && !this.#mappingFits) {
         held.push(page);
+        // Several pages in a row and not one readable item: no need to read to the cap to know.
+        if (held.length >= maxUnprovenUnreadablePages) throw mappingDoesNotFit();
         continue;
       }
-      if (held.length > 0) yield* held.splice(0);
+      // Only a readable article proves the mapping; an empty page proves nothing.
+      if (held.length > 0 && this.#mappingFits) yield* held.splice(0);
       yield page;
     }
-    const [first] = held;
-    if (first === undefined) return;
-    if (!this.#mappingFits) {
-      throw new ProviderResponseError(
-        `no item on ${held.length === 1 ? `page ${first.pageNumber}` : `pages ${held.map((p) => p.pageNumber).join(', ')}`} of ${range.from}..${range.to} could be read and no other page had a readable article, so the response mapping does not fit this provider (set ${providerEnvironment.mapping}): page ${first.pageNumber}: ${first.unreadable}`,
-      );
-    }
+    if (held.length === 0) return;
+    if (!this.#mappingFits) throw mappingDoesNotFit();
     yield* held;
   }
 
@@ -324,12 +333,16 @@ export class NewsLookupClient implements NewsSource {
     signal: AbortSignal,
     reportedTotal?: number,
   ): AsyncGenerator<ArticlePage> {
+    let previousUnreadable: string | undefined;
     for (let pageNumber = from; ; pageNumber++) {
       if (pageNumber > this.#config.maxPages) throw this.#pageCapError(range, this.#config.pageSize, reportedTotal);
       const page = await this.#numberedPage(range, pageNumber, signal);
       const emitted = this.#emit(page, seen);
       yield emitted;
       if (itemCount(page) === 0 || (emitted.articles.length === 0 && emitted.skipped.length === 0)) return;
+      // A provider that repeats an unreadable page would otherwise be read to the page cap.
+      if (emitted.unreadable !== undefined && emitted.unreadable === previousUnreadable) return;
+      previousUnreadable = emitted.unreadable;
     }
   }
 

@@ -5,10 +5,11 @@
  */
 import { MockAgent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ConfigError, PageCapError, ProviderError, ProviderResponseError } from '#core/errors';
+import { ConfigError, PageCapError, ProviderError, ProviderResponseError, ProviderTimeZoneError } from '#core/errors';
 import type { SecretSource } from '#core/ports';
 import { type ProviderConfigInput, parseProviderConfig } from '#provider/config';
 import { NewsLookupClient } from '#provider/news-client';
+import { sampleOf } from '#provider/response-mapping';
 import { parseRetryAfter } from '#shared/retry';
 import { collect, failure } from '#test/pages';
 
@@ -294,5 +295,116 @@ describe('NewsLookupClient retries and messages', () => {
       dispatcher: agent,
     });
     expect(await collect(instance.pages(range))).toHaveLength(1);
+  });
+});
+
+describe('NewsLookupClient against hostile or odd providers (issue 10)', () => {
+  const deepBrackets = `${'['.repeat(200_000)}${']'.repeat(200_000)}`;
+
+  it('item 5a: 400 KB of nested brackets ends in a typed ProviderResponseError, not a stack overflow', async () => {
+    for (const body of [deepBrackets, `{"status":"OK","articles":${deepBrackets}}`, `{"totalCount":${deepBrackets}}`]) {
+      const { agent } = provider(() => ({ status: 200, body }));
+      const error = await failure(client(agent).instance.pages(range));
+      expect(error).toBeInstanceOf(ProviderResponseError);
+      expect(error.message.length).toBeLessThan(2000);
+    }
+  });
+
+  it('item 5a: samples of deeply nested values are bounded and never throw', () => {
+    const deep = JSON.parse(deepBrackets) as unknown;
+    const sample = sampleOf(deep, [], 300);
+    expect(sample.length).toBeLessThanOrEqual(300);
+    expect(sample.startsWith('[[[[')).toBe(true);
+    expect(sampleOf({ a: 'x'.repeat(1_000_000) }, [], 100).length).toBeLessThanOrEqual(100);
+  });
+
+  it('item 5a: refuses a body larger than maxResponseBytes with a typed error naming the setting', async () => {
+    const { agent } = provider(() => ({ status: 200, body: { articles: [{ title: 'x'.repeat(5000) }] } }));
+    const error = await failure(client(agent, { maxResponseBytes: 2048 }).instance.pages(range));
+    expect(error).toBeInstanceOf(ProviderResponseError);
+    expect(error.message).toContain('NEWS_API_MAX_RESPONSE_BYTES=2048');
+  });
+
+  it('item 5c: an absurd totalCount (10^12) is read page by page instead of failing every run at the cap', async () => {
+    const all = Array.from({ length: 23 }, (_, i) => item(i));
+    const { agent, requests } = provider((body) => {
+      const page = Number(body.page);
+      return { status: 200, body: { totalCount: 1e12, articles: all.slice((page - 1) * 10, page * 10) } };
+    });
+    const pages = await collect(client(agent, { maxPages: 50 }).instance.pages(range));
+    expect(pages.flatMap((p) => p.articles)).toHaveLength(23);
+    expect(requests).toHaveLength(4);
+  });
+
+  it('item 5d: a page with no readable item is reported as unreadable once another page reads, and the read goes on', async () => {
+    const broken = Array.from({ length: 10 }, (_, i) => ({ articleId: `b${i}`, headline_broken: true }));
+    const { agent } = provider((body) => {
+      const page = Number(body.page);
+      const articles = page === 1 ? broken : page === 2 ? [item(1), item(2)] : [];
+      return { status: 200, body: { articles } };
+    });
+    const pages = await collect(client(agent).instance.pages(range));
+    expect(pages.map((p) => [p.pageNumber, p.articles.length, p.unreadable !== undefined])).toEqual([
+      [1, 0, true],
+      [2, 2, false],
+      [3, 0, false],
+    ]);
+    expect(pages[0]?.unreadable).toContain('title missing');
+    expect(pages[0]?.skipped).toHaveLength(10);
+  });
+
+  it('item 5d: pages with no readable item and no page that reads fail loudly: the mapping is wrong', async () => {
+    const broken = Array.from({ length: 10 }, (_, i) => ({ articleId: `b${i}`, headline_broken: true }));
+    const { agent } = provider((body) => ({ status: 200, body: { articles: Number(body.page) <= 2 ? broken : [] } }));
+    const error = await failure(client(agent).instance.pages(range));
+    expect(error).toBeInstanceOf(ProviderResponseError);
+    expect(error.message).toContain('no item on pages 1, 2 of 2026-11-22..2026-11-22 could be read');
+    expect(error.message).toContain('the response mapping does not fit this provider');
+  });
+
+  it('item 5e: a status code whose success value is fixed reports the error body as a provider error', async () => {
+    const mapping = { successStatusFields: ['code'], successStatusValues: ['0000'] };
+    const ok = provider(() => ({ status: 200, body: { code: '0000', articles: [item(1)] } }));
+    expect((await collect(client(ok.agent, { mapping }).instance.pages(range)))[0]?.articles).toHaveLength(1);
+
+    const failing = provider(() => ({ status: 200, body: { code: 'E101', message: 'daily quota exceeded' } }));
+    const error = await failure(client(failing.agent, { mapping }).instance.pages(range));
+    expect(error).toBeInstanceOf(ProviderError);
+    expect(error).not.toBeInstanceOf(ProviderResponseError);
+    expect((error as ProviderError).retryable).toBe(true);
+    expect(error.message).toContain('reporting an error in the body: code "E101" is not a success value (0000)');
+    expect(error.message).toContain('daily quota exceeded');
+    expect(error.message).not.toContain('no article list');
+  });
+
+  it('item 5e: the success form is validated: one half without the other is refused, naming the field', () => {
+    expect(() =>
+      parseProviderConfig({ baseUrl: 'https://api.test/v1', mapping: { successStatusValues: ['0000'] } }),
+    ).toThrow(/NEWS_API_RESPONSE_MAPPING\.successStatusFields.*is required with successStatusValues/);
+    expect(() =>
+      parseProviderConfig({ baseUrl: 'https://api.test/v1', mapping: { successStatusFields: 'code' } }),
+    ).toThrow(/successStatusValues.*is required with successStatusFields/);
+    expect(parseProviderConfig({ baseUrl: 'https://api.test/v1' }).mapping.successStatusValues).toEqual([]);
+  });
+
+  it('item 13: zone-less timestamps with no provider time zone fail loudly, naming the setting and the value', async () => {
+    const zoneless = { ...item(1), publishedAt: '2026-11-22 13:32:57' };
+    const { agent } = provider(() => ({ status: 200, body: { articles: [zoneless] } }));
+    const error = await failure(client(agent).instance.pages(range));
+    expect(error).toBeInstanceOf(ProviderTimeZoneError);
+    expect(error.message).toContain('NEWS_API_TIME_ZONE');
+    expect(error.message).toContain('newsApiTimeZone');
+    expect(error.message).toContain('"2026-11-22 13:32:57" at publishedAt');
+
+    const seoul = provider(() => ({ status: 200, body: { articles: [zoneless] } }));
+    const [page] = await collect(client(seoul.agent, { timeZone: 'Asia/Seoul' }).instance.pages(range));
+    expect(page?.articles[0]?.publishedAt).toBe(Date.parse('2026-11-22T13:32:57+09:00'));
+  });
+
+  it('item 13: the 401 hint offers the portal test key as a possibility, not as a fact', async () => {
+    const { agent } = provider(() => ({ status: 401, body: { error: { code: 'UNAUTHORIZED', message: 'bad key' } } }));
+    const error = await failure(client(agent).instance.pages(range));
+    expect(error.message).toContain('it may not be valid for API calls');
+    expect(error.message).not.toContain('only works');
   });
 });

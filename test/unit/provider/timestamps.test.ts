@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { DateTime } from 'luxon';
 import { describe, expect, it } from 'vitest';
-import { parseTimestamp } from '#provider/timestamps';
+import { parseTimestamp, ZonelessTimestampError } from '#provider/timestamps';
 
 /** 2026-11-22 09:15:00 in Seoul, 00:15:00 UTC. */
 const instant = Date.UTC(2026, 10, 22, 0, 15, 0);
@@ -117,5 +117,23 @@ describe('parseTimestamp', () => {
         expect(DateTime.fromMillis(parsed ?? 0, { zone }).toFormat('yyyy-MM-dd HH:mm:ss')).toBe(wallClock);
       }),
     );
+  });
+});
+
+describe('parseTimestamp without a configured provider time zone (issue 10, item 13)', () => {
+  it.each(['2026-11-22 13:32:57', '2026-11-22T13:32:57', '20261122133257', '2026/11/22 13:32', '20261122'])(
+    'refuses the zone-less %s instead of guessing UTC',
+    (value) => {
+      expect(() => parseTimestamp(value, undefined)).toThrow(ZonelessTimestampError);
+    },
+  );
+
+  it.each([
+    ['2026-11-22T13:32:57+09:00', Date.parse('2026-11-22T04:32:57Z')],
+    ['2026-11-22T04:32:57Z', Date.parse('2026-11-22T04:32:57Z')],
+    ['Sun, 22 Nov 2026 13:32:57 +0900', Date.parse('2026-11-22T04:32:57Z')],
+    [1_795_321_977, 1_795_321_977_000],
+  ])('reads %s, which carries its own offset', (value, expected) => {
+    expect(parseTimestamp(value, undefined)).toBe(expected);
   });
 });
