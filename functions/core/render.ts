@@ -60,6 +60,13 @@ export class NotificationRenderError extends NewsAlertsError {
  * The article's link may not be published (see {@link publishableLink}): not a public `https:` or
  * `http:` address, credentials in it, or absurdly long. The alert is not sent with it; the
  * delivery pipeline parks the link-less rendering for review (see {@link renderParkedNotification}).
+ *
+ * Why parked rather than sent without the link: subscribers act on the link (an SMS is the
+ * headline and the link, nothing else), so a link-less alert is not what they expect, and a
+ * provider that sends a link to the metadata service, to localhost or with credentials is broken
+ * or hostile: its headline deserves a person's look before it reaches anyone. Ops get the
+ * `notifications-parked` alarm and send the link-less alert with `news-alerts replay --parked`
+ * when it is genuine. Why not cut the link: a cut URL leads somewhere else (DESIGN section 5).
  */
 export class UnpublishableLinkError extends NotificationRenderError {
   constructor(articleKey: string, reason: string, options?: ErrorOptions) {
