@@ -13,8 +13,11 @@ export default defineConfig({
       AWS_ACCESS_KEY_ID: 'test',
       AWS_SECRET_ACCESS_KEY: 'test',
     },
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    // Timeouts catch hangs, not slowness: the CLI tests start real processes one after another, and
+    // on a busy 2-core machine (load 5-8) a test that takes 10 s idle takes well over 30 s. No test
+    // asserts on time; these only have to be far above what a loaded machine needs.
+    testTimeout: 180_000,
+    hookTimeout: 180_000,
     // Integration tests share one moto server; every test creates resources under its own prefix.
     pool: 'forks',
     reporters: ['default'],

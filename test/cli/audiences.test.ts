@@ -6,7 +6,7 @@
  */
 import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import { GetTopicAttributesCommand, ListTopicsCommand } from '@aws-sdk/client-sns';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { getItem, listItems } from '../../cli/items.ts';
 import { pendingRows } from '../../cli/subscriptions.ts';
 import { type CliSandbox, startCliSandbox } from './support.ts';
@@ -31,10 +31,12 @@ async function topicNames(): Promise<string[]> {
   return names.filter((name) => name.startsWith(sandbox.prefix));
 }
 
-beforeAll(async () => {
+// A sandbox of its own for every test: each starts from the example set, whatever ran before it
+// (the tests pass in any order, e.g. with --sequence.shuffle).
+beforeEach(async () => {
   sandbox = await startCliSandbox();
 });
-afterAll(async () => {
+afterEach(async () => {
   await sandbox?.stop();
 });
 

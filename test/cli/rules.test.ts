@@ -3,7 +3,7 @@
  * a file with any problem is refused whole with its line, field and reason (nothing written),
  * and every write records who and when, bumps the version and shows the previous one.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConcurrentChangeError } from '../../cli/errors.ts';
 import { getItem, listItems, writeItems } from '../../cli/items.ts';
 import { type CliSandbox, startCliSandbox } from './support.ts';
@@ -15,10 +15,12 @@ const storedRules = async () =>
     String(a.ruleId).localeCompare(String(b.ruleId)),
   );
 
-beforeAll(async () => {
+// A sandbox of its own for every test: each starts from the example set, whatever ran before it
+// (the tests pass in any order, e.g. with --sequence.shuffle).
+beforeEach(async () => {
   sandbox = await startCliSandbox();
 });
-afterAll(async () => {
+afterEach(async () => {
   await sandbox?.stop();
 });
 
