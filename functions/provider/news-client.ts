@@ -339,9 +339,15 @@ export class NewsLookupClient implements NewsSource {
       const page = await this.#numberedPage(range, pageNumber, signal);
       const emitted = this.#emit(page, seen);
       yield emitted;
-      if (itemCount(page) === 0 || (emitted.articles.length === 0 && emitted.skipped.length === 0)) return;
-      // A provider that repeats an unreadable page would otherwise be read to the page cap.
-      if (emitted.unreadable !== undefined && emitted.unreadable === previousUnreadable) return;
+      if (itemCount(page) === 0) return;
+      // A page with no article not seen already ends the read, even if some of its items were
+      // unreadable; an unreadable page ends it when it repeats the one before (a provider that
+      // ignores `page` would otherwise be read to the page cap).
+      if (
+        emitted.unreadable === undefined ? emitted.articles.length === 0 : emitted.unreadable === previousUnreadable
+      ) {
+        return;
+      }
       previousUnreadable = emitted.unreadable;
     }
   }
