@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
-import { type Document, isMap, isPair, isScalar, isSeq, LineCounter, type Node, parseDocument } from 'yaml';
+import { type Document, isMap, isPair, isScalar, isSeq, LineCounter, type Node, parseDocument, visit } from 'yaml';
 import { z } from 'zod';
 import { describeIssues } from '#core/model';
 import { UsageError } from './errors.ts';
@@ -44,9 +44,18 @@ export function readItemFile(path: string, listKey: 'rules' | 'audiences'): File
     });
     throw new UsageError(`${path} is not valid ${json ? 'JSON' : 'YAML'}; nothing was written`, details);
   }
-  const root = document.toJS() as unknown;
   const lineOf = (node: Node | null | undefined): string =>
     node?.range ? `${path}:${lineCounter.linePos(node.range[0]).line}` : path;
+  let root: unknown;
+  try {
+    // The yaml library's guard against alias bombs ("billion laughs"): a few aliases are fine,
+    // an expansion that would build millions of nodes is refused.
+    root = document.toJS({ maxAliasCount: MAX_ALIAS_COUNT }) as unknown;
+  } catch (error) {
+    throw new UsageError(`${path} cannot be read as ${json ? 'JSON' : 'YAML'}; nothing was written`, [
+      aliasProblem(document, lineOf, error),
+    ]);
+  }
 
   const item = (value: unknown, basePath: readonly (string | number)[], label: string): FileItem => ({
     value,
@@ -72,6 +81,28 @@ export function readItemFile(path: string, listKey: 'rules' | 'audiences'): File
   throw new UsageError(
     `${path} must hold one ${listKey === 'rules' ? 'rule' : 'audience'} (an object), a list of them, or {"${listKey}": [...]}; nothing was written`,
   );
+}
+
+/**
+ * How many times aliases (`*name`) may be expanded while a file is read. Rule files have no
+ * need for many; the limit is the yaml library's own default, stated so it cannot change
+ * silently.
+ */
+export const MAX_ALIAS_COUNT = 100;
+
+/** One `file:line: …` line for a document that could not be turned into data. */
+function aliasProblem(document: Document, lineOf: (node: Node | undefined) => string, error: unknown): string {
+  let firstAlias: Node | undefined;
+  visit(document, {
+    Alias(_, node) {
+      firstAlias = node;
+      return visit.BREAK;
+    },
+  });
+  if (firstAlias !== undefined && /alias/i.test((error as Error).message)) {
+    return `${lineOf(firstAlias)}: aliases (*name) expand to too much data (more than ${MAX_ALIAS_COUNT} expansions, as in a "billion laughs" file); write the values out instead of repeating aliases`;
+  }
+  return `${lineOf(firstAlias ?? (document.contents as Node | null) ?? undefined)}: ${(error as Error).message}`;
 }
 
 /** JSON.parse's verdict, turned into `file:line:col` (YAML would accept some things JSON does not). */

@@ -16,8 +16,8 @@ import {
   type TransactWriteCommandInput,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { scanItems } from '#aws/dynamo-rule-source';
+import { readItem, scanItems } from '#aws/dynamo-rule-source';
+import { ITEM_LIMITS, measureItem } from '#aws/table-layout';
 import { ConcurrentChangeError, UsageError } from './errors.ts';
 
 /** A raw item as stored (lists as arrays, string sets as Sets, numbers as numbers). */
@@ -41,18 +41,50 @@ export interface Audit {
   readonly now: number;
 }
 
+/**
+ * Whether `id` can be a partition key value at all (non-empty, at most 2048 bytes). A lookup of
+ * one that cannot is answered "none" instead of sending a request DynamoDB refuses with a
+ * ValidationException; validation then says what is wrong with the id.
+ */
+export const isStorableKey = (id: string): boolean =>
+  id.length > 0 && Buffer.byteLength(id, 'utf8') <= ITEM_LIMITS.partitionKeyBytes;
+
 /** The stored item, read strongly consistent; undefined when there is none. */
 export async function getItem(
   documents: DynamoDBDocumentClient,
   table: ItemTable,
   id: string,
 ): Promise<Item | undefined> {
-  // The raw GetItem, unmarshalled like the rule source does, so a number the document client
-  // cannot represent still shows up (and is judged by the schema) instead of failing the read.
+  if (!isStorableKey(id)) return undefined;
+  // The raw GetItem, decoded like the rule source does, so an attribute the document client
+  // cannot convert (a huge number, a name such as `__proto__`) still shows up, and the schema
+  // reports it, instead of failing the read.
   const { Item: raw } = await documents.send(
     new GetItemCommand({ TableName: table.tableName, Key: { [table.keyName]: { S: id } }, ConsistentRead: true }),
   );
-  return raw === undefined ? undefined : unmarshall(raw, { wrapNumbers: (value: string) => Number(value) });
+  return raw === undefined ? undefined : readItem(raw);
+}
+
+/** KB with one decimal, as DynamoDB's limits are stated (1 KB = 1024 bytes). */
+const kilobytes = (bytes: number): string => `${(bytes / 1024).toFixed(1)} KB`;
+
+/**
+ * What stops DynamoDB from storing `item` (the whole item as it will be written, audit
+ * attributes included), or undefined: an empty or too long key, or more than 400 KB as DynamoDB
+ * measures items (UTF-8 bytes of names and values).
+ */
+export function itemLimitProblem(table: ItemTable, item: Readonly<Record<string, unknown>>): string | undefined {
+  const key = item[table.keyName];
+  if (typeof key !== 'string' || !isStorableKey(key)) {
+    return `${table.keyName}: must be a non-empty string of at most ${ITEM_LIMITS.partitionKeyBytes} bytes (DynamoDB's key limit)`;
+  }
+  const { bytes, attributes } = measureItem(item);
+  if (bytes <= ITEM_LIMITS.itemBytes) return undefined;
+  const largest = attributes
+    .slice(0, 3)
+    .map((attribute) => `${attribute.name} ${kilobytes(attribute.bytes)}`)
+    .join(', ');
+  return `the ${table.noun} is ${kilobytes(bytes)} (${bytes} bytes) as DynamoDB measures items, over its limit of ${kilobytes(ITEM_LIMITS.itemBytes)} (${ITEM_LIMITS.itemBytes} bytes); largest attributes: ${largest}. Shorten them or split the ${table.noun} in two`;
 }
 
 /** Every item of the table, like the alert run reads it. */
@@ -170,6 +202,18 @@ export async function writeItems(
       },
     });
   }
+  // DynamoDB would refuse these with a bare ValidationException (and cancel the whole batch).
+  const tooBig = steps.flatMap((step) => {
+    const problem =
+      step.action === 'deleted' || step.item === undefined ? undefined : itemLimitProblem(table, step.item);
+    return problem === undefined ? [] : [`${table.noun} "${step.id}": ${problem}`];
+  });
+  if (tooBig.length > 0) {
+    throw new UsageError(
+      `${tooBig.length} ${table.noun}(s) would break DynamoDB's item limits; nothing was written`,
+      tooBig,
+    );
+  }
   const ids = new Set<string>();
   for (const step of steps) {
     if (ids.has(step.id)) throw new UsageError(`${table.noun} ${step.id} appears more than once; give each once`);
@@ -226,7 +270,10 @@ export async function updateAttributes(
   }
   const condition = unchangedCondition(table, previous);
   try {
-    const output = await documents.send(
+    // No ReturnValues: the document client would convert the stored item and fail on an
+    // attribute it cannot represent (the very item someone is disabling because it is broken).
+    // The condition held, so the new item is the previous one with these attributes set.
+    await documents.send(
       new UpdateCommand({
         TableName: table.tableName,
         Key: { [table.keyName]: id },
@@ -234,10 +281,16 @@ export async function updateAttributes(
         ConditionExpression: condition.ConditionExpression,
         ExpressionAttributeNames: { ...names, ...condition.ExpressionAttributeNames },
         ExpressionAttributeValues: { ...values, ...condition.ExpressionAttributeValues },
-        ReturnValues: 'ALL_NEW',
       }),
     );
-    return { id, action: 'updated', version, previousVersion, item: output.Attributes, previous };
+    const item: Item = {
+      ...previous,
+      ...attributes,
+      updatedAt: values[':updatedAt'],
+      updatedBy: audit.actor,
+      version,
+    };
+    return { id, action: 'updated', version, previousVersion, item, previous };
   } catch (error) {
     if (error instanceof ConditionalCheckFailedException) {
       throw new ConcurrentChangeError(

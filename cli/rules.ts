@@ -21,6 +21,7 @@ import {
   getItem,
   type Item,
   type ItemTable,
+  itemLimitProblem,
   listItems,
   type PlannedPut,
   updateAttributes,
@@ -74,6 +75,10 @@ async function checkRules(
   const warnings: string[] = [];
   const rules: CheckedRule[] = [];
   const seen = new Map<string, FileItem>();
+  const table = await rulesTable(context);
+  // Only for measuring: `rules validate` must not fail because the caller cannot be named (the
+  // write itself checks the exact item again).
+  const actor = await context.actor().catch(() => 'unknown');
   for (const item of items) {
     const parsed = parseRule(item.value);
     if (!parsed.ok) {
@@ -81,6 +86,16 @@ async function checkRules(
       const what = `rule ${parsed.rejected.key === '<missing key>' ? item.label : `"${parsed.rejected.key}"`}`;
       if (!result.success) problems.push(...locateIssues(item, result.error, ruleAttributes, what));
       else problems.push(`${item.locate()}: ${what}: ${parsed.rejected.reason}`);
+      continue;
+    }
+    // DynamoDB's own limits, judged on the item exactly as it will be written (audit included).
+    const limitProblem = itemLimitProblem(table, {
+      ...contentOf(parsed.value),
+      ruleId: parsed.value.ruleId,
+      ...auditPlaceholder(actor, versionOf(stored.get(parsed.value.ruleId))),
+    });
+    if (limitProblem !== undefined) {
+      problems.push(`${item.locate()}: rule "${parsed.value.ruleId}": ${limitProblem}`);
       continue;
     }
     const earlier = seen.get(parsed.value.ruleId);
@@ -134,6 +149,13 @@ async function checkRules(
   }
   return { rules: accepted, problems, warnings };
 }
+
+/** Audit attributes of the size `writeItems` will add, for measuring an item before the write. */
+const auditPlaceholder = (actor: string, previousVersion: number | undefined) => ({
+  updatedAt: new Date(0).toISOString(),
+  updatedBy: actor,
+  version: (previousVersion ?? 0) + 1,
+});
 
 /** The stored rules for the given ids (read before validating, so version checks see them). */
 async function storedRules(context: CommandContext, ids: readonly string[]): Promise<Map<string, Item | undefined>> {
@@ -395,19 +417,15 @@ async function describeRules(context: CommandContext, filter?: (item: Item) => b
   );
   return selected
     .map((item): RuleRow => {
-      const ruleId = typeof item.ruleId === 'string' ? item.ruleId : '<missing key>';
-      let problem = rejected.get(ruleId);
+      const parsed = parseRule(item);
+      const ruleId = parsed.ok ? parsed.value.ruleId : parsed.rejected.key;
+      // Per item, not by key: several unreadable items may all lack a readable ruleId.
+      let problem = parsed.ok ? rejected.get(ruleId) : parsed.rejected.reason;
+      const valid = problem === undefined;
       if (problem === undefined && typeof item.audienceId === 'string' && disabledAudiences.has(item.audienceId)) {
         problem = `audience "${item.audienceId}" is disabled`;
       }
-      return {
-        ruleId,
-        audienceId: item.audienceId,
-        enabled: item.enabled ?? true,
-        valid: !rejected.has(ruleId),
-        problem,
-        item,
-      };
+      return { ruleId, audienceId: item.audienceId, enabled: item.enabled ?? true, valid, problem, item };
     })
     .sort((a, b) => a.ruleId.localeCompare(b.ruleId));
 }
@@ -453,13 +471,7 @@ async function showRule(context: CommandContext, args: readonly unknown[]): Prom
     context.output.fields([
       ...Object.entries(row.item)
         .sort(([a], [b]) => ruleAttributes.indexOf(a) - ruleAttributes.indexOf(b))
-        .map(
-          ([name, value]) =>
-            [
-              name,
-              value instanceof Set || Array.isArray(value) ? listText([...value].map(String)) : String(value),
-            ] as const,
-        ),
+        .map(([name, value]) => [name, fieldText(value)] as const),
       ['status', row.valid ? (row.problem ?? 'ok') : `INVALID: ${row.problem ?? ''}`],
     ]);
   });
@@ -563,6 +575,16 @@ async function deleteRules(
       }
     },
   );
+}
+
+/** A stored value as `rules show` prints it; maps and binary as JSON, since ops may have saved anything. */
+function fieldText(value: unknown): string {
+  if (value instanceof Set || Array.isArray(value)) {
+    return listText(
+      [...value].map((entry) => (typeof entry === 'object' && entry !== null ? fieldText(entry) : String(entry))),
+    );
+  }
+  return typeof value === 'object' && value !== null ? JSON.stringify(value, setReplacer) : String(value);
 }
 
 const setReplacer = (_key: string, value: unknown): unknown => (value instanceof Set ? [...value] : value);

@@ -4,6 +4,7 @@
  * the alert run, the CLI and the published JSON Schema all apply the same validation.
  */
 import { z } from 'zod';
+import { normalizeText } from './text.ts';
 
 /** An article after the provider response was mapped and normalized. */
 export interface Article {
@@ -64,13 +65,92 @@ const identifier = (what: string) =>
     .string({ error: (issue) => (issue.input === undefined ? `${what} is required` : `${what} must be a string`) })
     .regex(idPattern, `${what} must be 1-128 characters of letters, digits, '.', '_', ':' or '-'`);
 
-const term = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
+/**
+ * Limits of a rule item, enforced by the schema (so the run skips an item that breaks them and
+ * the CLI refuses it before writing). Whole-item size (DynamoDB's 400 KB) is checked by the CLI
+ * when it writes, because audit attributes count too.
+ */
+export const RULE_LIMITS = {
+  /** Entries per list attribute (categories, keywords, ...). */
+  termsPerList: 500,
+  /** Characters per term. */
+  termLength: 200,
+  descriptionLength: 500,
+  notesLength: 2000,
+} as const;
+
+/**
+ * Bidirectional embedding, override and isolate controls: they reorder what a reader sees
+ * (U+202E shows "cod.exe" as "exe.doc"), so a term holding one reads differently from what it
+ * matches. No keyword, category or media code needs them.
+ */
+const BIDI_CONTROLS = /[\u202A-\u202E\u2066-\u2069]/u;
+/**
+ * Characters that show nothing on their own: controls, format characters (zero-width space,
+ * joiners, soft hyphen, BOM, tag characters), separators, combining marks without a base, and
+ * the fillers (Hangul, Braille blank) that render as blank.
+ */
+const INVISIBLE = /[\p{Cc}\p{Cf}\p{Z}\p{M}\u115F\u1160\u2800\u3164\uFFA0]/gu;
+/** A lone UTF-16 surrogate: not Unicode text; DynamoDB would store U+FFFD instead. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * Whether `value` has at least one character a reader can see once normalized the way the
+ * matcher normalizes terms. A term of zero-width spaces looks empty in every console and message
+ * yet would match any text that carries the same invisible characters.
+ */
+export function hasVisibleCharacter(value: string): boolean {
+  // Fast path: the usual term has an ASCII letter or digit.
+  if (/[A-Za-z0-9]/.test(value)) return true;
+  return normalizeText(value).replace(INVISIBLE, '').length > 0;
+}
+
+/** `U+200B ZERO WIDTH SPACE`-style listing of the distinct code points of an invisible term. */
+const codePoints = (value: string): string =>
+  [
+    ...new Set(
+      Array.from(value, (char) => `U+${(char.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`),
+    ),
+  ]
+    .slice(0, 8)
+    .join(', ');
+
+const term = z
+  .string()
+  .trim()
+  .min(1, 'must not be empty')
+  .max(RULE_LIMITS.termLength, `must be at most ${RULE_LIMITS.termLength} characters; shorten it`)
+  .superRefine((value, ctx) => {
+    if (LONE_SURROGATE.test(value)) {
+      ctx.addIssue({ code: 'custom', message: 'is not valid Unicode text (a lone surrogate); type the term again' });
+    } else if (BIDI_CONTROLS.test(value)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `contains a bidirectional control character (${codePoints(value.replace(/[^\u202A-\u202E\u2066-\u2069]/gu, ''))}) that reorders what a reader sees; type the term without it`,
+      });
+    } else if (value.length > 0 && !hasVisibleCharacter(value)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `has no visible character (only ${codePoints(value)}), so it would match text no reader can see; remove it or type the word`,
+      });
+    }
+  });
 
 /** A list attribute: a DynamoDB list or string set of non-empty strings. */
 const termList = (what: string) =>
   z.preprocess(
     (value) => (value instanceof Set ? [...value] : value),
-    z.array(term, { error: `${what} must be a list (L) or string set (SS) of strings` }).max(500),
+    z
+      .array(term, {
+        // Only a wrong type gets this wording: a list that is too long says so below.
+        error: (issue) =>
+          issue.code === 'invalid_type' ? `${what} must be a list (L) or string set (SS) of strings` : undefined,
+      })
+      // Checked before the entries, so 10,000 keywords get one line saying so, not 10,000.
+      .max(RULE_LIMITS.termsPerList, {
+        error: (issue) =>
+          `has ${Array.isArray(issue.input) ? issue.input.length : 'too many'} entries; at most ${RULE_LIMITS.termsPerList} are allowed: split them over several rules`,
+      }),
   );
 
 const clockTime = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be a 24-hour time such as "07:30"');
@@ -91,7 +171,10 @@ const auditFields = {
   /** Optimistic-lock counter the CLI increments on every write. */
   version: z.number().int().nonnegative().optional(),
   /** Free text for ops; ignored by the run. */
-  notes: z.string().max(2000).optional(),
+  notes: z
+    .string()
+    .max(RULE_LIMITS.notesLength, `must be at most ${RULE_LIMITS.notesLength} characters; shorten it`)
+    .optional(),
 };
 
 /**
@@ -103,7 +186,10 @@ export const RuleSchema = z
     ruleId: identifier('ruleId'),
     audienceId: identifier('audienceId'),
     enabled: z.boolean({ error: 'enabled must be a boolean (BOOL)' }).default(true),
-    description: z.string().max(500).optional(),
+    description: z
+      .string()
+      .max(RULE_LIMITS.descriptionLength, `must be at most ${RULE_LIMITS.descriptionLength} characters; shorten it`)
+      .optional(),
     /** Exact, case-insensitive category codes or names; a trailing `*` matches by prefix (`002*`). */
     categories: termList('categories').optional(),
     excludeCategories: termList('excludeCategories').optional(),
@@ -139,6 +225,19 @@ export const RuleSchema = z
           path: ['categories', index],
           message: `"${category}": '*' is only allowed at the end (prefix form, e.g. "002*")`,
         });
+      }
+    }
+    for (const field of ['categories', 'excludeCategories'] as const) {
+      for (const [index, category] of (rule[field] ?? []).entries()) {
+        const prefix = category.endsWith('*') ? category.slice(0, -1) : '';
+        // A lone '*' is the documented "any category"; an invisible prefix only looks like one.
+        if (prefix.length > 0 && !hasVisibleCharacter(prefix)) {
+          ctx.addIssue({
+            code: 'custom',
+            path: [field, index],
+            message: `the prefix before '*' has no visible character (only ${codePoints(prefix)}); type the code (e.g. "002*"), or use a lone "*" for any category`,
+          });
+        }
       }
     }
   });
@@ -224,7 +323,7 @@ const locale = z.string().refine((value) => {
 export const AudienceSchema = z.strictObject({
   audienceId: identifier('audienceId'),
   /** Display name used in subjects and digests. */
-  name: z.string().min(1).max(100).optional(),
+  name: z.string().min(1, 'must not be empty').max(100, 'must be at most 100 characters; shorten it').optional(),
   topicArn: z
     .string({ error: 'topicArn must be a string' })
     .regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/, 'topicArn must be an SNS topic ARN'),
@@ -258,6 +357,35 @@ export interface RejectedItem {
   readonly reason: string;
 }
 
+/**
+ * An attribute of a stored item that could not be decoded at all (a value that is no DynamoDB
+ * type, nesting deeper than DynamoDB allows, a name such as `__proto__` that no item may carry).
+ * The table adapter leaves such an attribute out of the item and lists it under
+ * {@link unreadableAttributes}, so validation rejects the item with this reason instead of the
+ * read failing for every item.
+ */
+export interface UnreadableAttribute {
+  /** The top-level attribute name. */
+  readonly attribute: string;
+  /** Where inside it, as printed: `quietHours.start`, `keywords[3]`, `"__proto__"`. */
+  readonly path: string;
+  readonly reason: string;
+}
+
+/**
+ * The key under which an item read from a table carries its {@link UnreadableAttribute}s. A
+ * symbol: never an attribute name, skipped by schemas and JSON, but kept by `{ ...item }`, so a
+ * copy of an unreadable item stays unreadable.
+ */
+export const unreadableAttributes: unique symbol = Symbol('news-alerts.unreadableAttributes');
+
+/** The unreadable attributes recorded on `item`, if any. */
+export function unreadableAttributesOf(item: unknown): readonly UnreadableAttribute[] {
+  if (typeof item !== 'object' || item === null) return [];
+  const recorded = (item as { [unreadableAttributes]?: unknown })[unreadableAttributes];
+  return Array.isArray(recorded) ? (recorded as UnreadableAttribute[]) : [];
+}
+
 /** The validated rules and audiences for one run. */
 export interface RuleSet {
   readonly rules: readonly Rule[];
@@ -287,16 +415,29 @@ export function describeIssues(error: z.ZodError, knownKeys: readonly string[] =
     .join('; ');
 }
 
+/**
+ * An attribute name as messages print it: in JSON quotes, so control characters, quotes and
+ * lone surrogates are escaped, and cut after 64 characters (DynamoDB allows 64 KB names).
+ */
+export function quoteAttributeName(name: string): string {
+  return name.length > 64 ? `${JSON.stringify(name.slice(0, 64)).slice(0, -1)}…"` : JSON.stringify(name);
+}
+
 function describeUnknownKey(key: string, knownKeys: readonly string[]): string {
   const folded = key.toLowerCase();
-  const suggestion = knownKeys.find((known) => {
-    const candidate = known.toLowerCase();
-    return candidate === `${folded}s` || `${candidate}s` === folded || editDistance(candidate, folded) <= 2;
-  });
-  if (suggestion) return `unknown attribute "${key}" (did you mean "${suggestion}"?)`;
+  // A long name is no typo of a short one (and would make the edit distance slow).
+  const suggestion =
+    key.length > 64
+      ? undefined
+      : knownKeys.find((known) => {
+          const candidate = known.toLowerCase();
+          return candidate === `${folded}s` || `${candidate}s` === folded || editDistance(candidate, folded) <= 2;
+        });
+  const name = quoteAttributeName(key);
+  if (suggestion) return `unknown attribute ${name} (did you mean "${suggestion}"?)`;
   return knownKeys.length > 0
-    ? `unknown attribute "${key}"; allowed: ${knownKeys.join(', ')}`
-    : `unknown attribute "${key}"`;
+    ? `unknown attribute ${name}; allowed: ${knownKeys.join(', ')}`
+    : `unknown attribute ${name}`;
 }
 
 /** Levenshtein distance, only used on attribute names (a dozen short strings). */
@@ -322,11 +463,29 @@ function parseItem<T>(
   keyName: string,
   item: unknown,
 ): Parsed<T> {
-  const result = schema.safeParse(item);
-  if (result.success) return { ok: true, value: result.data };
-  const raw = typeof item === 'object' && item !== null ? (item as Record<string, unknown>)[keyName] : undefined;
+  const raw =
+    typeof item === 'object' && item !== null && Object.hasOwn(item, keyName)
+      ? (item as Record<string, unknown>)[keyName]
+      : undefined;
   const key = typeof raw === 'string' && raw.length > 0 ? raw : '<missing key>';
-  return { ok: false, rejected: { table, key, reason: describeIssues(result.error, knownKeys) } };
+  const reject = (reason: string): Parsed<T> => ({ ok: false, rejected: { table, key, reason } });
+  const unreadable = unreadableAttributesOf(item);
+  const reasons = unreadable.map((entry) => `${entry.path}: ${entry.reason}`);
+  // What the schema says about the rest is worth adding only when no attribute the schema knows
+  // was left out: otherwise "no criteria" for a rule whose unreadable keywords were dropped
+  // would point at the wrong fix.
+  if (unreadable.some((entry) => knownKeys.includes(entry.attribute))) return reject(reasons.join('; '));
+  let result: ReturnType<z.ZodType<T>['safeParse']>;
+  try {
+    result = schema.safeParse(item);
+  } catch (error) {
+    // safeParse reports rather than throws; this is the promise that one item can never stop
+    // the others even if a refinement meets a value nobody thought of.
+    return reject([...reasons, `could not be validated (${(error as Error).message})`].join('; '));
+  }
+  if (result.success && reasons.length === 0) return { ok: true, value: result.data };
+  if (!result.success) reasons.push(describeIssues(result.error, knownKeys));
+  return reject(reasons.join('; '));
 }
 
 /** Attribute names a rule item may have. */

@@ -190,6 +190,78 @@ describe('DynamoRuleSource', () => {
   });
 });
 
+describe('DynamoRuleSource with hostile hand-written items (issue 10, item 4)', () => {
+  /** JSON.parse keeps `__proto__` an own key, as the console's JSON view and `put-item` send it. */
+  const raw = (json: string): Item => JSON.parse(json) as Item;
+  const good: Item = { ruleId: { S: 'good' }, audienceId: { S: 'desk' }, keywords: { SS: ['rates'] } };
+  const hostileRules = [
+    raw('{"ruleId":{"S":"proto"},"audienceId":{"S":"desk"},"keywords":{"SS":["a"]},"__proto__":{"S":"x"}}'),
+    raw(
+      '{"ruleId":{"S":"proto-map"},"audienceId":{"S":"desk"},"keywords":{"SS":["a"]},"__proto__":{"M":{"polluted":{"BOOL":true}}}}',
+    ),
+    raw(
+      '{"ruleId":{"S":"ctor"},"audienceId":{"S":"desk"},"keywords":{"SS":["a"]},"constructor":{"M":{"prototype":{"M":{"polluted":{"BOOL":true}}}}}}',
+    ),
+    raw('{"ruleId":{"S":"to-string"},"audienceId":{"S":"desk"},"keywords":{"SS":["a"]},"toString":{"S":"boom"}}'),
+    raw('{"ruleId":{"S":"nested"},"audienceId":{"S":"desk"},"keywords":{"L":[{"M":{"__proto__":{"S":"x"}}}]}}'),
+    { ruleId: { S: 'deep' }, audienceId: { S: 'desk' }, notes: nested(40) },
+    { ruleId: { S: 'binary' }, audienceId: { S: 'desk' }, keywords: { BS: [new Uint8Array([1, 2])] } },
+    { ruleId: { S: 'null' }, audienceId: { S: 'desk' }, keywords: { NULL: true } },
+    { ruleId: { S: 'huge-number' }, audienceId: { S: 'desk' }, keywords: { SS: ['a'] }, version: { N: '1e125' } },
+  ];
+
+  function nested(depth: number): AttributeValue {
+    let value: AttributeValue = { S: 'bottom' };
+    for (let level = 0; level < depth; level++) value = { L: [value] };
+    return value;
+  }
+
+  it('skips each hostile item with its key and reason, loads the good one, and pollutes nothing', async () => {
+    const clients = awsClients();
+    const names = tableNamesFor(uniquePrefix());
+    await createTables(clients.dynamo, names);
+    await putAll(clients.dynamo, names.audiences, [
+      { audienceId: { S: 'desk' }, topicArn: topic('desk') },
+      raw(
+        '{"audienceId":{"S":"proto-audience"},"topicArn":{"S":"arn:aws:sns:us-east-1:123456789012:x"},"__proto__":{"M":{"polluted":{"BOOL":true}}}}',
+      ),
+    ]);
+    await putAll(clients.dynamo, names.rules, [good, ...hostileRules]);
+    const log = recordingLog();
+    const source = new DynamoRuleSource({
+      documents: clients.documents,
+      rulesTableName: names.rules,
+      audiencesTableName: names.audiences,
+      log,
+    });
+
+    const ruleSet = await source.load();
+
+    expect(ruleSet.rules.map((rule) => rule.ruleId)).toEqual(['good']);
+    expect(ruleSet.audiences.map((audience) => audience.audienceId)).toEqual(['desk']);
+    const reasons = new Map(ruleSet.rejected.map((rejected) => [`${rejected.table}:${rejected.key}`, rejected.reason]));
+    expect([...reasons.keys()].sort()).toEqual(
+      [
+        'audiences:proto-audience',
+        ...['proto', 'proto-map', 'ctor', 'to-string', 'nested', 'deep', 'binary', 'null', 'huge-number'].map(
+          (key) => `rules:${key}`,
+        ),
+      ].sort(),
+    );
+    expect(reasons.get('rules:proto')).toMatch(/^__proto__: a name no rule or audience attribute has/);
+    expect(reasons.get('rules:ctor')).toMatch(/^constructor: a name no rule/);
+    expect(reasons.get('rules:to-string')).toMatch(/^toString: a name no rule/);
+    expect(reasons.get('rules:nested')).toMatch(/^keywords\[0\]\.__proto__: a name no rule/);
+    expect(reasons.get('rules:deep')).toMatch(/^notes(\[0\])+: nested deeper than DynamoDB's 32 levels/);
+    expect(reasons.get('rules:binary')).toMatch(/^keywords\[0\]:/);
+    expect(reasons.get('rules:null')).toMatch(/^keywords: keywords must be a list/);
+    expect(reasons.get('rules:huge-number')).toMatch(/^version:/);
+    expect(log.warnings).toHaveLength(ruleSet.rejected.length);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(Object.getPrototypeOf({})).toBe(Object.prototype);
+  });
+});
+
 describe('scanItems', () => {
   it('reads every page of a table', async () => {
     const { dynamo, documents } = awsClients();

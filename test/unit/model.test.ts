@@ -85,10 +85,63 @@ describe('RuleSchema', () => {
 
   it('rejects empty, whitespace-only and over-long terms, and over-long lists', () => {
     expect(ruleProblem({ keywords: ['rates', '   '] })).toBe('keywords[1]: must not be empty');
-    expect(ruleProblem({ keywords: ['x'.repeat(201)] })).toBe('keywords[0]: must be at most 200 characters');
+    expect(ruleProblem({ keywords: ['x'.repeat(201)] })).toBe(
+      'keywords[0]: must be at most 200 characters; shorten it',
+    );
     expect(ruleProblem({ keywords: ['x'.repeat(200)] })).toBeUndefined();
     expect(ruleProblem({ keywords: Array.from({ length: 501 }, (_, i) => `k${i}`) })).toMatch(/^keywords: /);
     expect(ruleProblem({ keywords: Array.from({ length: 500 }, (_, i) => `k${i}`) })).toBeUndefined();
+  });
+
+  // Issue 10, item 11: 10,000 keywords were reported as "must be a list (L) or string set (SS)".
+  it('names the 500-entry limit (not the type) for a list that is too long, in one line', () => {
+    const keywords = Array.from({ length: 10_000 }, (_, i) => `k${i}`);
+    expect(ruleProblem({ keywords })).toBe(
+      'keywords: has 10000 entries; at most 500 are allowed: split them over several rules',
+    );
+    expect(ruleProblem({ excludeCategories: new Set(keywords) })).toMatch(/^excludeCategories: has 10000 entries/);
+    expect(ruleProblem({ keywords: 'rates' })).toBe(
+      'keywords: keywords must be a list (L) or string set (SS) of strings',
+    );
+  });
+
+  // Issue 10, item 12: a keyword of zero-width spaces was accepted and matched.
+  it('refuses terms with no visible character (zero-width, format, filler characters) and bidi overrides', () => {
+    const invisible = [
+      '\u200B',
+      '\u200B\u200B\u200B',
+      '\u200C\u200D',
+      '\u2060',
+      '\u00AD',
+      '\u3164',
+      '\u2800',
+      '\u0301',
+    ];
+    for (const value of invisible) {
+      for (const field of ['keywords', 'excludeKeywords', 'categories', 'excludeCategories', 'media', 'statuses']) {
+        expect(
+          ruleProblem({ keywords: ['rates'], [field]: ['ok', value] }),
+          `${field} ${JSON.stringify(value)}`,
+        ).toMatch(new RegExp(`^${field}\\[1\\]: has no visible character \\(only U\\+`));
+      }
+    }
+    expect(ruleProblem({ keywords: ['\u200B\u200B'] })).toBe(
+      'keywords[0]: has no visible character (only U+200B), so it would match text no reader can see; remove it or type the word',
+    );
+    // The BOM counts as white space for trim(): refused as empty.
+    expect(ruleProblem({ keywords: ['\uFEFF'] })).toBe('keywords[0]: must not be empty');
+    expect(ruleProblem({ keywords: ['\u202Eetar'] })).toMatch(
+      /^keywords\[0\]: contains a bidirectional control character \(U\+202E\)/,
+    );
+    expect(ruleProblem({ keywords: ['\uD800'] })).toMatch(/^keywords\[0\]: is not valid Unicode text/);
+    expect(ruleProblem({ categories: ['\u200B*'] })).toMatch(
+      /^categories\[0\]: the prefix before '\*' has no visible character/,
+    );
+    // Visible text with joiners (Persian ZWNJ, emoji ZWJ sequences), a lone '*' and CJK stay valid.
+    for (const value of ['می\u200Cخواهم', '👩\u200D💻', '반도체', 'é', 'ＡＩ']) {
+      expect(ruleProblem({ keywords: [value] }), value).toBeUndefined();
+    }
+    expect(ruleProblem({ categories: ['*'] })).toBeUndefined();
   });
 
   it('checks ruleId and audienceId: a string of 1-128 letters, digits, . _ : - starting with a letter or digit', () => {
