@@ -29,6 +29,8 @@
  * handled for the watermark. After its deliveries, and also when it found nothing new or could not
  * read the provider, every run sends the digests that are due (digest-release.ts).
  */
+
+import { redactSecrets } from '../shared/secret-redaction.ts';
 import { datesBetween, endOfDate, providerDate } from './calendar.ts';
 import { type DeliveryCounts, DeliveryPipeline, describe, emptyDeliveryCounts } from './delivery-pipeline.ts';
 import { type DigestCounts, emptyDigestCounts, releaseDueDigests } from './digest-release.ts';
@@ -161,7 +163,8 @@ export async function runAlertCycle(
     await new AlertRun(deps, settings, summary, lease, deadlines, now).run();
   } catch (error) {
     summary.status = 'failed';
-    summary.reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    // Kept in the run history and returned: scrubbed of registered secrets like every log line.
+    summary.reason = redactSecrets(error instanceof Error ? `${error.name}: ${error.message}` : String(error));
     throw error;
   } finally {
     deadlines.dispose();
