@@ -1,0 +1,146 @@
+/**
+ * Issue 10, items 4 and 11, end to end with the real CLI process: items written by hand into
+ * DynamoDB are listed and shown as INVALID with their reason (the commands used to crash), and
+ * files that break a limit are refused with exit 2 naming file, item, field and fix (they used
+ * to end in a raw ValidationException or a ReferenceError, exit 1). Few processes on purpose:
+ * each one costs seconds on a busy machine.
+ */
+import { type AttributeValue, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type CliSandbox, startCliSandbox } from './support.ts';
+
+let sandbox: CliSandbox;
+beforeAll(async () => {
+  sandbox = await startCliSandbox();
+});
+afterAll(async () => {
+  await sandbox?.stop();
+});
+
+/** JSON.parse keeps `__proto__` an own key, as `aws dynamodb put-item --item file://…` sends it. */
+const raw = (json: string): Record<string, AttributeValue> => JSON.parse(json) as Record<string, AttributeValue>;
+
+// Generous: several CLI processes in a row on a loaded 2-core machine.
+const slow = 180_000;
+
+describe('items written by hand into DynamoDB', () => {
+  it(
+    'rules list/show and audiences list/show print an item with a __proto__ attribute as INVALID with the reason',
+    async () => {
+      const { dynamo } = sandbox.stack.clients;
+      await dynamo.send(
+        new PutItemCommand({
+          TableName: sandbox.descriptor.names.rulesTable,
+          Item: raw(
+            '{"ruleId":{"S":"proto-rule"},"audienceId":{"S":"chips-team"},"keywords":{"SS":["wafer"]},"__proto__":{"S":"x"},"enabled":{"M":{"toString":{"S":"boom"}}}}',
+          ),
+        }),
+      );
+      await dynamo.send(
+        new PutItemCommand({
+          TableName: sandbox.descriptor.names.audiencesTable,
+          Item: raw(
+            '{"audienceId":{"S":"proto-audience"},"topicArn":{"S":"arn:aws:sns:us-east-1:123456789012:x"},"__proto__":{"M":{"polluted":{"BOOL":true}}},"enabled":{"M":{"start":{"S":"x"}}}}',
+          ),
+        }),
+      );
+
+      const [rulesList, ruleShow, audiencesList, audienceShow] = await Promise.all([
+        sandbox.cli(['--json', 'rules', 'list']),
+        sandbox.cli(['rules', 'show', 'proto-rule']),
+        sandbox.cli(['--json', 'audiences', 'list']),
+        sandbox.cli(['audiences', 'show', 'proto-audience']),
+      ]);
+
+      expect(rulesList.code, rulesList.stderr).toBe(0);
+      const row = rulesList
+        .json<{ ruleId: string; valid: boolean; problem: string }[]>()
+        .find((entry) => entry.ruleId === 'proto-rule');
+      expect(row).toMatchObject({ valid: false, problem: expect.stringMatching(/__proto__: a name no rule/) });
+      expect(row?.problem).toContain('enabled.toString: a name no rule');
+      // Every other rule is still judged as before.
+      expect(
+        rulesList.json<{ ruleId: string; valid: boolean }[]>().filter((entry) => entry.valid).length,
+      ).toBeGreaterThan(0);
+
+      expect(ruleShow.code, ruleShow.stderr).toBe(0);
+      expect(ruleShow.stdout).toMatch(/INVALID: __proto__: a name no rule or audience attribute has/);
+
+      expect(audiencesList.code, audiencesList.stderr).toBe(0);
+      const audiences = audiencesList.json<{ audienceId: string; valid: boolean; problem?: string }[]>();
+      expect(audiences.find((entry) => entry.audienceId === 'proto-audience')).toMatchObject({
+        valid: false,
+        problem: expect.stringMatching(/^__proto__: a name no rule or audience attribute has/),
+      });
+      expect(audiences.find((entry) => entry.audienceId === 'chips-team')).toMatchObject({ valid: true });
+
+      expect(audienceShow.code, audienceShow.stderr).toBe(0);
+      expect(audienceShow.stdout).toMatch(/INVALID: __proto__: a name no rule/);
+    },
+    slow,
+  );
+});
+
+describe('files that break a limit', () => {
+  it(
+    'are refused with exit 2 naming the file, item, field and fix, and nothing is written',
+    async () => {
+      const tooMany = Array.from({ length: 10_000 }, (_, index) => `k${index}`);
+      const file = sandbox.file(
+        'limits.json',
+        JSON.stringify({
+          rules: [
+            { ruleId: 'too-many', audienceId: 'chips-team', keywords: tooMany },
+            { ruleId: '', audienceId: 'chips-team', keywords: ['wafer'] },
+            {
+              ruleId: 'too-big',
+              audienceId: 'chips-team',
+              keywords: Array.from({ length: 500 }, () => '語'.repeat(200)),
+              media: Array.from({ length: 500 }, () => 'm'.repeat(200)),
+              statuses: Array.from({ length: 50 }, () => 's'.repeat(200)),
+            },
+            { ruleId: 'invisible', audienceId: 'chips-team', keywords: ['\u200B\u200B'] },
+          ],
+        }),
+      );
+      const levels = ['a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]'];
+      for (let level = 1; level < 9; level++) {
+        const refs = Array.from({ length: 9 }, () => `*${String.fromCharCode(96 + level)}`).join(', ');
+        levels.push(`l${level}: &${String.fromCharCode(97 + level)} [${refs}]`);
+      }
+      const bomb = sandbox.file('bomb.yaml', `${levels.join('\n')}\n`);
+
+      const [put, bombPut, emptyId] = await Promise.all([
+        sandbox.cli(['rules', 'put', '--file', file]),
+        sandbox.cli(['rules', 'put', '--file', bomb]),
+        sandbox.cli(['rules', 'put', '', '--audience', 'chips-team', '--keywords', 'wafer']),
+      ]);
+
+      expect(put.code, put.stderr).toBe(2);
+      expect(put.stderr).toContain(`${file}: 4 problem(s); nothing was written`);
+      expect(put.stderr).toContain(
+        'rule "too-many": keywords: has 10000 entries; at most 500 are allowed: split them over several rules',
+      );
+      expect(put.stderr).toMatch(/rule rules\[1\]: ruleId: ruleId must be 1-128 characters/);
+      expect(put.stderr).toMatch(
+        /rule "too-big": the rule is 401\.\d KB \(\d+ bytes\) as DynamoDB measures items, over its limit of 400\.0 KB/,
+      );
+      expect(put.stderr).toMatch(/rule "invisible": keywords\[0\]: has no visible character \(only U\+200B\)/);
+      expect(put.stderr).not.toMatch(/ValidationException|must be a list/);
+
+      expect(bombPut.code, bombPut.stderr).toBe(2);
+      expect(bombPut.stderr).toContain(`${bomb}:2: aliases (*name) expand to too much data`);
+      expect(bombPut.stderr).not.toContain('ReferenceError');
+
+      expect(emptyId.code, emptyId.stderr).toBe(2);
+      expect(emptyId.stderr).toMatch(/ruleId: ruleId must be 1-128 characters/);
+      expect(emptyId.stderr).not.toContain('ValidationException');
+
+      const list = await sandbox.cli(['--json', 'rules', 'list']);
+      const ids = list.json<{ ruleId: string }[]>().map((entry) => entry.ruleId);
+      expect(ids).not.toContain('too-many');
+      expect(ids).not.toContain('too-big');
+    },
+    slow,
+  );
+});
