@@ -229,7 +229,14 @@ export class NewsLookupClient implements NewsSource {
         `no item on ${where} of ${range.from}..${range.to} could be read and no page had a readable article, so the response mapping does not fit this provider (set ${providerEnvironment.mapping}): page ${first?.pageNumber}: ${first?.unreadable}`,
       );
     };
+    // A re-read in order (pages shifted) meets the same unreadable page again: report it once.
+    const reported = new Set<string>();
     for await (const page of pages) {
+      if (page.unreadable !== undefined) {
+        const id = `${page.pageNumber}\n${page.unreadable}`;
+        if (reported.has(id)) continue;
+        reported.add(id);
+      }
       if (page.unreadable !== undefined && !this.#mappingFits) {
         held.push(page);
         // Several pages in a row and not one readable item: no need to read to the cap to know.
