@@ -9,6 +9,7 @@
 import {
   CreateTopicCommand,
   DeleteTopicCommand,
+  GetTopicAttributesCommand,
   ListSubscriptionsByTopicCommand,
   NotFoundException,
   SetTopicAttributesCommand,
@@ -19,7 +20,7 @@ import type { Command } from 'commander';
 import { AudienceSchema, audienceAttributes, parseAudience } from '#core/model';
 import { action, collectList, integerOption } from './command.ts';
 import type { CommandContext } from './context.ts';
-import { NotFoundError, UsageError } from './errors.ts';
+import { NotFoundError, OperationFailedError, UsageError } from './errors.ts';
 import { type FileItem, locateIssues, readItemFile } from './item-files.ts';
 import {
   describeChange,
@@ -35,7 +36,7 @@ import {
   writeItems,
 } from './items.ts';
 import { listText } from './output.ts';
-import type { Target } from './target.ts';
+import type { DeploymentHome, Target } from './target.ts';
 
 const audiencesTable = (target: Target): ItemTable => ({
   tableName: target.names.audiencesTable,
@@ -83,6 +84,75 @@ export async function topicSubscriptions(sns: SNSClient, topicArn: string): Prom
     NextToken = page.NextToken;
   } while (NextToken);
   return subscriptions;
+}
+
+/**
+ * Why a topic ARN cannot be an audience topic of this deployment, or undefined when it can. The
+ * alert function may only publish in its own account and region, and a topic elsewhere makes
+ * every SNS call about it fail (NotFound or AuthorizationError).
+ */
+export function topicArnProblem(topicArn: string, home: DeploymentHome): string | undefined {
+  const match = /^arn:([^:]+):sns:([^:]*):([^:]*):([^:]+)$/.exec(topicArn);
+  if (!match) return `"${topicArn}" is not an SNS topic ARN (arn:aws:sns:<region>:<account>:<name>)`;
+  const [, partition, region, account] = match;
+  const problems: string[] = [];
+  if (account !== home.account) problems.push(`account ${account}, not the stack's account ${home.account}`);
+  if (region !== home.region) problems.push(`region ${region}, not the stack's region ${home.region}`);
+  if (partition !== home.partition) problems.push(`partition ${partition}, not ${home.partition}`);
+  if (problems.length === 0) return undefined;
+  return `the topic ${topicArn} is in ${problems.join(' and ')}; the alert function can only publish to topics in its own account and region. Omit --topic-arn to create one, or give a topic of ${home.account} in ${home.region}`;
+}
+
+/**
+ * Refuses (exit 2) a topic ARN outside the deployment or that does not exist, before anything is
+ * written; warns when the alert function's grant (the topic name prefix) does not cover it.
+ */
+async function requireHomeTopic(context: CommandContext, target: Target, topicArn: string, what: string) {
+  const problem = topicArnProblem(topicArn, await target.home());
+  if (problem) throw new UsageError(`${what}: ${problem}; nothing was written`);
+  try {
+    await target.clients.sns.send(new GetTopicAttributesCommand({ TopicArn: topicArn }));
+  } catch (error) {
+    if (error instanceof NotFoundException) {
+      throw new UsageError(
+        `${what}: the topic ${topicArn} does not exist; create it first or omit --topic-arn; nothing was written`,
+        [],
+        { cause: error },
+      );
+    }
+    throw error;
+  }
+  const name = topicArn.split(':').at(-1) ?? '';
+  if (!name.startsWith(target.names.audienceTopicPrefix)) {
+    context.output.warn(
+      `${what}: the topic ${name} is not named ${target.names.audienceTopicPrefix}<audienceId>; the alert function is only granted sns:Publish on that prefix`,
+    );
+  }
+}
+
+/**
+ * An SNS failure about one audience's topic as a CLI error that names the audience, the topic and
+ * the fix (a topic that is gone or in another account fails every call about it).
+ */
+export function audienceTopicError(audienceId: string, topicArn: string, error: unknown): OperationFailedError {
+  const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  return new OperationFailedError(
+    `audience ${audienceId}: its topic ${topicArn} cannot be read (${reason}); point it at a topic of this stack with 'news-alerts audiences update ${audienceId} --topic-arn <arn>'`,
+    { cause: error },
+  );
+}
+
+/** Every subscription of an audience's topic, or {@link audienceTopicError}. */
+export async function audienceSubscriptions(
+  target: Target,
+  audienceId: string,
+  topicArn: string,
+): Promise<Subscription[]> {
+  try {
+    return await topicSubscriptions(target.clients.sns, topicArn);
+  } catch (error) {
+    throw audienceTopicError(audienceId, topicArn, error);
+  }
 }
 
 /** The stored audience, or NotFoundError naming what to do. */
@@ -229,6 +299,20 @@ async function createAudiences(
       );
       continue;
     }
+    if (!createTopic && typeof checked.value.topicArn === 'string') {
+      try {
+        await requireHomeTopic(
+          context,
+          target,
+          checked.value.topicArn,
+          `${item.locate(['topicArn'])}: audience "${id}"`,
+        );
+      } catch (error) {
+        if (!(error instanceof UsageError)) throw error;
+        problems.push(error.message.replace(/; nothing was written$/, ''));
+        continue;
+      }
+    }
     planned.push({ id, item: checked.value, createTopic, topicName });
   }
   if (problems.length > 0) {
@@ -357,6 +441,14 @@ async function updateAudience(
   const checked = checkAudience(source, `audience "${audienceId}"`);
   if ('problems' in checked)
     throw new UsageError(`audience ${audienceId}: problem(s); nothing was written`, checked.problems);
+  if (typeof checked.value.topicArn === 'string' && checked.value.topicArn !== previous.topicArn) {
+    await requireHomeTopic(
+      context,
+      target,
+      checked.value.topicArn,
+      options.file === undefined ? '--topic-arn' : source.locate(['topicArn']),
+    );
+  }
   const normalizedPrevious = parseAudience(previous);
   const changes = diffItems(normalizedPrevious.ok ? { ...normalizedPrevious.value } : previous, checked.value);
   if (changes.length === 0) {
@@ -395,6 +487,15 @@ async function listAudiences(context: CommandContext): Promise<void> {
     listItems(target.clients.documents, audiencesTable(target)),
     listItems(target.clients.documents, rulesTable(target)),
   ]);
+  // A topic outside the deployment breaks only its own audience; the list says which one.
+  let home: DeploymentHome | undefined;
+  try {
+    home = await target.home();
+  } catch (error) {
+    context.output.warn(`could not tell the stack's account and region, topics were not checked: ${String(error)}`);
+  }
+  const topicProblemOf = (item: Item): string | undefined =>
+    home && typeof item.topicArn === 'string' ? topicArnProblem(item.topicArn, home) : undefined;
   const rows = audienceItems
     .map((item) => {
       const parsed = parseAudience(item);
@@ -410,8 +511,8 @@ async function listAudiences(context: CommandContext): Promise<void> {
         version: versionOf(item),
         updatedAt: item.updatedAt,
         updatedBy: item.updatedBy,
-        valid: parsed.ok,
-        problem: parsed.ok ? undefined : parsed.rejected.reason,
+        valid: parsed.ok && topicProblemOf(item) === undefined,
+        problem: parsed.ok ? topicProblemOf(item) : parsed.rejected.reason,
       };
     })
     .sort((a, b) => a.audienceId.localeCompare(b.audienceId));
@@ -448,8 +549,12 @@ async function showAudience(context: CommandContext, args: readonly unknown[]): 
     try {
       subscriptions = await topicSubscriptions(target.clients.sns, item.topicArn);
     } catch (error) {
-      if (!(error instanceof NotFoundException)) throw error;
-      topicProblem = `the topic ${item.topicArn} does not exist: alerts for this audience are parked (fix the topic, then 'news-alerts replay --parked --audience ${audienceId}')`;
+      // Whatever is wrong with the topic (gone, another account, no access), the item still shows.
+      const reason =
+        error instanceof NotFoundException
+          ? 'does not exist'
+          : `cannot be read (${String((error as Error)?.name ?? error)})`;
+      topicProblem = `the topic ${item.topicArn} ${reason}: alerts for this audience are parked (fix the topic with 'news-alerts audiences update ${audienceId} --topic-arn <arn>', then 'news-alerts replay --parked --audience ${audienceId}')`;
     }
   }
   const byProtocol = new Map<string, number>();

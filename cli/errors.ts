@@ -23,7 +23,8 @@ export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
 /** The `--help` epilogue that documents the codes. */
 export const exitCodeHelp = `Exit codes:
   0  ok
-  1  the operation failed (AWS or provider error, a concurrent change, alerts not delivered)
+  1  the operation failed, or part of it (AWS or provider error, a concurrent change, alerts not
+     delivered, one audience of several unreadable: the others are still printed)
   2  usage or validation error (bad option, malformed or invalid file); nothing was written
   3  not found (rule, audience, subscription, stack outputs or sandbox)`;
 

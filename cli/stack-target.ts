@@ -16,7 +16,23 @@ import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import type { AlertRunConfig } from '#alert-run/config';
 import { type AwsClientConfig, AwsClients } from './aws-clients.ts';
 import { NotFoundError, OperationFailedError } from './errors.ts';
-import { alertConfigFrom, type InvokeOutcome, type ResourceNames, type StackTarget } from './target.ts';
+import {
+  alertConfigFrom,
+  type DeploymentHome,
+  type InvokeOutcome,
+  type ResourceNames,
+  type StackTarget,
+} from './target.ts';
+
+/**
+ * The account and region of a stack, from its id (`arn:aws:cloudformation:<region>:<account>:stack/…`).
+ * Undefined when the id is missing or not an ARN.
+ */
+export function homeOfStackId(stackId: string | undefined): DeploymentHome | undefined {
+  const match = /^arn:(aws[a-z-]*):cloudformation:([a-z0-9-]+):(\d{12}):stack\//.exec(stackId ?? '');
+  if (!match?.[1] || !match[2] || !match[3]) return undefined;
+  return { partition: match[1], region: match[2], account: match[3] };
+}
 
 /** Outputs the CLI cannot work without. */
 const requiredOutputs = ['RulesTableName', 'AudiencesTableName', 'StateTableName', 'AudienceTopicPrefix'] as const;
@@ -60,9 +76,11 @@ export async function resolveStackTarget(options: {
   const config: AwsClientConfig = options.region ? { region: options.region } : {};
   const cloudFormation = new CloudFormationClient({ ...config });
   let outputs: Output[];
+  let stackId: string | undefined;
   try {
     const { Stacks = [] } = await cloudFormation.send(new DescribeStacksCommand({ StackName: options.stackName }));
     outputs = Stacks[0]?.Outputs ?? [];
+    stackId = Stacks[0]?.StackId;
   } catch (error) {
     if (error instanceof Error && /does not exist/.test(error.message)) {
       throw new NotFoundError(
@@ -112,6 +130,15 @@ export async function resolveStackTarget(options: {
       } finally {
         sts.destroy();
       }
+    },
+    async home() {
+      const home = homeOfStackId(stackId);
+      if (!home) {
+        throw new OperationFailedError(
+          `stack ${options.stackName} has no stack id to read its account and region from (${String(stackId)})`,
+        );
+      }
+      return home;
     },
     async invokeAlertFunction(): Promise<InvokeOutcome> {
       let output: InvokeCommandOutput;

@@ -16,10 +16,10 @@ import {
 } from '@aws-sdk/client-sns';
 import type { Command } from 'commander';
 import { checkTargetUrl } from '#shared/network-targets';
-import { requireAudience, topicArnOf, topicSubscriptions } from './audiences.ts';
+import { audienceSubscriptions, requireAudience, topicArnOf } from './audiences.ts';
 import { action } from './command.ts';
 import type { CommandContext } from './context.ts';
-import { NotFoundError, UsageError } from './errors.ts';
+import { NotFoundError, OperationFailedError, UsageError } from './errors.ts';
 import { listItems } from './items.ts';
 import { maskUrl } from './output.ts';
 import type { Target } from './target.ts';
@@ -65,7 +65,7 @@ async function listSubscriptions(context: CommandContext, args: readonly unknown
   const [audienceId] = args as [string];
   const target = await context.target();
   const topicArn = topicArnOf(await requireAudience(target, audienceId), audienceId);
-  const rows = (await topicSubscriptions(target.clients.sns, topicArn)).map((subscription) =>
+  const rows = (await audienceSubscriptions(target, audienceId, topicArn)).map((subscription) =>
     rowOf(audienceId, subscription),
   );
   context.output.result(rows, () =>
@@ -93,20 +93,43 @@ async function pendingSubscriptions(context: CommandContext, args: readonly unkn
           noun: 'audience',
         })
       : [await requireAudience(target, audienceId)];
+  // One broken audience (a topic gone or in another account) must not hide the others: each
+  // failure is reported with its reason, the rest is listed, and the exit code says "not all".
   const rows: SubscriptionRow[] = [];
+  const failures: { audienceId: string; reason: string }[] = [];
   for (const audience of audiences) {
-    if (typeof audience.topicArn !== 'string' || typeof audience.audienceId !== 'string') continue;
-    rows.push(...pendingRows(audience.audienceId, await topicSubscriptions(target.clients.sns, audience.topicArn)));
+    const id = typeof audience.audienceId === 'string' ? audience.audienceId : '<missing audienceId>';
+    if (typeof audience.topicArn !== 'string' || audience.topicArn === '') {
+      failures.push({
+        audienceId: id,
+        reason: `has no topicArn (news-alerts audiences update ${id} --topic-arn <arn>)`,
+      });
+      continue;
+    }
+    try {
+      rows.push(...pendingRows(id, await audienceSubscriptions(target, id, audience.topicArn)));
+    } catch (error) {
+      if (!(error instanceof OperationFailedError)) throw error;
+      failures.push({ audienceId: id, reason: error.message.replace(`audience ${id}: `, '') });
+    }
   }
   context.output.result(rows, () => {
     context.output.table(
       ['AUDIENCE', 'PROTOCOL', 'ENDPOINT'],
       rows.map((row) => [row.audienceId, row.protocol, row.endpoint]),
-      'no subscriptions are waiting for confirmation',
+      failures.length > 0
+        ? 'no subscriptions of the readable audiences are waiting for confirmation'
+        : 'no subscriptions are waiting for confirmation',
     );
     if (rows.some((row) => row.protocol === 'email'))
       context.output.line(emailConfirmHint('<audienceId>', '<topic ARN>'));
   });
+  for (const failure of failures) context.output.note(`audience ${failure.audienceId}: ${failure.reason}`);
+  if (failures.length > 0) {
+    throw new OperationFailedError(
+      `${failures.length} of ${audiences.length} audience(s) could not be checked (${failures.map((failure) => failure.audienceId).join(', ')}); the others are listed above`,
+    );
+  }
 }
 
 const emailConfirmHint = (audienceId: string, topicArn: string): string =>
@@ -303,7 +326,7 @@ async function removeSubscription(
   const [audienceId, which] = args as [string, string];
   const target = await context.target();
   const topicArn = topicArnOf(await requireAudience(target, audienceId), audienceId);
-  const subscriptions = await topicSubscriptions(target.clients.sns, topicArn);
+  const subscriptions = await audienceSubscriptions(target, audienceId, topicArn);
   const matches = subscriptions.filter(
     (subscription) =>
       subscription.SubscriptionArn === which ||

@@ -10,7 +10,7 @@ import { type AlertRunConfig, loadAlertRunConfig } from '#alert-run/config';
 import { ConfigError } from '#core/errors';
 import { localAwsConfig } from '#sandbox/moto';
 import { AwsClients } from './aws-clients.ts';
-import { NotFoundError, UsageError } from './errors.ts';
+import { NotFoundError, OperationFailedError, UsageError } from './errors.ts';
 import {
   caPathOf,
   defaultSandboxDir,
@@ -38,6 +38,13 @@ export interface ResourceNames {
   readonly slackStandInQueuePrefix?: string | undefined;
 }
 
+/** Where the deployment lives: the only account and region its alert function can publish in. */
+export interface DeploymentHome {
+  readonly partition: string;
+  readonly region: string;
+  readonly account: string;
+}
+
 /** What invoking the deployed alert function returned. */
 export type InvokeOutcome =
   | { readonly ok: true; readonly payload: unknown }
@@ -52,6 +59,8 @@ interface TargetBase {
   alertRunConfig(): Promise<AlertRunConfig>;
   /** The AWS identity making the calls, when it can be known (for `updatedBy`). */
   callerIdentity(): Promise<string | undefined>;
+  /** The deployment's account and region (audience topics must be there). */
+  home(): Promise<DeploymentHome>;
   close(): void;
 }
 
@@ -94,6 +103,7 @@ export async function resolveTarget(options: TargetOptions, projectRoot: string)
 function localTarget(descriptorPath: string): LocalTarget {
   const descriptor = readDescriptor(descriptorPath);
   const clients = new AwsClients({ ...localAwsConfig(descriptor.endpoint), region: descriptor.region });
+  let home: Promise<DeploymentHome> | undefined;
   const names: ResourceNames = {
     rulesTable: descriptor.names.rulesTable,
     audiencesTable: descriptor.names.audiencesTable,
@@ -125,6 +135,22 @@ function localTarget(descriptorPath: string): LocalTarget {
     async callerIdentity() {
       // moto accepts any credentials: there is no meaningful caller to record.
       return undefined;
+    },
+    async home() {
+      // moto's account (123456789012 unless MOTO_ACCOUNT_ID says otherwise) is what its STS reports.
+      home ??= (async () => {
+        const { STSClient, GetCallerIdentityCommand } = await import('@aws-sdk/client-sts');
+        const sts = new STSClient({ ...clients.config });
+        try {
+          const { Account } = await sts.send(new GetCallerIdentityCommand({}));
+          if (!Account)
+            throw new OperationFailedError(`the sandbox's STS returned no account (${descriptor.endpoint})`);
+          return { partition: 'aws', region: descriptor.region, account: Account };
+        } finally {
+          sts.destroy();
+        }
+      })();
+      return await home;
     },
     close() {
       clients.destroy();

@@ -1,0 +1,194 @@
+/**
+ * Issue 10, items 8-10, through the real `news-alerts` process against a sandbox: hostile item
+ * fields and flags are printed escaped (never as terminal sequences), subscriber targets obey the
+ * target-address policy (with an explicit override for a local receiver), and audience topics
+ * must be in the deployment's account and region, while one broken audience never stops
+ * commands about the others.
+ */
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getItem } from '../../cli/items.ts';
+import { type CliResult, type CliSandbox, startCliSandbox } from './support.ts';
+
+let sandbox: CliSandbox;
+/** Several CLI processes per test on a busy 2-core machine: a bound that only a hang reaches. */
+const cliTest = { timeout: 180_000 };
+
+/** Anything a terminal could act on, or that hides or reorders text (newlines are line breaks). */
+const unsafe = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}]/u;
+const printedSafely = (result: CliResult) => !unsafe.test((result.stdout + result.stderr).replaceAll('\n', ''));
+
+const audiencesTable = () => sandbox.descriptor.names.audiencesTable;
+const putAudience = (item: Record<string, unknown>) =>
+  sandbox.stack.clients.documents.send(new PutCommand({ TableName: audiencesTable(), Item: item }));
+const storedAudience = (id: string) =>
+  getItem(
+    sandbox.stack.clients.documents,
+    { tableName: audiencesTable(), keyName: 'audienceId', noun: 'audience' },
+    id,
+  );
+const topicOf = (audienceId: string): string => {
+  const arn = sandbox.stack.topics.get(audienceId);
+  if (!arn) throw new Error(`the sandbox has no topic for ${audienceId}`);
+  return arn;
+};
+
+beforeAll(async () => {
+  sandbox = await startCliSandbox();
+});
+afterAll(async () => {
+  await sandbox?.stop();
+});
+
+describe('terminal injection (item 8)', () => {
+  it(
+    'prints hostile audience and rule fields, flags and ids escaped in tables, fields, JSON and errors',
+    cliTest,
+    async () => {
+      const name = 'Desk\u001b[2J\u001b]0;pwned\u0007\u202egnp.exe';
+      const notes = '\u001b]8;;https://evil.example/\u001b\\click here\u001b]8;;\u001b\\\u009b31m';
+      await putAudience({ audienceId: 'hostile-desk', name, notes, topicArn: topicOf('markets-desk') });
+      await sandbox.stack.putRules([
+        {
+          ruleId: 'hostile-rule',
+          audienceId: 'hostile-desk',
+          description: 'rates\u001b[31m red \u2066isolated\u2069\u200b',
+          keywords: ['inflation'],
+        },
+      ]);
+
+      const [list, show, showJson, rule, actor, unknownId] = await Promise.all([
+        sandbox.cli(['audiences', 'list']),
+        sandbox.cli(['audiences', 'show', 'hostile-desk']),
+        sandbox.cli(['--json', 'audiences', 'show', 'hostile-desk']),
+        sandbox.cli(['rules', 'show', 'hostile-rule']),
+        sandbox.cli(['--actor', 'mallory\u001b]0;owned\u0007', 'audiences', 'update', 'hostile-desk', '--notes', 'x']),
+        sandbox.cli(['audiences', 'show', 'no\u001b[2Jsuch']),
+      ]);
+      for (const result of [list, show, showJson, rule, actor, unknownId]) expect(printedSafely(result)).toBe(true);
+
+      expect(list.code, list.stderr).toBe(0);
+      expect(list.stdout).toContain('Desk\\x1b[2J\\x1b]0;pwned\\x07\\u202egnp.exe');
+      expect(show.code, show.stderr).toBe(0);
+      expect(show.stdout).toContain('\\x1b]8;;https://evil.example/\\x1b\\click here');
+      expect(show.stdout).toContain('\\x9b31m');
+      expect(showJson.json()).toMatchObject({ name, notes });
+      expect(rule.code, rule.stderr).toBe(0);
+      expect(rule.stdout).toContain('rates\\x1b[31m red \\u2066isolated\\u2069\\u200b');
+      // A name with escape sequences would be stored and shown by every later list: refused.
+      expect(actor.code).toBe(2);
+      expect(actor.stderr).toContain('--actor (or $NEWS_ALERTS_ACTOR) holds control or invisible characters');
+      expect((await storedAudience('hostile-desk'))?.notes).toBe(notes);
+      expect(unknownId.code).toBe(3);
+      expect(unknownId.stderr).toContain('audience no\\x1b[2Jsuch does not exist');
+    },
+  );
+});
+
+describe('internal targets (item 9)', () => {
+  it(
+    'refuses metadata, loopback and credentialed webhook targets in any notation, and accepts a local receiver only with --allow-internal-target',
+    cliTest,
+    async () => {
+      const add = (...args: string[]) => sandbox.cli(['subscriptions', 'add', 'markets-desk', ...args]);
+      const [decimal, mapped, credentials, slack, localhost, allowed] = await Promise.all([
+        add('--https', 'https://2852039166/latest/meta-data/'),
+        add('--https', 'https://[::ffff:127.0.0.1]:8443/hook'),
+        add('--https', 'https://ops:hunter2@hooks.example.com/in'),
+        sandbox.cli(['subscriptions', 'add', 'quake-oncall', '--slack-webhook'], {
+          input: 'https://0xa9fea9fe/services/T0/B0/s3cr3t\n',
+        }),
+        add('--https', 'https://localhost:8443/hook'),
+        add('--https', `${sandbox.stack.receivers.webhook.url}/markets-desk`, '--allow-internal-target'),
+      ]);
+      expect(decimal.code).toBe(2);
+      expect(decimal.stderr).toContain('--https: the host 169.254.169.254 is a link-local address');
+      expect(decimal.stderr).toContain('pass --allow-internal-target only for a local test receiver');
+      expect(mapped.code).toBe(2);
+      expect(mapped.stderr).toMatch(/the host \[::ffff:7f00:1\] is a loopback address, written as IPv6/);
+      expect(credentials.code).toBe(2);
+      expect(credentials.stderr).toContain('must not carry credentials');
+      expect(credentials.stderr).not.toContain('hunter2');
+      // Slack: refused, not merely warned about, and never echoed.
+      expect(slack.code).toBe(2);
+      expect(slack.stderr).toContain('the webhook URL the host 169.254.169.254 is a link-local address');
+      expect(slack.stderr).toContain('it was not stored');
+      expect(slack.stdout + slack.stderr).not.toContain('s3cr3t');
+      expect(localhost.code).toBe(2);
+      expect(localhost.stderr).toContain('the host localhost is a loopback host name');
+      expect(allowed.code, allowed.stderr).toBe(0);
+
+      const listed = await sandbox.cli(['--json', 'subscriptions', 'list', 'markets-desk']);
+      const endpoints = listed.json<{ endpoint: string }[]>().map((row) => row.endpoint);
+      expect(endpoints).toContain(`${sandbox.stack.receivers.webhook.url}/…`);
+      expect(endpoints.some((endpoint) => endpoint.includes('169.254') || endpoint.includes('localhost'))).toBe(false);
+    },
+  );
+});
+
+describe('foreign topics (item 10)', () => {
+  it(
+    'refuses a topic outside the stack’s account or region, or one that does not exist, with exit 2 and nothing written',
+    cliTest,
+    async () => {
+      const before = await storedAudience('quake-oncall');
+      const account = topicOf('quake-oncall').split(':')[4];
+      const update = (arn: string) => sandbox.cli(['audiences', 'update', 'quake-oncall', '--topic-arn', arn]);
+      const [foreignAccount, foreignRegion, missing] = await Promise.all([
+        update('arn:aws:sns:us-east-1:999999999999:news-alerts-audience-quake-oncall'),
+        update(`arn:aws:sns:eu-west-1:${account}:news-alerts-audience-quake-oncall`),
+        update(`arn:aws:sns:us-east-1:${account}:${sandbox.prefix}audience-no-such-topic`),
+      ]);
+      expect(foreignAccount.code).toBe(2);
+      expect(foreignAccount.stderr).toContain(`account 999999999999, not the stack's account ${account}`);
+      expect(foreignAccount.stderr).toContain('nothing was written');
+      expect(foreignRegion.code).toBe(2);
+      expect(foreignRegion.stderr).toContain("region eu-west-1, not the stack's region us-east-1");
+      expect(missing.code).toBe(2);
+      expect(missing.stderr).toContain('does not exist');
+      expect(await storedAudience('quake-oncall')).toEqual(before);
+    },
+  );
+
+  it(
+    'one audience with a foreign topic (saved in the console) breaks only itself: the others are still listed and read',
+    cliTest,
+    async () => {
+      const foreign = 'arn:aws:sns:us-east-1:999999999999:news-alerts-audience-chips-team';
+      const chips = await storedAudience('chips-team');
+      await putAudience({ ...chips, topicArn: foreign });
+
+      const [pending, list, others, broken, show] = await Promise.all([
+        sandbox.cli(['subscriptions', 'pending']),
+        sandbox.cli(['--json', 'audiences', 'list']),
+        sandbox.cli(['--json', 'subscriptions', 'list', 'markets-desk']),
+        sandbox.cli(['subscriptions', 'list', 'chips-team']),
+        sandbox.cli(['audiences', 'show', 'chips-team']),
+      ]);
+      // Partial: the readable audiences are reported, the broken one named with its reason, exit 1.
+      expect(pending.code).toBe(1);
+      expect(pending.stdout).toContain('no subscriptions of the readable audiences are waiting for confirmation');
+      expect(pending.stderr).toContain(`audience chips-team: its topic ${foreign} cannot be read`);
+      expect(pending.stderr).toMatch(
+        /1 of \d+ audience\(s\) could not be checked \(chips-team\); the others are listed/,
+      );
+
+      expect(list.code, list.stderr).toBe(0);
+      const rows = list.json<{ audienceId: string; valid: boolean; problem?: string }[]>();
+      expect(rows.find((row) => row.audienceId === 'chips-team')).toMatchObject({
+        valid: false,
+        problem: expect.stringContaining("account 999999999999, not the stack's account"),
+      });
+      expect(rows.find((row) => row.audienceId === 'markets-desk')).toMatchObject({ valid: true });
+
+      expect(others.code, others.stderr).toBe(0);
+      expect(others.json<unknown[]>().length).toBeGreaterThan(0);
+      expect(broken.code).toBe(1);
+      expect(broken.stderr).toContain(
+        "point it at a topic of this stack with 'news-alerts audiences update chips-team",
+      );
+      expect(show.code, show.stderr).toBe(0);
+      expect(show.stderr).toContain(`the topic ${foreign}`);
+    },
+  );
+});
