@@ -340,6 +340,23 @@ describe('buildRuleSet', () => {
   });
   const rejectedKeys = (rejected: readonly RejectedItem[]) => rejected.map((item) => `${item.table}:${item.key}`);
 
+  // Issue 10, item 12: the run skips (and counts) a rule whose keyword is only invisible characters.
+  it('skips a rule with an invisible keyword at run time while its neighbours run', () => {
+    const ruleSet = buildRuleSet(
+      [
+        { ruleId: 'ghost', audienceId: 'desk', keywords: ['\u200B\u200B'] },
+        { ruleId: 'ghost-exclusion', audienceId: 'desk', keywords: ['rates'], excludeKeywords: ['\u2060'] },
+        { ruleId: 'fine', audienceId: 'desk', keywords: ['rates'] },
+      ],
+      [{ audienceId: 'desk', topicArn }],
+    );
+    expect(ruleSet.rules.map((rule) => rule.ruleId)).toEqual(['fine']);
+    expect(ruleSet.rejected.map((rejected) => [rejected.key, rejected.reason.split(':')[0]])).toEqual([
+      ['ghost', 'keywords[0]'],
+      ['ghost-exclusion', 'excludeKeywords[0]'],
+    ]);
+  });
+
   it('keeps every good item and skips each bad one with its key and reason', () => {
     const ruleSet = buildRuleSet(
       [
