@@ -142,6 +142,8 @@ export class NewsLookupClient implements NewsSource {
    * then a page on which nothing can be read is poison data, not a wrong mapping.
    */
   #mappingFits = false;
+  /** Whether the warning about timestamps without an offset was logged (once per environment). */
+  #warnedZoneless = false;
 
   constructor(options: NewsLookupClientOptions) {
     const { config } = options;
@@ -497,6 +499,14 @@ export class NewsLookupClient implements NewsSource {
       );
     }
     if (mapped.articles.length > 0) this.#mappingFits = true;
+    if (mapped.zonelessTimestamp !== undefined && !this.#warnedZoneless) {
+      this.#warnedZoneless = true;
+      this.#log.warn('news API timestamps carry no time zone or offset; reading them in the configured provider zone', {
+        example: mapped.zonelessTimestamp,
+        timeZone: this.#config.timestampTimeZone,
+        check: `alert times and the window are only right if ${providerEnvironment.timeZone} (cdk.json "newsApiTimeZone") is the provider's zone`,
+      });
+    }
     this.#log.debug('news API page read', {
       range: context.range,
       page: context.page,

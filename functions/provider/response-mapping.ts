@@ -15,7 +15,7 @@ import { ProviderResponseError, ProviderTimeZoneError } from '#core/errors';
 import type { Article } from '#core/model';
 import type { SkippedItem } from '#core/ports';
 import { redactSecrets as redactRegistered } from '#shared/secret-redaction';
-import { parseTimestamp, ZonelessTimestampError } from './timestamps.ts';
+import { carriesOffset, parseTimestamp, ZonelessTimestampError } from './timestamps.ts';
 
 /** Candidate paths per field; the first path that yields a usable value wins. */
 export interface ResponseMapping {
@@ -480,7 +480,7 @@ const tried = (paths: readonly string[]) => `tried ${paths.join(', ')}`;
 const quoted = (value: unknown, secrets: Iterable<string>) =>
   sampleOf(typeof value === 'string' ? JSON.stringify(value) : value, secrets, 80);
 
-type ItemResult = { article: Article } | { reason: string };
+type ItemResult = { article: Article; date: Hit<unknown> } | { reason: string };
 
 function mapItem(
   item: unknown,
@@ -541,7 +541,7 @@ function mapItem(
     mediaName,
     status: firstText(item, mapping.status)?.value,
   };
-  return { article };
+  return { article, date: rawDate ?? { value: publishedAt, path: '' } };
 }
 
 // --- Pages ----------------------------------------------------------------------------------------
@@ -570,6 +570,12 @@ export interface MappedPage {
    * be read; only with `unreadablePage: 'report'`.
    */
   readonly unreadable?: string | undefined;
+  /**
+   * A publication time on this page that carries no zone or offset and was read in the
+   * configured provider zone (checked on the page's first article), e.g. `"2026-11-22 13:32:57"
+   * at publishedAt`: worth a warning, since a wrong zone shifts every alert silently.
+   */
+  readonly zonelessTimestamp?: string | undefined;
 }
 
 /** Options of `mapPage`. */
@@ -645,6 +651,7 @@ export function mapPage(
   }
   const articles: Article[] = [];
   const skipped: SkippedItem[] = [];
+  let zonelessTimestamp: string | undefined;
   for (const [index, item] of items.entries()) {
     let result: ItemResult;
     try {
@@ -655,8 +662,12 @@ export function mapPage(
         `the provider sends timestamps without a time zone or offset (${quoted(error.value, secrets)} at ${error.path}, item ${index}) and no provider time zone is set, so alert times would be a guess: set NEWS_API_TIME_ZONE (cdk.json "newsApiTimeZone") to the provider's IANA time zone, e.g. "Asia/Seoul", or "UTC" if the provider documents UTC`,
       );
     }
-    if ('article' in result) articles.push(result.article);
-    else skipped.push({ index, reason: result.reason });
+    if ('article' in result) {
+      if (articles.length === 0 && timeZone !== undefined && !carriesOffset(result.date.value)) {
+        zonelessTimestamp = `${quoted(result.date.value, secrets)} at ${result.date.path}`;
+      }
+      articles.push(result.article);
+    } else skipped.push({ index, reason: result.reason });
   }
   if (items.length > 0 && articles.length === 0) {
     const reasons = skipped
@@ -676,5 +687,5 @@ export function mapPage(
       `none of the ${items.length} items on the page could be read, so the response mapping does not fit this provider: ${reasons}. First item: ${firstItem}`,
     );
   }
-  return { articles, skipped, totalCount, nextCursor };
+  return { articles, skipped, totalCount, nextCursor, ...(zonelessTimestamp ? { zonelessTimestamp } : {}) };
 }

@@ -121,6 +121,12 @@ export function parseTimestamp(value: unknown, timeZone: string | undefined): nu
   return first;
 }
 
+/** Whether `value` names its instant on its own (offset, `Z`, epoch number): it reads the same in any zone. */
+export function carriesOffset(value: unknown): boolean {
+  const [first, second] = probeZones.map((zone) => parseIn(value, zone));
+  return first === second;
+}
+
 function parseIn(value: unknown, timeZone: string): number | undefined {
   if (typeof value === 'number') {
     // Whole numbers follow the digit-string rules, so `20261122091500` means the same either way.

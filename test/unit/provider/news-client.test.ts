@@ -6,7 +6,7 @@
 import { MockAgent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError, PageCapError, ProviderError, ProviderResponseError, ProviderTimeZoneError } from '#core/errors';
-import type { SecretSource } from '#core/ports';
+import { type SecretSource, silentLog } from '#core/ports';
 import { type ProviderConfigInput, parseProviderConfig } from '#provider/config';
 import { NewsLookupClient } from '#provider/news-client';
 import { sampleOf } from '#provider/response-mapping';
@@ -396,9 +396,21 @@ describe('NewsLookupClient against hostile or odd providers (issue 10)', () => {
     expect(error.message).toContain('newsApiTimeZone');
     expect(error.message).toContain('"2026-11-22 13:32:57" at publishedAt');
 
+    // With the zone set they are read in it, and the log says once that the zone decides.
     const seoul = provider(() => ({ status: 200, body: { articles: [zoneless] } }));
-    const [page] = await collect(client(seoul.agent, { timeZone: 'Asia/Seoul' }).instance.pages(range));
+    const warnings: string[] = [];
+    const instance = new NewsLookupClient({
+      config: parseProviderConfig({ baseUrl: 'https://api.test/v1', timeZone: 'Asia/Seoul' }),
+      secrets: secrets(),
+      dispatcher: seoul.agent,
+      log: { ...silentLog, warn: (message, extra) => warnings.push(`${message} ${JSON.stringify(extra)}`) },
+    });
+    const [page] = await collect(instance.pages(range));
     expect(page?.articles[0]?.publishedAt).toBe(Date.parse('2026-11-22T13:32:57+09:00'));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain('timestamps carry no time zone or offset');
+    expect(warnings[0]).toContain('2026-11-22 13:32:57');
+    expect(warnings[0]).toContain('NEWS_API_TIME_ZONE');
   });
 
   it('item 13: the 401 hint offers the portal test key as a possibility, not as a fact', async () => {
