@@ -333,14 +333,31 @@ export const AudienceSchema = z.strictObject({
   /** `immediate` sends each alert as it matches; `digest` collects them for the digest times. */
   deliveryMode: z.enum(['immediate', 'digest']).default('immediate'),
   /** Local times at which a digest is sent (digest mode, and for held or over-budget alerts). */
-  digestTimes: z.array(clockTime).min(1).max(24).default(['08:00']),
+  digestTimes: z
+    .array(clockTime, {
+      error: (issue) =>
+        issue.code === 'invalid_type' ? 'digestTimes must be a list (L) of times such as "08:00"' : undefined,
+    })
+    .min(1, 'needs at least one time such as "08:00"')
+    .max(24, 'at most 24 digest times a day')
+    .default(['08:00']),
   quietHours: QuietHoursSchema.optional(),
   /** Categories (same forms as rule categories) that bypass quiet hours. */
   urgentCategories: termList('urgentCategories').optional(),
   /** Maximum immediate alerts per local day; overflow goes to the next digest as "+N more". */
-  dailyBudget: z.number().int().positive().max(100_000).optional(),
+  dailyBudget: z
+    .number({ error: 'dailyBudget must be a number (N)' })
+    .int('must be a whole number')
+    .positive('must be at least 1')
+    .max(100_000, 'must be at most 100000')
+    .optional(),
   /** Maximum SMS segments per alert. */
-  smsMaxSegments: z.number().int().min(1).max(10).default(1),
+  smsMaxSegments: z
+    .number({ error: 'smsMaxSegments must be a number (N)' })
+    .int('must be a whole number')
+    .min(1, 'must be at least 1')
+    .max(10, 'must be at most 10')
+    .default(1),
   /** Locale of dates in messages (`ko-KR`: `2025년 3월 14일 (금) 22:30`); default `en-US`. */
   locale: locale.optional(),
   /** Subject and footer wording (see {@link MessageTemplatesSchema}). */
