@@ -179,8 +179,14 @@ export class NewsLookupClient implements NewsSource {
    * Every article published on the provider dates `range.from`..`range.to`, page by page, in
    * order and without duplicates (by article key) within this call.
    *
+   * Pages on which no item can be read come with `unreadable` set once the mapping has read an
+   * article; if no page of the range (and no earlier read) has a readable article, the read
+   * fails with ProviderResponseError instead.
+   *
    * @throws ProviderError (or a subclass) when the range cannot be read completely;
-   *   the signal's reason when `options.signal` aborts; RangeError for a malformed range
+   *   ProviderStalledError when `options.signal` aborts while the provider was failing or still
+   *   dripping a response; otherwise the signal's reason when it aborts; RangeError for a
+   *   malformed range
    */
   async *pages(range: ProviderDateRange, options: { signal?: AbortSignal } = {}): AsyncGenerator<ArticlePage> {
     if (!isProviderDate(range.from) || !isProviderDate(range.to) || range.from > range.to) {
