@@ -5,6 +5,7 @@
  */
 import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { ITEM_LIMITS } from '#aws/table-layout';
 import { NewsAlertsError } from '#core/errors';
 import {
   buildRuleSet,
@@ -24,9 +25,6 @@ export class RuleSourceError extends NewsAlertsError {
   }
 }
 
-/** DynamoDB's own limit on nesting of lists and maps; deeper input is not a stored item. */
-export const MAX_NESTING_DEPTH = 32;
-
 /**
  * Names an item or a nested map may not carry as own properties: the members of
  * `Object.prototype`. Assigning `__proto__` would replace an object's prototype, and an own
@@ -35,7 +33,21 @@ export const MAX_NESTING_DEPTH = 32;
  */
 const RESERVED_NAMES: ReadonlySet<string> = new Set(Object.getOwnPropertyNames(Object.prototype));
 
-const TYPE_TAGS = ['S', 'N', 'B', 'SS', 'NS', 'BS', 'M', 'L', 'NULL', 'BOOL'] as const;
+/** The DynamoDB type tags, with what each must hold (for the message when it does not). */
+const TYPE_TAGS = {
+  S: 'a string',
+  N: 'a number written as a string, such as "42"',
+  B: 'binary data',
+  SS: 'a list of strings',
+  NS: 'a list of numbers written as strings',
+  BS: 'a list of binary values',
+  M: 'a map of attribute values',
+  L: 'a list of attribute values',
+  NULL: 'true',
+  BOOL: 'true or false',
+} as const;
+type TypeTag = keyof typeof TYPE_TAGS;
+const isTypeTag = (tag: string): tag is TypeTag => Object.hasOwn(TYPE_TAGS, tag);
 
 /** A DynamoDB number: what the service accepts in `N` (it never stores "", "NaN" or "Infinity"). */
 const NUMBER = /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/;
@@ -90,21 +102,23 @@ function decodeMap(attributes: object, path: string, depth: number): Record<stri
 
 /** One DynamoDB AttributeValue as a plain JS value (the document client's conversions). */
 function decodeValue(value: unknown, path: string, depth: number): unknown {
-  if (depth > MAX_NESTING_DEPTH) {
-    throw new UnreadableValueError(path, `nested deeper than DynamoDB's ${MAX_NESTING_DEPTH} levels`);
+  // DynamoDB stores no deeper nesting, so deeper input is no stored item; the cap also keeps the
+  // recursion shallow whatever a caller passes.
+  if (depth > ITEM_LIMITS.nestingDepth) {
+    throw new UnreadableValueError(path, `nested deeper than DynamoDB's ${ITEM_LIMITS.nestingDepth} levels`);
   }
   const tags = typeof value === 'object' && value !== null && !Array.isArray(value) ? Object.keys(value) : [];
   const present = tags.filter((tag) => ownValue(value as object, tag) !== undefined);
   const tag = present[0];
-  if (present.length !== 1 || tag === undefined || !(TYPE_TAGS as readonly string[]).includes(tag)) {
+  if (present.length !== 1 || tag === undefined || !isTypeTag(tag)) {
     throw new UnreadableValueError(
       path,
-      `not a DynamoDB attribute value (exactly one of ${TYPE_TAGS.join(', ')} expected${present.length > 0 ? `, found ${present.slice(0, 4).map(quoteAttributeName).join(', ')}` : ''})`,
+      `not a DynamoDB attribute value (exactly one of ${Object.keys(TYPE_TAGS).join(', ')} expected${present.length > 0 ? `, found ${present.slice(0, 4).map(quoteAttributeName).join(', ')}` : ''})`,
     );
   }
   const content = ownValue(value as object, tag);
   const wrong = (): never => {
-    throw new UnreadableValueError(path, `a ${tag} value that is not one`);
+    throw new UnreadableValueError(path, `"${tag}" must hold ${TYPE_TAGS[tag]}`);
   };
   const number = (text: unknown): number => {
     if (typeof text !== 'string' || !NUMBER.test(text)) wrong();
@@ -163,8 +177,12 @@ export function readItem(raw: unknown): Record<string, unknown> {
       try {
         defineAttribute(item, name, decodeAttribute(raw, name, topLevelPath(name), 1));
       } catch (error) {
-        if (!(error instanceof UnreadableValueError)) throw error;
-        unreadable.push({ attribute: name, path: error.path, reason: error.message });
+        // Anything else would be a bug here; it still costs only this item, never the table.
+        unreadable.push(
+          error instanceof UnreadableValueError
+            ? { attribute: name, path: error.path, reason: error.message }
+            : { attribute: name, path: topLevelPath(name), reason: `could not be read (${String(error)})` },
+        );
       }
     }
   }

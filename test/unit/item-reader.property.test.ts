@@ -105,7 +105,7 @@ const rawItem = fc
       maxLength: 5,
     }),
   )
-  .map(([base, extra]) => mapOf([...(base as [string, unknown][]), ...extra]));
+  .map(([base, extra]) => mapOf([...(base as readonly (readonly [string, unknown])[]), ...extra]));
 
 /** Every value of an item printed the ways the CLI prints values. */
 function printAll(item: Record<string, unknown>): void {
