@@ -40,7 +40,7 @@ export function readItemFile(path: string, listKey: 'rules' | 'audiences'): File
     const details = document.errors.map((error) => {
       const position = error.linePos?.[0];
       const where = position ? `${path}:${position.line}:${position.col}` : path;
-      return `${where}: ${(error.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '')}`;
+      return `${where}: ${plainParseMessage((error.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, ''))}`;
     });
     throw new UsageError(`${path} is not valid ${json ? 'JSON' : 'YAML'}; nothing was written`, details);
   }
@@ -102,8 +102,14 @@ function aliasProblem(document: Document, lineOf: (node: Node | undefined) => st
   if (firstAlias !== undefined && /alias/i.test((error as Error).message)) {
     return `${lineOf(firstAlias)}: aliases (*name) expand to too much data (more than ${MAX_ALIAS_COUNT} expansions, as in a "billion laughs" file); write the values out instead of repeating aliases`;
   }
-  return `${lineOf(firstAlias ?? (document.contents as Node | null) ?? undefined)}: ${(error as Error).message}`;
+  return `${lineOf(firstAlias ?? (document.contents as Node | null) ?? undefined)}: ${plainParseMessage((error as Error).message)}`;
 }
+
+/** A parser's message, except the engine's stack overflow, which says nothing to an ops person. */
+const plainParseMessage = (message: string): string =>
+  /maximum call stack/i.test(message)
+    ? 'lists or maps are nested too deeply to read (hundreds of levels); a rule or audience needs at most three'
+    : message;
 
 /** JSON.parse's verdict, turned into `file:line:col` (YAML would accept some things JSON does not). */
 function checkJsonSyntax(path: string, text: string): void {
@@ -119,7 +125,7 @@ function checkJsonSyntax(path: string, text: string): void {
       const col = Number(position) - before.lastIndexOf('\n');
       where = `${path}:${line}:${col}`;
     }
-    throw new UsageError(`${path} is not valid JSON; nothing was written`, [`${where}: ${message}`]);
+    throw new UsageError(`${path} is not valid JSON; nothing was written`, [`${where}: ${plainParseMessage(message)}`]);
   }
 }
 

@@ -100,6 +100,20 @@ describe('readItemFile', () => {
     ]);
   });
 
+  it('refuses nesting too deep for the parser as a usage error with file, line and column', () => {
+    for (const [name, text] of [
+      ['deep.json', `${'['.repeat(100_000)}${']'.repeat(100_000)}`],
+      ['deep.yaml', `ruleId: r\nkeywords: ${'['.repeat(100_000)}${']'.repeat(100_000)}\n`],
+    ] as const) {
+      const path = file(name, text);
+      const error = usageError(path);
+      expect(error.exitCode).toBe(2);
+      expect(error.details[0]).toMatch(
+        new RegExp(`^${path.replace(/[.\\/]/g, '\\$&')}:\\d+:\\d+: lists or maps are nested too deeply to read`),
+      );
+    }
+  });
+
   it('still reads a file with a few aliases', () => {
     const path = file('aliases.yaml', 'common: &kw [rates, inflation]\nrules:\n  - ruleId: a\n    keywords: *kw\n');
     expect(readItemFile(path, 'rules').map((item) => item.value)).toEqual([
