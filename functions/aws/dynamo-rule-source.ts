@@ -52,35 +52,51 @@ const isTypeTag = (tag: string): tag is TypeTag => Object.hasOwn(TYPE_TAGS, tag)
 /** A DynamoDB number: what the service accepts in `N` (it never stores "", "NaN" or "Infinity"). */
 const NUMBER = /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/;
 
+/**
+ * Where a value sits in an item: the attribute name, then map keys and list positions. Kept as
+ * links and printed only when something is wrong, so reading good items builds no strings.
+ */
+interface ValuePath {
+  readonly parent: ValuePath | undefined;
+  readonly key: string | number;
+}
+
+const PLAIN_NAME = /^[A-Za-z_$][\w$]*$/;
+
+/** `keywords[3]`, `quietHours.start`, `"__proto__"`, `templates["odd name"]`. */
+function formatPath(path: ValuePath): string {
+  const { parent, key } = path;
+  if (typeof key === 'number') return `${parent ? formatPath(parent) : ''}[${key}]`;
+  if (parent === undefined) return PLAIN_NAME.test(key) ? key : quoteAttributeName(key);
+  return PLAIN_NAME.test(key) ? `${formatPath(parent)}.${key}` : `${formatPath(parent)}[${quoteAttributeName(key)}]`;
+}
+
+/** The top-level attribute a path starts at. */
+const attributeOf = (path: ValuePath): string =>
+  path.parent === undefined ? String(path.key) : attributeOf(path.parent);
+
 /** An attribute value that cannot be decoded, with the reason; thrown only inside {@link readItem}. */
 class UnreadableValueError extends Error {
-  readonly path: string;
-  constructor(path: string, message: string) {
+  readonly path: ValuePath;
+  constructor(path: ValuePath, message: string) {
     super(message);
     this.name = 'UnreadableValueError';
     this.path = path;
   }
 }
 
-/** A property of `value` read as data: never through a getter or the prototype chain. */
+/** An own property of `value`; never one inherited through the prototype chain. */
 function ownValue(value: object, name: string): unknown {
-  return Object.getOwnPropertyDescriptor(value, name)?.value;
+  return Object.hasOwn(value, name) ? (value as Record<string, unknown>)[name] : undefined;
 }
 
-const PLAIN_NAME = /^[A-Za-z_$][\w$]*$/;
-/** `keywords`, `"__proto__"`: a top-level attribute as messages print it. */
-const topLevelPath = (name: string): string => (PLAIN_NAME.test(name) ? name : quoteAttributeName(name));
-/** `quietHours.start`, `templates["__proto__"]`. */
-const childPath = (path: string, name: string): string =>
-  PLAIN_NAME.test(name) ? `${path}.${name}` : `${path}[${quoteAttributeName(name)}]`;
-
-/** Sets an own data property: defineProperty, not assignment, so no name reaches a setter. */
-function defineAttribute(target: Record<string, unknown>, name: string, value: unknown): void {
-  Object.defineProperty(target, name, { value, enumerable: true, writable: true, configurable: true });
-}
-
-/** The entry `name` of a DynamoDB map (or item), decoded; its name is checked first. */
-function decodeAttribute(attributes: object, name: string, path: string, depth: number): unknown {
+/**
+ * The entry `name` of an item or map, decoded, after its name was checked: every name of
+ * `Object.prototype` is refused before anything is assigned (the only one with a setter is
+ * `__proto__`), which makes plain assignment safe and keeps the objects in V8's fast mode.
+ */
+function decodeEntry(attributes: object, name: string, parent: ValuePath | undefined, depth: number): unknown {
+  const path: ValuePath = { parent, key: name };
   if (RESERVED_NAMES.has(name)) {
     throw new UnreadableValueError(
       path,
@@ -90,72 +106,96 @@ function decodeAttribute(attributes: object, name: string, path: string, depth: 
   return decodeValue(ownValue(attributes, name), path, depth);
 }
 
-/** `attributes` (a DynamoDB map) as a plain object; throws UnreadableValueError for a bad entry. */
-function decodeMap(attributes: object, path: string, depth: number): Record<string, unknown> {
+/** A DynamoDB map as a plain object. */
+function decodeMap(attributes: object, parent: ValuePath, depth: number): Record<string, unknown> {
   const result: Record<string, unknown> = {};
-  for (const name of Object.keys(attributes)) {
-    const at = childPath(path, name);
-    defineAttribute(result, name, decodeAttribute(attributes, name, at, depth + 1));
-  }
+  for (const name of Object.keys(attributes)) result[name] = decodeEntry(attributes, name, parent, depth);
   return result;
 }
 
+/** The keys of `value` that hold something (an AttributeValue has exactly one). */
+function presentKeys(value: object): string[] {
+  return Object.keys(value).filter((key) => (value as Record<string, unknown>)[key] !== undefined);
+}
+
+/** The one type tag of an AttributeValue, or undefined when it has none, several or an unknown one. */
+function typeTagOf(value: unknown): TypeTag | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  let tag: string | undefined;
+  let count = 0;
+  // Object.keys lists own properties only, so reading them never reaches the prototype.
+  for (const key of Object.keys(value)) {
+    if ((value as Record<string, unknown>)[key] !== undefined) {
+      tag = key;
+      count += 1;
+    }
+  }
+  return count === 1 && tag !== undefined && isTypeTag(tag) ? tag : undefined;
+}
+
+function wrongContent(path: ValuePath, tag: TypeTag): never {
+  throw new UnreadableValueError(path, `"${tag}" must hold ${TYPE_TAGS[tag]}`);
+}
+
+function decodeNumber(text: unknown, path: ValuePath, tag: TypeTag): number {
+  if (typeof text !== 'string' || !NUMBER.test(text)) wrongContent(path, tag);
+  // Every number becomes a JS number and the schema judges it (1.5e30 is no dailyBudget);
+  // beyond 2^53 precision is lost, which no rule or audience attribute needs.
+  return Number(text);
+}
+
+function decodeBinary(bytes: unknown, path: ValuePath, tag: TypeTag): Uint8Array | string {
+  return bytes instanceof Uint8Array || typeof bytes === 'string' ? bytes : wrongContent(path, tag);
+}
+
 /** One DynamoDB AttributeValue as a plain JS value (the document client's conversions). */
-function decodeValue(value: unknown, path: string, depth: number): unknown {
+function decodeValue(value: unknown, path: ValuePath, depth: number): unknown {
   // DynamoDB stores no deeper nesting, so deeper input is no stored item; the cap also keeps the
   // recursion shallow whatever a caller passes.
   if (depth > ITEM_LIMITS.nestingDepth) {
     throw new UnreadableValueError(path, `nested deeper than DynamoDB's ${ITEM_LIMITS.nestingDepth} levels`);
   }
-  const tags = typeof value === 'object' && value !== null && !Array.isArray(value) ? Object.keys(value) : [];
-  const present = tags.filter((tag) => ownValue(value as object, tag) !== undefined);
-  const tag = present[0];
-  if (present.length !== 1 || tag === undefined || !isTypeTag(tag)) {
+  const tag = typeTagOf(value);
+  if (tag === undefined) {
+    const found = typeof value === 'object' && value !== null && !Array.isArray(value) ? presentKeys(value) : [];
+    const shown = found.length > 0 ? `, found ${found.slice(0, 4).map(quoteAttributeName).join(', ')}` : '';
     throw new UnreadableValueError(
       path,
-      `not a DynamoDB attribute value (exactly one of ${Object.keys(TYPE_TAGS).join(', ')} expected${present.length > 0 ? `, found ${present.slice(0, 4).map(quoteAttributeName).join(', ')}` : ''})`,
+      `not a DynamoDB attribute value (exactly one of ${Object.keys(TYPE_TAGS).join(', ')} expected${shown})`,
     );
   }
   const content = ownValue(value as object, tag);
-  const wrong = (): never => {
-    throw new UnreadableValueError(path, `"${tag}" must hold ${TYPE_TAGS[tag]}`);
-  };
-  const number = (text: unknown): number => {
-    if (typeof text !== 'string' || !NUMBER.test(text)) wrong();
-    // Every number becomes a JS number and the schema judges it (1.5e30 is no dailyBudget);
-    // beyond 2^53 precision is lost, which no rule or audience attribute needs.
-    return Number(text);
-  };
-  const binary = (bytes: unknown): Uint8Array | string =>
-    bytes instanceof Uint8Array || typeof bytes === 'string' ? bytes : wrong();
   switch (tag) {
     case 'S':
-      return typeof content === 'string' ? content : wrong();
+      return typeof content === 'string' ? content : wrongContent(path, tag);
     case 'N':
-      return number(content);
+      return decodeNumber(content, path, tag);
     case 'B':
-      return binary(content);
+      return decodeBinary(content, path, tag);
     case 'BOOL':
-      return typeof content === 'boolean' ? content : wrong();
+      return typeof content === 'boolean' ? content : wrongContent(path, tag);
     case 'NULL':
-      return content === true ? null : wrong();
+      return content === true ? null : wrongContent(path, tag);
     case 'SS':
       return Array.isArray(content) && content.every((entry) => typeof entry === 'string')
         ? new Set<string>(content)
-        : wrong();
+        : wrongContent(path, tag);
     case 'NS':
-      return Array.isArray(content) ? new Set(content.map(number)) : wrong();
+      return Array.isArray(content)
+        ? new Set(content.map((entry) => decodeNumber(entry, path, tag)))
+        : wrongContent(path, tag);
     case 'BS':
-      return Array.isArray(content) ? new Set(content.map(binary)) : wrong();
+      return Array.isArray(content)
+        ? new Set(content.map((entry) => decodeBinary(entry, path, tag)))
+        : wrongContent(path, tag);
     case 'L':
       return Array.isArray(content)
-        ? content.map((entry, index) => decodeValue(entry, `${path}[${index}]`, depth + 1))
-        : wrong();
-    default:
-      // 'M'
+        ? content.map((entry, index) => decodeValue(entry, { parent: path, key: index }, depth + 1))
+        : wrongContent(path, tag);
+    case 'M':
       return typeof content === 'object' && content !== null && !Array.isArray(content)
-        ? decodeMap(content, path, depth)
-        : wrong();
+        ? decodeMap(content, path, depth + 1)
+        : wrongContent(path, tag);
   }
 }
 
@@ -164,8 +204,8 @@ function decodeValue(value: unknown, path: string, depth: number): unknown {
  * document client would (lists as arrays, string sets as `Set`s, numbers as JS numbers, maps as
  * plain objects). Never throws: an attribute that cannot be decoded is left out and recorded
  * under {@link unreadableAttributes}, so validation skips this item with the reason while every
- * other item still loads. Objects are built with `defineProperty` and refuse the names of
- * `Object.prototype`, so no item can reach or shadow a prototype.
+ * other item still loads. Objects refuse the names of `Object.prototype` before anything is
+ * assigned, so no item can reach or shadow a prototype.
  */
 export function readItem(raw: unknown): Record<string, unknown> {
   const item: Record<string, unknown> = {};
@@ -174,15 +214,17 @@ export function readItem(raw: unknown): Record<string, unknown> {
     unreadable.push({ attribute: '', path: '(item)', reason: 'not a DynamoDB attribute map' });
   } else {
     for (const name of Object.keys(raw)) {
+      // One attribute at a time, so every unreadable one is named, not just the first.
       try {
-        defineAttribute(item, name, decodeAttribute(raw, name, topLevelPath(name), 1));
+        item[name] = decodeEntry(raw, name, undefined, 1);
       } catch (error) {
-        // Anything else would be a bug here; it still costs only this item, never the table.
-        unreadable.push(
-          error instanceof UnreadableValueError
-            ? { attribute: name, path: error.path, reason: error.message }
-            : { attribute: name, path: topLevelPath(name), reason: `could not be read (${String(error)})` },
-        );
+        // Anything but UnreadableValueError would be a bug here; it still costs only this item.
+        const path: ValuePath = error instanceof UnreadableValueError ? error.path : { parent: undefined, key: name };
+        unreadable.push({
+          attribute: attributeOf(path),
+          path: formatPath(path),
+          reason: error instanceof UnreadableValueError ? error.message : `could not be read (${String(error)})`,
+        });
       }
     }
   }
