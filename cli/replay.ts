@@ -5,7 +5,8 @@
  * accepts it. So after an outage, only what was never delivered goes out, and running it twice
  * sends nothing twice. The watermark is not touched.
  *
- * `replay --parked` re-sends notifications SNS refused for good (deleted topic, disabled key),
+ * `replay --parked` re-sends parked notifications: those SNS refused for good (deleted topic,
+ * disabled key) and those that could not be published as rendered (unpublishable link),
  * which the run parked, once the audience is fixed: to the audience's current topic, skipping any
  * the ledger shows were delivered since.
  *
@@ -410,7 +411,7 @@ async function replayWindow(context: CommandContext, options: ReplayOptions): Pr
   }
   if (counts.notificationsParked + counts.digestsParked > 0) {
     throw new OperationFailedError(
-      `${counts.notificationsParked + counts.digestsParked} alert(s) were refused for good and parked; fix the audience, then 'news-alerts replay --parked'`,
+      `${counts.notificationsParked + counts.digestsParked} alert(s) were parked (refused for good by SNS, or not publishable as rendered); review them with 'news-alerts replay --parked --dry-run', fix the audience if SNS refused them, then 'news-alerts replay --parked'`,
     );
   }
 }
@@ -587,7 +588,7 @@ export function registerReplay(program: Command): void {
     .option('--to <when>', 'end (inclusive), same forms; default now')
     .option('--audience <ids>', 'only these audiences, comma-separated', collectList)
     .option('--dry-run', 'show what would be sent; send and record nothing')
-    .option('--parked', 'send the alerts SNS refused for good (parked) once the audience is fixed')
+    .option('--parked', 'send the parked alerts (refused for good by SNS, or held back for an unpublishable link) once reviewed')
     .addHelpText(
       'after',
       `
