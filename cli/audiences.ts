@@ -35,7 +35,7 @@ import {
   withoutAudit,
   writeItems,
 } from './items.ts';
-import { listText } from './output.ts';
+import { listText, storedValueText } from './output.ts';
 import type { DeploymentHome, Target } from './target.ts';
 
 const audiencesTable = (target: Target): ItemTable => ({
@@ -522,9 +522,9 @@ async function listAudiences(context: CommandContext): Promise<void> {
       rows.map((row) => [
         row.audienceId,
         typeof row.name === 'string' ? row.name : '',
-        String(row.enabled),
-        String(row.deliveryMode),
-        String(row.timeZone),
+        storedValueText(row.enabled),
+        storedValueText(row.deliveryMode),
+        storedValueText(row.timeZone),
         row.rules,
         typeof row.topicArn === 'string' ? row.topicArn.split(':').at(-1) : '',
         row.version ?? '',

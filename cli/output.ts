@@ -233,3 +233,18 @@ export function maskUrl(raw: string): string {
 /** A list for a table cell. */
 export const listText = (values: readonly string[] | ReadonlySet<string> | undefined): string =>
   values === undefined ? '' : [...values].join(', ');
+
+/**
+ * A stored item value as the tables print it: maps, sets and binary as JSON, lists comma-joined,
+ * since ops may have saved anything by hand (a map in `enabled` must not read `[object Object]`).
+ */
+export function storedValueText(value: unknown): string {
+  if (value instanceof Set || Array.isArray(value)) {
+    return listText(
+      [...value].map((entry) => (typeof entry === 'object' && entry !== null ? storedValueText(entry) : String(entry))),
+    );
+  }
+  return typeof value === 'object' && value !== null
+    ? JSON.stringify(value, (_key, entry: unknown) => (entry instanceof Set ? [...entry] : entry))
+    : String(value);
+}

@@ -29,7 +29,7 @@ import {
   withoutAudit,
   writeItems,
 } from './items.ts';
-import { listText } from './output.ts';
+import { storedValueText } from './output.ts';
 
 const rulesTable = async (context: CommandContext): Promise<ItemTable> => ({
   tableName: (await context.target()).names.rulesTable,
@@ -471,7 +471,7 @@ async function showRule(context: CommandContext, args: readonly unknown[]): Prom
     context.output.fields([
       ...Object.entries(row.item)
         .sort(([a], [b]) => ruleAttributes.indexOf(a) - ruleAttributes.indexOf(b))
-        .map(([name, value]) => [name, fieldText(value)] as const),
+        .map(([name, value]) => [name, storedValueText(value)] as const),
       ['status', row.valid ? (row.problem ?? 'ok') : `INVALID: ${row.problem ?? ''}`],
     ]);
   });
@@ -575,16 +575,6 @@ async function deleteRules(
       }
     },
   );
-}
-
-/** A stored value as `rules show` prints it; maps and binary as JSON, since ops may have saved anything. */
-function fieldText(value: unknown): string {
-  if (value instanceof Set || Array.isArray(value)) {
-    return listText(
-      [...value].map((entry) => (typeof entry === 'object' && entry !== null ? fieldText(entry) : String(entry))),
-    );
-  }
-  return typeof value === 'object' && value !== null ? JSON.stringify(value, setReplacer) : String(value);
 }
 
 const setReplacer = (_key: string, value: unknown): unknown => (value instanceof Set ? [...value] : value);

@@ -7,7 +7,7 @@ import { Writable } from 'node:stream';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { stderrLog } from '../../cli/log.ts';
-import { jsonText, Output, safeText, terminalText } from '../../cli/output.ts';
+import { jsonText, Output, safeText, storedValueText, terminalText } from '../../cli/output.ts';
 import { main } from '../../cli/program.ts';
 
 /** Anything a terminal could act on, or that hides or reorders text; `\n` is checked separately. */
@@ -80,6 +80,21 @@ describe('safeText', () => {
     for (const text of ['Markets desk', '시장 속보', 'مرحبا', 'Zürich — “quotes”', '🚀 launch', 'C:\\path']) {
       expect(safeText(text)).toBe(text);
     }
+  });
+});
+
+describe('storedValueText', () => {
+  it('prints whatever ops saved by hand as readable text, never [object Object]', () => {
+    expect(storedValueText({ S: 'yes' })).toBe('{"S":"yes"}');
+    expect(storedValueText(new Set(['a', 'b']))).toBe(storedValueText(['a', 'b']));
+    expect(storedValueText([{ x: 1 }, 'y'])).toContain('{"x":1}');
+    expect(storedValueText(true)).toBe('true');
+    fc.assert(
+      fc.property(fc.anything(), (value) => {
+        expect(storedValueText(value)).not.toContain('[object Object]');
+      }),
+      { numRuns: 200 },
+    );
   });
 });
 
