@@ -61,7 +61,7 @@ const program = new Command('npm start --')
     ).env('NEWS_API_KEY'),
   )
   .option('--response-mapping <file>', 'JSON file overriding where fields live in the provider response')
-  .option('--provider-time-zone <zone>', 'provider time zone (IANA): date-only ranges and timestamps without an offset are read in it')
+  .option('--provider-time-zone <zone>', 'provider time zone (IANA) for date-only ranges and zone-less timestamps')
   .option('--page-size <n>', 'articles per page', positiveInteger)
   .option('--interval <seconds>', 'seconds between cycles with an external provider', positiveInteger, 60)
   .showHelpAfterError();
