@@ -142,7 +142,7 @@ export function describeLocalStack(stack: LocalStack, options: DescribeLocalStac
     alertEnvironment: {
       NEWS_API_BASE_URL: config.provider.baseUrl,
       NEWS_API_KEY_SECRET_ID: stack.secretId,
-      NEWS_API_TIME_ZONE: config.provider.timeZone,
+      ...(config.provider.timestampTimeZone ? { NEWS_API_TIME_ZONE: config.provider.timestampTimeZone } : {}),
       RULES_TABLE_NAME: tables.rules,
       AUDIENCES_TABLE_NAME: tables.audiences,
       STATE_TABLE_NAME: tables.state,

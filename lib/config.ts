@@ -85,22 +85,22 @@ const wholeNumber = (min: number, max: number, fallback: number) =>
 const nullable = <T extends z.ZodType>(schema: T) =>
   z.preprocess((value) => (value === '' || value === 'null' ? null : value), schema.nullable().default(null));
 
-const timeZone = (fallback: string) =>
-  z
-    .string({ error: 'must be an IANA time zone such as "UTC" or "Asia/Seoul"' })
-    .trim()
-    .refine(
-      (value) => {
-        try {
-          new Intl.DateTimeFormat('en-US', { timeZone: value });
-          return true;
-        } catch {
-          return false;
-        }
-      },
-      { error: (issue) => `must be an IANA time zone such as "UTC" or "Asia/Seoul"; got ${show(issue.input)}` },
-    )
-    .default(fallback);
+const zoneName = z
+  .string({ error: 'must be an IANA time zone such as "UTC" or "Asia/Seoul"' })
+  .trim()
+  .refine(
+    (value) => {
+      try {
+        new Intl.DateTimeFormat('en-US', { timeZone: value });
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    { error: (issue) => `must be an IANA time zone such as "UTC" or "Asia/Seoul"; got ${show(issue.input)}` },
+  );
+
+const timeZone = (fallback: string) => zoneName.default(fallback);
 
 /**
  * An https:// URL without credentials. Whether its host may be internal (loopback, private,
@@ -234,7 +234,11 @@ export const StackConfigSchema = z
     flexibleWindowMinutes: wholeNumber(0, 1440, 1),
     schedulerRetryAttempts: wholeNumber(0, 185, 3),
     newsApiPageSize: wholeNumber(1, 1000, 100),
-    newsApiTimeZone: timeZone('UTC'),
+    /**
+     * No default: a provider whose timestamps carry no offset must have its zone named, or the run
+     * refuses them (guessing UTC put Seoul alerts nine hours off). Date-only ranges use UTC then.
+     */
+    newsApiTimeZone: nullable(zoneName),
     newsApiPagination: z.preprocess(fromJsonString, PaginationSchema),
     newsApiResponseMapping: z.preprocess(fromJsonString, ResponseMappingOverrideSchema.default({})),
     memorySize: wholeNumber(128, 10_240, 512),

@@ -62,7 +62,7 @@ export class AlertFunction extends Construct {
     const pagination = config.newsApiPagination;
     this.#set('NEWS_API_BASE_URL', config.newsApiBaseUrl);
     this.#set('NEWS_API_PAGE_SIZE', String(config.newsApiPageSize));
-    this.#set('NEWS_API_TIME_ZONE', config.newsApiTimeZone);
+    if (config.newsApiTimeZone !== null) this.#set('NEWS_API_TIME_ZONE', config.newsApiTimeZone);
     this.#set('NEWS_API_PAGINATION', pagination.method);
     if (pagination.method === 'CURSOR') {
       this.#set('NEWS_API_CURSOR_METHOD_VALUE', pagination.methodValue);

@@ -154,7 +154,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const config = loadAlertRunConfig({
     NEWS_API_BASE_URL: provider.url,
     NEWS_API_KEY_SECRET_ID: secretId,
-    NEWS_API_TIME_ZONE: simulator?.timeZone ?? 'UTC',
+    // The simulator's zone is known; an outside provider's is whatever the caller's environment
+    // says (a guess would read its zone-less timestamps hours off).
+    ...(simulator ? { NEWS_API_TIME_ZONE: simulator.timeZone } : {}),
     ...(provider.caPem ? { NEWS_API_CA_PEM: provider.caPem } : {}),
     RULES_TABLE_NAME: tables.rules,
     AUDIENCES_TABLE_NAME: tables.audiences,

@@ -45,6 +45,25 @@ describe('cdk.json', () => {
 });
 
 describe('validation', () => {
+  it('names no provider time zone unless one is set, so zone-less timestamps are refused, never read as UTC (item 13)', () => {
+    const shipped = synthesize(shippedContext());
+    const zoneOf = (synth: typeof shipped) =>
+      Object.values(
+        synth.template.toJSON().Resources as Record<string, { Type: string; Properties?: Record<string, unknown> }>,
+      )
+        .filter((resource) => resource.Type === 'AWS::Lambda::Function')
+        .map(
+          (resource) =>
+            (resource.Properties?.Environment as { Variables?: Record<string, string> } | undefined)?.Variables,
+        )
+        .filter((variables) => variables?.NEWS_API_BASE_URL !== undefined)
+        .map((variables) => variables?.NEWS_API_TIME_ZONE);
+    expect(parseStackConfig(shippedContext()).newsApiTimeZone).toBeNull();
+    expect(zoneOf(shipped)).toEqual([undefined]);
+    expect(zoneOf(synthesize({ ...shippedContext(), newsApiTimeZone: 'Asia/Seoul' }))).toEqual(['Asia/Seoul']);
+    expect(() => parseStackConfig({ ...shippedContext(), newsApiTimeZone: 'Mars/Olympus' })).toThrow(StackConfigError);
+  });
+
   it('refuses an http:// provider base URL, naming the key', () => {
     expect(refusal({ newsApiBaseUrl: 'http://news-api.example.com' })).toMatch(
       /newsApiBaseUrl: must use https:\/\/ \(the provider only allows HTTPS\)/,
