@@ -191,6 +191,7 @@ export async function runMemory(options: MemoryOptions): Promise<MemoryRun> {
         POWERTOOLS_LOG_LEVEL: 'ERROR',
         POWERTOOLS_METRICS_DISABLED: 'true',
         NEWS_API_BASE_URL: simulator.url,
+        NEWS_API_ALLOW_INTERNAL_TARGET: 'true',
         NEWS_API_KEY_SECRET_ID: stack.secretId,
         NEWS_API_TIME_ZONE: simulator.timeZone,
         NEWS_API_CA_PEM: options.ca.cert,

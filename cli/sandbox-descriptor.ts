@@ -141,6 +141,8 @@ export function describeLocalStack(stack: LocalStack, options: DescribeLocalStac
     provider: { url: config.provider.baseUrl, caPath: options.caPath, timeZone: config.provider.timeZone },
     alertEnvironment: {
       NEWS_API_BASE_URL: config.provider.baseUrl,
+      // A sandbox's provider is local (the simulator on loopback) by design.
+      NEWS_API_ALLOW_INTERNAL_TARGET: 'true',
       NEWS_API_KEY_SECRET_ID: stack.secretId,
       ...(config.provider.timestampTimeZone ? { NEWS_API_TIME_ZONE: config.provider.timestampTimeZone } : {}),
       RULES_TABLE_NAME: tables.rules,

@@ -10,6 +10,7 @@ import type { AlertRunSettings } from '#core/alert-run';
 import { ConfigError } from '#core/errors';
 import { describeIssues } from '#core/model';
 import { type ProviderConfig, parseProviderConfig } from '#provider/config';
+import { checkTargetUrl } from '#shared/network-targets';
 
 /** One documented environment variable. */
 export interface EnvironmentVariable {
@@ -22,6 +23,12 @@ export interface EnvironmentVariable {
 export const alertRunEnvironment: readonly EnvironmentVariable[] = [
   { name: 'NEWS_API_BASE_URL', description: 'Provider base URL; must be https://. Requests go to POST {base}/news.' },
   { name: 'NEWS_API_KEY_SECRET_ID', description: 'Name or ARN of the Secrets Manager secret holding the API key.' },
+  {
+    name: 'NEWS_API_ALLOW_INTERNAL_TARGET',
+    default: 'false',
+    description:
+      '`true` lets NEWS_API_BASE_URL be an internal address (loopback, private, link-local); only for the local sandbox and test stacks (cdk.json `allowInternalTargets`).',
+  },
   { name: 'NEWS_API_PAGE_SIZE', default: '100', description: 'Articles per page (`size`).' },
   {
     name: 'NEWS_API_TIME_ZONE',
@@ -109,6 +116,10 @@ const required = z.string().trim().min(1, 'is required');
 const EnvironmentSchema = z.object({
   NEWS_API_BASE_URL: required,
   NEWS_API_KEY_SECRET_ID: required,
+  NEWS_API_ALLOW_INTERNAL_TARGET: z
+    .enum(['true', 'false'], { error: 'must be "true" or "false"' })
+    .default('false')
+    .transform((value) => value === 'true'),
   NEWS_API_PAGE_SIZE: integer(1, 1000).default(100),
   NEWS_API_TIME_ZONE: z.string().optional(),
   NEWS_API_PAGINATION: z.enum(['PAGE', 'CURSOR']).default('PAGE'),
@@ -192,6 +203,14 @@ export function loadAlertRunConfig(env: Readonly<Record<string, string | undefin
     ...(e.NEWS_API_CA_PEM?.trim() ? { caPem: e.NEWS_API_CA_PEM } : {}),
     mapping: parseMapping(e.NEWS_API_RESPONSE_MAPPING),
   });
+  // The target-address policy at cold start too, not only at synth: a variable edited in the
+  // console must not point the function (and its API key) at the metadata service or a private host.
+  const target = checkTargetUrl(provider.baseUrl, { allowInternal: e.NEWS_API_ALLOW_INTERNAL_TARGET });
+  if (!target.ok) {
+    throw new ConfigError(
+      `invalid alert function configuration: NEWS_API_BASE_URL: ${target.reason}; set NEWS_API_ALLOW_INTERNAL_TARGET=true only for a local or test provider`,
+    );
+  }
   return {
     provider,
     secretId: e.NEWS_API_KEY_SECRET_ID,

@@ -61,6 +61,7 @@ export class AlertFunction extends Construct {
 
     const pagination = config.newsApiPagination;
     this.#set('NEWS_API_BASE_URL', config.newsApiBaseUrl);
+    if (config.allowInternalTargets) this.#set('NEWS_API_ALLOW_INTERNAL_TARGET', 'true');
     this.#set('NEWS_API_PAGE_SIZE', String(config.newsApiPageSize));
     if (config.newsApiTimeZone !== null) this.#set('NEWS_API_TIME_ZONE', config.newsApiTimeZone);
     this.#set('NEWS_API_PAGINATION', pagination.method);

@@ -153,6 +153,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
 
   const config = loadAlertRunConfig({
     NEWS_API_BASE_URL: provider.url,
+    // The simulator listens on loopback: the explicit override of the target-address policy.
+    NEWS_API_ALLOW_INTERNAL_TARGET: 'true',
     NEWS_API_KEY_SECRET_ID: secretId,
     // The simulator's zone is known; an outside provider's is whatever the caller's environment
     // says (a guess would read its zone-less timestamps hours off).

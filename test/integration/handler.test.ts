@@ -61,6 +61,7 @@ beforeAll(async () => {
   Object.assign(process.env, {
     AWS_ENDPOINT_URL: inject('motoEndpoint'),
     NEWS_API_BASE_URL: stack.simulator?.url,
+    NEWS_API_ALLOW_INTERNAL_TARGET: 'true',
     NEWS_API_KEY_SECRET_ID: stack.secretId,
     NEWS_API_TIME_ZONE: 'Asia/Seoul',
     NEWS_API_CA_PEM: inject('sandboxCa').cert,

@@ -34,6 +34,29 @@ describe('alert function configuration', () => {
     expect(documented.LATE_ARRIVAL_MINUTES).toBe(String(config.run.lateArrivalMs / 60_000));
   });
 
+  it('refuses an internal provider base URL at cold start unless NEWS_API_ALLOW_INTERNAL_TARGET is true (target-address policy)', () => {
+    for (const url of [
+      'https://169.254.169.254/latest',
+      'https://127.0.0.1:8443',
+      'https://[::1]/v1',
+      'https://2852039166/',
+    ]) {
+      const error = failure({ ...minimal, NEWS_API_BASE_URL: url });
+      expect(error).toBeInstanceOf(ConfigError);
+      expect(error.message).toContain('NEWS_API_BASE_URL');
+      expect(error.message).toContain('NEWS_API_ALLOW_INTERNAL_TARGET');
+    }
+    const allowed = loadAlertRunConfig({
+      ...minimal,
+      NEWS_API_BASE_URL: 'https://127.0.0.1:8443',
+      NEWS_API_ALLOW_INTERNAL_TARGET: 'true',
+    });
+    expect(allowed.provider.baseUrl).toBe('https://127.0.0.1:8443');
+    expect(failure({ ...minimal, NEWS_API_ALLOW_INTERNAL_TARGET: 'yes' }).message).toContain(
+      'NEWS_API_ALLOW_INTERNAL_TARGET',
+    );
+  });
+
   it('refuses an http:// base URL, naming the variable and the fix', () => {
     const error = failure({ ...minimal, NEWS_API_BASE_URL: 'http://news.example.com' });
     expect(error).toBeInstanceOf(ConfigError);
