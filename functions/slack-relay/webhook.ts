@@ -7,6 +7,7 @@
 import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { type Dispatcher, request } from 'undici';
+import { registerSecret } from '#shared/secret-redaction';
 import { SlackWebhookConfigError } from './errors.ts';
 
 /** Where an audience's webhook URL is kept. */
@@ -73,6 +74,9 @@ export class SecretsManagerWebhooks implements WebhookSource {
     if (!url.startsWith('https://')) {
       throw new SlackWebhookConfigError(`secret "${secretId}" must hold an https:// incoming-webhook URL`);
     }
+    // The path is the credential (anyone holding it can post): from now on every log line and
+    // error chain of this process redacts it, whatever field or encoding it turns up in.
+    registerSecret(secretPathOf(url));
     return { url, secretId };
   }
 }
@@ -154,5 +158,15 @@ export class UndiciWebhookPoster implements WebhookPoster {
       retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter,
       detail: redactWebhook(text.trim().slice(0, 200), url),
     };
+  }
+}
+
+/** The secret part of a webhook URL: its path and query (the host is public knowledge). */
+function secretPathOf(url: string): string | undefined {
+  try {
+    const { pathname, search } = new URL(url);
+    return pathname.length > 1 ? `${pathname}${search}` : undefined;
+  } catch {
+    return undefined;
   }
 }
