@@ -186,7 +186,10 @@ async function preview(context: CommandContext, _args: readonly unknown[], optio
             } catch (error) {
               // The run skips (and logs) what it cannot render; so does the count.
               unrenderable += 1;
-              log.warn('could not render a notification; the run would park it for review (news-alerts replay --parked)', { id, error: String(error) });
+              log.warn(
+                'could not render a notification; the run would park it for review (news-alerts replay --parked)',
+                { id, error: String(error) },
+              );
               continue;
             }
             counted.add(id);

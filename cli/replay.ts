@@ -588,7 +588,10 @@ export function registerReplay(program: Command): void {
     .option('--to <when>', 'end (inclusive), same forms; default now')
     .option('--audience <ids>', 'only these audiences, comma-separated', collectList)
     .option('--dry-run', 'show what would be sent; send and record nothing')
-    .option('--parked', 'send the parked alerts (refused for good by SNS, or held back for an unpublishable link) once reviewed')
+    .option(
+      '--parked',
+      'send the parked alerts (refused for good by SNS, or held back for an unpublishable link) once reviewed',
+    )
     .addHelpText(
       'after',
       `
