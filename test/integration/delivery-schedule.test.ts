@@ -7,7 +7,7 @@
  * by alert or digest entry, across all the runs.
  */
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { SandboxAudience } from '#sandbox/examples';
 import { compareDeliveries, expectedDeliveries } from '#sandbox/expectations';
 import type { SimArticleInput } from '#sandbox/news-simulator';
@@ -96,6 +96,11 @@ function publish(stack: TestStack, ...articles: [title: string, publishedAt: str
 
 describe('delivery preferences through the alert run', () => {
   let stack: TestStack | undefined;
+  // Article ids restart for every test (each has a stack of its own), so the ids a test expects
+  // do not depend on which tests ran before it (--sequence.shuffle).
+  beforeEach(() => {
+    counter = 0;
+  });
   afterEach(async () => {
     await stack?.stop();
     stack = undefined;
