@@ -200,6 +200,13 @@ export class Monitoring extends Construct {
       evaluationPeriods: 1,
       treatMissingData: notBreaching,
     });
+    this.#alarm('notifications-unrenderable', doc('notifications-unrenderable'), {
+      metric: this.runMetric(metricNames.notificationsUnrenderable, 'Sum', interval),
+      threshold: 1,
+      comparisonOperator: atLeastOne,
+      evaluationPeriods: 1,
+      treatMissingData: notBreaching,
+    });
     this.#alarm('pages-parked', doc('pages-parked'), {
       metric: this.runMetric(metricNames.pagesParked, 'Sum', interval),
       threshold: 1,
@@ -407,9 +414,16 @@ const alarmDocs: readonly AlarmDoc[] = [
   {
     name: 'notifications-parked',
     meaning:
-      'SNS refused notifications for good (topic deleted, KMS key disabled, access denied); they were parked in the state table instead of being lost.',
+      'Notifications were parked in the state table instead of being lost: SNS refused them for good (topic deleted, KMS key disabled, access denied), or the alert could not be published as rendered (a link that is not a public http(s) address, carries credentials or is over 2,048 characters).',
     action:
-      'Fix the audience topic or key named in the log, then send the parked notifications with `news-alerts replay`.',
+      'Find the reason in the log ("SNS refused notifications for good", or the parked article with its code). Fix the audience topic or key, or review the articles with `news-alerts replay --parked --dry-run`; then send them with `news-alerts replay --parked`.',
+  },
+  {
+    name: 'notifications-unrenderable',
+    meaning:
+      'Alerts or digest entries could not be rendered. Alerts are parked (notifications-parked fires too); a held entry that cannot be shown even alone is left out of its digest and logged.',
+    action:
+      'Find "could not render" or "could not be rendered" in the function log (audience and article keys). Check the provider data for those articles; a digest entry left out can be sent again with `news-alerts replay` over its window.',
   },
   {
     name: 'pages-parked',

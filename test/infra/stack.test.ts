@@ -497,6 +497,9 @@ describe('monitoring', () => {
     });
     expect(alarm('news-alerts-upstream-auth-failures')).toMatchObject({ MetricName: metricNames.upstreamAuthFailures });
     expect(alarm('news-alerts-notifications-parked')).toMatchObject({ MetricName: metricNames.notificationsParked });
+    expect(alarm('news-alerts-notifications-unrenderable')).toMatchObject({
+      MetricName: metricNames.notificationsUnrenderable,
+    });
     expect(alarm('news-alerts-invalid-rules')).toMatchObject({ MetricName: metricNames.invalidRules });
     expect(alarm('news-alerts-invalid-audiences')).toMatchObject({ MetricName: metricNames.invalidAudiences });
   });
