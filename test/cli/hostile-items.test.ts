@@ -6,14 +6,16 @@
  * each one costs seconds on a busy machine.
  */
 import { type AttributeValue, PutItemCommand } from '@aws-sdk/client-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type CliSandbox, startCliSandbox } from './support.ts';
 
 let sandbox: CliSandbox;
-beforeAll(async () => {
+// A sandbox of its own for every test, so each starts from the example set in any order
+// (--sequence.shuffle).
+beforeEach(async () => {
   sandbox = await startCliSandbox();
 });
-afterAll(async () => {
+afterEach(async () => {
   await sandbox?.stop();
 });
 

@@ -7,14 +7,16 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type CliSandbox, projectRoot, startCliSandbox } from './support.ts';
 
 let sandbox: CliSandbox;
-beforeAll(async () => {
+// A sandbox of its own for every test, so each starts from the example set in any order
+// (--sequence.shuffle).
+beforeEach(async () => {
   sandbox = await startCliSandbox();
 });
-afterAll(async () => {
+afterEach(async () => {
   await sandbox?.stop();
 });
 

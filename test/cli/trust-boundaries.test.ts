@@ -6,7 +6,7 @@
  * commands about the others.
  */
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { getItem } from '../../cli/items.ts';
 import { type CliResult, type CliSandbox, startCliSandbox } from './support.ts';
 
@@ -33,10 +33,12 @@ const topicOf = (audienceId: string): string => {
   return arn;
 };
 
-beforeAll(async () => {
+// A sandbox of its own for every test, so each starts from the example set in any order
+// (--sequence.shuffle).
+beforeEach(async () => {
   sandbox = await startCliSandbox();
 });
-afterAll(async () => {
+afterEach(async () => {
   await sandbox?.stop();
 });
 

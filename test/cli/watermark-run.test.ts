@@ -4,14 +4,16 @@
  * watermark, moving the watermark with confirmation and the optimistic lock, and the lease that
  * keeps a CLI run or replay from overlapping a run in progress.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type CliSandbox, startCliSandbox } from './support.ts';
 
 let sandbox: CliSandbox;
-beforeAll(async () => {
+// A sandbox of its own for every test, so each starts from the example set in any order
+// (--sequence.shuffle).
+beforeEach(async () => {
   sandbox = await startCliSandbox();
 });
-afterAll(async () => {
+afterEach(async () => {
   await sandbox?.stop();
 });
 
