@@ -8,7 +8,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DeliveryRecord, Notifier } from '#core/ports';
 import type { SandboxAudience } from '#sandbox/examples';
-import { startTestStack, stateWith, type TestStack } from '#test/run-harness';
+import { collectAlertsAndDigests, startTestStack, stateWith, type TestStack } from '#test/run-harness';
 import { installSnsFaults } from '#test/sns-faults';
 
 const audiences: SandboxAudience[] = [
@@ -25,31 +25,7 @@ const rules = [
 const at = (iso: string) => Date.parse(iso);
 const releaseId = 'digest-desk|digest:2026-11-22T08:00:00.000Z';
 
-interface Delivered {
-  /** `audienceId|articleKey` of single alerts. */
-  readonly alerts: string[];
-  /** Digest messages: id and the article keys they list. */
-  readonly digests: { id: string; keys: string[] }[];
-}
-
-async function delivered(stack: TestStack, into: Delivered): Promise<Delivered> {
-  for (const notification of await stack.collectDeliveries()) {
-    const part = notification.body.newsAlerts as {
-      kind?: string;
-      deliveryId: string;
-      digest?: { groups: { entries: { article: { key: string } }[] }[] };
-    };
-    if (part.kind === 'digest') {
-      into.digests.push({
-        id: part.deliveryId,
-        keys: (part.digest?.groups ?? []).flatMap((group) => group.entries.map((entry) => entry.article.key)).sort(),
-      });
-    } else {
-      into.alerts.push(`${notification.audienceId}|${notification.articleKey}`);
-    }
-  }
-  return into;
-}
+const delivered = collectAlertsAndDigests;
 
 const heldKeys = ['id:g-1', 'id:g-2', 'id:g-3'];
 

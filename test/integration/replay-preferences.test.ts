@@ -8,35 +8,14 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SandboxAudience } from '#sandbox/examples';
-import { startTestStack, type TestStack } from '#test/run-harness';
+import { type AlertsAndDigests, collectAlertsAndDigests, startTestStack, type TestStack } from '#test/run-harness';
 import { type ReplayOutcome, replayDeliveries } from '../../cli/replay.ts';
 import { parseWindow } from '../../cli/window.ts';
 
 const at = (iso: string) => Date.parse(iso);
 
-interface Received {
-  readonly alerts: string[];
-  readonly digests: { id: string; keys: string[] }[];
-}
-
-async function collect(stack: TestStack, into: Received): Promise<Received> {
-  for (const notification of await stack.collectDeliveries()) {
-    const part = notification.body.newsAlerts as {
-      kind?: string;
-      deliveryId: string;
-      digest?: { groups: { entries: { article: { key: string } }[] }[] };
-    };
-    if (part.kind === 'digest') {
-      into.digests.push({
-        id: part.deliveryId,
-        keys: (part.digest?.groups ?? []).flatMap((group) => group.entries.map((entry) => entry.article.key)).sort(),
-      });
-    } else {
-      into.alerts.push(`${notification.audienceId}|${notification.articleKey}`);
-    }
-  }
-  return into;
-}
+type Received = AlertsAndDigests;
+const collect = collectAlertsAndDigests;
 
 /** `news-alerts replay --from <from> --to <to>` at the stack's clock, through the CLI's own delivery core. */
 async function replay(stack: TestStack, from: string, to: string, dryRun = false): Promise<ReplayOutcome> {

@@ -150,3 +150,29 @@ export function stateWith(state: StateStore, overrides: Partial<StateStore>): St
     },
   });
 }
+
+/** What the audit queues received: single alerts as `audienceId|articleKey`, digests by id with their sorted article keys. */
+export interface AlertsAndDigests {
+  readonly alerts: string[];
+  readonly digests: { id: string; keys: string[] }[];
+}
+
+/** Adds everything delivered since the last call to `into`, split into alerts and digests. */
+export async function collectAlertsAndDigests(stack: LocalStack, into: AlertsAndDigests): Promise<AlertsAndDigests> {
+  for (const notification of await stack.collectDeliveries()) {
+    const part = notification.body.newsAlerts as {
+      kind?: string;
+      deliveryId: string;
+      digest?: { groups: { entries: { article: { key: string } }[] }[] };
+    };
+    if (part.kind === 'digest') {
+      into.digests.push({
+        id: part.deliveryId,
+        keys: (part.digest?.groups ?? []).flatMap((group) => group.entries.map((entry) => entry.article.key)).sort(),
+      });
+    } else {
+      into.alerts.push(`${notification.audienceId}|${notification.articleKey}`);
+    }
+  }
+  return into;
+}
