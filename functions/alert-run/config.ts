@@ -94,6 +94,17 @@ export const alertRunEnvironment: readonly EnvironmentVariable[] = [
   },
   { name: 'INITIAL_LOOKBACK_MINUTES', default: '60', description: 'Where the very first run starts.' },
   {
+    name: 'FULL_SWEEP_MINUTES',
+    default: '360',
+    description:
+      'How often a run reads every page of its window again (a full sweep, for late-indexed or reordered articles); 0 reads every page on every run.',
+  },
+  {
+    name: 'INCREMENTAL_OVERLAP_MINUTES',
+    default: '2',
+    description: 'Between full sweeps, how far behind the watermark a run reads before it may stop early.',
+  },
+  {
     name: 'LEDGER_RETENTION_DAYS',
     default: '14',
     description: 'TTL of delivery-ledger entries; must exceed the re-read overlap.',
@@ -142,6 +153,8 @@ const EnvironmentSchema = z.object({
   STATE_TABLE_NAME: required,
   LATE_ARRIVAL_MINUTES: integer(0, 7 * 24 * 60).default(60),
   INITIAL_LOOKBACK_MINUTES: integer(0, 31 * 24 * 60).default(60),
+  FULL_SWEEP_MINUTES: integer(0, 24 * 60).default(360),
+  INCREMENTAL_OVERLAP_MINUTES: integer(0, 24 * 60).default(2),
   LEDGER_RETENTION_DAYS: integer(2, 365).default(14),
   LEASE_SECONDS: integer(60, 24 * 3600).default(960),
   SOFT_MARGIN_SECONDS: integer(1, 600).default(30),
@@ -177,9 +190,9 @@ export function loadAlertRunConfig(env: Readonly<Record<string, string | undefin
       'SOFT_MARGIN_SECONDS must be larger than HARD_MARGIN_SECONDS (fetching stops before publishing)',
     );
   }
-  if (e.LEDGER_RETENTION_DAYS * 24 * 60 <= e.LATE_ARRIVAL_MINUTES + 2 * 24 * 60) {
+  if (e.LEDGER_RETENTION_DAYS * 24 * 60 <= e.LATE_ARRIVAL_MINUTES + e.FULL_SWEEP_MINUTES + 2 * 24 * 60) {
     throw new ConfigError(
-      'LEDGER_RETENTION_DAYS must cover the re-read overlap (LATE_ARRIVAL_MINUTES plus two provider days); raise it',
+      'LEDGER_RETENTION_DAYS must cover the re-read overlap (LATE_ARRIVAL_MINUTES plus FULL_SWEEP_MINUTES plus two provider days); raise it',
     );
   }
   const provider = parseProviderConfig({
@@ -226,6 +239,8 @@ export function loadAlertRunConfig(env: Readonly<Record<string, string | undefin
       softMarginMs: e.SOFT_MARGIN_SECONDS * 1000,
       hardMarginMs: e.HARD_MARGIN_SECONDS * 1000,
       ledgerFlushDelayMs: e.LEDGER_FLUSH_DELAY_MS,
+      fullSweepMs: e.FULL_SWEEP_MINUTES * 60_000,
+      incrementalOverlapMs: e.INCREMENTAL_OVERLAP_MINUTES * 60_000,
     },
   };
 }

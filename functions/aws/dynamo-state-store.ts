@@ -90,6 +90,7 @@ import {
   type LeaseHolder,
   type LeaseRecord,
   type Log,
+  type ReadingState,
   ReleaseClaimConflictError,
   type RunRecord,
   type StateStore,
@@ -98,6 +99,7 @@ import {
 } from '#core/ports';
 import { logger } from '#shared/powertools';
 import { exponentialBackoff } from '#shared/retry';
+import { readReadingState, writeReadingState } from './dynamo-reading-state.ts';
 
 /** The state table could not be read or written as expected (after retries where they help). */
 export class StateStoreError extends NewsAlertsError {
@@ -1126,6 +1128,14 @@ export class DynamoStateStore implements StateStore, LeaseAdmin {
         },
       }),
     );
+  }
+
+  readReadingState(): Promise<ReadingState | undefined> {
+    return readReadingState(this.#documents, this.#table, this.#log);
+  }
+
+  writeReadingState(lease: Lease, state: ReadingState, now: number): Promise<void> {
+    return writeReadingState(this.#documents, this.#table, leaseKey, lease, state, now);
   }
 
   async recentRuns(limit: number): Promise<RunRecord[]> {

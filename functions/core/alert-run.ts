@@ -66,6 +66,13 @@ export interface AlertRunSettings {
   readonly hardMarginMs: number;
   /** Longest a published notification waits for its ledger write. */
   readonly ledgerFlushDelayMs: number;
+  /**
+   * Incremental reading (functions/core/reading.ts): how often a run reads every page of its window
+   * again (a full sweep, for late-indexed or reordered articles); 0 makes every run a full sweep.
+   */
+  readonly fullSweepMs: number;
+  /** Between sweeps, how far behind the watermark a run reads before it may stop early. */
+  readonly incrementalOverlapMs: number;
 }
 
 export interface AlertRunOptions {

@@ -57,6 +57,30 @@ export interface ArticlePage {
    * a redacted sample. The run parks it (records it for replay, counts it, alarms) and goes on.
    */
   readonly unreadable?: string | undefined;
+  /**
+   * The cursor that requested this page (cursor paging; undefined for the first page of a chain),
+   * so a later run can resume there ({@link PagesOptions.resumeFrom}).
+   */
+  readonly cursor?: string | undefined;
+}
+
+/** Where a read of a provider date starts when it does not start at page 1. */
+export type PagePosition = { readonly page: number } | { readonly cursor: string };
+
+/** How to read a provider date range; the default is every page, fetched concurrently. */
+export interface PagesOptions {
+  readonly signal?: AbortSignal | undefined;
+  /**
+   * Fetch one page at a time instead of a window of concurrent requests: the caller expects to
+   * stop early (incremental reading), so pages fetched ahead would be wasted requests.
+   */
+  readonly sequential?: boolean | undefined;
+  /**
+   * Start at this page or cursor (the position of the last page an earlier run read) and read
+   * one page at a time from there to the end. Only the caller can tell whether the boundary holds
+   * (the first page must repeat articles it has already seen); the source does not check it.
+   */
+  readonly resumeFrom?: PagePosition | undefined;
 }
 
 /** The News Lookup API as the run needs it. */
@@ -66,7 +90,7 @@ export interface NewsSource {
    * only after the whole range was read (so a completed loop means "nothing left unread");
    * it throws a ProviderError otherwise.
    */
-  pages(range: ProviderDateRange, options?: { signal?: AbortSignal }): AsyncIterable<ArticlePage>;
+  pages(range: ProviderDateRange, options?: PagesOptions): AsyncIterable<ArticlePage>;
 }
 
 // --- Rules and audiences ------------------------------------------------------------------------
@@ -183,6 +207,48 @@ export interface RunRecord {
 }
 
 export type RunStatus = 'completed' | 'checkpointed' | 'skipped' | 'incomplete' | 'failed';
+
+// --- Incremental reading ------------------------------------------------------------------------
+
+/**
+ * The order in which the provider lists a day's articles, as learned from a whole day read
+ * without a single article out of that order; `unknown` until then, or after any page broke it.
+ */
+export type ProviderOrder = 'newest-first' | 'oldest-first' | 'unknown';
+
+/** Where an oldest-first read of one provider date ended, so the next run can start there. */
+export interface DayResume {
+  readonly day: string;
+  /** The position that fetched the last page read. */
+  readonly position: PagePosition;
+  /** The page size it was read with; a different size makes the position meaningless. */
+  readonly pageSize: number;
+  /** Keys of the articles on that page (at most {@link maxResumeKeys}): the overlap that proves the boundary. */
+  readonly keys: readonly string[];
+}
+
+/** Keys kept per resume point: enough to recognise the page, small enough for one state item. */
+export const maxResumeKeys = 100;
+
+/**
+ * What the runs learned about reading the provider, kept between runs (functions/core/reading.ts).
+ * Losing it is always safe: a run without it reads every page of the window (a full sweep).
+ */
+export interface ReadingState {
+  readonly order: ProviderOrder;
+  /** When the last completed full sweep started (epoch ms). */
+  readonly lastSweepAt?: number | undefined;
+  /** The run that wrote this state and how it ended. */
+  readonly runId: string;
+  readonly runStatus: RunStatus;
+  /**
+   * The watermark version when it was written: a different version at the next run means the
+   * watermark was moved by a run that did not finish or by ops (`watermark set`), so that run sweeps.
+   */
+  readonly watermarkVersion?: number | undefined;
+  readonly resume: readonly DayResume[];
+  readonly updatedAt: number;
+}
 
 // --- Held notifications, digests and daily budgets ----------------------------------------------
 
@@ -325,6 +391,13 @@ export interface StateStore {
   recordRun(record: RunRecord): Promise<void>;
   /** Most recent runs first. */
   recentRuns(limit: number): Promise<RunRecord[]>;
+  /**
+   * The reading state the last run left, or undefined when there is none or it cannot be read
+   * (an item damaged by hand): both make the next run read every page, which is always safe.
+   */
+  readReadingState(): Promise<ReadingState | undefined>;
+  /** Stores the reading state if the lease is still this run's; throws LeaseLostError otherwise. */
+  writeReadingState(lease: Lease, state: ReadingState, now: number): Promise<void>;
 
   /**
    * Holds notifications for a later digest. Each held item is written in the same transaction as

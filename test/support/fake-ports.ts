@@ -24,9 +24,11 @@ import {
   type NewsSource,
   type Notifier,
   type OutboundMessage,
+  type PagesOptions,
   type ProviderDateRange,
   type PublishedMessage,
   type PublishOutcome,
+  type ReadingState,
   type RuleSource,
   type RunRecord,
   type StateStore,
@@ -75,6 +77,13 @@ export class MemoryStateStore implements StateStore {
   }
   async recentRuns(limit: number): Promise<RunRecord[]> {
     return this.runs.slice(-limit).reverse();
+  }
+  readingState: ReadingState | undefined;
+  async readReadingState(): Promise<ReadingState | undefined> {
+    return this.readingState;
+  }
+  async writeReadingState(_lease: Lease, state: ReadingState): Promise<void> {
+    this.readingState = state;
   }
   async holdNotifications(records: readonly HeldNotification[]): Promise<void> {
     for (const record of records) {
@@ -149,7 +158,7 @@ export class MemoryNotifier implements Notifier {
 export class MemoryNewsSource implements NewsSource {
   constructor(readonly byDate: ReadonlyMap<string, readonly Article[]>) {}
 
-  async *pages(range: ProviderDateRange): AsyncIterable<ArticlePage> {
+  async *pages(range: ProviderDateRange, _options?: PagesOptions): AsyncIterable<ArticlePage> {
     for (const [date, articles] of [...this.byDate].sort(([a], [b]) => (a < b ? -1 : 1))) {
       if (date < range.from || date > range.to) continue;
       yield { pageNumber: 1, articles, skipped: [] };

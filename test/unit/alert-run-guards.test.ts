@@ -17,6 +17,8 @@ const now = Date.UTC(2026, 10, 22, 12, 0);
 const settings: AlertRunSettings = {
   providerTimeZone: 'UTC',
   lateArrivalMs: 0,
+  fullSweepMs: 0,
+  incrementalOverlapMs: 0,
   initialLookbackMs: 24 * 60 * 60 * 1000,
   leaseDurationMs: 60_000,
   softMarginMs: 0,
