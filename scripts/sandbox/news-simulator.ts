@@ -13,6 +13,19 @@
  * - Errors: `{"status":"ERROR","error":{"code","message","field"?}}`.
  * - Pages: `{"status":"OK","totalCount","page","size","articles"}`; cursor pages:
  *   `{"status":"OK","articles","nextCursor"}`.
+ * - Order ({@link SimOrder}, switchable while running with `setOrder`): newest first, oldest
+ *   first, or unordered. Sorted orders break ties on `publishedAt` by `articleId` (ascending
+ *   oldest-first, descending newest-first, the exact reverse), so articles with identical
+ *   timestamps have one fixed place and keyset cursors over them neither skip nor repeat.
+ *   Unordered is a seeded pseudo-random permutation keyed by article id: the same article set
+ *   always comes in the same order (a page read twice gives the same items), and an arrival lands
+ *   wherever its id falls, shifting the pages after it.
+ * - Cursors are opaque; inside they are keyset cursors (the last article returned) when issued by
+ *   a sorted order and position cursors (the offset of the next article) when issued while
+ *   unordered. A keyset cursor continues after its article in the order current when it is
+ *   redeemed (after `setOrder` flips the direction, the rest of the chain runs the other way; a
+ *   client must notice the change and read again); redeemed while unordered, any cursor is taken
+ *   as its position, like a page number, so arrivals before it shift what follows.
  *
  * Faults strike only requests the simulator would otherwise answer with 200, so a fault never
  * hides a contract error. They queue in injection order; each request takes the first pending
@@ -81,7 +94,8 @@ export const SimFaultSchema = z.discriminatedUnion('kind', [
   /**
    * `insert` new seeded articles are published just before the request is answered, placed so
    * they come first in the response order (newest-first: now, clamped to the range; oldest-first:
-   * a late arrival at the start of the range). Offset pages shift; keyset cursors do not.
+   * a late arrival at the start of the range; unordered: now, wherever their ids fall). Offset
+   * pages and position cursors shift; keyset cursors do not.
    */
   z.strictObject({ kind: z.literal('shift'), insert: z.number().int().min(1).max(10_000), ...faultTarget }),
   /** The page starts with the previous page's last item (page 1: its own first item, twice). */
@@ -117,6 +131,12 @@ export interface SimRequestRecord {
   readonly articleCount?: number;
 }
 
+/**
+ * The order of a response: `newest-first` and `oldest-first` by (publishedAt, articleId);
+ * `unordered` a stable seeded permutation keyed by article id (see the module header).
+ */
+export type SimOrder = 'newest-first' | 'oldest-first' | 'unordered';
+
 /** Options of {@link startNewsSimulator}; every one is optional. */
 export interface NewsSimulatorOptions {
   /** CA that signs the server certificate; a new one is created when absent. */
@@ -145,8 +165,11 @@ export interface NewsSimulatorOptions {
   readonly maxPageSize?: number;
   /** Longest accepted range in days, both ends included. Default 31. */
   readonly maxRangeDays?: number;
-  /** Response order. Default `newest-first`, the order in which new arrivals shift offset pages. */
-  readonly order?: 'newest-first' | 'oldest-first';
+  /**
+   * Response order. Default `newest-first`, the order in which new arrivals shift offset pages.
+   * `unordered` is seeded by `seed`; change the order while running with {@link NewsSimulator.setOrder}.
+   */
+  readonly order?: SimOrder;
   /**
    * `publishedAt` on the wire: `iso` (`2026-11-22T09:15:00+09:00`, the default), `rfc822`
    * (`Sun, 22 Nov 2026 09:15:00 +0900`), `compact` (`20261122091500`, provider-local wall time
@@ -172,6 +195,13 @@ export interface NewsSimulator {
   readonly timeZone: string;
   /** Every article, oldest first (ties by id). */
   articles(): SimArticle[];
+  /** The response order now. */
+  readonly order: SimOrder;
+  /**
+   * Changes the response order from the next request on, also in the middle of a read: the next
+   * page or cursor of a chain already started is answered in the new order (see the module header).
+   */
+  setOrder(order: SimOrder): void;
   /**
    * Adds articles now: new arrivals, or late arrivals with old timestamps. An existing
    * `articleId` is replaced (a status change such as WITHDRAWN). Test keys only ever see ids
@@ -219,6 +249,31 @@ function lowerBound(sorted: readonly SimArticle[], at: number): number {
   return lo;
 }
 
+/** FNV-1a of the article id mixed with the seed: where an article falls in the unordered order. */
+function shuffleKey(articleId: string, seed: number): number {
+  let hash = (0x811c9dc5 ^ Math.imul(seed | 0, 0x9e3779b1)) >>> 0;
+  for (let i = 0; i < articleId.length; i++) hash = Math.imul(hash ^ articleId.charCodeAt(i), 0x01000193) >>> 0;
+  // A final avalanche, so ids that differ only in their last digit land far apart.
+  hash ^= hash >>> 16;
+  hash = Math.imul(hash, 0x85ebca6b) >>> 0;
+  return (hash ^ (hash >>> 13)) >>> 0;
+}
+
+/**
+ * The unordered response order: by each article's seeded key (ties by id), so the permutation
+ * depends only on the set of articles, never on when or in which order they were published.
+ */
+function shuffledByKey(list: readonly SimArticle[], seed: number): SimArticle[] {
+  return list
+    .map((article) => ({ article, key: shuffleKey(article.articleId, seed) }))
+    .sort(
+      (a, b) =>
+        a.key - b.key ||
+        (a.article.articleId < b.article.articleId ? -1 : a.article.articleId > b.article.articleId ? 1 : 0),
+    )
+    .map(({ article }) => article);
+}
+
 /** Which articles a key sees. */
 interface Scope {
   /** Cache key of the scope. */
@@ -238,11 +293,23 @@ class ArticleStore {
   readonly #sample = new Set<string>();
   readonly #views = new Map<string, readonly SimArticle[]>();
   readonly #calendar: ZoneCalendar;
-  readonly #descending: boolean;
+  readonly #seed: number;
+  #order: SimOrder;
 
-  constructor(calendar: ZoneCalendar, order: 'newest-first' | 'oldest-first') {
+  constructor(calendar: ZoneCalendar, order: SimOrder, seed: number) {
     this.#calendar = calendar;
-    this.#descending = order === 'newest-first';
+    this.#order = order;
+    this.#seed = seed;
+  }
+
+  get order(): SimOrder {
+    return this.#order;
+  }
+
+  set order(order: SimOrder) {
+    if (order === this.#order) return;
+    this.#order = order;
+    this.#views.clear();
   }
 
   all(): SimArticle[] {
@@ -293,16 +360,20 @@ class ArticleStore {
     if (scope.sampleOnly) {
       list = list.filter((article) => this.#sample.has(article.articleId)).slice(0, TEST_KEY_SAMPLE_SIZE);
     }
-    if (this.#descending) list.reverse();
+    if (this.#order === 'newest-first') list.reverse();
+    else if (this.#order === 'unordered') list = shuffledByKey(list, this.#seed);
     if (this.#views.size > 256) this.#views.clear();
     this.#views.set(cacheKey, list);
     return list;
   }
 
-  /** Where a keyset cursor continues in `view`: the first article after (publishedAt, articleId). */
+  /**
+   * Where a keyset cursor continues in `view` (a sorted order): the first article after
+   * (publishedAt, articleId) in the current direction.
+   */
   positionAfter(view: readonly SimArticle[], publishedAt: number, articleId: string): number {
     const probe = { publishedAt, articleId } as SimArticle;
-    const sign = this.#descending ? -1 : 1;
+    const sign = this.#order === 'newest-first' ? -1 : 1;
     let lo = 0;
     let hi = view.length;
     while (lo < hi) {
@@ -371,18 +442,24 @@ interface NewsQuery {
   readonly size: number;
   /** PAGE: the page; CURSOR: the position in the cursor chain. */
   readonly page: number;
-  /** CURSOR: the last article of the previous page. */
+  /** CURSOR: the last article of the previous page (a keyset cursor). */
   readonly after?: { readonly publishedAt: number; readonly articleId: string };
+  /** CURSOR: the offset of the next article in the view that issued the cursor. */
+  readonly position?: number;
 }
 
-const CursorSchema = z.strictObject({
-  v: z.literal(1),
-  s: z.string(),
-  e: z.string(),
-  t: z.number().int(),
-  i: z.string(),
-  n: z.number().int().positive(),
-});
+/** Inside a cursor: the range, the position in the chain, and a keyset (t, i), an offset (p) or both. */
+const CursorSchema = z
+  .strictObject({
+    v: z.literal(1),
+    s: z.string(),
+    e: z.string(),
+    t: z.number().int().optional(),
+    i: z.string().optional(),
+    p: z.number().int().nonnegative().optional(),
+    n: z.number().int().positive(),
+  })
+  .refine((cursor) => (cursor.t !== undefined && cursor.i !== undefined) || cursor.p !== undefined);
 
 const encodeCursor = (cursor: z.infer<typeof CursorSchema>): string =>
   Buffer.from(JSON.stringify(cursor)).toString('base64url');
@@ -437,7 +514,10 @@ function parseNewsBody(body: unknown, limits: Limits): NewsQuery | Invalid {
       end: cursor.e,
       size,
       page: cursor.n,
-      after: { publishedAt: cursor.t, articleId: cursor.i },
+      ...(cursor.t !== undefined && cursor.i !== undefined
+        ? { after: { publishedAt: cursor.t, articleId: cursor.i } }
+        : {}),
+      ...(cursor.p === undefined ? {} : { position: cursor.p }),
     };
   }
 
@@ -530,6 +610,9 @@ function checkOptions(options: NewsSimulatorOptions): void {
   integer('generate.perDay', options.generate?.perDay, 0, 10_000_000);
   integer('maxPageSize', options.maxPageSize, 1);
   integer('maxRangeDays', options.maxRangeDays, 1);
+  if (options.order !== undefined && !['newest-first', 'oldest-first', 'unordered'].includes(options.order)) {
+    throw new RangeError(`order must be newest-first, oldest-first or unordered, got ${String(options.order)}`);
+  }
 }
 
 const defaultKeys = (): Record<string, SimKeySpec> => ({
@@ -553,7 +636,7 @@ export async function startNewsSimulator(options: NewsSimulatorOptions = {}): Pr
   const now = options.now ?? Date.now;
   const timeZone = options.timeZone ?? 'Asia/Seoul';
   const calendar = new ZoneCalendar(timeZone);
-  const order = options.order ?? 'newest-first';
+  const initialOrder = options.order ?? 'newest-first';
   const timestampFormat = options.timestampFormat ?? 'iso';
   const limits: Limits = {
     maxPageSize: options.maxPageSize ?? 100,
@@ -564,7 +647,7 @@ export async function startNewsSimulator(options: NewsSimulatorOptions = {}): Pr
   const perDay = options.generate?.perDay ?? 200;
 
   const factory = new ArticleFactory(seed, calendar);
-  const store = new ArticleStore(calendar, order);
+  const store = new ArticleStore(calendar, initialOrder, seed);
   const startedAt = now();
   store.upsert(
     options.articles
@@ -644,7 +727,7 @@ export async function startNewsSimulator(options: NewsSimulatorOptions = {}): Pr
     const rangeStart = calendar.startOf(query.start);
     const rangeEnd = calendar.endOf(query.end) - 1;
     let at = rangeStart;
-    if (order === 'newest-first') {
+    if (store.order !== 'oldest-first') {
       // A new arrival: now, but never older than what the range already holds and never outside it.
       const newest = store.view(scopeOf(spec), query.start, query.end)[0]?.publishedAt ?? rangeStart;
       at = Math.min(Math.max(now(), newest, rangeStart), rangeEnd);
@@ -656,12 +739,13 @@ export async function startNewsSimulator(options: NewsSimulatorOptions = {}): Pr
   const answer = (spec: SimKeySpec, query: NewsQuery, fault: ActiveFault | undefined) => {
     if (fault?.kind === 'shift') shiftPages(spec, query, fault.insert);
     const view = store.view(scopeOf(spec), query.start, query.end);
+    const sorted = store.order !== 'unordered';
     const from =
       query.method === 'PAGE'
         ? (query.page - 1) * query.size
-        : query.after
+        : query.after && sorted
           ? store.positionAfter(view, query.after.publishedAt, query.after.articleId)
-          : 0;
+          : (query.position ?? 0);
     let items = view.slice(from, from + query.size);
     if (fault?.kind === 'duplicate') {
       const repeated = from > 0 ? view[from - 1] : items[0];
@@ -684,8 +768,8 @@ export async function startNewsSimulator(options: NewsSimulatorOptions = {}): Pr
             v: 1,
             s: query.start,
             e: query.end,
-            t: last.publishedAt,
-            i: last.articleId,
+            ...(sorted ? { t: last.publishedAt, i: last.articleId } : {}),
+            p: from + query.size,
             n: query.page + 1,
           })
         : null;
@@ -912,6 +996,15 @@ export async function startNewsSimulator(options: NewsSimulatorOptions = {}): Pr
     articles() {
       advanceFeed();
       return store.all();
+    },
+    get order() {
+      return store.order;
+    },
+    setOrder(order) {
+      if (order !== 'newest-first' && order !== 'oldest-first' && order !== 'unordered') {
+        throw new RangeError(`order must be newest-first, oldest-first or unordered, got ${String(order)}`);
+      }
+      store.order = order;
     },
     publish(...inputs) {
       const at = now();

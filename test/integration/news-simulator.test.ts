@@ -1,7 +1,8 @@
 /**
  * The news API simulator over real HTTPS: the contract it enforces, key scopes, date filtering in
- * the provider's zone, paging, seeded content, every fault, late publishes, cursor mode, request
- * recording and TLS. Clients trust the test run's CA explicitly; verification is never disabled.
+ * the provider's zone, paging, seeded content, every fault, late publishes, cursor mode, response
+ * orders (newest first, oldest first, unordered, switched mid-read, ties on identical timestamps),
+ * request recording and TLS. Clients trust the test run's CA explicitly; verification is never disabled.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -722,6 +723,200 @@ describe('cursor mode', () => {
 
   it('still serves PAGE requests', async () => {
     expect((await lookup(sim(), pageBody('2026-11-22', '2026-11-22', 1, 5))).articles).toHaveLength(5);
+  });
+});
+
+describe('response order', () => {
+  const day = '2026-11-22';
+  const ids = (articles: readonly { articleId: string }[]) => articles.map((article) => article.articleId);
+  const inScope = (sim: NewsSimulator) =>
+    sim
+      .articles()
+      .filter((article) => article.media.code !== OUT_OF_SCOPE_MEDIA && providerDate(article.publishedAt) === day);
+  const oldestFirst = (a: SimArticle, b: SimArticle) => -newestFirst(a, b);
+
+  /** Every page of a cursor chain over `day`, from `cursor` (the first page when absent). */
+  const cursorChain = async (sim: NewsSimulator, size: number, cursor?: string | null) => {
+    const pages: WireCursorPage[] = [];
+    let next = cursor;
+    do {
+      const body = { paginationMethod: 'CURSOR', publishedAtStart: day, publishedAtEnd: day, size };
+      const reply = await call(sim, { body: next ? { ...body, cursor: next } : body });
+      expect(reply.status, reply.text).toBe(200);
+      const page = JSON.parse(reply.text) as WireCursorPage;
+      pages.push(page);
+      next = page.nextCursor;
+    } while (next);
+    return pages;
+  };
+
+  describe('unordered', () => {
+    const sim = simulatorFor({ order: 'unordered', cursorMode: true, generate: { days: 1, perDay: 60 } });
+
+    it('serves every article once in a seeded order that is neither newest nor oldest first', async () => {
+      const { articles } = await readAll(sim(), day, day, 7);
+      const expected = inScope(sim());
+      expect([...ids(articles)].sort()).toEqual(ids(expected).sort());
+      expect(ids(articles)).not.toEqual(ids([...expected].sort(newestFirst)));
+      expect(ids(articles)).not.toEqual(ids([...expected].sort(oldestFirst)));
+    });
+
+    it('repeats a page exactly while the set is unchanged, and the same seed gives the same order', async () => {
+      const first = await readAll(sim(), day, day, 7);
+      expect((await readAll(sim(), day, day, 7)).articles).toEqual(first.articles);
+      const inputs = sim()
+        .articles()
+        .map(({ articleId, title, publishedAt, media }) => ({ articleId, title, publishedAt, media: media.code }));
+      const same = await startNewsSimulator({
+        ca: sandboxCa,
+        now: clock,
+        seed: 7,
+        order: 'unordered',
+        articles: inputs,
+      });
+      const other = await startNewsSimulator({
+        ca: sandboxCa,
+        now: clock,
+        seed: 8,
+        order: 'unordered',
+        articles: inputs,
+      });
+      try {
+        expect(ids((await readAll(same, day, day, 100)).articles)).toEqual(ids(first.articles));
+        expect(ids((await readAll(other, day, day, 100)).articles)).not.toEqual(ids(first.articles));
+      } finally {
+        await Promise.all([same.stop(), other.stop()]);
+      }
+    });
+
+    it('keeps the relative order of known articles when one arrives (keyed by id, not by arrival)', async () => {
+      const before = ids((await readAll(sim(), day, day, 100)).articles);
+      const [fresh] = sim().publish({ title: 'Inflation data surprise', media: 'M001', publishedAt: NOW });
+      const after = ids((await readAll(sim(), day, day, 100)).articles);
+      expect(after).toHaveLength(before.length + 1);
+      expect(after.filter((id) => id !== fresh?.articleId)).toEqual(before);
+    });
+
+    it('walks a cursor chain as position cursors: the same articles as PAGE, shifted by arrivals like pages', async () => {
+      const chain = await cursorChain(sim(), 7);
+      expect(chain.flatMap((page) => ids(page.articles))).toEqual(ids((await readAll(sim(), day, day, 7)).articles));
+
+      const [page1] = await cursorChain(sim(), 7).then((pages) => pages.slice(0, 1));
+      sim().faults.inject({ kind: 'shift', insert: 3 });
+      const body = { paginationMethod: 'CURSOR', publishedAtStart: day, publishedAtEnd: day, size: 7 };
+      const page2 = JSON.parse(
+        (await call(sim(), { body: { ...body, cursor: page1?.nextCursor } })).text,
+      ) as WireCursorPage;
+      // A position cursor is a page number in disguise: page 2 of the cursor chain is page 2 now.
+      expect(page2.articles).toEqual((await lookup(sim(), pageBody(day, day, 2, 7))).articles);
+    });
+  });
+
+  describe('setOrder', () => {
+    const sim = simulatorFor({ cursorMode: true, generate: { days: 1, perDay: 60 } });
+    const sorted = (compare: (a: SimArticle, b: SimArticle) => number) => ids([...inScope(sim())].sort(compare));
+
+    it('changes the order between reads and reports it', async () => {
+      expect(sim().order).toBe('newest-first');
+      expect(ids((await readAll(sim(), day, day, 10)).articles)).toEqual(sorted(newestFirst));
+      sim().setOrder('oldest-first');
+      expect(sim().order).toBe('oldest-first');
+      expect(ids((await readAll(sim(), day, day, 10)).articles)).toEqual(sorted(oldestFirst));
+      sim().setOrder('unordered');
+      const shuffled = ids((await readAll(sim(), day, day, 10)).articles);
+      expect([...shuffled].sort()).toEqual(sorted(oldestFirst).sort());
+      expect(shuffled).not.toEqual(sorted(oldestFirst));
+      sim().setOrder('newest-first');
+      expect(ids((await readAll(sim(), day, day, 10)).articles)).toEqual(sorted(newestFirst));
+      expect(() => sim().setOrder('sideways' as 'unordered')).toThrow(RangeError);
+    });
+
+    it('changes the order in the middle of a PAGE read: the next page comes from the new order', async () => {
+      const page1 = await lookup(sim(), pageBody(day, day, 1, 10));
+      expect(ids(page1.articles)).toEqual(sorted(newestFirst).slice(0, 10));
+      sim().setOrder('oldest-first');
+      try {
+        const page2 = await lookup(sim(), pageBody(day, day, 2, 10));
+        expect(ids(page2.articles)).toEqual(sorted(oldestFirst).slice(10, 20));
+      } finally {
+        sim().setOrder('newest-first');
+      }
+    });
+
+    it('continues a keyset cursor after its article in the order current when it is redeemed', async () => {
+      const body = { paginationMethod: 'CURSOR', publishedAtStart: day, publishedAtEnd: day, size: 10 };
+      const page1 = JSON.parse((await call(sim(), { body })).text) as WireCursorPage;
+      const boundary = page1.articles.at(-1)?.articleId;
+      sim().setOrder('oldest-first');
+      try {
+        const rest = await cursorChain(sim(), 10, page1.nextCursor);
+        const ascending = sorted(oldestFirst);
+        expect(rest.flatMap((page) => ids(page.articles))).toEqual(
+          ascending.slice(ascending.indexOf(boundary ?? '') + 1),
+        );
+      } finally {
+        sim().setOrder('newest-first');
+      }
+    });
+  });
+
+  describe('identical timestamps', () => {
+    const at = Date.parse('2026-11-22T09:00:00+09:00');
+    const tied = ['t-05', 't-01', 't-04', 't-02', 't-03', 't-06', 't-07'].map((articleId) => ({
+      articleId,
+      title: `Tie ${articleId}`,
+      publishedAt: at,
+    }));
+    const articles = [
+      { articleId: 'a-before', title: 'Before', publishedAt: at - 1000 },
+      ...tied,
+      { articleId: 'z-after', title: 'After', publishedAt: at + 1000 },
+    ];
+    const newest = simulatorFor({ articles, cursorMode: true });
+    const oldest = simulatorFor({ articles, cursorMode: true, order: 'oldest-first' });
+    const ascending = ['a-before', 't-01', 't-02', 't-03', 't-04', 't-05', 't-06', 't-07', 'z-after'];
+
+    it.each([
+      ['newest-first', newest, [...ascending].reverse(), 't-08'],
+      ['oldest-first', oldest, ascending, 't-00'],
+    ] as const)(
+      '%s: ties come in id order, and pages of 2 and cursors of 2 neither skip nor repeat',
+      async (_, sim, expected, behind) => {
+        expect(ids((await readAll(sim(), day, day, 2)).articles)).toEqual(expected);
+        expect((await cursorChain(sim(), 2)).flatMap((page) => ids(page.articles))).toEqual(expected);
+        // A tie that sorts before the cursor's article arrives between two pages: the keyset chain
+        // goes on exactly where it was (an offset would repeat an article).
+        const body = { paginationMethod: 'CURSOR', publishedAtStart: day, publishedAtEnd: day, size: 2 };
+        const page1 = JSON.parse((await call(sim(), { body })).text) as WireCursorPage;
+        sim().publish({ articleId: behind, title: `Tie ${behind}`, publishedAt: at });
+        const rest = await cursorChain(sim(), 2, page1.nextCursor);
+        expect(rest.flatMap((page) => ids(page.articles))).toEqual(expected.slice(2));
+      },
+    );
+  });
+
+  describe('cursor mode in every order', () => {
+    it.each(['newest-first', 'oldest-first', 'unordered'] as const)(
+      '%s: the cursor chain returns exactly the PAGE read',
+      async (order) => {
+        const sim = await startNewsSimulator({
+          ca: sandboxCa,
+          now: clock,
+          seed: 7,
+          order,
+          cursorMode: true,
+          generate: { days: 1, perDay: 45 },
+        });
+        try {
+          const viaPages = ids((await readAll(sim, day, day, 6)).articles);
+          const viaCursor = (await cursorChain(sim, 6)).flatMap((page) => ids(page.articles));
+          expect(viaCursor).toEqual(viaPages);
+          expect(new Set(viaCursor).size).toBe(inScope(sim).length);
+        } finally {
+          await sim.stop();
+        }
+      },
+    );
   });
 });
 
