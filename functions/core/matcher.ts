@@ -175,18 +175,32 @@ const ALL_REASONS: readonly MatchReason[] = Object.freeze([Object.freeze({ kind:
 const MASKABLE_REASONS = 20;
 /** The "mask" of a matching rule with more positive terms than that: reasons are collected anew. */
 const UNMASKED = 2 ** MASKABLE_REASONS;
-/** A matched rule is sorted as `programOffset * MATCH_KEY_SCALE + mask`, exact in a double. */
-const MATCH_KEY_SCALE = 2 ** (MASKABLE_REASONS + 1);
+/**
+ * Rules with up to this many positive terms keep one shared RuleMatch list per reason mask (at
+ * most 2^6 slots each, filled when first needed), so after a few articles a match allocates
+ * nothing: the 2,000 reason lists and freezes the old two-entry cache still built per 1,000
+ * articles cost more than the table's memory (about 0.6 MiB at 20,000 rules). Rules with more
+ * terms, rare in practice, remember only the list they built last.
+ */
+const LIST_TABLE_BITS = 6;
 /**
  * Up to this many matches (a typical article has a few dozen) are sorted by insertion, which needs
  * no typed-array view and no call into the runtime; more use the native typed-array sort.
  */
 const INSERTION_SORT_LIMIT = 48;
 /**
- * A rule's program starts with a header: its rule index, its audience index, and the reason masks
- * of the two RuleMatches last built for it (most recent first, -1 for none).
+ * A rule's program starts with a header: its rule index, its audience index, the first slot of its
+ * shared RuleMatch lists (`#lists`), how many reason bits index those slots (-1: the rule has more
+ * than LIST_TABLE_BITS terms and one slot for the list built last), the mask of its current match
+ * (written when it matches, read when the output is built, so a match carries no payload besides
+ * its offset) and, for a one-slot rule, the mask of the list in that slot (-1: none).
  */
-const PROGRAM_HEADER = 4;
+const PROGRAM_HEADER = 6;
+const HEADER_AUDIENCE = 1;
+const HEADER_LIST_START = 2;
+const HEADER_LIST_BITS = 3;
+const HEADER_MASK = 4;
+const HEADER_SLOT_MASK = 5;
 
 /** An AudienceMatch while the naive matcher collects its rules. */
 type AudienceMatchBuilder = { audienceId: string; article: Article; rules: RuleMatch[] };
@@ -229,19 +243,18 @@ class IndexedRuleMatcher implements RuleMatcher {
   readonly #reasons: readonly MatchReason[];
   readonly #reasonStart: Int32Array;
   /**
-   * The two RuleMatches last built per rule, each as a frozen one-element list (used as is when
-   * the rule is its audience's only match): `#recentLists[2r]` for the mask in the program header,
-   * `[2r + 1]` for the one after it. A rule tends to match for the same reasons again: in the
-   * synthetic benchmark one entry misses 19% of the time, two entries 4.5%, so most matches
-   * allocate nothing.
+   * Shared RuleMatches, each as a frozen one-element list (used as is when the rule is its
+   * audience's only match), one slot per rule and reason mask (see LIST_TABLE_BITS and the
+   * program header), filled on first use.
    */
-  readonly #recentLists: (readonly RuleMatch[] | undefined)[];
+  readonly #lists: (readonly RuleMatch[] | undefined)[];
   // Per-article scratch space, reused (see compileRules: one caller at a time).
   readonly #hits: IdSet;
   readonly #candidates: IdSet;
   /** Per kind (KIND_INDEX), the signature of the article's hit term ids; NO_FILTER's is all ones. */
   readonly #signatures = Int32Array.of(0, 0, 0, 0, -1);
-  readonly #matchKeys: Float64Array;
+  /** Program offsets of the article's matching rules; offsets are in output order. */
+  readonly #matchOffsets: Int32Array;
   /** Raw category, media and status value -> the term ids it hits (see `#addAll`). */
   readonly #categoryHits = new Map<string, Int32Array>();
   readonly #mediaHits = new Map<string, Int32Array>();
@@ -265,6 +278,7 @@ class IndexedRuleMatcher implements RuleMatcher {
     /** Per term id: [rule index, filter kind, filter signature] triples. */
     const anchoredLists = new Map<number, number[]>();
     const always: number[] = [];
+    let listSlots = 0;
     ordered.forEach((rule, ruleIndex) => {
       if (audienceIds[audienceIds.length - 1] !== rule.audienceId) audienceIds.push(rule.audienceId);
       const criteria = positiveCriteria(rule).map(([kind, terms]) => {
@@ -276,7 +290,10 @@ class IndexedRuleMatcher implements RuleMatcher {
         ...(rule.excludeKeywords ?? []).map((term) => dictionary.intern('keyword', term)),
       ].filter((id) => id !== -1);
       programStart.push(program.length);
-      program.push(ruleIndex, audienceIds.length - 1, -1, -1, criteria.length);
+      const reasonCount = criteria.reduce((sum, { ids }) => sum + ids.length, 0);
+      const listBits = reasonCount <= LIST_TABLE_BITS ? reasonCount : -1;
+      program.push(ruleIndex, audienceIds.length - 1, listSlots, listBits, -1, -1, criteria.length);
+      listSlots += listBits === -1 ? 1 : 2 ** listBits;
       for (const { ids } of criteria) program.push(ids.length, ...ids);
       program.push(exclusions.length, ...exclusions);
       reasonStart.push(reasons.length);
@@ -328,7 +345,7 @@ class IndexedRuleMatcher implements RuleMatcher {
     this.#termKind = Uint8Array.from(dictionary.kind);
     this.#reasons = reasons;
     this.#reasonStart = Int32Array.from(reasonStart);
-    this.#recentLists = new Array<readonly RuleMatch[] | undefined>(2 * ordered.length).fill(undefined);
+    this.#lists = new Array<readonly RuleMatch[] | undefined>(listSlots).fill(undefined);
     this.#prefixLengths = [...new Set([...dictionary.categoryPrefix.keys()].map((prefix) => prefix.length))].sort(
       (a, b) => a - b,
     );
@@ -338,7 +355,7 @@ class IndexedRuleMatcher implements RuleMatcher {
         : new TermAutomaton([...dictionary.keyword].map(([text, id]) => ({ text, id })));
     this.#hits = new IdSet(dictionary.size);
     this.#candidates = new IdSet(ordered.length);
-    this.#matchKeys = new Float64Array(ordered.length);
+    this.#matchOffsets = new Int32Array(Math.max(1, ordered.length));
   }
 
   match(article: Article): AudienceMatch[] {
@@ -358,7 +375,7 @@ class IndexedRuleMatcher implements RuleMatcher {
     }
     const candidates = this.#candidates;
     candidates.reset();
-    const keys = this.#matchKeys;
+    const matched = this.#matchOffsets;
     let count = 0;
     const program = this.#program;
     const anchoredStart = this.#anchoredStart;
@@ -371,7 +388,10 @@ class IndexedRuleMatcher implements RuleMatcher {
         if (!candidates.add(anchored[a] ?? 0)) continue;
         const offset = anchored[a + 1] ?? 0;
         const mask = evaluate(program, offset + PROGRAM_HEADER, hits);
-        if (mask !== -1) keys[count++] = offset * MATCH_KEY_SCALE + mask;
+        if (mask !== -1) {
+          program[offset + HEADER_MASK] = mask;
+          matched[count++] = offset;
+        }
       }
     }
     const always = this.#alwaysCandidates;
@@ -379,62 +399,68 @@ class IndexedRuleMatcher implements RuleMatcher {
       if (!candidates.add(always[a] ?? 0)) continue;
       const offset = always[a + 1] ?? 0;
       const mask = evaluate(program, offset + PROGRAM_HEADER, hits);
-      if (mask !== -1) keys[count++] = offset * MATCH_KEY_SCALE + mask;
+      if (mask !== -1) {
+        program[offset + HEADER_MASK] = mask;
+        matched[count++] = offset;
+      }
     }
     if (count === 0) return [];
-    // Programs are in output order, so sorting the keys sorts the output.
-    if (count <= INSERTION_SORT_LIMIT) insertionSort(keys, count);
-    else keys.subarray(0, count).sort();
+    // Programs are in output order, so sorting the offsets sorts the output.
+    if (count <= INSERTION_SORT_LIMIT) insertionSort(matched, count);
+    else matched.subarray(0, count).sort();
 
     const result: AudienceMatch[] = [];
+    const audienceIds = this.#audienceIds;
     for (let m = 0; m < count; ) {
-      const key = keys[m] ?? 0;
-      const offset = Math.floor(key / MATCH_KEY_SCALE);
-      const audience = program[offset + 1] ?? 0;
+      const offset = matched[m] ?? 0;
+      const audience = program[offset + HEADER_AUDIENCE] ?? 0;
       let end = m + 1;
-      while (end < count && program[Math.floor((keys[end] ?? 0) / MATCH_KEY_SCALE) + 1] === audience) end++;
+      while (end < count && program[(matched[end] ?? 0) + HEADER_AUDIENCE] === audience) end++;
       let rules: readonly RuleMatch[];
       if (end === m + 1) {
-        rules = this.#ruleMatchList(offset, key % MATCH_KEY_SCALE, hits);
+        rules = this.#ruleMatchList(offset, hits);
       } else {
         const list: RuleMatch[] = [];
         for (let k = m; k < end; k++) {
-          const other = keys[k] ?? 0;
-          const [match] = this.#ruleMatchList(Math.floor(other / MATCH_KEY_SCALE), other % MATCH_KEY_SCALE, hits);
+          const match = this.#ruleMatchList(matched[k] ?? 0, hits)[0];
           if (match !== undefined) list.push(match);
         }
         rules = list;
       }
-      result.push({ audienceId: this.#audienceIds[audience] ?? '', article, rules });
+      result.push({ audienceId: audienceIds[audience] ?? '', article, rules });
       m = end;
     }
     return result;
   }
 
   /**
-   * A frozen one-element list holding the RuleMatch of the rule whose program starts at `offset`,
-   * for the reasons in `mask` (see `evaluate`); one of the two built last when the mask is theirs.
+   * A frozen one-element list holding the RuleMatch of the matching rule whose program starts at
+   * `offset`, for the reasons in its header's mask (see `evaluate`): the shared one for that mask,
+   * built on first use.
    */
-  #ruleMatchList(offset: number, mask: number, hits: IdSet): readonly RuleMatch[] {
+  #ruleMatchList(offset: number, hits: IdSet): readonly RuleMatch[] {
     const program = this.#program;
-    const ruleIndex = program[offset] ?? 0;
-    if (mask === UNMASKED) return Object.freeze([this.#buildRuleMatch(ruleIndex, offset, mask, hits)]);
-    const lists = this.#recentLists;
-    const newest = lists[2 * ruleIndex];
-    if (program[offset + 2] === mask && newest !== undefined) return newest;
-    const older = lists[2 * ruleIndex + 1];
-    const list =
-      program[offset + 3] === mask && older !== undefined
-        ? older
-        : Object.freeze([this.#buildRuleMatch(ruleIndex, offset, mask, hits)]);
-    program[offset + 3] = program[offset + 2] ?? -1;
-    lists[2 * ruleIndex + 1] = newest;
-    program[offset + 2] = mask;
-    lists[2 * ruleIndex] = list;
+    const mask = program[offset + HEADER_MASK] ?? 0;
+    if (mask === UNMASKED) return Object.freeze([this.#buildRuleMatch(offset, mask, hits)]);
+    const lists = this.#lists;
+    const bits = program[offset + HEADER_LIST_BITS] ?? 0;
+    let slot = program[offset + HEADER_LIST_START] ?? 0;
+    if (bits !== -1) {
+      slot += mask;
+    } else if (program[offset + HEADER_SLOT_MASK] !== mask) {
+      lists[slot] = undefined;
+      program[offset + HEADER_SLOT_MASK] = mask;
+    }
+    let list = lists[slot];
+    if (list === undefined) {
+      list = Object.freeze([this.#buildRuleMatch(offset, mask, hits)]);
+      lists[slot] = list;
+    }
     return list;
   }
 
-  #buildRuleMatch(ruleIndex: number, offset: number, mask: number, hits: IdSet): RuleMatch {
+  #buildRuleMatch(offset: number, mask: number, hits: IdSet): RuleMatch {
+    const ruleIndex = this.#program[offset] ?? 0;
     const first = this.#reasonStart[ruleIndex] ?? 0;
     const count = (this.#reasonStart[ruleIndex + 1] ?? 0) - first;
     const reasons: MatchReason[] = [];
@@ -554,7 +580,7 @@ function evaluate(program: Int32Array, start: number, hits: IdSet): number {
 }
 
 /** Sorts `keys[0 .. count]` ascending in place; for the few matches of one article. */
-function insertionSort(keys: Float64Array, count: number): void {
+function insertionSort(keys: Int32Array, count: number): void {
   for (let i = 1; i < count; i++) {
     const key = keys[i] ?? 0;
     let j = i - 1;
