@@ -33,7 +33,6 @@ const ReadingItem = z.object({
     z.object({
       day: z.string().check(z.regex(/^\d{4}-\d{2}-\d{2}$/)),
       position: Position,
-      pageSize: z.number().check(z.int(), z.positive()),
       keys: z.array(z.string()).check(z.maxLength(maxResumeKeys)),
     }),
   ),

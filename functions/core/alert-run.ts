@@ -34,10 +34,30 @@ import { redactSecrets } from '../shared/secret-redaction.ts';
 import { datesBetween, endOfDate, providerDate } from './calendar.ts';
 import { type DeliveryCounts, DeliveryPipeline, describe, emptyDeliveryCounts } from './delivery-pipeline.ts';
 import { type DigestCounts, emptyDigestCounts, releaseDueDigests } from './digest-release.ts';
-import { LeaseHeldError, LeaseLostError, NewsAlertsError, ProviderError, WatermarkConflictError } from './errors.ts';
+import {
+  LeaseHeldError,
+  LeaseLostError,
+  NewsAlertsError,
+  ProviderAuthError,
+  ProviderError,
+  WatermarkConflictError,
+} from './errors.ts';
 import { compileRules } from './matcher.ts';
-import type { RuleSet } from './model.ts';
-import type { DeliveryPorts, Lease, NewsSource, RuleSource, RunStatus, Watermark } from './ports.ts';
+import type { Article, RuleSet } from './model.ts';
+import {
+  type DayResume,
+  type DeliveryPorts,
+  type Lease,
+  maxResumeKeys,
+  type NewsSource,
+  type PagePosition,
+  type ProviderOrder,
+  type ReadingState,
+  type RuleSource,
+  type RunStatus,
+  type Watermark,
+} from './ports.ts';
+import { type DayObservation, nextOrder, OrderCheck, planRead, type ReadPlan } from './reading.ts';
 
 /** The adapters one run talks to. */
 export interface AlertRunDependencies extends DeliveryPorts {
@@ -112,6 +132,24 @@ export interface RunSummary extends DeliveryCounts, DigestCounts {
   parkedPages: ParkedPage[];
   invalidRules: number;
   invalidAudiences: number;
+  /** How this run read the provider (functions/core/reading.ts). */
+  reading?: RunReading;
+}
+
+/** How a run read the provider: a full sweep (and why) or incremental, and what it learned. */
+export interface RunReading {
+  mode: 'sweep' | 'incremental';
+  /** Why the run swept. */
+  reason?: string;
+  /** The order the run expected, and the order it leaves for the next run. */
+  orderBefore: ProviderOrder;
+  orderAfter: ProviderOrder;
+  /** Days whose read stopped early (newest-first) or started at the last run's position (oldest-first). */
+  daysStoppedEarly: number;
+  daysResumed: number;
+  /** Days read in full although the plan was incremental, and why (the first reason). */
+  daysReadFully: number;
+  fullReadReason?: string;
 }
 
 /** A poison page: the provider day and page, and why none of its items could be read. */
@@ -166,8 +204,9 @@ export async function runAlertCycle(
   }
 
   const deadlines = new Deadlines(options.remainingTimeMs, settings);
+  const run = new AlertRun(deps, settings, summary, lease, deadlines, now);
   try {
-    await new AlertRun(deps, settings, summary, lease, deadlines, now).run();
+    await run.run();
   } catch (error) {
     summary.status = 'failed';
     // Kept in the run history and returned: scrubbed of registered secrets like every log line.
@@ -176,13 +215,26 @@ export async function runAlertCycle(
   } finally {
     deadlines.dispose();
     summary.finishedAt = now();
-    await finish(deps, lease, summary);
+    await finish(deps, lease, summary, run.readingState());
   }
   return summary;
 }
 
 /** Releases the lease and records the run; failures here are logged, never hide the run's own. */
-async function finish(deps: AlertRunDependencies, lease: Lease, summary: RunSummary): Promise<void> {
+async function finish(
+  deps: AlertRunDependencies,
+  lease: Lease,
+  summary: RunSummary,
+  reading: ReadingState | undefined,
+): Promise<void> {
+  if (reading !== undefined) {
+    try {
+      await deps.state.writeReadingState(lease, { ...reading, runStatus: summary.status }, summary.finishedAt);
+    } catch (error) {
+      // Losing it only costs the next run a full sweep (it sees the previous run's state, or none).
+      deps.log.warn('could not store the reading state; the next run reads every page', { error: describe(error) });
+    }
+  }
   try {
     await deps.state.recordRun({
       runId: summary.runId,
@@ -259,6 +311,15 @@ class DeadlineError extends NewsAlertsError {
 /** The mutable state of one run; `run()` is the algorithm described at the top of the file. */
 class AlertRun {
   #watermark: Watermark | undefined;
+  /** The reading state the previous run left, and this run's plan (functions/core/reading.ts). */
+  #readingBefore: ReadingState | undefined;
+  #plan: ReadPlan | undefined;
+  /** What each day read showed of the provider's order. */
+  readonly #observations: DayObservation[] = [];
+  /** Where this run's complete reads of each day ended. */
+  readonly #resume = new Map<string, DayResume>();
+  /** A sweep that read every day of its window. */
+  #sweptAll = false;
 
   constructor(
     readonly deps: AlertRunDependencies,
@@ -322,20 +383,46 @@ class AlertRun {
 
   /**
    * Reads, matches and delivers every provider day of the window; true when every day was
-   * completed (false: the time budget ran out first).
+   * completed (false: the time budget ran out first). How much of each day is read is planned
+   * by functions/core/reading.ts.
    */
   async #deliverNew(ruleSet: RuleSet, audiences: ReadonlyMap<string, RuleSet['audiences'][number]>): Promise<boolean> {
     const { deps, settings, summary } = this;
     const matcher = compileRules(ruleSet.rules);
 
     this.#watermark = await deps.state.readWatermark();
+    this.#readingBefore = await deps.state.readReadingState();
     const watermarkAt = this.#watermark?.at ?? summary.startedAt - settings.initialLookbackMs;
     summary.watermarkBefore = this.#watermark?.at;
+    const plan = planRead({
+      reading: this.#readingBefore,
+      watermark: this.#watermark,
+      watermarkAt,
+      now: summary.startedAt,
+      settings,
+    });
+    this.#plan = plan;
+    summary.reading = {
+      mode: plan.mode,
+      ...(plan.mode === 'sweep' ? { reason: plan.reason } : {}),
+      orderBefore: plan.order,
+      orderAfter: plan.order,
+      daysStoppedEarly: 0,
+      daysResumed: 0,
+      daysReadFully: 0,
+    };
+    if (plan.mode === 'sweep') {
+      deps.log.info('full sweep: reading every page of the window', {
+        reason: plan.reason,
+        from: new Date(plan.from).toISOString(),
+      });
+    }
     // Articles before the cutoff were handled by earlier runs; re-reading them would alert a rule
-    // added since then about old news.
-    const cutoff = watermarkAt - settings.lateArrivalMs;
+    // added since then about old news. An incremental run does not even read the days before its
+    // stop point: they only hold articles older than it, which earlier runs read.
+    const cutoff = plan.from;
     const days = datesBetween(
-      providerDate(cutoff, settings.providerTimeZone),
+      providerDate(plan.mode === 'incremental' ? plan.stopBefore : cutoff, settings.providerTimeZone),
       providerDate(summary.startedAt, settings.providerTimeZone),
     );
     summary.window = { from: days[0] ?? '', to: days.at(-1) ?? '' };
@@ -369,29 +456,120 @@ class AlertRun {
       }
     }
 
+    this.#sweptAll = plan.mode === 'sweep' && summary.daysCompleted >= days.length;
+    summary.reading.orderAfter = nextOrder(plan.order, this.#observations);
+    if (summary.reading.orderAfter !== plan.order) {
+      deps.log.info("the provider's order changed as far as this run could see", {
+        before: plan.order,
+        after: summary.reading.orderAfter,
+      });
+    }
     summary.watermarkAfter = this.#watermark?.at;
     return summary.daysCompleted >= days.length;
   }
 
+  /**
+   * The reading state to leave for the next run (its `runStatus` is set when the run ends), or
+   * undefined when the run never got to plan its reading.
+   */
+  readingState(): ReadingState | undefined {
+    const plan = this.#plan;
+    if (plan === undefined) return undefined;
+    const previous = this.#readingBefore;
+    const order = nextOrder(plan.order, this.#observations);
+    const today = providerDate(this.summary.startedAt, this.settings.providerTimeZone);
+    // Only the last two provider days can be resumed; older positions are never used again.
+    const resume = new Map((previous?.resume ?? []).map((entry) => [entry.day, entry]));
+    for (const [day, entry] of this.#resume) resume.set(day, entry);
+    const lastSweepAt = this.#sweptAll ? this.summary.startedAt : previous?.lastSweepAt;
+    return {
+      order,
+      ...(lastSweepAt === undefined ? {} : { lastSweepAt }),
+      runId: this.summary.runId,
+      runStatus: this.summary.status,
+      ...(this.#watermark === undefined ? {} : { watermarkVersion: this.#watermark.version }),
+      resume: [...resume.values()].filter((entry) => entry.day >= previousDate(today)).sort(byDay),
+      updatedAt: this.now(),
+    };
+  }
+
+  /** How to read `day` under this run's plan. */
+  #howToRead(day: string): DayRead {
+    const plan = this.#plan;
+    if (plan?.mode !== 'incremental') return { kind: 'full' };
+    if (plan.order === 'newest-first') return { kind: 'newest-first', stopBefore: plan.stopBefore };
+    const resume = this.#readingBefore?.resume.find((entry) => entry.day === day);
+    return resume === undefined ? { kind: 'full' } : { kind: 'resume', resume };
+  }
+
   /** Reads, matches and delivers one provider day; true when nothing of it is left undone. */
-  async #processDay(
+  async #processDay(day: string, context: DayContext): Promise<boolean> {
+    const reading = this.summary.reading;
+    context.pipeline.resetUnpublished();
+    const how = this.#howToRead(day);
+    // Articles handled by a read that is then restarted from page 1: not matched twice in one run.
+    const handled = how.kind === 'resume' ? new Set<string>() : undefined;
+    let outcome = await this.#readDay(day, how, context, handled);
+    if (outcome.restart !== undefined) {
+      this.deps.log.info('resuming where the last run ended did not hold; reading the day from page 1', {
+        day,
+        reason: outcome.restart,
+      });
+      if (reading) {
+        reading.daysReadFully += 1;
+        reading.fullReadReason ??= `${day}: ${outcome.restart}`;
+      }
+      outcome = await this.#readDay(day, { kind: 'full' }, context, handled);
+    } else if (reading) {
+      if (outcome.stoppedEarly) reading.daysStoppedEarly += 1;
+      if (how.kind === 'resume') reading.daysResumed += 1;
+      if (how.kind === 'newest-first' && outcome.broke) {
+        reading.daysReadFully += 1;
+        reading.fullReadReason ??= `${day}: an article out of newest-first order`;
+      }
+    }
+    await context.pipeline.flush();
+    return outcome.fullyRead && context.pipeline.unpublished === 0;
+  }
+
+  /**
+   * One read of `day` as `how` says. Returns `restart` (before matching anything of the page that
+   * showed it) when a resumed read cannot prove its boundary or breaks the order.
+   */
+  async #readDay(
     day: string,
-    context: {
-      cutoff: number;
-      newSince: number;
-      matcher: ReturnType<typeof compileRules>;
-      pipeline: DeliveryPipeline;
-    },
-  ): Promise<boolean> {
+    how: DayRead,
+    context: DayContext,
+    handled: Set<string> | undefined,
+  ): Promise<DayOutcome> {
     const { deps, summary } = this;
     const { cutoff, newSince, matcher, pipeline } = context;
-    pipeline.resetUnpublished();
+    const check = new OrderCheck();
+    const expected = how.kind === 'full' ? undefined : how.kind === 'resume' ? 'oldest-first' : 'newest-first';
+    const signal = this.deadlines.fetch.signal;
+    const options =
+      how.kind === 'newest-first'
+        ? { signal, sequential: true }
+        : how.kind === 'resume'
+          ? { signal, resumeFrom: how.resume.position }
+          : { signal };
+    let broke = false;
+    let stoppedEarly = false;
+    let firstPage = true;
+    let last: { position: PagePosition; keys: string[] } | undefined;
     let fullyRead = false;
     try {
-      for await (const page of deps.news.pages({ from: day, to: day }, { signal: this.deadlines.fetch.signal })) {
+      for await (const page of deps.news.pages({ from: day, to: day }, options)) {
         summary.pages += 1;
         summary.articlesFetched += page.articles.length;
         summary.articlesSkippedMalformed += page.skipped.length;
+        if (how.kind === 'resume' && firstPage) {
+          firstPage = false;
+          const known = new Set(how.resume.keys);
+          if (!page.articles.some((article) => known.has(article.key))) {
+            return restart('its first page repeats none of the articles the last run read there');
+          }
+        }
         if (page.unreadable !== undefined) {
           this.#park(day, page.pageNumber, page.skipped.length, page.unreadable);
           continue;
@@ -404,20 +582,35 @@ class AlertRun {
             reason: item.reason,
           });
         }
-        const matches = [];
-        for (const article of page.articles) {
-          if (article.publishedAt < cutoff) continue;
-          if (article.publishedAt >= newSince) summary.articlesNew += 1;
-          const articleMatches = matcher.match(article);
-          if (articleMatches.length === 0) continue;
-          summary.articlesMatched += 1;
-          matches.push(...articleMatches);
+        for (const article of page.articles) check.add(article.publishedAt);
+        if (expected !== undefined && !broke && !check.holds(expected)) {
+          broke = true;
+          if (how.kind === 'resume') return restart('an article out of oldest-first order');
+          deps.log.warn('an article broke the newest-first order; reading the whole day', {
+            day,
+            page: page.pageNumber,
+          });
         }
-        await pipeline.add(matches);
+        await pipeline.add(this.#match(page.articles, { cutoff, newSince, matcher, handled }));
+        if (page.articles.length > 0) {
+          last = {
+            position: page.cursor === undefined ? { page: page.pageNumber } : { cursor: page.cursor },
+            keys: page.articles.slice(-maxResumeKeys).map((article) => article.key),
+          };
+        }
+        const oldest = page.articles.at(-1);
+        if (how.kind === 'newest-first' && !broke && oldest !== undefined && oldest.publishedAt < how.stopBefore) {
+          // Verified newest-first up to here: every later page only holds older articles.
+          stoppedEarly = true;
+          break;
+        }
       }
       fullyRead = true;
     } catch (error) {
-      if (!(this.deadlines.fetch.signal.aborted && isAbort(error, this.deadlines.fetch.signal))) {
+      if (how.kind === 'resume' && firstPage && isRefusedPosition(error)) {
+        return restart(`the provider refused the stored position (${describe(error)})`);
+      }
+      if (!(signal.aborted && isAbort(error, signal))) {
         // Deliver what was already matched before failing: those alerts are valid.
         await pipeline.flush().catch((deliveryError: unknown) =>
           deps.log.error('could not deliver matched alerts after a provider failure', {
@@ -428,8 +621,38 @@ class AlertRun {
       }
       deps.log.warn('time budget reached while reading the provider; checkpointing', { day });
     }
-    await pipeline.flush();
-    return fullyRead && pipeline.unpublished === 0;
+    const full = fullyRead && !stoppedEarly && how.kind !== 'resume';
+    if (fullyRead) {
+      this.#observations.push({ full, learned: full ? check.learned() : undefined, broke });
+      // A position to start from next time; page 1 is where a read starts anyway.
+      if (last !== undefined && !('page' in last.position && last.position.page === 1) && !stoppedEarly) {
+        this.#resume.set(day, { day, position: last.position, keys: last.keys });
+      }
+    }
+    return { fullyRead, stoppedEarly, broke };
+  }
+
+  /** The matches of a page's articles that this run has to handle. */
+  #match(
+    articles: readonly Article[],
+    context: Pick<DayContext, 'cutoff' | 'newSince' | 'matcher'> & { handled: Set<string> | undefined },
+  ): ReturnType<DayContext['matcher']['match']> {
+    const { summary } = this;
+    const { cutoff, newSince, matcher, handled } = context;
+    const matches = [];
+    for (const article of articles) {
+      if (article.publishedAt < cutoff) continue;
+      if (handled !== undefined) {
+        if (handled.has(article.key)) continue;
+        handled.add(article.key);
+      }
+      if (article.publishedAt >= newSince) summary.articlesNew += 1;
+      const articleMatches = matcher.match(article);
+      if (articleMatches.length === 0) continue;
+      summary.articlesMatched += 1;
+      matches.push(...articleMatches);
+    }
+    return matches;
   }
 
   /**
@@ -453,6 +676,55 @@ class AlertRun {
     if (this.#watermark && at <= this.#watermark.at) return;
     this.#watermark = await this.deps.state.advanceWatermark(this.lease, this.#watermark, at, this.now());
   }
+}
+
+/** How one day is read: every page, newest-first with an early stop, or resumed (oldest-first). */
+type DayRead =
+  | { readonly kind: 'full' }
+  | { readonly kind: 'newest-first'; readonly stopBefore: number }
+  | { readonly kind: 'resume'; readonly resume: DayResume };
+
+interface DayContext {
+  readonly cutoff: number;
+  readonly newSince: number;
+  readonly matcher: ReturnType<typeof compileRules>;
+  readonly pipeline: DeliveryPipeline;
+}
+
+interface DayOutcome {
+  readonly fullyRead: boolean;
+  readonly stoppedEarly: boolean;
+  readonly broke: boolean;
+  /** Why a resumed read has to start again from page 1. */
+  readonly restart?: string;
+}
+
+const restart = (reason: string): DayOutcome => ({
+  fullyRead: false,
+  stoppedEarly: false,
+  broke: false,
+  restart: reason,
+});
+
+/** A provider refusing a stored page or cursor (expired, unknown): not an outage, read from page 1. */
+function isRefusedPosition(error: unknown): boolean {
+  return (
+    error instanceof ProviderError &&
+    !(error instanceof ProviderAuthError) &&
+    !error.retryable &&
+    error.status !== undefined &&
+    error.status >= 400 &&
+    error.status < 500
+  );
+}
+
+const byDay = (a: DayResume, b: DayResume): number => (a.day < b.day ? -1 : a.day > b.day ? 1 : 0);
+
+/** The provider date before `date` (YYYY-MM-DD), by the calendar alone. */
+function previousDate(date: string): string {
+  const at = new Date(`${date}T00:00:00Z`);
+  at.setUTCDate(at.getUTCDate() - 1);
+  return at.toISOString().slice(0, 10);
 }
 
 function isAbort(error: unknown, signal: AbortSignal): boolean {

@@ -221,9 +221,11 @@ export interface DayResume {
   readonly day: string;
   /** The position that fetched the last page read. */
   readonly position: PagePosition;
-  /** The page size it was read with; a different size makes the position meaningless. */
-  readonly pageSize: number;
-  /** Keys of the articles on that page (at most {@link maxResumeKeys}): the overlap that proves the boundary. */
+  /**
+   * Keys of the articles on that page (at most {@link maxResumeKeys}): the next read must find one
+   * of them on its first page, which proves that nothing new sits before the position (whatever the
+   * page size is by then: a position that no longer fits simply fails the check).
+   */
   readonly keys: readonly string[];
 }
 

@@ -34,6 +34,8 @@ import {
   type ArticlePage,
   type Log,
   type NewsSource,
+  type PagePosition,
+  type PagesOptions,
   type ProviderDateRange,
   type SecretSource,
   silentLog,
@@ -183,12 +185,16 @@ export class NewsLookupClient implements NewsSource {
    * article; if no page of the range (and no earlier read) has a readable article, the read
    * fails with ProviderResponseError instead.
    *
+   * With `options.sequential` pages are fetched one at a time (the caller may stop early); with
+   * `options.resumeFrom` the read starts at that page or cursor and goes on one page at a time
+   * until the provider has nothing more (an empty page, or one with no article not seen already).
+   *
    * @throws ProviderError (or a subclass) when the range cannot be read completely;
    *   ProviderStalledError when `options.signal` aborts while the provider was failing or still
    *   dripping a response; otherwise the signal's reason when it aborts; RangeError for a
    *   malformed range
    */
-  async *pages(range: ProviderDateRange, options: { signal?: AbortSignal } = {}): AsyncGenerator<ArticlePage> {
+  async *pages(range: ProviderDateRange, options: PagesOptions = {}): AsyncGenerator<ArticlePage> {
     if (!isProviderDate(range.from) || !isProviderDate(range.to) || range.from > range.to) {
       throw new RangeError(`invalid provider date range ${range.from}..${range.to} (YYYY-MM-DD, from <= to)`);
     }
@@ -200,10 +206,13 @@ export class NewsLookupClient implements NewsSource {
     const seen = new Set<string>();
     const pagination = this.#config.pagination;
     try {
+      const resume = options.resumeFrom;
       const pages =
         pagination.method === 'CURSOR'
-          ? this.#cursorPages(range, pagination, seen, signal)
-          : this.#numberedPages(range, seen, signal);
+          ? this.#cursorPages(range, pagination, seen, signal, resume)
+          : resume !== undefined
+            ? this.#resumedPages(range, resume, seen, signal)
+            : this.#numberedPages(range, seen, signal, options.sequential === true);
       yield* this.#withUnreadablePages(pages, range);
     } catch (error) {
       // A stalled provider is a failure even though the deadline cut it; anything else that ends
@@ -260,7 +269,27 @@ export class NewsLookupClient implements NewsSource {
     yield* held;
   }
 
-  async *#numberedPages(range: ProviderDateRange, seen: Set<string>, signal: AbortSignal): AsyncGenerator<ArticlePage> {
+  /** A resumed numbered read: from the given page on, until the provider has nothing more. */
+  async *#resumedPages(
+    range: ProviderDateRange,
+    resume: PagePosition,
+    seen: Set<string>,
+    signal: AbortSignal,
+  ): AsyncGenerator<ArticlePage> {
+    if (!('page' in resume) || !Number.isSafeInteger(resume.page) || resume.page < 1) {
+      throw new RangeError('a numbered read resumes from a page number (>= 1), not a cursor');
+    }
+    // Page by page until an empty page or one with nothing new: a short page proves nothing here,
+    // since the first page (which detects a provider capping `size`) is not read.
+    yield* this.#pagesUntilExhausted(range, resume.page, seen, signal);
+  }
+
+  async *#numberedPages(
+    range: ProviderDateRange,
+    seen: Set<string>,
+    signal: AbortSignal,
+    sequential: boolean,
+  ): AsyncGenerator<ArticlePage> {
     const size = this.#config.pageSize;
     const first = await this.#numberedPage(range, 1, signal);
     const firstCount = itemCount(first);
@@ -289,6 +318,12 @@ export class NewsLookupClient implements NewsSource {
     }
     if (firstCount < pageSize) {
       yield this.#emit(first, seen);
+      return;
+    }
+    if (sequential) {
+      // The caller expects to stop early: a window of requests ahead would mostly be wasted.
+      yield this.#emit(first, seen);
+      yield* this.#sequentialPages(range, 2, pageSize, seen, signal);
       return;
     }
     // At least 1: a total smaller than a full first page is the provider's inconsistency, not an end.
@@ -420,9 +455,13 @@ export class NewsLookupClient implements NewsSource {
     pagination: Extract<ProviderConfig['pagination'], { method: 'CURSOR' }>,
     seen: Set<string>,
     signal: AbortSignal,
+    resume: PagePosition | undefined,
   ): AsyncGenerator<ArticlePage> {
+    if (resume !== undefined && !('cursor' in resume)) {
+      throw new RangeError('a cursor read resumes from a cursor, not a page number');
+    }
     const usedCursors = new Set<string>();
-    let cursor: string | undefined;
+    let cursor: string | undefined = resume?.cursor;
     for (let pageNumber = 1; ; pageNumber++) {
       if (pageNumber > this.#config.maxPages) throw this.#pageCapError(range, this.#config.pageSize);
       const body: Record<string, unknown> = {
@@ -433,7 +472,7 @@ export class NewsLookupClient implements NewsSource {
       };
       if (cursor !== undefined) body[pagination.cursorField] = cursor;
       const page = await this.#fetchPage(body, { range: `${range.from}..${range.to}`, page: pageNumber }, signal);
-      yield this.#emit(page, seen);
+      yield this.#emit(page, seen, cursor);
       const nextCursor = page.mapped.nextCursor;
       if (itemCount(page) === 0 || nextCursor === undefined) return;
       if (usedCursors.has(nextCursor)) {
@@ -459,7 +498,7 @@ export class NewsLookupClient implements NewsSource {
     return this.#fetchPage(body, { range: `${range.from}..${range.to}`, page: pageNumber }, signal);
   }
 
-  #emit(page: FetchedPage, seen: Set<string>): ArticlePage {
+  #emit(page: FetchedPage, seen: Set<string>, cursor?: string): ArticlePage {
     const articles = page.mapped.articles.filter((article) => {
       if (seen.has(article.key)) return false;
       seen.add(article.key);
@@ -471,6 +510,7 @@ export class NewsLookupClient implements NewsSource {
       totalCount: page.mapped.totalCount,
       skipped: page.mapped.skipped,
       ...(page.mapped.unreadable === undefined ? {} : { unreadable: page.mapped.unreadable }),
+      ...(cursor === undefined ? {} : { cursor }),
     };
   }
 

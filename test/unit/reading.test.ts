@@ -1,0 +1,140 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { ReadingState, Watermark } from '#core/ports';
+import {
+  type DayObservation,
+  minOrderEvidence,
+  nextOrder,
+  OrderCheck,
+  planRead,
+  type ReadSettings,
+} from '#core/reading';
+
+const minute = 60_000;
+/** 2026-11-22 09:00 in Seoul. */
+const now = Date.parse('2026-11-22T09:00:00+09:00');
+const settings: ReadSettings = {
+  providerTimeZone: 'Asia/Seoul',
+  lateArrivalMs: 60 * minute,
+  fullSweepMs: 360 * minute,
+  incrementalOverlapMs: 2 * minute,
+};
+const watermark: Watermark = { at: now - 5 * minute, version: 7, updatedAt: now - 4 * minute, runId: 'run-6' };
+const reading: ReadingState = {
+  order: 'newest-first',
+  lastSweepAt: now - 60 * minute,
+  runId: 'run-6',
+  runStatus: 'completed',
+  watermarkVersion: 7,
+  resume: [],
+  updatedAt: now - 4 * minute,
+};
+const plan = (overrides: { reading?: ReadingState | undefined; watermark?: Watermark; settings?: ReadSettings } = {}) =>
+  planRead({
+    reading: 'reading' in overrides ? overrides.reading : reading,
+    watermark: overrides.watermark ?? watermark,
+    watermarkAt: (overrides.watermark ?? watermark).at,
+    now,
+    settings: overrides.settings ?? settings,
+  });
+
+describe('planRead', () => {
+  it('reads incrementally after a completed run that left a known order, stopping at watermark - overlap', () => {
+    expect(plan()).toEqual({
+      mode: 'incremental',
+      order: 'newest-first',
+      from: watermark.at - settings.lateArrivalMs,
+      stopBefore: watermark.at - settings.incrementalOverlapMs,
+    });
+  });
+
+  it.each([
+    ['no reading state', { reading: undefined }, 'no reading state'],
+    ['an unknown order', { reading: { ...reading, order: 'unknown' as const } }, 'order is not known'],
+    ['a failed run', { reading: { ...reading, runStatus: 'failed' as const } }, 'previous run ended failed'],
+    ['a checkpointed run', { reading: { ...reading, runStatus: 'checkpointed' as const } }, 'ended checkpointed'],
+    ['a watermark moved by others', { watermark: { ...watermark, version: 9 } }, 'watermark was moved'],
+    ['no sweep yet', { reading: { ...reading, lastSweepAt: undefined } }, 'no full sweep yet'],
+    ['the period up', { reading: { ...reading, lastSweepAt: now - 360 * minute } }, 'started 360 min ago'],
+    ['sweeps switched off', { settings: { ...settings, fullSweepMs: 0 } }, 'FULL_SWEEP_MINUTES is 0'],
+  ])('sweeps after %s', (_name, overrides, reason) => {
+    const result = plan(overrides);
+    expect(result.mode).toBe('sweep');
+    expect(result.mode === 'sweep' && result.reason).toContain(reason);
+  });
+
+  it('sweeps on the first run of a provider day, back to the last sweep minus the late-arrival window', () => {
+    // The last sweep started at 23:50 the day before (Seoul), within the period.
+    const lastSweepAt = Date.parse('2026-11-21T23:50:00+09:00');
+    const early = Date.parse('2026-11-22T00:05:00+09:00');
+    const result = planRead({
+      reading: { ...reading, lastSweepAt },
+      watermark: { ...watermark, at: early - 5 * minute },
+      watermarkAt: early - 5 * minute,
+      now: early,
+      settings,
+    });
+    expect(result).toMatchObject({ mode: 'sweep', from: lastSweepAt - settings.lateArrivalMs });
+    expect(result.mode === 'sweep' && result.reason).toContain('first run of provider day 2026-11-22');
+  });
+
+  it('never lets a sweep reach further back than two days before the watermark', () => {
+    const result = plan({ reading: { ...reading, lastSweepAt: now - 30 * 24 * 60 * minute } });
+    expect(result.from).toBe(watermark.at - 2 * 24 * 60 * minute - settings.lateArrivalMs);
+  });
+
+  it('stops no earlier than the cutoff when the overlap is longer than the late-arrival window', () => {
+    const result = plan({ settings: { ...settings, incrementalOverlapMs: 600 * minute } });
+    expect(result).toMatchObject({ mode: 'incremental', stopBefore: watermark.at - settings.lateArrivalMs });
+  });
+});
+
+describe('OrderCheck', () => {
+  it('holds an order exactly while the times fit it (ties fit both)', () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 0, max: 20 }), { maxLength: 40 }), (times) => {
+        const check = new OrderCheck();
+        for (const time of times) check.add(time);
+        const descending = times.every((time, i) => i === 0 || time <= (times[i - 1] ?? time));
+        const ascending = times.every((time, i) => i === 0 || time >= (times[i - 1] ?? time));
+        expect(check.holds('newest-first')).toBe(descending);
+        expect(check.holds('oldest-first')).toBe(ascending);
+      }),
+    );
+  });
+
+  it(`learns an order only from ${minOrderEvidence} steps in one direction and none against it`, () => {
+    const learn = (times: number[]) => {
+      const check = new OrderCheck();
+      for (const time of times) check.add(time);
+      return check.learned();
+    };
+    const steps = Array.from({ length: minOrderEvidence + 1 }, (_, i) => i);
+    expect(learn(steps)).toBe('oldest-first');
+    expect(learn([...steps].reverse())).toBe('newest-first');
+    expect(learn(steps.slice(0, minOrderEvidence))).toBeUndefined();
+    expect(learn([5, 5, 5, 5])).toBeUndefined();
+    expect(learn([...steps, 0])).toBe('unknown');
+  });
+});
+
+describe('nextOrder', () => {
+  const day = (overrides: Partial<DayObservation>): DayObservation => ({
+    full: true,
+    learned: undefined,
+    broke: false,
+    ...overrides,
+  });
+
+  it('keeps the order when nothing new was learned, and learns from full reads', () => {
+    expect(nextOrder('newest-first', [day({ full: false })])).toBe('newest-first');
+    expect(nextOrder('unknown', [day({ learned: 'oldest-first' })])).toBe('oldest-first');
+    expect(nextOrder('newest-first', [day({ learned: 'oldest-first', broke: true })])).toBe('oldest-first');
+  });
+
+  it('forgets the order when a read broke it without a full read to learn from, or full reads disagree', () => {
+    expect(nextOrder('newest-first', [day({ full: false, broke: true })])).toBe('unknown');
+    expect(nextOrder('newest-first', [day({ learned: 'unknown' })])).toBe('unknown');
+    expect(nextOrder('unknown', [day({ learned: 'newest-first' }), day({ learned: 'oldest-first' })])).toBe('unknown');
+  });
+});
