@@ -506,8 +506,8 @@ class IndexedRuleMatcher implements RuleMatcher {
     if (automaton !== undefined) {
       // Title and summary are scanned one after the other rather than joined: a term cannot span
       // them, and a concatenated string would be a V8 cons string, which reads slower per character.
-      automaton.scan(normalizeText(article.title), hits);
-      if (article.summary.length > 0) automaton.scan(normalizeText(article.summary), hits);
+      automaton.findIn(article.title, hits);
+      if (article.summary.length > 0) automaton.findIn(article.summary, hits);
     }
   }
 

@@ -378,6 +378,36 @@ const INLINE_UNITS = 8;
 const FNV_OFFSET = 0x811c9dc5 | 0;
 const FNV_PRIME = 0x01000193;
 
+/** An ASCII capital as its small letter; every other code unit as is. */
+const foldAscii = (unit: number): number => (unit >= 0x41 && unit <= 0x5a ? unit + 0x20 : unit);
+
+/** Whether an ASCII code unit is whitespace to `\s` (and so collapsed by normalizeText). */
+const isAsciiSpace = (unit: number): boolean => unit === 0x20 || (unit >= 0x09 && unit <= 0x0d);
+
+/**
+ * Where normalized `term` ends in ASCII `text` if it occurs at `start` as `normalizeText(text)`
+ * would spell it (capitals as small letters, a whitespace run as one space), or -1.
+ */
+function rawTermEnd(text: string, start: number, term: string): number {
+  let at = start;
+  for (let i = 0; i < term.length; i++) {
+    const unit = term.charCodeAt(i);
+    if (unit === 0x20) {
+      if (!isAsciiSpace(text.charCodeAt(at))) return -1;
+      do at++;
+      while (isAsciiSpace(text.charCodeAt(at)));
+    } else if (foldAscii(text.charCodeAt(at)) === unit) {
+      at++;
+    } else {
+      return -1;
+    }
+  }
+  return at;
+}
+
+/** ASCII text: what {@link TermAutomaton.findIn} may scan without normalizing it first. */
+const ASCII_ONLY = /^[\0-\x7f]*$/;
+
 /** The leading run of word characters of a term (its first word), e.g. `ai` of `ai반도체`. */
 function firstWord(term: string): string {
   let end = 0;
@@ -472,8 +502,12 @@ class WordTable {
     this.#longerTerms = Int32Array.from(longerTerms);
   }
 
-  /** Reports the terms that occur at the word `text[start, end)`, whose FNV-1a hash is `hash`. */
-  word(text: string, start: number, end: number, hash: number, found: IdSet): void {
+  /**
+   * Reports the terms that occur at the word `text[start, end)`, whose FNV-1a hash is `hash`.
+   * With `raw`, `text` is ASCII that is not normalized yet (see {@link TermAutomaton.findIn}):
+   * letters compare case-insensitively and a space of a term matches a run of whitespace.
+   */
+  word(text: string, start: number, end: number, hash: number, found: IdSet, raw: boolean): void {
     const bit = hash & (WORD_FILTER_BITS - 1);
     if (((this.#filter[bit >>> 5] ?? 0) & (1 << (bit & 31))) === 0) return;
     const slots = this.#slots;
@@ -483,7 +517,7 @@ class WordTable {
       const at = slot * SLOT_INTS;
       const slotLength = slots[at + 1] ?? 0;
       if (slotLength === 0) return;
-      if (slots[at] !== hash || slotLength !== length || !this.#sameWord(at, text, start, length)) continue;
+      if (slots[at] !== hash || slotLength !== length || !this.#sameWord(at, text, start, length, raw)) continue;
       const whole = slots[at + 2] ?? -1;
       if (whole !== -1) found.add(whole);
       const groupAndFlag = slots[at + 3] ?? 0;
@@ -495,30 +529,66 @@ class WordTable {
         const id = this.#terms.ids[term] ?? 0;
         if (found.has(id)) continue;
         const termText = this.#termText[term] ?? '';
-        if (!text.startsWith(termText, start)) continue;
-        if (this.#terms.needsEndEdge[term] === 1 && isWordAt(text, start + termText.length)) continue;
+        const termEnd = raw
+          ? rawTermEnd(text, start, termText)
+          : text.startsWith(termText, start)
+            ? start + termText.length
+            : -1;
+        if (termEnd === -1) continue;
+        if (this.#terms.needsEndEdge[term] === 1 && isWordAt(text, termEnd)) continue;
         found.add(id);
       }
       return;
     }
   }
 
-  /** Whether `text[start, start + length)` is the word of the slot at `at` (`length` is the slot's). */
-  #sameWord(at: number, text: string, start: number, length: number): boolean {
+  /**
+   * Whether `text[start, start + length)` is the word of the slot at `at` (`length` is the slot's);
+   * with `raw`, ASCII capitals in `text` compare as their small letters.
+   */
+  #sameWord(at: number, text: string, start: number, length: number, raw: boolean): boolean {
     const slots = this.#slots;
     const inline = Math.min(length, INLINE_UNITS);
     for (let i = 0; i < inline; i++) {
       const unit = ((slots[at + 4 + (i >> 1)] ?? 0) >>> ((i & 1) * 16)) & 0xffff;
-      if (unit !== text.charCodeAt(start + i)) return false;
+      const textUnit = text.charCodeAt(start + i);
+      if (unit !== (raw ? foldAscii(textUnit) : textUnit)) return false;
     }
     if (length > INLINE_UNITS) {
       const units = this.#wordUnits;
       const from = this.#wordStart[(slots[at + 3] ?? 0) >>> 1] ?? 0;
       for (let i = INLINE_UNITS; i < length; i++) {
-        if (units[from + i] !== text.charCodeAt(start + i)) return false;
+        const textUnit = text.charCodeAt(start + i);
+        if (units[from + i] !== (raw ? foldAscii(textUnit) : textUnit)) return false;
       }
     }
     return true;
+  }
+
+  /**
+   * Splits ASCII `text`, not normalized yet, into words and looks each one up as `normalizeText`
+   * would have spelled it (see {@link TermAutomaton.findIn}): small letters, whitespace runs as
+   * one space. The word characters of ASCII are the letters and digits, so words split the same.
+   */
+  scanAscii(text: string, found: IdSet): void {
+    const length = text.length;
+    const wordClass = bmpWordClass;
+    let start = -1;
+    let hash = FNV_OFFSET;
+    for (let i = 0; i < length; i++) {
+      const unit = text.charCodeAt(i);
+      if (wordClass[unit] === 2) {
+        if (start === -1) {
+          start = i;
+          hash = FNV_OFFSET;
+        }
+        hash = Math.imul(hash ^ foldAscii(unit), FNV_PRIME);
+      } else if (start !== -1) {
+        this.word(text, start, i, hash, found, true);
+        start = -1;
+      }
+    }
+    if (start !== -1) this.word(text, start, length, hash, found, true);
   }
 
   /**
@@ -541,7 +611,7 @@ class WordTable {
           }
           hash = Math.imul(hash ^ unit, FNV_PRIME);
         } else if (start !== -1) {
-          this.word(text, start, i, hash, found);
+          this.word(text, start, i, hash, found, false);
           start = -1;
         }
         continue;
@@ -557,12 +627,12 @@ class WordTable {
         hash = Math.imul(hash ^ unit, FNV_PRIME);
         if (pair) hash = Math.imul(hash ^ text.charCodeAt(i + 1), FNV_PRIME);
       } else if (start !== -1) {
-        this.word(text, start, i, hash, found);
+        this.word(text, start, i, hash, found, false);
         start = -1;
       }
       if (pair) i++;
     }
-    if (start !== -1) this.word(text, start, length, hash, found);
+    if (start !== -1) this.word(text, start, length, hash, found, false);
     return highest;
   }
 }
@@ -613,6 +683,20 @@ export class TermAutomaton {
     this.#anywhere = buildAutomaton(anywhere.map((term) => term.text));
     this.#anywhereTerms = termTable(anywhere);
     this.#anywhereLowestFirst = anywhere.reduce((lowest, term) => Math.min(lowest, term.text.charCodeAt(0)), 0x10000);
+  }
+
+  /**
+   * Adds to `found` the id of every term that occurs in `normalizeText(text)` with valid word
+   * edges, like `scan(normalizeText(text), found)`. ASCII text, most of an English feed, is not
+   * normalized at all: normalization changes nothing in it but capitals and whitespace runs,
+   * which the word pass folds as it reads, and building the normalized copy (NFKC through ICU,
+   * lowercasing, the whitespace regex) cost about as much as the scan itself. Text with any other
+   * character, or term sets whose automaton terms start with ASCII punctuation, take the plain
+   * path.
+   */
+  findIn(text: string, found: IdSet): void {
+    if (this.#anywhereLowestFirst >= 0x80 && ASCII_ONLY.test(text)) this.#words.scanAscii(text, found);
+    else this.scan(normalizeText(text), found);
   }
 
   /**

@@ -204,6 +204,46 @@ describe('TermAutomaton', () => {
   });
 });
 
+describe('TermAutomaton.findIn', () => {
+  // ASCII text takes a path that never builds the normalized copy: capitals, every kind of ASCII
+  // whitespace run and punctuation next to multi-word terms must read as normalizeText spells them.
+  const asciiPiece = fc.constantFrom('AI', 'ai', 'Said', 'RATE', 'rates', 'Interest', 'c++', 'X-Ray', '5G', 'b', 'é');
+  const asciiSeparator = fc.constantFrom('', ' ', '  ', '\n', '\t', '\r\n', '\v', '\f', ' \t ', '-', '.', '+');
+  const mixedText = fc
+    .array(fc.tuple(asciiPiece, asciiSeparator), { maxLength: 10 })
+    .map((parts) => parts.map(([part, separator]) => part + separator).join(''));
+  const termOf = fc.oneof(
+    asciiPiece.map(normalizeText),
+    fc.tuple(asciiPiece, asciiSeparator, asciiPiece).map(([a, s, b]) => normalizeText(a + s + b)),
+    fc.constantFrom('interest rate', 'rate  cut', 'ai 반도체', '-driven', 'x-ray', 'c++'),
+  );
+
+  it('finds what scan finds in the normalized text, for ASCII and non-ASCII text alike', () => {
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(termOf, { minLength: 1, maxLength: 40 }),
+        fc.array(mixedText, { minLength: 1, maxLength: 4 }),
+        (terms, texts) => {
+          const usable = [...new Set(terms.map(normalizeText))].filter((term) => term.length > 0);
+          fc.pre(usable.length > 0);
+          const automaton = new TermAutomaton(usable.map((text, id) => ({ text, id })));
+          const expected = new IdSet(usable.length);
+          const actual = new IdSet(usable.length);
+          for (const text of texts) {
+            expected.reset();
+            actual.reset();
+            automaton.scan(normalizeText(text), expected);
+            automaton.findIn(text, actual);
+            const sorted = (set: IdSet) => [...set.members.subarray(0, set.size)].sort((a, b) => a - b);
+            expect(sorted(actual)).toEqual(sorted(expected));
+          }
+        },
+      ),
+      { numRuns: 1500 },
+    );
+  });
+});
+
 describe('normalizeText', () => {
   /** The plain pipeline, without the whitespace shortcut: what normalizeText must equal on any input. */
   const fullPipeline = (value: string) =>
