@@ -328,24 +328,41 @@ class ArticleStore {
     this.#views.clear();
     const replacing = articles.some((article) => this.#byId.has(article.articleId));
     for (const article of articles) this.#byId.set(article.articleId, article);
-    if (articles.length > 64 || replacing) {
-      // Bulk loads and replacements: one filter and sort beat thousands of splices.
+    if (replacing) {
+      // Replacements: one filter and sort beat finding and moving each one.
       const fresh = new Set(articles.map((article) => article.articleId));
       this.#sorted = this.#sorted.filter((article) => !fresh.has(article.articleId));
       this.#sorted.push(...articles);
       this.#sorted.sort(compareAscending);
       return;
     }
-    for (const article of articles) {
-      let lo = 0;
-      let hi = this.#sorted.length;
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        const other = this.#sorted[mid];
-        if (other && compareAscending(other, article) < 0) lo = mid + 1;
-        else hi = mid;
+    // New articles are merged into the part of the archive they reach, usually a short tail of
+    // recent ones: a live day (the provider-day bench publishes before every run) then costs its
+    // arrivals, not a sort of the whole archive per publish.
+    articles.sort(compareAscending);
+    const [first] = articles;
+    if (!first) return;
+    let lo = 0;
+    let hi = this.#sorted.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const other = this.#sorted[mid];
+      if (other && compareAscending(other, first) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    const tail = this.#sorted.splice(lo);
+    let t = 0;
+    let a = 0;
+    while (t < tail.length || a < articles.length) {
+      const fromTail = tail[t];
+      const fromBatch = articles[a];
+      if (fromTail && (!fromBatch || compareAscending(fromTail, fromBatch) <= 0)) {
+        this.#sorted.push(fromTail);
+        t += 1;
+      } else if (fromBatch) {
+        this.#sorted.push(fromBatch);
+        a += 1;
       }
-      this.#sorted.splice(lo, 0, article);
     }
   }
 
