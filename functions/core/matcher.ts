@@ -193,14 +193,21 @@ const INSERTION_SORT_LIMIT = 48;
  * shared RuleMatch lists (`#lists`), how many reason bits index those slots (-1: the rule has more
  * than LIST_TABLE_BITS terms and one slot for the list built last), the mask of its current match
  * (written when it matches, read when the output is built, so a match carries no payload besides
- * its offset) and, for a one-slot rule, the mask of the list in that slot (-1: none).
+ * its offset), for a one-slot rule the mask of the list in that slot (-1: none), and the stamp
+ * of the article that last made it a candidate (see `#stamp`).
  */
-const PROGRAM_HEADER = 6;
+const PROGRAM_HEADER = 7;
 const HEADER_AUDIENCE = 1;
 const HEADER_LIST_START = 2;
 const HEADER_LIST_BITS = 3;
 const HEADER_MASK = 4;
 const HEADER_SLOT_MASK = 5;
+const HEADER_STAMP = 6;
+/**
+ * An anchored entry packs its filter kind (KIND_INDEX or NO_FILTER) into the low bits of the
+ * program offset, so an entry is two ints and a cache line holds eight.
+ */
+const FILTER_KIND_BITS = 3;
 
 /** An AudienceMatch while the naive matcher collects its rules. */
 type AudienceMatchBuilder = { audienceId: string; article: Article; rules: RuleMatch[] };
@@ -223,18 +230,20 @@ class IndexedRuleMatcher implements RuleMatcher {
    */
   readonly #program: Int32Array;
   /**
-   * Rules anchored on term `t`, four ints each: rule index, program offset, and a prefilter on the
-   * rule's most selective other criterion, as that criterion's kind (or NO_FILTER) and a 32-bit
-   * signature of its term ids (bit `id & 31`). A candidate whose signature shares no bit with the
-   * article's hits of that kind cannot match and is dropped without reading its program: this is
-   * what keeps "broad AND broad" rules (a section prefix and a status) from costing a check each.
-   * Entries for term `t`: `#anchored[4 * #anchoredStart[t] .. 4 * #anchoredStart[t + 1]]`.
+   * Rules anchored on term `t`, two ints each: the program offset shifted left by
+   * FILTER_KIND_BITS with a prefilter's kind below it, and the prefilter's 32-bit signature. The
+   * prefilter is the rule's most selective other criterion, as that criterion's kind (or
+   * NO_FILTER) and a signature of its term ids (bit `id & 31`). A candidate whose signature shares
+   * no bit with the article's hits of that kind cannot match and is dropped without reading its
+   * program: this is what keeps "broad AND broad" rules (a section prefix and a status) from
+   * costing a check each. Entries for term `t`: `#anchored[2 * #anchoredStart[t] .. 2 *
+   * #anchoredStart[t + 1]]`.
    */
   readonly #anchoredStart: Int32Array;
   readonly #anchored: Int32Array;
   /** KIND_INDEX of every term id. */
   readonly #termKind: Uint8Array;
-  /** `matchAll` rules, candidates for every article, as (rule index, program offset) pairs. */
+  /** Program offsets of the `matchAll` rules, candidates for every article. */
   readonly #alwaysCandidates: Int32Array;
   /**
    * Every rule's possible reasons, built once: rule `r` owns `#reasons[#reasonStart[r] ..
@@ -250,7 +259,14 @@ class IndexedRuleMatcher implements RuleMatcher {
   readonly #lists: (readonly RuleMatch[] | undefined)[];
   // Per-article scratch space, reused (see compileRules: one caller at a time).
   readonly #hits: IdSet;
-  readonly #candidates: IdSet;
+  /**
+   * Numbers the articles, so a rule anchored on several hit terms is checked once: a rule is
+   * already a candidate when its program header holds the current stamp. Kept in the header rather
+   * than in a set of its own because the check reads that cache line next anyway.
+   */
+  #stamp = 0;
+  /** Where every program starts, to clear the stamps when the counter wraps. */
+  readonly #programStarts: Int32Array;
   /** Per kind (KIND_INDEX), the signature of the article's hit term ids; NO_FILTER's is all ones. */
   readonly #signatures = Int32Array.of(0, 0, 0, 0, -1);
   /** Program offsets of the article's matching rules; offsets are in output order. */
@@ -292,7 +308,7 @@ class IndexedRuleMatcher implements RuleMatcher {
       programStart.push(program.length);
       const reasonCount = criteria.reduce((sum, { ids }) => sum + ids.length, 0);
       const listBits = reasonCount <= LIST_TABLE_BITS ? reasonCount : -1;
-      program.push(ruleIndex, audienceIds.length - 1, listSlots, listBits, -1, -1, criteria.length);
+      program.push(ruleIndex, audienceIds.length - 1, listSlots, listBits, -1, -1, 0, criteria.length);
       listSlots += listBits === -1 ? 1 : 2 ** listBits;
       for (const { ids } of criteria) program.push(ids.length, ...ids);
       program.push(exclusions.length, ...exclusions);
@@ -302,7 +318,7 @@ class IndexedRuleMatcher implements RuleMatcher {
       }
 
       if (criteria.length === 0) {
-        if (rule.matchAll) always.push(ruleIndex);
+        if (rule.matchAll) always.push(programStart[ruleIndex] ?? 0);
         return;
       }
       // A criterion none of whose terms can hit makes the rule unmatchable: file it nowhere.
@@ -319,29 +335,31 @@ class IndexedRuleMatcher implements RuleMatcher {
           list = [];
           anchoredLists.set(id, list);
         }
-        list.push(ruleIndex, filterKind, filterSignature);
+        list.push((programStart[ruleIndex] ?? 0) * 2 ** FILTER_KIND_BITS + filterKind, filterSignature);
       }
     });
     reasonStart.push(reasons.length);
+    if (program.length >= 2 ** (31 - FILTER_KIND_BITS)) {
+      throw new RangeError(
+        `the rules compile to ${program.length} program ints, more than an anchored entry can address`,
+      );
+    }
 
     const anchoredStart = new Int32Array(dictionary.size + 1);
     const anchored: number[] = [];
     for (let termId = 0; termId < dictionary.size; termId++) {
-      anchoredStart[termId] = anchored.length / 4;
-      const list = anchoredLists.get(termId) ?? [];
-      for (let i = 0; i < list.length; i += 3) {
-        const ruleIndex = list[i] ?? 0;
-        anchored.push(ruleIndex, programStart[ruleIndex] ?? 0, list[i + 1] ?? NO_FILTER, list[i + 2] ?? -1);
-      }
+      anchoredStart[termId] = anchored.length / 2;
+      anchored.push(...(anchoredLists.get(termId) ?? []));
     }
-    anchoredStart[dictionary.size] = anchored.length / 4;
+    anchoredStart[dictionary.size] = anchored.length / 2;
 
     this.#audienceIds = audienceIds;
     this.#dictionary = dictionary;
     this.#program = Int32Array.from(program);
     this.#anchoredStart = anchoredStart;
     this.#anchored = Int32Array.from(anchored);
-    this.#alwaysCandidates = Int32Array.from(always.flatMap((ruleIndex) => [ruleIndex, programStart[ruleIndex] ?? 0]));
+    this.#alwaysCandidates = Int32Array.from(always);
+    this.#programStarts = Int32Array.from(programStart);
     this.#termKind = Uint8Array.from(dictionary.kind);
     this.#reasons = reasons;
     this.#reasonStart = Int32Array.from(reasonStart);
@@ -354,7 +372,6 @@ class IndexedRuleMatcher implements RuleMatcher {
         ? undefined
         : new TermAutomaton([...dictionary.keyword].map(([text, id]) => ({ text, id })));
     this.#hits = new IdSet(dictionary.size);
-    this.#candidates = new IdSet(ordered.length);
     this.#matchOffsets = new Int32Array(Math.max(1, ordered.length));
   }
 
@@ -373,20 +390,22 @@ class IndexedRuleMatcher implements RuleMatcher {
       const kind = this.#termKind[termId] ?? 0;
       signatures[kind] = (signatures[kind] ?? 0) | (1 << (termId & 31));
     }
-    const candidates = this.#candidates;
-    candidates.reset();
+    const stamp = this.#nextStamp();
     const matched = this.#matchOffsets;
     let count = 0;
     const program = this.#program;
     const anchoredStart = this.#anchoredStart;
     const anchored = this.#anchored;
+    const kindMask = 2 ** FILTER_KIND_BITS - 1;
     for (let h = 0; h < hitCount; h++) {
       const termId = hitTerms[h] ?? 0;
-      const end = 4 * (anchoredStart[termId + 1] ?? 0);
-      for (let a = 4 * (anchoredStart[termId] ?? 0); a < end; a += 4) {
-        if (((signatures[anchored[a + 2] ?? 0] ?? 0) & (anchored[a + 3] ?? 0)) === 0) continue;
-        if (!candidates.add(anchored[a] ?? 0)) continue;
-        const offset = anchored[a + 1] ?? 0;
+      const end = 2 * (anchoredStart[termId + 1] ?? 0);
+      for (let a = 2 * (anchoredStart[termId] ?? 0); a < end; a += 2) {
+        const entry = anchored[a] ?? 0;
+        if (((signatures[entry & kindMask] ?? 0) & (anchored[a + 1] ?? 0)) === 0) continue;
+        const offset = entry >>> FILTER_KIND_BITS;
+        if (program[offset + HEADER_STAMP] === stamp) continue;
+        program[offset + HEADER_STAMP] = stamp;
         const mask = evaluate(program, offset + PROGRAM_HEADER, hits);
         if (mask !== -1) {
           program[offset + HEADER_MASK] = mask;
@@ -395,9 +414,10 @@ class IndexedRuleMatcher implements RuleMatcher {
       }
     }
     const always = this.#alwaysCandidates;
-    for (let a = 0; a < always.length; a += 2) {
-      if (!candidates.add(always[a] ?? 0)) continue;
-      const offset = always[a + 1] ?? 0;
+    for (let a = 0; a < always.length; a++) {
+      const offset = always[a] ?? 0;
+      if (program[offset + HEADER_STAMP] === stamp) continue;
+      program[offset + HEADER_STAMP] = stamp;
       const mask = evaluate(program, offset + PROGRAM_HEADER, hits);
       if (mask !== -1) {
         program[offset + HEADER_MASK] = mask;
@@ -431,6 +451,17 @@ class IndexedRuleMatcher implements RuleMatcher {
       m = end;
     }
     return result;
+  }
+
+  /** The stamp of a new article (see `#stamp`). */
+  #nextStamp(): number {
+    if (this.#stamp === 0x7fffffff) {
+      const program = this.#program;
+      for (const offset of this.#programStarts) program[offset + HEADER_STAMP] = 0;
+      this.#stamp = 0;
+    }
+    this.#stamp += 1;
+    return this.#stamp;
   }
 
   /**

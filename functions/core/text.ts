@@ -114,42 +114,42 @@ export function containsTerm(text: string, term: string): boolean {
 }
 
 /**
- * A set of small integer ids that empties in O(1): each `reset` starts a new generation instead of
- * clearing the marks, and members live in a typed array allocated once (setting a JS array's
- * length to 0 would drop its storage and make every article grow it again), so one instance
- * serves every article of a run without allocating.
+ * A set of small integer ids that one instance keeps for every article of a run without
+ * allocating: members live in a typed array allocated once (setting a JS array's length to 0
+ * would drop its storage and make every article grow it again), and membership is one byte per
+ * id, cleared member by member on `reset`. A byte rather than a 32-bit generation stamp (which
+ * would empty in O(1)) keeps the marks of 30,000 rule terms in 30 KB, within the L1 cache, and
+ * `has` is the matcher's most frequent read; an article hits a few dozen ids, so clearing them
+ * costs less than the cache misses it saves.
  */
 export class IdSet {
-  readonly #marks: Uint32Array;
-  #generation = 1;
+  readonly #marks: Uint8Array;
   /** The ids added since the last reset, in the order they were first added: `members[0 .. size]`. */
   readonly members: Int32Array;
   size = 0;
 
   /** @param capacity ids range over `0 .. capacity - 1`. */
   constructor(capacity: number) {
-    this.#marks = new Uint32Array(Math.max(1, capacity));
+    this.#marks = new Uint8Array(Math.max(1, capacity));
     this.members = new Int32Array(Math.max(1, capacity));
   }
 
   /** Empties the set. */
   reset(): void {
+    const marks = this.#marks;
+    const members = this.members;
+    for (let i = 0; i < this.size; i++) marks[members[i] ?? 0] = 0;
     this.size = 0;
-    if (this.#generation === 0xffffffff) {
-      this.#marks.fill(0);
-      this.#generation = 0;
-    }
-    this.#generation += 1;
   }
 
   has(id: number): boolean {
-    return this.#marks[id] === this.#generation;
+    return this.#marks[id] === 1;
   }
 
   /** Adds `id`; returns false when it was already a member. */
   add(id: number): boolean {
-    if (this.#marks[id] === this.#generation) return false;
-    this.#marks[id] = this.#generation;
+    if (this.#marks[id] === 1) return false;
+    this.#marks[id] = 1;
     this.members[this.size++] = id;
     return true;
   }
