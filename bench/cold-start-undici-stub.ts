@@ -1,8 +1,8 @@
 /**
- * A what-if for the cold-start benchmark (bench/run.ts): the alert handler bundled with `undici`
- * replaced by this stub, to measure how much of the handler's import time undici accounts for,
- * i.e. what replacing it with `node:https` (already loaded by the AWS SDK) would save. The stub
- * only has to survive the import: nothing calls it.
+ * A what-if for the cold-start benchmark: a bundle with `undici` replaced by this stub, to measure
+ * how much of an import undici accounts for. Since undici is part of the baseline
+ * (bench/cold-start-bare.ts), stubbing it in the handler alone would flatter the ratio; it is
+ * for attribution only. The stub only has to survive the import: nothing calls it.
  */
 
 /** Stands in for undici's connection pool; the provider client creates one at import. */

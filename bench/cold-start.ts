@@ -137,21 +137,28 @@ export const handlerEnvironment: Readonly<Record<string, string>> = {
 };
 
 /**
- * Imports the bundle and prints how long `import()` took and how long the process had been
- * running by then. Plain JavaScript for `node --input-type=module -e`.
+ * Imports the bundle and prints how long `import()` took, the CPU time it used and how long the
+ * process had been running by then. Plain JavaScript for `node --input-type=module -e`.
  */
 const importProbe = `
+const cpu = process.cpuUsage();
 const started = performance.now();
 const module = await import(process.argv[1]);
 const importMs = performance.now() - started;
+const used = process.cpuUsage(cpu);
 if (typeof module.handler !== 'function') { console.error('no handler export'); process.exit(3); }
-process.stdout.write(JSON.stringify({ importMs, sinceStartMs: performance.now() }));
+process.stdout.write(JSON.stringify({ importMs, importCpuMs: (used.user + used.system) / 1000, sinceStartMs: performance.now() }));
 `;
 
 /** One fresh-process import. */
 export interface ImportSample {
   /** Time of `await import(bundle)`. */
   readonly importMs: number;
+  /**
+   * CPU time (user + system, all threads) of the import: far less sensitive than `importMs` to
+   * other work on a shared machine, which stretches wall time but not the work itself.
+   */
+  readonly importCpuMs: number;
   /** From process start to the import's end (Node's own start-up included). */
   readonly sinceStartMs: number;
   /** spawn to exit, as seen from the parent. */
@@ -174,7 +181,7 @@ export function importOnce(
   if (result.status !== 0) {
     throw new Error(`importing ${file} failed (exit ${result.status}): ${result.stderr.slice(0, 2000)}`);
   }
-  const parsed = JSON.parse(result.stdout) as { importMs: number; sinceStartMs: number };
+  const parsed = JSON.parse(result.stdout) as { importMs: number; importCpuMs: number; sinceStartMs: number };
   return { ...parsed, processMs };
 }
 
@@ -185,6 +192,8 @@ export interface ImportTimes {
   readonly medianMs: number;
   readonly p90Ms: number;
   readonly medianProcessMs: number;
+  /** Median CPU time of the import (see {@link ImportSample.importCpuMs}). */
+  readonly medianCpuMs: number;
 }
 
 /**
@@ -216,6 +225,7 @@ export function timeImports(
         90,
       ),
       medianProcessMs: median(list.map((s) => s.processMs)),
+      medianCpuMs: median(list.map((s) => s.importCpuMs)),
     };
   });
 }
