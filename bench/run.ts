@@ -5,6 +5,14 @@
  * `npm run bench -- --quick` runs the same steps on smaller inputs in under a minute and writes
  * bench/RESULTS.quick.md instead (ignored by git), so it never replaces the full run's figures.
  *
+ * `--only <parts>` (comma-separated: matching, cold-start, end-to-end, provider-day) runs some
+ * parts alone, for working on one of them: their sections and targets are printed, no Markdown is
+ * written (a partial report must never replace the full one), and the provider day still writes
+ * its JSON. end-to-end needs cold-start's handler bundle and runs it too.
+ *
+ * The simulated provider day (bench/provider-day.ts) also writes its per-scenario counts to
+ * bench/provider-day.json (provider-day.quick.json in quick mode) for the cost model.
+ *
  * Order matters on a shared two-core machine: the CPU-bound parts (matching, cold-start imports)
  * run first, before moto server and the simulator start; the end-to-end runs follow. Load
  * averages are recorded at the start and end of every part. Nothing here asserts a time.
@@ -25,7 +33,8 @@ import { benchMatching, repeatIndexed } from './matching.ts';
 import { lambdaHeapFlags, retainedCosts, runMemory } from './memory.ts';
 import { logLogPlotSvg } from './plot.ts';
 import { startCpuProfile, summarizeProfile } from './profile.ts';
-import { type BenchReport, renderMarkdown, renderText, type TargetCheck } from './report.ts';
+import { type ProviderDayResults, runProviderDay, SCHEDULES, type Schedule } from './provider-day.ts';
+import { type BenchReport, renderMarkdown, renderText, type Section, type TargetCheck } from './report.ts';
 import {
   ATTRIBUTION_BUNDLES,
   type ColdStartResults,
@@ -39,6 +48,8 @@ import {
   matchingTargets,
   memorySection,
   memoryTargets,
+  providerDaySection,
+  providerDayTargets,
   requestsSection,
   requestTargets,
   singleRunLimits,
@@ -71,9 +82,19 @@ interface Plan {
   readonly endToEnd: { readonly articles: number; readonly audiences: number; readonly rulesPerAudience: number };
   readonly ledgerVariant?: { readonly articles: number; readonly flushDelayMs: number };
   readonly memory: { readonly articles: number; readonly audiences: number; readonly rulesPerAudience: number };
+  readonly providerDay: {
+    readonly articlesPerDay: number;
+    /** Per schedule, the sweep periods (minutes) incremental reading is run with. */
+    readonly schedules: readonly { readonly schedule: Schedule; readonly sweepMinutes: readonly number[] }[];
+    /** Slices of the day (ms from midnight) on which today's reading runs for real, to check its formula. */
+    readonly formulaSlices: readonly { readonly schedule: Schedule; readonly fromMs: number; readonly toMs: number }[];
+  };
   readonly resultsFile: string;
   readonly plotFile: string;
+  readonly providerDayFile: string;
 }
+
+const HOUR_MS = 3_600_000;
 
 const plans: Record<'full' | 'quick', Plan> = {
   full: {
@@ -89,8 +110,20 @@ const plans: Record<'full' | 'quick', Plan> = {
     endToEnd: { articles: 20_000, audiences: 200, rulesPerAudience: 3 },
     ledgerVariant: { articles: 5_000, flushDelayMs: 1000 },
     memory: { articles: 100_000, audiences: 20, rulesPerAudience: 5 },
+    providerDay: {
+      articlesPerDay: 100_000,
+      schedules: [
+        { schedule: SCHEDULES.every5, sweepMinutes: [60, 360, 1440] },
+        { schedule: SCHEDULES.every1, sweepMinutes: [60, 360, 1440] },
+      ],
+      formulaSlices: [
+        { schedule: SCHEDULES.every5, fromMs: 1 * HOUR_MS, toMs: 3 * HOUR_MS },
+        { schedule: SCHEDULES.every1, fromMs: 1 * HOUR_MS, toMs: 1.5 * HOUR_MS },
+      ],
+    },
     resultsFile: 'RESULTS.md',
     plotFile: 'matching.svg',
+    providerDayFile: 'provider-day.json',
   },
   quick: {
     mode: 'quick',
@@ -104,8 +137,14 @@ const plans: Record<'full' | 'quick', Plan> = {
     coldStart: { repetitions: 5, attributionRepetitions: 0, profileRuns: 1 },
     endToEnd: { articles: 2_000, audiences: 40, rulesPerAudience: 3 },
     memory: { articles: 10_000, audiences: 10, rulesPerAudience: 5 },
+    providerDay: {
+      articlesPerDay: 10_000,
+      schedules: [{ schedule: SCHEDULES.every5, sweepMinutes: [360] }],
+      formulaSlices: [{ schedule: SCHEDULES.every5, fromMs: 1 * HOUR_MS, toMs: 3 * HOUR_MS }],
+    },
     resultsFile: 'RESULTS.quick.md',
     plotFile: 'matching.quick.svg',
+    providerDayFile: 'provider-day.quick.json',
   },
 };
 
@@ -277,83 +316,167 @@ function noiseParagraphs(matching: MatchingResults, coldStart: ColdStartResults)
   return paragraphs;
 }
 
+/** The parts `--only` can select. */
+const PARTS = ['matching', 'cold-start', 'end-to-end', 'provider-day'] as const;
+type Part = (typeof PARTS)[number];
+
+function selectedParts(argv: readonly string[]): ReadonlySet<Part> | undefined {
+  const index = argv.indexOf('--only');
+  const inline = argv.find((arg) => arg.startsWith('--only='));
+  const value = inline ? inline.slice('--only='.length) : index >= 0 ? argv[index + 1] : undefined;
+  if (index < 0 && inline === undefined) return undefined;
+  const names = (value ?? '').split(',').filter((name) => name !== '');
+  const unknown = names.filter((name) => !(PARTS as readonly string[]).includes(name));
+  if (names.length === 0 || unknown.length > 0) {
+    throw new Error(`--only takes a comma-separated list of ${PARTS.join(', ')}; got ${JSON.stringify(value ?? '')}`);
+  }
+  const parts = new Set(names as Part[]);
+  // The memory run imports the handler bundle cold start builds.
+  if (parts.has('end-to-end')) parts.add('cold-start');
+  return parts;
+}
+
+const READING_IMPLEMENTATION =
+  'functions/core/reading.ts (issue 15): stops a verified newest-first day at watermark - overlap, resumes oldest-first days, full sweeps on the FULL_SWEEP_MINUTES period, on the first run of a provider day, after a run that did not complete and whenever the order is unknown';
+
+async function runDay(
+  plan: Plan,
+  ca: Awaited<ReturnType<typeof createCertificateAuthority>>,
+): Promise<ProviderDayResults> {
+  const results = await runProviderDay({
+    ca,
+    articlesPerDay: plan.providerDay.articlesPerDay,
+    seed: SEED,
+    schedules: plan.providerDay.schedules,
+    formulaSlices: plan.providerDay.formulaSlices,
+    readingImplementation: READING_IMPLEMENTATION,
+    progress: (line) => process.stderr.write(`bench: ${line}\n`),
+  });
+  const path = join(projectRoot, 'bench', plan.providerDayFile);
+  writeFileSync(
+    path,
+    `${JSON.stringify({ generatedBy: 'npm run bench (bench/provider-day.ts)', mode: plan.mode, ...results }, null, 2)}\n`,
+  );
+  process.stderr.write(`bench: wrote ${path}\n`);
+  return results;
+}
+
 async function main(): Promise<void> {
-  const args = new Set(process.argv.slice(2));
-  if (args.has('--help')) {
-    process.stdout.write('usage: npm run bench [-- --quick]\n');
+  const argv = process.argv.slice(2);
+  if (argv.includes('--help')) {
+    process.stdout.write(`usage: npm run bench [-- --quick] [-- --only ${PARTS.join(',')}]\n`);
     return;
   }
-  const plan = plans[args.has('--quick') ? 'quick' : 'full'];
+  const plan = plans[argv.includes('--quick') ? 'quick' : 'full'];
+  const only = selectedParts(argv);
+  const want = (part: Part) => only === undefined || only.has(part);
   const started = performance.now();
   const machine = describeMachine(projectRoot);
   const directory = mkdtempSync(join(tmpdir(), 'news-alerts-bench-'));
   try {
-    const matching = await phase('matching', () => runMatching(plan));
-    const coldStart = await phase('cold start', () => runColdStart(plan, directory));
+    const matching = want('matching') ? await phase('matching', () => runMatching(plan)) : undefined;
+    const coldStart = want('cold-start') ? await phase('cold start', () => runColdStart(plan, directory)) : undefined;
 
     const ca = await createCertificateAuthority();
-    const caBundlePath = join(directory, 'sandbox-ca.pem');
-    writeFileSync(caBundlePath, ca.cert);
-    const moto = await phase('moto server start', () => startMoto({ caBundlePath }));
-    let endToEnd: EndToEndResults;
-    let memory: MemoryResults;
-    try {
-      const base = { motoEndpoint: moto.endpoint, ca, projectRoot, seed: 7, pageSize: 100 };
-      const mainRun = await phase('end-to-end run', () =>
-        runEndToEnd({
-          ...base,
-          articlesPerDay: plan.endToEnd.articles,
-          audiences: plan.endToEnd.audiences,
-          rulesPerAudience: plan.endToEnd.rulesPerAudience,
-        }),
-      );
-      // A fresh emulator for each run: moto keeps every message it delivered, and its state would
-      // slow the later runs down.
-      await moto.reset();
-      const variant = plan.ledgerVariant;
-      const ledgerVariant =
-        variant === undefined
-          ? undefined
-          : await phase('end-to-end run, ledger flush variant', () =>
-              runEndToEnd({
-                ...base,
-                articlesPerDay: variant.articles,
-                audiences: plan.endToEnd.audiences,
-                rulesPerAudience: plan.endToEnd.rulesPerAudience,
-                environment: { LEDGER_FLUSH_DELAY_MS: String(variant.flushDelayMs) },
-              }),
-            );
-      endToEnd = { main: mainRun, ...(ledgerVariant === undefined ? {} : { ledgerVariant }) };
-      await moto.reset();
-      const nodeFlags = lambdaHeapFlags(STACK_DEFAULTS.lambdaMemoryMb);
-      const run = await phase('memory run', () =>
-        runMemory({
-          motoEndpoint: moto.endpoint,
-          ca,
-          handlerBundle: coldStart.handler.bundle,
-          articles: plan.memory.articles,
-          audiences: plan.memory.audiences,
-          rulesPerAudience: plan.memory.rulesPerAudience,
-          seed: 11,
-          nodeFlags,
-        }),
-      );
-      const retained = await phase('retained structures', () =>
-        retainedCosts(run.articlesFetched, Math.max(run.notificationsPublished, mainRun.notificationsPublished), SEED),
-      );
-      memory = { run, nodeFlags, retained };
-    } finally {
-      await moto.stop();
+    // In process and CPU-bound: before moto server starts, so it has the cores to itself.
+    const providerDay = want('provider-day')
+      ? await phase('simulated provider day', () => runDay(plan, ca))
+      : undefined;
+
+    let endToEnd: EndToEndResults | undefined;
+    let memory: MemoryResults | undefined;
+    if (want('end-to-end') && coldStart) {
+      const caBundlePath = join(directory, 'sandbox-ca.pem');
+      writeFileSync(caBundlePath, ca.cert);
+      const moto = await phase('moto server start', () => startMoto({ caBundlePath }));
+      try {
+        const base = { motoEndpoint: moto.endpoint, ca, projectRoot, seed: 7, pageSize: 100 };
+        const mainRun = await phase('end-to-end run', () =>
+          runEndToEnd({
+            ...base,
+            articlesPerDay: plan.endToEnd.articles,
+            audiences: plan.endToEnd.audiences,
+            rulesPerAudience: plan.endToEnd.rulesPerAudience,
+          }),
+        );
+        // A fresh emulator for each run: moto keeps every message it delivered, and its state would
+        // slow the later runs down.
+        await moto.reset();
+        const variant = plan.ledgerVariant;
+        const ledgerVariant =
+          variant === undefined
+            ? undefined
+            : await phase('end-to-end run, ledger flush variant', () =>
+                runEndToEnd({
+                  ...base,
+                  articlesPerDay: variant.articles,
+                  audiences: plan.endToEnd.audiences,
+                  rulesPerAudience: plan.endToEnd.rulesPerAudience,
+                  environment: { LEDGER_FLUSH_DELAY_MS: String(variant.flushDelayMs) },
+                }),
+              );
+        endToEnd = { main: mainRun, ...(ledgerVariant === undefined ? {} : { ledgerVariant }) };
+        await moto.reset();
+        const nodeFlags = lambdaHeapFlags(STACK_DEFAULTS.lambdaMemoryMb);
+        const run = await phase('memory run', () =>
+          runMemory({
+            motoEndpoint: moto.endpoint,
+            ca,
+            handlerBundle: coldStart.handler.bundle,
+            articles: plan.memory.articles,
+            audiences: plan.memory.audiences,
+            rulesPerAudience: plan.memory.rulesPerAudience,
+            seed: 11,
+            nodeFlags,
+          }),
+        );
+        const retained = await phase('retained structures', () =>
+          retainedCosts(
+            run.articlesFetched,
+            Math.max(run.notificationsPublished, mainRun.notificationsPublished),
+            SEED,
+          ),
+        );
+        memory = { run, nodeFlags, retained };
+      } finally {
+        await moto.stop();
+      }
+    }
+
+    const daySchedules = plans.full.providerDay.schedules.map(({ schedule }) => schedule.label);
+    const targets: TargetCheck[] = [
+      ...(matching ? matchingTargets(matching) : []),
+      ...(endToEnd ? requestTargets(endToEnd) : []),
+      ...(memory ? memoryTargets(memory) : []),
+      ...(coldStart ? coldStartTargets(coldStart) : []),
+      ...(providerDay ? providerDayTargets(providerDay, daySchedules) : []),
+    ];
+    const sections: Section[] = [
+      ...(matching ? [matchingSection(matching, plan.plotFile)] : []),
+      ...(endToEnd ? [requestsSection(endToEnd)] : []),
+      ...(memory ? [memorySection(memory)] : []),
+      ...(coldStart ? [coldStartSection(coldStart)] : []),
+      ...(endToEnd ? [throughputSection(endToEnd.main)] : []),
+      ...(providerDay ? [providerDaySection(providerDay, '6. A simulated provider day')] : []),
+    ];
+    if (only !== undefined || !matching || !coldStart || !endToEnd || !memory) {
+      // A partial run: print what it measured, never overwrite the full report.
+      const text = renderText({
+        mode: plan.mode,
+        machine,
+        loadEnd: os.loadavg(),
+        durationMs: performance.now() - started,
+        limits: [],
+        targets,
+        noise: [],
+        sections,
+      });
+      process.stdout.write(`${text}\n(partial run: --only ${[...(only ?? [])].join(',')}; no Markdown written)\n`);
+      return;
     }
 
     const plotPath = join(projectRoot, 'bench', plan.plotFile);
     writeFileSync(plotPath, matchingPlot(matching));
-    const targets: TargetCheck[] = [
-      ...matchingTargets(matching),
-      ...requestTargets(endToEnd),
-      ...memoryTargets(memory),
-      ...coldStartTargets(coldStart),
-    ];
     const report: BenchReport = {
       mode: plan.mode,
       machine,
@@ -369,13 +492,7 @@ async function main(): Promise<void> {
       }),
       targets,
       noise: noiseParagraphs(matching, coldStart),
-      sections: [
-        matchingSection(matching, plan.plotFile),
-        requestsSection(endToEnd),
-        memorySection(memory),
-        coldStartSection(coldStart),
-        throughputSection(endToEnd.main),
-      ],
+      sections,
     };
     process.stdout.write(`${renderText(report)}\n`);
     const resultsPath = join(projectRoot, 'bench', plan.resultsFile);
