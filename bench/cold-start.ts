@@ -110,6 +110,59 @@ export async function bundle(
   };
 }
 
+/** A source entry that re-exports the bare handler and keeps `code`'s imports alive. */
+const bareWith = (code: string): BundleEntry => ({
+  contents: `export { handler } from './bench/cold-start-bare.ts';\n${code}`,
+});
+
+/**
+ * The attribution bundles of section 4: the bare bundle plus one dependency of the handler each,
+ * imported the way the handler's modules import it, so `bundle - bare` is what that dependency
+ * costs on its own. Names are those of `ATTRIBUTION_BUNDLES` (bench/sections.ts).
+ */
+export async function buildAttributionBundles(
+  names: {
+    readonly zod: string;
+    readonly zodMini: string;
+    readonly luxon: string;
+    readonly powertools: string;
+  },
+  directory: string,
+  projectRoot: string,
+): Promise<Bundle[]> {
+  const keep = (expression: string) => `(globalThis as Record<string, unknown>).__benchKeep = ${expression};\n`;
+  return [
+    // Classic zod's `z` is one namespace object: all of it (and every locale) stays in the bundle.
+    await bundle(names.zod, bareWith(`import { z } from 'zod';\n${keep('z')}`), directory, projectRoot),
+    await bundle(
+      names.zodMini,
+      bareWith(
+        `import * as z from 'zod/mini';\nimport { en } from 'zod/locales';\nz.config(en());\n${keep(
+          '[z.array, z.boolean, z.enum, z.literal, z.number, z.object, z.optional, z._default, z.pipe, z.record, z.string, z.strictObject, z.transform, z.union, z.unknown, z.superRefine, z.refine, z.regex, z.trim, z.minLength, z.maxLength, z.int, z.gte, z.lte]',
+        )}`,
+      ),
+      directory,
+      projectRoot,
+    ),
+    await bundle(
+      names.luxon,
+      bareWith(`import { DateTime } from 'luxon';\n${keep('DateTime')}`),
+      directory,
+      projectRoot,
+    ),
+    await bundle(
+      names.powertools,
+      bareWith(
+        `import { Logger } from '@aws-lambda-powertools/logger';\nimport { Metrics } from '@aws-lambda-powertools/metrics';\n${keep(
+          '[new Logger({ serviceName: "bench" }), new Metrics({ namespace: "bench", serviceName: "bench" })]',
+        )}`,
+      ),
+      directory,
+      projectRoot,
+    ),
+  ];
+}
+
 /**
  * The environment the stack gives the alert function (tokens replaced by plausible values); the
  * handler validates it at import, so it must be complete.

@@ -483,13 +483,15 @@ export function coldStartSection(results: ColdStartResults): Section {
     const base = results.attribution.find((t) => t.bundle.name === bare.bundle.name) ?? bare;
     tables.push({
       title:
-        'What each dependency adds to the bare bundle’s import, and the handler with undici replaced by a stub (same options, measured together, interleaved)',
-      header: ['bundle', 'size', 'import, median', 'added to bare'],
+        'What each dependency adds to the bare bundle’s import on its own, and the handler (same options, measured together, interleaved)',
+      header: ['bundle', 'size', 'import, median', 'added to bare', 'import CPU, median', 'CPU added to bare'],
       rows: results.attribution.map((t) => [
         t.bundle.name,
         formatBytes(t.bundle.bytes),
         formatMs(t.medianMs),
-        t === base ? '—' : `+${formatMs(t.medianMs - base.medianMs)}`,
+        t === base ? '—' : formatDifferenceMs(t.medianMs - base.medianMs),
+        formatMs(t.medianCpuMs),
+        t === base ? '—' : formatDifferenceMs(t.medianCpuMs - base.medianCpuMs),
       ]),
     });
   }
@@ -523,6 +525,9 @@ export const ATTRIBUTION_BUNDLES = {
   powertools: 'bare + Powertools logger',
 } as const;
 
+/** `+12.1 ms`, or `−3.0 ms` when noise puts a variant below the bare bundle. */
+const formatDifferenceMs = (ms: number): string => `${ms < 0 ? '−' : '+'}${formatMs(Math.abs(ms))}`;
+
 /** The ratio the cold-start target allows. */
 export const COLD_START_TARGET_RATIO = 1.25;
 
@@ -542,7 +547,7 @@ function coldStartMissNote(results: ColdStartResults): string {
   }
   const added = (name: string, label: string) => {
     const ms = timeOf(name);
-    return ms === undefined ? [] : [`${label} ${`+${formatMs(ms - base.medianMs)}`}`];
+    return ms === undefined ? [] : [`${label} ${formatDifferenceMs(ms - base.medianMs)}`];
   };
   const costs = [
     ...added(ATTRIBUTION_BUNDLES.zod, 'zod'),
