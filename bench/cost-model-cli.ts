@@ -1,0 +1,209 @@
+/**
+ * Writes docs/cost.md: the monthly AWS cost of news-alerts for the sizes of issue 15, before and
+ * after incremental reading.
+ *
+ *   npx tsx bench/cost-model-cli.ts                     # placeholder inputs (bench/cost-fixture.ts)
+ *   npx tsx bench/cost-model-cli.ts inputs.json         # a CostInputs file, or {"source", "days": DayBenchCounts[]}
+ *   npx tsx bench/cost-model-cli.ts --out other.md      # write elsewhere
+ *   npx tsx bench/cost-model-cli.ts --print-inputs      # print the inputs as JSON (a template for inputs.json)
+ *
+ * Needs no npm script and no network: the prices are bench/aws-prices.ts, the stack facts come from
+ * synthesizing lib/ (a few seconds).
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { awsPrices } from './aws-prices.ts';
+import {
+  type DayBenchCounts,
+  defaultAssumptions,
+  placeholderInputs,
+  type StackFacts,
+  scenarioFromDayBench,
+  stackFactsFromCode,
+} from './cost-fixture.ts';
+import {
+  type CostInputs,
+  type CostTable,
+  costModel,
+  formatUsd,
+  type RenderOptions,
+  renderCostMarkdown,
+  sourcedInputs,
+} from './cost-model.ts';
+
+/** How to read docs/cost.md and what it leaves out; placed under the summary table. */
+export const EXPLANATION = `### How to read it
+
+- **One month** is 365/12 days of the default schedule (\`rate(5 minutes)\`, 288 runs a day), prices of
+  us-east-1 (see [Prices](#prices), each with its source and the day it was read). Other regions cost
+  the same or up to ~25% more.
+- **today** is the current reading: every run asks the provider for its whole provider day, so pages
+  and articles read per run grow through the day, and every run re-matches (and looks up in the ledger)
+  the last \`lateArrivalMinutes\` + one interval of articles. **incremental** reads newest first until it
+  passes the watermark minus \`INCREMENTAL_OVERLAP_MINUTES\`, with a full sweep every
+  \`FULL_SWEEP_MINUTES\`. Rows marked *provider-bound* are the ones the reading changes.
+- **basis**: *measured* (a benchmark counted it), *code* (the stack or a function default fixes it),
+  *assumed* (an estimate; the inputs table says of what). A row is only as firm as its softest input.
+  Until \`bench/provider-day.ts\` measures a simulated day, the per-day counts are estimates from the
+  single-run figures of \`bench/RESULTS.md\`.
+- **Totals** are the sum of the AWS rows. **SMS is not in them**: it is priced per segment by destination
+  country, and when audiences have phone subscribers it is most of the bill (see
+  [SMS, priced apart](#sms-priced-apart)). The **free-tier credit** is what the always-free allowances
+  (Lambda, SNS, CloudWatch, KMS, X-Ray, Scheduler, DynamoDB storage) would take off if this stack were
+  the account's only workload; it is shown, not applied.
+- **What dominates** is named under each breakdown (its largest rows). With the placeholder's subscriber
+  mix, fixed monthly items lead at 10,000 articles and 100 audiences (a secret per Slack webhook, an
+  alarm per declared audience, the EMF metrics, the dashboard); per-audience secrets and alarms stay
+  large at 1,000 audiences (~$300 a month together); email deliveries ($2 per 100,000) lead once
+  notifications reach tens of thousands a day. The alert function itself, even re-reading the whole
+  provider day every five minutes, costs little in Lambda; what incremental reading saves is mostly
+  provider requests (the pages column of the summary), then Lambda duration and ledger lookups.
+
+### What it leaves out
+
+- **Data transfer**: responses from the provider (inbound, free), SNS deliveries to HTTPS endpoints and
+  Slack posts leaving AWS (data transfer out, per GB), and the provider's own traffic costs.
+- **The provider's fees**: whatever the news provider charges per request or per article is outside
+  AWS; the provider pages a month are shown so it can be priced from the contract.
+- **Subscribers' costs**: the SQS queues subscribed to audience topics, the webhook receivers, Slack.
+- **SMS registration**: 10DLC brand and campaign fees, toll-free or short-code monthly fees, sender-ID
+  registration in countries that require it.
+- **Failures and retries**: SNS delivery retries, Lambda retries, dead-letter queues (idle SQS queues cost
+  nothing), CloudWatch Logs Insights queries, console and CLI use (\`news-alerts\` commands, replays).
+- **Holds and digests**: audiences in digest mode or quiet hours write held items instead of publishing;
+  not modelled (every match is assumed to go out at once).
+- **Taxes, support plans, savings plans and credits.**
+`;
+
+/** The workload assumptions behind the placeholder, as bullets. */
+export function assumptionNotes(facts: StackFacts): string[] {
+  const a = defaultAssumptions;
+  const s = a.subscribersPerAudience;
+  return [
+    `Subscriptions per audience: ${s.email} email, ${s.https} HTTPS webhook, ${s.sqs} SQS, ${s.lambda} Slack (a share of audiences), ${s.sms} phone numbers. Each receives every notification of its audience (no filter policies).`,
+    `Notifications scale with articles × audiences at the match rate of the RESULTS.md section 2 rules (3 synthetic rules per audience); real rules may be broader or narrower, and every per-notification row moves with them.`,
+    `Provider latency ${a.providerPageLatencyMs} ms per page (the simulator answers in ~2 ms); pages of a full read go ${facts.pageConcurrency} at a time, incremental reads one at a time.`,
+    `Lambda run time: CPU-bound work measured on one core of the development machine is ${(1769 / 512).toFixed(2)}× slower at ${facts.alertMemoryMb} MB; ${a.coldStartShare * 100}% of runs start cold; ${a.fixedRunMs} ms per run of DynamoDB round trips and bookkeeping.`,
+    `Slack relay: ${a.relayDurationMs} ms per post at ${facts.relayMemoryMb} MB; reserved concurrency ${facts.relayReservedConcurrency}.`,
+    `Item sizes: rule ~${a.ruleItemBytes} B, audience ~${a.audienceItemBytes} B, ledger ~${a.ledgerItemBytes} B (each under one request unit).`,
+    `Alarms: ${facts.fixedAlarms} fixed plus ${facts.alarmsPerDeclaredAudience} per audience declared in cdk.json; audiences added later by the CLI have none, so this is an upper bound. The same holds for the dashboard's per-audience graphs.`,
+    'KMS: the keys are in their first year (each yearly rotation adds $1/key-month, up to $3); SNS is assumed to call KMS once per publish request (its data-key reuse is not documented; once per message would multiply that row by ~9).',
+    'SNS PublishBatch is billed by its aggregate payload in 64 KB chunks (AWS: batching cuts cost "by a factor of up to 10"); billed per message instead, the publish row would be ~4.6× larger and still small next to deliveries.',
+  ];
+}
+
+/** Reads an inputs file: a full CostInputs, or the day bench's counts to be completed here. */
+export function readInputs(path: string, facts: () => StackFacts): CostInputs {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new Error(`${path}: not a JSON file (${error instanceof Error ? error.message : String(error)})`, {
+      cause: error,
+    });
+  }
+  if (typeof parsed !== 'object' || parsed === null) throw new Error(`${path}: expected a JSON object`);
+  const { source, scenarios, days } = parsed as { source?: unknown; scenarios?: unknown; days?: unknown };
+  if (typeof source !== 'string')
+    throw new Error(`${path}: "source" (one line saying where the counts come from) is missing`);
+  if (Array.isArray(days)) {
+    const stack = facts();
+    return {
+      source,
+      scenarios: (days as DayBenchCounts[]).map((day) => scenarioFromDayBench(day, stack, { source })),
+    };
+  }
+  if (!Array.isArray(scenarios)) {
+    throw new Error(
+      `${path}: expected "scenarios" (CostInputs, bench/cost-model.ts) or "days" (DayBenchCounts, bench/cost-fixture.ts)`,
+    );
+  }
+  const inputs = { source, scenarios } as CostInputs;
+  // Every figure the placeholder has must be there, with a number and a basis: a missing one would
+  // price a row from undefined.
+  const required = sourcedInputs(placeholderInputs(facts()).scenarios[0] as CostInputs['scenarios'][number]).map(
+    (entry) => entry.path,
+  );
+  inputs.scenarios.forEach((scenario, index) => {
+    const present = new Set(sourcedInputs(scenario).map((entry) => entry.path));
+    const missing = required.filter((path) => !present.has(path));
+    if (missing.length > 0) {
+      throw new Error(
+        `${path}: scenarios[${index}] lacks ${missing.join(', ')} (each is {"value": number, "basis": "measured"|"code"|"assumed", "note": "…"}; --print-inputs shows a complete file)`,
+      );
+    }
+  });
+  return inputs;
+}
+
+/** The cost table and the document for `inputs`. */
+export function costDocument(inputs: CostInputs, facts: StackFacts): { table: CostTable; markdown: string } {
+  const table = costModel(inputs, awsPrices);
+  const options: RenderOptions = { explanation: EXPLANATION, assumptions: assumptionNotes(facts) };
+  return { table, markdown: renderCostMarkdown(table, options) };
+}
+
+/**
+ * What bench/run.ts calls once the simulated-day bench has counted its days: completes the counts
+ * (bench/cost-fixture.ts), prices them, writes the document (docs/cost.md unless `out` says
+ * otherwise) and returns the table, e.g. for `renderCostSummary` in RESULTS.md.
+ */
+export function writeCostDocumentFromDayBench(
+  days: readonly DayBenchCounts[],
+  options: { readonly source: string; readonly out?: string; readonly facts?: StackFacts },
+): CostTable {
+  const facts = options.facts ?? stackFactsFromCode();
+  const inputs: CostInputs = {
+    source: options.source,
+    scenarios: days.map((day) => scenarioFromDayBench(day, facts, { source: options.source })),
+  };
+  const { table, markdown } = costDocument(inputs, facts);
+  writeFileSync(options.out ?? fileURLToPath(new URL('../docs/cost.md', import.meta.url)), markdown);
+  return table;
+}
+
+function main(argv: readonly string[]): void {
+  let inputsPath: string | undefined;
+  let out = fileURLToPath(new URL('../docs/cost.md', import.meta.url));
+  let printInputs = false;
+  for (let i = 0; i < argv.length; i += 1) {
+    const arg = argv[i];
+    if (arg === '--out') {
+      const next = argv[i + 1];
+      if (next === undefined) throw new Error('--out needs a file name');
+      out = resolve(next);
+      i += 1;
+    } else if (arg === '--print-inputs') printInputs = true;
+    else if (arg?.startsWith('--')) throw new Error(`unknown option ${arg} (known: --out <file>, --print-inputs)`);
+    else if (arg !== undefined) inputsPath = arg;
+  }
+  let facts: StackFacts | undefined;
+  const stackFacts = (): StackFacts => {
+    facts ??= stackFactsFromCode();
+    return facts;
+  };
+  const inputs = inputsPath === undefined ? placeholderInputs(stackFacts()) : readInputs(inputsPath, stackFacts);
+  if (printInputs) {
+    console.log(JSON.stringify(inputs, null, 2));
+    return;
+  }
+  const { table, markdown } = costDocument(inputs, stackFacts());
+  writeFileSync(out, markdown);
+  for (const cost of table.scenarios) {
+    const s = cost.scenario;
+    console.log(
+      `${s.articlesPerDay} articles/day × ${s.audiences} audiences, ${s.reading}: ${formatUsd(cost.totalUsd)}/month (+ SMS ${cost.sms.map((row) => `${row.item} ${formatUsd(row.usd)}`).join(', ')})`,
+    );
+  }
+  console.log(`wrote ${out}`);
+}
+
+if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  try {
+    main(process.argv.slice(2));
+  } catch (error) {
+    console.error(error instanceof Error ? error.message : String(error));
+    process.exitCode = 1;
+  }
+}

@@ -1,0 +1,699 @@
+/**
+ * What news-alerts costs to run on AWS per month: a pure function from per-day and per-run counts
+ * (what the benchmarks measure, or what the code implies where they measure nothing) and a price
+ * table (bench/aws-prices.ts) to one priced row per billed dimension, plus a Markdown renderer.
+ *
+ * The model owns three rules a reader must be able to rely on:
+ *
+ * - Every row is priced from exactly one entry of the price table, and every figure that drives
+ *   a row carries its basis (measured, from code, assumed): a row is only as firm as its softest
+ *   driving input.
+ * - The total is the sum of the AWS rows and nothing else. SMS is priced apart (its price depends on
+ *   the destination country and, when used, it dwarfs everything else); the always-free tier is a
+ *   separate credit line, never folded into the rows.
+ * - Quantities are linear in their drivers: twice the notifications is twice every
+ *   per-notification row. Nothing is rounded before it is priced, except where AWS rounds (64 KB
+ *   chunks per SNS publish request, whole request units per item).
+ *
+ * What it leaves out (data transfer, the provider's fees, SQS consumers, …) is listed in
+ * docs/cost.md, which bench/cost-model-cli.ts writes with {@link renderCostMarkdown}.
+ */
+import type { AwsPrice, PriceId, PriceTable } from './aws-prices.ts';
+
+/**
+ * Where a figure came from: a benchmark run, the code and the stack's defaults (lib/, functions/),
+ * or an assumption about the workload or AWS's behaviour. Ordered from firm to soft.
+ */
+export type Basis = 'measured' | 'code' | 'assumed';
+
+const BASIS_ORDER: readonly Basis[] = ['measured', 'code', 'assumed'];
+
+/** The softest of several bases: a row is only as firm as its softest input. */
+export const weakestBasis = (bases: readonly Basis[]): Basis =>
+  bases.reduce<Basis>(
+    (weakest, basis) => (BASIS_ORDER.indexOf(basis) > BASIS_ORDER.indexOf(weakest) ? basis : weakest),
+    'measured',
+  );
+
+/** A number with where it came from. */
+export interface Sourced {
+  readonly value: number;
+  readonly basis: Basis;
+  /** How it was measured or why it was assumed, short enough for a table cell. */
+  readonly note: string;
+}
+
+export const measured = (value: number, note: string): Sourced => ({ value, basis: 'measured', note });
+export const assumed = (value: number, note: string): Sourced => ({ value, basis: 'assumed', note });
+export const fromCode = (value: number, note: string): Sourced => ({ value, basis: 'code', note });
+
+/** How the alert run reads the provider: every run re-reads the whole provider day, or only what is new. */
+export type Reading = 'today' | 'incremental';
+
+/** Subscriptions an average audience topic has, by protocol; each receives every notification of the audience. */
+export interface SubscribersPerAudience {
+  readonly email: Sourced;
+  readonly https: Sourced;
+  readonly sqs: Sourced;
+  /** The Slack relay (SNS → Lambda). */
+  readonly lambda: Sourced;
+  /** Phone numbers; priced apart (see {@link ScenarioCost.sms}). */
+  readonly sms: Sourced;
+}
+
+/**
+ * One workload on the default schedule: its size, how it reads the provider, and every count the
+ * bill depends on. Per-day counts are averages over a whole day (a month is 365/12 of them).
+ */
+export interface CostScenario {
+  readonly articlesPerDay: number;
+  readonly audiences: number;
+  readonly reading: Reading;
+  /** Alert runs a day (288 on `rate(5 minutes)`). */
+  readonly runsPerDay: Sourced;
+  readonly alertRun: {
+    /** Billed duration of an average run, init share included (ms). */
+    readonly avgDurationMs: Sourced;
+    readonly memoryMb: Sourced;
+    /** Bytes the run writes to its log group: platform lines, the run summary, the EMF blob. */
+    readonly logBytesPerRun: Sourced;
+  };
+  /** What the runs of a day read from the provider; informational (the provider's own fees are not priced). */
+  readonly provider: {
+    readonly pagesPerDay: Sourced;
+    readonly articlesReadPerDay: Sourced;
+  };
+  /** Notifications published a day (article × audience pairs). */
+  readonly notificationsPerDay: Sourced;
+  readonly ledger: {
+    /** BatchGetItem keys per published notification: each run re-matching an article looks it up again. */
+    readonly lookupsPerNotification: Sourced;
+    /** Ledger items written per published notification. */
+    readonly writesPerNotification: Sourced;
+    /** Read units one key costs (strongly consistent, under 4 KB: 1). */
+    readonly readUnitsPerLookup: Sourced;
+    /** Write units one ledger item costs (under 1 KB: 1). */
+    readonly writeUnitsPerWrite: Sourced;
+    /** Stored size of one ledger item, without DynamoDB's 100-byte per-item overhead (bytes). */
+    readonly itemBytes: Sourced;
+    readonly retentionDays: Sourced;
+  };
+  /** DynamoDB units of one run outside the ledger: lease, watermark, rules and audiences scans, run history. */
+  readonly dynamoPerRun: {
+    readonly readUnits: Sourced;
+    readonly writeUnits: Sourced;
+  };
+  /** Steady-state bytes of the state table besides the ledger (run history, relay memory, holds). */
+  readonly otherStateBytes: Sourced;
+  readonly sns: {
+    /** Average messages per PublishBatch call (at most 10; partial batches per topic lower it). */
+    readonly messagesPerPublishCall: Sourced;
+    /** Average size of one published message, every protocol's body included (bytes). */
+    readonly messageBytes: Sourced;
+    readonly subscribersPerAudience: SubscribersPerAudience;
+  };
+  readonly sms: {
+    readonly segmentsPerMessage: Sourced;
+  };
+  readonly slackRelay: {
+    readonly avgDurationMs: Sourced;
+    readonly memoryMb: Sourced;
+    /** Powertools idempotency: an in-progress put and a completion update per post. */
+    readonly dynamoWriteUnitsPerPost: Sourced;
+    readonly logBytesPerInvocation: Sourced;
+  };
+  readonly secrets: {
+    /** The provider API key plus one webhook secret per Slack audience. */
+    readonly count: Sourced;
+    readonly getSecretValuePerDay: Sourced;
+  };
+  readonly cloudWatch: {
+    /** Distinct metric name × dimension sets the functions emit through EMF. */
+    readonly customMetrics: Sourced;
+    readonly alarms: Sourced;
+    readonly dashboards: Sourced;
+    readonly logRetentionDays: Sourced;
+    /** Stored (compressed) bytes per ingested byte. */
+    readonly logCompressionRatio: Sourced;
+  };
+  readonly kms: {
+    readonly customerManagedKeys: Sourced;
+    /** Requests SNS makes on the topic key per PublishBatch call. */
+    readonly requestsPerPublishCall: Sourced;
+    /** Everything else: DynamoDB and Secrets Manager on their AWS managed keys. */
+    readonly otherRequestsPerDay: Sourced;
+  };
+  readonly xray: {
+    readonly tracesPerDay: Sourced;
+  };
+}
+
+/** What the model prices: where the counts came from, and the workloads. */
+export interface CostInputs {
+  /** One line: which benchmark run (or fixture) produced these counts. */
+  readonly source: string;
+  readonly scenarios: readonly CostScenario[];
+}
+
+/** One priced line of the bill. */
+export interface CostRow {
+  readonly service: string;
+  readonly item: string;
+  /** Per month, in `unit`s of the price. */
+  readonly quantity: number;
+  readonly priceId: PriceId;
+  readonly unit: string;
+  readonly units: string;
+  readonly usdPerUnit: number;
+  readonly usd: number;
+  readonly basis: Basis;
+  /** True when reading the provider differently changes it (what incremental reading is for). */
+  readonly providerBound: boolean;
+}
+
+/** The bill of one scenario. */
+export interface ScenarioCost {
+  readonly scenario: CostScenario;
+  /** AWS rows; SMS is not among them. */
+  readonly rows: readonly CostRow[];
+  /** The sum of `rows`. */
+  readonly totalUsd: number;
+  /** SMS priced for each example destination, as if every phone subscriber were there. */
+  readonly sms: readonly CostRow[];
+  /** What the always-free tier would take off `totalUsd` if this were the account's only workload (≥ 0). */
+  readonly freeTierCreditUsd: number;
+  readonly provider: { readonly pagesPerMonth: number; readonly articlesReadPerMonth: number };
+}
+
+export interface CostTable {
+  readonly source: string;
+  readonly daysPerMonth: number;
+  readonly scenarios: readonly ScenarioCost[];
+  readonly prices: PriceTable;
+}
+
+/** AWS bills by the month; a month is an average one. */
+export const DAYS_PER_MONTH = 365 / 12;
+const GIB = 1024 ** 3;
+/** SNS bills each 64 KB of a publish request's payload as one request. */
+const SNS_CHUNK_BYTES = 64 * 1024;
+/** DynamoDB adds this to every item's stored size. */
+const DYNAMO_ITEM_OVERHEAD_BYTES = 100;
+
+/** SMS destinations priced as examples; the price table holds one entry for each. */
+export const SMS_EXAMPLES = [
+  { priceId: 'smsUnitedStates', destination: 'United States' },
+  { priceId: 'smsSouthKorea', destination: 'South Korea' },
+] as const satisfies readonly { priceId: PriceId; destination: string }[];
+
+const basisOf = (...inputs: readonly Sourced[]): Basis => weakestBasis(inputs.map((input) => input.basis));
+
+/** Prices every scenario of `inputs` with `prices`. */
+export function costModel(inputs: CostInputs, prices: PriceTable): CostTable {
+  return {
+    source: inputs.source,
+    daysPerMonth: DAYS_PER_MONTH,
+    scenarios: inputs.scenarios.map((scenario) => priceScenario(scenario, prices)),
+    prices,
+  };
+}
+
+function priceScenario(s: CostScenario, prices: PriceTable): ScenarioCost {
+  const month = DAYS_PER_MONTH;
+  const rows: CostRow[] = [];
+  const row = (
+    service: string,
+    item: string,
+    priceId: PriceId,
+    quantity: number,
+    drivers: readonly Sourced[],
+    providerBound = false,
+  ): CostRow => {
+    const price: AwsPrice = prices[priceId];
+    const priced: CostRow = {
+      service,
+      item,
+      quantity,
+      priceId,
+      unit: price.unit,
+      units: price.units,
+      usdPerUnit: price.usdPerUnit,
+      usd: quantity * price.usdPerUnit,
+      basis: basisOf(...drivers),
+      providerBound,
+    };
+    return priced;
+  };
+  const add = (...args: Parameters<typeof row>): void => {
+    rows.push(row(...args));
+  };
+
+  const runs = s.runsPerDay.value * month;
+  const notifications = s.notificationsPerDay.value * month;
+  const subs = s.sns.subscribersPerAudience;
+  const relayInvocations = notifications * subs.lambda.value;
+
+  // Lambda
+  const run = s.alertRun;
+  add(
+    'Lambda',
+    'alert run: duration',
+    'lambdaArmGbSecond',
+    runs * (run.avgDurationMs.value / 1000) * (run.memoryMb.value / 1024),
+    [s.runsPerDay, run.avgDurationMs, run.memoryMb],
+    true,
+  );
+  add('Lambda', 'alert run: requests', 'lambdaRequest', runs, [s.runsPerDay]);
+  const relay = s.slackRelay;
+  add(
+    'Lambda',
+    'Slack relay: duration',
+    'lambdaArmGbSecond',
+    relayInvocations * (relay.avgDurationMs.value / 1000) * (relay.memoryMb.value / 1024),
+    [s.notificationsPerDay, subs.lambda, relay.avgDurationMs, relay.memoryMb],
+  );
+  add('Lambda', 'Slack relay: requests', 'lambdaRequest', relayInvocations, [s.notificationsPerDay, subs.lambda]);
+
+  // DynamoDB
+  const ledger = s.ledger;
+  add(
+    'DynamoDB',
+    'ledger lookups (BatchGetItem)',
+    'dynamoReadRequestUnit',
+    notifications * ledger.lookupsPerNotification.value * ledger.readUnitsPerLookup.value,
+    [s.notificationsPerDay, ledger.lookupsPerNotification, ledger.readUnitsPerLookup],
+    true,
+  );
+  add(
+    'DynamoDB',
+    'ledger writes (BatchWriteItem)',
+    'dynamoWriteRequestUnit',
+    notifications * ledger.writesPerNotification.value * ledger.writeUnitsPerWrite.value,
+    [s.notificationsPerDay, ledger.writesPerNotification, ledger.writeUnitsPerWrite],
+  );
+  add(
+    'DynamoDB',
+    'per-run reads (lease, watermark, rules and audiences scans, holds)',
+    'dynamoReadRequestUnit',
+    runs * s.dynamoPerRun.readUnits.value,
+    [s.runsPerDay, s.dynamoPerRun.readUnits],
+  );
+  add(
+    'DynamoDB',
+    'per-run writes (lease, watermark transaction, run history)',
+    'dynamoWriteRequestUnit',
+    runs * s.dynamoPerRun.writeUnits.value,
+    [s.runsPerDay, s.dynamoPerRun.writeUnits],
+  );
+  add(
+    'DynamoDB',
+    'Slack relay: posted-once records',
+    'dynamoWriteRequestUnit',
+    relayInvocations * relay.dynamoWriteUnitsPerPost.value,
+    [s.notificationsPerDay, subs.lambda, relay.dynamoWriteUnitsPerPost],
+  );
+  const ledgerBytes =
+    s.notificationsPerDay.value *
+    ledger.writesPerNotification.value *
+    ledger.retentionDays.value *
+    (ledger.itemBytes.value + DYNAMO_ITEM_OVERHEAD_BYTES);
+  const storageGib = (ledgerBytes + s.otherStateBytes.value) / GIB;
+  const storageDrivers = [
+    s.notificationsPerDay,
+    ledger.writesPerNotification,
+    ledger.retentionDays,
+    ledger.itemBytes,
+    s.otherStateBytes,
+  ];
+  add('DynamoDB', 'storage (ledger with TTL, run history, relay records)', 'dynamoStorage', storageGib, storageDrivers);
+  add('DynamoDB', 'point-in-time recovery', 'dynamoPitr', storageGib, storageDrivers);
+
+  // SNS
+  const publishCalls = notifications / s.sns.messagesPerPublishCall.value;
+  const chunksPerCall = Math.ceil((s.sns.messagesPerPublishCall.value * s.sns.messageBytes.value) / SNS_CHUNK_BYTES);
+  add('SNS', 'PublishBatch requests (64 KB chunks)', 'snsPublishRequest', publishCalls * chunksPerCall, [
+    s.notificationsPerDay,
+    s.sns.messagesPerPublishCall,
+    s.sns.messageBytes,
+  ]);
+  add('SNS', 'email deliveries', 'snsEmailDelivery', notifications * subs.email.value, [
+    s.notificationsPerDay,
+    subs.email,
+  ]);
+  add('SNS', 'HTTPS deliveries (webhooks)', 'snsHttpsDelivery', notifications * subs.https.value, [
+    s.notificationsPerDay,
+    subs.https,
+  ]);
+  add('SNS', 'SQS deliveries', 'snsSqsDelivery', notifications * subs.sqs.value, [s.notificationsPerDay, subs.sqs]);
+  add('SNS', 'Lambda deliveries (Slack relay)', 'snsLambdaDelivery', relayInvocations, [
+    s.notificationsPerDay,
+    subs.lambda,
+  ]);
+
+  // Secrets Manager
+  add('Secrets Manager', 'secrets (API key, Slack webhooks)', 'secretsManagerSecret', s.secrets.count.value, [
+    s.secrets.count,
+  ]);
+  add(
+    'Secrets Manager',
+    'GetSecretValue calls (after the caches)',
+    'secretsManagerApiCall',
+    s.secrets.getSecretValuePerDay.value * month,
+    [s.secrets.getSecretValuePerDay],
+  );
+
+  // CloudWatch
+  const cw = s.cloudWatch;
+  const ingestedGibPerDay =
+    (s.runsPerDay.value * run.logBytesPerRun.value +
+      s.notificationsPerDay.value * subs.lambda.value * relay.logBytesPerInvocation.value) /
+    GIB;
+  const logDrivers = [
+    s.runsPerDay,
+    run.logBytesPerRun,
+    s.notificationsPerDay,
+    subs.lambda,
+    relay.logBytesPerInvocation,
+  ];
+  add(
+    'CloudWatch',
+    'log ingestion (both functions, EMF included)',
+    'cloudWatchLogIngestion',
+    ingestedGibPerDay * month,
+    [...logDrivers],
+  );
+  add(
+    'CloudWatch',
+    'log storage (steady state over the retention)',
+    'cloudWatchLogStorage',
+    ingestedGibPerDay * cw.logRetentionDays.value * cw.logCompressionRatio.value,
+    [...logDrivers, cw.logRetentionDays, cw.logCompressionRatio],
+  );
+  add('CloudWatch', 'custom metrics (EMF)', 'cloudWatchCustomMetric', cw.customMetrics.value, [cw.customMetrics]);
+  add('CloudWatch', 'alarms', 'cloudWatchAlarm', cw.alarms.value, [cw.alarms]);
+  add('CloudWatch', 'dashboard', 'cloudWatchDashboard', cw.dashboards.value, [cw.dashboards]);
+
+  // KMS
+  add('KMS', 'customer managed keys (topics, ops topic)', 'kmsKey', s.kms.customerManagedKeys.value, [
+    s.kms.customerManagedKeys,
+  ]);
+  add(
+    'KMS',
+    'requests (SNS on the topic key; DynamoDB, Secrets Manager)',
+    'kmsRequest',
+    publishCalls * s.kms.requestsPerPublishCall.value + s.kms.otherRequestsPerDay.value * month,
+    [s.notificationsPerDay, s.sns.messagesPerPublishCall, s.kms.requestsPerPublishCall, s.kms.otherRequestsPerDay],
+  );
+
+  // X-Ray and the schedule
+  add('X-Ray', 'traces recorded', 'xrayTraceRecorded', s.xray.tracesPerDay.value * month, [s.xray.tracesPerDay]);
+  add('EventBridge Scheduler', 'scheduled invocations', 'schedulerInvocation', runs, [s.runsPerDay]);
+
+  const smsSegments = notifications * subs.sms.value * s.sms.segmentsPerMessage.value;
+  const sms = SMS_EXAMPLES.map(({ priceId, destination }) =>
+    row('SMS', `to ${destination}`, priceId, smsSegments, [s.notificationsPerDay, subs.sms, s.sms.segmentsPerMessage]),
+  );
+
+  return {
+    scenario: s,
+    rows,
+    totalUsd: sum(rows.map((r) => r.usd)),
+    sms,
+    freeTierCreditUsd: freeTierCredit(rows, prices),
+    provider: {
+      pagesPerMonth: s.provider.pagesPerDay.value * month,
+      articlesReadPerMonth: s.provider.articlesReadPerDay.value * month,
+    },
+  };
+}
+
+/** The always-free allowances, applied per price (Lambda's GB-seconds are one pool for both functions). */
+function freeTierCredit(rows: readonly CostRow[], prices: PriceTable): number {
+  const byPrice = new Map<PriceId, number>();
+  for (const r of rows) byPrice.set(r.priceId, (byPrice.get(r.priceId) ?? 0) + r.quantity);
+  let credit = 0;
+  for (const [priceId, quantity] of byPrice) {
+    const price = prices[priceId];
+    credit += Math.min(quantity, price.freePerMonth) * price.usdPerUnit;
+  }
+  return credit;
+}
+
+const sum = (values: readonly number[]): number => values.reduce((total, value) => total + value, 0);
+
+// --- Markdown --------------------------------------------------------------------------------
+
+/** Formats dollars for a table cell: cents, or "< $0.01" for a real but tiny amount. */
+export function formatUsd(usd: number): string {
+  if (usd === 0) return '$0.00';
+  if (usd > 0 && usd < 0.005) return '< $0.01';
+  return `$${usd.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
+}
+
+/** Three significant digits with thousands separators; small fractions keep their digits. */
+export function formatQuantity(value: number): string {
+  if (value === 0) return '0';
+  if (Math.abs(value) >= 1000) return Math.round(value).toLocaleString('en-US');
+  return value.toLocaleString('en-US', { maximumSignificantDigits: 3 });
+}
+
+/** A unit price per million, thousand or one unit, whichever reads best. */
+function formatUnitPrice(row: Pick<CostRow, 'usdPerUnit' | 'unit' | 'units'>): string {
+  const { usdPerUnit, unit, units } = row;
+  if (usdPerUnit === 0) return `free (per ${unit})`;
+  if (usdPerUnit < 0.0001) return `$${round(usdPerUnit * 1_000_000)} per million ${units}`;
+  if (usdPerUnit < 0.01) return `$${round(usdPerUnit * 1000)} per 1,000 ${units}`;
+  return `$${round(usdPerUnit)} per ${unit}`;
+}
+
+/** A quantity with its unit, singular only for exactly one. */
+const withUnit = (quantity: number, row: Pick<CostRow, 'unit' | 'units'>): string =>
+  `${formatQuantity(quantity)} ${quantity === 1 ? row.unit : row.units}`;
+
+const round = (value: number): string =>
+  Number(value.toPrecision(6)).toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 6 });
+
+const sizeKey = (s: CostScenario): string => `${s.articlesPerDay}|${s.audiences}`;
+
+const sizeLabel = (s: CostScenario): string =>
+  `${s.articlesPerDay.toLocaleString('en-US')} articles a day × ${s.audiences.toLocaleString('en-US')} audiences`;
+
+/** Scenarios of one size, today's reading and incremental reading side by side (either may be missing). */
+interface Pair {
+  readonly label: string;
+  readonly today: ScenarioCost | undefined;
+  readonly incremental: ScenarioCost | undefined;
+}
+
+function pairBySize(scenarios: readonly ScenarioCost[]): Pair[] {
+  const pairs = new Map<string, { label: string; today?: ScenarioCost; incremental?: ScenarioCost }>();
+  for (const cost of scenarios) {
+    const key = sizeKey(cost.scenario);
+    const pair = pairs.get(key) ?? { label: sizeLabel(cost.scenario) };
+    pair[cost.scenario.reading] = cost;
+    pairs.set(key, pair);
+  }
+  return [...pairs.values()].map((pair) => ({
+    label: pair.label,
+    today: pair.today,
+    incremental: pair.incremental,
+  }));
+}
+
+const cell = (cost: ScenarioCost | undefined, pick: (c: ScenarioCost) => string): string =>
+  cost === undefined ? '—' : pick(cost);
+
+/** Options of {@link renderCostMarkdown}: the prose around the tables. */
+export interface RenderOptions {
+  /** Markdown placed after the summary: how to read the tables, what they leave out. */
+  readonly explanation: string;
+  /** Markdown placed at the end: the assumptions behind the inputs, one bullet each. */
+  readonly assumptions: readonly string[];
+}
+
+/** Renders the whole cost document: summary, one breakdown per size, SMS, prices, assumptions. */
+export function renderCostMarkdown(table: CostTable, options: RenderOptions): string {
+  const pairs = pairBySize(table.scenarios);
+  const out: string[] = [];
+  out.push('# What it costs to run');
+  out.push('');
+  out.push(
+    '<!-- Written by `npx tsx bench/cost-model-cli.ts` (bench/cost-model.ts); edit the inputs or the prices, not this file. -->',
+  );
+  out.push('');
+  out.push(
+    `Monthly AWS cost in us-east-1 on the default schedule, one month = ${table.daysPerMonth.toFixed(2)} days. Inputs: ${table.source}`,
+  );
+  out.push('');
+  out.push('## Summary');
+  out.push('');
+  out.push(...renderCostSummary(table));
+  out.push('');
+  out.push(options.explanation.trim());
+  out.push('');
+
+  for (const pair of pairs) {
+    out.push(`## ${pair.label}`);
+    out.push('');
+    out.push(...renderPair(pair));
+    out.push('');
+  }
+
+  out.push('## SMS, priced apart');
+  out.push('');
+  out.push(
+    'Each phone subscriber of an audience gets every notification of that audience as an SMS, billed per segment by destination country. The rows price the same segments as if every phone were in one country.',
+  );
+  out.push('');
+  out.push('| workload | SMS segments a month | destination | price | $/month | × the AWS total (today) |');
+  out.push('| :--- | ---: | :--- | ---: | ---: | ---: |');
+  for (const pair of pairs) {
+    const cost = pair.today ?? pair.incremental;
+    if (cost === undefined) continue;
+    for (const sms of cost.sms) {
+      const ratio = cost.totalUsd > 0 ? `${(sms.usd / cost.totalUsd).toFixed(1)}×` : '—';
+      out.push(
+        `| ${pair.label} | ${formatQuantity(sms.quantity)} | ${sms.item.replace(/^to /, '')} | ${formatUnitPrice(sms)} | ${formatUsd(sms.usd)} | ${ratio} |`,
+      );
+    }
+  }
+  out.push('');
+
+  out.push('## Prices');
+  out.push('');
+  out.push('| price | service | what | rate | free a month | status | source | read on | page dated |');
+  out.push('| :--- | :--- | :--- | ---: | ---: | :--- | :--- | :--- | :--- |');
+  for (const [id, price] of Object.entries(table.prices) as [PriceId, AwsPrice][]) {
+    out.push(
+      `| \`${id}\` | ${price.service} | ${price.what} | ${formatUnitPrice(price)} | ${price.freePerMonth === 0 ? '—' : withUnit(price.freePerMonth, price)} | ${price.status} | ${price.source} | ${price.readOn} | ${price.pageDate ?? '—'} |`,
+    );
+  }
+  out.push('');
+  out.push('Notes on the prices:');
+  out.push('');
+  for (const [id, price] of Object.entries(table.prices) as [PriceId, AwsPrice][]) {
+    out.push(`- \`${id}\`: ${price.note}`);
+  }
+  out.push('');
+
+  out.push('## Inputs');
+  out.push('');
+  out.push(...renderInputs(table.scenarios));
+  out.push('');
+  out.push('## Assumptions behind the inputs');
+  out.push('');
+  for (const line of options.assumptions) out.push(`- ${line}`);
+  out.push('');
+  return out.join('\n');
+}
+
+const isSourced = (value: unknown): value is Sourced =>
+  typeof value === 'object' &&
+  value !== null &&
+  typeof (value as Sourced).value === 'number' &&
+  typeof (value as Sourced).basis === 'string';
+
+/** Every {@link Sourced} figure of a scenario with its dotted path, in declaration order. */
+export function sourcedInputs(scenario: CostScenario): { path: string; input: Sourced }[] {
+  const found: { path: string; input: Sourced }[] = [];
+  const walk = (value: unknown, path: string): void => {
+    if (isSourced(value)) {
+      found.push({ path, input: value });
+      return;
+    }
+    if (typeof value !== 'object' || value === null) return;
+    for (const [key, child] of Object.entries(value)) walk(child, path === '' ? key : `${path}.${key}`);
+  };
+  walk(scenario, '');
+  return found;
+}
+
+/** One row per input, one column per scenario; the note is the first scenario's. */
+function renderInputs(scenarios: readonly ScenarioCost[]): string[] {
+  const first = scenarios[0];
+  if (first === undefined) return [];
+  const header = scenarios.map(
+    (c) =>
+      `${formatQuantity(c.scenario.articlesPerDay / 1000)}k × ${formatQuantity(c.scenario.audiences)}, ${c.scenario.reading}`,
+  );
+  const lines = [
+    `| input | ${header.join(' | ')} | basis | how it was obtained (first column) |`,
+    `| :--- | ${header.map(() => '---:').join(' | ')} | :--- | :--- |`,
+  ];
+  const columns = scenarios.map((c) => new Map(sourcedInputs(c.scenario).map((entry) => [entry.path, entry.input])));
+  for (const { path, input } of sourcedInputs(first.scenario)) {
+    const values = columns.map((column) => {
+      const value = column.get(path);
+      return value === undefined ? '—' : formatQuantity(value.value);
+    });
+    const bases = columns.flatMap((column) => {
+      const value = column.get(path);
+      return value === undefined ? [] : [value.basis];
+    });
+    lines.push(
+      `| \`${path}\` | ${values.join(' | ')} | ${weakestBasis(bases)} | ${input.note.replaceAll('|', '\\|')} |`,
+    );
+  }
+  return lines;
+}
+
+/**
+ * The summary table alone (one row per workload, today against incremental, SMS apart), for a
+ * report that embeds it, such as bench/RESULTS.md.
+ */
+export function renderCostSummary(table: CostTable): string[] {
+  const lines = [
+    '| workload | today (full re-reads) | incremental reading | saved | free-tier credit (not applied) | SMS extra, US | SMS extra, South Korea | provider pages a month, today → incremental |',
+    '| :--- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+  ];
+  for (const pair of pairBySize(table.scenarios)) {
+    const saved = pair.today && pair.incremental ? formatUsd(pair.today.totalUsd - pair.incremental.totalUsd) : '—';
+    const any = pair.today ?? pair.incremental;
+    lines.push(
+      `| ${pair.label} | ${cell(pair.today, (c) => formatUsd(c.totalUsd))} | ${cell(pair.incremental, (c) => formatUsd(c.totalUsd))} | ${saved} | ${cell(any, (c) => formatUsd(c.freeTierCreditUsd))} | ${cell(any, (c) => formatUsd(c.sms[0]?.usd ?? 0))} | ${cell(any, (c) => formatUsd(c.sms[1]?.usd ?? 0))} | ${cell(pair.today, (c) => formatQuantity(c.provider.pagesPerMonth))} → ${cell(pair.incremental, (c) => formatQuantity(c.provider.pagesPerMonth))} |`,
+    );
+  }
+  return lines;
+}
+
+function renderPair(pair: Pair): string[] {
+  const reference = pair.today ?? pair.incremental;
+  if (reference === undefined) return [];
+  const lines: string[] = [];
+  const s = reference.scenario;
+  lines.push(
+    `${formatQuantity(s.runsPerDay.value)} runs a day at ${formatQuantity(s.alertRun.memoryMb.value)} MB; ${formatQuantity(s.notificationsPerDay.value)} notifications a day (${s.notificationsPerDay.basis}).`,
+  );
+  lines.push('');
+  lines.push('| what the runs read | today | incremental |');
+  lines.push('| :--- | ---: | ---: |');
+  const perDay = (pick: (c: ScenarioCost) => Sourced, unit: string) =>
+    `| ${unit} | ${cell(pair.today, (c) => `${formatQuantity(pick(c).value)} (${pick(c).basis})`)} | ${cell(pair.incremental, (c) => `${formatQuantity(pick(c).value)} (${pick(c).basis})`)} |`;
+  lines.push(perDay((c) => c.scenario.provider.pagesPerDay, 'provider pages a day'));
+  lines.push(perDay((c) => c.scenario.provider.articlesReadPerDay, 'articles read a day'));
+  lines.push(perDay((c) => c.scenario.alertRun.avgDurationMs, 'billed ms per run'));
+  lines.push(perDay((c) => c.scenario.ledger.lookupsPerNotification, 'ledger lookups per notification'));
+  lines.push('');
+  lines.push(
+    '| service | item | unit price | today: quantity a month | today: $/month | incremental: quantity a month | incremental: $/month | basis |',
+  );
+  lines.push('| :--- | :--- | ---: | ---: | ---: | ---: | ---: | :--- |');
+  reference.rows.forEach((ref, index) => {
+    const today = pair.today?.rows[index];
+    const incremental = pair.incremental?.rows[index];
+    const bound = ref.providerBound ? ' (provider-bound)' : '';
+    const basis = weakestBasis([today?.basis, incremental?.basis].filter((b): b is Basis => b !== undefined));
+    lines.push(
+      `| ${ref.service} | ${ref.item}${bound} | ${formatUnitPrice(ref)} | ${today ? withUnit(today.quantity, ref) : '—'} | ${today ? formatUsd(today.usd) : '—'} | ${incremental ? withUnit(incremental.quantity, ref) : '—'} | ${incremental ? formatUsd(incremental.usd) : '—'} | ${basis} |`,
+    );
+  });
+  lines.push(
+    `| **total** | AWS rows above (SMS apart, free tier not applied) | | | **${cell(pair.today, (c) => formatUsd(c.totalUsd))}** | | **${cell(pair.incremental, (c) => formatUsd(c.totalUsd))}** | |`,
+  );
+  const largest = [...reference.rows].sort((a, b) => b.usd - a.usd).slice(0, 3);
+  lines.push('');
+  lines.push(
+    `Largest rows (${reference.scenario.reading}): ${largest.map((r) => `${r.service} ${r.item} ${formatUsd(r.usd)} (${((100 * r.usd) / reference.totalUsd).toFixed(0)}%)`).join('; ')}.`,
+  );
+  return lines;
+}

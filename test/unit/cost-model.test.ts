@@ -1,0 +1,360 @@
+/**
+ * The cost model (issue 15, item 5): the rules its header promises (one price per row, totals are
+ * the sum of the AWS rows, SMS apart, linear in notifications), that incremental reading never
+ * costs more where the provider is involved, that every price can be traced to a page and a
+ * date, and that the stack facts really come from lib/.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { type AwsPrice, awsPrices, type PriceId, type PriceTable } from '../../bench/aws-prices.ts';
+import {
+  type DayBenchCounts,
+  estimateDayCounts,
+  lambdaMsFromBench,
+  placeholderInputs,
+  SIZES,
+  type StackFacts,
+  scenarioFromDayBench,
+  stackFactsFromCode,
+} from '../../bench/cost-fixture.ts';
+import {
+  type CostScenario,
+  costModel,
+  formatUsd,
+  renderCostMarkdown,
+  renderCostSummary,
+  type ScenarioCost,
+  SMS_EXAMPLES,
+  type Sourced,
+  weakestBasis,
+} from '../../bench/cost-model.ts';
+import { costDocument, readInputs, writeCostDocumentFromDayBench } from '../../bench/cost-model-cli.ts';
+import { metricNames } from '../../functions/alert-run/metrics.ts';
+import { parseStackConfig } from '../../lib/config.ts';
+
+/** What stackFactsFromCode returned for the shipped stack when this test was written; synthesis is checked once below. */
+const facts: StackFacts = {
+  intervalMinutes: 5,
+  alertMemoryMb: 512,
+  relayMemoryMb: 256,
+  relayReservedConcurrency: 2,
+  logRetentionDays: 90,
+  ledgerRetentionDays: 14,
+  lateArrivalMinutes: 60,
+  fullSweepMinutes: 360,
+  incrementalOverlapMinutes: 2,
+  pageSize: 100,
+  pageConcurrency: 4,
+  secretCacheSeconds: 300,
+  fixedAlarms: 14,
+  alarmsPerDeclaredAudience: 1,
+  dashboards: 1,
+  customerManagedKeys: 2,
+  fixedSecrets: 1,
+  secretsPerSlackAudience: 1,
+  customMetrics: 30,
+  note: 'test facts',
+};
+
+const inputs = placeholderInputs(facts);
+const table = costModel(inputs, awsPrices);
+
+const scale = (s: Sourced, factor: number): Sourced => ({ ...s, value: s.value * factor });
+const price = (scenario: CostScenario, prices: PriceTable = awsPrices): ScenarioCost => {
+  const [cost] = costModel({ source: 'test', scenarios: [scenario] }, prices).scenarios;
+  if (cost === undefined) throw new Error('no scenario priced');
+  return cost;
+};
+const first = (): CostScenario => {
+  const scenario = inputs.scenarios[0];
+  if (scenario === undefined) throw new Error('the placeholder has no scenarios');
+  return scenario;
+};
+const sum = (values: readonly number[]) => values.reduce((total, value) => total + value, 0);
+
+describe('prices', () => {
+  it.each(Object.entries(awsPrices) as [PriceId, AwsPrice][])(
+    '%s names its source, the day it was read and its status',
+    (_id, p) => {
+      expect(p.source).toMatch(/https:\/\/\S+/);
+      expect(p.readOn).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+      if (p.pageDate !== undefined) expect(p.pageDate).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+      expect(['verified', 'third-party', 'assumed']).toContain(p.status);
+      expect(p.note.length).toBeGreaterThan(10);
+      expect(p.usdPerUnit).toBeGreaterThanOrEqual(0);
+      expect(p.freePerMonth).toBeGreaterThanOrEqual(0);
+    },
+  );
+
+  it('prices DynamoDB on-demand throughput after the November 2024 cut', () => {
+    // Before the cut: $1.25 per million writes, $0.25 per million reads.
+    expect(awsPrices.dynamoWriteRequestUnit.usdPerUnit * 1e6).toBeCloseTo(0.625);
+    expect(awsPrices.dynamoReadRequestUnit.usdPerUnit * 1e6).toBeCloseTo(0.125);
+  });
+
+  it('uses every price, and prices nothing from outside the table', () => {
+    const used = new Set(table.scenarios.flatMap((c) => [...c.rows, ...c.sms].map((row) => row.priceId)));
+    expect([...used].sort()).toEqual(Object.keys(awsPrices).sort());
+  });
+});
+
+describe('costModel', () => {
+  it('totals are the sum of the AWS rows, with SMS outside them', () => {
+    for (const cost of table.scenarios) {
+      expect(cost.totalUsd).toBeCloseTo(sum(cost.rows.map((row) => row.usd)), 9);
+      expect(cost.rows.some((row) => row.service === 'SMS')).toBe(false);
+      expect(cost.sms.map((row) => row.priceId)).toEqual(SMS_EXAMPLES.map((example) => example.priceId));
+    }
+  });
+
+  it('doubling the notifications doubles every SNS row', () => {
+    const base = first();
+    const before = price(base);
+    const after = price({ ...base, notificationsPerDay: scale(base.notificationsPerDay, 2) });
+    const sns = (cost: ScenarioCost) => cost.rows.filter((row) => row.service === 'SNS');
+    expect(sns(before).length).toBeGreaterThanOrEqual(5);
+    sns(after).forEach((row, index) => {
+      expect(row.usd).toBeCloseTo(2 * (sns(before)[index]?.usd ?? Number.NaN), 9);
+    });
+    expect(sum(sns(after).map((row) => row.usd))).toBeGreaterThan(0);
+  });
+
+  it('phone subscribers change the SMS rows and nothing in the AWS total', () => {
+    const base = first();
+    const withoutPhones = price({
+      ...base,
+      sns: {
+        ...base.sns,
+        subscribersPerAudience: {
+          ...base.sns.subscribersPerAudience,
+          sms: scale(base.sns.subscribersPerAudience.sms, 0),
+        },
+      },
+    });
+    const withPhones = price(base);
+    expect(withoutPhones.totalUsd).toBeCloseTo(withPhones.totalUsd, 9);
+    expect(withoutPhones.sms.every((row) => row.usd === 0)).toBe(true);
+    expect(withPhones.sms.every((row) => row.usd > 0)).toBe(true);
+  });
+
+  it('SMS, when audiences have phones, costs more than the whole AWS bill at the largest size', () => {
+    const largest = table.scenarios.at(-1);
+    expect(largest?.scenario.audiences).toBe(1000);
+    expect(largest?.sms[0]?.usd).toBeGreaterThan(largest?.totalUsd ?? Number.POSITIVE_INFINITY);
+  });
+
+  it('bills a PublishBatch call by its payload in 64 KB chunks', () => {
+    const base = first();
+    const big = price({
+      ...base,
+      sns: {
+        ...base.sns,
+        messagesPerPublishCall: { ...base.sns.messagesPerPublishCall, value: 10 },
+        messageBytes: { ...base.sns.messageBytes, value: 60 * 1024 },
+      },
+    });
+    const publish = big.rows.find((row) => row.priceId === 'snsPublishRequest');
+    const calls = (base.notificationsPerDay.value * table.daysPerMonth) / 10;
+    // 10 × 60 KiB = 600 KiB: ten chunks a call.
+    expect(publish?.quantity).toBeCloseTo(calls * 10, 6);
+  });
+
+  it('gives the free-tier credit apart, between zero and the total', () => {
+    for (const cost of table.scenarios) {
+      expect(cost.freeTierCreditUsd).toBeGreaterThan(0);
+      expect(cost.freeTierCreditUsd).toBeLessThan(cost.totalUsd);
+    }
+    // Alert-run requests (8,760 a month) are far below the free million: the credit covers them.
+    const requests = table.scenarios[0]?.rows.find((row) => row.item === 'alert run: requests');
+    const noFree = Object.fromEntries(
+      Object.entries(awsPrices).map(([id, p]) => [id, id === 'lambdaRequest' ? p : { ...p, freePerMonth: 0 }]),
+    ) as PriceTable;
+    const onlyRequests = price(first(), noFree);
+    const relayRequests = onlyRequests.rows.find((row) => row.item === 'Slack relay: requests');
+    expect(onlyRequests.freeTierCreditUsd).toBeCloseTo((requests?.usd ?? 0) + (relayRequests?.usd ?? 0), 9);
+  });
+
+  it('turns a development-machine run into billed Lambda ms: CPU slowed to 512 MB, plus real provider waits', () => {
+    expect(lambdaMsFromBench({ cpuMs: 1000, concurrentPages: 0, sequentialPages: 0 }, facts)).toBeCloseTo(
+      (1000 * 1769) / 512,
+      6,
+    );
+    expect(lambdaMsFromBench({ cpuMs: 0, concurrentPages: 8, sequentialPages: 2 }, facts)).toBe(
+      (8 * 300) / 4 + 2 * 300,
+    );
+  });
+
+  it('labels a row only as firm as its softest input', () => {
+    expect(weakestBasis(['measured', 'code'])).toBe('code');
+    expect(weakestBasis(['measured', 'assumed', 'code'])).toBe('assumed');
+    const day: DayBenchCounts = {
+      articlesPerDay: 10_000,
+      audiences: 100,
+      reading: 'today',
+      runsPerDay: 288,
+      providerPagesPerDay: 16_000,
+      articlesReadPerDay: 1_500_000,
+      notificationsPerDay: 2_700,
+      lambdaMsPerRun: 4_000,
+    };
+    const cost = price(scenarioFromDayBench(day, facts, { source: 'test day' }));
+    const row = (item: string) => cost.rows.find((r) => r.item === item);
+    expect(row('alert run: requests')?.basis).toBe('measured');
+    expect(row('alert run: duration')?.basis).toBe('code'); // memory comes from lib/
+    expect(row('email deliveries')?.basis).toBe('assumed'); // subscribers per audience
+    expect(cost.scenario.provider.pagesPerDay).toMatchObject({ value: 16_000, basis: 'measured' });
+  });
+
+  it('counts one alarm per declared audience on top of the fixed ones', () => {
+    const alarms = (audiences: number) =>
+      table.scenarios
+        .find((c) => c.scenario.audiences === audiences)
+        ?.rows.find((row) => row.priceId === 'cloudWatchAlarm')?.quantity;
+    expect(alarms(100)).toBe(facts.fixedAlarms + 100);
+    expect(alarms(1000)).toBe(facts.fixedAlarms + 1000);
+  });
+});
+
+describe('today (full re-reads) against incremental reading', () => {
+  it.each(SIZES.map((size) => [`${size.articlesPerDay} × ${size.audiences}`, size] as const))(
+    '%s: every provider-bound row costs at least as much today, and so do pages and articles read',
+    (_label, size) => {
+      const of = (reading: 'today' | 'incremental') => {
+        const cost = table.scenarios.find(
+          (c) =>
+            c.scenario.articlesPerDay === size.articlesPerDay &&
+            c.scenario.audiences === size.audiences &&
+            c.scenario.reading === reading,
+        );
+        if (cost === undefined) throw new Error(`no ${reading} scenario`);
+        return cost;
+      };
+      const today = of('today');
+      const incremental = of('incremental');
+      const bound = today.rows.filter((row) => row.providerBound);
+      expect(bound.length).toBeGreaterThanOrEqual(2);
+      for (const row of bound) {
+        const other = incremental.rows.find((r) => r.item === row.item);
+        expect(row.usd).toBeGreaterThanOrEqual(other?.usd ?? Number.POSITIVE_INFINITY);
+      }
+      expect(today.provider.pagesPerMonth).toBeGreaterThan(incremental.provider.pagesPerMonth);
+      expect(today.provider.articlesReadPerMonth).toBeGreaterThan(incremental.provider.articlesReadPerMonth);
+      // Reading changes neither what is delivered nor what it costs to deliver.
+      const deliveries = (cost: ScenarioCost) => cost.rows.filter((row) => row.service === 'SNS').map((row) => row.usd);
+      expect(deliveries(incremental)).toEqual(deliveries(today));
+    },
+  );
+
+  it('today, every run re-reads the day so far: articles read scale with the day, lookups with the match window', () => {
+    const small = estimateDayCounts({ articlesPerDay: 10_000, audiences: 100 }, 'today', facts);
+    const large = estimateDayCounts({ articlesPerDay: 100_000, audiences: 100 }, 'today', facts);
+    // Ten times the articles: ten times the articles read (every run re-reads the day so far).
+    expect(large.articlesReadPerDay.value / small.articlesReadPerDay.value).toBeCloseTo(10, 6);
+    // Each article is looked up once per run whose window (late arrival + one interval) holds it.
+    expect(small.ledgerLookupsPerNotification.value).toBeCloseTo((60 + 5) / 5, 9);
+  });
+});
+
+describe('rendering and inputs', () => {
+  it('renders every size, the totals it computed, SMS apart, and each price with its source and date', () => {
+    const markdown = renderCostMarkdown(table, { explanation: 'HOW TO READ', assumptions: ['ASSUMED THING'] });
+    for (const size of SIZES) {
+      expect(markdown).toContain(
+        `## ${size.articlesPerDay.toLocaleString('en-US')} articles a day × ${size.audiences.toLocaleString('en-US')} audiences`,
+      );
+    }
+    for (const cost of table.scenarios) expect(markdown).toContain(formatUsd(cost.totalUsd));
+    expect(markdown).toContain('## SMS, priced apart');
+    for (const p of Object.values(awsPrices)) {
+      expect(markdown).toContain(p.source);
+      expect(markdown).toContain(p.readOn);
+    }
+    expect(markdown).toContain('HOW TO READ');
+    expect(markdown).toContain('- ASSUMED THING');
+    expect(markdown).toContain('(provider-bound)');
+  });
+
+  describe('inputs files', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cost-model-'));
+    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+    const write = (name: string, content: unknown) => {
+      const path = join(dir, name);
+      writeFileSync(path, JSON.stringify(content));
+      return path;
+    };
+
+    it('round-trips a complete CostInputs file', () => {
+      const path = write('full.json', inputs);
+      const read = readInputs(path, () => facts);
+      expect(costDocument(read, facts).table.scenarios.map((c) => c.totalUsd)).toEqual(
+        table.scenarios.map((c) => c.totalUsd),
+      );
+    });
+
+    it('completes the day bench counts, labelled measured', () => {
+      const day: DayBenchCounts = {
+        articlesPerDay: 100_000,
+        audiences: 1000,
+        reading: 'incremental',
+        runsPerDay: 288,
+        providerPagesPerDay: 3_500,
+        articlesReadPerDay: 350_000,
+        notificationsPerDay: 270_000,
+        lambdaMsPerRun: 7_000,
+        ledgerLookupsPerDay: 430_000,
+      };
+      const read = readInputs(write('days.json', { source: 'provider-day bench', days: [day] }), () => facts);
+      expect(read.scenarios[0]?.ledger.lookupsPerNotification).toMatchObject({ basis: 'measured' });
+      expect(read.scenarios[0]?.ledger.lookupsPerNotification.value).toBeCloseTo(430_000 / 270_000, 9);
+    });
+
+    it('writes the document bench/run.ts asks for from the day bench counts', () => {
+      const out = join(dir, 'cost.md');
+      const days: DayBenchCounts[] = (['today', 'incremental'] as const).map((reading) => ({
+        articlesPerDay: 10_000,
+        audiences: 100,
+        reading,
+        runsPerDay: 288,
+        providerPagesPerDay: reading === 'today' ? 16_000 : 500,
+        articlesReadPerDay: reading === 'today' ? 1_500_000 : 50_000,
+        notificationsPerDay: 2_700,
+        lambdaMsPerRun: lambdaMsFromBench(
+          reading === 'today'
+            ? { cpuMs: 1_000, concurrentPages: 56, sequentialPages: 0 }
+            : { cpuMs: 100, concurrentPages: 0, sequentialPages: 1 },
+          facts,
+        ),
+      }));
+      const written = writeCostDocumentFromDayBench(days, { source: 'provider-day bench, test', out, facts });
+      const markdown = readFileSync(out, 'utf8');
+      expect(markdown).toContain('provider-day bench, test');
+      expect(renderCostSummary(written).join('\n')).toContain('10,000 articles a day × 100 audiences');
+      const [today, incremental] = written.scenarios;
+      expect(today?.totalUsd).toBeGreaterThan(incremental?.totalUsd ?? Number.POSITIVE_INFINITY);
+    });
+
+    it('names the file and the missing figure', () => {
+      const broken = JSON.parse(JSON.stringify(inputs)) as { scenarios: { ledger: Record<string, unknown> }[] };
+      delete broken.scenarios[0]?.ledger.itemBytes;
+      const path = write('broken.json', broken);
+      expect(() => readInputs(path, () => facts)).toThrow(/broken\.json: scenarios\[0\] lacks ledger\.itemBytes/);
+    });
+  });
+});
+
+describe('stack facts come from lib/', () => {
+  it('synthesizes the shipped stack and finds its memory, alarms, keys, secrets and metrics', () => {
+    const derived = stackFactsFromCode();
+    const config = parseStackConfig({});
+    expect(derived.alertMemoryMb).toBe(config.memorySize);
+    expect(derived.logRetentionDays).toBe(config.logRetentionDays);
+    expect(derived.intervalMinutes).toBe(config.intervalMinutes);
+    expect(derived.alarmsPerDeclaredAudience).toBe(1);
+    expect(derived.fixedAlarms).toBeGreaterThanOrEqual(10);
+    expect(derived.secretsPerSlackAudience).toBe(1);
+    expect(derived.customMetrics).toBe(Object.keys(metricNames).length + 4);
+    expect(derived.customerManagedKeys).toBeGreaterThanOrEqual(2);
+  });
+});
