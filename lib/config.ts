@@ -241,7 +241,8 @@ export const StackConfigSchema = z
      */
     newsApiTimeZone: nullable(zoneName),
     newsApiPagination: z.preprocess(fromJsonString, PaginationSchema),
-    newsApiResponseMapping: z.preprocess(fromJsonString, ResponseMappingOverrideSchema.default({})),
+    // The function form: the provider's schemas are zod/mini, whose schemas have no `.default()`.
+    newsApiResponseMapping: z.preprocess(fromJsonString, z._default(ResponseMappingOverrideSchema, {})),
     memorySize: wholeNumber(128, 10_240, 512),
     timeoutSeconds: wholeNumber(30, 900, 300),
     lateArrivalMinutes: wholeNumber(0, 7 * 24 * 60, 60),

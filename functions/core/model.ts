@@ -3,8 +3,18 @@
  * audience items ops teams edit in DynamoDB. Rule and audience types come from their schemas, so
  * the alert run, the CLI and the published JSON Schema all apply the same validation.
  */
-import { z } from 'zod';
+// zod/mini: the same validation core (and messages) as `zod`, with functions instead of methods,
+// so a bundle keeps only what the schemas use. Classic zod's `z` is one object holding every
+// method and all 40-odd locales: about 480 KiB of the alert function's bundle, parsed at every
+// cold start, against about 45 KiB once every schema it loads is on zod/mini. `import * as`
+// (not `import { z }`) is what lets esbuild drop the unused parts.
+import { en } from 'zod/locales';
+import * as z from 'zod/mini';
 import { normalizeText } from './text.ts';
+
+// zod/mini ships without messages; the English ones are those classic zod uses, so a value no
+// custom message covers still reads "Invalid option: expected one of ...", not "Invalid input".
+z.config(en());
 
 /** An article after the provider response was mapped and normalized. */
 export interface Article {
@@ -63,7 +73,7 @@ const idPattern = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 const identifier = (what: string) =>
   z
     .string({ error: (issue) => (issue.input === undefined ? `${what} is required` : `${what} must be a string`) })
-    .regex(idPattern, `${what} must be 1-128 characters of letters, digits, '.', '_', ':' or '-'`);
+    .check(z.regex(idPattern, `${what} must be 1-128 characters of letters, digits, '.', '_', ':' or '-'`));
 
 /**
  * Limits of a rule item, enforced by the schema (so the run skips an item that breaks them and
@@ -115,12 +125,11 @@ const codePoints = (value: string): string =>
     .slice(0, 8)
     .join(', ');
 
-const term = z
-  .string()
-  .trim()
-  .min(1, 'must not be empty')
-  .max(RULE_LIMITS.termLength, `must be at most ${RULE_LIMITS.termLength} characters; shorten it`)
-  .superRefine((value, ctx) => {
+const term = z.string().check(
+  z.trim(),
+  z.minLength(1, 'must not be empty'),
+  z.maxLength(RULE_LIMITS.termLength, `must be at most ${RULE_LIMITS.termLength} characters; shorten it`),
+  z.superRefine((value, ctx) => {
     if (LONE_SURROGATE.test(value)) {
       ctx.addIssue({ code: 'custom', message: 'is not valid Unicode text (a lone surrogate); type the term again' });
     } else if (BIDI_CONTROLS.test(value)) {
@@ -134,12 +143,14 @@ const term = z
         message: `has no visible character (only ${codePoints(value)}), so it would match text no reader can see; remove it or type the word`,
       });
     }
-  });
+  }),
+);
 
 /** A list attribute: a DynamoDB list or string set of non-empty strings. */
 const termList = (what: string) =>
-  z.preprocess(
-    (value) => (value instanceof Set ? [...value] : value),
+  // What classic zod's `preprocess` is: a transform piped into the schema.
+  z.pipe(
+    z.transform((value: unknown) => (value instanceof Set ? [...value] : value)),
     z
       .array(term, {
         // Only a wrong type gets this wording: a list that is too long says so below.
@@ -147,34 +158,42 @@ const termList = (what: string) =>
           issue.code === 'invalid_type' ? `${what} must be a list (L) or string set (SS) of strings` : undefined,
       })
       // Checked before the entries, so 10,000 keywords get one line saying so, not 10,000.
-      .max(RULE_LIMITS.termsPerList, {
-        error: (issue) =>
-          `has ${Array.isArray(issue.input) ? issue.input.length : 'too many'} entries; at most ${RULE_LIMITS.termsPerList} are allowed: split them over several rules`,
-      }),
+      .check(
+        z.maxLength(RULE_LIMITS.termsPerList, {
+          error: (issue) =>
+            `has ${Array.isArray(issue.input) ? issue.input.length : 'too many'} entries; at most ${RULE_LIMITS.termsPerList} are allowed: split them over several rules`,
+        }),
+      ),
   );
 
-const clockTime = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be a 24-hour time such as "07:30"');
+const clockTime = z.string().check(z.regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be a 24-hour time such as "07:30"'));
 
-const timeZone = z.string().refine((value) => {
+/** Whether `value` names a time zone this runtime knows (an IANA name such as `Asia/Seoul`, or `UTC`). */
+export function isTimeZone(value: string): boolean {
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: value });
     return true;
   } catch {
     return false;
   }
-}, 'must be an IANA time zone such as "Europe/Berlin" or "Asia/Seoul"');
+}
+
+const timeZone = z
+  .string()
+  .check(z.refine(isTimeZone, 'must be an IANA time zone such as "Europe/Berlin" or "Asia/Seoul"'));
 
 const auditFields = {
   /** Set by the CLI on every write: who changed the item and when (ISO 8601). */
-  updatedAt: z.string().optional(),
-  updatedBy: z.string().optional(),
+  updatedAt: z.optional(z.string()),
+  updatedBy: z.optional(z.string()),
   /** Optimistic-lock counter the CLI increments on every write. */
-  version: z.number().int().nonnegative().optional(),
+  version: z.optional(z.number().check(z.int(), z.nonnegative())),
   /** Free text for ops; ignored by the run. */
-  notes: z
-    .string()
-    .max(RULE_LIMITS.notesLength, `must be at most ${RULE_LIMITS.notesLength} characters; shorten it`)
-    .optional(),
+  notes: z.optional(
+    z
+      .string()
+      .check(z.maxLength(RULE_LIMITS.notesLength, `must be at most ${RULE_LIMITS.notesLength} characters; shorten it`)),
+  ),
 };
 
 /**
@@ -185,62 +204,70 @@ export const RuleSchema = z
   .strictObject({
     ruleId: identifier('ruleId'),
     audienceId: identifier('audienceId'),
-    enabled: z.boolean({ error: 'enabled must be a boolean (BOOL)' }).default(true),
-    description: z
-      .string()
-      .max(RULE_LIMITS.descriptionLength, `must be at most ${RULE_LIMITS.descriptionLength} characters; shorten it`)
-      .optional(),
+    enabled: z._default(z.boolean({ error: 'enabled must be a boolean (BOOL)' }), true),
+    description: z.optional(
+      z
+        .string()
+        .check(
+          z.maxLength(
+            RULE_LIMITS.descriptionLength,
+            `must be at most ${RULE_LIMITS.descriptionLength} characters; shorten it`,
+          ),
+        ),
+    ),
     /** Exact, case-insensitive category codes or names; a trailing `*` matches by prefix (`002*`). */
-    categories: termList('categories').optional(),
-    excludeCategories: termList('excludeCategories').optional(),
+    categories: z.optional(termList('categories')),
+    excludeCategories: z.optional(termList('excludeCategories')),
     /** Any-of keywords over title and summary, case-insensitive; whole words for Latin-script terms. */
-    keywords: termList('keywords').optional(),
-    excludeKeywords: termList('excludeKeywords').optional(),
+    keywords: z.optional(termList('keywords')),
+    excludeKeywords: z.optional(termList('excludeKeywords')),
     /** Media codes (or names) the rule is limited to. */
-    media: termList('media').optional(),
+    media: z.optional(termList('media')),
     /** Article statuses the rule is limited to (open set, compared case-insensitively). */
-    statuses: termList('statuses').optional(),
+    statuses: z.optional(termList('statuses')),
     /** Urgent matches bypass the audience's quiet hours. */
-    urgent: z.boolean({ error: 'urgent must be a boolean (BOOL)' }).default(false),
+    urgent: z._default(z.boolean({ error: 'urgent must be a boolean (BOOL)' }), false),
     /** Must be true for a rule with no positive criterion, so an empty rule never floods anyone by accident. */
-    matchAll: z.boolean({ error: 'matchAll must be a boolean (BOOL)' }).default(false),
+    matchAll: z._default(z.boolean({ error: 'matchAll must be a boolean (BOOL)' }), false),
     ...auditFields,
   })
-  .superRefine((rule, ctx) => {
-    const positive = [rule.categories, rule.keywords, rule.media, rule.statuses].some(
-      (list) => list !== undefined && list.length > 0,
-    );
-    if (!positive && !rule.matchAll) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['categories'],
-        message:
-          'the rule has no categories, keywords, media or statuses, so it would match every article; add a criterion or set matchAll to true',
-      });
-    }
-    for (const [index, category] of (rule.categories ?? []).entries()) {
-      if (category.indexOf('*') !== -1 && category.indexOf('*') !== category.length - 1) {
+  .check(
+    z.superRefine((rule, ctx) => {
+      const positive = [rule.categories, rule.keywords, rule.media, rule.statuses].some(
+        (list) => list !== undefined && list.length > 0,
+      );
+      if (!positive && !rule.matchAll) {
         ctx.addIssue({
           code: 'custom',
-          path: ['categories', index],
-          message: `"${category}": '*' is only allowed at the end (prefix form, e.g. "002*")`,
+          path: ['categories'],
+          message:
+            'the rule has no categories, keywords, media or statuses, so it would match every article; add a criterion or set matchAll to true',
         });
       }
-    }
-    for (const field of ['categories', 'excludeCategories'] as const) {
-      for (const [index, category] of (rule[field] ?? []).entries()) {
-        const prefix = category.endsWith('*') ? category.slice(0, -1) : '';
-        // A lone '*' is the documented "any category"; an invisible prefix only looks like one.
-        if (prefix.length > 0 && !hasVisibleCharacter(prefix)) {
+      for (const [index, category] of (rule.categories ?? []).entries()) {
+        if (category.indexOf('*') !== -1 && category.indexOf('*') !== category.length - 1) {
           ctx.addIssue({
             code: 'custom',
-            path: [field, index],
-            message: `the prefix before '*' has no visible character (only ${codePoints(prefix)}); type the code (e.g. "002*"), or use a lone "*" for any category`,
+            path: ['categories', index],
+            message: `"${category}": '*' is only allowed at the end (prefix form, e.g. "002*")`,
           });
         }
       }
-    }
-  });
+      for (const field of ['categories', 'excludeCategories'] as const) {
+        for (const [index, category] of (rule[field] ?? []).entries()) {
+          const prefix = category.endsWith('*') ? category.slice(0, -1) : '';
+          // A lone '*' is the documented "any category"; an invisible prefix only looks like one.
+          if (prefix.length > 0 && !hasVisibleCharacter(prefix)) {
+            ctx.addIssue({
+              code: 'custom',
+              path: [field, index],
+              message: `the prefix before '*' has no visible character (only ${codePoints(prefix)}); type the code (e.g. "002*"), or use a lone "*" for any category`,
+            });
+          }
+        }
+      }
+    }),
+  );
 export type Rule = z.infer<typeof RuleSchema>;
 
 /**
@@ -269,12 +296,11 @@ export type TemplateName = keyof typeof TEMPLATE_PLACEHOLDERS;
 const placeholder = /\{([^{}]*)\}/g;
 
 const template = (name: TemplateName, options: { maxLength: number; multiline: boolean; required?: string }) =>
-  z
-    .string({ error: `templates.${name} must be a string` })
-    .trim()
-    .min(1, 'must not be empty')
-    .max(options.maxLength, `must be at most ${options.maxLength} characters`)
-    .superRefine((value, ctx) => {
+  z.string({ error: `templates.${name} must be a string` }).check(
+    z.trim(),
+    z.minLength(1, 'must not be empty'),
+    z.maxLength(options.maxLength, `must be at most ${options.maxLength} characters`),
+    z.superRefine((value, ctx) => {
       const allowed: readonly string[] = TEMPLATE_PLACEHOLDERS[name];
       const list = allowed.map((key) => `{${key}}`).join(', ');
       for (const [, key = ''] of value.matchAll(placeholder)) {
@@ -290,7 +316,8 @@ const template = (name: TemplateName, options: { maxLength: number; multiline: b
       if (options.required !== undefined && !value.includes(`{${options.required}}`)) {
         ctx.addIssue({ code: 'custom', message: `must contain {${options.required}}` });
       }
-    });
+    }),
+  );
 
 /**
  * Wording ops can adjust per audience (a map attribute `templates`). Every key is optional; what
@@ -304,64 +331,77 @@ const template = (name: TemplateName, options: { maxLength: number; multiline: b
  *   and how to change that; the alert or digest id line always follows.
  */
 export const MessageTemplatesSchema = z.strictObject({
-  subject: template('subject', { maxLength: 200, multiline: false, required: 'headline' }).optional(),
-  digestSubject: template('digestSubject', { maxLength: 200, multiline: false }).optional(),
-  footer: template('footer', { maxLength: 1000, multiline: true }).optional(),
+  subject: z.optional(template('subject', { maxLength: 200, multiline: false, required: 'headline' })),
+  digestSubject: z.optional(template('digestSubject', { maxLength: 200, multiline: false })),
+  footer: z.optional(template('footer', { maxLength: 1000, multiline: true })),
 });
 /** Validated templates of an audience. */
 export type MessageTemplates = z.infer<typeof MessageTemplatesSchema>;
 
-const locale = z.string().refine((value) => {
-  try {
-    return Intl.DateTimeFormat.supportedLocalesOf([value]).length > 0;
-  } catch {
-    return false;
-  }
-}, 'must be a BCP 47 locale this runtime supports, such as "en-GB", "ko-KR" or "ja-JP"');
+const locale = z.string().check(
+  z.refine((value) => {
+    try {
+      return Intl.DateTimeFormat.supportedLocalesOf([value]).length > 0;
+    } catch {
+      return false;
+    }
+  }, 'must be a BCP 47 locale this runtime supports, such as "en-GB", "ko-KR" or "ja-JP"'),
+);
 
 /** Who receives a set of alerts: one SNS topic and its subscribers, plus delivery preferences. */
 export const AudienceSchema = z.strictObject({
   audienceId: identifier('audienceId'),
   /** Display name used in subjects and digests. */
-  name: z.string().min(1, 'must not be empty').max(100, 'must be at most 100 characters; shorten it').optional(),
+  name: z.optional(
+    z
+      .string()
+      .check(z.minLength(1, 'must not be empty'), z.maxLength(100, 'must be at most 100 characters; shorten it')),
+  ),
   topicArn: z
     .string({ error: 'topicArn must be a string' })
-    .regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/, 'topicArn must be an SNS topic ARN'),
-  enabled: z.boolean({ error: 'enabled must be a boolean (BOOL)' }).default(true),
+    .check(z.regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/, 'topicArn must be an SNS topic ARN')),
+  enabled: z._default(z.boolean({ error: 'enabled must be a boolean (BOOL)' }), true),
   /** Time zone for times shown in messages, quiet hours, digests and the daily budget. */
-  timeZone: timeZone.default('UTC'),
+  timeZone: z._default(timeZone, 'UTC'),
   /** `immediate` sends each alert as it matches; `digest` collects them for the digest times. */
-  deliveryMode: z.enum(['immediate', 'digest']).default('immediate'),
+  deliveryMode: z._default(z.enum(['immediate', 'digest']), 'immediate'),
   /** Local times at which a digest is sent (digest mode, and for held or over-budget alerts). */
-  digestTimes: z
-    .array(clockTime, {
-      error: (issue) =>
-        issue.code === 'invalid_type' ? 'digestTimes must be a list (L) of times such as "08:00"' : undefined,
-    })
-    .min(1, 'needs at least one time such as "08:00"')
-    .max(24, 'at most 24 digest times a day')
-    .default(['08:00']),
-  quietHours: QuietHoursSchema.optional(),
+  digestTimes: z._default(
+    z
+      .array(clockTime, {
+        error: (issue) =>
+          issue.code === 'invalid_type' ? 'digestTimes must be a list (L) of times such as "08:00"' : undefined,
+      })
+      .check(
+        z.minLength(1, 'needs at least one time such as "08:00"'),
+        z.maxLength(24, 'at most 24 digest times a day'),
+      ),
+    ['08:00'],
+  ),
+  quietHours: z.optional(QuietHoursSchema),
   /** Categories (same forms as rule categories) that bypass quiet hours. */
-  urgentCategories: termList('urgentCategories').optional(),
+  urgentCategories: z.optional(termList('urgentCategories')),
   /** Maximum immediate alerts per local day; overflow goes to the next digest as "+N more". */
-  dailyBudget: z
-    .number({ error: 'dailyBudget must be a number (N)' })
-    .int('must be a whole number')
-    .positive('must be at least 1')
-    .max(100_000, 'must be at most 100000')
-    .optional(),
+  dailyBudget: z.optional(
+    z
+      .number({ error: 'dailyBudget must be a number (N)' })
+      .check(
+        z.int('must be a whole number'),
+        z.positive('must be at least 1'),
+        z.lte(100_000, 'must be at most 100000'),
+      ),
+  ),
   /** Maximum SMS segments per alert. */
-  smsMaxSegments: z
-    .number({ error: 'smsMaxSegments must be a number (N)' })
-    .int('must be a whole number')
-    .min(1, 'must be at least 1')
-    .max(10, 'must be at most 10')
-    .default(1),
+  smsMaxSegments: z._default(
+    z
+      .number({ error: 'smsMaxSegments must be a number (N)' })
+      .check(z.int('must be a whole number'), z.gte(1, 'must be at least 1'), z.lte(10, 'must be at most 10')),
+    1,
+  ),
   /** Locale of dates in messages (`ko-KR`: `2025년 3월 14일 (금) 22:30`); default `en-US`. */
-  locale: locale.optional(),
+  locale: z.optional(locale),
   /** Subject and footer wording (see {@link MessageTemplatesSchema}). */
-  templates: MessageTemplatesSchema.optional(),
+  templates: z.optional(MessageTemplatesSchema),
   ...auditFields,
 });
 export type Audience = z.infer<typeof AudienceSchema>;
@@ -415,7 +455,7 @@ export interface RuleSet {
  * unknown attribute is named with the attribute it most likely meant, because a typo such as
  * `keyword` for `keywords` is the most common console mistake.
  */
-export function describeIssues(error: z.ZodError, knownKeys: readonly string[] = []): string {
+export function describeIssues(error: z.core.$ZodError, knownKeys: readonly string[] = []): string {
   return error.issues
     .map((issue) => {
       const path = issue.path
@@ -474,7 +514,7 @@ function editDistance(a: string, b: string): number {
 type Parsed<T> = { ok: true; value: T } | { ok: false; rejected: RejectedItem };
 
 function parseItem<T>(
-  schema: z.ZodType<T>,
+  schema: z.ZodMiniType<T>,
   knownKeys: readonly string[],
   table: RejectedItem['table'],
   keyName: string,
@@ -492,7 +532,7 @@ function parseItem<T>(
   // was left out: otherwise "no criteria" for a rule whose unreadable keywords were dropped
   // would point at the wrong fix.
   if (unreadable.some((entry) => knownKeys.includes(entry.attribute))) return reject(reasons.join('; '));
-  let result: ReturnType<z.ZodType<T>['safeParse']>;
+  let result: ReturnType<z.ZodMiniType<T>['safeParse']>;
   try {
     result = schema.safeParse(item);
   } catch (error) {

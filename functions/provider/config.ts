@@ -4,9 +4,9 @@
  * is an ops engineer looking at a failed Lambda, not the author of this file.
  */
 
-import { IANAZone } from 'luxon';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { ConfigError } from '#core/errors';
+import { isTimeZone } from '#core/model';
 import { type ResponseMapping, ResponseMappingOverrideSchema, resolveMapping } from './response-mapping.ts';
 
 /**
@@ -46,140 +46,157 @@ const describe = (input: unknown): string => {
 };
 
 const wholeNumber = (min: number, max: number, fallback: number) =>
-  z
-    .number({ error: (issue) => `must be a whole number from ${min} to ${max}; got ${describe(issue.input)}` })
-    .int(`must be a whole number from ${min} to ${max}`)
-    .min(min, `must be at least ${min}`)
-    .max(max, `must be at most ${max}`)
-    .default(fallback);
+  z._default(
+    z
+      .number({ error: (issue) => `must be a whole number from ${min} to ${max}; got ${describe(issue.input)}` })
+      .check(
+        z.int(`must be a whole number from ${min} to ${max}`),
+        z.gte(min, `must be at least ${min}`),
+        z.lte(max, `must be at most ${max}`),
+      ),
+    fallback,
+  );
 
-const baseUrl = z
-  .string({ error: 'is required: the provider base URL, e.g. https://api.example.com/v1' })
-  .trim()
-  .min(1, 'is required: the provider base URL, e.g. https://api.example.com/v1')
-  .superRefine((value, ctx) => {
-    let url: URL;
-    try {
-      url = new URL(value);
-    } catch {
-      ctx.addIssue({ code: 'custom', message: `is not a URL; got ${describe(value)}` });
-      return;
-    }
-    if (url.protocol !== 'https:') {
-      ctx.addIssue({
-        code: 'custom',
-        message: `must use https:// (the provider only allows HTTPS); got ${describe(value)}`,
-      });
-    } else if (url.username || url.password) {
-      ctx.addIssue({ code: 'custom', message: 'must not carry credentials; the API key comes from Secrets Manager' });
-    } else if (url.search || url.hash) {
-      ctx.addIssue({ code: 'custom', message: `must not have a query or fragment; got ${describe(value)}` });
-    }
-  })
+const baseUrl = z.pipe(
+  z.string({ error: 'is required: the provider base URL, e.g. https://api.example.com/v1' }).check(
+    z.trim(),
+    z.minLength(1, 'is required: the provider base URL, e.g. https://api.example.com/v1'),
+    z.superRefine((value, ctx) => {
+      let url: URL;
+      try {
+        url = new URL(value);
+      } catch {
+        ctx.addIssue({ code: 'custom', message: `is not a URL; got ${describe(value)}` });
+        return;
+      }
+      if (url.protocol !== 'https:') {
+        ctx.addIssue({
+          code: 'custom',
+          message: `must use https:// (the provider only allows HTTPS); got ${describe(value)}`,
+        });
+      } else if (url.username || url.password) {
+        ctx.addIssue({ code: 'custom', message: 'must not carry credentials; the API key comes from Secrets Manager' });
+      } else if (url.search || url.hash) {
+        ctx.addIssue({ code: 'custom', message: `must not have a query or fragment; got ${describe(value)}` });
+      }
+    }),
+  ),
   // One trailing slash or none, the request path is joined the same way.
-  .transform((value) => value.replace(/\/+$/, ''));
+  z.transform((value: string) => value.replace(/\/+$/, '')),
+);
 
 /**
  * No default: a provider whose timestamps carry no offset must not be read as UTC by accident
  * (alerts nine hours off for a Seoul provider). Unset, date-only ranges are UTC dates and a
  * zone-less timestamp fails the run with ProviderTimeZoneError naming this setting.
  */
-const timeZone = z
-  .string({ error: 'must be an IANA time zone such as "Asia/Seoul" or "UTC"' })
-  .trim()
-  .refine((value) => IANAZone.isValidZone(value), {
-    error: (issue) => `must be an IANA time zone such as "Asia/Seoul" or "UTC"; got ${describe(issue.input)}`,
-  })
-  .optional();
+const timeZone = z.optional(
+  z.string({ error: 'must be an IANA time zone such as "Asia/Seoul" or "UTC"' }).check(
+    z.trim(),
+    z.refine(isTimeZone, {
+      error: (issue) => `must be an IANA time zone such as "Asia/Seoul" or "UTC"; got ${describe(issue.input)}`,
+    }),
+  ),
+);
 
 /** How results are paged; the stack's `newsApiPagination` option uses the same schema. */
-export const PaginationSchema = z
-  .discriminatedUnion(
+export const PaginationSchema = z._default(
+  z.discriminatedUnion(
     'method',
     [
       z.strictObject({ method: z.literal('PAGE') }),
       z.strictObject({
         method: z.literal('CURSOR'),
         /** The `paginationMethod` value that selects cursor paging (the provider does not name it). */
-        methodValue: z.string().trim().min(1, 'must not be empty').default('CURSOR'),
+        methodValue: z._default(z.string().check(z.trim(), z.minLength(1, 'must not be empty')), 'CURSOR'),
         /** Request and response field of the cursor in the request body. */
-        cursorField: z
-          .string()
-          .trim()
-          .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a plain JSON field name such as "cursor"')
-          .default('cursor'),
+        cursorField: z._default(
+          z
+            .string()
+            .check(z.trim(), z.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a plain JSON field name such as "cursor"')),
+          'cursor',
+        ),
       }),
     ],
     { error: 'must be {"method":"PAGE"} or {"method":"CURSOR","methodValue":"…","cursorField":"…"}' },
-  )
-  .default({ method: 'PAGE' });
+  ),
+  { method: 'PAGE' as const },
+);
 
-const caPem = z
-  .string()
-  .refine((value) => value.includes('-----BEGIN CERTIFICATE-----'), {
-    error: 'must be a PEM certificate (-----BEGIN CERTIFICATE----- …); it is only needed for the local simulator',
-  })
-  .optional();
+const caPem = z.optional(
+  z.string().check(
+    z.refine((value) => value.includes('-----BEGIN CERTIFICATE-----'), {
+      error: 'must be a PEM certificate (-----BEGIN CERTIFICATE----- …); it is only needed for the local simulator',
+    }),
+  ),
+);
 
 /** The provider client's settings with their defaults. */
-export const ProviderConfigSchema = z
-  .strictObject({
-    baseUrl,
-    /** Articles per page; the provider documents no bound, comparable APIs cap at 100 to 1000. */
-    pageSize: wholeNumber(1, 1000, 100),
-    /**
-     * The provider's zone: date-only ranges and zone-less timestamps are read in it. The output
-     * keeps it for ranges (`UTC` when unset) and as `timestampTimeZone` only when set.
-     */
-    timeZone,
-    pagination: PaginationSchema,
-    /** Pages per date range before giving up with PageCapError. */
-    maxPages: wholeNumber(1, 1_000_000, 1000),
-    connectTimeoutMs: wholeNumber(1, 120_000, 5000),
-    /** Longest wait for response headers and between body chunks. */
-    readTimeoutMs: wholeNumber(1, 600_000, 15_000),
-    /**
-     * Longest a whole response may take, headers to last byte: the read timeout alone lets a
-     * provider that drips one byte at a time hold a request (and the run) indefinitely.
-     */
-    responseTimeoutMs: wholeNumber(1, 600_000, 30_000),
-    /** Largest response body read; a bigger one is refused rather than held in memory. */
-    maxResponseBytes: wholeNumber(1024, 512 * 1024 * 1024, 32 * 1024 * 1024),
-    /** Attempts per request, the first included. */
-    maxAttempts: wholeNumber(1, 20, 5),
-    baseDelayMs: wholeNumber(0, 600_000, 250),
-    maxDelayMs: wholeNumber(0, 600_000, 20_000),
-    /** A Retry-After longer than this ends the run instead of sleeping through it. */
-    maxRetryAfterMs: wholeNumber(0, 3_600_000, 60_000),
-    /** Pages fetched at once once the total is known. */
-    pageConcurrency: wholeNumber(1, 32, 4),
-    mapping: ResponseMappingOverrideSchema.default({}).transform((partial): ResponseMapping => resolveMapping(partial)),
-    /** An extra CA to trust besides the system roots (the local simulator's); never a way around verification. */
-    caPem,
-  })
-  .superRefine((config, ctx) => {
-    if (config.responseTimeoutMs < config.readTimeoutMs) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['responseTimeoutMs'],
-        message: `must be at least NEWS_API_READ_TIMEOUT_MS (${config.readTimeoutMs}): it bounds the whole response, the read timeout each wait`,
-      });
-    }
-    if (config.maxDelayMs < config.baseDelayMs) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['maxDelayMs'],
-        message: `must be at least NEWS_API_BASE_DELAY_MS (${config.baseDelayMs})`,
-      });
-    }
-  })
-  .transform(({ timeZone: zone, ...config }) => ({
+export const ProviderConfigSchema = z.pipe(
+  z
+    .strictObject({
+      baseUrl,
+      /** Articles per page; the provider documents no bound, comparable APIs cap at 100 to 1000. */
+      pageSize: wholeNumber(1, 1000, 100),
+      /**
+       * The provider's zone: date-only ranges and zone-less timestamps are read in it. The output
+       * keeps it for ranges (`UTC` when unset) and as `timestampTimeZone` only when set.
+       */
+      timeZone,
+      pagination: PaginationSchema,
+      /** Pages per date range before giving up with PageCapError. */
+      maxPages: wholeNumber(1, 1_000_000, 1000),
+      connectTimeoutMs: wholeNumber(1, 120_000, 5000),
+      /** Longest wait for response headers and between body chunks. */
+      readTimeoutMs: wholeNumber(1, 600_000, 15_000),
+      /**
+       * Longest a whole response may take, headers to last byte: the read timeout alone lets a
+       * provider that drips one byte at a time hold a request (and the run) indefinitely.
+       */
+      responseTimeoutMs: wholeNumber(1, 600_000, 30_000),
+      /** Largest response body read; a bigger one is refused rather than held in memory. */
+      maxResponseBytes: wholeNumber(1024, 512 * 1024 * 1024, 32 * 1024 * 1024),
+      /** Attempts per request, the first included. */
+      maxAttempts: wholeNumber(1, 20, 5),
+      baseDelayMs: wholeNumber(0, 600_000, 250),
+      maxDelayMs: wholeNumber(0, 600_000, 20_000),
+      /** A Retry-After longer than this ends the run instead of sleeping through it. */
+      maxRetryAfterMs: wholeNumber(0, 3_600_000, 60_000),
+      /** Pages fetched at once once the total is known. */
+      pageConcurrency: wholeNumber(1, 32, 4),
+      mapping: z.pipe(
+        z._default(ResponseMappingOverrideSchema, {}),
+        z.transform((partial): ResponseMapping => resolveMapping(partial)),
+      ),
+      /** An extra CA to trust besides the system roots (the local simulator's); never a way around verification. */
+      caPem,
+    })
+    .check(
+      z.superRefine((config, ctx) => {
+        if (config.responseTimeoutMs < config.readTimeoutMs) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['responseTimeoutMs'],
+            message: `must be at least NEWS_API_READ_TIMEOUT_MS (${config.readTimeoutMs}): it bounds the whole response, the read timeout each wait`,
+          });
+        }
+        if (config.maxDelayMs < config.baseDelayMs) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['maxDelayMs'],
+            message: `must be at least NEWS_API_BASE_DELAY_MS (${config.baseDelayMs})`,
+          });
+        }
+      }),
+    ),
+  z.transform(({ timeZone: zone, ...config }) => ({
     ...config,
     /** Zone of the provider's date-only ranges: the configured one, else UTC. */
     timeZone: zone ?? 'UTC',
     /** Zone for timestamps without an offset; `undefined` (not configured): such timestamps are refused. */
     timestampTimeZone: zone,
-  }));
+  })),
+);
 
 /** Validated provider settings; `mapping` is the full mapping with overrides applied. */
 export type ProviderConfig = z.output<typeof ProviderConfigSchema>;
