@@ -255,6 +255,8 @@ export function todayPagesPerRun(options: {
 
 // --- Running a scenario -------------------------------------------------------------------------
 
+const cpuMillis = (usage: NodeJS.CpuUsage): number => (usage.user + usage.system) / 1000;
+
 /** The schedules of the bench. */
 export type Schedule = { readonly label: string; readonly intervalMs: number };
 
@@ -320,8 +322,9 @@ export interface DayScenarioResult {
   };
   /** Set when the scenario was stopped early (page budget), with why. */
   readonly stopped?: string;
-  /** Real time the scenario took. */
+  /** Real time the scenario took, and the CPU time of the process over it (run and simulator). */
   readonly wallMs: number;
+  readonly cpuMs?: number;
 }
 
 /** The check of the today formula against real runs over a slice of the day. */
@@ -743,6 +746,7 @@ export async function runProviderDay(options: ProviderDayOptions): Promise<Provi
 
     for (const sweep of sweepMinutes) {
       const scenarioStarted = performance.now();
+      const cpuBefore = process.cpuUsage();
       const budget = Math.ceil(floor * (options.pageBudgetFactor ?? 6));
       const drainTime = dayStart + DAY_MS;
       const outcome = await runSchedule(context, {
@@ -784,10 +788,11 @@ export async function runProviderDay(options: ProviderDayOptions): Promise<Provi
         ...(expected ? { deliveries: { expected: expected.size, delivered, missing, duplicates } } : {}),
         ...(outcome.stopped === undefined ? {} : { stopped: outcome.stopped }),
         wallMs: performance.now() - scenarioStarted,
+        cpuMs: cpuMillis(process.cpuUsage(cpuBefore)),
       });
       const last = scenarios.at(-1);
       progress(
-        `provider day: ${schedule.label}, sweep ${sweep} min: ${last?.pages} pages (floor ${floor}), ${((last?.wallMs ?? 0) / 1000).toFixed(1)} s${outcome.stopped ? `; ${outcome.stopped}` : ''}`,
+        `provider day: ${schedule.label}, sweep ${sweep} min: ${last?.pages} pages (floor ${floor}), ${((last?.wallMs ?? 0) / 1000).toFixed(1)} s (CPU ${((last?.cpuMs ?? 0) / 1000).toFixed(1)} s)${outcome.stopped ? `; ${outcome.stopped}` : ''}`,
       );
     }
   }

@@ -756,7 +756,14 @@ function defaultScenario(results: ProviderDayResults, schedule: string): DayScen
 
 /** Section: the simulated provider day. */
 export function providerDaySection(results: ProviderDayResults, title: string): Section {
-  const rows = results.scenarios.map((s) => [
+  // Longest interval first, today's reading first, then by sweep period (the run order differs).
+  const ordered = [...results.scenarios].sort(
+    (a, b) =>
+      b.intervalMinutes - a.intervalMinutes ||
+      (a.mode === b.mode ? 0 : a.mode === 'today' ? -1 : 1) ||
+      a.fullSweepMinutes - b.fullSweepMinutes,
+  );
+  const rows = ordered.map((s) => [
     s.schedule,
     sweepText(s),
     `${count(s.pages)}${s.method === 'formula' ? ' †' : ''}${s.stopped ? ' ‡' : ''}`,
