@@ -33,6 +33,7 @@ import {
   type DeliveryRecord,
   deliveryId,
   type Log,
+  type ReadingState,
   type RunRecord,
   type UndeliverableRecord,
 } from '#core/ports';
@@ -728,5 +729,63 @@ describe('createTables', () => {
 
   it('refuses a prefix that makes invalid table names', () => {
     expect(() => tableNamesFor('bad prefix/')).toThrow(/invalid DynamoDB table name/);
+  });
+});
+
+describe('reading state', () => {
+  const state: ReadingState = {
+    order: 'oldest-first',
+    lastSweepAt: t0 - 30 * minute,
+    runId: 'run-a',
+    runStatus: 'completed',
+    watermarkVersion: 3,
+    resume: [{ day: '2025-03-01', position: { cursor: 'opaque==' }, keys: ['id:a', 'id:b'] }],
+    updatedAt: t0,
+  };
+
+  it('round-trips under the lease, and a run that lost the lease cannot overwrite its successor', async () => {
+    const { store } = await setup();
+    expect(await store.readReadingState()).toBeUndefined();
+    const lease = await store.acquireLease('run-a', 10 * minute, t0);
+    await store.writeReadingState(lease, state, t0);
+    expect(await store.readReadingState()).toEqual(state);
+
+    // run-a's lease expired and run-b took over: run-a's late write is refused.
+    const successor = await store.acquireLease('run-b', 10 * minute, t0 + 11 * minute);
+    await expect(store.writeReadingState(lease, { ...state, order: 'unknown' }, t0 + 12 * minute)).rejects.toThrow(
+      LeaseLostError,
+    );
+    await store.writeReadingState(successor, { ...state, runId: 'run-b', resume: [] }, t0 + 12 * minute);
+    expect(await store.readReadingState()).toMatchObject({ runId: 'run-b', order: 'oldest-first', resume: [] });
+  });
+
+  it('reads an item damaged by hand as none (the next run sweeps) and says why, whatever was written', async () => {
+    const { clients, table } = await setup();
+    const warnings: unknown[] = [];
+    const store = new DynamoStateStore({
+      documents: clients.documents,
+      tableName: table,
+      log: { ...silentLog, warn: (...args: unknown[]) => warnings.push(args) },
+      now: () => t0,
+    });
+    const damaged: Record<string, unknown>[] = [
+      { ...state, order: 'sideways' },
+      { ...state, resume: [{ day: 'tomorrow', position: { page: 0 }, keys: [] }] },
+      { ...state, resume: 'all of it' },
+      { ...state, lastSweepAt: 'yesterday' },
+      { ...state, resume: [{ day: '2025-03-01', position: { page: 2, cursor: 'x' }, keys: [] }] },
+      { __proto__: { order: 'newest-first' }, runId: 1 },
+    ];
+    for (const item of damaged) {
+      await clients.documents.send(
+        new PutCommand({
+          TableName: table,
+          Item: { ...JSON.parse(JSON.stringify(item)), pk: 'reading', sk: 'current' },
+        }),
+      );
+      expect(await store.readReadingState()).toBeUndefined();
+    }
+    expect(warnings).toHaveLength(damaged.length);
+    expect(JSON.stringify(warnings[0])).toContain('order');
   });
 });
