@@ -197,6 +197,22 @@ async function runLocally(context: CommandContext, target: LocalTarget, stop: St
 
 const number = (value: unknown): number => (typeof value === 'number' ? value : 0);
 
+/** How the run read the provider (functions/core/reading.ts), in one line. */
+function describeReading(value: unknown): string {
+  if (typeof value !== 'object' || value === null) return '';
+  const reading = value as Record<string, unknown>;
+  const order = `order ${String(reading.orderBefore ?? 'unknown')}${reading.orderAfter !== reading.orderBefore ? ` → ${String(reading.orderAfter)}` : ''}`;
+  if (reading.mode === 'sweep') return `full sweep (${String(reading.reason ?? '')}); ${order}`;
+  const parts = [
+    number(reading.daysStoppedEarly) > 0 ? `${number(reading.daysStoppedEarly)} day(s) stopped early` : '',
+    number(reading.daysResumed) > 0 ? `${number(reading.daysResumed)} resumed` : '',
+    number(reading.daysReadFully) > 0
+      ? `${number(reading.daysReadFully)} read fully: ${String(reading.fullReadReason ?? '')}`
+      : '',
+  ].filter((part) => part !== '');
+  return `incremental; ${order}${parts.length > 0 ? `; ${parts.join(', ')}` : ''}`;
+}
+
 function printSummary(context: CommandContext, summary: Record<string, unknown>): void {
   const audiences = (
     typeof summary.audiences === 'object' && summary.audiences !== null ? summary.audiences : {}
@@ -207,6 +223,8 @@ function printSummary(context: CommandContext, summary: Record<string, unknown>)
     ['status', String(summary.status ?? '')],
     ['reason', typeof summary.reason === 'string' ? summary.reason : ''],
     ['window (provider days)', window ? `${window.from} .. ${window.to}` : ''],
+    ['reading', describeReading(summary.reading)],
+    ['provider pages', number(summary.pages)],
     [
       'watermark',
       `${formatInstant(summary.watermarkBefore as number | undefined) || '(none)'} → ${formatInstant(summary.watermarkAfter as number | undefined) || '(unchanged)'}`,

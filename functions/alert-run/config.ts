@@ -90,7 +90,8 @@ export const alertRunEnvironment: readonly EnvironmentVariable[] = [
   {
     name: 'LATE_ARRIVAL_MINUTES',
     default: '60',
-    description: 'How far behind the watermark each run looks again for late-indexed articles.',
+    description:
+      'Articles the provider indexes up to this late are still delivered: full sweeps read back to the previous sweep minus this, and every run handles what it reads back to the watermark minus this.',
   },
   { name: 'INITIAL_LOOKBACK_MINUTES', default: '60', description: 'Where the very first run starts.' },
   {
