@@ -308,8 +308,9 @@ export interface DayScenarioResult {
   readonly ratio: number;
   /** Articles in the pages read (provider items, repeats included). */
   readonly articlesRead?: number;
-  /** Runs that read a full sweep (from the run summary, when the run reports it). */
+  /** Runs that read a full sweep (from the run summary), and the pages those runs read. */
   readonly sweeps?: number;
+  readonly sweepPages?: number;
   readonly freshness?: Freshness;
   /** Where the freshness figures come from when not from the whole day (today: the checked slices). */
   readonly freshnessFrom?: string;
@@ -495,6 +496,7 @@ async function runSchedule(
   counted: Tally;
   runs: number;
   sweeps: number;
+  sweepPages: number;
   stopped?: string;
   freshnessMs: number[];
   accepted: Map<string, number>;
@@ -569,6 +571,7 @@ async function runSchedule(
   let busyUntil = Number.NEGATIVE_INFINITY;
   let runs = 0;
   let sweeps = 0;
+  let sweepPages = 0;
   let stopped: string | undefined;
   const runAt = async (at: number, runId: string): Promise<RunSummary | undefined> => {
     if (at < busyUntil) return undefined; // the previous run still holds the lease: this one is skipped
@@ -595,7 +598,10 @@ async function runSchedule(
       runs += 1;
       const summary = await runAt(at, `run-${i}`);
       scenario.perRunPages?.push(summary ? runPages : 0);
-      if (summary?.reading?.mode === 'sweep') sweeps += 1;
+      if (summary?.reading?.mode === 'sweep') {
+        sweeps += 1;
+        sweepPages += runPages;
+      }
       if (counted.pages > scenario.pageBudget) {
         const clock = DateTime.fromMillis(at, { zone: context.timeZone }).toFormat('HH:mm');
         stopped = `stopped at ${clock} (run ${i + 1} of ${scenario.runTimes.length}) after ${counted.pages} pages, past the budget of ${scenario.pageBudget}`;
@@ -612,6 +618,7 @@ async function runSchedule(
     counted,
     runs,
     sweeps,
+    sweepPages,
     ...(stopped === undefined ? {} : { stopped }),
     freshnessMs,
     accepted,
@@ -784,6 +791,7 @@ export async function runProviderDay(options: ProviderDayOptions): Promise<Provi
         ratio: outcome.counted.pages / floor,
         articlesRead: outcome.counted.articlesRead,
         sweeps: outcome.sweeps,
+        sweepPages: outcome.sweepPages,
         ...(freshness === undefined ? {} : { freshness }),
         ...(expected ? { deliveries: { expected: expected.size, delivered, missing, duplicates } } : {}),
         ...(outcome.stopped === undefined ? {} : { stopped: outcome.stopped }),

@@ -775,7 +775,9 @@ export function providerDaySection(results: ProviderDayResults, title: string): 
     s.deliveries
       ? `${count(s.deliveries.delivered - s.deliveries.duplicates)} / ${count(s.deliveries.expected)}${s.deliveries.missing > 0 ? `, ${count(s.deliveries.missing)} missing` : ''}${s.deliveries.duplicates > 0 ? `, ${count(s.deliveries.duplicates)} twice` : ''}`
       : 'n/a',
-    s.sweeps === undefined ? 'n/a' : count(s.sweeps),
+    s.sweeps === undefined
+      ? 'n/a'
+      : `${count(s.sweeps)}${s.sweepPages === undefined ? '' : ` (${count(s.sweepPages)} pages)`}`,
     count(s.runs),
   ]);
   const notes = [
@@ -886,7 +888,7 @@ export function providerDayTargets(results: ProviderDayResults, schedules: reado
               ? `why: the scenario passed its page budget (${chosen.stopped}): the runs still read (nearly) the whole day every time, i.e. incremental reading was not in effect in the code measured (${results.readingImplementation}).`
               : failures > 0
                 ? `why: ${count(chosen.deliveries?.missing ?? 0)} notifications missing and ${count(chosen.deliveries?.duplicates ?? 0)} sent twice: the no-loss guarantee comes before the page count.`
-                : `why: ${count(chosen.pages)} pages against a floor of ${count(chosen.floor)}: ${chosen.sweeps ?? '?'} full sweeps (each reads the window's days to the end) cost more than the floor allows at this volume.`,
+                : `why: ${count(chosen.pages)} pages against a floor of ${count(chosen.floor)}: ${chosen.sweeps ?? '?'} full sweeps (each reads the window's days to the end, the first of the day all of yesterday too)${chosen.sweepPages === undefined ? '' : ` read ${count(chosen.sweepPages)} pages (${formatRatio(chosen.sweepPages / chosen.floor)} the floor) and the ${count(chosen.runs - (chosen.sweeps ?? 0))} incremental runs ${count(chosen.pages - chosen.sweepPages)} (${formatRatio((chosen.pages - chosen.sweepPages) / chosen.floor)})`}, more than the floor allows at this volume.`,
           }),
     });
   }
