@@ -21,7 +21,7 @@ import { PublishBatchCommand, type PublishBatchRequestEntry, type SNSClient } fr
 import pLimit, { type LimitFunction } from 'p-limit';
 import { ConfigError } from '#core/errors';
 import type { FailedMessage, Log, Notifier, OutboundMessage, PublishedMessage, PublishOutcome } from '#core/ports';
-import { messageBytes, SNS_MAX_MESSAGE_BYTES } from '#core/render';
+import { outboundBytes, SNS_MAX_MESSAGE_BYTES } from '#core/render';
 import { exponentialBackoff } from '#shared/retry';
 
 /** PublishBatch takes at most this many entries. */
@@ -211,7 +211,7 @@ export class SnsNotifier implements Notifier {
     const run = new PublishRun(options.signal, options.onPublished);
     const byTopic = new Map<string, { message: OutboundMessage; bytes: number }[]>();
     for (const message of messages) {
-      const bytes = messageBytes(message.body, message.subject);
+      const bytes = outboundBytes(message);
       if (bytes > SNS_MAX_MESSAGE_BYTES) {
         run.fail(
           [{ id: '', message }],

@@ -19,7 +19,6 @@
  *
  * Pure: no clock, no I/O.
  */
-import { DateTime } from 'luxon';
 import type { Audience, AudienceMatch, RuleMatch } from './model.ts';
 import {
   type DigestRelease,
@@ -35,6 +34,7 @@ import {
   buildAlertView,
   chatSafe,
   describeReasons,
+  formatInZone,
   formatLocalTime,
   formatShortLocalTime,
   type MatchView,
@@ -194,11 +194,9 @@ export interface DigestView {
 
 /** `Mon, Nov 23, 2026` and `08:00` in the audience's zone and locale (subject placeholders). */
 function dateAndTime(epochMs: number, timeZone: string, locale: string): { date: string; time: string } {
-  const local = DateTime.fromMillis(epochMs, { zone: timeZone }).setLocale(locale);
-  const zoned = local.isValid ? local : DateTime.fromMillis(epochMs, { zone: 'UTC' }).setLocale(locale);
   return {
-    date: zoned.toLocaleString({ weekday: 'short', year: 'numeric', month: 'short', day: 'numeric' }),
-    time: zoned.toLocaleString({ hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }),
+    date: formatInZone(epochMs, timeZone, locale, 'date').text,
+    time: formatInZone(epochMs, timeZone, locale, 'time').text,
   };
 }
 

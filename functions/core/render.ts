@@ -20,11 +20,12 @@
 import { Buffer } from 'node:buffer';
 import { DateTime } from 'luxon';
 import { z } from 'zod';
+import { zoneReader } from './calendar.ts';
 import { NewsAlertsError } from './errors.ts';
-import type { Audience, AudienceMatch, MatchReason, MessageTemplates } from './model.ts';
+import type { Article, Audience, AudienceMatch, MatchReason, MessageTemplates } from './model.ts';
 import { deliveryId, type OutboundMessage } from './ports.ts';
 import { fitsSms, isGsm7, toGsmFriendly } from './sms.ts';
-import { displayText, publishableLink } from './text.ts';
+import { type ArticleLink, displayText, publishableLink } from './text.ts';
 
 /** SNS's limit for one message (and for a whole PublishBatch), in UTF-8 bytes. */
 export const SNS_MAX_MESSAGE_BYTES = 262_144;
@@ -430,11 +431,10 @@ export function resolveLocale(locale: string | undefined): string {
   }
 }
 
-/** `Fri, Mar 14, 2025, 09:30 (Asia/Seoul, UTC+09:00)`: local time, IANA zone and offset. */
-export function formatLocalTime(epochMs: number, timeZone: string, locale: string): string {
-  const local = DateTime.fromMillis(epochMs, { zone: timeZone }).setLocale(locale);
-  const zoned = local.isValid ? local : DateTime.fromMillis(epochMs, { zone: 'UTC' }).setLocale(locale);
-  const when = zoned.toLocaleString({
+/** How a local time is laid out (Intl options, as luxon's `toLocaleString` takes them). */
+const LOCAL_TIME_LAYOUTS = {
+  /** `Fri, Mar 14, 2025, 09:30`: an alert's publication time. */
+  full: {
     weekday: 'short',
     year: 'numeric',
     month: 'short',
@@ -442,16 +442,103 @@ export function formatLocalTime(epochMs: number, timeZone: string, locale: strin
     hour: '2-digit',
     minute: '2-digit',
     hourCycle: 'h23',
-  });
+  },
+  /** `Mar 14, 09:30`: a digest entry's time. */
+  short: { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' },
+  /** `Mon, Nov 23, 2026`: a digest's date. */
+  date: { weekday: 'short', year: 'numeric', month: 'short', day: 'numeric' },
+  /** `08:00`: a digest's time. */
+  time: { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' },
+} as const satisfies Record<string, Intl.DateTimeFormatOptions>;
+
+/** A layout of {@link formatInZone}. */
+export type LocalTimeLayout = keyof typeof LOCAL_TIME_LAYOUTS;
+
+/** An instant as people in a zone read it, and the zone to name beside it. */
+export interface ZonedText {
+  /** The local date and/or time in the layout asked for. */
+  readonly text: string;
+  /** `(Asia/Seoul, UTC+09:00)`, or `(UTC)`. */
+  readonly zoneLabel: string;
+}
+
+/** The largest instant a Date (and luxon) can hold. */
+const MAX_EPOCH_MS = 8.64e15;
+/** Intl formatters by layout, locale and zone: creating one costs far more than using it. */
+const localTimeFormats = new Map<string, Intl.DateTimeFormat | null>();
+
+function localTimeFormat(layout: LocalTimeLayout, locale: string, timeZone: string): Intl.DateTimeFormat | null {
+  const key = `${layout}\u0000${locale}\u0000${timeZone}`;
+  let format = localTimeFormats.get(key);
+  if (format === undefined) {
+    try {
+      format = new Intl.DateTimeFormat(locale, { ...LOCAL_TIME_LAYOUTS[layout], timeZone });
+    } catch {
+      format = null;
+    }
+    if (localTimeFormats.size >= 1024) localTimeFormats.clear();
+    localTimeFormats.set(key, format);
+  }
+  return format;
+}
+
+/** luxon's `ZZ`: `+09:00`, `-03:30`. */
+function offsetText(offset: number): string {
+  const hours = Math.trunc(Math.abs(offset / 60));
+  const minutes = Math.trunc(Math.abs(offset % 60));
+  return `${offset >= 0 ? '+' : '-'}${String(hours).padStart(2, '0')}:${String(minutes).padStart(2, '0')}`;
+}
+
+/**
+ * What luxon shows for `DateTime.fromMillis(epochMs, { zone }).setLocale(locale)` in `layout`,
+ * from a cached Intl formatter and the zone's cached offsets. `undefined` where luxon does more
+ * than that: fixed offsets other than UTC (it maps them to `Etc/GMT` names), locales with `-u-` or
+ * `-x-` extensions (it rewrites them), unknown zones (it falls back to UTC) and instants out of
+ * range.
+ */
+function fastZonedText(
+  epochMs: number,
+  timeZone: string,
+  locale: string,
+  layout: LocalTimeLayout,
+): ZonedText | undefined {
+  if (!(Math.abs(epochMs) <= MAX_EPOCH_MS)) return undefined;
+  const lowered = locale.toLowerCase();
+  if (lowered.includes('-u-') || lowered.includes('-x-')) return undefined;
+  const zone = zoneReader(timeZone);
+  if (zone === undefined || (zone.kind === 'fixed' && zone.offset !== 0)) return undefined;
+  const format = localTimeFormat(layout, locale, zone.kind === 'fixed' ? 'UTC' : zone.name);
+  if (format === null) return undefined;
+  const zoneLabel = zone.kind === 'fixed' ? '(UTC)' : `(${zone.name}, UTC${offsetText(zone.offsets.at(epochMs))})`;
+  return { text: format.format(epochMs), zoneLabel };
+}
+
+/**
+ * `epochMs` in `timeZone` (UTC when the zone is unusable) and `locale`, laid out as `layout`.
+ * The common zones and locales take a fast path with luxon's exact output; the rest goes through
+ * luxon as before.
+ */
+export function formatInZone(epochMs: number, timeZone: string, locale: string, layout: LocalTimeLayout): ZonedText {
+  const fast = fastZonedText(epochMs, timeZone, locale, layout);
+  if (fast !== undefined) return fast;
+  const local = DateTime.fromMillis(epochMs, { zone: timeZone }).setLocale(locale);
+  const zoned = local.isValid ? local : DateTime.fromMillis(epochMs, { zone: 'UTC' }).setLocale(locale);
   const zone = zoned.zoneName ?? 'UTC';
-  return zone === 'UTC' ? `${when} (UTC)` : `${when} (${zone}, UTC${zoned.toFormat('ZZ')})`;
+  return {
+    text: zoned.toLocaleString(LOCAL_TIME_LAYOUTS[layout]),
+    zoneLabel: zone === 'UTC' ? '(UTC)' : `(${zone}, UTC${zoned.toFormat('ZZ')})`,
+  };
+}
+
+/** `Fri, Mar 14, 2025, 09:30 (Asia/Seoul, UTC+09:00)`: local time, IANA zone and offset. */
+export function formatLocalTime(epochMs: number, timeZone: string, locale: string): string {
+  const { text, zoneLabel } = formatInZone(epochMs, timeZone, locale, 'full');
+  return `${text} ${zoneLabel}`;
 }
 
 /** `Mar 14, 09:30`: the short local time of a digest entry (the digest names the zone once). */
 export function formatShortLocalTime(epochMs: number, timeZone: string, locale: string): string {
-  const local = DateTime.fromMillis(epochMs, { zone: timeZone }).setLocale(locale);
-  const zoned = local.isValid ? local : DateTime.fromMillis(epochMs, { zone: 'UTC' }).setLocale(locale);
-  return zoned.toLocaleString({ month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
+  return formatInZone(epochMs, timeZone, locale, 'short').text;
 }
 
 function categoryLabels(codes: readonly string[], names: readonly string[]): string[] {
@@ -492,48 +579,24 @@ export function buildAlertView(
   if (!Number.isFinite(article.publishedAt)) {
     throw new NotificationRenderError(`article ${article.key} has no valid publication time`);
   }
-  const link = publishableLink(article.url);
+  const parts = articleParts(article, limits);
+  const { link } = parts;
   if (!link.ok && options.linkPolicy !== 'omit') throw new UnpublishableLinkError(article.key, link.reason);
   const url = link.ok ? link.url : '';
   const locale = resolveLocale(options.locale ?? audience.locale);
-  const clean = (values: readonly string[], max: number) =>
-    values
-      .map((value) => truncateText(singleLine(value), limits.categoryUnits))
-      .filter((value) => value !== '')
-      .slice(0, max);
-  const categories = clean(article.categories, limits.maxCategories);
-  const categoryNames = clean(article.categoryNames, limits.maxCategories);
-  const media = cleanOptional(article.media, limits.categoryUnits);
-  const mediaName = cleanOptional(article.mediaName, limits.categoryUnits);
   const rules = match.rules.slice(0, limits.maxRules);
-  const name = cleanOptional(audience.name, 100);
+  const { name, label } = audienceLabels(audience);
   return {
     deliveryId: deliveryId({ audienceId: match.audienceId, articleKey: article.key }),
     audience: {
       id: audience.audienceId,
       name,
-      label: truncateText(name ?? audience.audienceId, 40),
+      label,
       timeZone: audience.timeZone,
       smsMaxSegments: audience.smsMaxSegments,
       templates: audience.templates,
     },
-    article: {
-      key: article.key,
-      id: article.id,
-      title: truncateText(singleLine(article.title), limits.titleUnits) || '(untitled article)',
-      summary: truncateText(singleLine(article.summary), limits.summaryUnits),
-      url,
-      publishedAt: article.publishedAt,
-      publishedAtIso: new Date(article.publishedAt).toISOString(),
-      publishedLocal: formatLocalTime(article.publishedAt, audience.timeZone, locale),
-      categories,
-      categoryNames,
-      categoryLabels: categoryLabels(categories, categoryNames),
-      media,
-      mediaName,
-      mediaLabel: mediaName ?? media,
-      status: cleanOptional(article.status, limits.categoryUnits),
-    },
+    article: articleViewIn(parts, article, url, audience.timeZone, locale),
     matches: rules.map((rule) => ({
       ruleId: rule.ruleId,
       description: cleanOptional(rule.description, limits.descriptionUnits),
@@ -548,6 +611,109 @@ export function buildAlertView(
     ruleIds: match.rules.map((rule) => rule.ruleId),
     urgent: match.rules.some((rule) => rule.urgent),
   };
+}
+
+// --- Per-article work, done once per article ------------------------------------------------------
+//
+// An article matched by several audiences used to be cleaned, cut, checked and formatted again for
+// each of them. What depends only on the article (and the size tier) is kept per article object,
+// what depends on the audience's zone and locale per article and zone; articles are immutable once
+// mapped, and the WeakMaps let them go with the page they came on.
+
+/** The audience-independent part of an article's view, for one size tier. */
+interface ArticleParts {
+  readonly link: ArticleLink;
+  readonly title: string;
+  readonly summary: string;
+  readonly publishedAtIso: string;
+  readonly categories: readonly string[];
+  readonly categoryNames: readonly string[];
+  readonly categoryLabels: readonly string[];
+  readonly media: string | undefined;
+  readonly mediaName: string | undefined;
+  readonly status: string | undefined;
+  /** Finished `AlertView['article']` objects by link, zone and locale. */
+  readonly views: Map<string, AlertView['article']>;
+}
+
+const partsByArticle = new WeakMap<Article, Map<ViewLimits, ArticleParts>>();
+
+function articleParts(article: Article, limits: ViewLimits): ArticleParts {
+  let byLimits = partsByArticle.get(article);
+  if (byLimits === undefined) {
+    byLimits = new Map();
+    partsByArticle.set(article, byLimits);
+  }
+  let parts = byLimits.get(limits);
+  if (parts === undefined) {
+    const clean = (values: readonly string[], max: number) =>
+      values
+        .map((value) => truncateText(singleLine(value), limits.categoryUnits))
+        .filter((value) => value !== '')
+        .slice(0, max);
+    const categories = clean(article.categories, limits.maxCategories);
+    const categoryNames = clean(article.categoryNames, limits.maxCategories);
+    parts = {
+      link: publishableLink(article.url),
+      title: truncateText(singleLine(article.title), limits.titleUnits) || '(untitled article)',
+      summary: truncateText(singleLine(article.summary), limits.summaryUnits),
+      publishedAtIso: new Date(article.publishedAt).toISOString(),
+      categories,
+      categoryNames,
+      categoryLabels: categoryLabels(categories, categoryNames),
+      media: cleanOptional(article.media, limits.categoryUnits),
+      mediaName: cleanOptional(article.mediaName, limits.categoryUnits),
+      status: cleanOptional(article.status, limits.categoryUnits),
+      views: new Map(),
+    };
+    byLimits.set(limits, parts);
+  }
+  return parts;
+}
+
+function articleViewIn(
+  parts: ArticleParts,
+  article: Article,
+  url: string,
+  timeZone: string,
+  locale: string,
+): AlertView['article'] {
+  const key = `${url === '' ? '-' : '+'}${timeZone}\u0000${locale}`;
+  let view = parts.views.get(key);
+  if (view === undefined) {
+    view = {
+      key: article.key,
+      id: article.id,
+      title: parts.title,
+      summary: parts.summary,
+      url,
+      publishedAt: article.publishedAt,
+      publishedAtIso: parts.publishedAtIso,
+      publishedLocal: formatLocalTime(article.publishedAt, timeZone, locale),
+      categories: parts.categories,
+      categoryNames: parts.categoryNames,
+      categoryLabels: parts.categoryLabels,
+      media: parts.media,
+      mediaName: parts.mediaName,
+      mediaLabel: parts.mediaName ?? parts.media,
+      status: parts.status,
+    };
+    parts.views.set(key, view);
+  }
+  return view;
+}
+
+const labelsByAudience = new WeakMap<Audience, { name: string | undefined; label: string }>();
+
+/** The audience's cleaned name and its label (name or id, at most 40 characters), once per audience. */
+function audienceLabels(audience: Audience): { name: string | undefined; label: string } {
+  let labels = labelsByAudience.get(audience);
+  if (labels === undefined) {
+    const name = cleanOptional(audience.name, 100);
+    labels = { name, label: truncateText(name ?? audience.audienceId, 40) };
+    labelsByAudience.set(audience, labels);
+  }
+  return labels;
 }
 
 function fail(message: string): never {
@@ -594,6 +760,9 @@ export function subjectFromTemplate(
 ): string {
   const full = values[slot] ?? '';
   const subjectWith = (text: string) => fillTemplate(template, { ...values, [slot]: text });
+  // Nearly every subject fits whole: then trimToFit and truncateText below would return it as is.
+  const whole = subjectWith(full);
+  if (whole.length <= SUBJECT_MAX_LENGTH) return whole;
   const cut = trimToFit(full, (candidate) => subjectWith(candidate).length <= SUBJECT_MAX_LENGTH);
   // A template whose fixed text alone is too long still yields a valid subject, cut at a word.
   return truncateText(subjectWith(cut), SUBJECT_MAX_LENGTH);
@@ -615,11 +784,39 @@ export function renderSubject(view: AlertView): string {
 
 /** The email footer lines (template or default) for an audience. */
 export function renderFooter(audience: AlertView['audience']): string {
-  return fillTemplate(
-    audience.templates?.footer ?? DEFAULT_FOOTER_TEMPLATE,
-    { audience: audience.label, audienceId: audience.id },
-    { multiline: true },
-  );
+  const template = audience.templates?.footer ?? DEFAULT_FOOTER_TEMPLATE;
+  const key = `${template}\u0000${audience.label}\u0000${audience.id}`;
+  let footer = footers.get(key);
+  if (footer === undefined) {
+    footer = fillTemplate(template, { audience: audience.label, audienceId: audience.id }, { multiline: true });
+    if (footers.size >= 1024) footers.clear();
+    footers.set(key, footer);
+  }
+  return footer;
+}
+
+/** Footers by template, label and audience id: the same for every alert of an audience. */
+const footers = new Map<string, string>();
+
+/**
+ * Renderings that depend only on the article part of a view, kept per article view object (shared
+ * by every audience in the same zone and locale, see `articleViewIn`).
+ */
+interface ArticleRenderings {
+  default?: string;
+  readonly sms: Map<number, string>;
+  structured?: { readonly title: string; readonly summary: string; readonly keywords: readonly string[] };
+}
+
+const renderingsByArticle = new WeakMap<AlertView['article'], ArticleRenderings>();
+
+function renderingsOf(article: AlertView['article']): ArticleRenderings {
+  let renderings = renderingsByArticle.get(article);
+  if (renderings === undefined) {
+    renderings = { sms: new Map() };
+    renderingsByArticle.set(article, renderings);
+  }
+  return renderings;
 }
 
 /** What the email says in place of a link that was withheld. */
@@ -627,9 +824,15 @@ export const LINK_WITHHELD_NOTE = 'not included: the news provider sent a link t
 
 /** The fallback for protocols without their own key: headline, media, link. */
 export function renderDefaultBody(view: AlertView): string {
-  const title = truncateText(view.article.title, 200);
-  const media = view.article.mediaLabel === undefined ? '' : ` (${view.article.mediaLabel})`;
-  return view.article.url === '' ? `${title}${media}` : `${title}${media}\n${view.article.url}`;
+  const renderings = renderingsOf(view.article);
+  renderings.default ??= defaultBodyOf(view.article);
+  return renderings.default;
+}
+
+function defaultBodyOf(article: AlertView['article']): string {
+  const title = truncateText(article.title, 200);
+  const media = article.mediaLabel === undefined ? '' : ` (${article.mediaLabel})`;
+  return article.url === '' ? `${title}${media}` : `${title}${media}\n${article.url}`;
 }
 
 /** Readable plain-text email: the article, why it was sent, and how to change the subscription. */
@@ -668,11 +871,21 @@ export function renderEmailBody(view: AlertView): string {
  * link (withheld), the headline alone.
  */
 export function renderSmsBody(view: AlertView): string {
-  const { url } = view.article;
+  const { sms } = renderingsOf(view.article);
   const maxSegments = view.audience.smsMaxSegments;
+  let body = sms.get(maxSegments);
+  if (body === undefined) {
+    body = smsBodyOf(view.article, maxSegments);
+    sms.set(maxSegments, body);
+  }
+  return body;
+}
+
+function smsBodyOf(article: AlertView['article'], maxSegments: number): string {
+  const { url } = article;
   if (url !== '' && !fitsSms(url, maxSegments)) return url;
   const withUrl = (headline: string) => (headline === '' || url === '' ? `${headline}${url}` : `${headline} ${url}`);
-  const headline = toGsmFriendly(view.article.title);
+  const headline = toGsmFriendly(article.title);
   const trimmed = trimToFit(
     headline,
     (candidate) => fitsSms(withUrl(candidate), maxSegments),
@@ -685,6 +898,15 @@ export function renderSmsBody(view: AlertView): string {
 /** The structured body as an object (see {@link AlertDocumentSchema}). */
 export function buildAlertDocument(view: AlertView): AlertDocument {
   const { article } = view;
+  const renderings = renderingsOf(article);
+  renderings.structured ??= {
+    title: truncateText(article.title, 250),
+    summary: truncateText(article.summary, 300),
+    keywords: [...new Set(article.categoryNames.length > 0 ? article.categoryNames : article.categories)]
+      .slice(0, 5)
+      .map((keyword) => chatSafe(truncateText(keyword, 40))),
+  };
+  const shared = renderings.structured;
   const why = view.matches
     .slice(0, 3)
     .map((match) => `\`${match.ruleId}\`${match.reasons.length > 0 ? ` (${describeReasons(match)})` : ''}`);
@@ -694,7 +916,7 @@ export function buildAlertDocument(view: AlertView): AlertDocument {
     [article.mediaLabel === undefined ? undefined : `*${article.mediaLabel}*`, article.publishedLocal]
       .filter((part) => part !== undefined)
       .join(' · '),
-    truncateText(article.summary, 300),
+    shared.summary,
     article.url,
     why.length > 0 ? `*Why:* ${why.join('; ')}` : '',
   ]
@@ -715,11 +937,9 @@ export function buildAlertDocument(view: AlertView): AlertDocument {
     id: view.deliveryId,
     content: {
       textType: 'client-markdown',
-      title: chatSafe(`${view.urgent ? '\u{1F6A8} ' : '\u{1F4F0} '}${truncateText(article.title, 250)}`),
+      title: chatSafe(`${view.urgent ? '\u{1F6A8} ' : '\u{1F4F0} '}${shared.title}`),
       description: chatSafe(description),
-      keywords: [...new Set(article.categoryNames.length > 0 ? article.categoryNames : article.categories)]
-        .slice(0, 5)
-        .map((keyword) => chatSafe(truncateText(keyword, 40))),
+      keywords: [...shared.keywords],
     },
     metadata: {
       eventType: ALERT_EVENT_TYPE,
@@ -782,29 +1002,54 @@ export function renderChannelBodies(view: AlertView): ChannelBodies {
 export const messageBytes = (body: string, subject = ''): number => utf8Bytes(body) + utf8Bytes(subject);
 
 /**
+ * The end of the SNS document after `sms`: the structured body under every structured protocol,
+ * split where the body goes (JSON-escaped once, used six times).
+ */
+const STRUCTURED_KEYS = STRUCTURED_PROTOCOLS.map((protocol) => `,${JSON.stringify(protocol)}:`);
+const STRUCTURED_KEYS_LENGTH = STRUCTURED_KEYS.reduce((sum, key) => sum + key.length, 0);
+
+/** UTF-8 sizes of the messages this module rendered, so the notifier need not count 13 KiB again. */
+const renderedBytes = new WeakMap<OutboundMessage, number>();
+
+/**
+ * UTF-8 size SNS counts for an outbound message (body plus subject): remembered from rendering,
+ * counted otherwise.
+ */
+export function outboundBytes(message: OutboundMessage): number {
+  return renderedBytes.get(message) ?? messageBytes(message.body, message.subject);
+}
+
+/**
  * The `MessageStructure: json` document: `default`, `email`, `sms` and the structured body under
  * every structured protocol. SNS picks `doc[protocol] ?? doc.default` per subscription.
+ *
+ * Written piece by piece rather than by `JSON.stringify` of the whole document (same bytes): the
+ * structured body makes up most of the message and is escaped once instead of six times, and its
+ * UTF-8 size is counted once.
  *
  * @throws MessageTooLargeError when body plus subject exceed {@link SNS_MAX_MESSAGE_BYTES}.
  */
 export function encodeMessageStructure(bodies: ChannelBodies): string {
-  const document: Record<MessageProtocolKey, string> = {
-    default: bodies.default,
-    email: bodies.email,
-    sms: bodies.sms,
-    https: bodies.structured,
-    http: bodies.structured,
-    sqs: bodies.structured,
-    lambda: bodies.structured,
-    'email-json': bodies.structured,
-    firehose: bodies.structured,
-  };
-  const body = JSON.stringify(document);
-  const bytes = messageBytes(body, bodies.subject);
+  return encodeSized(bodies).body;
+}
+
+function encodeSized(bodies: ChannelBodies): { body: string; bytes: number } {
+  const head = `{"default":${JSON.stringify(bodies.default)},"email":${JSON.stringify(bodies.email)},"sms":${JSON.stringify(bodies.sms)}`;
+  const structured = JSON.stringify(bodies.structured);
+  let body = head;
+  for (const key of STRUCTURED_KEYS) body += key + structured;
+  body += '}';
+  // Every character outside `head` and the structured copies is ASCII: one byte each.
+  const bytes =
+    utf8Bytes(head) +
+    STRUCTURED_KEYS.length * utf8Bytes(structured) +
+    STRUCTURED_KEYS_LENGTH +
+    1 +
+    utf8Bytes(bodies.subject);
   if (bytes > SNS_MAX_MESSAGE_BYTES) {
     throw new MessageTooLargeError('the rendered SNS message', bytes, SNS_MAX_MESSAGE_BYTES);
   }
-  return body;
+  return { body, bytes };
 }
 
 /**
@@ -826,13 +1071,16 @@ export function renderNotification(
   for (const limits of VIEW_LIMITS) {
     const bodies = renderChannelBodies(buildAlertView(match, audience, { ...options, limits }));
     try {
-      return {
+      const { body, bytes } = encodeSized(bodies);
+      const message: OutboundMessage = {
         key: { audienceId: match.audienceId, articleKey: match.article.key },
         topicArn: audience.topicArn,
         subject: bodies.subject,
-        body: encodeMessageStructure(bodies),
+        body,
         ruleIds: match.rules.map((rule) => rule.ruleId),
       };
+      renderedBytes.set(message, bytes);
+      return message;
     } catch (error) {
       if (!(error instanceof MessageTooLargeError)) throw error;
       lastError = error;
