@@ -164,10 +164,10 @@ function nearestNode(document: Document, path: readonly (string | number)[], unk
  * One line per schema issue, each at its place in the file, with the run's own wording
  * (`describeIssues`, the same text the alert run logs for a rejected item).
  */
-export function locateIssues(item: FileItem, error: z.ZodError, knownKeys: readonly string[], what: string): string[] {
+export function locateIssues(item: FileItem, error: z.core.$ZodError, knownKeys: readonly string[], what: string): string[] {
   const lines: string[] = [];
   for (const issue of error.issues) {
-    const text = describeIssues(new z.ZodError([issue]), knownKeys);
+    const text = describeIssues(new z.core.$ZodError([issue]), knownKeys);
     if (issue.code === 'unrecognized_keys') {
       for (const key of issue.keys) lines.push(`${item.locate(issue.path, key)}: ${what}: ${text}`);
     } else {

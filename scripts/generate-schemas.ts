@@ -11,7 +11,7 @@ import { projectRoot } from './python-env.mjs';
 
 /** The documents to write, by file name under docs/schemas. */
 export function schemaDocuments(): Record<string, string> {
-  const render = (schema: z.ZodType, id: string, title: string, description: string) =>
+  const render = (schema: z.core.$ZodType, id: string, title: string, description: string) =>
     `${JSON.stringify(
       {
         ...z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }),
