@@ -164,7 +164,12 @@ function nearestNode(document: Document, path: readonly (string | number)[], unk
  * One line per schema issue, each at its place in the file, with the run's own wording
  * (`describeIssues`, the same text the alert run logs for a rejected item).
  */
-export function locateIssues(item: FileItem, error: z.core.$ZodError, knownKeys: readonly string[], what: string): string[] {
+export function locateIssues(
+  item: FileItem,
+  error: z.core.$ZodError,
+  knownKeys: readonly string[],
+  what: string,
+): string[] {
   const lines: string[] = [];
   for (const issue of error.issues) {
     const text = describeIssues(new z.core.$ZodError([issue]), knownKeys);
