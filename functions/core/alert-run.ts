@@ -1,6 +1,12 @@
 /**
- * One alert run: lease → rules → for each provider day in the window: fetch pages, match, skip
- * what the ledger already holds, publish, record, advance the watermark → release.
+ * One alert run: lease → rules → plan the read → for each provider day in the window: fetch pages,
+ * match, skip what the ledger already holds, publish, record, advance the watermark → store the
+ * reading state → release.
+ *
+ * How much of each day is read is planned by reading.ts: a full sweep of every page, or an
+ * incremental read that stops a verified newest-first day at watermark - overlap or resumes an
+ * oldest-first day where the last run ended. Both keep the guarantees below; an article indexed
+ * later than the overlap waits for the next sweep.
  *
  * The guarantees of DESIGN section 3 live here:
  *
