@@ -754,7 +754,9 @@ export async function runProviderDay(options: ProviderDayOptions): Promise<Provi
     for (const sweep of sweepMinutes) {
       const scenarioStarted = performance.now();
       const cpuBefore = process.cpuUsage();
-      const budget = Math.ceil(floor * (options.pageBudgetFactor ?? 6));
+      // Far above any sweep period's cost (1-hour sweeps read about 7× the floor at 100,000 a day),
+      // far below a day read whole on every run (about 100×): only that is cut short.
+      const budget = Math.ceil(floor * (options.pageBudgetFactor ?? 20));
       const drainTime = dayStart + DAY_MS;
       const outcome = await runSchedule(context, {
         schedule,
