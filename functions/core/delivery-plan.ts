@@ -20,11 +20,13 @@
  * When held matches are due is worked out at release time ({@link releaseDueAt}) from the
  * audience's CURRENT settings and the instant each was held, so a changed time zone, digest time
  * or quiet-hours window applies to what is already held without rewriting it. All local-time
- * arithmetic goes through luxon in the audience's IANA zone: a local time that a daylight-saving
- * change skips is taken as the first instant after the gap (02:30 on a spring-forward night in New
- * York is 03:30 EDT), and one that occurs twice is taken at its later occurrence.
+ * arithmetic follows luxon in the audience's IANA zone (the per-match checks read the same
+ * offsets from calendar.ts's cache): a local time that a daylight-saving change skips is taken as
+ * the first instant after the gap (02:30 on a spring-forward night in New York is 03:30 EDT), and
+ * one that occurs twice is taken at its later occurrence.
  */
 import { DateTime } from 'luxon';
+import { isoDateOf, localFields, zoneReader } from './calendar.ts';
 import type { Audience, AudienceMatch } from './model.ts';
 import type { HoldingAudience, HoldReason } from './ports.ts';
 import { normalizeText } from './text.ts';
@@ -45,6 +47,25 @@ function zoned(at: number, timeZone: string): DateTime {
   return local.isValid ? local : DateTime.fromMillis(at, { zone: 'UTC' });
 }
 
+/**
+ * The local date and time of `at` for the per-match checks (quiet hours, the daily budget's
+ * date): from the zone's cached offsets rather than a luxon DateTime per match. luxon answers
+ * where the fast reader does not (zones it leaves to luxon, instants outside years 0 to 9999).
+ */
+function localClock(at: number, timeZone: string): { readonly date: string; readonly minute: number } {
+  const zone = zoneReader(timeZone);
+  if (zone !== undefined && at >= MIN_FAST_MS && at < MAX_FAST_MS) {
+    const fields = localFields(at, zone);
+    return { date: isoDateOf(fields), minute: fields.hour * 60 + fields.minute };
+  }
+  const local = zoned(at, timeZone);
+  return { date: local.toFormat('yyyy-MM-dd'), minute: local.hour * 60 + local.minute };
+}
+
+/** 0000-01-02 to 9999-12-30 UTC: a day inside years 0 to 9999 whatever the offset, where `yyyy` is four digits. */
+const MIN_FAST_MS = -62_167_219_200_000 + 86_400_000;
+const MAX_FAST_MS = Date.UTC(9999, 11, 30);
+
 /** Minutes after local midnight of an `HH:MM` time. */
 function minutesOf(clock: string): number {
   const [hours = '0', minutes = '0'] = clock.split(':');
@@ -53,7 +74,7 @@ function minutesOf(clock: string): number {
 
 /** The local date (`YYYY-MM-DD`) of `at` in the audience's zone: the day a daily budget counts. */
 export function localDate(at: number, timeZone: string): string {
-  return zoned(at, timeZone).toFormat('yyyy-MM-dd');
+  return localClock(at, timeZone).date;
 }
 
 /** The urgent-category terms of an audience, normalized like rule terms. */
@@ -96,8 +117,7 @@ function quietWindow(audience: Audience): { start: number; end: number } | undef
 export function isQuietAt(at: number, audience: Audience): boolean {
   const window = quietWindow(audience);
   if (window === undefined) return false;
-  const local = zoned(at, audience.timeZone);
-  const minute = local.hour * 60 + local.minute;
+  const { minute } = localClock(at, audience.timeZone);
   return window.start < window.end
     ? minute >= window.start && minute < window.end
     : minute >= window.start || minute < window.end;

@@ -1,0 +1,74 @@
+/**
+ * The planner's per-match local-time checks (the daily budget's date, quiet hours) read the
+ * zone's offsets from calendar.ts's cache instead of building a luxon DateTime per match; they
+ * must agree with luxon everywhere, in the minutes around DST changes too.
+ */
+import fc from 'fast-check';
+import { DateTime } from 'luxon';
+import { describe, expect, it } from 'vitest';
+import { isQuietAt, localDate } from '#core/delivery-plan';
+import { AudienceSchema } from '#core/model';
+
+const zones = [
+  'UTC',
+  'Asia/Seoul',
+  'America/New_York',
+  'Europe/Berlin',
+  'Europe/London',
+  'Australia/Lord_Howe',
+  'America/St_Johns',
+  'Asia/Kolkata',
+];
+const instants = fc.oneof(
+  fc.integer({ min: Date.UTC(1970, 0, 1), max: Date.UTC(2100, 0, 1) }),
+  // Within two hours of a DST change in New York, Berlin or Lord Howe.
+  fc
+    .tuple(
+      fc.constantFrom(
+        Date.UTC(2026, 2, 8, 7),
+        Date.UTC(2026, 10, 1, 6),
+        Date.UTC(2026, 2, 29, 1),
+        Date.UTC(2026, 3, 4, 15),
+      ),
+      fc.integer({ min: -7200, max: 7200 }),
+    )
+    .map(([change, seconds]) => change + seconds * 1000),
+);
+const clock = fc
+  .tuple(fc.integer({ min: 0, max: 23 }), fc.constantFrom(0, 1, 29, 30, 59))
+  .map(([hour, minute]) => `${String(hour).padStart(2, '0')}:${String(minute).padStart(2, '0')}`);
+
+describe('the planner’s local clock', () => {
+  it('names the local date as luxon does', () => {
+    fc.assert(
+      fc.property(instants, fc.constantFrom(...zones), (at, zone) => {
+        expect(localDate(at, zone)).toBe(DateTime.fromMillis(at, { zone }).toFormat('yyyy-MM-dd'));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('puts an instant inside or outside quiet hours as luxon’s wall-clock time does', () => {
+    fc.assert(
+      fc.property(instants, fc.constantFrom(...zones), clock, clock, (at, timeZone, start, end) => {
+        const audience = AudienceSchema.parse({
+          audienceId: 'desk',
+          topicArn: 'arn:aws:sns:us-east-1:123456789012:desk',
+          timeZone,
+          quietHours: { start, end },
+        });
+        const local = DateTime.fromMillis(at, { zone: timeZone });
+        const minute = local.hour * 60 + local.minute;
+        const [from, to] = [start, end].map((text) => Number(text.slice(0, 2)) * 60 + Number(text.slice(3)));
+        const expected =
+          from === to || from === undefined || to === undefined
+            ? false
+            : from < to
+              ? minute >= from && minute < to
+              : minute >= from || minute < to;
+        expect(isQuietAt(at, audience)).toBe(expected);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});
