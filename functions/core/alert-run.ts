@@ -502,7 +502,17 @@ class AlertRun {
   /** How to read `day` under this run's plan. */
   #howToRead(day: string): DayRead {
     const plan = this.#plan;
-    if (plan?.mode !== 'incremental') return { kind: 'full' };
+    if (plan === undefined) return { kind: 'full' };
+    if (plan.mode === 'sweep') {
+      // A sweep reads every page of today. An earlier day of its window only matters back to the
+      // sweep's own start (older articles are handled, and the sweeps of that day read them), so
+      // a verified newest-first read of it stops there: the first run after midnight reads the
+      // evening it missed, not the whole day again.
+      const today = providerDate(this.summary.startedAt, this.settings.providerTimeZone);
+      return plan.order === 'newest-first' && day < today
+        ? { kind: 'newest-first', stopBefore: plan.from }
+        : { kind: 'full' };
+    }
     if (plan.order === 'newest-first') return { kind: 'newest-first', stopBefore: plan.stopBefore };
     const resume = this.#readingBefore?.resume.find((entry) => entry.day === day);
     return resume === undefined ? { kind: 'full' } : { kind: 'resume', resume };

@@ -19,9 +19,11 @@
  *   ended and must find one of that page's articles again on its first page. That overlap proves
  *   that everything before the position was read; without it (pages shifted too far, the cursor
  *   expired, the page size changed) the day is read from page 1.
- * - **Full sweeps** read every page of every day back to the previous sweep's start minus the
- *   late-arrival window, so an article indexed up to LATE_ARRIVAL_MINUTES late is still delivered,
- *   at the latest by the next sweep. A run sweeps when the period is up, on the first run of a
+ * - **Full sweeps** read every page of today, and the earlier days of the window back to the
+ *   previous sweep's start minus the late-arrival window (a verified newest-first read of such a
+ *   day stops there: what is older was read by the sweeps of its own day, and is handled), so an
+ *   article indexed up to LATE_ARRIVAL_MINUTES late is still delivered, at the latest by the next
+ *   sweep. Without a verified order, a sweep reads every page of every day of its window. A run sweeps when the period is up, on the first run of a
  *   provider day (the day before is then read to its end), after a run that did not complete,
  *   when the watermark was moved by anyone else, and whenever the order is not known.
  */
