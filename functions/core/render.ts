@@ -1,7 +1,10 @@
 /**
  * Turns one audience match into the SNS message its subscribers receive: one `MessageStructure:
- * json` document with a body per protocol (`default`, `email`, `sms`, and one structured JSON
- * document for `https`, `http`, `sqs`, `lambda`, `email-json` and `firehose`).
+ * json` document with a body per distinct rendering: `email`, `sms`, and the structured JSON
+ * document under `default`, which SNS hands to every protocol without a key of its own (`https`,
+ * `http`, `sqs`, `lambda`, `email-json`, `firehose`), as digests do (digest.ts). Each distinct body
+ * is in the document once (but see {@link KEYED_STRUCTURED_PROTOCOLS}): the message is most of what
+ * the SDK URL-encodes and signs per notification.
  *
  * Rendering happens in two steps, so digests (digest.ts) reuse the same normalization and the
  * same channel rules:
@@ -42,8 +45,21 @@ export const ALERT_SCHEMA_VERSION = 1;
 /** Protocols that receive the structured JSON document. */
 export const STRUCTURED_PROTOCOLS = ['https', 'http', 'sqs', 'lambda', 'email-json', 'firehose'] as const;
 
+/**
+ * Structured protocols that still get a copy of `default` under their own key, although SNS would
+ * hand them `default` anyway: readers outside the publishing path pick these keys by name instead
+ * of `key ?? default` (cli/preview.ts reads `https`; cli/replay.ts and test/support/sns-faults.ts
+ * read `sqs`; relay and sanitizer tests read `lambda`). Each entry costs one more copy of the
+ * largest body per message; drop it once its readers fall back to `default`.
+ */
+export const KEYED_STRUCTURED_PROTOCOLS = [
+  'https',
+  'sqs',
+  'lambda',
+] as const satisfies readonly (typeof STRUCTURED_PROTOCOLS)[number][];
+
 /** Every key of the `MessageStructure: json` document this module writes. */
-export const MESSAGE_PROTOCOL_KEYS = ['default', 'email', 'sms', ...STRUCTURED_PROTOCOLS] as const;
+export const MESSAGE_PROTOCOL_KEYS = ['default', 'email', 'sms', ...KEYED_STRUCTURED_PROTOCOLS] as const;
 /** A key of the `MessageStructure: json` document. */
 export type MessageProtocolKey = (typeof MESSAGE_PROTOCOL_KEYS)[number];
 
@@ -803,7 +819,6 @@ const footers = new Map<string, string>();
  * by every audience in the same zone and locale, see `articleViewIn`).
  */
 interface ArticleRenderings {
-  default?: string;
   readonly sms: Map<number, string>;
   structured?: { readonly title: string; readonly summary: string; readonly keywords: readonly string[] };
 }
@@ -821,19 +836,6 @@ function renderingsOf(article: AlertView['article']): ArticleRenderings {
 
 /** What the email says in place of a link that was withheld. */
 export const LINK_WITHHELD_NOTE = 'not included: the news provider sent a link that cannot be published safely';
-
-/** The fallback for protocols without their own key: headline, media, link. */
-export function renderDefaultBody(view: AlertView): string {
-  const renderings = renderingsOf(view.article);
-  renderings.default ??= defaultBodyOf(view.article);
-  return renderings.default;
-}
-
-function defaultBodyOf(article: AlertView['article']): string {
-  const title = truncateText(article.title, 200);
-  const media = article.mediaLabel === undefined ? '' : ` (${article.mediaLabel})`;
-  return article.url === '' ? `${title}${media}` : `${title}${media}\n${article.url}`;
-}
 
 /** Readable plain-text email: the article, why it was sent, and how to change the subscription. */
 export function renderEmailBody(view: AlertView): string {
@@ -980,10 +982,9 @@ export function buildAlertDocument(view: AlertView): AlertDocument {
 /** The rendered text of every channel, before it is packed into the SNS document. */
 export interface ChannelBodies {
   readonly subject: string;
-  readonly default: string;
   readonly email: string;
   readonly sms: string;
-  /** The structured JSON document, serialized (one string for every structured protocol). */
+  /** The structured JSON document, serialized; sent as `default` (every structured protocol). */
   readonly structured: string;
 }
 
@@ -991,7 +992,6 @@ export interface ChannelBodies {
 export function renderChannelBodies(view: AlertView): ChannelBodies {
   return {
     subject: renderSubject(view),
-    default: renderDefaultBody(view),
     email: renderEmailBody(view),
     sms: renderSmsBody(view),
     structured: JSON.stringify(buildAlertDocument(view)),
@@ -1001,11 +1001,8 @@ export function renderChannelBodies(view: AlertView): ChannelBodies {
 /** UTF-8 size SNS counts for a message: the body plus its subject. */
 export const messageBytes = (body: string, subject = ''): number => utf8Bytes(body) + utf8Bytes(subject);
 
-/**
- * The end of the SNS document after `sms`: the structured body under every structured protocol,
- * split where the body goes (JSON-escaped once, used six times).
- */
-const STRUCTURED_KEYS = STRUCTURED_PROTOCOLS.map((protocol) => `,${JSON.stringify(protocol)}:`);
+/** The keyed copies of the structured body after `sms`, split where the body goes (escaped once). */
+const STRUCTURED_KEYS = KEYED_STRUCTURED_PROTOCOLS.map((protocol) => `,${JSON.stringify(protocol)}:`);
 const STRUCTURED_KEYS_LENGTH = STRUCTURED_KEYS.reduce((sum, key) => sum + key.length, 0);
 
 /** UTF-8 sizes of the messages this module rendered, so the notifier need not count 13 KiB again. */
@@ -1020,12 +1017,13 @@ export function outboundBytes(message: OutboundMessage): number {
 }
 
 /**
- * The `MessageStructure: json` document: `default`, `email`, `sms` and the structured body under
- * every structured protocol. SNS picks `doc[protocol] ?? doc.default` per subscription.
+ * The `MessageStructure: json` document: the structured body as `default`, `email`, `sms`, and the
+ * copies under {@link KEYED_STRUCTURED_PROTOCOLS}. SNS picks `doc[protocol] ?? doc.default` per
+ * subscription, so every structured protocol receives the same bytes with or without its key.
  *
  * Written piece by piece rather than by `JSON.stringify` of the whole document (same bytes): the
- * structured body makes up most of the message and is escaped once instead of six times, and its
- * UTF-8 size is counted once.
+ * structured body makes up most of the message and is escaped and counted once however many keys
+ * carry it.
  *
  * @throws MessageTooLargeError when body plus subject exceed {@link SNS_MAX_MESSAGE_BYTES}.
  */
@@ -1034,15 +1032,16 @@ export function encodeMessageStructure(bodies: ChannelBodies): string {
 }
 
 function encodeSized(bodies: ChannelBodies): { body: string; bytes: number } {
-  const head = `{"default":${JSON.stringify(bodies.default)},"email":${JSON.stringify(bodies.email)},"sms":${JSON.stringify(bodies.sms)}`;
   const structured = JSON.stringify(bodies.structured);
-  let body = head;
+  const rest = `,"email":${JSON.stringify(bodies.email)},"sms":${JSON.stringify(bodies.sms)}`;
+  let body = `{"default":${structured}${rest}`;
   for (const key of STRUCTURED_KEYS) body += key + structured;
   body += '}';
-  // Every character outside `head` and the structured copies is ASCII: one byte each.
+  // Every character outside `rest` and the structured copies is ASCII: one byte each.
   const bytes =
-    utf8Bytes(head) +
-    STRUCTURED_KEYS.length * utf8Bytes(structured) +
+    '{"default":'.length +
+    (1 + STRUCTURED_KEYS.length) * utf8Bytes(structured) +
+    utf8Bytes(rest) +
     STRUCTURED_KEYS_LENGTH +
     1 +
     utf8Bytes(bodies.subject);

@@ -8,12 +8,15 @@ import { describe, expect, it } from 'vitest';
 import { type Article, type Audience, type AudienceMatch, AudienceSchema, type RuleMatch } from '#core/model';
 import {
   AlertDocumentSchema,
+  buildAlertDocument,
   buildAlertView,
   encodeMessageStructure,
+  KEYED_STRUCTURED_PROTOCOLS,
   MESSAGE_PROTOCOL_KEYS,
   MessageTooLargeError,
   messageBytes,
   NotificationRenderError,
+  outboundBytes,
   renderChannelBodies,
   renderNotification,
   SNS_MAX_MESSAGE_BYTES,
@@ -67,6 +70,12 @@ const matchFor = (article: Partial<Article> = {}, rules: RuleMatch[] = baseRules
 /** The SNS document of a rendered message, protocol by protocol. */
 const documentOf = (body: string) => JSON.parse(body) as Record<string, string>;
 
+/** What SNS delivers to a subscriber of `protocol`: its own key, or `default` when it has none. */
+const deliveredTo = (body: string, protocol: string) => {
+  const document = documentOf(body);
+  return document[protocol] ?? document.default ?? '';
+};
+
 const graphemes = (text: string) => [...new Intl.Segmenter(undefined, { granularity: 'grapheme' }).segment(text)];
 const hasLoneSurrogate = (text: string) =>
   /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(text);
@@ -81,11 +90,8 @@ describe('golden bodies: ASCII headline', () => {
     expect(message.ruleIds).toEqual(['rates', 'fed-watch']);
   });
 
-  it('renders subject, default, email and sms exactly', () => {
+  it('renders subject, email and sms exactly', () => {
     expect(message.subject).toBe('[Markets desk] Fed raises rates by 25 basis points as inflation cools');
-    expect(document.default).toBe(
-      'Fed raises rates by 25 basis points as inflation cools (Reuters)\nhttps://news.example.com/markets/fed-raises-rates?id=42',
-    );
     expect(document.email).toBe(
       [
         'Fed raises rates by 25 basis points as inflation cools',
@@ -116,14 +122,55 @@ describe('golden bodies: ASCII headline', () => {
     expect(smsSegments(document.sms ?? '')).toMatchObject({ encoding: 'GSM-7', segments: 1 });
   });
 
-  it('puts a string under every protocol key and the same structured body under each structured protocol', () => {
+  it('puts a string under every protocol key and delivers the same structured body to each structured protocol', () => {
     expect(Object.keys(document).sort()).toEqual([...MESSAGE_PROTOCOL_KEYS].sort());
     for (const key of MESSAGE_PROTOCOL_KEYS) expect(typeof document[key], key).toBe('string');
-    for (const protocol of STRUCTURED_PROTOCOLS) expect(document[protocol], protocol).toBe(document.sqs);
+    for (const protocol of STRUCTURED_PROTOCOLS) {
+      expect(deliveredTo(message.body, protocol), protocol).toBe(document.default);
+    }
+  });
+
+  it('carries each distinct body once; only the keys readers still pick by name repeat the structured one', () => {
+    const keysByBody = new Map<string, string[]>();
+    for (const [key, body] of Object.entries(document)) keysByBody.set(body, [...(keysByBody.get(body) ?? []), key]);
+    expect(keysByBody.get(document.default ?? '')?.sort()).toEqual(['default', ...KEYED_STRUCTURED_PROTOCOLS].sort());
+    for (const [body, keys] of keysByBody) if (body !== document.default) expect(keys).toHaveLength(1);
+    expect(keysByBody.size).toBe(3);
+  });
+
+  it('delivers every protocol exactly what its own key carried before (the structured body, email, sms)', () => {
+    // Before, the document was default (headline and link), email, sms and the structured body
+    // under all six structured protocols; only protocols without a key (none the stack
+    // subscribes) received the old default.
+    const view = buildAlertView(matchFor(), audienceFor());
+    const bodies = renderChannelBodies(view);
+    const before: Record<string, string> = { email: bodies.email, sms: bodies.sms };
+    for (const protocol of STRUCTURED_PROTOCOLS) before[protocol] = JSON.stringify(buildAlertDocument(view));
+    for (const [protocol, text] of Object.entries(before))
+      expect(deliveredTo(message.body, protocol), protocol).toBe(text);
+    expect(message.body).toBe(
+      JSON.stringify({
+        default: bodies.structured,
+        email: bodies.email,
+        sms: bodies.sms,
+        ...Object.fromEntries(KEYED_STRUCTURED_PROTOCOLS.map((protocol) => [protocol, bodies.structured])),
+      }),
+    );
+  });
+
+  it('remembers the UTF-8 size SNS counts, so the notifier packs batches by the bytes actually sent', () => {
+    for (const title of [
+      'Fed raises rates',
+      '한국은행 기준금리 인상… 물가 잡기 총력',
+      '株価 📈 \u{1F469}\u200D\u{1F4BB}',
+    ]) {
+      const rendered = renderNotification(matchFor({ title, summary: `${title} `.repeat(40) }), audienceFor());
+      expect(outboundBytes(rendered), title).toBe(messageBytes(rendered.body, rendered.subject));
+    }
   });
 
   it('makes the structured body an Amazon Q Developer custom notification with a versioned payload', () => {
-    const structured = JSON.parse(document.sqs ?? '') as Record<string, unknown>;
+    const structured = JSON.parse(deliveredTo(message.body, 'sqs')) as Record<string, unknown>;
     const parsed = AlertDocumentSchema.parse(structured);
     expect(parsed.version).toBe('1.0');
     expect(parsed.source).toBe('custom');
@@ -186,12 +233,13 @@ describe('golden bodies: ASCII headline', () => {
     // Absent optional fields are explicit nulls, so consumers can tell "none" from "old schema".
     const sparse = AlertDocumentSchema.parse(
       JSON.parse(
-        documentOf(
+        deliveredTo(
           renderNotification(
             matchFor({ id: undefined, media: undefined, mediaName: undefined, status: undefined }),
             audienceFor({ name: undefined }),
           ).body,
-        ).sqs ?? '',
+          'sqs',
+        ),
       ),
     );
     expect(sparse.newsAlerts.article).toMatchObject({ id: null, media: null, mediaName: null, status: null });
@@ -368,7 +416,7 @@ describe('sms', () => {
 describe('structured body', () => {
   it('keeps Slack mentions and links out of the chat fields but not out of the data', () => {
     const message = renderNotification(matchFor({ title: '<!channel> Rates <b>up</b>' }), audienceFor());
-    const parsed = AlertDocumentSchema.parse(JSON.parse(documentOf(message.body).sqs ?? ''));
+    const parsed = AlertDocumentSchema.parse(JSON.parse(deliveredTo(message.body, 'sqs')));
     expect(parsed.content.title).not.toMatch(/[<>]/);
     expect(parsed.metadata.summary).not.toMatch(/[<>]/);
     expect(parsed.newsAlerts.article.title).toBe('<!channel> Rates <b>up</b>');
@@ -379,7 +427,7 @@ describe('structured body', () => {
       matchFor({ categoryNames: [] }, [{ ruleId: 'all', urgent: false, reasons: [{ kind: 'all', term: '*' }] }]),
       audienceFor(),
     );
-    const parsed = AlertDocumentSchema.parse(JSON.parse(documentOf(message.body).sqs ?? ''));
+    const parsed = AlertDocumentSchema.parse(JSON.parse(deliveredTo(message.body, 'sqs')));
     expect(parsed.content.title.startsWith('\u{1F4F0} ')).toBe(true);
     expect(parsed.content.keywords).toEqual(['002000000', '002004000']);
     expect(parsed.newsAlerts.urgent).toBe(false);
@@ -388,7 +436,7 @@ describe('structured body', () => {
 
   it('percent-encodes a non-ASCII URL so every client links it', () => {
     const message = renderNotification(matchFor({ url: ' https://news.example.kr/기사/1 ' }), audienceFor());
-    const parsed = AlertDocumentSchema.parse(JSON.parse(documentOf(message.body).sqs ?? ''));
+    const parsed = AlertDocumentSchema.parse(JSON.parse(deliveredTo(message.body, 'sqs')));
     expect(parsed.newsAlerts.article.url).toBe('https://news.example.kr/%EA%B8%B0%EC%82%AC/1');
   });
 });
@@ -426,7 +474,7 @@ describe('size limits', () => {
   it('trims a huge summary at a word before building the bodies', () => {
     const summary = 'lorem ipsum dolor '.repeat(10_000);
     const message = renderNotification(matchFor({ summary }), audienceFor());
-    const parsed = AlertDocumentSchema.parse(JSON.parse(documentOf(message.body).sqs ?? ''));
+    const parsed = AlertDocumentSchema.parse(JSON.parse(deliveredTo(message.body, 'sqs')));
     expect(parsed.newsAlerts.article.summary.length).toBeLessThanOrEqual(1000);
     expect(parsed.newsAlerts.article.summary.endsWith('…')).toBe(true);
     expect(messageBytes(message.body, message.subject)).toBeLessThan(64 * 1024);
@@ -445,7 +493,7 @@ describe('size limits', () => {
     const message = renderNotification(matchFor({ summary: '요약 '.repeat(2000) }, rules), audienceFor());
     expect(messageBytes(message.body, message.subject)).toBeLessThanOrEqual(SNS_MAX_MESSAGE_BYTES);
     expect(message.ruleIds).toHaveLength(500);
-    const parsed = AlertDocumentSchema.parse(JSON.parse(documentOf(message.body).sqs ?? ''));
+    const parsed = AlertDocumentSchema.parse(JSON.parse(deliveredTo(message.body, 'sqs')));
     expect(parsed.newsAlerts.omittedMatches).toBeGreaterThan(0);
     expect(parsed.newsAlerts.matches.length + parsed.newsAlerts.omittedMatches).toBe(500);
     expect(documentOf(message.body).email).toContain(`more rules`);
