@@ -46,6 +46,8 @@ export const STACK_MANAGED_VARIABLES = [
   'AUDIENCES_TABLE_NAME',
   'STATE_TABLE_NAME',
   'LATE_ARRIVAL_MINUTES',
+  'FULL_SWEEP_MINUTES',
+  'INCREMENTAL_OVERLAP_MINUTES',
   'LEDGER_RETENTION_DAYS',
   'LEASE_SECONDS',
 ] as const;
@@ -246,6 +248,8 @@ export const StackConfigSchema = z
     memorySize: wholeNumber(128, 10_240, 512),
     timeoutSeconds: wholeNumber(30, 900, 300),
     lateArrivalMinutes: wholeNumber(0, 7 * 24 * 60, 60),
+    fullSweepMinutes: wholeNumber(0, 24 * 60, 360),
+    incrementalOverlapMinutes: wholeNumber(0, 24 * 60, 2),
     ledgerRetentionDays: wholeNumber(2, 365, 14),
     logRetentionDays: z.preprocess(
       (value) => (typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value),
@@ -327,11 +331,12 @@ export const StackConfigSchema = z
         message: 'only applies to an existing secret; set apiKeySecretArn too, or remove it',
       });
     }
-    if (config.ledgerRetentionDays * 24 * 60 <= config.lateArrivalMinutes + 2 * 24 * 60) {
+    if (config.ledgerRetentionDays * 24 * 60 <= config.lateArrivalMinutes + config.fullSweepMinutes + 2 * 24 * 60) {
       ctx.addIssue({
         code: 'custom',
         path: ['ledgerRetentionDays'],
-        message: 'must cover the re-read overlap (lateArrivalMinutes plus two provider days), or alerts are sent twice',
+        message:
+          'must cover the re-read overlap (lateArrivalMinutes plus fullSweepMinutes plus two provider days), or alerts are sent twice',
       });
     }
     const interval = config.scheduleIntervalMinutes ?? rateMinutes(config.scheduleExpression);

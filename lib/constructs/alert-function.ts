@@ -73,6 +73,8 @@ export class AlertFunction extends Construct {
       this.#set('NEWS_API_RESPONSE_MAPPING', JSON.stringify(config.newsApiResponseMapping));
     }
     this.#set('LATE_ARRIVAL_MINUTES', String(config.lateArrivalMinutes));
+    this.#set('FULL_SWEEP_MINUTES', String(config.fullSweepMinutes));
+    this.#set('INCREMENTAL_OVERLAP_MINUTES', String(config.incrementalOverlapMinutes));
     this.#set('LEDGER_RETENTION_DAYS', String(config.ledgerRetentionDays));
     // Longer than the timeout: a run killed by the timeout leaves a lease that expires by itself.
     this.#set('LEASE_SECONDS', String(config.leaseSeconds));

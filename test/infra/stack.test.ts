@@ -113,6 +113,8 @@ describe('the alert function', () => {
       NEWS_API_RESPONSE_MAPPING: JSON.stringify({ articles: ['data.items'], title: ['headline'] }),
       NEWS_API_MAX_PAGES: '50',
       LATE_ARRIVAL_MINUTES: '60',
+      FULL_SWEEP_MINUTES: '360',
+      INCREMENTAL_OVERLAP_MINUTES: '2',
       LEDGER_RETENTION_DAYS: '14',
     });
   });
