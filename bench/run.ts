@@ -27,6 +27,9 @@ import type { Rule } from '#core/model';
 import { startMoto } from '#sandbox/moto';
 import { createCertificateAuthority } from '#sandbox/tls';
 import { bundle, handlerEnvironment, profileImport, timeImports } from './cold-start.ts';
+import { stackFactsFromCode } from './cost-fixture.ts';
+import { costDaysFromProviderDay } from './cost-from-day.ts';
+import { writeCostDocumentFromDayBench } from './cost-model-cli.ts';
 import { runEndToEnd } from './end-to-end.ts';
 import { describeMachine, formatLoad } from './machine.ts';
 import { benchMatching, repeatIndexed } from './matching.ts';
@@ -443,6 +446,19 @@ async function main(): Promise<void> {
         memory = { run, nodeFlags, retained };
       } finally {
         await moto.stop();
+      }
+    }
+
+    if (providerDay && plan.mode === 'full' && only === undefined) {
+      // The monthly AWS cost (docs/cost.md, linked from the README) from this day's counts.
+      const facts = stackFactsFromCode();
+      const days = costDaysFromProviderDay(providerDay, facts);
+      if (days.length > 0) {
+        writeCostDocumentFromDayBench(days, {
+          source: `bench/provider-day.ts (npm run bench, ${machine.date}, commit ${machine.commit.slice(0, 12)}), scaled by bench/cost-from-day.ts`,
+          facts,
+        });
+        process.stderr.write('bench: wrote docs/cost.md\n');
       }
     }
 
