@@ -4,7 +4,7 @@
  * meaning is listed in `alertRunEnvironment`; the README's configuration table is generated from
  * the same list, so docs and code cannot drift.
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import type { TableNames } from '#aws/table-layout';
 import type { AlertRunSettings } from '#core/alert-run';
 import { ConfigError } from '#core/errors';
@@ -45,7 +45,7 @@ export const alertRunEnvironment: readonly EnvironmentVariable[] = [
   { name: 'NEWS_API_CURSOR_FIELD', default: 'cursor', description: 'Request field that carries the cursor.' },
   {
     name: 'NEWS_API_MAX_PAGES',
-    default: '1000',
+    default: '2000',
     description: 'Page cap per provider day; a day needing more fails loudly.',
   },
   { name: 'NEWS_API_CONNECT_TIMEOUT_MS', default: '5000', description: 'TCP+TLS connect timeout.' },
@@ -122,47 +122,47 @@ export const alertRunEnvironment: readonly EnvironmentVariable[] = [
   { name: 'SNS_CONCURRENCY', default: '8', description: 'PublishBatch calls in flight at once.' },
 ];
 
-const integer = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
-const required = z.string().trim().min(1, 'is required');
+const integer = (min: number, max: number) => z.coerce.number().check(z.int(), z.gte(min), z.lte(max));
+const required = z.string().check(z.trim(), z.minLength(1, 'is required'));
 
 const EnvironmentSchema = z.object({
   NEWS_API_BASE_URL: required,
   NEWS_API_KEY_SECRET_ID: required,
-  NEWS_API_ALLOW_INTERNAL_TARGET: z
-    .enum(['true', 'false'], { error: 'must be "true" or "false"' })
-    .default('false')
-    .transform((value) => value === 'true'),
-  NEWS_API_PAGE_SIZE: integer(1, 1000).default(100),
-  NEWS_API_TIME_ZONE: z.string().optional(),
-  NEWS_API_PAGINATION: z.enum(['PAGE', 'CURSOR']).default('PAGE'),
-  NEWS_API_CURSOR_METHOD_VALUE: z.string().min(1).default('CURSOR'),
-  NEWS_API_CURSOR_FIELD: z.string().min(1).default('cursor'),
-  NEWS_API_MAX_PAGES: integer(1, 100_000).default(1000),
-  NEWS_API_CONNECT_TIMEOUT_MS: integer(100, 120_000).default(5000),
-  NEWS_API_READ_TIMEOUT_MS: integer(100, 600_000).default(15_000),
-  NEWS_API_RESPONSE_TIMEOUT_MS: integer(100, 600_000).default(30_000),
-  NEWS_API_MAX_RESPONSE_BYTES: integer(1024, 512 * 1024 * 1024).default(32 * 1024 * 1024),
-  NEWS_API_MAX_ATTEMPTS: integer(1, 20).default(5),
-  NEWS_API_PAGE_CONCURRENCY: integer(1, 32).default(4),
-  NEWS_API_BASE_DELAY_MS: integer(1, 60_000).default(250),
-  NEWS_API_MAX_DELAY_MS: integer(1, 600_000).default(20_000),
-  NEWS_API_MAX_RETRY_AFTER_MS: integer(0, 3_600_000).default(60_000),
-  NEWS_API_CA_PEM: z.string().optional(),
-  NEWS_API_RESPONSE_MAPPING: z.string().optional(),
+  NEWS_API_ALLOW_INTERNAL_TARGET: z.pipe(
+    z._default(z.enum(['true', 'false'], { error: 'must be "true" or "false"' }), 'false'),
+    z.transform((value) => value === 'true'),
+  ),
+  NEWS_API_PAGE_SIZE: z._default(integer(1, 1000), 100),
+  NEWS_API_TIME_ZONE: z.optional(z.string()),
+  NEWS_API_PAGINATION: z._default(z.enum(['PAGE', 'CURSOR']), 'PAGE'),
+  NEWS_API_CURSOR_METHOD_VALUE: z._default(z.string().check(z.minLength(1)), 'CURSOR'),
+  NEWS_API_CURSOR_FIELD: z._default(z.string().check(z.minLength(1)), 'cursor'),
+  NEWS_API_MAX_PAGES: z._default(integer(1, 100_000), 2000),
+  NEWS_API_CONNECT_TIMEOUT_MS: z._default(integer(100, 120_000), 5000),
+  NEWS_API_READ_TIMEOUT_MS: z._default(integer(100, 600_000), 15_000),
+  NEWS_API_RESPONSE_TIMEOUT_MS: z._default(integer(100, 600_000), 30_000),
+  NEWS_API_MAX_RESPONSE_BYTES: z._default(integer(1024, 512 * 1024 * 1024), 32 * 1024 * 1024),
+  NEWS_API_MAX_ATTEMPTS: z._default(integer(1, 20), 5),
+  NEWS_API_PAGE_CONCURRENCY: z._default(integer(1, 32), 4),
+  NEWS_API_BASE_DELAY_MS: z._default(integer(1, 60_000), 250),
+  NEWS_API_MAX_DELAY_MS: z._default(integer(1, 600_000), 20_000),
+  NEWS_API_MAX_RETRY_AFTER_MS: z._default(integer(0, 3_600_000), 60_000),
+  NEWS_API_CA_PEM: z.optional(z.string()),
+  NEWS_API_RESPONSE_MAPPING: z.optional(z.string()),
   RULES_TABLE_NAME: required,
   AUDIENCES_TABLE_NAME: required,
   STATE_TABLE_NAME: required,
-  LATE_ARRIVAL_MINUTES: integer(0, 7 * 24 * 60).default(60),
-  INITIAL_LOOKBACK_MINUTES: integer(0, 31 * 24 * 60).default(60),
-  FULL_SWEEP_MINUTES: integer(0, 24 * 60).default(360),
-  INCREMENTAL_OVERLAP_MINUTES: integer(0, 24 * 60).default(2),
-  LEDGER_RETENTION_DAYS: integer(2, 365).default(14),
-  LEASE_SECONDS: integer(60, 24 * 3600).default(960),
-  SOFT_MARGIN_SECONDS: integer(1, 600).default(30),
-  HARD_MARGIN_SECONDS: integer(1, 600).default(10),
-  LEDGER_FLUSH_DELAY_MS: integer(0, 10_000).default(100),
-  SECRET_CACHE_SECONDS: integer(0, 86_400).default(300),
-  SNS_CONCURRENCY: integer(1, 64).default(8),
+  LATE_ARRIVAL_MINUTES: z._default(integer(0, 7 * 24 * 60), 60),
+  INITIAL_LOOKBACK_MINUTES: z._default(integer(0, 31 * 24 * 60), 60),
+  FULL_SWEEP_MINUTES: z._default(integer(0, 24 * 60), 360),
+  INCREMENTAL_OVERLAP_MINUTES: z._default(integer(0, 24 * 60), 2),
+  LEDGER_RETENTION_DAYS: z._default(integer(2, 365), 14),
+  LEASE_SECONDS: z._default(integer(60, 24 * 3600), 960),
+  SOFT_MARGIN_SECONDS: z._default(integer(1, 600), 30),
+  HARD_MARGIN_SECONDS: z._default(integer(1, 600), 10),
+  LEDGER_FLUSH_DELAY_MS: z._default(integer(0, 10_000), 100),
+  SECRET_CACHE_SECONDS: z._default(integer(0, 86_400), 300),
+  SNS_CONCURRENCY: z._default(integer(1, 64), 8),
 });
 
 /** Everything the alert run needs besides its AWS clients. */

@@ -11,7 +11,7 @@
 
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { z } from 'zod/mini';
+import * as z from 'zod/mini';
 import { LeaseLostError } from '#core/errors';
 import { type Lease, type Log, maxResumeKeys, type ReadingState } from '#core/ports';
 

@@ -71,7 +71,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import pLimit, { type LimitFunction } from 'p-limit';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { LeaseHeldError, LeaseLostError, NewsAlertsError, WatermarkConflictError } from '#core/errors';
 import {
   DailyCountConflictError,
@@ -207,15 +207,21 @@ const keyString = (key: Key): string => `${key.pk}\u0000${key.sk}`;
 /** TTL value (epoch seconds) `days` after the epoch-ms instant `from`. */
 const ttlSeconds = (from: number, days: number): number => Math.floor((from + days * dayMs) / 1000);
 
-const finite = z.number().finite();
-const WatermarkItem = z.object({ at: finite, version: z.number().int(), updatedAt: finite, runId: z.string() });
+// zod 4's number() already refuses Infinity and NaN (classic `.finite()` was a no-op).
+const finite = z.number();
+const WatermarkItem = z.object({
+  at: finite,
+  version: z.number().check(z.int()),
+  updatedAt: finite,
+  runId: z.string(),
+});
 const LeaseItem = z.object({ owner: z.string(), leaseExpiresAt: finite });
-const LeaseRecordItem = LeaseItem.extend({
-  acquiredAt: finite.optional(),
-  renewedAt: finite.optional(),
-  holderHost: z.string().optional(),
-  holderPid: z.number().int().optional(),
-  renewEveryMs: finite.optional(),
+const LeaseRecordItem = z.extend(LeaseItem, {
+  acquiredAt: z.optional(finite),
+  renewedAt: z.optional(finite),
+  holderHost: z.optional(z.string()),
+  holderPid: z.optional(z.number().check(z.int())),
+  renewEveryMs: z.optional(finite),
 });
 
 function checkLeaseDuration(durationMs: number): void {
@@ -231,10 +237,10 @@ const RunItem = z.object({
   summary: z.record(z.string(), z.unknown()),
 });
 const HoldReasonSchema = z.enum(['digest', 'quiet-hours', 'budget']);
-const optionalText = z
-  .string()
-  .nullish()
-  .transform((value) => value ?? undefined);
+const optionalText = z.pipe(
+  z.nullish(z.string()),
+  z.transform((value) => value ?? undefined),
+);
 const HeldItem = z.object({
   audienceId: z.string(),
   articleKey: z.string(),
@@ -268,16 +274,19 @@ const ReleaseItem = z.object({
   releaseAt: finite,
   claimedAt: finite,
   parts: z.array(z.array(z.string())),
-  dropped: z.array(z.string()).default([]),
+  dropped: z._default(z.array(z.string()), []),
 });
-const stringSet = z.preprocess((value) => (value instanceof Set ? [...value] : value), z.array(HoldReasonSchema));
+const stringSet = z.pipe(
+  z.transform((value: unknown) => (value instanceof Set ? [...value] : value)),
+  z.array(HoldReasonSchema),
+);
 const HoldingItem = z.object({
   audienceId: z.string(),
-  oldestHeldAt: finite.optional(),
-  reasons: stringSet.optional(),
-  lastReleaseAt: finite.optional(),
+  oldestHeldAt: z.optional(finite),
+  reasons: z.optional(stringSet),
+  lastReleaseAt: z.optional(finite),
 });
-const DailyCountItem = z.object({ sent: z.number().int().nonnegative() });
+const DailyCountItem = z.object({ sent: z.number().check(z.int(), z.nonnegative()) });
 const UndeliverableItem = z.object({
   audienceId: z.string(),
   articleKey: z.string(),
@@ -290,7 +299,7 @@ const UndeliverableItem = z.object({
 });
 
 /** Reads an item returned by a failed condition check (raw attribute values), if it fits. */
-function oldItem<T>(schema: z.ZodType<T>, item: Record<string, AttributeValue> | undefined): T | undefined {
+function oldItem<T>(schema: z.ZodMiniType<T>, item: Record<string, AttributeValue> | undefined): T | undefined {
   if (item === undefined) return undefined;
   const parsed = schema.safeParse(unmarshall(item));
   return parsed.success ? parsed.data : undefined;

@@ -22,7 +22,7 @@
  */
 import { Buffer } from 'node:buffer';
 import { DateTime } from 'luxon';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { zoneReader } from './calendar.ts';
 import { NewsAlertsError } from './errors.ts';
 import type { Article, Audience, AudienceMatch, MatchReason, MessageTemplates } from './model.ts';
@@ -122,11 +122,11 @@ const ReasonDocumentSchema = z.object({ kind: z.string(), term: z.string() });
 export const AlertDocumentSchema = z.object({
   version: z.literal('1.0'),
   source: z.literal('custom'),
-  id: z.string().min(1),
+  id: z.string().check(z.minLength(1)),
   content: z.object({
     textType: z.literal('client-markdown'),
-    title: z.string().min(1),
-    description: z.string().min(1),
+    title: z.string().check(z.minLength(1)),
+    description: z.string().check(z.minLength(1)),
     keywords: z.array(z.string()),
   }),
   metadata: z.object({
@@ -137,14 +137,14 @@ export const AlertDocumentSchema = z.object({
   newsAlerts: z.object({
     schemaVersion: z.literal(ALERT_SCHEMA_VERSION),
     /** Idempotency key: `<audienceId>|<articleKey>`. */
-    deliveryId: z.string().min(1),
-    audienceId: z.string().min(1),
-    audienceName: z.string().nullable(),
+    deliveryId: z.string().check(z.minLength(1)),
+    audienceId: z.string().check(z.minLength(1)),
+    audienceName: z.nullable(z.string()),
     /** True when any matching rule is urgent. */
     urgent: z.boolean(),
     article: z.object({
       key: z.string(),
-      id: z.string().nullable(),
+      id: z.nullable(z.string()),
       title: z.string(),
       /** Trimmed at a word (about 1,000 characters at most). */
       summary: z.string(),
@@ -156,22 +156,22 @@ export const AlertDocumentSchema = z.object({
       publishedAt: z.iso.datetime(),
       categories: z.array(z.string()),
       categoryNames: z.array(z.string()),
-      media: z.string().nullable(),
-      mediaName: z.string().nullable(),
-      status: z.string().nullable(),
+      media: z.nullable(z.string()),
+      mediaName: z.nullable(z.string()),
+      status: z.nullable(z.string()),
     }),
     matches: z.array(
       z.object({
         ruleId: z.string(),
-        description: z.string().nullable(),
+        description: z.nullable(z.string()),
         urgent: z.boolean(),
         reasons: z.array(ReasonDocumentSchema),
         /** Reasons left out to stay within the size limit (normally 0). */
-        omittedReasons: z.number().int().nonnegative(),
+        omittedReasons: z.number().check(z.int(), z.nonnegative()),
       }),
     ),
     /** Matching rules left out to stay within the size limit (normally 0); all ids are in the ledger. */
-    omittedMatches: z.number().int().nonnegative(),
+    omittedMatches: z.number().check(z.int(), z.nonnegative()),
   }),
 });
 /** The parsed structured body. */

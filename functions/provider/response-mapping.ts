@@ -10,7 +10,7 @@
  * provider that answers with a bare array). Only own properties are read.
  */
 import { createHash } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { ProviderResponseError, ProviderTimeZoneError } from '#core/errors';
 import type { Article } from '#core/model';
 import type { SkippedItem } from '#core/ports';
@@ -158,21 +158,25 @@ export function readPath(value: unknown, path: string): unknown {
 // --- Configuration schema -------------------------------------------------------------------------
 
 const pathList = z
-  .union([z.string(), z.array(z.string()).min(1, 'must list at least one path').max(32)], {
-    error: 'must be a path or a list of paths, e.g. ["articles", "data.items"]',
-  })
-  .transform((value) => (typeof value === 'string' ? [value] : value))
-  .superRefine((paths, ctx) => {
-    for (const [index, path] of paths.entries()) {
-      if (!isMappingPath(path)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: [index],
-          message: `"${path}" is not a mapping path (use dotted keys, "[]" to project over a list, or "$" for the whole body)`,
-        });
+  .pipe(
+    z.union([z.string(), z.array(z.string()).check(z.minLength(1, 'must list at least one path'), z.maxLength(32))], {
+      error: 'must be a path or a list of paths, e.g. ["articles", "data.items"]',
+    }),
+    z.transform((value) => (typeof value === 'string' ? [value] : value)),
+  )
+  .check(
+    z.superRefine((paths, ctx) => {
+      for (const [index, path] of paths.entries()) {
+        if (!isMappingPath(path)) {
+          ctx.addIssue({
+            code: 'custom',
+            path: [index],
+            message: `"${path}" is not a mapping path (use dotted keys, "[]" to project over a list, or "$" for the whole body)`,
+          });
+        }
       }
-    }
-  });
+    }),
+  );
 
 /**
  * A partial override of the response mapping as ops write it in configuration. Each given field
@@ -180,48 +184,50 @@ const pathList = z
  */
 export const ResponseMappingOverrideSchema = z
   .strictObject({
-    articles: pathList.optional(),
-    id: pathList.optional(),
-    title: pathList.optional(),
-    summary: pathList.optional(),
-    url: pathList.optional(),
-    publishedAt: pathList.optional(),
-    categories: pathList.optional(),
-    categoryNames: pathList.optional(),
-    media: pathList.optional(),
-    mediaName: pathList.optional(),
-    status: pathList.optional(),
-    totalCount: pathList.optional(),
-    nextCursor: pathList.optional(),
-    errorFields: pathList.optional(),
-    errorStatusFields: pathList.optional(),
-    errorStatusValues: z.array(z.string().min(1)).max(32).optional(),
-    successStatusFields: pathList.optional(),
-    successStatusValues: z
-      .array(z.union([z.string().trim().min(1), z.number().transform(String)]), {
-        error: 'must be a list of the status values that mean success, e.g. ["0000"]',
-      })
-      .min(1, 'must list at least one success value, e.g. ["0000"]')
-      .max(32)
-      .optional(),
+    articles: z.optional(pathList),
+    id: z.optional(pathList),
+    title: z.optional(pathList),
+    summary: z.optional(pathList),
+    url: z.optional(pathList),
+    publishedAt: z.optional(pathList),
+    categories: z.optional(pathList),
+    categoryNames: z.optional(pathList),
+    media: z.optional(pathList),
+    mediaName: z.optional(pathList),
+    status: z.optional(pathList),
+    totalCount: z.optional(pathList),
+    nextCursor: z.optional(pathList),
+    errorFields: z.optional(pathList),
+    errorStatusFields: z.optional(pathList),
+    errorStatusValues: z.optional(z.array(z.string().check(z.minLength(1))).check(z.maxLength(32))),
+    successStatusFields: z.optional(pathList),
+    successStatusValues: z.optional(
+      z
+        .array(z.union([z.string().check(z.trim(), z.minLength(1)), z.pipe(z.number(), z.transform(String))]), {
+          error: 'must be a list of the status values that mean success, e.g. ["0000"]',
+        })
+        .check(z.minLength(1, 'must list at least one success value, e.g. ["0000"]'), z.maxLength(32)),
+    ),
   })
-  .superRefine((mapping, ctx) => {
-    // One without the other cannot be applied: say which half is missing.
-    if (mapping.successStatusFields !== undefined && mapping.successStatusValues === undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['successStatusValues'],
-        message: 'is required with successStatusFields: list the values that mean success, e.g. ["0000"]',
-      });
-    }
-    if (mapping.successStatusValues !== undefined && mapping.successStatusFields === undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['successStatusFields'],
-        message: 'is required with successStatusValues: the path of the status code field, e.g. ["code"]',
-      });
-    }
-  });
+  .check(
+    z.superRefine((mapping, ctx) => {
+      // One without the other cannot be applied: say which half is missing.
+      if (mapping.successStatusFields !== undefined && mapping.successStatusValues === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['successStatusValues'],
+          message: 'is required with successStatusFields: list the values that mean success, e.g. ["0000"]',
+        });
+      }
+      if (mapping.successStatusValues !== undefined && mapping.successStatusFields === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['successStatusFields'],
+          message: 'is required with successStatusValues: the path of the status code field, e.g. ["code"]',
+        });
+      }
+    }),
+  );
 
 /** A validated partial mapping, as produced by `ResponseMappingOverrideSchema`. */
 export type ResponseMappingOverride = Partial<ResponseMapping>;
