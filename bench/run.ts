@@ -159,7 +159,7 @@ const STACK_DEFAULTS = {
   lambdaMemoryMb: 512,
   lambdaTimeoutSeconds: 300,
   softMarginSeconds: 30,
-  maxPages: 1000,
+  maxPages: 2000,
   pageSize: 100,
   snsConcurrency: 8,
 } as const;
