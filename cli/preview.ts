@@ -109,9 +109,11 @@ async function previewRuleSet(
 /** What a notification looks like on each channel, from its SNS message structure. */
 function sampleOf(match: AudienceMatch, message: OutboundMessage): Sample {
   const structure = JSON.parse(message.body) as Record<string, string>;
-  let webhook: unknown = structure.https;
+  // What SNS hands an HTTPS subscriber: its own key, else `default`.
+  const https = structure.https ?? structure.default;
+  let webhook: unknown = https;
   try {
-    webhook = JSON.parse(structure.https ?? '');
+    webhook = JSON.parse(https ?? '');
   } catch {
     // shown as text
   }

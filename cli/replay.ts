@@ -444,10 +444,10 @@ async function recordReplay(
 function ruleIdsOf(body: string): string[] {
   try {
     const structure = JSON.parse(body) as Record<string, unknown>;
+    // The structured body is `default` (messages parked before it moved there carry it as `sqs`).
+    const text = typeof structure.sqs === 'string' ? structure.sqs : structure.default;
     const structured =
-      typeof structure.sqs === 'string'
-        ? (JSON.parse(structure.sqs) as { newsAlerts?: { matches?: { ruleId?: unknown }[] } })
-        : {};
+      typeof text === 'string' ? (JSON.parse(text) as { newsAlerts?: { matches?: { ruleId?: unknown }[] } }) : {};
     return (structured.newsAlerts?.matches ?? []).flatMap((match) =>
       typeof match.ruleId === 'string' ? [match.ruleId] : [],
     );

@@ -52,11 +52,7 @@ export const STRUCTURED_PROTOCOLS = ['https', 'http', 'sqs', 'lambda', 'email-js
  * read `sqs`; relay and sanitizer tests read `lambda`). Each entry costs one more copy of the
  * largest body per message; drop it once its readers fall back to `default`.
  */
-export const KEYED_STRUCTURED_PROTOCOLS = [
-  'https',
-  'sqs',
-  'lambda',
-] as const satisfies readonly (typeof STRUCTURED_PROTOCOLS)[number][];
+export const KEYED_STRUCTURED_PROTOCOLS = [] as const satisfies readonly (typeof STRUCTURED_PROTOCOLS)[number][];
 
 /** Every key of the `MessageStructure: json` document this module writes. */
 export const MESSAGE_PROTOCOL_KEYS = ['default', 'email', 'sms', ...KEYED_STRUCTURED_PROTOCOLS] as const;

@@ -93,7 +93,8 @@ function deliveryCounts(bodies: readonly string[]): Map<string, number> {
   return counts;
 }
 
-const sqsBody = (message: OutboundMessage) => (JSON.parse(message.body) as Record<string, string>).sqs;
+const sqsBody = (message: OutboundMessage) =>
+  ((document) => document.sqs ?? document.default)(JSON.parse(message.body) as Record<string, string>);
 const idOf = (message: OutboundMessage) => deliveryId(message.key);
 
 /** A notifier on the real client whose backoff waits are recorded instead of slept. */
@@ -211,7 +212,7 @@ describe('SnsNotifier batch packing', () => {
     // ~100 KB of UTF-8 but only ~33,000 characters each: three fit moto's character count, not SNS's bytes.
     const big = messagesFor(topic.audience, 6).map((message): OutboundMessage => {
       const document = JSON.parse(message.body) as Record<string, string>;
-      const structured = JSON.parse(document.sqs ?? '') as Record<string, unknown>;
+      const structured = JSON.parse(document.sqs ?? document.default ?? '') as Record<string, unknown>;
       const padded = JSON.stringify({ ...structured, padding: '가'.repeat(33_000) });
       return { ...message, body: JSON.stringify({ default: document.default, sqs: padded }) };
     });

@@ -81,7 +81,7 @@ export interface SnsFaults {
 export function deliveryIdOf(message: string | undefined): string | undefined {
   try {
     const document = JSON.parse(message ?? '') as Record<string, unknown>;
-    const structured = document.sqs;
+    const structured = document.sqs ?? document.default;
     if (typeof structured !== 'string') return undefined;
     const parsed = JSON.parse(structured) as { newsAlerts?: { deliveryId?: unknown } };
     const id = parsed.newsAlerts?.deliveryId;

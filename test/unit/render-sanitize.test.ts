@@ -22,6 +22,12 @@ import { renderSlackMessage } from '../../functions/slack-relay/blocks.ts';
 import { parseAlertMessage } from '../../functions/slack-relay/message.ts';
 
 /** Every character the sanitizer must remove (or, for controls, turn into a space). */
+/** What SNS hands a Lambda subscriber of this message: its own key, else `default`. */
+function lambdaBody(body: string): string {
+  const document = JSON.parse(body) as Record<string, string | undefined>;
+  return document.lambda ?? document.default ?? '';
+}
+
 const HIDDEN_CHARACTERS = [
   '\u202E', // RIGHT-TO-LEFT OVERRIDE
   '\u202D', // LEFT-TO-RIGHT OVERRIDE
@@ -191,7 +197,7 @@ describe('every channel of an alert', () => {
       const document = JSON.parse(message.body) as Record<string, string>;
       expect(message.subject).toContain(title);
       expect(document.sms).toContain(title);
-      expect(JSON.parse(document.lambda ?? '{}').content.title).toContain(title);
+      expect(JSON.parse(document.lambda ?? document.default ?? '{}').content.title).toContain(title);
     }
   });
 });
@@ -223,7 +229,7 @@ describe('Slack', () => {
 
   it('sanitizes blocks and fallback text, also of a message an older publisher did not sanitize', () => {
     const message = renderNotification(matchOf(spoofed), audienceFor());
-    const document = JSON.parse(JSON.parse(message.body).lambda as string);
+    const document = JSON.parse(lambdaBody(message.body));
     // What an unsanitizing publisher would have sent: the raw provider text.
     document.newsAlerts.article.title = spoofed.title;
     document.newsAlerts.article.summary = spoofed.summary;
@@ -238,7 +244,7 @@ describe('Slack', () => {
 
   it('keeps emoji sequences in the header', () => {
     const message = renderNotification(matchOf({ ...spoofed, title: '👩🏽\u200D💻 코딩 대회' }), audienceFor());
-    const slack = renderSlackMessage(parseAlertMessage(JSON.parse(message.body).lambda as string));
+    const slack = renderSlackMessage(parseAlertMessage(lambdaBody(message.body)));
     expect(slack.blocks[0]).toMatchObject({ type: 'header', text: { text: '\u{1F4F0} 👩🏽\u200D💻 코딩 대회' } });
   });
 });
@@ -274,7 +280,7 @@ describe('article links', () => {
     const document = JSON.parse(message.body) as Record<string, string>;
     expect(document.email).toContain(`Link:       ${LINK_WITHHELD_NOTE}`);
     expect(document.sms).toBe(singleLine(spoofed.title));
-    const slack = renderSlackMessage(parseAlertMessage(document.lambda ?? ''));
+    const slack = renderSlackMessage(parseAlertMessage(document.lambda ?? document.default ?? ''));
     for (const text of [slack.text, JSON.stringify(slack.blocks)]) {
       if (bare !== '') expect(text).not.toContain(bare);
       expect(text).not.toMatch(/<https?:/);
@@ -283,7 +289,7 @@ describe('article links', () => {
 
   it('does not publish a refused link in Slack, even when a message carries one', () => {
     const message = renderNotification(matchOf(spoofed), audienceFor());
-    const document = JSON.parse(JSON.parse(message.body).lambda as string);
+    const document = JSON.parse(lambdaBody(message.body));
     document.newsAlerts.article.url = 'http://169.254.169.254/latest/';
     const slack = renderSlackMessage(parseAlertMessage(JSON.stringify(document)));
     expect(JSON.stringify(slack)).not.toContain('169.254.169.254');

@@ -231,7 +231,7 @@ describe('parseAlertMessage with the real renderer', () => {
       audience,
     );
     const document = JSON.parse(outbound.body) as Record<string, string>;
-    const parsed = parseAlertMessage(document.lambda ?? '');
+    const parsed = parseAlertMessage(document.lambda ?? document.default ?? '');
     expect(parsed).toMatchObject({
       deliveryId: 'markets|id:1',
       audienceId: 'markets',
