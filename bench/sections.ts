@@ -181,6 +181,12 @@ function matchingMissNote(results: MatchingResults): string {
 }
 
 /** Matching targets: < 2 s and ≥ 20× naive at 100k × 20k. */
+/** Issue 15's bar for the headline matching pass (DESIGN section 9 asks for < 2 s). */
+const MATCHING_TARGET_MS = 1000;
+
+/** Issue 15's bar for the run's in-process CPU per notification. */
+const CPU_PER_NOTIFICATION_TARGET_MS = 0.6;
+
 export function matchingTargets(results: MatchingResults): TargetCheck[] {
   const largest = largestCell(results);
   const atTarget = largest?.articles === TARGET_ARTICLES && largest.rules === TARGET_RULES;
@@ -188,11 +194,11 @@ export function matchingTargets(results: MatchingResults): TargetCheck[] {
   const scope = largest ? `${count(largest.articles)} × ${count(largest.rules)}` : 'n/a';
   return [
     {
-      target: 'Matching 100,000 articles × 20,000 rules in < 2 s',
+      target: 'Matching 100,000 articles × 20,000 rules in ≤ 1.0 s median (issue 15; DESIGN section 9 asks < 2 s)',
       measured: `${formatMs(headline.median)} at ${scope} (range ${formatMs(headline.min)}–${formatMs(headline.max)}; compile ${formatMs(largest?.result.compileMs ?? Number.NaN)})`,
-      met: atTarget ? headline.median < 2000 : undefined,
+      met: atTarget ? headline.median <= MATCHING_TARGET_MS : undefined,
       ...(atTarget
-        ? headline.median < 2000
+        ? headline.median <= MATCHING_TARGET_MS
           ? {}
           : {
               note: matchingMissNote(results),
@@ -344,7 +350,31 @@ export function requestTargets(results: EndToEndResults): TargetCheck[] {
             note: `why: a deliberate trade-off. Full batches of 25 are written at once, but the remainder of each page is written after at most LEDGER_FLUSH_DELAY_MS, because a notification SNS accepted and the ledger does not hold yet is exactly the one a crash would send twice (DESIGN section 3: keep that window as small as possible). Moto answered PublishBatch in ${formatMs(main.time.snsRequestMs / Math.max(1, main.sns.total.requests))} per call in this run, so pages arrive slower than the 100 ms delay and most pages end with a partial write; with real SNS latency (tens of milliseconds) far fewer do. ${results.ledgerVariant ? `Raising the delay to ${results.ledgerVariant.options.environment?.LEDGER_FLUSH_DELAY_MS ?? '?'} ms gave ${formatRatio(results.ledgerVariant.batchWrite.ratio)} of the floor (above), at the cost of a longer duplicate window.` : 'The ledger-flush variant (full run only) shows the ratio with a longer delay.'}`,
           }),
     },
+    cpuPerNotificationTarget(main),
   ];
+}
+
+/** The run's in-process CPU per notification (the end-to-end profile's busy samples / notifications). */
+function cpuPerNotificationTarget(main: EndToEndResult): TargetCheck {
+  const busyCpuMs = main.profile.filter((entry) => entry.name !== IDLE).reduce((sum, entry) => sum + entry.ms, 0);
+  const perNotification = main.notificationsPublished > 0 ? busyCpuMs / main.notificationsPublished : Number.NaN;
+  const met = perNotification <= CPU_PER_NOTIFICATION_TARGET_MS;
+  const shares = [...main.profile]
+    .filter((entry) => entry.name !== IDLE)
+    .sort((a, b) => b.ms - a.ms)
+    .slice(0, 4)
+    .map((entry) => `${entry.name} ${formatNumber((100 * entry.ms) / Math.max(1, busyCpuMs), 0)}%`)
+    .join(', ');
+  return {
+    target: `In-process CPU per notification ≤ ${CPU_PER_NOTIFICATION_TARGET_MS} ms (issue 15)`,
+    measured: `${formatNumber(perNotification, 2)} ms (${count(main.articlesFetched)} articles, ${count(main.notificationsPublished)} notifications)`,
+    met,
+    ...(met
+      ? {}
+      : {
+          note: `why: sampled busy CPU of the benchmark process over the whole run, so it also holds what waiting on moto costs in-process (${formatMs(main.time.snsRequestMs / Math.max(1, main.sns.total.requests))} per PublishBatch here) and it grows with the host's load; largest shares: ${shares} (the throughput section has the whole profile).`,
+        }),
+  };
 }
 
 /** Everything the memory benchmark produced. */
