@@ -49,7 +49,7 @@ import {
   WatermarkConflictError,
 } from './errors.ts';
 import { compileRules } from './matcher.ts';
-import type { Article, RuleSet } from './model.ts';
+import type { Article, AudienceMatch, RuleSet } from './model.ts';
 import {
   type DayResume,
   type DeliveryPorts,
@@ -326,6 +326,10 @@ class AlertRun {
   readonly #resume = new Map<string, DayResume>();
   /** A sweep that read every day of its window. */
   #sweptAll = false;
+  /** Articles published before this are only read by sweeps (watermark - late-arrival window). */
+  #sweepOnlyBefore = Number.NEGATIVE_INFINITY;
+  /** When each rule was saved (its `updatedAt`), where it says. */
+  #ruleSavedAt = new Map<string, number>();
 
   constructor(
     readonly deps: AlertRunDependencies,
@@ -427,6 +431,10 @@ class AlertRun {
     // added since then about old news. An incremental run does not even read the days before its
     // stop point: they only hold articles older than it, which earlier runs read.
     const cutoff = plan.from;
+    // A sweep reaches further back than the late-arrival window; what it finds there is old news
+    // for a rule saved since (see #match).
+    this.#sweepOnlyBefore = watermarkAt - settings.lateArrivalMs;
+    this.#ruleSavedAt = savedTimes(ruleSet.rules);
     const days = datesBetween(
       providerDate(plan.mode === 'incremental' ? plan.stopBefore : cutoff, settings.providerTimeZone),
       providerDate(summary.startedAt, settings.providerTimeZone),
@@ -663,7 +671,17 @@ class AlertRun {
         handled.add(article.key);
       }
       if (article.publishedAt >= newSince) summary.articlesNew += 1;
-      const articleMatches = matcher.match(article);
+      let articleMatches = matcher.match(article);
+      if (article.publishedAt < this.#sweepOnlyBefore) {
+        // Only a sweep reads this far back: a late article. A rule saved more than the late-arrival
+        // window after it was published would not have heard of it on time either, so it is old
+        // news for that rule (reading every page on every run never reached it).
+        articleMatches = withoutLaterRules(
+          articleMatches,
+          article.publishedAt + this.settings.lateArrivalMs,
+          this.#ruleSavedAt,
+        );
+      }
       if (articleMatches.length === 0) continue;
       summary.articlesMatched += 1;
       matches.push(...articleMatches);
@@ -732,6 +750,31 @@ function isRefusedPosition(error: unknown): boolean {
     error.status >= 400 &&
     error.status < 500
   );
+}
+
+/** Each rule's `updatedAt` as epoch ms, for the rules that carry a readable one. */
+function savedTimes(rules: RuleSet['rules']): Map<string, number> {
+  const saved = new Map<string, number>();
+  for (const rule of rules) {
+    const at = rule.updatedAt === undefined ? Number.NaN : Date.parse(rule.updatedAt);
+    if (Number.isFinite(at)) saved.set(rule.ruleId, at);
+  }
+  return saved;
+}
+
+/** The matches without the rules saved after `savedBy` (a rule with no save time is kept). */
+function withoutLaterRules(
+  matches: readonly AudienceMatch[],
+  savedBy: number,
+  savedAt: ReadonlyMap<string, number>,
+): AudienceMatch[] {
+  const kept: AudienceMatch[] = [];
+  for (const match of matches) {
+    const rules = match.rules.filter((rule) => (savedAt.get(rule.ruleId) ?? Number.NEGATIVE_INFINITY) <= savedBy);
+    if (rules.length === match.rules.length) kept.push(match);
+    else if (rules.length > 0) kept.push({ ...match, rules });
+  }
+  return kept;
 }
 
 const byDay = (a: DayResume, b: DayResume): number => (a.day < b.day ? -1 : a.day > b.day ? 1 : 0);

@@ -194,6 +194,33 @@ describe('incremental reading', () => {
     expect(await stack.verifyExactlyOnce(windowStart(stack))).toEqual(exact);
   });
 
+  it('a sweep does not alert a rule saved since about a late article older than the late-arrival window before it', async () => {
+    stack = await startTestStack();
+    await runAt(stack, testEpoch);
+    await runAt(stack, testEpoch + 5 * minute);
+    // Saved at 09:10 for the chips team: earthquakes, too.
+    await stack.putRules([
+      {
+        ruleId: 'chips-quakes',
+        audienceId: 'chips-team',
+        keywords: ['earthquake'],
+        updatedAt: new Date(testEpoch + 10 * minute).toISOString(),
+      },
+    ]);
+    // Published at 08:02, indexed only now: older than the watermark minus the late-arrival window,
+    // so only the next sweep (back to the last sweep at 09:00 minus 60 minutes) reads it.
+    const quake = (publishedAt: number) => ({ ...templates[0], title: 'Earthquake felt inland', publishedAt });
+    const [late, fresh] = stack.simulator!.publish(quake(testEpoch - 58 * minute), quake(testEpoch + 359 * minute));
+    const before = (await stack.deliveredSoFar()).length;
+    const sweep = await runAt(stack, testEpoch + 6 * 60 * minute);
+    expect(sweep.reading?.mode).toBe('sweep');
+    const delivered = (await stack.deliveredSoFar()).slice(before);
+    // The quake desk's rule is older: it hears of the late article. The new rule only of what is new.
+    expect(delivered).toContain(`quake-oncall|id:${late?.articleId}`);
+    expect(delivered).not.toContain(`chips-team|id:${late?.articleId}`);
+    expect(delivered).toContain(`chips-team|id:${fresh?.articleId}`);
+  });
+
   it('the first run of a provider day sweeps: an article of the day before indexed after midnight is delivered once', async () => {
     // 23:50 in Seoul: the next run is the first of a new provider day.
     const evening = Date.parse('2026-11-22T23:50:00+09:00');
