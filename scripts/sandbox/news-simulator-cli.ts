@@ -54,7 +54,9 @@ const program = new Command()
   .option('--no-live', 'do not keep publishing new seeded articles as time passes')
   .option('--time-zone <zone>', 'provider time zone for date filtering and timestamps', 'Asia/Seoul')
   .addOption(
-    new Option('--order <order>', 'response order').choices(['newest-first', 'oldest-first']).default('newest-first'),
+    new Option('--order <order>', 'response order')
+      .choices(['newest-first', 'oldest-first', 'unordered'])
+      .default('newest-first'),
   )
   .addOption(
     new Option('--timestamp-format <format>', 'publishedAt format on the wire')
@@ -79,7 +81,7 @@ interface CliOptions {
   perDay: number;
   live: boolean;
   timeZone: string;
-  order: 'newest-first' | 'oldest-first';
+  order: 'newest-first' | 'oldest-first' | 'unordered';
   timestampFormat: 'iso' | 'rfc822' | 'compact' | 'mixed';
   cursor: boolean;
   maxPageSize: number;
