@@ -45,8 +45,9 @@ export const EXPLANATION = `### How to read it
   \`FULL_SWEEP_MINUTES\`. Rows marked *provider-bound* are the ones the reading changes.
 - **basis**: *measured* (a benchmark counted it), *code* (the stack or a function default fixes it),
   *assumed* (an estimate; the inputs table says of what). A row is only as firm as its softest input.
-  Until \`bench/provider-day.ts\` measures a simulated day, the per-day counts are estimates from the
-  single-run figures of \`bench/RESULTS.md\`.
+  \`npm run bench\` takes the per-day counts from its simulated provider day (\`bench/provider-day.ts\`),
+  scaled to each size by \`bench/cost-from-day.ts\`; run on its own without inputs, the script
+  estimates them from the single-run figures of \`bench/RESULTS.md\`.
 - **Totals** are the sum of the AWS rows. **SMS is not in them**: it is priced per segment by destination
   country, and when audiences have phone subscribers it is most of the bill (see
   [SMS, priced apart](#sms-priced-apart)). The **free-tier credit** is what the always-free allowances
