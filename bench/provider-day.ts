@@ -33,7 +33,7 @@ import { NewsLookupClient } from '#provider/news-client';
 import { MemoryNotifier, MemoryStateStore, memoryRules } from '#test/fake-ports';
 import { articleOf } from '../scripts/sandbox/expectations.ts';
 import { type NewsSimulator, type SimArticleInput, startNewsSimulator } from '../scripts/sandbox/news-simulator.ts';
-import { ArticleFactory, type SimArticle, ZoneCalendar } from '../scripts/sandbox/news-simulator-data.ts';
+import { ArticleFactory, mulberry32, type SimArticle, ZoneCalendar } from '../scripts/sandbox/news-simulator-data.ts';
 import type { PemPair } from '../scripts/sandbox/tls.ts';
 import { percentile } from './stats.ts';
 import { syntheticRules } from './synthetic.ts';
@@ -104,17 +104,6 @@ export interface Arrival {
   readonly appearsAt: number;
 }
 
-/** mulberry32, the same generator as the simulator's content (seeded, identical everywhere). */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(state ^ (state >>> 15), state | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /**
  * The arrivals of one day starting at `dayStart`: {@link hourlyCounts} articles per hour, spread
  * uniformly within the hour on whole seconds, each indexed on time or late per `late`. Sorted by
@@ -127,7 +116,7 @@ export function dayArrivals(options: {
   readonly curve?: readonly number[];
   readonly late?: LateIndexing;
 }): Arrival[] {
-  const next = random(options.seed);
+  const next = mulberry32(options.seed);
   const late = options.late ?? LATE_INDEXING;
   const arrivals: Arrival[] = [];
   hourlyCounts(options.total, options.curve).forEach((count, hour) => {
