@@ -444,7 +444,7 @@ export function resolveLocale(locale: string | undefined): string {
 }
 
 /** How a local time is laid out (Intl options, as luxon's `toLocaleString` takes them). */
-const LOCAL_TIME_LAYOUTS = {
+export const LOCAL_TIME_LAYOUTS = {
   /** `Fri, Mar 14, 2025, 09:30`: an alert's publication time. */
   full: {
     weekday: 'short',

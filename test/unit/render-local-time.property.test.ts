@@ -6,29 +6,20 @@
 import fc from 'fast-check';
 import { DateTime } from 'luxon';
 import { describe, expect, it } from 'vitest';
-import { formatInZone, formatLocalTime, formatShortLocalTime, type LocalTimeLayout } from '#core/render';
-
-const layouts: Record<LocalTimeLayout, Intl.DateTimeFormatOptions> = {
-  full: {
-    weekday: 'short',
-    year: 'numeric',
-    month: 'short',
-    day: 'numeric',
-    hour: '2-digit',
-    minute: '2-digit',
-    hourCycle: 'h23',
-  },
-  short: { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' },
-  date: { weekday: 'short', year: 'numeric', month: 'short', day: 'numeric' },
-  time: { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' },
-};
+import {
+  formatInZone,
+  formatLocalTime,
+  formatShortLocalTime,
+  LOCAL_TIME_LAYOUTS,
+  type LocalTimeLayout,
+} from '#core/render';
 
 function luxonZoned(epochMs: number, timeZone: string, locale: string, layout: LocalTimeLayout) {
   const local = DateTime.fromMillis(epochMs, { zone: timeZone }).setLocale(locale);
   const zoned = local.isValid ? local : DateTime.fromMillis(epochMs, { zone: 'UTC' }).setLocale(locale);
   const zone = zoned.zoneName ?? 'UTC';
   return {
-    text: zoned.toLocaleString(layouts[layout]),
+    text: zoned.toLocaleString(LOCAL_TIME_LAYOUTS[layout]),
     zoneLabel: zone === 'UTC' ? '(UTC)' : `(${zone}, UTC${zoned.toFormat('ZZ')})`,
   };
 }
