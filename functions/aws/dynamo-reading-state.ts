@@ -13,7 +13,7 @@ import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import { LeaseLostError } from '#core/errors';
-import { type Lease, type Log, maxResumeKeys, type ReadingState } from '#core/ports';
+import { type Lease, type Log, maxResumeKeys, maxResumeValueLength, type ReadingState } from '#core/ports';
 
 /** Where the item lives. */
 export const readingStateKey = { pk: 'reading', sk: 'current' } as const;
@@ -21,7 +21,7 @@ export const readingStateKey = { pk: 'reading', sk: 'current' } as const;
 const finite = z.number().check(z.refine(Number.isFinite, 'must be a finite number'));
 const Position = z.union([
   z.strictObject({ page: z.number().check(z.int(), z.positive()) }),
-  z.strictObject({ cursor: z.string().check(z.minLength(1)) }),
+  z.strictObject({ cursor: z.string().check(z.minLength(1), z.maxLength(maxResumeValueLength)) }),
 ]);
 const ReadingItem = z.object({
   order: z.enum(['newest-first', 'oldest-first', 'unknown']),
@@ -33,7 +33,7 @@ const ReadingItem = z.object({
     z.object({
       day: z.string().check(z.regex(/^\d{4}-\d{2}-\d{2}$/)),
       position: Position,
-      keys: z.array(z.string()).check(z.maxLength(maxResumeKeys)),
+      keys: z.array(z.string().check(z.maxLength(maxResumeValueLength))).check(z.maxLength(maxResumeKeys)),
     }),
   ),
   updatedAt: finite,

@@ -51,10 +51,12 @@ import {
 import { compileRules } from './matcher.ts';
 import type { Article, AudienceMatch, RuleSet } from './model.ts';
 import {
+  type ArticlePage,
   type DayResume,
   type DeliveryPorts,
   type Lease,
   maxResumeKeys,
+  maxResumeValueLength,
   type NewsSource,
   type PagePosition,
   type ProviderOrder,
@@ -616,12 +618,7 @@ class AlertRun {
           });
         }
         await pipeline.add(this.#match(page.articles, { cutoff, newSince, matcher, handled }));
-        if (page.articles.length > 0) {
-          last = {
-            position: page.cursor === undefined ? { page: page.pageNumber } : { cursor: page.cursor },
-            keys: page.articles.slice(-maxResumeKeys).map((article) => article.key),
-          };
-        }
+        if (page.articles.length > 0) last = resumePoint(page);
         const oldest = page.articles.at(-1);
         if (how.kind === 'newest-first' && !broke && oldest !== undefined && oldest.publishedAt < how.stopBefore) {
           // Verified newest-first up to here: every later page only holds older articles.
@@ -649,7 +646,7 @@ class AlertRun {
     if (fullyRead) {
       this.#observations.push({ full, learned: full ? check.learned() : undefined, broke });
       // A position to start from next time; page 1 is where a read starts anyway.
-      if (last !== undefined && !('page' in last.position && last.position.page === 1) && !stoppedEarly) {
+      if (last?.keys.length && !('page' in last.position && last.position.page === 1) && !stoppedEarly) {
         this.#resume.set(day, { day, position: last.position, keys: last.keys });
       }
     }
@@ -775,6 +772,21 @@ function withoutLaterRules(
     else if (rules.length > 0) kept.push({ ...match, rules });
   }
   return kept;
+}
+
+/**
+ * Where a read could resume after `page`, from what the provider sent: undefined when its cursor
+ * is too long to store; keys too long to store are left out (the others still prove the page).
+ */
+function resumePoint(page: ArticlePage): { position: PagePosition; keys: string[] } | undefined {
+  if (page.cursor !== undefined && page.cursor.length > maxResumeValueLength) return undefined;
+  return {
+    position: page.cursor === undefined ? { page: page.pageNumber } : { cursor: page.cursor },
+    keys: page.articles
+      .slice(-maxResumeKeys)
+      .map((article) => article.key)
+      .filter((key) => key.length <= maxResumeValueLength),
+  };
 }
 
 const byDay = (a: DayResume, b: DayResume): number => (a.day < b.day ? -1 : a.day > b.day ? 1 : 0);

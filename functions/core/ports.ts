@@ -233,6 +233,13 @@ export interface DayResume {
 export const maxResumeKeys = 100;
 
 /**
+ * Longest cursor or article key a resume point keeps (characters). Both come from the provider:
+ * a longer one is not stored (the next run reads that day from page 1), so provider bytes can
+ * never grow the reading state item past DynamoDB's 400 KB.
+ */
+export const maxResumeValueLength = 1024;
+
+/**
  * What the runs learned about reading the provider, kept between runs (functions/core/reading.ts).
  * Losing it is always safe: a run without it reads every page of the window (a full sweep).
  */
