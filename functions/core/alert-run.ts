@@ -37,7 +37,7 @@
  */
 
 import { redactSecrets } from '../shared/secret-redaction.ts';
-import { datesBetween, endOfDate, providerDate } from './calendar.ts';
+import { datesBetween, endOfDate, previousDate, providerDate } from './calendar.ts';
 import { type DeliveryCounts, DeliveryPipeline, describe, emptyDeliveryCounts } from './delivery-pipeline.ts';
 import { type DigestCounts, emptyDigestCounts, releaseDueDigests } from './digest-release.ts';
 import {
@@ -493,7 +493,7 @@ class AlertRun {
     if (plan === undefined) return undefined;
     const previous = this.#readingBefore;
     const order = nextOrder(plan.order, this.#observations);
-    const today = providerDate(this.summary.startedAt, this.settings.providerTimeZone);
+    const yesterday = previousDate(providerDate(this.summary.startedAt, this.settings.providerTimeZone));
     // Only the last two provider days can be resumed; older positions are never used again.
     const resume = new Map((previous?.resume ?? []).map((entry) => [entry.day, entry]));
     for (const [day, entry] of this.#resume) resume.set(day, entry);
@@ -504,7 +504,7 @@ class AlertRun {
       runId: this.summary.runId,
       runStatus: this.summary.status,
       ...(this.#watermark === undefined ? {} : { watermarkVersion: this.#watermark.version }),
-      resume: [...resume.values()].filter((entry) => entry.day >= previousDate(today)).sort(byDay),
+      resume: [...resume.values()].filter((entry) => entry.day >= yesterday).sort(byDay),
       updatedAt: this.now(),
     };
   }
@@ -790,13 +790,6 @@ function resumePoint(page: ArticlePage): { position: PagePosition; keys: string[
 }
 
 const byDay = (a: DayResume, b: DayResume): number => (a.day < b.day ? -1 : a.day > b.day ? 1 : 0);
-
-/** The provider date before `date` (YYYY-MM-DD), by the calendar alone. */
-function previousDate(date: string): string {
-  const at = new Date(`${date}T00:00:00Z`);
-  at.setUTCDate(at.getUTCDate() - 1);
-  return at.toISOString().slice(0, 10);
-}
 
 function isAbort(error: unknown, signal: AbortSignal): boolean {
   // A provider error is never the deadline itself, even when the deadline ended it (stalled).

@@ -70,6 +70,14 @@ export function datesBetween(from: string, to: string): string[] {
   return dates;
 }
 
+/**
+ * The date before `date` (`YYYY-MM-DD`). Pure calendar arithmetic, like {@link datesBetween}.
+ * @throws RangeError when `date` is not a valid `YYYY-MM-DD` date
+ */
+export function previousDate(date: string): string {
+  return parseDate(date, 'UTC').minus({ days: 1 }).toFormat('yyyy-MM-dd');
+}
+
 // --- Zone offsets without luxon ------------------------------------------------------------------
 //
 // Reading a timestamp per article and formatting one per notification through luxon cost about a

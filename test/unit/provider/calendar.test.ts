@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { datesBetween, endOfDate, isProviderDate, providerDate, startOfDate } from '#core/calendar';
+import { datesBetween, endOfDate, isProviderDate, previousDate, providerDate, startOfDate } from '#core/calendar';
 
 const hour = 3_600_000;
 
@@ -58,6 +58,14 @@ describe('startOfDate and endOfDate', () => {
         expect(providerDate(endOfDate(date, zone), zone)).not.toBe(date);
       }),
     );
+  });
+});
+
+describe('previousDate', () => {
+  it('steps back over month, leap-day and year ends, and refuses a non-date', () => {
+    expect(previousDate('2028-03-01')).toBe('2028-02-29');
+    expect(previousDate('2027-01-01')).toBe('2026-12-31');
+    expect(() => previousDate('2026-13-01')).toThrow(RangeError);
   });
 });
 
