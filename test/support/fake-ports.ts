@@ -5,6 +5,7 @@
  * change, a deadline). They keep the contracts the real adapters document in ports.ts, and no
  * more: the integration tests check the real adapters against moto.
  */
+import type { AlertRunSettings } from '#core/alert-run';
 import type { Article, AudienceMatch, RuleSet } from '#core/model';
 import {
   type ArticlePage,
@@ -35,6 +36,25 @@ import {
   type UndeliverableRecord,
   type Watermark,
 } from '#core/ports';
+
+/**
+ * Run settings for alert runs over these fakes: UTC provider dates, a one-day first window, no
+ * late-arrival window, overlap, margins or flush delay; every run a full sweep unless overridden.
+ */
+export function memoryRunSettings(overrides: Partial<AlertRunSettings> = {}): AlertRunSettings {
+  return {
+    providerTimeZone: 'UTC',
+    lateArrivalMs: 0,
+    fullSweepMs: 0,
+    incrementalOverlapMs: 0,
+    initialLookbackMs: 24 * 60 * 60 * 1000,
+    leaseDurationMs: 60_000,
+    softMarginMs: 0,
+    hardMarginMs: 0,
+    ledgerFlushDelayMs: 0,
+    ...overrides,
+  };
+}
 
 /** A StateStore in memory; `beforeDailyCountUpdate` lets a test play a concurrent writer. */
 export class MemoryStateStore implements StateStore {

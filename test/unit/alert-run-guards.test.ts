@@ -7,24 +7,22 @@
  * - (a) the hard deadline stops publishing: the alerts it held back keep the watermark where it was.
  */
 import { describe, expect, it } from 'vitest';
-import { type AlertRunSettings, runAlertCycle } from '#core/alert-run';
+import { runAlertCycle } from '#core/alert-run';
 import { buildRuleSet } from '#core/model';
-import { article, MemoryNewsSource, MemoryNotifier, MemoryStateStore, memoryLog, memoryRules } from '#test/fake-ports';
+import {
+  article,
+  MemoryNewsSource,
+  MemoryNotifier,
+  MemoryStateStore,
+  memoryLog,
+  memoryRules,
+  memoryRunSettings,
+} from '#test/fake-ports';
 
 /** 2026-11-22 12:00 UTC; with a one-day lookback the window is 2026-11-21 and 2026-11-22. */
 const now = Date.UTC(2026, 10, 22, 12, 0);
 
-const settings: AlertRunSettings = {
-  providerTimeZone: 'UTC',
-  lateArrivalMs: 0,
-  fullSweepMs: 0,
-  incrementalOverlapMs: 0,
-  initialLookbackMs: 24 * 60 * 60 * 1000,
-  leaseDurationMs: 60_000,
-  softMarginMs: 0,
-  hardMarginMs: 0,
-  ledgerFlushDelayMs: 0,
-};
+const settings = memoryRunSettings();
 
 const ruleSet = buildRuleSet(
   [{ ruleId: 'rates', audienceId: 'desk', keywords: ['interest rate'] }],

@@ -3,23 +3,13 @@
  * reading state item: whatever the provider sends, what is stored stays bounded.
  */
 import { describe, expect, it } from 'vitest';
-import { type AlertRunSettings, runAlertCycle } from '#core/alert-run';
+import { runAlertCycle } from '#core/alert-run';
 import { buildRuleSet } from '#core/model';
 import { type ArticlePage, maxResumeValueLength, type NewsSource, type ProviderDateRange } from '#core/ports';
-import { article, MemoryNotifier, MemoryStateStore, memoryLog, memoryRules } from '#test/fake-ports';
+import { article, MemoryNotifier, MemoryStateStore, memoryLog, memoryRules, memoryRunSettings } from '#test/fake-ports';
 
 const now = Date.UTC(2026, 10, 22, 12, 0);
-const settings: AlertRunSettings = {
-  providerTimeZone: 'UTC',
-  lateArrivalMs: 0,
-  fullSweepMs: 360 * 60_000,
-  incrementalOverlapMs: 0,
-  initialLookbackMs: 60 * 60_000,
-  leaseDurationMs: 60_000,
-  softMarginMs: 0,
-  hardMarginMs: 0,
-  ledgerFlushDelayMs: 0,
-};
+const settings = memoryRunSettings({ fullSweepMs: 360 * 60_000, initialLookbackMs: 60 * 60_000 });
 const ruleSet = buildRuleSet(
   [{ ruleId: 'rates', audienceId: 'desk', keywords: ['interest rate'] }],
   [{ audienceId: 'desk', topicArn: 'arn:aws:sns:us-east-1:123456789012:desk' }],
