@@ -31,10 +31,10 @@ import { silentLog } from '#core/ports';
 import { parseProviderConfig } from '#provider/config';
 import { NewsLookupClient } from '#provider/news-client';
 import { MemoryNotifier, MemoryStateStore, memoryRules } from '#test/fake-ports';
-import { articleOf } from '../scripts/sandbox/expectations.ts';
-import { type NewsSimulator, type SimArticleInput, startNewsSimulator } from '../scripts/sandbox/news-simulator.ts';
-import { ArticleFactory, mulberry32, type SimArticle, ZoneCalendar } from '../scripts/sandbox/news-simulator-data.ts';
-import type { PemPair } from '../scripts/sandbox/tls.ts';
+import { articleOf } from '../sandbox/expectations.ts';
+import { type NewsSimulator, type SimArticleInput, startNewsSimulator } from '../sandbox/news-simulator.ts';
+import { ArticleFactory, mulberry32, type SimArticle, ZoneCalendar } from '../sandbox/news-simulator-data.ts';
+import type { PemPair } from '../sandbox/tls.ts';
 import { percentile } from './stats.ts';
 import { syntheticRules } from './synthetic.ts';
 

@@ -5,7 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ensurePythonEnv, projectRoot } from './python-env.mjs';
+import { ensurePythonEnv, projectRoot } from '../sandbox/python-env.mjs';
 
 const commands = {
   start: ['tsx', 'scripts/start.ts'],

@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { AudienceSchema, RuleSchema } from '#core/model';
-import { projectRoot } from './python-env.mjs';
+import { projectRoot } from '../sandbox/python-env.mjs';
 
 /** The documents to write, by file name under docs/schemas. */
 export function schemaDocuments(): Record<string, string> {

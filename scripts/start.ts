@@ -11,18 +11,18 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { RunSummary } from '#core/alert-run';
-import { projectRoot } from './python-env.mjs';
-import { exampleAudiences, exampleRules } from './sandbox/examples.ts';
-import { type AudienceCheck, compareDeliveries, expectedDeliveries, isExact } from './sandbox/expectations.ts';
+import { exampleAudiences, exampleRules } from '../sandbox/examples.ts';
+import { type AudienceCheck, compareDeliveries, expectedDeliveries, isExact } from '../sandbox/expectations.ts';
 import {
   type DeliveredNotification,
   type LocalStack,
   type SubscriberDelivery,
   startLocalStack,
-} from './sandbox/local-stack.ts';
-import { startMoto } from './sandbox/moto.ts';
-import { OUT_OF_SCOPE_MEDIA } from './sandbox/news-simulator-data.ts';
-import { createCertificateAuthority } from './sandbox/tls.ts';
+} from '../sandbox/local-stack.ts';
+import { startMoto } from '../sandbox/moto.ts';
+import { OUT_OF_SCOPE_MEDIA } from '../sandbox/news-simulator-data.ts';
+import { projectRoot } from '../sandbox/python-env.mjs';
+import { createCertificateAuthority } from '../sandbox/tls.ts';
 
 // The AWS SDK warns about Node 20 when a client is created; the Lambda runtime is Node 22.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';

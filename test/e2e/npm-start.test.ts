@@ -5,9 +5,9 @@
  */
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { exampleAudiences, exampleRules } from '../../scripts/sandbox/examples.ts';
-import { expectedDeliveries } from '../../scripts/sandbox/expectations.ts';
-import { generateArticles, OUT_OF_SCOPE_MEDIA } from '../../scripts/sandbox/news-simulator-data.ts';
+import { exampleAudiences, exampleRules } from '../../sandbox/examples.ts';
+import { expectedDeliveries } from '../../sandbox/expectations.ts';
+import { generateArticles, OUT_OF_SCOPE_MEDIA } from '../../sandbox/news-simulator-data.ts';
 
 const now = Date.parse('2026-11-22T09:00:00+09:00');
 

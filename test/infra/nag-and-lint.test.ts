@@ -11,7 +11,7 @@ import { type PolicyValidationPluginReport, Stack, Validations } from 'aws-cdk-l
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ensurePythonEnv, venvBin } from '../../scripts/python-env.mjs';
+import { ensurePythonEnv, venvBin } from '../../sandbox/python-env.mjs';
 import { fullContext, type Synthesized, synthesize } from './synth.ts';
 
 const everything = {

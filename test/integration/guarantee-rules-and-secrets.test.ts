@@ -6,8 +6,8 @@ import { PutSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ProviderAuthError } from '#core/errors';
 import { firstWindowStart, startTestStack, type TestStack, testEpoch } from '#test/run-harness';
-import { exampleRules } from '../../scripts/sandbox/examples.ts';
-import { MEDIA, OUT_OF_SCOPE_MEDIA } from '../../scripts/sandbox/news-simulator-data.ts';
+import { exampleRules } from '../../sandbox/examples.ts';
+import { MEDIA, OUT_OF_SCOPE_MEDIA } from '../../sandbox/news-simulator-data.ts';
 
 const inScopeMedia = MEDIA.map((media) => media.code).filter((code) => code !== OUT_OF_SCOPE_MEDIA);
 

@@ -20,7 +20,7 @@ import { SlackDeliveryError, SlackRejectedError } from '../../functions/slack-re
 import { postedAlerts } from '../../functions/slack-relay/idempotency.ts';
 import { type OncePerDelivery, SlackRelay, type SlackRelayDependencies } from '../../functions/slack-relay/relay.ts';
 import { SecretsManagerWebhooks, UndiciWebhookPoster } from '../../functions/slack-relay/webhook.ts';
-import { createCertificateAuthority, issueLoopbackCertificate } from '../../scripts/sandbox/tls.ts';
+import { createCertificateAuthority, issueLoopbackCertificate } from '../../sandbox/tls.ts';
 
 type Reply = { status: number; body?: string; headers?: Record<string, string> };
 

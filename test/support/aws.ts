@@ -9,7 +9,7 @@ import { SNSClient } from '@aws-sdk/client-sns';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { inject } from 'vitest';
-import { localAwsConfig } from '../../scripts/sandbox/moto.ts';
+import { localAwsConfig } from '../../sandbox/moto.ts';
 
 export interface AwsClients {
   readonly endpoint: string;

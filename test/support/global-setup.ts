@@ -7,8 +7,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { startMoto } from '../../scripts/sandbox/moto.ts';
-import { createCertificateAuthority, type PemPair } from '../../scripts/sandbox/tls.ts';
+import { startMoto } from '../../sandbox/moto.ts';
+import { createCertificateAuthority, type PemPair } from '../../sandbox/tls.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {

@@ -6,10 +6,10 @@
  */
 import { inject } from 'vitest';
 import type { StateStore } from '#core/ports';
-import { exampleAudiences, exampleRules, type SandboxAudience } from '../../scripts/sandbox/examples.ts';
-import { compareDeliveries, expectedDeliveries } from '../../scripts/sandbox/expectations.ts';
-import { type LocalStack, type LocalStackOptions, startLocalStack } from '../../scripts/sandbox/local-stack.ts';
-import { OUT_OF_SCOPE_MEDIA } from '../../scripts/sandbox/news-simulator-data.ts';
+import { exampleAudiences, exampleRules, type SandboxAudience } from '../../sandbox/examples.ts';
+import { compareDeliveries, expectedDeliveries } from '../../sandbox/expectations.ts';
+import { type LocalStack, type LocalStackOptions, startLocalStack } from '../../sandbox/local-stack.ts';
+import { OUT_OF_SCOPE_MEDIA } from '../../sandbox/news-simulator-data.ts';
 import { uniquePrefix } from './aws.ts';
 
 /** 2026-11-22 09:00 in Seoul, the simulator's zone. */

@@ -18,7 +18,7 @@ import {
   wholeDayPages,
 } from '../../bench/provider-day.ts';
 import { providerDaySection, providerDayTargets } from '../../bench/sections.ts';
-import { ZoneCalendar } from '../../scripts/sandbox/news-simulator-data.ts';
+import { ZoneCalendar } from '../../sandbox/news-simulator-data.ts';
 
 const seoul = new ZoneCalendar('Asia/Seoul');
 const dayStart = seoul.startOf('2026-11-23');

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { projectRoot } from '../../sandbox/python-env.mjs';
 import { schemaDocuments } from '../../scripts/generate-schemas.ts';
-import { projectRoot } from '../../scripts/python-env.mjs';
 
 describe('docs/schemas', () => {
   it('matches the schemas the run validates with (regenerate: npx tsx scripts/generate-schemas.ts)', () => {

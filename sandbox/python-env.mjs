@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 
 export const projectRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const venvDir = join(projectRoot, '.venv');
-const requirementsFile = join(projectRoot, 'scripts', 'sandbox', 'requirements.txt');
+const requirementsFile = join(projectRoot, 'sandbox', 'requirements.txt');
 const stampFile = join(venvDir, '.requirements.sha256');
 
 /** Path of an executable inside the project virtualenv. */

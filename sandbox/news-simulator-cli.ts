@@ -10,7 +10,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { createCertificateAuthority } from '#sandbox/tls';
 import { type SimRequestRecord, startNewsSimulator } from './news-simulator.ts';
 
-const projectRoot = fileURLToPath(new URL('../../', import.meta.url));
+const projectRoot = fileURLToPath(new URL('../', import.meta.url));
 
 const integer =
   (min: number) =>

@@ -1,4 +1,4 @@
-/** Types for scripts/python-env.mjs (plain JavaScript so it runs before node_modules exists). */
+/** Types for sandbox/python-env.mjs (plain JavaScript so it runs before node_modules exists). */
 export declare const projectRoot: string;
 export declare const venvDir: string;
 export declare function venvBin(name: string): string;

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ensurePythonEnv, venvBin } from '../python-env.mjs';
+import { ensurePythonEnv, venvBin } from './python-env.mjs';
 
 /** A running moto server (the local AWS emulator) bound to loopback. */
 export interface MotoServer {
