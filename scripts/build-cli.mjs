@@ -1,0 +1,87 @@
+#!/usr/bin/env node
+/**
+ * `npm run build` (and `prepare`, so `npm ci`, `npm link` and `npm pack` build too): bundles the
+ * `news-alerts` CLI into plain JavaScript in dist/, so the installed CLI runs with its
+ * `dependencies` only (no tsx, no TypeScript at run time).
+ *
+ * - Entries: bin/news-alerts.ts → dist/news-alerts.js, and cli/sandbox-daemon.ts →
+ *   dist/sandbox-daemon.js (the background process `sandbox up` spawns).
+ * - Code splitting: every `await import()` of a command group stays a chunk of its own, loaded only
+ *   when that group runs, which keeps `--help` and `--version` fast.
+ * - Flat output: entries and chunks all sit directly in dist/, one level below the package root,
+ *   because the code finds the root with `new URL('../', import.meta.url)`.
+ * - npm packages stay external (`packages: 'external'`): they come from `dependencies` at run time;
+ *   the package.json `imports` aliases (#core/*, #aws/* ...) are project code and are bundled.
+ *   test/e2e/package.test.ts checks with the metafile that every external import is a dependency.
+ *
+ * Usage: node scripts/build-cli.mjs [--outdir <dir>] [--metafile <file>]
+ * Plain JavaScript: it runs from `prepare`, before anything can load TypeScript.
+ */
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const projectRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** The bundles, by output name (dist/<name>.js). */
+export const cliEntryPoints = {
+  'news-alerts': 'bin/news-alerts.ts',
+  'sandbox-daemon': 'cli/sandbox-daemon.ts',
+};
+
+/**
+ * Builds the CLI into `outdir` (replaced: stale chunks of an earlier build must not linger) and
+ * returns esbuild's metafile.
+ */
+export async function buildCli({ outdir = join(projectRoot, 'dist') } = {}) {
+  let esbuild;
+  try {
+    esbuild = await import('esbuild');
+  } catch (error) {
+    throw new Error(
+      'esbuild is missing: the CLI is built from a clone with its devDependencies (npm ci, not npm ci --omit=dev)',
+      { cause: error },
+    );
+  }
+  rmSync(outdir, { recursive: true, force: true });
+  const result = await esbuild.build({
+    absWorkingDir: projectRoot,
+    entryPoints: Object.fromEntries(
+      Object.entries(cliEntryPoints).map(([name, source]) => [name, join(projectRoot, source)]),
+    ),
+    outdir,
+    entryNames: '[name]',
+    chunkNames: '[name]-[hash]',
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    packages: 'external',
+    sourcemap: 'linked',
+    metafile: true,
+    logLevel: 'warning',
+  });
+  return result.metafile;
+}
+
+const isMain = process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url);
+if (isMain) {
+  const { values } = parseArgs({ options: { outdir: { type: 'string' }, metafile: { type: 'string' } } });
+  try {
+    const outdir = values.outdir === undefined ? undefined : resolve(values.outdir);
+    const metafile = await buildCli(outdir === undefined ? {} : { outdir });
+    if (values.metafile !== undefined) {
+      mkdirSync(dirname(resolve(values.metafile)), { recursive: true });
+      writeFileSync(values.metafile, JSON.stringify(metafile));
+    }
+    const outputs = Object.keys(metafile.outputs).filter((file) => file.endsWith('.js'));
+    const where = relative(process.cwd(), outdir ?? join(projectRoot, 'dist')) || '.';
+    process.stderr.write(`news-alerts: built the CLI into ${where} (${outputs.length} files)\n`);
+  } catch (error) {
+    // esbuild has already printed the errors it found in the sources.
+    process.stderr.write(`news-alerts: the CLI build failed: ${error.message}\n`);
+    process.exit(1);
+  }
+}
