@@ -17,7 +17,9 @@ import { uniquePrefix } from '#test/aws';
 import { describeLocalStack, type SandboxDescriptor, writeDescriptor } from '../../cli/sandbox-descriptor.ts';
 
 export const projectRoot = fileURLToPath(new URL('../../', import.meta.url));
-const launcher = join(projectRoot, 'bin', 'news-alerts.js');
+// The CLI from source (through tsx, a devDependency): tests see source edits without a build.
+// The built bundle and the installed package have tests of their own (test/e2e/package.test.ts).
+const sourceEntry = join(projectRoot, 'bin', 'news-alerts.ts');
 
 /** What one CLI process did. */
 export interface CliResult {
@@ -28,7 +30,10 @@ export interface CliResult {
   json<T = Record<string, unknown>>(): T;
 }
 
-/** Runs `news-alerts <args>` in a real process; `input` is piped to stdin (closed otherwise). */
+/**
+ * Runs `news-alerts <args>` from source (`node --import tsx bin/news-alerts.ts`) in a real process;
+ * `input` is piped to stdin (closed otherwise).
+ */
 export function runCli(
   args: readonly string[],
   options: { input?: string; env?: Record<string, string | undefined> } = {},
@@ -36,7 +41,7 @@ export function runCli(
   return new Promise((resolve, reject) => {
     const env: NodeJS.ProcessEnv = { ...process.env, NEWS_ALERTS_ACTOR: undefined, ...options.env };
     for (const [name, value] of Object.entries(env)) if (value === undefined) delete env[name];
-    const child = spawn(process.execPath, [launcher, ...args], {
+    const child = spawn(process.execPath, ['--import', 'tsx', sourceEntry, ...args], {
       cwd: projectRoot,
       env,
       stdio: ['pipe', 'pipe', 'pipe'],
