@@ -5,6 +5,7 @@
  */
 import { hostname, userInfo } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { actorVariable } from './cli-config.ts';
 import { OperationFailedError, UsageError } from './errors.ts';
 import { Output, safeText, terminalText } from './output.ts';
 import { createProgress, type Progress } from './progress.ts';
@@ -23,8 +24,7 @@ export interface GlobalOptions {
   readonly actor?: string;
 }
 
-/** The environment variable that names the person or automation making changes. */
-export const actorVariable = 'NEWS_ALERTS_ACTOR';
+export { actorVariable };
 
 export class CommandContext {
   readonly options: GlobalOptions;

@@ -1,20 +1,14 @@
 /**
- * The `news-alerts` command line: global options (target, output), every command group, and the
+ * The `news-alerts` command line: global options (target, output), the command groups, and the
  * mapping from what went wrong to an exit code scripts can trust.
+ *
+ * Start-up is kept short: only the group the command line names is loaded (cli/commands.ts), and
+ * this module imports nothing heavy (no AWS SDK, zod, yaml or table library) at the top.
  */
 import { Command, CommanderError, Option } from 'commander';
-import { registerAudiences } from './audiences.ts';
-import { actorVariable } from './context.ts';
+import { actorVariable, debugVariable } from './cli-config.ts';
+import { type CommandGroup, commandGroups, groupNamed } from './commands.ts';
 import { describeFailure, ExitCode, exitCodeHelp, exitCodeOf } from './errors.ts';
-import { registerLease } from './lease.ts';
-import { terminalText } from './output.ts';
-import { registerPreview } from './preview.ts';
-import { registerReplay } from './replay.ts';
-import { registerRules } from './rules.ts';
-import { registerRun } from './run.ts';
-import { registerSandbox } from './sandbox.ts';
-import { registerSubscriptions } from './subscriptions.ts';
-import { registerWatermark } from './watermark.ts';
 
 const targetHelp = `Targets:
   By default commands act on the deployed stack: names come from the CloudFormation outputs of
@@ -24,39 +18,115 @@ const targetHelp = `Targets:
 
 Changes record updatedBy from --actor, $${actorVariable}, the AWS caller, or the OS user.`;
 
-/** Builds the program (a new one per call, so tests can run it more than once). */
-export function buildProgram(): Command {
-  const program = new Command('news-alerts')
-    .description('Operate news-alerts: rules, audiences and subscriptions, preview and replay, watermark and runs.')
-    .addOption(new Option('--stack <name>', 'CloudFormation stack to act on').default('NewsAlerts'))
-    .option('--region <region>', 'AWS region of the stack (default: the standard AWS configuration)')
-    .option('--local', 'act on the local sandbox instead of the deployed stack')
-    .option('--sandbox-file <file>', 'sandbox descriptor to use (implies --local)')
-    .option('--json', 'print one JSON document on stdout (for scripts); no tables, no progress bars')
-    .option('--actor <name>', `who is making changes (default: $${actorVariable}, the AWS caller, or the OS user)`)
-    .showHelpAfterError('(add --help for usage)')
-    .exitOverride()
-    // commander's messages quote the command line (an unknown option, a bad value): escaped like all output.
-    .configureOutput({ outputError: (text, write) => write(terminalText(text)) })
-    .addHelpText('after', `\n${targetHelp}\n\n${exitCodeHelp}\n\nEveryday tasks: the "Ops guide" section of README.md`);
-  // Every subcommand created below inherits exitOverride and the output settings.
-  registerRules(program);
-  registerAudiences(program);
-  registerSubscriptions(program);
-  registerPreview(program);
-  registerReplay(program);
-  registerWatermark(program);
-  registerLease(program);
-  registerRun(program);
-  registerSandbox(program);
+/** What commander printed itself (usage errors), kept to be printed escaped once parsing is over. */
+interface CommanderMessages {
+  text: string;
+}
+
+/** The program with its global options and no command groups. */
+function baseProgram(messages: CommanderMessages): Command {
+  return (
+    new Command('news-alerts')
+      .description('Operate news-alerts: rules, audiences and subscriptions, preview and replay, watermark and runs.')
+      .addOption(new Option('--stack <name>', 'CloudFormation stack to act on').default('NewsAlerts'))
+      .option('--region <region>', 'AWS region of the stack (default: the standard AWS configuration)')
+      .option('--local', 'act on the local sandbox instead of the deployed stack')
+      .option('--sandbox-file <file>', 'sandbox descriptor to use (implies --local)')
+      .option('--json', 'print one JSON document on stdout (for scripts); no tables, no progress bars')
+      .option('--actor <name>', `who is making changes (default: $${actorVariable}, the AWS caller, or the OS user)`)
+      .exitOverride()
+      // commander's messages quote the command line (an unknown option, a bad value): kept here and
+      // printed escaped, like all output, once parsing has failed.
+      .configureOutput({
+        outputError: (text) => {
+          messages.text += text;
+        },
+      })
+      .addHelpText(
+        'after',
+        `\n${targetHelp}\n\n${exitCodeHelp}\n\nEveryday tasks: the "Ops guide" section of README.md`,
+      )
+  );
+}
+
+/**
+ * The top-level command the arguments name (`rules` in `--local --stack X rules list`), skipping
+ * global options and their values; `help rules` names `rules`. Undefined when there is none.
+ */
+export function commandNameOf(program: Command, args: readonly string[]): string | undefined {
+  const takesValue = new Set<string>();
+  for (const option of program.options) {
+    if (!option.required && !option.optional) continue;
+    if (option.long) takesValue.add(option.long);
+    if (option.short) takesValue.add(option.short);
+  }
+  let afterHelp = false;
+  for (let index = 0; index < args.length; index++) {
+    const arg = args[index] ?? '';
+    if (arg === '--') return undefined;
+    if (arg.startsWith('-') && arg !== '-') {
+      if (!arg.includes('=') && takesValue.has(arg)) index++;
+      continue;
+    }
+    if (arg === 'help' && !afterHelp) {
+      afterHelp = true;
+      continue;
+    }
+    return arg;
+  }
+  return afterHelp ? 'help' : undefined;
+}
+
+/** Registers the groups `wanted` for real (each module once) and lists the others by name only. */
+async function addGroups(program: Command, wanted: (group: CommandGroup) => boolean): Promise<void> {
+  const loaded = new Set<CommandGroup['load']>();
+  const toLoad = commandGroups.filter(wanted).map((group) => group.load);
+  // Load side by side, register in manifest order (the order --help lists them).
+  const registers = new Map(await Promise.all(toLoad.map(async (load) => [load, await load()] as const)));
+  for (const group of commandGroups) {
+    const register = registers.get(group.load);
+    if (register) {
+      if (!loaded.has(group.load)) register(program);
+      loaded.add(group.load);
+    } else {
+      // Listed by --help and known to "did you mean"; never run (a named group is loaded for real).
+      program
+        .command(group.name)
+        .aliases([...(group.aliases ?? [])])
+        .description(group.summary);
+    }
+  }
+}
+
+/**
+ * Builds the program (a new one per call, so tests can run it more than once). With `args` (the
+ * arguments after node and the script) only the group they name is loaded; without, every group.
+ */
+export async function buildProgram(args?: readonly string[]): Promise<Command> {
+  return (await buildProgramWith(args, { text: '' })).program;
+}
+
+async function buildProgramWith(
+  args: readonly string[] | undefined,
+  messages: CommanderMessages,
+): Promise<{ program: Command; messages: CommanderMessages }> {
+  const program = baseProgram(messages);
+  const named = args === undefined ? undefined : commandNameOf(program, args);
+  const group = named === undefined ? undefined : groupNamed(named);
+  await addGroups(program, (candidate) => args === undefined || candidate.load === group?.load);
   const addExitCodes = (parent: Command) => {
     for (const command of parent.commands) {
       command.addHelpText('after', `\n${exitCodeHelp}`);
       addExitCodes(command);
     }
   };
-  addExitCodes(program);
-  return program;
+  // Stubs have no help of their own; loaded groups (and their subcommands) get the exit codes.
+  for (const command of program.commands) {
+    if (args !== undefined && groupNamed(command.name())?.load !== group?.load) continue;
+    command.addHelpText('after', `\n${exitCodeHelp}`);
+    addExitCodes(command);
+  }
+  return { program, messages };
 }
 
 /**
@@ -66,17 +136,22 @@ export function buildProgram(): Command {
 export async function main(argv: readonly string[]): Promise<number> {
   // The AWS SDK warns about Node 20 on every client; the Lambda runtime is Node 22.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-  const program = buildProgram();
+  const messages: CommanderMessages = { text: '' };
   try {
+    const { program } = await buildProgramWith(argv.slice(2), messages);
     await program.parseAsync([...argv]);
     return ExitCode.ok;
   } catch (error) {
     const code = exitCodeOf(error);
-    // commander has already printed its own usage errors and help.
-    if (!(error instanceof CommanderError)) {
+    // Loaded only when something failed: the happy path never pays for it.
+    const { terminalText } = await import('./output.ts');
+    if (error instanceof CommanderError) {
+      // commander's own message, escaped, and a hint (never the whole help).
+      if (messages.text !== '') process.stderr.write(`${terminalText(messages.text)}(add --help for usage)\n`);
+    } else {
       // Messages quote items, files and flags: printed escaped, like everything else the CLI prints.
       for (const line of describeFailure(error)) process.stderr.write(`news-alerts: ${terminalText(line)}\n`);
-      if (process.env.NEWS_ALERTS_DEBUG && error instanceof Error && error.stack) {
+      if (process.env[debugVariable] && error instanceof Error && error.stack) {
         process.stderr.write(`${terminalText(error.stack)}\n`);
       }
     }

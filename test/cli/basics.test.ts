@@ -20,7 +20,7 @@ function commandPaths(command: Command, prefix: string[] = []): string[][] {
 
 /** The full `--help` output of a command, as a user sees it. */
 async function helpOf(path: readonly string[]): Promise<string> {
-  const program = buildProgram();
+  const program = await buildProgram();
   let text = '';
   const capture = (command: Command) => {
     const write = (chunk: string) => {
@@ -59,7 +59,7 @@ describe('help', () => {
   });
 
   it('every command has --help with a description and the exit codes', async () => {
-    const paths = commandPaths(buildProgram());
+    const paths = commandPaths(await buildProgram());
     expect(paths.map((path) => path.join(' '))).toEqual(
       expect.arrayContaining([
         'rules validate',
