@@ -231,28 +231,31 @@ describe('cdk synth through bin/app.ts', () => {
   });
 });
 
-describe('README', () => {
-  /** The text of one `## Heading` section of the README. */
-  const section = (heading: string): string => {
-    const readme = projectFile('README.md');
-    const start = readme.indexOf(`\n## ${heading}\n`);
-    expect(start, `README has a "## ${heading}" section`).toBeGreaterThan(-1);
-    const end = readme.indexOf('\n## ', start + 1);
-    return readme.slice(start, end === -1 ? undefined : end);
+describe('docs/', () => {
+  /** The text of one `## Heading` section of a docs page, up to the next `##` heading. */
+  const section = (page: string, heading: string): string => {
+    const text = projectFile(`docs/${page}`);
+    const start = text.indexOf(`\n## ${heading}\n`);
+    expect(start, `docs/${page} has a "## ${heading}" section`).toBeGreaterThan(-1);
+    const end = text.indexOf('\n## ', start + 1);
+    return text.slice(start, end === -1 ? undefined : end);
   };
 
-  it('the Deploy section documents every option', () => {
-    const deploy = section('Deploy');
-    for (const key of stackOptions) expect(deploy, key).toContain(`\`${key}\``);
+  it('configuration.md documents every cdk.json option', () => {
+    const options = section('configuration.md', 'Stack options (`cdk.json`)');
+    for (const key of stackOptions) {
+      const row = options.split('\n').find((line) => new RegExp(`^\\|\\s*\`${key}\`\\s*\\|`).test(line));
+      expect(row, key).toBeDefined();
+    }
   });
 
-  it('the Operate section documents every alarm', () => {
-    const operate = section('Operate');
-    for (const alarm of Monitoring.describeAlarms()) expect(operate, alarm.name).toContain(`\`${alarm.name}\``);
+  it('operate.md documents every alarm', () => {
+    const alarms = section('operate.md', 'Alarms');
+    for (const alarm of Monitoring.describeAlarms()) expect(alarms, alarm.name).toContain(`\`${alarm.name}\``);
   });
 
-  it('the Configuration section documents every variable of the alert function with its default', () => {
-    const configuration = section('Configuration');
+  it('configuration.md documents every variable of the alert function with its default', () => {
+    const configuration = section('configuration.md', 'Alert function variables');
     for (const variable of alertRunEnvironment) {
       const row = configuration
         .split('\n')

@@ -1,0 +1,255 @@
+/**
+ * The README is the front door and docs/*.md the manual. These tests keep them navigable: every
+ * relative link (and `#anchor`) resolves, no page repeats a heading, every page opens with a table
+ * of contents, prose lines stay readable, the README keeps the two quick-start commands and links
+ * every page, and every `news-alerts` command the docs show exists in the CLI.
+ */
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { buildProgram } from '../../cli/program.ts';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const docsDir = join(root, 'docs');
+/** README.md and every page directly under docs/ (generated sub-folders such as docs/samples/ have their own test). */
+const pages = [
+  join(root, 'README.md'),
+  ...readdirSync(docsDir)
+    .filter((name) => name.endsWith('.md'))
+    .sort()
+    .map((name) => join(docsDir, name)),
+];
+/** Pages written by a program rather than by hand (docs/cost.md comes from `npm run bench`). */
+const generated = new Set([join(docsDir, 'cost.md')]);
+const name = (file: string) => relative(root, file);
+
+interface Line {
+  readonly number: number;
+  readonly text: string;
+}
+
+/** The lines of a markdown file outside fenced code blocks, with their line numbers. */
+function proseLines(text: string): Line[] {
+  const lines: Line[] = [];
+  let fenced = false;
+  text.split('\n').forEach((line, index) => {
+    if (/^\s*```/.test(line)) fenced = !fenced;
+    else if (!fenced) lines.push({ number: index + 1, text: line });
+  });
+  return lines;
+}
+
+/** The lines inside fenced code blocks. */
+function codeLines(text: string): Line[] {
+  const prose = new Set(proseLines(text).map((line) => line.number));
+  return text
+    .split('\n')
+    .map((line, index) => ({ number: index + 1, text: line }))
+    .filter((line) => !prose.has(line.number) && !/^\s*```/.test(line.text));
+}
+
+/** GitHub's anchor for a heading: lower case, punctuation dropped, spaces become hyphens. */
+function anchorOf(heading: string): string {
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '')
+    .replace(/ /g, '-');
+}
+
+interface Heading {
+  readonly level: number;
+  readonly text: string;
+  readonly line: number;
+}
+
+function headingsOf(file: string): Heading[] {
+  const headings: Heading[] = [];
+  for (const line of proseLines(readFileSync(file, 'utf8'))) {
+    const match = /^(#{1,6})\s+(.*?)\s*#*\s*$/.exec(line.text);
+    if (match?.[1] && match[2] !== undefined)
+      headings.push({ level: match[1].length, text: match[2], line: line.number });
+  }
+  return headings;
+}
+
+interface Link {
+  readonly target: string;
+  readonly line: number;
+}
+
+/** Inline links `[text](target)` in prose, code spans left out. */
+function linksOf(file: string): Link[] {
+  const links: Link[] = [];
+  for (const line of proseLines(readFileSync(file, 'utf8'))) {
+    const text = line.text.replace(/`[^`]*`/g, '');
+    for (const match of text.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)) {
+      if (match[1]) links.push({ target: match[1], line: line.number });
+    }
+  }
+  return links;
+}
+
+/** What is wrong with one link, or undefined when it resolves. */
+function brokenLink(file: string, target: string): string | undefined {
+  if (/^[a-z][a-z0-9+.-]*:/i.test(target)) return undefined; // https:, mailto: — not checked offline
+  const [path = '', anchor] = target.split('#', 2);
+  const destination = path === '' ? file : resolve(dirname(file), decodeURIComponent(path));
+  if (!existsSync(destination)) return `no file ${name(destination)}`;
+  if (anchor === undefined) return undefined;
+  if (statSync(destination).isDirectory() || !destination.endsWith('.md')) return `#${anchor} on a non-markdown target`;
+  const anchors = headingsOf(destination).map((heading) => anchorOf(heading.text));
+  return anchors.includes(anchor) ? undefined : `no heading #${anchor} in ${name(destination)}`;
+}
+
+/** The text of the `## heading` section of a page (up to the next heading of level 2 or less). */
+function section(file: string, heading: string): string {
+  const lines = readFileSync(file, 'utf8').split('\n');
+  const start = lines.indexOf(`## ${heading}`);
+  expect(start, `${name(file)} has a "## ${heading}" section`).toBeGreaterThan(-1);
+  const end = lines.findIndex((line, index) => index > start && /^#{1,2} /.test(line));
+  return lines.slice(start, end === -1 ? undefined : end).join('\n');
+}
+
+describe('anchorOf', () => {
+  it('follows GitHub: code marks and punctuation go, spaces become hyphens, letters of any script stay', () => {
+    expect(anchorOf('The local sandbox (`--local`)')).toBe('the-local-sandbox---local');
+    expect(anchorOf('2. Configure `cdk.json`')).toBe('2-configure-cdkjson');
+    expect(anchorOf("The first run's look-back")).toBe('the-first-runs-look-back');
+    expect(anchorOf('Quiet hours, digests and budgets')).toBe('quiet-hours-digests-and-budgets');
+    expect(anchorOf('기준금리 alerts_now')).toBe('기준금리-alerts_now');
+  });
+});
+
+describe('README and docs/', () => {
+  it.each(pages.map((file) => [name(file), file]))('%s: every relative link and #anchor resolves', (_, file) => {
+    const broken = linksOf(file)
+      .map((link) => ({ link, problem: brokenLink(file, link.target) }))
+      .filter(({ problem }) => problem !== undefined)
+      .map(({ link, problem }) => `${name(file)}:${link.line}: (${link.target}) ${problem}`);
+    expect(broken).toEqual([]);
+  });
+
+  it.each(pages.map((file) => [name(file), file]))('%s: no heading appears twice', (_, file) => {
+    const seen = new Map<string, number>();
+    const duplicates: string[] = [];
+    for (const heading of headingsOf(file)) {
+      const anchor = anchorOf(heading.text);
+      const first = seen.get(anchor);
+      if (first !== undefined) duplicates.push(`"${heading.text}" on lines ${first} and ${heading.line}`);
+      else seen.set(anchor, heading.line);
+    }
+    expect(duplicates).toEqual([]);
+  });
+
+  it.each(pages.filter((file) => !generated.has(file)).map((file) => [name(file), file]))(
+    '%s: opens with a table of contents that links every ## section',
+    (_, file) => {
+      const headings = headingsOf(file);
+      const firstSection = headings.find((heading) => heading.level === 2);
+      expect(firstSection, 'the page has ## sections').toBeDefined();
+      const intro = readFileSync(file, 'utf8')
+        .split('\n')
+        .slice(0, (firstSection?.line ?? 1) - 1)
+        .join('\n');
+      const missing = headings
+        .filter((heading) => heading.level === 2)
+        .map((heading) => `#${anchorOf(heading.text)}`)
+        .filter((anchor) => !intro.includes(`](${anchor})`));
+      expect(missing).toEqual([]);
+    },
+  );
+
+  it.each(pages.filter((file) => !generated.has(file)).map((file) => [name(file), file]))(
+    '%s: no prose line is longer than 160 characters',
+    (_, file) => {
+      const long = proseLines(readFileSync(file, 'utf8'))
+        .filter((line) => !line.text.trimStart().startsWith('|') && [...line.text].length > 160)
+        .map((line) => `${name(file)}:${line.number} (${[...line.text].length} characters)`);
+      expect(long).toEqual([]);
+    },
+  );
+});
+
+describe('README', () => {
+  const readme = join(root, 'README.md');
+
+  it('is a front door: short, with the quick start of exactly `npm start` and `npm test`', () => {
+    const text = readFileSync(readme, 'utf8');
+    expect(text.split('\n').length).toBeLessThanOrEqual(150);
+    expect(section(readme, 'Quick start')).toContain('```sh\nnpm start\nnpm test\n```');
+  });
+
+  it('shows the CLI: the install step that puts news-alerts on the PATH, then the sandbox and --help', () => {
+    const cli = section(readme, 'The CLI in five lines');
+    const commands = codeLines(cli).map((line) => line.text.replace(/\s+#.*$/, '').trim());
+    expect(commands).toEqual([
+      'npm ci && npm link',
+      'news-alerts sandbox up',
+      'news-alerts --local rules list',
+      'news-alerts --local run',
+      'news-alerts --help',
+    ]);
+  });
+
+  it('links every page of docs/', () => {
+    const links = new Set(linksOf(readme).map((link) => link.target.split('#')[0]));
+    const unlinked = pages.filter((file) => file !== readme && !links.has(name(file)));
+    expect(unlinked.map(name)).toEqual([]);
+  });
+});
+
+describe('news-alerts commands in the docs', () => {
+  /** Every `news-alerts …` command line in code blocks and code spans, as its words. */
+  function documentedCommands(): { where: string; words: string[] }[] {
+    const found: { where: string; words: string[] }[] = [];
+    for (const file of pages) {
+      const text = readFileSync(file, 'utf8');
+      const candidates = [
+        ...codeLines(text),
+        ...proseLines(text).flatMap((line) =>
+          [...line.text.matchAll(/`([^`]+)`/g)].map((match) => ({ number: line.number, text: match[1] ?? '' })),
+        ),
+      ];
+      for (const line of candidates) {
+        for (const match of line.text.matchAll(/(?:^|[|;&]\s*|\$\(\s*)news-alerts((?:\s+[^\s|;&#]+)*)/g)) {
+          found.push({
+            where: `${name(file)}:${line.number}`,
+            words: (match[1] ?? '').trim().split(/\s+/).filter(Boolean),
+          });
+        }
+      }
+    }
+    return found;
+  }
+
+  it('name commands and subcommands the CLI has (the verb is `rules put`, not `rules add`)', async () => {
+    const program = await buildProgram();
+    const valued = new Set(
+      program.options.filter((option) => option.required || option.optional).map((option) => option.long),
+    );
+    const unknown: string[] = [];
+    const commands = documentedCommands();
+    expect(commands.length).toBeGreaterThan(30);
+    for (const { where, words } of commands) {
+      let index = 0;
+      while (index < words.length && words[index]?.startsWith('-')) index += valued.has(words[index]) ? 2 : 1;
+      const group = words[index];
+      if (group === undefined || group.includes('…') || group.startsWith('<')) continue; // `news-alerts --help`, `news-alerts …`
+      const command = program.commands.find(
+        (candidate) => candidate.name() === group || candidate.aliases().includes(group),
+      );
+      if (!command) {
+        unknown.push(`${where}: news-alerts ${words.join(' ')} (no command "${group}")`);
+        continue;
+      }
+      const verb = words[index + 1];
+      if (command.commands.length === 0 || verb === undefined || verb.startsWith('-') || /[<…|]/.test(verb)) continue;
+      if (!command.commands.some((sub) => sub.name() === verb || sub.aliases().includes(verb))) {
+        unknown.push(`${where}: news-alerts ${words.join(' ')} (no "${group} ${verb}")`);
+      }
+    }
+    expect(unknown).toEqual([]);
+  });
+});
