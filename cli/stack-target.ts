@@ -22,7 +22,7 @@ import {
   type InvokeOutcome,
   type ResourceNames,
   type StackTarget,
-} from './target.ts';
+} from './target-model.ts';
 
 /**
  * The account and region of a stack, from its id (`arn:aws:cloudformation:<region>:<account>:stack/…`).

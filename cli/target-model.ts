@@ -1,0 +1,93 @@
+/**
+ * What a target is, shared by the two kinds (cli/target.ts resolves one; cli/stack-target.ts builds
+ * the deployed stack's), so neither module imports the other: target.ts loads stack-target.ts
+ * with a dynamic import, and stack-target.ts needs only this module.
+ */
+import { type AlertRunConfig, loadAlertRunConfig } from '#alert-run/config';
+import { ConfigError } from '#core/errors';
+import type { AwsClients } from './aws-clients.ts';
+import { UsageError } from './errors.ts';
+import type { SandboxDescriptor } from './sandbox-descriptor.ts';
+
+/** Resource names a command may need; the stack's outputs or the sandbox descriptor provide them. */
+export interface ResourceNames {
+  readonly rulesTable: string;
+  readonly audiencesTable: string;
+  readonly stateTable: string;
+  /** Audience topics are `<audienceTopicPrefix><audienceId>`. */
+  readonly audienceTopicPrefix: string;
+  /** KMS key new audience topics are encrypted with (stack only). */
+  readonly audienceTopicKeyArn?: string | undefined;
+  readonly apiKeySecretId: string;
+  readonly alertFunctionName?: string | undefined;
+  readonly slackWebhookSecretPrefix?: string | undefined;
+  readonly slackRelayFunctionArn?: string | undefined;
+  readonly slackRelayDeadLetterQueueArn?: string | undefined;
+  readonly deliveryDeadLetterQueueArn?: string | undefined;
+  /** Sandbox only: SQS queues `<prefix><audienceId>` stand in for the Slack relay Lambda. */
+  readonly slackStandInQueuePrefix?: string | undefined;
+}
+
+/** Where the deployment lives: the only account and region its alert function can publish in. */
+export interface DeploymentHome {
+  readonly partition: string;
+  readonly region: string;
+  readonly account: string;
+}
+
+/** What invoking the deployed alert function returned. */
+export type InvokeOutcome =
+  | { readonly ok: true; readonly payload: unknown }
+  | { readonly ok: false; readonly errorType: string; readonly errorMessage: string };
+
+interface TargetBase {
+  /** `stack NewsAlerts` or `sandbox /path/.sandbox/sandbox.json`, for messages. */
+  readonly label: string;
+  readonly names: ResourceNames;
+  readonly clients: AwsClients;
+  /** The alert function's configuration: what `run`, `preview` and `replay` read the provider with. */
+  alertRunConfig(): Promise<AlertRunConfig>;
+  /** The AWS identity making the calls, when it can be known (for `updatedBy`). */
+  callerIdentity(): Promise<string | undefined>;
+  /** The deployment's account and region (audience topics must be there). */
+  home(): Promise<DeploymentHome>;
+  close(): void;
+}
+
+/** The deployed stack. */
+export interface StackTarget extends TargetBase {
+  readonly kind: 'stack';
+  readonly stackName: string;
+  /** Invokes the alert function synchronously (RequestResponse). */
+  invokeAlertFunction(): Promise<InvokeOutcome>;
+}
+
+/** The local sandbox. */
+export interface LocalTarget extends TargetBase {
+  readonly kind: 'local';
+  readonly descriptorPath: string;
+  readonly descriptor: SandboxDescriptor;
+}
+
+export type Target = StackTarget | LocalTarget;
+
+/** The global options that choose the target. */
+export interface TargetOptions {
+  readonly local?: boolean;
+  readonly sandboxFile?: string;
+  readonly stack: string;
+  readonly region?: string;
+}
+
+/** The alert run's own config validation, with the source named when it fails. */
+export function alertConfigFrom(
+  environment: Readonly<Record<string, string | undefined>>,
+  source: string,
+): AlertRunConfig {
+  try {
+    return loadAlertRunConfig(environment);
+  } catch (error) {
+    if (error instanceof ConfigError) throw new UsageError(`${source}: ${error.message}`, [], { cause: error });
+    throw error;
+  }
+}
