@@ -2,7 +2,7 @@
  * The stack's configuration: read from CDK context (`cdk.json`, or `-c key=value` on the command
  * line), validated with zod, and turned into typed props. A bad value fails `cdk synth` with a
  * message that names the context key and says what to fix, so a wrong setting never reaches an
- * account. Every option, its default and its meaning is listed in `stackOptions`; the README's "Deploy" section
+ * account. Every option, its default and its meaning is listed in `stackOptions`; docs/configuration.md
  * documents the same list and a test keeps the two in step.
  */
 import { z } from 'zod';

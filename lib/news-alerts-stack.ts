@@ -110,7 +110,7 @@ export class NewsAlertsStack extends Stack {
     if (config.usesPlaceholderBaseUrl) {
       Annotations.of(this).addWarningV2(
         'news-alerts:placeholder-base-url',
-        `newsApiBaseUrl is still the example ${config.newsApiBaseUrl}; set the provider's base URL in cdk.json before deploying (README.md, "Deploy")`,
+        `newsApiBaseUrl is still the example ${config.newsApiBaseUrl}; set the provider's base URL in cdk.json before deploying (docs/deploy.md)`,
       );
     }
 

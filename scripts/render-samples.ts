@@ -382,7 +382,7 @@ export function renderSamples(): Map<string, string> {
       'Each sample has one file per channel: `email.txt` (subject and plain-text body), `sms.txt` (with',
       'its encoding and segment count), `slack.json` (the Block Kit message the Slack relay posts) and',
       '`webhook.json` (the structured JSON that HTTPS, SQS and Lambda subscribers receive; also an',
-      'Amazon Q Developer custom notification). See [Delivery](../../README.md#delivery) for what they mean.',
+      'Amazon Q Developer custom notification). See [Delivery](../delivery.md) for what they mean.',
       '',
       '| sample | what it shows | SMS |',
       '| --- | --- | --- |',

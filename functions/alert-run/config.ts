@@ -1,7 +1,7 @@
 /**
  * The alert function's configuration, read once at cold start from environment variables the
  * stack sets (and the local sandbox sets the same way). Every variable, its default and its
- * meaning is listed in `alertRunEnvironment`; the README's configuration table is generated from
+ * meaning is listed in `alertRunEnvironment`; the configuration table in docs/configuration.md is generated from
  * the same list, so docs and code cannot drift.
  */
 import * as z from 'zod/mini';

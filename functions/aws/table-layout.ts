@@ -2,7 +2,7 @@
  * Key schema of the three tables, shared by the adapters, the CDK stack and the local sandbox so
  * they can never disagree.
  *
- * - rules:     one item per rule, partition key `ruleId` (ops-edited; README, "Rules and audiences")
+ * - rules:     one item per rule, partition key `ruleId` (ops-edited; docs/rules-and-audiences.md)
  * - audiences: one item per audience, partition key `audienceId` (ops-edited)
  * - state:     run state written only by the function and the CLI: watermark, run lease,
  *              delivery ledger, parked undeliverable notifications, run history, and

@@ -39,7 +39,7 @@ export interface MonitoringProps {
   readonly removalPolicy: RemovalPolicy;
 }
 
-/** One alarm as documented in the README's "Operate" section: name, meaning and action. */
+/** One alarm as documented in docs/operate.md: name, meaning and action. */
 export interface AlarmDoc {
   readonly name: string;
   readonly meaning: string;
@@ -49,7 +49,7 @@ export interface AlarmDoc {
 /**
  * The alerter that alerts on itself: an encrypted ops topic (with an optional email subscriber),
  * alarms on the function, the run metrics, the dead-letter queues and SNS delivery, and a
- * dashboard. Every alarm description says what the alarm means and what to do; the README's "Operate" section
+ * dashboard. Every alarm description says what the alarm means and what to do; docs/operate.md
  * says the same at more length.
  */
 export class Monitoring extends Construct {
@@ -116,7 +116,7 @@ export class Monitoring extends Construct {
     });
   }
 
-  /** Every alarm with its meaning and action, for the README's "Operate" section and the tests. */
+  /** Every alarm with its meaning and action, for docs/operate.md and the tests. */
   static describeAlarms(): readonly AlarmDoc[] {
     return alarmDocs;
   }
@@ -136,7 +136,7 @@ export class Monitoring extends Construct {
     const alarm = new cloudwatch.Alarm(this, `Alarm-${slug}`, {
       ...props,
       alarmName: `${this.#props.resourcePrefix}-${slug}`,
-      alarmDescription: `${doc.meaning} What to do: ${doc.action} (README.md "Operate", "${slug}")`,
+      alarmDescription: `${doc.meaning} What to do: ${doc.action} (docs/operate.md, "${slug}")`,
     });
     alarm.addAlarmAction(this.#action);
     alarm.addOkAction(this.#action);
@@ -265,7 +265,7 @@ export class Monitoring extends Construct {
     });
     dashboard.addWidgets(
       new cloudwatch.TextWidget({
-        markdown: `# news-alerts (${p.resourcePrefix})\nRuns every ${p.intervalMinutes} min. Alarms go to the ops topic; what each one means and what to do: the "Operate" section of the README.`,
+        markdown: `# news-alerts (${p.resourcePrefix})\nRuns every ${p.intervalMinutes} min. Alarms go to the ops topic; what each one means and what to do: docs/operate.md in the news-alerts repository.`,
         width: 24,
         height: 2,
       }),
@@ -374,7 +374,7 @@ export class Monitoring extends Construct {
 
 /**
  * Every alarm: what it means and what to do. The alarm descriptions are built from this list and
- * the README's "Operate" section documents each entry (a test checks that every name appears there).
+ * docs/operate.md documents each entry (a test checks that every name appears there).
  */
 const alarmDocs: readonly AlarmDoc[] = [
   {
@@ -462,7 +462,7 @@ const alarmDocs: readonly AlarmDoc[] = [
     name: 'slack-relay-dlq',
     meaning: 'Alerts could not be posted to Slack after every retry (webhook revoked, channel archived, Slack down).',
     action:
-      "Read a message to find the audience and the error; fix the webhook secret (<prefix>/slack/<audienceId>); then re-invoke the relay with each message's SNS event (the Operate section of the README shows the loop) and delete the message.",
+      "Read a message to find the audience and the error; fix the webhook secret (<prefix>/slack/<audienceId>); then re-invoke the relay with each message's SNS event (docs/operate.md shows the loop) and delete the message.",
   },
   {
     name: 'delivery-dlq',
