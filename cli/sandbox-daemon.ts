@@ -1,55 +1,80 @@
 /**
  * The background process behind `news-alerts sandbox up`: it starts moto server (the local AWS
- * emulator) and, through `startLocalStack`, the news API simulator, the local HTTPS receivers and
- * everything `npm start` provisions (tables, one topic per example audience with its
- * subscriptions, the API-key secret, the example rules). Then it writes the sandbox descriptor
- * and stays up until `news-alerts sandbox down` sends SIGTERM. Not a command: the CLI spawns it.
+ * emulator) and, through `startLocalStack`, the news API simulator (or, with a provider URL, no
+ * simulator: a real provider), the local HTTPS receivers and everything `npm start` provisions
+ * (tables, one topic per example audience with its subscriptions, the API-key secret, the example
+ * rules). Then it writes the sandbox descriptor and stays up until `news-alerts sandbox down`
+ * sends SIGTERM. Not a command: the CLI spawns it.
  *
- * Usage: node --import tsx cli/sandbox-daemon.ts <descriptor path> [seed]
+ * The API key of a real provider comes from `NEWS_API_KEY` in its environment (never argv); without
+ * it the secret is created empty, as the stack creates it, for `news-alerts --local api-key set`.
+ *
+ * Usage: node --import tsx cli/sandbox-daemon.ts <descriptor path> <start options JSON>
+ *        node dist/sandbox-daemon.js <descriptor path> <start options JSON>   (the bundle)
  */
-import { rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname, userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
 import { silentLog } from '#core/ports';
 import { startLocalStack } from '#sandbox/local-stack';
 import { startMoto } from '#sandbox/moto';
 import { createCertificateAuthority } from '#sandbox/tls';
-import { describeLocalStack, writeDescriptor } from './sandbox-descriptor.ts';
+import { describeLocalStack, SandboxStartSchema, startEnvironment, writeDescriptor } from './sandbox-descriptor.ts';
 
 /** Resource-name prefix of the CLI's sandbox (the same default as local-stack.ts). */
 export const sandboxPrefix = 'news-alerts-local-';
 
-/** A fresh sandbox has no watermark: the first run looks back a day, so there is something to see. */
-export const sandboxEnvironment = { INITIAL_LOOKBACK_MINUTES: '1440' } as const;
+function startedBy(): string {
+  try {
+    return `${userInfo().username}@${hostname()}`;
+  } catch {
+    return `${process.env.USER ?? 'unknown'}@${hostname()}`;
+  }
+}
 
 async function main(): Promise<void> {
-  const [descriptorPath, seedText] = process.argv.slice(2);
-  if (!descriptorPath) throw new Error('usage: sandbox-daemon <descriptor path> [seed]');
+  const [descriptorPath, startText] = process.argv.slice(2);
+  if (!descriptorPath) throw new Error('usage: sandbox-daemon <descriptor path> <start options JSON>');
+  const start = SandboxStartSchema.parse(JSON.parse(startText ?? '{}'));
   const dir = dirname(descriptorPath);
-  const caPath = join(dir, 'sandbox-cli-ca.pem');
+  const sandboxCaPath = join(dir, 'sandbox-cli-ca.pem');
   const ca = await createCertificateAuthority();
-  writeFileSync(caPath, ca.cert);
+  writeFileSync(sandboxCaPath, ca.cert);
+  // The provider's CA is copied beside the descriptor: the sandbox does not depend on where it was.
+  let providerCaPath = sandboxCaPath;
+  if (start.provider?.caPath !== undefined) {
+    providerCaPath = join(dir, 'provider-ca.pem');
+    copyFileSync(start.provider.caPath, providerCaPath);
+  }
+  const environment = startEnvironment(start);
   // moto posts HTTPS subscriptions to the local receivers, whose certificates this CA signs.
-  const moto = await startMoto({ caBundlePath: caPath });
+  const moto = await startMoto({ caBundlePath: sandboxCaPath });
   const stack = await startLocalStack({
     motoEndpoint: moto.endpoint,
     ca,
     prefix: sandboxPrefix,
-    simulator: { seed: Number(seedText ?? 7), generate: { days: 2, perDay: 240, live: true } },
-    environment: sandboxEnvironment,
+    simulator: { seed: start.seed, generate: { days: 2, perDay: 240, live: true } },
+    provider:
+      start.provider === undefined
+        ? undefined
+        : { url: start.provider.url, apiKey: process.env.NEWS_API_KEY?.trim() || undefined },
+    environment,
     log: silentLog,
   });
   const descriptor = describeLocalStack(stack, {
     endpoint: moto.endpoint,
     prefix: sandboxPrefix,
-    caPath,
-    environment: sandboxEnvironment,
+    caPath: providerCaPath,
+    environment,
   });
   writeDescriptor(descriptorPath, {
     ...descriptor,
-    daemon: { pid: process.pid, logPath: join(dir, 'sandbox.log'), startedAt: Date.now() },
+    daemon: { pid: process.pid, logPath: join(dir, 'sandbox.log'), startedAt: Date.now(), startedBy: startedBy() },
   });
   process.stdout.write(
-    `${new Date().toISOString()} sandbox ready: moto ${moto.endpoint}, simulator ${stack.simulator?.url ?? '-'}, ${stack.topics.size} audiences\n`,
+    `${new Date().toISOString()} sandbox ready: moto ${moto.endpoint}, provider ${descriptor.provider.url}${
+      stack.simulator ? ' (simulator)' : ''
+    }, ${stack.topics.size} audiences\n`,
   );
 
   let stopping = false;

@@ -1,12 +1,19 @@
 /**
  * The sandbox descriptor: one JSON file that tells `news-alerts --local` where the local sandbox
- * lives (moto server's endpoint, table, topic and secret names, the news API simulator's URL and
- * CA, and the alert-function environment the sandbox runs with). `news-alerts sandbox up` writes
- * it to `.sandbox/sandbox.json`; tests write their own for a sandbox they start in-process.
+ * lives (moto server's endpoint, table, topic and secret names, the provider it reads and the
+ * alert-function environment the sandbox runs with). `news-alerts sandbox up` writes it to
+ * `.sandbox/sandbox.json`; tests write their own for a sandbox they start in-process.
+ *
+ * The provider is described once, in `provider.*` (URL, CA file, time zone, page size, response
+ * mapping): {@link readDescriptor} builds the provider variables of `alertEnvironment` from it,
+ * and refuses a descriptor whose `alertEnvironment` says otherwise. So `run`, `preview` and
+ * `replay` can never read one provider while trusting another's CA.
  */
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
+import { alertRunEnvironment, loadAlertRunConfig } from '#alert-run/config';
+import { ConfigError } from '#core/errors';
 import { describeIssues } from '#core/model';
 import type { LocalStack } from '#sandbox/local-stack';
 import { NotFoundError, UsageError } from './errors.ts';
@@ -35,20 +42,40 @@ export const SandboxDescriptorSchema = z.strictObject({
      */
     slackStandInQueuePrefix: name,
   }),
+  /** The one description of the provider the sandbox reads (see the module comment). */
   provider: z.strictObject({
-    /** The news API simulator's HTTPS base URL. */
+    /** The provider's HTTPS base URL (`NEWS_API_BASE_URL`): the simulator's, or a real provider's. */
     url: z.url(),
-    /** PEM file of the CA that signed the simulator's certificate (relative to the descriptor). */
+    /**
+     * PEM file of an extra CA to trust for the provider (relative to the descriptor), in addition
+     * to the system roots: the sandbox CA for the simulator, `--provider-ca` for a real provider.
+     */
     caPath: name,
-    timeZone: name,
+    /** `NEWS_API_TIME_ZONE`: the provider's zone for date-only ranges and zone-less timestamps. */
+    timeZone: name.optional(),
+    /** `NEWS_API_PAGE_SIZE`. */
+    pageSize: z.number().int().min(1).max(1000).optional(),
+    /** `NEWS_API_RESPONSE_MAPPING`, as the JSON object itself. */
+    responseMapping: z.record(z.string(), z.unknown()).optional(),
+    /** True when the provider is the bundled news API simulator. */
+    simulator: z.boolean().optional(),
   }),
   /**
    * The alert function's environment variables for this sandbox (the same names the stack sets),
-   * so `run`, `preview` and `replay` read the provider exactly as the sandbox's runs do.
+   * so `run`, `preview` and `replay` read the provider exactly as the sandbox's runs do. The
+   * provider's variables come from `provider.*`; here they may only repeat the same values.
    */
   alertEnvironment: z.record(z.string(), z.string()),
   /** Set by `sandbox up`: the background process that hosts moto server and the simulator. */
-  daemon: z.strictObject({ pid: z.number().int().positive(), logPath: name, startedAt: z.number() }).optional(),
+  daemon: z
+    .strictObject({
+      pid: z.number().int().positive(),
+      logPath: name,
+      startedAt: z.number(),
+      /** Who started it, for `sandbox status` (user@host). */
+      startedBy: name.optional(),
+    })
+    .optional(),
 });
 
 export type SandboxDescriptor = z.infer<typeof SandboxDescriptorSchema>;
@@ -86,7 +113,77 @@ export function readDescriptor(path: string): SandboxDescriptor {
   if (!parsed.success) {
     throw new UsageError(`the sandbox descriptor ${path} is invalid: ${describeIssues(parsed.error)}`);
   }
-  return parsed.data;
+  const descriptor = parsed.data;
+  const alertEnvironment = effectiveEnvironment(descriptor, path);
+  try {
+    // The run's own validation, here already: a bad URL, zone, page size or mapping is named now,
+    // not when a command first reads the provider. The CA is checked when it is read.
+    loadAlertRunConfig(alertEnvironment);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    throw new UsageError(
+      `the sandbox descriptor ${path} is invalid (provider.* and alertEnvironment are the alert function's variables): ${error.message}`,
+      [],
+      { cause: error },
+    );
+  }
+  return { ...descriptor, alertEnvironment };
+}
+
+/** The provider variables `provider.*` stands for, and the field each comes from. */
+const providerVariables = {
+  NEWS_API_BASE_URL: 'provider.url',
+  NEWS_API_TIME_ZONE: 'provider.timeZone',
+  NEWS_API_PAGE_SIZE: 'provider.pageSize',
+  NEWS_API_RESPONSE_MAPPING: 'provider.responseMapping',
+  NEWS_API_CA_PEM: 'provider.caPath',
+} as const;
+
+/** The provider's alert-function variables, from `provider.*` only. */
+export function providerEnvironment(provider: SandboxDescriptor['provider']): Record<string, string> {
+  return {
+    NEWS_API_BASE_URL: provider.url,
+    ...(provider.timeZone !== undefined ? { NEWS_API_TIME_ZONE: provider.timeZone } : {}),
+    ...(provider.pageSize !== undefined ? { NEWS_API_PAGE_SIZE: String(provider.pageSize) } : {}),
+    ...(provider.responseMapping !== undefined
+      ? { NEWS_API_RESPONSE_MAPPING: JSON.stringify(provider.responseMapping) }
+      : {}),
+  };
+}
+
+/**
+ * `alertEnvironment` with the provider's variables taken from `provider.*`.
+ * @throws UsageError when `alertEnvironment` sets a provider variable to anything else
+ */
+function effectiveEnvironment(descriptor: SandboxDescriptor, path: string): Record<string, string> {
+  const fromProvider = providerEnvironment(descriptor.provider);
+  const problems: string[] = [];
+  for (const [variable, field] of Object.entries(providerVariables)) {
+    const stated = descriptor.alertEnvironment[variable];
+    if (stated === undefined || sameValue(variable, stated, fromProvider[variable])) continue;
+    problems.push(
+      variable === 'NEWS_API_CA_PEM'
+        ? `alertEnvironment.NEWS_API_CA_PEM: the CA comes from the file ${field} names; remove it from alertEnvironment`
+        : `alertEnvironment.${variable} is ${JSON.stringify(stated)} but ${field} is ${
+            fromProvider[variable] === undefined ? 'not set' : JSON.stringify(fromProvider[variable])
+          }; the provider is described once, in ${field}: remove ${variable} from alertEnvironment`,
+    );
+  }
+  if (problems.length > 0) {
+    throw new UsageError(`the sandbox descriptor ${path} describes the provider twice, differently`, problems);
+  }
+  return { ...descriptor.alertEnvironment, ...fromProvider };
+}
+
+/** Equal values of a variable (a mapping compares as JSON, whatever its spacing). */
+function sameValue(variable: string, stated: string, expected: string | undefined): boolean {
+  if (expected === undefined) return false;
+  if (variable !== 'NEWS_API_RESPONSE_MAPPING') return stated.trim() === expected;
+  try {
+    return JSON.stringify(JSON.parse(stated)) === expected;
+  } catch {
+    return false;
+  }
 }
 
 /** The CA path of a descriptor, resolved against the descriptor's folder when relative. */
@@ -125,6 +222,16 @@ export interface DescribeLocalStackOptions {
 export function describeLocalStack(stack: LocalStack, options: DescribeLocalStackOptions): SandboxDescriptor {
   const { config } = stack;
   const tables = config.tables;
+  const provider: SandboxDescriptor['provider'] = {
+    url: config.provider.baseUrl,
+    caPath: options.caPath,
+    ...(config.provider.timestampTimeZone ? { timeZone: config.provider.timestampTimeZone } : {}),
+    ...(options.environment?.NEWS_API_PAGE_SIZE ? { pageSize: config.provider.pageSize } : {}),
+    ...(options.environment?.NEWS_API_RESPONSE_MAPPING
+      ? { responseMapping: JSON.parse(options.environment.NEWS_API_RESPONSE_MAPPING) as Record<string, unknown> }
+      : {}),
+    simulator: stack.simulator !== undefined,
+  };
   return {
     version: 1,
     endpoint: options.endpoint,
@@ -138,13 +245,11 @@ export function describeLocalStack(stack: LocalStack, options: DescribeLocalStac
       slackWebhookSecretPrefix: `${options.prefix}slack/`,
       slackStandInQueuePrefix: `${options.prefix}slack-`,
     },
-    provider: { url: config.provider.baseUrl, caPath: options.caPath, timeZone: config.provider.timeZone },
+    provider,
     alertEnvironment: {
-      NEWS_API_BASE_URL: config.provider.baseUrl,
-      // A sandbox's provider is local (the simulator on loopback) by design.
+      // A sandbox's provider may be local (the simulator on loopback) by design.
       NEWS_API_ALLOW_INTERNAL_TARGET: 'true',
       NEWS_API_KEY_SECRET_ID: stack.secretId,
-      ...(config.provider.timestampTimeZone ? { NEWS_API_TIME_ZONE: config.provider.timestampTimeZone } : {}),
       RULES_TABLE_NAME: tables.rules,
       AUDIENCES_TABLE_NAME: tables.audiences,
       STATE_TABLE_NAME: tables.state,
@@ -152,6 +257,62 @@ export function describeLocalStack(stack: LocalStack, options: DescribeLocalStac
       NEWS_API_BASE_DELAY_MS: '20',
       NEWS_API_MAX_DELAY_MS: '500',
       ...options.environment,
+      // Last: the provider is what provider.* says (the environment's values went into it above).
+      ...providerEnvironment(provider),
     },
+  };
+}
+
+/** What `sandbox up` (and `npm start`) start the sandbox with, besides the example data. */
+export const SandboxStartSchema = z.strictObject({
+  /** Seed of the simulator's articles (ignored with `provider`). */
+  seed: z.number().int().min(0).default(7),
+  /** `INITIAL_LOOKBACK_MINUTES` of the sandbox: where its very first run starts. */
+  initialLookbackMinutes: z
+    .number()
+    .int()
+    .min(0)
+    .max(31 * 24 * 60),
+  /** `NEWS_API_PAGE_SIZE` (simulator or provider). */
+  pageSize: z.number().int().min(1).max(1000).optional(),
+  /** A real provider instead of the simulator; its API key comes from `NEWS_API_KEY` or `api-key set`. */
+  provider: z
+    .strictObject({
+      url: z.url(),
+      /** Absolute path of a PEM file: an extra CA to trust for it. */
+      caPath: name.optional(),
+      timeZone: name.optional(),
+      responseMapping: z.record(z.string(), z.unknown()).optional(),
+    })
+    .optional(),
+});
+
+export type SandboxStart = z.infer<typeof SandboxStartSchema>;
+
+/**
+ * How far back a fresh sandbox's first run reads: a day with the simulator (so the first run has
+ * something to show; said in the output), the deployed default with a real provider.
+ */
+export function defaultSandboxLookbackMinutes(withProvider: boolean): number {
+  return withProvider ? deployedInitialLookbackMinutes : simulatorInitialLookbackMinutes;
+}
+
+/** The first run's lookback with the simulator: a day of seeded articles. */
+export const simulatorInitialLookbackMinutes = 1440;
+
+/** The alert function's own default `INITIAL_LOOKBACK_MINUTES` (what a deployed stack uses). */
+export const deployedInitialLookbackMinutes = Number(
+  alertRunEnvironment.find((variable) => variable.name === 'INITIAL_LOOKBACK_MINUTES')?.default ?? '60',
+);
+
+/** The alert-function variables a sandbox started with `start` runs with (besides names and the CA). */
+export function startEnvironment(start: SandboxStart): Record<string, string> {
+  return {
+    INITIAL_LOOKBACK_MINUTES: String(start.initialLookbackMinutes),
+    ...(start.pageSize !== undefined ? { NEWS_API_PAGE_SIZE: String(start.pageSize) } : {}),
+    ...(start.provider?.timeZone !== undefined ? { NEWS_API_TIME_ZONE: start.provider.timeZone } : {}),
+    ...(start.provider?.responseMapping !== undefined
+      ? { NEWS_API_RESPONSE_MAPPING: JSON.stringify(start.provider.responseMapping) }
+      : {}),
   };
 }

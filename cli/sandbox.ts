@@ -1,8 +1,13 @@
 /**
  * `news-alerts sandbox up|down|status`: the local sandbox as a background process owned by the
  * project's `.sandbox/` folder (or the folder of `--sandbox-file`). `up` starts moto server and
- * the news API simulator with the example audiences and rules (cli/sandbox-daemon.ts) and waits
- * until the descriptor is written; every other command then works against it with `--local`.
+ * the news API simulator (or, with `--provider-url`, a real provider) with the example audiences
+ * and rules (cli/sandbox-daemon.ts) and waits until the descriptor is written; every other command
+ * then works against it with `--local`.
+ *
+ * The provider options are checked here, with the alert function's own validation, before
+ * anything starts: a bad URL, CA file, zone or mapping is a usage error (exit 2), not a daemon
+ * that dies in the background.
  */
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
@@ -10,20 +15,48 @@ import { dirname, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
-import type { Command } from 'commander';
+import { DescribeSecretCommand } from '@aws-sdk/client-secrets-manager';
+import { type Command, Option } from 'commander';
+import { loadAlertRunConfig } from '#alert-run/config';
+import { ConfigError } from '#core/errors';
 import { localAwsConfig } from '#sandbox/moto';
 import { AwsClients } from './aws-clients.ts';
 import { action, integerOption } from './command.ts';
 import { type CommandContext, projectRoot } from './context.ts';
-import { NotFoundError, OperationFailedError } from './errors.ts';
+import { NotFoundError, OperationFailedError, UsageError } from './errors.ts';
 import { formatInstant } from './output.ts';
-import { defaultSandboxDir, descriptorFileName, readDescriptor, type SandboxDescriptor } from './sandbox-descriptor.ts';
+import {
+  caPathOf,
+  defaultSandboxDir,
+  defaultSandboxLookbackMinutes,
+  deployedInitialLookbackMinutes,
+  descriptorFileName,
+  readDescriptor,
+  type SandboxDescriptor,
+  type SandboxStart,
+  SandboxStartSchema,
+  startEnvironment,
+} from './sandbox-descriptor.ts';
 
-const daemonScript = fileURLToPath(new URL('./sandbox-daemon.ts', import.meta.url));
+/**
+ * How to start the daemon from the module at `moduleUrl`: from source, `sandbox-daemon.ts` beside
+ * it through tsx; from the bundle (`dist/*.js`), the bundled `sandbox-daemon.js` beside it.
+ */
+export function daemonCommand(moduleUrl: string): string[] {
+  const bundled = moduleUrl.endsWith('.js');
+  const script = fileURLToPath(new URL(bundled ? './sandbox-daemon.js' : './sandbox-daemon.ts', moduleUrl));
+  return bundled ? [script] : ['--import', 'tsx', script];
+}
 
 /** The descriptor path `sandbox` commands manage. */
 const descriptorPathOf = (context: CommandContext): string =>
   resolve(context.options.sandboxFile ?? join(defaultSandboxDir(projectRoot), descriptorFileName));
+
+/** `--local`, or `--sandbox-file <path>` (quoted when the shell would split it): for hints. */
+function selectorOf(context: CommandContext, path: string): string {
+  if (context.options.sandboxFile === undefined) return '--local';
+  return `--sandbox-file ${/^[\w./:@%+=,-]+$/.test(path) ? path : `'${path.replaceAll("'", `'\\''`)}'`}`;
+}
 
 const isAlive = (pid: number): boolean => {
   try {
@@ -39,15 +72,103 @@ function readIfPresent(path: string): SandboxDescriptor | undefined {
   return existsSync(path) ? readDescriptor(path) : undefined;
 }
 
+/** One SQS queue of the sandbox and what it holds. */
+interface SandboxQueue {
+  readonly name: string;
+  readonly audienceId: string;
+  readonly kind: 'audit' | 'slack';
+  readonly holds: string;
+  readonly messages: number | undefined;
+}
+
 interface SandboxStatus {
   running: boolean;
   descriptor: string;
   pid?: number | undefined;
   startedAt?: string | undefined;
+  startedBy?: string | undefined;
   endpoint?: string | undefined;
+  /** The simulator's URL (only when the provider is the simulator). */
   simulator?: string | undefined;
+  provider?:
+    | {
+        url: string;
+        simulator: boolean;
+        caPath: string;
+        timeZone: string | undefined;
+        pageSize: number | undefined;
+        responseMapping: boolean;
+      }
+    | undefined;
+  initialLookbackMinutes?: number | undefined;
+  apiKey?: { secretId: string; set: boolean | undefined } | undefined;
+  queues?: SandboxQueue[] | undefined;
   tablesReachable?: boolean | undefined;
   logPath?: string | undefined;
+}
+
+/** `<prefix>audit-`: the audit queues' prefix, beside the Slack stand-in queues' `<prefix>slack-`. */
+function auditQueuePrefixOf(descriptor: SandboxDescriptor): string {
+  const slack = descriptor.names.slackStandInQueuePrefix;
+  return slack.endsWith('slack-') ? `${slack.slice(0, -'slack-'.length)}audit-` : `${slack}audit-`;
+}
+
+/** The sandbox's audit and Slack stand-in queues, with their message counts. */
+async function sandboxQueues(clients: AwsClients, descriptor: SandboxDescriptor): Promise<SandboxQueue[]> {
+  const { SQSClient, ListQueuesCommand, GetQueueAttributesCommand } = await import('@aws-sdk/client-sqs');
+  const sqs = new SQSClient({ ...clients.config });
+  try {
+    const kinds = [
+      {
+        kind: 'audit' as const,
+        prefix: auditQueuePrefixOf(descriptor),
+        holds: (id: string) =>
+          `every notification audience ${id} was sent (raw JSON body); 'deliveries ${id}' shows them per channel`,
+      },
+      {
+        kind: 'slack' as const,
+        prefix: descriptor.names.slackStandInQueuePrefix,
+        holds: (id: string) =>
+          `what the Slack relay would post for ${id} (stands in for the relay Lambda's subscription)`,
+      },
+    ];
+    const queues: SandboxQueue[] = [];
+    for (const { kind, prefix, holds } of kinds) {
+      let token: string | undefined;
+      do {
+        const page = await sqs.send(new ListQueuesCommand({ QueueNamePrefix: prefix, NextToken: token }));
+        for (const url of page.QueueUrls ?? []) {
+          const name = url.slice(url.lastIndexOf('/') + 1);
+          const audienceId = name.slice(prefix.length);
+          const { Attributes } = await sqs.send(
+            new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['ApproximateNumberOfMessages'] }),
+          );
+          const count = Number(Attributes?.ApproximateNumberOfMessages);
+          queues.push({
+            name,
+            audienceId,
+            kind,
+            holds: holds(audienceId),
+            messages: Number.isFinite(count) ? count : undefined,
+          });
+        }
+        token = page.NextToken;
+      } while (token);
+    }
+    return queues.sort((a, b) => a.audienceId.localeCompare(b.audienceId) || a.kind.localeCompare(b.kind));
+  } finally {
+    sqs.destroy();
+  }
+}
+
+/** Whether the secret has a current value (undefined: it could not be read). */
+async function apiKeyIsSet(clients: AwsClients, secretId: string): Promise<boolean | undefined> {
+  try {
+    const secret = await clients.secrets.send(new DescribeSecretCommand({ SecretId: secretId }));
+    return Object.values(secret.VersionIdsToStages ?? {}).some((stages) => stages.includes('AWSCURRENT'));
+  } catch {
+    return undefined;
+  }
 }
 
 async function statusOf(path: string): Promise<SandboxStatus> {
@@ -56,25 +177,47 @@ async function statusOf(path: string): Promise<SandboxStatus> {
   const pid = descriptor.daemon?.pid;
   let tablesReachable = false;
   const clients = new AwsClients({ ...localAwsConfig(descriptor.endpoint), region: descriptor.region });
+  let queues: SandboxQueue[] | undefined;
+  let apiKeySet: boolean | undefined;
   try {
     await clients.dynamo.send(new DescribeTableCommand({ TableName: descriptor.names.rulesTable }));
     tablesReachable = true;
+    [queues, apiKeySet] = await Promise.all([
+      sandboxQueues(clients, descriptor),
+      apiKeyIsSet(clients, descriptor.names.apiKeySecretId),
+    ]);
   } catch {
     // moto is not answering (or the table is gone): reported below.
   } finally {
     clients.destroy();
   }
+  const { provider } = descriptor;
+  const lookback = Number(descriptor.alertEnvironment.INITIAL_LOOKBACK_MINUTES ?? deployedInitialLookbackMinutes);
   return {
     running: (pid === undefined || isAlive(pid)) && tablesReachable,
     descriptor: path,
     pid,
     startedAt: descriptor.daemon ? new Date(descriptor.daemon.startedAt).toISOString() : undefined,
+    startedBy: descriptor.daemon?.startedBy,
     endpoint: descriptor.endpoint,
-    simulator: descriptor.provider.url,
+    simulator: provider.simulator === false ? undefined : provider.url,
+    provider: {
+      url: provider.url,
+      simulator: provider.simulator !== false,
+      caPath: caPathOf(descriptor, path),
+      timeZone: provider.timeZone,
+      pageSize: provider.pageSize,
+      responseMapping: provider.responseMapping !== undefined,
+    },
+    initialLookbackMinutes: lookback,
+    apiKey: { secretId: descriptor.names.apiKeySecretId, set: apiKeySet },
+    queues,
     tablesReachable,
     logPath: descriptor.daemon?.logPath,
   };
 }
+
+const minutesText = (minutes: number): string => `${minutes.toLocaleString('en-US')} minutes`;
 
 function printStatus(context: CommandContext, status: SandboxStatus): void {
   context.output.result(status, () => {
@@ -82,24 +225,176 @@ function printStatus(context: CommandContext, status: SandboxStatus): void {
       context.output.line(`no sandbox is running (${status.descriptor})`);
       return;
     }
+    const selector = selectorOf(context, status.descriptor);
+    const provider = status.provider;
+    const lookback = status.initialLookbackMinutes ?? deployedInitialLookbackMinutes;
     context.output.fields([
       ['descriptor', status.descriptor],
       ['process', status.pid ?? '(in-process)'],
       ['started', status.startedAt ? formatInstant(Date.parse(status.startedAt)) : ''],
+      ['started by', status.startedBy ?? ''],
       ['moto server', status.endpoint],
-      ['news API simulator', status.simulator],
+      ['provider', provider ? `${provider.url}${provider.simulator ? ' (news API simulator)' : ''}` : ''],
+      ['provider CA', provider?.caPath ?? ''],
+      ['provider time zone', provider?.timeZone ?? '(not set)'],
+      ['page size', provider?.pageSize ?? '(default)'],
+      ['response mapping', provider?.responseMapping ? 'custom' : '(built-in)'],
+      [
+        'first run looks back',
+        `${minutesText(lookback)}${
+          lookback === deployedInitialLookbackMinutes
+            ? ' (the deployed default)'
+            : ` (sandbox up --initial-lookback; a deployed stack's default is ${deployedInitialLookbackMinutes})`
+        }`,
+      ],
+      [
+        'API key',
+        status.apiKey?.set === undefined
+          ? '(unknown)'
+          : status.apiKey.set
+            ? `set (${status.apiKey.secretId})`
+            : `NOT SET: news-alerts ${selector} api-key set`,
+      ],
       ['log', status.logPath],
     ]);
-    const selector = context.options.sandboxFile === undefined ? '--local' : `--sandbox-file ${status.descriptor}`;
-    context.output.line(`Use it with: news-alerts ${selector} <command>   (e.g. news-alerts ${selector} rules list)`);
+    if (status.queues !== undefined && status.queues.length > 0) {
+      context.output.line();
+      context.output.line('Queues (SQS, in moto; only in the sandbox):');
+      context.output.table(
+        [{ head: 'QUEUE', id: true }, 'MESSAGES', { head: 'HOLDS', wrap: true }],
+        status.queues.map((queue) => [queue.name, queue.messages ?? '?', queue.holds]),
+      );
+    }
+    context.output.line();
+    context.output.line(`Use it with: news-alerts ${selector} rules list`);
+    context.output.line(`  then:      news-alerts ${selector} run`);
+    const firstAudience = status.queues?.find((queue) => queue.kind === 'audit')?.audienceId;
+    if (firstAudience !== undefined)
+      context.output.line(`  and:       news-alerts ${selector} deliveries ${firstAudience}`);
   });
 }
 
-async function sandboxUp(context: CommandContext, _args: readonly unknown[], options: { seed: number }): Promise<void> {
+/** The options of `sandbox up` as commander parses them. */
+interface UpOptions {
+  seed: number;
+  providerUrl?: string;
+  providerCa?: string;
+  responseMapping?: string;
+  providerTimeZone?: string;
+  pageSize?: number;
+  initialLookback?: number;
+}
+
+/** Which option sets which variable, to name the option in a validation message. */
+const optionOfVariable: Readonly<Record<string, string>> = {
+  NEWS_API_BASE_URL: '--provider-url',
+  NEWS_API_TIME_ZONE: '--provider-time-zone',
+  NEWS_API_PAGE_SIZE: '--page-size',
+  NEWS_API_RESPONSE_MAPPING: '--response-mapping',
+  NEWS_API_CA_PEM: '--provider-ca',
+  INITIAL_LOOKBACK_MINUTES: '--initial-lookback',
+};
+
+/** Reads a JSON object file (a response mapping). */
+function readJsonObject(path: string, option: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new UsageError(`${option}: cannot read ${path}: ${(error as Error).message}`, [], { cause: error });
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`${option}: ${path} is not JSON: ${(error as Error).message}`, [], { cause: error });
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new UsageError(`${option}: ${path} must hold a JSON object (field → where it lives in the response)`);
+  }
+  return value as Record<string, unknown>;
+}
+
+/** Reads a PEM certificate file. */
+function readCertificate(path: string, option: string): string {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new UsageError(`${option}: cannot read ${path}: ${(error as Error).message}`, [], { cause: error });
+  }
+  if (!text.includes('-----BEGIN CERTIFICATE-----')) {
+    throw new UsageError(`${option}: ${path} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
+  }
+  return text;
+}
+
+/**
+ * The sandbox's start options from the command line, checked as the alert function checks its
+ * configuration.
+ * @throws UsageError naming the option at fault
+ */
+export function startOptionsOf(options: UpOptions): SandboxStart {
+  const withProvider = options.providerUrl !== undefined;
+  if (!withProvider) {
+    for (const [flag, value] of [
+      ['--provider-ca', options.providerCa],
+      ['--response-mapping', options.responseMapping],
+      ['--provider-time-zone', options.providerTimeZone],
+    ] as const) {
+      if (value !== undefined) {
+        throw new UsageError(`${flag} applies to a real provider: give --provider-url too (the simulator needs none)`);
+      }
+    }
+  }
+  const caPath = options.providerCa === undefined ? undefined : resolve(options.providerCa);
+  const caPem = caPath === undefined ? undefined : readCertificate(caPath, '--provider-ca');
+  const responseMapping =
+    options.responseMapping === undefined ? undefined : readJsonObject(options.responseMapping, '--response-mapping');
+  const start = SandboxStartSchema.parse({
+    seed: options.seed,
+    initialLookbackMinutes: options.initialLookback ?? defaultSandboxLookbackMinutes(withProvider),
+    ...(options.pageSize !== undefined ? { pageSize: options.pageSize } : {}),
+    ...(withProvider
+      ? {
+          provider: {
+            url: options.providerUrl,
+            ...(caPath !== undefined ? { caPath } : {}),
+            ...(options.providerTimeZone !== undefined ? { timeZone: options.providerTimeZone } : {}),
+            ...(responseMapping !== undefined ? { responseMapping } : {}),
+          },
+        }
+      : {}),
+  });
+  try {
+    loadAlertRunConfig({
+      ...startEnvironment(start),
+      NEWS_API_BASE_URL: start.provider?.url ?? 'https://127.0.0.1/',
+      NEWS_API_ALLOW_INTERNAL_TARGET: 'true',
+      ...(caPem !== undefined ? { NEWS_API_CA_PEM: caPem } : {}),
+      NEWS_API_KEY_SECRET_ID: 'sandbox',
+      RULES_TABLE_NAME: 'rules',
+      AUDIENCES_TABLE_NAME: 'audiences',
+      STATE_TABLE_NAME: 'state',
+    });
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    const flags = Object.entries(optionOfVariable)
+      .filter(([variable]) => error.message.includes(variable))
+      .map(([variable, flag]) => `${flag} sets ${variable}`);
+    throw new UsageError(`the sandbox's provider options are invalid: ${error.message}`, flags, { cause: error });
+  }
+  return start;
+}
+
+async function sandboxUp(context: CommandContext, _args: readonly unknown[], options: UpOptions): Promise<void> {
   const path = descriptorPathOf(context);
+  const start = startOptionsOf(options);
   const existing = await statusOf(path);
   if (existing.running) {
-    context.output.note('the sandbox is already running');
+    context.output.note(
+      "the sandbox is already running (its provider options stay as they are: 'sandbox down' first to change them)",
+    );
     printStatus(context, existing);
     return;
   }
@@ -109,9 +404,9 @@ async function sandboxUp(context: CommandContext, _args: readonly unknown[], opt
   mkdirSync(dirname(path), { recursive: true });
   const log = openSync(logPath, 'a');
   context.output.note(
-    'starting moto server and the news API simulator in the background (the first start installs moto) ...',
+    `starting moto server and ${start.provider ? `the provider at ${start.provider.url}` : 'the news API simulator'} in the background (the first start installs moto) ...`,
   );
-  const child = spawn(process.execPath, ['--import', 'tsx', daemonScript, path, String(options.seed)], {
+  const child = spawn(process.execPath, [...daemonCommand(import.meta.url), path, JSON.stringify(start)], {
     cwd: projectRoot,
     detached: true,
     stdio: ['ignore', log, log],
@@ -131,7 +426,18 @@ async function sandboxUp(context: CommandContext, _args: readonly unknown[], opt
     }
     const descriptor = readIfPresent(path);
     if (descriptor?.daemon?.pid === child.pid) {
-      printStatus(context, await statusOf(path));
+      const status = await statusOf(path);
+      if (start.initialLookbackMinutes !== deployedInitialLookbackMinutes) {
+        context.output.note(
+          `the first run looks back ${minutesText(start.initialLookbackMinutes)} (--initial-lookback; a deployed stack looks back ${deployedInitialLookbackMinutes})`,
+        );
+      }
+      if (status.apiKey?.set === false) {
+        context.output.note(
+          `the provider's API key is not set yet: news-alerts ${selectorOf(context, path)} api-key set (reads it from stdin)`,
+        );
+      }
+      printStatus(context, status);
       return;
     }
     await sleep(200);
@@ -168,6 +474,22 @@ async function sandboxStatus(context: CommandContext): Promise<void> {
   if (!status.running) throw new NotFoundError('no sandbox is running: start it with news-alerts sandbox up');
 }
 
+const upHelp = `
+Provider:
+  Without --provider-url the sandbox reads the bundled news API simulator (seeded articles,
+  new ones arriving live). With it, a real News Lookup provider (https:// only): its API key
+  comes from $NEWS_API_KEY when set, else put it in with 'news-alerts --local api-key set'.
+
+First run:
+  A fresh sandbox has no watermark. Its first run looks back --initial-lookback minutes:
+  1,440 (a day) with the simulator, so there is something to see; ${deployedInitialLookbackMinutes} (the deployed
+  default, INITIAL_LOOKBACK_MINUTES) with --provider-url.
+
+Queues:
+  Every audience topic has an SQS queue <prefix>audit-<audienceId> holding every notification
+  it was sent, and Slack audiences a queue <prefix>slack-<audienceId> standing in for the relay
+  Lambda. 'sandbox status' lists them.`;
+
 /** Registers `sandbox`. */
 export function registerSandbox(program: Command): void {
   const sandbox = program
@@ -178,12 +500,30 @@ export function registerSandbox(program: Command): void {
     .command('up')
     .description('start the sandbox in the background and write its descriptor (.sandbox/sandbox.json)')
     .option('--seed <n>', 'seed of the simulator’s articles', integerOption(0), 7)
+    .option('--provider-url <url>', 'read this News Lookup provider instead of the simulator (https:// only)')
+    .option('--provider-ca <pem file>', 'PEM file of an extra CA to trust for the provider (with --provider-url)')
+    .option(
+      '--response-mapping <file>',
+      'JSON file: where fields live in the provider’s response (NEWS_API_RESPONSE_MAPPING; with --provider-url)',
+    )
+    .option(
+      '--provider-time-zone <zone>',
+      'the provider’s IANA time zone for date-only ranges and zone-less timestamps (with --provider-url)',
+    )
+    .option('--page-size <n>', 'articles per provider page (NEWS_API_PAGE_SIZE)', integerOption(1, 1000))
+    .addOption(
+      new Option(
+        '--initial-lookback <minutes>',
+        `where the first run starts (default 1440 with the simulator, ${deployedInitialLookbackMinutes} with --provider-url)`,
+      ).argParser(integerOption(0, 31 * 24 * 60)),
+    )
+    .addHelpText('after', upHelp)
     .action(action(sandboxUp));
 
   sandbox.command('down').description('stop the sandbox (all its data is gone)').action(action(sandboxDown));
 
   sandbox
     .command('status')
-    .description('whether the sandbox is running, and where (exit 3 when it is not)')
+    .description('whether the sandbox is running, where, its provider, API key and queues (exit 3 when it is not)')
     .action(action(sandboxStatus));
 }

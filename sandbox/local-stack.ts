@@ -9,6 +9,7 @@
  * structured JSON body of every notification the audience was sent, which is how tests check that
  * nothing was lost or sent twice.
  */
+import { hostname } from 'node:os';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { CreateTopicCommand, SNSClient, SubscribeCommand } from '@aws-sdk/client-sns';
@@ -23,7 +24,7 @@ import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { type AlertRunConfig, loadAlertRunConfig } from '#alert-run/config';
 import { type AlertRunWiring, createAlertRunDependencies } from '#alert-run/wiring';
 import { type AlertRunDependencies, type RunSummary, runAlertCycle } from '#core/alert-run';
-import { type Log, silentLog } from '#core/ports';
+import { type LeaseHolder, type Log, type StateStore, silentLog } from '#core/ports';
 import { exampleAudiences, exampleRules, type SandboxAudience } from './examples.ts';
 import { type HttpsReceiver, startHttpsReceiver } from './https-receiver.ts';
 import { localAwsConfig } from './moto.ts';
@@ -34,7 +35,11 @@ import type { PemPair } from './tls.ts';
 /** A provider outside the sandbox (`npm start -- --provider-url ...`). */
 export interface ExternalProvider {
   readonly url: string;
-  readonly apiKey: string;
+  /**
+   * The API key the secret is created with; without it the secret is created empty, as the
+   * stack creates it (`news-alerts --local api-key set` puts the key in).
+   */
+  readonly apiKey?: string | undefined;
   /** Extra CA (PEM) to trust for this provider. */
   readonly caPem?: string | undefined;
 }
@@ -149,7 +154,12 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const tables = tableNamesFor(prefix);
   await createTables(dynamo, tables);
   const secretId = `${prefix}news-api-key`;
-  await clients.secrets.send(new CreateSecretCommand({ Name: secretId, SecretString: provider.apiKey }));
+  await clients.secrets.send(
+    new CreateSecretCommand({
+      Name: secretId,
+      ...(provider.apiKey !== undefined ? { SecretString: provider.apiKey } : {}),
+    }),
+  );
 
   const config = loadAlertRunConfig({
     NEWS_API_BASE_URL: provider.url,
@@ -247,7 +257,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     putRules,
     async run(runOptions = {}) {
       runCount += 1;
-      return await runAlertCycle({ ...dependencies, ...runOptions.dependencies }, config.run, {
+      const wired = { ...dependencies, ...runOptions.dependencies };
+      return await runAlertCycle({ ...wired, state: withHolder(wired.state) }, config.run, {
         runId: runOptions.runId ?? `local-run-${runCount}`,
         remainingTimeMs: runOptions.remainingTimeMs ?? (() => 15 * 60_000),
       });
@@ -314,6 +325,24 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       clients.secrets.destroy();
     },
   };
+}
+
+/**
+ * The state store with this process named as the lease holder (host and pid), so `watermark
+ * show` says who holds the lease and `lease release` can tell when that process is gone.
+ */
+function withHolder(state: StateStore): StateStore {
+  const holder = { host: hostname(), pid: process.pid };
+  return new Proxy(state, {
+    get(target, property, receiver) {
+      if (property === 'acquireLease') {
+        return (owner: string, durationMs: number, now: number, given?: LeaseHolder) =>
+          target.acquireLease(owner, durationMs, now, given ?? holder);
+      }
+      const value = Reflect.get(target, property, receiver);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
 }
 
 /** Receives and deletes every message of a queue. */
