@@ -1,7 +1,443 @@
 /**
- * What subscribers of an audience received (sandbox audit queues), rendered per channel.
- * (Placeholder: its owner fills in the commands.)
+ * `news-alerts deliveries [audienceId]`: what the subscribers of each sandbox audience received,
+ * rendered per channel (email subject and body, SMS text, Slack blocks, webhook JSON).
+ *
+ * Every sandbox audience topic has an "audit" SQS queue subscribed with raw delivery
+ * (`<prefix>audit-<audienceId>`, beside the Slack stand-in queues `<prefix>slack-<audienceId>`):
+ * it keeps the structured body of every notification the topic sent. `npm start` creates them
+ * for its audiences; for audiences created with the CLI, `run` and `replay` against the sandbox
+ * (and this command) subscribe one idempotently before anything is published
+ * ({@link ensureAuditQueues}), so nothing a CLI run sends is invisible.
+ *
+ * Reading never consumes: messages are received with a short visibility timeout and made visible
+ * again at once, so `deliveries` can be run any number of times and tests that drain the queues
+ * still see every message. The email and SMS texts are the ones SNS was asked to send (moto keeps
+ * every published message structure); the Slack rendering is the relay's own.
+ *
+ * Against a deployed stack there is no such queue: the command says so (exit 2) and points to
+ * `subscriptions add <audienceId> --sqs <queueArn>`, an SQS subscriber anyone can read.
  */
+import type { Message, SQSClient } from '@aws-sdk/client-sqs';
 import type { Command } from 'commander';
+import { action, integerOption } from './command.ts';
+import type { CommandContext } from './context.ts';
+import { NotFoundError, UsageError } from './errors.ts';
+import { type Item, listItems } from './items.ts';
+import { maskUrl } from './output.ts';
+import type { LocalTarget, Target } from './target.ts';
 
-export function registerDeliveries(_program: Command): void {}
+/**
+ * The audit queue prefix of a sandbox: `<prefix>audit-`, from the Slack stand-in queues'
+ * `<prefix>slack-` (local-stack.ts names both from the same resource prefix).
+ */
+export function auditQueuePrefix(target: LocalTarget): string {
+  const slack = target.names.slackStandInQueuePrefix ?? target.descriptor.names.slackStandInQueuePrefix;
+  return slack.endsWith('slack-') ? `${slack.slice(0, -'slack-'.length)}audit-` : `${slack}audit-`;
+}
+
+/** SQS queue names: up to 80 of `[A-Za-z0-9_-]`. */
+const queueNameOf = (target: LocalTarget, audienceId: string): string =>
+  `${auditQueuePrefix(target)}${audienceId}`.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 80);
+
+/** One SQS client per command, built like the target's others (moto's endpoint in the sandbox). */
+async function sqsClientOf(target: Target): Promise<SQSClient> {
+  const { SQSClient } = await import('@aws-sdk/client-sqs');
+  return new SQSClient({ ...target.clients.config });
+}
+
+/** The audiences of a target as stored (any item with an id and a topic). */
+async function audienceItems(target: Target): Promise<Item[]> {
+  return await listItems(target.clients.documents, {
+    tableName: target.names.audiencesTable,
+    keyName: 'audienceId',
+    noun: 'audience',
+  });
+}
+
+const topicOf = (item: Item): string | undefined =>
+  typeof item.topicArn === 'string' && item.topicArn !== '' ? item.topicArn : undefined;
+
+/**
+ * Makes sure every sandbox audience's topic has its audit queue subscribed (creating queue and
+ * subscription when missing; both calls are idempotent). Called by `run` and `replay` in the
+ * sandbox before they publish. Returns audienceId → queue URL.
+ */
+export async function ensureAuditQueues(
+  target: LocalTarget,
+  only?: readonly string[],
+  sqsClient?: SQSClient,
+): Promise<Map<string, string>> {
+  const { CreateQueueCommand, GetQueueAttributesCommand } = await import('@aws-sdk/client-sqs');
+  const { SubscribeCommand } = await import('@aws-sdk/client-sns');
+  const sqs = sqsClient ?? (await sqsClientOf(target));
+  const queues = new Map<string, string>();
+  try {
+    for (const item of await audienceItems(target)) {
+      const audienceId = typeof item.audienceId === 'string' ? item.audienceId : undefined;
+      const topicArn = topicOf(item);
+      if (audienceId === undefined || topicArn === undefined) continue;
+      if (only !== undefined && !only.includes(audienceId)) continue;
+      const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: queueNameOf(target, audienceId) }));
+      if (!QueueUrl) continue;
+      const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }));
+      // SNS returns the existing subscription for the same topic, protocol and endpoint.
+      await target.clients.sns.send(
+        new SubscribeCommand({
+          TopicArn: topicArn,
+          Protocol: 'sqs',
+          Endpoint: Attributes?.QueueArn,
+          Attributes: { RawMessageDelivery: 'true' },
+        }),
+      );
+      queues.set(audienceId, QueueUrl);
+    }
+  } finally {
+    if (sqsClient === undefined) sqs.destroy();
+  }
+  return queues;
+}
+
+/** Every message of a queue, oldest first, left in the queue (visible again at once). */
+export async function peekQueue(sqs: SQSClient, queueUrl: string): Promise<Message[]> {
+  const { ReceiveMessageCommand, ChangeMessageVisibilityBatchCommand } = await import('@aws-sdk/client-sqs');
+  const seen = new Map<string, Message>();
+  const handles: Message[] = [];
+  try {
+    for (;;) {
+      const { Messages = [] } = await sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: queueUrl,
+          MaxNumberOfMessages: 10,
+          // Hidden only while this command reads them all, then made visible again below.
+          VisibilityTimeout: 30,
+          MessageSystemAttributeNames: ['SentTimestamp'],
+        }),
+      );
+      const fresh = Messages.filter((message) => message.MessageId && !seen.has(message.MessageId));
+      if (fresh.length === 0) break;
+      for (const message of fresh) seen.set(message.MessageId as string, message);
+      handles.push(...fresh);
+    }
+  } finally {
+    for (let index = 0; index < handles.length; index += 10) {
+      const batch = handles.slice(index, index + 10);
+      await sqs.send(
+        new ChangeMessageVisibilityBatchCommand({
+          QueueUrl: queueUrl,
+          Entries: batch.map((message, position) => ({
+            Id: String(position),
+            ReceiptHandle: message.ReceiptHandle,
+            VisibilityTimeout: 0,
+          })),
+        }),
+      );
+    }
+  }
+  const sentAt = (message: Message) => Number(message.Attributes?.SentTimestamp ?? 0);
+  return [...seen.values()].sort((a, b) => sentAt(a) - sentAt(b));
+}
+
+/** A subscriber of an audience topic, as this command shows it (webhook URLs masked). */
+interface Subscriber {
+  readonly channel: 'email' | 'sms' | 'webhook' | 'slack' | 'sqs' | 'lambda' | string;
+  readonly endpoint: string;
+}
+
+/** What one subscriber got for one notification. */
+interface Received {
+  readonly channel: string;
+  readonly endpoint: string;
+  readonly subject?: string | undefined;
+  readonly text?: string | undefined;
+  readonly json?: unknown;
+}
+
+/** One notification a topic sent, and what each of its subscribers received. */
+interface Delivery {
+  readonly deliveryId: string;
+  readonly kind: 'alert' | 'digest';
+  readonly sentAt: string | undefined;
+  readonly title: string;
+  readonly urgent: boolean;
+  readonly subject: string | undefined;
+  readonly received: Received[];
+}
+
+interface AudienceDeliveries {
+  readonly audienceId: string;
+  readonly subscribers: Subscriber[];
+  /** How many notifications the topic sent in all (the list holds the newest `--limit`). */
+  readonly total: number;
+  readonly deliveries: Delivery[];
+}
+
+/** The message structure (per protocol keys) and subject SNS was asked to send, by delivery id. */
+interface Published {
+  readonly subject: string | undefined;
+  readonly structure: Record<string, unknown>;
+}
+
+/**
+ * What was published to the sandbox's topics, by topic and delivery id: moto keeps every
+ * message structure, which holds the email and SMS texts no SQS subscriber can see.
+ */
+async function publishedStructures(
+  endpoint: string,
+  topicArns: ReadonlySet<string>,
+): Promise<Map<string, Map<string, Published>>> {
+  const byTopic = new Map<string, Map<string, Published>>();
+  let dump: { sns?: { Topic?: { arn: string; sent_notifications?: unknown[][] }[] } };
+  try {
+    dump = (await (await fetch(new URL('/moto-api/data.json', endpoint))).json()) as typeof dump;
+  } catch {
+    // Texts of email and SMS are then shown from the structured body only.
+    return byTopic;
+  }
+  for (const topic of dump.sns?.Topic ?? []) {
+    if (!topicArns.has(topic.arn)) continue;
+    const entries = new Map<string, Published>();
+    for (const [, message, subject] of topic.sent_notifications ?? []) {
+      if (typeof message !== 'string') continue;
+      try {
+        const structure = JSON.parse(message) as Record<string, unknown>;
+        const body = typeof structure.default === 'string' ? structure.default : message;
+        const id = deliveryIdOf(JSON.parse(body));
+        if (id) entries.set(id, { subject: typeof subject === 'string' ? subject : undefined, structure });
+      } catch {
+        // Not a news-alerts message.
+      }
+    }
+    byTopic.set(topic.arn, entries);
+  }
+  return byTopic;
+}
+
+function deliveryIdOf(document: unknown): string | undefined {
+  const part = (document as { newsAlerts?: { deliveryId?: unknown } } | null)?.newsAlerts;
+  return typeof part?.deliveryId === 'string' ? part.deliveryId : undefined;
+}
+
+/** The subscribers of a topic, audit queue left out (it is this command's own). */
+async function subscribersOf(target: LocalTarget, topicArn: string, auditQueueName: string): Promise<Subscriber[]> {
+  const { topicSubscriptions } = await import('./audiences.ts');
+  const slackPrefix = target.names.slackStandInQueuePrefix ?? '';
+  const subscribers: Subscriber[] = [];
+  for (const subscription of await topicSubscriptions(target.clients.sns, topicArn)) {
+    const endpoint = subscription.Endpoint ?? '';
+    const name = endpoint.split(':').at(-1) ?? endpoint;
+    switch (subscription.Protocol) {
+      case 'sqs':
+        if (name === auditQueueName) break;
+        subscribers.push(
+          slackPrefix !== '' && name.startsWith(slackPrefix)
+            ? { channel: 'slack', endpoint: `stand-in queue ${name}` }
+            : { channel: 'sqs', endpoint: name },
+        );
+        break;
+      case 'https':
+      case 'http':
+        subscribers.push({ channel: 'webhook', endpoint: maskUrl(endpoint) });
+        break;
+      case 'lambda':
+        subscribers.push({ channel: 'slack', endpoint: `relay ${name}` });
+        break;
+      default:
+        subscribers.push({ channel: subscription.Protocol ?? 'unknown', endpoint });
+    }
+  }
+  return subscribers;
+}
+
+/** A Slack message as a person would see it: its blocks' text, one line each. */
+async function slackText(body: string): Promise<{ text: string; json: unknown }> {
+  try {
+    const [{ parseAlertMessage }, { renderSlackMessage }] = await Promise.all([
+      import('../functions/slack-relay/message.ts'),
+      import('../functions/slack-relay/blocks.ts'),
+    ]);
+    const message = renderSlackMessage(parseAlertMessage(body));
+    const lines: string[] = [];
+    const visit = (value: unknown): void => {
+      if (Array.isArray(value)) for (const entry of value) visit(entry);
+      else if (typeof value === 'object' && value !== null) {
+        const record = value as Record<string, unknown>;
+        if (typeof record.text === 'string') lines.push(record.text);
+        else visit(record.text);
+        visit(record.elements);
+        visit(record.fields);
+      }
+    };
+    visit((message as { blocks?: unknown }).blocks);
+    return { text: lines.join('\n'), json: message };
+  } catch (error) {
+    return { text: `(the Slack relay would refuse this message: ${(error as Error).message})`, json: null };
+  }
+}
+
+/** What one subscriber of `channel` received for a notification. */
+async function receivedBy(
+  subscriber: Subscriber,
+  document: Record<string, unknown>,
+  raw: string,
+  published: Published | undefined,
+): Promise<Received> {
+  const text = (key: string): string | undefined => {
+    const value = published?.structure[key] ?? published?.structure.default;
+    return typeof value === 'string' ? value : undefined;
+  };
+  switch (subscriber.channel) {
+    case 'email':
+      return { ...subscriber, subject: published?.subject, text: text('email') ?? '(email text not available)' };
+    case 'sms':
+      return { ...subscriber, text: text('sms') ?? '(SMS text not available)' };
+    case 'slack': {
+      const slack = await slackText(raw);
+      return { ...subscriber, text: slack.text, json: slack.json };
+    }
+    default:
+      // HTTPS, SQS and Lambda subscribers get the structured body (the `default` key).
+      return { ...subscriber, json: document };
+  }
+}
+
+interface DeliveriesOptions {
+  limit: number;
+}
+
+async function showDeliveries(
+  context: CommandContext,
+  args: readonly unknown[],
+  options: DeliveriesOptions,
+): Promise<void> {
+  const [wanted] = args as [string | undefined];
+  const onStack = (label: string) =>
+    new UsageError(
+      `deliveries are visible only in the sandbox (--local), where every audience topic has an audit queue; on ${label}, subscribe a queue you can read: news-alerts subscriptions add <audienceId> --sqs <queueArn>`,
+    );
+  // Refused before any AWS call: there is nothing to read on a stack.
+  if (context.options.local !== true && context.options.sandboxFile === undefined) {
+    throw onStack(`stack ${context.options.stack}`);
+  }
+  const target = await context.target();
+  if (target.kind !== 'local') throw onStack(target.label);
+  const items = await audienceItems(target);
+  const known = items.filter((item) => typeof item.audienceId === 'string' && topicOf(item) !== undefined);
+  if (wanted !== undefined && !known.some((item) => item.audienceId === wanted)) {
+    throw new NotFoundError(`audience ${wanted} does not exist in ${target.label} (news-alerts audiences list)`);
+  }
+  const chosen = known
+    .filter((item) => wanted === undefined || item.audienceId === wanted)
+    .sort((a, b) => String(a.audienceId).localeCompare(String(b.audienceId)));
+  const sqs = await sqsClientOf(target);
+  const result: AudienceDeliveries[] = [];
+  try {
+    const queues = await ensureAuditQueues(
+      target,
+      chosen.map((item) => String(item.audienceId)),
+      sqs,
+    );
+    const topics = new Set(chosen.map((item) => topicOf(item) as string));
+    const published = await publishedStructures(target.descriptor.endpoint, topics);
+    for (const item of chosen) {
+      const audienceId = String(item.audienceId);
+      const topicArn = topicOf(item) as string;
+      const queueUrl = queues.get(audienceId);
+      const subscribers = await subscribersOf(target, topicArn, queueNameOf(target, audienceId));
+      const messages = queueUrl ? await peekQueue(sqs, queueUrl) : [];
+      const deliveries: Delivery[] = [];
+      for (const message of messages.slice(-options.limit)) {
+        const raw = message.Body ?? '';
+        let document: Record<string, unknown>;
+        try {
+          document = JSON.parse(raw) as Record<string, unknown>;
+        } catch {
+          document = { body: raw };
+        }
+        const part = (document.newsAlerts ?? {}) as Record<string, unknown>;
+        const article = (part.article ?? {}) as Record<string, unknown>;
+        const id = deliveryIdOf(document) ?? message.MessageId ?? '';
+        const publishedMessage = published.get(topicArn)?.get(id);
+        const kind = part.kind === 'digest' ? 'digest' : 'alert';
+        const content = (document.content ?? {}) as Record<string, unknown>;
+        const sent = Number(message.Attributes?.SentTimestamp);
+        deliveries.push({
+          deliveryId: id,
+          kind,
+          sentAt: Number.isFinite(sent) && sent > 0 ? new Date(sent).toISOString() : undefined,
+          title: String(article.title ?? content.title ?? ''),
+          urgent: part.urgent === true,
+          subject: publishedMessage?.subject,
+          received: await Promise.all(
+            subscribers.map((subscriber) => receivedBy(subscriber, document, raw, publishedMessage)),
+          ),
+        });
+      }
+      result.push({ audienceId, subscribers, total: messages.length, deliveries });
+    }
+  } finally {
+    sqs.destroy();
+  }
+  context.output.result({ target: target.label, audiences: result }, () => printDeliveries(context, result));
+}
+
+function printDeliveries(context: CommandContext, audiences: readonly AudienceDeliveries[]): void {
+  const { output } = context;
+  if (audiences.length === 0) {
+    output.line('No audiences in the sandbox (news-alerts audiences create …).');
+    return;
+  }
+  for (const audience of audiences) {
+    const shown = audience.deliveries.length;
+    const subscribers =
+      audience.subscribers.length === 0
+        ? 'no subscribers'
+        : audience.subscribers.map((subscriber) => `${subscriber.channel} ${subscriber.endpoint}`).join(', ');
+    output.line(
+      `=== ${audience.audienceId}: ${audience.total} notification(s)${shown < audience.total ? `, newest ${shown} shown` : ''} (${subscribers})`,
+    );
+    for (const delivery of audience.deliveries) {
+      output.line(
+        `--- ${delivery.sentAt ?? ''} ${delivery.kind === 'digest' ? 'DIGEST ' : ''}${delivery.urgent ? 'URGENT ' : ''}${delivery.deliveryId}`,
+      );
+      output.line(`    ${delivery.subject ?? delivery.title}`);
+      for (const received of delivery.received) {
+        output.line(`  > ${received.channel} ${received.endpoint}`);
+        if (received.subject !== undefined) output.line(indent(`Subject: ${received.subject}`));
+        if (received.text !== undefined) output.line(indent(received.text));
+        else if (received.json !== undefined) output.line(indent(JSON.stringify(received.json, null, 2)));
+      }
+    }
+    output.line('');
+  }
+}
+
+const indent = (text: string): string =>
+  text
+    .split('\n')
+    .map((line) => `      ${line}`)
+    .join('\n');
+
+/** Registers `deliveries`. */
+export function registerDeliveries(program: Command): void {
+  program
+    .command('deliveries')
+    .description('sandbox: what the subscribers of each audience received, rendered per channel')
+    .argument('[audienceId]', 'only this audience')
+    .option('--limit <n>', 'newest notifications per audience', integerOption(1, 10_000), 20)
+    .addHelpText(
+      'after',
+      `
+Reads each audience topic's audit queue (<prefix>audit-<audienceId>) without consuming it, newest
+last: email subject and body, SMS text, the Slack message (blocks' text) and the webhook JSON, for
+every subscriber of the audience. 'run' and 'replay' in the sandbox subscribe the audit queue of
+every audience first, also of audiences created with the CLI.
+
+Only the sandbox has audit queues (exit 2 on a stack). On a stack, subscribe an SQS queue you can
+read: news-alerts subscriptions add <audienceId> --sqs <queueArn> [--raw]
+
+Examples:
+  news-alerts --local run && news-alerts --local deliveries
+  news-alerts --local deliveries markets-desk --limit 5 --json`,
+    )
+    .action(action(showDeliveries));
+}

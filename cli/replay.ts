@@ -41,6 +41,7 @@ import type {
   DeliveryKey,
   DeliveryPorts,
   HeldNotification,
+  HoldReason,
   Log,
   NewsSource,
   OutboundMessage,
@@ -50,8 +51,9 @@ import { deliveryId } from '#core/ports';
 import { NewsLookupClient } from '#provider/news-client';
 import { action, collectList } from './command.ts';
 import type { CommandContext } from './context.ts';
+import { ensureAuditQueues } from './deliveries.ts';
 import { NotFoundError, OperationFailedError, UsageError } from './errors.ts';
-import { RenewedLease } from './lease.ts';
+import { describeLease, RenewedLease } from './lease.ts';
 import { stderrLog } from './log.ts';
 import { formatInstant } from './output.ts';
 import { windowJson } from './preview.ts';
@@ -70,7 +72,11 @@ interface ReplayOptions {
 interface ReplayRow {
   audienceId: string;
   matched: number;
+  /** Delivered before (the ledger has them); held matches waiting for a digest are not counted here. */
   alreadyDelivered: number;
+  /** Held earlier for a digest and still waiting (the ledger counts them handled), by reason. */
+  alreadyHeld: number;
+  alreadyHeldBy: Record<HoldReason, number>;
   published: number;
   wouldSend: number;
   /** Held for the audience's next digest (digest mode, quiet hours, daily budget). */
@@ -80,11 +86,19 @@ interface ReplayRow {
   parked: number;
 }
 
-function rowOf(audienceId: string, tally: AudienceTally | undefined, would: { send: number; hold: number }): ReplayRow {
+function rowOf(
+  audienceId: string,
+  tally: AudienceTally | undefined,
+  would: { send: number; hold: number },
+  held: Record<HoldReason, number> = { digest: 0, 'quiet-hours': 0, budget: 0 },
+): ReplayRow {
+  const alreadyHeld = held.digest + held['quiet-hours'] + held.budget;
   return {
     audienceId,
     matched: tally?.matched ?? 0,
-    alreadyDelivered: tally?.alreadyDelivered ?? 0,
+    alreadyDelivered: (tally?.alreadyDelivered ?? 0) - alreadyHeld,
+    alreadyHeld,
+    alreadyHeldBy: held,
     published: tally?.published ?? 0,
     wouldSend: would.send,
     held: tally?.held ?? 0,
@@ -107,8 +121,15 @@ async function takeReplayLease(
     return await RenewedLease.take(state, `replay:${actor}:${randomUUID().slice(0, 8)}`, { onLost });
   } catch (error) {
     if (error instanceof LeaseHeldError) {
+      let holder = `${error.holder}, until ${formatInstant(error.expiresAt)}`;
+      try {
+        const lease = await state.readLease();
+        if (lease !== undefined) holder = describeLease(lease, Date.now());
+      } catch {
+        // The error's own holder and expiry are shown.
+      }
       throw new OperationFailedError(
-        `${error.message}: an alert run is in progress; replay again when it has finished (this replay sent nothing)`,
+        `replay refused: another run holds the run lease (${holder}), so an alert run is in progress. This replay sent nothing; replay again when it has finished, or if its holder is gone, clear the lease with 'news-alerts lease release'`,
         { cause: error },
       );
     }
@@ -267,6 +288,53 @@ async function wire(
   return { target, log, state, notifier, audiences, config, ruleSet };
 }
 
+const heldText = (count: number, by: Record<HoldReason, number>): string => {
+  if (count === 0) return '0';
+  const reasons = (['digest', 'quiet-hours', 'budget'] as const)
+    .filter((reason) => by[reason] > 0)
+    .map((reason) => `${reason} ${by[reason]}`);
+  return `${count} (${reasons.join(', ')})`;
+};
+
+/**
+ * The matches of `audienceIds` held for a digest when the replay starts, and a state store that
+ * counts, per audience and reason, which of them the ledger check finds: the pipeline counts
+ * those as "already delivered" (a hold is recorded in the ledger), but nobody received them yet.
+ */
+async function heldEarlier(state: DynamoStateStore, audienceIds: readonly string[]) {
+  const reasons = new Map<string, HoldReason>();
+  for (const audienceId of audienceIds) {
+    for (const item of (await state.readHeld(audienceId)).items) reasons.set(deliveryId(item.key), item.reason);
+  }
+  const counts = new Map<string, Record<HoldReason, number>>();
+  return {
+    counts,
+    watching(inner: DynamoStateStore): DynamoStateStore {
+      if (reasons.size === 0) return inner;
+      return new Proxy(inner, {
+        get(target, property, receiver) {
+          if (property === 'findDelivered') {
+            return async (keys: readonly DeliveryKey[]) => {
+              const found = await target.findDelivered(keys);
+              for (const key of keys) {
+                const id = deliveryId(key);
+                const reason = reasons.get(id);
+                if (reason === undefined || !found.has(id)) continue;
+                const entry = counts.get(key.audienceId) ?? { digest: 0, 'quiet-hours': 0, budget: 0 };
+                entry[reason] += 1;
+                counts.set(key.audienceId, entry);
+              }
+              return found;
+            };
+          }
+          const value = Reflect.get(target, property, receiver);
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      });
+    },
+  };
+}
+
 async function replayWindow(context: CommandContext, options: ReplayOptions): Promise<void> {
   if (options.from === undefined) throw new UsageError('give --from (and optionally --to), or --parked');
   const log = stderrLog(context.output);
@@ -298,11 +366,16 @@ async function replayWindow(context: CommandContext, options: ReplayOptions): Pr
     articles: 0,
     daysCompleted: 0,
   };
+  // Matches held earlier for a digest have ledger entries too: told apart from delivered ones.
+  const held = await heldEarlier(state, [...audiences.keys()]);
+  let failure: string | undefined;
   try {
     if (!dryRun) lease = await takeReplayLease(state, await context.actor(), (error) => abort.abort(error));
+    // In the sandbox every audience topic gets its audit queue first (`news-alerts deliveries`).
+    if (!dryRun && target.kind === 'local') await ensureAuditQueues(target, [...audiences.keys()]);
     progress.start(window.days.length, dryRun ? 'dry run' : 'replay');
     outcome = await replayDeliveries(
-      { state, notifier, log, news, now },
+      { state: held.watching(state), notifier, log, news, now },
       {
         window,
         ruleSet,
@@ -328,13 +401,23 @@ async function replayWindow(context: CommandContext, options: ReplayOptions): Pr
         },
       },
     );
+  } catch (error) {
+    failure = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    throw error;
   } finally {
     progress.stop();
     process.off('SIGINT', interrupt);
     process.off('SIGTERM', interrupt);
     await news.close();
     if (lease !== undefined) {
-      await recordReplay(state, lease.lease.owner, startedAt, now(), outcome, window, log);
+      const reason =
+        failure ??
+        (abort.signal.aborted
+          ? abort.signal.reason instanceof Error
+            ? `stopped: ${abort.signal.reason.message}`
+            : 'interrupted'
+          : undefined);
+      await recordReplay(state, lease.lease.owner, startedAt, now(), outcome, window, log, reason);
       await lease.release();
     }
   }
@@ -343,8 +426,14 @@ async function replayWindow(context: CommandContext, options: ReplayOptions): Pr
   const rows = [...audiences.keys()]
     .sort()
     .map((audienceId) =>
-      rowOf(audienceId, counts.audiences[audienceId], would.get(audienceId) ?? { send: 0, hold: 0 }),
+      rowOf(
+        audienceId,
+        counts.audiences[audienceId],
+        would.get(audienceId) ?? { send: 0, hold: 0 },
+        held.counts.get(audienceId),
+      ),
     );
+  const alreadyHeld = rows.reduce((sum, row) => sum + row.alreadyHeld, 0);
   const result = {
     target: target.label,
     dryRun,
@@ -352,7 +441,8 @@ async function replayWindow(context: CommandContext, options: ReplayOptions): Pr
     daysCompleted,
     articles,
     matched: counts.notificationsMatched,
-    alreadyDelivered: counts.notificationsAlreadyDelivered,
+    alreadyDelivered: counts.notificationsAlreadyDelivered - alreadyHeld,
+    alreadyHeld,
     published: counts.notificationsPublished,
     wouldPublish: counts.notificationsWouldPublish,
     held: counts.notificationsHeld,
@@ -377,6 +467,7 @@ async function replayWindow(context: CommandContext, options: ReplayOptions): Pr
         'AUDIENCE',
         'MATCHED',
         'ALREADY DELIVERED',
+        'ALREADY HELD',
         dryRun ? 'WOULD SEND' : 'SENT',
         dryRun ? 'WOULD HOLD' : 'HELD',
         'FAILED',
@@ -386,12 +477,18 @@ async function replayWindow(context: CommandContext, options: ReplayOptions): Pr
         row.audienceId,
         row.matched,
         row.alreadyDelivered,
+        heldText(row.alreadyHeld, row.alreadyHeldBy),
         dryRun ? row.wouldSend : row.published,
         dryRun ? row.wouldHold : row.held,
         row.failed,
         row.parked,
       ]),
     );
+    if (alreadyHeld > 0) {
+      context.output.line(
+        `ALREADY HELD: matched earlier and waiting for the audience's next digest (not delivered yet); the digest sends them once.`,
+      );
+    }
     if (counts.notificationsHeld > 0 || counts.notificationsWouldHold > 0) {
       context.output.line(
         `Held alerts (digest mode, quiet hours, daily budget) go out in each audience's next digest, as the scheduled run would send them.${counts.digestsSent > 0 ? ` ${counts.digestsSent} due digest(s) were sent.` : ''}`,
@@ -425,15 +522,31 @@ async function recordReplay(
   outcome: ReplayOutcome,
   window: TimeWindow,
   log: Log,
+  failure?: string,
 ): Promise<void> {
   const { counts, daysCompleted } = outcome;
+  const incomplete = counts.notificationsFailed > 0 || daysCompleted < window.days.length;
+  // `runs list` shows why a replay is incomplete, as it does for runs.
+  const reason = incomplete
+    ? (failure ??
+      (counts.notificationsFailed > 0
+        ? `${counts.notificationsFailed} alert(s) could not be sent; replay again to retry them`
+        : `${daysCompleted} of ${window.days.length} provider day(s) replayed`))
+    : undefined;
   try {
     await state.recordRun({
       runId,
-      status: counts.notificationsFailed > 0 || daysCompleted < window.days.length ? 'incomplete' : 'completed',
+      status: incomplete ? 'incomplete' : 'completed',
       startedAt,
       finishedAt,
-      summary: { kind: 'replay', window: windowJson(window), daysCompleted, articles: outcome.articles, ...counts },
+      summary: {
+        kind: 'replay',
+        window: windowJson(window),
+        daysCompleted,
+        articles: outcome.articles,
+        ...counts,
+        ...(reason !== undefined ? { reason } : {}),
+      },
     });
   } catch (error) {
     log.warn('could not record the replay in the run history', { error: String(error) });

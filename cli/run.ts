@@ -15,12 +15,14 @@ import { NewsAlertsError } from '#core/errors';
 import type { ArticlePage, Lease, NewsSource, Notifier, StateStore } from '#core/ports';
 import { action, integerOption } from './command.ts';
 import type { CommandContext } from './context.ts';
-import { CliError, type ExitCodeValue, OperationFailedError } from './errors.ts';
+import { ensureAuditQueues } from './deliveries.ts';
+import { CliError, type ExitCodeValue, OperationFailedError, UsageError } from './errors.ts';
 import { describeLease, RenewedLease } from './lease.ts';
 import { stderrLog } from './log.ts';
 import { formatDuration, formatInstant } from './output.ts';
-import type { LocalTarget } from './target.ts';
+import type { LocalTarget, Target } from './target.ts';
 import { runRow, runTableHead, runTableRow, stateStoreOf } from './watermark.ts';
+import { parseInstant } from './window.ts';
 
 /** Local runs have no Lambda time limit; the sandbox gives them the same budget as `npm start`. */
 const localRunBudgetMs = 15 * 60_000;
@@ -158,11 +160,28 @@ function cliLeaseState(
   });
 }
 
-async function runLocally(context: CommandContext, target: LocalTarget, stop: StopSignals): Promise<RunSummary> {
+/**
+ * The clock of a local run: the system clock, or with `--now` that instant, running on from it at
+ * the system clock's pace (the run measures durations and deadlines with it too).
+ */
+export function runClock(at: number | undefined, system: () => number = Date.now): () => number {
+  if (at === undefined) return system;
+  const offset = at - system();
+  return () => system() + offset;
+}
+
+async function runLocally(
+  context: CommandContext,
+  target: LocalTarget,
+  stop: StopSignals,
+  now: () => number,
+): Promise<RunSummary> {
   const config = await target.alertRunConfig();
   const { documents, sns, secrets } = target.clients;
-  const wiring = createAlertRunDependencies(config, { documents, sns, secrets }, stderrLog(context.output));
-  const now = Date.now;
+  // Every audience topic gets its audit queue before anything is published: `deliveries` shows
+  // what a run sent also to audiences created with the CLI.
+  await ensureAuditQueues(target);
+  const wiring = createAlertRunDependencies(config, { documents, sns, secrets }, stderrLog(context.output), { now });
   const lost = new AbortController();
   const halt = AbortSignal.any([stop.signal, lost.signal]);
   const dependencies: AlertRunDependencies = {
@@ -235,6 +254,11 @@ function printSummary(context: CommandContext, summary: Record<string, unknown>)
       `${number(summary.articlesFetched)} / ${number(summary.articlesNew)} / ${number(summary.articlesMatched)}`,
     ],
     ['alerts sent', number(summary.notificationsPublished)],
+    [
+      'held (digest / quiet hours / budget)',
+      `${number(summary.notificationsHeld)} (${number(summary.heldForDigest)} / ${number(summary.heldForQuietHours)} / ${number(summary.budgetOverflow)})`,
+    ],
+    ['digests sent (held alerts released)', `${number(summary.digestsSent)} (${number(summary.digestItemsReleased)})`],
     ['already delivered (skipped)', number(summary.notificationsAlreadyDelivered)],
     [
       'failed / parked / deferred',
@@ -243,13 +267,14 @@ function printSummary(context: CommandContext, summary: Record<string, unknown>)
     ['invalid rules / audiences', `${number(summary.invalidRules)} / ${number(summary.invalidAudiences)}`],
   ]);
   context.output.table(
-    ['AUDIENCE', 'MATCHED', 'SENT', 'ALREADY DELIVERED', 'FAILED', 'PARKED'],
+    ['AUDIENCE', 'MATCHED', 'SENT', 'HELD', 'ALREADY DELIVERED', 'FAILED', 'PARKED'],
     Object.entries(audiences)
       .sort(([a], [b]) => a.localeCompare(b))
       .map(([audienceId, tally]) => [
         audienceId,
         number(tally.matched),
         number(tally.published),
+        number(tally.held),
         number(tally.alreadyDelivered),
         number(tally.failed),
         number(tally.parked),
@@ -258,13 +283,64 @@ function printSummary(context: CommandContext, summary: Record<string, unknown>)
   );
 }
 
-async function runNow(context: CommandContext): Promise<void> {
+interface RunOptions {
+  now?: string;
+}
+
+/** The instant `--now` names (sandbox only), or undefined for the system clock. */
+async function runInstant(context: CommandContext, text: string | undefined): Promise<number | undefined> {
+  if (text === undefined) return undefined;
+  const refuse = (label: string) =>
+    new UsageError(
+      `--now only works in the sandbox (--local): the deployed alert function runs on AWS's clock (${label})`,
+    );
+  // Refused before any AWS call when the command line already says "stack".
+  if (context.options.local !== true && context.options.sandboxFile === undefined) {
+    throw refuse(`stack ${context.options.stack}`);
+  }
+  const target = await context.target();
+  if (target.kind !== 'local') throw refuse(target.label);
+  const timeZone = (await target.alertRunConfig()).provider.timeZone;
+  return parseInstant(text, '--now', 'start', timeZone, Date.now());
+}
+
+/**
+ * Why a run was skipped, from the lease that is held now: who, until when, whether it looks
+ * alive, and how to clear it when its holder is gone.
+ */
+async function skippedBecause(context: CommandContext, target: Target, reason: string): Promise<string> {
+  let lease: Awaited<ReturnType<ReturnType<typeof stateStoreOf>['readLease']>>;
+  try {
+    lease = await stateStoreOf(context, target).readLease();
+  } catch {
+    lease = undefined;
+  }
+  const held = lease === undefined ? reason : `the run lease is ${describeLease(lease, Date.now())}`;
+  return `the run was skipped (nothing was read or sent): ${held}. Wait for that run to finish, or if its holder is gone, clear it with 'news-alerts lease release'`;
+}
+
+/**
+ * Prints the summary and fails with `error`. Under `--json` the program's error handler prints
+ * the one document (ok: false, the error) and nothing is printed here, so stdout never holds two.
+ */
+function failAfter(context: CommandContext, summary: Record<string, unknown>, error: Error): never {
+  if (!context.output.json) printSummary(context, summary);
+  throw error;
+}
+
+async function runNow(context: CommandContext, _args: readonly unknown[], options: RunOptions): Promise<void> {
+  const at = await runInstant(context, options.now);
   const target = await context.target();
   let summary: Record<string, unknown>;
   if (target.kind === 'local') {
+    if (at !== undefined) {
+      context.output.note(
+        `the run's clock starts at ${formatInstant(at)} (--now); the watermark moves with it, 'news-alerts watermark set' moves it back`,
+      );
+    }
     const stop = new StopSignals((text) => context.output.note(text));
     try {
-      summary = { ...(await runLocally(context, target, stop)) };
+      summary = { ...(await runLocally(context, target, stop, runClock(at))) };
     } catch (error) {
       if (stop.received === undefined) throw error;
       throw new RunInterruptedError(
@@ -276,9 +352,11 @@ async function runNow(context: CommandContext): Promise<void> {
       stop.dispose();
     }
     if (stop.received !== undefined) {
-      const received = stop.received;
-      context.output.result({ target: target.label, summary }, () => printSummary(context, summary));
-      throw new RunInterruptedError(received, 'the run stopped at a checkpoint; the lease is released');
+      failAfter(
+        context,
+        summary,
+        new RunInterruptedError(stop.received, 'the run stopped at a checkpoint; the lease is released'),
+      );
     }
   } else {
     context.output.note(
@@ -294,13 +372,21 @@ async function runNow(context: CommandContext): Promise<void> {
       typeof outcome.payload === 'object' && outcome.payload !== null ? outcome.payload : { result: outcome.payload }
     ) as Record<string, unknown>;
   }
-  context.output.result({ target: target.label, summary }, () => printSummary(context, summary));
   const status = summary.status;
-  if (status === 'skipped')
-    throw new OperationFailedError(`the run was skipped: ${String(summary.reason ?? 'another run holds the lease')}`);
-  if (status === 'incomplete' || status === 'failed') {
-    throw new OperationFailedError(`the run ended ${status}: ${String(summary.reason ?? '')}`);
+  if (status === 'skipped') {
+    const reason = String(summary.reason ?? 'another run holds the lease');
+    failAfter(context, summary, new OperationFailedError(await skippedBecause(context, target, reason)));
   }
+  if (status === 'incomplete' || status === 'failed') {
+    failAfter(
+      context,
+      summary,
+      new OperationFailedError(
+        `the run ${String(summary.runId ?? '')} ended ${status}: ${String(summary.reason ?? '')}`,
+      ),
+    );
+  }
+  context.output.result({ target: target.label, summary }, () => printSummary(context, summary));
 }
 
 async function listRuns(context: CommandContext, _args: readonly unknown[], options: { limit: number }): Promise<void> {
@@ -328,8 +414,20 @@ The run takes the run lease like a scheduled one: if a run is in progress it is 
 Its status is completed or checkpointed (exit 0), incomplete or failed (exit 1).
 With --local the lease lasts a minute and is renewed while the run works. Ctrl-C (or SIGTERM)
 stops the run at its next checkpoint and releases the lease (exit 130, or 143 for SIGTERM); a
-second Ctrl-C exits at once and leaves the lease to expire ('news-alerts lease release' clears it).`,
+second Ctrl-C exits at once and leaves the lease to expire ('news-alerts lease release' clears it).
+
+HELD counts matches kept for a later digest (the audience's digest mode, quiet hours or daily
+budget); each goes out in exactly one digest, which a later run sends when it is due.
+
+--now <when> (sandbox only) runs the cycle with the clock at that instant, so digests and quiet
+hours can be tried locally: an ISO date-time with a zone, a provider date, a span back (6h) or
+"now". The watermark and ledger record that clock; 'watermark set' moves the watermark back.
+
+Examples:
+  news-alerts --local run
+  news-alerts --local run --now 2026-11-24T08:00:00+09:00   # release the 08:00 digests`,
     )
+    .option('--now <when>', 'sandbox only: run with the clock at this instant (ISO date-time, provider date, 6h)')
     .action(action(runNow));
 
   const runs = program.command('runs').description('the alert run history');

@@ -1,0 +1,120 @@
+/**
+ * `news-alerts deliveries` end to end (issue 11, item 8): after a `--local run`, what the
+ * subscribers of an audience created with the CLI received is shown per channel (email subject
+ * and body, SMS text, the structured JSON of queue and webhook subscribers), read without
+ * consuming the audit queue; against a deployed stack the command says it only sees the sandbox.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type CliSandbox, runCli, startCliSandbox } from './support.ts';
+
+let sandbox: CliSandbox;
+beforeAll(async () => {
+  sandbox = await startCliSandbox();
+});
+afterAll(async () => {
+  await sandbox?.stop();
+});
+
+interface Received {
+  channel: string;
+  endpoint: string;
+  subject?: string;
+  text?: string;
+  json?: { newsAlerts?: { deliveryId?: string } };
+}
+
+interface DeliveriesJson {
+  audiences: {
+    audienceId: string;
+    total: number;
+    subscribers: { channel: string; endpoint: string }[];
+    deliveries: { deliveryId: string; kind: string; sentAt: string; received: Received[] }[];
+  }[];
+}
+
+interface RunJson {
+  summary: { status: string; audiences: Record<string, { published: number }> };
+}
+
+describe('deliveries', () => {
+  it('shows what each subscriber of an audience created with the CLI received, per channel, without consuming it', async () => {
+    const create = await sandbox.cli(['audiences', 'create', 'rates-watch', '--name', 'Rates watch']);
+    expect(create.code, create.stderr).toBe(0);
+    const rules = sandbox.file(
+      'rates.yaml',
+      'ruleId: rates-watch-all\naudienceId: rates-watch\ndescription: Economy news\ncategories: ["002*"]\n',
+    );
+    expect((await sandbox.cli(['rules', 'put', '--file', rules])).code).toBe(0);
+    for (const subscriber of [
+      ['--email', 'rates@example.com'],
+      ['--sms', '+15555550123'],
+    ]) {
+      const added = await sandbox.cli(['subscriptions', 'add', 'rates-watch', ...subscriber]);
+      expect(added.code, added.stderr).toBe(0);
+    }
+
+    const run = await sandbox.cli(['--json', 'run']);
+    expect(run.code, run.stderr).toBe(0);
+    const sent = run.json<RunJson>().summary.audiences['rates-watch']?.published ?? 0;
+    expect(sent).toBeGreaterThan(1);
+
+    const shown = await sandbox.cli(['--json', 'deliveries', 'rates-watch']);
+    expect(shown.code, shown.stderr).toBe(0);
+    const [audience] = shown.json<DeliveriesJson>().audiences;
+    expect(audience?.audienceId).toBe('rates-watch');
+    expect(audience?.total).toBe(sent);
+    expect(audience?.deliveries).toHaveLength(Math.min(sent, 20));
+    expect(audience?.subscribers.map((subscriber) => subscriber.channel).sort()).toEqual(['email', 'sms']);
+    for (const delivery of audience?.deliveries ?? []) {
+      expect(delivery.deliveryId.startsWith('rates-watch|')).toBe(true);
+      const email = delivery.received.find((received) => received.channel === 'email');
+      expect(email).toMatchObject({ endpoint: 'rates@example.com', subject: expect.stringContaining('[Rates watch]') });
+      expect(email?.text).toContain('Why you got this:');
+      const sms = delivery.received.find((received) => received.channel === 'sms');
+      expect(sms?.text).toMatch(/https:\/\//);
+    }
+    // Newest last.
+    const times = (audience?.deliveries ?? []).map((delivery) => Date.parse(delivery.sentAt));
+    expect(times).toEqual([...times].sort((a, b) => a - b));
+
+    // Reading did not consume: the same again, and --limit keeps the newest.
+    const again = await sandbox.cli(['--json', 'deliveries', 'rates-watch', '--limit', '1']);
+    const [limited] = again.json<DeliveriesJson>().audiences;
+    expect(limited?.total).toBe(sent);
+    expect(limited?.deliveries.map((delivery) => delivery.deliveryId)).toEqual([
+      audience?.deliveries.at(-1)?.deliveryId,
+    ]);
+
+    // The human form: per notification, what each channel showed.
+    const human = await sandbox.cli(['deliveries', 'rates-watch', '--limit', '2']);
+    expect(human.code, human.stderr).toBe(0);
+    expect(human.stdout).toContain(`=== rates-watch: ${sent} notification(s), newest 2 shown`);
+    expect(human.stdout).toContain('> email rates@example.com');
+    expect(human.stdout).toContain('Subject: [Rates watch]');
+    expect(human.stdout).toContain('> sms +15555550123');
+
+    // Every audience is listed; one without subscribers still shows what its topic sent.
+    const all = (await sandbox.cli(['--json', 'deliveries'])).json<DeliveriesJson>();
+    const markets = all.audiences.find((entry) => entry.audienceId === 'markets-desk');
+    expect(markets?.total).toBe(run.json<RunJson>().summary.audiences['markets-desk']?.published);
+    expect(markets?.subscribers).toEqual([]);
+  });
+
+  it('names an unknown audience (exit 3) and refuses a deployed stack (exit 2)', async () => {
+    const unknown = await sandbox.cli(['deliveries', 'nope']);
+    expect(unknown.code).toBe(3);
+    expect(unknown.stderr).toContain('audience nope does not exist');
+
+    const stack = await runCli(['--region', 'us-east-1', 'deliveries'], {
+      env: {
+        AWS_ACCESS_KEY_ID: 'testing',
+        AWS_SECRET_ACCESS_KEY: 'testing',
+        // Nothing listens here: the command must refuse before it talks to AWS.
+        AWS_ENDPOINT_URL: 'http://127.0.0.1:9',
+      },
+    });
+    expect(stack.code, stack.stderr).toBe(2);
+    expect(stack.stderr).toContain('deliveries are visible only in the sandbox');
+    expect(stack.stderr).toContain('--sqs');
+  });
+});
