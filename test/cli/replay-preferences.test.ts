@@ -28,7 +28,14 @@ interface ReplayJson {
   published: number;
   held: number;
   heldForDigest: number;
-  audiences: { audienceId: string; matched: number; published: number; held: number }[];
+  audiences: {
+    audienceId: string;
+    matched: number;
+    published: number;
+    held: number;
+    alreadyDelivered: number;
+    alreadyHeld: number;
+  }[];
 }
 
 describe('replay and delivery preferences', () => {
@@ -54,5 +61,36 @@ describe('replay and delivery preferences', () => {
     const again = next.audiences['chips-team'];
     expect(again).toMatchObject({ published: 0, held: 0 });
     expect(again?.alreadyDelivered).toBe(again?.matched);
+
+    // A dry run tells matches waiting for the digest (ALREADY HELD, with the reason) from
+    // alerts already delivered: nobody received the held ones yet.
+    const dry = await sandbox.cli(['--json', 'replay', '--from', '2d', '--dry-run', '--audience', 'chips-team']);
+    expect(dry.code, dry.stderr).toBe(0);
+    const [row] = dry.json<ReplayJson>().audiences;
+    expect(row).toMatchObject({
+      audienceId: 'chips-team',
+      alreadyDelivered: 0,
+      alreadyHeld: chips?.matched,
+      alreadyHeldBy: { digest: chips?.matched, 'quiet-hours': 0, budget: 0 },
+    });
+    const table = await sandbox.cli(['replay', '--from', '2d', '--dry-run', '--audience', 'chips-team']);
+    expect(table.code, table.stderr).toBe(0);
+    expect(table.stdout).toContain('ALREADY HELD');
+    expect(table.stdout).toContain(`${chips?.matched} (digest ${chips?.matched})`);
+  });
+
+  it('subscribes the audit queue of an audience created with the CLI before replaying to it', async () => {
+    expect((await sandbox.cli(['audiences', 'create', 'rates-replay'])).code).toBe(0);
+    const rules = sandbox.file(
+      'rates-replay.yaml',
+      'ruleId: rates-replay-all\naudienceId: rates-replay\ncategories: ["002*"]\n',
+    );
+    expect((await sandbox.cli(['rules', 'put', '--file', rules])).code).toBe(0);
+    const replay = await sandbox.cli(['--json', 'replay', '--from', '2d', '--audience', 'rates-replay']);
+    expect(replay.code, replay.stderr).toBe(0);
+    const published = replay.json<ReplayJson>().published;
+    expect(published).toBeGreaterThan(0);
+    const shown = await sandbox.cli(['--json', 'deliveries', 'rates-replay']);
+    expect(shown.json<{ audiences: { total: number }[] }>().audiences[0]?.total).toBe(published);
   });
 });
