@@ -2,13 +2,29 @@
  * Rule and audience files (JSON or YAML): one item, a list of items, or `{ "rules": [...] }` /
  * `{ "audiences": [...] }`. Every item keeps a way back to its place in the file, so a problem is
  * reported as `rules.yaml:14: rule "x" keywords[0]: must not be empty` instead of "somewhere".
+ *
+ * The same shapes are written back (`rules export`, `audiences export`, what `delete` prints):
+ * whatever this module writes, it reads again as the same items.
  */
 import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
-import { type Document, isMap, isPair, isScalar, isSeq, LineCounter, type Node, parseDocument, visit } from 'yaml';
+import {
+  type Document,
+  isMap,
+  isPair,
+  isScalar,
+  isSeq,
+  LineCounter,
+  type Node,
+  parseDocument,
+  Scalar,
+  visit,
+  Document as YamlDocument,
+} from 'yaml';
 import { z } from 'zod';
 import { describeIssues } from '#core/model';
 import { UsageError } from './errors.ts';
+import { terminalText } from './output.ts';
 
 /** One item read from a file. */
 export interface FileItem {
@@ -65,18 +81,24 @@ export function readItemFile(path: string, listKey: 'rules' | 'audiences'): File
     },
   });
 
-  if (Array.isArray(root)) return root.map((value, index) => item(value, [index], `${listKey}[${index}]`));
+  // A row of `list --json` (or `audiences show --json`) carries the stored item under `item`,
+  // next to the verdict (`valid`, `problem`…): the item is what is read back, so what a list
+  // printed can be validated or put again as it stands.
+  const stored = (value: unknown, basePath: readonly (string | number)[], label: string): FileItem =>
+    isListRow(value) ? item(value.item, [...basePath, 'item'], label) : item(value, basePath, label);
+
+  if (Array.isArray(root)) return root.map((value, index) => stored(value, [index], `${listKey}[${index}]`));
   if (isRecord(root)) {
     const list = root[listKey];
     if (Array.isArray(list)) {
-      return list.map((value, index) => item(value, [listKey, index], `${listKey}[${index}]`));
+      return list.map((value, index) => stored(value, [listKey, index], `${listKey}[${index}]`));
     }
     if (list !== undefined) {
       throw new UsageError(
         `${lineOf(nearestNode(document, [listKey]))}: "${listKey}" must be a list; nothing was written`,
       );
     }
-    return [item(root, [], '(item)')];
+    return [stored(root, [], '(item)')];
   }
   throw new UsageError(
     `${path} must hold one ${listKey === 'rules' ? 'rule' : 'audience'} (an object), a list of them, or {"${listKey}": [...]}; nothing was written`,
@@ -128,6 +150,14 @@ function checkJsonSyntax(path: string, text: string): void {
     throw new UsageError(`${path} is not valid JSON; nothing was written`, [`${where}: ${plainParseMessage(message)}`]);
   }
 }
+
+/**
+ * A row as `rules list --json`, `audiences list --json` and `audiences show --json` print it: the
+ * stored item under `item` and the run's verdict in `valid`. No rule or audience has either
+ * attribute, so a real item is never taken for a row.
+ */
+const isListRow = (value: unknown): value is { item: Record<string, unknown>; valid: boolean } =>
+  isRecord(value) && typeof value.valid === 'boolean' && isRecord(value.item);
 
 const pathPart = (part: PropertyKey): string | number => (typeof part === 'number' ? part : String(part));
 
@@ -193,4 +223,69 @@ function yamlNumberHint(item: FileItem, issue: z.core.$ZodIssue): string {
   return typeof value === 'number'
     ? ' (in YAML, quote codes such as "002001000": unquoted they are read as numbers)'
     : '';
+}
+
+// --- Writing item documents -------------------------------------------------------------------
+
+/** The formats `export` writes (and `put --file` reads). */
+export const documentFormats = ['yaml', 'json'] as const;
+export type DocumentFormat = (typeof documentFormats)[number];
+
+/**
+ * `{ "<listKey>": [items] }` with each item's attributes in `order` (the schema's order, so the
+ * key comes first) and DynamoDB string sets as lists: the document `put --file` reads back.
+ */
+export function itemsDocument(
+  listKey: 'rules' | 'audiences',
+  items: readonly Record<string, unknown>[],
+  order: readonly string[],
+): Record<string, Record<string, unknown>[]> {
+  const rank = (name: string): number => {
+    const index = order.indexOf(name);
+    return index === -1 ? order.length : index;
+  };
+  return {
+    [listKey]: items.map((item) =>
+      Object.fromEntries(
+        Object.entries(item)
+          .sort(([a], [b]) => rank(a) - rank(b))
+          .map(([name, value]) => [name, plainValue(value)]),
+      ),
+    ),
+  };
+}
+
+/** Sets as lists, all the way down (an item written by hand may nest them in a map). */
+function plainValue(value: unknown): unknown {
+  if (value instanceof Set) return [...value].map(plainValue);
+  if (Array.isArray(value)) return value.map(plainValue);
+  if (isRecord(value)) return Object.fromEntries(Object.entries(value).map(([key, entry]) => [key, plainValue(entry)]));
+  return value;
+}
+
+/**
+ * `value` as YAML that is safe on a terminal and reads back as the same data. A string holding a
+ * character a terminal may act on or that hides text (controls, bidi overrides…) is written
+ * double-quoted with that character as a YAML escape (`\e`, `\u202E`), so printing the text
+ * through the output module changes nothing and `put --file` reads the very same string.
+ */
+export function yamlText(value: unknown): string {
+  const document = new YamlDocument(value);
+  const unsafe = (text: string): boolean => terminalText(text) !== text;
+  visit(document, {
+    Scalar(_, node) {
+      if (typeof node.value === 'string' && unsafe(node.value)) node.type = Scalar.QUOTE_DOUBLE;
+    },
+  });
+  const text = document.toString({ lineWidth: 0 });
+  // What the yaml library leaves raw inside double quotes (it counts bidi controls as printable).
+  return [...text]
+    .map((char) => {
+      if (!unsafe(char)) return char;
+      const code = char.codePointAt(0) ?? 0;
+      if (code <= 0xff) return `\\x${code.toString(16).padStart(2, '0')}`;
+      if (code <= 0xffff) return `\\u${code.toString(16).padStart(4, '0')}`;
+      return `\\U${code.toString(16).padStart(8, '0')}`;
+    })
+    .join('');
 }

@@ -1,19 +1,34 @@
 /**
- * `news-alerts rules …`: list, show, put (from flags or a JSON/YAML file of one or many rules),
- * validate a file without writing, enable, disable, delete.
+ * `news-alerts rules …`: list, show, export, create, update, put (create or replace, from flags
+ * or a JSON/YAML file of one or many rules), validate a file without writing, enable, disable,
+ * delete.
+ *
+ * What one command prints, another reads: `export`, `list --json`, `show --json` and what
+ * `delete` prints on stdout are all documents `put --file` and `validate` accept, so a change can
+ * be reviewed as a file and a deletion undone with a pipe. Notes and confirmations go to stderr.
  *
  * Validation is the alert run's own (`parseRule`, `buildRuleSet`, `describeIssues` from the model),
  * so what the CLI accepts the run accepts, and the run would reject exactly what the CLI refuses.
  * A file is checked completely before anything is written; one bad rule refuses the whole file.
  */
-import type { Command } from 'commander';
+
+import { type Command, Option } from 'commander';
 import { buildRuleSet, parseAudience, parseRule, type Rule, RuleSchema, ruleAttributes } from '#core/model';
 import { action, collectList } from './command.ts';
 import type { CommandContext } from './context.ts';
 import { NotFoundError, UsageError } from './errors.ts';
-import { type FileItem, locateIssues, readItemFile } from './item-files.ts';
+import {
+  type DocumentFormat,
+  documentFormats,
+  type FileItem,
+  itemsDocument,
+  locateIssues,
+  readItemFile,
+  yamlText,
+} from './item-files.ts';
 import {
   type Audit,
+  auditAttributes,
   describeChange,
   describeVersion,
   diffItems,
@@ -29,7 +44,7 @@ import {
   withoutAudit,
   writeItems,
 } from './items.ts';
-import { storedValueText } from './output.ts';
+import { jsonText, storedValueText } from './output.ts';
 
 const rulesTable = async (context: CommandContext): Promise<ItemTable> => ({
   tableName: (await context.target()).names.rulesTable,
@@ -141,7 +156,7 @@ async function checkRules(
     const previous = stored.get(rule.ruleId);
     if (rule.version !== undefined && rule.version !== versionOf(previous)) {
       problems.push(
-        `${source.locate(['version'])}: rule "${rule.ruleId}": the file was made from version ${rule.version}, but the table holds ${describeVersion(previous)}; export it again with 'news-alerts rules show ${rule.ruleId} --json' and redo the change`,
+        `${source.locate(['version'])}: rule "${rule.ruleId}": the file was made from version ${rule.version}, but the table holds ${describeVersion(previous)}; export it again with 'news-alerts rules export ${rule.ruleId}' and redo the change`,
       );
       continue;
     }
@@ -257,8 +272,8 @@ interface PutResultJson {
   previous: Item | undefined;
 }
 
-async function putRules(context: CommandContext, args: readonly unknown[], options: PutOptions): Promise<void> {
-  const [ruleId] = args as [string | undefined];
+/** The rules `put`/`create` write: from `--file`, or one from a rule id and flags. */
+function itemsToWrite(ruleId: string | undefined, options: PutOptions): FileItem[] {
   const usedFlags = flagNames.filter((name) => options[name] !== undefined);
   let items: FileItem[];
   if (options.file !== undefined) {
@@ -272,15 +287,87 @@ async function putRules(context: CommandContext, args: readonly unknown[], optio
     items = [ruleFromFlags(ruleId, options)];
   }
   if (items.length === 0) throw new UsageError(`${options.file} holds no rules; nothing was written`);
+  return items;
+}
 
+/** `rules put`: creates or replaces each rule. */
+async function putRules(context: CommandContext, args: readonly unknown[], options: PutOptions): Promise<void> {
+  const [ruleId] = args as [string | undefined];
+  const items = itemsToWrite(ruleId, options);
+  await writeRules(context, items, await storedRules(context, idsOf(items)), options.file ?? 'the rule');
+}
+
+/** `rules create`: like put, but refuses (nothing written) when any of the rules exists already. */
+async function createRules(context: CommandContext, args: readonly unknown[], options: PutOptions): Promise<void> {
+  const [ruleId] = args as [string | undefined];
+  const items = itemsToWrite(ruleId, options);
   const stored = await storedRules(context, idsOf(items));
+  const existing = items.flatMap((item) => {
+    const [id] = idsOf([item]);
+    return id !== undefined && stored.get(id) !== undefined
+      ? [
+          `${item.locate(['ruleId'])}: rule "${id}" already exists; change it with 'news-alerts rules update ${id}' or replace it with 'news-alerts rules put'`,
+        ]
+      : [];
+  });
+  if (existing.length > 0) {
+    throw new UsageError(
+      `${options.file ?? 'the rule'}: ${existing.length} rule(s) exist already; nothing was written`,
+      existing,
+    );
+  }
+  await writeRules(context, items, stored, options.file ?? 'the rule');
+}
+
+interface UpdateOptions extends Omit<PutOptions, 'file' | 'disabled'> {
+  enable?: boolean;
+  disable?: boolean;
+  clear?: string[];
+}
+
+/** `rules update <ruleId>`: changes only the attributes given, keeps the others. */
+async function updateRule(context: CommandContext, args: readonly unknown[], options: UpdateOptions): Promise<void> {
+  const [ruleId] = args as [string];
+  const stored = await storedRules(context, [ruleId]);
+  const previous = stored.get(ruleId);
+  if (previous === undefined) {
+    throw new NotFoundError(`rule ${ruleId} does not exist; create it with 'news-alerts rules create ${ruleId}'`);
+  }
+  if (options.enable && options.disable) throw new UsageError('give --enable or --disable, not both');
+  const next: Item = { ...withoutAudit(previous), ...(ruleFromFlags(ruleId, options).value as Item) };
+  for (const name of options.clear ?? []) {
+    if (name === 'ruleId' || name === 'audienceId') throw new UsageError(`--clear ${name}: ${name} is required`);
+    if (!ruleAttributes.includes(name) || (auditAttributes as readonly string[]).includes(name)) {
+      throw new UsageError(`--clear ${name}: not a rule attribute you can clear (${clearable().join(', ')})`);
+    }
+    delete next[name];
+  }
+  if (options.enable) next.enabled = true;
+  if (options.disable) next.enabled = false;
+  await writeRules(
+    context,
+    [{ value: next, label: `rule ${ruleId}`, locate: () => 'command line' }],
+    stored,
+    'the rule',
+  );
+}
+
+const clearable = (): string[] =>
+  ruleAttributes.filter(
+    (name) => name !== 'ruleId' && name !== 'audienceId' && !(auditAttributes as readonly string[]).includes(name),
+  );
+
+/** Validates the rules completely, then writes them in one transaction and reports each. */
+async function writeRules(
+  context: CommandContext,
+  items: readonly FileItem[],
+  stored: ReadonlyMap<string, Item | undefined>,
+  source: string,
+): Promise<void> {
   const check = await checkRules(context, items, stored);
   for (const warning of check.warnings) context.output.warn(warning);
   if (check.problems.length > 0) {
-    throw new UsageError(
-      `${options.file ?? 'the rule'}: ${check.problems.length} problem(s); nothing was written`,
-      check.problems,
-    );
+    throw new UsageError(`${source}: ${check.problems.length} problem(s); nothing was written`, check.problems);
   }
 
   const results: PutResultJson[] = [];
@@ -397,13 +484,31 @@ interface RuleRow {
   item: Item;
 }
 
-async function describeRules(context: CommandContext, filter?: (item: Item) => boolean): Promise<RuleRow[]> {
+/**
+ * The rules (all, or those `filter` keeps) judged as the run judges them. With `audienceId`, only
+ * that audience's rules, and NotFoundError when there is no such audience and no rule names it
+ * (a typo must not read as "this audience has no rules").
+ */
+async function describeRules(
+  context: CommandContext,
+  filter?: (item: Item) => boolean,
+  audienceId?: string,
+): Promise<RuleRow[]> {
   const target = await context.target();
   const [ruleItems, audienceItems] = await Promise.all([
     listItems(target.clients.documents, await rulesTable(context)),
     listItems(target.clients.documents, await audiencesTable(context)),
   ]);
-  const selected = filter ? ruleItems.filter(filter) : ruleItems;
+  const keep = (item: Item): boolean =>
+    (filter === undefined || filter(item)) && (audienceId === undefined || item.audienceId === audienceId);
+  const selected = ruleItems.filter(keep);
+  if (
+    audienceId !== undefined &&
+    selected.length === 0 &&
+    !audienceItems.some((item) => item.audienceId === audienceId)
+  ) {
+    throw new NotFoundError(`audience ${audienceId} does not exist in ${target.label} (news-alerts audiences list)`);
+  }
   // Judged exactly as the run judges them, audiences included.
   const ruleSet = buildRuleSet(selected, audienceItems);
   const rejected = new Map(
@@ -435,10 +540,7 @@ async function listRules(
   _args: readonly unknown[],
   options: { audience?: string },
 ): Promise<void> {
-  const rows = await describeRules(
-    context,
-    options.audience === undefined ? undefined : (item) => item.audienceId === options.audience,
-  );
+  const rows = await describeRules(context, undefined, options.audience);
   context.output.result(rows, () => {
     context.output.table(
       ['RULE', 'AUDIENCE', 'ENABLED', 'CRITERIA', 'VERSION', 'UPDATED', 'STATUS'],
@@ -556,6 +658,14 @@ async function deleteRules(
     { deletes },
     await auditOf(context),
   );
+  // What was deleted, as a document `rules put --file -` writes back (without the audit
+  // attributes: a restored rule starts again at version 1).
+  const restore = itemsDocument(
+    'rules',
+    results.map((result) => withoutAudit(result.previous ?? {})),
+    ruleAttributes,
+  );
+  for (const result of results) context.output.note(`deleted ${result.id} (was ${describeVersion(result.previous)})`);
   context.output.result(
     {
       target: target.label,
@@ -565,43 +675,55 @@ async function deleteRules(
         previousVersion,
         previous,
       })),
+      ...restore,
     },
     () => {
-      for (const result of results) {
-        context.output.line(`deleted ${result.id} (was ${describeVersion(result.previous)})`);
-        context.output.line(
-          `  to restore it, pipe this line into 'news-alerts rules put --file -': ${JSON.stringify(withoutAudit(result.previous ?? {}), setReplacer)}`,
-        );
-      }
+      context.output.note(`to restore, pipe stdout into 'news-alerts rules put --file -'`);
+      context.output.line(yamlText(restore).trimEnd());
     },
   );
 }
 
-const setReplacer = (_key: string, value: unknown): unknown => (value instanceof Set ? [...value] : value);
+interface ExportOptions {
+  format: DocumentFormat;
+  audience?: string;
+}
 
-/** Registers `rules` and its subcommands. */
-export function registerRules(program: Command): void {
-  const rules = program
-    .command('rules')
-    .description('list, show, add, change, validate, enable, disable and delete subscriber rules');
+/** `rules export [ruleId...]`: the stored rules as a file `rules put --file` writes back unchanged. */
+async function exportRules(context: CommandContext, args: readonly unknown[], options: ExportOptions): Promise<void> {
+  const [ruleIds] = args as [string[]];
+  const wanted = ruleIds.length > 0 ? new Set(ruleIds) : undefined;
+  const rows = await describeRules(
+    context,
+    wanted === undefined ? undefined : (item) => typeof item.ruleId === 'string' && wanted.has(item.ruleId),
+    options.audience,
+  );
+  const missing = ruleIds.filter((id) => !rows.some((row) => row.item.ruleId === id));
+  if (missing.length > 0) throw new NotFoundError(`rule ${missing.join(', ')} does not exist; nothing was exported`);
+  for (const row of rows) {
+    if (!row.valid) {
+      context.output.warn(
+        `rule ${row.ruleId} is INVALID (${row.problem ?? ''}): 'rules put' refuses it until it is fixed`,
+      );
+    }
+  }
+  const document = itemsDocument(
+    'rules',
+    rows.map((row) => row.item),
+    ruleAttributes,
+  );
+  context.output.result(document, () =>
+    context.output.line((options.format === 'json' ? jsonText(document) : yamlText(document)).trimEnd()),
+  );
+}
 
-  rules
-    .command('list')
-    .description('list rules with their criteria, version, last change and whether the run accepts them')
-    .option('--audience <audienceId>', 'only the rules of this audience')
-    .action(action(listRules));
+/** `--format yaml|json` of the export verbs. */
+export const formatOption = (): Option =>
+  new Option('--format <format>', 'document format').choices(documentFormats).default('yaml');
 
-  rules
-    .command('show')
-    .description('show one rule, every attribute, and whether the run accepts it')
-    .argument('<ruleId>')
-    .action(action(showRule));
-
-  rules
-    .command('put')
-    .description('create or replace rules from a JSON/YAML file (one rule, a list, or {"rules": [...]}) or from flags')
-    .argument('[ruleId]', 'the rule to create or replace from flags')
-    .option('-f, --file <file>', 'JSON or YAML file of one or many rules ("-": stdin)')
+/** The criteria flags of `create`, `update` and `put`. */
+function criteriaFlags(command: Command): Command {
+  return command
     .option('--audience <audienceId>', 'audience that receives the matches')
     .option('--description <text>', 'what the rule is for (shown in alerts)')
     .option('--categories <list>', 'category codes or names, comma-separated; "002*" matches by prefix', collectList)
@@ -612,26 +734,111 @@ export function registerRules(program: Command): void {
     .option('--statuses <list>', 'article statuses the rule is limited to', collectList)
     .option('--urgent', 'matches bypass the audience’s quiet hours')
     .option('--match-all', 'match every article (required for a rule without criteria)')
+    .option('--notes <text>', 'free text for ops; ignored by the run');
+}
+
+/** `-f/--file` and `--disabled` of `create` and `put`, which write whole rules. */
+function wholeRuleFlags(command: Command): Command {
+  return criteriaFlags(command.option('-f, --file <file>', 'JSON or YAML file of one or many rules ("-": stdin)'))
     .option('--disabled', 'store the rule disabled (preview it, then enable)')
-    .option('--notes <text>', 'free text for ops; ignored by the run')
     .addHelpText(
       'after',
       `
-A file is validated completely (with the run's own validation) before anything is written; a
-problem anywhere refuses the whole file and names its line and field. Every write records
-updatedBy/updatedAt and increments version; a rule carrying "version" (as 'rules show --json'
-prints it) is only written if the table still holds that version.
+A file holds one rule, a list of rules, or {"rules": [...]}: what 'rules export', 'rules list --json',
+'rules show --json' and 'rules delete' print is read back as it stands. It is validated completely
+(with the run's own validation) before anything is written; a problem anywhere refuses the whole
+file and names its line and field. Every write records updatedBy/updatedAt and increments
+version; a rule carrying "version" (as 'rules export' prints it) is only written if the table
+still holds that version.`,
+    );
+}
 
+/** Registers `rules` and its subcommands. */
+export function registerRules(program: Command): void {
+  const rules = program
+    .command('rules')
+    .description('list, show, export, create, update, put, validate, enable, disable and delete subscriber rules');
+
+  rules
+    .command('list')
+    .description('list rules with their criteria, version, last change and whether the run accepts them')
+    .option('--audience <audienceId>', 'only the rules of this audience (exit 3 if there is no such audience)')
+    .action(action(listRules));
+
+  rules
+    .command('show')
+    .description('show one rule, every attribute, and whether the run accepts it')
+    .argument('<ruleId>')
+    .action(action(showRule));
+
+  rules
+    .command('export')
+    .description('print rules (all, or the ones named) as a YAML or JSON file that "rules put --file" reads back')
+    .argument('[ruleId...]', 'the rules to export (default: all)')
+    .option('--audience <audienceId>', 'only the rules of this audience')
+    .addOption(formatOption())
+    .addHelpText(
+      'after',
+      `
+Examples:
+  news-alerts rules export > rules.yaml        # edit, then: news-alerts rules put --file rules.yaml
+  news-alerts rules export markets-rates --format json`,
+    )
+    .action(action(exportRules));
+
+  wholeRuleFlags(
+    rules
+      .command('create')
+      .description('create new rules from flags or a file; refused if a rule exists already')
+      .argument('[ruleId]', 'the rule to create from flags'),
+  )
+    .addHelpText(
+      'after',
+      `
+Example:
+  news-alerts rules create markets-rates --audience markets-desk --categories '002*' --keywords 'interest rate,inflation'`,
+    )
+    .action(action(createRules));
+
+  criteriaFlags(
+    rules
+      .command('update')
+      .description('change some attributes of a rule (only the flags given); the others stay')
+      .argument('<ruleId>'),
+  )
+    .option('--enable', 'enable the rule')
+    .option('--disable', 'disable the rule')
+    .option('--clear <attributes>', 'remove optional attributes, comma-separated (e.g. media,notes)', collectList)
+    .addHelpText(
+      'after',
+      `
+Example:
+  news-alerts rules update markets-rates --keywords 'interest rate,inflation,rate cut'`,
+    )
+    .action(action(updateRule));
+
+  wholeRuleFlags(
+    rules
+      .command('put')
+      .description(
+        'create or replace rules from a JSON/YAML file (one rule, a list, or {"rules": [...]}) or from flags',
+      )
+      .argument('[ruleId]', 'the rule to create or replace from flags'),
+  )
+    .addHelpText(
+      'after',
+      `
 Examples:
   news-alerts rules put --file rules.yaml
-  news-alerts rules put markets-rates --audience markets --categories '002*' --keywords 'interest rate,inflation'`,
+  news-alerts rules export | news-alerts rules put --file -
+  news-alerts rules put markets-rates --audience markets-desk --categories '002*' --keywords 'interest rate,inflation'`,
     )
     .action(action(putRules));
 
   rules
     .command('validate')
     .description('check a rules file exactly as put would, without writing; shows what it would change')
-    .argument('<file>', 'JSON or YAML file')
+    .argument('<file>', 'JSON or YAML file ("-": stdin); also what rules export/list --json/show --json print')
     .action(action(validateRules));
 
   rules
@@ -648,8 +855,14 @@ Examples:
 
   rules
     .command('delete')
-    .description('delete rules (prints each deleted rule so it can be restored)')
+    .description('delete rules; prints them on stdout as a file "rules put --file -" restores')
     .argument('<ruleId...>')
     .option('-y, --yes', 'do not ask for confirmation')
+    .addHelpText(
+      'after',
+      `
+Example:
+  news-alerts rules delete markets-rates --yes > deleted.yaml   # undo: news-alerts rules put --file deleted.yaml`,
+    )
     .action(action(deleteRules));
 }

@@ -284,8 +284,64 @@ describe('rules put from flags, enable, disable, delete', () => {
     expect(await getItem(sandbox.stack.clients.documents, rulesTable(), 'rate-cuts')).toBeDefined();
     const deleted = await sandbox.cli(['rules', 'delete', 'rate-cuts', '--yes']);
     expect(deleted.code).toBe(0);
-    expect(deleted.stdout).toContain('deleted rate-cuts (was version 3');
+    expect(deleted.stderr).toContain('deleted rate-cuts (was version 3');
     expect(await getItem(sandbox.stack.clients.documents, rulesTable(), 'rate-cuts')).toBeUndefined();
+  });
+
+  it('create refuses a rule that exists; update changes only the attributes given and keeps the others', async () => {
+    const [exists, created, missing] = await Promise.all([
+      sandbox.cli(['rules', 'create', 'markets-rates', '--audience', 'markets-desk', '--keywords', 'x']),
+      sandbox.cli([
+        '--actor',
+        'erin',
+        'rules',
+        'create',
+        'wafer-news',
+        '--audience',
+        'chips-team',
+        '--keywords',
+        'wafer',
+      ]),
+      sandbox.cli(['rules', 'update', 'no-such-rule', '--keywords', 'x']),
+    ]);
+    expect(exists.code).toBe(2);
+    expect(exists.stderr).toContain(
+      `rule "markets-rates" already exists; change it with 'news-alerts rules update markets-rates'`,
+    );
+    expect(created.code, created.stderr).toBe(0);
+    expect(created.stdout).toContain('created wafer-news (version 1)');
+    expect(missing.code).toBe(3);
+    expect(missing.stderr).toContain('rule no-such-rule does not exist');
+
+    const updated = await sandbox.cli([
+      'rules',
+      'update',
+      'markets-rates',
+      '--keywords',
+      'rate cut',
+      '--disable',
+      '--clear',
+      'description',
+    ]);
+    expect(updated.code, updated.stderr).toBe(0);
+    expect(updated.stdout).toContain('updated markets-rates: version (none) → 1');
+    const stored = await getItem(sandbox.stack.clients.documents, rulesTable(), 'markets-rates');
+    expect(stored).toMatchObject({
+      audienceId: 'markets-desk',
+      categories: ['002*'],
+      keywords: ['rate cut'],
+      enabled: false,
+      version: 1,
+    });
+    expect(stored).not.toHaveProperty('description');
+    const [clearKey, invalid] = await Promise.all([
+      sandbox.cli(['rules', 'update', 'markets-rates', '--clear', 'audienceId']),
+      sandbox.cli(['rules', 'update', 'markets-rates', '--clear', 'categories,keywords']),
+    ]);
+    expect(clearKey.code).toBe(2);
+    expect(clearKey.stderr).toContain('--clear audienceId: audienceId is required');
+    expect(invalid.code).toBe(2);
+    expect(invalid.stderr).toContain('the rule has no categories, keywords, media or statuses');
   });
 
   it('a write that lost a race to another edit fails with nothing written (optimistic lock)', async () => {
