@@ -14,11 +14,48 @@
  * which the CLI's own multi-line texts use and which no terminal interprets as a sequence.
  * `--json` output is JSON.stringify's (which escapes C0 only) with DEL, C1, format characters
  * and U+2028/2029 escaped as `\uXXXX` too: the same JSON value, safe to print on a terminal.
+ *
+ * Colour is the one escape sequence printed, and only this module writes it: with `color` on,
+ * around header rows and {@link status} cells, after the data in them was escaped. With
+ * `color` off the output is plain text, byte for byte.
+ *
+ * Tables fit the terminal (`columns`, else the terminal's width, else `$COLUMNS`, else 80) as
+ * borderless aligned columns: ids are never cut or wrapped, free text wraps at word boundaries,
+ * and optional columns are left out (with a note on stderr) when the rest would not fit. When
+ * stdout is not a terminal and no format was asked for, tables are TSV: one line per row, no
+ * padding, nothing left out, so `cut`, `sort` and `awk` see whole values.
  */
-import Table from 'cli-table3';
+import stringWidth from 'string-width';
+
+/** How a cell is coloured on a terminal: a status that is fine, broken, or waiting. */
+export type Tone = 'good' | 'bad' | 'warn';
+
+/** A cell with a tone, from {@link status}: its text is data (escaped), its colour is the CLI's. */
+export interface StyledCell {
+  readonly text: string;
+  readonly tone: Tone | undefined;
+}
 
 /** A value a table cell can show. */
-export type Cell = string | number | boolean | null | undefined;
+export type Cell = string | number | boolean | null | undefined | StyledCell;
+
+/**
+ * A table column. `id`: never wrapped or cut (ids, ARNs, timestamps). `wrap`: free text that
+ * gives way first when the table is too wide. `optional`: left out when the table cannot fit
+ * otherwise (`--output json` and TSV still have it). A plain string is a column with no marks.
+ */
+export interface Column {
+  readonly head: string;
+  readonly id?: boolean;
+  readonly wrap?: boolean;
+  readonly optional?: boolean;
+}
+
+/** What `--output` selects. */
+export type OutputFormat = 'table' | 'json' | 'tsv';
+
+/** The output formats, for option parsing. */
+export const outputFormats: readonly OutputFormat[] = ['table', 'json', 'tsv'];
 
 /** Where output goes (process streams by default; tests of pure helpers pass their own). */
 export interface OutputStreams {
@@ -26,15 +63,40 @@ export interface OutputStreams {
   readonly stderr: NodeJS.WritableStream;
 }
 
+/** How one invocation prints. */
+export interface OutputOptions {
+  /** Shorthand for `format: 'json'` (the `--json` flag). */
+  readonly json?: boolean;
+  /**
+   * `--output`; an explicit format wins over `json`. Unset: JSON with `json`, otherwise a table
+   * when stdout is a terminal and TSV when it is a pipe or file.
+   */
+  readonly format?: OutputFormat;
+  /** Colour headers and status words (the caller decides: stdout a TTY and no `NO_COLOR`). */
+  readonly color?: boolean;
+  /** The width tables fit in; unset: the terminal's, else `$COLUMNS`, else 80. */
+  readonly columns?: number;
+  readonly streams?: OutputStreams;
+}
+
 /** The CLI's printer for one command invocation. */
 export class Output {
-  /** True with `--json`: stdout carries exactly one JSON document. */
+  /** The format this invocation prints in, settled at construction. */
+  readonly format: OutputFormat;
+  /** True for the JSON format: stdout carries exactly one JSON document. */
   readonly json: boolean;
+  /** True when colour sequences are written (tables on a terminal with colour asked for). */
+  readonly color: boolean;
+  readonly #columns: number | undefined;
   readonly #streams: OutputStreams;
 
-  constructor(options: { json: boolean; streams?: OutputStreams }) {
-    this.json = options.json;
+  constructor(options: OutputOptions = {}) {
     this.#streams = options.streams ?? { stdout: process.stdout, stderr: process.stderr };
+    const terminal = (this.#streams.stdout as Partial<NodeJS.WriteStream>).isTTY === true;
+    this.format = options.format ?? (options.json ? 'json' : terminal ? 'table' : 'tsv');
+    this.json = this.format === 'json';
+    this.color = options.color === true && this.format === 'table';
+    this.#columns = positiveInteger(options.columns);
   }
 
   /** The command's result: `value` as JSON with `--json`, otherwise whatever `human` prints. */
@@ -48,43 +110,42 @@ export class Output {
     if (!this.json) this.#streams.stdout.write(`${terminalText(text)}\n`);
   }
 
-  /** A table on stdout; an empty table prints `empty` instead. */
-  table(head: readonly string[], rows: readonly (readonly Cell[])[], empty = '(none)'): void {
+  /**
+   * A table on stdout: aligned columns that fit the width, or TSV (see {@link OutputOptions.format}).
+   * An empty table prints `empty` instead; as TSV it prints the header line, and `empty` goes to
+   * stderr so a script reads no rows rather than a sentence.
+   */
+  table(head: readonly (string | Column)[], rows: readonly (readonly Cell[])[], empty = '(none)'): void {
     if (this.json) return;
+    const columns = head.map(toColumn);
+    if (this.format === 'tsv') {
+      this.#write(tsvLines([columns.map((column) => column.head), ...rows]));
+      if (rows.length === 0) this.note(empty);
+      return;
+    }
     if (rows.length === 0) {
       this.line(empty);
       return;
     }
-    const cells = rows.map((row) => row.map(cellText));
-    const heads = head.map((text) => cellText(text));
-    // Plain borders and no colours: the output is pasted into tickets and read in CI logs.
-    const table = new Table({
-      head: heads,
-      style: { head: [], border: [] },
-      wordWrap: true,
-      colWidths: fitColumns([heads, ...cells], this.#width()),
-    });
-    for (const row of cells) table.push(row);
-    this.#streams.stdout.write(`${table.toString()}\n`);
+    const width = this.#width();
+    const layout = layoutTable(columns, rows, { width, color: this.color, header: true });
+    this.#write(layout.lines);
+    if (layout.dropped.length > 0) {
+      this.note(
+        `(${layout.dropped.join(', ')} left out to fit ${width} columns; --output json or --output tsv shows every column)`,
+      );
+    }
   }
 
-  /** Field/value pairs as a two-column table. */
+  /** Name/value pairs: aligned `name  value` lines (values wrap), or `name<TAB>value` as TSV. */
   fields(entries: readonly (readonly [string, Cell])[]): void {
     if (this.json) return;
-    const cells = entries.map(([name, value]) => [cellText(name), cellText(value)]);
-    const table = new Table({
-      style: { head: [], border: [] },
-      wordWrap: true,
-      colWidths: fitColumns(cells, this.#width()),
-    });
-    for (const row of cells) table.push(row);
-    this.#streams.stdout.write(`${table.toString()}\n`);
-  }
-
-  /** Columns available: the terminal's width, or a generous fixed width for files and pipes. */
-  #width(): number {
-    const stdout = this.#streams.stdout as NodeJS.WriteStream;
-    return stdout.isTTY && stdout.columns ? stdout.columns : 160;
+    if (this.format === 'tsv') {
+      this.#write(tsvLines(entries));
+      return;
+    }
+    const columns: Column[] = [{ head: '' }, { head: '', wrap: true }];
+    this.#write(layoutTable(columns, entries, { width: this.#width(), color: this.color, header: false }).lines);
   }
 
   /** A note for the person at the terminal, on stderr (kept with `--json`: it does not disturb stdout). */
@@ -96,46 +157,331 @@ export class Output {
   warn(text: string): void {
     this.#streams.stderr.write(`warning: ${terminalText(text)}\n`);
   }
+
+  #write(lines: readonly string[]): void {
+    this.#streams.stdout.write(lines.map((line) => `${line}\n`).join(''));
+  }
+
+  /** Columns to fit: the `columns` option, the terminal's width, `$COLUMNS`, or 80. */
+  #width(): number {
+    const stdout = this.#streams.stdout as Partial<NodeJS.WriteStream>;
+    return (
+      this.#columns ??
+      (stdout.isTTY ? positiveInteger(stdout.columns) : undefined) ??
+      positiveInteger(Number(process.env.COLUMNS || Number.NaN)) ??
+      80
+    );
+  }
 }
 
-/** Display width of text: East Asian wide characters take two columns. */
-function displayWidth(text: string): number {
-  let width = 0;
-  for (const char of text) {
-    const code = char.codePointAt(0) ?? 0;
-    width +=
-      code >= 0x1100 &&
-      /[\p{Script=Han}\p{Script=Hangul}\p{Script=Hiragana}\p{Script=Katakana}\uFF00-\uFFEF]/u.test(char)
-        ? 2
-        : 1;
+const toColumn = (column: string | Column): Column => (typeof column === 'string' ? { head: column } : column);
+
+const positiveInteger = (value: number | undefined): number | undefined =>
+  value !== undefined && Number.isInteger(value) && value > 0 ? value : undefined;
+
+/**
+ * A status word as a cell, coloured on a terminal by what it says: `ok`, `sent`, `confirmed` …
+ * green; `INVALID`, `FAILED`, `topic missing` … red; `HELD`, `paused`, `pending` … yellow. Pass
+ * `tone` to decide it yourself; a word not listed stays uncoloured.
+ */
+export function status(text: string, tone: Tone | undefined = toneOf(text)): StyledCell {
+  return { text, tone };
+}
+
+const tonesByWord: Readonly<Record<string, Tone>> = Object.fromEntries([
+  ...['ok', 'sent', 'confirmed', 'valid', 'enabled', 'active', 'succeeded', 'completed', 'complete', 'delivered'].map(
+    (word) => [word, 'good'] as const,
+  ),
+  ...[
+    'invalid',
+    'failed',
+    'failure',
+    'error',
+    'topic missing',
+    'missing',
+    'parked',
+    'refused',
+    'incomplete',
+    'replay incomplete',
+    'deleted',
+  ].map((word) => [word, 'bad'] as const),
+  ...['held', 'paused', 'pending', 'pending confirmation', 'disabled', 'deferred', 'skipped', 'partial', 'running'].map(
+    (word) => [word, 'warn'] as const,
+  ),
+]);
+
+/** The tone a status word is shown in, if it is one {@link status} knows. */
+export const toneOf = (text: string): Tone | undefined => tonesByWord[text.trim().toLowerCase()];
+
+/** SGR sequences: the only escape codes the CLI writes. */
+const sgr = {
+  bold: ['\u001b[1m', '\u001b[22m'],
+  good: ['\u001b[32m', '\u001b[39m'],
+  bad: ['\u001b[31m', '\u001b[39m'],
+  warn: ['\u001b[33m', '\u001b[39m'],
+} as const;
+
+const paint = (text: string, style: keyof typeof sgr | undefined): string =>
+  style === undefined || text === '' ? text : `${sgr[style][0]}${text}${sgr[style][1]}`;
+
+/**
+ * Display width of text in terminal columns: East Asian wide characters and emoji take two,
+ * combining marks none, colour sequences none (string-width: grapheme clusters and the Unicode
+ * East Asian Width property).
+ */
+export const displayWidth = (text: string): number => stringWidth(text);
+
+/** Gap between table columns. */
+const gap = '  ';
+/** Free text does not wrap narrower than this (unless the column is narrower anyway). */
+const minimumTextWidth = 10;
+
+/** Rows as TSV lines: cells escaped (tabs and newlines too), tab-separated, unpadded. */
+const tsvLines = (rows: readonly (readonly Cell[])[]): string[] => rows.map((row) => row.map(cellText).join('\t'));
+
+/** A piece of a cell that wrapping never breaks: a word, or one wide character. */
+interface Piece {
+  readonly text: string;
+  readonly width: number;
+  /** A space separates it from the piece before (dropped when a line breaks there). */
+  readonly spaced: boolean;
+}
+
+let graphemeSegmenter: Intl.Segmenter | undefined;
+
+/**
+ * A cell's text cut where it may wrap: at spaces, and around East Asian wide characters (scripts
+ * that do not separate words with spaces). A cell with no space is one piece: an id is never cut.
+ */
+function piecesOf(text: string): Piece[] {
+  graphemeSegmenter ??= new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+  const pieces: Piece[] = [];
+  for (const [index, word] of text.split(' ').entries()) {
+    let run = '';
+    let first = true;
+    const push = (piece: string): void => {
+      pieces.push({ text: piece, width: displayWidth(piece), spaced: index > 0 && first });
+      first = false;
+    };
+    // Only a word with a wide character needs segmenting; ASCII words (almost all) stay whole.
+    if (/[\u1100-\u{10ffff}]/u.test(word)) {
+      for (const { segment } of graphemeSegmenter.segment(word)) {
+        if (displayWidth(segment) < 2) {
+          run += segment;
+          continue;
+        }
+        if (run !== '') push(run);
+        run = '';
+        push(segment);
+      }
+    } else run = word;
+    if (run !== '' || first) push(run);
   }
-  return width;
+  return pieces;
 }
 
 /**
- * Column widths that fit `total` columns: each column as wide as its widest line, and while the
- * table is too wide, the widest column gives way (never below 10), so long reasons wrap instead
- * of pushing the table off screen.
+ * Pieces laid into lines no wider than `width`. A piece wider than that gets a line of its own,
+ * or with `breakWords` (free text in a column narrower than its longest word) is cut between
+ * characters.
  */
-export function fitColumns(rows: readonly (readonly string[])[], total: number): number[] {
-  const count = Math.max(0, ...rows.map((row) => row.length));
-  // Content plus one space of padding on each side.
-  const widths = Array.from({ length: count }, (_, column) =>
-    Math.max(3, ...rows.map((row) => Math.max(0, ...(row[column] ?? '').split('\n').map(displayWidth)) + 2)),
+function wrapPieces(whole: readonly Piece[], width: number, breakWords = false): string[] {
+  const pieces = breakWords
+    ? whole.flatMap((piece) => (piece.width > width ? cutPiece(piece, width) : [piece]))
+    : whole;
+  const lines: string[] = [];
+  let line = '';
+  let lineWidth = 0;
+  let wrapped = false;
+  for (const piece of pieces) {
+    const space = piece.spaced && !(wrapped && line === '') ? 1 : 0;
+    if (lineWidth > 0 && lineWidth + space + piece.width > width) {
+      lines.push(line);
+      line = piece.text;
+      lineWidth = piece.width;
+      wrapped = true;
+      continue;
+    }
+    line += `${space ? ' ' : ''}${piece.text}`;
+    lineWidth += space + piece.width;
+  }
+  lines.push(line);
+  return lines;
+}
+
+/** A word too long for its line, in parts no wider than `width` (but at least one character each). */
+function cutPiece(piece: Piece, width: number): Piece[] {
+  graphemeSegmenter ??= new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+  const parts: Piece[] = [];
+  let text = '';
+  let textWidth = 0;
+  for (const { segment } of graphemeSegmenter.segment(piece.text)) {
+    const segmentWidth = displayWidth(segment);
+    if (textWidth > 0 && textWidth + segmentWidth > width) {
+      parts.push({ text, width: textWidth, spaced: parts.length === 0 && piece.spaced });
+      text = '';
+      textWidth = 0;
+    }
+    text += segment;
+    textWidth += segmentWidth;
+  }
+  parts.push({ text, width: textWidth, spaced: parts.length === 0 && piece.spaced });
+  return parts;
+}
+
+/** A table laid out for a terminal. */
+export interface TableLayout {
+  /** The printed lines, trailing spaces trimmed. */
+  readonly lines: readonly string[];
+  /** Heads of the optional columns left out to fit. */
+  readonly dropped: readonly string[];
+  /** Each shown column's width, in the order shown. */
+  readonly widths: readonly number[];
+}
+
+/**
+ * Columns laid out in `width` terminal columns, gh/kubectl style: a header row, then one row per
+ * entry, columns two spaces apart, no borders. Every column starts as wide as its widest value;
+ * while the table is too wide the widest free-text column (`wrap`) gives way, then the widest
+ * other non-id one, never below its longest word (so ids, which have no spaces, are never cut)
+ * nor below {@link minimumTextWidth}. When that does not fit, optional columns are left out,
+ * rightmost first; then, as a last resort, free-text columns go down to
+ * {@link minimumTextWidth} and cut their longer words; when nothing more can give way, lines are
+ * longer than `width` rather than an id being cut.
+ */
+export function layoutTable(
+  head: readonly (string | Column)[],
+  rows: readonly (readonly Cell[])[],
+  options: { readonly width: number; readonly color?: boolean; readonly header?: boolean },
+): TableLayout {
+  const columns = head.map(toColumn);
+  const header = options.header !== false;
+  const body = rows.map((row) => columns.map((_, index) => styledText(row[index])));
+  const heads = columns.map((column) => ({ text: safeText(column.head), tone: undefined }));
+  const measured = columns.map((column, index) => {
+    const cells = [...(header ? [heads[index]] : []), ...body.map((row) => row[index])].map((cell) => {
+      const text = cell?.text ?? '';
+      const pieces = piecesOf(text);
+      const whole = displayWidth(text);
+      // An id column is never wrapped: its narrowest is its widest value (the head may wrap).
+      const narrowest = column.id && cell !== heads[index] ? whole : Math.max(0, ...pieces.map((p) => p.width));
+      return { whole, narrowest };
+    });
+    const natural = Math.max(0, ...cells.map((cell) => cell.whole));
+    const sane = Math.min(natural, minimumTextWidth);
+    const minimum = Math.max(sane, ...cells.map((cell) => cell.narrowest));
+    // Free text may, as a last resort, cut a word longer than the column (never the head's).
+    const headWord = header ? (cells[0]?.narrowest ?? 0) : 0;
+    const lastResort = column.wrap ? Math.max(sane, headWord) : minimum;
+    return { natural, minimum, lastResort };
+  });
+
+  // Leave out optional columns, rightmost first, while even the narrowest layout is too wide.
+  let shown = columns.map((_, index) => index);
+  const narrowestTotal = (indexes: readonly number[]): number =>
+    indexes.reduce((sum, index) => sum + (measured[index]?.minimum ?? 0), gap.length * (indexes.length - 1));
+  const dropped: string[] = [];
+  for (let index = columns.length - 1; index >= 0 && narrowestTotal(shown) > options.width; index--) {
+    const column = columns[index];
+    if (column?.optional !== true) continue;
+    shown = shown.filter((other) => other !== index);
+    dropped.unshift(column.head);
+  }
+
+  const budget = options.width - gap.length * (shown.length - 1);
+  const rank = shown.map((index) => (columns[index]?.wrap ? 0 : columns[index]?.id ? 2 : 1));
+  const wordWidths = fitWidths(
+    shown.map((index) => measured[index]?.natural ?? 0),
+    shown.map((index) => measured[index]?.minimum ?? 0),
+    budget,
+    rank,
   );
-  const borders = count + 1;
-  const minimum = 10;
-  while (widths.reduce((sum, width) => sum + width, borders) > total) {
-    const widest = widths.indexOf(Math.max(...widths));
-    if ((widths[widest] ?? 0) <= minimum) break;
-    widths[widest] = (widths[widest] ?? minimum) - 1;
+  const widths = fitWidths(
+    wordWidths,
+    shown.map((index) => measured[index]?.lastResort ?? 0),
+    budget,
+    rank,
+  );
+
+  const lines: string[] = [];
+  const render = (cells: readonly (StyledCell | undefined)[], bold: boolean): void => {
+    const wrapped = shown.map((index, position) =>
+      wrapPieces(piecesOf(cells[index]?.text ?? ''), widths[position] ?? 0, columns[index]?.wrap === true),
+    );
+    const height = Math.max(1, ...wrapped.map((cell) => cell.length));
+    for (let row = 0; row < height; row++) {
+      const parts = shown.map((index, position) => {
+        const text = wrapped[position]?.[row] ?? '';
+        const padding = ' '.repeat(Math.max(0, (widths[position] ?? 0) - displayWidth(text)));
+        const style = options.color ? (bold ? 'bold' : cells[index]?.tone) : undefined;
+        return `${paint(text, style)}${padding}`;
+      });
+      lines.push(parts.join(gap).trimEnd());
+    }
+  };
+  if (header) render(heads, true);
+  for (const row of body) render(row, false);
+  return { lines, dropped, widths };
+}
+
+/**
+ * Widths that fit `budget` (the total of the widths): each column starts at `natural`; while too
+ * wide, the widest column of the lowest `rank` that is still above its `minimum` loses a column.
+ * Returns the minimums when even they do not fit.
+ */
+export function fitWidths(
+  natural: readonly number[],
+  minimum: readonly number[],
+  budget: number,
+  rank: readonly number[] = natural.map(() => 0),
+): number[] {
+  const widths = natural.map((width, index) => Math.max(width, minimum[index] ?? 0));
+  let excess = widths.reduce((sum, width) => sum + width, 0) - budget;
+  for (const tier of [...new Set(rank)].sort((a, b) => a - b)) {
+    while (excess > 0) {
+      const candidates = widths
+        .map((width, index) => ({ width, index }))
+        .filter(({ width, index }) => rank[index] === tier && width > (minimum[index] ?? 0))
+        .sort((a, b) => b.width - a.width);
+      const widest = candidates[0];
+      if (widest === undefined) break;
+      // Down to the next widest (or the minimum) in one step; ties go one column at a time.
+      const floor = Math.max(minimum[widest.index] ?? 0, candidates[1]?.width ?? 0, widest.width - excess);
+      const next = floor < widest.width ? floor : widest.width - 1;
+      excess -= widest.width - next;
+      widths[widest.index] = next;
+    }
   }
   return widths;
 }
 
+/**
+ * Column widths for the former boxed tables (content plus a space each side, one border between
+ * columns and at both ends), widest first, never below 10.
+ * @deprecated Tables are laid out by {@link layoutTable}; kept for callers that still size boxes.
+ */
+export function fitColumns(rows: readonly (readonly string[])[], total: number): number[] {
+  const count = Math.max(0, ...rows.map((row) => row.length));
+  const natural = Array.from({ length: count }, (_, column) =>
+    Math.max(3, ...rows.map((row) => Math.max(0, ...(row[column] ?? '').split('\n').map(displayWidth)) + 2)),
+  );
+  return fitWidths(
+    natural,
+    natural.map((width) => Math.min(width, 10)),
+    total - (count + 1),
+  );
+}
+
+/** A cell's text (escaped) and tone. */
+const styledText = (value: Cell): StyledCell | undefined =>
+  typeof value === 'object' && value !== null
+    ? { text: safeText(value.text), tone: value.tone }
+    : { text: cellText(value), tone: undefined };
+
 /** A table cell: one value on one line, with every control and format character escaped. */
 const cellText = (value: Cell): string => {
   if (value === null || value === undefined) return '';
+  if (typeof value === 'object') return safeText(value.text);
   return safeText(String(value));
 };
 

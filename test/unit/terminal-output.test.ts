@@ -7,7 +7,7 @@ import { Writable } from 'node:stream';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { stderrLog } from '../../cli/log.ts';
-import { jsonText, Output, safeText, storedValueText, terminalText } from '../../cli/output.ts';
+import { displayWidth, jsonText, Output, safeText, storedValueText, terminalText } from '../../cli/output.ts';
 import { main } from '../../cli/program.ts';
 
 /** Anything a terminal could act on, or that hides or reorders text; `\n` is checked separately. */
@@ -42,8 +42,8 @@ const hostileText = fc
   })
   .map((parts) => parts.join(''));
 
-/** An Output whose streams are captured. */
-function capture(json = false) {
+/** An Output whose streams are captured (aligned tables unless `format` says otherwise; stdout is no terminal). */
+function capture(json = false, format: 'table' | 'tsv' | undefined = json ? undefined : 'table') {
   const written = { stdout: '', stderr: '' };
   const sink = (name: 'stdout' | 'stderr') =>
     new Writable({
@@ -52,7 +52,12 @@ function capture(json = false) {
         done();
       },
     });
-  const output = new Output({ json, streams: { stdout: sink('stdout'), stderr: sink('stderr') } });
+  const output = new Output({
+    json,
+    format,
+    columns: 100,
+    streams: { stdout: sink('stdout'), stderr: sink('stderr') },
+  });
   return { output, written };
 }
 
@@ -99,26 +104,33 @@ describe('storedValueText', () => {
 });
 
 describe('Output', () => {
-  it('prints a hostile audience name, rule field and actor escaped in tables, fields, lines, notes and warnings', () => {
-    const { output, written } = capture();
-    const name = 'Desk\u001b[2J\u001b]0;pwned\u0007\u202e';
-    output.table(['AUDIENCE', 'NAME'], [['desk', name]]);
-    output.fields([['updatedBy', 'mallory\u001b[31m']]);
-    output.line(`created audience ${name}`);
-    output.note(`note ${name}`);
-    output.warn(`warn ${name}`);
-    expect(unsafeExceptNewline(written.stdout + written.stderr)).toBe(false);
-    expect(written.stdout).toContain('Desk\\x1b[2J\\x1b]0;pwned\\x07\\u202e');
-    expect(written.stdout).toContain('mallory\\x1b[31m');
-    expect(written.stderr).toContain('warning: warn Desk\\x1b[2J');
-  });
+  it.each(['table', 'tsv'] as const)(
+    'prints a hostile audience name, rule field and actor escaped in %s tables, fields, lines, notes and warnings',
+    (format) => {
+      const { output, written } = capture(false, format);
+      const name = 'Desk\u001b[2J\u001b]0;pwned\u0007\u202e';
+      output.table(['AUDIENCE', 'NAME'], [['desk', name]]);
+      output.fields([['updatedBy', 'mallory\u001b[31m']]);
+      output.line(`created audience ${name}`);
+      output.note(`note ${name}`);
+      output.warn(`warn ${name}`);
+      // TSV separates cells with tabs of its own; tabs in data are escaped.
+      expect(unsafeExceptNewline(written.stdout.replaceAll('\t', '') + written.stderr)).toBe(false);
+      expect(written.stdout).toContain('Desk\\x1b[2J\\x1b]0;pwned\\x07\\u202e');
+      expect(written.stdout).toContain('mallory\\x1b[31m');
+      expect(written.stderr).toContain('warning: warn Desk\\x1b[2J');
+    },
+  );
 
-  it('keeps a cell on one line: a newline in data does not forge a table row', () => {
-    const { output, written } = capture();
-    output.table(['RULE'], [['a\n│ forged │']]);
-    expect(written.stdout).toContain('a\\n│ forged │');
-    expect(written.stdout.split('\n').filter((line) => line.includes('forged'))).toHaveLength(1);
-  });
+  it.each(['table', 'tsv'] as const)(
+    'keeps a cell on one line in %s output: a newline in data does not forge a row',
+    (format) => {
+      const { output, written } = capture(false, format);
+      output.table(['RULE', 'AUDIENCE'], [['a\nforged-rule\tforged-audience', 'desk']]);
+      expect(written.stdout).toContain('a\\nforged-rule\\tforged-audience');
+      expect(written.stdout.split('\n').filter((line) => line.includes('forged'))).toHaveLength(1);
+    },
+  );
 
   it('writes --json output that parses to the same value with DEL, C1, bidi and U+2028 escaped', () => {
     const value = { name: 'a\u001b[2J\u009b\u007f\u202e\u2028\u{e0041}b', list: new Set(['\u2066x']) };
@@ -142,24 +154,34 @@ describe('Output', () => {
   it('never writes a control sequence or invisible format character, whatever the data (property)', () => {
     fc.assert(
       fc.property(hostileText, hostileText, (a, b) => {
-        const human = capture();
-        human.output.table(['A', b], [[a, b, 1, null]]);
+        // Wide enough that nothing wraps: one line per row, whatever the data holds.
+        const human = capture(false, 'table');
+        human.output.table(['A', 'B', 'C', 'D'], [[a, b, 1, null]]);
         human.output.fields([
           [a, b],
           ['n', 3],
         ]);
+        const tableLines = human.written.stdout.split('\n').length - 1;
         human.output.line(a);
         human.output.note(b);
         human.output.warn(a);
         stderrLog(human.output).error(a, { field: b });
+        const tsv = capture(false, 'tsv');
+        tsv.output.table(['A', 'B', 'C', 'D'], [[a, b, 1, null]]);
+        tsv.output.fields([[a, b]]);
         const json = capture(true);
         json.output.result({ a, b, [a]: [b] }, () => {});
-        const printed = human.written.stdout + human.written.stderr + json.written.stdout + json.written.stderr;
-        // Newlines survive only as line breaks the CLI chose: never inside a table cell.
-        const cellLines = human.written.stdout.split('\n').filter((line) => line.startsWith('│'));
+        const printed =
+          human.written.stdout + human.written.stderr + tsv.written.stdout + json.written.stdout + json.written.stderr;
+        const widths = [a, b].map((text) => displayWidth(safeText(text)));
+        // Newlines and tabs survive only as line breaks and separators the CLI chose: never inside a cell.
         return (
-          !unsafeExceptNewline(printed) &&
-          cellLines.every((line) => line.endsWith('│')) &&
+          !unsafeExceptNewline(printed.replaceAll('\t', '')) &&
+          (Math.max(...widths) > 40 || tableLines === 4) &&
+          tsv.written.stdout
+            .split('\n')
+            .map((line) => line.split('\t').length)
+            .join() === '4,4,2,1' &&
           JSON.stringify(JSON.parse(json.written.stdout)) === JSON.stringify({ a, b, [a]: [b] })
         );
       }),

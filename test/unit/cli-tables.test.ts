@@ -1,0 +1,411 @@
+/**
+ * Tables that fit (issue 11, item 5): in 80 or 40 columns ids are never cut or wrapped, free text
+ * wraps at word boundaries (not a word per line), optional columns give way with a note, and
+ * rows are borderless aligned columns. In a pipe tables are TSV; `--output` forces either.
+ * Colour only when asked for, never from data, and never counted in widths; CJK text is two
+ * columns wide per character and stays aligned.
+ */
+import { Writable } from 'node:stream';
+import fc from 'fast-check';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import {
+  type Cell,
+  type Column,
+  displayWidth,
+  fitColumns,
+  layoutTable,
+  Output,
+  type OutputOptions,
+  status,
+  toneOf,
+} from '../../cli/output.ts';
+
+/** A stream that records what was written; `tty` makes it look like a terminal of that width. */
+function sink(tty?: { columns?: number }) {
+  let text = '';
+  const stream = new Writable({
+    write(chunk: Buffer | string, _encoding, done) {
+      text += chunk.toString();
+      done();
+    },
+  });
+  if (tty) Object.assign(stream, { isTTY: true, columns: tty.columns });
+  return { stream, text: () => text };
+}
+
+/** An Output with captured streams. */
+function capture(options: Omit<OutputOptions, 'streams'> = {}, tty?: { columns?: number }) {
+  const stdout = sink(tty);
+  const stderr = sink();
+  const output = new Output({ ...options, streams: { stdout: stdout.stream, stderr: stderr.stream } });
+  return { output, stdout: stdout.text, stderr: stderr.text };
+}
+
+const lines = (text: string): string[] => text.replace(/\n$/, '').split('\n');
+/** SGR colour sequences, the only escapes Output may write. */
+const esc = '\u001b';
+const sgr = new RegExp(`${esc}\\[\\d*m`, 'g');
+/** The SGR codes Output writes: bold on/off, green, red, yellow, default colour. */
+const ownCodes = new Set(['\u001b[1m', '\u001b[22m', '\u001b[32m', '\u001b[31m', '\u001b[33m', '\u001b[39m']);
+const plain = (text: string): string => text.replace(sgr, '');
+
+const ruleColumns: Column[] = [
+  { head: 'RULE', id: true },
+  { head: 'AUDIENCE', id: true },
+  { head: 'CRITERIA', wrap: true },
+  { head: 'STATUS', optional: true },
+  { head: 'UPDATED BY', optional: true },
+  { head: 'UPDATED', id: true, optional: true },
+];
+const criteria =
+  'keywords: interest rate, central bank, bond yield, inflation expectations; categories 002001000, 002002000';
+const ruleRows: Cell[][] = [
+  ['rates-hike', 'markets-finance', criteria, status('ok'), 'erin@ops', '2026-11-21T09:00:00Z'],
+  ['rates-cut', 'markets-rates', 'keywords: rate cut', status('INVALID'), 'mallory@ops', '2026-11-21T09:05:00Z'],
+];
+
+describe('tables that fit the terminal', () => {
+  it.each([80, 40])('fits %i columns without cutting an id, as borderless aligned columns', (width) => {
+    const { output, stdout } = capture({ format: 'table', columns: width });
+    output.table(ruleColumns, ruleRows);
+    const printed = lines(stdout());
+    for (const line of printed) expect(displayWidth(line), line).toBeLessThanOrEqual(width);
+    for (const id of ['rates-hike', 'rates-cut', 'markets-finance', 'markets-rates']) {
+      expect(
+        printed.some((line) => line.split(/\s+/).includes(id)),
+        id,
+      ).toBe(true);
+    }
+    expect(stdout()).not.toMatch(/[│┌─┐└┘├┤]|…/u);
+    expect(printed[0]).toMatch(/^RULE\s+AUDIENCE\s+CRITERIA/);
+    // Every row starts at the left edge with its id; continuation lines start with spaces.
+    expect(printed.filter((line) => !line.startsWith(' ')).map((line) => line.split(' ')[0])).toEqual([
+      'RULE',
+      'rates-hike',
+      'rates-cut',
+    ]);
+  });
+
+  it('wraps free text at word boundaries, several words a line, and every word survives', () => {
+    const { output, stdout } = capture({ format: 'table', columns: 80 });
+    output.table(ruleColumns.slice(0, 3), ruleRows);
+    const printed = lines(stdout());
+    const start = printed[0]?.indexOf('CRITERIA') ?? -1;
+    const criteriaLines = printed.slice(1).map((line) => line.slice(start).trim());
+    const ofFirstRow = criteriaLines.slice(0, criteriaLines.indexOf('keywords: rate cut'));
+    expect(ofFirstRow.length).toBeGreaterThan(1);
+    expect(ofFirstRow.join(' ')).toBe(criteria);
+    // Not a word per line: the column is as wide as the terminal allows.
+    expect(ofFirstRow.length).toBeLessThanOrEqual(3);
+  });
+
+  it('leaves out optional columns rightmost first when the rest cannot fit, and says so on stderr', () => {
+    const narrow = capture({ format: 'table', columns: 40 });
+    narrow.output.table(ruleColumns, ruleRows);
+    expect(narrow.stdout()).not.toContain('UPDATED');
+    expect(narrow.stdout()).not.toContain('erin@ops');
+    expect(narrow.stderr()).toContain('STATUS, UPDATED BY, UPDATED left out to fit 40 columns; --output json');
+
+    const wide = capture({ format: 'table', columns: 200 });
+    wide.output.table(ruleColumns, ruleRows);
+    expect(lines(wide.stdout())).toHaveLength(3);
+    expect(wide.stdout()).toContain('2026-11-21T09:05:00Z');
+    expect(wide.stderr()).toBe('');
+  });
+
+  it('prints lines longer than the width rather than cut an id that cannot fit', () => {
+    const id = `audience-${'x'.repeat(60)}`;
+    const { output, stdout } = capture({ format: 'table', columns: 40 });
+    output.table([{ head: 'AUDIENCE', id: true }, 'NAME'], [[id, 'Markets desk']]);
+    expect(stdout()).toContain(id);
+  });
+
+  it('keeps an id column whole even when its value has spaces; heads and free text wrap', () => {
+    const layout = layoutTable(
+      [
+        { head: 'WHEN', id: true },
+        { head: 'WHAT HAPPENED', wrap: true },
+      ],
+      [['2026-11-21 09:00 KST', 'the provider answered 503 three times and the run gave up']],
+      { width: 36 },
+    );
+    expect(layout.lines.some((line) => line.startsWith('2026-11-21 09:00 KST  '))).toBe(true);
+    expect(layout.widths[0]).toBe(displayWidth('2026-11-21 09:00 KST'));
+    for (const line of layout.lines) expect(displayWidth(line)).toBeLessThanOrEqual(36);
+  });
+
+  it('prints fields as aligned name  value lines, long values wrapped under the value column', () => {
+    const { output, stdout } = capture({ format: 'table', columns: 60 });
+    output.fields([
+      ['run', 'run-2026-11-21T09:00:00Z'],
+      ['alerts sent', 3],
+      ['reason', 'the provider answered 503 three times; the watermark stays where it was until the next run'],
+    ]);
+    const printed = lines(stdout());
+    expect(printed[0]).toBe('run          run-2026-11-21T09:00:00Z');
+    expect(printed[1]).toBe('alerts sent  3');
+    expect(printed[2]?.startsWith('reason       the provider')).toBe(true);
+    expect(printed.length).toBe(4);
+    expect(printed[3]?.startsWith(`${' '.repeat(13)}`)).toBe(true);
+    for (const line of printed) expect(displayWidth(line)).toBeLessThanOrEqual(60);
+  });
+
+  it('counts Korean and Japanese characters two columns wide and keeps the columns aligned', () => {
+    const { output, stdout } = capture({ format: 'table', columns: 80 });
+    output.table(
+      [{ head: 'AUDIENCE', id: true }, 'NAME', 'SENT'],
+      [
+        ['seoul-desk', '서울 속보', 4],
+        ['tokyo-desk', '東京ニュース', 12],
+        ['zurich-desk', 'Zürich desk', 7],
+      ],
+    );
+    const printed = lines(stdout());
+    // The SENT column starts at the same display column on every line.
+    const sentAt = printed.map((line) => displayWidth(line.replace(/\S+$/, '')));
+    expect(new Set(sentAt).size).toBe(1);
+    expect(displayWidth('東京ニュース')).toBe(12);
+    expect(printed[2]).toBe('tokyo-desk   東京ニュース  12');
+  });
+
+  it('wraps CJK text without spaces between characters, never wider than the column', () => {
+    const layout = layoutTable(
+      [
+        { head: 'ID', id: true },
+        { head: 'TITLE', wrap: true },
+      ],
+      [['a1', '日本銀行が政策金利を引き上げると発表しました']],
+      { width: 30 },
+    );
+    expect(layout.lines.length).toBeGreaterThan(2);
+    for (const line of layout.lines) expect(displayWidth(line)).toBeLessThanOrEqual(30);
+    expect(
+      layout.lines
+        .slice(1)
+        .map((line) => line.slice(4).trim())
+        .join(''),
+    ).toBe('日本銀行が政策金利を引き上げると発表しました');
+  });
+
+  it('keeps the former box sizing helper within its total', () => {
+    const widths = fitColumns([['id', 'a very long reason '.repeat(10)]], 60);
+    expect(widths.reduce((sum, width) => sum + width, 3)).toBeLessThanOrEqual(60);
+    expect(widths[0]).toBe(4);
+  });
+});
+
+describe('format and width selection', () => {
+  afterEach(() => {
+    vi.unstubAllEnvs();
+  });
+
+  it('prints TSV when stdout is not a terminal: header, one line per row, escaped tabs and newlines, no padding', () => {
+    const { output, stdout, stderr } = capture();
+    expect(output.format).toBe('tsv');
+    output.table(ruleColumns, [...ruleRows, ['multi', 'a\tb', 'line\nbreak', 'ok', '', '']]);
+    const printed = lines(stdout());
+    expect(printed[0]).toBe('RULE\tAUDIENCE\tCRITERIA\tSTATUS\tUPDATED BY\tUPDATED');
+    expect(printed[1]).toBe(`rates-hike\tmarkets-finance\t${criteria}\tok\terin@ops\t2026-11-21T09:00:00Z`);
+    expect(printed[3]).toBe('multi\ta\\tb\tline\\nbreak\tok\t\t');
+    expect(printed).toHaveLength(4);
+    expect(printed.every((line) => line.split('\t').length === 6)).toBe(true);
+    expect(stderr()).toBe('');
+  });
+
+  it('prints an empty TSV table as its header line, and the empty message on stderr', () => {
+    const { output, stdout, stderr } = capture();
+    output.table(['AUDIENCE', 'NAME'], [], 'no audiences');
+    expect(stdout()).toBe('AUDIENCE\tNAME\n');
+    expect(stderr()).toBe('no audiences\n');
+  });
+
+  it('prints fields as name<TAB>value lines in a pipe', () => {
+    const { output, stdout } = capture();
+    output.fields([
+      ['run', 'r-1'],
+      ['alerts sent', 2],
+    ]);
+    expect(stdout()).toBe('run\tr-1\nalerts sent\t2\n');
+  });
+
+  it('prints the aligned table on a terminal, and TSV there when --output tsv asks', () => {
+    const tty = capture({}, { columns: 100 });
+    expect(tty.output.format).toBe('table');
+    tty.output.table(['A', 'B'], [['x', 'y']]);
+    expect(tty.stdout()).toBe('A  B\nx  y\n');
+
+    const forced = capture({ format: 'tsv' }, { columns: 100 });
+    forced.output.table(['A', 'B'], [['x', 'y']]);
+    expect(forced.stdout()).toBe('A\tB\nx\ty\n');
+  });
+
+  it('prints the aligned table in a pipe when --output table asks', () => {
+    const { output, stdout } = capture({ format: 'table' });
+    output.table(['A', 'B'], [['x', 'y']]);
+    expect(stdout()).toBe('A  B\nx  y\n');
+  });
+
+  it('treats json: true as the JSON format, and an explicit format wins', () => {
+    const json = capture({ json: true }, { columns: 80 });
+    expect([json.output.format, json.output.json]).toEqual(['json', true]);
+    json.output.table(['A'], [['x']]);
+    json.output.fields([['a', 1]]);
+    json.output.result({ a: 1 }, () => {});
+    expect(JSON.parse(json.stdout())).toEqual({ a: 1 });
+    expect(capture({ format: 'json' }).output.json).toBe(true);
+    expect(capture({ json: false, format: 'table' }).output.json).toBe(false);
+  });
+
+  it('takes the width from the columns option, then the terminal, then $COLUMNS, then 80', () => {
+    const row = [['id', 'word '.repeat(40).trim()]];
+    const widest = (text: string) => Math.max(...lines(text).map(displayWidth));
+    vi.stubEnv('COLUMNS', '50');
+    const option = capture({ format: 'table', columns: 30 }, { columns: 100 });
+    option.output.table(['ID', 'TEXT'], row);
+    expect(widest(option.stdout())).toBeLessThanOrEqual(30);
+    const terminal = capture({}, { columns: 100 });
+    terminal.output.table(['ID', 'TEXT'], row);
+    expect(widest(terminal.stdout())).toBeGreaterThan(80);
+    expect(widest(terminal.stdout())).toBeLessThanOrEqual(100);
+    const environment = capture({ format: 'table' });
+    environment.output.table(['ID', 'TEXT'], row);
+    expect(widest(environment.stdout())).toBeGreaterThan(40);
+    expect(widest(environment.stdout())).toBeLessThanOrEqual(50);
+    vi.stubEnv('COLUMNS', '');
+    const fallback = capture({ format: 'table' });
+    fallback.output.table(['ID', 'TEXT'], row);
+    expect(widest(fallback.stdout())).toBeGreaterThan(70);
+    expect(widest(fallback.stdout())).toBeLessThanOrEqual(80);
+  });
+});
+
+describe('colour', () => {
+  it('writes no escape sequence at all unless colour is on', () => {
+    for (const options of [
+      { format: 'table' as const },
+      { format: 'tsv' as const, color: true },
+      { json: true, color: true },
+    ]) {
+      const { output, stdout, stderr } = capture(options, { columns: 80 });
+      output.table(ruleColumns, ruleRows);
+      output.fields([['status', status('FAILED')]]);
+      output.result({ status: 'ok' }, () => output.line('done'));
+      expect(stdout() + stderr()).not.toContain('\u001b');
+    }
+  });
+
+  it('makes headers bold and status words green, red or yellow, with the same layout as plain text', () => {
+    const coloured = capture({ format: 'table', color: true, columns: 60 });
+    const uncoloured = capture({ format: 'table', color: false, columns: 60 });
+    for (const { output } of [coloured, uncoloured]) {
+      output.table(ruleColumns, [...ruleRows, ['held', 'markets-desk', 'digest', status('HELD'), 'erin', '']]);
+      output.fields([['topic', status('topic missing')]]);
+    }
+    expect(coloured.stdout()).toContain('\u001b[1mRULE\u001b[22m');
+    expect(coloured.stdout()).toContain('\u001b[32mok\u001b[39m');
+    expect(coloured.stdout()).toContain('\u001b[31mINVALID\u001b[39m');
+    expect(coloured.stdout()).toContain('\u001b[33mHELD\u001b[39m');
+    expect(coloured.stdout()).toContain('\u001b[31mtopic missing\u001b[39m');
+    expect(plain(coloured.stdout())).toBe(uncoloured.stdout());
+  });
+
+  it('knows the status words, case-insensitively, and leaves others uncoloured', () => {
+    expect([toneOf('ok'), toneOf('FAILED'), toneOf('topic missing'), toneOf('paused'), toneOf('HELD')]).toEqual([
+      'good',
+      'bad',
+      'bad',
+      'warn',
+      'warn',
+    ]);
+    expect(toneOf('markets-desk')).toBeUndefined();
+    expect(status('whatever', 'bad').tone).toBe('bad');
+  });
+
+  it('never lets data produce a colour sequence, even in a status cell (property)', () => {
+    const sequences = fc.constantFrom('\u001b[31m', '\u009b31m', '\u001b[1m', '\u001b]8;;x\u0007', '\u001b[0m');
+    const text = fc.array(fc.oneof(sequences, fc.string()), { maxLength: 5 }).map((parts) => parts.join(''));
+    fc.assert(
+      fc.property(text, text, (a, b) => {
+        const { output, stdout } = capture({ format: 'table', color: true, columns: 60 });
+        output.table([a, 'STATUS'], [[a, status(b, 'good')]]);
+        output.fields([[a, status(b)]]);
+        const printed = stdout();
+        // Every escape written is one of Output's own SGR codes; the data's ESC and CSI bytes show escaped.
+        return (
+          (printed.match(sgr) ?? []).every((code) => ownCodes.has(code)) &&
+          !/\p{Cc}/u.test(plain(printed).replaceAll('\n', ''))
+        );
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
+
+describe('layout properties', () => {
+  const idText = fc.stringMatching(/^[a-z0-9][a-z0-9-]{0,14}$/);
+  const word = fc.oneof(
+    fc.stringMatching(/^[A-Za-z0-9,.;:'()-]{1,10}$/),
+    fc.constantFrom('시장', '속보', '東京', 'ニュース', 'Zürich', '🚀', 'a\u0301b'),
+  );
+  const freeText = fc.array(word, { maxLength: 12 }).map((words) => words.join(' '));
+  const table = fc.record({
+    ids: fc.integer({ min: 1, max: 2 }),
+    texts: fc.integer({ min: 0, max: 3 }),
+    rows: fc.integer({ min: 1, max: 4 }),
+    seed: fc.array(fc.tuple(idText, idText, freeText, freeText, freeText), { minLength: 4, maxLength: 4 }),
+    optional: fc.boolean(),
+  });
+
+  /** What wrapping keeps whole: a word of narrow characters, or each character of a word with wide ones. */
+  const unbroken = (word: string): string[] =>
+    [...word].some((char) => displayWidth(char) === 2) ? [...word] : [word];
+
+  it('fits every line in the width whenever the ids and the narrowest text columns fit (property)', () => {
+    fc.assert(
+      fc.property(table, fc.integer({ min: 0, max: 80 }), (spec, extra) => {
+        const columns: Column[] = [
+          ...Array.from({ length: spec.ids }, (_, index) => ({ head: `ID${index}`, id: true })),
+          ...Array.from({ length: spec.texts }, (_, index) => ({ head: `TEXT ${index}`, wrap: index === 0 })),
+        ];
+        const rows = spec.seed
+          .slice(0, spec.rows)
+          .map(([a, b, ...texts]) => [a, b].slice(0, spec.ids).concat(texts.slice(0, spec.texts)));
+        // Ids at most 15 wide and words at most 10 (10 for the text minimum): this width always fits.
+        const enough = spec.ids * 15 + spec.texts * 10 + 2 * (columns.length - 1);
+        const width = enough + extra;
+        const layout = layoutTable(columns, rows, { width });
+        const printed = layout.lines.join('\n');
+        return (
+          layout.lines.every((line) => displayWidth(line) <= width) &&
+          rows.every((row) =>
+            row.slice(0, spec.ids).every((id) => layout.lines.some((line) => line.split(' ').includes(id))),
+          ) &&
+          rows.every((row) =>
+            row
+              .slice(spec.ids)
+              .every((text) =>
+                text.split(' ').every((part) => unbroken(part).every((piece) => printed.includes(piece))),
+              ),
+          )
+        );
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('never cuts an id, however narrow the terminal (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(idText, freeText), { minLength: 1, maxLength: 5 }),
+        fc.integer({ min: 1, max: 60 }),
+        (rows, width) => {
+          const layout = layoutTable([{ head: 'ID', id: true }, 'TEXT', { head: 'NOTE', optional: true }], rows, {
+            width,
+          });
+          return rows.every(([id]) => layout.lines.some((line) => line.split(' ').includes(id)));
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});
