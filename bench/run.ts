@@ -5,7 +5,7 @@
  * `npm run bench -- --quick` runs the same steps on smaller inputs in under a minute and writes
  * bench/RESULTS.quick.md instead (ignored by git), so it never replaces the full run's figures.
  *
- * `--only <parts>` (comma-separated: matching, cold-start, end-to-end, provider-day) runs some
+ * `--only <parts>` (comma-separated: matching, cold-start, cli-startup, end-to-end, provider-day) runs some
  * parts alone, for working on one of them: their sections and targets are printed, no Markdown is
  * written (a partial report must never replace the full one), and the provider day still writes
  * its JSON. end-to-end needs cold-start's handler bundle and runs it too.
@@ -26,6 +26,7 @@ import { compileRules } from '#core/matcher';
 import type { Rule } from '#core/model';
 import { startMoto } from '#sandbox/moto';
 import { createCertificateAuthority } from '#sandbox/tls';
+import { type CliStartupResults, cliStartupSection, cliStartupTargets, runCliStartup } from './cli-startup.ts';
 import { bundle, handlerEnvironment, profileImport, timeImports } from './cold-start.ts';
 import { stackFactsFromCode } from './cost-fixture.ts';
 import { costDaysFromProviderDay } from './cost-from-day.ts';
@@ -82,6 +83,8 @@ interface Plan {
     /** Imports profiled (and averaged) for the import profile. */
     readonly profileRuns: number;
   };
+  /** Fresh processes per command in the CLI start-up part. */
+  readonly cliStartup: { readonly repetitions: number };
   readonly endToEnd: { readonly articles: number; readonly audiences: number; readonly rulesPerAudience: number };
   readonly ledgerVariant?: { readonly articles: number; readonly flushDelayMs: number };
   readonly memory: { readonly articles: number; readonly audiences: number; readonly rulesPerAudience: number };
@@ -110,6 +113,7 @@ const plans: Record<'full' | 'quick', Plan> = {
       profile: true,
     },
     coldStart: { repetitions: 15, attributionRepetitions: 15, profileRuns: 5 },
+    cliStartup: { repetitions: 21 },
     endToEnd: { articles: 20_000, audiences: 200, rulesPerAudience: 3 },
     ledgerVariant: { articles: 5_000, flushDelayMs: 1000 },
     memory: { articles: 100_000, audiences: 20, rulesPerAudience: 5 },
@@ -141,6 +145,7 @@ const plans: Record<'full' | 'quick', Plan> = {
       profile: false,
     },
     coldStart: { repetitions: 5, attributionRepetitions: 0, profileRuns: 1 },
+    cliStartup: { repetitions: 7 },
     endToEnd: { articles: 2_000, audiences: 40, rulesPerAudience: 3 },
     memory: { articles: 10_000, audiences: 10, rulesPerAudience: 5 },
     providerDay: {
@@ -323,7 +328,7 @@ function noiseParagraphs(matching: MatchingResults, coldStart: ColdStartResults)
 }
 
 /** The parts `--only` can select. */
-const PARTS = ['matching', 'cold-start', 'end-to-end', 'provider-day'] as const;
+const PARTS = ['matching', 'cold-start', 'cli-startup', 'end-to-end', 'provider-day'] as const;
 type Part = (typeof PARTS)[number];
 
 function selectedParts(argv: readonly string[]): ReadonlySet<Part> | undefined {
@@ -344,6 +349,28 @@ function selectedParts(argv: readonly string[]): ReadonlySet<Part> | undefined {
 
 const READING_IMPLEMENTATION =
   'functions/core/reading.ts (issue 15): stops a verified newest-first day at watermark - overlap, resumes oldest-first days, full sweeps on the FULL_SWEEP_MINUTES period, on the first run of a provider day, after a run that did not complete and whenever the order is unknown';
+
+async function runCliStartupPart(
+  plan: Plan,
+  directory: string,
+  ca: Awaited<ReturnType<typeof createCertificateAuthority>>,
+): Promise<CliStartupResults> {
+  const caBundlePath = join(directory, 'cli-startup-ca.pem');
+  writeFileSync(caBundlePath, ca.cert);
+  const moto = await startMoto({ caBundlePath });
+  try {
+    return await runCliStartup({
+      projectRoot,
+      directory,
+      motoEndpoint: moto.endpoint,
+      ca,
+      repetitions: plan.cliStartup.repetitions,
+      progress: (line) => process.stderr.write(`bench: ${line}\n`),
+    });
+  } finally {
+    await moto.stop();
+  }
+}
 
 async function runDay(
   plan: Plan,
@@ -384,6 +411,11 @@ async function main(): Promise<void> {
     const coldStart = want('cold-start') ? await phase('cold start', () => runColdStart(plan, directory)) : undefined;
 
     const ca = await createCertificateAuthority();
+    // Fresh CLI processes against a sandbox on a moto server of its own, stopped before the
+    // provider day so that part still has the cores to itself.
+    const cliStartup = want('cli-startup')
+      ? await phase('CLI start-up', () => runCliStartupPart(plan, directory, ca))
+      : undefined;
     // In process and CPU-bound: before moto server starts, so it has the cores to itself.
     const providerDay = want('provider-day')
       ? await phase('simulated provider day', () => runDay(plan, ca))
@@ -469,6 +501,7 @@ async function main(): Promise<void> {
       ...(memory ? memoryTargets(memory) : []),
       ...(coldStart ? coldStartTargets(coldStart) : []),
       ...(providerDay ? providerDayTargets(providerDay, daySchedules) : []),
+      ...(cliStartup ? cliStartupTargets(cliStartup) : []),
     ];
     const sections: Section[] = [
       ...(matching ? [matchingSection(matching, plan.plotFile)] : []),
@@ -477,8 +510,9 @@ async function main(): Promise<void> {
       ...(coldStart ? [coldStartSection(coldStart)] : []),
       ...(endToEnd ? [throughputSection(endToEnd.main)] : []),
       ...(providerDay ? [providerDaySection(providerDay, '6. A simulated provider day')] : []),
+      ...(cliStartup ? [cliStartupSection(cliStartup, '7. CLI start-up')] : []),
     ];
-    if (only !== undefined || !matching || !coldStart || !endToEnd || !memory) {
+    if (only !== undefined || !matching || !coldStart || !cliStartup || !endToEnd || !memory) {
       // A partial run: print what it measured, never overwrite the full report.
       const text = renderText({
         mode: plan.mode,

@@ -3,7 +3,18 @@
  * counting, the esbuild options derived from the stack's bundling, the SVG plot and the profile
  * summaries. Benchmarks themselves are not tests: nothing here measures or asserts a time.
  */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import {
+  type BundleMetafile,
+  type CliStartupResults,
+  cliStartupTargets,
+  type StartupTimes,
+  staticLoad,
+  timeStartup,
+} from '../../bench/cli-startup.ts';
 import { esbuildOptionsFor } from '../../bench/cold-start.ts';
 import { timedNewsSource } from '../../bench/end-to-end.ts';
 import { lambdaHeapFlags } from '../../bench/memory.ts';
@@ -381,5 +392,113 @@ describe('bench scenario', () => {
     }
     expect(seen).toEqual([1, 2]);
     expect(waits.ms).toBeGreaterThan(0);
+  });
+});
+
+describe('bench CLI start-up', () => {
+  const metafile: BundleMetafile = {
+    outputs: {
+      'dist/news-alerts.js': {
+        bytes: 1000,
+        entryPoint: 'bin/news-alerts.ts',
+        imports: [
+          { path: 'dist/chunk-A.js', kind: 'import-statement' },
+          { path: 'commander', kind: 'import-statement', external: true },
+          { path: 'node:fs', kind: 'import-statement', external: true },
+          { path: 'dist/rules-X.js', kind: 'dynamic-import' },
+        ],
+      },
+      'dist/chunk-A.js': {
+        bytes: 500,
+        imports: [{ path: '@aws-sdk/client-sts/dist', kind: 'dynamic-import', external: true }],
+      },
+      'dist/rules-X.js': {
+        bytes: 300,
+        entryPoint: 'cli/rules.ts',
+        imports: [
+          { path: 'dist/chunk-A.js', kind: 'import-statement' },
+          { path: 'dist/chunk-B.js', kind: 'import-statement' },
+        ],
+      },
+      'dist/chunk-B.js': {
+        bytes: 200,
+        imports: [
+          { path: '@aws-sdk/lib-dynamodb', kind: 'import-statement', external: true },
+          { path: 'zod/mini', kind: 'import-statement', external: true },
+        ],
+      },
+      'dist/news-alerts.js.map': { bytes: 9999, imports: [] },
+    },
+  };
+
+  it('counts what loads before a command runs: static imports, transitively, not dynamic ones', () => {
+    expect(staticLoad(metafile, ['bin/news-alerts.ts'])).toEqual({ files: 2, bytes: 1500, packages: ['commander'] });
+    // A chunk shared by the entry and the group counts once.
+    expect(staticLoad(metafile, ['bin/news-alerts.ts', 'cli/rules.ts'])).toEqual({
+      files: 4,
+      bytes: 2000,
+      packages: ['@aws-sdk/lib-dynamodb', 'commander', 'zod'],
+    });
+  });
+
+  const times = (name: string, medianMs: number): StartupTimes => ({
+    name,
+    shown: name,
+    samplesMs: [medianMs],
+    medianMs,
+    p90Ms: medianMs * 1.2,
+  });
+  const results = (helpMs: number, localMs: number): CliStartupResults => ({
+    repetitions: 15,
+    baseline: times('node -e 0', 50),
+    help: times('--help', helpMs),
+    version: times('--version', helpMs - 10),
+    localCommand: times('--local rules list', localMs),
+    entryLoad: staticLoad(metafile, ['bin/news-alerts.ts']),
+    localCommandLoad: staticLoad(metafile, ['bin/news-alerts.ts', 'cli/rules.ts']),
+  });
+
+  it('meets the targets at 4× node -e 0 for --help and 1 s for a local command, with no note', () => {
+    const [help, local] = cliStartupTargets(results(200, 1000));
+    expect(help?.target).toBe('CLI start-up: news-alerts --help ≤ 4× node -e 0');
+    expect(help?.met).toBe(true);
+    expect(help?.measured).toBe('4.00× (200 ms vs 50.0 ms, median of 15; --version 3.80×)');
+    expect(help?.note).toBeUndefined();
+    expect(local?.target).toBe('CLI start-up: a local command (--local rules list) ≤ 1,000 ms');
+    expect(local?.met).toBe(true);
+    expect(local?.note).toBeUndefined();
+  });
+
+  it('explains a miss with the figures of the same run and what loads at start', () => {
+    const [help, local] = cliStartupTargets(results(201, 1001));
+    expect(help?.met).toBe(false);
+    expect(help?.note).toContain('151 ms more than Node alone');
+    expect(help?.note).toContain('2 files (1 KiB) of the bundle; packages: commander');
+    expect(local?.met).toBe(false);
+    expect(local?.note).toContain('the rest, 800 ms, is loading the rules group');
+    expect(local?.note).toContain('packages: @aws-sdk/lib-dynamodb, commander, zod');
+  });
+
+  it('times every command in fresh processes: an untimed warm-up round, then the rounds asked for', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'bench-startup-'));
+    const counter = join(dir, 'runs');
+    const append = `require('node:fs').appendFileSync(${JSON.stringify(counter)}, 'x')`;
+    const measured = await timeStartup(
+      [
+        { name: 'a', shown: 'a', args: ['-e', append] },
+        { name: 'b', shown: 'b', args: ['-e', append] },
+      ],
+      3,
+      tmpdir(),
+    );
+    expect(measured.map((t) => [t.name, t.samplesMs.length])).toEqual([
+      ['a', 3],
+      ['b', 3],
+    ]);
+    expect(readFileSync(counter, 'utf8')).toHaveLength(8);
+    rmSync(dir, { recursive: true, force: true });
+    await expect(
+      timeStartup([{ name: 'fails', shown: 'fails', args: ['-e', 'process.exit(3)'] }], 1, tmpdir()),
+    ).rejects.toThrow(/exited with 3/);
   });
 });
