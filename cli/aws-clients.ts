@@ -11,6 +11,8 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 /** What every client is built with. */
 export interface AwsClientConfig {
   readonly region?: string;
+  /** A profile of the shared AWS config and credentials files (`--profile`); unset: AWS_PROFILE or default. */
+  readonly profile?: string;
   readonly endpoint?: string;
   readonly credentials?: { readonly accessKeyId: string; readonly secretAccessKey: string };
 }

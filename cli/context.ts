@@ -5,9 +5,9 @@
  */
 import { hostname, userInfo } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { actorVariable } from './cli-config.ts';
+import { actorVariable, colorWanted } from './cli-config.ts';
 import { OperationFailedError, UsageError } from './errors.ts';
-import { Output, safeText, terminalText } from './output.ts';
+import { Output, type OutputFormat, safeText, terminalText } from './output.ts';
 import { createProgress, type Progress } from './progress.ts';
 import { resolveTarget, type Target } from './target.ts';
 
@@ -20,7 +20,12 @@ export interface GlobalOptions {
   readonly sandboxFile?: string;
   readonly stack: string;
   readonly region?: string;
+  /** AWS profile (credentials and region) for the stack. */
+  readonly profile?: string;
+  /** True with `--json` or `--output json`. */
   readonly json?: boolean;
+  /** `--output`; unset: a table on a terminal, TSV in a pipe. */
+  readonly output?: OutputFormat;
   readonly actor?: string;
 }
 
@@ -34,7 +39,11 @@ export class CommandContext {
 
   constructor(options: GlobalOptions) {
     this.options = options;
-    this.output = new Output({ json: options.json === true });
+    this.output = new Output({
+      json: options.json === true,
+      format: options.output,
+      color: colorWanted(process.stdout.isTTY, process.env),
+    });
   }
 
   /** The deployed stack or the local sandbox, resolved on first use. */

@@ -6,15 +6,23 @@
  * this module imports nothing heavy (no AWS SDK, zod, yaml or table library) at the top.
  */
 import { Command, CommanderError, Option } from 'commander';
-import { actorVariable, debugVariable } from './cli-config.ts';
+import pkg from '../package.json' with { type: 'json' };
+import { actorVariable, debugVariable, outputFormatChoices, targetKinds, targetVariable } from './cli-config.ts';
 import { type CommandGroup, commandGroups, groupNamed } from './commands.ts';
-import { describeFailure, ExitCode, exitCodeHelp, exitCodeOf } from './errors.ts';
+import { describeFailure, ExitCode, exitCodeHelp, exitCodeOf, UsageError } from './errors.ts';
 
 const targetHelp = `Targets:
   By default commands act on the deployed stack: names come from the CloudFormation outputs of
-  --stack (default NewsAlerts), with the standard AWS credentials and region (AWS_PROFILE,
-  AWS_REGION, SSO, ...). With --local they act on the local sandbox ('news-alerts sandbox up'),
-  found through --sandbox-file or .sandbox/sandbox.json.
+  --stack (default NewsAlerts), with the standard AWS credentials and region (--profile or
+  AWS_PROFILE, --region or AWS_REGION, SSO, ...). With --local they act on the local sandbox
+  ('news-alerts sandbox up'), found through --sandbox-file or .sandbox/sandbox.json.
+  ${targetVariable}=local makes --local the default (${targetVariable}=stack: the stack); a flag
+  wins over it: --local or --sandbox-file for the sandbox, --stack <name> for a stack.
+
+Output:
+  A table on a terminal (coloured unless NO_COLOR is set or TERM=dumb), tab-separated values in
+  a pipe or file; --output table|json|tsv chooses, --json is --output json. Under --json stdout
+  is one JSON document, failures included: {"ok": false, "error": {"code", "message"}, "problems"}.
 
 Changes record updatedBy from --actor, $${actorVariable}, the AWS caller, or the OS user.`;
 
@@ -29,11 +37,21 @@ function baseProgram(messages: CommanderMessages): Command {
     new Command('news-alerts')
       .description('Operate news-alerts: rules, audiences and subscriptions, preview and replay, watermark and runs.')
       .addOption(new Option('--stack <name>', 'CloudFormation stack to act on').default('NewsAlerts'))
-      .option('--region <region>', 'AWS region of the stack (default: the standard AWS configuration)')
-      .option('--local', 'act on the local sandbox instead of the deployed stack')
+      .option('--region <region>', "AWS region of the stack (default: AWS_REGION or the profile's region)")
+      .option('--profile <name>', 'AWS profile for credentials and region (default: AWS_PROFILE)')
+      .option(
+        '--local',
+        `act on the local sandbox instead of the deployed stack (default with ${targetVariable}=local)`,
+      )
       .option('--sandbox-file <file>', 'sandbox descriptor to use (implies --local)')
-      .option('--json', 'print one JSON document on stdout (for scripts); no tables, no progress bars')
+      .addOption(
+        new Option('--output <format>', 'table, json or tsv (default: a table on a terminal, tsv in a pipe)').choices(
+          outputFormatChoices,
+        ),
+      )
+      .option('--json', 'print one JSON document on stdout (for scripts), same as --output json')
       .option('--actor <name>', `who is making changes (default: $${actorVariable}, the AWS caller, or the OS user)`)
+      .version(pkg.version, '-V, --version', 'print the version of news-alerts')
       .exitOverride()
       // commander's messages quote the command line (an unknown option, a bad value): kept here and
       // printed escaped, like all output, once parsing has failed.
@@ -47,6 +65,27 @@ function baseProgram(messages: CommanderMessages): Command {
         `\n${targetHelp}\n\n${exitCodeHelp}\n\nEveryday tasks: the "Ops guide" section of README.md`,
       )
   );
+}
+
+/**
+ * Settles the global options before any command runs: `--json` is `--output json` (any other
+ * `--output` with it is a usage error), and ${targetVariable} chooses the target when no flag does.
+ */
+function settleGlobalOptions(program: Command): void {
+  const options = program.opts<{ json?: boolean; output?: string; local?: boolean; sandboxFile?: string }>();
+  if (options.json && options.output !== undefined && options.output !== 'json') {
+    throw new UsageError(`--json and --output ${options.output} ask for different formats; give one of them`);
+  }
+  if (options.output === 'json') program.setOptionValueWithSource('json', true, 'implied');
+  if (options.json) program.setOptionValueWithSource('output', 'json', 'implied');
+  const target = process.env[targetVariable]?.trim() ?? '';
+  if (target === '') return;
+  if (!(targetKinds as readonly string[]).includes(target)) {
+    throw new UsageError(`${targetVariable} is "${target}"; set it to local or stack (or unset it)`);
+  }
+  const flagChoosesTarget =
+    options.local === true || options.sandboxFile !== undefined || program.getOptionValueSource('stack') === 'cli';
+  if (target === 'local' && !flagChoosesTarget) program.setOptionValueWithSource('local', true, 'env');
 }
 
 /**
@@ -111,6 +150,7 @@ async function buildProgramWith(
   messages: CommanderMessages,
 ): Promise<{ program: Command; messages: CommanderMessages }> {
   const program = baseProgram(messages);
+  program.hook('preAction', () => settleGlobalOptions(program));
   const named = args === undefined ? undefined : commandNameOf(program, args);
   const group = named === undefined ? undefined : groupNamed(named);
   await addGroups(program, (candidate) => args === undefined || candidate.load === group?.load);

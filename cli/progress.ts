@@ -2,7 +2,11 @@
  * Progress bars for long work (replay, preview over many days), drawn on stderr with cli-progress.
  * They are off with `--json` and whenever stderr is not a terminal, so logs and pipes stay clean.
  */
-import { Presets, SingleBar } from 'cli-progress';
+import { createRequire } from 'node:module';
+import type * as CliProgress from 'cli-progress';
+
+// Loaded on the first bar drawn (a person is watching), never for --json, pipes or --help.
+const require = createRequire(import.meta.url);
 
 /** What a long-running command reports as it goes. */
 export interface Progress {
@@ -18,6 +22,7 @@ const silent: Progress = { start() {}, advance() {}, stop() {} };
 export function createProgress(options: { json: boolean; stream?: NodeJS.WriteStream }): Progress {
   const stream = options.stream ?? process.stderr;
   if (options.json || !stream.isTTY) return silent;
+  const { Presets, SingleBar } = require('cli-progress') as typeof CliProgress;
   const bar = new SingleBar(
     {
       stream,

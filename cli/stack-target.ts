@@ -72,8 +72,12 @@ export function namesFromOutputs(stackName: string, outputs: readonly Output[]):
 export async function resolveStackTarget(options: {
   stackName: string;
   region?: string | undefined;
+  profile?: string | undefined;
 }): Promise<StackTarget> {
-  const config: AwsClientConfig = options.region ? { region: options.region } : {};
+  const config: AwsClientConfig = {
+    ...(options.region ? { region: options.region } : {}),
+    ...(options.profile ? { profile: options.profile } : {}),
+  };
   const cloudFormation = new CloudFormationClient({ ...config });
   let outputs: Output[];
   let stackId: string | undefined;

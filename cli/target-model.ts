@@ -77,6 +77,8 @@ export interface TargetOptions {
   readonly sandboxFile?: string;
   readonly stack: string;
   readonly region?: string;
+  /** AWS profile for the stack's credentials and region (the sandbox ignores it). */
+  readonly profile?: string;
 }
 
 /** The alert run's own config validation, with the source named when it fails. */

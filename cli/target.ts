@@ -38,7 +38,7 @@ export async function resolveTarget(options: TargetOptions, projectRoot: string)
   }
   // Loaded only for the stack: the sandbox never needs the CloudFormation, Lambda or STS clients.
   const { resolveStackTarget } = await import('./stack-target.ts');
-  return await resolveStackTarget({ stackName: options.stack, region: options.region });
+  return await resolveStackTarget({ stackName: options.stack, region: options.region, profile: options.profile });
 }
 
 function localTarget(descriptorPath: string): LocalTarget {

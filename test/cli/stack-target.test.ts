@@ -7,6 +7,9 @@
  * functions without Docker in its "simple" mode, which returns a scripted result: enough to
  * prove that `run` invokes the function the stack names and reports what it returns.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { CloudFormationClient, CreateStackCommand, DeleteStackCommand } from '@aws-sdk/client-cloudformation';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localAwsConfig, type MotoServer, startMoto } from '#sandbox/moto';
@@ -135,5 +138,33 @@ describe('the deployed stack as target', () => {
     expect(() => namesFromOutputs('Other', [{ OutputKey: 'RulesTableName', OutputValue: 'r' }])).toThrow(
       /stack Other has no output AudiencesTableName, StateTableName, AudienceTopicPrefix/,
     );
+  });
+
+  it('--profile takes credentials and region from that profile of the AWS config files', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'news-alerts-profile-'));
+    try {
+      writeFileSync(join(dir, 'config'), `[profile ops]\nregion = us-east-1\n`);
+      writeFileSync(join(dir, 'credentials'), `[ops]\naws_access_key_id = test\naws_secret_access_key = test\n`);
+      // Nothing from the environment but the endpoint and the files: no keys, no region, no AWS_PROFILE.
+      const env = {
+        AWS_ENDPOINT_URL: sandbox.descriptor.endpoint,
+        AWS_CONFIG_FILE: join(dir, 'config'),
+        AWS_SHARED_CREDENTIALS_FILE: join(dir, 'credentials'),
+        AWS_ACCESS_KEY_ID: undefined,
+        AWS_SECRET_ACCESS_KEY: undefined,
+        AWS_REGION: undefined,
+        AWS_DEFAULT_REGION: undefined,
+        AWS_PROFILE: undefined,
+      };
+      const [withProfile, without] = await Promise.all([
+        runCli(['--stack', stackName(), '--profile', 'ops', '--json', 'rules', 'list'], { env }),
+        runCli(['--stack', stackName(), '--json', 'rules', 'list'], { env }),
+      ]);
+      expect(withProfile.code, withProfile.stderr).toBe(0);
+      expect(withProfile.json<unknown[]>()).toHaveLength(7);
+      expect(without.code).not.toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
