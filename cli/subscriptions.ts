@@ -10,6 +10,7 @@
 import { CreateSecretCommand, PutSecretValueCommand, ResourceNotFoundException } from '@aws-sdk/client-secrets-manager';
 import {
   ConfirmSubscriptionCommand,
+  GetSubscriptionAttributesCommand,
   SubscribeCommand,
   type Subscription,
   UnsubscribeCommand,
@@ -141,10 +142,20 @@ or
   aws sns confirm-subscription --topic-arn ${topicArn} --token <Token> --authenticate-on-unsubscribe true
 Tokens expire after three days.`;
 
+/** An SQS queue ARN: `arn:<partition>:sqs:<region>:<account>:<name>`. */
+const queueArnPattern = /^arn:aws[a-z-]*:sqs:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,80}(\.fifo)?$/;
+
+/**
+ * A subscription confirmation token as SNS issues it (the Token parameter of the link): a long
+ * hexadecimal string. Anything else is a copy-paste slip, refused before SNS is asked.
+ */
+const tokenPattern = /^[0-9a-f]{32,2048}$/i;
+
 interface AddOptions {
   email?: string;
   sms?: string;
   https?: string;
+  sqs?: string;
   slackWebhook?: boolean;
   raw?: boolean;
   allowInternalTarget?: boolean;
@@ -152,9 +163,18 @@ interface AddOptions {
 
 async function addSubscription(context: CommandContext, args: readonly unknown[], options: AddOptions): Promise<void> {
   const [audienceId] = args as [string];
-  const chosen = (['email', 'sms', 'https', 'slackWebhook'] as const).filter((kind) => options[kind] !== undefined);
+  const chosen = (['email', 'sms', 'https', 'sqs', 'slackWebhook'] as const).filter(
+    (kind) => options[kind] !== undefined,
+  );
   if (chosen.length !== 1) {
-    throw new UsageError('give exactly one of --email <address>, --sms <E.164 number>, --https <url>, --slack-webhook');
+    throw new UsageError(
+      'give exactly one of --email <address>, --sms <E.164 number>, --https <url>, --sqs <queueArn>, --slack-webhook',
+    );
+  }
+  if (options.sqs !== undefined && !queueArnPattern.test(options.sqs)) {
+    throw new UsageError(
+      `--sqs: "${options.sqs}" is not an SQS queue ARN such as arn:aws:sqs:us-east-1:123456789012:news-alerts-reader`,
+    );
   }
   if (options.email !== undefined && !emailPattern.test(options.email)) {
     throw new UsageError(`--email: "${options.email}" is not an email address`);
@@ -163,7 +183,9 @@ async function addSubscription(context: CommandContext, args: readonly unknown[]
     throw new UsageError(`--sms: "${options.sms}" is not an E.164 phone number such as +821012345678`);
   }
   if (options.https !== undefined) requireTarget(options.https, '--https', options.allowInternalTarget === true);
-  if (options.raw && options.https === undefined) throw new UsageError('--raw only applies to --https');
+  if (options.raw && options.https === undefined && options.sqs === undefined) {
+    throw new UsageError('--raw only applies to --https and --sqs');
+  }
   if (options.allowInternalTarget && options.https === undefined && !options.slackWebhook) {
     throw new UsageError('--allow-internal-target only applies to --https and --slack-webhook');
   }
@@ -174,8 +196,15 @@ async function addSubscription(context: CommandContext, args: readonly unknown[]
     await addSlack(context, target, audienceId, topicArn, options.allowInternalTarget === true);
     return;
   }
-  const protocol = options.email !== undefined ? 'email' : options.sms !== undefined ? 'sms' : 'https';
-  const endpoint = options.email ?? options.sms ?? options.https ?? '';
+  const protocol =
+    options.email !== undefined
+      ? 'email'
+      : options.sms !== undefined
+        ? 'sms'
+        : options.sqs !== undefined
+          ? 'sqs'
+          : 'https';
+  const endpoint = options.email ?? options.sms ?? options.sqs ?? options.https ?? '';
   const deadLetters = target.names.deliveryDeadLetterQueueArn;
   const attributes: Record<string, string> = {};
   if (deadLetters) attributes.RedrivePolicy = JSON.stringify({ deadLetterTargetArn: deadLetters });
@@ -190,11 +219,22 @@ async function addSubscription(context: CommandContext, args: readonly unknown[]
     }),
   );
   const shown = displayEndpoint({ Protocol: protocol, Endpoint: endpoint });
-  context.output.result({ audienceId, protocol, endpoint: shown, subscriptionArn: SubscriptionArn }, () => {
-    context.output.line(`subscribed ${protocol} ${shown} to ${audienceId}`);
-    if (protocol === 'email') {
-      context.output.line(`A confirmation email is on its way to ${endpoint}.`);
+  const status = await subscriptionStatus(target, SubscriptionArn);
+  context.output.result({ audienceId, protocol, endpoint: shown, subscriptionArn: SubscriptionArn, status }, () => {
+    context.output.line(`subscribed ${protocol} ${shown} to ${audienceId}: ${status}`);
+    if (protocol === 'email' && status === 'confirmed') {
+      // moto (the sandbox) confirms at once and sends no email; AWS does not.
+      context.output.line(
+        target.kind === 'local'
+          ? 'The sandbox confirmed it at once: no confirmation email is sent, and alerts go to it from the next run. On a deployed stack SNS first emails a confirmation link:'
+          : 'SNS reports it confirmed already (the address was subscribed and confirmed before).',
+      );
+      if (target.kind === 'local') context.output.line(emailConfirmHint(audienceId, topicArn));
+    } else if (protocol === 'email') {
+      context.output.line(`SNS is sending a confirmation email to ${endpoint}; alerts reach it once it is confirmed.`);
       context.output.line(emailConfirmHint(audienceId, topicArn));
+    } else if (protocol === 'sqs') {
+      context.output.line(sqsPolicyHint(topicArn, endpoint, target.names.audienceTopicKeyArn));
     } else if (protocol === 'https') {
       context.output.line(
         'The endpoint receives a SubscriptionConfirmation POST and must visit its SubscribeURL (or confirm with its Token); alerts carry newsAlerts.deliveryId to de-duplicate on.',
@@ -203,6 +243,47 @@ async function addSubscription(context: CommandContext, args: readonly unknown[]
       context.output.line('SMS needs no confirmation (in the SNS SMS sandbox only verified numbers receive texts).');
     }
   });
+}
+
+/**
+ * What SNS says of a subscription just made: confirmed, or pending confirmation (email and
+ * HTTPS subscribers confirm through a link or token; SQS, SMS and moto's subscriptions are
+ * confirmed at once).
+ */
+async function subscriptionStatus(
+  target: Target,
+  subscriptionArn: string | undefined,
+): Promise<'confirmed' | 'pending confirmation'> {
+  if (subscriptionArn === undefined || subscriptionArn === '' || /pending/i.test(subscriptionArn)) {
+    return 'pending confirmation';
+  }
+  try {
+    const { Attributes } = await target.clients.sns.send(
+      new GetSubscriptionAttributesCommand({ SubscriptionArn: subscriptionArn }),
+    );
+    return Attributes?.PendingConfirmation === 'true' ? 'pending confirmation' : 'confirmed';
+  } catch {
+    // No attributes to read yet (AWS can answer NotFound right after a pending subscribe).
+    return 'pending confirmation';
+  }
+}
+
+/** What an SQS subscriber's queue must allow before SNS can deliver to it. */
+function sqsPolicyHint(topicArn: string, queueArn: string, keyArn: string | undefined): string {
+  const statement = {
+    Effect: 'Allow',
+    Principal: { Service: 'sns.amazonaws.com' },
+    Action: 'sqs:SendMessage',
+    Resource: queueArn,
+    Condition: { ArnEquals: { 'aws:SourceArn': topicArn } },
+  };
+  return `The queue's access policy must let the topic send to it (SNS drops what it may not deliver):
+${JSON.stringify(statement, null, 2)}${
+  keyArn
+    ? `\nIf the queue is encrypted with a customer managed KMS key, that key policy must let sns.amazonaws.com use it too.`
+    : ''
+}
+Read what it received with: aws sqs receive-message --queue-url <queue URL> --max-number-of-messages 10`;
 }
 
 /** The override's flag, named in refusals so the fix is one copy away. */
@@ -368,11 +449,27 @@ async function confirmSubscription(
   options: { token: string },
 ): Promise<void> {
   const [audienceId] = args as [string];
+  const token = options.token.trim();
+  if (!tokenPattern.test(token)) {
+    throw new UsageError(
+      `--token "${token.length > 40 ? `${token.slice(0, 40)}…` : token}" is not a confirmation token: copy the whole Token parameter of the confirmation link (a long hexadecimal string, ${token.length} character(s) given); nothing was confirmed`,
+    );
+  }
   const target = await context.target();
   const topicArn = topicArnOf(await requireAudience(target, audienceId), audienceId);
   const { SubscriptionArn } = await target.clients.sns.send(
-    new ConfirmSubscriptionCommand({ TopicArn: topicArn, Token: options.token, AuthenticateOnUnsubscribe: 'true' }),
+    new ConfirmSubscriptionCommand({ TopicArn: topicArn, Token: token, AuthenticateOnUnsubscribe: 'true' }),
   );
+  // Only what the topic lists as confirmed counts: a token of another topic, or one that SNS
+  // accepted without a subscription behind it, confirms nothing.
+  const confirmed = (await audienceSubscriptions(target, audienceId, topicArn)).find(
+    (subscription) => subscription.SubscriptionArn === SubscriptionArn && !isPending(subscription),
+  );
+  if (SubscriptionArn === undefined || confirmed === undefined) {
+    throw new OperationFailedError(
+      `the token confirmed no subscription of audience ${audienceId}'s topic (is it from another audience's confirmation email, or expired after three days?); see news-alerts subscriptions pending ${audienceId}`,
+    );
+  }
   context.output.result({ audienceId, subscriptionArn: SubscriptionArn, authenticateOnUnsubscribe: true }, () =>
     context.output.line(`confirmed ${SubscriptionArn}; only an authenticated AWS caller can unsubscribe it`),
   );
@@ -392,12 +489,16 @@ export function registerSubscriptions(program: Command): void {
 
   subscriptions
     .command('add')
-    .description('subscribe an email address, phone number, HTTPS endpoint or Slack channel to an audience')
+    .description('subscribe an email address, phone number, HTTPS endpoint, SQS queue or Slack channel to an audience')
     .argument('<audienceId>')
     .option('--email <address>', 'email subscriber (confirm with authenticated unsubscribe)')
     .option('--sms <number>', 'SMS subscriber, E.164 (+821012345678)')
     .option('--https <url>', 'HTTPS webhook endpoint (must confirm the subscription)')
-    .option('--raw', 'with --https: deliver the alert JSON without the SNS envelope')
+    .option(
+      '--sqs <queueArn>',
+      'SQS queue subscriber (its policy must allow the topic to send); read any audience’s deliveries from it',
+    )
+    .option('--raw', 'with --https or --sqs: deliver the alert JSON without the SNS envelope')
     .option(
       '--slack-webhook',
       'Slack channel: reads the incoming-webhook URL from stdin or a hidden prompt, never from argv',
@@ -412,6 +513,7 @@ export function registerSubscriptions(program: Command): void {
 Examples:
   news-alerts subscriptions add markets --email desk@example.com
   news-alerts subscriptions add quakes --sms +821012345678
+  news-alerts subscriptions add markets --sqs arn:aws:sqs:us-east-1:123456789012:markets-reader --raw
   pbpaste | news-alerts subscriptions add chips --slack-webhook
 
 Targets must be public https:// hosts without user:password@: loopback, private, link-local
