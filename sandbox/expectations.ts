@@ -40,12 +40,33 @@ export interface ExpectationInput {
 
 /** audienceId → the article keys it should have received. */
 export function expectedDeliveries(input: ExpectationInput): Map<string, Set<string>> {
+  return expectedFromArticles({
+    ...input,
+    articles: input.articles.filter((article) => input.inScope(article.media.code)).map(articleOf),
+  });
+}
+
+/** The articles, rules and audiences of {@link expectedFromArticles}. */
+export interface ArticleExpectationInput {
+  /** Articles as the provider client read them (duplicates are fine: keys are compared). */
+  readonly articles: readonly Article[];
+  readonly ruleItems: readonly unknown[];
+  readonly audienceItems: readonly unknown[];
+  /** Articles published in [from, to] (epoch ms) are in the window. */
+  readonly from: number;
+  readonly to: number;
+}
+
+/**
+ * audienceId → the article keys it should have received, from articles already read (a real
+ * provider's: the ones the runs fetched, since nothing else knows what it holds).
+ */
+export function expectedFromArticles(input: ArticleExpectationInput): Map<string, Set<string>> {
   const { rules, audiences } = buildRuleSet(input.ruleItems, input.audienceItems);
   const expected = new Map<string, Set<string>>(audiences.map((audience) => [audience.audienceId, new Set()]));
-  for (const simArticle of input.articles) {
-    if (simArticle.publishedAt < input.from || simArticle.publishedAt > input.to) continue;
-    if (!input.inScope(simArticle.media.code)) continue;
-    for (const match of naiveMatch(rules, articleOf(simArticle))) {
+  for (const article of input.articles) {
+    if (article.publishedAt < input.from || article.publishedAt > input.to) continue;
+    for (const match of naiveMatch(rules, article)) {
       expected.get(match.audienceId)?.add(match.article.key);
     }
   }
