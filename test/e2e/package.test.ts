@@ -24,6 +24,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startCliSandbox } from '../cli/support.ts';
 
 const projectRoot = fileURLToPath(new URL('../../', import.meta.url));
 const manifest = JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as {
@@ -214,7 +215,7 @@ describe('the packed package (npm pack)', () => {
     expect(paths.filter((path) => !allowed.test(path))).toEqual([]);
   });
 
-  it('installs into an empty prefix with --omit=dev and runs --version and --help from any directory, with no devDependency present', async () => {
+  it('installs into an empty prefix with --omit=dev and runs --version, --help and a --sandbox-file command from any directory, with no devDependency present', async () => {
     const prefix = scratchDir('prefix');
     const install = await run(
       npm,
@@ -232,6 +233,18 @@ describe('the packed package (npm pack)', () => {
     const help = await run('news-alerts', ['--help'], { cwd, env });
     expect(help.code, help.stderr).toBe(0);
     expectGroupsListed(help.stdout);
+    // A command that loads a group and its AWS clients, against a sandbox started by this test.
+    const sandbox = await startCliSandbox();
+    try {
+      const rules = await run('news-alerts', ['--sandbox-file', sandbox.descriptorPath, '--json', 'rules', 'list'], {
+        cwd,
+        env,
+      });
+      expect(rules.code, rules.stderr).toBe(0);
+      expect(JSON.stringify(JSON.parse(rules.stdout))).toContain('"ruleId"');
+    } finally {
+      await sandbox.stop();
+    }
 
     const installed = join(prefix, 'lib', 'node_modules');
     const present = Object.keys(manifest.devDependencies).filter(
@@ -242,7 +255,7 @@ describe('the packed package (npm pack)', () => {
 });
 
 describe('npm link from this clone', () => {
-  it('puts news-alerts on the PATH of the global prefix, running this clone’s build', async () => {
+  it('puts news-alerts on the PATH of the global prefix: --version, then sandbox up, a --local command and sandbox down from another directory', async () => {
     const prefix = scratchDir('link-prefix');
     // NPM_CONFIG_PREFIX moves only the global prefix (a --prefix flag would also move the project).
     const link = await run(npm, ['link', '--no-audit', '--no-fund'], {
@@ -252,8 +265,23 @@ describe('npm link from this clone', () => {
     expect(link.code, link.stderr).toBe(0);
     expect(realpathSync(join(prefix, 'lib', 'node_modules', 'news-alerts'))).toBe(realpathSync(projectRoot));
     const env = cleanEnvironment({ PATH: pathWithNode(join(prefix, 'bin')) });
-    const version = await run('news-alerts', ['--version'], { cwd: scratchDir('cwd'), env });
+    const cwd = scratchDir('cwd');
+    const version = await run('news-alerts', ['--version'], { cwd, env });
     expect(version.code, version.stderr).toBe(0);
     expect(version.stdout.trim()).toBe(manifest.version);
+
+    // The sandbox daemon runs from the bundle too (dist/sandbox-daemon.js, no tsx).
+    const descriptor = join(scratchDir('sandbox'), 'sandbox.json');
+    const local = (...args: string[]) => run('news-alerts', ['--sandbox-file', descriptor, ...args], { cwd, env });
+    try {
+      const up = await local('sandbox', 'up');
+      expect(up.code, up.stderr).toBe(0);
+      const rules = await local('--json', 'rules', 'list');
+      expect(rules.code, rules.stderr).toBe(0);
+      expect(JSON.stringify(JSON.parse(rules.stdout))).toContain('"ruleId"');
+    } finally {
+      const down = await local('sandbox', 'down');
+      expect(down.code, down.stderr).toBe(0);
+    }
   });
 });
