@@ -1,6 +1,8 @@
 /**
- * Entry point of the `news-alerts` ops CLI (see the "Ops guide" section of README.md). The commands live in cli/;
- * this file only runs them and exits with their code.
+ * Entry point of the `news-alerts` ops CLI (docs/ops-guide.md). The commands live in cli/; this
+ * file only runs them and exits with their code. It is the source entry: `npm run build`
+ * (scripts/build-cli.mjs) bundles it into dist/news-alerts.js, which the installed `news-alerts`
+ * (bin/news-alerts.js) runs; tests run it from source with `node --import tsx bin/news-alerts.ts`.
  */
 import { main } from '../cli/program.ts';
 
