@@ -30,7 +30,7 @@ export class AwsClients {
   }
 
   get dynamo(): DynamoDBClient {
-    this.#dynamo ??= new DynamoDBClient({ ...this.config });
+    this.#dynamo ??= nameFailedResources(new DynamoDBClient({ ...this.config }), 'DynamoDB table');
     return this.#dynamo;
   }
 
@@ -41,12 +41,12 @@ export class AwsClients {
   }
 
   get sns(): SNSClient {
-    this.#sns ??= new SNSClient({ ...this.config });
+    this.#sns ??= nameFailedResources(new SNSClient({ ...this.config }), 'SNS topic');
     return this.#sns;
   }
 
   get secrets(): SecretsManagerClient {
-    this.#secrets ??= new SecretsManagerClient({ ...this.config });
+    this.#secrets ??= nameFailedResources(new SecretsManagerClient({ ...this.config }), 'secret');
     return this.#secrets;
   }
 
@@ -56,4 +56,71 @@ export class AwsClients {
     this.#sns?.destroy();
     this.#secrets?.destroy();
   }
+}
+
+/** What a failed AWS call was about, attached to its error for cli/errors.ts to name in the message. */
+export interface AwsCallContext {
+  readonly service: string;
+  readonly operation: string;
+  readonly resource?: string;
+}
+
+/** The table, topic, secret, function, queue or stack a request names. */
+function resourceOf(input: unknown): string | undefined {
+  if (typeof input !== 'object' || input === null) return undefined;
+  const fields = input as Record<string, unknown>;
+  for (const key of ['TableName', 'TopicArn', 'SecretId', 'FunctionName', 'QueueUrl', 'StackName', 'Name']) {
+    if (typeof fields[key] === 'string') return fields[key];
+  }
+  // TransactWriteItems: [{ Put: { TableName } }, ...]; BatchWriteItem / BatchGetItem: { RequestItems: { table: ... } }
+  if (Array.isArray(fields.TransactItems)) {
+    for (const item of fields.TransactItems) {
+      for (const step of Object.values((item ?? {}) as Record<string, { TableName?: unknown }>)) {
+        if (typeof step?.TableName === 'string') return step.TableName;
+      }
+    }
+  }
+  if (typeof fields.RequestItems === 'object' && fields.RequestItems !== null) {
+    return Object.keys(fields.RequestItems).join(', ') || undefined;
+  }
+  return undefined;
+}
+
+/** The smallest view of an SDK client this needs (every v3 client has it). */
+interface WithMiddleware {
+  readonly middlewareStack: {
+    add(
+      middleware: (
+        next: (args: { input: unknown }) => Promise<unknown>,
+        context: { commandName?: string },
+      ) => (args: { input: unknown }) => Promise<unknown>,
+      options: { step: 'initialize'; name: string; override: boolean },
+    ): void;
+  };
+}
+
+/**
+ * Makes every error of `client` carry what the call was about (`$newsAlerts`: service, operation,
+ * resource), so a failure can say which table, topic or secret is missing or forbidden.
+ */
+export function nameFailedResources<C>(client: C, service: string): C {
+  (client as unknown as WithMiddleware).middlewareStack.add(
+    (next, context) => async (args) => {
+      try {
+        return await next(args);
+      } catch (error) {
+        if (typeof error === 'object' && error !== null && !('$newsAlerts' in error)) {
+          const call: AwsCallContext = {
+            service,
+            operation: (context.commandName ?? 'call').replace(/Command$/, ''),
+            resource: resourceOf(args.input),
+          };
+          Object.defineProperty(error, '$newsAlerts', { value: call, enumerable: false });
+        }
+        throw error;
+      }
+    },
+    { step: 'initialize', name: 'newsAlertsNameFailedResources', override: true },
+  );
+  return client;
 }

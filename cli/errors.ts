@@ -1,7 +1,13 @@
 /**
  * Exit codes scripts can rely on, and the errors that carry them. Every command throws one of
- * these (or lets a domain error through, which maps to "operation failed"); `exitCodeOf` is the
- * one place that decides the code, so `--help` and the ops guide can promise them.
+ * these (or lets a domain or AWS error through); {@link failureOf} is the one place that decides
+ * the exit code, the stable error code of the `--json` failure document and the message, so
+ * `--help`, the docs and scripts can promise them. AWS errors are turned into what to do: a
+ * missing region or credentials names the settings (and `--local` when a sandbox is up), a missing
+ * table, topic or secret names it and says to deploy the stack or check `--stack`/`--region`.
+ *
+ * Light on purpose (commander and the core's error classes only): the program imports it before
+ * any command is loaded.
  */
 import { CommanderError } from 'commander';
 import { LeaseHeldError, NewsAlertsError, WatermarkConflictError } from '#core/errors';
@@ -14,7 +20,7 @@ export const ExitCode = {
   failed: 1,
   /** The command line or an input file is wrong; nothing was written. */
   usage: 2,
-  /** A named rule, audience, subscription, stack or sandbox does not exist. */
+  /** A named rule, audience, subscription, stack or sandbox does not exist, or the target cannot be reached. */
   notFound: 3,
 } as const;
 
@@ -26,32 +32,118 @@ export const exitCodeHelp = `Exit codes:
   1  the operation failed, or part of it (AWS or provider error, a concurrent change, alerts not
      delivered, one audience of several unreadable: the others are still printed)
   2  usage or validation error (bad option, malformed or invalid file); nothing was written
-  3  not found (rule, audience, subscription, stack outputs or sandbox)`;
+  3  not found (rule, audience, subscription, stack outputs, sandbox, or an AWS table, topic or
+     secret), or no AWS region, credentials or endpoint to reach the stack with`;
+
+/**
+ * The stable `error.code` of the `--json` failure document (scripts match on it, not on messages).
+ * Each maps to one exit code: usage 2; not_found, aws_not_found, no_region, no_credentials,
+ * expired_credentials, unreachable 3; everything else 1.
+ */
+export type ErrorCode =
+  | 'usage'
+  | 'not_found'
+  | 'failed'
+  | 'conflict'
+  | 'lease_held'
+  | 'access_denied'
+  | 'aws_not_found'
+  | 'no_region'
+  | 'no_credentials'
+  | 'expired_credentials'
+  | 'unreachable'
+  | 'interrupted';
+
+/** One problem of an input (a file, an item): printed one per line, and listed in `problems` under `--json`. */
+export interface Problem {
+  readonly message: string;
+  /** The file it is in, when there is one. */
+  readonly file?: string;
+  /** 1-based line in {@link file}. */
+  readonly line?: number;
+  /** The rule or audience id it concerns. */
+  readonly item?: string;
+  /**
+   * `conflict`: the stored item changed since the file was made (a version mismatch). A usage
+   * error whose problems are all conflicts is a conflict (exit 1), not a usage error.
+   */
+  readonly kind?: 'conflict';
+}
+
+/** A problem as commands give it: a line of text, or its structured form. */
+export type ProblemInput = string | Problem;
+
+const asProblem = (problem: ProblemInput): Problem => (typeof problem === 'string' ? { message: problem } : problem);
+
+/** `file:line: item: message`, with the parts that are known. */
+export function problemText(problem: Problem): string {
+  const at =
+    problem.file === undefined ? '' : `${problem.file}${problem.line === undefined ? '' : `:${problem.line}`}: `;
+  const item = problem.item === undefined ? '' : `${problem.item}: `;
+  return `${at}${item}${problem.message}`;
+}
+
+/** A version conflict found while checking a file (`rules put`, `audiences put`): see {@link Problem.kind}. */
+export const versionConflict = (problem: string | Omit<Problem, 'kind'>): Problem => ({
+  ...asProblem(problem),
+  kind: 'conflict',
+});
+
+/** Options of every CLI error: the cause, the stable code and the problems (one per line). */
+export interface CliErrorOptions extends ErrorOptions {
+  readonly code?: ErrorCode;
+  readonly problems?: readonly ProblemInput[];
+}
+
+const defaultCode = (exitCode: number): ErrorCode =>
+  exitCode === ExitCode.usage
+    ? 'usage'
+    : exitCode === ExitCode.notFound
+      ? 'not_found'
+      : exitCode >= 128
+        ? 'interrupted' // 128 + a signal's number, as shells report it
+        : 'failed';
 
 /** Base class of errors the CLI reports as one line on stderr with a chosen exit code. */
 export class CliError extends NewsAlertsError {
   readonly exitCode: ExitCodeValue;
-  constructor(message: string, exitCode: ExitCodeValue, options?: ErrorOptions) {
-    super(message, options);
+  /** The stable code of the `--json` failure document. */
+  readonly code: ErrorCode;
+  readonly problems: readonly Problem[];
+  constructor(message: string, exitCode: ExitCodeValue, options?: CliErrorOptions) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'CliError';
     this.exitCode = exitCode;
+    this.code = options?.code ?? defaultCode(exitCode);
+    this.problems = (options?.problems ?? []).map(asProblem);
+  }
+
+  /** The problems as lines (`file:line: item: message`). */
+  get details(): readonly string[] {
+    return this.problems.map(problemText);
   }
 }
 
-/** Bad command line or input; the message says what to change. Exit code 2. */
+/**
+ * Bad command line or input; the message says what to change. Exit code 2 (1, code `conflict`,
+ * when every problem is a version conflict: the file is fine, the table moved on).
+ */
 export class UsageError extends CliError {
-  /** Extra lines (one per problem) printed under the message. */
-  readonly details: readonly string[];
-  constructor(message: string, details: readonly string[] = [], options?: ErrorOptions) {
-    super(message, ExitCode.usage, options);
+  constructor(message: string, details: readonly ProblemInput[] = [], options?: CliErrorOptions) {
+    const problems = details.map(asProblem);
+    const conflict = problems.length > 0 && problems.every((problem) => problem.kind === 'conflict');
+    super(message, conflict ? ExitCode.failed : ExitCode.usage, {
+      ...options,
+      code: options?.code ?? (conflict ? 'conflict' : 'usage'),
+      problems,
+    });
     this.name = 'UsageError';
-    this.details = details;
   }
 }
 
 /** A named thing does not exist. Exit code 3. */
 export class NotFoundError extends CliError {
-  constructor(message: string, options?: ErrorOptions) {
+  constructor(message: string, options?: CliErrorOptions) {
     super(message, ExitCode.notFound, options);
     this.name = 'NotFoundError';
   }
@@ -59,7 +151,7 @@ export class NotFoundError extends CliError {
 
 /** The operation ran but did not succeed completely. Exit code 1. */
 export class OperationFailedError extends CliError {
-  constructor(message: string, options?: ErrorOptions) {
+  constructor(message: string, options?: CliErrorOptions) {
     super(message, ExitCode.failed, options);
     this.name = 'OperationFailedError';
   }
@@ -67,34 +159,189 @@ export class OperationFailedError extends CliError {
 
 /** Someone else changed the item between our read and our write (optimistic lock lost). Exit code 1. */
 export class ConcurrentChangeError extends CliError {
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, ExitCode.failed, options);
+  constructor(message: string, options?: CliErrorOptions) {
+    super(message, ExitCode.failed, { code: 'conflict', ...options });
     this.name = 'ConcurrentChangeError';
   }
 }
 
-/** The exit code for anything a command threw. */
-export function exitCodeOf(error: unknown): ExitCodeValue {
-  if (error instanceof CliError) return error.exitCode;
-  if (error instanceof CommanderError) {
-    if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return ExitCode.ok;
-    if (error.code === 'commander.help') return error.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
-    return ExitCode.usage;
-  }
-  return ExitCode.failed;
+/** What the program knows about where a failure happened, for hints. */
+export interface FailureSetting {
+  /** The default sandbox descriptor, when one exists (a sandbox is up): "did you mean --local?". */
+  readonly sandboxDescriptor?: string | undefined;
+  /** True when the command acted on the sandbox (`--local`, `--sandbox-file`). */
+  readonly local?: boolean | undefined;
 }
 
-/** One or more lines describing a failure for stderr, without stack traces (those are for `--debug`). */
-export function describeFailure(error: unknown): string[] {
-  if (error instanceof UsageError) return [error.message, ...error.details.map((line) => `  ${line}`)];
-  if (error instanceof CliError) return [error.message];
+/** How a failure is reported: exit code, stable code, message lines and problems. */
+export interface Failure {
+  readonly exitCode: number;
+  readonly code: ErrorCode;
+  readonly message: string;
+  readonly problems: readonly Problem[];
+}
+
+/** The fields of an AWS SDK error (and of the annotation cli/aws-clients.ts adds) that matter here. */
+interface AwsErrorFields {
+  readonly name?: string;
+  readonly message?: string;
+  readonly code?: string;
+  readonly $metadata?: { readonly httpStatusCode?: number };
+  /** Added by cli/aws-clients.ts: what the failed call was about. */
+  readonly $newsAlerts?: { readonly service: string; readonly operation: string; readonly resource?: string };
+}
+
+const errorCodes = (error: unknown): Set<string> => {
+  const codes = new Set<string>();
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
+    const fields = current as AwsErrorFields;
+    if (fields.code) codes.add(fields.code);
+    codes.add(current.name);
+    current = current.cause ?? (current instanceof AggregateError ? current.errors[0] : undefined);
+  }
+  return codes;
+};
+
+const credentialSettings =
+  'set AWS_PROFILE (or --profile) to a configured profile, run aws sso login, or set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY';
+const resourceNotFound = new Set([
+  'ResourceNotFoundException',
+  'NotFoundException',
+  'NotFound',
+  'QueueDoesNotExist',
+  'AWS.SimpleQueueService.NonExistentQueue',
+]);
+const expiredCredentials = new Set([
+  'ExpiredToken',
+  'ExpiredTokenException',
+  'InvalidClientTokenId',
+  'UnrecognizedClientException',
+  'InvalidSignatureException',
+  'SignatureDoesNotMatch',
+  'TokenRefreshRequired',
+  'UnauthorizedException',
+]);
+const unreachable = new Set(['ENOTFOUND', 'EAI_AGAIN', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH']);
+
+/** An AWS error turned into what to do, or undefined when it is not one this knows. */
+function awsFailure(error: Error, setting: FailureSetting): Failure | undefined {
+  const fields = error as AwsErrorFields;
+  const codes = errorCodes(error);
+  const call = fields.$newsAlerts;
+  const what = call?.resource ? `${call.service} ${call.resource}` : call ? `the ${call.service} resource` : undefined;
+  const local = setting.sandboxDescriptor && !setting.local ? ` (did you mean --local? a sandbox is up)` : '';
+  const failure = (code: ErrorCode, exitCode: number, message: string): Failure => ({
+    exitCode,
+    code,
+    message,
+    problems: [],
+  });
+  if (/Region is missing/i.test(error.message)) {
+    return failure(
+      'no_region',
+      ExitCode.notFound,
+      `no AWS region to find the stack in: set AWS_REGION (or --region), or a region in the AWS_PROFILE (--profile) profile${local}`,
+    );
+  }
+  if (codes.has('CredentialsProviderError') || /Could not (load|resolve) credentials/i.test(error.message)) {
+    return failure('no_credentials', ExitCode.notFound, `no AWS credentials: ${credentialSettings}${local}`);
+  }
+  if ([...codes].some((code) => expiredCredentials.has(code)) || /(token|session).*expired/i.test(error.message)) {
+    return failure(
+      'expired_credentials',
+      ExitCode.notFound,
+      `the AWS credentials were refused (${error.name}: ${error.message}): run aws sso login, or check AWS_PROFILE (--profile) and the access keys${local}`,
+    );
+  }
+  if ([...codes].some((code) => unreachable.has(code))) {
+    const endpoint = process.env.AWS_ENDPOINT_URL ? ` (AWS_ENDPOINT_URL is ${process.env.AWS_ENDPOINT_URL})` : '';
+    const hint = setting.local
+      ? "; is the sandbox up? ('news-alerts sandbox status')"
+      : `: check the network, --region (AWS_REGION) and AWS_ENDPOINT_URL${endpoint}${local}`;
+    return failure('unreachable', ExitCode.notFound, `cannot reach AWS${what ? ` for ${what}` : ''}${hint}`);
+  }
+  if ([...codes].some((code) => resourceNotFound.has(code))) {
+    const fix = setting.local
+      ? "the sandbox does not have it: restart it ('news-alerts sandbox down', then 'sandbox up')"
+      : 'deploy the stack or check --stack/--region';
+    return failure('aws_not_found', ExitCode.notFound, `${what ?? 'an AWS resource'} does not exist: ${fix}`);
+  }
+  if (codes.has('AccessDeniedException') || codes.has('AccessDenied') || codes.has('AuthorizationError')) {
+    return failure(
+      'access_denied',
+      ExitCode.failed,
+      `access denied${what ? ` to ${what}${call ? ` (${call.operation})` : ''}` : ''}: the AWS identity (AWS_PROFILE / --profile) lacks the permission; use the stack's operator role or ask for it (${error.message})`,
+    );
+  }
+  return undefined;
+}
+
+/** The exit code, stable code, message and problems for anything a command threw. */
+export function failureOf(error: unknown, setting: FailureSetting = {}): Failure {
+  if (error instanceof CliError) {
+    return { exitCode: error.exitCode, code: error.code, message: error.message, problems: error.problems };
+  }
+  if (error instanceof CommanderError) {
+    const ok =
+      error.code === 'commander.helpDisplayed' ||
+      error.code === 'commander.version' ||
+      (error.code === 'commander.help' && error.exitCode === 0);
+    return {
+      exitCode: ok ? ExitCode.ok : ExitCode.usage,
+      code: 'usage',
+      message:
+        error.code === 'commander.help'
+          ? 'a command is missing: see the list above, or add --help'
+          : error.message.replace(/^error: /, ''),
+      problems: [],
+    };
+  }
   if (error instanceof LeaseHeldError) {
-    return [`${error.message}; wait for it to finish (or for the lease to expire) and try again`];
+    return {
+      exitCode: ExitCode.failed,
+      code: 'lease_held',
+      message: `${error.message}; wait for it to finish (or for the lease to expire) and try again`,
+      problems: [],
+    };
   }
-  if (error instanceof WatermarkConflictError) return [`${error.message}; read it again and retry`];
+  if (error instanceof WatermarkConflictError) {
+    return {
+      exitCode: ExitCode.failed,
+      code: 'conflict',
+      message: `${error.message}; read it again and retry`,
+      problems: [],
+    };
+  }
   if (error instanceof Error) {
+    const aws = awsFailure(error, setting);
+    if (aws) return aws;
     const name = error.name && error.name !== 'Error' ? `${error.name}: ` : '';
-    return [`${name}${error.message}`];
+    return { exitCode: ExitCode.failed, code: 'failed', message: `${name}${error.message}`, problems: [] };
   }
-  return [String(error)];
+  return { exitCode: ExitCode.failed, code: 'failed', message: String(error), problems: [] };
+}
+
+/** The exit code for anything a command threw. */
+export function exitCodeOf(error: unknown): number {
+  return failureOf(error).exitCode;
+}
+
+/** One or more lines describing a failure for stderr, without stack traces (those are for NEWS_ALERTS_DEBUG). */
+export function describeFailure(error: unknown, setting: FailureSetting = {}): string[] {
+  const failure = failureOf(error, setting);
+  return [failure.message, ...failure.problems.map((problem) => `  ${problemText(problem)}`)];
+}
+
+/** The `--json` document of a failure: `{ ok: false, error: { code, message }, problems }`. */
+export function failureDocument(failure: Failure): {
+  ok: false;
+  error: { code: ErrorCode; message: string };
+  problems: Problem[];
+} {
+  return {
+    ok: false,
+    error: { code: failure.code, message: failure.message },
+    problems: failure.problems.map((problem) => ({ ...problem })),
+  };
 }

@@ -5,11 +5,20 @@
  * Start-up is kept short: only the group the command line names is loaded (cli/commands.ts), and
  * this module imports nothing heavy (no AWS SDK, zod, yaml or table library) at the top.
  */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, Option } from 'commander';
 import pkg from '../package.json' with { type: 'json' };
-import { actorVariable, debugVariable, outputFormatChoices, targetKinds, targetVariable } from './cli-config.ts';
+import {
+  actorVariable,
+  debugVariable,
+  jsonRequested,
+  outputFormatChoices,
+  targetKinds,
+  targetVariable,
+} from './cli-config.ts';
 import { type CommandGroup, commandGroups, groupNamed } from './commands.ts';
-import { describeFailure, ExitCode, exitCodeHelp, exitCodeOf, UsageError } from './errors.ts';
+import { describeFailure, ExitCode, exitCodeHelp, failureDocument, failureOf, UsageError } from './errors.ts';
 
 const targetHelp = `Targets:
   By default commands act on the deployed stack: names come from the CloudFormation outputs of
@@ -169,32 +178,78 @@ async function buildProgramWith(
   return { program, messages };
 }
 
+/** Where `sandbox up` leaves its descriptor (cli/sandbox-descriptor.ts), found from this module (cli/ or dist/). */
+const defaultDescriptor = fileURLToPath(new URL('../.sandbox/sandbox.json', import.meta.url));
+
+/** Whether anything was written to stdout (a command's document stands; no failure document after it). */
+function watchStdout(): { written(): boolean } {
+  let written = false;
+  const write = process.stdout.write;
+  process.stdout.write = function (this: NodeJS.WriteStream, ...args: Parameters<typeof write>) {
+    if (args[0] !== '' && (args[0] as { length?: number }).length !== 0) written = true;
+    return write.apply(this, args);
+  } as typeof write;
+  return { written: () => written };
+}
+
+/**
+ * A reader that goes away (`news-alerts watermark show | head -1`) is not a failure: EPIPE on
+ * stdout or stderr is ignored (what is left to print is dropped) and the command ends as it would.
+ */
+function ignoreClosedReaders(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EPIPE' || error.code === 'ERR_STREAM_DESTROYED') return;
+      throw error;
+    });
+  }
+}
+
 /**
  * Runs the CLI with `argv` (as process.argv: node, script, args...) and returns the exit code.
- * Failures are printed as one clear message on stderr; `NEWS_ALERTS_DEBUG=1` adds the stack.
+ * Failures are printed as one clear message on stderr (`NEWS_ALERTS_DEBUG=1` adds the stack) and,
+ * under `--json`/`--output json`, as one JSON document on stdout:
+ * `{ "ok": false, "error": { "code", "message" }, "problems": [...] }`.
  */
 export async function main(argv: readonly string[]): Promise<number> {
   // The AWS SDK warns about Node 20 on every client; the Lambda runtime is Node 22.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+  ignoreClosedReaders();
+  const stdout = watchStdout();
+  const args = argv.slice(2);
   const messages: CommanderMessages = { text: '' };
+  let program: Command | undefined;
   try {
-    const { program } = await buildProgramWith(argv.slice(2), messages);
+    program = (await buildProgramWith(args, messages)).program;
     await program.parseAsync([...argv]);
     return ExitCode.ok;
   } catch (error) {
-    const code = exitCodeOf(error);
+    const options = program?.opts<{ local?: boolean; sandboxFile?: string }>() ?? {};
+    const setting = {
+      local: options.local === true || options.sandboxFile !== undefined,
+      sandboxDescriptor: existsSync(defaultDescriptor) ? defaultDescriptor : undefined,
+    };
+    const failure = failureOf(error, setting);
+    if (failure.exitCode === ExitCode.ok) return ExitCode.ok; // --help, --version
     // Loaded only when something failed: the happy path never pays for it.
-    const { terminalText } = await import('./output.ts');
+    const { jsonText, terminalText } = await import('./output.ts');
     if (error instanceof CommanderError) {
-      // commander's own message, escaped, and a hint (never the whole help).
+      // commander's own message, escaped, and a hint (never the whole help; `news-alerts rules`
+      // without a subcommand has printed the group's help already).
       if (messages.text !== '') process.stderr.write(`${terminalText(messages.text)}(add --help for usage)\n`);
     } else {
       // Messages quote items, files and flags: printed escaped, like everything else the CLI prints.
-      for (const line of describeFailure(error)) process.stderr.write(`news-alerts: ${terminalText(line)}\n`);
+      for (const line of describeFailure(error, setting)) {
+        process.stderr.write(`news-alerts: ${terminalText(line)}\n`);
+      }
       if (process.env[debugVariable] && error instanceof Error && error.stack) {
         process.stderr.write(`${terminalText(error.stack)}\n`);
       }
     }
-    return code;
+    if (jsonRequested(args) && !stdout.written()) {
+      const message = error instanceof CommanderError && messages.text !== '' ? messages.text.trim() : failure.message;
+      process.stdout.write(`${jsonText(failureDocument({ ...failure, message: message.replace(/^error: /, '') }))}\n`);
+    }
+    return failure.exitCode;
   }
 }

@@ -14,7 +14,7 @@ import {
 } from '@aws-sdk/client-lambda';
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import type { AlertRunConfig } from '#alert-run/config';
-import { type AwsClientConfig, AwsClients } from './aws-clients.ts';
+import { type AwsClientConfig, AwsClients, nameFailedResources } from './aws-clients.ts';
 import { NotFoundError, OperationFailedError } from './errors.ts';
 import {
   alertConfigFrom,
@@ -78,7 +78,7 @@ export async function resolveStackTarget(options: {
     ...(options.region ? { region: options.region } : {}),
     ...(options.profile ? { profile: options.profile } : {}),
   };
-  const cloudFormation = new CloudFormationClient({ ...config });
+  const cloudFormation = nameFailedResources(new CloudFormationClient({ ...config }), 'CloudFormation stack');
   let outputs: Output[];
   let stackId: string | undefined;
   try {
@@ -100,7 +100,7 @@ export async function resolveStackTarget(options: {
   const clients = new AwsClients(config);
   let lambda: LambdaClient | undefined;
   const lambdaClient = (): LambdaClient => {
-    lambda ??= new LambdaClient({ ...config });
+    lambda ??= nameFailedResources(new LambdaClient({ ...config }), 'Lambda function');
     return lambda;
   };
   const functionName = (): string => {
