@@ -11,10 +11,11 @@
  */
 import type { Command } from 'commander';
 import { SecretsManagerApiKey } from '#aws/secret-source';
-import { localDate, planDelivery } from '#core/delivery-plan';
+import { localDate, planDelivery, releaseDueAt } from '#core/delivery-plan';
+import { planDigest, toHeldNotification } from '#core/digest';
 import { compileRules } from '#core/matcher';
 import { type Audience, type AudienceMatch, buildRuleSet, type RuleSet } from '#core/model';
-import { deliveryId, type HoldReason, type OutboundMessage } from '#core/ports';
+import { deliveryId, type HeldNotification, type HoldReason, type OutboundMessage } from '#core/ports';
 import { renderNotification } from '#core/render';
 import { NewsLookupClient } from '#provider/news-client';
 import { action, collectList } from './command.ts';
@@ -54,6 +55,25 @@ export interface AudiencePreview {
   held: Record<HoldReason, number>;
   /** Notifications each rule took part in. */
   rules: Record<string, number>;
+  /** The digests the held ones would go out in, in release order. */
+  digests: DigestPreview[];
+}
+
+/** One digest a preview expects: when it is released and what it holds. */
+export interface DigestPreview {
+  /** The release instant (the audience's digest time, or the end of its quiet hours). */
+  releaseAt: string;
+  /** True when that instant is after now: the digest is still to come. */
+  pending: boolean;
+  /** Held alerts in it, by the reason they were held. */
+  alerts: number;
+  reasons: Record<HoldReason, number>;
+  /** SNS messages it takes (a large digest is split into numbered parts). */
+  messages: number;
+  /** The subject of its first message, as the email subscribers would see it. */
+  subject: string;
+  /** Titles of its first few alerts, oldest first. */
+  titles: string[];
 }
 
 /** A rendered sample, per channel. */
@@ -161,6 +181,7 @@ async function preview(context: CommandContext, _args: readonly unknown[], optio
       immediate: 0,
       held: { digest: 0, 'quiet-hours': 0, budget: 0 },
       rules: {},
+      digests: [],
     });
   }
   const samples = new Map<string, Sample>();
@@ -212,7 +233,7 @@ async function preview(context: CommandContext, _args: readonly unknown[], optio
     await news.close();
   }
 
-  applyPreferences(planned, audiences, tallies);
+  applyPreferences(planned, audiences, tallies, Date.now());
   const rows = [...tallies.values()].sort((a, b) => a.audienceId.localeCompare(b.audienceId));
   const invalidRules = ruleSet.rejected.filter((entry) => entry.table === 'rules');
   const result = {
@@ -232,7 +253,7 @@ async function preview(context: CommandContext, _args: readonly unknown[], optio
       `Preview of ${formatInstant(window.since)} .. ${formatInstant(window.until)} (${window.days.length} provider day(s), ${articles} articles): nothing was sent`,
     );
     context.output.table(
-      ['AUDIENCE', 'NAME', 'ALERTS', 'URGENT', 'AT ONCE', 'HELD: DIGEST / QUIET / BUDGET', 'BY RULE'],
+      ['AUDIENCE', 'NAME', 'ALERTS', 'URGENT', 'AT ONCE', 'HELD: DIGEST / QUIET / BUDGET', 'DIGESTS', 'BY RULE'],
       rows.map((row) => [
         row.audienceId,
         row.name ?? '',
@@ -240,6 +261,7 @@ async function preview(context: CommandContext, _args: readonly unknown[], optio
         row.urgent,
         row.immediate,
         `${row.held.digest} / ${row.held['quiet-hours']} / ${row.held.budget}`,
+        row.digests.length,
         Object.entries(row.rules)
           .map(([ruleId, count]) => `${ruleId} ${count}`)
           .join(', '),
@@ -250,6 +272,25 @@ async function preview(context: CommandContext, _args: readonly unknown[], optio
       context.output.warn(
         `${invalidRules.length} invalid rule(s) skipped, as the run skips them: ${invalidRules.map((entry) => entry.key).join(', ')}`,
       );
+    }
+    for (const row of rows) {
+      if (row.digests.length === 0) continue;
+      context.output.line('');
+      context.output.line(`=== ${row.audienceId}: ${row.digests.length} digest(s) instead of single alerts`);
+      for (const digest of row.digests) {
+        const reasons = (['digest', 'quiet-hours', 'budget'] as const)
+          .filter((reason) => digest.reasons[reason] > 0)
+          .map((reason) => `${reason} ${digest.reasons[reason]}`)
+          .join(', ');
+        context.output.line(
+          `--- ${digest.releaseAt}${digest.pending ? ' (still to come)' : ''}: ${digest.alerts} alert(s) (${reasons}), ${digest.messages} message(s)`,
+        );
+        context.output.line(`    Subject: ${digest.subject}`);
+        for (const title of digest.titles) context.output.line(`    - ${title}`);
+        if (digest.alerts > digest.titles.length) {
+          context.output.line(`    … and ${digest.alerts - digest.titles.length} more`);
+        }
+      }
     }
     if (!options.samples) return;
     for (const [audienceId, sample] of [...samples].sort(([a], [b]) => a.localeCompare(b))) {
@@ -265,17 +306,25 @@ async function preview(context: CommandContext, _args: readonly unknown[], optio
   });
 }
 
+/** Titles a digest preview lists. */
+const digestTitlesShown = 3;
+
 /**
  * Splits each audience's alerts into "sent at once" and "held for a digest" with the run's own
  * planner and the audience's current preferences, as if each article had been matched when it
- * was published: in publication order, with the daily budget counted per local date.
+ * was published: in publication order, with the daily budget counted per local date. What is
+ * held is then gathered into the digests it would go out in: each held alert is due when the run
+ * would release it (the next digest time, or the end of the quiet hours), alerts due at the same
+ * instant share one digest, and the digest is planned and rendered as the release step does it.
  */
 function applyPreferences(
   matches: readonly AudienceMatch[],
   audiences: ReadonlyMap<string, Audience>,
   tallies: ReadonlyMap<string, AudiencePreview>,
+  now: number,
 ): void {
   const used = new Map<string, number>();
+  const releases = new Map<string, Map<number, HeldNotification[]>>();
   for (const match of [...matches].sort((a, b) => a.article.publishedAt - b.article.publishedAt)) {
     const audience = audiences.get(match.audienceId);
     const tally = tallies.get(match.audienceId);
@@ -285,10 +334,34 @@ function applyPreferences(
     const decision = planDelivery(match, audience, at, used.get(budgetKey) ?? 0);
     if (decision.action === 'hold') {
       tally.held[decision.reason] += 1;
+      const held = toHeldNotification(match, decision.reason, at);
+      const dueAt = releaseDueAt(held, audience);
+      const byInstant = releases.get(audience.audienceId) ?? new Map<number, HeldNotification[]>();
+      releases.set(audience.audienceId, byInstant);
+      byInstant.set(dueAt, [...(byInstant.get(dueAt) ?? []), held]);
       continue;
     }
     tally.immediate += 1;
     if (decision.budgetDate !== undefined) used.set(budgetKey, (used.get(budgetKey) ?? 0) + 1);
+  }
+  for (const [audienceId, byInstant] of releases) {
+    const audience = audiences.get(audienceId);
+    const tally = tallies.get(audienceId);
+    if (!audience || !tally) continue;
+    for (const [releaseAt, items] of [...byInstant].sort(([a], [b]) => a - b)) {
+      const planned = planDigest(items, audience, releaseAt);
+      const reasons: Record<HoldReason, number> = { digest: 0, 'quiet-hours': 0, budget: 0 };
+      for (const item of items) reasons[item.reason] += 1;
+      tally.digests.push({
+        releaseAt: new Date(releaseAt).toISOString(),
+        pending: releaseAt > now,
+        alerts: items.length,
+        reasons,
+        messages: planned.messages.length,
+        subject: planned.messages[0]?.subject ?? '',
+        titles: items.slice(0, digestTitlesShown).map((item) => item.match.article.title),
+      });
+    }
   }
 }
 
@@ -318,7 +391,9 @@ Nothing is sent and the watermark and delivery ledger are untouched. ALERTS coun
 article and audience, exactly as a run over the same window with an empty ledger would deliver
 them (use 'replay --dry-run' to see what is still undelivered). AT ONCE and HELD split them by the
 audience's current delivery preferences (digest mode, quiet hours, daily budget), as if each
-article had been matched when it was published.
+article had been matched when it was published. DIGESTS counts the digests the held alerts would
+go out in; each is listed with its release time (the next digest time, or the end of the quiet
+hours), how many alerts it holds, its subject and its first titles.
 
 Examples:
   news-alerts preview --from 2d

@@ -39,6 +39,14 @@ interface PreviewJson {
     immediate: number;
     held: Record<string, number>;
     rules: Record<string, number>;
+    digests?: {
+      releaseAt: string;
+      alerts: number;
+      reasons: Record<string, number>;
+      messages: number;
+      subject: string;
+      titles: string[];
+    }[];
   }[];
   samples: Record<
     string,
@@ -52,6 +60,19 @@ interface ReplayJson {
   published: number;
   wouldPublish: number;
   audiences: { audienceId: string; matched: number; alreadyDelivered: number; published: number; wouldSend: number }[];
+}
+
+/** The cells of the table row that starts with `first`, whatever the table's layout. */
+function rowOf(stdout: string, first: string): string[] | undefined {
+  return stdout
+    .split('\n')
+    .map((line) =>
+      line
+        .split(/[│|\t]|\s{2,}/)
+        .map((cell) => cell.trim())
+        .filter((cell) => cell !== ''),
+    )
+    .find((cells) => cells[0] === first);
 }
 
 const byAudience = <T extends { audienceId: string }>(rows: readonly T[]) =>
@@ -100,7 +121,8 @@ describe('preview', () => {
       'sms',
     ]);
     expect(table.code).toBe(0);
-    expect(table.stdout).toMatch(new RegExp(`quake-oncall\\s+│[^│]*│\\s+${delivered.get('quake-oncall')}\\s+│`));
+    // Any table layout (boxed, borderless or TSV): the audience's row shows its ALERTS count.
+    expect(rowOf(table.stdout, 'quake-oncall')?.[2]).toBe(String(delivered.get('quake-oncall')));
     expect(table.stdout).toContain('--- sms');
     expect(table.stdout).not.toContain('--- email');
     expect(table.stdout).not.toContain('markets-desk');
@@ -126,6 +148,24 @@ describe('preview', () => {
         held: { digest: delivered.get('markets-desk'), 'quiet-hours': 0, budget: 0 },
       }),
     ]);
+    // ...and shown as the digests they would go out in: each alert in exactly one, released at the
+    // audience's digest time after it was published, with the subject its readers would see.
+    const [markets] = digest.json<PreviewJson>().audiences;
+    const digests = markets?.digests ?? [];
+    expect(digests.length).toBeGreaterThan(0);
+    expect(digests.reduce((sum, entry) => sum + entry.alerts, 0)).toBe(delivered.get('markets-desk'));
+    const releases = digests.map((entry) => Date.parse(entry.releaseAt));
+    expect(releases).toEqual([...new Set(releases)].sort((a, b) => a - b));
+    for (const entry of digests) {
+      expect(entry).toMatchObject({ reasons: { digest: entry.alerts, 'quiet-hours': 0, budget: 0 } });
+      expect(entry.messages).toBeGreaterThanOrEqual(1);
+      expect(entry.subject).toContain('Markets desk');
+      expect(entry.titles.length).toBe(Math.min(3, entry.alerts));
+    }
+    const digestTable = await current.cli(['preview', '--from', from, '--to', to, '--audience', 'markets-desk']);
+    expect(digestTable.code, digestTable.stderr).toBe(0);
+    expect(digestTable.stdout).toContain(`=== markets-desk: ${digests.length} digest(s) instead of single alerts`);
+    expect(digestTable.stdout).toContain(`--- ${digests[0]?.releaseAt}`);
   });
 
   it('previews a proposed rules file and a disabled rule against what the rules match, and refuses an invalid file', async () => {
