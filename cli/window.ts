@@ -56,12 +56,20 @@ export function parseInstant(
   );
 }
 
-/** The window `[from, to]` in the provider's zone. */
-export function parseWindow(from: string, to: string | undefined, timeZone: string, now: number): TimeWindow {
-  const since = parseInstant(from, '--from', 'start', timeZone, now);
-  const until = parseInstant(to ?? 'now', '--to', 'end', timeZone, now);
+/** The window `[from, to]` in the provider's zone; `options` names the two options in messages. */
+export function parseWindow(
+  from: string,
+  to: string | undefined,
+  timeZone: string,
+  now: number,
+  options: { readonly from: string; readonly to: string } = { from: '--from', to: '--to' },
+): TimeWindow {
+  const since = parseInstant(from, options.from, 'start', timeZone, now);
+  const until = parseInstant(to ?? 'now', options.to, 'end', timeZone, now);
   if (since > until) {
-    throw new UsageError(`--from (${new Date(since).toISOString()}) is after --to (${new Date(until).toISOString()})`);
+    throw new UsageError(
+      `${options.from} (${new Date(since).toISOString()}) is after ${options.to} (${new Date(until).toISOString()})`,
+    );
   }
   return { since, until, days: datesBetween(providerDate(since, timeZone), providerDate(until, timeZone)) };
 }
