@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Entry point of `npm start`, `npm test` and `npm run bench` on a fresh clone: installs node modules
-// (npm ci) and the moto virtualenv when they are missing or stale, then hands over to the real
-// command. Plain JavaScript because it runs before node_modules exists.
+// (npm ci, whose prepare script builds the CLI into dist/), builds the CLI if dist/ is still missing,
+// installs the moto virtualenv when it is missing or stale, then hands over to the real command.
+// Plain JavaScript because it runs before node_modules exists.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -47,6 +48,21 @@ function ensureNodeModules() {
   if (result.status !== 0) process.exit(result.status ?? 1);
 }
 
+/**
+ * The built CLI (dist/, what `news-alerts` runs after `npm link`): `npm ci` builds it through
+ * `prepare`, but a tree installed with --ignore-scripts, or a dist/ someone deleted, has none, and
+ * `npm start` prints `news-alerts` commands to try next.
+ */
+function ensureCliBuilt() {
+  if (existsSync(join(projectRoot, 'dist', 'news-alerts.js'))) return;
+  process.stderr.write('news-alerts: building the CLI (npm run build) ...\n');
+  const result = spawnSync(process.execPath, [join(projectRoot, 'scripts', 'build-cli.mjs')], {
+    cwd: projectRoot,
+    stdio: ['ignore', process.stderr, process.stderr],
+  });
+  if (result.status !== 0) process.exit(result.status ?? 1);
+}
+
 const [name, ...args] = process.argv.slice(2);
 const command = commands[name];
 if (!command) {
@@ -55,6 +71,7 @@ if (!command) {
 }
 try {
   ensureNodeModules();
+  ensureCliBuilt();
   ensurePythonEnv();
 } catch (error) {
   process.stderr.write(`news-alerts: ${error.message}\n`);

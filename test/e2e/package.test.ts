@@ -11,6 +11,7 @@
 import { type SpawnOptions, spawn } from 'node:child_process';
 import {
   copyFileSync,
+  cpSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -187,6 +188,33 @@ describe('the launcher bin/news-alerts.js', () => {
     expect(result.stderr.trim().split('\n')).toEqual([
       `news-alerts: the CLI is not built (dist/news-alerts.js is missing): run \`npm run build\` in ${root}`,
     ]);
+  });
+});
+
+describe('npm start, npm test and npm run bench (scripts/bootstrap.mjs)', () => {
+  it('build the CLI first when node modules are installed but dist/ is missing', async () => {
+    // A clone whose node_modules and moto virtualenv are in place (links to this project's) and
+    // whose dist/ is gone (installed with --ignore-scripts, or deleted).
+    const root = scratchDir('clone');
+    for (const dir of ['bin', 'cli', 'functions', 'sandbox', 'scripts']) {
+      cpSync(join(projectRoot, dir), join(root, dir), { recursive: true });
+    }
+    for (const file of ['package.json', 'package-lock.json', 'tsconfig.json']) {
+      copyFileSync(join(projectRoot, file), join(root, file));
+    }
+    symlinkSync(join(projectRoot, 'node_modules'), join(root, 'node_modules'), 'dir');
+    symlinkSync(join(projectRoot, '.venv'), join(root, '.venv'), 'dir');
+    // `npm test -- --passWithNoTests`: the copy has no tests, so vitest only starts and exits.
+    const bootstrap = await run(process.execPath, ['scripts/bootstrap.mjs', 'test', '--passWithNoTests'], {
+      cwd: root,
+    });
+    expect(bootstrap.code, bootstrap.stderr).toBe(0);
+    expect(bootstrap.stderr).toContain('news-alerts: building the CLI (npm run build)');
+    const version = await run(process.execPath, [join(root, 'bin', 'news-alerts.js'), '--version'], {
+      cwd: scratchDir('cwd'),
+    });
+    expect(version.code, version.stderr).toBe(0);
+    expect(version.stdout.trim()).toBe(manifest.version);
   });
 });
 
