@@ -25,7 +25,8 @@
  * stdout is not a terminal and no format was asked for, tables are TSV: one line per row, no
  * padding, nothing left out, so `cut`, `sort` and `awk` see whole values.
  */
-import stringWidth from 'string-width';
+import { createRequire } from 'node:module';
+import type stringWidth from 'string-width';
 
 /** How a cell is coloured on a terminal: a status that is fine, broken, or waiting. */
 export type Tone = 'good' | 'bad' | 'warn';
@@ -227,9 +228,48 @@ const paint = (text: string, style: keyof typeof sgr | undefined): string =>
 /**
  * Display width of text in terminal columns: East Asian wide characters and emoji take two,
  * combining marks none, colour sequences none (string-width: grapheme clusters and the Unicode
- * East Asian Width property).
+ * East Asian Width property). Printable ASCII is one column a character and needs no library:
+ * string-width is loaded on the first other text (its segmenter and emoji tables cost tens of
+ * milliseconds, which `--help` and most tables never pay).
  */
-export const displayWidth = (text: string): number => stringWidth(text);
+export function displayWidth(text: string): number {
+  if (/^[ -~]*$/.test(text)) return text.length;
+  measureWidth ??= loadStringWidth();
+  return measureWidth(text);
+}
+
+let measureWidth: ((text: string) => number) | undefined;
+
+/** string-width, loaded synchronously (require of an ES module: Node 20.19+), else an approximation. */
+function loadStringWidth(): (text: string) => number {
+  try {
+    return (createRequire(import.meta.url)('string-width') as { default: typeof stringWidth }).default;
+  } catch {
+    return approximateWidth;
+  }
+}
+
+/**
+ * Display width without string-width (a Node that cannot require an ES module): the East Asian
+ * wide blocks (Hangul, CJK, kana, fullwidth forms) and emoji take two columns, combining marks
+ * and colour sequences none.
+ */
+export function approximateWidth(text: string): number {
+  let width = 0;
+  const uncoloured = Object.values(sgr)
+    .flat()
+    .reduce((rest, code) => rest.replaceAll(code, ''), text);
+  for (const char of uncoloured) {
+    if (/\p{Mn}|\p{Me}/u.test(char)) continue;
+    width +=
+      /[\u1100-\u115f\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6\u{20000}-\u{3fffd}]|\p{Emoji_Presentation}/u.test(
+        char,
+      )
+        ? 2
+        : 1;
+  }
+  return width;
+}
 
 /** Gap between table columns. */
 const gap = '  ';

@@ -5,10 +5,12 @@
  * Colour only when asked for, never from data, and never counted in widths; CJK text is two
  * columns wide per character and stays aligned.
  */
+import { spawnSync } from 'node:child_process';
 import { Writable } from 'node:stream';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
+  approximateWidth,
   type Cell,
   type Column,
   displayWidth,
@@ -407,5 +409,42 @@ describe('layout properties', () => {
       ),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('display width', () => {
+  it('loads string-width only for text beyond printable ASCII (start-up time)', () => {
+    const script = `
+      import { createRequire } from 'node:module';
+      import { Output } from './cli/output.ts';
+      const loaded = () => Object.keys(createRequire(import.meta.url).cache).some((path) => path.includes('/string-width/'));
+      const output = new Output({ format: 'table', streams: { stdout: process.stderr, stderr: process.stderr } });
+      output.table(['RULE', 'AUDIENCE'], [['rates-hike', 'markets-finance']]);
+      const ascii = loaded();
+      output.table(['RULE', 'NAME'], [['rates-hike', '서울 속보']]);
+      process.stdout.write(JSON.stringify({ ascii, korean: loaded() }));
+    `;
+    const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: new URL('../../', import.meta.url),
+      encoding: 'utf8',
+    });
+    expect(child.status, child.stderr).toBe(0);
+    expect(JSON.parse(child.stdout)).toEqual({ ascii: false, korean: true });
+  });
+
+  it('measures the same as string-width for ASCII, CJK, emoji and combining marks, approximation included', () => {
+    const samples: [string, number][] = [
+      ['markets-finance', 15],
+      ['서울 속보', 9],
+      ['東京ニュース', 12],
+      ['ＡＢＣ', 6],
+      ['🚀 launch', 9],
+      ['Zu\u0308rich', 6],
+      ['\u001b[1mbold\u001b[22m', 4],
+    ];
+    for (const [text, width] of samples) {
+      expect(displayWidth(text), text).toBe(width);
+      expect(approximateWidth(text), text).toBe(width);
+    }
   });
 });
