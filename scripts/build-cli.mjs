@@ -17,8 +17,8 @@
  * Usage: node scripts/build-cli.mjs [--outdir <dir>] [--metafile <file>]
  * Plain JavaScript: it runs from `prepare`, before anything can load TypeScript.
  */
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
@@ -31,8 +31,12 @@ export const cliEntryPoints = {
 };
 
 /**
- * Builds the CLI into `outdir` (replaced: stale chunks of an earlier build must not linger) and
- * returns esbuild's metafile.
+ * Builds the CLI into `outdir` and returns esbuild's metafile.
+ *
+ * The folder is updated in place, never emptied first: a `news-alerts` started meanwhile (a test,
+ * the sandbox daemon, an ops person's linked CLI) always finds a complete build. Each file is
+ * written to a temporary name and renamed (atomic), chunks before the entries that import them;
+ * files of the earlier build that the new one does not have are removed last.
  */
 export async function buildCli({ outdir = join(projectRoot, 'dist') } = {}) {
   let esbuild;
@@ -44,7 +48,6 @@ export async function buildCli({ outdir = join(projectRoot, 'dist') } = {}) {
       { cause: error },
     );
   }
-  rmSync(outdir, { recursive: true, force: true });
   const result = await esbuild.build({
     absWorkingDir: projectRoot,
     entryPoints: Object.fromEntries(
@@ -61,8 +64,22 @@ export async function buildCli({ outdir = join(projectRoot, 'dist') } = {}) {
     packages: 'external',
     sourcemap: 'linked',
     metafile: true,
+    write: false,
     logLevel: 'warning',
   });
+  mkdirSync(outdir, { recursive: true });
+  const entries = new Set(Object.keys(cliEntryPoints).flatMap((name) => [`${name}.js`, `${name}.js.map`]));
+  const isEntry = (file) => entries.has(basename(file.path));
+  const ordered = [...result.outputFiles.filter((file) => !isEntry(file)), ...result.outputFiles.filter(isEntry)];
+  for (const file of ordered) {
+    const temporary = `${file.path}.${process.pid}.tmp`;
+    writeFileSync(temporary, file.contents);
+    renameSync(temporary, file.path);
+  }
+  const written = new Set(result.outputFiles.map((file) => basename(file.path)));
+  for (const name of readdirSync(outdir)) {
+    if (!written.has(name)) rmSync(join(outdir, name), { recursive: true, force: true });
+  }
   return result.metafile;
 }
 

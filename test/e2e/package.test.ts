@@ -15,10 +15,12 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   realpathSync,
   rmSync,
   symlinkSync,
+  writeFileSync,
 } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -158,6 +160,18 @@ describe('the built CLI bundle (scripts/build-cli.mjs)', () => {
     const version = await run(process.execPath, [join(outdir, 'news-alerts.js'), '--version'], { cwd, env });
     expect(version.code, version.stderr).toBe(0);
     expect(version.stdout.trim()).toBe(manifest.version);
+  });
+
+  it('rebuilds in place: files of an earlier build that the new one lacks are removed, the rest replaced', async () => {
+    const stale = join(outdir, 'chunk-FROMANOLDBUILD.js');
+    writeFileSync(stale, 'export {};\n');
+    writeFileSync(join(outdir, 'news-alerts.js'), 'process.exit(9);\n');
+    const build = await run(process.execPath, ['scripts/build-cli.mjs', '--outdir', outdir], { cwd: projectRoot });
+    expect(build.code, build.stderr).toBe(0);
+    expect(existsSync(stale)).toBe(false);
+    expect(readdirSync(outdir).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+    const help = await run(process.execPath, [join(outdir, 'news-alerts.js'), '--help'], { cwd: scratchDir('cwd') });
+    expect(help.code, help.stderr).toBe(0);
   });
 
   it('imports only npm packages that package.json lists in dependencies (none from devDependencies)', () => {
