@@ -52,7 +52,7 @@ import { NewsLookupClient } from '#provider/news-client';
 import { action, collectList } from './command.ts';
 import type { CommandContext } from './context.ts';
 import { ensureAuditQueues } from './deliveries.ts';
-import { NotFoundError, OperationFailedError, UsageError } from './errors.ts';
+import { failureDocument, failureOf, NotFoundError, OperationFailedError, UsageError } from './errors.ts';
 import { describeLease, RenewedLease } from './lease.ts';
 import { stderrLog } from './log.ts';
 import { formatInstant } from './output.ts';
@@ -458,7 +458,10 @@ async function replayWindow(context: CommandContext, options: ReplayOptions): Pr
     unrenderable: counts.notificationsUnrenderable,
     audiences: rows,
   };
-  context.output.result(result, () => {
+  const failed = replayFailure(abort.signal, counts);
+  // Under --json a failure is one document: ok: false and the error (as the program's error
+  // handler prints it, which then prints nothing more), with what the replay did.
+  context.output.result(failed === undefined ? result : { ...failureDocument(failureOf(failed)), ...result }, () => {
     context.output.line(
       `${dryRun ? 'Dry run of a replay' : 'Replayed'} ${formatInstant(window.since)} .. ${formatInstant(window.until)}: ${articles} articles; the watermark was not moved`,
     );
@@ -495,22 +498,28 @@ async function replayWindow(context: CommandContext, options: ReplayOptions): Pr
       );
     }
   });
-  if (abort.signal.aborted) {
-    const reason = abort.signal.reason instanceof Error ? abort.signal.reason.message : 'interrupted';
-    throw new OperationFailedError(
+  if (failed !== undefined) throw failed;
+}
+
+/** Why a finished replay did not do everything it was asked, or undefined when it did. */
+function replayFailure(signal: AbortSignal, counts: ReplayCounts): OperationFailedError | undefined {
+  if (signal.aborted) {
+    const reason = signal.reason instanceof Error ? signal.reason.message : 'interrupted';
+    return new OperationFailedError(
       `${reason === 'interrupted' ? 'interrupted' : `stopped: ${reason}`}; what was sent or held is in the ledger, so replaying again sends only the rest`,
     );
   }
   if (counts.notificationsFailed > 0) {
-    throw new OperationFailedError(
+    return new OperationFailedError(
       `${counts.notificationsFailed} alert(s) could not be sent; replay again to retry them`,
     );
   }
   if (counts.notificationsParked + counts.digestsParked > 0) {
-    throw new OperationFailedError(
+    return new OperationFailedError(
       `${counts.notificationsParked + counts.digestsParked} alert(s) were parked (refused for good by SNS, or not publishable as rendered); review them with 'news-alerts replay --parked --dry-run', fix the audience if SNS refused them, then 'news-alerts replay --parked'`,
     );
   }
+  return undefined;
 }
 
 /** Keeps a replay in the run history, so `runs list` shows who backfilled what. */
@@ -668,8 +677,16 @@ async function replayParked(context: CommandContext, options: ReplayOptions): Pr
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([audienceId, tally]) => ({ audienceId, ...tally }));
   const failed = rows.reduce((sum, row) => sum + row.failed, 0);
+  const failure =
+    failed > 0
+      ? new OperationFailedError(
+          `${failed} parked alert(s) could not be sent and stay parked; check the audience's topic (news-alerts audiences show)`,
+        )
+      : undefined;
+  const document = { target: target.label, dryRun: options.dryRun === true, parked: true, audiences: rows };
+  // Under --json a failure is one document: ok: false and the error, with what was sent.
   context.output.result(
-    { target: target.label, dryRun: options.dryRun === true, parked: true, audiences: rows },
+    failure === undefined ? document : { ...failureDocument(failureOf(failure)), ...document },
     () => {
       context.output.table(
         ['AUDIENCE', 'PARKED', 'DELIVERED SINCE', options.dryRun ? 'WOULD SEND' : 'SENT', 'STILL PARKED'],
@@ -683,11 +700,7 @@ async function replayParked(context: CommandContext, options: ReplayOptions): Pr
       );
     },
   );
-  if (failed > 0) {
-    throw new OperationFailedError(
-      `${failed} parked alert(s) could not be sent and stay parked; check the audience's topic (news-alerts audiences show)`,
-    );
-  }
+  if (failure !== undefined) throw failure;
 }
 
 /** Registers `replay`. */

@@ -16,7 +16,14 @@ import type { ArticlePage, Lease, NewsSource, Notifier, StateStore } from '#core
 import { action, integerOption } from './command.ts';
 import type { CommandContext } from './context.ts';
 import { ensureAuditQueues } from './deliveries.ts';
-import { CliError, type ExitCodeValue, OperationFailedError, UsageError } from './errors.ts';
+import {
+  CliError,
+  type ExitCodeValue,
+  failureDocument,
+  failureOf,
+  OperationFailedError,
+  UsageError,
+} from './errors.ts';
 import { describeLease, RenewedLease } from './lease.ts';
 import { stderrLog } from './log.ts';
 import { formatDuration, formatInstant } from './output.ts';
@@ -320,11 +327,14 @@ async function skippedBecause(context: CommandContext, target: Target, reason: s
 }
 
 /**
- * Prints the summary and fails with `error`. Under `--json` the program's error handler prints
- * the one document (ok: false, the error) and nothing is printed here, so stdout never holds two.
+ * Prints the summary and fails with `error`. Under `--json` that is one document: the failure
+ * (`ok: false` and the error, as the program's error handler prints it) with the run's summary,
+ * after which the handler prints nothing more.
  */
-function failAfter(context: CommandContext, summary: Record<string, unknown>, error: Error): never {
-  if (!context.output.json) printSummary(context, summary);
+function failAfter(context: CommandContext, label: string, summary: Record<string, unknown>, error: Error): never {
+  context.output.result({ ...failureDocument(failureOf(error)), target: label, summary }, () =>
+    printSummary(context, summary),
+  );
   throw error;
 }
 
@@ -354,6 +364,7 @@ async function runNow(context: CommandContext, _args: readonly unknown[], option
     if (stop.received !== undefined) {
       failAfter(
         context,
+        target.label,
         summary,
         new RunInterruptedError(stop.received, 'the run stopped at a checkpoint; the lease is released'),
       );
@@ -375,11 +386,12 @@ async function runNow(context: CommandContext, _args: readonly unknown[], option
   const status = summary.status;
   if (status === 'skipped') {
     const reason = String(summary.reason ?? 'another run holds the lease');
-    failAfter(context, summary, new OperationFailedError(await skippedBecause(context, target, reason)));
+    failAfter(context, target.label, summary, new OperationFailedError(await skippedBecause(context, target, reason)));
   }
   if (status === 'incomplete' || status === 'failed') {
     failAfter(
       context,
+      target.label,
       summary,
       new OperationFailedError(
         `the run ${String(summary.runId ?? '')} ended ${status}: ${String(summary.reason ?? '')}`,

@@ -328,6 +328,12 @@ describe('replay', () => {
     const stillBroken = await current.cli(['--json', 'replay', '--parked', '--audience', 'partner-feed']);
     expect(stillBroken.code).toBe(1);
     expect(stillBroken.stderr).toContain('stay parked');
+    // One document under --json: the failure with what the replay did (not a result, then a failure).
+    expect(stillBroken.json()).toMatchObject({
+      ok: false,
+      error: { message: expect.stringContaining('stay parked') },
+      audiences: [expect.objectContaining({ audienceId: 'partner-feed', stillParked: parked.length })],
+    });
     expect(await current.stack.dependencies.state.listUndeliverable('partner-feed')).toHaveLength(parked.length);
 
     // Fix: a new topic (with a queue to see what arrives), and the audience pointed at it.
@@ -392,5 +398,10 @@ describe('replay', () => {
     expect(sent.length).toBeGreaterThan(0);
     const recorded = await current.stack.dependencies.state.findDelivered(sent);
     expect(sent.filter((key) => !recorded.has(`${key.audienceId}|${key.articleKey}`))).toEqual([]);
+    // The run history says why the replay is incomplete, not only that it is.
+    const [last] = (await current.cli(['--json', 'runs', 'list', '--limit', '1'])).json<
+      { kind: string; status: string; reason?: string }[]
+    >();
+    expect(last).toMatchObject({ kind: 'replay', status: 'incomplete', reason: expect.stringContaining('503') });
   });
 });

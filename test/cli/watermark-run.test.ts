@@ -126,9 +126,13 @@ describe('run, runs list and watermark', () => {
     try {
       const run = await sandbox.cli(['--json', 'run']);
       expect(run.code).toBe(1);
-      // Under --json a failure is one document (the program's error handler prints it), never the
-      // summary followed by a second one.
-      if (run.stdout.trim() !== '') expect(run.json()).toMatchObject({ ok: false });
+      // Under --json a failure is one document: ok: false, the error and the run's summary (never
+      // the summary followed by a second document).
+      expect(run.json()).toMatchObject({
+        ok: false,
+        error: { message: expect.stringContaining('the run was skipped') },
+        summary: { status: 'skipped' },
+      });
       // Who holds the lease, until when, and how to clear it when its holder is gone.
       expect(run.stderr).toContain('the run was skipped');
       expect(run.stderr).toContain('held by scheduled-run');
