@@ -1,13 +1,26 @@
 /**
  * The main job as a user runs it: `npm start -- --once --json` in a real process, with its own
- * moto server and simulator. The expected deliveries are worked out here, independently, from
- * the simulator's seeded articles and the example rules.
+ * moto server and simulator (or a provider of its own: a second simulator with another CA). The
+ * expected deliveries are worked out here, independently, from the seeded articles and the rules.
  */
 import { spawn } from 'node:child_process';
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import { exampleAudiences, exampleRules } from '../../sandbox/examples.ts';
 import { expectedDeliveries } from '../../sandbox/expectations.ts';
+import { startNewsSimulator } from '../../sandbox/news-simulator.ts';
 import { generateArticles, OUT_OF_SCOPE_MEDIA } from '../../sandbox/news-simulator-data.ts';
+import { createCertificateAuthority } from '../../sandbox/tls.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'news-alerts-npm-start-'));
+const file = (name: string, content: string): string => {
+  const path = join(dir, name);
+  writeFileSync(path, content);
+  return path;
+};
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const now = Date.parse('2026-11-22T09:00:00+09:00');
 
@@ -35,8 +48,12 @@ function npmStart(
 
 interface StartSummary {
   ok: boolean;
+  initialLookbackMinutes: number;
+  checkedAgainst: string;
+  unchecked: Record<string, string>;
   invalidItems: { key: string; reason: string }[];
   cycles: {
+    at: string;
     run: { status: string };
     received: Record<string, { articleKey: string; rules: string[] }[]>;
     channels: { audienceId: string; channel: string; subject?: string; text: string }[];
@@ -90,13 +107,181 @@ describe('npm start', () => {
     expect(channel('slack')).toBeDefined();
   }, 120_000);
 
-  it('refuses an http:// provider with a clear error', async () => {
+  it('refuses an http:// provider with a clear error (a usage error: exit 2)', async () => {
     const { code, stdout, stderr } = await npmStart(['--once', '--provider-url', 'http://news.example.com'], {
       NEWS_API_KEY: 'not-a-real-key',
     });
-    expect(code).not.toBe(0);
+    expect(code).toBe(2);
     expect(stdout).toBe('');
     expect(stderr).toContain('NEWS_API_BASE_URL');
     expect(stderr).toContain('https://');
   }, 60_000);
+
+  it('usage errors exit 2 with the one-line error and where help is, not the whole help', async () => {
+    for (const args of [['--bogus'], ['--cycles', 'x'], ['--now', 'yesterday'], ['--audiences', 'a.yaml']]) {
+      const { code, stdout, stderr } = await npmStart(args);
+      expect(code, `${args.join(' ')}: ${stderr}`).toBe(2);
+      expect(stdout).toBe('');
+      const lines = stderr.trim().split('\n');
+      expect(lines, args.join(' ')).toHaveLength(2);
+      expect(lines[1]).toBe('(npm start -- --help for usage)');
+      expect(stderr).not.toContain('Options:');
+    }
+  }, 60_000);
+
+  it('--rules is validated like rules put --file: exit 2 with each problem at its line, nothing started', async () => {
+    const rules = file(
+      'broken-rules.yaml',
+      [
+        'rules:',
+        '  - ruleId: ok-rule',
+        '    audienceId: nobody',
+        '    keywords: [x]',
+        '  - ruleId: typo',
+        '    audienceId: markets-desk',
+        "    categories: ['002*']",
+        '    keyword: [x]',
+        '',
+      ].join('\n'),
+    );
+    const { code, stdout, stderr } = await npmStart(['--once', '--rules', rules]);
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr).toContain(`${rules}: 2 problem(s); nothing was started`);
+    expect(stderr).toContain(`${rules}:3: rule "ok-rule": audience "nobody" is not in the example audiences`);
+    expect(stderr).toContain(`${rules}:8: rule "typo": unknown attribute "keyword" (did you mean "keywords"?)`);
+    expect(stderr).not.toContain('starting moto');
+  }, 60_000);
+
+  it('--audiences and --rules: your audiences get exactly what your rules match, checked against the simulator', async () => {
+    const audiences = file(
+      'audiences.yaml',
+      [
+        'audiences:',
+        '  - audienceId: my-desk',
+        '    name: My desk',
+        '    timeZone: UTC',
+        '  - audienceId: my-digest',
+        '    name: My digest',
+        '    timeZone: UTC',
+        '    digestTimes: ["08:00"]',
+        '',
+      ].join('\n'),
+    );
+    const rules = file(
+      'rules.yaml',
+      [
+        'rules:',
+        '  - ruleId: my-economy',
+        '    audienceId: my-desk',
+        '    categories: ["002*"]',
+        '  - ruleId: my-digest-all',
+        '    audienceId: my-digest',
+        '    matchAll: true',
+        '',
+      ].join('\n'),
+    );
+    const { code, stdout, stderr } = await npmStart([
+      '--once',
+      '--json',
+      '--now',
+      new Date(now).toISOString(),
+      '--audiences',
+      audiences,
+      '--rules',
+      rules,
+    ]);
+    expect(code, stderr).toBe(0);
+    const summary = JSON.parse(stdout) as StartSummary;
+    expect(summary.ok).toBe(true);
+    // The sandbox's longer first look back is the default with the simulator, and said so.
+    expect(summary.initialLookbackMinutes).toBe(1440);
+    expect(stderr).toContain(
+      "the first cycle looks back 1,440 minutes (--initial-lookback; a deployed stack's first run looks back 60)",
+    );
+    const articles = generateArticles({ seed: 7, days: 2, perDay: 240, now, timeZone: 'Asia/Seoul' });
+    const expected = expectedDeliveries({
+      articles,
+      ruleItems: [{ ruleId: 'my-economy', audienceId: 'my-desk', categories: ['002*'] }],
+      audienceItems: [
+        { audienceId: 'my-desk', name: 'My desk', timeZone: 'UTC', topicArn: 'arn:aws:sns:us-east-1:123456789012:x' },
+      ],
+      from: now - (24 + 1) * 60 * 60_000,
+      to: now,
+      inScope: (media) => media !== OUT_OF_SCOPE_MEDIA,
+    });
+    const received = (summary.cycles[0]?.received['my-desk'] ?? []).map((delivery) => delivery.articleKey);
+    expect(received.length).toBeGreaterThan(0);
+    expect(new Set(received)).toEqual(expected.get('my-desk'));
+    expect(summary.audiences['my-desk']).toMatchObject({ missing: [], unexpected: [], duplicates: [] });
+    expect(Object.keys(summary.audiences)).toEqual(['my-desk']);
+    expect(summary.unchecked['my-digest']).toContain('it holds alerts (digestTimes)');
+    // None of the example audiences was created.
+    expect(Object.keys(summary.cycles[0]?.received ?? {})).not.toContain('markets-desk');
+  }, 120_000);
+
+  it('--provider-url with --now and your rules: the check uses the articles the run fetched, on the pinned clock', async () => {
+    const ca = await createCertificateAuthority();
+    const provider = await startNewsSimulator({
+      ca,
+      seed: 5,
+      timeZone: 'Asia/Tokyo',
+      now: () => now,
+      generate: { days: 1, perDay: 240 },
+    });
+    try {
+      const audiences = file(
+        'provider-audiences.json',
+        JSON.stringify([{ audienceId: 'everything', name: 'All', timeZone: 'UTC' }]),
+      );
+      const rules = file(
+        'provider-rules.json',
+        JSON.stringify([{ ruleId: 'all', audienceId: 'everything', matchAll: true }]),
+      );
+      const { code, stdout, stderr } = await npmStart(
+        [
+          '--once',
+          '--json',
+          '--now',
+          new Date(now).toISOString(),
+          '--provider-url',
+          provider.url,
+          '--provider-ca',
+          file('provider-ca.pem', ca.cert),
+          '--provider-time-zone',
+          'Asia/Tokyo',
+          '--audiences',
+          audiences,
+          '--rules',
+          rules,
+        ],
+        { NEWS_API_KEY: provider.liveKey },
+      );
+      expect(code, stderr).toBe(0);
+      const summary = JSON.parse(stdout) as StartSummary;
+      expect(summary.ok).toBe(true);
+      expect(summary.initialLookbackMinutes).toBe(60);
+      expect(summary.checkedAgainst).toContain('articles the runs fetched from the provider');
+      expect(summary.cycles[0]?.at).toBe(new Date(now).toISOString());
+      // The window of the pinned clock: the first run's 60 minutes plus the 60-minute late-arrival window.
+      const inWindow = provider
+        .articles()
+        .filter((article) => article.publishedAt >= now - 120 * 60_000 && article.publishedAt <= now)
+        .filter((article) => article.media.code !== OUT_OF_SCOPE_MEDIA)
+        .map((article) => `id:${article.articleId}`);
+      expect(inWindow.length).toBeGreaterThan(0);
+      expect(summary.audiences.everything).toMatchObject({
+        expected: inWindow.length,
+        received: inWindow.length,
+        missing: [],
+        unexpected: [],
+        duplicates: [],
+      });
+      expect(new Set((summary.cycles[0]?.received.everything ?? []).map((item) => item.articleKey))).toEqual(
+        new Set(inWindow),
+      );
+    } finally {
+      await provider.stop();
+    }
+  }, 120_000);
 });
