@@ -1,0 +1,106 @@
+/**
+ * Exit codes exactly as documented (docs/ops-guide.md "Exit codes", and `--help`), on real CLI
+ * processes: usage 2 with a one-line message and a hint (never the whole help), not found 3,
+ * and forgetting --local (no region, no credentials, an endpoint nothing answers on) 3 with the
+ * settings to fix. Nothing reaches the internet: every AWS_* variable is cleared in the child and
+ * the endpoint is a loopback port nothing listens on. How each error class maps to its code is
+ * test/unit/cli-errors.test.ts.
+ */
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ExitCode, exitCodeHelp } from '../../cli/errors.ts';
+import { projectRoot, runCli } from './support.ts';
+
+/** The child's environment without any AWS setting of this machine or of the test run. */
+const noAws: Record<string, string | undefined> = {
+  ...Object.fromEntries(
+    Object.keys(process.env)
+      .filter((name) => name.startsWith('AWS_'))
+      .map((name) => [name, undefined]),
+  ),
+  AWS_CONFIG_FILE: '/nonexistent/aws-config',
+  AWS_SHARED_CREDENTIALS_FILE: '/nonexistent/aws-credentials',
+  AWS_EC2_METADATA_DISABLED: 'true',
+  NEWS_ALERTS_TARGET: undefined,
+};
+
+/** A loopback port nothing listens on (bound, then closed). */
+async function unusedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  if (typeof address !== 'object' || address === null) throw new Error('no port');
+  return address.port;
+}
+
+describe('exit codes', () => {
+  it('the documented table names the codes the CLI uses', () => {
+    const guide = readFileSync(join(projectRoot, 'docs', 'ops-guide.md'), 'utf8');
+    const section = guide.slice(guide.indexOf('## Exit codes'));
+    for (const code of Object.values(ExitCode)) {
+      expect(section).toMatch(new RegExp(`\\| \`${code}\` +\\|`));
+      expect(exitCodeHelp).toMatch(new RegExp(`^  ${code}  `, 'm'));
+    }
+  });
+
+  it('each failure exits with its documented code and says what to do', async () => {
+    const endpoint = `http://127.0.0.1:${await unusedPort()}`;
+    const credentials = { AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test' };
+    const cases: [string, readonly string[], Record<string, string | undefined>, number, RegExp][] = [
+      ['--version', ['--version'], {}, 0, /^$/],
+      ['--help', ['--help'], {}, 0, /^$/],
+      [
+        'an unknown command',
+        ['frobnicate'],
+        {},
+        2,
+        /^error: unknown command 'frobnicate'\n\(add --help for usage\)\n$/,
+      ],
+      [
+        'an unknown option',
+        ['rules', 'list', '--bogus'],
+        {},
+        2,
+        /^error: unknown option '--bogus'\n\(add --help for usage\)\n$/,
+      ],
+      ['a missing argument', ['rules', 'show'], {}, 2, /^error: missing required argument 'ruleId'\n/],
+      ['a bad --output', ['--output', 'csv', 'rules', 'list'], {}, 2, /argument 'csv' is invalid/],
+      [
+        '--json with another --output',
+        ['--json', '--output', 'tsv', 'rules', 'list'],
+        {},
+        2,
+        /ask for different formats/,
+      ],
+      ['a bad NEWS_ALERTS_TARGET', ['rules', 'list'], { NEWS_ALERTS_TARGET: 'prod' }, 2, /set it to local or stack/],
+      ['no sandbox', ['--sandbox-file', '/nonexistent/sandbox.json', 'rules', 'list'], {}, 3, /news-alerts sandbox up/],
+      ['no region', ['rules', 'list'], {}, 3, /no AWS region.*set AWS_REGION \(or --region\)/],
+      [
+        'no credentials',
+        ['rules', 'list'],
+        { AWS_REGION: 'eu-west-1' },
+        3,
+        /no AWS credentials.*AWS_PROFILE \(or --profile\)/,
+      ],
+      [
+        'an endpoint nothing answers on',
+        ['--region', 'eu-west-1', 'rules', 'list'],
+        { ...credentials, AWS_ENDPOINT_URL: endpoint, AWS_MAX_ATTEMPTS: '1' },
+        3,
+        /cannot reach AWS for CloudFormation stack NewsAlerts: check the network, --region/,
+      ],
+    ];
+    const results = await Promise.all(cases.map(([, args, env]) => runCli(args, { env: { ...noAws, ...env } })));
+    cases.forEach(([what, , , code, stderr], index) => {
+      const result = results[index];
+      expect(result?.code, `${what}: ${result?.stderr}`).toBe(code);
+      expect(result?.stderr, what).toMatch(stderr);
+      // Usage errors are one line and a hint, never the whole help; nothing else prints a stack.
+      expect(result?.stderr, what).not.toContain('Commands:');
+      expect(result?.stderr, what).not.toMatch(/\n\s+at /);
+    });
+  });
+});

@@ -1,0 +1,171 @@
+/**
+ * What a failure becomes (cli/errors.ts): exit code, stable code, message and problems. AWS errors
+ * come from real SDK clients (the CLI's own, against the test moto server and a loopback port
+ * nothing listens on), so the mapping is checked against what the SDK really throws.
+ */
+import { createServer } from 'node:net';
+import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { LeaseHeldError, WatermarkConflictError } from '#core/errors';
+import { localAwsConfig } from '#sandbox/moto';
+import { AwsClients } from '../../cli/aws-clients.ts';
+import {
+  CliError,
+  ConcurrentChangeError,
+  describeFailure,
+  failureDocument,
+  failureOf,
+  NotFoundError,
+  OperationFailedError,
+  UsageError,
+  versionConflict,
+} from '../../cli/errors.ts';
+
+const clients: AwsClients[] = [];
+afterAll(() => {
+  for (const client of clients) client.destroy();
+});
+
+/** What `send` threw. */
+async function thrown(send: () => Promise<unknown>): Promise<unknown> {
+  try {
+    await send();
+  } catch (error) {
+    return error;
+  }
+  throw new Error('the call succeeded');
+}
+
+/** A loopback port nothing listens on (bound, then closed). */
+async function unusedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  if (typeof address !== 'object' || address === null) throw new Error('no port');
+  return address.port;
+}
+
+describe('the CLI errors', () => {
+  it.each([
+    ['usage', new UsageError('bad'), 2, 'usage'],
+    ['not found', new NotFoundError('rule x does not exist'), 3, 'not_found'],
+    ['failed', new OperationFailedError('partly'), 1, 'failed'],
+    ['concurrent change', new ConcurrentChangeError('rule x changed'), 1, 'conflict'],
+    ['watermark conflict', new WatermarkConflictError('the watermark moved'), 1, 'conflict'],
+    ['lease held', new LeaseHeldError('run-1', 1_800_000_000_000), 1, 'lease_held'],
+    [
+      'only version conflicts',
+      new UsageError('1 problem', [versionConflict('rule x: made from version 1')]),
+      1,
+      'conflict',
+    ],
+    ['conflicts and usage', new UsageError('2 problems', [versionConflict('v'), 'bad keyword']), 2, 'usage'],
+    ['interrupted', new CliError('interrupted (SIGINT)', 130 as 1), 130, 'interrupted'],
+    ['anything else', new Error('boom'), 1, 'failed'],
+  ])('%s: exit %i, code %s', (_name, error, exitCode, code) => {
+    expect(failureOf(error)).toMatchObject({ exitCode, code });
+  });
+
+  it('problems keep their structure for --json and read as file:line: item: message on stderr', () => {
+    const error = new UsageError('rules.yaml: 2 problem(s)', [
+      { message: 'unknown attribute "colour"', file: 'rules.yaml', line: 4, item: 'quakes' },
+      'plain line',
+    ]);
+    expect(error.details).toEqual(['rules.yaml:4: quakes: unknown attribute "colour"', 'plain line']);
+    expect(describeFailure(error)).toEqual([
+      'rules.yaml: 2 problem(s)',
+      '  rules.yaml:4: quakes: unknown attribute "colour"',
+      '  plain line',
+    ]);
+    expect(failureDocument(failureOf(error))).toEqual({
+      ok: false,
+      error: { code: 'usage', message: 'rules.yaml: 2 problem(s)' },
+      problems: [
+        { message: 'unknown attribute "colour"', file: 'rules.yaml', line: 4, item: 'quakes' },
+        { message: 'plain line' },
+      ],
+    });
+  });
+});
+
+describe('AWS errors point the way', () => {
+  it('a missing table or secret is named, exit 3, with the fix for the stack or the sandbox', async () => {
+    const aws = new AwsClients({ ...localAwsConfig(inject('motoEndpoint')), region: 'us-east-1' });
+    clients.push(aws);
+    const table = await thrown(() =>
+      aws.documents.send(new GetCommand({ TableName: 'no-such-table', Key: { id: 'x' } })),
+    );
+    expect(failureOf(table)).toMatchObject({
+      exitCode: 3,
+      code: 'aws_not_found',
+      message: 'DynamoDB table no-such-table does not exist: deploy the stack or check --stack/--region',
+    });
+    expect(failureOf(table, { local: true }).message).toMatch(
+      /^DynamoDB table no-such-table does not exist: the sandbox/,
+    );
+    const secret = await thrown(() => aws.secrets.send(new GetSecretValueCommand({ SecretId: 'no-such-secret' })));
+    expect(failureOf(secret)).toMatchObject({
+      exitCode: 3,
+      message: expect.stringMatching(/^secret no-such-secret does not exist/),
+    });
+  });
+
+  it('an endpoint nothing answers on is exit 3 naming AWS_ENDPOINT_URL and --region', async () => {
+    const aws = new AwsClients({
+      region: 'us-east-1',
+      endpoint: `http://127.0.0.1:${await unusedPort()}`,
+      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+    });
+    clients.push(aws);
+    const error = await thrown(() => aws.documents.send(new GetCommand({ TableName: 'rules', Key: { id: 'x' } })));
+    const failure = failureOf(error, { sandboxDescriptor: '/repo/.sandbox/sandbox.json' });
+    expect(failure).toMatchObject({ exitCode: 3, code: 'unreachable' });
+    expect(failure.message).toContain('cannot reach AWS for DynamoDB table rules');
+    expect(failure.message).toContain('--region');
+    expect(failure.message).toContain('did you mean --local?');
+    expect(failureOf(error, { local: true }).message).toContain("is the sandbox up? ('news-alerts sandbox status')");
+  });
+
+  it.each([
+    // What the SDK throws, by name and message.
+    ['Error', 'Region is missing', 'no_region', 3, /set AWS_REGION \(or --region\)/],
+    [
+      'CredentialsProviderError',
+      'Could not load credentials from any providers',
+      'no_credentials',
+      3,
+      /AWS_PROFILE \(or --profile\)/,
+    ],
+    [
+      'ExpiredTokenException',
+      'The security token included in the request is expired',
+      'expired_credentials',
+      3,
+      /run aws sso login/,
+    ],
+    [
+      'UnrecognizedClientException',
+      'The security token included in the request is invalid.',
+      'expired_credentials',
+      3,
+      /run aws sso login/,
+    ],
+    [
+      'AccessDeniedException',
+      'User: arn:aws:iam::1:user/x is not authorized',
+      'access_denied',
+      1,
+      /lacks the permission/,
+    ],
+  ])('%s (%s) → %s, exit %i', (name, message, code, exitCode, fix) => {
+    const error = Object.assign(new Error(message), { name, $metadata: {} });
+    const failure = failureOf(error);
+    expect(failure).toMatchObject({ code, exitCode });
+    expect(failure.message).toMatch(fix);
+    expect(failure.message).not.toContain('did you mean --local?');
+    if (exitCode === 3)
+      expect(failureOf(error, { sandboxDescriptor: '/s.json' }).message).toContain('did you mean --local?');
+  });
+});
