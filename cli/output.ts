@@ -120,7 +120,9 @@ export class Output {
     if (this.json) return;
     const columns = head.map(toColumn);
     if (this.format === 'tsv') {
-      this.#write(tsvLines([columns.map((column) => column.head), ...rows]));
+      // Every line has one cell per column, so `cut -f` and `awk -F'\t'` count right.
+      const cells = rows.map((row) => columns.map((_, index) => row[index]));
+      this.#write(tsvLines([columns.map((column) => column.head), ...cells]));
       if (rows.length === 0) this.note(empty);
       return;
     }

@@ -204,8 +204,14 @@ describe('format and width selection', () => {
   it('prints TSV when stdout is not a terminal: header, one line per row, escaped tabs and newlines, no padding', () => {
     const { output, stdout, stderr } = capture();
     expect(output.format).toBe('tsv');
-    output.table(ruleColumns, [...ruleRows, ['multi', 'a\tb', 'line\nbreak', 'ok', '', '']]);
+    output.table(ruleColumns, [
+      ...ruleRows,
+      ['multi', 'a\tb', 'line\nbreak', 'ok', '', ''],
+      ['short'],
+      [...ruleRows[0]!, 'extra'],
+    ]);
     const printed = lines(stdout());
+    expect(printed.splice(4)).toEqual(['short\t\t\t\t\t', printed[1]]);
     expect(printed[0]).toBe('RULE\tAUDIENCE\tCRITERIA\tSTATUS\tUPDATED BY\tUPDATED');
     expect(printed[1]).toBe(`rates-hike\tmarkets-finance\t${criteria}\tok\terin@ops\t2026-11-21T09:00:00Z`);
     expect(printed[3]).toBe('multi\ta\\tb\tline\\nbreak\tok\t\t');
