@@ -15,6 +15,9 @@ afterAll(async () => {
   await sandbox?.stop();
 });
 
+/** A Slack incoming-webhook URL (a credential; the sandbox never calls it). */
+const webhookUrl = 'https://hooks.slack.com/services/T0000/B0000/deliveries-test-secret';
+
 interface Received {
   channel: string;
   endpoint: string;
@@ -45,11 +48,10 @@ describe('deliveries', () => {
       'ruleId: rates-watch-all\naudienceId: rates-watch\ndescription: Economy news\ncategories: ["002*"]\n',
     );
     expect((await sandbox.cli(['rules', 'put', '--file', rules])).code).toBe(0);
-    for (const subscriber of [
-      ['--email', 'rates@example.com'],
-      ['--sms', '+15555550123'],
-    ]) {
-      const added = await sandbox.cli(['subscriptions', 'add', 'rates-watch', ...subscriber]);
+    for (const subscriber of [['--email', 'rates@example.com'], ['--sms', '+15555550123'], ['--slack-webhook']]) {
+      const added = await sandbox.cli(['subscriptions', 'add', 'rates-watch', ...subscriber], {
+        input: `${webhookUrl}\n`,
+      });
       expect(added.code, added.stderr).toBe(0);
     }
 
@@ -64,7 +66,7 @@ describe('deliveries', () => {
     expect(audience?.audienceId).toBe('rates-watch');
     expect(audience?.total).toBe(sent);
     expect(audience?.deliveries).toHaveLength(Math.min(sent, 20));
-    expect(audience?.subscribers.map((subscriber) => subscriber.channel).sort()).toEqual(['email', 'sms']);
+    expect(audience?.subscribers.map((subscriber) => subscriber.channel).sort()).toEqual(['email', 'slack', 'sms']);
     for (const delivery of audience?.deliveries ?? []) {
       expect(delivery.deliveryId.startsWith('rates-watch|')).toBe(true);
       const email = delivery.received.find((received) => received.channel === 'email');
@@ -72,7 +74,13 @@ describe('deliveries', () => {
       expect(email?.text).toContain('Why you got this:');
       const sms = delivery.received.find((received) => received.channel === 'sms');
       expect(sms?.text).toMatch(/https:\/\//);
+      // Slack: the relay's own rendering of the message (its blocks' text).
+      const slack = delivery.received.find((received) => received.channel === 'slack');
+      expect(slack?.endpoint).toBe(`stand-in queue ${sandbox.prefix}slack-rates-watch`);
+      expect(slack?.text).toMatch(/^\u{1F4F0} /u);
     }
+    // The webhook URL is a credential: never printed.
+    expect(shown.stdout).not.toContain(webhookUrl);
     // Newest last.
     const times = (audience?.deliveries ?? []).map((delivery) => Date.parse(delivery.sentAt));
     expect(times).toEqual([...times].sort((a, b) => a - b));
