@@ -4,11 +4,12 @@
  * its descriptor, and that `down` stops completely.
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { NewsSource } from '#core/ports';
 import { readDescriptor } from '../../cli/sandbox-descriptor.ts';
-import { runCli } from './support.ts';
+import { runCli, startCliSandbox } from './support.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'news-alerts-sandbox-'));
 const descriptorPath = join(dir, 'sandbox.json');
@@ -35,7 +36,18 @@ describe('sandbox', () => {
   }, async () => {
     const up = await sandbox(['--json', 'sandbox', 'up']);
     expect(up.code, up.stderr).toBe(0);
-    expect(up.json()).toMatchObject({ running: true, descriptor: descriptorPath, tablesReachable: true });
+    expect(up.json()).toMatchObject({
+      running: true,
+      descriptor: descriptorPath,
+      tablesReachable: true,
+      provider: { simulator: true },
+      initialLookbackMinutes: 1440,
+      apiKey: { set: true },
+    });
+    // The sandbox looks back longer than a deployed stack's first run, and says so.
+    expect(up.stderr).toContain(
+      'the first run looks back 1,440 minutes (--initial-lookback; a deployed stack looks back 60)',
+    );
     const { daemon, endpoint, provider } = readDescriptor(descriptorPath);
     expect(endpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(provider.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
@@ -56,6 +68,30 @@ describe('sandbox', () => {
     const status = await sandbox(['--json', 'sandbox', 'status']);
     expect(status.code).toBe(0);
     expect(status.json()).toMatchObject({ running: true, pid });
+    // The audit queue of every audience and the Slack stand-in queue, named with what they hold.
+    const queues = status.json<{ queues: { name: string; kind: string; audienceId: string }[] }>().queues;
+    expect(queues.map((queue) => queue.name)).toEqual(
+      expect.arrayContaining([
+        'news-alerts-local-audit-markets-desk',
+        'news-alerts-local-audit-quake-oncall',
+        'news-alerts-local-audit-chips-team',
+        'news-alerts-local-audit-partner-feed',
+        'news-alerts-local-slack-chips-team',
+      ]),
+    );
+
+    // The hints are commands that run as printed.
+    const human = await sandbox(['sandbox', 'status']);
+    expect(human.stdout).toContain('first run looks back');
+    expect(human.stdout).toMatch(
+      /news-alerts-local-audit-markets-desk\s+\d+\s+every notification audience markets-desk/,
+    );
+    expect(human.stdout).not.toContain('<command>');
+    const hint = /Use it with: news-alerts (.+)$/m.exec(human.stdout)?.[1];
+    expect(hint).toBe(`--sandbox-file ${descriptorPath} rules list`);
+    const hinted = await runCli(hint?.split(' ') ?? []);
+    expect(hinted.code, hinted.stderr).toBe(0);
+    expect(hinted.stdout).toContain('markets-rates');
 
     const down = await sandbox(['sandbox', 'down']);
     expect(down.code, down.stderr).toBe(0);
@@ -69,4 +105,30 @@ describe('sandbox', () => {
     const local = await sandbox(['rules', 'list']);
     expect(local.code).toBe(3);
   });
+});
+
+describe('sandbox runs', () => {
+  it('a sandbox run names its holder (host, pid) in the lease, so watermark show explains it', async () => {
+    const local = await startCliSandbox();
+    try {
+      let seen: Record<string, unknown> | undefined;
+      const news: NewsSource = {
+        async *pages(range, options) {
+          // Mid-run, the lease is held: ask the CLI what it knows about it.
+          seen ??= (await local.cli(['--json', 'watermark', 'show'])).json<{ lease: Record<string, unknown> }>().lease;
+          yield* local.stack.dependencies.news.pages(range, options);
+        },
+      };
+      const summary = await local.stack.run({ dependencies: { news } });
+      expect(summary.status).toBe('completed');
+      expect(seen).toMatchObject({
+        host: hostname(),
+        pid: process.pid,
+        state: 'live',
+        reason: `process ${process.pid} on this host is running`,
+      });
+    } finally {
+      await local.stop();
+    }
+  }, 60_000);
 });
