@@ -470,8 +470,15 @@ async function sandboxDown(context: CommandContext): Promise<void> {
 
 async function sandboxStatus(context: CommandContext): Promise<void> {
   const status = await statusOf(descriptorPathOf(context));
+  if (!status.running) {
+    // Under --json the failure document is the one document; people also see where it looked.
+    if (!context.output.json) printStatus(context, status);
+    const start = context.options.sandboxFile === undefined ? '' : ` ${selectorOf(context, status.descriptor)}`;
+    throw new NotFoundError(
+      `no sandbox is running (${status.descriptor}): start it with news-alerts${start} sandbox up`,
+    );
+  }
   printStatus(context, status);
-  if (!status.running) throw new NotFoundError('no sandbox is running: start it with news-alerts sandbox up');
 }
 
 const upHelp = `

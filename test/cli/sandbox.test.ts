@@ -102,6 +102,11 @@ describe('sandbox', () => {
     const stopped = await sandbox(['sandbox', 'status']);
     expect(stopped.code).toBe(3);
     expect(stopped.stdout).toContain('no sandbox is running');
+    expect(stopped.stderr).toContain(`start it with news-alerts --sandbox-file ${descriptorPath} sandbox up`);
+    // Under --json: one document, the failure.
+    const stoppedJson = await sandbox(['--json', 'sandbox', 'status']);
+    expect(stoppedJson.code).toBe(3);
+    expect(stoppedJson.json()).toMatchObject({ ok: false, error: { code: 'not_found' } });
     const local = await sandbox(['rules', 'list']);
     expect(local.code).toBe(3);
   });
