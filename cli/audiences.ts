@@ -1,5 +1,10 @@
 /**
- * `news-alerts audiences …`: list, show, create, update, delete.
+ * `news-alerts audiences …`: list, show, export, create, update, put (create or replace from a
+ * file), validate, delete.
+ *
+ * What one command prints, another reads: `export`, `list --json`, `show --json` and what
+ * `delete` prints on stdout are documents `put --file` and `validate` accept. STATUS tells the
+ * truth about the topic too: an audience whose topic was deleted is `topic missing`, not `ok`.
  *
  * `create` makes what the stack makes for a declared audience: a topic named
  * `<AudienceTopicPrefix><audienceId>`, encrypted with the stack's topic key and refusing anything
@@ -17,15 +22,25 @@ import {
   type Subscription,
 } from '@aws-sdk/client-sns';
 import type { Command } from 'commander';
-import { AudienceSchema, audienceAttributes, parseAudience } from '#core/model';
+import pLimit from 'p-limit';
+import { AudienceSchema, audienceAttributes, parseAudience, ruleAttributes } from '#core/model';
 import { action, collectList, integerOption } from './command.ts';
 import type { CommandContext } from './context.ts';
 import { NotFoundError, OperationFailedError, UsageError } from './errors.ts';
-import { type FileItem, locateIssues, readItemFile } from './item-files.ts';
+import {
+  type DocumentFormat,
+  type FileItem,
+  formatOption,
+  itemsDocument,
+  locateIssues,
+  readItemFile,
+  yamlText,
+} from './item-files.ts';
 import {
   describeChange,
   describeVersion,
   diffItems,
+  type FieldChange,
   getItem,
   type Item,
   type ItemTable,
@@ -35,7 +50,7 @@ import {
   withoutAudit,
   writeItems,
 } from './items.ts';
-import { listText, storedValueText } from './output.ts';
+import { jsonText, listText, status, storedValueText } from './output.ts';
 import type { DeploymentHome, Target } from './target.ts';
 
 const audiencesTable = (target: Target): ItemTable => ({
@@ -248,16 +263,193 @@ const flagItem = (value: Item, label: string): FileItem => ({ value, label, loca
 
 // --- Commands ---------------------------------------------------------------------------------
 
-async function createAudiences(
+/** An audience of a file or of flags, checked and ready to write. */
+interface PlannedAudience {
+  readonly id: string;
+  /** The content to write (audit attributes left to writeItems). */
+  readonly item: Item;
+  /** The stored audience it replaces; undefined for a new one. */
+  readonly previous: Item | undefined;
+  /** A new audience without topicArn: its topic is made by the stack convention first. */
+  readonly createTopic: boolean;
+  readonly topicName: string;
+  readonly changes: FieldChange[];
+}
+
+/**
+ * Checks every audience of a file (or of flags) as the run does, plus what only a write needs:
+ * unique ids, a topic name SNS accepts for a new audience, a given topic in this deployment, and
+ * (when the item carries `version`) that the stored audience is still the version it was made
+ * from. With `mode` create, an audience that exists is a problem; with put it is replaced (a
+ * missing topicArn keeps the stored one). Nothing is written.
+ */
+async function planAudiences(
   context: CommandContext,
-  args: readonly unknown[],
-  options: AudienceFlags,
-): Promise<void> {
-  const [audienceId] = args as [string | undefined];
-  const target = await context.target();
+  target: Target,
+  items: readonly FileItem[],
+  mode: 'create' | 'put',
+): Promise<{ planned: PlannedAudience[]; problems: string[] }> {
+  const problems: string[] = [];
+  const planned: PlannedAudience[] = [];
+  for (const item of items) {
+    const raw = (typeof item.value === 'object' && item.value !== null ? item.value : {}) as Item;
+    const id = typeof raw.audienceId === 'string' ? raw.audienceId : item.label;
+    const what = `audience "${id}"`;
+    if (planned.some((entry) => entry.id === id)) {
+      problems.push(`${item.locate(['audienceId'])}: ${what} appears twice`);
+      continue;
+    }
+    const previous =
+      typeof raw.audienceId === 'string'
+        ? await getItem(target.clients.documents, audiencesTable(target), raw.audienceId)
+        : undefined;
+    if (previous !== undefined && mode === 'create') {
+      problems.push(
+        `${item.locate(['audienceId'])}: ${what} already exists; change it with 'news-alerts audiences update ${id}' or replace it with 'news-alerts audiences put --file <file>'`,
+      );
+      continue;
+    }
+    if (raw.version !== undefined && raw.version !== versionOf(previous)) {
+      problems.push(
+        `${item.locate(['version'])}: ${what}: the file was made from version ${String(raw.version)}, but the table holds ${describeVersion(previous)}; export it again with 'news-alerts audiences export ${id}' and redo the change`,
+      );
+      continue;
+    }
+    const topicName = topicNameOf(target, id);
+    const createTopic = previous === undefined && raw.topicArn === undefined;
+    if (createTopic && !topicNamePattern.test(topicName)) {
+      problems.push(
+        `${item.locate(['audienceId'])}: ${what}: the topic name "${topicName}" is not a valid SNS topic name (letters, digits, - and _ only, at most 256); choose another audienceId`,
+      );
+      continue;
+    }
+    // A stand-in ARN where the topic is still to be made; the stored topic where the file has none.
+    const topic = createTopic
+      ? { topicArn: `arn:aws:sns:us-east-1:000000000000:${topicName}` }
+      : previous !== undefined && raw.topicArn === undefined
+        ? { topicArn: previous.topicArn }
+        : {};
+    const checked = checkAudience({ ...item, value: { ...withoutAudit(raw), ...topic } }, what);
+    if ('problems' in checked) {
+      problems.push(...checked.problems);
+      continue;
+    }
+    const topicArn = checked.value.topicArn;
+    if (!createTopic && typeof topicArn === 'string' && topicArn !== previous?.topicArn) {
+      try {
+        await requireHomeTopic(context, target, topicArn, `${item.locate(['topicArn'])}: ${what}`);
+      } catch (error) {
+        if (!(error instanceof UsageError)) throw error;
+        problems.push(error.message.replace(/; nothing was written$/, ''));
+        continue;
+      }
+    }
+    const normalizedPrevious = previous === undefined ? undefined : parseAudience(previous);
+    const changes = diffItems(
+      normalizedPrevious?.ok ? { ...normalizedPrevious.value } : previous,
+      createTopic ? { ...checked.value, topicArn: undefined } : checked.value,
+    );
+    planned.push({
+      id,
+      item: createTopic ? withoutTopic(checked.value) : checked.value,
+      previous,
+      createTopic,
+      topicName,
+      changes,
+    });
+  }
+  return { planned, problems };
+}
+
+function withoutTopic(item: Item): Item {
+  const { topicArn: _topicArn, ...rest } = item;
+  return rest;
+}
+
+interface AudienceResult {
+  audienceId: string;
+  action: 'created' | 'updated' | 'unchanged';
+  version: number | undefined;
+  previousVersion: number | undefined;
+  topicArn: unknown;
+  changes: FieldChange[];
+}
+
+/** Makes the topics of new audiences, then writes every changed audience in one transaction. */
+async function writeAudiences(
+  context: CommandContext,
+  target: Target,
+  planned: readonly PlannedAudience[],
+): Promise<AudienceResult[]> {
+  const puts: PlannedPut[] = [];
+  for (const entry of planned) {
+    if (entry.previous !== undefined && entry.changes.length === 0) continue;
+    const topicArn = entry.createTopic ? await createTopic(context, target, entry.id, entry.topicName) : undefined;
+    puts.push({ id: entry.id, item: topicArn ? { ...entry.item, topicArn } : entry.item, previous: entry.previous });
+  }
+  const written = await writeItems(
+    target.clients.documents,
+    audiencesTable(target),
+    { puts },
+    {
+      actor: await context.actor(),
+      now: Date.now(),
+    },
+  );
+  return planned.map((entry): AudienceResult => {
+    const result = written.find((candidate) => candidate.id === entry.id);
+    const version = versionOf(entry.previous);
+    return result === undefined
+      ? {
+          audienceId: entry.id,
+          action: 'unchanged',
+          version,
+          previousVersion: version,
+          topicArn: entry.previous?.topicArn,
+          changes: [],
+        }
+      : {
+          audienceId: entry.id,
+          action: result.action === 'created' ? 'created' : 'updated',
+          version: result.version,
+          previousVersion: result.previousVersion,
+          topicArn: result.item?.topicArn,
+          changes: entry.changes,
+        };
+  });
+}
+
+/** The human report of `create` and `put`, and the next step for new audiences, with their ids. */
+function reportAudiences(context: CommandContext, target: Target, results: readonly AudienceResult[]): void {
+  context.output.result({ target: target.label, results }, () => {
+    for (const result of results) {
+      if (result.action === 'created') {
+        context.output.line(
+          `created audience ${result.audienceId} (version ${result.version}), topic ${String(result.topicArn)}`,
+        );
+      } else if (result.action === 'unchanged') {
+        context.output.line(`unchanged ${result.audienceId} (version ${result.version ?? '(none)'})`);
+      } else {
+        context.output.line(
+          `updated ${result.audienceId}: version ${result.previousVersion ?? '(none)'} → ${result.version}`,
+        );
+        for (const change of result.changes) context.output.line(`  ${describeChange(change)}`);
+      }
+    }
+  });
+  const created = results.find((result) => result.action === 'created');
+  if (created !== undefined) {
+    context.output.note(
+      `Next: subscribe people, e.g. news-alerts subscriptions add ${created.audienceId} --email desk@example.com (or --sms +15555550100, --https <url>, --slack-webhook)`,
+    );
+  }
+}
+
+/** The audiences of `--file`, or one from an id and flags. */
+function audiencesToWrite(audienceId: string | undefined, options: AudienceFlags): FileItem[] {
   let items: FileItem[];
   if (options.file !== undefined) {
-    if (audienceId !== undefined || settableFlags.some((flag) => options[flag] !== undefined)) {
+    if (audienceId !== undefined || settableFlags.some((flag) => options[flag] !== undefined) || options.disabled) {
       throw new UsageError('give either --file or an audience id with flags, not both');
     }
     items = readItemFile(options.file, 'audiences');
@@ -268,93 +460,103 @@ async function createAudiences(
     if (options.disabled) value.enabled = false;
     items = [flagItem(value, `audience ${audienceId}`)];
   }
+  if (items.length === 0) throw new UsageError(`${options.file} holds no audiences; nothing was written`);
+  return items;
+}
 
-  // Validate everything (with a stand-in ARN where the topic is still to be made) before creating anything.
-  const problems: string[] = [];
-  const planned: { id: string; item: Item; createTopic: boolean; topicName: string }[] = [];
-  for (const item of items) {
-    const raw = (typeof item.value === 'object' && item.value !== null ? item.value : {}) as Item;
-    const id = typeof raw.audienceId === 'string' ? raw.audienceId : item.label;
-    const topicName = topicNameOf(target, id);
-    const createTopic = raw.topicArn === undefined;
-    if (createTopic && !topicNamePattern.test(topicName)) {
-      problems.push(
-        `${item.locate(['audienceId'])}: audience "${id}": the topic name "${topicName}" is not a valid SNS topic name (letters, digits, - and _ only, at most 256); choose another audienceId`,
-      );
-      continue;
-    }
-    const standIn = createTopic ? { topicArn: `arn:aws:sns:us-east-1:000000000000:${topicName}` } : {};
-    const checked = checkAudience({ ...item, value: { ...raw, ...standIn } }, `audience "${id}"`);
-    if ('problems' in checked) {
-      problems.push(...checked.problems);
-      continue;
-    }
-    if (planned.some((entry) => entry.id === id)) {
-      problems.push(`${item.locate(['audienceId'])}: audience "${id}" appears twice`);
-      continue;
-    }
-    if ((await getItem(target.clients.documents, audiencesTable(target), id)) !== undefined) {
-      problems.push(
-        `${item.locate(['audienceId'])}: audience "${id}" already exists; change it with 'news-alerts audiences update ${id}'`,
-      );
-      continue;
-    }
-    if (!createTopic && typeof checked.value.topicArn === 'string') {
-      try {
-        await requireHomeTopic(
-          context,
-          target,
-          checked.value.topicArn,
-          `${item.locate(['topicArn'])}: audience "${id}"`,
-        );
-      } catch (error) {
-        if (!(error instanceof UsageError)) throw error;
-        problems.push(error.message.replace(/; nothing was written$/, ''));
-        continue;
-      }
-    }
-    planned.push({ id, item: checked.value, createTopic, topicName });
-  }
+/** `audiences create`: new audiences only (an existing one refuses the whole file). */
+async function createAudiences(
+  context: CommandContext,
+  args: readonly unknown[],
+  options: AudienceFlags,
+): Promise<void> {
+  const [audienceId] = args as [string | undefined];
+  const target = await context.target();
+  const items = audiencesToWrite(audienceId, options);
+  const { planned, problems } = await planAudiences(context, target, items, 'create');
   if (problems.length > 0) {
     throw new UsageError(
       `${options.file ?? 'the audience'}: ${problems.length} problem(s); nothing was created`,
       problems,
     );
   }
+  reportAudiences(context, target, await writeAudiences(context, target, planned));
+}
 
-  const puts: PlannedPut[] = [];
-  for (const entry of planned) {
-    if (!entry.createTopic) {
-      puts.push({ id: entry.id, item: entry.item, previous: undefined });
-      continue;
-    }
-    const topicArn = await createTopic(context, target, entry.id, entry.topicName);
-    puts.push({ id: entry.id, item: { ...entry.item, topicArn }, previous: undefined });
+/** `audiences put --file`: creates the new audiences (and their topics), replaces the others. */
+async function putAudiences(context: CommandContext, args: readonly unknown[], options: AudienceFlags): Promise<void> {
+  const [audienceId] = args as [string | undefined];
+  const target = await context.target();
+  const items = audiencesToWrite(audienceId, options);
+  const { planned, problems } = await planAudiences(context, target, items, 'put');
+  if (problems.length > 0) {
+    throw new UsageError(
+      `${options.file ?? 'the audience'}: ${problems.length} problem(s); nothing was written`,
+      problems,
+    );
   }
-  const results = await writeItems(
-    target.clients.documents,
-    audiencesTable(target),
-    { puts },
-    {
-      actor: await context.actor(),
-      now: Date.now(),
-    },
-  );
-  context.output.result(
-    {
-      target: target.label,
-      results: results.map(({ id, version, item }) => ({ audienceId: id, action: 'created', version, item })),
-    },
-    () => {
-      for (const result of results) {
-        context.output.line(
-          `created audience ${result.id} (version ${result.version}), topic ${String(result.item?.topicArn)}`,
-        );
-      }
-      context.output.line(
-        'Next: subscribe people with news-alerts subscriptions add <audienceId> --email … | --sms … | --https … | --slack-webhook',
+  reportAudiences(context, target, await writeAudiences(context, target, planned));
+}
+
+/** `audiences validate <file>`: what put would do, without writing anything. */
+async function validateAudiences(context: CommandContext, args: readonly unknown[]): Promise<void> {
+  const [file] = args as [string];
+  const target = await context.target();
+  const items = readItemFile(file, 'audiences');
+  if (items.length === 0) throw new UsageError(`${file} holds no audiences`);
+  const { planned, problems } = await planAudiences(context, target, items, 'put');
+  if (problems.length > 0) {
+    throw new UsageError(`${file}: ${problems.length} problem(s); 'audiences put' would refuse this file`, problems);
+  }
+  const rows = planned.map((entry) => ({
+    audienceId: entry.id,
+    status:
+      entry.previous === undefined
+        ? 'new'
+        : entry.changes.length === 0
+          ? 'unchanged'
+          : `changes ${entry.changes.map((change) => change.field).join(', ')}`,
+    topic: entry.createTopic ? `creates ${entry.topicName}` : String(entry.item.topicArn ?? ''),
+  }));
+  context.output.result({ file, valid: true, audiences: rows }, () => {
+    context.output.table(
+      [
+        { head: 'AUDIENCE', id: true },
+        { head: 'AGAINST THE TABLE', wrap: true },
+        { head: 'TOPIC', id: true },
+      ],
+      rows.map((row) => [row.audienceId, row.status, row.topic]),
+    );
+    context.output.note(`${file}: ${rows.length} audience(s) valid; nothing was written`);
+  });
+}
+
+/** `audiences export [audienceId...]`: the stored audiences as a file `audiences put --file` writes back. */
+async function exportAudiences(
+  context: CommandContext,
+  args: readonly unknown[],
+  options: { format: DocumentFormat },
+): Promise<void> {
+  const [audienceIds] = args as [string[]];
+  const target = await context.target();
+  const all = await listItems(target.clients.documents, audiencesTable(target));
+  const selected = audienceIds.length === 0 ? all : all.filter((item) => audienceIds.includes(String(item.audienceId)));
+  const missing = audienceIds.filter((id) => !selected.some((item) => item.audienceId === id));
+  if (missing.length > 0) {
+    throw new NotFoundError(`audience ${missing.join(', ')} does not exist in ${target.label}; nothing was exported`);
+  }
+  selected.sort((a, b) => String(a.audienceId).localeCompare(String(b.audienceId)));
+  for (const item of selected) {
+    const parsed = parseAudience(item);
+    if (!parsed.ok) {
+      context.output.warn(
+        `audience ${String(item.audienceId)} is INVALID (${parsed.rejected.reason}): 'audiences put' refuses it until it is fixed`,
       );
-    },
+    }
+  }
+  const document = itemsDocument('audiences', selected, audienceAttributes);
+  context.output.result(document, () =>
+    context.output.line((options.format === 'json' ? jsonText(document) : yamlText(document)).trimEnd()),
   );
 }
 
@@ -419,7 +621,7 @@ async function updateAudience(
     }
     if (raw.version !== undefined && raw.version !== versionOf(previous)) {
       throw new UsageError(
-        `${item.locate(['version'])}: the file was made from version ${String(raw.version)}, but the table holds ${describeVersion(previous)}; export it again with 'news-alerts audiences show ${audienceId} --json'`,
+        `${item.locate(['version'])}: the file was made from version ${String(raw.version)}, but the table holds ${describeVersion(previous)}; export it again with 'news-alerts audiences export ${audienceId}'`,
       );
     }
     next = { topicArn: previous.topicArn, ...withoutAudit(raw) };
@@ -481,6 +683,30 @@ async function updateAudience(
   );
 }
 
+/** How many topics `audiences list` checks at once. */
+const topicChecks = 4;
+
+/** A topic that is gone or cannot be read, as a short STATUS and the reason with the fix. */
+async function topicState(sns: SNSClient, topicArn: string): Promise<{ status: string; problem: string } | undefined> {
+  try {
+    await sns.send(new GetTopicAttributesCommand({ TopicArn: topicArn }));
+    return undefined;
+  } catch (error) {
+    return topicStateOf(topicArn, error);
+  }
+}
+
+function topicStateOf(topicArn: string, error: unknown): { status: string; problem: string } {
+  if (error instanceof NotFoundException) {
+    return {
+      status: 'topic missing',
+      problem: `the topic ${topicArn} does not exist: alerts for this audience are parked`,
+    };
+  }
+  const name = error instanceof Error ? error.name : String(error);
+  return { status: `topic unreadable (${name})`, problem: `the topic ${topicArn} cannot be read (${name})` };
+}
+
 async function listAudiences(context: CommandContext): Promise<void> {
   const target = await context.target();
   const [audienceItems, ruleItems] = await Promise.all([
@@ -496,10 +722,23 @@ async function listAudiences(context: CommandContext): Promise<void> {
   }
   const topicProblemOf = (item: Item): string | undefined =>
     home && typeof item.topicArn === 'string' ? topicArnProblem(item.topicArn, home) : undefined;
+  // Whether each topic is still there (a few requests at a time): the run parks every alert of
+  // an audience whose topic was deleted, so "ok" would be a lie.
+  const limit = pLimit(topicChecks);
+  const topicStates = await Promise.all(
+    audienceItems.map((item) =>
+      typeof item.topicArn === 'string' && topicProblemOf(item) === undefined
+        ? limit(() => topicState(target.clients.sns, item.topicArn as string))
+        : Promise.resolve(undefined),
+    ),
+  );
   const rows = audienceItems
-    .map((item) => {
+    .map((item, index) => {
       const parsed = parseAudience(item);
       const audienceId = typeof item.audienceId === 'string' ? item.audienceId : '<missing key>';
+      const valid = parsed.ok && topicProblemOf(item) === undefined;
+      const problem = parsed.ok ? topicProblemOf(item) : parsed.rejected.reason;
+      const topic = topicStates[index];
       return {
         audienceId,
         name: item.name,
@@ -511,14 +750,26 @@ async function listAudiences(context: CommandContext): Promise<void> {
         version: versionOf(item),
         updatedAt: item.updatedAt,
         updatedBy: item.updatedBy,
-        valid: parsed.ok && topicProblemOf(item) === undefined,
-        problem: parsed.ok ? topicProblemOf(item) : parsed.rejected.reason,
+        valid,
+        problem: problem ?? topic?.problem,
+        status: valid ? (topic?.status ?? 'ok') : `INVALID: ${problem ?? ''}`,
+        item,
       };
     })
     .sort((a, b) => a.audienceId.localeCompare(b.audienceId));
   context.output.result(rows, () => {
     context.output.table(
-      ['AUDIENCE', 'NAME', 'ENABLED', 'MODE', 'TIME ZONE', 'RULES', 'TOPIC', 'VERSION', 'STATUS'],
+      [
+        { head: 'AUDIENCE', id: true },
+        { head: 'NAME', wrap: true, optional: true },
+        'ENABLED',
+        'MODE',
+        { head: 'TIME ZONE', optional: true },
+        'RULES',
+        { head: 'TOPIC', id: true, optional: true },
+        { head: 'VERSION', optional: true },
+        { head: 'STATUS', wrap: true },
+      ],
       rows.map((row) => [
         row.audienceId,
         typeof row.name === 'string' ? row.name : '',
@@ -528,7 +779,7 @@ async function listAudiences(context: CommandContext): Promise<void> {
         row.rules,
         typeof row.topicArn === 'string' ? row.topicArn.split(':').at(-1) : '',
         row.version ?? '',
-        row.valid ? 'ok' : `INVALID: ${row.problem}`,
+        status(row.status, row.status === 'ok' ? 'good' : 'bad'),
       ]),
       'no audiences',
     );
@@ -545,18 +796,18 @@ async function showAudience(context: CommandContext, args: readonly unknown[]): 
     .map((rule) => String(rule.ruleId));
   let subscriptions: Subscription[] = [];
   let topicProblem: string | undefined;
+  let topicStatus: string | undefined;
   if (typeof item.topicArn === 'string') {
     try {
       subscriptions = await topicSubscriptions(target.clients.sns, item.topicArn);
     } catch (error) {
       // Whatever is wrong with the topic (gone, another account, no access), the item still shows.
-      const reason =
-        error instanceof NotFoundException
-          ? 'does not exist'
-          : `cannot be read (${String((error as Error)?.name ?? error)})`;
-      topicProblem = `the topic ${item.topicArn} ${reason}: alerts for this audience are parked (fix the topic with 'news-alerts audiences update ${audienceId} --topic-arn <arn>', then 'news-alerts replay --parked --audience ${audienceId}')`;
+      const state = topicStateOf(item.topicArn, error);
+      topicStatus = state.status;
+      topicProblem = `${state.problem.replace(/: alerts for this audience are parked$/, '')}: alerts for this audience are parked (fix the topic with 'news-alerts audiences update ${audienceId} --topic-arn <arn>', then 'news-alerts replay --parked --audience ${audienceId}')`;
     }
   }
+  const statusText = parsed.ok ? (topicStatus ?? 'ok') : `INVALID: ${parsed.rejected.reason}`;
   const byProtocol = new Map<string, number>();
   for (const subscription of subscriptions) {
     const protocol = subscription.Protocol ?? '?';
@@ -571,6 +822,9 @@ async function showAudience(context: CommandContext, args: readonly unknown[]): 
     subscriptions: Object.fromEntries(byProtocol),
     pendingConfirmations: pending,
     topicProblem,
+    status: statusText,
+    // The stored item alone, so the document reads back with 'audiences put --file -'.
+    item,
   };
   context.output.result(summary, () => {
     context.output.fields([
@@ -588,7 +842,7 @@ async function showAudience(context: CommandContext, args: readonly unknown[]): 
       ['rules', listText(rules)],
       ['subscriptions', [...byProtocol].map(([protocol, count]) => `${protocol} ${count}`).join(', ') || '(none)'],
       ['pending confirmations', pending],
-      ['status', parsed.ok ? 'ok' : `INVALID: ${parsed.rejected.reason}`],
+      ['status', status(statusText, statusText === 'ok' ? 'good' : 'bad')],
     ]);
     if (topicProblem) context.output.warn(topicProblem);
   });
@@ -639,6 +893,23 @@ async function deleteAudience(
     audit,
   );
   if (options.deleteTopic && topicArn) await target.clients.sns.send(new DeleteTopicCommand({ TopicArn: topicArn }));
+  // What was deleted, as one document both 'audiences put --file' and 'rules put --file' read (each
+  // its own list). Without the audit attributes (restored items start again at version 1), and
+  // without a deleted topic's ARN, so the restore makes the topic again by the stack convention.
+  const restored = withoutAudit(previous);
+  if (options.deleteTopic) delete restored.topicArn;
+  const restore = {
+    ...itemsDocument('audiences', [restored], audienceAttributes),
+    ...itemsDocument(
+      'rules',
+      deletedRules.map((rule) => withoutAudit(rule.previous ?? {})),
+      ruleAttributes,
+    ),
+  };
+  context.output.note(`deleted audience ${audienceId} (was ${describeVersion(previous)})`);
+  for (const rule of deletedRules) context.output.note(`deleted rule ${rule.id}`);
+  if (options.deleteTopic) context.output.note(`deleted topic ${topicArn} and its subscriptions`);
+  else if (topicArn) context.output.note(`kept topic ${topicArn} and its subscriptions (--delete-topic removes them)`);
   context.output.result(
     {
       audienceId,
@@ -646,13 +917,13 @@ async function deleteAudience(
       previous,
       deletedRules: deletedRules.map((rule) => rule.id),
       topicDeleted: options.deleteTopic === true,
+      ...restore,
     },
     () => {
-      context.output.line(`deleted audience ${audienceId} (was ${describeVersion(previous)})`);
-      for (const rule of deletedRules) context.output.line(`deleted rule ${rule.id}`);
-      if (options.deleteTopic) context.output.line(`deleted topic ${topicArn}`);
-      else if (topicArn)
-        context.output.line(`kept topic ${topicArn} and its subscriptions (--delete-topic removes them)`);
+      context.output.note(
+        `to restore, save stdout to a file and give it to 'news-alerts audiences put --file <file>'${deletedRules.length > 0 ? `, then 'news-alerts rules put --file <file>'` : ''}`,
+      );
+      context.output.line(yamlText(restore).trimEnd());
     },
   );
 }
@@ -682,11 +953,11 @@ function audienceFlags(command: Command, forUpdate: boolean): Command {
 export function registerAudiences(program: Command): void {
   const audiences = program
     .command('audiences')
-    .description('list, show, create, update and delete audiences (who receives alerts)');
+    .description('list, show, export, create, update, put, validate and delete audiences (who receives alerts)');
 
   audiences
     .command('list')
-    .description('list audiences with their settings, rule count and topic')
+    .description('list audiences with their settings, rule count, topic and status (a missing topic shows)')
     .action(action(listAudiences));
 
   audiences
@@ -694,6 +965,22 @@ export function registerAudiences(program: Command): void {
     .description('show one audience: settings, rules, subscriptions by protocol, pending confirmations')
     .argument('<audienceId>')
     .action(action(showAudience));
+
+  audiences
+    .command('export')
+    .description(
+      'print audiences (all, or the ones named) as a YAML or JSON file that "audiences put --file" reads back',
+    )
+    .argument('[audienceId...]', 'the audiences to export (default: all)')
+    .addOption(formatOption())
+    .addHelpText(
+      'after',
+      `
+Examples:
+  news-alerts audiences export > audiences.yaml   # edit, then: news-alerts audiences put --file audiences.yaml
+  news-alerts audiences export markets-desk --format json`,
+    )
+    .action(action(exportAudiences));
 
   audienceFlags(
     audiences
@@ -707,8 +994,8 @@ export function registerAudiences(program: Command): void {
       'after',
       `
 Example:
-  news-alerts audiences create markets --name "Markets desk" --time-zone Europe/London
-  news-alerts subscriptions add markets --email desk@example.com`,
+  news-alerts audiences create markets-desk --name "Markets desk" --time-zone Europe/London
+  news-alerts subscriptions add markets-desk --email desk@example.com`,
     )
     .action(action(createAudiences));
 
@@ -729,8 +1016,33 @@ Example:
     .action(action(updateAudience));
 
   audiences
+    .command('put')
+    .description('create or replace audiences from a JSON/YAML file; new ones get a topic by the stack convention')
+    .requiredOption('-f, --file <file>', 'JSON or YAML file of one or many audiences ("-": stdin)')
+    .addHelpText(
+      'after',
+      `
+A file holds one audience, a list, or {"audiences": [...]}: what 'audiences export', 'audiences
+list --json', 'audiences show --json' and 'audiences delete' print is read back as it stands.
+An audience without topicArn keeps its stored topic, or (new) gets one made by the stack
+convention. Everything is validated before anything is written; an audience carrying "version"
+is only written if the table still holds that version.
+
+Examples:
+  news-alerts audiences put --file audiences.yaml
+  news-alerts audiences export | news-alerts audiences put --file -`,
+    )
+    .action(action(putAudiences));
+
+  audiences
+    .command('validate')
+    .description('check an audiences file exactly as put would, without writing; shows what it would change')
+    .argument('<file>', 'JSON or YAML file ("-": stdin)')
+    .action(action(validateAudiences));
+
+  audiences
     .command('delete')
-    .description('delete an audience item (and with flags its rules and its topic)')
+    .description('delete an audience item (and with flags its rules and its topic); prints them as a file put restores')
     .argument('<audienceId>')
     .option('--with-rules', 'also delete the audience’s rules')
     .option(
@@ -738,5 +1050,12 @@ Example:
       'also delete its topic and every subscription (only a topic named by the stack convention)',
     )
     .option('-y, --yes', 'do not ask for confirmation')
+    .addHelpText(
+      'after',
+      `
+Example:
+  news-alerts audiences delete partner-feed --with-rules --yes > deleted.yaml
+  # undo: news-alerts audiences put --file deleted.yaml && news-alerts rules put --file deleted.yaml`,
+    )
     .action(action(deleteAudience));
 }

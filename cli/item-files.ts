@@ -8,6 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
+import { Option } from 'commander';
 import {
   type Document,
   isMap,
@@ -230,6 +231,10 @@ function yamlNumberHint(item: FileItem, issue: z.core.$ZodIssue): string {
 /** The formats `export` writes (and `put --file` reads). */
 export const documentFormats = ['yaml', 'json'] as const;
 export type DocumentFormat = (typeof documentFormats)[number];
+
+/** `--format yaml|json` of the export verbs. */
+export const formatOption = (): Option =>
+  new Option('--format <format>', 'document format').choices(documentFormats).default('yaml');
 
 /**
  * `{ "<listKey>": [items] }` with each item's attributes in `order` (the schema's order, so the

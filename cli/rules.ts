@@ -12,15 +12,15 @@
  * A file is checked completely before anything is written; one bad rule refuses the whole file.
  */
 
-import { type Command, Option } from 'commander';
+import type { Command } from 'commander';
 import { buildRuleSet, parseAudience, parseRule, type Rule, RuleSchema, ruleAttributes } from '#core/model';
 import { action, collectList } from './command.ts';
 import type { CommandContext } from './context.ts';
 import { NotFoundError, UsageError } from './errors.ts';
 import {
   type DocumentFormat,
-  documentFormats,
   type FileItem,
+  formatOption,
   itemsDocument,
   locateIssues,
   readItemFile,
@@ -44,7 +44,7 @@ import {
   withoutAudit,
   writeItems,
 } from './items.ts';
-import { jsonText, storedValueText } from './output.ts';
+import { jsonText, status, storedValueText } from './output.ts';
 
 const rulesTable = async (context: CommandContext): Promise<ItemTable> => ({
   tableName: (await context.target()).names.rulesTable,
@@ -438,20 +438,25 @@ async function validateRules(context: CommandContext, args: readonly unknown[]):
   const rows = check.rules.map(({ rule }) => {
     const previous = stored.get(rule.ruleId);
     const changes = diffItems(normalized(previous), contentOf(rule));
-    const status =
+    const verdict =
       previous === undefined
         ? 'new'
         : changes.length === 0
           ? 'unchanged'
           : `changes ${changes.map((change) => change.field).join(', ')}`;
-    return { ruleId: rule.ruleId, audienceId: rule.audienceId, enabled: rule.enabled, status };
+    return { ruleId: rule.ruleId, audienceId: rule.audienceId, enabled: rule.enabled, status: verdict };
   });
   context.output.result({ file, valid: true, rules: rows }, () => {
     context.output.table(
-      ['RULE', 'AUDIENCE', 'ENABLED', 'AGAINST THE TABLE'],
+      [
+        { head: 'RULE', id: true },
+        { head: 'AUDIENCE', id: true },
+        'ENABLED',
+        { head: 'AGAINST THE TABLE', wrap: true },
+      ],
       rows.map((row) => [row.ruleId, row.audienceId, row.enabled, row.status]),
     );
-    context.output.line(`${file}: ${rows.length} rule(s) valid; nothing was written`);
+    context.output.note(`${file}: ${rows.length} rule(s) valid; nothing was written`);
   });
 }
 
@@ -543,7 +548,15 @@ async function listRules(
   const rows = await describeRules(context, undefined, options.audience);
   context.output.result(rows, () => {
     context.output.table(
-      ['RULE', 'AUDIENCE', 'ENABLED', 'CRITERIA', 'VERSION', 'UPDATED', 'STATUS'],
+      [
+        { head: 'RULE', id: true },
+        { head: 'AUDIENCE', id: true },
+        'ENABLED',
+        { head: 'CRITERIA', wrap: true },
+        { head: 'VERSION', optional: true },
+        { head: 'UPDATED', optional: true },
+        { head: 'STATUS', wrap: true },
+      ],
       rows.map((row) => [
         row.ruleId,
         String(row.audienceId ?? ''),
@@ -551,7 +564,9 @@ async function listRules(
         criteria(row.item),
         versionOf(row.item) ?? '',
         [row.item.updatedAt, row.item.updatedBy].filter((part) => typeof part === 'string').join(' by '),
-        row.valid ? (row.problem ?? 'ok') : `INVALID: ${row.problem ?? ''}`,
+        row.valid
+          ? status(row.problem ?? 'ok', row.problem === undefined ? 'good' : 'warn')
+          : status(`INVALID: ${row.problem ?? ''}`, 'bad'),
       ]),
       'no rules',
     );
@@ -716,10 +731,6 @@ async function exportRules(context: CommandContext, args: readonly unknown[], op
     context.output.line((options.format === 'json' ? jsonText(document) : yamlText(document)).trimEnd()),
   );
 }
-
-/** `--format yaml|json` of the export verbs. */
-export const formatOption = (): Option =>
-  new Option('--format <format>', 'document format').choices(documentFormats).default('yaml');
 
 /** The criteria flags of `create`, `update` and `put`. */
 function criteriaFlags(command: Command): Command {

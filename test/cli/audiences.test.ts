@@ -250,7 +250,8 @@ describe('subscriptions', () => {
     // moto confirms every subscription at once, so nothing is pending there.
     const pending = await sandbox.cli(['subscriptions', 'pending']);
     expect(pending.code).toBe(0);
-    expect(pending.stdout).toContain('no subscriptions are waiting for confirmation');
+    // Piped, the table is TSV (its header alone) and the sentence goes to stderr.
+    expect(pending.stdout + pending.stderr).toContain('no subscriptions are waiting for confirmation');
   });
 
   it('stores a Slack webhook URL read from stdin in Secrets Manager, subscribes the relay, and never prints it', async () => {

@@ -6,6 +6,7 @@
  * "no rules"; and under `--json` a failure leaves stdout to the program's one error document.
  */
 
+import { DeleteTopicCommand } from '@aws-sdk/client-sns';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { parseRule } from '#core/model';
@@ -164,6 +165,138 @@ describe('rules round trips', () => {
       expect(emptyAudience.json()).toEqual([]);
       expectJsonFailure(validateJson, 2, 'unknown attribute "keyword"');
       expectJsonFailure(showJson, 3, 'rule nope does not exist');
+    },
+    slow,
+  );
+});
+
+describe('audiences round trips and states', () => {
+  it(
+    'export, list/show --json and delete read back with put --file; a deleted topic shows as "topic missing"; hints name the audience',
+    async () => {
+      const audiencesTable = () => ({
+        tableName: sandbox.descriptor.names.audiencesTable,
+        keyName: 'audienceId',
+        noun: 'audience',
+      });
+      const documents = sandbox.stack.clients.documents;
+      const storedAudiences = async () =>
+        (await listItems(documents, audiencesTable())).sort((a, b) =>
+          String(a.audienceId).localeCompare(String(b.audienceId)),
+        );
+
+      // The next step names the audience just created, on stderr (stdout is the result).
+      const created = await sandbox.cli(['audiences', 'create', 'ops-desk', '--name', 'Ops desk']);
+      expect(created.code, created.stderr).toBe(0);
+      expect(created.stderr).toContain('news-alerts subscriptions add ops-desk --email desk@example.com');
+      expect(created.stderr).not.toContain('<audienceId>');
+      expect(created.stdout).not.toContain('Next');
+
+      // export → put --file -, list --json → validate, show --json → put: nothing changes.
+      const before = await storedAudiences();
+      const [exported, list, show] = await Promise.all([
+        sandbox.cli(['audiences', 'export']),
+        sandbox.cli(['--json', 'audiences', 'list']),
+        sandbox.cli(['--json', 'audiences', 'show', 'chips-team']),
+      ]);
+      expect(
+        (parse(exported.stdout) as { audiences: { audienceId: string }[] }).audiences.map((item) => item.audienceId),
+      ).toEqual(before.map((item) => item.audienceId));
+      const [putExport, validateList, putShow, exportJson] = await Promise.all([
+        sandbox.cli(['--json', 'audiences', 'put', '--file', '-'], { input: exported.stdout }),
+        sandbox.cli(['--json', 'audiences', 'validate', sandbox.file('audiences.json', list.stdout)]),
+        sandbox.cli(['--json', 'audiences', 'put', '--file', '-'], { input: show.stdout }),
+        sandbox.cli(['audiences', 'export', 'ops-desk', '--format', 'json']),
+      ]);
+      expect(putExport.code, putExport.stderr).toBe(0);
+      const actions = (result: CliResult) =>
+        result.json<{ results: { action: string }[] }>().results.map((entry) => entry.action);
+      expect(new Set(actions(putExport))).toEqual(new Set(['unchanged']));
+      expect(validateList.code, validateList.stderr).toBe(0);
+      expect(validateList.json()).toMatchObject({ valid: true });
+      expect(actions(putShow)).toEqual(['unchanged']);
+      expect(await storedAudiences()).toEqual(before);
+      expect(exportJson.json()).toEqual({
+        audiences: [expect.objectContaining({ audienceId: 'ops-desk', name: 'Ops desk', version: 1 })],
+      });
+
+      // put --file creates the new audiences (with their topic) and replaces the others.
+      const putFile = sandbox.file(
+        'desks.yaml',
+        'audiences:\n  - audienceId: night-desk\n    name: Night desk\n  - audienceId: ops-desk\n    name: Operations\n',
+      );
+      const put = await sandbox.cli(['--json', 'audiences', 'put', '--file', putFile]);
+      expect(put.code, put.stderr).toBe(0);
+      expect(actions(put)).toEqual(['created', 'updated']);
+      expect(put.stderr).toContain('news-alerts subscriptions add night-desk --email');
+      expect(await getItem(documents, audiencesTable(), 'ops-desk')).toMatchObject({
+        name: 'Operations',
+        version: 2,
+        topicArn: expect.stringMatching(/:[\w-]*audience-ops-desk$/),
+      });
+      expect(await getItem(documents, audiencesTable(), 'night-desk')).toMatchObject({
+        topicArn: expect.stringMatching(/:[\w-]*audience-night-desk$/),
+      });
+
+      // A topic deleted behind the CLI's back: STATUS says so (list and show), not "ok".
+      const marketsTopic = String((await getItem(documents, audiencesTable(), 'markets-desk'))?.topicArn);
+      await sandbox.stack.clients.sns.send(new DeleteTopicCommand({ TopicArn: marketsTopic }));
+      const [listMissing, tableMissing, showMissing] = await Promise.all([
+        sandbox.cli(['--json', 'audiences', 'list']),
+        sandbox.cli(['audiences', 'list']),
+        sandbox.cli(['--json', 'audiences', 'show', 'markets-desk']),
+      ]);
+      const rows = listMissing.json<{ audienceId: string; status: string; problem?: string }[]>();
+      expect(rows.find((row) => row.audienceId === 'markets-desk')).toMatchObject({
+        status: 'topic missing',
+        problem: expect.stringContaining(`the topic ${marketsTopic} does not exist`),
+      });
+      expect(rows.find((row) => row.audienceId === 'chips-team')).toMatchObject({ status: 'ok' });
+      expect(tableMissing.stdout).toMatch(/markets-desk.*topic missing/);
+      expect(showMissing.json()).toMatchObject({ status: 'topic missing' });
+
+      // delete prints the audience and its rules as one document both put verbs restore; with
+      // --delete-topic the topic is made again by the convention.
+      const partner = await getItem(documents, audiencesTable(), 'partner-feed');
+      const deleted = await sandbox.cli([
+        'audiences',
+        'delete',
+        'partner-feed',
+        '--with-rules',
+        '--delete-topic',
+        '--yes',
+      ]);
+      expect(deleted.code, deleted.stderr).toBe(0);
+      expect(deleted.stderr).toContain('deleted audience partner-feed');
+      expect(deleted.stdout).not.toContain('deleted');
+      const saved = sandbox.file('deleted.yaml', deleted.stdout);
+      expect(parse(deleted.stdout)).toMatchObject({
+        audiences: [{ audienceId: 'partner-feed' }],
+        rules: [{ ruleId: 'partner-elections', audienceId: 'partner-feed' }],
+      });
+      const restoredAudience = await sandbox.cli(['audiences', 'put', '--file', saved]);
+      expect(restoredAudience.code, restoredAudience.stderr).toBe(0);
+      const restoredRules = await sandbox.cli(['rules', 'put', '--file', saved]);
+      expect(restoredRules.code, restoredRules.stderr).toBe(0);
+      expect(await getItem(documents, audiencesTable(), 'partner-feed')).toMatchObject({
+        ...withoutAudit(partner ?? {}),
+        version: 1,
+      });
+      expect(await getItem(documents, rulesTable(), 'partner-elections')).toMatchObject({ audienceId: 'partner-feed' });
+      const topic = await sandbox.cli(['--json', 'audiences', 'show', 'partner-feed']);
+      expect(topic.json()).toMatchObject({ status: 'ok' });
+
+      const [badFile, missingExport] = await Promise.all([
+        sandbox.cli([
+          '--json',
+          'audiences',
+          'validate',
+          sandbox.file('bad.yaml', 'audienceId: x-desk\nsmsMaxSegments: 40\n'),
+        ]),
+        sandbox.cli(['--json', 'audiences', 'export', 'nope']),
+      ]);
+      expectJsonFailure(badFile, 2, 'audience "x-desk": smsMaxSegments');
+      expectJsonFailure(missingExport, 3, 'audience nope does not exist');
     },
     slow,
   );
