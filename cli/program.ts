@@ -7,7 +7,7 @@
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { Command, CommanderError, Option } from 'commander';
+import { Argument, Command, CommanderError, Option } from 'commander';
 import pkg from '../package.json' with { type: 'json' };
 import {
   actorVariable,
@@ -126,8 +126,9 @@ export function commandNameOf(program: Command, args: readonly string[]): string
 }
 
 /** Registers the groups `wanted` for real (each module once) and lists the others by name only. */
-async function addGroups(program: Command, wanted: (group: CommandGroup) => boolean): Promise<void> {
+async function addGroups(program: Command, wanted: (group: CommandGroup) => boolean): Promise<Set<Command>> {
   const loaded = new Set<CommandGroup['load']>();
+  const stubs = new Set<Command>();
   const toLoad = commandGroups.filter(wanted).map((group) => group.load);
   // Load side by side, register in manifest order (the order --help lists them).
   const registers = new Map(await Promise.all(toLoad.map(async (load) => [load, await load()] as const)));
@@ -138,12 +139,33 @@ async function addGroups(program: Command, wanted: (group: CommandGroup) => bool
       loaded.add(group.load);
     } else {
       // Listed by --help and known to "did you mean"; never run (a named group is loaded for real).
-      program
+      const stub = program
         .command(group.name)
         .aliases([...(group.aliases ?? [])])
         .description(group.summary);
+      stubs.add(stub);
     }
   }
+  return stubs;
+}
+
+/** `completion bash|zsh`: the script comes from the whole command tree (every group is loaded for it). */
+function addCompletion(program: Command): void {
+  program
+    .command('completion')
+    .description('print a shell completion script (bash or zsh) for every command and option')
+    .addArgument(new Argument('<shell>', 'the shell').choices(['bash', 'zsh']))
+    .addHelpText(
+      'after',
+      `
+Install:
+  bash: news-alerts completion bash > ~/.local/share/bash-completion/completions/news-alerts
+  zsh:  echo 'eval "$(news-alerts completion zsh)"' >> ~/.zshrc`,
+    )
+    .action(async (shell: 'bash' | 'zsh') => {
+      const [{ completionScript }, { Output }] = await Promise.all([import('./completion.ts'), import('./output.ts')]);
+      new Output({ json: false }).line(completionScript(program, shell).trimEnd());
+    });
 }
 
 /**
@@ -162,7 +184,10 @@ async function buildProgramWith(
   program.hook('preAction', () => settleGlobalOptions(program));
   const named = args === undefined ? undefined : commandNameOf(program, args);
   const group = named === undefined ? undefined : groupNamed(named);
-  await addGroups(program, (candidate) => args === undefined || candidate.load === group?.load);
+  // Completion knows every command: it loads them all.
+  const all = args === undefined || named === 'completion';
+  const stubs = await addGroups(program, (candidate) => all || candidate.load === group?.load);
+  addCompletion(program);
   const addExitCodes = (parent: Command) => {
     for (const command of parent.commands) {
       command.addHelpText('after', `\n${exitCodeHelp}`);
@@ -171,7 +196,7 @@ async function buildProgramWith(
   };
   // Stubs have no help of their own; loaded groups (and their subcommands) get the exit codes.
   for (const command of program.commands) {
-    if (args !== undefined && groupNamed(command.name())?.load !== group?.load) continue;
+    if (stubs.has(command)) continue;
     command.addHelpText('after', `\n${exitCodeHelp}`);
     addExitCodes(command);
   }

@@ -3,9 +3,13 @@
  * (--json its shorthand), colour only when asked for or on a terminal, a quiet exit when the
  * reader of stdout goes away (EPIPE), and shell completion generated from the command tree.
  */
+import { execFile, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { commandGroups } from '../../cli/commands.ts';
 import pkg from '../../package.json' with { type: 'json' };
-import { type CliSandbox, runCli, startCliSandbox } from './support.ts';
+import { type CliSandbox, projectRoot, runCli, startCliSandbox } from './support.ts';
 
 let sandbox: CliSandbox;
 
@@ -45,5 +49,60 @@ describe('version and output formats', () => {
     expect(plain.code, plain.stderr).toBe(0);
     expect(plain.stdout).not.toContain(esc);
     expect(plain.stdout).not.toContain('\t');
+  });
+});
+
+/** Runs the CLI from source with stdout a pipe whose reader is gone before anything is written. */
+function runIntoClosedPipe(args: readonly string[]): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(projectRoot, 'bin', 'news-alerts.ts'), ...args], {
+      cwd: projectRoot,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    // As \`| head -0\` would: the read end closes, every write the CLI makes gets EPIPE.
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stderr }));
+  });
+}
+
+describe('a reader that goes away', () => {
+  it('is no failure: no stack trace, the exit code of the command', async () => {
+    const [help, watermark] = await Promise.all([
+      runIntoClosedPipe(['--help']),
+      runIntoClosedPipe(['--sandbox-file', sandbox.descriptorPath, 'watermark', 'show']),
+    ]);
+    expect(help).toEqual({ code: 0, stderr: '' });
+    expect(watermark.stderr).not.toContain('EPIPE');
+    expect(watermark.code, watermark.stderr).toBe(0);
+  });
+});
+
+describe('shell completion', () => {
+  it('bash and zsh scripts name every group and their subcommands, and bash completes with them', async () => {
+    const [bash, zsh] = await Promise.all([runCli(['completion', 'bash']), runCli(['completion', 'zsh'])]);
+    expect(bash.code, bash.stderr).toBe(0);
+    expect(zsh.code, zsh.stderr).toBe(0);
+    const topLevel = /^ {4}""\) echo "([^"]*)"/m.exec(bash.stdout)?.[1]?.split(' ');
+    expect(topLevel).toEqual(expect.arrayContaining([...commandGroups.map((group) => group.name), 'completion']));
+    expect(bash.stdout).toContain('"rules") echo "list show');
+    expect(bash.stdout).toMatch(/"watermark"\) echo "[^"]*rewind/);
+    expect(bash.stdout).toContain('complete -o default -F _news_alerts news-alerts');
+    expect(zsh.stdout).toMatch(/^#compdef news-alerts\n/);
+    expect(zsh.stdout).toContain('bashcompinit');
+    // bash parses it, and completing asks the generated functions.
+    const complete = (words: string) =>
+      promisify(execFile)('bash', [
+        '-c',
+        `${bash.stdout}\nCOMP_WORDS=(${words}); COMP_CWORD=$((\${#COMP_WORDS[@]} - 1)); _news_alerts; echo "\${COMPREPLY[*]}"`,
+      ]);
+    await expect(promisify(execFile)('bash', ['-n', '-c', bash.stdout])).resolves.toBeDefined();
+    expect((await complete('news-alerts --stack X ru')).stdout).toBe('rules run runs\n');
+    expect((await complete("news-alerts --local watermark ''")).stdout).toMatch(/\bshow\b.*\brewind\b/);
+    expect((await complete("news-alerts --output ''")).stdout).toBe('table json tsv\n');
   });
 });
