@@ -9,7 +9,7 @@ import { actorVariable, colorWanted } from './cli-config.ts';
 import { OperationFailedError, UsageError } from './errors.ts';
 import { Output, type OutputFormat, safeText, terminalText } from './output.ts';
 import { createProgress, type Progress } from './progress.ts';
-import { resolveTarget, type Target } from './target.ts';
+import type { Target } from './target.ts';
 
 /** The repository root (the CLI runs from a clone). */
 export const projectRoot = fileURLToPath(new URL('../', import.meta.url));
@@ -48,7 +48,8 @@ export class CommandContext {
 
   /** The deployed stack or the local sandbox, resolved on first use. */
   target(): Promise<Target> {
-    this.#target ??= resolveTarget(this.options, projectRoot);
+    // Loaded on first use: the AWS SDK clients stay out of commands that never reach AWS (validate, --help).
+    this.#target ??= import('./target.ts').then(({ resolveTarget }) => resolveTarget(this.options, projectRoot));
     return this.#target;
   }
 

@@ -206,22 +206,23 @@ async function buildProgramWith(
 /** Where `sandbox up` leaves its descriptor (cli/sandbox-descriptor.ts), found from this module (cli/ or dist/). */
 const defaultDescriptor = fileURLToPath(new URL('../.sandbox/sandbox.json', import.meta.url));
 
-/** Whether anything was written to stdout (a command's document stands; no failure document after it). */
-function watchStdout(): { written(): boolean } {
-  let written = false;
-  const write = process.stdout.write;
-  process.stdout.write = function (this: NodeJS.WriteStream, ...args: Parameters<typeof write>) {
-    if (args[0] !== '' && (args[0] as { length?: number }).length !== 0) written = true;
-    return write.apply(this, args);
-  } as typeof write;
-  return { written: () => written };
-}
+/** Bytes written to stdout by this process so far (a command's document stands; no failure document after it). */
+let stdoutWrites = 0;
+let streamsWatched = false;
 
 /**
- * A reader that goes away (`news-alerts watermark show | head -1`) is not a failure: EPIPE on
- * stdout or stderr is ignored (what is left to print is dropped) and the command ends as it would.
+ * Counts what is written to stdout, and makes a reader that goes away (`news-alerts watermark
+ * show | head -1`) no failure: EPIPE on stdout or stderr is ignored (what is left to print is
+ * dropped) and the command ends as it would. Once per process (tests call main more than once).
  */
-function ignoreClosedReaders(): void {
+function watchStreams(): void {
+  if (streamsWatched) return;
+  streamsWatched = true;
+  const write = process.stdout.write;
+  process.stdout.write = function (this: NodeJS.WriteStream, ...args: Parameters<typeof write>) {
+    stdoutWrites += (args[0] as { length?: number }).length ?? 0;
+    return write.apply(this, args);
+  } as typeof write;
   for (const stream of [process.stdout, process.stderr]) {
     stream.on('error', (error: NodeJS.ErrnoException) => {
       if (error.code === 'EPIPE' || error.code === 'ERR_STREAM_DESTROYED') return;
@@ -239,8 +240,8 @@ function ignoreClosedReaders(): void {
 export async function main(argv: readonly string[]): Promise<number> {
   // The AWS SDK warns about Node 20 on every client; the Lambda runtime is Node 22.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-  ignoreClosedReaders();
-  const stdout = watchStdout();
+  watchStreams();
+  const writtenBefore = stdoutWrites;
   const args = argv.slice(2);
   const messages: CommanderMessages = { text: '' };
   let program: Command | undefined;
@@ -271,7 +272,7 @@ export async function main(argv: readonly string[]): Promise<number> {
         process.stderr.write(`${terminalText(error.stack)}\n`);
       }
     }
-    if (jsonRequested(args) && !stdout.written()) {
+    if (jsonRequested(args) && stdoutWrites === writtenBefore) {
       const message = error instanceof CommanderError && messages.text !== '' ? messages.text.trim() : failure.message;
       process.stdout.write(`${jsonText(failureDocument({ ...failure, message: message.replace(/^error: /, '') }))}\n`);
     }

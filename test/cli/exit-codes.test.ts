@@ -93,7 +93,13 @@ describe('exit codes', () => {
         /cannot reach AWS for CloudFormation stack NewsAlerts: check the network, --region/,
       ],
     ];
-    const results = await Promise.all(cases.map(([, args, env]) => runCli(args, { env: { ...noAws, ...env } })));
+    const [debug, ...results] = await Promise.all([
+      runCli(['--sandbox-file', '/nonexistent/sandbox.json', 'rules', 'list'], { env: { NEWS_ALERTS_DEBUG: '1' } }),
+      ...cases.map(([, args, env]) => runCli(args, { env: { ...noAws, ...env } })),
+    ]);
+    // NEWS_ALERTS_DEBUG=1 adds the stack under the message.
+    expect(debug?.code).toBe(3);
+    expect(debug?.stderr).toMatch(/^news-alerts: no sandbox descriptor[^\n]*\nNotFoundError: [^\n]*\n\s+at /);
     cases.forEach(([what, , , code, stderr], index) => {
       const result = results[index];
       expect(result?.code, `${what}: ${result?.stderr}`).toBe(code);
