@@ -44,6 +44,7 @@ interface HeldRunJson {
   summary: {
     runId: string;
     startedAt: number;
+    finishedAt: number;
     notificationsHeld: number;
     heldForDigest: number;
     digestsSent: number;
@@ -177,8 +178,9 @@ describe('run, runs list and watermark', () => {
 
     // The clock at the next 08:00 in Seoul (plus a minute), computed from the sandbox's clock.
     const day = 86_400_000;
-    const at23Utc = Math.floor(summary.startedAt / day) * day + 23 * 3_600_000;
-    const release = (at23Utc > summary.startedAt ? at23Utc : at23Utc + day) + 60_000;
+    // After the run finished, so every hold it made (at most then) is due by that release.
+    const at23Utc = Math.floor(summary.finishedAt / day) * day + 23 * 3_600_000;
+    const release = (at23Utc > summary.finishedAt ? at23Utc : at23Utc + day) + 60_000;
     const digest = await sandbox.cli(['--json', 'run', '--now', new Date(release).toISOString()]);
     expect(digest.code, digest.stderr).toBe(0);
     const released = digest.json<HeldRunJson>().summary;
