@@ -26,7 +26,7 @@ import pLimit from 'p-limit';
 import { AudienceSchema, audienceAttributes, parseAudience, ruleAttributes } from '#core/model';
 import { action, collectList, integerOption } from './command.ts';
 import type { CommandContext } from './context.ts';
-import { NotFoundError, OperationFailedError, UsageError } from './errors.ts';
+import { NotFoundError, OperationFailedError, type ProblemInput, UsageError, versionConflict } from './errors.ts';
 import {
   type DocumentFormat,
   type FileItem,
@@ -288,8 +288,8 @@ async function planAudiences(
   target: Target,
   items: readonly FileItem[],
   mode: 'create' | 'put',
-): Promise<{ planned: PlannedAudience[]; problems: string[] }> {
-  const problems: string[] = [];
+): Promise<{ planned: PlannedAudience[]; problems: ProblemInput[] }> {
+  const problems: ProblemInput[] = [];
   const planned: PlannedAudience[] = [];
   for (const item of items) {
     const raw = (typeof item.value === 'object' && item.value !== null ? item.value : {}) as Item;
@@ -311,7 +311,9 @@ async function planAudiences(
     }
     if (raw.version !== undefined && raw.version !== versionOf(previous)) {
       problems.push(
-        `${item.locate(['version'])}: ${what}: the file was made from version ${String(raw.version)}, but the table holds ${describeVersion(previous)}; export it again with 'news-alerts audiences export ${id}' and redo the change`,
+        versionConflict(
+          `${item.locate(['version'])}: ${what}: the file was made from version ${String(raw.version)}, but the table holds ${describeVersion(previous)}; export it again with 'news-alerts audiences export ${id}' and redo the change`,
+        ),
       );
       continue;
     }
@@ -620,9 +622,11 @@ async function updateAudience(
       );
     }
     if (raw.version !== undefined && raw.version !== versionOf(previous)) {
-      throw new UsageError(
-        `${item.locate(['version'])}: the file was made from version ${String(raw.version)}, but the table holds ${describeVersion(previous)}; export it again with 'news-alerts audiences export ${audienceId}'`,
-      );
+      throw new UsageError(`audience ${audienceId}: the table moved on; nothing was written`, [
+        versionConflict(
+          `${item.locate(['version'])}: the file was made from version ${String(raw.version)}, but the table holds ${describeVersion(previous)}; export it again with 'news-alerts audiences export ${audienceId}'`,
+        ),
+      ]);
     }
     next = { topicArn: previous.topicArn, ...withoutAudit(raw) };
     source = { ...item, value: next };

@@ -16,7 +16,7 @@ import type { Command } from 'commander';
 import { buildRuleSet, parseAudience, parseRule, type Rule, RuleSchema, ruleAttributes } from '#core/model';
 import { action, collectList } from './command.ts';
 import type { CommandContext } from './context.ts';
-import { NotFoundError, UsageError } from './errors.ts';
+import { NotFoundError, type ProblemInput, UsageError, versionConflict } from './errors.ts';
 import {
   type DocumentFormat,
   type FileItem,
@@ -72,7 +72,7 @@ interface CheckedRule {
 
 interface RuleCheck {
   readonly rules: CheckedRule[];
-  readonly problems: string[];
+  readonly problems: ProblemInput[];
   readonly warnings: string[];
 }
 
@@ -86,7 +86,7 @@ async function checkRules(
   items: readonly FileItem[],
   stored: ReadonlyMap<string, Item | undefined>,
 ): Promise<RuleCheck> {
-  const problems: string[] = [];
+  const problems: ProblemInput[] = [];
   const warnings: string[] = [];
   const rules: CheckedRule[] = [];
   const seen = new Map<string, FileItem>();
@@ -155,8 +155,11 @@ async function checkRules(
     }
     const previous = stored.get(rule.ruleId);
     if (rule.version !== undefined && rule.version !== versionOf(previous)) {
+      // A conflict, not a mistake in the file: exit 1 when it is the only kind of problem.
       problems.push(
-        `${source.locate(['version'])}: rule "${rule.ruleId}": the file was made from version ${rule.version}, but the table holds ${describeVersion(previous)}; export it again with 'news-alerts rules export ${rule.ruleId}' and redo the change`,
+        versionConflict(
+          `${source.locate(['version'])}: rule "${rule.ruleId}": the file was made from version ${rule.version}, but the table holds ${describeVersion(previous)}; export it again with 'news-alerts rules export ${rule.ruleId}' and redo the change`,
+        ),
       );
       continue;
     }
