@@ -493,9 +493,9 @@ First run:
   default, INITIAL_LOOKBACK_MINUTES) with --provider-url.
 
 Queues:
-  Every audience topic has an SQS queue <prefix>audit-<audienceId> holding every notification
-  it was sent, and Slack audiences a queue <prefix>slack-<audienceId> standing in for the relay
-  Lambda. 'sandbox status' lists them.`;
+  Every audience topic has an SQS queue news-alerts-local-audit-<audienceId> holding every
+  notification it was sent, and Slack audiences a queue news-alerts-local-slack-<audienceId>
+  standing in for the relay Lambda. 'sandbox status' lists them with their message counts.`;
 
 /** Registers `sandbox`. */
 export function registerSandbox(program: Command): void {

@@ -626,8 +626,13 @@ function readAudiences(file: string): SandboxAudience[] {
   const seen = new Set<string>();
   for (const item of readItems(file, 'audiences')) {
     const raw = (typeof item.value === 'object' && item.value !== null ? item.value : {}) as Record<string, unknown>;
-    const { topicArn: _ignored, ...value } = raw;
+    const { topicArn, ...value } = raw;
     const id = typeof value.audienceId === 'string' ? value.audienceId : item.label;
+    if (topicArn !== undefined) {
+      process.stderr.write(
+        `news-alerts: ${terminalText(`${item.locate(['topicArn'])}: audience "${id}": topicArn is not used here; the sandbox makes a topic of its own`)}\n`,
+      );
+    }
     const what = `audience "${id}"`;
     // The sandbox makes the topic: validated with a stand-in ARN, as `audiences create` does.
     const candidate = { ...value, topicArn: `arn:aws:sns:us-east-1:000000000000:audience-${id}` };
