@@ -16,7 +16,7 @@ export interface CommandGroup {
   readonly name: string;
   /** Other names it answers to (`backtest` for `preview`). */
   readonly aliases?: readonly string[];
-  /** One line for the top-level `--help`. */
+  /** One line for the top-level `--help` (the same as the group's own description). */
   readonly summary: string;
   /**
    * Loads the module that registers this command. Groups sharing a module (`run` and `runs`) share
@@ -31,12 +31,12 @@ const loadRun = () => import('./run.ts').then((module) => module.registerRun);
 export const commandGroups: readonly CommandGroup[] = [
   {
     name: 'rules',
-    summary: 'list, show, validate, put, enable, disable, delete and export subscriber rules',
+    summary: 'list, show, export, create, update, put, validate, enable, disable and delete subscriber rules',
     load: () => import('./rules.ts').then((module) => module.registerRules),
   },
   {
     name: 'audiences',
-    summary: 'list, show, create, update, delete and export audiences (who receives alerts)',
+    summary: 'list, show, export, create, update, put, validate and delete audiences (who receives alerts)',
     load: () => import('./audiences.ts').then((module) => module.registerAudiences),
   },
   {
@@ -52,7 +52,8 @@ export const commandGroups: readonly CommandGroup[] = [
   },
   {
     name: 'replay',
-    summary: 're-deliver a past window through the delivery ledger: only alerts never delivered go out',
+    summary:
+      're-deliver a past window through the delivery ledger: only alerts never delivered go out (backfill after an outage)',
     load: () => import('./replay.ts').then((module) => module.registerReplay),
   },
   {
@@ -73,7 +74,7 @@ export const commandGroups: readonly CommandGroup[] = [
   { name: 'runs', summary: 'the alert run history', load: loadRun },
   {
     name: 'deliveries',
-    summary: 'what subscribers of a sandbox audience received, rendered per channel',
+    summary: 'sandbox: what the subscribers of each audience received, rendered per channel',
     load: () => import('./deliveries.ts').then((module) => module.registerDeliveries),
   },
   {
@@ -83,7 +84,7 @@ export const commandGroups: readonly CommandGroup[] = [
   },
   {
     name: 'api-key',
-    summary: "the news provider API key in the target's secret (read from stdin)",
+    summary: "the news provider API key in the target's secret (read from stdin, never printed)",
     load: () => import('./api-key.ts').then((module) => module.registerApiKey),
   },
   {
