@@ -60,42 +60,60 @@ const topicOf = (item: Item): string | undefined =>
 /**
  * Makes sure every sandbox audience's topic has its audit queue subscribed (creating queue and
  * subscription when missing; both calls are idempotent). Called by `run` and `replay` in the
- * sandbox before they publish. Returns audienceId → queue URL.
+ * sandbox before they publish. An audience whose topic is gone (or broken) is passed to `onFailure`
+ * and skipped: the run parks its alerts as it would without the queue. Returns audienceId → queue URL.
  */
 export async function ensureAuditQueues(
   target: LocalTarget,
-  only?: readonly string[],
-  sqsClient?: SQSClient,
+  options: {
+    readonly only?: readonly string[];
+    readonly sqs?: SQSClient;
+    readonly onFailure?: (audienceId: string, error: unknown) => void;
+  } = {},
 ): Promise<Map<string, string>> {
   const { CreateQueueCommand, GetQueueAttributesCommand } = await import('@aws-sdk/client-sqs');
   const { SubscribeCommand } = await import('@aws-sdk/client-sns');
-  const sqs = sqsClient ?? (await sqsClientOf(target));
+  const sqs = options.sqs ?? (await sqsClientOf(target));
   const queues = new Map<string, string>();
   try {
     for (const item of await audienceItems(target)) {
       const audienceId = typeof item.audienceId === 'string' ? item.audienceId : undefined;
       const topicArn = topicOf(item);
       if (audienceId === undefined || topicArn === undefined) continue;
-      if (only !== undefined && !only.includes(audienceId)) continue;
-      const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: queueNameOf(target, audienceId) }));
-      if (!QueueUrl) continue;
-      const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }));
-      // SNS returns the existing subscription for the same topic, protocol and endpoint.
-      await target.clients.sns.send(
-        new SubscribeCommand({
-          TopicArn: topicArn,
-          Protocol: 'sqs',
-          Endpoint: Attributes?.QueueArn,
-          Attributes: { RawMessageDelivery: 'true' },
-        }),
-      );
-      queues.set(audienceId, QueueUrl);
+      if (options.only !== undefined && !options.only.includes(audienceId)) continue;
+      try {
+        const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: queueNameOf(target, audienceId) }));
+        if (!QueueUrl) continue;
+        const { Attributes } = await sqs.send(
+          new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }),
+        );
+        // SNS returns the existing subscription for the same topic, protocol and endpoint.
+        await target.clients.sns.send(
+          new SubscribeCommand({
+            TopicArn: topicArn,
+            Protocol: 'sqs',
+            Endpoint: Attributes?.QueueArn,
+            Attributes: { RawMessageDelivery: 'true' },
+          }),
+        );
+        queues.set(audienceId, QueueUrl);
+      } catch (error) {
+        options.onFailure?.(audienceId, error);
+      }
     }
   } finally {
-    if (sqsClient === undefined) sqs.destroy();
+    if (options.sqs === undefined) sqs.destroy();
   }
   return queues;
 }
+
+/** The warning `run` and `replay` print for an audience whose audit queue could not be subscribed. */
+export const auditQueueWarning =
+  (warn: (text: string) => void) =>
+  (audienceId: string, error: unknown): void =>
+    warn(
+      `audience ${audienceId}: its topic could not get the sandbox's audit queue (${error instanceof Error ? error.message : String(error)}); 'news-alerts deliveries' will not show what it is sent`,
+    );
 
 /** Every message of a queue, oldest first, left in the queue (visible again at once). */
 export async function peekQueue(sqs: SQSClient, queueUrl: string): Promise<Message[]> {
@@ -165,6 +183,8 @@ interface Delivery {
 
 interface AudienceDeliveries {
   readonly audienceId: string;
+  /** Why its deliveries cannot be read (its topic is gone), when they cannot. */
+  readonly problem?: string;
   readonly subscribers: Subscriber[];
   /** How many notifications the topic sent in all (the list holds the newest `--limit`). */
   readonly total: number;
@@ -331,17 +351,25 @@ async function showDeliveries(
   const sqs = await sqsClientOf(target);
   const result: AudienceDeliveries[] = [];
   try {
-    const queues = await ensureAuditQueues(
-      target,
-      chosen.map((item) => String(item.audienceId)),
+    const failures = new Map<string, string>();
+    const queues = await ensureAuditQueues(target, {
+      only: chosen.map((item) => String(item.audienceId)),
       sqs,
-    );
+      onFailure: (audienceId, error) =>
+        failures.set(audienceId, error instanceof Error ? error.message : String(error)),
+    });
     const topics = new Set(chosen.map((item) => topicOf(item) as string));
     const published = await publishedStructures(target.descriptor.endpoint, topics);
     for (const item of chosen) {
       const audienceId = String(item.audienceId);
       const topicArn = topicOf(item) as string;
       const queueUrl = queues.get(audienceId);
+      const problem = failures.get(audienceId);
+      if (problem !== undefined) {
+        // A deleted topic: nothing can be read through it; the others are still shown.
+        result.push({ audienceId, subscribers: [], total: 0, deliveries: [], problem });
+        continue;
+      }
       const subscribers = await subscribersOf(target, topicArn, queueNameOf(target, audienceId));
       const messages = queueUrl ? await peekQueue(sqs, queueUrl) : [];
       const deliveries: Delivery[] = [];
@@ -387,6 +415,11 @@ function printDeliveries(context: CommandContext, audiences: readonly AudienceDe
     return;
   }
   for (const audience of audiences) {
+    if (audience.problem !== undefined) {
+      output.line(`=== ${audience.audienceId}: cannot be read: ${audience.problem}`);
+      output.line('');
+      continue;
+    }
     const shown = audience.deliveries.length;
     const subscribers =
       audience.subscribers.length === 0

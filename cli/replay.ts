@@ -51,7 +51,7 @@ import { deliveryId } from '#core/ports';
 import { NewsLookupClient } from '#provider/news-client';
 import { action, collectList } from './command.ts';
 import type { CommandContext } from './context.ts';
-import { ensureAuditQueues } from './deliveries.ts';
+import { auditQueueWarning, ensureAuditQueues } from './deliveries.ts';
 import { failureDocument, failureOf, NotFoundError, OperationFailedError, UsageError } from './errors.ts';
 import { describeLease, RenewedLease } from './lease.ts';
 import { stderrLog } from './log.ts';
@@ -372,7 +372,12 @@ async function replayWindow(context: CommandContext, options: ReplayOptions): Pr
   try {
     if (!dryRun) lease = await takeReplayLease(state, await context.actor(), (error) => abort.abort(error));
     // In the sandbox every audience topic gets its audit queue first (`news-alerts deliveries`).
-    if (!dryRun && target.kind === 'local') await ensureAuditQueues(target, [...audiences.keys()]);
+    if (!dryRun && target.kind === 'local') {
+      await ensureAuditQueues(target, {
+        only: [...audiences.keys()],
+        onFailure: auditQueueWarning((text) => context.output.warn(text)),
+      });
+    }
     progress.start(window.days.length, dryRun ? 'dry run' : 'replay');
     outcome = await replayDeliveries(
       { state: held.watching(state), notifier, log, news, now },

@@ -15,7 +15,7 @@ import { NewsAlertsError } from '#core/errors';
 import type { ArticlePage, Lease, NewsSource, Notifier, StateStore } from '#core/ports';
 import { action, integerOption } from './command.ts';
 import type { CommandContext } from './context.ts';
-import { ensureAuditQueues } from './deliveries.ts';
+import { auditQueueWarning, ensureAuditQueues } from './deliveries.ts';
 import {
   CliError,
   type ExitCodeValue,
@@ -187,7 +187,7 @@ async function runLocally(
   const { documents, sns, secrets } = target.clients;
   // Every audience topic gets its audit queue before anything is published: `deliveries` shows
   // what a run sent also to audiences created with the CLI.
-  await ensureAuditQueues(target);
+  await ensureAuditQueues(target, { onFailure: auditQueueWarning((text) => context.output.warn(text)) });
   const wiring = createAlertRunDependencies(config, { documents, sns, secrets }, stderrLog(context.output), { now });
   const lost = new AbortController();
   const halt = AbortSignal.any([stop.signal, lost.signal]);

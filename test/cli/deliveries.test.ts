@@ -4,6 +4,7 @@
  * and body, SMS text, the structured JSON of queue and webhook subscribers), read without
  * consuming the audit queue; against a deployed stack the command says it only sees the sandbox.
  */
+import { DeleteTopicCommand } from '@aws-sdk/client-sns';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CliSandbox, runCli, startCliSandbox } from './support.ts';
 
@@ -106,6 +107,28 @@ describe('deliveries', () => {
     const markets = all.audiences.find((entry) => entry.audienceId === 'markets-desk');
     expect(markets?.total).toBe(run.json<RunJson>().summary.audiences['markets-desk']?.published);
     expect(markets?.subscribers).toEqual([]);
+  });
+
+  it('a sandbox audience whose topic was deleted does not stop the run, and deliveries names it', async () => {
+    const own = await startCliSandbox();
+    try {
+      await own.stack.clients.sns.send(new DeleteTopicCommand({ TopicArn: own.stack.topics.get('partner-feed') }));
+      const run = await own.cli(['--json', 'run']);
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stderr).toContain("audience partner-feed: its topic could not get the sandbox's audit queue");
+      const shown = await own.cli(['--json', 'deliveries']);
+      expect(shown.code, shown.stderr).toBe(0);
+      const audiences = shown.json<DeliveriesJson>().audiences;
+      expect(audiences.find((entry) => entry.audienceId === 'partner-feed')).toMatchObject({
+        total: 0,
+        problem: expect.any(String),
+      });
+      expect(audiences.find((entry) => entry.audienceId === 'quake-oncall')?.total).toBe(
+        run.json<RunJson>().summary.audiences['quake-oncall']?.published,
+      );
+    } finally {
+      await own.stop();
+    }
   });
 
   it('names an unknown audience (exit 3) and refuses a deployed stack (exit 2)', async () => {
