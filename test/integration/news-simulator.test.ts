@@ -982,7 +982,7 @@ describe('TLS', () => {
 describe('command line', () => {
   const projectRoot = fileURLToPath(new URL('../../', import.meta.url));
   const tsx = join(projectRoot, 'node_modules', '.bin', 'tsx');
-  const cli = join(projectRoot, 'scripts', 'sandbox', 'news-simulator-cli.ts');
+  const cli = join(projectRoot, 'sandbox', 'news-simulator-cli.ts');
   let dir: string;
   let child: ChildProcess | undefined;
 
