@@ -42,7 +42,7 @@ export interface BenchReport {
   readonly machine: MachineInfo;
   readonly loadEnd: readonly number[];
   readonly durationMs: number;
-  /** The README paragraph on single-run limits, derived from the measurements. */
+  /** The docs/performance.md paragraph on single-run limits, derived from the measurements. */
   readonly limits: readonly string[];
   readonly targets: readonly TargetCheck[];
   readonly sections: readonly Section[];
@@ -132,7 +132,7 @@ export function renderMarkdown(report: BenchReport): string {
     '',
     '## Single-run limits',
     '',
-    '_For the README (DESIGN section 10)._',
+    '_For docs/performance.md (DESIGN section 10)._',
     '',
     ...report.limits.flatMap((paragraph) => [paragraph, '']),
     '## Machine',

@@ -482,7 +482,7 @@ async function main(): Promise<void> {
     }
 
     if (providerDay && plan.mode === 'full' && only === undefined) {
-      // The monthly AWS cost (docs/cost.md, linked from the README) from this day's counts.
+      // The monthly AWS cost (docs/cost.md, linked from docs/performance.md) from this day's counts.
       const facts = stackFactsFromCode();
       const days = costDaysFromProviderDay(providerDay, facts);
       if (days.length > 0) {

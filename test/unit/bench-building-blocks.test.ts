@@ -109,7 +109,7 @@ describe('bench report', () => {
     };
     const markdown = renderMarkdown(report);
     expect(markdown).toContain(
-      '## Single-run limits\n\n_For the README (DESIGN section 10)._\n\n**Single-run limits** here.',
+      '## Single-run limits\n\n_For docs/performance.md (DESIGN section 10)._\n\n**Single-run limits** here.',
     );
     expect(markdown).toContain('- Load average (1/5/15 min): 0.10 0.20 0.30 at the start, 0.40 0.50 0.60 at the end');
     expect(markdown).toContain('| fast | 1 s | met |');
