@@ -482,7 +482,21 @@ async function createAudiences(
       problems,
     );
   }
-  reportAudiences(context, target, await writeAudiences(context, target, planned));
+  const results = await writeAudiences(context, target, planned);
+  await subscribeAuditQueues(target, results);
+  reportAudiences(context, target, results);
+}
+
+/**
+ * In the sandbox a new audience's topic gets its audit queue at once (cli/deliveries.ts), so
+ * `news-alerts deliveries` shows everything it is ever sent, whoever publishes to it first.
+ */
+async function subscribeAuditQueues(target: Target, results: readonly AudienceResult[]): Promise<void> {
+  if (target.kind !== 'local') return;
+  const created = results.filter((result) => result.action === 'created').map((result) => result.audienceId);
+  if (created.length === 0) return;
+  const { ensureAuditQueues } = await import('./deliveries.ts');
+  await ensureAuditQueues(target, { only: created });
 }
 
 /** `audiences put --file`: creates the new audiences (and their topics), replaces the others. */
@@ -497,7 +511,9 @@ async function putAudiences(context: CommandContext, args: readonly unknown[], o
       problems,
     );
   }
-  reportAudiences(context, target, await writeAudiences(context, target, planned));
+  const results = await writeAudiences(context, target, planned);
+  await subscribeAuditQueues(target, results);
+  reportAudiences(context, target, results);
 }
 
 /** `audiences validate <file>`: what put would do, without writing anything. */

@@ -27,10 +27,12 @@ import { maskUrl } from './output.ts';
 import type { LocalTarget, Target } from './target.ts';
 
 /**
- * The audit queue prefix of a sandbox: `<prefix>audit-`, from the Slack stand-in queues'
- * `<prefix>slack-` (local-stack.ts names both from the same resource prefix).
+ * The audit queue prefix of a sandbox: the descriptor's `auditQueuePrefix`, or for a descriptor
+ * written before it existed `<prefix>audit-` from the Slack stand-in queues' `<prefix>slack-`
+ * (local-stack.ts names both from the same resource prefix).
  */
 export function auditQueuePrefix(target: LocalTarget): string {
+  if (target.descriptor.names.auditQueuePrefix !== undefined) return target.descriptor.names.auditQueuePrefix;
   const slack = target.names.slackStandInQueuePrefix ?? target.descriptor.names.slackStandInQueuePrefix;
   return slack.endsWith('slack-') ? `${slack.slice(0, -'slack-'.length)}audit-` : `${slack}audit-`;
 }

@@ -41,6 +41,12 @@ export const SandboxDescriptorSchema = z.strictObject({
      * `<prefix><audienceId>` standing in for it, as `npm start` does.
      */
     slackStandInQueuePrefix: name,
+    /**
+     * Every audience topic has an SQS queue `<prefix><audienceId>` subscribed with raw delivery:
+     * what `news-alerts deliveries` reads. Optional: descriptors written before it existed derive
+     * it from the Slack stand-in prefix.
+     */
+    auditQueuePrefix: name.optional(),
   }),
   /** The one description of the provider the sandbox reads (see the module comment). */
   provider: z.strictObject({
@@ -244,6 +250,7 @@ export function describeLocalStack(stack: LocalStack, options: DescribeLocalStac
       apiKeySecretId: stack.secretId,
       slackWebhookSecretPrefix: `${options.prefix}slack/`,
       slackStandInQueuePrefix: `${options.prefix}slack-`,
+      auditQueuePrefix: `${options.prefix}audit-`,
     },
     provider,
     alertEnvironment: {

@@ -4,7 +4,7 @@
  * and body, SMS text, the structured JSON of queue and webhook subscribers), read without
  * consuming the audit queue; against a deployed stack the command says it only sees the sandbox.
  */
-import { DeleteTopicCommand } from '@aws-sdk/client-sns';
+import { DeleteTopicCommand, ListSubscriptionsByTopicCommand } from '@aws-sdk/client-sns';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CliSandbox, runCli, startCliSandbox } from './support.ts';
 
@@ -107,6 +107,18 @@ describe('deliveries', () => {
     const markets = all.audiences.find((entry) => entry.audienceId === 'markets-desk');
     expect(markets?.total).toBe(run.json<RunJson>().summary.audiences['markets-desk']?.published);
     expect(markets?.subscribers).toEqual([]);
+  });
+
+  it('an audience created with the CLI has its audit queue from the start, before any run publishes to it', async () => {
+    const create = await sandbox.cli(['--json', 'audiences', 'create', 'early-watch', '--name', 'Early watch']);
+    expect(create.code, create.stderr).toBe(0);
+    const topicArn = create.json<{ results: { topicArn: string }[] }>().results[0]?.topicArn;
+    const { Subscriptions } = await sandbox.stack.clients.sns.send(
+      new ListSubscriptionsByTopicCommand({ TopicArn: topicArn }),
+    );
+    expect(
+      Subscriptions?.map((subscription) => [subscription.Protocol, subscription.Endpoint?.split(':').pop()]),
+    ).toEqual([['sqs', `${sandbox.descriptor.names.auditQueuePrefix}early-watch`]]);
   });
 
   it('a sandbox audience whose topic was deleted does not stop the run, and deliveries names it', async () => {
