@@ -17,9 +17,9 @@ import { fileURLToPath } from 'node:url';
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { DescribeSecretCommand } from '@aws-sdk/client-secrets-manager';
 import { type Command, Option } from 'commander';
-import { loadAlertRunConfig } from '#alert-run/config';
 import { ConfigError } from '#core/errors';
 import { localAwsConfig } from '#sandbox/moto';
+import { checkProviderSettings } from '#sandbox/provider-check';
 import { AwsClients } from './aws-clients.ts';
 import { action, integerOption } from './command.ts';
 import { type CommandContext, projectRoot } from './context.ts';
@@ -367,16 +367,7 @@ export function startOptionsOf(options: UpOptions): SandboxStart {
       : {}),
   });
   try {
-    loadAlertRunConfig({
-      ...startEnvironment(start),
-      NEWS_API_BASE_URL: start.provider?.url ?? 'https://127.0.0.1/',
-      NEWS_API_ALLOW_INTERNAL_TARGET: 'true',
-      ...(caPem !== undefined ? { NEWS_API_CA_PEM: caPem } : {}),
-      NEWS_API_KEY_SECRET_ID: 'sandbox',
-      RULES_TABLE_NAME: 'rules',
-      AUDIENCES_TABLE_NAME: 'audiences',
-      STATE_TABLE_NAME: 'state',
-    });
+    checkProviderSettings(startEnvironment(start), { url: start.provider?.url, caPem });
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     const flags = Object.entries(optionOfVariable)

@@ -14,7 +14,6 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { loadAlertRunConfig } from '#alert-run/config';
 import type { RunSummary } from '#core/alert-run';
 import { ConfigError } from '#core/errors';
 import {
@@ -47,6 +46,7 @@ import {
 } from '../sandbox/local-stack.ts';
 import { startMoto } from '../sandbox/moto.ts';
 import { OUT_OF_SCOPE_MEDIA } from '../sandbox/news-simulator-data.ts';
+import { checkProviderSettings } from '../sandbox/provider-check.ts';
 import { projectRoot } from '../sandbox/python-env.mjs';
 import { createCertificateAuthority } from '../sandbox/tls.ts';
 
@@ -212,18 +212,7 @@ if (options.providerTimeZone) environment.NEWS_API_TIME_ZONE = options.providerT
 if (options.pageSize) environment.NEWS_API_PAGE_SIZE = String(options.pageSize);
 if (responseMapping !== undefined) environment.NEWS_API_RESPONSE_MAPPING = responseMapping;
 try {
-  // The run's own validation before anything starts: a bad URL, zone, page size or mapping is a
-  // usage error naming the variable, not a failure after moto and the simulator are up.
-  loadAlertRunConfig({
-    ...environment,
-    NEWS_API_BASE_URL: options.providerUrl ?? 'https://127.0.0.1/',
-    NEWS_API_ALLOW_INTERNAL_TARGET: 'true',
-    ...(providerCa !== undefined ? { NEWS_API_CA_PEM: providerCa } : {}),
-    NEWS_API_KEY_SECRET_ID: 'sandbox',
-    RULES_TABLE_NAME: 'rules',
-    AUDIENCES_TABLE_NAME: 'audiences',
-    STATE_TABLE_NAME: 'state',
-  });
+  checkProviderSettings(environment, { url: options.providerUrl, caPem: providerCa });
 } catch (error) {
   if (!(error instanceof ConfigError)) throw error;
   usage(error.message);
