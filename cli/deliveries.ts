@@ -5,8 +5,9 @@
  * Every sandbox audience topic has an "audit" SQS queue subscribed with raw delivery
  * (`<prefix>audit-<audienceId>`, beside the Slack stand-in queues `<prefix>slack-<audienceId>`):
  * it keeps the structured body of every notification the topic sent. `npm start` creates them
- * for its audiences; for audiences created with the CLI, `run` and `replay` against the sandbox
- * (and this command) subscribe one idempotently before anything is published
+ * for its audiences; for audiences created with the CLI, `audiences create`/`put` subscribe one at
+ * once, and `run` and `replay` against the sandbox (and this command) make sure of it idempotently
+ * before anything is published
  * ({@link ensureAuditQueues}), so nothing a CLI run sends is invisible.
  *
  * Reading never consumes: messages are received with a short visibility timeout and made visible
@@ -61,8 +62,8 @@ const topicOf = (item: Item): string | undefined =>
 
 /**
  * Makes sure every sandbox audience's topic has its audit queue subscribed (creating queue and
- * subscription when missing; both calls are idempotent). Called by `run` and `replay` in the
- * sandbox before they publish. An audience whose topic is gone (or broken) is passed to `onFailure`
+ * subscription when missing; both calls are idempotent). Called by `audiences create`/`put` for
+ * new audiences and by `run` and `replay` in the sandbox before they publish. An audience whose topic is gone (or broken) is passed to `onFailure`
  * and skipped: the run parks its alerts as it would without the queue. Returns audienceId → queue URL.
  */
 export async function ensureAuditQueues(
@@ -464,8 +465,8 @@ export function registerDeliveries(program: Command): void {
       `
 Reads each audience topic's audit queue (<prefix>audit-<audienceId>) without consuming it, newest
 last: email subject and body, SMS text, the Slack message (blocks' text) and the webhook JSON, for
-every subscriber of the audience. 'run' and 'replay' in the sandbox subscribe the audit queue of
-every audience first, also of audiences created with the CLI.
+every subscriber of the audience. 'audiences create' and 'audiences put' subscribe a new sandbox
+audience's audit queue at once, and 'run' and 'replay' make sure every audience has one first.
 
 Only the sandbox has audit queues (exit 2 on a stack). On a stack, subscribe an SQS queue you can
 read: news-alerts subscriptions add <audienceId> --sqs <queueArn> [--raw]

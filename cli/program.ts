@@ -69,10 +69,7 @@ function baseProgram(messages: CommanderMessages): Command {
           messages.text += text;
         },
       })
-      .addHelpText(
-        'after',
-        `\n${targetHelp}\n\n${exitCodeHelp}\n\nEveryday tasks: the "Ops guide" section of README.md`,
-      )
+      .addHelpText('after', `\n${targetHelp}\n\n${exitCodeHelp}\n\nEveryday tasks: docs/ops-guide.md`)
   );
 }
 

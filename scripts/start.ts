@@ -160,6 +160,16 @@ const useSimulator = options.providerUrl === undefined;
 if (!useSimulator && !options.apiKey) {
   usage('--provider-url needs an API key: set NEWS_API_KEY (or pass --api-key)');
 }
+if (useSimulator) {
+  for (const [flag, value] of [
+    ['--provider-ca', options.providerCa],
+    ['--response-mapping', options.responseMapping],
+    ['--provider-time-zone', options.providerTimeZone],
+  ] as const) {
+    if (value !== undefined)
+      usage(`${flag} applies to a real provider: give --provider-url too (the simulator needs none)`);
+  }
+}
 if (options.audiences !== undefined && options.rules === undefined) {
   usage('--audiences needs --rules too: the example rules are written for the example audiences');
 }

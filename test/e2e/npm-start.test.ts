@@ -118,7 +118,14 @@ describe('npm start', () => {
   }, 60_000);
 
   it('usage errors exit 2 with the one-line error and where help is, not the whole help', async () => {
-    for (const args of [['--bogus'], ['--cycles', 'x'], ['--now', 'yesterday'], ['--audiences', 'a.yaml']]) {
+    for (const args of [
+      ['--bogus'],
+      ['--cycles', 'x'],
+      ['--now', 'yesterday'],
+      ['--audiences', 'a.yaml'],
+      // A real provider's setting without --provider-url would be silently ignored by the simulator.
+      ['--provider-time-zone', 'Asia/Seoul', '--once'],
+    ]) {
       const { code, stdout, stderr } = await npmStart(args);
       expect(code, `${args.join(' ')}: ${stderr}`).toBe(2);
       expect(stdout).toBe('');
