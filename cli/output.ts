@@ -278,6 +278,9 @@ const gap = '  ';
 /** Free text does not wrap narrower than this (unless the column is narrower anyway). */
 const minimumTextWidth = 10;
 
+/** Free text columns get at least this much (or their whole text) before optional columns are kept. */
+const comfortableTextWidth = 28;
+
 /** Rows as TSV lines: cells escaped (tabs and newlines too), tab-separated, unpadded. */
 const tsvLines = (rows: readonly (readonly Cell[])[]): string[] => rows.map((row) => row.map(cellText).join('\t'));
 
@@ -291,9 +294,13 @@ interface Piece {
 
 let graphemeSegmenter: Intl.Segmenter | undefined;
 
+/** Hangul syllables and jamo. */
+const hangul = /[\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\uac00-\ud7af\ud7b0-\ud7ff]/u;
+
 /**
- * A cell's text cut where it may wrap: at spaces, and around East Asian wide characters (scripts
- * that do not separate words with spaces). A cell with no space is one piece: an id is never cut.
+ * A cell's text cut where it may wrap: at spaces, and around Chinese and Japanese characters
+ * (scripts that do not separate words with spaces; Korean does, so a Hangul word stays whole).
+ * An ASCII cell with no space is one piece: an id is never cut.
  */
 function piecesOf(text: string): Piece[] {
   graphemeSegmenter ??= new Intl.Segmenter(undefined, { granularity: 'grapheme' });
@@ -308,7 +315,8 @@ function piecesOf(text: string): Piece[] {
     // Only a word with a wide character needs segmenting; ASCII words (almost all) stay whole.
     if (/[\u1100-\u{10ffff}]/u.test(word)) {
       for (const { segment } of graphemeSegmenter.segment(word)) {
-        if (displayWidth(segment) < 2) {
+        // Korean separates words with spaces like Latin: a Hangul word stays whole.
+        if (displayWidth(segment) < 2 || hangul.test(segment)) {
           run += segment;
           continue;
         }
@@ -415,15 +423,18 @@ export function layoutTable(
     // Free text may, as a last resort, cut a word longer than the column (never the head's).
     const headWord = header ? (cells[0]?.narrowest ?? 0) : 0;
     const lastResort = column.wrap ? Math.max(sane, headWord) : minimum;
-    return { natural, minimum, lastResort };
+    // Free text narrower than this reads a word or two per line: worth more than an optional column.
+    const comfortable = column.wrap ? Math.max(minimum, Math.min(natural, comfortableTextWidth)) : minimum;
+    return { natural, minimum, lastResort, comfortable };
   });
 
-  // Leave out optional columns, rightmost first, while even the narrowest layout is too wide.
+  // Leave out optional columns, rightmost first, while keeping them would squeeze free text below
+  // a comfortable width (or even the narrowest layout is too wide).
   let shown = columns.map((_, index) => index);
-  const narrowestTotal = (indexes: readonly number[]): number =>
-    indexes.reduce((sum, index) => sum + (measured[index]?.minimum ?? 0), gap.length * (indexes.length - 1));
+  const comfortableTotal = (indexes: readonly number[]): number =>
+    indexes.reduce((sum, index) => sum + (measured[index]?.comfortable ?? 0), gap.length * (indexes.length - 1));
   const dropped: string[] = [];
-  for (let index = columns.length - 1; index >= 0 && narrowestTotal(shown) > options.width; index--) {
+  for (let index = columns.length - 1; index >= 0 && comfortableTotal(shown) > options.width; index--) {
     const column = columns[index];
     if (column?.optional !== true) continue;
     shown = shown.filter((other) => other !== index);

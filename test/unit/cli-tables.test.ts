@@ -189,6 +189,43 @@ describe('tables that fit the terminal', () => {
     ).toBe('日本銀行が政策金利を引き上げると発表しました');
   });
 
+  it('keeps a Korean word whole: Korean separates words with spaces, like Latin', () => {
+    const layout = layoutTable(
+      [
+        { head: 'ID', id: true },
+        { head: 'CRITERIA', wrap: true },
+      ],
+      [['chips', 'keywords semiconductor, 반도체, 半導体; not categories 007*']],
+      { width: 24 },
+    );
+    const text = layout.lines.slice(1).map((line) => line.slice(7).trim());
+    expect(text.some((line) => line.split(' ').includes('반도체,'))).toBe(true);
+    for (const line of layout.lines) expect(displayWidth(line)).toBeLessThanOrEqual(24);
+  });
+
+  it('leaves out optional columns rather than squeeze free text to a word or two per line', () => {
+    const layout = layoutTable(
+      [
+        { head: 'RULE', id: true },
+        { head: 'CRITERIA', wrap: true },
+        { head: 'VERSION', optional: true },
+        { head: 'UPDATED', optional: true },
+      ],
+      [
+        [
+          'markets-rates',
+          'categories 002*; keywords "interest rate", inflation, 금리',
+          '3',
+          '2026-11-21T09:05:00Z by erin@ops',
+        ],
+      ],
+      { width: 60 },
+    );
+    // Both optional columns would fit with CRITERIA at 10 columns; the criteria are worth more.
+    expect(layout.lines[0]).not.toContain('UPDATED');
+    expect(layout.lines[1]).toContain('categories 002*; keywords "interest');
+  });
+
   it('keeps the former box sizing helper within its total', () => {
     const widths = fitColumns([['id', 'a very long reason '.repeat(10)]], 60);
     expect(widths.reduce((sum, width) => sum + width, 3)).toBeLessThanOrEqual(60);
@@ -303,8 +340,8 @@ describe('colour', () => {
   });
 
   it('makes headers bold and status words green, red or yellow, with the same layout as plain text', () => {
-    const coloured = capture({ format: 'table', color: true, columns: 60 });
-    const uncoloured = capture({ format: 'table', color: false, columns: 60 });
+    const coloured = capture({ format: 'table', color: true, columns: 120 });
+    const uncoloured = capture({ format: 'table', color: false, columns: 120 });
     for (const { output } of [coloured, uncoloured]) {
       output.table(ruleColumns, [...ruleRows, ['held', 'markets-desk', 'digest', status('HELD'), 'erin', '']]);
       output.fields([['topic', status('topic missing')]]);
