@@ -274,9 +274,13 @@ function printStatus(context: CommandContext, status: SandboxStatus): void {
   });
 }
 
+/** The simulator's seed when `--seed` is not given. */
+const defaultSeed = 7;
+
 /** The options of `sandbox up` as commander parses them. */
 interface UpOptions {
-  seed: number;
+  /** Unset: the default seed (a real provider has no seed). */
+  seed?: number;
   providerUrl?: string;
   providerCa?: string;
   responseMapping?: string;
@@ -346,13 +350,15 @@ export function startOptionsOf(options: UpOptions): SandboxStart {
         throw new UsageError(`${flag} applies to a real provider: give --provider-url too (the simulator needs none)`);
       }
     }
+  } else if (options.seed !== undefined) {
+    throw new UsageError('--seed chooses the simulator’s articles: a real provider (--provider-url) has none to seed');
   }
   const caPath = options.providerCa === undefined ? undefined : resolve(options.providerCa);
   const caPem = caPath === undefined ? undefined : readCertificate(caPath, '--provider-ca');
   const responseMapping =
     options.responseMapping === undefined ? undefined : readJsonObject(options.responseMapping, '--response-mapping');
   const start = SandboxStartSchema.parse({
-    seed: options.seed,
+    seed: options.seed ?? defaultSeed,
     initialLookbackMinutes: options.initialLookback ?? defaultSandboxLookbackMinutes(withProvider),
     ...(options.pageSize !== undefined ? { pageSize: options.pageSize } : {}),
     ...(withProvider
@@ -497,7 +503,7 @@ export function registerSandbox(program: Command): void {
   sandbox
     .command('up')
     .description('start the sandbox in the background and write its descriptor (.sandbox/sandbox.json)')
-    .option('--seed <n>', 'seed of the simulator’s articles', integerOption(0), 7)
+    .option('--seed <n>', `seed of the simulator’s articles (default: ${defaultSeed})`, integerOption(0))
     .option('--provider-url <url>', 'read this News Lookup provider instead of the simulator (https:// only)')
     .option('--provider-ca <pem file>', 'PEM file of an extra CA to trust for the provider (with --provider-url)')
     .option(

@@ -47,6 +47,10 @@ describe('sandbox up with provider options', () => {
     expect(withoutUrl.code).toBe(2);
     expect(withoutUrl.stderr).toContain('--provider-ca applies to a real provider: give --provider-url too');
 
+    const seeded = await sandbox(['sandbox', 'up', '--provider-url', provider.url, '--seed', '3']);
+    expect(seeded.code).toBe(2);
+    expect(seeded.stderr).toContain('--seed chooses the simulator’s articles');
+
     const plainHttp = await sandbox(['sandbox', 'up', '--provider-url', 'http://news.example.com']);
     expect(plainHttp.code).toBe(2);
     expect(plainHttp.stderr).toContain('NEWS_API_BASE_URL');
