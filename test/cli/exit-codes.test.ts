@@ -7,9 +7,9 @@
  * test/unit/cli-errors.test.ts.
  */
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { unusedPort } from '#test/aws';
 import { ExitCode, exitCodeHelp } from '../../cli/errors.ts';
 import { projectRoot, runCli } from './support.ts';
 
@@ -25,16 +25,6 @@ const noAws: Record<string, string | undefined> = {
   AWS_EC2_METADATA_DISABLED: 'true',
   NEWS_ALERTS_TARGET: undefined,
 };
-
-/** A loopback port nothing listens on (bound, then closed). */
-async function unusedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (typeof address !== 'object' || address === null) throw new Error('no port');
-  return address.port;
-}
 
 describe('exit codes', () => {
   it('the documented table names the codes the CLI uses', () => {

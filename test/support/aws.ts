@@ -2,7 +2,9 @@
  * Real AWS SDK v3 clients pointed at the test run's moto server, plus unique names so test files
  * running in parallel never share a table, topic or queue.
  */
+
 import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:net';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SNSClient } from '@aws-sdk/client-sns';
@@ -37,3 +39,13 @@ export function awsClients(): AwsClients {
 
 /** A short unique prefix for resource names (`t3f9a1c2-`). */
 export const uniquePrefix = (): string => `t${randomUUID().slice(0, 8)}-`;
+
+/** A loopback port nothing listens on (bound, then closed): where a client finds no endpoint. */
+export async function unusedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  if (typeof address !== 'object' || address === null) throw new Error('no port');
+  return address.port;
+}

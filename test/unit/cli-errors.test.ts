@@ -3,12 +3,13 @@
  * come from real SDK clients (the CLI's own, against the test moto server and a loopback port
  * nothing listens on), so the mapping is checked against what the SDK really throws.
  */
-import { createServer } from 'node:net';
+
 import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { LeaseHeldError, WatermarkConflictError } from '#core/errors';
 import { localAwsConfig } from '#sandbox/moto';
+import { unusedPort } from '#test/aws';
 import { AwsClients } from '../../cli/aws-clients.ts';
 import {
   CliError,
@@ -35,16 +36,6 @@ async function thrown(send: () => Promise<unknown>): Promise<unknown> {
     return error;
   }
   throw new Error('the call succeeded');
-}
-
-/** A loopback port nothing listens on (bound, then closed). */
-async function unusedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (typeof address !== 'object' || address === null) throw new Error('no port');
-  return address.port;
 }
 
 describe('the CLI errors', () => {
