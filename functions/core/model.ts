@@ -293,6 +293,16 @@ export const TEMPLATE_PLACEHOLDERS = {
 /** A template kind: see {@link TEMPLATE_PLACEHOLDERS}. */
 export type TemplateName = keyof typeof TEMPLATE_PLACEHOLDERS;
 
+/** A well-formed BCP 47 tag that this runtime's Intl can format dates in. */
+export function isSupportedLocale(value: string): boolean {
+  try {
+    return Intl.DateTimeFormat.supportedLocalesOf([value]).length > 0;
+  } catch {
+    // RangeError: not a BCP 47 tag.
+    return false;
+  }
+}
+
 const placeholder = /\{([^{}]*)\}/g;
 
 const template = (name: TemplateName, options: { maxLength: number; multiline: boolean; required?: string }) =>
@@ -330,22 +340,49 @@ const template = (name: TemplateName, options: { maxLength: number; multiline: b
  * - `footer`: replaces the two lines at the end of every email that say why the address gets it
  *   and how to change that; the alert or digest id line always follows.
  */
-export const MessageTemplatesSchema = z.strictObject({
+const templateFields = {
   subject: z.optional(template('subject', { maxLength: 200, multiline: false, required: 'headline' })),
   digestSubject: z.optional(template('digestSubject', { maxLength: 200, multiline: false })),
   footer: z.optional(template('footer', { maxLength: 1000, multiline: true })),
+};
+
+/** Most translations one audience's `templates.locales` may hold. */
+export const MAX_TEMPLATE_LOCALES = 20;
+
+export const MessageTemplatesSchema = z.strictObject({
+  ...templateFields,
+  /**
+   * The same templates per locale (`{"ko": {"footer": "..."}}`). A subscriber gets the first
+   * entry along the audience's locale chain (`ko-KR → ko → defaultLocale → en`), then the
+   * locale-neutral template above, then the built-in wording (functions/core/locale.ts).
+   */
+  locales: z.optional(
+    z
+      .record(z.string(), z.strictObject(templateFields))
+      .check(
+        z.superRefine((byLocale, ctx) => {
+          const tags = Object.keys(byLocale);
+          if (tags.length > MAX_TEMPLATE_LOCALES) {
+            ctx.addIssue({ code: 'custom', message: `at most ${MAX_TEMPLATE_LOCALES} locales; found ${tags.length}` });
+          }
+          for (const tag of tags) {
+            if (!isSupportedLocale(tag)) {
+              ctx.addIssue({
+                code: 'custom',
+                path: [tag],
+                message: 'each key must be a BCP 47 locale this runtime supports, such as "ko", "en" or "ja-JP"',
+              });
+            }
+          }
+        }),
+      ),
+  ),
 });
 /** Validated templates of an audience. */
 export type MessageTemplates = z.infer<typeof MessageTemplatesSchema>;
 
 const locale = z.string().check(
-  z.refine((value) => {
-    try {
-      return Intl.DateTimeFormat.supportedLocalesOf([value]).length > 0;
-    } catch {
-      return false;
-    }
-  }, 'must be a BCP 47 locale this runtime supports, such as "en-GB", "ko-KR" or "ja-JP"'),
+  z.refine(isSupportedLocale, 'must be a BCP 47 locale this runtime supports, such as "en-GB", "ko-KR" or "ja-JP"'),
 );
 
 /** Who receives a set of alerts: one SNS topic and its subscribers, plus delivery preferences. */

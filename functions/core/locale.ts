@@ -1,0 +1,163 @@
+/**
+ * Which language a subscriber reads, and where the words come from when that language has no
+ * wording of its own. Owns one guarantee: every subscriber-facing word resolves to real text in a
+ * shipped language (never a key name, never nothing), by a fallback chain that is the same for the
+ * alert run, the Slack relay and `audiences validate`.
+ *
+ * - An audience's `locale` (BCP 47, e.g. `ko-KR`) is used as is for dates and numbers (`Intl`).
+ * - Its words come from the first entry of {@link localeChain} that has a shipped catalog
+ *   ({@link SHIPPED_LOCALES}): `ko-KR → ko → <defaultLocale> → en`.
+ * - Ops templates may be set per locale (`templates.locales`); {@link resolveTemplate} walks the
+ *   same chain, then the locale-neutral template, and reports where the wording came from so
+ *   validation can say which translation is missing.
+ *
+ * Pure: no clock, no I/O.
+ */
+import type { MessageTemplates, TemplateName } from './model.ts';
+
+/** Languages with a message catalog, in the order the docs list them. */
+export const SHIPPED_LOCALES = ['en', 'ko', 'ja'] as const;
+/** A language with a message catalog. */
+export type ShippedLocale = (typeof SHIPPED_LOCALES)[number];
+
+/** The locale of an audience without `locale` when the stack sets no `defaultLocale`. */
+export const FALLBACK_LOCALE = 'en-US';
+
+/** The last resort of every chain: the language every catalog key is written in first. */
+const LAST_RESORT: ShippedLocale = 'en';
+
+const isShipped = (tag: string): tag is ShippedLocale => (SHIPPED_LOCALES as readonly string[]).includes(tag);
+
+/** The canonical form of a tag (`ko-kr` → `ko-KR`), or undefined when it is no BCP 47 tag. */
+export function canonicalLocale(tag: string): string | undefined {
+  try {
+    return Intl.getCanonicalLocales(tag)[0];
+  } catch {
+    // RangeError for a malformed tag: the caller treats it as absent.
+    return undefined;
+  }
+}
+
+/** `ko-Kore-KR` → `ko-Kore-KR`, `ko-Kore`, `ko`: the tag, then each shorter prefix. */
+function prefixes(tag: string): string[] {
+  const parts = tag.split('-');
+  const out: string[] = [];
+  for (let length = parts.length; length >= 1; length--) out.push(parts.slice(0, length).join('-'));
+  return out;
+}
+
+const chains = new Map<string, readonly string[]>();
+
+/**
+ * The fallback chain of a locale: the tag and its shorter prefixes, then the default locale and
+ * its prefixes, then `en`; canonical tags, no duplicates. A missing or malformed tag starts at the
+ * default.
+ *
+ * @example localeChain('ko-KR', 'en-US') // ['ko-KR', 'ko', 'en-US', 'en']
+ */
+export function localeChain(tag: string | undefined, defaultLocale: string = FALLBACK_LOCALE): readonly string[] {
+  const key = `${tag ?? ''}\u0000${defaultLocale}`;
+  let chain = chains.get(key);
+  if (chain === undefined) {
+    const seen = new Set<string>();
+    for (const candidate of [tag, defaultLocale, LAST_RESORT]) {
+      const canonical = candidate === undefined ? undefined : canonicalLocale(candidate);
+      if (canonical !== undefined) for (const prefix of prefixes(canonical)) seen.add(prefix);
+    }
+    chain = [...seen];
+    if (chains.size >= 256) chains.clear();
+    chains.set(key, chain);
+  }
+  return chain;
+}
+
+/** The shipped language a chain's words come from: its first entry with a catalog. */
+export function messageLocale(chain: readonly string[]): ShippedLocale {
+  for (const tag of chain) {
+    const lower = tag.toLowerCase();
+    if (isShipped(lower)) return lower;
+  }
+  return LAST_RESORT;
+}
+
+/** The language subtag of a tag (`ko-KR` → `ko`). */
+export const languageOf = (tag: string): string => (tag.split('-')[0] ?? tag).toLowerCase();
+
+/** Where a template's wording came from. */
+export type TemplateSource =
+  /** `templates.locales[tag]`; `tag` is the chain entry that had it. */
+  | { readonly kind: 'locale'; readonly tag: string }
+  /** The locale-neutral `templates.<name>`. */
+  | { readonly kind: 'any' }
+  /** No template: the catalog's built-in wording of the message locale. */
+  | { readonly kind: 'builtin' };
+
+/** A resolved template: the text (absent for `builtin`) and where it came from. */
+export interface ResolvedTemplate {
+  readonly template?: string | undefined;
+  readonly source: TemplateSource;
+}
+
+/**
+ * The ops template for `name` as a subscriber on `chain` gets it: the first chain entry with a
+ * `templates.locales` entry for it (matched case-insensitively), else the locale-neutral
+ * `templates.<name>`, else the built-in wording.
+ */
+export function resolveTemplate(
+  templates: MessageTemplates | undefined,
+  name: TemplateName,
+  chain: readonly string[],
+): ResolvedTemplate {
+  if (templates === undefined) return { source: { kind: 'builtin' } };
+  const byLocale = templates.locales;
+  if (byLocale !== undefined) {
+    for (const tag of chain) {
+      for (const [key, set] of Object.entries(byLocale)) {
+        const value = set[name];
+        if (value !== undefined && key.toLowerCase() === tag.toLowerCase()) {
+          return { template: value, source: { kind: 'locale', tag } };
+        }
+      }
+    }
+  }
+  const neutral = templates[name];
+  if (neutral !== undefined) return { template: neutral, source: { kind: 'any' } };
+  return { source: { kind: 'builtin' } };
+}
+
+/**
+ * What an audience's subscribers get instead of the wording ops meant for their language: one
+ * sentence per template whose `templates.locales` lacks the audience's language but has others,
+ * naming the fallback. Empty when nothing falls back. `audiences validate` prints these; the run
+ * sends the fallback (never a key name, never nothing).
+ */
+export function templateFallbacks(
+  templates: MessageTemplates | undefined,
+  locale: string | undefined,
+  defaultLocale: string = FALLBACK_LOCALE,
+): string[] {
+  const byLocale = templates?.locales;
+  if (templates === undefined || byLocale === undefined) return [];
+  const chain = localeChain(locale, defaultLocale);
+  const wanted = chain[0] ?? LAST_RESORT;
+  const language = languageOf(wanted);
+  const notes: string[] = [];
+  for (const name of ['subject', 'digestSubject', 'footer'] as const) {
+    const translated = Object.entries(byLocale)
+      .filter(([, set]) => set[name] !== undefined)
+      .map(([tag]) => tag);
+    if (translated.length === 0) continue;
+    const resolved = resolveTemplate(templates, name, chain);
+    if (resolved.source.kind === 'locale' && languageOf(resolved.source.tag) === language) continue;
+    const got =
+      resolved.source.kind === 'locale'
+        ? `the ${resolved.source.tag} one`
+        : resolved.source.kind === 'any'
+          ? `templates.${name}`
+          : `the built-in ${messageLocale(chain)} wording`;
+    notes.push(
+      `templates.locales has ${name} for ${translated.join(', ')} but not for ${wanted}: its subscribers get ${got}; add templates.locales.${language}.${name}`,
+    );
+  }
+  return notes;
+}
