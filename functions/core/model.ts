@@ -357,33 +357,33 @@ export const MessageTemplatesSchema = z.strictObject({
    * locale-neutral template above, then the built-in wording (functions/core/locale.ts).
    */
   locales: z.optional(
-    z
-      .record(z.string(), z.strictObject(templateFields))
-      .check(
-        z.superRefine((byLocale, ctx) => {
-          const tags = Object.keys(byLocale);
-          if (tags.length > MAX_TEMPLATE_LOCALES) {
-            ctx.addIssue({ code: 'custom', message: `at most ${MAX_TEMPLATE_LOCALES} locales; found ${tags.length}` });
+    z.record(z.string(), z.strictObject(templateFields)).check(
+      z.superRefine((byLocale, ctx) => {
+        const tags = Object.keys(byLocale);
+        if (tags.length > MAX_TEMPLATE_LOCALES) {
+          ctx.addIssue({ code: 'custom', message: `at most ${MAX_TEMPLATE_LOCALES} locales; found ${tags.length}` });
+        }
+        for (const tag of tags) {
+          if (!isSupportedLocale(tag)) {
+            ctx.addIssue({
+              code: 'custom',
+              path: [tag],
+              message: 'each key must be a BCP 47 locale this runtime supports, such as "ko", "en" or "ja-JP"',
+            });
           }
-          for (const tag of tags) {
-            if (!isSupportedLocale(tag)) {
-              ctx.addIssue({
-                code: 'custom',
-                path: [tag],
-                message: 'each key must be a BCP 47 locale this runtime supports, such as "ko", "en" or "ja-JP"',
-              });
-            }
-          }
-        }),
-      ),
+        }
+      }),
+    ),
   ),
 });
 /** Validated templates of an audience. */
 export type MessageTemplates = z.infer<typeof MessageTemplatesSchema>;
 
-const locale = z.string().check(
-  z.refine(isSupportedLocale, 'must be a BCP 47 locale this runtime supports, such as "en-GB", "ko-KR" or "ja-JP"'),
-);
+const locale = z
+  .string()
+  .check(
+    z.refine(isSupportedLocale, 'must be a BCP 47 locale this runtime supports, such as "en-GB", "ko-KR" or "ja-JP"'),
+  );
 
 /** Who receives a set of alerts: one SNS topic and its subscribers, plus delivery preferences. */
 export const AudienceSchema = z.strictObject({
