@@ -6,7 +6,8 @@
  * documents the same list and a test keeps the two in step.
  */
 import { z } from 'zod';
-import { alertRunEnvironment } from '#alert-run/config';
+import { alertRunEnvironment, checkDefaultLocale } from '#alert-run/config';
+import { FALLBACK_LOCALE } from '#core/locale';
 import { describeIssues } from '#core/model';
 import { PaginationSchema } from '#provider/config';
 import { ResponseMappingOverrideSchema } from '#provider/response-mapping';
@@ -50,6 +51,7 @@ export const STACK_MANAGED_VARIABLES = [
   'INCREMENTAL_OVERLAP_MINUTES',
   'LEDGER_RETENTION_DAYS',
   'LEASE_SECONDS',
+  'DEFAULT_LOCALE',
 ] as const;
 
 // --- Building blocks ------------------------------------------------------------------------------
@@ -269,6 +271,19 @@ export const StackConfigSchema = z
     watermarkLagAlarmMinutes: wholeNumber(5, 7 * 24 * 60, 60),
     /** Reserved concurrency of the Slack relay; 0 leaves it unreserved. */
     slackRelayConcurrency: wholeNumber(0, 100, 2),
+    /**
+     * Locale of audiences without `locale` (and the fallback before English for the others):
+     * a BCP 47 tag whose language has shipped messages. `en-US` keeps today's alerts.
+     */
+    defaultLocale: z
+      .string({ error: 'must be a BCP 47 locale such as "en-US", "ko-KR" or "ja-JP"' })
+      .transform((value, ctx) => {
+        const check = checkDefaultLocale(value);
+        if (check.ok) return check.locale;
+        ctx.addIssue({ code: 'custom', message: check.message });
+        return z.NEVER;
+      })
+      .default(FALLBACK_LOCALE),
     audiences: z.preprocess(fromJsonString, z.array(AudienceConfigSchema).max(100).default([])),
     alertEnvironmentOverrides: z.preprocess(
       fromJsonString,

@@ -8,6 +8,7 @@ import * as z from 'zod/mini';
 import type { TableNames } from '#aws/table-layout';
 import type { AlertRunSettings } from '#core/alert-run';
 import { ConfigError } from '#core/errors';
+import { FALLBACK_LOCALE, languageOf, SHIPPED_LOCALES } from '#core/locale';
 import { describeIssues } from '#core/model';
 import { type ProviderConfig, parseProviderConfig } from '#provider/config';
 import { checkTargetUrl } from '#shared/network-targets';
@@ -120,7 +121,40 @@ export const alertRunEnvironment: readonly EnvironmentVariable[] = [
   },
   { name: 'SECRET_CACHE_SECONDS', default: '300', description: 'How long the API key is cached in a warm function.' },
   { name: 'SNS_CONCURRENCY', default: '8', description: 'PublishBatch calls in flight at once.' },
+  {
+    name: 'DEFAULT_LOCALE',
+    default: FALLBACK_LOCALE,
+    description:
+      'Locale (BCP 47) of audiences without `locale`, and the fallback before English for the others (cdk.json `defaultLocale`); its language must have shipped messages (en, ko, ja).',
+  },
 ];
+
+/**
+ * The default locale in canonical form (`ko-kr` → `ko-KR`), or why it cannot be one: a BCP 47
+ * tag `Intl` supports whose language has a shipped message catalog. The stack (`defaultLocale`)
+ * and the cold start (`DEFAULT_LOCALE`) check with this one function, so both say the same thing.
+ */
+export function checkDefaultLocale(value: string): { ok: true; locale: string } | { ok: false; message: string } {
+  const refuse = (why: string) => ({
+    ok: false as const,
+    message: `${why}; use a locale whose language has shipped messages (${SHIPPED_LOCALES.join(', ')}), such as "en-US", "ko-KR" or "ja-JP"; got ${JSON.stringify(value)}`,
+  });
+  let canonical: string | undefined;
+  try {
+    canonical = Intl.getCanonicalLocales(value.trim())[0];
+  } catch {
+    // RangeError: not a BCP 47 tag at all.
+    canonical = undefined;
+  }
+  if (canonical === undefined) return refuse('is not a BCP 47 locale');
+  if (Intl.DateTimeFormat.supportedLocalesOf([canonical]).length === 0) {
+    return refuse('is a locale this platform cannot format dates in');
+  }
+  if (!(SHIPPED_LOCALES as readonly string[]).includes(languageOf(canonical))) {
+    return refuse(`has no shipped messages for its language "${languageOf(canonical)}"`);
+  }
+  return { ok: true, locale: canonical };
+}
 
 const integer = (min: number, max: number) => z.coerce.number().check(z.int(), z.gte(min), z.lte(max));
 const required = z.string().check(z.trim(), z.minLength(1, 'is required'));
@@ -163,6 +197,7 @@ const EnvironmentSchema = z.object({
   LEDGER_FLUSH_DELAY_MS: z._default(integer(0, 10_000), 100),
   SECRET_CACHE_SECONDS: z._default(integer(0, 86_400), 300),
   SNS_CONCURRENCY: z._default(integer(1, 64), 8),
+  DEFAULT_LOCALE: z._default(z.string(), FALLBACK_LOCALE),
 });
 
 /** Everything the alert run needs besides its AWS clients. */
@@ -195,6 +230,10 @@ export function loadAlertRunConfig(env: Readonly<Record<string, string | undefin
     throw new ConfigError(
       'LEDGER_RETENTION_DAYS must cover the re-read overlap (LATE_ARRIVAL_MINUTES plus FULL_SWEEP_MINUTES plus two provider days); raise it',
     );
+  }
+  const defaultLocale = checkDefaultLocale(e.DEFAULT_LOCALE);
+  if (!defaultLocale.ok) {
+    throw new ConfigError(`invalid alert function configuration: DEFAULT_LOCALE: ${defaultLocale.message}`);
   }
   const provider = parseProviderConfig({
     baseUrl: e.NEWS_API_BASE_URL,
@@ -242,6 +281,7 @@ export function loadAlertRunConfig(env: Readonly<Record<string, string | undefin
       ledgerFlushDelayMs: e.LEDGER_FLUSH_DELAY_MS,
       fullSweepMs: e.FULL_SWEEP_MINUTES * 60_000,
       incrementalOverlapMs: e.INCREMENTAL_OVERLAP_MINUTES * 60_000,
+      defaultLocale: defaultLocale.locale,
     },
   };
 }

@@ -48,6 +48,7 @@ import {
   ProviderError,
   WatermarkConflictError,
 } from './errors.ts';
+import { FALLBACK_LOCALE } from './locale.ts';
 import { compileRules } from './matcher.ts';
 import type { Article, AudienceMatch, RuleSet } from './model.ts';
 import {
@@ -66,6 +67,7 @@ import {
   type Watermark,
 } from './ports.ts';
 import { type DayObservation, nextOrder, OrderCheck, planRead, type ReadPlan } from './reading.ts';
+import type { RenderOptions } from './render.ts';
 
 /** The adapters one run talks to. */
 export interface AlertRunDependencies extends DeliveryPorts {
@@ -101,6 +103,11 @@ export interface AlertRunSettings {
   readonly fullSweepMs: number;
   /** Between sweeps, how far behind the watermark a run reads before it may stop early. */
   readonly incrementalOverlapMs: number;
+  /**
+   * Locale of audiences without `locale`, and the fallback before English for the others
+   * (the stack's `defaultLocale`, validated at cold start). Default `en-US`.
+   */
+  readonly defaultLocale?: string | undefined;
 }
 
 export interface AlertRunOptions {
@@ -340,7 +347,12 @@ class AlertRun {
     readonly lease: Lease,
     readonly deadlines: Deadlines,
     readonly now: () => number,
-  ) {}
+  ) {
+    this.render = { defaultLocale: settings.defaultLocale ?? FALLBACK_LOCALE };
+  }
+
+  /** How this run renders: every audience without `locale` reads the stack's default locale. */
+  readonly render: RenderOptions;
 
   async run(): Promise<void> {
     const { deps, summary } = this;
@@ -369,6 +381,7 @@ class AlertRun {
           audiences,
           publishSignal: this.deadlines.publish.signal,
           counts: summary,
+          render: this.render,
         });
       } catch (error) {
         if (failure === undefined) failure = { error };
@@ -453,6 +466,7 @@ class AlertRun {
       lateBefore: watermarkAt,
       counts: summary,
       applyDeliveryPreferences: true,
+      render: this.render,
     });
 
     let watermarkMayAdvance = true;

@@ -36,7 +36,7 @@ import {
   type HeldNotification,
   type OutboundMessage,
 } from './ports.ts';
-import { renderNotification, renderParkedNotification, UnpublishableLinkError } from './render.ts';
+import { type RenderOptions, renderNotification, renderParkedNotification, UnpublishableLinkError } from './render.ts';
 
 /** DynamoDB's BatchGetItem limit. */
 const lookupBatchSize = 100;
@@ -129,6 +129,8 @@ export interface DeliveryPipelineOptions extends DeliveryPorts {
   readonly applyDeliveryPreferences?: boolean;
   /** Dry runs: receives every match that would have been held. */
   readonly onWouldHold?: (held: HeldNotification) => void;
+  /** How alerts are rendered (the stack's default locale); the same for every audience of the run. */
+  readonly render?: RenderOptions;
 }
 
 /** A match that passed the ledger lookup and rendered. */
@@ -252,7 +254,7 @@ export class DeliveryPipeline {
       }
       let message: OutboundMessage;
       try {
-        message = renderNotification(match, audience);
+        message = renderNotification(match, audience, this.#options.render);
       } catch (error) {
         // One article that cannot be rendered must not stop every other alert, nor block the
         // watermark forever, nor vanish: it is parked (below) with the best rendering there is,
@@ -266,7 +268,7 @@ export class DeliveryPipeline {
           error: reason,
         });
         if (this.#options.dryRun) continue;
-        const parked = renderParkedNotification(match, audience);
+        const parked = renderParkedNotification(match, audience, this.#options.render);
         const code = error instanceof UnpublishableLinkError ? 'UnpublishableLink' : 'Unrenderable';
         unrenderable.push({ message: parked, code, reason, permanent: true });
         continue;

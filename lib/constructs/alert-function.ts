@@ -78,6 +78,7 @@ export class AlertFunction extends Construct {
     this.#set('LEDGER_RETENTION_DAYS', String(config.ledgerRetentionDays));
     // Longer than the timeout: a run killed by the timeout leaves a lease that expires by itself.
     this.#set('LEASE_SECONDS', String(config.leaseSeconds));
+    this.#set('DEFAULT_LOCALE', config.defaultLocale);
     for (const [name, value] of Object.entries(config.alertEnvironmentOverrides)) this.#set(name, value);
   }
 

@@ -64,6 +64,39 @@ describe('validation', () => {
     expect(() => parseStackConfig({ ...shippedContext(), newsApiTimeZone: 'Mars/Olympus' })).toThrow(StackConfigError);
   });
 
+  it('sets DEFAULT_LOCALE from defaultLocale (en-US as shipped, canonical form of -c defaultLocale=ko-kr)', () => {
+    const localeOf = (synth: ReturnType<typeof synthesize>) =>
+      Object.values(
+        synth.template.toJSON().Resources as Record<string, { Type: string; Properties?: Record<string, unknown> }>,
+      )
+        .filter((resource) => resource.Type === 'AWS::Lambda::Function')
+        .map(
+          (resource) =>
+            (resource.Properties?.Environment as { Variables?: Record<string, string> } | undefined)?.Variables,
+        )
+        .filter((variables) => variables?.NEWS_API_BASE_URL !== undefined)
+        .map((variables) => variables?.DEFAULT_LOCALE);
+    expect(localeOf(synthesize(shippedContext()))).toEqual(['en-US']);
+    expect(localeOf(synthesize({ ...shippedContext(), defaultLocale: 'ko-KR' }))).toEqual(['ko-KR']);
+    expect(parseStackConfig({ defaultLocale: 'ko-kr' }).defaultLocale).toBe('ko-KR');
+    expect(parseStackConfig({ defaultLocale: 'ja' }).defaultLocale).toBe('ja');
+  });
+
+  it('refuses a defaultLocale without shipped messages or that is no locale, naming the key, the value and the choices', () => {
+    for (const value of ['fr-FR', 'not a locale', 'de', '']) {
+      const message = refusal({ defaultLocale: value });
+      expect(message, value).toMatch(/defaultLocale: /);
+      expect(message, value).toContain(`got ${JSON.stringify(value)}`);
+      expect(message, value).toContain('(en, ko, ja)');
+      expect(message, value).toContain('"ko-KR"');
+    }
+    expect(refusal({ defaultLocale: 'fr-FR' })).toMatch(/has no shipped messages for its language "fr"/);
+    expect(refusal({ defaultLocale: 'ko_KR' })).toMatch(/is not a BCP 47 locale/);
+    expect(refusal({ alertEnvironmentOverrides: { DEFAULT_LOCALE: 'ko-KR' } })).toMatch(
+      /alertEnvironmentOverrides\.DEFAULT_LOCALE: is set by the stack/,
+    );
+  });
+
   it('refuses an http:// provider base URL, naming the key', () => {
     expect(refusal({ newsApiBaseUrl: 'http://news-api.example.com' })).toMatch(
       /newsApiBaseUrl: must use https:\/\/ \(the provider only allows HTTPS\)/,
@@ -222,6 +255,15 @@ describe('cdk synth through bin/app.ts', () => {
       /^news-alerts: invalid news-alerts configuration .*newsApiBaseUrl: must use https:\/\//m,
     );
     expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('fails with one clear line naming defaultLocale when its language has no messages', () => {
+    const result = runApp({ defaultLocale: 'fr-FR' });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toMatch(
+      /^news-alerts: invalid news-alerts configuration .*defaultLocale: has no shipped messages/m,
+    );
+    expect(result.stderr).toContain('got "fr-FR"');
   });
 
   it('fails the same way on a bad schedule', () => {

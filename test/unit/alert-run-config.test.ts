@@ -57,6 +57,19 @@ describe('alert function configuration', () => {
     );
   });
 
+  it('reads DEFAULT_LOCALE (en-US unset, canonical form) and refuses one without shipped messages at cold start', () => {
+    expect(loadAlertRunConfig(minimal).run.defaultLocale).toBe('en-US');
+    expect(loadAlertRunConfig({ ...minimal, DEFAULT_LOCALE: 'ko-kr' }).run.defaultLocale).toBe('ko-KR');
+    expect(loadAlertRunConfig({ ...minimal, DEFAULT_LOCALE: 'ja-JP' }).run.defaultLocale).toBe('ja-JP');
+    for (const value of ['fr-FR', 'ko_KR', 'x']) {
+      const error = failure({ ...minimal, DEFAULT_LOCALE: value });
+      expect(error).toBeInstanceOf(ConfigError);
+      expect(error.message).toContain('DEFAULT_LOCALE: ');
+      expect(error.message).toContain(`got ${JSON.stringify(value)}`);
+      expect(error.message).toContain('(en, ko, ja)');
+    }
+  });
+
   it('refuses an http:// base URL, naming the variable and the fix', () => {
     const error = failure({ ...minimal, NEWS_API_BASE_URL: 'http://news.example.com' });
     expect(error).toBeInstanceOf(ConfigError);
