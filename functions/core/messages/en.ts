@@ -1,0 +1,90 @@
+/**
+ * English: the wording every alert and digest had before catalogs existed (an `en` audience's
+ * renderings are byte-for-byte what they were, test/unit/channel-goldens.test.ts), and the last
+ * resort of every locale chain.
+ */
+import type { CatalogFactory, Messages } from './catalog.ts';
+
+const plurals = new Intl.PluralRules('en');
+
+/** `1 article`, `3 articles`. */
+const counted = (format: (count: number) => string, count: number, one: string, other = `${one}s`) =>
+  `${format(count)} ${plurals.select(count) === 'one' ? one : other}`;
+
+/** The English catalog. */
+export const en: CatalogFactory = (count) =>
+  ({
+    language: 'en',
+    count,
+    listSeparator: ', ',
+    clauseSeparator: '; ',
+    more: (n) => `+${count(n)} more`,
+    articles: (n) => counted(count, n, 'article'),
+    untitled: '(untitled article)',
+    // Statuses are shown as the provider sends them (its own English codes).
+    status: (status) => status,
+    templates: {
+      subject: '[{audience}] {headline}',
+      digestSubject: '[{audience}] {articles}: {top}',
+      footer: [
+        'You receive this alert as a subscriber of "{audience}" (audience {audienceId}).',
+        'To change which articles you get, ask your news-alerts administrators to update the rules of audience {audienceId} (rule ids above), or to remove this address from the audience.',
+      ].join('\n'),
+    },
+    reason: {
+      keyword: (term) => `keyword "${term}"`,
+      category: (term) => `category ${term}`,
+      media: (term) => `media ${term}`,
+      status: (term) => `status ${term}`,
+      all: 'every article (match-all rule)',
+      other: (kind, term) => `${kind} ${term}`,
+    },
+    email: {
+      labels: {
+        source: 'Source',
+        published: 'Published',
+        category: 'Category',
+        categories: 'Categories',
+        status: 'Status',
+        link: 'Link',
+      },
+      linkWithheld: 'not included: the news provider sent a link that cannot be published safely',
+      whyHeading: 'Why you got this:',
+      rule: (ruleId, description, urgent) =>
+        `- Rule ${ruleId}${description === undefined ? '' : `: ${description}`}${urgent ? ' (urgent)' : ''}`,
+      matched: (reasons) => `  Matched ${reasons}`,
+      // "1 more rules" before the catalogs: the plural now follows the count.
+      moreRules: (n) => `- ...and ${counted(count, n, 'more rule')}`,
+      alertId: (id) => `Alert id: ${id}`,
+    },
+    chat: { why: 'Why:' },
+    digest: {
+      title: (audience, n) => `${audience} \u00B7 news digest \u00B7 ${counted(count, n, 'article')}`,
+      partLine: (part, parts, first, last, total) =>
+        `Part ${count(part)} of ${count(parts)} \u00B7 articles ${count(first)}\u2013${count(last)} of ${count(total)}`,
+      part: (part, parts) => `part ${count(part)}/${count(parts)}`,
+      heldHeading: 'Held for this digest:',
+      heldQuietHours: (n, window) =>
+        `${count(n)} held during your quiet hours${window === undefined ? '' : ` (${window.start}\u2013${window.end})`}`,
+      heldBudget: (n, budget) =>
+        `+${count(n)} more over the daily limit${budget === undefined ? '' : ` of ${counted(count, budget, 'immediate alert')}`}`,
+      heldDigest: (n, times) => `${count(n)} collected for your digest (${times.join(', ')})`,
+      groupHeading: (label, n, total) => `${label} \u00B7 ${count(n)}${total > n ? ` of ${count(total)}` : ''}`,
+      otherGroup: 'Other',
+      urgentMarker: '[urgent] ',
+      whyLine: (why) => `Why: ${why}`,
+      rule: (ruleId, urgent, reasons) =>
+        `rule ${ruleId}${urgent ? ' (urgent)' : ''}${reasons === '' ? '' : `: ${reasons}`}`,
+      moreRules: (n) => `+${counted(count, n, 'more rule')}`,
+      digestId: (id) => `Digest id: ${id}`,
+      smsIntro: (audience, part, parts, n) =>
+        `${audience}${parts > 1 ? ` (part ${count(part)}/${count(parts)})` : ''}: ${counted(count, n, 'news alert')}`,
+      sms: (intro, headlines, more) =>
+        `${intro}${headlines.length > 0 ? `. ${headlines.join('; ')}` : ''}${more > 0 ? ` +${count(more)} more` : ''}`,
+      chatTitle: (audience, n, part, parts) =>
+        `${audience}: ${counted(count, n, 'article')}${parts > 1 ? ` (part ${count(part)}/${count(parts)})` : ''}`,
+      moreInDigest: (n) => `+${count(n)} more in this digest`,
+      chatSummary: (audience, releaseLocal, n) =>
+        `[${audience}] digest of ${releaseLocal}: ${counted(count, n, 'article')}`,
+    },
+  }) satisfies Messages;
