@@ -16,7 +16,7 @@ import { planDigest, toHeldNotification } from '#core/digest';
 import { compileRules } from '#core/matcher';
 import { type Audience, type AudienceMatch, buildRuleSet, type RuleSet } from '#core/model';
 import { deliveryId, type HeldNotification, type HoldReason, type OutboundMessage } from '#core/ports';
-import { renderNotification } from '#core/render';
+import { type RenderOptions, renderNotification } from '#core/render';
 import { NewsLookupClient } from '#provider/news-client';
 import { action, collectList } from './command.ts';
 import type { CommandContext } from './context.ts';
@@ -155,6 +155,8 @@ async function preview(context: CommandContext, _args: readonly unknown[], optio
   if (unknownChannel) throw new UsageError(`--channel ${unknownChannel}: choose from ${channels.join(', ')}`);
   const target = await context.target();
   const config = await target.alertRunConfig();
+  // As the target's scheduled run renders: audiences without `locale` read its default locale.
+  const render: RenderOptions = { defaultLocale: config.run.defaultLocale };
   const window = parseWindow(options.from, options.to, config.provider.timeZone, Date.now());
   const { ruleSet, proposed } = await previewRuleSet(context, options);
   const selected = new Set(options.audience ?? ruleSet.audiences.map((audience) => audience.audienceId));
@@ -205,7 +207,7 @@ async function preview(context: CommandContext, _args: readonly unknown[], optio
             if (!audience || counted.has(id)) continue;
             let message: OutboundMessage;
             try {
-              message = renderNotification(match, audience);
+              message = renderNotification(match, audience, render);
             } catch (error) {
               // The run skips (and logs) what it cannot render; so does the count.
               unrenderable += 1;
@@ -233,7 +235,7 @@ async function preview(context: CommandContext, _args: readonly unknown[], optio
     await news.close();
   }
 
-  applyPreferences(planned, audiences, tallies, Date.now());
+  applyPreferences(planned, audiences, tallies, Date.now(), render);
   const rows = [...tallies.values()].sort((a, b) => a.audienceId.localeCompare(b.audienceId));
   const invalidRules = ruleSet.rejected.filter((entry) => entry.table === 'rules');
   const result = {
@@ -322,6 +324,7 @@ function applyPreferences(
   audiences: ReadonlyMap<string, Audience>,
   tallies: ReadonlyMap<string, AudiencePreview>,
   now: number,
+  render: RenderOptions,
 ): void {
   const used = new Map<string, number>();
   const releases = new Map<string, Map<number, HeldNotification[]>>();
@@ -349,7 +352,7 @@ function applyPreferences(
     const tally = tallies.get(audienceId);
     if (!audience || !tally) continue;
     for (const [releaseAt, items] of [...byInstant].sort(([a], [b]) => a - b)) {
-      const planned = planDigest(items, audience, releaseAt);
+      const planned = planDigest(items, audience, releaseAt, render);
       const reasons: Record<HoldReason, number> = { digest: 0, 'quiet-hours': 0, budget: 0 };
       for (const item of items) reasons[item.reason] += 1;
       tally.digests.push({

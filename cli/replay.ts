@@ -48,6 +48,7 @@ import type {
   UndeliverableRecord,
 } from '#core/ports';
 import { deliveryId } from '#core/ports';
+import type { RenderOptions } from '#core/render';
 import { NewsLookupClient } from '#provider/news-client';
 import { action, collectList } from './command.ts';
 import type { CommandContext } from './context.ts';
@@ -161,6 +162,8 @@ export interface ReplaySettings {
   readonly onDay?: (progress: { articles: number; daysCompleted: number; counts: ReplayCounts }) => void;
   /** The counts to update, so a caller sees them also when the replay fails (fresh when absent). */
   readonly counts?: ReplayCounts;
+  /** How alerts and digests are rendered: the target's default locale, as its scheduled run does. */
+  readonly render?: RenderOptions;
 }
 
 /** What a replay counted: deliveries and holds, and the digests it released. */
@@ -196,6 +199,7 @@ export async function replayDeliveries(deps: ReplayDependencies, settings: Repla
     // A replayed match goes out exactly as the scheduled run would send it now: a digest-only
     // audience gets it in its digest, an audience in its quiet hours when they end.
     applyDeliveryPreferences: true,
+    ...(settings.render ? { render: settings.render } : {}),
     ...(settings.onWouldPublish ? { onWouldPublish: settings.onWouldPublish } : {}),
     ...(settings.onWouldHold ? { onWouldHold: settings.onWouldHold } : {}),
   });
@@ -245,6 +249,7 @@ export async function replayDeliveries(deps: ReplayDependencies, settings: Repla
       onlyAudiences: new Set(audiences.keys()),
       publishSignal: signal,
       counts,
+      ...(settings.render ? { render: settings.render } : {}),
     });
   }
   return { counts, articles, daysCompleted };
@@ -386,6 +391,7 @@ async function replayWindow(context: CommandContext, options: ReplayOptions): Pr
         ruleSet,
         audiences,
         ledgerFlushDelayMs: config.run.ledgerFlushDelayMs,
+        render: { defaultLocale: config.run.defaultLocale },
         signal: abort.signal,
         dryRun,
         counts: outcome.counts,

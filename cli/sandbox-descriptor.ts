@@ -263,6 +263,8 @@ export function describeLocalStack(stack: LocalStack, options: DescribeLocalStac
       // As startLocalStack sets them: locally there is no reason to wait long between retries.
       NEWS_API_BASE_DELAY_MS: '20',
       NEWS_API_MAX_DELAY_MS: '500',
+      // The locale the sandbox's own runs use (cdk.json's), so CLI runs, previews and replays match.
+      ...(config.run.defaultLocale !== undefined ? { DEFAULT_LOCALE: config.run.defaultLocale } : {}),
       ...options.environment,
       // Last: the provider is what provider.* says (the environment's values went into it above).
       ...providerEnvironment(provider),

@@ -9,6 +9,7 @@
  * structured JSON body of every notification the audience was sent, which is how tests check that
  * nothing was lost or sent twice.
  */
+import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
@@ -24,6 +25,7 @@ import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { type AlertRunConfig, loadAlertRunConfig } from '#alert-run/config';
 import { type AlertRunWiring, createAlertRunDependencies } from '#alert-run/wiring';
 import { type AlertRunDependencies, type RunSummary, runAlertCycle } from '#core/alert-run';
+import { FALLBACK_LOCALE } from '#core/locale';
 import { type LeaseHolder, type Log, type StateStore, silentLog } from '#core/ports';
 import { exampleAudiences, exampleRules, type SandboxAudience } from './examples.ts';
 import { type HttpsReceiver, startHttpsReceiver } from './https-receiver.ts';
@@ -31,6 +33,22 @@ import { localAwsConfig } from './moto.ts';
 import { type NewsSimulator, type NewsSimulatorOptions, startNewsSimulator } from './news-simulator.ts';
 import { createTables, tableNamesFor } from './tables.ts';
 import type { PemPair } from './tls.ts';
+
+/**
+ * The sandbox's default locale: cdk.json's `defaultLocale` (what a deploy from this checkout would
+ * use), or `en-US` without a readable cdk.json (an installed CLI far from any checkout). The value
+ * is validated where it is used, by the alert function's own cold-start check.
+ */
+export function projectDefaultLocale(cdkJson: URL | string = new URL('../cdk.json', import.meta.url)): string {
+  let text: string;
+  try {
+    text = readFileSync(cdkJson, 'utf8');
+  } catch {
+    return FALLBACK_LOCALE;
+  }
+  const value = (JSON.parse(text) as { context?: { defaultLocale?: unknown } }).context?.defaultLocale;
+  return typeof value === 'string' ? value : FALLBACK_LOCALE;
+}
 
 /** A provider outside the sandbox (`npm start -- --provider-url ...`). */
 export interface ExternalProvider {
@@ -176,6 +194,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     // Locally there is no reason to wait long between retries.
     NEWS_API_BASE_DELAY_MS: '20',
     NEWS_API_MAX_DELAY_MS: '500',
+    DEFAULT_LOCALE: projectDefaultLocale(),
     ...options.environment,
   });
   const log = options.log ?? silentLog;
