@@ -1,0 +1,891 @@
+/**
+ * The rule query language: `(반도체 OR 메모리) AND 수출 -삼성`, `"interest rate hike"`,
+ * `title:samsung NEAR/5 semicond*`. This module owns what a query means; the indexed matcher
+ * (functions/core/matcher.ts) must agree with {@link evaluateQuery} on every article.
+ *
+ * ## Guarantees
+ *
+ * - {@link parseQuery} accepts exactly the grammar below and refuses everything else with a
+ *   {@link QuerySyntaxError} that names the 1-based column (code points of the query as written)
+ *   and what was expected. It throws nothing else, on any input, and its work is linear in the
+ *   query's length: the length is checked before anything else, the lexer reads each code point
+ *   once, and the recursion is bounded by {@link QUERY_LIMITS}.`depth`.
+ * - {@link evaluateQuery} is the reference semantics: a naive scan of the article text for every
+ *   term, written to be obviously right rather than fast.
+ * - {@link queryAnchors} is sound: every article for which the query is true contains at least one
+ *   anchor (with the anchor's own field scope). The matcher files a query rule under its anchors in
+ *   the keyword index and verifies only the candidates.
+ *
+ * ## Syntax
+ *
+ * | Form | Meaning |
+ * | --- | --- |
+ * | `samsung`, `반도체` | a term (same rules as a keyword: Latin whole words, Korean/Japanese/Chinese inside words) |
+ * | `semicond*` | prefix: a Latin-script word starting with `semicond` |
+ * | `"interest rate hike"` | a phrase: the words in order, any whitespace between |
+ * | `a b`, `a AND b` | both |
+ * | `a OR b` | either |
+ * | `NOT a`, `-a`, `-"a b"`, `-(a OR b)` | not |
+ * | `a NEAR/5 b` | both in the same field with at most 5 words between them, either order (characters when a side has Han or kana) |
+ * | `( … )` | grouping |
+ * | `title:a`, `summary:"a b"`, `title:(a OR b)` | scope to the title or the summary (default: either, never across the two) |
+ *
+ * Precedence: NOT > NEAR > AND > OR. Operators are uppercase; `and`, `or`, `not` are plain terms,
+ * and `"OR"` searches for the word "or".
+ *
+ * ## Why hand-written
+ *
+ * A small recursive-descent parser (one token of lookahead, one function per precedence level).
+ * The npm boolean-query parsers (search-query-parser, boolean-query, liqe's Lucene dialect) have no
+ * `NEAR/n`, no way to report the column and the expected token in our words, and different rules
+ * for `-`, fields and wildcards; a parser generator (peggy, nearley) would add a build step and a
+ * runtime to the alert function bundle for a grammar of a dozen productions.
+ */
+import { NewsAlertsError } from './errors.ts';
+import { hasVisibleCharacter, isBidiControl, listCodePoints } from './hostile-text.ts';
+import type { MatchReason } from './model.ts';
+import { isWordAt, isWordBefore, isWordCodePoint, normalizeText, startsWithWordCharacter } from './text.ts';
+
+/** Limits of one query, enforced by {@link parseQuery} (and so by the rule schema). */
+export const QUERY_LIMITS = {
+  /** Characters (code points) of the query as written. */
+  length: 1000,
+  /** Parentheses and negations nested inside each other. */
+  depth: 8,
+  /** Terms and phrases. */
+  terms: 50,
+  /** Largest n of `NEAR/n`. */
+  nearDistance: 50,
+} as const;
+
+/** Where a term must occur. `any` = title or summary (never across the two, as keywords today). */
+export type QueryField = 'any' | 'title' | 'summary';
+
+/** A parsed query. Leaves carry the 1-based column where they start in the query as written. */
+export type QueryNode =
+  /** One term as written (`semicond*`, `반도체`); `norm` = normalizeText(text without the `*`). */
+  | {
+      readonly type: 'term';
+      readonly text: string;
+      readonly norm: string;
+      readonly prefix: boolean;
+      readonly field: QueryField;
+      readonly column: number;
+    }
+  /** `"interest rate hike"`: the words in order, any whitespace between (same as a multi-word keyword). */
+  | {
+      readonly type: 'phrase';
+      readonly text: string;
+      readonly norm: string;
+      readonly field: QueryField;
+      readonly column: number;
+    }
+  | { readonly type: 'and'; readonly children: readonly QueryNode[] }
+  | { readonly type: 'or'; readonly children: readonly QueryNode[] }
+  | { readonly type: 'not'; readonly child: QueryNode }
+  /** `a NEAR/5 b`: operands are terms or phrases only. */
+  | { readonly type: 'near'; readonly distance: number; readonly left: QueryNode; readonly right: QueryNode };
+
+/** A term or a phrase: what can occur in a text. */
+export type QueryLeaf = QueryNode & { type: 'term' | 'phrase' };
+
+/** A query that does not parse. The message names the column and what was expected. */
+export class QuerySyntaxError extends NewsAlertsError {
+  /** 1-based, in code points of the query as written. */
+  readonly column: number;
+  /** What the parser expected at `column` (`')'`, `a term, phrase or group`, ...). */
+  readonly expected: string;
+  constructor(message: string, details: { column: number; expected: string }, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'QuerySyntaxError';
+    this.column = details.column;
+    this.expected = details.expected;
+  }
+}
+
+// --- Lexer -------------------------------------------------------------------------------------
+
+type Token =
+  | { readonly kind: 'open' | 'close' | 'and' | 'or' | 'not' | 'minus' | 'end'; readonly column: number }
+  | { readonly kind: 'near'; readonly column: number; readonly distance: number }
+  | { readonly kind: 'word'; readonly column: number; readonly text: string }
+  | { readonly kind: 'phrase'; readonly column: number; readonly text: string }
+  | { readonly kind: 'field'; readonly column: number; readonly field: 'title' | 'summary' };
+
+const OPERAND = 'a term, phrase or group';
+const isSpace = (char: string | undefined): boolean => char !== undefined && /^\s$/u.test(char);
+/** Characters that end a word: whitespace, parentheses and the phrase quote. */
+const endsWord = (char: string | undefined): boolean =>
+  char === undefined || char === '(' || char === ')' || char === '"' || isSpace(char);
+const isAsciiLetter = (char: string | undefined): boolean => char !== undefined && /^[A-Za-z]$/.test(char);
+
+const fail = (message: string, column: number, expected: string): never => {
+  throw new QuerySyntaxError(message, { column, expected });
+};
+
+/** How a token reads in a message. */
+function describeToken(token: Token): string {
+  switch (token.kind) {
+    case 'open':
+      return "'('";
+    case 'close':
+      return "')'";
+    case 'and':
+      return "'AND'";
+    case 'or':
+      return "'OR'";
+    case 'not':
+      return "'NOT'";
+    case 'minus':
+      return "'-'";
+    case 'near':
+      return `'NEAR/${token.distance}'`;
+    case 'field':
+      return `'${token.field}:'`;
+    case 'word':
+      return `'${token.text}'`;
+    case 'phrase':
+      return 'a phrase';
+    case 'end':
+      return 'the end of the query';
+  }
+}
+
+/** Refuses characters no query needs and that make it read differently from what it matches. */
+function checkCharacters(chars: readonly string[]): void {
+  for (const [index, char] of chars.entries()) {
+    const codePoint = char.codePointAt(0) ?? 0;
+    if (codePoint >= 0xd800 && codePoint <= 0xdfff) {
+      fail(
+        `not valid Unicode text at column ${index + 1} (a lone surrogate); type the query again`,
+        index + 1,
+        'a character',
+      );
+    }
+    if (isBidiControl(codePoint)) {
+      fail(
+        `a bidirectional control character (${listCodePoints(char)}) at column ${index + 1} reorders what a reader sees; type the query without it`,
+        index + 1,
+        'a visible character',
+      );
+    }
+  }
+}
+
+function lex(chars: readonly string[]): Token[] {
+  const tokens: Token[] = [];
+  let at = 0;
+  /** Where the code point after the last `field:` is: a `-` there starts a token too. */
+  let afterField = -1;
+  while (at < chars.length) {
+    const char = chars[at];
+    const column = at + 1;
+    if (isSpace(char)) {
+      at++;
+    } else if (char === '(' || char === ')') {
+      tokens.push({ kind: char === '(' ? 'open' : 'close', column });
+      at++;
+    } else if (char === '"') {
+      let close = at + 1;
+      while (close < chars.length && chars[close] !== '"') close++;
+      if (close >= chars.length) {
+        fail(`unterminated phrase starting at column ${column}; add the closing '"'`, chars.length + 1, "'\"'");
+      }
+      const inner = chars.slice(at + 1, close);
+      const star = inner.indexOf('*');
+      if (star !== -1) {
+        fail(
+          `'*' at column ${at + 2 + star} is not a wildcard inside a phrase; remove it, or write the words as terms (semicond* exports)`,
+          at + 2 + star,
+          'a phrase without *',
+        );
+      }
+      const text = inner.join('').trim().replace(/\s+/gu, ' ');
+      if (text === '') fail(`empty phrase at column ${column}; write words between the quotes`, column, 'a word');
+      if (!hasVisibleCharacter(text)) {
+        fail(
+          `the phrase at column ${column} has no visible character (only ${listCodePoints(text)}); remove it or type the words`,
+          column,
+          'a visible character',
+        );
+      }
+      tokens.push({ kind: 'phrase', column, text });
+      at = close + 1;
+    } else if (char === '-' && (at === 0 || at === afterField || endsWord(chars[at - 1]))) {
+      // `-` starting a token negates; inside a word (`AI-driven`, `K-pop`) it is part of the word.
+      const next = chars[at + 1];
+      if (next === undefined || isSpace(next) || next === ')' || next === '-') {
+        fail(
+          `'-' at column ${column} must be followed directly by a term, phrase or group (no space), e.g. -삼성 or -"sponsored content"`,
+          column + 1,
+          OPERAND,
+        );
+      }
+      tokens.push({ kind: 'minus', column });
+      at++;
+    } else {
+      // A field scope: ASCII letters and a colon at the start of a word (`title:`).
+      let letters = at;
+      while (isAsciiLetter(chars[letters])) letters++;
+      if (letters > at && chars[letters] === ':') {
+        const name = chars.slice(at, letters).join('');
+        const field = name.toLowerCase();
+        if (field !== 'title' && field !== 'summary') {
+          fail(
+            `unknown field '${name}:' at column ${column} (did you mean title: or summary:?); to search for text with a colon, put it in quotes: "${name}:…"`,
+            column,
+            "'title:' or 'summary:'",
+          );
+        }
+        const next = chars[letters + 1];
+        if (next === undefined || isSpace(next) || next === ')') {
+          fail(
+            `'${name}:' at column ${column} needs a term, phrase or group right after it, with no space (e.g. ${field}:반도체 or ${field}:"interest rate")`,
+            letters + 2,
+            OPERAND,
+          );
+        }
+        tokens.push({ kind: 'field', column, field: field as 'title' | 'summary' });
+        at = letters + 1;
+        afterField = at;
+        continue;
+      }
+      let end = at;
+      while (!endsWord(chars[end])) end++;
+      const text = chars.slice(at, end).join('');
+      tokens.push(wordToken(text, column));
+      at = end;
+    }
+  }
+  tokens.push({ kind: 'end', column: chars.length + 1 });
+  return tokens;
+}
+
+const NEAR_FORM = /^NEAR\/(\d{1,3})$/;
+
+function wordToken(text: string, column: number): Token {
+  if (text === 'AND') return { kind: 'and', column };
+  if (text === 'OR') return { kind: 'or', column };
+  if (text === 'NOT') return { kind: 'not', column };
+  if (text === 'NEAR' || text.startsWith('NEAR/')) {
+    const distance = Number(NEAR_FORM.exec(text)?.[1] ?? Number.NaN);
+    if (!(distance >= 1 && distance <= QUERY_LIMITS.nearDistance)) {
+      fail(
+        `NEAR/n needs a number 1–${QUERY_LIMITS.nearDistance} at column ${column} (e.g. NEAR/5: at most 5 words between the two terms)`,
+        column,
+        `a number 1–${QUERY_LIMITS.nearDistance}`,
+      );
+    }
+    return { kind: 'near', column, distance };
+  }
+  const chars = Array.from(text);
+  const star = chars.indexOf('*');
+  if (star !== -1) {
+    const before = chars[star - 1];
+    if (star !== chars.length - 1 || before === undefined || !isWordCodePoint(before.codePointAt(0) ?? 0)) {
+      fail(
+        `'*' at column ${column + star} is only allowed at the end of a Latin-script term (Korean, Japanese and Chinese terms already match inside words)`,
+        column + star,
+        'a Latin letter or digit before a final *',
+      );
+    }
+  }
+  if (!hasVisibleCharacter(text)) {
+    fail(
+      `the term at column ${column} has no visible character (only ${listCodePoints(text)}), so it would match text no reader can see; remove it or type the word`,
+      column,
+      'a visible character',
+    );
+  }
+  return { kind: 'word', column, text };
+}
+
+// --- Parser ------------------------------------------------------------------------------------
+
+/** Tokens that can start an operand (of AND, OR, implicit AND). */
+const startsOperand = (token: Token): boolean =>
+  token.kind === 'word' ||
+  token.kind === 'phrase' ||
+  token.kind === 'open' ||
+  token.kind === 'minus' ||
+  token.kind === 'not' ||
+  token.kind === 'field';
+
+class Parser {
+  readonly #tokens: readonly Token[];
+  #position = 0;
+  #depth = 0;
+  #terms = 0;
+  /** The field scope in force and the column of the `field:` that set it. */
+  #field: { field: 'title' | 'summary'; column: number } | undefined;
+
+  constructor(tokens: readonly Token[]) {
+    this.#tokens = tokens;
+  }
+
+  get #peek(): Token {
+    return this.#tokens[this.#position] ?? { kind: 'end', column: 0 };
+  }
+
+  #next(): Token {
+    const token = this.#peek;
+    if (token.kind !== 'end') this.#position++;
+    return token;
+  }
+
+  query(): QueryNode {
+    const node = this.#or();
+    const rest = this.#peek;
+    if (rest.kind === 'close') {
+      fail(`unexpected ')' at column ${rest.column}: no '(' is open`, rest.column, 'the end of the query');
+    }
+    if (rest.kind !== 'end') {
+      fail(`unexpected ${describeToken(rest)} at column ${rest.column}`, rest.column, 'the end of the query');
+    }
+    return node;
+  }
+
+  #or(): QueryNode {
+    const children = [this.#and()];
+    while (this.#peek.kind === 'or') {
+      const operator = this.#next();
+      children.push(this.#and(operator));
+    }
+    return children.length === 1 ? (children[0] as QueryNode) : { type: 'or', children };
+  }
+
+  #and(after?: Token): QueryNode {
+    const children = [this.#near(after)];
+    for (;;) {
+      const token = this.#peek;
+      if (token.kind === 'and') {
+        this.#next();
+        children.push(this.#near(token));
+      } else if (startsOperand(token)) {
+        children.push(this.#near());
+      } else {
+        break;
+      }
+    }
+    return children.length === 1 ? (children[0] as QueryNode) : { type: 'and', children };
+  }
+
+  #near(after?: Token): QueryNode {
+    const start = this.#peek;
+    let left = this.#unary(after);
+    while (this.#peek.kind === 'near') {
+      const operator = this.#next() as Token & { kind: 'near' };
+      this.#checkNearOperand(left, start, operator);
+      const rightStart = this.#peek;
+      const right = this.#unary(operator);
+      this.#checkNearOperand(right, rightStart, operator);
+      if (
+        isLeaf(left) &&
+        isLeaf(right) &&
+        left.field !== 'any' &&
+        right.field !== 'any' &&
+        left.field !== right.field
+      ) {
+        fail(
+          `NEAR/${operator.distance} at column ${operator.column} joins a ${left.field}: term and a ${right.field}: term, which can never be near each other; scope both to one field`,
+          operator.column,
+          'operands in the same field',
+        );
+      }
+      left = { type: 'near', distance: operator.distance, left, right };
+    }
+    return left;
+  }
+
+  #checkNearOperand(node: QueryNode, start: Token, operator: Token & { kind: 'near' }): void {
+    if (isLeaf(node)) return;
+    const what =
+      node.type === 'near'
+        ? `another NEAR (combine NEAR expressions with AND)`
+        : node.type === 'not'
+          ? 'a negation'
+          : 'a group';
+    fail(
+      `NEAR operands must be terms or phrases: the operand of NEAR/${operator.distance} at column ${start.column} is ${what}`,
+      start.column,
+      'a term or phrase',
+    );
+  }
+
+  #unary(after?: Token): QueryNode {
+    const token = this.#peek;
+    if (token.kind === 'not' || token.kind === 'minus') {
+      this.#next();
+      this.#enter(token);
+      const child = token.kind === 'not' ? this.#unary(token) : this.#primary(token);
+      this.#depth--;
+      return { type: 'not', child };
+    }
+    return this.#primary(after);
+  }
+
+  #primary(after?: Token): QueryNode {
+    const token = this.#next();
+    switch (token.kind) {
+      case 'word':
+        return this.#leaf(token);
+      case 'phrase':
+        return this.#leaf(token);
+      case 'open': {
+        this.#enter(token);
+        if (this.#peek.kind === 'close') {
+          fail(`empty group '()' at column ${token.column}; put terms inside or remove it`, this.#peek.column, OPERAND);
+        }
+        const inner = this.#or();
+        const close = this.#next();
+        if (close.kind !== 'close') {
+          fail(
+            `expected ')' at column ${close.column} to close the '(' at column ${token.column}`,
+            close.column,
+            "')'",
+          );
+        }
+        this.#depth--;
+        return inner;
+      }
+      case 'field': {
+        const outer = this.#field;
+        if (outer !== undefined && outer.field !== token.field) {
+          fail(
+            `'${token.field}:' at column ${token.column} is inside '${outer.field}:' at column ${outer.column}; a term is in one field only`,
+            token.column,
+            OPERAND,
+          );
+        }
+        const next = this.#peek;
+        if (next.kind !== 'word' && next.kind !== 'phrase' && next.kind !== 'open') {
+          fail(
+            `'${token.field}:' at column ${token.column} needs a term, phrase or group right after it (e.g. ${token.field}:반도체), not ${describeToken(next)}${next.kind === 'minus' ? ` (to exclude, write -${token.field}:…)` : ''}`,
+            next.column,
+            OPERAND,
+          );
+        }
+        this.#field = outer ?? { field: token.field, column: token.column };
+        const scoped = this.#primary(token);
+        this.#field = outer;
+        return scoped;
+      }
+      default:
+        return this.#unexpected(token, after);
+    }
+  }
+
+  #unexpected(token: Token, after: Token | undefined): never {
+    const isOperator = token.kind === 'and' || token.kind === 'or' || token.kind === 'near';
+    if (isOperator && after === undefined) {
+      const where = this.#position === 1 ? 'a query' : 'a group';
+      return fail(
+        `unexpected ${describeToken(token)} at column ${token.column}: ${where} cannot start with an operator`,
+        token.column,
+        OPERAND,
+      );
+    }
+    const context = after === undefined ? '' : ` after ${describeToken(after)} at column ${after.column}`;
+    if (token.kind === 'end') {
+      return fail(`expected ${OPERAND} at column ${token.column}${context}`, token.column, OPERAND);
+    }
+    return fail(
+      `unexpected ${describeToken(token)} at column ${token.column}: expected ${OPERAND}${context}`,
+      token.column,
+      OPERAND,
+    );
+  }
+
+  /** Enters a nesting level (a group or a negation), refusing one beyond the limit. */
+  #enter(token: Token): void {
+    this.#depth++;
+    if (this.#depth > QUERY_LIMITS.depth) {
+      fail(
+        `the query nests more than ${QUERY_LIMITS.depth} levels of parentheses and NOT at column ${token.column}; simplify it`,
+        token.column,
+        `at most ${QUERY_LIMITS.depth} levels`,
+      );
+    }
+  }
+
+  #leaf(token: Token & { kind: 'word' | 'phrase' }): QueryLeaf {
+    this.#terms++;
+    if (this.#terms > QUERY_LIMITS.terms) {
+      fail(
+        `the query has more than ${QUERY_LIMITS.terms} terms (the one at column ${token.column} is term ${this.#terms}); split it over several rules`,
+        token.column,
+        `at most ${QUERY_LIMITS.terms} terms`,
+      );
+    }
+    const field = this.#field?.field ?? 'any';
+    if (token.kind === 'phrase') {
+      return { type: 'phrase', text: token.text, norm: normalizeText(token.text), field, column: token.column };
+    }
+    const prefix = token.text.endsWith('*');
+    const text = token.text;
+    return {
+      type: 'term',
+      text,
+      norm: normalizeText(prefix ? text.slice(0, -1) : text),
+      prefix,
+      field,
+      column: token.column,
+    };
+  }
+}
+
+/** Whether a node is a term or a phrase. */
+export const isLeaf = (node: QueryNode): node is QueryLeaf => node.type === 'term' || node.type === 'phrase';
+
+/**
+ * Parses a rule query. Throws {@link QuerySyntaxError} (and nothing else) for a query that does
+ * not parse or breaks {@link QUERY_LIMITS}, with a message such as
+ * `expected ')' at column 23 to close the '(' at column 5`.
+ */
+export function parseQuery(text: string): QueryNode {
+  const limit = QUERY_LIMITS.length;
+  // A code point is at most two UTF-16 units: a longer string is over the limit before it is read.
+  const chars = text.length > 2 * limit ? [] : Array.from(text);
+  if (text.length > 2 * limit || chars.length > limit) {
+    const length = text.length > 2 * limit ? `more than ${2 * limit}` : String(chars.length);
+    fail(
+      `the query is ${length} characters long; at most ${limit} are allowed (column ${limit + 1} is over): split it over several rules`,
+      limit + 1,
+      `at most ${limit} characters`,
+    );
+  }
+  checkCharacters(chars);
+  const tokens = lex(chars);
+  if (tokens.length === 1) {
+    fail('the query is empty; write at least one term, or remove the query attribute', 1, OPERAND);
+  }
+  return new Parser(tokens).query();
+}
+
+// --- Printing ----------------------------------------------------------------------------------
+
+const PRECEDENCE: Readonly<Record<QueryNode['type'], number>> = {
+  or: 1,
+  and: 2,
+  near: 3,
+  not: 4,
+  term: 5,
+  phrase: 5,
+};
+
+/** A leaf as written in canonical form: `title:반도체`, `semicond*`, `summary:"interest rate"`. */
+export function formatLeaf(node: QueryLeaf): string {
+  const scope = node.field === 'any' ? '' : `${node.field}:`;
+  return node.type === 'phrase' ? `${scope}"${node.text}"` : `${scope}${node.text}`;
+}
+
+/**
+ * The canonical text of a query: explicit `AND`, `NOT` rather than `-`, parentheses only where
+ * the precedence needs them, field scopes on each term. It parses back to the same tree (apart
+ * from columns).
+ */
+export function formatQuery(node: QueryNode): string {
+  const wrap = (child: QueryNode, parentLevel: number, strict: boolean): string => {
+    const text = formatQuery(child);
+    const level = PRECEDENCE[child.type];
+    return level < parentLevel || (strict && level === parentLevel) ? `(${text})` : text;
+  };
+  switch (node.type) {
+    case 'term':
+    case 'phrase':
+      return formatLeaf(node);
+    case 'and':
+      return node.children.map((child) => wrap(child, PRECEDENCE.and, true)).join(' AND ');
+    case 'or':
+      return node.children.map((child) => wrap(child, PRECEDENCE.or, true)).join(' OR ');
+    case 'not':
+      return `NOT ${wrap(node.child, PRECEDENCE.not, false)}`;
+    case 'near':
+      return `${formatQuery(node.left)} NEAR/${node.distance} ${formatQuery(node.right)}`;
+  }
+}
+
+/**
+ * The tree as indented lines (two spaces a level), for `rules explain`:
+ * `AND`, `  OR`, `    term 반도체`, `    phrase "interest rate"`, `  NOT`, `    term title:삼성`,
+ * `NEAR/5 (words)`.
+ */
+export function describeQueryTree(node: QueryNode): string[] {
+  const lines: string[] = [];
+  const walk = (current: QueryNode, indent: string): void => {
+    switch (current.type) {
+      case 'term':
+        lines.push(`${indent}${current.prefix ? 'prefix' : 'term'} ${formatLeaf(current)}`);
+        return;
+      case 'phrase':
+        lines.push(`${indent}phrase ${formatLeaf(current)}`);
+        return;
+      case 'and':
+      case 'or':
+        lines.push(`${indent}${current.type.toUpperCase()}`);
+        for (const child of current.children) walk(child, `${indent}  `);
+        return;
+      case 'not':
+        lines.push(`${indent}NOT`);
+        walk(current.child, `${indent}  `);
+        return;
+      case 'near':
+        lines.push(`${indent}NEAR/${current.distance} (${nearCountsCharacters(current) ? 'characters' : 'words'})`);
+        walk(current.left, `${indent}  `);
+        walk(current.right, `${indent}  `);
+        return;
+    }
+  };
+  walk(node, '');
+  return lines;
+}
+
+/** Every term and phrase of a query, in query order. */
+export function queryLeaves(node: QueryNode): QueryLeaf[] {
+  switch (node.type) {
+    case 'term':
+    case 'phrase':
+      return [node];
+    case 'and':
+    case 'or':
+      return node.children.flatMap(queryLeaves);
+    case 'not':
+      return queryLeaves(node.child);
+    case 'near':
+      return [...queryLeaves(node.left), ...queryLeaves(node.right)];
+  }
+}
+
+// --- Semantics ---------------------------------------------------------------------------------
+
+/** Article text as the matcher normalizes it (normalizeText of title / summary). */
+export interface QueryText {
+  readonly title: string;
+  readonly summary: string;
+}
+
+/** Scripts written without spaces between words: NEAR counts characters when a side has one. */
+const WITHOUT_SPACES = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u;
+
+/**
+ * Whether a NEAR counts the distance in characters (either operand has Han or kana, scripts
+ * written without spaces) rather than in words.
+ */
+export const nearCountsCharacters = (node: QueryNode & { type: 'near' }): boolean =>
+  (isLeaf(node.left) && WITHOUT_SPACES.test(node.left.norm)) ||
+  (isLeaf(node.right) && WITHOUT_SPACES.test(node.right.norm));
+
+/** How a leaf is named in match reasons: as written, with its field (`semicond*`, `title:반도체`). */
+export function queryTermLabel(node: QueryLeaf): string {
+  if (node.type === 'phrase' && node.field === 'any') return node.text;
+  return formatLeaf(node);
+}
+
+/** The fields a leaf may occur in. */
+const fieldsOf = (field: QueryField): readonly ('title' | 'summary')[] =>
+  field === 'any' ? ['title', 'summary'] : [field];
+
+/**
+ * Every occurrence of a leaf in one normalized text, as `[start, end)` UTF-16 offsets, with the
+ * keyword edge rules: where the term starts (ends) with a Latin letter or digit, the character
+ * before (after) it must not be one; a prefix term checks only the start.
+ */
+export function leafOccurrences(text: string, node: QueryLeaf): [number, number][] {
+  const term = node.norm;
+  const found: [number, number][] = [];
+  if (term.length === 0) return found;
+  const checkStart = startsWithWordCharacter(term);
+  const checkEnd = node.type === 'phrase' || !node.prefix ? isWordBefore(term, term.length) : false;
+  for (let at = text.indexOf(term); at !== -1; at = text.indexOf(term, at + 1)) {
+    if (checkStart && isWordBefore(text, at)) continue;
+    if (checkEnd && isWordAt(text, at + term.length)) continue;
+    found.push([at, at + term.length]);
+  }
+  return found;
+}
+
+/** A letter, mark or digit of any script: what words are made of when NEAR counts words. */
+const WORD_CHARACTER = /[\p{L}\p{M}\p{N}]/u;
+
+/**
+ * The maximal runs of word characters of a text (`[start, end)` UTF-16 offsets). `반도체가` is
+ * one run, `AI-driven` two.
+ */
+function wordRuns(text: string): [number, number][] {
+  const runs: [number, number][] = [];
+  let start = -1;
+  let index = 0;
+  for (const char of text) {
+    const isWord = WORD_CHARACTER.test(char);
+    if (isWord && start === -1) start = index;
+    if (!isWord && start !== -1) {
+      runs.push([start, index]);
+      start = -1;
+    }
+    index += char.length;
+  }
+  if (start !== -1) runs.push([start, index]);
+  return runs;
+}
+
+/**
+ * Whether two leaves occur near each other in one normalized text: two separate (non-overlapping)
+ * occurrences, in either order, with at most `distance` words between them: words wholly inside
+ * the gap, so the rest of a word an occurrence starts (`semicond|uctor`, `반도체|가`) is not
+ * counted. With `characters`, the gap's length in characters (code points) instead.
+ */
+export function occursNear(
+  text: string,
+  left: QueryLeaf,
+  right: QueryLeaf,
+  distance: number,
+  characters: boolean,
+): boolean {
+  const lefts = leafOccurrences(text, left);
+  if (lefts.length === 0) return false;
+  const rights = leafOccurrences(text, right);
+  if (rights.length === 0) return false;
+  const runs = characters ? [] : wordRuns(text);
+  for (const a of lefts) {
+    for (const b of rights) {
+      if (a[0] < b[1] && b[0] < a[1]) continue;
+      const [gapStart, gapEnd] = a[0] < b[0] ? [a[1], b[0]] : [b[1], a[0]];
+      const between = characters
+        ? Array.from(text.slice(gapStart, gapEnd)).length
+        : runs.filter(([start, end]) => start >= gapStart && end <= gapEnd).length;
+      if (between <= distance) return true;
+    }
+  }
+  return false;
+}
+
+/**
+ * The reference semantics (naive: scans the text for every term). Returns the terms that made the
+ * query true (MatchReason-ready: `{ kind: 'keyword', term }`, term as written in the query, e.g.
+ * `semicond*`, `interest rate hike`, `title:반도체`), in query order, deduplicated; undefined when
+ * false. NOT subtrees never contribute reasons, so a true query may have no reasons (`NOT a`).
+ *
+ * `text` must be normalized ({@link normalizeText}) as the matcher does.
+ */
+export function evaluateQuery(query: QueryNode, text: QueryText): readonly MatchReason[] | undefined {
+  const terms = evaluate(query, text);
+  if (terms === undefined) return undefined;
+  return [...new Set(terms)].map((term) => ({ kind: 'keyword', term }));
+}
+
+/** The labels of the leaves that made `node` true, or undefined when it is false. */
+function evaluate(node: QueryNode, text: QueryText): string[] | undefined {
+  switch (node.type) {
+    case 'term':
+    case 'phrase':
+      return fieldsOf(node.field).some((field) => leafOccurrences(text[field], node).length > 0)
+        ? [queryTermLabel(node)]
+        : undefined;
+    case 'and': {
+      const terms: string[] = [];
+      for (const child of node.children) {
+        const childTerms = evaluate(child, text);
+        if (childTerms === undefined) return undefined;
+        terms.push(...childTerms);
+      }
+      return terms;
+    }
+    case 'or': {
+      let terms: string[] | undefined;
+      for (const child of node.children) {
+        const childTerms = evaluate(child, text);
+        if (childTerms !== undefined) terms = [...(terms ?? []), ...childTerms];
+      }
+      return terms;
+    }
+    case 'not':
+      return evaluate(node.child, text) === undefined ? [] : undefined;
+    case 'near': {
+      const { left, right } = node;
+      if (!isLeaf(left) || !isLeaf(right)) return undefined;
+      const characters = nearCountsCharacters(node);
+      const fields = fieldsOf(left.field).filter((field) => fieldsOf(right.field).includes(field));
+      return fields.some((field) => occursNear(text[field], left, right, node.distance, characters))
+        ? [queryTermLabel(left), queryTermLabel(right)]
+        : undefined;
+    }
+  }
+}
+
+// --- Anchors -----------------------------------------------------------------------------------
+
+/**
+ * An estimate of how often a leaf occurs (lower = rarer), used to pick the anchors of an AND and a
+ * NEAR: the side whose anchors add up to the least.
+ */
+export type TermFrequency = (node: QueryLeaf) => number;
+
+/**
+ * The default {@link TermFrequency} without statistics: phrases are rarer than words, longer terms
+ * than shorter ones, exact terms than prefixes, title-only than anywhere.
+ */
+export const defaultTermFrequency: TermFrequency = (node) => {
+  const kind = node.type === 'phrase' ? 1 : node.prefix ? 4 : 2;
+  const field = node.field === 'title' ? 0.5 : 1;
+  return (kind * field) / Math.min(Math.max(Array.from(node.norm).length, 1), 32);
+};
+
+/**
+ * Terms whose occurrence is necessary for the query to be true: a set such that every article
+ * matching the query hits at least one of them (AND: one child's set, the rarest; OR: union of all
+ * children's sets; NOT: none; NEAR: one side's). undefined = no such set (NOT-only, `a OR NOT b`):
+ * the rule then needs another positive criterion or matchAll.
+ *
+ * @param rarity how often a leaf occurs, lower = rarer (default {@link defaultTermFrequency}).
+ */
+export function queryAnchors(
+  query: QueryNode,
+  rarity: TermFrequency = defaultTermFrequency,
+): readonly QueryLeaf[] | undefined {
+  const anchors = anchorsOf(query, rarity);
+  if (anchors === undefined) return undefined;
+  const seen = new Set<string>();
+  return anchors.filter((leaf) => {
+    const key = `${leaf.type === 'term' && leaf.prefix ? '*' : '='}${leaf.field}:${leaf.norm}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+function anchorsOf(node: QueryNode, rarity: TermFrequency): QueryLeaf[] | undefined {
+  const cost = (set: readonly QueryLeaf[]) => set.reduce((sum, leaf) => sum + rarity(leaf), 0);
+  const cheapest = (sets: readonly (QueryLeaf[] | undefined)[]): QueryLeaf[] | undefined => {
+    let best: QueryLeaf[] | undefined;
+    let bestCost = Number.POSITIVE_INFINITY;
+    for (const set of sets) {
+      if (set === undefined) continue;
+      const setCost = cost(set);
+      if (best === undefined || setCost < bestCost) {
+        best = set;
+        bestCost = setCost;
+      }
+    }
+    return best;
+  };
+  switch (node.type) {
+    case 'term':
+    case 'phrase':
+      return [node];
+    case 'and':
+      return cheapest(node.children.map((child) => anchorsOf(child, rarity)));
+    case 'or': {
+      const union: QueryLeaf[] = [];
+      for (const child of node.children) {
+        const set = anchorsOf(child, rarity);
+        if (set === undefined) return undefined;
+        union.push(...set);
+      }
+      return union;
+    }
+    case 'not':
+      return undefined;
+    case 'near':
+      return cheapest([anchorsOf(node.left, rarity), anchorsOf(node.right, rarity)]);
+  }
+}
