@@ -100,11 +100,14 @@ export const endsWithWordCharacter = (term: string): boolean => term.length > 0 
  * (ends) with a Latin letter or digit, the character before (after) the occurrence must not be
  * one. Any occurrence counts. An empty term never occurs. This is the straightforward scan the
  * automaton must agree with.
+ *
+ * With `prefix` (a query's `semicond*`), only the start is checked: the occurrence may go on
+ * into a longer word (`semicond` occurs in `semiconductors`, not in `nonsemiconductor`).
  */
-export function containsTerm(text: string, term: string): boolean {
+export function containsTerm(text: string, term: string, prefix = false): boolean {
   if (term.length === 0) return false;
   const checkStart = startsWithWordCharacter(term);
-  const checkEnd = endsWithWordCharacter(term);
+  const checkEnd = !prefix && endsWithWordCharacter(term);
   for (let at = text.indexOf(term); at !== -1; at = text.indexOf(term, at + 1)) {
     if (checkStart && isWordBefore(text, at)) continue;
     if (checkEnd && isWordAt(text, at + term.length)) continue;
@@ -157,9 +160,14 @@ export class IdSet {
 
 /** A term for the automaton: its normalized text and the id reported when it occurs. */
 export interface AutomatonTerm {
-  /** Normalized, non-empty, distinct among the automaton's terms. */
+  /** Normalized, non-empty; `text` and `prefix` together are distinct among the automaton's terms. */
   readonly text: string;
   readonly id: number;
+  /**
+   * A prefix term (a query's `semicond*`): it occurs like {@link containsTerm} with `prefix`, so
+   * only its left edge is checked. Default false.
+   */
+  readonly prefix?: boolean;
 }
 
 /**
@@ -357,14 +365,17 @@ function buildAutomaton(terms: readonly string[]): DoubleArrayTrie {
 /** Per-term data the scan needs once a term's last code unit is reached. */
 interface TermTable {
   readonly ids: Int32Array;
-  /** 1 when the term ends with a Latin letter or digit, so the next character must not be one. */
+  /**
+   * 1 when the term ends with a Latin letter or digit and is not a prefix term, so the next
+   * character must not be one.
+   */
   readonly needsEndEdge: Uint8Array;
 }
 
 function termTable(terms: readonly AutomatonTerm[]): TermTable {
   return {
     ids: Int32Array.from(terms, (term) => term.id),
-    needsEndEdge: Uint8Array.from(terms, (term) => (endsWithWordCharacter(term.text) ? 1 : 0)),
+    needsEndEdge: Uint8Array.from(terms, (term) => (term.prefix !== true && endsWithWordCharacter(term.text) ? 1 : 0)),
   };
 }
 
@@ -422,6 +433,12 @@ function firstWord(term: string): string {
  * word to be exactly it (its end edge), and in a longer term the first word is followed by a
  * character that is not a word character, so the text word ends there too. So one hash probe per
  * word of text replaces walking a trie through every word.
+ *
+ * A prefix term that is one word (`semicond*`) occurs wherever a text word starts with it, so it
+ * is filed by its own text in a second table, probed while a word is read at each length some
+ * such prefix has (the FNV-1a hash of a word's first n units is the running hash at n). Longer
+ * prefix terms (`interest ra*`) are filed by their first word like the others and only skip the
+ * end edge.
  */
 class WordTable {
   readonly #mask: number;
@@ -447,13 +464,30 @@ class WordTable {
   readonly #longerTerms: Int32Array;
   readonly #termText: readonly string[];
   readonly #terms: TermTable;
+  /**
+   * One-word prefix terms: `#prefixLengths[n]` is 1 when some has n code units (the array ends
+   * after the longest, and is empty without any), and `#prefixes` holds them by hash.
+   */
+  readonly #prefixLengths: Uint8Array;
+  readonly #prefixes: Map<number, readonly { readonly text: string; readonly id: number }[]>;
 
   constructor(terms: readonly AutomatonTerm[]) {
     this.#terms = termTable(terms);
     this.#termText = terms.map((term) => term.text);
     const groups = new Map<string, { whole: number; longer: number[] }>();
+    const prefixes = new Map<number, { text: string; id: number }[]>();
+    let longestPrefix = -1;
     terms.forEach((term, index) => {
       const word = firstWord(term.text);
+      if (term.prefix === true && word.length === term.text.length) {
+        let hash = FNV_OFFSET;
+        for (let i = 0; i < word.length; i++) hash = Math.imul(hash ^ word.charCodeAt(i), FNV_PRIME);
+        const entries = prefixes.get(hash) ?? [];
+        entries.push({ text: word, id: term.id });
+        prefixes.set(hash, entries);
+        longestPrefix = Math.max(longestPrefix, word.length);
+        return;
+      }
       let group = groups.get(word);
       if (group === undefined) {
         group = { whole: -1, longer: [] };
@@ -494,6 +528,9 @@ class WordTable {
       }
     }
     longerStart.push(longerTerms.length);
+    this.#prefixes = prefixes;
+    this.#prefixLengths = new Uint8Array(longestPrefix + 1);
+    for (const entries of prefixes.values()) for (const { text } of entries) this.#prefixLengths[text.length] = 1;
     this.#slots = slots;
     this.#filter = filter;
     this.#wordStart = Int32Array.from(wordStart);
@@ -543,6 +580,24 @@ class WordTable {
   }
 
   /**
+   * Reports the one-word prefix terms equal to `text[start, start + length)`, the first `length`
+   * units of a word, whose FNV-1a hash is `hash` (with `raw`, ASCII capitals compare as small).
+   */
+  prefix(text: string, start: number, length: number, hash: number, found: IdSet, raw: boolean): void {
+    const entries = this.#prefixes.get(hash);
+    if (entries === undefined) return;
+    for (const { text: prefix, id } of entries) {
+      if (prefix.length !== length || found.has(id)) continue;
+      let same = true;
+      for (let i = 0; i < length && same; i++) {
+        const unit = text.charCodeAt(start + i);
+        same = prefix.charCodeAt(i) === (raw ? foldAscii(unit) : unit);
+      }
+      if (same) found.add(id);
+    }
+  }
+
+  /**
    * Whether `text[start, start + length)` is the word of the slot at `at` (`length` is the slot's);
    * with `raw`, ASCII capitals in `text` compare as their small letters.
    */
@@ -573,6 +628,7 @@ class WordTable {
   scanAscii(text: string, found: IdSet): void {
     const length = text.length;
     const wordClass = bmpWordClass;
+    const prefixLengths = this.#prefixLengths;
     let start = -1;
     let hash = FNV_OFFSET;
     for (let i = 0; i < length; i++) {
@@ -583,6 +639,8 @@ class WordTable {
           hash = FNV_OFFSET;
         }
         hash = Math.imul(hash ^ foldAscii(unit), FNV_PRIME);
+        const read = i + 1 - start;
+        if (read < prefixLengths.length && prefixLengths[read] === 1) this.prefix(text, start, read, hash, found, true);
       } else if (start !== -1) {
         this.word(text, start, i, hash, found, true);
         start = -1;
@@ -598,6 +656,7 @@ class WordTable {
   scan(text: string, found: IdSet): number {
     const length = text.length;
     const wordClass = bmpWordClass;
+    const prefixLengths = this.#prefixLengths;
     let start = -1;
     let hash = FNV_OFFSET;
     let highest = 0;
@@ -610,6 +669,9 @@ class WordTable {
             hash = FNV_OFFSET;
           }
           hash = Math.imul(hash ^ unit, FNV_PRIME);
+          const read = i + 1 - start;
+          if (read < prefixLengths.length && prefixLengths[read] === 1)
+            this.prefix(text, start, read, hash, found, false);
         } else if (start !== -1) {
           this.word(text, start, i, hash, found, false);
           start = -1;
@@ -626,6 +688,9 @@ class WordTable {
         }
         hash = Math.imul(hash ^ unit, FNV_PRIME);
         if (pair) hash = Math.imul(hash ^ text.charCodeAt(i + 1), FNV_PRIME);
+        const read = (pair ? i + 2 : i + 1) - start;
+        if (read < prefixLengths.length && prefixLengths[read] === 1)
+          this.prefix(text, start, read, hash, found, false);
       } else if (start !== -1) {
         this.word(text, start, i, hash, found, false);
         start = -1;
@@ -663,6 +728,11 @@ export class TermAutomaton {
   readonly #anywhere: DoubleArrayTrie;
   readonly #anywhereTerms: TermTable;
   /**
+   * The next anywhere term with the same text (-1: none): the exact and the prefix form of one
+   * text end at the same trie state, which names the first of them.
+   */
+  readonly #nextSameText: Int32Array;
+  /**
    * The lowest code unit an automaton term starts with. A text whose code units are all below it
    * (most Latin-script text, as Hangul and kana sit far above ASCII) cannot contain one, so the
    * automaton pass is skipped.
@@ -680,7 +750,26 @@ export class TermAutomaton {
     const wordStart = terms.filter((term) => startsWithWordCharacter(term.text));
     const anywhere = terms.filter((term) => !startsWithWordCharacter(term.text));
     this.#words = new WordTable(wordStart);
-    this.#anywhere = buildAutomaton(anywhere.map((term) => term.text));
+    const firstOfText = new Map<string, number>();
+    const nextSameText = new Int32Array(anywhere.length).fill(-1);
+    anywhere.forEach((term, index) => {
+      const first = firstOfText.get(term.text);
+      if (first === undefined) {
+        firstOfText.set(term.text, index);
+      } else {
+        nextSameText[index] = nextSameText[first] ?? -1;
+        nextSameText[first] = index;
+      }
+    });
+    const firstIndexes = [...firstOfText.values()];
+    this.#anywhere = buildAutomaton(firstIndexes.map((index) => anywhere[index]?.text ?? ''));
+    // The trie numbers distinct texts; the scan wants the first term of each.
+    const termAt = this.#anywhere.termAt;
+    for (let state = 0; state < termAt.length; state++) {
+      const text = termAt[state] ?? -1;
+      if (text >= 0) termAt[state] = firstIndexes[text] ?? -1;
+    }
+    this.#nextSameText = nextSameText;
     this.#anywhereTerms = termTable(anywhere);
     this.#anywhereLowestFirst = anywhere.reduce((lowest, term) => Math.min(lowest, term.text.charCodeAt(0)), 0x10000);
   }
@@ -713,6 +802,7 @@ export class TermAutomaton {
   #scanAnywhere(text: string, found: IdSet): void {
     const { symbolOf, base, check, fail, termAt, nextOutput } = this.#anywhere;
     const { ids, needsEndEdge } = this.#anywhereTerms;
+    const nextSameText = this.#nextSameText;
     let state = 0;
     for (let i = 0; i < text.length; i++) {
       const symbol = symbolOf[text.charCodeAt(i)] ?? 0;
@@ -730,10 +820,11 @@ export class TermAutomaton {
         state = fail[state] ?? 0;
       }
       for (let output = (termAt[state] ?? -1) >= 0 ? state : (nextOutput[state] ?? -1); output !== -1; ) {
-        const term = termAt[output] ?? 0;
-        const id = ids[term] ?? 0;
-        // Left edges need no check: these terms start with a character that is not a word character.
-        if (!found.has(id) && (needsEndEdge[term] === 0 || !isWordAt(text, i + 1))) found.add(id);
+        for (let term = termAt[output] ?? -1; term !== -1; term = nextSameText[term] ?? -1) {
+          const id = ids[term] ?? 0;
+          // Left edges need no check: these terms start with a character that is not a word character.
+          if (!found.has(id) && (needsEndEdge[term] === 0 || !isWordAt(text, i + 1))) found.add(id);
+        }
         output = nextOutput[output] ?? -1;
       }
     }

@@ -202,6 +202,64 @@ describe('TermAutomaton', () => {
       { numRuns: 150 },
     );
   });
+
+  it('finds exactly the prefix terms containsTerm finds with prefix, next to the same texts as exact terms', () => {
+    // Every text is an exact term, and often a prefix term too: the two share a trie state or a
+    // word, and must still be told apart (only the prefix form may run on into a longer word).
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(fc.tuple(shortTerm, fc.constantFrom('exact', 'prefix', 'both')), {
+          minLength: 1,
+          maxLength: 400,
+          selector: ([term]) => term,
+        }),
+        fc.array(fc.array(letter, { maxLength: 60 }), { minLength: 1, maxLength: 5 }),
+        (entries, texts) => {
+          const terms = entries
+            .filter(([term]) => term.length > 0)
+            .flatMap(([term, form]) => [
+              ...(form === 'prefix' ? [] : [{ text: term, prefix: false }]),
+              ...(form === 'exact' ? [] : [{ text: term, prefix: true }]),
+            ]);
+          fc.pre(terms.length > 0);
+          const automaton = new TermAutomaton(terms.map((term, id) => ({ ...term, id })));
+          const found = new IdSet(terms.length);
+          for (const letters of texts) {
+            for (const text of [normalizeText(letters.join('')), letters.join('').toUpperCase()]) {
+              found.reset();
+              automaton.findIn(text, found);
+              const normalized = normalizeText(text);
+              const expected = terms.flatMap((term, id) =>
+                containsTerm(normalized, term.text, term.prefix) ? [id] : [],
+              );
+              expect([...found.members.subarray(0, found.size)].sort((a, b) => a - b)).toEqual(expected);
+            }
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('finds a one-word prefix term only where a word starts with it', () => {
+    const automaton = new TermAutomaton([
+      { text: 'semicond', id: 0, prefix: true },
+      { text: 'semicond', id: 1 },
+      { text: 'interest ra', id: 2, prefix: true },
+    ]);
+    const found = new IdSet(3);
+    const hitsIn = (text: string) => {
+      found.reset();
+      automaton.findIn(text, found);
+      return [...found.members.subarray(0, found.size)].sort();
+    };
+    expect(hitsIn('Semiconductors rally')).toEqual([0]);
+    expect(hitsIn('semicond')).toEqual([0, 1]);
+    expect(hitsIn('nonsemiconductor')).toEqual([]);
+    expect(hitsIn('반도체semiconductor 수출')).toEqual([0]);
+    expect(hitsIn('Interest  rates rise')).toEqual([2]);
+    expect(hitsIn('interest hike')).toEqual([]);
+  });
 });
 
 describe('TermAutomaton.findIn', () => {
