@@ -9,10 +9,20 @@
  * Slack's limits (https://api.slack.com/reference/block-kit/blocks): a header's plain text holds
  * at most 150 characters, a section's text 3,000, a context block 10 elements. Every text here is
  * cut to fit at a grapheme boundary (never inside an emoji or a Hangul syllable), measured in
- * UTF-16 code units, which is never less than what Slack counts. Pure: no clock, no I/O.
+ * UTF-16 code units, which is never less than what Slack counts.
+ *
+ * Every fixed word is in the subscriber's language: the document's `locale` picks the catalog
+ * along functions/core/locale.ts `localeChain` (`ko-KR → ko → en`); a document without one, or
+ * with a tag no catalog serves, reads in English exactly as before the field existed. Words the
+ * email also says come from the core catalog (functions/core/messages/), Slack's own from
+ * ./slack-messages.ts, so a subscriber reads the same sentence on every channel. Dates are
+ * Slack `<!date^…>` tokens, which every reader's client shows in its own language and zone; only
+ * their fallback text is formatted here, in the document's language. Pure: no clock, no I/O.
  */
+import { describeReasonIn, type Messages, messagesForLocale } from '#core/messages/catalog';
 import { displayText, publishableLink } from '#core/text';
 import type { Alert, AlertMatch, ArticleAlert, DigestAlert, DigestEntry } from './message.ts';
+import { type SlackMessages, slackMessagesFor } from './slack-messages.ts';
 
 /** Slack's limit for a header block's text. */
 export const HEADER_MAX = 150;
@@ -115,12 +125,70 @@ function link(url: string, label: string, max: number): string {
   return room > 0 ? `<${target}|${clipEscaped(label.replace(/\|/g, '\u2223'), room)}>` : clipEscaped(url, max);
 }
 
-/** `<!date^…>` renders in each reader's own time zone; the fallback is the ISO instant. */
-function slackDate(iso: string): string {
+/** The words and the date fallback of one document's language. */
+interface Wording {
+  /** Words every channel shares. */
+  readonly shared: Messages;
+  /** Words only Slack says. */
+  readonly words: SlackMessages;
+  /** The heading of the "why" section: the email's, without its colon. */
+  readonly whyHeading: string;
+  /** The fallback text of a date token: what a client that cannot render the token shows. */
+  readonly fallbackDate: (epochMs: number) => string;
+}
+
+const isoDate = (epochMs: number) => new Date(epochMs).toISOString();
+
+/**
+ * The date fallback outside English: the document's language, in UTC (the document carries no
+ * zone; the token itself shows the reader's), on a 24-hour clock like the email's dates.
+ */
+const localizedDateOptions: Intl.DateTimeFormatOptions = {
+  year: 'numeric',
+  month: 'long',
+  day: 'numeric',
+  weekday: 'short',
+  hour: '2-digit',
+  minute: '2-digit',
+  hourCycle: 'h23',
+  timeZone: 'UTC',
+  timeZoneName: 'short',
+};
+
+/** Wordings by document locale: every message of an audience shares one. */
+const wordings = new Map<string, Wording>();
+
+/**
+ * The wording of a document's locale: the catalog of the first shipped language on its chain. In
+ * English the date fallback stays the ISO instant, as before documents carried a locale.
+ */
+function wordingFor(locale: string | undefined): Wording {
+  const key = locale ?? '';
+  let wording = wordings.get(key);
+  if (wording === undefined) {
+    // The relay has no stack default of its own: the alert function resolved the audience's
+    // locale against it before publishing, so a missing one means an older publisher (English).
+    const shared = messagesForLocale(locale, 'en-US');
+    const words = slackMessagesFor(shared.language, shared.count);
+    const whyHeading = shared.email.whyHeading.replace(/\s*[:\uFF1A]$/u, '');
+    if (shared.language === 'en' || locale === undefined) {
+      wording = { shared, words, whyHeading, fallbackDate: isoDate };
+    } else {
+      const format = new Intl.DateTimeFormat(locale, localizedDateOptions);
+      wording = { shared, words, whyHeading, fallbackDate: (epochMs) => format.format(epochMs) };
+    }
+    if (wordings.size >= 64) wordings.clear();
+    wordings.set(key, wording);
+  }
+  return wording;
+}
+
+/** `<!date^…>` renders in each reader's own time zone and language; the fallback in the document's. */
+function slackDate(iso: string, wording: Wording): string {
   const epochMs = Date.parse(iso);
   if (Number.isNaN(epochMs)) return escapeMrkdwn(clip(oneLine(iso), 40));
   const seconds = Math.floor(epochMs / 1000);
-  return `<!date^${seconds}^{date_short_pretty} {time}|${new Date(epochMs).toISOString()}>`;
+  return `<!date^${seconds}^{date_short_pretty} {time}|${escapeMrkdwn(oneLine(wording.fallbackDate(epochMs)))}>`;
 }
 
 function categoryLabels(alert: ArticleAlert): string[] {
@@ -134,43 +202,47 @@ function categoryLabels(alert: ArticleAlert): string[] {
   return categoryNames.length > 0 ? [...categoryNames] : [...categories];
 }
 
-function describeReason(reason: { kind: string; term: string }): string {
+function describeReason(reason: { kind: string; term: string }, wording: Wording): string {
   const term = oneLine(reason.term);
-  switch (reason.kind) {
-    case 'keyword':
-      return `keyword “${term}”`;
-    case 'all':
-      return 'every article (match-all rule)';
-    default:
-      return `${reason.kind} ${term}`;
-  }
+  // Slack quotes a keyword typographically; every other reason reads as in the email.
+  if (reason.kind === 'keyword') return wording.words.reasonKeyword(term);
+  return describeReasonIn(wording.shared, oneLine(reason.kind), term);
 }
 
-function describeMatch(match: AlertMatch): string {
+/** Every reason of one rule, then how many were left out, joined as the language lists. */
+function describeReasons(match: AlertMatch, wording: Wording): string {
+  const reasons = match.reasons.map((reason) => describeReason(reason, wording));
+  if (match.omittedReasons > 0) reasons.push(wording.shared.more(match.omittedReasons));
+  return reasons.join(wording.shared.listSeparator);
+}
+
+function describeMatch(match: AlertMatch, wording: Wording): string {
   const description = match.description ? ` — ${oneLine(match.description)}` : '';
-  const reasons = match.reasons.map(describeReason);
-  if (match.omittedReasons > 0) reasons.push(`+${match.omittedReasons} more`);
-  const why = reasons.length > 0 ? `: ${reasons.join(', ')}` : '';
-  return `${match.urgent ? 'urgent ' : ''}rule ${match.ruleId}${description}${why}`;
+  const reasons = describeReasons(match, wording);
+  const why = reasons !== '' ? `: ${reasons}` : '';
+  return `${wording.words.rule(match.ruleId, match.urgent)}${description}${why}`;
 }
 
 /** The "Why you got this" section: one bullet per rule, within the section limit. */
-function whySection(alert: ArticleAlert): string | undefined {
+function whySection(alert: ArticleAlert, wording: Wording): string | undefined {
   if (alert.matches.length === 0) return undefined;
-  const heading = '*Why you got this*';
+  const { words } = wording;
+  const heading = `*${wording.whyHeading}*`;
   const listed = alert.matches.slice(0, MAX_LISTED_RULES);
   const more = alert.matches.length - listed.length + alert.omittedMatches;
-  const footer = more > 0 ? `\n…and ${more} more rule(s)` : '';
+  const footer = more > 0 ? `\n${words.moreRulesLine(more)}` : '';
   const perLine = Math.floor((SECTION_MAX - heading.length - footer.length) / listed.length) - 3;
-  const lines = listed.map((match) => `• ${clipEscaped(describeMatch(match), perLine)}`);
+  const lines = listed.map((match) => `• ${clipEscaped(describeMatch(match, wording), perLine)}`);
   return `${heading}\n${lines.join('\n')}${footer}`;
 }
 
-/** Builds the webhook body for one alert or digest. */
+/** Builds the webhook body for one alert or digest, in the language of its `locale`. */
 export function renderSlackMessage(alert: Alert): SlackMessage {
-  if (alert.kind === 'digest') return renderSlackDigest(alert);
+  const wording = wordingFor(alert.locale);
+  if (alert.kind === 'digest') return digestMessage(alert, wording);
+  const { words, shared } = wording;
   const { article } = alert;
-  const title = oneLine(article.title) || '(untitled article)';
+  const title = oneLine(article.title) || shared.untitled;
   const icon = alert.urgent ? '\u{1F6A8}' : '\u{1F4F0}';
   const media = oneLine(article.mediaName ?? article.media ?? '');
   const summary = oneLine(article.summary);
@@ -179,26 +251,27 @@ export function renderSlackMessage(alert: Alert): SlackMessage {
 
   // The header may have cut the headline: the linked headline below always carries all of it
   // that fits, then the summary fills what is left of the section.
-  const linkLabel = headerCut ? title : media ? `Read the article on ${media}` : 'Read the article';
+  const linkLabel = headerCut ? title : media ? words.readArticleOn(media) : words.readArticle;
   const linked = `*${link(article.url, linkLabel, SECTION_MAX - 2)}*`;
   const summaryRoom = SECTION_MAX - linked.length - 2;
   const body = summary && summaryRoom > 20 ? `${clipEscaped(summary, summaryRoom)}\n\n${linked}` : linked;
 
   const context: TextObject[] = [];
   if (media) context.push({ type: 'mrkdwn', text: `*${clipEscaped(media, CONTEXT_ELEMENT_MAX - 2)}*` });
-  context.push({ type: 'mrkdwn', text: slackDate(article.publishedAt) });
+  context.push({ type: 'mrkdwn', text: slackDate(article.publishedAt, wording) });
   const categories = categoryLabels(alert).map(oneLine).filter(Boolean);
   if (categories.length > 0) {
     context.push({ type: 'mrkdwn', text: clipEscaped(categories.join(', '), CONTEXT_ELEMENT_MAX) });
   }
-  if (article.status) context.push({ type: 'mrkdwn', text: clipEscaped(oneLine(article.status), 100) });
+  const status = oneLine(article.status ?? '');
+  if (status) context.push({ type: 'mrkdwn', text: clipEscaped(oneLine(shared.status(status)), 100) });
 
   const blocks: Block[] = [
     { type: 'header', text: { type: 'plain_text', text: header, emoji: true } },
     { type: 'section', text: { type: 'mrkdwn', text: body } },
     { type: 'context', elements: context },
   ];
-  const why = whySection(alert);
+  const why = whySection(alert, wording);
   if (why !== undefined) blocks.push({ type: 'section', text: { type: 'mrkdwn', text: why } });
   const audience = oneLine(alert.audienceName ?? '') || alert.audienceId;
   blocks.push({
@@ -206,7 +279,7 @@ export function renderSlackMessage(alert: Alert): SlackMessage {
     elements: [
       {
         type: 'mrkdwn',
-        text: clipEscaped(`news-alerts · ${audience} · alert ${oneLine(alert.deliveryId)}`, CONTEXT_ELEMENT_MAX),
+        text: clipEscaped(words.alertFooter(audience, oneLine(alert.deliveryId)), CONTEXT_ELEMENT_MAX),
       },
     ],
   });
@@ -222,24 +295,34 @@ export function renderSlackMessage(alert: Alert): SlackMessage {
   return { text, blocks, unfurl_links: false, unfurl_media: false };
 }
 
-const plural = (count: number, one: string, many = `${one}s`) => `${count} ${count === 1 ? one : many}`;
-
 /** One digest entry: the linked headline, then outlet, time and why it matched. */
-function digestEntryLines(entry: DigestEntry, max: number): string {
-  const title = oneLine(entry.article.title) || '(untitled article)';
+function digestEntryLines(entry: DigestEntry, max: number, wording: Wording): string {
+  const { words, shared } = wording;
+  const title = oneLine(entry.article.title) || shared.untitled;
   const media = oneLine(entry.article.mediaName ?? entry.article.media ?? '');
-  const facts = [media ? clipEscaped(media, 100) : '', slackDate(entry.article.publishedAt)].filter(Boolean);
+  const facts = [media ? clipEscaped(media, 100) : '', slackDate(entry.article.publishedAt, wording)].filter(Boolean);
   const why = entry.matches.map((match) => {
-    const reasons = match.reasons.map(describeReason);
-    if (match.omittedReasons > 0) reasons.push(`+${match.omittedReasons} more`);
-    return `${match.urgent ? 'urgent ' : ''}rule ${match.ruleId}${reasons.length > 0 ? `: ${reasons.join(', ')}` : ''}`;
+    const reasons = describeReasons(match, wording);
+    return `${words.rule(match.ruleId, match.urgent)}${reasons !== '' ? `: ${reasons}` : ''}`;
   });
-  if (entry.omittedMatches > 0) why.push(`+${plural(entry.omittedMatches, 'more rule')}`);
-  const whyText = why.length > 0 ? ` · _${clipEscaped(why.join('; '), 240)}_` : '';
+  if (entry.omittedMatches > 0) why.push(shared.digest.moreRules(entry.omittedMatches));
+  const whyText = why.length > 0 ? ` · _${clipEscaped(why.join(shared.clauseSeparator), 240)}_` : '';
   const second = `\n    ${facts.join(' · ')}${whyText}`;
   const head = `• ${entry.urgent ? '\u{1F6A8} ' : ''}`;
   const linked = link(entry.article.url, title, Math.max(40, max - head.length - second.length));
   return `${head}${linked}${second}`;
+}
+
+/** Stands for the label while the catalog lays out a group heading around it. */
+const LABEL_SLOT = '\u0000';
+
+/**
+ * A category heading in the catalog's word order (`Economy · 5 of 12`), its label in bold: the
+ * catalog lays the heading out around a slot, and the escaped label takes the slot's place.
+ */
+function groupHeading(shared: Messages, label: string, count: number, total: number | undefined): string {
+  const layout = shared.digest.groupHeading(LABEL_SLOT, count, total ?? count);
+  return layout.replace(LABEL_SLOT, () => `*${label}*`);
 }
 
 /**
@@ -248,21 +331,26 @@ function digestEntryLines(entry: DigestEntry, max: number): string {
  * them), and "…and N more" wherever Slack's limits stop the list.
  */
 export function renderSlackDigest(digest: DigestAlert): SlackMessage {
+  return digestMessage(digest, wordingFor(digest.locale));
+}
+
+function digestMessage(digest: DigestAlert, wording: Wording): SlackMessage {
+  const { words, shared } = wording;
   const { digest: body } = digest;
   const audience = oneLine(digest.audienceName ?? '') || digest.audienceId;
   const icon = digest.urgent ? '\u{1F6A8}' : '\u{1F4EC}';
-  const part = body.parts > 1 ? ` (part ${body.part}/${body.parts})` : '';
+  const part = body.parts > 1 ? ` (${shared.digest.part(body.part, body.parts)})` : '';
   const blocks: Block[] = [
     {
       type: 'header',
       text: {
         type: 'plain_text',
-        text: clip(`${icon} ${audience}: ${plural(body.count, 'article')}${part}`, HEADER_MAX),
+        text: clip(`${icon} ${audience}: ${shared.articles(body.count)}${part}`, HEADER_MAX),
         emoji: true,
       },
     },
   ];
-  const context: TextObject[] = [{ type: 'mrkdwn', text: `Digest of ${slackDate(body.releaseAt)}` }];
+  const context: TextObject[] = [{ type: 'mrkdwn', text: words.digestOf(slackDate(body.releaseAt, wording)) }];
   for (const hold of body.holds.slice(0, 8)) {
     context.push({ type: 'mrkdwn', text: clipEscaped(oneLine(hold), CONTEXT_ELEMENT_MAX) });
   }
@@ -273,22 +361,20 @@ export function renderSlackDigest(digest: DigestAlert): SlackMessage {
   let groupsShown = 0;
   for (const group of body.groups) {
     if (groupsShown >= groupRoom) break;
-    const heading = `*${clipEscaped(oneLine(group.label), 200)}* · ${group.count}${
-      group.total !== undefined && group.total > group.count ? ` of ${group.total}` : ''
-    }`;
+    const heading = groupHeading(shared, clipEscaped(oneLine(group.label), 200), group.count, group.total);
     const lines = [heading];
     let length = heading.length;
     let listed = 0;
     for (const entry of group.entries) {
       // Room for this entry and for the "…and N more in this category" line after it.
-      const line = digestEntryLines(entry, 900);
+      const line = digestEntryLines(entry, 900, wording);
       if (length + 1 + line.length > SECTION_MAX - 60) break;
       lines.push(line);
       length += 1 + line.length;
       listed += 1;
     }
     const rest = group.entries.length - listed;
-    if (rest > 0) lines.push(`_…and ${rest} more in this category_`);
+    if (rest > 0) lines.push(`_${words.moreInCategory(rest)}_`);
     blocks.push({ type: 'section', text: { type: 'mrkdwn', text: lines.join('\n') } });
     groupsShown += 1;
   }
@@ -299,7 +385,7 @@ export function renderSlackDigest(digest: DigestAlert): SlackMessage {
       type: 'section',
       text: {
         type: 'mrkdwn',
-        text: `_…and ${plural(hidden, 'more article')} in ${plural(hiddenGroups, 'more category', 'more categories')}_`,
+        text: `_${words.moreInCategories(hidden, hiddenGroups)}_`,
       },
     });
   }
@@ -308,14 +394,14 @@ export function renderSlackDigest(digest: DigestAlert): SlackMessage {
     elements: [
       {
         type: 'mrkdwn',
-        text: clipEscaped(`news-alerts · ${audience} · digest ${oneLine(digest.deliveryId)}`, CONTEXT_ELEMENT_MAX),
+        text: clipEscaped(words.digestFooter(audience, oneLine(digest.deliveryId)), CONTEXT_ELEMENT_MAX),
       },
     ],
   });
 
   // Notifications show this text: the count, then as many headlines as fit, then "+N more".
   const entries = body.groups.flatMap((group) => group.entries);
-  const intro = `${icon} ${escapeMrkdwn(clip(audience, 100))}: ${plural(body.count, 'article')}${part}`;
+  const intro = `${icon} ${escapeMrkdwn(clip(audience, 100))}: ${shared.articles(body.count)}${part}`;
   const headlines: string[] = [];
   let textLength = intro.length + 20;
   for (const entry of entries.slice(0, 5)) {
@@ -325,6 +411,6 @@ export function renderSlackDigest(digest: DigestAlert): SlackMessage {
     textLength += headline.length + 2;
   }
   const more = body.count - headlines.length;
-  const text = `${intro}${headlines.length > 0 ? ` \u2014 ${headlines.join('; ')}` : ''}${more > 0 ? ` +${more} more` : ''}`;
+  const text = `${intro}${headlines.length > 0 ? ` \u2014 ${headlines.join('; ')}` : ''}${more > 0 ? ` ${shared.more(more)}` : ''}`;
   return { text, blocks, unfurl_links: false, unfurl_media: false };
 }

@@ -8,6 +8,7 @@
  * `schemaVersion` is refused.
  */
 import { z } from 'zod';
+import { canonicalLocale } from '#core/locale';
 import { describeIssues } from '#core/model';
 import { SlackMessageError } from './errors.ts';
 
@@ -30,6 +31,21 @@ export type SnsRecord = z.output<typeof SnsRecordSchema>;
 
 const text = z.string().nullish();
 
+/** Longer than any BCP 47 tag people write (RFC 5646 asks implementations to handle 35). */
+const LOCALE_MAX_LENGTH = 100;
+
+/**
+ * The subscriber's locale (`ko-KR`), canonical; undefined when absent, not a string or not a BCP 47
+ * tag. Never a parse failure: a document from an older publisher, or with a tag this runtime cannot
+ * read, still renders (in English, as before the field existed).
+ */
+const locale = z
+  .unknown()
+  .transform((value) =>
+    typeof value === 'string' && value.length <= LOCALE_MAX_LENGTH ? canonicalLocale(value) : undefined,
+  )
+  .optional();
+
 const ReasonSchema = z.object({ kind: z.string(), term: z.string() });
 
 const MatchSchema = z.object({
@@ -48,6 +64,8 @@ export const AlertSchema = z.object({
   deliveryId: z.string().min(1),
   audienceId: z.string().min(1),
   audienceName: text,
+  /** The subscriber's locale: the fixed words and date fallbacks are in its language. */
+  locale,
   urgent: z.boolean().default(false),
   article: z.object({
     title: z.string(),
@@ -87,6 +105,8 @@ export const DigestSchema = z.object({
   deliveryId: z.string().min(1),
   audienceId: z.string().min(1),
   audienceName: text,
+  /** The subscriber's locale: the fixed words and date fallbacks are in its language. */
+  locale,
   urgent: z.boolean().default(false),
   digest: z.object({
     releaseAt: z.string(),
