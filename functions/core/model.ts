@@ -10,7 +10,8 @@
 // (not `import { z }`) is what lets esbuild drop the unused parts.
 import { en } from 'zod/locales';
 import * as z from 'zod/mini';
-import { normalizeText } from './text.ts';
+import { BIDI_CONTROLS, hasVisibleCharacter, LONE_SURROGATE, listCodePoints } from './hostile-text.ts';
+import { parseQuery, QUERY_LIMITS, type QueryNode, QuerySyntaxError, queryAnchors } from './query.ts';
 
 // zod/mini ships without messages; the English ones are those classic zod uses, so a value no
 // custom message covers still reads "Invalid option: expected one of ...", not "Invalid input".
@@ -87,43 +88,15 @@ export const RULE_LIMITS = {
   termLength: 200,
   descriptionLength: 500,
   notesLength: 2000,
+  /** Characters (code points) of a `query`. */
+  queryLength: QUERY_LIMITS.length,
+  /** Parentheses and NOT nested inside each other in a `query`. */
+  queryDepth: QUERY_LIMITS.depth,
+  /** Terms and phrases of a `query`. */
+  queryTerms: QUERY_LIMITS.terms,
 } as const;
 
-/**
- * Bidirectional embedding, override and isolate controls: they reorder what a reader sees
- * (U+202E shows "cod.exe" as "exe.doc"), so a term holding one reads differently from what it
- * matches. No keyword, category or media code needs them.
- */
-const BIDI_CONTROLS = /[\u202A-\u202E\u2066-\u2069]/u;
-/**
- * Characters that show nothing on their own: controls, format characters (zero-width space,
- * joiners, soft hyphen, BOM, tag characters), separators, combining marks without a base, and
- * the fillers (Hangul, Braille blank) that render as blank.
- */
-const INVISIBLE = /[\p{Cc}\p{Cf}\p{Z}\p{M}\u115F\u1160\u2800\u3164\uFFA0]/gu;
-/** A lone UTF-16 surrogate: not Unicode text; DynamoDB would store U+FFFD instead. */
-const LONE_SURROGATE = /\p{Cs}/u;
-
-/**
- * Whether `value` has at least one character a reader can see once normalized the way the
- * matcher normalizes terms. A term of zero-width spaces looks empty in every console and message
- * yet would match any text that carries the same invisible characters.
- */
-export function hasVisibleCharacter(value: string): boolean {
-  // Fast path: the usual term has an ASCII letter or digit.
-  if (/[A-Za-z0-9]/.test(value)) return true;
-  return normalizeText(value).replace(INVISIBLE, '').length > 0;
-}
-
-/** `U+200B ZERO WIDTH SPACE`-style listing of the distinct code points of an invisible term. */
-const codePoints = (value: string): string =>
-  [
-    ...new Set(
-      Array.from(value, (char) => `U+${(char.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`),
-    ),
-  ]
-    .slice(0, 8)
-    .join(', ');
+export { hasVisibleCharacter } from './hostile-text.ts';
 
 const term = z.string().check(
   z.trim(),
@@ -135,12 +108,12 @@ const term = z.string().check(
     } else if (BIDI_CONTROLS.test(value)) {
       ctx.addIssue({
         code: 'custom',
-        message: `contains a bidirectional control character (${codePoints(value.replace(/[^\u202A-\u202E\u2066-\u2069]/gu, ''))}) that reorders what a reader sees; type the term without it`,
+        message: `contains a bidirectional control character (${listCodePoints(value.replace(/[^\u202A-\u202E\u2066-\u2069]/gu, ''))}) that reorders what a reader sees; type the term without it`,
       });
     } else if (value.length > 0 && !hasVisibleCharacter(value)) {
       ctx.addIssue({
         code: 'custom',
-        message: `has no visible character (only ${codePoints(value)}), so it would match text no reader can see; remove it or type the word`,
+        message: `has no visible character (only ${listCodePoints(value)}), so it would match text no reader can see; remove it or type the word`,
       });
     }
   }),
@@ -196,6 +169,38 @@ const auditFields = {
   ),
 };
 
+/** The `query` attribute as the JSON Schema describes it: syntax summary and limits. */
+const QUERY_DESCRIPTION = [
+  'Boolean query over title and summary, ANDed with the other criteria.',
+  'Terms match like keywords (Latin whole words, Korean/Japanese/Chinese inside words); "exact phrase"; AND (or a space), OR, NOT or -term, parentheses;',
+  'a NEAR/n b: both in the same field with at most n words between (n characters when a side has Han or kana), n 1-50;',
+  'semicond*: prefix of a Latin-script word; title:term, summary:"phrase", title:(a OR b) scope to one field.',
+  'Precedence NOT > NEAR > AND > OR; operators are uppercase.',
+  `Limits: ${QUERY_LIMITS.length} characters, ${QUERY_LIMITS.depth} levels of parentheses and NOT, ${QUERY_LIMITS.terms} terms.`,
+  'A query that only excludes (NOT a, a OR NOT b) needs matchAll unless the rule has another criterion.',
+  'Example: (반도체 OR 메모리) AND 수출 -삼성',
+].join(' ');
+
+/**
+ * The parsed query, or the syntax error that refuses it. Memoized for the last few distinct texts
+ * because the schema asks twice per rule (the attribute, then the whole-rule criterion check).
+ */
+function parseRuleQuery(text: string): QueryNode | QuerySyntaxError {
+  const cached = parsedQueries.get(text);
+  if (cached !== undefined) return cached;
+  let parsed: QueryNode | QuerySyntaxError;
+  try {
+    parsed = parseQuery(text);
+  } catch (error) {
+    if (!(error instanceof QuerySyntaxError)) throw error;
+    parsed = error;
+  }
+  if (parsedQueries.size >= 64) parsedQueries.clear();
+  parsedQueries.set(text, parsed);
+  return parsed;
+}
+const parsedQueries = new Map<string, QueryNode | QuerySyntaxError>();
+
 /**
  * A subscriber rule: which articles an audience wants. Criteria of different kinds are combined
  * with AND; the values inside one criterion with OR. Exclusions win over everything.
@@ -221,6 +226,21 @@ export const RuleSchema = z
     /** Any-of keywords over title and summary, case-insensitive; whole words for Latin-script terms. */
     keywords: z.optional(termList('keywords')),
     excludeKeywords: z.optional(termList('excludeKeywords')),
+    /**
+     * A boolean query over title and summary (functions/core/query.ts), ANDed with the other
+     * criteria: `(반도체 OR 메모리) AND 수출 -삼성`. Kept as written, so the columns of messages
+     * point into what the ops person typed.
+     */
+    query: z.optional(
+      z.string({ error: 'query must be a string' }).check(
+        z.superRefine((value, ctx) => {
+          const parsed = parseRuleQuery(value);
+          if (parsed instanceof QuerySyntaxError) ctx.addIssue({ code: 'custom', message: parsed.message });
+        }),
+        // JSON Schema counts characters (code points), as the parser does; zod's maxLength would count UTF-16 units.
+        z.meta({ description: QUERY_DESCRIPTION, maxLength: QUERY_LIMITS.length }),
+      ),
+    ),
     /** Media codes (or names) the rule is limited to. */
     media: z.optional(termList('media')),
     /** Article statuses the rule is limited to (open set, compared case-insensitively). */
@@ -236,13 +256,23 @@ export const RuleSchema = z
       const positive = [rule.categories, rule.keywords, rule.media, rule.statuses].some(
         (list) => list !== undefined && list.length > 0,
       );
-      if (!positive && !rule.matchAll) {
+      const query = rule.query === undefined ? undefined : parseRuleQuery(rule.query);
+      if (!positive && !rule.matchAll && query === undefined) {
         ctx.addIssue({
           code: 'custom',
           path: ['categories'],
           message:
-            'the rule has no categories, keywords, media or statuses, so it would match every article; add a criterion or set matchAll to true',
+            'the rule has no categories, keywords, media or statuses, so it would match every article; add a criterion or a query, or set matchAll to true',
         });
+      } else if (!positive && !rule.matchAll && query !== undefined && !(query instanceof QuerySyntaxError)) {
+        if (queryAnchors(query) === undefined) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['query'],
+            message:
+              "the query has no term every match must contain (it only excludes, as NOT-only or 'a OR NOT b' queries do), so it would match almost every article; add a term it requires, another criterion (categories, keywords, media, statuses), or set matchAll to true",
+          });
+        }
       }
       for (const [index, category] of (rule.categories ?? []).entries()) {
         if (category.indexOf('*') !== -1 && category.indexOf('*') !== category.length - 1) {
@@ -261,7 +291,7 @@ export const RuleSchema = z
             ctx.addIssue({
               code: 'custom',
               path: [field, index],
-              message: `the prefix before '*' has no visible character (only ${codePoints(prefix)}); type the code (e.g. "002*"), or use a lone "*" for any category`,
+              message: `the prefix before '*' has no visible character (only ${listCodePoints(prefix)}); type the code (e.g. "002*"), or use a lone "*" for any category`,
             });
           }
         }

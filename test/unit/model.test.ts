@@ -11,6 +11,7 @@ import {
   parseAudience,
   parseRule,
   type RejectedItem,
+  RULE_LIMITS,
   RuleSchema,
   ruleAttributes,
 } from '#core/model';
@@ -184,6 +185,57 @@ describe('RuleSchema', () => {
     for (const criterion of ['categories', 'keywords', 'media', 'statuses']) {
       expect(ruleProblem({ [criterion]: ['x'] })).toBeUndefined();
     }
+    expect(ruleProblem({ query: 'x' })).toBeUndefined();
+  });
+
+  it('takes a query: valid ones pass as written, a bad one is refused with its column and what was expected', () => {
+    expect(
+      RuleSchema.parse({ ruleId: 'r1', audienceId: 'desk', query: ' (반도체 OR 메모리) AND 수출 -삼성' }).query,
+    ).toBe(' (반도체 OR 메모리) AND 수출 -삼성');
+    expect(ruleProblem({ query: '(반도체 OR 메모리 AND 수출' })).toBe(
+      "query: expected ')' at column 19 to close the '(' at column 1",
+    );
+    expect(ruleProblem({ keywords: ['x'], query: 'OR rates' })).toBe(
+      "query: unexpected 'OR' at column 1: a query cannot start with an operator",
+    );
+    expect(ruleProblem({ keywords: ['x'], query: 'body:rates' })).toMatch(
+      /^query: unknown field 'body:' at column 1 \(did you mean title: or summary:\?\)/,
+    );
+    expect(ruleProblem({ keywords: ['x'], query: 'x\u202Ey' })).toMatch(
+      /^query: a bidirectional control character \(U\+202E\) at column 2/,
+    );
+    expect(ruleProblem({ keywords: ['x'], query: 'a\uD800' })).toMatch(/^query: not valid Unicode text at column 2/);
+    expect(ruleProblem({ keywords: ['x'], query: 7 })).toBe('query: query must be a string');
+    expect(ruleAttributes).toContain('query');
+  });
+
+  it('states the query limits in RULE_LIMITS and enforces them', () => {
+    expect(RULE_LIMITS).toMatchObject({ queryLength: 1000, queryDepth: 8, queryTerms: 50 });
+    const terms = (count: number) => Array.from({ length: count }, (_, i) => `t${i}`).join(' ');
+    expect(ruleProblem({ query: terms(RULE_LIMITS.queryTerms) })).toBeUndefined();
+    expect(ruleProblem({ query: terms(RULE_LIMITS.queryTerms + 1) })).toMatch(
+      /^query: the query has more than 50 terms/,
+    );
+    expect(ruleProblem({ query: `${'('.repeat(8)}a${')'.repeat(8)}` })).toBeUndefined();
+    expect(ruleProblem({ query: `${'('.repeat(9)}a${')'.repeat(9)}` })).toMatch(/^query: the query nests more than 8/);
+    // Code points, not UTF-16 units: 1000 emoji are 2000 units and still within the limit.
+    expect(ruleProblem({ query: '😀'.repeat(RULE_LIMITS.queryLength) })).toBeUndefined();
+    expect(ruleProblem({ query: 'a'.repeat(RULE_LIMITS.queryLength + 1) })).toMatch(
+      /^query: the query is 1001 characters long; at most 1000/,
+    );
+  });
+
+  it('counts a query with a required term as a positive criterion; one that only excludes needs matchAll', () => {
+    expect(ruleProblem({ query: 'samsung semicond*' })).toBeUndefined();
+    expect(ruleProblem({ query: '"interest rate" OR 금리' })).toBeUndefined();
+    const onlyExcludes = /^query: the query has no term every match must contain .*set matchAll to true$/;
+    for (const query of ['NOT sports', '-sports', 'a OR NOT b', '-(a b)']) {
+      expect(ruleProblem({ query }), query).toMatch(onlyExcludes);
+      expect(ruleProblem({ query, matchAll: true }), query).toBeUndefined();
+      expect(ruleProblem({ query, categories: ['002*'] }), query).toBeUndefined();
+    }
+    // A query that does not parse gets its syntax error, not also the criterion message.
+    expect(ruleProblem({ query: '(a' })).toBe("query: expected ')' at column 3 to close the '(' at column 1");
   });
 
   it("allows '*' only at the end of a category", () => {
@@ -354,6 +406,24 @@ describe('buildRuleSet', () => {
     expect(ruleSet.rejected.map((rejected) => [rejected.key, rejected.reason.split(':')[0]])).toEqual([
       ['ghost', 'keywords[0]'],
       ['ghost-exclusion', 'excludeKeywords[0]'],
+    ]);
+  });
+
+  it('skips a rule whose query does not parse, with the column, while its neighbours run', () => {
+    const ruleSet = buildRuleSet(
+      [
+        { ruleId: 'broken-query', audienceId: 'desk', query: 'samsung AND (semicond* OR memory' },
+        { ruleId: 'fine-query', audienceId: 'desk', query: 'samsung AND (semicond* OR memory)' },
+      ],
+      [{ audienceId: 'desk', topicArn }],
+    );
+    expect(ruleSet.rules.map((rule) => rule.ruleId)).toEqual(['fine-query']);
+    expect(ruleSet.rejected).toEqual([
+      {
+        table: 'rules',
+        key: 'broken-query',
+        reason: "query: expected ')' at column 33 to close the '(' at column 13",
+      },
     ]);
   });
 
