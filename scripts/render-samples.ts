@@ -216,13 +216,15 @@ const alertSamples: readonly AlertSample[] = [
   },
   {
     name: 'alert-korean',
-    description: 'Korean headline and outlet, Korean dates (locale ko-KR), UCS-2 SMS cut at a word',
+    description:
+      'A Korean audience (locale ko-KR): Korean words, dates and statuses around the data, UCS-2 SMS cut at a word',
     audience: { ...audiences.seoul, deliveryMode: 'immediate' },
     match: match(audiences.seoul, articles.korean, [rules.koreanRates]),
   },
   {
     name: 'alert-japanese',
-    description: 'Japanese headline without spaces, Japanese dates (locale ja-JP), SMS cut at a word boundary',
+    description:
+      'A Japanese audience (locale ja-JP): Japanese words and dates, a headline without spaces, SMS cut at a word boundary',
     audience: audiences.tokyo,
     match: match(audiences.tokyo, articles.japanese, [rules.chips]),
   },
@@ -298,7 +300,7 @@ const digestSamples: readonly DigestSample[] = [
   {
     name: 'digest-korean',
     description:
-      'A digest-mode audience in Seoul (locale ko-KR): one message per digest time, UCS-2 SMS with the count',
+      'A digest-mode audience in Seoul (locale ko-KR): Korean words and counts, one message per digest time, UCS-2 SMS with the count',
     audience: audiences.seoul,
     releaseAt: Date.parse('2026-11-23T00:00:00Z'),
     held: [
@@ -313,6 +315,30 @@ const digestSamples: readonly DigestSample[] = [
         heldAt: base - minutes(420),
       },
       { match: match(audiences.seoul, articles.long, [rules.chips]), reason: 'digest', heldAt: base - minutes(430) },
+    ],
+  },
+  {
+    name: 'digest-japanese',
+    description:
+      'The 06:00 release in Tokyo (locale ja-JP) at the end of quiet hours: Japanese words, counts and hold notes around English, Japanese and Korean entries',
+    audience: audiences.tokyo,
+    releaseAt: Date.parse('2026-11-23T21:00:00Z'),
+    held: [
+      {
+        match: match(audiences.tokyo, articles.japanese, [rules.chips]),
+        reason: 'quiet-hours',
+        heldAt: base - minutes(95),
+      },
+      {
+        match: match(audiences.tokyo, articles.korean, [rules.koreanRates]),
+        reason: 'quiet-hours',
+        heldAt: base - minutes(70),
+      },
+      {
+        match: match(audiences.tokyo, articles.emoji, [rules.science]),
+        reason: 'quiet-hours',
+        heldAt: base - minutes(140),
+      },
     ],
   },
   {

@@ -17,8 +17,14 @@
  * SNS's 256 KB limit holds about four times as many entries. When a release is still too large it
  * is split into numbered parts ({@link planDigest}): every held entry is in exactly one part.
  *
+ * Every fixed word comes from the audience's message catalog (functions/core/messages/), resolved
+ * once per audience and locale by render.ts's {@link audienceViewOf}; the structured document keeps
+ * English keys and names its locale (`newsAlerts.locale`).
+ *
  * Pure: no clock, no I/O.
  */
+
+import { type Messages, messagesFor } from './messages/catalog.ts';
 import type { Audience, AudienceMatch, RuleMatch } from './model.ts';
 import {
   type DigestRelease,
@@ -31,6 +37,7 @@ import {
 } from './ports.ts';
 import {
   type AlertView,
+  audienceViewOf,
   buildAlertView,
   chatSafe,
   describeReasons,
@@ -43,9 +50,7 @@ import {
   NotificationRenderError,
   type RenderOptions,
   renderFooter,
-  resolveLocale,
   SNS_MAX_MESSAGE_BYTES,
-  singleLine,
   subjectFromTemplate,
   trimToFit,
   truncateText,
@@ -58,7 +63,7 @@ import { fitsSms, isGsm7, toGsmFriendly } from './sms.ts';
 /** `metadata.eventType` of a digest's structured body. */
 export const DIGEST_EVENT_TYPE = 'news-alerts.digest';
 
-/** The digest email subject when the audience has no `templates.digestSubject`. */
+/** The digest email subject when the audience has no `templates.digestSubject` (English; every catalog has its own). */
 export const DEFAULT_DIGEST_SUBJECT_TEMPLATE = '[{audience}] {articles}: {top}';
 
 /** Most held notifications one release takes; the rest go in the next run's release. */
@@ -203,12 +208,14 @@ function dateAndTime(epochMs: number, timeZone: string, locale: string): { date:
 /**
  * The group an entry is listed under: its first category. Grouped by code when the provider sends
  * codes, so an English, a Korean and a Japanese article of category 002000000 share one group
- * (labelled as its first entry names it); by name otherwise; "Other" without any category.
+ * (labelled as its first entry names it); by name otherwise; "Other" (in the audience's words)
+ * without any category. The key does not depend on the language, so the order does not either.
  */
 function groupOf(view: AlertView): { key: string; label: string } {
   const code = view.article.categories[0];
-  const label = view.article.categoryLabels[0] ?? 'Other';
-  return { key: code === undefined ? `name:${label.toLowerCase()}` : `code:${code.toLowerCase()}`, label };
+  const name = view.article.categoryLabels[0];
+  const label = name ?? view.audience.messages.digest.otherGroup;
+  return { key: code === undefined ? `name:${(name ?? 'Other').toLowerCase()}` : `code:${code.toLowerCase()}`, label };
 }
 
 interface OrderedEntry {
@@ -284,13 +291,12 @@ export function buildDigestView(
     );
   }
   const limits = options.limits ?? DIGEST_ENTRY_LIMITS;
-  const locale = resolveLocale(options.locale ?? audience.locale);
+  const audienceView = audienceViewOf(audience, options);
+  const { locale } = audienceView;
   const groups = new Map<string, { label: string; entries: DigestEntryView[] }>();
   const held: Record<HoldReason, number> = { digest: 0, 'quiet-hours': 0, budget: 0 };
-  let audienceView: AlertView['audience'] | undefined;
   items.forEach((item, offset) => {
-    const view = buildAlertView(item.match, audience, { ...options, locale, limits });
-    audienceView ??= view.audience;
+    const view = buildAlertView(item.match, audience, { ...options, limits });
     const group = groupOf(view);
     const entry: DigestEntryView = {
       index: position.firstIndex + offset,
@@ -312,7 +318,6 @@ export function buildDigestView(
     if (existing) existing.entries.push(entry);
     else groups.set(group.key, { label: group.label, entries: [entry] });
   });
-  const label = truncateText(singleLine(audience.name ?? '') || audience.audienceId, 40);
   const local = formatLocalTime(position.release.releaseAt, audience.timeZone, locale);
   const localParts = dateAndTime(position.release.releaseAt, audience.timeZone, locale);
   const key = digestKey(position.release, position.part, position.parts);
@@ -324,14 +329,7 @@ export function buildDigestView(
   }));
   return {
     digestId: deliveryId(key),
-    audience: audienceView ?? {
-      id: audience.audienceId,
-      name: audience.name,
-      label,
-      timeZone: audience.timeZone,
-      smsMaxSegments: audience.smsMaxSegments,
-      templates: audience.templates,
-    },
+    audience: audienceView,
     releaseAt: position.release.releaseAt,
     releaseAtIso: new Date(position.release.releaseAt).toISOString(),
     releaseLocal: local,
@@ -354,8 +352,6 @@ export function buildDigestView(
 
 // --- Channel renderers ----------------------------------------------------------------------------
 
-const plural = (count: number, one: string, many = `${one}s`) => `${count} ${count === 1 ? one : many}`;
-
 /** Entries in the order a reader should see them first: urgent ones, then the newest. */
 export function topEntries(view: DigestView): DigestEntryView[] {
   return view.groups
@@ -371,92 +367,88 @@ export function topEntries(view: DigestView): DigestEntryView[] {
  * current settings: `5 held during your quiet hours (22:00–07:00)`.
  */
 export function describeHolds(view: DigestView): string[] {
+  const { digest } = view.audience.messages;
   const lines: string[] = [];
   for (const reason of HOLD_REASONS) {
     const count = view.held[reason];
     if (count === 0) continue;
-    if (reason === 'quiet-hours') {
-      const window = view.settings.quietHours;
-      lines.push(
-        `${count} held during your quiet hours${window === undefined ? '' : ` (${window.start}\u2013${window.end})`}`,
-      );
-    } else if (reason === 'budget') {
-      const budget = view.settings.dailyBudget;
-      lines.push(
-        `+${count} more over the daily limit${budget === undefined ? '' : ` of ${plural(budget, 'immediate alert')}`}`,
-      );
-    } else {
-      lines.push(`${count} collected for your digest (${view.settings.digestTimes.join(', ')})`);
-    }
+    if (reason === 'quiet-hours') lines.push(digest.heldQuietHours(count, view.settings.quietHours));
+    else if (reason === 'budget') lines.push(digest.heldBudget(count, view.settings.dailyBudget));
+    else lines.push(digest.heldDigest(count, view.settings.digestTimes));
   }
   return lines;
 }
 
-/** `rule rates (urgent): keyword "interest rate"; rule fed-watch: media reuters; +2 more rules`. */
-export function describeWhy(entry: Pick<DigestEntryView, 'matches' | 'omittedMatches'>): string {
-  const parts = entry.matches.map((match) => {
-    const reasons = describeReasons(match);
-    return `rule ${match.ruleId}${match.urgent ? ' (urgent)' : ''}${reasons === '' ? '' : `: ${reasons}`}`;
-  });
+/**
+ * `rule rates (urgent): keyword "interest rate"; rule fed-watch: media reuters; +2 more rules`, in
+ * the words of `messages` (English by default).
+ */
+export function describeWhy(
+  entry: Pick<DigestEntryView, 'matches' | 'omittedMatches'>,
+  messages: Messages = messagesFor('en'),
+): string {
+  const parts = entry.matches.map((match) =>
+    messages.digest.rule(match.ruleId, match.urgent, describeReasons(match, messages)),
+  );
   const more = entry.omittedMatches;
-  if (more > 0) parts.push(`+${plural(more, 'more rule')}`);
-  return parts.join('; ');
+  if (more > 0) parts.push(messages.digest.moreRules(more));
+  return parts.join(messages.clauseSeparator);
 }
 
 /** `[Markets desk] 12 articles: Fed raises rates…` (template `digestSubject`), under 100 characters. */
 export function renderDigestSubject(view: DigestView): string {
-  const template = view.audience.templates?.digestSubject ?? DEFAULT_DIGEST_SUBJECT_TEMPLATE;
+  const { messages, wording } = view.audience;
   const partSuffix = view.parts > 1 ? ' ({part})' : '';
   return subjectFromTemplate(
-    `${template}${partSuffix}`,
+    `${wording.digestSubject}${partSuffix}`,
     {
       audience: view.audience.label,
       count: String(view.total),
-      articles: plural(view.total, 'article'),
+      articles: messages.articles(view.total),
       top: topEntries(view)[0]?.article.title,
       date: view.releaseDate,
       time: view.releaseTime,
-      part: `part ${view.part}/${view.parts}`,
+      part: messages.digest.part(view.part, view.parts),
     },
     'top',
   );
 }
 
 /** The heading line of a group: `Economy (002000000) · 5` (`· 5 of 12` when it spans parts). */
-const groupHeading = (group: DigestGroupView) =>
-  `${group.label} \u00B7 ${group.count}${group.total > group.count ? ` of ${group.total}` : ''}`;
+const groupHeading = (group: DigestGroupView, messages: Messages) =>
+  messages.digest.groupHeading(group.label, group.count, group.total);
 
 /**
  * Readable plain-text email: why these arrive together, then every entry grouped by category with
  * its media, local time, link and why it matched, then the footer and the digest id.
  */
 export function renderDigestEmail(view: DigestView): string {
-  const lines: string[] = [
-    `${view.audience.label} \u00B7 news digest \u00B7 ${plural(view.total, 'article')}`,
-    view.releaseLocal,
-  ];
+  const { messages } = view.audience;
+  const { digest } = messages;
+  const lines: string[] = [digest.title(view.audience.label, view.total), view.releaseLocal];
   if (view.parts > 1) {
     const last = view.groups.at(-1)?.entries.at(-1)?.index ?? 0;
     const first = view.groups[0]?.entries[0]?.index ?? 0;
-    lines.push(`Part ${view.part} of ${view.parts} \u00B7 articles ${first}\u2013${last} of ${view.total}`);
+    lines.push(digest.partLine(view.part, view.parts, first, last, view.total));
   }
   const holds = describeHolds(view);
-  if (holds.length > 0) lines.push('', 'Held for this digest:', ...holds.map((line) => `- ${line}`));
+  if (holds.length > 0) lines.push('', digest.heldHeading, ...holds.map((line) => `- ${line}`));
   for (const group of view.groups) {
-    lines.push('', groupHeading(group));
+    lines.push('', groupHeading(group, messages));
     for (const entry of group.entries) {
       const number = `${entry.index}. `;
       const indent = ' '.repeat(number.length);
-      lines.push(`${number}${entry.urgent ? '[urgent] ' : ''}${entry.article.title}`);
-      const facts = [entry.article.mediaLabel, entry.article.publishedShort, entry.article.status].filter(
+      lines.push(`${number}${entry.urgent ? digest.urgentMarker : ''}${entry.article.title}`);
+      const status = entry.article.status === undefined ? undefined : messages.status(entry.article.status);
+      const facts = [entry.article.mediaLabel, entry.article.publishedShort, status].filter(
         (fact) => fact !== undefined && fact !== '',
       );
       lines.push(`${indent}${facts.join(' \u00B7 ')}`, `${indent}${entry.article.url}`);
-      const why = describeWhy(entry);
-      if (why !== '') lines.push(`${indent}Why: ${why}`);
+      const why = describeWhy(entry, messages);
+      if (why !== '') lines.push(`${indent}${digest.whyLine(why)}`);
     }
   }
-  lines.push('', '--', renderFooter(view.audience), `Digest id: ${view.digestId}`);
+  lines.push('', '--', renderFooter(view.audience), digest.digestId(view.digestId));
   return lines.join('\n');
 }
 
@@ -467,9 +459,9 @@ export function renderDigestEmail(view: DigestView): string {
  */
 export function renderDigestSms(view: DigestView): string {
   const maxSegments = view.audience.smsMaxSegments;
+  const { digest } = view.audience.messages;
   const top = topEntries(view);
   const first = top[0];
-  const part = view.parts > 1 ? ` (part ${view.part}/${view.parts})` : '';
   if (view.count === 1 && first !== undefined) {
     const { url } = first.article;
     if (fitsSms(url, maxSegments)) {
@@ -483,9 +475,8 @@ export function renderDigestSms(view: DigestView): string {
     }
     return url;
   }
-  const intro = `${view.audience.label}${part}: ${plural(view.count, 'news alert')}`;
-  const compose = (headlines: readonly string[], more: number) =>
-    `${intro}${headlines.length > 0 ? `. ${headlines.join('; ')}` : ''}${more > 0 ? ` +${more} more` : ''}`;
+  const intro = digest.smsIntro(view.audience.label, view.part, view.parts, view.count);
+  const compose = (headlines: readonly string[], more: number) => digest.sms(intro, headlines, more);
   const fits = (text: string) => fitsSms(text, maxSegments);
   const shown: string[] = [];
   for (const entry of top) {
@@ -551,13 +542,15 @@ export type DigestEntryDocument = ReturnType<typeof entryDocument>;
  * (no `kind`) from digests by `newsAlerts.kind`.
  */
 export function buildDigestDocument(view: DigestView) {
+  const { messages } = view.audience;
+  const { digest } = messages;
   const holds = describeHolds(view);
   const lines: string[] = [];
   if (holds.length > 0) lines.push(`_${holds.join(' \u00B7 ')}_`);
   let shown = 0;
   const room = (line: string) => [...lines, line].join('\n').length <= CHAT_DESCRIPTION_MAX - 40;
   outer: for (const group of view.groups) {
-    const heading = `*${groupHeading(group)}*`;
+    const heading = `*${groupHeading(group, messages)}*`;
     if (!room(heading)) break;
     lines.push(heading);
     for (const entry of group.entries) {
@@ -568,9 +561,8 @@ export function buildDigestDocument(view: DigestView) {
       shown += 1;
     }
   }
-  if (shown < view.count) lines.push(`_+${view.count - shown} more in this digest_`);
+  if (shown < view.count) lines.push(`_${digest.moreInDigest(view.count - shown)}_`);
   const label = view.audience.label;
-  const partText = view.parts > 1 ? ` (part ${view.part}/${view.parts})` : '';
   return {
     version: '1.0' as const,
     source: 'custom' as const,
@@ -578,16 +570,14 @@ export function buildDigestDocument(view: DigestView) {
     content: {
       textType: 'client-markdown' as const,
       title: chatSafe(
-        `${view.urgent ? '\u{1F6A8}' : '\u{1F4EC}'} ${label}: ${plural(view.count, 'article')}${partText}`,
+        `${view.urgent ? '\u{1F6A8}' : '\u{1F4EC}'} ${digest.chatTitle(label, view.count, view.part, view.parts)}`,
       ),
       description: chatSafe(lines.join('\n')),
       keywords: view.groups.slice(0, 5).map((group) => chatSafe(truncateText(group.label, 40))),
     },
     metadata: {
       eventType: DIGEST_EVENT_TYPE,
-      summary: chatSafe(
-        truncateText(`[${label}] digest of ${view.releaseLocal}: ${plural(view.count, 'article')}`, 200),
-      ),
+      summary: chatSafe(truncateText(digest.chatSummary(label, view.releaseLocal, view.count), 200)),
       additionalContext: {
         digestId: view.digestId,
         audienceId: view.audience.id,
@@ -603,6 +593,8 @@ export function buildDigestDocument(view: DigestView) {
       deliveryId: view.digestId,
       audienceId: view.audience.id,
       audienceName: view.audience.name ?? null,
+      /** The subscriber's locale: the language of `content` and `holds`; keys stay English. */
+      locale: view.audience.locale,
       urgent: view.urgent,
       digest: {
         releaseAt: view.releaseAtIso,

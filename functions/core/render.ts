@@ -15,8 +15,16 @@
  * 2. the channel renderers ({@link renderChannelBodies}) only lay that view out, and
  *    {@link encodeMessageStructure} assembles the SNS document and enforces the size limit.
  *
- * Ops adjust the wording per audience with `templates` (model.ts): the email subject and the
- * email footer; {@link fillTemplate} fills their `{placeholders}`.
+ * Every fixed word comes from the message catalog of the audience's language
+ * (functions/core/messages/): the locale chain of `audience.locale` (else the stack's
+ * `defaultLocale`) picks the language (functions/core/locale.ts), the full tag formats dates and
+ * counts. The catalog and the audience's templates are resolved once per audience and locale
+ * ({@link audienceViewOf}), not per notification. The structured JSON keeps English keys and names
+ * the locale it was written for (`newsAlerts.locale`).
+ *
+ * Ops adjust the wording per audience with `templates` (model.ts), per locale if they like
+ * (`templates.locales`): the email subject and the email footer; {@link fillTemplate} fills their
+ * `{placeholders}`.
  *
  * Everything here is pure: no clock, no I/O.
  */
@@ -25,7 +33,9 @@ import { DateTime } from 'luxon';
 import * as z from 'zod/mini';
 import { zoneReader } from './calendar.ts';
 import { NewsAlertsError } from './errors.ts';
-import type { Article, Audience, AudienceMatch, MatchReason, MessageTemplates } from './model.ts';
+import { FALLBACK_LOCALE, localeChain, messageLocale, resolveTemplate } from './locale.ts';
+import { describeReasonIn, type Messages, messagesFor } from './messages/catalog.ts';
+import type { Article, Audience, AudienceMatch, MatchReason, MessageTemplates, TemplateName } from './model.ts';
 import { deliveryId, type OutboundMessage } from './ports.ts';
 import { fitsSms, isGsm7, toGsmFriendly } from './sms.ts';
 import { type ArticleLink, displayText, publishableLink } from './text.ts';
@@ -136,6 +146,12 @@ export const AlertDocumentSchema = z.object({
     deliveryId: z.string().check(z.minLength(1)),
     audienceId: z.string().check(z.minLength(1)),
     audienceName: z.nullable(z.string()),
+    /**
+     * The subscriber's locale (BCP 47, e.g. `ko-KR`): the language of the fixed words in `content`
+     * and the locale of its dates. Keys and `reasons[].kind` stay English. Absent in documents
+     * written before locales existed.
+     */
+    locale: z.optional(z.string()),
     /** True when any matching rule is urgent. */
     urgent: z.boolean(),
     article: z.object({
@@ -303,14 +319,14 @@ export function fillTemplate(
     .trim();
 }
 
-/** The email subject of an alert when the audience has no `templates.subject`. */
-export const DEFAULT_SUBJECT_TEMPLATE = '[{audience}] {headline}';
+/** The English catalog: the wording of the exported defaults and of callers that name no catalog. */
+const ENGLISH = messagesFor('en', FALLBACK_LOCALE);
 
-/** The email footer when the audience has no `templates.footer`. */
-export const DEFAULT_FOOTER_TEMPLATE = [
-  'You receive this alert as a subscriber of "{audience}" (audience {audienceId}).',
-  'To change which articles you get, ask your news-alerts administrators to update the rules of audience {audienceId} (rule ids above), or to remove this address from the audience.',
-].join('\n');
+/** The email subject of an alert when the audience has no `templates.subject` (English; every catalog has its own). */
+export const DEFAULT_SUBJECT_TEMPLATE = ENGLISH.templates.subject;
+
+/** The email footer when the audience has no `templates.footer` (English; every catalog has its own). */
+export const DEFAULT_FOOTER_TEMPLATE = ENGLISH.templates.footer;
 
 // --- The view model -------------------------------------------------------------------------------
 
@@ -385,6 +401,12 @@ export interface AlertView {
     readonly smsMaxSegments: number;
     /** Ops-adjusted wording (absent: the defaults). */
     readonly templates?: MessageTemplates | undefined;
+    /** The effective locale (BCP 47): dates and counts are formatted in it. */
+    readonly locale: string;
+    /** The words: the catalog of the first language along the locale chain that has one. */
+    readonly messages: Messages;
+    /** The templates along the locale chain (`templates.locales`, `templates`), else the catalog's. */
+    readonly wording: Readonly<Record<TemplateName, string>>;
   };
   readonly article: {
     readonly key: string;
@@ -420,8 +442,16 @@ export interface AlertView {
 
 /** Options of {@link buildAlertView} and {@link renderNotification}. */
 export interface RenderOptions {
-  /** BCP 47 locale for dates (`en-US`, `ko-KR`, `ja-JP`); defaults to `en-US`. */
+  /**
+   * BCP 47 locale that overrides the audience's `locale` (`en-US`, `ko-KR`, `ja-JP`): dates,
+   * counts and (through its locale chain) the words.
+   */
   readonly locale?: string | undefined;
+  /**
+   * The stack's `defaultLocale`: the locale of audiences without `locale`, and the fallback
+   * language before English for the others. Absent: {@link FALLBACK_LOCALE} (`en-US`).
+   */
+  readonly defaultLocale?: string | undefined;
   /**
    * What to do with an article link that may not be published ({@link publishableLink}):
    * `require` (the default) throws {@link UnpublishableLinkError}; `omit` renders the alert
@@ -430,17 +460,32 @@ export interface RenderOptions {
   readonly linkPolicy?: 'require' | 'omit' | undefined;
 }
 
-const DEFAULT_LOCALE = 'en-US';
+const DEFAULT_LOCALE = FALLBACK_LOCALE;
+
+/** True when `locale` is a BCP 47 tag this runtime formats dates in. */
+function isUsableLocale(locale: string): boolean {
+  try {
+    return Intl.DateTimeFormat.supportedLocalesOf([locale]).length > 0;
+  } catch {
+    // A malformed tag (RangeError) must not cost the subscriber the alert.
+    return false;
+  }
+}
 
 /** The locale to format dates in: a supported BCP 47 tag, or `en-US`. */
 export function resolveLocale(locale: string | undefined): string {
-  if (locale === undefined) return DEFAULT_LOCALE;
-  try {
-    return Intl.DateTimeFormat.supportedLocalesOf([locale]).length > 0 ? locale : DEFAULT_LOCALE;
-  } catch {
-    // A malformed tag (RangeError) must not cost the subscriber the alert.
-    return DEFAULT_LOCALE;
+  return locale !== undefined && isUsableLocale(locale) ? locale : DEFAULT_LOCALE;
+}
+
+/**
+ * The locale a rendering is for: the first usable of `options.locale`, the audience's `locale`
+ * and `options.defaultLocale`, else `en-US`. A malformed tag is skipped, never fatal.
+ */
+export function effectiveLocale(audienceLocale: string | undefined, options: RenderOptions = {}): string {
+  for (const candidate of [options.locale, audienceLocale, options.defaultLocale]) {
+    if (candidate !== undefined && isUsableLocale(candidate)) return candidate;
   }
+  return DEFAULT_LOCALE;
 }
 
 /** How a local time is laid out (Intl options, as luxon's `toLocaleString` takes them). */
@@ -595,20 +640,12 @@ export function buildAlertView(
   const { link } = parts;
   if (!link.ok && options.linkPolicy !== 'omit') throw new UnpublishableLinkError(article.key, link.reason);
   const url = link.ok ? link.url : '';
-  const locale = resolveLocale(options.locale ?? audience.locale);
+  const audienceView = audienceViewOf(audience, options);
   const rules = match.rules.slice(0, limits.maxRules);
-  const { name, label } = audienceLabels(audience);
   return {
     deliveryId: deliveryId({ audienceId: match.audienceId, articleKey: article.key }),
-    audience: {
-      id: audience.audienceId,
-      name,
-      label,
-      timeZone: audience.timeZone,
-      smsMaxSegments: audience.smsMaxSegments,
-      templates: audience.templates,
-    },
-    article: articleViewIn(parts, article, url, audience.timeZone, locale),
+    audience: audienceView,
+    article: articleViewIn(parts, article, url, audience.timeZone, audienceView),
     matches: rules.map((rule) => ({
       ruleId: rule.ruleId,
       description: cleanOptional(rule.description, limits.descriptionUnits),
@@ -667,7 +704,8 @@ function articleParts(article: Article, limits: ViewLimits): ArticleParts {
     const categoryNames = clean(article.categoryNames, limits.maxCategories);
     parts = {
       link: publishableLink(article.url),
-      title: truncateText(singleLine(article.title), limits.titleUnits) || '(untitled article)',
+      // '' for a missing headline: each language says "untitled" in its own words (articleViewIn).
+      title: truncateText(singleLine(article.title), limits.titleUnits),
       summary: truncateText(singleLine(article.summary), limits.summaryUnits),
       publishedAtIso: new Date(article.publishedAt).toISOString(),
       categories,
@@ -688,15 +726,16 @@ function articleViewIn(
   article: Article,
   url: string,
   timeZone: string,
-  locale: string,
+  audience: Pick<AlertView['audience'], 'locale' | 'messages'>,
 ): AlertView['article'] {
-  const key = `${url === '' ? '-' : '+'}${timeZone}\u0000${locale}`;
+  const { locale, messages } = audience;
+  const key = `${url === '' ? '-' : '+'}${timeZone}\u0000${locale}\u0000${messages.language}`;
   let view = parts.views.get(key);
   if (view === undefined) {
     view = {
       key: article.key,
       id: article.id,
-      title: parts.title,
+      title: parts.title || messages.untitled,
       summary: parts.summary,
       url,
       publishedAt: article.publishedAt,
@@ -715,17 +754,48 @@ function articleViewIn(
   return view;
 }
 
-const labelsByAudience = new WeakMap<Audience, { name: string | undefined; label: string }>();
+const audienceViews = new WeakMap<Audience, Map<string, AlertView['audience']>>();
 
-/** The audience's cleaned name and its label (name or id, at most 40 characters), once per audience. */
-function audienceLabels(audience: Audience): { name: string | undefined; label: string } {
-  let labels = labelsByAudience.get(audience);
-  if (labels === undefined) {
-    const name = cleanOptional(audience.name, 100);
-    labels = { name, label: truncateText(name ?? audience.audienceId, 40) };
-    labelsByAudience.set(audience, labels);
+/**
+ * What every rendering for `audience` shares: its cleaned name and label (name or id, at most 40
+ * characters), its effective locale ({@link effectiveLocale}), the catalog of the first language
+ * along its locale chain, and its templates resolved along that chain. Built once per audience
+ * object and locale options, so a run pays for it once per audience, not per notification.
+ */
+export function audienceViewOf(audience: Audience, options: RenderOptions = {}): AlertView['audience'] {
+  let byOptions = audienceViews.get(audience);
+  if (byOptions === undefined) {
+    byOptions = new Map();
+    audienceViews.set(audience, byOptions);
   }
-  return labels;
+  const key = `${options.locale ?? ''}\u0000${options.defaultLocale ?? ''}`;
+  let view = byOptions.get(key);
+  if (view === undefined) {
+    const name = cleanOptional(audience.name, 100);
+    const locale = effectiveLocale(audience.locale, options);
+    const chain = localeChain(locale, options.defaultLocale ?? FALLBACK_LOCALE);
+    const messages = messagesFor(messageLocale(chain), locale);
+    const wordingOf = (template: TemplateName) =>
+      resolveTemplate(audience.templates, template, chain).template ?? messages.templates[template];
+    view = {
+      id: audience.audienceId,
+      name,
+      label: truncateText(name ?? audience.audienceId, 40),
+      timeZone: audience.timeZone,
+      smsMaxSegments: audience.smsMaxSegments,
+      templates: audience.templates,
+      locale,
+      messages,
+      wording: {
+        subject: wordingOf('subject'),
+        digestSubject: wordingOf('digestSubject'),
+        footer: wordingOf('footer'),
+      },
+    };
+    if (byOptions.size >= 16) byOptions.clear();
+    byOptions.set(key, view);
+  }
+  return view;
 }
 
 function fail(message: string): never {
@@ -734,31 +804,16 @@ function fail(message: string): never {
 
 // --- Channel renderers ----------------------------------------------------------------------------
 
-/** `keyword "interest rate"`, `category 002*`. */
-export function describeReason(reason: MatchReason): string {
-  const { kind, term } = reason;
-  switch (kind) {
-    case 'keyword':
-      return `keyword "${term}"`;
-    case 'category':
-      return `category ${term}`;
-    case 'media':
-      return `media ${term}`;
-    case 'status':
-      return `status ${term}`;
-    case 'all':
-      return 'every article (match-all rule)';
-    default:
-      // Reasons come from this codebase's matcher, but a newer matcher must not break old renderers.
-      return `${String(kind)} ${term}`;
-  }
+/** `keyword "interest rate"`, `category 002*`, in the words of `messages` (English by default). */
+export function describeReason(reason: MatchReason, messages: Messages = ENGLISH): string {
+  return describeReasonIn(messages, String(reason.kind), reason.term);
 }
 
 /** `keyword "interest rate", category 002*, +3 more`: every reason of one matching rule. */
-export const describeReasons = (match: MatchView): string => {
-  const listed = match.reasons.map(describeReason);
-  if (match.omittedReasons > 0) listed.push(`+${match.omittedReasons} more`);
-  return listed.join(', ');
+export const describeReasons = (match: MatchView, messages: Messages = ENGLISH): string => {
+  const listed = match.reasons.map((reason) => describeReason(reason, messages));
+  if (match.omittedReasons > 0) listed.push(messages.more(match.omittedReasons));
+  return listed.join(messages.listSeparator);
 };
 
 /**
@@ -783,7 +838,7 @@ export function subjectFromTemplate(
 /** `[Markets desk] Fed raises rates…`: one line, under 100 characters, cut at a word. */
 export function renderSubject(view: AlertView): string {
   return subjectFromTemplate(
-    view.audience.templates?.subject ?? DEFAULT_SUBJECT_TEMPLATE,
+    view.audience.wording.subject,
     {
       audience: view.audience.label,
       headline: view.article.title,
@@ -794,9 +849,9 @@ export function renderSubject(view: AlertView): string {
   );
 }
 
-/** The email footer lines (template or default) for an audience. */
+/** The email footer lines (the template along the locale chain, or the catalog's) for an audience. */
 export function renderFooter(audience: AlertView['audience']): string {
-  const template = audience.templates?.footer ?? DEFAULT_FOOTER_TEMPLATE;
+  const template = audience.wording.footer;
   const key = `${template}\u0000${audience.label}\u0000${audience.id}`;
   let footer = footers.get(key);
   if (footer === undefined) {
@@ -830,36 +885,50 @@ function renderingsOf(article: AlertView['article']): ArticleRenderings {
   return renderings;
 }
 
-/** What the email says in place of a link that was withheld. */
-export const LINK_WITHHELD_NOTE = 'not included: the news provider sent a link that cannot be published safely';
+/** What an English email says in place of a link that was withheld (every catalog has its own). */
+export const LINK_WITHHELD_NOTE = ENGLISH.email.linkWithheld;
+
+// Characters a monospace font shows two columns wide (Hangul, CJK, kana, full-width forms).
+const WIDE =
+  /[\u1100-\u115F\u2E80-\u303E\u3041-\u33FF\u3400-\u4DBF\u4E00-\u9FFF\uA960-\uA97F\uAC00-\uD7A3\uF900-\uFAFF\uFE30-\uFE4F\uFF00-\uFF60\uFFE0-\uFFE6]/gu;
+
+/** `label` padded with spaces to `columns` columns as a monospace font shows it. */
+function padColumns(label: string, columns: number): string {
+  const width = label.length + (label.match(WIDE)?.length ?? 0);
+  return `${label}${' '.repeat(Math.max(0, columns - width))}`;
+}
 
 /** Readable plain-text email: the article, why it was sent, and how to change the subscription. */
 export function renderEmailBody(view: AlertView): string {
   const { article } = view;
+  const { messages } = view.audience;
+  const { labels } = messages.email;
   const lines: string[] = [article.title, ''];
   if (article.summary !== '') lines.push(article.summary, '');
   const field = (label: string, value: string | undefined) => {
-    if (value !== undefined && value !== '') lines.push(`${`${label}:`.padEnd(12)}${value}`);
+    if (value !== undefined && value !== '') lines.push(`${padColumns(`${label}:`, 12)}${value}`);
   };
   field(
-    'Source',
+    labels.source,
     article.mediaName !== undefined && article.media !== undefined && article.mediaName !== article.media
       ? `${article.mediaName} (${article.media})`
       : article.mediaLabel,
   );
-  field('Published', article.publishedLocal);
-  field(article.categoryLabels.length === 1 ? 'Category' : 'Categories', article.categoryLabels.join(', '));
-  field('Status', article.status);
-  field('Link', article.url === '' ? LINK_WITHHELD_NOTE : article.url);
-  lines.push('', 'Why you got this:');
+  field(labels.published, article.publishedLocal);
+  field(
+    article.categoryLabels.length === 1 ? labels.category : labels.categories,
+    article.categoryLabels.join(messages.listSeparator),
+  );
+  field(labels.status, article.status === undefined ? undefined : messages.status(article.status));
+  field(labels.link, article.url === '' ? messages.email.linkWithheld : article.url);
+  lines.push('', messages.email.whyHeading);
   for (const match of view.matches) {
-    const description = match.description === undefined ? '' : `: ${match.description}`;
-    lines.push(`- Rule ${match.ruleId}${description}${match.urgent ? ' (urgent)' : ''}`);
-    if (match.reasons.length > 0) lines.push(`  Matched ${describeReasons(match)}`);
+    lines.push(messages.email.rule(match.ruleId, match.description, match.urgent));
+    if (match.reasons.length > 0) lines.push(messages.email.matched(describeReasons(match, messages)));
   }
-  if (view.omittedMatches > 0) lines.push(`- ...and ${view.omittedMatches} more rules`);
+  if (view.omittedMatches > 0) lines.push(messages.email.moreRules(view.omittedMatches));
   // The id holds the provider's article id: shown sanitized like any provider text.
-  lines.push('', '--', renderFooter(view.audience), `Alert id: ${singleLine(view.deliveryId)}`);
+  lines.push('', '--', renderFooter(view.audience), messages.email.alertId(singleLine(view.deliveryId)));
   return lines.join('\n');
 }
 
@@ -905,18 +974,19 @@ export function buildAlertDocument(view: AlertView): AlertDocument {
       .map((keyword) => chatSafe(truncateText(keyword, 40))),
   };
   const shared = renderings.structured;
+  const { messages } = view.audience;
   const why = view.matches
     .slice(0, 3)
-    .map((match) => `\`${match.ruleId}\`${match.reasons.length > 0 ? ` (${describeReasons(match)})` : ''}`);
+    .map((match) => `\`${match.ruleId}\`${match.reasons.length > 0 ? ` (${describeReasons(match, messages)})` : ''}`);
   const moreRules = view.matches.length - 3 + view.omittedMatches;
-  if (moreRules > 0) why.push(`+${moreRules} more`);
+  if (moreRules > 0) why.push(messages.more(moreRules));
   const description = [
     [article.mediaLabel === undefined ? undefined : `*${article.mediaLabel}*`, article.publishedLocal]
       .filter((part) => part !== undefined)
       .join(' · '),
     shared.summary,
     article.url,
-    why.length > 0 ? `*Why:* ${why.join('; ')}` : '',
+    why.length > 0 ? `*${messages.chat.why}* ${why.join(messages.clauseSeparator)}` : '',
   ]
     .filter((line) => line !== '')
     .join('\n');
@@ -949,6 +1019,7 @@ export function buildAlertDocument(view: AlertView): AlertDocument {
       deliveryId: view.deliveryId,
       audienceId: view.audience.id,
       audienceName: view.audience.name ?? null,
+      locale: view.audience.locale,
       urgent: view.urgent,
       article: {
         key: article.key,
@@ -1105,9 +1176,10 @@ export function renderParkedNotification(
     return renderNotification(match, audience, { ...options, linkPolicy: 'omit' });
   } catch {
     const key = { audienceId: match.audienceId, articleKey: match.article.key };
-    const title = truncateText(singleLine(String(match.article.title ?? '')), 200) || '(untitled article)';
+    const messages = parkedMessages(audience, options);
+    const title = truncateText(singleLine(String(match.article.title ?? '')), 200) || messages.untitled;
     const label = truncateText(singleLine(audience.name ?? '') || audience.audienceId, 40);
-    const text = `${title}\n\nAlert id: ${singleLine(deliveryId(key))}`;
+    const text = `${title}\n\n${messages.email.alertId(singleLine(deliveryId(key)))}`;
     return {
       key,
       topicArn: audience.topicArn,
@@ -1115,5 +1187,14 @@ export function renderParkedNotification(
       body: JSON.stringify({ default: text, email: text, sms: truncateText(title, 150) }),
       ruleIds: match.rules.map((rule) => rule.ruleId),
     };
+  }
+}
+
+/** The audience's words for a parked notice, English when even those cannot be found (never throws). */
+function parkedMessages(audience: Audience, options: RenderOptions): Messages {
+  try {
+    return audienceViewOf(audience, options).messages;
+  } catch {
+    return ENGLISH;
   }
 }

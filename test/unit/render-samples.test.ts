@@ -20,6 +20,8 @@ describe('docs/samples', () => {
       'alert-emoji',
       'alert-long',
       'digest-morning',
+      'digest-korean',
+      'digest-japanese',
     ]) {
       for (const file of ['email.txt', 'sms.txt', 'slack.json', 'webhook.json']) {
         expect(paths, `${sample}/${file}`).toContain(`${sample}/${file}`);

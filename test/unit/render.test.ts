@@ -195,6 +195,7 @@ describe('golden bodies: ASCII headline', () => {
       deliveryId: 'markets|id:42',
       audienceId: 'markets',
       audienceName: 'Markets desk',
+      locale: 'en-US',
       urgent: true,
       article: {
         key: 'id:42',
@@ -262,8 +263,9 @@ describe('golden bodies: Korean, Japanese and emoji headlines', () => {
       '한국은행, 기준금리 0.25%p 인상… “물가 잡기 총력” 이창용 총재… https://news.example.kr/a/123',
     );
     expect(smsSegments(document.sms ?? '')).toEqual({ encoding: 'UCS-2', segments: 1, units: 70 });
-    expect(document.email).toContain('Published:  2025년 3월 14일 (금) 22:30 (Asia/Seoul, UTC+09:00)');
-    expect(document.email).toContain('Categories: 경제 (002000000), 금융 (002004000)');
+    // Korean labels, padded to the same columns as the English ones (a Hangul syllable is two wide).
+    expect(document.email).toContain('발행:       2025년 3월 14일 (금) 22:30 (Asia/Seoul, UTC+09:00)');
+    expect(document.email).toContain('분류:       경제 (002000000), 금융 (002004000)');
   });
 
   it('Japanese: SMS cut at a word boundary although the headline has no spaces', () => {

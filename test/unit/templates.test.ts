@@ -121,6 +121,6 @@ describe('templates in alerts', () => {
 
   it('format dates in the audience locale', () => {
     const message = renderNotification(match, AudienceSchema.parse(item({ timeZone: 'Asia/Seoul', locale: 'ko-KR' })));
-    expect(documentOf(message.body).email).toContain('Published:  2026년 3월 14일 (토) 22:30 (Asia/Seoul, UTC+09:00)');
+    expect(documentOf(message.body).email).toContain('발행:       2026년 3월 14일 (토) 22:30 (Asia/Seoul, UTC+09:00)');
   });
 });
