@@ -13,7 +13,9 @@
  */
 
 import type { Command } from 'commander';
+import { z } from 'zod';
 import { buildRuleSet, parseAudience, parseRule, type Rule, RuleSchema, ruleAttributes } from '#core/model';
+import { parseQuery, QuerySyntaxError } from '#core/query';
 import { action, collectList } from './command.ts';
 import type { CommandContext } from './context.ts';
 import { NotFoundError, type ProblemInput, UsageError, versionConflict } from './errors.ts';
@@ -45,6 +47,7 @@ import {
   writeItems,
 } from './items.ts';
 import { jsonText, status, storedValueText } from './output.ts';
+import { querySyntaxProblem, registerExplain } from './rules-explain.ts';
 
 const rulesTable = async (context: CommandContext): Promise<ItemTable> => ({
   tableName: (await context.target()).names.rulesTable,
@@ -99,8 +102,18 @@ async function checkRules(
     if (!parsed.ok) {
       const result = RuleSchema.safeParse(item.value);
       const what = `rule ${parsed.rejected.key === '<missing key>' ? item.label : `"${parsed.rejected.key}"`}`;
-      if (!result.success) problems.push(...locateIssues(item, result.error, ruleAttributes, what));
-      else problems.push(`${item.locate()}: ${what}: ${parsed.rejected.reason}`);
+      const query = querySyntaxErrorOf(item.value);
+      if (!result.success) {
+        // A query that does not parse is shown with its column and a caret (below), not only as
+        // the schema's one-line message.
+        const issues = result.error.issues.filter((issue) => query === undefined || issue.path[0] !== 'query');
+        problems.push(...locateIssues(item, new z.core.$ZodError(issues), ruleAttributes, what));
+      } else if (query === undefined) problems.push(`${item.locate()}: ${what}: ${parsed.rejected.reason}`);
+      if (query !== undefined) {
+        problems.push(
+          querySyntaxProblem(`${item.locate(['query'])}: ${what}: `, query.text, query.error, !context.output.json),
+        );
+      }
       continue;
     }
     // DynamoDB's own limits, judged on the item exactly as it will be written (audit included).
@@ -168,6 +181,19 @@ async function checkRules(
   return { rules: accepted, problems, warnings };
 }
 
+/** The syntax error of an item's `query`, when it is a string that does not parse. */
+function querySyntaxErrorOf(value: unknown): { text: string; error: QuerySyntaxError } | undefined {
+  const text = (value as { query?: unknown } | null)?.query;
+  if (typeof text !== 'string') return undefined;
+  try {
+    parseQuery(text);
+    return undefined;
+  } catch (error) {
+    if (error instanceof QuerySyntaxError) return { text, error };
+    throw error;
+  }
+}
+
 /** Audit attributes of the size `writeItems` will add, for measuring an item before the write. */
 const auditPlaceholder = (actor: string, previousVersion: number | undefined) => ({
   updatedAt: new Date(0).toISOString(),
@@ -225,6 +251,7 @@ interface PutOptions {
   excludeCategories?: string[];
   keywords?: string[];
   excludeKeywords?: string[];
+  query?: string;
   media?: string[];
   statuses?: string[];
   urgent?: boolean;
@@ -242,6 +269,7 @@ function ruleFromFlags(ruleId: string, options: PutOptions): FileItem {
   if (options.excludeCategories) value.excludeCategories = options.excludeCategories;
   if (options.keywords) value.keywords = options.keywords;
   if (options.excludeKeywords) value.excludeKeywords = options.excludeKeywords;
+  if (options.query !== undefined) value.query = options.query;
   if (options.media) value.media = options.media;
   if (options.statuses) value.statuses = options.statuses;
   if (options.urgent) value.urgent = true;
@@ -258,6 +286,7 @@ const flagNames: (keyof PutOptions)[] = [
   'excludeCategories',
   'keywords',
   'excludeKeywords',
+  'query',
   'media',
   'statuses',
   'urgent',
@@ -478,6 +507,7 @@ function criteria(rule: Item): string {
   add('statuses', rule.statuses);
   add('not categories', rule.excludeCategories);
   add('not keywords', rule.excludeKeywords);
+  if (typeof rule.query === 'string') parts.push(`query ${rule.query}`);
   if (rule.matchAll === true) parts.push('every article');
   if (rule.urgent === true) parts.push('(urgent)');
   return parts.join('; ');
@@ -744,6 +774,10 @@ function criteriaFlags(command: Command): Command {
     .option('--exclude-categories <list>', 'categories that veto a match', collectList)
     .option('--keywords <list>', 'any-of keywords over title and summary', collectList)
     .option('--exclude-keywords <list>', 'keywords that veto a match', collectList)
+    .option(
+      '--query <query>',
+      'boolean query over title and summary: "phrases", AND, OR, NOT/-term, ( ), NEAR/n, prefix*, title:, summary:',
+    )
     .option('--media <list>', 'media codes the rule is limited to', collectList)
     .option('--statuses <list>', 'article statuses the rule is limited to', collectList)
     .option('--urgent', 'matches bypass the audience’s quiet hours')
@@ -771,7 +805,9 @@ still holds that version.`,
 export function registerRules(program: Command): void {
   const rules = program
     .command('rules')
-    .description('list, show, export, create, update, put, validate, enable, disable and delete subscriber rules');
+    .description(
+      'list, show, export, create, update, put, validate, explain, enable, disable and delete subscriber rules',
+    );
 
   rules
     .command('list')
@@ -854,6 +890,8 @@ Examples:
     .description('check a rules file exactly as put would, without writing; shows what it would change')
     .argument('<file>', 'JSON or YAML file ("-": stdin); also what rules export/list --json/show --json print')
     .action(action(validateRules));
+
+  registerExplain(rules, rulesTable);
 
   rules
     .command('enable')

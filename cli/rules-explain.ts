@@ -1,0 +1,298 @@
+/**
+ * `news-alerts rules explain <ruleId|--query '…'>`: what a rule's query means to the matcher. It
+ * prints the query in canonical form, its parsed tree, the anchor terms the keyword index files the
+ * rule under, and whether the rule needs `matchAll`; given an article (`--title`/`--summary` or
+ * `--article-file`), it says whether the query is true for it and which terms made it so.
+ *
+ * Everything shown is the core's own verdict (`parseQuery`, `formatQuery`, `describeQueryTree`,
+ * `queryAnchors`, `evaluateQuery`), so what explain says is what the run does. `--query` needs no
+ * AWS: the target is only resolved when a rule is read from the table.
+ *
+ * It also owns how a query that does not parse is shown ({@link querySyntaxProblem}): the message
+ * with its column, and under it the query with a caret at that column, aligned in terminal columns
+ * (Hangul and CJK take two) and with anything a terminal could act on escaped first, so the caret
+ * sits under the character the parser stopped at whatever the query holds.
+ */
+import { readFileSync } from 'node:fs';
+import type { Command } from 'commander';
+import { z } from 'zod';
+import {
+  describeQueryTree,
+  evaluateQuery,
+  formatQuery,
+  parseQuery,
+  type QueryNode,
+  QuerySyntaxError,
+  queryAnchors,
+} from '#core/query';
+import { normalizeText } from '#core/text';
+import { action } from './command.ts';
+import type { CommandContext } from './context.ts';
+import { NotFoundError, type Problem, UsageError } from './errors.ts';
+import { getItem, type ItemTable } from './items.ts';
+import { displayWidth, safeText } from './output.ts';
+
+// --- Showing a syntax error ---------------------------------------------------------------------
+
+/** Display columns of query text kept before the caret; longer queries are cut with `...`. */
+const CONTEXT_BEFORE = 48;
+/** Display columns of query text kept after the caret. */
+const CONTEXT_AFTER = 24;
+// ASCII dots, not `…`: an ellipsis is "ambiguous width" and takes two columns on many CJK
+// terminals, which would push the caret off its character.
+const CUT = '...';
+
+/**
+ * The query around `column` (1-based, in code points as the parser counts) and a caret line under
+ * it: two lines for a terminal, already escaped, with `indent` in front of both. The caret stands
+ * under the first character at `column`, or just after the query when the parser ran out of input.
+ */
+export function caretLines(query: string, column: number, indent = '    '): [string, string] {
+  const chars = Array.from(query);
+  const index = Math.min(Math.max(column - 1, 0), chars.length);
+  let before = safeText(chars.slice(0, index).join(''));
+  let after = safeText(chars.slice(index).join(''));
+  if (displayWidth(before) > CONTEXT_BEFORE)
+    before =
+      CUT +
+      keepWidth([...before].reverse(), CONTEXT_BEFORE)
+        .reverse()
+        .join('');
+  if (displayWidth(after) > CONTEXT_AFTER) after = keepWidth([...after], CONTEXT_AFTER).join('') + CUT;
+  return [`${indent}${before}${after}`.trimEnd(), `${indent}${' '.repeat(displayWidth(before))}^`];
+}
+
+/** The leading characters of `chars` that fit in `width` display columns. */
+function keepWidth(chars: readonly string[], width: number): string[] {
+  const kept: string[] = [];
+  let used = 0;
+  for (const char of chars) {
+    used += displayWidth(char);
+    if (used > width) break;
+    kept.push(char);
+  }
+  return kept;
+}
+
+/** A problem with a query's column, for the `--json` failure document's `problems`. */
+export interface QueryProblem extends Problem {
+  /** 1-based column of the query the parser stopped at. */
+  readonly column: number;
+  /** What the parser expected there (`')'`, `a term`…). */
+  readonly expected: string;
+}
+
+/**
+ * A query that does not parse as one problem: `<where>: query: expected ')' at column 23`, and,
+ * for people (`caret`), the query with a caret under that column on the next two lines.
+ */
+export function querySyntaxProblem(
+  where: string,
+  query: string,
+  error: QuerySyntaxError,
+  caret: boolean,
+): QueryProblem {
+  const message = `${where}query: ${error.message}`;
+  return {
+    message: caret ? [message, ...caretLines(query, error.column)].join('\n') : message,
+    column: error.column,
+    expected: error.expected,
+  };
+}
+
+// --- rules explain ----------------------------------------------------------------------------
+
+/** What `rules explain --json` prints. */
+export interface QueryExplanation {
+  /** The rule the query was read from, when one was named. */
+  readonly ruleId?: string;
+  /** The query as written. */
+  readonly query: string;
+  /** The same query in canonical form (`formatQuery`): operators spelled out, groups explicit. */
+  readonly canonical: string;
+  /** The parsed tree, one node per line, indented by depth (`describeQueryTree`). */
+  readonly tree: readonly string[];
+  /** Terms the index files the query under (an article must contain one to be checked); null: none. */
+  readonly anchors: readonly string[] | null;
+  /**
+   * True when the query gives the index nothing to file it under (NOT-only, `a OR NOT b`): as the
+   * only criterion of a rule, the rule needs `matchAll` (or another positive criterion).
+   */
+  readonly needsMatchAll: boolean;
+  /** The verdict on the given article, when one was given. */
+  readonly article?: { readonly matches: boolean; readonly terms: readonly string[] };
+}
+
+/** The explanation of a parsed query (and its verdict on `text`, when given). */
+export function explainQuery(
+  query: string,
+  tree: QueryNode,
+  text?: { readonly title: string; readonly summary: string },
+): QueryExplanation {
+  const anchors = queryAnchors(tree);
+  const explanation: QueryExplanation = {
+    query,
+    canonical: formatQuery(tree),
+    tree: describeQueryTree(tree),
+    anchors: anchors === undefined ? null : anchors.map((node) => formatQuery(node)),
+    needsMatchAll: anchors === undefined,
+  };
+  if (text === undefined) return explanation;
+  const reasons = evaluateQuery(tree, { title: normalizeText(text.title), summary: normalizeText(text.summary) });
+  return { ...explanation, article: { matches: reasons !== undefined, terms: (reasons ?? []).map((r) => r.term) } };
+}
+
+interface ExplainOptions {
+  query?: string;
+  title?: string;
+  summary?: string;
+  articleFile?: string;
+}
+
+/** What `--article-file` holds: an article (as `articles` or a provider prints it); title and summary are read. */
+const ArticleTextSchema = z.looseObject({
+  title: z.string({ error: 'title must be a string' }).optional(),
+  summary: z.string({ error: 'summary must be a string' }).optional(),
+});
+
+/** The article text to evaluate the query on, from the options; undefined when none was given. */
+function articleText(options: ExplainOptions): { title: string; summary: string } | undefined {
+  if (options.articleFile !== undefined) {
+    if (options.title !== undefined || options.summary !== undefined) {
+      throw new UsageError('give either --article-file or --title/--summary, not both');
+    }
+    const path = options.articleFile;
+    let value: unknown;
+    try {
+      value = JSON.parse(readFileSync(path === '-' ? 0 : path, 'utf8'));
+    } catch (error) {
+      throw new UsageError(`cannot read ${path} as JSON: ${(error as Error).message}`, [], { cause: error });
+    }
+    const parsed = ArticleTextSchema.safeParse(value);
+    if (!parsed.success) {
+      throw new UsageError(
+        `${path}: not an article: ${parsed.error.issues.map((issue) => issue.message).join('; ')}`,
+        [],
+        { cause: parsed.error },
+      );
+    }
+    if (parsed.data.title === undefined && parsed.data.summary === undefined) {
+      throw new UsageError(`${path}: the article has neither "title" nor "summary"; give an object with them`);
+    }
+    return { title: parsed.data.title ?? '', summary: parsed.data.summary ?? '' };
+  }
+  if (options.title === undefined && options.summary === undefined) return undefined;
+  return { title: options.title ?? '', summary: options.summary ?? '' };
+}
+
+/** Parses a query, or refuses it as a usage error showing the column (and a caret, for people). */
+function parseOrRefuse(context: CommandContext, query: string, where: string): QueryNode {
+  try {
+    return parseQuery(query);
+  } catch (error) {
+    if (!(error instanceof QuerySyntaxError)) throw error;
+    throw new UsageError(
+      `${where}: the query does not parse`,
+      [querySyntaxProblem('', query, error, !context.output.json)],
+      {
+        cause: error,
+      },
+    );
+  }
+}
+
+async function explain(
+  context: CommandContext,
+  args: readonly unknown[],
+  options: ExplainOptions,
+  rulesTable: (context: CommandContext) => Promise<ItemTable>,
+): Promise<void> {
+  const [ruleId] = args as [string | undefined];
+  if ((ruleId === undefined) === (options.query === undefined)) {
+    throw new UsageError("give a rule id or --query '…' (one of them)");
+  }
+  const text = articleText(options);
+  let query: string;
+  let where: string;
+  if (ruleId !== undefined) {
+    const target = await context.target();
+    const item = await getItem(target.clients.documents, await rulesTable(context), ruleId);
+    if (item === undefined) throw new NotFoundError(`rule ${ruleId} does not exist`);
+    if (typeof item.query !== 'string') {
+      throw new UsageError(
+        `rule ${ruleId} has no query; 'news-alerts rules show ${ruleId}' shows its criteria, and 'news-alerts rules update ${ruleId} --query …' adds one`,
+      );
+    }
+    query = item.query;
+    where = `rule ${ruleId}`;
+  } else {
+    query = options.query ?? '';
+    where = '--query';
+  }
+  const explanation = explainQuery(query, parseOrRefuse(context, query, where), text);
+  const result = ruleId === undefined ? explanation : { ruleId, ...explanation };
+  context.output.result(result, () => {
+    const { anchors, article } = explanation;
+    context.output.fields([
+      ...(ruleId === undefined ? [] : [['rule', ruleId] as const]),
+      ['query', query],
+      ['canonical', explanation.canonical],
+      [
+        'anchors',
+        anchors === null
+          ? 'none: nothing the query requires can be looked up (NOT-only, or OR with a NOT branch)'
+          : `${anchors.join(', ')} (an article is checked only when it contains ${anchors.length === 1 ? 'this' : 'one of these'})`,
+      ],
+      [
+        'matchAll',
+        explanation.needsMatchAll
+          ? 'needed: as its only criterion, a rule with this query must set matchAll (or add categories, keywords, media or statuses)'
+          : 'not needed',
+      ],
+      ...(article === undefined
+        ? []
+        : [
+            [
+              'article',
+              article.matches ? `matches; true because of ${article.terms.join(', ')}` : 'does not match',
+            ] as const,
+          ]),
+    ]);
+    context.output.line('tree:');
+    for (const line of explanation.tree) context.output.line(`  ${line}`);
+  });
+}
+
+/** Registers `rules explain` under the `rules` command; `rulesTable` names the table a rule id is read from. */
+export function registerExplain(rules: Command, rulesTable: (context: CommandContext) => Promise<ItemTable>): void {
+  rules
+    .command('explain')
+    .description('show how a query is parsed and indexed (its tree, anchor terms, matchAll), and test it on an article')
+    .argument('[ruleId]', "the rule whose query to explain (read from the table, like 'rules show')")
+    .option('--query <query>', 'explain this query instead (no AWS needed)')
+    .option('--title <text>', 'evaluate the query on an article with this title')
+    .option('--summary <text>', 'evaluate the query on an article with this summary')
+    .option(
+      '--article-file <file>',
+      'evaluate the query on the article in this JSON file ("-": stdin; title and summary are read)',
+    )
+    .addHelpText(
+      'after',
+      `
+Queries: terms, "exact phrases", AND, OR, NOT (or -term), parentheses, a NEAR/5 b (within 5 words;
+within 5 characters for Chinese and Japanese), prefix* (Latin), title: and summary:. Adjacent terms
+are ANDed. Case-insensitive; Latin terms match whole words, Korean, Japanese and Chinese substrings.
+The syntax with tested examples: docs/queries.md.
+
+Examples:
+  news-alerts rules explain --query '(semiconductor OR chip*) AND export -rumor'
+  news-alerts rules explain --query '(반도체 OR 메모리) AND 수출 NOT 삼성' --title '반도체 수출 역대 최대'
+  news-alerts rules explain --query '"interest rate" NEAR/5 hike' --json
+  news-alerts rules explain chips-exports --article-file article.json
+
+예시 (한국어):
+  news-alerts rules explain --query 'title:(금리 OR 기준금리) -"금리 동결"'
+  news-alerts rules explain --query '환율 NEAR/3 급등' --summary '원달러 환율이 하루 만에 급등했다'`,
+    )
+    .action(action<ExplainOptions>((context, args, options) => explain(context, args, options, rulesTable)));
+}
