@@ -23,7 +23,15 @@ import {
 } from '@aws-sdk/client-sns';
 import type { Command } from 'commander';
 import pLimit from 'p-limit';
-import { AudienceSchema, audienceAttributes, parseAudience, ruleAttributes } from '#core/model';
+import {
+  FALLBACK_LOCALE,
+  languageOf,
+  localeChain,
+  messageLocale,
+  SHIPPED_LOCALES,
+  templateFallbacks,
+} from '#core/locale';
+import { type Audience, AudienceSchema, audienceAttributes, parseAudience, ruleAttributes } from '#core/model';
 import { action, collectList, integerOption } from './command.ts';
 import type { CommandContext } from './context.ts';
 import { NotFoundError, OperationFailedError, type ProblemInput, UsageError, versionConflict } from './errors.ts';
@@ -195,6 +203,7 @@ interface AudienceFlags {
   file?: string;
   name?: string;
   timeZone?: string;
+  locale?: string;
   deliveryMode?: string;
   digestTimes?: string[];
   quietHours?: string;
@@ -215,6 +224,7 @@ interface AudienceFlags {
 const settableFlags: (keyof AudienceFlags)[] = [
   'name',
   'timeZone',
+  'locale',
   'deliveryMode',
   'digestTimes',
   'quietHours',
@@ -236,6 +246,7 @@ function attributesFromFlags(options: AudienceFlags): Item {
   const item: Item = {};
   if (options.name !== undefined) item.name = options.name;
   if (options.timeZone !== undefined) item.timeZone = options.timeZone;
+  if (options.locale !== undefined) item.locale = options.locale;
   if (options.deliveryMode !== undefined) item.deliveryMode = options.deliveryMode;
   if (options.digestTimes !== undefined) item.digestTimes = options.digestTimes;
   if (options.quietHours !== undefined) item.quietHours = quietHoursOf(options.quietHours);
@@ -260,6 +271,64 @@ function checkAudience(item: FileItem, what: string): { value: Item } | { proble
 }
 
 const flagItem = (value: Item, label: string): FileItem => ({ value, label, locate: () => 'command line' });
+
+/**
+ * The target's default locale (its alert function's `DEFAULT_LOCALE`, from the stack's
+ * `defaultLocale`); undefined when the target's configuration cannot be read.
+ */
+async function targetDefaultLocale(target: Target): Promise<string | undefined> {
+  try {
+    return (await target.alertRunConfig()).run.defaultLocale ?? FALLBACK_LOCALE;
+  } catch {
+    // Listing or validating audiences must not depend on reading the function's configuration.
+    return undefined;
+  }
+}
+
+const languageNames = new Intl.DisplayNames('en', { type: 'language' });
+const languageName = (tag: string): string => {
+  try {
+    return languageNames.of(tag) ?? tag;
+  } catch {
+    return tag;
+  }
+};
+
+/**
+ * What a valid audience's subscribers get that ops may not expect: their language has no shipped
+ * messages (the words come from further down the chain; dates still follow their locale), or a
+ * template translated for other locales but not theirs. Warnings only: the run sends the fallback.
+ */
+export function localeWarnings(audience: Audience, defaultLocale: string): string[] {
+  const warnings: string[] = [];
+  if (audience.locale !== undefined) {
+    const language = languageOf(audience.locale);
+    if (!(SHIPPED_LOCALES as readonly string[]).includes(language)) {
+      const words = messageLocale(localeChain(audience.locale, defaultLocale));
+      warnings.push(
+        `locale ${audience.locale}: no ${languageName(language)} messages; subscribers get ${languageName(words)} words with ${languageName(language)} dates (shipped: ${SHIPPED_LOCALES.join(', ')})`,
+      );
+    }
+  }
+  warnings.push(...templateFallbacks(audience.templates, audience.locale, defaultLocale));
+  return warnings;
+}
+
+/** {@link localeWarnings} of a checked item, each with the item's location and audience. */
+function locatedLocaleWarnings(item: FileItem, value: Item, what: string, defaultLocale: string): string[] {
+  const parsed = parseAudience(value);
+  if (!parsed.ok) return [];
+  return localeWarnings(parsed.value, defaultLocale).map((warning) => {
+    const field = warning.startsWith('locale ') ? ['locale'] : ['templates', 'locales'];
+    return `${item.locate(field)}: ${what}: ${warning}`;
+  });
+}
+
+/** How the locale of a stored audience reads: its own, or the stack default marked as such. */
+function localeText(item: Item, defaultLocale: string | undefined): { locale: string; fromDefault: boolean } {
+  if (typeof item.locale === 'string') return { locale: item.locale, fromDefault: false };
+  return { locale: defaultLocale ?? FALLBACK_LOCALE, fromDefault: true };
+}
 
 // --- Commands ---------------------------------------------------------------------------------
 
@@ -288,8 +357,10 @@ async function planAudiences(
   target: Target,
   items: readonly FileItem[],
   mode: 'create' | 'put',
-): Promise<{ planned: PlannedAudience[]; problems: ProblemInput[] }> {
+): Promise<{ planned: PlannedAudience[]; problems: ProblemInput[]; warnings: string[] }> {
   const problems: ProblemInput[] = [];
+  const warnings: string[] = [];
+  let defaultLocale: string | undefined;
   const planned: PlannedAudience[] = [];
   for (const item of items) {
     const raw = (typeof item.value === 'object' && item.value !== null ? item.value : {}) as Item;
@@ -336,6 +407,8 @@ async function planAudiences(
       problems.push(...checked.problems);
       continue;
     }
+    defaultLocale ??= (await targetDefaultLocale(target)) ?? FALLBACK_LOCALE;
+    warnings.push(...locatedLocaleWarnings(item, checked.value, what, defaultLocale));
     const topicArn = checked.value.topicArn;
     if (!createTopic && typeof topicArn === 'string' && topicArn !== previous?.topicArn) {
       try {
@@ -360,7 +433,7 @@ async function planAudiences(
       changes,
     });
   }
-  return { planned, problems };
+  return { planned, problems, warnings };
 }
 
 function withoutTopic(item: Item): Item {
@@ -422,8 +495,13 @@ async function writeAudiences(
 }
 
 /** The human report of `create` and `put`, and the next step for new audiences, with their ids. */
-function reportAudiences(context: CommandContext, target: Target, results: readonly AudienceResult[]): void {
-  context.output.result({ target: target.label, results }, () => {
+function reportAudiences(
+  context: CommandContext,
+  target: Target,
+  results: readonly AudienceResult[],
+  warnings: readonly string[],
+): void {
+  context.output.result({ target: target.label, results, warnings }, () => {
     for (const result of results) {
       if (result.action === 'created') {
         context.output.line(
@@ -475,7 +553,8 @@ async function createAudiences(
   const [audienceId] = args as [string | undefined];
   const target = await context.target();
   const items = audiencesToWrite(audienceId, options);
-  const { planned, problems } = await planAudiences(context, target, items, 'create');
+  const { planned, problems, warnings } = await planAudiences(context, target, items, 'create');
+  for (const warning of warnings) context.output.warn(warning);
   if (problems.length > 0) {
     throw new UsageError(
       `${options.file ?? 'the audience'}: ${problems.length} problem(s); nothing was created`,
@@ -484,7 +563,7 @@ async function createAudiences(
   }
   const results = await writeAudiences(context, target, planned);
   await subscribeAuditQueues(target, results);
-  reportAudiences(context, target, results);
+  reportAudiences(context, target, results, warnings);
 }
 
 /**
@@ -504,7 +583,8 @@ async function putAudiences(context: CommandContext, args: readonly unknown[], o
   const [audienceId] = args as [string | undefined];
   const target = await context.target();
   const items = audiencesToWrite(audienceId, options);
-  const { planned, problems } = await planAudiences(context, target, items, 'put');
+  const { planned, problems, warnings } = await planAudiences(context, target, items, 'put');
+  for (const warning of warnings) context.output.warn(warning);
   if (problems.length > 0) {
     throw new UsageError(
       `${options.file ?? 'the audience'}: ${problems.length} problem(s); nothing was written`,
@@ -513,7 +593,7 @@ async function putAudiences(context: CommandContext, args: readonly unknown[], o
   }
   const results = await writeAudiences(context, target, planned);
   await subscribeAuditQueues(target, results);
-  reportAudiences(context, target, results);
+  reportAudiences(context, target, results, warnings);
 }
 
 /** `audiences validate <file>`: what put would do, without writing anything. */
@@ -522,7 +602,9 @@ async function validateAudiences(context: CommandContext, args: readonly unknown
   const target = await context.target();
   const items = readItemFile(file, 'audiences');
   if (items.length === 0) throw new UsageError(`${file} holds no audiences`);
-  const { planned, problems } = await planAudiences(context, target, items, 'put');
+  const { planned, problems, warnings } = await planAudiences(context, target, items, 'put');
+  // Warnings first, also when the file is refused: they are what the author fixes next.
+  for (const warning of warnings) context.output.warn(warning);
   if (problems.length > 0) {
     throw new UsageError(`${file}: ${problems.length} problem(s); 'audiences put' would refuse this file`, problems);
   }
@@ -536,7 +618,7 @@ async function validateAudiences(context: CommandContext, args: readonly unknown
           : `changes ${entry.changes.map((change) => change.field).join(', ')}`,
     topic: entry.createTopic ? `creates ${entry.topicName}` : String(entry.item.topicArn ?? ''),
   }));
-  context.output.result({ file, valid: true, audiences: rows }, () => {
+  context.output.result({ file, valid: true, audiences: rows, warnings }, () => {
     context.output.table(
       [
         { head: 'AUDIENCE', id: true },
@@ -545,7 +627,9 @@ async function validateAudiences(context: CommandContext, args: readonly unknown
       ],
       rows.map((row) => [row.audienceId, row.status, row.topic]),
     );
-    context.output.note(`${file}: ${rows.length} audience(s) valid; nothing was written`);
+    context.output.note(
+      `${file}: ${rows.length} audience(s) valid${warnings.length > 0 ? `, ${warnings.length} warning(s)` : ''}; nothing was written`,
+    );
   });
 }
 
@@ -663,6 +747,13 @@ async function updateAudience(
   const checked = checkAudience(source, `audience "${audienceId}"`);
   if ('problems' in checked)
     throw new UsageError(`audience ${audienceId}: problem(s); nothing was written`, checked.problems);
+  const warnings = locatedLocaleWarnings(
+    source,
+    checked.value,
+    `audience "${audienceId}"`,
+    (await targetDefaultLocale(target)) ?? FALLBACK_LOCALE,
+  );
+  for (const warning of warnings) context.output.warn(warning);
   if (typeof checked.value.topicArn === 'string' && checked.value.topicArn !== previous.topicArn) {
     await requireHomeTopic(
       context,
@@ -674,7 +765,7 @@ async function updateAudience(
   const normalizedPrevious = parseAudience(previous);
   const changes = diffItems(normalizedPrevious.ok ? { ...normalizedPrevious.value } : previous, checked.value);
   if (changes.length === 0) {
-    context.output.result({ audienceId, action: 'unchanged', version: versionOf(previous) }, () =>
+    context.output.result({ audienceId, action: 'unchanged', version: versionOf(previous), warnings }, () =>
       context.output.line(`unchanged ${audienceId} (${describeVersion(previous)})`),
     );
     return;
@@ -693,6 +784,7 @@ async function updateAudience(
       previousVersion: result?.previousVersion,
       changes,
       previous,
+      warnings,
     },
     () => {
       context.output.line(
@@ -740,6 +832,7 @@ async function listAudiences(context: CommandContext): Promise<void> {
   } catch (error) {
     context.output.warn(`could not tell the stack's account and region, topics were not checked: ${String(error)}`);
   }
+  const defaultLocale = await targetDefaultLocale(target);
   const topicProblemOf = (item: Item): string | undefined =>
     home && typeof item.topicArn === 'string' ? topicArnProblem(item.topicArn, home) : undefined;
   // Whether each topic is still there (a few requests at a time): the run parks every alert of
@@ -759,12 +852,15 @@ async function listAudiences(context: CommandContext): Promise<void> {
       const valid = parsed.ok && topicProblemOf(item) === undefined;
       const problem = parsed.ok ? topicProblemOf(item) : parsed.rejected.reason;
       const topic = topicStates[index];
+      const locale = localeText(item, defaultLocale);
       return {
         audienceId,
         name: item.name,
         enabled: item.enabled ?? true,
         deliveryMode: item.deliveryMode ?? 'immediate',
         timeZone: item.timeZone ?? 'UTC',
+        locale: locale.locale,
+        localeFromDefault: locale.fromDefault,
         topicArn: item.topicArn,
         rules: ruleItems.filter((rule) => rule.audienceId === audienceId).length,
         version: versionOf(item),
@@ -785,6 +881,7 @@ async function listAudiences(context: CommandContext): Promise<void> {
         'ENABLED',
         'MODE',
         { head: 'TIME ZONE', optional: true },
+        { head: 'LOCALE', optional: true },
         'RULES',
         { head: 'TOPIC', id: true, optional: true },
         { head: 'VERSION', optional: true },
@@ -796,6 +893,7 @@ async function listAudiences(context: CommandContext): Promise<void> {
         storedValueText(row.enabled),
         storedValueText(row.deliveryMode),
         storedValueText(row.timeZone),
+        row.localeFromDefault ? `${row.locale} (default)` : storedValueText(row.locale),
         row.rules,
         typeof row.topicArn === 'string' ? row.topicArn.split(':').at(-1) : '',
         row.version ?? '',
@@ -828,6 +926,7 @@ async function showAudience(context: CommandContext, args: readonly unknown[]): 
     }
   }
   const statusText = parsed.ok ? (topicStatus ?? 'ok') : `INVALID: ${parsed.rejected.reason}`;
+  const locale = localeText(item, item.locale === undefined ? await targetDefaultLocale(target) : undefined);
   const byProtocol = new Map<string, number>();
   for (const subscription of subscriptions) {
     const protocol = subscription.Protocol ?? '?';
@@ -843,6 +942,8 @@ async function showAudience(context: CommandContext, args: readonly unknown[]): 
     pendingConfirmations: pending,
     topicProblem,
     status: statusText,
+    locale: locale.locale,
+    localeFromDefault: locale.fromDefault,
     // The stored item alone, so the document reads back with 'audiences put --file -'.
     item,
   };
@@ -859,6 +960,7 @@ async function showAudience(context: CommandContext, args: readonly unknown[]): 
                 : String(value),
             ] as const,
         ),
+      ...(locale.fromDefault ? [['locale', `${locale.locale} (default)`] as const] : []),
       ['rules', listText(rules)],
       ['subscriptions', [...byProtocol].map(([protocol, count]) => `${protocol} ${count}`).join(', ') || '(none)'],
       ['pending confirmations', pending],
@@ -952,6 +1054,12 @@ function audienceFlags(command: Command, forUpdate: boolean): Command {
   return command
     .option('--name <text>', 'display name used in subjects and digests')
     .option('--time-zone <zone>', 'IANA time zone for times in messages, quiet hours and digests')
+    .option(
+      '--locale <tag>',
+      forUpdate
+        ? 'BCP 47 locale of its subscribers’ messages, e.g. ko-KR, ja-JP, en-US (--clear locale: the stack default)'
+        : 'BCP 47 locale of its subscribers’ messages, e.g. ko-KR, ja-JP, en-US (default: the stack’s defaultLocale)',
+    )
     .option('--delivery-mode <mode>', '"immediate" or "digest"')
     .option('--digest-times <list>', 'local digest times, comma-separated (e.g. 08:00,17:30)', collectList)
     .option('--quiet-hours <range>', 'quiet hours in the audience’s zone, e.g. 22:00-07:00')

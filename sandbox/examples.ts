@@ -1,6 +1,7 @@
 /**
  * The example audiences and rules the local sandbox (`npm start`) creates: one audience per
- * channel kind, rules that use every criterion, an overlap (two rules of one audience matching
+ * channel kind (Slack in Korean and SMS in Japanese by their `locale`, the others in the stack's
+ * default locale), rules that use every criterion, an overlap (two rules of one audience matching
  * one article → one alert naming both) and one rule saved wrongly on purpose, to show that a bad
  * item is skipped and reported while every other rule still runs.
  *
@@ -43,8 +44,9 @@ export const exampleAudiences: readonly SandboxAudience[] = [
       audienceId: 'quake-oncall',
       name: 'Quake on-call',
       timeZone: 'Asia/Tokyo',
+      locale: 'ja-JP',
       smsMaxSegments: 1,
-      notes: 'SMS-style audience: urgent disaster alerts.',
+      notes: 'SMS-style audience: urgent disaster alerts, in Japanese.',
     },
     subscribers: [{ protocol: 'sms', endpoint: '+15555550100' }],
   },
@@ -53,7 +55,8 @@ export const exampleAudiences: readonly SandboxAudience[] = [
       audienceId: 'chips-team',
       name: 'Chips team',
       timeZone: 'Asia/Seoul',
-      notes: 'Slack-style audience: semiconductor industry news.',
+      locale: 'ko-KR',
+      notes: 'Slack-style audience: semiconductor industry news, in Korean.',
     },
     subscribers: [{ protocol: 'slack' }],
   },
