@@ -189,7 +189,7 @@ function lex(chars: readonly string[]): Token[] {
       let close = at + 1;
       while (close < chars.length && chars[close] !== '"') close++;
       if (close >= chars.length) {
-        fail(`unterminated phrase starting at column ${column}; add the closing '"'`, chars.length + 1, "'\"'");
+        fail(`unterminated phrase starting at column ${column}; add the closing '"'`, column, "'\"'");
       }
       const inner = chars.slice(at + 1, close);
       const star = inner.indexOf('*');
@@ -217,7 +217,7 @@ function lex(chars: readonly string[]): Token[] {
       if (next === undefined || isSpace(next) || next === ')' || next === '-') {
         fail(
           `'-' at column ${column} must be followed directly by a term, phrase or group (no space), e.g. -삼성 or -"sponsored content"`,
-          column + 1,
+          column,
           OPERAND,
         );
       }
@@ -241,7 +241,7 @@ function lex(chars: readonly string[]): Token[] {
         if (next === undefined || isSpace(next) || next === ')') {
           fail(
             `'${name}:' at column ${column} needs a term, phrase or group right after it, with no space (e.g. ${field}:반도체 or ${field}:"interest rate")`,
-            letters + 2,
+            column,
             OPERAND,
           );
         }
@@ -434,7 +434,7 @@ class Parser {
       case 'open': {
         this.#enter(token);
         if (this.#peek.kind === 'close') {
-          fail(`empty group '()' at column ${token.column}; put terms inside or remove it`, this.#peek.column, OPERAND);
+          fail(`empty group '()' at column ${token.column}; put terms inside or remove it`, token.column, OPERAND);
         }
         const inner = this.#or();
         const close = this.#next();
@@ -461,7 +461,7 @@ class Parser {
         if (next.kind !== 'word' && next.kind !== 'phrase' && next.kind !== 'open') {
           fail(
             `'${token.field}:' at column ${token.column} needs a term, phrase or group right after it (e.g. ${token.field}:반도체), not ${describeToken(next)}${next.kind === 'minus' ? ` (to exclude, write -${token.field}:…)` : ''}`,
-            next.column,
+            token.column,
             OPERAND,
           );
         }
