@@ -23,15 +23,26 @@
  *   valid edges counts. **excludeKeywords** work the same way.
  * - **media** hit when a term equals the article's media code or media name; **statuses** when a
  *   term equals the article's status.
+ * - A **query** (`(반도체 OR 메모리) AND 수출 -삼성`) is true or false for an article exactly as
+ *   `evaluateQuery` (functions/core/query.ts) says, with the keyword rules above for each term,
+ *   `semicond*` checked at its left edge only. It is one more criterion, ANDed with the others;
+ *   it counts as a positive criterion only when it has a term every match contains (`queryAnchors`
+ *   is defined), so a query that only excludes (`NOT sports`, `chip OR NOT sports`) needs
+ *   `matchAll` like a rule without criteria. A query that does not parse (rules are validated
+ *   before they get here) makes its rule match nothing.
  * - A rule **matches** when every positive criterion it has (categories, keywords, media,
- *   statuses; a rule "has" a criterion when its list is not empty) has at least one hit, and no
- *   exclusion hits: AND across criteria, OR within one, and exclusions win. A rule with no
- *   positive criterion matches every article no exclusion hits when `matchAll` is true, and
- *   nothing otherwise (the rule schema rejects that case anyway); `matchAll` has no effect on a
- *   rule that has positive criteria. Rules with `enabled: false` never match.
- * - **Reasons**: for each criterion, in the order categories, keywords, media, statuses, every term
- *   of the rule that hit, spelled as the rule spells it (`{ kind: 'category', term: 'Economy*' }`);
- *   `{ kind: 'all', term: '*' }` for a `matchAll` rule.
+ *   statuses, an anchored query; a rule "has" a list criterion when the list is not empty) has at
+ *   least one hit, its query (if any) is true, and no exclusion hits: AND across criteria, OR
+ *   within one, and exclusions win. A rule with no positive criterion matches every article its
+ *   query and its exclusions allow when `matchAll` is true, and nothing otherwise (the rule schema
+ *   rejects that case anyway); `matchAll` has no effect on a rule that has positive criteria.
+ *   Rules with `enabled: false` never match.
+ * - **Reasons**: for each criterion, in the order categories, keywords, query, media, statuses,
+ *   every term of the rule that hit, spelled as the rule spells it (`{ kind: 'category', term:
+ *   'Economy*' }`); the query's are `evaluateQuery`'s (`kind: 'keyword'`, terms as written with
+ *   their scope: `semicond*`, `title:반도체`, `interest rate hike`; true terms outside NOT, in
+ *   query order, each once). `{ kind: 'all', term: '*' }` for a `matchAll` rule with no other
+ *   reason.
  * - **Result**: one {@link AudienceMatch} per audience with at least one matching rule, in
  *   `audienceId` order; its `rules` list every matching rule of that audience in `ruleId` order
  *   (UTF-16 code-unit order, ties in input order), so overlapping rules give one notification that
@@ -53,10 +64,30 @@
  * criteria and exclusions, compiled to term ids and stored right after its entry under each anchor
  * term, with the same hit set. A match's RuleMatch is shared per rule and set of reasons, so
  * matching allocates only the AudienceMatch results and lists of several rules.
+ *
+ * Queries share the index. Every term and phrase of every query is in the same keyword automaton
+ * (prefix terms too: it reports a word that starts with one), and a query whose anchors
+ * (`queryAnchors`: an AND's rarest child, all branches of an OR) cost less than the rule's other
+ * criteria files the rule under those anchors; one without anchors leaves the filing to the other
+ * criteria or to `matchAll`. Only a candidate that passes its other criteria has its query
+ * checked, compiled once per rule: each term or phrase is true when its id is among the hits,
+ * and only a field scope or a NEAR reads the article text (normalized once per article, on first
+ * need). Never every article against every query. A query match builds its RuleMatch anew (its
+ * reasons depend on which branches were true).
  * {@link naiveMatch} is the plain scan over all rules that defines the expected output for tests
  * and is the benchmark's baseline.
  */
 import type { Article, AudienceMatch, MatchReason, Rule, RuleMatch } from './model.ts';
+import {
+  evaluateQuery,
+  isLeaf,
+  parseQuery,
+  type QueryLeaf,
+  type QueryNode,
+  type QueryText,
+  queryAnchors,
+  queryTermLabel,
+} from './query.ts';
 import { containsTerm, IdSet, normalizeText, TermAutomaton } from './text.ts';
 
 /** Matches articles against a fixed, compiled set of rules. */
@@ -86,6 +117,10 @@ export const ANCHOR_COST = {
   keyword: 1,
   /** Keywords of one or two code units (`ai`, `5g`) hit much more often. */
   shortKeyword: 8,
+  /** A query's prefix term (`semicond*`) hits every word it starts. */
+  keywordPrefix: 3,
+  /** A prefix of one to three code units (`ai*`, `sem*`) starts a great many words. */
+  shortKeywordPrefix: 24,
   categoryExact: 8,
   categoryPrefix: 24,
   /** A lone `*`: every article with a category. */
@@ -102,6 +137,8 @@ class TermDictionary {
   readonly categoryExact = new Map<string, number>();
   readonly categoryPrefix = new Map<string, number>();
   readonly keyword = new Map<string, number>();
+  /** A query's prefix terms (`semicond*` as `semicond`), found by the same keyword automaton. */
+  readonly keywordPrefix = new Map<string, number>();
   readonly media = new Map<string, number>();
   readonly status = new Map<string, number>();
   /** Anchor cost per term id. */
@@ -125,15 +162,31 @@ class TermDictionary {
           return this.#add(this.categoryPrefix, prefix, cost, kind);
         }
         return this.#add(this.categoryExact, normalized, ANCHOR_COST.categoryExact, kind);
-      case 'keyword': {
-        const cost = normalized.length <= 2 ? ANCHOR_COST.shortKeyword : ANCHOR_COST.keyword;
-        return this.#add(this.keyword, normalized, cost, kind);
-      }
+      case 'keyword':
+        return this.#add(this.keyword, normalized, this.#keywordCost(normalized), kind);
       case 'media':
         return this.#add(this.media, normalized, ANCHOR_COST.media, kind);
       case 'status':
         return this.#add(this.status, normalized, ANCHOR_COST.status, kind);
     }
+  }
+
+  /**
+   * The id of a query's term or phrase (-1 for one that normalizes to nothing): a keyword term
+   * with the same normalized text, or a prefix term. Its field scope is not part of it: the
+   * automaton finds it in either field, and the query's check looks at the field.
+   */
+  internLeaf(leaf: QueryLeaf): number {
+    if (leaf.norm.length === 0) return -1;
+    if (leaf.type === 'term' && leaf.prefix) {
+      const cost = leaf.norm.length <= 3 ? ANCHOR_COST.shortKeywordPrefix : ANCHOR_COST.keywordPrefix;
+      return this.#add(this.keywordPrefix, leaf.norm, cost, 'keyword');
+    }
+    return this.#add(this.keyword, leaf.norm, this.#keywordCost(leaf.norm), 'keyword');
+  }
+
+  #keywordCost(normalized: string): number {
+    return normalized.length <= 2 ? ANCHOR_COST.shortKeyword : ANCHOR_COST.keyword;
   }
 
   #add(map: Map<string, number>, key: string, cost: number, kind: CriterionKind): number {
@@ -147,6 +200,135 @@ class TermDictionary {
     return id;
   }
 }
+
+// --- Queries ----------------------------------------------------------------------------------
+
+/** A rule's query, parsed once per rule object; undefined when it does not parse. */
+const parsedQueries = new WeakMap<Rule, { readonly node: QueryNode | undefined }>();
+
+/**
+ * The parsed query of a rule, or undefined when its query does not parse. Rules are validated
+ * before they reach the matcher; a query that slipped through makes its rule match nothing rather
+ * than stop the run.
+ */
+function ruleQuery(rule: Rule & { query: string }): QueryNode | undefined {
+  let parsed = parsedQueries.get(rule);
+  if (parsed === undefined) {
+    try {
+      parsed = { node: parseQuery(rule.query) };
+    } catch {
+      parsed = { node: undefined };
+    }
+    parsedQueries.set(rule, parsed);
+  }
+  return parsed.node;
+}
+
+/** A query that has a term every match must contain (see queryAnchors): a positive criterion. */
+const isAnchored = (query: QueryNode): boolean => queryAnchors(query) !== undefined;
+
+/** Kinds of compiled query nodes. */
+const QUERY_UNIT = 0;
+const QUERY_AND = 1;
+const QUERY_OR = 2;
+const QUERY_NOT = 3;
+
+/** A query as the matcher evaluates it: operators over units, each unit one truth per article. */
+interface CompiledQueryNode {
+  readonly kind: number;
+  /** For QUERY_UNIT, the unit's index in its query. */
+  readonly unit: number;
+  readonly children: readonly CompiledQueryNode[];
+}
+
+/**
+ * A term, a phrase or a NEAR of a query: a part whose truth comes from the article. It is false
+ * unless every term id in `ids` is among the article's hits (the automaton finds each term in the
+ * title or the summary); `check` is what the hits cannot settle, tested on the article's text:
+ * a field scope, or the distance of a NEAR.
+ */
+interface QueryUnit {
+  readonly ids: readonly number[];
+  /** undefined when the hits settle it: a term or phrase of either field. */
+  readonly check: QueryNode | undefined;
+  /** Indexes into the query's reasons, when the unit is true. */
+  readonly reasons: readonly number[];
+}
+
+/**
+ * One rule's query, compiled against the matcher's term ids. Its truth and reasons follow
+ * evaluateQuery (functions/core/query.ts) exactly: a unit is true when evaluateQuery would find
+ * that leaf or NEAR true, AND, OR and NOT combine them the same way, and the reasons are the
+ * labels of the true units outside NOT, in query order, each once.
+ */
+class CompiledQuery {
+  readonly root: CompiledQueryNode;
+  readonly units: QueryUnit[] = [];
+  /** One frozen reason per distinct label, in order of first appearance in the query. */
+  readonly reasons: MatchReason[] = [];
+  /** Term ids of which every match hits one (queryAnchors); undefined when there are none. */
+  readonly anchors: readonly number[] | undefined;
+  /** How many of the rule's criterion reasons (categories, keywords) come before the query's. */
+  readonly reasonsAt: number;
+  /** Per unit, for the article being matched: -1 not known yet, 0 false, 1 true. */
+  readonly truth: Int8Array;
+  readonly #labels = new Map<string, number>();
+
+  constructor(query: QueryNode, dictionary: TermDictionary, reasonsAt: number) {
+    this.root = this.#compile(query, dictionary);
+    this.truth = new Int8Array(this.units.length);
+    this.reasonsAt = reasonsAt;
+    const rarity = (leaf: QueryLeaf) => dictionary.cost[dictionary.internLeaf(leaf)] ?? UNREACHABLE_COST;
+    const anchors = queryAnchors(query, rarity);
+    // A term that normalizes to nothing never occurs, so it cannot be the one a match hits.
+    this.anchors =
+      anchors === undefined
+        ? undefined
+        : [...new Set(anchors.map((leaf) => dictionary.internLeaf(leaf)))].filter((id) => id !== -1);
+  }
+
+  #compile(node: QueryNode, dictionary: TermDictionary): CompiledQueryNode {
+    switch (node.type) {
+      case 'term':
+      case 'phrase':
+        return this.#unit([dictionary.internLeaf(node)], node.field === 'any' ? undefined : node, [node]);
+      case 'near':
+        // The parser only builds NEARs of leaves; anything else is false, as in evaluateQuery.
+        if (!isLeaf(node.left) || !isLeaf(node.right)) return this.#unit([-1], undefined, []);
+        return this.#unit([dictionary.internLeaf(node.left), dictionary.internLeaf(node.right)], node, [
+          node.left,
+          node.right,
+        ]);
+      case 'and':
+      case 'or':
+        return {
+          kind: node.type === 'and' ? QUERY_AND : QUERY_OR,
+          unit: -1,
+          children: node.children.map((child) => this.#compile(child, dictionary)),
+        };
+      case 'not':
+        return { kind: QUERY_NOT, unit: -1, children: [this.#compile(node.child, dictionary)] };
+    }
+  }
+
+  #unit(ids: readonly number[], check: QueryNode | undefined, leaves: readonly QueryLeaf[]): CompiledQueryNode {
+    const reasons = leaves.map((leaf) => {
+      const label = queryTermLabel(leaf);
+      let index = this.#labels.get(label);
+      if (index === undefined) {
+        index = this.reasons.length;
+        this.reasons.push(Object.freeze({ kind: 'keyword', term: label }));
+        this.#labels.set(label, index);
+      }
+      return index;
+    });
+    this.units.push({ ids, check, reasons });
+    return { kind: QUERY_UNIT, unit: this.units.length - 1, children: [] };
+  }
+}
+
+/** The anchor cost of a query term that can never hit. */
+const UNREACHABLE_COST = 1e9;
 
 /** The positive criteria a rule has (non-empty lists), in reason order. */
 function positiveCriteria(rule: Rule): [CriterionKind, readonly string[]][] {
@@ -194,9 +376,9 @@ const INSERTION_SORT_LIMIT = 48;
  * Per rule, RULE_INFO ints of `#ruleInfo`: its audience index, the first slot of its shared
  * RuleMatch lists (`#lists`), how many reason bits index those slots (-1: the rule has more than
  * LIST_TABLE_BITS terms and one slot for the list built last), for a one-slot rule the mask of
- * the list in that slot (-1: none), the mask of its current match, and where one copy of its
- * program starts in `#records` (-1: filed nowhere). Eight ints (two spare), so a matching rule
- * costs one line of it.
+ * the list in that slot (-1: none), the mask of its current match, where one copy of its
+ * program starts in `#records` (-1: filed nowhere), and its query's index in `#queries` (-1: no
+ * query). Eight ints (one spare), so a matching rule costs one line of it.
  */
 const RULE_INFO = 8;
 const INFO_AUDIENCE = 0;
@@ -205,6 +387,7 @@ const INFO_LIST_BITS = 2;
 const INFO_SLOT_MASK = 3;
 const INFO_MASK = 4;
 const INFO_PROGRAM = 5;
+const INFO_QUERY = 6;
 /**
  * A record of `#records` starts with a header: the rule index shifted left by FILTER_KIND_BITS
  * with the prefilter's kind below it, the prefilter's signature, and the length of the rule's
@@ -267,8 +450,13 @@ class IndexedRuleMatcher implements RuleMatcher {
    * RULE_INFO), filled on first use.
    */
   readonly #lists: (readonly RuleMatch[] | undefined)[];
+  /** The rules' compiled queries (see INFO_QUERY). */
+  readonly #queries: readonly CompiledQuery[];
   // Per-article scratch space, reused (see compileRules: one caller at a time).
   readonly #hits: IdSet;
+  /** The normalized title and summary of `#textArticle`, built when a query first needs them. */
+  #text: QueryText | undefined;
+  #textArticle: Article | undefined;
   /** Per kind (KIND_INDEX), the signature of the article's hit term ids; NO_FILTER's is all ones. */
   readonly #signatures = Int32Array.of(0, 0, 0, 0, -1);
   /**
@@ -301,6 +489,7 @@ class IndexedRuleMatcher implements RuleMatcher {
     /** Per term id: [rule index, filter kind, filter signature] triples. */
     const anchoredLists = new Map<number, number[]>();
     const always: number[] = [];
+    const queries: CompiledQuery[] = [];
     let listSlots = 0;
     ordered.forEach((rule, ruleIndex) => {
       if (audienceIds[audienceIds.length - 1] !== rule.audienceId) audienceIds.push(rule.audienceId);
@@ -314,7 +503,19 @@ class IndexedRuleMatcher implements RuleMatcher {
       ].filter((id) => id !== -1);
       const reasonCount = criteria.reduce((sum, { ids }) => sum + ids.length, 0);
       const listBits = reasonCount <= LIST_TABLE_BITS ? reasonCount : -1;
-      ruleInfo.set([audienceIds.length - 1, listSlots, listBits, -1, -1, -1], RULE_INFO * ruleIndex);
+      const parsedQuery = rule.query === undefined ? undefined : ruleQuery({ ...rule, query: rule.query });
+      let query: CompiledQuery | undefined;
+      if (parsedQuery !== undefined) {
+        const reasonsAt = criteria
+          .filter(({ kind }) => kind === 'category' || kind === 'keyword')
+          .reduce((sum, { ids }) => sum + ids.length, 0);
+        query = new CompiledQuery(parsedQuery, dictionary, reasonsAt);
+        queries.push(query);
+      }
+      ruleInfo.set(
+        [audienceIds.length - 1, listSlots, listBits, -1, -1, -1, query === undefined ? -1 : queries.length - 1],
+        RULE_INFO * ruleIndex,
+      );
       listSlots += listBits === -1 ? 1 : 2 ** listBits;
       const program = [criteria.length];
       for (const { ids } of criteria) program.push(ids.length, ...ids);
@@ -325,14 +526,20 @@ class IndexedRuleMatcher implements RuleMatcher {
         for (const term of terms) reasons.push(Object.freeze({ kind, term }));
       }
 
-      if (criteria.length === 0) {
+      // A query that does not parse matches nothing (see ruleQuery).
+      if (rule.query !== undefined && query === undefined) return;
+      // A query with anchors is one more criterion to file the rule under; one without is only checked.
+      const queryAnchorIds = query?.anchors;
+      if (criteria.length === 0 && queryAnchorIds === undefined) {
         if (rule.matchAll) always.push(ruleIndex, NO_FILTER, -1);
         return;
       }
       // A criterion none of whose terms can hit makes the rule unmatchable: file it nowhere.
-      if (criteria.some(({ ids }) => ids.length === 0)) return;
+      if (criteria.some(({ ids }) => ids.length === 0) || queryAnchorIds?.length === 0) return;
       const costOf = (ids: readonly number[]) => ids.reduce((sum, id) => sum + (dictionary.cost[id] ?? 0), 0);
-      const bySelectivity = [...criteria].sort((a, b) => costOf(a.ids) - costOf(b.ids));
+      const filing: { kind: CriterionKind; ids: readonly number[] }[] = [...criteria];
+      if (queryAnchorIds !== undefined) filing.push({ kind: 'keyword', ids: queryAnchorIds });
+      const bySelectivity = filing.sort((a, b) => costOf(a.ids) - costOf(b.ids));
       const anchor = bySelectivity[0]?.ids ?? [];
       const filter = bySelectivity[1];
       const filterKind = filter === undefined ? NO_FILTER : KIND_INDEX[filter.kind];
@@ -381,13 +588,17 @@ class IndexedRuleMatcher implements RuleMatcher {
     this.#reasons = reasons;
     this.#reasonStart = Int32Array.from(reasonStart);
     this.#lists = new Array<readonly RuleMatch[] | undefined>(listSlots).fill(undefined);
+    this.#queries = queries;
     this.#prefixLengths = [...new Set([...dictionary.categoryPrefix.keys()].map((prefix) => prefix.length))].sort(
       (a, b) => a - b,
     );
     this.#automaton =
-      dictionary.keyword.size === 0
+      dictionary.keyword.size + dictionary.keywordPrefix.size === 0
         ? undefined
-        : new TermAutomaton([...dictionary.keyword].map(([text, id]) => ({ text, id })));
+        : new TermAutomaton([
+            ...[...dictionary.keyword].map(([text, id]) => ({ text, id })),
+            ...[...dictionary.keywordPrefix].map(([text, id]) => ({ text, id, prefix: true })),
+          ]);
     this.#hits = new IdSet(dictionary.size);
     this.#matched = new Int32Array(Math.max(1, ordered.length));
     this.#matchKeys = new Float64Array(Math.max(1, records.length));
@@ -396,6 +607,8 @@ class IndexedRuleMatcher implements RuleMatcher {
   match(article: Article): AudienceMatch[] {
     const hits = this.#hits;
     hits.reset();
+    this.#text = undefined;
+    this.#textArticle = undefined;
     this.#collectHits(article, hits);
 
     // The loops below are indexed rather than for-of: they run for every candidate of every article.
@@ -431,7 +644,12 @@ class IndexedRuleMatcher implements RuleMatcher {
         const next = at + RECORD_HEADER + (records[at + 2] ?? 0);
         if (((signatures[entry & kindMask] ?? 0) & (records[at + 1] ?? 0)) !== 0) {
           const mask = evaluate(records, at + RECORD_HEADER, hits);
-          if (mask !== -1) keys[count++] = (entry >>> FILTER_KIND_BITS) * MATCH_KEY_SCALE + mask;
+          if (mask !== -1) {
+            const ruleIndex = entry >>> FILTER_KIND_BITS;
+            const query = info[RULE_INFO * ruleIndex + INFO_QUERY] ?? -1;
+            if (query === -1 || this.#queryHolds(query, article, hits))
+              keys[count++] = ruleIndex * MATCH_KEY_SCALE + mask;
+          }
         }
         at = next;
       }
@@ -461,11 +679,11 @@ class IndexedRuleMatcher implements RuleMatcher {
       while (end < count && info[RULE_INFO * (matched[end] ?? 0) + INFO_AUDIENCE] === audience) end++;
       let rules: readonly RuleMatch[];
       if (end === m + 1) {
-        rules = this.#ruleMatchList(ruleIndex, hits);
+        rules = this.#ruleMatchList(ruleIndex, hits, article);
       } else {
         const list: RuleMatch[] = [];
         for (let k = m; k < end; k++) {
-          const match = this.#ruleMatchList(matched[k] ?? 0, hits)[0];
+          const match = this.#ruleMatchList(matched[k] ?? 0, hits, article)[0];
           if (match !== undefined) list.push(match);
         }
         rules = list;
@@ -480,10 +698,14 @@ class IndexedRuleMatcher implements RuleMatcher {
    * A frozen one-element list holding the RuleMatch of a matching rule, for the reasons in its
    * current mask (see `evaluate`): the shared one for that mask, built on first use.
    */
-  #ruleMatchList(ruleIndex: number, hits: IdSet): readonly RuleMatch[] {
+  #ruleMatchList(ruleIndex: number, hits: IdSet, article: Article): readonly RuleMatch[] {
     const info = this.#ruleInfo;
     const ruleAt = RULE_INFO * ruleIndex;
     const mask = info[ruleAt + INFO_MASK] ?? 0;
+    const query = this.#queries[info[ruleAt + INFO_QUERY] ?? -1];
+    if (query !== undefined) {
+      return Object.freeze([this.#buildRuleMatch(ruleIndex, mask, hits, this.#queryReasons(query, article, hits))]);
+    }
     if (mask === UNMASKED) return Object.freeze([this.#buildRuleMatch(ruleIndex, mask, hits)]);
     const lists = this.#lists;
     const bits = info[ruleAt + INFO_LIST_BITS] ?? 0;
@@ -502,10 +724,17 @@ class IndexedRuleMatcher implements RuleMatcher {
     return list;
   }
 
-  #buildRuleMatch(ruleIndex: number, mask: number, hits: IdSet): RuleMatch {
+  /**
+   * The RuleMatch of a matching rule: the reasons of its criteria in `mask`, with `queryReasons`
+   * (a query's, see `#queryReasons`) after those of its categories and keywords.
+   */
+  #buildRuleMatch(ruleIndex: number, mask: number, hits: IdSet, queryReasons?: readonly MatchReason[]): RuleMatch {
     const first = this.#reasonStart[ruleIndex] ?? 0;
     const count = (this.#reasonStart[ruleIndex + 1] ?? 0) - first;
+    const queryAt = this.#queries[this.#ruleInfo[RULE_INFO * ruleIndex + INFO_QUERY] ?? -1]?.reasonsAt ?? count;
     const reasons: MatchReason[] = [];
+    /** How many of `reasons` go before the query's. */
+    let before = 0;
     if (mask === UNMASKED) {
       // The program's criteria list the same term ids, in the same order, as the rule's reasons.
       const program = this.#records;
@@ -514,14 +743,131 @@ class IndexedRuleMatcher implements RuleMatcher {
       let k = 0;
       for (let criterion = 0; criterion < criteria; criterion++) {
         const end = at + 1 + (program[at] ?? 0);
-        for (at += 1; at < end; at++, k++) if (hits.has(program[at] ?? -1)) reasons.push(this.#reason(first + k));
+        for (at += 1; at < end; at++, k++) {
+          if (!hits.has(program[at] ?? -1)) continue;
+          reasons.push(this.#reason(first + k));
+          if (k < queryAt) before++;
+        }
       }
     } else {
-      for (let k = 0; k < count; k++) if ((mask & (1 << k)) !== 0) reasons.push(this.#reason(first + k));
+      for (let k = 0; k < count; k++) {
+        if ((mask & (1 << k)) === 0) continue;
+        reasons.push(this.#reason(first + k));
+        if (k < queryAt) before++;
+      }
     }
+    if (queryReasons !== undefined && queryReasons.length > 0) reasons.splice(before, 0, ...queryReasons);
     const rule = this.#rules[ruleIndex];
     if (rule === undefined) throw new RangeError(`no rule at index ${ruleIndex}`);
-    return Object.freeze(ruleMatch(rule, count === 0 ? ALL_REASONS : Object.freeze(reasons)));
+    // No reason at all: a matchAll rule (whose query, if any, only excludes).
+    return Object.freeze(ruleMatch(rule, reasons.length === 0 ? ALL_REASONS : Object.freeze(reasons)));
+  }
+
+  /** Whether query `index` is true for the article (whose term ids are in `hits`). */
+  #queryHolds(index: number, article: Article, hits: IdSet): boolean {
+    const query = this.#queries[index];
+    if (query === undefined) return false;
+    query.truth.fill(-1);
+    return this.#holds(query, query.root, article, hits);
+  }
+
+  #holds(query: CompiledQuery, node: CompiledQueryNode, article: Article, hits: IdSet): boolean {
+    switch (node.kind) {
+      case QUERY_UNIT:
+        return this.#unitHolds(query, node.unit, article, hits);
+      case QUERY_AND:
+        for (const child of node.children) if (!this.#holds(query, child, article, hits)) return false;
+        return true;
+      case QUERY_OR:
+        for (const child of node.children) if (this.#holds(query, child, article, hits)) return true;
+        return false;
+      default: {
+        const child = node.children[0];
+        return child === undefined || !this.#holds(query, child, article, hits);
+      }
+    }
+  }
+
+  /** A unit's truth for the article, worked out once (see QueryUnit) and kept in `query.truth`. */
+  #unitHolds(query: CompiledQuery, index: number, article: Article, hits: IdSet): boolean {
+    const known = query.truth[index] ?? -1;
+    if (known !== -1) return known === 1;
+    const unit = query.units[index];
+    let holds = unit !== undefined;
+    for (const id of unit?.ids ?? []) if (id === -1 || !hits.has(id)) holds = false;
+    const check = unit?.check;
+    if (holds && check !== undefined) {
+      const text = this.#textOf(article);
+      if (check.type === 'term' || check.type === 'phrase') {
+        holds = containsTerm(
+          check.field === 'summary' ? text.summary : text.title,
+          check.norm,
+          check.type === 'term' && check.prefix,
+        );
+      } else {
+        holds = evaluateQuery(check, text) !== undefined;
+      }
+    }
+    query.truth[index] = holds ? 1 : 0;
+    return holds;
+  }
+
+  /**
+   * The reasons of a query found true for the article: the labels of its true units outside NOT,
+   * in query order, each once (evaluateQuery's reasons).
+   */
+  #queryReasons(query: CompiledQuery, article: Article, hits: IdSet): readonly MatchReason[] {
+    const indexes: number[] = [];
+    this.#collect(query, query.root, article, hits, indexes);
+    const seen = new Set<number>();
+    const reasons: MatchReason[] = [];
+    for (const index of indexes) {
+      const reason = query.reasons[index];
+      if (seen.has(index) || reason === undefined) continue;
+      seen.add(index);
+      reasons.push(reason);
+    }
+    return reasons;
+  }
+
+  /** Whether `node` is true; when it is, its units' reasons were appended to `indexes`. */
+  #collect(query: CompiledQuery, node: CompiledQueryNode, article: Article, hits: IdSet, indexes: number[]): boolean {
+    switch (node.kind) {
+      case QUERY_UNIT: {
+        if (!this.#unitHolds(query, node.unit, article, hits)) return false;
+        indexes.push(...(query.units[node.unit]?.reasons ?? []));
+        return true;
+      }
+      case QUERY_AND: {
+        const mark = indexes.length;
+        for (const child of node.children) {
+          if (!this.#collect(query, child, article, hits, indexes)) {
+            indexes.length = mark;
+            return false;
+          }
+        }
+        return true;
+      }
+      case QUERY_OR: {
+        // Every true branch gives its reasons, not only the first.
+        let any = false;
+        for (const child of node.children) if (this.#collect(query, child, article, hits, indexes)) any = true;
+        return any;
+      }
+      default: {
+        const child = node.children[0];
+        return child === undefined || !this.#holds(query, child, article, hits);
+      }
+    }
+  }
+
+  /** The article's title and summary as queries read them (normalized), built once per article. */
+  #textOf(article: Article): QueryText {
+    if (this.#textArticle !== article || this.#text === undefined) {
+      this.#text = { title: normalizeText(article.title), summary: normalizeText(article.summary) };
+      this.#textArticle = article;
+    }
+    return this.#text;
   }
 
   #reason(index: number): MatchReason {
@@ -732,12 +1078,26 @@ function naiveReasons(rule: Rule, article: NormalizedArticle): readonly MatchRea
   if (statuses?.length === 0) return undefined;
   const keywords = criterionReasons('keyword', rule.keywords, terms.keywords, article, keywordHits);
   if (keywords?.length === 0) return undefined;
-  const hasCriterion = [categories, keywords, media, statuses].some((reasons) => reasons !== undefined);
+  // A query is one more criterion, ANDed with the others; one that does not parse matches nothing.
+  const query = rule.query === undefined ? undefined : ruleQuery({ ...rule, query: rule.query });
+  if (rule.query !== undefined && query === undefined) return undefined;
+  const queryReasons = query === undefined ? undefined : evaluateQuery(query, article);
+  if (query !== undefined && queryReasons === undefined) return undefined;
+  // Only a query with a term every match contains counts as a positive criterion (NOT-only does not).
+  const hasCriterion =
+    [categories, keywords, media, statuses].some((reasons) => reasons !== undefined) ||
+    (query !== undefined && isAnchored(query));
   if (!hasCriterion && !rule.matchAll) return undefined;
   if (terms.excludeCategories.some((term) => categoryHits(article, term))) return undefined;
   if (terms.excludeKeywords.some((term) => keywordHits(article, term))) return undefined;
-  if (!hasCriterion) return [{ kind: 'all', term: '*' }];
-  return [...(categories ?? []), ...(keywords ?? []), ...(media ?? []), ...(statuses ?? [])];
+  const reasons = [
+    ...(categories ?? []),
+    ...(keywords ?? []),
+    ...(queryReasons ?? []),
+    ...(media ?? []),
+    ...(statuses ?? []),
+  ];
+  return reasons.length === 0 ? [{ kind: 'all', term: '*' }] : reasons;
 }
 
 /**
