@@ -1,0 +1,348 @@
+/**
+ * Properties of the query language on generated input: the canonical text parses back to the same
+ * tree; no input makes the parser throw anything but QuerySyntaxError; the anchors are sound (an
+ * article the query matches contains one of them) in Latin, Korean and Japanese text; and the
+ * reference semantics agree with small independent oracles (boolean formulas of containsTerm, and
+ * NEAR over space-separated words counted by index).
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  evaluateQuery,
+  formatQuery,
+  parseQuery,
+  QUERY_LIMITS,
+  type QueryField,
+  type QueryLeaf,
+  type QueryNode,
+  QuerySyntaxError,
+  queryAnchors,
+} from '#core/query';
+import { containsTerm, normalizeText } from '#core/text';
+
+/** Terms in the three scripts, chosen to overlap and nest (`rate`/`rates`/`corporate`, `반도체`/`도체`). */
+const TERMS = [
+  'rate',
+  'rates',
+  'corporate',
+  'interest',
+  'ai',
+  'AI',
+  'ＡＩ',
+  'said',
+  'x-ray',
+  '5g',
+  'and',
+  'or',
+  '반도체',
+  '도체',
+  '수출',
+  '금리',
+  '삼성',
+  '半導体',
+  '導体',
+  '輸出',
+  'トヨタ',
+  'ﾄﾖﾀ',
+];
+const PREFIXES = ['rat*', 'interes*', 'a*', '5*', 'semicond*', 'x*'];
+const PHRASES = ['interest rate', 'rate hike', '반도체 수출', '半導体 輸出', 'ai 반도체', 'said ai'];
+const FIELDS: readonly QueryField[] = ['any', 'any', 'title', 'summary'];
+
+const term = (text: string, field: QueryField): QueryLeaf => {
+  const prefix = text.endsWith('*');
+  return { type: 'term', text, norm: normalizeText(prefix ? text.slice(0, -1) : text), prefix, field, column: 0 };
+};
+const phrase = (text: string, field: QueryField): QueryLeaf => ({
+  type: 'phrase',
+  text,
+  norm: normalizeText(text),
+  field,
+  column: 0,
+});
+
+const leaf = (field: fc.Arbitrary<QueryField>): fc.Arbitrary<QueryLeaf> =>
+  fc.oneof(
+    { weight: 4, arbitrary: fc.tuple(fc.constantFrom(...TERMS), field).map(([text, f]) => term(text, f)) },
+    { weight: 1, arbitrary: fc.tuple(fc.constantFrom(...PREFIXES), field).map(([text, f]) => term(text, f)) },
+    { weight: 2, arbitrary: fc.tuple(fc.constantFrom(...PHRASES), field).map(([text, f]) => phrase(text, f)) },
+  );
+
+/** Valid query trees: NEAR between leaves of compatible fields, within the depth and term limits. */
+const queryTree: fc.Arbitrary<QueryNode> = fc
+  .letrec<{ node: QueryNode }>((tie) => ({
+    node: fc.oneof(
+      { depthSize: 'small', withCrossShrink: true },
+      { weight: 3, arbitrary: leaf(fc.constantFrom(...FIELDS)) },
+      {
+        weight: 1,
+        arbitrary: fc
+          .tuple(fc.constantFrom(...FIELDS), fc.integer({ min: 1, max: 6 }), fc.boolean(), fc.boolean())
+          .chain(([field, distance, leftAny, rightAny]) =>
+            fc
+              .tuple(leaf(fc.constant(leftAny ? 'any' : field)), leaf(fc.constant(rightAny ? 'any' : field)))
+              .map(([left, right]): QueryNode => ({ type: 'near', distance, left, right })),
+          ),
+      },
+      {
+        weight: 2,
+        arbitrary: fc
+          .tuple(fc.constantFrom('and' as const, 'or' as const), fc.array(tie('node'), { minLength: 2, maxLength: 3 }))
+          .map(([type, children]): QueryNode => ({ type, children })),
+      },
+      { weight: 1, arbitrary: tie('node').map((child): QueryNode => ({ type: 'not', child })) },
+    ),
+  }))
+  .node.filter((node) => depthOf(node) <= QUERY_LIMITS.depth && leafCount(node) <= QUERY_LIMITS.terms);
+
+/** Nesting the canonical text needs: parentheses (where precedence requires them) and NOTs. */
+function depthOf(node: QueryNode): number {
+  const needsParens = (child: QueryNode): boolean =>
+    (node.type === 'and' && (child.type === 'and' || child.type === 'or')) ||
+    (node.type === 'or' && child.type === 'or') ||
+    (node.type === 'not' && (child.type === 'and' || child.type === 'or' || child.type === 'near'));
+  switch (node.type) {
+    case 'term':
+    case 'phrase':
+    case 'near':
+      return 0;
+    case 'and':
+    case 'or':
+      return Math.max(...node.children.map((child) => depthOf(child) + (needsParens(child) ? 1 : 0)));
+    case 'not':
+      return 1 + depthOf(node.child) + (needsParens(node.child) ? 1 : 0);
+  }
+}
+
+const leafCount = (node: QueryNode): number =>
+  node.type === 'term' || node.type === 'phrase'
+    ? 1
+    : node.type === 'not'
+      ? leafCount(node.child)
+      : node.type === 'near'
+        ? 2
+        : node.children.reduce((sum, child) => sum + leafCount(child), 0);
+
+/** A tree without columns, to compare trees parsed from different texts. */
+function withoutColumns(node: QueryNode): unknown {
+  switch (node.type) {
+    case 'term':
+    case 'phrase': {
+      const { column: _column, ...rest } = node;
+      return rest;
+    }
+    case 'and':
+    case 'or':
+      return { type: node.type, children: node.children.map(withoutColumns) };
+    case 'not':
+      return { type: 'not', child: withoutColumns(node.child) };
+    case 'near':
+      return { ...node, left: withoutColumns(node.left), right: withoutColumns(node.right) };
+  }
+}
+
+/** Query text from pieces of the syntax, valid or not: what a person might type, and worse. */
+const SYNTAX = [
+  ...TERMS,
+  ...PREFIXES,
+  ...PHRASES.map((text) => `"${text}"`),
+  'AND',
+  'OR',
+  'NOT',
+  'NEAR/3',
+  'NEAR/0',
+  'NEAR',
+  '(',
+  ')',
+  '-',
+  '"',
+  '*',
+  'title:',
+  'summary:',
+  'body:',
+  ':',
+  '\u200B',
+  '\u202E',
+  '\uD800',
+  '😀',
+];
+const soup = fc
+  .array(fc.tuple(fc.constantFrom(...SYNTAX), fc.constantFrom('', ' ', ' ', '  ', '\n')), { maxLength: 14 })
+  .map((parts) => parts.map(([part, space]) => part + space).join(''));
+
+/** Article text in the three scripts, from the same words the queries use plus filler. */
+const WORDS = [
+  ...TERMS,
+  'semiconductor',
+  'semicond',
+  'interest rate',
+  'rate hike',
+  'hike',
+  '반도체가',
+  '수출을',
+  '半導体の',
+  'トヨタの',
+  'the',
+  'a',
+  'x',
+  ',',
+  '—',
+  '😀',
+];
+const SEPARATORS = [' ', ' ', ' ', '', '\n', '-', '.', '\u3000', '가', 'の'];
+const fieldText = fc
+  .array(fc.tuple(fc.constantFrom(...WORDS), fc.constantFrom(...SEPARATORS)), { maxLength: 10 })
+  .map((parts) => normalizeText(parts.map(([word, separator]) => word + separator).join('')));
+const articleText = fc.record({ title: fieldText, summary: fieldText });
+
+describe('query properties', () => {
+  it('the canonical text of a tree parses back to the same tree, and prints the same again', () => {
+    fc.assert(
+      fc.property(queryTree, (tree) => {
+        const text = formatQuery(tree);
+        const reparsed = parseQuery(text);
+        expect(withoutColumns(reparsed)).toEqual(withoutColumns(tree));
+        expect(formatQuery(reparsed)).toBe(text);
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('whatever parses, its canonical text parses back to the same tree', () => {
+    fc.assert(
+      fc.property(soup, (text) => {
+        let tree: QueryNode;
+        try {
+          tree = parseQuery(text);
+        } catch (error) {
+          expect(error).toBeInstanceOf(QuerySyntaxError);
+          return;
+        }
+        expect(withoutColumns(parseQuery(formatQuery(tree)))).toEqual(withoutColumns(tree));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('throws nothing but QuerySyntaxError on any string, with a column inside the query or just past it', () => {
+    const anyText = fc.oneof(
+      fc.string({ unit: 'binary', maxLength: 40 }),
+      fc.string({
+        unit: fc.constantFrom('(', ')', '"', '-', '*', ':', ' ', 'a', 'N', 'O', 'T', '/', '5'),
+        maxLength: 60,
+      }),
+      soup,
+      // Long inputs: the work is linear in the length and recursion stops at the depth limit.
+      fc
+        .tuple(fc.constantFrom('(', 'NOT ', '-', 'a ', '"', 'a OR ', 'title:('), fc.integer({ min: 1, max: 1200 }))
+        .map(([unit, count]) => unit.repeat(count)),
+    );
+    fc.assert(
+      fc.property(anyText, (text) => {
+        try {
+          parseQuery(text);
+        } catch (error) {
+          expect(error).toBeInstanceOf(QuerySyntaxError);
+          const { column } = error as QuerySyntaxError;
+          expect(column).toBeGreaterThanOrEqual(1);
+          expect(column).toBeLessThanOrEqual(Math.min(Array.from(text).length, QUERY_LIMITS.length) + 1);
+        }
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('anchors are sound: an article the query matches contains at least one anchor, for any frequency', () => {
+    const frequency = fc.func(fc.double({ min: 0, max: 10, noNaN: true }));
+    fc.assert(
+      fc.property(queryTree, articleText, frequency, (tree, text, rarity) => {
+        const matched = evaluateQuery(tree, text);
+        for (const anchors of [queryAnchors(tree), queryAnchors(tree, (node) => rarity(node.norm))]) {
+          if (anchors === undefined || matched === undefined) continue;
+          expect(anchors.some((anchor) => evaluateQuery(anchor, text) !== undefined)).toBe(true);
+        }
+      }),
+      { numRuns: 1500 },
+    );
+  });
+
+  it('a query without NOT always has anchors, and one with anchors never matches an empty article', () => {
+    const hasNot = (node: QueryNode): boolean =>
+      node.type === 'not' || ((node.type === 'and' || node.type === 'or') && node.children.some(hasNot));
+    fc.assert(
+      fc.property(queryTree, (tree) => {
+        const anchors = queryAnchors(tree);
+        if (!hasNot(tree)) expect(anchors).toBeDefined();
+        if (anchors !== undefined) expect(evaluateQuery(tree, { title: '', summary: '' })).toBeUndefined();
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('AND/OR/NOT of terms is the boolean formula of containsTerm on title or summary (reasons: the true terms)', () => {
+    const simpleTerm = fc.constantFrom(...TERMS).map((text) => term(text, 'any'));
+    const simple: fc.Arbitrary<QueryNode> = fc.letrec<{ node: QueryNode }>((tie) => ({
+      node: fc.oneof(
+        { depthSize: 'small', withCrossShrink: true },
+        { weight: 3, arbitrary: simpleTerm },
+        {
+          weight: 2,
+          arbitrary: fc
+            .tuple(
+              fc.constantFrom('and' as const, 'or' as const),
+              fc.array(tie('node'), { minLength: 2, maxLength: 3 }),
+            )
+            .map(([type, children]): QueryNode => ({ type, children })),
+        },
+        { weight: 1, arbitrary: tie('node').map((child): QueryNode => ({ type: 'not', child })) },
+      ),
+    })).node;
+    const oracle = (node: QueryNode, text: { title: string; summary: string }): boolean => {
+      switch (node.type) {
+        case 'term':
+          return containsTerm(text.title, node.norm) || containsTerm(text.summary, node.norm);
+        case 'and':
+          return node.children.every((child) => oracle(child, text));
+        case 'or':
+          return node.children.some((child) => oracle(child, text));
+        case 'not':
+          return !oracle(node.child, text);
+        default:
+          throw new Error('not a simple shape');
+      }
+    };
+    fc.assert(
+      fc.property(simple, articleText, (tree, text) => {
+        const result = evaluateQuery(tree, text);
+        expect(result !== undefined).toBe(oracle(tree, text));
+        for (const reason of result ?? []) {
+          expect(reason.kind).toBe('keyword');
+          const norm = normalizeText(reason.term);
+          expect(containsTerm(text.title, norm) || containsTerm(text.summary, norm)).toBe(true);
+        }
+      }),
+      { numRuns: 1500 },
+    );
+  });
+
+  it('NEAR/n over space-separated whole words is |i - j| - 1 <= n for two different positions', () => {
+    const VOCABULARY = ['rate', 'hike', 'fed', 'bank', 'x'];
+    fc.assert(
+      fc.property(
+        fc.array(fc.constantFrom(...VOCABULARY), { maxLength: 12 }),
+        fc.constantFrom(...VOCABULARY),
+        fc.constantFrom(...VOCABULARY),
+        fc.integer({ min: 1, max: 5 }),
+        (words, left, right, distance) => {
+          const positions = (word: string) => words.flatMap((w, index) => (w === word ? [index] : []));
+          const expected = positions(left).some((i) =>
+            positions(right).some((j) => i !== j && Math.abs(i - j) - 1 <= distance),
+          );
+          const query: QueryNode = { type: 'near', distance, left: term(left, 'any'), right: term(right, 'any') };
+          expect(evaluateQuery(query, { title: words.join(' '), summary: '' }) !== undefined).toBe(expected);
+        },
+      ),
+      { numRuns: 1000 },
+    );
+  });
+});
