@@ -50,6 +50,7 @@ const ruleItems: Item[] = [
     version: { N: '3' },
   },
   { ruleId: { S: 'everything' }, audienceId: { S: 'desk' }, matchAll: { BOOL: true } },
+  { ruleId: { S: 'chips-query' }, audienceId: { S: 'desk' }, query: { S: '(반도체 OR 메모리) 수출 -삼성' } },
   { ruleId: { S: 'switched-off' }, audienceId: { S: 'desk' }, keywords: { SS: ['x'] }, enabled: { BOOL: false } },
   { ruleId: { S: 'for-disabled-audience' }, audienceId: { S: 'markets' }, keywords: { SS: ['stocks'] } },
   // The mistakes.
@@ -61,6 +62,9 @@ const ruleItems: Item[] = [
   { ruleId: { S: 'audience-with-bad-zone' }, audienceId: { S: 'bad-zone' }, keywords: { SS: ['budget'] } },
   { ruleId: { S: 'matches-everything-by-accident' }, audienceId: { S: 'desk' } },
   { ruleId: { S: 'star-in-the-middle' }, audienceId: { S: 'desk' }, categories: { L: [{ S: '00*2' }] } },
+  // Issue 12: a query typed into the console that does not parse, and one that only excludes.
+  { ruleId: { S: 'unclosed-query' }, audienceId: { S: 'desk' }, query: { S: 'samsung AND (chips OR memory' } },
+  { ruleId: { S: 'only-excludes-query' }, audienceId: { S: 'desk' }, query: { S: 'NOT sports' } },
 ];
 
 interface Warning {
@@ -125,7 +129,8 @@ describe('DynamoRuleSource', () => {
   });
 
   it('loads the enabled rules of enabled audiences, with defaults applied', () => {
-    expect(ruleSet.rules.map((rule) => rule.ruleId).sort()).toEqual(['economy', 'everything']);
+    expect(ruleSet.rules.map((rule) => rule.ruleId).sort()).toEqual(['chips-query', 'economy', 'everything']);
+    expect(ruleSet.rules.find((rule) => rule.ruleId === 'chips-query')?.query).toBe('(반도체 OR 메모리) 수출 -삼성');
     const economy = ruleSet.rules.find((rule) => rule.ruleId === 'economy');
     expect(economy).toMatchObject({
       audienceId: 'desk',
@@ -160,6 +165,10 @@ describe('DynamoRuleSource', () => {
     expect(rejection('star-in-the-middle')?.reason).toMatch(
       /^categories\[0\]: "00\*2": '\*' is only allowed at the end/,
     );
+    expect(rejection('unclosed-query')?.reason).toBe("query: expected ')' at column 29 to close the '(' at column 13");
+    expect(rejection('only-excludes-query')?.reason).toMatch(
+      /^query: the query has no term every match must contain .*set matchAll to true$/,
+    );
     expect(ruleSet.rejected.map((rejected) => `${rejected.table}:${rejected.key}`).sort()).toEqual([
       'audiences:bad-zone',
       'audiences:huge-budget',
@@ -168,8 +177,10 @@ describe('DynamoRuleSource', () => {
       'rules:matches-everything-by-accident',
       'rules:no-audience',
       'rules:numbers-as-keywords',
+      'rules:only-excludes-query',
       'rules:star-in-the-middle',
       'rules:typo-attribute',
+      'rules:unclosed-query',
       'rules:unknown-audience',
       'rules:wrong-type',
     ]);
