@@ -9,7 +9,8 @@ import { CreateTopicCommand, DeleteTopicCommand, SubscribeCommand } from '@aws-s
 import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RunSummary } from '#core/alert-run';
-import { exampleRules } from '#sandbox/examples';
+import { messagesFor, messagesForLocale } from '#core/messages/catalog';
+import { exampleAudiences, exampleRules } from '#sandbox/examples';
 import { expectedDeliveries } from '#sandbox/expectations';
 import { OUT_OF_SCOPE_MEDIA } from '#sandbox/news-simulator-data';
 import { installSnsFaults } from '#test/sns-faults';
@@ -50,7 +51,7 @@ interface PreviewJson {
   }[];
   samples: Record<
     string,
-    { subject: string; email: string; sms: string; webhook: { newsAlerts: { deliveryId: string } } }
+    { subject: string; email: string; sms: string; webhook: { newsAlerts: { deliveryId: string; locale?: string } } }
   >;
 }
 
@@ -96,12 +97,13 @@ describe('preview', () => {
     expect(result.notifications).toBe(summary.notificationsPublished);
     // The example audiences have no delivery preferences: everything goes out at once.
     for (const row of result.audiences) expect(row.immediate).toBe(row.notifications);
-    // One rendered sample per audience, for each channel.
+    // One rendered sample per audience, for each channel, in the audience's language.
     for (const audienceId of delivered.keys()) {
       const sample = result.samples[audienceId];
+      const locale = exampleAudiences.find((audience) => audience.item.audienceId === audienceId)?.item.locale;
       expect(sample?.subject).toMatch(/^\[/);
       expect(sample?.sms).toMatch(/https:\/\//);
-      expect(sample?.email).toContain('Why you got this:');
+      expect(sample?.email).toContain(messagesForLocale(locale as string | undefined).email.whyHeading);
       expect(sample?.webhook.newsAlerts.deliveryId.startsWith(`${audienceId}|`)).toBe(true);
     }
     // Previewing sent nothing and moved nothing.
@@ -249,6 +251,43 @@ describe('preview', () => {
 });
 
 describe('replay', () => {
+  it('preview and replay render as the target’s own runs do: audiences without locale in its default locale', async () => {
+    const current = await startCliSandbox({ environment: { DEFAULT_LOCALE: 'ko-KR' } });
+    sandbox = current;
+    const korean = messagesFor('ko').email.whyHeading;
+    // markets-desk has no locale; its run-time alerts fail (SNS outage) so the replay sends them.
+    const faults = installSnsFaults(current.stack.clients.sns, {
+      entryFault: ({ deliveryId }) =>
+        deliveryId?.startsWith('markets-desk|') ? { code: 'InternalError', senderFault: false } : undefined,
+    });
+    const summary = await current.stack.run();
+    faults.uninstall();
+    const missed = summary.audiences['markets-desk']?.matched ?? 0;
+    expect(missed).toBeGreaterThan(0);
+    const first = await current.stack.collectDeliveries();
+    // The sandbox's own run: partner-feed (no locale) in Korean, chips-team in its own ko-KR.
+    const partner = first.filter((delivery) => delivery.audienceId === 'partner-feed');
+    expect(partner.length).toBeGreaterThan(0);
+    for (const delivery of partner) expect(delivery.body.newsAlerts).toMatchObject({ locale: 'ko-KR' });
+    const { from, to } = windowOf(current, summary);
+
+    const preview = await current.cli(['--json', 'preview', '--from', from, '--to', to, '--audience', 'markets-desk']);
+    expect(preview.code, preview.stderr).toBe(0);
+    const sample = preview.json<PreviewJson>().samples['markets-desk'];
+    expect(sample?.email).toContain(korean);
+    expect(sample?.email).not.toContain(messagesFor('en').email.whyHeading);
+    expect(sample?.webhook.newsAlerts).toMatchObject({ locale: 'ko-KR' });
+
+    const replay = await current.cli(['--json', 'replay', '--from', from, '--to', to, '--audience', 'markets-desk']);
+    expect(replay.code, replay.stderr).toBe(0);
+    const replayed = await current.stack.collectDeliveries();
+    expect(replayed).toHaveLength(missed);
+    for (const delivery of replayed) {
+      expect(delivery.audienceId).toBe('markets-desk');
+      expect(delivery.body.newsAlerts).toMatchObject({ locale: 'ko-KR' });
+    }
+  });
+
   it('after an SNS outage for one audience, delivers exactly the missed alerts, and nothing twice', async () => {
     const current = await startCliSandbox();
     sandbox = current;
