@@ -59,7 +59,7 @@ export function caretLines(query: string, column: number, indent = '    '): [str
         .reverse()
         .join('');
   if (displayWidth(after) > CONTEXT_AFTER) after = keepWidth([...after], CONTEXT_AFTER).join('') + CUT;
-  return [`${indent}${before}${after}`.trimEnd(), `${indent}${' '.repeat(displayWidth(before))}^`];
+  return [`${indent}${before}${after}`, `${indent}${' '.repeat(displayWidth(before))}^`];
 }
 
 /** The leading characters of `chars` that fit in `width` display columns. */
