@@ -321,3 +321,32 @@ describe('structured body', () => {
     expect(entries[0]?.deliveryId).toMatch(/^desk\|id:/);
   });
 });
+
+describe('digests in the audience’s language', () => {
+  it('take the stack’s defaultLocale for an audience without locale: words, counts, Other group, locale field', () => {
+    const items = [held({ categories: [], categoryNames: [] }), held({}, { reason: 'budget' }), held()];
+    const [message] = planDigest(items, audienceFor({ timeZone: 'Asia/Seoul' }), releaseAt, {
+      defaultLocale: 'ko-KR',
+    }).messages;
+    const document = documentOf(message as OutboundMessage);
+    expect(document.email).toContain('News desk · 뉴스 요약 · 기사 3건');
+    expect(document.email).toContain('\n기타 · 1건\n');
+    expect(document.email).toContain('- 하루 한도(즉시 알림 5건)를 넘은 1건');
+    expect(message?.subject.startsWith('[News desk] 기사 3건: ')).toBe(true);
+    expect(structuredOf(message as OutboundMessage).newsAlerts).toMatchObject({ locale: 'ko-KR' });
+    // The same items for an English audience: the groups keep their order, in English words.
+    const [english] = planDigest(items, audienceFor({ timeZone: 'Asia/Seoul' }), releaseAt).messages;
+    expect(documentOf(english as OutboundMessage).email).toContain('\nOther · 1\n');
+  });
+
+  it('use the digestSubject of the subscriber’s language, then the neutral one, then the catalog’s', () => {
+    const subjectFor = (locale: string, templates: Record<string, unknown>) =>
+      planDigest([held(), held()], audienceFor({ locale, templates }), releaseAt).messages[0]?.subject;
+    const templates = { digestSubject: 'Digest {date}', locales: { ja: { digestSubject: '{articles}のまとめ' } } };
+    expect(subjectFor('ja-JP', templates)).toBe('2件の記事のまとめ');
+    expect(subjectFor('ko-KR', templates)).toBe('Digest 2026년 11월 23일 (월)');
+    expect(subjectFor('ko-KR', { locales: { ja: { digestSubject: '{articles}のまとめ' } } })).toMatch(
+      /^\[News desk\] 기사 2건: /,
+    );
+  });
+});
