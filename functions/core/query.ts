@@ -33,6 +33,25 @@
  * Precedence: NOT > NEAR > AND > OR. Operators are uppercase; `and`, `or`, `not` are plain terms,
  * and `"OR"` searches for the word "or".
  *
+ * ## Semantics
+ *
+ * - Terms and phrases match exactly as keywords do (functions/core/matcher.ts, `containsTerm` in
+ *   functions/core/text.ts): both sides normalized by `normalizeText`; where a term starts (ends)
+ *   with a Latin letter or digit, the character before (after) it must not be one; Hangul, kana and
+ *   CJK terms match inside words; a phrase's words match across any whitespace. A prefix term
+ *   (`semicond*`) checks the start edge only. A leaf is true when it occurs in the title or the
+ *   summary (`any`), or in its scoped field.
+ * - `a NEAR/n b` is true when, in one field (the title, or the summary), there are two separate
+ *   (non-overlapping) occurrences of `a` and `b`, in either order, with at most n words between
+ *   them. A word is a maximal run of letters, marks and digits of any script, and only words wholly
+ *   between the occurrences count: the rest of a word an occurrence starts (`semicond|uctors`,
+ *   `반도체|가`) does not, and punctuation is not a word. When either side contains Han or kana
+ *   (scripts written without spaces) the distance is in characters instead: at most n code points,
+ *   spaces and punctuation included, between the two occurrences (`半導体 NEAR/1 輸出` matches
+ *   `半導体の輸出`).
+ * - AND, OR and NOT are the boolean operators. Reasons ({@link evaluateQuery}) are the true leaves
+ *   outside any NOT, as written (with their field scope), in query order, each once.
+ *
  * ## Why hand-written
  *
  * A small recursive-descent parser (one token of lookahead, one function per precedence level).
@@ -705,34 +724,70 @@ export function leafOccurrences(text: string, node: QueryLeaf): [number, number]
 }
 
 /** A letter, mark or digit of any script: what words are made of when NEAR counts words. */
-const WORD_CHARACTER = /[\p{L}\p{M}\p{N}]/u;
+const WORD_CHARACTER = /^[\p{L}\p{M}\p{N}]$/u;
+
+/** Whether a code point is a letter, mark or digit (ASCII answered without the regex). */
+function isLetterOrDigit(codePoint: number): boolean {
+  if (codePoint < 0x80) {
+    return (
+      (codePoint >= 0x30 && codePoint <= 0x39) ||
+      (codePoint >= 0x41 && codePoint <= 0x5a) ||
+      (codePoint >= 0x61 && codePoint <= 0x7a)
+    );
+  }
+  return WORD_CHARACTER.test(String.fromCodePoint(codePoint));
+}
+
+/** The code point that ends just before `index` (a whole surrogate pair when there is one). */
+function codePointBefore(text: string, index: number): number {
+  const low = text.charCodeAt(index - 1);
+  if (low >= 0xdc00 && low <= 0xdfff && index >= 2) {
+    const high = text.charCodeAt(index - 2);
+    if (high >= 0xd800 && high <= 0xdbff) return ((high - 0xd800) << 10) + (low - 0xdc00) + 0x10000;
+  }
+  return low;
+}
 
 /**
- * The maximal runs of word characters of a text (`[start, end)` UTF-16 offsets). `반도체가` is
- * one run, `AI-driven` two.
+ * How many words lie wholly inside `text[start, end)`: maximal runs of letters, marks and digits
+ * (any script) that neither continue a word from before `start` nor go on past `end`, so the rest
+ * of a word an occurrence starts or ends (`semicond|uctor`, `반도체|가`) is not one. Stops
+ * counting past `limit`. Looks only at the gap and the two characters around it.
  */
-function wordRuns(text: string): [number, number][] {
-  const runs: [number, number][] = [];
-  let start = -1;
-  let index = 0;
-  for (const char of text) {
-    const isWord = WORD_CHARACTER.test(char);
-    if (isWord && start === -1) start = index;
-    if (!isWord && start !== -1) {
-      runs.push([start, index]);
-      start = -1;
+export function wordsBetween(text: string, start: number, end: number, limit: number): number {
+  let count = 0;
+  let inWord = false;
+  let counts = true;
+  for (let index = start; index < end; ) {
+    const codePoint = text.codePointAt(index) ?? 0;
+    const isWord = isLetterOrDigit(codePoint);
+    if (isWord && !inWord) {
+      inWord = true;
+      counts = index > start || start === 0 || !isLetterOrDigit(codePointBefore(text, start));
+    } else if (!isWord && inWord) {
+      inWord = false;
+      if (counts && ++count > limit) return count;
     }
-    index += char.length;
+    index += codePoint > 0xffff ? 2 : 1;
   }
-  if (start !== -1) runs.push([start, index]);
-  return runs;
+  if (inWord && counts && (end >= text.length || !isLetterOrDigit(text.codePointAt(end) ?? 0))) count++;
+  return count;
+}
+
+/** Code points in `text[start, end)`, counting stops past `limit`. */
+function charactersBetween(text: string, start: number, end: number, limit: number): number {
+  let count = 0;
+  for (let index = start; index < end && count <= limit; count++) {
+    index += (text.codePointAt(index) ?? 0) > 0xffff ? 2 : 1;
+  }
+  return count;
 }
 
 /**
  * Whether two leaves occur near each other in one normalized text: two separate (non-overlapping)
- * occurrences, in either order, with at most `distance` words between them: words wholly inside
- * the gap, so the rest of a word an occurrence starts (`semicond|uctor`, `반도체|가`) is not
- * counted. With `characters`, the gap's length in characters (code points) instead.
+ * occurrences, in either order, with at most `distance` words between them ({@link wordsBetween}),
+ * or with `characters`, at most `distance` characters (code points, spaces and punctuation
+ * included) between them.
  */
 export function occursNear(
   text: string,
@@ -745,15 +800,12 @@ export function occursNear(
   if (lefts.length === 0) return false;
   const rights = leafOccurrences(text, right);
   if (rights.length === 0) return false;
-  const runs = characters ? [] : wordRuns(text);
+  const between = characters ? charactersBetween : wordsBetween;
   for (const a of lefts) {
     for (const b of rights) {
       if (a[0] < b[1] && b[0] < a[1]) continue;
       const [gapStart, gapEnd] = a[0] < b[0] ? [a[1], b[0]] : [b[1], a[0]];
-      const between = characters
-        ? Array.from(text.slice(gapStart, gapEnd)).length
-        : runs.filter(([start, end]) => start >= gapStart && end <= gapEnd).length;
-      if (between <= distance) return true;
+      if (between(text, gapStart, gapEnd, distance) <= distance) return true;
     }
   }
   return false;

@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import {
   evaluateQuery,
   formatQuery,
+  leafOccurrences,
   parseQuery,
   QUERY_LIMITS,
   type QueryField,
@@ -17,6 +18,7 @@ import {
   type QueryNode,
   QuerySyntaxError,
   queryAnchors,
+  wordsBetween,
 } from '#core/query';
 import { containsTerm, normalizeText } from '#core/text';
 
@@ -343,6 +345,40 @@ describe('query properties', () => {
         },
       ),
       { numRuns: 1000 },
+    );
+  });
+
+  it('an exact term or phrase occurs exactly when containsTerm says so (the keyword rules)', () => {
+    fc.assert(
+      fc.property(leaf(fc.constant<QueryField>('any')), fieldText, (node, text) => {
+        const occurs = leafOccurrences(text, node).length > 0;
+        if (node.type === 'phrase' || !node.prefix) expect(occurs).toBe(containsTerm(text, node.norm));
+        for (const [start, end] of leafOccurrences(text, node)) expect(text.slice(start, end)).toBe(node.norm);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('wordsBetween counts the maximal letter/digit runs of the whole text that lie inside the gap', () => {
+    const gap = fieldText.chain((text) => {
+      const boundaries = [0];
+      for (const char of text) boundaries.push((boundaries.at(-1) ?? 0) + char.length);
+      return fc
+        .tuple(fc.constantFrom(...boundaries), fc.constantFrom(...boundaries))
+        .map(([a, b]) => [text, Math.min(a, b), Math.max(a, b)] as const);
+    });
+    fc.assert(
+      fc.property(gap, fc.integer({ min: 0, max: 6 }), ([text, start, end], limit) => {
+        const runs = [...text.matchAll(/[\p{L}\p{M}\p{N}]+/gu)].map((match) => [
+          match.index,
+          match.index + match[0].length,
+        ]);
+        const inside = runs.filter(([runStart = 0, runEnd = 0]) => runStart >= start && runEnd <= end).length;
+        const counted = wordsBetween(text, start, end, limit);
+        if (inside <= limit) expect(counted).toBe(inside);
+        else expect(counted).toBeGreaterThan(limit);
+      }),
+      { numRuns: 2000 },
     );
   });
 });

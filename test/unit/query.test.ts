@@ -400,6 +400,9 @@ describe('evaluateQuery', () => {
     expect(reasons('samsung NEAR/1 semicond*', 'Samsung — semiconductors')).toEqual(['samsung', 'semicond*']);
     expect(reasons('반도체 NEAR/1 수출', '반도체가 수출을 이끌었다')).toEqual(['반도체', '수출']);
     expect(reasons('반도체 NEAR/1 수출', '반도체가 올해 상반기 수출을')).toBeUndefined();
+    expect(reasons('반도체 NEAR/1 수출', '반도체가 대거 수출을')).toEqual(['반도체', '수출']);
+    expect(reasons('rates NEAR/1 semicond*', 'semiconductors, rates')).toEqual(['rates', 'semicond*']);
+    expect(reasons('AI NEAR/1 수출', 'AI반도체 수출')).toEqual(['AI', '수출']);
     expect(reasons('samsung NEAR/5 chips', 'Samsung', 'chips')).toBeUndefined();
     expect(reasons('rates NEAR/3 rates', 'rates')).toBeUndefined();
     expect(reasons('rates NEAR/3 rates', 'rates and rates')).toEqual(['rates']);
