@@ -369,3 +369,95 @@ describe('rules put from flags, enable, disable, delete', () => {
     expect(await getItem(documents, rulesTable(), 'companion')).toBeUndefined();
   });
 });
+
+describe('rules with a query', () => {
+  const badQueries = `rules:
+  - ruleId: chips-query
+    audienceId: chips-team
+    query: (semiconductor OR chip
+  - ruleId: chips-ko
+    audienceId: chips-team
+    query: "title:(반도체 OR 메모리 수출"
+  - ruleId: only-not
+    audienceId: chips-team
+    query: -rumor
+`;
+
+  it('refuses a query that does not parse, with its line, column and a caret under it; --json carries the column', async () => {
+    const before = await storedRules();
+    const path = sandbox.file('queries.yaml', badQueries);
+    const [validate, put, create, json, flags] = await Promise.all([
+      sandbox.cli(['rules', 'validate', path]),
+      sandbox.cli(['rules', 'put', '--file', path]),
+      sandbox.cli(['rules', 'create', '--file', path]),
+      sandbox.cli(['--json', 'rules', 'validate', path]),
+      sandbox.cli(['rules', 'put', 'flag-rule', '--audience', 'chips-team', '--query', '(semiconductor OR chip']),
+    ]);
+    for (const result of [validate, put, create]) {
+      expect(result.code, result.stderr).toBe(2);
+      // The query echoed under the message, the caret under column 23 (just after its end).
+      expect(result.stderr).toContain(
+        `queries.yaml:4: rule "chips-query": query: expected ')' at column 23 to close the '(' at column 1\n    (semiconductor OR chip\n${' '.repeat(4 + 22)}^\n`,
+      );
+      // Column 21 of a query whose Hangul takes two columns each: the caret at display column 28.
+      expect(result.stderr).toContain(
+        `queries.yaml:7: rule "chips-ko": query: expected ')' at column 21 to close the '(' at column 7\n    title:(반도체 OR 메모리 수출\n${' '.repeat(4 + 28)}^\n`,
+      );
+      expect(result.stderr).toContain('queries.yaml:10: rule "only-not": query: the query has no term every match');
+    }
+    expect(json.code).toBe(2);
+    const failure = json.json<{ problems: { message: string; column?: number; expected?: string }[] }>();
+    expect(failure.problems).toEqual(
+      expect.arrayContaining([
+        {
+          message: `${path}:4: rule "chips-query": query: expected ')' at column 23 to close the '(' at column 1`,
+          column: 23,
+          expected: "')'",
+        },
+        {
+          message: `${path}:7: rule "chips-ko": query: expected ')' at column 21 to close the '(' at column 7`,
+          column: 21,
+          expected: "')'",
+        },
+      ]),
+    );
+    expect(flags.code).toBe(2);
+    expect(flags.stderr).toContain(
+      `command line: rule "flag-rule": query: expected ')' at column 23 to close the '(' at column 1\n    (semiconductor OR chip\n`,
+    );
+    expect(await storedRules()).toEqual(before);
+  });
+
+  it('writes a query from flags, lists it, changes it with update and removes it with --clear', async () => {
+    const create = await sandbox.cli([
+      'rules',
+      'create',
+      'chips-query',
+      '--audience',
+      'chips-team',
+      '--keywords',
+      'wafer',
+      '--query',
+      'semiconductor NEAR/3 export*',
+    ]);
+    expect(create.code, create.stderr).toBe(0);
+    const stored = () => getItem(sandbox.stack.clients.documents, rulesTable(), 'chips-query');
+    expect(await stored()).toMatchObject({ keywords: ['wafer'], query: 'semiconductor NEAR/3 export*' });
+
+    const list = await sandbox.cli(['rules', 'list', '--audience', 'chips-team']);
+    expect(list.stdout).toContain('keywords wafer; query semiconductor NEAR/3 export*');
+
+    const update = await sandbox.cli(['rules', 'update', 'chips-query', '--query', '(반도체 OR "memory chip") -rumor']);
+    expect(update.code, update.stderr).toBe(0);
+    expect(update.stdout).toContain('query: "semiconductor NEAR/3 export*" → "(반도체 OR \\"memory chip\\") -rumor"');
+    expect(await stored()).toMatchObject({ keywords: ['wafer'], query: '(반도체 OR "memory chip") -rumor' });
+
+    const clear = await sandbox.cli(['rules', 'update', 'chips-query', '--clear', 'query']);
+    expect(clear.code, clear.stderr).toBe(0);
+    expect(await stored()).not.toHaveProperty('query');
+
+    // A query alone is a criterion: a rule needs nothing else.
+    const alone = await sandbox.cli(['rules', 'put', 'ko-only', '--audience', 'chips-team', '--query', '반도체 수출']);
+    expect(alone.code, alone.stderr).toBe(0);
+  });
+});
