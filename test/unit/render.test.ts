@@ -19,6 +19,7 @@ import {
   outboundBytes,
   renderChannelBodies,
   renderNotification,
+  renderParkedNotification,
   SNS_MAX_MESSAGE_BYTES,
   STRUCTURED_PROTOCOLS,
   singleLine,
@@ -549,5 +550,30 @@ describe('truncateText', () => {
 
   it('drops dangling punctuation before the ellipsis', () => {
     expect(truncateText('Rates rise, stocks fall, bonds rally', 21)).toBe('Rates rise, stocks…');
+  });
+});
+
+describe('parked and link-less alerts in the audience’s language', () => {
+  const korean = () => audienceFor({ locale: 'ko-KR', timeZone: 'Asia/Seoul' });
+
+  it('says the link was withheld, in Korean', () => {
+    const message = renderParkedNotification(matchFor({ url: 'http://169.254.169.254/latest' }), korean());
+    expect(documentOf(message.body).email).toContain(
+      '링크:       포함하지 않음: 뉴스 제공처가 안전하게 공개할 수 없는 링크를 보냈습니다',
+    );
+  });
+
+  it('writes the plain notice of an unrenderable alert in Korean, untitled included', () => {
+    const message = renderParkedNotification(matchFor({ title: ' ', publishedAt: Number.NaN }), korean());
+    expect(documentOf(message.body).email).toBe('(제목 없는 기사)\n\n알림 ID: markets|id:42');
+  });
+
+  it('names an untitled article in the audience’s words, per language of the same article', () => {
+    // One article object for both: its per-article cache must keep the languages apart.
+    const match = matchFor({ title: '\u200B' });
+    const ja = renderNotification(match, audienceFor({ locale: 'ja-JP' }));
+    const en = renderNotification(match, audienceFor());
+    expect(ja.subject).toBe('[Markets desk] (無題の記事)');
+    expect(en.subject).toBe('[Markets desk] (untitled article)');
   });
 });
