@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { messagesFor } from '#core/messages/catalog';
 import { exampleAudiences, exampleRules } from '../../sandbox/examples.ts';
 import { expectedDeliveries } from '../../sandbox/expectations.ts';
 import { startNewsSimulator } from '../../sandbox/news-simulator.ts';
@@ -105,6 +106,15 @@ describe('npm start', () => {
     expect(channel('sms')?.text).toMatch(/https:\/\/news\.example\.com\//);
     expect(JSON.parse(channel('webhook')?.text ?? '{}')).toMatchObject({ version: '1.0', source: 'custom' });
     expect(channel('slack')).toBeDefined();
+    // chips-team (Slack) reads Korean by its locale; markets-desk (the email above) has none and
+    // reads the default, English.
+    const slack = JSON.parse(channel('slack')?.text ?? '{}') as {
+      content?: { description?: string };
+      newsAlerts?: { locale?: string };
+    };
+    expect(slack.newsAlerts?.locale).toBe('ko-KR');
+    expect(slack.content?.description).toContain(`*${messagesFor('ko').chat.why}*`);
+    expect(channel('email')?.text).not.toContain(messagesFor('ko').email.whyHeading);
   }, 120_000);
 
   it('refuses an http:// provider with a clear error (a usage error: exit 2)', async () => {
