@@ -64,7 +64,7 @@ import { fitsSms, isGsm7, toGsmFriendly } from './sms.ts';
 export const DIGEST_EVENT_TYPE = 'news-alerts.digest';
 
 /** The digest email subject when the audience has no `templates.digestSubject` (English; every catalog has its own). */
-export const DEFAULT_DIGEST_SUBJECT_TEMPLATE = '[{audience}] {articles}: {top}';
+export const DEFAULT_DIGEST_SUBJECT_TEMPLATE = messagesFor('en').templates.digestSubject;
 
 /** Most held notifications one release takes; the rest go in the next run's release. */
 export const MAX_RELEASE_ITEMS = 1000;

@@ -472,11 +472,6 @@ function isUsableLocale(locale: string): boolean {
   }
 }
 
-/** The locale to format dates in: a supported BCP 47 tag, or `en-US`. */
-export function resolveLocale(locale: string | undefined): string {
-  return locale !== undefined && isUsableLocale(locale) ? locale : DEFAULT_LOCALE;
-}
-
 /**
  * The locale a rendering is for: the first usable of `options.locale`, the audience's `locale`
  * and `options.defaultLocale`, else `en-US`. A malformed tag is skipped, never fatal.
