@@ -16,6 +16,7 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { z } from 'zod';
+import { ANCHOR_COST } from '#core/matcher';
 import {
   describeQueryTree,
   evaluateQuery,
@@ -24,6 +25,7 @@ import {
   type QueryNode,
   QuerySyntaxError,
   queryAnchors,
+  type TermFrequency,
 } from '#core/query';
 import { normalizeText } from '#core/text';
 import { action } from './command.ts';
@@ -123,13 +125,26 @@ export interface QueryExplanation {
   readonly article?: { readonly matches: boolean; readonly terms: readonly string[] };
 }
 
+/**
+ * How the indexed matcher weighs a query's terms when it picks the anchors (the anchor cost of
+ * TermDictionary.internLeaf in functions/core/matcher.ts): explain must name the anchors the index
+ * really uses, and an AND of a short term and two long ones is anchored on the long ones there.
+ */
+export const indexTermFrequency: TermFrequency = (leaf) => {
+  if (leaf.norm.length === 0) return Number.POSITIVE_INFINITY;
+  if (leaf.type === 'term' && leaf.prefix) {
+    return leaf.norm.length <= 3 ? ANCHOR_COST.shortKeywordPrefix : ANCHOR_COST.keywordPrefix;
+  }
+  return leaf.norm.length <= 2 ? ANCHOR_COST.shortKeyword : ANCHOR_COST.keyword;
+};
+
 /** The explanation of a parsed query (and its verdict on `text`, when given). */
 export function explainQuery(
   query: string,
   tree: QueryNode,
   text?: { readonly title: string; readonly summary: string },
 ): QueryExplanation {
-  const anchors = queryAnchors(tree);
+  const anchors = queryAnchors(tree, indexTermFrequency);
   const explanation: QueryExplanation = {
     query,
     canonical: formatQuery(tree),
@@ -241,7 +256,7 @@ async function explain(
         'anchors',
         anchors === null
           ? 'none: nothing the query requires can be looked up (NOT-only, or OR with a NOT branch)'
-          : `${anchors.join(', ')} (an article is checked only when it contains ${anchors.length === 1 ? 'this' : 'one of these'})`,
+          : `${anchors.join(', ')} (checked only on articles with ${anchors.length === 1 ? 'this term' : 'one of these'})`,
       ],
       [
         'matchAll',

@@ -881,7 +881,12 @@ Example:
 Examples:
   news-alerts rules put --file rules.yaml
   news-alerts rules export | news-alerts rules put --file -
-  news-alerts rules put markets-rates --audience markets-desk --categories '002*' --keywords 'interest rate,inflation'`,
+  news-alerts rules put markets-rates --audience markets-desk --categories '002*' --keywords 'interest rate,inflation'
+  news-alerts rules put chips-exports --audience chips-team --query '(semiconductor OR 반도체) AND (export* OR 수출) -rumor'
+
+A query (--query, or "query" in a file) is checked before anything is written: one that does not
+parse is refused with its column and a caret under it. 'news-alerts rules explain --query …' shows
+how it is read; the syntax with tested examples is in docs/queries.md.`,
     )
     .action(action(putRules));
 
