@@ -6,6 +6,7 @@
  * characters included) and as `column` in the `--json` failure document, and `preview` of a rules
  * file with queries counts exactly the articles the query is true for.
  */
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { evaluateQuery, parseQuery } from '#core/query';
@@ -291,6 +292,30 @@ describe('with a sandbox', () => {
     const both = await sandbox.cli(['rules', 'explain', 'quakes', '--query', 'x']);
     expect(both.code).toBe(2);
     expect(both.stderr).toContain("give a rule id or --query '…' (one of them)");
+  });
+
+  it('a stored query that does not parse (saved in the console) is shown with its caret; list marks the rule INVALID', async () => {
+    await sandbox.stack.clients.documents.send(
+      new PutCommand({
+        TableName: sandbox.descriptor.names.rulesTable,
+        Item: { ruleId: 'console-query', audienceId: 'chips-team', query: 'title:(반도체 OR 메모리 수출' },
+      }),
+    );
+    const [explained, list] = await Promise.all([
+      sandbox.cli(['rules', 'explain', 'console-query']),
+      sandbox.cli(['--json', 'rules', 'list', '--audience', 'chips-team']),
+    ]);
+    expect(explained.code).toBe(2);
+    expect(explained.stderr).toContain(
+      `rule console-query: the query does not parse\nnews-alerts:   query: expected ')' at column 21 to close the '(' at column 7\n    title:(반도체 OR 메모리 수출\n${' '.repeat(4 + 28)}^\n`,
+    );
+    expect(list.json<{ ruleId: string; valid: boolean; problem?: string }[]>()).toContainEqual(
+      expect.objectContaining({
+        ruleId: 'console-query',
+        valid: false,
+        problem: expect.stringContaining("query: expected ')' at column 21"),
+      }),
+    );
   });
 
   it('previews a rules file with queries: counts exactly the articles each query is true for', async () => {
