@@ -63,7 +63,7 @@ class SlackReceiver {
   }
 }
 
-const alertDocument = (audienceId: string) =>
+const alertDocument = (audienceId: string, locale?: string) =>
   JSON.stringify({
     version: '1.0',
     source: 'custom',
@@ -74,6 +74,7 @@ const alertDocument = (audienceId: string) =>
       deliveryId: `${audienceId}|id:7`,
       audienceId,
       audienceName: 'Markets desk',
+      ...(locale === undefined ? {} : { locale }),
       urgent: false,
       article: {
         title: '연준, 기준금리 동결 — Fed holds rates 🏦',
@@ -122,7 +123,7 @@ describe('Slack relay against a local HTTPS Slack and moto Secrets Manager', () 
   async function relayFor(
     audienceId: string,
     secretString: string,
-    options: { pool?: Agent; oncePerDelivery?: OncePerDelivery } = {},
+    options: { pool?: Agent; oncePerDelivery?: OncePerDelivery; locale?: string } = {},
   ) {
     await clients.secrets.send(
       new CreateSecretCommand({ Name: `${prefix}slack/${audienceId}`, SecretString: secretString }),
@@ -157,7 +158,11 @@ describe('Slack relay against a local HTTPS Slack and moto Secrets Manager', () 
       Records: [
         {
           EventSource: 'aws:sns',
-          Sns: { MessageId: `msg-${audienceId}`, TopicArn: topicArn(audienceId), Message: alertDocument(audienceId) },
+          Sns: {
+            MessageId: `msg-${audienceId}`,
+            TopicArn: topicArn(audienceId),
+            Message: alertDocument(audienceId, options.locale),
+          },
         },
       ],
     };
@@ -176,6 +181,23 @@ describe('Slack relay against a local HTTPS Slack and moto Secrets Manager', () 
     const body = JSON.parse(posted[0]?.body ?? '{}') as { text: string; blocks: { type: string }[] };
     expect(body.text).toContain('연준, 기준금리 동결 — Fed holds rates 🏦');
     expect(body.blocks.map((block) => block.type)).toEqual(['header', 'section', 'context', 'section', 'context']);
+  });
+
+  it('posts a ko-KR alert with Korean fixed words, and the same alert without a locale in English', async () => {
+    const korean = receiver.webhook('korean-token', [{ status: 200 }]);
+    const ko = await relayFor('korean', korean, { locale: 'ko-KR' });
+    await ko.relay.handle(ko.event, ko.invocation);
+    const english = receiver.webhook('english-token', [{ status: 200 }]);
+    const en = await relayFor('english', english);
+    await en.relay.handle(en.event, en.invocation);
+    const posted = (token: string) => {
+      const request = receiver.received.find((entry) => entry.path.endsWith(`/${token}`));
+      return JSON.parse(request?.body ?? '{}') as { blocks: { type: string; text?: { text: string } }[] };
+    };
+    const sections = (token: string) => posted(token).blocks.flatMap((block) => (block.text ? [block.text.text] : []));
+    expect(sections('korean-token')).toContain('*이 알림을 받은 이유*\n• 규칙 rates — Rates: 키워드 “rates”');
+    expect(sections('korean-token').join('\n')).toContain('Example Wire에서 기사 읽기');
+    expect(sections('english-token')).toContain('*Why you got this*\n• rule rates — Rates: keyword “rates”');
   });
 
   it('waits as long as Retry-After asks after a 429, then succeeds', async () => {
