@@ -4,7 +4,9 @@
  * category, media and keyword popularity, English, Korean (particles attached to words) and
  * Japanese (no spaces) text with full-width forms and irregular whitespace, multi-word keywords,
  * prefix and name categories, exclusions, media and status filters, and a few `matchAll` rules
- * with exclusions. The same seed always gives the same output.
+ * with exclusions; optionally a share of rules with boolean queries (phrases, AND, OR, NOT, NEAR,
+ * prefix terms, field scopes) drawn from the same vocabulary. The same seed always gives the same
+ * output.
  */
 import type { Article, Rule } from '#core/model';
 
@@ -493,6 +495,74 @@ const mediaTerms = (random: Random, max: number) =>
     return random.chance(0.8) ? outlet.code : outlet.name;
   });
 
+// --- Queries ----------------------------------------------------------------------------------
+
+/** A query term: a rule keyword in small letters, so an `OR` or `NOT` never reads as an operator. */
+function queryTerm(random: Random): string {
+  const roll = random.next();
+  if (roll < 0.7) return random.zipf(englishTerms, RULE_TERM_EXPONENT, ARTICLE_TERM_OFFSET).toLowerCase();
+  if (roll < 0.88) return random.zipf(koreanTerms, RULE_TERM_EXPONENT, ARTICLE_TERM_OFFSET);
+  return random.zipf(japaneseTerms, RULE_TERM_EXPONENT, ARTICLE_TERM_OFFSET);
+}
+
+const queryPhrase = (random: Random) => `"${random.zipf(phrases, RULE_TERM_EXPONENT, 10)}"`;
+
+/** `semicond*`: an English term cut to at least five letters (shorter terms whole), then `*`. */
+function queryPrefix(random: Random): string {
+  const term = random.zipf(englishTerms, RULE_TERM_EXPONENT, ARTICLE_TERM_OFFSET).toLowerCase();
+  return `${term.length <= 5 ? term : term.slice(0, Math.max(5, term.length - random.int(1, 3)))}*`;
+}
+
+const koreanTerm = (random: Random) => random.zipf(koreanTerms, RULE_TERM_EXPONENT, ARTICLE_TERM_OFFSET);
+
+/**
+ * A query as subscribers write them (the shares of the query rules):
+ *
+ * | share | form |
+ * | --- | --- |
+ * | 20% | two terms, `a b` or `a AND b` |
+ * | 15% | a phrase, half of them excluding a term (`"interest rate" -mortgage`) |
+ * | 15% | `(a OR b OR c) d` |
+ * | 10% | `a -b` or `a NOT (b OR c)` |
+ * | 12% | `a NEAR/n b`, n from 3 to 10 (characters for Japanese terms) |
+ * | 10% | prefix terms: `pref*`, `pref* b`, `(pref* OR b) c` |
+ * | 10% | field scopes: `title:a`, `title:"a b" OR summary:c`, `title:(a OR b) c` |
+ * | 8% | Korean: `(가 OR 나) AND 다 -라` |
+ */
+function syntheticQuery(random: Random): string {
+  const roll = random.next();
+  const term = () => queryTerm(random);
+  if (roll < 0.2) return `${term()}${random.chance(0.5) ? ' ' : ' AND '}${term()}`;
+  if (roll < 0.35) return random.chance(0.5) ? queryPhrase(random) : `${queryPhrase(random)} -${term()}`;
+  if (roll < 0.5) return `(${Array.from({ length: random.int(2, 3) }, term).join(' OR ')}) ${term()}`;
+  if (roll < 0.6) return random.chance(0.5) ? `${term()} -${term()}` : `${term()} NOT (${term()} OR ${term()})`;
+  if (roll < 0.72) return `${term()} NEAR/${random.int(3, 10)} ${term()}`;
+  if (roll < 0.82) {
+    const form = random.next();
+    if (form < 0.3) return queryPrefix(random);
+    if (form < 0.65) return `${queryPrefix(random)} ${term()}`;
+    return `(${queryPrefix(random)} OR ${term()}) ${term()}`;
+  }
+  if (roll < 0.92) {
+    const form = random.next();
+    if (form < 0.35) return `title:${term()}`;
+    if (form < 0.7) return `title:${queryPhrase(random)} OR summary:${term()}`;
+    return `title:(${term()} OR ${term()}) ${term()}`;
+  }
+  return `(${koreanTerm(random)} OR ${koreanTerm(random)}) AND ${koreanTerm(random)} -${koreanTerm(random)}`;
+}
+
+/** Options of {@link syntheticRules}. */
+export interface SyntheticRuleOptions {
+  /**
+   * Share of rules (0 to 1) that are query rules instead: a {@link syntheticQuery}, a quarter of
+   * them also with an exact category or media. The other rules are exactly those drawn without
+   * the option (the query draws use their own random stream), so a run can compare the two mixes
+   * on the same keyword rules. Default 0.
+   */
+  readonly queryShare?: number;
+}
+
 /**
  * `count` enabled rules drawn with `seed`, for about `count / 4` audiences (Zipf-sized, so some
  * audiences have many overlapping rules; 5% urgent, half with a description). The mix:
@@ -511,10 +581,13 @@ const mediaTerms = (random: Random, max: number) =>
  * | 0.02%, at least one | `matchAll` excluding a category prefix (half also excluding keywords) |
  *
  * Keywords are 72% English (a fifth in capitals), 15% Korean, 7% Japanese, 6% two-word phrases,
- * spread flatter than in articles.
+ * spread flatter than in articles. With `options.queryShare`, that share of the rules (never the
+ * matchAll ones) is query rules instead (see {@link SyntheticRuleOptions}).
  */
-export function syntheticRules(count: number, seed: number): Rule[] {
+export function syntheticRules(count: number, seed: number, options: SyntheticRuleOptions = {}): Rule[] {
   const random = new Random(seed ^ 0x52a1e5);
+  const queryRandom = new Random(seed ^ 0x9e3779b9);
+  const queryShare = options.queryShare ?? 0;
   const audiences = Array.from(
     { length: Math.max(1, Math.ceil(count / 4)) },
     (_, i) => `aud-${String(i).padStart(5, '0')}`,
@@ -569,6 +642,18 @@ export function syntheticRules(count: number, seed: number): Rule[] {
       rule.categories = [prefixCategory(random)];
     }
     if (random.chance(0.5)) rule.description = `synthetic rule ${i} for ${rule.audienceId}`;
+    if (queryShare > 0 && !rule.matchAll && queryRandom.chance(queryShare)) return queryRule(rule, queryRandom);
     return rule;
   });
+}
+
+/** `rule` with its criteria replaced by a query (and, for a quarter, an exact category or media). */
+function queryRule(rule: Rule, random: Random): Rule {
+  const { ruleId, audienceId, enabled, urgent, matchAll, description } = rule;
+  const query: Rule = { ruleId, audienceId, enabled, urgent, matchAll, query: syntheticQuery(random) };
+  if (description !== undefined) query.description = description;
+  const extra = random.next();
+  if (extra < 0.15) query.categories = [exactCategory(random)];
+  else if (extra < 0.25) query.media = mediaTerms(random, 2);
+  return query;
 }

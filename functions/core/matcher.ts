@@ -241,16 +241,29 @@ interface CompiledQueryNode {
   readonly children: readonly CompiledQueryNode[];
 }
 
+/** Kinds of query units: where their truth comes from. */
+/** A term or phrase of either field: the article's hits. */
+const UNIT_ANY = 0;
+/** A `title:` term or phrase: the title's hits. */
+const UNIT_TITLE = 1;
+/** A `summary:` term or phrase: the summary's hits. */
+const UNIT_SUMMARY = 2;
+/** A NEAR: both sides among the hits, then the distance measured in the text. */
+const UNIT_NEAR = 3;
+
 /**
- * A term, a phrase or a NEAR of a query: a part whose truth comes from the article. It is false
- * unless every term id in `ids` is among the article's hits (the automaton finds each term in the
- * title or the summary); `check` is what the hits cannot settle, tested on the article's text:
- * a field scope, or the distance of a NEAR.
+ * A term, a phrase or a NEAR of a query: a part whose truth comes from the article, the same as
+ * evaluateQuery finds for that leaf or NEAR. The automaton finds a term exactly where the leaf
+ * occurs, so only a NEAR reads the text.
  */
 interface QueryUnit {
-  readonly ids: readonly number[];
-  /** undefined when the hits settle it: a term or phrase of either field. */
-  readonly check: QueryNode | undefined;
+  readonly kind: number;
+  /** The term's id, or a NEAR's left side's (-1: it normalizes to nothing and never occurs). */
+  readonly id: number;
+  /** A NEAR's right side's id (-1 otherwise). */
+  readonly right: number;
+  /** A NEAR as parsed, for evaluateQuery. */
+  readonly near: QueryNode | undefined;
   /** Indexes into the query's reasons, when the unit is true. */
   readonly reasons: readonly number[];
 }
@@ -264,20 +277,52 @@ interface QueryUnit {
 class CompiledQuery {
   readonly root: CompiledQueryNode;
   readonly units: QueryUnit[] = [];
+  /**
+   * The query as a postfix program of `[operation, argument]` pairs (see OP_ANY), run without
+   * short cuts on a small stack: cheaper than walking the tree for the few units a query has
+   * (a NEAR, the one costly unit, is worked out once per article).
+   */
+  readonly program: Int32Array;
   /** One frozen reason per distinct label, in order of first appearance in the query. */
   readonly reasons: MatchReason[] = [];
+  /**
+   * The reasons whenever the query is true, when they never vary: with no OR outside NOT, a true
+   * query has every unit outside NOT true. Undefined for queries whose reasons depend on which
+   * branches of an OR were true.
+   */
+  readonly fixedReasons: readonly MatchReason[] | undefined;
   /** Term ids of which every match hits one (queryAnchors); undefined when there are none. */
   readonly anchors: readonly number[] | undefined;
   /** How many of the rule's criterion reasons (categories, keywords) come before the query's. */
   readonly reasonsAt: number;
-  /** Per unit, for the article being matched: -1 not known yet, 0 false, 1 true. */
-  readonly truth: Int8Array;
+  /** Whether a unit reads one field's hits (so the matcher must keep them apart). */
+  readonly scoped: boolean;
+  /** Per NEAR unit: the article (see `#stamp` of the matcher) its truth in `nearTruth` is for. */
+  readonly nearStamp: Int32Array;
+  readonly nearTruth: Uint8Array;
+  /**
+   * The RuleMatch list built last, for the criterion mask and query reasons (indexes into
+   * `reasons`, in order) it was built for: a rule tends to match for the same reasons again.
+   */
+  lastList: readonly RuleMatch[] | undefined;
+  lastMask = -1;
+  lastOrder: number[] = [];
   readonly #labels = new Map<string, number>();
 
   constructor(query: QueryNode, dictionary: TermDictionary, reasonsAt: number) {
     this.root = this.#compile(query, dictionary);
-    this.truth = new Int8Array(this.units.length);
+    const program: number[] = [];
+    emitProgram(this.root, this.units, program);
+    this.program = Int32Array.from(program);
     this.reasonsAt = reasonsAt;
+    this.scoped = this.units.some((unit) => unit.kind === UNIT_TITLE || unit.kind === UNIT_SUMMARY);
+    this.nearStamp = new Int32Array(this.units.length).fill(-1);
+    this.nearTruth = new Uint8Array(this.units.length);
+    const fixed = fixedReasonIndexes(this.root, this.units);
+    this.fixedReasons =
+      fixed === undefined
+        ? undefined
+        : Object.freeze([...new Set(fixed)].flatMap((index) => this.reasons[index] ?? []));
     const rarity = (leaf: QueryLeaf) => dictionary.cost[dictionary.internLeaf(leaf)] ?? UNREACHABLE_COST;
     const anchors = queryAnchors(query, rarity);
     // A term that normalizes to nothing never occurs, so it cannot be the one a match hits.
@@ -290,12 +335,14 @@ class CompiledQuery {
   #compile(node: QueryNode, dictionary: TermDictionary): CompiledQueryNode {
     switch (node.type) {
       case 'term':
-      case 'phrase':
-        return this.#unit([dictionary.internLeaf(node)], node.field === 'any' ? undefined : node, [node]);
+      case 'phrase': {
+        const kind = node.field === 'title' ? UNIT_TITLE : node.field === 'summary' ? UNIT_SUMMARY : UNIT_ANY;
+        return this.#unit(kind, dictionary.internLeaf(node), -1, undefined, [node]);
+      }
       case 'near':
         // The parser only builds NEARs of leaves; anything else is false, as in evaluateQuery.
-        if (!isLeaf(node.left) || !isLeaf(node.right)) return this.#unit([-1], undefined, []);
-        return this.#unit([dictionary.internLeaf(node.left), dictionary.internLeaf(node.right)], node, [
+        if (!isLeaf(node.left) || !isLeaf(node.right)) return this.#unit(UNIT_ANY, -1, -1, undefined, []);
+        return this.#unit(UNIT_NEAR, dictionary.internLeaf(node.left), dictionary.internLeaf(node.right), node, [
           node.left,
           node.right,
         ]);
@@ -311,7 +358,13 @@ class CompiledQuery {
     }
   }
 
-  #unit(ids: readonly number[], check: QueryNode | undefined, leaves: readonly QueryLeaf[]): CompiledQueryNode {
+  #unit(
+    kind: number,
+    id: number,
+    right: number,
+    near: QueryNode | undefined,
+    leaves: readonly QueryLeaf[],
+  ): CompiledQueryNode {
     const reasons = leaves.map((leaf) => {
       const label = queryTermLabel(leaf);
       let index = this.#labels.get(label);
@@ -322,8 +375,56 @@ class CompiledQuery {
       }
       return index;
     });
-    this.units.push({ ids, check, reasons });
+    this.units.push({ kind, id, right, near, reasons });
     return { kind: QUERY_UNIT, unit: this.units.length - 1, children: [] };
+  }
+}
+
+/**
+ * Operations of a query's postfix program (see `CompiledQuery.program`), each with one argument:
+ * push whether a term id is among the article's hits (or the title's, or the summary's), push a
+ * NEAR unit's truth, combine the top `n` values with AND or OR, or negate the top one.
+ */
+const OP_ANY = 0;
+const OP_TITLE = 1;
+const OP_SUMMARY = 2;
+const OP_NEAR = 3;
+const OP_AND = 4;
+const OP_OR = 5;
+const OP_NOT = 6;
+
+/** Appends `node` to a postfix program, children first. */
+function emitProgram(node: CompiledQueryNode, units: readonly QueryUnit[], program: number[]): void {
+  if (node.kind === QUERY_UNIT) {
+    const unit = units[node.unit];
+    const kind = unit?.kind ?? UNIT_ANY;
+    const op =
+      kind === UNIT_TITLE ? OP_TITLE : kind === UNIT_SUMMARY ? OP_SUMMARY : kind === UNIT_NEAR ? OP_NEAR : OP_ANY;
+    program.push(op, op === OP_NEAR ? node.unit : (unit?.id ?? -1));
+    return;
+  }
+  for (const child of node.children) emitProgram(child, units, program);
+  program.push(node.kind === QUERY_AND ? OP_AND : node.kind === QUERY_OR ? OP_OR : OP_NOT, node.children.length);
+}
+
+/** The reason indexes of every unit outside NOT, in order; undefined when an OR is outside NOT. */
+function fixedReasonIndexes(node: CompiledQueryNode, units: readonly QueryUnit[]): number[] | undefined {
+  switch (node.kind) {
+    case QUERY_UNIT:
+      return [...(units[node.unit]?.reasons ?? [])];
+    case QUERY_AND: {
+      const indexes: number[] = [];
+      for (const child of node.children) {
+        const childIndexes = fixedReasonIndexes(child, units);
+        if (childIndexes === undefined) return undefined;
+        indexes.push(...childIndexes);
+      }
+      return indexes;
+    }
+    case QUERY_OR:
+      return undefined;
+    default:
+      return [];
   }
 }
 
@@ -454,9 +555,25 @@ class IndexedRuleMatcher implements RuleMatcher {
   readonly #queries: readonly CompiledQuery[];
   // Per-article scratch space, reused (see compileRules: one caller at a time).
   readonly #hits: IdSet;
-  /** The normalized title and summary of `#textArticle`, built when a query first needs them. */
+  /**
+   * Whether queries read one field's hits: then the title's and the summary's hits are collected
+   * apart as well (a `title:` term needs to know where it occurred).
+   */
+  readonly #fieldHits: boolean;
+  readonly #titleHits: IdSet;
+  readonly #summaryHits: IdSet;
+  /** Counts the articles matched: which article a remembered NEAR truth or `#text` is for. */
+  #stamp = 0;
+  /** The normalized title and summary of the article of `#textStamp`, built when a NEAR needs them. */
   #text: QueryText | undefined;
-  #textArticle: Article | undefined;
+  #textStamp = -1;
+  /**
+   * The reason indexes of the query whose RuleMatch is being built (a query has at most
+   * QUERY_LIMITS.terms leaves; room for every unit's reasons of the largest query).
+   */
+  readonly #reasonOrder: Int32Array;
+  /** The value stack of a query's program (see `#queryHolds`): one slot per operation is enough. */
+  readonly #queryStack: Uint8Array;
   /** Per kind (KIND_INDEX), the signature of the article's hit term ids; NO_FILTER's is all ones. */
   readonly #signatures = Int32Array.of(0, 0, 0, 0, -1);
   /**
@@ -600,6 +717,12 @@ class IndexedRuleMatcher implements RuleMatcher {
             ...[...dictionary.keywordPrefix].map(([text, id]) => ({ text, id, prefix: true })),
           ]);
     this.#hits = new IdSet(dictionary.size);
+    this.#fieldHits = queries.some((query) => query.scoped);
+    this.#titleHits = new IdSet(this.#fieldHits ? dictionary.size : 1);
+    this.#summaryHits = new IdSet(this.#fieldHits ? dictionary.size : 1);
+    const largest = (size: (query: CompiledQuery) => number) => queries.reduce((most, q) => Math.max(most, size(q)), 1);
+    this.#reasonOrder = new Int32Array(largest((query) => 2 * query.units.length));
+    this.#queryStack = new Uint8Array(largest((query) => query.program.length / 2));
     this.#matched = new Int32Array(Math.max(1, ordered.length));
     this.#matchKeys = new Float64Array(Math.max(1, records.length));
   }
@@ -607,8 +730,7 @@ class IndexedRuleMatcher implements RuleMatcher {
   match(article: Article): AudienceMatch[] {
     const hits = this.#hits;
     hits.reset();
-    this.#text = undefined;
-    this.#textArticle = undefined;
+    this.#stamp = (this.#stamp + 1) | 0;
     this.#collectHits(article, hits);
 
     // The loops below are indexed rather than for-of: they run for every candidate of every article.
@@ -702,9 +824,9 @@ class IndexedRuleMatcher implements RuleMatcher {
     const info = this.#ruleInfo;
     const ruleAt = RULE_INFO * ruleIndex;
     const mask = info[ruleAt + INFO_MASK] ?? 0;
-    const query = this.#queries[info[ruleAt + INFO_QUERY] ?? -1];
-    if (query !== undefined) {
-      return Object.freeze([this.#buildRuleMatch(ruleIndex, mask, hits, this.#queryReasons(query, article, hits))]);
+    const query = this.#queryOf(ruleIndex);
+    if (query !== undefined && query.fixedReasons === undefined) {
+      return this.#queryRuleMatchList(ruleIndex, mask, query, article, hits);
     }
     if (mask === UNMASKED) return Object.freeze([this.#buildRuleMatch(ruleIndex, mask, hits)]);
     const lists = this.#lists;
@@ -731,7 +853,8 @@ class IndexedRuleMatcher implements RuleMatcher {
   #buildRuleMatch(ruleIndex: number, mask: number, hits: IdSet, queryReasons?: readonly MatchReason[]): RuleMatch {
     const first = this.#reasonStart[ruleIndex] ?? 0;
     const count = (this.#reasonStart[ruleIndex + 1] ?? 0) - first;
-    const queryAt = this.#queries[this.#ruleInfo[RULE_INFO * ruleIndex + INFO_QUERY] ?? -1]?.reasonsAt ?? count;
+    const query = this.#queryOf(ruleIndex);
+    const queryAt = query?.reasonsAt ?? count;
     const reasons: MatchReason[] = [];
     /** How many of `reasons` go before the query's. */
     let before = 0;
@@ -756,124 +879,203 @@ class IndexedRuleMatcher implements RuleMatcher {
         if (k < queryAt) before++;
       }
     }
-    if (queryReasons !== undefined && queryReasons.length > 0) reasons.splice(before, 0, ...queryReasons);
+    // A query whose reasons never vary gives them here, so its rule's lists are shared per mask.
+    const fromQuery = queryReasons ?? query?.fixedReasons;
+    if (fromQuery !== undefined && fromQuery.length > 0) reasons.splice(before, 0, ...fromQuery);
     const rule = this.#rules[ruleIndex];
     if (rule === undefined) throw new RangeError(`no rule at index ${ruleIndex}`);
     // No reason at all: a matchAll rule (whose query, if any, only excludes).
     return Object.freeze(ruleMatch(rule, reasons.length === 0 ? ALL_REASONS : Object.freeze(reasons)));
   }
 
-  /** Whether query `index` is true for the article (whose term ids are in `hits`). */
-  #queryHolds(index: number, article: Article, hits: IdSet): boolean {
-    const query = this.#queries[index];
-    if (query === undefined) return false;
-    query.truth.fill(-1);
-    return this.#holds(query, query.root, article, hits);
-  }
-
-  #holds(query: CompiledQuery, node: CompiledQueryNode, article: Article, hits: IdSet): boolean {
-    switch (node.kind) {
-      case QUERY_UNIT:
-        return this.#unitHolds(query, node.unit, article, hits);
-      case QUERY_AND:
-        for (const child of node.children) if (!this.#holds(query, child, article, hits)) return false;
-        return true;
-      case QUERY_OR:
-        for (const child of node.children) if (this.#holds(query, child, article, hits)) return true;
-        return false;
-      default: {
-        const child = node.children[0];
-        return child === undefined || !this.#holds(query, child, article, hits);
-      }
-    }
-  }
-
-  /** A unit's truth for the article, worked out once (see QueryUnit) and kept in `query.truth`. */
-  #unitHolds(query: CompiledQuery, index: number, article: Article, hits: IdSet): boolean {
-    const known = query.truth[index] ?? -1;
-    if (known !== -1) return known === 1;
-    const unit = query.units[index];
-    let holds = unit !== undefined;
-    for (const id of unit?.ids ?? []) if (id === -1 || !hits.has(id)) holds = false;
-    const check = unit?.check;
-    if (holds && check !== undefined) {
-      const text = this.#textOf(article);
-      if (check.type === 'term' || check.type === 'phrase') {
-        holds = containsTerm(
-          check.field === 'summary' ? text.summary : text.title,
-          check.norm,
-          check.type === 'term' && check.prefix,
-        );
-      } else {
-        holds = evaluateQuery(check, text) !== undefined;
-      }
-    }
-    query.truth[index] = holds ? 1 : 0;
-    return holds;
-  }
-
   /**
-   * The reasons of a query found true for the article: the labels of its true units outside NOT,
-   * in query order, each once (evaluateQuery's reasons).
+   * A rule's compiled query, if it has one. (Never index `#queries` with -1: a negative index is a
+   * named-property lookup, which made every keyword match about 15% slower.)
    */
-  #queryReasons(query: CompiledQuery, article: Article, hits: IdSet): readonly MatchReason[] {
-    const indexes: number[] = [];
-    this.#collect(query, query.root, article, hits, indexes);
-    const seen = new Set<number>();
-    const reasons: MatchReason[] = [];
-    for (const index of indexes) {
-      const reason = query.reasons[index];
-      if (seen.has(index) || reason === undefined) continue;
-      seen.add(index);
-      reasons.push(reason);
-    }
-    return reasons;
-  }
-
-  /** Whether `node` is true; when it is, its units' reasons were appended to `indexes`. */
-  #collect(query: CompiledQuery, node: CompiledQueryNode, article: Article, hits: IdSet, indexes: number[]): boolean {
-    switch (node.kind) {
-      case QUERY_UNIT: {
-        if (!this.#unitHolds(query, node.unit, article, hits)) return false;
-        indexes.push(...(query.units[node.unit]?.reasons ?? []));
-        return true;
-      }
-      case QUERY_AND: {
-        const mark = indexes.length;
-        for (const child of node.children) {
-          if (!this.#collect(query, child, article, hits, indexes)) {
-            indexes.length = mark;
-            return false;
-          }
-        }
-        return true;
-      }
-      case QUERY_OR: {
-        // Every true branch gives its reasons, not only the first.
-        let any = false;
-        for (const child of node.children) if (this.#collect(query, child, article, hits, indexes)) any = true;
-        return any;
-      }
-      default: {
-        const child = node.children[0];
-        return child === undefined || !this.#holds(query, child, article, hits);
-      }
-    }
-  }
-
-  /** The article's title and summary as queries read them (normalized), built once per article. */
-  #textOf(article: Article): QueryText {
-    if (this.#textArticle !== article || this.#text === undefined) {
-      this.#text = { title: normalizeText(article.title), summary: normalizeText(article.summary) };
-      this.#textArticle = article;
-    }
-    return this.#text;
+  #queryOf(ruleIndex: number): CompiledQuery | undefined {
+    const index = this.#ruleInfo[RULE_INFO * ruleIndex + INFO_QUERY] ?? -1;
+    return index === -1 ? undefined : this.#queries[index];
   }
 
   #reason(index: number): MatchReason {
     const reason = this.#reasons[index];
     if (reason === undefined) throw new RangeError(`no reason at index ${index}`);
     return reason;
+  }
+
+  /** Whether query `index` is true for the article (whose term ids are in `hits`). */
+  #queryHolds(index: number, article: Article, hits: IdSet): boolean {
+    const query = this.#queries[index];
+    if (query === undefined) return false;
+    const program = query.program;
+    const stack = this.#queryStack;
+    let top = 0;
+    for (let at = 0; at < program.length; at += 2) {
+      const argument = program[at + 1] ?? 0;
+      switch (program[at]) {
+        case OP_ANY:
+          stack[top++] = hits.has(argument) ? 1 : 0;
+          break;
+        case OP_TITLE:
+          stack[top++] = this.#titleHits.has(argument) ? 1 : 0;
+          break;
+        case OP_SUMMARY:
+          stack[top++] = this.#summaryHits.has(argument) ? 1 : 0;
+          break;
+        case OP_NEAR:
+          stack[top++] = this.#unitHolds(query, argument, article, hits) ? 1 : 0;
+          break;
+        case OP_AND: {
+          let value = 1;
+          for (let k = 0; k < argument; k++) value &= stack[--top] ?? 0;
+          stack[top++] = value;
+          break;
+        }
+        case OP_OR: {
+          let value = 0;
+          for (let k = 0; k < argument; k++) value |= stack[--top] ?? 0;
+          stack[top++] = value;
+          break;
+        }
+        default:
+          stack[top - 1] = (stack[top - 1] ?? 0) ^ 1;
+      }
+    }
+    return stack[0] === 1;
+  }
+
+  #holds(query: CompiledQuery, node: CompiledQueryNode, article: Article, hits: IdSet): boolean {
+    const children = node.children;
+    switch (node.kind) {
+      case QUERY_UNIT:
+        return this.#unitHolds(query, node.unit, article, hits);
+      case QUERY_AND:
+        for (let i = 0; i < children.length; i++) {
+          const child = children[i];
+          if (child !== undefined && !this.#holds(query, child, article, hits)) return false;
+        }
+        return true;
+      case QUERY_OR:
+        for (let i = 0; i < children.length; i++) {
+          const child = children[i];
+          if (child !== undefined && this.#holds(query, child, article, hits)) return true;
+        }
+        return false;
+      default: {
+        const child = children[0];
+        return child === undefined || !this.#holds(query, child, article, hits);
+      }
+    }
+  }
+
+  /** A unit's truth for the article (see QueryUnit); a NEAR's is worked out once per article. */
+  #unitHolds(query: CompiledQuery, index: number, article: Article, hits: IdSet): boolean {
+    const unit = query.units[index];
+    if (unit === undefined) return false;
+    switch (unit.kind) {
+      case UNIT_ANY:
+        return hits.has(unit.id);
+      case UNIT_TITLE:
+        return this.#titleHits.has(unit.id);
+      case UNIT_SUMMARY:
+        return this.#summaryHits.has(unit.id);
+      default: {
+        if (!hits.has(unit.id) || !hits.has(unit.right) || unit.near === undefined) return false;
+        if (query.nearStamp[index] !== this.#stamp) {
+          query.nearTruth[index] = evaluateQuery(unit.near, this.#textOf(article)) === undefined ? 0 : 1;
+          query.nearStamp[index] = this.#stamp;
+        }
+        return query.nearTruth[index] === 1;
+      }
+    }
+  }
+
+  /**
+   * The one-element RuleMatch list of a matching rule whose query's reasons vary (see
+   * `fixedReasons`): the labels of the query's true units outside NOT, in query order, each once
+   * (evaluateQuery's reasons). The list built last is reused when the mask and those reasons are
+   * the same.
+   */
+  #queryRuleMatchList(
+    ruleIndex: number,
+    mask: number,
+    query: CompiledQuery,
+    article: Article,
+    hits: IdSet,
+  ): readonly RuleMatch[] {
+    const order = this.#reasonOrder;
+    const collected = this.#collect(query, query.root, article, hits, 0);
+    let distinct = 0;
+    for (let i = 0; i < collected; i++) {
+      const index = order[i] ?? -1;
+      let seen = false;
+      for (let j = 0; j < distinct && !seen; j++) seen = order[j] === index;
+      if (!seen) order[distinct++] = index;
+    }
+    const last = query.lastOrder;
+    let same = query.lastList !== undefined && mask !== UNMASKED && query.lastMask === mask && last.length === distinct;
+    for (let i = 0; i < distinct && same; i++) same = last[i] === order[i];
+    if (same && query.lastList !== undefined) return query.lastList;
+    const indexes = Array.from(order.subarray(0, distinct));
+    const reasons = indexes.flatMap((index) => query.reasons[index] ?? []);
+    const list = Object.freeze([this.#buildRuleMatch(ruleIndex, mask, hits, reasons)]);
+    query.lastList = list;
+    query.lastMask = mask;
+    query.lastOrder = indexes;
+    return list;
+  }
+
+  /**
+   * Whether `node` is true, as the count of reason indexes in `#reasonOrder` after it: `count`
+   * plus its units' reasons when it is true, -1 when it is false.
+   */
+  #collect(query: CompiledQuery, node: CompiledQueryNode, article: Article, hits: IdSet, count: number): number {
+    const children = node.children;
+    switch (node.kind) {
+      case QUERY_UNIT: {
+        if (!this.#unitHolds(query, node.unit, article, hits)) return -1;
+        const reasons = query.units[node.unit]?.reasons ?? [];
+        const order = this.#reasonOrder;
+        let at = count;
+        for (let i = 0; i < reasons.length && at < order.length; i++) order[at++] = reasons[i] ?? -1;
+        return at;
+      }
+      case QUERY_AND: {
+        let at = count;
+        for (let i = 0; i < children.length && at !== -1; i++) {
+          const child = children[i];
+          if (child !== undefined) at = this.#collect(query, child, article, hits, at);
+        }
+        return at;
+      }
+      case QUERY_OR: {
+        // Every true branch gives its reasons, not only the first.
+        let at = count;
+        let any = false;
+        for (let i = 0; i < children.length; i++) {
+          const child = children[i];
+          const after = child === undefined ? -1 : this.#collect(query, child, article, hits, at);
+          if (after !== -1) {
+            at = after;
+            any = true;
+          }
+        }
+        return any ? at : -1;
+      }
+      default: {
+        const child = children[0];
+        return child === undefined || !this.#holds(query, child, article, hits) ? count : -1;
+      }
+    }
+  }
+
+  /** The article's title and summary as queries read them (normalized), built once per article. */
+  #textOf(article: Article): QueryText {
+    if (this.#textStamp !== this.#stamp || this.#text === undefined) {
+      this.#text = { title: normalizeText(article.title), summary: normalizeText(article.summary) };
+      this.#textStamp = this.#stamp;
+    }
+    return this.#text;
   }
 
   /** Adds the id of every rule term the article hits, of every kind. */
@@ -894,9 +1096,25 @@ class IndexedRuleMatcher implements RuleMatcher {
     if (automaton !== undefined) {
       // Title and summary are scanned one after the other rather than joined: a term cannot span
       // them, and a concatenated string would be a V8 cons string, which reads slower per character.
-      automaton.findIn(article.title, hits);
-      if (article.summary.length > 0) automaton.findIn(article.summary, hits);
+      if (this.#fieldHits) {
+        this.#collectFieldHits(automaton, article, hits);
+      } else {
+        automaton.findIn(article.title, hits);
+        if (article.summary.length > 0) automaton.findIn(article.summary, hits);
+      }
     }
+  }
+
+  /** Finds the keyword and query terms of the title and of the summary apart, then adds them all to `hits`. */
+  #collectFieldHits(automaton: TermAutomaton, article: Article, hits: IdSet): void {
+    const title = this.#titleHits;
+    const summary = this.#summaryHits;
+    title.reset();
+    summary.reset();
+    automaton.findIn(article.title, title);
+    if (article.summary.length > 0) automaton.findIn(article.summary, summary);
+    for (let i = 0; i < title.size; i++) hits.add(title.members[i] ?? 0);
+    for (let i = 0; i < summary.size; i++) hits.add(summary.members[i] ?? 0);
   }
 
   /**

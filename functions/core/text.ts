@@ -381,6 +381,11 @@ function termTable(terms: readonly AutomatonTerm[]): TermTable {
 
 /** Size of the word table's filter in bits (a power of two). */
 const WORD_FILTER_BITS = 1 << 18;
+/**
+ * Size of the one-word prefix terms' filter in bits (a power of two): a word of text is probed at
+ * every length some prefix term has, so most probes must end at this 8 KB filter.
+ */
+const PREFIX_FILTER_BITS = 1 << 16;
 /** Ints per word-table slot, and how many code units of the word the slot holds. */
 const SLOT_INTS = 8;
 const INLINE_UNITS = 8;
@@ -470,6 +475,8 @@ class WordTable {
    */
   readonly #prefixLengths: Uint8Array;
   readonly #prefixes: Map<number, readonly { readonly text: string; readonly id: number }[]>;
+  /** One bit per value of the hash's low bits, set for every one-word prefix term. */
+  readonly #prefixFilter = new Uint32Array(PREFIX_FILTER_BITS / 32);
 
   constructor(terms: readonly AutomatonTerm[]) {
     this.#terms = termTable(terms);
@@ -484,6 +491,8 @@ class WordTable {
         for (let i = 0; i < word.length; i++) hash = Math.imul(hash ^ word.charCodeAt(i), FNV_PRIME);
         const entries = prefixes.get(hash) ?? [];
         entries.push({ text: word, id: term.id });
+        const bit = hash & (PREFIX_FILTER_BITS - 1);
+        this.#prefixFilter[bit >>> 5] = (this.#prefixFilter[bit >>> 5] ?? 0) | (1 << (bit & 31));
         prefixes.set(hash, entries);
         longestPrefix = Math.max(longestPrefix, word.length);
         return;
@@ -584,6 +593,8 @@ class WordTable {
    * units of a word, whose FNV-1a hash is `hash` (with `raw`, ASCII capitals compare as small).
    */
   prefix(text: string, start: number, length: number, hash: number, found: IdSet, raw: boolean): void {
+    const bit = hash & (PREFIX_FILTER_BITS - 1);
+    if (((this.#prefixFilter[bit >>> 5] ?? 0) & (1 << (bit & 31))) === 0) return;
     const entries = this.#prefixes.get(hash);
     if (entries === undefined) return;
     for (const { text: prefix, id } of entries) {
