@@ -174,6 +174,8 @@ function wordingFor(locale: string | undefined): Wording {
     if (shared.language === 'en' || locale === undefined) {
       wording = { shared, words, whyHeading, fallbackDate: isoDate };
     } else {
+      // Words other than English need a well-formed tag with a shipped language in it, which
+      // Intl accepts (message.ts keeps only canonical tags).
       const format = new Intl.DateTimeFormat(locale, localizedDateOptions);
       wording = { shared, words, whyHeading, fallbackDate: (epochMs) => format.format(epochMs) };
     }
@@ -339,13 +341,14 @@ function digestMessage(digest: DigestAlert, wording: Wording): SlackMessage {
   const { digest: body } = digest;
   const audience = oneLine(digest.audienceName ?? '') || digest.audienceId;
   const icon = digest.urgent ? '\u{1F6A8}' : '\u{1F4EC}';
-  const part = body.parts > 1 ? ` (${shared.digest.part(body.part, body.parts)})` : '';
+  // The chat title every channel's structured body shows: `Markets desk: 3 articles (part 1/2)`.
+  const title = (name: string) => shared.digest.chatTitle(name, body.count, body.part, body.parts);
   const blocks: Block[] = [
     {
       type: 'header',
       text: {
         type: 'plain_text',
-        text: clip(`${icon} ${audience}: ${shared.articles(body.count)}${part}`, HEADER_MAX),
+        text: clip(`${icon} ${title(audience)}`, HEADER_MAX),
         emoji: true,
       },
     },
@@ -401,7 +404,7 @@ function digestMessage(digest: DigestAlert, wording: Wording): SlackMessage {
 
   // Notifications show this text: the count, then as many headlines as fit, then "+N more".
   const entries = body.groups.flatMap((group) => group.entries);
-  const intro = `${icon} ${escapeMrkdwn(clip(audience, 100))}: ${shared.articles(body.count)}${part}`;
+  const intro = `${icon} ${title(escapeMrkdwn(clip(audience, 100)))}`;
   const headlines: string[] = [];
   let textLength = intro.length + 20;
   for (const entry of entries.slice(0, 5)) {

@@ -235,6 +235,45 @@ describe('digests in the subscriber language, through the real renderer', () => 
   });
 });
 
+describe('a digest split into parts', () => {
+  it.each([
+    ['ko-KR', '📬 반도체팀: 기사 2건 (2/3통)'],
+    ['ja-JP', '📬 반도체팀: 2件の記事 (2/3通目)'],
+    ['en-US', '📬 반도체팀: 2 articles (part 2/3)'],
+  ])('%s: the header is the chat title every channel shows', (locale, header) => {
+    const entry = (index: number) => ({
+      deliveryId: `칩|${index}`,
+      article: { title: `제목${index}`, url: `https://news.example.kr/${index}`, publishedAt: '2026-11-23T00:00:00Z' },
+    });
+    const slack = render(
+      JSON.stringify({
+        newsAlerts: {
+          schemaVersion: 1,
+          kind: 'digest',
+          locale,
+          deliveryId: '칩|요약',
+          audienceId: '칩',
+          audienceName: '반도체팀',
+          digest: {
+            releaseAt: '2026-11-23T00:00:00Z',
+            part: 2,
+            parts: 3,
+            total: 7,
+            count: 2,
+            groups: [{ label: '반도체', count: 2, total: 5, entries: [entry(1), entry(2)] }],
+          },
+        },
+      }),
+    );
+    const language = locale.slice(0, 2) as 'ko' | 'ja' | 'en';
+    expect(slackTexts(slack.blocks)[0]).toBe(header);
+    expect(header.slice(3)).toBe(messagesFor(language, locale).digest.chatTitle('반도체팀', 2, 2, 3));
+    expect(slack.text.startsWith(`${header} — `)).toBe(true);
+    const group = messagesFor(language, locale).digest.groupHeading('*반도체*', 2, 5);
+    expect(slackTexts(slack.blocks).some((text) => text.startsWith(`${group}\n• `))).toBe(true);
+  });
+});
+
 describe('the Slack catalog', () => {
   const args = {
     media: '〔①〕',
