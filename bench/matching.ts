@@ -4,16 +4,17 @@
  *
  * Run with `npx tsx bench/matching.ts`. It prints one row per articles × rules combination and a
  * comparison of the keyword automaton with `modern-ahocorasick` on the same texts.
- * `npx tsx bench/matching.ts --headline` measures only the target (100,000 articles × 20,000
- * rules: five passes and the naive ratio), in about a minute rather than several. Not a test:
- * nothing here asserts a time.
+ * `npx tsx bench/matching.ts --headline` measures only the targets (100,000 articles × 20,000
+ * rules: five passes and the naive ratio, then the same rules with 30% of them boolean queries,
+ * its passes interleaved with keyword-only passes for the ratio of the two), in a few minutes
+ * rather than many. Not a test: nothing here asserts a time.
  */
 import os from 'node:os';
 import { pathToFileURL } from 'node:url';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import AhoCorasick from 'modern-ahocorasick';
-import { compileRules, naiveMatch } from '#core/matcher';
+import { compileRules, naiveMatch, type RuleMatcher } from '#core/matcher';
 import type { Article, AudienceMatch, Rule } from '#core/model';
 import { IdSet, normalizeText, TermAutomaton } from '#core/text';
 import { syntheticArticles, syntheticRules } from './synthetic.ts';
@@ -39,6 +40,21 @@ export interface MatchingBenchmark {
   readonly matches: number;
   /** RuleMatch objects over all articles. */
   readonly ruleMatches: number;
+}
+
+/** The share of query rules in the query mix (issue 12: 30% of 20,000 rules). */
+export const QUERY_SHARE = 0.3;
+
+/** What the query mix measured: its own benchmark, and passes interleaved with keyword-only ones. */
+export interface QueryMixBenchmark {
+  /** Share of the rules that are query rules. */
+  readonly queryShare: number;
+  /** benchMatching on the query mix: compile time, matches, and the naive agreement check. */
+  readonly result: MatchingBenchmark;
+  /** Indexed passes over all articles, keyword-only rules (the same passes alternate with `queryMs`). */
+  readonly keywordMs: readonly number[];
+  /** Indexed passes over all articles, the query mix. */
+  readonly queryMs: readonly number[];
 }
 
 /** Thrown when the two matchers disagree on the sampled articles: the timings would be meaningless. */
@@ -166,6 +182,54 @@ export function repeatIndexed(options: {
 }
 
 /**
+ * The query mix against keyword-only rules on the same articles: benchMatching on `queryRules`
+ * (so the naive reference, with evaluateQuery for every rule, must agree on `naiveSample`
+ * articles), then `passes` timed passes of each compiled matcher, alternating which goes first,
+ * so both see the same state of a shared machine.
+ *
+ * @throws MatcherDisagreementError when the indexed and naive outputs differ on the sample.
+ */
+export function benchQueryMix(options: {
+  articles: readonly Article[];
+  keywordRules: readonly Rule[];
+  queryRules: readonly Rule[];
+  queryShare: number;
+  passes: number;
+  naiveSample?: number;
+}): QueryMixBenchmark {
+  const { articles } = options;
+  const result = benchMatching({
+    articles,
+    rules: options.queryRules,
+    naiveSample: options.naiveSample ?? 500,
+  });
+  const keyword = compileRules(options.keywordRules);
+  const query = compileRules(options.queryRules);
+  for (const article of articles.slice(0, 500)) {
+    keyword.match(article);
+    query.match(article);
+  }
+  const keywordMs: number[] = [];
+  const queryMs: number[] = [];
+  const timePass = (matcher: RuleMatcher) => {
+    collectGarbage();
+    const started = performance.now();
+    for (const article of articles) matcher.match(article);
+    return performance.now() - started;
+  };
+  for (let pass = 0; pass < options.passes; pass++) {
+    if (pass % 2 === 0) {
+      keywordMs.push(timePass(keyword));
+      queryMs.push(timePass(query));
+    } else {
+      queryMs.push(timePass(query));
+      keywordMs.push(timePass(keyword));
+    }
+  }
+  return { queryShare: options.queryShare, result, keywordMs, queryMs };
+}
+
+/**
  * Scans the same normalized texts for the same keyword terms with the project's automaton and with
  * `modern-ahocorasick` (its fastest call, `count`, which does less: no word edges, no ids).
  */
@@ -276,9 +340,13 @@ export function main(): void {
   );
 }
 
+const medianOf = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+
 /**
  * Prints the headline figures only: 100,000 articles × 20,000 rules, the median and range of
- * `passes` timed passes, and the naive ratio of the same run (naive sampled on 500 articles).
+ * `passes` timed passes, and the naive ratio of the same run (naive sampled on 500 articles); then
+ * the query mix (QUERY_SHARE of the rules as queries) with `passes` passes interleaved with as many
+ * keyword-only ones, and the ratio of the two medians.
  */
 export function headline(passes = 5): void {
   const seed = 20_250_101;
@@ -297,6 +365,23 @@ export function headline(passes = 5): void {
       `(${times.map((time) => format(time)).join(', ')}; first pass CPU ${format(result.indexedCpuMs)} ms), ` +
       `compile ${format(result.compileMs)} ms, naive ${format(result.naiveMs)} ms* = ${format(result.naiveMs / median)}× the median ` +
       `(${format(result.ratio)}× the first pass), ${format(result.matches / articles.length, 1)} audiences/article`,
+  );
+  const mix = benchQueryMix({
+    articles,
+    keywordRules: rules,
+    queryRules: syntheticRules(20_000, seed, { queryShare: QUERY_SHARE }),
+    queryShare: QUERY_SHARE,
+    passes,
+  });
+  const keywordMedian = medianOf(mix.keywordMs);
+  const queryMedian = medianOf(mix.queryMs);
+  console.log(
+    `query mix (${format(QUERY_SHARE * 100)}% of 20,000 rules are queries; naive agreed on ${format(mix.result.naiveArticles)} articles): ` +
+      `median ${format(queryMedian)} ms (${mix.queryMs.map((time) => format(time)).join(', ')}), ` +
+      `keyword-only interleaved median ${format(keywordMedian)} ms (${mix.keywordMs.map((time) => format(time)).join(', ')}): ` +
+      `${format(queryMedian / keywordMedian, 2)}× keyword-only (target ≤ 1.5×); compile ${format(mix.result.compileMs)} ms, ` +
+      `naive ${format(mix.result.naiveMs)} ms* = ${format(mix.result.naiveMs / queryMedian)}× the median, ` +
+      `${format(mix.result.matches / articles.length, 1)} audiences/article (${format(mix.result.ruleMatches / articles.length, 1)} rules)`,
   );
 }
 

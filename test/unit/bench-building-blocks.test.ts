@@ -17,6 +17,7 @@ import {
 } from '../../bench/cli-startup.ts';
 import { esbuildOptionsFor } from '../../bench/cold-start.ts';
 import { timedNewsSource } from '../../bench/end-to-end.ts';
+import { benchQueryMix, QUERY_SHARE } from '../../bench/matching.ts';
 import { lambdaHeapFlags } from '../../bench/memory.ts';
 import { logLogPlotSvg } from '../../bench/plot.ts';
 import { type CpuProfile, packageOf, summarizeByCaller, summarizeProfile } from '../../bench/profile.ts';
@@ -31,7 +32,10 @@ import {
   matchingTargets,
 } from '../../bench/sections.ts';
 import { formatRatio, median, percentile, unionLength } from '../../bench/stats.ts';
+import { syntheticArticles, syntheticRules } from '../../bench/synthetic.ts';
+import { parseRule } from '../../functions/core/model.ts';
 import type { ArticlePage, NewsSource } from '../../functions/core/ports.ts';
+import { parseQuery } from '../../functions/core/query.ts';
 import { ESM_REQUIRE_BANNER, FUNCTION_BUNDLING } from '../../lib/constructs/news-alerts-function.ts';
 
 describe('bench statistics', () => {
@@ -171,6 +175,71 @@ describe('bench matching targets', () => {
     const [time] = matchingTargets(results(900, [850, 950]));
     expect(time?.met).toBe(true);
     expect(time?.note).toBeUndefined();
+  });
+
+  const withQueryMix = (queryMs: number[], keywordMs: number[]): MatchingResults => {
+    const base = results(900, [850, 950]);
+    const cell = base.cells[0]?.result;
+    if (cell === undefined) throw new Error('no cell');
+    return { ...base, queryMix: { queryShare: 0.3, result: { ...cell, ruleMatches: 2_100_000 }, keywordMs, queryMs } };
+  };
+
+  it('judges the query mix against the keyword-only passes of the same run (issue 12: at most 1.5×)', () => {
+    const met = matchingTargets(withQueryMix([1300, 1200, 1250], [1000, 900, 950]));
+    expect(met).toHaveLength(3);
+    expect(met[2]?.target).toContain('30.0% query rules ≤ 1.5× keyword-only');
+    expect(met[2]?.measured).toMatch(
+      /^1\.32× \(1,250 ms vs 950 ms at 100,000 × 20,000, medians of 3; naive agreed on 500 articles\)/,
+    );
+    expect(met[2]?.met).toBe(true);
+    expect(met[2]?.note).toBeUndefined();
+
+    const missed = matchingTargets(withQueryMix([1600, 1500], [1000, 900]))[2];
+    expect(missed?.met).toBe(false);
+    expect(missed?.note).toContain('the mix matched 21.0 rules per article (keyword-only 26.0)');
+    expect(missed?.note).toContain('1,500 ms–1,600 ms for the mix');
+  });
+
+  it('has no query mix row when the run did not measure one', () => {
+    expect(matchingTargets(results(900, [850, 950]))).toHaveLength(2);
+  });
+});
+
+describe('bench query mix', () => {
+  it('turns the query share of the rules into queries that parse and validate, leaving the others as they were', () => {
+    const keywordOnly = syntheticRules(3000, 7);
+    const mixed = syntheticRules(3000, 7, { queryShare: QUERY_SHARE });
+    const queries = mixed.filter((rule) => rule.query !== undefined);
+    expect(queries.length / mixed.length).toBeGreaterThan(0.27);
+    expect(queries.length / mixed.length).toBeLessThan(0.33);
+    for (const rule of queries) {
+      expect(() => parseQuery(rule.query ?? '')).not.toThrow();
+      expect(parseRule(rule).ok).toBe(true);
+    }
+    const forms = queries.map((rule) => rule.query ?? '');
+    for (const form of [/"/, / OR /, /NOT |-/, /NEAR\/\d+/, /\*/, /title:/, /summary:/]) {
+      expect(forms.some((query) => form.test(query))).toBe(true);
+    }
+    mixed.forEach((rule, i) => {
+      if (rule.query === undefined) expect(rule).toEqual(keywordOnly[i]);
+      else expect([rule.ruleId, rule.audienceId]).toEqual([keywordOnly[i]?.ruleId, keywordOnly[i]?.audienceId]);
+    });
+  });
+
+  it('checks the query mix against the naive reference and times both mixes in alternating passes', () => {
+    const articles = syntheticArticles(300, 7);
+    const mix = benchQueryMix({
+      articles,
+      keywordRules: syntheticRules(1000, 7),
+      queryRules: syntheticRules(1000, 7, { queryShare: QUERY_SHARE }),
+      queryShare: QUERY_SHARE,
+      passes: 2,
+      naiveSample: 300,
+    });
+    expect(mix.result.naiveArticles).toBe(300);
+    expect(mix.result.matches).toBeGreaterThan(0);
+    expect(mix.keywordMs).toHaveLength(2);
+    expect(mix.queryMs).toHaveLength(2);
   });
 });
 
