@@ -766,27 +766,29 @@ class IndexedRuleMatcher implements RuleMatcher {
         const next = at + RECORD_HEADER + (records[at + 2] ?? 0);
         if (((signatures[entry & kindMask] ?? 0) & (records[at + 1] ?? 0)) !== 0) {
           const mask = evaluate(records, at + RECORD_HEADER, hits);
-          if (mask !== -1) {
-            const ruleIndex = entry >>> FILTER_KIND_BITS;
-            const query = info[RULE_INFO * ruleIndex + INFO_QUERY] ?? -1;
-            if (query === -1 || this.#queryHolds(query, article, hits))
-              keys[count++] = ruleIndex * MATCH_KEY_SCALE + mask;
-          }
+          if (mask !== -1) keys[count++] = (entry >>> FILTER_KIND_BITS) * MATCH_KEY_SCALE + mask;
         }
         at = next;
       }
     }
     if (count === 0) return [];
     // Rule indexes are in output order, so sorting the keys sorts the output; a rule anchored on
-    // several hit terms matched once per term, and its keys are now side by side.
+    // several hit terms matched once per term, and its keys are now side by side. A rule's query
+    // is checked here, once per rule, rather than in the scan above: that loop is the hot one for
+    // every rule, and stays as small as it was without queries.
     if (count <= INSERTION_SORT_LIMIT) insertionSort(keys, count);
     else keys.subarray(0, count).sort();
     const matched = this.#matched;
+    const checkQueries = this.#queries.length > 0;
     let distinct = 0;
     for (let k = 0; k < count; k++) {
       const key = keys[k] ?? 0;
       if (k > 0 && key === keys[k - 1]) continue;
       const ruleIndex = Math.floor(key / MATCH_KEY_SCALE);
+      if (checkQueries) {
+        const query = info[RULE_INFO * ruleIndex + INFO_QUERY] ?? -1;
+        if (query !== -1 && !this.#queryHolds(query, article, hits)) continue;
+      }
       info[RULE_INFO * ruleIndex + INFO_MASK] = key - ruleIndex * MATCH_KEY_SCALE;
       matched[distinct++] = ruleIndex;
     }
@@ -824,9 +826,11 @@ class IndexedRuleMatcher implements RuleMatcher {
     const info = this.#ruleInfo;
     const ruleAt = RULE_INFO * ruleIndex;
     const mask = info[ruleAt + INFO_MASK] ?? 0;
-    const query = this.#queryOf(ruleIndex);
-    if (query !== undefined && query.fixedReasons === undefined) {
-      return this.#queryRuleMatchList(ruleIndex, mask, query, article, hits);
+    if (this.#queries.length > 0) {
+      const query = this.#queryOf(ruleIndex);
+      if (query !== undefined && query.fixedReasons === undefined) {
+        return this.#queryRuleMatchList(ruleIndex, mask, query, article, hits);
+      }
     }
     if (mask === UNMASKED) return Object.freeze([this.#buildRuleMatch(ruleIndex, mask, hits)]);
     const lists = this.#lists;

@@ -640,6 +640,7 @@ class WordTable {
     const length = text.length;
     const wordClass = bmpWordClass;
     const prefixLengths = this.#prefixLengths;
+    const hasPrefixes = prefixLengths.length > 0;
     let start = -1;
     let hash = FNV_OFFSET;
     for (let i = 0; i < length; i++) {
@@ -651,7 +652,8 @@ class WordTable {
         }
         hash = Math.imul(hash ^ foldAscii(unit), FNV_PRIME);
         const read = i + 1 - start;
-        if (read < prefixLengths.length && prefixLengths[read] === 1) this.prefix(text, start, read, hash, found, true);
+        if (hasPrefixes && read < prefixLengths.length && prefixLengths[read] === 1)
+          this.prefix(text, start, read, hash, found, true);
       } else if (start !== -1) {
         this.word(text, start, i, hash, found, true);
         start = -1;
@@ -668,6 +670,7 @@ class WordTable {
     const length = text.length;
     const wordClass = bmpWordClass;
     const prefixLengths = this.#prefixLengths;
+    const hasPrefixes = prefixLengths.length > 0;
     let start = -1;
     let hash = FNV_OFFSET;
     let highest = 0;
@@ -681,7 +684,7 @@ class WordTable {
           }
           hash = Math.imul(hash ^ unit, FNV_PRIME);
           const read = i + 1 - start;
-          if (read < prefixLengths.length && prefixLengths[read] === 1)
+          if (hasPrefixes && read < prefixLengths.length && prefixLengths[read] === 1)
             this.prefix(text, start, read, hash, found, false);
         } else if (start !== -1) {
           this.word(text, start, i, hash, found, false);
@@ -700,7 +703,7 @@ class WordTable {
         hash = Math.imul(hash ^ unit, FNV_PRIME);
         if (pair) hash = Math.imul(hash ^ text.charCodeAt(i + 1), FNV_PRIME);
         const read = (pair ? i + 2 : i + 1) - start;
-        if (read < prefixLengths.length && prefixLengths[read] === 1)
+        if (hasPrefixes && read < prefixLengths.length && prefixLengths[read] === 1)
           this.prefix(text, start, read, hash, found, false);
       } else if (start !== -1) {
         this.word(text, start, i, hash, found, false);
