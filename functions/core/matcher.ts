@@ -70,10 +70,13 @@
  * (`queryAnchors`: an AND's rarest child, all branches of an OR) cost less than the rule's other
  * criteria files the rule under those anchors; one without anchors leaves the filing to the other
  * criteria or to `matchAll`. Only a candidate that passes its other criteria has its query
- * checked, compiled once per rule: each term or phrase is true when its id is among the hits,
- * and only a field scope or a NEAR reads the article text (normalized once per article, on first
- * need). Never every article against every query. A query match builds its RuleMatch anew (its
- * reasons depend on which branches were true).
+ * checked (once per rule and article, after the sort, so the scan loop stays as it was), as a
+ * postfix program compiled once per rule: a term or phrase is true when its id is among the hits
+ * (of the title or the summary alone for a `title:` or `summary:` scope, which are then collected
+ * apart too), and only a NEAR whose two terms both occur reads the article text (normalized once
+ * per article, on first need). Never every article against every query. A query without an OR
+ * outside NOT always gives the same reasons, so its rule shares RuleMatch lists per mask like the
+ * others; one with such an OR reuses the list it built last when the reasons repeat.
  * {@link naiveMatch} is the plain scan over all rules that defines the expected output for tests
  * and is the benchmark's baseline.
  */
