@@ -214,7 +214,9 @@ const parsedQueries = new WeakMap<Rule, { readonly node: QueryNode | undefined }
  * before they reach the matcher; a query that slipped through makes its rule match nothing rather
  * than stop the run.
  */
-function ruleQuery(rule: Rule & { query: string }): QueryNode | undefined {
+function ruleQuery(rule: Rule): QueryNode | undefined {
+  if (rule.query === undefined) return undefined;
+  // Keyed by the rule object itself, so naiveMatch parses each rule's query once, not per article.
   let parsed = parsedQueries.get(rule);
   if (parsed === undefined) {
     try {
@@ -227,8 +229,18 @@ function ruleQuery(rule: Rule & { query: string }): QueryNode | undefined {
   return parsed.node;
 }
 
+/** Whether a query has a term every match must contain (see queryAnchors), memoized per query. */
+const anchoredQueries = new WeakMap<QueryNode, boolean>();
+
 /** A query that has a term every match must contain (see queryAnchors): a positive criterion. */
-const isAnchored = (query: QueryNode): boolean => queryAnchors(query) !== undefined;
+function isAnchored(query: QueryNode): boolean {
+  let anchored = anchoredQueries.get(query);
+  if (anchored === undefined) {
+    anchored = queryAnchors(query) !== undefined;
+    anchoredQueries.set(query, anchored);
+  }
+  return anchored;
+}
 
 /** Kinds of compiled query nodes. */
 const QUERY_UNIT = 0;
@@ -623,7 +635,7 @@ class IndexedRuleMatcher implements RuleMatcher {
       ].filter((id) => id !== -1);
       const reasonCount = criteria.reduce((sum, { ids }) => sum + ids.length, 0);
       const listBits = reasonCount <= LIST_TABLE_BITS ? reasonCount : -1;
-      const parsedQuery = rule.query === undefined ? undefined : ruleQuery({ ...rule, query: rule.query });
+      const parsedQuery = ruleQuery(rule);
       let query: CompiledQuery | undefined;
       if (parsedQuery !== undefined) {
         const reasonsAt = criteria
@@ -1304,7 +1316,7 @@ function naiveReasons(rule: Rule, article: NormalizedArticle): readonly MatchRea
   const keywords = criterionReasons('keyword', rule.keywords, terms.keywords, article, keywordHits);
   if (keywords?.length === 0) return undefined;
   // A query is one more criterion, ANDed with the others; one that does not parse matches nothing.
-  const query = rule.query === undefined ? undefined : ruleQuery({ ...rule, query: rule.query });
+  const query = ruleQuery(rule);
   if (rule.query !== undefined && query === undefined) return undefined;
   const queryReasons = query === undefined ? undefined : evaluateQuery(query, article);
   if (query !== undefined && queryReasons === undefined) return undefined;
