@@ -16,7 +16,7 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { ANCHOR_COST } from '#core/matcher';
+import { queryLeafCost } from '#core/matcher';
 import {
   describeQueryTree,
   evaluateQuery,
@@ -125,18 +125,8 @@ export interface QueryExplanation {
   readonly article?: { readonly matches: boolean; readonly terms: readonly string[] };
 }
 
-/**
- * How the indexed matcher weighs a query's terms when it picks the anchors (the anchor cost of
- * TermDictionary.internLeaf in functions/core/matcher.ts): explain must name the anchors the index
- * really uses, and an AND of a short term and two long ones is anchored on the long ones there.
- */
-export const indexTermFrequency: TermFrequency = (leaf) => {
-  if (leaf.norm.length === 0) return Number.POSITIVE_INFINITY;
-  if (leaf.type === 'term' && leaf.prefix) {
-    return leaf.norm.length <= 3 ? ANCHOR_COST.shortKeywordPrefix : ANCHOR_COST.keywordPrefix;
-  }
-  return leaf.norm.length <= 2 ? ANCHOR_COST.shortKeyword : ANCHOR_COST.keyword;
-};
+/** The index's own anchor costs (functions/core/matcher.ts), so `explain` shows the anchors it uses. */
+export const indexTermFrequency: TermFrequency = queryLeafCost;
 
 /** The explanation of a parsed query (and its verdict on `text`, when given). */
 export function explainQuery(

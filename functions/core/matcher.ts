@@ -90,6 +90,7 @@ import {
   type QueryText,
   queryAnchors,
   queryTermLabel,
+  type TermFrequency,
 } from './query.ts';
 import { containsTerm, IdSet, normalizeText, TermAutomaton } from './text.ts';
 
@@ -132,6 +133,22 @@ export const ANCHOR_COST = {
   status: 50,
 } as const;
 
+/** A keyword's (or a query word's or phrase's) anchor cost, by its normalized text. */
+const keywordCost = (normalized: string): number =>
+  normalized.length <= 2 ? ANCHOR_COST.shortKeyword : ANCHOR_COST.keyword;
+
+/**
+ * The anchor cost of a query's term or phrase (lower = rarer): what the index weighs when it picks
+ * a conjunction's anchor. `rules explain` shows anchors with the same costs.
+ */
+export const queryLeafCost: TermFrequency = (leaf) => {
+  if (leaf.norm.length === 0) return Number.POSITIVE_INFINITY;
+  if (leaf.type === 'term' && leaf.prefix) {
+    return leaf.norm.length <= 3 ? ANCHOR_COST.shortKeywordPrefix : ANCHOR_COST.keywordPrefix;
+  }
+  return keywordCost(leaf.norm);
+};
+
 /** The term ids of raw article values are cached up to this many values, then the cache starts over. */
 const VALUE_CACHE_LIMIT = 50_000;
 
@@ -166,7 +183,7 @@ class TermDictionary {
         }
         return this.#add(this.categoryExact, normalized, ANCHOR_COST.categoryExact, kind);
       case 'keyword':
-        return this.#add(this.keyword, normalized, this.#keywordCost(normalized), kind);
+        return this.#add(this.keyword, normalized, keywordCost(normalized), kind);
       case 'media':
         return this.#add(this.media, normalized, ANCHOR_COST.media, kind);
       case 'status':
@@ -181,15 +198,8 @@ class TermDictionary {
    */
   internLeaf(leaf: QueryLeaf): number {
     if (leaf.norm.length === 0) return -1;
-    if (leaf.type === 'term' && leaf.prefix) {
-      const cost = leaf.norm.length <= 3 ? ANCHOR_COST.shortKeywordPrefix : ANCHOR_COST.keywordPrefix;
-      return this.#add(this.keywordPrefix, leaf.norm, cost, 'keyword');
-    }
-    return this.#add(this.keyword, leaf.norm, this.#keywordCost(leaf.norm), 'keyword');
-  }
-
-  #keywordCost(normalized: string): number {
-    return normalized.length <= 2 ? ANCHOR_COST.shortKeyword : ANCHOR_COST.keyword;
+    const map = leaf.type === 'term' && leaf.prefix ? this.keywordPrefix : this.keyword;
+    return this.#add(map, leaf.norm, queryLeafCost(leaf), 'keyword');
   }
 
   #add(map: Map<string, number>, key: string, cost: number, kind: CriterionKind): number {
