@@ -89,6 +89,12 @@ export const exampleRules: readonly Readonly<Record<string, unknown>>[] = [
     statuses: ['PUBLISHED', 'UPDATED', 'CORRECTED'],
   },
   {
+    ruleId: 'markets-chip-exports',
+    audienceId: 'markets-desk',
+    description: 'Chip export figures (a boolean query, docs/queries.md)',
+    query: 'export* AND (semiconductor OR "memory chips" OR 반도체) -rumor',
+  },
+  {
     ruleId: 'quakes',
     audienceId: 'quake-oncall',
     description: 'Earthquakes, in English, Japanese and Korean',

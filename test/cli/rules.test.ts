@@ -62,6 +62,7 @@ describe('rules list and show', () => {
     expect(rows.map((row) => row.ruleId)).toEqual([
       'chips-category',
       'chips-keywords',
+      'markets-chip-exports',
       'markets-finance',
       'markets-rates',
       'partner-elections',
