@@ -7,6 +7,7 @@ import { execFile, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { exampleRules } from '#sandbox/examples';
 import { commandGroups } from '../../cli/commands.ts';
 import pkg from '../../package.json' with { type: 'json' };
 import { type CliSandbox, projectRoot, runCli, startCliSandbox } from './support.ts';
@@ -39,10 +40,10 @@ describe('version and output formats', () => {
     expect(short.stdout).toBe(`${pkg.version}\n`);
 
     expect(json.code, json.stderr).toBe(0);
-    expect(json.json<unknown[]>()).toHaveLength(7);
+    expect(json.json<unknown[]>()).toHaveLength(exampleRules.length);
     expect(tsv.code, tsv.stderr).toBe(0);
     const lines = tsv.stdout.trimEnd().split('\n');
-    expect(lines).toHaveLength(8);
+    expect(lines).toHaveLength(exampleRules.length + 1); // a header line, then one per rule
     for (const line of lines) expect(line).toContain('\t');
     expect(coloured.code, coloured.stderr).toBe(0);
     expect(coloured.stdout).toContain(`${esc}[`);

@@ -8,6 +8,7 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { NewsSource } from '#core/ports';
+import { exampleRules } from '#sandbox/examples';
 import { readDescriptor } from '../../cli/sandbox-descriptor.ts';
 import { runCli, startCliSandbox } from './support.ts';
 
@@ -60,7 +61,7 @@ describe('sandbox', () => {
     expect(again.json()).toMatchObject({ running: true, pid });
 
     const rules = await sandbox(['--json', 'rules', 'list']);
-    expect(rules.json<{ ruleId: string }[]>()).toHaveLength(7);
+    expect(rules.json<{ ruleId: string }[]>()).toHaveLength(exampleRules.length);
     const preview = await sandbox(['--json', 'preview', '--from', '1d', '--no-samples']);
     expect(preview.code, preview.stderr).toBe(0);
     expect(preview.json<{ articles: number }>().articles).toBeGreaterThan(0);

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CloudFormationClient, CreateStackCommand, DeleteStackCommand } from '@aws-sdk/client-cloudformation';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { exampleRules } from '#sandbox/examples';
 import { localAwsConfig, type MotoServer, startMoto } from '#sandbox/moto';
 import { namesFromOutputs } from '../../cli/stack-target.ts';
 import { type CliSandbox, runCli, startCliSandbox } from './support.ts';
@@ -98,7 +99,7 @@ describe('the deployed stack as target', () => {
   it('finds tables and topics from the stack outputs and the provider settings from the alert function', async () => {
     const rules = await stackCli(['--json', 'rules', 'list']);
     expect(rules.code, rules.stderr).toBe(0);
-    expect(rules.json<{ ruleId: string }[]>()).toHaveLength(7);
+    expect(rules.json<{ ruleId: string }[]>()).toHaveLength(exampleRules.length);
 
     // Writes record the AWS caller (moto's STS) when no actor is given.
     const disable = await stackCli(['rules', 'disable', 'quakes']);
@@ -161,7 +162,7 @@ describe('the deployed stack as target', () => {
         runCli(['--stack', stackName(), '--json', 'rules', 'list'], { env }),
       ]);
       expect(withProfile.code, withProfile.stderr).toBe(0);
-      expect(withProfile.json<unknown[]>()).toHaveLength(7);
+      expect(withProfile.json<unknown[]>()).toHaveLength(exampleRules.length);
       expect(without.code).not.toBe(0);
     } finally {
       rmSync(dir, { recursive: true, force: true });
