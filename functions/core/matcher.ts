@@ -318,6 +318,13 @@ class CompiledQuery {
   readonly fixedReasons: readonly MatchReason[] | undefined;
   /** Term ids of which every match hits one (queryAnchors); undefined when there are none. */
   readonly anchors: readonly number[] | undefined;
+  /**
+   * Sets of term ids of which every match hits one, each on its own: one per anchorable part of a
+   * top-level AND (each part must be true, so each part's anchors are necessary), else just
+   * `anchors`. The index files the rule under the cheapest and filters candidates by the next, so
+   * `a AND b` is anchored on one term and only articles that also hit the other reach the query.
+   */
+  readonly necessary: readonly (readonly number[])[];
   /** How many of the rule's criterion reasons (categories, keywords) come before the query's. */
   readonly reasonsAt: number;
   /** Whether a unit reads one field's hits (so the matcher must keep them apart). */
@@ -351,10 +358,14 @@ class CompiledQuery {
     const rarity = (leaf: QueryLeaf) => dictionary.cost[dictionary.internLeaf(leaf)] ?? UNREACHABLE_COST;
     const anchors = queryAnchors(query, rarity);
     // A term that normalizes to nothing never occurs, so it cannot be the one a match hits.
-    this.anchors =
-      anchors === undefined
-        ? undefined
-        : [...new Set(anchors.map((leaf) => dictionary.internLeaf(leaf)))].filter((id) => id !== -1);
+    const ids = (leaves: readonly QueryLeaf[]) =>
+      [...new Set(leaves.map((leaf) => dictionary.internLeaf(leaf)))].filter((id) => id !== -1);
+    this.anchors = anchors === undefined ? undefined : ids(anchors);
+    const parts = query.type === 'and' ? query.children : [query];
+    this.necessary = parts.flatMap((part) => {
+      const partAnchors = queryAnchors(part, rarity);
+      return partAnchors === undefined ? [] : [ids(partAnchors)];
+    });
   }
 
   #compile(node: QueryNode, dictionary: TermDictionary): CompiledQueryNode {
@@ -677,10 +688,11 @@ class IndexedRuleMatcher implements RuleMatcher {
         return;
       }
       // A criterion none of whose terms can hit makes the rule unmatchable: file it nowhere.
-      if (criteria.some(({ ids }) => ids.length === 0) || queryAnchorIds?.length === 0) return;
+      const necessary = query?.necessary ?? [];
+      if (criteria.some(({ ids }) => ids.length === 0) || necessary.some((ids) => ids.length === 0)) return;
       const costOf = (ids: readonly number[]) => ids.reduce((sum, id) => sum + (dictionary.cost[id] ?? 0), 0);
       const filing: { kind: CriterionKind; ids: readonly number[] }[] = [...criteria];
-      if (queryAnchorIds !== undefined) filing.push({ kind: 'keyword', ids: queryAnchorIds });
+      for (const ids of necessary) filing.push({ kind: 'keyword', ids });
       const bySelectivity = filing.sort((a, b) => costOf(a.ids) - costOf(b.ids));
       const anchor = bySelectivity[0]?.ids ?? [];
       const filter = bySelectivity[1];
