@@ -595,6 +595,8 @@ export function buildDigestDocument(view: DigestView) {
       audienceName: view.audience.name ?? null,
       /** The subscriber's locale: the language of `content` and `holds`; keys stay English. */
       locale: view.audience.locale,
+      /** The language of the fixed words (render.ts AlertDocumentSchema `language`). */
+      language: view.audience.messages.language,
       urgent: view.urgent,
       digest: {
         releaseAt: view.releaseAtIso,

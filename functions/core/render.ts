@@ -33,7 +33,7 @@ import { DateTime } from 'luxon';
 import * as z from 'zod/mini';
 import { zoneReader } from './calendar.ts';
 import { NewsAlertsError } from './errors.ts';
-import { FALLBACK_LOCALE, localeChain, messageLocale, resolveTemplate } from './locale.ts';
+import { FALLBACK_LOCALE, localeChain, messageLocale, resolveTemplate, SHIPPED_LOCALES } from './locale.ts';
 import { describeReasonIn, type Messages, messagesFor } from './messages/catalog.ts';
 import type { Article, Audience, AudienceMatch, MatchReason, MessageTemplates, TemplateName } from './model.ts';
 import { deliveryId, type OutboundMessage } from './ports.ts';
@@ -152,6 +152,13 @@ export const AlertDocumentSchema = z.object({
      * written before locales existed.
      */
     locale: z.optional(z.string()),
+    /**
+     * The language the fixed words were written in (`en`, `ko`, `ja`): the first shipped language
+     * on the locale's fallback chain, which runs through the stack's `defaultLocale` (so `fr-FR`
+     * reads Korean words when that default is `ko-KR`). Readers that add words of their own (the
+     * Slack relay) use it to say them in the same language. Absent in older documents.
+     */
+    language: z.optional(z.enum(SHIPPED_LOCALES)),
     /** True when any matching rule is urgent. */
     urgent: z.boolean(),
     article: z.object({
@@ -1015,6 +1022,7 @@ export function buildAlertDocument(view: AlertView): AlertDocument {
       audienceId: view.audience.id,
       audienceName: view.audience.name ?? null,
       locale: view.audience.locale,
+      language: view.audience.messages.language,
       urgent: view.urgent,
       article: {
         key: article.key,

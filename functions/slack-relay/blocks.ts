@@ -19,7 +19,8 @@
  * Slack `<!date^…>` tokens, which every reader's client shows in its own language and zone; only
  * their fallback text is formatted here, in the document's language. Pure: no clock, no I/O.
  */
-import { describeReasonIn, type Messages, messagesForLocale } from '#core/messages/catalog';
+import { FALLBACK_LOCALE, type ShippedLocale } from '#core/locale';
+import { describeReasonIn, type Messages, messagesFor, messagesForLocale } from '#core/messages/catalog';
 import { displayText, publishableLink } from '#core/text';
 import type { Alert, AlertMatch, ArticleAlert, DigestAlert, DigestEntry } from './message.ts';
 import { type SlackMessages, slackMessagesFor } from './slack-messages.ts';
@@ -159,16 +160,17 @@ const localizedDateOptions: Intl.DateTimeFormatOptions = {
 const wordings = new Map<string, Wording>();
 
 /**
- * The wording of a document's locale: the catalog of the first shipped language on its chain. In
- * English the date fallback stays the ISO instant, as before documents carried a locale.
+ * The wording of a document: the catalog of the language the publisher wrote its words in (it
+ * walked the locale chain through the stack's `defaultLocale`, which the relay does not know), or,
+ * from an older publisher without `language`, of the first shipped language on the locale's chain.
+ * In English the date fallback stays the ISO instant, as before documents carried a locale.
  */
-function wordingFor(locale: string | undefined): Wording {
-  const key = locale ?? '';
+function wordingFor(locale: string | undefined, language: ShippedLocale | undefined): Wording {
+  const key = `${language ?? ''}\u0000${locale ?? ''}`;
   let wording = wordings.get(key);
   if (wording === undefined) {
-    // The relay has no stack default of its own: the alert function resolved the audience's
-    // locale against it before publishing, so a missing one means an older publisher (English).
-    const shared = messagesForLocale(locale, 'en-US');
+    const shared =
+      language === undefined ? messagesForLocale(locale, FALLBACK_LOCALE) : messagesFor(language, locale ?? language);
     const words = slackMessagesFor(shared.language, shared.count);
     const whyHeading = shared.email.whyHeading.replace(/\s*[:\uFF1A]$/u, '');
     if (shared.language === 'en' || locale === undefined) {
@@ -240,7 +242,7 @@ function whySection(alert: ArticleAlert, wording: Wording): string | undefined {
 
 /** Builds the webhook body for one alert or digest, in the language of its `locale`. */
 export function renderSlackMessage(alert: Alert): SlackMessage {
-  const wording = wordingFor(alert.locale);
+  const wording = wordingFor(alert.locale, alert.language);
   if (alert.kind === 'digest') return digestMessage(alert, wording);
   const { words, shared } = wording;
   const { article } = alert;
@@ -333,7 +335,7 @@ function groupHeading(shared: Messages, label: string, count: number, total: num
  * them), and "…and N more" wherever Slack's limits stop the list.
  */
 export function renderSlackDigest(digest: DigestAlert): SlackMessage {
-  return digestMessage(digest, wordingFor(digest.locale));
+  return digestMessage(digest, wordingFor(digest.locale, digest.language));
 }
 
 function digestMessage(digest: DigestAlert, wording: Wording): SlackMessage {

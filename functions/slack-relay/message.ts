@@ -8,7 +8,7 @@
  * `schemaVersion` is refused.
  */
 import { z } from 'zod';
-import { canonicalLocale } from '#core/locale';
+import { canonicalLocale, SHIPPED_LOCALES } from '#core/locale';
 import { describeIssues } from '#core/model';
 import { SlackMessageError } from './errors.ts';
 
@@ -46,6 +46,12 @@ const locale = z
   )
   .optional();
 
+/**
+ * The language the publisher wrote the fixed words in (render.ts `language`): the relay says its
+ * own words in the same one. Anything but a shipped language reads as absent (older publishers).
+ */
+const language = z.enum(SHIPPED_LOCALES).optional().catch(undefined);
+
 const ReasonSchema = z.object({ kind: z.string(), term: z.string() });
 
 const MatchSchema = z.object({
@@ -64,8 +70,10 @@ export const AlertSchema = z.object({
   deliveryId: z.string().min(1),
   audienceId: z.string().min(1),
   audienceName: text,
-  /** The subscriber's locale: the fixed words and date fallbacks are in its language. */
+  /** The subscriber's locale: the date fallbacks are in it. */
   locale,
+  /** The language of the fixed words, as the publisher chose it; else from `locale`. */
+  language,
   urgent: z.boolean().default(false),
   article: z.object({
     title: z.string(),
@@ -105,8 +113,10 @@ export const DigestSchema = z.object({
   deliveryId: z.string().min(1),
   audienceId: z.string().min(1),
   audienceName: text,
-  /** The subscriber's locale: the fixed words and date fallbacks are in its language. */
+  /** The subscriber's locale: the date fallbacks are in it. */
   locale,
+  /** The language of the fixed words, as the publisher chose it; else from `locale`. */
+  language,
   urgent: z.boolean().default(false),
   digest: z.object({
     releaseAt: z.string(),

@@ -369,4 +369,43 @@ describe('an alert from the real renderer for a ko-KR audience', () => {
     expect(slackTexts(slack.blocks)).toContain('*이 알림을 받은 이유*\n• 규칙 금리 (긴급): 키워드 “기준금리”');
     expect(englishWordsIn(slack, [parsed.deliveryId])).toEqual([]);
   });
+
+  it('speaks the language the email speaks when the chain runs through the stack default (fr-FR, default ko-KR)', () => {
+    const audience = AudienceSchema.parse({
+      audienceId: 'paris',
+      topicArn: 'arn:aws:sns:us-east-1:123456789012:news-alerts-audience-paris',
+      timeZone: 'Europe/Paris',
+      locale: 'fr-FR',
+    });
+    const outbound = renderNotification(
+      {
+        audienceId: 'paris',
+        article: {
+          key: 'id:2',
+          id: '2',
+          title: '한국은행, 기준금리 동결',
+          summary: '',
+          url: 'https://news.example.kr/b',
+          publishedAt: Date.UTC(2025, 2, 14, 0, 30),
+          categories: ['002000000'],
+          categoryNames: ['경제'],
+          media: 'yna',
+          mediaName: '연합뉴스',
+          status: 'PUBLISHED',
+        },
+        rules: [{ ruleId: '금리', urgent: false, reasons: [{ kind: 'keyword', term: '기준금리' }] }],
+      },
+      audience,
+      { defaultLocale: 'ko-KR' },
+    );
+    const document = JSON.parse(outbound.body) as Record<string, string>;
+    // The email is in Korean words (fr → ko-KR → ko on the chain)...
+    expect(document.email).toContain(messagesFor('ko').email.whyHeading);
+    const parsed = parseAlertMessage(document.default ?? '');
+    expect(parsed).toMatchObject({ locale: 'fr-FR', language: 'ko' });
+    // ...and so is Slack, although the relay does not know the stack default.
+    const slack = renderSlackMessage(parsed);
+    expect(slackTexts(slack.blocks)).toContain('*이 알림을 받은 이유*\n• 규칙 금리: 키워드 “기준금리”');
+    expect(englishWordsIn(slack, [parsed.deliveryId])).toEqual([]);
+  });
 });
