@@ -197,6 +197,7 @@ describe('golden bodies: ASCII headline', () => {
       audienceId: 'markets',
       audienceName: 'Markets desk',
       locale: 'en-US',
+      language: 'en',
       urgent: true,
       article: {
         key: 'id:42',
