@@ -24,7 +24,7 @@
  * Pure: no clock, no I/O.
  */
 
-import { type Messages, messagesFor } from './messages/catalog.ts';
+import { ENGLISH, type Messages } from './messages/catalog.ts';
 import type { Audience, AudienceMatch, RuleMatch } from './model.ts';
 import {
   type DigestRelease,
@@ -64,7 +64,7 @@ import { fitsSms, isGsm7, toGsmFriendly } from './sms.ts';
 export const DIGEST_EVENT_TYPE = 'news-alerts.digest';
 
 /** The digest email subject when the audience has no `templates.digestSubject` (English; every catalog has its own). */
-export const DEFAULT_DIGEST_SUBJECT_TEMPLATE = messagesFor('en').templates.digestSubject;
+export const DEFAULT_DIGEST_SUBJECT_TEMPLATE = ENGLISH.templates.digestSubject;
 
 /** Most held notifications one release takes; the rest go in the next run's release. */
 export const MAX_RELEASE_ITEMS = 1000;
@@ -385,7 +385,7 @@ export function describeHolds(view: DigestView): string[] {
  */
 export function describeWhy(
   entry: Pick<DigestEntryView, 'matches' | 'omittedMatches'>,
-  messages: Messages = messagesFor('en'),
+  messages: Messages = ENGLISH,
 ): string {
   const parts = entry.matches.map((match) =>
     messages.digest.rule(match.ruleId, match.urgent, describeReasons(match, messages)),

@@ -34,8 +34,8 @@ import * as z from 'zod/mini';
 import { zoneReader } from './calendar.ts';
 import { NewsAlertsError } from './errors.ts';
 import { FALLBACK_LOCALE, localeChain, messageLocale, resolveTemplate, SHIPPED_LOCALES } from './locale.ts';
-import { describeReasonIn, type Messages, messagesFor } from './messages/catalog.ts';
-import type { Article, Audience, AudienceMatch, MatchReason, MessageTemplates, TemplateName } from './model.ts';
+import { describeReasonIn, ENGLISH, type Messages, messagesFor } from './messages/catalog.ts';
+import type { Article, Audience, AudienceMatch, MatchReason, TemplateName } from './model.ts';
 import { deliveryId, type OutboundMessage } from './ports.ts';
 import { fitsSms, isGsm7, toGsmFriendly } from './sms.ts';
 import { type ArticleLink, displayText, publishableLink } from './text.ts';
@@ -326,9 +326,6 @@ export function fillTemplate(
     .trim();
 }
 
-/** The English catalog: the wording of the exported defaults and of callers that name no catalog. */
-const ENGLISH = messagesFor('en', FALLBACK_LOCALE);
-
 /** The email subject of an alert when the audience has no `templates.subject` (English; every catalog has its own). */
 export const DEFAULT_SUBJECT_TEMPLATE = ENGLISH.templates.subject;
 
@@ -406,8 +403,6 @@ export interface AlertView {
     readonly label: string;
     readonly timeZone: string;
     readonly smsMaxSegments: number;
-    /** Ops-adjusted wording (absent: the defaults). */
-    readonly templates?: MessageTemplates | undefined;
     /** The effective locale (BCP 47): dates and counts are formatted in it. */
     readonly locale: string;
     /** The words: the catalog of the first language along the locale chain that has one. */
@@ -785,7 +780,6 @@ export function audienceViewOf(audience: Audience, options: RenderOptions = {}):
       label: truncateText(name ?? audience.audienceId, 40),
       timeZone: audience.timeZone,
       smsMaxSegments: audience.smsMaxSegments,
-      templates: audience.templates,
       locale,
       messages,
       wording: {

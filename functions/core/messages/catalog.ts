@@ -16,7 +16,7 @@
  *
  * Pure: no clock, no I/O.
  */
-import { localeChain, messageLocale, type ShippedLocale } from '../locale.ts';
+import { FALLBACK_LOCALE, localeChain, messageLocale, type ShippedLocale } from '../locale.ts';
 import { en } from './en.ts';
 import { ja } from './ja.ts';
 import { ko } from './ko.ts';
@@ -209,3 +209,9 @@ export function messagesForLocale(tag: string | undefined, defaultLocale?: strin
   const chain = localeChain(tag, defaultLocale);
   return messagesFor(messageLocale(chain), chain[0] ?? 'en');
 }
+
+/**
+ * The English catalog with `en-US` numbers: the wording of the renderers' exported defaults and of
+ * callers that name no catalog (one object, so alerts and digests agree).
+ */
+export const ENGLISH: Messages = messagesFor('en', FALLBACK_LOCALE);
