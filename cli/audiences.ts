@@ -25,6 +25,7 @@ import type { Command } from 'commander';
 import pLimit from 'p-limit';
 import {
   FALLBACK_LOCALE,
+  isShipped,
   languageOf,
   localeChain,
   messageLocale,
@@ -303,7 +304,7 @@ export function localeWarnings(audience: Audience, defaultLocale: string): strin
   const warnings: string[] = [];
   if (audience.locale !== undefined) {
     const language = languageOf(audience.locale);
-    if (!(SHIPPED_LOCALES as readonly string[]).includes(language)) {
+    if (!isShipped(language)) {
       const words = messageLocale(localeChain(audience.locale, defaultLocale));
       warnings.push(
         `locale ${audience.locale}: no ${languageName(language)} messages; subscribers get ${languageName(words)} words with ${languageName(language)} dates (shipped: ${SHIPPED_LOCALES.join(', ')})`,
@@ -562,7 +563,7 @@ async function createAudiences(
     );
   }
   const results = await writeAudiences(context, target, planned);
-  await subscribeAuditQueues(target, results);
+  await subscribeAuditQueues(context, target, results);
   reportAudiences(context, target, results, warnings);
 }
 
@@ -570,12 +571,23 @@ async function createAudiences(
  * In the sandbox a new audience's topic gets its audit queue at once (cli/deliveries.ts), so
  * `news-alerts deliveries` shows everything it is ever sent, whoever publishes to it first.
  */
-async function subscribeAuditQueues(target: Target, results: readonly AudienceResult[]): Promise<void> {
+async function subscribeAuditQueues(
+  context: CommandContext,
+  target: Target,
+  results: readonly AudienceResult[],
+): Promise<void> {
   if (target.kind !== 'local') return;
   const created = results.filter((result) => result.action === 'created').map((result) => result.audienceId);
   if (created.length === 0) return;
-  const { ensureAuditQueues } = await import('./deliveries.ts');
-  await ensureAuditQueues(target, { only: created });
+  const { auditQueueWarning, ensureAuditQueues } = await import('./deliveries.ts');
+  const warn = auditQueueWarning((text) => context.output.warn(text));
+  try {
+    await ensureAuditQueues(target, { only: created, onFailure: warn });
+  } catch (error) {
+    // The audiences are written already: a failure here is a warning about the audit queues,
+    // not a failed write.
+    for (const audienceId of created) warn(audienceId, error);
+  }
 }
 
 /** `audiences put --file`: creates the new audiences (and their topics), replaces the others. */
@@ -592,7 +604,7 @@ async function putAudiences(context: CommandContext, args: readonly unknown[], o
     );
   }
   const results = await writeAudiences(context, target, planned);
-  await subscribeAuditQueues(target, results);
+  await subscribeAuditQueues(context, target, results);
   reportAudiences(context, target, results, warnings);
 }
 

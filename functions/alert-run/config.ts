@@ -8,8 +8,8 @@ import * as z from 'zod/mini';
 import type { TableNames } from '#aws/table-layout';
 import type { AlertRunSettings } from '#core/alert-run';
 import { ConfigError } from '#core/errors';
-import { FALLBACK_LOCALE, languageOf, SHIPPED_LOCALES } from '#core/locale';
-import { describeIssues } from '#core/model';
+import { canonicalLocale, FALLBACK_LOCALE, isShipped, languageOf, SHIPPED_LOCALES } from '#core/locale';
+import { describeIssues, isSupportedLocale } from '#core/model';
 import { type ProviderConfig, parseProviderConfig } from '#provider/config';
 import { checkTargetUrl } from '#shared/network-targets';
 
@@ -139,18 +139,10 @@ export function checkDefaultLocale(value: string): { ok: true; locale: string } 
     ok: false as const,
     message: `${why}; use a locale whose language has shipped messages (${SHIPPED_LOCALES.join(', ')}), such as "en-US", "ko-KR" or "ja-JP"; got ${JSON.stringify(value)}`,
   });
-  let canonical: string | undefined;
-  try {
-    canonical = Intl.getCanonicalLocales(value.trim())[0];
-  } catch {
-    // RangeError: not a BCP 47 tag at all.
-    canonical = undefined;
-  }
+  const canonical = canonicalLocale(value.trim());
   if (canonical === undefined) return refuse('is not a BCP 47 locale');
-  if (Intl.DateTimeFormat.supportedLocalesOf([canonical]).length === 0) {
-    return refuse('is a locale this platform cannot format dates in');
-  }
-  if (!(SHIPPED_LOCALES as readonly string[]).includes(languageOf(canonical))) {
+  if (!isSupportedLocale(canonical)) return refuse('is a locale this platform cannot format dates in');
+  if (!isShipped(languageOf(canonical))) {
     return refuse(`has no shipped messages for its language "${languageOf(canonical)}"`);
   }
   return { ok: true, locale: canonical };

@@ -26,7 +26,8 @@ export const FALLBACK_LOCALE = 'en-US';
 /** The last resort of every chain: the language every catalog key is written in first. */
 const LAST_RESORT: ShippedLocale = 'en';
 
-const isShipped = (tag: string): tag is ShippedLocale => (SHIPPED_LOCALES as readonly string[]).includes(tag);
+/** Whether a language subtag (`ko`) has a shipped catalog. */
+export const isShipped = (tag: string): tag is ShippedLocale => (SHIPPED_LOCALES as readonly string[]).includes(tag);
 
 /** The canonical form of a tag (`ko-kr` → `ko-KR`), or undefined when it is no BCP 47 tag. */
 export function canonicalLocale(tag: string): string | undefined {
