@@ -71,8 +71,9 @@ export async function ensureAuditQueues(
   options: {
     readonly only?: readonly string[];
     readonly sqs?: SQSClient;
-    readonly onFailure?: (audienceId: string, error: unknown) => void;
-  } = {},
+    /** Required: an audience left without its audit queue must be said, never swallowed. */
+    readonly onFailure: (audienceId: string, error: unknown) => void;
+  },
 ): Promise<Map<string, string>> {
   const { CreateQueueCommand, GetQueueAttributesCommand } = await import('@aws-sdk/client-sqs');
   const { SubscribeCommand } = await import('@aws-sdk/client-sns');
@@ -101,7 +102,7 @@ export async function ensureAuditQueues(
         );
         queues.set(audienceId, QueueUrl);
       } catch (error) {
-        options.onFailure?.(audienceId, error);
+        options.onFailure(audienceId, error);
       }
     }
   } finally {
