@@ -46,7 +46,14 @@ export function projectDefaultLocale(cdkJson: URL | string = new URL('../cdk.jso
   } catch {
     return FALLBACK_LOCALE;
   }
-  const value = (JSON.parse(text) as { context?: { defaultLocale?: unknown } }).context?.defaultLocale;
+  let value: unknown;
+  try {
+    value = (JSON.parse(text) as { context?: { defaultLocale?: unknown } } | null)?.context?.defaultLocale;
+  } catch (error) {
+    throw new Error(`${String(cdkJson)} is not valid JSON (${(error as Error).message}); fix it or remove it`, {
+      cause: error,
+    });
+  }
   return typeof value === 'string' ? value : FALLBACK_LOCALE;
 }
 
