@@ -166,6 +166,11 @@ export function keyPart(value: string): string {
   return `#${createHash('sha256').update(value, 'utf8').digest('base64url')}`;
 }
 
+/** The object without its undefined fields (DynamoDB items and exactOptionalPropertyTypes want none). */
+function withoutUndefined<T extends Record<string, unknown>>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, entry]) => entry !== undefined)) as Partial<T>;
+}
+
 /** The ledger item key of one notification. */
 export const deliveryItemKey = (key: DeliveryKey): Key => ({
   pk: `delivery#${keyPart(deliveryId(key))}`,
@@ -241,6 +246,19 @@ const optionalText = z.pipe(
   z.nullish(z.string()),
   z.transform((value) => value ?? undefined),
 );
+/** What a ledger entry recorded besides its key (every field optional: hand-written items). */
+const LedgerEntryItem = z.object({
+  deliveredAt: z._default(finite, 0),
+  messageId: z.optional(z.string()),
+  ruleIds: z._default(z.array(z.string()), []),
+  heldFor: z.optional(z.enum(['digest', 'quiet-hours', 'budget'])),
+  storyId: z.optional(z.string()),
+  collapsedInto: z.optional(z.string()),
+  status: z.optional(z.string()),
+  titleHash: z.optional(z.string()),
+  leadArticleKey: z.optional(z.string()),
+});
+
 const HeldItem = z.object({
   audienceId: z.string(),
   articleKey: z.string(),
@@ -626,14 +644,37 @@ export class DynamoStateStore implements StateStore, LeaseAdmin {
    * otherwise expire under it and send those alerts again.
    */
   async findDelivered(keys: readonly DeliveryKey[]): Promise<Set<string>> {
-    const wanted = new Map<string, { key: Key; ids: Set<string> }>();
+    return new Set((await this.#readLedger(keys, false)).keys());
+  }
+
+  async readDeliveries(keys: readonly DeliveryKey[]): Promise<Map<string, DeliveryRecord>> {
+    const entries = new Map<string, DeliveryRecord>();
+    for (const [id, { key, item }] of await this.#readLedger(keys, true)) {
+      const parsed = LedgerEntryItem.safeParse(item);
+      // An entry damaged by hand still says "handled" (findDelivered counts it too): only what it
+      // recorded beyond that is lost, so it can never be sent twice or count as changed.
+      const facts = parsed.success ? parsed.data : { deliveredAt: 0, ruleIds: [] };
+      entries.set(id, { ...withoutUndefined(facts), ...key, deliveredAt: facts.deliveredAt, ruleIds: facts.ruleIds });
+    }
+    return entries;
+  }
+
+  /**
+   * The ledger items of `keys` that exist, by delivery id: keys only (`full` false, the cheap
+   * "was it handled" read) or every attribute.
+   */
+  async #readLedger(
+    keys: readonly DeliveryKey[],
+    full: boolean,
+  ): Promise<Map<string, { key: DeliveryKey; item: Record<string, unknown> }>> {
+    const wanted = new Map<string, { key: Key; deliveries: Map<string, DeliveryKey> }>();
     for (const key of keys) {
       const itemKey = deliveryItemKey(key);
-      const entry = wanted.get(keyString(itemKey)) ?? { key: itemKey, ids: new Set<string>() };
-      entry.ids.add(deliveryId(key));
+      const entry = wanted.get(keyString(itemKey)) ?? { key: itemKey, deliveries: new Map<string, DeliveryKey>() };
+      entry.deliveries.set(deliveryId(key), key);
       wanted.set(keyString(itemKey), entry);
     }
-    const delivered = new Set<string>();
+    const found = new Map<string, { key: DeliveryKey; item: Record<string, unknown> }>();
     const now = this.#now();
     const expiring: Key[] = [];
     const batches = chunk(
@@ -651,8 +692,12 @@ export class DynamoStateStore implements StateStore, LeaseAdmin {
                     Keys: [...pending],
                     // A ledger entry written by the previous run must be seen, or its alert goes out twice.
                     ConsistentRead: true,
-                    ProjectionExpression: '#pk, #sk, #expiresAt',
-                    ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk', '#expiresAt': 'expiresAt' },
+                    ...(full
+                      ? {}
+                      : {
+                          ProjectionExpression: '#pk, #sk, #expiresAt',
+                          ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk', '#expiresAt': 'expiresAt' },
+                        }),
                   },
                 },
               }),
@@ -660,7 +705,7 @@ export class DynamoStateStore implements StateStore, LeaseAdmin {
             // Items past their TTL that DynamoDB has not deleted yet still count as delivered.
             for (const item of output.Responses?.[this.#table] ?? []) {
               const entry = wanted.get(keyString({ pk: String(item.pk), sk: String(item.sk) }));
-              for (const id of entry?.ids ?? []) delivered.add(id);
+              for (const [id, key] of entry?.deliveries ?? []) found.set(id, { key, item });
               if (entry && this.#ledgerExpiresSoon(item.expiresAt, now)) expiring.push(entry.key);
             }
             return (output.UnprocessedKeys?.[this.#table]?.Keys ?? []) as Key[];
@@ -669,7 +714,7 @@ export class DynamoStateStore implements StateStore, LeaseAdmin {
       ),
     );
     await this.#extendLedger(expiring, now);
-    return delivered;
+    return found;
   }
 
   /** Whether a ledger entry's TTL (epoch seconds) is less than half the retention away. */
@@ -736,6 +781,13 @@ export class DynamoStateStore implements StateStore, LeaseAdmin {
       deliveredAt: record.deliveredAt,
       ...(record.messageId === undefined ? {} : { messageId: record.messageId }),
       ...(record.heldFor === undefined ? {} : { heldFor: record.heldFor }),
+      ...withoutUndefined({
+        storyId: record.storyId,
+        collapsedInto: record.collapsedInto,
+        status: record.status,
+        titleHash: record.titleHash,
+        leadArticleKey: record.leadArticleKey,
+      }),
       ruleIds: [...record.ruleIds],
       expiresAt: ttlSeconds(record.deliveredAt, this.#ledgerRetentionDays),
     };

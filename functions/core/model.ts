@@ -64,6 +64,11 @@ export interface AudienceMatch {
   readonly audienceId: string;
   readonly article: Article;
   readonly rules: readonly RuleMatch[];
+  /**
+   * The story the article belongs to (functions/core/story.ts), set by the delivery pipeline for
+   * audiences that collapse stories; kept with held matches so a digest can say "also in N outlets".
+   */
+  readonly storyId?: string | undefined;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -469,6 +474,19 @@ export const AudienceSchema = z.strictObject({
   locale: z.optional(locale),
   /** Subject and footer wording (see {@link MessageTemplatesSchema}). */
   templates: z.optional(MessageTemplatesSchema),
+  /**
+   * `story`: one alert per story, copies of it from other outlets are recorded as collapsed and
+   * not sent; `none`: every copy is its own alert. An item without the attribute (every audience
+   * written before stories existed) keeps `none`, so an upgrade changes nothing; the CLI writes
+   * `story` for new audiences.
+   */
+  collapse: z._default(z.enum(['story', 'none'], { error: 'collapse must be "story" or "none"' }), 'none'),
+  /**
+   * What happens when an article the audience already has comes back with another status or a
+   * changed title: `ignore` (nothing), or `notify` (one clearly marked update notice per story and
+   * status, sent at once).
+   */
+  updates: z._default(z.enum(['ignore', 'notify'], { error: 'updates must be "ignore" or "notify"' }), 'ignore'),
   ...auditFields,
 });
 export type Audience = z.infer<typeof AudienceSchema>;

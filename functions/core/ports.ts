@@ -121,7 +121,47 @@ export interface DeliveryRecord extends DeliveryKey {
    * means "handled" (a re-read must not alert again), and the digest carries the article.
    */
   readonly heldFor?: HoldReason | undefined;
+  /** The article's story, for audiences that collapse stories (functions/core/story.ts). */
+  readonly storyId?: string | undefined;
+  /**
+   * Set on a copy that was NOT sent because the audience already has its story (the value is the
+   * story id): handled like a publish, so a re-read never sends it.
+   */
+  readonly collapsedInto?: string | undefined;
+  /**
+   * The article's status (`''` when the provider sent none) and title hash when it was handled
+   * ({@link LedgerFacts}): a re-read with other values is an update (audience setting `updates`).
+   * Entries written before these existed have neither, and never count as updated.
+   */
+  readonly status?: string | undefined;
+  readonly titleHash?: string | undefined;
+  /**
+   * On a story marker ({@link storyMarkerKey}): the article that carries the story for this
+   * audience. Written before that article is published, so every later copy collapses into it.
+   */
+  readonly leadArticleKey?: string | undefined;
 }
+
+/** What the ledger keeps about an article to recognise it coming back changed (functions/core/ledger-facts.ts). */
+export type LedgerFacts = Pick<DeliveryRecord, 'storyId' | 'status' | 'titleHash'>;
+
+/**
+ * The ledger key that says "this audience has story `storyId`" (the story marker). Article keys
+ * start with `id:` or `url:`, digests with `digest:`, so the kinds never collide.
+ */
+export const storyMarkerKey = (audienceId: string, storyId: string): DeliveryKey => ({
+  audienceId,
+  articleKey: `story:${storyId}`,
+});
+
+/**
+ * The ledger key of an update notice: at most one per audience, story (or article, for
+ * audiences that do not collapse stories) and change (`status=UPDATED`, `title`).
+ */
+export const updateNoticeKey = (audienceId: string, subject: string, change: string): DeliveryKey => ({
+  audienceId,
+  articleKey: `update:${subject}#${change}`,
+});
 
 /** A notification that SNS refused for good (deleted topic, bad ARN, KMS key disabled...). */
 export interface UndeliverableRecord extends DeliveryKey {
@@ -393,6 +433,11 @@ export interface StateStore {
   setWatermark(at: number, runId: string, now: number, expected?: Watermark): Promise<Watermark>;
   /** Which of `keys` the ledger already holds, as `deliveryId` strings (BatchGetItem, 100 a call). */
   findDelivered(keys: readonly DeliveryKey[]): Promise<Set<string>>;
+  /**
+   * The ledger entries of `keys` that exist, by `deliveryId`, with what they recorded (story,
+   * collapse, status, title hash, lead of a story marker). Strongly consistent, like findDelivered.
+   */
+  readDeliveries(keys: readonly DeliveryKey[]): Promise<Map<string, DeliveryRecord>>;
   /** Adds ledger entries (BatchWriteItem, 25 a call, unprocessed items retried). */
   recordDelivered(records: readonly DeliveryRecord[]): Promise<void>;
   /** Parks notifications SNS refused for good, for `news-alerts replay`. */
@@ -458,6 +503,8 @@ export interface OutboundMessage {
   readonly body: string;
   /** Rules that matched, recorded in the ledger. */
   readonly ruleIds: readonly string[];
+  /** Recorded with the ledger entry once SNS accepts the message (see {@link DeliveryRecord}). */
+  readonly facts?: LedgerFacts | undefined;
 }
 
 export interface PublishedMessage {
@@ -503,4 +550,88 @@ export interface DeliveryPorts {
   readonly state: StateStore;
   readonly notifier: Notifier;
   readonly log: Log;
+  /** The story index; without it no audience collapses stories (every copy is its own alert). */
+  readonly stories?: StoryIndex | undefined;
+}
+
+// --- Stories ------------------------------------------------------------------------------------
+
+/** Which story an article belongs to, as the story index decided (the same on every re-read). */
+export interface StoryAssignment {
+  readonly articleKey: string;
+  readonly storyId: string;
+  /** The first article the index filed under the story. */
+  readonly leadArticleKey: string;
+}
+
+/** A story as digests and the CLI show it. */
+export interface StoryRecord {
+  readonly storyId: string;
+  readonly leadArticleKey: string;
+  /** When the index first saw the story (epoch ms). */
+  readonly firstSeenAt: number;
+  /** Outlet names (media name, else media code) of its articles, first seen first, at most {@link maxStoryOutlets}. */
+  readonly outlets: readonly string[];
+  /** Distinct outlets seen so far (may exceed `outlets.length`). */
+  readonly outletCount: number;
+  /** Articles filed under the story so far, the lead included. */
+  readonly articleCount: number;
+}
+
+/** Outlet names a story record keeps (digests name "up to a few"). */
+export const maxStoryOutlets = 10;
+
+/**
+ * The story index as the delivery steps use it (functions/core/story.ts `StoryResolver` over a
+ * {@link StoryStore}). Decisions are deterministic and idempotent: an article assigned once keeps
+ * its story for as long as the index remembers it, whichever run reads it again.
+ */
+export interface StoryIndex {
+  /**
+   * The story of each article (by article key), filing new ones. `dryRun` decides the same way
+   * but writes nothing.
+   */
+  assign(
+    articles: readonly Article[],
+    options: { readonly now: number; readonly dryRun?: boolean | undefined },
+  ): Promise<Map<string, StoryAssignment>>;
+  /** The stories that exist (unknown or expired ids are left out). */
+  readStories(storyIds: readonly string[]): Promise<Map<string, StoryRecord>>;
+}
+
+/** A story as the store keeps it: the record, plus its lead's fingerprint for comparing candidates. */
+export interface StoredStory extends StoryRecord {
+  /** The lead's MinHash signature (story.ts), compared with a candidate's to confirm a match. */
+  readonly signature: Uint32Array;
+  /** The LSH band keys the story is filed under (story.ts), at most 32, each under 64 characters. */
+  readonly bands: readonly string[];
+}
+
+/** One article filed under a story (new or existing). */
+export interface StoryFiling {
+  readonly articleKey: string;
+  readonly storyId: string;
+  /** Outlet name of the article (media name, else media code), when it has one. */
+  readonly outlet?: string | undefined;
+  /** When it was filed (epoch ms). */
+  readonly at: number;
+}
+
+/**
+ * Persistence of the story index (functions/aws/dynamo-story-index.ts in production). Every read
+ * is strongly consistent. Writes are idempotent: writing the same filing twice (a run that
+ * crashed and re-read) changes no count.
+ */
+export interface StoryStore {
+  /** The story id of each article key already filed (absent: never filed, or forgotten). */
+  readFilings(articleKeys: readonly string[]): Promise<Map<string, string>>;
+  /** Story ids filed under each band key (absent: none), oldest first. */
+  readBands(bandKeys: readonly string[]): Promise<Map<string, readonly string[]>>;
+  /** Stories by id; expired ones (older than the store's window) are left out. */
+  readStories(storyIds: readonly string[]): Promise<Map<string, StoredStory>>;
+  /**
+   * Writes new stories (with their band entries) first, then the filings, adding each filing's
+   * outlet and article to its story's counts once.
+   */
+  write(changes: { readonly stories: readonly StoredStory[]; readonly filings: readonly StoryFiling[] }): Promise<void>;
 }

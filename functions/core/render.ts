@@ -33,10 +33,11 @@ import { DateTime } from 'luxon';
 import * as z from 'zod/mini';
 import { zoneReader } from './calendar.ts';
 import { NewsAlertsError } from './errors.ts';
+import type { ArticleChange } from './ledger-facts.ts';
 import { FALLBACK_LOCALE, localeChain, messageLocale, resolveTemplate, SHIPPED_LOCALES } from './locale.ts';
 import { describeReasonIn, ENGLISH, type Messages, messagesFor } from './messages/catalog.ts';
 import type { Article, Audience, AudienceMatch, MatchReason, TemplateName } from './model.ts';
-import { deliveryId, type OutboundMessage } from './ports.ts';
+import { type DeliveryKey, deliveryId, type OutboundMessage } from './ports.ts';
 import { fitsSms, isGsm7, toGsmFriendly } from './sms.ts';
 import { type ArticleLink, displayText, publishableLink } from './text.ts';
 
@@ -1113,6 +1114,25 @@ function encodeSized(bodies: ChannelBodies): { body: string; bytes: number } {
     throw new MessageTooLargeError('the rendered SNS message', bytes, SNS_MAX_MESSAGE_BYTES);
   }
   return { body, bytes };
+}
+
+/**
+ * An update notice: the article the audience already has came back changed (audience setting
+ * `updates: notify`). Rendered like an alert of the article as it reads now, under `key` (an
+ * {@link updateNoticeKey}), with a subject that says it is an update.
+ *
+ * TODO(issue 13): localized wording and a body line that names the change (catalog keys).
+ */
+export function renderUpdateNotice(
+  match: AudienceMatch,
+  audience: Audience,
+  change: ArticleChange,
+  key: DeliveryKey,
+  options: RenderOptions = {},
+): OutboundMessage {
+  const message = renderNotification(match, audience, options);
+  const label = change.kind === 'status' ? `Updated (${change.status || 'no status'})` : 'Updated';
+  return { ...message, key, subject: `${label}: ${message.subject}`.slice(0, 99) };
 }
 
 /**

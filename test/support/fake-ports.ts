@@ -86,6 +86,14 @@ export class MemoryStateStore implements StateStore {
   async findDelivered(keys: readonly DeliveryKey[]): Promise<Set<string>> {
     return new Set(keys.map(deliveryId).filter((id) => this.ledger.has(id)));
   }
+  async readDeliveries(keys: readonly DeliveryKey[]): Promise<Map<string, DeliveryRecord>> {
+    const found = new Map<string, DeliveryRecord>();
+    for (const key of keys) {
+      const record = this.ledger.get(deliveryId(key));
+      if (record !== undefined) found.set(deliveryId(key), record);
+    }
+    return found;
+  }
   async recordDelivered(records: readonly DeliveryRecord[]): Promise<void> {
     for (const record of records) this.ledger.set(deliveryId(record), record);
   }

@@ -1,0 +1,63 @@
+/**
+ * What the delivery ledger keeps about an article so that a re-read can tell the article came
+ * back changed (audience setting `updates`): its status as the provider sent it and a hash of its
+ * normalized title. The ledger owns "nothing twice"; this module owns "what counts as changed":
+ * another status, or a title that differs once normalized (case, width and spacing changes are
+ * not changes). An entry written before these facts existed never counts as changed, so an
+ * upgrade cannot send a burst of update notices for old alerts.
+ */
+import type { Article } from './model.ts';
+import type { DeliveryRecord, LedgerFacts } from './ports.ts';
+import { normalizeText } from './text.ts';
+
+/**
+ * FNV-1a (32-bit) of the normalized title, base 36: the ledger only needs to tell two titles
+ * apart, never to recover one, and 7 characters per entry keep the ledger small. A collision
+ * (1 in 4 billion) would hide one title change; it can never send anything twice.
+ */
+export function titleHash(title: string): string {
+  const text = normalizeText(title);
+  let hash = 0x811c9dc5;
+  for (let index = 0; index < text.length; index += 1) {
+    hash ^= text.charCodeAt(index);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return (hash >>> 0).toString(36);
+}
+
+/** The facts to record with a ledger entry of `article` (status `''` when the provider sent none). */
+export function ledgerFacts(article: Article, storyId?: string): LedgerFacts {
+  return {
+    status: article.status ?? '',
+    titleHash: titleHash(article.title),
+    ...(storyId === undefined ? {} : { storyId }),
+  };
+}
+
+/** How an article changed since its ledger entry was written. */
+export type ArticleChange =
+  | { readonly kind: 'status'; readonly status: string; readonly previousStatus: string }
+  | { readonly kind: 'title' };
+
+/**
+ * The change between what the ledger recorded and the article as read now, or undefined when
+ * nothing changed or the entry recorded no facts (written before they existed). A changed status
+ * wins over a changed title: one notice says both.
+ */
+export function changeSince(
+  recorded: Pick<DeliveryRecord, 'status' | 'titleHash'>,
+  article: Article,
+): ArticleChange | undefined {
+  if (recorded.status === undefined || recorded.titleHash === undefined) return undefined;
+  const status = article.status ?? '';
+  if (status !== recorded.status) return { kind: 'status', status, previousStatus: recorded.status };
+  if (titleHash(article.title) !== recorded.titleHash) return { kind: 'title' };
+  return undefined;
+}
+
+/**
+ * The change's part of an update notice's ledger key: `status=UPDATED`, `title`. The status is
+ * provider bytes: cut to 64 characters so a hostile value cannot push the key past DynamoDB's limit.
+ */
+export const changeLabel = (change: ArticleChange): string =>
+  change.kind === 'status' ? `status=${change.status.slice(0, 64)}` : 'title';
