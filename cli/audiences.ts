@@ -206,6 +206,8 @@ interface AudienceFlags {
   timeZone?: string;
   locale?: string;
   deliveryMode?: string;
+  collapse?: string;
+  updates?: string;
   digestTimes?: string[];
   quietHours?: string;
   urgentCategories?: string[];
@@ -227,6 +229,8 @@ const settableFlags: (keyof AudienceFlags)[] = [
   'timeZone',
   'locale',
   'deliveryMode',
+  'collapse',
+  'updates',
   'digestTimes',
   'quietHours',
   'urgentCategories',
@@ -249,6 +253,8 @@ function attributesFromFlags(options: AudienceFlags): Item {
   if (options.timeZone !== undefined) item.timeZone = options.timeZone;
   if (options.locale !== undefined) item.locale = options.locale;
   if (options.deliveryMode !== undefined) item.deliveryMode = options.deliveryMode;
+  if (options.collapse !== undefined) item.collapse = options.collapse;
+  if (options.updates !== undefined) item.updates = options.updates;
   if (options.digestTimes !== undefined) item.digestTimes = options.digestTimes;
   if (options.quietHours !== undefined) item.quietHours = quietHoursOf(options.quietHours);
   if (options.urgentCategories !== undefined) item.urgentCategories = options.urgentCategories;
@@ -264,11 +270,12 @@ function checkAudience(item: FileItem, what: string): { value: Item } | { proble
   const parsed = parseAudience(item.value);
   if (parsed.ok) return { value: withoutAudit({ ...parsed.value }) };
   const result = AudienceSchema.safeParse(item.value);
-  return {
-    problems: result.success
-      ? [`${item.locate()}: ${what}: ${parsed.rejected.reason}`]
-      : locateIssues(item, result.error, audienceAttributes, what),
-  };
+  const problems = result.success
+    ? [`${item.locate()}: ${what}: ${parsed.rejected.reason}`]
+    : locateIssues(item, result.error, audienceAttributes, what);
+  // Messages that name their attribute ('collapse must be "story" or "none"') read once, not as
+  // 'collapse: collapse must ...'.
+  return { problems: problems.map((problem) => problem.replace(/\b([A-Za-z]+): \1 must /g, '$1 must ')) };
 }
 
 const flagItem = (value: Item, label: string): FileItem => ({ value, label, locate: () => 'command line' });
@@ -323,6 +330,31 @@ function locatedLocaleWarnings(item: FileItem, value: Item, what: string, defaul
     const field = warning.startsWith('locale ') ? ['locale'] : ['templates', 'locales'];
     return `${item.locate(field)}: ${what}: ${warning}`;
   });
+}
+
+/**
+ * What `collapse` a new audience gets when its file or flags do not say: new audiences get one
+ * alert per story. The schema's default (`none`) is for items written before stories existed, so
+ * an upgrade changes no audience; only the CLI's new audiences start collapsing.
+ */
+export const NEW_AUDIENCE_COLLAPSE = 'story';
+
+/**
+ * How `collapse` and `updates` of a stored audience read: its own value, or what the run applies
+ * to an item without the attribute, marked as the default (as `locale` is).
+ */
+function storySettingsText(item: Item): {
+  collapse: string;
+  collapseFromDefault: boolean;
+  updates: string;
+  updatesFromDefault: boolean;
+} {
+  return {
+    collapse: typeof item.collapse === 'string' ? item.collapse : 'none',
+    collapseFromDefault: item.collapse === undefined,
+    updates: typeof item.updates === 'string' ? item.updates : 'ignore',
+    updatesFromDefault: item.updates === undefined,
+  };
 }
 
 /** How the locale of a stored audience reads: its own, or the stack default marked as such. */
@@ -403,7 +435,9 @@ async function planAudiences(
       : previous !== undefined && raw.topicArn === undefined
         ? { topicArn: previous.topicArn }
         : {};
-    const checked = checkAudience({ ...item, value: { ...withoutAudit(raw), ...topic } }, what);
+    // A new audience collapses stories unless it says otherwise (see NEW_AUDIENCE_COLLAPSE).
+    const collapse = previous === undefined && raw.collapse === undefined ? { collapse: NEW_AUDIENCE_COLLAPSE } : {};
+    const checked = checkAudience({ ...item, value: { ...collapse, ...withoutAudit(raw), ...topic } }, what);
     if ('problems' in checked) {
       problems.push(...checked.problems);
       continue;
@@ -865,6 +899,7 @@ async function listAudiences(context: CommandContext): Promise<void> {
       const problem = parsed.ok ? topicProblemOf(item) : parsed.rejected.reason;
       const topic = topicStates[index];
       const locale = localeText(item, defaultLocale);
+      const stories = storySettingsText(item);
       return {
         audienceId,
         name: item.name,
@@ -873,6 +908,7 @@ async function listAudiences(context: CommandContext): Promise<void> {
         timeZone: item.timeZone ?? 'UTC',
         locale: locale.locale,
         localeFromDefault: locale.fromDefault,
+        ...stories,
         topicArn: item.topicArn,
         rules: ruleItems.filter((rule) => rule.audienceId === audienceId).length,
         version: versionOf(item),
@@ -894,6 +930,7 @@ async function listAudiences(context: CommandContext): Promise<void> {
         'MODE',
         { head: 'TIME ZONE', optional: true },
         { head: 'LOCALE', optional: true },
+        { head: 'COLLAPSE', optional: true },
         'RULES',
         { head: 'TOPIC', id: true, optional: true },
         { head: 'VERSION', optional: true },
@@ -906,6 +943,7 @@ async function listAudiences(context: CommandContext): Promise<void> {
         storedValueText(row.deliveryMode),
         storedValueText(row.timeZone),
         row.localeFromDefault ? `${row.locale} (default)` : storedValueText(row.locale),
+        row.collapseFromDefault ? `${row.collapse} (default)` : storedValueText(row.collapse),
         row.rules,
         typeof row.topicArn === 'string' ? row.topicArn.split(':').at(-1) : '',
         row.version ?? '',
@@ -939,6 +977,7 @@ async function showAudience(context: CommandContext, args: readonly unknown[]): 
   }
   const statusText = parsed.ok ? (topicStatus ?? 'ok') : `INVALID: ${parsed.rejected.reason}`;
   const locale = localeText(item, item.locale === undefined ? await targetDefaultLocale(target) : undefined);
+  const stories = storySettingsText(item);
   const byProtocol = new Map<string, number>();
   for (const subscription of subscriptions) {
     const protocol = subscription.Protocol ?? '?';
@@ -956,6 +995,7 @@ async function showAudience(context: CommandContext, args: readonly unknown[]): 
     status: statusText,
     locale: locale.locale,
     localeFromDefault: locale.fromDefault,
+    ...stories,
     // The stored item alone, so the document reads back with 'audiences put --file -'.
     item,
   };
@@ -973,6 +1013,8 @@ async function showAudience(context: CommandContext, args: readonly unknown[]): 
             ] as const,
         ),
       ...(locale.fromDefault ? [['locale', `${locale.locale} (default)`] as const] : []),
+      ...(stories.collapseFromDefault ? [['collapse', `${stories.collapse} (default)`] as const] : []),
+      ...(stories.updatesFromDefault ? [['updates', `${stories.updates} (default)`] as const] : []),
       ['rules', listText(rules)],
       ['subscriptions', [...byProtocol].map(([protocol, count]) => `${protocol} ${count}`).join(', ') || '(none)'],
       ['pending confirmations', pending],
@@ -1073,6 +1115,16 @@ function audienceFlags(command: Command, forUpdate: boolean): Command {
         : 'BCP 47 locale of its subscribers’ messages, e.g. ko-KR, ja-JP, en-US (default: the stack’s defaultLocale)',
     )
     .option('--delivery-mode <mode>', '"immediate" or "digest"')
+    .option(
+      '--collapse <mode>',
+      forUpdate
+        ? '"story" (one alert per story; copies from other outlets are recorded, not sent) or "none" (every copy)'
+        : '"story" (one alert per story; copies from other outlets are recorded, not sent) or "none" (every copy); default story',
+    )
+    .option(
+      '--updates <mode>',
+      '"ignore" or "notify" (one marked update notice when an article it had comes back with another status or title); default ignore',
+    )
     .option('--digest-times <list>', 'local digest times, comma-separated (e.g. 08:00,17:30)', collectList)
     .option('--quiet-hours <range>', 'quiet hours in the audience’s zone, e.g. 22:00-07:00')
     .option('--urgent-categories <list>', 'categories that bypass quiet hours', collectList)
@@ -1150,7 +1202,7 @@ Example:
     .option('--disable', 'disable the audience (its rules stop matching)')
     .option(
       '--clear <attributes>',
-      'remove optional attributes, comma-separated (e.g. quietHours,dailyBudget)',
+      'remove optional attributes, comma-separated (e.g. quietHours,dailyBudget; collapse → none, updates → ignore)',
       collectList,
     )
     .action(action(updateAudience));
