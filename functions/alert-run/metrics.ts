@@ -27,6 +27,9 @@ export const metricNames = {
   lateDeliveries: 'LateDeliveries',
   notificationsHeld: 'NotificationsHeld',
   budgetOverflow: 'BudgetOverflow',
+  notificationsCollapsed: 'NotificationsCollapsed',
+  updateNotices: 'UpdateNotices',
+  updatesIgnored: 'UpdatesIgnored',
   digestsSent: 'DigestsSent',
   digestItemsReleased: 'DigestItemsReleased',
   digestsFailed: 'DigestsFailed',
@@ -63,6 +66,9 @@ export function addRunMetrics(metrics: Metrics, summary: RunSummary, now: number
   count(metricNames.lateDeliveries, summary.lateDeliveries);
   count(metricNames.notificationsHeld, summary.notificationsHeld);
   count(metricNames.budgetOverflow, summary.budgetOverflow);
+  count(metricNames.notificationsCollapsed, summary.notificationsCollapsed);
+  count(metricNames.updateNotices, summary.updateNotices);
+  count(metricNames.updatesIgnored, summary.updatesIgnored);
   count(metricNames.digestsSent, summary.digestsSent);
   count(metricNames.digestItemsReleased, summary.digestItemsReleased);
   count(metricNames.digestsFailed, summary.digestsFailed);

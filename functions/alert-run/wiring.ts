@@ -9,10 +9,12 @@ import type { SNSClient } from '@aws-sdk/client-sns';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoRuleSource } from '#aws/dynamo-rule-source';
 import { DynamoStateStore } from '#aws/dynamo-state-store';
+import { DynamoStoryStore } from '#aws/dynamo-story-index';
 import { SecretsManagerApiKey } from '#aws/secret-source';
 import { SnsNotifier } from '#aws/sns-notifier';
 import type { AlertRunDependencies } from '#core/alert-run';
 import type { Log } from '#core/ports';
+import { StoryResolver } from '#core/story';
 import { NewsLookupClient } from '#provider/news-client';
 import type { AlertRunConfig } from './config.ts';
 
@@ -29,6 +31,7 @@ export interface AlertRunWiring extends AlertRunDependencies {
   readonly state: DynamoStateStore;
   readonly rules: DynamoRuleSource;
   readonly notifier: SnsNotifier;
+  readonly stories: StoryResolver;
 }
 
 export function createAlertRunDependencies(
@@ -58,6 +61,17 @@ export function createAlertRunDependencies(
       ...(options.now ? { now: options.now } : {}),
     }),
     notifier: new SnsNotifier({ client: clients.sns, concurrency: config.snsConcurrency, log }),
+    // The story index lives in the state table (its own partitions): what collapses copies of a
+    // story for audiences with `collapse: 'story'`, across runs.
+    stories: new StoryResolver(
+      new DynamoStoryStore({
+        documents: clients.documents,
+        tableName: config.tables.state,
+        log,
+        ...(options.now ? { now: options.now } : {}),
+      }),
+      { log },
+    ),
     log,
     ...(options.now ? { now: options.now } : {}),
   };

@@ -30,6 +30,10 @@
  *   `PagesParked` (alarm `pages-parked`) — and the run goes on and advances past it. A mapping
  *   that reads nothing anywhere still fails the run (the client throws).
  *
+ * One story, one alert: with a story index (`deps.stories`), copies of a story an audience already
+ * has are recorded in the ledger as collapsed instead of sent (delivery-pipeline.ts); the story
+ * marker is written before the lead goes out, so a crash between copies never sends a second one.
+ *
  * Delivery preferences (digest mode, quiet hours, daily budgets) keep these guarantees: a match
  * that should wait is held in the state table together with its ledger entry, which counts as
  * handled for the watermark. After its deliveries, and also when it found nothing new or could not
@@ -377,6 +381,7 @@ class AlertRun {
           state: deps.state,
           notifier: deps.notifier,
           log: deps.log,
+          stories: deps.stories,
           now: this.now,
           audiences,
           publishSignal: this.deadlines.publish.signal,
@@ -459,6 +464,7 @@ class AlertRun {
       state: deps.state,
       notifier: deps.notifier,
       log: deps.log,
+      stories: deps.stories,
       now: this.now,
       audiences,
       ledgerFlushDelayMs: settings.ledgerFlushDelayMs,

@@ -2,9 +2,10 @@
  * The two buffers between matching and SNS that keep request counts near their floor without
  * widening the one accepted duplicate window:
  *
- * - `LedgerWriter` collects records of published notifications and writes them in full
- *   BatchWriteItem calls (25), but never lets a record wait longer than `maxDelayMs`: a record
- *   that SNS accepted but the ledger does not yet hold is exactly what a crash would send twice.
+ * - `LedgerWriter` collects records of published notifications (and of story copies that were
+ *   collapsed instead of sent) and writes them in full BatchWriteItem calls (25), but never lets a
+ *   record wait longer than `maxDelayMs`: a record that SNS accepted but the ledger does not yet
+ *   hold is exactly what a crash would send twice.
  * - `Outbox` collects rendered messages per topic and releases only full PublishBatch batches (10)
  *   until the caller flushes, so a topic that receives a few messages per page still costs
  *   ceil(messages / 10) requests per day window.
@@ -33,13 +34,30 @@ export class LedgerWriter {
     this.#now = options.now;
   }
 
-  /** Records that SNS accepted these messages. Throws if an earlier ledger write failed. */
+  /**
+   * Records that SNS accepted these messages, with the facts each carries (story, status, title
+   * hash). Throws if an earlier ledger write failed.
+   */
   async add(batch: readonly PublishedMessage[]): Promise<void> {
-    this.#throwIfFailed();
     const deliveredAt = this.#now();
-    for (const { message, messageId } of batch) {
-      this.#pending.push({ ...message.key, deliveredAt, messageId, ruleIds: message.ruleIds });
-    }
+    await this.record(
+      batch.map(({ message, messageId }) => ({
+        ...message.facts,
+        ...message.key,
+        deliveredAt,
+        messageId,
+        ruleIds: message.ruleIds,
+      })),
+    );
+  }
+
+  /**
+   * Buffers ready-made ledger records (story copies collapsed instead of sent) with the same
+   * batching and delay as published ones. Throws if an earlier ledger write failed.
+   */
+  async record(records: readonly DeliveryRecord[]): Promise<void> {
+    this.#throwIfFailed();
+    this.#pending.push(...records);
     const full = this.#pending.length - (this.#pending.length % ledgerBatchSize);
     if (full > 0) {
       this.#write(this.#pending.splice(0, full));

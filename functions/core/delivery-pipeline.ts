@@ -15,6 +15,22 @@
  * watermark may move past it. Sends that count against a daily budget reserve it with a
  * conditional write before they are published; sends that then fail give their reservation back.
  *
+ * One story, one alert (`collapse: 'story'` audiences, with a story index in `stories`): each
+ * batch asks the index for its articles' stories (one `assign`) and reads the ledger once for
+ * the matches' own entries and their audiences' story markers (`story:<id>`). The first copy of
+ * a story an audience meets is its lead: the marker naming it is written and awaited BEFORE the
+ * lead is published or held, so a crash at any later point can never let a second copy through,
+ * and a re-read of the lead itself (the marker names it) still sends it. Every other copy is
+ * recorded in the ledger as collapsed into the story (not sent): handled, like a publish, so the
+ * watermark moves past it and "why didn't I get this" has an answer. Without an index, and for
+ * `collapse: 'none'` audiences, every copy is its own alert, with the same requests as before.
+ *
+ * Updates (`updates: 'notify'`): ledger entries carry the article's status and title hash
+ * (ledger-facts.ts). A match already in the ledger that came back changed gets one update notice
+ * per audience, story (or article) and change, keyed in the ledger so a re-read never repeats
+ * it. Notices go out at once: they correct an alert the audience already has, so holding them
+ * for a digest or charging them to the daily budget would leave a wrong alert standing longer.
+ *
  * Poison data never stops the others: a match that cannot be rendered (an unpublishable link,
  * no valid time, any renderer failure) is parked like a notification SNS refused for good, with
  * the best rendering there is (render.ts `renderParkedNotification`), counted (`parked` and
@@ -24,19 +40,31 @@
 import { LedgerWriter, Outbox } from './delivery-buffers.ts';
 import { localDate, planDelivery } from './delivery-plan.ts';
 import { toHeldNotification } from './digest.ts';
-import type { Audience, AudienceMatch } from './model.ts';
+import { type ArticleChange, changeLabel, changeSince, ledgerFacts } from './ledger-facts.ts';
+import type { Article, Audience, AudienceMatch } from './model.ts';
 import {
   DailyCountConflictError,
   type DailyCountKey,
   type DeliveryKey,
   type DeliveryPorts,
+  type DeliveryRecord,
   dailyCountId,
   deliveryId,
   type FailedMessage,
   type HeldNotification,
+  type LedgerFacts,
   type OutboundMessage,
+  type StoryAssignment,
+  storyMarkerKey,
+  updateNoticeKey,
 } from './ports.ts';
-import { type RenderOptions, renderNotification, renderParkedNotification, UnpublishableLinkError } from './render.ts';
+import {
+  type RenderOptions,
+  renderNotification,
+  renderParkedNotification,
+  renderUpdateNotice,
+  UnpublishableLinkError,
+} from './render.ts';
 
 /** DynamoDB's BatchGetItem limit. */
 const lookupBatchSize = 100;
@@ -54,6 +82,8 @@ export interface AudienceTally {
   parked: number;
   /** Held for a later digest (digest mode, quiet hours, daily budget). */
   held: number;
+  /** Copies of a story the audience already has: recorded in the ledger as collapsed, not sent. */
+  collapsed: number;
 }
 
 /** What the pipeline counted; the alert run's summary carries these fields. */
@@ -85,6 +115,17 @@ export interface DeliveryCounts {
   budgetOverflow: number;
   /** Dry runs only: matches that would have been held. */
   notificationsWouldHold: number;
+  /**
+   * Copies of a story their audience already has (`collapse: 'story'`): recorded in the ledger
+   * as collapsed into the story (`collapsedInto`), not sent. Counted in `notificationsMatched`.
+   */
+  notificationsCollapsed: number;
+  /** Dry runs only: copies that would have been collapsed. */
+  notificationsWouldCollapse: number;
+  /** Update notices SNS accepted (`updates: 'notify'`); not in `notificationsPublished`. */
+  updateNotices: number;
+  /** Articles already delivered that came back changed, for audiences with `updates: 'ignore'`. */
+  updatesIgnored: number;
   audiences: Record<string, AudienceTally>;
 }
 
@@ -103,6 +144,10 @@ export const emptyDeliveryCounts = (): DeliveryCounts => ({
   heldForQuietHours: 0,
   budgetOverflow: 0,
   notificationsWouldHold: 0,
+  notificationsCollapsed: 0,
+  notificationsWouldCollapse: 0,
+  updateNotices: 0,
+  updatesIgnored: 0,
   audiences: {},
 });
 
@@ -140,6 +185,20 @@ interface FreshMatch {
   readonly message: OutboundMessage;
 }
 
+/** A match already in the ledger that came back changed, for an audience that wants to hear it. */
+interface UpdateCandidate {
+  readonly match: AudienceMatch;
+  readonly audience: Audience;
+  readonly change: ArticleChange;
+  readonly key: DeliveryKey;
+}
+
+/** What one batch's ledger lookup left to send: fresh matches, and update notices to send at once. */
+interface BatchOutcome {
+  readonly fresh: FreshMatch[];
+  readonly notices: OutboundMessage[];
+}
+
 /** One audience's daily budget on one local date, as this pipeline knows it. */
 interface BudgetState {
   readonly key: DailyCountKey;
@@ -165,6 +224,11 @@ export class DeliveryPipeline {
   readonly #budgets = new Map<string, BudgetState>();
   /** Which daily budget each reserved, not yet published send used (by delivery id). */
   readonly #reserved = new Map<string, string>();
+  /**
+   * The lead article of each story per audience (`audienceId|storyId`), as this run chose or read
+   * it: a later copy in the same run collapses without reading the marker again.
+   */
+  readonly #leads = new Map<string, string>();
 
   constructor(options: DeliveryPipelineOptions) {
     this.#options = options;
@@ -222,35 +286,120 @@ export class DeliveryPipeline {
   async #freshMessages(matches: readonly AudienceMatch[]): Promise<OutboundMessage[]> {
     // Rendered before planning, also what is then held: a match that cannot be rendered is
     // reported now, with its article, instead of surfacing in a digest hours later.
-    const fresh = await this.#renderFresh(matches);
+    const { fresh, notices } = await this.#renderFresh(matches);
     const sends = this.#options.applyDeliveryPreferences ? await this.#plan(fresh) : fresh;
     for (const { match } of sends) {
       if (match.article.publishedAt < this.#options.lateBefore) this.#options.counts.lateDeliveries += 1;
     }
-    return sends.map((entry) => entry.message);
+    return [...sends.map((entry) => entry.message), ...notices];
   }
 
-  /** Drops matches the ledger already holds and renders the rest. */
-  async #renderFresh(matches: readonly AudienceMatch[]): Promise<FreshMatch[]> {
-    const { counts, log } = this.#options;
-    const keys: DeliveryKey[] = matches.map((match) => ({
-      articleKey: match.article.key,
-      audienceId: match.audienceId,
-    }));
-    const delivered = await this.#options.state.findDelivered(keys);
+  /**
+   * The story of each article that needs one (matched by an audience that collapses stories):
+   * one `assign` for the batch, none when no audience of the batch collapses.
+   */
+  async #assignStories(matches: readonly AudienceMatch[]): Promise<Map<string, StoryAssignment>> {
+    const { stories, audiences } = this.#options;
+    if (stories === undefined) return new Map();
+    const articles = new Map<string, Article>();
+    for (const match of matches) {
+      if (audiences.get(match.audienceId)?.collapse === 'story') articles.set(match.article.key, match.article);
+    }
+    if (articles.size === 0) return new Map();
+    return stories.assign([...articles.values()], { now: this.#options.now(), dryRun: this.#options.dryRun === true });
+  }
+
+  /**
+   * Drops matches the ledger already holds (finding the changed ones for update notices),
+   * collapses copies of stories their audience already has, and renders the rest.
+   */
+  async #renderFresh(matches: readonly AudienceMatch[]): Promise<BatchOutcome> {
+    const { counts, audiences } = this.#options;
+    const assignments = await this.#assignStories(matches);
+    const storyOf = (match: AudienceMatch): string | undefined =>
+      audiences.get(match.audienceId)?.collapse === 'story' ? assignments.get(match.article.key)?.storyId : undefined;
+    const keys: DeliveryKey[] = [];
+    const markerIds = new Set<string>();
+    for (const match of matches) {
+      keys.push({ articleKey: match.article.key, audienceId: match.audienceId });
+      const storyId = storyOf(match);
+      if (storyId === undefined || this.#leads.has(leadId(match.audienceId, storyId))) continue;
+      const marker = storyMarkerKey(match.audienceId, storyId);
+      if (markerIds.has(deliveryId(marker))) continue;
+      markerIds.add(deliveryId(marker));
+      keys.push(marker);
+    }
+    // What the ledger recorded is only needed to collapse stories and to notice updates; without
+    // either, the cheaper keys-only read of old is enough.
+    const full =
+      this.#options.stories !== undefined ||
+      matches.some((match) => audiences.get(match.audienceId)?.updates === 'notify');
+    const entries = full ? await this.#options.state.readDeliveries(keys) : undefined;
+    const delivered = entries === undefined ? await this.#options.state.findDelivered(keys) : new Set(entries.keys());
+
+    const now = this.#options.now();
+    const facts = new Map<string, LedgerFacts>();
+    const factsOf = (article: Article, storyId: string | undefined): LedgerFacts => {
+      const id = `${storyId ?? ''}|${article.key}`;
+      let value = facts.get(id);
+      if (value === undefined) {
+        value = ledgerFacts(article, storyId);
+        facts.set(id, value);
+      }
+      return value;
+    };
     const fresh: FreshMatch[] = [];
     const unrenderable: FailedMessage[] = [];
-    for (const match of matches) {
-      const audience = this.#options.audiences.get(match.audienceId);
+    const markers: DeliveryRecord[] = [];
+    const collapsed: DeliveryRecord[] = [];
+    const updates: UpdateCandidate[] = [];
+    for (const original of matches) {
+      const audience = audiences.get(original.audienceId);
       if (!audience) continue;
+      const storyId = storyOf(original);
+      const match = storyId === undefined ? original : { ...original, storyId };
+      const { article } = match;
       const tally = this.#tally(match.audienceId);
       tally.matched += 1;
       counts.notificationsMatched += 1;
-      const id = deliveryId({ articleKey: match.article.key, audienceId: match.audienceId });
+      const id = deliveryId({ articleKey: article.key, audienceId: match.audienceId });
+      const recorded = entries?.get(id);
       if (delivered.has(id) || this.#queued.has(id)) {
         tally.alreadyDelivered += 1;
         counts.notificationsAlreadyDelivered += 1;
+        const change = recorded === undefined ? undefined : changeSince(recorded, article);
+        if (recorded === undefined || change === undefined) continue;
+        if (audience.updates !== 'notify') {
+          counts.updatesIgnored += 1;
+          continue;
+        }
+        const subject = recorded.storyId ?? storyId ?? article.key;
+        updates.push({ match, audience, change, key: updateNoticeKey(match.audienceId, subject, changeLabel(change)) });
         continue;
+      }
+      let newLead = false;
+      if (storyId !== undefined) {
+        const story = leadId(match.audienceId, storyId);
+        let lead = this.#leads.get(story);
+        if (lead === undefined) {
+          const marker = entries?.get(deliveryId(storyMarkerKey(match.audienceId, storyId)));
+          // A marker without its lead (damaged by hand) still says the audience has the story.
+          if (marker !== undefined) lead = marker.leadArticleKey ?? '';
+          if (lead !== undefined) this.#leads.set(story, lead);
+        }
+        if (lead !== undefined && lead !== article.key) {
+          this.#queued.add(id);
+          collapsed.push({
+            audienceId: match.audienceId,
+            articleKey: article.key,
+            deliveredAt: now,
+            ruleIds: match.rules.map((rule) => rule.ruleId),
+            collapsedInto: storyId,
+            ...factsOf(article, storyId),
+          });
+          continue;
+        }
+        newLead = lead === undefined;
       }
       let message: OutboundMessage;
       try {
@@ -258,23 +407,25 @@ export class DeliveryPipeline {
       } catch (error) {
         // One article that cannot be rendered must not stop every other alert, nor block the
         // watermark forever, nor vanish: it is parked (below) with the best rendering there is,
-        // and delivery goes on. Queued, so an article the provider repeats is parked once.
+        // and delivery goes on. Queued, so an article the provider repeats is parked once. It
+        // does not become its story's lead: the next copy can still reach the audience.
         this.#queued.add(id);
-        counts.notificationsUnrenderable += 1;
-        const reason = describe(error).slice(0, 1000);
-        log.error('could not render a notification; parking it for review and `news-alerts replay --parked`', {
-          audienceId: match.audienceId,
-          articleKey: match.article.key,
-          error: reason,
-        });
-        if (this.#options.dryRun) continue;
-        const parked = renderParkedNotification(match, audience, this.#options.render);
-        const code = error instanceof UnpublishableLinkError ? 'UnpublishableLink' : 'Unrenderable';
-        unrenderable.push({ message: parked, code, reason, permanent: true });
+        const failure = this.#unrenderable(match, audience, error, undefined);
+        if (failure !== undefined) unrenderable.push(failure);
         continue;
       }
+      if (storyId !== undefined && newLead) {
+        this.#leads.set(leadId(match.audienceId, storyId), article.key);
+        markers.push({
+          ...storyMarkerKey(match.audienceId, storyId),
+          deliveredAt: now,
+          ruleIds: [],
+          storyId,
+          leadArticleKey: article.key,
+        });
+      }
       this.#queued.add(id);
-      fresh.push({ match, audience, message });
+      fresh.push({ match, audience, message: { ...message, facts: factsOf(article, storyId) } });
     }
     if (unrenderable.length > 0) {
       await this.#park(
@@ -282,7 +433,83 @@ export class DeliveryPipeline {
         'parked notifications that could not be rendered; review them (see `news-alerts replay --parked --dry-run`)',
       );
     }
-    return fresh;
+    await this.#recordCollapse(markers, collapsed);
+    const notices = await this.#updateNotices(updates);
+    return { fresh, notices };
+  }
+
+  /**
+   * Writes new story markers and waits for them, BEFORE their leads are published or held (a
+   * crash after this can only collapse copies into a lead the next run still sends), then queues
+   * the collapsed copies' ledger entries. A dry run writes nothing and counts what it would do.
+   */
+  async #recordCollapse(markers: readonly DeliveryRecord[], collapsed: readonly DeliveryRecord[]): Promise<void> {
+    const { counts } = this.#options;
+    if (this.#options.dryRun) {
+      counts.notificationsWouldCollapse += collapsed.length;
+      return;
+    }
+    if (markers.length > 0) await this.#options.state.recordDelivered(markers);
+    if (collapsed.length === 0) return;
+    await this.#ledger.record(collapsed);
+    for (const record of collapsed) this.#tally(record.audienceId).collapsed += 1;
+    counts.notificationsCollapsed += collapsed.length;
+  }
+
+  /**
+   * Renders the update notices the ledger does not hold yet (one read of their keys), at most one
+   * per key even when several copies of a story changed in the same batch.
+   */
+  async #updateNotices(candidates: readonly UpdateCandidate[]): Promise<OutboundMessage[]> {
+    const wanted = new Map<string, UpdateCandidate>();
+    for (const candidate of candidates) {
+      const id = deliveryId(candidate.key);
+      if (!this.#queued.has(id) && !wanted.has(id)) wanted.set(id, candidate);
+    }
+    if (wanted.size === 0) return [];
+    const sent = await this.#options.state.findDelivered([...wanted.values()].map((candidate) => candidate.key));
+    const notices: OutboundMessage[] = [];
+    const unrenderable: FailedMessage[] = [];
+    for (const [id, { match, audience, change, key }] of wanted) {
+      if (sent.has(id)) continue;
+      this.#queued.add(id);
+      try {
+        notices.push(renderUpdateNotice(match, audience, change, key, this.#options.render));
+      } catch (error) {
+        const failure = this.#unrenderable(match, audience, error, key);
+        if (failure !== undefined) unrenderable.push(failure);
+      }
+    }
+    if (unrenderable.length > 0) {
+      await this.#park(unrenderable, 'parked update notices that could not be rendered; review them');
+    }
+    return notices;
+  }
+
+  /**
+   * Counts and logs a match that could not be rendered, and returns it ready to park with the
+   * best rendering there is (under `key` when given: an update notice), or undefined in a dry run.
+   */
+  #unrenderable(
+    match: AudienceMatch,
+    audience: Audience,
+    error: unknown,
+    key: DeliveryKey | undefined,
+  ): FailedMessage | undefined {
+    this.#options.counts.notificationsUnrenderable += 1;
+    const reason = describe(error).slice(0, 1000);
+    this.#options.log.error(
+      'could not render a notification; parking it for review and `news-alerts replay --parked`',
+      {
+        audienceId: match.audienceId,
+        articleKey: key?.articleKey ?? match.article.key,
+        error: reason,
+      },
+    );
+    if (this.#options.dryRun) return undefined;
+    const parked = renderParkedNotification(match, audience, this.#options.render);
+    const code = error instanceof UnpublishableLinkError ? 'UnpublishableLink' : 'Unrenderable';
+    return { message: key === undefined ? parked : { ...parked, key }, code, reason, permanent: true };
   }
 
   /**
@@ -445,10 +672,14 @@ export class DeliveryPipeline {
       onPublished: async (batch) => {
         await this.#ledger.add(batch);
         for (const { message } of batch) {
+          if (isUpdateNotice(message)) {
+            counts.updateNotices += 1;
+            continue;
+          }
           this.#tally(message.key.audienceId).published += 1;
           this.#reserved.delete(deliveryId(message.key));
+          counts.notificationsPublished += 1;
         }
-        counts.notificationsPublished += batch.length;
       },
     });
     const permanent = outcome.failed.filter((failure) => failure.permanent);
@@ -504,12 +735,18 @@ export class DeliveryPipeline {
     const { counts } = this.#options;
     let tally = counts.audiences[audienceId];
     if (!tally) {
-      tally = { matched: 0, alreadyDelivered: 0, published: 0, failed: 0, parked: 0, held: 0 };
+      tally = { matched: 0, alreadyDelivered: 0, published: 0, failed: 0, parked: 0, held: 0, collapsed: 0 };
       counts.audiences[audienceId] = tally;
     }
     return tally;
   }
 }
+
+/** The key under which this run remembers an audience's lead of a story. */
+const leadId = (audienceId: string, storyId: string): string => `${audienceId}|${storyId}`;
+
+/** Update notices are keyed `update:…` (ports.ts `updateNoticeKey`); alerts by their article. */
+const isUpdateNotice = (message: OutboundMessage): boolean => message.key.articleKey.startsWith('update:');
 
 export const describe = (error: unknown): string =>
   error instanceof Error ? `${error.name}: ${error.message}` : String(error);
