@@ -47,7 +47,7 @@
  * Lost conditional writes become typed errors (LeaseHeldError, LeaseLostError,
  * WatermarkConflictError), in the manner of Powertools idempotency's persistence layer.
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import {
   type AttributeValue,
@@ -58,8 +58,6 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
-  BatchWriteCommand,
-  type BatchWriteCommandInput,
   DeleteCommand,
   type DynamoDBDocumentClient,
   GetCommand,
@@ -72,7 +70,7 @@ import {
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import pLimit, { type LimitFunction } from 'p-limit';
 import * as z from 'zod/mini';
-import { LeaseHeldError, LeaseLostError, NewsAlertsError, WatermarkConflictError } from '#core/errors';
+import { LeaseHeldError, LeaseLostError, WatermarkConflictError } from '#core/errors';
 import {
   DailyCountConflictError,
   type DailyCountKey,
@@ -98,16 +96,24 @@ import {
   type Watermark,
 } from '#core/ports';
 import { logger } from '#shared/powertools';
-import { exponentialBackoff } from '#shared/retry';
+import {
+  type BatchContext,
+  backoff,
+  batchGetLimit,
+  chunk,
+  drainBatch,
+  type Key,
+  type KeyedWrite,
+  keyPart,
+  keyString,
+  StateStoreError,
+  settleAll,
+  ttlSeconds,
+  writeAll,
+} from './dynamo-batch.ts';
 import { readReadingState, writeReadingState } from './dynamo-reading-state.ts';
 
-/** The state table could not be read or written as expected (after retries where they help). */
-export class StateStoreError extends NewsAlertsError {
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = 'StateStoreError';
-  }
-}
+export { keyPart, StateStoreError };
 
 export interface DynamoStateStoreOptions {
   /** The one shared document client (default marshalling options: plain numbers, not NumberValue). */
@@ -132,39 +138,14 @@ export interface DynamoStateStoreOptions {
   readonly log?: Log;
 }
 
-type Key = { readonly pk: string; readonly sk: string };
-
 const watermarkKey: Key = { pk: 'watermark', sk: 'current' };
 const leaseKey: Key = { pk: 'lease', sk: 'run' };
 const runPartition = 'run';
 const holdingPartition = 'holding';
 /** DynamoDB's TransactWriteItems limit. */
 const transactionLimit = 100;
-
-/** DynamoDB's own per-request limits; moto does not enforce the write one, so we do. */
-const batchGetLimit = 100;
-const batchWriteLimit = 25;
-/** Attempts for a batch whose items keep coming back unprocessed (throttling), and for transaction conflicts. */
-const maxBatchAttempts = 8;
+/** Attempts for a transaction cancelled by conflicts or throttling. */
 const maxTransactionAttempts = 4;
-const backoffBaseMs = 50;
-const backoffCapMs = 3_000;
-
-const dayMs = 86_400_000;
-/** Key parts up to this size stay verbatim: far below the 1024-byte sort-key limit, still readable. */
-const maxVerbatimKeyBytes = 256;
-
-/**
- * A key part that is always a valid, bounded DynamoDB key fragment: the value itself when it is
- * non-empty, short and does not start with `#`; otherwise `#` + base64url SHA-256 of it. The two
- * forms cannot collide because only hashed parts start with `#`.
- */
-export function keyPart(value: string): string {
-  if (value.length > 0 && !value.startsWith('#') && Buffer.byteLength(value, 'utf8') <= maxVerbatimKeyBytes) {
-    return value;
-  }
-  return `#${createHash('sha256').update(value, 'utf8').digest('base64url')}`;
-}
 
 /** The object without its undefined fields (DynamoDB items and exactOptionalPropertyTypes want none). */
 function withoutUndefined<T extends Record<string, unknown>>(value: T): Partial<T> {
@@ -206,11 +187,6 @@ export const dailyCountItemKey = (key: DailyCountKey): Key => ({
   pk: `budget#${keyPart(key.audienceId)}`,
   sk: key.date,
 });
-
-const keyString = (key: Key): string => `${key.pk}\u0000${key.sk}`;
-
-/** TTL value (epoch seconds) `days` after the epoch-ms instant `from`. */
-const ttlSeconds = (from: number, days: number): number => Math.floor((from + days * dayMs) / 1000);
 
 // zod 4's number() already refuses Infinity and NaN (classic `.finite()` was a no-op).
 const finite = z.number();
@@ -322,22 +298,6 @@ function oldItem<T>(schema: z.ZodMiniType<T>, item: Record<string, AttributeValu
   const parsed = schema.safeParse(unmarshall(item));
   return parsed.success ? parsed.data : undefined;
 }
-
-function chunk<T>(items: readonly T[], size: number): T[][] {
-  const chunks: T[][] = [];
-  for (let start = 0; start < items.length; start += size) chunks.push(items.slice(start, start + size));
-  return chunks;
-}
-
-/** Waits for every task (so nothing is left in flight), then rethrows the first failure. */
-async function settleAll(tasks: readonly Promise<void>[]): Promise<void> {
-  const results = await Promise.allSettled(tasks);
-  const failed = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');
-  if (failed !== undefined) throw failed.reason;
-}
-
-type WriteRequest = NonNullable<BatchWriteCommandInput['RequestItems']>[string][number];
-type KeyedWrite = { readonly key: Key; readonly request: WriteRequest };
 
 /** DynamoDB implementation of the run's state: see the module comment for the item layout. */
 export class DynamoStateStore implements StateStore, LeaseAdmin {
@@ -1227,41 +1187,18 @@ export class DynamoStateStore implements StateStore, LeaseAdmin {
 
   // --- Batching -------------------------------------------------------------------------------
 
-  /** BatchWriteItem in requests of 25, one request per item key (DynamoDB rejects duplicates in a batch). */
-  async #writeAll(what: string, requests: readonly KeyedWrite[]): Promise<void> {
-    const unique = new Map<string, WriteRequest>();
-    for (const { key, request } of requests) unique.set(keyString(key), request);
-    await settleAll(
-      chunk([...unique.values()], batchWriteLimit).map((batch) =>
-        this.#limit(() =>
-          this.#drain(what, batch, async (pending) => {
-            const output = await this.#documents.send(
-              new BatchWriteCommand({ RequestItems: { [this.#table]: [...pending] } }),
-            );
-            return output.UnprocessedItems?.[this.#table] ?? [];
-          }),
-        ),
-      ),
-    );
+  #batch(): BatchContext {
+    return { documents: this.#documents, table: this.#table, limit: this.#limit, sleep: this.#sleep, log: this.#log };
   }
 
-  /**
-   * Sends `batch`, then re-sends whatever DynamoDB hands back unprocessed (it does so under
-   * throttling) with exponential backoff and full jitter, and fails loudly if some never go through.
-   */
-  async #drain<T>(what: string, batch: readonly T[], send: (pending: readonly T[]) => Promise<readonly T[]>) {
-    let pending = batch;
-    for (let attempt = 1; pending.length > 0; attempt += 1) {
-      pending = await send(pending);
-      if (pending.length === 0) return;
-      if (attempt >= maxBatchAttempts) {
-        throw new StateStoreError(
-          `${what}: ${pending.length} of ${batch.length} item(s) in ${this.#table} were still unprocessed after ${attempt} attempts`,
-        );
-      }
-      this.#log.debug('retrying unprocessed batch items', { what, unprocessed: pending.length, attempt });
-      await this.#sleep(backoff(attempt));
-    }
+  /** BatchWriteItem in requests of 25, one request per item key (DynamoDB rejects duplicates in a batch). */
+  #writeAll(what: string, requests: readonly KeyedWrite[]): Promise<void> {
+    return writeAll(this.#batch(), what, requests);
+  }
+
+  /** Sends `batch`, re-sending what DynamoDB hands back unprocessed (see drainBatch). */
+  #drain<T>(what: string, batch: readonly T[], send: (pending: readonly T[]) => Promise<readonly T[]>) {
+    return drainBatch(this.#batch(), what, batch, send);
   }
 
   async #queryAll(pk: string): Promise<Record<string, unknown>[]> {
@@ -1284,10 +1221,6 @@ export class DynamoStateStore implements StateStore, LeaseAdmin {
     return items;
   }
 }
-
-/** Full jitter; the first retry already waits up to twice the base. */
-const backoff = (attempt: number): number =>
-  exponentialBackoff(attempt + 1, { baseMs: backoffBaseMs, maxMs: backoffCapMs, jitter: 'full', random: Math.random });
 
 const transientCodes = new Set(['TransactionConflict', 'ThrottlingError', 'ProvisionedThroughputExceeded']);
 

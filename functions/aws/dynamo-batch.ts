@@ -1,0 +1,165 @@
+/**
+ * Batched reads and writes on the state table, shared by its adapters (run state, story index):
+ * requests never exceed DynamoDB's per-call limits (100 keys to get, 25 items to write, no
+ * duplicate key in one write), items DynamoDB hands back unprocessed (it does so under
+ * throttling) are sent again with exponential backoff and full jitter until they go through or a
+ * StateStoreError says how many never did, and no more requests are in flight than the caller's
+ * limiter allows. Key parts taken from data are bounded by {@link keyPart}.
+ */
+import { createHash } from 'node:crypto';
+import {
+  BatchGetCommand,
+  BatchWriteCommand,
+  type BatchWriteCommandInput,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
+import type { LimitFunction } from 'p-limit';
+import { NewsAlertsError } from '#core/errors';
+import type { Log } from '#core/ports';
+import { exponentialBackoff } from '#shared/retry';
+
+/** The state table could not be read or written as expected (after retries where they help). */
+export class StateStoreError extends NewsAlertsError {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'StateStoreError';
+  }
+}
+
+/** The state table's primary key. */
+export type Key = { readonly pk: string; readonly sk: string };
+
+/** DynamoDB's own per-request limits; moto does not enforce the write one, so we do. */
+export const batchGetLimit = 100;
+export const batchWriteLimit = 25;
+/** Attempts for a batch whose items keep coming back unprocessed (throttling). */
+export const maxBatchAttempts = 8;
+const backoffBaseMs = 50;
+const backoffCapMs = 3_000;
+
+export const dayMs = 86_400_000;
+/** Key parts up to this size stay verbatim: far below the 1024-byte sort-key limit, still readable. */
+const maxVerbatimKeyBytes = 256;
+
+/**
+ * A key part that is always a valid, bounded DynamoDB key fragment: the value itself when it is
+ * non-empty, short and does not start with `#`; otherwise `#` + base64url SHA-256 of it. The two
+ * forms cannot collide because only hashed parts start with `#`.
+ */
+export function keyPart(value: string): string {
+  if (value.length > 0 && !value.startsWith('#') && Buffer.byteLength(value, 'utf8') <= maxVerbatimKeyBytes) {
+    return value;
+  }
+  return `#${createHash('sha256').update(value, 'utf8').digest('base64url')}`;
+}
+
+/** A key as one string (map keys; `\u0000` cannot occur in either part's meaning). */
+export const keyString = (key: Key): string => `${key.pk}\u0000${key.sk}`;
+
+/** TTL value (epoch seconds) `days` after the epoch-ms instant `from`. */
+export const ttlSeconds = (from: number, days: number): number => Math.floor((from + days * dayMs) / 1000);
+
+export function chunk<T>(items: readonly T[], size: number): T[][] {
+  const chunks: T[][] = [];
+  for (let start = 0; start < items.length; start += size) chunks.push(items.slice(start, start + size));
+  return chunks;
+}
+
+/** Waits for every task (so nothing is left in flight), then rethrows the first failure. */
+export async function settleAll(tasks: readonly Promise<void>[]): Promise<void> {
+  const results = await Promise.allSettled(tasks);
+  const failed = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+  if (failed !== undefined) throw failed.reason;
+}
+
+/** Full jitter; the first retry already waits up to twice the base. */
+export const backoff = (attempt: number): number =>
+  exponentialBackoff(attempt + 1, { baseMs: backoffBaseMs, maxMs: backoffCapMs, jitter: 'full', random: Math.random });
+
+/** What the batch helpers need from their adapter. */
+export interface BatchContext {
+  readonly documents: DynamoDBDocumentClient;
+  readonly table: string;
+  /** Shared by every call of one adapter, so concurrent calls share the bound. */
+  readonly limit: LimitFunction;
+  readonly sleep: (ms: number) => Promise<void>;
+  readonly log: Log;
+}
+
+/**
+ * Sends `batch`, then re-sends whatever DynamoDB hands back unprocessed with exponential backoff
+ * and full jitter, and fails loudly if some never go through.
+ */
+export async function drainBatch<T>(
+  context: Pick<BatchContext, 'table' | 'sleep' | 'log'>,
+  what: string,
+  batch: readonly T[],
+  send: (pending: readonly T[]) => Promise<readonly T[]>,
+): Promise<void> {
+  let pending = batch;
+  for (let attempt = 1; pending.length > 0; attempt += 1) {
+    pending = await send(pending);
+    if (pending.length === 0) return;
+    if (attempt >= maxBatchAttempts) {
+      throw new StateStoreError(
+        `${what}: ${pending.length} of ${batch.length} item(s) in ${context.table} were still unprocessed after ${attempt} attempts`,
+      );
+    }
+    context.log.debug('retrying unprocessed batch items', { what, unprocessed: pending.length, attempt });
+    await context.sleep(backoff(attempt));
+  }
+}
+
+type WriteRequest = NonNullable<BatchWriteCommandInput['RequestItems']>[string][number];
+/** One BatchWriteItem request with the key it writes (to drop duplicates). */
+export type KeyedWrite = { readonly key: Key; readonly request: WriteRequest };
+
+/** BatchWriteItem in requests of 25, one request per item key (the last one given wins). */
+export async function writeAll(context: BatchContext, what: string, requests: readonly KeyedWrite[]): Promise<void> {
+  const unique = new Map<string, WriteRequest>();
+  for (const { key, request } of requests) unique.set(keyString(key), request);
+  await settleAll(
+    chunk([...unique.values()], batchWriteLimit).map((batch) =>
+      context.limit(() =>
+        drainBatch(context, what, batch, async (pending) => {
+          const output = await context.documents.send(
+            new BatchWriteCommand({ RequestItems: { [context.table]: [...pending] } }),
+          );
+          return output.UnprocessedItems?.[context.table] ?? [];
+        }),
+      ),
+    ),
+  );
+}
+
+/**
+ * BatchGetItem in requests of 100 distinct keys, strongly consistent: every item of `keys` that
+ * exists, by {@link keyString} of its key.
+ */
+export async function getAll(
+  context: BatchContext,
+  what: string,
+  keys: readonly Key[],
+): Promise<Map<string, Record<string, unknown>>> {
+  const unique = new Map<string, Key>();
+  for (const key of keys) unique.set(keyString(key), { pk: key.pk, sk: key.sk });
+  const found = new Map<string, Record<string, unknown>>();
+  await settleAll(
+    chunk([...unique.values()], batchGetLimit).map((batch) =>
+      context.limit(() =>
+        drainBatch(context, what, batch, async (pending) => {
+          const output = await context.documents.send(
+            new BatchGetCommand({
+              RequestItems: { [context.table]: { Keys: [...pending], ConsistentRead: true } },
+            }),
+          );
+          for (const item of output.Responses?.[context.table] ?? []) {
+            found.set(keyString({ pk: String(item.pk), sk: String(item.sk) }), item);
+          }
+          return (output.UnprocessedKeys?.[context.table]?.Keys ?? []) as Key[];
+        }),
+      ),
+    ),
+  );
+  return found;
+}
