@@ -18,9 +18,14 @@
  *
  * So nothing held is lost (it is deleted only after its digest is handled) and nothing appears in
  * two digests (a claim fixes the parts; claimed notifications are never claimed again).
+ *
+ * Entries of a story say where else it ran ("also in N outlets"): the story records come from one
+ * `stories.readStories` call per release step. The story index is an extra, never a dependency: no
+ * index, or a read that fails, gives digests without those lines (logged as a warning), never a
+ * failed release.
  */
 import { earliestDueAt, releaseDueAt } from './delivery-plan.ts';
-import { groupTotals, MAX_RELEASE_ITEMS, planDigest, renderDigestMessage } from './digest.ts';
+import { type DigestRenderOptions, groupTotals, MAX_RELEASE_ITEMS, planDigest, renderDigestMessage } from './digest.ts';
 import type { Audience } from './model.ts';
 import {
   type DeliveryPorts,
@@ -34,6 +39,7 @@ import {
   type HoldReason,
   type OutboundMessage,
   ReleaseClaimConflictError,
+  type StoryRecord,
 } from './ports.ts';
 import type { RenderOptions } from './render.ts';
 
@@ -172,8 +178,10 @@ export async function releaseDueDigests(options: DigestReleaseOptions): Promise<
     ...candidate,
     held: await state.readHeld(candidate.audience.audienceId),
   }));
+  const stories = await readStoriesOf(audiences, options);
+  const render: DigestRenderOptions = { ...options.render, stories };
   const works: ReleaseWork[] = [];
-  for (const work of audiences) works.push(...planReleases(work, now, options));
+  for (const work of audiences) works.push(...planReleases(work, now, options, render));
 
   for (const work of works.filter((candidate) => candidate.messages !== undefined)) {
     // A release claimed but not published is finished by a later run; one not claimed is simply
@@ -192,7 +200,7 @@ export async function releaseDueDigests(options: DigestReleaseOptions): Promise<
     }
   }
   const active = works.filter((work) => work.claimed);
-  await publishReleases(active, options);
+  await publishReleases(active, options, render);
 
   const finished = new Map<string, Set<string>>();
   for (const work of active) {
@@ -212,8 +220,37 @@ export async function releaseDueDigests(options: DigestReleaseOptions): Promise<
   }
 }
 
+/**
+ * The story records of every held entry that names a story, in one read; empty without a story
+ * index or when the read fails (a digest never fails because of the story index).
+ */
+async function readStoriesOf(
+  audiences: readonly AudienceWork[],
+  options: DigestReleaseOptions,
+): Promise<ReadonlyMap<string, StoryRecord>> {
+  const ids = new Set<string>();
+  for (const { held } of audiences) {
+    for (const item of held.items) if (item.match.storyId !== undefined) ids.add(item.match.storyId);
+  }
+  if (ids.size === 0 || options.stories === undefined) return new Map();
+  try {
+    return await options.stories.readStories([...ids]);
+  } catch (error) {
+    options.log.warn('could not read the story index; digests go out without "also in" lines', {
+      stories: ids.size,
+      error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+    });
+    return new Map();
+  }
+}
+
 /** The releases of one audience this run: unfinished ones first, then one new release of what is due. */
-function planReleases(work: AudienceWork, now: number, options: DigestReleaseOptions): ReleaseWork[] {
+function planReleases(
+  work: AudienceWork,
+  now: number,
+  options: DigestReleaseOptions,
+  render: DigestRenderOptions,
+): ReleaseWork[] {
   const { audience, held, entry } = work;
   const items = new Map(held.items.map((item) => [item.key.articleKey, item]));
   const claimed = new Set<string>();
@@ -252,7 +289,7 @@ function planReleases(work: AudienceWork, now: number, options: DigestReleaseOpt
     taken.map(({ item }) => item),
     audience,
     releaseAt,
-    options.render,
+    render,
   );
   if (plan.dropped.length > 0) {
     options.counts.notificationsUnrenderable += plan.dropped.length;
@@ -279,7 +316,7 @@ function planReleases(work: AudienceWork, now: number, options: DigestReleaseOpt
 }
 
 /** Renders part `index` of a release again from the held notifications that still exist. */
-function renderPart(work: ReleaseWork, index: number, options: DigestReleaseOptions): OutboundMessage | undefined {
+function renderPart(work: ReleaseWork, index: number, render: DigestRenderOptions): OutboundMessage | undefined {
   const { release, items, audience } = work;
   const present = (keys: readonly string[]) =>
     keys.map((key) => items.get(key)).filter((item): item is HeldNotification => item !== undefined);
@@ -296,9 +333,9 @@ function renderPart(work: ReleaseWork, index: number, options: DigestReleaseOpti
       parts: release.parts.length,
       total: all.length,
       firstIndex,
-      groupTotals: groupTotals(all, audience, options.render),
+      groupTotals: groupTotals(all, audience, render),
     },
-    options.render,
+    render,
   );
 }
 
@@ -306,7 +343,11 @@ function renderPart(work: ReleaseWork, index: number, options: DigestReleaseOpti
  * Publishes every part that is not in the ledger yet, writes each accepted one to the ledger at
  * once, parks what SNS refuses for good, and marks the handled parts of each release.
  */
-async function publishReleases(works: readonly ReleaseWork[], options: DigestReleaseOptions): Promise<void> {
+async function publishReleases(
+  works: readonly ReleaseWork[],
+  options: DigestReleaseOptions,
+  render: DigestRenderOptions,
+): Promise<void> {
   const { state, counts, log } = options;
   const keys = works.flatMap((work) =>
     work.release.parts.map((_, index) => digestKey(work.release, index + 1, work.release.parts.length)),
@@ -319,7 +360,7 @@ async function publishReleases(works: readonly ReleaseWork[], options: DigestRel
       const key = digestKey(work.release, index + 1, work.release.parts.length);
       const message = delivered.has(deliveryId(key))
         ? undefined
-        : (work.messages?.[index] ?? renderPart(work, index, options));
+        : (work.messages?.[index] ?? renderPart(work, index, render));
       if (message === undefined) {
         // In the ledger already (a run that crashed after publishing it), or nothing left to show.
         work.open.delete(index);

@@ -17,6 +17,10 @@
  * SNS's 256 KB limit holds about four times as many entries. When a release is still too large it
  * is split into numbered parts ({@link planDigest}): every held entry is in exactly one part.
  *
+ * An entry whose match carries a story (`match.storyId`, collapsed copies of it were not sent) says
+ * where else the story ran: "also in N outlets: A, B, C and 2 more" on every channel, from the story
+ * records the release step read (`DigestRenderOptions.stories`); without a record, no line.
+ *
  * Every fixed word comes from the audience's message catalog (functions/core/messages/), resolved
  * once per audience and locale by render.ts's {@link audienceViewOf}; the structured document keeps
  * English keys and names its locale (`newsAlerts.locale`).
@@ -33,7 +37,9 @@ import {
   type HeldNotification,
   HOLD_REASONS,
   type HoldReason,
+  maxStoryOutlets,
   type OutboundMessage,
+  type StoryRecord,
 } from './ports.ts';
 import {
   type AlertView,
@@ -51,6 +57,7 @@ import {
   type RenderOptions,
   renderFooter,
   SNS_MAX_MESSAGE_BYTES,
+  singleLine,
   subjectFromTemplate,
   trimToFit,
   truncateText,
@@ -118,6 +125,8 @@ export function toHeldNotification(match: AudienceMatch, reason: HoldReason, hel
     ruleIds: match.rules.map((rule) => rule.ruleId),
     match: {
       audienceId: match.audienceId,
+      // Kept so the digest can say where else the story ran.
+      ...(match.storyId === undefined ? {} : { storyId: match.storyId }),
       rules,
       article: {
         key: article.key,
@@ -138,6 +147,55 @@ export function toHeldNotification(match: AudienceMatch, reason: HoldReason, hel
 
 // --- The view model -------------------------------------------------------------------------------
 
+/** Options of the digest renderers: the alert's, plus the stories of the entries. */
+export interface DigestRenderOptions extends RenderOptions {
+  /**
+   * Story records by story id (read once per release step, `StoryIndex.readStories`): an entry
+   * whose `match.storyId` has one names the story's other outlets. Absent: no entry does.
+   */
+  readonly stories?: ReadonlyMap<string, StoryRecord> | undefined;
+}
+
+/** Outlet names an "also in" line shows before "and N more". */
+export const ALSO_IN_NAMES = 3;
+
+/** Where else an entry's story ran: the other outlets (count) and the first few names. */
+export interface AlsoInView {
+  /** Distinct outlets of the story other than the entry's own. */
+  readonly count: number;
+  /** Up to {@link ALSO_IN_NAMES} of their names, one line each, first seen first. */
+  readonly outlets: readonly string[];
+}
+
+/**
+ * The "also in" part of an entry from its story's record, or undefined when the story ran nowhere
+ * else (or the entry has no story). The entry's own outlet is not counted or named: the record
+ * counts it when it is among the names, or when the names were capped before it.
+ */
+export function alsoInOf(
+  own: Pick<AlertView['article'], 'media' | 'mediaName'>,
+  record: StoryRecord | undefined,
+): AlsoInView | undefined {
+  if (record === undefined) return undefined;
+  const mine = new Set([own.mediaName, own.media].filter((name): name is string => name !== undefined));
+  const others = record.outlets.filter((name) => !mine.has(singleLine(name)) && !mine.has(name));
+  const ownCounted =
+    mine.size > 0 && (others.length < record.outlets.length || record.outlets.length >= maxStoryOutlets);
+  const count = Math.max(others.length, record.outletCount - (ownCounted ? 1 : 0));
+  if (count <= 0) return undefined;
+  const outlets = others
+    .map((name) => truncateText(singleLine(name), 40))
+    .filter((name) => name !== '')
+    .slice(0, ALSO_IN_NAMES);
+  return { count, outlets };
+}
+
+/** The "also in" line in the audience's words; `names: false` says the count alone. */
+export function describeAlsoIn(alsoIn: AlsoInView, messages: Messages, names = true): string {
+  const shown = names ? alsoIn.outlets : [];
+  return messages.digest.alsoIn(alsoIn.count, shown, alsoIn.count - shown.length);
+}
+
 /** One held article as a digest shows it. */
 export interface DigestEntryView {
   /** 1-based position in the whole release (parts continue the numbering). */
@@ -156,6 +214,8 @@ export interface DigestEntryView {
   readonly omittedMatches: number;
   readonly ruleIds: readonly string[];
   readonly urgent: boolean;
+  /** Where else its story ran; absent when nowhere (or unknown). */
+  readonly alsoIn?: AlsoInView | undefined;
 }
 
 /** A category of a digest, with its entries in this message. */
@@ -283,7 +343,7 @@ export function buildDigestView(
   items: readonly HeldNotification[],
   audience: Audience,
   position: DigestPosition,
-  options: RenderOptions & { readonly limits?: ViewLimits } = {},
+  options: DigestRenderOptions & { readonly limits?: ViewLimits } = {},
 ): DigestView {
   if (position.release.audienceId !== audience.audienceId) {
     throw new NotificationRenderError(
@@ -298,6 +358,8 @@ export function buildDigestView(
   items.forEach((item, offset) => {
     const view = buildAlertView(item.match, audience, { ...options, limits });
     const group = groupOf(view);
+    const { storyId } = item.match;
+    const alsoIn = storyId === undefined ? undefined : alsoInOf(view.article, options.stories?.get(storyId));
     const entry: DigestEntryView = {
       index: position.firstIndex + offset,
       deliveryId: view.deliveryId,
@@ -312,6 +374,7 @@ export function buildDigestView(
       omittedMatches: view.omittedMatches,
       ruleIds: item.ruleIds,
       urgent: view.urgent,
+      ...(alsoIn === undefined ? {} : { alsoIn }),
     };
     held[item.reason] += 1;
     const existing = groups.get(group.key);
@@ -443,7 +506,9 @@ export function renderDigestEmail(view: DigestView): string {
       const facts = [entry.article.mediaLabel, entry.article.publishedShort, status].filter(
         (fact) => fact !== undefined && fact !== '',
       );
-      lines.push(`${indent}${facts.join(' \u00B7 ')}`, `${indent}${entry.article.url}`);
+      lines.push(`${indent}${facts.join(' \u00B7 ')}`);
+      if (entry.alsoIn !== undefined) lines.push(`${indent}${describeAlsoIn(entry.alsoIn, messages)}`);
+      lines.push(`${indent}${entry.article.url}`);
       const why = describeWhy(entry, messages);
       if (why !== '') lines.push(`${indent}${digest.whyLine(why)}`);
     }
@@ -453,21 +518,40 @@ export function renderDigestEmail(view: DigestView): string {
 }
 
 /**
+ * An entry's headline for an SMS with its "also in" line in each form from the richest down: with
+ * names, with the count alone, without it. Callers take the first that fits, so names go before
+ * the count and the line goes before the budget is broken.
+ */
+function smsHeadlines(entry: DigestEntryView, messages: Messages): string[] {
+  const headline = toGsmFriendly(entry.article.title);
+  if (entry.alsoIn === undefined) return [headline];
+  const forms = entry.alsoIn.outlets.length > 0 ? [true, false] : [false];
+  const marked = forms.map((names) =>
+    toGsmFriendly(`${headline} (${describeAlsoIn(entry.alsoIn as AlsoInView, messages, names)})`),
+  );
+  return [...marked, headline];
+}
+
+/**
  * One SMS within the audience's segment budget. A single entry reads like an alert (headline and
  * the link, never cut); more entries give the count and as many top headlines as fit, then
- * "+N more" (links would not fit: the email, Slack and JSON bodies carry them).
+ * "+N more" (links would not fit: the email, Slack and JSON bodies carry them). An entry whose
+ * story ran elsewhere says so after its headline when that fits whole (see {@link smsHeadlines}).
  */
 export function renderDigestSms(view: DigestView): string {
   const maxSegments = view.audience.smsMaxSegments;
-  const { digest } = view.audience.messages;
+  const { messages } = view.audience;
+  const { digest } = messages;
   const top = topEntries(view);
   const first = top[0];
   if (view.count === 1 && first !== undefined) {
     const { url } = first.article;
     if (fitsSms(url, maxSegments)) {
       const withUrl = (headline: string) => (headline === '' ? url : `${headline} ${url}`);
+      const forms = smsHeadlines(first, messages);
+      for (const form of forms.slice(0, -1)) if (fitsSms(withUrl(form), maxSegments)) return withUrl(form);
       const headline = trimToFit(
-        toGsmFriendly(first.article.title),
+        forms.at(-1) ?? '',
         (candidate) => fitsSms(withUrl(candidate), maxSegments),
         (prefix) => (isGsm7(withUrl(prefix)) ? '...' : '\u2026'),
       );
@@ -480,13 +564,15 @@ export function renderDigestSms(view: DigestView): string {
   const fits = (text: string) => fitsSms(text, maxSegments);
   const shown: string[] = [];
   for (const entry of top) {
-    const headline = toGsmFriendly(entry.article.title);
+    const forms = smsHeadlines(entry, messages);
     const more = view.count - shown.length - 1;
-    if (fits(compose([...shown, headline], more))) {
-      shown.push(headline);
+    const whole = forms.find((form) => fits(compose([...shown, form], more)));
+    if (whole !== undefined) {
+      shown.push(whole);
       continue;
     }
     // The first headline that does not fit whole is cut at a word, if enough of it stays.
+    const headline = forms.at(-1) ?? '';
     const cut = trimToFit(
       headline,
       (candidate) => fits(compose([...shown, candidate], more)),
@@ -500,8 +586,20 @@ export function renderDigestSms(view: DigestView): string {
   return fits(text) ? text : trimToFit(text, fits);
 }
 
-/** One entry of the structured body. */
-function entryDocument(entry: DigestEntryView) {
+/** One entry of the structured body; `alsoIn` only when its story ran elsewhere. */
+function entryDocument(entry: DigestEntryView): ReturnType<typeof entryFields> & { readonly alsoIn?: AlsoInDocument } {
+  const fields = entryFields(entry);
+  if (entry.alsoIn === undefined) return fields;
+  return { ...fields, alsoIn: { count: entry.alsoIn.count, outlets: [...entry.alsoIn.outlets] } };
+}
+
+/** `newsAlerts.digest.groups[].entries[].alsoIn`: the story's other outlets (count, first names). */
+export interface AlsoInDocument {
+  readonly count: number;
+  readonly outlets: readonly string[];
+}
+
+function entryFields(entry: DigestEntryView) {
   return {
     deliveryId: entry.deliveryId,
     urgent: entry.urgent,
@@ -555,7 +653,8 @@ export function buildDigestDocument(view: DigestView) {
     lines.push(heading);
     for (const entry of group.entries) {
       const media = entry.article.mediaLabel === undefined ? '' : ` \u2014 ${entry.article.mediaLabel}`;
-      const line = `\u2022 ${truncateText(entry.article.title, 150)}${media} \u00B7 ${entry.article.publishedShort} ${entry.article.url}`;
+      const alsoIn = entry.alsoIn === undefined ? '' : ` \u00B7 _${describeAlsoIn(entry.alsoIn, messages)}_`;
+      const line = `\u2022 ${truncateText(entry.article.title, 150)}${media} \u00B7 ${entry.article.publishedShort} ${entry.article.url}${alsoIn}`;
       if (!room(line)) break outer;
       lines.push(line);
       shown += 1;
@@ -665,7 +764,7 @@ export function renderDigestMessage(
   items: readonly HeldNotification[],
   audience: Audience,
   position: DigestPosition,
-  options: RenderOptions = {},
+  options: DigestRenderOptions = {},
 ): OutboundMessage {
   let lastError: MessageTooLargeError | undefined;
   for (const limits of [DIGEST_ENTRY_LIMITS, ...VIEW_LIMITS.slice(1)]) {
@@ -712,7 +811,7 @@ export interface PlannedDigest {
 }
 
 /** What one entry adds to a message, in UTF-8 bytes, as it ends up inside the SNS document. */
-function entryBytes(item: HeldNotification, audience: Audience, options: RenderOptions): number {
+function entryBytes(item: HeldNotification, audience: Audience, options: DigestRenderOptions): number {
   const view = buildDigestView(
     [item],
     audience,
@@ -746,7 +845,7 @@ export function planDigest(
   items: readonly HeldNotification[],
   audience: Audience,
   releaseAt: number,
-  options: RenderOptions = {},
+  options: DigestRenderOptions = {},
 ): PlannedDigest {
   const { ordered, dropped: unshowable } = orderForDigest(items, audience, options);
   const budget = SNS_MAX_MESSAGE_BYTES - PART_OVERHEAD_BYTES;

@@ -35,7 +35,14 @@ import { zoneReader } from './calendar.ts';
 import { NewsAlertsError } from './errors.ts';
 import type { ArticleChange } from './ledger-facts.ts';
 import { FALLBACK_LOCALE, localeChain, messageLocale, resolveTemplate, SHIPPED_LOCALES } from './locale.ts';
-import { describeReasonIn, ENGLISH, type Messages, messagesFor } from './messages/catalog.ts';
+import {
+  describeReasonIn,
+  describeUpdate,
+  ENGLISH,
+  type Messages,
+  messagesFor,
+  type UpdateFacts,
+} from './messages/catalog.ts';
 import type { Article, Audience, AudienceMatch, MatchReason, TemplateName } from './model.ts';
 import { type DeliveryKey, deliveryId, type OutboundMessage } from './ports.ts';
 import { fitsSms, isGsm7, toGsmFriendly } from './sms.ts';
@@ -192,6 +199,19 @@ export const AlertDocumentSchema = z.object({
     ),
     /** Matching rules left out to stay within the size limit (normally 0); all ids are in the ledger. */
     omittedMatches: z.number().check(z.int(), z.nonnegative()),
+    /**
+     * Present only in an update notice (audience setting `updates: notify`): the article the
+     * audience was sent came back changed. `change` says what changed (`status` wins when both
+     * did); the statuses are the provider's (null: none). `deliveryId` is then the notice's own key
+     * (`<audienceId>|update:<story or article>#<change>`), so it never de-duplicates the alert away.
+     */
+    update: z.optional(
+      z.object({
+        change: z.enum(['status', 'title']),
+        status: z.nullable(z.string()),
+        previousStatus: z.nullable(z.string()),
+      }),
+    ),
   }),
 });
 /** The parsed structured body. */
@@ -821,20 +841,24 @@ export function subjectFromTemplate(
   template: string,
   values: Readonly<Record<string, string | undefined>>,
   slot: string,
+  maxLength: number = SUBJECT_MAX_LENGTH,
 ): string {
   const full = values[slot] ?? '';
   const subjectWith = (text: string) => fillTemplate(template, { ...values, [slot]: text });
   // Nearly every subject fits whole: then trimToFit and truncateText below would return it as is.
   const whole = subjectWith(full);
-  if (whole.length <= SUBJECT_MAX_LENGTH) return whole;
-  const cut = trimToFit(full, (candidate) => subjectWith(candidate).length <= SUBJECT_MAX_LENGTH);
+  if (whole.length <= maxLength) return whole;
+  const cut = trimToFit(full, (candidate) => subjectWith(candidate).length <= maxLength);
   // A template whose fixed text alone is too long still yields a valid subject, cut at a word.
-  return truncateText(subjectWith(cut), SUBJECT_MAX_LENGTH);
+  return truncateText(subjectWith(cut), maxLength);
 }
 
-/** `[Markets desk] Fed raises rates…`: one line, under 100 characters, cut at a word. */
-export function renderSubject(view: AlertView): string {
-  return subjectFromTemplate(
+/**
+ * `[Markets desk] Fed raises rates…`: one line, under 100 characters, cut at a word; `prefix`
+ * (an update notice's mark) goes first and the headline gives up the room it takes.
+ */
+export function renderSubject(view: AlertView, prefix = ''): string {
+  return `${prefix}${subjectFromTemplate(
     view.audience.wording.subject,
     {
       audience: view.audience.label,
@@ -843,7 +867,8 @@ export function renderSubject(view: AlertView): string {
       category: view.article.categoryLabels[0],
     },
     'headline',
-  );
+    SUBJECT_MAX_LENGTH - prefix.length,
+  )}`;
 }
 
 /** The email footer lines (the template along the locale chain, or the catalog's) for an audience. */
@@ -945,10 +970,19 @@ export function renderSmsBody(view: AlertView): string {
   return body;
 }
 
-function smsBodyOf(article: AlertView['article'], maxSegments: number): string {
+/**
+ * The SMS of an alert: `prefix` (an update notice's mark, dropped when it would cost the headline
+ * its place), the headline cut to fit, then the URL, never cut.
+ */
+function smsBodyOf(article: AlertView['article'], maxSegments: number, prefix = ''): string {
   const { url } = article;
   if (url !== '' && !fitsSms(url, maxSegments)) return url;
   const withUrl = (headline: string) => (headline === '' || url === '' ? `${headline}${url}` : `${headline} ${url}`);
+  if (prefix !== '') {
+    const marked = smsBodyOf({ ...article, title: `${prefix}${article.title}` }, maxSegments);
+    // The mark is worth a shorter headline, not a headline reduced to the mark.
+    if (marked.startsWith(prefix) && marked.length > prefix.length + url.length + 8) return marked;
+  }
   const headline = toGsmFriendly(article.title);
   const trimmed = trimToFit(
     headline,
@@ -1116,12 +1150,62 @@ function encodeSized(bodies: ChannelBodies): { body: string; bytes: number } {
   return { body, bytes };
 }
 
+/** What an update notice says changed, as the structured body carries it (`newsAlerts.update`). */
+export function updateFactsOf(change: ArticleChange): NonNullable<AlertDocument['newsAlerts']['update']> {
+  return change.kind === 'status'
+    ? { change: 'status', status: change.status || null, previousStatus: change.previousStatus || null }
+    : { change: 'title', status: null, previousStatus: null };
+}
+
+/**
+ * Every channel of an update notice: the alert of the article as it reads now, marked as an
+ * update on each: the catalog's prefix before the subject, the SMS and the chat title; the line
+ * that says what changed ({@link describeUpdate}) first in the email and the chat text; and
+ * `newsAlerts.update` in the structured body. `view.deliveryId` is the notice's own id.
+ */
+export function renderUpdateBodies(view: AlertView, update: UpdateFacts): ChannelBodies {
+  const { messages } = view.audience;
+  const { prefix } = messages.update;
+  const line = describeUpdate(messages, update);
+  const document = buildAlertDocument(view);
+  const icon = view.urgent ? '\u{1F6A8} ' : '\u{1F4F0} ';
+  const marked: AlertDocument = {
+    ...document,
+    content: {
+      ...document.content,
+      title: chatSafe(`${icon}${prefix}${truncateText(view.article.title, 250)}`),
+      description: chatSafe(`*${singleLine(line)}*\n${document.content.description}`),
+    },
+    metadata: {
+      ...document.metadata,
+      summary: chatSafe(truncateText(`[${view.audience.label}] ${prefix}${view.article.title}`, 200)),
+      additionalContext: { ...document.metadata.additionalContext, update: update.change },
+    },
+    newsAlerts: {
+      ...document.newsAlerts,
+      update: {
+        change: update.change,
+        status: update.status ?? null,
+        previousStatus: update.previousStatus ?? null,
+      },
+    },
+  };
+  return {
+    subject: renderSubject(view, prefix),
+    email: `${line}\n\n${renderEmailBody(view)}`,
+    sms: smsBodyOf(view.article, view.audience.smsMaxSegments, prefix),
+    structured: JSON.stringify(marked),
+  };
+}
+
 /**
  * An update notice: the article the audience already has came back changed (audience setting
  * `updates: notify`). Rendered like an alert of the article as it reads now, under `key` (an
- * {@link updateNoticeKey}), with a subject that says it is an update.
+ * {@link updateNoticeKey}), marked as an update on every channel in the audience's language (see
+ * {@link renderUpdateBodies}); a withdrawn article (status `DELETED`) is said to be withdrawn.
+ * Sized like an alert: smaller tiers only when the standard one would exceed SNS's limit.
  *
- * TODO(issue 13): localized wording and a body line that names the change (catalog keys).
+ * @throws the errors of {@link renderNotification}.
  */
 export function renderUpdateNotice(
   match: AudienceMatch,
@@ -1130,9 +1214,9 @@ export function renderUpdateNotice(
   key: DeliveryKey,
   options: RenderOptions = {},
 ): OutboundMessage {
-  const message = renderNotification(match, audience, options);
-  const label = change.kind === 'status' ? `Updated (${change.status || 'no status'})` : 'Updated';
-  return { ...message, key, subject: `${label}: ${message.subject}`.slice(0, 99) };
+  const update = updateFactsOf(change);
+  const id = deliveryId(key);
+  return renderSized(match, audience, options, key, (view) => renderUpdateBodies({ ...view, deliveryId: id }, update));
 }
 
 /**
@@ -1150,13 +1234,25 @@ export function renderNotification(
   audience: Audience,
   options: RenderOptions = {},
 ): OutboundMessage {
+  const key = { audienceId: match.audienceId, articleKey: match.article.key };
+  return renderSized(match, audience, options, key, renderChannelBodies);
+}
+
+/** Renders `match` with `bodiesOf` under `key`, trying the smaller tiers only when one is too large. */
+function renderSized(
+  match: AudienceMatch,
+  audience: Audience,
+  options: RenderOptions,
+  key: DeliveryKey,
+  bodiesOf: (view: AlertView) => ChannelBodies,
+): OutboundMessage {
   let lastError: MessageTooLargeError | undefined;
   for (const limits of VIEW_LIMITS) {
-    const bodies = renderChannelBodies(buildAlertView(match, audience, { ...options, limits }));
+    const bodies = bodiesOf(buildAlertView(match, audience, { ...options, limits }));
     try {
       const { body, bytes } = encodeSized(bodies);
       const message: OutboundMessage = {
-        key: { audienceId: match.audienceId, articleKey: match.article.key },
+        key,
         topicArn: audience.topicArn,
         subject: bodies.subject,
         body,
@@ -1170,7 +1266,7 @@ export function renderNotification(
     }
   }
   throw new MessageTooLargeError(
-    `the notification for ${deliveryId({ audienceId: match.audienceId, articleKey: match.article.key })}`,
+    `the notification for ${deliveryId(key)}`,
     lastError?.bytes ?? 0,
     SNS_MAX_MESSAGE_BYTES,
     { cause: lastError },

@@ -20,7 +20,13 @@
  * their fallback text is formatted here, in the document's language. Pure: no clock, no I/O.
  */
 import { FALLBACK_LOCALE, type ShippedLocale } from '#core/locale';
-import { describeReasonIn, type Messages, messagesFor, messagesForLocale } from '#core/messages/catalog';
+import {
+  describeReasonIn,
+  describeUpdate,
+  type Messages,
+  messagesFor,
+  messagesForLocale,
+} from '#core/messages/catalog';
 import { displayText, publishableLink } from '#core/text';
 import type { Alert, AlertMatch, ArticleAlert, DigestAlert, DigestEntry } from './message.ts';
 import { type SlackMessages, slackMessagesFor } from './slack-messages.ts';
@@ -250,8 +256,10 @@ export function renderSlackMessage(alert: Alert): SlackMessage {
   const icon = alert.urgent ? '\u{1F6A8}' : '\u{1F4F0}';
   const media = oneLine(article.mediaName ?? article.media ?? '');
   const summary = oneLine(article.summary);
-  const header = clip(`${icon} ${title}`, HEADER_MAX);
-  const headerCut = header !== `${icon} ${title}`;
+  // An update notice carries the same mark as its email subject and SMS, then what changed.
+  const mark = alert.update === undefined ? '' : shared.update.prefix;
+  const header = clip(`${icon} ${mark}${title}`, HEADER_MAX);
+  const headerCut = header !== `${icon} ${mark}${title}`;
 
   // The header may have cut the headline: the linked headline below always carries all of it
   // that fits, then the summary fills what is left of the section.
@@ -270,11 +278,12 @@ export function renderSlackMessage(alert: Alert): SlackMessage {
   const status = oneLine(article.status ?? '');
   if (status) context.push({ type: 'mrkdwn', text: clipEscaped(oneLine(shared.status(status)), 100) });
 
-  const blocks: Block[] = [
-    { type: 'header', text: { type: 'plain_text', text: header, emoji: true } },
-    { type: 'section', text: { type: 'mrkdwn', text: body } },
-    { type: 'context', elements: context },
-  ];
+  const blocks: Block[] = [{ type: 'header', text: { type: 'plain_text', text: header, emoji: true } }];
+  if (alert.update !== undefined) {
+    const change = clipEscaped(oneLine(describeUpdate(shared, alert.update)), SECTION_MAX - 2);
+    blocks.push({ type: 'section', text: { type: 'mrkdwn', text: `*${change}*` } });
+  }
+  blocks.push({ type: 'section', text: { type: 'mrkdwn', text: body } }, { type: 'context', elements: context });
   const why = whySection(alert, wording);
   if (why !== undefined) blocks.push({ type: 'section', text: { type: 'mrkdwn', text: why } });
   const audience = oneLine(alert.audienceName ?? '') || alert.audienceId;
@@ -292,10 +301,11 @@ export function renderSlackMessage(alert: Alert): SlackMessage {
   const target = linkTarget(article.url);
   const suffix = escapeMrkdwn(`${media ? ` (${clip(media, 100)})` : ''}${target === undefined ? '' : ` ${target}`}`);
   const titleRoom = SECTION_MAX - icon.length - 1 - suffix.length;
+  const marked = `${mark}${title}`;
   const text =
     titleRoom >= 20
-      ? `${icon} ${clipEscaped(title, titleRoom)}${suffix}`
-      : `${icon} ${clipEscaped(title, SECTION_MAX - icon.length - 1)}`;
+      ? `${icon} ${clipEscaped(marked, titleRoom)}${suffix}`
+      : `${icon} ${clipEscaped(marked, SECTION_MAX - icon.length - 1)}`;
   return { text, blocks, unfurl_links: false, unfurl_media: false };
 }
 
@@ -311,10 +321,25 @@ function digestEntryLines(entry: DigestEntry, max: number, wording: Wording): st
   });
   if (entry.omittedMatches > 0) why.push(shared.digest.moreRules(entry.omittedMatches));
   const whyText = why.length > 0 ? ` · _${clipEscaped(why.join(shared.clauseSeparator), 240)}_` : '';
-  const second = `\n    ${facts.join(' · ')}${whyText}`;
+  const alsoIn = entry.alsoIn === undefined ? '' : `\n    ${clipEscaped(alsoInLine(entry.alsoIn, shared), 300)}`;
+  const second = `\n    ${facts.join(' · ')}${whyText}${alsoIn}`;
   const head = `• ${entry.urgent ? '\u{1F6A8} ' : ''}`;
   const linked = link(entry.article.url, title, Math.max(40, max - head.length - second.length));
   return `${head}${linked}${second}`;
+}
+
+/**
+ * `also in 5 outlets: A, B, C and 2 more` from a digest entry's `alsoIn`, in the catalog's words
+ * (the email says the same). Names beyond three are counted, not listed.
+ */
+function alsoInLine(alsoIn: NonNullable<DigestEntry['alsoIn']>, shared: Messages): string {
+  const names = alsoIn.outlets
+    .map(oneLine)
+    .filter(Boolean)
+    .slice(0, 3)
+    .map((name) => clip(name, 40));
+  const count = Math.max(alsoIn.count, names.length);
+  return oneLine(shared.digest.alsoIn(count, names, count - names.length));
 }
 
 /** Stands for the label while the catalog lays out a group heading around it. */

@@ -54,6 +54,30 @@ const language = z.enum(SHIPPED_LOCALES).optional().catch(undefined);
 
 const ReasonSchema = z.object({ kind: z.string(), term: z.string() });
 
+/**
+ * An update notice's `newsAlerts.update` (render.ts): what changed about an article the audience
+ * already had. Anything malformed reads as absent: the notice still renders, as a plain alert.
+ */
+const UpdateSchema = z
+  .object({
+    change: z.enum(['status', 'title']),
+    status: text,
+    previousStatus: text,
+  })
+  .optional()
+  .catch(undefined);
+
+/**
+ * A digest entry's `alsoIn` (digest.ts): the other outlets of its story. Malformed reads as absent.
+ */
+const AlsoInSchema = z
+  .object({
+    count: z.number().int().positive(),
+    outlets: z.array(z.string()).default([]),
+  })
+  .optional()
+  .catch(undefined);
+
 const MatchSchema = z.object({
   ruleId: z.string(),
   description: text,
@@ -89,6 +113,8 @@ export const AlertSchema = z.object({
   }),
   matches: z.array(MatchSchema).default([]),
   omittedMatches: z.number().int().nonnegative().default(0),
+  /** Present only in an update notice. */
+  update: UpdateSchema,
 });
 const DigestEntrySchema = z.object({
   deliveryId: z.string().default(''),
@@ -104,6 +130,8 @@ const DigestEntrySchema = z.object({
   }),
   matches: z.array(MatchSchema).default([]),
   omittedMatches: z.number().int().nonnegative().default(0),
+  /** Where else the entry's story ran; absent when nowhere. */
+  alsoIn: AlsoInSchema,
 });
 
 /** The `newsAlerts` part of a digest document (`kind: "digest"`). */

@@ -78,6 +78,16 @@ export const PROBES: Record<string, readonly (readonly unknown[])[]> = {
     ['경제팀', 3, 1, 1],
     ['경제팀', 3, 1, 2],
   ],
+  'digest.alsoIn': [
+    [1, [], 1],
+    [5, ['연합뉴스', '뉴시스', '共同通信'], 2],
+    [2, ['연합뉴스', '共同通信'], 0],
+  ],
+  'update.statusChanged': [
+    ['UPDATED', 'PUBLISHED'],
+    [undefined, '게시됨'],
+    ['수정됨', undefined],
+  ],
   'digest.moreInDigest': [[7]],
   'digest.chatSummary': [['경제팀', '2026년 11월 23일', 3]],
 };

@@ -89,6 +89,21 @@ export interface Messages {
     readonly alertId: (id: string) => string;
   };
 
+  /** Update notices (audience setting `updates: notify`): an article the audience has came back changed. */
+  readonly update: {
+    /** Before the subject and the SMS of an update notice: `Updated: `, `[업데이트] `. */
+    readonly prefix: string;
+    /**
+     * The first line of an update notice whose status changed: `Update: status changed from PUBLISHED
+     * to UPDATED`. Each status is already in words ({@link Messages.status}); undefined: none was sent.
+     */
+    readonly statusChanged: (status: string | undefined, previousStatus: string | undefined) => string;
+    /** The first line when the provider withdrew the article (status `DELETED`). */
+    readonly withdrawn: string;
+    /** The first line when the headline changed. */
+    readonly titleChanged: string;
+  };
+
   /** The structured JSON's chat text (Amazon Q Developer `content.description`). */
   readonly chat: {
     /** `Why:` before the rules that matched. */
@@ -134,6 +149,11 @@ export interface Messages {
     readonly sms: (intro: string, headlines: readonly string[], more: number) => string;
     /** `Markets desk: 3 articles (part 1/2)`: the chat title. */
     readonly chatTitle: (audience: string, count: number, part: number, parts: number) => string;
+    /**
+     * `also in 5 outlets: A, B, C and 2 more`: the other outlets of an entry's story. `outlets` are
+     * the names shown (possibly none), `more` how many of `count` are not named.
+     */
+    readonly alsoIn: (count: number, outlets: readonly string[], more: number) => string;
     /** `+3 more in this digest`: the end of a chat text that was cut. */
     readonly moreInDigest: (count: number) => string;
     /** `[Markets desk] digest of <time>: 3 articles`. */
@@ -208,6 +228,35 @@ export function describeReasonIn(messages: Messages, kind: string, term: string)
 export function messagesForLocale(tag: string | undefined, defaultLocale?: string): Messages {
   const chain = localeChain(tag, defaultLocale);
   return messagesFor(messageLocale(chain), chain[0] ?? 'en');
+}
+
+/** What an update notice says changed: the structured body's `newsAlerts.update`. */
+export interface UpdateFacts {
+  readonly change: 'status' | 'title';
+  /** The status now (`''` or null: none). */
+  readonly status?: string | null | undefined;
+  /** The status the audience was sent (`''` or null: none). */
+  readonly previousStatus?: string | null | undefined;
+}
+
+/** Provider statuses that mean the article was taken down. */
+const WITHDRAWN_STATUSES = new Set(['DELETED', 'WITHDRAWN', 'REMOVED']);
+
+/** True when `status` says the provider withdrew the article (`DELETED`, any case). */
+export const isWithdrawnStatus = (status: string | null | undefined): boolean =>
+  status != null && WITHDRAWN_STATUSES.has(status.trim().toUpperCase());
+
+/**
+ * The first line of an update notice in the catalog's words, the same on every channel (render.ts
+ * for email, SMS and JSON, the Slack relay from the JSON's `newsAlerts.update`).
+ */
+export function describeUpdate(messages: Messages, update: UpdateFacts): string {
+  const { update: words } = messages;
+  if (update.change === 'title') return words.titleChanged;
+  if (isWithdrawnStatus(update.status)) return words.withdrawn;
+  const inWords = (status: string | null | undefined) =>
+    status == null || status.trim() === '' ? undefined : messages.status(status.trim());
+  return words.statusChanged(inWords(update.status), inWords(update.previousStatus));
 }
 
 /**

@@ -57,6 +57,13 @@ export const en: CatalogFactory = (count) =>
       moreRules: (n) => `- ...and ${counted(count, n, 'more rule')}`,
       alertId: (id) => `Alert id: ${id}`,
     },
+    update: {
+      prefix: 'Updated: ',
+      statusChanged: (status, previous) =>
+        `Update: the status changed from ${previous ?? 'none'} to ${status ?? 'none'}`,
+      withdrawn: 'Update: the publisher withdrew this article',
+      titleChanged: 'Update: the headline changed',
+    },
     chat: { why: 'Why:' },
     digest: {
       title: (audience, n) => `${audience} \u00B7 news digest \u00B7 ${counted(count, n, 'article')}`,
@@ -83,6 +90,8 @@ export const en: CatalogFactory = (count) =>
         `${intro}${headlines.length > 0 ? `. ${headlines.join('; ')}` : ''}${more > 0 ? ` +${count(more)} more` : ''}`,
       chatTitle: (audience, n, part, parts) =>
         `${audience}: ${counted(count, n, 'article')}${parts > 1 ? ` (part ${count(part)}/${count(parts)})` : ''}`,
+      alsoIn: (n, outlets, more) =>
+        `also in ${counted(count, n, 'outlet')}${outlets.length === 0 ? '' : `: ${outlets.join(', ')}${more > 0 ? ` and ${count(more)} more` : ''}`}`,
       moreInDigest: (n) => `+${count(n)} more in this digest`,
       chatSummary: (audience, releaseLocal, n) =>
         `[${audience}] digest of ${releaseLocal}: ${counted(count, n, 'article')}`,

@@ -51,6 +51,12 @@ export const ja: CatalogFactory = (count) =>
       moreRules: (n) => `- …ほかルール${count(n)}件`,
       alertId: (id) => `アラートID: ${id}`,
     },
+    update: {
+      prefix: '【更新】',
+      statusChanged: (status, previous) => `更新: 状態が${previous ?? 'なし'}から${status ?? 'なし'}に変わりました`,
+      withdrawn: '更新: 配信元がこの記事を取り消しました',
+      titleChanged: '更新: 見出しが変わりました',
+    },
     chat: { why: '理由:' },
     digest: {
       title: (audience, n) => `${audience} \u00B7 ニュースダイジェスト \u00B7 ${count(n)}件の記事`,
@@ -77,6 +83,8 @@ export const ja: CatalogFactory = (count) =>
         `${intro}${headlines.length > 0 ? `。${headlines.join('；')}` : ''}${more > 0 ? ` ほか${count(more)}件` : ''}`,
       chatTitle: (audience, n, part, parts) =>
         `${audience}: ${count(n)}件の記事${parts > 1 ? ` (${count(part)}/${count(parts)}通目)` : ''}`,
+      alsoIn: (n, outlets, more) =>
+        `ほか${count(n)}媒体でも報道${outlets.length === 0 ? '' : `: ${outlets.join('、')}${more > 0 ? `ほか${count(more)}媒体` : ''}`}`,
       moreInDigest: (n) => `このダイジェストにはほか${count(n)}件`,
       chatSummary: (audience, releaseLocal, n) => `[${audience}] ${releaseLocal}のダイジェスト: ${count(n)}件の記事`,
     },

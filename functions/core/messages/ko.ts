@@ -7,6 +7,17 @@ import type { CatalogFactory, Messages } from './catalog.ts';
 /** The provider's documented statuses in words; others are shown as sent. */
 const STATUSES: Readonly<Record<string, string>> = { PUBLISHED: '게시됨', UPDATED: '수정됨', DELETED: '삭제됨' };
 
+/**
+ * The particle 로/으로 after `word`: 으로 after a syllable with a final consonant other than ㄹ;
+ * after anything that is not Hangul (a provider code) both forms, as Korean writing does.
+ */
+function towards(word: string): string {
+  const last = word.codePointAt(word.length - 1) ?? 0;
+  if (last < 0xac00 || last > 0xd7a3) return `${word}(으)로`;
+  const final = (last - 0xac00) % 28;
+  return final === 0 || final === 8 ? `${word}로` : `${word}으로`;
+}
+
 /** The Korean catalog. */
 export const ko: CatalogFactory = (count) =>
   ({
@@ -51,6 +62,13 @@ export const ko: CatalogFactory = (count) =>
       moreRules: (n) => `- …외 규칙 ${count(n)}개`,
       alertId: (id) => `알림 ID: ${id}`,
     },
+    update: {
+      prefix: '[업데이트] ',
+      statusChanged: (status, previous) =>
+        `업데이트: 상태가 ${previous ?? '없음'}에서 ${towards(status ?? '없음')} 바뀌었습니다`,
+      withdrawn: '업데이트: 언론사가 이 기사를 삭제했습니다',
+      titleChanged: '업데이트: 제목이 바뀌었습니다',
+    },
     chat: { why: '이유:' },
     digest: {
       title: (audience, n) => `${audience} \u00B7 뉴스 요약 \u00B7 기사 ${count(n)}건`,
@@ -77,6 +95,8 @@ export const ko: CatalogFactory = (count) =>
         `${intro}${headlines.length > 0 ? `. ${headlines.join('; ')}` : ''}${more > 0 ? ` 외 ${count(more)}건` : ''}`,
       chatTitle: (audience, n, part, parts) =>
         `${audience}: 기사 ${count(n)}건${parts > 1 ? ` (${count(part)}/${count(parts)}통)` : ''}`,
+      alsoIn: (n, outlets, more) =>
+        `다른 매체 ${count(n)}곳에도 보도${outlets.length === 0 ? '' : `: ${outlets.join(', ')}${more > 0 ? ` 외 ${count(more)}곳` : ''}`}`,
       moreInDigest: (n) => `이 요약에 ${count(n)}건 더 있음`,
       chatSummary: (audience, releaseLocal, n) => `[${audience}] ${releaseLocal} 뉴스 요약: 기사 ${count(n)}건`,
     },
