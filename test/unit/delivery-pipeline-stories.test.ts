@@ -1,0 +1,479 @@
+/**
+ * One story, one alert, and update notices, in the delivery pipeline (issue 13): copies of a story
+ * an audience already has are recorded as collapsed, not sent; the story marker is written before
+ * the lead goes out; requests stay one `assign` and one ledger read per batch; an article that
+ * comes back changed gets one update notice under `updates: 'notify'` and none under `ignore`.
+ *
+ * The story index here is a small fake with fixed stories (which article belongs to which story
+ * is the resolver's business, tested in story*.test.ts); the pipeline's decisions only depend on
+ * the assignments it returns.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { DeliveryPipeline, emptyDeliveryCounts } from '#core/delivery-pipeline';
+import { titleHash } from '#core/ledger-facts';
+import { type Article, type Audience, type AudienceMatch, AudienceSchema } from '#core/model';
+import {
+  type DeliveryKey,
+  type DeliveryRecord,
+  deliveryId,
+  type OutboundMessage,
+  type StoryAssignment,
+  type StoryIndex,
+  type StoryRecord,
+  storyMarkerKey,
+} from '#core/ports';
+import { article, MemoryNotifier, MemoryStateStore, matchOf, memoryLog } from '#test/fake-ports';
+
+/** 2026-11-22 12:00 UTC: outside any quiet hours of these audiences. */
+const now = Date.UTC(2026, 10, 22, 12, 0);
+
+const audienceOf = (audienceId: string, overrides: Record<string, unknown> = {}): Audience =>
+  AudienceSchema.parse({ audienceId, topicArn: `arn:aws:sns:us-east-1:123456789012:${audienceId}`, ...overrides });
+
+/** Stories by article id: `story(id)` is the story, and its first article (by key) the lead. */
+class FixedStories implements StoryIndex {
+  readonly calls: { keys: string[]; dryRun: boolean }[] = [];
+  constructor(readonly storyOf: (articleKey: string) => string) {}
+
+  async assign(
+    articles: readonly Article[],
+    options: { now: number; dryRun?: boolean | undefined },
+  ): Promise<Map<string, StoryAssignment>> {
+    this.calls.push({ keys: articles.map((item) => item.key), dryRun: options.dryRun === true });
+    return new Map(
+      articles.map((item) => [
+        item.key,
+        { articleKey: item.key, storyId: this.storyOf(item.key), leadArticleKey: item.key },
+      ]),
+    );
+  }
+
+  async readStories(): Promise<Map<string, StoryRecord>> {
+    return new Map();
+  }
+}
+
+/** Articles `s<n>-<copy>` belong to story `story-<n>`; anything else is its own story. */
+const byPrefix = (articleKey: string): string => {
+  const found = /^id:s(\d+)-/.exec(articleKey);
+  return found ? `story-${found[1]}` : `own-${articleKey}`;
+};
+
+/** A MemoryStateStore that counts ledger reads and writes, and which keys each read asked for. */
+class CountingState extends MemoryStateStore {
+  readonly reads: { kind: 'find' | 'read'; keys: DeliveryKey[] }[] = [];
+  readonly writes: DeliveryRecord[][] = [];
+  override async findDelivered(keys: readonly DeliveryKey[]): Promise<Set<string>> {
+    this.reads.push({ kind: 'find', keys: [...keys] });
+    return super.findDelivered(keys);
+  }
+  override async readDeliveries(keys: readonly DeliveryKey[]): Promise<Map<string, DeliveryRecord>> {
+    this.reads.push({ kind: 'read', keys: [...keys] });
+    return super.readDeliveries(keys);
+  }
+  override async recordDelivered(records: readonly DeliveryRecord[]): Promise<void> {
+    this.writes.push([...records]);
+    return super.recordDelivered(records);
+  }
+}
+
+function pipelineFor(
+  audiences: readonly Audience[],
+  options: {
+    state?: CountingState;
+    notifier?: MemoryNotifier;
+    stories?: StoryIndex | null;
+    dryRun?: boolean;
+    onWouldPublish?: (message: OutboundMessage) => void;
+  } = {},
+) {
+  const state = options.state ?? new CountingState();
+  const notifier = options.notifier ?? new MemoryNotifier();
+  const stories = options.stories === null ? undefined : (options.stories ?? new FixedStories(byPrefix));
+  const counts = emptyDeliveryCounts();
+  const pipeline = new DeliveryPipeline({
+    state,
+    notifier,
+    log: memoryLog(),
+    stories,
+    now: () => now,
+    audiences: new Map(audiences.map((audience) => [audience.audienceId, audience])),
+    ledgerFlushDelayMs: 0,
+    publishSignal: new AbortController().signal,
+    lateBefore: 0,
+    counts,
+    dryRun: options.dryRun,
+    onWouldPublish: options.onWouldPublish,
+    applyDeliveryPreferences: true,
+  });
+  return { pipeline, state, notifier, counts, stories };
+}
+
+/** Copies of story `n` from different outlets. */
+const copies = (n: number, count: number, overrides: Partial<Article> = {}): Article[] =>
+  Array.from({ length: count }, (_, copy) =>
+    article(`s${n}-${copy}`, { media: `M00${copy}`, mediaName: `Outlet ${copy}`, ...overrides }),
+  );
+
+const matchesFor = (audienceId: string, articles: readonly Article[]): AudienceMatch[] =>
+  articles.map((item) => matchOf(audienceId, item));
+
+const publishedKeys = (notifier: MemoryNotifier) => notifier.published.map((message) => deliveryId(message.key));
+
+describe('collapsing copies of a story', () => {
+  it('sends one alert per story to a collapsing audience and every copy to a `none` audience', async () => {
+    const desk = audienceOf('desk', { collapse: 'story' });
+    const all = audienceOf('all', { collapse: 'none' });
+    const { pipeline, state, notifier, counts } = pipelineFor([desk, all]);
+    const story = copies(1, 3);
+    await pipeline.add([...matchesFor('desk', story), ...matchesFor('all', story)]);
+    await pipeline.flush();
+
+    expect(publishedKeys(notifier).sort()).toEqual(
+      ['desk|id:s1-0', 'all|id:s1-0', 'all|id:s1-1', 'all|id:s1-2'].sort(),
+    );
+    expect(counts).toMatchObject({ notificationsMatched: 6, notificationsPublished: 4, notificationsCollapsed: 2 });
+    expect(counts.audiences.desk).toMatchObject({ matched: 3, published: 1, collapsed: 2 });
+    expect(counts.audiences.all).toMatchObject({ matched: 3, published: 3, collapsed: 0 });
+    // Every copy is handled in the ledger: the lead delivered, the others collapsed with the story.
+    for (const key of ['id:s1-1', 'id:s1-2']) {
+      expect(state.ledger.get(`desk|${key}`)).toMatchObject({ collapsedInto: 'story-1', storyId: 'story-1' });
+    }
+    const lead = state.ledger.get('desk|id:s1-0');
+    expect(lead?.collapsedInto).toBeUndefined();
+    expect(lead).toMatchObject({ storyId: 'story-1', status: 'PUBLISHED', titleHash: titleHash(story[0]!.title) });
+    expect(state.ledger.get(deliveryId(storyMarkerKey('desk', 'story-1')))).toMatchObject({
+      leadArticleKey: 'id:s1-0',
+    });
+    // The `none` audience's alerts carry facts too (a later switch to `notify` can see updates).
+    expect(state.ledger.get('all|id:s1-1')).toMatchObject({ status: 'PUBLISHED' });
+    expect(state.ledger.get('all|id:s1-1')?.storyId).toBeUndefined();
+    // The lead names its story, so a digest can say "also in N outlets".
+    expect(notifier.published.find((message) => message.key.audienceId === 'desk')?.facts?.storyId).toBe('story-1');
+  });
+
+  it('writes the story marker before the lead is published', async () => {
+    const desk = audienceOf('desk', { collapse: 'story' });
+    const state = new CountingState();
+    const seenAtPublish: (DeliveryRecord | undefined)[] = [];
+    const notifier = new MemoryNotifier((message) => {
+      seenAtPublish.push(state.ledger.get(deliveryId(storyMarkerKey(message.key.audienceId, 'story-1'))));
+      return undefined;
+    });
+    const { pipeline } = pipelineFor([desk], { state, notifier });
+    await pipeline.add(matchesFor('desk', copies(1, 2)));
+    await pipeline.flush();
+    expect(seenAtPublish).toHaveLength(1);
+    expect(seenAtPublish[0]).toMatchObject({ leadArticleKey: 'id:s1-0' });
+  });
+
+  it('writes the story marker before the lead is held for a digest', async () => {
+    const desk = audienceOf('desk', { collapse: 'story', deliveryMode: 'digest', digestTimes: ['08:00'] });
+    const state = new CountingState();
+    const markerAtHold: (DeliveryRecord | undefined)[] = [];
+    const hold = state.holdNotifications.bind(state);
+    state.holdNotifications = async (records) => {
+      markerAtHold.push(state.ledger.get(deliveryId(storyMarkerKey('desk', 'story-1'))));
+      await hold(records);
+    };
+    const { pipeline, notifier, counts } = pipelineFor([desk], { state });
+    await pipeline.add(matchesFor('desk', copies(1, 3)));
+    await pipeline.flush();
+    expect(notifier.published).toEqual([]);
+    expect(counts).toMatchObject({ notificationsHeld: 1, notificationsCollapsed: 2 });
+    expect(markerAtHold).toEqual([expect.objectContaining({ leadArticleKey: 'id:s1-0' })]);
+    expect(state.held.get('desk|id:s1-0')?.match.storyId).toBe('story-1');
+  });
+
+  it('collapses a copy that arrives in a later run into the lead an earlier run sent', async () => {
+    const desk = audienceOf('desk', { collapse: 'story' });
+    const state = new CountingState();
+    const first = pipelineFor([desk], { state });
+    await first.pipeline.add(matchesFor('desk', copies(1, 1)));
+    await first.pipeline.flush();
+
+    const second = pipelineFor([desk], { state });
+    const [lead, late] = copies(1, 2);
+    await second.pipeline.add(matchesFor('desk', [lead!, late!]));
+    await second.pipeline.flush();
+    expect(second.notifier.published).toEqual([]);
+    expect(second.counts).toMatchObject({ notificationsAlreadyDelivered: 1, notificationsCollapsed: 1 });
+    expect(state.ledger.get('desk|id:s1-1')).toMatchObject({ collapsedInto: 'story-1' });
+  });
+
+  it('after a crash between the marker and the lead, the next run sends the lead and collapses the rest', async () => {
+    const desk = audienceOf('desk', { collapse: 'story' });
+    const state = new CountingState();
+    // Run 1 dies at its first publish: the marker is written, the lead never reached SNS.
+    const crashing = new MemoryNotifier();
+    crashing.publish = async () => {
+      throw new Error('simulated crash while publishing');
+    };
+    const first = pipelineFor([desk], { state, notifier: crashing });
+    await expect(
+      (async () => {
+        await first.pipeline.add(matchesFor('desk', copies(1, 2)));
+        await first.pipeline.flush();
+      })(),
+    ).rejects.toThrow(/simulated crash/);
+    expect(state.ledger.has('desk|id:s1-0')).toBe(false);
+
+    const second = pipelineFor([desk], { state });
+    await second.pipeline.add(matchesFor('desk', copies(1, 4)));
+    await second.pipeline.flush();
+    expect(publishedKeys(second.notifier)).toEqual(['desk|id:s1-0']);
+    for (const copy of [1, 2, 3]) {
+      expect(state.ledger.get(`desk|id:s1-${copy}`)).toMatchObject({ collapsedInto: 'story-1' });
+    }
+  });
+
+  it('a lead that cannot be rendered is parked and the next copy carries the story', async () => {
+    const desk = audienceOf('desk', { collapse: 'story' });
+    const [bad, good] = copies(1, 2);
+    const { pipeline, state, notifier, counts } = pipelineFor([desk]);
+    await pipeline.add(matchesFor('desk', [{ ...bad!, url: 'http://169.254.169.254/latest/' }, good!]));
+    await pipeline.flush();
+    expect(counts).toMatchObject({ notificationsParked: 1, notificationsPublished: 1, notificationsCollapsed: 0 });
+    expect(publishedKeys(notifier)).toEqual(['desk|id:s1-1']);
+    expect(state.ledger.get(deliveryId(storyMarkerKey('desk', 'story-1')))?.leadArticleKey).toBe('id:s1-1');
+  });
+
+  it('without a story index nothing collapses, and the ledger is read as before (keys only)', async () => {
+    const desk = audienceOf('desk', { collapse: 'story' });
+    const { pipeline, state, notifier, counts } = pipelineFor([desk], { stories: null });
+    await pipeline.add(matchesFor('desk', copies(1, 3)));
+    await pipeline.flush();
+    expect(notifier.published).toHaveLength(3);
+    expect(counts.notificationsCollapsed).toBe(0);
+    expect(state.reads.map((read) => read.kind)).toEqual(['find']);
+    expect(state.writes.flat().some((record) => record.articleKey.startsWith('story:'))).toBe(false);
+  });
+});
+
+describe('requests near their floor', () => {
+  it('one assign and one ledger read per batch of 100; the marker of a story already led in this run is not read again', async () => {
+    const desk = audienceOf('desk', { collapse: 'story' });
+    const all = audienceOf('all', { collapse: 'none' });
+    const stories = new FixedStories(byPrefix);
+    const { pipeline, state, notifier } = pipelineFor([desk, all], { stories });
+    // 150 matches: 75 articles (15 stories × 5 copies) for each audience; two lookup batches.
+    const articles = Array.from({ length: 15 }, (_, n) => copies(n, 5)).flat();
+    await pipeline.add(articles.flatMap((item) => [matchOf('desk', item), matchOf('all', item)]));
+    await pipeline.flush();
+
+    expect(stories.calls).toHaveLength(2);
+    // Only articles a collapsing audience matched need a story.
+    expect(stories.calls.flatMap((call) => call.keys).sort()).toEqual(articles.map((item) => item.key).sort());
+    const ledgerReads = state.reads.filter((read) => read.keys.every((key) => !key.articleKey.startsWith('update:')));
+    expect(ledgerReads).toHaveLength(2);
+    // Every story's marker is read once, in the batch that first met it.
+    const markerReads = ledgerReads.flatMap((read) => read.keys).filter((key) => key.articleKey.startsWith('story:'));
+    expect(markerReads).toHaveLength(15);
+    expect(notifier.published.filter((message) => message.key.audienceId === 'desk')).toHaveLength(15);
+    expect(notifier.published.filter((message) => message.key.audienceId === 'all')).toHaveLength(75);
+    // Markers: one write per batch that found new stories, awaited before publishing.
+    const markerWrites = state.writes.filter((batch) => batch.some((record) => record.articleKey.startsWith('story:')));
+    expect(markerWrites.length).toBeLessThanOrEqual(2);
+  });
+});
+
+describe('dry runs (preview)', () => {
+  it('decide the same way, count what would collapse, and write nothing', async () => {
+    const desk = audienceOf('desk', { collapse: 'story' });
+    const stories = new FixedStories(byPrefix);
+    const wouldPublish: OutboundMessage[] = [];
+    const { pipeline, state, notifier, counts } = pipelineFor([desk], {
+      stories,
+      dryRun: true,
+      onWouldPublish: (message) => wouldPublish.push(message),
+    });
+    await pipeline.add(matchesFor('desk', [...copies(1, 3), ...copies(2, 2)]));
+    await pipeline.flush();
+    expect(stories.calls.every((call) => call.dryRun)).toBe(true);
+    expect(counts).toMatchObject({
+      notificationsWouldPublish: 2,
+      notificationsWouldCollapse: 3,
+      notificationsCollapsed: 0,
+      notificationsPublished: 0,
+    });
+    expect(wouldPublish.map((message) => message.key.articleKey).sort()).toEqual(['id:s1-0', 'id:s2-0']);
+    expect(notifier.published).toEqual([]);
+    expect(state.ledger.size).toBe(0);
+    expect(state.writes).toEqual([]);
+  });
+});
+
+describe('update notices', () => {
+  /** Delivers `articles` to the audiences, then re-reads `changed` in a new pipeline (a later run). */
+  async function deliverThenReread(
+    audiences: readonly Audience[],
+    articles: readonly Article[],
+    changed: readonly Article[],
+  ) {
+    const state = new CountingState();
+    const first = pipelineFor(audiences, { state });
+    await first.pipeline.add(audiences.flatMap((audience) => matchesFor(audience.audienceId, articles)));
+    await first.pipeline.flush();
+    const second = pipelineFor(audiences, { state });
+    await second.pipeline.add(audiences.flatMap((audience) => matchesFor(audience.audienceId, changed)));
+    await second.pipeline.flush();
+    return { state, first, second };
+  }
+
+  it('sends one notice per story and change under `notify`, none under `ignore`, and none again on a later re-read', async () => {
+    const notify = audienceOf('notify', { collapse: 'story', updates: 'notify' });
+    const ignore = audienceOf('ignore', { collapse: 'story' });
+    const story = copies(1, 3);
+    const updated = story.map((item) => ({ ...item, status: 'UPDATED' }));
+    const { state, first, second } = await deliverThenReread([notify, ignore], story, updated);
+    expect(first.notifier.published).toHaveLength(2);
+
+    // Three copies came back UPDATED: one notice for the story.
+    expect(publishedKeys(second.notifier)).toEqual(['notify|update:story-1#status=UPDATED']);
+    expect(second.notifier.published[0]?.subject).toMatch(/update/i);
+    expect(second.counts).toMatchObject({
+      updateNotices: 1,
+      updatesIgnored: 3,
+      notificationsPublished: 0,
+      notificationsAlreadyDelivered: 6,
+    });
+    expect(state.ledger.has('notify|update:story-1#status=UPDATED')).toBe(true);
+
+    const third = pipelineFor([notify, ignore], { state });
+    await third.pipeline.add([...matchesFor('notify', updated), ...matchesFor('ignore', updated)]);
+    await third.pipeline.flush();
+    expect(third.notifier.published).toEqual([]);
+    expect(third.counts.updateNotices).toBe(0);
+  });
+
+  it('keys notices by article for an audience that does not collapse, and sends one per change', async () => {
+    const notify = audienceOf('notify', { collapse: 'none', updates: 'notify' });
+    const [item] = copies(1, 1);
+    const retitled = { ...item!, title: `${item!.title}, revised` };
+    const { state, second } = await deliverThenReread([notify], [item!], [retitled]);
+    expect(publishedKeys(second.notifier)).toEqual(['notify|update:id:s1-0#title']);
+
+    const deleted = pipelineFor([notify], { state });
+    await deleted.pipeline.add(matchesFor('notify', [{ ...retitled, status: 'DELETED' }]));
+    await deleted.pipeline.flush();
+    expect(publishedKeys(deleted.notifier)).toEqual(['notify|update:id:s1-0#status=DELETED']);
+  });
+
+  it('an unchanged re-read, or a change in case and spacing only, sends nothing', async () => {
+    const notify = audienceOf('notify', { collapse: 'story', updates: 'notify' });
+    const [item] = copies(1, 1);
+    const same = { ...item!, title: `  ${item!.title.toUpperCase()}  ` };
+    const { second } = await deliverThenReread([notify], [item!], [item!, same]);
+    expect(second.notifier.published).toEqual([]);
+    expect(second.counts).toMatchObject({ updateNotices: 0, updatesIgnored: 0 });
+  });
+
+  it('goes out at once: not held in digest mode, and no daily budget is used', async () => {
+    const immediate = audienceOf('notify', { collapse: 'story', updates: 'notify' });
+    // The audience switched to digest mode with a daily budget after its alert went out.
+    const digest = audienceOf('notify', {
+      collapse: 'story',
+      updates: 'notify',
+      deliveryMode: 'digest',
+      digestTimes: ['08:00'],
+      dailyBudget: 1,
+    });
+    const [item] = copies(1, 1);
+    const state = new CountingState();
+    const first = pipelineFor([immediate], { state });
+    await first.pipeline.add(matchesFor('notify', [item!]));
+    await first.pipeline.flush();
+    const second = pipelineFor([digest], { state });
+    await second.pipeline.add(matchesFor('notify', [{ ...item!, status: 'UPDATED' }]));
+    await second.pipeline.flush();
+    expect(publishedKeys(second.notifier)).toEqual(['notify|update:story-1#status=UPDATED']);
+    expect(second.counts.notificationsHeld).toBe(0);
+    expect(state.held.size).toBe(0);
+    expect([...state.dailyCounts.values()].reduce((sum, value) => sum + value, 0)).toBe(0);
+  });
+
+  it('a notice SNS fails stays unpublished (the watermark waits) and goes out on the next read', async () => {
+    const notify = audienceOf('notify', { collapse: 'story', updates: 'notify' });
+    const [item] = copies(1, 1);
+    const state = new CountingState();
+    const first = pipelineFor([notify], { state });
+    await first.pipeline.add(matchesFor('notify', [item!]));
+    await first.pipeline.flush();
+    const failing = new MemoryNotifier(() => ({ code: 'InternalError', reason: 'try again', permanent: false }));
+    const second = pipelineFor([notify], { state, notifier: failing });
+    await second.pipeline.add(matchesFor('notify', [{ ...item!, status: 'UPDATED' }]));
+    await second.pipeline.flush();
+    expect(second.pipeline.unpublished).toBe(1);
+    expect(second.counts.notificationsFailed).toBe(1);
+    const third = pipelineFor([notify], { state });
+    await third.pipeline.add(matchesFor('notify', [{ ...item!, status: 'UPDATED' }]));
+    await third.pipeline.flush();
+    expect(third.counts.updateNotices).toBe(1);
+  });
+});
+
+describe('one story, one alert, whatever the order, batching and crashes (property)', () => {
+  it('a collapsing audience gets exactly one alert per story, a `none` audience every copy, and every copy is in the ledger', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        // Copies: (story, copy) pairs in arrival order, possibly repeated by the provider.
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 4 }), fc.integer({ min: 0, max: 5 })), {
+          minLength: 1,
+          maxLength: 40,
+        }),
+        // Where runs end: the arrival index at which each run stops (and whether it crashes there).
+        fc.array(fc.tuple(fc.integer({ min: 1, max: 40 }), fc.boolean()), { maxLength: 3 }),
+        async (arrivals, cuts) => {
+          const desk = audienceOf('desk', { collapse: 'story' });
+          const all = audienceOf('all', { collapse: 'none' });
+          const state = new CountingState();
+          const sent: string[] = [];
+          const arrivalsOf = arrivals.map(([n, copy]) =>
+            article(`s${n}-${copy}`, { media: `M${copy}`, mediaName: `Outlet ${copy}` }),
+          );
+          let start = 0;
+          const runs = [...cuts.sort(([a], [b]) => a - b), [arrivalsOf.length, false] as const];
+          for (const [cut, crash] of runs) {
+            const end = Math.min(cut, arrivalsOf.length);
+            const notifier = new MemoryNotifier();
+            const { pipeline } = pipelineFor([desk, all], { state, notifier });
+            // A crashing run dies at its second publish: what SNS took is in `sent`, the rest is not.
+            let publishes = 0;
+            const publish = notifier.publish.bind(notifier);
+            notifier.publish = async (messages, options) => {
+              publishes += 1;
+              if (crash && publishes > 1) throw new Error('crash');
+              const outcome = await publish(messages, options);
+              sent.push(...outcome.published.map((entry) => deliveryId(entry.message.key)));
+              return outcome;
+            };
+            // Each run re-reads everything so far (overlapping windows), one article at a time.
+            try {
+              for (const item of arrivalsOf.slice(0, end)) {
+                await pipeline.add([matchOf('desk', item), matchOf('all', item)]);
+              }
+              await pipeline.flush();
+            } catch (error) {
+              if (!crash) throw error;
+            }
+            start = end;
+          }
+          expect(start).toBe(arrivalsOf.length);
+          const stories = new Set(arrivals.map(([n]) => n));
+          const desks = sent.filter((id) => id.startsWith('desk|'));
+          expect(new Set(desks).size).toBe(desks.length);
+          expect(desks.map((id) => byPrefix(id.slice('desk|'.length))).sort()).toEqual(
+            [...stories].map((n) => `story-${n}`).sort(),
+          );
+          const distinct = new Set(arrivalsOf.map((item) => item.key));
+          const alls = sent.filter((id) => id.startsWith('all|'));
+          expect(new Set(alls).size).toBe(alls.length);
+          expect(alls.length).toBe(distinct.size);
+          for (const key of distinct) expect(state.ledger.has(`desk|${key}`)).toBe(true);
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+});
