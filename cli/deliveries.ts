@@ -17,14 +17,23 @@
  *
  * Against a deployed stack there is no such queue: the command says so (exit 2) and points to
  * `subscriptions add <audienceId> --sqs <queueArn>`, an SQS subscriber anyone can read.
+ *
+ * `deliveries <audienceId> --article <key>` answers "why did (or didn't) this audience get this
+ * article" from the delivery ledger, on the sandbox and on a stack alike: sent, held for a digest,
+ * collapsed into a story another outlet's copy carried (with that lead and when it went out), or
+ * not in the ledger at all. Story markers (`story:<id>`) and update notices
+ * (`update:<subject>#<change>`) read as what they are. It only reads the ledger (strongly
+ * consistent), and explains each key from what the entry recorded, never from guesses.
  */
 import type { Message, SQSClient } from '@aws-sdk/client-sqs';
 import type { Command } from 'commander';
-import { action, integerOption } from './command.ts';
+import type { DeliveryRecord } from '#core/ports';
+import { deliveryId, storyMarkerKey } from '#core/ports';
+import { action, collectList, integerOption } from './command.ts';
 import type { CommandContext } from './context.ts';
 import { NotFoundError, UsageError } from './errors.ts';
 import { type Item, listItems } from './items.ts';
-import { maskUrl } from './output.ts';
+import { formatInstant, maskUrl, status } from './output.ts';
 import type { LocalTarget, Target } from './target.ts';
 
 /**
@@ -326,6 +335,209 @@ async function receivedBy(
 
 interface DeliveriesOptions {
   limit: number;
+  article?: string[];
+}
+
+// --- The ledger's answer for one article --------------------------------------------------------
+
+/** What the ledger says happened to one key of one audience. */
+export type LedgerStateKind = 'sent' | 'held' | 'collapsed' | 'story-marker' | 'update-notice' | 'not-in-ledger';
+
+/** One key's ledger state, as `deliveries <audienceId> --article <key>` prints it. */
+export interface LedgerState {
+  readonly audienceId: string;
+  readonly articleKey: string;
+  readonly kind: LedgerStateKind;
+  /** The sentence a person reads in the STATUS column. */
+  readonly status: string;
+  /** The key's own ledger entry, when there is one. */
+  readonly entry?: DeliveryRecord | undefined;
+  /** The story: the article's (sent, held, collapsed), or the marker's or notice's. */
+  readonly storyId?: string | undefined;
+  /** The article that carries the story for this audience (collapsed copies and story markers). */
+  readonly leadArticleKey?: string | undefined;
+  /** The lead's own ledger entry: when it was sent, or why it is held. */
+  readonly lead?: DeliveryRecord | undefined;
+}
+
+const storyMarkerPrefix = 'story:';
+const updateNoticePrefix = 'update:';
+
+/** `status=UPDATED` → `status UPDATED`, `title` → `title changed` (see ledger-facts.ts changeLabel). */
+function changeText(change: string): string {
+  if (change === 'title') return 'title changed';
+  if (change.startsWith('status=')) {
+    const value = change.slice('status='.length);
+    return value === '' ? 'status cleared' : `status ${value}`;
+  }
+  return change;
+}
+
+/** How a ledger entry's outcome reads: `sent 2026-…Z`, `held for its digest since …`. */
+function outcomeText(entry: DeliveryRecord): string {
+  if (entry.heldFor !== undefined) {
+    const reason = {
+      digest: 'its digest',
+      'quiet-hours': 'the end of its quiet hours',
+      budget: 'its digest (daily budget used up)',
+    }[entry.heldFor];
+    return `held for ${reason} since ${formatInstant(entry.deliveredAt)}`;
+  }
+  return `sent ${formatInstant(entry.deliveredAt)}`;
+}
+
+/**
+ * What the ledger says about `articleKey` for `audienceId`. `entries` holds every entry read (the
+ * key's own, its story's marker, the lead's), by delivery id; a missing one is said, not guessed.
+ */
+export function ledgerState(
+  audienceId: string,
+  articleKey: string,
+  entries: ReadonlyMap<string, DeliveryRecord>,
+): LedgerState {
+  const base = { audienceId, articleKey };
+  const entry = entries.get(deliveryId({ audienceId, articleKey }));
+  if (articleKey.startsWith(storyMarkerPrefix)) {
+    const storyId = articleKey.slice(storyMarkerPrefix.length);
+    if (entry === undefined) {
+      return {
+        ...base,
+        kind: 'not-in-ledger',
+        storyId,
+        status: `no story marker: story ${storyId} was not sent to this audience (or the ledger forgot it)`,
+      };
+    }
+    const lead =
+      entry.leadArticleKey === undefined
+        ? undefined
+        : entries.get(deliveryId({ audienceId, articleKey: entry.leadArticleKey }));
+    return {
+      ...base,
+      kind: 'story-marker',
+      entry,
+      storyId,
+      leadArticleKey: entry.leadArticleKey,
+      lead,
+      status: `story marker: story ${storyId} is carried by ${entry.leadArticleKey ?? '(no lead recorded)'} since ${formatInstant(entry.deliveredAt)}${lead === undefined ? '' : ` (${outcomeText(lead)})`}; other copies of it collapse`,
+    };
+  }
+  if (articleKey.startsWith(updateNoticePrefix)) {
+    const rest = articleKey.slice(updateNoticePrefix.length);
+    const cut = rest.lastIndexOf('#');
+    const subject = cut < 0 ? rest : rest.slice(0, cut);
+    const change = cut < 0 ? '' : changeText(rest.slice(cut + 1));
+    // Article keys carry their kind (`id:`, `url:`); a story id has none.
+    const about = subject.includes(':') ? `article ${subject}` : `story ${subject}`;
+    const storyId = subject.includes(':') ? undefined : subject;
+    if (entry === undefined) {
+      return {
+        ...base,
+        kind: 'not-in-ledger',
+        storyId,
+        status: `no update notice (${change}) for ${about} in the ledger`,
+      };
+    }
+    return {
+      ...base,
+      kind: 'update-notice',
+      entry,
+      storyId,
+      status: `update notice (${change}) for ${about}: ${outcomeText(entry)}`,
+    };
+  }
+  if (entry === undefined) {
+    return {
+      ...base,
+      kind: 'not-in-ledger',
+      status:
+        'not in the ledger: never delivered to this audience (not matched, not read yet, or older than the ledger keeps)',
+    };
+  }
+  if (entry.collapsedInto !== undefined) {
+    const storyId = entry.collapsedInto;
+    const marker = entries.get(deliveryId(storyMarkerKey(audienceId, storyId)));
+    const leadArticleKey = marker?.leadArticleKey;
+    const lead =
+      leadArticleKey === undefined ? undefined : entries.get(deliveryId({ audienceId, articleKey: leadArticleKey }));
+    const leadText =
+      leadArticleKey === undefined
+        ? 'its story marker is gone from the ledger'
+        : `lead ${leadArticleKey}, ${lead === undefined ? 'not delivered yet' : outcomeText(lead)}`;
+    return {
+      ...base,
+      kind: 'collapsed',
+      entry,
+      storyId,
+      leadArticleKey,
+      lead,
+      status: `collapsed into story ${storyId} (${leadText}): this copy was not sent (recorded ${formatInstant(entry.deliveredAt)})`,
+    };
+  }
+  const story = entry.storyId === undefined ? '' : ` as the lead of story ${entry.storyId}`;
+  return {
+    ...base,
+    kind: entry.heldFor === undefined ? 'sent' : 'held',
+    entry,
+    storyId: entry.storyId,
+    status: `${outcomeText(entry)}${story}`,
+  };
+}
+
+/**
+ * Reads what the ledger holds for `articleKeys` of one audience: the keys' entries, then the story
+ * markers of collapsed copies, then their leads' entries (three strongly consistent reads).
+ */
+export async function readLedgerStates(
+  state: {
+    readDeliveries(keys: readonly { audienceId: string; articleKey: string }[]): Promise<Map<string, DeliveryRecord>>;
+  },
+  audienceId: string,
+  articleKeys: readonly string[],
+): Promise<LedgerState[]> {
+  const entries = new Map(await state.readDeliveries(articleKeys.map((articleKey) => ({ audienceId, articleKey }))));
+  const markers = [...entries.values()]
+    .map((entry) => entry.collapsedInto)
+    .filter((storyId) => storyId !== undefined)
+    .map((storyId) => storyMarkerKey(audienceId, storyId))
+    .filter((key) => !entries.has(deliveryId(key)));
+  for (const [id, entry] of markers.length > 0 ? await state.readDeliveries(markers) : []) entries.set(id, entry);
+  const leads = [...entries.values()]
+    .map((entry) => entry.leadArticleKey)
+    .filter((key) => key !== undefined)
+    .map((articleKey) => ({ audienceId, articleKey }))
+    .filter((key) => !entries.has(deliveryId(key)));
+  for (const [id, entry] of leads.length > 0 ? await state.readDeliveries(leads) : []) entries.set(id, entry);
+  return articleKeys.map((articleKey) => ledgerState(audienceId, articleKey, entries));
+}
+
+/** `deliveries <audienceId> --article <key>`: the ledger's answer for each key. */
+async function showLedgerStates(
+  context: CommandContext,
+  audienceId: string | undefined,
+  articleKeys: readonly string[],
+) {
+  if (audienceId === undefined) {
+    throw new UsageError('--article needs the audience: news-alerts deliveries <audienceId> --article <articleKey>');
+  }
+  const target = await context.target();
+  const known = await audienceItems(target);
+  if (!known.some((item) => item.audienceId === audienceId)) {
+    // A deleted audience's ledger entries still answer; say the audience is gone, then read them.
+    context.output.warn(
+      `audience ${audienceId} does not exist in ${target.label}; showing what the ledger still holds`,
+    );
+  }
+  const { stateStoreOf } = await import('./state-store.ts');
+  const states = await readLedgerStates(stateStoreOf(context, target), audienceId, articleKeys);
+  context.output.result({ target: target.label, audienceId, articles: states }, () => {
+    context.output.table(
+      [
+        { head: 'KEY', id: true },
+        { head: 'STATUS', wrap: true },
+      ],
+      states.map((entry) => [entry.articleKey, status(entry.status, entry.kind === 'sent' ? 'good' : undefined)]),
+    );
+  });
 }
 
 async function showDeliveries(
@@ -334,6 +546,8 @@ async function showDeliveries(
   options: DeliveriesOptions,
 ): Promise<void> {
   const [wanted] = args as [string | undefined];
+  // The ledger answers on a stack too: no audit queue is needed.
+  if (options.article !== undefined) return await showLedgerStates(context, wanted, options.article);
   const onStack = (label: string) =>
     new UsageError(
       `deliveries are visible only in the sandbox (--local), where every audience topic has an audit queue; on ${label}, subscribe a queue you can read: news-alerts subscriptions add <audienceId> --sqs <queueArn>`,
@@ -461,6 +675,11 @@ export function registerDeliveries(program: Command): void {
     .description('sandbox: what the subscribers of each audience received, rendered per channel')
     .argument('[audienceId]', 'only this audience')
     .option('--limit <n>', 'newest notifications per audience', integerOption(1, 10_000), 20)
+    .option(
+      '--article <keys>',
+      'why this audience did or did not get these articles, from the delivery ledger (sandbox or stack): sent, held, collapsed into a story (with its lead), or not in the ledger; also story:<id> and update:… keys',
+      collectList,
+    )
     .addHelpText(
       'after',
       `
@@ -472,9 +691,16 @@ audience's audit queue at once, and 'run' and 'replay' make sure every audience 
 Only the sandbox has audit queues (exit 2 on a stack). On a stack, subscribe an SQS queue you can
 read: news-alerts subscriptions add <audienceId> --sqs <queueArn> [--raw]
 
+With --article, the delivery ledger says for each key what happened (this works on a stack too):
+"sent <time>" (as the lead of story <id>), "held for its digest since <time>", "collapsed into
+story <id> (lead <articleKey>, sent <time>): this copy was not sent", or "not in the ledger".
+Keys "story:<id>" (which article carries a story) and "update:<story or article>#<change>"
+(an update notice) are explained too.
+
 Examples:
   news-alerts --local run && news-alerts --local deliveries
-  news-alerts --local deliveries markets-desk --limit 5 --json`,
+  news-alerts --local deliveries markets-desk --limit 5 --json
+  news-alerts deliveries markets-desk --article id:20261121-0042 --article story:9f2c4e1ab03d77e0`,
     )
     .action(action(showDeliveries));
 }

@@ -1,0 +1,178 @@
+/**
+ * `news-alerts deliveries <audienceId> --article <key>` against moto server and the real CLI
+ * process: the delivery ledger's answer to "why did I not get this copy". Ledger entries are
+ * written with the state store itself (as the delivery pipeline writes them), and the command
+ * must say for each key: sent (as a story's lead), held, collapsed into a story with its lead and
+ * when the lead went out, a story marker, an update notice, or not in the ledger. Plus a property
+ * test: whatever keys and entries the ledger holds, the explanation never throws and never claims
+ * an entry that is not there.
+ */
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DynamoStateStore } from '#aws/dynamo-state-store';
+import { type DeliveryRecord, deliveryId } from '#core/ports';
+import { exampleAudiences } from '#sandbox/examples';
+import { ledgerState } from '../../cli/deliveries.ts';
+import { formatInstant } from '../../cli/output.ts';
+import { type CliSandbox, startCliSandbox } from './support.ts';
+
+let sandbox: CliSandbox;
+beforeAll(async () => {
+  sandbox = await startCliSandbox();
+});
+afterAll(async () => {
+  await sandbox?.stop();
+});
+
+interface LedgerJson {
+  audienceId: string;
+  articles: { articleKey: string; kind: string; status: string; storyId?: string; leadArticleKey?: string }[];
+}
+
+describe('deliveries --article (the delivery ledger)', () => {
+  it('shows a collapsed copy with its story, its lead and when the lead was sent; markers and notices read as such', async () => {
+    const audienceId = exampleAudiences[0]?.item.audienceId as string;
+    const state = new DynamoStateStore({
+      documents: sandbox.stack.clients.documents,
+      tableName: sandbox.descriptor.names.stateTable,
+    });
+    // Relative to now, never a fixed date: the ledger's TTL is counted from deliveredAt.
+    const markedAt = Date.now() - 60 * 60_000;
+    const sentAt = markedAt + 1_000;
+    const collapsedAt = markedAt + 20 * 60_000;
+    const storyId = '9f2c4e1ab03d77e0';
+    const base = { audienceId, ruleIds: ['chips'], storyId, status: '', titleHash: 'abc' };
+    const entries: DeliveryRecord[] = [
+      {
+        audienceId,
+        articleKey: `story:${storyId}`,
+        deliveredAt: markedAt,
+        ruleIds: [],
+        storyId,
+        leadArticleKey: 'id:lead-1',
+      },
+      { ...base, articleKey: 'id:lead-1', deliveredAt: sentAt, messageId: 'message-1' },
+      { ...base, articleKey: 'id:copy-2', deliveredAt: collapsedAt, collapsedInto: storyId },
+      { ...base, articleKey: 'id:held-3', storyId: 'aaaabbbbccccdddd', deliveredAt: sentAt, heldFor: 'digest' },
+      {
+        audienceId,
+        articleKey: `update:${storyId}#status=UPDATED`,
+        deliveredAt: collapsedAt,
+        ruleIds: ['chips'],
+        messageId: 'message-2',
+      },
+    ];
+    await state.recordDelivered(entries);
+
+    const keys = [
+      'id:copy-2',
+      'id:lead-1',
+      'id:held-3',
+      `story:${storyId}`,
+      `update:${storyId}#status=UPDATED`,
+      'id:never',
+    ];
+    const [table, json] = await Promise.all([
+      sandbox.cli(['deliveries', audienceId, '--article', keys.join(',')], { env: { COLUMNS: '400' } }),
+      sandbox.cli([
+        '--json',
+        'deliveries',
+        audienceId,
+        '--article',
+        keys[0] as string,
+        '--article',
+        keys.slice(1).join(','),
+      ]),
+    ]);
+    expect(table.code, table.stderr).toBe(0);
+    expect(table.stdout).toContain(
+      `collapsed into story ${storyId} (lead id:lead-1, sent ${formatInstant(sentAt)}): this copy was not sent`,
+    );
+    expect(table.stdout).toContain(`sent ${formatInstant(sentAt)} as the lead of story ${storyId}`);
+    expect(table.stdout).toContain(`held for its digest since ${formatInstant(sentAt)}`);
+    expect(table.stdout).toContain(`story marker: story ${storyId} is carried by id:lead-1`);
+    expect(table.stdout).toContain(
+      `update notice (status UPDATED) for story ${storyId}: sent ${formatInstant(collapsedAt)}`,
+    );
+    expect(table.stdout).toContain('not in the ledger');
+
+    expect(json.code, json.stderr).toBe(0);
+    const document = json.json<LedgerJson>();
+    expect(document.audienceId).toBe(audienceId);
+    expect(document.articles.map((entry) => [entry.articleKey, entry.kind])).toEqual([
+      ['id:copy-2', 'collapsed'],
+      ['id:lead-1', 'sent'],
+      ['id:held-3', 'held'],
+      [`story:${storyId}`, 'story-marker'],
+      [`update:${storyId}#status=UPDATED`, 'update-notice'],
+      ['id:never', 'not-in-ledger'],
+    ]);
+    expect(document.articles[0]).toMatchObject({ storyId, leadArticleKey: 'id:lead-1' });
+  });
+
+  it('a copy whose lead was marked but not delivered yet says so', async () => {
+    const audienceId = exampleAudiences[0]?.item.audienceId as string;
+    const state = new DynamoStateStore({
+      documents: sandbox.stack.clients.documents,
+      tableName: sandbox.descriptor.names.stateTable,
+    });
+    const at = Date.now() - 5 * 60_000;
+    await state.recordDelivered([
+      {
+        audienceId,
+        articleKey: 'story:0123456789abcdef',
+        deliveredAt: at,
+        ruleIds: [],
+        leadArticleKey: 'id:lead-pending',
+      },
+      { audienceId, articleKey: 'id:copy-pending', deliveredAt: at, ruleIds: [], collapsedInto: '0123456789abcdef' },
+    ]);
+    const result = await sandbox.cli(['deliveries', audienceId, '--article', 'id:copy-pending'], {
+      env: { COLUMNS: '400' },
+    });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain('collapsed into story 0123456789abcdef (lead id:lead-pending, not delivered yet)');
+  });
+
+  it('--article needs the audience (exit 2)', async () => {
+    const result = await sandbox.cli(['deliveries', '--article', 'id:x']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('news-alerts deliveries <audienceId> --article <articleKey>');
+  });
+});
+
+describe('ledgerState', () => {
+  const key = fc.oneof(
+    fc.string(),
+    fc.string().map((text) => `id:${text}`),
+    fc.string().map((text) => `story:${text}`),
+    fc.tuple(fc.string(), fc.string()).map(([subject, change]) => `update:${subject}#${change}`),
+  );
+  const entry = fc.record(
+    {
+      articleKey: key,
+      deliveredAt: fc.oneof(fc.integer(), fc.constant(Number.NaN)),
+      heldFor: fc.constantFrom('digest' as const, 'quiet-hours' as const, 'budget' as const),
+      collapsedInto: fc.string(),
+      storyId: fc.string(),
+      leadArticleKey: key,
+    },
+    { requiredKeys: ['articleKey', 'deliveredAt'] },
+  );
+
+  it('never throws on any keys and entries, and says "not in the ledger" exactly when the key has no entry', () => {
+    fc.assert(
+      fc.property(key, fc.array(entry, { maxLength: 6 }), (articleKey, stored) => {
+        const entries = new Map(
+          stored.map((record) => [
+            deliveryId({ audienceId: 'a', articleKey: record.articleKey }),
+            { ...record, audienceId: 'a', ruleIds: [] },
+          ]),
+        );
+        const state = ledgerState('a', articleKey, entries);
+        expect(state.kind === 'not-in-ledger').toBe(!entries.has(deliveryId({ audienceId: 'a', articleKey })));
+        expect(state.status.length).toBeGreaterThan(0);
+      }),
+    );
+  });
+});
