@@ -2,12 +2,54 @@
  * Stories: which articles are copies of the same story (syndicated wire copies, prefixed or
  * rewritten headlines, shortened leads) across outlets and runs.
  *
- * TODO(issue 13): fingerprinting (MinHash over shingles, LSH bands) and the resolver over a
- * StoryStore. Until then every article is its own story, which collapses nothing.
+ * Guarantees this module owns:
+ * - **Determinism.** An article's fingerprint depends only on its title and summary: hashing is
+ *   32-bit integer arithmetic (`Math.imul`) over UTF-16 code units of NFKC text, with fixed
+ *   seeds, so every process and Node version computes the same signature and band keys (no
+ *   `Math.random`, no object-key order, no locale-dependent step).
+ * - **Idempotence.** {@link StoryResolver.assign} reads an article's filing before deciding: an
+ *   article filed once keeps its story on every re-read, in any run, and assigning the same
+ *   articles twice writes nothing the second time.
+ * - **Precision before recall.** Two articles are the same story only when their signatures
+ *   agree on at least {@link STORY_SIMILARITY} of their positions and the story is still inside
+ *   its window; a wrongly collapsed story is a lost alert, a missed copy is one extra alert.
+ * - **Bounded cost.** At most {@link MAX_TITLE_CHARS} of a title and {@link MAX_LEAD_CHARS} of a
+ *   lead are read, so hostile text costs the same as a long headline; each call makes at most
+ *   one round of each store read and one write.
+ *
+ * How a story is recognised. Title and lead are normalized (NFKC, lower case, wire prefixes such
+ * as `[속보]`, `(종합)`, `【速報】`, `UPDATE 2-`, `BREAKING:` and trailing credits such as
+ * ` - Reuters` removed, datelines and bylines removed from the lead, punctuation dropped). The
+ * text becomes a sequence of units: each Hangul syllable, kana or Han character is a unit (these
+ * scripts do not separate words reliably, and Korean spacing differs between outlets, so spaces
+ * between them are ignored), and each run of other letters or digits is a unit (a word). The
+ * shingles are the unit bigrams (a CJK character bigram, a Latin word bigram) plus, for Latin
+ * words, the words themselves; title shingles count twice (a shortened lead must still match).
+ * The set is summarised by one-permutation MinHash with optimal densification
+ * ({@link SIGNATURE_SIZE} 32-bit values), and the signature is cut into {@link BANDS} LSH bands;
+ * a story is a candidate when it shares a band key, and a candidate is confirmed by signature
+ * agreement. bench/story.ts measures precision and recall on bench/story-pairs.json.
+ *
+ * Why written here rather than taken from npm (checked November 2026): `minhash` (0.0.9) and
+ * `minhashjs` hash whole caller-made tokens with k permutations (k hash evaluations per token,
+ * several times slower than one-permutation hashing), do no CJK shingling, and are not
+ * maintained; `minhash-node-rs` is a native addon, which the alert function's bundle must not
+ * carry. The hashing has to be stable across releases anyway (signatures and band keys are
+ * stored), which a dependency's upgrade could break silently.
  */
 import { createHash } from 'node:crypto';
 import type { Article } from './model.ts';
-import type { Log, StoryAssignment, StoryIndex, StoryRecord, StoryStore } from './ports.ts';
+import {
+  type Log,
+  type StoredStory,
+  type StoryAssignment,
+  type StoryFiling,
+  type StoryIndex,
+  type StoryRecord,
+  type StoryStore,
+  silentLog,
+} from './ports.ts';
+import { normalizeText } from './text.ts';
 
 /** How long a story accepts copies after the index first saw it (48 hours). */
 export const STORY_WINDOW_MS = 48 * 60 * 60 * 1000;
@@ -19,30 +61,404 @@ export const STORY_WINDOW_MS = 48 * 60 * 60 * 1000;
 export const storyIdOf = (leadArticleKey: string): string =>
   createHash('sha256').update(leadArticleKey).digest('hex').slice(0, 16);
 
+// --- Fingerprints -------------------------------------------------------------------------------
+
+/** LSH bands a signature is cut into (each a band key the store files the story under). */
+export const BANDS = 32;
+/** Signature positions per band. */
+export const ROWS_PER_BAND = 4;
+/** MinHash signature length (32-bit values). */
+export const SIGNATURE_SIZE = BANDS * ROWS_PER_BAND;
+/**
+ * Share of signature positions two articles must agree on to be the same story (an estimate of
+ * the Jaccard similarity of their weighted shingle sets). Chosen on the tuning half of
+ * bench/story-pairs.json; bench/story.ts reports the held-out half too.
+ */
+export const STORY_SIMILARITY = 0.55;
+/** Characters of a title read (raw, before normalization). */
+export const MAX_TITLE_CHARS = 400;
+/** Characters of a lead used for the fingerprint (after normalization and byline removal). */
+export const MAX_LEAD_CHARS = 120;
+/** Raw characters of a summary read before normalization (bylines come first). */
+const MAX_RAW_SUMMARY_CHARS = 320;
+
+/** An article's fingerprint: its signature and band keys ({@link fingerprint}). */
+export interface StoryFingerprint {
+  /** One-permutation MinHash, {@link SIGNATURE_SIZE} values; all 0xFFFFFFFF when the text has no shingle. */
+  readonly signature: Uint32Array;
+  /** {@link BANDS} short band keys (empty when the text has no shingle: it matches nothing). */
+  readonly bands: readonly string[];
+}
+
+const EMPTY = 0xffffffff;
+
+/** Wire tags at the start of a headline: `[속보]`, `<단독>`, `【速報】`, `(종합2보)`, `■`. */
+const LEADING_TAGS =
+  /^(?:\s*(?:\[[^\]]{0,20}\]|<[^>]{0,20}>|【[^】]{0,20}】|〈[^〉]{0,20}〉|\((?:종합|속보|단독|상보|\d+보|종합\d+보|update|corrected|refile)[^)]{0,10}\)|[■▶◆●★☆◇△▲※]))+/u;
+/** Wire slugs at the start of a headline: `UPDATE 2-`, `BREAKING:`, `EXCLUSIVE-`, `速報:`. */
+const LEADING_SLUGS =
+  /^(?:\s*(?:update\s*\d*|breaking(?:\s+news)?|exclusive|urgent|flash|corrected|refile|analysis|factbox|explainer|速報|独自|속보|단독)\s*[-:–—|]\s*)+/u;
+/** Tags at the end of a headline: `(종합)`, `[속보]`, `(2보)`, `(UPDATE)`. */
+const TRAILING_TAGS =
+  /(?:\s*(?:\((?:종합|속보|단독|상보|\d+보|종합\d+보|update|corrected)[^)]{0,10}\)|\[[^\]]{0,20}\]|【[^】]{0,20}】))+$/u;
+/** A trailing credit: ` - Reuters`, ` | 연합뉴스`, ` – 日本経済新聞` (at most four words). */
+const TRAILING_CREDIT = /\s+[-|–—]\s*[^\s\-|–—]+(?:\s[^\s\-|–—]+){0,3}$/u;
+/**
+ * Datelines and bylines at the start of a lead: `(서울=연합뉴스) 홍길동 기자 =`,
+ * `SEOUL, Nov 23 (Reuters) -`, `【ワシントン=共同】`, `[이데일리 김철수 기자]`.
+ */
+const LEAD_BYLINES = [
+  /^\s*\([^)]{0,40}\)\s*(?:[^\s=]{1,10}\s){0,3}[^\s=]{0,10}(?:기자|특파원)\s*=\s*/u,
+  /^\s*\([^)]{0,40}=[^)]{0,40}\)\s*/u,
+  /^\s*\[[^\]]{0,40}(?:기자|特派員|記者)\]\s*/u,
+  /^\s*【[^】]{0,30}】\s*/u,
+  /^[^()\n]{0,40}\([^()]{1,30}\)\s*[-–—:]\s*/u,
+  /^\s*(?:[^\s=]{1,10}\s){0,3}[^\s=]{0,10}(?:기자|특파원)\s*=\s*/u,
+];
+
+/** The cleaned title of an article: normalized, wire tags, slugs and trailing credits removed. */
+export function storyTitle(title: string): string {
+  let text = normalizeText(title.slice(0, MAX_TITLE_CHARS));
+  for (let pass = 0; pass < 2; pass++) {
+    text = text.replace(LEADING_TAGS, '').replace(LEADING_SLUGS, '').replace(TRAILING_TAGS, '').trim();
+  }
+  const withoutCredit = text.replace(TRAILING_CREDIT, '');
+  // A "credit" that is most of the headline is part of it ("Samsung - the comeback").
+  if (withoutCredit.length >= text.length * 0.6) text = withoutCredit;
+  return text;
+}
+
+/** The cleaned lead of an article: normalized, datelines and bylines removed, cut to {@link MAX_LEAD_CHARS}. */
+export function storyLead(summary: string): string {
+  let text = normalizeText(summary.slice(0, MAX_RAW_SUMMARY_CHARS));
+  for (const byline of LEAD_BYLINES) text = text.replace(byline, '');
+  return text.slice(0, MAX_LEAD_CHARS);
+}
+
+/** 0: unknown, 1: separator, 2: word character (Latin, digits, other alphabets), 3: CJK unit. */
+const unitClass = new Uint8Array(0x10000);
+for (let code = 0; code < 0x80; code++) {
+  const word = (code >= 0x30 && code <= 0x39) || (code >= 0x61 && code <= 0x7a) || (code >= 0x41 && code <= 0x5a);
+  unitClass[code] = word ? 2 : 1;
+}
+const LETTER_OR_NUMBER = /^[\p{L}\p{N}]$/u;
+const CJK = /^[\p{Script=Hangul}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Han}]$/u;
+
+function classOf(code: number): number {
+  let found = unitClass[code] ?? 1;
+  if (found === 0) {
+    const char = String.fromCharCode(code);
+    // Surrogates (emoji, rare Han) are separators: a unit must be one code unit to stay cheap.
+    found = code >= 0xd800 && code <= 0xdfff ? 1 : CJK.test(char) ? 3 : LETTER_OR_NUMBER.test(char) ? 2 : 1;
+    unitClass[code] = found;
+  }
+  return found;
+}
+
+/** The murmur3 finalizer: spreads a 32-bit value over all bits. */
+function mix(value: number): number {
+  let h = value;
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}
+
+const FNV_OFFSET = 0x811c9dc5;
+const FNV_PRIME = 0x01000193;
+/** Salts of the shingle kinds, so a word and a bigram (or a title and a lead shingle) differ. */
+const SALT_WORD = 0x2c1b3c6d;
+const SALT_PAIR = 0x297a2d39;
+const SALT_TITLE_COPY = 0x68e31da4;
+
+/** Shingles (32-bit hashes) of one cleaned text, appended to `out`. */
+function shingle(text: string, out: number[], weight: 1 | 2): void {
+  let previous = 0;
+  let hasPrevious = false;
+  let word = FNV_OFFSET;
+  let inWord = false;
+  const emit = (unit: number, isWord: boolean) => {
+    if (isWord) {
+      out.push(mix(unit ^ SALT_WORD));
+      if (weight === 2) out.push(mix(unit ^ SALT_WORD ^ SALT_TITLE_COPY));
+    }
+    if (hasPrevious) {
+      const pair = mix(Math.imul(previous, 0x9e3779b1) ^ unit ^ SALT_PAIR);
+      out.push(pair);
+      if (weight === 2) out.push(mix(pair ^ SALT_TITLE_COPY));
+    }
+    previous = unit;
+    hasPrevious = true;
+  };
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    const kind = classOf(code);
+    if (kind === 2) {
+      word = Math.imul(word ^ code, FNV_PRIME);
+      inWord = true;
+      continue;
+    }
+    if (inWord) {
+      emit(mix(word), true);
+      word = FNV_OFFSET;
+      inWord = false;
+    }
+    // CJK characters are units of their own; spaces between them are ignored.
+    if (kind === 3) emit(mix(code ^ 0x5bd1e995), false);
+  }
+  if (inWord) emit(mix(word), true);
+}
+
+/**
+ * The fingerprint of a title and lead (an article's `title` and `summary`): see the module
+ * header. Never throws; costs at most {@link MAX_TITLE_CHARS} + a few hundred characters of work.
+ */
+export function fingerprint(title: string, summary: string): StoryFingerprint {
+  const shingles: number[] = [];
+  shingle(storyTitle(title), shingles, 2);
+  shingle(storyLead(summary), shingles, 1);
+  return fingerprintOf(shingles);
+}
+
+const BIN_SHIFT = 32 - Math.log2(SIGNATURE_SIZE);
+/** Scratch bins, reused by every fingerprint (the module is single-threaded). */
+const scratchLow = new Uint32Array(SIGNATURE_SIZE);
+const scratchFilled = new Uint8Array(SIGNATURE_SIZE);
+/** Band key prefixes (`<band>.`), built once. */
+const BAND_PREFIXES = Array.from({ length: BANDS }, (_, band) => `${band.toString(36)}.`);
+
+function fingerprintOf(shingles: readonly number[]): StoryFingerprint {
+  const signature = new Uint32Array(SIGNATURE_SIZE).fill(EMPTY);
+  if (shingles.length === 0) return { signature, bands: [] };
+  // One-permutation hashing: the top bits choose a bin, each bin keeps its smallest hash.
+  const low = scratchLow;
+  const filled = scratchFilled;
+  filled.fill(0);
+  for (let i = 0; i < shingles.length; i++) {
+    const hash = shingles[i] as number;
+    const bin = hash >>> BIN_SHIFT;
+    const value = mix(hash ^ 0x1b873593);
+    if (filled[bin] === 0 || value < (low[bin] as number)) {
+      low[bin] = value;
+      filled[bin] = 1;
+    }
+  }
+  // Optimal densification (Shrivastava 2017): an empty bin borrows the value of a filled bin
+  // chosen by a hash of (bin, attempt), so two similar sets borrow alike.
+  for (let bin = 0; bin < SIGNATURE_SIZE; bin++) {
+    if (filled[bin] === 1) {
+      signature[bin] = low[bin] as number;
+      continue;
+    }
+    for (let attempt = 1; ; attempt++) {
+      const donor = mix(Math.imul(bin + 1, 0x9e3779b1) ^ attempt) >>> BIN_SHIFT;
+      if (filled[donor] === 1) {
+        signature[bin] = mix((low[donor] as number) ^ Math.imul(attempt, 0x27d4eb2f));
+        break;
+      }
+    }
+  }
+  return { signature, bands: bandKeys(signature) };
+}
+
+/** Band keys of a signature: `<band>.<hash of its rows>` in base 36 (at most 9 characters). */
+export function bandKeys(signature: Uint32Array): string[] {
+  const keys: string[] = new Array(BANDS);
+  for (let band = 0; band < BANDS; band++) {
+    let hash = Math.imul(band + 1, 0x9e3779b1);
+    const from = band * ROWS_PER_BAND;
+    for (let row = 0; row < ROWS_PER_BAND; row++)
+      hash = Math.imul(hash ^ (signature[from + row] as number), 0x01000193);
+    keys[band] = BAND_PREFIXES[band] + mix(hash).toString(36);
+  }
+  return keys;
+}
+
+/** Share of positions on which two signatures agree (0 when either has no shingle). */
+export function similarity(a: Uint32Array, b: Uint32Array): number {
+  if (a.length !== b.length || a.length === 0) return 0;
+  if (
+    (a[0] === EMPTY && a.every((value) => value === EMPTY)) ||
+    (b[0] === EMPTY && b.every((value) => value === EMPTY))
+  ) {
+    return 0;
+  }
+  let same = 0;
+  for (let i = 0; i < a.length; i++) if (a[i] === b[i]) same++;
+  return same / a.length;
+}
+
+// --- The resolver -------------------------------------------------------------------------------
+
 export interface StoryResolverOptions {
   /** How long a story accepts copies (default {@link STORY_WINDOW_MS}). */
   readonly windowMs?: number;
   readonly log?: Log;
 }
 
-/** The story index over a {@link StoryStore}: deterministic, idempotent assignments. */
+/** Filings remembered per resolver (a run re-reading a page does not read the store again). */
+const FILING_CACHE_SIZE = 20_000;
+
+/** A story this call may file an article under: from the store or started earlier in the call. */
+interface Candidate {
+  readonly story: StoredStory;
+}
+
+/**
+ * The story index over a {@link StoryStore}: deterministic, idempotent assignments (module
+ * header). Per call: one `readFilings`, one `readBands`, one `readStories` and one `write`.
+ */
 export class StoryResolver implements StoryIndex {
   readonly #store: StoryStore;
+  readonly #windowMs: number;
+  readonly #log: Log;
+  /** Assignments known to be stored, by article key. */
+  readonly #filed = new Map<string, StoryAssignment>();
 
-  constructor(store: StoryStore, _options: StoryResolverOptions = {}) {
+  constructor(store: StoryStore, options: StoryResolverOptions = {}) {
     this.#store = store;
+    this.#windowMs = options.windowMs ?? STORY_WINDOW_MS;
+    this.#log = options.log ?? silentLog;
   }
 
-  async assign(articles: readonly Article[]): Promise<Map<string, StoryAssignment>> {
-    return new Map(
-      articles.map((article) => [
-        article.key,
-        { articleKey: article.key, storyId: storyIdOf(article.key), leadArticleKey: article.key },
-      ]),
-    );
+  async assign(
+    articles: readonly Article[],
+    options: { readonly now: number; readonly dryRun?: boolean | undefined },
+  ): Promise<Map<string, StoryAssignment>> {
+    const { now } = options;
+    const result = new Map<string, StoryAssignment>();
+    const unique: Article[] = [];
+    const seen = new Set<string>();
+    for (const article of articles) {
+      if (seen.has(article.key)) continue;
+      seen.add(article.key);
+      const cached = this.#filed.get(article.key);
+      if (cached) result.set(article.key, cached);
+      else unique.push(article);
+    }
+    if (unique.length === 0) return result;
+
+    const filings = await this.#store.readFilings(unique.map((article) => article.key));
+    const fresh = unique.filter((article) => !filings.has(article.key));
+    const prints = new Map<string, StoryFingerprint>();
+    const bandKeysWanted = new Set<string>();
+    for (const article of fresh) {
+      const print = fingerprint(article.title, article.summary);
+      prints.set(article.key, print);
+      for (const band of print.bands) bandKeysWanted.add(band);
+    }
+    const bands: Map<string, readonly string[]> =
+      bandKeysWanted.size > 0 ? await this.#store.readBands([...bandKeysWanted]) : new Map();
+    const storyIds = new Set<string>(filings.values());
+    for (const ids of bands.values()) for (const id of ids) storyIds.add(id);
+    const stored = storyIds.size > 0 ? await this.#store.readStories([...storyIds]) : new Map<string, StoredStory>();
+
+    // Filed articles keep their story.
+    for (const article of unique) {
+      const storyId = filings.get(article.key);
+      if (storyId === undefined) continue;
+      // A story forgotten before its filings: the lead is known only when it is the article itself.
+      const leadArticleKey = stored.get(storyId)?.leadArticleKey ?? article.key;
+      const assignment = { articleKey: article.key, storyId, leadArticleKey };
+      result.set(article.key, assignment);
+      this.#remember(assignment);
+    }
+
+    // New articles in input order: a story started earlier in the call is a candidate for later ones.
+    const started = new Map<string, StoredStory>();
+    const startedBands = new Map<string, string[]>();
+    const newFilings: StoryFiling[] = [];
+    const oldest = now - this.#windowMs;
+    for (const article of fresh) {
+      const print = prints.get(article.key) as StoryFingerprint;
+      // Most articles share no band with anything: the candidate list stays empty and unallocated.
+      let candidateIds: string[] | undefined;
+      for (const band of print.bands) {
+        const fromStore = bands.get(band);
+        const fromCall = startedBands.get(band);
+        if (fromStore === undefined && fromCall === undefined) continue;
+        candidateIds ??= [];
+        for (const id of fromStore ?? []) if (!candidateIds.includes(id)) candidateIds.push(id);
+        for (const id of fromCall ?? []) if (!candidateIds.includes(id)) candidateIds.push(id);
+      }
+      let best: Candidate | undefined;
+      let bestScore = -1;
+      for (const id of candidateIds ?? []) {
+        const story = started.get(id) ?? stored.get(id);
+        if (story === undefined || story.firstSeenAt < oldest) continue;
+        const score = similarity(print.signature, story.signature);
+        if (score < STORY_SIMILARITY) continue;
+        if (best === undefined || isBetter(score, story, bestScore, best.story)) {
+          best = { story };
+          bestScore = score;
+        }
+      }
+      const outlet = outletOf(article);
+      let story = best?.story;
+      if (story === undefined) {
+        const storyId = storyIdOf(article.key);
+        story = started.get(storyId) ?? {
+          storyId,
+          leadArticleKey: article.key,
+          firstSeenAt: now,
+          outlets: [],
+          outletCount: 0,
+          articleCount: 0,
+          signature: print.signature,
+          bands: print.bands,
+        };
+        started.set(storyId, story);
+        for (const band of print.bands) {
+          const ids = startedBands.get(band);
+          if (ids) ids.push(storyId);
+          else startedBands.set(band, [storyId]);
+        }
+      }
+      newFilings.push({ articleKey: article.key, storyId: story.storyId, outlet, at: now });
+      result.set(article.key, {
+        articleKey: article.key,
+        storyId: story.storyId,
+        leadArticleKey: story.leadArticleKey,
+      });
+    }
+
+    if (options.dryRun === true || newFilings.length === 0) return result;
+    await this.#store.write({ stories: [...started.values()], filings: newFilings });
+    for (const filing of newFilings) {
+      const assignment = result.get(filing.articleKey);
+      if (assignment) this.#remember(assignment);
+    }
+    this.#log.debug('stories assigned', {
+      articles: unique.length,
+      alreadyFiled: unique.length - fresh.length,
+      newStories: started.size,
+      copies: fresh.length - started.size,
+    });
+    return result;
   }
 
   async readStories(storyIds: readonly string[]): Promise<Map<string, StoryRecord>> {
     return this.#store.readStories(storyIds);
   }
+
+  #remember(assignment: StoryAssignment): void {
+    // Dropping everything at the bound keeps the cache O(1) per entry; a re-read costs one store read.
+    if (this.#filed.size >= FILING_CACHE_SIZE) this.#filed.clear();
+    this.#filed.set(assignment.articleKey, assignment);
+  }
+}
+
+/** Higher similarity first, then the story seen first, then the smallest id. */
+function isBetter(score: number, story: StoryRecord, bestScore: number, best: StoryRecord): boolean {
+  if (score !== bestScore) return score > bestScore;
+  if (story.firstSeenAt !== best.firstSeenAt) return story.firstSeenAt < best.firstSeenAt;
+  return story.storyId < best.storyId;
+}
+
+/** The outlet name a story lists for an article: media name, else media code. */
+function outletOf(article: Article): string | undefined {
+  const name = article.mediaName?.trim() || article.media?.trim();
+  return name === '' ? undefined : name;
 }

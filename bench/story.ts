@@ -1,0 +1,403 @@
+/**
+ * The story benchmark (issue 13): precision and recall of "same story" on the labelled pairs of
+ * bench/story-pairs.json (each pair through a fresh {@link StoryResolver}: the first article
+ * filed, the second assigned a minute later, so band lookup and confirmation both count), the
+ * similarity threshold's sweep on the tuning half beside the held-out half, the in-process cost
+ * of fingerprint + lookup per article at 100,000 articles over the in-memory store, and the
+ * index's storage per article as DynamoDB would count it.
+ *
+ * `npx tsx bench/story.ts [--quick]` prints the section; `npm run bench` includes it. Nothing
+ * here asserts a figure.
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { measureItem } from '#aws/table-layout';
+import type { Article } from '#core/model';
+import { fingerprint, STORY_SIMILARITY, STORY_WINDOW_MS, StoryResolver, similarity } from '#core/story';
+import { MemoryStoryStore } from '../test/support/memory-story-store.ts';
+import type { Section, TargetCheck } from './report.ts';
+import { formatBytes, formatNumber, formatShare, median } from './stats.ts';
+import type { PairArticle, StoryPair } from './story-pairs.ts';
+import { syntheticArticles } from './synthetic.ts';
+
+/** Confusion counts of "same story". */
+export interface Confusion {
+  truePositives: number;
+  falsePositives: number;
+  falseNegatives: number;
+  trueNegatives: number;
+}
+
+export interface StoryBenchResults {
+  readonly pairs: number;
+  readonly all: Confusion;
+  readonly holdout: Confusion;
+  readonly tune: Confusion;
+  /** By language and by kind (all pairs). */
+  readonly byGroup: readonly { readonly group: string; readonly confusion: Confusion }[];
+  /** Pairs decided wrongly, for the findings. */
+  readonly mistakes: readonly { readonly id: string; readonly kind: string; readonly similarity: number }[];
+  /** Precision and recall by threshold, tuning and held-out halves (similarity on band candidates). */
+  readonly sweep: readonly { readonly threshold: number; readonly tune: Confusion; readonly holdout: Confusion }[];
+  /** CPU time per article, µs: fingerprint + lookup (+ in-memory write) through the resolver. */
+  readonly cost: {
+    readonly articles: number;
+    readonly copyShare: number;
+    readonly batch: number;
+    readonly microsPerArticle: readonly number[];
+    readonly fingerprintMicros: readonly number[];
+    readonly stories: number;
+  };
+  readonly storage: {
+    readonly storyItemBytes: number;
+    readonly bandItemBytes: number;
+    readonly filingItemBytes: number;
+    readonly bytesPerArticle: number;
+    readonly itemsPerArticle: number;
+  };
+}
+
+const emptyConfusion = (): Confusion => ({ truePositives: 0, falsePositives: 0, falseNegatives: 0, trueNegatives: 0 });
+
+function count(confusion: Confusion, same: boolean, decided: boolean): void {
+  if (same && decided) confusion.truePositives++;
+  else if (same) confusion.falseNegatives++;
+  else if (decided) confusion.falsePositives++;
+  else confusion.trueNegatives++;
+}
+
+export const precisionOf = (c: Confusion): number =>
+  c.truePositives + c.falsePositives === 0 ? 1 : c.truePositives / (c.truePositives + c.falsePositives);
+export const recallOf = (c: Confusion): number =>
+  c.truePositives + c.falseNegatives === 0 ? 1 : c.truePositives / (c.truePositives + c.falseNegatives);
+
+export function loadPairs(): StoryPair[] {
+  const path = fileURLToPath(new URL('./story-pairs.json', import.meta.url));
+  return (JSON.parse(readFileSync(path, 'utf8')) as { pairs: StoryPair[] }).pairs;
+}
+
+const T0 = Date.UTC(2026, 0, 5, 9);
+
+const toArticle = (side: PairArticle, key: string): Article => ({
+  key,
+  title: side.title,
+  summary: side.summary,
+  url: `https://news.example.com/${key}`,
+  publishedAt: T0,
+  categories: [],
+  categoryNames: [],
+  media: side.media,
+  mediaName: side.media,
+});
+
+async function evaluate(pairs: readonly StoryPair[]) {
+  const all = emptyConfusion();
+  const tune = emptyConfusion();
+  const holdout = emptyConfusion();
+  const groups = new Map<string, Confusion>();
+  const mistakes: { id: string; kind: string; similarity: number }[] = [];
+  for (const pair of pairs) {
+    const store = new MemoryStoryStore({ now: () => T0 + 60_000 });
+    const resolver = new StoryResolver(store);
+    const a = toArticle(pair.a, `id:${pair.id}-a`);
+    const b = toArticle(pair.b, `id:${pair.id}-b`);
+    const first = await resolver.assign([a], { now: T0 });
+    const second = await resolver.assign([b], { now: T0 + 60_000 });
+    const decided = first.get(a.key)?.storyId === second.get(b.key)?.storyId;
+    count(all, pair.same, decided);
+    count(pair.split === 'tune' ? tune : holdout, pair.same, decided);
+    for (const group of [pair.language, pair.kind]) {
+      const confusion = groups.get(group) ?? emptyConfusion();
+      groups.set(group, confusion);
+      count(confusion, pair.same, decided);
+    }
+    if (decided !== pair.same) {
+      const score = similarity(fingerprint(a.title, a.summary).signature, fingerprint(b.title, b.summary).signature);
+      mistakes.push({ id: pair.id, kind: pair.kind, similarity: score });
+    }
+  }
+  return { all, tune, holdout, byGroup: [...groups].map(([group, confusion]) => ({ group, confusion })), mistakes };
+}
+
+function sweep(pairs: readonly StoryPair[]) {
+  const scored = pairs.map((pair) => {
+    const a = fingerprint(pair.a.title, pair.a.summary);
+    const b = fingerprint(pair.b.title, pair.b.summary);
+    const bands = new Set(a.bands);
+    const candidate = b.bands.some((band) => bands.has(band));
+    return { pair, score: candidate ? similarity(a.signature, b.signature) : 0 };
+  });
+  const thresholds = [0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7];
+  return thresholds.map((threshold) => {
+    const tune = emptyConfusion();
+    const holdout = emptyConfusion();
+    for (const { pair, score } of scored) {
+      count(pair.split === 'tune' ? tune : holdout, pair.same, score > 0 && score >= threshold);
+    }
+    return { threshold, tune, holdout };
+  });
+}
+
+/** A stream of articles where `copyShare` of them are reworded copies of a recent one. */
+function articleStream(articles: number, copyShare: number, seed: number): Article[] {
+  const originals = syntheticArticles(articles, seed);
+  let state = seed >>> 0;
+  const next = () => {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    return state / 2 ** 32;
+  };
+  return originals.map((article, index) => {
+    if (index < 10 || next() >= copyShare) return article;
+    const source = originals[index - 1 - Math.floor(next() * Math.min(index - 1, 500))] as Article;
+    return {
+      ...article,
+      title: `UPDATE 1-${source.title}`,
+      summary: source.summary.slice(0, Math.max(40, Math.floor(source.summary.length * 0.7))),
+    };
+  });
+}
+
+/**
+ * CPU time of this process (user + system), µs: on a shared two-core machine wall time measures
+ * the neighbours as much as the code.
+ */
+function cpuMicros(): number {
+  const { user, system } = process.cpuUsage();
+  return user + system;
+}
+
+async function measureCost(articles: number, repetitions: number, batch: number) {
+  const copyShare = 0.3;
+  const stream = articleStream(articles, copyShare, 20_261_123);
+  const microsPerArticle: number[] = [];
+  const fingerprintMicros: number[] = [];
+  let stories = 0;
+  let lastStore: MemoryStoryStore | undefined;
+  for (let repetition = 0; repetition < repetitions; repetition++) {
+    let started = cpuMicros();
+    for (const article of stream) fingerprint(article.title, article.summary);
+    fingerprintMicros.push((cpuMicros() - started) / stream.length);
+    // The whole stream inside one window: every story stays a candidate, the worst case for lookup.
+    const now = T0;
+    const store = new MemoryStoryStore({ now: () => now, windowMs: STORY_WINDOW_MS });
+    const resolver = new StoryResolver(store);
+    started = cpuMicros();
+    for (let from = 0; from < stream.length; from += batch) {
+      await resolver.assign(stream.slice(from, from + batch), { now });
+    }
+    microsPerArticle.push((cpuMicros() - started) / stream.length);
+    stories = store.counts().stories;
+    lastStore = store;
+  }
+  return { copyShare, microsPerArticle, fingerprintMicros, stories, store: lastStore as MemoryStoryStore };
+}
+
+/** DynamoDB storage overhead per item (the service bills 100 bytes of index per item). */
+const ITEM_OVERHEAD_BYTES = 100;
+const FILING_RETENTION_DAYS = 14;
+
+/**
+ * The index's storage as the state-table layout stores it: per story one item (signature as 512
+ * bytes of binary), per band key one item listing story ids, per filing one item.
+ */
+function measureStorage(store: MemoryStoryStore, articles: number) {
+  const { stories, bands, filings } = store.contents();
+  const expiresAt = Math.floor((T0 + STORY_WINDOW_MS) / 1000);
+  let storyBytes = 0;
+  for (const story of stories) {
+    storyBytes +=
+      measureItem({
+        pk: `story#${story.storyId}`,
+        sk: 'story',
+        signature: new Uint8Array(story.signature.buffer, story.signature.byteOffset, story.signature.byteLength),
+        leadArticleKey: story.leadArticleKey,
+        firstSeenAt: story.firstSeenAt,
+        outlets: new Set(story.outlets),
+        outletCount: story.outletCount,
+        articleCount: story.articleCount,
+        expiresAt,
+      }).bytes + ITEM_OVERHEAD_BYTES;
+  }
+  let bandBytes = 0;
+  for (const [band, ids] of bands) {
+    bandBytes +=
+      measureItem({ pk: `storyband#${band}`, sk: 'band', storyIds: ids, expiresAt }).bytes + ITEM_OVERHEAD_BYTES;
+  }
+  let filingBytes = 0;
+  for (const [articleKey, storyId] of filings) {
+    filingBytes +=
+      measureItem({
+        pk: `storyfiling#${articleKey}`,
+        sk: 'filing',
+        storyId,
+        expiresAt: expiresAt + FILING_RETENTION_DAYS * 86_400,
+      }).bytes + ITEM_OVERHEAD_BYTES;
+  }
+  return {
+    storyItemBytes: storyBytes / Math.max(1, stories.length),
+    bandItemBytes: bandBytes / Math.max(1, bands.size),
+    filingItemBytes: filingBytes / Math.max(1, filings.size),
+    bytesPerArticle: (storyBytes + bandBytes + filingBytes) / articles,
+    itemsPerArticle: (stories.length + bands.size + filings.size) / articles,
+  };
+}
+
+/** Runs the whole story benchmark. */
+export async function runStoryBench(options: {
+  readonly articles: number;
+  readonly repetitions: number;
+  readonly batch?: number;
+}): Promise<StoryBenchResults> {
+  const pairs = loadPairs();
+  const evaluation = await evaluate(pairs);
+  const batch = options.batch ?? 100;
+  const cost = await measureCost(options.articles, options.repetitions, batch);
+  return {
+    pairs: pairs.length,
+    ...evaluation,
+    sweep: sweep(pairs),
+    cost: {
+      articles: options.articles,
+      copyShare: cost.copyShare,
+      batch,
+      microsPerArticle: cost.microsPerArticle,
+      fingerprintMicros: cost.fingerprintMicros,
+      stories: cost.stories,
+    },
+    storage: measureStorage(cost.store, options.articles),
+  };
+}
+
+const PRECISION_TARGET = 0.98;
+const RECALL_TARGET = 0.95;
+const MICROS_TARGET = 20;
+const TARGET_ARTICLES = 100_000;
+
+const pr = (c: Confusion) => `precision ${formatNumber(precisionOf(c), 3)}, recall ${formatNumber(recallOf(c), 3)}`;
+
+/**
+ * The targets rows. `matchingMicrosPerArticle`: the matching time per article of the same run
+ * (100,000 × 20,000), when it was measured.
+ */
+export function storyTargets(results: StoryBenchResults, matchingMicrosPerArticle?: number): TargetCheck[] {
+  const micros = median(results.cost.microsPerArticle);
+  const atTarget = results.cost.articles >= TARGET_ARTICLES;
+  const ratio =
+    matchingMicrosPerArticle === undefined
+      ? 'matching not measured in this run'
+      : `${formatNumber(micros / matchingMicrosPerArticle, 2)}× matching's ${formatNumber(matchingMicrosPerArticle, 1)} µs per article`;
+  const missedWhy = (what: string) =>
+    `${what}: ${results.mistakes
+      .slice(0, 6)
+      .map((m) => `${m.id} (${m.kind}, similarity ${formatNumber(m.similarity, 2)})`)
+      .join(', ')}`;
+  const precisionMet = precisionOf(results.all) >= PRECISION_TARGET && precisionOf(results.holdout) >= PRECISION_TARGET;
+  const recallMet = recallOf(results.all) >= RECALL_TARGET && recallOf(results.holdout) >= RECALL_TARGET;
+  return [
+    {
+      target: 'Same-story precision ≥ 0.98 on bench/story-pairs.json (issue 13; all and held-out)',
+      measured: `${formatNumber(precisionOf(results.all), 3)} all ${results.pairs} pairs, ${formatNumber(precisionOf(results.holdout), 3)} held-out`,
+      met: precisionMet,
+      ...(precisionMet ? {} : { note: missedWhy('wrongly joined or missed pairs') }),
+    },
+    {
+      target: 'Same-story recall ≥ 0.95 on bench/story-pairs.json (issue 13; all and held-out)',
+      measured: `${formatNumber(recallOf(results.all), 3)} all, ${formatNumber(recallOf(results.holdout), 3)} held-out`,
+      met: recallMet,
+      ...(recallMet ? {} : { note: missedWhy('wrongly joined or missed pairs') }),
+    },
+    {
+      target: 'Story fingerprint + lookup ≤ 20 µs per article at 100,000 articles (issue 13; in-process, memory store)',
+      measured: `${formatNumber(micros, 1)} µs median of ${results.cost.microsPerArticle.length} at ${formatNumber(results.cost.articles)} articles (${ratio})`,
+      met: atTarget ? micros <= MICROS_TARGET : undefined,
+      ...(atTarget ? {} : { note: 'quick runs use fewer articles; run the full benchmark for this target' }),
+    },
+  ];
+}
+
+/** The section: evaluation, threshold sweep, cost and storage. */
+export function storySection(results: StoryBenchResults, title: string): Section {
+  const row = (name: string, c: Confusion) => [
+    name,
+    formatNumber(c.truePositives + c.falseNegatives),
+    formatNumber(c.trueNegatives + c.falsePositives),
+    formatNumber(precisionOf(c), 3),
+    formatNumber(recallOf(c), 3),
+    formatNumber(c.falsePositives),
+    formatNumber(c.falseNegatives),
+  ];
+  const { cost, storage } = results;
+  return {
+    title,
+    intro: [
+      `Each of the ${results.pairs} labelled pairs of bench/story-pairs.json (generated by bench/story-pairs.ts from the hand-written seeds of bench/story-seeds.ts; Korean, English, Japanese; translations excluded) goes through a fresh StoryResolver over the in-memory store: the first article is filed, the second assigned a minute later, so band lookup and confirmation both count. Pairs of even topics are the tuning half, odd topics the held-out half; the threshold (${STORY_SIMILARITY}) was chosen on the tuning half (the sweep below).`,
+    ],
+    tables: [
+      {
+        title: 'Same story: precision and recall',
+        header: ['pairs', 'same', 'different', 'precision', 'recall', 'wrongly joined', 'missed'],
+        rows: [
+          row('all', results.all),
+          row('tuning half', results.tune),
+          row('held-out half', results.holdout),
+          ...results.byGroup.map(({ group, confusion }) => row(group, confusion)),
+        ],
+      },
+      {
+        title: 'Threshold sweep (band candidates only; the resolver uses the threshold marked *)',
+        header: ['threshold', 'tuning', 'held-out'],
+        rows: results.sweep.map((s) => [
+          `${formatNumber(s.threshold, 2)}${s.threshold === STORY_SIMILARITY ? ' *' : ''}`,
+          pr(s.tune),
+          pr(s.holdout),
+        ]),
+      },
+      {
+        title: `CPU time per article at ${formatNumber(cost.articles)} articles (${formatShare(cost.copyShare)} reworded copies, batches of ${cost.batch}, one window)`,
+        header: ['step', 'median', 'passes'],
+        rows: [
+          [
+            'fingerprint + lookup + write (resolver, memory store)',
+            `${formatNumber(median(cost.microsPerArticle), 1)} µs`,
+            cost.microsPerArticle.map((m) => formatNumber(m, 1)).join(', '),
+          ],
+          [
+            'fingerprint alone',
+            `${formatNumber(median(cost.fingerprintMicros), 1)} µs`,
+            cost.fingerprintMicros.map((m) => formatNumber(m, 1)).join(', '),
+          ],
+        ],
+      },
+      {
+        title: 'Index storage (state-table items as measureItem counts them, plus 100 bytes per item)',
+        header: ['item', 'bytes'],
+        rows: [
+          ['story (signature 512 B binary, lead, outlets, counts)', formatBytes(storage.storyItemBytes)],
+          ['band key (story ids)', formatBytes(storage.bandItemBytes)],
+          ['filing (article key → story id)', formatBytes(storage.filingItemBytes)],
+          [`per article (${formatNumber(storage.itemsPerArticle, 2)} items)`, formatBytes(storage.bytesPerArticle)],
+        ],
+      },
+    ],
+    findings: [
+      `${cost.stories} stories for ${formatNumber(cost.articles)} articles in the cost run.`,
+      ...(results.mistakes.length === 0
+        ? ['No pair was decided wrongly.']
+        : [
+            `Decided wrongly: ${results.mistakes.map((m) => `${m.id} (${m.kind}, similarity ${formatNumber(m.similarity, 2)})`).join(', ')}.`,
+          ]),
+    ],
+  };
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const { renderTextTable } = await import('./report.ts');
+  const quick = process.argv.includes('--quick');
+  const results = await runStoryBench({ articles: quick ? 10_000 : 100_000, repetitions: quick ? 1 : 5 });
+  const section = storySection(results, 'Stories');
+  for (const paragraph of section.intro ?? []) process.stdout.write(`${paragraph}\n\n`);
+  for (const table of section.tables) process.stdout.write(`${renderTextTable(table)}\n\n`);
+  for (const finding of section.findings ?? []) process.stdout.write(`* ${finding}\n`);
+  const { targetTable } = await import('./report.ts');
+  process.stdout.write(`\n${renderTextTable(targetTable(storyTargets(results)))}\n`);
+}
