@@ -20,6 +20,14 @@ const integer =
     return parsed;
   };
 
+const share = (value: string): number => {
+  const parsed = Number(value);
+  if (value.trim() === '' || !Number.isFinite(parsed) || parsed < 0 || parsed > 1) {
+    throw new InvalidArgumentError('expected a share from 0 to 1, e.g. 0.2');
+  }
+  return parsed;
+};
+
 const adminHelp = `
 Admin API (loopback clients only, no API key):
   POST   /_sim/faults      inject a fault or a list of faults (JSON), e.g.
@@ -52,6 +60,18 @@ const program = new Command()
   .option('--days <n>', 'days of articles to generate back from now', integer(0), 3)
   .option('--per-day <n>', 'articles per day', integer(0), 200)
   .option('--no-live', 'do not keep publishing new seeded articles as time passes')
+  .option(
+    '--syndication-rate <share>',
+    'share of stories other outlets republish as syndicated copies and rewrites (2 to 8 copies each, within 40 minutes); 0 for none',
+    share,
+    0.2,
+  )
+  .option(
+    '--update-rate <share>',
+    'share of articles that come back 10 minutes to 6 hours later with status UPDATED (rarely DELETED), sometimes retitled; 0 for none',
+    share,
+    0.05,
+  )
   .option('--time-zone <zone>', 'provider time zone for date filtering and timestamps', 'Asia/Seoul')
   .addOption(
     new Option('--order <order>', 'response order')
@@ -80,6 +100,8 @@ interface CliOptions {
   days: number;
   perDay: number;
   live: boolean;
+  syndicationRate: number;
+  updateRate: number;
   timeZone: string;
   order: 'newest-first' | 'oldest-first' | 'unordered';
   timestampFormat: 'iso' | 'rfc822' | 'compact' | 'mixed';
@@ -89,6 +111,8 @@ interface CliOptions {
   stateDir: string;
   quiet: boolean;
 }
+
+const percent = (rate: number): string => `${Math.round(rate * 1000) / 10}%`;
 
 const logLine = (entry: SimRequestRecord): string =>
   [
@@ -116,6 +140,8 @@ async function main(): Promise<void> {
     port: options.port,
     seed: options.seed,
     generate: { days: options.days, perDay: options.perDay, live: options.live },
+    syndicationRate: options.syndicationRate,
+    updateRate: options.updateRate,
     timeZone: options.timeZone,
     order: options.order,
     timestampFormat: options.timestampFormat,
@@ -143,6 +169,10 @@ async function main(): Promise<void> {
     `  ${simulator.articles().length} articles, seed ${options.seed}, time zone ${simulator.timeZone}, ` +
       `order ${options.order}, timestamps ${options.timestampFormat}${options.cursor ? ', cursor mode' : ''}` +
       `${options.live ? `, ${options.perDay} new articles a day` : ''}`,
+  );
+  console.log(
+    `  ${percent(options.syndicationRate)} of stories republished by other outlets (2 to 8 copies each), ` +
+      `${percent(options.updateRate)} of articles revised later (UPDATED, rarely DELETED)`,
   );
   console.log('  Admin API: see --help. Stop with Ctrl-C.');
 

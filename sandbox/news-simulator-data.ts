@@ -2,6 +2,13 @@
  * Deterministic content for the news API simulator: the category taxonomy, the media list, a
  * calendar in the provider's time zone, and seeded article generation. The same seed and clock
  * always give the same articles, so tests, the sandbox and benchmarks can name what they expect.
+ *
+ * Stories, on request ({@link StoryOptions}): a share of generated stories is republished by other
+ * outlets within minutes as syndicated copies and rewrites (prefixes such as `[속보]` or
+ * `UPDATE 2-`, outlet credits, other punctuation, a shortened lead, headline clauses reordered),
+ * and a share of articles later comes back revised (status UPDATED, rarely DELETED, sometimes
+ * with a revised title). Both are drawn from a random stream of their own, so the original
+ * articles have the same content at every rate; at rate 0 nothing changes at all.
  */
 import { DateTime } from 'luxon';
 import { z } from 'zod';
@@ -30,6 +37,11 @@ export interface SimArticle {
   readonly media: SimMedia;
   /** Latest status: PUBLISHED, UPDATED, CORRECTED, WITHDRAWN, or anything else (an open set). */
   readonly status: string;
+  /**
+   * Generated copies only: the `articleId` of the original story this copy republishes. The truth
+   * label tests and `npm start` compare story collapsing with; never sent on the wire.
+   */
+  readonly copyOf?: string;
 }
 
 /**
@@ -71,6 +83,18 @@ export const MEDIA: readonly [SimMedia, ...SimMedia[]] = [
   { code: 'M008', name: 'Example Regional Gazette' },
 ];
 
+/**
+ * Outlets that only republish: syndicated copies come from them as well as from {@link MEDIA}
+ * (the provider aggregates thousands of partners; a story's copies often outnumber the outlets
+ * that write their own). In the default live key's scope.
+ */
+export const SYNDICATION_MEDIA: readonly [SimMedia, ...SimMedia[]] = [
+  { code: 'M201', name: 'Example Wire Service' },
+  { code: 'M202', name: 'Example Metro Daily' },
+  { code: 'M203', name: 'Example Online News' },
+  { code: 'M204', name: 'Example Weekly Journal' },
+];
+
 /** The media code the default live key is not contracted for. */
 export const OUT_OF_SCOPE_MEDIA = 'M008';
 
@@ -81,7 +105,7 @@ export const KNOWN_STATUSES = ['PUBLISHED', 'UPDATED', 'CORRECTED', 'WITHDRAWN']
 export const UNKNOWN_STATUS = 'UNDER_REVIEW';
 
 const categoryByCode = new Map(CATEGORIES.map((category) => [category.code, category]));
-const mediaByCode = new Map(MEDIA.map((media) => [media.code, media]));
+const mediaByCode = new Map([...MEDIA, ...SYNDICATION_MEDIA].map((media) => [media.code, media]));
 
 // ---------------------------------------------------------------------------------------------
 // Randomness
@@ -533,10 +557,10 @@ const statusWeights: NonEmpty<readonly [string, number]> = [
 /** Specialist outlets only carry their own beat, so media rules and category rules agree. */
 const beats: Readonly<Record<string, string>> = { M006: '008', M007: '007' };
 
-function outletsFor(template: Template, pool: NonEmpty<SimMedia>): NonEmpty<SimMedia> {
+function outletsFor(categories: readonly string[], pool: NonEmpty<SimMedia>): NonEmpty<SimMedia> {
   const [first, ...rest] = pool.filter((media) => {
     const beat = beats[media.code];
-    return beat === undefined || template.categories.some((code) => code.startsWith(beat));
+    return beat === undefined || categories.some((code) => code.startsWith(beat));
   });
   return first ? [first, ...rest] : pool;
 }
@@ -562,6 +586,178 @@ function hex(rng: Rng, length: number): string {
   while (out.length < length) out += Math.floor(rng() * 16).toString(16);
   return out;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Stories: syndicated copies and revisions
+
+/** How much republishing and revising the generated feed carries; every rate defaults to 0. */
+export interface StoryOptions {
+  /**
+   * Share of generated stories (0 to 1) that other outlets republish as syndicated copies and
+   * rewrites, {@link SYNDICATION_COPIES} copies each, within {@link SYNDICATION_SPREAD_MS} of the
+   * original.
+   */
+  readonly syndicationRate?: number;
+  /**
+   * Share of generated articles (0 to 1) that come back revised 10 minutes to 6 hours after
+   * publication: status UPDATED (one in eight DELETED instead), sometimes with a revised title.
+   * Only PUBLISHED, UPDATED and CORRECTED articles are revised, and a revised title only adds a
+   * marker, so a revision never makes an article match a rule it did not match before.
+   */
+  readonly updateRate?: number;
+}
+
+/** How many copies a syndicated story gets, both ends included. */
+export const SYNDICATION_COPIES = { min: 2, max: 8 } as const;
+/** Copies appear within this time after the original (the wire is fast). */
+export const SYNDICATION_SPREAD_MS = 40 * 60_000;
+const REVISION_DELAY_MS = { min: 10 * 60_000, max: 6 * 60 * 60_000 } as const;
+
+/** A later change to a generated article, applied by {@link applyRevision} when it is due. */
+export interface SimRevision {
+  readonly articleId: string;
+  /** Epoch ms at which the provider starts showing the revision. */
+  readonly at: number;
+  readonly status: 'UPDATED' | 'DELETED';
+  /** Whether the headline is revised too (a marker such as `UPDATE 1-` or `(종합)`). */
+  readonly retitle: boolean;
+}
+
+type Language = 'ko' | 'ja' | 'en';
+
+const languageOf = (text: string): Language =>
+  /\p{Script=Hangul}/u.test(text)
+    ? 'ko'
+    : /[\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Han}]/u.test(text)
+      ? 'ja'
+      : 'en';
+
+const copyPrefixes: Readonly<Record<Language, NonEmpty<string>>> = {
+  ko: ['[속보] ', '[단독] ', '[1보] '],
+  ja: ['【速報】', '【独自】'],
+  en: ['UPDATE 2-', 'BREAKING: ', 'UPDATE 1-'],
+};
+const copySuffixes: Readonly<Record<Language, NonEmpty<string>>> = {
+  ko: ['(종합)', '(종합2보)'],
+  ja: ['（更新）', '＝速報'],
+  en: [' - report', ' -sources'],
+};
+const revisedTitleMarkers: Readonly<Record<Language, (title: string) => string>> = {
+  ko: (title) => (title.endsWith('(종합)') ? title.replace(/\(종합\)$/, '(종합2보)') : `${title}(종합)`),
+  ja: (title) => (title.endsWith('（更新）') ? title : `${title}（更新）`),
+  en: (title) =>
+    /^UPDATE \d+-/.test(title)
+      ? title.replace(/^UPDATE (\d+)-/, (_, n) => `UPDATE ${Number(n) + 1}-`)
+      : `UPDATE 1-${title}`,
+};
+
+/** A headline's two clauses the other way round, or undefined when it has no clause break. */
+function reorderClauses(title: string, language: Language): string | undefined {
+  if (language === 'en') {
+    const as = /^(.+?) as (.+)$/.exec(title);
+    if (as?.[1] && as[2]) return `As ${as[2]}, ${as[1].charAt(0).toLowerCase()}${as[1].slice(1)}`;
+    const parts = title.split(/; | - |, /);
+    return parts.length === 2 ? `${parts[1]}; ${parts[0]}` : undefined;
+  }
+  const parts = title.split(language === 'ko' ? /…|, / : /[ 　、]/);
+  if (parts.length !== 2 || !parts[0] || !parts[1]) return undefined;
+  return language === 'ko' ? `${parts[1]}…${parts[0]}` : `${parts[1]}　${parts[0]}`;
+}
+
+/** Another outlet's house punctuation. */
+function repunctuate(text: string, language: Language): string {
+  switch (language) {
+    case 'ko':
+      return text.replaceAll('…', '...').replaceAll('%', '％');
+    case 'ja':
+      return text.replaceAll('　', ' ').replaceAll('、', '，').replaceAll('=', '＝');
+    case 'en':
+      return text.replaceAll('; ', ' - ').replaceAll(/(\d)%/g, '$1 percent').replaceAll(/\.$/g, '');
+  }
+}
+
+/** The lead cut to its first sentence, or to about two thirds with an ellipsis. */
+function shortenLead(summary: string, language: Language): string {
+  const sentence = (language === 'ja' ? /^(.+?。)./u : language === 'ko' ? /^(.+?다\.) / : /^(.+?\.) /).exec(summary);
+  if (sentence?.[1]) return sentence[1];
+  const chars = [...summary];
+  if (chars.length <= 24) return summary;
+  let cut = chars.slice(0, Math.ceil((chars.length * 2) / 3)).join('');
+  // Latin leads are cut between words; Korean and Japanese ones anywhere, as their outlets do.
+  if (language === 'en' && cut.includes(' ')) cut = cut.slice(0, cut.lastIndexOf(' ')).replace(/[,;:]$/, '');
+  return `${cut}…`;
+}
+
+/** A credit line as the outlet puts it at the start of the lead. */
+function credit(summary: string, outlet: SimMedia, language: Language): string {
+  switch (language) {
+    case 'ko':
+      return `(서울=${outlet.name}) = ${summary}`;
+    case 'ja':
+      return `【${outlet.name}】${summary}`;
+    case 'en':
+      return `SEOUL (${outlet.name}) - ${summary}`;
+  }
+}
+
+const withoutEmoji = (text: string): string =>
+  text
+    .replaceAll(/\p{Extended_Pictographic}\uFE0F?/gu, ' ')
+    .replaceAll(/ {2,}/g, ' ')
+    .trim();
+
+/**
+ * A copy of a headline and lead as another outlet republishes it: one to three of the changes a
+ * wire copy really has, drawn from `rng`; never identical to the original.
+ */
+export function rewriteForOutlet(
+  rng: () => number,
+  original: { readonly title: string; readonly summary: string },
+  outlet: SimMedia,
+): { title: string; summary: string } {
+  const language = languageOf(original.title);
+  let title = withoutEmoji(original.title) || original.title;
+  let summary = original.summary;
+  const changes = 1 + Math.floor(rng() * 3);
+  const kinds = ['prefix', 'credit', 'punctuation', 'lead', 'reorder', 'suffix'] as const;
+  for (let i = 0; i < changes; i++) {
+    switch (pick(rng, kinds)) {
+      case 'prefix':
+        if (!copyPrefixes[language].some((prefix) => title.startsWith(prefix))) {
+          title = `${pick(rng, copyPrefixes[language])}${title}`;
+        }
+        break;
+      case 'suffix':
+        if (!copySuffixes[language].some((suffix) => title.endsWith(suffix))) {
+          title = `${title}${pick(rng, copySuffixes[language])}`;
+        }
+        break;
+      case 'credit':
+        if (summary !== '' && !summary.includes(outlet.name)) summary = credit(summary, outlet, language);
+        break;
+      case 'punctuation':
+        title = repunctuate(title, language);
+        summary = repunctuate(summary, language);
+        break;
+      case 'lead':
+        summary = shortenLead(summary, language);
+        break;
+      case 'reorder':
+        title = reorderClauses(title, language) ?? title;
+        break;
+    }
+  }
+  if (title === original.title && summary === original.summary) title = `${copyPrefixes[language][0]}${title}`;
+  return { title, summary };
+}
+
+/** An article with a revision applied: the latest status the provider then shows. */
+export function applyRevision(article: SimArticle, revision: Pick<SimRevision, 'status' | 'retitle'>): SimArticle {
+  const title = revision.retitle ? revisedTitleMarkers[languageOf(article.title)](article.title) : article.title;
+  return { ...article, status: revision.status, title };
+}
+
+const revisable = new Set(['PUBLISHED', 'UPDATED', 'CORRECTED']);
 
 // ---------------------------------------------------------------------------------------------
 // Generation
@@ -591,17 +787,54 @@ class ArticleIdAllocator {
   }
 }
 
+/** An article before its id is known (ids follow time, and copies interleave with originals). */
+interface Draft {
+  readonly publishedAt: number;
+  readonly title: string;
+  readonly summary: string;
+  readonly categories: readonly string[];
+  readonly media: SimMedia;
+  readonly status: string;
+  /** The tracking query string's random part, when the link carries one. */
+  readonly tracking?: string | undefined;
+  /** Copies: the original they republish (its id is known by the time theirs is). */
+  readonly original?: Draft | undefined;
+  /** A later revision, decided when the draft is made so it does not depend on when it is read. */
+  readonly revision?: { readonly at: number; readonly status: SimRevision['status']; readonly retitle: boolean };
+  articleId?: string;
+}
+
+const byTime = (a: Draft, b: Draft): number => a.publishedAt - b.publishedAt;
+
 /**
  * Makes articles: seeded ones (the same seed gives the same sequence of articles) and ones built
  * from caller input. One factory per simulator, so ids and content continue across publishes.
+ * Copies and revisions due after the instant an article set is generated for wait here until
+ * {@link ArticleFactory.releaseDue} hands them out.
  */
 export class ArticleFactory {
   readonly #rng: Rng;
+  /** Copies and revisions only, so the originals are the same at every rate. */
+  readonly #storyRng: Rng;
   readonly #ids: ArticleIdAllocator;
+  readonly #syndicationRate: number;
+  readonly #updateRate: number;
+  /** Copies not yet published, by time. */
+  #pendingCopies: Draft[] = [];
+  /** Revisions not yet due, by time. */
+  #pendingRevisions: SimRevision[] = [];
 
-  constructor(seed: number, calendar: ZoneCalendar) {
+  constructor(seed: number, calendar: ZoneCalendar, stories: StoryOptions = {}) {
+    for (const [name, rate] of Object.entries(stories)) {
+      if (rate !== undefined && !(typeof rate === 'number' && rate >= 0 && rate <= 1)) {
+        throw new RangeError(`${name} must be a number from 0 to 1, got ${String(rate)}`);
+      }
+    }
     this.#rng = mulberry32(seed);
+    this.#storyRng = mulberry32((seed ^ 0x5bd1e995) >>> 0);
     this.#ids = new ArticleIdAllocator(calendar);
+    this.#syndicationRate = stories.syndicationRate ?? 0;
+    this.#updateRate = stories.updateRate ?? 0;
   }
 
   /** `count` instants in `[from, to)`, on whole seconds where that stays in range, ascending. */
@@ -616,15 +849,36 @@ export class ArticleFactory {
 
   /**
    * One seeded article per instant (in the given order, so ids follow time when instants do),
-   * from outlets in `media` (all of {@link MEDIA} when empty).
+   * from outlets in `media` (all of {@link MEDIA} when empty), with the copies due by `until`
+   * (default: the last instant) merged in by time, and revisions due by then already applied.
    */
-  generate(instants: readonly number[], media: readonly SimMedia[] = MEDIA): SimArticle[] {
+  generate(instants: readonly number[], media: readonly SimMedia[] = MEDIA, until?: number): SimArticle[] {
     const [first, ...rest] = media;
     const pool: NonEmpty<SimMedia> = first ? [first, ...rest] : MEDIA;
-    return instants.map((publishedAt) => this.#generateOne(publishedAt, pool));
+    const drafts: Draft[] = [];
+    for (const publishedAt of instants) {
+      const original = this.#draft(publishedAt, pool);
+      drafts.push(original);
+      this.#schedule(this.#copiesOf(original, pool));
+    }
+    const dueBy = until ?? instants.reduce((latest, at) => Math.max(latest, at), Number.NEGATIVE_INFINITY);
+    const copies = this.#takeCopies(dueBy);
+    // Without copies the batch keeps the caller's order exactly, as before stories existed.
+    return this.#finalize(copies.length === 0 ? drafts : [...drafts, ...copies].sort(byTime), dueBy);
   }
 
-  #generateOne(publishedAt: number, mediaPool: NonEmpty<SimMedia>): SimArticle {
+  /**
+   * What became due by `at` since the last call: copies to publish (new articles, ids in time
+   * order) and revisions of articles published earlier (apply each with {@link applyRevision}).
+   */
+  releaseDue(at: number): { articles: SimArticle[]; revisions: SimRevision[] } {
+    const articles = this.#finalize(this.#takeCopies(at), at);
+    const split = this.#pendingRevisions.findIndex((revision) => revision.at > at);
+    const revisions = this.#pendingRevisions.splice(0, split === -1 ? this.#pendingRevisions.length : split);
+    return { articles, revisions };
+  }
+
+  #draft(publishedAt: number, mediaPool: NonEmpty<SimMedia>): Draft {
     const rng = this.#rng;
     const pool = pickWeighted<NonEmpty<Template>>(rng, [
       [english, 82],
@@ -640,26 +894,87 @@ export class ArticleFactory {
       const tail = [...longTail.slice(start), ...longTail.slice(0, start)].join(', ');
       title = `${title}, ${tail}`;
     }
-    const media = pick(rng, outletsFor(template, mediaPool));
+    const media = pick(rng, outletsFor(template.categories, mediaPool));
     const status = pickWeighted(rng, statusWeights);
-    const articleId = this.#ids.next(publishedAt);
-    let url = articleUrl(media, articleId);
-    if (rng() < 0.02) {
-      // Tracking-laden links, so nothing downstream cuts or re-encodes a URL with a query string.
-      url +=
-        `?utm_source=newsletter&utm_medium=email&utm_campaign=morning-briefing-${articleId.slice(0, 8)}` +
-        `&ref=homepage_top_stories&section=${template.categories[0]}&sid=${hex(rng, 32)}&lang=ko-KR`;
+    // Tracking-laden links, so nothing downstream cuts or re-encodes a URL with a query string.
+    const tracking = rng() < 0.02 ? hex(rng, 32) : undefined;
+    const draft = { publishedAt, title, summary, categories: template.categories, media, status, tracking };
+    return { ...draft, revision: this.#revisionOf(draft) };
+  }
+
+  /** The syndicated copies of an original: none for most, 2 to 8 for a `syndicationRate` share. */
+  #copiesOf(original: Draft, pool: NonEmpty<SimMedia>): Draft[] {
+    const rng = this.#storyRng;
+    if (this.#syndicationRate === 0 || rng() >= this.#syndicationRate) return [];
+    const others = outletsFor(original.categories, [...pool, ...SYNDICATION_MEDIA]).filter(
+      (outlet) => outlet.code !== original.media.code,
+    );
+    const [firstOutlet, ...moreOutlets] = others;
+    if (!firstOutlet) return [];
+    const outlets: NonEmpty<SimMedia> = [firstOutlet, ...moreOutlets];
+    const count = SYNDICATION_COPIES.min + Math.floor(rng() * (SYNDICATION_COPIES.max - SYNDICATION_COPIES.min + 1));
+    const copies: Draft[] = [];
+    for (let i = 0; i < count; i++) {
+      const publishedAt = original.publishedAt + 1000 * (1 + Math.floor((rng() * SYNDICATION_SPREAD_MS) / 1000));
+      // Outlets repeat: an agency sends a first take and a fuller one ("(종합)") of one story.
+      const media = pick(rng, outlets);
+      const text = rewriteForOutlet(rng, original, media);
+      const copy = { publishedAt, ...text, categories: original.categories, media, status: 'PUBLISHED', original };
+      copies.push({ ...copy, revision: this.#revisionOf(copy) });
     }
-    return {
-      articleId,
-      title,
-      summary,
-      url,
-      publishedAt,
-      categories: template.categories.map((code) => toCategory(code)),
-      media,
-      status,
-    };
+    return copies;
+  }
+
+  #revisionOf(draft: Pick<Draft, 'publishedAt' | 'status'>): Draft['revision'] {
+    if (this.#updateRate === 0 || !revisable.has(draft.status)) return undefined;
+    const rng = this.#storyRng;
+    if (rng() >= this.#updateRate) return undefined;
+    const delay = REVISION_DELAY_MS.min + Math.floor(rng() * (REVISION_DELAY_MS.max - REVISION_DELAY_MS.min));
+    const status = rng() < 0.875 ? 'UPDATED' : 'DELETED';
+    return { at: draft.publishedAt + delay, status, retitle: status === 'UPDATED' && rng() < 0.4 };
+  }
+
+  #schedule(copies: readonly Draft[]): void {
+    if (copies.length === 0) return;
+    this.#pendingCopies.push(...copies);
+    this.#pendingCopies.sort(byTime);
+  }
+
+  #takeCopies(until: number): Draft[] {
+    const split = this.#pendingCopies.findIndex((copy) => copy.publishedAt > until);
+    return this.#pendingCopies.splice(0, split === -1 ? this.#pendingCopies.length : split);
+  }
+
+  /** Ids in the drafts' order; revisions due by `until` applied, later ones kept for releaseDue. */
+  #finalize(drafts: readonly Draft[], until: number): SimArticle[] {
+    const articles: SimArticle[] = [];
+    for (const draft of drafts) {
+      const articleId = this.#ids.next(draft.publishedAt);
+      draft.articleId = articleId;
+      let url = articleUrl(draft.media, articleId);
+      if (draft.tracking !== undefined) {
+        url +=
+          `?utm_source=newsletter&utm_medium=email&utm_campaign=morning-briefing-${articleId.slice(0, 8)}` +
+          `&ref=homepage_top_stories&section=${draft.categories[0]}&sid=${draft.tracking}&lang=ko-KR`;
+      }
+      let article: SimArticle = {
+        articleId,
+        title: draft.title,
+        summary: draft.summary,
+        url,
+        publishedAt: draft.publishedAt,
+        categories: draft.categories.map((code) => toCategory(code)),
+        media: draft.media,
+        status: draft.status,
+        ...(draft.original?.articleId === undefined ? {} : { copyOf: draft.original.articleId }),
+      };
+      const revision = draft.revision;
+      if (revision && revision.at <= until) article = applyRevision(article, revision);
+      else if (revision) this.#pendingRevisions.push({ articleId, ...revision });
+      articles.push(article);
+    }
+    this.#pendingRevisions.sort((a, b) => a.at - b.at);
+    return articles;
   }
 
   /** Validates caller input and fills the defaults (see {@link SimArticleInputSchema}). */
@@ -689,7 +1004,7 @@ export class ArticleFactory {
 }
 
 /** Options of {@link generateArticles}. */
-export interface GenerateArticlesOptions {
+export interface GenerateArticlesOptions extends StoryOptions {
   readonly seed: number;
   /** How many 24-hour slices back from `now` to fill. */
   readonly days: number;
@@ -702,10 +1017,17 @@ export interface GenerateArticlesOptions {
 
 /**
  * The seeded article set: `perDay` articles in each of the `days` 24-hour slices that end at
- * `now`, oldest first, ids in time order. The same options always give the same articles.
+ * `now`, plus their syndicated copies published by `now`, oldest first, ids in time order, each
+ * with its latest status at `now`. The same options always give the same articles: the set a
+ * simulator started at `now` with the same options holds.
  */
 export function generateArticles(options: GenerateArticlesOptions): SimArticle[] {
-  return seedArticles(new ArticleFactory(options.seed, new ZoneCalendar(options.timeZone)), options);
+  const { syndicationRate, updateRate } = options;
+  const factory = new ArticleFactory(options.seed, new ZoneCalendar(options.timeZone), {
+    ...(syndicationRate === undefined ? {} : { syndicationRate }),
+    ...(updateRate === undefined ? {} : { updateRate }),
+  });
+  return seedArticles(factory, options);
 }
 
 /** {@link generateArticles} with a caller's factory, so later publishes continue its ids and content. */
@@ -718,5 +1040,5 @@ export function seedArticles(
     const end = options.now - slice * DAY_MS;
     instants.push(...factory.instants(end - DAY_MS + 1, end + 1, options.perDay));
   }
-  return factory.generate(instants);
+  return factory.generate(instants, MEDIA, options.now);
 }

@@ -42,17 +42,26 @@ import { describeIssues } from '#core/model';
 import { createCertificateAuthority, issueLoopbackCertificate, type PemPair } from '#sandbox/tls';
 import {
   ArticleFactory,
+  applyRevision,
   MEDIA,
   mediaOf,
   OUT_OF_SCOPE_MEDIA,
   type SimArticle,
   type SimArticleInput,
   SimArticleInputSchema,
+  SYNDICATION_MEDIA,
   seedArticles,
   ZoneCalendar,
 } from './news-simulator-data.ts';
 
-export type { SimArticle, SimArticleInput, SimCategory, SimMedia } from './news-simulator-data.ts';
+export type {
+  SimArticle,
+  SimArticleInput,
+  SimCategory,
+  SimMedia,
+  SimRevision,
+  StoryOptions,
+} from './news-simulator-data.ts';
 
 /** What a key may see: `live` keys see the archive, `test` keys a small fixed sample of it. */
 export interface SimKeySpec {
@@ -180,6 +189,19 @@ export interface NewsSimulatorOptions {
   readonly cursorMode?: boolean;
   /** Called for every recorded request, e.g. to log it. */
   readonly onRequest?: (record: SimRequestRecord) => void;
+  /**
+   * Share of generated stories (0 to 1) that other outlets republish within minutes as syndicated
+   * copies and rewrites (2 to 8 each, new ids, URLs and outlets; each copy's `copyOf` names the
+   * original). Default 0. Copies due after the clock appear as it reaches them.
+   */
+  readonly syndicationRate?: number;
+  /**
+   * Share of generated articles (0 to 1) that come back later (10 minutes to 6 hours) with status
+   * UPDATED, or rarely DELETED, sometimes with a revised title: the same `articleId` with its new
+   * latest status from then on. Default 0. Revisions due before the simulator starts are already
+   * applied; later ones appear as the clock reaches them.
+   */
+  readonly updateRate?: number;
 }
 
 /** A running simulator. */
@@ -314,6 +336,10 @@ class ArticleStore {
 
   all(): SimArticle[] {
     return [...this.#sorted];
+  }
+
+  get(articleId: string): SimArticle | undefined {
+    return this.#byId.get(articleId);
   }
 
   /** Freezes the current articles as the sample test keys see. */
@@ -627,6 +653,12 @@ function checkOptions(options: NewsSimulatorOptions): void {
   integer('generate.perDay', options.generate?.perDay, 0, 10_000_000);
   integer('maxPageSize', options.maxPageSize, 1);
   integer('maxRangeDays', options.maxRangeDays, 1);
+  for (const name of ['syndicationRate', 'updateRate'] as const) {
+    const rate = options[name];
+    if (rate !== undefined && !(Number.isFinite(rate) && rate >= 0 && rate <= 1)) {
+      throw new RangeError(`${name} must be a number from 0 to 1, got ${rate}`);
+    }
+  }
   if (options.order !== undefined && !['newest-first', 'oldest-first', 'unordered'].includes(options.order)) {
     throw new RangeError(`order must be newest-first, oldest-first or unordered, got ${String(options.order)}`);
   }
@@ -636,7 +668,7 @@ const defaultKeys = (): Record<string, SimKeySpec> => ({
   [`sim-live-${randomBytes(16).toString('hex')}`]: {
     name: 'sandbox-live',
     kind: 'live',
-    media: MEDIA.map((media) => media.code).filter((code) => code !== OUT_OF_SCOPE_MEDIA),
+    media: [...MEDIA, ...SYNDICATION_MEDIA].map((media) => media.code).filter((code) => code !== OUT_OF_SCOPE_MEDIA),
   },
   [`sim-test-${randomBytes(16).toString('hex')}`]: { name: 'sandbox-test', kind: 'test', media: ['M001', 'M002'] },
 });
@@ -663,7 +695,10 @@ export async function startNewsSimulator(options: NewsSimulatorOptions = {}): Pr
   const seed = options.seed ?? 1;
   const perDay = options.generate?.perDay ?? 200;
 
-  const factory = new ArticleFactory(seed, calendar);
+  const factory = new ArticleFactory(seed, calendar, {
+    ...(options.syndicationRate === undefined ? {} : { syndicationRate: options.syndicationRate }),
+    ...(options.updateRate === undefined ? {} : { updateRate: options.updateRate }),
+  });
   const store = new ArticleStore(calendar, initialOrder, seed);
   const startedAt = now();
   store.upsert(
@@ -673,16 +708,27 @@ export async function startNewsSimulator(options: NewsSimulatorOptions = {}): Pr
   );
   store.markSample();
 
-  // Live feed: seeded arrivals at `perDay` per 24 hours of the simulator's clock.
+  // Live feed: seeded arrivals at `perDay` per 24 hours of the simulator's clock. Copies and
+  // revisions of generated articles appear as the clock reaches them, live or not: the provider's
+  // world moves on whether or not new stories are being written.
   let fedUntil = startedAt;
   let feedCarry = 0;
   const advanceFeed = () => {
     const at = now();
-    if (!options.generate?.live || at <= fedUntil) return;
-    const expected = ((at - fedUntil) * perDay) / DAY_MS + feedCarry;
-    const count = Math.floor(expected);
-    feedCarry = expected - count;
-    if (count > 0) store.upsert(factory.generate(factory.instants(fedUntil + 1, at + 1, count)));
+    if (at <= fedUntil) return;
+    if (options.generate?.live) {
+      const expected = ((at - fedUntil) * perDay) / DAY_MS + feedCarry;
+      const count = Math.floor(expected);
+      feedCarry = expected - count;
+      if (count > 0) store.upsert(factory.generate(factory.instants(fedUntil + 1, at + 1, count), MEDIA, at));
+    }
+    const due = factory.releaseDue(at);
+    store.upsert(due.articles);
+    const revised = due.revisions.flatMap((revision) => {
+      const current = store.get(revision.articleId);
+      return current ? [applyRevision(current, revision)] : [];
+    });
+    store.upsert(revised);
     fedUntil = at;
   };
 

@@ -1056,6 +1056,8 @@ describe('command line', () => {
       '--order',
       '--timestamp-format',
       '--cursor',
+      '--syndication-rate',
+      '--update-rate',
       '/_sim/faults',
     ]) {
       expect(help).toContain(flag);
