@@ -1,17 +1,18 @@
 /**
- * What a Korean or Japanese subscriber reads, from varied (generated) articles, rules and audience
- * settings: no English word of the English catalog anywhere outside the data (headline, summary,
- * link, ids, media and category names, rule ids and descriptions), in the email, SMS, subject and
- * structured JSON of alerts and digests. And SMS budgeting in every shipped language: every SMS
+ * What a Korean or Japanese subscriber reads, from varied (generated) articles, rules, audience
+ * settings and stories: no English word of the English catalog anywhere outside the data (headline,
+ * summary, link, ids, media, outlet and category names, rule ids and descriptions), in the email,
+ * SMS, subject and structured JSON of alerts, update notices and digests (with "also in N outlets"). And SMS budgeting in every shipped language: every SMS
  * body fits the audience's `smsMaxSegments`, or is the URL alone when the URL alone does not.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { planDigest, toHeldNotification } from '#core/digest';
+import type { ArticleChange } from '#core/ledger-facts';
 import type { Article, Audience, AudienceMatch, MatchReason, RuleMatch } from '#core/model';
 import { AudienceSchema } from '#core/model';
-import type { HoldReason, OutboundMessage } from '#core/ports';
-import { renderNotification } from '#core/render';
+import { type HoldReason, type OutboundMessage, type StoryRecord, updateNoticeKey } from '#core/ports';
+import { renderNotification, renderUpdateNotice } from '#core/render';
 import { fitsSms } from '#core/sms';
 import { publishableLink } from '#core/text';
 import { englishWords } from './messages-probes.support.ts';
@@ -84,6 +85,18 @@ function scenario(language: Language) {
       fc.constantFrom<HoldReason>('quiet-hours', 'budget', 'digest'),
       fc.constantFrom<HoldReason>('quiet-hours', 'budget', 'digest'),
     ),
+    /** Other outlets of each article's story (names are data), and how many more were counted. */
+    outlets: fc.array(text(15), { minLength: 0, maxLength: 10 }),
+    moreOutlets: fc.integer({ min: 0, max: 5000 }),
+    change: fc.oneof(
+      fc.constant<ArticleChange>({ kind: 'title' }),
+      fc
+        .tuple(
+          fc.constantFrom('PUBLISHED', 'UPDATED', 'DELETED', 'deleted', ''),
+          fc.constantFrom('PUBLISHED', 'UPDATED', ''),
+        )
+        .map(([status, previousStatus]): ArticleChange => ({ kind: 'status', status, previousStatus })),
+    ),
   });
 }
 
@@ -114,8 +127,13 @@ function articlesOf(generated: Scenario): Article[] {
 }
 
 /** Every data string a rendering may show as is (ids in every form the renderers print them). */
-function dataOf(audience: Audience, articles: readonly Article[], rules: readonly RuleMatch[]): string[] {
-  const values = [audience.audienceId, audience.name ?? ''];
+function dataOf(
+  audience: Audience,
+  articles: readonly Article[],
+  rules: readonly RuleMatch[],
+  extra: readonly string[] = [],
+): string[] {
+  const values = [audience.audienceId, audience.name ?? '', ...extra];
   for (const item of articles) {
     const link = publishableLink(item.url);
     values.push(`${audience.audienceId}|${item.key}`, item.key, item.url, link.ok ? link.url : '');
@@ -163,23 +181,40 @@ function renderAll(language: Language, generated: Scenario) {
     audienceId: audience.audienceId,
     article: item,
     rules,
+    storyId: `story-${item.key}`,
   });
+  const stories = new Map(
+    articles.map((item): [string, StoryRecord] => [
+      `story-${item.key}`,
+      {
+        storyId: `story-${item.key}`,
+        leadArticleKey: item.key,
+        firstSeenAt: item.publishedAt,
+        outlets: generated.outlets,
+        outletCount: generated.outlets.length + generated.moreOutlets,
+        articleCount: generated.outlets.length + generated.moreOutlets + 1,
+      },
+    ]),
+  );
   const alert = renderNotification(match(articles[0] as Article), audience);
+  const noticeKey = updateNoticeKey(audience.audienceId, `story-${articles[0]?.key}`, 'change');
+  const update = renderUpdateNotice(match(articles[0] as Article), audience, generated.change, noticeKey);
   const releaseAt = Date.parse('2030-06-01T00:00:00Z');
   const items = articles.map((item, index) =>
     toHeldNotification(match(item), generated.reasons[index % 2] as HoldReason, releaseAt - 60_000 * (index + 1)),
   );
-  const single = planDigest(items.slice(0, 1), audience, releaseAt).messages;
-  const many = planDigest(items, audience, releaseAt).messages;
-  return { audience, articles, messages: [alert, ...single, ...many] };
+  const single = planDigest(items.slice(0, 1), audience, releaseAt, { stories }).messages;
+  const many = planDigest(items, audience, releaseAt, { stories }).messages;
+  const data = [`${noticeKey.audienceId}|${noticeKey.articleKey}`, ...generated.outlets];
+  return { audience, articles, data, messages: [alert, update, ...single, ...many] };
 }
 
 describe.each(['ko', 'ja'] as const)('a %s rendering', (language) => {
-  it('has no English word of the catalog outside the data, on any channel of alerts and digests', () => {
+  it('has no English word of the catalog outside the data, on any channel of alerts, update notices and digests', () => {
     fc.assert(
       fc.property(scenario(language), (generated) => {
-        const { audience, articles, messages } = renderAll(language, generated);
-        const data = dataOf(audience, articles, generated.rules);
+        const { audience, articles, data: extra, messages } = renderAll(language, generated);
+        const data = dataOf(audience, articles, generated.rules, extra);
         for (const message of messages) {
           for (const [channel, text] of Object.entries(readTexts(message))) {
             expect(englishIn(text, data), `${channel}: ${text}`).toEqual([]);
