@@ -123,8 +123,8 @@ export function storyTitle(title: string): string {
     text = text.replace(LEADING_TAGS, '').replace(LEADING_SLUGS, '').replace(TRAILING_TAGS, '').trim();
   }
   const withoutCredit = text.replace(TRAILING_CREDIT, '');
-  // A "credit" that is most of the headline is part of it ("Samsung - the comeback").
-  if (withoutCredit.length >= text.length * 0.6) text = withoutCredit;
+  // A "credit" that leaves little of the headline is part of it ("Samsung - the comeback").
+  if (withoutCredit.length >= 10) text = withoutCredit;
   return text;
 }
 
@@ -226,8 +226,10 @@ const BIN_SHIFT = 32 - Math.log2(SIGNATURE_SIZE);
 /** Scratch bins, reused by every fingerprint (the module is single-threaded). */
 const scratchLow = new Uint32Array(SIGNATURE_SIZE);
 const scratchFilled = new Uint8Array(SIGNATURE_SIZE);
-/** Band key prefixes (`<band>.`), built once. */
-const BAND_PREFIXES = Array.from({ length: BANDS }, (_, band) => `${band.toString(36)}.`);
+/** URL-safe characters band keys are spelled with, six bits each. */
+const KEY_CHARS = [...'0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-_'].map((char) =>
+  char.charCodeAt(0),
+);
 
 function fingerprintOf(shingles: readonly number[]): StoryFingerprint {
   const signature = new Uint32Array(SIGNATURE_SIZE).fill(EMPTY);
@@ -263,15 +265,29 @@ function fingerprintOf(shingles: readonly number[]): StoryFingerprint {
   return { signature, bands: bandKeys(signature) };
 }
 
-/** Band keys of a signature: `<band>.<hash of its rows>` in base 36 (at most 9 characters). */
+/**
+ * Band keys of a signature: 7 URL-safe characters, the band's number then the 32-bit hash of its
+ * rows six bits at a time (`String.fromCharCode` is about ten times cheaper than
+ * `toString(36)`, which at 32 keys per article was half the fingerprint's cost).
+ */
 export function bandKeys(signature: Uint32Array): string[] {
   const keys: string[] = new Array(BANDS);
+  const chars = KEY_CHARS;
   for (let band = 0; band < BANDS; band++) {
     let hash = Math.imul(band + 1, 0x9e3779b1);
     const from = band * ROWS_PER_BAND;
     for (let row = 0; row < ROWS_PER_BAND; row++)
       hash = Math.imul(hash ^ (signature[from + row] as number), 0x01000193);
-    keys[band] = BAND_PREFIXES[band] + mix(hash).toString(36);
+    hash = mix(hash);
+    keys[band] = String.fromCharCode(
+      chars[band] as number,
+      chars[hash & 63] as number,
+      chars[(hash >>> 6) & 63] as number,
+      chars[(hash >>> 12) & 63] as number,
+      chars[(hash >>> 18) & 63] as number,
+      chars[(hash >>> 24) & 63] as number,
+      chars[hash >>> 30] as number,
+    );
   }
   return keys;
 }

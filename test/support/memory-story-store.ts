@@ -50,7 +50,7 @@ export class MemoryStoryStore implements StoryStore {
     const found = new Map<string, readonly string[]>();
     for (const key of bandKeys) {
       const ids = this.#bands.get(key);
-      if (ids !== undefined) found.set(key, [...ids]);
+      if (ids !== undefined) found.set(key, ids);
     }
     return found;
   }

@@ -1,0 +1,342 @@
+import { describe, expect, it } from 'vitest';
+import type { Article } from '#core/model';
+import {
+  BANDS,
+  bandKeys,
+  fingerprint,
+  MAX_TITLE_CHARS,
+  SIGNATURE_SIZE,
+  STORY_WINDOW_MS,
+  StoryResolver,
+  similarity,
+  storyIdOf,
+  storyLead,
+  storyTitle,
+} from '#core/story';
+import { MemoryStoryStore } from '../support/memory-story-store.ts';
+
+const T0 = Date.UTC(2026, 2, 2, 9);
+
+let serial = 0;
+function article(title: string, summary: string, media = 'Outlet', key = `id:a${++serial}`): Article {
+  return {
+    key,
+    title,
+    summary,
+    url: `https://news.example.com/${key}`,
+    publishedAt: T0,
+    categories: [],
+    categoryNames: [],
+    media,
+    mediaName: media,
+  };
+}
+
+function setup(now = T0) {
+  let clock = now;
+  const store = new MemoryStoryStore({ now: () => clock });
+  return { store, resolver: new StoryResolver(store), setNow: (value: number) => (clock = value) };
+}
+
+/** Files `first`, then assigns `second` a minute later: whether they share a story. */
+async function sameStory(first: Article, second: Article): Promise<boolean> {
+  const { resolver, setNow } = setup();
+  const a = await resolver.assign([first], { now: T0 });
+  setNow(T0 + 60_000);
+  const b = await resolver.assign([second], { now: T0 + 60_000 });
+  return a.get(first.key)?.storyId === b.get(second.key)?.storyId;
+}
+
+const KO = {
+  title: '삼성전자, 3분기 영업이익 9조1천억원…전년 대비 277% 증가',
+  summary:
+    '삼성전자가 3분기 연결 기준 영업이익이 9조1천억원으로 잠정 집계됐다고 8일 공시했다. 메모리 반도체 가격 반등과 고대역폭메모리(HBM) 판매 확대가 실적을 끌어올렸다.',
+};
+const EN = {
+  title: 'Fed cuts rates by quarter point, signals slower pace of easing',
+  summary:
+    'The Federal Reserve lowered its benchmark interest rate by a quarter of a percentage point to a range of 4.25% to 4.5% on Wednesday and signaled it would cut more slowly next year.',
+};
+const JA = {
+  title: '日銀、政策金利を0.25%に引き上げ　国債買い入れ減額も決定',
+  summary:
+    '日本銀行は31日の金融政策決定会合で、政策金利を0～0.1%から0.25%程度に引き上げることを決めた。長期国債の買い入れを段階的に減らす計画も決定した。',
+};
+
+describe('story titles and leads', () => {
+  it.each([
+    ['[속보] 삼성전자 실적 발표', '삼성전자 실적 발표'],
+    ['[단독]삼성전자 실적 발표(종합2보)', '삼성전자 실적 발표'],
+    ['【速報】日銀が利上げ', '日銀が利上げ'],
+    ['UPDATE 2-Fed cuts rates', 'fed cuts rates'],
+    ['BREAKING: Fed cuts rates', 'fed cuts rates'],
+    ['EXCLUSIVE-Fed cuts rates - Reuters', 'fed cuts rates'],
+    ['Fed cuts rates | Associated Press', 'fed cuts rates'],
+    ['ＵＰＤＡＴＥ　１－Fed cuts rates', 'fed cuts rates'],
+  ])('strips wire tags and credits: %s', (title, expected) => {
+    expect(storyTitle(title)).toBe(expected);
+  });
+
+  it('keeps a dash that is most of the headline', () => {
+    expect(storyTitle('Samsung - the comeback')).toBe('samsung - the comeback');
+  });
+
+  it.each([
+    ['(서울=연합뉴스) 김민수 기자 = 삼성전자가 공시했다.', '삼성전자가 공시했다.'],
+    ['[이데일리 이준호 기자] 삼성전자가 공시했다.', '삼성전자가 공시했다.'],
+    ['SEOUL, Oct 8 (Reuters) - Samsung said.', 'samsung said.'],
+    ['WASHINGTON (Associated Press) — The Fed said.', 'the fed said.'],
+    ['【ワシントン=共同】日銀は決めた。', '日銀は決めた。'],
+  ])('strips datelines and bylines from the lead: %s', (summary, expected) => {
+    expect(storyLead(summary)).toBe(expected);
+  });
+});
+
+describe('same story across variations', () => {
+  const variations: [string, { title: string; summary: string }, { title: string; summary: string }][] = [
+    ['ko syndicated with a byline', KO, { ...KO, summary: `(세종=뉴시스) 박지현 기자 = ${KO.summary}` }],
+    ['ko prefixed', KO, { ...KO, title: `[속보] ${KO.title}(종합)` }],
+    ['ko reordered', KO, { ...KO, title: '전년 대비 277% 증가…삼성전자, 3분기 영업이익 9조1천억원' }],
+    ['ko truncated lead', KO, { ...KO, summary: KO.summary.slice(0, KO.summary.indexOf('. ') + 1) }],
+    ['ko width and spacing', KO, { ...KO, title: '삼성전자 ３분기 영업이익 ９조１천억원 ... 전년대비 ２７７％ 증가' }],
+    ['en syndicated', EN, { ...EN, summary: `WASHINGTON (AP) — ${EN.summary}` }],
+    ['en prefixed and credited', EN, { ...EN, title: `UPDATE 2-${EN.title} - Reuters` }],
+    ['en reordered', EN, { ...EN, title: 'Signals slower pace of easing: Fed cuts rates by quarter point' }],
+    [
+      'en truncated lead',
+      EN,
+      { ...EN, summary: 'The Federal Reserve lowered its benchmark interest rate by a quarter…' },
+    ],
+    ['ja prefixed', JA, { ...JA, title: `【速報】${JA.title}` }],
+    ['ja reordered', JA, { ...JA, title: '国債買い入れ減額も決定、日銀、政策金利を0.25%に引き上げ' }],
+    ['ja truncated lead', JA, { ...JA, summary: JA.summary.slice(0, JA.summary.indexOf('。') + 1) }],
+    ['ja half-width digits', JA, { ...JA, title: JA.title.replace('　', '  ').replace('0.25%', '０．２５％') }],
+  ];
+  it.each(variations)('%s', async (_name, first, second) => {
+    expect(await sameStory(article(first.title, first.summary), article(second.title, second.summary))).toBe(true);
+  });
+});
+
+describe('hard negatives stay apart', () => {
+  const negatives: [string, { title: string; summary: string }, { title: string; summary: string }][] = [
+    [
+      'ko: the other chipmaker, same quarter',
+      KO,
+      {
+        title: 'SK하이닉스, 3분기 영업이익 7조300억원…분기 사상 최대',
+        summary:
+          'SK하이닉스가 3분기 영업이익 7조300억원을 기록해 분기 기준 사상 최대 실적을 냈다고 24일 밝혔다. 고대역폭메모리(HBM) 판매가 전 분기보다 70% 이상 늘었다.',
+      },
+    ],
+    [
+      'en: the Fed holding at the same range',
+      EN,
+      {
+        title: 'Fed holds rates steady, sees two cuts later this year',
+        summary:
+          'The Federal Reserve kept its benchmark interest rate in a range of 4.25% to 4.5% on Wednesday and policymakers still projected two quarter-point cuts by the end of the year.',
+      },
+    ],
+    [
+      'ja: the Bank of Japan holding at 0.25%',
+      JA,
+      {
+        title: '日銀、政策金利0.25%を維持　追加利上げは見送り',
+        summary:
+          '日本銀行は20日の金融政策決定会合で、政策金利を0.25%程度に据え置くことを決めた。米国経済の先行きなど不確実性が高いとして、追加利上げを見送った。',
+      },
+    ],
+    [
+      'en: two semiconductor-export stories on the same day',
+      {
+        title: 'US tightens curbs on AI chip exports to China, adding 140 companies to entity list',
+        summary:
+          'The Biden administration on Monday expanded restrictions on exports of advanced AI chips and chipmaking tools to China, adding 140 companies to its entity list.',
+      },
+      {
+        title: 'China bans exports of gallium and germanium to US in chip dispute',
+        summary:
+          'China on Tuesday banned exports of gallium, germanium and antimony to the United States, a day after Washington tightened curbs on AI chips and added 140 companies to its entity list.',
+      },
+    ],
+  ];
+  it.each(negatives)('%s', async (_name, first, second) => {
+    expect(await sameStory(article(first.title, first.summary), article(second.title, second.summary))).toBe(false);
+  });
+
+  it('articles without text are their own stories', async () => {
+    expect(await sameStory(article('', ''), article('', ''))).toBe(false);
+    expect(await sameStory(article('!!! ...', '— —'), article('!!! ...', '— —'))).toBe(false);
+  });
+});
+
+describe('fingerprints', () => {
+  it('are the same in every process and Node version (golden band keys)', () => {
+    const print = fingerprint(KO.title, KO.summary);
+    expect(print.signature).toHaveLength(SIGNATURE_SIZE);
+    expect(print.bands).toHaveLength(BANDS);
+    expect(print.bands.slice(0, 4)).toEqual(GOLDEN_KO_BANDS);
+    expect(bandKeys(print.signature)).toEqual(print.bands);
+  });
+
+  it('read at most MAX_TITLE_CHARS of a title', () => {
+    const head = 'word '.repeat(MAX_TITLE_CHARS / 5);
+    const a = fingerprint(`${head}tail one`, '');
+    const b = fingerprint(`${head}${'other '.repeat(200_000)}`, '');
+    expect(similarity(a.signature, b.signature)).toBe(1);
+  });
+});
+
+/** Band keys of KO's fingerprint as first computed; a change means stored stories stop matching. */
+const GOLDEN_KO_BANDS = ['0u6UEQ0', '18C36h2', '2KJQUw0', '3Y9VOh3'];
+
+describe('StoryResolver', () => {
+  it('files copies within one call under the earlier article, with one read of each kind and one write', async () => {
+    const { store, resolver } = setup();
+    const lead = article(KO.title, KO.summary, '연합뉴스');
+    const copy = article(`[속보] ${KO.title}`, KO.summary, '뉴시스');
+    const other = article(EN.title, EN.summary, 'Reuters');
+    const result = await resolver.assign([lead, copy, other], { now: T0 });
+    expect(result.get(lead.key)).toEqual({
+      articleKey: lead.key,
+      storyId: storyIdOf(lead.key),
+      leadArticleKey: lead.key,
+    });
+    expect(result.get(copy.key)).toEqual({
+      articleKey: copy.key,
+      storyId: storyIdOf(lead.key),
+      leadArticleKey: lead.key,
+    });
+    expect(result.get(other.key)?.storyId).toBe(storyIdOf(other.key));
+    expect(store.calls).toEqual({ readFilings: 1, readBands: 1, readStories: 0, write: 1 });
+    const stories = await resolver.readStories([storyIdOf(lead.key)]);
+    expect(stories.get(storyIdOf(lead.key))).toMatchObject({
+      leadArticleKey: lead.key,
+      articleCount: 2,
+      outletCount: 2,
+      outlets: ['연합뉴스', '뉴시스'],
+      firstSeenAt: T0,
+    });
+  });
+
+  it('is idempotent: assigning again gives the same stories and writes nothing', async () => {
+    const { store, resolver } = setup();
+    const batch = [article(KO.title, KO.summary), article(`UPDATE 1-${KO.title}`, KO.summary), article(JA.title, '')];
+    const first = await resolver.assign(batch, { now: T0 });
+    const counts = store.counts();
+    const writes = store.calls.write;
+    expect(await resolver.assign(batch, { now: T0 + 1000 })).toEqual(first);
+    // A fresh resolver (another run) reads the filings and still writes nothing.
+    const again = await new StoryResolver(store).assign([...batch].reverse(), { now: T0 + 2000 });
+    expect(new Map([...again].sort())).toEqual(new Map([...first].sort()));
+    expect(store.counts()).toEqual(counts);
+    expect(store.calls.write).toBe(writes);
+  });
+
+  it('remembers filings: a re-read page does not read the store again', async () => {
+    const { store, resolver } = setup();
+    const batch = [article(EN.title, EN.summary)];
+    await resolver.assign(batch, { now: T0 });
+    const reads = store.calls.readFilings;
+    await resolver.assign(batch, { now: T0 });
+    expect(store.calls.readFilings).toBe(reads);
+  });
+
+  it('is deterministic: the same input over the same store state gives the same stories', async () => {
+    const inputs = [
+      article(KO.title, KO.summary, 'A', 'id:k1'),
+      article(`[단독] ${KO.title}`, KO.summary, 'B', 'id:k2'),
+      article(EN.title, EN.summary, 'C', 'id:e1'),
+      article(`BREAKING: ${EN.title}`, '', 'D', 'id:e2'),
+    ];
+    const runs = await Promise.all([0, 1].map(() => setup().resolver.assign(inputs, { now: T0 })));
+    expect(runs[0]).toEqual(runs[1]);
+  });
+
+  it('an already filed article keeps its story even when it changed since', async () => {
+    const { resolver } = setup();
+    const lead = article(KO.title, KO.summary, 'A', 'id:lead');
+    const copy = article(`[속보] ${KO.title}`, KO.summary, 'B', 'id:copy');
+    await resolver.assign([lead, copy], { now: T0 });
+    const rewritten = { ...copy, title: EN.title, summary: EN.summary };
+    const result = await new StoryResolver(setup().store).assign([rewritten], { now: T0 });
+    expect(result.get(copy.key)?.storyId).toBe(storyIdOf(copy.key));
+    const sameStore = await resolver.assign([rewritten], { now: T0 });
+    expect(sameStore.get(copy.key)).toEqual({
+      articleKey: copy.key,
+      storyId: storyIdOf(lead.key),
+      leadArticleKey: lead.key,
+    });
+  });
+
+  it('a story takes copies only within its window', async () => {
+    const { resolver, setNow } = setup();
+    const lead = article(JA.title, JA.summary);
+    await resolver.assign([lead], { now: T0 });
+    const inside = article(`【速報】${JA.title}`, JA.summary);
+    setNow(T0 + STORY_WINDOW_MS);
+    expect((await resolver.assign([inside], { now: T0 + STORY_WINDOW_MS })).get(inside.key)?.storyId).toBe(
+      storyIdOf(lead.key),
+    );
+    const late = article(`${JA.title}（共同）`, JA.summary);
+    setNow(T0 + STORY_WINDOW_MS + 1);
+    expect((await resolver.assign([late], { now: T0 + STORY_WINDOW_MS + 1 })).get(late.key)?.storyId).toBe(
+      storyIdOf(late.key),
+    );
+  });
+
+  it('a shorter window set on the resolver is honoured even when the store still returns the story', async () => {
+    const store = new MemoryStoryStore({ now: () => T0 + 120_000 });
+    const resolver = new StoryResolver(store, { windowMs: 60_000 });
+    const lead = article(EN.title, EN.summary);
+    await resolver.assign([lead], { now: T0 });
+    const copy = article(`UPDATE 1-${EN.title}`, EN.summary);
+    expect((await resolver.assign([copy], { now: T0 + 120_000 })).get(copy.key)?.storyId).toBe(storyIdOf(copy.key));
+  });
+
+  it('a dry run decides the same and writes nothing', async () => {
+    const batch = [article(KO.title, KO.summary), article(`[속보] ${KO.title}`, KO.summary), article(EN.title, '')];
+    const dry = setup();
+    const dryResult = await dry.resolver.assign(batch, { now: T0, dryRun: true });
+    expect(dry.store.calls.write).toBe(0);
+    expect(dry.store.counts()).toEqual({ stories: 0, bands: 0, filings: 0, articles: 0 });
+    // Not remembered either: the real run after it still files them.
+    const real = await dry.resolver.assign(batch, { now: T0 });
+    expect(real).toEqual(dryResult);
+    expect(dry.store.counts().filings).toBe(3);
+  });
+
+  it('breaks ties by earliest firstSeenAt, then smallest id', async () => {
+    const print = fingerprint(EN.title, EN.summary);
+    const stored = (storyId: string, firstSeenAt: number) => ({
+      storyId,
+      leadArticleKey: `id:${storyId}`,
+      firstSeenAt,
+      outlets: [],
+      outletCount: 0,
+      articleCount: 0,
+      signature: print.signature,
+      bands: print.bands,
+    });
+    const { store, resolver } = setup();
+    await store.write({
+      stories: [stored('b2', T0 - 2000), stored('a1', T0 - 1000), stored('a0', T0 - 2000)],
+      filings: [],
+    });
+    const copy = article(EN.title, EN.summary);
+    expect((await resolver.assign([copy], { now: T0 })).get(copy.key)?.storyId).toBe('a0');
+  });
+
+  it('counts each outlet once and lists at most ten', async () => {
+    const { resolver } = setup();
+    const lead = article(EN.title, EN.summary, 'Outlet 0');
+    const copies = Array.from({ length: 12 }, (_, i) =>
+      article(`UPDATE ${i}-${EN.title}`, EN.summary, `Outlet ${i % 11}`),
+    );
+    await resolver.assign([lead, ...copies], { now: T0 });
+    const story = (await resolver.readStories([storyIdOf(lead.key)])).get(storyIdOf(lead.key));
+    expect(story).toMatchObject({ articleCount: 13, outletCount: 11 });
+    expect(story?.outlets).toHaveLength(10);
+    expect(story?.outlets[0]).toBe('Outlet 0');
+  });
+});
