@@ -66,17 +66,21 @@
  * matching allocates only the AudienceMatch results and lists of several rules.
  *
  * Queries share the index. Every term and phrase of every query is in the same keyword automaton
- * (prefix terms too: it reports a word that starts with one), and a query whose anchors
- * (`queryAnchors`: an AND's rarest child, all branches of an OR) cost less than the rule's other
- * criteria files the rule under those anchors; one without anchors leaves the filing to the other
- * criteria or to `matchAll`. Only a candidate that passes its other criteria has its query
- * checked (once per rule and article, after the sort, so the scan loop stays as it was), as a
- * postfix program compiled once per rule: a term or phrase is true when its id is among the hits
- * (of the title or the summary alone for a `title:` or `summary:` scope, which are then collected
- * apart too), and only a NEAR whose two terms both occur reads the article text (normalized once
- * per article, on first need). Never every article against every query. A query without an OR
- * outside NOT always gives the same reasons, so its rule shares RuleMatch lists per mask like the
- * others; one with such an OR reuses the list it built last when the reasons repeat.
+ * (prefix terms too: it reports a word that starts with one); a `title:` or `summary:` leaf has a
+ * scoped id of its own, added to the hits when its term is found in that field. Most queries are
+ * an AND of terms, ORs of terms, NOTs of those and NEARs ({@link lowerQuery}): such a query
+ * becomes criteria of its rule (a clause per OR or term, after the keyword criteria; exclusions
+ * for the NOTs; a clause per side of a NEAR), so the scan files and decides it like any keyword
+ * rule and only a NEAR is left to check. Any other query is checked as a whole, and one whose
+ * anchors (`queryAnchors`: an AND's rarest child, all branches of an OR) cost less than the
+ * rule's other criteria files the rule under those anchors; one without anchors leaves the filing
+ * to the other criteria or to `matchAll`. Only a candidate that passes its other criteria has its
+ * query (or its NEARs) checked, once per rule and article, after the sort, so the scan loop stays
+ * as it was, as a postfix program compiled once per rule: a term or phrase is true when its id is
+ * among the hits, and only a NEAR whose two terms both occur reads the article text (normalized
+ * once per article, on first need). Never every article against every query. A query without an
+ * OR outside NOT always gives the same reasons, so its rule shares RuleMatch lists per mask like
+ * the others; one with such an OR reuses the list it built last when the reasons repeat.
  * {@link naiveMatch} is the plain scan over all rules that defines the expected output for tests
  * and is the benchmark's baseline.
  */
@@ -192,14 +196,32 @@ class TermDictionary {
   }
 
   /**
+   * Per field, the id of a term found in that field -> the id of the same term scoped to it
+   * (`title:chip`). Scoped ids are not automaton terms: the matcher adds one to an article's hits
+   * when the term it scopes is found in its field, so a scoped term is one more hit like any other.
+   */
+  readonly titleScoped = new Map<number, number>();
+  readonly summaryScoped = new Map<number, number>();
+
+  /**
    * The id of a query's term or phrase (-1 for one that normalizes to nothing): a keyword term
-   * with the same normalized text, or a prefix term. Its field scope is not part of it: the
-   * automaton finds it in either field, and the query's check looks at the field.
+   * with the same normalized text, or a prefix term, or for a `title:` or `summary:` leaf that
+   * term's scoped id (see `titleScoped`).
    */
   internLeaf(leaf: QueryLeaf): number {
     if (leaf.norm.length === 0) return -1;
     const map = leaf.type === 'term' && leaf.prefix ? this.keywordPrefix : this.keyword;
-    return this.#add(map, leaf.norm, queryLeafCost(leaf), 'keyword');
+    const id = this.#add(map, leaf.norm, queryLeafCost(leaf), 'keyword');
+    if (leaf.field === 'any') return id;
+    const scoped = leaf.field === 'title' ? this.titleScoped : this.summaryScoped;
+    let scopedId = scoped.get(id);
+    if (scopedId === undefined) {
+      scopedId = this.cost.length;
+      this.cost.push(queryLeafCost(leaf));
+      this.kind.push(KIND_INDEX.keyword);
+      scoped.set(id, scopedId);
+    }
+    return scopedId;
   }
 
   #add(map: Map<string, number>, key: string, cost: number, kind: CriterionKind): number {
@@ -267,12 +289,8 @@ interface CompiledQueryNode {
 }
 
 /** Kinds of query units: where their truth comes from. */
-/** A term or phrase of either field: the article's hits. */
+/** A term or phrase (a scoped one by its scoped id, see `TermDictionary.titleScoped`): the article's hits. */
 const UNIT_ANY = 0;
-/** A `title:` term or phrase: the title's hits. */
-const UNIT_TITLE = 1;
-/** A `summary:` term or phrase: the summary's hits. */
-const UNIT_SUMMARY = 2;
 /** A NEAR: both sides among the hits, then the distance measured in the text. */
 const UNIT_NEAR = 3;
 
@@ -327,8 +345,6 @@ class CompiledQuery {
   readonly necessary: readonly (readonly number[])[];
   /** How many of the rule's criterion reasons (categories, keywords) come before the query's. */
   readonly reasonsAt: number;
-  /** Whether a unit reads one field's hits (so the matcher must keep them apart). */
-  readonly scoped: boolean;
   /** Per NEAR unit: the article (see `#stamp` of the matcher) its truth in `nearTruth` is for. */
   readonly nearStamp: Int32Array;
   readonly nearTruth: Uint8Array;
@@ -341,16 +357,19 @@ class CompiledQuery {
   lastOrder: number[] = [];
   readonly #labels = new Map<string, number>();
 
-  constructor(query: QueryNode, dictionary: TermDictionary, reasonsAt: number) {
+  /**
+   * @param reasonsInMask the query's reasons are given by the rule's criteria (a residual of
+   *   {@link lowerQuery}: only its NEARs are left to check), so `fixedReasons` is empty.
+   */
+  constructor(query: QueryNode, dictionary: TermDictionary, reasonsAt: number, reasonsInMask = false) {
     this.root = this.#compile(query, dictionary);
     const program: number[] = [];
     emitProgram(this.root, this.units, program);
     this.program = Int32Array.from(program);
     this.reasonsAt = reasonsAt;
-    this.scoped = this.units.some((unit) => unit.kind === UNIT_TITLE || unit.kind === UNIT_SUMMARY);
     this.nearStamp = new Int32Array(this.units.length).fill(-1);
     this.nearTruth = new Uint8Array(this.units.length);
-    const fixed = fixedReasonIndexes(this.root, this.units);
+    const fixed = reasonsInMask ? [] : fixedReasonIndexes(this.root, this.units);
     this.fixedReasons =
       fixed === undefined
         ? undefined
@@ -372,8 +391,7 @@ class CompiledQuery {
     switch (node.type) {
       case 'term':
       case 'phrase': {
-        const kind = node.field === 'title' ? UNIT_TITLE : node.field === 'summary' ? UNIT_SUMMARY : UNIT_ANY;
-        return this.#unit(kind, dictionary.internLeaf(node), -1, undefined, [node]);
+        return this.#unit(UNIT_ANY, dictionary.internLeaf(node), -1, undefined, [node]);
       }
       case 'near':
         // The parser only builds NEARs of leaves; anything else is false, as in evaluateQuery.
@@ -418,12 +436,10 @@ class CompiledQuery {
 
 /**
  * Operations of a query's postfix program (see `CompiledQuery.program`), each with one argument:
- * push whether a term id is among the article's hits (or the title's, or the summary's), push a
- * NEAR unit's truth, combine the top `n` values with AND or OR, or negate the top one.
+ * push whether a term id is among the article's hits, push a NEAR unit's truth, combine the top
+ * `n` values with AND or OR, or negate the top one.
  */
 const OP_ANY = 0;
-const OP_TITLE = 1;
-const OP_SUMMARY = 2;
 const OP_NEAR = 3;
 const OP_AND = 4;
 const OP_OR = 5;
@@ -433,9 +449,7 @@ const OP_NOT = 6;
 function emitProgram(node: CompiledQueryNode, units: readonly QueryUnit[], program: number[]): void {
   if (node.kind === QUERY_UNIT) {
     const unit = units[node.unit];
-    const kind = unit?.kind ?? UNIT_ANY;
-    const op =
-      kind === UNIT_TITLE ? OP_TITLE : kind === UNIT_SUMMARY ? OP_SUMMARY : kind === UNIT_NEAR ? OP_NEAR : OP_ANY;
+    const op = unit?.kind === UNIT_NEAR ? OP_NEAR : OP_ANY;
     program.push(op, op === OP_NEAR ? node.unit : (unit?.id ?? -1));
     return;
   }
@@ -462,6 +476,92 @@ function fixedReasonIndexes(node: CompiledQueryNode, units: readonly QueryUnit[]
     default:
       return [];
   }
+}
+
+/**
+ * A query rewritten as criteria of its rule (see {@link lowerQuery}): positive clauses, each
+ * true when one of its terms hits (ids and reason labels side by side), term ids to exclude, and
+ * the NEARs still to check on the text.
+ */
+interface LoweredQuery {
+  readonly clauses: readonly { readonly ids: readonly number[]; readonly labels: readonly string[] }[];
+  readonly exclusions: readonly number[];
+  readonly nears: readonly QueryNode[];
+}
+
+/** The leaves of an OR of leaves (nested ORs flattened, in order); undefined for any other OR. */
+function orOfLeaves(node: QueryNode, into: QueryLeaf[] = []): QueryLeaf[] | undefined {
+  if (isLeaf(node)) {
+    into.push(node);
+    return into;
+  }
+  if (node.type !== 'or') return undefined;
+  for (const child of node.children) if (orOfLeaves(child, into) === undefined) return undefined;
+  return into;
+}
+
+/** Appends the conjuncts of `node` (nested ANDs flattened, in order). */
+function conjuncts(node: QueryNode, into: QueryNode[]): QueryNode[] {
+  if (node.type !== 'and') into.push(node);
+  else for (const child of node.children) conjuncts(child, into);
+  return into;
+}
+
+/**
+ * The query as the rule's own criteria, when it is an AND (or a single one) of parts of these
+ * forms: a term or phrase, an OR of them (a clause), NOT of either (exclusions), or a NEAR of two
+ * (a clause per side, and the NEAR left to check on the text). Most queries people write have
+ * this shape (`a b`, `(a OR b) c -d`, `"rate hike" -mortgage`, `title:x OR summary:y`), and then
+ * the index's scan decides them like any keyword rule, with no query step at all. The reasons
+ * agree with evaluateQuery's because they are the true leaves outside NOT in query order, which is
+ * clause order; evaluateQuery gives each label once, so a query that repeats a label outside NOT is
+ * not lowered (nor is any other shape: undefined, and the rule's query is checked as a whole).
+ */
+function lowerQuery(query: QueryNode, dictionary: TermDictionary): LoweredQuery | undefined {
+  const clauses: { ids: number[]; labels: string[] }[] = [];
+  const exclusions: number[] = [];
+  const nears: QueryNode[] = [];
+  const labels = new Set<string>();
+  /** Adds a clause of `leaves`; false when a label repeats. */
+  const clause = (leaves: readonly QueryLeaf[]): boolean => {
+    const ids: number[] = [];
+    const clauseLabels: string[] = [];
+    for (const leaf of leaves) {
+      const label = queryTermLabel(leaf);
+      if (labels.has(label)) return false;
+      labels.add(label);
+      // A term that normalizes to nothing never occurs: it is no way for the clause to be true.
+      const id = dictionary.internLeaf(leaf);
+      if (id === -1) continue;
+      ids.push(id);
+      clauseLabels.push(label);
+    }
+    clauses.push({ ids, labels: clauseLabels });
+    return true;
+  };
+  for (const part of conjuncts(query, [])) {
+    switch (part.type) {
+      case 'not': {
+        const leaves = orOfLeaves(part.child);
+        if (leaves === undefined) return undefined;
+        for (const leaf of leaves) {
+          const id = dictionary.internLeaf(leaf);
+          if (id !== -1) exclusions.push(id);
+        }
+        break;
+      }
+      case 'near':
+        if (!isLeaf(part.left) || !isLeaf(part.right) || !clause([part.left]) || !clause([part.right]))
+          return undefined;
+        nears.push(part);
+        break;
+      default: {
+        const leaves = orOfLeaves(part);
+        if (leaves === undefined || !clause(leaves)) return undefined;
+      }
+    }
+  }
+  return { clauses, exclusions, nears };
 }
 
 /** The anchor cost of a query term that can never hit. */
@@ -592,12 +692,14 @@ class IndexedRuleMatcher implements RuleMatcher {
   // Per-article scratch space, reused (see compileRules: one caller at a time).
   readonly #hits: IdSet;
   /**
-   * Whether queries read one field's hits: then the title's and the summary's hits are collected
-   * apart as well (a `title:` term needs to know where it occurred).
+   * Whether queries have `title:` or `summary:` terms: then the summary's hits are collected apart
+   * as well, and each term found in a field adds its scoped id for that field (`#titleScoped`,
+   * `#summaryScoped`: term id -> scoped id, -1 for none) to the hits.
    */
   readonly #fieldHits: boolean;
-  readonly #titleHits: IdSet;
   readonly #summaryHits: IdSet;
+  readonly #titleScoped: Int32Array;
+  readonly #summaryScoped: Int32Array;
   /** Counts the articles matched: which article a remembered NEAR truth or `#text` is for. */
   #stamp = 0;
   /** The normalized title and summary of the article of `#textStamp`, built when a NEAR needs them. */
@@ -654,17 +756,36 @@ class IndexedRuleMatcher implements RuleMatcher {
         ...(rule.excludeCategories ?? []).map((term) => dictionary.intern('category', term)),
         ...(rule.excludeKeywords ?? []).map((term) => dictionary.intern('keyword', term)),
       ].filter((id) => id !== -1);
+      const parsedQuery = ruleQuery(rule);
+      const lowered = parsedQuery === undefined ? undefined : lowerQuery(parsedQuery, dictionary);
+      // Categories and keywords come first in `criteria`: the query's reasons go after theirs.
+      const queryAt = criteria.filter(({ kind }) => kind === 'category' || kind === 'keyword').length;
+      let query: CompiledQuery | undefined;
+      if (lowered !== undefined) {
+        criteria.splice(
+          queryAt,
+          0,
+          ...lowered.clauses.map(({ labels, ids }) => ({
+            kind: 'keyword' as const,
+            terms: [...labels],
+            ids: [...ids],
+          })),
+        );
+        exclusions.push(...lowered.exclusions);
+        if (lowered.nears.length > 0) {
+          const nears: QueryNode =
+            lowered.nears.length === 1 && lowered.nears[0] !== undefined
+              ? lowered.nears[0]
+              : { type: 'and', children: lowered.nears };
+          query = new CompiledQuery(nears, dictionary, 0, true);
+        }
+      } else if (parsedQuery !== undefined) {
+        const reasonsAt = criteria.slice(0, queryAt).reduce((sum, { ids }) => sum + ids.length, 0);
+        query = new CompiledQuery(parsedQuery, dictionary, reasonsAt);
+      }
+      if (query !== undefined) queries.push(query);
       const reasonCount = criteria.reduce((sum, { ids }) => sum + ids.length, 0);
       const listBits = reasonCount <= LIST_TABLE_BITS ? reasonCount : -1;
-      const parsedQuery = ruleQuery(rule);
-      let query: CompiledQuery | undefined;
-      if (parsedQuery !== undefined) {
-        const reasonsAt = criteria
-          .filter(({ kind }) => kind === 'category' || kind === 'keyword')
-          .reduce((sum, { ids }) => sum + ids.length, 0);
-        query = new CompiledQuery(parsedQuery, dictionary, reasonsAt);
-        queries.push(query);
-      }
       ruleInfo.set(
         [audienceIds.length - 1, listSlots, listBits, -1, -1, -1, query === undefined ? -1 : queries.length - 1],
         RULE_INFO * ruleIndex,
@@ -680,15 +801,16 @@ class IndexedRuleMatcher implements RuleMatcher {
       }
 
       // A query that does not parse matches nothing (see ruleQuery).
-      if (rule.query !== undefined && query === undefined) return;
-      // A query with anchors is one more criterion to file the rule under; one without is only checked.
-      const queryAnchorIds = query?.anchors;
+      if (rule.query !== undefined && parsedQuery === undefined) return;
+      // A query with anchors is one more criterion to file the rule under; one without is only
+      // checked. A lowered query's are among the criteria already.
+      const queryAnchorIds = lowered === undefined ? query?.anchors : undefined;
       if (criteria.length === 0 && queryAnchorIds === undefined) {
         if (rule.matchAll) always.push(ruleIndex, NO_FILTER, -1);
         return;
       }
       // A criterion none of whose terms can hit makes the rule unmatchable: file it nowhere.
-      const necessary = query?.necessary ?? [];
+      const necessary = (lowered === undefined ? query?.necessary : undefined) ?? [];
       if (criteria.some(({ ids }) => ids.length === 0) || necessary.some((ids) => ids.length === 0)) return;
       const costOf = (ids: readonly number[]) => ids.reduce((sum, id) => sum + (dictionary.cost[id] ?? 0), 0);
       const filing: { kind: CriterionKind; ids: readonly number[] }[] = [...criteria];
@@ -754,9 +876,15 @@ class IndexedRuleMatcher implements RuleMatcher {
             ...[...dictionary.keywordPrefix].map(([text, id]) => ({ text, id, prefix: true })),
           ]);
     this.#hits = new IdSet(dictionary.size);
-    this.#fieldHits = queries.some((query) => query.scoped);
-    this.#titleHits = new IdSet(this.#fieldHits ? dictionary.size : 1);
+    this.#fieldHits = dictionary.titleScoped.size + dictionary.summaryScoped.size > 0;
     this.#summaryHits = new IdSet(this.#fieldHits ? dictionary.size : 1);
+    const scopedIds = (scoped: Map<number, number>) => {
+      const ids = new Int32Array(this.#fieldHits ? dictionary.size : 0).fill(-1);
+      for (const [id, scopedId] of scoped) ids[id] = scopedId;
+      return ids;
+    };
+    this.#titleScoped = scopedIds(dictionary.titleScoped);
+    this.#summaryScoped = scopedIds(dictionary.summaryScoped);
     const largest = (size: (query: CompiledQuery) => number) => queries.reduce((most, q) => Math.max(most, size(q)), 1);
     this.#reasonOrder = new Int32Array(largest((query) => 2 * query.units.length));
     this.#queryStack = new Uint8Array(largest((query) => query.program.length / 2));
@@ -957,12 +1085,6 @@ class IndexedRuleMatcher implements RuleMatcher {
         case OP_ANY:
           stack[top++] = hits.has(argument) ? 1 : 0;
           break;
-        case OP_TITLE:
-          stack[top++] = this.#titleHits.has(argument) ? 1 : 0;
-          break;
-        case OP_SUMMARY:
-          stack[top++] = this.#summaryHits.has(argument) ? 1 : 0;
-          break;
         case OP_NEAR:
           stack[top++] = this.#unitHolds(query, argument, article, hits) ? 1 : 0;
           break;
@@ -1016,10 +1138,6 @@ class IndexedRuleMatcher implements RuleMatcher {
     switch (unit.kind) {
       case UNIT_ANY:
         return hits.has(unit.id);
-      case UNIT_TITLE:
-        return this.#titleHits.has(unit.id);
-      case UNIT_SUMMARY:
-        return this.#summaryHits.has(unit.id);
       default: {
         if (!hits.has(unit.id) || !hits.has(unit.right) || unit.near === undefined) return false;
         if (query.nearStamp[index] !== this.#stamp) {
@@ -1146,16 +1264,33 @@ class IndexedRuleMatcher implements RuleMatcher {
     }
   }
 
-  /** Finds the keyword and query terms of the title and of the summary apart, then adds them all to `hits`. */
+  /**
+   * Finds the keyword and query terms of the title and of the summary, and adds the scoped id of
+   * each that has one for the field it was found in. The title's are the ids the title scan adds
+   * to `hits` (no earlier hit is a keyword); the summary's are collected apart, as some of them
+   * may be in `hits` already.
+   */
   #collectFieldHits(automaton: TermAutomaton, article: Article, hits: IdSet): void {
-    const title = this.#titleHits;
+    const members = hits.members;
+    const titleFrom = hits.size;
+    automaton.findIn(article.title, hits);
+    const titleTo = hits.size;
+    const titleScoped = this.#titleScoped;
+    for (let i = titleFrom; i < titleTo; i++) {
+      const scoped = titleScoped[members[i] ?? 0] ?? -1;
+      if (scoped !== -1) hits.add(scoped);
+    }
+    if (article.summary.length === 0) return;
     const summary = this.#summaryHits;
-    title.reset();
     summary.reset();
-    automaton.findIn(article.title, title);
-    if (article.summary.length > 0) automaton.findIn(article.summary, summary);
-    for (let i = 0; i < title.size; i++) hits.add(title.members[i] ?? 0);
-    for (let i = 0; i < summary.size; i++) hits.add(summary.members[i] ?? 0);
+    automaton.findIn(article.summary, summary);
+    const summaryScoped = this.#summaryScoped;
+    for (let i = 0; i < summary.size; i++) {
+      const id = summary.members[i] ?? 0;
+      hits.add(id);
+      const scoped = summaryScoped[id] ?? -1;
+      if (scoped !== -1) hits.add(scoped);
+    }
   }
 
   /**
