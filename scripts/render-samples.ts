@@ -1,6 +1,7 @@
 /**
  * Generates `docs/samples/`: what subscribers receive on every channel (email, SMS, Slack Block
- * Kit, webhook JSON) for immediate alerts and digests, for example articles in English, Korean,
+ * Kit, webhook JSON) for immediate alerts, update notices and digests (one with "also in N
+ * outlets" lines), for example articles in English, Korean,
  * Japanese and with emoji, a very long headline and URL, and an urgent alert. Everything comes
  * from the real renderers: `renderNotification` and `planDigest` build the SNS documents, and the
  * Slack relay's own `parseAlertMessage` + `renderSlackMessage` turn them into Block Kit.
@@ -14,9 +15,10 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { planDigest, toHeldNotification } from '#core/digest';
+import { type ArticleChange, changeLabel } from '#core/ledger-facts';
 import { type Article, type Audience, type AudienceMatch, AudienceSchema, type RuleMatch } from '#core/model';
-import type { HoldReason, OutboundMessage } from '#core/ports';
-import { renderNotification } from '#core/render';
+import { type HoldReason, type OutboundMessage, type StoryRecord, updateNoticeKey } from '#core/ports';
+import { renderNotification, renderUpdateNotice } from '#core/render';
 import { describeSms, smsSegments } from '#core/sms';
 import { renderSlackMessage } from '../functions/slack-relay/blocks.ts';
 import { parseAlertMessage } from '../functions/slack-relay/message.ts';
@@ -194,17 +196,39 @@ const rules = {
   ),
 };
 
-const match = (audience: Audience, item: Article, matched: readonly RuleMatch[]): AudienceMatch => ({
+const match = (audience: Audience, item: Article, matched: readonly RuleMatch[], storyId?: string): AudienceMatch => ({
   audienceId: audience.audienceId,
   article: item,
   rules: matched,
+  ...(storyId === undefined ? {} : { storyId }),
 });
+
+/** Stories as the story index reports them at release time: the digests' "also in N outlets". */
+const stories: ReadonlyMap<string, StoryRecord> = new Map(
+  (
+    [
+      [
+        'story-rates',
+        'id:sample-ascii',
+        ['Daily Example', 'Example Wire', 'Morning Ledger', 'City Post', 'The Examiner'],
+        7,
+      ],
+      ['story-bok', 'id:sample-korean', ['서울 이그잼플 헤럴드', '연합 이그잼플', 'Example Wire'], 3],
+      ['story-launch', 'id:sample-emoji', ['Example Tech Review', 'Example Wire'], 2],
+    ] as const
+  ).map(([storyId, leadArticleKey, outlets, outletCount]) => [
+    storyId,
+    { storyId, leadArticleKey, firstSeenAt: base, outlets, outletCount, articleCount: outletCount + 4 },
+  ]),
+);
 
 interface AlertSample {
   readonly name: string;
   readonly description: string;
   readonly audience: Audience;
   readonly match: AudienceMatch;
+  /** Rendered as an update notice of this change (audience setting `updates: notify`). */
+  readonly update?: ArticleChange;
 }
 
 const alertSamples: readonly AlertSample[] = [
@@ -252,6 +276,21 @@ const alertSamples: readonly AlertSample[] = [
     audience: { ...audiences.templated, deliveryMode: 'immediate' },
     match: match(audiences.templated, articles.ascii, [rules.rates]),
   },
+  {
+    name: 'update-notice',
+    description:
+      'An update notice (`updates: notify`): the article came back with status UPDATED; marked on every channel, the change said first',
+    audience: audiences.markets,
+    match: match(audiences.markets, { ...articles.ascii, status: 'UPDATED' }, [rules.rates], 'story-rates'),
+    update: { kind: 'status', status: 'UPDATED', previousStatus: 'PUBLISHED' },
+  },
+  {
+    name: 'update-notice-korean',
+    description: 'An update notice for a Korean audience (locale ko-KR): the provider withdrew the article (DELETED)',
+    audience: { ...audiences.seoul, deliveryMode: 'immediate' },
+    match: match(audiences.seoul, { ...articles.korean, status: 'DELETED' }, [rules.koreanRates], 'story-bok'),
+    update: { kind: 'status', status: 'DELETED', previousStatus: 'PUBLISHED' },
+  },
 ];
 
 interface DigestSample {
@@ -263,6 +302,35 @@ interface DigestSample {
 }
 
 const digestSamples: readonly DigestSample[] = [
+  {
+    name: 'digest-stories',
+    description:
+      'A digest whose entries are stories (`collapse: story`): each listed once with "also in N outlets", names up to three, then "and N more"',
+    audience: audiences.markets,
+    releaseAt: Date.parse('2026-11-23T07:00:00Z'),
+    held: [
+      {
+        match: match(audiences.markets, articles.ascii, [rules.rates], 'story-rates'),
+        reason: 'quiet-hours',
+        heldAt: base - minutes(25),
+      },
+      {
+        match: match(audiences.markets, articles.korean, [rules.koreanRates], 'story-bok'),
+        reason: 'quiet-hours',
+        heldAt: base - minutes(70),
+      },
+      {
+        match: match(audiences.markets, articles.emoji, [rules.science], 'story-launch'),
+        reason: 'quiet-hours',
+        heldAt: base - minutes(140),
+      },
+      {
+        match: match(audiences.markets, articles.quake, [rules.quakes]),
+        reason: 'quiet-hours',
+        heldAt: base - minutes(5),
+      },
+    ],
+  },
   {
     name: 'digest-morning',
     description:
@@ -385,13 +453,25 @@ export function renderSamples(): Map<string, string> {
   const files = new Map<string, string>();
   const rows: string[] = [];
   for (const sample of alertSamples) {
-    const message = renderNotification(sample.match, sample.audience);
+    const message =
+      sample.update === undefined
+        ? renderNotification(sample.match, sample.audience)
+        : renderUpdateNotice(
+            sample.match,
+            sample.audience,
+            sample.update,
+            updateNoticeKey(
+              sample.audience.audienceId,
+              sample.match.storyId ?? sample.match.article.key,
+              changeLabel(sample.update),
+            ),
+          );
     for (const [path, text] of channelFiles(sample.name, message)) files.set(path, text);
     rows.push(row(sample.name, sample.description, [message]));
   }
   for (const sample of digestSamples) {
     const items = sample.held.map(({ match: held, reason, heldAt }) => toHeldNotification(held, reason, heldAt));
-    const { messages } = planDigest(items, sample.audience, sample.releaseAt);
+    const { messages } = planDigest(items, sample.audience, sample.releaseAt, { stories });
     messages.forEach((message, index) => {
       const name = messages.length > 1 ? `${sample.name}-part${index + 1}` : sample.name;
       for (const [path, text] of channelFiles(name, message)) files.set(path, text);
