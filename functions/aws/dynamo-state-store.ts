@@ -10,7 +10,11 @@
  *   holders that describe themselves (CLI runs and replays) `holderHost`, `holderPid`,
  *   `renewEveryMs`, `renewedAt`. TTL one day after the lease ends.
  * - delivery ledger: pk `delivery#<audienceId>|<articleKey>` (the port's `deliveryId`), sk `ledger`;
- *   `audienceId`, `articleKey`, `deliveredAt`, `messageId` (when SNS gave one), `ruleIds`.
+ *   `audienceId`, `articleKey`, `deliveredAt`, `messageId` (when SNS gave one), `ruleIds`, and
+ *   when known: `heldFor` (held for a digest), `storyId`, `collapsedInto` (a copy not sent: its
+ *   story id), `status` and `titleHash` (what a re-read compares, core/ledger-facts.ts),
+ *   `leadArticleKey` (on a story marker, article key `story:<storyId>`). Update notices are
+ *   ledger entries with article key `update:<story or article>#<change>`.
  *   TTL deliveredAt + ledgerRetentionDays, pushed out again when a read finds an entry past half
  *   its retention (see `findDelivered`). One partition key per notification spreads a big
  *   run's writes evenly, as an idempotency table does; an audience-keyed partition would turn a
@@ -23,7 +27,7 @@
  *   fits one partition; ISO 8601 sorts like the instant, so a reverse Query gives newest first.
  * - held notification: pk `held#<audienceId>`, sk `item#<articleKey>`; `audienceId`,
  *   `articleKey`, `heldAt`, `reason` (`digest`|`quiet-hours`|`budget`), `article` (map), `rules`
- *   (list of maps), `ruleIds`. TTL heldAt + heldRetentionDays (only reached by an audience that
+ *   (list of maps), `ruleIds`, `storyId` (when the audience collapses stories). TTL heldAt + heldRetentionDays (only reached by an audience that
  *   stays disabled that long). Written in one transaction with its ledger entry (`heldFor` set)
  *   and the index entry below.
  * - digest release (claim): pk `held#<audienceId>`, sk `release#<releaseAt as ISO 8601>`;
@@ -36,6 +40,8 @@
  *   step reads this partition instead of every audience's items.
  * - daily budget: pk `budget#<audienceId>`, sk `<local date YYYY-MM-DD>`; `audienceId`, `date`,
  *   `sent`. Conditional writes (optimistic lock on `sent`). TTL the date + budgetRetentionDays.
+ * - story index (`story#…`, `story-band#…`, `story-filing#…`): written by DynamoStoryStore,
+ *   laid out in functions/aws/dynamo-story-index.ts.
  *
  * Key parts taken from data (`audienceId`, `articleKey`, `runId`, the delivery id) go through
  * {@link keyPart}: verbatim when short, `#` + SHA-256 otherwise, so no key can exceed DynamoDB's
@@ -71,6 +77,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import pLimit, { type LimitFunction } from 'p-limit';
 import * as z from 'zod/mini';
 import { LeaseHeldError, LeaseLostError, WatermarkConflictError } from '#core/errors';
+import { ledgerFacts } from '#core/ledger-facts';
 import {
   DailyCountConflictError,
   type DailyCountKey,
@@ -223,16 +230,32 @@ const optionalText = z.pipe(
   z.transform((value) => value ?? undefined),
 );
 /** What a ledger entry recorded besides its key (every field optional: hand-written items). */
-const LedgerEntryItem = z.object({
+const ledgerEntryFields = {
   deliveredAt: z._default(finite, 0),
   messageId: z.optional(z.string()),
   ruleIds: z._default(z.array(z.string()), []),
-  heldFor: z.optional(z.enum(['digest', 'quiet-hours', 'budget'])),
+  heldFor: z.optional(HoldReasonSchema),
   storyId: z.optional(z.string()),
   collapsedInto: z.optional(z.string()),
   status: z.optional(z.string()),
   titleHash: z.optional(z.string()),
   leadArticleKey: z.optional(z.string()),
+};
+const LedgerEntryItem = z.object(ledgerEntryFields);
+/**
+ * The same fields, each dropped on its own when damaged: one bad field (a hand edit) loses only
+ * what it said, not the story or lead the rest of the entry records.
+ */
+const LedgerEntryFieldByField = z.object({
+  deliveredAt: z.catch(ledgerEntryFields.deliveredAt, 0),
+  messageId: z.catch(ledgerEntryFields.messageId, undefined),
+  ruleIds: z.catch(ledgerEntryFields.ruleIds, []),
+  heldFor: z.catch(ledgerEntryFields.heldFor, undefined),
+  storyId: z.catch(ledgerEntryFields.storyId, undefined),
+  collapsedInto: z.catch(ledgerEntryFields.collapsedInto, undefined),
+  status: z.catch(ledgerEntryFields.status, undefined),
+  titleHash: z.catch(ledgerEntryFields.titleHash, undefined),
+  leadArticleKey: z.catch(ledgerEntryFields.leadArticleKey, undefined),
 });
 
 const HeldItem = z.object({
@@ -241,6 +264,7 @@ const HeldItem = z.object({
   heldAt: finite,
   reason: HoldReasonSchema,
   ruleIds: z.array(z.string()),
+  storyId: z.optional(z.string()),
   article: z.object({
     key: z.string(),
     id: optionalText,
@@ -611,9 +635,16 @@ export class DynamoStateStore implements StateStore, LeaseAdmin {
     const entries = new Map<string, DeliveryRecord>();
     for (const [id, { key, item }] of await this.#readLedger(keys, true)) {
       const parsed = LedgerEntryItem.safeParse(item);
-      // An entry damaged by hand still says "handled" (findDelivered counts it too): only what it
-      // recorded beyond that is lost, so it can never be sent twice or count as changed.
-      const facts = parsed.success ? parsed.data : { deliveredAt: 0, ruleIds: [] };
+      // An entry damaged by hand still says "handled" (findDelivered counts it too): only the
+      // damaged fields are lost, so it can never be sent twice, and without status or title hash
+      // it never counts as changed.
+      if (!parsed.success) {
+        this.#log.warn('a delivery-ledger entry is malformed; its damaged fields are ignored', {
+          pk: item.pk,
+          reason: z.prettifyError(parsed.error),
+        });
+      }
+      const facts = parsed.success ? parsed.data : LedgerEntryFieldByField.parse(item);
       entries.set(id, { ...withoutUndefined(facts), ...key, deliveredAt: facts.deliveredAt, ruleIds: facts.ruleIds });
     }
     return entries;
@@ -818,6 +849,7 @@ export class DynamoStateStore implements StateStore, LeaseAdmin {
               heldAt: record.heldAt,
               reason: record.reason,
               ruleIds: [...record.ruleIds],
+              ...(record.match.storyId === undefined ? {} : { storyId: record.match.storyId }),
               // A JSON round trip drops undefined optional fields the document client would refuse.
               article: JSON.parse(JSON.stringify(record.match.article)) as Record<string, unknown>,
               rules: JSON.parse(JSON.stringify(record.match.rules)) as unknown[],
@@ -833,6 +865,8 @@ export class DynamoStateStore implements StateStore, LeaseAdmin {
               deliveredAt: record.heldAt,
               ruleIds: record.ruleIds,
               heldFor: record.reason,
+              // Status and title hash, so a re-read of a held article can tell it came back changed.
+              ...ledgerFacts(record.match.article, record.match.storyId),
             }),
           },
         },
@@ -888,13 +922,13 @@ export class DynamoStateStore implements StateStore, LeaseAdmin {
           this.#log.warn('skipped a malformed held notification', { pk: item.pk, sk, reason: parsed.error.message });
           continue;
         }
-        const { article, rules, ruleIds, heldAt, reason } = parsed.data;
+        const { article, rules, ruleIds, heldAt, reason, storyId } = parsed.data;
         items.push({
           key: { audienceId: parsed.data.audienceId, articleKey: parsed.data.articleKey },
           heldAt,
           reason,
           ruleIds,
-          match: { audienceId: parsed.data.audienceId, article, rules },
+          match: { audienceId: parsed.data.audienceId, article, rules, ...(storyId === undefined ? {} : { storyId }) },
         });
       } else if (sk.startsWith('release#')) {
         const parsed = ReleaseItem.safeParse(item);

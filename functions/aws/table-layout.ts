@@ -5,8 +5,11 @@
  * - rules:     one item per rule, partition key `ruleId` (ops-edited; docs/rules-and-audiences.md)
  * - audiences: one item per audience, partition key `audienceId` (ops-edited)
  * - state:     run state written only by the function and the CLI: watermark, run lease,
- *              delivery ledger, parked undeliverable notifications, run history, and
- *              the Slack relay's record of posted deliveries (partition {@link slackPostedPartition}).
+ *              delivery ledger (with story markers, collapsed copies and update notices), parked
+ *              undeliverable notifications, run history, held notifications and digest releases,
+ *              daily budgets, the reading state, the story index (partitions `story#<id>`,
+ *              `story-band#<band>`, `story-filing#<articleKey>`; functions/aws/dynamo-story-index.ts),
+ *              and the Slack relay's record of posted deliveries (partition {@link slackPostedPartition}).
  *              Partition key `pk`, sort key `sk`, TTL attribute `expiresAt` (epoch seconds).
  */
 export const rulesTableKey = { partitionKey: 'ruleId' } as const;

@@ -8,9 +8,11 @@ import { type DynamoDBDocumentClient, GetCommand, type TransactWriteCommandInput
 import { describe, expect, it } from 'vitest';
 import { DynamoStateStore, deliveryItemKey, holdingItemKey, StateStoreError } from '#aws/dynamo-state-store';
 import { toHeldNotification } from '#core/digest';
+import { titleHash } from '#core/ledger-facts';
 import {
   DailyCountConflictError,
   type DigestRelease,
+  deliveryId,
   type HeldNotification,
   type HoldReason,
   type Log,
@@ -18,6 +20,7 @@ import {
 } from '#core/ports';
 import { createTables, tableNamesFor } from '#sandbox/tables';
 import { awsClients, uniquePrefix } from '#test/aws';
+import { MemoryStateStore } from '#test/fake-ports';
 
 const t0 = Date.UTC(2026, 10, 22, 9, 0, 0);
 const silentLog: Log = { debug() {}, info() {}, warn() {}, error() {} };
@@ -117,6 +120,38 @@ describe('held notifications', () => {
     const [entry] = await store.listHoldingAudiences();
     expect(entry?.oldestHeldAt).toBe(t0);
     expect([...(entry?.reasons ?? [])].sort()).toEqual(['digest', 'quiet-hours']);
+  });
+
+  it('keep the match story id, and their ledger entries record story, status and title hash as the in-memory store does', async () => {
+    const { store } = await setup();
+    const base = held('desk', 7, 'digest');
+    const record: HeldNotification = {
+      ...base,
+      match: { ...base.match, storyId: 's-7', article: { ...base.match.article, status: 'UPDATED' } },
+    };
+    const plain = held('desk', 8, 'digest');
+    await store.holdNotifications([record, plain]);
+
+    const { items } = await store.readHeld('desk');
+    expect(items.find((item) => item.key.articleKey === 'id:7')?.match.storyId).toBe('s-7');
+    expect(items.find((item) => item.key.articleKey === 'id:8')?.match).not.toHaveProperty('storyId');
+
+    const memory = new MemoryStateStore();
+    await memory.holdNotifications([record, plain]);
+    const keys = [record.key, plain.key];
+    const entries = await store.readDeliveries(keys);
+    expect(entries.get(deliveryId(record.key))).toEqual({
+      ...record.key,
+      deliveredAt: t0,
+      ruleIds: ['rates'],
+      heldFor: 'digest',
+      storyId: 's-7',
+      status: 'UPDATED',
+      titleHash: titleHash(record.match.article.title),
+    });
+    expect(entries.get(deliveryId(plain.key))).toMatchObject({ status: '', titleHash: expect.any(String) });
+    expect(entries.get(deliveryId(plain.key))).not.toHaveProperty('storyId');
+    expect(await memory.readDeliveries(keys)).toEqual(entries);
   });
 
   it('retries a transaction that conflicts with another request', async () => {

@@ -449,6 +449,69 @@ describe('delivery ledger', () => {
     expect(item?.ruleIds).toEqual(['rule-b']);
   });
 
+  it("reads back what each entry recorded: story, collapse, status, title hash and a marker's lead", async () => {
+    const { store } = await setup();
+    const records: DeliveryRecord[] = [
+      {
+        audienceId: 'desk',
+        articleKey: 'id:lead',
+        deliveredAt: t0,
+        messageId: 'm-1',
+        ruleIds: ['r'],
+        storyId: 's1',
+        status: 'PUBLISHED',
+        titleHash: 'abc',
+      },
+      {
+        audienceId: 'desk',
+        articleKey: 'id:copy',
+        deliveredAt: t0,
+        ruleIds: ['r'],
+        storyId: 's1',
+        collapsedInto: 's1',
+        status: '',
+        titleHash: 'def',
+      },
+      { audienceId: 'desk', articleKey: 'story:s1', deliveredAt: t0, ruleIds: [], leadArticleKey: 'id:lead' },
+      { audienceId: 'desk', articleKey: 'id:old', deliveredAt: t0, ruleIds: ['r'] },
+    ];
+    await store.recordDelivered(records);
+    const entries = await store.readDeliveries([...records, { audienceId: 'desk', articleKey: 'id:never' }]);
+    expect(entries.size).toBe(4);
+    for (const record of records) expect(entries.get(deliveryId(record))).toEqual(record);
+  });
+
+  it('reads a ledger entry damaged by hand as handled, losing only its damaged fields, with a warning', async () => {
+    const log = captureLog();
+    const { store, clients, table } = await setup({ log });
+    const key = { audienceId: 'desk', articleKey: 'story:s1' };
+    await clients.documents.send(
+      new PutCommand({
+        TableName: table,
+        Item: {
+          ...deliveryItemKey(key),
+          deliveredAt: 'yesterday',
+          ruleIds: 'r',
+          storyId: 9,
+          status: 'UPDATED',
+          leadArticleKey: 'id:lead',
+        },
+      }),
+    );
+    const bare = { audienceId: 'desk', articleKey: 'id:bare' };
+    await clients.documents.send(new PutCommand({ TableName: table, Item: deliveryItemKey(bare) }));
+    const entries = await store.readDeliveries([key, bare]);
+    expect(entries.get(deliveryId(key))).toEqual({
+      ...key,
+      deliveredAt: 0,
+      ruleIds: [],
+      status: 'UPDATED',
+      leadArticleKey: 'id:lead',
+    });
+    expect(entries.get(deliveryId(bare))).toEqual({ ...bare, deliveredAt: 0, ruleIds: [] });
+    expect(log.lines.filter((line) => line.includes('malformed'))).toHaveLength(1);
+  });
+
   it('answers an empty question without calling DynamoDB', async () => {
     const { store, clients } = await setup();
     const calls = recordCalls(clients.documents);

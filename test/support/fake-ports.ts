@@ -6,6 +6,7 @@
  * more: the integration tests check the real adapters against moto.
  */
 import type { AlertRunSettings } from '#core/alert-run';
+import { ledgerFacts } from '#core/ledger-facts';
 import type { Article, AudienceMatch, RuleSet } from '#core/model';
 import {
   type ArticlePage,
@@ -121,6 +122,8 @@ export class MemoryStateStore implements StateStore {
         deliveredAt: record.heldAt,
         ruleIds: record.ruleIds,
         heldFor: record.reason,
+        // As DynamoStateStore records them: a re-read of a held article can tell it changed.
+        ...ledgerFacts(record.match.article, record.match.storyId),
       });
     }
   }
