@@ -1,6 +1,7 @@
 /**
  * Golden files of every channel's rendering, for immediate alerts and digests, with ASCII, Korean,
- * Japanese and emoji headlines and a very long headline and URL: the email (subject and body),
+ * Japanese and emoji headlines and a very long headline and URL, and (English, Korean, Japanese)
+ * for update notices and digests whose entries are stories ("also in N outlets"): the email (subject and body),
  * the SMS, the Slack Block Kit message (through the relay's own parser and renderer) and the
  * structured JSON. The files under `__golden__/` are whole rendered texts; a change to any
  * renderer shows up here as a diff to review (`--update` accepts it).
@@ -12,8 +13,8 @@ import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { planDigest, toHeldNotification } from '#core/digest';
 import { type Article, type Audience, type AudienceMatch, AudienceSchema, type RuleMatch } from '#core/model';
-import type { OutboundMessage } from '#core/ports';
-import { renderNotification } from '#core/render';
+import { type OutboundMessage, type StoryRecord, updateNoticeKey } from '#core/ports';
+import { renderNotification, renderUpdateNotice } from '#core/render';
 import { describeSms } from '#core/sms';
 import { renderSlackMessage } from '../../functions/slack-relay/blocks.ts';
 import { parseAlertMessage } from '../../functions/slack-relay/message.ts';
@@ -199,6 +200,56 @@ describe.each(cases)('golden renderings: $name headline', (entry) => {
     });
   }
 });
+
+/** The story of each case's article, as the index reports it at release time. */
+const storyOf = (entry: Case): StoryRecord => ({
+  storyId: `story-${entry.name}`,
+  leadArticleKey: entry.article.key,
+  firstSeenAt: published,
+  outlets: [entry.article.mediaName ?? 'Example Wire', 'Example Wire', '연합뉴스', '共同通信', 'Morning Post'],
+  outletCount: 9,
+  articleCount: 14,
+});
+
+describe.each(cases.filter((entry) => ['ascii', 'korean', 'japanese'].includes(entry.name)))(
+  'golden renderings of stories: $name headline',
+  (entry) => {
+    const story = storyOf(entry);
+    const update = channels(
+      renderUpdateNotice(
+        { ...matchOf(entry), storyId: story.storyId },
+        entry.audience,
+        { kind: 'status', status: 'UPDATED', previousStatus: 'PUBLISHED' },
+        updateNoticeKey(entry.audience.audienceId, story.storyId, 'status=UPDATED'),
+      ),
+    );
+    const digest = planDigest(
+      [
+        toHeldNotification(
+          { ...matchOf(entry, entry.article, heldRules), storyId: story.storyId },
+          'quiet-hours',
+          published,
+        ),
+        toHeldNotification(matchOf(entry, companion, heldRules), 'budget', published - 60_000),
+      ],
+      entry.audience,
+      published + 3_600_000,
+      { stories: new Map([[story.storyId, story]]) },
+    );
+    expect(digest.messages).toHaveLength(1);
+    const digestChannels = channels(digest.messages[0] as OutboundMessage);
+
+    for (const channel of ['email', 'sms', 'slack', 'structured'] as const) {
+      const extension = channel === 'slack' || channel === 'structured' ? 'json' : 'txt';
+      it(`update notice ${channel}`, async () => {
+        await matchesGolden(update[channel], `__golden__/update-${entry.name}.${channel}.${extension}`);
+      });
+      it(`story digest ${channel}`, async () => {
+        await matchesGolden(digestChannels[channel], `__golden__/digest-story-${entry.name}.${channel}.${extension}`);
+      });
+    }
+  },
+);
 
 /** `toMatchFileSnapshot`, except that a missing golden fails unless the run was started with `--update`. */
 async function matchesGolden(rendered: string, relativePath: string): Promise<void> {
