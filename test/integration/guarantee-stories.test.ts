@@ -26,11 +26,12 @@ const audiences: SandboxAudience[] = [
     subscribers: [],
   },
 ];
-const rules = audiences.map((audience) => ({
-  ruleId: `${audience.item.audienceId}-chips`,
-  audienceId: audience.item.audienceId,
+const ruleFor = (audienceId: string) => ({
+  ruleId: `${audienceId}-chips`,
+  audienceId,
   keywords: ['Hanbit Semiconductor'],
-}));
+});
+const rules = audiences.map((audience) => ruleFor(audience.item.audienceId));
 
 const minute = 60_000;
 const headline = 'Hanbit Semiconductor to build $12 billion memory chip plant in Yongin, creating 3,000 jobs';
@@ -119,8 +120,14 @@ describe('one story, one alert', () => {
     stack = undefined;
   });
 
-  const start = async (environment: Record<string, string> = {}) =>
-    await startTestStack({ audiences, rules, simulator: { articles: [] }, epoch: testEpoch, environment });
+  const start = async (environment: Record<string, string> = {}, extra: readonly SandboxAudience[] = []) =>
+    await startTestStack({
+      audiences: [...audiences, ...extra],
+      rules: [...rules, ...extra.map((audience) => ruleFor(audience.item.audienceId))],
+      simulator: { articles: [] },
+      epoch: testEpoch,
+      environment,
+    });
 
   it('8 copies from 5 media over two runs: one alert for a `story` audience, 8 for a `none` audience', async () => {
     stack = await start();
@@ -284,5 +291,46 @@ describe('one story, one alert', () => {
     expect(received.get('updates-notify')).toHaveLength(2);
     expect(received.get('updates-ignore')).toHaveLength(1);
     expect(received.get('story-desk')).toHaveLength(1);
+  });
+
+  it('a digest lists a held story once, with the other outlets its copies ran in', async () => {
+    // testEpoch is 00:00 UTC: the story is held at once and released by the 01:00 digest.
+    const digestDesk: SandboxAudience = {
+      item: {
+        audienceId: 'digest-desk',
+        timeZone: 'UTC',
+        collapse: 'story',
+        deliveryMode: 'digest',
+        digestTimes: ['01:00'],
+      },
+      subscribers: [],
+    };
+    stack = await start({}, [digestDesk]);
+    const s = stack;
+    publish(s, copies.slice(0, 4));
+    const first = await s.run();
+    expect(first.audiences['digest-desk']).toMatchObject({ held: 1, collapsed: 3 });
+
+    s.setTime(testEpoch + 65 * minute);
+    publish(s, copies.slice(4));
+    const second = await s.run();
+    expect(second.status).toBe('completed');
+    expect(second.audiences['digest-desk']).toMatchObject({ held: 0, collapsed: 4 });
+    expect(second.digestsSent).toBe(1);
+    const digests = (await s.collectDeliveries()).filter((notification) => notification.audienceId === 'digest-desk');
+    expect(digests).toHaveLength(1);
+    const [digest] = digests;
+    if (digest === undefined) throw new Error('no digest arrived');
+    const entries = (
+      digest.body.newsAlerts as {
+        digest: {
+          groups: { entries: { article: { key: string }; alsoIn?: { count: number; outlets: string[] } }[] }[];
+        };
+      }
+    ).digest.groups.flatMap((group) => group.entries);
+    expect(entries).toHaveLength(1);
+    // The story ran in five outlets: the digest names the others.
+    expect(entries[0]?.alsoIn?.count).toBe(4);
+    expect(entries[0]?.alsoIn?.outlets.length).toBeGreaterThan(0);
   });
 });
