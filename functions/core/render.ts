@@ -1150,11 +1150,14 @@ function encodeSized(bodies: ChannelBodies): { body: string; bytes: number } {
   return { body, bytes };
 }
 
-/** What an update notice says changed, as the structured body carries it (`newsAlerts.update`). */
+/**
+ * What an update notice says changed, as the structured body carries it (`newsAlerts.update`).
+ * Statuses are provider bytes: shown on one line, cut like the article's own status, null when empty.
+ */
 export function updateFactsOf(change: ArticleChange): NonNullable<AlertDocument['newsAlerts']['update']> {
-  return change.kind === 'status'
-    ? { change: 'status', status: change.status || null, previousStatus: change.previousStatus || null }
-    : { change: 'title', status: null, previousStatus: null };
+  if (change.kind !== 'status') return { change: 'title', status: null, previousStatus: null };
+  const clean = (status: string) => truncateText(singleLine(status), 100) || null;
+  return { change: 'status', status: clean(change.status), previousStatus: clean(change.previousStatus) };
 }
 
 /**

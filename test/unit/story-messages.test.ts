@@ -128,6 +128,19 @@ describe('update notices', () => {
     expect(title.newsAlerts.update).toEqual({ change: 'title', status: null, previousStatus: null });
   });
 
+  it('shows a hostile status on one line, cut, and escaped in Slack', () => {
+    const audience = audienceIn(undefined);
+    const status = `<!channel>\n\u202Eevil ${'x'.repeat(500)}`;
+    const change: ArticleChange = { kind: 'status', status, previousStatus: 'PUBLISHED' };
+    const read = channels(renderUpdateNotice(matchFor(audience), audience, change, keyOf('h')));
+    const [line, blank] = read.email.split('\n');
+    expect(blank).toBe('');
+    expect(line).not.toMatch(/[\u202E\n]/u);
+    expect(line?.length).toBeLessThan(200);
+    expect(AlertDocumentSchema.parse(read.structured).newsAlerts.update?.status?.length).toBeLessThanOrEqual(100);
+    expect(JSON.stringify(read.slack)).not.toContain('<!channel>');
+  });
+
   it('keeps the subject under 100 characters with the mark first, however long the headline', () => {
     const audience = audienceIn('ko-KR');
     const long = article({ title: '반도체 수출 '.repeat(40) });
