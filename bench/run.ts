@@ -5,7 +5,7 @@
  * `npm run bench -- --quick` runs the same steps on smaller inputs in under a minute and writes
  * bench/RESULTS.quick.md instead (ignored by git), so it never replaces the full run's figures.
  *
- * `--only <parts>` (comma-separated: matching, cold-start, cli-startup, end-to-end, provider-day) runs some
+ * `--only <parts>` (comma-separated: matching, stories, cold-start, cli-startup, end-to-end, provider-day) runs some
  * parts alone, for working on one of them: their sections and targets are printed, no Markdown is
  * written (a partial report must never replace the full one), and the provider day still writes
  * its JSON. end-to-end needs cold-start's handler bundle and runs it too.
@@ -45,6 +45,7 @@ import {
   coldStartSection,
   coldStartTargets,
   type EndToEndResults,
+  headlineIndexedMs,
   type MatchingCell,
   type MatchingResults,
   type MemoryResults,
@@ -62,6 +63,7 @@ import {
   throughputSection,
 } from './sections.ts';
 import { formatRatio } from './stats.ts';
+import { runStoryBench, storySection, storyTargets } from './story.ts';
 import { syntheticArticles, syntheticRules } from './synthetic.ts';
 
 const projectRoot = fileURLToPath(new URL('../', import.meta.url));
@@ -77,6 +79,8 @@ interface Plan {
     readonly repeats: number;
     readonly profile: boolean;
   };
+  /** The story index (bench/story.ts): articles in the cost run and its repetitions. */
+  readonly stories: { readonly articles: number; readonly repetitions: number };
   readonly coldStart: {
     readonly repetitions: number;
     readonly attributionRepetitions: number;
@@ -112,6 +116,7 @@ const plans: Record<'full' | 'quick', Plan> = {
       repeats: 4,
       profile: true,
     },
+    stories: { articles: 100_000, repetitions: 5 },
     coldStart: { repetitions: 15, attributionRepetitions: 15, profileRuns: 5 },
     cliStartup: { repetitions: 21 },
     endToEnd: { articles: 20_000, audiences: 200, rulesPerAudience: 3 },
@@ -144,6 +149,7 @@ const plans: Record<'full' | 'quick', Plan> = {
       repeats: 0,
       profile: false,
     },
+    stories: { articles: 10_000, repetitions: 1 },
     coldStart: { repetitions: 5, attributionRepetitions: 0, profileRuns: 1 },
     cliStartup: { repetitions: 7 },
     endToEnd: { articles: 2_000, audiences: 40, rulesPerAudience: 3 },
@@ -338,8 +344,21 @@ function noiseParagraphs(matching: MatchingResults, coldStart: ColdStartResults)
   return paragraphs;
 }
 
+/**
+ * Matching time per article at the target cell (100,000 × 20,000), µs, for the story row's ratio;
+ * undefined when this run did not reach that cell.
+ */
+function matchingMicrosPerArticle(results: MatchingResults): number | undefined {
+  const largest = results.cells.reduce<MatchingCell | undefined>(
+    (best, cell) => (best === undefined || cell.articles * cell.rules > best.articles * best.rules ? cell : best),
+    undefined,
+  );
+  if (largest?.articles !== TARGET_ARTICLES || largest.rules !== TARGET_RULES) return undefined;
+  return (headlineIndexedMs(results).median * 1000) / largest.articles;
+}
+
 /** The parts `--only` can select. */
-const PARTS = ['matching', 'cold-start', 'cli-startup', 'end-to-end', 'provider-day'] as const;
+const PARTS = ['matching', 'stories', 'cold-start', 'cli-startup', 'end-to-end', 'provider-day'] as const;
 type Part = (typeof PARTS)[number];
 
 function selectedParts(argv: readonly string[]): ReadonlySet<Part> | undefined {
@@ -419,6 +438,8 @@ async function main(): Promise<void> {
   const directory = mkdtempSync(join(tmpdir(), 'news-alerts-bench-'));
   try {
     const matching = want('matching') ? await phase('matching', () => runMatching(plan)) : undefined;
+    // In process and CPU-bound like matching, before anything else starts.
+    const stories = want('stories') ? await phase('stories', () => runStoryBench(plan.stories)) : undefined;
     const coldStart = want('cold-start') ? await phase('cold start', () => runColdStart(plan, directory)) : undefined;
 
     const ca = await createCertificateAuthority();
@@ -513,6 +534,7 @@ async function main(): Promise<void> {
       ...(coldStart ? coldStartTargets(coldStart) : []),
       ...(providerDay ? providerDayTargets(providerDay, daySchedules) : []),
       ...(cliStartup ? cliStartupTargets(cliStartup) : []),
+      ...(stories ? storyTargets(stories, matching ? matchingMicrosPerArticle(matching) : undefined) : []),
     ];
     const sections: Section[] = [
       ...(matching ? [matchingSection(matching, plan.plotFile)] : []),
@@ -522,8 +544,9 @@ async function main(): Promise<void> {
       ...(endToEnd ? [throughputSection(endToEnd.main)] : []),
       ...(providerDay ? [providerDaySection(providerDay, '6. A simulated provider day')] : []),
       ...(cliStartup ? [cliStartupSection(cliStartup, '7. CLI start-up')] : []),
+      ...(stories ? [storySection(stories, '8. Stories (issue 13)')] : []),
     ];
-    if (only !== undefined || !matching || !coldStart || !cliStartup || !endToEnd || !memory) {
+    if (only !== undefined || !matching || !stories || !coldStart || !cliStartup || !endToEnd || !memory) {
       // A partial run: print what it measured, never overwrite the full report.
       const text = renderText({
         mode: plan.mode,
