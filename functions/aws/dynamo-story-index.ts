@@ -42,7 +42,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import pLimit, { type LimitFunction } from 'p-limit';
 import * as z from 'zod/mini';
 import { type Log, maxStoryOutlets, type StoredStory, type StoryFiling, type StoryStore } from '#core/ports';
-import { STORY_WINDOW_MS } from '#core/story';
+import { BANDS, SIGNATURE_SIZE, STORY_WINDOW_MS } from '#core/story';
 import { logger } from '#shared/powertools';
 import { type BatchContext, getAll, type Key, keyPart, keyString, ttlSeconds, writeAll } from './dynamo-batch.ts';
 import { measureItem } from './table-layout.ts';
@@ -413,17 +413,30 @@ export interface StoryIndexItemBytes {
   readonly bandPerStory: number;
 }
 
-/**
- * Measures the items this store writes for an article key like `id:<20 digits>`, a 16-character
- * story id, `signatureLength` values, `bands` band keys of `bandKeyLength` characters and an
- * outlet name of `outletLength` characters.
- */
-export function storyIndexItemBytes(shape: {
+/** The shape of what {@link storyIndexItemBytes} measures. */
+export interface StoryItemShape {
+  /** Values in a signature (default SIGNATURE_SIZE of core/story.ts). */
   readonly signatureLength: number;
+  /** Band keys per story (default BANDS). */
   readonly bands: number;
+  /** Characters per band key (default 7, as core/story.ts spells them). */
   readonly bandKeyLength: number;
+  /** UTF-8 bytes of an outlet name (default 12: `연합뉴스`, `The Herald`). */
   readonly outletLength: number;
-}): StoryIndexItemBytes {
+}
+
+/**
+ * Measures the items this store writes for an article key like `id:<20 digits>` and a
+ * 16-character story id (storyIdOf), in the given shape (by default the resolver's).
+ */
+export function storyIndexItemBytes(overrides: Partial<StoryItemShape> = {}): StoryIndexItemBytes {
+  const shape: StoryItemShape = {
+    signatureLength: SIGNATURE_SIZE,
+    bands: BANDS,
+    bandKeyLength: 7,
+    outletLength: 12,
+    ...overrides,
+  };
   const at = Date.UTC(2026, 0, 1);
   const articleKey = `id:${'1'.repeat(20)}`;
   const storyId = 'f'.repeat(16);

@@ -30,7 +30,7 @@ import {
 } from '#aws/dynamo-story-index';
 import { ITEM_LIMITS, measureItem } from '#aws/table-layout';
 import { maxStoryOutlets, type StoredStory, type StoryFiling } from '#core/ports';
-import { STORY_WINDOW_MS } from '#core/story';
+import { SIGNATURE_SIZE, STORY_WINDOW_MS } from '#core/story';
 import { createTables, tableNamesFor } from '#sandbox/tables';
 import { awsClients, uniquePrefix } from '#test/aws';
 import { captureLog } from '#test/run-harness';
@@ -391,14 +391,36 @@ describe('story store', () => {
     const all = await store.readStories(stories.map((entry) => entry.storyId));
     expect([...all.values()].every((entry) => entry.articleCount === 2 && entry.outletCount === 2)).toBe(true);
   });
+
+  it('keeps no more batch requests in flight than its concurrency', async () => {
+    const { store, documents } = await setup({ concurrency: 2 });
+    let inFlight = 0;
+    let most = 0;
+    documents.middlewareStack.add(
+      (next) => async (args) => {
+        inFlight += 1;
+        most = Math.max(most, inFlight);
+        try {
+          return await next(args);
+        } finally {
+          inFlight -= 1;
+        }
+      },
+      { step: 'initialize', name: 'countInFlight' },
+    );
+    await store.readFilings(Array.from({ length: 1000 }, (_, index) => `id:${index}`));
+    expect(most).toBe(2);
+  });
 });
 
 describe('story item sizes', () => {
   it('measures filings, stories and band entries, and the largest story stays far below 400 KB', () => {
-    const typical = storyIndexItemBytes({ signatureLength: 128, bands: 32, bandKeyLength: 20, outletLength: 12 });
+    const typical = storyIndexItemBytes();
     expect(typical.filing).toBeGreaterThan(0);
-    expect(typical.filing).toBeLessThan(200);
-    expect(typical.story).toBeGreaterThan(128 * 4);
+    expect(typical.filing).toBeLessThan(128);
+    expect(typical.story).toBeGreaterThan(SIGNATURE_SIZE * 4);
+    // A new story is one write unit (1 KB): the resolver's signature and bands fit with room for its lead.
+    expect(typical.story).toBeLessThanOrEqual(1024);
     expect(typical.storyPerArticle).toBeGreaterThan(0);
     expect(typical.bandPerStory).toBe(17);
     const largest = storyIndexItemBytes({ signatureLength: 512, bands: 32, bandKeyLength: 63, outletLength: 100 });
