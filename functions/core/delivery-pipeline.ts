@@ -425,7 +425,10 @@ export class DeliveryPipeline {
         });
       }
       this.#queued.add(id);
-      fresh.push({ match, audience, message: { ...message, facts: factsOf(article, storyId) } });
+      // Set on the message just rendered rather than on a copy: render.ts remembers each
+      // message's size by identity, and a copy would make the notifier measure 13 KiB again.
+      (message as { facts?: LedgerFacts }).facts = factsOf(article, storyId);
+      fresh.push({ match, audience, message });
     }
     if (unrenderable.length > 0) {
       await this.#park(
