@@ -8,15 +8,30 @@
  * run's compiled matcher, and counts one notification per article and audience that renders, as
  * the delivery pipeline does; so over a window a fresh run would read, the counts equal what that
  * run delivers.
+ *
+ * For audiences that collapse stories (`collapse: 'story'`) it asks the target's story index,
+ * without writing (`dryRun`), which story each matched article belongs to, and reads the ledger's
+ * story markers: a copy of a story the audience already has (sent before, or carried by an earlier
+ * copy in the window) is counted as collapsed, not as an alert, as the run would record it.
  */
 import type { Command } from 'commander';
+import { DynamoStateStore } from '#aws/dynamo-state-store';
+import { DynamoStoryStore } from '#aws/dynamo-story-index';
 import { SecretsManagerApiKey } from '#aws/secret-source';
 import { localDate, planDelivery, releaseDueAt } from '#core/delivery-plan';
 import { planDigest, toHeldNotification } from '#core/digest';
 import { compileRules } from '#core/matcher';
 import { type Audience, type AudienceMatch, buildRuleSet, type RuleSet } from '#core/model';
-import { deliveryId, type HeldNotification, type HoldReason, type OutboundMessage } from '#core/ports';
+import {
+  deliveryId,
+  type HeldNotification,
+  type HoldReason,
+  type Log,
+  type OutboundMessage,
+  storyMarkerKey,
+} from '#core/ports';
 import { type RenderOptions, renderNotification } from '#core/render';
+import { StoryResolver } from '#core/story';
 import { NewsLookupClient } from '#provider/news-client';
 import { action, collectList } from './command.ts';
 import type { CommandContext } from './context.ts';
@@ -25,6 +40,7 @@ import { type Item, listItems } from './items.ts';
 import { stderrLog } from './log.ts';
 import { formatInstant } from './output.ts';
 import { readProposedRules } from './rules.ts';
+import type { Target } from './target.ts';
 import { parseWindow, type TimeWindow } from './window.ts';
 
 /** Channels a sample is shown for. */
@@ -55,6 +71,13 @@ export interface AudiencePreview {
   held: Record<HoldReason, number>;
   /** Notifications each rule took part in. */
   rules: Record<string, number>;
+  /**
+   * Copies that would not be sent because the audience has their story (`collapse: 'story'`):
+   * recorded as collapsed by the run. Not counted in `notifications`.
+   */
+  collapsed: number;
+  /** Of those, copies of stories the audience was already sent before the window (ledger markers). */
+  collapsedIntoSent: number;
   /** The digests the held ones would go out in, in release order. */
   digests: DigestPreview[];
 }
@@ -183,12 +206,14 @@ async function preview(context: CommandContext, _args: readonly unknown[], optio
       immediate: 0,
       held: { digest: 0, 'quiet-hours': 0, budget: 0 },
       rules: {},
+      collapsed: 0,
+      collapsedIntoSent: 0,
       digests: [],
     });
   }
   const samples = new Map<string, Sample>();
   const counted = new Set<string>();
-  const planned: AudienceMatch[] = [];
+  const planned: { match: AudienceMatch; message: OutboundMessage }[] = [];
   let articles = 0;
   let pages = 0;
   let unrenderable = 0;
@@ -218,13 +243,7 @@ async function preview(context: CommandContext, _args: readonly unknown[], optio
               continue;
             }
             counted.add(id);
-            planned.push(match);
-            const tally = tallies.get(match.audienceId);
-            if (!tally) continue;
-            tally.notifications += 1;
-            if (match.rules.some((rule) => rule.urgent)) tally.urgent += 1;
-            for (const rule of match.rules) tally.rules[rule.ruleId] = (tally.rules[rule.ruleId] ?? 0) + 1;
-            if (!samples.has(match.audienceId)) samples.set(match.audienceId, sampleOf(match, message));
+            planned.push({ match, message });
           }
         }
       }
@@ -235,7 +254,24 @@ async function preview(context: CommandContext, _args: readonly unknown[], optio
     await news.close();
   }
 
-  applyPreferences(planned, audiences, tallies, Date.now(), render);
+  const collapse = await collapseCopies(target, planned, audiences, Date.now(), log);
+  const alerts: AudienceMatch[] = [];
+  for (const { match, message } of planned) {
+    const tally = tallies.get(match.audienceId);
+    if (!tally) continue;
+    const collapsed = collapse.get(deliveryId({ audienceId: match.audienceId, articleKey: match.article.key }));
+    if (collapsed !== undefined) {
+      tally.collapsed += 1;
+      if (collapsed === 'sent') tally.collapsedIntoSent += 1;
+      continue;
+    }
+    alerts.push(match);
+    tally.notifications += 1;
+    if (match.rules.some((rule) => rule.urgent)) tally.urgent += 1;
+    for (const rule of match.rules) tally.rules[rule.ruleId] = (tally.rules[rule.ruleId] ?? 0) + 1;
+    if (!samples.has(match.audienceId)) samples.set(match.audienceId, sampleOf(match, message));
+  }
+  applyPreferences(alerts, audiences, tallies, Date.now(), render);
   const rows = [...tallies.values()].sort((a, b) => a.audienceId.localeCompare(b.audienceId));
   const invalidRules = ruleSet.rejected.filter((entry) => entry.table === 'rules');
   const result = {
@@ -243,7 +279,8 @@ async function preview(context: CommandContext, _args: readonly unknown[], optio
     window: windowJson(window),
     articles,
     pages,
-    notifications: counted.size,
+    notifications: alerts.length,
+    collapsed: planned.length - alerts.length,
     unrenderable,
     proposedRules: proposed,
     audiences: rows,
@@ -255,7 +292,17 @@ async function preview(context: CommandContext, _args: readonly unknown[], optio
       `Preview of ${formatInstant(window.since)} .. ${formatInstant(window.until)} (${window.days.length} provider day(s), ${articles} articles): nothing was sent`,
     );
     context.output.table(
-      ['AUDIENCE', 'NAME', 'ALERTS', 'URGENT', 'AT ONCE', 'HELD: DIGEST / QUIET / BUDGET', 'DIGESTS', 'BY RULE'],
+      [
+        'AUDIENCE',
+        'NAME',
+        'ALERTS',
+        'URGENT',
+        'AT ONCE',
+        'HELD: DIGEST / QUIET / BUDGET',
+        'DIGESTS',
+        'COLLAPSED',
+        'BY RULE',
+      ],
       rows.map((row) => [
         row.audienceId,
         row.name ?? '',
@@ -264,12 +311,24 @@ async function preview(context: CommandContext, _args: readonly unknown[], optio
         row.immediate,
         `${row.held.digest} / ${row.held['quiet-hours']} / ${row.held.budget}`,
         row.digests.length,
+        row.collapsed,
         Object.entries(row.rules)
           .map(([ruleId, count]) => `${ruleId} ${count}`)
           .join(', '),
       ]),
       'no audiences to preview',
     );
+    for (const row of rows) {
+      if (row.collapsed === 0) continue;
+      const earlier = row.collapsed - row.collapsedIntoSent;
+      const parts = [
+        row.collapsedIntoSent > 0 ? `${row.collapsedIntoSent} into stories already sent` : undefined,
+        earlier > 0 ? `${earlier} into stories an earlier copy in the window carries` : undefined,
+      ].filter((part) => part !== undefined);
+      context.output.line(
+        `${row.audienceId}: ${row.collapsed} cop${row.collapsed === 1 ? 'y' : 'ies'} would collapse (${parts.join(', ')}): recorded, not sent`,
+      );
+    }
     if (invalidRules.length > 0) {
       context.output.warn(
         `${invalidRules.length} invalid rule(s) skipped, as the run skips them: ${invalidRules.map((entry) => entry.key).join(', ')}`,
@@ -306,6 +365,62 @@ async function preview(context: CommandContext, _args: readonly unknown[], optio
       }
     }
   });
+}
+
+/** Why a copy would not be sent: its story was sent before the window, or an earlier copy carries it. */
+type CollapseReason = 'sent' | 'window';
+
+/**
+ * The matches that would collapse, by delivery id, as the delivery pipeline decides it: for each
+ * audience with `collapse: 'story'`, the story index (asked once, without writing) gives each
+ * article's story; a story marker in the ledger with another lead means the audience has the story
+ * already, and otherwise the first copy read carries it and later ones collapse.
+ */
+async function collapseCopies(
+  target: Target,
+  planned: readonly { match: AudienceMatch }[],
+  audiences: ReadonlyMap<string, Audience>,
+  now: number,
+  log: Log,
+): Promise<Map<string, CollapseReason>> {
+  const collapsed = new Map<string, CollapseReason>();
+  const matches = planned
+    .map(({ match }) => match)
+    .filter((match) => audiences.get(match.audienceId)?.collapse === 'story');
+  if (matches.length === 0) return collapsed;
+  const { documents } = target.clients;
+  const tableName = target.names.stateTable;
+  const stories = new StoryResolver(new DynamoStoryStore({ documents, tableName, log }), { log });
+  // One call, in the order the run reads them (which copy starts a story, and so which copies are
+  // close enough to it, depends on the order): a dry run files nothing, so copies must meet in
+  // the same call.
+  const articles = new Map(matches.map((match) => [match.article.key, match.article]));
+  const assignments = await stories.assign([...articles.values()], { now, dryRun: true });
+  const markerKeys = new Map<string, ReturnType<typeof storyMarkerKey>>();
+  for (const match of matches) {
+    const storyId = assignments.get(match.article.key)?.storyId;
+    if (storyId === undefined) continue;
+    const key = storyMarkerKey(match.audienceId, storyId);
+    markerKeys.set(deliveryId(key), key);
+  }
+  const state = new DynamoStateStore({ documents, tableName, log });
+  const markers = markerKeys.size > 0 ? await state.readDeliveries([...markerKeys.values()]) : new Map();
+  const leads = new Map<string, string>();
+  for (const match of matches) {
+    const storyId = assignments.get(match.article.key)?.storyId;
+    if (storyId === undefined) continue;
+    const story = deliveryId(storyMarkerKey(match.audienceId, storyId));
+    const id = deliveryId({ audienceId: match.audienceId, articleKey: match.article.key });
+    const marker = markers.get(story);
+    if (marker !== undefined && marker.leadArticleKey !== match.article.key) {
+      collapsed.set(id, 'sent');
+      continue;
+    }
+    const lead = leads.get(story);
+    if (lead === undefined) leads.set(story, match.article.key);
+    else if (lead !== match.article.key) collapsed.set(id, 'window');
+  }
+  return collapsed;
 }
 
 /** Titles a digest preview lists. */
@@ -392,7 +507,10 @@ export function registerPreview(program: Command): void {
       `
 Nothing is sent and the watermark and delivery ledger are untouched. ALERTS counts one alert per
 article and audience, exactly as a run over the same window with an empty ledger would deliver
-them (use 'replay --dry-run' to see what is still undelivered). AT ONCE and HELD split them by the
+them (use 'replay --dry-run' to see what is still undelivered). For audiences with collapse
+"story", COLLAPSED counts the copies that would be recorded, not sent: copies of a story the
+audience was already sent (the ledger's story markers) or that a copy read earlier in the window
+carries; they are not in ALERTS. AT ONCE and HELD split them by the
 audience's current delivery preferences (digest mode, quiet hours, daily budget), as if each
 article had been matched when it was published. DIGESTS counts the digests the held alerts would
 go out in; each is listed with its release time (the next digest time, or the end of the quiet

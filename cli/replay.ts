@@ -25,6 +25,7 @@ import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
 import { DynamoRuleSource } from '#aws/dynamo-rule-source';
 import { DynamoStateStore } from '#aws/dynamo-state-store';
+import { DynamoStoryStore } from '#aws/dynamo-story-index';
 import { SecretsManagerApiKey } from '#aws/secret-source';
 import { SnsNotifier } from '#aws/sns-notifier';
 import {
@@ -49,6 +50,7 @@ import type {
 } from '#core/ports';
 import { deliveryId } from '#core/ports';
 import type { RenderOptions } from '#core/render';
+import { StoryResolver } from '#core/story';
 import { NewsLookupClient } from '#provider/news-client';
 import { action, collectList } from './command.ts';
 import type { CommandContext } from './context.ts';
@@ -83,6 +85,8 @@ interface ReplayRow {
   /** Held for the audience's next digest (digest mode, quiet hours, daily budget). */
   held: number;
   wouldHold: number;
+  /** Copies of a story the audience already has: recorded as collapsed, not sent (real replays). */
+  collapsed: number;
   failed: number;
   parked: number;
 }
@@ -104,6 +108,7 @@ function rowOf(
     wouldSend: would.send,
     held: tally?.held ?? 0,
     wouldHold: would.hold,
+    collapsed: tally?.collapsed ?? 0,
     failed: tally?.failed ?? 0,
     parked: tally?.parked ?? 0,
   };
@@ -189,6 +194,8 @@ export async function replayDeliveries(deps: ReplayDependencies, settings: Repla
     state: deps.state,
     notifier: deps.notifier,
     log: deps.log,
+    // Copies of a story an audience already has collapse as in the scheduled run (none without).
+    stories: deps.stories,
     now: deps.now,
     audiences,
     ledgerFlushDelayMs: settings.ledgerFlushDelayMs,
@@ -244,6 +251,7 @@ export async function replayDeliveries(deps: ReplayDependencies, settings: Repla
       state: deps.state,
       notifier: deps.notifier,
       log: deps.log,
+      stories: deps.stories,
       now: deps.now,
       audiences: all,
       onlyAudiences: new Set(audiences.keys()),
@@ -261,6 +269,8 @@ interface Wiring {
   readonly state: DynamoStateStore;
   readonly notifier: SnsNotifier;
   readonly audiences: Map<string, Audience>;
+  /** The target's story index (its state table), as the scheduled run reads it. */
+  readonly stories: StoryResolver;
 }
 
 async function wire(
@@ -278,6 +288,11 @@ async function wire(
     log,
   });
   const notifier = new SnsNotifier({ client: sns, concurrency: config.snsConcurrency, log });
+  // The same index the alert function builds (functions/alert-run/wiring.ts): a replayed copy
+  // meets the story a scheduled run filed, and the other way round.
+  const stories = new StoryResolver(new DynamoStoryStore({ documents, tableName: target.names.stateTable, log }), {
+    log,
+  });
   const ruleSource = new DynamoRuleSource({
     documents,
     rulesTableName: target.names.rulesTable,
@@ -290,7 +305,7 @@ async function wire(
   const missing = wanted.filter((id) => !all.has(id));
   if (missing.length > 0) throw new NotFoundError(`audience ${missing.join(', ')} does not exist (or is invalid)`);
   const audiences = new Map(wanted.map((id) => [id, all.get(id) as Audience]));
-  return { target, log, state, notifier, audiences, config, ruleSet };
+  return { target, log, state, notifier, audiences, stories, config, ruleSet };
 }
 
 const heldText = (count: number, by: Record<HoldReason, number>): string => {
@@ -316,19 +331,31 @@ async function heldEarlier(state: DynamoStateStore, audienceIds: readonly string
     counts,
     watching(inner: DynamoStateStore): DynamoStateStore {
       if (reasons.size === 0) return inner;
+      const count = (keys: readonly DeliveryKey[], found: { has(id: string): boolean }) => {
+        for (const key of keys) {
+          const id = deliveryId(key);
+          const reason = reasons.get(id);
+          if (reason === undefined || !found.has(id)) continue;
+          const entry = counts.get(key.audienceId) ?? { digest: 0, 'quiet-hours': 0, budget: 0 };
+          entry[reason] += 1;
+          counts.set(key.audienceId, entry);
+        }
+      };
       return new Proxy(inner, {
         get(target, property, receiver) {
+          // The pipeline asks with either read: readDeliveries when stories or updates need what
+          // the ledger recorded, findDelivered otherwise.
           if (property === 'findDelivered') {
             return async (keys: readonly DeliveryKey[]) => {
               const found = await target.findDelivered(keys);
-              for (const key of keys) {
-                const id = deliveryId(key);
-                const reason = reasons.get(id);
-                if (reason === undefined || !found.has(id)) continue;
-                const entry = counts.get(key.audienceId) ?? { digest: 0, 'quiet-hours': 0, budget: 0 };
-                entry[reason] += 1;
-                counts.set(key.audienceId, entry);
-              }
+              count(keys, found);
+              return found;
+            };
+          }
+          if (property === 'readDeliveries') {
+            return async (keys: readonly DeliveryKey[]) => {
+              const found = await target.readDeliveries(keys);
+              count(keys, found);
               return found;
             };
           }
@@ -343,7 +370,7 @@ async function heldEarlier(state: DynamoStateStore, audienceIds: readonly string
 async function replayWindow(context: CommandContext, options: ReplayOptions): Promise<void> {
   if (options.from === undefined) throw new UsageError('give --from (and optionally --to), or --parked');
   const log = stderrLog(context.output);
-  const { target, state, notifier, audiences, config, ruleSet } = await wire(context, options, log);
+  const { target, state, notifier, audiences, stories, config, ruleSet } = await wire(context, options, log);
   const now = Date.now;
   const window = parseWindow(options.from, options.to, config.provider.timeZone, now());
   const dryRun = options.dryRun === true;
@@ -385,7 +412,7 @@ async function replayWindow(context: CommandContext, options: ReplayOptions): Pr
     }
     progress.start(window.days.length, dryRun ? 'dry run' : 'replay');
     outcome = await replayDeliveries(
-      { state: held.watching(state), notifier, log, news, now },
+      { state: held.watching(state), notifier, log, news, now, stories },
       {
         window,
         ruleSet,
@@ -461,6 +488,8 @@ async function replayWindow(context: CommandContext, options: ReplayOptions): Pr
     heldForQuietHours: counts.heldForQuietHours,
     budgetOverflow: counts.budgetOverflow,
     wouldHold: counts.notificationsWouldHold,
+    collapsed: counts.notificationsCollapsed,
+    wouldCollapse: counts.notificationsWouldCollapse,
     digestsSent: counts.digestsSent,
     digestItemsReleased: counts.digestItemsReleased,
     failed: counts.notificationsFailed,
@@ -484,6 +513,8 @@ async function replayWindow(context: CommandContext, options: ReplayOptions): Pr
         'ALREADY HELD',
         dryRun ? 'WOULD SEND' : 'SENT',
         dryRun ? 'WOULD HOLD' : 'HELD',
+        // Per audience only when they were recorded; a dry run gives the total below.
+        ...(dryRun ? [] : ['COLLAPSED']),
         'FAILED',
         'PARKED',
       ],
@@ -494,6 +525,7 @@ async function replayWindow(context: CommandContext, options: ReplayOptions): Pr
         heldText(row.alreadyHeld, row.alreadyHeldBy),
         dryRun ? row.wouldSend : row.published,
         dryRun ? row.wouldHold : row.held,
+        ...(dryRun ? [] : [row.collapsed]),
         row.failed,
         row.parked,
       ]),
@@ -501,6 +533,12 @@ async function replayWindow(context: CommandContext, options: ReplayOptions): Pr
     if (alreadyHeld > 0) {
       context.output.line(
         `ALREADY HELD: matched earlier and waiting for the audience's next digest (not delivered yet); the digest sends them once.`,
+      );
+    }
+    const collapsed = dryRun ? counts.notificationsWouldCollapse : counts.notificationsCollapsed;
+    if (collapsed > 0) {
+      context.output.line(
+        `${collapsed} cop${collapsed === 1 ? 'y' : 'ies'} ${dryRun ? 'would collapse' : 'collapsed'} into stories the audience already has (recorded, not sent); 'news-alerts deliveries <audienceId> --article <articleKey>' shows the story and its lead.`,
       );
     }
     if (counts.notificationsHeld > 0 || counts.notificationsWouldHold > 0) {

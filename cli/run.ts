@@ -267,6 +267,9 @@ function printSummary(context: CommandContext, summary: Record<string, unknown>)
     ],
     ['digests sent (held alerts released)', `${number(summary.digestsSent)} (${number(summary.digestItemsReleased)})`],
     ['already delivered (skipped)', number(summary.notificationsAlreadyDelivered)],
+    // One story, one alert: copies of a story the audience already has are recorded, not sent.
+    ['copies collapsed into stories (not sent)', number(summary.notificationsCollapsed)],
+    ['update notices sent / updates ignored', `${number(summary.updateNotices)} / ${number(summary.updatesIgnored)}`],
     [
       'failed / parked / deferred',
       `${number(summary.notificationsFailed)} / ${number(summary.notificationsParked)} / ${number(summary.notificationsDeferred)}`,
@@ -274,7 +277,7 @@ function printSummary(context: CommandContext, summary: Record<string, unknown>)
     ['invalid rules / audiences', `${number(summary.invalidRules)} / ${number(summary.invalidAudiences)}`],
   ]);
   context.output.table(
-    ['AUDIENCE', 'MATCHED', 'SENT', 'HELD', 'ALREADY DELIVERED', 'FAILED', 'PARKED'],
+    ['AUDIENCE', 'MATCHED', 'SENT', 'HELD', 'COLLAPSED', 'ALREADY DELIVERED', 'FAILED', 'PARKED'],
     Object.entries(audiences)
       .sort(([a], [b]) => a.localeCompare(b))
       .map(([audienceId, tally]) => [
@@ -282,6 +285,7 @@ function printSummary(context: CommandContext, summary: Record<string, unknown>)
         number(tally.matched),
         number(tally.published),
         number(tally.held),
+        number(tally.collapsed),
         number(tally.alreadyDelivered),
         number(tally.failed),
         number(tally.parked),
