@@ -53,7 +53,7 @@
  * Lost conditional writes become typed errors (LeaseHeldError, LeaseLostError,
  * WatermarkConflictError), in the manner of Powertools idempotency's persistence layer.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import {
   type AttributeValue,
@@ -151,6 +151,19 @@ const runPartition = 'run';
 const holdingPartition = 'holding';
 /** DynamoDB's TransactWriteItems limit. */
 const transactionLimit = 100;
+/**
+ * Longest article status a ledger entry keeps verbatim (UTF-8 bytes). The status is provider
+ * bytes: a longer one is stored as `#` + SHA-256, so no status can push an entry past DynamoDB's
+ * 400 KB (which would fail every run that re-reads the article).
+ */
+export const maxStoredStatusBytes = 256;
+
+/** The status as a ledger entry stores it (see {@link maxStoredStatusBytes}). */
+export const storedStatus = (status: string): string =>
+  Buffer.byteLength(status, 'utf8') <= maxStoredStatusBytes
+    ? status
+    : `#${createHash('sha256').update(status, 'utf8').digest('base64url')}`;
+
 /** Attempts for a transaction cancelled by conflicts or throttling. */
 const maxTransactionAttempts = 4;
 
@@ -775,7 +788,7 @@ export class DynamoStateStore implements StateStore, LeaseAdmin {
       ...withoutUndefined({
         storyId: record.storyId,
         collapsedInto: record.collapsedInto,
-        status: record.status,
+        status: record.status === undefined ? undefined : storedStatus(record.status),
         titleHash: record.titleHash,
         leadArticleKey: record.leadArticleKey,
       }),

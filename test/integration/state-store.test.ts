@@ -25,8 +25,11 @@ import {
   type DynamoStateStoreOptions,
   deliveryItemKey,
   keyPart,
+  maxStoredStatusBytes,
   StateStoreError,
+  storedStatus,
 } from '#aws/dynamo-state-store';
+import { measureItem } from '#aws/table-layout';
 import { LeaseHeldError, LeaseLostError, WatermarkConflictError } from '#core/errors';
 import {
   type DeliveryKey,
@@ -479,6 +482,21 @@ describe('delivery ledger', () => {
     const entries = await store.readDeliveries([...records, { audienceId: 'desk', articleKey: 'id:never' }]);
     expect(entries.size).toBe(4);
     for (const record of records) expect(entries.get(deliveryId(record))).toEqual(record);
+  });
+
+  it('stores a hostile status from the provider bounded, so the entry stays far below 400 KB', async () => {
+    const { store, clients, table } = await setup();
+    const key = { audienceId: 'desk', articleKey: 'id:hostile' };
+    const status = 'UPDATED'.repeat(80_000);
+    await store.recordDelivered([{ ...key, deliveredAt: t0, ruleIds: ['r'], status, titleHash: 'abc' }]);
+    const stored = (await store.readDeliveries([key])).get(deliveryId(key));
+    expect(stored?.status).toBe(storedStatus(status));
+    expect(stored?.status?.length).toBeLessThanOrEqual(maxStoredStatusBytes);
+    const item = await rawItem(clients.documents, table, deliveryItemKey(key));
+    expect(measureItem(item ?? {}).bytes).toBeLessThan(1024);
+    // Ordinary statuses, and none at all, stay as they are.
+    expect(storedStatus('')).toBe('');
+    expect(storedStatus('#DELETED')).toBe('#DELETED');
   });
 
   it('reads a ledger entry damaged by hand as handled, losing only its damaged fields, with a warning', async () => {
