@@ -379,6 +379,17 @@ describe('story store', () => {
       filing(`c${index}`, entry.storyId, 'Newsis'),
     ]);
     const calls = recordBatches(documents);
+    const consistent: unknown[] = [];
+    documents.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'BatchGetItemCommand') {
+          const request = Object.values((args.input as BatchGetCommandInput).RequestItems ?? {})[0];
+          consistent.push(request?.ConsistentRead);
+        }
+        return await next(args);
+      },
+      { step: 'initialize', name: 'consistentReads' },
+    );
     const stats = withholdHalf(documents, 6);
     await store.write({ stories, filings });
     expect(stats.withheld).toBeGreaterThan(0);
@@ -388,7 +399,11 @@ describe('story store', () => {
     const keys = [...filings.map((entry) => entry.articleKey), ...Array.from({ length: 150 }, (_, i) => `id:n${i}`)];
     const read = await store.readFilings(keys);
     expect(read.size).toBe(60);
+    await store.readBands(['band-1']);
     const all = await store.readStories(stories.map((entry) => entry.storyId));
+    // A story, band or filing written by the previous run must be seen: every read is strongly consistent.
+    expect(consistent.length).toBeGreaterThan(4);
+    expect(consistent.every((flag) => flag === true)).toBe(true);
     expect([...all.values()].every((entry) => entry.articleCount === 2 && entry.outletCount === 2)).toBe(true);
   });
 
