@@ -5,6 +5,12 @@
  * one article → one alert naming both) and one rule saved wrongly on purpose, to show that a bad
  * item is skipped and reported while every other rule still runs.
  *
+ * Stories: three audiences collapse syndicated copies of a story into one alert (`collapse:
+ * story`, what the CLI writes for new audiences), the partner feed gets every copy (`collapse:
+ * none`) to compare, and the markets desk is told once when a story it has comes back updated
+ * (`updates: notify`). {@link exampleSimulator} makes the sandbox's news feed carry such copies and
+ * updates, so `npm start` shows the difference.
+ *
  * Items are written exactly as an ops person would save them in the DynamoDB console; the
  * audience's `topicArn` is filled in by the sandbox once the topic exists.
  */
@@ -35,7 +41,10 @@ export const exampleAudiences: readonly SandboxAudience[] = [
       audienceId: 'markets-desk',
       name: 'Markets desk',
       timeZone: 'Europe/London',
-      notes: 'Email-style audience: economy news about rates and inflation.',
+      collapse: 'story',
+      updates: 'notify',
+      notes:
+        'Email-style audience: economy news about rates and inflation; one alert per story, and one notice when it is updated.',
     },
     subscribers: [{ protocol: 'email', endpoint: 'markets-desk@example.com' }],
   },
@@ -46,7 +55,8 @@ export const exampleAudiences: readonly SandboxAudience[] = [
       timeZone: 'Asia/Tokyo',
       locale: 'ja-JP',
       smsMaxSegments: 1,
-      notes: 'SMS-style audience: urgent disaster alerts, in Japanese.',
+      collapse: 'story',
+      notes: 'SMS-style audience: urgent disaster alerts, in Japanese; one paid SMS per story.',
     },
     subscribers: [{ protocol: 'sms', endpoint: '+15555550100' }],
   },
@@ -56,7 +66,8 @@ export const exampleAudiences: readonly SandboxAudience[] = [
       name: 'Chips team',
       timeZone: 'Asia/Seoul',
       locale: 'ko-KR',
-      notes: 'Slack-style audience: semiconductor industry news, in Korean.',
+      collapse: 'story',
+      notes: 'Slack-style audience: semiconductor industry news, in Korean; one post per story.',
     },
     subscribers: [{ protocol: 'slack' }],
   },
@@ -65,11 +76,24 @@ export const exampleAudiences: readonly SandboxAudience[] = [
       audienceId: 'partner-feed',
       name: 'Partner feed',
       timeZone: 'UTC',
-      notes: 'Webhook audience: election coverage from two outlets, delivered as JSON.',
+      collapse: 'none',
+      notes:
+        'Webhook audience: election coverage from two outlets, delivered as JSON; every copy, as the partner asked.',
     },
     subscribers: [{ protocol: 'webhook' }],
   },
 ];
+
+/**
+ * The simulator feed of `npm start`: two days of 240 articles a day, a fifth of the stories
+ * republished by 2 to 8 other outlets within minutes, and one article in twenty revised later.
+ * The end-to-end tests generate the same articles from it.
+ */
+export const exampleSimulator = {
+  generate: { days: 2, perDay: 240 },
+  syndicationRate: 0.2,
+  updateRate: 0.05,
+} as const;
 
 export const exampleRules: readonly Readonly<Record<string, unknown>>[] = [
   {

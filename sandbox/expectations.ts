@@ -3,11 +3,21 @@
  * articles in the run's window, matched by the naive reference matcher. `npm start` prints the
  * comparison and the end-to-end tests assert it, so "every audience received exactly what its
  * rules match" is checked, not assumed.
+ *
+ * Two things make "exactly" more than a set comparison, and both are kept truthful here:
+ * - Stories: an audience with `collapse: story` gets one alert per story; the other copies of it
+ *   are recorded in the delivery ledger as collapsed, not sent. A matching article the audience did
+ *   not receive is accounted for only when the ledger says so ({@link readCollapsedCopies});
+ *   anywhere else it is missing. An audience with `collapse: none` must receive every copy.
+ * - Revisions: an article is delivered as the run first read it. The expectation is worked out
+ *   from those versions; a later version (the provider's newest status or title) may also have
+ *   been delivered if it matches, but never has to be.
  */
 
 import { naiveMatch } from '#core/matcher';
 import type { Article } from '#core/model';
 import { buildRuleSet } from '#core/model';
+import type { DeliveryKey, DeliveryRecord } from '#core/ports';
 import type { SimArticle } from './news-simulator.ts';
 
 /** The article the provider client makes of a simulator article (default response mapping). */
@@ -80,30 +90,143 @@ export interface AudienceCheck {
   readonly missing: string[];
   readonly unexpected: string[];
   readonly duplicates: string[];
+  /**
+   * Expected articles not sent because the ledger records them as copies of a story the audience
+   * already has (`collapse: story` only). Received plus collapsed is the expectation.
+   */
+  readonly collapsed: string[];
+}
+
+/** audienceId → article key → the story id the ledger recorded it as a collapsed copy of. */
+export type CollapsedCopies = ReadonlyMap<string, ReadonlyMap<string, string>>;
+
+/** What else {@link compareDeliveries} takes into account; both default to nothing. */
+export interface CompareOptions {
+  /** Copies the ledger records as collapsed (see {@link readCollapsedCopies}). */
+  readonly collapsed?: CollapsedCopies;
+  /**
+   * audienceId → articles it may have received although they are not expected: later versions
+   * that match (the provider's newest status or title of an article first read otherwise).
+   */
+  readonly allowed?: ReadonlyMap<string, ReadonlySet<string>>;
 }
 
 export function compareDeliveries(
   expected: ReadonlyMap<string, ReadonlySet<string>>,
   received: ReadonlyMap<string, readonly string[]>,
+  options: CompareOptions = {},
 ): Map<string, AudienceCheck> {
   const checks = new Map<string, AudienceCheck>();
   for (const audienceId of new Set([...expected.keys(), ...received.keys()])) {
     const want = expected.get(audienceId) ?? new Set<string>();
+    const allowed = options.allowed?.get(audienceId);
+    const collapsedHere = options.collapsed?.get(audienceId);
     const got = received.get(audienceId) ?? [];
     const counts = new Map<string, number>();
     for (const key of got) counts.set(key, (counts.get(key) ?? 0) + 1);
+    const collapsed = [...want].filter((key) => !counts.has(key) && collapsedHere?.has(key) === true).sort();
     checks.set(audienceId, {
       expected: want.size,
       received: got.length,
-      missing: [...want].filter((key) => !counts.has(key)).sort(),
-      unexpected: [...counts.keys()].filter((key) => !want.has(key)).sort(),
+      missing: [...want].filter((key) => !counts.has(key) && collapsedHere?.has(key) !== true).sort(),
+      unexpected: [...counts.keys()].filter((key) => !want.has(key) && allowed?.has(key) !== true).sort(),
       duplicates: [...counts.entries()]
         .filter(([, count]) => count > 1)
         .map(([key]) => key)
         .sort(),
+      collapsed,
     });
   }
   return checks;
+}
+
+/** The ids of the audiences that collapse stories (`collapse: story`); invalid items are left out. */
+export function collapsingAudiences(audienceItems: readonly unknown[]): Set<string> {
+  const { audiences } = buildRuleSet([], audienceItems);
+  return new Set(audiences.filter((audience) => audience.collapse === 'story').map((audience) => audience.audienceId));
+}
+
+/**
+ * What the delivery ledger recorded about the expected articles a collapsing audience did not
+ * receive: those it marks as collapsed copies (`collapsedInto`), with their story. Only audiences
+ * in `collapsing` are asked: for any other audience a missing article is missing.
+ */
+export async function readCollapsedCopies(
+  ledger: { readDeliveries(keys: readonly DeliveryKey[]): Promise<ReadonlyMap<string, DeliveryRecord>> },
+  expected: ReadonlyMap<string, ReadonlySet<string>>,
+  received: ReadonlyMap<string, readonly string[]>,
+  collapsing: ReadonlySet<string>,
+): Promise<Map<string, Map<string, string>>> {
+  const keys: DeliveryKey[] = [];
+  for (const audienceId of collapsing) {
+    const got = new Set(received.get(audienceId) ?? []);
+    for (const articleKey of expected.get(audienceId) ?? []) {
+      if (!got.has(articleKey)) keys.push({ audienceId, articleKey });
+    }
+  }
+  const copies = new Map<string, Map<string, string>>();
+  if (keys.length === 0) return copies;
+  for (const entry of (await ledger.readDeliveries(keys)).values()) {
+    if (entry.collapsedInto === undefined) continue;
+    const byKey = copies.get(entry.audienceId) ?? new Map<string, string>();
+    byKey.set(entry.articleKey, entry.collapsedInto);
+    copies.set(entry.audienceId, byKey);
+  }
+  return copies;
+}
+
+/** One audience's alerts and the story copies collapsed into them, as `npm start` reports it. */
+export interface CollapseReport {
+  readonly collapse: 'story' | 'none';
+  /** Alerts received (update notices not included). */
+  readonly alerts: number;
+  /** Copies recorded as collapsed, not sent. */
+  readonly copiesCollapsed: number;
+  /** Stories those copies belong to. */
+  readonly stories: number;
+  /** Copies of the largest of those stories, its alert included ("1 alert for N copies"). */
+  readonly largestStory: number;
+  /** Update notices received (`updates: notify`). */
+  readonly updateNotices: number;
+}
+
+export function collapseReport(input: {
+  readonly collapse: 'story' | 'none';
+  readonly alerts: number;
+  readonly updateNotices?: number;
+  /** article key → story id, from {@link readCollapsedCopies}. */
+  readonly copies?: ReadonlyMap<string, string> | undefined;
+}): CollapseReport {
+  const perStory = new Map<string, number>();
+  for (const storyId of input.copies?.values() ?? []) perStory.set(storyId, (perStory.get(storyId) ?? 0) + 1);
+  return {
+    collapse: input.collapse,
+    alerts: input.alerts,
+    copiesCollapsed: input.copies?.size ?? 0,
+    stories: perStory.size,
+    largestStory: perStory.size === 0 ? 0 : Math.max(...perStory.values()) + 1,
+    updateNotices: input.updateNotices ?? 0,
+  };
+}
+
+const counted = (n: number, one: string, many: string): string =>
+  `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
+
+/**
+ * The line `npm start` prints per audience, e.g.
+ * `chips-team: 12 alerts (7 copies collapsed into 3 stories; the largest: 1 alert for 4 copies)`.
+ */
+export function describeCollapse(audienceId: string, report: CollapseReport): string {
+  const alerts = `${audienceId}: ${counted(report.alerts, 'alert', 'alerts')}`;
+  const updates =
+    report.updateNotices > 0 ? `, ${counted(report.updateNotices, 'update notice', 'update notices')}` : '';
+  if (report.collapse === 'none') return `${alerts}${updates} (collapse: none, every copy sent)`;
+  if (report.copiesCollapsed === 0) return `${alerts}${updates} (no copies of a story to collapse)`;
+  return `${alerts}${updates} (${counted(report.copiesCollapsed, 'copy', 'copies')} collapsed into ${counted(
+    report.stories,
+    'story',
+    'stories',
+  )}; the largest: 1 alert for ${report.largestStory} copies)`;
 }
 
 export const isExact = (check: AudienceCheck): boolean =>

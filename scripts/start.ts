@@ -30,13 +30,19 @@ import { UsageError } from '../cli/errors.ts';
 import { type FileItem, locateIssues, readItemFile } from '../cli/item-files.ts';
 import { terminalText } from '../cli/output.ts';
 import { deployedInitialLookbackMinutes, simulatorInitialLookbackMinutes } from '../cli/sandbox-descriptor.ts';
-import { exampleAudiences, exampleRules, type SandboxAudience } from '../sandbox/examples.ts';
+import { exampleAudiences, exampleRules, exampleSimulator, type SandboxAudience } from '../sandbox/examples.ts';
 import {
   type AudienceCheck,
+  type CollapsedCopies,
+  type CollapseReport,
+  collapseReport,
+  collapsingAudiences,
   compareDeliveries,
+  describeCollapse,
   expectedDeliveries,
   expectedFromArticles,
   isExact,
+  readCollapsedCopies,
 } from '../sandbox/expectations.ts';
 import {
   type DeliveredNotification,
@@ -45,7 +51,7 @@ import {
   startLocalStack,
 } from '../sandbox/local-stack.ts';
 import { startMoto } from '../sandbox/moto.ts';
-import { OUT_OF_SCOPE_MEDIA } from '../sandbox/news-simulator-data.ts';
+import { OUT_OF_SCOPE_MEDIA, type SimArticle } from '../sandbox/news-simulator-data.ts';
 import { checkProviderSettings } from '../sandbox/provider-check.ts';
 import { projectRoot } from '../sandbox/python-env.mjs';
 import { createCertificateAuthority } from '../sandbox/tls.ts';
@@ -250,7 +256,7 @@ try {
     environment,
     audiences: sandboxAudiences,
     rules: ruleItems,
-    simulator: { seed: options.seed, generate: { days: 2, perDay: 240 } },
+    simulator: { seed: options.seed, ...exampleSimulator },
     provider: useSimulator
       ? undefined
       : { url: options.providerUrl as string, apiKey: options.apiKey as string, caPem: providerCa },
@@ -276,6 +282,9 @@ try {
 
   const cycleReports: CycleReport[] = [];
   const receivedByAudience = new Map<string, string[]>();
+  const updateNoticesByAudience = new Map<string, string[]>();
+  // Each article as the runs could first read it: what decides whether it was delivered.
+  const firstSeen = new Map<string, SimArticle>();
   for (let cycle = 1; cycle <= cycles; cycle++) {
     if (cycle > 1) {
       if (pinned) {
@@ -284,6 +293,9 @@ try {
       } else {
         await new Promise((resolve) => setTimeout(resolve, schedulerStepMs));
       }
+    }
+    for (const article of stack.simulator?.articles() ?? []) {
+      if (!firstSeen.has(article.articleId)) firstSeen.set(article.articleId, article);
     }
     let summary: RunSummary | undefined;
     let failure: string | undefined;
@@ -296,9 +308,11 @@ try {
     const deliveries = await stack.collectDeliveries();
     const inbox = await stack.collectInbox();
     for (const delivered of deliveries) {
-      const list = receivedByAudience.get(delivered.audienceId) ?? [];
+      // An update notice is about an article the audience already has, not another alert.
+      const into = isUpdateNotice(delivered) ? updateNoticesByAudience : receivedByAudience;
+      const list = into.get(delivered.audienceId) ?? [];
       list.push(delivered.articleKey);
-      receivedByAudience.set(delivered.audienceId, list);
+      into.set(delivered.audienceId, list);
     }
     const report: CycleReport = { cycle, at: new Date(now()).toISOString(), summary, failure, deliveries, inbox };
     cycleReports.push(report);
@@ -310,17 +324,27 @@ try {
     topicArn: stack?.topics.get(audience.item.audienceId),
   }));
   const window = { from: firstCutoff, to: now() };
+  const fromSimulator = (articles: readonly SimArticle[]) =>
+    expectedDeliveries({
+      articles,
+      ruleItems,
+      audienceItems,
+      ...window,
+      inScope: (media) => media !== OUT_OF_SCOPE_MEDIA,
+    });
   const expected = stack.simulator
-    ? expectedDeliveries({
-        articles: stack.simulator.articles(),
-        ruleItems,
-        audienceItems,
-        ...window,
-        inScope: (media) => media !== OUT_OF_SCOPE_MEDIA,
-      })
+    ? fromSimulator([...firstSeen.values()])
     : expectedFromArticles({ articles: [...fetched.values()], ruleItems, audienceItems, ...window });
-  const { checks, unchecked } = checkAudiences(expected, receivedByAudience, sandboxAudiences);
+  // A later version that matches (the provider's newest status or title) may have gone out too.
+  const allowed = stack.simulator ? fromSimulator(stack.simulator.articles()) : undefined;
+  const collapsing = collapsingAudiences(audienceItems);
+  const collapsed = await readCollapsedCopies(stack.dependencies.state, expected, receivedByAudience, collapsing);
+  const { checks, unchecked } = checkAudiences(expected, receivedByAudience, sandboxAudiences, {
+    collapsed,
+    ...(allowed ? { allowed } : {}),
+  });
   if (![...checks.values()].every(isExact)) exitCode = 1;
+  const stories = storyReports(checks, collapsing, collapsed, updateNoticesByAudience);
   const checkedAgainst = stack.simulator
     ? 'every article the simulator holds in the window'
     : `the ${fetched.size} articles the runs fetched from the provider (what it holds beyond them is not known here)`;
@@ -345,6 +369,7 @@ try {
           })),
           checkedAgainst,
           audiences: Object.fromEntries(checks),
+          stories: Object.fromEntries(stories),
           unchecked: Object.fromEntries(unchecked),
           ok: exitCode === 0,
         },
@@ -353,7 +378,7 @@ try {
       )}\n`,
     );
   } else {
-    printOutcome(ruleSet.rejected, checks, unchecked, checkedAgainst);
+    printOutcome(ruleSet.rejected, checks, unchecked, checkedAgainst, stories);
   }
 } catch (error) {
   exitCode = 1;
@@ -502,6 +527,10 @@ function printCycle(report: CycleReport): void {
     say(
       `  Published ${summary.notificationsPublished} notifications · ${summary.notificationsAlreadyDelivered} already delivered (not sent again) · ${summary.notificationsFailed} failed · status ${summary.status}`,
     );
+    const collapsedCopies = countOf(summary, 'notificationsCollapsed');
+    if (collapsedCopies > 0) {
+      say(`  Collapsed ${collapsedCopies} copies of stories into the alert their audience already has (not sent)`);
+    }
   }
   if (report.inbox.length === 0 && report.deliveries.length === 0) {
     say('  No new alerts for anyone.');
@@ -515,7 +544,12 @@ function printCycle(report: CycleReport): void {
   }
   for (const [audienceId, items] of byAudience) {
     const first = items[0] as SubscriberDelivery;
-    say(`\n  ${audienceId} · ${first.channel} → ${first.endpoint} · ${items.length} alert(s)`);
+    const collapsedHere = summary ? countOf(summary.audiences[audienceId], 'collapsed') : 0;
+    say(
+      `\n  ${audienceId} · ${first.channel} → ${first.endpoint} · ${items.length} alert(s)${
+        collapsedHere > 0 ? ` · ${collapsedHere} copies collapsed` : ''
+      }`,
+    );
     for (const item of items.slice(0, 2)) {
       if (item.subject) say(`    Subject: ${item.subject}`);
       say(indent(channelPreview(item)));
@@ -551,6 +585,7 @@ function printOutcome(
   checks: ReadonlyMap<string, AudienceCheck>,
   unchecked: ReadonlyMap<string, string>,
   checkedAgainst: string,
+  stories: ReadonlyMap<string, CollapseReport>,
 ): void {
   say(rule('Summary'));
   for (const item of rejected) {
@@ -568,7 +603,48 @@ function printOutcome(
     );
   }
   for (const [audienceId, reason] of unchecked) say(`  - ${audienceId}: not checked: ${reason}`);
+  if (stories.size > 0) {
+    say('\n  One story, one alert (copies of a story other outlets republished, collapsed per audience):');
+    for (const [audienceId, report] of stories) say(`    ${describeCollapse(audienceId, report)}`);
+  }
   say('\n  Next: `npm test` runs the test suite; docs/ explains the sandbox CLI and deploying to AWS.');
+}
+
+/** Whether a delivered notification is an update notice (`updates: notify`) rather than an alert. */
+function isUpdateNotice(delivered: DeliveredNotification): boolean {
+  const details = delivered.body.newsAlerts as { update?: unknown } | undefined;
+  return delivered.deliveryId.includes('|update:') || (details?.update !== undefined && details.update !== null);
+}
+
+/**
+ * A count the run summary may carry: the story counts (`notificationsCollapsed`, an audience's
+ * `collapsed`) arrive with the story pipeline, so an older summary without them reads as 0.
+ */
+function countOf(record: object | undefined, field: string): number {
+  const value = (record as Record<string, unknown> | undefined)?.[field];
+  return typeof value === 'number' ? value : 0;
+}
+
+/** Per checked audience: its alerts, the copies collapsed into them and its update notices. */
+function storyReports(
+  checks: ReadonlyMap<string, AudienceCheck>,
+  collapsing: ReadonlySet<string>,
+  collapsed: CollapsedCopies,
+  updateNotices: ReadonlyMap<string, readonly string[]>,
+): Map<string, CollapseReport> {
+  const reports = new Map<string, CollapseReport>();
+  for (const [audienceId, check] of checks) {
+    reports.set(
+      audienceId,
+      collapseReport({
+        collapse: collapsing.has(audienceId) ? 'story' : 'none',
+        alerts: check.received,
+        updateNotices: updateNotices.get(audienceId)?.length ?? 0,
+        copies: collapsed.get(audienceId),
+      }),
+    );
+  }
+  return reports;
 }
 
 /** The news source, recording every article it returns (by key) into `into`. */
@@ -592,6 +668,7 @@ function checkAudiences(
   expected: ReadonlyMap<string, ReadonlySet<string>>,
   received: ReadonlyMap<string, readonly string[]>,
   audiences: readonly SandboxAudience[],
+  compareOptions: Parameters<typeof compareDeliveries>[2],
 ): { checks: Map<string, AudienceCheck>; unchecked: Map<string, string> } {
   const unchecked = new Map<string, string>();
   for (const { item } of audiences) {
@@ -606,7 +683,7 @@ function checkAudiences(
       );
     }
   }
-  const checks = compareDeliveries(expected, received);
+  const checks = compareDeliveries(expected, received, compareOptions);
   for (const audienceId of unchecked.keys()) checks.delete(audienceId);
   return { checks, unchecked };
 }

@@ -1,7 +1,9 @@
 /**
  * The main job as a user runs it: `npm start -- --once --json` in a real process, with its own
  * moto server and simulator (or a provider of its own: a second simulator with another CA). The
- * expected deliveries are worked out here, independently, from the seeded articles and the rules.
+ * expected deliveries are worked out here, independently, from the seeded articles and the rules;
+ * audiences that collapse stories receive one alert per story and the ledger accounts for the
+ * rest as collapsed copies, which the printed summary shows ("1 alert for N copies").
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -9,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { messagesFor } from '#core/messages/catalog';
-import { exampleAudiences, exampleRules } from '../../sandbox/examples.ts';
+import { exampleAudiences, exampleRules, exampleSimulator } from '../../sandbox/examples.ts';
 import { expectedDeliveries } from '../../sandbox/expectations.ts';
 import { startNewsSimulator } from '../../sandbox/news-simulator.ts';
 import { generateArticles, OUT_OF_SCOPE_MEDIA } from '../../sandbox/news-simulator-data.ts';
@@ -49,6 +51,7 @@ function npmStart(
 
 interface StartSummary {
   ok: boolean;
+  stories: Record<string, { collapse: 'story' | 'none'; alerts: number; copiesCollapsed: number; stories: number }>;
   initialLookbackMinutes: number;
   checkedAgainst: string;
   unchecked: Record<string, string>;
@@ -61,12 +64,31 @@ interface StartSummary {
   }[];
   audiences: Record<
     string,
-    { expected: number; received: number; missing: string[]; unexpected: string[]; duplicates: string[] }
+    {
+      expected: number;
+      received: number;
+      missing: string[];
+      unexpected: string[];
+      duplicates: string[];
+      collapsed: string[];
+    }
   >;
 }
 
+/** The example feed npm start serves with `--now`: the same seed (7) and story rates. */
+const exampleArticles = () =>
+  generateArticles({
+    seed: 7,
+    days: exampleSimulator.generate.days,
+    perDay: exampleSimulator.generate.perDay,
+    syndicationRate: exampleSimulator.syndicationRate,
+    updateRate: exampleSimulator.updateRate,
+    now,
+    timeZone: 'Asia/Seoul',
+  });
+
 describe('npm start', () => {
-  it('--once --json: every example audience receives exactly the articles its rules match', async () => {
+  it('--once --json: every example audience receives exactly the articles its rules match, one alert per story where it collapses them', async () => {
     const { code, stdout, stderr } = await npmStart(['--once', '--json', '--now', new Date(now).toISOString()]);
     expect(code, stderr).toBe(0);
     const summary = JSON.parse(stdout) as StartSummary;
@@ -75,8 +97,9 @@ describe('npm start', () => {
     const [cycle] = summary.cycles;
     expect(cycle?.run.status).toBe('completed');
 
-    // The same seeded articles the simulator served (seed 7, two days of 240 a day).
-    const articles = generateArticles({ seed: 7, days: 2, perDay: 240, now, timeZone: 'Asia/Seoul' });
+    // The same seeded articles the simulator served (seed 7, two days of 240 a day, with copies).
+    const articles = exampleArticles();
+    expect(articles.some((article) => article.copyOf !== undefined)).toBe(true);
     const expected = expectedDeliveries({
       articles,
       ruleItems: exampleRules,
@@ -91,11 +114,29 @@ describe('npm start', () => {
     for (const audience of exampleAudiences) {
       const id = audience.item.audienceId;
       const received = (cycle?.received[id] ?? []).map((delivery) => delivery.articleKey);
+      const collapsed = summary.audiences[id]?.collapsed ?? [];
       expect(received.length, id).toBeGreaterThan(0);
       expect(new Set(received).size, `${id} received something twice`).toBe(received.length);
-      expect(new Set(received), id).toEqual(expected.get(id));
+      // Every matching article either reached the audience or is recorded as a copy of a story it has.
+      expect(
+        collapsed.filter((key) => received.includes(key)),
+        id,
+      ).toEqual([]);
+      expect(new Set([...received, ...collapsed]), id).toEqual(expected.get(id));
       expect(summary.audiences[id]).toMatchObject({ missing: [], unexpected: [], duplicates: [] });
+      expect(summary.stories[id]).toMatchObject({
+        collapse: audience.item.collapse,
+        alerts: received.length,
+        copiesCollapsed: collapsed.length,
+      });
+      if (audience.item.collapse === 'none') expect(collapsed, `${id} gets every copy`).toEqual([]);
     }
+    // The feed's syndicated copies collapse: an audience that collapses stories got fewer alerts than matches.
+    const collapsing = exampleAudiences.filter((audience) => audience.item.collapse === 'story');
+    expect(collapsing.length).toBeGreaterThan(1);
+    expect(collapsing.some((audience) => (summary.stories[audience.item.audienceId]?.copiesCollapsed ?? 0) > 0)).toBe(
+      true,
+    );
     // The deliberately broken example rule is reported, not fatal.
     expect(summary.invalidItems.map((item) => item.key)).toEqual(['typo-rule']);
     expect(summary.invalidItems[0]?.reason).toContain('did you mean "keywords"');
@@ -115,7 +156,18 @@ describe('npm start', () => {
     expect(slack.newsAlerts?.locale).toBe('ko-KR');
     expect(slack.content?.description).toContain(`*${messagesFor('ko').chat.why}*`);
     expect(channel('email')?.text).not.toContain(messagesFor('ko').email.whyHeading);
-  }, 120_000);
+  }, 240_000);
+
+  it('prints, per audience, the alerts it received and the story copies collapsed into them', async () => {
+    const { code, stdout, stderr } = await npmStart(['--once', '--now', new Date(now).toISOString()]);
+    expect(code, stderr).toBe(0);
+    expect(stdout).toContain('One story, one alert');
+    expect(stdout).toMatch(
+      /\n {4}[a-z-]+: \d+ alerts? \(\d+ cop(y|ies) collapsed into \d+ stor(y|ies); the largest: 1 alert for \d+ copies\)\n/,
+    );
+    expect(stdout).toMatch(/\n {4}partner-feed: \d+ alerts? \(collapse: none, every copy sent\)\n/);
+    expect(stdout).toMatch(/ · \d+ copies collapsed\n/);
+  }, 240_000);
 
   it('refuses an http:// provider with a clear error (a usage error: exit 2)', async () => {
     const { code, stdout, stderr } = await npmStart(['--once', '--provider-url', 'http://news.example.com'], {
@@ -216,7 +268,7 @@ describe('npm start', () => {
     expect(stderr).toContain(
       "the first cycle looks back 1,440 minutes (--initial-lookback; a deployed stack's first run looks back 60)",
     );
-    const articles = generateArticles({ seed: 7, days: 2, perDay: 240, now, timeZone: 'Asia/Seoul' });
+    const articles = exampleArticles();
     const expected = expectedDeliveries({
       articles,
       ruleItems: [{ ruleId: 'my-economy', audienceId: 'my-desk', categories: ['002*'] }],
@@ -235,7 +287,7 @@ describe('npm start', () => {
     expect(summary.unchecked['my-digest']).toContain('it holds alerts (digestTimes)');
     // None of the example audiences was created.
     expect(Object.keys(summary.cycles[0]?.received ?? {})).not.toContain('markets-desk');
-  }, 120_000);
+  }, 240_000);
 
   it('--provider-url with --now and your rules: the check uses the articles the run fetched, on the pinned clock', async () => {
     const ca = await createCertificateAuthority();
@@ -300,5 +352,5 @@ describe('npm start', () => {
     } finally {
       await provider.stop();
     }
-  }, 120_000);
+  }, 240_000);
 });
