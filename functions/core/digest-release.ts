@@ -178,7 +178,7 @@ export async function releaseDueDigests(options: DigestReleaseOptions): Promise<
     ...candidate,
     held: await state.readHeld(candidate.audience.audienceId),
   }));
-  const stories = await readStoriesOf(audiences, options);
+  const stories = await readStoriesOf(audiences, now, options);
   const render: DigestRenderOptions = { ...options.render, stories };
   const works: ReleaseWork[] = [];
   for (const work of audiences) works.push(...planReleases(work, now, options, render));
@@ -221,16 +221,24 @@ export async function releaseDueDigests(options: DigestReleaseOptions): Promise<
 }
 
 /**
- * The story records of every held entry that names a story, in one read; empty without a story
+ * The story records of the entries this step may render (due or in a claimed release) that name a
+ * story, in one read; empty without a story
  * index or when the read fails (a digest never fails because of the story index).
  */
 async function readStoriesOf(
   audiences: readonly AudienceWork[],
+  now: number,
   options: DigestReleaseOptions,
 ): Promise<ReadonlyMap<string, StoryRecord>> {
   const ids = new Set<string>();
-  for (const { held } of audiences) {
-    for (const item of held.items) if (item.match.storyId !== undefined) ids.add(item.match.storyId);
+  for (const { held, audience } of audiences) {
+    // Only what this step can render: items of claimed releases and items due now.
+    const claimed = new Set(held.releases.flatMap((release) => release.parts.flat()));
+    for (const item of held.items) {
+      const { storyId } = item.match;
+      if (storyId === undefined || ids.has(storyId)) continue;
+      if (claimed.has(item.key.articleKey) || releaseDueAt(item, audience) <= now) ids.add(storyId);
+    }
   }
   if (ids.size === 0 || options.stories === undefined) return new Map();
   try {

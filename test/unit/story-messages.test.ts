@@ -380,9 +380,15 @@ async function storyIndex(): Promise<{ index: StoryResolver; store: MemoryStoryS
 }
 
 async function release(stories: StoryIndex | undefined) {
-  const audience = audienceIn(undefined, { quietHours: { start: '22:00', end: '07:00' } });
+  const audience = audienceIn(undefined, { quietHours: { start: '22:00', end: '07:00' }, digestTimes: ['08:00'] });
   const state = new HoldingStateStore();
   await state.holdNotifications([
+    // Held for the next 08:00 digest, a day away: not released, so its story is not read.
+    toHeldNotification(
+      matchFor(audience, article({ key: 'id:3', id: '3', url: 'https://news.example.com/a/3' }), 's-3'),
+      'digest',
+      published - 60_000,
+    ),
     toHeldNotification(matchFor(audience, article(), 's-1'), 'quiet-hours', published - 86_400_000),
     toHeldNotification(
       matchFor(audience, article({ key: 'id:2', id: '2', url: 'https://news.example.com/a/2' }), 's-2'),
@@ -417,12 +423,22 @@ async function release(stories: StoryIndex | undefined) {
 }
 
 describe('the release step and the story index', () => {
-  it('reads the stories of every entry in one call and lists the outlets', async () => {
+  it('reads the stories of the entries it releases in one call and lists the outlets', async () => {
     const { index, store } = await storyIndex();
+    const asked: string[][] = [];
+    const recording: StoryIndex = {
+      assign: (articles, options) => index.assign(articles, options),
+      readStories: (ids) => {
+        asked.push([...ids]);
+        return index.readStories(ids);
+      },
+    };
     const before = store.calls.readStories;
-    const { read } = await release(index);
+    const { read } = await release(recording);
     expect(store.calls.readStories - before).toBe(1);
+    expect(asked).toEqual([['s-1', 's-2']]);
     expect(read.email).toContain('also in 2 outlets: Example Wire, Morning Post\n');
+    expect(read.email).not.toContain('id:3');
   });
 
   it('sends the digest without the line when there is no index, or the read fails (a warning)', async () => {
