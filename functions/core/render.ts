@@ -26,6 +26,10 @@
  * (`templates.locales`): the email subject and the email footer; {@link fillTemplate} fills their
  * `{placeholders}`.
  *
+ * Update notices ({@link renderUpdateNotice}, audience setting `updates: notify`) are alerts of the
+ * article as it reads now, marked as updates on every channel (the catalog's prefix, a first line
+ * that says what changed, `newsAlerts.update`) and sent under their own delivery id.
+ *
  * Everything here is pure: no clock, no I/O.
  */
 import { Buffer } from 'node:buffer';
