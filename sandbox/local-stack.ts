@@ -92,6 +92,11 @@ export interface LocalStackOptions {
 /** One notification as an audience's topic delivered it (read from the audit queue). */
 export interface DeliveredNotification {
   readonly audienceId: string;
+  /**
+   * `alert` (one article), `update` (an update notice about an article the audience already has:
+   * `articleKey` is that article, `deliveryId` the notice's own) or `digest`.
+   */
+  readonly kind: 'alert' | 'update' | 'digest';
   readonly deliveryId: string;
   readonly articleKey: string;
   readonly title: string;
@@ -392,12 +397,15 @@ async function drainQueue(sqs: SQSClient, queueUrl: string): Promise<string[]> {
 function toDelivered(audienceId: string, raw: string): DeliveredNotification {
   const body = JSON.parse(raw) as Record<string, unknown>;
   const details = (body.newsAlerts ?? {}) as {
+    kind?: string;
+    update?: unknown;
     deliveryId?: string;
     article?: { key?: string; title?: string };
     matches?: { ruleId?: string }[];
   };
   return {
     audienceId,
+    kind: details.kind === 'digest' ? 'digest' : details.update === undefined ? 'alert' : 'update',
     deliveryId: details.deliveryId ?? '',
     articleKey: details.article?.key ?? '',
     title: details.article?.title ?? '',

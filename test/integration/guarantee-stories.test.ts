@@ -87,8 +87,7 @@ async function receivedBy(stack: TestStack, into: Map<string, DeliveredNotificat
 
 const articleKeys = (list: readonly DeliveredNotification[] | undefined) =>
   (list ?? []).map((notification) => notification.articleKey);
-const isUpdate = (notification: DeliveredNotification) =>
-  (notification.body.newsAlerts as { update?: unknown } | undefined)?.update !== undefined;
+const isUpdate = (notification: DeliveredNotification) => notification.kind === 'update';
 
 async function ledgerOf(stack: TestStack, audienceId: string, keys: readonly string[]) {
   const wanted: DeliveryKey[] = keys.map((articleKey) => ({ audienceId, articleKey }));
@@ -321,6 +320,7 @@ describe('one story, one alert', () => {
     expect(digests).toHaveLength(1);
     const [digest] = digests;
     if (digest === undefined) throw new Error('no digest arrived');
+    expect(digest.kind).toBe('digest');
     const entries = (
       digest.body.newsAlerts as {
         digest: {
