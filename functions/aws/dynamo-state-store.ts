@@ -53,7 +53,7 @@
  * Lost conditional writes become typed errors (LeaseHeldError, LeaseLostError,
  * WatermarkConflictError), in the manner of Powertools idempotency's persistence layer.
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import {
   type AttributeValue,
@@ -77,7 +77,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import pLimit, { type LimitFunction } from 'p-limit';
 import * as z from 'zod/mini';
 import { LeaseHeldError, LeaseLostError, WatermarkConflictError } from '#core/errors';
-import { ledgerFacts } from '#core/ledger-facts';
+import { ledgerFacts, storedStatus } from '#core/ledger-facts';
 import {
   DailyCountConflictError,
   type DailyCountKey,
@@ -120,6 +120,9 @@ import {
 } from './dynamo-batch.ts';
 import { readReadingState, writeReadingState } from './dynamo-reading-state.ts';
 
+/** Re-exported for the store's tests: the ledger keeps statuses as core decides. */
+export { maxStoredStatusBytes, storedStatus } from '#core/ledger-facts';
+
 export { keyPart, StateStoreError };
 
 export interface DynamoStateStoreOptions {
@@ -151,19 +154,6 @@ const runPartition = 'run';
 const holdingPartition = 'holding';
 /** DynamoDB's TransactWriteItems limit. */
 const transactionLimit = 100;
-/**
- * Longest article status a ledger entry keeps verbatim (UTF-8 bytes). The status is provider
- * bytes: a longer one is stored as `#` + SHA-256, so no status can push an entry past DynamoDB's
- * 400 KB (which would fail every run that re-reads the article).
- */
-export const maxStoredStatusBytes = 256;
-
-/** The status as a ledger entry stores it (see {@link maxStoredStatusBytes}). */
-export const storedStatus = (status: string): string =>
-  Buffer.byteLength(status, 'utf8') <= maxStoredStatusBytes
-    ? status
-    : `#${createHash('sha256').update(status, 'utf8').digest('base64url')}`;
-
 /** Attempts for a transaction cancelled by conflicts or throttling. */
 const maxTransactionAttempts = 4;
 

@@ -6,6 +6,7 @@
  * not changes). An entry written before these facts existed never counts as changed, so an
  * upgrade cannot send a burst of update notices for old alerts.
  */
+import { createHash } from 'node:crypto';
 import type { Article } from './model.ts';
 import type { DeliveryRecord, LedgerFacts } from './ports.ts';
 import { normalizeText } from './text.ts';
@@ -25,10 +26,26 @@ export function titleHash(title: string): string {
   return (hash >>> 0).toString(36);
 }
 
+/**
+ * Longest article status a ledger entry keeps verbatim (UTF-8 bytes). The status is provider
+ * bytes: a longer one is kept as `#` + SHA-256, so no status can push an entry past DynamoDB's
+ * 400 KB (which would fail every run that re-reads the article).
+ */
+export const maxStoredStatusBytes = 256;
+
+/**
+ * The status as a ledger entry keeps it (see {@link maxStoredStatusBytes}). Recording and
+ * comparing both go through it, so a long status never looks changed because it was shortened.
+ */
+export const storedStatus = (status: string): string =>
+  Buffer.byteLength(status, 'utf8') <= maxStoredStatusBytes
+    ? status
+    : `#${createHash('sha256').update(status, 'utf8').digest('base64url')}`;
+
 /** The facts to record with a ledger entry of `article` (status `''` when the provider sent none). */
 export function ledgerFacts(article: Article, storyId?: string): LedgerFacts {
   return {
-    status: article.status ?? '',
+    status: storedStatus(article.status ?? ''),
     titleHash: titleHash(article.title),
     ...(storyId === undefined ? {} : { storyId }),
   };
@@ -50,7 +67,7 @@ export function changeSince(
 ): ArticleChange | undefined {
   if (recorded.status === undefined || recorded.titleHash === undefined) return undefined;
   const status = article.status ?? '';
-  if (status !== recorded.status) return { kind: 'status', status, previousStatus: recorded.status };
+  if (storedStatus(status) !== recorded.status) return { kind: 'status', status, previousStatus: recorded.status };
   if (titleHash(article.title) !== recorded.titleHash) return { kind: 'title' };
   return undefined;
 }
