@@ -37,7 +37,7 @@
  * carry. The hashing has to be stable across releases anyway (signatures and band keys are
  * stored), which a dependency's upgrade could break silently.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Article } from './model.ts';
 import {
   type Log,
@@ -59,7 +59,8 @@ export const STORY_WINDOW_MS = 48 * 60 * 60 * 1000;
  * same story (16 hex digits: a collision between two leads is a 1-in-10^19 event).
  */
 export const storyIdOf = (leadArticleKey: string): string =>
-  createHash('sha256').update(leadArticleKey).digest('hex').slice(0, 16);
+  // One-shot `hash` (Node 20.12+) is about three times cheaper than `createHash` for a short key.
+  hash('sha256', leadArticleKey, 'hex').slice(0, 16);
 
 // --- Fingerprints -------------------------------------------------------------------------------
 
@@ -80,7 +81,7 @@ export const MAX_TITLE_CHARS = 400;
 /** Characters of a lead used for the fingerprint (after normalization and byline removal). */
 export const MAX_LEAD_CHARS = 120;
 /** Raw characters of a summary read before normalization (bylines come first). */
-const MAX_RAW_SUMMARY_CHARS = 320;
+const MAX_RAW_SUMMARY_CHARS = 200;
 
 /** An article's fingerprint: its signature and band keys ({@link fingerprint}). */
 export interface StoryFingerprint {
@@ -365,6 +366,7 @@ export class StoryResolver implements StoryIndex {
       prints.set(article.key, print);
       for (const band of print.bands) bandKeysWanted.add(band);
     }
+    // Story ids by band key: the store's, then the stories this call starts (one lookup per band).
     const bands: Map<string, readonly string[]> =
       bandKeysWanted.size > 0 ? await this.#store.readBands([...bandKeysWanted]) : new Map();
     const storyIds = new Set<string>(filings.values());
@@ -384,7 +386,6 @@ export class StoryResolver implements StoryIndex {
 
     // New articles in input order: a story started earlier in the call is a candidate for later ones.
     const started = new Map<string, StoredStory>();
-    const startedBands = new Map<string, string[]>();
     const newFilings: StoryFiling[] = [];
     const oldest = now - this.#windowMs;
     for (const article of fresh) {
@@ -392,12 +393,10 @@ export class StoryResolver implements StoryIndex {
       // Most articles share no band with anything: the candidate list stays empty and unallocated.
       let candidateIds: string[] | undefined;
       for (const band of print.bands) {
-        const fromStore = bands.get(band);
-        const fromCall = startedBands.get(band);
-        if (fromStore === undefined && fromCall === undefined) continue;
+        const ids = bands.get(band);
+        if (ids === undefined) continue;
         candidateIds ??= [];
-        for (const id of fromStore ?? []) if (!candidateIds.includes(id)) candidateIds.push(id);
-        for (const id of fromCall ?? []) if (!candidateIds.includes(id)) candidateIds.push(id);
+        for (const id of ids) if (!candidateIds.includes(id)) candidateIds.push(id);
       }
       let best: Candidate | undefined;
       let bestScore = -1;
@@ -427,9 +426,9 @@ export class StoryResolver implements StoryIndex {
         };
         started.set(storyId, story);
         for (const band of print.bands) {
-          const ids = startedBands.get(band);
-          if (ids) ids.push(storyId);
-          else startedBands.set(band, [storyId]);
+          // A new array: the store's arrays are its own.
+          const ids = bands.get(band);
+          bands.set(band, ids === undefined ? [storyId] : [...ids, storyId]);
         }
       }
       newFilings.push({ articleKey: article.key, storyId: story.storyId, outlet, at: now });
