@@ -1,0 +1,131 @@
+/**
+ * The sandbox's expectation check with stories: collapsed copies the ledger records count as
+ * accounted for only for audiences that collapse, later versions may be delivered but need not be,
+ * and the per-audience line npm start prints from a run's counts.
+ */
+import { describe, expect, it } from 'vitest';
+import type { DeliveryKey, DeliveryRecord } from '#core/ports';
+import { deliveryId } from '#core/ports';
+import {
+  collapseReport,
+  collapsingAudiences,
+  compareDeliveries,
+  describeCollapse,
+  isExact,
+  readCollapsedCopies,
+} from '#sandbox/expectations';
+
+const expected = new Map([
+  ['chips-team', new Set(['id:1', 'id:2', 'id:3', 'id:4'])],
+  ['partner-feed', new Set(['id:7', 'id:8'])],
+]);
+
+/** A ledger holding these entries; records which keys it was asked for. */
+function ledger(entries: readonly DeliveryRecord[]) {
+  const asked: DeliveryKey[] = [];
+  return {
+    asked,
+    async readDeliveries(keys: readonly DeliveryKey[]) {
+      asked.push(...keys);
+      const wanted = new Set(keys.map(deliveryId));
+      return new Map(
+        entries.filter((entry) => wanted.has(deliveryId(entry))).map((entry) => [deliveryId(entry), entry]),
+      );
+    },
+  };
+}
+
+describe('compareDeliveries with stories', () => {
+  it('accounts for collapsed copies, and only for them', () => {
+    const received = new Map([
+      ['chips-team', ['id:1', 'id:4']],
+      ['partner-feed', ['id:7']],
+    ]);
+    const collapsed = new Map([['chips-team', new Map([['id:2', 'story-a']])]]);
+    const checks = compareDeliveries(expected, received, { collapsed });
+    expect(checks.get('chips-team')).toMatchObject({ collapsed: ['id:2'], missing: ['id:3'], unexpected: [] });
+    expect(checks.get('partner-feed')).toMatchObject({ collapsed: [], missing: ['id:8'] });
+    expect(isExact(checks.get('chips-team') as never)).toBe(false);
+  });
+
+  it('accepts a later version that matches, without requiring it', () => {
+    const received = new Map([['partner-feed', ['id:7', 'id:8', 'id:9']]]);
+    const strict = compareDeliveries(expected, received).get('partner-feed');
+    expect(strict?.unexpected).toEqual(['id:9']);
+    const allowed = new Map([['partner-feed', new Set(['id:9', 'id:10'])]]);
+    const lenient = compareDeliveries(expected, received, { allowed }).get('partner-feed');
+    expect(lenient).toMatchObject({ unexpected: [], missing: [] });
+  });
+});
+
+describe('readCollapsedCopies', () => {
+  it('asks the ledger only for what collapsing audiences did not receive, and keeps collapsed entries', async () => {
+    const store = ledger([
+      { audienceId: 'chips-team', articleKey: 'id:2', deliveredAt: 1, ruleIds: ['r'], collapsedInto: 'story-a' },
+      { audienceId: 'chips-team', articleKey: 'id:3', deliveredAt: 1, ruleIds: ['r'], heldFor: 'digest' },
+      { audienceId: 'partner-feed', articleKey: 'id:8', deliveredAt: 1, ruleIds: ['r'], collapsedInto: 'story-b' },
+    ]);
+    const received = new Map([['chips-team', ['id:1', 'id:4']]]);
+    const copies = await readCollapsedCopies(store, expected, received, new Set(['chips-team']));
+    expect(copies).toEqual(new Map([['chips-team', new Map([['id:2', 'story-a']])]]));
+    expect(store.asked.map(deliveryId).sort()).toEqual(['chips-team|id:2', 'chips-team|id:3']);
+  });
+
+  it('does not read the ledger when nothing is unaccounted for', async () => {
+    const store = ledger([]);
+    const received = new Map([['chips-team', ['id:1', 'id:2', 'id:3', 'id:4']]]);
+    expect(await readCollapsedCopies(store, expected, received, new Set(['chips-team']))).toEqual(new Map());
+    expect(store.asked).toEqual([]);
+  });
+});
+
+describe('collapsingAudiences', () => {
+  it('lists the audiences with collapse: story (absent means none)', () => {
+    const topicArn = 'arn:aws:sns:us-east-1:123456789012:t';
+    const items = [
+      { audienceId: 'a', name: 'A', timeZone: 'UTC', topicArn, collapse: 'story' },
+      { audienceId: 'b', name: 'B', timeZone: 'UTC', topicArn, collapse: 'none' },
+      { audienceId: 'c', name: 'C', timeZone: 'UTC', topicArn },
+    ];
+    expect(collapsingAudiences(items)).toEqual(new Set(['a']));
+  });
+});
+
+describe('the collapse line', () => {
+  it('says how many copies collapsed into how many stories, and the largest as "1 alert for N copies"', () => {
+    const copies = new Map([
+      ['id:2', 'story-a'],
+      ['id:3', 'story-a'],
+      ['id:5', 'story-a'],
+      ['id:6', 'story-b'],
+      ['id:9', 'story-c'],
+      ['id:10', 'story-c'],
+      ['id:11', 'story-a'],
+    ]);
+    const report = collapseReport({ collapse: 'story', alerts: 12, copies });
+    expect(report).toEqual({
+      collapse: 'story',
+      alerts: 12,
+      copiesCollapsed: 7,
+      stories: 3,
+      largestStory: 5,
+      updateNotices: 0,
+    });
+    expect(describeCollapse('chips-team', report)).toBe(
+      'chips-team: 12 alerts (7 copies collapsed into 3 stories; the largest: 1 alert for 5 copies)',
+    );
+  });
+
+  it('reads well for one copy, none, update notices and an audience that wants every copy', () => {
+    const one = collapseReport({ collapse: 'story', alerts: 1, copies: new Map([['id:2', 's']]), updateNotices: 1 });
+    expect(describeCollapse('quake-oncall', one)).toBe(
+      'quake-oncall: 1 alert, 1 update notice (1 copy collapsed into 1 story; the largest: 1 alert for 2 copies)',
+    );
+    expect(describeCollapse('markets-desk', collapseReport({ collapse: 'story', alerts: 1_200 }))).toBe(
+      'markets-desk: 1,200 alerts (no copies of a story to collapse)',
+    );
+    expect(describeCollapse('partner-feed', collapseReport({ collapse: 'none', alerts: 9 }))).toBe(
+      'partner-feed: 9 alerts (collapse: none, every copy sent)',
+    );
+  });
+});
