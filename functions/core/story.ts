@@ -223,6 +223,10 @@ export function fingerprint(title: string, summary: string): StoryFingerprint {
   return fingerprintOf(shingles);
 }
 
+// One-permutation hashing picks a bin from a hash's top bits, so the signature size must be a
+// power of two; a retune of BANDS x ROWS_PER_BAND that breaks this would silently drop bins.
+if (!Number.isInteger(Math.log2(SIGNATURE_SIZE)))
+  throw new RangeError(`SIGNATURE_SIZE ${SIGNATURE_SIZE} is not a power of two`);
 const BIN_SHIFT = 32 - Math.log2(SIGNATURE_SIZE);
 /** Scratch bins, reused by every fingerprint (the module is single-threaded). */
 const scratchLow = new Uint32Array(SIGNATURE_SIZE);
