@@ -231,3 +231,40 @@ export function describeCollapse(audienceId: string, report: CollapseReport): st
 
 export const isExact = (check: AudienceCheck): boolean =>
   check.missing.length === 0 && check.unexpected.length === 0 && check.duplicates.length === 0;
+
+/** An update notice an audience received (`updates: notify`). */
+export interface ReceivedUpdateNotice {
+  readonly deliveryId: string;
+  /** The article it is about. */
+  readonly articleKey: string;
+}
+
+/**
+ * Update notices that should not have gone out, per audience: to an audience that ignores updates,
+ * about an article it never had (neither received nor collapsed into a story it has), or the same
+ * notice twice. An empty result is the truthful "nothing wrong"; how many were due is not known
+ * here (it depends on when the runs re-read a revised article), so none missing is not checked.
+ */
+export function checkUpdateNotices(
+  notices: ReadonlyMap<string, readonly ReceivedUpdateNotice[]>,
+  audienceItems: readonly unknown[],
+  had: ReadonlyMap<string, ReadonlySet<string>>,
+): Map<string, string[]> {
+  const { audiences } = buildRuleSet([], audienceItems);
+  const notifying = new Set(audiences.filter((audience) => audience.updates === 'notify').map((a) => a.audienceId));
+  const problems = new Map<string, string[]>();
+  for (const [audienceId, list] of notices) {
+    const found: string[] = [];
+    const seen = new Set<string>();
+    for (const notice of list) {
+      if (!notifying.has(audienceId)) found.push(`${notice.deliveryId}: the audience ignores updates`);
+      else if (had.get(audienceId)?.has(notice.articleKey) !== true) {
+        found.push(`${notice.deliveryId}: about ${notice.articleKey}, which the audience never had`);
+      }
+      if (seen.has(notice.deliveryId)) found.push(`${notice.deliveryId}: sent twice`);
+      seen.add(notice.deliveryId);
+    }
+    if (found.length > 0) problems.set(audienceId, found);
+  }
+  return problems;
+}

@@ -35,6 +35,7 @@ import {
   type AudienceCheck,
   type CollapsedCopies,
   type CollapseReport,
+  checkUpdateNotices,
   collapseReport,
   collapsingAudiences,
   compareDeliveries,
@@ -42,6 +43,7 @@ import {
   expectedDeliveries,
   expectedFromArticles,
   isExact,
+  type ReceivedUpdateNotice,
   readCollapsedCopies,
 } from '../sandbox/expectations.ts';
 import {
@@ -282,7 +284,7 @@ try {
 
   const cycleReports: CycleReport[] = [];
   const receivedByAudience = new Map<string, string[]>();
-  const updateNoticesByAudience = new Map<string, string[]>();
+  const updateNoticesByAudience = new Map<string, ReceivedUpdateNotice[]>();
   // Each article as the runs could first read it: what decides whether it was delivered.
   const firstSeen = new Map<string, SimArticle>();
   for (let cycle = 1; cycle <= cycles; cycle++) {
@@ -309,10 +311,15 @@ try {
     const inbox = await stack.collectInbox();
     for (const delivered of deliveries) {
       // An update notice is about an article the audience already has, not another alert.
-      const into = isUpdateNotice(delivered) ? updateNoticesByAudience : receivedByAudience;
-      const list = into.get(delivered.audienceId) ?? [];
+      if (isUpdateNotice(delivered)) {
+        const notices = updateNoticesByAudience.get(delivered.audienceId) ?? [];
+        notices.push({ deliveryId: delivered.deliveryId, articleKey: delivered.articleKey });
+        updateNoticesByAudience.set(delivered.audienceId, notices);
+        continue;
+      }
+      const list = receivedByAudience.get(delivered.audienceId) ?? [];
       list.push(delivered.articleKey);
-      into.set(delivered.audienceId, list);
+      receivedByAudience.set(delivered.audienceId, list);
     }
     const report: CycleReport = { cycle, at: new Date(now()).toISOString(), summary, failure, deliveries, inbox };
     cycleReports.push(report);
@@ -345,6 +352,15 @@ try {
   });
   if (![...checks.values()].every(isExact)) exitCode = 1;
   const stories = storyReports(checks, collapsing, collapsed, updateNoticesByAudience);
+  const had = new Map(
+    [...checks].map(([audienceId, check]) => [
+      audienceId,
+      new Set([...(receivedByAudience.get(audienceId) ?? []), ...check.collapsed]),
+    ]),
+  );
+  const updateProblems = checkUpdateNotices(updateNoticesByAudience, audienceItems, had);
+  for (const audienceId of unchecked.keys()) updateProblems.delete(audienceId);
+  if (updateProblems.size > 0) exitCode = 1;
   const checkedAgainst = stack.simulator
     ? 'every article the simulator holds in the window'
     : `the ${fetched.size} articles the runs fetched from the provider (what it holds beyond them is not known here)`;
@@ -370,6 +386,7 @@ try {
           checkedAgainst,
           audiences: Object.fromEntries(checks),
           stories: Object.fromEntries(stories),
+          updateNoticeProblems: Object.fromEntries(updateProblems),
           unchecked: Object.fromEntries(unchecked),
           ok: exitCode === 0,
         },
@@ -378,7 +395,7 @@ try {
       )}\n`,
     );
   } else {
-    printOutcome(ruleSet.rejected, checks, unchecked, checkedAgainst, stories);
+    printOutcome(ruleSet.rejected, checks, unchecked, checkedAgainst, stories, updateProblems);
   }
 } catch (error) {
   exitCode = 1;
@@ -586,6 +603,7 @@ function printOutcome(
   unchecked: ReadonlyMap<string, string>,
   checkedAgainst: string,
   stories: ReadonlyMap<string, CollapseReport>,
+  updateProblems: ReadonlyMap<string, readonly string[]>,
 ): void {
   say(rule('Summary'));
   for (const item of rejected) {
@@ -596,6 +614,8 @@ function printOutcome(
     const exact = isExact(check);
     say(
       `  ${exact ? '✓' : '✗'} ${audienceId}: received ${check.received} of ${check.expected} expected alerts${
+        check.collapsed.length > 0 ? ` (${check.collapsed.length} more collapsed into stories it has)` : ''
+      }${
         exact
           ? ', nothing missing, nothing twice'
           : ` (missing ${check.missing.length}, unexpected ${check.unexpected.length}, twice ${check.duplicates.length})`
@@ -606,6 +626,9 @@ function printOutcome(
   if (stories.size > 0) {
     say('\n  One story, one alert (copies of a story other outlets republished, collapsed per audience):');
     for (const [audienceId, report] of stories) say(`    ${describeCollapse(audienceId, report)}`);
+  }
+  for (const [audienceId, problems] of updateProblems) {
+    for (const problem of problems) say(`  ✗ ${audienceId}: update notice ${problem}`);
   }
   say('\n  Next: `npm test` runs the test suite; docs/ explains the sandbox CLI and deploying to AWS.');
 }
@@ -630,7 +653,7 @@ function storyReports(
   checks: ReadonlyMap<string, AudienceCheck>,
   collapsing: ReadonlySet<string>,
   collapsed: CollapsedCopies,
-  updateNotices: ReadonlyMap<string, readonly string[]>,
+  updateNotices: ReadonlyMap<string, readonly ReceivedUpdateNotice[]>,
 ): Map<string, CollapseReport> {
   const reports = new Map<string, CollapseReport>();
   for (const [audienceId, check] of checks) {

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { DeliveryKey, DeliveryRecord } from '#core/ports';
 import { deliveryId } from '#core/ports';
 import {
+  checkUpdateNotices,
   collapseReport,
   collapsingAudiences,
   compareDeliveries,
@@ -127,5 +128,44 @@ describe('the collapse line', () => {
     expect(describeCollapse('partner-feed', collapseReport({ collapse: 'none', alerts: 9 }))).toBe(
       'partner-feed: 9 alerts (collapse: none, every copy sent)',
     );
+  });
+});
+
+describe('checkUpdateNotices', () => {
+  const topicArn = 'arn:aws:sns:us-east-1:123456789012:t';
+  const items = [
+    { audienceId: 'markets-desk', name: 'M', timeZone: 'UTC', topicArn, updates: 'notify' },
+    { audienceId: 'chips-team', name: 'C', timeZone: 'UTC', topicArn },
+  ];
+  const had = new Map([
+    ['markets-desk', new Set(['id:1', 'id:2'])],
+    ['chips-team', new Set(['id:1'])],
+  ]);
+
+  it('finds nothing wrong with one notice per change about an article the audience had', () => {
+    const notices = new Map([
+      [
+        'markets-desk',
+        [
+          { deliveryId: 'markets-desk|update:s1#status:UPDATED', articleKey: 'id:1' },
+          { deliveryId: 'markets-desk|update:s2#title', articleKey: 'id:2' },
+        ],
+      ],
+    ]);
+    expect(checkUpdateNotices(notices, items, had)).toEqual(new Map());
+  });
+
+  it('flags a notice to an audience that ignores updates, about an article it never had, or sent twice', () => {
+    const twice = { deliveryId: 'markets-desk|update:s1#status:UPDATED', articleKey: 'id:1' };
+    const notices = new Map([
+      ['markets-desk', [twice, twice, { deliveryId: 'markets-desk|update:s9#title', articleKey: 'id:9' }]],
+      ['chips-team', [{ deliveryId: 'chips-team|update:s1#title', articleKey: 'id:1' }]],
+    ]);
+    const problems = checkUpdateNotices(notices, items, had);
+    expect(problems.get('markets-desk')).toEqual([
+      'markets-desk|update:s1#status:UPDATED: sent twice',
+      'markets-desk|update:s9#title: about id:9, which the audience never had',
+    ]);
+    expect(problems.get('chips-team')).toEqual(['chips-team|update:s1#title: the audience ignores updates']);
   });
 });
