@@ -700,6 +700,8 @@ class IndexedRuleMatcher implements RuleMatcher {
   readonly #summaryHits: IdSet;
   readonly #titleScoped: Int32Array;
   readonly #summaryScoped: Int32Array;
+  /** Keeps the reads of the prefetch in `match` from being optimized away. */
+  #touched = 0;
   /** Counts the articles matched: which article a remembered NEAR truth or `#text` is for. */
   #stamp = 0;
   /** The normalized title and summary of the article of `#textStamp`, built when a NEAR needs them. */
@@ -902,17 +904,22 @@ class IndexedRuleMatcher implements RuleMatcher {
     const hitTerms = hits.members;
     const hitCount = hits.size;
     const signatures = this.#signatures;
+    const records = this.#records;
+    const anchoredStart = this.#anchoredStart;
     signatures.fill(0, 0, NO_FILTER);
+    // Reading the first record of each hit term here, where the reads do not depend on each other,
+    // lets the processor fetch those lines at once instead of one cache miss per term in the scan.
+    let touched = 0;
     for (let h = 0; h < hitCount; h++) {
       const termId = hitTerms[h] ?? 0;
       const kind = this.#termKind[termId] ?? 0;
       signatures[kind] = (signatures[kind] ?? 0) | (1 << (termId & 31));
+      touched |= records[anchoredStart[termId] ?? 0] ?? 0;
     }
+    this.#touched = touched;
     const keys = this.#matchKeys;
     let count = 0;
-    const records = this.#records;
     const info = this.#ruleInfo;
-    const anchoredStart = this.#anchoredStart;
     const kindMask = 2 ** FILTER_KIND_BITS - 1;
     // One pass per hit term, then one over the matchAll rules.
     for (let h = 0; h <= hitCount; h++) {
