@@ -916,7 +916,7 @@ class IndexedRuleMatcher implements RuleMatcher {
       signatures[kind] = (signatures[kind] ?? 0) | (1 << (termId & 31));
       touched |= records[anchoredStart[termId] ?? 0] ?? 0;
     }
-    this.#touched = touched;
+    this.#touched ^= touched;
     const keys = this.#matchKeys;
     let count = 0;
     const info = this.#ruleInfo;
