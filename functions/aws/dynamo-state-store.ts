@@ -869,7 +869,7 @@ export class DynamoStateStore implements StateStore, LeaseAdmin {
               ruleIds: record.ruleIds,
               heldFor: record.reason,
               // Status and title hash, so a re-read of a held article can tell it came back changed.
-              ...ledgerFacts(record.match.article, record.match.storyId),
+              ...(record.facts ?? ledgerFacts(record.match.article, record.match.storyId)),
             }),
           },
         },

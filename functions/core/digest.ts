@@ -28,6 +28,7 @@
  * Pure: no clock, no I/O.
  */
 
+import { ledgerFacts } from './ledger-facts.ts';
 import { ENGLISH, type Messages } from './messages/catalog.ts';
 import type { Audience, AudienceMatch, RuleMatch } from './model.ts';
 import {
@@ -121,6 +122,7 @@ export function toHeldNotification(match: AudienceMatch, reason: HoldReason, hel
   return {
     key: { audienceId: match.audienceId, articleKey: article.key },
     heldAt,
+    facts: ledgerFacts(article, match.storyId),
     reason,
     ruleIds: match.rules.map((rule) => rule.ruleId),
     match: {

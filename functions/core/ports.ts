@@ -326,6 +326,12 @@ export interface HeldNotification {
   readonly match: AudienceMatch;
   /** Every matching rule's id, also those the bounded match leaves out. */
   readonly ruleIds: readonly string[];
+  /**
+   * The ledger facts of the FULL article (the bounded match cuts title and status, which would
+   * make a re-read look changed). Absent on items held before facts existed: the store then
+   * works them out from the bounded match.
+   */
+  readonly facts?: LedgerFacts | undefined;
 }
 
 /**

@@ -8,7 +8,7 @@ import { type DynamoDBDocumentClient, GetCommand, type TransactWriteCommandInput
 import { describe, expect, it } from 'vitest';
 import { DynamoStateStore, deliveryItemKey, holdingItemKey, StateStoreError } from '#aws/dynamo-state-store';
 import { toHeldNotification } from '#core/digest';
-import { titleHash } from '#core/ledger-facts';
+import { changeSince, titleHash } from '#core/ledger-facts';
 import {
   DailyCountConflictError,
   type DigestRelease,
@@ -74,6 +74,31 @@ const raw = async (documents: DynamoDBDocumentClient, table: string, key: { pk: 
   (await documents.send(new GetCommand({ TableName: table, Key: key, ConsistentRead: true }))).Item;
 
 describe('held notifications', () => {
+  it('record the facts of the full article in the ledger, not of the bounded match (a long title is no change)', async () => {
+    const { store } = await setup();
+    const title = `${'반도체 수출 '.repeat(120)}끝`;
+    const status = 'PUBLISHED'.repeat(40);
+    const article = {
+      key: 'id:long',
+      title,
+      summary: '',
+      url: 'https://news.example.com/long',
+      publishedAt: t0,
+      categories: [],
+      categoryNames: [],
+      status,
+    };
+    const record = toHeldNotification(
+      { audienceId: 'desk', article, rules: [{ ruleId: 'r', urgent: false, reasons: [] }] },
+      'digest',
+      t0,
+    );
+    expect(record.match.article.title.length).toBeLessThan(title.length);
+    await store.holdNotifications([record]);
+    const entry = (await store.readDeliveries([record.key])).get(deliveryId(record.key));
+    expect(entry === undefined ? 'missing' : changeSince(entry, article)).toBeUndefined();
+  });
+
   it('are written with their ledger entries and the holding index, in transactions of at most 100 writes', async () => {
     const { store, documents, table, transactions } = await setup();
     const records = [
@@ -88,7 +113,8 @@ describe('held notifications', () => {
     const { items, releases } = await store.readHeld('desk');
     expect(releases).toEqual([]);
     expect(items).toHaveLength(70);
-    expect(items.find((item) => item.key.articleKey === 'id:3')).toEqual(records[3]);
+    // The held item keeps the bounded match; the facts of the full article went to its ledger entry.
+    expect(items.find((item) => item.key.articleKey === 'id:3')).toEqual({ ...records[3], facts: undefined });
     const delivered = await store.findDelivered(records.map((record) => record.key));
     expect(delivered.size).toBe(80);
     expect(
@@ -125,8 +151,10 @@ describe('held notifications', () => {
   it('keep the match story id, and their ledger entries record story, status and title hash as the in-memory store does', async () => {
     const { store } = await setup();
     const base = held('desk', 7, 'digest');
+    // Without `facts` (an item held before they existed) the store works them out from the match.
     const record: HeldNotification = {
       ...base,
+      facts: undefined,
       match: { ...base.match, storyId: 's-7', article: { ...base.match.article, status: 'UPDATED' } },
     };
     const plain = held('desk', 8, 'digest');

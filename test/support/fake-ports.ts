@@ -123,7 +123,7 @@ export class MemoryStateStore implements StateStore {
         ruleIds: record.ruleIds,
         heldFor: record.reason,
         // As DynamoStateStore records them: a re-read of a held article can tell it changed.
-        ...ledgerFacts(record.match.article, record.match.storyId),
+        ...(record.facts ?? ledgerFacts(record.match.article, record.match.storyId)),
       });
     }
   }
