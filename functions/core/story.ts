@@ -338,6 +338,16 @@ export class StoryResolver implements StoryIndex {
   readonly #log: Log;
   /** Assignments known to be stored, by article key. */
   readonly #filed = new Map<string, StoryAssignment>();
+  /**
+   * What dry runs would have written, consulted by later dry-run calls of this resolver only: a
+   * preview reads page after page, and a copy on page 3 must meet the story page 1 would have
+   * started, as the real run's would. Unbounded, like the preview that owns the resolver.
+   */
+  readonly #pretend = {
+    filed: new Map<string, StoryAssignment>(),
+    stories: new Map<string, StoredStory>(),
+    bands: new Map<string, string[]>(),
+  };
 
   constructor(store: StoryStore, options: StoryResolverOptions = {}) {
     this.#store = store;
@@ -350,13 +360,14 @@ export class StoryResolver implements StoryIndex {
     options: { readonly now: number; readonly dryRun?: boolean | undefined },
   ): Promise<Map<string, StoryAssignment>> {
     const { now } = options;
+    const dryRun = options.dryRun === true;
     const result = new Map<string, StoryAssignment>();
     const unique: Article[] = [];
     const seen = new Set<string>();
     for (const article of articles) {
       if (seen.has(article.key)) continue;
       seen.add(article.key);
-      const cached = this.#filed.get(article.key);
+      const cached = this.#filed.get(article.key) ?? (dryRun ? this.#pretend.filed.get(article.key) : undefined);
       if (cached) result.set(article.key, cached);
       else unique.push(article);
     }
@@ -374,6 +385,12 @@ export class StoryResolver implements StoryIndex {
     // Story ids by band key: the store's, then the stories this call starts (one lookup per band).
     const bands: Map<string, readonly string[]> =
       bandKeysWanted.size > 0 ? await this.#store.readBands([...bandKeysWanted]) : new Map();
+    if (dryRun) {
+      for (const band of bandKeysWanted) {
+        const pretended = this.#pretend.bands.get(band);
+        if (pretended !== undefined) bands.set(band, [...(bands.get(band) ?? []), ...pretended]);
+      }
+    }
     const storyIds = new Set<string>(filings.values());
     for (const ids of bands.values()) for (const id of ids) storyIds.add(id);
     const stored = storyIds.size > 0 ? await this.#store.readStories([...storyIds]) : new Map<string, StoredStory>();
@@ -406,7 +423,7 @@ export class StoryResolver implements StoryIndex {
       let best: Candidate | undefined;
       let bestScore = -1;
       for (const id of candidateIds ?? []) {
-        const story = started.get(id) ?? stored.get(id);
+        const story = started.get(id) ?? stored.get(id) ?? (dryRun ? this.#pretend.stories.get(id) : undefined);
         if (story === undefined || story.firstSeenAt < oldest) continue;
         const score = similarity(print.signature, story.signature);
         if (score < STORY_SIMILARITY) continue;
@@ -444,7 +461,22 @@ export class StoryResolver implements StoryIndex {
       });
     }
 
-    if (options.dryRun === true || newFilings.length === 0) return result;
+    if (dryRun) {
+      for (const story of started.values()) {
+        this.#pretend.stories.set(story.storyId, story);
+        for (const band of story.bands) {
+          const ids = this.#pretend.bands.get(band);
+          if (ids === undefined) this.#pretend.bands.set(band, [story.storyId]);
+          else ids.push(story.storyId);
+        }
+      }
+      for (const filing of newFilings) {
+        const assignment = result.get(filing.articleKey);
+        if (assignment) this.#pretend.filed.set(filing.articleKey, assignment);
+      }
+      return result;
+    }
+    if (newFilings.length === 0) return result;
     await this.#store.write({ stories: [...started.values()], filings: newFilings });
     for (const filing of newFilings) {
       const assignment = result.get(filing.articleKey);

@@ -306,6 +306,21 @@ describe('StoryResolver', () => {
     expect(dry.store.counts().filings).toBe(3);
   });
 
+  it('dry runs remember what they would have filed for later dry runs of the same resolver (a preview reads page by page)', async () => {
+    const { resolver, store } = setup();
+    const lead = article(KO.title, KO.summary);
+    const copy = article(`[속보] ${KO.title}`, KO.summary);
+    await resolver.assign([lead], { now: T0, dryRun: true });
+    const later = await resolver.assign([copy, lead], { now: T0 + 1000, dryRun: true });
+    expect(later.get(copy.key)?.storyId).toBe(storyIdOf(lead.key));
+    expect(later.get(lead.key)?.storyId).toBe(storyIdOf(lead.key));
+    expect(store.calls.write).toBe(0);
+    expect(store.counts()).toEqual({ stories: 0, bands: 0, filings: 0, articles: 0 });
+    // A real call is not misled by what dry runs pretended: the copy, read alone, starts its own story.
+    const real = await resolver.assign([copy], { now: T0 + 2000 });
+    expect(real.get(copy.key)?.storyId).toBe(storyIdOf(copy.key));
+  });
+
   it('breaks ties by earliest firstSeenAt, then smallest id', async () => {
     const print = fingerprint(EN.title, EN.summary);
     const stored = (storyId: string, firstSeenAt: number) => ({
