@@ -13,7 +13,15 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { measureItem } from '#aws/table-layout';
 import type { Article } from '#core/model';
-import { BANDS, fingerprint, STORY_SIMILARITY, STORY_WINDOW_MS, StoryResolver, similarity } from '#core/story';
+import {
+  BANDS,
+  fingerprint,
+  marksConflict,
+  STORY_SIMILARITY,
+  STORY_WINDOW_MS,
+  StoryResolver,
+  similarity,
+} from '#core/story';
 import { MemoryStoryStore } from '../test/support/memory-story-store.ts';
 import type { Section, TargetCheck } from './report.ts';
 import { formatBytes, formatNumber, formatShare, median } from './stats.ts';
@@ -129,7 +137,8 @@ function sweep(pairs: readonly StoryPair[]) {
     const a = fingerprint(pair.a.title, pair.a.summary);
     const b = fingerprint(pair.b.title, pair.b.summary);
     const bands = new Set(a.bands);
-    const candidate = b.bands.some((band) => bands.has(band));
+    // As the resolver decides: a band in common, then the marks, then the threshold.
+    const candidate = b.bands.some((band) => bands.has(band)) && !marksConflict(b.marks, a.marks);
     return { pair, score: candidate ? similarity(a.signature, b.signature) : 0 };
   });
   const thresholds = [0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7];

@@ -132,6 +132,7 @@ const StoryItem = z.object({
     .instanceof(Uint8Array)
     .check(z.refine((bytes) => bytes.byteLength % 4 === 0, 'signature bytes must be a multiple of 4')),
   bands: z.array(z.string()),
+  marks: z.optional(z.array(z.string())),
   outlets: z.array(z.string()),
   outletCount: count,
   articleCount: count,
@@ -155,6 +156,7 @@ function storyItem(story: StoryState, windowMs: number): Record<string, unknown>
     firstSeenAt: story.firstSeenAt,
     signature: encodeSignature(story.signature),
     bands: [...story.bands],
+    ...(story.marks === undefined ? {} : { marks: [...story.marks] }),
     outlets: [...story.outlets],
     outletCount: story.outletCount,
     articleCount: story.articleCount,
@@ -193,6 +195,8 @@ function newStoryState(story: StoredStory): StoryState {
     firstSeenAt: story.firstSeenAt,
     signature: story.signature,
     bands: [...story.bands],
+    // Bounded here too: the store never trusts a caller to keep an item small.
+    ...(story.marks === undefined ? {} : { marks: story.marks.slice(0, 16).map((mark) => mark.slice(0, 16)) }),
     outlets,
     outletCount: Math.max(story.outletCount, outlets.length),
     articleCount: story.articleCount,

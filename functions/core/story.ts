@@ -86,6 +86,8 @@ const MAX_RAW_SUMMARY_CHARS = 200;
 
 /** An article's fingerprint: its signature and band keys ({@link fingerprint}). */
 export interface StoryFingerprint {
+  /** The cleaned headline's marks ({@link storyMarks}). */
+  readonly marks: readonly string[];
   /** One-permutation MinHash, {@link SIGNATURE_SIZE} values; all 0xFFFFFFFF when the text has no shingle. */
   readonly signature: Uint32Array;
   /** {@link BANDS} short band keys (empty when the text has no shingle: it matches nothing). */
@@ -219,9 +221,46 @@ function shingle(text: string, out: number[], weight: 1 | 2): void {
  */
 export function fingerprint(title: string, summary: string): StoryFingerprint {
   const shingles: number[] = [];
-  shingle(storyTitle(title), shingles, 2);
+  const cleaned = storyTitle(title);
+  shingle(cleaned, shingles, 2);
   shingle(storyLead(summary), shingles, 1);
-  return fingerprintOf(shingles);
+  return { ...fingerprintOf(shingles), marks: storyMarks(cleaned) };
+}
+
+/** Marks a fingerprint keeps, and their length: bounded, whatever the headline. */
+const MAX_MARKS = 16;
+const MAX_MARK_CHARS = 16;
+/**
+ * Numbers (thousands separators dropped: `1,000` = `1000`) and English month and weekday names
+ * (`may` left out: it is mostly the verb). Korean, Japanese and Chinese dates are digits already.
+ */
+const MARK_PATTERN =
+  /\d+(?:[.,]\d+)*|\b(?:january|february|march|april|june|july|august|september|october|november|december|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b/gu;
+
+/**
+ * The marks of a cleaned headline ({@link storyTitle}): the tokens that tell two otherwise
+ * identical headlines apart as different events — "exports hit record high in January" and "…in
+ * July", "KOSPI closes up 1.2%" and "…down 0.5%", "日本代表 7-0" and "5-0". Shingle similarity
+ * cannot see them (one token among many), so {@link marksConflict} is checked on top of it.
+ */
+export function storyMarks(cleanedTitle: string): string[] {
+  const marks = new Set<string>();
+  for (const match of cleanedTitle.matchAll(MARK_PATTERN)) {
+    marks.add(match[0].replace(/,(?=\d{3}\b)/gu, '').slice(0, MAX_MARK_CHARS));
+    if (marks.size >= MAX_MARKS) break;
+  }
+  return [...marks];
+}
+
+/**
+ * Whether two headlines' marks say "different events": each has a mark the other lacks. A copy
+ * that drops a number ("Samsung profit up" for "Samsung Q3 profit up 10%") does not conflict; an
+ * updated figure ("kills 12" → "kills 15") does, and costs one extra alert rather than a lost one.
+ * No marks stored (stories from before marks existed): no conflict.
+ */
+export function marksConflict(a: readonly string[], b: readonly string[] | undefined): boolean {
+  if (b === undefined || a.length === 0 || b.length === 0) return false;
+  return a.some((mark) => !b.includes(mark)) && b.some((mark) => !a.includes(mark));
 }
 
 // One-permutation hashing picks a bin from a hash's top bits, so the signature size must be a
@@ -237,7 +276,7 @@ const KEY_CHARS = [...'0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTU
   char.charCodeAt(0),
 );
 
-function fingerprintOf(shingles: readonly number[]): StoryFingerprint {
+function fingerprintOf(shingles: readonly number[]): Omit<StoryFingerprint, 'marks'> {
   const signature = new Uint32Array(SIGNATURE_SIZE).fill(EMPTY);
   if (shingles.length === 0) return { signature, bands: [] };
   // One-permutation hashing: the top bits choose a bin, each bin keeps its smallest hash.
@@ -426,7 +465,7 @@ export class StoryResolver implements StoryIndex {
         const story = started.get(id) ?? stored.get(id) ?? (dryRun ? this.#pretend.stories.get(id) : undefined);
         if (story === undefined || story.firstSeenAt < oldest) continue;
         const score = similarity(print.signature, story.signature);
-        if (score < STORY_SIMILARITY) continue;
+        if (score < STORY_SIMILARITY || marksConflict(print.marks, story.marks)) continue;
         if (best === undefined || isBetter(score, story, bestScore, best.story)) {
           best = { story };
           bestScore = score;
@@ -445,6 +484,7 @@ export class StoryResolver implements StoryIndex {
           articleCount: 0,
           signature: print.signature,
           bands: print.bands,
+          marks: print.marks,
         };
         started.set(storyId, story);
         for (const band of print.bands) {

@@ -5,12 +5,14 @@ import {
   bandKeys,
   fingerprint,
   MAX_TITLE_CHARS,
+  marksConflict,
   SIGNATURE_SIZE,
   STORY_WINDOW_MS,
   StoryResolver,
   similarity,
   storyIdOf,
   storyLead,
+  storyMarks,
   storyTitle,
 } from '#core/story';
 import { MemoryStoryStore } from '../support/memory-story-store.ts';
@@ -319,6 +321,41 @@ describe('StoryResolver', () => {
     // A real call is not misled by what dry runs pretended: the copy, read alone, starts its own story.
     const real = await resolver.assign([copy], { now: T0 + 2000 });
     expect(real.get(copy.key)?.storyId).toBe(storyIdOf(copy.key));
+  });
+
+  it('keeps headlines apart that differ only in a number, a month or a weekday; a copy that drops one still joins', async () => {
+    const { resolver } = setup();
+    const pairs: [string, string][] = [
+      ['Semiconductor exports hit record high in January', 'Semiconductor exports hit record high in July'],
+      ['KOSPI closes up 1.2% as chipmakers rally', 'KOSPI closes up 0.5% as chipmakers rally'],
+      ['日本代表、W杯予選で7－0の大勝', '日本代表、W杯予選で5－0の大勝'],
+      ['반도체 수출 1월 역대 최대', '반도체 수출 7월 역대 최대'],
+      ['Markets slump on Monday as rates rise', 'Markets slump on Tuesday as rates rise'],
+    ];
+    for (const [first, second] of pairs) {
+      const a = article(first, '');
+      const b = article(second, '');
+      const result = await resolver.assign([a, b], { now: T0 });
+      expect(result.get(b.key)?.storyId, `${first} / ${second}`).not.toBe(result.get(a.key)?.storyId);
+    }
+    const lead = article('Samsung Q3 operating profit up 10% on chip demand', '');
+    const copy = article('[속보] Samsung Q3 operating profit up on chip demand', '');
+    const same = article('UPDATE 2-Samsung Q3 operating profit up 10% on chip demand - Reuters', '');
+    const result = await resolver.assign([lead, copy, same], { now: T0 });
+    expect(result.get(copy.key)?.storyId).toBe(result.get(lead.key)?.storyId);
+    expect(result.get(same.key)?.storyId).toBe(result.get(lead.key)?.storyId);
+  });
+
+  it('marks are numbers (1,000 = 1000) and month and weekday names, bounded; a conflict needs a mark on each side', () => {
+    expect(storyMarks('exports of 1,000 units in january, up 2.5')).toEqual(['1000', 'january', '2.5']);
+    expect(storyMarks('fed may cut rates')).toEqual([]);
+    expect(storyMarks(Array.from({ length: 40 }, (_, index) => `${index}${'9'.repeat(30)}`).join(' '))).toHaveLength(
+      16,
+    );
+    expect(marksConflict(['10'], ['10', 'q3'])).toBe(false);
+    expect(marksConflict(['10', 'july'], ['10', 'june'])).toBe(true);
+    expect(marksConflict(['10'], undefined)).toBe(false);
+    expect(marksConflict([], ['10'])).toBe(false);
   });
 
   it('breaks ties by earliest firstSeenAt, then smallest id', async () => {
