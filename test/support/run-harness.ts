@@ -57,9 +57,13 @@ export interface TestStack extends LocalStack {
   ): Promise<{ missing: string[]; unexpected: string[]; duplicates: string[] }>;
 }
 
-/** Audiences of the example set without extra subscribers: the audit queue is all a test needs. */
+/**
+ * Audiences of the example set without extra subscribers: the audit queue is all a test needs.
+ * They get every copy (`collapse: none`): these tests prove per-article guarantees against what
+ * the simulator served, and story collapse has its own (guarantee-stories.test.ts).
+ */
 export const quietAudiences: readonly SandboxAudience[] = exampleAudiences.map((audience) => ({
-  item: audience.item,
+  item: { ...audience.item, collapse: 'none' },
   subscribers: [],
 }));
 
