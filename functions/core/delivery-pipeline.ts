@@ -383,8 +383,17 @@ export class DeliveryPipeline {
         let lead = this.#leads.get(story);
         if (lead === undefined) {
           const marker = entries?.get(deliveryId(storyMarkerKey(match.audienceId, storyId)));
-          // A marker without its lead (damaged by hand) still says the audience has the story.
-          if (marker !== undefined) lead = marker.leadArticleKey ?? '';
+          if (marker !== undefined && marker.leadArticleKey === undefined) {
+            // Damaged by hand: nothing says the story reached the audience. Collapsing into it could
+            // lose the story; this copy leads instead (its marker is written anew), at worst one
+            // extra alert.
+            this.#options.log.warn('a story marker without its lead article; this copy carries the story', {
+              audienceId: match.audienceId,
+              storyId,
+            });
+          } else if (marker !== undefined) {
+            lead = marker.leadArticleKey;
+          }
           if (lead !== undefined) this.#leads.set(story, lead);
         }
         if (lead !== undefined && lead !== article.key) {

@@ -228,6 +228,23 @@ describe('collapsing copies of a story', () => {
     }
   });
 
+  it('a story marker damaged by hand (no lead) collapses nothing: the copy read carries the story and the marker is written anew', async () => {
+    const desk = audienceOf('desk', { collapse: 'story' });
+    const state = new CountingState();
+    state.ledger.set('desk|story:story-1', {
+      audienceId: 'desk',
+      articleKey: 'story:story-1',
+      deliveredAt: 0,
+      ruleIds: [],
+    });
+    const run = pipelineFor([desk], { state });
+    await run.pipeline.add(matchesFor('desk', copies(1, 2)));
+    await run.pipeline.flush();
+    expect(publishedKeys(run.notifier)).toEqual(['desk|id:s1-0']);
+    expect(state.ledger.get('desk|story:story-1')).toMatchObject({ leadArticleKey: 'id:s1-0' });
+    expect(state.ledger.get('desk|id:s1-1')).toMatchObject({ collapsedInto: 'story-1' });
+  });
+
   it('a lead that cannot be rendered is parked and the next copy carries the story', async () => {
     const desk = audienceOf('desk', { collapse: 'story' });
     const [bad, good] = copies(1, 2);
