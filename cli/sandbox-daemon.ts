@@ -16,6 +16,7 @@ import { copyFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
 import { silentLog } from '#core/ports';
+import { exampleSimulator } from '#sandbox/examples';
 import { startLocalStack } from '#sandbox/local-stack';
 import { startMoto } from '#sandbox/moto';
 import { createCertificateAuthority } from '#sandbox/tls';
@@ -53,7 +54,8 @@ async function main(): Promise<void> {
     motoEndpoint: moto.endpoint,
     ca,
     prefix: sandboxPrefix,
-    simulator: { seed: start.seed, generate: { days: 2, perDay: 240, live: true } },
+    // The feed npm start reads (syndicated copies and updates included), kept live.
+    simulator: { seed: start.seed, ...exampleSimulator, generate: { ...exampleSimulator.generate, live: true } },
     provider:
       start.provider === undefined
         ? undefined
