@@ -120,22 +120,81 @@ const LEAD_BYLINES = [
   /^\s*(?:[^\s=]{1,10}\s){0,3}[^\s=]{0,10}(?:기자|특파원)\s*=\s*/u,
 ];
 
+/**
+ * The wire-tag and byline patterns, exported for the tests only: they check that the cheap
+ * prechecks of {@link storyTitle} and {@link storyLead} never skip a pattern that would match.
+ * @internal
+ */
+export const WIRE_PATTERNS = {
+  leadingTags: LEADING_TAGS,
+  leadingSlugs: LEADING_SLUGS,
+  trailingTags: TRAILING_TAGS,
+  trailingCredit: TRAILING_CREDIT,
+  leadBylines: LEAD_BYLINES,
+} as const;
+
+/**
+ * Whether a regex can match, tested first: most headlines carry no wire tag and most leads no
+ * byline, and these checks (a character or two, or one native `includes`) cost a fraction of a
+ * regex run. Each is a necessary condition of its regex on {@link normalizeText} output, where the
+ * only whitespace left is a plain space.
+ */
+const startsAfterSpaces = (text: string, chars: string): boolean => {
+  let i = 0;
+  while (text.charCodeAt(i) === 0x20) i++;
+  return i < text.length && chars.includes(text.charAt(i));
+};
+const TAG_OPENERS = '[<【〈(■▶◆●★☆◇△▲※';
+/** First letters of the slugs of {@link LEADING_SLUGS}. */
+const SLUG_INITIALS = 'uberfca速独속단';
+const endsWithTag = (text: string): boolean => {
+  let i = text.length - 1;
+  while (i >= 0 && text.charCodeAt(i) === 0x20) i--;
+  const last = text.charCodeAt(i);
+  return last === 0x29 || last === 0x5d || last === 0x3011; // ) ] 】
+};
+const hasSpacedDash = (text: string): boolean =>
+  text.includes(' -') || text.includes(' |') || text.includes(' –') || text.includes(' —');
+/** {@link LEAD_BYLINES}, each with its necessary condition. */
+const LEAD_BYLINE_CHECKS: readonly ((text: string) => boolean)[] = [
+  (text) => startsAfterSpaces(text, '('),
+  (text) => startsAfterSpaces(text, '('),
+  (text) => startsAfterSpaces(text, '['),
+  (text) => startsAfterSpaces(text, '【'),
+  (text) => {
+    // {0,40} counts code points: 40 of them can be 80 UTF-16 units.
+    const paren = text.indexOf('(');
+    return paren >= 0 && paren <= 80;
+  },
+  (text) => text.includes('기자') || text.includes('특파원'),
+];
+
 /** The cleaned title of an article: normalized, wire tags, slugs and trailing credits removed. */
 export function storyTitle(title: string): string {
   let text = normalizeText(title.slice(0, MAX_TITLE_CHARS));
   for (let pass = 0; pass < 2; pass++) {
-    text = text.replace(LEADING_TAGS, '').replace(LEADING_SLUGS, '').replace(TRAILING_TAGS, '').trim();
+    const before = text;
+    if (startsAfterSpaces(text, TAG_OPENERS)) text = text.replace(LEADING_TAGS, '');
+    if (startsAfterSpaces(text, SLUG_INITIALS)) text = text.replace(LEADING_SLUGS, '');
+    if (endsWithTag(text)) text = text.replace(TRAILING_TAGS, '');
+    // Nothing removed: the second pass would remove nothing either.
+    if (text === before) break;
+    text = text.trim();
   }
-  const withoutCredit = text.replace(TRAILING_CREDIT, '');
-  // A "credit" that leaves little of the headline is part of it ("Samsung - the comeback").
-  if (withoutCredit.length >= 10) text = withoutCredit;
+  if (hasSpacedDash(text)) {
+    const withoutCredit = text.replace(TRAILING_CREDIT, '');
+    // A "credit" that leaves little of the headline is part of it ("Samsung - the comeback").
+    if (withoutCredit.length >= 10) text = withoutCredit;
+  }
   return text;
 }
 
 /** The cleaned lead of an article: normalized, datelines and bylines removed, cut to {@link MAX_LEAD_CHARS}. */
 export function storyLead(summary: string): string {
   let text = normalizeText(summary.slice(0, MAX_RAW_SUMMARY_CHARS));
-  for (const byline of LEAD_BYLINES) text = text.replace(byline, '');
+  for (let i = 0; i < LEAD_BYLINES.length; i++) {
+    if ((LEAD_BYLINE_CHECKS[i] as (text: string) => boolean)(text)) text = text.replace(LEAD_BYLINES[i] as RegExp, '');
+  }
   return text.slice(0, MAX_LEAD_CHARS);
 }
 
@@ -177,25 +236,56 @@ const SALT_WORD = 0x2c1b3c6d;
 const SALT_PAIR = 0x297a2d39;
 const SALT_TITLE_COPY = 0x68e31da4;
 
-/** Shingles (32-bit hashes) of one cleaned text, appended to `out`. */
-function shingle(text: string, out: number[], weight: 1 | 2): void {
-  let previous = 0;
-  let hasPrevious = false;
+// One-permutation hashing picks a bin from a hash's top bits, so the signature size must be a
+// power of two; a retune of BANDS x ROWS_PER_BAND that breaks this would silently drop bins.
+if (!Number.isInteger(Math.log2(SIGNATURE_SIZE)))
+  throw new RangeError(`SIGNATURE_SIZE ${SIGNATURE_SIZE} is not a power of two`);
+const BIN_SHIFT = 32 - Math.log2(SIGNATURE_SIZE);
+/**
+ * Scratch state of the fingerprint being computed, reused by every fingerprint (the module is
+ * single-threaded and {@link fingerprint} never yields): each bin's smallest value, whether it
+ * has one, and how many shingles were added. Shingles go straight into their bins as they are
+ * hashed, so no shingle list is built (a minimum does not depend on the order).
+ */
+const scratchLow = new Uint32Array(SIGNATURE_SIZE);
+const scratchFilled = new Uint8Array(SIGNATURE_SIZE);
+let scratchShingles = 0;
+
+/** One-permutation hashing: the top bits choose a bin, each bin keeps its smallest hash. */
+function addShingle(hash: number): void {
+  const bin = hash >>> BIN_SHIFT;
+  const value = mix(hash ^ 0x1b873593);
+  if (scratchFilled[bin] === 0 || value < (scratchLow[bin] as number)) {
+    scratchLow[bin] = value;
+    scratchFilled[bin] = 1;
+  }
+  scratchShingles++;
+}
+
+/** The previous unit of the text being shingled (module state: no closure per call). */
+let previousUnit = 0;
+let hasPreviousUnit = false;
+
+/** Adds the shingles a unit makes: the word itself (words only) and the bigram with the unit before. */
+function addUnit(unit: number, isWord: boolean, weight: 1 | 2): void {
+  if (isWord) {
+    addShingle(mix(unit ^ SALT_WORD));
+    if (weight === 2) addShingle(mix(unit ^ SALT_WORD ^ SALT_TITLE_COPY));
+  }
+  if (hasPreviousUnit) {
+    const pair = mix(Math.imul(previousUnit, 0x9e3779b1) ^ unit ^ SALT_PAIR);
+    addShingle(pair);
+    if (weight === 2) addShingle(mix(pair ^ SALT_TITLE_COPY));
+  }
+  previousUnit = unit;
+  hasPreviousUnit = true;
+}
+
+/** Adds the shingles of one cleaned text to the scratch bins. */
+function shingle(text: string, weight: 1 | 2): void {
+  hasPreviousUnit = false;
   let word = FNV_OFFSET;
   let inWord = false;
-  const emit = (unit: number, isWord: boolean) => {
-    if (isWord) {
-      out.push(mix(unit ^ SALT_WORD));
-      if (weight === 2) out.push(mix(unit ^ SALT_WORD ^ SALT_TITLE_COPY));
-    }
-    if (hasPrevious) {
-      const pair = mix(Math.imul(previous, 0x9e3779b1) ^ unit ^ SALT_PAIR);
-      out.push(pair);
-      if (weight === 2) out.push(mix(pair ^ SALT_TITLE_COPY));
-    }
-    previous = unit;
-    hasPrevious = true;
-  };
   for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i);
     const kind = classOf(code);
@@ -205,14 +295,14 @@ function shingle(text: string, out: number[], weight: 1 | 2): void {
       continue;
     }
     if (inWord) {
-      emit(mix(word), true);
+      addUnit(mix(word), true, weight);
       word = FNV_OFFSET;
       inWord = false;
     }
     // CJK characters are units of their own; spaces between them are ignored.
-    if (kind === 3) emit(mix(code ^ 0x5bd1e995), false);
+    if (kind === 3) addUnit(mix(code ^ 0x5bd1e995), false, weight);
   }
-  if (inWord) emit(mix(word), true);
+  if (inWord) addUnit(mix(word), true, weight);
 }
 
 /**
@@ -220,11 +310,14 @@ function shingle(text: string, out: number[], weight: 1 | 2): void {
  * header. Never throws; costs at most {@link MAX_TITLE_CHARS} + a few hundred characters of work.
  */
 export function fingerprint(title: string, summary: string): StoryFingerprint {
-  const shingles: number[] = [];
+  scratchFilled.fill(0);
+  scratchShingles = 0;
   const cleaned = storyTitle(title);
-  shingle(cleaned, shingles, 2);
-  shingle(storyLead(summary), shingles, 1);
-  return { ...fingerprintOf(shingles), marks: storyMarks(cleaned) };
+  shingle(cleaned, 2);
+  shingle(storyLead(summary), 1);
+  const marks = storyMarks(cleaned);
+  const signature = signatureOfScratch();
+  return { marks, signature, bands: scratchShingles === 0 ? [] : bandKeys(signature) };
 }
 
 /** Marks a fingerprint keeps, and their length: bounded, whatever the headline. */
@@ -263,35 +356,30 @@ export function marksConflict(a: readonly string[], b: readonly string[] | undef
   return a.some((mark) => !b.includes(mark)) && b.some((mark) => !a.includes(mark));
 }
 
-// One-permutation hashing picks a bin from a hash's top bits, so the signature size must be a
-// power of two; a retune of BANDS x ROWS_PER_BAND that breaks this would silently drop bins.
-if (!Number.isInteger(Math.log2(SIGNATURE_SIZE)))
-  throw new RangeError(`SIGNATURE_SIZE ${SIGNATURE_SIZE} is not a power of two`);
-const BIN_SHIFT = 32 - Math.log2(SIGNATURE_SIZE);
-/** Scratch bins, reused by every fingerprint (the module is single-threaded). */
-const scratchLow = new Uint32Array(SIGNATURE_SIZE);
-const scratchFilled = new Uint8Array(SIGNATURE_SIZE);
 /** URL-safe characters band keys are spelled with, six bits each. */
 const KEY_CHARS = [...'0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-_'].map((char) =>
   char.charCodeAt(0),
 );
 
-function fingerprintOf(shingles: readonly number[]): Omit<StoryFingerprint, 'marks'> {
-  const signature = new Uint32Array(SIGNATURE_SIZE).fill(EMPTY);
-  if (shingles.length === 0) return { signature, bands: [] };
-  // One-permutation hashing: the top bits choose a bin, each bin keeps its smallest hash.
+/**
+ * Densification donors: the bin an empty bin tries at each attempt depends only on (bin,
+ * attempt), so the first {@link DONOR_ATTEMPTS} tries of every bin are computed once here rather
+ * than hashed per article (an article of 40 shingles leaves about 90 of 128 bins empty, each
+ * trying about four donors).
+ */
+const DONOR_ATTEMPTS = 32;
+const donorOf = (bin: number, attempt: number): number => mix(Math.imul(bin + 1, 0x9e3779b1) ^ attempt) >>> BIN_SHIFT;
+const DONORS = new Uint8Array(SIGNATURE_SIZE * DONOR_ATTEMPTS);
+for (let bin = 0; bin < SIGNATURE_SIZE; bin++)
+  for (let attempt = 1; attempt <= DONOR_ATTEMPTS; attempt++)
+    DONORS[bin * DONOR_ATTEMPTS + attempt - 1] = donorOf(bin, attempt);
+
+/** The signature of the scratch bins: each filled bin's value, empty bins densified. */
+function signatureOfScratch(): Uint32Array {
+  const signature = new Uint32Array(SIGNATURE_SIZE);
+  if (scratchShingles === 0) return signature.fill(EMPTY);
   const low = scratchLow;
   const filled = scratchFilled;
-  filled.fill(0);
-  for (let i = 0; i < shingles.length; i++) {
-    const hash = shingles[i] as number;
-    const bin = hash >>> BIN_SHIFT;
-    const value = mix(hash ^ 0x1b873593);
-    if (filled[bin] === 0 || value < (low[bin] as number)) {
-      low[bin] = value;
-      filled[bin] = 1;
-    }
-  }
   // Optimal densification (Shrivastava 2017): an empty bin borrows the value of a filled bin
   // chosen by a hash of (bin, attempt), so two similar sets borrow alike.
   for (let bin = 0; bin < SIGNATURE_SIZE; bin++) {
@@ -299,15 +387,16 @@ function fingerprintOf(shingles: readonly number[]): Omit<StoryFingerprint, 'mar
       signature[bin] = low[bin] as number;
       continue;
     }
+    const tried = bin * DONOR_ATTEMPTS - 1;
     for (let attempt = 1; ; attempt++) {
-      const donor = mix(Math.imul(bin + 1, 0x9e3779b1) ^ attempt) >>> BIN_SHIFT;
+      const donor = attempt <= DONOR_ATTEMPTS ? (DONORS[tried + attempt] as number) : donorOf(bin, attempt);
       if (filled[donor] === 1) {
         signature[bin] = mix((low[donor] as number) ^ Math.imul(attempt, 0x27d4eb2f));
         break;
       }
     }
   }
-  return { signature, bands: bandKeys(signature) };
+  return signature;
 }
 
 /**

@@ -1,7 +1,18 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Article } from '#core/model';
-import { BANDS, fingerprint, SIGNATURE_SIZE, StoryResolver } from '#core/story';
+import {
+  BANDS,
+  fingerprint,
+  MAX_LEAD_CHARS,
+  MAX_TITLE_CHARS,
+  SIGNATURE_SIZE,
+  StoryResolver,
+  storyLead,
+  storyTitle,
+  WIRE_PATTERNS,
+} from '#core/story';
+import { normalizeText } from '#core/text';
 import { MemoryStoryStore } from '../support/memory-story-store.ts';
 
 const T0 = Date.UTC(2026, 2, 2, 9);
@@ -157,6 +168,91 @@ describe('StoryResolver over copies', () => {
         },
       ),
       { numRuns: 60 },
+    );
+  });
+});
+
+/** The cleaning as written before the prechecks: every pattern run unconditionally. */
+function referenceTitle(title: string): string {
+  let text = normalizeText(title.slice(0, MAX_TITLE_CHARS));
+  for (let pass = 0; pass < 2; pass++) {
+    text = text
+      .replace(WIRE_PATTERNS.leadingTags, '')
+      .replace(WIRE_PATTERNS.leadingSlugs, '')
+      .replace(WIRE_PATTERNS.trailingTags, '')
+      .trim();
+  }
+  const withoutCredit = text.replace(WIRE_PATTERNS.trailingCredit, '');
+  return withoutCredit.length >= 10 ? withoutCredit : text;
+}
+function referenceLead(summary: string): string {
+  let text = normalizeText(summary.slice(0, 200));
+  for (const byline of WIRE_PATTERNS.leadBylines) text = text.replace(byline, '');
+  return text.slice(0, MAX_LEAD_CHARS);
+}
+
+/** Wire tags, slugs, credits and bylines in pieces, mixed with hostile text and wide characters. */
+const wireText = fc
+  .array(
+    fc.oneof(
+      fc.constantFrom(
+        '[속보] ',
+        '<단독>',
+        '(종합2보) ',
+        '■',
+        'UPDATE 2- ',
+        'breaking: ',
+        'corrected-',
+        'exclusive | ',
+        'refile: ',
+        'analysis-',
+        'factbox – ',
+        'urgent:',
+        'flash-',
+        'explainer - ',
+        '독자 ',
+        '단독-',
+        '独自:',
+        '速報:',
+        ' (2보)',
+        ' [사진]',
+        ' - Reuters',
+        ' | 연합뉴스',
+        ' — 日本経済新聞',
+        '(서울=연합뉴스) 홍길동 기자 = ',
+        '[이데일리 김철수 기자] ',
+        '【ワシントン=共同】',
+        'SEOUL, Nov 23 (Reuters) - ',
+        '김철수 특파원 = ',
+        '반도체',
+        'chips ',
+        ' ',
+        '\u3000',
+        '𐀀',
+        'ﯪ',
+        '(',
+        ')',
+        '=',
+        '-',
+      ),
+      fc.string({ maxLength: 6 }),
+      fc.string({ unit: 'binary', maxLength: 4 }),
+    ),
+    { maxLength: 24 },
+  )
+  .map((parts) => parts.join(''));
+
+describe('title and lead cleaning', () => {
+  it('skips a pattern only when it cannot match (the prechecks change no result)', () => {
+    // Found by this property: 40 code points of a lead can be 80 UTF-16 units before the "(".
+    const wide = 'ﯪ * * ! [속보] January𐀀ﯪ𐀀SEOUL, Nov 23 (Reuters) - ';
+    expect(storyLead(wide)).toBe(referenceLead(wide));
+    fc.assert(
+      fc.property(wireText, (text) => {
+        expect(storyTitle(text)).toBe(referenceTitle(text));
+        expect(storyLead(text)).toBe(referenceLead(text));
+      }),
+      { numRuns: 3000 },
     );
   });
 });
