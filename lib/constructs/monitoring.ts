@@ -307,6 +307,8 @@ export class Monitoring extends Construct {
           sum(metricNames.notificationsDeferred),
           sum(metricNames.duplicatesSuppressed),
           sum(metricNames.lateDeliveries),
+          sum(metricNames.notificationsCollapsed),
+          sum(metricNames.updateNotices),
         ],
         width: 8,
       }),
