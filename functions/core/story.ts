@@ -440,6 +440,29 @@ export function similarity(a: Uint32Array, b: Uint32Array): number {
   return same / a.length;
 }
 
+/** Signature positions two articles must agree on: the fewest that reach {@link STORY_SIMILARITY}. */
+const MIN_SAME_POSITIONS = (() => {
+  let same = 0;
+  while (same / SIGNATURE_SIZE < STORY_SIMILARITY) same++;
+  return same;
+})();
+
+/**
+ * {@link similarity}, or -1 as soon as fewer than `minSame` positions can still agree: most
+ * band candidates of a new story are other stories, and they fail after a few dozen positions.
+ */
+function similarityAtLeast(a: Uint32Array, b: Uint32Array, minSame: number): number {
+  const size = a.length;
+  if (b.length !== size || size === 0) return 0;
+  // An article without shingles has no band keys, so it is nobody's candidate; a stored story
+  // without shingles is checked the way `similarity` does, for stores that return one anyway.
+  if (a[0] === EMPTY || b[0] === EMPTY) return similarity(a, b);
+  const mostMisses = size - minSame;
+  let misses = 0;
+  for (let i = 0; i < size; i++) if (a[i] !== b[i] && ++misses > mostMisses) return -1;
+  return (size - misses) / size;
+}
+
 // --- The resolver -------------------------------------------------------------------------------
 
 export interface StoryResolverOptions {
@@ -502,21 +525,30 @@ export class StoryResolver implements StoryIndex {
     if (unique.length === 0) return result;
 
     const filings = await this.#store.readFilings(unique.map((article) => article.key));
-    const fresh = unique.filter((article) => !filings.has(article.key));
-    const prints = new Map<string, StoryFingerprint>();
+    const fresh: Article[] = [];
+    const prints: StoryFingerprint[] = [];
     const bandKeysWanted = new Set<string>();
-    for (const article of fresh) {
+    for (const article of unique) {
+      if (filings.has(article.key)) continue;
       const print = fingerprint(article.title, article.summary);
-      prints.set(article.key, print);
+      fresh.push(article);
+      prints.push(print);
       for (const band of print.bands) bandKeysWanted.add(band);
     }
-    // Story ids by band key: the store's, then the stories this call starts (one lookup per band).
-    const bands: Map<string, readonly string[]> =
-      bandKeysWanted.size > 0 ? await this.#store.readBands([...bandKeysWanted]) : new Map();
+    // Story ids by band key: the store's, the ones earlier dry runs would have started (dry runs
+    // only), then the stories this call starts. Only bands with a story are entries, so this is
+    // small; the arrays are copies, as stories started here are appended to them.
+    const bands = new Map<string, string[]>();
+    if (bandKeysWanted.size > 0) {
+      for (const [band, ids] of await this.#store.readBands([...bandKeysWanted])) bands.set(band, [...ids]);
+    }
     if (dryRun) {
       for (const band of bandKeysWanted) {
         const pretended = this.#pretend.bands.get(band);
-        if (pretended !== undefined) bands.set(band, [...(bands.get(band) ?? []), ...pretended]);
+        if (pretended === undefined) continue;
+        const ids = bands.get(band);
+        if (ids === undefined) bands.set(band, [...pretended]);
+        else ids.push(...pretended);
       }
     }
     const storyIds = new Set<string>(filings.values());
@@ -538,22 +570,22 @@ export class StoryResolver implements StoryIndex {
     const started = new Map<string, StoredStory>();
     const newFilings: StoryFiling[] = [];
     const oldest = now - this.#windowMs;
-    for (const article of fresh) {
-      const print = prints.get(article.key) as StoryFingerprint;
-      // Most articles share no band with anything: the candidate list stays empty and unallocated.
-      let candidateIds: string[] | undefined;
+    // Candidate ids of one article, deduplicated (a copy shares many bands with its story).
+    const candidateIds = new Set<string>();
+    for (let index = 0; index < fresh.length; index++) {
+      const article = fresh[index] as Article;
+      const print = prints[index] as StoryFingerprint;
+      candidateIds.clear();
       for (const band of print.bands) {
         const ids = bands.get(band);
-        if (ids === undefined) continue;
-        candidateIds ??= [];
-        for (const id of ids) if (!candidateIds.includes(id)) candidateIds.push(id);
+        if (ids !== undefined) for (const id of ids) candidateIds.add(id);
       }
       let best: Candidate | undefined;
       let bestScore = -1;
-      for (const id of candidateIds ?? []) {
+      for (const id of candidateIds) {
         const story = started.get(id) ?? stored.get(id) ?? (dryRun ? this.#pretend.stories.get(id) : undefined);
         if (story === undefined || story.firstSeenAt < oldest) continue;
-        const score = similarity(print.signature, story.signature);
+        const score = similarityAtLeast(print.signature, story.signature, MIN_SAME_POSITIONS);
         if (score < STORY_SIMILARITY || marksConflict(print.marks, story.marks)) continue;
         if (best === undefined || isBetter(score, story, bestScore, best.story)) {
           best = { story };
@@ -575,11 +607,13 @@ export class StoryResolver implements StoryIndex {
           bands: print.bands,
           marks: print.marks,
         };
-        started.set(storyId, story);
-        for (const band of print.bands) {
-          // A new array: the store's arrays are its own.
-          const ids = bands.get(band);
-          bands.set(band, ids === undefined ? [storyId] : [...ids, storyId]);
+        if (!started.has(storyId)) {
+          started.set(storyId, story);
+          for (const band of print.bands) {
+            const ids = bands.get(band);
+            if (ids === undefined) bands.set(band, [storyId]);
+            else ids.push(storyId);
+          }
         }
       }
       newFilings.push({ articleKey: article.key, storyId: story.storyId, outlet, at: now });
