@@ -49,7 +49,7 @@ interface HeldRunJson {
     heldForDigest: number;
     digestsSent: number;
     digestItemsReleased: number;
-    audiences: Record<string, { matched: number; published: number; held: number }>;
+    audiences: Record<string, { matched: number; published: number; held: number; collapsed: number }>;
   };
 }
 
@@ -168,11 +168,14 @@ describe('run, runs list and watermark', () => {
     const { summary } = run.json<HeldRunJson>();
     const chips = summary.audiences['chips-team'];
     expect(chips?.matched).toBeGreaterThan(0);
-    expect(chips).toMatchObject({ published: 0, held: chips?.matched });
-    expect(summary).toMatchObject({ notificationsHeld: chips?.matched, heldForDigest: chips?.matched, digestsSent: 0 });
+    // chips-team collapses stories: copies of a story it already holds are recorded, not held.
+    const held = (chips?.matched ?? 0) - (chips?.collapsed ?? 0);
+    expect(held).toBeGreaterThan(0);
+    expect(chips).toMatchObject({ published: 0, held });
+    expect(summary).toMatchObject({ notificationsHeld: held, heldForDigest: held, digestsSent: 0 });
 
     const runs = (await sandbox.cli(['--json', 'runs', 'list'])).json<{ runId: string; held: number }[]>();
-    expect(runs[0]).toMatchObject({ runId: summary.runId, held: chips?.matched, heldForDigest: chips?.matched });
+    expect(runs[0]).toMatchObject({ runId: summary.runId, held, heldForDigest: held });
     const table = await sandbox.cli(['runs', 'list']);
     expect(table.stdout).toContain('HELD');
 
@@ -186,7 +189,7 @@ describe('run, runs list and watermark', () => {
     const released = digest.json<HeldRunJson>().summary;
     expect(released.startedAt).toBeGreaterThanOrEqual(release);
     expect(released.digestsSent).toBeGreaterThanOrEqual(1);
-    expect(released.digestItemsReleased).toBe(chips?.matched);
+    expect(released.digestItemsReleased).toBe(held);
     const delivered = await sandbox.stack.collectDeliveries();
     const digests = delivered.filter(
       (delivery) =>
