@@ -528,12 +528,18 @@ export class StoryResolver implements StoryIndex {
     const fresh: Article[] = [];
     const prints: StoryFingerprint[] = [];
     const bandKeysWanted = new Set<string>();
+    // Band keys of more than one article of this call: only there can a story started in this
+    // call be a later article's candidate, so only these get an entry when a story starts.
+    const bandKeysShared = new Set<string>();
     for (const article of unique) {
       if (filings.has(article.key)) continue;
       const print = fingerprint(article.title, article.summary);
       fresh.push(article);
       prints.push(print);
-      for (const band of print.bands) bandKeysWanted.add(band);
+      for (const band of print.bands) {
+        if (bandKeysWanted.has(band)) bandKeysShared.add(band);
+        else bandKeysWanted.add(band);
+      }
     }
     // Story ids by band key: the store's, the ones earlier dry runs would have started (dry runs
     // only), then the stories this call starts. Only bands with a story are entries, so this is
@@ -610,6 +616,7 @@ export class StoryResolver implements StoryIndex {
         if (!started.has(storyId)) {
           started.set(storyId, story);
           for (const band of print.bands) {
+            if (!bandKeysShared.has(band)) continue;
             const ids = bands.get(band);
             if (ids === undefined) bands.set(band, [storyId]);
             else ids.push(storyId);
