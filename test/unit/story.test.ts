@@ -7,6 +7,7 @@ import {
   MAX_TITLE_CHARS,
   marksConflict,
   SIGNATURE_SIZE,
+  STORY_SIMILARITY,
   STORY_WINDOW_MS,
   StoryResolver,
   similarity,
@@ -356,6 +357,32 @@ describe('StoryResolver', () => {
     expect(marksConflict(['10', 'july'], ['10', 'june'])).toBe(true);
     expect(marksConflict(['10'], undefined)).toBe(false);
     expect(marksConflict([], ['10'])).toBe(false);
+  });
+
+  it('joins exactly when the signatures agree on STORY_SIMILARITY of their positions (the early exit drops no passing candidate)', async () => {
+    // One headline, leads cut to every length: similarities from 11 positions below the
+    // threshold to far above it.
+    const title = 'samsung electronics posts record chip profit as ai memory demand surges';
+    const leadA = 'the company said sales of high bandwidth memory doubled while smartphone shipments slowed in europe';
+    const leadB = 'investors in seoul cheered the results and analysts raised their targets';
+    const cut = (lead: string, words: number) => lead.split(' ').slice(0, words).join(' ');
+    let nearThreshold = 0;
+    for (let m = 0; m <= 15; m += 1) {
+      for (let k = 0; k <= 11; k += 1) {
+        const a = article(title, cut(leadA, m));
+        const b = article(title, cut(leadB, k));
+        const printA = fingerprint(a.title, a.summary);
+        const printB = fingerprint(b.title, b.summary);
+        const score = similarity(printA.signature, printB.signature);
+        if (Math.abs(score - STORY_SIMILARITY) * SIGNATURE_SIZE <= 3) nearThreshold++;
+        const bandShared = printB.bands.some((band) => printA.bands.includes(band));
+        expect(await sameStory(a, b), `${m} and ${k} words, similarity ${score}`).toBe(
+          bandShared && score >= STORY_SIMILARITY,
+        );
+      }
+    }
+    // The pairs straddle the threshold, or this test would check nothing.
+    expect(nearThreshold).toBeGreaterThanOrEqual(10);
   });
 
   it('breaks ties by earliest firstSeenAt, then smallest id', async () => {
