@@ -256,7 +256,7 @@ describe('RuleSchema', () => {
 });
 
 describe('AudienceSchema', () => {
-  it('applies the defaults: enabled, UTC, immediate delivery, an 08:00 digest, one SMS segment', () => {
+  it('applies the defaults: enabled, UTC, immediate delivery, an 08:00 digest, one SMS segment, every copy, no update notices', () => {
     expect(AudienceSchema.parse({ audienceId: 'desk', topicArn })).toEqual({
       audienceId: 'desk',
       topicArn,
@@ -265,7 +265,15 @@ describe('AudienceSchema', () => {
       deliveryMode: 'immediate',
       digestTimes: ['08:00'],
       smsMaxSegments: 1,
+      // An item written before stories existed keeps getting every copy.
+      collapse: 'none',
+      updates: 'ignore',
     });
+  });
+
+  it('refuses a collapse or updates setting it does not know, naming the choices', () => {
+    expect(audienceProblem({ collapse: 'stories' })).toBe('collapse: collapse must be "story" or "none"');
+    expect(audienceProblem({ updates: true })).toBe('updates: updates must be "ignore" or "notify"');
   });
 
   it('accepts a fully specified audience', () => {
@@ -281,6 +289,8 @@ describe('AudienceSchema', () => {
       urgentCategories: ['001*'],
       dailyBudget: 100_000,
       smsMaxSegments: 10,
+      collapse: 'story',
+      updates: 'notify',
     };
     expect(AudienceSchema.parse(audience)).toEqual(audience);
     expect(AudienceSchema.parse({ ...audience, urgentCategories: new Set(['001*']) }).urgentCategories).toEqual([
