@@ -78,8 +78,11 @@ export class MemoryStoryStore implements StoryStore {
     this.calls.write++;
     for (const story of changes.stories) {
       if (this.#stories.has(story.storyId)) continue;
+      // The signature and band keys are kept, not copied: nothing changes them once a story is
+      // written (the resolver makes a new signature per article), and at 100,000 articles the
+      // copies were 40 MB of garbage in the bench's heap.
       this.#stories.set(story.storyId, {
-        record: { ...story, signature: story.signature.slice(), bands: [...story.bands], outlets: [...story.outlets] },
+        record: { ...story, outlets: [...story.outlets] },
         allOutlets: new Set(story.outlets),
       });
       for (const band of story.bands) {
