@@ -21,6 +21,7 @@ import {
   STORY_WINDOW_MS,
   StoryResolver,
   similarity,
+  termsConflict,
 } from '#core/story';
 import { MemoryStoryStore } from '../test/support/memory-story-store.ts';
 import type { Section, TargetCheck } from './report.ts';
@@ -141,7 +142,8 @@ function sweep(pairs: readonly StoryPair[]) {
     const b = fingerprint(pair.b.title, pair.b.summary);
     const bands = new Set(a.bands);
     // As the resolver decides: a band in common, then the marks, then the threshold.
-    const candidate = b.bands.some((band) => bands.has(band)) && !marksConflict(b.marks, a.marks);
+    const candidate =
+      b.bands.some((band) => bands.has(band)) && !marksConflict(b.marks, a.marks) && !termsConflict(b.terms, a.terms);
     return { pair, score: candidate ? similarity(a.signature, b.signature) : 0 };
   });
   const thresholds = [0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7];

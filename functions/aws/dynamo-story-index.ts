@@ -133,6 +133,7 @@ const StoryItem = z.object({
     .check(z.refine((bytes) => bytes.byteLength % 4 === 0, 'signature bytes must be a multiple of 4')),
   bands: z.array(z.string()),
   marks: z.optional(z.array(z.string())),
+  terms: z.optional(z.array(z.string())),
   outlets: z.array(z.string()),
   outletCount: count,
   articleCount: count,
@@ -157,6 +158,7 @@ function storyItem(story: StoryState, windowMs: number): Record<string, unknown>
     signature: encodeSignature(story.signature),
     bands: [...story.bands],
     ...(story.marks === undefined ? {} : { marks: [...story.marks] }),
+    ...(story.terms === undefined ? {} : { terms: [...story.terms] }),
     outlets: [...story.outlets],
     outletCount: story.outletCount,
     articleCount: story.articleCount,
@@ -197,6 +199,7 @@ function newStoryState(story: StoredStory): StoryState {
     bands: [...story.bands],
     // Bounded here too: the store never trusts a caller to keep an item small.
     ...(story.marks === undefined ? {} : { marks: story.marks.slice(0, 16).map((mark) => mark.slice(0, 16)) }),
+    ...(story.terms === undefined ? {} : { terms: story.terms.slice(0, 32).map((term) => term.slice(0, 8)) }),
     outlets,
     outletCount: Math.max(story.outletCount, outlets.length),
     articleCount: story.articleCount,

@@ -618,6 +618,13 @@ export interface StoredStory extends StoryRecord {
    * stories stored before marks existed: no check.
    */
   readonly marks?: readonly string[] | undefined;
+  /**
+   * The lead headline's terms (story.ts `storyTerms`: words, and single characters of Korean,
+   * Japanese and Chinese), at most 32 short hashes: a candidate whose headline and the lead's each
+   * have a term the other lacks is another story ("Incheon Waves clinch pennant" vs "Seoul Tigers
+   * clinch pennant"). Absent on stories stored before terms existed: no check.
+   */
+  readonly terms?: readonly string[] | undefined;
 }
 
 /** One article filed under a story (new or existing). */

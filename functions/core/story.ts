@@ -88,6 +88,8 @@ const MAX_RAW_SUMMARY_CHARS = 200;
 export interface StoryFingerprint {
   /** The cleaned headline's marks ({@link storyMarks}). */
   readonly marks: readonly string[];
+  /** The cleaned headline's terms ({@link storyTerms}). */
+  readonly terms: readonly string[];
   /** One-permutation MinHash, {@link SIGNATURE_SIZE} values; all 0xFFFFFFFF when the text has no shingle. */
   readonly signature: Uint32Array;
   /** {@link BANDS} short band keys (empty when the text has no shingle: it matches nothing). */
@@ -317,7 +319,58 @@ export function fingerprint(title: string, summary: string): StoryFingerprint {
   shingle(storyLead(summary), 1);
   const marks = storyMarks(cleaned);
   const signature = signatureOfScratch();
-  return { marks, signature, bands: scratchShingles === 0 ? [] : bandKeys(signature) };
+  return { marks, terms: storyTerms(cleaned), signature, bands: scratchShingles === 0 ? [] : bandKeys(signature) };
+}
+
+/** Terms a fingerprint keeps: enough for a headline, bounded whatever the headline. */
+const MAX_TERMS = 32;
+
+/**
+ * The terms of a cleaned headline ({@link storyTitle}) as short hashes: each word of a script
+ * with word boundaries, and each Korean, Japanese or Chinese character (spacing and particles
+ * differ between outlets; names do not). Deterministic like the signature (FNV-1a, base 36).
+ */
+export function storyTerms(cleanedTitle: string): string[] {
+  const terms = new Set<string>();
+  let word = FNV_OFFSET;
+  let inWord = false;
+  const add = (hash: number) => {
+    if (terms.size < MAX_TERMS) terms.add((hash >>> 0).toString(36));
+  };
+  for (let i = 0; i < cleanedTitle.length; i++) {
+    const code = cleanedTitle.charCodeAt(i);
+    const kind = classOf(code);
+    if (kind === 2) {
+      word = Math.imul(word ^ code, FNV_PRIME);
+      inWord = true;
+      continue;
+    }
+    if (inWord) add(mix(word));
+    word = FNV_OFFSET;
+    inWord = false;
+    if (kind === 3) add(mix(code ^ 0x5bd1e995));
+  }
+  if (inWord) add(mix(word));
+  return [...terms];
+}
+
+/**
+ * Whether two headlines' terms say "different stories": each has a term the other lacks. A copy
+ * adds or drops words on one side only (a prefix left in, "Q3" left out, a credit) and reorders
+ * freely; a different subject in the same template ("Incheon Waves clinch pennant" and "Seoul
+ * Tigers clinch pennant", "Bluewave Telecom to invest 10 trillion won" and "Ganada Bio to
+ * invest…", "visit Germany" and "visit Brazil") swaps words on both sides. Shingle similarity alone
+ * cannot tell these apart when the lead is empty or templated. A rewrite that changes words on
+ * both sides is kept apart too: precision before recall (one extra alert, never a lost one);
+ * bench/story.ts measures the recall this costs on the evaluation set. No terms stored (stories
+ * from before they existed): no conflict.
+ */
+export function termsConflict(a: readonly string[], b: readonly string[] | undefined): boolean {
+  if (b === undefined || a.length === 0 || b.length === 0) return false;
+  const inB = new Set(b);
+  if (!a.some((term) => !inB.has(term))) return false;
+  const inA = new Set(a);
+  return b.some((term) => !inA.has(term));
 }
 
 /** Marks a fingerprint keeps, and their length: bounded, whatever the headline. */
@@ -592,7 +645,12 @@ export class StoryResolver implements StoryIndex {
         const story = started.get(id) ?? stored.get(id) ?? (dryRun ? this.#pretend.stories.get(id) : undefined);
         if (story === undefined || story.firstSeenAt < oldest) continue;
         const score = similarityAtLeast(print.signature, story.signature, MIN_SAME_POSITIONS);
-        if (score < STORY_SIMILARITY || marksConflict(print.marks, story.marks)) continue;
+        if (
+          score < STORY_SIMILARITY ||
+          marksConflict(print.marks, story.marks) ||
+          termsConflict(print.terms, story.terms)
+        )
+          continue;
         if (best === undefined || isBetter(score, story, bestScore, best.story)) {
           best = { story };
           bestScore = score;
@@ -612,6 +670,7 @@ export class StoryResolver implements StoryIndex {
           signature: print.signature,
           bands: print.bands,
           marks: print.marks,
+          terms: print.terms,
         };
         if (!started.has(storyId)) {
           started.set(storyId, story);

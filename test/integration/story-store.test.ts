@@ -176,7 +176,7 @@ function crashOnFilings(documents: DynamoDBDocumentClient, times: number): void 
 describe('story store', () => {
   it('round-trips stories, bands and filings, and leaves unknown ids out', async () => {
     const { store } = await setup();
-    const first = { ...story('a1'), marks: ['1000', 'july'] };
+    const first = { ...story('a1'), marks: ['1000', 'july'], terms: ['1k2j3h', 'zz9'] };
     const second = story('b1', { firstSeenAt: t0 + minute, outlets: [], outletCount: 0, articleCount: 0 });
     await store.write({
       stories: [second, first],
@@ -200,10 +200,12 @@ describe('story store', () => {
       articleCount: 3,
       bands: first.bands,
       marks: ['1000', 'july'],
+      terms: ['1k2j3h', 'zz9'],
     });
     expect([...a.signature]).toEqual([...first.signature]);
     // A story stored without marks (before they existed) reads without them: no check.
     expect(stories.get(second.storyId)?.marks).toBeUndefined();
+    expect(stories.get(second.storyId)?.terms).toBeUndefined();
     expect(stories.get(second.storyId)).toMatchObject({ outlets: ['Kyodo'], outletCount: 1, articleCount: 1 });
 
     const bands = await store.readBands(['0:a1', 'shared-band', 'nope']);

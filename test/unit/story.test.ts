@@ -14,7 +14,9 @@ import {
   storyIdOf,
   storyLead,
   storyMarks,
+  storyTerms,
   storyTitle,
+  termsConflict,
 } from '#core/story';
 import { MemoryStoryStore } from '../support/memory-story-store.ts';
 
@@ -345,6 +347,44 @@ describe('StoryResolver', () => {
     const result = await resolver.assign([lead, copy, same], { now: T0 });
     expect(result.get(copy.key)?.storyId).toBe(result.get(lead.key)?.storyId);
     expect(result.get(same.key)?.storyId).toBe(result.get(lead.key)?.storyId);
+  });
+
+  it('keeps headlines apart that swap the subject of one template, even with no lead (entity swaps)', async () => {
+    const { resolver } = setup();
+    const pairs: [string, string][] = [
+      ['Incheon Waves clinch pennant with walk-off home run', 'Seoul Tigers clinch pennant with walk-off home run'],
+      [
+        'Bluewave Telecom to invest 10 trillion won in new battery plant in Ulsan',
+        'Ganada Bio to invest 10 trillion won in new battery plant in Ulsan',
+      ],
+      [
+        'President to visit Germany for summit on supply chains',
+        'President to visit Brazil for summit on supply chains',
+      ],
+      [
+        'Exports rise for the fourth month on strong semiconductor demand',
+        'Exports rise for the fifth month on strong semiconductor demand',
+      ],
+      ['인천 웨이브스, 끝내기 홈런으로 우승 확정', '서울 타이거즈, 끝내기 홈런으로 우승 확정'],
+      ['トヨタ、新工場に1兆円投資へ', 'ホンダ、新工場に1兆円投資へ'],
+    ];
+    for (const [first, second] of pairs) {
+      const a = article(first, '');
+      const b = article(second, '');
+      const result = await resolver.assign([a, b], { now: T0 });
+      expect(result.get(b.key)?.storyId, `${first} / ${second}`).not.toBe(result.get(a.key)?.storyId);
+    }
+  });
+
+  it('terms are words and single CJK characters, bounded; a conflict needs a term on each side', () => {
+    expect(storyTerms('samsung chip exports')).toHaveLength(3);
+    expect(storyTerms('반도체 수출')).toHaveLength(5);
+    expect(storyTerms(Array.from({ length: 100 }, (_, index) => `w${index}`).join(' '))).toHaveLength(32);
+    const lead = storyTerms('samsung q3 profit up 10 on chip demand');
+    expect(termsConflict(storyTerms('samsung profit up 10 on chip demand'), lead)).toBe(false);
+    expect(termsConflict(storyTerms('chip demand samsung q3 profit up 10 on'), lead)).toBe(false);
+    expect(termsConflict(storyTerms('hynix q3 profit up 10 on chip demand'), lead)).toBe(true);
+    expect(termsConflict(lead, undefined)).toBe(false);
   });
 
   it('marks are numbers (1,000 = 1000) and month and weekday names, bounded; a conflict needs a mark on each side', () => {
