@@ -412,7 +412,8 @@ async function collapseCopies(
     const story = deliveryId(storyMarkerKey(match.audienceId, storyId));
     const id = deliveryId({ audienceId: match.audienceId, articleKey: match.article.key });
     const marker = markers.get(story);
-    if (marker !== undefined && marker.leadArticleKey !== match.article.key) {
+    // As the pipeline decides: a marker without its lead (damaged by hand) collapses nothing.
+    if (marker?.leadArticleKey !== undefined && marker.leadArticleKey !== match.article.key) {
       collapsed.set(id, 'sent');
       continue;
     }

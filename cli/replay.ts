@@ -290,9 +290,17 @@ async function wire(
   const notifier = new SnsNotifier({ client: sns, concurrency: config.snsConcurrency, log });
   // The same index the alert function builds (functions/alert-run/wiring.ts): a replayed copy
   // meets the story a scheduled run filed, and the other way round.
-  const stories = new StoryResolver(new DynamoStoryStore({ documents, tableName: target.names.stateTable, log }), {
-    log,
-  });
+  const stories = new StoryResolver(
+    new DynamoStoryStore({
+      documents,
+      tableName: target.names.stateTable,
+      filingRetentionDays: config.ledgerRetentionDays,
+      log,
+    }),
+    {
+      log,
+    },
+  );
   const ruleSource = new DynamoRuleSource({
     documents,
     rulesTableName: target.names.rulesTable,

@@ -67,6 +67,8 @@ export function createAlertRunDependencies(
       new DynamoStoryStore({
         documents: clients.documents,
         tableName: config.tables.state,
+        // A re-read finds an article's story for as long as the ledger remembers the article.
+        filingRetentionDays: config.ledgerRetentionDays,
         log,
         ...(options.now ? { now: options.now } : {}),
       }),

@@ -327,7 +327,9 @@ export class DynamoStoryStore implements StoryStore {
     }
     const bandWrites = await this.#bandWrites(changes.stories);
 
-    // Stories and their bands first: a filing must never point at a story that was not written.
+    // Stories and their bands first, so a filing of a story this write starts never points at a
+    // story that is not there yet (one filed under a story the index no longer holds is written
+    // anyway, with a warning above: the article keeps its decision).
     await writeAll(
       this.#batch,
       'writing stories',

@@ -373,7 +373,9 @@ export class DeliveryPipeline {
           counts.updatesIgnored += 1;
           continue;
         }
-        const subject = recorded.storyId ?? storyId ?? article.key;
+        // From what the entry recorded only: an audience that switched `collapse` since keeps the
+        // key its earlier notices used, so a change is never announced twice.
+        const subject = recorded.storyId ?? article.key;
         updates.push({ match, audience, change, key: updateNoticeKey(match.audienceId, subject, changeLabel(change)) });
         continue;
       }

@@ -77,4 +77,5 @@ export function changeSince(
  * provider bytes: cut to 64 characters so a hostile value cannot push the key past DynamoDB's limit.
  */
 export const changeLabel = (change: ArticleChange): string =>
-  change.kind === 'status' ? `status=${change.status.slice(0, 64)}` : 'title';
+  // Cut at code points: half an emoji would put a lone surrogate into a DynamoDB key.
+  change.kind === 'status' ? `status=${Array.from(change.status).slice(0, 64).join('')}` : 'title';

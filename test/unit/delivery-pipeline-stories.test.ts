@@ -364,6 +364,20 @@ describe('update notices', () => {
     expect(third.counts.updateNotices).toBe(0);
   });
 
+  it('an audience that starts collapsing keeps the keys of its earlier notices: a change is never announced twice', async () => {
+    const before = audienceOf('desk', { collapse: 'none', updates: 'notify' });
+    const after = audienceOf('desk', { collapse: 'story', updates: 'notify' });
+    const [item] = copies(1, 1);
+    const updated = { ...item!, status: 'UPDATED' };
+    const { state, second } = await deliverThenReread([before], [item!], [updated]);
+    expect(publishedKeys(second.notifier)).toEqual(['desk|update:id:s1-0#status=UPDATED']);
+
+    const switched = pipelineFor([after], { state });
+    await switched.pipeline.add(matchesFor('desk', [updated]));
+    await switched.pipeline.flush();
+    expect(switched.notifier.published).toEqual([]);
+  });
+
   it('keys notices by article for an audience that does not collapse, and sends one per change', async () => {
     const notify = audienceOf('notify', { collapse: 'none', updates: 'notify' });
     const [item] = copies(1, 1);

@@ -57,5 +57,9 @@ describe('ledger facts', () => {
   it('labels changes for the notice key, bounded', () => {
     expect(changeLabel({ kind: 'title' })).toBe('title');
     expect(changeLabel({ kind: 'status', status: 'X'.repeat(500), previousStatus: '' }).length).toBe(7 + 64);
+    // Cut at code points: never half of an emoji in a DynamoDB key.
+    const emoji = changeLabel({ kind: 'status', status: `${'X'.repeat(63)}🚀🚀`, previousStatus: '' });
+    expect(emoji).toBe(`status=${'X'.repeat(63)}🚀`);
+    expect(/\p{Cs}/u.test(emoji)).toBe(false);
   });
 });
