@@ -268,8 +268,16 @@ function addShingle(hash: number): void {
 let previousUnit = 0;
 let hasPreviousUnit = false;
 
-/** Adds the shingles a unit makes: the word itself (words only) and the bigram with the unit before. */
+/** The headline's units, in order, for its terms ({@link storyTerms}); bounded like the headline. */
+const titleUnits: number[] = [];
+const MAX_TITLE_UNITS = MAX_TITLE_CHARS;
+
+/**
+ * Adds the shingles a unit makes: the word itself (words only) and the bigram with the unit
+ * before. Headline units (weight 2) are also kept for the headline's terms.
+ */
 function addUnit(unit: number, isWord: boolean, weight: 1 | 2): void {
+  if (weight === 2 && titleUnits.length < MAX_TITLE_UNITS) titleUnits.push(unit);
   if (isWord) {
     addShingle(mix(unit ^ SALT_WORD));
     if (weight === 2) addShingle(mix(unit ^ SALT_WORD ^ SALT_TITLE_COPY));
@@ -314,43 +322,32 @@ function shingle(text: string, weight: 1 | 2): void {
 export function fingerprint(title: string, summary: string): StoryFingerprint {
   scratchFilled.fill(0);
   scratchShingles = 0;
+  titleUnits.length = 0;
   const cleaned = storyTitle(title);
   shingle(cleaned, 2);
   shingle(storyLead(summary), 1);
   const marks = storyMarks(cleaned);
   const signature = signatureOfScratch();
-  return { marks, terms: storyTerms(cleaned), signature, bands: scratchShingles === 0 ? [] : bandKeys(signature) };
+  return { marks, terms: termsOf(titleUnits), signature, bands: scratchShingles === 0 ? [] : bandKeys(signature) };
 }
 
 /** Terms a fingerprint keeps: enough for a headline, bounded whatever the headline. */
 const MAX_TERMS = 32;
 
 /**
- * The terms of a cleaned headline ({@link storyTitle}) as short hashes: each word of a script
- * with word boundaries, and each Korean, Japanese or Chinese character (spacing and particles
- * differ between outlets; names do not). Deterministic like the signature (FNV-1a, base 36).
+ * The terms of a headline: each word of a script with word boundaries, and each Korean, Japanese
+ * or Chinese character (spacing and particles differ between outlets; names do not), as the
+ * shingling walks them ({@link fingerprint} keeps them; this is its `terms`).
  */
-export function storyTerms(cleanedTitle: string): string[] {
+export const storyTerms = (title: string): readonly string[] => fingerprint(title, '').terms;
+
+/** Distinct unit hashes in base 36, at most {@link MAX_TERMS}: deterministic like the signature. */
+function termsOf(units: readonly number[]): string[] {
   const terms = new Set<string>();
-  let word = FNV_OFFSET;
-  let inWord = false;
-  const add = (hash: number) => {
-    if (terms.size < MAX_TERMS) terms.add((hash >>> 0).toString(36));
-  };
-  for (let i = 0; i < cleanedTitle.length; i++) {
-    const code = cleanedTitle.charCodeAt(i);
-    const kind = classOf(code);
-    if (kind === 2) {
-      word = Math.imul(word ^ code, FNV_PRIME);
-      inWord = true;
-      continue;
-    }
-    if (inWord) add(mix(word));
-    word = FNV_OFFSET;
-    inWord = false;
-    if (kind === 3) add(mix(code ^ 0x5bd1e995));
+  for (const unit of units) {
+    if (terms.size >= MAX_TERMS) break;
+    terms.add((unit >>> 0).toString(36));
   }
-  if (inWord) add(mix(word));
   return [...terms];
 }
 
