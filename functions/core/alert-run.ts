@@ -182,20 +182,10 @@ export interface ParkedPage {
 /** Parked pages listed per run record; the count in `pagesParked` is always complete. */
 export const maxParkedPagesListed = 20;
 
-/**
- * Runs one alert cycle. Throws when the run could not go on (provider down after retries, state
- * table unreachable, lease lost); returns status `incomplete` when some notifications could not be
- * published, which the caller must still report as a failure (see the handler).
- */
-export async function runAlertCycle(
-  deps: AlertRunDependencies,
-  settings: AlertRunSettings,
-  options: AlertRunOptions,
-): Promise<RunSummary> {
-  const now = deps.now ?? Date.now;
-  const startedAt = now();
-  const summary: RunSummary = {
-    runId: options.runId,
+/** The summary of a run that has done nothing yet: every count zero, finished when it started. */
+export function emptyRunSummary(runId: string, startedAt: number): RunSummary {
+  return {
+    runId,
     status: 'completed',
     startedAt,
     finishedAt: startedAt,
@@ -212,6 +202,21 @@ export async function runAlertCycle(
     ...emptyDeliveryCounts(),
     ...emptyDigestCounts(),
   };
+}
+
+/**
+ * Runs one alert cycle. Throws when the run could not go on (provider down after retries, state
+ * table unreachable, lease lost); returns status `incomplete` when some notifications could not be
+ * published, which the caller must still report as a failure (see the handler).
+ */
+export async function runAlertCycle(
+  deps: AlertRunDependencies,
+  settings: AlertRunSettings,
+  options: AlertRunOptions,
+): Promise<RunSummary> {
+  const now = deps.now ?? Date.now;
+  const startedAt = now();
+  const summary = emptyRunSummary(options.runId, startedAt);
 
   let lease: Lease;
   try {

@@ -1,23 +1,27 @@
 /**
- * How failures of the provider boundary are counted (issue 10, items 5a and 5b): a body that
- * crashes the parser and a provider that stalls the run until its deadline are upstream errors,
- * never a successful run.
+ * How runs become CloudWatch metrics: failures of the provider boundary (issue 10, items 5a and
+ * 5b: a body that crashes the parser and a provider that stalls the run until its deadline are
+ * upstream errors, never a successful run), and collapsed copies and update notices (issue 13).
  */
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import { describe, expect, it } from 'vitest';
-import { addFailureMetrics, metricNames } from '#alert-run/metrics';
+import { addFailureMetrics, addRunMetrics, metricNames } from '#alert-run/metrics';
+import { emptyRunSummary } from '#core/alert-run';
 import { ProviderResponseError, ProviderStalledError } from '#core/errors';
 
-function published(error: unknown): Record<string, number> {
+/** The metrics `emit` adds, summed by name. */
+function recorded(emit: (metrics: Metrics) => void): Record<string, number> {
   const values: Record<string, number> = {};
   const metrics = {
     addMetric: (name: string, _unit: string, value: number) => {
       values[name] = (values[name] ?? 0) + value;
     },
   } as unknown as Metrics;
-  addFailureMetrics(metrics, error);
+  emit(metrics);
   return values;
 }
+
+const published = (error: unknown) => recorded((metrics) => addFailureMetrics(metrics, error));
 
 describe('run failure metrics at the provider boundary', () => {
   it.each([
@@ -28,6 +32,23 @@ describe('run failure metrics at the provider boundary', () => {
       [metricNames.runSucceeded]: 0,
       [metricNames.runFailed]: 1,
       [metricNames.upstreamErrors]: 1,
+    });
+  });
+});
+
+describe('story and update metrics', () => {
+  it('reports collapsed copies, update notices sent and updates ignored', () => {
+    const summary = { ...emptyRunSummary('run-1', 0), notificationsCollapsed: 7, updateNotices: 2, updatesIgnored: 3 };
+    expect(recorded((metrics) => addRunMetrics(metrics, summary, summary.finishedAt))).toMatchObject({
+      [metricNames.notificationsCollapsed]: 7,
+      [metricNames.updateNotices]: 2,
+      [metricNames.updatesIgnored]: 3,
+    });
+    // The names docs/operate.md gives ops.
+    expect(metricNames).toMatchObject({
+      notificationsCollapsed: 'NotificationsCollapsed',
+      updateNotices: 'UpdateNotices',
+      updatesIgnored: 'UpdatesIgnored',
     });
   });
 });
