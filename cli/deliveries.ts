@@ -28,7 +28,7 @@
 import type { Message, SQSClient } from '@aws-sdk/client-sqs';
 import type { Command } from 'commander';
 import type { DeliveryRecord } from '#core/ports';
-import { deliveryId, storyMarkerKey } from '#core/ports';
+import { deliveryId, readUpdateNoticeKey, storyMarkerKey, storyOfMarker } from '#core/ports';
 import { action, collectList, integerOption } from './command.ts';
 import type { CommandContext } from './context.ts';
 import { NotFoundError, UsageError } from './errors.ts';
@@ -360,9 +360,6 @@ export interface LedgerState {
   readonly lead?: DeliveryRecord | undefined;
 }
 
-const storyMarkerPrefix = 'story:';
-const updateNoticePrefix = 'update:';
-
 /** `status=UPDATED` → `status UPDATED`, `title` → `title changed` (see ledger-facts.ts changeLabel). */
 function changeText(change: string): string {
   if (change === 'title') return 'title changed';
@@ -397,8 +394,8 @@ export function ledgerState(
 ): LedgerState {
   const base = { audienceId, articleKey };
   const entry = entries.get(deliveryId({ audienceId, articleKey }));
-  if (articleKey.startsWith(storyMarkerPrefix)) {
-    const storyId = articleKey.slice(storyMarkerPrefix.length);
+  const storyId = storyOfMarker(articleKey);
+  if (storyId !== undefined) {
     if (entry === undefined) {
       return {
         ...base,
@@ -421,11 +418,10 @@ export function ledgerState(
       status: `story marker: story ${storyId} is carried by ${entry.leadArticleKey ?? '(no lead recorded)'} since ${formatInstant(entry.deliveredAt)}${lead === undefined ? '' : ` (${outcomeText(lead)})`}; other copies of it collapse`,
     };
   }
-  if (articleKey.startsWith(updateNoticePrefix)) {
-    const rest = articleKey.slice(updateNoticePrefix.length);
-    const cut = rest.lastIndexOf('#');
-    const subject = cut < 0 ? rest : rest.slice(0, cut);
-    const change = cut < 0 ? '' : changeText(rest.slice(cut + 1));
+  const notice = readUpdateNoticeKey(articleKey);
+  if (notice !== undefined) {
+    const { subject } = notice;
+    const change = notice.change === '' ? '' : changeText(notice.change);
     // Article keys carry their kind (`id:`, `url:`); a story id has none.
     const about = subject.includes(':') ? `article ${subject}` : `story ${subject}`;
     const storyId = subject.includes(':') ? undefined : subject;

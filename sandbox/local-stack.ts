@@ -405,7 +405,12 @@ function toDelivered(audienceId: string, raw: string): DeliveredNotification {
   };
   return {
     audienceId,
-    kind: details.kind === 'digest' ? 'digest' : details.update === undefined ? 'alert' : 'update',
+    kind:
+      details.kind === 'digest'
+        ? 'digest'
+        : details.update === undefined || details.update === null
+          ? 'alert'
+          : 'update',
     deliveryId: details.deliveryId ?? '',
     articleKey: details.article?.key ?? '',
     title: details.article?.title ?? '',

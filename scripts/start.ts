@@ -311,7 +311,7 @@ try {
     const inbox = await stack.collectInbox();
     for (const delivered of deliveries) {
       // An update notice is about an article the audience already has, not another alert.
-      if (isUpdateNotice(delivered)) {
+      if (delivered.kind === 'update') {
         const notices = updateNoticesByAudience.get(delivered.audienceId) ?? [];
         notices.push({ deliveryId: delivered.deliveryId, articleKey: delivered.articleKey });
         updateNoticesByAudience.set(delivered.audienceId, notices);
@@ -631,12 +631,6 @@ function printOutcome(
     for (const problem of problems) say(`  ✗ ${audienceId}: update notice ${problem}`);
   }
   say('\n  Next: `npm test` runs the test suite; docs/ explains the sandbox CLI and deploying to AWS.');
-}
-
-/** Whether a delivered notification is an update notice (`updates: notify`) rather than an alert. */
-function isUpdateNotice(delivered: DeliveredNotification): boolean {
-  const details = delivered.body.newsAlerts as { update?: unknown } | undefined;
-  return delivered.deliveryId.includes('|update:') || (details?.update !== undefined && details.update !== null);
 }
 
 /**

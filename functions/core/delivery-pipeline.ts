@@ -52,6 +52,7 @@ import {
   deliveryId,
   type FailedMessage,
   type HeldNotification,
+  isUpdateNoticeKey,
   type LedgerFacts,
   type OutboundMessage,
   type StoryAssignment,
@@ -760,7 +761,7 @@ export class DeliveryPipeline {
 const leadId = (audienceId: string, storyId: string): string => `${audienceId}|${storyId}`;
 
 /** Update notices are keyed `update:…` (ports.ts `updateNoticeKey`); alerts by their article. */
-const isUpdateNotice = (message: OutboundMessage): boolean => message.key.articleKey.startsWith('update:');
+const isUpdateNotice = (message: OutboundMessage): boolean => isUpdateNoticeKey(message.key.articleKey);
 
 export const describe = (error: unknown): string =>
   error instanceof Error ? `${error.name}: ${error.message}` : String(error);

@@ -151,8 +151,29 @@ export type LedgerFacts = Pick<DeliveryRecord, 'storyId' | 'status' | 'titleHash
  */
 export const storyMarkerKey = (audienceId: string, storyId: string): DeliveryKey => ({
   audienceId,
-  articleKey: `story:${storyId}`,
+  articleKey: `${STORY_MARKER}${storyId}`,
 });
+
+const STORY_MARKER = 'story:';
+const UPDATE_NOTICE = 'update:';
+
+/** The story of a story marker's article key ({@link storyMarkerKey}); undefined for any other key. */
+export const storyOfMarker = (articleKey: string): string | undefined =>
+  articleKey.startsWith(STORY_MARKER) ? articleKey.slice(STORY_MARKER.length) : undefined;
+
+/** Whether an article key is an update notice's ({@link updateNoticeKey}). */
+export const isUpdateNoticeKey = (articleKey: string): boolean => articleKey.startsWith(UPDATE_NOTICE);
+
+/**
+ * The story or article and the change an update notice's key names. The change is cut at the last
+ * `#` (a provider id with `#` stays whole in the subject; a status with `#` would not: display only).
+ */
+export function readUpdateNoticeKey(articleKey: string): { subject: string; change: string } | undefined {
+  if (!isUpdateNoticeKey(articleKey)) return undefined;
+  const rest = articleKey.slice(UPDATE_NOTICE.length);
+  const cut = rest.lastIndexOf('#');
+  return cut < 0 ? { subject: rest, change: '' } : { subject: rest.slice(0, cut), change: rest.slice(cut + 1) };
+}
 
 /**
  * The ledger key of an update notice: at most one per audience, story (or article, for
@@ -160,7 +181,7 @@ export const storyMarkerKey = (audienceId: string, storyId: string): DeliveryKey
  */
 export const updateNoticeKey = (audienceId: string, subject: string, change: string): DeliveryKey => ({
   audienceId,
-  articleKey: `update:${subject}#${change}`,
+  articleKey: `${UPDATE_NOTICE}${subject}#${change}`,
 });
 
 /** A notification that SNS refused for good (deleted topic, bad ARN, KMS key disabled...). */
