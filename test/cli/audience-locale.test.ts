@@ -6,16 +6,10 @@
  * a valid file valid (exit 0) and appear in `--json` under `warnings`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getItem } from '../../cli/items.ts';
 import { type CliSandbox, startCliSandbox } from './support.ts';
 
 let sandbox: CliSandbox;
-const audience = (id: string) =>
-  getItem(
-    sandbox.stack.clients.documents,
-    { tableName: sandbox.descriptor.names.audiencesTable, keyName: 'audienceId', noun: 'audience' },
-    id,
-  );
+const audience = (id: string) => sandbox.audience(id);
 
 // One sandbox for the file: every test works on audiences of its own ids. Its default locale is
 // Korean, so "the stack default" is visibly not the built-in en-US.

@@ -6,16 +6,10 @@
  * refused with a message naming the attribute and its choices, before anything is written.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getItem } from '../../cli/items.ts';
 import { type CliSandbox, startCliSandbox } from './support.ts';
 
 let sandbox: CliSandbox;
-const audience = (id: string) =>
-  getItem(
-    sandbox.stack.clients.documents,
-    { tableName: sandbox.descriptor.names.audiencesTable, keyName: 'audienceId', noun: 'audience' },
-    id,
-  );
+const audience = (id: string) => sandbox.audience(id);
 
 // One sandbox for the file: every test works on audiences of its own ids.
 beforeAll(async () => {

@@ -7,18 +7,13 @@
 import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import { GetTopicAttributesCommand, ListTopicsCommand } from '@aws-sdk/client-sns';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { getItem, listItems } from '../../cli/items.ts';
+import { listItems } from '../../cli/items.ts';
 import { pendingRows } from '../../cli/subscriptions.ts';
 import { type CliSandbox, startCliSandbox } from './support.ts';
 
 let sandbox: CliSandbox;
-const audiencesTable = () => ({
-  tableName: sandbox.descriptor.names.audiencesTable,
-  keyName: 'audienceId',
-  noun: 'audience',
-});
 const rulesTable = () => ({ tableName: sandbox.descriptor.names.rulesTable, keyName: 'ruleId', noun: 'rule' });
-const audience = (id: string) => getItem(sandbox.stack.clients.documents, audiencesTable(), id);
+const audience = (id: string) => sandbox.audience(id);
 
 async function topicNames(): Promise<string[]> {
   const names: string[] = [];

@@ -14,6 +14,7 @@ import { inject } from 'vitest';
 import { exampleAudiences, exampleRules } from '#sandbox/examples';
 import { type LocalStack, type LocalStackOptions, startLocalStack } from '#sandbox/local-stack';
 import { uniquePrefix } from '#test/aws';
+import { getItem } from '../../cli/items.ts';
 import { describeLocalStack, type SandboxDescriptor, writeDescriptor } from '../../cli/sandbox-descriptor.ts';
 
 export const projectRoot = fileURLToPath(new URL('../../', import.meta.url));
@@ -88,6 +89,8 @@ export interface CliSandbox {
   ): Promise<CliResult>;
   /** Writes a file into the scratch folder and returns its path. */
   file(name: string, content: string): string;
+  /** The audience item as the table holds it (read straight from moto, not through the CLI). */
+  audience(audienceId: string): Promise<Record<string, unknown> | undefined>;
   stop(): Promise<void>;
 }
 
@@ -136,6 +139,12 @@ export async function startCliSandbox(options: Partial<Omit<LocalStackOptions, '
       writeFileSync(path, content);
       return path;
     },
+    audience: (audienceId) =>
+      getItem(
+        stack.clients.documents,
+        { tableName: descriptor.names.audiencesTable, keyName: 'audienceId', noun: 'audience' },
+        audienceId,
+      ),
     async stop() {
       await stack.stop();
       rmSync(dir, { recursive: true, force: true });

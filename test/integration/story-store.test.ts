@@ -6,11 +6,8 @@
  */
 import {
   type BatchGetCommandInput,
-  type BatchGetCommandOutput,
   type BatchWriteCommandInput,
-  type BatchWriteCommandOutput,
   type DynamoDBDocumentClient,
-  GetCommand,
   PutCommand,
 } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
@@ -33,6 +30,7 @@ import { maxStoryOutlets, type StoredStory, type StoryFiling } from '#core/ports
 import { SIGNATURE_SIZE, STORY_WINDOW_MS } from '#core/story';
 import { createTables, tableNamesFor } from '#sandbox/tables';
 import { awsClients, uniquePrefix } from '#test/aws';
+import { rawItem, recordCalls, withholdHalf } from '#test/dynamo-faults';
 import { captureLog } from '#test/run-harness';
 
 const t0 = Date.UTC(2026, 10, 22, 9, 0, 0);
@@ -68,9 +66,6 @@ async function setup(options: Partial<DynamoStoryStoreOptions> = {}) {
   };
 }
 
-const raw = async (documents: DynamoDBDocumentClient, table: string, key: { pk: string; sk: string }) =>
-  (await documents.send(new GetCommand({ TableName: table, Key: key, ConsistentRead: true }))).Item;
-
 /** A new story led by `id:<lead>`, counted with its lead (one article, one outlet). */
 function story(lead: string, overrides: Partial<StoredStory> = {}): StoredStory {
   return {
@@ -92,68 +87,6 @@ const filing = (article: string, storyId: string, outlet?: string, at = t0): Sto
   outlet,
   at,
 });
-
-/** Records the size of every batch request (items or keys) by command name. */
-function recordBatches(documents: DynamoDBDocumentClient): { command: string; size: number }[] {
-  const calls: { command: string; size: number }[] = [];
-  documents.middlewareStack.add(
-    (next, context) => async (args) => {
-      const items = (args.input as { RequestItems?: Record<string, unknown[] | { Keys?: unknown[] }> }).RequestItems;
-      for (const value of Object.values(items ?? {})) {
-        calls.push({
-          command: context.commandName ?? 'unknown',
-          size: Array.isArray(value) ? value.length : (value.Keys?.length ?? 0),
-        });
-      }
-      return await next(args);
-    },
-    { step: 'initialize', name: 'recordBatches' },
-  );
-  return calls;
-}
-
-/** Throttling as DynamoDB reports it: for the next `times` batch requests half comes back unprocessed. */
-function withholdHalf(documents: DynamoDBDocumentClient, times: number): { withheld: number } {
-  const stats = { withheld: 0 };
-  let remaining = times;
-  documents.middlewareStack.add(
-    (next, context) => async (args) => {
-      if (remaining <= 0) return await next(args);
-      if (context.commandName === 'BatchWriteItemCommand') {
-        remaining -= 1;
-        const input = args.input as BatchWriteCommandInput;
-        const [table, requests] = Object.entries(input.RequestItems ?? {})[0]!;
-        const keep = requests.slice(0, Math.floor(requests.length / 2));
-        const withheld = requests.slice(keep.length);
-        stats.withheld += withheld.length;
-        const result =
-          keep.length > 0
-            ? await next({ ...args, input: { ...input, RequestItems: { [table]: keep } } })
-            : { output: { $metadata: {} }, response: undefined };
-        (result.output as BatchWriteCommandOutput).UnprocessedItems = { [table]: withheld };
-        return result;
-      }
-      if (context.commandName === 'BatchGetItemCommand') {
-        remaining -= 1;
-        const input = args.input as BatchGetCommandInput;
-        const [table, request] = Object.entries(input.RequestItems ?? {})[0]!;
-        const keys = request.Keys ?? [];
-        const keep = keys.slice(0, Math.floor(keys.length / 2));
-        const withheld = keys.slice(keep.length);
-        stats.withheld += withheld.length;
-        const result =
-          keep.length > 0
-            ? await next({ ...args, input: { ...input, RequestItems: { [table]: { ...request, Keys: keep } } } })
-            : { output: { $metadata: {} }, response: undefined };
-        (result.output as BatchGetCommandOutput).UnprocessedKeys = { [table]: { ...request, Keys: withheld } };
-        return result;
-      }
-      return await next(args);
-    },
-    { step: 'initialize', name: 'withholdHalf' },
-  );
-  return stats;
-}
 
 /** The next `times` BatchWriteItem requests whose items are filings fail as if the process died there. */
 function crashOnFilings(documents: DynamoDBDocumentClient, times: number): void {
@@ -249,7 +182,7 @@ describe('story store', () => {
     const lead = story('a1');
     const changes = { stories: [lead], filings: [filing('a1', lead.storyId, 'Yonhap')] };
     await store.write(changes);
-    const calls = recordBatches(documents);
+    const calls = recordCalls(documents);
     await store.write(changes);
     const writes = calls.filter((call) => call.command === 'BatchWriteItemCommand');
     // Only the filing is put again (idempotent); the story and its bands are unchanged.
@@ -266,7 +199,7 @@ describe('story store', () => {
     await store.write({ stories: stories.slice(5), filings: [] });
     const band = (await store.readBands(['hot'])).get('hot');
     expect(band).toEqual(stories.slice(-maxBandStories).map((entry) => entry.storyId));
-    const item = await raw(documents, table, bandItemKey('hot'));
+    const item = await rawItem(documents, table, bandItemKey('hot'));
     expect(item?.expiresAt).toBe(Math.floor((t0 + 11 * minute + STORY_WINDOW_MS + day) / 1000));
   });
 
@@ -274,10 +207,10 @@ describe('story store', () => {
     const { store, documents, table, setClock } = await setup({ filingRetentionDays: 14 });
     const lead = story('a1');
     await store.write({ stories: [lead], filings: [filing('a1', lead.storyId, 'Yonhap', t0 + 5)] });
-    expect((await raw(documents, table, storyItemKey(lead.storyId)))?.expiresAt).toBe(
+    expect((await rawItem(documents, table, storyItemKey(lead.storyId)))?.expiresAt).toBe(
       Math.floor((t0 + STORY_WINDOW_MS + day) / 1000),
     );
-    expect((await raw(documents, table, filingItemKey('id:a1')))?.expiresAt).toBe(
+    expect((await rawItem(documents, table, filingItemKey('id:a1')))?.expiresAt).toBe(
       Math.floor((t0 + 5 + 14 * day) / 1000),
     );
     setClock(t0 + STORY_WINDOW_MS - 1);
@@ -331,7 +264,7 @@ describe('story store', () => {
     expect(read.outlets.every((name) => name.length <= maxOutletNameLength)).toBe(true);
     expect(read.outlets[0]?.startsWith('Outlet 0 ')).toBe(true);
     expect(read).toMatchObject({ outletCount: count, articleCount: count });
-    const item = (await raw(documents, table, storyItemKey(lead.storyId)))!;
+    const item = (await rawItem(documents, table, storyItemKey(lead.storyId)))!;
     expect((item.filed as Set<string>).size).toBe(maxCountedTokens);
     expect(measureItem(item).bytes).toBeLessThan(16 * 1024);
   });
@@ -358,7 +291,7 @@ describe('story store', () => {
           expect((await store.readBands([bandKey])).get(bandKey)).toContain(lead.storyId);
           const read = (await store.readStories([lead.storyId])).get(lead.storyId)!;
           expect(read.outlets.every((name) => name.length <= maxOutletNameLength)).toBe(true);
-          const item = (await raw(documents, table, storyItemKey(lead.storyId)))!;
+          const item = (await rawItem(documents, table, storyItemKey(lead.storyId)))!;
           expect(measureItem(item).bytes).toBeLessThan(ITEM_LIMITS.itemBytes);
           for (const key of [filingItemKey(articleKey), bandItemKey(bandKey), storyItemKey(lead.storyId)]) {
             expect(Buffer.byteLength(key.pk, 'utf8')).toBeLessThanOrEqual(ITEM_LIMITS.partitionKeyBytes);
@@ -383,7 +316,7 @@ describe('story store', () => {
       filing(`b${index}`, entry.storyId, 'Yonhap'),
       filing(`c${index}`, entry.storyId, 'Newsis'),
     ]);
-    const calls = recordBatches(documents);
+    const calls = recordCalls(documents);
     const consistent: unknown[] = [];
     documents.middlewareStack.add(
       (next, context) => async (args) => {
