@@ -362,7 +362,7 @@ export interface LedgerState {
 
 /** `status=UPDATED` → `status UPDATED`, `title` → `title changed` (see ledger-facts.ts changeLabel). */
 function changeText(change: string): string {
-  if (change === 'title') return 'title changed';
+  if (change === 'title' || change.startsWith('title=')) return 'headline changed';
   if (change.startsWith('status=')) {
     const value = change.slice('status='.length);
     return value === '' ? 'status cleared' : `status ${value}`;

@@ -94,6 +94,7 @@ import {
   LeaseChangedError,
   type LeaseHolder,
   type LeaseRecord,
+  type LedgerFactsUpdate,
   type Log,
   type ReadingState,
   ReleaseClaimConflictError,
@@ -764,6 +765,31 @@ export class DynamoStateStore implements StateStore, LeaseAdmin {
         const key = deliveryItemKey(record);
         return { key, request: { PutRequest: { Item: this.#ledgerItem(record) } } };
       }),
+    );
+  }
+
+  async refreshLedgerFacts(entries: readonly LedgerFactsUpdate[]): Promise<void> {
+    // One conditional UpdateItem each: changed articles are few, and a put would reset the
+    // entry's retention (possibly extended by findDelivered) to deliveredAt + retention.
+    await settleAll(
+      entries.map((entry) =>
+        this.#limit(async () => {
+          try {
+            await this.#documents.send(
+              new UpdateCommand({
+                TableName: this.#table,
+                Key: deliveryItemKey(entry),
+                UpdateExpression: 'SET #status = :status, #titleHash = :titleHash',
+                ConditionExpression: 'attribute_exists(#pk)',
+                ExpressionAttributeNames: { '#pk': 'pk', '#status': 'status', '#titleHash': 'titleHash' },
+                ExpressionAttributeValues: { ':status': storedStatus(entry.status), ':titleHash': entry.titleHash },
+              }),
+            );
+          } catch (error) {
+            if (!(error instanceof ConditionalCheckFailedException)) throw error;
+          }
+        }),
+      ),
     );
   }
 

@@ -54,6 +54,7 @@ import {
   type HeldNotification,
   isUpdateNoticeKey,
   type LedgerFacts,
+  type LedgerFactsUpdate,
   type OutboundMessage,
   type StoryAssignment,
   storyMarkerKey,
@@ -192,6 +193,8 @@ interface UpdateCandidate {
   readonly audience: Audience;
   readonly change: ArticleChange;
   readonly key: DeliveryKey;
+  /** The entry's new facts, written once the notice is in the ledger (the next re-read). */
+  readonly refresh: LedgerFactsUpdate;
 }
 
 /** What one batch's ledger lookup left to send: fresh matches, and update notices to send at once. */
@@ -332,9 +335,7 @@ export class DeliveryPipeline {
     }
     // What the ledger recorded is only needed to collapse stories and to notice updates; without
     // either, the cheaper keys-only read of old is enough.
-    const full =
-      this.#options.stories !== undefined ||
-      matches.some((match) => audiences.get(match.audienceId)?.updates === 'notify');
+    const full = assignments.size > 0 || matches.some((match) => audiences.get(match.audienceId)?.updates === 'notify');
     const entries = full ? await this.#options.state.readDeliveries(keys) : undefined;
     const delivered = entries === undefined ? await this.#options.state.findDelivered(keys) : new Set(entries.keys());
 
@@ -354,6 +355,7 @@ export class DeliveryPipeline {
     const markers: DeliveryRecord[] = [];
     const collapsed: DeliveryRecord[] = [];
     const updates: UpdateCandidate[] = [];
+    const refreshed: LedgerFactsUpdate[] = [];
     for (const original of matches) {
       const audience = audiences.get(original.audienceId);
       if (!audience) continue;
@@ -368,16 +370,30 @@ export class DeliveryPipeline {
       if (delivered.has(id) || this.#queued.has(id)) {
         tally.alreadyDelivered += 1;
         counts.notificationsAlreadyDelivered += 1;
-        const change = recorded === undefined ? undefined : changeSince(recorded, article);
-        if (recorded === undefined || change === undefined) continue;
+        // A collapsed copy never reached the audience: its outlet's changes are not its news (the
+        // lead's entry carries the story's), and must not use up the story's notice key.
+        if (recorded === undefined || recorded.collapsedInto !== undefined) continue;
+        const change = changeSince(recorded, article);
+        if (change === undefined) continue;
+        const { status = '', titleHash = '' } = factsOf(article, recorded.storyId);
+        const refresh = { audienceId: match.audienceId, articleKey: article.key, status, titleHash };
         if (audience.updates !== 'notify') {
+          // Seen once: the entry takes the new facts, so later re-reads neither count it again nor
+          // read the ledger for it.
           counts.updatesIgnored += 1;
+          refreshed.push(refresh);
           continue;
         }
         // From what the entry recorded only: an audience that switched `collapse` since keeps the
         // key its earlier notices used, so a change is never announced twice.
         const subject = recorded.storyId ?? article.key;
-        updates.push({ match, audience, change, key: updateNoticeKey(match.audienceId, subject, changeLabel(change)) });
+        updates.push({
+          match,
+          audience,
+          change,
+          key: updateNoticeKey(match.audienceId, subject, changeLabel(change)),
+          refresh,
+        });
         continue;
       }
       let newLead = false;
@@ -449,7 +465,8 @@ export class DeliveryPipeline {
       );
     }
     await this.#recordCollapse(markers, collapsed);
-    const notices = await this.#updateNotices(updates);
+    const notices = await this.#updateNotices(updates, refreshed);
+    if (refreshed.length > 0 && !this.#options.dryRun) await this.#options.state.refreshLedgerFacts(refreshed);
     return { fresh, notices };
   }
 
@@ -475,7 +492,10 @@ export class DeliveryPipeline {
    * Renders the update notices the ledger does not hold yet (one read of their keys), at most one
    * per key even when several copies of a story changed in the same batch.
    */
-  async #updateNotices(candidates: readonly UpdateCandidate[]): Promise<OutboundMessage[]> {
+  async #updateNotices(
+    candidates: readonly UpdateCandidate[],
+    refreshed: LedgerFactsUpdate[],
+  ): Promise<OutboundMessage[]> {
     const wanted = new Map<string, UpdateCandidate>();
     for (const candidate of candidates) {
       const id = deliveryId(candidate.key);
@@ -483,6 +503,11 @@ export class DeliveryPipeline {
     }
     if (wanted.size === 0) return [];
     const sent = await this.#options.state.findDelivered([...wanted.values()].map((candidate) => candidate.key));
+    // Announced already (by an earlier run): the entries take the new facts, so the change is not
+    // looked up again on every re-read, and a later change gets a notice of its own.
+    for (const candidate of candidates) {
+      if (sent.has(deliveryId(candidate.key))) refreshed.push(candidate.refresh);
+    }
     const notices: OutboundMessage[] = [];
     const unrenderable: FailedMessage[] = [];
     for (const [id, { match, audience, change, key }] of wanted) {

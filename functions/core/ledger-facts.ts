@@ -54,7 +54,7 @@ export function ledgerFacts(article: Article, storyId?: string): LedgerFacts {
 /** How an article changed since its ledger entry was written. */
 export type ArticleChange =
   | { readonly kind: 'status'; readonly status: string; readonly previousStatus: string }
-  | { readonly kind: 'title' };
+  | { readonly kind: 'title'; readonly titleHash: string };
 
 /**
  * The change between what the ledger recorded and the article as read now, or undefined when
@@ -68,14 +68,22 @@ export function changeSince(
   if (recorded.status === undefined || recorded.titleHash === undefined) return undefined;
   const status = article.status ?? '';
   if (storedStatus(status) !== recorded.status) return { kind: 'status', status, previousStatus: recorded.status };
-  if (titleHash(article.title) !== recorded.titleHash) return { kind: 'title' };
+  const hash = titleHash(article.title);
+  if (hash !== recorded.titleHash) return { kind: 'title', titleHash: hash };
   return undefined;
 }
 
 /**
- * The change's part of an update notice's ledger key: `status=UPDATED`, `title`. The status is
- * provider bytes: cut to 64 characters so a hostile value cannot push the key past DynamoDB's limit.
+ * The change's part of an update notice's ledger key: `status=UPDATED`, or `title=<hash of the new
+ * title>` (each new headline is its own change). The status is provider bytes: one longer than 64
+ * characters is keyed by its SHA-256, so no value can push the key past DynamoDB's limit, put half
+ * an emoji into it, or share a key with another long status.
  */
-export const changeLabel = (change: ArticleChange): string =>
-  // Cut at code points: half an emoji would put a lone surrogate into a DynamoDB key.
-  change.kind === 'status' ? `status=${Array.from(change.status).slice(0, 64).join('')}` : 'title';
+export function changeLabel(change: ArticleChange): string {
+  if (change.kind === 'title') return `title=${change.titleHash}`;
+  const status =
+    [...change.status].length <= 64
+      ? change.status
+      : `#${createHash('sha256').update(change.status, 'utf8').digest('base64url')}`;
+  return `status=${status}`;
+}

@@ -145,6 +145,12 @@ export interface DeliveryRecord extends DeliveryKey {
 /** What the ledger keeps about an article to recognise it coming back changed (functions/core/ledger-facts.ts). */
 export type LedgerFacts = Pick<DeliveryRecord, 'storyId' | 'status' | 'titleHash'>;
 
+/** New facts for an existing ledger entry ({@link StateStore.refreshLedgerFacts}). */
+export interface LedgerFactsUpdate extends DeliveryKey {
+  readonly status: string;
+  readonly titleHash: string;
+}
+
 /**
  * The ledger key that says "this audience has story `storyId`" (the story marker). Article keys
  * start with `id:` or `url:`, digests with `digest:`, so the kinds never collide.
@@ -467,6 +473,12 @@ export interface StateStore {
   readDeliveries(keys: readonly DeliveryKey[]): Promise<Map<string, DeliveryRecord>>;
   /** Adds ledger entries (BatchWriteItem, 25 a call, unprocessed items retried). */
   recordDelivered(records: readonly DeliveryRecord[]): Promise<void>;
+  /**
+   * Sets the status and title hash of existing ledger entries (an article seen changed and
+   * handled: announced or ignored), so the next re-read compares with what it is now. Nothing
+   * else of the entry changes, its retention included; an entry that is gone stays gone.
+   */
+  refreshLedgerFacts(entries: readonly LedgerFactsUpdate[]): Promise<void>;
   /** Parks notifications SNS refused for good, for `news-alerts replay`. */
   recordUndeliverable(records: readonly UndeliverableRecord[]): Promise<void>;
   recordRun(record: RunRecord): Promise<void>;

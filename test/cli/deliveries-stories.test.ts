@@ -259,4 +259,16 @@ describe('ledgerState', () => {
       }),
     );
   });
+
+  it('reads the change of an update notice key in words', () => {
+    const notice = (change: string) => {
+      const articleKey = `update:s1#${change}`;
+      const entries = new Map([
+        [deliveryId({ audienceId: 'a', articleKey }), { audienceId: 'a', articleKey, deliveredAt: 0, ruleIds: [] }],
+      ]);
+      return ledgerState('a', articleKey, entries).status;
+    };
+    expect(notice('title=1k2j3h')).toContain('(headline changed) for story s1');
+    expect(notice('status=UPDATED')).toContain('(status UPDATED) for story s1');
+  });
 });

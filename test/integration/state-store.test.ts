@@ -8,17 +8,7 @@ import {
   DescribeTimeToLiveCommand,
   TransactionCanceledException,
 } from '@aws-sdk/client-dynamodb';
-import {
-  type BatchGetCommandInput,
-  type BatchGetCommandOutput,
-  type BatchWriteCommandInput,
-  type BatchWriteCommandOutput,
-  DeleteCommand,
-  type DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-} from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, type DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import {
   DynamoStateStore,
@@ -42,6 +32,7 @@ import {
 } from '#core/ports';
 import { createTables, tableNamesFor } from '#sandbox/tables';
 import { type AwsClients, awsClients, uniquePrefix } from '#test/aws';
+import { rawItem, recordCalls, withholdHalf } from '#test/dynamo-faults';
 import { captureLog } from '#test/run-harness';
 
 const t0 = Date.UTC(2025, 2, 1, 9, 0, 0);
@@ -79,87 +70,6 @@ async function setup(options: Partial<DynamoStateStoreOptions> = {}): Promise<Se
 /** A second store on its own clients, so middleware on the first never sees its requests. */
 const observer = (table: string) =>
   new DynamoStateStore({ documents: awsClients().documents, tableName: table, log: silentLog, now: () => t0 });
-
-async function rawItem(documents: DynamoDBDocumentClient, table: string, key: { pk: string; sk: string }) {
-  const { Item } = await documents.send(new GetCommand({ TableName: table, Key: key, ConsistentRead: true }));
-  return Item;
-}
-
-interface BatchCall {
-  readonly command: string;
-  readonly size: number;
-}
-
-/** Records every DynamoDB request and, for batch requests, how many items or keys it carried. */
-function recordCalls(documents: DynamoDBDocumentClient): BatchCall[] {
-  const calls: BatchCall[] = [];
-  documents.middlewareStack.add(
-    (next, context) => async (args) => {
-      const requestItems = (args.input as { RequestItems?: Record<string, unknown[] | { Keys?: unknown[] }> })
-        .RequestItems;
-      const size = Object.values(requestItems ?? {}).reduce<number>(
-        (sum, value) => sum + (Array.isArray(value) ? value.length : (value.Keys?.length ?? 0)),
-        0,
-      );
-      calls.push({ command: context.commandName ?? 'unknown', size });
-      return await next(args);
-    },
-    { step: 'initialize', name: 'recordCalls' },
-  );
-  return calls;
-}
-
-/**
- * Throttling as DynamoDB reports it: for the next `times` batch requests, only the first half of
- * the items (or keys, rounded down) reaches the table and the rest comes back as
- * UnprocessedItems/UnprocessedKeys. A lone item is handed back without reaching the table at all
- * (as on an internal processing failure). Add it after `recordCalls` so that one sees what the
- * store sent.
- */
-function withholdHalf(documents: DynamoDBDocumentClient, times: number): { withheld: number } {
-  const stats = { withheld: 0 };
-  let remaining = times;
-  const split = <T>(items: readonly T[]) => {
-    const keep = items.slice(0, Math.floor(items.length / 2));
-    const withheld = items.slice(keep.length);
-    stats.withheld += withheld.length;
-    return { keep, withheld };
-  };
-  documents.middlewareStack.add(
-    (next, context) => async (args) => {
-      if (remaining <= 0) return await next(args);
-      if (context.commandName === 'BatchWriteItemCommand') {
-        remaining -= 1;
-        const input = args.input as BatchWriteCommandInput;
-        const [table, requests] = Object.entries(input.RequestItems ?? {})[0]!;
-        const { keep, withheld } = split(requests);
-        const result =
-          keep.length > 0
-            ? await next({ ...args, input: { ...input, RequestItems: { [table]: keep } } })
-            : { output: { $metadata: {} }, response: undefined };
-        const output = result.output as BatchWriteCommandOutput;
-        output.UnprocessedItems = { [table]: [...(output.UnprocessedItems?.[table] ?? []), ...withheld] };
-        return result;
-      }
-      if (context.commandName === 'BatchGetItemCommand') {
-        remaining -= 1;
-        const input = args.input as BatchGetCommandInput;
-        const [table, request] = Object.entries(input.RequestItems ?? {})[0]!;
-        const { keep, withheld } = split(request.Keys ?? []);
-        const result =
-          keep.length > 0
-            ? await next({ ...args, input: { ...input, RequestItems: { [table]: { ...request, Keys: keep } } } })
-            : { output: { $metadata: {} }, response: undefined };
-        const output = result.output as BatchGetCommandOutput;
-        output.UnprocessedKeys = { [table]: { ...request, Keys: withheld } };
-        return result;
-      }
-      return await next(args);
-    },
-    { step: 'initialize', name: 'withholdHalf' },
-  );
-  return stats;
-}
 
 /**
  * Another request touching the same items at the same moment: the next `times` transactions are
@@ -482,6 +392,23 @@ describe('delivery ledger', () => {
     const entries = await store.readDeliveries([...records, { audienceId: 'desk', articleKey: 'id:never' }]);
     expect(entries.size).toBe(4);
     for (const record of records) expect(entries.get(deliveryId(record))).toEqual(record);
+  });
+
+  it("refreshes an entry's facts in place (its retention untouched) and never recreates one that is gone", async () => {
+    const { store, clients, table } = await setup();
+    const key = { audienceId: 'desk', articleKey: 'id:changed' };
+    await store.recordDelivered([
+      { ...key, deliveredAt: t0, ruleIds: ['r'], messageId: 'm-1', status: 'PUBLISHED', titleHash: 'a' },
+    ]);
+    const before = await rawItem(clients.documents, table, deliveryItemKey(key));
+    const gone = { audienceId: 'desk', articleKey: 'id:never' };
+    await store.refreshLedgerFacts([
+      { ...key, status: 'UPDATED', titleHash: 'b' },
+      { ...gone, status: 'DELETED', titleHash: 'c' },
+    ]);
+    const after = await rawItem(clients.documents, table, deliveryItemKey(key));
+    expect(after).toEqual({ ...before, status: 'UPDATED', titleHash: 'b' });
+    expect(await rawItem(clients.documents, table, deliveryItemKey(gone))).toBeUndefined();
   });
 
   it('stores a hostile status from the provider bounded, so the entry stays far below 400 KB', async () => {

@@ -6,7 +6,7 @@
  * more: the integration tests check the real adapters against moto.
  */
 import type { AlertRunSettings } from '#core/alert-run';
-import { ledgerFacts } from '#core/ledger-facts';
+import { ledgerFacts, storedStatus } from '#core/ledger-facts';
 import type { Article, AudienceMatch, RuleSet } from '#core/model';
 import {
   type ArticlePage,
@@ -22,6 +22,7 @@ import {
   type HeldState,
   type HoldingAudience,
   type Lease,
+  type LedgerFactsUpdate,
   type Log,
   type NewsSource,
   type Notifier,
@@ -97,6 +98,17 @@ export class MemoryStateStore implements StateStore {
   }
   async recordDelivered(records: readonly DeliveryRecord[]): Promise<void> {
     for (const record of records) this.ledger.set(deliveryId(record), record);
+  }
+  async refreshLedgerFacts(entries: readonly LedgerFactsUpdate[]): Promise<void> {
+    for (const entry of entries) {
+      const record = this.ledger.get(deliveryId(entry));
+      if (record === undefined) continue;
+      this.ledger.set(deliveryId(entry), {
+        ...record,
+        status: storedStatus(entry.status),
+        titleHash: entry.titleHash,
+      });
+    }
   }
   async recordUndeliverable(records: readonly UndeliverableRecord[]): Promise<void> {
     for (const record of records) this.undeliverable.set(deliveryId(record), record);

@@ -351,7 +351,8 @@ describe('update notices', () => {
     expect(second.notifier.published[0]?.subject).toMatch(/update/i);
     expect(second.counts).toMatchObject({
       updateNotices: 1,
-      updatesIgnored: 3,
+      // Only the lead reached `ignore`: its two collapsed copies' changes are not its news.
+      updatesIgnored: 1,
       notificationsPublished: 0,
       notificationsAlreadyDelivered: 6,
     });
@@ -383,12 +384,53 @@ describe('update notices', () => {
     const [item] = copies(1, 1);
     const retitled = { ...item!, title: `${item!.title}, revised` };
     const { state, second } = await deliverThenReread([notify], [item!], [retitled]);
-    expect(publishedKeys(second.notifier)).toEqual(['notify|update:id:s1-0#title']);
+    expect(publishedKeys(second.notifier)).toEqual([`notify|update:id:s1-0#title=${titleHash(retitled.title)}`]);
 
     const deleted = pipelineFor([notify], { state });
     await deleted.pipeline.add(matchesFor('notify', [{ ...retitled, status: 'DELETED' }]));
     await deleted.pipeline.flush();
     expect(publishedKeys(deleted.notifier)).toEqual(['notify|update:id:s1-0#status=DELETED']);
+  });
+
+  it('a change once handled moves the entry on: not counted or looked up again, and a later headline change gets its own notice', async () => {
+    const notify = audienceOf('notify', { collapse: 'story', updates: 'notify' });
+    const ignore = audienceOf('ignore', { collapse: 'story' });
+    const [item] = copies(1, 1);
+    const updated = { ...item!, status: 'UPDATED' };
+    const { state, second } = await deliverThenReread([notify, ignore], [item!], [updated]);
+    expect(second.counts).toMatchObject({ updateNotices: 1, updatesIgnored: 1 });
+
+    // The next re-read finds the notice in the ledger and moves the entry on; nothing is counted.
+    const third = pipelineFor([notify, ignore], { state });
+    await third.pipeline.add([...matchesFor('notify', [updated]), ...matchesFor('ignore', [updated])]);
+    await third.pipeline.flush();
+    expect(third.counts).toMatchObject({ updateNotices: 0, updatesIgnored: 0 });
+    expect(state.ledger.get('notify|id:s1-0')).toMatchObject({ status: 'UPDATED' });
+
+    const retitled = { ...updated, title: `${item!.title}: what changed` };
+    const fourth = pipelineFor([notify, ignore], { state });
+    await fourth.pipeline.add([...matchesFor('notify', [retitled]), ...matchesFor('ignore', [retitled])]);
+    await fourth.pipeline.flush();
+    expect(publishedKeys(fourth.notifier)).toEqual([`notify|update:story-1#title=${titleHash(retitled.title)}`]);
+    expect(fourth.counts).toMatchObject({ updateNotices: 1, updatesIgnored: 1 });
+    const reads = state.reads.length;
+    const fifth = pipelineFor([notify, ignore], { state });
+    await fifth.pipeline.add([...matchesFor('ignore', [retitled])]);
+    await fifth.pipeline.flush();
+    // One ledger read for the batch; no notice-key lookup for a change already handled.
+    expect(state.reads.length - reads).toBe(1);
+    expect(fifth.counts.updatesIgnored).toBe(0);
+  });
+
+  it("a collapsed copy's change sends nothing and leaves the story's notice for its lead", async () => {
+    const notify = audienceOf('notify', { collapse: 'story', updates: 'notify' });
+    const [lead, copy] = copies(1, 2);
+    const { state, second } = await deliverThenReread([notify], [lead!, copy!], [{ ...copy!, status: 'DELETED' }]);
+    expect(second.notifier.published).toEqual([]);
+    const later = pipelineFor([notify], { state });
+    await later.pipeline.add(matchesFor('notify', [{ ...lead!, status: 'DELETED' }]));
+    await later.pipeline.flush();
+    expect(publishedKeys(later.notifier)).toEqual(['notify|update:story-1#status=DELETED']);
   });
 
   it('an unchanged re-read, or a change in case and spacing only, sends nothing', async () => {

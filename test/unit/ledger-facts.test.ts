@@ -44,7 +44,10 @@ describe('ledger facts', () => {
       status: 'UPDATED',
       previousStatus: 'PUBLISHED',
     });
-    expect(changeSince(facts, article({ title: 'Samsung chip exports rise 10%' }))).toEqual({ kind: 'title' });
+    expect(changeSince(facts, article({ title: 'Samsung chip exports rise 10%' }))).toEqual({
+      kind: 'title',
+      titleHash: titleHash('Samsung chip exports rise 10%'),
+    });
     expect(changeSince(facts, article({ title: 'SAMSUNG  chip exports rise' }))).toBeUndefined();
     expect(titleHash('ＳＡＭＳＵＮＧ')).toBe(titleHash('samsung'));
   });
@@ -55,11 +58,17 @@ describe('ledger facts', () => {
   });
 
   it('labels changes for the notice key, bounded', () => {
-    expect(changeLabel({ kind: 'title' })).toBe('title');
-    expect(changeLabel({ kind: 'status', status: 'X'.repeat(500), previousStatus: '' }).length).toBe(7 + 64);
-    // Cut at code points: never half of an emoji in a DynamoDB key.
-    const emoji = changeLabel({ kind: 'status', status: `${'X'.repeat(63)}🚀🚀`, previousStatus: '' });
+    // Each new headline is its own change.
+    expect(changeLabel({ kind: 'title', titleHash: 'h1' })).toBe('title=h1');
+    expect(changeLabel({ kind: 'status', status: 'UPDATED', previousStatus: '' })).toBe('status=UPDATED');
+    // A long status is keyed by its hash: bounded, whole code points, and two long statuses that
+    // share their first 64 characters keep different keys.
+    const long = (tail: string) =>
+      changeLabel({ kind: 'status', status: `${'X'.repeat(80)}🚀${tail}`, previousStatus: '' });
+    expect(long('a')).not.toBe(long('b'));
+    expect(long('a').length).toBeLessThanOrEqual(7 + 44);
+    expect(/\p{Cs}/u.test(long('a'))).toBe(false);
+    const emoji = changeLabel({ kind: 'status', status: `${'X'.repeat(63)}🚀`, previousStatus: '' });
     expect(emoji).toBe(`status=${'X'.repeat(63)}🚀`);
-    expect(/\p{Cs}/u.test(emoji)).toBe(false);
   });
 });

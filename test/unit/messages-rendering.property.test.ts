@@ -89,7 +89,7 @@ function scenario(language: Language) {
     outlets: fc.array(text(15), { minLength: 0, maxLength: 10 }),
     moreOutlets: fc.integer({ min: 0, max: 5000 }),
     change: fc.oneof(
-      fc.constant<ArticleChange>({ kind: 'title' }),
+      fc.constant<ArticleChange>({ kind: 'title', titleHash: 'h1' }),
       fc
         .tuple(
           fc.constantFrom('PUBLISHED', 'UPDATED', 'DELETED', 'deleted', ''),

@@ -115,14 +115,14 @@ describe('update notices', () => {
     expect(firstLine(undefined, deleted)).toBe('Update: the publisher withdrew this article');
     expect(firstLine('ko-KR', deleted)).toBe('업데이트: 언론사가 이 기사를 삭제했습니다');
     expect(firstLine('ja-JP', deleted)).toBe('更新: 配信元がこの記事を取り消しました');
-    expect(firstLine(undefined, { kind: 'title' })).toBe('Update: the headline changed');
-    expect(firstLine('ko-KR', { kind: 'title' })).toBe('업데이트: 제목이 바뀌었습니다');
+    expect(firstLine(undefined, { kind: 'title', titleHash: 'h1' })).toBe('Update: the headline changed');
+    expect(firstLine('ko-KR', { kind: 'title', titleHash: 'h1' })).toBe('업데이트: 제목이 바뀌었습니다');
     expect(firstLine(undefined, { kind: 'status', status: 'UPDATED', previousStatus: '' })).toBe(
       'Update: the status changed from none to UPDATED',
     );
     const title = AlertDocumentSchema.parse(
       channels(
-        renderUpdateNotice(matchFor(audienceIn(undefined)), audienceIn(undefined), { kind: 'title' }, keyOf('t')),
+        renderUpdateNotice(matchFor(audienceIn(undefined)), audienceIn(undefined), { kind: 'title', titleHash: 'h1' }, keyOf('t')),
       ).structured,
     );
     expect(title.newsAlerts.update).toEqual({ change: 'title', status: null, previousStatus: null });
@@ -168,7 +168,7 @@ describe('update notices', () => {
       path: fc.oneof(fc.stringMatching(/^[a-z0-9]{0,30}$/), fc.stringMatching(/^[a-z0-9]{300,700}$/)),
       change: fc.constantFrom<ArticleChange>(
         statusChange,
-        { kind: 'title' },
+        { kind: 'title', titleHash: 'h1' },
         { kind: 'status', status: 'DELETED', previousStatus: '' },
       ),
     });
