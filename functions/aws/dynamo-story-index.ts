@@ -146,6 +146,13 @@ type StoryState = Omit<z.infer<typeof StoryItem>, 'signature' | 'filed' | 'outle
   outletTokens: Set<string>;
 };
 const BandItem = z.object({ storyIds: z.array(z.string()), expiresAt: z.optional(finite) });
+type BandData = z.infer<typeof BandItem>;
+
+/** What one assign round read, for its write (see DynamoStoryStore's `#round`). */
+const newRound = () => ({
+  stories: new Map<string, StoryState | null>(),
+  bands: new Map<string, BandData | null>(),
+});
 const FilingItem = z.object({ storyId: z.string() });
 
 /** The story item of `story` (TTL from its first sighting). */
@@ -239,6 +246,13 @@ export class DynamoStoryStore implements StoryStore {
   readonly #filingRetentionDays: number;
   readonly #now: () => number;
   readonly #log: Log;
+  /**
+   * The stories and bands this assign round read (a round starts with readFilings), parsed;
+   * null: read and absent or damaged. `write` merges into these instead of reading them again:
+   * the resolver read exactly what it is about to file under, and under the run lease nobody else
+   * writes the index meanwhile.
+   */
+  #round = newRound();
 
   constructor(options: DynamoStoryStoreOptions) {
     const limit: LimitFunction = pLimit(options.concurrency ?? 4);
@@ -256,6 +270,7 @@ export class DynamoStoryStore implements StoryStore {
   }
 
   async readFilings(articleKeys: readonly string[]): Promise<Map<string, string>> {
+    this.#round = newRound();
     const items = await getAll(this.#batch, 'reading story filings', articleKeys.map(filingItemKey));
     const filings = new Map<string, string>();
     for (const articleKey of articleKeys) {
@@ -269,15 +284,9 @@ export class DynamoStoryStore implements StoryStore {
   }
 
   async readBands(bandKeys: readonly string[]): Promise<Map<string, readonly string[]>> {
-    const items = await getAll(this.#batch, 'reading story bands', bandKeys.map(bandItemKey));
+    const read = await this.#readBandData(bandKeys);
     const bands = new Map<string, readonly string[]>();
-    for (const bandKey of bandKeys) {
-      const item = items.get(keyString(bandItemKey(bandKey)));
-      if (item === undefined) continue;
-      const parsed = BandItem.safeParse(item);
-      if (parsed.success) bands.set(bandKey, parsed.data.storyIds);
-      else this.#warn('story band', item, parsed.error);
-    }
+    for (const [bandKey, data] of read) if (data !== null) bands.set(bandKey, data.storyIds);
     return bands;
   }
 
@@ -298,6 +307,19 @@ export class DynamoStoryStore implements StoryStore {
     readonly stories: readonly StoredStory[];
     readonly filings: readonly StoryFiling[];
   }): Promise<void> {
+    const round = this.#round;
+    try {
+      await this.#writeMerged(changes, round);
+    } finally {
+      // What this write read for itself, or what a failed write left, is no round's any more.
+      this.#round = newRound();
+    }
+  }
+
+  async #writeMerged(
+    changes: { readonly stories: readonly StoredStory[]; readonly filings: readonly StoryFiling[] },
+    round: ReturnType<typeof newRound>,
+  ): Promise<void> {
     const created = new Map(changes.stories.map((story) => [story.storyId, story]));
     const filingsByStory = new Map<string, StoryFiling[]>();
     for (const filing of changes.filings) {
@@ -305,7 +327,22 @@ export class DynamoStoryStore implements StoryStore {
       list.push(filing);
       filingsByStory.set(filing.storyId, list);
     }
-    const existing = await this.#readStates([...new Set([...created.keys(), ...filingsByStory.keys()])]);
+    const touched = [...new Set([...created.keys(), ...filingsByStory.keys()])];
+    const unread = touched.filter((storyId) => !round.stories.has(storyId));
+    const existing = new Map<string, StoryState>();
+    for (const storyId of touched) {
+      const known = round.stories.get(storyId);
+      // A copy: counting the filing mutates it, and the reader may still hold the original.
+      if (known)
+        existing.set(storyId, {
+          ...known,
+          outlets: [...known.outlets],
+          filed: new Set(known.filed),
+          outletTokens: new Set(known.outletTokens),
+        });
+    }
+    for (const [storyId, state] of unread.length > 0 ? await this.#readStates(unread) : [])
+      existing.set(storyId, state);
 
     const storyWrites: Record<string, unknown>[] = [];
     for (const storyId of new Set([...created.keys(), ...filingsByStory.keys()])) {
@@ -325,7 +362,7 @@ export class DynamoStoryStore implements StoryStore {
       for (const filing of filings) changed = countFiling(state, filing) || changed;
       if (changed) storyWrites.push(storyItem(state, this.#windowMs));
     }
-    const bandWrites = await this.#bandWrites(changes.stories);
+    const bandWrites = await this.#bandWrites(changes.stories, round.bands);
 
     // Stories and their bands first, so a filing of a story this write starts never points at a
     // story that is not there yet (one filed under a story the index no longer holds is written
@@ -349,16 +386,17 @@ export class DynamoStoryStore implements StoryStore {
   }
 
   /** Band items that gain a story of `stories` (read, merged, bounded); unchanged bands are not rewritten. */
-  async #bandWrites(stories: readonly StoredStory[]): Promise<Record<string, unknown>[]> {
+  async #bandWrites(
+    stories: readonly StoredStory[],
+    known: ReadonlyMap<string, BandData | null>,
+  ): Promise<Record<string, unknown>[]> {
     const bandKeys = [...new Set(stories.flatMap((story) => story.bands))];
     if (bandKeys.length === 0) return [];
-    const items = await getAll(this.#batch, 'reading story bands', bandKeys.map(bandItemKey));
+    const unread = bandKeys.filter((bandKey) => !known.has(bandKey));
+    const read = unread.length > 0 ? await this.#readBandData(unread) : new Map<string, BandData | null>();
     const bands = new Map<string, { storyIds: string[]; expiresAt: number; changed: boolean }>();
     for (const bandKey of bandKeys) {
-      const item = items.get(keyString(bandItemKey(bandKey)));
-      const parsed = item === undefined ? undefined : BandItem.safeParse(item);
-      if (parsed?.success === false) this.#warn('story band', item ?? {}, parsed.error);
-      const data = parsed?.success ? parsed.data : undefined;
+      const data = known.get(bandKey) ?? read.get(bandKey) ?? null;
       bands.set(bandKey, { storyIds: [...(data?.storyIds ?? [])], expiresAt: data?.expiresAt ?? 0, changed: false });
     }
     // Oldest first, so a band's list stays oldest first whatever order the caller gave.
@@ -375,6 +413,21 @@ export class DynamoStoryStore implements StoryStore {
     return [...bands]
       .filter(([, band]) => band.changed)
       .map(([bandKey, band]) => bandItem(bandKey, band.storyIds, band.expiresAt));
+  }
+
+  /** Band items by key, parsed (null: absent, or damaged and logged), remembered for this round's write. */
+  async #readBandData(bandKeys: readonly string[]): Promise<Map<string, BandData | null>> {
+    const items = await getAll(this.#batch, 'reading story bands', bandKeys.map(bandItemKey));
+    const bands = new Map<string, BandData | null>();
+    for (const bandKey of bandKeys) {
+      const item = items.get(keyString(bandItemKey(bandKey)));
+      const parsed = item === undefined ? undefined : BandItem.safeParse(item);
+      if (parsed?.success === false) this.#warn('story band', item ?? {}, parsed.error);
+      const data = parsed?.success ? parsed.data : null;
+      bands.set(bandKey, data);
+      this.#round.bands.set(bandKey, data);
+    }
+    return bands;
   }
 
   /** Story items by id, parsed; damaged ones are logged and left out (a new story, never a lost alert). */
@@ -397,6 +450,7 @@ export class DynamoStoryStore implements StoryStore {
         outletTokens: new Set(outletTokens),
       });
     }
+    for (const storyId of storyIds) this.#round.stories.set(storyId, states.get(storyId) ?? null);
     return states;
   }
 

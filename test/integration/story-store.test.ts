@@ -27,7 +27,7 @@ import {
 } from '#aws/dynamo-story-index';
 import { ITEM_LIMITS, measureItem } from '#aws/table-layout';
 import { maxStoryOutlets, type StoredStory, type StoryFiling } from '#core/ports';
-import { SIGNATURE_SIZE, STORY_WINDOW_MS } from '#core/story';
+import { SIGNATURE_SIZE, STORY_WINDOW_MS, StoryResolver, storyIdOf } from '#core/story';
 import { createTables, tableNamesFor } from '#sandbox/tables';
 import { awsClients, uniquePrefix } from '#test/aws';
 import { rawItem, recordCalls, withholdHalf } from '#test/dynamo-faults';
@@ -408,3 +408,52 @@ function validStoryAttributes(storyId: string): Record<string, unknown> {
     articleCount: 0,
   };
 }
+
+describe('requests of an assign round', () => {
+  const article = (key: string, title: string, media: string) => ({
+    key,
+    title,
+    summary: '',
+    url: `https://news.example.com/${key}`,
+    publishedAt: t0,
+    categories: [],
+    categoryNames: [],
+    mediaName: media,
+  });
+
+  it('the write merges into the stories and bands the round read, without reading them again', async () => {
+    const { store, documents } = await setup();
+    const resolver = new StoryResolver(store);
+    const calls = recordCalls(documents);
+    let writeStartsAt = -1;
+    const write = store.write.bind(store);
+    store.write = async (changes) => {
+      writeStartsAt = calls.length;
+      await write(changes);
+    };
+    const lead = article('id:1', 'Samsung to invest 10 trillion won in new chip plant', 'Yonhap');
+    // Keys the write reads itself: only the stories it starts (an earlier write that crashed may
+    // have left them); never a band or a story the round read already.
+    const keysReadByWrite = () =>
+      calls
+        .slice(writeStartsAt)
+        .filter((call) => call.command === 'BatchGetItemCommand')
+        .reduce((sum, call) => sum + call.size, 0);
+    await resolver.assign([lead, article('id:2', 'Heavy rain floods roads in Busan', 'Newsis')], { now: t0 });
+    expect(keysReadByWrite()).toBe(2);
+
+    // A later round: a copy of a stored story, and a new one.
+    const copy = article('id:3', '[속보] Samsung to invest 10 trillion won in new chip plant', 'Kyodo');
+    const result = await new StoryResolver(store).assign(
+      [copy, article('id:4', 'Central bank holds rates steady', 'Yonhap')],
+      { now: t0 + minute },
+    );
+    expect(keysReadByWrite()).toBe(1);
+    const storyId = result.get('id:3')?.storyId ?? '';
+    expect(storyId).toBe(storyIdOf('id:1'));
+    expect((await store.readStories([storyId])).get(storyId)).toMatchObject({
+      articleCount: 2,
+      outlets: ['Yonhap', 'Kyodo'],
+    });
+  });
+});
