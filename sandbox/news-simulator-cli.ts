@@ -58,7 +58,12 @@ const program = new Command()
   .option('--port <port>', 'port on 127.0.0.1 (0 picks a free one)', integer(0), 8443)
   .option('--seed <n>', 'seed of the generated articles', integer(Number.MIN_SAFE_INTEGER), 1)
   .option('--days <n>', 'days of articles to generate back from now', integer(0), 3)
-  .option('--per-day <n>', 'articles per day', integer(0), 200)
+  .option(
+    '--per-day <n>',
+    'original stories per day (syndicated copies come on top, see --syndication-rate)',
+    integer(0),
+    200,
+  )
   .option('--no-live', 'do not keep publishing new seeded articles as time passes')
   .option(
     '--syndication-rate <share>',
@@ -168,7 +173,7 @@ async function main(): Promise<void> {
   console.log(
     `  ${simulator.articles().length} articles, seed ${options.seed}, time zone ${simulator.timeZone}, ` +
       `order ${options.order}, timestamps ${options.timestampFormat}${options.cursor ? ', cursor mode' : ''}` +
-      `${options.live ? `, ${options.perDay} new articles a day` : ''}`,
+      `${options.live ? `, ${options.perDay} new stories a day (plus their copies)` : ''}`,
   );
   console.log(
     `  ${percent(options.syndicationRate)} of stories republished by other outlets (2 to 8 copies each), ` +

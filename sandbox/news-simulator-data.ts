@@ -821,6 +821,7 @@ export class ArticleFactory {
   readonly #updateRate: number;
   /** Copies not yet published, by time. */
   #pendingCopies: Draft[] = [];
+  #copiesUnsorted = false;
   /** Revisions not yet due, by time. */
   #pendingRevisions: SimRevision[] = [];
 
@@ -934,13 +935,17 @@ export class ArticleFactory {
     return { at: draft.publishedAt + delay, status, retitle: status === 'UPDATED' && rng() < 0.4 };
   }
 
+  /** Copies are appended as they are made and sorted once when taken (sorting on every append made a big day quadratic). */
   #schedule(copies: readonly Draft[]): void {
     if (copies.length === 0) return;
     this.#pendingCopies.push(...copies);
-    this.#pendingCopies.sort(byTime);
+    this.#copiesUnsorted = true;
   }
 
   #takeCopies(until: number): Draft[] {
+    // Stable: copies due at the same instant keep the order they were made in, as before.
+    if (this.#copiesUnsorted) this.#pendingCopies.sort(byTime);
+    this.#copiesUnsorted = false;
     const split = this.#pendingCopies.findIndex((copy) => copy.publishedAt > until);
     return this.#pendingCopies.splice(0, split === -1 ? this.#pendingCopies.length : split);
   }
