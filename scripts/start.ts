@@ -28,7 +28,8 @@ import {
 import type { NewsSource } from '#core/ports';
 import { UsageError } from '../cli/errors.ts';
 import { type FileItem, locateIssues, readItemFile } from '../cli/item-files.ts';
-import { terminalText } from '../cli/output.ts';
+// jsonText escapes control and bidi characters that provider ids and titles may carry.
+import { jsonText, terminalText } from '../cli/output.ts';
 import { deployedInitialLookbackMinutes, simulatorInitialLookbackMinutes } from '../cli/sandbox-descriptor.ts';
 import { exampleAudiences, exampleRules, exampleSimulator, type SandboxAudience } from '../sandbox/examples.ts';
 import {
@@ -367,32 +368,28 @@ try {
 
   if (options.json) {
     process.stdout.write(
-      `${JSON.stringify(
-        {
-          provider: useSimulator
-            ? { simulator: true, url: stack.simulator?.url }
-            : { simulator: false, url: options.providerUrl },
-          clock: { pinned, start: new Date(options.now ?? cycleReports[0]?.at ?? now()).toISOString() },
-          initialLookbackMinutes,
-          invalidItems: ruleSet.rejected,
-          cycles: cycleReports.map((report) => ({
-            cycle: report.cycle,
-            at: report.at,
-            failure: report.failure,
-            run: report.summary,
-            received: groupDeliveries(report.deliveries),
-            channels: report.inbox,
-          })),
-          checkedAgainst,
-          audiences: Object.fromEntries(checks),
-          stories: Object.fromEntries(stories),
-          updateNoticeProblems: Object.fromEntries(updateProblems),
-          unchecked: Object.fromEntries(unchecked),
-          ok: exitCode === 0,
-        },
-        null,
-        2,
-      )}\n`,
+      `${jsonText({
+        provider: useSimulator
+          ? { simulator: true, url: stack.simulator?.url }
+          : { simulator: false, url: options.providerUrl },
+        clock: { pinned, start: new Date(options.now ?? cycleReports[0]?.at ?? now()).toISOString() },
+        initialLookbackMinutes,
+        invalidItems: ruleSet.rejected,
+        cycles: cycleReports.map((report) => ({
+          cycle: report.cycle,
+          at: report.at,
+          failure: report.failure,
+          run: report.summary,
+          received: groupDeliveries(report.deliveries),
+          channels: report.inbox,
+        })),
+        checkedAgainst,
+        audiences: Object.fromEntries(checks),
+        stories: Object.fromEntries(stories),
+        updateNoticeProblems: Object.fromEntries(updateProblems),
+        unchecked: Object.fromEntries(unchecked),
+        ok: exitCode === 0,
+      })}\n`,
     );
   } else {
     printOutcome(ruleSet.rejected, checks, unchecked, checkedAgainst, stories, updateProblems);
