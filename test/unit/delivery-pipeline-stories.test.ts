@@ -291,7 +291,7 @@ describe('requests near their floor', () => {
     expect(notifier.published.filter((message) => message.key.audienceId === 'all')).toHaveLength(75);
     // Markers: one write per batch that found new stories, awaited before publishing.
     const markerWrites = state.writes.filter((batch) => batch.some((record) => record.articleKey.startsWith('story:')));
-    expect(markerWrites.length).toBeLessThanOrEqual(2);
+    expect(markerWrites).toHaveLength(2);
   });
 });
 
@@ -505,8 +505,8 @@ describe('one story, one alert, whatever the order, batching and crashes (proper
           const arrivalsOf = arrivals.map(([n, copy]) =>
             article(`s${n}-${copy}`, { media: `M${copy}`, mediaName: `Outlet ${copy}` }),
           );
-          let start = 0;
-          const runs = [...cuts.sort(([a], [b]) => a - b), [arrivalsOf.length, false] as const];
+          // A copy: sorting fast-check's own array in place would disturb its shrinking.
+          const runs = [...[...cuts].sort(([a], [b]) => a - b), [arrivalsOf.length, false] as const];
           for (const [cut, crash] of runs) {
             const end = Math.min(cut, arrivalsOf.length);
             const notifier = new MemoryNotifier();
@@ -530,9 +530,7 @@ describe('one story, one alert, whatever the order, batching and crashes (proper
             } catch (error) {
               if (!crash) throw error;
             }
-            start = end;
           }
-          expect(start).toBe(arrivalsOf.length);
           const stories = new Set(arrivals.map(([n]) => n));
           const desks = sent.filter((id) => id.startsWith('desk|'));
           expect(new Set(desks).size).toBe(desks.length);
