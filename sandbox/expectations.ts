@@ -17,7 +17,8 @@
 import { naiveMatch } from '#core/matcher';
 import type { Article } from '#core/model';
 import { buildRuleSet } from '#core/model';
-import type { DeliveryKey, DeliveryRecord } from '#core/ports';
+import { type DeliveryKey, type DeliveryRecord, deliveryId, storyMarkerKey } from '#core/ports';
+import { storyTitle } from '#core/story';
 import type { SimArticle } from './news-simulator.ts';
 
 /** The article the provider client makes of a simulator article (default response mapping). */
@@ -150,12 +151,17 @@ export function collapsingAudiences(audienceItems: readonly unknown[]): Set<stri
  * What the delivery ledger recorded about the expected articles a collapsing audience did not
  * receive: those it marks as collapsed copies (`collapsedInto`), with their story. Only audiences
  * in `collapsing` are asked: for any other audience a missing article is missing.
+ *
+ * With `sameStory` (the simulator knows which article copies which), a copy counts as collapsed
+ * only when it really is a copy of the article its audience received for the story (the story
+ * marker's lead): a wrong merge is a lost alert, and the ledger must not vouch for itself.
  */
 export async function readCollapsedCopies(
   ledger: { readDeliveries(keys: readonly DeliveryKey[]): Promise<ReadonlyMap<string, DeliveryRecord>> },
   expected: ReadonlyMap<string, ReadonlySet<string>>,
   received: ReadonlyMap<string, readonly string[]>,
   collapsing: ReadonlySet<string>,
+  sameStory?: (copyKey: string, leadKey: string) => boolean,
 ): Promise<Map<string, Map<string, string>>> {
   const keys: DeliveryKey[] = [];
   for (const audienceId of collapsing) {
@@ -166,13 +172,48 @@ export async function readCollapsedCopies(
   }
   const copies = new Map<string, Map<string, string>>();
   if (keys.length === 0) return copies;
-  for (const entry of (await ledger.readDeliveries(keys)).values()) {
-    if (entry.collapsedInto === undefined) continue;
+  const entries = [...(await ledger.readDeliveries(keys)).values()].filter(
+    (entry) => entry.collapsedInto !== undefined,
+  );
+  const markers =
+    sameStory === undefined || entries.length === 0
+      ? new Map<string, DeliveryRecord>()
+      : await ledger.readDeliveries(
+          entries.map((entry) => storyMarkerKey(entry.audienceId, entry.collapsedInto ?? '')),
+        );
+  for (const entry of entries) {
+    const storyId = entry.collapsedInto ?? '';
+    if (sameStory !== undefined) {
+      const lead = markers.get(deliveryId(storyMarkerKey(entry.audienceId, storyId)))?.leadArticleKey;
+      if (lead === undefined || !sameStory(entry.articleKey, lead)) continue;
+    }
     const byKey = copies.get(entry.audienceId) ?? new Map<string, string>();
-    byKey.set(entry.articleKey, entry.collapsedInto);
+    byKey.set(entry.articleKey, storyId);
     copies.set(entry.audienceId, byKey);
   }
   return copies;
+}
+
+/**
+ * The simulator's truth about stories: two articles are the same story when they copy the same
+ * original (or one is the other's original), or when their originals' headlines are word for word
+ * the same: the simulator builds originals from a limited set of templates, so the same headline
+ * recurs over a lead that differs in a detail (a city, "third" or "fifth" session), which a
+ * reader would take for the same story too. Any other merge is a wrong one: a lost alert.
+ */
+export function simulatorSameStory(articles: readonly SimArticle[]): (copyKey: string, leadKey: string) => boolean {
+  const byId = new Map(articles.map((article) => [article.articleId, article]));
+  const original = (key: string) => {
+    const article = byId.get(key.startsWith('id:') ? key.slice(3) : key);
+    return article?.copyOf === undefined ? article : (byId.get(article.copyOf) ?? article);
+  };
+  const text = (article: SimArticle) => storyTitle(article.title);
+  return (copyKey, leadKey) => {
+    const copy = original(copyKey);
+    const lead = original(leadKey);
+    if (copy === undefined || lead === undefined) return false;
+    return copy.articleId === lead.articleId || text(copy) === text(lead);
+  };
 }
 
 /** One audience's alerts and the story copies collapsed into them, as `npm start` reports it. */

@@ -46,6 +46,7 @@ import {
   isExact,
   type ReceivedUpdateNotice,
   readCollapsedCopies,
+  simulatorSameStory,
 } from '../sandbox/expectations.ts';
 import {
   type DeliveredNotification,
@@ -346,7 +347,14 @@ try {
   // A later version that matches (the provider's newest status or title) may have gone out too.
   const allowed = stack.simulator ? fromSimulator(stack.simulator.articles()) : undefined;
   const collapsing = collapsingAudiences(audienceItems);
-  const collapsed = await readCollapsedCopies(stack.dependencies.state, expected, receivedByAudience, collapsing);
+  const collapsed = await readCollapsedCopies(
+    stack.dependencies.state,
+    expected,
+    receivedByAudience,
+    collapsing,
+    // The simulator knows which article copies which: a collapse it disagrees with is a lost alert.
+    stack.simulator ? simulatorSameStory(stack.simulator.articles()) : undefined,
+  );
   const { checks, unchecked } = checkAudiences(expected, receivedByAudience, sandboxAudiences, {
     collapsed,
     ...(allowed ? { allowed } : {}),

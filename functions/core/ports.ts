@@ -645,9 +645,10 @@ export interface StoredStory extends StoryRecord {
   /** The LSH band keys the story is filed under (story.ts), at most 32, each under 64 characters. */
   readonly bands: readonly string[];
   /**
-   * The lead headline's marks (story.ts `storyMarks`: numbers, month and weekday names), at most
-   * 16 of at most 16 characters: a candidate whose headline has a mark the lead lacks while the
-   * lead has one it lacks is another story ("record high in January" vs "in July"). Absent on
+   * The marks of the lead article's headline and first lines (story.ts `storyMarks`: numbers,
+   * month and weekday names), at most 16 of at most 16 characters: a candidate with a mark the lead
+   * lacks while the lead has one it lacks is another story ("record high in January" vs "in
+   * July", "highest in 40 months" vs "in 2 months"). Absent on
    * stories stored before marks existed: no check.
    */
   readonly marks?: readonly string[] | undefined;

@@ -325,8 +325,11 @@ export function fingerprint(title: string, summary: string): StoryFingerprint {
   titleUnits.length = 0;
   const cleaned = storyTitle(title);
   shingle(cleaned, 2);
-  shingle(storyLead(summary), 1);
-  const marks = storyMarks(cleaned);
+  const lead = storyLead(summary);
+  shingle(lead, 1);
+  // The lead's figures count too: the same headline two days running ("Markets cheer as inflation
+  // eases") is two stories when one says "highest in 40 months" and the other "in 2 months".
+  const marks = storyMarks(`${cleaned} ${lead}`);
   const signature = signatureOfScratch();
   return { marks, terms: termsOf(titleUnits), signature, bands: scratchShingles === 0 ? [] : bandKeys(signature) };
 }
@@ -350,6 +353,16 @@ function termsOf(units: readonly number[]): string[] {
   }
   return [...terms];
 }
+
+/**
+ * Whether an article and a story disagree on what happened though their text is alike: a figure
+ * or date ({@link marksConflict}) or the subject ({@link termsConflict}). The resolver checks it on
+ * every candidate above the similarity threshold; the bench's threshold sweep uses it too.
+ */
+export const disagree = (
+  print: Pick<StoryFingerprint, 'marks' | 'terms'>,
+  story: Pick<StoredStory, 'marks' | 'terms'>,
+): boolean => marksConflict(print.marks, story.marks) || termsConflict(print.terms, story.terms);
 
 /**
  * Whether two headlines' terms say "different stories": each has a term the other lacks. A copy
@@ -381,14 +394,15 @@ const MARK_PATTERN =
   /\d+(?:[.,]\d+)*|\b(?:january|february|march|april|june|july|august|september|october|november|december|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b/gu;
 
 /**
- * The marks of a cleaned headline ({@link storyTitle}): the tokens that tell two otherwise
- * identical headlines apart as different events — "exports hit record high in January" and "…in
- * July", "KOSPI closes up 1.2%" and "…down 0.5%", "日本代表 7-0" and "5-0". Shingle similarity
+ * The marks of cleaned text ({@link fingerprint} passes the headline and the lead): the tokens
+ * that tell two otherwise identical stories apart as different events — "exports hit record high
+ * in January" and "…in July", "KOSPI closes up 1.2%" and "…down 0.5%", "日本代表 7-0" and "5-0".
+ * Shingle similarity
  * cannot see them (one token among many), so {@link marksConflict} is checked on top of it.
  */
-export function storyMarks(cleanedTitle: string): string[] {
+export function storyMarks(cleanedText: string): string[] {
   const marks = new Set<string>();
-  for (const match of cleanedTitle.matchAll(MARK_PATTERN)) {
+  for (const match of cleanedText.matchAll(MARK_PATTERN)) {
     marks.add(match[0].replace(/,(?=\d{3}\b)/gu, '').slice(0, MAX_MARK_CHARS));
     if (marks.size >= MAX_MARKS) break;
   }
@@ -642,12 +656,7 @@ export class StoryResolver implements StoryIndex {
         const story = started.get(id) ?? stored.get(id) ?? (dryRun ? this.#pretend.stories.get(id) : undefined);
         if (story === undefined || story.firstSeenAt < oldest) continue;
         const score = similarityAtLeast(print.signature, story.signature, MIN_SAME_POSITIONS);
-        if (
-          score < STORY_SIMILARITY ||
-          marksConflict(print.marks, story.marks) ||
-          termsConflict(print.terms, story.terms)
-        )
-          continue;
+        if (score < STORY_SIMILARITY || disagree(print, story)) continue;
         if (best === undefined || isBetter(score, story, bestScore, best.story)) {
           best = { story };
           bestScore = score;

@@ -14,7 +14,9 @@ import {
   describeCollapse,
   isExact,
   readCollapsedCopies,
+  simulatorSameStory,
 } from '#sandbox/expectations';
+import type { SimArticle } from '#sandbox/news-simulator';
 
 const expected = new Map([
   ['chips-team', new Set(['id:1', 'id:2', 'id:3', 'id:4'])],
@@ -77,6 +79,41 @@ describe('readCollapsedCopies', () => {
     const received = new Map([['chips-team', ['id:1', 'id:2', 'id:3', 'id:4']]]);
     expect(await readCollapsedCopies(store, expected, received, new Set(['chips-team']))).toEqual(new Map());
     expect(store.asked).toEqual([]);
+  });
+});
+
+describe("readCollapsedCopies against the simulator's truth", () => {
+  const sim = (articleId: string, title: string, copyOf?: string) =>
+    ({ articleId, title, ...(copyOf === undefined ? {} : { copyOf }) }) as unknown as SimArticle;
+  const sameStory = simulatorSameStory([
+    sim('1', 'Samsung to invest 10 trillion won'),
+    sim('2', '[속보] Samsung to invest 10 trillion won', '1'),
+    sim('3', 'Hynix to invest 10 trillion won'),
+    sim('4', 'Samsung to invest 10 trillion won'),
+    sim('5', 'To invest 10 trillion won, Samsung', '4'),
+    sim('6', 'Samsung to invest 20 trillion won'),
+  ]);
+
+  it('tells copies, verbatim repeats and different stories apart', () => {
+    expect(sameStory('id:2', 'id:1')).toBe(true);
+    // A rewritten copy of a verbatim repeat: the originals read the same.
+    expect(sameStory('id:5', 'id:2')).toBe(true);
+    expect(sameStory('id:3', 'id:1')).toBe(false);
+    expect(sameStory('id:6', 'id:1')).toBe(false);
+    expect(sameStory('id:9', 'id:1')).toBe(false);
+  });
+
+  it('counts a collapse only when the copy really copies the lead its audience received: a wrong merge shows as missing', async () => {
+    const store = ledger([
+      { audienceId: 'chips-team', articleKey: 'id:2', deliveredAt: 1, ruleIds: ['r'], collapsedInto: 's' },
+      { audienceId: 'chips-team', articleKey: 'id:3', deliveredAt: 1, ruleIds: ['r'], collapsedInto: 's' },
+      { audienceId: 'chips-team', articleKey: 'story:s', deliveredAt: 1, ruleIds: [], leadArticleKey: 'id:1' },
+    ]);
+    const received = new Map([['chips-team', ['id:1', 'id:4']]]);
+    const copies = await readCollapsedCopies(store, expected, received, new Set(['chips-team']), sameStory);
+    expect(copies).toEqual(new Map([['chips-team', new Map([['id:2', 's']])]]));
+    const checks = compareDeliveries(expected, received, { collapsed: copies });
+    expect(checks.get('chips-team')?.missing).toEqual(['id:3']);
   });
 });
 
