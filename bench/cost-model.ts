@@ -198,7 +198,8 @@ const GIB = 1024 ** 3;
 /** SNS bills each 64 KB of a publish request's payload as one request. */
 const SNS_CHUNK_BYTES = 64 * 1024;
 /** DynamoDB adds this to every item's stored size. */
-const DYNAMO_ITEM_OVERHEAD_BYTES = 100;
+/** What DynamoDB bills per item beside its attributes (index overhead, 100 bytes). */
+export const DYNAMO_ITEM_OVERHEAD_BYTES = 100;
 
 /** SMS destinations priced as examples; the price table holds one entry for each. */
 export const SMS_EXAMPLES = [

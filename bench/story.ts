@@ -11,21 +11,22 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { measureItem } from '#aws/table-layout';
+import { measureStoryIndex } from '#aws/dynamo-story-index';
 import type { Article } from '#core/model';
 import {
   BANDS,
+  disagree,
   fingerprint,
-  marksConflict,
   STORY_SIMILARITY,
   STORY_WINDOW_MS,
   StoryResolver,
   similarity,
-  termsConflict,
 } from '#core/story';
+import { mulberry32 } from '#sandbox/news-simulator-data';
 import { MemoryStoryStore } from '../test/support/memory-story-store.ts';
+import { DYNAMO_ITEM_OVERHEAD_BYTES } from './cost-model.ts';
 import type { Section, TargetCheck } from './report.ts';
-import { formatBytes, formatNumber, formatShare, median } from './stats.ts';
+import { formatNumber, formatShare, median } from './stats.ts';
 import type { PairArticle, StoryPair } from './story-pairs.ts';
 import { syntheticArticles } from './synthetic.ts';
 
@@ -142,8 +143,7 @@ function sweep(pairs: readonly StoryPair[]) {
     const b = fingerprint(pair.b.title, pair.b.summary);
     const bands = new Set(a.bands);
     // As the resolver decides: a band in common, then the marks, then the threshold.
-    const candidate =
-      b.bands.some((band) => bands.has(band)) && !marksConflict(b.marks, a.marks) && !termsConflict(b.terms, a.terms);
+    const candidate = b.bands.some((band) => bands.has(band)) && !disagree(b, a);
     return { pair, score: candidate ? similarity(a.signature, b.signature) : 0 };
   });
   const thresholds = [0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7];
@@ -160,11 +160,7 @@ function sweep(pairs: readonly StoryPair[]) {
 /** A stream of articles where `copyShare` of them are reworded copies of a recent one. */
 function articleStream(articles: number, copyShare: number, seed: number): Article[] {
   const originals = syntheticArticles(articles, seed);
-  let state = seed >>> 0;
-  const next = () => {
-    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-    return state / 2 ** 32;
-  };
+  const next = mulberry32(seed);
   return originals.map((article, index) => {
     if (index < 10 || next() >= copyShare) return article;
     const source = originals[index - 1 - Math.floor(next() * Math.min(index - 1, 500))] as Article;
@@ -261,47 +257,20 @@ async function measureCost(articles: number, repetitions: number, batch: number)
   };
 }
 
-/** DynamoDB storage overhead per item (the service bills 100 bytes of index per item). */
-const ITEM_OVERHEAD_BYTES = 100;
-const FILING_RETENTION_DAYS = 14;
-
 /**
  * The index's storage as the state-table layout stores it: per story one item (signature as 512
- * bytes of binary), per band key one item listing story ids, per filing one item.
+ * bytes of binary, marks, terms, outlets, counts and the token sets that keep them idempotent),
+ * per band key one item listing story ids, per filing one item.
  */
 function measureStorage(store: MemoryStoryStore, articles: number) {
-  const { stories, bands, filings } = store.contents();
-  const expiresAt = Math.floor((T0 + STORY_WINDOW_MS) / 1000);
-  let storyBytes = 0;
-  for (const story of stories) {
-    storyBytes +=
-      measureItem({
-        pk: `story#${story.storyId}`,
-        sk: 'story',
-        signature: new Uint8Array(story.signature.buffer, story.signature.byteOffset, story.signature.byteLength),
-        leadArticleKey: story.leadArticleKey,
-        firstSeenAt: story.firstSeenAt,
-        outlets: new Set(story.outlets),
-        outletCount: story.outletCount,
-        articleCount: story.articleCount,
-        expiresAt,
-      }).bytes + ITEM_OVERHEAD_BYTES;
-  }
-  let bandBytes = 0;
-  for (const [band, ids] of bands) {
-    bandBytes +=
-      measureItem({ pk: `storyband#${band}`, sk: 'band', storyIds: ids, expiresAt }).bytes + ITEM_OVERHEAD_BYTES;
-  }
-  let filingBytes = 0;
-  for (const [articleKey, storyId] of filings) {
-    filingBytes +=
-      measureItem({
-        pk: `storyfiling#${articleKey}`,
-        sk: 'filing',
-        storyId,
-        expiresAt: expiresAt + FILING_RETENTION_DAYS * 86_400,
-      }).bytes + ITEM_OVERHEAD_BYTES;
-  }
+  const contents = store.contents();
+  const { stories, bands, filings } = contents;
+  // The DynamoDB store's own item layout (functions/aws/dynamo-story-index.ts), plus what
+  // DynamoDB bills per item.
+  const bytes = measureStoryIndex(contents);
+  const storyBytes = bytes.story + stories.length * DYNAMO_ITEM_OVERHEAD_BYTES;
+  const bandBytes = bytes.band + bands.size * DYNAMO_ITEM_OVERHEAD_BYTES;
+  const filingBytes = bytes.filing + filings.size * DYNAMO_ITEM_OVERHEAD_BYTES;
   return {
     storyItemBytes: storyBytes / Math.max(1, stories.length),
     bandItemBytes: bandBytes / Math.max(1, bands.size),
@@ -310,6 +279,9 @@ function measureStorage(store: MemoryStoryStore, articles: number) {
     itemsPerArticle: (stories.length + bands.size + filings.size) / articles,
   };
 }
+
+/** Item sizes are a few hundred bytes: whole bytes, not KiB (which would round them to 0). */
+const formatByteCount = (bytes: number) => `${formatNumber(Math.round(bytes))} B`;
 
 /** Runs the whole story benchmark. */
 export async function runStoryBench(options: {
@@ -461,10 +433,10 @@ export function storySection(results: StoryBenchResults, title: string): Section
         title: 'Index storage (state-table items as measureItem counts them, plus 100 bytes per item)',
         header: ['item', 'bytes'],
         rows: [
-          ['story (signature 512 B binary, lead, outlets, counts)', formatBytes(storage.storyItemBytes)],
-          ['band key (story ids)', formatBytes(storage.bandItemBytes)],
-          ['filing (article key → story id)', formatBytes(storage.filingItemBytes)],
-          [`per article (${formatNumber(storage.itemsPerArticle, 2)} items)`, formatBytes(storage.bytesPerArticle)],
+          ['story (signature 512 B binary, lead, outlets, counts)', formatByteCount(storage.storyItemBytes)],
+          ['band key (story ids)', formatByteCount(storage.bandItemBytes)],
+          ['filing (article key → story id)', formatByteCount(storage.filingItemBytes)],
+          [`per article (${formatNumber(storage.itemsPerArticle, 2)} items)`, formatByteCount(storage.bytesPerArticle)],
         ],
       },
     ],

@@ -526,3 +526,40 @@ export function storyIndexItemBytes(overrides: Partial<StoryItemShape> = {}): St
     bandPerStory: measureItem(bandItem(bands[0] ?? 'b', [storyId, storyId], 0)).bytes - band,
   };
 }
+
+/**
+ * The bytes DynamoDB would store for an index's contents (stories with their filed articles,
+ * bands, filings), as this store writes the items: for the benchmark's storage figures, measured
+ * on the real item layout rather than a copy of it.
+ */
+export function measureStoryIndex(
+  contents: {
+    readonly stories: readonly StoredStory[];
+    readonly bands: ReadonlyMap<string, readonly string[]>;
+    readonly filings: ReadonlyMap<string, string>;
+  },
+  options: { readonly windowMs?: number; readonly filingRetentionDays?: number } = {},
+): { readonly story: number; readonly band: number; readonly filing: number } {
+  const windowMs = options.windowMs ?? STORY_WINDOW_MS;
+  const byStory = new Map<string, string[]>();
+  for (const [articleKey, storyId] of contents.filings) {
+    const keys = byStory.get(storyId) ?? [];
+    keys.push(articleKey);
+    byStory.set(storyId, keys);
+  }
+  let story = 0;
+  for (const stored of contents.stories) {
+    const state = newStoryState({ ...stored, articleCount: 1 });
+    for (const articleKey of byStory.get(stored.storyId) ?? []) {
+      countFiling(state, { articleKey, storyId: stored.storyId, at: stored.firstSeenAt });
+    }
+    story += measureItem(storyItem(state, windowMs)).bytes;
+  }
+  let band = 0;
+  for (const [bandKey, storyIds] of contents.bands) band += measureItem(bandItem(bandKey, storyIds, 0)).bytes;
+  let filing = 0;
+  for (const [articleKey, storyId] of contents.filings) {
+    filing += measureItem(filingItem({ articleKey, storyId, at: 0 }, options.filingRetentionDays ?? 14)).bytes;
+  }
+  return { story, band, filing };
+}
