@@ -270,12 +270,11 @@ function checkAudience(item: FileItem, what: string): { value: Item } | { proble
   const parsed = parseAudience(item.value);
   if (parsed.ok) return { value: withoutAudit({ ...parsed.value }) };
   const result = AudienceSchema.safeParse(item.value);
-  const problems = result.success
-    ? [`${item.locate()}: ${what}: ${parsed.rejected.reason}`]
-    : locateIssues(item, result.error, audienceAttributes, what);
-  // Messages that name their attribute ('collapse must be "story" or "none"') read once, not as
-  // 'collapse: collapse must ...'.
-  return { problems: problems.map((problem) => problem.replace(/\b([A-Za-z]+): \1 must /g, '$1 must ')) };
+  return {
+    problems: result.success
+      ? [`${item.locate()}: ${what}: ${parsed.rejected.reason}`]
+      : locateIssues(item, result.error, audienceAttributes, what),
+  };
 }
 
 const flagItem = (value: Item, label: string): FileItem => ({ value, label, locate: () => 'command line' });

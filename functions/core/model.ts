@@ -552,7 +552,10 @@ export function describeIssues(error: z.core.$ZodError, knownKeys: readonly stri
         issue.code === 'unrecognized_keys'
           ? issue.keys.map((key) => describeUnknownKey(key, knownKeys)).join('; ')
           : issue.message;
-      return path ? `${path}: ${message}` : message;
+      // A message that names its attribute ('enabled must be a boolean') is not prefixed with
+      // the name a second time; nested paths keep their location.
+      const named = issue.path.length === 1 && message.startsWith(`${String(issue.path[0])} `);
+      return path && !named ? `${path}: ${message}` : message;
     })
     .join('; ');
 }

@@ -123,7 +123,7 @@ describe('files that break a limit', () => {
       expect(put.stderr).toContain(
         'rule "too-many": keywords: has 10000 entries; at most 500 are allowed: split them over several rules',
       );
-      expect(put.stderr).toMatch(/rule rules\[1\]: ruleId: ruleId must be 1-128 characters/);
+      expect(put.stderr).toMatch(/rule rules\[1\]: ruleId must be 1-128 characters/);
       expect(put.stderr).toMatch(
         /rule "too-big": the rule is 401\.\d KB \(\d+ bytes\) as DynamoDB measures items, over its limit of 400\.0 KB/,
       );
@@ -135,7 +135,7 @@ describe('files that break a limit', () => {
       expect(bombPut.stderr).not.toContain('ReferenceError');
 
       expect(emptyId.code, emptyId.stderr).toBe(2);
-      expect(emptyId.stderr).toMatch(/ruleId: ruleId must be 1-128 characters/);
+      expect(emptyId.stderr).toMatch(/ruleId must be 1-128 characters/);
       expect(emptyId.stderr).not.toContain('ValidationException');
 
       const list = await sandbox.cli(['--json', 'rules', 'list']);

@@ -156,9 +156,9 @@ describe('DynamoRuleSource', () => {
     expect(rejection('bad-zone')?.reason).toMatch(/^timeZone: must be an IANA time zone/);
     expect(rejection('huge-budget')?.reason).toMatch(/^dailyBudget:/);
     expect(rejection('typo-attribute')).toMatchObject({ table: 'rules', reason: expect.stringContaining('"keyword"') });
-    expect(rejection('wrong-type')?.reason).toBe('enabled: enabled must be a boolean (BOOL)');
+    expect(rejection('wrong-type')?.reason).toBe('enabled must be a boolean (BOOL)');
     expect(rejection('numbers-as-keywords')?.reason).toMatch(/^keywords\[0\]:/);
-    expect(rejection('no-audience')?.reason).toMatch(/^audienceId: audienceId is required/);
+    expect(rejection('no-audience')?.reason).toMatch(/^audienceId is required/);
     expect(rejection('unknown-audience')?.reason).toMatch(/no valid audience "ghost"/);
     expect(rejection('audience-with-bad-zone')?.reason).toMatch(/no valid audience "bad-zone"/);
     expect(rejection('matches-everything-by-accident')?.reason).toMatch(/matchAll/);
@@ -265,7 +265,7 @@ describe('DynamoRuleSource with hostile hand-written items (issue 10, item 4)', 
     expect(reasons.get('rules:nested')).toMatch(/^keywords\[0\]\.__proto__: a name no rule/);
     expect(reasons.get('rules:deep')).toMatch(/^notes(\[0\])+: nested deeper than DynamoDB's 32 levels/);
     expect(reasons.get('rules:binary')).toMatch(/^keywords\[0\]:/);
-    expect(reasons.get('rules:null')).toMatch(/^keywords: keywords must be a list/);
+    expect(reasons.get('rules:null')).toMatch(/^keywords must be a list/);
     expect(reasons.get('rules:huge-number')).toMatch(/^version:/);
     expect(log.warnings).toHaveLength(ruleSet.rejected.length);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();

@@ -78,7 +78,7 @@ describe('RuleSchema', () => {
 
   it('rejects a list attribute that is not a list or string set of strings', () => {
     expect(ruleProblem({ keywords: 'rates' })).toBe(
-      'keywords: keywords must be a list (L) or string set (SS) of strings',
+      'keywords must be a list (L) or string set (SS) of strings',
     );
     expect(ruleProblem({ keywords: new Set([1, 2]) })).toMatch(/^keywords\[0\]: .*expected string/);
     expect(ruleProblem({ categories: ['002*', 7] })).toMatch(/^categories\[1\]: .*expected string/);
@@ -90,7 +90,7 @@ describe('RuleSchema', () => {
       'keywords[0]: must be at most 200 characters; shorten it',
     );
     expect(ruleProblem({ keywords: ['x'.repeat(200)] })).toBeUndefined();
-    expect(ruleProblem({ keywords: Array.from({ length: 501 }, (_, i) => `k${i}`) })).toMatch(/^keywords: /);
+    expect(ruleProblem({ keywords: Array.from({ length: 501 }, (_, i) => `k${i}`) })).toMatch(/^keywords\b/);
     expect(ruleProblem({ keywords: Array.from({ length: 500 }, (_, i) => `k${i}`) })).toBeUndefined();
   });
 
@@ -102,7 +102,7 @@ describe('RuleSchema', () => {
     );
     expect(ruleProblem({ excludeCategories: new Set(keywords) })).toMatch(/^excludeCategories: has 10000 entries/);
     expect(ruleProblem({ keywords: 'rates' })).toBe(
-      'keywords: keywords must be a list (L) or string set (SS) of strings',
+      'keywords must be a list (L) or string set (SS) of strings',
     );
   });
 
@@ -148,13 +148,13 @@ describe('RuleSchema', () => {
   it('checks ruleId and audienceId: a string of 1-128 letters, digits, . _ : - starting with a letter or digit', () => {
     const idProblem = (item: Record<string, unknown>) => ruleProblem({ keywords: ['rates'], ...item });
     expect(idProblem({ ruleId: 'a'.repeat(128) })).toBeUndefined();
-    expect(idProblem({ ruleId: 'a'.repeat(129) })).toMatch(/^ruleId: ruleId must be 1-128 characters/);
-    expect(idProblem({ ruleId: 'has space' })).toMatch(/^ruleId: ruleId must be 1-128 characters/);
-    expect(idProblem({ ruleId: '-leading-dash' })).toMatch(/^ruleId: /);
-    expect(idProblem({ ruleId: '' })).toMatch(/^ruleId: /);
-    expect(idProblem({ ruleId: 42 })).toMatch(/^ruleId: ruleId must be a string/);
-    expect(idProblem({ audienceId: 'a|b' })).toMatch(/^audienceId: audienceId must be 1-128 characters/);
-    expect(idProblem({ audienceId: undefined })).toMatch(/^audienceId: audienceId is required/);
+    expect(idProblem({ ruleId: 'a'.repeat(129) })).toMatch(/^ruleId must be 1-128 characters/);
+    expect(idProblem({ ruleId: 'has space' })).toMatch(/^ruleId must be 1-128 characters/);
+    expect(idProblem({ ruleId: '-leading-dash' })).toMatch(/^ruleId\b/);
+    expect(idProblem({ ruleId: '' })).toMatch(/^ruleId\b/);
+    expect(idProblem({ ruleId: 42 })).toMatch(/^ruleId must be a string/);
+    expect(idProblem({ audienceId: 'a|b' })).toMatch(/^audienceId must be 1-128 characters/);
+    expect(idProblem({ audienceId: undefined })).toMatch(/^audienceId is required/);
   });
 
   it('rejects an unknown attribute and names it', () => {
@@ -171,9 +171,9 @@ describe('RuleSchema', () => {
   });
 
   it('names the expected type when a boolean is saved as something else', () => {
-    expect(ruleProblem({ keywords: ['rates'], enabled: 'yes' })).toBe('enabled: enabled must be a boolean (BOOL)');
-    expect(ruleProblem({ keywords: ['rates'], urgent: 1 })).toBe('urgent: urgent must be a boolean (BOOL)');
-    expect(ruleProblem({ matchAll: 'true' })).toMatch(/^matchAll: matchAll must be a boolean \(BOOL\)/);
+    expect(ruleProblem({ keywords: ['rates'], enabled: 'yes' })).toBe('enabled must be a boolean (BOOL)');
+    expect(ruleProblem({ keywords: ['rates'], urgent: 1 })).toBe('urgent must be a boolean (BOOL)');
+    expect(ruleProblem({ matchAll: 'true' })).toMatch(/^matchAll must be a boolean \(BOOL\)/);
   });
 
   it('requires a positive criterion or matchAll, so an empty rule never floods anyone', () => {
@@ -205,7 +205,7 @@ describe('RuleSchema', () => {
       /^query: a bidirectional control character \(U\+202E\) at column 2/,
     );
     expect(ruleProblem({ keywords: ['x'], query: 'a\uD800' })).toMatch(/^query: not valid Unicode text at column 2/);
-    expect(ruleProblem({ keywords: ['x'], query: 7 })).toBe('query: query must be a string');
+    expect(ruleProblem({ keywords: ['x'], query: 7 })).toBe('query must be a string');
     expect(ruleAttributes).toContain('query');
   });
 
@@ -247,11 +247,11 @@ describe('RuleSchema', () => {
   });
 
   it('bounds the free-text and audit fields', () => {
-    expect(ruleProblem({ keywords: ['x'], description: 'd'.repeat(501) })).toMatch(/^description: /);
-    expect(ruleProblem({ keywords: ['x'], notes: 'n'.repeat(2001) })).toMatch(/^notes: /);
-    expect(ruleProblem({ keywords: ['x'], version: -1 })).toMatch(/^version: /);
-    expect(ruleProblem({ keywords: ['x'], version: 1.5 })).toMatch(/^version: /);
-    expect(ruleProblem({ keywords: ['x'], updatedAt: 20250301 })).toMatch(/^updatedAt: /);
+    expect(ruleProblem({ keywords: ['x'], description: 'd'.repeat(501) })).toMatch(/^description\b/);
+    expect(ruleProblem({ keywords: ['x'], notes: 'n'.repeat(2001) })).toMatch(/^notes\b/);
+    expect(ruleProblem({ keywords: ['x'], version: -1 })).toMatch(/^version\b/);
+    expect(ruleProblem({ keywords: ['x'], version: 1.5 })).toMatch(/^version\b/);
+    expect(ruleProblem({ keywords: ['x'], updatedAt: 20250301 })).toMatch(/^updatedAt\b/);
   });
 });
 
@@ -272,8 +272,8 @@ describe('AudienceSchema', () => {
   });
 
   it('refuses a collapse or updates setting it does not know, naming the choices', () => {
-    expect(audienceProblem({ collapse: 'stories' })).toBe('collapse: collapse must be "story" or "none"');
-    expect(audienceProblem({ updates: true })).toBe('updates: updates must be "ignore" or "notify"');
+    expect(audienceProblem({ collapse: 'stories' })).toBe('collapse must be "story" or "none"');
+    expect(audienceProblem({ updates: true })).toBe('updates must be "ignore" or "notify"');
   });
 
   it('accepts a fully specified audience', () => {
@@ -301,12 +301,12 @@ describe('AudienceSchema', () => {
   it('checks the topic ARN', () => {
     expect(audienceProblem({ topicArn: 'arn:aws-cn:sns:cn-north-1:123456789012:desk_alerts-1' })).toBeUndefined();
     expect(audienceProblem({ topicArn: 'arn:aws-us-gov:sns:us-gov-west-1:123456789012:desk' })).toBeUndefined();
-    const wrong = 'topicArn: topicArn must be an SNS topic ARN';
+    const wrong = 'topicArn must be an SNS topic ARN';
     expect(audienceProblem({ topicArn: 'arn:aws:sqs:eu-central-1:123456789012:desk' })).toBe(wrong);
     expect(audienceProblem({ topicArn: 'arn:aws:sns:eu-central-1:12345:desk' })).toBe(wrong);
     expect(audienceProblem({ topicArn: 'arn:aws:sns:eu-central-1:123456789012:' })).toBe(wrong);
     expect(audienceProblem({ topicArn: 'news-desk' })).toBe(wrong);
-    expect(audienceProblem({ topicArn: undefined })).toBe('topicArn: topicArn must be a string');
+    expect(audienceProblem({ topicArn: undefined })).toBe('topicArn must be a string');
   });
 
   it('accepts only IANA time zones', () => {
@@ -314,15 +314,15 @@ describe('AudienceSchema', () => {
     expect(audienceProblem({ timeZone: 'Mars/Olympus_Mons' })).toBe(
       'timeZone: must be an IANA time zone such as "Europe/Berlin" or "Asia/Seoul"',
     );
-    expect(audienceProblem({ timeZone: 'GMT+25' })).toMatch(/^timeZone: /);
+    expect(audienceProblem({ timeZone: 'GMT+25' })).toMatch(/^timeZone\b/);
   });
 
   it('takes 24-hour clock times for digests and quiet hours', () => {
     expect(audienceProblem({ digestTimes: ['00:00', '23:59'] })).toBeUndefined();
     expect(audienceProblem({ digestTimes: ['7:30'] })).toBe('digestTimes[0]: must be a 24-hour time such as "07:30"');
     expect(audienceProblem({ digestTimes: ['24:00'] })).toMatch(/^digestTimes\[0\]: /);
-    expect(audienceProblem({ digestTimes: [] })).toMatch(/^digestTimes: /);
-    expect(audienceProblem({ digestTimes: Array.from({ length: 25 }, () => '08:00') })).toMatch(/^digestTimes: /);
+    expect(audienceProblem({ digestTimes: [] })).toMatch(/^digestTimes\b/);
+    expect(audienceProblem({ digestTimes: Array.from({ length: 25 }, () => '08:00') })).toMatch(/^digestTimes\b/);
     expect(audienceProblem({ quietHours: { start: '22:00', end: '7am' } })).toBe(
       'quietHours.end: must be a 24-hour time such as "07:30"',
     );
@@ -331,14 +331,14 @@ describe('AudienceSchema', () => {
   });
 
   it('bounds the delivery settings', () => {
-    expect(audienceProblem({ deliveryMode: 'weekly' })).toMatch(/^deliveryMode: /);
-    expect(audienceProblem({ dailyBudget: 0 })).toMatch(/^dailyBudget: /);
-    expect(audienceProblem({ dailyBudget: 2.5 })).toMatch(/^dailyBudget: /);
-    expect(audienceProblem({ dailyBudget: 100_001 })).toMatch(/^dailyBudget: /);
-    expect(audienceProblem({ smsMaxSegments: 0 })).toMatch(/^smsMaxSegments: /);
-    expect(audienceProblem({ smsMaxSegments: 11 })).toMatch(/^smsMaxSegments: /);
-    expect(audienceProblem({ name: '' })).toMatch(/^name: /);
-    expect(audienceProblem({ enabled: 'false' })).toBe('enabled: enabled must be a boolean (BOOL)');
+    expect(audienceProblem({ deliveryMode: 'weekly' })).toMatch(/^deliveryMode\b/);
+    expect(audienceProblem({ dailyBudget: 0 })).toMatch(/^dailyBudget\b/);
+    expect(audienceProblem({ dailyBudget: 2.5 })).toMatch(/^dailyBudget\b/);
+    expect(audienceProblem({ dailyBudget: 100_001 })).toMatch(/^dailyBudget\b/);
+    expect(audienceProblem({ smsMaxSegments: 0 })).toMatch(/^smsMaxSegments\b/);
+    expect(audienceProblem({ smsMaxSegments: 11 })).toMatch(/^smsMaxSegments\b/);
+    expect(audienceProblem({ name: '' })).toMatch(/^name\b/);
+    expect(audienceProblem({ enabled: 'false' })).toBe('enabled must be a boolean (BOOL)');
   });
 
   it('rejects an unknown attribute and names it', () => {
@@ -379,7 +379,7 @@ describe('parseRule and parseAudience', () => {
     });
     expect(parseAudience({ audienceId: 'desk', topicArn: 'nope' })).toEqual({
       ok: false,
-      rejected: { table: 'audiences', key: 'desk', reason: 'topicArn: topicArn must be an SNS topic ARN' },
+      rejected: { table: 'audiences', key: 'desk', reason: 'topicArn must be an SNS topic ARN' },
     });
   });
 
@@ -451,8 +451,8 @@ describe('buildRuleSet', () => {
     expect(ruleSet.audiences.map((item) => item.audienceId)).toEqual(['desk']);
     expect(ruleSet.rejected).toEqual([
       { table: 'audiences', key: 'bad', reason: expect.stringMatching(/^timeZone: must be an IANA time zone/) },
-      { table: 'rules', key: 'r2', reason: 'urgent: urgent must be a boolean (BOOL)' },
-      { table: 'rules', key: '<missing key>', reason: expect.stringMatching(/^ruleId: /) },
+      { table: 'rules', key: 'r2', reason: 'urgent must be a boolean (BOOL)' },
+      { table: 'rules', key: '<missing key>', reason: expect.stringMatching(/^ruleId\b/) },
     ]);
   });
 
