@@ -198,7 +198,9 @@ describe('preview and replay with stories', () => {
     const second = after.json<PreviewJson>().audiences.find((entry) => entry.audienceId === audienceId);
     expect(second?.notifications).toBe((row?.notifications ?? 0) - 1);
     expect(second?.collapsed).toBe((row?.collapsed ?? 0) + 1);
-    expect(second?.collapsedIntoSent).toBe(1);
+    // Every copy of that story in the window now collapses into the sent story (the one that was
+    // its lead before, and any that had collapsed into it in the window).
+    expect(second?.collapsedIntoSent).toBeGreaterThanOrEqual(1);
     expect(text.stdout).toMatch(
       new RegExp(`${audienceId}: \\d+ cop(y|ies) would collapse \\(\\d+ into stories already sent`),
     );
