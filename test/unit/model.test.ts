@@ -77,9 +77,7 @@ describe('RuleSchema', () => {
   });
 
   it('rejects a list attribute that is not a list or string set of strings', () => {
-    expect(ruleProblem({ keywords: 'rates' })).toBe(
-      'keywords must be a list (L) or string set (SS) of strings',
-    );
+    expect(ruleProblem({ keywords: 'rates' })).toBe('keywords must be a list (L) or string set (SS) of strings');
     expect(ruleProblem({ keywords: new Set([1, 2]) })).toMatch(/^keywords\[0\]: .*expected string/);
     expect(ruleProblem({ categories: ['002*', 7] })).toMatch(/^categories\[1\]: .*expected string/);
   });
@@ -101,9 +99,7 @@ describe('RuleSchema', () => {
       'keywords: has 10000 entries; at most 500 are allowed: split them over several rules',
     );
     expect(ruleProblem({ excludeCategories: new Set(keywords) })).toMatch(/^excludeCategories: has 10000 entries/);
-    expect(ruleProblem({ keywords: 'rates' })).toBe(
-      'keywords must be a list (L) or string set (SS) of strings',
-    );
+    expect(ruleProblem({ keywords: 'rates' })).toBe('keywords must be a list (L) or string set (SS) of strings');
   });
 
   // Issue 10, item 12: a keyword of zero-width spaces was accepted and matched.

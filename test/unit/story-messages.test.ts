@@ -122,7 +122,12 @@ describe('update notices', () => {
     );
     const title = AlertDocumentSchema.parse(
       channels(
-        renderUpdateNotice(matchFor(audienceIn(undefined)), audienceIn(undefined), { kind: 'title', titleHash: 'h1' }, keyOf('t')),
+        renderUpdateNotice(
+          matchFor(audienceIn(undefined)),
+          audienceIn(undefined),
+          { kind: 'title', titleHash: 'h1' },
+          keyOf('t'),
+        ),
       ).structured,
     );
     expect(title.newsAlerts.update).toEqual({ change: 'title', status: null, previousStatus: null });
