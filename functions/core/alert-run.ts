@@ -68,6 +68,7 @@ import {
   type ReadingState,
   type RuleSource,
   type RunStatus,
+  type ShardedPublishing,
   type Watermark,
 } from './ports.ts';
 import { type DayObservation, nextOrder, OrderCheck, planRead, type ReadPlan } from './reading.ts';
@@ -79,6 +80,11 @@ export interface AlertRunDependencies extends DeliveryPorts {
   readonly rules: RuleSource;
   /** Epoch ms; injectable so tests control time. */
   readonly now?: () => number;
+  /**
+   * `publishMode: sharded`: notifications go to the publisher's queue as work items instead of
+   * to SNS, and the watermark moves once the publishers finished them. Absent: `single`.
+   */
+  readonly sharded?: ShardedPublishing | undefined;
 }
 
 /** Tuning of the run, validated by the handler's config. */
@@ -112,6 +118,12 @@ export interface AlertRunSettings {
    * (the stack's `defaultLocale`, validated at cold start). Default `en-US`.
    */
   readonly defaultLocale?: string | undefined;
+  /**
+   * Sharded publishing: a dispatch still open this long after it was opened is given up (its
+   * items are presumed dead in the dead-letter queue); the days it covered are read again and
+   * the ledger keeps what was sent from being sent twice. Default 15 minutes.
+   */
+  readonly dispatchAbandonAfterMs?: number | undefined;
 }
 
 export interface AlertRunOptions {

@@ -121,3 +121,38 @@ export class DeliveryIncompleteError extends NewsAlertsError {
     this.undelivered = undelivered;
   }
 }
+
+/** Another dispatch (sharded publishing) is still open; a run settles it before it opens its own. */
+export class DispatchOpenError extends NewsAlertsError {
+  readonly openDispatchId: string;
+  constructor(openDispatchId: string, options?: ErrorOptions) {
+    super(`dispatch ${openDispatchId} is still open; settle it before opening another`, options);
+    this.name = 'DispatchOpenError';
+    this.openDispatchId = openDispatchId;
+  }
+}
+
+/**
+ * A work item a publisher cannot read (not JSON, wrong shape, unknown version): it can never
+ * succeed, so it fails until SQS moves it to the dead-letter queue (alarm), where
+ * `news-alerts replay --parked` takes what can be read of it.
+ */
+export class PoisonWorkItemError extends NewsAlertsError {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'PoisonWorkItemError';
+  }
+}
+
+/** Some messages of a work item were not published for now; SQS delivers the item again. */
+export class WorkItemRetryError extends NewsAlertsError {
+  readonly unpublished: number;
+  constructor(unpublished: number, codes: readonly string[], options?: ErrorOptions) {
+    super(
+      `${unpublished} message(s) of the work item were not published (${codes.join(', ')}); SQS retries it`,
+      options,
+    );
+    this.name = 'WorkItemRetryError';
+    this.unpublished = unpublished;
+  }
+}

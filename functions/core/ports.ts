@@ -593,6 +593,134 @@ export interface DeliveryPorts {
   readonly stories?: StoryIndex | undefined;
 }
 
+// --- Sharded publishing (publishMode: sharded) --------------------------------------------------
+
+/**
+ * What one publisher invocation sends for one audience (the shard): notifications the alert run
+ * already looked up in the ledger, collapsed, planned and rendered, ready for PublishBatch. The
+ * run queues items on SQS instead of publishing; the publisher function checks the ledger again,
+ * publishes, writes the ledger and marks the item done in its dispatch. JSON on the queue, at
+ * most {@link workItemMaxBytes} as SQS counts the body.
+ */
+export interface WorkItem {
+  /** Format version; a publisher refuses (as poison) a version it does not know. */
+  readonly v: 1;
+  /** The dispatch (the id of the run that queued it) whose completion count it belongs to. */
+  readonly dispatchId: string;
+  /** Unique within its dispatch (a random UUID): the idempotency key of the item. */
+  readonly itemId: string;
+  /** Every message of the item is for this audience. */
+  readonly audienceId: string;
+  /** When the run queued it (epoch ms). */
+  readonly queuedAt: number;
+  /** Rendered notifications with their ledger facts, in the order the run planned them. */
+  readonly messages: readonly OutboundMessage[];
+}
+
+/** SQS's limit on one message body, and on the bodies of one SendMessageBatch together. */
+export const workItemMaxBytes = 256 * 1024;
+
+/** What {@link WorkQueue.enqueue} did. */
+export interface EnqueueOutcome {
+  /** Work items SQS accepted. */
+  readonly items: number;
+  /** The messages inside those items. */
+  readonly queued: readonly OutboundMessage[];
+  /**
+   * Messages not queued, with the notifier's failure shape: `MessageTooLarge` (permanent: one
+   * message alone does not fit an item), `Aborted` (the signal fired first; not permanent), or
+   * SQS's own code after retries (not permanent).
+   */
+  readonly failed: readonly FailedMessage[];
+}
+
+/** The publisher's queue (SQS): the alert run's side. */
+export interface WorkQueue {
+  /**
+   * Packs `messages` into work items (one audience per item, each at most
+   * {@link workItemMaxBytes}), counts them in the dispatch with
+   * {@link DispatchStore.countEnqueued} BEFORE sending them, and sends them (SendMessageBatch, at
+   * most 10 entries and 256 KB per request), retrying throttles and failed entries.
+   */
+  enqueue(
+    dispatchId: string,
+    messages: readonly OutboundMessage[],
+    options: { signal?: AbortSignal },
+  ): Promise<EnqueueOutcome>;
+}
+
+/** What the publisher did with one work item; summed into its dispatch. */
+export interface WorkItemResult {
+  /** Alerts SNS accepted (update notices not included). */
+  readonly published: number;
+  /** Update notices SNS accepted. */
+  readonly updateNotices: number;
+  /** Messages the ledger already held (a redelivered item, or a crash after SNS accepted). */
+  readonly alreadyDelivered: number;
+  /** Messages parked for `news-alerts replay --parked` (SNS refused for good, or retries ran out). */
+  readonly parked: number;
+}
+
+/**
+ * One run's work items in the state table: how many were queued, how many are done, and where
+ * the watermark may move once all are. At most one dispatch is open at a time (a pointer item
+ * written under the run lease); the next run settles an open dispatch before it reads anything.
+ */
+export interface DispatchHead extends WorkItemResult {
+  readonly dispatchId: string;
+  readonly openedAt: number;
+  /** Items counted before they were sent (an item SQS then refused still counts here). */
+  readonly enqueued: number;
+  /** Items done, each counted once ({@link DispatchStore.completeItem}). */
+  readonly done: number;
+  /** Set when the run sealed the dispatch: the number of items SQS accepted. */
+  readonly expected?: number | undefined;
+  /** Set when sealed: where the watermark may move once every item is done (absent: nowhere). */
+  readonly advanceTo?: number | undefined;
+  readonly sealedAt?: number | undefined;
+}
+
+/** A dispatch is complete when it was sealed and every item it expected is done. */
+export const dispatchComplete = (head: DispatchHead): boolean =>
+  head.expected !== undefined && head.done >= head.expected;
+
+/** Completion counts of sharded publishing, in the state table (functions/aws/dynamo-dispatch-store.ts). */
+export interface DispatchStore {
+  /**
+   * Makes `dispatchId` THE open dispatch: writes its head and the open pointer, conditional on the
+   * run lease and on no other dispatch being open. Throws {@link LeaseLostError} or
+   * `DispatchOpenError` (errors.ts) otherwise.
+   */
+  open(lease: Lease, dispatchId: string, now: number): Promise<void>;
+  /** Adds `items` to the head's `enqueued` count (ADD; before they are sent). */
+  countEnqueued(dispatchId: string, items: number): Promise<void>;
+  /** Seals the dispatch (under the lease): no more items; `expected` of them were accepted. */
+  seal(
+    lease: Lease,
+    dispatchId: string,
+    seal: { expected: number; advanceTo?: number | undefined },
+    now: number,
+  ): Promise<void>;
+  /** The open dispatch's head, read strongly consistent, or undefined when none is open. */
+  readOpen(): Promise<DispatchHead | undefined>;
+  /** One dispatch's head (strongly consistent). */
+  read(dispatchId: string): Promise<DispatchHead | undefined>;
+  /**
+   * Records one item as done with its result, once: a completion record (conditional put) and the
+   * head's counts in one transaction. Returns false, changing nothing, when the item was already
+   * done (a redelivered item).
+   */
+  completeItem(dispatchId: string, itemId: string, result: WorkItemResult, now: number): Promise<boolean>;
+  /** Clears the open pointer (under the lease); the head stays (TTL) for the run history. */
+  close(lease: Lease, dispatchId: string, outcome: 'completed' | 'abandoned', now: number): Promise<void>;
+}
+
+/** The alert run's side of sharded publishing: where it queues, and where it counts. */
+export interface ShardedPublishing {
+  readonly queue: WorkQueue;
+  readonly dispatches: DispatchStore;
+}
+
 // --- Stories ------------------------------------------------------------------------------------
 
 /** Which story an article belongs to, as the story index decided (the same on every re-read). */
