@@ -52,6 +52,9 @@ export const STACK_MANAGED_VARIABLES = [
   'LEDGER_RETENTION_DAYS',
   'LEASE_SECONDS',
   'DEFAULT_LOCALE',
+  'PUBLISH_MODE',
+  'WORK_QUEUE_URL',
+  'DISPATCH_ABANDON_AFTER_MS',
 ] as const;
 
 // --- Building blocks ------------------------------------------------------------------------------
@@ -284,6 +287,15 @@ export const StackConfigSchema = z
         return z.NEVER;
       })
       .default(FALLBACK_LOCALE),
+    /**
+     * `single`: the alert run publishes to SNS itself. `sharded`: it queues work items on SQS and a
+     * publisher function publishes them, many invocations at once (for bursts past one run's limits).
+     */
+    publishMode: z.enum(['single', 'sharded'], { error: 'must be "single" or "sharded"' }).default('single'),
+    /** Sharded only: the most publisher invocations at once (the SQS event source's maximum concurrency). */
+    publisherConcurrency: wholeNumber(2, 1000, 4),
+    /** Sharded only: work items per publisher invocation (SQS allows up to 10 without a batching window). */
+    publisherBatchSize: wholeNumber(1, 10, 10),
     audiences: z.preprocess(fromJsonString, z.array(AudienceConfigSchema).max(100).default([])),
     alertEnvironmentOverrides: z.preprocess(
       fromJsonString,

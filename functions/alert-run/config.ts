@@ -122,6 +122,23 @@ export const alertRunEnvironment: readonly EnvironmentVariable[] = [
   { name: 'SECRET_CACHE_SECONDS', default: '300', description: 'How long the API key is cached in a warm function.' },
   { name: 'SNS_CONCURRENCY', default: '8', description: 'PublishBatch calls in flight at once.' },
   {
+    name: 'PUBLISH_MODE',
+    default: 'single',
+    description:
+      '`single`: the run publishes to SNS itself. `sharded`: it queues work items on WORK_QUEUE_URL for the publisher function (cdk.json `publishMode`).',
+  },
+  {
+    name: 'WORK_QUEUE_URL',
+    default: '(none)',
+    description: 'URL of the SQS work queue; required when PUBLISH_MODE is `sharded`.',
+  },
+  {
+    name: 'DISPATCH_ABANDON_AFTER_MS',
+    default: '900000',
+    description:
+      'Sharded: an earlier run’s work items still not all done after this long are given up on (its days are read again; the ledger keeps them from being sent twice). The stack sets it from the queue: visibility timeout × maxReceiveCount + 5 min.',
+  },
+  {
     name: 'DEFAULT_LOCALE',
     default: FALLBACK_LOCALE,
     description:
@@ -147,6 +164,9 @@ export function checkDefaultLocale(value: string): { ok: true; locale: string } 
   }
   return { ok: true, locale: canonical };
 }
+
+/** How long an earlier run's unfinished work items are waited for when the stack does not say. */
+export const defaultDispatchAbandonAfterMs = 15 * 60_000;
 
 const integer = (min: number, max: number) => z.coerce.number().check(z.int(), z.gte(min), z.lte(max));
 const required = z.string().check(z.trim(), z.minLength(1, 'is required'));
@@ -190,6 +210,10 @@ const EnvironmentSchema = z.object({
   SECRET_CACHE_SECONDS: z._default(integer(0, 86_400), 300),
   SNS_CONCURRENCY: z._default(integer(1, 64), 8),
   DEFAULT_LOCALE: z._default(z.string(), FALLBACK_LOCALE),
+  PUBLISH_MODE: z._default(z.enum(['single', 'sharded'], { error: 'must be "single" or "sharded"' }), 'single'),
+  WORK_QUEUE_URL: z.optional(z.string().check(z.trim())),
+  // At least a minute: shorter would abandon dispatches whose items are merely waiting for a publisher.
+  DISPATCH_ABANDON_AFTER_MS: z._default(integer(60_000, 7 * 24 * 3_600_000), defaultDispatchAbandonAfterMs),
 });
 
 /** Everything the alert run needs besides its AWS clients. */
@@ -200,6 +224,10 @@ export interface AlertRunConfig {
   readonly tables: TableNames;
   readonly ledgerRetentionDays: number;
   readonly snsConcurrency: number;
+  /** `single`: the run publishes; `sharded`: it queues work items for the publisher function. */
+  readonly publishMode: 'single' | 'sharded';
+  /** The publisher's SQS queue; set exactly when `publishMode` is `sharded`. */
+  readonly workQueueUrl?: string | undefined;
   readonly run: AlertRunSettings;
 }
 
@@ -222,6 +250,19 @@ export function loadAlertRunConfig(env: Readonly<Record<string, string | undefin
     throw new ConfigError(
       'LEDGER_RETENTION_DAYS must cover the re-read overlap (LATE_ARRIVAL_MINUTES plus FULL_SWEEP_MINUTES plus two provider days); raise it',
     );
+  }
+  const workQueueUrl = e.WORK_QUEUE_URL === '' ? undefined : e.WORK_QUEUE_URL;
+  if (e.PUBLISH_MODE === 'sharded') {
+    if (workQueueUrl === undefined) {
+      throw new ConfigError(
+        'invalid alert function configuration: WORK_QUEUE_URL is required when PUBLISH_MODE is "sharded" (the URL of the publisher\'s SQS queue; the stack sets both)',
+      );
+    }
+    if (!URL.canParse(workQueueUrl) || !/^https?:$/.test(new URL(workQueueUrl).protocol)) {
+      throw new ConfigError(
+        'invalid alert function configuration: WORK_QUEUE_URL must be an SQS queue URL such as https://sqs.us-east-1.amazonaws.com/123456789012/work',
+      );
+    }
   }
   const defaultLocale = checkDefaultLocale(e.DEFAULT_LOCALE);
   if (!defaultLocale.ok) {
@@ -263,6 +304,9 @@ export function loadAlertRunConfig(env: Readonly<Record<string, string | undefin
     tables: { rules: e.RULES_TABLE_NAME, audiences: e.AUDIENCES_TABLE_NAME, state: e.STATE_TABLE_NAME },
     ledgerRetentionDays: e.LEDGER_RETENTION_DAYS,
     snsConcurrency: e.SNS_CONCURRENCY,
+    publishMode: e.PUBLISH_MODE,
+    // A queue URL left over in single mode is ignored rather than half-used.
+    ...(e.PUBLISH_MODE === 'sharded' ? { workQueueUrl } : {}),
     run: {
       providerTimeZone: provider.timeZone,
       lateArrivalMs: e.LATE_ARRIVAL_MINUTES * 60_000,
@@ -274,6 +318,7 @@ export function loadAlertRunConfig(env: Readonly<Record<string, string | undefin
       fullSweepMs: e.FULL_SWEEP_MINUTES * 60_000,
       incrementalOverlapMs: e.INCREMENTAL_OVERLAP_MINUTES * 60_000,
       defaultLocale: defaultLocale.locale,
+      dispatchAbandonAfterMs: e.DISPATCH_ABANDON_AFTER_MS,
     },
   };
 }
