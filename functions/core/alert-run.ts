@@ -45,6 +45,14 @@ import { datesBetween, endOfDate, previousDate, providerDate } from './calendar.
 import { type DeliveryCounts, DeliveryPipeline, describe, emptyDeliveryCounts } from './delivery-pipeline.ts';
 import { type DigestCounts, emptyDigestCounts, releaseDueDigests } from './digest-release.ts';
 import {
+  defaultDispatchAbandonAfterMs,
+  logAbandoned,
+  type RunDispatch,
+  RunDispatcher,
+  runDispatchOf,
+  settleOpenDispatch,
+} from './dispatch.ts';
+import {
   LeaseHeldError,
   LeaseLostError,
   NewsAlertsError,
@@ -59,6 +67,8 @@ import {
   type ArticlePage,
   type DayResume,
   type DeliveryPorts,
+  type DispatchHead,
+  dispatchComplete,
   type Lease,
   maxResumeKeys,
   maxResumeValueLength,
@@ -165,6 +175,10 @@ export interface RunSummary extends DeliveryCounts, DigestCounts {
   invalidAudiences: number;
   /** How this run read the provider (functions/core/reading.ts). */
   reading?: RunReading;
+  /** Sharded publishing: this run's dispatch, when it queued anything (functions/core/dispatch.ts). */
+  dispatch?: RunDispatch;
+  /** Sharded publishing: an earlier run's dispatch this run found open and settled (or waited for). */
+  settled?: RunDispatch;
 }
 
 /** How a run read the provider: a full sweep (and why) or incremental, and what it learned. */
@@ -360,6 +374,11 @@ class AlertRun {
   #sweepOnlyBefore = Number.NEGATIVE_INFINITY;
   /** When each rule was saved (its `updatedAt`), where it says. */
   #ruleSavedAt = new Map<string, number>();
+  /** Sharded publishing: this run's dispatch, and where the watermark may move once it is done. */
+  #dispatcher: RunDispatcher | undefined;
+  #advanceTo: number | undefined;
+  /** Why the run stopped without finishing its window, when it is not the time budget. */
+  #stoppedBecause: string | undefined;
 
   constructor(
     readonly deps: AlertRunDependencies,
@@ -423,7 +442,7 @@ class AlertRun {
         .join('; ');
     } else if (!complete) {
       summary.status = 'checkpointed';
-      summary.reason = 'time budget reached; the next run continues from the checkpoint';
+      summary.reason = this.#stoppedBecause ?? 'time budget reached; the next run continues from the checkpoint';
     }
     summary.watermarkAfter = this.#watermark?.at;
   }
@@ -438,6 +457,7 @@ class AlertRun {
     const matcher = compileRules(ruleSet.rules);
 
     this.#watermark = await deps.state.readWatermark();
+    if (deps.sharded !== undefined && !(await this.#settleEarlierDispatch())) return false;
     this.#readingBefore = await deps.state.readReadingState();
     const watermarkAt = this.#watermark?.at ?? summary.startedAt - settings.initialLookbackMs;
     summary.watermarkBefore = this.#watermark?.at;
@@ -477,6 +497,11 @@ class AlertRun {
       providerDate(summary.startedAt, settings.providerTimeZone),
     );
     summary.window = { from: days[0] ?? '', to: days.at(-1) ?? '' };
+    if (deps.sharded !== undefined) {
+      // A retried invocation keeps its request id: the start time keeps its dispatch apart.
+      const dispatchId = `${summary.runId}@${summary.startedAt.toString(36)}`;
+      this.#dispatcher = new RunDispatcher(deps.sharded, this.lease, dispatchId, this.now);
+    }
     const pipeline = new DeliveryPipeline({
       state: deps.state,
       notifier: deps.notifier,
@@ -490,24 +515,40 @@ class AlertRun {
       counts: summary,
       applyDeliveryPreferences: true,
       render: this.render,
+      queue:
+        this.#dispatcher === undefined
+          ? undefined
+          : { queue: this.#dispatcher, dispatchId: this.#dispatcher.dispatchId },
     });
 
     let watermarkMayAdvance = true;
-    for (const day of days) {
-      if (this.deadlines.softReached) break;
-      const fetchStartedAt = this.now();
-      const complete = await this.#processDay(day, { cutoff, newSince: watermarkAt, matcher, pipeline });
-      if (!complete) {
-        watermarkMayAdvance = false;
+    try {
+      for (const day of days) {
         if (this.deadlines.softReached) break;
-        continue;
+        const fetchStartedAt = this.now();
+        const complete = await this.#processDay(day, { cutoff, newSince: watermarkAt, matcher, pipeline });
+        if (!complete) {
+          watermarkMayAdvance = false;
+          if (this.deadlines.softReached) break;
+          continue;
+        }
+        summary.daysCompleted += 1;
+        if (watermarkMayAdvance) {
+          const dayEnd = endOfDate(day, settings.providerTimeZone);
+          await this.#advanceWatermark(Math.min(dayEnd, fetchStartedAt));
+        }
       }
-      summary.daysCompleted += 1;
-      if (watermarkMayAdvance) {
-        const dayEnd = endOfDate(day, settings.providerTimeZone);
-        await this.#advanceWatermark(Math.min(dayEnd, fetchStartedAt));
-      }
+    } catch (error) {
+      // Sealed with what was queued and completed so far, the next run can settle the dispatch
+      // as soon as its items are done instead of waiting to give it up.
+      await this.#sealDispatch().catch((sealError: unknown) =>
+        deps.log.warn('could not seal the dispatch of a failed run; the next run gives it up once it is old', {
+          error: describe(sealError),
+        }),
+      );
+      throw error;
     }
+    const dispatchDone = await this.#finishDispatch();
 
     this.#sweptAll = plan.mode === 'sweep' && summary.daysCompleted >= days.length;
     summary.reading.orderAfter = nextOrder(plan.order, this.#observations);
@@ -518,7 +559,71 @@ class AlertRun {
       });
     }
     summary.watermarkAfter = this.#watermark?.at;
-    return summary.daysCompleted >= days.length;
+    return summary.daysCompleted >= days.length && dispatchDone;
+  }
+
+  /**
+   * Sharded publishing, before reading: an earlier run's open dispatch is settled first (its
+   * watermark moved once complete, or given up once too old). False when it is still in flight:
+   * this run then queues nothing, so nothing an earlier item may still be publishing goes twice.
+   */
+  async #settleEarlierDispatch(): Promise<boolean> {
+    const { deps, settings, summary } = this;
+    const dispatches = deps.sharded?.dispatches;
+    if (dispatches === undefined) return true;
+    const settlement = await settleOpenDispatch(dispatches, {
+      signal: this.deadlines.fetch.signal,
+      abandonAfterMs: settings.dispatchAbandonAfterMs ?? defaultDispatchAbandonAfterMs,
+      now: this.now,
+    });
+    if (settlement.kind === 'none') return true;
+    const { head } = settlement;
+    if (settlement.kind === 'waiting') {
+      summary.settled = runDispatchOf(head, 'in-flight');
+      const left = (head.expected ?? head.enqueued) - head.done;
+      this.#stoppedBecause = `waiting for ${left} work item(s) of dispatch ${head.dispatchId}; the next run moves the watermark once the publishers are done`;
+      deps.log.info("an earlier run's work items are still with the publishers; this run queues nothing new", {
+        dispatchId: head.dispatchId,
+        left,
+      });
+      return false;
+    }
+    if (settlement.kind === 'abandoned') logAbandoned(deps.log, head);
+    else if (head.advanceTo !== undefined) await this.#moveWatermark(head.advanceTo);
+    await dispatches.close(this.lease, head.dispatchId, settlement.kind, this.now());
+    summary.settled = runDispatchOf(head, settlement.kind);
+    return true;
+  }
+
+  /** Seals this run's dispatch (if it queued anything): its items and where the watermark may go. */
+  async #sealDispatch(): Promise<void> {
+    const dispatcher = this.#dispatcher;
+    if (dispatcher === undefined || !dispatcher.opened) return;
+    await dispatcher.seal(this.summary.workItemsQueued, this.#advanceTo);
+  }
+
+  /**
+   * Sharded publishing, after reading: seals the dispatch and waits for the publishers until the
+   * hard deadline. Complete: the watermark moves and the dispatch's counts join the run's. False
+   * when items are still in flight (the next run settles them).
+   */
+  async #finishDispatch(): Promise<boolean> {
+    const { summary } = this;
+    const dispatcher = this.#dispatcher;
+    if (dispatcher === undefined || !dispatcher.opened) return true;
+    await this.#sealDispatch();
+    const head = await dispatcher.wait(this.deadlines.publish.signal);
+    if (head === undefined || !dispatchComplete(head)) {
+      const left = head === undefined ? summary.workItemsQueued : (head.expected ?? head.enqueued) - head.done;
+      summary.dispatch = head === undefined ? undefined : runDispatchOf(head, 'in-flight');
+      this.#stoppedBecause = `${left} work item(s) still with the publishers; the next run moves the watermark once they are done`;
+      return false;
+    }
+    if (this.#advanceTo !== undefined) await this.#moveWatermark(this.#advanceTo);
+    await dispatcher.close('completed');
+    summary.dispatch = runDispatchOf(head, 'completed');
+    addDispatchCounts(summary, head);
+    return true;
   }
 
   /**
@@ -740,10 +845,30 @@ class AlertRun {
     });
   }
 
+  /**
+   * Moves the watermark to `at` once a day is done; with a dispatch open (sharded publishing),
+   * only remembers it: the dispatch's items must be published first.
+   */
   async #advanceWatermark(at: number): Promise<void> {
+    if (this.#dispatcher?.opened) {
+      this.#advanceTo = Math.max(this.#advanceTo ?? at, at);
+      return;
+    }
+    await this.#moveWatermark(at);
+  }
+
+  async #moveWatermark(at: number): Promise<void> {
     if (this.#watermark && at <= this.#watermark.at) return;
     this.#watermark = await this.deps.state.advanceWatermark(this.lease, this.#watermark, at, this.now());
   }
+}
+
+/** A completed dispatch's publishing, counted in the run that queued it. */
+function addDispatchCounts(summary: RunSummary, head: DispatchHead): void {
+  summary.notificationsPublished += head.published;
+  summary.updateNotices += head.updateNotices;
+  summary.notificationsAlreadyDelivered += head.alreadyDelivered;
+  summary.notificationsParked += head.parked;
 }
 
 /** How one day is read: every page, newest-first with an early stop, or resumed (oldest-first). */

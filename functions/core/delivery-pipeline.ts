@@ -59,6 +59,7 @@ import {
   type StoryAssignment,
   storyMarkerKey,
   updateNoticeKey,
+  type WorkQueue,
 } from './ports.ts';
 import {
   type RenderOptions,
@@ -86,6 +87,8 @@ export interface AudienceTally {
   held: number;
   /** Copies of a story the audience already has: recorded in the ledger as collapsed, not sent. */
   collapsed: number;
+  /** Sharded publishing: handed to the publishers as work items (published once they are done). */
+  queued: number;
 }
 
 /** What the pipeline counted; the alert run's summary carries these fields. */
@@ -128,6 +131,14 @@ export interface DeliveryCounts {
   updateNotices: number;
   /** Articles already delivered that came back changed, for audiences with `updates: 'ignore'`. */
   updatesIgnored: number;
+  /**
+   * Sharded publishing: notifications (update notices included) handed to the publisher function
+   * as work items instead of being published by the run; their publishing is counted when the
+   * run's dispatch completes.
+   */
+  notificationsQueued: number;
+  /** Sharded publishing: the work items SQS accepted. */
+  workItemsQueued: number;
   audiences: Record<string, AudienceTally>;
 }
 
@@ -150,6 +161,8 @@ export const emptyDeliveryCounts = (): DeliveryCounts => ({
   notificationsWouldCollapse: 0,
   updateNotices: 0,
   updatesIgnored: 0,
+  notificationsQueued: 0,
+  workItemsQueued: 0,
   audiences: {},
 });
 
@@ -178,6 +191,13 @@ export interface DeliveryPipelineOptions extends DeliveryPorts {
   readonly onWouldHold?: (held: HeldNotification) => void;
   /** How alerts are rendered (the stack's default locale); the same for every audience of the run. */
   readonly render?: RenderOptions;
+  /**
+   * Sharded publishing: what would be published goes to the publishers' queue as work items of
+   * this dispatch instead (the publisher function publishes it and writes the ledger). Everything
+   * before it (ledger lookup, story markers, collapse, holds, budget reservations, rendering) is
+   * the same as when the pipeline publishes itself.
+   */
+  readonly queue?: { readonly queue: WorkQueue; readonly dispatchId: string } | undefined;
 }
 
 /** A match that passed the ledger lookup and rendered. */
@@ -270,6 +290,7 @@ export class DeliveryPipeline {
       const messages = flush ? this.#outbox.drain() : this.#outbox.takeFullBatches();
       if (messages.length > 0) {
         if (this.#options.dryRun) this.#pretendToPublish(messages);
+        else if (this.#options.queue !== undefined) await this.#enqueue(messages, this.#options.queue);
         else await this.#publish(messages);
       }
       if (flush || this.#holds.length >= holdBatchSize) await this.#writeHolds();
@@ -706,7 +727,7 @@ export class DeliveryPipeline {
   }
 
   async #publish(messages: readonly OutboundMessage[]): Promise<void> {
-    const { counts, publishSignal, log } = this.#options;
+    const { counts, publishSignal } = this.#options;
     const outcome = await this.#options.notifier.publish(messages, {
       signal: publishSignal,
       onPublished: async (batch) => {
@@ -722,15 +743,43 @@ export class DeliveryPipeline {
         }
       },
     });
-    const permanent = outcome.failed.filter((failure) => failure.permanent);
+    await this.#notSent(outcome.failed, 'SNS refused notifications for good; parked them for `news-alerts replay`');
+  }
+
+  /**
+   * Sharded publishing: hands the messages to the publishers as work items. What SQS accepted is
+   * handled for this pipeline (kept queued, so a repeated article is not queued twice); what it
+   * did not is failed, deferred or parked exactly like a message SNS did not accept.
+   */
+  async #enqueue(
+    messages: readonly OutboundMessage[],
+    target: { readonly queue: WorkQueue; readonly dispatchId: string },
+  ): Promise<void> {
+    const { counts, publishSignal } = this.#options;
+    const outcome = await target.queue.enqueue(target.dispatchId, messages, { signal: publishSignal });
+    counts.workItemsQueued += outcome.items;
+    counts.notificationsQueued += outcome.queued.length;
+    for (const message of outcome.queued) {
+      if (!isUpdateNotice(message)) this.#tally(message.key.audienceId).queued += 1;
+      // The publisher's ledger entry settles the reservation; a message it parks keeps it (stricter, never lost).
+      this.#reserved.delete(deliveryId(message.key));
+    }
+    await this.#notSent(
+      outcome.failed,
+      'notifications could not be queued for good; parked them for `news-alerts replay`',
+    );
+  }
+
+  /** Parks what can never be sent, and leaves the rest (failed, or deferred by the deadline) for the next run. */
+  async #notSent(failed: readonly FailedMessage[], parkMessage: string): Promise<void> {
+    const { counts, publishSignal, log } = this.#options;
+    const permanent = failed.filter((failure) => failure.permanent);
     // Messages the deadline kept from being sent are deferred, not failed: the next run sends them.
     const deferred = publishSignal.aborted
-      ? outcome.failed.filter((failure) => !failure.permanent && failure.code === 'Aborted')
+      ? failed.filter((failure) => !failure.permanent && failure.code === 'Aborted')
       : [];
-    const transient = outcome.failed.filter((failure) => !failure.permanent && !deferred.includes(failure));
-    if (permanent.length > 0) {
-      await this.#park(permanent, 'SNS refused notifications for good; parked them for `news-alerts replay`');
-    }
+    const transient = failed.filter((failure) => !failure.permanent && !deferred.includes(failure));
+    if (permanent.length > 0) await this.#park(permanent, parkMessage);
     for (const failure of [...transient, ...deferred]) this.#queued.delete(deliveryId(failure.message.key));
     if (this.#reserved.size > 0) await this.#releaseReservations([...transient, ...deferred]);
     for (const failure of transient) this.#tally(failure.message.key.audienceId).failed += 1;
@@ -775,7 +824,16 @@ export class DeliveryPipeline {
     const { counts } = this.#options;
     let tally = counts.audiences[audienceId];
     if (!tally) {
-      tally = { matched: 0, alreadyDelivered: 0, published: 0, failed: 0, parked: 0, held: 0, collapsed: 0 };
+      tally = {
+        matched: 0,
+        alreadyDelivered: 0,
+        published: 0,
+        failed: 0,
+        parked: 0,
+        held: 0,
+        collapsed: 0,
+        queued: 0,
+      };
       counts.audiences[audienceId] = tally;
     }
     return tally;
