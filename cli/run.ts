@@ -12,7 +12,7 @@ import { createAlertRunDependencies } from '#alert-run/wiring';
 import type { DynamoStateStore } from '#aws/dynamo-state-store';
 import { type AlertRunDependencies, type RunSummary, runAlertCycle } from '#core/alert-run';
 import { NewsAlertsError } from '#core/errors';
-import type { ArticlePage, Lease, NewsSource, Notifier, StateStore } from '#core/ports';
+import type { ArticlePage, Lease, NewsSource, Notifier, RunRecord, StateStore } from '#core/ports';
 import { action, integerOption } from './command.ts';
 import type { CommandContext } from './context.ts';
 import { auditQueueWarning, ensureAuditQueues } from './deliveries.ts';
@@ -405,15 +405,105 @@ async function runNow(context: CommandContext, _args: readonly unknown[], option
   context.output.result({ target: target.label, summary }, () => printSummary(context, summary));
 }
 
+/** What the publishers did with one run's work items (sharded publishing), as a run summary records it. */
+interface DispatchState {
+  readonly dispatchId: string;
+  /** `completed`: every item done; `in-flight`: not yet when the run ended; `abandoned`: given up. */
+  readonly state: 'completed' | 'in-flight' | 'abandoned';
+  readonly items: number;
+  readonly done: number;
+  readonly published: number;
+  readonly updateNotices: number;
+  readonly alreadyDelivered: number;
+  readonly parked: number;
+  /** The later run that settled it, when this run ended with it in flight. */
+  readonly settledBy?: string | undefined;
+}
+
+const dispatchStates = new Set(['completed', 'in-flight', 'abandoned']);
+
+/**
+ * A run summary's `dispatch`/`settled` (functions/core/alert-run.ts `RunDispatch`), or undefined
+ * when absent or not of that shape: the history outlives versions, and a damaged record must not
+ * stop the listing.
+ */
+function dispatchOf(value: unknown): DispatchState | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const record = value as Record<string, unknown>;
+  if (typeof record.dispatchId !== 'string' || !dispatchStates.has(String(record.state))) return undefined;
+  return {
+    dispatchId: record.dispatchId,
+    state: record.state as DispatchState['state'],
+    items: number(record.items),
+    done: number(record.done),
+    published: number(record.published),
+    updateNotices: number(record.updateNotices),
+    alreadyDelivered: number(record.alreadyDelivered),
+    parked: number(record.parked),
+  };
+}
+
+/**
+ * A run of the history with what sharded publishing adds: the notifications it queued and what
+ * the publishers made of them. A run that ended with its work items in flight is shown with the
+ * outcome a later run in the list settled them with (a dispatch's id is its run's id).
+ */
+function runListRows(runs: readonly RunRecord[]) {
+  const settled = new Map<string, { dispatch: DispatchState; by: string }>();
+  for (const run of runs) {
+    const dispatch = dispatchOf(run.summary.settled);
+    if (dispatch !== undefined && dispatch.state !== 'in-flight') {
+      settled.set(dispatch.dispatchId, { dispatch, by: run.runId });
+    }
+  }
+  return runs.map((run) => {
+    const own = dispatchOf(run.summary.dispatch);
+    const later = own?.state === 'in-flight' ? settled.get(own.dispatchId) : undefined;
+    const queued = run.summary.notificationsQueued;
+    return {
+      ...runRow(run),
+      queued: typeof queued === 'number' ? queued : undefined,
+      workItemsQueued: typeof run.summary.workItemsQueued === 'number' ? run.summary.workItemsQueued : undefined,
+      dispatch: later !== undefined ? { ...later.dispatch, settledBy: later.by } : own,
+    };
+  });
+}
+
+type RunListRow = ReturnType<typeof runListRows>[number];
+
+/** PUBLISHED of a sharded run: what its publishers sent, or why that is not known (yet). */
+function publishedCell(row: RunListRow): string | number {
+  const dispatch = row.dispatch;
+  if (dispatch === undefined) return '-';
+  if (dispatch.state === 'completed') return dispatch.published;
+  if (dispatch.state === 'abandoned') return `abandoned (${dispatch.done}/${dispatch.items} items done)`;
+  return `in flight (${dispatch.done}/${dispatch.items} items done)`;
+}
+
 async function listRuns(context: CommandContext, _args: readonly unknown[], options: { limit: number }): Promise<void> {
   const target = await context.target();
   const state = stateStoreOf(context, target);
   const [runs, lease] = await Promise.all([state.recentRuns(options.limit), state.readLease()]);
-  const rows = runs.map(runRow);
+  const rows = runListRows(runs);
   const now = Date.now();
   // The JSON stays the list of runs (scripts read it); the lease is in `watermark show --json`.
   if (lease !== undefined) context.output.note(`run lease ${describeLease(lease, now)}`);
-  context.output.result(rows, () => context.output.table(runTableHead, rows.map(runTableRow), 'no runs recorded'));
+  // QUEUED and PUBLISHED only when a listed run queued work (publishMode: sharded): a single-mode
+  // history reads as it always has.
+  // (Every summary counts notificationsQueued, 0 in single mode: only work actually queued counts.)
+  const queuedWork = (row: RunListRow) => row.dispatch !== undefined || (row.queued ?? 0) > 0;
+  const sharded = rows.some(queuedWork);
+  const sent = runTableHead.indexOf('SENT') + 1;
+  const head = sharded
+    ? [...runTableHead.slice(0, sent), 'QUEUED', 'PUBLISHED', ...runTableHead.slice(sent)]
+    : runTableHead;
+  const cells = (row: RunListRow) => {
+    const base = runTableRow(row);
+    return sharded
+      ? [...base.slice(0, sent), queuedWork(row) ? (row.queued ?? 0) : '-', publishedCell(row), ...base.slice(sent)]
+      : base;
+  };
+  context.output.result(rows, () => context.output.table(head, rows.map(cells), 'no runs recorded'));
 }
 
 /** Registers `run` and `runs`. */
@@ -451,5 +541,14 @@ Examples:
     .command('list')
     .description('recent runs and replays, newest first')
     .option('--limit <n>', 'how many', integerOption(1, 1000), 20)
+    .addHelpText(
+      'after',
+      `
+With publishMode sharded a run queues its alerts for the publisher function instead of sending
+them: QUEUED is how many it queued, PUBLISHED how many the publishers sent once all its work items
+were done ("in flight" while some are not; "abandoned" when a later run gave up waiting, so the
+next runs read those days again and the ledger sends only what is missing). The two columns show
+only when a listed run queued work.`,
+    )
     .action(action(listRuns));
 }
