@@ -1,6 +1,7 @@
 /**
  * Creates the three tables in the local sandbox (moto server) the way the CDK stack defines them:
- * keys from functions/aws/table-layout.ts, on-demand billing, TTL on the state table.
+ * keys from functions/aws/table-layout.ts, on-demand billing, TTL on the state table; and, for a
+ * sharded sandbox, the publisher's work queue with its dead-letter queue and redrive policy.
  */
 import {
   type AttributeDefinition,
@@ -13,6 +14,7 @@ import {
   UpdateTimeToLiveCommand,
   waitUntilTableExists,
 } from '@aws-sdk/client-dynamodb';
+import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { audiencesTableKey, rulesTableKey, stateTableKey, type TableNames } from '#aws/table-layout';
 
 const tableNamePattern = /^[A-Za-z0-9_.-]{3,255}$/;
@@ -87,4 +89,44 @@ export async function createTables(dynamo: DynamoDBClient, names: TableNames): P
     createTable(dynamo, names.state, stateTableKey),
   ]);
   await enableTimeToLive(dynamo, names.state, stateTableKey.timeToLiveAttribute);
+}
+
+/** The publisher's queues of a sharded sandbox (the stack's ShardedPublishing construct, locally). */
+export interface WorkQueues {
+  readonly queueUrl: string;
+  readonly queueArn: string;
+  readonly deadLetterQueueUrl: string;
+  readonly deadLetterQueueArn: string;
+}
+
+/** As the stack sets them: a work item SQS delivered this often without success goes to the DLQ. */
+export const workMaxReceiveCount = 3;
+/** The stack's visibility timeout: 6 × the publisher's 60 s timeout. */
+export const workVisibilityTimeoutSeconds = 6 * 60;
+
+/**
+ * Creates (or reuses) the work queue `<prefix>work` and its dead-letter queue `<prefix>work-dlq`
+ * in moto, with the stack's redrive policy (maxReceiveCount {@link workMaxReceiveCount}) and
+ * visibility timeout. The dead-letter queue keeps messages 14 days, as the stack's does.
+ */
+export async function createWorkQueues(sqs: SQSClient, prefix: string): Promise<WorkQueues> {
+  const created = async (name: string, attributes: Record<string, string>) => {
+    const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }));
+    if (!QueueUrl) throw new Error(`moto did not return a URL for queue ${name}`);
+    const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }));
+    const arn = Attributes?.QueueArn;
+    if (!arn) throw new Error(`moto did not return an ARN for queue ${name}`);
+    return { url: QueueUrl, arn };
+  };
+  const deadLetter = await created(`${prefix}work-dlq`, { MessageRetentionPeriod: String(14 * 24 * 3600) });
+  const work = await created(`${prefix}work`, {
+    VisibilityTimeout: String(workVisibilityTimeoutSeconds),
+    RedrivePolicy: JSON.stringify({ deadLetterTargetArn: deadLetter.arn, maxReceiveCount: workMaxReceiveCount }),
+  });
+  return {
+    queueUrl: work.url,
+    queueArn: work.arn,
+    deadLetterQueueUrl: deadLetter.url,
+    deadLetterQueueArn: deadLetter.arn,
+  };
 }
