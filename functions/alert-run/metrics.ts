@@ -30,6 +30,8 @@ export const metricNames = {
   notificationsCollapsed: 'NotificationsCollapsed',
   updateNotices: 'UpdateNotices',
   updatesIgnored: 'UpdatesIgnored',
+  notificationsQueued: 'NotificationsQueued',
+  workItemsQueued: 'WorkItemsQueued',
   digestsSent: 'DigestsSent',
   digestItemsReleased: 'DigestItemsReleased',
   digestsFailed: 'DigestsFailed',
@@ -69,6 +71,11 @@ export function addRunMetrics(metrics: Metrics, summary: RunSummary, now: number
   count(metricNames.notificationsCollapsed, summary.notificationsCollapsed);
   count(metricNames.updateNotices, summary.updateNotices);
   count(metricNames.updatesIgnored, summary.updatesIgnored);
+  // Sharded publishing: what the run handed to the publishers (they report what they published).
+  if (summary.notificationsQueued > 0) {
+    count(metricNames.notificationsQueued, summary.notificationsQueued);
+    count(metricNames.workItemsQueued, summary.workItemsQueued);
+  }
   count(metricNames.digestsSent, summary.digestsSent);
   count(metricNames.digestItemsReleased, summary.digestItemsReleased);
   count(metricNames.digestsFailed, summary.digestsFailed);

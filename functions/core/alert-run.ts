@@ -67,7 +67,6 @@ import {
   type ArticlePage,
   type DayResume,
   type DeliveryPorts,
-  type DispatchHead,
   dispatchComplete,
   type Lease,
   maxResumeKeys,
@@ -604,7 +603,7 @@ class AlertRun {
 
   /**
    * Sharded publishing, after reading: seals the dispatch and waits for the publishers until the
-   * hard deadline. Complete: the watermark moves and the dispatch's counts join the run's. False
+   * hard deadline. Complete: the watermark moves and the run keeps the dispatch's counts. False
    * when items are still in flight (the next run settles them).
    */
   async #finishDispatch(): Promise<boolean> {
@@ -621,8 +620,9 @@ class AlertRun {
     }
     if (this.#advanceTo !== undefined) await this.#moveWatermark(this.#advanceTo);
     await dispatcher.close('completed');
+    // The publishers' counts stay in `dispatch`: the run's own counts (and metrics) are what the
+    // run did itself, so nothing is counted twice (the publisher reports its own metrics).
     summary.dispatch = runDispatchOf(head, 'completed');
-    addDispatchCounts(summary, head);
     return true;
   }
 
@@ -861,14 +861,6 @@ class AlertRun {
     if (this.#watermark && at <= this.#watermark.at) return;
     this.#watermark = await this.deps.state.advanceWatermark(this.lease, this.#watermark, at, this.now());
   }
-}
-
-/** A completed dispatch's publishing, counted in the run that queued it. */
-function addDispatchCounts(summary: RunSummary, head: DispatchHead): void {
-  summary.notificationsPublished += head.published;
-  summary.updateNotices += head.updateNotices;
-  summary.notificationsAlreadyDelivered += head.alreadyDelivered;
-  summary.notificationsParked += head.parked;
 }
 
 /** How one day is read: every page, newest-first with an early stop, or resumed (oldest-first). */

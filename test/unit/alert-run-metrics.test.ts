@@ -52,3 +52,20 @@ describe('story and update metrics', () => {
     });
   });
 });
+
+describe('sharded publishing metrics', () => {
+  it('reports what a sharded run queued, and nothing of it as published by the run', () => {
+    const summary = { ...emptyRunSummary('run-1', 0), notificationsQueued: 40, workItemsQueued: 5 };
+    const values = recorded((metrics) => addRunMetrics(metrics, summary, summary.finishedAt));
+    expect(values).toMatchObject({
+      NotificationsQueued: 40,
+      WorkItemsQueued: 5,
+      [metricNames.notificationsPublished]: 0,
+    });
+  });
+
+  it('adds no queue metrics to a single-mode run', () => {
+    const values = recorded((metrics) => addRunMetrics(metrics, emptyRunSummary('run-1', 0), 0));
+    expect(values).not.toHaveProperty('NotificationsQueued');
+  });
+});
