@@ -184,6 +184,15 @@ describe('fingerprints', () => {
     expect(bandKeys(print.signature)).toEqual(print.bands);
   });
 
+  it('spell terms as six URL-safe characters, the same in every process (golden terms)', () => {
+    // Changed on purpose from base 36 (toString(36) per unit was a third of the fingerprint's
+    // cost); nothing was stored in production yet. A change means stored stories' terms stop agreeing.
+    expect(storyTerms('samsung chip exports')).toEqual(['BQvRT1', 'toS-U0', '7BHpc2']);
+    expect(storyTerms('반도체 수출')).toEqual(['om90t3', '0KiCp2', 'TD8ok1', 'z1-8s2', 'OF45V0']);
+    for (const term of storyTerms(Array.from({ length: 100 }, (_, index) => `w${index} 한${index}`).join(' ')))
+      expect(term).toMatch(/^[0-9A-Za-z_-]{6}$/);
+  });
+
   it('read at most MAX_TITLE_CHARS of a title', () => {
     const head = 'word '.repeat(MAX_TITLE_CHARS / 5);
     const a = fingerprint(`${head}tail one`, '');
