@@ -1,0 +1,219 @@
+/**
+ * Work items (functions/core/work-items.ts) under hostile text: subjects, bodies, article keys and
+ * ledger facts made of any UTF-16 (CJK, emoji, controls, lone surrogates, U+FFFE/U+FFFF).
+ *
+ * - packing: every message lands in exactly one item or in `tooLarge`; items hold one audience,
+ *   in order; every body is within the limit and holds only characters SQS accepts; no item could
+ *   have taken the next item's first message (greedy); what went to `tooLarge` fits no item;
+ * - reading back: parse(body(item)) equals the item;
+ * - any other text is refused with PoisonWorkItemError, never another error, and the refusal
+ *   never quotes a value from the body.
+ */
+import { Buffer } from 'node:buffer';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { PoisonWorkItemError } from '#core/errors';
+import type { OutboundMessage, WorkItem } from '#core/ports';
+import { packWorkItems, parseWorkItem, workItemBody } from '#core/work-items';
+import { refusedBySqs } from './work-items.support.ts';
+
+const t0 = Date.UTC(2025, 2, 14, 9, 0);
+
+/** Text of every kind the provider or a template could put in a message. */
+const hostileText = (maxLength: number) =>
+  fc.oneof(
+    fc.string({ unit: 'binary', maxLength }),
+    fc.string({ unit: 'grapheme', maxLength }),
+    fc.string({ maxLength }),
+    fc.constantFrom(
+      '금리 인상',
+      '日本銀行の利上げ',
+      '🚀📈👩‍👩‍👧',
+      '\uD800',
+      '\uDFFF x',
+      '\uFFFF\uFFFE',
+      '"\\\u0000\n',
+      '',
+    ),
+  );
+
+const audienceId = fc.constantFrom('a', 'b', 'team.markets', 'x'.repeat(128));
+
+const outbound = fc.record({
+  audienceId,
+  articleKey: hostileText(60),
+  // Now and then longer than the format allows (1,024 characters): it must not poison its item.
+  subject: fc.oneof(
+    { arbitrary: hostileText(60), weight: 9 },
+    { arbitrary: fc.string({ minLength: 1_025, maxLength: 1_030 }), weight: 1 },
+  ),
+  body: hostileText(400),
+  ruleIds: fc.array(fc.constantFrom('rates', 'fx:krw', 'r-1'), { maxLength: 3 }),
+  facts: fc.option(
+    fc.record(
+      { storyId: hostileText(20), status: hostileText(20), titleHash: fc.string({ maxLength: 12 }) },
+      {
+        requiredKeys: [],
+      },
+    ),
+    { nil: undefined },
+  ),
+});
+
+/** Messages with unique article keys (`<n>:` + hostile text), so each can be told apart. */
+const messageList = fc.array(outbound, { maxLength: 40 }).map((list) =>
+  list.map(
+    (m, n): OutboundMessage => ({
+      key: { audienceId: m.audienceId, articleKey: `${n}:${m.articleKey}` },
+      topicArn: `arn:aws:sns:us-east-1:123456789012:news-${m.audienceId.length}`,
+      subject: m.subject,
+      body: m.body,
+      ruleIds: m.ruleIds,
+      ...(m.facts === undefined ? {} : { facts: m.facts }),
+    }),
+  ),
+);
+
+const bytesOf = (item: WorkItem) => Buffer.byteLength(workItemBody(item), 'utf8');
+
+describe('packWorkItems and parseWorkItem (property)', () => {
+  it('place every message exactly once, within the limit, greedily, and read back as packed', () => {
+    fc.assert(
+      fc.property(messageList, fc.integer({ min: 300, max: 6_000 }), (messages, maxBytes) => {
+        const { items, tooLarge } = packWorkItems('run-1', messages, { now: t0, maxBytes });
+
+        const placed = [...items.flatMap((item) => item.messages), ...tooLarge].map((m) => m.key.articleKey);
+        expect(placed.sort()).toEqual(messages.map((m) => m.key.articleKey).sort());
+
+        for (const item of items) {
+          const body = workItemBody(item);
+          expect(Buffer.byteLength(body, 'utf8')).toBeLessThanOrEqual(maxBytes);
+          expect(refusedBySqs(body)).toEqual([]);
+          expect(item.messages.length).toBeGreaterThan(0);
+          expect(item.messages.every((m) => m.key.audienceId === item.audienceId)).toBe(true);
+          expect(parseWorkItem(body)).toEqual(item);
+        }
+
+        // Order kept per audience, and each item as full as the next message allows.
+        for (const audience of new Set(messages.map((m) => m.key.audienceId))) {
+          const mine = items.filter((item) => item.audienceId === audience);
+          const sent = mine.flatMap((item) => item.messages.map((m) => m.key.articleKey));
+          const expected = messages.filter((m) => m.key.audienceId === audience && !tooLarge.includes(m));
+          expect(sent).toEqual(expected.map((m) => m.key.articleKey));
+          for (let i = 0; i + 1 < mine.length; i++) {
+            const current = mine[i] as WorkItem;
+            const next = (mine[i + 1] as WorkItem).messages[0] as OutboundMessage;
+            expect(bytesOf({ ...current, messages: [...current.messages, next] })).toBeGreaterThan(maxBytes);
+          }
+        }
+        for (const alone of tooLarge) {
+          const single = {
+            v: 1,
+            dispatchId: 'run-1',
+            itemId: '00000000-0000-4000-8000-000000000000', // as long as a random UUID
+            audienceId: alone.key.audienceId,
+            queuedAt: t0,
+          } as const;
+          const item: WorkItem = { ...single, messages: [alone] };
+          const refused = (() => {
+            try {
+              parseWorkItem(workItemBody(item));
+              return false;
+            } catch (error) {
+              return error instanceof PoisonWorkItemError;
+            }
+          })();
+          expect(refused || bytesOf(item) > maxBytes).toBe(true);
+        }
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
+
+describe('parseWorkItem on hostile bodies (property)', () => {
+  const secret = 'https://hooks.example.com/services/SECRETSECRET';
+
+  /** Runs the reader; anything but an item or a PoisonWorkItemError fails the property. */
+  const read = (body: string): WorkItem | PoisonWorkItemError => {
+    try {
+      return parseWorkItem(body);
+    } catch (error) {
+      if (!(error instanceof PoisonWorkItemError)) throw error;
+      expect(error.message).not.toContain('SECRETSECRET');
+      return error;
+    }
+  };
+
+  it('refuses arbitrary text and JSON with PoisonWorkItemError only', () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.string({ unit: 'binary', maxLength: 200 }),
+          fc.json({ maxDepth: 4 }),
+          fc.jsonValue({ maxDepth: 3 }).map((value) => JSON.stringify({ v: 1, [secret]: value })),
+        ),
+        (body) => {
+          expect(read(body)).toBeInstanceOf(PoisonWorkItemError);
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
+  it('accepts a damaged item only if it is still a valid one, and never quotes what was damaged', () => {
+    const [item] = packWorkItems(
+      'run-1',
+      [
+        {
+          key: { audienceId: 'a', articleKey: 'id:1' },
+          topicArn: 'arn:aws:sns:us-east-1:123456789012:news-a',
+          subject: 'Rates',
+          body: JSON.stringify({ default: secret }),
+          ruleIds: ['rates'],
+          facts: { status: '', titleHash: 'h' },
+        },
+      ],
+      { now: t0, newItemId: () => 'item-1' },
+    ).items;
+    const valid = JSON.parse(workItemBody(item as WorkItem)) as Record<string, unknown>;
+    const paths = [
+      ['v'],
+      ['dispatchId'],
+      ['itemId'],
+      ['audienceId'],
+      ['queuedAt'],
+      ['messages'],
+      ['messages', 0],
+      ['messages', 0, 'key'],
+      ['messages', 0, 'key', 'audienceId'],
+      ['messages', 0, 'key', 'articleKey'],
+      ['messages', 0, 'topicArn'],
+      ['messages', 0, 'subject'],
+      ['messages', 0, 'body'],
+      ['messages', 0, 'ruleIds'],
+      ['messages', 0, 'facts'],
+      ['messages', 0, 'facts', 'status'],
+    ] as const;
+    const damage = fc.oneof(
+      fc.jsonValue({ maxDepth: 2 }),
+      fc.constant(`${secret}/${'x'.repeat(300)}`),
+      fc.constant(undefined),
+      fc.string({ unit: 'binary', maxLength: 30 }).map((s) => `${s}SECRETSECRET`),
+    );
+    fc.assert(
+      fc.property(fc.constantFrom(...paths), damage, (path, value) => {
+        const copy = structuredClone(valid);
+        let target: Record<string | number, unknown> = copy;
+        for (const part of path.slice(0, -1)) target = target[part] as Record<string | number, unknown>;
+        target[path[path.length - 1] as string | number] = value;
+        const outcome = read(JSON.stringify(copy));
+        if (!(outcome instanceof PoisonWorkItemError)) {
+          expect(outcome.messages.every((m) => m.key.audienceId === outcome.audienceId)).toBe(true);
+          expect(outcome.v).toBe(1);
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
