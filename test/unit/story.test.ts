@@ -201,6 +201,30 @@ describe('fingerprints', () => {
   });
 });
 
+describe('story ids', () => {
+  it('are 16 hex digits of a 64-bit hash of the lead key, the same in every process (golden ids)', () => {
+    // Changed on purpose from the first 16 hex digits of SHA-256 (a tenth of the resolver's cost
+    // per new story); nothing was stored in production yet. A change means a re-read lead starts
+    // a second story.
+    expect(storyIdOf('id:1')).toBe('2426b7b5ad4bdf6c');
+    expect(storyIdOf('id:12345678901234567890')).toBe('79d8357155d31835');
+    expect(storyIdOf('')).toMatch(/^[0-9a-f]{16}$/);
+  });
+
+  it('differ for 200,000 provider-like keys, in both halves', () => {
+    const ids = new Set<string>();
+    const highHalves = new Set<string>();
+    for (let index = 0; index < 200_000; index++) {
+      const id = storyIdOf(`id:2026${String(index).padStart(16, '0')}`);
+      ids.add(id);
+      highHalves.add(id.slice(0, 8));
+    }
+    expect(ids.size).toBe(200_000);
+    // 32 random bits over 200,000 keys collide about 5 times; a weak high half would collide far more.
+    expect(highHalves.size).toBeGreaterThan(200_000 - 50);
+  });
+});
+
 /** Band keys of KO's fingerprint as first computed; a change means stored stories stop matching. */
 const GOLDEN_KO_BANDS = ['0u6UEQ0', '18C36h2', '2KJQUw0', '3Y9VOh3'];
 
