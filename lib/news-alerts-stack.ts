@@ -8,6 +8,7 @@ import { AudienceTopics } from './constructs/audience-topics.ts';
 import { DeadLetterQueue } from './constructs/dead-letter-queue.ts';
 import { Monitoring } from './constructs/monitoring.ts';
 import { ApiKeySecret } from './constructs/secrets.ts';
+import { ShardedPublishing } from './constructs/sharded-publishing.ts';
 import { SlackRelay } from './constructs/slack-relay.ts';
 import { StateTables } from './constructs/state-tables.ts';
 
@@ -19,7 +20,7 @@ export interface NewsAlertsStackProps extends StackProps {
 
 /**
  * The whole deployment: tables, API key secret, audience topics, the scheduled alert function,
- * the Slack relay and monitoring. Outputs name everything the CLI needs, so it never guesses.
+ * the Slack relay, monitoring and, with `publishMode: sharded`, the work queue and publisher. Outputs name everything the CLI needs, so it never guesses.
  */
 export class NewsAlertsStack extends Stack {
   constructor(scope: Construct, id: string, props: NewsAlertsStackProps) {
@@ -57,6 +58,16 @@ export class NewsAlertsStack extends Stack {
     alertRun.useApiKeySecret(apiKey);
     alertRun.publishToAudienceTopics(topics);
     alertRun.validateEnvironment();
+
+    // publishMode sharded: the run queues work items, the publisher publishes them. In single mode
+    // nothing of it exists, so the template is exactly what it was before sharded publishing.
+    let sharded: ShardedPublishing | undefined;
+    if (config.publishMode === 'sharded') {
+      sharded = new ShardedPublishing(this, 'ShardedPublishing', { config, logRetention, removalPolicy });
+      sharded.useStateTable(tables);
+      sharded.publishToAudienceTopics(topics);
+      sharded.feedFrom(alertRun.function);
+    }
 
     const schedule = new AlertSchedule(this, 'Schedule', {
       target: alertRun.function,
@@ -100,11 +111,19 @@ export class NewsAlertsStack extends Stack {
         },
         { slug: 'slack-relay-dlq', queue: relay.deadLetterQueue.queue, ...Monitoring.describe('slack-relay-dlq') },
         { slug: 'delivery-dlq', queue: deliveryDeadLetters.queue, ...Monitoring.describe('delivery-dlq') },
+        ...(sharded
+          ? [{ slug: 'work-dlq', queue: sharded.deadLetterQueue.queue, ...Monitoring.describe('work-dlq') }]
+          : []),
       ],
       audienceTopics: topics.topics,
       alarmEmail: config.alarmEmail,
       deliveryDeadLetterQueue: deliveryDeadLetters.queue,
       removalPolicy,
+      sharded: sharded && {
+        workQueue: sharded.queue,
+        publisherFunction: sharded.publisher,
+        oldestItemAlarmAge: sharded.lastReceiveWithin,
+      },
     });
 
     if (config.usesPlaceholderBaseUrl) {
@@ -151,5 +170,14 @@ export class NewsAlertsStack extends Stack {
     output('AlertFailureQueueUrl', alertRun.failureQueue.queue.queueUrl, 'Alert runs that failed after retries');
     output('SlackRelayDeadLetterQueueUrl', relay.deadLetterQueue.queue.queueUrl, 'Alerts not posted to Slack');
     output('DeliveryDeadLetterQueueUrl', deliveryDeadLetters.queue.queueUrl, 'Notifications SNS could not deliver');
+    if (sharded) {
+      output('WorkQueueUrl', sharded.queue.queueUrl, 'Sharded publishing: work items the alert run queued');
+      output(
+        'WorkDeadLetterQueueUrl',
+        sharded.deadLetterQueue.queue.queueUrl,
+        'Sharded publishing: work items that failed every receive',
+      );
+      output('PublisherFunctionName', sharded.publisher.functionName, 'Sharded publishing: the publisher function');
+    }
   }
 }

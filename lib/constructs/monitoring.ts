@@ -9,6 +9,16 @@ import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { metricNames } from '#alert-run/metrics';
+
+/**
+ * Run metrics of sharded mode the dashboard graphs (functions/alert-run/metrics.ts emits them from
+ * the run summary's `notificationsQueued` and `workItemsQueued`).
+ */
+export const shardedMetricNames = {
+  notificationsQueued: 'NotificationsQueued',
+  workItemsQueued: 'WorkItemsQueued',
+} as const;
+
 import { powertools } from './news-alerts-function.ts';
 
 /** A dead-letter queue to watch, with what a message in it means and what ops should do. */
@@ -18,6 +28,17 @@ export interface WatchedQueue {
   readonly queue: sqs.IQueue;
   readonly meaning: string;
   readonly action: string;
+}
+
+/** Sharded publishing's parts to watch (publishMode `sharded` only). */
+export interface WatchedShardedPublishing {
+  readonly workQueue: sqs.IQueue;
+  readonly publisherFunction: lambda.IFunction;
+  /**
+   * `work-queue-age` fires when the oldest work item has waited longer than this: past every
+   * retry it could have had, so publishers are not keeping up (or not running).
+   */
+  readonly oldestItemAlarmAge: Duration;
 }
 
 /** Props of {@link Monitoring}. */
@@ -37,6 +58,8 @@ export interface MonitoringProps {
   /** Where SNS parks ops emails it could not deliver. */
   readonly deliveryDeadLetterQueue: sqs.IQueue;
   readonly removalPolicy: RemovalPolicy;
+  /** Set in sharded mode: the work queue's age alarm and the dashboard's queued-vs-published row. */
+  readonly sharded?: WatchedShardedPublishing | undefined;
 }
 
 /** One alarm as documented in docs/operate.md: name, meaning and action. */
@@ -244,6 +267,18 @@ export class Monitoring extends Construct {
         },
       );
     }
+    if (p.sharded !== undefined) {
+      this.#alarm('work-queue-age', doc('work-queue-age'), {
+        metric: p.sharded.workQueue.metricApproximateAgeOfOldestMessage({
+          period: Duration.minutes(5),
+          statistic: 'Maximum',
+        }),
+        threshold: p.sharded.oldestItemAlarmAge.toSeconds(),
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: notBreaching,
+      });
+    }
     for (const [audienceId, topic] of p.audienceTopics) {
       this.#alarm(`delivery-failures-${audienceId}`, doc('delivery-failures-<audienceId>'), {
         metric: topic.metricNumberOfNotificationsFailed({ period: Duration.minutes(5), statistic: 'Sum' }),
@@ -370,7 +405,53 @@ export class Monitoring extends Construct {
         width: 8,
       }),
     );
+    if (p.sharded !== undefined) this.#shardedWidgets(dashboard, p.sharded, period);
     return dashboard;
+  }
+
+  /** Queued vs published: the run's counts, the queue's own view, and the publisher's health. */
+  #shardedWidgets(dashboard: cloudwatch.Dashboard, sharded: WatchedShardedPublishing, period: Duration): void {
+    const sum = (name: string) => this.runMetric(name, 'Sum', period).with({ label: name });
+    const queue = sharded.workQueue;
+    const publisher = sharded.publisherFunction;
+    dashboard.addWidgets(
+      new cloudwatch.GraphWidget({
+        title: 'Sharded publishing: queued vs published',
+        left: [
+          sum(shardedMetricNames.notificationsQueued),
+          sum(metricNames.notificationsPublished),
+          sum(metricNames.notificationsParked),
+        ],
+        right: [sum(shardedMetricNames.workItemsQueued)],
+        width: 8,
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Work queue (items)',
+        left: [
+          queue.metricNumberOfMessagesSent({ period, statistic: 'Sum' }).with({ label: 'sent' }),
+          queue.metricNumberOfMessagesDeleted({ period, statistic: 'Sum' }).with({ label: 'done' }),
+          queue
+            .metricApproximateNumberOfMessagesVisible({ period, statistic: 'Maximum' })
+            .with({ label: 'waiting (max)' }),
+        ],
+        right: [
+          queue
+            .metricApproximateAgeOfOldestMessage({ period, statistic: 'Maximum' })
+            .with({ label: 'oldest item age (s)' }),
+        ],
+        width: 8,
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Publisher function',
+        left: [
+          publisher.metricInvocations({ period, statistic: 'Sum' }),
+          publisher.metricErrors({ period, statistic: 'Sum' }),
+          publisher.metricThrottles({ period, statistic: 'Sum' }),
+        ],
+        right: [publisher.metricDuration({ period, statistic: 'Maximum' })],
+        width: 8,
+      }),
+    );
   }
 }
 
@@ -472,6 +553,20 @@ const alarmDocs: readonly AlarmDoc[] = [
       'SNS could not deliver notifications to an email, SMS or HTTPS subscriber (or the ops email) after its retries.',
     action:
       'Read a message (the SNS envelope names the topic; the subscription ARN is in its attributes), fix the endpoint or subscription, then delete the message; it shows the subscriber what was missed.',
+  },
+  {
+    name: 'work-dlq',
+    meaning:
+      'Sharded publishing: work items failed on every receive (an item the publisher cannot read, or an invocation that crashed each time) and SQS moved them to the work dead-letter queue. The run that queued them stops waiting for them, leaves the watermark where it was and reads those days again.',
+    action:
+      'Find the item in the publisher log (dispatch and item id, reason) and fix the cause (a failure on every try, or the version of the publisher). The re-read days queue the alerts again and the ledger skips what was sent, so the messages need no redrive: read them, then purge the queue.',
+  },
+  {
+    name: 'work-queue-age',
+    meaning:
+      'Sharded publishing: the oldest work item has waited longer than all its retries could take. Publishers are not keeping up with a burst, or are not running (event source disabled, throttled, failing at start).',
+    action:
+      'Check the publisher function (errors, throttles, duration) and its event source on the dashboard; raise publisherConcurrency if it is only slow. Runs stop waiting for such items and read their days again, so alerts are late, not lost.',
   },
   {
     name: 'delivery-failures-<audienceId>',
