@@ -1,0 +1,370 @@
+/**
+ * The {@link WorkQueue} on Amazon SQS: the alert run's side of sharded publishing. Rendered
+ * notifications are packed into work items (functions/core/work-items.ts, one audience per item)
+ * and sent with SendMessageBatch.
+ *
+ * What it guarantees to the alert run:
+ * - every message ends up in exactly one of `queued` or `failed`;
+ * - an item is counted in its dispatch (`countEnqueued`) BEFORE the request that sends it, so the
+ *   head never knows fewer items than the queue may hold: a crash between the two leaves the
+ *   dispatch waiting for an item that never comes (the next run abandons it and reads those days
+ *   again), never complete while an item is still in flight;
+ * - each SendMessageBatch holds at most 10 entries and 256 KiB (bodies and attributes, as SQS
+ *   counts them); throttles, server errors and entries SQS did not take are retried with
+ *   exponential backoff and jitter; what still fails is reported with SQS's code, not permanent
+ *   (the watermark stays, the next run tries again); a message that cannot travel in an item is
+ *   `MessageTooLarge`, permanent; once `signal` aborts no request starts, and what was not sent is
+ *   `Aborted`;
+ * - an entry SQS neither accepted nor refused is sent again: a work item twice on the queue is
+ *   harmless (the publisher is idempotent per item, and a dispatch counts an item once).
+ *
+ * Bodies are never logged: they hold subscriber-facing links. Logs carry counts and codes.
+ */
+import { Buffer } from 'node:buffer';
+import { setTimeout as delay } from 'node:timers/promises';
+import {
+  SendMessageBatchCommand,
+  type SendMessageBatchCommandOutput,
+  type SendMessageBatchRequestEntry,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
+import pLimit, { type LimitFunction } from 'p-limit';
+import { ConfigError } from '#core/errors';
+import type {
+  DispatchStore,
+  EnqueueOutcome,
+  FailedMessage,
+  Log,
+  OutboundMessage,
+  WorkItem,
+  WorkQueue,
+} from '#core/ports';
+import { workItemMaxBytes } from '#core/ports';
+import { packWorkItems, workItemBody } from '#core/work-items';
+import { logger } from '#shared/powertools';
+import { exponentialBackoff } from '#shared/retry';
+
+/** SendMessageBatch takes at most this many entries. */
+export const SQS_MAX_BATCH_ENTRIES = 10;
+
+/**
+ * Room kept in each message for its attributes, which SQS counts in the 256 KiB: `audienceId`
+ * (10 bytes), `String` (6) and an audience id of at most 128 characters, rounded up.
+ */
+const attributeReserveBytes = 256;
+
+/** Options of {@link SqsWorkQueue}. */
+export interface SqsWorkQueueOptions {
+  readonly client: SQSClient;
+  readonly queueUrl: string;
+  /** Where items are counted before they are sent. */
+  readonly dispatches: DispatchStore;
+  readonly log?: Log;
+  /** `queuedAt` of the items. Default `Date.now`. */
+  readonly now?: () => number;
+  /** SendMessageBatch calls in flight at once. Default 4. */
+  readonly concurrency?: number;
+  /** Attempts per batch (first call included) before what is left is reported failed. Default 5. */
+  readonly maxAttempts?: number;
+  /** First retry waits about this long; each further retry doubles it. Default 100 ms. */
+  readonly baseDelayMs?: number;
+  /** Upper bound of one backoff wait. Default 5,000 ms. */
+  readonly maxDelayMs?: number;
+  /** Waits between attempts; must return early when `signal` aborts. Injected by tests. */
+  readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** Jitter source in [0, 1). Default `Math.random`. */
+  readonly random?: () => number;
+  /** Work item ids; a random UUID by default. */
+  readonly newItemId?: () => string;
+}
+
+/**
+ * Codes of a whole SendMessageBatch call that another attempt cannot fix (the queue, its key or
+ * the caller's permissions must be fixed first): reported at once instead of retried.
+ */
+const UNRETRYABLE_CODES = new Set([
+  'QueueDoesNotExist',
+  'AWS.SimpleQueueService.NonExistentQueue',
+  'AccessDenied',
+  'InvalidAddress',
+  'InvalidSecurity',
+  'KmsAccessDenied',
+  'KmsDisabled',
+  'KmsInvalidKeyUsage',
+  'KmsInvalidState',
+  'KmsNotFound',
+  'KmsOptInRequired',
+  'UnsupportedOperation',
+  'BatchEntryIdsNotDistinct',
+  'BatchRequestTooLong',
+  'EmptyBatchRequest',
+  'InvalidBatchEntryId',
+  'TooManyEntriesInBatchRequest',
+  'InvalidParameterValue',
+]);
+
+/** The code of an SQS error: the wire code when the SDK kept it, else the name without `Exception`. */
+function errorCode(error: unknown): string {
+  if (!(error instanceof Error)) return 'Unknown';
+  const wire = (error as { Code?: unknown }).Code;
+  if (typeof wire === 'string' && wire !== '') return wire;
+  return error.name.endsWith('Exception') ? error.name.slice(0, -'Exception'.length) : error.name;
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts (a deadline must not wait out a backoff). */
+async function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  try {
+    await delay(ms, undefined, { signal });
+  } catch (error) {
+    if (!(signal?.aborted ?? false)) throw error;
+  }
+}
+
+interface Entry {
+  /** Unique within its request; retries reuse it. */
+  readonly id: string;
+  readonly item: WorkItem;
+  readonly body: string;
+  /** Body and attributes, as SQS counts a message. */
+  readonly bytes: number;
+}
+
+/** Greedy in item order: at most 10 entries and 256 KiB a request. */
+function packBatches(entries: readonly Omit<Entry, 'id'>[]): Entry[][] {
+  const batches: Entry[][] = [];
+  let batch: Entry[] = [];
+  let bytes = 0;
+  for (const entry of entries) {
+    if (batch.length === SQS_MAX_BATCH_ENTRIES || (batch.length > 0 && bytes + entry.bytes > workItemMaxBytes)) {
+      batches.push(batch);
+      batch = [];
+      bytes = 0;
+    }
+    batch.push({ ...entry, id: `i${batch.length}` });
+    bytes += entry.bytes;
+  }
+  if (batch.length > 0) batches.push(batch);
+  return batches;
+}
+
+const attributeBytes = (item: WorkItem): number =>
+  Buffer.byteLength('audienceId', 'utf8') +
+  Buffer.byteLength('String', 'utf8') +
+  Buffer.byteLength(item.audienceId, 'utf8');
+
+/** What one `enqueue` call has done so far, shared by its batches. */
+class EnqueueRun {
+  readonly accepted: WorkItem[] = [];
+  readonly failed: FailedMessage[] = [];
+  calls = 0;
+
+  constructor(readonly signal: AbortSignal | undefined) {}
+
+  get aborted(): boolean {
+    return this.signal?.aborted ?? false;
+  }
+
+  fail(entries: readonly Entry[], code: string, reason: string): void {
+    for (const { item } of entries) {
+      for (const message of item.messages) this.failed.push({ message, code, reason, permanent: false });
+    }
+  }
+
+  abort(entries: readonly Entry[]): void {
+    this.fail(entries, 'Aborted', 'queueing was aborted before this work item was sent');
+  }
+}
+
+/** Queues work items for the publisher function on SQS. */
+export class SqsWorkQueue implements WorkQueue {
+  readonly #client: SQSClient;
+  readonly #queueUrl: string;
+  readonly #dispatches: DispatchStore;
+  readonly #log: Log;
+  readonly #now: () => number;
+  readonly #limit: LimitFunction;
+  readonly #maxAttempts: number;
+  readonly #baseDelayMs: number;
+  readonly #maxDelayMs: number;
+  readonly #sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  readonly #random: () => number;
+  readonly #newItemId: (() => string) | undefined;
+
+  constructor(options: SqsWorkQueueOptions) {
+    const concurrency = options.concurrency ?? 4;
+    const maxAttempts = options.maxAttempts ?? 5;
+    if (!Number.isInteger(concurrency) || concurrency < 1) {
+      throw new ConfigError(`SQS send concurrency must be a whole number of at least 1, got ${concurrency}`);
+    }
+    if (!Number.isInteger(maxAttempts) || maxAttempts < 1) {
+      throw new ConfigError(`SQS send maxAttempts must be a whole number of at least 1, got ${maxAttempts}`);
+    }
+    this.#client = options.client;
+    this.#queueUrl = options.queueUrl;
+    this.#dispatches = options.dispatches;
+    this.#log = options.log ?? logger;
+    this.#now = options.now ?? Date.now;
+    this.#limit = pLimit(concurrency);
+    this.#maxAttempts = maxAttempts;
+    this.#baseDelayMs = options.baseDelayMs ?? 100;
+    this.#maxDelayMs = options.maxDelayMs ?? 5_000;
+    this.#sleep = options.sleep ?? abortableSleep;
+    this.#random = options.random ?? Math.random;
+    this.#newItemId = options.newItemId;
+  }
+
+  /** Packs, counts and sends; see the module comment for the guarantees. */
+  async enqueue(
+    dispatchId: string,
+    messages: readonly OutboundMessage[],
+    options: { signal?: AbortSignal },
+  ): Promise<EnqueueOutcome> {
+    const run = new EnqueueRun(options.signal);
+    const packed = packWorkItems(dispatchId, messages, {
+      now: this.#now(),
+      maxBytes: workItemMaxBytes - attributeReserveBytes,
+      ...(this.#newItemId === undefined ? {} : { newItemId: this.#newItemId }),
+    });
+    for (const message of packed.tooLarge) {
+      run.failed.push({
+        message,
+        code: 'MessageTooLarge',
+        reason: `the message does not fit a work item of ${workItemMaxBytes} bytes, or breaks the work item format`,
+        permanent: true,
+      });
+    }
+    const batches = packBatches(
+      packed.items.map((item) => {
+        const body = workItemBody(item);
+        return { item, body, bytes: Buffer.byteLength(body, 'utf8') + attributeBytes(item) };
+      }),
+    );
+    await Promise.all(batches.map((batch) => this.#limit(() => this.#sendBatch(run, dispatchId, batch))));
+    const queued = run.accepted.flatMap((item) => item.messages);
+    this.#log.info('work items queued', {
+      dispatchId,
+      messages: messages.length,
+      items: packed.items.length,
+      accepted: run.accepted.length,
+      queued: queued.length,
+      failed: run.failed.length,
+      tooLarge: packed.tooLarge.length,
+      calls: run.calls,
+      aborted: run.aborted,
+    });
+    return { items: run.accepted.length, queued, failed: run.failed };
+  }
+
+  async #sendBatch(run: EnqueueRun, dispatchId: string, batch: readonly Entry[]): Promise<void> {
+    if (run.aborted) {
+      run.abort(batch);
+      return;
+    }
+    // Counted first: an item the head does not know about could be done after the dispatch
+    // looked complete, and the watermark would move past it.
+    await this.#dispatches.countEnqueued(dispatchId, batch.length);
+    let pending: readonly Entry[] = batch;
+    let last = { code: 'Unknown', reason: 'not attempted' };
+    for (let attempt = 1; attempt <= this.#maxAttempts; attempt++) {
+      if (attempt > 1) {
+        await this.#sleep(this.#backoff(attempt - 1), run.signal);
+      }
+      if (run.aborted) {
+        run.abort(pending);
+        return;
+      }
+      run.calls += 1;
+      let output: SendMessageBatchCommandOutput;
+      try {
+        output = await this.#client.send(
+          new SendMessageBatchCommand({
+            QueueUrl: this.#queueUrl,
+            Entries: pending.map(
+              ({ id, item, body }): SendMessageBatchRequestEntry => ({
+                Id: id,
+                MessageBody: body,
+                // Ops can see which audience (shard) a message is for without reading its body.
+                MessageAttributes: { audienceId: { DataType: 'String', StringValue: item.audienceId } },
+              }),
+            ),
+          }),
+          run.signal === undefined ? {} : { abortSignal: run.signal },
+        );
+      } catch (error) {
+        if (run.aborted) {
+          // Whether SQS kept the request is unknown; the items stay counted, and the run does not
+          // seal them as accepted, so the dispatch never completes on them.
+          run.abort(pending);
+          return;
+        }
+        last = { code: errorCode(error), reason: error instanceof Error ? error.message : String(error) };
+        if (UNRETRYABLE_CODES.has(last.code)) {
+          this.#log.error('SQS refused a batch of work items', { dispatchId, code: last.code, items: pending.length });
+          run.fail(pending, last.code, last.reason);
+          return;
+        }
+        this.#log.warn('SQS send batch failed', {
+          dispatchId,
+          code: last.code,
+          items: pending.length,
+          attempt,
+          maxAttempts: this.#maxAttempts,
+        });
+        continue;
+      }
+      const byId = new Map(pending.map((entry) => [entry.id, entry]));
+      for (const success of output.Successful ?? []) {
+        const entry = success.Id === undefined ? undefined : byId.get(success.Id);
+        if (entry === undefined) continue;
+        byId.delete(entry.id);
+        run.accepted.push(entry.item);
+      }
+      const retry: Entry[] = [];
+      for (const failure of output.Failed ?? []) {
+        const entry = failure.Id === undefined ? undefined : byId.get(failure.Id);
+        if (entry === undefined) continue;
+        byId.delete(entry.id);
+        const code = failure.Code ?? 'Unknown';
+        const reason = failure.Message ?? 'SQS did not take the work item';
+        if (failure.SenderFault === true) {
+          // The same entry would be refused again; the next run re-reads its articles.
+          this.#log.error('SQS refused a work item', { dispatchId, code });
+          run.fail([entry], code, reason);
+        } else {
+          retry.push(entry);
+          last = { code, reason };
+        }
+      }
+      if (byId.size > 0) {
+        retry.push(...byId.values());
+        last = { code: 'MissingResult', reason: 'SQS returned no result for the work item' };
+      }
+      if (retry.length === 0) return;
+      this.#log.warn('SQS did not take some work items', {
+        dispatchId,
+        code: last.code,
+        items: retry.length,
+        attempt,
+        maxAttempts: this.#maxAttempts,
+      });
+      pending = retry;
+    }
+    this.#log.error('SQS send gave up after retries', {
+      dispatchId,
+      code: last.code,
+      items: pending.length,
+      attempts: this.#maxAttempts,
+    });
+    run.fail(pending, last.code, `${last.reason} (after ${this.#maxAttempts} attempts)`);
+  }
+
+  /** Exponential backoff with equal jitter: a retry never comes back at once. */
+  #backoff(retry: number): number {
+    return exponentialBackoff(retry, {
+      baseMs: this.#baseDelayMs,
+      maxMs: this.#maxDelayMs,
+      jitter: 'equal',
+      random: this.#random,
+    });
+  }
+}

@@ -1,0 +1,420 @@
+/**
+ * DynamoDispatchStore against moto server through the real SDK clients: the open/seal/complete/
+ * close round trip, each work item counted once however often and however concurrently it is
+ * completed, one open dispatch at a time under the run lease, and hand-damaged items read as
+ * zero with a warning.
+ */
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { DeleteCommand, type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  completionKey,
+  DynamoDispatchStore,
+  dispatchHeadKey,
+  openDispatchKey,
+  StateStoreError,
+} from '#aws/dynamo-dispatch-store';
+import { DynamoStateStore } from '#aws/dynamo-state-store';
+import { ITEM_LIMITS } from '#aws/table-layout';
+import { DispatchOpenError, LeaseLostError } from '#core/errors';
+import { dispatchComplete, type Lease, type Log, type WorkItemResult } from '#core/ports';
+import { createTables, tableNamesFor } from '#sandbox/tables';
+import { awsClients, uniquePrefix } from '#test/aws';
+import { rawItem } from '#test/dynamo-faults';
+import { captureLog } from '#test/run-harness';
+import { serializeRequests } from '#test/serial-dynamo';
+
+const t0 = Date.UTC(2025, 2, 1, 9, 0, 0);
+const minute = 60_000;
+const day = 86_400_000;
+const silentLog: Log = { debug() {}, info() {}, warn() {}, error() {} };
+
+const result = (published: number, extra: Partial<WorkItemResult> = {}): WorkItemResult => ({
+  published,
+  updateNotices: 0,
+  alreadyDelivered: 0,
+  parked: 0,
+  ...extra,
+});
+
+interface Setup {
+  readonly documents: DynamoDBDocumentClient;
+  readonly table: string;
+  readonly store: DynamoDispatchStore;
+  readonly state: DynamoStateStore;
+  readonly lease: Lease;
+}
+
+/** A fresh state table, the run lease held by `run-a` for five minutes, and a dispatch store. */
+async function setup(log: Log = silentLog, options: { serial?: boolean } = {}): Promise<Setup> {
+  const clients = awsClients();
+  // Moto loses racing writes to one item; DynamoDB does not (see serial-dynamo.ts).
+  if (options.serial === true) serializeRequests(clients.documents);
+  const names = tableNamesFor(uniquePrefix());
+  await createTables(clients.dynamo, names);
+  const state = new DynamoStateStore({ documents: clients.documents, tableName: names.state, log: silentLog });
+  const lease = await state.acquireLease('run-a', 5 * minute, t0);
+  const store = new DynamoDispatchStore({
+    documents: clients.documents,
+    tableName: names.state,
+    log,
+    sleep: async () => {},
+  });
+  return { documents: clients.documents, table: names.state, store, state, lease };
+}
+
+/**
+ * Another request touching the head at the same moment: the next `times` transactions are
+ * cancelled with TransactionConflict before they reach the table, as DynamoDB reports it.
+ */
+function conflictTransactions(documents: DynamoDBDocumentClient, times: number): { cancelled: number } {
+  const stats = { cancelled: 0 };
+  documents.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName !== 'TransactWriteItemsCommand' || stats.cancelled >= times) return await next(args);
+      stats.cancelled += 1;
+      throw new TransactionCanceledException({
+        message:
+          'Transaction cancelled, please refer cancellation reasons for specific reasons [None, TransactionConflict]',
+        $metadata: {},
+        CancellationReasons: [{ Code: 'None' }, { Code: 'TransactionConflict', Message: 'Transaction is ongoing' }],
+      });
+    },
+    { step: 'initialize', name: 'conflictTransactions' },
+  );
+  return stats;
+}
+
+describe('a dispatch from open to close', () => {
+  it('opens, counts, seals, completes every item and closes, keeping the head for the run history', async () => {
+    const { documents, table, store, lease } = await setup();
+    expect(await store.readOpen()).toBeUndefined();
+
+    await store.open(lease, 'run-a', t0);
+    await store.countEnqueued('run-a', 2);
+    await store.countEnqueued('run-a', 1);
+    expect(await store.readOpen()).toEqual({
+      dispatchId: 'run-a',
+      openedAt: t0,
+      enqueued: 3,
+      done: 0,
+      published: 0,
+      updateNotices: 0,
+      alreadyDelivered: 0,
+      parked: 0,
+    });
+
+    await store.seal(lease, 'run-a', { expected: 3, advanceTo: t0 - minute }, t0 + 1);
+    expect(await store.completeItem('run-a', 'item-1', result(4), t0 + 2)).toBe(true);
+    expect(await store.completeItem('run-a', 'item-2', result(1, { updateNotices: 2, parked: 1 }), t0 + 3)).toBe(true);
+    const partial = await store.read('run-a');
+    expect(partial).toMatchObject({ expected: 3, done: 2, advanceTo: t0 - minute, sealedAt: t0 + 1 });
+    expect(dispatchComplete(partial!)).toBe(false);
+
+    expect(await store.completeItem('run-a', 'item-3', result(0, { alreadyDelivered: 5 }), t0 + 4)).toBe(true);
+    const head = await store.read('run-a');
+    expect(head).toEqual({
+      dispatchId: 'run-a',
+      openedAt: t0,
+      enqueued: 3,
+      done: 3,
+      expected: 3,
+      advanceTo: t0 - minute,
+      sealedAt: t0 + 1,
+      published: 5,
+      updateNotices: 2,
+      alreadyDelivered: 5,
+      parked: 1,
+    });
+    expect(dispatchComplete(head!)).toBe(true);
+
+    await store.close(lease, 'run-a', 'completed', t0 + 5);
+    expect(await store.readOpen()).toBeUndefined();
+    expect(await rawItem(documents, table, openDispatchKey)).toBeUndefined();
+    expect(await store.read('run-a')).toEqual(head);
+    const stored = await rawItem(documents, table, dispatchHeadKey('run-a'));
+    expect(stored).toMatchObject({
+      closed: 'completed',
+      closedAt: t0 + 5,
+      expiresAt: Math.floor((t0 + 14 * day) / 1000),
+    });
+    const completion = await rawItem(documents, table, completionKey('run-a', 'item-2'));
+    expect(completion).toMatchObject({ itemId: 'item-2', doneAt: t0 + 3, published: 1, updateNotices: 2, parked: 1 });
+    expect(completion?.expiresAt).toBe(Math.floor((t0 + 3 + 14 * day) / 1000));
+
+    // The next run opens its own.
+    await store.open(lease, 'run-b', t0 + 6);
+    expect((await store.readOpen())?.dispatchId).toBe('run-b');
+  });
+
+  it('seals without a watermark target when the run had nowhere to move it', async () => {
+    const { store, lease } = await setup();
+    await store.open(lease, 'run-a', t0);
+    await store.seal(lease, 'run-a', { expected: 0 }, t0 + 1);
+    const head = await store.read('run-a');
+    expect(head).toMatchObject({ expected: 0, sealedAt: t0 + 1 });
+    expect(head?.advanceTo).toBeUndefined();
+    expect(dispatchComplete(head!)).toBe(true);
+  });
+
+  it('opening the same dispatch again (a retried open) keeps its counts; closing twice is harmless', async () => {
+    const { store, lease } = await setup();
+    await store.open(lease, 'run-a', t0);
+    await store.countEnqueued('run-a', 4);
+    await store.completeItem('run-a', 'item-1', result(2), t0 + 1);
+    await store.open(lease, 'run-a', t0 + 2);
+    expect(await store.readOpen()).toMatchObject({
+      dispatchId: 'run-a',
+      openedAt: t0,
+      enqueued: 4,
+      done: 1,
+      published: 2,
+    });
+
+    await store.close(lease, 'run-a', 'abandoned', t0 + 3);
+    await store.close(lease, 'run-a', 'abandoned', t0 + 4);
+    expect(await store.readOpen()).toBeUndefined();
+  });
+
+  it('refuses to count items into a dispatch never opened, or already sealed', async () => {
+    const { store, lease } = await setup();
+    await expect(store.countEnqueued('nobody', 1)).rejects.toBeInstanceOf(StateStoreError);
+    await store.open(lease, 'run-a', t0);
+    await store.seal(lease, 'run-a', { expected: 0 }, t0 + 1);
+    await expect(store.countEnqueued('run-a', 1)).rejects.toThrow(/not open for more work items/);
+    expect((await store.read('run-a'))?.enqueued).toBe(0);
+    expect(await store.read('nobody')).toBeUndefined();
+  });
+
+  it('does not count an item of a dispatch that has no head, and says so', async () => {
+    const { store } = await setup();
+    await expect(store.completeItem('gone', 'item-1', result(1), t0)).rejects.toThrow(/has no head/);
+    expect(await store.read('gone')).toBeUndefined();
+  });
+
+  it('refuses a result that is not a set of counts', async () => {
+    const { store, lease } = await setup();
+    await store.open(lease, 'run-a', t0);
+    await expect(store.completeItem('run-a', 'item-1', result(-1), t0)).rejects.toBeInstanceOf(StateStoreError);
+    await expect(store.completeItem('run-a', 'item-1', result(1.5), t0)).rejects.toBeInstanceOf(StateStoreError);
+    expect((await store.read('run-a'))?.done).toBe(0);
+  });
+});
+
+describe('each work item counts once', () => {
+  it('a second completion of the same item is a no-op returning false', async () => {
+    const { store, lease } = await setup();
+    await store.open(lease, 'run-a', t0);
+    expect(await store.completeItem('run-a', 'item-1', result(3), t0)).toBe(true);
+    expect(await store.completeItem('run-a', 'item-1', result(3), t0 + 1)).toBe(false);
+    expect(await store.read('run-a')).toMatchObject({ done: 1, published: 3 });
+  });
+
+  it('20 concurrent completions of 10 items, each twice, count 10', async () => {
+    const { store, lease } = await setup(silentLog, { serial: true });
+    await store.open(lease, 'run-a', t0);
+    const items = Array.from({ length: 10 }, (_, index) => `item-${index}`);
+    const outcomes = await Promise.all(
+      [...items, ...items].map((itemId) => store.completeItem('run-a', itemId, result(2), t0)),
+    );
+    expect(outcomes.filter(Boolean)).toHaveLength(10);
+    expect(await store.read('run-a')).toMatchObject({ done: 10, published: 20 });
+  });
+
+  it('concurrent completions of different items all count', async () => {
+    const { store, lease } = await setup(silentLog, { serial: true });
+    await store.open(lease, 'run-a', t0);
+    const outcomes = await Promise.all(
+      Array.from({ length: 30 }, (_, index) => store.completeItem('run-a', `item-${index}`, result(1), t0)),
+    );
+    expect(outcomes.every(Boolean)).toBe(true);
+    expect(await store.read('run-a')).toMatchObject({ done: 30, published: 30 });
+  });
+
+  it('retries a completion cancelled by a transaction conflict, and counts it once', async () => {
+    const { documents, store, lease } = await setup();
+    await store.open(lease, 'run-a', t0);
+    const conflicts = conflictTransactions(documents, 3);
+    expect(await store.completeItem('run-a', 'item-1', result(1), t0)).toBe(true);
+    expect(conflicts.cancelled).toBe(3);
+    expect(await store.read('run-a')).toMatchObject({ done: 1, published: 1 });
+  });
+});
+
+describe('one open dispatch, under the run lease', () => {
+  it('refuses to open a second dispatch while one is open, naming it', async () => {
+    const { store, lease } = await setup();
+    await store.open(lease, 'run-a', t0);
+    const attempt = store.open(lease, 'run-b', t0 + 1);
+    await expect(attempt).rejects.toBeInstanceOf(DispatchOpenError);
+    await expect(attempt).rejects.toMatchObject({ openDispatchId: 'run-a' });
+    expect(await store.read('run-b')).toBeUndefined();
+    expect((await store.readOpen())?.dispatchId).toBe('run-a');
+  });
+
+  it('refuses to open, seal or close with an expired lease', async () => {
+    const { store, lease } = await setup();
+    const late = lease.expiresAt + 1;
+    await expect(store.open(lease, 'run-a', late)).rejects.toThrow(LeaseLostError);
+    await expect(store.open(lease, 'run-a', late)).rejects.toThrow(/expired/);
+    expect(await store.readOpen()).toBeUndefined();
+    expect(await store.read('run-a')).toBeUndefined();
+
+    await store.open(lease, 'run-a', t0);
+    await expect(store.seal(lease, 'run-a', { expected: 1 }, late)).rejects.toBeInstanceOf(LeaseLostError);
+    expect((await store.read('run-a'))?.expected).toBeUndefined();
+    await expect(store.close(lease, 'run-a', 'completed', late)).rejects.toBeInstanceOf(LeaseLostError);
+    expect((await store.readOpen())?.dispatchId).toBe('run-a');
+  });
+
+  it('refuses to open, seal or close once another run holds the lease', async () => {
+    const { store, state, lease } = await setup();
+    await store.open(lease, 'run-a', t0);
+    const later = t0 + 6 * minute;
+    const other = await state.acquireLease('run-b', 5 * minute, later);
+
+    await expect(store.seal(lease, 'run-a', { expected: 0 }, later)).rejects.toThrow(/taken over by run-b/);
+    await expect(store.close(lease, 'run-a', 'completed', later)).rejects.toBeInstanceOf(LeaseLostError);
+    await expect(store.open(lease, 'run-c', later)).rejects.toBeInstanceOf(LeaseLostError);
+    // The new holder settles it.
+    await store.close(other, 'run-a', 'abandoned', later);
+    expect(await store.readOpen()).toBeUndefined();
+  });
+
+  it('refuses with the lease gone', async () => {
+    const { store, state, lease } = await setup();
+    await state.releaseLease(lease);
+    await expect(store.open(lease, 'run-a', t0)).rejects.toThrow(/lease of run-a is gone/);
+  });
+
+  it('refuses to close a dispatch that is not the open one', async () => {
+    const { store, lease } = await setup();
+    await store.open(lease, 'run-a', t0);
+    await expect(store.close(lease, 'run-b', 'completed', t0)).rejects.toThrow(/run-a is/);
+    expect((await store.readOpen())?.dispatchId).toBe('run-a');
+  });
+});
+
+describe('damaged items', () => {
+  it('a head with wrong types reads as zero counts and no seal, with a warning naming the fields', async () => {
+    const log = captureLog();
+    const { documents, table, store, lease } = await setup(log);
+    await store.open(lease, 'run-a', t0);
+    await store.seal(lease, 'run-a', { expected: 2, advanceTo: t0 }, t0);
+    await documents.send(
+      new PutCommand({
+        TableName: table,
+        Item: {
+          ...dispatchHeadKey('run-a'),
+          dispatchId: 'run-a',
+          openedAt: 'yesterday',
+          enqueued: 'two',
+          done: -3,
+          published: 1.5,
+          updateNotices: { n: 1 },
+          alreadyDelivered: 4,
+          expected: 'all',
+          advanceTo: true,
+          sealedAt: t0,
+        },
+      }),
+    );
+    const head = await store.readOpen();
+    expect(head).toEqual({
+      dispatchId: 'run-a',
+      openedAt: 0,
+      enqueued: 0,
+      done: 0,
+      published: 0,
+      updateNotices: 0,
+      alreadyDelivered: 4,
+      parked: 0,
+      expected: undefined,
+      advanceTo: undefined,
+      sealedAt: t0,
+    });
+    // Unsealed as far as anyone can tell: the watermark never moves on a damaged head.
+    expect(dispatchComplete(head!)).toBe(false);
+    const warning = log.lines.find((line) => line.includes('dispatch head is malformed'));
+    expect(warning).toBeDefined();
+    for (const name of [
+      'openedAt',
+      'enqueued',
+      'done',
+      'published',
+      'updateNotices',
+      'parked',
+      'expected',
+      'advanceTo',
+    ]) {
+      expect(warning).toContain(name);
+    }
+  });
+
+  it('a pointer whose head was deleted reads as an unsealed dispatch as old as the pointer', async () => {
+    const log = captureLog();
+    const { documents, table, store, lease } = await setup(log);
+    await store.open(lease, 'run-a', t0);
+    await documents.send(new DeleteCommand({ TableName: table, Key: dispatchHeadKey('run-a') }));
+    expect(await store.readOpen()).toEqual({
+      dispatchId: 'run-a',
+      openedAt: t0,
+      enqueued: 0,
+      done: 0,
+      published: 0,
+      updateNotices: 0,
+      alreadyDelivered: 0,
+      parked: 0,
+    });
+    expect(log.lines.some((line) => line.includes('no head'))).toBe(true);
+    // And the run can still settle it.
+    await store.close(lease, 'run-a', 'abandoned', t0 + 1);
+    expect(await store.readOpen()).toBeUndefined();
+  });
+
+  it('a pointer that names no dispatch reads as none, with a warning, and the next open replaces it', async () => {
+    const log = captureLog();
+    const { documents, table, store, lease } = await setup(log);
+    await documents.send(new PutCommand({ TableName: table, Item: { ...openDispatchKey, dispatchId: 42 } }));
+    expect(await store.readOpen()).toBeUndefined();
+    expect(log.lines.some((line) => line.includes('pointer is malformed'))).toBe(true);
+    await store.open(lease, 'run-a', t0);
+    expect((await store.readOpen())?.dispatchId).toBe('run-a');
+  });
+});
+
+describe('hostile ids', () => {
+  it('keeps ids with #, unicode and any length apart and inside the key limits', async () => {
+    const { store, lease } = await setup();
+    const id = fc.oneof(
+      fc.string({ minLength: 1, maxLength: 40, unit: 'grapheme' }),
+      fc.constantFrom('#', 'a#b', '#item#x', 'head', 'item#head', 'open', '한국어', '🦜#🦜'),
+      fc.string({ minLength: 300, maxLength: 2000 }),
+    );
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(id, fc.uniqueArray(id, { minLength: 1, maxLength: 6 }), async (suffix, itemIds) => {
+        run += 1;
+        // A fresh dispatch per case; the previous one is closed first (one open at a time).
+        const dispatchId = `${run}${suffix}`;
+        await store.open(lease, dispatchId, t0);
+        await store.countEnqueued(dispatchId, itemIds.length);
+        await store.seal(lease, dispatchId, { expected: itemIds.length }, t0);
+        for (const itemId of [...itemIds, ...itemIds]) await store.completeItem(dispatchId, itemId, result(1), t0);
+        const head = await store.readOpen();
+        expect(head).toMatchObject({ dispatchId, done: itemIds.length, published: itemIds.length });
+        expect(dispatchComplete(head!)).toBe(true);
+        for (const key of [
+          dispatchHeadKey(dispatchId),
+          ...itemIds.map((itemId) => completionKey(dispatchId, itemId)),
+        ]) {
+          expect(Buffer.byteLength(key.pk, 'utf8')).toBeLessThanOrEqual(ITEM_LIMITS.partitionKeyBytes);
+          expect(Buffer.byteLength(key.sk, 'utf8')).toBeLessThanOrEqual(1024);
+        }
+        await store.close(lease, dispatchId, 'completed', t0);
+      }),
+      { numRuns: 15 },
+    );
+  });
+});
