@@ -1,0 +1,305 @@
+/**
+ * The publisher's step (functions/core/publish-work.ts) against moto server: the real
+ * DynamoStateStore (ledger and parked notifications), the real SnsNotifier, and an SNS topic with
+ * an SQS queue subscribed (raw delivery), where what subscribers received is read back. SNS
+ * failures are injected on the real client (test/support/sns-faults.ts). Each work item goes
+ * through workItemBody and parseWorkItem, as it does through the queue.
+ */
+import { CreateTopicCommand, SubscribeCommand } from '@aws-sdk/client-sns';
+import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { describe, expect, it } from 'vitest';
+import { DynamoStateStore } from '#aws/dynamo-state-store';
+import { SnsNotifier } from '#aws/sns-notifier';
+import { WorkItemRetryError } from '#core/errors';
+import { AudienceSchema } from '#core/model';
+import {
+  type DispatchHead,
+  type DispatchStore,
+  deliveryId,
+  type Log,
+  type OutboundMessage,
+  updateNoticeKey,
+  type WorkItem,
+  type WorkItemResult,
+} from '#core/ports';
+import { type PublishWorkDeps, publishWorkItem, retriesExhaustedCode } from '#core/publish-work';
+import { renderNotification } from '#core/render';
+import { packWorkItems, parseWorkItem, workItemBody } from '#core/work-items';
+import { createTables, tableNamesFor } from '#sandbox/tables';
+import { type AwsClients, awsClients, uniquePrefix } from '#test/aws';
+import { failDeliveries, installSnsFaults } from '#test/sns-faults';
+
+const t0 = Date.UTC(2025, 2, 14, 9, 0);
+const silentLog: Log = { debug() {}, info() {}, warn() {}, error() {} };
+
+/**
+ * Completion counts as the contract defines them (one completion per item, counts summed once);
+ * only `completeItem` and `read` are used by the step. The moto-backed DynamoDispatchStore has its
+ * own tests.
+ */
+class CountingDispatches implements DispatchStore {
+  readonly completions: { itemId: string; first: boolean }[] = [];
+  readonly #done = new Map<string, WorkItemResult>();
+  async completeItem(dispatchId: string, itemId: string, result: WorkItemResult): Promise<boolean> {
+    const id = `${dispatchId}#${itemId}`;
+    const first = !this.#done.has(id);
+    if (first) this.#done.set(id, result);
+    this.completions.push({ itemId, first });
+    return first;
+  }
+  async read(dispatchId: string): Promise<DispatchHead | undefined> {
+    const results = [...this.#done].filter(([id]) => id.startsWith(`${dispatchId}#`)).map(([, result]) => result);
+    const sum = (key: keyof WorkItemResult) => results.reduce((total, result) => total + result[key], 0);
+    return {
+      dispatchId,
+      openedAt: t0,
+      enqueued: results.length,
+      done: results.length,
+      published: sum('published'),
+      updateNotices: sum('updateNotices'),
+      alreadyDelivered: sum('alreadyDelivered'),
+      parked: sum('parked'),
+    };
+  }
+  async open(): Promise<void> {}
+  async countEnqueued(): Promise<void> {}
+  async seal(): Promise<void> {}
+  async readOpen(): Promise<undefined> {}
+  async close(): Promise<void> {}
+}
+
+interface Setup {
+  readonly clients: AwsClients;
+  readonly state: DynamoStateStore;
+  readonly topicArn: string;
+  readonly queueUrl: string;
+  readonly dispatches: CountingDispatches;
+  /** Deps with a notifier on `clients.sns` that makes one attempt per batch (no SNS-level retries). */
+  readonly deps: PublishWorkDeps;
+}
+
+async function setup(): Promise<Setup> {
+  const clients = awsClients();
+  const prefix = uniquePrefix();
+  const names = tableNamesFor(prefix);
+  await createTables(clients.dynamo, names);
+  const state = new DynamoStateStore({
+    documents: clients.documents,
+    tableName: names.state,
+    log: silentLog,
+    now: () => t0,
+  });
+  const { TopicArn } = await clients.sns.send(new CreateTopicCommand({ Name: `${prefix}markets` }));
+  const { QueueUrl } = await clients.sqs.send(new CreateQueueCommand({ QueueName: `${prefix}markets` }));
+  const { Attributes } = await clients.sqs.send(
+    new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }),
+  );
+  await clients.sns.send(
+    new SubscribeCommand({
+      TopicArn,
+      Protocol: 'sqs',
+      Endpoint: Attributes?.QueueArn,
+      Attributes: { RawMessageDelivery: 'true' },
+    }),
+  );
+  const notifier = new SnsNotifier({ client: clients.sns, log: silentLog, maxAttempts: 1, sleep: async () => {} });
+  const dispatches = new CountingDispatches();
+  const deps: PublishWorkDeps = { state, notifier, dispatches, log: silentLog, now: () => t0, ledgerFlushDelayMs: 20 };
+  return { clients, state, topicArn: TopicArn ?? '', queueUrl: QueueUrl ?? '', dispatches, deps };
+}
+
+/** `count` rendered alerts for audience `markets` on `topicArn`, each with its ledger facts. */
+function alerts(topicArn: string, count: number, from = 1): OutboundMessage[] {
+  const audience = AudienceSchema.parse({ audienceId: 'markets', topicArn, timeZone: 'Asia/Seoul' });
+  return Array.from({ length: count }, (_, index) => {
+    const n = from + index;
+    const message = renderNotification(
+      {
+        audienceId: 'markets',
+        article: {
+          key: `id:${n}`,
+          id: String(n),
+          title: `Article ${n}: rates move`,
+          summary: 'Summary.',
+          url: `https://news.example.com/a/${n}`,
+          publishedAt: t0 - 60_000,
+          categories: ['002000000'],
+          categoryNames: ['Economy'],
+        },
+        rules: [
+          { ruleId: 'rates', description: 'Rates', urgent: false, reasons: [{ kind: 'keyword', term: 'rates' }] },
+        ],
+      },
+      audience,
+    );
+    return { ...message, facts: { storyId: `story-${n}`, status: 'PUBLISHED', titleHash: `hash${n}` } };
+  });
+}
+
+/** One work item of `messages`, as a publisher reads it off the queue. */
+function itemOf(messages: readonly OutboundMessage[]): WorkItem {
+  const { items, tooLarge } = packWorkItems('run-1', messages, { now: t0 });
+  expect(tooLarge).toEqual([]);
+  expect(items).toHaveLength(1);
+  return parseWorkItem(workItemBody(items[0] as WorkItem));
+}
+
+/** Delivery ids subscribers received so far (moto delivers during Publish: nothing is in flight). */
+async function received(clients: AwsClients, queueUrl: string): Promise<string[]> {
+  const ids: string[] = [];
+  for (;;) {
+    const { Messages } = await clients.sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, VisibilityTimeout: 300 }),
+    );
+    if (!Messages || Messages.length === 0) return ids.sort();
+    for (const message of Messages) {
+      ids.push((JSON.parse(message.Body ?? '') as { newsAlerts: { deliveryId: string } }).newsAlerts.deliveryId);
+    }
+  }
+}
+
+const ids = (messages: readonly OutboundMessage[]) => messages.map((message) => deliveryId(message.key)).sort();
+const nothing: WorkItemResult = { published: 0, updateNotices: 0, alreadyDelivered: 0, parked: 0 };
+
+describe('publishWorkItem', () => {
+  it('publishes each message once and records it with its facts; the same item again sends nothing', async () => {
+    const { clients, state, topicArn, queueUrl, dispatches, deps } = await setup();
+    const messages = alerts(topicArn, 3);
+    const item = itemOf(messages);
+
+    expect(await publishWorkItem(item, deps, { lastAttempt: false })).toEqual({ ...nothing, published: 3 });
+    expect(await received(clients, queueUrl)).toEqual(ids(messages));
+    const ledger = await state.readDeliveries(messages.map((message) => message.key));
+    expect(ledger.get(deliveryId({ audienceId: 'markets', articleKey: 'id:2' }))).toMatchObject({
+      ruleIds: ['rates'],
+      storyId: 'story-2',
+      status: 'PUBLISHED',
+      titleHash: 'hash2',
+      deliveredAt: t0,
+    });
+    expect(ledger.size).toBe(3);
+
+    // SQS delivers the item again (a visibility timeout ran out, or two pollers got it).
+    expect(await publishWorkItem(item, deps, { lastAttempt: false })).toEqual({ ...nothing, alreadyDelivered: 3 });
+    expect(await received(clients, queueUrl)).toEqual([]);
+    expect(dispatches.completions).toEqual([
+      { itemId: item.itemId, first: true },
+      { itemId: item.itemId, first: false },
+    ]);
+    expect(await dispatches.read('run-1')).toMatchObject({ done: 1, published: 3, alreadyDelivered: 0 });
+  });
+
+  it('skips a message the ledger already holds', async () => {
+    const { clients, state, topicArn, queueUrl, deps } = await setup();
+    const messages = alerts(topicArn, 3);
+    await state.recordDelivered([{ ...(messages[1] as OutboundMessage).key, deliveredAt: t0 - 1, ruleIds: ['rates'] }]);
+
+    const result = await publishWorkItem(itemOf(messages), deps, { lastAttempt: false });
+    expect(result).toEqual({ ...nothing, published: 2, alreadyDelivered: 1 });
+    expect(await received(clients, queueUrl)).toEqual(ids([messages[0], messages[2]] as OutboundMessage[]));
+  });
+
+  it('parks a message SNS refuses for good, and publishes the rest', async () => {
+    const { clients, state, topicArn, queueUrl, dispatches, deps } = await setup();
+    const [first, second] = alerts(topicArn, 2);
+    const lost = { ...(alerts(topicArn, 1, 3)[0] as OutboundMessage), topicArn: `${topicArn}-never-created` };
+
+    const result = await publishWorkItem(itemOf([first, lost, second] as OutboundMessage[]), deps, {
+      lastAttempt: false,
+    });
+    expect(result).toEqual({ ...nothing, published: 2, parked: 1 });
+    expect(await received(clients, queueUrl)).toEqual(ids([first, second] as OutboundMessage[]));
+    const parked = await state.listUndeliverable('markets');
+    expect(parked).toEqual([
+      {
+        ...lost.key,
+        topicArn: lost.topicArn,
+        failedAt: t0,
+        code: 'NotFound',
+        reason: expect.any(String),
+        subject: lost.subject,
+        body: lost.body,
+      },
+    ]);
+    expect(dispatches.completions).toEqual([{ itemId: expect.any(String), first: true }]);
+  });
+
+  it('leaves the item not done when a message fails for now, so the next delivery sends only that one', async () => {
+    const { clients, state, topicArn, queueUrl, dispatches, deps } = await setup();
+    const messages = alerts(topicArn, 3);
+    const flaky = deliveryId((messages[1] as OutboundMessage).key);
+    installSnsFaults(clients.sns, {
+      entryFault: failDeliveries([flaky], { code: 'InternalError', senderFault: false }, 1),
+    });
+    const item = itemOf(messages);
+
+    const error = await publishWorkItem(item, deps, { lastAttempt: false }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(WorkItemRetryError);
+    expect(error).toMatchObject({ unpublished: 1 });
+    expect((error as Error).message).toContain('InternalError');
+    expect(dispatches.completions).toEqual([]);
+    expect(await state.listUndeliverable('markets')).toEqual([]);
+    // The two that went out are in the ledger already: the retry does not send them again.
+    expect(await received(clients, queueUrl)).toEqual(ids([messages[0], messages[2]] as OutboundMessage[]));
+
+    expect(await publishWorkItem(item, deps, { lastAttempt: false })).toEqual({
+      ...nothing,
+      published: 1,
+      alreadyDelivered: 2,
+    });
+    expect(await received(clients, queueUrl)).toEqual([flaky]);
+    expect(dispatches.completions).toEqual([{ itemId: item.itemId, first: true }]);
+  });
+
+  it('parks what still fails on the last delivery the queue allows (RetriesExhausted), and completes the item', async () => {
+    const { clients, state, topicArn, queueUrl, dispatches, deps } = await setup();
+    const messages = alerts(topicArn, 3);
+    const flaky = messages[2] as OutboundMessage;
+    installSnsFaults(clients.sns, {
+      entryFault: failDeliveries([deliveryId(flaky.key)], { code: 'Throttled', senderFault: false }, 100),
+    });
+
+    const result = await publishWorkItem(itemOf(messages), deps, { lastAttempt: true });
+    expect(result).toEqual({ ...nothing, published: 2, parked: 1 });
+    expect(await received(clients, queueUrl)).toEqual(ids([messages[0], messages[1]] as OutboundMessage[]));
+    const [parked] = await state.listUndeliverable('markets');
+    expect(parked).toMatchObject({
+      ...flaky.key,
+      code: retriesExhaustedCode,
+      subject: flaky.subject,
+      body: flaky.body,
+    });
+    expect(parked?.reason).toContain('Throttled');
+    expect(dispatches.completions).toHaveLength(1);
+  });
+
+  it('counts update notices apart from alerts', async () => {
+    const { clients, topicArn, queueUrl, deps } = await setup();
+    const [alert, base] = alerts(topicArn, 2);
+    const notice = { ...(base as OutboundMessage), key: updateNoticeKey('markets', 'id:1', 'title'), facts: undefined };
+
+    const result = await publishWorkItem(itemOf([alert, notice] as OutboundMessage[]), deps, { lastAttempt: false });
+    expect(result).toEqual({ ...nothing, published: 1, updateNotices: 1 });
+    expect(await received(clients, queueUrl)).toHaveLength(2);
+  });
+
+  it('does not mark the item done when the ledger write fails, and rethrows that failure', async () => {
+    const { clients, topicArn, queueUrl, dispatches, deps } = await setup();
+    clients.documents.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'BatchWriteItemCommand') throw new Error('ledger unavailable (injected)');
+        return await next(args);
+      },
+      { step: 'initialize', name: 'failLedgerWrites' },
+    );
+    const messages = alerts(topicArn, 2);
+
+    const error = await publishWorkItem(itemOf(messages), deps, { lastAttempt: true }).catch(
+      (caught: unknown) => caught,
+    );
+    expect(String(error)).toContain('ledger unavailable (injected)');
+    expect(dispatches.completions).toEqual([]);
+    // SNS accepted them: this is the one duplicate window, the same as single mode's.
+    expect(await received(clients, queueUrl)).toEqual(ids(messages));
+  });
+});
