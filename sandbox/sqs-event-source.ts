@@ -1,0 +1,257 @@
+/**
+ * Lambda's SQS event source mapping, emulated in-process against moto server so the sandbox, the
+ * bench and the fault tests run the sharded publisher the way Lambda would: long-poll
+ * ReceiveMessage (with `ApproximateReceiveCount`), one `SQSEvent` of at most `batchSize` records
+ * per invocation, at most `concurrency` invocations at once (the mapping's maximum concurrency),
+ * and the partial batch response honoured: records the handler returns in `batchItemFailures`
+ * are made visible again, the others deleted. What it guarantees, as Lambda does: a record is
+ * deleted only after an invocation that did not report it as failed; everything else comes back.
+ *
+ * Where it departs from Lambda, on purpose:
+ * - Failed records are made visible again at once (ChangeMessageVisibility 0) instead of after
+ *   the visibility timeout, so retries in tests take milliseconds, not minutes.
+ * - A handler that throws fails the whole batch the same way (Lambda leaves the records to time
+ *   out); a `batchItemFailures` entry naming no record of the batch also fails the whole batch,
+ *   as Lambda documents.
+ *
+ * Dead-letter queues need no emulation: moto applies the queue's redrive policy on receive, as
+ * SQS does. A message received `maxReceiveCount` times is moved to the DLQ by the next
+ * ReceiveMessage instead of being returned (checked against moto 5: with maxReceiveCount 3 the
+ * fourth receive returns nothing and the DLQ holds the message).
+ */
+import { setTimeout as delay } from 'node:timers/promises';
+import {
+  ChangeMessageVisibilityBatchCommand,
+  DeleteMessageBatchCommand,
+  GetQueueAttributesCommand,
+  type Message,
+  ReceiveMessageCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { type Log, silentLog } from '#core/ports';
+
+/** The Lambda function the mapping invokes. */
+export type SqsBatchHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | undefined>;
+
+export interface LocalEventSourceOptions {
+  readonly client: SQSClient;
+  readonly queueUrl: string;
+  readonly handler: SqsBatchHandler;
+  /** Invocations at once (the mapping's `maximumConcurrency`). */
+  readonly concurrency: number;
+  /** Records per invocation, 1..10. */
+  readonly batchSize: number;
+  /** How long a received message stays hidden while its invocation runs. */
+  readonly visibilityTimeoutSeconds: number;
+  /** The emulated function's timeout, for `context.getRemainingTimeInMillis()` (default 60 s). */
+  readonly functionTimeoutSeconds?: number;
+  /** Long-poll wait of each ReceiveMessage (default 1 s: `stop()` waits at most this for idle pollers). */
+  readonly waitTimeSeconds?: number;
+  readonly log?: Log;
+}
+
+/** What the mapping has done so far. */
+export interface LocalEventSourceStats {
+  /** Handler invocations. */
+  readonly invocations: number;
+  /** Records handed to the handler (a redelivered message counts each time). */
+  readonly records: number;
+  /** Records deleted after an invocation that did not report them as failed. */
+  readonly deleted: number;
+  /** Records made visible again (reported as failed, or their invocation threw). */
+  readonly failed: number;
+  /** Most invocations that ran at the same time. */
+  readonly maxConcurrent: number;
+}
+
+export interface LocalEventSource {
+  stats(): LocalEventSourceStats;
+  /** Stops polling and resolves once every invocation in flight has finished and been acknowledged. */
+  stop(): Promise<void>;
+}
+
+/** Starts `concurrency` pollers on the queue; call `stop()` when done. */
+export function startLocalEventSource(options: LocalEventSourceOptions): LocalEventSource {
+  if (!Number.isInteger(options.concurrency) || options.concurrency < 1) {
+    throw new RangeError(`concurrency must be a positive integer, got ${options.concurrency}`);
+  }
+  if (!Number.isInteger(options.batchSize) || options.batchSize < 1 || options.batchSize > 10) {
+    throw new RangeError(`batchSize must be an integer from 1 to 10, got ${options.batchSize}`);
+  }
+  const log = options.log ?? silentLog;
+  const timeoutMs = (options.functionTimeoutSeconds ?? 60) * 1000;
+  const stats = { invocations: 0, records: 0, deleted: 0, failed: 0, maxConcurrent: 0 };
+  let running = 0;
+  let stopped = false;
+  let queueArn: Promise<string> | undefined;
+  // The ARN goes into every record's eventSourceARN, as Lambda sets it; asked for once.
+  const arn = (): Promise<string> => {
+    queueArn ??= options.client
+      .send(new GetQueueAttributesCommand({ QueueUrl: options.queueUrl, AttributeNames: ['QueueArn'] }))
+      .then(({ Attributes }) => Attributes?.QueueArn ?? '');
+    return queueArn;
+  };
+
+  async function invoke(messages: readonly Message[]): Promise<void> {
+    // An ARN that could not be read is left empty (and asked for again next time): the records
+    // still go to the handler, which does not need it.
+    const eventSourceARN = await arn().catch(() => {
+      queueArn = undefined;
+      return '';
+    });
+    const event: SQSEvent = { Records: messages.map((message) => toRecord(message, eventSourceARN)) };
+    stats.invocations += 1;
+    stats.records += messages.length;
+    running += 1;
+    stats.maxConcurrent = Math.max(stats.maxConcurrent, running);
+    let failedIds: Set<string>;
+    try {
+      const response = await options.handler(event, lambdaContext(stats.invocations, timeoutMs));
+      failedIds = failedRecords(event, response, log);
+    } catch (error) {
+      log.warn('publisher invocation failed; its records are retried', {
+        errorName: (error as Error)?.name,
+        records: messages.length,
+      });
+      failedIds = new Set(event.Records.map((record) => record.messageId));
+    } finally {
+      running -= 1;
+    }
+    const done = messages.filter((message) => !failedIds.has(message.MessageId ?? ''));
+    const failed = messages.filter((message) => failedIds.has(message.MessageId ?? ''));
+    await acknowledge(options, done, failed, log);
+    stats.deleted += done.length;
+    stats.failed += failed.length;
+  }
+
+  async function poll(): Promise<void> {
+    let backoffMs = 50;
+    while (!stopped) {
+      let messages: Message[];
+      try {
+        ({ Messages: messages = [] } = await options.client.send(
+          new ReceiveMessageCommand({
+            QueueUrl: options.queueUrl,
+            MaxNumberOfMessages: options.batchSize,
+            VisibilityTimeout: options.visibilityTimeoutSeconds,
+            WaitTimeSeconds: options.waitTimeSeconds ?? 1,
+            MessageSystemAttributeNames: [
+              'ApproximateReceiveCount',
+              'SentTimestamp',
+              'ApproximateFirstReceiveTimestamp',
+            ],
+            MessageAttributeNames: ['All'],
+          }),
+        ));
+        backoffMs = 50;
+      } catch (error) {
+        // Lambda's poller keeps polling through SQS errors; so does this one, a little slower each time.
+        log.warn('receiving work items failed; polling again', { errorName: (error as Error)?.name, backoffMs });
+        await delay(backoffMs);
+        backoffMs = Math.min(backoffMs * 2, 2000);
+        continue;
+      }
+      if (messages.length === 0) continue;
+      if (stopped) {
+        // Received while stopping: hand them back rather than hide them for the visibility timeout.
+        await acknowledge(options, [], messages, log);
+        return;
+      }
+      await invoke(messages);
+    }
+  }
+
+  const pollers = Array.from({ length: options.concurrency }, () => poll());
+  return {
+    stats: () => ({ ...stats }),
+    async stop() {
+      stopped = true;
+      await Promise.all(pollers);
+    },
+  };
+}
+
+/** Message ids the response reports as failed; an answer Lambda cannot read fails the whole batch. */
+function failedRecords(event: SQSEvent, response: SQSBatchResponse | undefined, log: Log): Set<string> {
+  const all = new Set(event.Records.map((record) => record.messageId));
+  const failures = response?.batchItemFailures ?? [];
+  const named = new Set<string>();
+  for (const failure of failures) {
+    if (!all.has(failure.itemIdentifier)) {
+      log.warn('batchItemFailures names no record of the batch; the whole batch is retried', {
+        records: all.size,
+      });
+      return all;
+    }
+    named.add(failure.itemIdentifier);
+  }
+  return named;
+}
+
+async function acknowledge(
+  options: LocalEventSourceOptions,
+  done: readonly Message[],
+  failed: readonly Message[],
+  log: Log,
+): Promise<void> {
+  const entries = (messages: readonly Message[]) =>
+    messages.map((message, index) => ({ Id: String(index), ReceiptHandle: message.ReceiptHandle }));
+  try {
+    if (done.length > 0) {
+      await options.client.send(new DeleteMessageBatchCommand({ QueueUrl: options.queueUrl, Entries: entries(done) }));
+    }
+    if (failed.length > 0) {
+      await options.client.send(
+        new ChangeMessageVisibilityBatchCommand({
+          QueueUrl: options.queueUrl,
+          Entries: entries(failed).map((entry) => ({ ...entry, VisibilityTimeout: 0 })),
+        }),
+      );
+    }
+  } catch (error) {
+    // Not deleted: the messages come back after the visibility timeout, as they would in Lambda.
+    log.warn('acknowledging work items failed; they come back after the visibility timeout', {
+      errorName: (error as Error)?.name,
+    });
+  }
+}
+
+function toRecord(message: Message, eventSourceARN: string): SQSRecord {
+  const attributes = message.Attributes ?? {};
+  return {
+    messageId: message.MessageId ?? '',
+    receiptHandle: message.ReceiptHandle ?? '',
+    body: message.Body ?? '',
+    attributes: {
+      ApproximateReceiveCount: attributes.ApproximateReceiveCount ?? '1',
+      SentTimestamp: attributes.SentTimestamp ?? '0',
+      SenderId: attributes.SenderId ?? 'local',
+      ApproximateFirstReceiveTimestamp: attributes.ApproximateFirstReceiveTimestamp ?? '0',
+    },
+    messageAttributes: {},
+    md5OfBody: message.MD5OfBody ?? '',
+    eventSource: 'aws:sqs',
+    eventSourceARN,
+    awsRegion: 'us-east-1',
+  };
+}
+
+/** A Lambda context whose remaining time counts down from the function timeout (monotonic clock). */
+function lambdaContext(invocation: number, timeoutMs: number): Context {
+  const deadline = performance.now() + timeoutMs;
+  return {
+    awsRequestId: `local-${invocation}`,
+    functionName: 'news-alerts-publisher',
+    functionVersion: '$LATEST',
+    invokedFunctionArn: 'arn:aws:lambda:us-east-1:000000000000:function:news-alerts-publisher',
+    memoryLimitInMB: '512',
+    logGroupName: '/aws/lambda/news-alerts-publisher',
+    logStreamName: 'local',
+    callbackWaitsForEmptyEventLoop: false,
+    getRemainingTimeInMillis: () => Math.max(0, Math.round(deadline - performance.now())),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
