@@ -64,7 +64,10 @@ export const retriesExhaustedCode = 'RetriesExhausted';
  * Publishes one work item: skips what the ledger holds, publishes the rest writing the ledger as
  * SNS accepts them, parks what SNS refused for good, and marks the item done in its dispatch.
  *
- * @returns what was done with the item's messages (also when the dispatch already counted it).
+ * @returns what this delivery did with the item's messages (also when the dispatch already counted
+ *   it); they add up to the item's messages. A message an earlier delivery of the same item
+ *   published (one that was then retried) counts as `alreadyDelivered`: the ledger cannot tell
+ *   which delivery wrote it.
  * @throws WorkItemRetryError when some messages failed for now and this is not the last attempt
  *   (the item is not marked done; SQS delivers it again). Errors of the ledger, the state table
  *   or the dispatch store are rethrown as they are, after what SNS accepted reached the ledger.
