@@ -1,6 +1,7 @@
 /**
  * The publisher's step (functions/core/publish-work.ts) against moto server: the real
- * DynamoStateStore (ledger and parked notifications), the real SnsNotifier, and an SNS topic with
+ * DynamoStateStore (ledger and parked notifications), the real DynamoDispatchStore (the run's
+ * dispatch opened under its lease, completions counted once), the real SnsNotifier, and an SNS topic with
  * an SQS queue subscribed (raw delivery), where what subscribers received is read back. SNS
  * failures are injected on the real client (test/support/sns-faults.ts). Each work item goes
  * through workItemBody and parseWorkItem, as it does through the queue.
@@ -8,13 +9,12 @@
 import { CreateTopicCommand, SubscribeCommand } from '@aws-sdk/client-sns';
 import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
+import { DynamoDispatchStore } from '#aws/dynamo-dispatch-store';
 import { DynamoStateStore } from '#aws/dynamo-state-store';
 import { SnsNotifier } from '#aws/sns-notifier';
 import { WorkItemRetryError } from '#core/errors';
 import { AudienceSchema } from '#core/model';
 import {
-  type DispatchHead,
-  type DispatchStore,
   deliveryId,
   type Log,
   type OutboundMessage,
@@ -32,40 +32,14 @@ import { failDeliveries, installSnsFaults } from '#test/sns-faults';
 const t0 = Date.UTC(2025, 2, 14, 9, 0);
 const silentLog: Log = { debug() {}, info() {}, warn() {}, error() {} };
 
-/**
- * Completion counts as the contract defines them (one completion per item, counts summed once);
- * only `completeItem` and `read` are used by the step. The moto-backed DynamoDispatchStore has its
- * own tests.
- */
-class CountingDispatches implements DispatchStore {
+/** The real dispatch store, with the answer of each completion recorded for the assertions. */
+class ObservedDispatches extends DynamoDispatchStore {
   readonly completions: { itemId: string; first: boolean }[] = [];
-  readonly #done = new Map<string, WorkItemResult>();
-  async completeItem(dispatchId: string, itemId: string, result: WorkItemResult): Promise<boolean> {
-    const id = `${dispatchId}#${itemId}`;
-    const first = !this.#done.has(id);
-    if (first) this.#done.set(id, result);
+  override async completeItem(dispatchId: string, itemId: string, result: WorkItemResult, now: number) {
+    const first = await super.completeItem(dispatchId, itemId, result, now);
     this.completions.push({ itemId, first });
     return first;
   }
-  async read(dispatchId: string): Promise<DispatchHead | undefined> {
-    const results = [...this.#done].filter(([id]) => id.startsWith(`${dispatchId}#`)).map(([, result]) => result);
-    const sum = (key: keyof WorkItemResult) => results.reduce((total, result) => total + result[key], 0);
-    return {
-      dispatchId,
-      openedAt: t0,
-      enqueued: results.length,
-      done: results.length,
-      published: sum('published'),
-      updateNotices: sum('updateNotices'),
-      alreadyDelivered: sum('alreadyDelivered'),
-      parked: sum('parked'),
-    };
-  }
-  async open(): Promise<void> {}
-  async countEnqueued(): Promise<void> {}
-  async seal(): Promise<void> {}
-  async readOpen(): Promise<undefined> {}
-  async close(): Promise<void> {}
 }
 
 interface Setup {
@@ -73,7 +47,7 @@ interface Setup {
   readonly state: DynamoStateStore;
   readonly topicArn: string;
   readonly queueUrl: string;
-  readonly dispatches: CountingDispatches;
+  readonly dispatches: ObservedDispatches;
   /** Deps with a notifier on `clients.sns` that makes one attempt per batch (no SNS-level retries). */
   readonly deps: PublishWorkDeps;
 }
@@ -103,7 +77,10 @@ async function setup(): Promise<Setup> {
     }),
   );
   const notifier = new SnsNotifier({ client: clients.sns, log: silentLog, maxAttempts: 1, sleep: async () => {} });
-  const dispatches = new CountingDispatches();
+  // The run's side: dispatch `run-1` opened under the run lease, as the alert run opens it.
+  const dispatches = new ObservedDispatches({ documents: clients.documents, tableName: names.state, log: silentLog });
+  const lease = await state.acquireLease('run-1', 600_000, t0);
+  await dispatches.open(lease, 'run-1', t0);
   const deps: PublishWorkDeps = { state, notifier, dispatches, log: silentLog, now: () => t0, ledgerFlushDelayMs: 20 };
   return { clients, state, topicArn: TopicArn ?? '', queueUrl: QueueUrl ?? '', dispatches, deps };
 }
@@ -186,7 +163,13 @@ describe('publishWorkItem', () => {
       { itemId: item.itemId, first: true },
       { itemId: item.itemId, first: false },
     ]);
-    expect(await dispatches.read('run-1')).toMatchObject({ done: 1, published: 3, alreadyDelivered: 0 });
+    expect(await dispatches.read('run-1')).toMatchObject({
+      done: 1,
+      published: 3,
+      updateNotices: 0,
+      alreadyDelivered: 0,
+      parked: 0,
+    });
   });
 
   it('skips a message the ledger already holds', async () => {
@@ -222,6 +205,7 @@ describe('publishWorkItem', () => {
       },
     ]);
     expect(dispatches.completions).toEqual([{ itemId: expect.any(String), first: true }]);
+    expect(await dispatches.read('run-1')).toMatchObject({ done: 1, published: 2, parked: 1 });
   });
 
   it('leaves the item not done when a message fails for now, so the next delivery sends only that one', async () => {
@@ -249,6 +233,7 @@ describe('publishWorkItem', () => {
     });
     expect(await received(clients, queueUrl)).toEqual([flaky]);
     expect(dispatches.completions).toEqual([{ itemId: item.itemId, first: true }]);
+    expect(await dispatches.read('run-1')).toMatchObject({ done: 1, published: 1, alreadyDelivered: 2, parked: 0 });
   });
 
   it('parks what still fails on the last delivery the queue allows (RetriesExhausted), and completes the item', async () => {
@@ -299,6 +284,7 @@ describe('publishWorkItem', () => {
     );
     expect(String(error)).toContain('ledger unavailable (injected)');
     expect(dispatches.completions).toEqual([]);
+    expect(await dispatches.read('run-1')).toMatchObject({ done: 0, published: 0 });
     // SNS accepted them: this is the one duplicate window, the same as single mode's.
     expect(await received(clients, queueUrl)).toEqual(ids(messages));
   });
