@@ -13,7 +13,7 @@ import { DynamoDispatchStore } from '#aws/dynamo-dispatch-store';
 import { DynamoStateStore } from '#aws/dynamo-state-store';
 import { SqsWorkQueue, type SqsWorkQueueOptions } from '#aws/sqs-work-queue';
 import { type OutboundMessage, silentLog, type WorkItem, workItemMaxBytes } from '#core/ports';
-import { parseWorkItem } from '#core/work-items';
+import { parseWorkItem, workItemBody } from '#core/work-items';
 import { createTables, tableNamesFor } from '#sandbox/tables';
 import { awsClients, uniquePrefix } from '#test/aws';
 import { serializeRequests } from '#test/serial-dynamo';
@@ -84,7 +84,10 @@ async function arrived(sqs: SQSClient, queueUrl: string): Promise<{ items: WorkI
 
 interface SentBatch {
   readonly entries: number;
+  /** The request's payload: bodies and attributes, as SQS counts them. */
   readonly bytes: number;
+  /** Its largest message (body and attributes). */
+  readonly largest: number;
 }
 
 /** Records every SendMessageBatch request: its entries and its payload as SQS counts it. */
@@ -93,10 +96,8 @@ function recordSends(sqs: SQSClient): SentBatch[] {
   sqs.middlewareStack.add(
     (next, context) => async (args) => {
       if (context.commandName === 'SendMessageBatchCommand') {
-        const entries = (args.input as SendMessageBatchCommandInput).Entries ?? [];
-        const bytes = entries.reduce(
-          (sum, entry) =>
-            sum +
+        const sizes = ((args.input as SendMessageBatchCommandInput).Entries ?? []).map(
+          (entry) =>
             Buffer.byteLength(entry.MessageBody ?? '', 'utf8') +
             Object.entries(entry.MessageAttributes ?? {}).reduce(
               (size, [name, value]) =>
@@ -106,9 +107,12 @@ function recordSends(sqs: SQSClient): SentBatch[] {
                 Buffer.byteLength(value.StringValue ?? ''),
               0,
             ),
-          0,
         );
-        sent.push({ entries: entries.length, bytes });
+        sent.push({
+          entries: sizes.length,
+          bytes: sizes.reduce((sum, size) => sum + size, 0),
+          largest: Math.max(0, ...sizes),
+        });
       }
       return await next(args);
     },
@@ -218,6 +222,36 @@ describe('queueing work items', () => {
       expect(batch.bytes).toBeLessThanOrEqual(workItemMaxBytes);
     }
     expect((await dispatches.read('run-a'))?.enqueued).toBe(items.length);
+  });
+
+  it('leaves room in each message for its audienceId attribute, which SQS counts in the 256 KiB', async () => {
+    let sent: SentBatch[] = [];
+    const itemId = '00000000-0000-4000-8000-000000000000';
+    const { sqs, queueUrl, queue } = await setup({ newItemId: () => itemId }, (client) => {
+      sent = recordSends(client);
+    });
+    // The longest audience id there is: the attribute takes 10 + 6 + 128 bytes.
+    const audienceId = `a${'x'.repeat(127)}`;
+    /** A message whose item body, alone, is exactly `bytes` long. */
+    const sized = (index: number, bytes: number): OutboundMessage => {
+      const draft = { ...message(audienceId, index), body: '' };
+      const empty = Buffer.byteLength(
+        workItemBody({ v: 1, dispatchId: 'run-a', itemId, audienceId, queuedAt: t0, messages: [draft] }),
+      );
+      return { ...draft, body: 'y'.repeat(bytes - empty) };
+    };
+    const fits = sized(1, workItemMaxBytes - 256);
+    // Its body alone is under the limit, but not with the attribute: SQS would refuse the message.
+    const tooLargeWithAttribute = sized(2, workItemMaxBytes - 50);
+
+    const outcome = await queue.enqueue('run-a', [fits, tooLargeWithAttribute], {});
+
+    expect(outcome.queued).toEqual([fits]);
+    expect(outcome.failed).toEqual([
+      expect.objectContaining({ message: tooLargeWithAttribute, code: 'MessageTooLarge', permanent: true }),
+    ]);
+    expect(sent.map((batch) => batch.largest)).toEqual([workItemMaxBytes - 256 + 144]);
+    expect((await arrived(sqs, queueUrl)).items.flatMap((item) => item.messages)).toEqual([fits]);
   });
 
   it('a message that cannot travel in an item fails for good (MessageTooLarge); the rest are queued', async () => {
