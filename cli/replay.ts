@@ -8,7 +8,9 @@
  * `replay --parked` re-sends parked notifications: those SNS refused for good (deleted topic,
  * disabled key) and those that could not be published as rendered (unpublishable link),
  * which the run parked, once the audience is fixed: to the audience's current topic, skipping any
- * the ledger shows were delivered since.
+ * the ledger shows were delivered since. With sharded publishing it first parks the notifications
+ * of the work items in the work dead-letter queue (cli/work-dead-letters.ts), so they replay the
+ * same way; the publisher parks what it gave up on itself.
  *
  * A replayed match is delivered exactly as the scheduled run would deliver it at that moment:
  * through the same delivery-preference planning (digest mode holds it for the audience's next
@@ -22,6 +24,7 @@
  * scheduled run and a replay never check the ledger for the same notification at the same time.
  */
 import { randomUUID } from 'node:crypto';
+import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { Command } from 'commander';
 import { DynamoRuleSource } from '#aws/dynamo-rule-source';
 import { DynamoStateStore } from '#aws/dynamo-state-store';
@@ -62,6 +65,7 @@ import { formatInstant } from './output.ts';
 import { windowJson } from './preview.ts';
 import type { Target } from './target.ts';
 import { parseWindow, type TimeWindow } from './window.ts';
+import { type TakenDeadLetters, takeWorkDeadLetters, workItemDeadLetteredCode } from './work-dead-letters.ts';
 
 interface ReplayOptions {
   from?: string;
@@ -640,6 +644,7 @@ async function replayParked(context: CommandContext, options: ReplayOptions): Pr
     throw new UsageError('--parked replays parked alerts; it takes no --from/--to');
   const log = stderrLog(context.output);
   const { target, state, notifier, audiences } = await wire(context, options, log);
+  const deadLetterQueueUrl = workDeadLetterQueueOf(target);
   const abort = new AbortController();
   const lease = options.dryRun
     ? undefined
@@ -649,9 +654,32 @@ async function replayParked(context: CommandContext, options: ReplayOptions): Pr
     { parked: number; alreadyDelivered: number; sent: number; wouldSend: number; failed: number; stillParked: number }
   >();
   const progress = context.progress();
+  let deadLetters: TakenDeadLetters | undefined;
   try {
+    if (deadLetterQueueUrl !== undefined) {
+      const sqs = await sqsClientOf(target);
+      try {
+        deadLetters = await takeWorkDeadLetters(sqs, deadLetterQueueUrl, {
+          state,
+          now: Date.now,
+          dryRun: options.dryRun === true,
+          audiences: options.audience === undefined ? undefined : new Set(audiences.keys()),
+        });
+      } finally {
+        sqs.destroy();
+      }
+    }
     const parked: UndeliverableRecord[] = [];
     for (const audienceId of audiences.keys()) parked.push(...(await state.listUndeliverable(audienceId)));
+    if (options.dryRun && deadLetters !== undefined) {
+      // Not written in a dry run: counted as the parked alerts they would be (once per alert).
+      const listed = new Set(parked.map((record) => deliveryId(record)));
+      for (const record of deadLetters.records) {
+        if (!audiences.has(record.audienceId) || listed.has(deliveryId(record))) continue;
+        listed.add(deliveryId(record));
+        parked.push(record);
+      }
+    }
     for (const audienceId of audiences.keys()) {
       tallies.set(audienceId, { parked: 0, alreadyDelivered: 0, sent: 0, wouldSend: 0, failed: 0, stillParked: 0 });
     }
@@ -740,11 +768,36 @@ async function replayParked(context: CommandContext, options: ReplayOptions): Pr
           `${failed} parked alert(s) could not be sent and stay parked; check the audience's topic (news-alerts audiences show)`,
         )
       : undefined;
-  const document = { target: target.label, dryRun: options.dryRun === true, parked: true, audiences: rows };
+  const fromDeadLetters =
+    deadLetters === undefined
+      ? undefined
+      : {
+          items: deadLetters.items,
+          alerts: deadLetters.records.length,
+          leftForOtherAudiences: deadLetters.leftForOtherAudiences,
+          unreadable: deadLetters.unreadable,
+        };
+  for (const unreadable of deadLetters?.unreadable ?? []) {
+    context.output.warn(
+      `work dead-letter queue: message ${unreadable.messageId} is not a work item and stays in the queue (${unreadable.reason}); inspect it in the SQS console and delete it once handled`,
+    );
+  }
+  const document = {
+    target: target.label,
+    dryRun: options.dryRun === true,
+    parked: true,
+    ...(fromDeadLetters ? { workDeadLetters: fromDeadLetters } : {}),
+    audiences: rows,
+  };
   // Under --json a failure is one document: ok: false and the error, with what was sent.
   context.output.result(
     failure === undefined ? document : { ...failureDocument(failureOf(failure)), ...document },
     () => {
+      if (fromDeadLetters !== undefined && fromDeadLetters.items > 0) {
+        context.output.line(
+          `${options.dryRun ? 'Would take' : 'Took'} ${fromDeadLetters.items} work item(s) with ${fromDeadLetters.alerts} alert(s) from the work dead-letter queue ${options.dryRun ? 'and park them' : 'and parked them'} (code ${workItemDeadLetteredCode}); they are counted below.`,
+        );
+      }
       context.output.table(
         ['AUDIENCE', 'PARKED', 'DELIVERED SINCE', options.dryRun ? 'WOULD SEND' : 'SENT', 'STILL PARKED'],
         rows.map((row) => [
@@ -760,6 +813,20 @@ async function replayParked(context: CommandContext, options: ReplayOptions): Pr
   if (failure !== undefined) throw failure;
 }
 
+/**
+ * The work dead-letter queue of a sharded deployment, when the target has one: the sandbox
+ * descriptor's `workDeadLetterQueueUrl` (a sharded sandbox).
+ */
+function workDeadLetterQueueOf(target: Target): string | undefined {
+  return target.kind === 'local' ? target.descriptor.names.workDeadLetterQueueUrl : undefined;
+}
+
+async function sqsClientOf(target: Target): Promise<SQSClient> {
+  // Loaded only when there is a dead-letter queue to read: replay's other paths never need SQS.
+  const { SQSClient } = await import('@aws-sdk/client-sqs');
+  return new SQSClient({ ...target.clients.config });
+}
+
 /** Registers `replay`. */
 export function registerReplay(program: Command): void {
   program
@@ -773,7 +840,7 @@ export function registerReplay(program: Command): void {
     .option('--dry-run', 'show what would be sent; send and record nothing')
     .option(
       '--parked',
-      'send the parked alerts (refused for good by SNS, or held back for an unpublishable link) once reviewed',
+      'send the parked alerts (refused for good by SNS, held back for an unpublishable link, given up by the sharded publisher, or in its work dead-letter queue) once reviewed',
     )
     .addHelpText(
       'after',
@@ -790,7 +857,13 @@ are due are sent at the end. Ctrl-C (or SIGTERM) stops it; what was sent or held
 Examples:
   news-alerts replay --from 2026-11-21T06:00:00Z --to 2026-11-21T18:00:00Z --dry-run
   news-alerts replay --from 12h --audience markets
-  news-alerts replay --parked --audience partner-feed`,
+  news-alerts replay --parked --audience partner-feed
+
+With publishMode sharded, --parked first takes the work items in the work dead-letter queue
+(ones the publisher failed on until SQS gave up) and parks their alerts (code
+WorkItemDeadLettered), deleting each item only once that is recorded; a message there that is
+not a work item is named by its id and left in the queue. --dry-run reads the queue and changes
+nothing.`,
     )
     .action(
       action<ReplayOptions>((context, _args, options) =>

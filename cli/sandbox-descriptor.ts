@@ -47,6 +47,10 @@ export const SandboxDescriptorSchema = z.strictObject({
      * it from the Slack stand-in prefix.
      */
     auditQueuePrefix: name.optional(),
+    /** Sharded sandboxes only: the publisher's work queue (`WORK_QUEUE_URL` of its runs). */
+    workQueueUrl: z.url().optional(),
+    /** Sharded sandboxes only: where work items go that the publisher failed on (`replay --parked` reads it). */
+    workDeadLetterQueueUrl: z.url().optional(),
   }),
   /** The one description of the provider the sandbox reads (see the module comment). */
   provider: z.strictObject({
