@@ -111,9 +111,7 @@ export class NewsAlertsStack extends Stack {
         },
         { slug: 'slack-relay-dlq', queue: relay.deadLetterQueue.queue, ...Monitoring.describe('slack-relay-dlq') },
         { slug: 'delivery-dlq', queue: deliveryDeadLetters.queue, ...Monitoring.describe('delivery-dlq') },
-        ...(sharded
-          ? [{ slug: 'work-dlq', queue: sharded.deadLetterQueue.queue, ...Monitoring.describe('work-dlq') }]
-          : []),
+        ...(sharded ? [{ slug: 'work-dlq', queue: sharded.deadLetterQueue, ...Monitoring.describe('work-dlq') }] : []),
       ],
       audienceTopics: topics.topics,
       alarmEmail: config.alarmEmail,
@@ -174,7 +172,7 @@ export class NewsAlertsStack extends Stack {
       output('WorkQueueUrl', sharded.queue.queueUrl, 'Sharded publishing: work items the alert run queued');
       output(
         'WorkDeadLetterQueueUrl',
-        sharded.deadLetterQueue.queue.queueUrl,
+        sharded.deadLetterQueue.queueUrl,
         'Sharded publishing: work items that failed every receive',
       );
       output('PublisherFunctionName', sharded.publisher.functionName, 'Sharded publishing: the publisher function');

@@ -24,6 +24,8 @@ const dependencies = createAlertRunDependencies(
     }),
     sns: new SNSClient({}),
     secrets: new SecretsManagerClient({}),
+    // Only sharded mode queues work items; a single-mode cold start does not load the SQS client.
+    sqs: config.publishMode === 'sharded' ? new (await import('@aws-sdk/client-sqs')).SQSClient({}) : undefined,
   },
   logger,
 );

@@ -6,14 +6,18 @@
 
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { SNSClient } from '@aws-sdk/client-sns';
+import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDispatchStore } from '#aws/dynamo-dispatch-store';
 import { DynamoRuleSource } from '#aws/dynamo-rule-source';
 import { DynamoStateStore } from '#aws/dynamo-state-store';
 import { DynamoStoryStore } from '#aws/dynamo-story-index';
 import { SecretsManagerApiKey } from '#aws/secret-source';
 import { SnsNotifier } from '#aws/sns-notifier';
+import { SqsWorkQueue } from '#aws/sqs-work-queue';
 import type { AlertRunDependencies } from '#core/alert-run';
-import type { Log } from '#core/ports';
+import { ConfigError } from '#core/errors';
+import type { Log, ShardedPublishing } from '#core/ports';
 import { StoryResolver } from '#core/story';
 import { NewsLookupClient } from '#provider/news-client';
 import type { AlertRunConfig } from './config.ts';
@@ -23,6 +27,8 @@ export interface AlertRunClients {
   readonly documents: DynamoDBDocumentClient;
   readonly sns: SNSClient;
   readonly secrets: SecretsManagerClient;
+  /** Required in sharded mode only (the publisher's work queue); single mode never touches SQS. */
+  readonly sqs?: SQSClient | undefined;
 }
 
 /** The run's adapters with their concrete types (the CLI reads the state store directly). */
@@ -74,7 +80,38 @@ export function createAlertRunDependencies(
       }),
       { log },
     ),
+    ...(config.publishMode === 'sharded' ? { sharded: shardedPublishing(config, clients, log, options) } : {}),
     log,
     ...(options.now ? { now: options.now } : {}),
   };
+}
+
+/**
+ * Sharded mode's work queue and dispatch counts. Both share the state table and the clock with
+ * the run, so the dispatch's times and the lease they are checked against agree.
+ */
+function shardedPublishing(
+  config: AlertRunConfig,
+  clients: AlertRunClients,
+  log: Log,
+  options: { now?: () => number },
+): ShardedPublishing {
+  if (clients.sqs === undefined || config.workQueueUrl === undefined) {
+    // A wiring mistake, not an operator's: the handler and the sandbox pass both in sharded mode.
+    throw new ConfigError('sharded publishing needs an SQS client and WORK_QUEUE_URL; neither may be left out');
+  }
+  const dispatches = new DynamoDispatchStore({
+    documents: clients.documents,
+    tableName: config.tables.state,
+    log,
+    ...(options.now ? { now: options.now } : {}),
+  });
+  const queue = new SqsWorkQueue({
+    client: clients.sqs,
+    queueUrl: config.workQueueUrl,
+    dispatches,
+    log,
+    ...(options.now ? { now: options.now } : {}),
+  });
+  return { queue, dispatches };
 }

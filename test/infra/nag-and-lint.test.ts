@@ -1,6 +1,6 @@
 /**
  * cdk-nag (AwsSolutions and Serverless packs) and cfn-lint on the synthesized stack, for the
- * shipped configuration and for one that uses every option. Every acknowledgement must sit next to
+ * shipped configuration, for one that uses every option, and for that one in sharded mode. Every acknowledgement must sit next to
  * the resource it is about, carry a real reason, and still be needed.
  */
 import { spawnSync } from 'node:child_process';
@@ -22,7 +22,10 @@ const everything = {
   apiKeySecretKmsKeyArn: 'arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab',
 };
 
-const variants: Record<string, Record<string, unknown>> = { shipped: {}, everything };
+/** Every option and sharded publishing (issue 14): the work queue, its dead-letter queue and the publisher. */
+const sharded = { ...everything, publishMode: 'sharded', publisherConcurrency: 16 };
+
+const variants: Record<string, Record<string, unknown>> = { shipped: {}, everything, sharded };
 
 const violationsOf = (scope: IConstruct) =>
   [new AwsSolutionsChecks(), new ServerlessChecks()].flatMap(
@@ -109,7 +112,8 @@ describe('acknowledgements', () => {
         },
       });
     });
-    unacknowledged = synthesize(everything);
+    // Sharded mode has every resource of single mode and its own: all acknowledgements are made.
+    unacknowledged = synthesize(sharded);
   });
   afterAll(() => {
     vi.restoreAllMocks();
