@@ -92,6 +92,8 @@ describe('packWorkItems and parseWorkItem (property)', () => {
           expect(item.messages.length).toBeGreaterThan(0);
           expect(item.messages.every((m) => m.key.audienceId === item.audienceId)).toBe(true);
           expect(parseWorkItem(body)).toEqual(item);
+          // The body packing assembled is the one a copy of the item serializes to.
+          expect(workItemBody(structuredClone(item))).toBe(body);
         }
 
         // Order kept per audience, and each item as full as the next message allows.
