@@ -25,7 +25,7 @@ import {
   makeIdempotent,
 } from '@aws-lambda-powertools/idempotency';
 import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
-import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { PoisonWorkItemError, WorkItemRetryError } from '#core/errors';
@@ -54,8 +54,10 @@ export const publisherMetricNames = {
   workItemsFailed: 'WorkItemsFailed',
 } as const;
 
-/** The part of Powertools Metrics the publisher uses (tests pass a recorder). */
-export type PublisherMetrics = Pick<Metrics, 'addMetric'>;
+/** The part of Powertools Metrics the publisher uses (Metrics itself; tests pass a recorder). */
+export interface PublisherMetrics {
+  addMetric(name: string, unit: typeof MetricUnit.Count, value: number): unknown;
+}
 
 /** Everything {@link createWorkItemHandler} works with. */
 export interface WorkItemHandlerDeps extends PublishWorkDeps {
