@@ -493,9 +493,27 @@ for (let bin = 0; bin < SIGNATURE_SIZE; bin++)
   for (let attempt = 1; attempt <= DONOR_ATTEMPTS; attempt++)
     DONORS[bin * DONOR_ATTEMPTS + attempt - 1] = donorOf(bin, attempt);
 
+/**
+ * Signatures are cut from shared 32 KiB buffers: a 512-byte typed array of its own is a separate
+ * allocation outside the heap (and work for the collector's array-buffer sweep), which cost about
+ * a microsecond per fingerprint; a view of a shared buffer costs a fifth of that. A kept signature
+ * keeps its buffer alive, at most 32 KiB, and the stores copy what they keep.
+ */
+const SIGNATURES_PER_SLAB = 64;
+let signatureSlab = new ArrayBuffer(0);
+let signaturesCut = SIGNATURES_PER_SLAB;
+
+function newSignature(): Uint32Array {
+  if (signaturesCut === SIGNATURES_PER_SLAB) {
+    signatureSlab = new ArrayBuffer(SIGNATURES_PER_SLAB * SIGNATURE_SIZE * 4);
+    signaturesCut = 0;
+  }
+  return new Uint32Array(signatureSlab, signaturesCut++ * SIGNATURE_SIZE * 4, SIGNATURE_SIZE);
+}
+
 /** The signature of the scratch bins: each filled bin's value, empty bins densified. */
 function signatureOfScratch(): Uint32Array {
-  const signature = new Uint32Array(SIGNATURE_SIZE);
+  const signature = newSignature();
   if (scratchShingles === 0) return signature.fill(EMPTY);
   const low = scratchLow;
   const filled = scratchFilled;
@@ -656,8 +674,9 @@ export class StoryResolver implements StoryIndex {
       fresh.push(article);
       prints.push(print);
       for (const band of print.bands) {
-        if (bandKeysWanted.has(band)) bandKeysShared.add(band);
-        else bandKeysWanted.add(band);
+        // One hash operation per band: a band already wanted leaves the size unchanged.
+        const wanted = bandKeysWanted.size;
+        if (bandKeysWanted.add(band).size === wanted) bandKeysShared.add(band);
       }
     }
     // Story ids by band key: the store's, the ones earlier dry runs would have started (dry runs
@@ -735,11 +754,14 @@ export class StoryResolver implements StoryIndex {
         };
         if (!started.has(storyId)) {
           started.set(storyId, story);
-          for (const band of print.bands) {
-            if (!bandKeysShared.has(band)) continue;
-            const ids = bands.get(band);
-            if (ids === undefined) bands.set(band, [storyId]);
-            else ids.push(storyId);
+          // Usually no band is shared within a call (no copy in the same page).
+          if (bandKeysShared.size > 0) {
+            for (const band of print.bands) {
+              if (!bandKeysShared.has(band)) continue;
+              const ids = bands.get(band);
+              if (ids === undefined) bands.set(band, [storyId]);
+              else ids.push(storyId);
+            }
           }
         }
       }

@@ -193,6 +193,20 @@ describe('fingerprints', () => {
       expect(term).toMatch(/^[0-9A-Za-z_-]{6}$/);
   });
 
+  it('keep their signature whatever is fingerprinted after them (signatures share buffers)', () => {
+    const texts = Array.from(
+      { length: 300 },
+      (_, index) => [`headline ${index} of the day`, `lead ${index * 7}`] as const,
+    );
+    const kept = texts.map(([title, summary]) => fingerprint(title, summary).signature);
+    const values = kept.map((signature) => [...signature]);
+    for (let index = 0; index < 300; index++) fingerprint(`other ${index}`, 'text');
+    texts.forEach(([title, summary], index) => {
+      expect(values[index]).toEqual([...fingerprint(title, summary).signature]);
+      expect([...(kept[index] as Uint32Array)]).toEqual(values[index]);
+    });
+  });
+
   it('read at most MAX_TITLE_CHARS of a title', () => {
     const head = 'word '.repeat(MAX_TITLE_CHARS / 5);
     const a = fingerprint(`${head}tail one`, '');
