@@ -255,6 +255,12 @@ export function describeLocalStack(stack: LocalStack, options: DescribeLocalStac
       slackWebhookSecretPrefix: `${options.prefix}slack/`,
       slackStandInQueuePrefix: `${options.prefix}slack-`,
       auditQueuePrefix: `${options.prefix}audit-`,
+      ...(stack.publishing
+        ? {
+            workQueueUrl: stack.publishing.queueUrl,
+            workDeadLetterQueueUrl: stack.publishing.deadLetterQueueUrl,
+          }
+        : {}),
     },
     provider,
     alertEnvironment: {
@@ -270,6 +276,8 @@ export function describeLocalStack(stack: LocalStack, options: DescribeLocalStac
       // The locale the sandbox's own runs use (cdk.json's), so CLI runs, previews and replays match.
       ...(config.run.defaultLocale !== undefined ? { DEFAULT_LOCALE: config.run.defaultLocale } : {}),
       ...options.environment,
+      // CLI runs of a sharded sandbox queue work items too; the sandbox's publisher sends them.
+      ...(stack.publishing ? { PUBLISH_MODE: 'sharded', WORK_QUEUE_URL: stack.publishing.queueUrl } : {}),
       // Last: the provider is what provider.* says (the environment's values went into it above).
       ...providerEnvironment(provider),
     },

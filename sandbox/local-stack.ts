@@ -8,6 +8,12 @@
  * Every audience topic also gets an "audit" SQS queue with raw delivery: it receives the
  * structured JSON body of every notification the audience was sent, which is how tests check that
  * nothing was lost or sent twice.
+ *
+ * With `publishMode: 'sharded'` it also creates the publisher's work queue and dead-letter queue
+ * (the stack's redrive policy) and runs the publisher function in this process behind an emulated
+ * SQS event source mapping (sandbox/sqs-event-source.ts; maximum concurrency 4, batches of 10, as
+ * the stack's defaults), through the same composition roots as the Lambda handlers. `stop()`
+ * finishes the publishers' batches in flight before it closes anything.
  */
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -31,7 +37,15 @@ import { exampleAudiences, exampleRules, type SandboxAudience } from './examples
 import { type HttpsReceiver, startHttpsReceiver } from './https-receiver.ts';
 import { localAwsConfig } from './moto.ts';
 import { type NewsSimulator, type NewsSimulatorOptions, startNewsSimulator } from './news-simulator.ts';
-import { createTables, tableNamesFor } from './tables.ts';
+import type { LocalEventSource, LocalEventSourceStats } from './sqs-event-source.ts';
+import {
+  createTables,
+  createWorkQueues,
+  tableNamesFor,
+  type WorkQueues,
+  workMaxReceiveCount,
+  workVisibilityTimeoutSeconds,
+} from './tables.ts';
 import type { PemPair } from './tls.ts';
 
 /**
@@ -87,6 +101,27 @@ export interface LocalStackOptions {
   /** The run's clock; the simulator shares it unless its options say otherwise. */
   readonly now?: () => number;
   readonly log?: Log;
+  /**
+   * `sharded`: runs queue work items for an in-process publisher instead of publishing (see the
+   * module comment). Default `single`, or what `environment.PUBLISH_MODE` says.
+   */
+  readonly publishMode?: PublishMode | undefined;
+  /** Sharded only: the publisher's maximum concurrency (default {@link localPublisherConcurrency}). */
+  readonly publisherConcurrency?: number | undefined;
+}
+
+export type PublishMode = 'single' | 'sharded';
+
+/** The stack's defaults (`publisherConcurrency`, `publisherBatchSize` in cdk.json). */
+export const localPublisherConcurrency = 4;
+const localPublisherBatchSize = 10;
+
+/** A sharded sandbox's work queues and the publisher draining them. */
+export interface LocalPublishing {
+  readonly queueUrl: string;
+  readonly deadLetterQueueUrl: string;
+  /** What the emulated event source mapping has done so far (invocations, records, failures). */
+  stats(): LocalEventSourceStats;
 }
 
 /** One notification as an audience's topic delivered it (read from the audit queue). */
@@ -131,6 +166,10 @@ export interface LocalStack {
   /** audienceId → topic ARN. */
   readonly topics: ReadonlyMap<string, string>;
   readonly secretId: string;
+  /** `single`, or `sharded` with the work queues and the in-process publisher. */
+  readonly publishMode: PublishMode;
+  /** Sharded only. */
+  readonly publishing: LocalPublishing | undefined;
   /** Runs one alert cycle; `dependencies` replaces adapters (fault tests wrap them). */
   run(options?: {
     runId?: string;
@@ -183,6 +222,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
 
   const tables = tableNamesFor(prefix);
   await createTables(dynamo, tables);
+  const publishMode: PublishMode =
+    options.publishMode ?? (options.environment?.PUBLISH_MODE === 'sharded' ? 'sharded' : 'single');
+  const workQueues = publishMode === 'sharded' ? await createWorkQueues(clients.sqs, prefix) : undefined;
   const secretId = `${prefix}news-api-key`;
   await clients.secrets.send(
     new CreateSecretCommand({
@@ -191,7 +233,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     }),
   );
 
-  const config = loadAlertRunConfig({
+  const alertEnvironment: Record<string, string> = {
     NEWS_API_BASE_URL: provider.url,
     // The simulator listens on loopback: the explicit override of the target-address policy.
     NEWS_API_ALLOW_INTERNAL_TARGET: 'true',
@@ -208,9 +250,22 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     NEWS_API_MAX_DELAY_MS: '500',
     DEFAULT_LOCALE: projectDefaultLocale(),
     ...options.environment,
-  });
+    ...(workQueues ? { PUBLISH_MODE: 'sharded', WORK_QUEUE_URL: workQueues.queueUrl } : {}),
+  };
+  const config = loadAlertRunConfig(alertEnvironment);
   const log = options.log ?? silentLog;
+  // Sharded: the wiring builds the run's work queue and dispatch store from WORK_QUEUE_URL.
   const dependencies = createAlertRunDependencies(config, clients, log, { now });
+  const publisher = workQueues
+    ? await startPublisher({
+        clients,
+        queues: workQueues,
+        environment: alertEnvironment,
+        log,
+        now,
+        concurrency: options.publisherConcurrency,
+      })
+    : undefined;
 
   const audiences = new Map<string, AudienceWiring>();
   const topics = new Map<string, string>();
@@ -284,6 +339,15 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     receivers: { webhook, slack },
     topics,
     secretId,
+    publishMode,
+    publishing:
+      workQueues && publisher
+        ? {
+            queueUrl: workQueues.queueUrl,
+            deadLetterQueueUrl: workQueues.deadLetterQueueUrl,
+            stats: () => publisher.stats(),
+          }
+        : undefined,
     addAudience,
     putRules,
     async run(runOptions = {}) {
@@ -348,6 +412,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       return inbox;
     },
     async stop() {
+      // The publishers' batches in flight finish (and are acknowledged) before the clients close.
+      await publisher?.stop();
       await dependencies.news.close();
       await Promise.all([simulator?.stop(), webhook.stop(), slack.stop()]);
       dynamo.destroy();
@@ -356,6 +422,47 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       clients.secrets.destroy();
     },
   };
+}
+
+/**
+ * The publisher function of a sharded sandbox, in this process: its Lambda handler's record
+ * processing (Powertools batch and idempotency, on the state table), wired by its own composition
+ * root from the variables the stack gives it, behind the emulated SQS event source mapping with
+ * the stack's maxReceiveCount and visibility timeout.
+ */
+async function startPublisher(options: {
+  readonly clients: LocalStack['clients'];
+  readonly queues: WorkQueues;
+  /** The alert function's variables: the publisher shares the state table and delivery settings. */
+  readonly environment: Readonly<Record<string, string | undefined>>;
+  readonly log: Log;
+  readonly now: () => number;
+  readonly concurrency: number | undefined;
+}): Promise<LocalEventSource> {
+  // Loaded in sharded mode only: a single-mode sandbox never loads the publisher.
+  const [
+    { loadPublisherConfig },
+    { createPublisherDependencies },
+    { createWorkItemHandler },
+    { startLocalEventSource },
+  ] = await Promise.all([
+    import('../functions/publisher/config.ts'),
+    import('../functions/publisher/wiring.ts'),
+    import('../functions/publisher/process.ts'),
+    import('./sqs-event-source.ts'),
+  ]);
+  const { clients, log, now } = options;
+  const config = loadPublisherConfig({ ...options.environment, WORK_MAX_RECEIVE_COUNT: String(workMaxReceiveCount) });
+  const handler = createWorkItemHandler(createPublisherDependencies(config, clients, log, { now }));
+  return startLocalEventSource({
+    client: clients.sqs,
+    queueUrl: options.queues.queueUrl,
+    handler,
+    concurrency: options.concurrency ?? localPublisherConcurrency,
+    batchSize: localPublisherBatchSize,
+    visibilityTimeoutSeconds: workVisibilityTimeoutSeconds,
+    log,
+  });
 }
 
 /**

@@ -5,6 +5,11 @@
  * runs alert cycles through the same code path as the Lambda handler, shows what every subscriber
  * received, per channel, and checks each audience received exactly what its rules match.
  *
+ * `--publish-mode sharded` runs the alerts as a stack deployed with `publishMode: sharded` sends
+ * them: each run queues work items on an SQS work queue (with its dead-letter queue) in moto, and
+ * the publisher function, in this process behind an emulated SQS event source (4 at once), sends
+ * them; the same checks of what every subscriber received must pass.
+ *
  * With `--provider-url` it talks to a real provider instead (HTTPS only); the AWS side stays
  * local, and the check is made against the articles the runs fetched. `--now` pins the clock
  * (simulator and runs alike), so a run can be repeated exactly. Nothing here reaches AWS.
@@ -51,6 +56,8 @@ import {
 import {
   type DeliveredNotification,
   type LocalStack,
+  localPublisherConcurrency,
+  type PublishMode,
   type SubscriberDelivery,
   startLocalStack,
 } from '../sandbox/local-stack.ts';
@@ -82,6 +89,13 @@ const minutes = (value: string): number => {
   }
   return parsed;
 };
+const publishModes: readonly PublishMode[] = ['single', 'sharded'];
+const publishMode = (value: string): PublishMode => {
+  if (!(publishModes as readonly string[]).includes(value)) {
+    throw new InvalidArgumentError(`must be ${publishModes.map((mode) => `"${mode}"`).join(' or ')}`);
+  }
+  return value as PublishMode;
+};
 const instant = (value: string): number => {
   const parsed = Date.parse(value);
   if (Number.isNaN(parsed) || !/\d{2}:\d{2}/.test(value))
@@ -100,6 +114,12 @@ const program = new Command('npm start --')
     'print one machine-readable JSON summary on stdout (use `npm start -s -- --json` to drop npm’s banner)',
   )
   .option('--verbose', 'print the run’s structured logs on stderr')
+  .option(
+    '--publish-mode <mode>',
+    'single: each run publishes to SNS itself; sharded: runs queue work items on SQS for the publisher function (run here, 4 at once), as cdk.json publishMode does',
+    publishMode,
+    'single',
+  )
   .option('--seed <n>', 'simulator article seed', positiveInteger, 7)
   .option(
     '--now <iso>',
@@ -135,6 +155,7 @@ interface StartOptions {
   cycles: number;
   json?: boolean;
   verbose?: boolean;
+  publishMode: PublishMode;
   seed: number;
   now?: number;
   audiences?: string;
@@ -265,11 +286,17 @@ try {
       ? undefined
       : { url: options.providerUrl as string, apiKey: options.apiKey as string, caPem: providerCa },
     log: structuredLog(options.verbose === true, logLines),
+    publishMode: options.publishMode,
   });
   progress(
     `created tables, ${stack.topics.size} audience topics with their subscriptions, the API-key secret, and ${
       options.rules === undefined ? 'the example rules' : `the rules of ${options.rules}`
     }`,
+  );
+  progress(
+    stack.publishing
+      ? `publish mode sharded: runs queue work items on ${stack.publishing.queueUrl} (dead-letter queue ${stack.publishing.deadLetterQueueUrl}); the publisher function drains it here, ${localPublisherConcurrency} batches at once`
+      : 'publish mode single: each run publishes to SNS itself (--publish-mode sharded queues work items for the publisher function)',
   );
   progress(
     `the first cycle looks back ${initialLookbackMinutes.toLocaleString('en-US')} minutes${
@@ -382,6 +409,8 @@ try {
           : { simulator: false, url: options.providerUrl },
         clock: { pinned, start: new Date(options.now ?? cycleReports[0]?.at ?? now()).toISOString() },
         initialLookbackMinutes,
+        publishMode: stack.publishMode,
+        ...(stack.publishing ? { publisher: stack.publishing.stats() } : {}),
         invalidItems: ruleSet.rejected,
         cycles: cycleReports.map((report) => ({
           cycle: report.cycle,
@@ -546,9 +575,15 @@ function printCycle(report: CycleReport): void {
     say(
       `  Fetched ${summary.articlesFetched} articles on ${summary.window?.from}..${summary.window?.to} (${summary.pages} pages), ${summary.articlesNew} new · ${summary.articlesMatched} matched`,
     );
-    say(
-      `  Published ${summary.notificationsPublished} notifications · ${summary.notificationsAlreadyDelivered} already delivered (not sent again) · ${summary.notificationsFailed} failed · status ${summary.status}`,
-    );
+    const sharded = shardedLine(summary);
+    const tail = `${summary.notificationsAlreadyDelivered} already delivered (not sent again) · ${summary.notificationsFailed} failed · status ${summary.status}`;
+    if (sharded) {
+      // The publishers sent the alerts; what the run published itself (digests) is counted apart.
+      say(sharded);
+      say(`  The run itself: ${summary.notificationsPublished} published · ${tail}`);
+    } else {
+      say(`  Published ${summary.notificationsPublished} notifications · ${tail}`);
+    }
     const collapsedCopies = countOf(summary, 'notificationsCollapsed');
     if (collapsedCopies > 0) {
       say(`  Collapsed ${collapsedCopies} copies of stories into the alert their audience already has (not sent)`);
@@ -585,6 +620,35 @@ function printCycle(report: CycleReport): void {
     for (const item of delivered.slice(0, 3)) say(`    • ${item.title}  [${item.rules.join(', ')}]`);
     if (delivered.length > 3) say(`    … and ${delivered.length - 3} more`);
   }
+}
+
+/**
+ * What a sharded run queued and what the publishers made of it, or undefined for a run that
+ * queued nothing and settled nothing (single mode).
+ */
+function shardedLine(summary: RunSummary): string | undefined {
+  const parts: string[] = [];
+  const settled = summary.settled;
+  if (settled) {
+    parts.push(
+      `settled the work items of ${settled.dispatchId}: ${settled.state}, ${settled.done}/${settled.items} done, ${settled.published} published`,
+    );
+  }
+  const dispatch = summary.dispatch;
+  if (dispatch || summary.notificationsQueued > 0) {
+    const queued = `Queued ${summary.notificationsQueued} notifications in ${summary.workItemsQueued} work items`;
+    if (!dispatch) parts.push(queued);
+    else if (dispatch.state === 'completed') {
+      parts.push(
+        `${queued} → the publishers published ${dispatch.published}${dispatch.updateNotices > 0 ? ` + ${dispatch.updateNotices} update notices` : ''} (${dispatch.done}/${dispatch.items} items done${dispatch.alreadyDelivered > 0 ? `, ${dispatch.alreadyDelivered} already delivered` : ''}${dispatch.parked > 0 ? `, ${dispatch.parked} parked` : ''})`,
+      );
+    } else {
+      parts.push(
+        `${queued} → ${dispatch.state}: ${dispatch.done}/${dispatch.items} items done, ${dispatch.published} published so far`,
+      );
+    }
+  }
+  return parts.length === 0 ? undefined : `  ${parts.join(' · ')}`;
 }
 
 /** The part of each channel's body a person would see first. */
