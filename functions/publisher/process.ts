@@ -151,7 +151,9 @@ export function createBatchHandler(
   return async (event, context) => {
     once.registerInvocation(context);
     const margin = deps.deadlineMarginMs ?? 5000;
-    const signal = AbortSignal.timeout(Math.max(0, context.getRemainingTimeInMillis() - margin));
+    const untilDeadline = context.getRemainingTimeInMillis() - margin;
+    // AbortSignal.timeout(0) fires only on the next timer tick: past the deadline, abort now.
+    const signal = untilDeadline > 0 ? AbortSignal.timeout(untilDeadline) : AbortSignal.abort();
     // A processor per invocation: it holds the batch's successes and failures, and the local
     // event source runs several invocations of one handler at the same time.
     const processor = new BatchProcessor(EventType.SQS);
