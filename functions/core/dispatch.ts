@@ -107,6 +107,8 @@ export async function settleOpenDispatch(
   const open = await dispatches.readOpen();
   if (open === undefined) return { kind: 'none' };
   if (dispatchComplete(open)) return { kind: 'completed', head: open };
+  // Old enough to be given up: waiting would only delay the re-read that recovers its alerts.
+  if (options.now() - open.openedAt >= options.abandonAfterMs) return { kind: 'abandoned', head: open };
   const head = (await waitForDispatch(dispatches, open.dispatchId, options.signal)) ?? open;
   if (dispatchComplete(head)) return { kind: 'completed', head };
   if (options.now() - head.openedAt >= options.abandonAfterMs) return { kind: 'abandoned', head };

@@ -1,0 +1,131 @@
+/**
+ * Sharded publishing in memory, for alert-run tests that are about the run's side of it: a
+ * DispatchStore with the contract's semantics (one open dispatch, lease-checked open/seal/close,
+ * completions counted once) and a WorkQueue that keeps the items it was given, so a test decides
+ * when (and whether) the publishers process them. The moto-backed adapters have their own tests.
+ */
+import { DispatchOpenError, LeaseLostError } from '#core/errors';
+import type {
+  DispatchHead,
+  DispatchStore,
+  EnqueueOutcome,
+  Lease,
+  OutboundMessage,
+  WorkItem,
+  WorkItemResult,
+  WorkQueue,
+} from '#core/ports';
+import { packWorkItems } from '#core/work-items';
+
+type MutableHead = { -readonly [K in keyof DispatchHead]: DispatchHead[K] };
+
+export class MemoryDispatchStore implements DispatchStore {
+  readonly heads = new Map<string, MutableHead>();
+  readonly completions = new Set<string>();
+  openId: string | undefined;
+  /** The lease the store accepts (tests set it to the run's; undefined accepts any). */
+  constructor(readonly leaseHolder: () => string | undefined = () => undefined) {}
+
+  #checkLease(lease: Lease, now: number): void {
+    const holder = this.leaseHolder();
+    if ((holder !== undefined && holder !== lease.owner) || lease.expiresAt <= now) {
+      throw new LeaseLostError(`lease of ${lease.owner} lost`);
+    }
+  }
+
+  async open(lease: Lease, dispatchId: string, now: number): Promise<void> {
+    this.#checkLease(lease, now);
+    if (this.openId !== undefined && this.openId !== dispatchId) throw new DispatchOpenError(this.openId);
+    this.openId = dispatchId;
+    if (!this.heads.has(dispatchId)) {
+      this.heads.set(dispatchId, {
+        dispatchId,
+        openedAt: now,
+        enqueued: 0,
+        done: 0,
+        published: 0,
+        updateNotices: 0,
+        alreadyDelivered: 0,
+        parked: 0,
+      });
+    }
+  }
+
+  async countEnqueued(dispatchId: string, items: number): Promise<void> {
+    const head = this.heads.get(dispatchId);
+    if (head) head.enqueued += items;
+  }
+
+  async seal(
+    lease: Lease,
+    dispatchId: string,
+    seal: { expected: number; advanceTo?: number | undefined },
+    now: number,
+  ): Promise<void> {
+    this.#checkLease(lease, now);
+    const head = this.heads.get(dispatchId);
+    if (!head) return;
+    head.expected = seal.expected;
+    head.advanceTo = seal.advanceTo;
+    head.sealedAt = now;
+  }
+
+  async readOpen(): Promise<DispatchHead | undefined> {
+    return this.openId === undefined ? undefined : this.read(this.openId);
+  }
+
+  async read(dispatchId: string): Promise<DispatchHead | undefined> {
+    const head = this.heads.get(dispatchId);
+    return head === undefined ? undefined : { ...head };
+  }
+
+  async completeItem(dispatchId: string, itemId: string, result: WorkItemResult): Promise<boolean> {
+    const id = `${dispatchId}#${itemId}`;
+    if (this.completions.has(id)) return false;
+    this.completions.add(id);
+    const head = this.heads.get(dispatchId);
+    if (head) {
+      head.done += 1;
+      head.published += result.published;
+      head.updateNotices += result.updateNotices;
+      head.alreadyDelivered += result.alreadyDelivered;
+      head.parked += result.parked;
+    }
+    return true;
+  }
+
+  async close(lease: Lease, dispatchId: string, _outcome: 'completed' | 'abandoned', now: number): Promise<void> {
+    this.#checkLease(lease, now);
+    if (this.openId === dispatchId) this.openId = undefined;
+  }
+}
+
+/** A WorkQueue that keeps its items until a test takes them (`take`). */
+export class MemoryWorkQueue implements WorkQueue {
+  readonly items: WorkItem[] = [];
+  constructor(
+    readonly dispatches: DispatchStore,
+    readonly now: () => number,
+  ) {}
+
+  async enqueue(dispatchId: string, messages: readonly OutboundMessage[]): Promise<EnqueueOutcome> {
+    const { items, tooLarge } = packWorkItems(dispatchId, messages, { now: this.now() });
+    await this.dispatches.countEnqueued(dispatchId, items.length);
+    this.items.push(...items);
+    return {
+      items: items.length,
+      queued: items.flatMap((item) => item.messages),
+      failed: tooLarge.map((message) => ({
+        message,
+        code: 'MessageTooLarge',
+        reason: 'too large for a work item',
+        permanent: true,
+      })),
+    };
+  }
+
+  /** Removes and returns every item queued so far (what SQS would hand the publishers). */
+  take(): WorkItem[] {
+    return this.items.splice(0, this.items.length);
+  }
+}

@@ -1,0 +1,230 @@
+/**
+ * The alert run's side of sharded publishing (issue 14), with in-memory ports: the run queues
+ * what it would publish, the watermark moves only once the dispatch's work items are done (in
+ * this run, or settled by the next one), a run never queues while an earlier dispatch is in
+ * flight, and a dispatch that never finishes is given up without moving the watermark — its
+ * alerts are queued again from the ledger's point of view and reach SNS exactly once.
+ */
+import { describe, expect, it } from 'vitest';
+import { type AlertRunDependencies, runAlertCycle } from '#core/alert-run';
+import { buildRuleSet } from '#core/model';
+import type { WorkItem } from '#core/ports';
+import { publishWorkItem } from '#core/publish-work';
+import {
+  article,
+  MemoryNewsSource,
+  MemoryNotifier,
+  MemoryStateStore,
+  memoryLog,
+  memoryRules,
+  memoryRunSettings,
+} from '#test/fake-ports';
+import { MemoryDispatchStore, MemoryWorkQueue } from '#test/memory-dispatch';
+
+/** 2026-11-22 12:00 UTC; with a one-day lookback the window is 2026-11-21 and 2026-11-22. */
+const start = Date.UTC(2026, 10, 22, 12, 0);
+const minute = 60_000;
+
+const ruleSet = buildRuleSet(
+  [
+    { ruleId: 'rates', audienceId: 'desk', keywords: ['interest rate'] },
+    { ruleId: 'rates-too', audienceId: 'board', keywords: ['interest rate'] },
+  ],
+  [
+    { audienceId: 'desk', topicArn: 'arn:aws:sns:us-east-1:123456789012:desk' },
+    { audienceId: 'board', topicArn: 'arn:aws:sns:us-east-1:123456789012:board' },
+  ],
+);
+const earlier = article('day-1', { publishedAt: Date.UTC(2026, 10, 21, 15, 0) });
+const later = article('day-2', { publishedAt: Date.UTC(2026, 10, 22, 9, 0) });
+const news = new MemoryNewsSource(
+  new Map([
+    ['2026-11-21', [earlier]],
+    ['2026-11-22', [later]],
+  ]),
+);
+
+/** One deployment in memory: state, SNS, the dispatch store and the queue, and a clock. */
+function deployment() {
+  const clock = { now: start };
+  const now = () => clock.now;
+  const state = new MemoryStateStore();
+  const notifier = new MemoryNotifier();
+  const dispatches = new MemoryDispatchStore();
+  const queue = new MemoryWorkQueue(dispatches, now);
+  const log = memoryLog();
+  const deps: AlertRunDependencies = {
+    news,
+    rules: memoryRules(ruleSet),
+    state,
+    notifier,
+    log,
+    now,
+    sharded: { queue, dispatches },
+  };
+  /** The publishers: every queued item, through the real publisher step. */
+  const publish = async (items: readonly WorkItem[] = queue.take()) => {
+    for (const item of items) {
+      await publishWorkItem(
+        item,
+        { state, notifier, dispatches, log, now, ledgerFlushDelayMs: 0 },
+        { lastAttempt: false },
+      );
+    }
+  };
+  return { clock, state, notifier, dispatches, queue, deps, publish };
+}
+
+/**
+ * A run with every deadline far away, or with the hard one (the end of its wait for the
+ * publishers) or both (the end of its wait for an earlier dispatch, too) already reached.
+ */
+const run = (deps: AlertRunDependencies, runId: string, options: { passed?: 'hard' | 'both' } = {}) =>
+  runAlertCycle(
+    deps,
+    memoryRunSettings({
+      ...(options.passed ? { hardMarginMs: 10 ** 12 } : {}),
+      ...(options.passed === 'both' ? { softMarginMs: 10 ** 12 } : {}),
+    }),
+    { runId, remainingTimeMs: () => 10 ** 12 },
+  );
+
+const sentKeys = (notifier: MemoryNotifier) =>
+  notifier.published.map((m) => `${m.key.audienceId}|${m.key.articleKey}`).sort();
+
+describe('sharded publishing: the run queues, the publishers publish', () => {
+  it('moves the watermark where single mode does, once the publishers finished the items, and counts their publishing', async () => {
+    const single = new MemoryStateStore();
+    const singleSummary = await runAlertCycle(
+      {
+        news,
+        rules: memoryRules(ruleSet),
+        state: single,
+        notifier: new MemoryNotifier(),
+        log: memoryLog(),
+        now: () => start,
+      },
+      memoryRunSettings(),
+      { runId: 'single', remainingTimeMs: () => 10 ** 12 },
+    );
+
+    const { deps, state, notifier, dispatches, queue, publish } = deployment();
+    // Publishers that keep up: each item is published as soon as it is queued.
+    const enqueue = queue.enqueue.bind(queue);
+    queue.enqueue = async (...args) => {
+      const outcome = await enqueue(...args);
+      await publish();
+      return outcome;
+    };
+    const summary = await run(deps, 'run-1');
+
+    expect(summary.status).toBe('completed');
+    expect(summary.notificationsQueued).toBe(4);
+    expect(summary.workItemsQueued).toBeGreaterThanOrEqual(2);
+    // The publishers' counts are the dispatch's; the run published nothing itself.
+    expect(summary.notificationsPublished).toBe(0);
+    expect(summary.dispatch).toMatchObject({ state: 'completed', published: 4, done: summary.workItemsQueued });
+    expect(sentKeys(notifier)).toEqual(['board|id:day-1', 'board|id:day-2', 'desk|id:day-1', 'desk|id:day-2']);
+    expect(state.ledger.size).toBe(4);
+    expect((await state.readWatermark())?.at).toBe(singleSummary.watermarkAfter);
+    expect(summary.watermarkAfter).toBe(singleSummary.watermarkAfter);
+    expect(dispatches.openId).toBeUndefined();
+  });
+
+  it('leaves the watermark until the items are done; the next run waits for them, the one after settles them', async () => {
+    const { deps, state, notifier, dispatches, queue, publish, clock } = deployment();
+    // Run 1: the publishers have not started when the run's time to wait for them is up.
+    const first = await run(deps, 'run-1', { passed: 'hard' });
+    expect(first.status).toBe('checkpointed');
+    expect(first.reason).toMatch(/work item\(s\) still with the publishers/);
+    expect(first.dispatch?.state).toBe('in-flight');
+    expect(await state.readWatermark()).toBeUndefined();
+    expect(notifier.published).toEqual([]);
+    const queued = queue.items.length;
+    expect(queued).toBeGreaterThan(0);
+
+    // Run 2: still in flight and young: it queues nothing new and leaves the watermark.
+    clock.now += 5 * minute;
+    const second = await run(deps, 'run-2', { passed: 'both' });
+    expect(second.status).toBe('checkpointed');
+    expect(second.reason).toMatch(/waiting for \d+ work item\(s\) of dispatch run-1@/);
+    expect(second.settled?.state).toBe('in-flight');
+    expect(second.notificationsQueued).toBe(0);
+    expect(queue.items.length).toBe(queued);
+    expect(await state.readWatermark()).toBeUndefined();
+
+    // The publishers catch up; run 3 moves the watermark to where run 1 left it and queues nothing twice.
+    await publish();
+    clock.now += 5 * minute;
+    const third = await run(deps, 'run-3');
+    expect(third.settled).toMatchObject({ state: 'completed', published: 4 });
+    // The watermark is where run 1 would have left it, so run 3 reads nothing of what went out.
+    expect(third.watermarkBefore).toBe(dispatches.heads.get(first.dispatch?.dispatchId ?? '')?.advanceTo);
+    expect(third.notificationsQueued).toBe(0);
+    expect(sentKeys(notifier)).toEqual(['board|id:day-1', 'board|id:day-2', 'desk|id:day-1', 'desk|id:day-2']);
+    expect(dispatches.openId).toBeUndefined();
+  });
+
+  it('gives up a dispatch that never finishes without moving the watermark, and its alerts still go out once', async () => {
+    const { deps, state, notifier, dispatches, queue, publish, clock } = deployment();
+    const first = await run(deps, 'run-1', { passed: 'hard' });
+    const firstId = first.dispatch?.dispatchId ?? '';
+    // One item was published; the others died (in the DLQ, say).
+    const [survivor] = queue.take();
+    await publish(survivor ? [survivor] : []);
+    const publishedBefore = notifier.published.length;
+    expect(publishedBefore).toBeGreaterThan(0);
+
+    clock.now += 16 * minute;
+    const second = await run(deps, 'run-2', { passed: 'hard' });
+    expect(second.settled).toMatchObject({ dispatchId: firstId, state: 'abandoned' });
+    // It reads the days again: only what the ledger lacks is queued.
+    expect(second.notificationsAlreadyDelivered).toBe(publishedBefore);
+    expect(second.notificationsQueued).toBe(4 - publishedBefore);
+    expect(await state.readWatermark()).toBeUndefined();
+
+    await publish();
+    clock.now += minute;
+    await run(deps, 'run-3');
+    expect(sentKeys(notifier)).toEqual(['board|id:day-1', 'board|id:day-2', 'desk|id:day-1', 'desk|id:day-2']);
+    expect(await state.readWatermark()).toBeDefined();
+    expect(dispatches.openId).toBeUndefined();
+  });
+
+  it('opens no dispatch when nothing matched, and moves the watermark at once', async () => {
+    const { deps, state, dispatches } = deployment();
+    const quiet = { ...deps, rules: memoryRules(buildRuleSet([], ruleSet.audiences)) };
+    const summary = await run(quiet, 'run-1');
+    expect(summary.status).toBe('completed');
+    expect(dispatches.heads.size).toBe(0);
+    expect(summary.dispatch).toBeUndefined();
+    expect(await state.readWatermark()).toBeDefined();
+  });
+
+  it('seals the dispatch of a run the provider failed, so the next run settles what it queued', async () => {
+    const { deps, state, dispatches, publish, clock } = deployment();
+    const failing = {
+      ...deps,
+      news: {
+        async *pages(range: { from: string; to: string }) {
+          if (range.from === '2026-11-22') throw new Error('provider down');
+          yield* news.pages(range);
+        },
+      },
+    };
+    await expect(run(failing, 'run-1')).rejects.toThrow('provider down');
+    const head = [...dispatches.heads.values()][0];
+    expect(head?.expected).toBe(head?.enqueued);
+    expect(head?.advanceTo).toBe(Date.UTC(2026, 10, 22, 0, 0));
+    expect(await state.readWatermark()).toBeUndefined();
+
+    await publish();
+    clock.now += minute;
+    const second = await run(deps, 'run-2', { passed: 'hard' });
+    expect(second.settled).toMatchObject({ state: 'completed' });
+    // Settling moved the watermark past the first day: only the second is read and queued.
+    expect(second.watermarkBefore).toBe(Date.UTC(2026, 10, 22, 0, 0));
+    expect(second.window).toEqual({ from: '2026-11-22', to: '2026-11-22' });
+    expect(second.notificationsQueued).toBe(2);
+  });
+});
