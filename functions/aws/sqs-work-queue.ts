@@ -16,7 +16,10 @@
  *   `MessageTooLarge`, permanent; once `signal` aborts no request starts, and what was not sent is
  *   `Aborted`;
  * - an entry SQS neither accepted nor refused is sent again: a work item twice on the queue is
- *   harmless (the publisher is idempotent per item, and a dispatch counts an item once).
+ *   harmless (the publisher is idempotent per item, and a dispatch counts an item once);
+ * - an item SQS may hold without having said so (no answer, a server error) counts in `items`
+ *   even when its messages are reported failed, so the dispatch waits for it instead of letting
+ *   it stand in for an accepted item still in flight (see {@link SqsWorkQueue.enqueue}).
  *
  * Bodies are never logged: they hold subscriber-facing links. Logs carry counts and codes.
  */
@@ -111,6 +114,15 @@ function errorCode(error: unknown): string {
   return error.name.endsWith('Exception') ? error.name.slice(0, -'Exception'.length) : error.name;
 }
 
+/**
+ * SQS answered and refused the request (a 4xx: throttled, access denied, queue gone): nothing of
+ * it was queued. Anything else (no answer, a 5xx) may have been.
+ */
+function refused(error: unknown): boolean {
+  const status = (error as { $metadata?: { httpStatusCode?: number } } | undefined)?.$metadata?.httpStatusCode;
+  return status !== undefined && status >= 400 && status < 500;
+}
+
 /** Resolves after `ms`, or at once when `signal` aborts (a deadline must not wait out a backoff). */
 async function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
   try {
@@ -156,6 +168,10 @@ const attributeBytes = (item: WorkItem): number =>
 class EnqueueRun {
   readonly accepted: WorkItem[] = [];
   readonly failed: FailedMessage[] = [];
+  /** Entries an attempt may have queued although SQS gave no answer saying so. */
+  readonly uncertain = new Set<Entry>();
+  /** Failed items that SQS may hold all the same (see {@link SqsWorkQueue.enqueue}). */
+  possiblyQueued = 0;
   calls = 0;
 
   constructor(readonly signal: AbortSignal | undefined) {}
@@ -165,6 +181,9 @@ class EnqueueRun {
   }
 
   fail(entries: readonly Entry[], code: string, reason: string): void {
+    for (const entry of entries) {
+      if (this.uncertain.has(entry)) this.possiblyQueued += 1;
+    }
     for (const { item } of entries) {
       for (const message of item.messages) this.failed.push({ message, code, reason, permanent: false });
     }
@@ -213,7 +232,17 @@ export class SqsWorkQueue implements WorkQueue {
     this.#newItemId = options.newItemId;
   }
 
-  /** Packs, counts and sends; see the module comment for the guarantees. */
+  /**
+   * Packs, counts and sends; see the module comment for the guarantees.
+   *
+   * `items` counts the items SQS accepted plus those whose messages are reported failed although
+   * SQS may hold them (an attempt got no answer or a server error, and no later attempt settled
+   * it). The run seals its dispatch with `items` as `expected`, so an item that does arrive is
+   * waited for rather than completing the dispatch in place of an accepted one still in flight;
+   * one that never arrives leaves the dispatch incomplete until the next run abandons it and
+   * reads those days again (the ledger dedupes). Their messages are in `failed`, so the
+   * watermark stays before them either way.
+   */
   async enqueue(
     dispatchId: string,
     messages: readonly OutboundMessage[],
@@ -250,9 +279,10 @@ export class SqsWorkQueue implements WorkQueue {
       failed: run.failed.length,
       tooLarge: packed.tooLarge.length,
       calls: run.calls,
+      possiblyQueued: run.possiblyQueued,
       aborted: run.aborted,
     });
-    return { items: run.accepted.length, queued, failed: run.failed };
+    return { items: run.accepted.length + run.possiblyQueued, queued, failed: run.failed };
   }
 
   async #sendBatch(run: EnqueueRun, dispatchId: string, batch: readonly Entry[]): Promise<void> {
@@ -288,14 +318,12 @@ export class SqsWorkQueue implements WorkQueue {
               }),
             ),
           }),
-          run.signal === undefined ? {} : { abortSignal: run.signal },
+          // No abortSignal: a request in flight finishes, so its answer says which items SQS took.
         );
       } catch (error) {
-        if (run.aborted) {
-          // Whether SQS kept the request is unknown; the items stay counted, and the run does not
-          // seal them as accepted, so the dispatch never completes on them.
-          run.abort(pending);
-          return;
+        if (!refused(error)) {
+          // No answer (network, timeout) or a server error: SQS may have kept these items.
+          for (const entry of pending) run.uncertain.add(entry);
         }
         last = { code: errorCode(error), reason: error instanceof Error ? error.message : String(error) };
         if (UNRETRYABLE_CODES.has(last.code)) {

@@ -149,14 +149,17 @@ function failFirstEntry(sqs: SQSClient, times: number, fault: { code: string; se
   return stats;
 }
 
-/** A SendMessageBatch that throws `name` the next `times` times before reaching SQS. */
-function throwOnSend(sqs: SQSClient, name: string, times = Number.POSITIVE_INFINITY) {
+/**
+ * SQS refusing SendMessageBatch with `name` and HTTP `status` the next `times` times (the request
+ * never reaches the queue), as the SDK reports a service error.
+ */
+function refuseSend(sqs: SQSClient, name: string, status: number, times = Number.POSITIVE_INFINITY) {
   const stats = { thrown: 0 };
   sqs.middlewareStack.add(
     (next, context) => async (args) => {
       if (context.commandName !== 'SendMessageBatchCommand' || stats.thrown >= times) return await next(args);
       stats.thrown += 1;
-      throw Object.assign(new Error(`injected ${name}`), { name });
+      throw Object.assign(new Error(`injected ${name}`), { name, $metadata: { httpStatusCode: status } });
     },
     { step: 'initialize', name: 'throwOnSend' },
   );
@@ -325,7 +328,7 @@ describe('when SQS does not take everything', () => {
   it('retries a throttled request', async () => {
     let fault = { thrown: 0 };
     const { sqs, queueUrl, queue, sleeps } = await setup({}, (client) => {
-      fault = throwOnSend(client, 'RequestThrottled', 2);
+      fault = refuseSend(client, 'RequestThrottled', 400, 2);
     });
     const outcome = await queue.enqueue('run-a', [message('markets', 1)], {});
     expect(fault.thrown).toBe(2);
@@ -336,15 +339,42 @@ describe('when SQS does not take everything', () => {
 
   it('reports what still fails after the retries with SQS code, not permanent', async () => {
     const { queue } = await setup({ maxAttempts: 3 }, (client) => {
-      throwOnSend(client, 'ServiceUnavailable');
+      refuseSend(client, 'RequestThrottled', 400);
     });
     const messages = [message('markets', 1), message('markets', 2), message('politics', 3)];
     const outcome = await queue.enqueue('run-a', messages, {});
     expect(outcome.items).toBe(0);
     expect(outcome.queued).toEqual([]);
     expect(outcome.failed.map((failure) => [deliveryOf(failure.message), failure.code, failure.permanent])).toEqual(
-      messages.map((entry) => [deliveryOf(entry), 'ServiceUnavailable', false]),
+      messages.map((entry) => [deliveryOf(entry), 'RequestThrottled', false]),
     );
+  });
+
+  it('counts an item SQS may hold without saying so (no answer) as queued for the dispatch, while its messages are failed', async () => {
+    const { sqs, queueUrl, queue } = await setup({ maxAttempts: 2 }, (client) => {
+      // The request reaches the queue, the answer is lost on the way back.
+      client.middlewareStack.add(
+        (next, context) => async (args) => {
+          const result = await next(args);
+          if (context.commandName === 'SendMessageBatchCommand') {
+            throw Object.assign(new Error('socket hang up'), { name: 'TimeoutError' });
+          }
+          return result;
+        },
+        { step: 'initialize', name: 'loseAnswers' },
+      );
+    });
+    const sent = message('markets', 1);
+
+    const outcome = await queue.enqueue('run-a', [sent], {});
+
+    // Expected by the dispatch: if it arrives it is waited for, not taken for an accepted item.
+    expect(outcome.items).toBe(1);
+    expect(outcome.queued).toEqual([]);
+    expect(outcome.failed).toEqual([expect.objectContaining({ message: sent, code: 'TimeoutError', permanent: false })]);
+    const { items } = await arrived(sqs, queueUrl);
+    expect(items).toHaveLength(2);
+    expect(new Set(items.map((item) => item.itemId)).size).toBe(1);
   });
 
   it('does not retry an entry SQS refused as the sender’s fault, and reports it with its code', async () => {
@@ -362,7 +392,7 @@ describe('when SQS does not take everything', () => {
 
   it('counts the items in the dispatch before sending them: a send that fails leaves them counted', async () => {
     const { dispatches, queue } = await setup({}, (client) => {
-      throwOnSend(client, 'AccessDenied');
+      refuseSend(client, 'AccessDenied', 403);
     });
     const outcome = await queue.enqueue('run-a', [message('markets', 1), message('politics', 2)], {});
     expect(outcome.items).toBe(0);
