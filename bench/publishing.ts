@@ -23,17 +23,24 @@
  * pace.
  */
 import { readdirSync, readFileSync } from 'node:fs';
+import { setTimeout as delay } from 'node:timers/promises';
 import { CreateTableCommand, DynamoDBClient, ScanCommand, type ScanCommandOutput } from '@aws-sdk/client-dynamodb';
 import { CreateTopicCommand, SNSClient } from '@aws-sdk/client-sns';
+import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
+import { DynamoDispatchStore } from '#aws/dynamo-dispatch-store';
 import { DynamoStateStore } from '#aws/dynamo-state-store';
 import { SnsNotifier } from '#aws/sns-notifier';
+import { SqsWorkQueue } from '#aws/sqs-work-queue';
 import { stateTableKey } from '#aws/table-layout';
 import { DeliveryPipeline, emptyDeliveryCounts } from '#core/delivery-pipeline';
 import { type Audience, type AudienceMatch, AudienceSchema, type RuleMatch } from '#core/model';
-import { silentLog } from '#core/ports';
+import { dispatchComplete, type Log, type Notifier, silentLog } from '#core/ports';
 import { localAwsConfig, type MotoServer } from '#sandbox/moto';
+import { type SqsBatchHandler, startLocalEventSource } from '#sandbox/sqs-event-source';
+import { createWorkQueues, workMaxReceiveCount, workVisibilityTimeoutSeconds } from '#sandbox/tables';
+import { createWorkItemHandler } from '../functions/publisher/process.ts';
 import { startLatencyProxy } from './latency-proxy.ts';
 import { recordRequests } from './request-recorder.ts';
 import { syntheticArticles } from './synthetic.ts';
@@ -78,6 +85,10 @@ export interface PublishingRun {
   /** Sharded: work items queued, and publisher invocations. */
   readonly workItems?: number;
   readonly invocations?: number;
+  /** Sharded: the publishers' warnings and errors by message (with the error's name), counted. */
+  readonly publisherProblems?: Readonly<Record<string, number>>;
+  /** Sharded: items that ended in the dead-letter queue. */
+  readonly deadLettered?: number;
   /** Why the figure is not valid (lost or doubled notifications), if it is not. */
   readonly invalid?: string;
 }
@@ -92,13 +103,18 @@ const rules: RuleMatch[] = [
   { ruleId: 'bench', description: 'Benchmark rule', urgent: false, reasons: [{ kind: 'keyword', term: 'news' }] },
 ];
 
-/** The matches of the benchmark: `perAudience` articles for each audience, in article order. */
+/**
+ * The matches of the benchmark, in article order: each article matched by the next
+ * min(audiences, notifications / audiences) audiences in turn, so every audience gets
+ * notifications / audiences articles (when that divides evenly) and no (audience, article) twice.
+ */
 export function publishingMatches(
   audienceIds: readonly string[],
   notifications: number,
   seed: number,
 ): AudienceMatch[] {
-  const perArticle = Math.max(1, Math.round(notifications / audienceIds.length));
+  // Consecutive audiences per article: at most every audience once, so no pair repeats.
+  const perArticle = Math.max(1, Math.min(audienceIds.length, Math.round(notifications / audienceIds.length)));
   const articleCount = Math.ceil(notifications / perArticle);
   const articles = syntheticArticles(articleCount, seed);
   const matches: AudienceMatch[] = [];
@@ -168,10 +184,8 @@ export interface ModeResources {
   readonly audiences: ReadonlyMap<string, Audience>;
 }
 
-async function createModeResources(endpoint: string, prefix: string, audienceCount: number): Promise<ModeResources> {
-  const dynamo = new DynamoDBClient(localAwsConfig(endpoint));
-  const documents = DynamoDBDocumentClient.from(dynamo, { marshallOptions: { removeUndefinedValues: true } });
-  const tableName = `${prefix}state`;
+/** A table with the state table's key schema. */
+async function createStateTable(dynamo: DynamoDBClient, tableName: string): Promise<void> {
   await dynamo.send(
     new CreateTableCommand({
       TableName: tableName,
@@ -186,6 +200,13 @@ async function createModeResources(endpoint: string, prefix: string, audienceCou
       ],
     }),
   );
+}
+
+async function createModeResources(endpoint: string, prefix: string, audienceCount: number): Promise<ModeResources> {
+  const dynamo = new DynamoDBClient(localAwsConfig(endpoint));
+  const documents = DynamoDBDocumentClient.from(dynamo, { marshallOptions: { removeUndefinedValues: true } });
+  const tableName = `${prefix}state`;
+  await createStateTable(dynamo, tableName);
   const sns = new SNSClient(localAwsConfig(endpoint));
   const limit = pLimit(16);
   const audiences = await Promise.all(
@@ -288,6 +309,191 @@ function snsFigures(
   };
 }
 
+/** In sharded mode the run queues; a publish from it would be a bug the figures must not hide. */
+const refusingNotifier: Notifier = {
+  publish() {
+    throw new Error('the run published in sharded mode: the pipeline ignored its queue');
+  },
+};
+
+/**
+ * One Lambda execution environment of the publisher: its own SNS client, notifier (with its own
+ * SNS_CONCURRENCY bound), state store and handler, as each concurrent invocation has in Lambda.
+ * One shared notifier would cap every publisher together at one function's SNS_CONCURRENCY.
+ */
+/** A log that only counts warnings and errors by message and error name (bodies never reach it). */
+function countingLog(problems: Record<string, number>): Log {
+  const count = (message: string, extra?: Record<string, unknown>) => {
+    const name =
+      typeof extra?.errorName === 'string' ? extra.errorName : typeof extra?.name === 'string' ? extra.name : '';
+    const key = name === '' ? message : `${message} (${name})`;
+    problems[key] = (problems[key] ?? 0) + 1;
+  };
+  return { debug() {}, info() {}, warn: count, error: count };
+}
+
+function publisherEnvironment(
+  options: PublishingOptions,
+  resources: ModeResources,
+  dispatchTable: string,
+  snsEndpoint: string,
+  log: Log,
+  onSnsClient: (client: SNSClient) => void,
+): SqsBatchHandler {
+  const sns = new SNSClient(localAwsConfig(snsEndpoint));
+  onSnsClient(sns);
+  const handler = createWorkItemHandler({
+    state: new DynamoStateStore({ documents: resources.documents, tableName: resources.tableName, log: silentLog }),
+    notifier: new SnsNotifier({ client: sns, concurrency: options.snsConcurrency, log: silentLog }),
+    dispatches: new DynamoDispatchStore({ documents: resources.documents, tableName: dispatchTable, log: silentLog }),
+    log,
+    now: Date.now,
+    ledgerFlushDelayMs: options.ledgerFlushDelayMs,
+    idempotency: { client: resources.dynamo, tableName: resources.tableName },
+    maxReceiveCount: workMaxReceiveCount,
+  });
+  return handler;
+}
+
+/**
+ * The run queues (DeliveryPipeline with its queue → SqsWorkQueue) while the emulated event source
+ * mapping (sandbox/sqs-event-source.ts) feeds `concurrency` publisher environments; the clock
+ * stops when the sealed dispatch counts every item done.
+ */
+async function runSharded(options: PublishingOptions, prefix: string, concurrency: number): Promise<PublishingRun> {
+  const { moto } = options;
+  const resources = await createModeResources(moto.endpoint, prefix, options.audiences);
+  const sqs = new SQSClient(localAwsConfig(moto.endpoint));
+  const queues = await createWorkQueues(sqs, prefix);
+  // moto deep-copies every table a transaction names, on every TransactWriteItems: with the ledger
+  // in the same table each completion would copy the whole ledger (quadratic, gigabytes at 50,000
+  // entries), a cost DynamoDB does not have. The dispatch items and the run lease they are checked
+  // against live in a table of their own with the same key schema; the ledger, holds and the
+  // publishers' idempotency records stay in the state table.
+  const dispatchTable = `${prefix}dispatch`;
+  await createStateTable(resources.dynamo, dispatchTable);
+  const proxy = await startLatencyProxy({ target: moto.endpoint, delayMs: options.publishLatencyMs });
+  const snsClients: SNSClient[] = [];
+  const recorders: ReturnType<typeof recordRequests>[] = [];
+  const problems: Record<string, number> = {};
+  const idle: SqsBatchHandler[] = Array.from({ length: concurrency }, () =>
+    publisherEnvironment(options, resources, dispatchTable, proxy.endpoint, countingLog(problems), (client) => {
+      snsClients.push(client);
+      recorders.push(recordRequests(client, 'SNS'));
+    }),
+  );
+  // The mapping runs at most `concurrency` invocations at once, so an environment is always free.
+  const handler: SqsBatchHandler = async (event, context) => {
+    const environment = idle.pop();
+    if (environment === undefined) throw new Error('more invocations at once than publisher environments');
+    try {
+      return await environment(event, context);
+    } finally {
+      idle.push(environment);
+    }
+  };
+  const source = startLocalEventSource({
+    client: sqs,
+    queueUrl: queues.queueUrl,
+    handler,
+    concurrency,
+    batchSize: options.publisherBatchSize,
+    visibilityTimeoutSeconds: workVisibilityTimeoutSeconds,
+    log: silentLog,
+  });
+  let stopped = false;
+  try {
+    const state = new DynamoStateStore({
+      documents: resources.documents,
+      tableName: resources.tableName,
+      log: silentLog,
+    });
+    const dispatches = new DynamoDispatchStore({
+      documents: resources.documents,
+      tableName: dispatchTable,
+      log: silentLog,
+    });
+    const matches = publishingMatches([...resources.audiences.keys()], options.notifications, options.seed);
+    const dispatchId = `bench-sharded-${concurrency}`;
+    const lease = await new DynamoStateStore({
+      documents: resources.documents,
+      tableName: dispatchTable,
+      log: silentLog,
+    }).acquireLease('bench-publishing', 3_600_000, Date.now());
+    const counts = emptyDeliveryCounts();
+    const pipeline = new DeliveryPipeline({
+      state,
+      notifier: refusingNotifier,
+      log: silentLog,
+      now: Date.now,
+      audiences: resources.audiences,
+      ledgerFlushDelayMs: options.ledgerFlushDelayMs,
+      publishSignal: new AbortController().signal,
+      lateBefore: 0,
+      counts,
+      applyDeliveryPreferences: true,
+      queue: {
+        queue: new SqsWorkQueue({ client: sqs, queueUrl: queues.queueUrl, dispatches, log: silentLog }),
+        dispatchId,
+      },
+    });
+    const cpuBefore = motoCpuMs();
+    const started = performance.now();
+    await dispatches.open(lease, dispatchId, Date.now());
+    await feed(pipeline, matches);
+    await dispatches.seal(lease, dispatchId, { expected: counts.workItemsQueued }, Date.now());
+    // The run's own wait (functions/core/dispatch.ts) polls the head the same way.
+    for (;;) {
+      const head = await dispatches.read(dispatchId);
+      if (head !== undefined && dispatchComplete(head)) break;
+      await delay(50);
+    }
+    const wallMs = performance.now() - started;
+    const cpuAfter = motoCpuMs();
+    await dispatches.close(lease, dispatchId, 'completed', Date.now());
+    await source.stop();
+    stopped = true;
+    const requests = recorders.flatMap((r) => r.requests);
+    return runFigures(
+      {
+        mode: 'sharded',
+        concurrency,
+        notifications: matches.length,
+        wallMs,
+        motoCpuMs: cpuBefore === undefined || cpuAfter === undefined ? undefined : cpuAfter - cpuBefore,
+      },
+      await countLedgerEntries(resources.dynamo, resources.tableName),
+      snsFigures(requests, proxy.requests),
+      {
+        workItems: counts.workItemsQueued,
+        invocations: source.stats().invocations,
+        publisherProblems: problems,
+        deadLettered: await queuedMessages(sqs, queues.deadLetterQueueUrl),
+      },
+    );
+  } finally {
+    if (!stopped) await source.stop();
+    for (const recorder of recorders) recorder.uninstall();
+    for (const client of snsClients) client.destroy();
+    sqs.destroy();
+    resources.dynamo.destroy();
+    await proxy.stop();
+  }
+}
+
+async function queuedMessages(sqs: SQSClient, queueUrl: string): Promise<number> {
+  const { Attributes } = await sqs.send(
+    new GetQueueAttributesCommand({
+      QueueUrl: queueUrl,
+      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+    }),
+  );
+  return (
+    Number(Attributes?.ApproximateNumberOfMessages ?? 0) +
+    Number(Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0)
+  );
+}
+
 /** Runs every mode once, each on a wiped moto server; see the module comment. */
 export async function runPublishing(options: PublishingOptions): Promise<PublishingResults> {
   const progress = options.progress ?? (() => {});
@@ -298,6 +504,14 @@ export async function runPublishing(options: PublishingOptions): Promise<Publish
   );
   runs.push(await runSingle(options, `bench-pub-single-${process.pid}-`));
   progress(`publishing: single took ${((runs[0]?.wallMs ?? 0) / 1000).toFixed(1)} s`);
+  for (const concurrency of options.publisherConcurrencies) {
+    // A wiped emulator for each mode: moto keeps what it was sent, and would slow the later modes.
+    await options.moto.reset();
+    progress(`publishing: sharded, ${concurrency} publisher${concurrency === 1 ? '' : 's'}`);
+    const run = await runSharded(options, `bench-pub-sharded${concurrency}-${process.pid}-`, concurrency);
+    runs.push(run);
+    progress(`publishing: sharded at ${concurrency} took ${(run.wallMs / 1000).toFixed(1)} s`);
+  }
   const { moto: _moto, progress: _progress, ...rest } = options;
   return { options: rest, runs };
 }

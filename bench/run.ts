@@ -5,7 +5,7 @@
  * `npm run bench -- --quick` runs the same steps on smaller inputs in under a minute and writes
  * bench/RESULTS.quick.md instead (ignored by git), so it never replaces the full run's figures.
  *
- * `--only <parts>` (comma-separated: matching, stories, cold-start, cli-startup, end-to-end, provider-day) runs some
+ * `--only <parts>` (comma-separated: matching, stories, cold-start, cli-startup, end-to-end, provider-day, publishing) runs some
  * parts alone, for working on one of them: their sections and targets are printed, no Markdown is
  * written (a partial report must never replace the full one), and the provider day still writes
  * its JSON. end-to-end needs cold-start's handler bundle and runs it too.
@@ -38,6 +38,7 @@ import { lambdaHeapFlags, retainedCosts, runMemory } from './memory.ts';
 import { logLogPlotSvg } from './plot.ts';
 import { startCpuProfile, summarizeProfile } from './profile.ts';
 import { type ProviderDayResults, runProviderDay, SCHEDULES, type Schedule } from './provider-day.ts';
+import { type PublishingResults, runPublishing } from './publishing.ts';
 import { type BenchReport, renderMarkdown, renderText, type Section, type TargetCheck } from './report.ts';
 import {
   ATTRIBUTION_BUNDLES,
@@ -55,6 +56,9 @@ import {
   memoryTargets,
   providerDaySection,
   providerDayTargets,
+  publishingLimits,
+  publishingSection,
+  publishingTargets,
   requestsSection,
   requestTargets,
   singleRunLimits,
@@ -92,6 +96,12 @@ interface Plan {
   readonly endToEnd: { readonly articles: number; readonly audiences: number; readonly rulesPerAudience: number };
   readonly ledgerVariant?: { readonly articles: number; readonly flushDelayMs: number };
   readonly memory: { readonly articles: number; readonly audiences: number; readonly rulesPerAudience: number };
+  /** Single vs sharded publishing (bench/publishing.ts): notifications, audiences, publisher concurrencies. */
+  readonly publishing: {
+    readonly notifications: number;
+    readonly audiences: number;
+    readonly publisherConcurrencies: readonly number[];
+  };
   readonly providerDay: {
     readonly articlesPerDay: number;
     /** Per schedule, the sweep periods (minutes) incremental reading is run with. */
@@ -122,6 +132,7 @@ const plans: Record<'full' | 'quick', Plan> = {
     endToEnd: { articles: 20_000, audiences: 200, rulesPerAudience: 3 },
     ledgerVariant: { articles: 5_000, flushDelayMs: 1000 },
     memory: { articles: 100_000, audiences: 20, rulesPerAudience: 5 },
+    publishing: { notifications: 50_000, audiences: 2_000, publisherConcurrencies: [1, 4, 16] },
     providerDay: {
       articlesPerDay: 100_000,
       // The default sweep period first, so the targets are measured early on a slow machine.
@@ -154,6 +165,7 @@ const plans: Record<'full' | 'quick', Plan> = {
     cliStartup: { repetitions: 7 },
     endToEnd: { articles: 2_000, audiences: 40, rulesPerAudience: 3 },
     memory: { articles: 10_000, audiences: 10, rulesPerAudience: 5 },
+    publishing: { notifications: 5_000, audiences: 200, publisherConcurrencies: [1, 4, 16] },
     providerDay: {
       articlesPerDay: 10_000,
       schedules: [{ schedule: SCHEDULES.every5, sweepMinutes: [360] }],
@@ -358,7 +370,7 @@ function matchingMicrosPerArticle(results: MatchingResults): number | undefined 
 }
 
 /** The parts `--only` can select. */
-const PARTS = ['matching', 'stories', 'cold-start', 'cli-startup', 'end-to-end', 'provider-day'] as const;
+const PARTS = ['matching', 'stories', 'cold-start', 'cli-startup', 'end-to-end', 'provider-day', 'publishing'] as const;
 type Part = (typeof PARTS)[number];
 
 function selectedParts(argv: readonly string[]): ReadonlySet<Part> | undefined {
@@ -422,6 +434,30 @@ async function runDay(
   );
   process.stderr.write(`bench: wrote ${path}\n`);
   return results;
+}
+
+/** Injected PublishBatch latency of the publishing part: about what SNS takes in a region (issue 14). */
+const PUBLISH_LATENCY_MS = 40;
+
+/** Single vs sharded publishing on a moto server of its own (bench/publishing.ts). */
+async function runPublishingPart(plan: Plan): Promise<PublishingResults> {
+  const moto = await startMoto();
+  try {
+    return await runPublishing({
+      moto,
+      notifications: plan.publishing.notifications,
+      audiences: plan.publishing.audiences,
+      publishLatencyMs: PUBLISH_LATENCY_MS,
+      publisherConcurrencies: plan.publishing.publisherConcurrencies,
+      publisherBatchSize: 10,
+      snsConcurrency: STACK_DEFAULTS.snsConcurrency,
+      ledgerFlushDelayMs: 100,
+      seed: SEED,
+      progress: (line) => process.stderr.write(`bench: ${line}\n`),
+    });
+  } finally {
+    await moto.stop();
+  }
 }
 
 async function main(): Promise<void> {
@@ -513,6 +549,11 @@ async function main(): Promise<void> {
       }
     }
 
+    // Last: moto-bound like the end-to-end runs, on a fresh moto server of its own.
+    const publishing = want('publishing')
+      ? await phase('publishing: single vs sharded', () => runPublishingPart(plan))
+      : undefined;
+
     if (providerDay && plan.mode === 'full' && only === undefined) {
       // The monthly AWS cost (docs/cost.md, linked from docs/performance.md) from this day's counts.
       const facts = stackFactsFromCode();
@@ -535,6 +576,7 @@ async function main(): Promise<void> {
       ...(providerDay ? providerDayTargets(providerDay, daySchedules) : []),
       ...(cliStartup ? cliStartupTargets(cliStartup) : []),
       ...(stories ? storyTargets(stories, matching ? matchingMicrosPerArticle(matching) : undefined) : []),
+      ...(publishing ? publishingTargets(publishing) : []),
     ];
     const sections: Section[] = [
       ...(matching ? [matchingSection(matching, plan.plotFile)] : []),
@@ -545,8 +587,18 @@ async function main(): Promise<void> {
       ...(providerDay ? [providerDaySection(providerDay, '6. A simulated provider day')] : []),
       ...(cliStartup ? [cliStartupSection(cliStartup, '7. CLI start-up')] : []),
       ...(stories ? [storySection(stories, '8. Stories (issue 13)')] : []),
+      ...(publishing ? [publishingSection(publishing, '9. Publishing: single vs sharded (issue 14)')] : []),
     ];
-    if (only !== undefined || !matching || !stories || !coldStart || !cliStartup || !endToEnd || !memory) {
+    if (
+      only !== undefined ||
+      !matching ||
+      !stories ||
+      !coldStart ||
+      !cliStartup ||
+      !endToEnd ||
+      !memory ||
+      !publishing
+    ) {
       // A partial run: print what it measured, never overwrite the full report.
       const text = renderText({
         mode: plan.mode,
@@ -569,14 +621,17 @@ async function main(): Promise<void> {
       machine,
       loadEnd: os.loadavg(),
       durationMs: performance.now() - started,
-      limits: singleRunLimits({
-        date: machine.date,
-        cpu: `${machine.cpuModel}, ${machine.cores} cores`,
-        matching,
-        endToEnd: endToEnd.main,
-        memory,
-        ...STACK_DEFAULTS,
-      }),
+      limits: [
+        ...singleRunLimits({
+          date: machine.date,
+          cpu: `${machine.cpuModel}, ${machine.cores} cores`,
+          matching,
+          endToEnd: endToEnd.main,
+          memory,
+          ...STACK_DEFAULTS,
+        }),
+        publishingLimits(publishing, STACK_DEFAULTS),
+      ],
       targets,
       noise: noiseParagraphs(matching, coldStart),
       sections,

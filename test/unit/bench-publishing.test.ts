@@ -1,0 +1,95 @@
+/**
+ * The publishing benchmark's building blocks (bench/publishing.ts, bench/sections.ts): the matches
+ * it feeds (every audience gets its share, no (audience, article) twice), and the verdicts drawn
+ * from its runs (a run that lost or doubled anything is never a rate; the 3× target at 4
+ * publishers). Nothing here measures or asserts a time.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { type PublishingResults, type PublishingRun, publishingMatches } from '../../bench/publishing.ts';
+import { publishingLimits, publishingSection, publishingTargets } from '../../bench/sections.ts';
+
+const options: PublishingResults['options'] = {
+  notifications: 50_000,
+  audiences: 2_000,
+  publishLatencyMs: 40,
+  publisherConcurrencies: [1, 4, 16],
+  publisherBatchSize: 10,
+  snsConcurrency: 8,
+  ledgerFlushDelayMs: 100,
+  seed: 1,
+};
+
+const run = (overrides: Partial<PublishingRun> & Pick<PublishingRun, 'mode' | 'perSecond'>): PublishingRun => ({
+  notifications: 50_000,
+  wallMs: 50_000_000 / overrides.perSecond,
+  ledgerEntries: 50_000,
+  snsEntries: 50_000,
+  publishBatchCalls: 6_000,
+  injectedMeanMs: 41,
+  motoCpuMs: 10_000,
+  ...overrides,
+});
+
+describe('publishingMatches', () => {
+  it('gives every audience the same share and never one (audience, article) twice', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 1, max: 30 }), (audienceCount, perAudience) => {
+        const ids = Array.from({ length: audienceCount }, (_, i) => `a${i}`);
+        const matches = publishingMatches(ids, audienceCount * perAudience, 7);
+        expect(matches).toHaveLength(audienceCount * perAudience);
+        const pairs = new Set(matches.map((m) => `${m.audienceId}|${m.article.key}`));
+        expect(pairs.size).toBe(matches.length);
+        const perId = new Map<string, number>();
+        for (const match of matches) perId.set(match.audienceId, (perId.get(match.audienceId) ?? 0) + 1);
+        expect([...perId.values()].every((n) => n === perAudience)).toBe(true);
+      }),
+      { numRuns: 50 },
+    );
+  });
+});
+
+describe('publishing verdicts', () => {
+  it('meets the target at 3× single with 4 publishers, and misses it below, saying whether moto set the pace', () => {
+    const single = run({ mode: 'single', perSecond: 1_000 });
+    const met: PublishingResults = {
+      options,
+      runs: [single, run({ mode: 'sharded', concurrency: 4, perSecond: 3_000 })],
+    };
+    expect(publishingTargets(met)[0]?.met).toBe(true);
+
+    const slow = run({ mode: 'sharded', concurrency: 4, perSecond: 2_000, motoCpuMs: 24_000 });
+    const [missed] = publishingTargets({ options, runs: [single, slow] });
+    expect(missed?.met).toBe(false);
+    // 24 s of moto CPU in a 25 s run: the emulator was the bottleneck, and the note says so.
+    expect(missed?.note).toMatch(/moto was busy 96\.0%.*set the pace/);
+  });
+
+  it('never reports a rate for a run that lost or doubled notifications', () => {
+    const single = run({ mode: 'single', perSecond: 1_000 });
+    const doubled = run({
+      mode: 'sharded',
+      concurrency: 4,
+      perSecond: Number.NaN,
+      snsEntries: 50_010,
+      invalid: 'SNS was sent 50010 entries for 50000 notifications',
+    });
+    const results: PublishingResults = { options, runs: [single, doubled] };
+    const [verdict] = publishingTargets(results);
+    expect(verdict).toMatchObject({ measured: 'invalid run', met: false });
+    const section = publishingSection(results, 'publishing');
+    expect(section.tables[0]?.rows[1]?.[2]).toBe('invalid');
+    expect(section.findings?.join('\n')).toMatch(/NOT a valid figure: SNS was sent 50010 entries/);
+  });
+
+  it('derives how many notifications one run publishes in its time budget from the single rate', () => {
+    const results: PublishingResults = {
+      options,
+      runs: [run({ mode: 'single', perSecond: 1_234 }), run({ mode: 'sharded', concurrency: 4, perSecond: 4_000 })],
+    };
+    // 1,234/s × (300 s − 30 s) = 333,180, rounded down to the thousand.
+    expect(publishingLimits(results, { lambdaTimeoutSeconds: 300, softMarginSeconds: 30 })).toContain(
+      'about 333,000 notifications in the 270 s',
+    );
+  });
+});
