@@ -188,7 +188,17 @@ async function runLocally(
   // Every audience topic gets its audit queue before anything is published: `deliveries` shows
   // what a run sent also to audiences created with the CLI.
   await ensureAuditQueues(target, { onFailure: auditQueueWarning((text) => context.output.warn(text)) });
-  const wiring = createAlertRunDependencies(config, { documents, sns, secrets }, stderrLog(context.output), { now });
+  // A sharded sandbox's runs queue work items (its own publisher sends them): only then is SQS loaded.
+  const sqs =
+    config.publishMode === 'sharded'
+      ? new (await import('@aws-sdk/client-sqs')).SQSClient({ ...target.clients.config })
+      : undefined;
+  const wiring = createAlertRunDependencies(
+    config,
+    { documents, sns, secrets, ...(sqs ? { sqs } : {}) },
+    stderrLog(context.output),
+    { now },
+  );
   const lost = new AbortController();
   const halt = AbortSignal.any([stop.signal, lost.signal]);
   const dependencies: AlertRunDependencies = {
@@ -218,6 +228,7 @@ async function runLocally(
     });
   } finally {
     await wiring.news.close();
+    sqs?.destroy();
   }
 }
 

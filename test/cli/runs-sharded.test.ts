@@ -155,6 +155,35 @@ describe('runs list', () => {
     expect(json[4]?.dispatch).toBeUndefined();
   });
 
+  it('lists a real sharded run made by `run` in a sharded sandbox with what its publishers published', async () => {
+    await sandbox.stop();
+    // The publisher runs in this process (the sandbox's); the run in the CLI process queues for it.
+    sandbox = await startCliSandbox({ publishMode: 'sharded' });
+    const run = await sandbox.cli(['--json', 'run']);
+    expect(run.code, run.stderr).toBe(0);
+    const summary = run.json<{
+      summary: { runId: string; notificationsQueued: number; dispatch?: { state: string; published: number } };
+    }>().summary;
+    expect(summary.notificationsQueued).toBeGreaterThan(0);
+    expect(summary.dispatch).toMatchObject({ state: 'completed' });
+    const delivered = await sandbox.stack.collectDeliveries();
+    expect(delivered.length).toBeGreaterThan(0);
+    expect(summary.dispatch?.published).toBe(delivered.filter((notification) => notification.kind === 'alert').length);
+
+    const table = await sandbox.cli(['runs', 'list']);
+    expect(table.code, table.stderr).toBe(0);
+    expect(tsv(table.stdout)[0]).toMatchObject({
+      QUEUED: String(summary.notificationsQueued),
+      PUBLISHED: String(summary.dispatch?.published),
+    });
+    const [row] = (await sandbox.cli(['--json', 'runs', 'list'])).json<RunListJson[]>();
+    expect(row).toMatchObject({
+      runId: summary.runId,
+      queued: summary.notificationsQueued,
+      dispatch: { state: 'completed' },
+    });
+  });
+
   it('reads a damaged dispatch in a run record as none, and lists the rest', async () => {
     const state = history();
     await state.recordRun(
