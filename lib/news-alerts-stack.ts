@@ -66,6 +66,7 @@ export class NewsAlertsStack extends Stack {
       sharded = new ShardedPublishing(this, 'ShardedPublishing', { config, logRetention, removalPolicy });
       sharded.useStateTable(tables);
       sharded.publishToAudienceTopics(topics);
+      sharded.validateEnvironment();
       sharded.feedFrom(alertRun.function);
     }
 

@@ -557,9 +557,9 @@ const alarmDocs: readonly AlarmDoc[] = [
   {
     name: 'work-dlq',
     meaning:
-      'Sharded publishing: work items failed on every receive (an item the publisher cannot read, or an invocation that crashed each time) and SQS moved them to the work dead-letter queue. The run that queued them stops waiting for them, leaves the watermark where it was and reads those days again.',
+      'Sharded publishing: work items failed on every receive (an item the publisher cannot read, or an invocation that crashed each time) and SQS moved them to the work dead-letter queue. Their alerts were not published; the run that queued them stops waiting for them and leaves the watermark where it was.',
     action:
-      'Find the item in the publisher log (dispatch and item id, reason) and fix the cause (a failure on every try, or the version of the publisher). The re-read days queue the alerts again and the ledger skips what was sent, so the messages need no redrive: read them, then purge the queue.',
+      'Find the item in the publisher log (dispatch and item id, reason) and fix the cause. Then `news-alerts replay --parked --dry-run` shows what the queue holds, and `news-alerts replay --parked` parks and sends every readable item (the ledger skips what was sent); an unreadable one stays in the queue, named by its message id, for you to delete.',
   },
   {
     name: 'work-queue-age',

@@ -5,10 +5,13 @@ import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import type { StackConfig } from '../config.ts';
+import { loadPublisherConfig, publisherEnvironment } from '../../functions/publisher/config.ts';
+import { type StackConfig, StackConfigError } from '../config.ts';
 import type { AudienceTopics } from './audience-topics.ts';
 import { NewsAlertsFunction } from './news-alerts-function.ts';
 import type { StateTables } from './state-tables.ts';
+
+const knownPublisherVariables = new Set(publisherEnvironment.map((variable) => variable.name));
 
 /** Props of {@link ShardedPublishing}. */
 export interface ShardedPublishingProps {
@@ -54,6 +57,7 @@ export class ShardedPublishing extends Construct {
   readonly lastReceiveWithin: Duration;
   /** DISPATCH_ABANDON_AFTER_MS of the alert run: {@link lastReceiveWithin} plus the margin. */
   readonly abandonAfter: Duration;
+  readonly #environment = new Map<string, string>();
 
   constructor(scope: Construct, id: string, props: ShardedPublishingProps) {
     super(scope, id);
@@ -97,14 +101,15 @@ export class ShardedPublishing extends Construct {
       timeout: ShardedPublishing.publisherTimeout,
       logRetention: props.logRetention,
       removalPolicy: props.removalPolicy,
-      environment: {
-        LEDGER_RETENTION_DAYS: String(config.ledgerRetentionDays),
-        // The publisher parks an item's transient failures instead of throwing on its last receive.
-        WORK_MAX_RECEIVE_COUNT: String(ShardedPublishing.maxReceiveCount),
-        // Tuned for the alert function's publishing; the publisher publishes the same way.
-        ...pick(config.alertEnvironmentOverrides, ['SNS_CONCURRENCY', 'LEDGER_FLUSH_DELAY_MS']),
-      },
     });
+    this.#set('LEDGER_RETENTION_DAYS', String(config.ledgerRetentionDays));
+    // The publisher parks an item's transient failures instead of throwing on its last receive.
+    this.#set('WORK_MAX_RECEIVE_COUNT', String(ShardedPublishing.maxReceiveCount));
+    // Tuned for the alert function's publishing; the publisher publishes the same way.
+    for (const name of ['SNS_CONCURRENCY', 'LEDGER_FLUSH_DELAY_MS']) {
+      const value = config.alertEnvironmentOverrides[name];
+      if (value !== undefined) this.#set(name, value);
+    }
     const synchronous =
       'The publisher is invoked only by its SQS event source (synchronously): a failed record returns to the work queue and, after its last receive, moves to the work dead-letter queue, which has a depth alarm. An async dead-letter queue or destination would never receive anything.';
     Validations.of(this.publisher).acknowledge({ id: 'Serverless-LambdaDLQ', reason: synchronous });
@@ -133,7 +138,7 @@ export class ShardedPublishing extends Construct {
    */
   useStateTable(tables: StateTables): void {
     const state = tables.state;
-    this.publisher.addEnvironment('STATE_TABLE_NAME', state.tableName);
+    this.#set('STATE_TABLE_NAME', state.tableName);
     state.grant(
       this.publisher,
       'dynamodb:GetItem',
@@ -154,6 +159,21 @@ export class ShardedPublishing extends Construct {
   }
 
   /**
+   * Checks the publisher's environment with its own cold-start validation
+   * (functions/publisher/config.ts), so a value it would refuse fails the synth, not the first batch.
+   */
+  validateEnvironment(): void {
+    try {
+      loadPublisherConfig(Object.fromEntries(this.#environment));
+    } catch (error) {
+      throw new StackConfigError(
+        `the publisher function would refuse its configuration: ${error instanceof Error ? error.message : String(error)}`,
+        { cause: error },
+      );
+    }
+  }
+
+  /**
    * Switches the alert function to sharded mode: sets PUBLISH_MODE, WORK_QUEUE_URL and
    * DISPATCH_ABANDON_AFTER_MS, and lets it send to the work queue and nothing more (SendMessage
    * also authorizes SendMessageBatch; no receive, delete or purge).
@@ -166,8 +186,12 @@ export class ShardedPublishing extends Construct {
       new iam.PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.queue.queueArn] }),
     );
   }
-}
 
-function pick(values: Readonly<Record<string, string>>, names: readonly string[]): Record<string, string> {
-  return Object.fromEntries(names.flatMap((name) => (values[name] === undefined ? [] : [[name, values[name]]])));
+  #set(name: string, value: string): void {
+    if (!knownPublisherVariables.has(name)) {
+      throw new StackConfigError(`${name} is not a variable the publisher reads (functions/publisher/config.ts)`);
+    }
+    this.#environment.set(name, value);
+    this.publisher.addEnvironment(name, value);
+  }
 }

@@ -4,58 +4,18 @@
  * mistake (ESM/CommonJS interop, a missing dependency, a config crash at cold start) fails here and
  * not in Lambda. Bundle sizes are printed for the record.
  */
-import { spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { bundleOf as bundleIn, importBundle } from './bundles.ts';
 import { type Synthesized, synthesize } from './synth.ts';
-
-type FunctionResource = {
-  Properties: {
-    Description: string;
-    Handler: string;
-    Code: { S3Key: string };
-    Environment: { Variables: Record<string, unknown> };
-  };
-};
 
 let synth: Synthesized;
 beforeAll(() => {
   synth = synthesize({}, { bundle: true });
 });
 
-function bundleOf(descriptionPart: string) {
-  const functions = Object.values(synth.template.findResources('AWS::Lambda::Function')) as FunctionResource[];
-  const fn = functions.find((candidate) => candidate.Properties.Description.includes(descriptionPart));
-  if (fn === undefined) throw new Error(`no function described as ${descriptionPart}`);
-  const directory = join(synth.assembly.directory, `asset.${fn.Properties.Code.S3Key.replace(/\.zip$/, '')}`);
-  // Tokens (table names, ARNs) cannot resolve outside CloudFormation: any non-empty string will do.
-  const environment = Object.fromEntries(
-    Object.entries(fn.Properties.Environment.Variables).map(([name, value]) => [
-      name,
-      typeof value === 'string' ? value : `resolved-at-deploy-${name.toLowerCase()}`,
-    ]),
-  );
-  return { directory, handler: fn.Properties.Handler, environment };
-}
-
-/** Imports the bundle in a fresh Node process (as Lambda's runtime does) and checks the handler export. */
-function importBundle(file: string, environment: Record<string, string>) {
-  const script = `const m = await import(${JSON.stringify(pathToFileURL(file).href)}); if (typeof m.handler !== 'function') { console.error('no handler export'); process.exit(3); }`;
-  return spawnSync(process.execPath, ['--enable-source-maps', '--input-type=module', '-e', script], {
-    encoding: 'utf8',
-    env: {
-      PATH: process.env.PATH,
-      AWS_REGION: 'us-east-1',
-      AWS_ACCESS_KEY_ID: 'test',
-      AWS_SECRET_ACCESS_KEY: 'test',
-      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-      ...environment,
-    },
-  });
-}
-
+const bundleOf = (descriptionPart: string) => bundleIn(synth, descriptionPart);
 const kib = (bytes: number) => `${(bytes / 1024).toFixed(0)} KiB`;
 
 describe.each([

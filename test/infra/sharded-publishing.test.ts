@@ -5,11 +5,14 @@
  * abandon time its own configuration accepts, alarms, dashboard widgets and outputs; and the
  * context keys' validation. Assertions name behaviour, never logical ids.
  */
+import { App, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
+import * as logs from 'aws-cdk-lib/aws-logs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadAlertRunConfig } from '#alert-run/config';
 import { parseStackConfig, StackConfigError } from '../../lib/config.ts';
 import { ShardedPublishing } from '../../lib/constructs/sharded-publishing.ts';
+import { StateTables } from '../../lib/constructs/state-tables.ts';
 import { fullContext, type Synthesized, shippedContext, synthesize } from './synth.ts';
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
@@ -239,6 +242,24 @@ describe('monitoring in sharded mode', () => {
     expect(outputs.WorkQueueUrl?.Value).toEqual({ Ref: queueId });
     expect(outputs.WorkDeadLetterQueueUrl?.Value).toEqual({ Ref: workDeadLetterQueueId() });
     expect(outputs.PublisherFunctionName?.Value).toEqual({ Ref: publisherId });
+  });
+});
+
+describe('the publisher environment at synth', () => {
+  it('is checked with the publisher’s own cold-start validation: a value it would refuse fails the synth, naming it', () => {
+    const stack = new Stack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), 'Check');
+    const config = { ...parseStackConfig({ ...shippedContext(), publishMode: 'sharded' }), ledgerRetentionDays: 500 };
+    const sharded = new ShardedPublishing(stack, 'Sharded', {
+      config,
+      logRetention: logs.RetentionDays.ONE_WEEK,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    expect(() => sharded.validateEnvironment()).toThrow(/publisher function would refuse.*STATE_TABLE_NAME/);
+    sharded.useStateTable(
+      new StateTables(stack, 'Tables', { encryption: 'aws-managed', removalPolicy: RemovalPolicy.DESTROY }),
+    );
+    expect(() => sharded.validateEnvironment()).toThrow(StackConfigError);
+    expect(() => sharded.validateEnvironment()).toThrow(/LEDGER_RETENTION_DAYS/);
   });
 });
 
