@@ -681,18 +681,17 @@ export class StoryResolver implements StoryIndex {
     }
     // Story ids by band key: the store's, the ones earlier dry runs would have started (dry runs
     // only), then the stories this call starts. Only bands with a story are entries, so this is
-    // small; the arrays are copies, as stories started here are appended to them.
-    const bands = new Map<string, string[]>();
-    if (bandKeysWanted.size > 0) {
-      for (const [band, ids] of await this.#store.readBands([...bandKeysWanted])) bands.set(band, [...ids]);
-    }
+    // small. The map is the one the read returned (the caller's to keep); its arrays are the
+    // store's, so a band that gains a story gets a new array rather than a push (copying every
+    // array up front was a dozen arrays per article for the rare band a started story joins).
+    const bands: Map<string, readonly string[]> =
+      bandKeysWanted.size > 0 ? await this.#store.readBands([...bandKeysWanted]) : new Map();
     if (dryRun) {
       for (const band of bandKeysWanted) {
         const pretended = this.#pretend.bands.get(band);
         if (pretended === undefined) continue;
         const ids = bands.get(band);
-        if (ids === undefined) bands.set(band, [...pretended]);
-        else ids.push(...pretended);
+        bands.set(band, ids === undefined ? pretended : [...ids, ...pretended]);
       }
     }
     const storyIds = new Set<string>(filings.values());
@@ -759,8 +758,7 @@ export class StoryResolver implements StoryIndex {
             for (const band of print.bands) {
               if (!bandKeysShared.has(band)) continue;
               const ids = bands.get(band);
-              if (ids === undefined) bands.set(band, [storyId]);
-              else ids.push(storyId);
+              bands.set(band, ids === undefined ? [storyId] : [...ids, storyId]);
             }
           }
         }

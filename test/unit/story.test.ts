@@ -243,6 +243,30 @@ describe('story ids', () => {
 const GOLDEN_KO_BANDS = ['0u6UEQ0', '18C36h2', '2KJQUw0', '3Y9VOh3'];
 
 describe('StoryResolver', () => {
+  it('leaves the band lists a store read returns as they were (frozen), while a started story joins their bands', async () => {
+    class FrozenReads extends MemoryStoryStore {
+      override async readBands(bandKeys: readonly string[]) {
+        const found = await super.readBands(bandKeys);
+        for (const ids of found.values()) Object.freeze(ids);
+        return found;
+      }
+    }
+    const store = new FrozenReads({ now: () => T0 });
+    const resolver = new StoryResolver(store);
+    const january = article('Korea exports hit record high in January on chip demand', '');
+    await resolver.assign([january], { now: T0 });
+    // Same words, another month: a new story under bands January's story is filed under, and a
+    // copy in the same call, so the new story joins those bands' lists within the call.
+    const july = article('Korea exports hit record high in July on chip demand', '');
+    const copy = article('Korea exports hit record high in July on chip demand', '', 'Other');
+    const result = await resolver.assign([july, copy], { now: T0 + 60_000 });
+    expect(result.get(july.key)?.storyId).toBe(storyIdOf(july.key));
+    expect(result.get(copy.key)?.storyId).toBe(storyIdOf(july.key));
+    expect(fingerprint(july.title, '').bands.some((band) => fingerprint(january.title, '').bands.includes(band))).toBe(
+      true,
+    );
+  });
+
   it('files copies within one call under the earlier article, with one read of each kind and one write', async () => {
     const { store, resolver } = setup();
     const lead = article(KO.title, KO.summary, '연합뉴스');
