@@ -5,6 +5,10 @@
  * abandon time its own configuration accepts, alarms, dashboard widgets and outputs; and the
  * context keys' validation. Assertions name behaviour, never logical ids.
  */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { App, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -260,6 +264,57 @@ describe('the publisher environment at synth', () => {
     );
     expect(() => sharded.validateEnvironment()).toThrow(StackConfigError);
     expect(() => sharded.validateEnvironment()).toThrow(/LEDGER_RETENTION_DAYS/);
+  });
+});
+
+describe('cdk synth -c publishMode=sharded through bin/app.ts (cdk-nag packs on)', () => {
+  const runApp = (context: Record<string, unknown>, read: (outdir: string) => unknown = () => undefined) => {
+    const outdir = mkdtempSync(join(tmpdir(), 'news-alerts-app-'));
+    try {
+      const result = spawnSync(join('node_modules', '.bin', 'tsx'), ['bin/app.ts'], {
+        cwd: new URL('../../', import.meta.url),
+        encoding: 'utf8',
+        // What the CDK CLI hands the app: cdk.json's context merged with -c values (as strings).
+        env: {
+          ...process.env,
+          CDK_OUTDIR: outdir,
+          CDK_CONTEXT_JSON: JSON.stringify({ ...shippedContext(), ...context, 'aws:cdk:bundling-stacks': [] }),
+        },
+      });
+      return { result, read: result.status === 0 ? read(outdir) : undefined };
+    } finally {
+      rmSync(outdir, { recursive: true, force: true });
+    }
+  };
+
+  it('synthesizes the queue, its dead-letter queue, the event source mapping with ReportBatchItemFailures and the alarms', () => {
+    const { result, read } = runApp({ publishMode: 'sharded', publisherConcurrency: '8' }, (outdir) =>
+      JSON.parse(readFileSync(join(outdir, 'NewsAlerts.template.json'), 'utf8')),
+    );
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+    const resources = Object.values((read as { Resources: Record<string, Resource> }).Resources);
+    const of = (type: string) => resources.filter((resource) => resource.Type === type);
+    expect(of('AWS::SQS::Queue').filter((queue) => queue.Properties.RedrivePolicy !== undefined)).toHaveLength(1);
+    expect(of('AWS::Lambda::EventSourceMapping')).toEqual([
+      expect.objectContaining({
+        Properties: expect.objectContaining({
+          FunctionResponseTypes: ['ReportBatchItemFailures'],
+          ScalingConfig: { MaximumConcurrency: 8 },
+        }),
+      }),
+    ]);
+    const alarmNames = of('AWS::CloudWatch::Alarm').map((alarm) => alarm.Properties.AlarmName);
+    expect(alarmNames).toEqual(expect.arrayContaining(['news-alerts-work-dlq', 'news-alerts-work-queue-age']));
+  });
+
+  it('fails with one clear line naming publishMode when it is neither single nor sharded', () => {
+    const { result } = runApp({ publishMode: 'auto' });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toMatch(
+      /^news-alerts: invalid news-alerts configuration .*publishMode: must be "single" or "sharded"/m,
+    );
+    expect(result.stderr).not.toMatch(/\n\s+at /);
   });
 });
 
