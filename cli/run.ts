@@ -457,7 +457,7 @@ function dispatchOf(value: unknown): DispatchState | undefined {
 /**
  * A run of the history with what sharded publishing adds: the notifications it queued and what
  * the publishers made of them. A run that ended with its work items in flight is shown with the
- * outcome a later run in the list settled them with (a dispatch's id is its run's id).
+ * outcome a later run in the list settled them with (matched by the dispatch's id).
  */
 function runListRows(runs: readonly RunRecord[]) {
   const settled = new Map<string, { dispatch: DispatchState; by: string }>();
