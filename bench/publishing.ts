@@ -80,6 +80,8 @@ export interface PublishingRun {
   readonly publishBatchCalls: number;
   /** Mean latency the proxy injected per PublishBatch (ms). */
   readonly injectedMeanMs: number;
+  /** CPU time of this process (the run, the publishers, the proxy, the SDK clients) during the run (ms). */
+  readonly nodeCpuMs: number;
   /** moto's CPU time during the run (ms); undefined when it could not be read. */
   readonly motoCpuMs: number | undefined;
   /** Sharded: work items queued, and publisher invocations. */
@@ -87,6 +89,8 @@ export interface PublishingRun {
   readonly invocations?: number;
   /** Sharded: the publishers' warnings and errors by message (with the error's name), counted. */
   readonly publisherProblems?: Readonly<Record<string, number>>;
+  /** DynamoDB requests of the mode by command: count and summed latency (ms). */
+  readonly dynamoRequests?: Readonly<Record<string, { readonly count: number; readonly ms: number }>>;
   /** Sharded: items that ended in the dead-letter queue. */
   readonly deadLettered?: number;
   /** Why the figure is not valid (lost or doubled notifications), if it is not. */
@@ -229,7 +233,7 @@ async function feed(pipeline: DeliveryPipeline, matches: readonly AudienceMatch[
 }
 
 function runFigures(
-  base: Pick<PublishingRun, 'mode' | 'concurrency' | 'notifications' | 'wallMs' | 'motoCpuMs'>,
+  base: Pick<PublishingRun, 'mode' | 'concurrency' | 'notifications' | 'wallMs' | 'motoCpuMs' | 'nodeCpuMs'>,
   ledgerEntries: number,
   sns: { entries: number; calls: number; injectedMeanMs: number },
   extra: Partial<PublishingRun> = {},
@@ -273,20 +277,25 @@ async function runSingle(options: PublishingOptions, prefix: string): Promise<Pu
       counts,
       applyDeliveryPreferences: true,
     });
+    const dynamoRecorder = recordRequests(resources.dynamo, 'DynamoDB');
     const cpuBefore = motoCpuMs();
+    const nodeBefore = process.cpuUsage();
     const started = performance.now();
     await feed(pipeline, matches);
     const wallMs = performance.now() - started;
     const cpuAfter = motoCpuMs();
+    const nodeCpu = process.cpuUsage(nodeBefore);
     return runFigures(
       {
         mode: 'single',
         notifications: matches.length,
         wallMs,
         motoCpuMs: cpuBefore === undefined || cpuAfter === undefined ? undefined : cpuAfter - cpuBefore,
+        nodeCpuMs: (nodeCpu.user + nodeCpu.system) / 1000,
       },
       await countLedgerEntries(resources.dynamo, resources.tableName),
       snsFigures(recorder.requests, proxy.requests),
+      { dynamoRequests: byCommand(dynamoRecorder.requests.filter((r) => r.end <= started + wallMs)) },
     );
   } finally {
     recorder.uninstall();
@@ -437,7 +446,9 @@ async function runSharded(options: PublishingOptions, prefix: string, concurrenc
         dispatchId,
       },
     });
+    const dynamoRecorder = recordRequests(resources.dynamo, 'DynamoDB');
     const cpuBefore = motoCpuMs();
+    const nodeBefore = process.cpuUsage();
     const started = performance.now();
     await dispatches.open(lease, dispatchId, Date.now());
     await feed(pipeline, matches);
@@ -450,6 +461,7 @@ async function runSharded(options: PublishingOptions, prefix: string, concurrenc
     }
     const wallMs = performance.now() - started;
     const cpuAfter = motoCpuMs();
+    const nodeCpu = process.cpuUsage(nodeBefore);
     await dispatches.close(lease, dispatchId, 'completed', Date.now());
     await source.stop();
     stopped = true;
@@ -461,6 +473,7 @@ async function runSharded(options: PublishingOptions, prefix: string, concurrenc
         notifications: matches.length,
         wallMs,
         motoCpuMs: cpuBefore === undefined || cpuAfter === undefined ? undefined : cpuAfter - cpuBefore,
+        nodeCpuMs: (nodeCpu.user + nodeCpu.system) / 1000,
       },
       await countLedgerEntries(resources.dynamo, resources.tableName),
       snsFigures(requests, proxy.requests),
@@ -468,6 +481,7 @@ async function runSharded(options: PublishingOptions, prefix: string, concurrenc
         workItems: counts.workItemsQueued,
         invocations: source.stats().invocations,
         publisherProblems: problems,
+        dynamoRequests: byCommand(dynamoRecorder.requests.filter((r) => r.end <= started + wallMs)),
         deadLettered: await queuedMessages(sqs, queues.deadLetterQueueUrl),
       },
     );
@@ -479,6 +493,20 @@ async function runSharded(options: PublishingOptions, prefix: string, concurrenc
     resources.dynamo.destroy();
     await proxy.stop();
   }
+}
+
+function byCommand(
+  requests: readonly { command: string; start: number; end: number }[],
+): Record<string, { count: number; ms: number }> {
+  const out: Record<string, { count: number; ms: number }> = {};
+  for (const r of requests) {
+    const name = r.command.replace(/Command$/, '');
+    const entry = out[name] ?? { count: 0, ms: 0 };
+    entry.count += 1;
+    entry.ms += r.end - r.start;
+    out[name] = entry;
+  }
+  return out;
 }
 
 async function queuedMessages(sqs: SQSClient, queueUrl: string): Promise<number> {

@@ -985,6 +985,21 @@ const runLabel = (run: PublishingRun): string =>
     ? 'single (the run publishes)'
     : `sharded, ${run.concurrency} publisher${run.concurrency === 1 ? '' : 's'}`;
 
+function dynamoTotals(run: PublishingRun): { count: number; ms: number } {
+  return Object.values(run.dynamoRequests ?? {}).reduce(
+    (sum, r) => ({ count: sum.count + r.count, ms: sum.ms + r.ms }),
+    {
+      count: 0,
+      ms: 0,
+    },
+  );
+}
+
+function dynamoCell(run: PublishingRun): string {
+  const { count: requests, ms } = dynamoTotals(run);
+  return requests === 0 ? 'n/a' : `${count(requests)} (${formatMs(ms / requests)})`;
+}
+
 const motoShare = (run: PublishingRun): number =>
   run.motoCpuMs === undefined ? Number.NaN : run.motoCpuMs / run.wallMs;
 
@@ -1010,6 +1025,8 @@ export function publishingSection(results: PublishingResults, title: string): Se
     count(run.publishBatchCalls),
     formatMs(run.injectedMeanMs),
     `${count(run.ledgerEntries)} / ${count(run.snsEntries)}`,
+    dynamoCell(run),
+    formatShare(run.nodeCpuMs / run.wallMs),
     Number.isNaN(motoShare(run)) ? 'n/a' : formatShare(motoShare(run)),
   ]);
   const findings: string[] = [];
@@ -1031,6 +1048,12 @@ export function publishingSection(results: PublishingResults, title: string): Se
       : `moto stayed below ${formatShare(MOTO_BOUND_SHARE)} of one core in every mode (busiest: ${formatShare(Math.max(...results.runs.map(motoShare).filter((x) => !Number.isNaN(x)), 0))}), so the modes, not the emulator, set the pace; the machine's other load still slows both alike.`,
   );
   const { single: base, sharded } = publishingPair(results, SHARDED_TARGET.publishers);
+  if (base && sharded) {
+    const perNotification = (run: PublishingRun) => dynamoTotals(run).count / run.notifications;
+    findings.push(
+      `DynamoDB requests per notification: ${formatNumber(perNotification(base), 2)} in single mode (BatchGetItem of 100 keys, BatchWriteItem of 25) against ${formatNumber(perNotification(sharded), 2)} sharded at ${SHARDED_TARGET.publishers} publishers (per work item of at most 10 notifications: the ledger lookup, the ledger write, the completion transaction, the idempotency record's two writes, plus the run's queue counts), at a mean moto latency of ${formatMs(dynamoTotals(base).ms / Math.max(1, dynamoTotals(base).count))} vs ${formatMs(dynamoTotals(sharded).ms / Math.max(1, dynamoTotals(sharded).count))}. Each publisher waits for these one after another per item, so where moto answers slowly the publishers spend their time waiting on it, not on SNS.`,
+    );
+  }
   if (base && sharded && base.invalid === undefined && sharded.invalid === undefined) {
     findings.push(
       `At ${SHARDED_TARGET.publishers} publishers sharded publishing ran ${formatRatio(sharded.perSecond / base.perSecond)} the single run's rate (${formatNumber(sharded.perSecond)} vs ${formatNumber(base.perSecond)} notifications/s). The single run keeps at most SNS_CONCURRENCY = ${options.snsConcurrency} PublishBatch calls in flight and waits for each group's ledger lookup and rendering before publishing the next; each publisher invocation brings its own ${options.snsConcurrency}, so the in-flight calls (and the rate, until something else saturates) grow with the publishers.`,
@@ -1040,7 +1063,7 @@ export function publishingSection(results: PublishingResults, title: string): Se
     title,
     intro: [
       `${count(options.notifications)} notifications for ${count(options.audiences)} audiences (one SNS topic each in moto, no subscribers), ${formatNumber(options.notifications / options.audiences)} per audience: seeded articles (bench/synthetic.ts), each matched by ${formatNumber(options.notifications / options.audiences)} consecutive audiences, handed to the real DeliveryPipeline in groups of 100 matches as the alert run hands over a page. **single**: the pipeline publishes through SnsNotifier (PublishBatch, SNS_CONCURRENCY=${options.snsConcurrency}) and writes the ledger, as the run does. **sharded**: the same pipeline queues work items through SqsWorkQueue into an SQS queue in moto (redrive to a DLQ after 3 receives); sandbox/sqs-event-source.ts emulates Lambda's event source mapping (batch size ${options.publisherBatchSize}, maximum concurrency 1, 4 or 16, partial batch responses) and invokes functions/publisher/process.ts createWorkItemHandler (Powertools batch processing and idempotency, ledger check, PublishBatch, ledger write, completion count), one execution environment per concurrent invocation with its own SNS client and SNS_CONCURRENCY=${options.snsConcurrency}, as on Lambda. LEDGER_FLUSH_DELAY_MS=${options.ledgerFlushDelayMs}.`,
-      `SNS is made slow: every SNS client talks to bench/latency-proxy.ts, a loopback HTTP proxy that reads each request's action (the query protocol's \`Action\` form parameter, a JSON \`X-Amz-Target\` header or a Smithy RPC v2 CBOR path), holds PublishBatch for at least ${formatNumber(options.publishLatencyMs)} ms (measured per request; the mean is in the table) before forwarding it, and streams everything else to moto at once. DynamoDB and SQS talk to moto directly. The clock runs from the first match handed to the pipeline to the last notification in the ledger (single: the pipeline's flush; sharded: the sealed dispatch counting every item done), so ledger lookup, rendering and queueing are inside it. Each mode starts on a wiped moto with fresh resources; a figure counts only when the ledger holds exactly one entry per notification and SNS was sent exactly that many entries (ledger / SNS column). moto's CPU is its process's user + system time during the mode, from /proc.`,
+      `SNS is made slow: every SNS client talks to bench/latency-proxy.ts, a loopback HTTP proxy that reads each request's action (the query protocol's \`Action\` form parameter, a JSON \`X-Amz-Target\` header or a Smithy RPC v2 CBOR path), holds PublishBatch for at least ${formatNumber(options.publishLatencyMs)} ms (measured per request; the mean is in the table) before forwarding it, and streams everything else to moto at once. DynamoDB and SQS talk to moto directly. The clock runs from the first match handed to the pipeline to the last notification in the ledger (single: the pipeline's flush; sharded: the sealed dispatch counting every item done), so ledger lookup, rendering and queueing are inside it. Each mode starts on a wiped moto with fresh resources; a figure counts only when the ledger holds exactly one entry per notification and SNS was sent exactly that many entries (ledger / SNS column). moto's CPU is its process's user + system time during the mode, from /proc; the bench process's CPU (the run, every publisher, the proxy and the SDK clients share it) from process.cpuUsage. One departure from the stack: the dispatch items and the run lease live in a second table with the state table's key schema, because moto deep-copies every table a TransactWriteItems names on every call (a completion would copy the whole ledger: quadratic, gigabytes of memory at 50,000 entries), a cost DynamoDB does not have.`,
     ],
     tables: [
       {
@@ -1053,6 +1076,8 @@ export function publishingSection(results: PublishingResults, title: string): Se
           'PublishBatch calls',
           'injected (mean)',
           'ledger / SNS entries',
+          'DynamoDB requests (mean latency)',
+          'bench process CPU / wall',
           'moto CPU / wall',
         ],
         rows,

@@ -28,6 +28,7 @@ const run = (overrides: Partial<PublishingRun> & Pick<PublishingRun, 'mode' | 'p
   publishBatchCalls: 6_000,
   injectedMeanMs: 41,
   motoCpuMs: 10_000,
+  nodeCpuMs: 10_000,
   ...overrides,
 });
 
