@@ -9,15 +9,7 @@ import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { metricNames } from '#alert-run/metrics';
-
-/**
- * Run metrics of sharded mode the dashboard graphs (functions/alert-run/metrics.ts emits them from
- * the run summary's `notificationsQueued` and `workItemsQueued`).
- */
-export const shardedMetricNames = {
-  notificationsQueued: 'NotificationsQueued',
-  workItemsQueued: 'WorkItemsQueued',
-} as const;
+import { publisherMetricNames } from '../../functions/publisher/process.ts';
 
 import { powertools } from './news-alerts-function.ts';
 
@@ -417,12 +409,17 @@ export class Monitoring extends Construct {
     dashboard.addWidgets(
       new cloudwatch.GraphWidget({
         title: 'Sharded publishing: queued vs published',
+        // The run counts what it queued; the publishers count what they published, parked and finished.
         left: [
-          sum(shardedMetricNames.notificationsQueued),
-          sum(metricNames.notificationsPublished),
-          sum(metricNames.notificationsParked),
+          sum(metricNames.notificationsQueued),
+          sum(publisherMetricNames.notificationsPublished),
+          sum(publisherMetricNames.notificationsParked),
         ],
-        right: [sum(shardedMetricNames.workItemsQueued)],
+        right: [
+          sum(metricNames.workItemsQueued),
+          sum(publisherMetricNames.workItemsDone),
+          sum(publisherMetricNames.workItemsFailed),
+        ],
         width: 8,
       }),
       new cloudwatch.GraphWidget({

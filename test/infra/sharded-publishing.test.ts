@@ -234,6 +234,8 @@ describe('monitoring in sharded mode', () => {
       'Work queue (items)',
       'ApproximateAgeOfOldestMessage',
       'Publisher function',
+      'WorkItemsDone',
+      'WorkItemsFailed',
     ]) {
       expect(body, text).toContain(text);
     }
