@@ -8,6 +8,9 @@
  *
  * The API key of a real provider comes from `NEWS_API_KEY` in its environment (never argv); without
  * it the secret is created empty, as the stack creates it, for `news-alerts --local api-key set`.
+ * With `--publish-mode sharded` it also hosts the publisher function behind the emulated SQS event
+ * source (sandbox/local-stack.ts), so `run --local` queues work items and this process sends them;
+ * SIGTERM lets the publisher's batches in flight finish before moto stops.
  *
  * Usage: node --import tsx cli/sandbox-daemon.ts <descriptor path> <start options JSON>
  *        node dist/sandbox-daemon.js <descriptor path> <start options JSON>   (the bundle)
@@ -62,6 +65,8 @@ async function main(): Promise<void> {
         : { url: start.provider.url, apiKey: process.env.NEWS_API_KEY?.trim() || undefined },
     environment,
     log: silentLog,
+    // Sharded: the publisher runs in this process for as long as the sandbox is up.
+    publishMode: start.publishMode,
   });
   const descriptor = describeLocalStack(stack, {
     endpoint: moto.endpoint,

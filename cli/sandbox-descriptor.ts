@@ -296,6 +296,8 @@ export const SandboxStartSchema = z.strictObject({
     .max(31 * 24 * 60),
   /** `NEWS_API_PAGE_SIZE` (simulator or provider). */
   pageSize: z.number().int().min(1).max(1000).optional(),
+  /** `sharded`: work queues in moto and the publisher function in the sandbox process (default single). */
+  publishMode: z.enum(['single', 'sharded']).optional(),
   /** A real provider instead of the simulator; its API key comes from `NEWS_API_KEY` or `api-key set`. */
   provider: z
     .strictObject({

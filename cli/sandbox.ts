@@ -287,6 +287,7 @@ interface UpOptions {
   providerTimeZone?: string;
   pageSize?: number;
   initialLookback?: number;
+  publishMode?: 'single' | 'sharded';
 }
 
 /** Which option sets which variable, to name the option in a validation message. */
@@ -361,6 +362,7 @@ export function startOptionsOf(options: UpOptions): SandboxStart {
     seed: options.seed ?? defaultSeed,
     initialLookbackMinutes: options.initialLookback ?? defaultSandboxLookbackMinutes(withProvider),
     ...(options.pageSize !== undefined ? { pageSize: options.pageSize } : {}),
+    ...(options.publishMode === 'sharded' ? { publishMode: options.publishMode } : {}),
     ...(withProvider
       ? {
           provider: {
@@ -515,6 +517,14 @@ export function registerSandbox(program: Command): void {
       'the provider’s IANA time zone for date-only ranges and zone-less timestamps (with --provider-url)',
     )
     .option('--page-size <n>', 'articles per provider page (NEWS_API_PAGE_SIZE)', integerOption(1, 1000))
+    .addOption(
+      new Option(
+        '--publish-mode <mode>',
+        'sharded: runs queue work items for the publisher function, which the sandbox runs (cdk.json publishMode)',
+      )
+        .choices(['single', 'sharded'])
+        .default('single'),
+    )
     .addOption(
       new Option(
         '--initial-lookback <minutes>',
