@@ -57,8 +57,8 @@ export const STORY_WINDOW_MS = 48 * 60 * 60 * 1000;
  * The id of the story an article starts: a 64-bit hash of its key as 16 hex digits, so the same
  * lead always makes the same story (a collision between two leads is a 1-in-10^19 event per pair;
  * at 10^6 stories a window, about 1 in 10^7). Not a cryptographic hash: article keys come from the
- * provider, not from anyone who could profit from two of them colliding, and SHA-256 was a tenth
- * of the resolver's cost per new story.
+ * provider, not from anyone who could profit from two of them colliding, and SHA-256 cost two to
+ * three times as much per new story (about 0.5 µs against 0.2).
  */
 export function storyIdOf(leadArticleKey: string): string {
   // Two murmur3-style lanes with different seeds, each finalized with the other's state mixed
@@ -378,7 +378,7 @@ const termUnits = new Uint32Array(MAX_TERMS);
  * Distinct unit hashes, at most {@link MAX_TERMS}, each spelled as six URL-safe characters (36
  * bits, so distinct units stay distinct): deterministic like the signature. Duplicates are found
  * on the numbers, and `String.fromCharCode` spells them, because `toString(36)` per unit was a
- * third of the fingerprint's cost.
+ * fifth of the fingerprint's cost.
  */
 function termsOf(units: readonly number[]): string[] {
   let count = 0;

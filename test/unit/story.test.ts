@@ -185,7 +185,7 @@ describe('fingerprints', () => {
   });
 
   it('spell terms as six URL-safe characters, the same in every process (golden terms)', () => {
-    // Changed on purpose from base 36 (toString(36) per unit was a third of the fingerprint's
+    // Changed on purpose from base 36 (toString(36) per unit was a fifth of the fingerprint's
     // cost); nothing was stored in production yet. A change means stored stories' terms stop agreeing.
     expect(storyTerms('samsung chip exports')).toEqual(['BQvRT1', 'toS-U0', '7BHpc2']);
     expect(storyTerms('반도체 수출')).toEqual(['om90t3', '0KiCp2', 'TD8ok1', 'z1-8s2', 'OF45V0']);
@@ -217,7 +217,7 @@ describe('fingerprints', () => {
 
 describe('story ids', () => {
   it('are 16 hex digits of a 64-bit hash of the lead key, the same in every process (golden ids)', () => {
-    // Changed on purpose from the first 16 hex digits of SHA-256 (a tenth of the resolver's cost
+    // Changed on purpose from the first 16 hex digits of SHA-256 (two to three times the cost
     // per new story); nothing was stored in production yet. A change means a re-read lead starts
     // a second story.
     expect(storyIdOf('id:1')).toBe('2426b7b5ad4bdf6c');
