@@ -165,7 +165,7 @@ const plans: Record<'full' | 'quick', Plan> = {
     cliStartup: { repetitions: 7 },
     endToEnd: { articles: 2_000, audiences: 40, rulesPerAudience: 3 },
     memory: { articles: 10_000, audiences: 10, rulesPerAudience: 5 },
-    publishing: { notifications: 5_000, audiences: 200, publisherConcurrencies: [1, 4, 16] },
+    publishing: { notifications: 1_000, audiences: 40, publisherConcurrencies: [1, 4, 16] },
     providerDay: {
       articlesPerDay: 10_000,
       schedules: [{ schedule: SCHEDULES.every5, sweepMinutes: [360] }],

@@ -1055,8 +1055,9 @@ export function publishingSection(results: PublishingResults, title: string): Se
     );
   }
   if (base && sharded && base.invalid === undefined && sharded.invalid === undefined) {
+    const ratio = sharded.perSecond / base.perSecond;
     findings.push(
-      `At ${SHARDED_TARGET.publishers} publishers sharded publishing ran ${formatRatio(sharded.perSecond / base.perSecond)} the single run's rate (${formatNumber(sharded.perSecond)} vs ${formatNumber(base.perSecond)} notifications/s). The single run keeps at most SNS_CONCURRENCY = ${options.snsConcurrency} PublishBatch calls in flight and waits for each group's ledger lookup and rendering before publishing the next; each publisher invocation brings its own ${options.snsConcurrency}, so the in-flight calls (and the rate, until something else saturates) grow with the publishers.`,
+      `At ${SHARDED_TARGET.publishers} publishers sharded publishing ran ${formatRatio(ratio)} the single run's rate (${formatNumber(sharded.perSecond)} vs ${formatNumber(base.perSecond)} notifications/s)${ratio < 1 ? ': slower, for the reason above' : ''}. The single run keeps at most SNS_CONCURRENCY = ${options.snsConcurrency} PublishBatch calls in flight and waits for each group's ledger lookup and rendering before publishing the next; each publisher invocation brings its own ${options.snsConcurrency}, so the PublishBatch calls in flight can grow with the publishers; the rate follows only while the rest of each item's requests answer quickly.`,
     );
   }
   return {
@@ -1107,7 +1108,9 @@ export function publishingTargets(results: PublishingResults): TargetCheck[] {
   }
   const ratio = sharded.perSecond / single.perSecond;
   const met = ratio >= SHARDED_TARGET.ratio;
-  const motoBound = motoShare(sharded) >= MOTO_BOUND_SHARE;
+  const requests = (run: PublishingRun) => dynamoTotals(run);
+  const perNotification = (run: PublishingRun) => formatNumber(requests(run).count / run.notifications, 2);
+  const meanMs = (run: PublishingRun) => formatMs(requests(run).ms / Math.max(1, requests(run).count));
   return [
     {
       target,
@@ -1116,9 +1119,7 @@ export function publishingTargets(results: PublishingResults): TargetCheck[] {
       ...(met
         ? {}
         : {
-            note: motoBound
-              ? `why: moto was busy ${formatShare(motoShare(sharded))} of the sharded run on its one Python thread: the emulator, not the publishers, set the pace (more publishers add more DynamoDB and SQS requests to the same thread).`
-              : `why: moto was busy ${formatShare(motoShare(sharded))} of the sharded run, below saturation: the publishers themselves did not scale that far on this machine (its two cores are shared with moto and the run; see the section).`,
+            note: `why: the sharded run sent ${perNotification(sharded)} DynamoDB requests per notification (single: ${perNotification(single)}) and moto answered them in ${meanMs(sharded)} on average (single: ${meanMs(single)}), busy ${formatShare(motoShare(sharded))} of the run on its one Python thread${motoShare(sharded) >= MOTO_BOUND_SHARE ? ' (saturated)' : ''}: the publishers waited on the emulator's DynamoDB, not on SNS's injected latency, so more publishers only queued more requests at moto. Not a measurement of DynamoDB, which serves each request in a few ms at any concurrency.`,
           }),
     },
   ];
