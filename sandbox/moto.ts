@@ -1,7 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ensurePythonEnv, venvBin } from './python-env.mjs';
+import { ensurePythonEnv, projectRoot, venvBin } from './python-env.mjs';
 
 /** A running moto server (the local AWS emulator) bound to loopback. */
 export interface MotoServer {
@@ -61,6 +62,9 @@ async function waitUntilReady(endpoint: string, child: ChildProcess, output: () 
   throw new Error(`moto server did not answer on ${endpoint} within 30 s:\n${output()}`);
 }
 
+/** moto server with two fixes to its DynamoDB backend (see the file). */
+const motoServerScript = join(projectRoot, 'sandbox', 'moto-server.py');
+
 /** Installs (first time only) and starts moto server on 127.0.0.1. */
 export async function startMoto(options: StartMotoOptions = {}): Promise<MotoServer> {
   ensurePythonEnv();
@@ -68,7 +72,9 @@ export async function startMoto(options: StartMotoOptions = {}): Promise<MotoSer
   const endpoint = `http://127.0.0.1:${port}`;
   const env: NodeJS.ProcessEnv = { ...process.env, PYTHONUNBUFFERED: '1' };
   if (options.caBundlePath) env.REQUESTS_CA_BUNDLE = options.caBundlePath;
-  const child = spawn(venvBin('moto_server'), ['-H', '127.0.0.1', '-p', String(port)], {
+  // moto server with its DynamoDB requests serialized (moto-server.py says why): concurrent
+  // publishers would otherwise lose counts that DynamoDB itself never loses.
+  const child = spawn(venvBin('python'), [motoServerScript, '-H', '127.0.0.1', '-p', String(port)], {
     env,
     stdio: ['ignore', 'ignore', 'pipe'],
   });

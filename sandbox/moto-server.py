@@ -1,0 +1,87 @@
+"""moto server with two fixes to its DynamoDB backend (moto 5.2.5, pinned in requirements.txt), for the
+sandbox, the tests and the bench; sandbox/moto.ts starts moto through this file.
+
+1. One DynamoDB request at a time. moto serves requests on threads without locking the backend:
+   two concurrent UpdateItem ADDs to one item can lose one, and a transaction cancelled while
+   another request writes restores a stale copy of the whole table. DynamoDB serializes writes
+   to an item; a lock around each DynamoDB request gives the same results.
+2. A cancelled TransactWriteItems puts back only the items it touched. moto deep-copies every
+   table a transaction names before it starts (to restore it on cancellation): 1.4 s per
+   transaction on a 5,000-item table, 5.3 s on 20,000, so a state table holding a day's ledger
+   made every transaction seconds long.
+
+Both matter since sharded publishing: publishers complete work items concurrently, each with a
+transaction that ADDs to one dispatch head. The patches touch moto internals, so they check the
+shapes they rely on and fail loudly on another moto version instead of silently doing nothing.
+"""
+import copy
+import sys
+import threading
+
+import moto.dynamodb.models as models
+from moto.dynamodb.models.table import Table
+from moto.dynamodb.responses import DynamoHandler
+from moto.server import main
+
+if not hasattr(DynamoHandler, "call_action") or not hasattr(models.DynamoDBBackend, "transact_write_items"):
+    raise SystemExit("sandbox/moto-server.py: this moto version lacks what the patches rely on; see requirements.txt")
+
+_lock = threading.RLock()
+_call_action = DynamoHandler.call_action
+
+
+def _serialized_call_action(self, *args, **kwargs):
+    with _lock:
+        return _call_action(self, *args, **kwargs)
+
+
+DynamoHandler.call_action = _serialized_call_action
+
+
+class _NoTableCopy:
+    """`copy` as moto's DynamoDB models see it: tables are not deep-copied (see 2.)."""
+
+    @staticmethod
+    def deepcopy(value, memo=None):
+        return value if isinstance(value, Table) else copy.deepcopy(value, memo)
+
+    def __getattr__(self, name):
+        return getattr(copy, name)
+
+
+models.copy = _NoTableCopy()
+_transact_write_items = models.DynamoDBBackend.transact_write_items
+
+
+def _transact_write_items_restoring_touched(self, transact_items):
+    saved = []
+    for entry in transact_items:
+        _, op = next(iter(entry.items()))
+        name = op.get("TableName")
+        if name not in self.tables:
+            continue
+        table = self.tables[name]
+        if "Key" in op:
+            key = op["Key"]
+        else:
+            key = {table.hash_key_attr: op["Item"][table.hash_key_attr]}
+            if table.range_key_attr is not None:
+                key[table.range_key_attr] = op["Item"][table.range_key_attr]
+        current = self.get_item(name, key)
+        saved.append((name, key, None if current is None else copy.deepcopy(current.to_json()["Attributes"])))
+    try:
+        return _transact_write_items(self, transact_items)
+    except Exception:
+        for name, key, attributes in reversed(saved):
+            if attributes is None:
+                if self.get_item(name, key) is not None:
+                    self.delete_item(name, key)
+            else:
+                self.put_item(name, attributes, overwrite=True)
+        raise
+
+
+models.DynamoDBBackend.transact_write_items = _transact_write_items_restoring_touched
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,203 @@
+/**
+ * DESIGN section 3 in `publishMode: sharded` (issue 14), against moto and the simulator: the real
+ * alert run queues work items on SQS, the real publisher (Powertools batch and idempotency behind
+ * the emulated SQS event source) publishes them. Each fault below must end with every matched
+ * alert delivered exactly once: SQS delivering items twice, a publisher failing after SNS
+ * accepted part of an item, a poison item on the queue, a run that dies while its items are in
+ * flight (the watermark must not move until they are done).
+ */
+import { GetQueueAttributesCommand, SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { type DispatchStore, dispatchComplete } from '#core/ports';
+import { localPublisherConcurrency } from '#sandbox/local-stack';
+import { firstWindowStart, startTestStack, type TestStack } from '#test/run-harness';
+
+const exact = { missing: [], unexpected: [], duplicates: [] };
+
+/** A transaction that writes a work item's completion record (`sk` `item#…`, plain or marshalled). */
+function completesAnItem(input: unknown): boolean {
+  const items = (input as { TransactItems?: { Put?: { Item?: Record<string, unknown> } }[] }).TransactItems ?? [];
+  return items.some((item) => {
+    const sk = item.Put?.Item?.sk;
+    const value = typeof sk === 'object' && sk !== null && 'S' in sk ? (sk as { S: unknown }).S : sk;
+    return typeof value === 'string' && value.startsWith('item#');
+  });
+}
+
+/** A latch the test opens: middleware waits on it. */
+function latch() {
+  let open: () => void = () => undefined;
+  const opened = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { opened, open };
+}
+
+describe('sharded publishing keeps every guarantee (moto, simulator, in-process publisher)', () => {
+  let stack: TestStack | undefined;
+  afterEach(async () => {
+    await stack?.stop();
+    stack = undefined;
+  });
+
+  const sharded = () => startTestStack({ publishMode: 'sharded' });
+
+  it('publishes what a run queued exactly once, and moves the watermark once the items are done', async () => {
+    stack = await sharded();
+    const summary = await stack.run();
+    expect(summary.status).toBe('completed');
+    expect(summary.notificationsQueued).toBeGreaterThan(0);
+    expect(summary.dispatch).toMatchObject({ state: 'completed' });
+    expect(summary.dispatch?.published).toBe(summary.notificationsQueued);
+    expect((await stack.dependencies.state.readWatermark())?.at).toBe(summary.watermarkAfter);
+    expect(await stack.verifyExactlyOnce(firstWindowStart(stack))).toEqual(exact);
+  });
+
+  it('sends nothing twice when SQS delivers every work item twice', async () => {
+    stack = await sharded();
+    const { sqs } = stack.clients;
+    let copies = 0;
+    const resent = new WeakSet<object>();
+    // SQS is at-least-once: every batch the run sends arrives a second time.
+    sqs.middlewareStack.add(
+      (next, context) => async (args) => {
+        const result = await next(args);
+        if (context.commandName === 'SendMessageBatchCommand' && !resent.has(args.input as object)) {
+          const input = { ...(args.input as SendMessageBatchCommand['input']) };
+          resent.add(input);
+          copies += input.Entries?.length ?? 0;
+          await sqs.send(new SendMessageBatchCommand(input));
+        }
+        return result;
+      },
+      { step: 'initialize', name: 'duplicateDelivery' },
+    );
+    const summary = await stack.run();
+    expect(copies).toBeGreaterThan(0);
+    expect(summary.status).toBe('completed');
+    expect(summary.dispatch?.state).toBe('completed');
+    expect(await stack.verifyExactlyOnce(firstWindowStart(stack))).toEqual(exact);
+  });
+
+  it('a publisher that fails after SNS accepted an item is retried, and the retry sends nothing twice', async () => {
+    stack = await sharded();
+    const { documents } = stack.clients;
+    let failed = 0;
+    // The first completion of each of the first two items fails (the publisher dies after
+    // publishing and writing the ledger): SQS hands the item over again.
+    documents.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName?.startsWith('TransactWrite') && failed < 2 && completesAnItem(args.input)) {
+          failed += 1;
+          throw Object.assign(new Error('publisher crashed before it marked the item done'), { name: 'Crash' });
+        }
+        return await next(args);
+      },
+      { step: 'initialize', name: 'crashBeforeCompletion' },
+    );
+    const summary = await stack.run();
+    expect(failed).toBe(2);
+    expect(summary.dispatch?.state).toBe('completed');
+    expect(summary.dispatch?.alreadyDelivered).toBeGreaterThan(0);
+    expect(stack.publishing?.stats().failed).toBeGreaterThanOrEqual(2);
+    expect(await stack.verifyExactlyOnce(firstWindowStart(stack))).toEqual(exact);
+  });
+
+  it('a poison item goes to the dead-letter queue and stops nothing else', async () => {
+    stack = await sharded();
+    const publishing = stack.publishing;
+    if (!publishing) throw new Error('sharded stack without its queues');
+    await stack.clients.sqs.send(
+      new SendMessageCommand({ QueueUrl: publishing.queueUrl, MessageBody: '{"v":9,"not":"a work item"}' }),
+    );
+    const summary = await stack.run();
+    expect(summary.status).toBe('completed');
+    expect(await stack.verifyExactlyOnce(firstWindowStart(stack))).toEqual(exact);
+    await vi.waitFor(
+      async () => {
+        const { Attributes } = await stack!.clients.sqs.send(
+          new GetQueueAttributesCommand({
+            QueueUrl: publishing.deadLetterQueueUrl,
+            AttributeNames: ['ApproximateNumberOfMessages'],
+          }),
+        );
+        expect(Number(Attributes?.ApproximateNumberOfMessages)).toBe(1);
+      },
+      { timeout: 30_000, interval: 200 },
+    );
+  });
+
+  it('a run that dies while its items are in flight leaves the watermark; the next run moves it once they are done', async () => {
+    stack = await sharded();
+    const { sqs } = stack.clients;
+    const workQueueUrl = stack.publishing?.queueUrl;
+    const publishers = latch();
+    let parked = 0;
+    // The publishers do not get the items until the test lets them (the audit queues still answer).
+    sqs.middlewareStack.add(
+      (next, context) => async (args) => {
+        const queueUrl = (args.input as { QueueUrl?: string }).QueueUrl;
+        if (context.commandName === 'ReceiveMessageCommand' && queueUrl === workQueueUrl) {
+          parked += 1;
+          await publishers.opened;
+        }
+        return await next(args);
+      },
+      { step: 'initialize', name: 'holdPublishers' },
+    );
+    try {
+      await diesWhileInFlight(stack, publishers, () => parked);
+    } finally {
+      publishers.open();
+    }
+  });
+});
+
+/** The body of the last test: `publishers` holds the event source's polls until it opens. */
+async function diesWhileInFlight(
+  stack: TestStack,
+  publishers: ReturnType<typeof latch>,
+  parked: () => number,
+): Promise<void> {
+  // Every poller parked at the latch: no receive that started before it can take an item.
+  await vi.waitFor(() => expect(parked()).toBe(localPublisherConcurrency), { timeout: 30_000, interval: 50 });
+  const dispatches = stack.dependencies.sharded?.dispatches;
+  if (!dispatches) throw new Error('sharded stack without a dispatch store');
+  // The run is killed (its time limit) while it waits for its sealed dispatch.
+  const dying: DispatchStore = new Proxy(dispatches, {
+    get(target, property, receiver) {
+      if (property === 'read') {
+        return async (id: string) => {
+          const head = await target.read(id);
+          if (head?.expected !== undefined && !dispatchComplete(head)) throw new Error('Task timed out');
+          return head;
+        };
+      }
+      const value = Reflect.get(target, property, receiver);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  const queue = stack.dependencies.sharded?.queue;
+  if (!queue) throw new Error('sharded stack without a work queue');
+  await expect(stack.run({ dependencies: { sharded: { queue, dispatches: dying } } })).rejects.toThrow(
+    'Task timed out',
+  );
+  expect(await stack.dependencies.state.readWatermark()).toBeUndefined();
+  expect(await stack.deliveredSoFar()).toEqual([]);
+  const open = await dispatches.readOpen();
+  expect(open?.expected).toBeGreaterThan(0);
+
+  publishers.open();
+  await vi.waitFor(
+    async () => {
+      const head = await dispatches.read(open?.dispatchId ?? '');
+      expect(head && dispatchComplete(head)).toBe(true);
+    },
+    { timeout: 60_000, interval: 100 },
+  );
+  stack.setTime(stack.time() + 5 * 60_000);
+  const next = await stack.run();
+  expect(next.settled).toMatchObject({ dispatchId: open?.dispatchId, state: 'completed' });
+  expect(next.watermarkBefore).toBe(open?.advanceTo);
+  expect(await stack.verifyExactlyOnce(firstWindowStart(stack))).toEqual(exact);
+}
