@@ -46,7 +46,11 @@ export interface LocalEventSourceOptions {
   readonly visibilityTimeoutSeconds: number;
   /** The emulated function's timeout, for `context.getRemainingTimeInMillis()` (default 60 s). */
   readonly functionTimeoutSeconds?: number;
-  /** Long-poll wait of each ReceiveMessage (default 1 s: `stop()` waits at most this for idle pollers). */
+  /**
+   * Long-poll wait of each ReceiveMessage. Default 0 (short polls, with a backoff from 10 to
+   * 200 ms while the queue is empty): moto's long poll never returns when the process runs under
+   * libfaketime, as CI runs the tests with the clock moved ahead.
+   */
   readonly waitTimeSeconds?: number;
   readonly log?: Log;
 }
@@ -127,6 +131,7 @@ export function startLocalEventSource(options: LocalEventSourceOptions): LocalEv
 
   async function poll(): Promise<void> {
     let backoffMs = 50;
+    let idleMs = 10;
     while (!stopped) {
       let messages: Message[];
       try {
@@ -135,7 +140,7 @@ export function startLocalEventSource(options: LocalEventSourceOptions): LocalEv
             QueueUrl: options.queueUrl,
             MaxNumberOfMessages: options.batchSize,
             VisibilityTimeout: options.visibilityTimeoutSeconds,
-            WaitTimeSeconds: options.waitTimeSeconds ?? 1,
+            WaitTimeSeconds: options.waitTimeSeconds ?? 0,
             MessageSystemAttributeNames: [
               'ApproximateReceiveCount',
               'SentTimestamp',
@@ -152,7 +157,14 @@ export function startLocalEventSource(options: LocalEventSourceOptions): LocalEv
         backoffMs = Math.min(backoffMs * 2, 2000);
         continue;
       }
-      if (messages.length === 0) continue;
+      if (messages.length === 0) {
+        if ((options.waitTimeSeconds ?? 0) === 0) {
+          await delay(idleMs);
+          idleMs = Math.min(idleMs * 2, 200);
+        }
+        continue;
+      }
+      idleMs = 10;
       if (stopped) {
         // Received while stopping: hand them back rather than hide them for the visibility timeout.
         await acknowledge(options, [], messages, log);

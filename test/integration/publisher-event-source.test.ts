@@ -187,16 +187,17 @@ describe('local SQS event source', () => {
       batchSize: 10,
       visibilityTimeoutSeconds: 300,
     });
-    // Long-polls the DLQ: waits for the move itself, not for a fixed time. Once the work queue is
+    // Polls the DLQ (short polls: moto's long poll hangs under libfaketime) until the move happens. Once the work queue is
     // empty the message is either in the DLQ or gone, so one more look settles it.
     const receiveDead = async () => {
       const { Messages = [] } = await clients.sqs.send(
-        new ReceiveMessageCommand({ QueueUrl: dlqUrl, WaitTimeSeconds: 1, VisibilityTimeout: 300 }),
+        new ReceiveMessageCommand({ QueueUrl: dlqUrl, WaitTimeSeconds: 0, VisibilityTimeout: 300 }),
       );
       return Messages.map((message) => message.Body ?? '');
     };
     let dead = await receiveDead();
     while (dead.length === 0) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
       const emptied = (await remaining(url)) === 0;
       dead = await receiveDead();
       if (emptied) break;

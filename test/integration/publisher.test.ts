@@ -302,14 +302,15 @@ describe('publisher batch loop', () => {
       visibilityTimeoutSeconds: 360,
     });
     let dead: string[] = [];
-    // Waits for the move itself (long polls), not for a fixed time; ends once the work queue is empty.
+    // Polls the DLQ (short polls: moto's long poll hangs under libfaketime) until the move happens or the work queue is empty.
     for (;;) {
       const emptied = await queueEmpty(s.clients, queueUrl);
       const { Messages = [] } = await s.clients.sqs.send(
-        new ReceiveMessageCommand({ QueueUrl: dlqUrl, WaitTimeSeconds: 1, VisibilityTimeout: 300 }),
+        new ReceiveMessageCommand({ QueueUrl: dlqUrl, WaitTimeSeconds: 0, VisibilityTimeout: 300 }),
       );
       dead = Messages.map((message) => message.Body ?? '');
       if (dead.length > 0 || emptied) break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
     }
     await source.stop();
     expect(dead).toEqual(['not a work item']);
