@@ -136,6 +136,22 @@ export class Outbox {
     return ready;
   }
 
+  /**
+   * Removes and returns every topic's messages once it holds at least `minPerTopic` (sharded
+   * publishing: one work item's worth for its audience), or everything once more than `maxHeld`
+   * wait (so many audiences with a few messages each do not pile up in memory).
+   */
+  takeTopicsWith(minPerTopic: number, maxHeld: number): OutboundMessage[] {
+    if (this.size > maxHeld) return this.drain();
+    const ready: OutboundMessage[] = [];
+    for (const [topic, queue] of this.#byTopic) {
+      if (queue.length < minPerTopic) continue;
+      ready.push(...queue);
+      this.#byTopic.delete(topic);
+    }
+    return ready;
+  }
+
   /** Removes and returns everything queued. */
   drain(): OutboundMessage[] {
     const all = [...this.#byTopic.values()].flat();

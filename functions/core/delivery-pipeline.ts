@@ -73,6 +73,10 @@ import {
 const lookupBatchSize = 100;
 /** Held notifications written at once (the store packs them into transactions of 100 writes). */
 const holdBatchSize = 100;
+/** Sharded publishing: messages per audience worth one work item (~5 KB each of its 256 KB). */
+const workItemMessages = 50;
+/** Sharded publishing: messages waiting for their audience's item before all of them are queued. */
+const maxHeldForItems = 5_000;
 /** Attempts of a budget reservation that keeps meeting a concurrent change. */
 const maxBudgetAttempts = 5;
 
@@ -287,7 +291,13 @@ export class DeliveryPipeline {
         const matches = this.#pendingMatches.splice(0, lookupCount);
         this.#outbox.add(await this.#freshMessages(matches));
       }
-      const messages = flush ? this.#outbox.drain() : this.#outbox.takeFullBatches();
+      // Sharded, a work item costs the publisher the same few requests whatever it holds: items
+      // go out once an audience has a full item's worth, not every 10 messages (one PublishBatch).
+      const messages = flush
+        ? this.#outbox.drain()
+        : this.#options.queue !== undefined
+          ? this.#outbox.takeTopicsWith(workItemMessages, maxHeldForItems)
+          : this.#outbox.takeFullBatches();
       if (messages.length > 0) {
         if (this.#options.dryRun) this.#pretendToPublish(messages);
         else if (this.#options.queue !== undefined) await this.#enqueue(messages, this.#options.queue);

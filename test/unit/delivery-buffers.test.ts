@@ -101,3 +101,23 @@ describe('Outbox', () => {
     expect(outbox.size).toBe(0);
   });
 });
+
+describe('Outbox.takeTopicsWith (sharded publishing: one work item per audience)', () => {
+  const message = (topic: string, n: number): OutboundMessage => ({
+    key: { audienceId: topic, articleKey: `a${n}` },
+    topicArn: topic,
+    subject: 's',
+    body: '{}',
+    ruleIds: [],
+  });
+
+  it('takes whole topics that hold an item’s worth, keeps the others, and takes everything past the cap', () => {
+    const outbox = new Outbox();
+    outbox.add([...Array.from({ length: 5 }, (_, n) => message('big', n)), message('small', 0)]);
+    expect(outbox.takeTopicsWith(5, 100).map((m) => m.key.articleKey)).toEqual(['a0', 'a1', 'a2', 'a3', 'a4']);
+    expect(outbox.size).toBe(1);
+    outbox.add([message('other', 1), message('other', 2)]);
+    expect(outbox.takeTopicsWith(5, 2)).toHaveLength(3);
+    expect(outbox.size).toBe(0);
+  });
+});
