@@ -818,7 +818,7 @@ async function replayParked(context: CommandContext, options: ReplayOptions): Pr
  * descriptor's `workDeadLetterQueueUrl` (a sharded sandbox).
  */
 function workDeadLetterQueueOf(target: Target): string | undefined {
-  return target.kind === 'local' ? target.descriptor.names.workDeadLetterQueueUrl : undefined;
+  return target.kind === 'local' ? target.descriptor.names.workDeadLetterQueueUrl : target.names.workDeadLetterQueueUrl;
 }
 
 async function sqsClientOf(target: Target): Promise<SQSClient> {

@@ -65,6 +65,7 @@ export function namesFromOutputs(stackName: string, outputs: readonly Output[]):
     slackRelayFunctionArn: get('SlackRelayFunctionArn'),
     slackRelayDeadLetterQueueArn: get('SlackRelayDeadLetterQueueArn'),
     deliveryDeadLetterQueueArn: get('DeliveryDeadLetterQueueArn'),
+    workDeadLetterQueueUrl: get('WorkDeadLetterQueueUrl'),
   };
 }
 

@@ -24,6 +24,8 @@ export interface ResourceNames {
   readonly slackRelayFunctionArn?: string | undefined;
   readonly slackRelayDeadLetterQueueArn?: string | undefined;
   readonly deliveryDeadLetterQueueArn?: string | undefined;
+  /** `publishMode: sharded` stacks: work items that failed every receive (`replay --parked` takes them). */
+  readonly workDeadLetterQueueUrl?: string | undefined;
   /** Sandbox only: SQS queues `<prefix><audienceId>` stand in for the Slack relay Lambda. */
   readonly slackStandInQueuePrefix?: string | undefined;
 }

@@ -141,6 +141,23 @@ describe('the deployed stack as target', () => {
     );
   });
 
+  it("a sharded stack's work dead-letter queue comes from its outputs (replay --parked reads it)", () => {
+    const required = [
+      'RulesTableName',
+      'AudiencesTableName',
+      'StateTableName',
+      'AudienceTopicPrefix',
+      'ApiKeySecretArn',
+    ];
+    const outputs = required.map((key) => ({ OutputKey: key, OutputValue: key.toLowerCase() }));
+    const url = 'https://sqs.us-east-1.amazonaws.com/123456789012/news-alerts-work-dlq';
+    expect(
+      namesFromOutputs('S', [...outputs, { OutputKey: 'WorkDeadLetterQueueUrl', OutputValue: url }])
+        .workDeadLetterQueueUrl,
+    ).toBe(url);
+    expect(namesFromOutputs('S', outputs).workDeadLetterQueueUrl).toBeUndefined();
+  });
+
   it('--profile takes credentials and region from that profile of the AWS config files', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'news-alerts-profile-'));
     try {
