@@ -58,6 +58,7 @@ import {
   type OutboundMessage,
   type StoryAssignment,
   storyMarkerKey,
+  undeliverableRecord,
   updateNoticeKey,
   type WorkQueue,
 } from './ports.ts';
@@ -810,17 +811,7 @@ export class DeliveryPipeline {
    */
   async #park(failures: readonly FailedMessage[], logMessage: string): Promise<void> {
     const failedAt = this.#options.now();
-    await this.#options.state.recordUndeliverable(
-      failures.map(({ message, code, reason }) => ({
-        ...message.key,
-        topicArn: message.topicArn,
-        failedAt,
-        code,
-        reason,
-        subject: message.subject,
-        body: message.body,
-      })),
-    );
+    await this.#options.state.recordUndeliverable(failures.map((failure) => undeliverableRecord(failure, failedAt)));
     for (const failure of failures) this.#tally(failure.message.key.audienceId).parked += 1;
     this.#options.counts.notificationsParked += failures.length;
     this.#options.log.error(logMessage, {

@@ -40,6 +40,7 @@ import {
   type OutboundMessage,
   ReleaseClaimConflictError,
   type StoryRecord,
+  undeliverableRecord,
 } from './ports.ts';
 import type { RenderOptions } from './render.ts';
 
@@ -418,17 +419,7 @@ async function publishReleases(
 /** Keeps digests SNS refused for good for `news-alerts replay`; their held notifications are done. */
 async function park(failures: readonly FailedMessage[], options: DigestReleaseOptions): Promise<void> {
   const failedAt = options.now();
-  await options.state.recordUndeliverable(
-    failures.map(({ message, code, reason }) => ({
-      ...message.key,
-      topicArn: message.topicArn,
-      failedAt,
-      code,
-      reason,
-      subject: message.subject,
-      body: message.body,
-    })),
-  );
+  await options.state.recordUndeliverable(failures.map((failure) => undeliverableRecord(failure, failedAt)));
   options.counts.digestsParked += failures.length;
   options.log.error('SNS refused digests for good; parked them for `news-alerts replay`', {
     count: failures.length,

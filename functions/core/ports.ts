@@ -559,6 +559,20 @@ export interface FailedMessage {
   readonly permanent: boolean;
 }
 
+/** What is kept of a message SNS (or the work queue) refused for good, for `news-alerts replay --parked`. */
+export const undeliverableRecord = (
+  { message, code, reason }: FailedMessage,
+  failedAt: number,
+): UndeliverableRecord => ({
+  ...message.key,
+  topicArn: message.topicArn,
+  failedAt,
+  code,
+  reason,
+  subject: message.subject,
+  body: message.body,
+});
+
 export interface PublishOutcome {
   readonly published: readonly PublishedMessage[];
   readonly failed: readonly FailedMessage[];

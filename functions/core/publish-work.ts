@@ -30,7 +30,7 @@ import {
   type OutboundMessage,
   type PublishOutcome,
   type StateStore,
-  type UndeliverableRecord,
+  undeliverableRecord,
   type WorkItem,
   type WorkItemResult,
 } from './ports.ts';
@@ -186,13 +186,3 @@ async function park(
     codes: [...new Set(failures.map((failure) => failure.code))],
   });
 }
-
-const undeliverableRecord = ({ message, code, reason }: FailedMessage, failedAt: number): UndeliverableRecord => ({
-  ...message.key,
-  topicArn: message.topicArn,
-  failedAt,
-  code,
-  reason,
-  subject: message.subject,
-  body: message.body,
-});
