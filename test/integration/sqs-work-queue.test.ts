@@ -371,7 +371,9 @@ describe('when SQS does not take everything', () => {
     // Expected by the dispatch: if it arrives it is waited for, not taken for an accepted item.
     expect(outcome.items).toBe(1);
     expect(outcome.queued).toEqual([]);
-    expect(outcome.failed).toEqual([expect.objectContaining({ message: sent, code: 'TimeoutError', permanent: false })]);
+    expect(outcome.failed).toEqual([
+      expect.objectContaining({ message: sent, code: 'TimeoutError', permanent: false }),
+    ]);
     const { items } = await arrived(sqs, queueUrl);
     expect(items).toHaveLength(2);
     expect(new Set(items.map((item) => item.itemId)).size).toBe(1);
