@@ -33,6 +33,7 @@ import {
   type CancellationReason,
   ConditionalCheckFailedException,
   TransactionCanceledException,
+  TransactionConflictException,
 } from '@aws-sdk/client-dynamodb';
 import {
   type DynamoDBDocumentClient,
@@ -176,6 +177,21 @@ export class DynamoDispatchStore implements DispatchStore {
   async countEnqueued(dispatchId: string, items: number): Promise<void> {
     checkCount('items', items);
     if (items === 0) return;
+    // A plain update of the head meets the publishers' completion transactions on it: DynamoDB
+    // refuses it while one is in progress (TransactionConflictException, not retried by the SDK).
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await this.#countEnqueuedOnce(dispatchId, items);
+        return;
+      } catch (error) {
+        if (!(error instanceof TransactionConflictException) || attempt >= maxTransactionAttempts) throw error;
+        this.#log.debug('counting work items met a completion in progress; retrying', { dispatchId, attempt });
+        await this.#sleep(backoff(attempt));
+      }
+    }
+  }
+
+  async #countEnqueuedOnce(dispatchId: string, items: number): Promise<void> {
     try {
       await this.#documents.send(
         new UpdateCommand({

@@ -4,7 +4,7 @@
  * completed, one open dispatch at a time under the run lease, and hand-damaged items read as
  * zero with a warning.
  */
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { TransactionCanceledException, TransactionConflictException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -239,6 +239,23 @@ describe('each work item counts once', () => {
     expect(await store.completeItem('run-a', 'item-1', result(1), t0)).toBe(true);
     expect(conflicts.cancelled).toBe(3);
     expect(await store.read('run-a')).toMatchObject({ done: 1, published: 1 });
+  });
+
+  it('retries counting items when a completion transaction holds the head (TransactionConflictException)', async () => {
+    const { documents, store, lease } = await setup();
+    await store.open(lease, 'run-a', t0);
+    let refused = 0;
+    documents.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName !== 'UpdateItemCommand' || refused >= 2) return await next(args);
+        refused += 1;
+        throw new TransactionConflictException({ message: 'Transaction is ongoing for the item', $metadata: {} });
+      },
+      { step: 'initialize', name: 'headInTransaction' },
+    );
+    await store.countEnqueued('run-a', 3);
+    expect(refused).toBe(2);
+    expect(await store.read('run-a')).toMatchObject({ enqueued: 3 });
   });
 });
 
