@@ -291,8 +291,20 @@ export class SqsWorkQueue implements WorkQueue {
       return;
     }
     // Counted first: an item the head does not know about could be done after the dispatch
-    // looked complete, and the watermark would move past it.
-    await this.#dispatches.countEnqueued(dispatchId, batch.length);
+    // looked complete, and the watermark would move past it. A count that fails sends nothing
+    // of this batch, and does not stop the batches beside it: every one of them is accounted for
+    // in the outcome (sent and counted, or failed), never sent behind the run's back.
+    try {
+      await this.#dispatches.countEnqueued(dispatchId, batch.length);
+    } catch (error) {
+      this.#log.error('could not count work items in their dispatch; they were not sent', {
+        dispatchId,
+        items: batch.length,
+        error: error instanceof Error ? error.name : 'unknown',
+      });
+      run.fail(batch, 'DispatchCountFailed', 'the work item could not be counted in its dispatch, so it was not sent');
+      return;
+    }
     let pending: readonly Entry[] = batch;
     let last = { code: 'Unknown', reason: 'not attempted' };
     for (let attempt = 1; attempt <= this.#maxAttempts; attempt++) {

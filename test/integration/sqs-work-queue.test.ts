@@ -12,6 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { DynamoDispatchStore } from '#aws/dynamo-dispatch-store';
 import { DynamoStateStore } from '#aws/dynamo-state-store';
 import { SqsWorkQueue, type SqsWorkQueueOptions } from '#aws/sqs-work-queue';
+import type { DispatchStore } from '#core/ports';
 import { type OutboundMessage, silentLog, type WorkItem, workItemMaxBytes } from '#core/ports';
 import { parseWorkItem, workItemBody } from '#core/work-items';
 import { createTables, tableNamesFor } from '#sandbox/tables';
@@ -401,6 +402,39 @@ describe('when SQS does not take everything', () => {
     expect(outcome.failed.map((failure) => failure.code)).toEqual(['AccessDenied', 'AccessDenied']);
     // Two items the dispatch will never see done: it cannot look complete while they are unaccounted for.
     expect((await dispatches.read('run-a'))?.enqueued).toBe(2);
+  });
+});
+
+describe('a dispatch count that fails', () => {
+  it('sends nothing of that batch, keeps sending the others, and accounts for every message', async () => {
+    const base = await setup();
+    let counts = 0;
+    const flaky: DispatchStore = Object.assign(Object.create(base.dispatches) as DispatchStore, {
+      countEnqueued: async (dispatchId: string, items: number) => {
+        counts += 1;
+        if (counts === 2) throw new Error('DynamoDB unreachable');
+        await base.dispatches.countEnqueued(dispatchId, items);
+      },
+    });
+    const queue = new SqsWorkQueue({
+      client: base.sqs,
+      queueUrl: base.queueUrl,
+      dispatches: flaky,
+      log: silentLog,
+      concurrency: 1,
+    });
+    // 30 audiences: three batches of 10 items.
+    const messages = Array.from({ length: 30 }, (_, n) => message(`audience-${n}`, n));
+    const outcome = await queue.enqueue('run-a', messages, {});
+    expect(counts).toBe(3);
+    expect(outcome.failed).toHaveLength(10);
+    expect(outcome.failed.every((failure) => failure.code === 'DispatchCountFailed' && !failure.permanent)).toBe(true);
+    expect(outcome.queued.length + outcome.failed.length).toBe(30);
+    expect(outcome.items).toBe(20);
+    // What reached SQS is exactly what the outcome and the dispatch count.
+    const { items } = await arrived(base.sqs, base.queueUrl);
+    expect(items).toHaveLength(20);
+    expect((await base.dispatches.read('run-a'))?.enqueued).toBe(20);
   });
 });
 
