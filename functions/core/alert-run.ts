@@ -428,6 +428,13 @@ class AlertRun {
         else deps.log.error('could not send the due digests', { error: describe(error) });
       }
     }
+    if (failure === undefined) {
+      try {
+        if (!(await this.#finishDispatch())) complete = false;
+      } catch (error) {
+        failure = { error };
+      }
+    }
     if (failure !== undefined) throw failure.error;
 
     if (summary.notificationsFailed > 0) {
@@ -547,7 +554,9 @@ class AlertRun {
       );
       throw error;
     }
-    const dispatchDone = await this.#finishDispatch();
+    // Sealed now, waited for once the due digests went out (run()): slow publishers must not
+    // keep held digests waiting.
+    await this.#sealDispatch();
 
     this.#sweptAll = plan.mode === 'sweep' && summary.daysCompleted >= days.length;
     summary.reading.orderAfter = nextOrder(plan.order, this.#observations);
@@ -558,7 +567,7 @@ class AlertRun {
       });
     }
     summary.watermarkAfter = this.#watermark?.at;
-    return summary.daysCompleted >= days.length && dispatchDone;
+    return summary.daysCompleted >= days.length;
   }
 
   /**
@@ -573,6 +582,8 @@ class AlertRun {
     const settlement = await settleOpenDispatch(dispatches, {
       signal: this.deadlines.fetch.signal,
       abandonAfterMs: settings.dispatchAbandonAfterMs ?? defaultDispatchAbandonAfterMs,
+      // The lease outlasts any run: a run that died before sealing queued nothing after that.
+      runLimitMs: settings.leaseDurationMs,
       now: this.now,
     });
     if (settlement.kind === 'none') return true;
@@ -602,15 +613,14 @@ class AlertRun {
   }
 
   /**
-   * Sharded publishing, after reading: seals the dispatch and waits for the publishers until the
-   * hard deadline. Complete: the watermark moves and the run keeps the dispatch's counts. False
+   * Sharded publishing, after the due digests went out: waits for the publishers of the sealed
+   * dispatch until the hard deadline. Complete: the watermark moves and the run keeps the dispatch's counts. False
    * when items are still in flight (the next run settles them).
    */
   async #finishDispatch(): Promise<boolean> {
     const { summary } = this;
     const dispatcher = this.#dispatcher;
     if (dispatcher === undefined || !dispatcher.opened) return true;
-    await this.#sealDispatch();
     const head = await dispatcher.wait(this.deadlines.publish.signal);
     if (head === undefined || !dispatchComplete(head)) {
       const left = head === undefined ? summary.workItemsQueued : (head.expected ?? head.enqueued) - head.done;

@@ -47,6 +47,15 @@ export interface RunDispatch {
 /** Default of `AlertRunSettings.dispatchAbandonAfterMs`. */
 export const defaultDispatchAbandonAfterMs = 15 * 60_000;
 
+/**
+ * When the dispatch's last item was queued at the latest: when it was sealed, or, for a run that
+ * died before sealing it, as long after it opened as a run may last (`runLimitMs`). The give-up
+ * clock starts there, so an item queued late in a long run gets all its retries too.
+ */
+function lastQueuedBy(head: DispatchHead, runLimitMs: number): number {
+  return head.sealedAt ?? head.openedAt + runLimitMs;
+}
+
 /** The first and the longest pause between two reads of a dispatch head while waiting for it. */
 const firstPollMs = 50;
 const maxPollMs = 2_000;
@@ -97,21 +106,24 @@ export type Settlement =
 /**
  * Looks at the open dispatch an earlier run left (if any), waiting for it until `signal` fires:
  * `completed` (the caller moves the watermark to its `advanceTo` and closes it), `abandoned`
- * (open longer than `abandonAfterMs`: the caller closes it and reads its days again) or
+ * (its last item queued longer than `abandonAfterMs` ago: the caller closes it and reads its days
+ * again) or
  * `waiting` (still in flight: the caller must not queue anything new).
  */
 export async function settleOpenDispatch(
   dispatches: DispatchStore,
-  options: { signal: AbortSignal; abandonAfterMs: number; now: () => number },
+  options: { signal: AbortSignal; abandonAfterMs: number; runLimitMs: number; now: () => number },
 ): Promise<Settlement> {
   const open = await dispatches.readOpen();
   if (open === undefined) return { kind: 'none' };
   if (dispatchComplete(open)) return { kind: 'completed', head: open };
+  const tooOld = (head: DispatchHead) =>
+    options.now() - lastQueuedBy(head, options.runLimitMs) >= options.abandonAfterMs;
   // Old enough to be given up: waiting would only delay the re-read that recovers its alerts.
-  if (options.now() - open.openedAt >= options.abandonAfterMs) return { kind: 'abandoned', head: open };
+  if (tooOld(open)) return { kind: 'abandoned', head: open };
   const head = (await waitForDispatch(dispatches, open.dispatchId, options.signal)) ?? open;
   if (dispatchComplete(head)) return { kind: 'completed', head };
-  if (options.now() - head.openedAt >= options.abandonAfterMs) return { kind: 'abandoned', head };
+  if (tooOld(head)) return { kind: 'abandoned', head };
   return { kind: 'waiting', head };
 }
 

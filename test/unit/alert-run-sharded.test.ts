@@ -7,6 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { type AlertRunDependencies, runAlertCycle } from '#core/alert-run';
+import { settleOpenDispatch } from '#core/dispatch';
 import { buildRuleSet } from '#core/model';
 import type { WorkItem } from '#core/ports';
 import { publishWorkItem } from '#core/publish-work';
@@ -226,5 +227,32 @@ describe('sharded publishing: the run queues, the publishers publish', () => {
     expect(second.watermarkBefore).toBe(Date.UTC(2026, 10, 22, 0, 0));
     expect(second.window).toEqual({ from: '2026-11-22', to: '2026-11-22' });
     expect(second.notificationsQueued).toBe(2);
+  });
+});
+
+describe('when an open dispatch is given up', () => {
+  const lease = { owner: 'run-1', expiresAt: Number.MAX_SAFE_INTEGER };
+  const aborted = AbortSignal.abort();
+  const settle = (dispatches: MemoryDispatchStore, now: number) =>
+    settleOpenDispatch(dispatches, {
+      signal: aborted,
+      abandonAfterMs: 15 * minute,
+      runLimitMs: 6 * minute,
+      now: () => now,
+    });
+
+  it('counts from when the run sealed it, so items queued late in a long run get all their retries', async () => {
+    const dispatches = new MemoryDispatchStore();
+    await dispatches.open(lease, 'long-run', start);
+    await dispatches.seal(lease, 'long-run', { expected: 3 }, start + 14 * minute);
+    expect((await settle(dispatches, start + 20 * minute)).kind).toBe('waiting');
+    expect((await settle(dispatches, start + 29 * minute)).kind).toBe('abandoned');
+  });
+
+  it('counts from as late as the run could have queued when it died before sealing', async () => {
+    const dispatches = new MemoryDispatchStore();
+    await dispatches.open(lease, 'died', start);
+    expect((await settle(dispatches, start + 20 * minute)).kind).toBe('waiting');
+    expect((await settle(dispatches, start + 21 * minute)).kind).toBe('abandoned');
   });
 });
