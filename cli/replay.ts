@@ -26,6 +26,7 @@
 import { randomUUID } from 'node:crypto';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { Command } from 'commander';
+import { DynamoDispatchStore } from '#aws/dynamo-dispatch-store';
 import { DynamoRuleSource } from '#aws/dynamo-rule-source';
 import { DynamoStateStore } from '#aws/dynamo-state-store';
 import { DynamoStoryStore } from '#aws/dynamo-story-index';
@@ -44,6 +45,7 @@ import type { Audience, RuleSet } from '#core/model';
 import type {
   DeliveryKey,
   DeliveryPorts,
+  DispatchStore,
   HeldNotification,
   HoldReason,
   Log,
@@ -51,7 +53,7 @@ import type {
   OutboundMessage,
   UndeliverableRecord,
 } from '#core/ports';
-import { deliveryId } from '#core/ports';
+import { deliveryId, dispatchComplete } from '#core/ports';
 import type { RenderOptions } from '#core/render';
 import { StoryResolver } from '#core/story';
 import { NewsLookupClient } from '#provider/news-client';
@@ -126,9 +128,11 @@ async function takeReplayLease(
   state: DynamoStateStore,
   actor: string,
   onLost: (error: unknown) => void,
+  dispatches?: DispatchStore,
 ): Promise<RenewedLease> {
+  let lease: RenewedLease;
   try {
-    return await RenewedLease.take(state, `replay:${actor}:${randomUUID().slice(0, 8)}`, { onLost });
+    lease = await RenewedLease.take(state, `replay:${actor}:${randomUUID().slice(0, 8)}`, { onLost });
   } catch (error) {
     if (error instanceof LeaseHeldError) {
       let holder = `${error.holder}, until ${formatInstant(error.expiresAt)}`;
@@ -145,6 +149,22 @@ async function takeReplayLease(
     }
     throw error;
   }
+  // Sharded publishing: publishers check the ledger outside the lease, so a replay that sent while
+  // an earlier run's work items are still being published could send the same alert twice.
+  const open = await dispatches?.readOpen();
+  if (open !== undefined && !dispatchComplete(open)) {
+    await lease.release();
+    const items = open.expected ?? open.enqueued;
+    throw new OperationFailedError(
+      `replay refused: ${items - open.done} of ${items} work item(s) of dispatch ${open.dispatchId} are still with the publishers (news-alerts runs list). This replay sent nothing; replay again once the next alert run has settled them`,
+    );
+  }
+  return lease;
+}
+
+/** The dispatches of a target's state table (sharded publishing), for the check above. */
+function dispatchesOf(target: Target, log: Log): DispatchStore {
+  return new DynamoDispatchStore({ documents: target.clients.documents, tableName: target.names.stateTable, log });
 }
 
 /** What a replay delivers with: the run's adapters and a clock. */
@@ -414,7 +434,14 @@ async function replayWindow(context: CommandContext, options: ReplayOptions): Pr
   const held = await heldEarlier(state, [...audiences.keys()]);
   let failure: string | undefined;
   try {
-    if (!dryRun) lease = await takeReplayLease(state, await context.actor(), (error) => abort.abort(error));
+    if (!dryRun) {
+      lease = await takeReplayLease(
+        state,
+        await context.actor(),
+        (error) => abort.abort(error),
+        dispatchesOf(target, log),
+      );
+    }
     // In the sandbox every audience topic gets its audit queue first (`news-alerts deliveries`).
     if (!dryRun && target.kind === 'local') {
       await ensureAuditQueues(target, {
@@ -648,7 +675,7 @@ async function replayParked(context: CommandContext, options: ReplayOptions): Pr
   const abort = new AbortController();
   const lease = options.dryRun
     ? undefined
-    : await takeReplayLease(state, await context.actor(), (error) => abort.abort(error));
+    : await takeReplayLease(state, await context.actor(), (error) => abort.abort(error), dispatchesOf(target, log));
   const tallies = new Map<
     string,
     { parked: number; alreadyDelivered: number; sent: number; wouldSend: number; failed: number; stillParked: number }

@@ -14,7 +14,8 @@ import {
   SendMessageCommand,
 } from '@aws-sdk/client-sqs';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { UndeliverableRecord, WorkItem } from '#core/ports';
+import { DynamoDispatchStore } from '#aws/dynamo-dispatch-store';
+import { silentLog, type UndeliverableRecord, type WorkItem } from '#core/ports';
 import { workItemBody } from '#core/work-items';
 import { createWorkQueues, type WorkQueues } from '#sandbox/tables';
 import { writeDescriptor } from '../../cli/sandbox-descriptor.ts';
@@ -175,5 +176,39 @@ describe('replay --parked with sharded publishing', () => {
     expect(again.json<ParkedJson>().workDeadLetters).toMatchObject({ items: 0, alerts: 0 });
     expect(partnerFeed(again.json<ParkedJson>())).toMatchObject({ parked: 0, sent: 0 });
     expect(await drainQueue(sqs, received)).toEqual([]);
+  });
+
+  it("refuses to send while an earlier run's work items are still with the publishers, and sends nothing", async () => {
+    const current = await startCliSandbox();
+    sandbox = current;
+    const { state } = current.stack.dependencies;
+    const dispatches = new DynamoDispatchStore({
+      documents: current.stack.clients.documents,
+      tableName: current.stack.config.tables.state,
+      log: silentLog,
+    });
+    // An earlier run queued 3 items and released its lease; one is done.
+    const lease = await state.acquireLease('run-earlier', 60_000, Date.now());
+    await dispatches.open(lease, 'run-earlier@1', Date.now());
+    await dispatches.countEnqueued('run-earlier@1', 3);
+    await dispatches.seal(lease, 'run-earlier@1', { expected: 3 }, Date.now());
+    await dispatches.completeItem(
+      'run-earlier@1',
+      'item-1',
+      { published: 2, updateNotices: 0, alreadyDelivered: 0, parked: 0 },
+      Date.now(),
+    );
+    await state.releaseLease(lease);
+
+    for (const args of [
+      ['replay', '--parked'],
+      ['replay', '--from', '2026-11-21', '--to', '2026-11-22'],
+    ]) {
+      const refused = await current.cli(args);
+      expect(refused.code, refused.stderr).not.toBe(0);
+      expect(refused.stderr).toContain('2 of 3 work item(s) of dispatch run-earlier@1 are still with the publishers');
+    }
+    // Refused with the lease given back: the next alert run is not kept waiting.
+    expect(await state.readLease()).toBeUndefined();
   });
 });
