@@ -247,13 +247,20 @@ describe('the packed package (npm pack)', () => {
     tarball = join(destination, packed.filename);
   });
 
-  it('holds only what the installed CLI needs: the launcher, dist/, the sandbox requirements, schemas, README', () => {
+  it('holds only what the installed CLI needs: the launcher, dist/, the sandbox requirements and moto launcher, schemas, README', () => {
     const paths = packed.files.map((file) => file.path);
     expect(paths).toEqual(
-      expect.arrayContaining(['bin/news-alerts.js', 'dist/news-alerts.js', 'dist/sandbox-daemon.js', 'package.json']),
+      expect.arrayContaining([
+        'bin/news-alerts.js',
+        'dist/news-alerts.js',
+        'dist/sandbox-daemon.js',
+        // The installed CLI's sandbox starts moto through it (sandbox/moto.ts).
+        'sandbox/moto-server.py',
+        'package.json',
+      ]),
     );
     const allowed =
-      /^(package\.json|README\.md|LICENSE|bin\/news-alerts\.js|dist\/[^/]+\.js(\.map)?|sandbox\/requirements\.txt|docs\/schemas\/[^/]+\.json)$/;
+      /^(package\.json|README\.md|LICENSE|bin\/news-alerts\.js|dist\/[^/]+\.js(\.map)?|sandbox\/requirements\.txt|sandbox\/moto-server\.py|docs\/schemas\/[^/]+\.json)$/;
     expect(paths.filter((path) => !allowed.test(path))).toEqual([]);
   });
 
