@@ -25,12 +25,7 @@
  */
 import { Buffer } from 'node:buffer';
 import { setTimeout as delay } from 'node:timers/promises';
-import {
-  SendMessageBatchCommand,
-  type SendMessageBatchCommandOutput,
-  type SendMessageBatchRequestEntry,
-  type SQSClient,
-} from '@aws-sdk/client-sqs';
+import type { SendMessageBatchCommandOutput, SendMessageBatchRequestEntry, SQSClient } from '@aws-sdk/client-sqs';
 import pLimit, { type LimitFunction } from 'p-limit';
 import { ConfigError } from '#core/errors';
 import type {
@@ -194,6 +189,16 @@ class EnqueueRun {
   }
 }
 
+/**
+ * The SQS client's commands, loaded on first use: the alert function's wiring imports this module
+ * in every mode, and a single-mode cold start should not evaluate the SQS client it never uses.
+ */
+let sqsModule: Promise<typeof import('@aws-sdk/client-sqs')> | undefined;
+const sqsCommands = (): Promise<typeof import('@aws-sdk/client-sqs')> => {
+  sqsModule ??= import('@aws-sdk/client-sqs');
+  return sqsModule;
+};
+
 /** Queues work items for the publisher function on SQS. */
 export class SqsWorkQueue implements WorkQueue {
   readonly #client: SQSClient;
@@ -318,6 +323,7 @@ export class SqsWorkQueue implements WorkQueue {
       run.calls += 1;
       let output: SendMessageBatchCommandOutput;
       try {
+        const { SendMessageBatchCommand } = await sqsCommands();
         output = await this.#client.send(
           new SendMessageBatchCommand({
             QueueUrl: this.#queueUrl,
