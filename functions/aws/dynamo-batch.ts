@@ -7,15 +7,18 @@
  * limiter allows. Key parts taken from data are bounded by {@link keyPart}.
  */
 import { createHash } from 'node:crypto';
+import type { AttributeValue, CancellationReason } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
   BatchWriteCommand,
   type BatchWriteCommandInput,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { LimitFunction } from 'p-limit';
+import * as z from 'zod/mini';
 import { NewsAlertsError } from '#core/errors';
-import type { Log } from '#core/ports';
+import type { Lease, Log } from '#core/ports';
 import { exponentialBackoff } from '#shared/retry';
 
 /** The state table could not be read or written as expected (after retries where they help). */
@@ -162,4 +165,35 @@ export async function getAll(
     ),
   );
   return found;
+}
+
+/** The run lease item, which every lease-checked write of the state table conditions on. */
+export const leaseKey: Key = { pk: 'lease', sk: 'run' };
+
+/** Reads an item returned by a failed condition check (raw attribute values), if it fits. */
+export function oldItem<T>(schema: z.ZodMiniType<T>, item: Record<string, AttributeValue> | undefined): T | undefined {
+  if (item === undefined) return undefined;
+  const parsed = schema.safeParse(unmarshall(item));
+  return parsed.success ? parsed.data : undefined;
+}
+
+/** Why a transaction was cancelled that a retry can fix: another transaction, or throttling. */
+const transientCodes = new Set(['TransactionConflict', 'ThrottlingError', 'ProvisionedThroughputExceeded']);
+
+export function isTransient(reasons: readonly CancellationReason[] | undefined): boolean {
+  return (reasons ?? []).some((reason) => reason.Code !== undefined && transientCodes.has(reason.Code));
+}
+
+/** The cancellation reasons of a transaction, for an error message. */
+export const reasonCodes = (reasons: readonly CancellationReason[] | undefined): string =>
+  (reasons ?? []).map((reason) => reason.Code ?? 'unknown').join(', ') || 'no reasons given';
+
+const LeaseHolderItem = z.object({ owner: z.string(), leaseExpiresAt: z.number() });
+
+/** What became of `lease`, from the lease item a failed condition check returned, and what that means. */
+export function describeLostLease(lease: Lease, reason: CancellationReason, now: number, consequence: string): string {
+  const holder = oldItem(LeaseHolderItem, reason.Item);
+  if (holder === undefined) return `the run lease of ${lease.owner} is gone; ${consequence}`;
+  if (holder.owner !== lease.owner) return `the run lease was taken over by ${holder.owner}; ${consequence}`;
+  return `the run lease of ${lease.owner} expired at ${new Date(holder.leaseExpiresAt).toISOString()} (now ${new Date(now).toISOString()}); ${consequence}`;
 }

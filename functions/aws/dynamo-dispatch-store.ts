@@ -29,7 +29,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import {
-  type AttributeValue,
   type CancellationReason,
   ConditionalCheckFailedException,
   TransactionCanceledException,
@@ -42,12 +41,21 @@ import {
   type TransactWriteCommandInput,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import * as z from 'zod/mini';
 import { DispatchOpenError, LeaseLostError } from '#core/errors';
 import type { DispatchHead, DispatchStore, Lease, Log, WorkItemResult } from '#core/ports';
 import { logger } from '#shared/powertools';
-import { backoff, type Key, keyPart, StateStoreError, ttlSeconds } from './dynamo-batch.ts';
+import {
+  backoff,
+  describeLostLease,
+  isTransient,
+  type Key,
+  keyPart,
+  leaseKey,
+  oldItem,
+  StateStoreError,
+  ttlSeconds,
+} from './dynamo-batch.ts';
 
 export { StateStoreError };
 
@@ -68,7 +76,6 @@ export interface DynamoDispatchStoreOptions {
   readonly sleep?: (ms: number) => Promise<void>;
 }
 
-const leaseKey: Key = { pk: 'lease', sk: 'run' };
 /** The pointer to THE open dispatch. */
 export const openDispatchKey: Key = { pk: 'dispatch', sk: 'open' };
 const dispatchPartition = (dispatchId: string): string => `dispatch#${keyPart(dispatchId)}`;
@@ -87,7 +94,6 @@ export const completionKey = (dispatchId: string, itemId: string): Key => ({
  * publisher completing an item touches the same head, so conflicts are expected under load.
  */
 const maxTransactionAttempts = 10;
-const transientCodes = new Set(['TransactionConflict', 'ThrottlingError', 'ProvisionedThroughputExceeded']);
 
 const count = z.number().check(z.int(), z.nonnegative());
 // zod 4 numbers are finite already.
@@ -99,7 +105,6 @@ const ResultSchema = z.object({
   parked: count,
 });
 const PointerItem = z.object({ dispatchId: z.string(), openedAt: z.optional(instant) });
-const LeaseItem = z.object({ owner: z.string(), leaseExpiresAt: instant });
 
 /** Head fields read one by one, so one damaged field does not hide the others. */
 const headCounts = ['enqueued', 'done', 'published', 'updateNotices', 'alreadyDelivered', 'parked'] as const;
@@ -471,7 +476,7 @@ export class DynamoDispatchStore implements DispatchStore {
         if (!(error instanceof TransactionCanceledException)) throw error;
         const reasons = error.CancellationReasons ?? [];
         const failedCondition = reasons.some((reason) => reason.Code === 'ConditionalCheckFailed');
-        if (failedCondition || !reasons.some((reason) => transientCodes.has(reason.Code ?? ''))) {
+        if (failedCondition || !isTransient(reasons)) {
           return { reasons, error };
         }
         if (attempt >= maxTransactionAttempts) return { reasons, error };
@@ -508,18 +513,4 @@ function checkCount(name: string, value: number): void {
   if (!Number.isInteger(value) || value < 0) {
     throw new RangeError(`${name} must be a whole number of at least 0, got ${value}`);
   }
-}
-
-/** Reads an item returned by a failed condition check (raw attribute values), if it fits. */
-function oldItem<T>(schema: z.ZodMiniType<T>, item: Record<string, AttributeValue> | undefined): T | undefined {
-  if (item === undefined) return undefined;
-  const parsed = schema.safeParse(unmarshall(item));
-  return parsed.success ? parsed.data : undefined;
-}
-
-function describeLostLease(lease: Lease, reason: CancellationReason, now: number, consequence: string): string {
-  const holder = oldItem(LeaseItem, reason.Item);
-  if (holder === undefined) return `the run lease of ${lease.owner} is gone; ${consequence}`;
-  if (holder.owner !== lease.owner) return `the run lease was taken over by ${holder.owner}; ${consequence}`;
-  return `the run lease of ${lease.owner} expired at ${new Date(holder.leaseExpiresAt).toISOString()} (now ${new Date(now).toISOString()}); ${consequence}`;
 }

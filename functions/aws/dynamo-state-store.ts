@@ -56,7 +56,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import {
-  type AttributeValue,
   type CancellationReason,
   ConditionalCheckFailedException,
   type Put,
@@ -73,7 +72,6 @@ import {
   type TransactWriteCommandInput,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import pLimit, { type LimitFunction } from 'p-limit';
 import * as z from 'zod/mini';
 import { LeaseHeldError, LeaseLostError, WatermarkConflictError } from '#core/errors';
@@ -109,11 +107,16 @@ import {
   backoff,
   batchGetLimit,
   chunk,
+  describeLostLease,
   drainBatch,
+  isTransient,
   type Key,
   type KeyedWrite,
   keyPart,
   keyString,
+  leaseKey,
+  oldItem,
+  reasonCodes,
   StateStoreError,
   settleAll,
   ttlSeconds,
@@ -150,7 +153,6 @@ export interface DynamoStateStoreOptions {
 }
 
 const watermarkKey: Key = { pk: 'watermark', sk: 'current' };
-const leaseKey: Key = { pk: 'lease', sk: 'run' };
 const runPartition = 'run';
 const holdingPartition = 'holding';
 /** DynamoDB's TransactWriteItems limit. */
@@ -319,13 +321,6 @@ const UndeliverableItem = z.object({
   subject: z.string(),
   body: z.string(),
 });
-
-/** Reads an item returned by a failed condition check (raw attribute values), if it fits. */
-function oldItem<T>(schema: z.ZodMiniType<T>, item: Record<string, AttributeValue> | undefined): T | undefined {
-  if (item === undefined) return undefined;
-  const parsed = schema.safeParse(unmarshall(item));
-  return parsed.success ? parsed.data : undefined;
-}
 
 /** DynamoDB implementation of the run's state: see the module comment for the item layout. */
 export class DynamoStateStore implements StateStore, LeaseAdmin {
@@ -564,7 +559,9 @@ export class DynamoStateStore implements StateStore, LeaseAdmin {
         // A lost lease wins over a version conflict: this run must stop either way, and the
         // lease is the reason it may not retry.
         if (leaseReason?.Code === 'ConditionalCheckFailed') {
-          throw new LeaseLostError(describeLostLease(lease, leaseReason, now), { cause: error });
+          throw new LeaseLostError(describeLostLease(lease, leaseReason, now, 'the watermark was not moved'), {
+            cause: error,
+          });
         }
         if (watermarkReason?.Code === 'ConditionalCheckFailed') {
           throw new WatermarkConflictError(describeConflict(expected, watermarkReason), { cause: error });
@@ -1283,24 +1280,6 @@ export class DynamoStateStore implements StateStore, LeaseAdmin {
     } while (startKey !== undefined);
     return items;
   }
-}
-
-const transientCodes = new Set(['TransactionConflict', 'ThrottlingError', 'ProvisionedThroughputExceeded']);
-
-function isTransient(reasons: readonly CancellationReason[] | undefined): boolean {
-  return (reasons ?? []).some((reason) => reason.Code !== undefined && transientCodes.has(reason.Code));
-}
-
-const reasonCodes = (reasons: readonly CancellationReason[] | undefined): string =>
-  (reasons ?? []).map((reason) => reason.Code ?? 'unknown').join(', ') || 'no reasons given';
-
-function describeLostLease(lease: Lease, reason: CancellationReason, now: number): string {
-  const holder = oldItem(LeaseItem, reason.Item);
-  if (holder === undefined) return `the run lease of ${lease.owner} is gone; the watermark was not moved`;
-  if (holder.owner !== lease.owner) {
-    return `the run lease was taken over by ${holder.owner}; the watermark was not moved`;
-  }
-  return `the run lease of ${lease.owner} expired at ${new Date(holder.leaseExpiresAt).toISOString()} (now ${new Date(now).toISOString()}); the watermark was not moved`;
 }
 
 function describeConflict(expected: Watermark | undefined, reason: CancellationReason): string {
