@@ -1,28 +1,9 @@
-/**
- * The `Notifier` on Amazon SNS: rendered notifications go out with PublishBatch, one chain of
- * batches per audience topic, several topics at a time.
- *
- * What it guarantees to the alert run:
- * - every message ends up in exactly one of `published` or `failed` (unless `onPublished` throws,
- *   which is rethrown once the batches already in flight have finished);
- * - `onPublished` sees each accepted batch before the next batch of that topic is sent, so the
- *   window between "SNS accepted it" and "the ledger knows it" stays one batch wide;
- * - per-entry failures are read even on HTTP 200: `SenderFault: false` entries (throttling,
- *   internal errors) are retried with backoff, `SenderFault: true` entries are permanent;
- * - failures that retrying cannot fix (topic gone, access denied, KMS key disabled) are reported
- *   `permanent: true` at once; everything else is retried and, when attempts run out, reported
- *   `permanent: false` so the next run tries again.
- *
- * Message bodies are never logged: they hold subscriber-facing links. Logs carry counts, topic
- * ARNs and error codes.
- */
-import { setTimeout as delay } from 'node:timers/promises';
 import { PublishBatchCommand, type PublishBatchRequestEntry, type SNSClient } from '@aws-sdk/client-sns';
 import pLimit, { type LimitFunction } from 'p-limit';
 import { ConfigError } from '#core/errors';
 import type { FailedMessage, Log, Notifier, OutboundMessage, PublishedMessage, PublishOutcome } from '#core/ports';
 import { outboundBytes, SNS_MAX_MESSAGE_BYTES } from '#core/render';
-import { exponentialBackoff } from '#shared/retry';
+import { abortableSleep, exponentialBackoff } from '#shared/retry';
 
 /** PublishBatch takes at most this many entries. */
 export const SNS_MAX_BATCH_ENTRIES = 10;
@@ -92,15 +73,6 @@ export function classifyPublishError(error: unknown): PublishErrorClass {
   const wireCode = (error as { Code?: unknown }).Code;
   const code = typeof wireCode === 'string' && wireCode !== '' ? wireCode : stripSuffix(error.name);
   return { code, reason: error.message, permanent: PERMANENT_CODES.has(stripSuffix(code)) };
-}
-
-/** Resolves after `ms`, or at once when `signal` aborts (a deadline must not wait out a backoff). */
-async function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
-  try {
-    await delay(ms, undefined, { signal });
-  } catch (error) {
-    if (!(signal?.aborted ?? false)) throw error;
-  }
 }
 
 interface Entry {

@@ -24,7 +24,6 @@
  * Bodies are never logged: they hold subscriber-facing links. Logs carry counts and codes.
  */
 import { Buffer } from 'node:buffer';
-import { setTimeout as delay } from 'node:timers/promises';
 import type { SendMessageBatchCommandOutput, SendMessageBatchRequestEntry, SQSClient } from '@aws-sdk/client-sqs';
 import pLimit, { type LimitFunction } from 'p-limit';
 import { ConfigError } from '#core/errors';
@@ -40,7 +39,7 @@ import type {
 import { workItemMaxBytes } from '#core/ports';
 import { packWorkItems, workItemBody } from '#core/work-items';
 import { logger } from '#shared/powertools';
-import { exponentialBackoff } from '#shared/retry';
+import { abortableSleep, exponentialBackoff } from '#shared/retry';
 
 /** SendMessageBatch takes at most this many entries. */
 export const SQS_MAX_BATCH_ENTRIES = 10;
@@ -116,15 +115,6 @@ function errorCode(error: unknown): string {
 function refused(error: unknown): boolean {
   const status = (error as { $metadata?: { httpStatusCode?: number } } | undefined)?.$metadata?.httpStatusCode;
   return status !== undefined && status >= 400 && status < 500;
-}
-
-/** Resolves after `ms`, or at once when `signal` aborts (a deadline must not wait out a backoff). */
-async function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
-  try {
-    await delay(ms, undefined, { signal });
-  } catch (error) {
-    if (!(signal?.aborted ?? false)) throw error;
-  }
 }
 
 interface Entry {

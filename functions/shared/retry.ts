@@ -3,6 +3,8 @@
  * Architecture Blog, "Exponential Backoff And Jitter") and the `Retry-After` header.
  */
 
+import { setTimeout as delay } from 'node:timers/promises';
+
 export interface BackoffOptions {
   /** Delay ceiling of the first retry. */
   readonly baseMs: number;
@@ -35,4 +37,13 @@ export function parseRetryAfter(header: string | readonly string[] | undefined, 
   if (!/[A-Za-z]{3}/.test(value)) return undefined;
   const at = Date.parse(value);
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts (a deadline must not wait out a backoff). */
+export async function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  try {
+    await delay(ms, undefined, { signal });
+  } catch (error) {
+    if (!(signal?.aborted ?? false)) throw error;
+  }
 }
