@@ -40,6 +40,7 @@
 import { LedgerWriter, Outbox } from './delivery-buffers.ts';
 import { localDate, planDelivery } from './delivery-plan.ts';
 import { toHeldNotification } from './digest.ts';
+import { describeError } from './errors.ts';
 import { type ArticleChange, changeLabel, changeSince, ledgerFacts } from './ledger-facts.ts';
 import type { Article, Audience, AudienceMatch } from './model.ts';
 import {
@@ -847,5 +848,5 @@ const leadId = (audienceId: string, storyId: string): string => `${audienceId}|$
 /** Update notices are keyed `update:…` (ports.ts `updateNoticeKey`); alerts by their article. */
 const isUpdateNotice = (message: OutboundMessage): boolean => isUpdateNoticeKey(message.key.articleKey);
 
-export const describe = (error: unknown): string =>
-  error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+/** Kept under this name for the run's other modules; errors.ts owns it. */
+export const describe = describeError;

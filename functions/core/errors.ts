@@ -156,3 +156,7 @@ export class WorkItemRetryError extends NewsAlertsError {
     this.unpublished = unpublished;
   }
 }
+
+/** An error as one log field: its name and message (the stack and cause chain stay out). */
+export const describeError = (error: unknown): string =>
+  error instanceof Error ? `${error.name}: ${error.message}` : String(error);

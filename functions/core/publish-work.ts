@@ -19,7 +19,7 @@
  * Message bodies are never logged (they hold subscriber-facing links): logs carry ids and counts.
  */
 import { LedgerWriter } from './delivery-buffers.ts';
-import { WorkItemRetryError } from './errors.ts';
+import { describeError, WorkItemRetryError } from './errors.ts';
 import {
   type DispatchStore,
   deliveryId,
@@ -160,16 +160,11 @@ async function publishAndRecord(
     await ledger
       .flush()
       .catch((ledgerError: unknown) =>
-        deps.log.error('could not record published notifications in the ledger', { error: describe(ledgerError) }),
+        deps.log.error('could not record published notifications in the ledger', { error: describeError(ledgerError) }),
       );
     throw error;
   }
 }
-
-// delivery-pipeline.ts has the same one-liner; importing it would pull the renderer (luxon, the
-// message catalogs) into the publisher's bundle, which renders nothing.
-const describe = (error: unknown): string =>
-  error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 
 /** Parks failures as the alert run does (delivery-pipeline.ts), for `news-alerts replay --parked`. */
 async function park(
