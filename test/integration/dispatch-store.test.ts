@@ -23,7 +23,6 @@ import { createTables, tableNamesFor } from '#sandbox/tables';
 import { awsClients, uniquePrefix } from '#test/aws';
 import { rawItem } from '#test/dynamo-faults';
 import { captureLog } from '#test/run-harness';
-import { serializeRequests } from '#test/serial-dynamo';
 
 const t0 = Date.UTC(2025, 2, 1, 9, 0, 0);
 const minute = 60_000;
@@ -47,10 +46,8 @@ interface Setup {
 }
 
 /** A fresh state table, the run lease held by `run-a` for five minutes, and a dispatch store. */
-async function setup(log: Log = silentLog, options: { serial?: boolean } = {}): Promise<Setup> {
+async function setup(log: Log = silentLog): Promise<Setup> {
   const clients = awsClients();
-  // Moto loses racing writes to one item; DynamoDB does not (see serial-dynamo.ts).
-  if (options.serial === true) serializeRequests(clients.documents);
   const names = tableNamesFor(uniquePrefix());
   await createTables(clients.dynamo, names);
   const state = new DynamoStateStore({ documents: clients.documents, tableName: names.state, log: silentLog });
@@ -212,7 +209,7 @@ describe('each work item counts once', () => {
   });
 
   it('20 concurrent completions of 10 items, each twice, count 10', async () => {
-    const { store, lease } = await setup(silentLog, { serial: true });
+    const { store, lease } = await setup(silentLog);
     await store.open(lease, 'run-a', t0);
     const items = Array.from({ length: 10 }, (_, index) => `item-${index}`);
     const outcomes = await Promise.all(
@@ -223,7 +220,7 @@ describe('each work item counts once', () => {
   });
 
   it('concurrent completions of different items all count', async () => {
-    const { store, lease } = await setup(silentLog, { serial: true });
+    const { store, lease } = await setup(silentLog);
     await store.open(lease, 'run-a', t0);
     const outcomes = await Promise.all(
       Array.from({ length: 30 }, (_, index) => store.completeItem('run-a', `item-${index}`, result(1), t0)),

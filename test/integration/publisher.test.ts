@@ -5,9 +5,6 @@
  * SQS queue subscribed to the audience topic (raw delivery), read back to count what arrived.
  * Records come either as hand-built SQS events (the shape Lambda passes) or through the local
  * event source (sandbox/sqs-event-source.ts) from a real work queue with a DLQ.
- *
- * moto runs DynamoDB requests on threads without locking (test/support/serial-dynamo.ts), so
- * every request of a test goes over the wire one at a time; callers still interleave.
  */
 import { CreateTopicCommand, SubscribeCommand } from '@aws-sdk/client-sns';
 import {
@@ -25,7 +22,6 @@ import { packWorkItems, workItemBody } from '#core/work-items';
 import { createTables, tableNamesFor } from '#sandbox/tables';
 import { type AwsClients, awsClients, uniquePrefix } from '#test/aws';
 import { captureLog, stateWith } from '#test/run-harness';
-import { serializeRequests } from '#test/serial-dynamo';
 import { createWorkQueue } from '#test/work-queue';
 import { loadPublisherConfig } from '../../functions/publisher/config.ts';
 import { createWorkItemHandler, type PublisherMetrics } from '../../functions/publisher/process.ts';
@@ -47,7 +43,6 @@ interface Setup {
 
 async function setup(): Promise<Setup> {
   const clients = awsClients();
-  serializeRequests(clients.documents);
   const prefix = uniquePrefix();
   const names = tableNamesFor(prefix);
   await createTables(clients.dynamo, names);

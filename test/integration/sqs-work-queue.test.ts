@@ -17,7 +17,6 @@ import { type OutboundMessage, silentLog, type WorkItem, workItemMaxBytes } from
 import { parseWorkItem, workItemBody } from '#core/work-items';
 import { createTables, tableNamesFor } from '#sandbox/tables';
 import { awsClients, uniquePrefix } from '#test/aws';
-import { serializeRequests } from '#test/serial-dynamo';
 import { createWorkQueue, drainQueue } from '#test/work-queue';
 
 const t0 = Date.UTC(2025, 2, 1, 9, 0, 0);
@@ -37,8 +36,6 @@ async function setup(
   faults: (sqs: SQSClient) => void = () => {},
 ): Promise<Setup> {
   const clients = awsClients();
-  // Concurrent batches ADD to one head; moto loses racing ADDs, DynamoDB does not (serial-dynamo.ts).
-  serializeRequests(clients.documents);
   const prefix = uniquePrefix();
   const names = tableNamesFor(prefix);
   const [{ queueUrl }] = await Promise.all([createWorkQueue(clients.sqs, prefix), createTables(clients.dynamo, names)]);
