@@ -12,7 +12,7 @@ import {
   SendMessageBatchCommand,
 } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { type AwsClients, awsClients, uniquePrefix } from '#test/aws';
 import { type SqsBatchHandler, startLocalEventSource } from '../../sandbox/sqs-event-source.ts';
 
@@ -195,13 +195,16 @@ describe('local SQS event source', () => {
       );
       return Messages.map((message) => message.Body ?? '');
     };
-    let dead = await receiveDead();
-    while (dead.length === 0) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      const emptied = (await remaining(url)) === 0;
-      dead = await receiveDead();
-      if (emptied) break;
-    }
+    let dead: string[] = [];
+    // Until the move to the DLQ shows, or the queue is empty; a stalled source fails here.
+    await vi.waitFor(
+      async () => {
+        const emptied = (await remaining(url)) === 0;
+        dead = await receiveDead();
+        expect(dead.length > 0 || emptied).toBe(true);
+      },
+      { timeout: 60_000, interval: 20 },
+    );
     await source.stop();
     expect(dead).toEqual(['poison']);
     expect(receiveCounts).toEqual(['1', '2', '3']);

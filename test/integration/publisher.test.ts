@@ -14,7 +14,7 @@ import {
   SendMessageBatchCommand,
 } from '@aws-sdk/client-sqs';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { AudienceSchema } from '#core/model';
 import { deliveryId, type OutboundMessage, type WorkItem } from '#core/ports';
 import { renderNotification } from '#core/render';
@@ -297,16 +297,19 @@ describe('publisher batch loop', () => {
       visibilityTimeoutSeconds: 360,
     });
     let dead: string[] = [];
-    // Polls the DLQ (short polls: moto's long poll hangs under libfaketime) until the move happens or the work queue is empty.
-    for (;;) {
-      const emptied = await queueEmpty(s.clients, queueUrl);
-      const { Messages = [] } = await s.clients.sqs.send(
-        new ReceiveMessageCommand({ QueueUrl: dlqUrl, WaitTimeSeconds: 0, VisibilityTimeout: 300 }),
-      );
-      dead = Messages.map((message) => message.Body ?? '');
-      if (dead.length > 0 || emptied) break;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    // Polls the DLQ (short polls: moto's long poll hangs under libfaketime) until the move happens
+    // or the work queue is empty; a stalled event source fails here with the last reading.
+    await vi.waitFor(
+      async () => {
+        const emptied = await queueEmpty(s.clients, queueUrl);
+        const { Messages = [] } = await s.clients.sqs.send(
+          new ReceiveMessageCommand({ QueueUrl: dlqUrl, WaitTimeSeconds: 0, VisibilityTimeout: 300 }),
+        );
+        dead = Messages.map((message) => message.Body ?? '');
+        expect(dead.length > 0 || emptied).toBe(true);
+      },
+      { timeout: 60_000, interval: 20 },
+    );
     await source.stop();
     expect(dead).toEqual(['not a work item']);
     expect(await received(s.clients, s.subscriberUrl)).toEqual(ids(messages));
