@@ -23,6 +23,7 @@
  * pace.
  */
 import { readdirSync, readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import { CreateTableCommand, DynamoDBClient, ScanCommand, type ScanCommandOutput } from '@aws-sdk/client-dynamodb';
 import { CreateTopicCommand, SNSClient } from '@aws-sdk/client-sns';
@@ -101,6 +102,8 @@ export interface PublishingRun {
 export interface PublishingResults {
   readonly options: Omit<PublishingOptions, 'moto' | 'progress'>;
   readonly runs: readonly PublishingRun[];
+  /** CPUs of the machine the modes shared (the bench process, every publisher and moto run on them). */
+  readonly cores: number;
 }
 
 const rules: RuleMatch[] = [
@@ -541,5 +544,5 @@ export async function runPublishing(options: PublishingOptions): Promise<Publish
     progress(`publishing: sharded at ${concurrency} took ${(run.wallMs / 1000).toFixed(1)} s`);
   }
   const { moto: _moto, progress: _progress, ...rest } = options;
-  return { options: rest, runs };
+  return { options: rest, runs, cores: availableParallelism() };
 }

@@ -1010,6 +1010,43 @@ function publishingPair(results: PublishingResults, publishers: number) {
   return { single, sharded };
 }
 
+/**
+ * What the target would cost this machine: every "Lambda" of the bench (the run, each publisher)
+ * and moto share its cores, where on AWS each publisher brings its own. Cores needed = the target
+ * rate (ratio × the single run's rate) × the sharded run's CPU per notification; `benchOnly` counts
+ * the bench process alone, as if the emulator cost nothing.
+ */
+export function shardedCapacity(
+  results: PublishingResults,
+): { readonly needed: number; readonly benchOnly: number; readonly singleUsed: number } | undefined {
+  const { single, sharded } = publishingPair(results, SHARDED_TARGET.publishers);
+  if (!single || !sharded || single.invalid !== undefined || sharded.invalid !== undefined) return undefined;
+  if (sharded.motoCpuMs === undefined || single.motoCpuMs === undefined) return undefined;
+  const targetRate = SHARDED_TARGET.ratio * single.perSecond;
+  const benchMsPerNotification = sharded.nodeCpuMs / sharded.notifications;
+  const allMsPerNotification = (sharded.nodeCpuMs + sharded.motoCpuMs) / sharded.notifications;
+  return {
+    needed: (targetRate * allMsPerNotification) / 1000,
+    benchOnly: (targetRate * benchMsPerNotification) / 1000,
+    singleUsed: (single.nodeCpuMs + single.motoCpuMs) / single.wallMs,
+  };
+}
+
+/** The target note's capacity clause: the cores the target needs against the machine's. */
+function capacityNote(results: PublishingResults): string {
+  const capacity = shardedCapacity(results);
+  if (!capacity) return '';
+  return ` The target at the measured CPU per notification needs ${formatNumber(capacity.needed, 1)} cores (${formatNumber(capacity.benchOnly, 1)} without the emulator); this machine has ${count(results.cores)}.`;
+}
+
+/** The capacity finding: why the target cannot be shown on this machine, when it cannot. */
+function capacityFinding(results: PublishingResults): string | undefined {
+  const capacity = shardedCapacity(results);
+  if (!capacity) return undefined;
+  const cores = (n: number) => formatNumber(n, 1);
+  return `Capacity: the single run already kept ${cores(capacity.singleUsed)} cores busy (bench process and moto). ${SHARDED_TARGET.ratio}× its rate at the sharded run's measured CPU per notification needs ${cores(capacity.needed)} cores (${cores(capacity.benchOnly)} for the bench process alone, as if the emulator cost nothing); this machine has ${count(results.cores)}. On AWS each publisher is its own execution environment with its own CPU and the services scale apart, so there the ratio follows the publishers; here every publisher, the run and the emulator share ${count(results.cores)} cores${capacity.needed > results.cores ? ', so the target cannot be shown on this machine whatever the code does' : ''}.`;
+}
+
 /** Section: notifications per second of single vs sharded publishing with SNS at ~40 ms per PublishBatch. */
 export function publishingSection(results: PublishingResults, title: string): Section {
   const { options } = results;
@@ -1054,6 +1091,8 @@ export function publishingSection(results: PublishingResults, title: string): Se
       `DynamoDB requests per notification: ${formatNumber(perNotification(base), 2)} in single mode (BatchGetItem of 100 keys, BatchWriteItem of 25) against ${formatNumber(perNotification(sharded), 2)} sharded at ${SHARDED_TARGET.publishers} publishers (per work item of at most 10 notifications: the ledger lookup, the ledger write, the completion transaction, the idempotency record's two writes, plus the run's queue counts), at a mean moto latency of ${formatMs(dynamoTotals(base).ms / Math.max(1, dynamoTotals(base).count))} vs ${formatMs(dynamoTotals(sharded).ms / Math.max(1, dynamoTotals(sharded).count))}. Each publisher waits for these one after another per item, so where moto answers slowly the publishers spend their time waiting on it, not on SNS.`,
     );
   }
+  const capacity = capacityFinding(results);
+  if (capacity) findings.push(capacity);
   if (base && sharded && base.invalid === undefined && sharded.invalid === undefined) {
     const ratio = sharded.perSecond / base.perSecond;
     findings.push(
@@ -1119,7 +1158,7 @@ export function publishingTargets(results: PublishingResults): TargetCheck[] {
       ...(met
         ? {}
         : {
-            note: `why: the sharded run sent ${perNotification(sharded)} DynamoDB requests per notification (single: ${perNotification(single)}) and moto answered them in ${meanMs(sharded)} on average (single: ${meanMs(single)}), busy ${formatShare(motoShare(sharded))} of the run on its one Python thread${motoShare(sharded) >= MOTO_BOUND_SHARE ? ' (saturated)' : ''}: the publishers waited on the emulator's DynamoDB, not on SNS's injected latency, so more publishers only queued more requests at moto. Not a measurement of DynamoDB, which serves each request in a few ms at any concurrency.`,
+            note: `why: the sharded run sent ${perNotification(sharded)} DynamoDB requests per notification (single: ${perNotification(single)}) and moto answered them in ${meanMs(sharded)} on average (single: ${meanMs(single)}), busy ${formatShare(motoShare(sharded))} of the run on its one Python thread${motoShare(sharded) >= MOTO_BOUND_SHARE ? ' (saturated)' : ''}: the publishers waited on the emulator's DynamoDB, not on SNS's injected latency, so more publishers only queued more requests at moto. Not a measurement of DynamoDB, which serves each request in a few ms at any concurrency.${capacityNote(results)}`,
           }),
     },
   ];

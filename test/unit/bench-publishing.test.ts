@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type PublishingResults, type PublishingRun, publishingMatches } from '../../bench/publishing.ts';
-import { publishingLimits, publishingSection, publishingTargets } from '../../bench/sections.ts';
+import { publishingLimits, publishingSection, publishingTargets, shardedCapacity } from '../../bench/sections.ts';
 
 const options: PublishingResults['options'] = {
   notifications: 50_000,
@@ -55,6 +55,7 @@ describe('publishing verdicts', () => {
     const single = run({ mode: 'single', perSecond: 1_000 });
     const met: PublishingResults = {
       options,
+      cores: 2,
       runs: [single, run({ mode: 'sharded', concurrency: 4, perSecond: 3_000 })],
     };
     expect(publishingTargets(met)[0]?.met).toBe(true);
@@ -66,7 +67,7 @@ describe('publishing verdicts', () => {
       motoCpuMs: 24_000,
       dynamoRequests: { TransactWriteItems: { count: 5_000, ms: 900_000 }, PutItem: { count: 10_000, ms: 1_800_000 } },
     });
-    const [missed] = publishingTargets({ options, runs: [single, slow] });
+    const [missed] = publishingTargets({ options, cores: 2, runs: [single, slow] });
     expect(missed?.met).toBe(false);
     // 24 s of moto CPU in a 25 s run, 15,000 requests at 180 ms: the note names the emulator's answers as the cause.
     expect(missed?.note).toMatch(
@@ -83,7 +84,7 @@ describe('publishing verdicts', () => {
       snsEntries: 50_010,
       invalid: 'SNS was sent 50010 entries for 50000 notifications',
     });
-    const results: PublishingResults = { options, runs: [single, doubled] };
+    const results: PublishingResults = { options, cores: 2, runs: [single, doubled] };
     const [verdict] = publishingTargets(results);
     expect(verdict).toMatchObject({ measured: 'invalid run', met: false });
     const section = publishingSection(results, 'publishing');
@@ -94,11 +95,32 @@ describe('publishing verdicts', () => {
   it('derives how many notifications one run publishes in its time budget from the single rate', () => {
     const results: PublishingResults = {
       options,
+      cores: 2,
       runs: [run({ mode: 'single', perSecond: 1_234 }), run({ mode: 'sharded', concurrency: 4, perSecond: 4_000 })],
     };
     // 1,234/s × (300 s − 30 s) = 333,180, rounded down to the thousand.
     expect(publishingLimits(results, { lambdaTimeoutSeconds: 300, softMarginSeconds: 30 })).toContain(
       'about 333,000 notifications in the 270 s',
     );
+  });
+
+  it('says how many cores the target needs at the measured CPU per notification, against the cores the machine has', () => {
+    // single: 1,000/s; sharded at 4: 50,000 notifications with 40 s of bench CPU and 60 s of moto CPU = 2 ms each.
+    const single = run({ mode: 'single', perSecond: 1_000, nodeCpuMs: 30_000, motoCpuMs: 20_000 });
+    const sharded = run({ mode: 'sharded', concurrency: 4, perSecond: 800, nodeCpuMs: 40_000, motoCpuMs: 60_000 });
+    const results: PublishingResults = { options, cores: 2, runs: [single, sharded] };
+    const capacity = shardedCapacity(results);
+    // 3 × 1,000/s × 2 ms = 6 cores; the bench process alone 3 × 1,000 × 0.8 ms = 2.4; single used 50 s in 50 s.
+    expect(capacity?.needed).toBeCloseTo(6, 6);
+    expect(capacity?.benchOnly).toBeCloseTo(2.4, 6);
+    expect(capacity?.singleUsed).toBeCloseTo(1, 6);
+    expect(publishingSection(results, 'publishing').findings?.join('\n')).toMatch(
+      /needs 6\.0 cores \(2\.4 for the bench process alone.*this machine has 2\..*cannot be shown on this machine/,
+    );
+    expect(publishingTargets(results)[0]?.note).toMatch(
+      /needs 6\.0 cores \(2\.4 without the emulator\); this machine has 2\./,
+    );
+    // Without moto's CPU time (unreadable /proc) nothing is claimed.
+    expect(shardedCapacity({ ...results, runs: [single, { ...sharded, motoCpuMs: undefined }] })).toBeUndefined();
   });
 });
