@@ -12,13 +12,15 @@ import { canonicalLocale, FALLBACK_LOCALE, isShipped, languageOf, SHIPPED_LOCALE
 import { describeIssues, isSupportedLocale } from '#core/model';
 import { type ProviderConfig, parseProviderConfig } from '#provider/config';
 import { checkTargetUrl } from '#shared/network-targets';
+import {
+  type EnvironmentVariable,
+  integerVariable,
+  requiredVariable,
+  sharedVariableSchema,
+  sharedVariables,
+} from '#shared/publishing-environment';
 
-/** One documented environment variable. */
-export interface EnvironmentVariable {
-  readonly name: string;
-  readonly default?: string;
-  readonly description: string;
-}
+export type { EnvironmentVariable } from '#shared/publishing-environment';
 
 /** Every variable the alert function reads. */
 export const alertRunEnvironment: readonly EnvironmentVariable[] = [
@@ -87,7 +89,7 @@ export const alertRunEnvironment: readonly EnvironmentVariable[] = [
   },
   { name: 'RULES_TABLE_NAME', description: 'DynamoDB table of rules (partition key `ruleId`).' },
   { name: 'AUDIENCES_TABLE_NAME', description: 'DynamoDB table of audiences (partition key `audienceId`).' },
-  { name: 'STATE_TABLE_NAME', description: 'DynamoDB table of watermark, lease, delivery ledger and run history.' },
+  sharedVariables.STATE_TABLE_NAME,
   {
     name: 'LATE_ARRIVAL_MINUTES',
     default: '60',
@@ -106,21 +108,13 @@ export const alertRunEnvironment: readonly EnvironmentVariable[] = [
     default: '2',
     description: 'Between full sweeps, how far behind the watermark a run reads before it may stop early.',
   },
-  {
-    name: 'LEDGER_RETENTION_DAYS',
-    default: '14',
-    description: 'TTL of delivery-ledger entries; must exceed the re-read overlap.',
-  },
+  sharedVariables.LEDGER_RETENTION_DAYS,
   { name: 'LEASE_SECONDS', default: '960', description: 'Run lease length; set it above the function timeout.' },
   { name: 'SOFT_MARGIN_SECONDS', default: '30', description: 'Stop fetching this long before the time limit.' },
   { name: 'HARD_MARGIN_SECONDS', default: '10', description: 'Stop publishing this long before the time limit.' },
-  {
-    name: 'LEDGER_FLUSH_DELAY_MS',
-    default: '100',
-    description: 'Longest a published notification waits for its ledger write.',
-  },
+  sharedVariables.LEDGER_FLUSH_DELAY_MS,
   { name: 'SECRET_CACHE_SECONDS', default: '300', description: 'How long the API key is cached in a warm function.' },
-  { name: 'SNS_CONCURRENCY', default: '8', description: 'PublishBatch calls in flight at once.' },
+  sharedVariables.SNS_CONCURRENCY,
   {
     name: 'PUBLISH_MODE',
     default: 'single',
@@ -168,8 +162,8 @@ export function checkDefaultLocale(value: string): { ok: true; locale: string } 
 /** How long an earlier run's unfinished work items are waited for when the stack does not say. */
 export const defaultDispatchAbandonAfterMs = 15 * 60_000;
 
-const integer = (min: number, max: number) => z.coerce.number().check(z.int(), z.gte(min), z.lte(max));
-const required = z.string().check(z.trim(), z.minLength(1, 'is required'));
+const integer = integerVariable;
+const required = requiredVariable;
 
 const EnvironmentSchema = z.object({
   NEWS_API_BASE_URL: required,
@@ -197,18 +191,18 @@ const EnvironmentSchema = z.object({
   NEWS_API_RESPONSE_MAPPING: z.optional(z.string()),
   RULES_TABLE_NAME: required,
   AUDIENCES_TABLE_NAME: required,
-  STATE_TABLE_NAME: required,
+  STATE_TABLE_NAME: sharedVariableSchema.STATE_TABLE_NAME,
   LATE_ARRIVAL_MINUTES: z._default(integer(0, 7 * 24 * 60), 60),
   INITIAL_LOOKBACK_MINUTES: z._default(integer(0, 31 * 24 * 60), 60),
   FULL_SWEEP_MINUTES: z._default(integer(0, 24 * 60), 360),
   INCREMENTAL_OVERLAP_MINUTES: z._default(integer(0, 24 * 60), 2),
-  LEDGER_RETENTION_DAYS: z._default(integer(2, 365), 14),
+  LEDGER_RETENTION_DAYS: sharedVariableSchema.LEDGER_RETENTION_DAYS,
   LEASE_SECONDS: z._default(integer(60, 24 * 3600), 960),
   SOFT_MARGIN_SECONDS: z._default(integer(1, 600), 30),
   HARD_MARGIN_SECONDS: z._default(integer(1, 600), 10),
-  LEDGER_FLUSH_DELAY_MS: z._default(integer(0, 10_000), 100),
+  LEDGER_FLUSH_DELAY_MS: sharedVariableSchema.LEDGER_FLUSH_DELAY_MS,
   SECRET_CACHE_SECONDS: z._default(integer(0, 86_400), 300),
-  SNS_CONCURRENCY: z._default(integer(1, 64), 8),
+  SNS_CONCURRENCY: sharedVariableSchema.SNS_CONCURRENCY,
   DEFAULT_LOCALE: z._default(z.string(), FALLBACK_LOCALE),
   PUBLISH_MODE: z._default(z.enum(['single', 'sharded'], { error: 'must be "single" or "sharded"' }), 'single'),
   WORK_QUEUE_URL: z.optional(z.string().check(z.trim())),

@@ -1,21 +1,27 @@
 /**
  * The publisher function's configuration, read once at cold start from the variables the stack
  * sets (lib/constructs/sharded-publishing.ts). The settings it shares with the alert function
- * (state table, ledger retention, SNS concurrency, ledger flush delay) keep the alert function's
- * names, defaults, bounds and descriptions, so one deployment tunes both the same way; a missing
+ * (state table, ledger retention, SNS concurrency, ledger flush delay) come from
+ * functions/shared/publishing-environment.ts with their names, defaults, bounds and descriptions, so
+ * one deployment tunes both the same way; a missing
  * or bad value fails the cold start with a ConfigError that names the variable.
  */
 import * as z from 'zod/mini';
-import { alertRunEnvironment, type EnvironmentVariable } from '#alert-run/config';
 import { ConfigError } from '#core/errors';
 import { describeIssues } from '#core/model';
-
-/** The names the publisher shares with the alert function (documented once, in its list). */
-const sharedNames = ['STATE_TABLE_NAME', 'LEDGER_RETENTION_DAYS', 'SNS_CONCURRENCY', 'LEDGER_FLUSH_DELAY_MS'] as const;
+import {
+  type EnvironmentVariable,
+  integerVariable,
+  sharedVariableSchema,
+  sharedVariables,
+} from '#shared/publishing-environment';
 
 /** Every variable the publisher function reads. */
 export const publisherEnvironment: readonly EnvironmentVariable[] = [
-  ...alertRunEnvironment.filter((variable) => (sharedNames as readonly string[]).includes(variable.name)),
+  sharedVariables.STATE_TABLE_NAME,
+  sharedVariables.LEDGER_RETENTION_DAYS,
+  sharedVariables.SNS_CONCURRENCY,
+  sharedVariables.LEDGER_FLUSH_DELAY_MS,
   {
     name: 'WORK_MAX_RECEIVE_COUNT',
     default: '3',
@@ -24,16 +30,10 @@ export const publisherEnvironment: readonly EnvironmentVariable[] = [
   },
 ];
 
-// The same bounds as functions/alert-run/config.ts, which keeps its schema to itself.
-const integer = (min: number, max: number) => z.coerce.number().check(z.int(), z.gte(min), z.lte(max));
-
 const EnvironmentSchema = z.object({
-  STATE_TABLE_NAME: z.string().check(z.trim(), z.minLength(1, 'is required')),
-  LEDGER_RETENTION_DAYS: z._default(integer(2, 365), 14),
-  SNS_CONCURRENCY: z._default(integer(1, 64), 8),
-  LEDGER_FLUSH_DELAY_MS: z._default(integer(0, 10_000), 100),
+  ...sharedVariableSchema,
   // SQS allows a maxReceiveCount of 1 to 1000.
-  WORK_MAX_RECEIVE_COUNT: z._default(integer(1, 1000), 3),
+  WORK_MAX_RECEIVE_COUNT: z._default(integerVariable(1, 1000), 3),
 });
 
 /** Everything the publisher needs besides its AWS clients. */
