@@ -27,8 +27,8 @@
  * words, the words themselves; title shingles count twice (a shortened lead must still match).
  * The set is summarised by one-permutation MinHash with optimal densification
  * ({@link SIGNATURE_SIZE} 32-bit values), and the signature is cut into {@link BANDS} LSH bands;
- * a story is a candidate when it shares a band key, and a candidate is confirmed by signature
- * agreement. bench/story.ts measures precision and recall on bench/story-pairs.json.
+ * a story is a candidate when it shares {@link MIN_SHARED_BANDS} band keys, and a candidate is
+ * confirmed by signature agreement. bench/story.ts measures precision and recall on bench/story-pairs.json.
  *
  * Why written here rather than taken from npm (checked November 2026): `minhash` (0.0.9) and
  * `minhashjs` hash whole caller-made tokens with k permutations (k hash evaluations per token,
@@ -72,22 +72,30 @@ export function storyIdOf(leadArticleKey: string): string {
   }
   const a = mix(high ^ Math.imul(low, 0x9e3779b1));
   const b = mix(low ^ a);
-  return hex8(a) + hex8(b);
+  // One call spells all 16 digits: joining two 8-digit halves made a cons string (two objects,
+  // flattened again by every Map and Set that hashes or compares the id).
+  return String.fromCharCode(
+    HEX[a >>> 28] as number,
+    HEX[(a >>> 24) & 15] as number,
+    HEX[(a >>> 20) & 15] as number,
+    HEX[(a >>> 16) & 15] as number,
+    HEX[(a >>> 12) & 15] as number,
+    HEX[(a >>> 8) & 15] as number,
+    HEX[(a >>> 4) & 15] as number,
+    HEX[a & 15] as number,
+    HEX[b >>> 28] as number,
+    HEX[(b >>> 24) & 15] as number,
+    HEX[(b >>> 20) & 15] as number,
+    HEX[(b >>> 16) & 15] as number,
+    HEX[(b >>> 12) & 15] as number,
+    HEX[(b >>> 8) & 15] as number,
+    HEX[(b >>> 4) & 15] as number,
+    HEX[b & 15] as number,
+  );
 }
 
 const rotate = (value: number, bits: number): number => (value << bits) | (value >>> (32 - bits));
 const HEX = [...'0123456789abcdef'].map((char) => char.charCodeAt(0));
-const hex8 = (value: number): string =>
-  String.fromCharCode(
-    HEX[value >>> 28] as number,
-    HEX[(value >>> 24) & 15] as number,
-    HEX[(value >>> 20) & 15] as number,
-    HEX[(value >>> 16) & 15] as number,
-    HEX[(value >>> 12) & 15] as number,
-    HEX[(value >>> 8) & 15] as number,
-    HEX[(value >>> 4) & 15] as number,
-    HEX[value & 15] as number,
-  );
 
 // --- Fingerprints -------------------------------------------------------------------------------
 
@@ -347,6 +355,14 @@ function shingle(text: string, weight: 1 | 2): void {
  * header. Never throws; costs at most {@link MAX_TITLE_CHARS} + a few hundred characters of work.
  */
 export function fingerprint(title: string, summary: string): StoryFingerprint {
+  return fingerprintInto(title, summary, scratchBandHashes, 0);
+}
+
+/**
+ * {@link fingerprint}, also writing its {@link BANDS} band hashes to `bandHashes` from `offset`
+ * (left as they were when the text has no shingle).
+ */
+function fingerprintInto(title: string, summary: string, bandHashes: Int32Array, offset: number): StoryFingerprint {
   scratchFilled.fill(0);
   scratchShingles = 0;
   titleUnits.length = 0;
@@ -358,7 +374,9 @@ export function fingerprint(title: string, summary: string): StoryFingerprint {
   // eases") is two stories when one says "highest in 40 months" and the other "in 2 months".
   const marks = storyMarks(`${cleaned} ${lead}`);
   const signature = signatureOfScratch();
-  return { marks, terms: termsOf(titleUnits), signature, bands: scratchShingles === 0 ? [] : bandKeys(signature) };
+  if (scratchShingles === 0) return { marks, terms: termsOf(titleUnits), signature, bands: [] };
+  hashBands(signature, bandHashes, offset);
+  return { marks, terms: termsOf(titleUnits), signature, bands: spellBands(bandHashes, offset) };
 }
 
 /** Terms a fingerprint keeps: enough for a headline, bounded whatever the headline. */
@@ -537,29 +555,78 @@ function signatureOfScratch(): Uint32Array {
 }
 
 /**
- * Band keys of a signature: 7 URL-safe characters, the band's number then the 32-bit hash of its
- * rows six bits at a time (`String.fromCharCode` is about ten times cheaper than
- * `toString(36)`, which at 32 keys per article was half the fingerprint's cost).
+ * The 32-bit hash of each band's rows, written to `out` from `offset`: what a band key spells
+ * ({@link bandKeys}). The resolver compares and deduplicates band keys as these numbers (with
+ * their band's number) and uses the strings only at the store boundary.
  */
-export function bandKeys(signature: Uint32Array): string[] {
-  const keys: string[] = new Array(BANDS);
-  const chars = KEY_CHARS;
+function hashBands(signature: Uint32Array, out: Int32Array, offset: number): void {
   for (let band = 0; band < BANDS; band++) {
     let hash = Math.imul(band + 1, 0x9e3779b1);
     const from = band * ROWS_PER_BAND;
     for (let row = 0; row < ROWS_PER_BAND; row++)
       hash = Math.imul(hash ^ (signature[from + row] as number), 0x01000193);
-    hash = mix(hash);
-    keys[band] = String.fromCharCode(
-      chars[band] as number,
-      chars[hash & 63] as number,
-      chars[(hash >>> 6) & 63] as number,
-      chars[(hash >>> 12) & 63] as number,
-      chars[(hash >>> 18) & 63] as number,
-      chars[(hash >>> 24) & 63] as number,
-      chars[hash >>> 30] as number,
-    );
+    out[offset + band] = mix(hash);
   }
+}
+
+/**
+ * A band key: 7 URL-safe characters, the band's number then its hash six bits at a time
+ * (`String.fromCharCode` is about ten times cheaper than `toString(36)`, which at 32 keys per
+ * article was half the fingerprint's cost). {@link bandOfKey} reads one back.
+ */
+function spellBand(band: number, hash: number): string {
+  const chars = KEY_CHARS;
+  return String.fromCharCode(
+    chars[band] as number,
+    chars[hash & 63] as number,
+    chars[(hash >>> 6) & 63] as number,
+    chars[(hash >>> 12) & 63] as number,
+    chars[(hash >>> 18) & 63] as number,
+    chars[(hash >>> 24) & 63] as number,
+    chars[hash >>> 30] as number,
+  );
+}
+
+/** Each {@link KEY_CHARS} character's six-bit value by char code, -1 for any other. */
+const KEY_VALUES = new Int8Array(128).fill(-1);
+KEY_CHARS.forEach((code, value) => {
+  KEY_VALUES[code] = value;
+});
+
+/** The hash a band key spells (set by {@link bandOfKey}). */
+let keyHash = 0;
+
+/**
+ * The band number a key made by {@link spellBand} spells, its hash left in {@link keyHash}; -1
+ * for a string no band key spells.
+ */
+function bandOfKey(key: string): number {
+  if (key.length !== 7) return -1;
+  const band = KEY_VALUES[key.charCodeAt(0)] ?? -1;
+  let hash = 0;
+  for (let i = 6; i >= 1; i--) {
+    const value = KEY_VALUES[key.charCodeAt(i)] ?? -1;
+    if (value < 0) return -1;
+    hash = (hash << 6) | value;
+  }
+  // The seventh character holds the hash's top two bits: a larger value spells no hash.
+  if (band < 0 || band >= BANDS || (KEY_VALUES[key.charCodeAt(6)] as number) > 3) return -1;
+  keyHash = hash;
+  return band;
+}
+
+/** Band hashes of {@link bandKeys} (scratch: it never yields). */
+const scratchBandHashes = new Int32Array(BANDS);
+
+/** Band keys of a signature ({@link spellBand}). */
+export function bandKeys(signature: Uint32Array): string[] {
+  hashBands(signature, scratchBandHashes, 0);
+  return spellBands(scratchBandHashes, 0);
+}
+
+function spellBands(hashes: Int32Array, offset: number): string[] {
+  const keys: string[] = new Array(BANDS);
+  for (let band = 0; band < BANDS; band++) keys[band] = spellBand(band, hashes[offset + band] as number);
   return keys;
 }
 
@@ -576,6 +643,20 @@ export function similarity(a: Uint32Array, b: Uint32Array): number {
   for (let i = 0; i < a.length; i++) if (a[i] === b[i]) same++;
   return same / a.length;
 }
+
+/**
+ * Band keys an article must share with a story for the story to be a candidate. Two, not one:
+ * on the benchmark's stream nearly every story sharing a single key with an article is another
+ * story (common words make single bands collide; 83,091 of 83,152 candidates at 30,000 articles,
+ * none of them confirmed), while every confirmed copy shared four or more, and in
+ * bench/story-pairs.json every pair that reaches {@link STORY_SIMILARITY} shares at least two. A
+ * single-key candidate costs a story read (a DynamoDB item in production) and a signature
+ * comparison and almost never joins. What it gives up: a copy right at the threshold (0.55:
+ * each band agrees with probability 0.55^4) shares exactly one key 15% of the time, so at
+ * similarity 0.55 candidates are found 80% of the time rather than 95%; at 0.7, 99.8% rather
+ * than 99.98%. Such a copy is one extra alert, never a lost one (module header).
+ */
+export const MIN_SHARED_BANDS = 2;
 
 /** Signature positions two articles must agree on: the fewest that reach {@link STORY_SIMILARITY}. */
 const MIN_SAME_POSITIONS = (() => {
@@ -611,9 +692,174 @@ export interface StoryResolverOptions {
 /** Filings remembered per resolver (a run re-reading a page does not read the store again). */
 const FILING_CACHE_SIZE = 20_000;
 
-/** A story this call may file an article under: from the store or started earlier in the call. */
-interface Candidate {
-  readonly story: StoredStory;
+/**
+ * The distinct band keys of one {@link StoryResolver.assign} call, numbered in the order first
+ * met, with the stories listed under each. Keys are found by their numbers (band, hash) in an
+ * open-addressing table rather than as strings in a `Set` and a `Map` (about 3,200 keys a page of
+ * 100): the strings go to the store's read and nowhere else.
+ */
+class CallBands {
+  /** The keys, spelled, by number: what the store's read is asked for. */
+  readonly keys: string[] = [];
+  /** Whether more than one article of the call has the key (only there can a started story be a candidate). */
+  readonly shared: Uint8Array;
+  anyShared = false;
+  /** Per key, where its stories start in {@link members} and how many there are. */
+  readonly from: Int32Array;
+  readonly count: Int32Array;
+  /** Candidate numbers ({@link CallStories}) of the stories the store lists, key after key. */
+  readonly members: number[] = [];
+  /** Stories a key gains in the call (earlier dry runs', started ones): a list per key through `extraNext`. */
+  readonly extraHead: Int32Array;
+  readonly extraNext: number[] = [];
+  readonly extraMember: number[] = [];
+  readonly #band: Uint8Array;
+  readonly #hash: Int32Array;
+  /** Key number + 1 by slot, 0 when free; at most half full. */
+  readonly #slots: Int32Array;
+
+  constructor(mostKeys: number) {
+    let size = 16;
+    while (size < mostKeys * 2) size *= 2;
+    this.#slots = new Int32Array(size);
+    this.#band = new Uint8Array(mostKeys);
+    this.#hash = new Int32Array(mostKeys);
+    this.shared = new Uint8Array(mostKeys);
+    this.from = new Int32Array(mostKeys);
+    this.count = new Int32Array(mostKeys);
+    this.extraHead = new Int32Array(mostKeys).fill(-1);
+  }
+
+  /** The number of a key, added when new; a key met again is marked shared. */
+  add(band: number, hash: number, key: string): number {
+    const slots = this.#slots;
+    const mask = slots.length - 1;
+    // The hash is a finalized 32-bit hash already: its low bits choose the slot.
+    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
+      const found = (slots[slot] as number) - 1;
+      if (found < 0) {
+        const number = this.keys.length;
+        slots[slot] = number + 1;
+        this.#band[number] = band;
+        this.#hash[number] = hash;
+        this.keys.push(key);
+        return number;
+      }
+      if (this.#hash[found] === hash && this.#band[found] === band) {
+        this.shared[found] = 1;
+        this.anyShared = true;
+        return found;
+      }
+    }
+  }
+
+  /** The number of a key the call has, or -1. */
+  numberOf(key: string): number {
+    const band = bandOfKey(key);
+    if (band < 0) return -1;
+    const hash = keyHash;
+    const slots = this.#slots;
+    const mask = slots.length - 1;
+    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
+      const found = (slots[slot] as number) - 1;
+      if (found < 0) return -1;
+      if (this.#hash[found] === hash && this.#band[found] === band) return found;
+    }
+  }
+
+  /** Lists the stories the store files under a key (once per key). */
+  list(number: number, members: readonly number[]): void {
+    this.from[number] = this.members.length;
+    this.count[number] = members.length;
+    for (const member of members) this.members.push(member);
+  }
+
+  /** Adds a story to a key's list for the rest of the call. */
+  join(number: number, member: number): void {
+    this.extraMember.push(member);
+    this.extraNext.push(this.extraHead[number] as number);
+    this.extraHead[number] = this.extraNext.length - 1;
+  }
+}
+
+/**
+ * The stories one call may compare articles with, numbered: the stories the store files under
+ * the call's band keys, filed articles' stories, then the stories the call starts. An article
+ * counts its band keys per story in `hits`, stamped with the article (`hitsBy`), instead of
+ * collecting its candidates in a set.
+ */
+class CallStories {
+  /** Story ids by number. */
+  readonly ids: string[] = [];
+  /** The story by number once read or started; undefined when unread, unknown or out of the window. */
+  readonly stories: (StoredStory | undefined)[] = [];
+  readonly #numbers = new Map<string, number>();
+  hits = new Int32Array(0);
+  hitsBy = new Int32Array(0);
+
+  numberOf(storyId: string): number {
+    let number = this.#numbers.get(storyId);
+    if (number === undefined) {
+      number = this.ids.length;
+      this.#numbers.set(storyId, number);
+      this.ids.push(storyId);
+      this.stories.push(undefined);
+    }
+    return number;
+  }
+
+  numbersOf(storyIds: readonly string[]): number[] {
+    const numbers: number[] = new Array(storyIds.length);
+    for (let i = 0; i < storyIds.length; i++) numbers[i] = this.numberOf(storyIds[i] as string);
+    return numbers;
+  }
+
+  /** Room for `more` stories beyond those numbered so far (the ones the call may start). */
+  makeRoom(more: number): void {
+    this.hits = new Int32Array(this.ids.length + more);
+    this.hitsBy = new Int32Array(this.ids.length + more);
+  }
+
+  /**
+   * Counts one more band key the article (its stamp) shares with a story: true exactly when the
+   * count reaches {@link MIN_SHARED_BANDS}, so each candidate is taken once per article.
+   */
+  hit(number: number, stamp: number): boolean {
+    if (this.hitsBy[number] !== stamp) {
+      this.hitsBy[number] = stamp;
+      this.hits[number] = 1;
+      return MIN_SHARED_BANDS <= 1;
+    }
+    return ++(this.hits[number] as number) === MIN_SHARED_BANDS;
+  }
+}
+
+/**
+ * Calls {@link visit} with each story that shares at least {@link MIN_SHARED_BANDS} band keys with
+ * article `index` of the call, once.
+ */
+function forEachCandidate(
+  index: number,
+  bandCount: number,
+  bandNumbers: Int32Array,
+  bands: CallBands,
+  stories: CallStories,
+  stamp: number,
+  visit: (number: number) => void,
+): void {
+  const { from, count, members, extraHead, extraNext, extraMember } = bands;
+  for (let band = 0; band < bandCount; band++) {
+    const key = bandNumbers[index * BANDS + band] as number;
+    const end = (from[key] as number) + (count[key] as number);
+    for (let at = from[key] as number; at < end; at++) {
+      const number = members[at] as number;
+      if (stories.hit(number, stamp)) visit(number);
+    }
+    for (let extra = extraHead[key] as number; extra >= 0; extra = extraNext[extra] as number) {
+      const number = extraMember[extra] as number;
+      if (stories.hit(number, stamp)) visit(number);
+    }
+  }
 }
 
 /**
@@ -664,39 +910,63 @@ export class StoryResolver implements StoryIndex {
     const filings = await this.#store.readFilings(unique.map((article) => article.key));
     const fresh: Article[] = [];
     const prints: StoryFingerprint[] = [];
-    const bandKeysWanted = new Set<string>();
-    // Band keys of more than one article of this call: only there can a story started in this
-    // call be a later article's candidate, so only these get an entry when a story starts.
-    const bandKeysShared = new Set<string>();
+    // Article i's band hashes, then its band keys' numbers, from i * BANDS.
+    const bandHashes = new Int32Array(unique.length * BANDS);
     for (const article of unique) {
       if (filings.has(article.key)) continue;
-      const print = fingerprint(article.title, article.summary);
+      prints.push(fingerprintInto(article.title, article.summary, bandHashes, fresh.length * BANDS));
       fresh.push(article);
-      prints.push(print);
-      for (const band of print.bands) {
-        // One hash operation per band: a band already wanted leaves the size unchanged.
-        const wanted = bandKeysWanted.size;
-        if (bandKeysWanted.add(band).size === wanted) bandKeysShared.add(band);
+    }
+    const bands = new CallBands(fresh.length * BANDS);
+    const bandNumbers = new Int32Array(fresh.length * BANDS);
+    for (let index = 0; index < fresh.length; index++) {
+      const keys = (prints[index] as StoryFingerprint).bands;
+      for (let band = 0; band < keys.length; band++) {
+        const at = index * BANDS + band;
+        bandNumbers[at] = bands.add(band, bandHashes[at] as number, keys[band] as string);
       }
     }
-    // Story ids by band key: the store's, the ones earlier dry runs would have started (dry runs
-    // only), then the stories this call starts. Only bands with a story are entries, so this is
-    // small. The map is the one the read returned (the caller's to keep); its arrays are the
-    // store's, so a band that gains a story gets a new array rather than a push (copying every
-    // array up front was a dozen arrays per article for the rare band a started story joins).
-    const bands: Map<string, readonly string[]> =
-      bandKeysWanted.size > 0 ? await this.#store.readBands([...bandKeysWanted]) : new Map();
+
+    // Story ids by band key: the store's, then the ones earlier dry runs would have started (dry
+    // runs only). Only keys with a story come back, a few per article, so the keys are found
+    // from the returned map (read back into numbers) rather than the map asked for every key.
+    const found: ReadonlyMap<string, readonly string[]> =
+      bands.keys.length > 0 ? await this.#store.readBands(bands.keys) : new Map();
+    const stories = new CallStories();
+    for (const storyId of filings.values()) stories.numberOf(storyId);
+    const filed = stories.ids.length;
+    for (const [key, ids] of found) {
+      const number = bands.numberOf(key);
+      if (number >= 0) bands.list(number, stories.numbersOf(ids));
+    }
     if (dryRun) {
-      for (const band of bandKeysWanted) {
-        const pretended = this.#pretend.bands.get(band);
-        if (pretended === undefined) continue;
-        const ids = bands.get(band);
-        bands.set(band, ids === undefined ? pretended : [...ids, ...pretended]);
+      for (let number = 0; number < bands.keys.length; number++) {
+        const pretended = this.#pretend.bands.get(bands.keys[number] as string);
+        if (pretended !== undefined) for (const id of pretended) bands.join(number, stories.numberOf(id));
       }
     }
-    const storyIds = new Set<string>(filings.values());
-    for (const ids of bands.values()) for (const id of ids) storyIds.add(id);
-    const stored = storyIds.size > 0 ? await this.#store.readStories([...storyIds]) : new Map<string, StoredStory>();
+    // Read only the stories some article may compare with (and filed articles' stories): most
+    // stories a band key lists share no other key with the article, and are never compared.
+    stories.makeRoom(fresh.length);
+    const wanted = new Uint8Array(stories.ids.length);
+    wanted.fill(1, 0, filed);
+    const want = (number: number): void => {
+      wanted[number] = 1;
+    };
+    for (let index = 0; index < fresh.length; index++) {
+      const bandCount = (prints[index] as StoryFingerprint).bands.length;
+      // Negative stamps: the comparing loop below counts again, stamped index + 1.
+      forEachCandidate(index, bandCount, bandNumbers, bands, stories, -(index + 1), want);
+    }
+    const toRead = stories.ids.filter((_, number) => wanted[number] === 1);
+    const stored = toRead.length > 0 ? await this.#store.readStories(toRead) : new Map<string, StoredStory>();
+    const oldest = now - this.#windowMs;
+    for (let number = 0; number < wanted.length; number++) {
+      if (wanted[number] === 0) continue;
+      const id = stories.ids[number] as string;
+      const story = stored.get(id) ?? (dryRun ? this.#pretend.stories.get(id) : undefined);
+      if (story !== undefined && story.firstSeenAt >= oldest) stories.stories[number] = story;
+    }
 
     // Filed articles keep their story.
     for (const article of unique) {
@@ -712,53 +982,38 @@ export class StoryResolver implements StoryIndex {
     // New articles in input order: a story started earlier in the call is a candidate for later ones.
     const started = new Map<string, StoredStory>();
     const newFilings: StoryFiling[] = [];
-    const oldest = now - this.#windowMs;
-    // Candidate ids of one article, deduplicated (a copy shares many bands with its story).
-    const candidateIds = new Set<string>();
     for (let index = 0; index < fresh.length; index++) {
       const article = fresh[index] as Article;
       const print = prints[index] as StoryFingerprint;
-      candidateIds.clear();
-      for (const band of print.bands) {
-        const ids = bands.get(band);
-        if (ids !== undefined) for (const id of ids) candidateIds.add(id);
-      }
-      let best: Candidate | undefined;
-      let bestScore = -1;
-      for (const id of candidateIds) {
-        const story = started.get(id) ?? stored.get(id) ?? (dryRun ? this.#pretend.stories.get(id) : undefined);
-        if (story === undefined || story.firstSeenAt < oldest) continue;
-        const score = similarityAtLeast(print.signature, story.signature, MIN_SAME_POSITIONS);
-        if (score < STORY_SIMILARITY || disagree(print, story)) continue;
-        if (best === undefined || isBetter(score, story, bestScore, best.story)) {
-          best = { story };
-          bestScore = score;
-        }
-      }
+      const best = bestCandidate(print, index, bandNumbers, bands, stories);
       const outlet = outletOf(article);
-      let story = best?.story;
+      let story = best;
       if (story === undefined) {
         const storyId = storyIdOf(article.key);
-        story = started.get(storyId) ?? {
-          storyId,
-          leadArticleKey: article.key,
-          firstSeenAt: now,
-          outlets: [],
-          outletCount: 0,
-          articleCount: 0,
-          signature: print.signature,
-          bands: print.bands,
-          marks: print.marks,
-          terms: print.terms,
-        };
-        if (!started.has(storyId)) {
+        story = started.get(storyId);
+        if (story === undefined) {
+          story = {
+            storyId,
+            leadArticleKey: article.key,
+            firstSeenAt: now,
+            outlets: [],
+            outletCount: 0,
+            articleCount: 0,
+            signature: print.signature,
+            bands: print.bands,
+            marks: print.marks,
+            terms: print.terms,
+          };
           started.set(storyId, story);
+          // Numbered like a read story (a read one of the same id gives way to it, as the write
+          // keeps the stored one but this call files under the one it started).
+          const number = stories.numberOf(storyId);
+          stories.stories[number] = story;
           // Usually no band is shared within a call (no copy in the same page).
-          if (bandKeysShared.size > 0) {
-            for (const band of print.bands) {
-              if (!bandKeysShared.has(band)) continue;
-              const ids = bands.get(band);
-              bands.set(band, ids === undefined ? [storyId] : [...ids, storyId]);
+          if (bands.anyShared) {
+            for (let band = 0; band < print.bands.length; band++) {
+              const key = bandNumbers[index * BANDS + band] as number;
+              if (bands.shared[key] === 1) bands.join(key, number);
             }
           }
         }
@@ -810,6 +1065,33 @@ export class StoryResolver implements StoryIndex {
     if (this.#filed.size >= FILING_CACHE_SIZE) this.#filed.clear();
     this.#filed.set(assignment.articleKey, assignment);
   }
+}
+
+/**
+ * The story an article joins among its candidates ({@link forEachCandidate}): the best
+ * ({@link isBetter}) that agrees on at least {@link STORY_SIMILARITY} of the signature and does
+ * not {@link disagree}; undefined when none does.
+ */
+function bestCandidate(
+  print: StoryFingerprint,
+  index: number,
+  bandNumbers: Int32Array,
+  bands: CallBands,
+  stories: CallStories,
+): StoredStory | undefined {
+  let best: StoredStory | undefined;
+  let bestScore = -1;
+  forEachCandidate(index, print.bands.length, bandNumbers, bands, stories, index + 1, (number) => {
+    const story = stories.stories[number];
+    if (story === undefined) return;
+    const score = similarityAtLeast(print.signature, story.signature, MIN_SAME_POSITIONS);
+    if (score < STORY_SIMILARITY || disagree(print, story)) return;
+    if (best === undefined || isBetter(score, story, bestScore, best)) {
+      best = story;
+      bestScore = score;
+    }
+  });
+  return best;
 }
 
 /** Higher similarity first, then the story seen first, then the smallest id. */

@@ -5,6 +5,7 @@ import {
   bandKeys,
   fingerprint,
   MAX_TITLE_CHARS,
+  MIN_SHARED_BANDS,
   marksConflict,
   SIGNATURE_SIZE,
   STORY_SIMILARITY,
@@ -497,14 +498,63 @@ describe('StoryResolver', () => {
         const printB = fingerprint(b.title, b.summary);
         const score = similarity(printA.signature, printB.signature);
         if (Math.abs(score - STORY_SIMILARITY) * SIGNATURE_SIZE <= 3) nearThreshold++;
-        const bandShared = printB.bands.some((band) => printA.bands.includes(band));
+        const bandsShared = printB.bands.filter((band) => printA.bands.includes(band)).length;
         expect(await sameStory(a, b), `${m} and ${k} words, similarity ${score}`).toBe(
-          bandShared && score >= STORY_SIMILARITY,
+          bandsShared >= MIN_SHARED_BANDS && score >= STORY_SIMILARITY,
         );
       }
     }
     // The pairs straddle the threshold, or this test would check nothing.
     expect(nearThreshold).toBeGreaterThanOrEqual(10);
+  });
+
+  it('compares a story only when it shares MIN_SHARED_BANDS band keys with the article, and reads no other', async () => {
+    const print = fingerprint(EN.title, EN.summary);
+    // The article's own signature: any story compared would join.
+    const stored = (storyId: string, sharedBands: number) => ({
+      storyId,
+      leadArticleKey: `id:${storyId}`,
+      firstSeenAt: T0,
+      outlets: [],
+      outletCount: 0,
+      articleCount: 0,
+      signature: print.signature,
+      bands: print.bands.map((band, index) => (index < sharedBands ? band : `x${storyId}${index}`)),
+    });
+    const { store, resolver } = setup();
+    // The story with too few keys would win the tie (smaller id) if it were compared.
+    await store.write({
+      stories: [stored('a-too-few', MIN_SHARED_BANDS - 1), stored('b-enough', MIN_SHARED_BANDS)],
+      filings: [],
+    });
+    const readIds: string[] = [];
+    const readStories = store.readStories.bind(store);
+    store.readStories = async (ids) => {
+      readIds.push(...ids);
+      return readStories(ids);
+    };
+    const copy = article(EN.title, EN.summary);
+    expect((await resolver.assign([copy], { now: T0 })).get(copy.key)?.storyId).toBe('b-enough');
+    expect(readIds).toEqual(['b-enough']);
+  });
+
+  it('ignores band keys a store answers that the call did not ask for', async () => {
+    class ExtraKeys extends MemoryStoryStore {
+      override async readBands(bandKeys: readonly string[]) {
+        const found = new Map(await super.readBands(bandKeys));
+        // Not spelled like a band key, and a key of the last band the call does not have.
+        found.set('not a band key', ['ghost']);
+        found.set(`v${(bandKeys[0] ?? '0000000').slice(1)}`, ['ghost']);
+        return found;
+      }
+    }
+    const store = new ExtraKeys({ now: () => T0 });
+    const resolver = new StoryResolver(store);
+    const lead = article(EN.title, EN.summary);
+    const copy = article(`UPDATE 1-${EN.title}`, EN.summary);
+    await resolver.assign([lead], { now: T0 });
+    const result = await resolver.assign([copy], { now: T0 });
+    expect(result.get(copy.key)?.storyId).toBe(storyIdOf(lead.key));
   });
 
   it('breaks ties by earliest firstSeenAt, then smallest id', async () => {
