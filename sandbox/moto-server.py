@@ -1,5 +1,6 @@
-"""moto server with two fixes to its DynamoDB backend (moto 5.2.5, pinned in requirements.txt), for the
-sandbox, the tests and the bench; sandbox/moto.ts starts moto through this file.
+"""moto server with two fixes to its DynamoDB backend and one to its SQS backend (moto 5.2.5, pinned in
+requirements.txt), for the sandbox, the tests and the bench; sandbox/moto.ts starts moto through this
+file.
 
 1. One DynamoDB request at a time. moto serves requests on threads without locking the backend:
    two concurrent UpdateItem ADDs to one item can lose one, and a transaction cancelled while
@@ -10,8 +11,15 @@ sandbox, the tests and the bench; sandbox/moto.ts starts moto through this file.
    transaction on a 5,000-item table, 5.3 s on 20,000, so a state table holding a day's ledger
    made every transaction seconds long.
 
-Both matter since sharded publishing: publishers complete work items concurrently, each with a
-transaction that ADDs to one dispatch head. The patches touch moto internals, so they check the
+3. SQS SendMessage and ReceiveMessage do not count the queue. moto builds every queue attribute,
+   the approximate message counts among them (a pass over every message, reading the clock for
+   each), to look up one setting on every message sent (ContentBasedDeduplication) and every
+   message received (MessageRetentionPeriod): a queue of n messages made each call O(n) and a
+   run queuing 2,000 work items quadratic (the publishing bench spent half of moto's time there).
+   During those two calls the counts read as 0; GetQueueAttributes still counts.
+
+1 and 2 matter since sharded publishing: publishers complete work items concurrently, each with a
+transaction that ADDs to one dispatch head; 3 once a run queues thousands of work items. The patches touch moto internals, so they check the
 shapes they rely on and fail loudly on another moto version instead of silently doing nothing.
 """
 import copy
@@ -22,8 +30,21 @@ import moto.dynamodb.models as models
 from moto.dynamodb.models.table import Table
 from moto.dynamodb.responses import DynamoHandler
 from moto.server import main
+from moto.sqs.models import Queue, SQSBackend
 
-if not hasattr(DynamoHandler, "call_action") or not hasattr(models.DynamoDBBackend, "transact_write_items"):
+_COUNTS = (
+    "approximate_number_of_messages",
+    "approximate_number_of_messages_delayed",
+    "approximate_number_of_messages_not_visible",
+)
+
+if (
+    not hasattr(DynamoHandler, "call_action")
+    or not hasattr(models.DynamoDBBackend, "transact_write_items")
+    or not all(isinstance(getattr(Queue, name, None), property) for name in _COUNTS)
+    or not hasattr(SQSBackend, "send_message")
+    or not hasattr(SQSBackend, "is_message_valid_based_on_retention_period")
+):
     raise SystemExit("sandbox/moto-server.py: this moto version lacks what the patches rely on; see requirements.txt")
 
 _lock = threading.RLock()
@@ -82,6 +103,38 @@ def _transact_write_items_restoring_touched(self, transact_items):
 
 
 models.DynamoDBBackend.transact_write_items = _transact_write_items_restoring_touched
+
+# 3. Queue counts skipped while a message is sent or received (a flag per request thread).
+_uncounted = threading.local()
+
+
+def _count_unless_skipped(count):
+    def read(queue):
+        return 0 if getattr(_uncounted, "on", False) else count(queue)
+
+    return property(read)
+
+
+for _name in _COUNTS:
+    setattr(Queue, _name, _count_unless_skipped(getattr(Queue, _name).fget))
+
+
+def _without_counts(method):
+    def call(self, *args, **kwargs):
+        outer = getattr(_uncounted, "on", False)
+        _uncounted.on = True
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            _uncounted.on = outer
+
+    return call
+
+
+SQSBackend.send_message = _without_counts(SQSBackend.send_message)
+SQSBackend.is_message_valid_based_on_retention_period = _without_counts(
+    SQSBackend.is_message_valid_based_on_retention_period
+)
 
 if __name__ == "__main__":
     sys.exit(main())
