@@ -62,7 +62,7 @@ async function waitUntilReady(endpoint: string, child: ChildProcess, output: () 
   throw new Error(`moto server did not answer on ${endpoint} within 30 s:\n${output()}`);
 }
 
-/** moto server with two fixes to its DynamoDB backend (see the file). */
+/** moto server with fixes to its DynamoDB and SQS backends (see the file). */
 const motoServerScript = join(projectRoot, 'sandbox', 'moto-server.py');
 
 /** Installs (first time only) and starts moto server on 127.0.0.1. */
