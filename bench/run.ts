@@ -132,7 +132,12 @@ const plans: Record<'full' | 'quick', Plan> = {
     endToEnd: { articles: 20_000, audiences: 200, rulesPerAudience: 3 },
     ledgerVariant: { articles: 5_000, flushDelayMs: 1000 },
     memory: { articles: 100_000, audiences: 20, rulesPerAudience: 5 },
-    publishing: { notifications: 50_000, audiences: 2_000, publisherConcurrencies: [1, 4, 16] },
+    // Issue 14 asks for 50,000 notifications over 2,000 audiences. On moto that does not finish:
+    // its DynamoDB slows as the state table fills (5,000 notifications took 20 s sharded at one
+    // publisher, 50,000 more than 20 minutes), so the full run measures a fifth of it with the
+    // same 25 notifications per audience; the rates and CPU per notification it compares are per
+    // notification, and the section says what it ran.
+    publishing: { notifications: 10_000, audiences: 400, publisherConcurrencies: [1, 4, 16] },
     providerDay: {
       articlesPerDay: 100_000,
       // The default sweep period first, so the targets are measured early on a slow machine.
