@@ -732,38 +732,56 @@ const FILING_CACHE_SIZE = 20_000;
  * The distinct band keys of one {@link StoryResolver.assign} call, numbered in the order first
  * met, with the stories listed under each. Keys are found by their numbers (band, hash) in an
  * open-addressing table rather than as strings in a `Set` and a `Map` (about 3,200 keys a page of
- * 100): the strings go to the store's read and nowhere else.
+ * 100): the strings go to the store's read and nowhere else. A resolver keeps one between calls
+ * ({@link CallBands.reset}): fresh typed arrays were about 90 KB of zeroed memory a call.
  */
 class CallBands {
-  /** The keys, spelled, by number: what the store's read is asked for. */
-  readonly keys: string[] = [];
+  /** The keys, spelled, by number: what the store's read is asked for (a new array each call: the store may keep it). */
+  keys: string[] = [];
+  /** Article i's band hashes, then its band keys' numbers, from i * BANDS. */
+  hashes = new Int32Array(0);
+  numbers = new Int32Array(0);
   /** Whether more than one article of the call has the key (only there can a started story be a candidate). */
-  readonly shared: Uint8Array;
+  shared = new Uint8Array(0);
   anyShared = false;
   /** Per key, where its stories start in {@link members} and how many there are. */
-  readonly from: Int32Array;
-  readonly count: Int32Array;
+  from = new Int32Array(0);
+  count = new Int32Array(0);
   /** Candidate numbers ({@link CallStories}) of the stories the store lists, key after key. */
   readonly members: number[] = [];
   /** Stories a key gains in the call (earlier dry runs', started ones): a list per key through `extraNext`. */
-  readonly extraHead: Int32Array;
+  extraHead = new Int32Array(0);
   readonly extraNext: number[] = [];
   readonly extraMember: number[] = [];
-  readonly #band: Uint8Array;
-  readonly #hash: Int32Array;
+  #band = new Uint8Array(0);
+  #hash = new Int32Array(0);
   /** Key number + 1 by slot, 0 when free; at most half full. */
-  readonly #slots: Int32Array;
+  #slots = new Int32Array(0);
 
-  constructor(mostKeys: number) {
-    let size = 16;
-    while (size < mostKeys * 2) size *= 2;
-    this.#slots = new Int32Array(size);
-    this.#band = new Uint8Array(mostKeys);
-    this.#hash = new Int32Array(mostKeys);
-    this.shared = new Uint8Array(mostKeys);
-    this.from = new Int32Array(mostKeys);
-    this.count = new Int32Array(mostKeys);
-    this.extraHead = new Int32Array(mostKeys).fill(-1);
+  /** Empties it for a call of `articles` articles, growing the arrays when they are too short. */
+  reset(articles: number): void {
+    const mostKeys = articles * BANDS;
+    if (this.#hash.length < mostKeys) {
+      let size = 16;
+      while (size < mostKeys * 2) size *= 2;
+      this.#slots = new Int32Array(size);
+      this.hashes = new Int32Array(mostKeys);
+      this.numbers = new Int32Array(mostKeys);
+      this.#band = new Uint8Array(mostKeys);
+      this.#hash = new Int32Array(mostKeys);
+      this.shared = new Uint8Array(mostKeys);
+      this.from = new Int32Array(mostKeys);
+      this.count = new Int32Array(mostKeys);
+      this.extraHead = new Int32Array(mostKeys);
+    } else {
+      // The other per-key arrays are set as each key is added.
+      this.#slots.fill(0);
+    }
+    this.keys = [];
+    this.anyShared = false;
+    this.members.length = 0;
+    this.extraNext.length = 0;
+    this.extraMember.length = 0;
   }
 
   /** The number of a key, added when new; a key met again is marked shared. */
@@ -778,6 +796,10 @@ class CallBands {
         slots[slot] = number + 1;
         this.#band[number] = band;
         this.#hash[number] = hash;
+        this.shared[number] = 0;
+        this.from[number] = 0;
+        this.count[number] = 0;
+        this.extraHead[number] = -1;
         this.keys.push(key);
         return number;
       }
@@ -803,11 +825,11 @@ class CallBands {
     }
   }
 
-  /** Lists the stories the store files under a key (once per key). */
-  list(number: number, members: readonly number[]): void {
+  /** Lists the stories the store files under a key (once per key), numbered by `stories`. */
+  list(number: number, storyIds: readonly string[], stories: CallStories): void {
     this.from[number] = this.members.length;
-    this.count[number] = members.length;
-    for (const member of members) this.members.push(member);
+    this.count[number] = storyIds.length;
+    for (const storyId of storyIds) this.members.push(stories.numberOf(storyId));
   }
 
   /** Adds a story to a key's list for the rest of the call. */
@@ -844,16 +866,19 @@ class CallStories {
     return number;
   }
 
-  numbersOf(storyIds: readonly string[]): number[] {
-    const numbers: number[] = new Array(storyIds.length);
-    for (let i = 0; i < storyIds.length; i++) numbers[i] = this.numberOf(storyIds[i] as string);
-    return numbers;
-  }
-
-  /** Room for `more` stories beyond those numbered so far (the ones the call may start). */
-  makeRoom(more: number): void {
-    this.hits = new Int32Array(this.ids.length + more);
-    this.hitsBy = new Int32Array(this.ids.length + more);
+  /**
+   * Room for `more` stories beyond those numbered so far (the ones the call may start), the
+   * counts cleared; `spare` is an earlier call's, whose arrays are reused when long enough.
+   */
+  makeRoom(more: number, spare: CallStories | undefined): void {
+    const size = this.ids.length + more;
+    if (spare !== undefined && spare.hits.length >= size) {
+      this.hits = spare.hits;
+      this.hitsBy = spare.hitsBy.fill(0, 0, size);
+    } else {
+      this.hits = new Int32Array(size);
+      this.hitsBy = new Int32Array(size);
+    }
   }
 
   /**
@@ -908,6 +933,8 @@ export class StoryResolver implements StoryIndex {
   readonly #log: Log;
   /** Assignments known to be stored, by article key. */
   readonly #filed = new Map<string, StoryAssignment>();
+  /** The last call's working arrays, for the next (a call running meanwhile makes its own). */
+  #spare: { readonly bands: CallBands; readonly stories: CallStories } | undefined;
   /**
    * What dry runs would have written, consulted by later dry-run calls of this resolver only: a
    * preview reads page after page, and a copy on page 3 must meet the story page 1 would have
@@ -946,15 +973,16 @@ export class StoryResolver implements StoryIndex {
     const filings = await this.#store.readFilings(unique.map((article) => article.key));
     const fresh: Article[] = [];
     const prints: StoryFingerprint[] = [];
-    // Article i's band hashes, then its band keys' numbers, from i * BANDS.
-    const bandHashes = new Int32Array(unique.length * BANDS);
+    const spare = this.#spare;
+    this.#spare = undefined;
+    const bands = spare?.bands ?? new CallBands();
+    bands.reset(unique.length);
+    const { hashes: bandHashes, numbers: bandNumbers } = bands;
     for (const article of unique) {
       if (filings.has(article.key)) continue;
       prints.push(fingerprintInto(article.title, article.summary, bandHashes, fresh.length * BANDS));
       fresh.push(article);
     }
-    const bands = new CallBands(fresh.length * BANDS);
-    const bandNumbers = new Int32Array(fresh.length * BANDS);
     for (let index = 0; index < fresh.length; index++) {
       const keys = (prints[index] as StoryFingerprint).bands;
       for (let band = 0; band < keys.length; band++) {
@@ -971,10 +999,10 @@ export class StoryResolver implements StoryIndex {
     const stories = new CallStories();
     for (const storyId of filings.values()) stories.numberOf(storyId);
     const filed = stories.ids.length;
-    for (const [key, ids] of found) {
+    found.forEach((ids, key) => {
       const number = bands.numberOf(key);
-      if (number >= 0) bands.list(number, stories.numbersOf(ids));
-    }
+      if (number >= 0) bands.list(number, ids, stories);
+    });
     if (dryRun) {
       for (let number = 0; number < bands.keys.length; number++) {
         const pretended = this.#pretend.bands.get(bands.keys[number] as string);
@@ -983,7 +1011,7 @@ export class StoryResolver implements StoryIndex {
     }
     // Read only the stories some article may compare with (and filed articles' stories): most
     // stories a band key lists share no other key with the article, and are never compared.
-    stories.makeRoom(fresh.length);
+    stories.makeRoom(fresh.length, spare?.stories);
     const wanted = new Uint8Array(stories.ids.length);
     wanted.fill(1, 0, filed);
     const want = (number: number): void => {
@@ -1061,6 +1089,7 @@ export class StoryResolver implements StoryIndex {
         leadArticleKey: story.leadArticleKey,
       });
     }
+    this.#spare = { bands, stories };
 
     if (dryRun) {
       for (const story of started.values()) {

@@ -538,6 +538,34 @@ describe('StoryResolver', () => {
     expect(readIds).toEqual(['b-enough']);
   });
 
+  it("decides the same when calls overlap or reuse an earlier call's working arrays", async () => {
+    const pages = [
+      [article(KO.title, KO.summary), article(`[속보] ${KO.title}`, KO.summary)],
+      [article(EN.title, EN.summary), article(`UPDATE 2-${EN.title}`, EN.summary), article(JA.title, JA.summary)],
+      [article(`${JA.title}（共同）`, JA.summary)],
+    ];
+    const expected = new Map<string, string>();
+    const { resolver: oneByOne } = setup();
+    for (const page of pages) {
+      for (const [key, assignment] of await oneByOne.assign(page, { now: T0 })) expected.set(key, assignment.storyId);
+    }
+    // Small call, then a larger one (arrays grow), then a smaller one (arrays reused).
+    const { resolver: reused } = setup();
+    await reused.assign([article('warm-up headline about something else', '')], { now: T0 });
+    const sequential = new Map<string, string>();
+    for (const page of pages) {
+      for (const [key, assignment] of await reused.assign(page, { now: T0 })) sequential.set(key, assignment.storyId);
+    }
+    expect(sequential).toEqual(expected);
+    // Two calls at once over one resolver (pages without copies of each other): each has its own arrays.
+    const { resolver: overlapping } = setup();
+    const [first, second] = await Promise.all([
+      overlapping.assign(pages[0] as Article[], { now: T0 }),
+      overlapping.assign(pages[1] as Article[], { now: T0 }),
+    ]);
+    for (const [key, assignment] of [...first, ...second]) expect(assignment.storyId).toBe(expected.get(key));
+  });
+
   it('ignores band keys a store answers that the call did not ask for', async () => {
     class ExtraKeys extends MemoryStoryStore {
       override async readBands(bandKeys: readonly string[]) {
