@@ -17,6 +17,7 @@ import {
   BANDS,
   disagree,
   fingerprint,
+  MIN_SHARED_BANDS,
   STORY_SIMILARITY,
   STORY_WINDOW_MS,
   StoryResolver,
@@ -144,8 +145,8 @@ function sweep(pairs: readonly StoryPair[]) {
     const a = fingerprint(pair.a.title, pair.a.summary);
     const b = fingerprint(pair.b.title, pair.b.summary);
     const bands = new Set(a.bands);
-    // As the resolver decides: a band in common, then the marks, then the threshold.
-    const candidate = b.bands.some((band) => bands.has(band)) && !disagree(b, a);
+    // As the resolver decides: MIN_SHARED_BANDS bands in common, then the marks, then the threshold.
+    const candidate = b.bands.filter((band) => bands.has(band)).length >= MIN_SHARED_BANDS && !disagree(b, a);
     return { pair, score: candidate ? similarity(a.signature, b.signature) : 0 };
   });
   const thresholds = [0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7];
