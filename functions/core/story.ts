@@ -280,20 +280,24 @@ if (!Number.isInteger(Math.log2(SIGNATURE_SIZE)))
 const BIN_SHIFT = 32 - Math.log2(SIGNATURE_SIZE);
 /**
  * Scratch state of the fingerprint being computed, reused by every fingerprint (the module is
- * single-threaded and {@link fingerprint} never yields): each bin's smallest value and whether
- * it has one. Shingles go straight into their bins as they are hashed, so no shingle list is
- * built (a minimum does not depend on the order).
+ * single-threaded and {@link fingerprint} never yields): each bin's smallest value, and a bit per
+ * bin set when it has one (bin b is bit b & 31 of word b >>> 5), so densification finds the
+ * empty bins a word at a time. Shingles go straight into their bins as they are hashed, so no
+ * shingle list is built (a minimum does not depend on the order).
  */
 const scratchLow = new Uint32Array(SIGNATURE_SIZE);
-const scratchFilled = new Uint8Array(SIGNATURE_SIZE);
+const scratchFilled = new Int32Array(SIGNATURE_SIZE >>> 5);
 
 /** One-permutation hashing: the top bits choose a bin, each bin keeps its smallest hash. */
 function addShingle(hash: number): void {
   const bin = hash >>> BIN_SHIFT;
   const value = mix(hash ^ 0x1b873593);
-  if (scratchFilled[bin] === 0 || value < (scratchLow[bin] as number)) {
+  const word = bin >>> 5;
+  const filled = scratchFilled[word] as number;
+  const bit = 1 << bin;
+  if ((filled & bit) === 0 || value < (scratchLow[bin] as number)) {
     scratchLow[bin] = value;
-    scratchFilled[bin] = 1;
+    scratchFilled[word] = filled | bit;
   }
 }
 
@@ -388,10 +392,9 @@ function fingerprintInto(title: string, summary: string, bandHashes: Int32Array,
   const shingles = shingle(cleaned, true) + shingle(lead, false);
   // The lead's figures count too: the same headline two days running ("Markets cheer as inflation
   // eases") is two stories when one says "highest in 40 months" and the other "in 2 months".
-  const markSet = new Set<string>();
-  addMarks(cleaned, markSet);
-  addMarks(lead, markSet);
-  const marks = [...markSet];
+  const marks: string[] = [];
+  addMarks(cleaned, marks);
+  addMarks(lead, marks);
   const terms = termsOf(titleUnits, titleUnitCount);
   const signature = signatureOfScratch(shingles);
   if (shingles === 0) return { marks, terms, signature, bands: [] };
@@ -494,9 +497,9 @@ const MARK_PATTERN =
  * cannot see them (one token among many), so {@link marksConflict} is checked on top of it.
  */
 export function storyMarks(cleanedText: string): string[] {
-  const marks = new Set<string>();
+  const marks: string[] = [];
   addMarks(cleanedText, marks);
-  return [...marks];
+  return marks;
 }
 
 /** Thousands separators inside a number (`1,000`). */
@@ -507,13 +510,16 @@ const THOUSANDS_SEPARATOR = /,(?=\d{3}\b)/gu;
  * headline, then the lead: what `storyMarks` of the two joined by a space gives (no mark spans
  * the space), without the joined string. An `exec` loop rather than `matchAll`, and the
  * separator `replace` only on a mark with a comma: together about 0.4 µs of 1.1 per article.
+ * The marks are a plain array searched with `includes` (at most {@link MAX_MARKS}, usually one
+ * or two), in first-met order as a `Set` would keep them, without the `Set` and its copy.
  */
-function addMarks(text: string, marks: Set<string>): void {
+function addMarks(text: string, marks: string[]): void {
   const pattern = MARK_PATTERN;
   pattern.lastIndex = 0;
-  for (let match = pattern.exec(text); match !== null && marks.size < MAX_MARKS; match = pattern.exec(text)) {
-    const mark = match[0];
-    marks.add((mark.includes(',') ? mark.replace(THOUSANDS_SEPARATOR, '') : mark).slice(0, MAX_MARK_CHARS));
+  for (let match = pattern.exec(text); match !== null && marks.length < MAX_MARKS; match = pattern.exec(text)) {
+    const found = match[0];
+    const mark = (found.includes(',') ? found.replace(THOUSANDS_SEPARATOR, '') : found).slice(0, MAX_MARK_CHARS);
+    if (!marks.includes(mark)) marks.push(mark);
   }
   pattern.lastIndex = 0;
 }
@@ -571,19 +577,21 @@ function signatureOfScratch(shingles: number): Uint32Array {
   if (shingles === 0) return signature.fill(EMPTY);
   const low = scratchLow;
   const filled = scratchFilled;
+  // Every bin's value first (an empty bin's is stale, and overwritten below).
+  signature.set(low);
   // Optimal densification (Shrivastava 2017): an empty bin borrows the value of a filled bin
-  // chosen by a hash of (bin, attempt), so two similar sets borrow alike.
-  for (let bin = 0; bin < SIGNATURE_SIZE; bin++) {
-    if (filled[bin] === 1) {
-      signature[bin] = low[bin] as number;
-      continue;
-    }
-    const tried = bin * DONOR_ATTEMPTS - 1;
-    for (let attempt = 1; ; attempt++) {
-      const donor = attempt <= DONOR_ATTEMPTS ? (DONORS[tried + attempt] as number) : donorOf(bin, attempt);
-      if (filled[donor] === 1) {
-        signature[bin] = mix((low[donor] as number) ^ Math.imul(attempt, 0x27d4eb2f));
-        break;
+  // chosen by a hash of (bin, attempt), so two similar sets borrow alike. The empty bins are
+  // taken from the filled bits' complement, lowest first.
+  for (let word = 0; word < filled.length; word++) {
+    for (let empty = ~(filled[word] as number); empty !== 0; empty &= empty - 1) {
+      const bin = (word << 5) | (31 - Math.clz32(empty & -empty));
+      const tried = bin * DONOR_ATTEMPTS - 1;
+      for (let attempt = 1; ; attempt++) {
+        const donor = attempt <= DONOR_ATTEMPTS ? (DONORS[tried + attempt] as number) : donorOf(bin, attempt);
+        if (((filled[donor >>> 5] as number) & (1 << donor)) !== 0) {
+          signature[bin] = mix((low[donor] as number) ^ Math.imul(attempt, 0x27d4eb2f));
+          break;
+        }
       }
     }
   }
