@@ -14,8 +14,8 @@ import { type ProviderConfig, parseProviderConfig } from '#provider/config';
 import { checkTargetUrl } from '#shared/network-targets';
 import {
   type EnvironmentVariable,
-  integerVariable,
-  requiredVariable,
+  integerVariable as integer,
+  requiredVariable as required,
   sharedVariableSchema,
   sharedVariables,
 } from '#shared/publishing-environment';
@@ -161,9 +161,6 @@ export function checkDefaultLocale(value: string): { ok: true; locale: string } 
 
 /** How long an earlier run's unfinished work items are waited for when the stack does not say. */
 export const defaultDispatchAbandonAfterMs = 15 * 60_000;
-
-const integer = integerVariable;
-const required = requiredVariable;
 
 const EnvironmentSchema = z.object({
   NEWS_API_BASE_URL: required,

@@ -74,24 +74,17 @@ export function storyIdOf(leadArticleKey: string): string {
   const b = mix(low ^ a);
   // One call spells all 16 digits: joining two 8-digit halves made a cons string (two objects,
   // flattened again by every Map and Set that hashes or compares the id).
-  return String.fromCharCode(
-    HEX[a >>> 28] as number,
-    HEX[(a >>> 24) & 15] as number,
-    HEX[(a >>> 20) & 15] as number,
-    HEX[(a >>> 16) & 15] as number,
-    HEX[(a >>> 12) & 15] as number,
-    HEX[(a >>> 8) & 15] as number,
-    HEX[(a >>> 4) & 15] as number,
-    HEX[a & 15] as number,
-    HEX[b >>> 28] as number,
-    HEX[(b >>> 24) & 15] as number,
-    HEX[(b >>> 20) & 15] as number,
-    HEX[(b >>> 16) & 15] as number,
-    HEX[(b >>> 12) & 15] as number,
-    HEX[(b >>> 8) & 15] as number,
-    HEX[(b >>> 4) & 15] as number,
-    HEX[b & 15] as number,
-  );
+  spellHex(a, 0);
+  spellHex(b, 8);
+  return String.fromCharCode.apply(null, idDigits);
+}
+
+/** The 16 character codes of the story id being spelled (reused: ids are spelled one at a time). */
+const idDigits: number[] = new Array(16).fill(0);
+
+/** Writes `value`'s 8 hex digits, most significant first, into {@link idDigits} from `at`. */
+function spellHex(value: number, at: number): void {
+  for (let i = 0; i < 8; i++) idDigits[at + i] = HEX[(value >>> (28 - 4 * i)) & 15] as number;
 }
 
 const rotate = (value: number, bits: number): number => (value << bits) | (value >>> (32 - bits));
