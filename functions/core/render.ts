@@ -236,15 +236,66 @@ export const singleLine = (text: string): string =>
     .replace(/[\s\p{Cc}\p{Zl}\p{Zp}]+/gu, ' ')
     .trim();
 
-/** The longest prefix of whole graphemes that is at most `maxUnits` UTF-16 code units. */
-function clipUnits(text: string, maxUnits: number): string {
+/**
+ * The longest prefix of whole graphemes that is at most `maxUnits` UTF-16 code units: up to where
+ * the grapheme holding unit `maxUnits` (the first one past the limit) starts. ICU finds that one
+ * grapheme's bounds from a safe point nearby, with the same boundaries as segmenting from the
+ * start; walking every grapheme up to the limit instead was a tenth of rendering an alert.
+ * Exported for its test only.
+ * @internal
+ */
+export function clipUnits(text: string, maxUnits: number): string {
   if (text.length <= maxUnits) return text;
-  let end = 0;
-  for (const { index, segment } of graphemeSegmenter.segment(text)) {
-    if (index + segment.length > maxUnits) break;
-    end = index + segment.length;
+  if (maxUnits <= 0) return '';
+  return text.slice(0, graphemeSegmenter.segment(text).containing(maxUnits)?.index ?? 0);
+}
+
+/**
+ * Where a text may be cut: after each grapheme, and (found only when a grapheme cut exists) before
+ * each run of spaces and after each word.
+ */
+interface TextCuts {
+  readonly text: string;
+  readonly graphemeEnds: readonly number[];
+  words?: { readonly spaceStarts: readonly number[]; readonly wordEnds: readonly number[] };
+}
+
+/**
+ * Cuts of recently trimmed texts. One headline is trimmed once per audience that gets it (the
+ * subject's room depends on the audience's label and template), and segmenting it was a fifth of
+ * rendering a notification; the cuts depend on the text alone. Bounded in entries and in text
+ * length, so hostile text cannot make it large; emptied when full (a miss costs one segmentation).
+ */
+const textCuts = new Map<string, TextCuts>();
+const TEXT_CUTS_ENTRIES = 512;
+const TEXT_CUTS_MAX_UNITS = 4096;
+
+/** Empties the cache of cuts, for its test only. @internal */
+export const forgetTextCuts = (): void => textCuts.clear();
+
+function cutsOf(text: string): TextCuts {
+  const known = textCuts.get(text);
+  if (known !== undefined) return known;
+  const graphemeEnds: number[] = [];
+  for (const { index, segment } of graphemeSegmenter.segment(text)) graphemeEnds.push(index + segment.length);
+  const cuts: TextCuts = { text, graphemeEnds };
+  if (text.length <= TEXT_CUTS_MAX_UNITS) {
+    if (textCuts.size >= TEXT_CUTS_ENTRIES) textCuts.clear();
+    textCuts.set(text, cuts);
   }
-  return text.slice(0, end);
+  return cuts;
+}
+
+function wordCutsOf(cuts: TextCuts): NonNullable<TextCuts['words']> {
+  if (cuts.words !== undefined) return cuts.words;
+  const spaceStarts: number[] = [];
+  const wordEnds: number[] = [];
+  for (const { index, segment } of wordSegmenter.segment(cuts.text)) {
+    if (/^\s+$/u.test(segment)) spaceStarts.push(index);
+    else wordEnds.push(index + segment.length);
+  }
+  cuts.words = { spaceStarts, wordEnds };
+  return cuts.words;
 }
 
 // Characters that look wrong right before an ellipsis ("rates, …", "Seoul (…").
@@ -294,16 +345,10 @@ export function trimToFit(
     }
     return best;
   };
-  const graphemeEnds: number[] = [];
-  for (const { index, segment } of graphemeSegmenter.segment(text)) graphemeEnds.push(index + segment.length);
-  const byGrapheme = longest(graphemeEnds);
+  const cuts = cutsOf(text);
+  const byGrapheme = longest(cuts.graphemeEnds);
   if (byGrapheme === undefined) return '';
-  const spaceStarts: number[] = [];
-  const wordEnds: number[] = [];
-  for (const { index, segment } of wordSegmenter.segment(text)) {
-    if (/^\s+$/u.test(segment)) spaceStarts.push(index);
-    else wordEnds.push(index + segment.length);
-  }
+  const { spaceStarts, wordEnds } = wordCutsOf(cuts);
   // A word cut may lose at most ~40% of what a hard cut would keep; beyond that the hard cut
   // carries more information than a tidy but nearly empty headline.
   const acceptable = (candidate: string | undefined) =>
