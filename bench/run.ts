@@ -307,7 +307,7 @@ async function runColdStart(plan: Plan, directory: string): Promise<ColdStartRes
       { file: 'functions/alert-run/handler.ts' },
       directory,
       projectRoot,
-      { undici: './bench/cold-start-undici-stub.ts' },
+      { '#shared/http-pool': './bench/cold-start-undici-stub.ts' },
     );
     const variants = [
       bare,
