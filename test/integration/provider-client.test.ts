@@ -6,6 +6,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import tls from 'node:tls';
 import { inspect } from 'node:util';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import {
@@ -17,7 +18,7 @@ import {
 } from '#core/errors';
 import type { ArticlePage, Log, SecretSource } from '#core/ports';
 import { type ProviderConfigInput, parseProviderConfig } from '#provider/config';
-import { NewsLookupClient } from '#provider/news-client';
+import { NewsLookupClient, trustingAlso } from '#provider/news-client';
 import { issueLoopbackCertificate } from '#sandbox/tls';
 import { collect, failure } from '#test/pages';
 
@@ -442,6 +443,36 @@ describe('NewsLookupClient over HTTPS', () => {
     expect(new Set(old)).toEqual(new Set(articles(250, 'old').map((a) => a.articleId)));
     // Pages 2 and 3 from the known total, then page 4 because page 3 came back full.
     expect(received.map((r) => r.body.page)).toEqual([1, 2, 3, 4]);
+  });
+
+  it("builds the extra CA's TLS context once, not per connection, and still verifies", async () => {
+    const all = articles(500);
+    // Every answer closes its connection, so each of the five pages needs a new TLS connection.
+    script = (request) => {
+      const reply = pageOf(all, request);
+      return { ...reply, headers: { connection: 'close' } };
+    };
+    const { client } = harness({ pageConcurrency: 2 });
+    // tls.connect builds a context through the module's own createSecureContext when given `ca`.
+    const built: unknown[] = [];
+    const create = tls.createSecureContext;
+    tls.createSecureContext = (options) => {
+      built.push(options);
+      return create(options);
+    };
+    try {
+      const pages = await collect(client.pages(range));
+      expect(ids(pages)).toEqual(all.map((a) => a.articleId));
+    } finally {
+      tls.createSecureContext = create;
+    }
+    expect(received.length).toBeGreaterThanOrEqual(5);
+    expect(built).toEqual([]);
+    expect(trustingAlso(caPem)).toBe(trustingAlso(caPem));
+    // Verification stays on: without the CA the same server is refused.
+    const { client: untrusting } = harness({ maxAttempts: 1 }, { withCa: false });
+    const error = await failure(untrusting.pages(range));
+    expect(inspect(error, { depth: Number.POSITIVE_INFINITY })).toMatch(/certificate/i);
   });
 
   it('follows cursors with the configured method value and field', async () => {
