@@ -20,6 +20,7 @@ import { ConfigError } from '#core/errors';
 import type { Log, ShardedPublishing } from '#core/ports';
 import { StoryResolver } from '#core/story';
 import { NewsLookupClient } from '#provider/news-client';
+import { dropSdkLogging } from '#shared/sdk-logging';
 import type { AlertRunConfig } from './config.ts';
 
 /** One client per AWS service, created once per execution environment by the caller. */
@@ -46,6 +47,8 @@ export function createAlertRunDependencies(
   log: Log,
   options: { now?: () => number } = {},
 ): AlertRunWiring {
+  // Nothing here gives the SDK a logger: its middleware would redact every request for nobody.
+  dropSdkLogging(clients.documents, clients.sns, clients.secrets, clients.sqs);
   const secrets = new SecretsManagerApiKey({
     client: clients.secrets,
     secretId: config.secretId,

@@ -11,6 +11,7 @@ import { DynamoDispatchStore } from '#aws/dynamo-dispatch-store';
 import { DynamoStateStore } from '#aws/dynamo-state-store';
 import { SnsNotifier } from '#aws/sns-notifier';
 import type { Log } from '#core/ports';
+import { dropSdkLogging } from '#shared/sdk-logging';
 import type { PublisherConfig } from './config.ts';
 import type { WorkItemHandlerDeps } from './process.ts';
 
@@ -36,6 +37,8 @@ export function createPublisherDependencies(
   log: Log,
   options: { now?: () => number } = {},
 ): PublisherWiring {
+  // Nothing here gives the SDK a logger: its middleware would redact every request for nobody.
+  dropSdkLogging(clients.dynamo, clients.documents, clients.sns);
   const now = options.now ?? Date.now;
   return {
     state: new DynamoStateStore({
