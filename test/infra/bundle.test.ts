@@ -7,6 +7,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { handlerEnvironment } from '../../bench/cold-start.ts';
 import { bundleOf as bundleIn, importBundle } from './bundles.ts';
 import { type Synthesized, synthesize } from './synth.ts';
 
@@ -44,5 +45,14 @@ describe('the alert function bundle', () => {
     const result = importBundle(join(directory, 'index.mjs'), rest);
     expect(result.status).not.toBe(0);
     expect(result.stderr).toMatch(/ConfigError\]?: invalid alert function configuration: NEWS_API_BASE_URL/);
+  });
+});
+
+describe("the cold-start benchmark's environment", () => {
+  it('sets every variable the stack gives the alert function (the handler validates them all at import)', () => {
+    const { environment } = bundleOf('scheduled alert run');
+    // NODE_OPTIONS is the one the benchmark passes as a flag (`node --enable-source-maps`).
+    const stackNames = Object.keys(environment).filter((name) => name !== 'NODE_OPTIONS');
+    expect(stackNames.filter((name) => !(name in handlerEnvironment))).toEqual([]);
   });
 });
