@@ -614,8 +614,10 @@ const INSERTION_SORT_LIMIT = 48;
  * RuleMatch lists (`#lists`), how many reason bits index those slots (-1: the rule has more than
  * LIST_TABLE_BITS terms and one slot for the list built last), for a one-slot rule the mask of
  * the list in that slot (-1: none), the mask of its current match, where one copy of its
- * program starts in `#records` (-1: filed nowhere), and its query's index in `#queries` (-1: no
- * query). Eight ints (one spare), so a matching rule costs one line of it.
+ * program starts in `#records` (-1: filed nowhere), its query's index in `#queries` (-1: no
+ * query), and the first slot of its shared lists again when the list for a mask is always the one
+ * in that mask's slot (-1: the rule has one slot, or a query whose reasons vary; see
+ * `#sharedList`). Eight ints, so a matching rule costs one line of it.
  */
 const RULE_INFO = 8;
 const INFO_AUDIENCE = 0;
@@ -625,6 +627,7 @@ const INFO_SLOT_MASK = 3;
 const INFO_MASK = 4;
 const INFO_PROGRAM = 5;
 const INFO_QUERY = 6;
+const INFO_SHARED = 7;
 /**
  * A record of `#records` starts with a header: the rule index shifted left by FILTER_KIND_BITS
  * with the prefilter's kind below it, the prefilter's signature, and the length of the rule's
@@ -788,8 +791,18 @@ class IndexedRuleMatcher implements RuleMatcher {
       if (query !== undefined) queries.push(query);
       const reasonCount = criteria.reduce((sum, { ids }) => sum + ids.length, 0);
       const listBits = reasonCount <= LIST_TABLE_BITS ? reasonCount : -1;
+      const shared = listBits === -1 || (query !== undefined && query.fixedReasons === undefined) ? -1 : listSlots;
       ruleInfo.set(
-        [audienceIds.length - 1, listSlots, listBits, -1, -1, -1, query === undefined ? -1 : queries.length - 1],
+        [
+          audienceIds.length - 1,
+          listSlots,
+          listBits,
+          -1,
+          -1,
+          -1,
+          query === undefined ? -1 : queries.length - 1,
+          shared,
+        ],
         RULE_INFO * ruleIndex,
       );
       listSlots += listBits === -1 ? 1 : 2 ** listBits;
@@ -975,11 +988,12 @@ class IndexedRuleMatcher implements RuleMatcher {
       while (end < count && info[RULE_INFO * (matched[end] ?? 0) + INFO_AUDIENCE] === audience) end++;
       let rules: readonly RuleMatch[];
       if (end === m + 1) {
-        rules = this.#ruleMatchList(ruleIndex, hits, article);
+        rules = this.#sharedList(ruleIndex) ?? this.#ruleMatchList(ruleIndex, hits, article);
       } else {
         const list: RuleMatch[] = [];
         for (let k = m; k < end; k++) {
-          const match = this.#ruleMatchList(matched[k] ?? 0, hits, article)[0];
+          const other = matched[k] ?? 0;
+          const match = (this.#sharedList(other) ?? this.#ruleMatchList(other, hits, article))[0];
           if (match !== undefined) list.push(match);
         }
         rules = list;
@@ -988,6 +1002,19 @@ class IndexedRuleMatcher implements RuleMatcher {
       m = end;
     }
     return result;
+  }
+
+  /**
+   * The shared list of a matching rule for its current mask when it has been built already (see
+   * INFO_SHARED), else undefined and `#ruleMatchList` decides. Most matches end here: a few reads
+   * that the output loop can inline, where `#ruleMatchList` first asks about queries, masks too
+   * wide for a table and one-slot rules.
+   */
+  #sharedList(ruleIndex: number): readonly RuleMatch[] | undefined {
+    const info = this.#ruleInfo;
+    const start = info[RULE_INFO * ruleIndex + INFO_SHARED] ?? -1;
+    const mask = info[RULE_INFO * ruleIndex + INFO_MASK] ?? 0;
+    return start === -1 || mask === UNMASKED ? undefined : this.#lists[start + mask];
   }
 
   /**

@@ -23,6 +23,9 @@ const WHITESPACE_TO_COLLAPSE = /[^\S ]\s*| \s+/g;
  * trimmed.
  */
 export function normalizeText(value: string): string {
+  // Text that every step would leave as it is (lowercase prose in most scripts, Korean headlines
+  // without capitals or stray whitespace) is returned without the ICU round trips.
+  if (isNormalized(value)) return value;
   // Replacing only irregular whitespace (not every single space) keeps the common case, ordinary
   // prose, a scan without allocations: about 3x faster than `/\s+/g` on 100,000 summaries.
   return (value as string & WellFormed)
@@ -31,6 +34,70 @@ export function normalizeText(value: string): string {
     .toLowerCase()
     .replace(WHITESPACE_TO_COLLAPSE, ' ')
     .trim();
+}
+
+/**
+ * Per BMP code unit, what {@link normalizeText} does to it on its own: 0 not classified yet, 1 it
+ * may change (or change its neighbour), 2 it stays, 3 the plain space (stays unless it is doubled
+ * or at an end).
+ */
+const normalizedClass = new Uint8Array(0x10000);
+normalizedClass[0x20] = 3;
+
+/** Whitespace to `\s`, which the collapse and the trim of normalizeText act on. */
+const WHITESPACE = /\s/;
+/**
+ * Characters that NFKC may compose with the character before them: combining marks (every
+ * character with a non-zero combining class is one, and so are the other "maybe" characters of
+ * the NFC quick check but Hangul jamo) and the conjoining Hangul jamo, which compose with the
+ * syllable or jamo before them.
+ */
+const COMPOSES_BACKWARD = /[\p{M}\u1100-\u11ff\ua960-\ua97f\ud7b0-\ud7ff]/u;
+
+/**
+ * Whether a code unit comes out of every step of normalizeText as it went in, whatever surrounds
+ * it: not a surrogate (toWellFormed), its own NFKC form and not one that composes with the
+ * character before it (so a string of such characters is NFKC already: the quick check of
+ * Unicode's UAX #15), its own lowercase, and not whitespace.
+ */
+function classifyNormalized(unit: number): number {
+  if (unit >= 0xd800 && unit <= 0xdfff) return 1;
+  const char = String.fromCharCode(unit);
+  const stays =
+    char.normalize('NFKC') === char &&
+    char.toLowerCase() === char &&
+    !WHITESPACE.test(char) &&
+    !COMPOSES_BACKWARD.test(char);
+  return stays ? 2 : 1;
+}
+
+/**
+ * Whether `normalizeText(value)` is `value`: every code unit stays on its own (see
+ * classifyNormalized) and every space is single and inside the text. Classes are worked out on
+ * first sight of a code unit, as a full table would cost an ICU call per BMP code point at cold
+ * start.
+ */
+function isNormalized(value: string): boolean {
+  const classes = normalizedClass;
+  // A space may not come first, follow another, or come last.
+  let afterSpace = true;
+  for (let i = 0; i < value.length; i++) {
+    const unit = value.charCodeAt(i);
+    let unitClass = classes[unit] ?? 0;
+    if (unitClass === 0) {
+      unitClass = classifyNormalized(unit);
+      classes[unit] = unitClass;
+    }
+    if (unitClass === 3) {
+      if (afterSpace) return false;
+      afterSpace = true;
+    } else if (unitClass === 2) {
+      afterSpace = false;
+    } else {
+      return false;
+    }
+  }
+  return !afterSpace || value.length === 0;
 }
 
 /**
@@ -401,18 +468,20 @@ const foldAscii = (unit: number): number => (unit >= 0x41 && unit <= 0x5a ? unit
 const isAsciiSpace = (unit: number): boolean => unit === 0x20 || (unit >= 0x09 && unit <= 0x0d);
 
 /**
- * Where normalized `term` ends in ASCII `text` if it occurs at `start` as `normalizeText(text)`
- * would spell it (capitals as small letters, a whitespace run as one space), or -1.
+ * Where normalized `term` ends in ASCII text `bytes[0 .. length]` if it occurs at `start` as
+ * `normalizeText` would spell the text (capitals as small letters, a whitespace run as one space),
+ * or -1.
  */
-function rawTermEnd(text: string, start: number, term: string): number {
+function rawTermEnd(bytes: Uint8Array, length: number, start: number, term: string): number {
   let at = start;
   for (let i = 0; i < term.length; i++) {
     const unit = term.charCodeAt(i);
+    if (at >= length) return -1;
     if (unit === 0x20) {
-      if (!isAsciiSpace(text.charCodeAt(at))) return -1;
+      if (!isAsciiSpace(bytes[at] ?? 0)) return -1;
       do at++;
-      while (isAsciiSpace(text.charCodeAt(at)));
-    } else if (foldAscii(text.charCodeAt(at)) === unit) {
+      while (at < length && isAsciiSpace(bytes[at] ?? 0));
+    } else if (foldAscii(bytes[at] ?? 0) === unit) {
       at++;
     } else {
       return -1;
@@ -421,8 +490,8 @@ function rawTermEnd(text: string, start: number, term: string): number {
   return at;
 }
 
-/** ASCII text: what {@link TermAutomaton.findIn} may scan without normalizing it first. */
-const ASCII_ONLY = /^[\0-\x7f]*$/;
+/** Writes ASCII text as its bytes for {@link WordTable.scanAscii} (UTF-8, which ASCII is). */
+const ASCII_BYTES = new TextEncoder();
 
 /** The leading run of word characters of a term (its first word), e.g. `ai` of `ai반도체`. */
 function firstWord(term: string): string {
@@ -477,6 +546,12 @@ class WordTable {
   readonly #prefixes: Map<number, readonly { readonly text: string; readonly id: number }[]>;
   /** One bit per value of the hash's low bits, set for every one-word prefix term. */
   readonly #prefixFilter = new Uint32Array(PREFIX_FILTER_BITS / 32);
+  /**
+   * The ASCII text being scanned by {@link scanAscii}, one byte per character: reading a typed
+   * array is cheaper than `charCodeAt` on a string made by slicing another (what `trim` and
+   * `slice` return), and the scan reads some characters twice.
+   */
+  #bytes = new Uint8Array(256);
 
   constructor(terms: readonly AutomatonTerm[]) {
     this.#terms = termTable(terms);
@@ -549,11 +624,10 @@ class WordTable {
   }
 
   /**
-   * Reports the terms that occur at the word `text[start, end)`, whose FNV-1a hash is `hash`.
-   * With `raw`, `text` is ASCII that is not normalized yet (see {@link TermAutomaton.findIn}):
-   * letters compare case-insensitively and a space of a term matches a run of whitespace.
+   * Reports the terms that occur at the word `text[start, end)` of normalized `text`, whose
+   * FNV-1a hash is `hash`.
    */
-  word(text: string, start: number, end: number, hash: number, found: IdSet, raw: boolean): void {
+  word(text: string, start: number, end: number, hash: number, found: IdSet): void {
     const bit = hash & (WORD_FILTER_BITS - 1);
     if (((this.#filter[bit >>> 5] ?? 0) & (1 << (bit & 31))) === 0) return;
     const slots = this.#slots;
@@ -563,7 +637,7 @@ class WordTable {
       const at = slot * SLOT_INTS;
       const slotLength = slots[at + 1] ?? 0;
       if (slotLength === 0) return;
-      if (slots[at] !== hash || slotLength !== length || !this.#sameWord(at, text, start, length, raw)) continue;
+      if (slots[at] !== hash || slotLength !== length || !this.#sameWord(at, text, start, length)) continue;
       const whole = slots[at + 2] ?? -1;
       if (whole !== -1) found.add(whole);
       const groupAndFlag = slots[at + 3] ?? 0;
@@ -575,13 +649,45 @@ class WordTable {
         const id = this.#terms.ids[term] ?? 0;
         if (found.has(id)) continue;
         const termText = this.#termText[term] ?? '';
-        const termEnd = raw
-          ? rawTermEnd(text, start, termText)
-          : text.startsWith(termText, start)
-            ? start + termText.length
-            : -1;
+        if (!text.startsWith(termText, start)) continue;
+        if (this.#terms.needsEndEdge[term] === 1 && isWordAt(text, start + termText.length)) continue;
+        found.add(id);
+      }
+      return;
+    }
+  }
+
+  /**
+   * {@link word} for ASCII text that is not normalized yet, `bytes[0 .. length]` (see
+   * {@link TermAutomaton.findIn}): letters compare case-insensitively and a space of a term
+   * matches a run of whitespace.
+   */
+  #rawWord(bytes: Uint8Array, length: number, start: number, end: number, hash: number, found: IdSet): void {
+    const bit = hash & (WORD_FILTER_BITS - 1);
+    if (((this.#filter[bit >>> 5] ?? 0) & (1 << (bit & 31))) === 0) return;
+    const slots = this.#slots;
+    const mask = this.#mask;
+    const wordLength = end - start;
+    for (let slot = (hash ^ (hash >>> 16)) & mask; ; slot = (slot + 1) & mask) {
+      const at = slot * SLOT_INTS;
+      const slotLength = slots[at + 1] ?? 0;
+      if (slotLength === 0) return;
+      if (slots[at] !== hash || slotLength !== wordLength || !this.#sameRawWord(at, bytes, start, wordLength)) continue;
+      const whole = slots[at + 2] ?? -1;
+      if (whole !== -1) found.add(whole);
+      const groupAndFlag = slots[at + 3] ?? 0;
+      if ((groupAndFlag & 1) === 0) return;
+      const group = groupAndFlag >>> 1;
+      const last = this.#longerStart[group + 1] ?? 0;
+      for (let k = this.#longerStart[group] ?? 0; k < last; k++) {
+        const term = this.#longerTerms[k] ?? 0;
+        const id = this.#terms.ids[term] ?? 0;
+        if (found.has(id)) continue;
+        const termEnd = rawTermEnd(bytes, length, start, this.#termText[term] ?? '');
         if (termEnd === -1) continue;
-        if (this.#terms.needsEndEdge[term] === 1 && isWordAt(text, termEnd)) continue;
+        // Past the end, or an ASCII character: a word character only if a letter or digit.
+        if (this.#terms.needsEndEdge[term] === 1 && termEnd < length && bmpWordClass[bytes[termEnd] ?? 0] === 2)
+          continue;
         found.add(id);
       }
       return;
@@ -590,61 +696,99 @@ class WordTable {
 
   /**
    * Reports the one-word prefix terms equal to `text[start, start + length)`, the first `length`
-   * units of a word, whose FNV-1a hash is `hash` (with `raw`, ASCII capitals compare as small).
+   * units of a word of normalized `text`, whose FNV-1a hash is `hash`.
    */
-  prefix(text: string, start: number, length: number, hash: number, found: IdSet, raw: boolean): void {
-    const bit = hash & (PREFIX_FILTER_BITS - 1);
-    if (((this.#prefixFilter[bit >>> 5] ?? 0) & (1 << (bit & 31))) === 0) return;
-    const entries = this.#prefixes.get(hash);
+  prefix(text: string, start: number, length: number, hash: number, found: IdSet): void {
+    const entries = this.#prefixEntries(hash);
+    if (entries === undefined) return;
+    for (const { text: prefix, id } of entries) {
+      if (prefix.length !== length || found.has(id)) continue;
+      if (text.startsWith(prefix, start)) found.add(id);
+    }
+  }
+
+  /** {@link prefix} for ASCII text that is not normalized yet (capitals compare as small letters). */
+  #rawPrefix(bytes: Uint8Array, start: number, length: number, hash: number, found: IdSet): void {
+    const entries = this.#prefixEntries(hash);
     if (entries === undefined) return;
     for (const { text: prefix, id } of entries) {
       if (prefix.length !== length || found.has(id)) continue;
       let same = true;
-      for (let i = 0; i < length && same; i++) {
-        const unit = text.charCodeAt(start + i);
-        same = prefix.charCodeAt(i) === (raw ? foldAscii(unit) : unit);
-      }
+      for (let i = 0; i < length && same; i++) same = prefix.charCodeAt(i) === foldAscii(bytes[start + i] ?? 0);
       if (same) found.add(id);
     }
   }
 
-  /**
-   * Whether `text[start, start + length)` is the word of the slot at `at` (`length` is the slot's);
-   * with `raw`, ASCII capitals in `text` compare as their small letters.
-   */
-  #sameWord(at: number, text: string, start: number, length: number, raw: boolean): boolean {
+  /** The one-word prefix terms whose hash is `hash`, past the filter; undefined for none. */
+  #prefixEntries(hash: number): readonly { readonly text: string; readonly id: number }[] | undefined {
+    const bit = hash & (PREFIX_FILTER_BITS - 1);
+    if (((this.#prefixFilter[bit >>> 5] ?? 0) & (1 << (bit & 31))) === 0) return undefined;
+    return this.#prefixes.get(hash);
+  }
+
+  /** Whether `text[start, start + length)` is the word of the slot at `at` (`length` is the slot's). */
+  #sameWord(at: number, text: string, start: number, length: number): boolean {
     const slots = this.#slots;
     const inline = Math.min(length, INLINE_UNITS);
     for (let i = 0; i < inline; i++) {
       const unit = ((slots[at + 4 + (i >> 1)] ?? 0) >>> ((i & 1) * 16)) & 0xffff;
-      const textUnit = text.charCodeAt(start + i);
-      if (unit !== (raw ? foldAscii(textUnit) : textUnit)) return false;
+      if (unit !== text.charCodeAt(start + i)) return false;
     }
     if (length > INLINE_UNITS) {
       const units = this.#wordUnits;
       const from = this.#wordStart[(slots[at + 3] ?? 0) >>> 1] ?? 0;
       for (let i = INLINE_UNITS; i < length; i++) {
-        const textUnit = text.charCodeAt(start + i);
-        if (units[from + i] !== (raw ? foldAscii(textUnit) : textUnit)) return false;
+        if (units[from + i] !== text.charCodeAt(start + i)) return false;
+      }
+    }
+    return true;
+  }
+
+  /** `#sameWord` for raw ASCII `bytes`, whose capitals compare as their small letters. */
+  #sameRawWord(at: number, bytes: Uint8Array, start: number, length: number): boolean {
+    const slots = this.#slots;
+    const inline = Math.min(length, INLINE_UNITS);
+    for (let i = 0; i < inline; i++) {
+      const unit = ((slots[at + 4 + (i >> 1)] ?? 0) >>> ((i & 1) * 16)) & 0xffff;
+      if (unit !== foldAscii(bytes[start + i] ?? 0)) return false;
+    }
+    if (length > INLINE_UNITS) {
+      const units = this.#wordUnits;
+      const from = this.#wordStart[(slots[at + 3] ?? 0) >>> 1] ?? 0;
+      for (let i = INLINE_UNITS; i < length; i++) {
+        if (units[from + i] !== foldAscii(bytes[start + i] ?? 0)) return false;
       }
     }
     return true;
   }
 
   /**
-   * Splits ASCII `text`, not normalized yet, into words and looks each one up as `normalizeText`
-   * would have spelled it (see {@link TermAutomaton.findIn}): small letters, whitespace runs as
-   * one space. The word characters of ASCII are the letters and digits, so words split the same.
+   * If `text` is ASCII, splits it into words, not normalized yet (see
+   * {@link TermAutomaton.findIn}), looks each one up as `normalizeText` would have spelled it
+   * (small letters, whitespace runs as one space) and returns true; otherwise returns false and
+   * adds nothing. The word characters of ASCII are the letters and digits, so words split the
+   * same.
    */
-  scanAscii(text: string, found: IdSet): void {
+  scanAscii(text: string, found: IdSet): boolean {
     const length = text.length;
+    // Korean and Japanese text mostly starts above ASCII: turned away before any encoding.
+    if (length > 0 && text.charCodeAt(0) >= 0x80) return false;
+    let bytes = this.#bytes;
+    if (bytes.length < length) {
+      bytes = new Uint8Array(Math.max(length, 2 * bytes.length));
+      this.#bytes = bytes;
+    }
+    // Any other character takes two or more bytes in UTF-8 (a lone surrogate three), so the text
+    // is ASCII exactly when all of it fits in `length` bytes.
+    const { read, written } = ASCII_BYTES.encodeInto(text, bytes);
+    if (read !== length || written !== length) return false;
     const wordClass = bmpWordClass;
     const prefixLengths = this.#prefixLengths;
     const hasPrefixes = prefixLengths.length > 0;
     let start = -1;
     let hash = FNV_OFFSET;
     for (let i = 0; i < length; i++) {
-      const unit = text.charCodeAt(i);
+      const unit = bytes[i] ?? 0;
       if (wordClass[unit] === 2) {
         if (start === -1) {
           start = i;
@@ -653,13 +797,14 @@ class WordTable {
         hash = Math.imul(hash ^ foldAscii(unit), FNV_PRIME);
         const read = i + 1 - start;
         if (hasPrefixes && read < prefixLengths.length && prefixLengths[read] === 1)
-          this.prefix(text, start, read, hash, found, true);
+          this.#rawPrefix(bytes, start, read, hash, found);
       } else if (start !== -1) {
-        this.word(text, start, i, hash, found, true);
+        this.#rawWord(bytes, length, start, i, hash, found);
         start = -1;
       }
     }
-    if (start !== -1) this.word(text, start, length, hash, found, true);
+    if (start !== -1) this.#rawWord(bytes, length, start, length, hash, found);
+    return true;
   }
 
   /**
@@ -685,9 +830,9 @@ class WordTable {
           hash = Math.imul(hash ^ unit, FNV_PRIME);
           const read = i + 1 - start;
           if (hasPrefixes && read < prefixLengths.length && prefixLengths[read] === 1)
-            this.prefix(text, start, read, hash, found, false);
+            this.prefix(text, start, read, hash, found);
         } else if (start !== -1) {
-          this.word(text, start, i, hash, found, false);
+          this.word(text, start, i, hash, found);
           start = -1;
         }
         continue;
@@ -704,14 +849,14 @@ class WordTable {
         if (pair) hash = Math.imul(hash ^ text.charCodeAt(i + 1), FNV_PRIME);
         const read = (pair ? i + 2 : i + 1) - start;
         if (hasPrefixes && read < prefixLengths.length && prefixLengths[read] === 1)
-          this.prefix(text, start, read, hash, found, false);
+          this.prefix(text, start, read, hash, found);
       } else if (start !== -1) {
-        this.word(text, start, i, hash, found, false);
+        this.word(text, start, i, hash, found);
         start = -1;
       }
       if (pair) i++;
     }
-    if (start !== -1) this.word(text, start, length, hash, found, false);
+    if (start !== -1) this.word(text, start, length, hash, found);
     return highest;
   }
 }
@@ -798,8 +943,7 @@ export class TermAutomaton {
    * path.
    */
   findIn(text: string, found: IdSet): void {
-    if (this.#anywhereLowestFirst >= 0x80 && ASCII_ONLY.test(text)) this.#words.scanAscii(text, found);
-    else this.scan(normalizeText(text), found);
+    if (this.#anywhereLowestFirst < 0x80 || !this.#words.scanAscii(text, found)) this.scan(normalizeText(text), found);
   }
 
   /**
