@@ -8,15 +8,10 @@ import { describe, expect, it } from 'vitest';
 import { compileRules } from '#core/matcher';
 import type { Article, Rule } from '#core/model';
 import { IdSet, normalizeText, TermAutomaton } from '#core/text';
+import { referenceNormalize } from '#test/normalize-reference';
 
 /** normalizeText without any shortcut: what it must equal on any input. */
-const fullPipeline = (value: string) =>
-  (value as string & { toWellFormed(): string })
-    .toWellFormed()
-    .normalize('NFKC')
-    .toLowerCase()
-    .replace(/\s+/g, ' ')
-    .trim();
+const fullPipeline = referenceNormalize;
 
 describe('normalizeText on text that is normalized already', () => {
   // Neighbours that NFKC composes with what follows them (e + U+0301 is é, 가 + U+11A8 is 각,
