@@ -82,9 +82,15 @@ afterAll(async () => {
 describe('alert function handler', () => {
   it('runs a cycle, returns its summary and publishes the run metrics', async () => {
     let summary: RunSummary | undefined;
+    let failure: unknown;
     const metrics = await emittedMetrics(async () => {
-      summary = await handler({ source: 'aws.scheduler' }, context('request-1'));
+      summary = await handler({ source: 'aws.scheduler' }, context('request-1')).catch((error: unknown) => {
+        failure = error;
+        return undefined;
+      });
     });
+    // A thrown run fails here with its error, not as a missing summary.
+    expect(failure).toBeUndefined();
     expect(summary?.status).toBe('completed');
     expect(summary?.runId).toBe('request-1');
     expect(summary?.notificationsPublished).toBeGreaterThan(0);
