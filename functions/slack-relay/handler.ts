@@ -8,7 +8,7 @@ import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { Context } from 'aws-lambda';
-import { Agent } from 'undici';
+import { Agent } from '#shared/http-pool';
 import { logger, metrics } from '#shared/powertools';
 import { loadSlackRelayConfig } from './config.ts';
 import { postedAlerts } from './idempotency.ts';

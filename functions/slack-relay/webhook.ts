@@ -6,7 +6,8 @@
  */
 import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { type Dispatcher, request } from 'undici';
+import type { Dispatcher } from 'undici';
+import { request } from '#shared/http-pool';
 import { registerSecret } from '#shared/secret-redaction';
 import { SlackWebhookConfigError } from './errors.ts';
 
@@ -127,8 +128,8 @@ export function redactWebhook(text: string, url: string): string {
 
 /** Options of {@link UndiciWebhookPoster}. */
 export interface UndiciWebhookPosterOptions {
-  /** Connection pool to use; tests pass one that trusts the local CA. */
-  readonly dispatcher?: Dispatcher | undefined;
+  /** Connection pool to use (the handler's keep-alive pool; tests pass one that trusts the local CA). */
+  readonly dispatcher: Dispatcher;
   readonly timeoutMs: number;
 }
 
@@ -148,7 +149,7 @@ export class UndiciWebhookPoster implements WebhookPoster {
       headersTimeout: this.#options.timeoutMs,
       bodyTimeout: this.#options.timeoutMs,
       signal: AbortSignal.timeout(this.#options.timeoutMs),
-      ...(this.#options.dispatcher ? { dispatcher: this.#options.dispatcher } : {}),
+      dispatcher: this.#options.dispatcher,
     });
     // Read the (short) body in full so the connection goes back to the pool.
     const text = await response.body.text();

@@ -1,10 +1,10 @@
 /**
- * functions/shared/http-pool.ts gives the provider client undici's Agent and request without
- * undici's package entry, which loads fetch, WebSocket, the mock agents and Node's own bundled
- * undici at every cold start. These tests hold both halves of that: the alert bundle carries none
- * of the entry, and what it carries works on its own, in a process where the entry never ran (in
- * this one it has: the tests import it, and it adds `request` to every dispatcher's prototype,
- * which would hide a missing piece).
+ * functions/shared/http-pool.ts gives the provider client and the Slack relay undici's Agent and
+ * request without undici's package entry, which loads fetch, WebSocket, the mock agents and Node's
+ * own bundled undici at every cold start. These tests hold both halves of that: the alert and Slack
+ * relay bundles carry none of the entry, and what they carry works on its own, in a process where
+ * the entry never ran (in this one it has: the tests import it, and it adds `request` to every
+ * dispatcher's prototype, which would hide a missing piece).
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -27,11 +27,14 @@ const bundleOptions = {
   absWorkingDir: process.cwd(),
 } as const;
 
-describe('the alert function bundle', () => {
+describe.each([
+  ['alert function', 'functions/alert-run/handler.ts'],
+  ['Slack relay', 'functions/slack-relay/handler.ts'],
+])('the %s bundle', (_label, entry) => {
   it("loads undici's Agent and request, not its package entry (fetch, WebSocket, mocks)", async () => {
     const result = await build({
       ...bundleOptions,
-      entryPoints: ['functions/alert-run/handler.ts'],
+      entryPoints: [entry],
       write: false,
       metafile: true,
       outfile: 'alert.mjs',
