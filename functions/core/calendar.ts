@@ -5,6 +5,7 @@
  * calendar, never from adding 86,400,000 ms.
  */
 import { DateTime } from 'luxon';
+import { BoundedCache } from './bounded-cache.ts';
 
 const datePattern = /^\d{4}-\d{2}-\d{2}$/;
 
@@ -208,7 +209,7 @@ export function civilToEpoch(
 }
 
 const fixedSpecifier = /^utc(?:([+-]\d{1,2})(?::(\d{2}))?)?$/i;
-const zoneReaders = new Map<string, ZoneReader | undefined>();
+const zoneReaders = new BoundedCache<string, ZoneReader | undefined>(256);
 
 /** luxon's `signedOffset`: `-00:30` is 30 minutes west. */
 export function signedOffset(hours: string | undefined, minutes: string | undefined): number {
@@ -222,26 +223,23 @@ export function signedOffset(hours: string | undefined, minutes: string | undefi
  * The reader for a zone name as luxon would read it, or `undefined` for names this module leaves
  * to luxon (`local`, `system`, `default`, zones Intl does not know: luxon calls those invalid).
  */
-export function zoneReader(timeZone: string): ZoneReader | undefined {
-  if (zoneReaders.has(timeZone)) return zoneReaders.get(timeZone);
-  let reader: ZoneReader | undefined;
+export const zoneReader = (timeZone: string): ZoneReader | undefined => zoneReaders.get(timeZone, readerOf);
+
+function readerOf(timeZone: string): ZoneReader | undefined {
   const lowered = timeZone.toLowerCase();
   const fixed = fixedSpecifier.exec(lowered);
-  if (lowered === 'utc' || lowered === 'gmt') reader = { kind: 'fixed', name: 'UTC', offset: 0 };
-  else if (fixed) {
+  if (lowered === 'utc' || lowered === 'gmt') return { kind: 'fixed', name: 'UTC', offset: 0 };
+  if (fixed) {
     const offset = signedOffset(fixed[1], fixed[2]);
     // Fixed zones other than UTC are only read (the zone-less probe), never shown: no luxon name needed.
-    reader = { kind: 'fixed', name: offset === 0 ? 'UTC' : timeZone, offset };
-  } else if (lowered !== 'local' && lowered !== 'system' && lowered !== 'default' && timeZone !== '') {
-    try {
-      reader = { kind: 'iana', name: timeZone, offsets: new IanaOffsets(timeZone) };
-    } catch {
-      reader = undefined;
-    }
+    return { kind: 'fixed', name: offset === 0 ? 'UTC' : timeZone, offset };
   }
-  if (zoneReaders.size >= 256) zoneReaders.clear();
-  zoneReaders.set(timeZone, reader);
-  return reader;
+  if (lowered === 'local' || lowered === 'system' || lowered === 'default' || timeZone === '') return undefined;
+  try {
+    return { kind: 'iana', name: timeZone, offsets: new IanaOffsets(timeZone) };
+  } catch {
+    return undefined;
+  }
 }
 
 /** The zone's offset from UTC at `epochMs`, in minutes (luxon's `DateTime#offset`). */

@@ -10,6 +10,7 @@
 // (not `import { z }`) is what lets esbuild drop the unused parts.
 import { en } from 'zod/locales';
 import * as z from 'zod/mini';
+import { BoundedCache } from './bounded-cache.ts';
 import { BIDI_CONTROLS, hasVisibleCharacter, LONE_SURROGATE, listCodePoints } from './hostile-text.ts';
 import { parseQuery, QUERY_LIMITS, type QueryNode, QuerySyntaxError, queryAnchors } from './query.ts';
 
@@ -146,28 +147,24 @@ const termList = (what: string) =>
 
 const clockTime = z.string().check(z.regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be a 24-hour time such as "07:30"'));
 
+/** Whether Intl knows the zone: building a formatter for it throws when it does not. */
+function intlKnowsZone(value: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: value });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Answers of {@link isTimeZone} by name: a run validates every audience's zone, a few distinct
  * names among hundreds of audiences, and building an `Intl.DateTimeFormat` to ask costs ~60 µs.
- * Bounded (emptied when full), so hand-written names cannot grow it.
  */
-const knownTimeZones = new Map<string, boolean>();
+const knownTimeZones = new BoundedCache<string, boolean>(256);
 
 /** Whether `value` names a time zone this runtime knows (an IANA name such as `Asia/Seoul`, or `UTC`). */
-export function isTimeZone(value: string): boolean {
-  const known = knownTimeZones.get(value);
-  if (known !== undefined) return known;
-  let valid: boolean;
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: value });
-    valid = true;
-  } catch {
-    valid = false;
-  }
-  if (knownTimeZones.size >= 256) knownTimeZones.clear();
-  knownTimeZones.set(value, valid);
-  return valid;
-}
+export const isTimeZone = (value: string): boolean => knownTimeZones.get(value, intlKnowsZone);
 
 const timeZone = z
   .string()

@@ -35,6 +35,7 @@
 import { Buffer } from 'node:buffer';
 import { DateTime } from 'luxon';
 import * as z from 'zod/mini';
+import { BoundedCache } from './bounded-cache.ts';
 import { zoneReader } from './calendar.ts';
 import { NewsAlertsError } from './errors.ts';
 import type { ArticleChange } from './ledger-facts.ts';
@@ -264,26 +265,23 @@ interface TextCuts {
  * Cuts of recently trimmed texts. One headline is trimmed once per audience that gets it (the
  * subject's room depends on the audience's label and template), and segmenting it was a fifth of
  * rendering a notification; the cuts depend on the text alone. Bounded in entries and in text
- * length, so hostile text cannot make it large; emptied when full (a miss costs one segmentation).
+ * length, so hostile text cannot make it large.
  */
-const textCuts = new Map<string, TextCuts>();
-const TEXT_CUTS_ENTRIES = 512;
-const TEXT_CUTS_MAX_UNITS = 4096;
+const textCuts = new BoundedCache<string, TextCuts>(512);
+/** Longer than any text a view holds (VIEW_LIMITS: 1,000 units at most), so hostile text stays out. */
+const TEXT_CUTS_MAX_UNITS = 1024;
 
 /** Empties the cache of cuts, for its test only. @internal */
 export const forgetTextCuts = (): void => textCuts.clear();
 
-function cutsOf(text: string): TextCuts {
-  const known = textCuts.get(text);
-  if (known !== undefined) return known;
+const cutsOf = (text: string): TextCuts =>
+  text.length <= TEXT_CUTS_MAX_UNITS ? textCuts.get(text, segmentCuts) : segmentCuts(text);
+
+/** The grapheme cuts of `text` (its word cuts are found when first needed, {@link wordCutsOf}). */
+function segmentCuts(text: string): TextCuts {
   const graphemeEnds: number[] = [];
   for (const { index, segment } of graphemeSegmenter.segment(text)) graphemeEnds.push(index + segment.length);
-  const cuts: TextCuts = { text, graphemeEnds };
-  if (text.length <= TEXT_CUTS_MAX_UNITS) {
-    if (textCuts.size >= TEXT_CUTS_ENTRIES) textCuts.clear();
-    textCuts.set(text, cuts);
-  }
-  return cuts;
+  return { text, graphemeEnds };
 }
 
 function wordCutsOf(cuts: TextCuts): NonNullable<TextCuts['words']> {

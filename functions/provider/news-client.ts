@@ -21,6 +21,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { createSecureContext, rootCertificates, type SecureContext } from 'node:tls';
 import type { Dispatcher } from 'undici';
+import { BoundedCache } from '#core/bounded-cache';
 import { isProviderDate } from '#core/calendar';
 import {
   ConfigError,
@@ -125,7 +126,7 @@ interface FetchedPage {
 const itemCount = (page: FetchedPage): number => page.mapped.articles.length + page.mapped.skipped.length;
 
 /** Secure contexts by extra CA (a process has one or two: the local simulator's). */
-const secureContexts = new Map<string, SecureContext>();
+const secureContexts = new BoundedCache<string, SecureContext>(8);
 
 /**
  * A TLS context that trusts the system roots and `caPem` (`ca` replaces the default trust store, so
@@ -134,15 +135,8 @@ const secureContexts = new Map<string, SecureContext>();
  * roots, about 20 ms of CPU each. Exported for its test.
  * @internal
  */
-export function trustingAlso(caPem: string): SecureContext {
-  let context = secureContexts.get(caPem);
-  if (context === undefined) {
-    context = createSecureContext({ ca: [...rootCertificates, caPem] });
-    if (secureContexts.size >= 8) secureContexts.clear();
-    secureContexts.set(caPem, context);
-  }
-  return context;
-}
+export const trustingAlso = (caPem: string): SecureContext =>
+  secureContexts.get(caPem, (pem) => createSecureContext({ ca: [...rootCertificates, pem] }));
 
 /**
  * The provider client behind `NewsSource`. One instance holds one keep-alive connection pool;
