@@ -41,7 +41,14 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import pLimit, { type LimitFunction } from 'p-limit';
 import * as z from 'zod/mini';
-import { type Log, maxStoryOutlets, type StoredStory, type StoryFiling, type StoryStore } from '#core/ports';
+import {
+  type Log,
+  maxBandStories,
+  maxStoryOutlets,
+  type StoredStory,
+  type StoryFiling,
+  type StoryStore,
+} from '#core/ports';
 import { BANDS, SIGNATURE_SIZE, STORY_WINDOW_MS } from '#core/story';
 import { logger } from '#shared/powertools';
 import { type BatchContext, getAll, type Key, keyPart, keyString, ttlSeconds, writeAll } from './dynamo-batch.ts';
@@ -65,8 +72,6 @@ export interface DynamoStoryStoreOptions {
   readonly log?: Log;
 }
 
-/** Story ids a band item keeps (the newest). */
-export const maxBandStories = 8;
 /** Article and outlet tokens a story keeps to count each once (see the module comment). */
 export const maxCountedTokens = 256;
 /** Longest outlet name kept (UTF-16 units); provider bytes beyond it are cut. */

@@ -761,6 +761,13 @@ export interface StoryRecord {
 
 /** Outlet names a story record keeps (digests name "up to a few"). */
 export const maxStoryOutlets = 10;
+/**
+ * Story ids a band key lists (the newest): a band that common words make hot cannot grow without
+ * bound, in storage or in what each lookup reads and compares. A story dropped from one band
+ * still shares its other bands with a copy; a copy that finds no candidate starts a story of its
+ * own (one extra alert, never a lost one).
+ */
+export const maxBandStories = 8;
 
 /**
  * The story index as the delivery steps use it (functions/core/story.ts `StoryResolver` over a
@@ -821,7 +828,10 @@ export interface StoryFiling {
 export interface StoryStore {
   /** The story id of each article key already filed (absent: never filed, or forgotten). */
   readFilings(articleKeys: readonly string[]): Promise<Map<string, string>>;
-  /** Story ids filed under each band key (absent: none), oldest first. */
+  /**
+   * Story ids filed under each band key (absent: none): the newest {@link maxBandStories}, oldest
+   * first.
+   */
   readBands(bandKeys: readonly string[]): Promise<Map<string, readonly string[]>>;
   /** Stories by id; expired ones (older than the store's window) are left out. */
   readStories(storyIds: readonly string[]): Promise<Map<string, StoredStory>>;

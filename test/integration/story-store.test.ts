@@ -19,14 +19,13 @@ import {
   decodeSignature,
   encodeSignature,
   filingItemKey,
-  maxBandStories,
   maxCountedTokens,
   maxOutletNameLength,
   storyIndexItemBytes,
   storyItemKey,
 } from '#aws/dynamo-story-index';
 import { ITEM_LIMITS, measureItem } from '#aws/table-layout';
-import { maxStoryOutlets, type StoredStory, type StoryFiling } from '#core/ports';
+import { maxBandStories, maxStoryOutlets, type StoredStory, type StoryFiling } from '#core/ports';
 import { SIGNATURE_SIZE, STORY_WINDOW_MS, StoryResolver, storyIdOf } from '#core/story';
 import { createTables, tableNamesFor } from '#sandbox/tables';
 import { awsClients, uniquePrefix } from '#test/aws';

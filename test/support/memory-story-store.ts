@@ -2,7 +2,7 @@
  * An in-memory {@link StoryStore} with the contract's semantics, for unit tests and the bench:
  * writes are idempotent (a story is put only if absent, a filing counts once per article key),
  * each filing adds its article and outlet to its story's counts once, band keys list their
- * stories oldest first, and stories older than the window (by `firstSeenAt`, against the injected
+ * newest `maxBandStories` stories oldest first (as the DynamoDB band items keep them), and stories older than the window (by `firstSeenAt`, against the injected
  * clock) are left out of `readStories`.
  *
  * It is compact on purpose: it stands in for DynamoDB, and its data shares the heap with the
@@ -13,7 +13,7 @@
  * story's band keys, terms and marks are one string each, and signatures share one pool. Reads
  * build fresh objects, as a DynamoDB read would.
  */
-import { maxStoryOutlets, type StoredStory, type StoryFiling, type StoryStore } from '#core/ports';
+import { maxBandStories, maxStoryOutlets, type StoredStory, type StoryFiling, type StoryStore } from '#core/ports';
 import { STORY_WINDOW_MS } from '#core/story';
 
 /** A list of strings kept as one string (`\0` between items), or as given when an item holds `\0`. */
@@ -133,7 +133,8 @@ export class MemoryStoryStore implements StoryStore {
           else ids.push(storyId);
         }
       }
-      if (ids !== undefined) found.set(key, ids);
+      // The newest maxBandStories, as a band item keeps them (entries sit in write order).
+      if (ids !== undefined) found.set(key, ids.length > maxBandStories ? ids.slice(-maxBandStories) : ids);
     }
     return found;
   }
@@ -187,6 +188,7 @@ export class MemoryStoryStore implements StoryStore {
       if (ids === undefined) bands.set(key, [story.storyId]);
       else if (!ids.includes(story.storyId)) ids.push(story.storyId);
     }
+    for (const [key, ids] of bands) if (ids.length > maxBandStories) bands.set(key, ids.slice(-maxBandStories));
     return {
       stories: this.#storyList.map((story) => this.#record(story)),
       bands,

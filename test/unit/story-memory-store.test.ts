@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { maxStoryOutlets, type StoredStory, type StoryFiling } from '#core/ports';
+import { maxBandStories, maxStoryOutlets, type StoredStory, type StoryFiling } from '#core/ports';
 import { MemoryStoryStore } from '../support/memory-story-store.ts';
 
 const T0 = Date.UTC(2026, 2, 2, 9);
@@ -14,6 +14,7 @@ const WINDOW = 60_000;
 /** The contract, as plainly as it can be written. */
 class ModelStore {
   readonly stories = new Map<string, { record: StoredStory; all: Set<string> }>();
+  /** Every story ever filed under a band key; a read lists the newest {@link maxBandStories}. */
   readonly bands = new Map<string, string[]>();
   readonly filings = new Map<string, string>();
 
@@ -48,13 +49,15 @@ class ModelStore {
   }
 }
 
+const STORY_IDS = Array.from({ length: maxBandStories + 4 }, (_, index) => `s${index + 1}`);
 const text = fc.oneof(
   fc.constantFrom('', '\0', 'a\0b', '\0\0', 'k'),
   fc.string({ maxLength: 8 }),
   fc.string({ unit: 'binary', maxLength: 4 }),
 );
 const storyArbitrary = fc.record({
-  storyId: fc.constantFrom('s1', 's2', 's3', 's4', 's5', 's6'),
+  // More stories than a band lists, so the bound is met.
+  storyId: fc.constantFrom(...STORY_IDS),
   leadArticleKey: fc.constantFrom('id:1', 'id:9'),
   firstSeenAt: fc.constantFrom(T0, T0 - 2 * WINDOW),
   signature: fc.array(fc.nat({ max: 0xffffffff }), { maxLength: 6 }).map((values) => Uint32Array.from(values)),
@@ -67,7 +70,7 @@ const storyArbitrary = fc.record({
 });
 const filingArbitrary = fc.record({
   articleKey: fc.constantFrom('id:1', 'id:2', 'id:3', 'id:4', 'id:5', 'id:6', 'id:7', 'id:8'),
-  storyId: fc.constantFrom('s1', 's2', 's3', 's4', 's5', 's6', 'nobody'),
+  storyId: fc.constantFrom(...STORY_IDS, 'nobody'),
   outlet: fc.option(fc.constantFrom('A', 'B', 'C', 'D', 'E', 'F', 'G'), { nil: undefined }),
   at: fc.constant(T0),
 });
@@ -88,10 +91,10 @@ describe('MemoryStoryStore', () => {
       fc.asyncProperty(
         fc.array(
           fc.record({
-            stories: fc.array(storyArbitrary, { maxLength: 3 }),
+            stories: fc.array(storyArbitrary, { maxLength: 4 }),
             filings: fc.array(filingArbitrary, { maxLength: 4 }),
           }),
-          { maxLength: 6 },
+          { maxLength: 8 },
         ),
         fc.array(text, { maxLength: 6 }),
         async (writes, probes) => {
@@ -102,8 +105,9 @@ describe('MemoryStoryStore', () => {
             model.write(change.stories, change.filings);
           }
           const keys = [...new Set([...probes, ...model.bands.keys()])];
-          expect(Object.fromEntries(await store.readBands(keys))).toEqual(Object.fromEntries(model.bands));
-          const ids = ['s1', 's2', 's3', 's4', 's5', 's6', 'nobody'];
+          const newest = Object.fromEntries([...model.bands].map(([key, ids]) => [key, ids.slice(-maxBandStories)]));
+          expect(Object.fromEntries(await store.readBands(keys))).toEqual(newest);
+          const ids = [...STORY_IDS, 'nobody'];
           const stories = await store.readStories(ids);
           for (const id of ids) {
             const expected = model.stories.get(id)?.record;
@@ -114,7 +118,7 @@ describe('MemoryStoryStore', () => {
           const files = ['id:1', 'id:2', 'id:3', 'id:4', 'id:5', 'id:6', 'id:7', 'id:8'];
           expect(Object.fromEntries(await store.readFilings(files))).toEqual(Object.fromEntries(model.filings));
           const contents = store.contents();
-          expect(Object.fromEntries(contents.bands)).toEqual(Object.fromEntries(model.bands));
+          expect(Object.fromEntries(contents.bands)).toEqual(newest);
           expect(contents.stories.map(plain)).toEqual([...model.stories.values()].map((story) => plain(story.record)));
           let articles = 0;
           for (const story of model.stories.values()) articles += story.record.articleCount;
@@ -130,7 +134,7 @@ describe('MemoryStoryStore', () => {
     );
   });
 
-  it('lists a band key shared by thousands of stories oldest first, through table growth', async () => {
+  it(`lists the newest ${maxBandStories} of a band key shared by thousands of stories, oldest first, through table growth`, async () => {
     const store = new MemoryStoryStore({ now: () => T0 });
     const ids: string[] = [];
     for (let index = 0; index < 3_000; index++) {
@@ -154,7 +158,8 @@ describe('MemoryStoryStore', () => {
       });
     }
     const found = await store.readBands(['shared', '5:2999', '5:3000']);
-    expect(found.get('shared')).toEqual(ids);
+    expect(found.get('shared')).toEqual(ids.slice(-maxBandStories));
+    expect(store.contents().bands.get('shared')).toEqual(ids.slice(-maxBandStories));
     expect(found.get('5:2999')).toEqual(['story-2999']);
     expect(found.has('5:3000')).toBe(false);
     expect(store.counts().bands).toBe(1 + 31 * 3_000);
