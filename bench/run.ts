@@ -126,7 +126,7 @@ const plans: Record<'full' | 'quick', Plan> = {
       repeats: 4,
       profile: true,
     },
-    stories: { articles: 100_000, repetitions: 3 },
+    stories: { articles: 100_000, repetitions: 5 },
     coldStart: { repetitions: 15, attributionRepetitions: 15, profileRuns: 5 },
     cliStartup: { repetitions: 21 },
     endToEnd: { articles: 20_000, audiences: 200, rulesPerAudience: 3 },
