@@ -2,8 +2,9 @@
  * An in-memory {@link StoryStore} with the contract's semantics, for unit tests and the bench:
  * writes are idempotent (a story is put only if absent, a filing counts once per article key),
  * each filing adds its article and outlet to its story's counts once, band keys list their
- * newest `maxBandStories` stories oldest first (as the DynamoDB band items keep them), and stories older than the window (by `firstSeenAt`, against the injected
- * clock) are left out of `readStories`.
+ * newest `maxBandStories` stories oldest first (as the DynamoDB band items keep them), and
+ * stories older than the window (by `firstSeenAt`, against the injected clock) are left out of
+ * `readStories`.
  *
  * It is compact on purpose: it stands in for DynamoDB, and its data shares the heap with the
  * resolver the bench measures. At 100,000 articles it holds 2.5 million band entries; kept as a
