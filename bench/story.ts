@@ -276,7 +276,7 @@ const WARM_UP_ARTICLES = 20_000;
 /** Runs the fingerprint and the resolver over `stream` once, unmeasured, with a store of its own. */
 async function warmUp(stream: readonly Article[], batch: number): Promise<void> {
   for (const article of stream) fingerprint(article.title, article.summary);
-  const resolver = new StoryResolver(new TimedStore({ now: () => T0, windowMs: STORY_WINDOW_MS }));
+  const resolver = new StoryResolver(new MemoryStoryStore({ now: () => T0, windowMs: STORY_WINDOW_MS }));
   for (let from = 0; from < stream.length; from += batch) {
     await resolver.assign(stream.slice(from, from + batch), { now: T0 });
   }

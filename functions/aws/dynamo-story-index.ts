@@ -428,7 +428,8 @@ export class DynamoStoryStore implements StoryStore {
       const item = items.get(keyString(bandItemKey(bandKey)));
       const parsed = item === undefined ? undefined : BandItem.safeParse(item);
       if (parsed?.success === false) this.#warn('story band', item ?? {}, parsed.error);
-      const data = parsed?.success ? parsed.data : null;
+      // The contract's bound holds for any item: one written by hand may list thousands of ids.
+      const data = parsed?.success ? { ...parsed.data, storyIds: parsed.data.storyIds.slice(-maxBandStories) } : null;
       bands.set(bandKey, data);
       this.#round.bands.set(bandKey, data);
     }

@@ -202,6 +202,17 @@ describe('story store', () => {
     expect(item?.expiresAt).toBe(Math.floor((t0 + 11 * minute + STORY_WINDOW_MS + day) / 1000));
   });
 
+  it(`reads a band item written by hand with thousands of ids as its newest ${maxBandStories}, and keeps the bound when it grows`, async () => {
+    const { store, documents, table } = await setup();
+    const ids = Array.from({ length: 3_000 }, (_, index) => `hand-${index}`);
+    await documents.send(new PutCommand({ TableName: table, Item: { ...bandItemKey('hand'), storyIds: ids } }));
+    expect((await store.readBands(['hand'])).get('hand')).toEqual(ids.slice(-maxBandStories));
+    const next = story('h-next', { bands: ['hand'] });
+    await store.write({ stories: [next], filings: [] });
+    const item = await rawItem(documents, table, bandItemKey('hand'));
+    expect(item?.storyIds).toEqual([...ids.slice(-(maxBandStories - 1)), next.storyId]);
+  });
+
   it('leaves out stories past the window (TTL deletes late) and sets TTLs in epoch seconds', async () => {
     const { store, documents, table, setClock } = await setup({ filingRetentionDays: 14 });
     const lead = story('a1');
