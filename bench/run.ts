@@ -27,7 +27,7 @@ import type { Rule } from '#core/model';
 import { startMoto } from '#sandbox/moto';
 import { createCertificateAuthority } from '#sandbox/tls';
 import { type CliStartupResults, cliStartupSection, cliStartupTargets, runCliStartup } from './cli-startup.ts';
-import { bundle, handlerEnvironment, profileImport, timeImports } from './cold-start.ts';
+import { buildAttributionBundles, bundle, handlerEnvironment, profileImport, timeImports } from './cold-start.ts';
 import { stackFactsFromCode } from './cost-fixture.ts';
 import { costDaysFromProviderDay } from './cost-from-day.ts';
 import { writeCostDocumentFromDayBench } from './cost-model-cli.ts';
@@ -293,40 +293,9 @@ async function runColdStart(plan: Plan, directory: string): Promise<ColdStartRes
   if (handlerTimes === undefined || bareTimes === undefined) throw new Error('no import times');
   let attribution: ColdStartResults['attribution'];
   if (plan.coldStart.attributionRepetitions > 0) {
-    const withImport = (name: string, specifier: string) =>
-      bundle(
-        name,
-        {
-          contents: `export { handler } from './bench/cold-start-bare.ts';\nimport * as dependency from '${specifier}';\n(globalThis as Record<string, unknown>).__benchKeep = dependency;\n`,
-        },
-        directory,
-        projectRoot,
-      );
-    const withoutUndici = await bundle(
-      ATTRIBUTION_BUNDLES.undiciStubbed,
-      { file: 'functions/alert-run/handler.ts' },
-      directory,
-      projectRoot,
-      { '#shared/http-pool': './bench/cold-start-undici-stub.ts' },
-    );
-    const variants = [
-      bare,
-      handler,
-      withoutUndici,
-      await withImport(ATTRIBUTION_BUNDLES.undici, 'undici'),
-      await withImport(ATTRIBUTION_BUNDLES.zod, 'zod'),
-      await bundle(
-        ATTRIBUTION_BUNDLES.zodMini,
-        {
-          contents:
-            "export { handler } from './bench/cold-start-bare.ts';\nimport { array, boolean, enum as enumOf, literal, number, object, optional, pipe, record, string, strictObject, transform, union, unknown } from 'zod/mini';\n(globalThis as Record<string, unknown>).__benchKeep = [array, boolean, enumOf, literal, number, object, optional, pipe, record, string, strictObject, transform, union, unknown];\n",
-        },
-        directory,
-        projectRoot,
-      ),
-      await withImport('bare + luxon', 'luxon'),
-      await withImport('bare + Powertools logger', '@aws-lambda-powertools/logger'),
-    ];
+    // The same attribution bundles as bench/cold-start-only.ts, measured in their own interleaved
+    // series with the two target bundles as its reference points.
+    const variants = [bare, handler, ...(await buildAttributionBundles(ATTRIBUTION_BUNDLES, directory, projectRoot))];
     attribution = timeImports(variants, plan.coldStart.attributionRepetitions);
   }
   return {

@@ -590,12 +590,9 @@ export function coldStartSection(results: ColdStartResults): Section {
 
 /**
  * Names of the attribution bundles (bench/cold-start.ts `buildAttributionBundles` builds them;
- * the miss note reads them back). `undici` and `undiciStubbed` are from before undici joined the
- * baseline; bench/run.ts still builds them.
+ * the miss note reads them back). undici has none: it is part of the bare bundle.
  */
 export const ATTRIBUTION_BUNDLES = {
-  undiciStubbed: 'handler, undici stubbed (what-if)',
-  undici: 'bare + undici',
   zod: 'bare + zod',
   zodMini: 'bare + zod/mini (the functions the schemas use)',
   luxon: 'bare + luxon',
