@@ -13,6 +13,7 @@
  *
  * Pure: no clock, no I/O.
  */
+import { BoundedCache } from './bounded-cache.ts';
 import type { MessageTemplates, TemplateName } from './model.ts';
 
 /** Languages with a message catalog, in the order the docs list them. */
@@ -47,7 +48,8 @@ function prefixes(tag: string): string[] {
   return out;
 }
 
-const chains = new Map<string, readonly string[]>();
+/** Chains by tag and default: every message of an audience asks for the same one. */
+const chains = new BoundedCache<string, readonly string[]>(256);
 
 /**
  * The fallback chain of a locale: the tag and its shorter prefixes, then the default locale and
@@ -57,19 +59,14 @@ const chains = new Map<string, readonly string[]>();
  * @example localeChain('ko-KR', 'en-US') // ['ko-KR', 'ko', 'en-US', 'en']
  */
 export function localeChain(tag: string | undefined, defaultLocale: string = FALLBACK_LOCALE): readonly string[] {
-  const key = `${tag ?? ''}\u0000${defaultLocale}`;
-  let chain = chains.get(key);
-  if (chain === undefined) {
+  return chains.get(`${tag ?? ''}\u0000${defaultLocale}`, () => {
     const seen = new Set<string>();
     for (const candidate of [tag, defaultLocale, LAST_RESORT]) {
       const canonical = candidate === undefined ? undefined : canonicalLocale(candidate);
       if (canonical !== undefined) for (const prefix of prefixes(canonical)) seen.add(prefix);
     }
-    chain = [...seen];
-    if (chains.size >= 256) chains.clear();
-    chains.set(key, chain);
-  }
-  return chain;
+    return [...seen];
+  });
 }
 
 /** The shipped language a chain's words come from: its first entry with a catalog. */

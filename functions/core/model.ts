@@ -197,24 +197,25 @@ const QUERY_DESCRIPTION = [
 ].join(' ');
 
 /**
- * The parsed query, or the syntax error that refuses it. Memoized for the last few distinct texts
- * because the schema asks twice per rule (the attribute, then the whole-rule criterion check).
+ * Parsed queries by text, memoized for the last few distinct texts because the schema asks twice
+ * per rule (the attribute, then the whole-rule criterion check).
  */
+const parsedQueries = new BoundedCache<string, QueryNode | QuerySyntaxError>(64);
+
+/** The parsed query, or the syntax error that refuses it (memoized in {@link parsedQueries}). */
 function parseRuleQuery(text: string): QueryNode | QuerySyntaxError {
-  const cached = parsedQueries.get(text);
-  if (cached !== undefined) return cached;
-  let parsed: QueryNode | QuerySyntaxError;
+  return parsedQueries.get(text, parseOrRefuse);
+}
+
+/** The parsed query, or its syntax error as a value (any other error is thrown). */
+function parseOrRefuse(text: string): QueryNode | QuerySyntaxError {
   try {
-    parsed = parseQuery(text);
+    return parseQuery(text);
   } catch (error) {
     if (!(error instanceof QuerySyntaxError)) throw error;
-    parsed = error;
+    return error;
   }
-  if (parsedQueries.size >= 64) parsedQueries.clear();
-  parsedQueries.set(text, parsed);
-  return parsed;
 }
-const parsedQueries = new Map<string, QueryNode | QuerySyntaxError>();
 
 /**
  * A subscriber rule: which articles an audience wants. Criteria of different kinds are combined

@@ -587,21 +587,16 @@ export interface ZonedText {
 /** The largest instant a Date (and luxon) can hold. */
 const MAX_EPOCH_MS = 8.64e15;
 /** Intl formatters by layout, locale and zone: creating one costs far more than using it. */
-const localTimeFormats = new Map<string, Intl.DateTimeFormat | null>();
+const localTimeFormats = new BoundedCache<string, Intl.DateTimeFormat | null>(1024);
 
 function localTimeFormat(layout: LocalTimeLayout, locale: string, timeZone: string): Intl.DateTimeFormat | null {
-  const key = `${layout}\u0000${locale}\u0000${timeZone}`;
-  let format = localTimeFormats.get(key);
-  if (format === undefined) {
+  return localTimeFormats.get(`${layout}\u0000${locale}\u0000${timeZone}`, () => {
     try {
-      format = new Intl.DateTimeFormat(locale, { ...LOCAL_TIME_LAYOUTS[layout], timeZone });
+      return new Intl.DateTimeFormat(locale, { ...LOCAL_TIME_LAYOUTS[layout], timeZone });
     } catch {
-      format = null;
+      return null;
     }
-    if (localTimeFormats.size >= 1024) localTimeFormats.clear();
-    localTimeFormats.set(key, format);
-  }
-  return format;
+  });
 }
 
 /** luxon's `ZZ`: `+09:00`, `-03:30`. */
@@ -921,18 +916,13 @@ export function renderSubject(view: AlertView, prefix = ''): string {
 /** The email footer lines (the template along the locale chain, or the catalog's) for an audience. */
 export function renderFooter(audience: AlertView['audience']): string {
   const template = audience.wording.footer;
-  const key = `${template}\u0000${audience.label}\u0000${audience.id}`;
-  let footer = footers.get(key);
-  if (footer === undefined) {
-    footer = fillTemplate(template, { audience: audience.label, audienceId: audience.id }, { multiline: true });
-    if (footers.size >= 1024) footers.clear();
-    footers.set(key, footer);
-  }
-  return footer;
+  return footers.get(`${template}\u0000${audience.label}\u0000${audience.id}`, () =>
+    fillTemplate(template, { audience: audience.label, audienceId: audience.id }, { multiline: true }),
+  );
 }
 
 /** Footers by template, label and audience id: the same for every alert of an audience. */
-const footers = new Map<string, string>();
+const footers = new BoundedCache<string, string>(1024);
 
 /**
  * Renderings that depend only on the article part of a view, kept per article view object (shared

@@ -19,6 +19,7 @@
  * Slack `<!date^…>` tokens, which every reader's client shows in its own language and zone; only
  * their fallback text is formatted here, in the document's language. Pure: no clock, no I/O.
  */
+import { BoundedCache } from '#core/bounded-cache';
 import { FALLBACK_LOCALE, type ShippedLocale } from '#core/locale';
 import {
   describeReasonIn,
@@ -163,7 +164,7 @@ const localizedDateOptions: Intl.DateTimeFormatOptions = {
 };
 
 /** Wordings by document locale: every message of an audience shares one. */
-const wordings = new Map<string, Wording>();
+const wordings = new BoundedCache<string, Wording>(64);
 
 /**
  * The wording of a document: the catalog of the language the publisher wrote its words in (it
@@ -172,25 +173,17 @@ const wordings = new Map<string, Wording>();
  * In English the date fallback stays the ISO instant, as before documents carried a locale.
  */
 function wordingFor(locale: string | undefined, language: ShippedLocale | undefined): Wording {
-  const key = `${language ?? ''}\u0000${locale ?? ''}`;
-  let wording = wordings.get(key);
-  if (wording === undefined) {
+  return wordings.get(`${language ?? ''}\u0000${locale ?? ''}`, () => {
     const shared =
       language === undefined ? messagesForLocale(locale, FALLBACK_LOCALE) : messagesFor(language, locale ?? language);
     const words = slackMessagesFor(shared.language, shared.count);
     const whyHeading = shared.email.whyHeading.replace(/\s*[:\uFF1A]$/u, '');
-    if (shared.language === 'en' || locale === undefined) {
-      wording = { shared, words, whyHeading, fallbackDate: isoDate };
-    } else {
-      // Words other than English need a well-formed tag with a shipped language in it, which
-      // Intl accepts (message.ts keeps only canonical tags).
-      const format = new Intl.DateTimeFormat(locale, localizedDateOptions);
-      wording = { shared, words, whyHeading, fallbackDate: (epochMs) => format.format(epochMs) };
-    }
-    if (wordings.size >= 64) wordings.clear();
-    wordings.set(key, wording);
-  }
-  return wording;
+    if (shared.language === 'en' || locale === undefined) return { shared, words, whyHeading, fallbackDate: isoDate };
+    // Words other than English need a well-formed tag with a shipped language in it, which
+    // Intl accepts (message.ts keeps only canonical tags).
+    const format = new Intl.DateTimeFormat(locale, localizedDateOptions);
+    return { shared, words, whyHeading, fallbackDate: (epochMs) => format.format(epochMs) };
+  });
 }
 
 /** `<!date^…>` renders in each reader's own time zone and language; the fallback in the document's. */

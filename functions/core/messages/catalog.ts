@@ -16,6 +16,7 @@
  *
  * Pure: no clock, no I/O.
  */
+import { BoundedCache } from '../bounded-cache.ts';
 import { FALLBACK_LOCALE, localeChain, messageLocale, type ShippedLocale } from '../locale.ts';
 import { en } from './en.ts';
 import { ja } from './ja.ts';
@@ -166,7 +167,7 @@ export type CatalogFactory = (count: CountFormat) => Messages;
 
 const factories: Record<ShippedLocale, CatalogFactory> = { en, ko, ja };
 
-const built = new Map<string, Messages>();
+const built = new BoundedCache<string, Messages>(256);
 
 /**
  * `Intl.NumberFormat` of `locale`, or of `fallback` when `locale` is unusable, built at the first
@@ -197,14 +198,7 @@ function countFormat(locale: string, fallback: string): CountFormat {
  * @example messagesFor('ko', 'ko-KR').articles(3) // '기사 3건'
  */
 export function messagesFor(language: ShippedLocale, numberLocale: string = language): Messages {
-  const key = `${language}\u0000${numberLocale}`;
-  let messages = built.get(key);
-  if (messages === undefined) {
-    messages = factories[language](countFormat(numberLocale, language));
-    if (built.size >= 256) built.clear();
-    built.set(key, messages);
-  }
-  return messages;
+  return built.get(`${language}\u0000${numberLocale}`, () => factories[language](countFormat(numberLocale, language)));
 }
 
 /** `keyword "interest rate"`, `category 002*`: one reason in the catalog's words. */
