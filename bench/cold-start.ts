@@ -126,6 +126,7 @@ export async function buildAttributionBundles(
     readonly zodMini: string;
     readonly luxon: string;
     readonly powertools: string;
+    readonly intl: string;
   },
   directory: string,
   projectRoot: string,
@@ -156,6 +157,20 @@ export async function buildAttributionBundles(
         `import { Logger } from '@aws-lambda-powertools/logger';\nimport { Metrics } from '@aws-lambda-powertools/metrics';\n${keep(
           '[new Logger({ serviceName: "bench" }), new Metrics({ namespace: "bench", serviceName: "bench" })]',
         )}`,
+      ),
+      directory,
+      projectRoot,
+    ),
+    // What the handler asks of Intl at import, with the environment's values: the default locale
+    // and the provider's zone checked (alert-run/config.ts, core/model.ts), and the text
+    // segmenters render.ts builds. The first of them starts ICU; every run needs it anyway, since
+    // the provider day is a date in the provider's zone.
+    await bundle(
+      names.intl,
+      bareWith(
+        keep(
+          "[Intl.DateTimeFormat.supportedLocalesOf(['en-US']), new Intl.DateTimeFormat('en-US', { timeZone: 'Asia/Seoul' }), new Intl.Segmenter(undefined, { granularity: 'grapheme' }), new Intl.Segmenter(undefined, { granularity: 'word' })]",
+        ),
       ),
       directory,
       projectRoot,
