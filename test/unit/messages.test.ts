@@ -33,6 +33,14 @@ describe('message catalogs', () => {
     expect(messagesFor(language).language).toBe(language);
   });
 
+  it('formats counts for the number locale; a malformed one falls back to the language at the first count', () => {
+    // The number format is built at the first count a catalog formats (catalog.ts), so the
+    // fallback for a tag Intl refuses happens there, not when the catalog is built.
+    expect(messagesFor('en', 'de-DE').count(1234567)).toBe('1.234.567');
+    expect(messagesFor('en', 'not a tag!').count(1234567)).toBe('1,234,567');
+    expect(messagesFor('ko', 'ko-KR').articles(3)).toBe('기사 3건');
+  });
+
   it.each(SHIPPED_LOCALES)('%s never says nothing, and shows data as it was given', (language) => {
     const messages = messagesFor(language);
     for (const [path, texts] of wordings(messages)) {

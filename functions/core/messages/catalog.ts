@@ -171,9 +171,9 @@ const built = new BoundedCache<string, Messages>(256);
 
 /**
  * `Intl.NumberFormat` of `locale`, or of `fallback` when `locale` is unusable, built at the first
- * count it formats: the process's first number format starts ICU's number data (~12 ms), and
- * `ENGLISH` is built when this module loads, so an eager format would put that on every cold start,
- * also of runs that format no count.
+ * count it formats: the process's first number format loads ICU's number data (~3 ms once the rest
+ * of Intl is up), and `ENGLISH` is built when this module loads, so an eager format would put that
+ * on every cold start, also of runs that format no count.
  */
 function countFormat(locale: string, fallback: string): CountFormat {
   let format: Intl.NumberFormat | undefined;
