@@ -169,7 +169,7 @@ export async function buildAttributionBundles(
       names.intl,
       bareWith(
         keep(
-          "[Intl.DateTimeFormat.supportedLocalesOf(['en-US']), new Intl.DateTimeFormat('en-US', { timeZone: 'Asia/Seoul' }), new Intl.Segmenter(undefined, { granularity: 'grapheme' }), new Intl.Segmenter(undefined, { granularity: 'word' })]",
+          `[Intl.DateTimeFormat.supportedLocalesOf([${JSON.stringify(handlerEnvironment.DEFAULT_LOCALE)}]), new Intl.DateTimeFormat('en-US', { timeZone: ${JSON.stringify(handlerEnvironment.NEWS_API_TIME_ZONE)} }), new Intl.Segmenter(undefined, { granularity: 'grapheme' }), new Intl.Segmenter(undefined, { granularity: 'word' })]`,
         ),
       ),
       directory,
