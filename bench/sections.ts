@@ -167,7 +167,7 @@ export function matchingSection(results: MatchingResults, imagePath: string | un
   return {
     title: '1. Matching: indexed vs naive',
     intro: [
-      'Synthetic articles and rules from bench/synthetic.ts (seeded: English, Korean and Japanese text, Zipf-distributed categories, outlets and keywords, exclusions, prefix and name categories, a few matchAll rules). The indexed matcher (functions/core/matcher.ts) and the naive all-rules scan (`naiveMatch`) run on the same input in the same process, after a warm-up and a full GC.',
+      "Synthetic articles and rules from bench/synthetic.ts (seeded: English, Korean and Japanese text, Zipf-distributed categories, outlets and keywords, exclusions, prefix and name categories, a few matchAll rules), the articles read back through the provider client's mapping from the simulator's JSON, as production hands them to the matcher. The indexed matcher (functions/core/matcher.ts) and the naive all-rules scan (`naiveMatch`) run on the same input in the same process, after a warm-up and a full GC.",
     ],
     ...(imagePath === undefined
       ? {}

@@ -32,8 +32,8 @@ import {
   matchingTargets,
 } from '../../bench/sections.ts';
 import { formatRatio, median, percentile, unionLength } from '../../bench/stats.ts';
-import { syntheticArticles, syntheticRules } from '../../bench/synthetic.ts';
-import { parseRule } from '../../functions/core/model.ts';
+import { delivered, syntheticArticles, syntheticRules } from '../../bench/synthetic.ts';
+import { type Article, parseRule } from '../../functions/core/model.ts';
 import type { ArticlePage, NewsSource } from '../../functions/core/ports.ts';
 import { parseQuery } from '../../functions/core/query.ts';
 import { ESM_REQUIRE_BANNER, FUNCTION_BUNDLING } from '../../lib/constructs/news-alerts-function.ts';
@@ -240,6 +240,50 @@ describe('bench query mix', () => {
     expect(mix.result.matches).toBeGreaterThan(0);
     expect(mix.keywordMs).toHaveLength(2);
     expect(mix.queryMs).toHaveLength(2);
+  });
+});
+
+describe('bench articles', () => {
+  const raw: Article = {
+    key: 'id:a-1',
+    id: 'a-1',
+    title: '  Chip exports\t &amp; <b>earnings</b>\n rise ',
+    summary: 'Seoul  (Reuters) - Exports\u3000rose',
+    url: 'https://news.example.com/a-1',
+    publishedAt: Date.UTC(2025, 0, 1, 9, 30),
+    categories: ['001002000', '001003000'],
+    categoryNames: ['Economy', 'Trade'],
+    media: 'M001',
+    mediaName: 'Wire',
+    status: 'updated',
+  };
+
+  it('hands the benches each article as the provider client reads it from the simulator wire form', () => {
+    const [article] = delivered([raw, { ...raw, key: 'id:a-2', id: 'a-2', categoryNames: [], summary: '' }]).slice(1);
+    expect(delivered([raw])).toEqual([
+      { ...raw, title: 'Chip exports & earnings rise', summary: 'Seoul (Reuters) - Exports rose' },
+    ]);
+    expect(article).toEqual({
+      ...raw,
+      key: 'id:a-2',
+      id: 'a-2',
+      title: 'Chip exports & earnings rise',
+      summary: '',
+      categoryNames: [],
+    });
+  });
+
+  it('reads every page back in order, and generates articles that are delivered already', () => {
+    const many = Array.from({ length: 250 }, (_, i) => ({ ...raw, key: `id:a-${i}`, id: `a-${i}` }));
+    expect(delivered(many).map((article) => article.key)).toEqual(many.map((article) => article.key));
+    const articles = syntheticArticles(2_000, 11);
+    // The generator writes irregular whitespace; what the benches get has been through the client's mapping.
+    expect(delivered(articles)).toEqual(articles);
+    expect(articles.some((article) => /\s{2}|[\t\n]/.test(`${article.title} ${article.summary}`))).toBe(false);
+  });
+
+  it('refuses an article the client would skip rather than bench fewer than asked', () => {
+    expect(() => delivered([{ ...raw, url: 'ftp://news.example.com/a-1' }])).toThrow(/would skip/);
   });
 });
 
