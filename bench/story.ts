@@ -162,8 +162,9 @@ function sweep(pairs: readonly StoryPair[]) {
 }
 
 /**
- * A stream of articles where `copyShare` of them are reworded copies of a recent one, as the
- * provider client delivers them ({@link delivered}: the copies' text is built here).
+ * A stream of articles where `copyShare` of them are reworded copies of a recent one. The copies
+ * are built from delivered articles, so the whole stream goes through {@link delivered} again: the
+ * resolver gets every article as the provider client hands it over.
  */
 function articleStream(articles: number, copyShare: number, seed: number): Article[] {
   const originals = syntheticArticles(articles, seed);
