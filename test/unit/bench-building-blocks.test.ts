@@ -7,6 +7,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { article } from '#test/fake-ports';
 import {
   type BundleMetafile,
   type CliStartupResults,
@@ -33,7 +34,7 @@ import {
 } from '../../bench/sections.ts';
 import { formatRatio, median, percentile, unionLength } from '../../bench/stats.ts';
 import { delivered, syntheticArticles, syntheticRules } from '../../bench/synthetic.ts';
-import { type Article, parseRule } from '../../functions/core/model.ts';
+import { parseRule } from '../../functions/core/model.ts';
 import type { ArticlePage, NewsSource } from '../../functions/core/ports.ts';
 import { parseQuery } from '../../functions/core/query.ts';
 import { ESM_REQUIRE_BANNER, FUNCTION_BUNDLING } from '../../lib/constructs/news-alerts-function.ts';
@@ -244,26 +245,20 @@ describe('bench query mix', () => {
 });
 
 describe('bench articles', () => {
-  const raw: Article = {
-    key: 'id:a-1',
-    id: 'a-1',
+  const raw = article('a-1', {
     title: '  Chip exports\t &amp; <b>earnings</b>\n rise ',
     summary: 'Seoul  (Reuters) - Exports\u3000rose',
-    url: 'https://news.example.com/a-1',
-    publishedAt: Date.UTC(2025, 0, 1, 9, 30),
     categories: ['001002000', '001003000'],
     categoryNames: ['Economy', 'Trade'],
-    media: 'M001',
-    mediaName: 'Wire',
     status: 'updated',
-  };
+  });
 
   it('hands the benches each article as the provider client reads it from the simulator wire form', () => {
-    const [article] = delivered([raw, { ...raw, key: 'id:a-2', id: 'a-2', categoryNames: [], summary: '' }]).slice(1);
+    const [second] = delivered([raw, { ...raw, key: 'id:a-2', id: 'a-2', categoryNames: [], summary: '' }]).slice(1);
     expect(delivered([raw])).toEqual([
       { ...raw, title: 'Chip exports & earnings rise', summary: 'Seoul (Reuters) - Exports rose' },
     ]);
-    expect(article).toEqual({
+    expect(second).toEqual({
       ...raw,
       key: 'id:a-2',
       id: 'a-2',
