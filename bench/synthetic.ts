@@ -10,6 +10,8 @@
  */
 import type { Article, Rule } from '#core/model';
 import { defaultResponseMapping, mapPage } from '#provider/response-mapping';
+import { wireArticle } from '#sandbox/news-simulator';
+import type { SimArticle } from '#sandbox/news-simulator-data';
 
 // --- Randomness -------------------------------------------------------------------------------
 
@@ -457,38 +459,43 @@ export function syntheticArticles(count: number, seed: number): Article[] {
 /** Articles per page when {@link delivered} reads them back: the client's default page size. */
 const DELIVERY_PAGE_SIZE = 100;
 
+/** The provider zone {@link delivered} writes times in: the simulator's default, as `npm start` runs it. */
+const DELIVERY_TIME_ZONE = 'Asia/Seoul';
+
 /**
  * `articles` as the provider client hands them to the matcher and the story index: each page of
- * {@link DELIVERY_PAGE_SIZE} is written in the simulator's wire form (sandbox/news-simulator.ts
- * `toWire`), serialized, parsed back and read through `mapPage`, as functions/provider/news-client.ts
- * reads a response. So the benches get what production gets: text as the mapping cleans it (of
- * what it removes, markup, entities and runs of whitespace, the generator writes only the last),
- * and strings as `JSON.parse` makes them. The generated ones are not: `trim` leaves a sliced string
- * and a template a cons string, which stay indirect after V8 flattens them. Measured in alternating
- * runs of bench/story.ts, delivered articles cost 1.2–2.4 µs less per article (same decisions);
- * which of these differences accounts for it was not isolated.
+ * {@link DELIVERY_PAGE_SIZE} is written as the simulator writes a response (`wireArticle`, ISO
+ * times in {@link DELIVERY_TIME_ZONE}), serialized, parsed back and read through `mapPage`, as
+ * functions/provider/news-client.ts reads a response. So the benches get what production gets:
+ * text as the mapping cleans it (of what it removes, markup, entities and runs of whitespace, the
+ * generator writes only the last), and strings as `JSON.parse` makes them. The generated ones are
+ * not: `trim` leaves a sliced string and a template a cons string, which stay indirect after V8
+ * flattens them. Measured in alternating runs of bench/story.ts, delivered articles cost 1.2–2.4 µs
+ * less per article (same decisions); which of these differences accounts for it was not isolated.
+ * Missing category names, media or status go on the wire as empty text, which the client reads
+ * as absent; an article without an id comes back keyed by its url, as the client keys it.
  */
 export function delivered(articles: readonly Article[]): Article[] {
   const out: Article[] = [];
   for (let from = 0; from < articles.length; from += DELIVERY_PAGE_SIZE) {
-    const page = articles.slice(from, from + DELIVERY_PAGE_SIZE);
-    const body = JSON.stringify({
-      totalCount: articles.length,
-      articles: page.map((article) => ({
-        articleId: article.id,
+    const page = articles.slice(from, from + DELIVERY_PAGE_SIZE).map(
+      (article): SimArticle => ({
+        articleId: article.id ?? '',
         title: article.title,
         summary: article.summary,
         url: article.url,
-        publishedAt: new Date(article.publishedAt).toISOString(),
-        categories: article.categories.map((code, i) => {
-          const name = article.categoryNames[i];
-          return name === undefined ? { code } : { code, name };
-        }),
-        media: { code: article.media, name: article.mediaName },
-        status: article.status,
-      })),
+        publishedAt: article.publishedAt,
+        categories: article.categories.map((code, i) => ({ code, name: article.categoryNames[i] ?? '' })),
+        media: { code: article.media ?? '', name: article.mediaName ?? '' },
+        status: article.status ?? '',
+      }),
+    );
+    const body = JSON.stringify({
+      status: 'OK',
+      totalCount: articles.length,
+      articles: page.map((article) => wireArticle(article, 'iso', DELIVERY_TIME_ZONE)),
     });
-    const mapped = mapPage(JSON.parse(body), defaultResponseMapping, 'UTC', { unreadablePage: 'report' });
+    const mapped = mapPage(JSON.parse(body), defaultResponseMapping, DELIVERY_TIME_ZONE, { unreadablePage: 'report' });
     if (mapped.skipped.length > 0) {
       throw new Error(`synthetic articles the client would skip: ${JSON.stringify(mapped.skipped.slice(0, 3))}`);
     }

@@ -454,6 +454,23 @@ function formatTimestamp(epochMs: number, format: TimestampFormat, timeZone: str
   }
 }
 
+/**
+ * An article as the simulator sends it in a response's `articles` list (bench/synthetic.ts
+ * `delivered` writes the benches' articles with it, so they read what the client reads).
+ */
+export function wireArticle(article: SimArticle, timestampFormat: TimestampFormat, timeZone: string): object {
+  return {
+    articleId: article.articleId,
+    title: article.title,
+    summary: article.summary,
+    url: article.url,
+    publishedAt: formatTimestamp(article.publishedAt, timestampFormat, timeZone, article.articleId),
+    categories: article.categories.map(({ code, name }) => ({ code, name })),
+    media: { code: article.media.code, name: article.media.name },
+    status: article.status,
+  };
+}
+
 const errorBody = (code: string, message: string, field?: string): string =>
   JSON.stringify({ status: 'ERROR', error: field ? { code, message, field } : { code, message } });
 
@@ -770,16 +787,7 @@ export async function startNewsSimulator(options: NewsSimulatorOptions = {}): Pr
   const toWire = (article: SimArticle): object => {
     let wire = wireCache.get(article);
     if (!wire) {
-      wire = {
-        articleId: article.articleId,
-        title: article.title,
-        summary: article.summary,
-        url: article.url,
-        publishedAt: formatTimestamp(article.publishedAt, timestampFormat, timeZone, article.articleId),
-        categories: article.categories.map(({ code, name }) => ({ code, name })),
-        media: { code: article.media.code, name: article.media.name },
-        status: article.status,
-      };
+      wire = wireArticle(article, timestampFormat, timeZone);
       wireCache.set(article, wire);
     }
     return wire;
