@@ -9,7 +9,13 @@ import os, { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { projectRoot } from '../lib/constructs/news-alerts-function.ts';
-import { buildAttributionBundles, bundle, handlerEnvironment, profileImport, timeImports } from './cold-start.ts';
+import {
+  buildAttributionBundles,
+  handlerEnvironment,
+  profileImport,
+  targetBundles,
+  timeImports,
+} from './cold-start.ts';
 import { renderMarkdownTable, targetTable } from './report.ts';
 import { ATTRIBUTION_BUNDLES, type ColdStartResults, coldStartSection, coldStartTargets } from './sections.ts';
 
@@ -25,8 +31,7 @@ if (!Number.isInteger(repetitions) || repetitions < 1) throw new Error('--repeti
 const directory = mkdtempSync(join(tmpdir(), 'news-alerts-cold-start-'));
 try {
   const loadStart = os.loadavg();
-  const handler = await bundle('alert-handler', { file: 'functions/alert-run/handler.ts' }, directory, projectRoot);
-  const bare = await bundle('bare-sdk-clients-undici', { file: 'bench/cold-start-bare.ts' }, directory, projectRoot);
+  const { handler, bare } = await targetBundles(directory, projectRoot);
   const attributionBundles = await buildAttributionBundles(ATTRIBUTION_BUNDLES, directory, projectRoot);
   // One interleaved series: the target's two bundles and the attribution are measured alike.
   const [handlerTimes, bareTimes, ...attribution] = timeImports([handler, bare, ...attributionBundles], repetitions);

@@ -70,16 +70,12 @@ export interface Bundle {
 /** What to bundle: a file, or source text resolved from the project root. */
 export type BundleEntry = { readonly file: string } | { readonly contents: string };
 
-/**
- * Bundles `entry` with the stack's options into `directory/<name>/index.mjs`. `alias` replaces
- * packages (what-if bundles only).
- */
+/** Bundles `entry` with the stack's options into `directory/<name>/index.mjs`. */
 export async function bundle(
   name: string,
   entry: BundleEntry,
   directory: string,
   projectRoot: string,
-  alias?: Readonly<Record<string, string>>,
 ): Promise<Bundle> {
   const outdir = join(directory, name.replace(/[^A-Za-z0-9]+/g, '-'));
   mkdirSync(outdir, { recursive: true });
@@ -92,7 +88,6 @@ export async function bundle(
     outfile: file,
     absWorkingDir: projectRoot,
     metafile: true,
-    ...(alias === undefined ? {} : { alias: { ...alias } }),
   });
   const composition = new Map<string, number>();
   for (const output of Object.values(result.metafile.outputs)) {
@@ -114,6 +109,20 @@ export async function bundle(
 const bareWith = (code: string): BundleEntry => ({
   contents: `export { handler } from './bench/cold-start-bare.ts';\n${code}`,
 });
+
+/**
+ * The cold-start target's two bundles: the alert handler, and the bare bundle it is compared with
+ * (bench/cold-start-bare.ts: the three SDK clients and undici).
+ */
+export async function targetBundles(
+  directory: string,
+  projectRoot: string,
+): Promise<{ readonly handler: Bundle; readonly bare: Bundle }> {
+  return {
+    handler: await bundle('alert-handler', { file: 'functions/alert-run/handler.ts' }, directory, projectRoot),
+    bare: await bundle('bare-sdk-clients', { file: 'bench/cold-start-bare.ts' }, directory, projectRoot),
+  };
+}
 
 /**
  * The attribution bundles of section 4: the bare bundle plus one dependency of the handler each,

@@ -27,7 +27,13 @@ import type { Rule } from '#core/model';
 import { startMoto } from '#sandbox/moto';
 import { createCertificateAuthority } from '#sandbox/tls';
 import { type CliStartupResults, cliStartupSection, cliStartupTargets, runCliStartup } from './cli-startup.ts';
-import { buildAttributionBundles, bundle, handlerEnvironment, profileImport, timeImports } from './cold-start.ts';
+import {
+  buildAttributionBundles,
+  handlerEnvironment,
+  profileImport,
+  targetBundles,
+  timeImports,
+} from './cold-start.ts';
 import { stackFactsFromCode } from './cost-fixture.ts';
 import { costDaysFromProviderDay } from './cost-from-day.ts';
 import { writeCostDocumentFromDayBench } from './cost-model-cli.ts';
@@ -287,8 +293,7 @@ function matchingPlot(results: MatchingResults): string {
 }
 
 async function runColdStart(plan: Plan, directory: string): Promise<ColdStartResults> {
-  const handler = await bundle('alert-handler', { file: 'functions/alert-run/handler.ts' }, directory, projectRoot);
-  const bare = await bundle('bare-sdk-clients', { file: 'bench/cold-start-bare.ts' }, directory, projectRoot);
+  const { handler, bare } = await targetBundles(directory, projectRoot);
   const [handlerTimes, bareTimes] = timeImports([handler, bare], plan.coldStart.repetitions);
   if (handlerTimes === undefined || bareTimes === undefined) throw new Error('no import times');
   let attribution: ColdStartResults['attribution'];
