@@ -302,6 +302,13 @@ const danglingEnd = new RegExp(`[${DANGLING}]+$`, 'u');
 const contentChar = new RegExp(`[^${DANGLING}]`, 'u');
 
 /**
+ * Whether `text` holds a character {@link trimToFit} keeps before an ellipsis, not only spaces and
+ * the punctuation that looks wrong there (`,` `(` `|` …). Exported for tests' oracles only.
+ * @internal
+ */
+export const hasContentChar = (text: string): boolean => contentChar.test(text);
+
+/**
  * Shortens `text` so that `fits` accepts it, cutting at a word and appending an ellipsis. Prefers a
  * cut at a space; falls back to a word boundary (Japanese and Chinese have no spaces) and finally
  * to a grapheme boundary when the word cut would throw away too much (one very long token). Never

@@ -11,6 +11,7 @@ import {
   buildAlertDocument,
   buildAlertView,
   encodeMessageStructure,
+  hasContentChar,
   KEYED_STRUCTURED_PROTOCOLS,
   MESSAGE_PROTOCOL_KEYS,
   MessageTooLargeError,
@@ -384,6 +385,18 @@ describe('sms', () => {
     expect(smsSegments(withHeadline).segments).toBeLessThanOrEqual(3);
   });
 
+  it('sends the URL alone rather than a headline cut to punctuation ("|..." for "|¨" when "¨" does not fit)', () => {
+    // Found by the property below (seed 1051166892): `|` is a symbol to Unicode, punctuation to trimToFit.
+    const longUrl = `https://x.example/${'p'.repeat(200)}`;
+    const sms = documentOf(
+      renderNotification(matchFor({ title: '|\u00a8', url: longUrl }), audienceFor({ smsMaxSegments: 2 })).body,
+    ).sms;
+    expect(sms).toBe(longUrl);
+    expect(fitsSms(`|... ${longUrl}`, 2)).toBe(true);
+    expect(hasContentChar('|')).toBe(false);
+    expect(hasContentChar('\u00a8')).toBe(true);
+  });
+
   it('holds for any headline and budget: URL intact at the end, within budget unless the URL alone is over', () => {
     fc.assert(
       fc.property(
@@ -395,9 +408,12 @@ describe('sms', () => {
             documentOf(renderNotification(matchFor({ title, url: articleUrl }), audienceFor({ smsMaxSegments })).body)
               .sms ?? '';
           if (sms === articleUrl) {
-            // The URL alone is only right when not even the first character of the headline fits.
+            // The URL alone is only right when not even the first character of the headline fits
+            // (a letter, number or symbol that is not punctuation trimToFit drops, such as `|`).
             const head = toGsmFriendly(singleLine(title));
-            const first = graphemes(head).find(({ segment }) => /[\p{L}\p{N}\p{S}]/u.test(segment));
+            const first = graphemes(head).find(
+              ({ segment }) => /[\p{L}\p{N}\p{S}]/u.test(segment) && hasContentChar(segment),
+            );
             if (first === undefined) return true;
             const prefix = head.slice(0, first.index + first.segment.length);
             return [`${prefix}... ${articleUrl}`, `${prefix}\u2026 ${articleUrl}`, `${head} ${articleUrl}`].every(
