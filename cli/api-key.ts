@@ -48,6 +48,7 @@ export function apiKeyValueOf(input: string): string {
     if (typeof apiKey !== 'string' || apiKey.trim() === '' || /[\s\p{Cc}]/u.test(apiKey)) {
       throw new UsageError('the JSON input needs a non-empty "apiKey" string without spaces: {"apiKey": "<key>"}');
     }
+    refuseNonAscii(apiKey.trim());
     return value;
   }
   // Checked without quoting the input: it is the key, or close to it.
@@ -56,7 +57,21 @@ export function apiKeyValueOf(input: string): string {
       'the input holds spaces, line breaks or control characters inside it; pipe only the key (e.g. printf %s "$KEY" | news-alerts api-key set)',
     );
   }
+  refuseNonAscii(value);
   return value;
+}
+
+/**
+ * Provider keys are printable ASCII, and an HTTP header carries nothing else: the run refuses any
+ * other key (functions/provider/news-client.ts), so storing one would only fail every run. Bytes
+ * that are not UTF-8 arrive here as U+FFFD. Says where, never what.
+ */
+function refuseNonAscii(key: string): void {
+  const odd = key.search(/[^\x21-\x7e]/);
+  if (odd === -1) return;
+  throw new UsageError(
+    `the key has a character that is not printable ASCII (character ${odd + 1} of ${key.length}; bytes that are not UTF-8 count as one), and an HTTP header cannot carry it; pipe the key exactly as the provider issued it, e.g. printf %s "$KEY" | news-alerts api-key set`,
+  );
 }
 
 /** An AWS failure about the secret, named by the secret only (never the value). */

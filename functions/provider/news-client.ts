@@ -585,6 +585,14 @@ export class NewsLookupClient implements NewsSource {
         'the news API key read from Secrets Manager is empty; store the provider key in the API-key secret',
       );
     }
+    // An HTTP header carries printable ASCII; a key with anything else (most often U+FFFD, what
+    // bytes that are not UTF-8 decode to) could never be accepted, and undici refuses to send it.
+    const odd = key.search(/[^\x20-\x7e]/);
+    if (odd !== -1) {
+      throw new ConfigError(
+        `the news API key read from Secrets Manager has a character that is not printable ASCII (character ${odd + 1} of ${key.length}), which an HTTP header cannot carry; store the key exactly as the provider issued it ('news-alerts api-key set' reads it from standard input)`,
+      );
+    }
     this.#knownKeys.add(raw);
     this.#knownKeys.add(key);
     // The shared logger scrubs registered secrets from every log line, whoever logs them.
@@ -805,6 +813,16 @@ export class NewsLookupClient implements NewsSource {
     if (signal.aborted) throw signal.reason;
     const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
     const message = this.#redact(error instanceof Error ? error.message : String(error));
+    if (code === 'UND_ERR_INVALID_ARG') {
+      // undici refused to build the request: the same request fails the same way every time, and
+      // with a connection limit each refused attempt also leaks one of the pool's slots (undici
+      // 7.30), so a retry could wait for a connection forever.
+      throw new ProviderError(
+        `the request for ${this.#where(context)} could not be sent (${code}: ${message}); retrying cannot help, check the provider settings`,
+        { retryable: false },
+        { cause: this.#sanitize(error) },
+      );
+    }
     if (code !== undefined && tlsErrorCodes.has(code)) {
       throw new ProviderError(
         `TLS verification of ${this.#endpoint} failed for ${this.#where(context)} (${code}: ${message}); the client trusts the system CAs plus ${providerEnvironment.caPem} when set, and never skips verification`,

@@ -59,6 +59,15 @@ describe('api-key', () => {
     expect(twoLines.code).toBe(2);
     expect(twoLines.stderr).toContain('pipe only the key');
     expect(twoLines.stderr).not.toContain('first-half');
+
+    // Bytes that are not UTF-8 (a key saved in another encoding) once became U+FFFD in the secret,
+    // and every run then failed on a header undici refuses to send.
+    for (const input of [Buffer.from('\xff\xfeSECRETBIN', 'latin1'), Buffer.from('caf\u00e9-key-42', 'utf8')]) {
+      const nonAscii = await sandbox.cli(['api-key', 'set'], { input });
+      expect(nonAscii.code).toBe(2);
+      expect(nonAscii.stderr).toContain('not printable ASCII');
+      expect(nonAscii.stderr).not.toMatch(/SECRETBIN|key-42/);
+    }
     expect(await storedKey()).toBe(before);
   });
 

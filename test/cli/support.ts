@@ -37,7 +37,7 @@ export interface CliResult {
  */
 export function runCli(
   args: readonly string[],
-  options: { input?: string; env?: Record<string, string | undefined> } = {},
+  options: { input?: string | Buffer; env?: Record<string, string | undefined> } = {},
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const env: NodeJS.ProcessEnv = { ...process.env, NEWS_ALERTS_ACTOR: undefined, ...options.env };
@@ -85,7 +85,7 @@ export interface CliSandbox {
   /** `news-alerts --sandbox-file <descriptor> <args>` */
   cli(
     args: readonly string[],
-    options?: { input?: string; env?: Record<string, string | undefined> },
+    options?: { input?: string | Buffer; env?: Record<string, string | undefined> },
   ): Promise<CliResult>;
   /** Writes a file into the scratch folder and returns its path. */
   file(name: string, content: string): string;

@@ -3,7 +3,8 @@
  * undici's MockAgent as the dispatcher. The HTTPS behaviour is in
  * test/integration/provider-client.test.ts.
  */
-import { MockAgent } from 'undici';
+import fc from 'fast-check';
+import { Dispatcher, errors, MockAgent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError, PageCapError, ProviderError, ProviderResponseError, ProviderTimeZoneError } from '#core/errors';
 import { type SecretSource, silentLog } from '#core/ports';
@@ -295,6 +296,88 @@ describe('NewsLookupClient retries and messages', () => {
       dispatcher: agent,
     });
     expect(await collect(instance.pages(range))).toHaveLength(1);
+  });
+
+  it('refuses a key an HTTP header cannot carry, without calling the provider or showing the key', async () => {
+    // U+FFFD is what `api-key set` once stored for bytes that are not UTF-8; undici refused each
+    // such request and, with the pool's connection limit, leaked a slot per attempt until one hung.
+    for (const key of [
+      '\ufffd\ufffdSECRETBIN',
+      'caf\u00e9-secret-key',
+      'key\u0000with-nul',
+      'zero\u200bwidth',
+      'tab\tinside',
+    ]) {
+      const { agent, requests } = provider(() => ({ status: 200, body: { articles: [] } }));
+      const instance = new NewsLookupClient({
+        config: parseProviderConfig({ baseUrl: 'https://api.test/v1' }),
+        secrets: secrets(key),
+        dispatcher: agent,
+      });
+      const error = await failure(instance.pages(range));
+      expect(error).toBeInstanceOf(ConfigError);
+      expect(error.message).toContain('not printable ASCII');
+      expect(error.message).not.toContain(key.trim());
+      expect(requests).toHaveLength(0);
+    }
+  });
+
+  it('sends any printable-ASCII key as it is and refuses every other one (property)', async () => {
+    const sent: string[] = [];
+    const agent = new MockAgent();
+    agent.disableNetConnect();
+    agents.push(agent);
+    agent
+      .get('https://api.test')
+      .intercept({ path: '/v1/news', method: 'POST' })
+      .reply((options) => {
+        const headers = options.headers as Record<string, string>;
+        sent.push(headers['X-API-KEY'] ?? headers['x-api-key'] ?? '');
+        return { statusCode: 200, data: JSON.stringify({ articles: [] }) };
+      })
+      .persist();
+    const keys = fc.oneof(
+      fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), minLength: 1 }),
+      fc.string({ unit: 'binary', minLength: 1 }),
+    );
+    await fc.assert(
+      fc.asyncProperty(keys, async (key) => {
+        sent.length = 0;
+        const instance = new NewsLookupClient({
+          config: parseProviderConfig({ baseUrl: 'https://api.test/v1' }),
+          secrets: secrets(key),
+          dispatcher: agent,
+        });
+        const trimmed = key.trim();
+        if (trimmed !== '' && /^[\x20-\x7e]+$/.test(trimmed)) {
+          await collect(instance.pages(range));
+          expect(sent).toEqual([trimmed]);
+          return;
+        }
+        const error = await failure(instance.pages(range));
+        expect(error).toBeInstanceOf(ConfigError);
+        expect(sent).toEqual([]);
+        if (trimmed.length >= 8) expect(error.message).not.toContain(trimmed);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('does not retry a request undici refuses to build: it fails once, not after every attempt', async () => {
+    let dispatched = 0;
+    class Refusing extends Dispatcher {
+      override dispatch(): boolean {
+        dispatched++;
+        throw new errors.InvalidArgumentError('invalid x-something header');
+      }
+    }
+    const { instance, sleeps } = client(new Refusing() as unknown as MockAgent, { maxAttempts: 5 });
+    const error = await failure(instance.pages(range));
+    expect(error).toBeInstanceOf(ProviderError);
+    expect((error as ProviderError).retryable).toBe(false);
+    expect(error.message).toContain('UND_ERR_INVALID_ARG');
+    expect(dispatched).toBe(1);
+    expect(sleeps).toEqual([]);
   });
 });
 
