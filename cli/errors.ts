@@ -10,7 +10,7 @@
  * any command is loaded.
  */
 import { CommanderError } from 'commander';
-import { LeaseHeldError, NewsAlertsError, WatermarkConflictError } from '#core/errors';
+import { LeaseHeldError, NewsAlertsError, ProviderError, WatermarkConflictError } from '#core/errors';
 
 /** The exit codes of every `news-alerts` command. */
 export const ExitCode = {
@@ -224,6 +224,16 @@ const expiredCredentials = new Set([
 ]);
 const unreachable = new Set(['ENOTFOUND', 'EAI_AGAIN', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH']);
 
+/** Whether `error` is, or was caused by, a failure of the news provider (its cause chain). */
+function fromProvider(error: Error): boolean {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
+    if (current instanceof ProviderError) return true;
+    current = current.cause;
+  }
+  return false;
+}
+
 /** An AWS error turned into what to do, or undefined when it is not one this knows. */
 function awsFailure(error: Error, setting: FailureSetting): Failure | undefined {
   const fields = error as AwsErrorFields;
@@ -314,7 +324,9 @@ export function failureOf(error: unknown, setting: FailureSetting = {}): Failure
     };
   }
   if (error instanceof Error) {
-    const aws = awsFailure(error, setting);
+    // The news provider is not AWS: its network errors (ECONNREFUSED, ENOTFOUND, ...) sit in the
+    // cause chain too, and must not send the reader to the AWS settings.
+    const aws = fromProvider(error) ? undefined : awsFailure(error, setting);
     if (aws) return aws;
     const name = error.name && error.name !== 'Error' ? `${error.name}: ` : '';
     return { exitCode: ExitCode.failed, code: 'failed', message: `${name}${error.message}`, problems: [] };

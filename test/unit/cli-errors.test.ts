@@ -7,7 +7,7 @@
 import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { LeaseHeldError, WatermarkConflictError } from '#core/errors';
+import { LeaseHeldError, ProviderError, ProviderStalledError, WatermarkConflictError } from '#core/errors';
 import { localAwsConfig } from '#sandbox/moto';
 import { unusedPort } from '#test/aws';
 import { AwsClients } from '../../cli/aws-clients.ts';
@@ -117,6 +117,31 @@ describe('AWS errors point the way', () => {
     expect(failure.message).toContain('--region');
     expect(failure.message).toContain('did you mean --local?');
     expect(failureOf(error, { local: true }).message).toContain("is the sandbox up? ('news-alerts sandbox status')");
+  });
+
+  it('a provider that cannot be reached is the provider, exit 1, not "cannot reach AWS"', () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), { code: 'ECONNREFUSED' });
+    const errors = [
+      new ProviderError(
+        'the news API request for 2026-11-24..2026-11-24 page 1 failed after 5 attempt(s): network error ECONNREFUSED',
+        { retryable: true },
+        { cause: refused },
+      ),
+      new ProviderStalledError("the run's time budget ran out while the provider was failing", {
+        cause: Object.assign(new Error('getaddrinfo ENOTFOUND news.example'), { code: 'ENOTFOUND' }),
+      }),
+      new Error('the run failed', {
+        cause: new ProviderError('session expired at the provider', { retryable: true }, { cause: refused }),
+      }),
+    ];
+    for (const error of errors) {
+      for (const setting of [{}, { local: true }, { sandboxDescriptor: '/s.json' }]) {
+        const failure = failureOf(error, setting);
+        expect(failure).toMatchObject({ exitCode: 1, code: 'failed' });
+        expect(failure.message).not.toMatch(/AWS|sandbox|--local|sso/);
+        expect(failure.message).toContain(error.message);
+      }
+    }
   });
 
   it.each([
