@@ -26,6 +26,7 @@ import { z } from 'zod';
 import { describeIssues } from '#core/model';
 import { UsageError } from './errors.ts';
 import { terminalText } from './output.ts';
+import { utf8Text } from './utf8.ts';
 
 /** One item read from a file. */
 export interface FileItem {
@@ -42,13 +43,14 @@ export interface FileItem {
  * @throws UsageError for an unreadable file, a syntax error (with line and column) or a wrong shape
  */
 export function readItemFile(path: string, listKey: 'rules' | 'audiences'): FileItem[] {
-  let text: string;
+  let bytes: Buffer;
   try {
     // `-` is stdin, so a rule printed by `rules show --json` can be piped straight back.
-    text = readFileSync(path === '-' ? 0 : path, 'utf8');
+    bytes = readFileSync(path === '-' ? 0 : path);
   } catch (error) {
     throw new UsageError(`cannot read ${path}: ${(error as Error).message}`, [], { cause: error });
   }
+  const text = utf8Text(bytes, path);
   const json = extname(path).toLowerCase() === '.json' || (path === '-' && /^\s*[[{]/.test(text));
   if (json) checkJsonSyntax(path, text);
   const lineCounter = new LineCounter();

@@ -33,6 +33,7 @@ import type { CommandContext } from './context.ts';
 import { NotFoundError, type Problem, UsageError } from './errors.ts';
 import { getItem, type ItemTable } from './items.ts';
 import { displayWidth, safeText } from './output.ts';
+import { utf8Text } from './utf8.ts';
 
 // --- Showing a syntax error ---------------------------------------------------------------------
 
@@ -167,9 +168,16 @@ function articleText(options: ExplainOptions): { title: string; summary: string 
       throw new UsageError('give either --article-file or --title/--summary, not both');
     }
     const path = options.articleFile;
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(path === '-' ? 0 : path);
+    } catch (error) {
+      throw new UsageError(`cannot read ${path}: ${(error as Error).message}`, [], { cause: error });
+    }
+    const text = utf8Text(bytes, path);
     let value: unknown;
     try {
-      value = JSON.parse(readFileSync(path === '-' ? 0 : path, 'utf8'));
+      value = JSON.parse(text);
     } catch (error) {
       throw new UsageError(`cannot read ${path} as JSON: ${(error as Error).message}`, [], { cause: error });
     }

@@ -112,11 +112,22 @@ describe('files that break a limit', () => {
       }
       const bomb = sandbox.file('bomb.yaml', `${levels.join('\n')}\n`);
 
-      const [put, bombPut, emptyId] = await Promise.all([
+      // Saved in Latin-1: "café" once became "caf\uFFFD", a keyword nothing can match.
+      const latin1 = sandbox.file(
+        'latin1.yaml',
+        Buffer.from('ruleId: latin1\naudienceId: chips-team\nkeywords: [caf\u00e9]\n', 'latin1'),
+      );
+
+      const [put, bombPut, emptyId, latin1Put] = await Promise.all([
         sandbox.cli(['rules', 'put', '--file', file]),
         sandbox.cli(['rules', 'put', '--file', bomb]),
         sandbox.cli(['rules', 'put', '', '--audience', 'chips-team', '--keywords', 'wafer']),
+        sandbox.cli(['rules', 'put', '--file', latin1]),
       ]);
+
+      expect(latin1Put.code, latin1Put.stderr).toBe(2);
+      expect(latin1Put.stderr).toContain(`${latin1} is not UTF-8 text; nothing was read from it`);
+      expect(latin1Put.stderr).toContain(`${latin1}:3: byte 0xE9 (column 15) is not UTF-8`);
 
       expect(put.code, put.stderr).toBe(2);
       expect(put.stderr).toContain(`${file}: 4 problem(s); nothing was written`);
@@ -142,6 +153,7 @@ describe('files that break a limit', () => {
       const ids = list.json<{ ruleId: string }[]>().map((entry) => entry.ruleId);
       expect(ids).not.toContain('too-many');
       expect(ids).not.toContain('too-big');
+      expect(ids).not.toContain('latin1');
     },
     slow,
   );

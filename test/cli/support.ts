@@ -88,7 +88,7 @@ export interface CliSandbox {
     options?: { input?: string | Buffer; env?: Record<string, string | undefined> },
   ): Promise<CliResult>;
   /** Writes a file into the scratch folder and returns its path. */
-  file(name: string, content: string): string;
+  file(name: string, content: string | Buffer): string;
   /** The audience item as the table holds it (read straight from moto, not through the CLI). */
   audience(audienceId: string): Promise<Record<string, unknown> | undefined>;
   stop(): Promise<void>;

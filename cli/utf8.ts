@@ -1,0 +1,69 @@
+/**
+ * Text from a file or stdin, refused when its bytes are not UTF-8. Node's `readFileSync(path,
+ * 'utf8')` turns such bytes into U+FFFD without a word: a rule keyword saved in Latin-1 ("caf\xe9")
+ * was stored as "caf�", could never match, and the original text was gone. Decoding is the
+ * platform's own (TextDecoder, fatal); only finding where the first bad byte is, for the message,
+ * is done here, with the same decoder.
+ */
+import { UsageError } from './errors.ts';
+
+/**
+ * `bytes` as text (a leading byte-order mark dropped).
+ * @throws UsageError naming `where`, the line and column of the first byte that is not UTF-8, and
+ *   that byte, when the bytes are not UTF-8
+ */
+export function utf8Text(bytes: Uint8Array, where: string): string {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    const offset = firstInvalidByte(bytes);
+    let line = 1;
+    let lineStart = 0;
+    for (let i = 0; i < offset; i++) {
+      if (bytes[i] === 0x0a) {
+        line++;
+        lineStart = i + 1;
+      }
+    }
+    const column =
+      [...new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes.subarray(lineStart, offset))].length + 1;
+    const byte = (bytes[offset] ?? 0).toString(16).toUpperCase().padStart(2, '0');
+    throw new UsageError(`${where} is not UTF-8 text; nothing was read from it`, [
+      {
+        message: `byte 0x${byte} (column ${column}) is not UTF-8: save the file as UTF-8 and try again`,
+        file: where,
+        line,
+      },
+    ]);
+  }
+}
+
+/** Whether a streaming decoder accepts the first `length` bytes (an unfinished character is fine). */
+function acceptsPrefix(bytes: Uint8Array, length: number): string | undefined {
+  try {
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes.subarray(0, length), {
+      stream: true,
+    });
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Offset of the first byte of the first sequence that is not UTF-8 in `bytes`, which are known
+ * not to be: the shortest prefix a streaming decoder refuses (refusal only grows with the prefix)
+ * ends inside that sequence, and the text decoded before it says where the sequence began.
+ */
+function firstInvalidByte(bytes: Uint8Array): number {
+  const whole = acceptsPrefix(bytes, bytes.length);
+  // Every byte but an unfinished last character is fine: that character is the culprit.
+  if (whole !== undefined) return Buffer.byteLength(whole);
+  let accepted = 0; // acceptsPrefix(accepted) holds
+  let refused = bytes.length; // acceptsPrefix(refused) fails
+  while (refused - accepted > 1) {
+    const middle = (accepted + refused) >>> 1;
+    if (acceptsPrefix(bytes, middle) === undefined) refused = middle;
+    else accepted = middle;
+  }
+  return Buffer.byteLength(acceptsPrefix(bytes, accepted) ?? '');
+}
