@@ -16,7 +16,7 @@ import {
   UnsubscribeCommand,
 } from '@aws-sdk/client-sns';
 import type { Command } from 'commander';
-import { checkTargetUrl } from '#shared/network-targets';
+import { checkTargetUrl, internalHostReason } from '#shared/network-targets';
 import { audienceSubscriptions, requireAudience, topicArnOf } from './audiences.ts';
 import { action } from './command.ts';
 import type { CommandContext } from './context.ts';
@@ -182,7 +182,10 @@ async function addSubscription(context: CommandContext, args: readonly unknown[]
   if (options.sms !== undefined && !phonePattern.test(options.sms)) {
     throw new UsageError(`--sms: "${options.sms}" is not an E.164 phone number such as +821012345678`);
   }
-  if (options.https !== undefined) requireTarget(options.https, '--https', options.allowInternalTarget === true);
+  const https =
+    options.https === undefined
+      ? undefined
+      : requireTarget(options.https, '--https', options.allowInternalTarget === true);
   if (options.raw && options.https === undefined && options.sqs === undefined) {
     throw new UsageError('--raw only applies to --https and --sqs');
   }
@@ -191,6 +194,14 @@ async function addSubscription(context: CommandContext, args: readonly unknown[]
   }
 
   const target = await context.target();
+  if (https !== undefined && target.kind === 'local' && !internalHostReason(https.hostname)?.startsWith('a loopback')) {
+    // moto posts to an HTTP(S) subscriber itself, inside every Publish: a host it cannot reach
+    // failed the sandbox's PublishBatch calls (and repeated what the other subscribers got), and
+    // nothing here may send to a host off this machine anyway.
+    throw new UsageError(
+      `--https: the sandbox's SNS posts to an https subscriber from this machine, during every publish, so it must be a receiver on this machine (https://127.0.0.1:<port>/..., with ${allowInternalFlag}); ${https.hostname} is not a loopback host; nothing was subscribed`,
+    );
+  }
   const topicArn = topicArnOf(await requireAudience(target, audienceId), audienceId);
   if (options.slackWebhook) {
     await addSlack(context, target, audienceId, topicArn, options.allowInternalTarget === true);
@@ -518,7 +529,9 @@ Examples:
 
 Targets must be public https:// hosts without user:password@: loopback, private, link-local
 (169.254.169.254, fd00:ec2::254), CGNAT, multicast and local-only names (localhost, *.internal)
-are refused in every notation; --allow-internal-target accepts them for a local test receiver.`,
+are refused in every notation; --allow-internal-target accepts them for a local test receiver.
+In the sandbox (--local) it is the other way round: its SNS posts to an --https subscriber from this
+machine, so only a loopback receiver (with --allow-internal-target) is accepted.`,
     )
     .action(action(addSubscription));
 

@@ -194,12 +194,25 @@ describe('subscriptions', () => {
     expect(plainHttp.code).toBe(2);
     expect(unknown.code).toBe(3);
     expect(smsAdded.code, smsAdded.stderr).toBe(0);
-    const https = await sandbox.cli([
+    // The sandbox's SNS posts to https subscribers itself, during every publish: a host off this
+    // machine is refused before anything is subscribed (it broke the run's PublishBatch calls).
+    const publicHost = await sandbox.cli([
       'subscriptions',
       'add',
       'markets-desk',
       '--https',
       'https://hooks.example.com/in/t0ken-s3cret',
+    ]);
+    expect(publicHost.code).toBe(2);
+    expect(publicHost.stderr).toContain('hooks.example.com is not a loopback host; nothing was subscribed');
+    expect(publicHost.stderr).not.toContain('t0ken-s3cret');
+    const https = await sandbox.cli([
+      'subscriptions',
+      'add',
+      'markets-desk',
+      '--https',
+      `${sandbox.stack.receivers.webhook.url}/in/t0ken-s3cret`,
+      '--allow-internal-target',
       '--raw',
     ]);
     expect(https.code, https.stderr).toBe(0);
@@ -211,7 +224,7 @@ describe('subscriptions', () => {
       expect.arrayContaining([
         ['email', 'desk@example.com'],
         ['sms', '+821012345678'],
-        ['https', 'https://hooks.example.com/…'],
+        ['https', `${sandbox.stack.receivers.webhook.url}/…`],
       ]),
     );
     expect(list.stdout).not.toContain('t0ken-s3cret');
