@@ -113,7 +113,7 @@ function listSeen(kind: 'categories' | 'media') {
     });
     const values = tally.values();
     context.output.result({ target: label, window: windowJson(window), articles, without, [kind]: values }, () => {
-      context.output.line(
+      context.output.caption(
         `${kind === 'categories' ? 'Categories' : 'Media'} of ${articles} article(s) published ${formatInstant(window.since)} .. ${formatInstant(window.until)}${without > 0 ? ` (${without} without any)` : ''}:`,
       );
       context.output.table(

@@ -112,6 +112,17 @@ export class Output {
   }
 
   /**
+   * A line that introduces or sums up a table or field list: on stdout with the table, on stderr
+   * as TSV, where stdout carries only the header and the rows (`| cut -f1` reads no sentence), and
+   * not at all with `--json`.
+   */
+  caption(text: string): void {
+    if (this.json) return;
+    if (this.format === 'tsv') this.note(text);
+    else this.line(text);
+  }
+
+  /**
    * A table on stdout: aligned columns that fit the width, or TSV (see {@link OutputOptions.format}).
    * An empty table prints `empty` instead; as TSV it prints the header line, and `empty` goes to
    * stderr so a script reads no rows rather than a sentence.

@@ -288,7 +288,7 @@ async function preview(context: CommandContext, _args: readonly unknown[], optio
     invalidRules,
   };
   context.output.result(result, () => {
-    context.output.line(
+    context.output.caption(
       `Preview of ${formatInstant(window.since)} .. ${formatInstant(window.until)} (${window.days.length} provider day(s), ${articles} articles): nothing was sent`,
     );
     context.output.table(

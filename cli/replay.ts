@@ -541,7 +541,7 @@ async function replayWindow(context: CommandContext, options: ReplayOptions): Pr
   // Under --json a failure is one document: ok: false and the error (as the program's error
   // handler prints it, which then prints nothing more), with what the replay did.
   context.output.result(failed === undefined ? result : { ...failureDocument(failureOf(failed)), ...result }, () => {
-    context.output.line(
+    context.output.caption(
       `${dryRun ? 'Dry run of a replay' : 'Replayed'} ${formatInstant(window.since)} .. ${formatInstant(window.until)}: ${articles} articles; the watermark was not moved`,
     );
     context.output.table(
@@ -821,7 +821,7 @@ async function replayParked(context: CommandContext, options: ReplayOptions): Pr
     failure === undefined ? document : { ...failureDocument(failureOf(failure)), ...document },
     () => {
       if (fromDeadLetters !== undefined && fromDeadLetters.items > 0) {
-        context.output.line(
+        context.output.caption(
           `${options.dryRun ? 'Would take' : 'Took'} ${fromDeadLetters.items} work item(s) with ${fromDeadLetters.alerts} alert(s) from the work dead-letter queue ${options.dryRun ? 'and park them' : 'and parked them'} (code ${workItemDeadLetteredCode}); they are counted below.`,
         );
       }

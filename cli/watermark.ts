@@ -104,8 +104,10 @@ async function showWatermark(
       runs: rows,
     },
     () => {
+      const leaseField = ['run lease', lease === undefined ? 'free' : describeLease(lease, now)] as const;
       if (watermark === undefined) {
-        context.output.line('No watermark yet: the first run starts INITIAL_LOOKBACK_MINUTES back from now.');
+        context.output.caption('No watermark yet: the first run starts INITIAL_LOOKBACK_MINUTES back from now.');
+        context.output.fields([['watermark', '(none)'], leaseField]);
       } else {
         context.output.fields([
           ['watermark', formatInstant(watermark.at)],
@@ -119,10 +121,10 @@ async function showWatermark(
               ? `${formatInstant(lastCompleted.finishedAt)} (${formatDuration(now - lastCompleted.finishedAt)} ago)`
               : '(none in history)',
           ],
+          leaseField,
         ]);
       }
-      context.output.line(`Run lease: ${lease === undefined ? 'free' : describeLease(lease, now)}`);
-      context.output.line('Recent runs:');
+      context.output.caption('Recent runs:');
       context.output.table(runTableHead, rows.map(runTableRow), 'no runs recorded');
     },
   );

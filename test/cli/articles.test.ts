@@ -61,12 +61,19 @@ describe('articles', () => {
       expect(outlet.names).toEqual(name && name !== outlet.code ? [name] : []);
     }
 
-    // The human form: a table with the code, its name and the count.
-    const table = await sandbox.cli(['articles', 'media', '--since', from, '--to', to]);
+    // The human form: a table with the code, its name and the count, under a caption.
+    const [table, tsv] = await Promise.all([
+      sandbox.cli(['--output', 'table', 'articles', 'media', '--since', from, '--to', to]),
+      sandbox.cli(['articles', 'media', '--since', from, '--to', to]),
+    ]);
     expect(table.code, table.stderr).toBe(0);
     const [top] = outlets;
     expect(table.stdout).toContain(`Media of ${simulated.length} article(s)`);
     expect(table.stdout).toContain(top?.code);
+    // In a pipe, stdout is the header and the rows (| cut -f1 reads codes); the caption is a note.
+    expect(tsv.code, tsv.stderr).toBe(0);
+    expect(tsv.stdout.split('\n')[0]).toBe('MEDIA\tNAME\tARTICLES');
+    expect(tsv.stderr).toContain(`Media of ${simulated.length} article(s)`);
 
     const bad = await sandbox.cli(['articles', 'categories', '--since', 'last-tuesday']);
     expect(bad.code).toBe(2);

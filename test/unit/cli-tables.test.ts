@@ -264,6 +264,19 @@ describe('format and width selection', () => {
     expect(stderr()).toBe('no audiences\n');
   });
 
+  it('prints a caption above the table on a terminal, on stderr in a pipe, and not at all as JSON', () => {
+    for (const [options, out, err] of [
+      [{ format: 'table' as const }, 'Caption\nA\n1\n', ''],
+      [{ format: 'tsv' as const }, 'A\n1\n', 'Caption\n'],
+      [{ json: true }, '', ''],
+    ] as const) {
+      const { output, stdout, stderr } = capture(options);
+      output.caption('Caption');
+      output.table(['A'], [[1]]);
+      expect([stdout(), stderr()]).toEqual([out, err]);
+    }
+  });
+
   it('prints fields as name<TAB>value lines in a pipe', () => {
     const { output, stdout } = capture();
     output.fields([
