@@ -264,7 +264,10 @@ function printSummary(context: CommandContext, summary: Record<string, unknown>)
     ['provider pages', number(summary.pages)],
     [
       'watermark',
-      `${formatInstant(summary.watermarkBefore as number | undefined) || '(none)'} → ${formatInstant(summary.watermarkAfter as number | undefined) || '(unchanged)'}`,
+      // A skipped run never read the watermark: "(none)" would claim there is none.
+      summary.status === 'skipped'
+        ? '(not read: the run was skipped)'
+        : `${formatInstant(summary.watermarkBefore as number | undefined) || '(none)'} → ${formatInstant(summary.watermarkAfter as number | undefined) || '(unchanged)'}`,
     ],
     ['duration', formatDuration(number(summary.finishedAt) - number(summary.startedAt))],
     [

@@ -139,6 +139,10 @@ describe('run, runs list and watermark', () => {
       expect(run.stderr).toContain('held by scheduled-run');
       expect(run.stderr).toContain(`expires ${new Date(lease.expiresAt).toISOString().replace('.000Z', 'Z')}`);
       expect(run.stderr).toContain("'news-alerts lease release'");
+      // The human summary does not claim there is no watermark: the skipped run never read it.
+      const human = await sandbox.cli(['run']);
+      expect(human.code).toBe(1);
+      expect(human.stdout).toMatch(/^watermark\t\(not read: the run was skipped\)$/m);
       const replay = await sandbox.cli(['replay', '--from', '1h']);
       expect(replay.code).toBe(1);
       expect(replay.stderr).toContain('an alert run is in progress');
