@@ -386,6 +386,18 @@ try {
     collapsed,
     ...(allowed ? { allowed } : {}),
   });
+  const failedCycles = cycleReports.filter((report) => report.failure !== undefined).map((report) => report.cycle);
+  if (!stack.simulator && failedCycles.length > 0) {
+    // Against a real provider the check only knows what the runs fetched: after a failed run that
+    // may be nothing, and "received 0 of 0 expected" would read as a pass.
+    for (const audienceId of checks.keys()) {
+      unchecked.set(
+        audienceId,
+        `run ${failedCycles.join(', ')} failed, so what the provider holds is not known (the failure is above)`,
+      );
+    }
+    checks.clear();
+  }
   if (![...checks.values()].every(isExact)) exitCode = 1;
   const stories = storyReports(checks, collapsing, collapsed, updateNoticesByAudience);
   const had = new Map(

@@ -58,6 +58,7 @@ interface StartSummary {
   invalidItems: { key: string; reason: string }[];
   cycles: {
     at: string;
+    failure?: string;
     run: { status: string };
     received: Record<string, { articleKey: string; rules: string[] }[]>;
     channels: { audienceId: string; channel: string; subject?: string; text: string }[];
@@ -349,6 +350,47 @@ describe('npm start', () => {
       expect(new Set((summary.cycles[0]?.received.everything ?? []).map((item) => item.articleKey))).toEqual(
         new Set(inWindow),
       );
+    } finally {
+      await provider.stop();
+    }
+  }, 240_000);
+
+  it('--provider-url whose run fails: the audiences are not checked (no "received 0 of 0"), exit 1', async () => {
+    const ca = await createCertificateAuthority();
+    const provider = await startNewsSimulator({ ca, seed: 6, now: () => now, generate: { days: 1, perDay: 40 } });
+    try {
+      const audiences = file(
+        'failing-audiences.json',
+        JSON.stringify([{ audienceId: 'everything', name: 'All', timeZone: 'UTC' }]),
+      );
+      const rules = file(
+        'failing-rules.json',
+        JSON.stringify([{ ruleId: 'all', audienceId: 'everything', matchAll: true }]),
+      );
+      const { code, stdout, stderr } = await npmStart(
+        [
+          '--once',
+          '--json',
+          '--now',
+          new Date(now).toISOString(),
+          '--provider-url',
+          provider.url,
+          '--provider-ca',
+          file('failing-provider-ca.pem', ca.cert),
+          '--audiences',
+          audiences,
+          '--rules',
+          rules,
+        ],
+        // Not the simulator's key: every request is refused with 401.
+        { NEWS_API_KEY: 'not-the-providers-key' },
+      );
+      expect(code, stderr).toBe(1);
+      const summary = JSON.parse(stdout) as StartSummary;
+      expect(summary.ok).toBe(false);
+      expect(summary.cycles[0]?.failure).toMatch(/^ProviderAuthError/);
+      expect(summary.audiences).toEqual({});
+      expect(summary.unchecked.everything).toContain('run 1 failed');
     } finally {
       await provider.stop();
     }
