@@ -162,7 +162,15 @@ interface AddOptions {
 }
 
 async function addSubscription(context: CommandContext, args: readonly unknown[], options: AddOptions): Promise<void> {
-  const [audienceId] = args as [string];
+  const [audienceId, extra] = args as [string, string | undefined];
+  if (extra !== undefined) {
+    // Not quoted: it may well be the webhook URL, a bearer credential for the channel.
+    throw new UsageError(
+      options.slackWebhook
+        ? 'the Slack webhook URL is read from stdin or a hidden prompt, never from the command line (the process list and shell history keep arguments): pbpaste | news-alerts subscriptions add <audienceId> --slack-webhook'
+        : 'too many arguments: give one audience id, and the subscriber with --email, --sms, --https, --sqs or --slack-webhook',
+    );
+  }
   const chosen = (['email', 'sms', 'https', 'sqs', 'slackWebhook'] as const).filter(
     (kind) => options[kind] !== undefined,
   );
@@ -502,6 +510,7 @@ export function registerSubscriptions(program: Command): void {
     .command('add')
     .description('subscribe an email address, phone number, HTTPS endpoint, SQS queue or Slack channel to an audience')
     .argument('<audienceId>')
+    .argument('[refused]', 'refused: a Slack webhook URL is never taken from the command line')
     .option('--email <address>', 'email subscriber (confirm with authenticated unsubscribe)')
     .option('--sms <number>', 'SMS subscriber, E.164 (+821012345678)')
     .option('--https <url>', 'HTTPS webhook endpoint (must confirm the subscription)')

@@ -97,7 +97,7 @@ describe('internal targets (item 9)', () => {
     cliTest,
     async () => {
       const add = (...args: string[]) => sandbox.cli(['subscriptions', 'add', 'markets-desk', ...args]);
-      const [decimal, mapped, credentials, slack, localhost, allowed] = await Promise.all([
+      const [decimal, mapped, credentials, slack, localhost, allowed, slackOnArgv] = await Promise.all([
         add('--https', 'https://2852039166/latest/meta-data/'),
         add('--https', 'https://[::ffff:127.0.0.1]:8443/hook'),
         add('--https', 'https://ops:hunter2@hooks.example.com/in'),
@@ -106,6 +106,7 @@ describe('internal targets (item 9)', () => {
         }),
         add('--https', 'https://localhost:8443/hook'),
         add('--https', `${sandbox.stack.receivers.webhook.url}/markets-desk`, '--allow-internal-target'),
+        add('--slack-webhook', 'https://hooks.slack.com/services/T0/B0/argv-s3cr3t'),
       ]);
       expect(decimal.code).toBe(2);
       expect(decimal.stderr).toContain('--https: the host 169.254.169.254 is a link-local address');
@@ -123,6 +124,10 @@ describe('internal targets (item 9)', () => {
       expect(localhost.code).toBe(2);
       expect(localhost.stderr).toContain('the host localhost is a loopback host name');
       expect(allowed.code, allowed.stderr).toBe(0);
+      // A URL on the command line is refused with where it must come from, and never echoed.
+      expect(slackOnArgv.code).toBe(2);
+      expect(slackOnArgv.stderr).toContain('read from stdin or a hidden prompt, never from the command line');
+      expect(slackOnArgv.stdout + slackOnArgv.stderr).not.toContain('argv-s3cr3t');
 
       const listed = await sandbox.cli(['--json', 'subscriptions', 'list', 'markets-desk']);
       const endpoints = listed.json<{ endpoint: string }[]>().map((row) => row.endpoint);
