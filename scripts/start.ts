@@ -663,16 +663,25 @@ function shardedLine(summary: RunSummary): string | undefined {
   return parts.length === 0 ? undefined : `  ${parts.join(' · ')}`;
 }
 
-/** The part of each channel's body a person would see first. */
+/** The first `count` lines of `text`, and a line saying how many more there are, if any. */
+function firstLines(text: string, count: number): string {
+  const lines = text.split('\n');
+  if (lines.length <= count) return text;
+  return [...lines.slice(0, count), `… ${lines.length - count} more line(s); --json prints every message whole`].join(
+    '\n',
+  );
+}
+
+/** The part of each channel's body a person would see first (a cut says so: it is not the message's end). */
 function channelPreview(item: SubscriberDelivery): string {
-  if (item.channel === 'email') return item.text.split('\n').slice(0, 14).join('\n');
+  if (item.channel === 'email') return firstLines(item.text, 14);
   if (item.channel === 'sms') return item.text;
   try {
     const document = JSON.parse(item.text) as { content?: { title?: string; description?: string } };
     if (item.channel === 'slack') {
       return `${document.content?.title ?? ''}\n${document.content?.description ?? ''}`.trim();
     }
-    return JSON.stringify(document, null, 2).split('\n').slice(0, 12).join('\n');
+    return firstLines(JSON.stringify(document, null, 2), 12);
   } catch {
     return item.text;
   }

@@ -168,6 +168,8 @@ describe('npm start', () => {
     );
     expect(stdout).toMatch(/\n {4}partner-feed: \d+ alerts? \(collapse: none, every copy sent\)\n/);
     expect(stdout).toMatch(/ · \d+ copies collapsed\n/);
+    // A message shown in part says so, rather than end mid-object as if that were all of it.
+    expect(stdout).toMatch(/\n {4}│ … \d+ more line\(s\); --json prints every message whole\n/);
   }, 240_000);
 
   it('refuses an http:// provider with a clear error (a usage error: exit 2)', async () => {
