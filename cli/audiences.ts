@@ -791,7 +791,10 @@ async function updateAudience(
   }
   const checked = checkAudience(source, `audience "${audienceId}"`);
   if ('problems' in checked)
-    throw new UsageError(`audience ${audienceId}: problem(s); nothing was written`, checked.problems);
+    throw new UsageError(
+      `audience ${audienceId}: ${checked.problems.length} problem(s); nothing was written`,
+      checked.problems,
+    );
   const warnings = locatedLocaleWarnings(
     source,
     checked.value,

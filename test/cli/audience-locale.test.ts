@@ -73,6 +73,11 @@ describe('audiences --locale', () => {
     expect(refused.stderr).toContain('locale: must be a BCP 47 locale');
     expect(refused.stderr).toContain('"ko-KR"');
     expect(await audience('bad-locale-desk')).toBeUndefined();
+
+    // update says how many problems, as create and the file commands do.
+    const badUpdate = await sandbox.cli(['audiences', 'update', 'markets-desk', '--locale', 'ko_KR']);
+    expect(badUpdate.code).toBe(2);
+    expect(badUpdate.stderr).toContain('audience markets-desk: 1 problem(s); nothing was written');
   });
 });
 
