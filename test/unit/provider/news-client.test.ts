@@ -12,6 +12,7 @@ import { type ProviderConfigInput, parseProviderConfig } from '#provider/config'
 import { NewsLookupClient } from '#provider/news-client';
 import { sampleOf } from '#provider/response-mapping';
 import { parseRetryAfter } from '#shared/retry';
+import { clearRegisteredSecrets } from '#shared/secret-redaction';
 import { collect, failure } from '#test/pages';
 
 type Body = Record<string, unknown>;
@@ -22,6 +23,9 @@ interface Scripted {
 }
 
 const agents: MockAgent[] = [];
+// The client registers every key it sends with the shared redaction (a process-wide list): a key
+// left there from one test, such as the property's random "value", would redact another's message.
+afterEach(() => clearRegisteredSecrets());
 afterEach(async () => {
   await Promise.all(agents.splice(0).map((agent) => agent.close()));
 });
@@ -343,6 +347,7 @@ describe('NewsLookupClient retries and messages', () => {
     await fc.assert(
       fc.asyncProperty(keys, async (key) => {
         sent.length = 0;
+        clearRegisteredSecrets();
         const instance = new NewsLookupClient({
           config: parseProviderConfig({ baseUrl: 'https://api.test/v1' }),
           secrets: secrets(key),
