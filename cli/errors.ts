@@ -287,6 +287,14 @@ function awsFailure(error: Error, setting: FailureSetting): Failure | undefined 
   return undefined;
 }
 
+/**
+ * commander's message with the value of any `--option=value` it quotes left out: an unknown or
+ * misspelt option may carry a secret (`--slack-webhook=https://hooks.slack.com/…`, `--key=…`).
+ */
+export function withoutOptionValues(text: string): string {
+  return text.replace(/(--?[A-Za-z0-9][\w-]*)=[^'"\s]*/g, '$1=…');
+}
+
 /** The exit code, stable code, message and problems for anything a command threw. */
 export function failureOf(error: unknown, setting: FailureSetting = {}): Failure {
   if (error instanceof CliError) {
@@ -303,7 +311,7 @@ export function failureOf(error: unknown, setting: FailureSetting = {}): Failure
       message:
         error.code === 'commander.help'
           ? 'a command is missing: see the list above, or add --help'
-          : error.message.replace(/^error: /, ''),
+          : withoutOptionValues(error.message.replace(/^error: /, '')),
       problems: [],
     };
   }

@@ -18,7 +18,15 @@ import {
   targetVariable,
 } from './cli-config.ts';
 import { type CommandGroup, commandGroups, groupNamed } from './commands.ts';
-import { describeFailure, ExitCode, exitCodeHelp, failureDocument, failureOf, UsageError } from './errors.ts';
+import {
+  describeFailure,
+  ExitCode,
+  exitCodeHelp,
+  failureDocument,
+  failureOf,
+  UsageError,
+  withoutOptionValues,
+} from './errors.ts';
 
 const targetHelp = `Targets:
   By default commands act on the deployed stack: names come from the CloudFormation outputs of
@@ -259,7 +267,9 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (error instanceof CommanderError) {
       // commander's own message, escaped, and a hint (never the whole help; `news-alerts rules`
       // without a subcommand has printed the group's help already).
-      if (messages.text !== '') process.stderr.write(`${terminalText(messages.text)}(add --help for usage)\n`);
+      if (messages.text !== '') {
+        process.stderr.write(`${terminalText(withoutOptionValues(messages.text))}(add --help for usage)\n`);
+      }
     } else {
       // Messages quote items, files and flags: printed escaped, like everything else the CLI prints.
       for (const line of describeFailure(error, setting)) {
@@ -270,7 +280,10 @@ export async function main(argv: readonly string[]): Promise<number> {
       }
     }
     if (jsonRequested(args) && stdoutWrites === writtenBefore) {
-      const message = error instanceof CommanderError && messages.text !== '' ? messages.text.trim() : failure.message;
+      const message =
+        error instanceof CommanderError && messages.text !== ''
+          ? withoutOptionValues(messages.text.trim())
+          : failure.message;
       process.stdout.write(`${jsonText(failureDocument({ ...failure, message: message.replace(/^error: /, '') }))}\n`);
     }
     return failure.exitCode;

@@ -171,6 +171,13 @@ async function addSubscription(context: CommandContext, args: readonly unknown[]
         : 'too many arguments: give one audience id, and the subscriber with --email, --sms, --https, --sqs or --slack-webhook',
     );
   }
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(audienceId)) {
+    // Most likely `add --slack-webhook <url>` without the audience: the URL is a credential, so it
+    // is neither looked up nor quoted.
+    throw new UsageError(
+      'the audience id is a URL; give the audience id first (news-alerts subscriptions add <audienceId> …); a Slack webhook URL is read from stdin or a hidden prompt, never from the command line',
+    );
+  }
   const chosen = (['email', 'sms', 'https', 'sqs', 'slackWebhook'] as const).filter(
     (kind) => options[kind] !== undefined,
   );

@@ -97,7 +97,19 @@ describe('internal targets (item 9)', () => {
     cliTest,
     async () => {
       const add = (...args: string[]) => sandbox.cli(['subscriptions', 'add', 'markets-desk', ...args]);
-      const [decimal, mapped, credentials, slack, localhost, allowed, slackOnArgv] = await Promise.all([
+      const slackUrl = 'https://hooks.slack.com/services/T0/B0/argv-s3cr3t';
+      const [
+        decimal,
+        mapped,
+        credentials,
+        slack,
+        localhost,
+        allowed,
+        slackOnArgv,
+        urlAsAudience,
+        slackEquals,
+        keyEquals,
+      ] = await Promise.all([
         add('--https', 'https://2852039166/latest/meta-data/'),
         add('--https', 'https://[::ffff:127.0.0.1]:8443/hook'),
         add('--https', 'https://ops:hunter2@hooks.example.com/in'),
@@ -106,7 +118,10 @@ describe('internal targets (item 9)', () => {
         }),
         add('--https', 'https://localhost:8443/hook'),
         add('--https', `${sandbox.stack.receivers.webhook.url}/markets-desk`, '--allow-internal-target'),
-        add('--slack-webhook', 'https://hooks.slack.com/services/T0/B0/argv-s3cr3t'),
+        add('--slack-webhook', slackUrl),
+        sandbox.cli(['subscriptions', 'add', '--slack-webhook', slackUrl]),
+        sandbox.cli(['--json', 'subscriptions', 'add', 'markets-desk', `--slack-webhook=${slackUrl}`]),
+        sandbox.cli(['--json', 'api-key', 'set', '--key=argv-s3cr3t-key']),
       ]);
       expect(decimal.code).toBe(2);
       expect(decimal.stderr).toContain('--https: the host 169.254.169.254 is a link-local address');
@@ -128,6 +143,15 @@ describe('internal targets (item 9)', () => {
       expect(slackOnArgv.code).toBe(2);
       expect(slackOnArgv.stderr).toContain('read from stdin or a hidden prompt, never from the command line');
       expect(slackOnArgv.stdout + slackOnArgv.stderr).not.toContain('argv-s3cr3t');
+      // Nor when it takes the audience's place, or comes as --option=value (commander quotes those).
+      expect(urlAsAudience.code).toBe(2);
+      expect(urlAsAudience.stderr).toContain('the audience id is a URL');
+      for (const result of [urlAsAudience, slackEquals, keyEquals]) {
+        expect(result.code).toBe(2);
+        expect(result.stdout + result.stderr).not.toContain('argv-s3cr3t');
+      }
+      expect(slackEquals.json()).toMatchObject({ ok: false, error: { code: 'usage' } });
+      expect(slackEquals.stderr).toContain("'--slack-webhook=…'");
 
       const listed = await sandbox.cli(['--json', 'subscriptions', 'list', 'markets-desk']);
       const endpoints = listed.json<{ endpoint: string }[]>().map((row) => row.endpoint);

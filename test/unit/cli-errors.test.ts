@@ -6,6 +6,7 @@
 
 import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { CommanderError } from 'commander';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { LeaseHeldError, ProviderError, ProviderStalledError, WatermarkConflictError } from '#core/errors';
 import { localAwsConfig } from '#sandbox/moto';
@@ -21,6 +22,7 @@ import {
   OperationFailedError,
   UsageError,
   versionConflict,
+  withoutOptionValues,
 } from '../../cli/errors.ts';
 
 const clients: AwsClients[] = [];
@@ -117,6 +119,18 @@ describe('AWS errors point the way', () => {
     expect(failure.message).toContain('--region');
     expect(failure.message).toContain('did you mean --local?');
     expect(failureOf(error, { local: true }).message).toContain("is the sandbox up? ('news-alerts sandbox status')");
+  });
+
+  it('leaves the value of an --option=value out of commander messages (it may be a secret)', () => {
+    expect(withoutOptionValues("error: unknown option '--slack-webhook=https://hooks.slack.com/services/T/B/x'")).toBe(
+      "error: unknown option '--slack-webhook=…'",
+    );
+    expect(withoutOptionValues("error: unknown option '-k=s3cret' (Did you mean --key?)")).toBe(
+      "error: unknown option '-k=…' (Did you mean --key?)",
+    );
+    expect(withoutOptionValues("error: unknown option '--colour'")).toBe("error: unknown option '--colour'");
+    const error = new CommanderError(1, 'commander.unknownOption', "error: unknown option '--key=abc123secret'");
+    expect(failureOf(error).message).toBe("unknown option '--key=…'");
   });
 
   it('a provider that cannot be reached is the provider, exit 1, not "cannot reach AWS"', () => {
