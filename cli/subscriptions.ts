@@ -16,7 +16,7 @@ import {
   UnsubscribeCommand,
 } from '@aws-sdk/client-sns';
 import type { Command } from 'commander';
-import { checkTargetUrl, internalHostReason } from '#shared/network-targets';
+import { checkTargetUrl, isLoopbackHost } from '#shared/network-targets';
 import { audienceSubscriptions, requireAudience, topicArnOf } from './audiences.ts';
 import { action } from './command.ts';
 import type { CommandContext } from './context.ts';
@@ -209,7 +209,7 @@ async function addSubscription(context: CommandContext, args: readonly unknown[]
   }
 
   const target = await context.target();
-  if (https !== undefined && target.kind === 'local' && !internalHostReason(https.hostname)?.startsWith('a loopback')) {
+  if (https !== undefined && target.kind === 'local' && !isLoopbackHost(https.hostname)) {
     // moto posts to an HTTP(S) subscriber itself, inside every Publish: a host it cannot reach
     // failed the sandbox's PublishBatch calls (and repeated what the other subscribers got), and
     // nothing here may send to a host off this machine anyway.

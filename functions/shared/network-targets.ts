@@ -187,6 +187,23 @@ export function internalHostReason(hostname: string): string | undefined {
 }
 
 /**
+ * Whether a URL host name (as `URL.hostname` gives it) is this machine: `localhost`, 127.0.0.0/8,
+ * `::1`, or 127.0.0.0/8 mapped into IPv6. Stricter than "internal" on purpose: NAT64, 6to4 and
+ * IPv4-compatible forms of 127.x name other hosts, and a `*.localhost` name depends on the resolver.
+ */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.toLowerCase().replace(/\.+$/, '');
+  if (host === 'localhost') return true;
+  if (isIPv4(host)) return host.startsWith('127.');
+  const address = host.replace(/^\[|\]$/g, '');
+  if (!isIPv6(address)) return false;
+  if (address === '::1') return true;
+  // URL writes an IPv4-mapped address in hex: [::ffff:127.0.0.1] is [::ffff:7f00:1].
+  const mapped = /^::ffff:([0-9a-f]{1,4}):[0-9a-f]{1,4}$/.exec(address);
+  return mapped !== null && Number.parseInt(mapped[1] ?? '0', 16) >>> 8 === 127;
+}
+
+/**
  * Checks a target URL against the policy: a URL, an accepted scheme, no `user:pass@`, and
  * (unless `allowInternal`) a host that is not internal. Reasons name the host, never the path
  * or query, which may hold a webhook's secret.

@@ -206,6 +206,17 @@ describe('subscriptions', () => {
     expect(publicHost.code).toBe(2);
     expect(publicHost.stderr).toContain('hooks.example.com is not a loopback host; nothing was subscribed');
     expect(publicHost.stderr).not.toContain('t0ken-s3cret');
+    // NAT64 of 127.0.0.1 is internal, but another machine: refused even with --allow-internal-target.
+    const nat64 = await sandbox.cli([
+      'subscriptions',
+      'add',
+      'markets-desk',
+      '--https',
+      'https://[64:ff9b::7f00:1]/in',
+      '--allow-internal-target',
+    ]);
+    expect(nat64.code).toBe(2);
+    expect(nat64.stderr).toContain('[64:ff9b::7f00:1] is not a loopback host');
     const https = await sandbox.cli([
       'subscriptions',
       'add',

@@ -8,6 +8,7 @@ import {
   checkTargetUrl,
   internalAddressReason,
   internalHostReason,
+  isLoopbackHost,
   requireTargetUrl,
   TargetAddressError,
 } from '#shared/network-targets';
@@ -175,6 +176,53 @@ describe('target-address policy', () => {
         }[how];
         const check = checkTargetUrl(`https://${host}:8443/hook`);
         return !check.ok && check.internal;
+      }),
+    );
+  });
+});
+
+describe('isLoopbackHost', () => {
+  const hostOf = (url: string) => new URL(url).hostname;
+  it('accepts only this machine, in the notations URL normalizes', () => {
+    for (const url of [
+      'https://localhost:8443/x',
+      'https://LOCALHOST./x',
+      'https://127.0.0.1/x',
+      'https://127.1/x',
+      'https://2130706433/x',
+      'https://0x7f000001/x',
+      'https://127.255.255.254/x',
+      'https://[::1]/x',
+      'https://[::ffff:127.0.0.1]/x',
+      'https://[0:0:0:0:0:ffff:7f00:2]/x',
+    ]) {
+      expect(isLoopbackHost(hostOf(url)), url).toBe(true);
+    }
+  });
+
+  it('refuses hosts that only look like loopback or are merely internal', () => {
+    for (const url of [
+      'https://[64:ff9b::7f00:1]/x', // NAT64
+      'https://[2002:7f00:1::]/x', // 6to4
+      'https://[::127.0.0.1]/x', // IPv4-compatible
+      'https://[::ffff:10.0.0.1]/x',
+      'https://app.localhost/x',
+      'https://localhost.example.com/x',
+      'https://10.0.0.1/x',
+      'https://169.254.169.254/x',
+      'https://128.0.0.1/x',
+      'https://hooks.example.com/x',
+      'https://8.8.8.8/x',
+    ]) {
+      expect(isLoopbackHost(hostOf(url)), url).toBe(false);
+    }
+  });
+
+  it('agrees with the address blocks for any IPv4 address', () => {
+    fc.assert(
+      fc.property(fc.ipV4(), (address) => {
+        expect(isLoopbackHost(hostOf(`https://${address}/`))).toBe(address.startsWith('127.'));
+        expect(isLoopbackHost(hostOf(`https://[::ffff:${address}]/`))).toBe(address.startsWith('127.'));
       }),
     );
   });
