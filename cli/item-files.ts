@@ -50,7 +50,7 @@ export function readItemFile(path: string, listKey: 'rules' | 'audiences'): File
   } catch (error) {
     throw new UsageError(`cannot read ${path}: ${(error as Error).message}`, [], { cause: error });
   }
-  const text = utf8Text(bytes, path);
+  const text = utf8Text(bytes, path === '-' ? 'stdin' : path);
   const json = extname(path).toLowerCase() === '.json' || (path === '-' && /^\s*[[{]/.test(text));
   if (json) checkJsonSyntax(path, text);
   const lineCounter = new LineCounter();

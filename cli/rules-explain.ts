@@ -174,7 +174,7 @@ function articleText(options: ExplainOptions): { title: string; summary: string 
     } catch (error) {
       throw new UsageError(`cannot read ${path}: ${(error as Error).message}`, [], { cause: error });
     }
-    const text = utf8Text(bytes, path);
+    const text = utf8Text(bytes, path === '-' ? 'stdin' : path);
     let value: unknown;
     try {
       value = JSON.parse(text);

@@ -18,8 +18,10 @@ export function utf8Text(bytes: Uint8Array, where: string): string {
   } catch {
     const offset = firstInvalidByte(bytes);
     let line = 1;
-    let lineStart = 0;
-    for (let i = 0; i < offset; i++) {
+    // Columns count from after a byte-order mark, as editors and the YAML and JSON errors do.
+    const bom = offset >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
+    let lineStart = bom ? 3 : 0;
+    for (let i = lineStart; i < offset; i++) {
       if (bytes[i] === 0x0a) {
         line++;
         lineStart = i + 1;

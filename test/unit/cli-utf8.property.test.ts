@@ -53,11 +53,14 @@ describe('utf8Text', () => {
 
   it('refuses bytes that are not UTF-8, naming the line, column and byte where they start', () => {
     fc.assert(
-      fc.property(text, invalid, fc.uint8Array({ maxLength: 20 }), (before, bad, after) => {
+      fc.property(text, fc.boolean(), invalid, fc.uint8Array({ maxLength: 20 }), (text, bom, bad, after) => {
+        const before = bom ? `\ufeff${text}` : text;
         const bytes = Buffer.concat([Buffer.from(before, 'utf8'), Buffer.from(bad), Buffer.from(after)]);
         const error = refusal(bytes);
         const lines = before.split('\n');
-        const column = [...(lines.at(-1) ?? '')].length + 1;
+        // A byte-order mark at the start of the file is not a column.
+        const last = lines.length === 1 ? before.replace(/^\ufeff/, '') : (lines.at(-1) ?? '');
+        const column = [...last].length + 1;
         const byte = (bad[0] ?? 0).toString(16).toUpperCase();
         expect(error.message).toBe('f.yaml is not UTF-8 text; nothing was read from it');
         expect(error.problems).toEqual([
@@ -70,6 +73,13 @@ describe('utf8Text', () => {
       }),
       { numRuns: 500 },
     );
+  });
+
+  it('counts columns from after a byte-order mark', () => {
+    const error = refusal(Buffer.from([0xef, 0xbb, 0xbf, 0x63, 0x61, 0x66, 0xe9]));
+    expect(error.problems).toEqual([
+      expect.objectContaining({ line: 1, message: expect.stringContaining('byte 0xE9 (column 4)') }),
+    ]);
   });
 
   it('names a character cut off by the end of the file', () => {
