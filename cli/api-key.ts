@@ -63,14 +63,14 @@ export function apiKeyValueOf(input: string): string {
 
 /**
  * Provider keys are printable ASCII, and an HTTP header carries nothing else: the run refuses any
- * other key (functions/provider/news-client.ts), so storing one would only fail every run. Bytes
- * that are not UTF-8 arrive here as U+FFFD. Says where, never what.
+ * other key (functions/provider/news-client.ts), so storing one would only fail every run. Says
+ * where (not the key's length), never what.
  */
 function refuseNonAscii(key: string): void {
   const odd = key.search(/[^\x21-\x7e]/);
   if (odd === -1) return;
   throw new UsageError(
-    `the key has a character that is not printable ASCII (character ${odd + 1} of ${key.length}; bytes that are not UTF-8 count as one), and an HTTP header cannot carry it; pipe the key exactly as the provider issued it, e.g. printf %s "$KEY" | news-alerts api-key set`,
+    `the key has a character that is not printable ASCII (character ${odd + 1}), and an HTTP header cannot carry it; pipe the key exactly as the provider issued it, e.g. printf %s "$KEY" | news-alerts api-key set`,
   );
 }
 

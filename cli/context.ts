@@ -131,10 +131,20 @@ function safeUserName(): string {
   }
 }
 
+/**
+ * stdin as text. A secret (API key, webhook URL) comes this way, so bytes that are not UTF-8 are
+ * refused without saying which (toString('utf8') turned them into U+FFFD, and that was stored).
+ */
 async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of stream) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
-  return Buffer.concat(chunks).toString('utf8');
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks));
+  } catch {
+    throw new UsageError(
+      'the input on stdin is not UTF-8 text (a file saved in another encoding?); pipe the value exactly as issued; nothing was stored',
+    );
+  }
 }
 
 /** A line typed at the terminal without echo (raw mode), ending at Enter; Ctrl-C cancels. */

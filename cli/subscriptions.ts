@@ -339,6 +339,14 @@ async function addSlack(
   if (!prefix) throw new NotFoundError(`${target.label} has no SlackWebhookSecretPrefix output`);
   const url = await context.readSecret('Slack incoming-webhook URL (input hidden): ');
   if (url === '') throw new UsageError('no webhook URL given: pipe it on stdin or type it at the prompt');
+  // A webhook URL as Slack shows it is printable ASCII; anything else would be percent-encoded
+  // into a URL that answers 404 forever. Says where, never what.
+  const odd = url.search(/[^\x21-\x7e]/);
+  if (odd !== -1) {
+    throw new UsageError(
+      `the webhook URL has a character that is not printable ASCII (character ${odd + 1}); paste it exactly as Slack shows it; it was not stored`,
+    );
+  }
   // Checked without ever echoing the URL: it is a bearer credential for the channel. The relay
   // posts to it from inside AWS, so an internal host is refused, not merely warned about.
   const check = checkTargetUrl(url, { allowInternal });

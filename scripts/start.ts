@@ -36,6 +36,7 @@ import { type FileItem, locateIssues, readItemFile } from '../cli/item-files.ts'
 // jsonText escapes control and bidi characters that provider ids and titles may carry.
 import { jsonText, terminalText } from '../cli/output.ts';
 import { deployedInitialLookbackMinutes, simulatorInitialLookbackMinutes } from '../cli/sandbox-descriptor.ts';
+import { utf8Text } from '../cli/utf8.ts';
 import { exampleAudiences, exampleRules, exampleSimulator, type SandboxAudience } from '../sandbox/examples.ts';
 import {
   type AudienceCheck,
@@ -222,8 +223,10 @@ try {
 let responseMapping: string | undefined;
 if (options.responseMapping) {
   try {
-    responseMapping = readFileSync(options.responseMapping, 'utf8');
+    // A field name in another encoding would never be found in the provider's (UTF-8) JSON.
+    responseMapping = utf8Text(readFileSync(options.responseMapping), options.responseMapping);
   } catch (error) {
+    if (error instanceof UsageError) usage(`--response-mapping: ${error.message}`, error.details);
     usage(`--response-mapping: cannot read ${options.responseMapping}: ${(error as Error).message}`);
   }
 }

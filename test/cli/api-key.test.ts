@@ -62,12 +62,15 @@ describe('api-key', () => {
 
     // Bytes that are not UTF-8 (a key saved in another encoding) once became U+FFFD in the secret,
     // and every run then failed on a header undici refuses to send.
-    for (const input of [Buffer.from('\xff\xfeSECRETBIN', 'latin1'), Buffer.from('caf\u00e9-key-42', 'utf8')]) {
-      const nonAscii = await sandbox.cli(['api-key', 'set'], { input });
-      expect(nonAscii.code).toBe(2);
-      expect(nonAscii.stderr).toContain('not printable ASCII');
-      expect(nonAscii.stderr).not.toMatch(/SECRETBIN|key-42/);
-    }
+    const [notUtf8, nonAscii] = await Promise.all([
+      sandbox.cli(['api-key', 'set'], { input: Buffer.from('\xff\xfeSECRETBIN', 'latin1') }),
+      sandbox.cli(['api-key', 'set'], { input: Buffer.from('caf\u00e9-key-42', 'utf8') }),
+    ]);
+    expect(notUtf8.code).toBe(2);
+    expect(notUtf8.stderr).toContain('the input on stdin is not UTF-8 text');
+    expect(nonAscii.code).toBe(2);
+    expect(nonAscii.stderr).toContain('not printable ASCII (character 4)');
+    for (const refused of [notUtf8, nonAscii]) expect(refused.stderr).not.toMatch(/SECRETBIN|key-42|\\x|0xFF/i);
     expect(await storedKey()).toBe(before);
   });
 

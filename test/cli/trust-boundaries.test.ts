@@ -151,6 +151,21 @@ describe('internal targets (item 9)', () => {
         expect(result.stdout + result.stderr).not.toContain('argv-s3cr3t');
       }
       expect(slackEquals.json()).toMatchObject({ ok: false, error: { code: 'usage' } });
+      // A webhook URL from stdin: bytes that are not UTF-8, or a character that is not ASCII, are
+      // refused rather than stored as U+FFFD or percent-encoded into a URL that answers 404.
+      const [latin1, accented] = await Promise.all([
+        sandbox.cli(['subscriptions', 'add', 'markets-desk', '--slack-webhook'], {
+          input: Buffer.from('https://hooks.slack.com/services/T0/B0/ab\xe9s3cr3t\n', 'latin1'),
+        }),
+        sandbox.cli(['subscriptions', 'add', 'markets-desk', '--slack-webhook'], {
+          input: 'https://hooks.slack.com/services/T0/B0/ab\u00e9s3cr3t\n',
+        }),
+      ]);
+      expect(latin1.code).toBe(2);
+      expect(latin1.stderr).toContain('the input on stdin is not UTF-8 text');
+      expect(accented.code).toBe(2);
+      expect(accented.stderr).toContain('not printable ASCII (character 42)');
+      for (const result of [latin1, accented]) expect(result.stdout + result.stderr).not.toContain('s3cr3t');
       expect(slackEquals.stderr).toContain("'--slack-webhook=…'");
 
       const listed = await sandbox.cli(['--json', 'subscriptions', 'list', 'markets-desk']);

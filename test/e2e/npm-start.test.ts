@@ -18,7 +18,7 @@ import { generateArticles, OUT_OF_SCOPE_MEDIA } from '../../sandbox/news-simulat
 import { createCertificateAuthority } from '../../sandbox/tls.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'news-alerts-npm-start-'));
-const file = (name: string, content: string): string => {
+const file = (name: string, content: string | Buffer): string => {
   const path = join(dir, name);
   writeFileSync(path, content);
   return path;
@@ -170,6 +170,18 @@ describe('npm start', () => {
     expect(stdout).toMatch(/ · \d+ copies collapsed\n/);
     // A message shown in part says so, rather than end mid-object as if that were all of it.
     expect(stdout).toMatch(/\n {4}│ … \d+ more line\(s\); --json prints every message whole\n/);
+  }, 240_000);
+
+  it('refuses a --response-mapping file that is not UTF-8 (exit 2), naming its line', async () => {
+    const mapping = file('latin1-mapping.json', Buffer.from('{\n  "title": ["d\xe9p\xeache"]\n}\n', 'latin1'));
+    const { code, stdout, stderr } = await npmStart(
+      ['--once', '--provider-url', 'https://news.example.com', '--response-mapping', mapping],
+      { NEWS_API_KEY: 'not-a-real-key' },
+    );
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr).toContain(`--response-mapping: ${mapping} is not UTF-8 text`);
+    expect(stderr).toContain(`${mapping}:2: byte 0xE9 (column 15) is not UTF-8`);
   }, 240_000);
 
   it('refuses an http:// provider with a clear error (a usage error: exit 2)', async () => {
