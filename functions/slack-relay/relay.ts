@@ -15,6 +15,9 @@ import { type Alert, audienceOfTopic, parseAlertMessage, SnsEventSchema, type Sn
 import { type AttemptOutcome, decideRetry, type RetryPolicy } from './retry.ts';
 import { redactWebhook, type WebhookPoster, type WebhookResponse, type WebhookSource } from './webhook.ts';
 
+/** Error codes of a request that could not be built: permanent, whatever the attempt. */
+const requestErrorCodes = new Set(['ERR_INVALID_URL', 'UND_ERR_INVALID_ARG']);
+
 /** Kept free at the end of the invocation for logging and returning the error. */
 export const SAFETY_MARGIN_MS = 1000;
 
@@ -197,7 +200,9 @@ export class SlackRelay {
       this.#deps.log.error('alert could not be posted to Slack', { ...details, reason: decision.reason });
       if (decision.permanent) {
         throw new SlackRejectedError(
-          `Slack refused the alert ${alert.deliveryId} for audience "${audienceId}" (HTTP ${details.status ?? '?'} ${details.detail}); check the webhook in secret "${webhook.secretId}"`,
+          outcome.kind === 'response'
+            ? `Slack refused the alert ${alert.deliveryId} for audience "${audienceId}" (HTTP ${outcome.status} ${details.detail}); check the webhook in secret "${webhook.secretId}"`
+            : `the alert ${alert.deliveryId} for audience "${audienceId}" could not be sent: the webhook in secret "${webhook.secretId}" is not a usable URL (${details.detail}); store the URL exactly as Slack shows it`,
           details.status ?? 400,
         );
       }
@@ -243,14 +248,18 @@ export class SlackRelay {
     body: string,
   ): Promise<
     | (AttemptOutcome & { kind: 'response'; response: WebhookResponse })
-    | (AttemptOutcome & { kind: 'network-error'; detail: string })
+    | (AttemptOutcome & { kind: 'network-error' | 'request-error'; detail: string })
   > {
     try {
       const response = await this.#deps.poster.post(url, body);
       return { kind: 'response', status: response.status, retryAfter: response.retryAfter, response };
     } catch (error) {
       const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-      return { kind: 'network-error', detail: redactWebhook(reason, url) };
+      const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : '';
+      // A URL that does not parse, or a request undici refuses to build, fails the same way on
+      // every attempt: retrying would only wait.
+      const kind = requestErrorCodes.has(code) ? 'request-error' : 'network-error';
+      return { kind, detail: redactWebhook(reason, url) };
     }
   }
 }

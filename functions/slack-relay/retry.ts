@@ -23,7 +23,9 @@ export interface RetryPolicy {
 /** What one attempt produced. */
 export type AttemptOutcome =
   | { readonly kind: 'response'; readonly status: number; readonly retryAfter?: string | undefined }
-  | { readonly kind: 'network-error' };
+  | { readonly kind: 'network-error' }
+  /** The request could not be built (a malformed webhook URL): the same every time. */
+  | { readonly kind: 'request-error' };
 
 /** The decision after a failed attempt. */
 export type RetryDecision =
@@ -54,8 +56,13 @@ export function decideRetry(
   outcome: AttemptOutcome,
   context: { readonly now: number; readonly remainingMs: number; readonly random: () => number },
 ): RetryDecision {
-  const what = outcome.kind === 'response' ? `HTTP ${outcome.status}` : 'network error';
-  if (outcome.kind === 'response' && !isRetryableStatus(outcome.status)) {
+  const what =
+    outcome.kind === 'response'
+      ? `HTTP ${outcome.status}`
+      : outcome.kind === 'request-error'
+        ? 'a request that could not be built'
+        : 'network error';
+  if ((outcome.kind === 'response' && !isRetryableStatus(outcome.status)) || outcome.kind === 'request-error') {
     return { action: 'give-up', permanent: true, reason: `${what} will not change on retry` };
   }
   if (attempt >= policy.maxAttempts) {

@@ -52,6 +52,15 @@ describe('decideRetry', () => {
     }
   });
 
+  it('treats a request that could not be built as permanent, on any attempt', () => {
+    for (const attempt of [1, 2, 5]) {
+      expect(decideRetry(policy, attempt, { kind: 'request-error' }, plenty)).toMatchObject({
+        action: 'give-up',
+        permanent: true,
+      });
+    }
+  });
+
   it('treats other 4xx as permanent: waiting does not fix a revoked webhook or a bad payload', () => {
     for (const status of [400, 403, 404, 410, 413]) {
       expect(isRetryableStatus(status)).toBe(false);

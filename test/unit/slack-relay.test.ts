@@ -139,6 +139,26 @@ describe('SlackRelay', () => {
     expect(lines.at(-1)).toMatchObject({ level: 'error', extra: { status: 404, detail: 'no_service' } });
   });
 
+  it('gives up at once on a request that cannot be built (a malformed webhook URL): no backoff, never the URL', async () => {
+    for (const error of [
+      Object.assign(new TypeError(`Invalid URL: ${WEBHOOK}`), { code: 'ERR_INVALID_URL' }),
+      Object.assign(new Error('invalid content-type header'), {
+        code: 'UND_ERR_INVALID_ARG',
+        name: 'InvalidArgumentError',
+      }),
+    ]) {
+      const { relay, posts, sleeps, lookups, invocation } = harness({ responses: [error, error] });
+      const failure = relay.handle(snsEvent(document()), invocation);
+      await expect(failure).rejects.toBeInstanceOf(SlackRejectedError);
+      await expect(failure).rejects.toThrow(/is not a usable URL/);
+      await expect(failure).rejects.not.toThrow(WEBHOOK);
+      // One post, and one more after re-reading the secret (ops may have fixed it); no backoff.
+      expect(posts).toHaveLength(1);
+      expect(lookups).toEqual([false, true]);
+      expect(sleeps).toEqual([]);
+    }
+  });
+
   it('retries with the replaced webhook when ops updated the secret after Slack revoked the old one', async () => {
     const replacement = 'https://hooks.slack.com/services/T000/B000/secret-token-2';
     const { relay, posts, invocation } = harness({
