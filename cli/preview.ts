@@ -325,7 +325,7 @@ async function preview(context: CommandContext, _args: readonly unknown[], optio
         row.collapsedIntoSent > 0 ? `${row.collapsedIntoSent} into stories already sent` : undefined,
         earlier > 0 ? `${earlier} into stories an earlier copy in the window carries` : undefined,
       ].filter((part) => part !== undefined);
-      context.output.line(
+      context.output.caption(
         `${row.audienceId}: ${row.collapsed} cop${row.collapsed === 1 ? 'y' : 'ies'} would collapse (${parts.join(', ')}): recorded, not sent`,
       );
     }
@@ -336,32 +336,32 @@ async function preview(context: CommandContext, _args: readonly unknown[], optio
     }
     for (const row of rows) {
       if (row.digests.length === 0) continue;
-      context.output.line('');
-      context.output.line(`=== ${row.audienceId}: ${row.digests.length} digest(s) instead of single alerts`);
+      context.output.caption('');
+      context.output.caption(`=== ${row.audienceId}: ${row.digests.length} digest(s) instead of single alerts`);
       for (const digest of row.digests) {
         const reasons = (['digest', 'quiet-hours', 'budget'] as const)
           .filter((reason) => digest.reasons[reason] > 0)
           .map((reason) => `${reason} ${digest.reasons[reason]}`)
           .join(', ');
-        context.output.line(
+        context.output.caption(
           `--- ${digest.releaseAt}${digest.pending ? ' (still to come)' : ''}: ${digest.alerts} alert(s) (${reasons}), ${digest.messages} message(s)`,
         );
-        context.output.line(`    Subject: ${digest.subject}`);
-        for (const title of digest.titles) context.output.line(`    - ${title}`);
+        context.output.caption(`    Subject: ${digest.subject}`);
+        for (const title of digest.titles) context.output.caption(`    - ${title}`);
         if (digest.alerts > digest.titles.length) {
-          context.output.line(`    … and ${digest.alerts - digest.titles.length} more`);
+          context.output.caption(`    … and ${digest.alerts - digest.titles.length} more`);
         }
       }
     }
     if (!options.samples) return;
     for (const [audienceId, sample] of [...samples].sort(([a], [b]) => a.localeCompare(b))) {
-      context.output.line('');
-      context.output.line(`=== ${audienceId}: sample alert (${sample.articleKey}, published ${sample.publishedAt})`);
+      context.output.caption('');
+      context.output.caption(`=== ${audienceId}: sample alert (${sample.articleKey}, published ${sample.publishedAt})`);
       for (const channel of shownChannels) {
-        context.output.line(`--- ${channel}`);
-        if (channel === 'email') context.output.line(`Subject: ${sample.subject}\n\n${sample.email}`);
-        else if (channel === 'webhook') context.output.line(JSON.stringify(sample.webhook, null, 2));
-        else context.output.line(sample[channel]);
+        context.output.caption(`--- ${channel}`);
+        if (channel === 'email') context.output.caption(`Subject: ${sample.subject}\n\n${sample.email}`);
+        else if (channel === 'webhook') context.output.caption(JSON.stringify(sample.webhook, null, 2));
+        else context.output.caption(sample[channel]);
       }
     }
   });

@@ -570,18 +570,18 @@ async function replayWindow(context: CommandContext, options: ReplayOptions): Pr
       ]),
     );
     if (alreadyHeld > 0) {
-      context.output.line(
+      context.output.caption(
         `ALREADY HELD: matched earlier and waiting for the audience's next digest (not delivered yet); the digest sends them once.`,
       );
     }
     const collapsed = dryRun ? counts.notificationsWouldCollapse : counts.notificationsCollapsed;
     if (collapsed > 0) {
-      context.output.line(
+      context.output.caption(
         `${collapsed} cop${collapsed === 1 ? 'y' : 'ies'} ${dryRun ? 'would collapse' : 'collapsed'} into stories the audience already has (recorded, not sent); 'news-alerts deliveries <audienceId> --article <articleKey>' shows the story and its lead.`,
       );
     }
     if (counts.notificationsHeld > 0 || counts.notificationsWouldHold > 0) {
-      context.output.line(
+      context.output.caption(
         `Held alerts (digest mode, quiet hours, daily budget) go out in each audience's next digest, as the scheduled run would send them.${counts.digestsSent > 0 ? ` ${counts.digestsSent} due digest(s) were sent.` : ''}`,
       );
     }

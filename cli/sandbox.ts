@@ -259,19 +259,19 @@ function printStatus(context: CommandContext, status: SandboxStatus): void {
       ['log', status.logPath],
     ]);
     if (status.queues !== undefined && status.queues.length > 0) {
-      context.output.line();
-      context.output.line('Queues (SQS, in moto; only in the sandbox):');
+      context.output.caption('');
+      context.output.caption('Queues (SQS, in moto; only in the sandbox):');
       context.output.table(
         [{ head: 'QUEUE', id: true }, 'MESSAGES', { head: 'HOLDS', wrap: true }],
         status.queues.map((queue) => [queue.name, queue.messages ?? '?', queue.holds]),
       );
     }
-    context.output.line();
-    context.output.line(`Use it with: news-alerts ${selector} rules list`);
-    context.output.line(`  then:      news-alerts ${selector} run`);
+    context.output.caption('');
+    context.output.caption(`Use it with: news-alerts ${selector} rules list`);
+    context.output.caption(`  then:      news-alerts ${selector} run`);
     const firstAudience = status.queues?.find((queue) => queue.kind === 'audit')?.audienceId;
     if (firstAudience !== undefined)
-      context.output.line(`  and:       news-alerts ${selector} deliveries ${firstAudience}`);
+      context.output.caption(`  and:       news-alerts ${selector} deliveries ${firstAudience}`);
   });
 }
 

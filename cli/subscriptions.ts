@@ -123,7 +123,7 @@ async function pendingSubscriptions(context: CommandContext, args: readonly unkn
         : 'no subscriptions are waiting for confirmation',
     );
     if (rows.some((row) => row.protocol === 'email'))
-      context.output.line(emailConfirmHint('<audienceId>', '<topic ARN>'));
+      context.output.caption(emailConfirmHint('<audienceId>', '<topic ARN>'));
   });
   for (const failure of failures) context.output.note(`audience ${failure.audienceId}: ${failure.reason}`);
   if (failures.length > 0) {

@@ -192,7 +192,7 @@ describe('preview and replay with stories', () => {
 
     const [after, text] = await Promise.all([
       sandbox.cli(previewArgs),
-      sandbox.cli(previewArgs.slice(1), { env: { COLUMNS: '300' } }),
+      sandbox.cli(['--output', 'table', ...previewArgs.slice(1)], { env: { COLUMNS: '300' } }),
     ]);
     expect(after.code, after.stderr).toBe(0);
     const second = after.json<PreviewJson>().audiences.find((entry) => entry.audienceId === audienceId);

@@ -128,9 +128,11 @@ describe('preview', () => {
     expect(table.code).toBe(0);
     // Any table layout (boxed, borderless or TSV): the audience's row shows its ALERTS count.
     expect(rowOf(table.stdout, 'quake-oncall')?.[2]).toBe(String(delivered.get('quake-oncall')));
-    expect(table.stdout).toContain('--- sms');
-    expect(table.stdout).not.toContain('--- email');
-    expect(table.stdout).not.toContain('markets-desk');
+    // In a pipe the samples are notes on stderr: stdout stays the table.
+    expect(table.stderr).toContain('--- sms');
+    expect(table.stderr).not.toContain('--- email');
+    expect(table.stdout).not.toContain('--- sms');
+    expect(table.stdout + table.stderr).not.toContain('markets-desk');
 
     // In digest mode the same alerts would be held for the digest: same count, none at once.
     expect((await current.cli(['audiences', 'update', 'markets-desk', '--delivery-mode', 'digest'])).code).toBe(0);
@@ -167,10 +169,22 @@ describe('preview', () => {
       expect(entry.subject).toContain('Markets desk');
       expect(entry.titles.length).toBe(Math.min(3, entry.alerts));
     }
-    const digestTable = await current.cli(['preview', '--from', from, '--to', to, '--audience', 'markets-desk']);
+    const [digestTable, digestTsv] = await Promise.all([
+      current.cli(['--output', 'table', 'preview', '--from', from, '--to', to, '--audience', 'markets-desk']),
+      current.cli(['preview', '--from', from, '--to', to, '--audience', 'markets-desk']),
+    ]);
     expect(digestTable.code, digestTable.stderr).toBe(0);
     expect(digestTable.stdout).toContain(`=== markets-desk: ${digests.length} digest(s) instead of single alerts`);
     expect(digestTable.stdout).toContain(`--- ${digests[0]?.releaseAt}`);
+    // In a pipe, stdout is the table's header and rows; the digest sections are notes on stderr.
+    expect(digestTsv.code, digestTsv.stderr).toBe(0);
+    expect(
+      digestTsv.stdout
+        .trimEnd()
+        .split('\n')
+        .every((line) => line.split('\t').length > 1),
+    ).toBe(true);
+    expect(digestTsv.stderr).toContain(`=== markets-desk: ${digests.length} digest(s) instead of single alerts`);
   });
 
   it('previews a proposed rules file and a disabled rule against what the rules match, and refuses an invalid file', async () => {

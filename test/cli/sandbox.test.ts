@@ -88,7 +88,9 @@ describe('sandbox', () => {
       /news-alerts-local-audit-markets-desk\s+\d+\s+every notification audience markets-desk/,
     );
     expect(human.stdout).not.toContain('<command>');
-    const hint = /Use it with: news-alerts (.+)$/m.exec(human.stdout)?.[1];
+    // In a pipe, stdout is the fields and the queue table only; the hints are notes on stderr.
+    expect(human.stdout).not.toMatch(/Use it with|Queues \(SQS/);
+    const hint = /Use it with: news-alerts (.+)$/m.exec(human.stderr)?.[1];
     expect(hint).toBe(`--sandbox-file ${descriptorPath} rules list`);
     const hinted = await runCli(hint?.split(' ') ?? []);
     expect(hinted.code, hinted.stderr).toBe(0);
