@@ -396,7 +396,7 @@ try {
     for (const audienceId of checks.keys()) {
       unchecked.set(
         audienceId,
-        `run ${failedCycles.join(', ')} failed, so what the provider holds is not known (the failure is above)`,
+        `run ${failedCycles.join(', ')} failed, so what the provider holds is not known (see that run's failure)`,
       );
     }
     checks.clear();
