@@ -6,7 +6,6 @@
  * The same shapes are written back (`rules export`, `audiences export`, what `delete` prints):
  * whatever this module writes, it reads again as the same items.
  */
-import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { Option } from 'commander';
 import {
@@ -26,7 +25,7 @@ import { z } from 'zod';
 import { describeIssues } from '#core/model';
 import { UsageError } from './errors.ts';
 import { terminalText } from './output.ts';
-import { utf8Text } from './utf8.ts';
+import { readUtf8File } from './utf8.ts';
 
 /** One item read from a file. */
 export interface FileItem {
@@ -43,14 +42,8 @@ export interface FileItem {
  * @throws UsageError for an unreadable file, a syntax error (with line and column) or a wrong shape
  */
 export function readItemFile(path: string, listKey: 'rules' | 'audiences'): FileItem[] {
-  let bytes: Buffer;
-  try {
-    // `-` is stdin, so a rule printed by `rules show --json` can be piped straight back.
-    bytes = readFileSync(path === '-' ? 0 : path);
-  } catch (error) {
-    throw new UsageError(`cannot read ${path}: ${(error as Error).message}`, [], { cause: error });
-  }
-  const text = utf8Text(bytes, path === '-' ? 'stdin' : path);
+  // `-` is stdin, so a rule printed by `rules show --json` can be piped straight back.
+  const text = readUtf8File(path);
   const json = extname(path).toLowerCase() === '.json' || (path === '-' && /^\s*[[{]/.test(text));
   if (json) checkJsonSyntax(path, text);
   const lineCounter = new LineCounter();

@@ -13,7 +13,6 @@
  * (Hangul and CJK take two) and with anything a terminal could act on escaped first, so the caret
  * sits under the character the parser stopped at whatever the query holds.
  */
-import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { queryLeafCost } from '#core/matcher';
@@ -33,7 +32,7 @@ import type { CommandContext } from './context.ts';
 import { NotFoundError, type Problem, UsageError } from './errors.ts';
 import { getItem, type ItemTable } from './items.ts';
 import { displayWidth, safeText } from './output.ts';
-import { utf8Text } from './utf8.ts';
+import { readUtf8File } from './utf8.ts';
 
 // --- Showing a syntax error ---------------------------------------------------------------------
 
@@ -168,13 +167,7 @@ function articleText(options: ExplainOptions): { title: string; summary: string 
       throw new UsageError('give either --article-file or --title/--summary, not both');
     }
     const path = options.articleFile;
-    let bytes: Buffer;
-    try {
-      bytes = readFileSync(path === '-' ? 0 : path);
-    } catch (error) {
-      throw new UsageError(`cannot read ${path}: ${(error as Error).message}`, [], { cause: error });
-    }
-    const text = utf8Text(bytes, path === '-' ? 'stdin' : path);
+    const text = readUtf8File(path);
     let value: unknown;
     try {
       value = JSON.parse(text);

@@ -5,7 +5,22 @@
  * platform's own (TextDecoder, fatal); only finding where the first bad byte is, for the message,
  * is done here, with the same decoder.
  */
+import { readFileSync } from 'node:fs';
 import { UsageError } from './errors.ts';
+
+/**
+ * The text of the file at `path`, or of stdin for `-`.
+ * @throws UsageError when it cannot be read, or is not UTF-8 (see {@link utf8Text})
+ */
+export function readUtf8File(path: string): string {
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(path === '-' ? 0 : path);
+  } catch (error) {
+    throw new UsageError(`cannot read ${path}: ${(error as Error).message}`, [], { cause: error });
+  }
+  return utf8Text(bytes, path === '-' ? 'stdin' : path);
+}
 
 /**
  * `bytes` as text (a leading byte-order mark dropped).

@@ -88,6 +88,39 @@ const exampleArticles = () =>
     timeZone: 'Asia/Seoul',
   });
 
+/**
+ * `npm start --once --json` on the pinned clock against the provider at `url` (its CA `caPem`),
+ * with one audience, "everything", and a rule that matches every article.
+ */
+function startWithProvider(url: string, caPem: string, apiKey: string, extra: readonly string[] = []) {
+  const audiences = file(
+    'provider-audiences.json',
+    JSON.stringify([{ audienceId: 'everything', name: 'All', timeZone: 'UTC' }]),
+  );
+  const rules = file(
+    'provider-rules.json',
+    JSON.stringify([{ ruleId: 'all', audienceId: 'everything', matchAll: true }]),
+  );
+  return npmStart(
+    [
+      '--once',
+      '--json',
+      '--now',
+      new Date(now).toISOString(),
+      '--provider-url',
+      url,
+      '--provider-ca',
+      file('provider-ca.pem', caPem),
+      ...extra,
+      '--audiences',
+      audiences,
+      '--rules',
+      rules,
+    ],
+    { NEWS_API_KEY: apiKey },
+  );
+}
+
 describe('npm start', () => {
   it('--once --json: every example audience receives exactly the articles its rules match, one alert per story where it collapses them', async () => {
     const { code, stdout, stderr } = await npmStart(['--once', '--json', '--now', new Date(now).toISOString()]);
@@ -314,33 +347,10 @@ describe('npm start', () => {
       generate: { days: 1, perDay: 240 },
     });
     try {
-      const audiences = file(
-        'provider-audiences.json',
-        JSON.stringify([{ audienceId: 'everything', name: 'All', timeZone: 'UTC' }]),
-      );
-      const rules = file(
-        'provider-rules.json',
-        JSON.stringify([{ ruleId: 'all', audienceId: 'everything', matchAll: true }]),
-      );
-      const { code, stdout, stderr } = await npmStart(
-        [
-          '--once',
-          '--json',
-          '--now',
-          new Date(now).toISOString(),
-          '--provider-url',
-          provider.url,
-          '--provider-ca',
-          file('provider-ca.pem', ca.cert),
-          '--provider-time-zone',
-          'Asia/Tokyo',
-          '--audiences',
-          audiences,
-          '--rules',
-          rules,
-        ],
-        { NEWS_API_KEY: provider.liveKey },
-      );
+      const { code, stdout, stderr } = await startWithProvider(provider.url, ca.cert, provider.liveKey, [
+        '--provider-time-zone',
+        'Asia/Tokyo',
+      ]);
       expect(code, stderr).toBe(0);
       const summary = JSON.parse(stdout) as StartSummary;
       expect(summary.ok).toBe(true);
@@ -373,32 +383,8 @@ describe('npm start', () => {
     const ca = await createCertificateAuthority();
     const provider = await startNewsSimulator({ ca, seed: 6, now: () => now, generate: { days: 1, perDay: 40 } });
     try {
-      const audiences = file(
-        'failing-audiences.json',
-        JSON.stringify([{ audienceId: 'everything', name: 'All', timeZone: 'UTC' }]),
-      );
-      const rules = file(
-        'failing-rules.json',
-        JSON.stringify([{ ruleId: 'all', audienceId: 'everything', matchAll: true }]),
-      );
-      const { code, stdout, stderr } = await npmStart(
-        [
-          '--once',
-          '--json',
-          '--now',
-          new Date(now).toISOString(),
-          '--provider-url',
-          provider.url,
-          '--provider-ca',
-          file('failing-provider-ca.pem', ca.cert),
-          '--audiences',
-          audiences,
-          '--rules',
-          rules,
-        ],
-        // Not the simulator's key: every request is refused with 401.
-        { NEWS_API_KEY: 'not-the-providers-key' },
-      );
+      // Not the simulator's key: every request is refused with 401.
+      const { code, stdout, stderr } = await startWithProvider(provider.url, ca.cert, 'not-the-providers-key');
       expect(code, stderr).toBe(1);
       const summary = JSON.parse(stdout) as StartSummary;
       expect(summary.ok).toBe(false);
