@@ -119,8 +119,9 @@ describe('sandbox up with provider options', () => {
     );
     expect(status.stdout).toMatch(/news-alerts-local-slack-chips-team\s+\d+\s+what the Slack relay would post/);
     // Hints are commands that run as printed.
-    expect(status.stdout).toContain(`Use it with: news-alerts --sandbox-file ${descriptorPath} rules list`);
-    expect(status.stdout).not.toContain('<command>');
+    // In a pipe the hints are notes on stderr: stdout is the fields and the queue table.
+    expect(status.stderr).toContain(`Use it with: news-alerts --sandbox-file ${descriptorPath} rules list`);
+    expect(status.stdout + status.stderr).not.toContain('<command>');
 
     const set = await sandbox(['api-key', 'set'], { input: provider.liveKey });
     expect(set.code, set.stderr).toBe(0);
