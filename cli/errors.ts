@@ -191,14 +191,23 @@ interface AwsErrorFields {
   readonly $newsAlerts?: { readonly service: string; readonly operation: string; readonly resource?: string };
 }
 
-const errorCodes = (error: unknown): Set<string> => {
-  const codes = new Set<string>();
+/** `error` and its causes, five deep at most (an AggregateError's first error stands for its cause). */
+function causeChain(error: unknown): Error[] {
+  const chain: Error[] = [];
   let current: unknown = error;
   for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
-    const fields = current as AwsErrorFields;
-    if (fields.code) codes.add(fields.code);
-    codes.add(current.name);
+    chain.push(current);
     current = current.cause ?? (current instanceof AggregateError ? current.errors[0] : undefined);
+  }
+  return chain;
+}
+
+const errorCodes = (error: unknown): Set<string> => {
+  const codes = new Set<string>();
+  for (const link of causeChain(error)) {
+    const fields = link as AwsErrorFields;
+    if (fields.code) codes.add(fields.code);
+    codes.add(link.name);
   }
   return codes;
 };
@@ -224,15 +233,8 @@ const expiredCredentials = new Set([
 ]);
 const unreachable = new Set(['ENOTFOUND', 'EAI_AGAIN', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH']);
 
-/** Whether `error` is, or was caused by, a failure of the news provider (its cause chain). */
-function fromProvider(error: Error): boolean {
-  let current: unknown = error;
-  for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
-    if (current instanceof ProviderError) return true;
-    current = current.cause;
-  }
-  return false;
-}
+/** Whether `error` is, or was caused by, a failure of the news provider. */
+const fromProvider = (error: Error): boolean => causeChain(error).some((link) => link instanceof ProviderError);
 
 /** An AWS error turned into what to do, or undefined when it is not one this knows. */
 function awsFailure(error: Error, setting: FailureSetting): Failure | undefined {
@@ -292,7 +294,10 @@ function awsFailure(error: Error, setting: FailureSetting): Failure | undefined 
  * misspelt option may carry a secret (`--slack-webhook=https://hooks.slack.com/…`, `--key=…`).
  */
 export function withoutOptionValues(text: string): string {
-  return text.replace(/(--?[A-Za-z0-9][\w-]*)=[^'"\s]*/g, '$1=…');
+  // commander quotes the argument whole ('--key=a b'): the value runs to the quote that closes it
+  // (one followed by a space, a full stop, a bracket or the end of the line), spaces and quotes
+  // inside included; unquoted, to the end of the line.
+  return text.replace(/(--?[A-Za-z0-9][\w-]*)=(?:[^'\n]|'(?![\s.)]|$))*/gm, '$1=…');
 }
 
 /** The exit code, stable code, message and problems for anything a command threw. */

@@ -129,6 +129,11 @@ describe('AWS errors point the way', () => {
       "error: unknown option '-k=…' (Did you mean --key?)",
     );
     expect(withoutOptionValues("error: unknown option '--colour'")).toBe("error: unknown option '--colour'");
+    // A value with spaces or quotes in it (given quoted to the shell) is left out whole.
+    expect(withoutOptionValues("error: unknown option '--key=a b c'\n(Did you mean --json?)")).toBe(
+      "error: unknown option '--key=…'\n(Did you mean --json?)",
+    );
+    expect(withoutOptionValues("error: unknown option '--key=it's-s3cret'.")).toBe("error: unknown option '--key=…'.");
     const error = new CommanderError(1, 'commander.unknownOption', "error: unknown option '--key=abc123secret'");
     expect(failureOf(error).message).toBe("unknown option '--key=…'");
   });
@@ -147,6 +152,10 @@ describe('AWS errors point the way', () => {
       new Error('the run failed', {
         cause: new ProviderError('session expired at the provider', { retryable: true }, { cause: refused }),
       }),
+      new AggregateError(
+        [new ProviderError('page 3 failed', { retryable: true }, { cause: refused })],
+        'two reads failed',
+      ),
     ];
     for (const error of errors) {
       for (const setting of [{}, { local: true }, { sandboxDescriptor: '/s.json' }]) {
