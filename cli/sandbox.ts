@@ -37,7 +37,7 @@ import {
   SandboxStartSchema,
   startEnvironment,
 } from './sandbox-descriptor.ts';
-import { utf8Text } from './utf8.ts';
+import { readUtf8File } from './utf8.ts';
 
 /**
  * How to start the daemon from the module at `moduleUrl`: from source, `sandbox-daemon.ts` beside
@@ -303,14 +303,8 @@ const optionOfVariable: Readonly<Record<string, string>> = {
 
 /** Reads a JSON object file (a response mapping). */
 function readJsonObject(path: string, option: string): Record<string, unknown> {
-  let bytes: Buffer;
-  try {
-    bytes = readFileSync(path);
-  } catch (error) {
-    throw new UsageError(`${option}: cannot read ${path}: ${(error as Error).message}`, [], { cause: error });
-  }
   // A field name in another encoding would never be found in the provider's (UTF-8) JSON.
-  const text = utf8Text(bytes, path);
+  const text = readUtf8File(path, option);
   let value: unknown;
   try {
     value = JSON.parse(text);

@@ -9,25 +9,27 @@ import { readFileSync } from 'node:fs';
 import { UsageError } from './errors.ts';
 
 /**
- * The text of the file at `path`, or of stdin for `-`.
+ * The text of the file at `path`, or of stdin for `-`. `option`, when given, leads each message
+ * (`--response-mapping: cannot read …`).
  * @throws UsageError when it cannot be read, or is not UTF-8 (see {@link utf8Text})
  */
-export function readUtf8File(path: string): string {
+export function readUtf8File(path: string, option?: string): string {
+  const lead = option === undefined ? '' : `${option}: `;
   let bytes: Buffer;
   try {
     bytes = readFileSync(path === '-' ? 0 : path);
   } catch (error) {
-    throw new UsageError(`cannot read ${path}: ${(error as Error).message}`, [], { cause: error });
+    throw new UsageError(`${lead}cannot read ${path}: ${(error as Error).message}`, [], { cause: error });
   }
-  return utf8Text(bytes, path === '-' ? 'stdin' : path);
+  return utf8Text(bytes, path === '-' ? 'stdin' : path, lead);
 }
 
 /**
  * `bytes` as text (a leading byte-order mark dropped).
- * @throws UsageError naming `where`, the line and column of the first byte that is not UTF-8, and
- *   that byte, when the bytes are not UTF-8
+ * @throws UsageError naming `where` (after `lead`), the line and column of the first byte that is
+ *   not UTF-8, and that byte, when the bytes are not UTF-8
  */
-export function utf8Text(bytes: Uint8Array, where: string): string {
+export function utf8Text(bytes: Uint8Array, where: string, lead = ''): string {
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch {
@@ -45,7 +47,7 @@ export function utf8Text(bytes: Uint8Array, where: string): string {
     const column =
       [...new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes.subarray(lineStart, offset))].length + 1;
     const byte = (bytes[offset] ?? 0).toString(16).toUpperCase().padStart(2, '0');
-    throw new UsageError(`${where} is not UTF-8 text; nothing was read from it`, [
+    throw new UsageError(`${lead}${where} is not UTF-8 text; nothing was read from it`, [
       {
         message: `byte 0x${byte} (column ${column}) is not UTF-8: save the file as UTF-8 and try again`,
         file: where,

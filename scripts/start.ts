@@ -36,7 +36,7 @@ import { type FileItem, locateIssues, readItemFile } from '../cli/item-files.ts'
 // jsonText escapes control and bidi characters that provider ids and titles may carry.
 import { jsonText, terminalText } from '../cli/output.ts';
 import { deployedInitialLookbackMinutes, simulatorInitialLookbackMinutes } from '../cli/sandbox-descriptor.ts';
-import { utf8Text } from '../cli/utf8.ts';
+import { readUtf8File } from '../cli/utf8.ts';
 import { exampleAudiences, exampleRules, exampleSimulator, type SandboxAudience } from '../sandbox/examples.ts';
 import {
   type AudienceCheck,
@@ -224,10 +224,10 @@ let responseMapping: string | undefined;
 if (options.responseMapping) {
   try {
     // A field name in another encoding would never be found in the provider's (UTF-8) JSON.
-    responseMapping = utf8Text(readFileSync(options.responseMapping), options.responseMapping);
+    responseMapping = readUtf8File(options.responseMapping, '--response-mapping');
   } catch (error) {
-    if (error instanceof UsageError) usage(`--response-mapping: ${error.message}`, error.details);
-    usage(`--response-mapping: cannot read ${options.responseMapping}: ${(error as Error).message}`);
+    if (!(error instanceof UsageError)) throw error;
+    usage(error.message, error.details);
   }
 }
 let providerCa: string | undefined;

@@ -67,6 +67,20 @@ describe('sandbox up with provider options', () => {
     const mapping = await sandbox(['sandbox', 'up', '--provider-url', provider.url, '--response-mapping', badMapping]);
     expect(mapping.code).toBe(2);
     expect(mapping.stderr).toContain(`--response-mapping: ${badMapping} is not JSON`);
+    // Saved in Latin-1, a field name would never match the provider's UTF-8 JSON.
+    const latin1Mapping = join(dir, 'latin1-mapping.json');
+    writeFileSync(latin1Mapping, Buffer.from('{"title": ["d\xe9p\xeache"]}', 'latin1'));
+    const latin1 = await sandbox([
+      'sandbox',
+      'up',
+      '--provider-url',
+      provider.url,
+      '--response-mapping',
+      latin1Mapping,
+    ]);
+    expect(latin1.code).toBe(2);
+    expect(latin1.stderr).toContain(`--response-mapping: ${latin1Mapping} is not UTF-8 text`);
+    expect(latin1.stderr).toContain(`${latin1Mapping}:1: byte 0xE9 (column 14) is not UTF-8`);
 
     const zone = await sandbox(['sandbox', 'up', '--provider-url', provider.url, '--provider-time-zone', 'Mars/Base']);
     expect(zone.code).toBe(2);
