@@ -61,18 +61,19 @@ const secrets = (key = 'unit-key'): SecretSource => ({ apiKey: async () => key }
 function client(
   dispatcher: MockAgent,
   overrides: Partial<ProviderConfigInput> = {},
-  extra: { now?: () => number } = {},
+  extra: { now?: () => number; key?: string } = {},
 ) {
   const sleeps: number[] = [];
+  const { key, ...rest } = extra;
   const instance = new NewsLookupClient({
     config: parseProviderConfig({ baseUrl: 'https://api.test/v1', pageSize: 10, maxAttempts: 3, ...overrides }),
-    secrets: secrets(),
+    secrets: secrets(key),
     dispatcher,
     sleep: async (ms) => {
       sleeps.push(ms);
     },
     random: () => 0.5,
-    ...extra,
+    ...rest,
   });
   return { instance, sleeps };
 }
@@ -313,12 +314,7 @@ describe('NewsLookupClient retries and messages', () => {
       'tab\tinside',
     ]) {
       const { agent, requests } = provider(() => ({ status: 200, body: { articles: [] } }));
-      const instance = new NewsLookupClient({
-        config: parseProviderConfig({ baseUrl: 'https://api.test/v1' }),
-        secrets: secrets(key),
-        dispatcher: agent,
-      });
-      const error = await failure(instance.pages(range));
+      const error = await failure(client(agent, {}, { key }).instance.pages(range));
       expect(error).toBeInstanceOf(ConfigError);
       expect(error.message).toContain('not printable ASCII');
       expect(error.message).not.toContain(key.trim());
@@ -348,11 +344,7 @@ describe('NewsLookupClient retries and messages', () => {
       fc.asyncProperty(keys, async (key) => {
         sent.length = 0;
         clearRegisteredSecrets();
-        const instance = new NewsLookupClient({
-          config: parseProviderConfig({ baseUrl: 'https://api.test/v1' }),
-          secrets: secrets(key),
-          dispatcher: agent,
-        });
+        const { instance } = client(agent, {}, { key });
         const trimmed = key.trim();
         if (trimmed !== '' && /^[\x20-\x7e]+$/.test(trimmed)) {
           await collect(instance.pages(range));
