@@ -49,6 +49,7 @@ export const STACK_MANAGED_VARIABLES = [
   'LATE_ARRIVAL_MINUTES',
   'FULL_SWEEP_MINUTES',
   'INCREMENTAL_OVERLAP_MINUTES',
+  'LATE_RECHECK_MINUTES',
   'LEDGER_RETENTION_DAYS',
   'LEASE_SECONDS',
   'DEFAULT_LOCALE',
@@ -255,6 +256,8 @@ export const StackConfigSchema = z
     lateArrivalMinutes: wholeNumber(0, 7 * 24 * 60, 60),
     fullSweepMinutes: wholeNumber(0, 24 * 60, 360),
     incrementalOverlapMinutes: wholeNumber(0, 24 * 60, 2),
+    /** Counted reading's recheck period; null: the larger of 10 and three schedule intervals. */
+    lateRecheckMinutes: nullable(wholeNumber(0, 24 * 60, 15)),
     ledgerRetentionDays: wholeNumber(2, 365, 14),
     logRetentionDays: z.preprocess(
       (value) => (typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value),
@@ -415,6 +418,8 @@ export type AudienceConfig = z.output<typeof AudienceConfigSchema>;
 export interface StackConfig extends ParsedConfig {
   /** Minutes between scheduled runs (from `rate()` or `scheduleIntervalMinutes`). */
   readonly intervalMinutes: number;
+  /** Counted reading's recheck period: `lateRecheckMinutes`, or derived from the schedule. */
+  readonly recheckMinutes: number;
   /** Run lease: longer than the function timeout, so a timed-out run's lease expires on its own. */
   readonly leaseSeconds: number;
   /** True while newsApiBaseUrl is the shipped placeholder. */
@@ -433,6 +438,16 @@ export function rateMinutes(expression: string): number | undefined {
   const amount = Number(match[1]);
   const unit = match[2] ?? 'minutes';
   return unit.startsWith('minute') ? amount : unit.startsWith('hour') ? amount * 60 : amount * 1440;
+}
+
+/**
+ * Counted reading's default recheck period: three schedule intervals, and at least 10 minutes.
+ * Rechecking re-reads the pages where the freshest late articles land; doing it on every run or
+ * every other run reads them two or three times as often for little gain (bench/RESULTS.md,
+ * section 6), and a recheck every 10 minutes or more keeps late articles within 10–15 minutes.
+ */
+export function defaultRecheckMinutes(intervalMinutes: number): number {
+  return Math.max(10, 3 * intervalMinutes);
 }
 
 /** Every option the stack reads, in documentation order. */
@@ -461,6 +476,7 @@ export function parseStackConfig(context: Readonly<Record<string, unknown>>): St
   return {
     ...config,
     intervalMinutes,
+    recheckMinutes: config.lateRecheckMinutes ?? defaultRecheckMinutes(intervalMinutes),
     leaseSeconds: config.timeoutSeconds + 60,
     usesPlaceholderBaseUrl: config.newsApiBaseUrl === PLACEHOLDER_BASE_URL,
   };

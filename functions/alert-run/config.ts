@@ -108,6 +108,12 @@ export const alertRunEnvironment: readonly EnvironmentVariable[] = [
     default: '2',
     description: 'Between full sweeps, how far behind the watermark a run reads before it may stop early.',
   },
+  {
+    name: 'LATE_RECHECK_MINUTES',
+    default: '15',
+    description:
+      "Counted reading: a day's watched stretches are checked for articles the provider listed late at least this often (the stack sets the larger of 10 and three schedule intervals); 0 leaves late articles to full sweeps.",
+  },
   sharedVariables.LEDGER_RETENTION_DAYS,
   { name: 'LEASE_SECONDS', default: '960', description: 'Run lease length; set it above the function timeout.' },
   { name: 'SOFT_MARGIN_SECONDS', default: '30', description: 'Stop fetching this long before the time limit.' },
@@ -193,6 +199,7 @@ const EnvironmentSchema = z.object({
   INITIAL_LOOKBACK_MINUTES: z._default(integer(0, 31 * 24 * 60), 60),
   FULL_SWEEP_MINUTES: z._default(integer(0, 24 * 60), 360),
   INCREMENTAL_OVERLAP_MINUTES: z._default(integer(0, 24 * 60), 2),
+  LATE_RECHECK_MINUTES: z._default(integer(0, 24 * 60), 15),
   LEDGER_RETENTION_DAYS: sharedVariableSchema.LEDGER_RETENTION_DAYS,
   LEASE_SECONDS: z._default(integer(60, 24 * 3600), 960),
   SOFT_MARGIN_SECONDS: z._default(integer(1, 600), 30),
@@ -308,6 +315,7 @@ export function loadAlertRunConfig(env: Readonly<Record<string, string | undefin
       ledgerFlushDelayMs: e.LEDGER_FLUSH_DELAY_MS,
       fullSweepMs: e.FULL_SWEEP_MINUTES * 60_000,
       incrementalOverlapMs: e.INCREMENTAL_OVERLAP_MINUTES * 60_000,
+      lateRecheckMs: e.LATE_RECHECK_MINUTES * 60_000,
       defaultLocale: defaultLocale.locale,
       dispatchAbandonAfterMs: e.DISPATCH_ABANDON_AFTER_MS,
     },

@@ -13,7 +13,15 @@ import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import { LeaseLostError } from '#core/errors';
-import { type Lease, type Log, maxResumeKeys, maxResumeValueLength, type ReadingState } from '#core/ports';
+import {
+  type Lease,
+  type Log,
+  maxAnchorKeyLength,
+  maxDayAnchors,
+  maxResumeKeys,
+  maxResumeValueLength,
+  type ReadingState,
+} from '#core/ports';
 
 /** Where the item lives. */
 export const readingStateKey = { pk: 'reading', sk: 'current' } as const;
@@ -23,7 +31,38 @@ const Position = z.union([
   z.strictObject({ page: z.number().check(z.int(), z.positive()) }),
   z.strictObject({ cursor: z.string().check(z.minLength(1), z.maxLength(maxResumeValueLength)) }),
 ]);
+const count = z.number().check(z.int(), z.nonnegative());
+const providerDay = z.string().check(z.regex(/^\d{4}-\d{2}-\d{2}$/));
+const CountedDayItem = z
+  .object({
+    day: providerDay,
+    anchors: z
+      .array(
+        z.object({
+          key: z.string().check(z.minLength(1), z.maxLength(maxAnchorKeyLength)),
+          at: finite,
+          older: count,
+          cleanAt: finite,
+        }),
+      )
+      .check(z.maxLength(maxDayAnchors)),
+    bottomCleanAt: z.optional(finite),
+    beyond: z.optional(count),
+  })
+  .check(
+    z.refine(
+      (day) => day.anchors.every((anchor, i) => i === 0 || anchor.older < (day.anchors[i - 1]?.older ?? 0)),
+      'anchors must list fewer articles after each one, newest first',
+    ),
+  );
 const ReadingItem = z.object({
+  counted: z.optional(
+    z.object({
+      days: z.array(CountedDayItem).check(z.maxLength(8)),
+      lastRecheckAt: z.optional(finite),
+      off: z.optional(z.object({ reason: z.string().check(z.maxLength(2000)), since: finite })),
+    }),
+  ),
   order: z.enum(['newest-first', 'oldest-first', 'unknown']),
   lastSweepAt: z.optional(finite),
   runId: z.string(),
@@ -31,7 +70,7 @@ const ReadingItem = z.object({
   watermarkVersion: z.optional(z.number().check(z.int())),
   resume: z.array(
     z.object({
-      day: z.string().check(z.regex(/^\d{4}-\d{2}-\d{2}$/)),
+      day: providerDay,
       position: Position,
       keys: z.array(z.string().check(z.maxLength(maxResumeValueLength))).check(z.maxLength(maxResumeKeys)),
     }),

@@ -80,7 +80,8 @@ import {
   type ShardedPublishing,
   type Watermark,
 } from './ports.ts';
-import { type DayObservation, nextOrder, OrderCheck, planRead, type ReadPlan } from './reading.ts';
+import { CountedRun, type CountedStats, DayTally } from './reading/counted-run.ts';
+import { type DayObservation, nextOrder, OrderCheck, planRead, type ReadPlan } from './reading/plan.ts';
 import type { RenderOptions } from './render.ts';
 
 /** The adapters one run talks to. */
@@ -122,6 +123,11 @@ export interface AlertRunSettings {
   readonly fullSweepMs: number;
   /** Between sweeps, how far behind the watermark a run reads before it may stop early. */
   readonly incrementalOverlapMs: number;
+  /**
+   * Counted reading (functions/core/reading/counted-days.ts): how long a watched stretch of a day
+   * may go unchecked for articles the provider lists late. 0 or absent: off (they wait for a sweep).
+   */
+  readonly lateRecheckMs?: number | undefined;
   /**
    * Locale of audiences without `locale`, and the fallback before English for the others
    * (the stack's `defaultLocale`, validated at cold start). Default `en-US`.
@@ -194,6 +200,8 @@ export interface RunReading {
   /** Days read in full although the plan was incremental, and why (the first reason). */
   daysReadFully: number;
   fullReadReason?: string;
+  /** Counted reading: days counted, rechecks and their pages, late articles found; why it paused. */
+  counted?: CountedStats & { paused?: string };
 }
 
 /** A poison page: the provider day and page, and why none of its items could be read. */
@@ -378,6 +386,8 @@ class AlertRun {
   #advanceTo: number | undefined;
   /** Why the run stopped without finishing its window, when it is not the time budget. */
   #stoppedBecause: string | undefined;
+  /** Counted reading in this run (the plan counts, and the source serves pages by number). */
+  #counted: CountedRun | undefined;
 
   constructor(
     readonly deps: AlertRunDependencies,
@@ -473,8 +483,21 @@ class AlertRun {
       watermarkAt,
       now: summary.startedAt,
       settings,
+      countable: deps.news.page !== undefined,
     });
     this.#plan = plan;
+    const today = providerDate(summary.startedAt, settings.providerTimeZone);
+    if (plan.counted && deps.news.page !== undefined) {
+      this.#counted = new CountedRun({
+        source: deps.news as typeof deps.news & Required<Pick<typeof deps.news, 'page'>>,
+        previous: this.#readingBefore?.counted,
+        settings: { lateArrivalMs: settings.lateArrivalMs, recheckMs: settings.lateRecheckMs ?? 0 },
+        log: deps.log,
+        now: this.now,
+        today,
+        dayEnd: (day) => endOfDate(day, settings.providerTimeZone),
+      });
+    }
     summary.reading = {
       mode: plan.mode,
       ...(plan.mode === 'sweep' ? { reason: plan.reason } : {}),
@@ -498,10 +521,13 @@ class AlertRun {
     // for a rule saved since (see #match).
     this.#sweepOnlyBefore = watermarkAt - settings.lateArrivalMs;
     this.#ruleSavedAt = savedTimes(ruleSet.rules);
-    const days = datesBetween(
+    const planned = datesBetween(
       providerDate(plan.mode === 'incremental' ? plan.stopBefore : cutoff, settings.providerTimeZone),
-      providerDate(summary.startedAt, settings.providerTimeZone),
+      today,
     );
+    // Earlier days still watched for late arrivals are read too (a counted read of such a day is
+    // usually its first page).
+    const days = [...new Set([...(this.#counted?.watchedDays() ?? []), ...planned])].sort();
     summary.window = { from: days[0] ?? '', to: days.at(-1) ?? '' };
     if (deps.sharded !== undefined) {
       // A retried invocation keeps its request id: the start time keeps its dispatch apart.
@@ -559,6 +585,13 @@ class AlertRun {
     await this.#sealDispatch();
 
     this.#sweptAll = plan.mode === 'sweep' && summary.daysCompleted >= days.length;
+    if (this.#counted !== undefined) {
+      const counted = this.#counted.state();
+      summary.reading.counted = {
+        ...this.#counted.stats,
+        ...(counted.off === undefined ? {} : { paused: counted.off.reason }),
+      };
+    }
     summary.reading.orderAfter = nextOrder(plan.order, this.#observations);
     if (summary.reading.orderAfter !== plan.order) {
       deps.log.info("the provider's order changed as far as this run could see", {
@@ -650,7 +683,11 @@ class AlertRun {
     const resume = new Map((previous?.resume ?? []).map((entry) => [entry.day, entry]));
     for (const [day, entry] of this.#resume) resume.set(day, entry);
     const lastSweepAt = this.#sweptAll ? this.summary.startedAt : previous?.lastSweepAt;
+    // Counted reading's state: this run's, or, when it did not count, what the last one left
+    // (a run that reads without counting keeps neither the counts nor a pause that ended).
+    const counted = this.#counted?.state() ?? (plan.counted ? previous?.counted : undefined);
     return {
+      ...(counted === undefined ? {} : { counted }),
       order,
       ...(lastSweepAt === undefined ? {} : { lastSweepAt }),
       runId: this.summary.runId,
@@ -665,6 +702,21 @@ class AlertRun {
   #howToRead(day: string): DayRead {
     const plan = this.#plan;
     if (plan === undefined) return { kind: 'full' };
+    const counted = this.#counted;
+    if (counted !== undefined) {
+      const today = providerDate(this.summary.startedAt, this.settings.providerTimeZone);
+      if (plan.mode === 'incremental') {
+        const how = counted.howToRead(day);
+        // Without counts for the day (a new provider day): read it whole, in order, and count it.
+        return how.kind === 'establish'
+          ? { kind: 'full', sequential: true }
+          : { kind: 'newest-first', stopBefore: plan.stopBefore, pastAnchorAt: how.newestAnchorAt };
+      }
+      // A counting sweep reads in order, so what it reads can be counted.
+      return plan.order === 'newest-first' && day < today
+        ? { kind: 'newest-first', stopBefore: plan.from }
+        : { kind: 'full', sequential: true };
+    }
     if (plan.mode === 'sweep') {
       // A sweep reads every page of today. An earlier day of its window only matters back to the
       // sweep's own start (older articles are handled, and the sweeps of that day read them), so
@@ -685,9 +737,12 @@ class AlertRun {
     const reading = this.summary.reading;
     context.pipeline.resetUnpublished();
     const how = this.#howToRead(day);
-    // Articles handled by a read that is then restarted from page 1: not matched twice in one run.
-    const handled = how.kind === 'resume' ? new Set<string>() : undefined;
-    let outcome = await this.#readDay(day, how, context, handled);
+    // Articles handled by a read that is then restarted from page 1, or read again by a counted
+    // recheck: not matched twice in one run.
+    const handled = how.kind === 'resume' || this.#counted !== undefined ? new Set<string>() : undefined;
+    const tally =
+      this.#counted === undefined ? undefined : new DayTally(day, how.kind !== 'full' || how.sequential === true);
+    let outcome = await this.#readDay(day, how, context, handled, tally);
     if (outcome.restart !== undefined) {
       this.deps.log.info('resuming where the last run ended did not hold; reading the day from page 1', {
         day,
@@ -706,8 +761,66 @@ class AlertRun {
         reading.fullReadReason ??= `${day}: an article out of newest-first order`;
       }
     }
+    if (tally !== undefined && outcome.fullyRead) {
+      const counted = await this.#finishCounted(day, tally, outcome, context, handled);
+      if (counted === 'unfinished') outcome = { ...outcome, fullyRead: false };
+      else if (counted !== undefined) {
+        // The counts cannot be followed on this day: read it whole, as a sweep would.
+        if (reading) {
+          reading.daysReadFully += 1;
+          reading.fullReadReason ??= `${day}: ${counted}`;
+        }
+        outcome = await this.#readDay(day, { kind: 'full' }, context, handled);
+      }
+    }
     await context.pipeline.flush();
     return outcome.fullyRead && context.pipeline.unpublished === 0;
+  }
+
+  /**
+   * Counted reading after a completed read of `day`: folds what the read saw into the day's counts
+   * and rechecks for late arrivals when due, delivering what the recheck reads. Returns why the
+   * counts disagree with the provider (the caller reads the day whole), 'unfinished' when the time
+   * budget cut the recheck, or undefined.
+   */
+  async #finishCounted(
+    day: string,
+    tally: DayTally,
+    outcome: DayOutcome,
+    context: DayContext,
+    handled: Set<string> | undefined,
+  ): Promise<string | 'unfinished' | undefined> {
+    const counted = this.#counted as CountedRun;
+    const { deps, summary } = this;
+    const signal = this.deadlines.fetch.signal;
+    if (outcome.broke || !outcome.newestFirst) {
+      tally.uncountable ??= `${day} was not listed newest first, so late arrivals cannot be counted`;
+    }
+    const pagesBefore = counted.stats.recheckPages;
+    try {
+      const finished = await counted.finishDay(tally, {
+        signal,
+        reachedEnd: !outcome.stoppedEarly,
+        deliver: async (articles) => {
+          summary.articlesFetched += articles.length;
+          await context.pipeline.add(this.#match(articles, { ...context, handled }));
+        },
+      });
+      return finished.disagreed;
+    } catch (error) {
+      if (!(signal.aborted && isAbort(error, signal))) {
+        await context.pipeline.flush().catch((deliveryError: unknown) =>
+          deps.log.error('could not deliver matched alerts after a provider failure', {
+            error: describe(deliveryError),
+          }),
+        );
+        throw error;
+      }
+      deps.log.warn('time budget reached while rechecking for late articles; checkpointing', { day });
+      return 'unfinished';
+    } finally {
+      summary.pages += counted.stats.recheckPages - pagesBefore;
+    }
   }
 
   /**
@@ -719,6 +832,7 @@ class AlertRun {
     how: DayRead,
     context: DayContext,
     handled: Set<string> | undefined,
+    tally?: DayTally,
   ): Promise<DayOutcome> {
     const { deps, summary } = this;
     const { cutoff, newSince, matcher, pipeline } = context;
@@ -726,7 +840,7 @@ class AlertRun {
     const expected = how.kind === 'full' ? undefined : how.kind === 'resume' ? 'oldest-first' : 'newest-first';
     const signal = this.deadlines.fetch.signal;
     const options =
-      how.kind === 'newest-first'
+      how.kind === 'newest-first' || (how.kind === 'full' && how.sequential === true)
         ? { signal, sequential: true }
         : how.kind === 'resume'
           ? { signal, resumeFrom: how.resume.position }
@@ -748,6 +862,7 @@ class AlertRun {
             return restart('its first page repeats none of the articles the last run read there');
           }
         }
+        tally?.observe(page);
         if (page.unreadable !== undefined) {
           this.#park(day, page.pageNumber, page.skipped.length, page.unreadable);
           continue;
@@ -772,7 +887,14 @@ class AlertRun {
         await pipeline.add(this.#match(page.articles, { cutoff, newSince, matcher, handled }));
         if (page.articles.length > 0) last = resumePoint(page);
         const oldest = page.articles.at(-1);
-        if (how.kind === 'newest-first' && !broke && oldest !== undefined && oldest.publishedAt < how.stopBefore) {
+        if (
+          how.kind === 'newest-first' &&
+          !broke &&
+          oldest !== undefined &&
+          oldest.publishedAt < how.stopBefore &&
+          // Counted: past the newest remembered article too, so the read tells its count.
+          (how.pastAnchorAt === undefined || oldest.publishedAt < how.pastAnchorAt)
+        ) {
           // Verified newest-first up to here: every later page only holds older articles.
           stoppedEarly = true;
           break;
@@ -802,7 +924,7 @@ class AlertRun {
         this.#resume.set(day, { day, position: last.position, keys: last.keys });
       }
     }
-    return { fullyRead, stoppedEarly, broke };
+    return { fullyRead, stoppedEarly, broke, newestFirst: check.holds('newest-first') };
   }
 
   /** The matches of a page's articles that this run has to handle. */
@@ -875,8 +997,13 @@ class AlertRun {
 
 /** How one day is read: every page, newest-first with an early stop, or resumed (oldest-first). */
 type DayRead =
-  | { readonly kind: 'full' }
-  | { readonly kind: 'newest-first'; readonly stopBefore: number }
+  /** Every page; `sequential`: one after another in order (counted reading counts what it reads). */
+  | { readonly kind: 'full'; readonly sequential?: boolean }
+  /**
+   * Page by page until a verified page ends before `stopBefore` and, with counts
+   * (`pastAnchorAt`), also before the newest remembered article of the day.
+   */
+  | { readonly kind: 'newest-first'; readonly stopBefore: number; readonly pastAnchorAt?: number }
   | { readonly kind: 'resume'; readonly resume: DayResume };
 
 interface DayContext {
@@ -890,6 +1017,8 @@ interface DayOutcome {
   readonly fullyRead: boolean;
   readonly stoppedEarly: boolean;
   readonly broke: boolean;
+  /** Every article read came in newest-first order (ties fit either order). */
+  readonly newestFirst?: boolean;
   /** Why a resumed read has to start again from page 1. */
   readonly restart?: string;
 }

@@ -62,6 +62,21 @@ export interface ArticlePage {
    * so a later run can resume there ({@link PagesOptions.resumeFrom}).
    */
   readonly cursor?: string | undefined;
+  /**
+   * Numbered paging: where each of `articles` stands in the provider's listing of the range when
+   * this page was answered (0-based; `positions[i]` belongs to `articles[i]`). With `totalCount`
+   * it tells how many articles are listed after each one (counted reading).
+   */
+  readonly positions?: readonly number[] | undefined;
+}
+
+/** One page asked for by number and size ({@link NewsSource.page}). */
+export interface PageRequest {
+  /** 1-based. */
+  readonly page: number;
+  /** Articles per page: at most the configured page size. */
+  readonly size: number;
+  readonly signal?: AbortSignal | undefined;
 }
 
 /** Where a read of a provider date starts when it does not start at page 1. */
@@ -91,6 +106,15 @@ export interface NewsSource {
    * it throws a ProviderError otherwise.
    */
   pages(range: ProviderDateRange, options?: PagesOptions): AsyncIterable<ArticlePage>;
+  /**
+   * One page of `range` by number and size, not de-duplicated, with `positions` and `totalCount`
+   * (numbered paging only; absent when the source pages by cursor). Counted reading uses it to
+   * look at one place of a day's listing. Throws a ProviderError like `pages`; a page on which no
+   * item can be read comes back with `unreadable` set.
+   */
+  page?(range: ProviderDateRange, request: PageRequest): Promise<ArticlePage>;
+  /** Articles per page the source asks for (numbered paging); the largest `size` for `page`. */
+  readonly pageSize?: number | undefined;
 }
 
 // --- Rules and audiences ------------------------------------------------------------------------
@@ -307,10 +331,63 @@ export const maxResumeKeys = 100;
 export const maxResumeValueLength = 1024;
 
 /**
- * What the runs learned about reading the provider, kept between runs (functions/core/reading.ts).
+ * An article a run remembers on a provider day it counts (functions/core/reading/counted-days.ts),
+ * with how many of the day's articles listed after it (older ones, newest-first) the runs have
+ * accounted for. The provider's total then tells how many articles arrived late below it.
+ */
+export interface DayAnchor {
+  readonly key: string;
+  /** Its publication time (epoch ms). */
+  readonly at: number;
+  /** Articles listed after it that the runs have read (a lower bound: never more than were read). */
+  readonly older: number;
+  /** When every article between this anchor and the one above it was last known read (epoch ms). */
+  readonly cleanAt: number;
+}
+
+/** What the runs know of one provider day they count; see functions/core/reading/counted-days.ts. */
+export interface CountedDay {
+  readonly day: string;
+  /** Newest first; the last one is the deepest the runs still watch. */
+  readonly anchors: readonly DayAnchor[];
+  /**
+   * Set while the articles listed after the last anchor may still receive late arrivals (it is the
+   * day's oldest article): when they were last known read. Absent: nothing below the last anchor
+   * is watched any more (older than the late-arrival window).
+   */
+  readonly bottomCleanAt?: number | undefined;
+  /**
+   * Without `bottomCleanAt`: unread articles listed after the last anchor, which arrived too late
+   * to matter, as last measured; undefined when not measured since the last anchor changed.
+   */
+  readonly beyond?: number | undefined;
+}
+
+/** Counted reading's part of the reading state. */
+export interface CountedReading {
+  readonly days: readonly CountedDay[];
+  /** The last run that checked every watched day for late arrivals (epoch ms). */
+  readonly lastRecheckAt?: number | undefined;
+  /**
+   * Set when the provider's counts could not be used (no totals, pages that do not add up, articles
+   * that vanished): why, and since when. Runs then read as without counting until it expires.
+   */
+  readonly off?: { readonly reason: string; readonly since: number } | undefined;
+}
+
+/** Anchors a counted day keeps at most: enough for a busy day's late-arrival window, bounded for the item. */
+export const maxDayAnchors = 256;
+
+/** Longest article key an anchor keeps (characters): a longer key is never an anchor. */
+export const maxAnchorKeyLength = 256;
+
+/**
+ * What the runs learned about reading the provider, kept between runs (functions/core/reading/).
  * Losing it is always safe: a run without it reads every page of the window (a full sweep).
  */
 export interface ReadingState {
+  /** Counted reading (late arrivals found by the provider's totals); absent: not in use yet. */
+  readonly counted?: CountedReading | undefined;
   readonly order: ProviderOrder;
   /** When the last completed full sweep started (epoch ms). */
   readonly lastSweepAt?: number | undefined;

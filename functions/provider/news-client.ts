@@ -36,6 +36,7 @@ import {
   type Log,
   type NewsSource,
   type PagePosition,
+  type PageRequest,
   type PagesOptions,
   type ProviderDateRange,
   type SecretSource,
@@ -121,6 +122,8 @@ type AttemptOutcome =
 interface FetchedPage {
   readonly pageNumber: number;
   readonly mapped: MappedPage;
+  /** Numbered paging: the page size the request asked for. */
+  readonly size?: number;
 }
 
 const itemCount = (page: FetchedPage): number => page.mapped.articles.length + page.mapped.skipped.length;
@@ -500,31 +503,96 @@ export class NewsLookupClient implements NewsSource {
     }
   }
 
-  #numberedPage(range: ProviderDateRange, pageNumber: number, signal: AbortSignal): Promise<FetchedPage> {
+  async #numberedPage(
+    range: ProviderDateRange,
+    pageNumber: number,
+    signal: AbortSignal,
+    size = this.#config.pageSize,
+  ): Promise<FetchedPage> {
     const body = {
       paginationMethod: 'PAGE',
       publishedAtStart: range.from,
       publishedAtEnd: range.to,
       page: pageNumber,
-      size: this.#config.pageSize,
+      size,
     };
-    return this.#fetchPage(body, { range: `${range.from}..${range.to}`, page: pageNumber }, signal);
+    const page = await this.#fetchPage(body, { range: `${range.from}..${range.to}`, page: pageNumber }, signal);
+    return { ...page, size };
+  }
+
+  /** Articles per page this client asks for (numbered paging). */
+  get pageSize(): number {
+    return this.#config.pageSize;
+  }
+
+  /**
+   * One numbered page by number and size, not de-duplicated, with the positions of its articles
+   * (counted reading, functions/core/reading/counted-run.ts). A page on which nothing can be read
+   * comes back with `unreadable` once the mapping has read an article anywhere; before that it
+   * fails the read, as `pages` does when no page of a range is readable.
+   *
+   * @throws RangeError when the client pages by cursor, or `size` is not 1..pageSize
+   */
+  async page(range: ProviderDateRange, request: PageRequest): Promise<ArticlePage> {
+    if (!isProviderDate(range.from) || !isProviderDate(range.to) || range.from > range.to) {
+      throw new RangeError(`invalid provider date range ${range.from}..${range.to} (YYYY-MM-DD, from <= to)`);
+    }
+    if (this.#config.pagination.method === 'CURSOR')
+      throw new RangeError('a cursor-paged provider has no page numbers');
+    const { page: pageNumber, size } = request;
+    if (!Number.isSafeInteger(pageNumber) || pageNumber < 1 || pageNumber > this.#config.maxPages) {
+      throw new RangeError(`page must be 1..${this.#config.maxPages}, not ${pageNumber}`);
+    }
+    if (!Number.isSafeInteger(size) || size < 1 || size > this.#config.pageSize) {
+      throw new RangeError(`size must be 1..${this.#config.pageSize}, not ${size}`);
+    }
+    const signal = request.signal ?? new AbortController().signal;
+    signal.throwIfAborted();
+    const page = await this.#numberedPage(range, pageNumber, signal, size);
+    if (page.mapped.unreadable !== undefined && !this.#mappingFits) {
+      throw new ProviderResponseError(
+        `no item on page ${pageNumber} of ${range.from}..${range.to} could be read and no page had a readable article, so the response mapping does not fit this provider (set ${providerEnvironment.mapping}): ${page.mapped.unreadable}`,
+      );
+    }
+    return this.#emit(page, new Set<string>());
   }
 
   #emit(page: FetchedPage, seen: Set<string>, cursor?: string): ArticlePage {
-    const articles = page.mapped.articles.filter((article) => {
+    const all = page.mapped.articles;
+    const kept = all.map((article) => {
       if (seen.has(article.key)) return false;
       seen.add(article.key);
       return true;
     });
+    const positions = this.#positions(page);
     return {
       pageNumber: page.pageNumber,
-      articles,
+      articles: all.filter((_, i) => kept[i]),
       totalCount: page.mapped.totalCount,
       skipped: page.mapped.skipped,
       ...(page.mapped.unreadable === undefined ? {} : { unreadable: page.mapped.unreadable }),
       ...(cursor === undefined ? {} : { cursor }),
+      ...(positions === undefined ? {} : { positions: positions.filter((_, i) => kept[i]) }),
     };
+  }
+
+  /**
+   * Where each article of a numbered page stands in the listing (its page's offset plus its index
+   * among the page's items, unreadable ones included), when that can be trusted: the provider
+   * reported a total, and the page holds exactly as many items as that total and the requested
+   * size leave for it (a provider that caps `size` silently would put them elsewhere).
+   */
+  #positions(page: FetchedPage): number[] | undefined {
+    const { size } = page;
+    const total = page.mapped.totalCount;
+    if (size === undefined || total === undefined) return undefined;
+    const items = page.mapped.articles.length + page.mapped.skipped.length;
+    const offset = (page.pageNumber - 1) * size;
+    if (items !== Math.max(0, Math.min(size, total - offset))) return undefined;
+    const skipped = new Set(page.mapped.skipped.map((item) => item.index));
+    const positions: number[] = [];
+    for (let index = 0; index < items; index++) if (!skipped.has(index)) positions.push(offset + index);
+    return positions;
   }
 
   #pageCapError(range: ProviderDateRange, pageSize: number, total?: number): PageCapError {

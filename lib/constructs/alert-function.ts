@@ -75,6 +75,7 @@ export class AlertFunction extends Construct {
     this.#set('LATE_ARRIVAL_MINUTES', String(config.lateArrivalMinutes));
     this.#set('FULL_SWEEP_MINUTES', String(config.fullSweepMinutes));
     this.#set('INCREMENTAL_OVERLAP_MINUTES', String(config.incrementalOverlapMinutes));
+    this.#set('LATE_RECHECK_MINUTES', String(config.recheckMinutes));
     this.#set('LEDGER_RETENTION_DAYS', String(config.ledgerRetentionDays));
     // Longer than the timeout: a run killed by the timeout leaves a lease that expires by itself.
     this.#set('LEASE_SECONDS', String(config.leaseSeconds));

@@ -1,15 +1,23 @@
 /**
- * Incremental reading keeps the no-loss and exactly-once guarantees (functions/core/reading.ts):
+ * Incremental reading keeps the no-loss and exactly-once guarantees (functions/core/reading/plan.ts):
  * the real alert run against moto and the news simulator over HTTPS, with articles arriving
  * between and during runs. Every test here fails when the early stop is made unconditional
  * (stopping on a page that ends before watermark - overlap whatever the order and the plan).
+ *
+ * These runs read without counted reading (LATE_RECHECK_MINUTES=0), as they do for a provider that
+ * reports no totals or pages by cursor: late articles wait for full sweeps. Counted reading has
+ * its own tests (guarantee-late-arrivals.test.ts).
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RunSummary } from '#core/alert-run';
 import { providerDate } from '#core/calendar';
 import type { SimArticleInput } from '#sandbox/news-simulator';
 import { OUT_OF_SCOPE_MEDIA } from '#sandbox/news-simulator-data';
-import { startTestStack, stateWith, type TestStack, testEpoch } from '#test/run-harness';
+import { startTestStack as startStack, stateWith, type TestStack, testEpoch } from '#test/run-harness';
+
+/** A test stack that reads without counted reading. */
+const startTestStack = (options: Parameters<typeof startStack>[0] = {}) =>
+  startStack({ ...options, environment: { LATE_RECHECK_MINUTES: '0', ...options.environment } });
 
 const minute = 60_000;
 const exact = { missing: [], unexpected: [], duplicates: [] };

@@ -8,7 +8,7 @@ import {
   OrderCheck,
   planRead,
   type ReadSettings,
-} from '#core/reading';
+} from '#core/reading/plan';
 
 const minute = 60_000;
 /** 2026-11-22 09:00 in Seoul. */
@@ -45,6 +45,88 @@ describe('planRead', () => {
       order: 'newest-first',
       from: watermark.at - settings.lateArrivalMs,
       stopBefore: watermark.at - settings.incrementalOverlapMs,
+      counted: false,
+    });
+  });
+
+  describe('with counted reading (a source that serves pages by number, LATE_RECHECK_MINUTES > 0)', () => {
+    const countedSettings: ReadSettings = { ...settings, lateRecheckMs: 15 * minute };
+    const counts = {
+      days: [
+        {
+          day: '2026-11-22',
+          anchors: [{ key: 'id:1', at: now - 30 * minute, older: 10, cleanAt: now - 12 * minute }],
+          bottomCleanAt: now - 20 * minute,
+        },
+      ],
+    };
+    const countedPlan = (state: ReadingState | undefined, at = now) =>
+      planRead({
+        reading: state,
+        watermark,
+        watermarkAt: watermark.at,
+        now: at,
+        settings: countedSettings,
+        countable: true,
+      });
+
+    it('reads incrementally when the sweep period is up or a new provider day began: the counts find late articles', () => {
+      const periodUp = { ...reading, lastSweepAt: now - 400 * minute, counted: counts };
+      expect(countedPlan(periodUp)).toMatchObject({ mode: 'incremental', counted: true });
+      const yesterday = { ...reading, lastSweepAt: now - 10 * 60 * minute, counted: counts };
+      expect(countedPlan(yesterday)).toMatchObject({ mode: 'incremental', counted: true });
+    });
+
+    it('matches back to the oldest watched stretch minus the late-arrival window, not only to the watermark', () => {
+      const plan = countedPlan({ ...reading, counted: counts });
+      // The bottom stretch was last clean 20 minutes ago: a late article there can be that much
+      // older than one the watermark alone would reach.
+      expect(plan.from).toBe(now - 20 * minute - settings.lateArrivalMs);
+    });
+
+    it('starts counting with one sweep read in order, and still sweeps after a failed run', () => {
+      expect(countedPlan(reading)).toMatchObject({
+        mode: 'sweep',
+        counted: true,
+        reason: expect.stringMatching(/counted reading starts/),
+      });
+      expect(countedPlan({ ...reading, counted: counts, runStatus: 'failed' })).toMatchObject({
+        mode: 'sweep',
+        counted: true,
+      });
+    });
+
+    it('reads without counting while paused after a disagreement, and starts again with a sweep once the pause is over', () => {
+      const paused = {
+        ...reading,
+        counted: { days: [], off: { reason: 'articles were removed', since: now - 60 * minute } },
+      };
+      expect(countedPlan(paused)).toMatchObject({ mode: 'incremental', counted: false });
+      expect(countedPlan(paused, now + 6 * 60 * minute)).toMatchObject({ mode: 'sweep', counted: true });
+    });
+
+    it('does not count without a source that serves pages by number, or with LATE_RECHECK_MINUTES=0', () => {
+      const state = { ...reading, counted: counts };
+      expect(
+        planRead({
+          reading: state,
+          watermark,
+          watermarkAt: watermark.at,
+          now,
+          settings: countedSettings,
+          countable: false,
+        }),
+      ).toMatchObject({ counted: false });
+      expect(
+        planRead({
+          reading: state,
+          watermark,
+          watermarkAt: watermark.at,
+          now,
+          settings: { ...countedSettings, lateRecheckMs: 0 },
+          countable: true,
+        }),
+      ).toMatchObject({ counted: false });
     });
   });
 

@@ -27,8 +27,8 @@
  *   provider day (the day before is then read to its end), after a run that did not complete,
  *   when the watermark was moved by anyone else, and whenever the order is not known.
  */
-import { providerDate } from './calendar.ts';
-import type { ProviderOrder, ReadingState, Watermark } from './ports.ts';
+import { providerDate } from '../calendar.ts';
+import type { CountedDay, ProviderOrder, ReadingState, Watermark } from '../ports.ts';
 
 /** Steps in one direction (distinct timestamps) a full read must show before its order is trusted. */
 export const minOrderEvidence = 10;
@@ -42,6 +42,11 @@ export type ReadPlan =
       readonly order: ProviderOrder;
       /** Articles published before this were handled by earlier runs (the run's cutoff). */
       readonly from: number;
+      /**
+       * Counted reading (counted-days.ts): the sweep reads page by page in order, so the days it
+       * reads newest-first can be counted from here on.
+       */
+      readonly counted: boolean;
     }
   | {
       readonly mode: 'incremental';
@@ -49,6 +54,8 @@ export type ReadPlan =
       readonly from: number;
       /** The run may stop reading a day once a verified page ends before this instant. */
       readonly stopBefore: number;
+      /** Counted reading: late arrivals are found by the provider's totals, not by periodic sweeps. */
+      readonly counted: boolean;
     };
 
 /** The settings {@link planRead} needs (a subset of AlertRunSettings). */
@@ -57,7 +64,15 @@ export interface ReadSettings {
   readonly lateArrivalMs: number;
   readonly fullSweepMs: number;
   readonly incrementalOverlapMs: number;
+  /**
+   * Counted reading: how long a watched stretch of a day may go unchecked for late arrivals; 0
+   * switches counted reading off (late arrivals then wait for a sweep).
+   */
+  readonly lateRecheckMs?: number | undefined;
 }
+
+/** After the provider's counts disagreed, how long runs read without counting before trying again. */
+export const countingPauseMs = 6 * 60 * 60 * 1000;
 
 /** Longest a sweep looks back before the watermark, whatever the last sweep was. */
 const maxSweepReachMs = 2 * 24 * 60 * 60 * 1000;
@@ -72,10 +87,20 @@ export function planRead(input: {
   readonly watermarkAt: number;
   readonly now: number;
   readonly settings: ReadSettings;
+  /** The source can serve one page by number and size (NewsSource.page), so counting is possible. */
+  readonly countable?: boolean | undefined;
 }): ReadPlan {
   const { reading, watermark, watermarkAt, now, settings } = input;
-  const cutoff = watermarkAt - settings.lateArrivalMs;
   const order = reading?.order ?? 'unknown';
+  const paused = reading?.counted?.off;
+  const counting =
+    input.countable === true &&
+    (settings.lateRecheckMs ?? 0) > 0 &&
+    (paused === undefined || now - paused.since >= countingPauseMs);
+  // What a watched stretch may still hold arrived after it was last clean, at most the late-arrival
+  // window late: a counted run matches back to there, not only to watermark - window.
+  const watchedSince = counting ? oldestClean(reading?.counted?.days ?? []) : undefined;
+  const cutoff = Math.min(watermarkAt, watchedSince ?? Number.POSITIVE_INFINITY) - settings.lateArrivalMs;
   const sweep = (reason: string): ReadPlan => {
     const lastSweepAt = reading?.lastSweepAt;
     // Back to where the last sweep started, minus the late-arrival window: an article indexed up
@@ -84,7 +109,7 @@ export function planRead(input: {
       lastSweepAt === undefined
         ? cutoff
         : Math.min(cutoff, Math.max(lastSweepAt, watermarkAt - maxSweepReachMs) - settings.lateArrivalMs);
-    return { mode: 'sweep', reason, order, from };
+    return { mode: 'sweep', reason, order, from, counted: counting && order !== 'oldest-first' };
   };
   if (settings.fullSweepMs === 0) return sweep('FULL_SWEEP_MINUTES is 0: every run reads every page');
   if (reading === undefined) return sweep('no reading state yet (first run, or the item was lost)');
@@ -97,6 +122,21 @@ export function planRead(input: {
   }
   const { lastSweepAt } = reading;
   if (lastSweepAt === undefined) return sweep('no full sweep yet');
+  const incremental = (counted: boolean): ReadPlan => ({
+    mode: 'incremental',
+    order: order === 'oldest-first' ? 'oldest-first' : 'newest-first',
+    from: cutoff,
+    stopBefore: Math.max(cutoff, watermarkAt - settings.incrementalOverlapMs),
+    counted,
+  });
+  if (counting && order === 'newest-first') {
+    // Late arrivals are found by the counts of every watched day, so neither the sweep period nor
+    // a new provider day calls for a sweep; counting starts with one sweep read in order.
+    if (reading.counted === undefined || reading.counted.off !== undefined) {
+      return sweep('counted reading starts: every page of the window is read once, in order');
+    }
+    return incremental(true);
+  }
   if (now - lastSweepAt >= settings.fullSweepMs) {
     return sweep(`the last full sweep started ${Math.round((now - lastSweepAt) / 60_000)} min ago`);
   }
@@ -104,12 +144,17 @@ export function planRead(input: {
   if (providerDate(lastSweepAt, settings.providerTimeZone) !== today) {
     return sweep(`first run of provider day ${today}: the day before is read to its end`);
   }
-  return {
-    mode: 'incremental',
-    order,
-    from: cutoff,
-    stopBefore: Math.max(cutoff, watermarkAt - settings.incrementalOverlapMs),
-  };
+  return incremental(false);
+}
+
+/** The earliest time a watched stretch of any counted day was last known read. */
+function oldestClean(days: readonly CountedDay[]): number | undefined {
+  let oldest: number | undefined;
+  for (const day of days) {
+    for (const anchor of day.anchors) oldest = Math.min(oldest ?? anchor.cleanAt, anchor.cleanAt);
+    if (day.bottomCleanAt !== undefined) oldest = Math.min(oldest ?? day.bottomCleanAt, day.bottomCleanAt);
+  }
+  return oldest;
 }
 
 /**

@@ -1,0 +1,165 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { maxDayAnchors } from '#core/ports';
+import { type CountedDayWithBeyond, foldTopRead, prune, recheck } from '#core/reading/counted-days';
+import { countedRun, Listing, listedArticle } from '#test/counted-listing';
+
+const minute = 60_000;
+const start = Date.parse('2026-11-22T09:00:00+09:00');
+const base = { pageSize: 10, lateArrivalMs: 60 * minute, recheckMs: 15 * minute };
+
+/** A listing with `n` articles published one a minute up to `start`. */
+function dayOf(n: number): Listing {
+  const listing = new Listing();
+  for (let i = 0; i < n; i++) listing.add(listedArticle(`a${String(i).padStart(5, '0')}`, start - (n - i) * minute));
+  return listing;
+}
+
+describe('counted reading over a listing (functions/core/reading/counted-days.ts)', () => {
+  it('finds an article listed 40 minutes late at the next recheck, reading a few pages instead of the day', async () => {
+    const listing = dayOf(600);
+    let run = await countedRun(listing, undefined, { ...base, now: start, stopBefore: start - 2 * minute });
+    // Runs every 5 minutes with new articles on top; one arrives 40 minutes late at 09:06.
+    const late = listedArticle('late-40', start - 34 * minute);
+    const readAt = new Map<string, number>();
+    let fresh = 0;
+    for (let k = 1; k <= 6; k++) {
+      const now = start + k * 5 * minute;
+      for (let m = 0; m < 5; m++) listing.add(listedArticle(`new${fresh++}`, now - m * minute));
+      if (k === 2) listing.add(late);
+      const before = listing.requests;
+      run = await countedRun(listing, run.day, { ...base, now, stopBefore: now - 7 * minute });
+      for (const key of run.read) if (!readAt.has(key)) readAt.set(key, now);
+      expect(run.disagreed).toBeUndefined();
+      // A run that does not recheck reads a couple of pages, never the 60 pages of the day.
+      if (!run.rechecked) expect(listing.requests - before).toBeLessThanOrEqual(3);
+    }
+    const foundAt = readAt.get(late.key);
+    expect(foundAt).toBeDefined();
+    // It appeared at 09:10 (run 2); the stretch it landed in was last clean at 09:00, so the
+    // recheck at 09:15 at the latest finds it: within the recheck period of its appearance.
+    expect((foundAt as number) - (start + 10 * minute)).toBeLessThanOrEqual(base.recheckMs);
+  });
+
+  it('delivers every article listed up to the late-arrival window late within recheck period + interval of its appearance, never disagreeing while the listing only grows (property)', async () => {
+    const arrival = fc.record({
+      /** Minutes before the run it appears at that it was published. */
+      lateBy: fc.oneof(fc.integer({ min: 0, max: 2 }), fc.integer({ min: 3, max: 60 })),
+      tie: fc.boolean(),
+    });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 0, max: 120 }),
+        fc.array(fc.array(arrival, { maxLength: 12 }), { minLength: 4, maxLength: 24 }),
+        fc.integer({ min: 3, max: 12 }),
+        fc.constantFrom(1, 5),
+        async (initial, runs, pageSize, intervalMinutes) => {
+          const listing = dayOf(initial);
+          const interval = intervalMinutes * minute;
+          const settings = { ...base, pageSize, recheckMs: Math.max(10 * minute, 3 * interval) };
+          let run = await countedRun(listing, undefined, { ...settings, now: start, stopBefore: start });
+          const appeared = new Map<string, { at: number; late: number }>();
+          const readAt = new Map<string, number>();
+          /** The safety invariant: an anchor never counts an article after it that no run read. */
+          const countsOnlyWhatWasRead = () => {
+            const keys = listing.keys();
+            const anchors = run.day?.anchors ?? [];
+            anchors.forEach((anchor, i) => {
+              if (i > 0) expect(anchor.older).toBeLessThan((anchors[i - 1] as { older: number }).older);
+              const at = keys.indexOf(anchor.key);
+              expect(at).toBeGreaterThanOrEqual(0);
+              const readAfter = keys.slice(at + 1).filter((key) => readAt.has(key)).length;
+              expect(anchor.older).toBeLessThanOrEqual(readAfter);
+            });
+          };
+          for (const key of run.read) readAt.set(key, start);
+          let serial = 0;
+          for (const [k, arrivals] of runs.entries()) {
+            const now = start + (k + 1) * interval;
+            for (const { lateBy, tie } of arrivals) {
+              // Published `lateBy` minutes before it appears, somewhere in the last interval.
+              const appears = now - Math.floor(interval / 2);
+              const publishedAt = appears - lateBy * minute - (tie ? 0 : (serial % 7) * 1000);
+              const article = listedArticle(`x${String(serial++).padStart(5, '0')}`, publishedAt);
+              listing.add(article);
+              appeared.set(article.key, { at: appears, late: appears - publishedAt });
+            }
+            run = await countedRun(listing, run.day, { ...settings, now, stopBefore: now - interval - 2 * minute });
+            expect(run.disagreed).toBeUndefined();
+            for (const key of run.read) if (!readAt.has(key)) readAt.set(key, now);
+            expect(run.day?.anchors.length ?? 0).toBeLessThanOrEqual(maxDayAnchors);
+            countsOnlyWhatWasRead();
+          }
+          const end = start + runs.length * interval;
+          for (const [key, { at, late }] of appeared) {
+            if (late > base.lateArrivalMs) continue;
+            const due = at + settings.recheckMs + interval;
+            if (due > end) continue;
+            const got = readAt.get(key);
+            expect(got, `${key} appeared at +${(at - start) / minute} min, ${late / minute} min late`).toBeDefined();
+            expect((got as number) - at).toBeLessThanOrEqual(settings.recheckMs + interval);
+          }
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  it('notices an article removed from the listing instead of trusting counts that no longer add up', async () => {
+    const listing = dayOf(100);
+    let run = await countedRun(listing, undefined, { ...base, now: start, stopBefore: start });
+    // An article deep in the watched stretch disappears while another arrives late next to it:
+    // the counts alone would balance; the removal of the anchor itself cannot hide.
+    const anchor = run.day?.anchors[2];
+    expect(anchor).toBeDefined();
+    listing.remove(anchor?.key as string);
+    const now = start + 20 * minute;
+    run = await countedRun(listing, run.day, { ...base, now, stopBefore: now - 7 * minute });
+    expect(run.disagreed).toMatch(/no longer listed|not listed|fewer/);
+  });
+
+  it('reports fewer articles after a remembered one as a disagreement, not a negative deficit', () => {
+    const day: CountedDayWithBeyond = {
+      day: 'd',
+      anchors: [{ key: 'a', at: start, older: 50, cleanAt: start }],
+      bottomCleanAt: start,
+    };
+    const seen = new Map([['a', { article: listedArticle('a', start), older: 49 }]]);
+    const fold = foldTopRead(day, { day: 'd', seen, pageEnds: [], deepest: undefined, reachedEnd: false }, start);
+    expect(fold).toMatchObject({ kind: 'disagree', reason: expect.stringMatching(/removed/) });
+  });
+
+  it('drops a day once nothing on it can still arrive in time, and keeps one floor below what is watched', () => {
+    const dayEnd = start;
+    const anchors = [0, 1, 2, 3].map((i) => ({
+      key: `k${i}`,
+      at: start - i * 30 * minute,
+      older: 300 - i * 100,
+      cleanAt: start + 70 * minute,
+    }));
+    // Every stretch was checked 70 minutes after the day's end: all settled.
+    expect(prune({ day: 'd', anchors }, dayEnd, base)).toBeUndefined();
+    // The stretches above k0 and between k0 and k1 were last checked too early: they stay
+    // watched, and k1, below them, is the floor; the settled stretch below k1 goes.
+    const watched = anchors.map((anchor, i) => (i < 2 ? { ...anchor, cleanAt: start - 10 * minute } : anchor));
+    expect(
+      prune({ day: 'd', anchors: watched, bottomCleanAt: start + 70 * minute }, dayEnd, base)?.anchors.map(
+        (a) => a.key,
+      ),
+    ).toEqual(['k0', 'k1']);
+  });
+
+  it('a recheck that meets a vanished anchor disagrees instead of reading past it', async () => {
+    const day: CountedDayWithBeyond = {
+      day: 'd',
+      anchors: [
+        { key: 'a', at: start, older: 20, cleanAt: start },
+        { key: 'b', at: start - 10 * minute, older: 10, cleanAt: start },
+        { key: 'c', at: start - 20 * minute, older: 0, cleanAt: start },
+      ],
+      bottomCleanAt: start,
+    };
+    const outcome = await recheck(day, { index: 0, delta: 2 }, async () => [], start + 20 * minute);
+    expect(outcome.kind).toBe('disagree');
+  });
+});
