@@ -96,6 +96,27 @@ export interface AudienceCheck {
    * already has (`collapse: story` only). Received plus collapsed is the expectation.
    */
   readonly collapsed: string[];
+  /**
+   * Expected articles not received because their delivery is not due yet: listed late by the
+   * provider, they are promised by a later recheck (docs/incremental-reading.md), with when.
+   */
+  readonly notYetDue: NotYetDue[];
+}
+
+/** An expected article whose delivery is due after the last run (see {@link CompareOptions.due}). */
+export interface NotYetDue {
+  readonly articleKey: string;
+  /** By when it is due (epoch ms), and when the provider listed it how late. */
+  readonly dueAt: number;
+  readonly listedAt?: number;
+  readonly minutesLate?: number;
+}
+
+/** When an article's delivery is due, by the documented promise. */
+export interface DueTime {
+  readonly at: number;
+  /** Listed late: when it was listed and how many minutes after its publication time. */
+  readonly late?: { readonly listedAt: number; readonly minutesLate: number };
 }
 
 /** audienceId → article key → the story id the ledger recorded it as a collapsed copy of. */
@@ -110,6 +131,11 @@ export interface CompareOptions {
    * that match (the provider's newest status or title of an article first read otherwise).
    */
   readonly allowed?: ReadonlyMap<string, ReadonlySet<string>>;
+  /**
+   * When each article's delivery is due (article key → due time) and when the last run was: an
+   * expected article not received and not due by then is `notYetDue`, not missing.
+   */
+  readonly due?: { readonly at: ReadonlyMap<string, DueTime>; readonly now: number };
 }
 
 export function compareDeliveries(
@@ -126,10 +152,23 @@ export function compareDeliveries(
     const counts = new Map<string, number>();
     for (const key of got) counts.set(key, (counts.get(key) ?? 0) + 1);
     const collapsed = [...want].filter((key) => !counts.has(key) && collapsedHere?.has(key) === true).sort();
+    const absent = [...want].filter((key) => !counts.has(key) && collapsedHere?.has(key) !== true).sort();
+    const notDue = (key: string) => {
+      const due = options.due?.at.get(key);
+      return due !== undefined && due.at > (options.due?.now ?? Number.POSITIVE_INFINITY);
+    };
     checks.set(audienceId, {
       expected: want.size,
       received: got.length,
-      missing: [...want].filter((key) => !counts.has(key) && collapsedHere?.has(key) !== true).sort(),
+      missing: absent.filter((key) => !notDue(key)),
+      notYetDue: absent.filter(notDue).map((articleKey) => {
+        const due = options.due?.at.get(articleKey) as DueTime;
+        return {
+          articleKey,
+          dueAt: due.at,
+          ...(due.late === undefined ? {} : { listedAt: due.late.listedAt, minutesLate: due.late.minutesLate }),
+        };
+      }),
       unexpected: [...counts.keys()].filter((key) => !want.has(key) && allowed?.has(key) !== true).sort(),
       duplicates: [...counts.entries()]
         .filter(([, count]) => count > 1)

@@ -21,16 +21,7 @@ import { join } from 'node:path';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import type { RunSummary } from '#core/alert-run';
 import { ConfigError } from '#core/errors';
-import {
-  type Article,
-  AudienceSchema,
-  audienceAttributes,
-  parseAudience,
-  parseRule,
-  RuleSchema,
-  ruleAttributes,
-} from '#core/model';
-import type { NewsSource } from '#core/ports';
+import { AudienceSchema, audienceAttributes, parseAudience, parseRule, RuleSchema, ruleAttributes } from '#core/model';
 import { UsageError } from '../cli/errors.ts';
 import { type FileItem, locateIssues, readItemFile } from '../cli/item-files.ts';
 // jsonText escapes control and bidi characters that provider ids and titles may carry.
@@ -38,22 +29,7 @@ import { jsonText, terminalText } from '../cli/output.ts';
 import { deployedInitialLookbackMinutes, simulatorInitialLookbackMinutes } from '../cli/sandbox-descriptor.ts';
 import { readUtf8File } from '../cli/utf8.ts';
 import { exampleAudiences, exampleRules, exampleSimulator, type SandboxAudience } from '../sandbox/examples.ts';
-import {
-  type AudienceCheck,
-  type CollapsedCopies,
-  type CollapseReport,
-  checkUpdateNotices,
-  collapseReport,
-  collapsingAudiences,
-  compareDeliveries,
-  describeCollapse,
-  expectedDeliveries,
-  expectedFromArticles,
-  isExact,
-  type ReceivedUpdateNotice,
-  readCollapsedCopies,
-  simulatorSameStory,
-} from '../sandbox/expectations.ts';
+import { describeCollapse, isExact } from '../sandbox/expectations.ts';
 import {
   type DeliveredNotification,
   type LocalStack,
@@ -63,9 +39,14 @@ import {
   startLocalStack,
 } from '../sandbox/local-stack.ts';
 import { startMoto } from '../sandbox/moto.ts';
-import { OUT_OF_SCOPE_MEDIA, type SimArticle } from '../sandbox/news-simulator-data.ts';
 import { checkProviderSettings } from '../sandbox/provider-check.ts';
 import { projectRoot } from '../sandbox/python-env.mjs';
+import {
+  type CycleReport,
+  describeCheckProblems,
+  type QuickStartOutcome,
+  runQuickStart,
+} from '../sandbox/quick-start.ts';
 import { createCertificateAuthority } from '../sandbox/tls.ts';
 
 // The AWS SDK warns about Node 20 when a client is created; the Lambda runtime is Node 22.
@@ -308,113 +289,22 @@ try {
         : ` (--initial-lookback; a deployed stack's first run looks back ${deployedInitialLookbackMinutes})`
     }${options.now !== undefined ? `, from ${new Date(clock).toISOString()} (--now)` : ''}`,
   );
-  const ruleSet = await stack.dependencies.rules.load();
-  const firstCutoff = now() - stack.config.run.initialLookbackMs - stack.config.run.lateArrivalMs;
-  // With a real provider nothing else knows what it holds: the check uses what the runs fetched.
-  const fetched = new Map<string, Article>();
-  const recordingNews = recordFetched(stack.dependencies.news, fetched);
-
-  const cycleReports: CycleReport[] = [];
-  const receivedByAudience = new Map<string, string[]>();
-  const updateNoticesByAudience = new Map<string, ReceivedUpdateNotice[]>();
-  // Each article as the runs could first read it: what decides whether it was delivered.
-  const firstSeen = new Map<string, SimArticle>();
-  for (let cycle = 1; cycle <= cycles; cycle++) {
-    if (cycle > 1) {
-      if (pinned) {
-        clock += schedulerStepMs;
-        if (cycle === 2 && useSimulator) publishBreakingNews(stack, clock);
-      } else {
-        await new Promise((resolve) => setTimeout(resolve, schedulerStepMs));
-      }
-    }
-    for (const article of stack.simulator?.articles() ?? []) {
-      if (!firstSeen.has(article.articleId)) firstSeen.set(article.articleId, article);
-    }
-    let summary: RunSummary | undefined;
-    let failure: string | undefined;
-    try {
-      summary = await stack.run({ runId: `local-cycle-${cycle}`, dependencies: { news: recordingNews } });
-    } catch (error) {
-      failure = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-      exitCode = 1;
-    }
-    const deliveries = await stack.collectDeliveries();
-    const inbox = await stack.collectInbox();
-    for (const delivered of deliveries) {
-      // An update notice is about an article the audience already has, not another alert.
-      if (delivered.kind === 'update') {
-        const notices = updateNoticesByAudience.get(delivered.audienceId) ?? [];
-        notices.push({ deliveryId: delivered.deliveryId, articleKey: delivered.articleKey });
-        updateNoticesByAudience.set(delivered.audienceId, notices);
-        continue;
-      }
-      const list = receivedByAudience.get(delivered.audienceId) ?? [];
-      list.push(delivered.articleKey);
-      receivedByAudience.set(delivered.audienceId, list);
-    }
-    const report: CycleReport = { cycle, at: new Date(now()).toISOString(), summary, failure, deliveries, inbox };
-    cycleReports.push(report);
-    if (!options.json) printCycle(report);
-  }
-
-  const audienceItems = sandboxAudiences.map((audience) => ({
-    ...audience.item,
-    topicArn: stack?.topics.get(audience.item.audienceId),
-  }));
-  const window = { from: firstCutoff, to: now() };
-  const fromSimulator = (articles: readonly SimArticle[]) =>
-    expectedDeliveries({
-      articles,
-      ruleItems,
-      audienceItems,
-      ...window,
-      inScope: (media) => media !== OUT_OF_SCOPE_MEDIA,
-    });
-  const expected = stack.simulator
-    ? fromSimulator([...firstSeen.values()])
-    : expectedFromArticles({ articles: [...fetched.values()], ruleItems, audienceItems, ...window });
-  // A later version that matches (the provider's newest status or title) may have gone out too.
-  const allowed = stack.simulator ? fromSimulator(stack.simulator.articles()) : undefined;
-  const collapsing = collapsingAudiences(audienceItems);
-  const collapsed = await readCollapsedCopies(
-    stack.dependencies.state,
-    expected,
-    receivedByAudience,
-    collapsing,
-    // The simulator knows which article copies which: a collapse it disagrees with is a lost alert.
-    stack.simulator ? simulatorSameStory(stack.simulator.articles()) : undefined,
-  );
-  const { checks, unchecked } = checkAudiences(expected, receivedByAudience, sandboxAudiences, {
-    collapsed,
-    ...(allowed ? { allowed } : {}),
+  const outcome = await runQuickStart({
+    stack,
+    audiences: sandboxAudiences,
+    ruleItems,
+    cycles,
+    clock: {
+      now,
+      pinned,
+      next: async () => {
+        if (pinned) clock += schedulerStepMs;
+        else await new Promise((resolve) => setTimeout(resolve, schedulerStepMs));
+      },
+    },
+    ...(options.json ? {} : { onCycle: printCycle }),
   });
-  const failedCycles = cycleReports.filter((report) => report.failure !== undefined).map((report) => report.cycle);
-  if (!stack.simulator && failedCycles.length > 0) {
-    // Against a real provider the check only knows what the runs fetched: after a failed run that
-    // may be nothing, and "received 0 of 0 expected" would read as a pass.
-    for (const audienceId of checks.keys()) {
-      unchecked.set(
-        audienceId,
-        `run ${failedCycles.join(', ')} failed, so what the provider holds is not known (see that run's failure)`,
-      );
-    }
-    checks.clear();
-  }
-  if (![...checks.values()].every(isExact)) exitCode = 1;
-  const stories = storyReports(checks, collapsing, collapsed, updateNoticesByAudience);
-  const had = new Map(
-    [...checks].map(([audienceId, check]) => [
-      audienceId,
-      new Set([...(receivedByAudience.get(audienceId) ?? []), ...check.collapsed]),
-    ]),
-  );
-  const updateProblems = checkUpdateNotices(updateNoticesByAudience, audienceItems, had);
-  for (const audienceId of unchecked.keys()) updateProblems.delete(audienceId);
-  if (updateProblems.size > 0) exitCode = 1;
-  const checkedAgainst = stack.simulator
-    ? 'every article the simulator holds in the window'
-    : `the ${fetched.size} articles the runs fetched from the provider (what it holds beyond them is not known here)`;
+  if (!outcome.ok) exitCode = 1;
 
   if (options.json) {
     process.stdout.write(
@@ -422,12 +312,12 @@ try {
         provider: useSimulator
           ? { simulator: true, url: stack.simulator?.url }
           : { simulator: false, url: options.providerUrl },
-        clock: { pinned, start: new Date(options.now ?? cycleReports[0]?.at ?? now()).toISOString() },
+        clock: { pinned, start: new Date(options.now ?? outcome.cycles[0]?.at ?? now()).toISOString() },
         initialLookbackMinutes,
         publishMode: stack.publishMode,
         ...(stack.publishing ? { publisher: stack.publishing.stats() } : {}),
-        invalidItems: ruleSet.rejected,
-        cycles: cycleReports.map((report) => ({
+        invalidItems: outcome.ruleSet.rejected,
+        cycles: outcome.cycles.map((report) => ({
           cycle: report.cycle,
           at: report.at,
           failure: report.failure,
@@ -435,16 +325,16 @@ try {
           received: groupDeliveries(report.deliveries),
           channels: report.inbox,
         })),
-        checkedAgainst,
-        audiences: Object.fromEntries(checks),
-        stories: Object.fromEntries(stories),
-        updateNoticeProblems: Object.fromEntries(updateProblems),
-        unchecked: Object.fromEntries(unchecked),
+        checkedAgainst: outcome.checkedAgainst,
+        audiences: Object.fromEntries(outcome.checks),
+        stories: Object.fromEntries(outcome.stories),
+        updateNoticeProblems: Object.fromEntries(outcome.updateProblems),
+        unchecked: Object.fromEntries(outcome.unchecked),
         ok: exitCode === 0,
       })}\n`,
     );
   } else {
-    printOutcome(ruleSet.rejected, checks, unchecked, checkedAgainst, stories, updateProblems);
+    printOutcome(outcome, stack.config.run.providerTimeZone);
   }
 } catch (error) {
   exitCode = 1;
@@ -457,15 +347,6 @@ process.exit(exitCode);
 
 // --- helpers ---------------------------------------------------------------------------------
 
-interface CycleReport {
-  cycle: number;
-  at: string;
-  summary: RunSummary | undefined;
-  failure: string | undefined;
-  deliveries: DeliveredNotification[];
-  inbox: SubscriberDelivery[];
-}
-
 /** Logs as JSON lines on stderr with --verbose; otherwise only warnings and errors are kept quiet. */
 function structuredLog(verbose: boolean, lines: string[]) {
   const write =
@@ -476,81 +357,6 @@ function structuredLog(verbose: boolean, lines: string[]) {
       if (verbose) process.stderr.write(`${line}\n`);
     };
   return { debug: write('DEBUG'), info: write('INFO'), warn: write('WARN'), error: write('ERROR') };
-}
-
-/** New arrivals between cycle 1 and 2: breaking news, a late article and an update of an old one. */
-function publishBreakingNews(local: LocalStack, at: number): void {
-  const simulator = local.simulator;
-  if (!simulator) return;
-  const minutes = (n: number) => n * 60_000;
-  const alreadyDelivered = simulator
-    .articles()
-    .find((article) => article.title.toLowerCase().includes('interest rate'));
-  simulator.publish(
-    {
-      title: 'Magnitude 6.1 earthquake strikes off the coast of Hokkaido; no tsunami warning issued',
-      summary: 'The quake struck at a depth of 40 km. Rail operators paused services for safety checks.',
-      categories: ['003002000', '005000000'],
-      media: 'M004',
-      publishedAt: at - minutes(2),
-    },
-    {
-      title: '東京で震度4の地震　交通機関に一部影響',
-      summary: '気象庁によると、津波の心配はない。',
-      categories: ['003002000'],
-      media: 'M003',
-      publishedAt: at - minutes(3),
-    },
-    {
-      title: 'Chipmaker lifts semiconductor capex as AI server demand grows 🚀',
-      summary: 'The company will add two fabs; analysts expect memory prices to firm.',
-      categories: ['008001000', '002004000'],
-      media: 'M006',
-      publishedAt: at - minutes(1),
-    },
-    {
-      title: 'Bank of Korea holds benchmark interest rate at 3.00%, signals patience',
-      summary: 'The governor said inflation is easing but household debt remains a concern.',
-      categories: ['002001000'],
-      media: 'M005',
-      publishedAt: at - minutes(4),
-    },
-    {
-      title: 'Local election turnout hits a record high in the capital',
-      summary: 'Officials extended polling hours at several stations.',
-      categories: ['001000000'],
-      media: 'M001',
-      publishedAt: at - minutes(1),
-    },
-    {
-      // Indexed late by the provider: published before the previous run's watermark.
-      title: 'Inflation slows for a third month as energy prices ease',
-      summary: 'Core inflation was unchanged.',
-      categories: ['002000000'],
-      media: 'M002',
-      publishedAt: at - minutes(20),
-    },
-    {
-      // Outside the API key's contracted media scope: the provider never returns it.
-      title: 'Regional election results certified',
-      categories: ['001000000'],
-      media: OUT_OF_SCOPE_MEDIA,
-      publishedAt: at - minutes(1),
-    },
-  );
-  if (alreadyDelivered) {
-    // The same article again with a new status: the ledger keeps it from being sent twice.
-    simulator.publish({
-      articleId: alreadyDelivered.articleId,
-      title: alreadyDelivered.title,
-      summary: alreadyDelivered.summary,
-      url: alreadyDelivered.url,
-      publishedAt: alreadyDelivered.publishedAt,
-      categories: alreadyDelivered.categories.map((category) => category.code),
-      media: alreadyDelivered.media.code,
-      status: 'UPDATED',
-    });
-  }
 }
 
 function groupDeliveries(deliveries: readonly DeliveredNotification[]) {
@@ -690,19 +496,15 @@ function channelPreview(item: SubscriberDelivery): string {
   }
 }
 
-function printOutcome(
-  rejected: readonly { table: string; key: string; reason: string }[],
-  checks: ReadonlyMap<string, AudienceCheck>,
-  unchecked: ReadonlyMap<string, string>,
-  checkedAgainst: string,
-  stories: ReadonlyMap<string, CollapseReport>,
-  updateProblems: ReadonlyMap<string, readonly string[]>,
-): void {
+function printOutcome(outcome: QuickStartOutcome, timeZone: string): void {
+  const { checks, unchecked, stories, updateProblems } = outcome;
+  const clockOf = (at: number) =>
+    new Intl.DateTimeFormat('en-GB', { timeZone, hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(at);
   say(rule('Summary'));
-  for (const item of rejected) {
+  for (const item of outcome.ruleSet.rejected) {
     say(`  Skipped invalid ${item.table} item "${item.key}": ${item.reason}`);
   }
-  say(`  Expected alerts are worked out from ${checkedAgainst}, with the reference matcher.`);
+  say(`  Expected alerts are worked out from ${outcome.checkedAgainst}, with the reference matcher.`);
   for (const [audienceId, check] of checks) {
     const exact = isExact(check);
     say(
@@ -712,8 +514,18 @@ function printOutcome(
         exact
           ? ', nothing missing, nothing twice'
           : ` (missing ${check.missing.length}, unexpected ${check.unexpected.length}, twice ${check.duplicates.length})`
-      }`,
+      }${check.notYetDue.length > 0 ? `; ${check.notYetDue.length} not due yet` : ''}`,
     );
+    for (const line of describeCheckProblems(check)) say(`      ${line}`);
+    for (const pending of check.notYetDue) {
+      say(
+        `      not due yet: ${pending.articleKey}${
+          pending.listedAt === undefined
+            ? ''
+            : `, listed ${pending.minutesLate} min late at ${clockOf(pending.listedAt)}`
+        }; due by the run at or after ${clockOf(pending.dueAt)} (the next recheck for late articles)`,
+      );
+    }
   }
   for (const [audienceId, reason] of unchecked) say(`  - ${audienceId}: not checked: ${reason}`);
   if (stories.size > 0) {
@@ -733,69 +545,6 @@ function printOutcome(
 function countOf(record: object | undefined, field: string): number {
   const value = (record as Record<string, unknown> | undefined)?.[field];
   return typeof value === 'number' ? value : 0;
-}
-
-/** Per checked audience: its alerts, the copies collapsed into them and its update notices. */
-function storyReports(
-  checks: ReadonlyMap<string, AudienceCheck>,
-  collapsing: ReadonlySet<string>,
-  collapsed: CollapsedCopies,
-  updateNotices: ReadonlyMap<string, readonly ReceivedUpdateNotice[]>,
-): Map<string, CollapseReport> {
-  const reports = new Map<string, CollapseReport>();
-  for (const [audienceId, check] of checks) {
-    reports.set(
-      audienceId,
-      collapseReport({
-        collapse: collapsing.has(audienceId) ? 'story' : 'none',
-        alerts: check.received,
-        updateNotices: updateNotices.get(audienceId)?.length ?? 0,
-        copies: collapsed.get(audienceId),
-      }),
-    );
-  }
-  return reports;
-}
-
-/** The news source, recording every article it returns (by key) into `into`. */
-function recordFetched(news: NewsSource, into: Map<string, Article>): NewsSource {
-  return {
-    async *pages(range, pageOptions) {
-      for await (const page of news.pages(range, pageOptions)) {
-        for (const article of page.articles) into.set(article.key, article);
-        yield page;
-      }
-    },
-  };
-}
-
-/**
- * Compares what each audience received with what it should have. Audiences that hold alerts
- * (digests, quiet hours, a daily budget) are left out of the check, with the reason: what they
- * receive depends on the clock and their preferences, not only on the rules.
- */
-function checkAudiences(
-  expected: ReadonlyMap<string, ReadonlySet<string>>,
-  received: ReadonlyMap<string, readonly string[]>,
-  audiences: readonly SandboxAudience[],
-  compareOptions: Parameters<typeof compareDeliveries>[2],
-): { checks: Map<string, AudienceCheck>; unchecked: Map<string, string> } {
-  const unchecked = new Map<string, string>();
-  for (const { item } of audiences) {
-    const holds = (['digestTimes', 'quietHours', 'dailyBudget'] as const).filter((field) => {
-      const value = item[field];
-      return value !== undefined && !(Array.isArray(value) && value.length === 0);
-    });
-    if (holds.length > 0) {
-      unchecked.set(
-        item.audienceId,
-        `it holds alerts (${holds.join(', ')}), so what it receives depends on the clock and its preferences`,
-      );
-    }
-  }
-  const checks = compareDeliveries(expected, received, compareOptions);
-  for (const audienceId of unchecked.keys()) checks.delete(audienceId);
-  return { checks, unchecked };
 }
 
 /** Items of a file, or a usage error listing each problem at its line. */

@@ -206,3 +206,31 @@ describe('checkUpdateNotices', () => {
     expect(problems.get('chips-team')).toEqual(['chips-team|update:s1#title: the audience ignores updates']);
   });
 });
+
+describe('compareDeliveries with due times (npm start tells what is not due yet)', () => {
+  const now = Date.parse('2026-11-28T15:13:42Z');
+  const due = new Map([
+    ['id:1', { at: now - 60_000 }],
+    ['id:2', { at: now + 14 * 60_000, late: { listedAt: now - 60_000, minutesLate: 20 } }],
+    ['id:3', { at: now }],
+  ]);
+
+  it('reports a late article whose recheck comes after the last run as not due yet, by name, and the rest as missing', () => {
+    const checks = compareDeliveries(expected, new Map([['chips-team', ['id:4']]]), { due: { at: due, now } });
+    const chips = checks.get('chips-team');
+    expect(chips?.notYetDue).toEqual([
+      { articleKey: 'id:2', dueAt: now + 14 * 60_000, listedAt: now - 60_000, minutesLate: 20 },
+    ]);
+    // Due by the last run (or with no due time at all): missing.
+    expect(chips?.missing).toEqual(['id:1', 'id:3']);
+    expect(isExact(chips as NonNullable<typeof chips>)).toBe(false);
+  });
+
+  it('is exact when everything due arrived and only what is not due yet is absent', () => {
+    const checks = compareDeliveries(expected, new Map([['chips-team', ['id:1', 'id:3', 'id:4']]]), {
+      due: { at: due, now },
+    });
+    expect(checks.get('chips-team')).toMatchObject({ missing: [], notYetDue: [{ articleKey: 'id:2' }] });
+    expect(isExact(checks.get('chips-team') as NonNullable<ReturnType<typeof checks.get>>)).toBe(true);
+  });
+});
