@@ -1,8 +1,16 @@
 /**
  * undici's keep-alive connection pool (`Agent`) and its `request`, loaded without undici's package
- * entry. Owns one guarantee: what a caller gets here is undici's own `Agent` class and undici's own
- * request code (the same files, so the same timeouts, errors and body handling), nothing
- * re-implemented.
+ * entry, with the target-address policy checked at connect time. Owns two guarantees:
+ *
+ * - what a caller gets here is undici's own `Agent` class (a subclass that only sets how host
+ *   names are resolved) and undici's own request code (the same files, so the same timeouts,
+ *   errors and body handling), nothing re-implemented;
+ * - a host name that looks public and resolves to an internal address (loopback, link-local with
+ *   the cloud metadata service, private…) is refused before anything is sent to it, on the very
+ *   answer the connection would use (functions/shared/network-targets.ts `publicAddressLookup`).
+ *   Every pool made here checks; `allowInternalTargets: true` turns the check off for one pool, for
+ *   local receivers and tests. The provider client and the Slack relay both build their pool here,
+ *   and neither handler sets that option.
  *
  * Why not `import { Agent, request } from 'undici'`: the package entry (undici/index.js) loads all
  * of undici at import, whatever the caller uses: fetch, WebSocket, EventSource, the cache and
@@ -14,11 +22,40 @@
  * price is two paths inside the package, which has no `exports` map to close them: a release that
  * moves them fails the build and test/unit/cold-start-http-pool.test.ts loudly, not a run.
  */
-import type { Dispatcher } from 'undici';
+import type { LookupFunction } from 'node:net';
+import type { Dispatcher, Agent as PackageAgent } from 'undici';
 import dispatchRequest from 'undici/lib/api/api-request.js';
-import Agent from 'undici/lib/dispatcher/agent.js';
+import UndiciAgent from 'undici/lib/dispatcher/agent.js';
+import { publicAddressLookup } from './network-targets.ts';
 
-export { Agent };
+/** undici's Agent options, and whether this pool may connect to internal addresses. */
+export type PoolOptions = PackageAgent.Options & {
+  /**
+   * Lets a public-looking host name resolve to an internal address (the local sandbox's
+   * receivers, tests). Never set in a Lambda function.
+   */
+  readonly allowInternalTargets?: boolean;
+};
+
+/**
+ * undici's Agent whose connections resolve host names through the target-address check. A
+ * `connect.lookup` given here is the resolver the check wraps (tests answer names with it).
+ */
+export class Agent extends UndiciAgent {
+  constructor(options: PoolOptions = {}) {
+    const { allowInternalTargets, connect, ...rest } = options;
+    if (typeof connect === 'function') {
+      throw new TypeError(
+        'http-pool Agent: pass connect options, not a connector (the address check needs its lookup)',
+      );
+    }
+    const lookup = publicAddressLookup({
+      allowInternal: allowInternalTargets,
+      lookup: (connect as { lookup?: LookupFunction } | undefined)?.lookup,
+    });
+    super({ ...rest, connect: { ...connect, lookup } });
+  }
+}
 
 /** undici's request options, with the dispatcher every call must name (there is no global one here). */
 export type PoolRequestOptions = Omit<Dispatcher.RequestOptions, 'origin' | 'path' | 'method'> &

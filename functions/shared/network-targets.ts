@@ -13,13 +13,17 @@
  * configuration, so the three can never disagree. The local sandbox and tests legitimately use
  * loopback: they pass `allowInternal`, an explicit override, never a hole in the policy.
  *
- * What it cannot see: a public name that resolves to an internal address (DNS can change after
- * any check). Code that connects can check the resolved address with {@link internalAddressReason}.
+ * What a URL check cannot see, a public name that resolves to an internal address (DNS can
+ * change after any check), is refused where the connection is made: {@link publicAddressLookup}
+ * checks the answer Node connects to, so nothing can change between the check and the connect.
  */
-import { BlockList, isIPv4, isIPv6 } from 'node:net';
+import dns from 'node:dns';
+import { BlockList, isIPv4, isIPv6, type LookupFunction } from 'node:net';
 
 /** A target URL broke the policy; the message names the field and the host, never the whole URL. */
 export class TargetAddressError extends Error {
+  /** Lets callers that see it through a network library tell it from a network failure. */
+  readonly code = 'ERR_TARGET_ADDRESS';
   constructor(message: string, options?: ErrorOptions) {
     super(message, options);
     this.name = 'TargetAddressError';
@@ -252,4 +256,56 @@ export function requireTargetUrl(
   if (check.ok) return check.url;
   const hint = check.internal && options.override ? ` (for a local test target: ${options.override})` : '';
   throw new TargetAddressError(`${what}: ${check.reason}${hint}`);
+}
+
+/** Options of {@link publicAddressLookup}. */
+export interface ConnectTargetOptions {
+  /**
+   * Lets a host name that looks public resolve to an internal address. Only for local receivers
+   * and tests: no Lambda function sets it.
+   */
+  readonly allowInternal?: boolean | undefined;
+  /** The resolver the check wraps; `dns.lookup` (what Node connects with), read at each call, by default. */
+  readonly lookup?: LookupFunction | undefined;
+}
+
+/**
+ * The target-address policy at connect time: a `lookup` for `net.connect`/`tls.connect` (undici's
+ * `connect` options pass it through) that refuses, with a {@link TargetAddressError}, every answer
+ * of a public-looking host name that holds an internal address (loopback, link-local with the
+ * metadata service, private…). Node connects to exactly the addresses the lookup returns, so a
+ * DNS answer that changes between a check and the connection (DNS rebinding) cannot slip through.
+ *
+ * What it leaves to the URL check ({@link checkTargetUrl}, with its explicit `allowInternal`
+ * override): an IP address written in the URL (Node connects to it without a lookup) and a name
+ * that is internal by itself (`localhost`, `*.local`, `*.internal`, single labels), which only
+ * the override lets through to here. The error names the host and the address, never the URL's
+ * path or query, which may hold a webhook's secret.
+ */
+export function publicAddressLookup(options: ConnectTargetOptions = {}): LookupFunction {
+  const resolve: LookupFunction =
+    options.lookup ?? ((hostname, lookupOptions, callback) => dns.lookup(hostname, lookupOptions, callback));
+  if (options.allowInternal) return resolve;
+  return (hostname, lookupOptions, callback) => {
+    resolve(hostname, lookupOptions, (error, address, family) => {
+      if (error !== null || internalHostReason(hostname) !== undefined) {
+        callback(error, address, family);
+        return;
+      }
+      const answers = typeof address === 'string' ? [address] : address.map((answer) => answer.address);
+      for (const answer of answers) {
+        const reason = internalAddressReason(answer);
+        if (reason === undefined) continue;
+        callback(
+          new TargetAddressError(
+            `the host ${hostname} resolves to ${answer}, ${reason}; alerts and requests only go to public internet addresses`,
+          ),
+          address,
+          family,
+        );
+        return;
+      }
+      callback(null, address, family);
+    });
+  };
 }

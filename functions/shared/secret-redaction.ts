@@ -8,15 +8,26 @@
  * - the whole secret and every substring of at least {@link minSecretFragment} characters
  *   (a prefix quoted by a parser error, a suffix left after a cut sample, a middle part);
  * - in any letter case;
- * - raw, JSON-escaped, URL-encoded, and base64/base64url-encoded at any byte alignment.
+ * - raw, URL-encoded, base64/base64url-encoded at any byte alignment, and hex-encoded (its UTF-8
+ *   bytes, two digits each, in either case: `4b45592d…`);
+ * - written with escapes, in any mix and nested up to three deep (a JSON string inside a JSON
+ *   string): JSON's `\"` `\\` `\/` and `\uXXXX` (`\u004b\u0045…`), `\u{…}`, `\xHH`,
+ *   percent-encoding of every byte (`%4B%45…`, and `%254B` twice encoded), and HTML character
+ *   references (`&#75;`, `&#x4b;`).
  *
  * Why substrings: providers and HTTP parsers quote what they were given, but often trimmed
  * (Node's JSON.parse error quotes the first 10 characters; undici's HTTPParserError keeps raw
  * bytes); a fragment of a key narrows a brute force as much as a leaked prefix does.
  *
- * Matching works on lower-cased text against the set of `minSecretFragment`-character windows of
- * each encoded form, so it is linear in the text length and never misses a fragment at a chunk
- * boundary: every character of a matching fragment lies in at least one matching window.
+ * How, at a cost linear in the text: each secret's encoded forms are computed once, at
+ * registration, as the set of their fixed-length windows (a window of the raw, URL and base64
+ * forms is `minSecretFragment` characters; of the hex form, the `2 × minSecretFragment` digits of
+ * as many bytes). Redaction slides one window of each length over the lower-cased text and marks
+ * every hit, so it never misses a fragment at a chunk boundary: every character of a matching
+ * fragment lies in at least one matching window. Escapes are undone first, into a decoded copy of
+ * the text that remembers which characters of the original each of its characters came from; the
+ * same windows run over the copy, and what they hit is redacted in the original, escapes and all.
+ * Text without a `\`, `%` or `&#` skips that step.
  */
 
 /** Shortest part of a secret that is redacted on its own; shorter secrets are redacted whole. */
@@ -25,15 +36,19 @@ export const minSecretFragment = 8;
 const minSecretLength = 4;
 /** What a redacted part is replaced with. */
 export const redactionMarker = '[REDACTED]';
+/** Escapes inside escapes are undone this many times at most (a JSON log line of a JSON log line…). */
+const maxDecodePasses = 3;
 
 interface SecretForms {
-  /** Lower-cased `minSecretFragment`-character windows of every encoded form. */
-  readonly windows: ReadonlySet<string>;
+  /** Lower-cased windows of every encoded form, by window length. */
+  readonly windows: ReadonlyMap<number, ReadonlySet<string>>;
   /** Lower-cased whole forms, for secrets shorter than a window. */
   readonly whole: readonly string[];
 }
 
 const registry = new Map<string, SecretForms>();
+/** The registry's windows and whole forms merged, so a text is scanned once whatever the number of secrets. */
+let merged: SecretForms | undefined;
 
 const base64Cores = (secret: string, alphabet: 'base64' | 'base64url'): string[] => {
   // A secret inside a longer encoded text starts at one of three byte alignments. Encoding it
@@ -52,43 +67,73 @@ const base64Cores = (secret: string, alphabet: 'base64' | 'base64url'): string[]
   return cores;
 };
 
+function addWindows(windows: Map<number, Set<string>>, form: string, length: number): void {
+  let set = windows.get(length);
+  if (set === undefined) {
+    set = new Set();
+    windows.set(length, set);
+  }
+  for (let i = 0; i + length <= form.length; i++) set.add(form.slice(i, i + length));
+}
+
+/** `encodeURIComponent`, which refuses a lone surrogate: such a secret is written with U+FFFD in its place. */
+const uriComponent = (value: string): string =>
+  encodeURIComponent((value as string & { toWellFormed(): string }).toWellFormed());
+
 function formsOf(secret: string): SecretForms {
+  const json = JSON.stringify(secret).slice(1, -1);
+  const bytes = Buffer.from(secret, 'utf8');
+  // Whole forms a short secret is redacted in: the base64 cores of a short secret are shorter
+  // still and would match ordinary words.
+  const exact = new Set([secret, uriComponent(secret), json, bytes.toString('latin1')]);
   const forms = new Set<string>([
-    secret,
-    JSON.stringify(secret).slice(1, -1),
-    encodeURIComponent(secret),
+    ...exact,
     // A JSON-escaped secret inside a JSON string that is escaped again (a log line of a log line).
-    JSON.stringify(JSON.stringify(secret).slice(1, -1)).slice(1, -1),
+    JSON.stringify(json).slice(1, -1),
     ...base64Cores(secret, 'base64'),
     ...base64Cores(secret, 'base64url'),
   ]);
-  const windows = new Set<string>();
-  const whole: string[] = [];
+  const windows = new Map<number, Set<string>>();
+  const whole = new Set<string>();
   for (const form of forms) {
     const lower = form.toLowerCase();
     if (lower.length === 0) continue;
-    if (lower.length < minSecretFragment) {
-      // Base64 cores of a short secret are shorter still and would match ordinary words.
-      if (form === secret || form === encodeURIComponent(secret) || form === JSON.stringify(secret).slice(1, -1)) {
-        whole.push(lower);
-      }
-      continue;
-    }
-    for (let i = 0; i + minSecretFragment <= lower.length; i++) windows.add(lower.slice(i, i + minSecretFragment));
+    if (lower.length >= minSecretFragment) addWindows(windows, lower, minSecretFragment);
+    else if (exact.has(form)) whole.add(lower);
   }
-  return { windows, whole };
+  // Hex: two digits a byte, so a fragment of `minSecretFragment` bytes is twice as many digits.
+  const hex = bytes.toString('hex');
+  if (hex.length >= 2 * minSecretFragment) addWindows(windows, hex, 2 * minSecretFragment);
+  else whole.add(hex);
+  return { windows, whole: [...whole] };
+}
+
+function mergeForms(all: Iterable<SecretForms>): SecretForms {
+  const windows = new Map<number, Set<string>>();
+  const whole = new Set<string>();
+  for (const forms of all) {
+    for (const [length, set] of forms.windows) {
+      const into = windows.get(length);
+      if (into === undefined) windows.set(length, new Set(set));
+      else for (const window of set) into.add(window);
+    }
+    for (const form of forms.whole) whole.add(form);
+  }
+  return { windows, whole: [...whole] };
 }
 
 /**
  * Registers a secret value so every later `redactSecrets`, `sanitizeError` and log line removes
  * it. Values shorter than four characters are ignored (they cannot be told from ordinary text);
  * surrounding whitespace is registered in both forms since a pasted key often carries a newline.
+ * The encoded forms are computed here, once, so redaction stays a single scan of the text.
  */
 export function registerSecret(value: string | undefined): void {
   if (value === undefined) return;
   for (const candidate of new Set([value, value.trim()])) {
     if (candidate.length < minSecretLength || registry.has(candidate)) continue;
     registry.set(candidate, formsOf(candidate));
+    merged = undefined;
   }
 }
 
@@ -98,15 +143,18 @@ export const hasRegisteredSecrets = (): boolean => registry.size > 0;
 /** Forgets every registered secret; for tests that need a clean registry. */
 export function clearRegisteredSecrets(): void {
   registry.clear();
+  merged = undefined;
 }
 
-const formsFor = (extra: Iterable<string>): SecretForms[] => {
-  const all = [...registry.values()];
+const formsFor = (extra: Iterable<string>): SecretForms | undefined => {
+  const unregistered: SecretForms[] = [];
   for (const secret of extra) {
     if (secret.length < minSecretLength || registry.has(secret)) continue;
-    all.push(formsOf(secret));
+    unregistered.push(formsOf(secret));
   }
-  return all;
+  if (registry.size === 0 && unregistered.length === 0) return undefined;
+  merged ??= mergeForms(registry.values());
+  return unregistered.length === 0 ? merged : mergeForms([merged, ...unregistered]);
 };
 
 /**
@@ -116,25 +164,17 @@ const formsFor = (extra: Iterable<string>): SecretForms[] => {
  */
 export function redactSecrets(text: string, extra: Iterable<string> = []): string {
   const forms = formsFor(extra);
-  if (forms.length === 0 || text.length < minSecretLength) return text;
-  const haystack = lowerSameLength(text);
-  const hidden = new Uint8Array(haystack.length);
-  let any = false;
-  for (const { windows, whole } of forms) {
-    if (windows.size > 0) {
-      for (let i = 0; i + minSecretFragment <= haystack.length; i++) {
-        if (windows.has(haystack.slice(i, i + minSecretFragment))) {
-          hidden.fill(1, i, i + minSecretFragment);
-          any = true;
-        }
-      }
-    }
-    for (const form of whole) {
-      for (let at = haystack.indexOf(form); at !== -1; at = haystack.indexOf(form, at + 1)) {
-        hidden.fill(1, at, at + form.length);
-        any = true;
-      }
-    }
+  if (forms === undefined || text.length < minSecretLength) return text;
+  const hidden = new Uint8Array(text.length);
+  let any = markHits(lowerSameLength(text), forms, (from, to) => hidden.fill(1, from, to));
+  for (const decoded of decodedViews(text)) {
+    const { starts, ends } = decoded;
+    any =
+      markHits(lowerSameLength(decoded.text), forms, (from, to) => {
+        const start = starts[from];
+        const end = ends[to - 1];
+        if (start !== undefined && end !== undefined) hidden.fill(1, start, end);
+      }) || any;
   }
   if (!any) return text;
   let out = '';
@@ -149,6 +189,151 @@ export function redactSecrets(text: string, extra: Iterable<string> = []): strin
     }
   }
   return out;
+}
+
+/** Calls `hit` with the range of every window or whole form of `forms` in `haystack`; whether any was found. */
+function markHits(haystack: string, forms: SecretForms, hit: (from: number, to: number) => void): boolean {
+  let any = false;
+  for (const [length, windows] of forms.windows) {
+    for (let i = 0; i + length <= haystack.length; i++) {
+      if (windows.has(haystack.slice(i, i + length))) {
+        hit(i, i + length);
+        any = true;
+      }
+    }
+  }
+  for (const form of forms.whole) {
+    for (let at = haystack.indexOf(form); at !== -1; at = haystack.indexOf(form, at + 1)) {
+      hit(at, at + form.length);
+      any = true;
+    }
+  }
+  return any;
+}
+
+/** A decoded copy of a text: character `i` came from characters `starts[i]` to `ends[i]` (exclusive) of the original. */
+interface DecodedView {
+  readonly text: string;
+  readonly starts: Int32Array;
+  readonly ends: Int32Array;
+}
+
+/**
+ * An escape of one character: JSON's and JavaScript's backslash escapes, percent-encoding, HTML
+ * references. The letters in any case (`\U004B`, `\X4B`, `&#X4B;`): a log pipeline may have
+ * upper-cased the line.
+ */
+const ESCAPE =
+  /\\u\{([0-9a-f]{1,6})\}|\\u([0-9a-f]{4})|\\x([0-9a-f]{2})|%([0-9a-f]{2})|&#x([0-9a-f]{1,6});|&#([0-9]{1,7});|\\(["\\/])/gi;
+const MAY_BE_ESCAPED = /[\\%]|&#/;
+/**
+ * JSON's escapes that stand for a character a secret may hold. The letter escapes (`\n`, `\t`, …)
+ * are left alone: a secret holds no control character, and `\` before a secret that starts with
+ * `n` or `t` must not eat that letter.
+ */
+const simpleEscapes: Readonly<Record<string, string>> = { '"': '"', '\\': '\\', '/': '/' };
+
+/**
+ * What {@link ESCAPE} stands for, as UTF-16 code units. A percent or `\x` escape gives its byte
+ * as one character (U+0000–U+00FF), which is how a secret's UTF-8 bytes read in Latin-1: that form
+ * is registered too.
+ */
+function unescaped(match: RegExpExecArray): string | undefined {
+  const [, braced, unit, byte, percent, hexRef, decimalRef, simple] = match;
+  if (unit !== undefined) return String.fromCharCode(Number.parseInt(unit, 16));
+  if (byte !== undefined) return String.fromCharCode(Number.parseInt(byte, 16));
+  if (percent !== undefined) return String.fromCharCode(Number.parseInt(percent, 16));
+  if (simple !== undefined) return simpleEscapes[simple];
+  const code = Number.parseInt(
+    braced ?? hexRef ?? decimalRef ?? '',
+    braced !== undefined || hexRef !== undefined ? 16 : 10,
+  );
+  return Number.isInteger(code) && code <= 0x10ffff ? String.fromCodePoint(code) : undefined;
+}
+
+/** One byte escape, `\xHH` or `%HH`, exactly at `lastIndex`. */
+const BYTE_ESCAPE = /\\x([0-9a-f]{2})|%([0-9a-f]{2})/iy;
+
+/**
+ * When `first` is the lead byte of a UTF-8 sequence (from a byte escape), the character that it
+ * and the byte escapes right after it at `at` spell, and where they end: a secret written as
+ * `\xf0\x9f\x94\x91` next to characters left as they are reads as the secret itself.
+ */
+function utf8Sequence(text: string, first: string, at: number): { value: string; end: number } | undefined {
+  const lead = first.charCodeAt(0);
+  if (first.length !== 1 || lead < 0xc2 || lead > 0xf4) return undefined;
+  const bytes = [lead];
+  let end = at;
+  for (let more = lead >= 0xf0 ? 3 : lead >= 0xe0 ? 2 : 1; more > 0; more--) {
+    BYTE_ESCAPE.lastIndex = end;
+    const next = BYTE_ESCAPE.exec(text);
+    const byte = next === null ? Number.NaN : Number.parseInt(next[1] ?? next[2] ?? '', 16);
+    if (next === null || byte < 0x80 || byte > 0xbf) return undefined;
+    bytes.push(byte);
+    end += next[0].length;
+  }
+  const value = Buffer.from(bytes).toString('utf8');
+  return value.includes('\ufffd') ? undefined : { value, end };
+}
+
+/** The text with one layer of escapes undone, or undefined when it has none. */
+function decodeOnce(text: string): { text: string; starts: Int32Array; ends: Int32Array } | undefined {
+  if (!MAY_BE_ESCAPED.test(text)) return undefined;
+  let out = '';
+  const starts: number[] = [];
+  const ends: number[] = [];
+  let from = 0;
+  let changed = false;
+  const keep = (to: number) => {
+    for (let i = from; i < to; i++) {
+      starts.push(i);
+      ends.push(i + 1);
+    }
+    out += text.slice(from, to);
+  };
+  ESCAPE.lastIndex = 0;
+  for (let match = ESCAPE.exec(text); match !== null; match = ESCAPE.exec(text)) {
+    let value = unescaped(match);
+    if (value === undefined) continue;
+    keep(match.index);
+    let end = match.index + match[0].length;
+    const sequence = utf8Sequence(text, value, end);
+    if (sequence !== undefined) {
+      ({ value, end } = sequence);
+      ESCAPE.lastIndex = end;
+    }
+    for (let i = 0; i < value.length; i++) {
+      starts.push(match.index);
+      ends.push(end);
+    }
+    out += value;
+    from = end;
+    changed = true;
+  }
+  if (!changed) return undefined;
+  keep(text.length);
+  return { text: out, starts: Int32Array.from(starts), ends: Int32Array.from(ends) };
+}
+
+/** Each layer of escapes of `text` undone in turn, mapped back to the original's positions. */
+function decodedViews(text: string): DecodedView[] {
+  const views: DecodedView[] = [];
+  let current: DecodedView | undefined;
+  for (let pass = 0; pass < maxDecodePasses; pass++) {
+    const next = decodeOnce(current?.text ?? text);
+    if (next === undefined) break;
+    if (current !== undefined) {
+      const { starts, ends } = current;
+      // Compose: a character of this layer spans characters of the last, which span the original's.
+      for (let i = 0; i < next.starts.length; i++) {
+        next.starts[i] = starts[next.starts[i] ?? 0] ?? 0;
+        next.ends[i] = ends[(next.ends[i] ?? 1) - 1] ?? text.length;
+      }
+    }
+    current = next;
+    views.push(current);
+  }
+  return views;
 }
 
 /** Lower case with one code unit per code unit of `text`, so positions map back to the original. */

@@ -7,9 +7,15 @@
  * limits (50 blocks, 3,000 characters a section) is summed up as "…and N more", never cut mid-entry.
  *
  * Slack's limits (https://api.slack.com/reference/block-kit/blocks): a header's plain text holds
- * at most 150 characters, a section's text 3,000, a context block 10 elements. Every text here is
- * cut to fit at a grapheme boundary (never inside an emoji or a Hangul syllable), measured in
- * UTF-16 code units, which is never less than what Slack counts.
+ * at most 150 characters, a section's text 3,000, a context block 1 to 10 elements, and every
+ * text 1 to 3,000 characters. Every text here is cut to fit at a grapheme boundary (never inside
+ * an emoji or a Hangul syllable), measured in UTF-16 code units, which is never less than what
+ * Slack counts. Slack refuses the whole message (`invalid_blocks`) for one element whose text is
+ * empty, blank or invisible, so an element or block with nothing to show is left out, never sent.
+ *
+ * A link's address is never cut: Slack would link the cut text to a broken page. A headline whose
+ * whole link does not fit is shown without it, followed by a note that the link was too long; the
+ * headline itself is always shown.
  *
  * Every fixed word is in the subscriber's language: the document's `locale` picks the catalog
  * along functions/core/locale.ts `localeChain` (`ko-KR → ko → en`); a document without one, or
@@ -38,6 +44,20 @@ export const HEADER_MAX = 150;
 export const SECTION_MAX = 3000;
 /** Kept well under Slack's limit so a context line stays one line. */
 const CONTEXT_ELEMENT_MAX = 300;
+/** Slack's limit of elements in one context block. */
+const CONTEXT_ELEMENTS_MAX = 10;
+/**
+ * A link whose address leaves less than this much of its label (or the whole label when shorter)
+ * is not shown as a link: the label would no longer say what it links to.
+ */
+const LINK_LABEL_MIN = 40;
+/** What a digest entry's headline, outlet, time and reasons are kept within, its link's address aside. */
+const DIGEST_ENTRY_MAX = 900;
+/**
+ * What a digest entry is kept within with its link's address: half a section, so one long address
+ * cannot push the entries after it out of the message.
+ */
+const DIGEST_LINKED_ENTRY_MAX = 1500;
 /** Rules listed under "Why you got this" before "+N more". */
 const MAX_LISTED_RULES = 10;
 /** Slack's limit of blocks in one message. */
@@ -97,6 +117,18 @@ const oneLine = (value: string): string =>
 export const escapeMrkdwn = (value: string): string =>
   value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
+/**
+ * Whether a text shows anything: Slack refuses a text object that is empty, blank or made only of
+ * invisible characters (zero-width spaces, joiners, variation selectors), and with it the message.
+ */
+export const showsText = (text: string): boolean => /[^\s\p{Cc}\p{Default_Ignorable_Code_Point}]/u.test(text);
+
+/** A context block of the elements that show something, or no block when none does. */
+function contextBlock(elements: readonly TextObject[]): Block[] {
+  const shown = elements.filter((element) => showsText(element.text)).slice(0, CONTEXT_ELEMENTS_MAX);
+  return shown.length > 0 ? [{ type: 'context', elements: shown }] : [];
+}
+
 /** `escapeMrkdwn` applied after clipping so the escaped text still fits `max`. */
 function clipEscaped(value: string, max: number): string {
   let limit = max;
@@ -122,16 +154,20 @@ export function linkTarget(url: string): string | undefined {
 }
 
 /**
- * A link whose label is escaped and, like the whole text, kept within `max`. A link the policy
- * refuses is left out, not shown as text: Slack would turn a bare URL into a link again.
+ * `<target|label>` within `max`, the label escaped and cut to the room the whole address leaves;
+ * undefined when that room is under {@link LINK_LABEL_MIN} (or the label's own length): the
+ * address is never cut, so such a link is not shown at all.
  */
-function link(url: string, label: string, max: number): string {
-  const target = linkTarget(url);
-  if (target === undefined) return clipEscaped(label, max);
+function linked(target: string, label: string, max: number): string | undefined {
   // `|` ends the URL part; in the label it is shown literally only when escaped as a lookalike.
+  const shown = label.replace(/\|/g, '\u2223');
   const room = max - target.length - 3;
-  return room > 0 ? `<${target}|${clipEscaped(label.replace(/\|/g, '\u2223'), room)}>` : clipEscaped(url, max);
+  if (room < Math.min(escapeMrkdwn(shown).length, LINK_LABEL_MIN)) return undefined;
+  return `<${target}|${clipEscaped(shown, room)}>`;
 }
+
+/** The note that stands for a link too long to show, in italics. */
+const linkTooLongNote = (words: SlackMessages): string => `_(${escapeMrkdwn(words.linkTooLong)})_`;
 
 /** The words and the date fallback of one document's language. */
 interface Wording {
@@ -257,9 +293,21 @@ export function renderSlackMessage(alert: Alert): SlackMessage {
   // The header may have cut the headline: the linked headline below always carries all of it
   // that fits, then the summary fills what is left of the section.
   const linkLabel = headerCut ? title : media ? words.readArticleOn(media) : words.readArticle;
-  const linked = `*${link(article.url, linkLabel, SECTION_MAX - 2)}*`;
-  const summaryRoom = SECTION_MAX - linked.length - 2;
-  const body = summary && summaryRoom > 20 ? `${clipEscaped(summary, summaryRoom)}\n\n${linked}` : linked;
+  const target = linkTarget(article.url);
+  const link = target === undefined ? undefined : linked(target, linkLabel, SECTION_MAX - 2);
+  const note = linkTooLongNote(words);
+  // A link the policy refuses is left out, not shown as text (Slack would turn a bare URL into a
+  // link again); one too long to show leaves the headline, when the header cut it, and a note.
+  const linkLine =
+    link !== undefined
+      ? `*${link}*`
+      : target === undefined
+        ? `*${clipEscaped(linkLabel, SECTION_MAX - 2)}*`
+        : headerCut
+          ? `*${clipEscaped(title, SECTION_MAX - note.length - 3)}* ${note}`
+          : note;
+  const summaryRoom = SECTION_MAX - linkLine.length - 2;
+  const body = summary && summaryRoom > 20 ? `${clipEscaped(summary, summaryRoom)}\n\n${linkLine}` : linkLine;
 
   const context: TextObject[] = [];
   if (media) context.push({ type: 'mrkdwn', text: `*${clipEscaped(media, CONTEXT_ELEMENT_MAX - 2)}*` });
@@ -274,24 +322,22 @@ export function renderSlackMessage(alert: Alert): SlackMessage {
   const blocks: Block[] = [{ type: 'header', text: { type: 'plain_text', text: header, emoji: true } }];
   if (alert.update !== undefined) {
     const change = clipEscaped(oneLine(describeUpdate(shared, alert.update)), SECTION_MAX - 2);
-    blocks.push({ type: 'section', text: { type: 'mrkdwn', text: `*${change}*` } });
+    if (showsText(change)) blocks.push({ type: 'section', text: { type: 'mrkdwn', text: `*${change}*` } });
   }
-  blocks.push({ type: 'section', text: { type: 'mrkdwn', text: body } }, { type: 'context', elements: context });
+  blocks.push({ type: 'section', text: { type: 'mrkdwn', text: body } }, ...contextBlock(context));
   const why = whySection(alert, wording);
   if (why !== undefined) blocks.push({ type: 'section', text: { type: 'mrkdwn', text: why } });
   const audience = oneLine(alert.audienceName ?? '') || alert.audienceId;
-  blocks.push({
-    type: 'context',
-    elements: [
+  blocks.push(
+    ...contextBlock([
       {
         type: 'mrkdwn',
         text: clipEscaped(words.alertFooter(audience, oneLine(alert.deliveryId)), CONTEXT_ELEMENT_MAX),
       },
-    ],
-  });
+    ]),
+  );
 
   // Notifications show this text: headline first, then where it is from and the link.
-  const target = linkTarget(article.url);
   const suffix = escapeMrkdwn(`${media ? ` (${clip(media, 100)})` : ''}${target === undefined ? '' : ` ${target}`}`);
   const titleRoom = SECTION_MAX - icon.length - 1 - suffix.length;
   const marked = `${mark}${title}`;
@@ -302,23 +348,35 @@ export function renderSlackMessage(alert: Alert): SlackMessage {
   return { text, blocks, unfurl_links: false, unfurl_media: false };
 }
 
-/** One digest entry: the linked headline, then outlet, time and why it matched. */
-function digestEntryLines(entry: DigestEntry, max: number, wording: Wording): string {
+/**
+ * One digest entry: the linked headline, then outlet, time and why it matched. Its text stays
+ * within {@link DIGEST_ENTRY_MAX}, with the link's address within {@link DIGEST_LINKED_ENTRY_MAX};
+ * a headline whose whole link does not fit is shown without it, with a note.
+ */
+function digestEntryLines(entry: DigestEntry, wording: Wording): string {
   const { words, shared } = wording;
   const title = oneLine(entry.article.title) || shared.untitled;
   const media = oneLine(entry.article.mediaName ?? entry.article.media ?? '');
-  const facts = [media ? clipEscaped(media, 100) : '', slackDate(entry.article.publishedAt, wording)].filter(Boolean);
+  const details = [media ? clipEscaped(media, 100) : '', slackDate(entry.article.publishedAt, wording)].filter(
+    showsText,
+  );
   const why = entry.matches.map((match) => {
     const reasons = describeReasons(match, wording);
     return `${words.rule(match.ruleId, match.urgent)}${reasons !== '' ? `: ${reasons}` : ''}`;
   });
   if (entry.omittedMatches > 0) why.push(shared.digest.moreRules(entry.omittedMatches));
-  const whyText = why.length > 0 ? ` · _${clipEscaped(why.join(shared.clauseSeparator), 240)}_` : '';
-  const alsoIn = entry.alsoIn === undefined ? '' : `\n    ${clipEscaped(alsoInLine(entry.alsoIn, shared), 300)}`;
-  const second = `\n    ${facts.join(' · ')}${whyText}${alsoIn}`;
+  if (why.length > 0) details.push(`_${clipEscaped(why.join(shared.clauseSeparator), 240)}_`);
+  const alsoIn = entry.alsoIn === undefined ? '' : clipEscaped(alsoInLine(entry.alsoIn, shared), 300);
+  const second = `${details.length > 0 ? `\n    ${details.join(' \u00B7 ')}` : ''}${showsText(alsoIn) ? `\n    ${alsoIn}` : ''}`;
   const head = `• ${entry.urgent ? '\u{1F6A8} ' : ''}`;
-  const linked = link(entry.article.url, title, Math.max(40, max - head.length - second.length));
-  return `${head}${linked}${second}`;
+  const headlineRoom = Math.max(LINK_LABEL_MIN, DIGEST_ENTRY_MAX - head.length - second.length);
+  const target = linkTarget(entry.article.url);
+  if (target === undefined) return `${head}${clipEscaped(title, headlineRoom)}${second}`;
+  const linkRoom = Math.min(headlineRoom + target.length + 3, DIGEST_LINKED_ENTRY_MAX - head.length - second.length);
+  const link = linked(target, title, linkRoom);
+  if (link !== undefined) return `${head}${link}${second}`;
+  const note = linkTooLongNote(words);
+  return `${head}${clipEscaped(title, headlineRoom - note.length - 1)} ${note}${second}`;
 }
 
 /**
@@ -373,24 +431,32 @@ function digestMessage(digest: DigestAlert, wording: Wording): SlackMessage {
       },
     },
   ];
-  const context: TextObject[] = [{ type: 'mrkdwn', text: words.digestOf(slackDate(body.releaseAt, wording)) }];
-  for (const hold of body.holds.slice(0, 8)) {
-    context.push({ type: 'mrkdwn', text: clipEscaped(oneLine(hold), CONTEXT_ELEMENT_MAX) });
+  const release = slackDate(body.releaseAt, wording);
+  const context: TextObject[] = showsText(release) ? [{ type: 'mrkdwn', text: words.digestOf(release) }] : [];
+  // Blank hold lines are dropped before counting, so up to eight that show something are listed.
+  for (const hold of body.holds.map(oneLine).filter(showsText).slice(0, 8)) {
+    context.push({ type: 'mrkdwn', text: clipEscaped(hold, CONTEXT_ELEMENT_MAX) });
   }
-  blocks.push({ type: 'context', elements: context });
+  blocks.push(...contextBlock(context));
 
   // Header, context, the "more" note and the footer stay; every other block is a category.
   const groupRoom = MAX_BLOCKS - blocks.length - 2;
   let groupsShown = 0;
   for (const group of body.groups) {
     if (groupsShown >= groupRoom) break;
-    const heading = groupHeading(shared, clipEscaped(oneLine(group.label), 200), group.count, group.total);
+    const label = clipEscaped(oneLine(group.label), 200);
+    const heading = groupHeading(
+      shared,
+      showsText(label) ? label : escapeMrkdwn(shared.digest.otherGroup),
+      group.count,
+      group.total,
+    );
     const lines = [heading];
     let length = heading.length;
     let listed = 0;
     for (const entry of group.entries) {
       // Room for this entry and for the "…and N more in this category" line after it.
-      const line = digestEntryLines(entry, 900, wording);
+      const line = digestEntryLines(entry, wording);
       if (length + 1 + line.length > SECTION_MAX - 60) break;
       lines.push(line);
       length += 1 + line.length;
@@ -412,15 +478,14 @@ function digestMessage(digest: DigestAlert, wording: Wording): SlackMessage {
       },
     });
   }
-  blocks.push({
-    type: 'context',
-    elements: [
+  blocks.push(
+    ...contextBlock([
       {
         type: 'mrkdwn',
         text: clipEscaped(words.digestFooter(audience, oneLine(digest.deliveryId)), CONTEXT_ELEMENT_MAX),
       },
-    ],
-  });
+    ]),
+  );
 
   // Notifications show this text: the count, then as many headlines as fit, then "+N more".
   const entries = body.groups.flatMap((group) => group.entries);
@@ -428,7 +493,7 @@ function digestMessage(digest: DigestAlert, wording: Wording): SlackMessage {
   const headlines: string[] = [];
   let textLength = intro.length + 20;
   for (const entry of entries.slice(0, 5)) {
-    const headline = clipEscaped(oneLine(entry.article.title), 100);
+    const headline = clipEscaped(oneLine(entry.article.title) || shared.untitled, 100);
     if (textLength + headline.length + 2 > SECTION_MAX) break;
     headlines.push(headline);
     textLength += headline.length + 2;

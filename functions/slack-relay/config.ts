@@ -29,7 +29,8 @@ export const slackRelayEnvironment: readonly RelayVariable[] = [
   {
     name: 'SLACK_WEBHOOK_SECRETS',
     default: '{}',
-    description: 'JSON object audience id → ARN of an existing secret holding that audience’s webhook URL.',
+    description:
+      'JSON object audience id → ARN of an existing secret holding that audience’s webhook URL. A webhook URL put here instead of an ARN is refused at cold start (without repeating it).',
   },
   { name: 'SLACK_WEBHOOK_CACHE_SECONDS', default: '300', description: 'How long a webhook URL is cached.' },
   { name: 'SLACK_MAX_ATTEMPTS', default: '4', description: 'Posts per message in one invocation (429/5xx/network).' },
@@ -51,21 +52,71 @@ export const slackRelayEnvironment: readonly RelayVariable[] = [
 const integer = (min: number, max: number, fallback: number) =>
   z.coerce.number().int().min(min).max(max).default(fallback);
 
+/** A Secrets Manager secret ARN, as the stack writes it (lib/config.ts accepts the same). */
+const SECRET_ARN = /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+$/;
+const EXPECTED_ARN = 'a Secrets Manager secret ARN (arn:aws:secretsmanager:<region>:<account>:secret:<name>)';
+
+/**
+ * Something a person may have pasted from Slack or a browser: a scheme, or a host with a path.
+ * An incoming-webhook URL is itself the credential, so it is never repeated in a message.
+ */
+const looksLikeUrl = (value: string): boolean =>
+  /[a-z][a-z0-9+.-]*:\/\//i.test(value) || /(^|[\s"'])[a-z0-9-]+(\.[a-z0-9-]+)+\/\S/i.test(value);
+
+/** Every URL-looking run in a message (a scheme, or a dotted host with a path), replaced by a mark. */
+const hideUrls = (message: string): string =>
+  message
+    .replace(/[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]*/gi, '<a URL, not shown>')
+    .replace(/\b[a-z0-9-]+(\.[a-z0-9-]+)+\/[^\s"'<>]*/gi, '<a URL, not shown>');
+
+/**
+ * SLACK_WEBHOOK_SECRETS: audience id → secret ARN. Each problem names the audience, never the
+ * value: a webhook URL put here by hand instead of the ARN of the secret holding it is itself the
+ * secret, and an error message ends up in the function's logs.
+ */
+const WebhookSecretsSchema = z
+  .string()
+  .default('{}')
+  .transform((value, ctx) => {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(value);
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'must be a JSON object of audience id → secret ARN' });
+      return z.NEVER;
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+      ctx.addIssue({ code: 'custom', message: 'must be a JSON object of audience id → secret ARN' });
+      return z.NEVER;
+    }
+    const secrets: Record<string, string> = {};
+    for (const [audienceId, secretArn] of Object.entries(parsed)) {
+      if (looksLikeUrl(audienceId)) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `an audience id that looks like a URL (not shown); each key is an audience id and each value ${EXPECTED_ARN}`,
+        });
+        continue;
+      }
+      const audience = `audience ${JSON.stringify(audienceId.slice(0, 64))}`;
+      if (typeof secretArn === 'string' && SECRET_ARN.test(secretArn.trim())) {
+        secrets[audienceId] = secretArn.trim();
+      } else if (typeof secretArn === 'string' && looksLikeUrl(secretArn)) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `${audience}: holds what looks like a webhook URL (not shown: the URL is the credential); put the URL in a Secrets Manager secret and give ${EXPECTED_ARN} here`,
+        });
+      } else {
+        ctx.addIssue({ code: 'custom', message: `${audience}: is not ${EXPECTED_ARN}` });
+      }
+    }
+    return secrets;
+  });
+
 const EnvironmentSchema = z.object({
   AUDIENCE_TOPIC_PREFIX: z.string().trim().min(1, 'is required'),
   SLACK_SECRET_NAME_PREFIX: z.string().trim().min(1, 'is required'),
-  SLACK_WEBHOOK_SECRETS: z
-    .string()
-    .default('{}')
-    .transform((value, ctx) => {
-      try {
-        return JSON.parse(value) as unknown;
-      } catch {
-        ctx.addIssue({ code: 'custom', message: 'must be a JSON object of audience id → secret ARN' });
-        return z.NEVER;
-      }
-    })
-    .pipe(z.record(z.string(), z.string().min(1), { error: 'must be a JSON object of audience id → secret ARN' })),
+  SLACK_WEBHOOK_SECRETS: WebhookSecretsSchema,
   SLACK_WEBHOOK_CACHE_SECONDS: integer(0, 86_400, 300),
   SLACK_MAX_ATTEMPTS: integer(1, 10, 4),
   SLACK_BASE_DELAY_MS: integer(0, 60_000, 500),
@@ -89,11 +140,14 @@ export interface SlackRelayConfig {
 
 /**
  * Validates the environment.
- * @throws ConfigError naming each bad variable
+ * @throws ConfigError naming each bad variable; no message repeats a URL-looking value (a webhook
+ *   URL is a credential), whichever variable holds it
  */
 export function loadSlackRelayConfig(env: Readonly<Record<string, string | undefined>>): SlackRelayConfig {
   const parsed = EnvironmentSchema.safeParse(env);
-  if (!parsed.success) throw new ConfigError(`invalid Slack relay configuration: ${describeIssues(parsed.error)}`);
+  if (!parsed.success) {
+    throw new ConfigError(hideUrls(`invalid Slack relay configuration: ${describeIssues(parsed.error)}`));
+  }
   const e = parsed.data;
   if (e.SLACK_MAX_DELAY_MS < e.SLACK_BASE_DELAY_MS) {
     throw new ConfigError('SLACK_MAX_DELAY_MS must be at least SLACK_BASE_DELAY_MS');

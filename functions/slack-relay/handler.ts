@@ -33,7 +33,8 @@ const relay = new SlackRelay({
     maxAgeSeconds: config.webhookCacheSeconds,
   }),
   poster: new UndiciWebhookPoster({
-    // Keep-alive across warm invocations; Slack's endpoint is one host.
+    // Keep-alive across warm invocations; Slack's endpoint is one host. The pool connects only to
+    // public addresses, whatever the webhook's host name resolves to (no allowInternalTargets).
     dispatcher: new Agent({ connect: { timeout: config.retry.requestTimeoutMs }, keepAliveTimeout: 30_000 }),
     timeoutMs: config.retry.requestTimeoutMs,
   }),

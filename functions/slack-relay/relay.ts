@@ -15,8 +15,11 @@ import { type Alert, audienceOfTopic, parseAlertMessage, SnsEventSchema, type Sn
 import { type AttemptOutcome, decideRetry, type RetryPolicy } from './retry.ts';
 import { redactWebhook, type WebhookPoster, type WebhookResponse, type WebhookSource } from './webhook.ts';
 
-/** Error codes of a request that could not be built: permanent, whatever the attempt. */
-const requestErrorCodes = new Set(['ERR_INVALID_URL', 'UND_ERR_INVALID_ARG']);
+/**
+ * Error codes of a request that could not be built, or whose host resolves to an internal address
+ * (the connect-time check of functions/shared/http-pool.ts): permanent, whatever the attempt.
+ */
+const requestErrorCodes = new Set(['ERR_INVALID_URL', 'UND_ERR_INVALID_ARG', 'ERR_TARGET_ADDRESS']);
 
 /** Kept free at the end of the invocation for logging and returning the error. */
 export const SAFETY_MARGIN_MS = 1000;

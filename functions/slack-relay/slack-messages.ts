@@ -20,6 +20,11 @@ export interface SlackMessages {
   /** The same, naming the outlet. */
   readonly readArticleOn: (media: string) => string;
   /**
+   * Shown after a headline in place of its link when the whole address does not fit Slack's
+   * limits: an address is never shown cut (Slack would link the cut text to a broken page).
+   */
+  readonly linkTooLong: string;
+  /**
    * A keyword reason, `term` already one line. Slack's own: it quotes typographically, the plain
    * text email with ASCII quotes.
    */
@@ -52,6 +57,7 @@ const en: SlackCatalogFactory = (count) => {
   return {
     readArticle: 'Read the article',
     readArticleOn: (media) => `Read the article on ${media}`,
+    linkTooLong: 'link too long to show in Slack',
     reasonKeyword: (term) => `keyword \u201C${term}\u201D`,
     rule: (ruleId, urgent) => `${urgent ? 'urgent ' : ''}rule ${ruleId}`,
     moreRulesLine: (n) => `\u2026and ${count(n)} more rule(s)`,
@@ -68,6 +74,7 @@ const en: SlackCatalogFactory = (count) => {
 const ko: SlackCatalogFactory = (count) => ({
   readArticle: '기사 읽기',
   readArticleOn: (media) => `${media}에서 기사 읽기`,
+  linkTooLong: '링크가 너무 길어 표시하지 않음',
   reasonKeyword: (term) => `키워드 \u201C${term}\u201D`,
   rule: (ruleId, urgent) => `규칙 ${ruleId}${urgent ? ' (긴급)' : ''}`,
   moreRulesLine: (n) => `\u2026외 규칙 ${count(n)}개`,
@@ -82,6 +89,7 @@ const ko: SlackCatalogFactory = (count) => ({
 const ja: SlackCatalogFactory = (count) => ({
   readArticle: '記事を読む',
   readArticleOn: (media) => `${media}で記事を読む`,
+  linkTooLong: 'リンクが長すぎるため表示できません',
   reasonKeyword: (term) => `キーワード「${term}」`,
   rule: (ruleId, urgent) => `ルール ${ruleId}${urgent ? ' (緊急)' : ''}`,
   moreRulesLine: (n) => `\u2026ほかルール${count(n)}件`,

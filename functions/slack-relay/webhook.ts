@@ -8,6 +8,7 @@ import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { Dispatcher } from 'undici';
 import { request } from '#shared/http-pool';
+import { checkTargetUrl } from '#shared/network-targets';
 import { registerSecret } from '#shared/secret-redaction';
 import { SlackWebhookConfigError } from './errors.ts';
 
@@ -16,7 +17,8 @@ export interface WebhookSource {
   /**
    * The audience's webhook URL and the secret it came from. Cached; `forceRefresh` reads the
    * secret again (after Slack refused the cached URL, in case ops replaced it).
-   * @throws SlackWebhookConfigError when the secret is missing, empty or not an https:// URL
+   * @throws SlackWebhookConfigError when the secret is missing, empty, not an https:// URL, or a
+   *   URL the target-address policy refuses (an internal host, credentials in it)
    */
   webhook(audienceId: string, options?: { forceRefresh?: boolean }): Promise<{ url: string; secretId: string }>;
 }
@@ -29,6 +31,11 @@ export interface SecretsManagerWebhooksOptions {
   /** Secret name of every other audience: this prefix plus the audience id. */
   readonly secretNamePrefix: string;
   readonly maxAgeSeconds: number;
+  /**
+   * Accept a webhook on an internal host (loopback, private…): tests and local receivers only.
+   * The handler never sets it: a webhook goes to Slack, on the public internet.
+   */
+  readonly allowInternalTargets?: boolean;
 }
 
 /** JSON keys accepted when the secret is a JSON object instead of the bare URL. */
@@ -72,12 +79,19 @@ export class SecretsManagerWebhooks implements WebhookSource {
         `secret "${secretId}" holds no webhook URL for audience "${audienceId}"; put the incoming-webhook URL (https://hooks.slack.com/services/…) as the secret string`,
       );
     }
-    if (!url.startsWith('https://')) {
-      throw new SlackWebhookConfigError(`secret "${secretId}" must hold an https:// incoming-webhook URL`);
-    }
     // The path is the credential (anyone holding it can post): from now on every log line and
     // error chain of this process redacts it, whatever field or encoding it turns up in.
     registerSecret(secretPathOf(url));
+    if (!url.startsWith('https://')) {
+      throw new SlackWebhookConfigError(`secret "${secretId}" must hold an https:// incoming-webhook URL`);
+    }
+    // The target-address policy (docs/how-it-works.md): the reason names the host, never the path.
+    const target = checkTargetUrl(url, { allowInternal: this.#options.allowInternalTargets === true });
+    if (!target.ok) {
+      throw new SlackWebhookConfigError(
+        `secret "${secretId}" holds a webhook URL that cannot be used: ${target.reason}; put the incoming-webhook URL exactly as Slack shows it (https://hooks.slack.com/services/…)`,
+      );
+    }
     return { url, secretId };
   }
 }

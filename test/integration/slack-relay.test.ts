@@ -15,8 +15,9 @@ import { Agent } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { slackPostedPartition } from '#aws/table-layout';
 import { createTables, tableNamesFor } from '#sandbox/tables';
+import { Agent as PublicOnlyAgent } from '#shared/http-pool';
 import { awsClients, uniquePrefix } from '#test/aws';
-import { SlackDeliveryError, SlackRejectedError } from '../../functions/slack-relay/errors.ts';
+import { SlackDeliveryError, SlackRejectedError, SlackWebhookConfigError } from '../../functions/slack-relay/errors.ts';
 import { postedAlerts } from '../../functions/slack-relay/idempotency.ts';
 import { type OncePerDelivery, SlackRelay, type SlackRelayDependencies } from '../../functions/slack-relay/relay.ts';
 import { SecretsManagerWebhooks, UndiciWebhookPoster } from '../../functions/slack-relay/webhook.ts';
@@ -123,7 +124,13 @@ describe('Slack relay against a local HTTPS Slack and moto Secrets Manager', () 
   async function relayFor(
     audienceId: string,
     secretString: string,
-    options: { pool?: Agent; oncePerDelivery?: OncePerDelivery; locale?: string } = {},
+    options: {
+      pool?: Agent;
+      oncePerDelivery?: OncePerDelivery;
+      locale?: string;
+      /** Whether the webhook source accepts an internal host (this receiver is on loopback). */
+      allowInternalTargets?: boolean;
+    } = {},
   ) {
     await clients.secrets.send(
       new CreateSecretCommand({ Name: `${prefix}slack/${audienceId}`, SecretString: secretString }),
@@ -142,6 +149,7 @@ describe('Slack relay against a local HTTPS Slack and moto Secrets Manager', () 
         explicitSecrets: {},
         secretNamePrefix: `${prefix}slack/`,
         maxAgeSeconds: 300,
+        allowInternalTargets: options.allowInternalTargets ?? true,
       }),
       poster: new UndiciWebhookPoster({ dispatcher: options.pool ?? dispatcher, timeoutMs: 3000 }),
       log: new Logger({ serviceName: 'slack-relay-test', logLevel: 'DEBUG' }),
@@ -269,6 +277,69 @@ describe('Slack relay against a local HTTPS Slack and moto Secrets Manager', () 
       expect(text).not.toMatch(/-token/);
       expect(text).not.toContain('/services/T0000');
     }
+  });
+
+  describe('where a webhook may point (target-address policy, issue 30 item 6)', () => {
+    it('refuses a webhook host name that resolves to loopback at connect time, naming the host only', async () => {
+      const resolved: string[] = [];
+      // The pool the handler builds (functions/shared/http-pool.ts), trusting the test CA, with
+      // a resolver that answers the public-looking name with loopback, as a rebinding DNS would.
+      const pool = new PublicOnlyAgent({
+        connect: {
+          ca: ca.cert,
+          lookup: (hostname, options, callback) => {
+            resolved.push(hostname);
+            if (options.all) callback(null, [{ address: '127.0.0.1', family: 4 }]);
+            else callback(null, '127.0.0.1', 4);
+          },
+        },
+      });
+      try {
+        const url = receiver
+          .webhook('rebound-token', [{ status: 200 }])
+          .replace('https://127.0.0.1:', 'https://hooks.example.com:');
+        const { relay, event, invocation, sleeps } = await relayFor('rebound', url, { pool });
+        const error = (await relay.handle(event, invocation).catch((caught: unknown) => caught)) as Error;
+        expect(error).toBeInstanceOf(SlackRejectedError);
+        expect(error.message).toContain('the host hooks.example.com resolves to 127.0.0.1, a loopback address');
+        expect(resolved).toEqual(['hooks.example.com']);
+        // Refused for good: no retry, and nothing reached the receiver.
+        expect(sleeps).toEqual([]);
+        expect(receiver.received.filter((request) => request.path.includes('rebound-token'))).toEqual([]);
+        for (const text of [error.message, String(error.stack)]) {
+          expect(text).not.toMatch(/-token/);
+          expect(text).not.toContain('/services/T0000');
+        }
+      } finally {
+        await pool.close();
+      }
+    });
+
+    it.each([
+      [
+        'the metadata service',
+        'https://169.254.169.254/services/T0000/B0000/meta-token',
+        /the host 169\.254\.169\.254 is a link-local address/,
+      ],
+      [
+        'loopback',
+        'https://127.0.0.1:9/services/T0000/B0000/loop-token',
+        /the host 127\.0\.0\.1 is a loopback address/,
+      ],
+      [
+        'a local-only name',
+        'https://hooks.internal/services/T0000/B0000/name-token',
+        /the host hooks\.internal is a host name that only resolves inside a network/,
+      ],
+    ])('refuses a webhook secret naming %s before any connection', async (_label, url, reason) => {
+      const audienceId = `internal-${url.length}`;
+      const { relay, event, invocation } = await relayFor(audienceId, url, { allowInternalTargets: false });
+      const error = (await relay.handle(event, invocation).catch((caught: unknown) => caught)) as Error;
+      expect(error).toBeInstanceOf(SlackWebhookConfigError);
+      expect(error.message).toMatch(reason);
+      expect(error.message).toContain(`secret "${prefix}slack/${audienceId}"`);
+      expect(error.message).not.toMatch(/-token|\/services\/T0000/);
+    });
   });
 
   describe('remembering posted deliveries in the state table (Powertools idempotency)', () => {

@@ -76,8 +76,9 @@ describe('http-pool', () => {
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });
 
-  it("is undici's own Agent class, not a copy", () => {
-    expect(Agent).toBe(PackageAgent);
+  it("is undici's own Agent class, not a copy (extended only to check where it connects)", () => {
+    expect(Object.getPrototypeOf(Agent)).toBe(PackageAgent);
+    expect(new Agent()).toBeInstanceOf(PackageAgent);
   });
 
   it('sends to the URL’s origin and path with its query, and defaults the method as undici’s request does', async () => {

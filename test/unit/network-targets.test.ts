@@ -2,13 +2,21 @@
  * The target-address policy (issue 10, item 9): every way of writing an internal address is
  * refused, public targets pass, credentials never pass, and the override is explicit.
  */
+import dns, { type LookupAddress } from 'node:dns';
+import { createServer } from 'node:http';
+import type { AddressInfo, LookupFunction } from 'node:net';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ProviderError } from '#core/errors';
+import { parseProviderConfig } from '#provider/config';
+import { NewsLookupClient } from '#provider/news-client';
+import { Agent, request } from '#shared/http-pool';
 import {
   checkTargetUrl,
   internalAddressReason,
   internalHostReason,
   isLoopbackHost,
+  publicAddressLookup,
   requireTargetUrl,
   TargetAddressError,
 } from '#shared/network-targets';
@@ -225,5 +233,162 @@ describe('isLoopbackHost', () => {
         expect(isLoopbackHost(hostOf(`https://[::ffff:${address}]/`))).toBe(address.startsWith('127.'));
       }),
     );
+  });
+});
+
+describe('the connect-time check (issue 30, item 6)', () => {
+  // A real server on loopback; host names reach it through a lookup the test answers, as a
+  // hostile or misconfigured DNS would (the machine's resolver and /etc/hosts stay untouched).
+  let connections = 0;
+  const requests: string[] = [];
+  const server = createServer((incoming, response) => {
+    requests.push(incoming.url ?? '');
+    response.end('reached');
+  });
+  server.on('connection', () => {
+    connections += 1;
+  });
+  let port = 0;
+  beforeAll(async () => {
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  /** A resolver that answers every name with `addresses` (in `all` form when asked), counting its calls. */
+  function answering(...addresses: string[]): LookupFunction & { calls: string[] } {
+    const calls: string[] = [];
+    const lookup = ((hostname, options, callback) => {
+      calls.push(hostname);
+      const answers: LookupAddress[] = addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+      if (options.all) callback(null, answers);
+      else callback(null, answers[0]?.address ?? '', answers[0]?.family ?? 4);
+    }) as LookupFunction & { calls: string[] };
+    lookup.calls = calls;
+    return lookup;
+  }
+
+  /** The outcome of one GET through a fresh pool: the body, or the error it failed with. */
+  async function get(url: string, options: ConstructorParameters<typeof Agent>[0]): Promise<string | Error> {
+    const dispatcher = new Agent(options);
+    try {
+      const response = await request(url, { dispatcher });
+      return await response.body.text();
+    } catch (error) {
+      return error as Error;
+    } finally {
+      await dispatcher.close();
+    }
+  }
+
+  const secretPath = '/services/T0000/B0000/Xq7Lw2Zp9Rt4Yv8Nm3Kb6Hd1?token=Kb6Hd1Xq';
+
+  it('refuses a public-looking name that resolves to loopback, naming the host and never the path', async () => {
+    const before = connections;
+    const lookup = answering('127.0.0.1');
+    const outcome = await get(`http://hooks.example.com:${port}${secretPath}`, { connect: { lookup } });
+    expect(outcome).toBeInstanceOf(TargetAddressError);
+    const message = (outcome as Error).message;
+    expect(message).toBe(
+      'the host hooks.example.com resolves to 127.0.0.1, a loopback address; alerts and requests only go to public internet addresses',
+    );
+    expect(message).not.toContain('Xq7Lw2');
+    expect(lookup.calls).toEqual(['hooks.example.com']);
+    expect(connections).toBe(before);
+    expect(requests).not.toContain(secretPath);
+  });
+
+  it('connects when the pool is told internal targets are allowed (local receivers and tests)', async () => {
+    const outcome = await get(`http://hooks.example.com:${port}/allowed`, {
+      allowInternalTargets: true,
+      connect: { lookup: answering('127.0.0.1') },
+    });
+    expect(outcome).toBe('reached');
+    expect(requests).toContain('/allowed');
+  });
+
+  it.each([
+    ['the metadata service', ['169.254.169.254'], 'a link-local address'],
+    ['a private address', ['10.1.2.3'], 'a private address (RFC 1918)'],
+    ['IPv6 loopback', ['::1'], 'a loopback address'],
+    ['loopback mapped into IPv6', ['::ffff:127.0.0.1'], 'a loopback address, written as IPv6'],
+    ['a public and an internal answer', ['93.184.215.14', '127.0.0.1'], 'a loopback address'],
+  ])('refuses a name that resolves to %s, whichever answer Node would try', async (_label, addresses, reason) => {
+    const outcome = await get(`http://news.example.com:${port}/news`, {
+      connect: { lookup: answering(...addresses), autoSelectFamily: true },
+    });
+    expect(outcome).toBeInstanceOf(TargetAddressError);
+    expect((outcome as Error).message).toContain(reason);
+    expect((outcome as Error & { code?: string }).code).toBe('ERR_TARGET_ADDRESS');
+  });
+
+  it('leaves addresses written in the URL and internal names to the URL check (and its explicit override)', async () => {
+    // Node connects to an address written in the URL without a lookup; the configuration check
+    // (checkTargetUrl, with NEWS_API_ALLOW_INTERNAL_TARGET or --allow-internal-target) rules on it.
+    const literal = answering('10.0.0.1');
+    expect(await get(`http://127.0.0.1:${port}/literal`, { connect: { lookup: literal } })).toBe('reached');
+    expect(literal.calls).toEqual([]);
+    expect(await get(`http://provider.local:${port}/named`, { connect: { lookup: answering('127.0.0.1') } })).toBe(
+      'reached',
+    );
+  });
+
+  it('every pool made by http-pool checks unless told otherwise', async () => {
+    // The provider client and the Slack relay build their pools with connect options only.
+    const outcome = await get(`http://api.example.net:${port}/news`, {
+      connect: { timeout: 2000, lookup: answering('127.0.0.1') },
+      keepAliveTimeout: 30_000,
+    });
+    expect(outcome).toBeInstanceOf(TargetAddressError);
+  });
+
+  it("guards the provider client's own pool too, with no change to the client", async () => {
+    // The client builds its pool from http-pool with connect options alone; the machine's resolver
+    // is stood in for at its seam (dns.lookup), answering the provider's name with loopback.
+    const resolved: string[] = [];
+    const spy = vi.spyOn(dns, 'lookup').mockImplementation(((
+      hostname: string,
+      options: dns.LookupOptions,
+      callback: (error: Error | null, address: string | LookupAddress[], family?: number) => void,
+    ) => {
+      resolved.push(hostname);
+      if (options.all) callback(null, [{ address: '127.0.0.1', family: 4 }]);
+      else callback(null, '127.0.0.1', 4);
+    }) as unknown as typeof dns.lookup);
+    const client = new NewsLookupClient({
+      config: parseProviderConfig({ baseUrl: `https://news-provider.example.com:${port}`, maxAttempts: 1 }),
+      secrets: { apiKey: async () => 'Zk4q-9Wm2-Lx7v' },
+      sleep: async () => {},
+    });
+    const before = connections;
+    try {
+      const pages = client.pages({ from: '2026-11-22', to: '2026-11-22' });
+      const error = await pages.next().then(
+        () => undefined,
+        (caught: unknown) => caught as Error,
+      );
+      expect(error).toBeInstanceOf(ProviderError);
+      const chain: string[] = [];
+      for (let at: unknown = error; at instanceof Error; at = at.cause) chain.push(`${at.name}: ${at.message}`);
+      expect(chain.join('\n')).toContain(
+        'TargetAddressError: the host news-provider.example.com resolves to 127.0.0.1, a loopback address',
+      );
+      expect(resolved).toContain('news-provider.example.com');
+      expect(connections).toBe(before);
+    } finally {
+      spy.mockRestore();
+      await client.close();
+    }
+  });
+
+  it('passes the resolver through unchanged when allowed, and resolver errors as they are', async () => {
+    const failing: LookupFunction = (_hostname, _options, callback) =>
+      callback(Object.assign(new Error('getaddrinfo ENOTFOUND nowhere.example'), { code: 'ENOTFOUND' }), '', 4);
+    const outcome = await get(`http://nowhere.example:${port}/`, { connect: { lookup: failing } });
+    expect((outcome as Error & { code?: string }).code).toBe('ENOTFOUND');
+    const allowed = answering('127.0.0.1');
+    expect(publicAddressLookup({ allowInternal: true, lookup: allowed })).toBe(allowed);
   });
 });

@@ -288,6 +288,7 @@ describe('the Slack catalog', () => {
     return [
       ['readArticle', words.readArticle, []],
       ['readArticleOn', words.readArticleOn(args.media), [args.media]],
+      ['linkTooLong', words.linkTooLong, []],
       ['reasonKeyword', words.reasonKeyword(args.term), [args.term]],
       ['rule', words.rule(args.ruleId, false), [args.ruleId]],
       ['rule (urgent)', words.rule(args.ruleId, true), [args.ruleId]],

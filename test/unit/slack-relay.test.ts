@@ -1,5 +1,8 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { loadSlackRelayConfig } from '../../functions/slack-relay/config.ts';
+import { ConfigError } from '#core/errors';
+import { leaksOf } from '#test/secret-leaks';
+import { loadSlackRelayConfig, slackRelayEnvironment } from '../../functions/slack-relay/config.ts';
 import {
   SlackDeliveryError,
   SlackMessageError,
@@ -247,13 +250,82 @@ describe('loadSlackRelayConfig', () => {
     );
   });
 
+  const arn = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:news-alerts/slack/markets-AbCdEf';
+
   it('reads explicit secrets and names bad variables', () => {
-    expect(
-      loadSlackRelayConfig({ ...required, SLACK_WEBHOOK_SECRETS: '{"markets":"arn:aws:secretsmanager:x"}' })
-        .webhookSecrets,
-    ).toEqual({ markets: 'arn:aws:secretsmanager:x' });
+    expect(loadSlackRelayConfig({ ...required, SLACK_WEBHOOK_SECRETS: `{"markets":"${arn}"}` }).webhookSecrets).toEqual(
+      { markets: arn },
+    );
     expect(() => loadSlackRelayConfig({ ...required, SLACK_WEBHOOK_SECRETS: '[1' })).toThrow(/SLACK_WEBHOOK_SECRETS/);
     expect(() => loadSlackRelayConfig({ SLACK_SECRET_NAME_PREFIX: 'x/' })).toThrow(/AUDIENCE_TOPIC_PREFIX/);
     expect(() => loadSlackRelayConfig({ ...required, SLACK_MAX_ATTEMPTS: '0' })).toThrow(/SLACK_MAX_ATTEMPTS/);
+  });
+
+  /** The error loadSlackRelayConfig throws for `env`, or undefined when it accepts it. */
+  const refusal = (env: Record<string, string>): Error | undefined => {
+    try {
+      loadSlackRelayConfig(env);
+      return undefined;
+    } catch (error) {
+      return error as Error;
+    }
+  };
+
+  it('refuses a webhook URL put in SLACK_WEBHOOK_SECRETS instead of a secret ARN, without echoing it (issue 30, item 6)', () => {
+    const error = refusal({ ...required, SLACK_WEBHOOK_SECRETS: JSON.stringify({ markets: WEBHOOK }) });
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(error?.message).toMatch(
+      /SLACK_WEBHOOK_SECRETS: audience "markets": .*webhook URL.*Secrets Manager secret ARN \(arn:aws:secretsmanager:/,
+    );
+    expect(leaksOf(error?.message ?? '', WEBHOOK)).toEqual([]);
+    expect(leaksOf(error?.message ?? '', '/services/T000/B000/secret-token-1')).toEqual([]);
+  });
+
+  it('refuses other values that are not a secret ARN, naming the audience and never the value', () => {
+    for (const [value, expected] of [
+      ['news-alerts/slack/markets', /audience "markets": is not a Secrets Manager secret ARN/],
+      [5, /audience "markets": is not a Secrets Manager secret ARN/],
+      ['', /audience "markets": is not a Secrets Manager secret ARN/],
+      ['hooks.slack.com/services/T000/B000/secret-token-1', /webhook URL/],
+    ] as const) {
+      const error = refusal({ ...required, SLACK_WEBHOOK_SECRETS: JSON.stringify({ markets: value }) });
+      expect(error, String(value)).toBeInstanceOf(ConfigError);
+      expect(error?.message).toMatch(expected);
+      if (typeof value === 'string' && value !== '') expect(error?.message).not.toContain(value);
+    }
+    // Keys and values swapped: the audience id is the URL, and is not shown either.
+    const swapped = refusal({ ...required, SLACK_WEBHOOK_SECRETS: JSON.stringify({ [WEBHOOK]: arn }) });
+    expect(swapped?.message).toMatch(/SLACK_WEBHOOK_SECRETS: an audience id that looks like a URL/);
+    expect(leaksOf(swapped?.message ?? '', '/services/T000/B000/secret-token-1')).toEqual([]);
+    expect(refusal({ ...required, SLACK_WEBHOOK_SECRETS: `[${JSON.stringify(WEBHOOK)}]` })?.message).toMatch(
+      /SLACK_WEBHOOK_SECRETS: must be a JSON object of audience id → secret ARN/,
+    );
+  });
+
+  it('never echoes a URL-looking value in any configuration error, whatever variable holds it', () => {
+    const token = fc.stringMatching(/^[A-Za-z0-9]{10,16}$/);
+    const url = fc.tuple(fc.constantFrom('https://hooks.slack.com', 'http://127.0.0.1:9', 'hooks.slack.com'), token);
+    const shape = fc.constantFrom(
+      (value: string) => value,
+      (value: string) => JSON.stringify({ markets: value }),
+      (value: string) => JSON.stringify({ [value]: 'x' }),
+      (value: string) => JSON.stringify([value]),
+      (value: string) => `{"markets":"${value}"`,
+    );
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...slackRelayEnvironment.map((variable) => variable.name)),
+        url,
+        shape,
+        (name, [host, secret], write) => {
+          const error = refusal({ ...required, [name]: write(`${host}/services/T0/B0/${secret}`) });
+          if (error === undefined) return;
+          expect(error).toBeInstanceOf(ConfigError);
+          expect(error.message.toLowerCase()).not.toContain(secret.toLowerCase());
+          expect(error.message).not.toContain(host.replace(/^https?:\/\//, ''));
+        },
+      ),
+      { numRuns: 200 },
+    );
   });
 });
