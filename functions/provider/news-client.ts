@@ -891,6 +891,15 @@ export class NewsLookupClient implements NewsSource {
         { cause: this.#sanitize(error) },
       );
     }
+    if (code === 'ERR_TARGET_ADDRESS') {
+      // The provider's host name resolved to an internal address (functions/shared/http-pool.ts):
+      // the answer will not change by asking again, and it is a setting to check, not an outage.
+      throw new ProviderError(
+        `the provider's address is refused for ${this.#where(context)}: ${message}`,
+        { retryable: false },
+        { cause: this.#sanitize(error) },
+      );
+    }
     if (code !== undefined && tlsErrorCodes.has(code)) {
       throw new ProviderError(
         `TLS verification of ${this.#endpoint} failed for ${this.#where(context)} (${code}: ${message}); the client trusts the system CAs plus ${providerEnvironment.caPem} when set, and never skips verification`,

@@ -358,7 +358,7 @@ describe('the connect-time check (issue 30, item 6)', () => {
       else callback(null, '127.0.0.1', 4);
     }) as unknown as typeof dns.lookup);
     const client = new NewsLookupClient({
-      config: parseProviderConfig({ baseUrl: `https://news-provider.example.com:${port}`, maxAttempts: 1 }),
+      config: parseProviderConfig({ baseUrl: `https://news-provider.example.com:${port}`, maxAttempts: 4 }),
       secrets: { apiKey: async () => 'Zk4q-9Wm2-Lx7v' },
       sleep: async () => {},
     });
@@ -376,6 +376,9 @@ describe('the connect-time check (issue 30, item 6)', () => {
         'TargetAddressError: the host news-provider.example.com resolves to 127.0.0.1, a loopback address',
       );
       expect(resolved).toContain('news-provider.example.com');
+      // Refused for good: asking the resolver again gives the same answer, so it is not retried.
+      expect(resolved.filter((host) => host === 'news-provider.example.com')).toHaveLength(1);
+      expect(error).toMatchObject({ retryable: false });
       expect(connections).toBe(before);
     } finally {
       spy.mockRestore();
