@@ -2,8 +2,8 @@
  * Turns the simulated provider day (bench/provider-day.ts: one size, 100,000 articles a day for
  * the bench's audiences) into the day counts the cost model prices (bench/cost-model-cli.ts) at
  * the four sizes of docs/cost.md: 10,000 and 100,000 articles a day × 100 and 1,000 audiences,
- * reading every page ("today") and incrementally at the default sweep period, on the default
- * 5-minute schedule.
+ * reading every page ("today") and incrementally with counted reading (the default), for the
+ * typical lateness, on the default 5-minute schedule.
  *
  * Scaling, stated so the table can be read: provider pages and articles read grow with the day's
  * articles beyond one request per run (both modes read about N/size pages per sweep or per run
@@ -23,17 +23,17 @@ export const COST_SIZES: readonly { readonly articlesPerDay: number; readonly au
   { articlesPerDay: 100_000, audiences: 1_000 },
 ];
 
-/** The 5-minute scenarios the cost is computed from, or undefined when the day did not measure them. */
+/**
+ * The 5-minute scenarios the cost is computed from (the typical lateness; incremental: counted
+ * reading, the default), or undefined when the day did not measure them.
+ */
 export function costScenarios(
   day: ProviderDayResults,
 ): { today: DayScenarioResult; incremental: DayScenarioResult } | undefined {
   const fiveMinutes = day.scenarios.filter((scenario) => scenario.intervalMinutes === 5);
-  const today = fiveMinutes.find((scenario) => scenario.mode === 'today');
+  const today = fiveMinutes.find((scenario) => scenario.reading === 'today');
   const incremental = fiveMinutes.find(
-    (scenario) =>
-      scenario.mode === 'incremental' &&
-      scenario.fullSweepMinutes === day.defaultSweepMinutes &&
-      scenario.stopped === undefined,
+    (scenario) => scenario.reading === 'counted' && scenario.lateness === 'typical' && scenario.stopped === undefined,
   );
   return today && incremental ? { today, incremental } : undefined;
 }

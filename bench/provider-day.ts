@@ -1,8 +1,10 @@
 /**
- * A simulated provider day (issue 15, item 3): a whole day of articles arriving at the news API
- * simulator on a daily curve, read by the real alert run on a schedule in accelerated time, so the
- * provider pages a day costs can be compared with the floor, for today's reading (every run reads
- * every page of its window) and for incremental reading at several full-sweep periods.
+ * A simulated provider day (issue 15, item 3; issue 29): a whole day of articles arriving at the
+ * news API simulator on a daily curve, some of them listed late (several lateness distributions),
+ * read by the real alert run on a schedule in accelerated time, so the provider pages a day costs
+ * can be compared with the floor, and freshness (listing → SNS) measured for all articles and for
+ * the late ones alone: today's reading (every run reads every page of its window), incremental
+ * reading with full sweeps only (before counted reading) and counted reading (the default).
  *
  * What is real: `runAlertCycle` (functions/core/alert-run.ts) and `NewsLookupClient` over HTTPS
  * against the simulator. What is not: the state table and SNS are the in-memory ports of
@@ -16,10 +18,11 @@
  *
  * The day (provider-local, Asia/Seoul): the previous day is already there with its own articles
  * (a steady state, so the first hour's runs pay for reading yesterday as they would in
- * production); a warm-up hour before midnight brings the ledger, watermark and reading state to
- * where a long-running deployment has them; the counted runs are 00:00 to 23:55 (or 23:59); one
- * more run at 24:00 (the next day's first run, a full sweep) delivers articles still waiting for a
- * sweep, so "lost" is only what no run would ever deliver.
+ * production); warm-up runs from 18:00 the evening before bring the ledger, watermark and reading
+ * state to where a long-running deployment has them (the six-hourly sweep of 18:00 included, so
+ * the first run after midnight reads the evening since then, as it does in production); the
+ * counted runs are 00:00 to 23:55 (or 23:59); one more run at 24:00 (the next day's first run)
+ * delivers articles still waiting for a sweep, so "lost" is only what no run would ever deliver.
  */
 import { performance } from 'node:perf_hooks';
 import { DateTime } from 'luxon';
@@ -31,6 +34,7 @@ import { silentLog } from '#core/ports';
 import { parseProviderConfig } from '#provider/config';
 import { NewsLookupClient } from '#provider/news-client';
 import { MemoryNotifier, MemoryStateStore, memoryRules } from '#test/fake-ports';
+import { defaultRecheckMinutes } from '../lib/config.ts';
 import { articleOf } from '../sandbox/expectations.ts';
 import { type NewsSimulator, type SimArticleInput, startNewsSimulator } from '../sandbox/news-simulator.ts';
 import { ArticleFactory, mulberry32, type SimArticle, ZoneCalendar } from '../sandbox/news-simulator-data.ts';
@@ -74,29 +78,54 @@ export function hourlyCounts(total: number, curve: readonly number[] = DAILY_CUR
   return counts;
 }
 
-/** How late the provider indexes some articles (their appearance after `publishedAt`). */
-export interface LateIndexing {
-  /** Share of articles indexed late by up to `withinMs` (inside the incremental overlap). */
-  readonly shortShare: number;
-  readonly withinMs: number;
-  /** Share indexed later than the overlap, between `beyondMinMs` and `beyondMaxMs`. */
-  readonly beyondShare: number;
-  readonly beyondMinMs: number;
-  readonly beyondMaxMs: number;
+/** A share of articles the provider lists between `minMs` and `maxMs` after their publication time. */
+export interface LatenessBucket {
+  readonly share: number;
+  readonly minMs: number;
+  readonly maxMs: number;
 }
 
+/** How late the provider lists articles: buckets of delays (the rest are listed on time). */
+export interface Lateness {
+  readonly name: LatenessName;
+  readonly description: string;
+  readonly buckets: readonly LatenessBucket[];
+}
+
+export type LatenessName = 'none' | 'typical' | 'heavy';
+
 /**
- * The bench's late indexing: 3% up to 2 minutes late (inside INCREMENTAL_OVERLAP_MINUTES=2), 0.2%
- * between 5 and 45 minutes late (beyond the overlap, inside LATE_ARRIVAL_MINUTES=60: only a sweep
- * finds them, and today's reading finds them on its next run).
+ * The distributions of issue 29: none; typical (about 95% within 2 minutes, 4.5% within 15, 0.5%
+ * within 60); heavy (80% / 15% / 5%). Uniform within each bucket.
  */
-export const LATE_INDEXING: LateIndexing = {
-  shortShare: 0.03,
-  withinMs: 2 * MINUTE_MS,
-  beyondShare: 0.002,
-  beyondMinMs: 5 * MINUTE_MS,
-  beyondMaxMs: 45 * MINUTE_MS,
+export const LATENESS: Readonly<Record<LatenessName, Lateness>> = {
+  none: { name: 'none', description: 'every article listed at its publication time', buckets: [] },
+  typical: {
+    name: 'typical',
+    description: '95% listed within 2 min of publication, 4.5% within 2–15 min, 0.5% within 15–60 min',
+    buckets: [
+      { share: 0.95, minMs: 0, maxMs: 2 * MINUTE_MS },
+      { share: 0.045, minMs: 2 * MINUTE_MS, maxMs: 15 * MINUTE_MS },
+      { share: 0.005, minMs: 15 * MINUTE_MS, maxMs: 60 * MINUTE_MS },
+    ],
+  },
+  heavy: {
+    name: 'heavy',
+    description: '80% within 2 min, 15% within 2–15 min, 5% within 15–60 min',
+    buckets: [
+      { share: 0.8, minMs: 0, maxMs: 2 * MINUTE_MS },
+      { share: 0.15, minMs: 2 * MINUTE_MS, maxMs: 15 * MINUTE_MS },
+      { share: 0.05, minMs: 15 * MINUTE_MS, maxMs: 60 * MINUTE_MS },
+    ],
+  },
 };
+
+/**
+ * A late article: listed more than INCREMENTAL_OVERLAP_MINUTES (2) after its publication time,
+ * beyond what the read below the previous run's articles covers (what waited for a sweep before
+ * counted reading).
+ */
+export const LATE_AFTER_MS = 2 * MINUTE_MS;
 
 /** One article of the day: when it says it was published and when the provider starts listing it. */
 export interface Arrival {
@@ -114,22 +143,25 @@ export function dayArrivals(options: {
   readonly dayStart: number;
   readonly seed: number;
   readonly curve?: readonly number[];
-  readonly late?: LateIndexing;
+  readonly late?: Lateness;
 }): Arrival[] {
   const next = mulberry32(options.seed);
-  const late = options.late ?? LATE_INDEXING;
+  const late = options.late ?? LATENESS.typical;
   const arrivals: Arrival[] = [];
   hourlyCounts(options.total, options.curve).forEach((count, hour) => {
     const hourStart = options.dayStart + hour * HOUR_MS;
     for (let i = 0; i < count; i++) {
       const publishedAt = hourStart + Math.floor((next() * HOUR_MS) / 1000) * 1000;
-      const roll = next();
-      const delay =
-        roll < late.beyondShare
-          ? late.beyondMinMs + Math.floor(next() * (late.beyondMaxMs - late.beyondMinMs))
-          : roll < late.beyondShare + late.shortShare
-            ? 1000 + Math.floor(next() * (late.withinMs - 1000))
-            : 0;
+      let roll = next();
+      let delay = 0;
+      for (const bucket of late.buckets) {
+        if (roll < bucket.share) {
+          // Whole seconds, uniform in the bucket.
+          delay = bucket.minMs + Math.floor((next() * (bucket.maxMs - bucket.minMs)) / 1000) * 1000;
+          break;
+        }
+        roll -= bucket.share;
+      }
       arrivals.push({ publishedAt, appearsAt: publishedAt + delay });
     }
   });
@@ -254,7 +286,7 @@ export const SCHEDULES = {
   every1: { label: 'every 1 min', intervalMs: MINUTE_MS },
 } as const satisfies Record<string, Schedule>;
 
-/** The defaults of functions/alert-run/config.ts the bench runs with. */
+/** The defaults of functions/alert-run/config.ts (and lib/config.ts) the bench runs with. */
 export const READING_DEFAULTS = {
   fullSweepMinutes: 360,
   incrementalOverlapMinutes: 2,
@@ -265,6 +297,7 @@ export const READING_DEFAULTS = {
 export interface Freshness {
   readonly p50Ms: number;
   readonly p95Ms: number;
+  readonly p99Ms: number;
   readonly maxMs: number;
   /** Notifications measured. */
   readonly n: number;
@@ -276,18 +309,29 @@ export function freshnessOf(samples: readonly number[]): Freshness | undefined {
   return {
     p50Ms: percentile(samples, 50),
     p95Ms: percentile(samples, 95),
+    p99Ms: percentile(samples, 99),
     maxMs: samples.reduce((max, value) => Math.max(max, value), Number.NEGATIVE_INFINITY),
     n: samples.length,
   };
 }
 
+/** How a scenario reads: counted reading (the default) or full sweeps only (before it, and its fallback). */
+export type DayReading = 'today' | 'sweeps' | 'counted';
+
 /** What one scenario measured or computed. */
 export interface DayScenarioResult {
   readonly schedule: string;
   readonly intervalMinutes: number;
-  /** `today`: every run reads its whole window; `incremental`: FULL_SWEEP_MINUTES = fullSweepMinutes. */
-  readonly mode: 'today' | 'incremental';
+  /** The lateness distribution of the day's articles. */
+  readonly lateness: LatenessName;
+  /**
+   * `today`: every run reads its whole window; `sweeps`: incremental with full sweeps every
+   * `fullSweepMinutes` (LATE_RECHECK_MINUTES=0); `counted`: counted reading, rechecks every
+   * `recheckMinutes`.
+   */
+  readonly reading: DayReading;
   readonly fullSweepMinutes: number;
+  readonly recheckMinutes: number;
   /** `run`: measured by running it; `formula`: computed from the per-run day sizes (today). */
   readonly method: 'run' | 'formula';
   /** Counted runs (the day's schedule); runs skipped because the previous one overran are counted too. */
@@ -300,7 +344,14 @@ export interface DayScenarioResult {
   /** Runs that read a full sweep (from the run summary), and the pages those runs read. */
   readonly sweeps?: number;
   readonly sweepPages?: number;
+  /** Counted reading: rechecks run, the pages they read, and the late articles they found. */
+  readonly rechecks?: number;
+  readonly recheckPages?: number;
+  readonly lateFound?: number;
+  /** Over every notification of an article that appeared during the day. */
   readonly freshness?: Freshness;
+  /** Over the notifications of late articles alone (listed more than {@link LATE_AFTER_MS} late). */
+  readonly lateFreshness?: Freshness;
   /** Where the freshness figures come from when not from the whole day (today: the checked slices). */
   readonly freshnessFrom?: string;
   /** Notifications the rules produce for the day's articles, delivered, missing, and sent twice. */
@@ -329,6 +380,7 @@ export interface FormulaCheck {
   readonly mismatchedRuns: number;
   /** Freshness of today's reading over the slice (articles that appeared after the slice began). */
   readonly freshness?: Freshness;
+  readonly lateFreshness?: Freshness;
   readonly wallMs: number;
 }
 
@@ -340,7 +392,10 @@ export interface ProviderDayResults {
   readonly audiences: number;
   readonly timeZone: string;
   readonly day: string;
-  readonly late: LateIndexing;
+  /** The lateness distributions the scenarios ran with. */
+  readonly lateness: readonly Lateness[];
+  /** The lateness the today formula and its check were worked out for. */
+  readonly formulaLateness: LatenessName;
   readonly defaultSweepMinutes: number;
   readonly scenarios: readonly DayScenarioResult[];
   readonly formulaChecks: readonly FormulaCheck[];
@@ -349,13 +404,19 @@ export interface ProviderDayResults {
   readonly wallMs: number;
 }
 
+/** One scenario to run: a day of this lateness, read this way. */
+export interface DayVariant {
+  readonly lateness: LatenessName;
+  readonly reading: Exclude<DayReading, 'today'>;
+}
+
 /** Options of {@link runProviderDay}. */
 export interface ProviderDayOptions {
   readonly ca: PemPair;
   readonly articlesPerDay: number;
   readonly seed: number;
-  /** Scenarios per schedule: the sweep periods (minutes) of incremental reading to run for real. */
-  readonly schedules: readonly { readonly schedule: Schedule; readonly sweepMinutes: readonly number[] }[];
+  /** Scenarios per schedule. */
+  readonly schedules: readonly { readonly schedule: Schedule; readonly variants: readonly DayVariant[] }[];
   /** The provider day (YYYY-MM-DD, provider-local). */
   readonly day?: string;
   readonly timeZone?: string;
@@ -363,6 +424,8 @@ export interface ProviderDayOptions {
   readonly rules?: number;
   /** Slices of the day (offsets from the day start) on which today's formula is checked by real runs. */
   readonly formulaSlices: readonly { readonly schedule: Schedule; readonly fromMs: number; readonly toMs: number }[];
+  /** The lateness of the day today's formula is worked out and checked for (default typical). */
+  readonly formulaLateness?: LatenessName;
   /** A scenario stops once its counted pages pass this multiple of the day's floor (it has missed anyway). */
   readonly pageBudgetFactor?: number;
   readonly readingImplementation: string;
@@ -409,6 +472,8 @@ interface DayContent {
   /** Sorted by appearance. */
   readonly items: readonly { readonly appearsAt: number; readonly input: SimArticleInput }[];
   readonly appearsAtById: ReadonlyMap<string, number>;
+  /** Article id → how long after its publication time the provider lists it. */
+  readonly delayById: ReadonlyMap<string, number>;
   readonly days: ProviderDays;
   /** Article id → provider date. */
   readonly dateById: ReadonlyMap<string, string>;
@@ -421,18 +486,31 @@ function dayContent(options: {
   readonly previousDayStart: number;
   readonly dayStart: number;
   readonly calendar: ZoneCalendar;
+  readonly late: Lateness;
 }): DayContent {
   const arrivals = [
-    ...dayArrivals({ total: options.articlesPerDay, dayStart: options.previousDayStart, seed: options.seed + 1 }),
-    ...dayArrivals({ total: options.articlesPerDay, dayStart: options.dayStart, seed: options.seed }),
+    ...dayArrivals({
+      total: options.articlesPerDay,
+      dayStart: options.previousDayStart,
+      seed: options.seed + 1,
+      late: options.late,
+    }),
+    ...dayArrivals({
+      total: options.articlesPerDay,
+      dayStart: options.dayStart,
+      seed: options.seed,
+      late: options.late,
+    }),
   ];
   const factory = new ArticleFactory(options.seed, options.calendar);
   const articles = factory.generate(arrivals.map((arrival) => arrival.publishedAt));
   const appearsAtById = new Map<string, number>();
+  const delayById = new Map<string, number>();
   const dateById = new Map<string, string>();
   const items = articles.map((article, i) => {
     const appearsAt = arrivals[i]?.appearsAt ?? article.publishedAt;
     appearsAtById.set(article.articleId, appearsAt);
+    delayById.set(article.articleId, appearsAt - article.publishedAt);
     dateById.set(article.articleId, options.calendar.dateOf(article.publishedAt));
     const { articleId, title, summary, url, publishedAt, categories, media, status } = article;
     return {
@@ -441,7 +519,14 @@ function dayContent(options: {
     };
   });
   items.sort((a, b) => a.appearsAt - b.appearsAt);
-  return { items, appearsAtById, days: new ProviderDays(arrivals, options.calendar), dateById, articles };
+  return {
+    items,
+    appearsAtById,
+    delayById,
+    days: new ProviderDays(arrivals, options.calendar),
+    dateById,
+    articles,
+  };
 }
 
 /** One scenario's counters, by phase of the simulated day. */
@@ -453,6 +538,8 @@ interface Tally {
 interface ScenarioRun {
   readonly schedule: Schedule;
   readonly fullSweepMs: number;
+  /** Counted reading's recheck period; 0: off (full sweeps only). */
+  readonly lateRecheckMs: number;
   /** Counted runs: their scheduled instants. */
   readonly runTimes: readonly number[];
   /** Runs before the counted ones (not counted), and the one after (the drain). */
@@ -486,8 +573,12 @@ async function runSchedule(
   runs: number;
   sweeps: number;
   sweepPages: number;
+  rechecks: number;
+  recheckPages: number;
+  lateFound: number;
   stopped?: string;
   freshnessMs: number[];
+  lateFreshnessMs: number[];
   accepted: Map<string, number>;
   lastClock: number;
 }> {
@@ -532,14 +623,19 @@ async function runSchedule(
   });
   const accepted = new Map<string, number>();
   const freshnessMs: number[] = [];
+  const lateFreshnessMs: number[] = [];
   const notifier = new TimedNotifier((message) => {
     const id = message.key.articleKey.slice('id:'.length);
     const key = `${message.key.audienceId}|${id}`;
     const at = now();
     // A second acceptance is a duplicate; the first one is what the audience saw.
-    accepted.set(key, accepted.has(key) ? -1 : at);
+    const first = !accepted.has(key);
+    accepted.set(key, first ? at : -1);
     const appearsAt = content.appearsAtById.get(id);
-    if (appearsAt !== undefined && appearsAt >= scenario.freshnessFrom) freshnessMs.push(at - appearsAt);
+    if (first && appearsAt !== undefined && appearsAt >= scenario.freshnessFrom) {
+      freshnessMs.push(at - appearsAt);
+      if ((content.delayById.get(id) ?? 0) > LATE_AFTER_MS) lateFreshnessMs.push(at - appearsAt);
+    }
   });
   const state = new MemoryStateStore();
   await state.setWatermark(scenario.watermarkAt, 'bench-day-setup', scenario.watermarkAt);
@@ -553,6 +649,7 @@ async function runSchedule(
     ledgerFlushDelayMs: 5,
     fullSweepMs: scenario.fullSweepMs,
     incrementalOverlapMs: READING_DEFAULTS.incrementalOverlapMinutes * MINUTE_MS,
+    lateRecheckMs: scenario.lateRecheckMs,
   };
   const deps = { news: client, rules: memoryRules(context.ruleSet), state, notifier, log: silentLog, now };
 
@@ -561,6 +658,9 @@ async function runSchedule(
   let runs = 0;
   let sweeps = 0;
   let sweepPages = 0;
+  let rechecks = 0;
+  let recheckPages = 0;
+  let lateFound = 0;
   let stopped: string | undefined;
   const runAt = async (at: number, runId: string): Promise<RunSummary | undefined> => {
     if (at < busyUntil) return undefined; // the previous run still holds the lease: this one is skipped
@@ -591,6 +691,12 @@ async function runSchedule(
         sweeps += 1;
         sweepPages += runPages;
       }
+      const late = summary?.reading?.counted;
+      if (late) {
+        rechecks += late.rechecks;
+        recheckPages += late.recheckPages;
+        lateFound += late.found;
+      }
       if (counted.pages > scenario.pageBudget) {
         const clock = DateTime.fromMillis(at, { zone: context.timeZone }).toFormat('HH:mm');
         stopped = `stopped at ${clock} (run ${i + 1} of ${scenario.runTimes.length}) after ${counted.pages} pages, past the budget of ${scenario.pageBudget}`;
@@ -608,8 +714,12 @@ async function runSchedule(
     runs,
     sweeps,
     sweepPages,
+    rechecks,
+    recheckPages,
+    lateFound,
     ...(stopped === undefined ? {} : { stopped }),
     freshnessMs,
+    lateFreshnessMs,
     accepted,
     lastClock: busyUntil,
   };
@@ -632,9 +742,12 @@ function expectedNotifications(
   return expected;
 }
 
+/** Counted reading's recheck period on a schedule: the stack's default (lib/config.ts). */
+export const recheckMinutesFor = (schedule: Schedule): number => defaultRecheckMinutes(schedule.intervalMs / MINUTE_MS);
+
 /**
  * Runs the simulated provider day: per schedule, today's pages (computed, and checked against real
- * runs over a slice) and incremental reading at each sweep period (run for real).
+ * runs over a slice) and each variant (lateness × reading) run for real.
  */
 export async function runProviderDay(options: ProviderDayOptions): Promise<ProviderDayResults> {
   const started = performance.now();
@@ -645,17 +758,34 @@ export async function runProviderDay(options: ProviderDayOptions): Promise<Provi
   const dayStart = calendar.startOf(day);
   const previousDayStart = dayStart - DAY_MS;
   const progress = options.progress ?? (() => {});
-  const content = dayContent({
-    articlesPerDay: options.articlesPerDay,
-    seed: options.seed,
-    previousDayStart,
-    dayStart,
-    calendar,
-  });
+  const contents = new Map<LatenessName, DayContent>();
+  const contentOf = (lateness: LatenessName): DayContent => {
+    let content = contents.get(lateness);
+    if (content === undefined) {
+      content = dayContent({
+        articlesPerDay: options.articlesPerDay,
+        seed: options.seed,
+        previousDayStart,
+        dayStart,
+        calendar,
+        late: LATENESS[lateness],
+      });
+      contents.set(lateness, content);
+    }
+    return content;
+  };
+  const formulaLateness = options.formulaLateness ?? 'typical';
   const rules = syntheticRules(options.rules ?? 300, options.seed);
   const ruleSet = ruleSetOf(rules);
   const lateArrivalMs = READING_DEFAULTS.lateArrivalMinutes * MINUTE_MS;
-  const context = { ca: options.ca, content, ruleSet, timeZone, pageSize, seed: options.seed };
+  const contextOf = (lateness: LatenessName) => ({
+    ca: options.ca,
+    content: contentOf(lateness),
+    ruleSet,
+    timeZone,
+    pageSize,
+    seed: options.seed,
+  });
   const scenarios: DayScenarioResult[] = [];
   const formulaChecks: FormulaCheck[] = [];
   const clockText = (at: number) => DateTime.fromMillis(at, { zone: timeZone }).toFormat('HH:mm');
@@ -666,9 +796,10 @@ export async function runProviderDay(options: ProviderDayOptions): Promise<Provi
     const runTimes: number[] = [];
     for (let at = dayStart + slice.fromMs; at < dayStart + slice.toMs; at += intervalMs) runTimes.push(at);
     const perRunPages: number[] = [];
-    const outcome = await runSchedule(context, {
+    const outcome = await runSchedule(contextOf(formulaLateness), {
       schedule: slice.schedule,
       fullSweepMs: 0,
+      lateRecheckMs: 0,
       runTimes,
       warmUpTimes: [],
       watermarkAt: dayStart + slice.fromMs - intervalMs,
@@ -677,12 +808,13 @@ export async function runProviderDay(options: ProviderDayOptions): Promise<Provi
       freshnessFrom: dayStart + slice.fromMs - intervalMs,
     });
     const freshness = freshnessOf(outcome.freshnessMs);
+    const lateFreshness = freshnessOf(outcome.lateFreshnessMs);
     const formula = todayPagesPerRun({
       runTimes,
       previousRun: dayStart + slice.fromMs - intervalMs,
       lateArrivalMs,
       pageSize,
-      days: content.days,
+      days: contentOf(formulaLateness).days,
     });
     formulaChecks.push({
       schedule: slice.schedule.label,
@@ -693,6 +825,7 @@ export async function runProviderDay(options: ProviderDayOptions): Promise<Provi
       formulaPages: formula.reduce((sum, n) => sum + n, 0),
       mismatchedRuns: perRunPages.filter((pages, i) => pages !== formula[i]).length,
       ...(freshness === undefined ? {} : { freshness }),
+      ...(lateFreshness === undefined ? {} : { lateFreshness }),
       wallMs: performance.now() - sliceStarted,
     });
     progress(
@@ -700,63 +833,78 @@ export async function runProviderDay(options: ProviderDayOptions): Promise<Provi
     );
   }
 
-  for (const { schedule, sweepMinutes } of options.schedules) {
+  for (const { schedule, variants } of options.schedules) {
     const { intervalMs } = schedule;
     const runTimes: number[] = [];
     for (let at = dayStart; at < dayStart + DAY_MS; at += intervalMs) runTimes.push(at);
+    // From 18:00 the evening before: the six-hourly sweep of a long-running deployment falls then.
     const warmUpTimes: number[] = [];
-    for (let at = dayStart - HOUR_MS; at < dayStart; at += intervalMs) warmUpTimes.push(at);
+    for (let at = dayStart - 6 * HOUR_MS; at < dayStart; at += intervalMs) warmUpTimes.push(at);
     const previousRun = dayStart - intervalMs;
-    const newPerRun = runTimes.map((at, i) => content.days.appearedBetween(runTimes[i - 1] ?? previousRun, at));
-    const floor = floorPages(newPerRun, pageSize);
+    const floorOf = (lateness: LatenessName) =>
+      floorPages(
+        runTimes.map((at, i) => contentOf(lateness).days.appearedBetween(runTimes[i - 1] ?? previousRun, at)),
+        pageSize,
+      );
 
     const todayStarted = performance.now();
-    const today = todayPagesPerRun({ runTimes, previousRun, lateArrivalMs, pageSize, days: content.days });
+    const todayDays = contentOf(formulaLateness).days;
+    const today = todayPagesPerRun({ runTimes, previousRun, lateArrivalMs, pageSize, days: todayDays });
     const todayPages = today.reduce((sum, n) => sum + n, 0);
-    const slices = formulaChecks.filter((check) => check.schedule === schedule.label && check.freshness);
-    const slice = slices[0];
+    const slice = formulaChecks.find((check) => check.schedule === schedule.label && check.freshness);
+    const todayFloor = floorOf(formulaLateness);
     scenarios.push({
       schedule: schedule.label,
       intervalMinutes: intervalMs / MINUTE_MS,
-      mode: 'today',
+      lateness: formulaLateness,
+      reading: 'today',
       fullSweepMinutes: 0,
+      recheckMinutes: 0,
       method: 'formula',
       runs: runTimes.length,
       pages: todayPages,
-      floor,
-      ratio: todayPages / floor,
+      floor: todayFloor,
+      ratio: todayPages / todayFloor,
       articlesRead: runTimes.reduce(
         (sum, at, i) =>
           sum +
           datesCovering((runTimes[i - 1] ?? previousRun) - lateArrivalMs, at, calendar).reduce(
-            (inner, date) => inner + content.days.listedOn(date, at),
+            (inner, date) => inner + todayDays.listedOn(date, at),
             0,
           ),
         0,
       ),
       ...(slice?.freshness === undefined
         ? {}
-        : { freshness: slice.freshness, freshnessFrom: `measured over ${slice.from}–${slice.to}` }),
+        : {
+            freshness: slice.freshness,
+            ...(slice.lateFreshness === undefined ? {} : { lateFreshness: slice.lateFreshness }),
+            freshnessFrom: `measured over ${slice.from}–${slice.to}`,
+          }),
       wallMs: performance.now() - todayStarted,
     });
 
-    for (const sweep of sweepMinutes) {
+    for (const variant of variants) {
       const scenarioStarted = performance.now();
       const cpuBefore = process.cpuUsage();
-      // Far above any sweep period's cost (1-hour sweeps read about 7× the floor at 100,000 a day),
+      const floor = floorOf(variant.lateness);
+      // Far above any reading's cost (1-hour sweeps read about 7× the floor at 100,000 a day),
       // far below a day read whole on every run (about 100×): only that is cut short.
       const budget = Math.ceil(floor * (options.pageBudgetFactor ?? 20));
       const drainTime = dayStart + DAY_MS;
-      const outcome = await runSchedule(context, {
+      const recheckMinutes = variant.reading === 'counted' ? recheckMinutesFor(schedule) : 0;
+      const outcome = await runSchedule(contextOf(variant.lateness), {
         schedule,
-        fullSweepMs: sweep * MINUTE_MS,
+        fullSweepMs: READING_DEFAULTS.fullSweepMinutes * MINUTE_MS,
+        lateRecheckMs: recheckMinutes * MINUTE_MS,
         runTimes,
         warmUpTimes,
         drainTime,
-        watermarkAt: dayStart - HOUR_MS - intervalMs,
+        watermarkAt: warmUpTimes[0] ?? dayStart - intervalMs,
         pageBudget: budget,
         freshnessFrom: dayStart,
       });
+      const content = contentOf(variant.lateness);
       const expected = outcome.stopped
         ? undefined
         : expectedNotifications(content, ruleSet, new Set([day]), Math.min(drainTime, outcome.lastClock));
@@ -770,11 +918,14 @@ export async function runProviderDay(options: ProviderDayOptions): Promise<Provi
       }
       if (expected) for (const key of expected) if (!outcome.accepted.has(key)) missing += 1;
       const freshness = freshnessOf(outcome.freshnessMs);
+      const lateFreshness = freshnessOf(outcome.lateFreshnessMs);
       scenarios.push({
         schedule: schedule.label,
         intervalMinutes: intervalMs / MINUTE_MS,
-        mode: 'incremental',
-        fullSweepMinutes: sweep,
+        lateness: variant.lateness,
+        reading: variant.reading,
+        fullSweepMinutes: READING_DEFAULTS.fullSweepMinutes,
+        recheckMinutes,
         method: 'run',
         runs: outcome.runs,
         pages: outcome.counted.pages,
@@ -783,7 +934,11 @@ export async function runProviderDay(options: ProviderDayOptions): Promise<Provi
         articlesRead: outcome.counted.articlesRead,
         sweeps: outcome.sweeps,
         sweepPages: outcome.sweepPages,
+        ...(variant.reading === 'counted'
+          ? { rechecks: outcome.rechecks, recheckPages: outcome.recheckPages, lateFound: outcome.lateFound }
+          : {}),
         ...(freshness === undefined ? {} : { freshness }),
+        ...(lateFreshness === undefined ? {} : { lateFreshness }),
         ...(expected ? { deliveries: { expected: expected.size, delivered, missing, duplicates } } : {}),
         ...(outcome.stopped === undefined ? {} : { stopped: outcome.stopped }),
         wallMs: performance.now() - scenarioStarted,
@@ -791,7 +946,7 @@ export async function runProviderDay(options: ProviderDayOptions): Promise<Provi
       });
       const last = scenarios.at(-1);
       progress(
-        `provider day: ${schedule.label}, sweep ${sweep} min: ${last?.pages} pages (floor ${floor}), ${((last?.wallMs ?? 0) / 1000).toFixed(1)} s (CPU ${((last?.cpuMs ?? 0) / 1000).toFixed(1)} s)${outcome.stopped ? `; ${outcome.stopped}` : ''}`,
+        `provider day: ${schedule.label}, ${variant.lateness} lateness, ${variant.reading}: ${last?.pages} pages (floor ${floor}, ${last?.ratio.toFixed(2)}×), late p99 ${last?.lateFreshness ? (last.lateFreshness.p99Ms / MINUTE_MS).toFixed(1) : '-'} min, ${((last?.wallMs ?? 0) / 1000).toFixed(1)} s (CPU ${((last?.cpuMs ?? 0) / 1000).toFixed(1)} s)${outcome.stopped ? `; ${outcome.stopped}` : ''}`,
       );
     }
   }
@@ -802,7 +957,10 @@ export async function runProviderDay(options: ProviderDayOptions): Promise<Provi
     audiences: ruleSet.audiences.length,
     timeZone,
     day,
-    late: LATE_INDEXING,
+    lateness: [...new Set(options.schedules.flatMap((s) => s.variants.map((v) => v.lateness)))].map(
+      (name) => LATENESS[name],
+    ),
+    formulaLateness,
     defaultSweepMinutes: READING_DEFAULTS.fullSweepMinutes,
     scenarios,
     formulaChecks,

@@ -494,6 +494,7 @@ class AlertRun {
         settings: { lateArrivalMs: settings.lateArrivalMs, recheckMs: settings.lateRecheckMs ?? 0 },
         log: deps.log,
         now: this.now,
+        startedAt: summary.startedAt,
         today,
         dayEnd: (day) => endOfDate(day, settings.providerTimeZone),
       });

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { maxDayAnchors } from '#core/ports';
-import { type CountedDayWithBeyond, foldTopRead, prune, recheck } from '#core/reading/counted-days';
+import { type CountedDayWithBeyond, foldTopRead, prune, recheck, recheckReason } from '#core/reading/counted-days';
 import { countedRun, Listing, listedArticle } from '#test/counted-listing';
 
 const minute = 60_000;
@@ -161,5 +161,23 @@ describe('counted reading over a listing (functions/core/reading/counted-days.ts
     };
     const outcome = await recheck(day, { index: 0, delta: 2 }, async () => [], start + 20 * minute);
     expect(outcome.kind).toBe('disagree');
+  });
+});
+
+describe('when a recheck is due', () => {
+  const day: CountedDayWithBeyond = {
+    day: 'd',
+    anchors: [
+      { key: 'a', at: start, older: 20, cleanAt: start },
+      { key: 'b', at: start - 10 * minute, older: 10, cleanAt: start - 15 * minute + 5 },
+    ],
+    bottomCleanAt: start,
+  };
+  const settings = { ...base, dayEnd: Number.POSITIVE_INFINITY };
+
+  it('is due one recheck period after a stretch was checked, even when this run started a few milliseconds early', () => {
+    // Runs are scheduled 5 minutes apart, but each starts a little early or late.
+    expect(recheckReason(day, { index: 0, delta: 1 }, start, settings)).toMatch(/last checked 15 min ago/);
+    expect(recheckReason(day, { index: 0, delta: 1 }, start - 2 * minute, settings)).toBeUndefined();
   });
 });

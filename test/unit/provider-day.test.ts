@@ -11,7 +11,8 @@ import {
   floorPages,
   freshnessOf,
   hourlyCounts,
-  LATE_INDEXING,
+  LATE_AFTER_MS,
+  LATENESS,
   type ProviderDayResults,
   ProviderDays,
   todayPagesPerRun,
@@ -54,14 +55,26 @@ describe('arrivals', () => {
     expect(arrivals.every((a) => a.appearsAt >= a.publishedAt)).toBe(true);
   });
 
-  it('indexes a small share late inside the overlap and a few beyond it', () => {
-    const delays = arrivals.map((a) => a.appearsAt - a.publishedAt);
-    const short = delays.filter((d) => d > 0 && d <= LATE_INDEXING.withinMs).length;
-    const beyond = delays.filter((d) => d > LATE_INDEXING.withinMs).length;
-    expect(short / arrivals.length).toBeCloseTo(LATE_INDEXING.shortShare, 2);
-    expect(beyond).toBeGreaterThan(10);
-    expect(beyond).toBeLessThan(80);
-    expect(Math.max(...delays)).toBeLessThanOrEqual(LATE_INDEXING.beyondMaxMs);
+  it.each(['typical', 'heavy'] as const)('lists articles late by the %s distribution, bucket by bucket', (name) => {
+    const late = LATENESS[name];
+    const day = dayArrivals({ total: 100_000, dayStart, seed: 3, late });
+    const delays = day.map((a) => a.appearsAt - a.publishedAt);
+    for (const bucket of late.buckets) {
+      const inBucket = delays.filter((d) => d >= bucket.minMs && d < bucket.maxMs).length;
+      // 100,000 draws: within a few standard deviations of the share.
+      expect(Math.abs(inBucket / day.length - bucket.share)).toBeLessThan(
+        4 * Math.sqrt(bucket.share / day.length) + 0.001,
+      );
+    }
+    expect(Math.max(...delays)).toBeLessThan(60 * MINUTE);
+    // "Late" is listed beyond the 2-minute overlap: the two upper buckets.
+    const lateShare = delays.filter((d) => d > LATE_AFTER_MS).length / day.length;
+    expect(lateShare).toBeCloseTo((late.buckets[1]?.share ?? 0) + (late.buckets[2]?.share ?? 0), 2);
+  });
+
+  it('lists every article on time with no lateness', () => {
+    const day = dayArrivals({ total: 1_000, dayStart, seed: 3, late: LATENESS.none });
+    expect(day.every((a) => a.appearsAt === a.publishedAt)).toBe(true);
   });
 
   it('is the same day for the same seed', () => {
@@ -117,6 +130,7 @@ describe('page arithmetic', () => {
     expect(freshnessOf([10, 20, 30, 40, 50, 60, 70, 80, 90, 100])).toEqual({
       p50Ms: 55,
       p95Ms: expect.closeTo(95.5, 6),
+      p99Ms: expect.closeTo(99.1, 6),
       maxMs: 100,
       n: 10,
     });
@@ -124,19 +138,32 @@ describe('page arithmetic', () => {
 });
 
 describe('day targets', () => {
+  const fresh = (p99Minutes: number, maxMinutes: number) => ({
+    p50Ms: 60_000,
+    p95Ms: 120_000,
+    p99Ms: p99Minutes * MINUTE,
+    maxMs: maxMinutes * MINUTE,
+    n: 1000,
+  });
   const scenario = (overrides: Partial<DayScenarioResult>): DayScenarioResult => ({
     schedule: 'every 5 min',
     intervalMinutes: 5,
-    mode: 'incremental',
+    lateness: 'typical',
+    reading: 'counted',
     fullSweepMinutes: 360,
+    recheckMinutes: 15,
     method: 'run',
     runs: 288,
     pages: 2000,
     floor: 1000,
     ratio: 2,
     articlesRead: 150_000,
-    sweeps: 4,
-    freshness: { p50Ms: 150_000, p95Ms: 290_000, maxMs: 900_000, n: 1000 },
+    sweeps: 0,
+    rechecks: 96,
+    recheckPages: 700,
+    lateFound: 4000,
+    freshness: { p50Ms: 150_000, p95Ms: 290_000, p99Ms: 400_000, maxMs: 900_000, n: 1000 },
+    lateFreshness: fresh(14, 16),
     deliveries: { expected: 10, delivered: 10, missing: 0, duplicates: 0 },
     wallMs: 1,
     ...overrides,
@@ -148,10 +175,11 @@ describe('day targets', () => {
     audiences: 75,
     timeZone: 'Asia/Seoul',
     day: '2026-11-23',
-    late: LATE_INDEXING,
+    lateness: [LATENESS.typical],
+    formulaLateness: 'typical',
     defaultSweepMinutes: 360,
     scenarios: [
-      scenario({ mode: 'today', method: 'formula', fullSweepMinutes: 0, pages: 144_000, ratio: 144 }),
+      scenario({ reading: 'today', method: 'formula', fullSweepMinutes: 0, pages: 144_000, ratio: 144 }),
       ...scenarios,
     ],
     formulaChecks: [],
@@ -159,35 +187,47 @@ describe('day targets', () => {
     wallMs: 1,
   });
 
-  it('is met at ≤ 3× the floor with nothing lost, and says which schedules were not run', () => {
-    const [five, one] = providerDayTargets(results([scenario({})]), ['every 5 min', 'every 1 min']);
-    expect(five).toMatchObject({ met: true, measured: expect.stringContaining('2.00×') });
-    expect(five?.measured).toContain('p95 4.8 min');
-    expect(one).toMatchObject({ met: undefined, measured: 'not run' });
+  it('is met at ≤ 3× the floor, late p99 within the bound and max ≤ 30 min, and says which schedules were not run', () => {
+    const targets = providerDayTargets(results([scenario({})]), ['every 5 min', 'every 1 min']);
+    expect(targets[0]).toMatchObject({ met: true, measured: expect.stringContaining('2.00×') });
+    expect(targets[1]).toMatchObject({ met: true, measured: expect.stringContaining('14.0 min') });
+    expect(targets[2]).toMatchObject({ met: undefined, measured: 'not run' });
+    expect(targets[3]).toMatchObject({ met: undefined, measured: 'not run' });
+    expect(targets[4]).toMatchObject({ met: undefined, measured: 'not run' });
+    const both = providerDayTargets(
+      results([scenario({}), scenario({ schedule: 'every 1 min', intervalMinutes: 1, lateFreshness: fresh(9, 12) })]),
+      ['every 5 min', 'every 1 min'],
+    );
+    expect(both.map((t) => t.met)).toEqual([true, true, true, true, true]);
   });
 
-  it('is MISSED with the reason: over 3×, stopped at the page budget, or a notification lost', () => {
+  it('is MISSED with the reason: over 3×, stopped at the page budget, a notification lost, or late articles too slow', () => {
     const check = (overrides: Partial<DayScenarioResult>) =>
-      providerDayTargets(results([scenario(overrides)]), ['every 5 min'])[0];
-    expect(check({ pages: 3500, ratio: 3.5 })).toMatchObject({
+      providerDayTargets(results([scenario(overrides)]), ['every 5 min']);
+    expect(check({ pages: 3500, ratio: 3.5 })[0]).toMatchObject({
       met: false,
-      note: expect.stringMatching(/4 full sweeps/),
+      note: expect.stringMatching(/rechecks read/),
     });
-    expect(check({ stopped: 'stopped at 09:00', ratio: 6.1 })).toMatchObject({
+    expect(check({ stopped: 'stopped at 09:00', ratio: 6.1 })[0]).toMatchObject({
       met: false,
       note: expect.stringMatching(/page budget/),
     });
-    expect(check({ deliveries: { expected: 10, delivered: 9, missing: 1, duplicates: 0 } })).toMatchObject({
+    expect(check({ deliveries: { expected: 10, delivered: 9, missing: 1, duplicates: 0 } })[0]).toMatchObject({
       met: false,
-      note: expect.stringMatching(/1 notifications missing/),
+      note: expect.stringMatching(/missing or sent twice/),
+    });
+    expect(check({ lateFreshness: fresh(15.5, 20) })[1]).toMatchObject({
+      met: false,
+      note: expect.stringMatching(/LATE_RECHECK_MINUTES/),
     });
   });
 
-  it('renders a row per scenario and marks the computed one', () => {
+  it('renders the pages and the freshness of every scenario, and marks the computed one', () => {
     const section = providerDaySection(results([scenario({})]), '6. A simulated provider day');
-    const [table] = section.tables;
-    expect(table?.rows).toHaveLength(2);
-    expect(table?.rows[0]?.[2]).toBe('144,000 †');
+    const [pages, freshness] = section.tables;
+    expect(pages?.rows).toHaveLength(2);
+    expect(pages?.rows[0]?.[3]).toBe('144,000 †');
+    expect(freshness?.rows[1]?.slice(-4)).toEqual(['1.0 min', '2.0 min', '14.0 min', '16.0 min']);
     expect(section.findings?.join(' ')).toContain('exactly once');
   });
 });

@@ -246,7 +246,10 @@ export function recheckReason(
     if (!settled(day, index, settings.dayEnd, settings.lateArrivalMs)) watched.push(index);
   }
   if (watched.length === 0) return undefined;
-  const stale = watched.find((index) => now - cleanTime(day, index) >= settings.recheckMs);
+  // Scheduled runs start a few seconds early or late: a stretch checked one recheck period ago,
+  // give or take that, is due now rather than a whole run later.
+  const jitter = Math.min(60_000, settings.recheckMs / 10);
+  const stale = watched.find((index) => now - cleanTime(day, index) >= settings.recheckMs - jitter);
   if (stale !== undefined)
     return `a watched stretch was last checked ${Math.round((now - cleanTime(day, stale)) / 60_000)} min ago`;
   const from = anchors[deficit.index] as DayAnchor;

@@ -111,6 +111,7 @@ export class CountedRun {
   readonly #settings: CountedSettings;
   readonly #log: Log;
   readonly #now: () => number;
+  readonly #startedAt: number;
   readonly #dayEnd: (day: string) => number;
   readonly #today: string;
   /** Counts by day as the run found them, and as it leaves them. */
@@ -126,6 +127,12 @@ export class CountedRun {
     readonly settings: CountedSettings;
     readonly log: Log;
     readonly now: () => number;
+    /**
+     * When the run started: what a read finds is stamped as clean as of then (everything listed
+     * by the run's start is read by it), so a recheck period is counted in whole runs, not in the
+     * seconds a run takes.
+     */
+    readonly startedAt: number;
     /** The provider date that is today, and the last instant of a provider date. */
     readonly today: string;
     readonly dayEnd: (day: string) => number;
@@ -134,6 +141,7 @@ export class CountedRun {
     this.#settings = options.settings;
     this.#log = options.log;
     this.#now = options.now;
+    this.#startedAt = options.startedAt;
     this.#today = options.today;
     this.#dayEnd = options.dayEnd;
     for (const day of options.previous?.off === undefined ? (options.previous?.days ?? []) : []) {
@@ -169,7 +177,7 @@ export class CountedRun {
       return {};
     }
     this.stats.days += 1;
-    const now = this.#now();
+    const now = this.#startedAt;
     const previous = options.reachedEnd ? undefined : this.#before.get(day);
     const fold = foldTopRead(
       previous,
