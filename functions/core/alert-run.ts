@@ -484,6 +484,7 @@ class AlertRun {
       now: summary.startedAt,
       settings,
       countable: deps.news.page !== undefined,
+      updatesWanted: ruleSet.audiences.some((audience) => audience.updates === 'notify'),
     });
     this.#plan = plan;
     const today = providerDate(summary.startedAt, settings.providerTimeZone);
@@ -742,7 +743,13 @@ class AlertRun {
     // recheck: not matched twice in one run.
     const handled = how.kind === 'resume' || this.#counted !== undefined ? new Set<string>() : undefined;
     const tally =
-      this.#counted === undefined ? undefined : new DayTally(day, how.kind !== 'full' || how.sequential === true);
+      this.#counted === undefined
+        ? undefined
+        : new DayTally(
+            day,
+            how.kind !== 'full' || how.sequential === true,
+            Math.max(1, Math.floor((this.deps.news.pageSize ?? 100) / 4)),
+          );
     let outcome = await this.#readDay(day, how, context, handled, tally);
     if (outcome.restart !== undefined) {
       this.deps.log.info('resuming where the last run ended did not hold; reading the day from page 1', {

@@ -42,6 +42,16 @@ describe('cdk.json', () => {
     const config = parseStackConfig(shippedContext());
     expect(config).toMatchObject({ intervalMinutes: 5, leaseSeconds: 360, usesPlaceholderBaseUrl: true });
   });
+
+  it('rechecks late articles every three schedule intervals, at least every 10 minutes, unless lateRecheckMinutes says otherwise', () => {
+    const recheck = (context: Record<string, unknown>) =>
+      parseStackConfig({ ...shippedContext(), ...context }).recheckMinutes;
+    expect(recheck({})).toBe(15);
+    expect(recheck({ scheduleExpression: 'rate(1 minute)', flexibleWindowMinutes: 0 })).toBe(10);
+    expect(recheck({ scheduleExpression: 'rate(10 minutes)' })).toBe(30);
+    expect(recheck({ lateRecheckMinutes: 7 })).toBe(7);
+    expect(recheck({ lateRecheckMinutes: 0 })).toBe(0);
+  });
 });
 
 describe('validation', () => {

@@ -115,6 +115,7 @@ describe('the alert function', () => {
       LATE_ARRIVAL_MINUTES: '60',
       FULL_SWEEP_MINUTES: '360',
       INCREMENTAL_OVERLAP_MINUTES: '2',
+      LATE_RECHECK_MINUTES: String(synth.config.recheckMinutes),
       LEDGER_RETENTION_DAYS: '14',
     });
   });

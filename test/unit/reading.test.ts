@@ -77,6 +77,37 @@ describe('planRead', () => {
       expect(countedPlan(yesterday)).toMatchObject({ mode: 'incremental', counted: true });
     });
 
+    it('still sweeps on the period while an audience wants update notices: counts never see an article revised in place', () => {
+      const periodUp = { ...reading, lastSweepAt: now - 400 * minute, counted: counts };
+      const withUpdates = planRead({
+        reading: periodUp,
+        watermark,
+        watermarkAt: watermark.at,
+        now,
+        settings: countedSettings,
+        countable: true,
+        updatesWanted: true,
+      });
+      expect(withUpdates).toMatchObject({
+        mode: 'sweep',
+        counted: true,
+        reason: expect.stringMatching(/update notices/),
+      });
+      // Within the period: incremental, counted.
+      const yesterday = { ...reading, lastSweepAt: now - 300 * minute, counted: counts };
+      expect(
+        planRead({
+          reading: yesterday,
+          watermark,
+          watermarkAt: watermark.at,
+          now,
+          settings: countedSettings,
+          countable: true,
+          updatesWanted: true,
+        }),
+      ).toMatchObject({ mode: 'incremental', counted: true });
+    });
+
     it('matches back to the oldest watched stretch minus the late-arrival window, not only to the watermark', () => {
       const plan = countedPlan({ ...reading, counted: counts });
       // The bottom stretch was last clean 20 minutes ago: a late article there can be that much

@@ -293,10 +293,16 @@ function markClean(day: CountedDayWithBeyond, from: number, to: number, now: num
 // --- Rechecking ---------------------------------------------------------------------------------
 
 /**
- * Reads the articles listed with `older` counts in [from, to] (both included; from <= to), at least,
- * delivering every article it reads; the caller turns counts into pages.
+ * The articles listed with `older` counts in [from, to] (both included), at least, in listing
+ * order (newest first), delivering every article it reads; the caller turns counts into pages and
+ * throws when it cannot cover every count in the range. It may answer from pages read earlier in
+ * the same recheck; `fresh` asks the provider again (what it lists may have moved since).
  */
-export type CountedProbe = (from: number, to: number) => Promise<readonly CountedArticle[]>;
+export type CountedProbe = (
+  from: number,
+  to: number,
+  options?: { readonly fresh?: boolean },
+) => Promise<readonly CountedArticle[]>;
 
 /** What a recheck did. */
 export type Recheck =
@@ -346,48 +352,69 @@ export async function recheck(
 
   const locate = async (index: number, low: number, high: number): Promise<number> => {
     const anchor = anchors[index] as DayAnchor;
-    for (const widen of [0, 1, 4]) {
+    let fewer = false;
+    for (const [widen, fresh] of [
+      [0, false],
+      [0, true],
+      [1, true],
+      [4, true],
+    ] as const) {
       const from = anchor.older + Math.max(0, low - widen * drift);
       const to = anchor.older + high + widen * drift;
       probes += 1;
-      const got = await probe(from, to);
+      const got = await probe(from, to, { fresh });
       const hit = got.find((item) => item.article.key === anchor.key);
-      if (hit !== undefined) {
-        const delta = hit.older - anchor.older;
-        if (delta < low) {
-          throw new Disagreement(
-            `${day.day}: fewer articles are listed after a remembered article than were read there`,
-          );
-        }
-        return delta;
+      if (hit === undefined) continue;
+      const delta = hit.older - anchor.older;
+      // Fewer than measured below it a moment ago: a page read before more arrived; ask again.
+      if (delta < low) {
+        fewer = true;
+        continue;
       }
+      return delta;
     }
-    throw new Disagreement(`${day.day}: a remembered article is no longer listed where its counts put it`);
+    throw new Disagreement(
+      fewer
+        ? `${day.day}: fewer articles are listed after a remembered article than were read there`
+        : `${day.day}: a remembered article is no longer listed where its counts put it`,
+    );
   };
 
   /**
    * Reads everything listed between two anchors (below: the end of the listing when it is
-   * `anchors.length`), a little wider than the counts say so that arrivals during the recheck
-   * cannot shift it out of view; both ends must be seen, so the stretch in between was read whole.
+   * `anchors.length`). Both ends must be seen and the stretch between them must hold as many
+   * articles as the counts say (pages read earlier in the recheck may predate an arrival, so a
+   * short stretch is read again from the provider): then it was read whole.
    */
   const readStretch = async (above: number, below: number, unread: number): Promise<void> => {
     const upper = anchors[above] as DayAnchor;
     const lower = below === anchors.length ? undefined : (anchors[below] as DayAnchor);
-    for (const widen of [0, 1, 4]) {
+    const expected = olderNow(above) - olderNow(below) - 1;
+    let short = false;
+    for (const [widen, fresh] of [
+      [0, false],
+      [0, true],
+      [1, true],
+      [4, true],
+    ] as const) {
       probes += 1;
       const from = lower === undefined ? 0 : Math.max(0, olderNow(below) - widen * drift);
-      const got = await probe(from, olderNow(above) + widen * drift);
-      const top = got.findIndex((item) => item.article.key === upper.key);
-      const bottom = lower === undefined ? got.length : got.findIndex((item) => item.article.key === lower.key);
-      if (top === -1 || bottom === -1 || bottom < top) continue;
-      const accounted = upper.older - (lower?.older ?? -1) - 1;
-      if (bottom - top - 1 < accounted) {
-        throw new Disagreement(`${day.day}: a stretch holds fewer articles than the runs read there`);
+      const got = await probe(from, olderNow(above) + widen * drift, { fresh });
+      const top = got.find((item) => item.article.key === upper.key);
+      const bottom = lower === undefined ? { older: -1 } : got.find((item) => item.article.key === lower.key);
+      if (top === undefined || bottom === undefined || bottom.older >= top.older) continue;
+      // More than counted: arrived while rechecking, and read here too (counted next time).
+      if (top.older - bottom.older - 1 >= expected) {
+        found += unread;
+        return;
       }
-      found += unread;
-      return;
+      short = true;
     }
-    throw new Disagreement(`${day.day}: a remembered article is no longer listed where its counts put it`);
+    throw new Disagreement(
+      short
+        ? `${day.day}: a stretch holds fewer articles than the runs read there`
+        : `${day.day}: a remembered article is no longer listed where its counts put it`,
+    );
   };
 
   const bisect = async (above: number, below: number): Promise<void> => {

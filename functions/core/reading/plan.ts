@@ -89,6 +89,11 @@ export function planRead(input: {
   readonly settings: ReadSettings;
   /** The source can serve one page by number and size (NewsSource.page), so counting is possible. */
   readonly countable?: boolean | undefined;
+  /**
+   * Some audience asks for update notices (`updates: notify`): counted reading finds articles
+   * listed late, not articles revised in place, so the periodic sweep stays for those.
+   */
+  readonly updatesWanted?: boolean | undefined;
 }): ReadPlan {
   const { reading, watermark, watermarkAt, now, settings } = input;
   const order = reading?.order ?? 'unknown';
@@ -134,6 +139,13 @@ export function planRead(input: {
     // a new provider day calls for a sweep; counting starts with one sweep read in order.
     if (reading.counted === undefined || reading.counted.off !== undefined) {
       return sweep('counted reading starts: every page of the window is read once, in order');
+    }
+    // Revisions keep an article's place, so counts never see them: audiences that want update
+    // notices still get the periodic sweep that re-reads what was revised.
+    if (input.updatesWanted === true && now - lastSweepAt >= settings.fullSweepMs) {
+      return sweep(
+        `the last full sweep started ${Math.round((now - lastSweepAt) / 60_000)} min ago (an audience wants update notices)`,
+      );
     }
     return incremental(true);
   }
