@@ -10,8 +10,11 @@
  *   and what was expected. It throws nothing else, on any input, and its work is linear in the
  *   query's length: the length is checked before anything else, the lexer reads each code point
  *   once, and the recursion is bounded by {@link QUERY_LIMITS}.`depth`.
- * - {@link evaluateQuery} is the reference semantics: a naive scan of the article text for every
- *   term, written to be obviously right rather than fast.
+ * - {@link evaluateQuery} is the reference semantics: a plain scan of the article text for every
+ *   term, written to be obviously right rather than fast, and yet linear in the text for any
+ *   query: a leaf's occurrences are found in one pass (forEachOccurrence in text.ts) and a NEAR
+ *   sweeps the two lists of occurrences once ({@link occursNear}), never pair by pair, so no
+ *   crafted article can make one rule cost more than a fixed number of reads per character.
  * - {@link queryAnchors} is sound: every article for which the query is true contains at least one
  *   anchor (with the anchor's own field scope). The matcher files a query rule under its anchors in
  *   the keyword index and verifies only the candidates.
@@ -63,7 +66,14 @@
 import { NewsAlertsError } from './errors.ts';
 import { hasVisibleCharacter, isBidiControl, listCodePoints } from './hostile-text.ts';
 import type { MatchReason } from './model.ts';
-import { isWordAt, isWordBefore, isWordCodePoint, normalizeText, startsWithWordCharacter } from './text.ts';
+import {
+  forEachOccurrence,
+  isWordAt,
+  isWordBefore,
+  isWordCodePoint,
+  normalizeText,
+  startsWithWordCharacter,
+} from './text.ts';
 
 /** Limits of one query, enforced by {@link parseQuery} (and so by the rule schema). */
 export const QUERY_LIMITS = {
@@ -704,23 +714,57 @@ export function queryTermLabel(node: QueryLeaf): string {
 const fieldsOf = (field: QueryField): readonly ('title' | 'summary')[] =>
   field === 'any' ? ['title', 'summary'] : [field];
 
+/** Whether a leaf's occurrences need a word edge before them and after them. */
+function leafEdges(node: QueryLeaf): { readonly start: boolean; readonly end: boolean } {
+  const term = node.norm;
+  return {
+    start: startsWithWordCharacter(term),
+    end: node.type === 'phrase' || !node.prefix ? isWordBefore(term, term.length) : false,
+  };
+}
+
+/**
+ * Calls `visit` with the start of each occurrence of a leaf in one normalized text that has valid
+ * edges, left to right, until it returns true; returns whether one did. Linear in the text (see
+ * forEachOccurrence).
+ */
+function forEachLeafOccurrence(text: string, node: QueryLeaf, visit: (start: number) => boolean): boolean {
+  const term = node.norm;
+  if (term.length === 0) return false;
+  const edges = leafEdges(node);
+  return forEachOccurrence(text, term, (at) => {
+    if (edges.start && isWordBefore(text, at)) return false;
+    if (edges.end && isWordAt(text, at + term.length)) return false;
+    return visit(at);
+  });
+}
+
 /**
  * Every occurrence of a leaf in one normalized text, as `[start, end)` UTF-16 offsets, with the
- * keyword edge rules: where the term starts (ends) with a Latin letter or digit, the character
- * before (after) it must not be one; a prefix term checks only the start.
+ * keyword edge rules: where the term starts (ends) with a word character, the character before
+ * (after) it must not be one; a prefix term checks only the start.
  */
 export function leafOccurrences(text: string, node: QueryLeaf): [number, number][] {
-  const term = node.norm;
   const found: [number, number][] = [];
-  if (term.length === 0) return found;
-  const checkStart = startsWithWordCharacter(term);
-  const checkEnd = node.type === 'phrase' || !node.prefix ? isWordBefore(term, term.length) : false;
-  for (let at = text.indexOf(term); at !== -1; at = text.indexOf(term, at + 1)) {
-    if (checkStart && isWordBefore(text, at)) continue;
-    if (checkEnd && isWordAt(text, at + term.length)) continue;
-    found.push([at, at + term.length]);
-  }
+  forEachLeafOccurrence(text, node, (at) => {
+    found.push([at, at + node.norm.length]);
+    return false;
+  });
   return found;
+}
+
+/** Whether a leaf occurs in one normalized text (stops at the first occurrence with valid edges). */
+export const leafOccurs = (text: string, node: QueryLeaf): boolean =>
+  text.includes(node.norm) && forEachLeafOccurrence(text, node, () => true);
+
+/** The starts of a leaf's occurrences in one normalized text, ascending. */
+function leafStarts(text: string, node: QueryLeaf): number[] {
+  const starts: number[] = [];
+  forEachLeafOccurrence(text, node, (at) => {
+    starts.push(at);
+    return false;
+  });
+  return starts;
 }
 
 /** A letter, mark or digit of any script: what words are made of when NEAR counts words. */
@@ -749,38 +793,99 @@ function codePointBefore(text: string, index: number): number {
 }
 
 /**
- * How many words lie wholly inside `text[start, end)`: maximal runs of letters, marks and digits
- * (any script) that neither continue a word from before `start` nor go on past `end`, so the rest
- * of a word an occurrence starts or ends (`semicond|uctor`, `반도체|가`) is not one. Stops
- * counting past `limit`. Looks only at the gap and the two characters around it.
+ * A walk over a text that only moves forward and counts, from where it started, the code points
+ * it has passed and the words (maximal runs of letters, marks and digits) that began and that
+ * ended. The runs
+ * are in order, so the words wholly inside `[a, b)` are those that ended by `b` less those that
+ * began before `a` (none when that is negative), and the code points are the difference of the two
+ * counts: two walks that follow the two ends of a sweep of gaps count every gap with one pass
+ * over the text between the first and the last.
  */
-export function wordsBetween(text: string, start: number, end: number, limit: number): number {
-  let count = 0;
-  let inWord = false;
-  let counts = true;
-  for (let index = start; index < end; ) {
-    const codePoint = text.codePointAt(index) ?? 0;
-    const isWord = isLetterOrDigit(codePoint);
-    if (isWord && !inWord) {
-      inWord = true;
-      counts = index > start || start === 0 || !isLetterOrDigit(codePointBefore(text, start));
-    } else if (!isWord && inWord) {
-      inWord = false;
-      if (counts && ++count > limit) return count;
-    }
-    index += codePoint > 0xffff ? 2 : 1;
+class TextWalk {
+  readonly #text: string;
+  #position: number;
+  #inWord: boolean;
+  /** Code points passed since the origin. */
+  codePoints = 0;
+  /** Words that began before the position (one straddling the origin included). */
+  began: number;
+  #ended = 0;
+
+  constructor(text: string, origin: number) {
+    this.#text = text;
+    this.#position = origin;
+    this.#inWord = origin > 0 && isLetterOrDigit(codePointBefore(text, origin));
+    this.began = this.#inWord ? 1 : 0;
   }
-  if (inWord && counts && (end >= text.length || !isLetterOrDigit(text.codePointAt(end) ?? 0))) count++;
-  return count;
+
+  /** Moves forward to `position` (a code point boundary at or after the current one). */
+  moveTo(position: number): void {
+    const text = this.#text;
+    while (this.#position < position) {
+      const codePoint = text.codePointAt(this.#position) ?? 0;
+      const isWord = isLetterOrDigit(codePoint);
+      if (isWord && !this.#inWord) this.began++;
+      else if (!isWord && this.#inWord) this.#ended++;
+      this.#inWord = isWord;
+      this.#position += codePoint > 0xffff ? 2 : 1;
+      this.codePoints++;
+    }
+  }
+
+  /** Words that ended at or before the position (a word ends where a non-word character or the text's end follows it). */
+  get ended(): number {
+    if (!this.#inWord) return this.#ended;
+    const text = this.#text;
+    const atEnd = this.#position >= text.length || !isLetterOrDigit(text.codePointAt(this.#position) ?? 0);
+    return atEnd ? this.#ended + 1 : this.#ended;
+  }
 }
 
-/** Code points in `text[start, end)`, counting stops past `limit`. */
-function charactersBetween(text: string, start: number, end: number, limit: number): number {
-  let count = 0;
-  for (let index = start; index < end && count <= limit; count++) {
-    index += (text.codePointAt(index) ?? 0) > 0xffff ? 2 : 1;
+/**
+ * How many words lie wholly inside `text[start, end)`: maximal runs of letters, marks and digits
+ * (any script) that neither continue a word from before `start` nor go on past `end`, so the rest
+ * of a word an occurrence starts or ends (`semicond|uctor`, `반도체|가`) is not one. NEAR counts
+ * its gaps this way, with two {@link TextWalk}s for a whole sweep of gaps.
+ */
+export function wordsBetween(text: string, start: number, end: number): number {
+  const walk = new TextWalk(text, start);
+  const beganBefore = walk.began;
+  walk.moveTo(end);
+  return Math.max(0, walk.ended - beganBefore);
+}
+
+/**
+ * Whether some occurrence in `seconds` has one in `firsts` (each `firstLength` long) ending at or
+ * before its start with at most `distance` words, or characters, between them. Only the first
+ * occurrence that ends last before a second one needs trying: a gap that starts later holds no
+ * more words or characters. Both lists ascend, and so do the gaps' two ends, so one pointer into
+ * `firsts` and two walks over the text count every gap: linear in the text and the lists.
+ */
+function nearInOrder(
+  text: string,
+  firsts: readonly number[],
+  firstLength: number,
+  seconds: readonly number[],
+  distance: number,
+  characters: boolean,
+): boolean {
+  let next = 0;
+  let gapStarts: TextWalk | undefined;
+  let gapEnds: TextWalk | undefined;
+  for (const second of seconds) {
+    while (next < firsts.length && (firsts[next] ?? 0) + firstLength <= second) next++;
+    if (next === 0) continue;
+    const gapStart = (firsts[next - 1] ?? 0) + firstLength;
+    gapStarts ??= new TextWalk(text, gapStart);
+    gapEnds ??= new TextWalk(text, gapStart);
+    gapStarts.moveTo(gapStart);
+    gapEnds.moveTo(second);
+    const between = characters
+      ? gapEnds.codePoints - gapStarts.codePoints
+      : Math.max(0, gapEnds.ended - gapStarts.began);
+    if (between <= distance) return true;
   }
-  return count;
+  return false;
 }
 
 /**
@@ -788,6 +893,10 @@ function charactersBetween(text: string, start: number, end: number, limit: numb
  * occurrences, in either order, with at most `distance` words between them ({@link wordsBetween}),
  * or with `characters`, at most `distance` characters (code points, spaces and punctuation
  * included) between them.
+ *
+ * The work is linear in the text, however many occurrences each side has (issue 30: trying every
+ * pair made `半 NEAR/50 体` on 470 of each cost 466 ms an article, four times that at twice the
+ * text): see nearInOrder.
  */
 export function occursNear(
   text: string,
@@ -796,19 +905,14 @@ export function occursNear(
   distance: number,
   characters: boolean,
 ): boolean {
-  const lefts = leafOccurrences(text, left);
+  const lefts = leafStarts(text, left);
   if (lefts.length === 0) return false;
-  const rights = leafOccurrences(text, right);
+  const rights = leafStarts(text, right);
   if (rights.length === 0) return false;
-  const between = characters ? charactersBetween : wordsBetween;
-  for (const a of lefts) {
-    for (const b of rights) {
-      if (a[0] < b[1] && b[0] < a[1]) continue;
-      const [gapStart, gapEnd] = a[0] < b[0] ? [a[1], b[0]] : [b[1], a[0]];
-      if (between(text, gapStart, gapEnd, distance) <= distance) return true;
-    }
-  }
-  return false;
+  return (
+    nearInOrder(text, lefts, left.norm.length, rights, distance, characters) ||
+    nearInOrder(text, rights, right.norm.length, lefts, distance, characters)
+  );
 }
 
 /**
@@ -830,9 +934,7 @@ function evaluate(node: QueryNode, text: QueryText): string[] | undefined {
   switch (node.type) {
     case 'term':
     case 'phrase':
-      return fieldsOf(node.field).some((field) => leafOccurrences(text[field], node).length > 0)
-        ? [queryTermLabel(node)]
-        : undefined;
+      return fieldsOf(node.field).some((field) => leafOccurs(text[field], node)) ? [queryTermLabel(node)] : undefined;
     case 'and': {
       const terms: string[] = [];
       for (const child of node.children) {

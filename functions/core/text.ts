@@ -163,24 +163,85 @@ export const startsWithWordCharacter = (term: string): boolean => term.length > 
 export const endsWithWordCharacter = (term: string): boolean => term.length > 0 && isWordBefore(term, term.length);
 
 /**
+ * Scratch space for {@link termPeriod}'s failure function, grown to the longest term seen (terms
+ * are at most a few thousand code units), so finding occurrences allocates nothing.
+ */
+let borderScratch = new Int32Array(64);
+
+/**
+ * The smallest period of a non-empty string: the least p > 0 with `term[i] === term[i + p]` for
+ * every i (its length when there is none shorter). Knuth-Morris-Pratt's failure function: the
+ * longest proper border of `term` is `term.length - period`. O(term).
+ */
+export function termPeriod(term: string): number {
+  const length = term.length;
+  if (borderScratch.length < length) borderScratch = new Int32Array(2 * length);
+  const border = borderScratch;
+  border[0] = 0;
+  let matched = 0;
+  for (let i = 1; i < length; i++) {
+    const unit = term.charCodeAt(i);
+    while (matched > 0 && term.charCodeAt(matched) !== unit) matched = border[matched - 1] ?? 0;
+    if (term.charCodeAt(matched) === unit) matched++;
+    border[i] = matched;
+  }
+  return length - matched;
+}
+
+/**
+ * Calls `visit` with the start of every occurrence of `term` in `text` (as substrings, overlapping
+ * ones included, no edge check), left to right, until `visit` returns true; returns whether one
+ * did. An empty term occurs nowhere.
+ *
+ * The work is linear in `text` plus `term`, however many occurrences there are (issue 30: a scan
+ * that restarts one unit after each occurrence compares the whole term again at each of them,
+ * term × text for `aaaa` in `aaaa…`). Two facts about the smallest period p of the term bound it:
+ * no occurrence starts less than p after another (its overlap would be a shorter period), so the
+ * search resumes p after each one; and when p is at most half the term, text that goes on with
+ * period p past an occurrence holds occurrences exactly every p units up to where the period
+ * breaks (Fine and Wilf), which are read off that run without searching again.
+ */
+export function forEachOccurrence(text: string, term: string, visit: (start: number) => boolean): boolean {
+  const length = term.length;
+  if (length === 0) return false;
+  let at = text.indexOf(term);
+  if (at === -1) return false;
+  const period = termPeriod(term);
+  const periodic = 2 * period <= length;
+  while (at !== -1) {
+    if (visit(at)) return true;
+    if (periodic) {
+      let runEnd = at + length;
+      while (runEnd < text.length && text.charCodeAt(runEnd) === text.charCodeAt(runEnd - period)) runEnd++;
+      for (at += period; at + length <= runEnd; at += period) if (visit(at)) return true;
+    } else {
+      at += period;
+    }
+    at = text.indexOf(term, at);
+  }
+  return false;
+}
+
+/**
  * Whether normalized `term` occurs in normalized `text` with valid edges: where the term starts
- * (ends) with a Latin letter or digit, the character before (after) the occurrence must not be
- * one. Any occurrence counts. An empty term never occurs. This is the straightforward scan the
- * automaton must agree with.
+ * (ends) with a word character ({@link isWordCodePoint}), the character before (after) the
+ * occurrence must not be one. Any occurrence counts. An empty term never occurs. This is the
+ * straightforward scan the automaton must agree with; its work is linear (see
+ * {@link forEachOccurrence}).
  *
  * With `prefix` (a query's `semicond*`), only the start is checked: the occurrence may go on
  * into a longer word (`semicond` occurs in `semiconductors`, not in `nonsemiconductor`).
  */
 export function containsTerm(text: string, term: string, prefix = false): boolean {
-  if (term.length === 0) return false;
+  // Most terms do not occur at all: answered before any closure is made.
+  if (term.length === 0 || !text.includes(term)) return false;
   const checkStart = startsWithWordCharacter(term);
   const checkEnd = !prefix && endsWithWordCharacter(term);
-  for (let at = text.indexOf(term); at !== -1; at = text.indexOf(term, at + 1)) {
-    if (checkStart && isWordBefore(text, at)) continue;
-    if (checkEnd && isWordAt(text, at + term.length)) continue;
-    return true;
-  }
-  return false;
+  return forEachOccurrence(
+    text,
+    term,
+    (at) => !(checkStart && isWordBefore(text, at)) && !(checkEnd && isWordAt(text, at + term.length)),
+  );
 }
 
 /**
