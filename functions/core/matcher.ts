@@ -4,11 +4,12 @@
  * ## Semantics
  *
  * - **Normalization.** Article text and values and rule terms are compared after the same
- *   normalization ({@link normalizeText}): lone surrogates replaced, Unicode NFKC, `toLowerCase`,
- *   whitespace runs collapsed to one space, ends trimmed. Every comparison is therefore
- *   case-insensitive, and full-width and compatibility forms equal their plain forms (`ＡＩ` is
- *   `ai`, `ﬁ` is `fi`); lowercasing is not full case folding (`ß` does not equal `ss`). A term
- *   that normalizes to nothing never hits.
+ *   normalization ({@link normalizeText}): lone surrogates replaced, invisible default-ignorable
+ *   characters (soft hyphen, zero-width space, BOM, ...) dropped, Unicode NFKC, full case folding,
+ *   whitespace and control-character runs collapsed to one space, ends trimmed. Every comparison is
+ *   therefore case-insensitive (`ß` equals `ss`, `İstanbul` is `istanbul`), full-width and
+ *   compatibility forms equal their plain forms (`ＡＩ` is `ai`, `ﬁ` is `fi`), and `Sam\u00ADsung`
+ *   is `samsung`, as a reader sees it. A term that normalizes to nothing never hits.
  * - **categories** hit when a term equals one of the article's category codes or category names.
  *   A term ending in `*` matches by prefix: `002*` hits `002001000`, `economy >*` hits
  *   `economy > finance`; a lone `*` hits any article that has a category. **excludeCategories**
