@@ -36,6 +36,12 @@
  * Precedence: NOT > NEAR > AND > OR. Operators are uppercase; `and`, `or`, `not` are plain terms,
  * and `"OR"` searches for the word "or".
  *
+ * Full-width and other compatibility forms of the ASCII characters above (`（` `）` `＂` `ＡＮＤ`
+ * `：` `－` `＊`, what Japanese, Chinese and Korean input methods type) read as those characters,
+ * one for one, so columns are unchanged. Typographic double quotes (`“ ”`) outside a phrase and
+ * control characters are refused with the fix: they would make terms that never match what was
+ * meant.
+ *
  * ## Semantics
  *
  * - Terms and phrases match exactly as keywords do (functions/core/matcher.ts, `containsTerm` in
@@ -137,7 +143,8 @@ export class QuerySyntaxError extends NewsAlertsError {
 type Token =
   | { readonly kind: 'open' | 'close' | 'and' | 'or' | 'not' | 'minus' | 'end'; readonly column: number }
   | { readonly kind: 'near'; readonly column: number; readonly distance: number }
-  | { readonly kind: 'word'; readonly column: number; readonly text: string }
+  /** `prefix`: the word ends with `*` (or a form of it, such as `＊`). */
+  | { readonly kind: 'word'; readonly column: number; readonly text: string; readonly prefix: boolean }
   | { readonly kind: 'phrase'; readonly column: number; readonly text: string }
   | { readonly kind: 'field'; readonly column: number; readonly field: 'title' | 'summary' };
 
@@ -180,10 +187,24 @@ function describeToken(token: Token): string {
   }
 }
 
-/** Refuses characters no query needs and that make it read differently from what it matches. */
+/** A control character that is not whitespace (NUL, ESC, DEL, C1): nothing anyone types or sees. */
+const isControl = (char: string): boolean => /^\p{Cc}$/u.test(char) && !isSpace(char);
+
+/**
+ * Refuses characters no query needs and that make it read differently from what it matches.
+ * Invisible format characters (zero-width space, soft hyphen, joiners) are not refused: terms are
+ * normalized as article text is, which drops them, so `sam\u200Bsung` is `samsung` on both sides.
+ */
 function checkCharacters(chars: readonly string[]): void {
   for (const [index, char] of chars.entries()) {
     const codePoint = char.codePointAt(0) ?? 0;
+    if (isControl(char)) {
+      fail(
+        `a control character (${listCodePoints(char)}) at column ${index + 1} shows as nothing and matches nothing a reader sees; delete it and type the query again`,
+        index + 1,
+        'a visible character',
+      );
+    }
     if (codePoint >= 0xd800 && codePoint <= 0xdfff) {
       fail(
         `not valid Unicode text at column ${index + 1} (a lone surrogate); type the query again`,
@@ -201,7 +222,55 @@ function checkCharacters(chars: readonly string[]): void {
   }
 }
 
-function lex(chars: readonly string[]): Token[] {
+/**
+ * The character the lexer reads for one of the query as written: the character itself, or, for a
+ * compatibility form of a printable ASCII character, that character. Japanese, Chinese and Korean
+ * input methods type full-width forms by default (`（` `）` `＂` `ＡＮＤ` `：` `－` `＊` `／`), so
+ * `（半導体 OR メモリ）` and `samsung ＡＮＤ chip` read as they look (small and vertical forms such as
+ * `﹙` and `︵` too). One character for one, so columns stay those of the query as written; terms
+ * keep the characters as written (they are normalized like article text anyway).
+ */
+function syntaxForm(char: string): string {
+  if ((char.codePointAt(0) ?? 0) < 0x80) return char;
+  const folded = char.normalize('NFKC');
+  const unit = folded.charCodeAt(0);
+  return folded.length === 1 && unit > 0x20 && unit < 0x7f ? folded : char;
+}
+
+/**
+ * Typographic double quotes, which word processors and phone keyboards type for `"`: outside a
+ * phrase they would be part of a term (`“interest`), which never matches what was meant.
+ */
+const TYPOGRAPHIC_QUOTES = new Set([
+  '\u201C',
+  '\u201D',
+  '\u201E',
+  '\u201F',
+  '\u2033',
+  '\u2036',
+  '\u301D',
+  '\u301E',
+  '\u301F',
+]);
+
+/** Refuses a typographic quote at `at` (outside a phrase), showing the phrase in straight quotes. */
+function refuseTypographicQuote(chars: readonly string[], at: number): never {
+  let close = at + 1;
+  while (close < chars.length && !TYPOGRAPHIC_QUOTES.has(chars[close] ?? '')) close++;
+  const inner = chars
+    .slice(at + 1, close)
+    .join('')
+    .trim()
+    .replace(/\s+/gu, ' ');
+  return fail(
+    `a typographic quote (${chars[at]}) at column ${at + 1} does not make a phrase; type straight double quotes instead: "${inner || '…'}"`,
+    at + 1,
+    'a straight double quote (")',
+  );
+}
+
+function lex(written: readonly string[]): Token[] {
+  const chars = written.map(syntaxForm);
   const tokens: Token[] = [];
   let at = 0;
   /** Where the code point after the last `field:` is: a `-` there starts a token too. */
@@ -220,8 +289,7 @@ function lex(chars: readonly string[]): Token[] {
       if (close >= chars.length) {
         fail(`unterminated phrase starting at column ${column}; add the closing '"'`, column, "'\"'");
       }
-      const inner = chars.slice(at + 1, close);
-      const star = inner.indexOf('*');
+      const star = chars.slice(at + 1, close).indexOf('*');
       if (star !== -1) {
         fail(
           `'*' at column ${at + 2 + star} is not a wildcard inside a phrase; remove it, or write the words as terms (semicond* exports)`,
@@ -229,7 +297,11 @@ function lex(chars: readonly string[]): Token[] {
           'a phrase without *',
         );
       }
-      const text = inner.join('').trim().replace(/\s+/gu, ' ');
+      const text = written
+        .slice(at + 1, close)
+        .join('')
+        .trim()
+        .replace(/\s+/gu, ' ');
       if (text === '') fail(`empty phrase at column ${column}; write words between the quotes`, column, 'a word');
       if (!hasVisibleCharacter(text)) {
         fail(
@@ -280,9 +352,11 @@ function lex(chars: readonly string[]): Token[] {
         continue;
       }
       let end = at;
-      while (!endsWord(chars[end])) end++;
-      const text = chars.slice(at, end).join('');
-      tokens.push(wordToken(text, column));
+      while (!endsWord(chars[end])) {
+        if (TYPOGRAPHIC_QUOTES.has(chars[end] ?? '')) refuseTypographicQuote(written, end);
+        end++;
+      }
+      tokens.push(wordToken(written.slice(at, end).join(''), chars.slice(at, end), column));
       at = end;
     }
   }
@@ -292,12 +366,17 @@ function lex(chars: readonly string[]): Token[] {
 
 const NEAR_FORM = /^NEAR\/(\d{1,3})$/;
 
-function wordToken(text: string, column: number): Token {
-  if (text === 'AND') return { kind: 'and', column };
-  if (text === 'OR') return { kind: 'or', column };
-  if (text === 'NOT') return { kind: 'not', column };
-  if (text === 'NEAR' || text.startsWith('NEAR/')) {
-    const distance = Number(NEAR_FORM.exec(text)?.[1] ?? Number.NaN);
+/**
+ * The token of a word: `text` as written, `chars` as the lexer reads it (see syntaxForm), one
+ * for each code point of `text`.
+ */
+function wordToken(text: string, chars: readonly string[], column: number): Token {
+  const read = chars.join('');
+  if (read === 'AND') return { kind: 'and', column };
+  if (read === 'OR') return { kind: 'or', column };
+  if (read === 'NOT') return { kind: 'not', column };
+  if (read === 'NEAR' || read.startsWith('NEAR/')) {
+    const distance = Number(NEAR_FORM.exec(read)?.[1] ?? Number.NaN);
     if (!(distance >= 1 && distance <= QUERY_LIMITS.nearDistance)) {
       fail(
         `NEAR/n needs a number 1–${QUERY_LIMITS.nearDistance} at column ${column} (e.g. NEAR/5: at most 5 words between the two terms)`,
@@ -307,7 +386,6 @@ function wordToken(text: string, column: number): Token {
     }
     return { kind: 'near', column, distance };
   }
-  const chars = Array.from(text);
   const star = chars.indexOf('*');
   if (star !== -1) {
     const before = chars[star - 1];
@@ -326,7 +404,7 @@ function wordToken(text: string, column: number): Token {
       'a visible character',
     );
   }
-  return { kind: 'word', column, text };
+  return { kind: 'word', column, text, prefix: star !== -1 };
 }
 
 // --- Parser ------------------------------------------------------------------------------------
@@ -550,11 +628,11 @@ class Parser {
     if (token.kind === 'phrase') {
       return { type: 'phrase', text: token.text, norm: normalizeText(token.text), field, column: token.column };
     }
-    const prefix = token.text.endsWith('*');
-    const text = token.text;
+    const { prefix, text } = token;
     return {
       type: 'term',
       text,
+      // The star is one code unit, whichever form of it was typed.
       norm: normalizeText(prefix ? text.slice(0, -1) : text),
       prefix,
       field,

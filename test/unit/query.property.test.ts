@@ -167,6 +167,22 @@ const SYNTAX = [
   '\u202E',
   '\uD800',
   '😀',
+  // What Japanese, Chinese and Korean keyboards type, typographic quotes and control characters.
+  '（',
+  '）',
+  '＂',
+  'ＡＮＤ',
+  'ＯＲ',
+  'ＮＯＴ',
+  'ＮＥＡＲ／３',
+  'ｔｉｔｌｅ：',
+  '：',
+  '－',
+  '＊',
+  '“',
+  '”',
+  '\u0000',
+  '\u001B',
 ];
 const soup = fc
   .array(fc.tuple(fc.constantFrom(...SYNTAX), fc.constantFrom('', ' ', ' ', '  ', '\n')), { maxLength: 14 })
