@@ -15,11 +15,14 @@
  *   `economy > finance`; a lone `*` hits any article that has a category. **excludeCategories**
  *   take the same forms.
  * - **keywords** hit when a term occurs in the title or the summary (never across the two).
- *   Latin-script letters and decimal digits form words: where a term starts (ends) with one, the
+ *   Letters, marks and digits of scripts written with spaces (Latin, Cyrillic, Greek, Arabic,
+ *   Hebrew, the Indic scripts, ...) form words: where a term starts (ends) with one, the
  *   character before (after) the occurrence must not be one. So `rate` does not hit `corporate`
- *   or `rates`, and `AI` hits `AI반도체` and `AI-driven` but not `said`. Edges of Hangul, kana,
- *   CJK and punctuation have no such check, because Korean particles attach to the word they
- *   follow and Japanese has no spaces: `반도체` hits `반도체가`, `半導体` hits `次世代半導体の`.
+ *   or `rates`, `рост` does not hit `прирост`, and `AI` hits `AI반도체` and `AI-driven` but not
+ *   `said`. Edges of Hangul, Han, kana, Thai (and the other scripts written without spaces) and
+ *   punctuation have no such check, because Korean particles attach to the word they follow and
+ *   the others have no spaces between words: `반도체` hits `반도체가`, `半導体` hits
+ *   `次世代半導体の` (WordKind in text.ts).
  *   Multi-word terms (`interest rate`) match across any run of whitespace. Any occurrence with
  *   valid edges counts. **excludeKeywords** work the same way.
  * - **media** hit when a term equals the article's media code or media name; **statuses** when a

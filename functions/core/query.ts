@@ -23,13 +23,13 @@
  *
  * | Form | Meaning |
  * | --- | --- |
- * | `samsung`, `반도체` | a term (same rules as a keyword: Latin whole words, Korean/Japanese/Chinese inside words) |
- * | `semicond*` | prefix: a Latin-script word starting with `semicond` |
+ * | `samsung`, `반도체` | a term (same rules as a keyword: whole words in scripts written with spaces, Korean/Japanese/Chinese/Thai inside words) |
+ * | `semicond*` | prefix: a word (of a script written with spaces) starting with `semicond` |
  * | `"interest rate hike"` | a phrase: the words in order, any whitespace between |
  * | `a b`, `a AND b` | both |
  * | `a OR b` | either |
  * | `NOT a`, `-a`, `-"a b"`, `-(a OR b)` | not |
- * | `a NEAR/5 b` | both in the same field with at most 5 words between them, either order (characters when a side has Han or kana) |
+ * | `a NEAR/5 b` | both in the same field with at most 5 words between them, either order (characters when a side is in a script written without spaces: Han, kana, Thai...) |
  * | `( … )` | grouping |
  * | `title:a`, `summary:"a b"`, `title:(a OR b)` | scope to the title or the summary (default: either, never across the two) |
  *
@@ -46,16 +46,19 @@
  *
  * - Terms and phrases match exactly as keywords do (functions/core/matcher.ts, `containsTerm` in
  *   functions/core/text.ts): both sides normalized by `normalizeText`; where a term starts (ends)
- *   with a Latin letter or digit, the character before (after) it must not be one; Hangul, kana and
- *   CJK terms match inside words; a phrase's words match across any whitespace. A prefix term
+ *   with a letter or digit of a script written with spaces (Latin, Cyrillic, Greek, Arabic...),
+ *   the character before (after) it must not be one; Hangul, kana, CJK and Thai terms match inside
+ *   words (WordKind in text.ts); a phrase's words match across any whitespace. A prefix term
  *   (`semicond*`) checks the start edge only. A leaf is true when it occurs in the title or the
  *   summary (`any`), or in its scoped field.
  * - `a NEAR/n b` is true when, in one field (the title, or the summary), there are two separate
  *   (non-overlapping) occurrences of `a` and `b`, in either order, with at most n words between
- *   them. A word is a maximal run of letters, marks and digits of any script, and only words wholly
- *   between the occurrences count: the rest of a word an occurrence starts (`semicond|uctors`,
- *   `반도체|가`) does not, and punctuation is not a word. When either side contains Han or kana
- *   (scripts written without spaces) the distance is in characters instead: at most n code points,
+ *   them. A word is a maximal run of letters, marks and digits of any script (so in scripts with
+ *   word edges, exactly the unit a term matches whole), and only words wholly between the
+ *   occurrences count: the rest of a word an occurrence starts (`semicond|uctors`, `반도체|가`)
+ *   does not, and punctuation is not a word. When either side contains a letter of a script
+ *   written without spaces (Han, kana, Thai, Lao, Khmer, Myanmar, Tibetan) the distance is in
+ *   characters instead: at most n code points,
  *   spaces and punctuation included, between the two occurrences (`半導体 NEAR/1 輸出` matches
  *   `半導体の輸出`).
  * - AND, OR and NOT are the boolean operators. Reasons ({@link evaluateQuery}) are the true leaves
@@ -74,9 +77,11 @@ import { hasVisibleCharacter, isBidiControl, listCodePoints } from './hostile-te
 import type { MatchReason } from './model.ts';
 import {
   forEachOccurrence,
+  hasUnspacedScript,
   isWordAt,
   isWordBefore,
   isWordCodePoint,
+  isWordPartCodePoint,
   normalizeText,
   startsWithWordCharacter,
 } from './text.ts';
@@ -391,9 +396,9 @@ function wordToken(text: string, chars: readonly string[], column: number): Toke
     const before = chars[star - 1];
     if (star !== chars.length - 1 || before === undefined || !isWordCodePoint(before.codePointAt(0) ?? 0)) {
       fail(
-        `'*' at column ${column + star} is only allowed at the end of a Latin-script term (Korean, Japanese and Chinese terms already match inside words)`,
+        `'*' at column ${column + star} is only allowed at the end of a word in a script written with spaces, such as Latin, Cyrillic or Greek (Korean, Japanese, Chinese and Thai terms already match inside words)`,
         column + star,
-        'a Latin letter or digit before a final *',
+        'a letter or digit of a script written with spaces before a final *',
       );
     }
   }
@@ -771,16 +776,14 @@ export interface QueryText {
   readonly summary: string;
 }
 
-/** Scripts written without spaces between words: NEAR counts characters when a side has one. */
-const WITHOUT_SPACES = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u;
-
 /**
- * Whether a NEAR counts the distance in characters (either operand has Han or kana, scripts
- * written without spaces) rather than in words.
+ * Whether a NEAR counts the distance in characters (either operand has a letter of a script
+ * written without spaces: Han, kana, Thai, Lao, Khmer, Myanmar, Tibetan; see WordKind in text.ts)
+ * rather than in words.
  */
 export const nearCountsCharacters = (node: QueryNode & { type: 'near' }): boolean =>
-  (isLeaf(node.left) && WITHOUT_SPACES.test(node.left.norm)) ||
-  (isLeaf(node.right) && WITHOUT_SPACES.test(node.right.norm));
+  (isLeaf(node.left) && hasUnspacedScript(node.left.norm)) ||
+  (isLeaf(node.right) && hasUnspacedScript(node.right.norm));
 
 /** How a leaf is named in match reasons: as written, with its field (`semicond*`, `title:반도체`). */
 export function queryTermLabel(node: QueryLeaf): string {
@@ -845,21 +848,6 @@ function leafStarts(text: string, node: QueryLeaf): number[] {
   return starts;
 }
 
-/** A letter, mark or digit of any script: what words are made of when NEAR counts words. */
-const WORD_CHARACTER = /^[\p{L}\p{M}\p{N}]$/u;
-
-/** Whether a code point is a letter, mark or digit (ASCII answered without the regex). */
-function isLetterOrDigit(codePoint: number): boolean {
-  if (codePoint < 0x80) {
-    return (
-      (codePoint >= 0x30 && codePoint <= 0x39) ||
-      (codePoint >= 0x41 && codePoint <= 0x5a) ||
-      (codePoint >= 0x61 && codePoint <= 0x7a)
-    );
-  }
-  return WORD_CHARACTER.test(String.fromCodePoint(codePoint));
-}
-
 /** The code point that ends just before `index` (a whole surrogate pair when there is one). */
 function codePointBefore(text: string, index: number): number {
   const low = text.charCodeAt(index - 1);
@@ -892,7 +880,7 @@ class TextWalk {
   constructor(text: string, origin: number) {
     this.#text = text;
     this.#position = origin;
-    this.#inWord = origin > 0 && isLetterOrDigit(codePointBefore(text, origin));
+    this.#inWord = origin > 0 && isWordPartCodePoint(codePointBefore(text, origin));
     this.began = this.#inWord ? 1 : 0;
   }
 
@@ -901,7 +889,7 @@ class TextWalk {
     const text = this.#text;
     while (this.#position < position) {
       const codePoint = text.codePointAt(this.#position) ?? 0;
-      const isWord = isLetterOrDigit(codePoint);
+      const isWord = isWordPartCodePoint(codePoint);
       if (isWord && !this.#inWord) this.began++;
       else if (!isWord && this.#inWord) this.#ended++;
       this.#inWord = isWord;
@@ -914,7 +902,7 @@ class TextWalk {
   get ended(): number {
     if (!this.#inWord) return this.#ended;
     const text = this.#text;
-    const atEnd = this.#position >= text.length || !isLetterOrDigit(text.codePointAt(this.#position) ?? 0);
+    const atEnd = this.#position >= text.length || !isWordPartCodePoint(text.codePointAt(this.#position) ?? 0);
     return atEnd ? this.#ended + 1 : this.#ended;
   }
 }

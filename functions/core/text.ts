@@ -1,10 +1,11 @@
 /**
- * Text helpers for rule matching: the one normalization every comparison goes through, the
- * word-edge test for Latin-script terms, and the keyword automaton that finds every rule keyword
- * in a text in one pass (a second one for text with Hangul, kana or CJK).
+ * Text helpers for rule matching: the one normalization every comparison goes through, what each
+ * script means for words ({@link WordKind}: word edges for scripts written with spaces, none for
+ * Korean, Chinese, Japanese, Thai...), and the keyword automaton that finds every rule keyword in a
+ * text in one pass (a second one for terms that start with Hangul, kana, CJK or Thai).
  *
  * Everything works on UTF-16 code units of normalized text, so "term occurs in text" means plain
- * substring containment after {@link normalizeText}, checked at Latin/digit edges by
+ * substring containment after {@link normalizeText}, checked at word edges by
  * {@link isWordCodePoint}.
  *
  * It also holds the two policies every rendering of provider text goes through: {@link displayText}
@@ -137,30 +138,74 @@ interface WellFormed {
   toWellFormed(): string;
 }
 
-const LATIN_OR_DIGIT = /^[\p{Script=Latin}\p{Nd}]$/u;
-/** 0: not classified yet, 1: not a word character, 2: word character (BMP code points only). */
+/** Letters, marks and digits: what words are made of, in every script. */
+const WORD_PART = /^[\p{L}\p{M}\p{N}]$/u;
+/**
+ * Scripts written without spaces between words: Chinese, Japanese, Thai, Lao, Khmer, Myanmar,
+ * Tibetan. Script_Extensions, so the marks and signs they share (`ー`, `々`, the kana voicing
+ * marks) count with them.
+ */
+const UNSPACED_SCRIPT =
+  /^[\p{scx=Hani}\p{scx=Hira}\p{scx=Kana}\p{scx=Bopo}\p{scx=Thai}\p{scx=Laoo}\p{scx=Khmr}\p{scx=Mymr}\p{scx=Tibt}]$/u;
+const HANGUL = /^\p{scx=Hang}$/u;
+
+/**
+ * What a code point is to words, by its script. Matching and NEAR read words through this one
+ * classification (docs/queries.md, "How text is compared"):
+ *
+ * - `edged`: a letter, mark or digit of a script written with spaces between words (Latin,
+ *   Cyrillic, Greek, Armenian, Georgian, Hebrew, Arabic, the Indic scripts, ...). Such words are
+ *   whole: where a term starts (ends) with one, the character before (after) must not be one.
+ * - `hangul`: Korean separates words with spaces but attaches particles to them (`반도체가`), so
+ *   a term matches inside a word; NEAR still counts Korean words.
+ * - `unspaced`: a script written without spaces (see UNSPACED_SCRIPT): terms match inside words,
+ *   and NEAR counts characters when a side has one.
+ * - `none`: not part of a word (spaces, punctuation, symbols).
+ */
+export const WordKind = { none: 1, edged: 2, hangul: 3, unspaced: 4 } as const;
+
+/** Per BMP code point, its WordKind (0: not classified yet). */
 const bmpWordClass = new Uint8Array(0x10000);
 for (let code = 0; code < 0x80; code++) {
   const isWord = (code >= 0x30 && code <= 0x39) || (code >= 0x41 && code <= 0x5a) || (code >= 0x61 && code <= 0x7a);
-  bmpWordClass[code] = isWord ? 2 : 1;
+  bmpWordClass[code] = isWord ? WordKind.edged : WordKind.none;
+}
+
+function classifyWordKind(codePoint: number): number {
+  const char = String.fromCodePoint(codePoint);
+  if (!WORD_PART.test(char)) return WordKind.none;
+  if (HANGUL.test(char)) return WordKind.hangul;
+  return UNSPACED_SCRIPT.test(char) ? WordKind.unspaced : WordKind.edged;
+}
+
+/** The {@link WordKind} of a code point. */
+export function wordKind(codePoint: number): number {
+  if (codePoint < 0x10000) {
+    let kind = bmpWordClass[codePoint] ?? 0;
+    if (kind === 0) {
+      // Classified lazily: a full table would cost a few regex tests per BMP code point at cold start.
+      kind = classifyWordKind(codePoint);
+      bmpWordClass[codePoint] = kind;
+    }
+    return kind;
+  }
+  return classifyWordKind(codePoint);
 }
 
 /**
- * Whether a code point is a Latin-script letter or a decimal digit: the characters that make a
- * word edge. Hangul, kana, CJK ideographs, punctuation and spaces are not, which is why "AI"
- * matches in "AI반도체" and "AI-driven" but not in "said".
+ * Whether a code point makes a word edge: a letter, mark or digit of a script written with spaces
+ * ({@link WordKind}.edged). Hangul, kana, CJK, Thai, punctuation and spaces are not, which is why
+ * "AI" matches in "AI반도체" and "AI-driven" but not in "said", and "рост" not in "прирост".
  */
-export function isWordCodePoint(codePoint: number): boolean {
-  if (codePoint < 0x10000) {
-    let wordClass = bmpWordClass[codePoint];
-    if (wordClass === 0) {
-      // Classified lazily: a full table would cost a regex test per BMP code point at cold start.
-      wordClass = LATIN_OR_DIGIT.test(String.fromCharCode(codePoint)) ? 2 : 1;
-      bmpWordClass[codePoint] = wordClass;
-    }
-    return wordClass === 2;
-  }
-  return LATIN_OR_DIGIT.test(String.fromCodePoint(codePoint));
+export const isWordCodePoint = (codePoint: number): boolean => wordKind(codePoint) === WordKind.edged;
+
+/** Whether a code point is part of a word as NEAR counts words: a letter, mark or digit of any script. */
+export const isWordPartCodePoint = (codePoint: number): boolean => wordKind(codePoint) !== WordKind.none;
+
+/** Whether (normalized) text has a letter, mark or digit of a script written without spaces. */
+export function hasUnspacedScript(text: string): boolean {
+  for (const char of text) if (wordKind(char.codePointAt(0) ?? 0) === WordKind.unspaced) return true;
+  return false;
 }
 
 const isHighSurrogate = (unit: number) => unit >= 0xd800 && unit <= 0xdbff;
@@ -184,10 +229,10 @@ export function isWordAt(text: string, index: number): boolean {
   return isWordCodePoint(text.codePointAt(index) ?? 0);
 }
 
-/** Whether a (normalized) term needs a word edge before it: it starts with a Latin letter or digit. */
+/** Whether a (normalized) term needs a word edge before it: it starts with a word character ({@link isWordCodePoint}). */
 export const startsWithWordCharacter = (term: string): boolean => term.length > 0 && isWordAt(term, 0);
 
-/** Whether a (normalized) term needs a word edge after it: it ends with a Latin letter or digit. */
+/** Whether a (normalized) term needs a word edge after it: it ends with a word character ({@link isWordCodePoint}). */
 export const endsWithWordCharacter = (term: string): boolean => term.length > 0 && isWordBefore(term, term.length);
 
 /**
@@ -522,8 +567,8 @@ function buildAutomaton(terms: readonly string[]): DoubleArrayTrie {
 interface TermTable {
   readonly ids: Int32Array;
   /**
-   * 1 when the term ends with a Latin letter or digit and is not a prefix term, so the next
-   * character must not be one.
+   * 1 when the term ends with a word character ({@link isWordCodePoint}) and is not a prefix
+   * term, so the next character must not be one.
    */
   readonly needsEndEdge: Uint8Array;
 }
@@ -593,7 +638,7 @@ function firstWord(term: string): string {
 }
 
 /**
- * Terms that start with a Latin letter or digit, filed by their first word in an open-addressing
+ * Terms that start with a word character ({@link isWordCodePoint}), filed by their first word in an open-addressing
  * hash table. Such a term can only occur where a word (a maximal run of word characters) begins,
  * and that whole word must equal the term's first word: a term made of one word needs the text
  * word to be exactly it (its end edge), and in a longer term the first word is followed by a
@@ -780,7 +825,11 @@ class WordTable {
         const termEnd = rawTermEnd(bytes, length, start, this.#termText[term] ?? '');
         if (termEnd === -1) continue;
         // Past the end, or an ASCII character: a word character only if a letter or digit.
-        if (this.#terms.needsEndEdge[term] === 1 && termEnd < length && bmpWordClass[bytes[termEnd] ?? 0] === 2)
+        if (
+          this.#terms.needsEndEdge[term] === 1 &&
+          termEnd < length &&
+          bmpWordClass[bytes[termEnd] ?? 0] === 2 /* WordKind.edged */
+        )
           continue;
         found.add(id);
       }
@@ -883,7 +932,7 @@ class WordTable {
     let hash = FNV_OFFSET;
     for (let i = 0; i < length; i++) {
       const unit = bytes[i] ?? 0;
-      if (wordClass[unit] === 2) {
+      if (wordClass[unit] === 2 /* WordKind.edged */) {
         if (start === -1) {
           start = i;
           hash = FNV_OFFSET;
@@ -916,7 +965,7 @@ class WordTable {
     for (let i = 0; i < length; i++) {
       const unit = text.charCodeAt(i);
       if (unit < 0x80) {
-        if (wordClass[unit] === 2) {
+        if (wordClass[unit] === 2 /* WordKind.edged */) {
           if (start === -1) {
             start = i;
             hash = FNV_OFFSET;
@@ -959,8 +1008,9 @@ class WordTable {
  * Finds every term of a fixed set in normalized text, with the word-edge rule of
  * {@link containsTerm}, in one left-to-right pass per term family.
  *
- * Terms that start with a Latin letter or digit go through a {@link WordTable}: one hash probe per
- * word of text. The other terms (Hangul, kana, CJK, leading punctuation) can begin anywhere and go
+ * Terms that start with a word character (a letter or digit of a script written with spaces) go
+ * through a {@link WordTable}: one hash probe per word of text. The other terms (Hangul, kana,
+ * CJK, Thai, leading punctuation) can begin anywhere and go
  * through an Aho-Corasick automaton over UTF-16 code units, stored as a double-array trie (a step
  * is two typed-array reads); in Latin-script text almost every character is outside its alphabet,
  * which resets it at no cost.
@@ -973,8 +1023,8 @@ class WordTable {
  * word edges and reports term ids. On Korean text alone it was slower still (about 800 ns per
  * character in an early test). Grapheme matching would also make "term occurs in text" differ
  * from the plain substring test that defines the semantics (it never matches part of a cluster,
- * such as a Devanagari consonant followed by a vowel sign), and it has no notion of Latin-only
- * word edges.
+ * such as a Devanagari consonant followed by a vowel sign), and it has no notion of word edges
+ * that hold in some scripts and not in others.
  */
 export class TermAutomaton {
   readonly #words: WordTable;

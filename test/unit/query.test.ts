@@ -217,13 +217,13 @@ describe('parseQuery', () => {
     });
   });
 
-  it("allows '*' only at the end of a Latin-script term", () => {
+  it("allows '*' only at the end of a word in a script written with spaces", () => {
     const message = (column: number) =>
-      `'*' at column ${column} is only allowed at the end of a Latin-script term (Korean, Japanese and Chinese terms already match inside words)`;
+      `'*' at column ${column} is only allowed at the end of a word in a script written with spaces, such as Latin, Cyrillic or Greek (Korean, Japanese, Chinese and Thai terms already match inside words)`;
     expect(syntaxError('수출 반도체*')).toEqual({
       message: message(7),
       column: 7,
-      expected: 'a Latin letter or digit before a final *',
+      expected: 'a letter or digit of a script written with spaces before a final *',
     });
     expect(syntaxError('半導体*').message).toBe(message(4));
     expect(syntaxError('semi*cond').message).toBe(message(5));
