@@ -45,8 +45,8 @@ const WHITESPACE_TO_COLLAPSE = /(?:[^\S ]|\p{Cc})[\s\p{Cc}]*| [\s\p{Cc}]+/gu;
  * replaced by U+FFFD, default-ignorable code points dropped, Unicode NFKC (full-width forms,
  * ligatures and compatibility characters fold to their plain form), full case folding
  * (`toLowerCase`, then `ß` as `ss`, `ς` as `σ`, `İ` as `i`), every run of whitespace and control
- * characters collapsed to one space, ends trimmed. This is Unicode's NFKC_Casefold, but for `İ`,
- * whose dot it keeps.
+ * characters collapsed to one space, ends trimmed. This is Unicode's NFKC_Casefold, except that
+ * `İ` folds to `i` (NFKC_Casefold keeps its dot: `i\u0307`).
  */
 export function normalizeText(value: string): string {
   // Text that every step would leave as it is (lowercase prose in most scripts, Korean headlines
@@ -229,10 +229,10 @@ export function isWordAt(text: string, index: number): boolean {
   return isWordCodePoint(text.codePointAt(index) ?? 0);
 }
 
-/** Whether a (normalized) term needs a word edge before it: it starts with a word character ({@link isWordCodePoint}). */
+/** Whether a (normalized) term needs a word edge before it: it starts with a word character. */
 export const startsWithWordCharacter = (term: string): boolean => term.length > 0 && isWordAt(term, 0);
 
-/** Whether a (normalized) term needs a word edge after it: it ends with a word character ({@link isWordCodePoint}). */
+/** Whether a (normalized) term needs a word edge after it: it ends with a word character. */
 export const endsWithWordCharacter = (term: string): boolean => term.length > 0 && isWordBefore(term, term.length);
 
 /**
@@ -638,12 +638,12 @@ function firstWord(term: string): string {
 }
 
 /**
- * Terms that start with a word character ({@link isWordCodePoint}), filed by their first word in an open-addressing
- * hash table. Such a term can only occur where a word (a maximal run of word characters) begins,
- * and that whole word must equal the term's first word: a term made of one word needs the text
- * word to be exactly it (its end edge), and in a longer term the first word is followed by a
- * character that is not a word character, so the text word ends there too. So one hash probe per
- * word of text replaces walking a trie through every word.
+ * Terms that start with a word character ({@link isWordCodePoint}), filed by their first word in
+ * an open-addressing hash table. Such a term can only occur where a word (a maximal run of word
+ * characters) begins, and that whole word must equal the term's first word: a term made of one
+ * word needs the text word to be exactly it (its end edge), and in a longer term the first word is
+ * followed by a character that is not a word character, so the text word ends there too. So one
+ * hash probe per word of text replaces walking a trie through every word.
  *
  * A prefix term that is one word (`semicond*`) occurs wherever a text word starts with it, so it
  * is filed by its own text in a second table, probed while a word is read at each length some
@@ -1010,10 +1010,9 @@ class WordTable {
  *
  * Terms that start with a word character (a letter or digit of a script written with spaces) go
  * through a {@link WordTable}: one hash probe per word of text. The other terms (Hangul, kana,
- * CJK, Thai, leading punctuation) can begin anywhere and go
- * through an Aho-Corasick automaton over UTF-16 code units, stored as a double-array trie (a step
- * is two typed-array reads); in Latin-script text almost every character is outside its alphabet,
- * which resets it at no cost.
+ * CJK, Thai, leading punctuation) can begin anywhere and go through an Aho-Corasick automaton over
+ * UTF-16 code units, stored as a double-array trie (a step is two typed-array reads); in
+ * Latin-script text almost every character is outside its alphabet, which resets it at no cost.
  *
  * Why not `modern-ahocorasick` (installed): it matches whole grapheme clusters found with
  * `Intl.Segmenter`. `npx tsx bench/matching.ts` scans the same normalized texts of 10,000
