@@ -8,7 +8,9 @@
  * rules: five passes and the naive ratio, then the same rules with 30% of them boolean queries,
  * its passes interleaved with keyword-only passes (turns of MIX_CHUNK articles) for the ratio of
  * the two), in a few minutes
- * rather than many. Not a test: nothing here asserts a time.
+ * rather than many. `npx tsx bench/matching.ts --adversarial` measures only the worst case of one
+ * rule (issue 30: `半 NEAR/50 体` on text made of nothing but its two terms) at growing lengths.
+ * Not a test: nothing here asserts a time.
  */
 import os from 'node:os';
 import { pathToFileURL } from 'node:url';
@@ -18,6 +20,7 @@ import AhoCorasick from 'modern-ahocorasick';
 import { compileRules, naiveMatch, type RuleMatcher } from '#core/matcher';
 import type { Article, AudienceMatch, Rule } from '#core/model';
 import { IdSet, normalizeText, TermAutomaton } from '#core/text';
+import type { Table } from './report.ts';
 import { syntheticArticles, syntheticRules } from './synthetic.ts';
 
 /** What one benchmark run measured. */
@@ -281,6 +284,135 @@ export function benchAutomaton(options: { articles: readonly Article[]; rules: r
   return { terms: terms.length, characters, automatonMs, modernAhoCorasickMs };
 }
 
+/** One length of the adversarial NEAR measurement (see benchAdversarialNear). */
+export interface AdversarialNearRow {
+  /** Occurrences of each side in the title; the summary has twice as many. */
+  readonly perSide: number;
+  /** Characters of title and summary together. */
+  readonly characters: number;
+  /** Matches timed at this length. */
+  readonly articles: number;
+  /** Median time to match one article, of the timed rounds. */
+  readonly microsPerArticle: number;
+  /** `microsPerArticle` per character of the article. */
+  readonly nanosPerCharacter: number;
+  /** `nanosPerCharacter` over the shortest length's: about 1 when the cost grows linearly, 2 per doubling when quadratically. */
+  readonly perCharacterGrowth: number;
+}
+
+/** The rule of the adversarial measurement: both sides Han, so NEAR counts characters. */
+export const ADVERSARIAL_NEAR_QUERY = '半 NEAR/50 体';
+
+/** Occurrences per side of the adversarial lengths (the provider's limits allow 470 in a title, 970 in a summary). */
+export const ADVERSARIAL_NEAR_LENGTHS = [250, 500, 1_000, 2_000] as const;
+
+/**
+ * Growth of the cost per character, longest over shortest length, within which the worst case
+ * counts as linear. The lengths span 8×, so quadratic work would show about 8×; timing on a shared
+ * machine moves a few tens of percent.
+ */
+export const LINEAR_GROWTH_LIMIT = 1.5;
+
+/**
+ * The worst case of one rule (issue 30): {@link ADVERSARIAL_NEAR_QUERY} on articles whose title is
+ * `'半'*n + '。'*60 + '体'*n` and whose summary is the same with 2n, so the two sides are never
+ * within 50 characters and every occurrence is in play. Each length is matched through the
+ * compiled matcher, as a run does, in `rounds` timed rounds of enough matches to take about
+ * `roundMs`; the row gives the median round's time per article and per character, and how the
+ * cost per character grew against the shortest length. Before issue 30 it was quadratic: 74, 159,
+ * 466 and 1,600 ms an article at 120, 240, 470 and 970 per side.
+ */
+export function benchAdversarialNear(
+  options: { perSide?: readonly number[]; rounds?: number; roundMs?: number } = {},
+): AdversarialNearRow[] {
+  const lengths = options.perSide ?? ADVERSARIAL_NEAR_LENGTHS;
+  const rounds = options.rounds ?? 5;
+  const roundMs = options.roundMs ?? 200;
+  const rule: Rule = {
+    ruleId: 'adversarial-near',
+    audienceId: 'chips-team',
+    enabled: true,
+    urgent: false,
+    matchAll: false,
+    query: ADVERSARIAL_NEAR_QUERY,
+  };
+  const matcher = compileRules([rule]);
+  const side = (perSide: number) => `${'半'.repeat(perSide)}${'。'.repeat(60)}${'体'.repeat(perSide)}`;
+  const measured = lengths.map((perSide) => {
+    const article: Article = {
+      key: `id:adversarial-${perSide}`,
+      title: side(perSide),
+      summary: side(2 * perSide),
+      url: 'https://news.example.com/adversarial',
+      publishedAt: 0,
+      categories: [],
+      categoryNames: [],
+    };
+    if (matcher.match(article).length !== 0) throw new MatcherDisagreementError(`${ADVERSARIAL_NEAR_QUERY} matched`);
+    // Calibrate: matches per round so that a round takes about roundMs.
+    let perRound = 1;
+    for (;;) {
+      const started = performance.now();
+      for (let i = 0; i < perRound; i++) matcher.match(article);
+      if (performance.now() - started >= roundMs / 4 || perRound >= 1 << 20) break;
+      perRound *= 2;
+    }
+    perRound *= 4;
+    const times: number[] = [];
+    for (let round = 0; round < rounds; round++) {
+      collectGarbage();
+      const started = performance.now();
+      for (let i = 0; i < perRound; i++) matcher.match(article);
+      times.push((performance.now() - started) / perRound);
+    }
+    const characters = article.title.length + article.summary.length;
+    const microsPerArticle = medianOf(times) * 1000;
+    return { perSide, characters, articles: perRound * rounds, microsPerArticle };
+  });
+  const first = measured[0];
+  const baseline = first === undefined ? 1 : (first.microsPerArticle * 1000) / first.characters;
+  return measured.map((row) => {
+    const nanosPerCharacter = (row.microsPerArticle * 1000) / row.characters;
+    return { ...row, nanosPerCharacter, perCharacterGrowth: nanosPerCharacter / baseline };
+  });
+}
+
+/** Whether the adversarial cost per character stayed within LINEAR_GROWTH_LIMIT of the shortest length's. */
+export const growsLinearly = (rows: readonly AdversarialNearRow[]): boolean =>
+  rows.every((row) => row.perCharacterGrowth <= LINEAR_GROWTH_LIMIT);
+
+/** The adversarial NEAR rows as a report table (bench/report.ts). */
+export function adversarialNearTable(rows: readonly AdversarialNearRow[]): Table {
+  return {
+    title: `Worst case of one rule: ${ADVERSARIAL_NEAR_QUERY} on text made of its two terms (issue 30)`,
+    header: [
+      '半 and 体 per side (title)',
+      'characters',
+      'µs/article',
+      'ns/character',
+      'per-character cost vs shortest',
+    ],
+    rows: rows.map((row) => [
+      format(row.perSide),
+      format(row.characters),
+      format(row.microsPerArticle, 1),
+      format(row.nanosPerCharacter, 1),
+      `${format(row.perCharacterGrowth, 2)}×`,
+    ]),
+    notes: [
+      `Title '半'*n + '。'*60 + '体'*n, summary the same with 2n; the rule never matches, so every occurrence is in play. Median of timed rounds through the compiled matcher. Linear growth keeps the last column near 1 (at most ${format(LINEAR_GROWTH_LIMIT, 1)}× counts as linear: ${growsLinearly(rows) ? 'it did' : 'it did NOT'}); quadratic growth would reach about ${format((rows.at(-1)?.perSide ?? 1) / (rows[0]?.perSide ?? 1))}×.`,
+    ],
+  };
+}
+
+/** Prints the adversarial NEAR table. */
+export function adversarial(): void {
+  const table = adversarialNearTable(benchAdversarialNear());
+  console.log(table.title);
+  printTable(table.header, table.rows);
+  for (const note of table.notes ?? []) console.log(note);
+}
+
 const format = (value: number, digits = 0) =>
   value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
@@ -355,6 +487,8 @@ export function main(): void {
       `TermAutomaton ${format(comparison.automatonMs)} ms (${format((comparison.automatonMs * 1e6) / comparison.characters, 1)} ns/char), ` +
       `modern-ahocorasick count() ${format(comparison.modernAhoCorasickMs)} ms (${format((comparison.modernAhoCorasickMs * 1e6) / comparison.characters, 1)} ns/char)`,
   );
+  console.log('');
+  adversarial();
 }
 
 const medianOf = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
@@ -405,5 +539,6 @@ export function headline(passes = 5): void {
 const entry = process.argv[1];
 if (entry !== undefined && import.meta.url === pathToFileURL(entry).href) {
   if (process.argv.includes('--headline')) headline();
+  else if (process.argv.includes('--adversarial')) adversarial();
   else main();
 }

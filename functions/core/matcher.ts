@@ -4,21 +4,25 @@
  * ## Semantics
  *
  * - **Normalization.** Article text and values and rule terms are compared after the same
- *   normalization ({@link normalizeText}): lone surrogates replaced, Unicode NFKC, `toLowerCase`,
- *   whitespace runs collapsed to one space, ends trimmed. Every comparison is therefore
- *   case-insensitive, and full-width and compatibility forms equal their plain forms (`ＡＩ` is
- *   `ai`, `ﬁ` is `fi`); lowercasing is not full case folding (`ß` does not equal `ss`). A term
- *   that normalizes to nothing never hits.
+ *   normalization ({@link normalizeText}): lone surrogates replaced, invisible default-ignorable
+ *   characters (soft hyphen, zero-width space, BOM, ...) dropped, Unicode NFKC, full case folding,
+ *   whitespace and control-character runs collapsed to one space, ends trimmed. Every comparison is
+ *   therefore case-insensitive (`ß` equals `ss`, `İstanbul` is `istanbul`), full-width and
+ *   compatibility forms equal their plain forms (`ＡＩ` is `ai`, `ﬁ` is `fi`), and `Sam\u00ADsung`
+ *   is `samsung`, as a reader sees it. A term that normalizes to nothing never hits.
  * - **categories** hit when a term equals one of the article's category codes or category names.
  *   A term ending in `*` matches by prefix: `002*` hits `002001000`, `economy >*` hits
  *   `economy > finance`; a lone `*` hits any article that has a category. **excludeCategories**
  *   take the same forms.
  * - **keywords** hit when a term occurs in the title or the summary (never across the two).
- *   Latin-script letters and decimal digits form words: where a term starts (ends) with one, the
+ *   Letters, marks and digits of scripts written with spaces (Latin, Cyrillic, Greek, Arabic,
+ *   Hebrew, the Indic scripts, ...) form words: where a term starts (ends) with one, the
  *   character before (after) the occurrence must not be one. So `rate` does not hit `corporate`
- *   or `rates`, and `AI` hits `AI반도체` and `AI-driven` but not `said`. Edges of Hangul, kana,
- *   CJK and punctuation have no such check, because Korean particles attach to the word they
- *   follow and Japanese has no spaces: `반도체` hits `반도체가`, `半導体` hits `次世代半導体の`.
+ *   or `rates`, `рост` does not hit `прирост`, and `AI` hits `AI반도체` and `AI-driven` but not
+ *   `said`. Edges of Hangul, Han, kana, Thai (and the other scripts written without spaces) and
+ *   punctuation have no such check, because Korean particles attach to the word they follow and
+ *   the others have no spaces between words: `반도체` hits `반도체가`, `半導体` hits
+ *   `次世代半導体の` (WordKind in text.ts).
  *   Multi-word terms (`interest rate`) match across any run of whitespace. Any occurrence with
  *   valid edges counts. **excludeKeywords** work the same way.
  * - **media** hit when a term equals the article's media code or media name; **statuses** when a

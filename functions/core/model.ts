@@ -187,9 +187,9 @@ const auditFields = {
 /** The `query` attribute as the JSON Schema describes it: syntax summary and limits. */
 const QUERY_DESCRIPTION = [
   'Boolean query over title and summary, ANDed with the other criteria.',
-  'Terms match like keywords (Latin whole words, Korean/Japanese/Chinese inside words); "exact phrase"; AND (or a space), OR, NOT or -term, parentheses;',
-  'a NEAR/n b: both in the same field with at most n words between (n characters when a side has Han or kana), n 1-50;',
-  'semicond*: prefix of a Latin-script word; title:term, summary:"phrase", title:(a OR b) scope to one field.',
+  'Terms match like keywords (whole words in scripts written with spaces, Korean/Japanese/Chinese/Thai inside words); "exact phrase"; AND (or a space), OR, NOT or -term, parentheses;',
+  'a NEAR/n b: both in the same field with at most n words between (n characters when a side has Han, kana, Thai or another script written without spaces), n 1-50;',
+  'semicond*: prefix of a word in a script written with spaces; title:term, summary:"phrase", title:(a OR b) scope to one field.',
   'Precedence NOT > NEAR > AND > OR; operators are uppercase.',
   `Limits: ${QUERY_LIMITS.length} characters, ${QUERY_LIMITS.depth} levels of parentheses and NOT, ${QUERY_LIMITS.terms} terms.`,
   'A query that only excludes (NOT a, a OR NOT b) needs matchAll unless the rule has another criterion.',
@@ -239,7 +239,7 @@ export const RuleSchema = z
     /** Exact, case-insensitive category codes or names; a trailing `*` matches by prefix (`002*`). */
     categories: z.optional(termList('categories')),
     excludeCategories: z.optional(termList('excludeCategories')),
-    /** Any-of keywords over title and summary, case-insensitive; whole words for Latin-script terms. */
+    /** Any-of keywords over title and summary, case-insensitive; whole words in scripts written with spaces. */
     keywords: z.optional(termList('keywords')),
     excludeKeywords: z.optional(termList('excludeKeywords')),
     /**

@@ -10,8 +10,11 @@
  *   and what was expected. It throws nothing else, on any input, and its work is linear in the
  *   query's length: the length is checked before anything else, the lexer reads each code point
  *   once, and the recursion is bounded by {@link QUERY_LIMITS}.`depth`.
- * - {@link evaluateQuery} is the reference semantics: a naive scan of the article text for every
- *   term, written to be obviously right rather than fast.
+ * - {@link evaluateQuery} is the reference semantics: a plain scan of the article text for every
+ *   term, written to be obviously right rather than fast, and yet linear in the text for any
+ *   query: a leaf's occurrences are found in one pass (forEachOccurrence in text.ts) and a NEAR
+ *   sweeps the two lists of occurrences once ({@link occursNear}), never pair by pair, so no
+ *   crafted article can make one rule cost more than a fixed number of reads per character.
  * - {@link queryAnchors} is sound: every article for which the query is true contains at least one
  *   anchor (with the anchor's own field scope). The matcher files a query rule under its anchors in
  *   the keyword index and verifies only the candidates.
@@ -20,33 +23,42 @@
  *
  * | Form | Meaning |
  * | --- | --- |
- * | `samsung`, `반도체` | a term (same rules as a keyword: Latin whole words, Korean/Japanese/Chinese inside words) |
- * | `semicond*` | prefix: a Latin-script word starting with `semicond` |
+ * | `samsung`, `반도체` | a term (same rules as a keyword: whole words in scripts written with spaces, Korean/Japanese/Chinese/Thai inside words) |
+ * | `semicond*` | prefix: a word (of a script written with spaces) starting with `semicond` |
  * | `"interest rate hike"` | a phrase: the words in order, any whitespace between |
  * | `a b`, `a AND b` | both |
  * | `a OR b` | either |
  * | `NOT a`, `-a`, `-"a b"`, `-(a OR b)` | not |
- * | `a NEAR/5 b` | both in the same field with at most 5 words between them, either order (characters when a side has Han or kana) |
+ * | `a NEAR/5 b` | both in the same field with at most 5 words between them, either order (characters when a side is in a script written without spaces: Han, kana, Thai...) |
  * | `( … )` | grouping |
  * | `title:a`, `summary:"a b"`, `title:(a OR b)` | scope to the title or the summary (default: either, never across the two) |
  *
  * Precedence: NOT > NEAR > AND > OR. Operators are uppercase; `and`, `or`, `not` are plain terms,
  * and `"OR"` searches for the word "or".
  *
+ * Full-width and other compatibility forms of the ASCII characters above (`（` `）` `＂` `ＡＮＤ`
+ * `：` `－` `＊`, what Japanese, Chinese and Korean input methods type) read as those characters,
+ * one for one, so columns are unchanged. Typographic double quotes (`“ ”`) outside a phrase and
+ * control characters are refused with the fix: they would make terms that never match what was
+ * meant.
+ *
  * ## Semantics
  *
  * - Terms and phrases match exactly as keywords do (functions/core/matcher.ts, `containsTerm` in
  *   functions/core/text.ts): both sides normalized by `normalizeText`; where a term starts (ends)
- *   with a Latin letter or digit, the character before (after) it must not be one; Hangul, kana and
- *   CJK terms match inside words; a phrase's words match across any whitespace. A prefix term
+ *   with a letter or digit of a script written with spaces (Latin, Cyrillic, Greek, Arabic...),
+ *   the character before (after) it must not be one; Hangul, kana, CJK and Thai terms match inside
+ *   words (WordKind in text.ts); a phrase's words match across any whitespace. A prefix term
  *   (`semicond*`) checks the start edge only. A leaf is true when it occurs in the title or the
  *   summary (`any`), or in its scoped field.
  * - `a NEAR/n b` is true when, in one field (the title, or the summary), there are two separate
  *   (non-overlapping) occurrences of `a` and `b`, in either order, with at most n words between
- *   them. A word is a maximal run of letters, marks and digits of any script, and only words wholly
- *   between the occurrences count: the rest of a word an occurrence starts (`semicond|uctors`,
- *   `반도체|가`) does not, and punctuation is not a word. When either side contains Han or kana
- *   (scripts written without spaces) the distance is in characters instead: at most n code points,
+ *   them. A word is a maximal run of letters, marks and digits of any script (so in scripts with
+ *   word edges, exactly the unit a term matches whole), and only words wholly between the
+ *   occurrences count: the rest of a word an occurrence starts (`semicond|uctors`, `반도체|가`)
+ *   does not, and punctuation is not a word. When either side contains a letter of a script
+ *   written without spaces (Han, kana, Thai, Lao, Khmer, Myanmar, Tibetan) the distance is in
+ *   characters instead: at most n code points,
  *   spaces and punctuation included, between the two occurrences (`半導体 NEAR/1 輸出` matches
  *   `半導体の輸出`).
  * - AND, OR and NOT are the boolean operators. Reasons ({@link evaluateQuery}) are the true leaves
@@ -63,7 +75,16 @@
 import { NewsAlertsError } from './errors.ts';
 import { hasVisibleCharacter, isBidiControl, listCodePoints } from './hostile-text.ts';
 import type { MatchReason } from './model.ts';
-import { isWordAt, isWordBefore, isWordCodePoint, normalizeText, startsWithWordCharacter } from './text.ts';
+import {
+  forEachOccurrence,
+  hasUnspacedScript,
+  isWordAt,
+  isWordBefore,
+  isWordCodePoint,
+  isWordPartCodePoint,
+  normalizeText,
+  startsWithWordCharacter,
+} from './text.ts';
 
 /** Limits of one query, enforced by {@link parseQuery} (and so by the rule schema). */
 export const QUERY_LIMITS = {
@@ -127,7 +148,8 @@ export class QuerySyntaxError extends NewsAlertsError {
 type Token =
   | { readonly kind: 'open' | 'close' | 'and' | 'or' | 'not' | 'minus' | 'end'; readonly column: number }
   | { readonly kind: 'near'; readonly column: number; readonly distance: number }
-  | { readonly kind: 'word'; readonly column: number; readonly text: string }
+  /** `prefix`: the word ends with `*` (or a form of it, such as `＊`). */
+  | { readonly kind: 'word'; readonly column: number; readonly text: string; readonly prefix: boolean }
   | { readonly kind: 'phrase'; readonly column: number; readonly text: string }
   | { readonly kind: 'field'; readonly column: number; readonly field: 'title' | 'summary' };
 
@@ -170,10 +192,24 @@ function describeToken(token: Token): string {
   }
 }
 
-/** Refuses characters no query needs and that make it read differently from what it matches. */
+/** A control character that is not whitespace (NUL, ESC, DEL, C1): nothing anyone types or sees. */
+const isControl = (char: string): boolean => /^\p{Cc}$/u.test(char) && !isSpace(char);
+
+/**
+ * Refuses characters no query needs and that make it read differently from what it matches.
+ * Invisible format characters (zero-width space, soft hyphen, joiners) are not refused: terms are
+ * normalized as article text is, which drops them, so `sam\u200Bsung` is `samsung` on both sides.
+ */
 function checkCharacters(chars: readonly string[]): void {
   for (const [index, char] of chars.entries()) {
     const codePoint = char.codePointAt(0) ?? 0;
+    if (isControl(char)) {
+      fail(
+        `a control character (${listCodePoints(char)}) at column ${index + 1} shows as nothing and matches nothing a reader sees; delete it and type the query again`,
+        index + 1,
+        'a visible character',
+      );
+    }
     if (codePoint >= 0xd800 && codePoint <= 0xdfff) {
       fail(
         `not valid Unicode text at column ${index + 1} (a lone surrogate); type the query again`,
@@ -191,7 +227,55 @@ function checkCharacters(chars: readonly string[]): void {
   }
 }
 
-function lex(chars: readonly string[]): Token[] {
+/**
+ * The character the lexer reads for one of the query as written: the character itself, or, for a
+ * compatibility form of a printable ASCII character, that character. Japanese, Chinese and Korean
+ * input methods type full-width forms by default (`（` `）` `＂` `ＡＮＤ` `：` `－` `＊` `／`), so
+ * `（半導体 OR メモリ）` and `samsung ＡＮＤ chip` read as they look (small and vertical forms such as
+ * `﹙` and `︵` too). One character for one, so columns stay those of the query as written; terms
+ * keep the characters as written (they are normalized like article text anyway).
+ */
+function syntaxForm(char: string): string {
+  if ((char.codePointAt(0) ?? 0) < 0x80) return char;
+  const folded = char.normalize('NFKC');
+  const unit = folded.charCodeAt(0);
+  return folded.length === 1 && unit > 0x20 && unit < 0x7f ? folded : char;
+}
+
+/**
+ * Typographic double quotes, which word processors and phone keyboards type for `"`: outside a
+ * phrase they would be part of a term (`“interest`), which never matches what was meant.
+ */
+const TYPOGRAPHIC_QUOTES = new Set([
+  '\u201C',
+  '\u201D',
+  '\u201E',
+  '\u201F',
+  '\u2033',
+  '\u2036',
+  '\u301D',
+  '\u301E',
+  '\u301F',
+]);
+
+/** Refuses a typographic quote at `at` (outside a phrase), showing the phrase in straight quotes. */
+function refuseTypographicQuote(chars: readonly string[], at: number): never {
+  let close = at + 1;
+  while (close < chars.length && !TYPOGRAPHIC_QUOTES.has(chars[close] ?? '')) close++;
+  const inner = chars
+    .slice(at + 1, close)
+    .join('')
+    .trim()
+    .replace(/\s+/gu, ' ');
+  return fail(
+    `a typographic quote (${chars[at]}) at column ${at + 1} does not make a phrase; type straight double quotes instead: "${inner || '…'}"`,
+    at + 1,
+    'a straight double quote (")',
+  );
+}
+
+function lex(written: readonly string[]): Token[] {
+  const chars = written.map(syntaxForm);
   const tokens: Token[] = [];
   let at = 0;
   /** Where the code point after the last `field:` is: a `-` there starts a token too. */
@@ -210,8 +294,7 @@ function lex(chars: readonly string[]): Token[] {
       if (close >= chars.length) {
         fail(`unterminated phrase starting at column ${column}; add the closing '"'`, column, "'\"'");
       }
-      const inner = chars.slice(at + 1, close);
-      const star = inner.indexOf('*');
+      const star = chars.slice(at + 1, close).indexOf('*');
       if (star !== -1) {
         fail(
           `'*' at column ${at + 2 + star} is not a wildcard inside a phrase; remove it, or write the words as terms (semicond* exports)`,
@@ -219,7 +302,11 @@ function lex(chars: readonly string[]): Token[] {
           'a phrase without *',
         );
       }
-      const text = inner.join('').trim().replace(/\s+/gu, ' ');
+      const text = written
+        .slice(at + 1, close)
+        .join('')
+        .trim()
+        .replace(/\s+/gu, ' ');
       if (text === '') fail(`empty phrase at column ${column}; write words between the quotes`, column, 'a word');
       if (!hasVisibleCharacter(text)) {
         fail(
@@ -270,9 +357,11 @@ function lex(chars: readonly string[]): Token[] {
         continue;
       }
       let end = at;
-      while (!endsWord(chars[end])) end++;
-      const text = chars.slice(at, end).join('');
-      tokens.push(wordToken(text, column));
+      while (!endsWord(chars[end])) {
+        if (TYPOGRAPHIC_QUOTES.has(chars[end] ?? '')) refuseTypographicQuote(written, end);
+        end++;
+      }
+      tokens.push(wordToken(written.slice(at, end).join(''), chars.slice(at, end), column));
       at = end;
     }
   }
@@ -282,12 +371,17 @@ function lex(chars: readonly string[]): Token[] {
 
 const NEAR_FORM = /^NEAR\/(\d{1,3})$/;
 
-function wordToken(text: string, column: number): Token {
-  if (text === 'AND') return { kind: 'and', column };
-  if (text === 'OR') return { kind: 'or', column };
-  if (text === 'NOT') return { kind: 'not', column };
-  if (text === 'NEAR' || text.startsWith('NEAR/')) {
-    const distance = Number(NEAR_FORM.exec(text)?.[1] ?? Number.NaN);
+/**
+ * The token of a word: `text` as written, `chars` as the lexer reads it (see syntaxForm), one
+ * for each code point of `text`.
+ */
+function wordToken(text: string, chars: readonly string[], column: number): Token {
+  const read = chars.join('');
+  if (read === 'AND') return { kind: 'and', column };
+  if (read === 'OR') return { kind: 'or', column };
+  if (read === 'NOT') return { kind: 'not', column };
+  if (read === 'NEAR' || read.startsWith('NEAR/')) {
+    const distance = Number(NEAR_FORM.exec(read)?.[1] ?? Number.NaN);
     if (!(distance >= 1 && distance <= QUERY_LIMITS.nearDistance)) {
       fail(
         `NEAR/n needs a number 1–${QUERY_LIMITS.nearDistance} at column ${column} (e.g. NEAR/5: at most 5 words between the two terms)`,
@@ -297,15 +391,14 @@ function wordToken(text: string, column: number): Token {
     }
     return { kind: 'near', column, distance };
   }
-  const chars = Array.from(text);
   const star = chars.indexOf('*');
   if (star !== -1) {
     const before = chars[star - 1];
     if (star !== chars.length - 1 || before === undefined || !isWordCodePoint(before.codePointAt(0) ?? 0)) {
       fail(
-        `'*' at column ${column + star} is only allowed at the end of a Latin-script term (Korean, Japanese and Chinese terms already match inside words)`,
+        `'*' at column ${column + star} is only allowed at the end of a word in a script written with spaces, such as Latin, Cyrillic or Greek (Korean, Japanese, Chinese and Thai terms already match inside words)`,
         column + star,
-        'a Latin letter or digit before a final *',
+        'a letter or digit of a script written with spaces before a final *',
       );
     }
   }
@@ -316,7 +409,7 @@ function wordToken(text: string, column: number): Token {
       'a visible character',
     );
   }
-  return { kind: 'word', column, text };
+  return { kind: 'word', column, text, prefix: star !== -1 };
 }
 
 // --- Parser ------------------------------------------------------------------------------------
@@ -540,11 +633,11 @@ class Parser {
     if (token.kind === 'phrase') {
       return { type: 'phrase', text: token.text, norm: normalizeText(token.text), field, column: token.column };
     }
-    const prefix = token.text.endsWith('*');
-    const text = token.text;
+    const { prefix, text } = token;
     return {
       type: 'term',
       text,
+      // The star is one code unit, whichever form of it was typed.
       norm: normalizeText(prefix ? text.slice(0, -1) : text),
       prefix,
       field,
@@ -683,16 +776,14 @@ export interface QueryText {
   readonly summary: string;
 }
 
-/** Scripts written without spaces between words: NEAR counts characters when a side has one. */
-const WITHOUT_SPACES = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u;
-
 /**
- * Whether a NEAR counts the distance in characters (either operand has Han or kana, scripts
- * written without spaces) rather than in words.
+ * Whether a NEAR counts the distance in characters (either operand has a letter of a script
+ * written without spaces: Han, kana, Thai, Lao, Khmer, Myanmar, Tibetan; see WordKind in text.ts)
+ * rather than in words.
  */
 export const nearCountsCharacters = (node: QueryNode & { type: 'near' }): boolean =>
-  (isLeaf(node.left) && WITHOUT_SPACES.test(node.left.norm)) ||
-  (isLeaf(node.right) && WITHOUT_SPACES.test(node.right.norm));
+  (isLeaf(node.left) && hasUnspacedScript(node.left.norm)) ||
+  (isLeaf(node.right) && hasUnspacedScript(node.right.norm));
 
 /** How a leaf is named in match reasons: as written, with its field (`semicond*`, `title:반도체`). */
 export function queryTermLabel(node: QueryLeaf): string {
@@ -704,38 +795,57 @@ export function queryTermLabel(node: QueryLeaf): string {
 const fieldsOf = (field: QueryField): readonly ('title' | 'summary')[] =>
   field === 'any' ? ['title', 'summary'] : [field];
 
+/** Whether a leaf's occurrences need a word edge before them and after them. */
+function leafEdges(node: QueryLeaf): { readonly start: boolean; readonly end: boolean } {
+  const term = node.norm;
+  return {
+    start: startsWithWordCharacter(term),
+    end: node.type === 'phrase' || !node.prefix ? isWordBefore(term, term.length) : false,
+  };
+}
+
+/**
+ * Calls `visit` with the start of each occurrence of a leaf in one normalized text that has valid
+ * edges, left to right, until it returns true; returns whether one did. Linear in the text (see
+ * forEachOccurrence).
+ */
+function forEachLeafOccurrence(text: string, node: QueryLeaf, visit: (start: number) => boolean): boolean {
+  const term = node.norm;
+  if (term.length === 0) return false;
+  const edges = leafEdges(node);
+  return forEachOccurrence(text, term, (at) => {
+    if (edges.start && isWordBefore(text, at)) return false;
+    if (edges.end && isWordAt(text, at + term.length)) return false;
+    return visit(at);
+  });
+}
+
 /**
  * Every occurrence of a leaf in one normalized text, as `[start, end)` UTF-16 offsets, with the
- * keyword edge rules: where the term starts (ends) with a Latin letter or digit, the character
- * before (after) it must not be one; a prefix term checks only the start.
+ * keyword edge rules: where the term starts (ends) with a word character, the character before
+ * (after) it must not be one; a prefix term checks only the start.
  */
 export function leafOccurrences(text: string, node: QueryLeaf): [number, number][] {
-  const term = node.norm;
   const found: [number, number][] = [];
-  if (term.length === 0) return found;
-  const checkStart = startsWithWordCharacter(term);
-  const checkEnd = node.type === 'phrase' || !node.prefix ? isWordBefore(term, term.length) : false;
-  for (let at = text.indexOf(term); at !== -1; at = text.indexOf(term, at + 1)) {
-    if (checkStart && isWordBefore(text, at)) continue;
-    if (checkEnd && isWordAt(text, at + term.length)) continue;
-    found.push([at, at + term.length]);
-  }
+  forEachLeafOccurrence(text, node, (at) => {
+    found.push([at, at + node.norm.length]);
+    return false;
+  });
   return found;
 }
 
-/** A letter, mark or digit of any script: what words are made of when NEAR counts words. */
-const WORD_CHARACTER = /^[\p{L}\p{M}\p{N}]$/u;
+/** Whether a leaf occurs in one normalized text (stops at the first occurrence with valid edges). */
+export const leafOccurs = (text: string, node: QueryLeaf): boolean =>
+  text.includes(node.norm) && forEachLeafOccurrence(text, node, () => true);
 
-/** Whether a code point is a letter, mark or digit (ASCII answered without the regex). */
-function isLetterOrDigit(codePoint: number): boolean {
-  if (codePoint < 0x80) {
-    return (
-      (codePoint >= 0x30 && codePoint <= 0x39) ||
-      (codePoint >= 0x41 && codePoint <= 0x5a) ||
-      (codePoint >= 0x61 && codePoint <= 0x7a)
-    );
-  }
-  return WORD_CHARACTER.test(String.fromCodePoint(codePoint));
+/** The starts of a leaf's occurrences in one normalized text, ascending. */
+function leafStarts(text: string, node: QueryLeaf): number[] {
+  const starts: number[] = [];
+  forEachLeafOccurrence(text, node, (at) => {
+    starts.push(at);
+    return false;
+  });
+  return starts;
 }
 
 /** The code point that ends just before `index` (a whole surrogate pair when there is one). */
@@ -749,38 +859,99 @@ function codePointBefore(text: string, index: number): number {
 }
 
 /**
- * How many words lie wholly inside `text[start, end)`: maximal runs of letters, marks and digits
- * (any script) that neither continue a word from before `start` nor go on past `end`, so the rest
- * of a word an occurrence starts or ends (`semicond|uctor`, `반도체|가`) is not one. Stops
- * counting past `limit`. Looks only at the gap and the two characters around it.
+ * A walk over a text that only moves forward and counts, from where it started, the code points
+ * it has passed and the words (maximal runs of letters, marks and digits) that began and that
+ * ended. The runs
+ * are in order, so the words wholly inside `[a, b)` are those that ended by `b` less those that
+ * began before `a` (none when that is negative), and the code points are the difference of the two
+ * counts: two walks that follow the two ends of a sweep of gaps count every gap with one pass
+ * over the text between the first and the last.
  */
-export function wordsBetween(text: string, start: number, end: number, limit: number): number {
-  let count = 0;
-  let inWord = false;
-  let counts = true;
-  for (let index = start; index < end; ) {
-    const codePoint = text.codePointAt(index) ?? 0;
-    const isWord = isLetterOrDigit(codePoint);
-    if (isWord && !inWord) {
-      inWord = true;
-      counts = index > start || start === 0 || !isLetterOrDigit(codePointBefore(text, start));
-    } else if (!isWord && inWord) {
-      inWord = false;
-      if (counts && ++count > limit) return count;
-    }
-    index += codePoint > 0xffff ? 2 : 1;
+class TextWalk {
+  readonly #text: string;
+  #position: number;
+  #inWord: boolean;
+  /** Code points passed since the origin. */
+  codePoints = 0;
+  /** Words that began before the position (one straddling the origin included). */
+  began: number;
+  #ended = 0;
+
+  constructor(text: string, origin: number) {
+    this.#text = text;
+    this.#position = origin;
+    this.#inWord = origin > 0 && isWordPartCodePoint(codePointBefore(text, origin));
+    this.began = this.#inWord ? 1 : 0;
   }
-  if (inWord && counts && (end >= text.length || !isLetterOrDigit(text.codePointAt(end) ?? 0))) count++;
-  return count;
+
+  /** Moves forward to `position` (a code point boundary at or after the current one). */
+  moveTo(position: number): void {
+    const text = this.#text;
+    while (this.#position < position) {
+      const codePoint = text.codePointAt(this.#position) ?? 0;
+      const isWord = isWordPartCodePoint(codePoint);
+      if (isWord && !this.#inWord) this.began++;
+      else if (!isWord && this.#inWord) this.#ended++;
+      this.#inWord = isWord;
+      this.#position += codePoint > 0xffff ? 2 : 1;
+      this.codePoints++;
+    }
+  }
+
+  /** Words that ended at or before the position (a word ends where a non-word character or the text's end follows it). */
+  get ended(): number {
+    if (!this.#inWord) return this.#ended;
+    const text = this.#text;
+    const atEnd = this.#position >= text.length || !isWordPartCodePoint(text.codePointAt(this.#position) ?? 0);
+    return atEnd ? this.#ended + 1 : this.#ended;
+  }
 }
 
-/** Code points in `text[start, end)`, counting stops past `limit`. */
-function charactersBetween(text: string, start: number, end: number, limit: number): number {
-  let count = 0;
-  for (let index = start; index < end && count <= limit; count++) {
-    index += (text.codePointAt(index) ?? 0) > 0xffff ? 2 : 1;
+/**
+ * How many words lie wholly inside `text[start, end)`: maximal runs of letters, marks and digits
+ * (any script) that neither continue a word from before `start` nor go on past `end`, so the rest
+ * of a word an occurrence starts or ends (`semicond|uctor`, `반도체|가`) is not one. NEAR counts
+ * its gaps this way, with two {@link TextWalk}s for a whole sweep of gaps.
+ */
+export function wordsBetween(text: string, start: number, end: number): number {
+  const walk = new TextWalk(text, start);
+  const beganBefore = walk.began;
+  walk.moveTo(end);
+  return Math.max(0, walk.ended - beganBefore);
+}
+
+/**
+ * Whether some occurrence in `seconds` has one in `firsts` (each `firstLength` long) ending at or
+ * before its start with at most `distance` words, or characters, between them. Only the first
+ * occurrence that ends last before a second one needs trying: a gap that starts later holds no
+ * more words or characters. Both lists ascend, and so do the gaps' two ends, so one pointer into
+ * `firsts` and two walks over the text count every gap: linear in the text and the lists.
+ */
+function nearInOrder(
+  text: string,
+  firsts: readonly number[],
+  firstLength: number,
+  seconds: readonly number[],
+  distance: number,
+  characters: boolean,
+): boolean {
+  let next = 0;
+  let gapStarts: TextWalk | undefined;
+  let gapEnds: TextWalk | undefined;
+  for (const second of seconds) {
+    while (next < firsts.length && (firsts[next] ?? 0) + firstLength <= second) next++;
+    if (next === 0) continue;
+    const gapStart = (firsts[next - 1] ?? 0) + firstLength;
+    gapStarts ??= new TextWalk(text, gapStart);
+    gapEnds ??= new TextWalk(text, gapStart);
+    gapStarts.moveTo(gapStart);
+    gapEnds.moveTo(second);
+    const between = characters
+      ? gapEnds.codePoints - gapStarts.codePoints
+      : Math.max(0, gapEnds.ended - gapStarts.began);
+    if (between <= distance) return true;
   }
-  return count;
+  return false;
 }
 
 /**
@@ -788,6 +959,10 @@ function charactersBetween(text: string, start: number, end: number, limit: numb
  * occurrences, in either order, with at most `distance` words between them ({@link wordsBetween}),
  * or with `characters`, at most `distance` characters (code points, spaces and punctuation
  * included) between them.
+ *
+ * The work is linear in the text, however many occurrences each side has (issue 30: trying every
+ * pair made `半 NEAR/50 体` on 470 of each cost 466 ms an article, four times that at twice the
+ * text): see nearInOrder.
  */
 export function occursNear(
   text: string,
@@ -796,19 +971,14 @@ export function occursNear(
   distance: number,
   characters: boolean,
 ): boolean {
-  const lefts = leafOccurrences(text, left);
+  const lefts = leafStarts(text, left);
   if (lefts.length === 0) return false;
-  const rights = leafOccurrences(text, right);
+  const rights = leafStarts(text, right);
   if (rights.length === 0) return false;
-  const between = characters ? charactersBetween : wordsBetween;
-  for (const a of lefts) {
-    for (const b of rights) {
-      if (a[0] < b[1] && b[0] < a[1]) continue;
-      const [gapStart, gapEnd] = a[0] < b[0] ? [a[1], b[0]] : [b[1], a[0]];
-      if (between(text, gapStart, gapEnd, distance) <= distance) return true;
-    }
-  }
-  return false;
+  return (
+    nearInOrder(text, lefts, left.norm.length, rights, distance, characters) ||
+    nearInOrder(text, rights, right.norm.length, lefts, distance, characters)
+  );
 }
 
 /**
@@ -830,9 +1000,7 @@ function evaluate(node: QueryNode, text: QueryText): string[] | undefined {
   switch (node.type) {
     case 'term':
     case 'phrase':
-      return fieldsOf(node.field).some((field) => leafOccurrences(text[field], node).length > 0)
-        ? [queryTermLabel(node)]
-        : undefined;
+      return fieldsOf(node.field).some((field) => leafOccurs(text[field], node)) ? [queryTermLabel(node)] : undefined;
     case 'and': {
       const terms: string[] = [];
       for (const child of node.children) {

@@ -1,10 +1,11 @@
 /**
- * Text helpers for rule matching: the one normalization every comparison goes through, the
- * word-edge test for Latin-script terms, and the keyword automaton that finds every rule keyword
- * in a text in one pass (a second one for text with Hangul, kana or CJK).
+ * Text helpers for rule matching: the one normalization every comparison goes through, what each
+ * script means for words ({@link WordKind}: word edges for scripts written with spaces, none for
+ * Korean, Chinese, Japanese, Thai...), and the keyword automaton that finds every rule keyword in a
+ * text in one pass (a second one for terms that start with Hangul, kana, CJK or Thai).
  *
  * Everything works on UTF-16 code units of normalized text, so "term occurs in text" means plain
- * substring containment after {@link normalizeText}, checked at Latin/digit edges by
+ * substring containment after {@link normalizeText}, checked at word edges by
  * {@link isWordCodePoint}.
  *
  * It also holds the two policies every rendering of provider text goes through: {@link displayText}
@@ -13,27 +14,58 @@
  */
 import { checkTargetUrl } from '../shared/network-targets.ts';
 
-/** Runs of whitespace other than one plain space: the only spots the collapse has to touch. */
-const WHITESPACE_TO_COLLAPSE = /[^\S ]\s*| \s+/g;
+/**
+ * Default-ignorable code points (Unicode's Default_Ignorable_Code_Point): soft hyphen, zero-width
+ * space, zero-width (non-)joiners, word joiner, BOM, bidi marks and embeddings, variation
+ * selectors, Hangul fillers, tags. Renderers show nothing for them (displayText removes them), so a
+ * subscriber reading "Sam\u00ADsung" sees "Samsung" and must find it matched as one.
+ */
+const IGNORABLE = /\p{Default_Ignorable_Code_Point}/u;
+const IGNORABLES = /\p{Default_Ignorable_Code_Point}+/gu;
+
+/**
+ * What full case folding changes after NFKC and `toLowerCase`: `ß` (from `ß` or `ẞ`) folds to
+ * `ss`, final `ς` to `σ` (toLowerCase picks the form by position in the word, case folding does
+ * not), and the dot that lowercasing `İ` leaves on `i` goes (with any more of it), as Turkish
+ * folding does, so `İstanbul` is `istanbul`.
+ */
+const UNFOLDED = /[ßς]|i\u0307/;
+const UNFOLDED_ALL = /[ßς]|i\u0307+/g;
+const foldOne = (unfolded: string): string => (unfolded === 'ß' ? 'ss' : unfolded === 'ς' ? 'σ' : 'i');
+
+/**
+ * Runs of whitespace and control characters other than one plain space: the only spots the
+ * collapse has to touch. A control character (NUL, ESC, DEL, C1) reads as a space, the one
+ * displayText shows in its place.
+ */
+const WHITESPACE_TO_COLLAPSE = /(?:[^\S ]|\p{Cc})[\s\p{Cc}]*| [\s\p{Cc}]+/gu;
 
 /**
  * The normalization applied to article text and values and to rule terms alike: lone surrogates
- * replaced by U+FFFD, Unicode NFKC (full-width forms, ligatures and compatibility characters fold
- * to their plain form), `toLowerCase`, every run of whitespace collapsed to one space, ends
- * trimmed.
+ * replaced by U+FFFD, default-ignorable code points dropped, Unicode NFKC (full-width forms,
+ * ligatures and compatibility characters fold to their plain form), full case folding
+ * (`toLowerCase`, then `ß` as `ss`, `ς` as `σ`, `İ` as `i`), every run of whitespace and control
+ * characters collapsed to one space, ends trimmed. This is Unicode's NFKC_Casefold, except that
+ * `İ` folds to `i` (NFKC_Casefold keeps its dot: `i\u0307`).
  */
 export function normalizeText(value: string): string {
   // Text that every step would leave as it is (lowercase prose in most scripts, Korean headlines
   // without capitals or stray whitespace) is returned without the ICU round trips.
   if (isNormalized(value)) return value;
+  return normalizeSlowly(value);
+}
+
+/** normalizeText without the shortcut for text that is normalized already. */
+function normalizeSlowly(value: string): string {
+  let text = (value as string & WellFormed).toWellFormed();
+  // Dropped before NFKC, so a mark composes with the letter an invisible character kept it from.
+  if (IGNORABLE.test(text)) text = text.replace(IGNORABLES, '');
+  text = text.normalize('NFKC').toLowerCase();
+  // Rare, so tested first; NFKC again, as a mark that followed İ's dot now follows a plain i.
+  if (UNFOLDED.test(text)) text = text.replace(UNFOLDED_ALL, foldOne).normalize('NFKC');
   // Replacing only irregular whitespace (not every single space) keeps the common case, ordinary
   // prose, a scan without allocations: about 3x faster than `/\s+/g` on 100,000 summaries.
-  return (value as string & WellFormed)
-    .toWellFormed()
-    .normalize('NFKC')
-    .toLowerCase()
-    .replace(WHITESPACE_TO_COLLAPSE, ' ')
-    .trim();
+  return text.replace(WHITESPACE_TO_COLLAPSE, ' ').trim();
 }
 
 /**
@@ -56,18 +88,15 @@ const COMPOSES_BACKWARD = /[\p{M}\u1100-\u11ff\ua960-\ua97f\ud7b0-\ud7ff]/u;
 
 /**
  * Whether a code unit comes out of every step of normalizeText as it went in, whatever surrounds
- * it: not a surrogate (toWellFormed), its own NFKC form and not one that composes with the
- * character before it (so a string of such characters is NFKC already: the quick check of
- * Unicode's UAX #15), its own lowercase, and not whitespace.
+ * it: not a surrogate (toWellFormed), normalized on its own (not ignorable, its own NFKC form, its
+ * own case fold, not a control character), not one that composes with the character before it (so
+ * a string of such characters is NFKC already: the quick check of Unicode's UAX #15; the dot of
+ * `i\u0307` is such a mark), and not whitespace.
  */
 function classifyNormalized(unit: number): number {
   if (unit >= 0xd800 && unit <= 0xdfff) return 1;
   const char = String.fromCharCode(unit);
-  const stays =
-    char.normalize('NFKC') === char &&
-    char.toLowerCase() === char &&
-    !WHITESPACE.test(char) &&
-    !COMPOSES_BACKWARD.test(char);
+  const stays = normalizeSlowly(char) === char && !WHITESPACE.test(char) && !COMPOSES_BACKWARD.test(char);
   return stays ? 2 : 1;
 }
 
@@ -109,30 +138,74 @@ interface WellFormed {
   toWellFormed(): string;
 }
 
-const LATIN_OR_DIGIT = /^[\p{Script=Latin}\p{Nd}]$/u;
-/** 0: not classified yet, 1: not a word character, 2: word character (BMP code points only). */
+/** Letters, marks and digits: what words are made of, in every script. */
+const WORD_PART = /^[\p{L}\p{M}\p{N}]$/u;
+/**
+ * Scripts written without spaces between words: Chinese, Japanese, Thai, Lao, Khmer, Myanmar,
+ * Tibetan. Script_Extensions, so the marks and signs they share (`ー`, `々`, the kana voicing
+ * marks) count with them.
+ */
+const UNSPACED_SCRIPT =
+  /^[\p{scx=Hani}\p{scx=Hira}\p{scx=Kana}\p{scx=Bopo}\p{scx=Thai}\p{scx=Laoo}\p{scx=Khmr}\p{scx=Mymr}\p{scx=Tibt}]$/u;
+const HANGUL = /^\p{scx=Hang}$/u;
+
+/**
+ * What a code point is to words, by its script. Matching and NEAR read words through this one
+ * classification (docs/queries.md, "How text is compared"):
+ *
+ * - `edged`: a letter, mark or digit of a script written with spaces between words (Latin,
+ *   Cyrillic, Greek, Armenian, Georgian, Hebrew, Arabic, the Indic scripts, ...). Such words are
+ *   whole: where a term starts (ends) with one, the character before (after) must not be one.
+ * - `hangul`: Korean separates words with spaces but attaches particles to them (`반도체가`), so
+ *   a term matches inside a word; NEAR still counts Korean words.
+ * - `unspaced`: a script written without spaces (see UNSPACED_SCRIPT): terms match inside words,
+ *   and NEAR counts characters when a side has one.
+ * - `none`: not part of a word (spaces, punctuation, symbols).
+ */
+export const WordKind = { none: 1, edged: 2, hangul: 3, unspaced: 4 } as const;
+
+/** Per BMP code point, its WordKind (0: not classified yet). */
 const bmpWordClass = new Uint8Array(0x10000);
 for (let code = 0; code < 0x80; code++) {
   const isWord = (code >= 0x30 && code <= 0x39) || (code >= 0x41 && code <= 0x5a) || (code >= 0x61 && code <= 0x7a);
-  bmpWordClass[code] = isWord ? 2 : 1;
+  bmpWordClass[code] = isWord ? WordKind.edged : WordKind.none;
+}
+
+function classifyWordKind(codePoint: number): number {
+  const char = String.fromCodePoint(codePoint);
+  if (!WORD_PART.test(char)) return WordKind.none;
+  if (HANGUL.test(char)) return WordKind.hangul;
+  return UNSPACED_SCRIPT.test(char) ? WordKind.unspaced : WordKind.edged;
+}
+
+/** The {@link WordKind} of a code point. */
+export function wordKind(codePoint: number): number {
+  if (codePoint < 0x10000) {
+    let kind = bmpWordClass[codePoint] ?? 0;
+    if (kind === 0) {
+      // Classified lazily: a full table would cost a few regex tests per BMP code point at cold start.
+      kind = classifyWordKind(codePoint);
+      bmpWordClass[codePoint] = kind;
+    }
+    return kind;
+  }
+  return classifyWordKind(codePoint);
 }
 
 /**
- * Whether a code point is a Latin-script letter or a decimal digit: the characters that make a
- * word edge. Hangul, kana, CJK ideographs, punctuation and spaces are not, which is why "AI"
- * matches in "AI반도체" and "AI-driven" but not in "said".
+ * Whether a code point makes a word edge: a letter, mark or digit of a script written with spaces
+ * ({@link WordKind}.edged). Hangul, kana, CJK, Thai, punctuation and spaces are not, which is why
+ * "AI" matches in "AI반도체" and "AI-driven" but not in "said", and "рост" not in "прирост".
  */
-export function isWordCodePoint(codePoint: number): boolean {
-  if (codePoint < 0x10000) {
-    let wordClass = bmpWordClass[codePoint];
-    if (wordClass === 0) {
-      // Classified lazily: a full table would cost a regex test per BMP code point at cold start.
-      wordClass = LATIN_OR_DIGIT.test(String.fromCharCode(codePoint)) ? 2 : 1;
-      bmpWordClass[codePoint] = wordClass;
-    }
-    return wordClass === 2;
-  }
-  return LATIN_OR_DIGIT.test(String.fromCodePoint(codePoint));
+export const isWordCodePoint = (codePoint: number): boolean => wordKind(codePoint) === WordKind.edged;
+
+/** Whether a code point is part of a word as NEAR counts words: a letter, mark or digit of any script. */
+export const isWordPartCodePoint = (codePoint: number): boolean => wordKind(codePoint) !== WordKind.none;
+
+/** Whether (normalized) text has a letter, mark or digit of a script written without spaces. */
+export function hasUnspacedScript(text: string): boolean {
+  for (const char of text) if (wordKind(char.codePointAt(0) ?? 0) === WordKind.unspaced) return true;
+  return false;
 }
 
 const isHighSurrogate = (unit: number) => unit >= 0xd800 && unit <= 0xdbff;
@@ -156,31 +229,92 @@ export function isWordAt(text: string, index: number): boolean {
   return isWordCodePoint(text.codePointAt(index) ?? 0);
 }
 
-/** Whether a (normalized) term needs a word edge before it: it starts with a Latin letter or digit. */
+/** Whether a (normalized) term needs a word edge before it: it starts with a word character. */
 export const startsWithWordCharacter = (term: string): boolean => term.length > 0 && isWordAt(term, 0);
 
-/** Whether a (normalized) term needs a word edge after it: it ends with a Latin letter or digit. */
+/** Whether a (normalized) term needs a word edge after it: it ends with a word character. */
 export const endsWithWordCharacter = (term: string): boolean => term.length > 0 && isWordBefore(term, term.length);
 
 /**
+ * Scratch space for {@link termPeriod}'s failure function, grown to the longest term seen (terms
+ * are at most a few thousand code units), so finding occurrences allocates nothing.
+ */
+let borderScratch = new Int32Array(64);
+
+/**
+ * The smallest period of a non-empty string: the least p > 0 with `term[i] === term[i + p]` for
+ * every i (its length when there is none shorter). Knuth-Morris-Pratt's failure function: the
+ * longest proper border of `term` is `term.length - period`. O(term).
+ */
+export function termPeriod(term: string): number {
+  const length = term.length;
+  if (borderScratch.length < length) borderScratch = new Int32Array(2 * length);
+  const border = borderScratch;
+  border[0] = 0;
+  let matched = 0;
+  for (let i = 1; i < length; i++) {
+    const unit = term.charCodeAt(i);
+    while (matched > 0 && term.charCodeAt(matched) !== unit) matched = border[matched - 1] ?? 0;
+    if (term.charCodeAt(matched) === unit) matched++;
+    border[i] = matched;
+  }
+  return length - matched;
+}
+
+/**
+ * Calls `visit` with the start of every occurrence of `term` in `text` (as substrings, overlapping
+ * ones included, no edge check), left to right, until `visit` returns true; returns whether one
+ * did. An empty term occurs nowhere.
+ *
+ * The work is linear in `text` plus `term`, however many occurrences there are (issue 30: a scan
+ * that restarts one unit after each occurrence compares the whole term again at each of them,
+ * term × text for `aaaa` in `aaaa…`). Two facts about the smallest period p of the term bound it:
+ * no occurrence starts less than p after another (its overlap would be a shorter period), so the
+ * search resumes p after each one; and when p is at most half the term, text that goes on with
+ * period p past an occurrence holds occurrences exactly every p units up to where the period
+ * breaks (Fine and Wilf), which are read off that run without searching again.
+ */
+export function forEachOccurrence(text: string, term: string, visit: (start: number) => boolean): boolean {
+  const length = term.length;
+  if (length === 0) return false;
+  let at = text.indexOf(term);
+  if (at === -1) return false;
+  const period = termPeriod(term);
+  const periodic = 2 * period <= length;
+  while (at !== -1) {
+    if (visit(at)) return true;
+    if (periodic) {
+      let runEnd = at + length;
+      while (runEnd < text.length && text.charCodeAt(runEnd) === text.charCodeAt(runEnd - period)) runEnd++;
+      for (at += period; at + length <= runEnd; at += period) if (visit(at)) return true;
+    } else {
+      at += period;
+    }
+    at = text.indexOf(term, at);
+  }
+  return false;
+}
+
+/**
  * Whether normalized `term` occurs in normalized `text` with valid edges: where the term starts
- * (ends) with a Latin letter or digit, the character before (after) the occurrence must not be
- * one. Any occurrence counts. An empty term never occurs. This is the straightforward scan the
- * automaton must agree with.
+ * (ends) with a word character ({@link isWordCodePoint}), the character before (after) the
+ * occurrence must not be one. Any occurrence counts. An empty term never occurs. This is the
+ * straightforward scan the automaton must agree with; its work is linear (see
+ * {@link forEachOccurrence}).
  *
  * With `prefix` (a query's `semicond*`), only the start is checked: the occurrence may go on
  * into a longer word (`semicond` occurs in `semiconductors`, not in `nonsemiconductor`).
  */
 export function containsTerm(text: string, term: string, prefix = false): boolean {
-  if (term.length === 0) return false;
+  // Most terms do not occur at all: answered before any closure is made.
+  if (term.length === 0 || !text.includes(term)) return false;
   const checkStart = startsWithWordCharacter(term);
   const checkEnd = !prefix && endsWithWordCharacter(term);
-  for (let at = text.indexOf(term); at !== -1; at = text.indexOf(term, at + 1)) {
-    if (checkStart && isWordBefore(text, at)) continue;
-    if (checkEnd && isWordAt(text, at + term.length)) continue;
-    return true;
-  }
-  return false;
+  return forEachOccurrence(
+    text,
+    term,
+    (at) => !(checkStart && isWordBefore(text, at)) && !(checkEnd && isWordAt(text, at + term.length)),
+  );
 }
 
 /**
@@ -433,8 +567,8 @@ function buildAutomaton(terms: readonly string[]): DoubleArrayTrie {
 interface TermTable {
   readonly ids: Int32Array;
   /**
-   * 1 when the term ends with a Latin letter or digit and is not a prefix term, so the next
-   * character must not be one.
+   * 1 when the term ends with a word character ({@link isWordCodePoint}) and is not a prefix
+   * term, so the next character must not be one.
    */
   readonly needsEndEdge: Uint8Array;
 }
@@ -464,8 +598,11 @@ const FNV_PRIME = 0x01000193;
 /** An ASCII capital as its small letter; every other code unit as is. */
 const foldAscii = (unit: number): number => (unit >= 0x41 && unit <= 0x5a ? unit + 0x20 : unit);
 
-/** Whether an ASCII code unit is whitespace to `\s` (and so collapsed by normalizeText). */
-const isAsciiSpace = (unit: number): boolean => unit === 0x20 || (unit >= 0x09 && unit <= 0x0d);
+/**
+ * Whether an ASCII code unit is one normalizeText collapses into a space: whitespace to `\s`, or a
+ * control character.
+ */
+const isAsciiSpace = (unit: number): boolean => unit <= 0x20 || unit === 0x7f;
 
 /**
  * Where normalized `term` ends in ASCII text `bytes[0 .. length]` if it occurs at `start` as
@@ -501,12 +638,12 @@ function firstWord(term: string): string {
 }
 
 /**
- * Terms that start with a Latin letter or digit, filed by their first word in an open-addressing
- * hash table. Such a term can only occur where a word (a maximal run of word characters) begins,
- * and that whole word must equal the term's first word: a term made of one word needs the text
- * word to be exactly it (its end edge), and in a longer term the first word is followed by a
- * character that is not a word character, so the text word ends there too. So one hash probe per
- * word of text replaces walking a trie through every word.
+ * Terms that start with a word character ({@link isWordCodePoint}), filed by their first word in
+ * an open-addressing hash table. Such a term can only occur where a word (a maximal run of word
+ * characters) begins, and that whole word must equal the term's first word: a term made of one
+ * word needs the text word to be exactly it (its end edge), and in a longer term the first word is
+ * followed by a character that is not a word character, so the text word ends there too. So one
+ * hash probe per word of text replaces walking a trie through every word.
  *
  * A prefix term that is one word (`semicond*`) occurs wherever a text word starts with it, so it
  * is filed by its own text in a second table, probed while a word is read at each length some
@@ -688,7 +825,11 @@ class WordTable {
         const termEnd = rawTermEnd(bytes, length, start, this.#termText[term] ?? '');
         if (termEnd === -1) continue;
         // Past the end, or an ASCII character: a word character only if a letter or digit.
-        if (this.#terms.needsEndEdge[term] === 1 && termEnd < length && bmpWordClass[bytes[termEnd] ?? 0] === 2)
+        if (
+          this.#terms.needsEndEdge[term] === 1 &&
+          termEnd < length &&
+          bmpWordClass[bytes[termEnd] ?? 0] === 2 /* WordKind.edged */
+        )
           continue;
         found.add(id);
       }
@@ -791,7 +932,7 @@ class WordTable {
     let hash = FNV_OFFSET;
     for (let i = 0; i < length; i++) {
       const unit = bytes[i] ?? 0;
-      if (wordClass[unit] === 2) {
+      if (wordClass[unit] === 2 /* WordKind.edged */) {
         if (start === -1) {
           start = i;
           hash = FNV_OFFSET;
@@ -824,7 +965,7 @@ class WordTable {
     for (let i = 0; i < length; i++) {
       const unit = text.charCodeAt(i);
       if (unit < 0x80) {
-        if (wordClass[unit] === 2) {
+        if (wordClass[unit] === 2 /* WordKind.edged */) {
           if (start === -1) {
             start = i;
             hash = FNV_OFFSET;
@@ -867,11 +1008,11 @@ class WordTable {
  * Finds every term of a fixed set in normalized text, with the word-edge rule of
  * {@link containsTerm}, in one left-to-right pass per term family.
  *
- * Terms that start with a Latin letter or digit go through a {@link WordTable}: one hash probe per
- * word of text. The other terms (Hangul, kana, CJK, leading punctuation) can begin anywhere and go
- * through an Aho-Corasick automaton over UTF-16 code units, stored as a double-array trie (a step
- * is two typed-array reads); in Latin-script text almost every character is outside its alphabet,
- * which resets it at no cost.
+ * Terms that start with a word character (a letter or digit of a script written with spaces) go
+ * through a {@link WordTable}: one hash probe per word of text. The other terms (Hangul, kana,
+ * CJK, Thai, leading punctuation) can begin anywhere and go through an Aho-Corasick automaton over
+ * UTF-16 code units, stored as a double-array trie (a step is two typed-array reads); in
+ * Latin-script text almost every character is outside its alphabet, which resets it at no cost.
  *
  * Why not `modern-ahocorasick` (installed): it matches whole grapheme clusters found with
  * `Intl.Segmenter`. `npx tsx bench/matching.ts` scans the same normalized texts of 10,000
@@ -881,8 +1022,8 @@ class WordTable {
  * word edges and reports term ids. On Korean text alone it was slower still (about 800 ns per
  * character in an early test). Grapheme matching would also make "term occurs in text" differ
  * from the plain substring test that defines the semantics (it never matches part of a cluster,
- * such as a Devanagari consonant followed by a vowel sign), and it has no notion of Latin-only
- * word edges.
+ * such as a Devanagari consonant followed by a vowel sign), and it has no notion of word edges
+ * that hold in some scripts and not in others.
  */
 export class TermAutomaton {
   readonly #words: WordTable;

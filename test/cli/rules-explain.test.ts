@@ -148,7 +148,9 @@ describe('rules explain --query (no AWS)', () => {
     expect(result.stderr).not.toContain('\u001b');
     const { query: shown, caret } = caretOf(result.stderr);
     expect(shown).toBe('    \\x1b[2J반도체 AND (수출');
-    expect(caret.indexOf('^')).toBe(displayWidth(shown));
+    // The control character is itself refused (issue 30): the caret points at it, escaped.
+    expect(result.stderr).toContain('a control character (U+001B) at column 1');
+    expect(caret.indexOf('^')).toBe(displayWidth('    '));
   });
 });
 

@@ -5,7 +5,12 @@
 export const referenceNormalize = (value: string): string =>
   (value as string & { toWellFormed(): string })
     .toWellFormed()
+    .replace(/\p{Default_Ignorable_Code_Point}/gu, '')
     .normalize('NFKC')
     .toLowerCase()
-    .replace(/\s+/g, ' ')
+    .replace(/ß/g, 'ss')
+    .replace(/ς/g, 'σ')
+    .replace(/i\u0307+/g, 'i')
+    .normalize('NFKC')
+    .replace(/[\s\p{Cc}]+/gu, ' ')
     .trim();

@@ -44,6 +44,13 @@ const PIECES = [
   '𝐀𝐈',
   '😀',
   '\ud800',
+  // Scripts written with spaces besides Latin (word edges) and Thai (none).
+  'рост',
+  'прирост',
+  'νέα',
+  'ανανέα',
+  'سلام',
+  'ข่าว',
   'ab',
   'b',
   'a',

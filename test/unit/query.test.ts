@@ -217,13 +217,13 @@ describe('parseQuery', () => {
     });
   });
 
-  it("allows '*' only at the end of a Latin-script term", () => {
+  it("allows '*' only at the end of a word in a script written with spaces", () => {
     const message = (column: number) =>
-      `'*' at column ${column} is only allowed at the end of a Latin-script term (Korean, Japanese and Chinese terms already match inside words)`;
+      `'*' at column ${column} is only allowed at the end of a word in a script written with spaces, such as Latin, Cyrillic or Greek (Korean, Japanese, Chinese and Thai terms already match inside words)`;
     expect(syntaxError('수출 반도체*')).toEqual({
       message: message(7),
       column: 7,
-      expected: 'a Latin letter or digit before a final *',
+      expected: 'a letter or digit of a script written with spaces before a final *',
     });
     expect(syntaxError('半導体*').message).toBe(message(4));
     expect(syntaxError('semi*cond').message).toBe(message(5));
@@ -316,6 +316,96 @@ describe('parseQuery', () => {
     );
     // Joiners inside visible words (Persian, emoji sequences) are spelling, as in keywords.
     expect(() => parseQuery('می\u200Cخواهم 👩\u200D💻')).not.toThrow();
+  });
+});
+
+describe('queries typed on Japanese, Chinese and Korean keyboards', () => {
+  it('reads full-width syntax as its ASCII form: parentheses, quotes, operators, fields, NEAR, -, *', () => {
+    expect(parsed('（半導体 OR メモリ）')).toEqual({ or: ['term:半導体', 'term:メモリ'] });
+    expect(parsed('＂interest rate＂')).toEqual('phrase:interest rate');
+    expect(parsed('samsung ＡＮＤ chip')).toEqual({ and: ['term:samsung', 'term:chip'] });
+    expect(parsed('samsung ＯＲ chip')).toEqual({ or: ['term:samsung', 'term:chip'] });
+    expect(parsed('ＮＯＴ rumor')).toEqual({ not: 'term:rumor' });
+    expect(parsed('title：samsung')).toEqual('term:samsung@title');
+    expect(parsed('ｔｉｔｌｅ：（반도체 OR 메모리）')).toEqual({ or: ['term:반도체@title', 'term:메모리@title'] });
+    expect(parsed('반도체 ＮＥＡＲ／５ 수출')).toEqual({ near5: ['term:반도체', 'term:수출'] });
+    expect(parsed('반도체　－삼성')).toEqual({ and: ['term:반도체', { not: 'term:삼성' }] });
+    expect(parsed('semicond＊')).toEqual('prefix:semicond＊');
+    // Small and vertical forms of the same characters, and a query mixing both widths.
+    expect(parsed('﹙a OR b﹚ ︵c OR d︶')).toEqual({
+      and: [{ or: ['term:a', 'term:b'] }, { or: ['term:c', 'term:d'] }],
+    });
+    expect(parsed('(반도체 OR 메모리） AND 수출')).toEqual({
+      and: [{ or: ['term:반도체', 'term:메모리'] }, 'term:수출'],
+    });
+  });
+
+  it('matches what the same query typed in ASCII matches, and keeps full-width terms as written', () => {
+    const pairs = [
+      ['（半導体 OR メモリ） 輸出', '(半導体 OR メモリ) 輸出'],
+      ['＂interest rate＂ hike', '"interest rate" hike'],
+      ['samsung ＡＮＤ chip', 'samsung AND chip'],
+      ['title：samsung', 'title:samsung'],
+      ['ＳＡＭＳＵＮＧ ＮＥＡＲ／２ chip', 'samsung NEAR/2 chip'],
+    ] as const;
+    const articles = [
+      ['半導体の輸出が増加', ''],
+      ['メモリ輸出', ''],
+      ['Interest rate hike ahead', ''],
+      ['Samsung chip plant', ''],
+      ['Chips', 'Samsung'],
+      ['Samsung and its new chip', ''],
+    ] as const;
+    for (const [wide, ascii] of pairs) {
+      for (const [title, summary] of articles) {
+        expect(reasons(wide, title, summary) !== undefined, `${wide} on ${title}`).toBe(
+          reasons(ascii, title, summary) !== undefined,
+        );
+      }
+    }
+    expect(reasons('（半導体 OR メモリ） 輸出', '半導体の輸出が増加')).toEqual(['半導体', '輸出']);
+    // Columns are those of the query as written, one per code point.
+    expect(syntaxError('（半導体 OR メモリ')).toMatchObject({
+      message: "expected ')' at column 12 to close the '(' at column 1",
+      column: 12,
+    });
+    expect(formatQuery(parseQuery('ＡＩ ＡＮＤ（반도체 ＯＲ 메모리）'))).toBe('ＡＩ AND (반도체 OR 메모리)');
+  });
+
+  it('refuses typographic quotes, which look like a phrase but are not one, with the fix', () => {
+    expect(syntaxError('“interest rate” hike')).toEqual({
+      message:
+        'a typographic quote (“) at column 1 does not make a phrase; type straight double quotes instead: "interest rate"',
+      column: 1,
+      expected: 'a straight double quote (")',
+    });
+    expect(syntaxError('hike „Zinswende“').message).toBe(
+      'a typographic quote („) at column 6 does not make a phrase; type straight double quotes instead: "Zinswende"',
+    );
+    expect(syntaxError('rate 〝利上げ').message).toBe(
+      'a typographic quote (〝) at column 6 does not make a phrase; type straight double quotes instead: "利上げ"',
+    );
+    // Inside a phrase they are text like any other.
+    expect(parsed('"he said “yes”"')).toEqual('phrase:he said “yes”');
+  });
+
+  it('refuses control characters in a term, naming the column and the fix', () => {
+    expect(syntaxError('sam\u0000sung')).toEqual({
+      message:
+        'a control character (U+0000) at column 4 shows as nothing and matches nothing a reader sees; delete it and type the query again',
+      column: 4,
+      expected: 'a visible character',
+    });
+    expect(syntaxError('"rate \u001Bhike"').message).toMatch(/^a control character \(U\+001B\) at column 7 /);
+    expect(syntaxError('rate\u0085').column).toBe(5);
+    // Tabs and line breaks are whitespace between terms.
+    expect(parsed('rate\thike\r\nfed')).toEqual({ and: ['term:rate', 'term:hike', 'term:fed'] });
+  });
+
+  it('reads a term holding invisible characters as the word a reader sees', () => {
+    expect(reasons('sam\u200Bsung', 'Samsung chips')).toEqual(['sam\u200Bsung']);
+    expect(reasons('"interest\u00AD rate"', 'Interest rate hike')).toEqual(['interest\u00AD rate']);
+    expect(parseQuery('sam\u2060sung')).toMatchObject({ type: 'term', norm: 'samsung' });
   });
 });
 
