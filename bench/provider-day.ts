@@ -901,7 +901,7 @@ export async function runProviderDay(options: ProviderDayOptions): Promise<Provi
       // The next day's first run sweeps without counting; with it, an article listed late in the
       // day's last minutes is due up to one recheck period (and a run) later.
       const drainTimes: number[] = [];
-      for (let at = dayStart + DAY_MS; at <= dayStart + DAY_MS + (recheckMinutes * MINUTE_MS); at += intervalMs) {
+      for (let at = dayStart + DAY_MS; at <= dayStart + DAY_MS + recheckMinutes * MINUTE_MS; at += intervalMs) {
         drainTimes.push(at);
       }
       const outcome = await runSchedule(contextOf(variant.lateness), {

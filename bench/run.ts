@@ -39,7 +39,7 @@ import { costDaysFromProviderDay } from './cost-from-day.ts';
 import { writeCostDocumentFromDayBench } from './cost-model-cli.ts';
 import { runEndToEnd } from './end-to-end.ts';
 import { describeMachine, formatLoad } from './machine.ts';
-import { benchMatching, benchQueryMix, QUERY_SHARE, repeatIndexed } from './matching.ts';
+import { benchAdversarialNear, benchMatching, benchQueryMix, QUERY_SHARE, repeatIndexed } from './matching.ts';
 import { lambdaHeapFlags, retainedCosts, runMemory } from './memory.ts';
 import { logLogPlotSvg } from './plot.ts';
 import { startCpuProfile, summarizeProfile } from './profile.ts';
@@ -260,7 +260,9 @@ async function runMatching(plan: Plan): Promise<MatchingResults> {
     passes: Math.max(3, matching.repeats + 1),
     naiveSample: Math.min(largestArticles, matching.naiveSample(largestRules.length)),
   });
-  if (!matching.profile) return { cells, repeatsMs, queryMix };
+  // Issue 30: the worst case of one rule at growing lengths (linear, or the target says not).
+  const adversarialNear = benchAdversarialNear(plan.mode === 'quick' ? { rounds: 3, roundMs: 50 } : {});
+  if (!matching.profile) return { cells, repeatsMs, queryMix, adversarialNear };
   const matcher = compileRules(largestRules);
   for (const article of articles.slice(0, 500)) matcher.match(article);
   const profiler = await startCpuProfile(200);
@@ -270,7 +272,7 @@ async function runMatching(plan: Plan): Promise<MatchingResults> {
     const file = source.startsWith(projectRoot) ? source.slice(projectRoot.length) : source;
     return `${functionName || '(anonymous)'} (${file})`;
   });
-  return { cells, repeatsMs, profile, queryMix };
+  return { cells, repeatsMs, profile, queryMix, adversarialNear };
 }
 
 function matchingPlot(results: MatchingResults): string {
@@ -383,7 +385,7 @@ function selectedParts(argv: readonly string[]): ReadonlySet<Part> | undefined {
 }
 
 const READING_IMPLEMENTATION =
-  'functions/core/reading/ (issues 15 and 29): incremental newest-first reads stop below the previous run; counted reading finds late articles from the provider\'s totals (anchors, deficits, rechecks every LATE_RECHECK_MINUTES); full sweeps after a run that did not complete, when the order is unknown, when counting is off or paused, and (without counting) every FULL_SWEEP_MINUTES and on the first run of a provider day';
+  "functions/core/reading/ (issues 15 and 29): incremental newest-first reads stop below the previous run; counted reading finds late articles from the provider's totals (anchors, deficits, rechecks every LATE_RECHECK_MINUTES); full sweeps after a run that did not complete, when the order is unknown, when counting is off or paused, and (without counting) every FULL_SWEEP_MINUTES and on the first run of a provider day";
 
 async function runCliStartupPart(
   plan: Plan,

@@ -4,7 +4,16 @@
  */
 import type { ImportTimes } from './cold-start.ts';
 import type { EndToEndResult, FloorComparison } from './end-to-end.ts';
-import { type MatchingBenchmark, MIX_CHUNK, type QueryMixBenchmark } from './matching.ts';
+import {
+  ADVERSARIAL_NEAR_QUERY,
+  type AdversarialNearRow,
+  adversarialNearTable,
+  growsLinearly,
+  LINEAR_GROWTH_LIMIT,
+  type MatchingBenchmark,
+  MIX_CHUNK,
+  type QueryMixBenchmark,
+} from './matching.ts';
 import type { MemoryRun, RetainedCost } from './memory.ts';
 import type { ProfileEntry } from './profile.ts';
 import type { DayScenarioResult, ProviderDayResults } from './provider-day.ts';
@@ -32,6 +41,8 @@ export interface MatchingResults {
    * benchQueryMix).
    */
   readonly queryMix?: QueryMixBenchmark;
+  /** The worst case of one rule (issue 30): adversarial NEAR at growing text lengths. */
+  readonly adversarialNear?: readonly AdversarialNearRow[];
 }
 
 /** Issue 12's bar: the query mix takes at most this many times the keyword-only figure of the same run. */
@@ -72,6 +83,7 @@ function profileTable(title: string, entries: readonly ProfileEntry[], limit: nu
 
 /** Section 1: indexed vs naive matching. */
 export function matchingSection(results: MatchingResults, imagePath: string | undefined): Section {
+  const worst = results.adversarialNear === undefined ? [] : [adversarialNearTable(results.adversarialNear)];
   const rows = results.cells.map(({ articles, rules, result }) => [
     count(articles),
     count(rules),
@@ -164,6 +176,7 @@ export function matchingSection(results: MatchingResults, imagePath: string | un
       ),
     );
   }
+  tables.push(...worst);
   return {
     title: '1. Matching: indexed vs naive',
     intro: [
@@ -235,7 +248,26 @@ export function matchingTargets(results: MatchingResults): TargetCheck[] {
       met: atTarget ? (largest?.result.naiveMs ?? 0) / headline.median >= 20 : undefined,
     },
     ...(results.queryMix === undefined ? [] : [queryMixTarget(results, results.queryMix, scope, atTarget)]),
+    ...(results.adversarialNear === undefined ? [] : [adversarialNearTarget(results.adversarialNear)]),
   ];
+}
+
+/** The worst case of one rule grows at most linearly with the article's length (issue 30, item 1). */
+function adversarialNearTarget(rows: readonly AdversarialNearRow[]): TargetCheck {
+  const first = rows[0];
+  const last = rows.at(-1);
+  const growth = Math.max(...rows.map((row) => row.perCharacterGrowth));
+  const met = growsLinearly(rows);
+  return {
+    target: `Matching's worst case per article (${ADVERSARIAL_NEAR_QUERY} on text of its two terms) grows at most linearly with the text: cost per character within ${formatNumber(LINEAR_GROWTH_LIMIT, 1)}× of the shortest length's (same run)`,
+    measured: `${formatRatio(growth, 2)} at most, from ${count(first?.characters ?? 0)} to ${count(last?.characters ?? 0)} characters (${formatNumber(first?.microsPerArticle ?? Number.NaN, 0)} to ${formatNumber(last?.microsPerArticle ?? Number.NaN, 0)} µs an article; quadratic work would show about ${formatRatio((last?.perSide ?? 1) / (first?.perSide ?? 1), 0)})`,
+    met,
+    ...(met
+      ? {}
+      : {
+          note: 'why: the cost per character grew with the length: a super-linear path in matching (functions/core/query.ts, text.ts).',
+        }),
+  };
 }
 
 /** The query mix row: at most 1.5× the keyword-only figure of the same run (issue 12). */

@@ -316,8 +316,12 @@ class Deadlines {
   readonly fetch = new AbortController();
   readonly publish = new AbortController();
   readonly #timers: (NodeJS.Timeout | undefined)[];
+  readonly #remainingTimeMs: () => number;
+  readonly #softMarginMs: number;
 
   constructor(remainingTimeMs: () => number, settings: AlertRunSettings) {
+    this.#remainingTimeMs = remainingTimeMs;
+    this.#softMarginMs = settings.softMarginMs;
     const remaining = remainingTimeMs();
     this.#timers = [
       schedule(
@@ -335,6 +339,18 @@ class Deadlines {
 
   get softReached(): boolean {
     return this.fetch.signal.aborted;
+  }
+
+  /**
+   * Asks the platform for the time left, between the timers: work that never yields to the event
+   * loop (matching a page of long articles) cannot hold a run past its soft deadline. Throws the
+   * deadline (the abort reason) once it is reached.
+   */
+  throwIfSoftReached(): void {
+    if (!this.fetch.signal.aborted && this.#remainingTimeMs() <= this.#softMarginMs) {
+      this.fetch.abort(new DeadlineError('soft deadline: stopped fetching to stay inside the time limit'));
+    }
+    this.fetch.signal.throwIfAborted();
   }
 
   dispose(): void {
@@ -944,6 +960,9 @@ class AlertRun {
     const { cutoff, newSince, matcher, handled } = context;
     const matches = [];
     for (const article of articles) {
+      // Matching is bounded per article, but a page of long ones is still a lot of CPU between two
+      // awaits; the run checks its time between articles, not only between pages.
+      this.deadlines.throwIfSoftReached();
       if (article.publishedAt < cutoff) continue;
       if (handled !== undefined) {
         if (handled.has(article.key)) continue;

@@ -185,6 +185,23 @@ describe('bench matching targets', () => {
     return { ...base, queryMix: { queryShare: 0.3, result: { ...cell, ruleMatches: 2_100_000 }, keywordMs, queryMs } };
   };
 
+  it('judges the worst case of one rule by how its cost per character grows with the text (issue 30: linear)', () => {
+    const rows = (growth: readonly number[]) =>
+      growth.map((perCharacterGrowth, i) => ({
+        perSide: 250 * 2 ** i,
+        characters: 3 * (250 * 2 ** i) * 2 + 180,
+        articles: 100,
+        microsPerArticle: 100 * 2 ** i * perCharacterGrowth,
+        nanosPerCharacter: 60 * perCharacterGrowth,
+        perCharacterGrowth,
+      }));
+    const base = results(900, [850, 950]);
+    const linear = matchingTargets({ ...base, adversarialNear: rows([1, 0.8, 0.7, 0.7]) }).at(-1);
+    expect(linear).toMatchObject({ met: true, measured: expect.stringMatching(/^1\.00× at most/) });
+    const quadratic = matchingTargets({ ...base, adversarialNear: rows([1, 2, 4, 8]) }).at(-1);
+    expect(quadratic).toMatchObject({ met: false, note: expect.stringMatching(/super-linear/) });
+  });
+
   it('judges the query mix against the keyword-only passes of the same run (issue 12: at most 1.5×)', () => {
     const met = matchingTargets(withQueryMix([1300, 1200, 1250], [1000, 900, 950]));
     expect(met).toHaveLength(3);
