@@ -501,7 +501,8 @@ async function drainQueue(sqs: SQSClient, queueUrl: string): Promise<string[]> {
   }
 }
 
-function toDelivered(audienceId: string, raw: string): DeliveredNotification {
+/** A notification as an audit queue holds it (the `sqs` body of the message), for the checks. */
+export function toDelivered(audienceId: string, raw: string): DeliveredNotification {
   const body = JSON.parse(raw) as Record<string, unknown>;
   const details = (body.newsAlerts ?? {}) as {
     kind?: string;

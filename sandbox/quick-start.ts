@@ -56,6 +56,12 @@ export interface QuickStartOutcome {
   readonly ok: boolean;
 }
 
+/** What the cycles and the check need of a stack: a local stack, or an in-memory one for tests. */
+export type QuickStartStack = Pick<
+  LocalStack,
+  'config' | 'dependencies' | 'simulator' | 'topics' | 'run' | 'collectDeliveries' | 'collectInbox'
+>;
+
 /** The clock the cycles run on: pinned (a simulated step apart) or the real one. */
 export interface CycleClock {
   readonly now: () => number;
@@ -69,7 +75,7 @@ export interface CycleClock {
  * simulator, breaking news arrives between cycle 1 and 2 (a late article among it).
  */
 export async function runQuickStart(input: {
-  readonly stack: LocalStack;
+  readonly stack: QuickStartStack;
   readonly audiences: readonly SandboxAudience[];
   readonly ruleItems: readonly Readonly<Record<string, unknown>>[];
   readonly cycles: number;
@@ -305,7 +311,7 @@ export function recordFetched(news: NewsSource, into: Map<string, Article>): New
 }
 
 /** New arrivals between cycle 1 and 2: breaking news, a late article and an update of an old one. */
-export function publishBreakingNews(local: LocalStack, at: number): void {
+export function publishBreakingNews(local: Pick<LocalStack, 'simulator'>, at: number): void {
   const simulator = local.simulator;
   if (!simulator) return;
   const minutes = (n: number) => n * 60_000;

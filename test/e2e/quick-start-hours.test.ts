@@ -2,16 +2,18 @@
  * `npm start` passes at every hour of the day (issue 29): the quick start's cycles and check
  * (sandbox/quick-start.ts, what scripts/start.ts runs) on the embedded defaults with the clock
  * pinned to every hour of a day and to every other minute around the provider's midnight (15:00–
- * 15:10 UTC for Asia/Seoul), in this process against the shared moto server. A failure names the
- * hour, the audience and the articles. Articles listed late whose recheck falls after the last
- * cycle are allowed, by name, as the printed summary reports them ("not due yet").
+ * 15:10 UTC for Asia/Seoul), in this process. The AWS side is in memory
+ * (test/support/memory-quick-stack.ts: the same alert run, configuration and provider client over
+ * HTTPS against the simulator): thirty quick starts on moto would take minutes, and
+ * test/e2e/npm-start.test.ts runs it there. A failure names the hour, the audience and the
+ * articles. Articles listed late whose recheck falls after the last cycle are allowed, by name, as
+ * the printed summary reports them ("not due yet").
  */
 import { describe, expect, inject, it } from 'vitest';
 import { simulatorInitialLookbackMinutes } from '../../cli/sandbox-descriptor.ts';
 import { exampleAudiences, exampleRules, exampleSimulator } from '../../sandbox/examples.ts';
-import { type LocalStack, startLocalStack } from '../../sandbox/local-stack.ts';
-import { describeCheckProblems, runQuickStart } from '../../sandbox/quick-start.ts';
-import { uniquePrefix } from '../support/aws.ts';
+import { describeCheckProblems, type QuickStartStack, runQuickStart } from '../../sandbox/quick-start.ts';
+import { startMemoryQuickStack } from '../support/memory-quick-stack.ts';
 
 const minute = 60_000;
 const day = Date.parse('2026-11-28T00:00:00Z');
@@ -28,12 +30,10 @@ const instants = [
  */
 const audiences = exampleAudiences.map((audience) => ({ item: audience.item, subscribers: [] }));
 
-async function quickStartAt(at: number, before?: (stack: LocalStack) => void): Promise<string[]> {
+async function quickStartAt(at: number, before?: (stack: QuickStartStack) => void): Promise<string[]> {
   let clock = at;
-  const stack = await startLocalStack({
-    motoEndpoint: inject('motoEndpoint'),
+  const stack = await startMemoryQuickStack({
     ca: inject('sandboxCa'),
-    prefix: uniquePrefix(),
     now: () => clock,
     environment: { INITIAL_LOOKBACK_MINUTES: String(simulatorInitialLookbackMinutes) },
     audiences,
