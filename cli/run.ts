@@ -234,12 +234,13 @@ async function runLocally(
 
 const number = (value: unknown): number => (typeof value === 'number' ? value : 0);
 
-/** How the run read the provider (functions/core/reading.ts), in one line. */
-function describeReading(value: unknown): string {
+/** How the run read the provider (functions/core/reading/), in one line. */
+export function describeReading(value: unknown): string {
   if (typeof value !== 'object' || value === null) return '';
   const reading = value as Record<string, unknown>;
   const order = `order ${String(reading.orderBefore ?? 'unknown')}${reading.orderAfter !== reading.orderBefore ? ` → ${String(reading.orderAfter)}` : ''}`;
-  if (reading.mode === 'sweep') return `full sweep (${String(reading.reason ?? '')}); ${order}`;
+  const late = describeCounted(reading.counted);
+  if (reading.mode === 'sweep') return `full sweep (${String(reading.reason ?? '')}); ${order}${late}`;
   const parts = [
     number(reading.daysStoppedEarly) > 0 ? `${number(reading.daysStoppedEarly)} day(s) stopped early` : '',
     number(reading.daysResumed) > 0 ? `${number(reading.daysResumed)} resumed` : '',
@@ -247,7 +248,17 @@ function describeReading(value: unknown): string {
       ? `${number(reading.daysReadFully)} read fully: ${String(reading.fullReadReason ?? '')}`
       : '',
   ].filter((part) => part !== '');
-  return `incremental; ${order}${parts.length > 0 ? `; ${parts.join(', ')}` : ''}`;
+  return `incremental; ${order}${parts.length > 0 ? `; ${parts.join(', ')}` : ''}${late}`;
+}
+
+/** Counted reading's part of the reading line: rechecks for late articles, or why counting paused. */
+function describeCounted(value: unknown): string {
+  if (typeof value !== 'object' || value === null) return '';
+  const counted = value as Record<string, unknown>;
+  if (typeof counted.paused === 'string') return `; counting paused: ${counted.paused}`;
+  if (number(counted.rechecks) === 0)
+    return `; late articles: ${number(counted.days)} day(s) counted, nothing to recheck`;
+  return `; late articles: rechecked ${number(counted.rechecks)} day(s) in ${number(counted.recheckPages)} page(s), ${number(counted.found)} found`;
 }
 
 function printSummary(context: CommandContext, summary: Record<string, unknown>): void {
