@@ -59,6 +59,7 @@ import {
   withoutAudit,
   writeItems,
 } from './items.ts';
+import { withNewAudienceDefaults } from './new-audience.ts';
 import { jsonText, listText, status, storedValueText } from './output.ts';
 import type { DeploymentHome, Target } from './target.ts';
 
@@ -332,13 +333,6 @@ function locatedLocaleWarnings(item: FileItem, value: Item, what: string, defaul
 }
 
 /**
- * What `collapse` a new audience gets when its file or flags do not say: new audiences get one
- * alert per story. The schema's default (`none`) is for items written before stories existed, so
- * an upgrade changes no audience; only the CLI's new audiences start collapsing.
- */
-export const NEW_AUDIENCE_COLLAPSE = 'story';
-
-/**
  * How `collapse` and `updates` of a stored audience read: its own value, or what the run applies
  * to an item without the attribute, marked as the default (as `locale` is).
  */
@@ -434,9 +428,12 @@ async function planAudiences(
       : previous !== undefined && raw.topicArn === undefined
         ? { topicArn: previous.topicArn }
         : {};
-    // A new audience collapses stories unless it says otherwise (see NEW_AUDIENCE_COLLAPSE).
-    const collapse = previous === undefined && raw.collapse === undefined ? { collapse: NEW_AUDIENCE_COLLAPSE } : {};
-    const checked = checkAudience({ ...item, value: { ...collapse, ...withoutAudit(raw), ...topic } }, what);
+    // A new audience collapses stories unless it says otherwise (cli/new-audience.ts).
+    const value = { ...withoutAudit(raw), ...topic };
+    const checked = checkAudience(
+      { ...item, value: previous === undefined ? withNewAudienceDefaults(value) : value },
+      what,
+    );
     if ('problems' in checked) {
       problems.push(...checked.problems);
       continue;
