@@ -133,6 +133,12 @@ async function pendingSubscriptions(context: CommandContext, args: readonly unkn
   }
 }
 
+/**
+ * How long a confirmation token is valid, and an unconfirmed subscription kept: two days, as AWS's
+ * Subscribe and ConfirmSubscription documentation says (an older SDK page said three).
+ */
+export const confirmationLifetime = 'two days';
+
 const emailConfirmHint = (audienceId: string, topicArn: string): string =>
   `Confirm email subscriptions with authenticated unsubscribe, so that a link scanner or one click on
 "unsubscribe" in any alert cannot remove the address (or a whole mailing list): do not open the
@@ -140,7 +146,7 @@ confirmation link; copy its Token parameter and run
   news-alerts subscriptions confirm ${audienceId} --token <Token>
 or
   aws sns confirm-subscription --topic-arn ${topicArn} --token <Token> --authenticate-on-unsubscribe true
-Tokens expire after three days.`;
+Tokens expire after ${confirmationLifetime}.`;
 
 /** An SQS queue ARN: `arn:<partition>:sqs:<region>:<account>:<name>`. */
 const queueArnPattern = /^arn:aws[a-z-]*:sqs:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,80}(\.fifo)?$/;
@@ -458,7 +464,7 @@ async function removeSubscription(
   const confirmed = matches.filter((subscription) => !isPending(subscription));
   if (confirmed.length === 0) {
     throw new UsageError(
-      `that subscription is still pending confirmation and has no ARN to remove; SNS deletes unconfirmed subscriptions after three days`,
+      `that subscription is still pending confirmation and has no ARN to remove; SNS deletes unconfirmed subscriptions after ${confirmationLifetime}`,
     );
   }
   await context.confirm(
@@ -501,7 +507,7 @@ async function confirmSubscription(
   );
   if (SubscriptionArn === undefined || confirmed === undefined) {
     throw new OperationFailedError(
-      `the token confirmed no subscription of audience ${audienceId}'s topic (is it from another audience's confirmation email, or expired after three days?); see news-alerts subscriptions pending ${audienceId}`,
+      `the token confirmed no subscription of audience ${audienceId}'s topic (is it from another audience's confirmation email, or expired after ${confirmationLifetime}?); see news-alerts subscriptions pending ${audienceId}`,
     );
   }
   context.output.result({ audienceId, subscriptionArn: SubscriptionArn, authenticateOnUnsubscribe: true }, () =>

@@ -253,3 +253,25 @@ describe('news-alerts commands in the docs', () => {
     expect(unknown).toEqual([]);
   });
 });
+
+describe('facts the docs and the CLI state alike', () => {
+  const cliSources = readdirSync(join(root, 'cli'))
+    .filter((file) => file.endsWith('.ts'))
+    .map((file) => join(root, 'cli', file));
+
+  it('SNS confirmation tokens (and unconfirmed subscriptions) last two days, as AWS documents, everywhere', async () => {
+    // Every "N days" said of a confirmation token or an unconfirmed subscription, in a sentence.
+    const said: string[] = [];
+    for (const file of [...pages, ...cliSources]) {
+      const text = readFileSync(file, 'utf8').replace(/\s+/g, ' ');
+      for (const match of text.matchAll(/[^.?!]*\b(?:tokens?|unconfirmed|pending confirmation)\b[^.?!]*/gi)) {
+        for (const days of match[0].matchAll(/\b(\w+) days\b/g)) said.push(`${name(file)}: ${days[1]} days`);
+      }
+    }
+    expect(said.length).toBeGreaterThan(0);
+    expect(said.filter((entry) => !/: (two|2) days$/.test(entry))).toEqual([]);
+    // The CLI's hints say it through one constant.
+    const { confirmationLifetime } = await import('../../cli/subscriptions.ts');
+    expect(confirmationLifetime).toBe('two days');
+  });
+});
