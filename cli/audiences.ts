@@ -62,6 +62,7 @@ import {
 import { withNewAudienceDefaults } from './new-audience.ts';
 import { jsonText, listText, status, storedValueText } from './output.ts';
 import type { DeploymentHome, Target } from './target.ts';
+import { inputName } from './utf8.ts';
 
 const audiencesTable = (target: Target): ItemTable => ({
   tableName: target.names.audiencesTable,
@@ -571,7 +572,8 @@ function audiencesToWrite(audienceId: string | undefined, options: AudienceFlags
     if (options.disabled) value.enabled = false;
     items = [flagItem(value, `audience ${audienceId}`)];
   }
-  if (items.length === 0) throw new UsageError(`${options.file} holds no audiences; nothing was written`);
+  if (items.length === 0)
+    throw new UsageError(`${inputName(options.file ?? '-')} holds no audiences; nothing was written`);
   return items;
 }
 
@@ -643,12 +645,15 @@ async function validateAudiences(context: CommandContext, args: readonly unknown
   const [file] = args as [string];
   const target = await context.target();
   const items = readItemFile(file, 'audiences');
-  if (items.length === 0) throw new UsageError(`${file} holds no audiences`);
+  if (items.length === 0) throw new UsageError(`${inputName(file)} holds no audiences`);
   const { planned, problems, warnings } = await planAudiences(context, target, items, 'put');
   // Warnings first, also when the file is refused: they are what the author fixes next.
   for (const warning of warnings) context.output.warn(warning);
   if (problems.length > 0) {
-    throw new UsageError(`${file}: ${problems.length} problem(s); 'audiences put' would refuse this file`, problems);
+    throw new UsageError(
+      `${inputName(file)}: ${problems.length} problem(s); 'audiences put' would refuse this file`,
+      problems,
+    );
   }
   const rows = planned.map((entry) => ({
     audienceId: entry.id,
@@ -670,7 +675,7 @@ async function validateAudiences(context: CommandContext, args: readonly unknown
       rows.map((row) => [row.audienceId, row.status, row.topic]),
     );
     context.output.note(
-      `${file}: ${rows.length} audience(s) valid${warnings.length > 0 ? `, ${warnings.length} warning(s)` : ''}; nothing was written`,
+      `${inputName(file)}: ${rows.length} audience(s) valid${warnings.length > 0 ? `, ${warnings.length} warning(s)` : ''}; nothing was written`,
     );
   });
 }
@@ -756,7 +761,8 @@ async function updateAudience(
     }
     const items = readItemFile(options.file, 'audiences');
     const item = items[0];
-    if (items.length !== 1 || !item) throw new UsageError(`${options.file} must hold exactly one audience for update`);
+    if (items.length !== 1 || !item)
+      throw new UsageError(`${inputName(options.file)} must hold exactly one audience for update`);
     const raw = (typeof item.value === 'object' && item.value !== null ? item.value : {}) as Item;
     if (raw.audienceId !== audienceId) {
       throw new UsageError(

@@ -32,7 +32,7 @@ import type { CommandContext } from './context.ts';
 import { NotFoundError, type Problem, UsageError } from './errors.ts';
 import { getItem, type ItemTable } from './items.ts';
 import { displayWidth, safeText } from './output.ts';
-import { readUtf8File } from './utf8.ts';
+import { inputName, readUtf8File } from './utf8.ts';
 
 // --- Showing a syntax error ---------------------------------------------------------------------
 
@@ -166,8 +166,8 @@ function articleText(options: ExplainOptions): { title: string; summary: string 
     if (options.title !== undefined || options.summary !== undefined) {
       throw new UsageError('give either --article-file or --title/--summary, not both');
     }
-    const path = options.articleFile;
-    const text = readUtf8File(path);
+    const text = readUtf8File(options.articleFile);
+    const path = inputName(options.articleFile);
     let value: unknown;
     try {
       value = JSON.parse(text);

@@ -48,6 +48,7 @@ import {
 } from './items.ts';
 import { jsonText, status, storedValueText } from './output.ts';
 import { querySyntaxProblem, registerExplain } from './rules-explain.ts';
+import { inputName } from './utf8.ts';
 
 const rulesTable = async (context: CommandContext): Promise<ItemTable> => ({
   tableName: (await context.target()).names.rulesTable,
@@ -236,7 +237,7 @@ export async function readProposedRules(context: CommandContext, file: string): 
   const check = await checkRules(context, items, await storedRules(context, idsOf(items)));
   for (const warning of check.warnings) context.output.warn(warning);
   if (check.problems.length > 0) {
-    throw new UsageError(`${file}: ${check.problems.length} problem(s); fix the file first`, check.problems);
+    throw new UsageError(`${inputName(file)}: ${check.problems.length} problem(s); fix the file first`, check.problems);
   }
   return check.rules.map(({ rule }) => rule);
 }
@@ -318,7 +319,7 @@ function itemsToWrite(ruleId: string | undefined, options: PutOptions): FileItem
       throw new UsageError('give a rule id with flags (--audience, --keywords, …) or --file <file>');
     items = [ruleFromFlags(ruleId, options)];
   }
-  if (items.length === 0) throw new UsageError(`${options.file} holds no rules; nothing was written`);
+  if (items.length === 0) throw new UsageError(`${inputName(options.file ?? '-')} holds no rules; nothing was written`);
   return items;
 }
 
@@ -457,13 +458,13 @@ async function writeRules(
 async function validateRules(context: CommandContext, args: readonly unknown[]): Promise<void> {
   const [file] = args as [string];
   const items = readItemFile(file, 'rules');
-  if (items.length === 0) throw new UsageError(`${file} holds no rules`);
+  if (items.length === 0) throw new UsageError(`${inputName(file)} holds no rules`);
   const stored = await storedRules(context, idsOf(items));
   const check = await checkRules(context, items, stored);
   for (const warning of check.warnings) context.output.warn(warning);
   if (check.problems.length > 0) {
     throw new UsageError(
-      `${file}: ${check.problems.length} problem(s); 'rules put' would refuse this file`,
+      `${inputName(file)}: ${check.problems.length} problem(s); 'rules put' would refuse this file`,
       check.problems,
     );
   }
@@ -488,7 +489,7 @@ async function validateRules(context: CommandContext, args: readonly unknown[]):
       ],
       rows.map((row) => [row.ruleId, row.audienceId, row.enabled, row.status]),
     );
-    context.output.note(`${file}: ${rows.length} rule(s) valid; nothing was written`);
+    context.output.note(`${inputName(file)}: ${rows.length} rule(s) valid; nothing was written`);
   });
 }
 

@@ -37,7 +37,7 @@ import {
   SandboxStartSchema,
   startEnvironment,
 } from './sandbox-descriptor.ts';
-import { readUtf8File } from './utf8.ts';
+import { inputName, readUtf8File } from './utf8.ts';
 
 /**
  * How to start the daemon from the module at `moduleUrl`: from source, `sandbox-daemon.ts` beside
@@ -309,10 +309,14 @@ function readJsonObject(path: string, option: string): Record<string, unknown> {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new UsageError(`${option}: ${path} is not JSON: ${(error as Error).message}`, [], { cause: error });
+    throw new UsageError(`${option}: ${inputName(path)} is not JSON: ${(error as Error).message}`, [], {
+      cause: error,
+    });
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new UsageError(`${option}: ${path} must hold a JSON object (field → where it lives in the response)`);
+    throw new UsageError(
+      `${option}: ${inputName(path)} must hold a JSON object (field → where it lives in the response)`,
+    );
   }
   return value as Record<string, unknown>;
 }
