@@ -169,7 +169,8 @@ export function registerApiKey(program: Command): void {
   apiKey
     .command('set')
     .description("store the provider API key in the target's secret, read from stdin (hidden at a terminal)")
-    .argument('[key]', 'refused: the key is never taken from the command line')
+    // A key pasted onto the command line is refused by the command, not listed as an argument.
+    .allowExcessArguments()
     .addHelpText(
       'after',
       `

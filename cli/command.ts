@@ -16,11 +16,22 @@ export function action<O>(body: ActionBody<O>): (...params: unknown[]) => Promis
     const command = params[params.length - 1] as Command;
     const context = new CommandContext(command.optsWithGlobals<GlobalOptions>());
     try {
-      await body(context, params.slice(0, -2), command.opts() as O);
+      await body(context, [...params.slice(0, -2), ...excessArguments(command)], command.opts() as O);
     } finally {
       await context.close();
     }
   };
+}
+
+/**
+ * Operands beyond the declared arguments, for a command that takes them (`allowExcessArguments`)
+ * only to refuse them with a message of its own: a webhook URL or an API key pasted onto the
+ * command line. They are passed after the declared arguments and never listed in `--help`.
+ */
+function excessArguments(command: Command): string[] {
+  const declared = command.registeredArguments;
+  if (declared.at(-1)?.variadic) return [];
+  return command.args.slice(declared.length);
 }
 
 /** Collects a repeatable, comma-separated list option: `--keywords a,b --keywords c` → [a, b, c]. */

@@ -531,7 +531,8 @@ export function registerSubscriptions(program: Command): void {
     .command('add')
     .description('subscribe an email address, phone number, HTTPS endpoint, SQS queue or Slack channel to an audience')
     .argument('<audienceId>')
-    .argument('[refused]', 'refused: a Slack webhook URL is never taken from the command line')
+    // A second operand (most likely a pasted webhook URL) is refused by the command, not listed.
+    .allowExcessArguments()
     .option('--email <address>', 'email subscriber (confirm with authenticated unsubscribe)')
     .option('--sms <number>', 'SMS subscriber, E.164 (+821012345678)')
     .option('--https <url>', 'HTTPS webhook endpoint (must confirm the subscription)')
