@@ -110,6 +110,11 @@ describe('a failed run under --json', () => {
     expect(document.summary).toMatchObject({ status: 'failed', runId: expect.stringMatching(/^cli-/) });
     expect(String(document.summary.reason)).toMatch(/^Provider\w*Error: /);
     expect(run.stdout).not.toContain('k9f3Qz7Wx2Lr8Vb4');
+    // The example rule saved wrongly on purpose is skipped with a readable warning, not raw JSON.
+    expect(run.stderr).toMatch(
+      /^warning: skipped an invalid item \(table rules, table name \S+, key typo-rule\): unknown attribute "keyword"/m,
+    );
+    expect(run.stderr).not.toContain('{"');
 
     // The same run is in the history, and people get the summary too (then the error on stderr).
     const runs = await sandbox.cli(['--json', 'runs', 'list', '--limit', '1']);
