@@ -951,7 +951,7 @@ async function listAudiences(context: CommandContext): Promise<void> {
         row.collapseFromDefault ? `${row.collapse} (default)` : storedValueText(row.collapse),
         row.rules,
         typeof row.topicArn === 'string' ? row.topicArn.split(':').at(-1) : '',
-        row.version ?? '',
+        row.version ?? '-',
         status(row.status, row.status === 'ok' ? 'good' : 'bad'),
       ]),
       'no audiences',

@@ -596,8 +596,9 @@ async function listRules(
         String(row.audienceId ?? ''),
         String(row.enabled),
         criteria(row.item),
-        versionOf(row.item) ?? '',
-        [row.item.updatedAt, row.item.updatedBy].filter((part) => typeof part === 'string').join(' by '),
+        // An item saved by hand (console, AWS CLI) has no bookkeeping: '-', not a blank that reads as lost.
+        versionOf(row.item) ?? '-',
+        [row.item.updatedAt, row.item.updatedBy].filter((part) => typeof part === 'string').join(' by ') || '-',
         row.valid
           ? status(row.problem ?? 'ok', row.problem === undefined ? 'good' : 'warn')
           : status(`INVALID: ${row.problem ?? ''}`, 'bad'),
