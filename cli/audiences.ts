@@ -36,6 +36,7 @@ import { type Audience, AudienceSchema, audienceAttributes, parseAudience, ruleA
 import { action, collectList, integerOption } from './command.ts';
 import type { CommandContext } from './context.ts';
 import { NotFoundError, OperationFailedError, type ProblemInput, UsageError, versionConflict } from './errors.ts';
+import { newsAlerts } from './hints.ts';
 import {
   type DocumentFormat,
   type FileItem,
@@ -163,7 +164,7 @@ async function requireHomeTopic(context: CommandContext, target: Target, topicAr
 export function audienceTopicError(audienceId: string, topicArn: string, error: unknown): OperationFailedError {
   const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
   return new OperationFailedError(
-    `audience ${audienceId}: its topic ${topicArn} cannot be read (${reason}); point it at a topic of this stack with 'news-alerts audiences update ${audienceId} --topic-arn <arn>'`,
+    `audience ${audienceId}: its topic ${topicArn} cannot be read (${reason}); point it at a topic of this stack with '${newsAlerts()} audiences update ${audienceId} --topic-arn <arn>'`,
     { cause: error },
   );
 }
@@ -185,7 +186,9 @@ export async function audienceSubscriptions(
 export async function requireAudience(target: Target, audienceId: string): Promise<Item> {
   const item = await getItem(target.clients.documents, audiencesTable(target), audienceId);
   if (item === undefined) {
-    throw new NotFoundError(`audience ${audienceId} does not exist in ${target.label} (news-alerts audiences list)`);
+    throw new NotFoundError(
+      `audience ${audienceId} does not exist in ${target.label} (${newsAlerts()} audiences list)`,
+    );
   }
   return item;
 }
@@ -194,7 +197,7 @@ export async function requireAudience(target: Target, audienceId: string): Promi
 export function topicArnOf(audience: Item, audienceId: string): string {
   if (typeof audience.topicArn !== 'string' || audience.topicArn === '') {
     throw new UsageError(
-      `audience ${audienceId} has no topicArn; fix it with 'news-alerts audiences update ${audienceId} --topic-arn <arn>'`,
+      `audience ${audienceId} has no topicArn; fix it with '${newsAlerts()} audiences update ${audienceId} --topic-arn <arn>'`,
     );
   }
   return audience.topicArn;
@@ -403,14 +406,14 @@ async function planAudiences(
         : undefined;
     if (previous !== undefined && mode === 'create') {
       problems.push(
-        `${item.locate(['audienceId'])}: ${what} already exists; change it with 'news-alerts audiences update ${id}' or replace it with 'news-alerts audiences put --file <file>'`,
+        `${item.locate(['audienceId'])}: ${what} already exists; change it with '${newsAlerts()} audiences update ${id}' or replace it with '${newsAlerts()} audiences put --file <file>'`,
       );
       continue;
     }
     if (raw.version !== undefined && raw.version !== versionOf(previous)) {
       problems.push(
         versionConflict(
-          `${item.locate(['version'])}: ${what}: the file was made from version ${String(raw.version)}, but the table holds ${describeVersion(previous)}; export it again with 'news-alerts audiences export ${id}' and redo the change`,
+          `${item.locate(['version'])}: ${what}: the file was made from version ${String(raw.version)}, but the table holds ${describeVersion(previous)}; export it again with '${newsAlerts()} audiences export ${id}' and redo the change`,
         ),
       );
       continue;
@@ -552,7 +555,7 @@ function reportAudiences(
   const created = results.find((result) => result.action === 'created');
   if (created !== undefined) {
     context.output.note(
-      `Next: subscribe people, e.g. news-alerts subscriptions add ${created.audienceId} --email desk@example.com (or --sms +15555550100, --https <url>, --slack-webhook)`,
+      `Next: subscribe people, e.g. ${newsAlerts()} subscriptions add ${created.audienceId} --email desk@example.com (or --sms +15555550100, --https <url>, --slack-webhook)`,
     );
   }
 }
@@ -772,7 +775,7 @@ async function updateAudience(
     if (raw.version !== undefined && raw.version !== versionOf(previous)) {
       throw new UsageError(`audience ${audienceId}: the table moved on; nothing was written`, [
         versionConflict(
-          `${item.locate(['version'])}: the file was made from version ${String(raw.version)}, but the table holds ${describeVersion(previous)}; export it again with 'news-alerts audiences export ${audienceId}'`,
+          `${item.locate(['version'])}: the file was made from version ${String(raw.version)}, but the table holds ${describeVersion(previous)}; export it again with '${newsAlerts()} audiences export ${audienceId}'`,
         ),
       ]);
     }
@@ -977,7 +980,7 @@ async function showAudience(context: CommandContext, args: readonly unknown[]): 
       // Whatever is wrong with the topic (gone, another account, no access), the item still shows.
       const state = topicStateOf(item.topicArn, error);
       topicStatus = state.status;
-      topicProblem = `${state.problem.replace(/: alerts for this audience are parked$/, '')}: alerts for this audience are parked (fix the topic with 'news-alerts audiences update ${audienceId} --topic-arn <arn>', then 'news-alerts replay --parked --audience ${audienceId}')`;
+      topicProblem = `${state.problem.replace(/: alerts for this audience are parked$/, '')}: alerts for this audience are parked (fix the topic with '${newsAlerts()} audiences update ${audienceId} --topic-arn <arn>', then '${newsAlerts()} replay --parked --audience ${audienceId}')`;
     }
   }
   const statusText = parsed.ok ? (topicStatus ?? 'ok') : `INVALID: ${parsed.rejected.reason}`;
@@ -1102,7 +1105,7 @@ async function deleteAudience(
     },
     () => {
       context.output.note(
-        `to restore, save stdout to a file and give it to 'news-alerts audiences put --file <file>'${deletedRules.length > 0 ? `, then 'news-alerts rules put --file <file>'` : ''}`,
+        `to restore, save stdout to a file and give it to '${newsAlerts()} audiences put --file <file>'${deletedRules.length > 0 ? `, then '${newsAlerts()} rules put --file <file>'` : ''}`,
       );
       context.output.line(yamlText(restore).trimEnd());
     },

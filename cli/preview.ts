@@ -36,6 +36,7 @@ import { NewsLookupClient } from '#provider/news-client';
 import { action, collectList } from './command.ts';
 import type { CommandContext } from './context.ts';
 import { NotFoundError, UsageError } from './errors.ts';
+import { newsAlerts } from './hints.ts';
 import { type Item, listItems } from './items.ts';
 import { stderrLog } from './log.ts';
 import { formatInstant } from './output.ts';
@@ -237,7 +238,7 @@ async function preview(context: CommandContext, _args: readonly unknown[], optio
               // The run skips (and logs) what it cannot render; so does the count.
               unrenderable += 1;
               log.warn(
-                'could not render a notification; the run would park it for review (news-alerts replay --parked)',
+                `could not render a notification; the run would park it for review (${newsAlerts()} replay --parked)`,
                 { id, error: String(error) },
               );
               continue;

@@ -30,6 +30,7 @@ import { normalizeText } from '#core/text';
 import { action } from './command.ts';
 import type { CommandContext } from './context.ts';
 import { NotFoundError, type Problem, UsageError } from './errors.ts';
+import { newsAlerts } from './hints.ts';
 import { getItem, type ItemTable } from './items.ts';
 import { displayWidth, safeText } from './output.ts';
 import { inputName, readUtf8File } from './utf8.ts';
@@ -226,7 +227,7 @@ async function explain(
     if (item === undefined) throw new NotFoundError(`rule ${ruleId} does not exist`);
     if (typeof item.query !== 'string') {
       throw new UsageError(
-        `rule ${ruleId} has no query; 'news-alerts rules show ${ruleId}' shows its criteria, and 'news-alerts rules update ${ruleId} --query …' adds one`,
+        `rule ${ruleId} has no query; '${newsAlerts()} rules show ${ruleId}' shows its criteria, and '${newsAlerts()} rules update ${ruleId} --query …' adds one`,
       );
     }
     query = item.query;

@@ -19,6 +19,7 @@ import { parseQuery, QuerySyntaxError } from '#core/query';
 import { action, collectList } from './command.ts';
 import type { CommandContext } from './context.ts';
 import { NotFoundError, type ProblemInput, UsageError, versionConflict } from './errors.ts';
+import { newsAlerts } from './hints.ts';
 import {
   type DocumentFormat,
   type FileItem,
@@ -172,7 +173,7 @@ async function checkRules(
       // A conflict, not a mistake in the file: exit 1 when it is the only kind of problem.
       problems.push(
         versionConflict(
-          `${source.locate(['version'])}: rule "${rule.ruleId}": the file was made from version ${rule.version}, but the table holds ${describeVersion(previous)}; export it again with 'news-alerts rules export ${rule.ruleId}' and redo the change`,
+          `${source.locate(['version'])}: rule "${rule.ruleId}": the file was made from version ${rule.version}, but the table holds ${describeVersion(previous)}; export it again with '${newsAlerts()} rules export ${rule.ruleId}' and redo the change`,
         ),
       );
       continue;
@@ -339,7 +340,7 @@ async function createRules(context: CommandContext, args: readonly unknown[], op
     const [id] = idsOf([item]);
     return id !== undefined && stored.get(id) !== undefined
       ? [
-          `${item.locate(['ruleId'])}: rule "${id}" already exists; change it with 'news-alerts rules update ${id}' or replace it with 'news-alerts rules put'`,
+          `${item.locate(['ruleId'])}: rule "${id}" already exists; change it with '${newsAlerts()} rules update ${id}' or replace it with '${newsAlerts()} rules put'`,
         ]
       : [];
   });
@@ -364,7 +365,7 @@ async function updateRule(context: CommandContext, args: readonly unknown[], opt
   const stored = await storedRules(context, [ruleId]);
   const previous = stored.get(ruleId);
   if (previous === undefined) {
-    throw new NotFoundError(`rule ${ruleId} does not exist; create it with 'news-alerts rules create ${ruleId}'`);
+    throw new NotFoundError(`rule ${ruleId} does not exist; create it with '${newsAlerts()} rules create ${ruleId}'`);
   }
   if (options.enable && options.disable) throw new UsageError('give --enable or --disable, not both');
   const next: Item = { ...withoutAudit(previous), ...(ruleFromFlags(ruleId, options).value as Item) };
@@ -546,7 +547,9 @@ async function describeRules(
     selected.length === 0 &&
     !audienceItems.some((item) => item.audienceId === audienceId)
   ) {
-    throw new NotFoundError(`audience ${audienceId} does not exist in ${target.label} (news-alerts audiences list)`);
+    throw new NotFoundError(
+      `audience ${audienceId} does not exist in ${target.label} (${newsAlerts()} audiences list)`,
+    );
   }
   // Judged exactly as the run judges them, audiences included.
   const ruleSet = buildRuleSet(selected, audienceItems);
@@ -728,7 +731,7 @@ async function deleteRules(
       ...restore,
     },
     () => {
-      context.output.note(`to restore, pipe stdout into 'news-alerts rules put --file -'`);
+      context.output.note(`to restore, pipe stdout into '${newsAlerts()} rules put --file -'`);
       context.output.line(yamlText(restore).trimEnd());
     },
   );

@@ -24,6 +24,7 @@ import {
   OperationFailedError,
   UsageError,
 } from './errors.ts';
+import { newsAlerts } from './hints.ts';
 import { describeLease, RenewedLease } from './lease.ts';
 import { stderrLog } from './log.ts';
 import { formatDuration, formatInstant } from './output.ts';
@@ -93,7 +94,7 @@ class StopSignals {
   #stop(signal: StopSignal): void {
     if (this.#received !== undefined) {
       this.#note(
-        `${signal} again: exiting now. ${this.lease?.() ?? ''}Clear a stuck lease with 'news-alerts lease release'.`,
+        `${signal} again: exiting now. ${this.lease?.() ?? ''}Clear a stuck lease with '${newsAlerts()} lease release'.`,
       );
       process.exit(128 + signalNumbers[signal]);
     }
@@ -372,7 +373,7 @@ async function skippedBecause(context: CommandContext, target: Target, reason: s
     lease = undefined;
   }
   const held = lease === undefined ? reason : `the run lease is ${describeLease(lease, Date.now())}`;
-  return `the run was skipped (nothing was read or sent): ${held}. Wait for that run to finish, or if its holder is gone, clear it with 'news-alerts lease release'`;
+  return `the run was skipped (nothing was read or sent): ${held}. Wait for that run to finish, or if its holder is gone, clear it with '${newsAlerts()} lease release'`;
 }
 
 /**
@@ -417,7 +418,7 @@ async function runNow(context: CommandContext, _args: readonly unknown[], option
   if (target.kind === 'local') {
     if (at !== undefined) {
       context.output.note(
-        `the run's clock starts at ${formatInstant(at)} (--now); the watermark moves with it, 'news-alerts watermark set' moves it back`,
+        `the run's clock starts at ${formatInstant(at)} (--now); the watermark moves with it, '${newsAlerts()} watermark set' moves it back`,
       );
     }
     const stop = new StopSignals((text) => context.output.note(text));

@@ -24,6 +24,7 @@ import { AwsClients } from './aws-clients.ts';
 import { action, integerOption } from './command.ts';
 import { type CommandContext, projectRoot } from './context.ts';
 import { NotFoundError, OperationFailedError, UsageError } from './errors.ts';
+import { targetSelector } from './hints.ts';
 import { formatInstant } from './output.ts';
 import {
   caPathOf,
@@ -55,8 +56,11 @@ const descriptorPathOf = (context: CommandContext): string =>
 
 /** `--local`, or `--sandbox-file <path>` (quoted when the shell would split it): for hints. */
 function selectorOf(context: CommandContext, path: string): string {
-  if (context.options.sandboxFile === undefined) return '--local';
-  return `--sandbox-file ${/^[\w./:@%+=,-]+$/.test(path) ? path : `'${path.replaceAll("'", `'\\''`)}'`}`;
+  // A sandbox command needs no --local itself, but the commands it suggests do.
+  return targetSelector({
+    local: true,
+    sandboxFile: context.options.sandboxFile === undefined ? undefined : path,
+  }).trimEnd();
 }
 
 const isAlive = (pid: number): boolean => {

@@ -9,6 +9,7 @@ import type { RunRecord, Watermark } from '#core/ports';
 import { action, integerOption } from './command.ts';
 import type { CommandContext } from './context.ts';
 import { UsageError } from './errors.ts';
+import { newsAlerts } from './hints.ts';
 import { describeLease, leaseJson } from './lease.ts';
 import { formatDuration, formatInstant } from './output.ts';
 import { stateStoreOf } from './state-store.ts';
@@ -156,7 +157,7 @@ async function moveWatermark(
   }
   if (ledgerDays !== undefined && at < now - ledgerDays * 86_400_000 && !options.force) {
     throw new UsageError(
-      `${formatInstant(at)} is more than the delivery ledger's ${ledgerDays} days back: alerts delivered before then are no longer in the ledger and would be sent again. Use 'news-alerts replay' for old windows, or add --force if that is what you want.`,
+      `${formatInstant(at)} is more than the delivery ledger's ${ledgerDays} days back: alerts delivered before then are no longer in the ledger and would be sent again. Use '${newsAlerts()} replay' for old windows, or add --force if that is what you want.`,
     );
   }
   const forward = current !== undefined && at > current.at;

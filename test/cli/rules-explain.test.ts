@@ -306,7 +306,9 @@ describe('with a sandbox', () => {
       article: { matches: true, terms: ['title:semiconductor', 'export*'] },
     });
     expect(noQuery.code).toBe(2);
-    expect(noQuery.stderr).toContain("rule quakes has no query; 'news-alerts rules show quakes' shows its criteria");
+    expect(noQuery.stderr).toContain(
+      `rule quakes has no query; 'news-alerts --sandbox-file ${sandbox.descriptorPath} rules show quakes' shows its criteria`,
+    );
     expect(unknown.code).toBe(3);
     const both = await sandbox.cli(['rules', 'explain', 'quakes', '--query', 'x']);
     expect(both.code).toBe(2);

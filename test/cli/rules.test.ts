@@ -347,7 +347,7 @@ describe('rules put from flags, enable, disable, delete', () => {
     ]);
     expect(exists.code).toBe(2);
     expect(exists.stderr).toContain(
-      `rule "markets-rates" already exists; change it with 'news-alerts rules update markets-rates'`,
+      `rule "markets-rates" already exists; change it with 'news-alerts --sandbox-file ${sandbox.descriptorPath} rules update markets-rates'`,
     );
     expect(created.code, created.stderr).toBe(0);
     expect(created.stdout).toContain('created wafer-news (version 1)');

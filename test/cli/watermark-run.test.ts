@@ -138,7 +138,7 @@ describe('run, runs list and watermark', () => {
       expect(run.stderr).toContain('the run was skipped');
       expect(run.stderr).toContain('held by scheduled-run');
       expect(run.stderr).toContain(`expires ${new Date(lease.expiresAt).toISOString().replace('.000Z', 'Z')}`);
-      expect(run.stderr).toContain("'news-alerts lease release'");
+      expect(run.stderr).toContain(`'news-alerts --sandbox-file ${sandbox.descriptorPath} lease release'`);
       // The human summary does not claim there is no watermark: the skipped run never read it.
       const human = await sandbox.cli(['run']);
       expect(human.code).toBe(1);
@@ -147,7 +147,7 @@ describe('run, runs list and watermark', () => {
       expect(replay.code).toBe(1);
       expect(replay.stderr).toContain('an alert run is in progress');
       expect(replay.stderr).toContain('held by scheduled-run');
-      expect(replay.stderr).toContain("'news-alerts lease release'");
+      expect(replay.stderr).toContain(`'news-alerts --sandbox-file ${sandbox.descriptorPath} lease release'`);
     } finally {
       await state.releaseLease(lease);
     }
