@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { exampleAuthor } from '#sandbox/examples';
 import { ConcurrentChangeError } from '../../cli/errors.ts';
 import { getItem, listItems, writeItems } from '../../cli/items.ts';
+import { displayWidth } from '../../cli/output.ts';
 import { type CliSandbox, startCliSandbox } from './support.ts';
 
 let sandbox: CliSandbox;
@@ -99,6 +100,15 @@ describe('rules list and show', () => {
     const missing = await sandbox.cli(['rules', 'show', 'no-such-rule']);
     expect(missing.code).toBe(3);
     expect(missing.stderr).toContain('rule no-such-rule does not exist');
+  });
+
+  it('at COLUMNS=60 the table never splits a word: rows too wide for the columns print as blocks', async () => {
+    const narrow = await sandbox.cli(['--output', 'table', 'rules', 'list'], { env: { COLUMNS: '60' } });
+    expect(narrow.code, narrow.stderr).toBe(0);
+    for (const line of narrow.stdout.trimEnd().split('\n')) expect(displayWidth(line), line).toBeLessThanOrEqual(60);
+    expect(narrow.stdout).not.toMatch(/semiconduc(?!tor)/);
+    expect(narrow.stdout).toMatch(/^CRITERIA +keywords semiconductor, /m);
+    expect(narrow.stdout).toMatch(/^RULE +markets-chip-exports$/m);
   });
 
   it('VERSION and UPDATED: the examples show their first version and author; an item saved by hand shows "-"', async () => {
