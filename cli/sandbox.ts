@@ -20,6 +20,7 @@ import { type Command, Option } from 'commander';
 import { ConfigError } from '#core/errors';
 import { localAwsConfig } from '#sandbox/moto';
 import { checkProviderSettings } from '#sandbox/provider-check';
+import { ensurePythonEnv } from '../sandbox/python-env.mjs';
 import { AwsClients } from './aws-clients.ts';
 import { action, integerOption } from './command.ts';
 import { type CommandContext, projectRoot } from './context.ts';
@@ -404,11 +405,14 @@ async function sandboxUp(context: CommandContext, _args: readonly unknown[], opt
   }
   // A descriptor left by a sandbox that died (machine restart) points at nothing.
   rmSync(path, { force: true });
+  // The first start installs moto here, in the foreground: pip's progress is shown and awaited for
+  // as long as it works, and Ctrl-C stops it (the background process only starts what is there).
+  await ensurePythonEnv({ log: process.stderr });
   const logPath = join(dirname(path), 'sandbox.log');
   mkdirSync(dirname(path), { recursive: true });
   const log = openSync(logPath, 'a');
   context.output.note(
-    `starting moto server and ${start.provider ? `the provider at ${start.provider.url}` : 'the news API simulator'} in the background (the first start installs moto) ...`,
+    `starting moto server and ${start.provider ? `the provider at ${start.provider.url}` : 'the news API simulator'} in the background ...`,
   );
   const child = spawn(process.execPath, [...daemonCommand(import.meta.url), path, JSON.stringify(start)], {
     cwd: projectRoot,
@@ -422,11 +426,60 @@ async function sandboxUp(context: CommandContext, _args: readonly unknown[], opt
     exited = code ?? 1;
   });
   child.unref();
-  const deadline = Date.now() + 180_000;
+  // Until it is up, the sandbox is this command's: Ctrl-C (or SIGTERM) ends it and what it started
+  // (its process group: moto server, receivers), instead of leaving a half-started sandbox behind.
+  const stopStarting = (signal: NodeJS.Signals) => {
+    endProcessGroup(child.pid);
+    rmSync(path, { force: true });
+    context.output.note(`${signal}: the sandbox was not started`);
+    process.exit(128 + (signal === 'SIGINT' ? 2 : 15));
+  };
+  process.once('SIGINT', stopStarting);
+  process.once('SIGTERM', stopStarting);
+  try {
+    await waitUntilUp(context, { child, path, logPath, start, exited: () => exited });
+  } finally {
+    process.off('SIGINT', stopStarting);
+    process.off('SIGTERM', stopStarting);
+  }
+}
+
+/** Ends a detached process and its process group (the daemon and what it started), if it runs. */
+function endProcessGroup(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, 'SIGTERM');
+  } catch {
+    // Already gone.
+  }
+}
+
+/** Seconds `sandbox up` waits for moto and the simulator to come up (moto is installed by then). */
+const startSeconds = 180;
+
+/** Waits until the daemon wrote its descriptor; ends it (and what it started) if it never does. */
+async function waitUntilUp(
+  context: CommandContext,
+  {
+    child,
+    path,
+    logPath,
+    start,
+    exited,
+  }: {
+    child: ReturnType<typeof spawn>;
+    path: string;
+    logPath: string;
+    start: SandboxStart;
+    exited: () => number | null;
+  },
+): Promise<void> {
+  const deadline = Date.now() + startSeconds * 1000;
   while (Date.now() < deadline) {
-    if (exited !== null) {
+    const code = exited();
+    if (code !== null) {
       const tail = readFileSync(logPath, 'utf8').split('\n').slice(-15).join('\n');
-      throw new OperationFailedError(`the sandbox process exited (code ${exited}) before it was ready:\n${tail}`);
+      throw new OperationFailedError(`the sandbox process exited (code ${code}) before it was ready:\n${tail}`);
     }
     const descriptor = readIfPresent(path);
     if (descriptor?.daemon?.pid === child.pid) {
@@ -446,8 +499,12 @@ async function sandboxUp(context: CommandContext, _args: readonly unknown[], opt
     }
     await sleep(200);
   }
-  if (child.pid !== undefined) process.kill(child.pid, 'SIGTERM');
-  throw new OperationFailedError(`the sandbox did not come up within 3 minutes; see ${logPath}`);
+  // Its process group too: nothing it started is left running.
+  endProcessGroup(child.pid);
+  rmSync(path, { force: true });
+  throw new OperationFailedError(
+    `the sandbox did not come up within ${startSeconds / 60} minutes (moto server and the simulator, already installed); it was stopped. See ${logPath}`,
+  );
 }
 
 async function sandboxDown(context: CommandContext): Promise<void> {
