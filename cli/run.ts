@@ -29,7 +29,7 @@ import { describeLease, RenewedLease } from './lease.ts';
 import { stderrLog } from './log.ts';
 import { formatDuration, formatInstant } from './output.ts';
 import type { LocalTarget, Target } from './target.ts';
-import { runRow, runTableHead, runTableRow, stateStoreOf } from './watermark.ts';
+import { runRow, runTableHead, runTableRow, stateStoreOf, watermarkAheadWarning } from './watermark.ts';
 import { parseInstant } from './window.ts';
 
 /** Local runs have no Lambda time limit; the sandbox gives them the same budget as `npm start`. */
@@ -481,6 +481,10 @@ async function runNow(context: CommandContext, _args: readonly unknown[], option
     );
   }
   context.output.result({ target: target.label, summary }, () => printSummary(context, summary));
+  const watermarkAfter = summary.watermarkAfter;
+  if (typeof watermarkAfter === 'number' && watermarkAfter > Date.now()) {
+    context.output.warn(watermarkAheadWarning(watermarkAfter, Date.now()));
+  }
 }
 
 /** What the publishers did with one run's work items (sharded publishing), as a run summary records it. */
