@@ -651,6 +651,55 @@ async function recordReplay(
   }
 }
 
+/** What `replay --parked` did for one audience. */
+interface ParkedTally {
+  parked: number;
+  alreadyDelivered: number;
+  sent: number;
+  wouldSend: number;
+  failed: number;
+  stillParked: number;
+}
+
+/**
+ * Keeps a `replay --parked` in the run history like any replay (`kind: replay`, `source:
+ * parked`), so `runs list` shows who re-sent parked alerts, how many went out and how many stay
+ * parked. A dry run sends nothing and is not recorded.
+ */
+async function recordParkedReplay(
+  state: DynamoStateStore,
+  runId: string,
+  startedAt: number,
+  finishedAt: number,
+  tallies: readonly ParkedTally[],
+  log: Log,
+  failure: string | undefined,
+): Promise<void> {
+  const total = (field: keyof ParkedTally) => tallies.reduce((sum, tally) => sum + tally[field], 0);
+  const failed = total('failed');
+  const reason = failure ?? (failed > 0 ? `${failed} parked alert(s) could not be sent and stay parked` : undefined);
+  try {
+    await state.recordRun({
+      runId,
+      status: failure !== undefined || failed > 0 ? 'incomplete' : 'completed',
+      startedAt,
+      finishedAt,
+      summary: {
+        kind: 'replay',
+        source: 'parked',
+        parkedFound: total('parked'),
+        notificationsPublished: total('sent'),
+        notificationsAlreadyDelivered: total('alreadyDelivered'),
+        notificationsFailed: failed,
+        notificationsParked: total('stillParked'),
+        ...(reason !== undefined ? { reason } : {}),
+      },
+    });
+  } catch (error) {
+    log.warn('could not record the replay in the run history', { error: String(error) });
+  }
+}
+
 /** Rule ids of a parked message, read from its structured body (for the ledger entry). */
 function ruleIdsOf(body: string): string[] {
   try {
@@ -677,12 +726,11 @@ async function replayParked(context: CommandContext, options: ReplayOptions): Pr
   const lease = options.dryRun
     ? undefined
     : await takeReplayLease(state, await context.actor(), (error) => abort.abort(error), dispatchesOf(target, log));
-  const tallies = new Map<
-    string,
-    { parked: number; alreadyDelivered: number; sent: number; wouldSend: number; failed: number; stillParked: number }
-  >();
+  const tallies = new Map<string, ParkedTally>();
   const progress = context.progress();
   let deadLetters: TakenDeadLetters | undefined;
+  const startedAt = Date.now();
+  let thrown: string | undefined;
   try {
     if (deadLetterQueueUrl !== undefined) {
       const sqs = await sqsClientOf(target);
@@ -782,9 +830,15 @@ async function replayParked(context: CommandContext, options: ReplayOptions): Pr
         tally.stillParked += 1;
       }
     }
+  } catch (error) {
+    thrown = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    throw error;
   } finally {
     progress.stop();
-    await lease?.release();
+    if (lease !== undefined) {
+      await recordParkedReplay(state, lease.lease.owner, startedAt, Date.now(), [...tallies.values()], log, thrown);
+      await lease.release();
+    }
   }
   const rows = [...tallies]
     .sort(([a], [b]) => a.localeCompare(b))

@@ -25,7 +25,8 @@ export function runRow(run: RunRecord) {
     typeof summary[name] === 'number' ? (summary[name] as number) : undefined;
   return {
     runId: run.runId,
-    kind: summary.kind === 'replay' ? 'replay' : 'run',
+    // `replay --parked` is a replay too (cli/replay.ts), of parked alerts instead of a window.
+    kind: summary.kind === 'replay' ? (summary.source === 'parked' ? 'replay --parked' : 'replay') : 'run',
     status: run.status,
     startedAt: new Date(run.startedAt).toISOString(),
     durationMs: run.finishedAt - run.startedAt,

@@ -453,6 +453,24 @@ describe('replay', () => {
         ?.parked,
     ).toBe(0);
     expect((await current.stack.dependencies.state.findDelivered(parked)).size).toBe(parked.length);
+
+    // Each replay --parked that sent (or tried to) is in the run history, newest first; the dry run is not.
+    const runs = await current.cli(['--json', 'runs', 'list']);
+    const replays = runs
+      .json<{ kind: string; status: string; published?: number; parked?: number; reason?: string }[]>()
+      .filter((run) => run.kind === 'replay --parked');
+    expect(replays).toEqual([
+      expect.objectContaining({ status: 'completed', published: 0, parked: 0 }),
+      expect.objectContaining({ status: 'completed', published: parked.length, parked: 0 }),
+      expect.objectContaining({
+        status: 'incomplete',
+        published: 0,
+        parked: parked.length,
+        reason: expect.stringContaining('stay parked'),
+      }),
+    ]);
+    const table = await current.cli(['runs', 'list']);
+    expect(table.stdout).toMatch(/\treplay --parked\tcompleted\t/);
   });
 
   it('a replay the provider stops halfway still records in the ledger every alert it sent', async () => {
