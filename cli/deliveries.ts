@@ -35,6 +35,7 @@ import { NotFoundError, UsageError } from './errors.ts';
 import { newsAlerts } from './hints.ts';
 import { type Item, listItems } from './items.ts';
 import { formatInstant, maskUrl, status } from './output.ts';
+import { slackRendering } from './slack-text.ts';
 import type { LocalTarget, Target } from './target.ts';
 
 /**
@@ -282,32 +283,6 @@ async function subscribersOf(target: LocalTarget, topicArn: string, auditQueueNa
   return subscribers;
 }
 
-/** A Slack message as a person would see it: its blocks' text, one line each. */
-async function slackText(body: string): Promise<{ text: string; json: unknown }> {
-  try {
-    const [{ parseAlertMessage }, { renderSlackMessage }] = await Promise.all([
-      import('../functions/slack-relay/message.ts'),
-      import('../functions/slack-relay/blocks.ts'),
-    ]);
-    const message = renderSlackMessage(parseAlertMessage(body));
-    const lines: string[] = [];
-    const visit = (value: unknown): void => {
-      if (Array.isArray(value)) for (const entry of value) visit(entry);
-      else if (typeof value === 'object' && value !== null) {
-        const record = value as Record<string, unknown>;
-        if (typeof record.text === 'string') lines.push(record.text);
-        else visit(record.text);
-        visit(record.elements);
-        visit(record.fields);
-      }
-    };
-    visit((message as { blocks?: unknown }).blocks);
-    return { text: lines.join('\n'), json: message };
-  } catch (error) {
-    return { text: `(the Slack relay would refuse this message: ${(error as Error).message})`, json: null };
-  }
-}
-
 /** What one subscriber of `channel` received for a notification. */
 async function receivedBy(
   subscriber: Subscriber,
@@ -325,7 +300,7 @@ async function receivedBy(
     case 'sms':
       return { ...subscriber, text: text('sms') ?? '(SMS text not available)' };
     case 'slack': {
-      const slack = await slackText(raw);
+      const slack = await slackRendering(raw);
       return { ...subscriber, text: slack.text, json: slack.json };
     }
     default:
