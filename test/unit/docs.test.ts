@@ -456,3 +456,22 @@ describe('docs/deploy.md keeps the facts a first deployer relies on', () => {
     expect(step5).not.toContain('aws dynamodb put-item');
   });
 });
+
+describe('npm install', () => {
+  it('leaves npm 11 nothing to warn about: every dependency with install scripts is in allowScripts', () => {
+    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+      allowScripts?: Record<string, boolean>;
+    };
+    const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, { hasInstallScript?: boolean }>;
+    };
+    // npm matches a bare name against every installed version (npm help install-scripts).
+    const withScripts = Object.entries(lock.packages)
+      .filter(([path, entry]) => path !== '' && entry.hasInstallScript === true)
+      .map(([path]) => path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length));
+    expect(withScripts).toContain('esbuild');
+    expect(withScripts.filter((name) => typeof pkg.allowScripts?.[name] !== 'boolean')).toEqual([]);
+    // esbuild's postinstall only optimises; its platform package works without it: denied, not allowed.
+    expect(pkg.allowScripts?.esbuild).toBe(false);
+  });
+});
