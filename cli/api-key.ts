@@ -16,6 +16,7 @@ import type { Command } from 'commander';
 import { action } from './command.ts';
 import type { CommandContext } from './context.ts';
 import { NotFoundError, OperationFailedError, UsageError } from './errors.ts';
+import { newsAlerts } from './hints.ts';
 import { formatInstant } from './output.ts';
 import type { Target } from './target.ts';
 
@@ -31,7 +32,7 @@ export function apiKeyValueOf(input: string): string {
   const value = input.trim();
   if (value === '') {
     throw new UsageError(
-      'no API key on stdin: pipe it in (news-alerts api-key set < key.txt) or type it at the prompt',
+      `no API key on stdin: pipe it in (${newsAlerts()} api-key set < key.txt) or type it at the prompt`,
     );
   }
   if (Buffer.byteLength(value) > maxSecretBytes) {
@@ -54,7 +55,7 @@ export function apiKeyValueOf(input: string): string {
   // Checked without quoting the input: it is the key, or close to it.
   if (/[\s\p{Cc}]/u.test(value)) {
     throw new UsageError(
-      'the input holds spaces, line breaks or control characters inside it; pipe only the key (e.g. printf %s "$KEY" | news-alerts api-key set)',
+      `the input holds spaces, line breaks or control characters inside it; pipe only the key (e.g. printf %s "$KEY" | ${newsAlerts()} api-key set)`,
     );
   }
   refuseNonAscii(value);
@@ -70,7 +71,7 @@ function refuseNonAscii(key: string): void {
   const odd = key.search(/[^\x21-\x7e]/);
   if (odd === -1) return;
   throw new UsageError(
-    `the key has a character that is not printable ASCII (character ${odd + 1}), and an HTTP header cannot carry it; pipe the key exactly as the provider issued it, e.g. printf %s "$KEY" | news-alerts api-key set`,
+    `the key has a character that is not printable ASCII (character ${odd + 1}), and an HTTP header cannot carry it; pipe the key exactly as the provider issued it, e.g. printf %s "$KEY" | ${newsAlerts()} api-key set`,
   );
 }
 
@@ -112,14 +113,11 @@ async function apiKeyState(target: Target): Promise<ApiKeyState> {
   }
 }
 
-/** `--local ` or `` as the target was chosen, for hints. */
-const targetFlag = (target: Target): string => (target.kind === 'local' ? '--local ' : '');
-
 async function setApiKey(context: CommandContext, args: readonly unknown[]): Promise<void> {
   const [onCommandLine] = args as [string | undefined];
   if (onCommandLine !== undefined) {
     throw new UsageError(
-      'the API key is read from stdin, never from the command line (the process list and shell history keep arguments): news-alerts api-key set < key.txt',
+      `the API key is read from stdin, never from the command line (the process list and shell history keep arguments): ${newsAlerts()} api-key set < key.txt`,
     );
   }
   const target = await context.target();
@@ -137,7 +135,7 @@ async function setApiKey(context: CommandContext, args: readonly unknown[]): Pro
     context.output.line(`stored the API key in ${secretId} (${target.label})`);
     context.output.line(
       target.kind === 'local'
-        ? `the next run reads it: news-alerts --local run`
+        ? `the next run reads it: ${newsAlerts()} run`
         : 'the next scheduled run reads it (a warm function may keep the old key for up to SECRET_CACHE_SECONDS, 300 s by default)',
     );
   });
@@ -148,7 +146,7 @@ async function apiKeyStatus(context: CommandContext): Promise<void> {
   const state = await apiKeyState(target);
   if (!state.set) {
     throw new NotFoundError(
-      `no API key in ${state.secretId} (${target.label}): put it in with news-alerts ${targetFlag(target)}api-key set`,
+      `no API key in ${state.secretId} (${target.label}): put it in with ${newsAlerts()} api-key set`,
     );
   }
   context.output.result(state, () =>
@@ -169,7 +167,8 @@ export function registerApiKey(program: Command): void {
   apiKey
     .command('set')
     .description("store the provider API key in the target's secret, read from stdin (hidden at a terminal)")
-    .argument('[key]', 'refused: the key is never taken from the command line')
+    // A key pasted onto the command line is refused by the command, not listed as an argument.
+    .allowExcessArguments()
     .addHelpText(
       'after',
       `

@@ -36,6 +36,7 @@ import { type Audience, AudienceSchema, audienceAttributes, parseAudience, ruleA
 import { action, collectList, integerOption } from './command.ts';
 import type { CommandContext } from './context.ts';
 import { NotFoundError, OperationFailedError, type ProblemInput, UsageError, versionConflict } from './errors.ts';
+import { newsAlerts } from './hints.ts';
 import {
   type DocumentFormat,
   type FileItem,
@@ -59,8 +60,10 @@ import {
   withoutAudit,
   writeItems,
 } from './items.ts';
+import { withNewAudienceDefaults } from './new-audience.ts';
 import { jsonText, listText, status, storedValueText } from './output.ts';
 import type { DeploymentHome, Target } from './target.ts';
+import { inputName } from './utf8.ts';
 
 const audiencesTable = (target: Target): ItemTable => ({
   tableName: target.names.audiencesTable,
@@ -161,7 +164,7 @@ async function requireHomeTopic(context: CommandContext, target: Target, topicAr
 export function audienceTopicError(audienceId: string, topicArn: string, error: unknown): OperationFailedError {
   const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
   return new OperationFailedError(
-    `audience ${audienceId}: its topic ${topicArn} cannot be read (${reason}); point it at a topic of this stack with 'news-alerts audiences update ${audienceId} --topic-arn <arn>'`,
+    `audience ${audienceId}: its topic ${topicArn} cannot be read (${reason}); point it at a topic of this stack with '${newsAlerts()} audiences update ${audienceId} --topic-arn <arn>'`,
     { cause: error },
   );
 }
@@ -183,7 +186,9 @@ export async function audienceSubscriptions(
 export async function requireAudience(target: Target, audienceId: string): Promise<Item> {
   const item = await getItem(target.clients.documents, audiencesTable(target), audienceId);
   if (item === undefined) {
-    throw new NotFoundError(`audience ${audienceId} does not exist in ${target.label} (news-alerts audiences list)`);
+    throw new NotFoundError(
+      `audience ${audienceId} does not exist in ${target.label} (${newsAlerts()} audiences list)`,
+    );
   }
   return item;
 }
@@ -192,7 +197,7 @@ export async function requireAudience(target: Target, audienceId: string): Promi
 export function topicArnOf(audience: Item, audienceId: string): string {
   if (typeof audience.topicArn !== 'string' || audience.topicArn === '') {
     throw new UsageError(
-      `audience ${audienceId} has no topicArn; fix it with 'news-alerts audiences update ${audienceId} --topic-arn <arn>'`,
+      `audience ${audienceId} has no topicArn; fix it with '${newsAlerts()} audiences update ${audienceId} --topic-arn <arn>'`,
     );
   }
   return audience.topicArn;
@@ -332,13 +337,6 @@ function locatedLocaleWarnings(item: FileItem, value: Item, what: string, defaul
 }
 
 /**
- * What `collapse` a new audience gets when its file or flags do not say: new audiences get one
- * alert per story. The schema's default (`none`) is for items written before stories existed, so
- * an upgrade changes no audience; only the CLI's new audiences start collapsing.
- */
-export const NEW_AUDIENCE_COLLAPSE = 'story';
-
-/**
  * How `collapse` and `updates` of a stored audience read: its own value, or what the run applies
  * to an item without the attribute, marked as the default (as `locale` is).
  */
@@ -408,14 +406,14 @@ async function planAudiences(
         : undefined;
     if (previous !== undefined && mode === 'create') {
       problems.push(
-        `${item.locate(['audienceId'])}: ${what} already exists; change it with 'news-alerts audiences update ${id}' or replace it with 'news-alerts audiences put --file <file>'`,
+        `${item.locate(['audienceId'])}: ${what} already exists; change it with '${newsAlerts()} audiences update ${id}' or replace it with '${newsAlerts()} audiences put --file <file>'`,
       );
       continue;
     }
     if (raw.version !== undefined && raw.version !== versionOf(previous)) {
       problems.push(
         versionConflict(
-          `${item.locate(['version'])}: ${what}: the file was made from version ${String(raw.version)}, but the table holds ${describeVersion(previous)}; export it again with 'news-alerts audiences export ${id}' and redo the change`,
+          `${item.locate(['version'])}: ${what}: the file was made from version ${String(raw.version)}, but the table holds ${describeVersion(previous)}; export it again with '${newsAlerts()} audiences export ${id}' and redo the change`,
         ),
       );
       continue;
@@ -434,9 +432,12 @@ async function planAudiences(
       : previous !== undefined && raw.topicArn === undefined
         ? { topicArn: previous.topicArn }
         : {};
-    // A new audience collapses stories unless it says otherwise (see NEW_AUDIENCE_COLLAPSE).
-    const collapse = previous === undefined && raw.collapse === undefined ? { collapse: NEW_AUDIENCE_COLLAPSE } : {};
-    const checked = checkAudience({ ...item, value: { ...collapse, ...withoutAudit(raw), ...topic } }, what);
+    // A new audience collapses stories unless it says otherwise (cli/new-audience.ts).
+    const value = { ...withoutAudit(raw), ...topic };
+    const checked = checkAudience(
+      { ...item, value: previous === undefined ? withNewAudienceDefaults(value) : value },
+      what,
+    );
     if ('problems' in checked) {
       problems.push(...checked.problems);
       continue;
@@ -554,7 +555,7 @@ function reportAudiences(
   const created = results.find((result) => result.action === 'created');
   if (created !== undefined) {
     context.output.note(
-      `Next: subscribe people, e.g. news-alerts subscriptions add ${created.audienceId} --email desk@example.com (or --sms +15555550100, --https <url>, --slack-webhook)`,
+      `Next: subscribe people, e.g. ${newsAlerts()} subscriptions add ${created.audienceId} --email desk@example.com (or --sms +15555550100, --https <url>, --slack-webhook)`,
     );
   }
 }
@@ -574,7 +575,8 @@ function audiencesToWrite(audienceId: string | undefined, options: AudienceFlags
     if (options.disabled) value.enabled = false;
     items = [flagItem(value, `audience ${audienceId}`)];
   }
-  if (items.length === 0) throw new UsageError(`${options.file} holds no audiences; nothing was written`);
+  if (items.length === 0)
+    throw new UsageError(`${inputName(options.file ?? '-')} holds no audiences; nothing was written`);
   return items;
 }
 
@@ -646,12 +648,15 @@ async function validateAudiences(context: CommandContext, args: readonly unknown
   const [file] = args as [string];
   const target = await context.target();
   const items = readItemFile(file, 'audiences');
-  if (items.length === 0) throw new UsageError(`${file} holds no audiences`);
+  if (items.length === 0) throw new UsageError(`${inputName(file)} holds no audiences`);
   const { planned, problems, warnings } = await planAudiences(context, target, items, 'put');
   // Warnings first, also when the file is refused: they are what the author fixes next.
   for (const warning of warnings) context.output.warn(warning);
   if (problems.length > 0) {
-    throw new UsageError(`${file}: ${problems.length} problem(s); 'audiences put' would refuse this file`, problems);
+    throw new UsageError(
+      `${inputName(file)}: ${problems.length} problem(s); 'audiences put' would refuse this file`,
+      problems,
+    );
   }
   const rows = planned.map((entry) => ({
     audienceId: entry.id,
@@ -673,7 +678,7 @@ async function validateAudiences(context: CommandContext, args: readonly unknown
       rows.map((row) => [row.audienceId, row.status, row.topic]),
     );
     context.output.note(
-      `${file}: ${rows.length} audience(s) valid${warnings.length > 0 ? `, ${warnings.length} warning(s)` : ''}; nothing was written`,
+      `${inputName(file)}: ${rows.length} audience(s) valid${warnings.length > 0 ? `, ${warnings.length} warning(s)` : ''}; nothing was written`,
     );
   });
 }
@@ -759,7 +764,8 @@ async function updateAudience(
     }
     const items = readItemFile(options.file, 'audiences');
     const item = items[0];
-    if (items.length !== 1 || !item) throw new UsageError(`${options.file} must hold exactly one audience for update`);
+    if (items.length !== 1 || !item)
+      throw new UsageError(`${inputName(options.file)} must hold exactly one audience for update`);
     const raw = (typeof item.value === 'object' && item.value !== null ? item.value : {}) as Item;
     if (raw.audienceId !== audienceId) {
       throw new UsageError(
@@ -769,7 +775,7 @@ async function updateAudience(
     if (raw.version !== undefined && raw.version !== versionOf(previous)) {
       throw new UsageError(`audience ${audienceId}: the table moved on; nothing was written`, [
         versionConflict(
-          `${item.locate(['version'])}: the file was made from version ${String(raw.version)}, but the table holds ${describeVersion(previous)}; export it again with 'news-alerts audiences export ${audienceId}'`,
+          `${item.locate(['version'])}: the file was made from version ${String(raw.version)}, but the table holds ${describeVersion(previous)}; export it again with '${newsAlerts()} audiences export ${audienceId}'`,
         ),
       ]);
     }
@@ -948,7 +954,7 @@ async function listAudiences(context: CommandContext): Promise<void> {
         row.collapseFromDefault ? `${row.collapse} (default)` : storedValueText(row.collapse),
         row.rules,
         typeof row.topicArn === 'string' ? row.topicArn.split(':').at(-1) : '',
-        row.version ?? '',
+        row.version ?? '-',
         status(row.status, row.status === 'ok' ? 'good' : 'bad'),
       ]),
       'no audiences',
@@ -974,7 +980,7 @@ async function showAudience(context: CommandContext, args: readonly unknown[]): 
       // Whatever is wrong with the topic (gone, another account, no access), the item still shows.
       const state = topicStateOf(item.topicArn, error);
       topicStatus = state.status;
-      topicProblem = `${state.problem.replace(/: alerts for this audience are parked$/, '')}: alerts for this audience are parked (fix the topic with 'news-alerts audiences update ${audienceId} --topic-arn <arn>', then 'news-alerts replay --parked --audience ${audienceId}')`;
+      topicProblem = `${state.problem.replace(/: alerts for this audience are parked$/, '')}: alerts for this audience are parked (fix the topic with '${newsAlerts()} audiences update ${audienceId} --topic-arn <arn>', then '${newsAlerts()} replay --parked --audience ${audienceId}')`;
     }
   }
   const statusText = parsed.ok ? (topicStatus ?? 'ok') : `INVALID: ${parsed.rejected.reason}`;
@@ -1099,7 +1105,7 @@ async function deleteAudience(
     },
     () => {
       context.output.note(
-        `to restore, save stdout to a file and give it to 'news-alerts audiences put --file <file>'${deletedRules.length > 0 ? `, then 'news-alerts rules put --file <file>'` : ''}`,
+        `to restore, save stdout to a file and give it to '${newsAlerts()} audiences put --file <file>'${deletedRules.length > 0 ? `, then '${newsAlerts()} rules put --file <file>'` : ''}`,
       );
       context.output.line(yamlText(restore).trimEnd());
     },

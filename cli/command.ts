@@ -5,6 +5,7 @@
  */
 import { type Command, InvalidArgumentError } from 'commander';
 import { CommandContext, type GlobalOptions } from './context.ts';
+import { setHintTarget } from './hints.ts';
 
 /** An action implementation: positional arguments as commander parsed them, then the command's options. */
 export type ActionBody<O> = (context: CommandContext, args: readonly unknown[], options: O) => Promise<void>;
@@ -15,12 +16,25 @@ export function action<O>(body: ActionBody<O>): (...params: unknown[]) => Promis
     // commander passes the positional arguments, then the options object, then the command.
     const command = params[params.length - 1] as Command;
     const context = new CommandContext(command.optsWithGlobals<GlobalOptions>());
+    // The commands this one suggests act on the same target (cli/hints.ts).
+    setHintTarget(context.options);
     try {
-      await body(context, params.slice(0, -2), command.opts() as O);
+      await body(context, [...params.slice(0, -2), ...excessArguments(command)], command.opts() as O);
     } finally {
       await context.close();
     }
   };
+}
+
+/**
+ * Operands beyond the declared arguments, for a command that takes them (`allowExcessArguments`)
+ * only to refuse them with a message of its own: a webhook URL or an API key pasted onto the
+ * command line. They are passed after the declared arguments and never listed in `--help`.
+ */
+function excessArguments(command: Command): string[] {
+  const declared = command.registeredArguments;
+  if (declared.at(-1)?.variadic) return [];
+  return command.args.slice(declared.length);
 }
 
 /** Collects a repeatable, comma-separated list option: `--keywords a,b --keywords c` → [a, b, c]. */

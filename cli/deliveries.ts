@@ -32,8 +32,10 @@ import { deliveryId, readUpdateNoticeKey, storyMarkerKey, storyOfMarker } from '
 import { action, collectList, integerOption } from './command.ts';
 import type { CommandContext } from './context.ts';
 import { NotFoundError, UsageError } from './errors.ts';
+import { newsAlerts } from './hints.ts';
 import { type Item, listItems } from './items.ts';
 import { formatInstant, maskUrl, status } from './output.ts';
+import { slackRendering } from './slack-text.ts';
 import type { LocalTarget, Target } from './target.ts';
 
 /**
@@ -125,7 +127,7 @@ export const auditQueueWarning =
   (warn: (text: string) => void) =>
   (audienceId: string, error: unknown): void =>
     warn(
-      `audience ${audienceId}: its topic could not get the sandbox's audit queue (${error instanceof Error ? error.message : String(error)}); 'news-alerts deliveries' will not show what it is sent`,
+      `audience ${audienceId}: its topic could not get the sandbox's audit queue (${error instanceof Error ? error.message : String(error)}); '${newsAlerts()} deliveries' will not show what it is sent`,
     );
 
 /** Every message of a queue, oldest first, left in the queue (visible again at once). */
@@ -281,32 +283,6 @@ async function subscribersOf(target: LocalTarget, topicArn: string, auditQueueNa
   return subscribers;
 }
 
-/** A Slack message as a person would see it: its blocks' text, one line each. */
-async function slackText(body: string): Promise<{ text: string; json: unknown }> {
-  try {
-    const [{ parseAlertMessage }, { renderSlackMessage }] = await Promise.all([
-      import('../functions/slack-relay/message.ts'),
-      import('../functions/slack-relay/blocks.ts'),
-    ]);
-    const message = renderSlackMessage(parseAlertMessage(body));
-    const lines: string[] = [];
-    const visit = (value: unknown): void => {
-      if (Array.isArray(value)) for (const entry of value) visit(entry);
-      else if (typeof value === 'object' && value !== null) {
-        const record = value as Record<string, unknown>;
-        if (typeof record.text === 'string') lines.push(record.text);
-        else visit(record.text);
-        visit(record.elements);
-        visit(record.fields);
-      }
-    };
-    visit((message as { blocks?: unknown }).blocks);
-    return { text: lines.join('\n'), json: message };
-  } catch (error) {
-    return { text: `(the Slack relay would refuse this message: ${(error as Error).message})`, json: null };
-  }
-}
-
 /** What one subscriber of `channel` received for a notification. */
 async function receivedBy(
   subscriber: Subscriber,
@@ -324,7 +300,7 @@ async function receivedBy(
     case 'sms':
       return { ...subscriber, text: text('sms') ?? '(SMS text not available)' };
     case 'slack': {
-      const slack = await slackText(raw);
+      const slack = await slackRendering(raw);
       return { ...subscriber, text: slack.text, json: slack.json };
     }
     default:
@@ -513,7 +489,9 @@ async function showLedgerStates(
   articleKeys: readonly string[],
 ) {
   if (audienceId === undefined) {
-    throw new UsageError('--article needs the audience: news-alerts deliveries <audienceId> --article <articleKey>');
+    throw new UsageError(
+      `--article needs the audience: ${newsAlerts()} deliveries <audienceId> --article <articleKey>`,
+    );
   }
   const target = await context.target();
   const known = await audienceItems(target);
@@ -546,7 +524,7 @@ async function showDeliveries(
   if (options.article !== undefined) return await showLedgerStates(context, wanted, options.article);
   const onStack = (label: string) =>
     new UsageError(
-      `deliveries are visible only in the sandbox (--local), where every audience topic has an audit queue; on ${label}, subscribe a queue you can read: news-alerts subscriptions add <audienceId> --sqs <queueArn>`,
+      `deliveries are visible only in the sandbox (--local), where every audience topic has an audit queue; on ${label}, subscribe a queue you can read: ${newsAlerts()} subscriptions add <audienceId> --sqs <queueArn>`,
     );
   // Refused before any AWS call: there is nothing to read on a stack.
   if (context.options.local !== true && context.options.sandboxFile === undefined) {
@@ -557,7 +535,7 @@ async function showDeliveries(
   const items = await audienceItems(target);
   const known = items.filter((item) => typeof item.audienceId === 'string' && topicOf(item) !== undefined);
   if (wanted !== undefined && !known.some((item) => item.audienceId === wanted)) {
-    throw new NotFoundError(`audience ${wanted} does not exist in ${target.label} (news-alerts audiences list)`);
+    throw new NotFoundError(`audience ${wanted} does not exist in ${target.label} (${newsAlerts()} audiences list)`);
   }
   const chosen = known
     .filter((item) => wanted === undefined || item.audienceId === wanted)
@@ -625,7 +603,7 @@ async function showDeliveries(
 function printDeliveries(context: CommandContext, audiences: readonly AudienceDeliveries[]): void {
   const { output } = context;
   if (audiences.length === 0) {
-    output.line('No audiences in the sandbox (news-alerts audiences create …).');
+    output.line(`No audiences in the sandbox (${newsAlerts()} audiences create …).`);
     return;
   }
   for (const audience of audiences) {

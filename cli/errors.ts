@@ -11,6 +11,7 @@
  */
 import { CommanderError } from 'commander';
 import { LeaseHeldError, NewsAlertsError, ProviderError, WatermarkConflictError } from '#core/errors';
+import { newsAlerts } from './hints.ts';
 
 /** The exit codes of every `news-alerts` command. */
 export const ExitCode = {
@@ -269,13 +270,13 @@ function awsFailure(error: Error, setting: FailureSetting): Failure | undefined 
   if ([...codes].some((code) => unreachable.has(code))) {
     const endpoint = process.env.AWS_ENDPOINT_URL ? ` (AWS_ENDPOINT_URL is ${process.env.AWS_ENDPOINT_URL})` : '';
     const hint = setting.local
-      ? "; is the sandbox up? ('news-alerts sandbox status')"
+      ? `; is the sandbox up? ('${newsAlerts()} sandbox status')`
       : `: check the network, --region (AWS_REGION) and AWS_ENDPOINT_URL${endpoint}${local}`;
     return failure('unreachable', ExitCode.notFound, `cannot reach AWS${what ? ` for ${what}` : ''}${hint}`);
   }
   if ([...codes].some((code) => resourceNotFound.has(code))) {
     const fix = setting.local
-      ? "the sandbox does not have it: restart it ('news-alerts sandbox down', then 'sandbox up')"
+      ? `the sandbox does not have it: restart it ('${newsAlerts()} sandbox down', then 'sandbox up')`
       : 'deploy the stack or check --stack/--region';
     return failure('aws_not_found', ExitCode.notFound, `${what ?? 'an AWS resource'} does not exist: ${fix}`);
   }

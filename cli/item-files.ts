@@ -25,7 +25,7 @@ import { z } from 'zod';
 import { describeIssues } from '#core/model';
 import { UsageError } from './errors.ts';
 import { terminalText } from './output.ts';
-import { readUtf8File } from './utf8.ts';
+import { inputName, readUtf8File } from './utf8.ts';
 
 /** One item read from a file. */
 export interface FileItem {
@@ -45,26 +45,28 @@ export function readItemFile(path: string, listKey: 'rules' | 'audiences'): File
   // `-` is stdin, so a rule printed by `rules show --json` can be piped straight back.
   const text = readUtf8File(path);
   const json = extname(path).toLowerCase() === '.json' || (path === '-' && /^\s*[[{]/.test(text));
-  if (json) checkJsonSyntax(path, text);
+  // How messages name it: `stdin:3: …` for `-`, `rules.yaml:3: …` for a file.
+  const source = inputName(path);
+  if (json) checkJsonSyntax(source, text);
   const lineCounter = new LineCounter();
   const document = parseDocument(text, { lineCounter, prettyErrors: true, uniqueKeys: true });
   if (document.errors.length > 0) {
     const details = document.errors.map((error) => {
       const position = error.linePos?.[0];
-      const where = position ? `${path}:${position.line}:${position.col}` : path;
+      const where = position ? `${source}:${position.line}:${position.col}` : source;
       return `${where}: ${plainParseMessage((error.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, ''))}`;
     });
-    throw new UsageError(`${path} is not valid ${json ? 'JSON' : 'YAML'}; nothing was written`, details);
+    throw new UsageError(`${source} is not valid ${json ? 'JSON' : 'YAML'}; nothing was written`, details);
   }
   const lineOf = (node: Node | null | undefined): string =>
-    node?.range ? `${path}:${lineCounter.linePos(node.range[0]).line}` : path;
+    node?.range ? `${source}:${lineCounter.linePos(node.range[0]).line}` : source;
   let root: unknown;
   try {
     // The yaml library's guard against alias bombs ("billion laughs"): a few aliases are fine,
     // an expansion that would build millions of nodes is refused.
     root = document.toJS({ maxAliasCount: MAX_ALIAS_COUNT }) as unknown;
   } catch (error) {
-    throw new UsageError(`${path} cannot be read as ${json ? 'JSON' : 'YAML'}; nothing was written`, [
+    throw new UsageError(`${source} cannot be read as ${json ? 'JSON' : 'YAML'}; nothing was written`, [
       aliasProblem(document, lineOf, error),
     ]);
   }
@@ -97,7 +99,7 @@ export function readItemFile(path: string, listKey: 'rules' | 'audiences'): File
     return [stored(root, [], '(item)')];
   }
   throw new UsageError(
-    `${path} must hold one ${listKey === 'rules' ? 'rule' : 'audience'} (an object), a list of them, or {"${listKey}": [...]}; nothing was written`,
+    `${source} must hold one ${listKey === 'rules' ? 'rule' : 'audience'} (an object), a list of them, or {"${listKey}": [...]}; nothing was written`,
   );
 }
 

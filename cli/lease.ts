@@ -19,6 +19,7 @@ import { type Lease, LeaseChangedError, type LeaseHolder, type LeaseRecord } fro
 import { action } from './command.ts';
 import type { CommandContext } from './context.ts';
 import { ConcurrentChangeError, OperationFailedError } from './errors.ts';
+import { newsAlerts } from './hints.ts';
 import { formatDuration, formatInstant } from './output.ts';
 import { stateStoreOf } from './state-store.ts';
 
@@ -216,7 +217,7 @@ async function releaseLease(
   } catch (error) {
     if (error instanceof LeaseChangedError) {
       throw new ConcurrentChangeError(
-        `${error.message}; nothing was released. Look again with 'news-alerts watermark show'.`,
+        `${error.message}; nothing was released. Look again with '${newsAlerts()} watermark show'.`,
         {
           cause: error,
         },

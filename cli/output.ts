@@ -21,9 +21,11 @@
  *
  * Tables fit the terminal (`columns`, else the terminal's width, else `$COLUMNS`, else 80) as
  * borderless aligned columns: ids are never cut or wrapped, free text wraps at word boundaries,
- * and optional columns are left out (with a note on stderr) when the rest would not fit. When
- * stdout is not a terminal and no format was asked for, tables are TSV: one line per row, no
- * padding, nothing left out, so `cut`, `sort` and `awk` see whole values.
+ * and optional columns are left out (with a note on stderr) when the rest would not fit. No word
+ * and no id is ever split: when the columns cannot fit even so, each row is printed as a block of
+ * `COLUMN value` lines, every column included. When stdout is not a terminal and no format was
+ * asked for, tables are TSV: one line per row, no padding, nothing left out, so `cut`, `sort` and
+ * `awk` see whole values.
  */
 import { createRequire } from 'node:module';
 import type stringWidth from 'string-width';
@@ -319,9 +321,18 @@ function piecesOf(text: string): Piece[] {
   for (const [index, word] of text.split(' ').entries()) {
     let run = '';
     let first = true;
+    let afterWide = false;
     const push = (piece: string): void => {
       pieces.push({ text: piece, width: displayWidth(piece), spaced: index > 0 && first });
       first = false;
+    };
+    // Narrow characters right after a wide one stay with it (`体;`, `東京)`): no line starts with them.
+    const flush = (): void => {
+      const last = pieces.at(-1);
+      if (afterWide && last !== undefined)
+        pieces[pieces.length - 1] = { ...last, text: last.text + run, width: last.width + displayWidth(run) };
+      else push(run);
+      run = '';
     };
     // Only a word with a wide character needs segmenting; ASCII words (almost all) stay whole.
     if (/[\u1100-\u{10ffff}]/u.test(word)) {
@@ -331,25 +342,22 @@ function piecesOf(text: string): Piece[] {
           run += segment;
           continue;
         }
-        if (run !== '') push(run);
-        run = '';
+        if (run !== '') flush();
         push(segment);
+        afterWide = true;
       }
     } else run = word;
-    if (run !== '' || first) push(run);
+    if (run !== '') flush();
+    else if (first) push(run);
   }
   return pieces;
 }
 
 /**
- * Pieces laid into lines no wider than `width`. A piece wider than that gets a line of its own,
- * or with `breakWords` (free text in a column narrower than its longest word) is cut between
- * characters.
+ * Pieces laid into lines no wider than `width`, breaking only between pieces: a piece wider than
+ * that gets a line of its own (wider than `width`), never a cut.
  */
-function wrapPieces(whole: readonly Piece[], width: number, breakWords = false): string[] {
-  const pieces = breakWords
-    ? whole.flatMap((piece) => (piece.width > width ? cutPiece(piece, width) : [piece]))
-    : whole;
+function wrapPieces(pieces: readonly Piece[], width: number): string[] {
   const lines: string[] = [];
   let line = '';
   let lineWidth = 0;
@@ -370,25 +378,12 @@ function wrapPieces(whole: readonly Piece[], width: number, breakWords = false):
   return lines;
 }
 
-/** A word too long for its line, in parts no wider than `width` (but at least one character each). */
-function cutPiece(piece: Piece, width: number): Piece[] {
-  graphemeSegmenter ??= new Intl.Segmenter(undefined, { granularity: 'grapheme' });
-  const parts: Piece[] = [];
-  let text = '';
-  let textWidth = 0;
-  for (const { segment } of graphemeSegmenter.segment(piece.text)) {
-    const segmentWidth = displayWidth(segment);
-    if (textWidth > 0 && textWidth + segmentWidth > width) {
-      parts.push({ text, width: textWidth, spaced: parts.length === 0 && piece.spaced });
-      text = '';
-      textWidth = 0;
-    }
-    text += segment;
-    textWidth += segmentWidth;
-  }
-  parts.push({ text, width: textWidth, spaced: parts.length === 0 && piece.spaced });
-  return parts;
-}
+/**
+ * Text wrapped at word boundaries into lines no wider than `width` terminal columns: between
+ * words, and between the characters of Chinese and Japanese text (which has no spaces). A word is
+ * never split: one wider than `width` has a line of its own.
+ */
+export const wrapText = (text: string, width: number): string[] => wrapPieces(piecesOf(text), width);
 
 /** A table laid out for a terminal. */
 export interface TableLayout {
@@ -406,9 +401,9 @@ export interface TableLayout {
  * while the table is too wide the widest free-text column (`wrap`) gives way, then the widest
  * other non-id one, never below its longest word (so ids, which have no spaces, are never cut)
  * nor below {@link minimumTextWidth}. When that does not fit, optional columns are left out,
- * rightmost first; then, as a last resort, free-text columns go down to
- * {@link minimumTextWidth} and cut their longer words; when nothing more can give way, lines are
- * longer than `width` rather than an id being cut.
+ * rightmost first. When even the narrowest columns do not fit, no word or id is cut: each row is
+ * printed as a block of `COLUMN value` lines instead ({@link stackedLayout}), every column
+ * included.
  */
 export function layoutTable(
   head: readonly (string | Column)[],
@@ -431,12 +426,9 @@ export function layoutTable(
     const natural = Math.max(0, ...cells.map((cell) => cell.whole));
     const sane = Math.min(natural, minimumTextWidth);
     const minimum = Math.max(sane, ...cells.map((cell) => cell.narrowest));
-    // Free text may, as a last resort, cut a word longer than the column (never the head's).
-    const headWord = header ? (cells[0]?.narrowest ?? 0) : 0;
-    const lastResort = column.wrap ? Math.max(sane, headWord) : minimum;
     // Free text narrower than this reads a word or two per line: worth more than an optional column.
     const comfortable = column.wrap ? Math.max(minimum, Math.min(natural, comfortableTextWidth)) : minimum;
-    return { natural, minimum, lastResort, comfortable };
+    return { natural, minimum, comfortable };
   });
 
   // Leave out optional columns, rightmost first, while keeping them would squeeze free text below
@@ -454,23 +446,23 @@ export function layoutTable(
 
   const budget = options.width - gap.length * (shown.length - 1);
   const rank = shown.map((index) => (columns[index]?.wrap ? 0 : columns[index]?.id ? 2 : 1));
-  const wordWidths = fitWidths(
+  const widths = fitWidths(
     shown.map((index) => measured[index]?.natural ?? 0),
     shown.map((index) => measured[index]?.minimum ?? 0),
     budget,
     rank,
   );
-  const widths = fitWidths(
-    wordWidths,
-    shown.map((index) => measured[index]?.lastResort ?? 0),
-    budget,
-    rank,
-  );
+  // A column narrower than its longest word would cut it: stack the rows instead.
+  if (widths.reduce((sum, width) => sum + width, 0) > budget) {
+    return stackedLayout(columns, header ? heads : undefined, body, options);
+  }
 
   const lines: string[] = [];
   const render = (cells: readonly (StyledCell | undefined)[], bold: boolean): void => {
     const wrapped = shown.map((index, position) =>
-      wrapPieces(piecesOf(cells[index]?.text ?? ''), widths[position] ?? 0, columns[index]?.wrap === true),
+      columns[index]?.id && !bold
+        ? [cells[index]?.text ?? '']
+        : wrapPieces(piecesOf(cells[index]?.text ?? ''), widths[position] ?? 0),
     );
     const height = Math.max(1, ...wrapped.map((cell) => cell.length));
     for (let row = 0; row < height; row++) {
@@ -487,6 +479,59 @@ export function layoutTable(
   for (const row of body) render(row, false);
   return { lines, dropped, widths };
 }
+
+/**
+ * A table too narrow for its columns, as blocks of `NAME  value` lines, one block a row (blank
+ * lines between them): the names are the heads, or without a header the rows' first cells (name
+ * and value fields). Values wrap at word boundaries under the value column; a value with a word
+ * or id too wide to follow its name starts on the line after the name, at the left edge, so that
+ * only a word wider than the whole terminal makes a line wider than `width`.
+ */
+function stackedLayout(
+  columns: readonly Column[],
+  heads: readonly StyledCell[] | undefined,
+  body: readonly (readonly (StyledCell | undefined)[])[],
+  options: { readonly width: number; readonly color?: boolean },
+): TableLayout {
+  const records = body.map((row) =>
+    heads !== undefined
+      ? columns.map((column, index) => ({ name: heads[index]?.text ?? '', cell: row[index], id: column.id === true }))
+      : [{ name: row[0]?.text ?? '', cell: joinCells(row.slice(1)), id: false }],
+  );
+  const nameWidth = Math.max(0, ...records.flat().map((field) => displayWidth(field.name)));
+  const indent = nameWidth + gap.length;
+  const valueWidth = options.width - indent;
+  const lines: string[] = [];
+  for (const [index, record] of records.entries()) {
+    if (heads !== undefined && index > 0) lines.push('');
+    for (const { name, cell, id } of record) {
+      const text = cell?.text ?? '';
+      const pieces: Piece[] = id ? [{ text, width: displayWidth(text), spaced: false }] : piecesOf(text);
+      const paintValue = (value: string): string => paint(value, options.color ? cell?.tone : undefined);
+      const label = paint(name, options.color && heads !== undefined ? 'bold' : undefined);
+      if (text === '') {
+        lines.push(label);
+        continue;
+      }
+      if (pieces.every((piece) => piece.width <= valueWidth)) {
+        const [first = '', ...rest] = wrapPieces(pieces, valueWidth);
+        const padding = ' '.repeat(Math.max(0, nameWidth - displayWidth(name)));
+        lines.push(`${label}${padding}${gap}${paintValue(first)}`.trimEnd());
+        for (const line of rest) lines.push(`${' '.repeat(indent)}${paintValue(line)}`.trimEnd());
+      } else {
+        lines.push(label);
+        for (const line of wrapPieces(pieces, options.width)) lines.push(paintValue(line));
+      }
+    }
+  }
+  return { lines, dropped: [], widths: [nameWidth, valueWidth] };
+}
+
+/** Cells after the first of a headerless row, as one value (fields have exactly one). */
+const joinCells = (cells: readonly (StyledCell | undefined)[]): StyledCell | undefined =>
+  cells.length <= 1
+    ? cells[0]
+    : { text: cells.map((cell) => cell?.text ?? '').join(gap), tone: cells.find((cell) => cell?.tone)?.tone };
 
 /**
  * Widths that fit `budget` (the total of the widths): each column starts at `natural`; while too

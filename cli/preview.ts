@@ -36,15 +36,17 @@ import { NewsLookupClient } from '#provider/news-client';
 import { action, collectList } from './command.ts';
 import type { CommandContext } from './context.ts';
 import { NotFoundError, UsageError } from './errors.ts';
+import { newsAlerts } from './hints.ts';
 import { type Item, listItems } from './items.ts';
 import { stderrLog } from './log.ts';
 import { formatInstant } from './output.ts';
 import { readProposedRules } from './rules.ts';
+import { slackRendering } from './slack-text.ts';
 import type { Target } from './target.ts';
 import { parseWindow, type TimeWindow } from './window.ts';
 
-/** Channels a sample is shown for. */
-const channels = ['email', 'sms', 'webhook', 'default'] as const;
+/** Channels a sample is shown for (`slack`: as the Slack relay would post it). */
+const channels = ['email', 'sms', 'slack', 'webhook', 'default'] as const;
 type Channel = (typeof channels)[number];
 
 interface PreviewOptions {
@@ -107,6 +109,10 @@ export interface Sample {
   subject: string;
   email: string;
   sms: string;
+  /** The Slack message as the relay would post it, as text (its blocks, one line each). */
+  slack: string;
+  /** The relay's webhook body (`{text, blocks}`), or null when it would refuse the alert. */
+  slackMessage: unknown;
   webhook: unknown;
   default: string;
 }
@@ -150,8 +156,10 @@ async function previewRuleSet(
 }
 
 /** What a notification looks like on each channel, from its SNS message structure. */
-function sampleOf(match: AudienceMatch, message: OutboundMessage): Sample {
+async function sampleOf(match: AudienceMatch, message: OutboundMessage): Promise<Sample> {
   const structure = JSON.parse(message.body) as Record<string, string>;
+  // What SNS hands the relay's Lambda subscription: its own key, else `default`.
+  const slack = await slackRendering(structure.lambda ?? structure.default ?? '');
   // What SNS hands an HTTPS subscriber: its own key, else `default`.
   const https = structure.https ?? structure.default;
   let webhook: unknown = https;
@@ -167,6 +175,8 @@ function sampleOf(match: AudienceMatch, message: OutboundMessage): Sample {
     subject: message.subject,
     email: structure.email ?? '',
     sms: structure.sms ?? '',
+    slack: slack.text,
+    slackMessage: slack.json,
     webhook,
     default: structure.default ?? '',
   };
@@ -237,7 +247,7 @@ async function preview(context: CommandContext, _args: readonly unknown[], optio
               // The run skips (and logs) what it cannot render; so does the count.
               unrenderable += 1;
               log.warn(
-                'could not render a notification; the run would park it for review (news-alerts replay --parked)',
+                `could not render a notification; the run would park it for review (${newsAlerts()} replay --parked)`,
                 { id, error: String(error) },
               );
               continue;
@@ -269,7 +279,7 @@ async function preview(context: CommandContext, _args: readonly unknown[], optio
     tally.notifications += 1;
     if (match.rules.some((rule) => rule.urgent)) tally.urgent += 1;
     for (const rule of match.rules) tally.rules[rule.ruleId] = (tally.rules[rule.ruleId] ?? 0) + 1;
-    if (!samples.has(match.audienceId)) samples.set(match.audienceId, sampleOf(match, message));
+    if (!samples.has(match.audienceId)) samples.set(match.audienceId, await sampleOf(match, message));
   }
   applyPreferences(alerts, audiences, tallies, Date.now(), render);
   const rows = [...tallies.values()].sort((a, b) => a.audienceId.localeCompare(b.audienceId));

@@ -61,6 +61,7 @@ import { action, collectList } from './command.ts';
 import type { CommandContext } from './context.ts';
 import { auditQueueWarning, ensureAuditQueues } from './deliveries.ts';
 import { failureDocument, failureOf, NotFoundError, OperationFailedError, UsageError } from './errors.ts';
+import { newsAlerts } from './hints.ts';
 import { describeLease, RenewedLease } from './lease.ts';
 import { stderrLog } from './log.ts';
 import { formatInstant } from './output.ts';
@@ -143,7 +144,7 @@ async function takeReplayLease(
         // The error's own holder and expiry are shown.
       }
       throw new OperationFailedError(
-        `replay refused: another run holds the run lease (${holder}), so an alert run is in progress. This replay sent nothing; replay again when it has finished, or if its holder is gone, clear the lease with 'news-alerts lease release'`,
+        `replay refused: another run holds the run lease (${holder}), so an alert run is in progress. This replay sent nothing; replay again when it has finished, or if its holder is gone, clear the lease with '${newsAlerts()} lease release'`,
         { cause: error },
       );
     }
@@ -156,7 +157,7 @@ async function takeReplayLease(
     await lease.release();
     const items = open.expected ?? open.enqueued;
     throw new OperationFailedError(
-      `replay refused: ${items - open.done} of ${items} work item(s) of dispatch ${open.dispatchId} are still with the publishers (news-alerts runs list). This replay sent nothing; replay again once the next alert run has settled them`,
+      `replay refused: ${items - open.done} of ${items} work item(s) of dispatch ${open.dispatchId} are still with the publishers (${newsAlerts()} runs list). This replay sent nothing; replay again once the next alert run has settled them`,
     );
   }
   return lease;
@@ -577,7 +578,7 @@ async function replayWindow(context: CommandContext, options: ReplayOptions): Pr
     const collapsed = dryRun ? counts.notificationsWouldCollapse : counts.notificationsCollapsed;
     if (collapsed > 0) {
       context.output.caption(
-        `${collapsed} cop${collapsed === 1 ? 'y' : 'ies'} ${dryRun ? 'would collapse' : 'collapsed'} into stories the audience already has (recorded, not sent); 'news-alerts deliveries <audienceId> --article <articleKey>' shows the story and its lead.`,
+        `${collapsed} cop${collapsed === 1 ? 'y' : 'ies'} ${dryRun ? 'would collapse' : 'collapsed'} into stories the audience already has (recorded, not sent); '${newsAlerts()} deliveries <audienceId> --article <articleKey>' shows the story and its lead.`,
       );
     }
     if (counts.notificationsHeld > 0 || counts.notificationsWouldHold > 0) {
@@ -604,7 +605,7 @@ function replayFailure(signal: AbortSignal, counts: ReplayCounts): OperationFail
   }
   if (counts.notificationsParked + counts.digestsParked > 0) {
     return new OperationFailedError(
-      `${counts.notificationsParked + counts.digestsParked} alert(s) were parked (refused for good by SNS, or not publishable as rendered); review them with 'news-alerts replay --parked --dry-run', fix the audience if SNS refused them, then 'news-alerts replay --parked'`,
+      `${counts.notificationsParked + counts.digestsParked} alert(s) were parked (refused for good by SNS, or not publishable as rendered); review them with '${newsAlerts()} replay --parked --dry-run', fix the audience if SNS refused them, then '${newsAlerts()} replay --parked'`,
     );
   }
   return undefined;
@@ -650,6 +651,55 @@ async function recordReplay(
   }
 }
 
+/** What `replay --parked` did for one audience. */
+interface ParkedTally {
+  parked: number;
+  alreadyDelivered: number;
+  sent: number;
+  wouldSend: number;
+  failed: number;
+  stillParked: number;
+}
+
+/**
+ * Keeps a `replay --parked` in the run history like any replay (`kind: replay`, `source:
+ * parked`), so `runs list` shows who re-sent parked alerts, how many went out and how many stay
+ * parked. A dry run sends nothing and is not recorded.
+ */
+async function recordParkedReplay(
+  state: DynamoStateStore,
+  runId: string,
+  startedAt: number,
+  finishedAt: number,
+  tallies: readonly ParkedTally[],
+  log: Log,
+  failure: string | undefined,
+): Promise<void> {
+  const total = (field: keyof ParkedTally) => tallies.reduce((sum, tally) => sum + tally[field], 0);
+  const failed = total('failed');
+  const reason = failure ?? (failed > 0 ? `${failed} parked alert(s) could not be sent and stay parked` : undefined);
+  try {
+    await state.recordRun({
+      runId,
+      status: failure !== undefined || failed > 0 ? 'incomplete' : 'completed',
+      startedAt,
+      finishedAt,
+      summary: {
+        kind: 'replay',
+        source: 'parked',
+        parkedFound: total('parked'),
+        notificationsPublished: total('sent'),
+        notificationsAlreadyDelivered: total('alreadyDelivered'),
+        notificationsFailed: failed,
+        notificationsParked: total('stillParked'),
+        ...(reason !== undefined ? { reason } : {}),
+      },
+    });
+  } catch (error) {
+    log.warn('could not record the replay in the run history', { error: String(error) });
+  }
+}
+
 /** Rule ids of a parked message, read from its structured body (for the ledger entry). */
 function ruleIdsOf(body: string): string[] {
   try {
@@ -676,12 +726,11 @@ async function replayParked(context: CommandContext, options: ReplayOptions): Pr
   const lease = options.dryRun
     ? undefined
     : await takeReplayLease(state, await context.actor(), (error) => abort.abort(error), dispatchesOf(target, log));
-  const tallies = new Map<
-    string,
-    { parked: number; alreadyDelivered: number; sent: number; wouldSend: number; failed: number; stillParked: number }
-  >();
+  const tallies = new Map<string, ParkedTally>();
   const progress = context.progress();
   let deadLetters: TakenDeadLetters | undefined;
+  const startedAt = Date.now();
+  let thrown: string | undefined;
   try {
     if (deadLetterQueueUrl !== undefined) {
       const sqs = await sqsClientOf(target);
@@ -781,9 +830,15 @@ async function replayParked(context: CommandContext, options: ReplayOptions): Pr
         tally.stillParked += 1;
       }
     }
+  } catch (error) {
+    thrown = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    throw error;
   } finally {
     progress.stop();
-    await lease?.release();
+    if (lease !== undefined) {
+      await recordParkedReplay(state, lease.lease.owner, startedAt, Date.now(), [...tallies.values()], log, thrown);
+      await lease.release();
+    }
   }
   const rows = [...tallies]
     .sort(([a], [b]) => a.localeCompare(b))
@@ -792,7 +847,7 @@ async function replayParked(context: CommandContext, options: ReplayOptions): Pr
   const failure =
     failed > 0
       ? new OperationFailedError(
-          `${failed} parked alert(s) could not be sent and stay parked; check the audience's topic (news-alerts audiences show)`,
+          `${failed} parked alert(s) could not be sent and stay parked; check the audience's topic (${newsAlerts()} audiences show)`,
         )
       : undefined;
   const fromDeadLetters =

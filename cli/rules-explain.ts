@@ -30,9 +30,10 @@ import { normalizeText } from '#core/text';
 import { action } from './command.ts';
 import type { CommandContext } from './context.ts';
 import { NotFoundError, type Problem, UsageError } from './errors.ts';
+import { newsAlerts } from './hints.ts';
 import { getItem, type ItemTable } from './items.ts';
 import { displayWidth, safeText } from './output.ts';
-import { readUtf8File } from './utf8.ts';
+import { inputName, readUtf8File } from './utf8.ts';
 
 // --- Showing a syntax error ---------------------------------------------------------------------
 
@@ -166,8 +167,8 @@ function articleText(options: ExplainOptions): { title: string; summary: string 
     if (options.title !== undefined || options.summary !== undefined) {
       throw new UsageError('give either --article-file or --title/--summary, not both');
     }
-    const path = options.articleFile;
-    const text = readUtf8File(path);
+    const text = readUtf8File(options.articleFile);
+    const path = inputName(options.articleFile);
     let value: unknown;
     try {
       value = JSON.parse(text);
@@ -226,7 +227,7 @@ async function explain(
     if (item === undefined) throw new NotFoundError(`rule ${ruleId} does not exist`);
     if (typeof item.query !== 'string') {
       throw new UsageError(
-        `rule ${ruleId} has no query; 'news-alerts rules show ${ruleId}' shows its criteria, and 'news-alerts rules update ${ruleId} --query …' adds one`,
+        `rule ${ruleId} has no query; '${newsAlerts()} rules show ${ruleId}' shows its criteria, and '${newsAlerts()} rules update ${ruleId} --query …' adds one`,
       );
     }
     query = item.query;

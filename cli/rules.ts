@@ -19,6 +19,7 @@ import { parseQuery, QuerySyntaxError } from '#core/query';
 import { action, collectList } from './command.ts';
 import type { CommandContext } from './context.ts';
 import { NotFoundError, type ProblemInput, UsageError, versionConflict } from './errors.ts';
+import { newsAlerts } from './hints.ts';
 import {
   type DocumentFormat,
   type FileItem,
@@ -48,6 +49,7 @@ import {
 } from './items.ts';
 import { jsonText, status, storedValueText } from './output.ts';
 import { querySyntaxProblem, registerExplain } from './rules-explain.ts';
+import { inputName } from './utf8.ts';
 
 const rulesTable = async (context: CommandContext): Promise<ItemTable> => ({
   tableName: (await context.target()).names.rulesTable,
@@ -171,7 +173,7 @@ async function checkRules(
       // A conflict, not a mistake in the file: exit 1 when it is the only kind of problem.
       problems.push(
         versionConflict(
-          `${source.locate(['version'])}: rule "${rule.ruleId}": the file was made from version ${rule.version}, but the table holds ${describeVersion(previous)}; export it again with 'news-alerts rules export ${rule.ruleId}' and redo the change`,
+          `${source.locate(['version'])}: rule "${rule.ruleId}": the file was made from version ${rule.version}, but the table holds ${describeVersion(previous)}; export it again with '${newsAlerts()} rules export ${rule.ruleId}' and redo the change`,
         ),
       );
       continue;
@@ -236,7 +238,7 @@ export async function readProposedRules(context: CommandContext, file: string): 
   const check = await checkRules(context, items, await storedRules(context, idsOf(items)));
   for (const warning of check.warnings) context.output.warn(warning);
   if (check.problems.length > 0) {
-    throw new UsageError(`${file}: ${check.problems.length} problem(s); fix the file first`, check.problems);
+    throw new UsageError(`${inputName(file)}: ${check.problems.length} problem(s); fix the file first`, check.problems);
   }
   return check.rules.map(({ rule }) => rule);
 }
@@ -318,7 +320,7 @@ function itemsToWrite(ruleId: string | undefined, options: PutOptions): FileItem
       throw new UsageError('give a rule id with flags (--audience, --keywords, …) or --file <file>');
     items = [ruleFromFlags(ruleId, options)];
   }
-  if (items.length === 0) throw new UsageError(`${options.file} holds no rules; nothing was written`);
+  if (items.length === 0) throw new UsageError(`${inputName(options.file ?? '-')} holds no rules; nothing was written`);
   return items;
 }
 
@@ -338,7 +340,7 @@ async function createRules(context: CommandContext, args: readonly unknown[], op
     const [id] = idsOf([item]);
     return id !== undefined && stored.get(id) !== undefined
       ? [
-          `${item.locate(['ruleId'])}: rule "${id}" already exists; change it with 'news-alerts rules update ${id}' or replace it with 'news-alerts rules put'`,
+          `${item.locate(['ruleId'])}: rule "${id}" already exists; change it with '${newsAlerts()} rules update ${id}' or replace it with '${newsAlerts()} rules put'`,
         ]
       : [];
   });
@@ -363,7 +365,7 @@ async function updateRule(context: CommandContext, args: readonly unknown[], opt
   const stored = await storedRules(context, [ruleId]);
   const previous = stored.get(ruleId);
   if (previous === undefined) {
-    throw new NotFoundError(`rule ${ruleId} does not exist; create it with 'news-alerts rules create ${ruleId}'`);
+    throw new NotFoundError(`rule ${ruleId} does not exist; create it with '${newsAlerts()} rules create ${ruleId}'`);
   }
   if (options.enable && options.disable) throw new UsageError('give --enable or --disable, not both');
   const next: Item = { ...withoutAudit(previous), ...(ruleFromFlags(ruleId, options).value as Item) };
@@ -457,13 +459,13 @@ async function writeRules(
 async function validateRules(context: CommandContext, args: readonly unknown[]): Promise<void> {
   const [file] = args as [string];
   const items = readItemFile(file, 'rules');
-  if (items.length === 0) throw new UsageError(`${file} holds no rules`);
+  if (items.length === 0) throw new UsageError(`${inputName(file)} holds no rules`);
   const stored = await storedRules(context, idsOf(items));
   const check = await checkRules(context, items, stored);
   for (const warning of check.warnings) context.output.warn(warning);
   if (check.problems.length > 0) {
     throw new UsageError(
-      `${file}: ${check.problems.length} problem(s); 'rules put' would refuse this file`,
+      `${inputName(file)}: ${check.problems.length} problem(s); 'rules put' would refuse this file`,
       check.problems,
     );
   }
@@ -488,7 +490,7 @@ async function validateRules(context: CommandContext, args: readonly unknown[]):
       ],
       rows.map((row) => [row.ruleId, row.audienceId, row.enabled, row.status]),
     );
-    context.output.note(`${file}: ${rows.length} rule(s) valid; nothing was written`);
+    context.output.note(`${inputName(file)}: ${rows.length} rule(s) valid; nothing was written`);
   });
 }
 
@@ -545,7 +547,9 @@ async function describeRules(
     selected.length === 0 &&
     !audienceItems.some((item) => item.audienceId === audienceId)
   ) {
-    throw new NotFoundError(`audience ${audienceId} does not exist in ${target.label} (news-alerts audiences list)`);
+    throw new NotFoundError(
+      `audience ${audienceId} does not exist in ${target.label} (${newsAlerts()} audiences list)`,
+    );
   }
   // Judged exactly as the run judges them, audiences included.
   const ruleSet = buildRuleSet(selected, audienceItems);
@@ -595,8 +599,9 @@ async function listRules(
         String(row.audienceId ?? ''),
         String(row.enabled),
         criteria(row.item),
-        versionOf(row.item) ?? '',
-        [row.item.updatedAt, row.item.updatedBy].filter((part) => typeof part === 'string').join(' by '),
+        // An item saved by hand (console, AWS CLI) has no bookkeeping: '-', not a blank that reads as lost.
+        versionOf(row.item) ?? '-',
+        [row.item.updatedAt, row.item.updatedBy].filter((part) => typeof part === 'string').join(' by ') || '-',
         row.valid
           ? status(row.problem ?? 'ok', row.problem === undefined ? 'good' : 'warn')
           : status(`INVALID: ${row.problem ?? ''}`, 'bad'),
@@ -726,7 +731,7 @@ async function deleteRules(
       ...restore,
     },
     () => {
-      context.output.note(`to restore, pipe stdout into 'news-alerts rules put --file -'`);
+      context.output.note(`to restore, pipe stdout into '${newsAlerts()} rules put --file -'`);
       context.output.line(yamlText(restore).trimEnd());
     },
   );

@@ -24,11 +24,12 @@ import {
   OperationFailedError,
   UsageError,
 } from './errors.ts';
+import { newsAlerts } from './hints.ts';
 import { describeLease, RenewedLease } from './lease.ts';
 import { stderrLog } from './log.ts';
 import { formatDuration, formatInstant } from './output.ts';
 import type { LocalTarget, Target } from './target.ts';
-import { runRow, runTableHead, runTableRow, stateStoreOf } from './watermark.ts';
+import { runRow, runTableHead, runTableRow, stateStoreOf, watermarkAheadWarning } from './watermark.ts';
 import { parseInstant } from './window.ts';
 
 /** Local runs have no Lambda time limit; the sandbox gives them the same budget as `npm start`. */
@@ -93,7 +94,7 @@ class StopSignals {
   #stop(signal: StopSignal): void {
     if (this.#received !== undefined) {
       this.#note(
-        `${signal} again: exiting now. ${this.lease?.() ?? ''}Clear a stuck lease with 'news-alerts lease release'.`,
+        `${signal} again: exiting now. ${this.lease?.() ?? ''}Clear a stuck lease with '${newsAlerts()} lease release'.`,
       );
       process.exit(128 + signalNumbers[signal]);
     }
@@ -142,10 +143,21 @@ function stoppableNotifier(notifier: Notifier, stop: AbortSignal): Notifier {
  */
 function cliLeaseState(
   state: DynamoStateStore,
-  options: { now: () => number; stop: AbortSignal; onLost: (error: unknown) => void; onTaken: (lease: Lease) => void },
+  options: {
+    now: () => number;
+    stop: AbortSignal;
+    onLost: (error: unknown) => void;
+    onTaken: (lease: Lease) => void;
+    onRecorded: (record: RunRecord) => void;
+  },
 ): StateStore {
   let held: RenewedLease | undefined;
   const overrides: Partial<StateStore> = {
+    async recordRun(record) {
+      // The summary the run keeps in its history, also when it then throws: `run` prints it.
+      options.onRecorded(record);
+      await state.recordRun(record);
+    },
     async acquireLease(owner) {
       // Stopped before the run began: take nothing, so nothing is left behind.
       options.stop.throwIfAborted();
@@ -177,6 +189,19 @@ export function runClock(at: number | undefined, system: () => number = Date.now
   return () => system() + offset;
 }
 
+/**
+ * A local run that threw (provider refused the key, state table unreachable, lease lost): the
+ * error, with the summary the run recorded in its history before it threw, when it got that far.
+ */
+class LocalRunFailedError extends Error {
+  readonly summary: Record<string, unknown> | undefined;
+  constructor(error: unknown, summary: Record<string, unknown> | undefined) {
+    super(error instanceof Error ? error.message : String(error), { cause: error });
+    this.name = 'LocalRunFailedError';
+    this.summary = summary;
+  }
+}
+
 async function runLocally(
   context: CommandContext,
   target: LocalTarget,
@@ -201,6 +226,8 @@ async function runLocally(
   );
   const lost = new AbortController();
   const halt = AbortSignal.any([stop.signal, lost.signal]);
+  const runId = `cli-${randomUUID()}`;
+  let recorded: Record<string, unknown> | undefined;
   const dependencies: AlertRunDependencies = {
     ...wiring,
     news: stoppableNews(wiring.news, halt),
@@ -218,14 +245,19 @@ async function runLocally(
         stop.lease = () => `The run lease of ${lease.owner} stays until it expires (within a minute). `;
         context.output.note(`run ${lease.owner} holds the run lease (renewed while it works); Ctrl-C stops it cleanly`);
       },
+      onRecorded: (record) => {
+        if (record.runId === runId) recorded = { ...record.summary };
+      },
     }),
   };
   const deadline = now() + localRunBudgetMs;
   try {
     return await runAlertCycle(dependencies, config.run, {
-      runId: `cli-${randomUUID()}`,
+      runId,
       remainingTimeMs: () => deadline - now(),
     });
+  } catch (error) {
+    throw new LocalRunFailedError(error, recorded);
   } finally {
     await wiring.news.close();
     sqs?.destroy();
@@ -352,8 +384,31 @@ async function skippedBecause(context: CommandContext, target: Target, reason: s
     lease = undefined;
   }
   const held = lease === undefined ? reason : `the run lease is ${describeLease(lease, Date.now())}`;
-  return `the run was skipped (nothing was read or sent): ${held}. Wait for that run to finish, or if its holder is gone, clear it with 'news-alerts lease release'`;
+  return `the run was skipped (nothing was read or sent): ${held}. Wait for that run to finish, or if its holder is gone, clear it with '${newsAlerts()} lease release'`;
 }
+
+/**
+ * The summary a failed invocation of the deployed function left in the run history (its `runId`
+ * is the invocation's request id), or undefined when it left none (it failed before taking the
+ * lease) or the history cannot be read: the failure is reported either way.
+ */
+async function recordedRun(
+  context: CommandContext,
+  target: Target,
+  requestId: string | undefined,
+): Promise<Record<string, unknown> | undefined> {
+  if (requestId === undefined) return undefined;
+  try {
+    const runs = await stateStoreOf(context, target).recentRuns(recentRunsSearched);
+    const run = runs.find((candidate) => candidate.runId === requestId);
+    return run === undefined ? undefined : { ...run.summary };
+  } catch {
+    return undefined;
+  }
+}
+
+/** How far back the history is searched for a failed invocation's run (newest first). */
+const recentRunsSearched = 20;
 
 /**
  * Prints the summary and fails with `error`. Under `--json` that is one document: the failure
@@ -374,19 +429,25 @@ async function runNow(context: CommandContext, _args: readonly unknown[], option
   if (target.kind === 'local') {
     if (at !== undefined) {
       context.output.note(
-        `the run's clock starts at ${formatInstant(at)} (--now); the watermark moves with it, 'news-alerts watermark set' moves it back`,
+        `the run's clock starts at ${formatInstant(at)} (--now); the watermark moves with it, '${newsAlerts()} watermark set' moves it back`,
       );
     }
     const stop = new StopSignals((text) => context.output.note(text));
     try {
       summary = { ...(await runLocally(context, target, stop, runClock(at))) };
-    } catch (error) {
-      if (stop.received === undefined) throw error;
-      throw new RunInterruptedError(
-        stop.received,
-        'the run stopped before it finished; the lease is released, and what was sent is in the ledger, so the next run continues from there',
-        { cause: error },
-      );
+    } catch (thrown) {
+      const error = thrown instanceof LocalRunFailedError ? thrown.cause : thrown;
+      const failure =
+        stop.received === undefined
+          ? error
+          : new RunInterruptedError(
+              stop.received,
+              'the run stopped before it finished; the lease is released, and what was sent is in the ledger, so the next run continues from there',
+              { cause: error },
+            );
+      const recorded = thrown instanceof LocalRunFailedError ? thrown.summary : undefined;
+      if (recorded !== undefined && failure instanceof Error) failAfter(context, target.label, recorded, failure);
+      throw failure;
     } finally {
       stop.dispose();
     }
@@ -404,9 +465,12 @@ async function runNow(context: CommandContext, _args: readonly unknown[], option
     );
     const outcome = await target.invokeAlertFunction();
     if (!outcome.ok) {
-      throw new OperationFailedError(
+      const error = new OperationFailedError(
         `the alert run failed: ${outcome.errorType}: ${outcome.errorMessage} (see the function's log group)`,
       );
+      const recorded = await recordedRun(context, target, outcome.requestId);
+      if (recorded !== undefined) failAfter(context, target.label, recorded, error);
+      throw error;
     }
     summary = (
       typeof outcome.payload === 'object' && outcome.payload !== null ? outcome.payload : { result: outcome.payload }
@@ -428,6 +492,10 @@ async function runNow(context: CommandContext, _args: readonly unknown[], option
     );
   }
   context.output.result({ target: target.label, summary }, () => printSummary(context, summary));
+  const watermarkAfter = summary.watermarkAfter;
+  if (typeof watermarkAfter === 'number' && watermarkAfter > Date.now()) {
+    context.output.warn(watermarkAheadWarning(watermarkAfter, Date.now()));
+  }
 }
 
 /** What the publishers did with one run's work items (sharded publishing), as a run summary records it. */

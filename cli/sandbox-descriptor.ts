@@ -17,6 +17,7 @@ import { ConfigError } from '#core/errors';
 import { describeIssues } from '#core/model';
 import type { LocalStack } from '#sandbox/local-stack';
 import { NotFoundError, UsageError } from './errors.ts';
+import { newsAlerts } from './hints.ts';
 
 const name = z.string().min(1);
 
@@ -105,7 +106,7 @@ export function readDescriptor(path: string): SandboxDescriptor {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
       throw new NotFoundError(
-        `no sandbox descriptor at ${path}: start the local sandbox with 'news-alerts sandbox up' or pass --sandbox-file`,
+        `no sandbox descriptor at ${path}: start the local sandbox with '${newsAlerts()} sandbox up' or pass --sandbox-file`,
         { cause: error },
       );
     }

@@ -20,10 +20,12 @@ import { type Command, Option } from 'commander';
 import { ConfigError } from '#core/errors';
 import { localAwsConfig } from '#sandbox/moto';
 import { checkProviderSettings } from '#sandbox/provider-check';
+import { ensurePythonEnv } from '../sandbox/python-env.mjs';
 import { AwsClients } from './aws-clients.ts';
 import { action, integerOption } from './command.ts';
 import { type CommandContext, projectRoot } from './context.ts';
 import { NotFoundError, OperationFailedError, UsageError } from './errors.ts';
+import { targetSelector } from './hints.ts';
 import { formatInstant } from './output.ts';
 import {
   caPathOf,
@@ -37,7 +39,7 @@ import {
   SandboxStartSchema,
   startEnvironment,
 } from './sandbox-descriptor.ts';
-import { readUtf8File } from './utf8.ts';
+import { inputName, readUtf8File } from './utf8.ts';
 
 /**
  * How to start the daemon from the module at `moduleUrl`: from source, `sandbox-daemon.ts` beside
@@ -55,8 +57,11 @@ const descriptorPathOf = (context: CommandContext): string =>
 
 /** `--local`, or `--sandbox-file <path>` (quoted when the shell would split it): for hints. */
 function selectorOf(context: CommandContext, path: string): string {
-  if (context.options.sandboxFile === undefined) return '--local';
-  return `--sandbox-file ${/^[\w./:@%+=,-]+$/.test(path) ? path : `'${path.replaceAll("'", `'\\''`)}'`}`;
+  // A sandbox command needs no --local itself, but the commands it suggests do.
+  return targetSelector({
+    local: true,
+    sandboxFile: context.options.sandboxFile === undefined ? undefined : path,
+  }).trimEnd();
 }
 
 const isAlive = (pid: number): boolean => {
@@ -309,10 +314,14 @@ function readJsonObject(path: string, option: string): Record<string, unknown> {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new UsageError(`${option}: ${path} is not JSON: ${(error as Error).message}`, [], { cause: error });
+    throw new UsageError(`${option}: ${inputName(path)} is not JSON: ${(error as Error).message}`, [], {
+      cause: error,
+    });
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new UsageError(`${option}: ${path} must hold a JSON object (field → where it lives in the response)`);
+    throw new UsageError(
+      `${option}: ${inputName(path)} must hold a JSON object (field → where it lives in the response)`,
+    );
   }
   return value as Record<string, unknown>;
 }
@@ -396,11 +405,14 @@ async function sandboxUp(context: CommandContext, _args: readonly unknown[], opt
   }
   // A descriptor left by a sandbox that died (machine restart) points at nothing.
   rmSync(path, { force: true });
+  // The first start installs moto here, in the foreground: pip's progress is shown and awaited for
+  // as long as it works, and Ctrl-C stops it (the background process only starts what is there).
+  await ensurePythonEnv({ log: process.stderr });
   const logPath = join(dirname(path), 'sandbox.log');
   mkdirSync(dirname(path), { recursive: true });
   const log = openSync(logPath, 'a');
   context.output.note(
-    `starting moto server and ${start.provider ? `the provider at ${start.provider.url}` : 'the news API simulator'} in the background (the first start installs moto) ...`,
+    `starting moto server and ${start.provider ? `the provider at ${start.provider.url}` : 'the news API simulator'} in the background ...`,
   );
   const child = spawn(process.execPath, [...daemonCommand(import.meta.url), path, JSON.stringify(start)], {
     cwd: projectRoot,
@@ -414,11 +426,60 @@ async function sandboxUp(context: CommandContext, _args: readonly unknown[], opt
     exited = code ?? 1;
   });
   child.unref();
-  const deadline = Date.now() + 180_000;
+  // Until it is up, the sandbox is this command's: Ctrl-C (or SIGTERM) ends it and what it started
+  // (its process group: moto server, receivers), instead of leaving a half-started sandbox behind.
+  const stopStarting = (signal: NodeJS.Signals) => {
+    endProcessGroup(child.pid);
+    rmSync(path, { force: true });
+    context.output.note(`${signal}: the sandbox was not started`);
+    process.exit(128 + (signal === 'SIGINT' ? 2 : 15));
+  };
+  process.once('SIGINT', stopStarting);
+  process.once('SIGTERM', stopStarting);
+  try {
+    await waitUntilUp(context, { child, path, logPath, start, exited: () => exited });
+  } finally {
+    process.off('SIGINT', stopStarting);
+    process.off('SIGTERM', stopStarting);
+  }
+}
+
+/** Ends a detached process and its process group (the daemon and what it started), if it runs. */
+function endProcessGroup(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, 'SIGTERM');
+  } catch {
+    // Already gone.
+  }
+}
+
+/** Seconds `sandbox up` waits for moto and the simulator to come up (moto is installed by then). */
+const startSeconds = 180;
+
+/** Waits until the daemon wrote its descriptor; ends it (and what it started) if it never does. */
+async function waitUntilUp(
+  context: CommandContext,
+  {
+    child,
+    path,
+    logPath,
+    start,
+    exited,
+  }: {
+    child: ReturnType<typeof spawn>;
+    path: string;
+    logPath: string;
+    start: SandboxStart;
+    exited: () => number | null;
+  },
+): Promise<void> {
+  const deadline = Date.now() + startSeconds * 1000;
   while (Date.now() < deadline) {
-    if (exited !== null) {
+    const code = exited();
+    if (code !== null) {
       const tail = readFileSync(logPath, 'utf8').split('\n').slice(-15).join('\n');
-      throw new OperationFailedError(`the sandbox process exited (code ${exited}) before it was ready:\n${tail}`);
+      throw new OperationFailedError(`the sandbox process exited (code ${code}) before it was ready:\n${tail}`);
     }
     const descriptor = readIfPresent(path);
     if (descriptor?.daemon?.pid === child.pid) {
@@ -438,8 +499,12 @@ async function sandboxUp(context: CommandContext, _args: readonly unknown[], opt
     }
     await sleep(200);
   }
-  if (child.pid !== undefined) process.kill(child.pid, 'SIGTERM');
-  throw new OperationFailedError(`the sandbox did not come up within 3 minutes; see ${logPath}`);
+  // Its process group too: nothing it started is left running.
+  endProcessGroup(child.pid);
+  rmSync(path, { force: true });
+  throw new OperationFailedError(
+    `the sandbox did not come up within ${startSeconds / 60} minutes (moto server and the simulator, already installed); it was stopped. See ${logPath}`,
+  );
 }
 
 async function sandboxDown(context: CommandContext): Promise<void> {

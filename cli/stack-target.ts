@@ -174,6 +174,7 @@ export async function resolveStackTarget(options: {
           ok: false,
           errorType: typeof body.errorType === 'string' ? body.errorType : output.FunctionError,
           errorMessage: typeof body.errorMessage === 'string' ? body.errorMessage : text,
+          requestId: output.$metadata.requestId,
         };
       }
       return { ok: true, payload };

@@ -21,6 +21,7 @@ import { audienceSubscriptions, requireAudience, topicArnOf } from './audiences.
 import { action } from './command.ts';
 import type { CommandContext } from './context.ts';
 import { NotFoundError, OperationFailedError, UsageError } from './errors.ts';
+import { newsAlerts } from './hints.ts';
 import { listItems } from './items.ts';
 import { maskUrl } from './output.ts';
 import type { Target } from './target.ts';
@@ -103,7 +104,7 @@ async function pendingSubscriptions(context: CommandContext, args: readonly unkn
     if (typeof audience.topicArn !== 'string' || audience.topicArn === '') {
       failures.push({
         audienceId: id,
-        reason: `has no topicArn (news-alerts audiences update ${id} --topic-arn <arn>)`,
+        reason: `has no topicArn (${newsAlerts()} audiences update ${id} --topic-arn <arn>)`,
       });
       continue;
     }
@@ -133,14 +134,20 @@ async function pendingSubscriptions(context: CommandContext, args: readonly unkn
   }
 }
 
+/**
+ * How long a confirmation token is valid, and an unconfirmed subscription kept: two days, as AWS's
+ * Subscribe and ConfirmSubscription documentation says (an older SDK page said three).
+ */
+export const confirmationLifetime = 'two days';
+
 const emailConfirmHint = (audienceId: string, topicArn: string): string =>
   `Confirm email subscriptions with authenticated unsubscribe, so that a link scanner or one click on
 "unsubscribe" in any alert cannot remove the address (or a whole mailing list): do not open the
 confirmation link; copy its Token parameter and run
-  news-alerts subscriptions confirm ${audienceId} --token <Token>
+  ${newsAlerts()} subscriptions confirm ${audienceId} --token <Token>
 or
   aws sns confirm-subscription --topic-arn ${topicArn} --token <Token> --authenticate-on-unsubscribe true
-Tokens expire after three days.`;
+Tokens expire after ${confirmationLifetime}.`;
 
 /** An SQS queue ARN: `arn:<partition>:sqs:<region>:<account>:<name>`. */
 const queueArnPattern = /^arn:aws[a-z-]*:sqs:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,80}(\.fifo)?$/;
@@ -167,7 +174,7 @@ async function addSubscription(context: CommandContext, args: readonly unknown[]
     // Not quoted: it may well be the webhook URL, a bearer credential for the channel.
     throw new UsageError(
       options.slackWebhook
-        ? 'the Slack webhook URL is read from stdin or a hidden prompt, never from the command line (the process list and shell history keep arguments): pbpaste | news-alerts subscriptions add <audienceId> --slack-webhook'
+        ? `the Slack webhook URL is read from stdin or a hidden prompt, never from the command line (the process list and shell history keep arguments): pbpaste | ${newsAlerts()} subscriptions add <audienceId> --slack-webhook`
         : 'too many arguments: give one audience id, and the subscriber with --email, --sms, --https, --sqs or --slack-webhook',
     );
   }
@@ -175,7 +182,7 @@ async function addSubscription(context: CommandContext, args: readonly unknown[]
     // Most likely `add --slack-webhook <url>` without the audience: the URL is a credential, so it
     // is neither looked up nor quoted.
     throw new UsageError(
-      'the audience id is a URL; give the audience id first (news-alerts subscriptions add <audienceId> …); a Slack webhook URL is read from stdin or a hidden prompt, never from the command line',
+      `the audience id is a URL; give the audience id first (${newsAlerts()} subscriptions add <audienceId> …); a Slack webhook URL is read from stdin or a hidden prompt, never from the command line`,
     );
   }
   const chosen = (['email', 'sms', 'https', 'sqs', 'slackWebhook'] as const).filter(
@@ -452,13 +459,13 @@ async function removeSubscription(
   );
   if (matches.length === 0) {
     throw new NotFoundError(
-      `audience ${audienceId} has no subscription ${which.startsWith('https://') ? maskUrl(which) : which} (news-alerts subscriptions list ${audienceId})`,
+      `audience ${audienceId} has no subscription ${which.startsWith('https://') ? maskUrl(which) : which} (${newsAlerts()} subscriptions list ${audienceId})`,
     );
   }
   const confirmed = matches.filter((subscription) => !isPending(subscription));
   if (confirmed.length === 0) {
     throw new UsageError(
-      `that subscription is still pending confirmation and has no ARN to remove; SNS deletes unconfirmed subscriptions after three days`,
+      `that subscription is still pending confirmation and has no ARN to remove; SNS deletes unconfirmed subscriptions after ${confirmationLifetime}`,
     );
   }
   await context.confirm(
@@ -501,7 +508,7 @@ async function confirmSubscription(
   );
   if (SubscriptionArn === undefined || confirmed === undefined) {
     throw new OperationFailedError(
-      `the token confirmed no subscription of audience ${audienceId}'s topic (is it from another audience's confirmation email, or expired after three days?); see news-alerts subscriptions pending ${audienceId}`,
+      `the token confirmed no subscription of audience ${audienceId}'s topic (is it from another audience's confirmation email, or expired after ${confirmationLifetime}?); see ${newsAlerts()} subscriptions pending ${audienceId}`,
     );
   }
   context.output.result({ audienceId, subscriptionArn: SubscriptionArn, authenticateOnUnsubscribe: true }, () =>
@@ -525,7 +532,8 @@ export function registerSubscriptions(program: Command): void {
     .command('add')
     .description('subscribe an email address, phone number, HTTPS endpoint, SQS queue or Slack channel to an audience')
     .argument('<audienceId>')
-    .argument('[refused]', 'refused: a Slack webhook URL is never taken from the command line')
+    // A second operand (most likely a pasted webhook URL) is refused by the command, not listed.
+    .allowExcessArguments()
     .option('--email <address>', 'email subscriber (confirm with authenticated unsubscribe)')
     .option('--sms <number>', 'SMS subscriber, E.164 (+821012345678)')
     .option('--https <url>', 'HTTPS webhook endpoint (must confirm the subscription)')

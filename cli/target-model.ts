@@ -40,7 +40,13 @@ export interface DeploymentHome {
 /** What invoking the deployed alert function returned. */
 export type InvokeOutcome =
   | { readonly ok: true; readonly payload: unknown }
-  | { readonly ok: false; readonly errorType: string; readonly errorMessage: string };
+  | {
+      readonly ok: false;
+      readonly errorType: string;
+      readonly errorMessage: string;
+      /** The invocation's request id: the failed run's `runId` in the run history. */
+      readonly requestId?: string | undefined;
+    };
 
 interface TargetBase {
   /** `stack NewsAlerts` or `sandbox /path/.sandbox/sandbox.json`, for messages. */

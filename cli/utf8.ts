@@ -8,6 +8,9 @@
 import { readFileSync } from 'node:fs';
 import { UsageError } from './errors.ts';
 
+/** How messages name an input given as a path: `stdin` for `-`, the path otherwise. */
+export const inputName = (path: string): string => (path === '-' ? 'stdin' : path);
+
 /**
  * The text of the file at `path`, or of stdin for `-`. `option`, when given, leads each message
  * (`--response-mapping: cannot read …`).
@@ -19,9 +22,9 @@ export function readUtf8File(path: string, option?: string): string {
   try {
     bytes = readFileSync(path === '-' ? 0 : path);
   } catch (error) {
-    throw new UsageError(`${lead}cannot read ${path}: ${(error as Error).message}`, [], { cause: error });
+    throw new UsageError(`${lead}cannot read ${inputName(path)}: ${(error as Error).message}`, [], { cause: error });
   }
-  return utf8Text(bytes, path === '-' ? 'stdin' : path, lead);
+  return utf8Text(bytes, inputName(path), lead);
 }
 
 /**

@@ -9,6 +9,7 @@ import type { RunRecord, Watermark } from '#core/ports';
 import { action, integerOption } from './command.ts';
 import type { CommandContext } from './context.ts';
 import { UsageError } from './errors.ts';
+import { newsAlerts } from './hints.ts';
 import { describeLease, leaseJson } from './lease.ts';
 import { formatDuration, formatInstant } from './output.ts';
 import { stateStoreOf } from './state-store.ts';
@@ -24,7 +25,8 @@ export function runRow(run: RunRecord) {
     typeof summary[name] === 'number' ? (summary[name] as number) : undefined;
   return {
     runId: run.runId,
-    kind: summary.kind === 'replay' ? 'replay' : 'run',
+    // `replay --parked` is a replay too (cli/replay.ts), of parked alerts instead of a window.
+    kind: summary.kind === 'replay' ? (summary.source === 'parked' ? 'replay --parked' : 'replay') : 'run',
     status: run.status,
     startedAt: new Date(run.startedAt).toISOString(),
     durationMs: run.finishedAt - run.startedAt,
@@ -77,7 +79,24 @@ export const runTableRow = (row: ReturnType<typeof runRow>) => [
 const watermarkJson = (watermark: Watermark | undefined, now: number) =>
   watermark === undefined
     ? null
-    : { ...watermark, atIso: new Date(watermark.at).toISOString(), lagMs: now - watermark.at };
+    : {
+        ...watermark,
+        atIso: new Date(watermark.at).toISOString(),
+        lagMs: now - watermark.at,
+        aheadOfClock: watermark.at > now,
+      };
+
+/** How long ago `at` was, for people: `3h 05m ago`, or `in 16h 05m` for an instant still to come. */
+export const sinceText = (at: number, now: number): string =>
+  at <= now ? `${formatDuration(now - at)} ago` : `in ${formatDuration(at - now)}, ahead of the clock`;
+
+/**
+ * The warning for a watermark later than now: a sandbox run with `--now` in the future (or a clock
+ * that was ahead) put it there, and until it is moved back runs take every article before it as
+ * read, so alerts for what is published until then would never be sent.
+ */
+export const watermarkAheadWarning = (at: number, now: number): string =>
+  `the watermark ${formatInstant(at)} is ${formatDuration(at - now)} ahead of this machine's clock (a run with --now in the future, or a clock that was ahead, moved it there). Runs take every article published before it as already read, so alerts for articles published until then would never be sent: move it back with '${newsAlerts()} watermark set <when>' (e.g. 1h)`;
 
 async function showWatermark(
   context: CommandContext,
@@ -94,6 +113,8 @@ async function showWatermark(
   const now = Date.now();
   const rows = runs.map(runRow);
   const lastCompleted = runs.find((run) => run.status === 'completed' && run.summary.kind !== 'replay');
+  // On stderr, also under --json: a watermark ahead of the clock silently skips what comes before it.
+  if (watermark !== undefined && watermark.at > now) context.output.warn(watermarkAheadWarning(watermark.at, now));
   context.output.result(
     {
       target: target.label,
@@ -105,20 +126,26 @@ async function showWatermark(
     },
     () => {
       const leaseField = ['run lease', lease === undefined ? 'free' : describeLease(lease, now)] as const;
+      const ahead = watermark !== undefined && watermark.at > now;
       if (watermark === undefined) {
         context.output.caption('No watermark yet: the first run starts INITIAL_LOOKBACK_MINUTES back from now.');
         context.output.fields([['watermark', '(none)'], leaseField]);
       } else {
         context.output.fields([
           ['watermark', formatInstant(watermark.at)],
-          ['lag', formatDuration(now - watermark.at)],
+          [
+            'lag',
+            ahead
+              ? `none: ${formatDuration(watermark.at - now)} AHEAD of the clock`
+              : formatDuration(now - watermark.at),
+          ],
           ['version', watermark.version],
           ['set by', watermark.runId],
           ['set at', formatInstant(watermark.updatedAt)],
           [
             'last completed run',
             lastCompleted
-              ? `${formatInstant(lastCompleted.finishedAt)} (${formatDuration(now - lastCompleted.finishedAt)} ago)`
+              ? `${formatInstant(lastCompleted.finishedAt)} (${sinceText(lastCompleted.finishedAt, now)})`
               : '(none in history)',
           ],
           leaseField,
@@ -156,7 +183,7 @@ async function moveWatermark(
   }
   if (ledgerDays !== undefined && at < now - ledgerDays * 86_400_000 && !options.force) {
     throw new UsageError(
-      `${formatInstant(at)} is more than the delivery ledger's ${ledgerDays} days back: alerts delivered before then are no longer in the ledger and would be sent again. Use 'news-alerts replay' for old windows, or add --force if that is what you want.`,
+      `${formatInstant(at)} is more than the delivery ledger's ${ledgerDays} days back: alerts delivered before then are no longer in the ledger and would be sent again. Use '${newsAlerts()} replay' for old windows, or add --force if that is what you want.`,
     );
   }
   const forward = current !== undefined && at > current.at;

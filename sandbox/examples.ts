@@ -11,9 +11,18 @@
  * (`updates: notify`). {@link exampleSimulator} makes the sandbox's news feed carry such copies and
  * updates, so `npm start` shows the difference.
  *
- * Items are written exactly as an ops person would save them in the DynamoDB console; the
- * audience's `topicArn` is filled in by the sandbox once the topic exists.
+ * Items are written as an ops person would save them in the DynamoDB console (a string set here,
+ * a typo there), with the bookkeeping the CLI keeps on every item it writes: `version` 1 and
+ * `updatedBy` {@link exampleAuthor}, so `rules list` and `audiences list` show where they came
+ * from rather than empty VERSION and UPDATED columns. The audience's `topicArn` is filled in by the
+ * sandbox once the topic exists.
  */
+
+/** Who wrote the example items, as their `updatedBy` says. */
+export const exampleAuthor = 'news-alerts sandbox (example)';
+
+/** The bookkeeping of an example item: its first version, written by the sandbox. */
+const written = { version: 1, updatedBy: exampleAuthor } as const;
 
 /** A subscriber of an example audience, as the sandbox wires it locally. */
 export type SandboxSubscriber =
@@ -39,6 +48,7 @@ export const exampleAudiences: readonly SandboxAudience[] = [
   {
     item: {
       audienceId: 'markets-desk',
+      ...written,
       name: 'Markets desk',
       timeZone: 'Europe/London',
       collapse: 'story',
@@ -51,6 +61,7 @@ export const exampleAudiences: readonly SandboxAudience[] = [
   {
     item: {
       audienceId: 'quake-oncall',
+      ...written,
       name: 'Quake on-call',
       timeZone: 'Asia/Tokyo',
       locale: 'ja-JP',
@@ -63,6 +74,7 @@ export const exampleAudiences: readonly SandboxAudience[] = [
   {
     item: {
       audienceId: 'chips-team',
+      ...written,
       name: 'Chips team',
       timeZone: 'Asia/Seoul',
       locale: 'ko-KR',
@@ -74,6 +86,7 @@ export const exampleAudiences: readonly SandboxAudience[] = [
   {
     item: {
       audienceId: 'partner-feed',
+      ...written,
       name: 'Partner feed',
       timeZone: 'UTC',
       collapse: 'none',
@@ -99,6 +112,7 @@ export const exampleRules: readonly Readonly<Record<string, unknown>>[] = [
   {
     ruleId: 'markets-rates',
     audienceId: 'markets-desk',
+    ...written,
     description: 'Economy stories about interest rates or inflation',
     categories: ['002*'],
     keywords: ['interest rate', 'inflation', '금리'],
@@ -106,6 +120,7 @@ export const exampleRules: readonly Readonly<Record<string, unknown>>[] = [
   {
     ruleId: 'markets-finance',
     audienceId: 'markets-desk',
+    ...written,
     description: 'Everything in Economy > Finance except withdrawn stories',
     categories: ['002001000'],
     // A string set (SS), as the console offers it: accepted like a list.
@@ -115,12 +130,14 @@ export const exampleRules: readonly Readonly<Record<string, unknown>>[] = [
   {
     ruleId: 'markets-chip-exports',
     audienceId: 'markets-desk',
+    ...written,
     description: 'Chip export figures (a boolean query, docs/queries.md)',
     query: 'export* AND (semiconductor OR "memory chips" OR 반도체) -rumor',
   },
   {
     ruleId: 'quakes',
     audienceId: 'quake-oncall',
+    ...written,
     description: 'Earthquakes, in English, Japanese and Korean',
     keywords: ['earthquake', '地震', '지진'],
     urgent: true,
@@ -128,12 +145,14 @@ export const exampleRules: readonly Readonly<Record<string, unknown>>[] = [
   {
     ruleId: 'chips-category',
     audienceId: 'chips-team',
+    ...written,
     description: 'IT & Science > Semiconductors',
     categories: ['008001000'],
   },
   {
     ruleId: 'chips-keywords',
     audienceId: 'chips-team',
+    ...written,
     description: 'Semiconductor keywords anywhere but sports',
     keywords: ['semiconductor', '반도체', '半導体'],
     excludeCategories: ['007*'],
@@ -141,6 +160,7 @@ export const exampleRules: readonly Readonly<Record<string, unknown>>[] = [
   {
     ruleId: 'partner-elections',
     audienceId: 'partner-feed',
+    ...written,
     description: 'Election coverage from Daily Example and the Seoul Example Herald',
     keywords: ['election'],
     media: ['M001', 'M003'],
@@ -150,6 +170,7 @@ export const exampleRules: readonly Readonly<Record<string, unknown>>[] = [
     // and the reason, counts it in the InvalidRules metric, and every other rule still runs.
     ruleId: 'typo-rule',
     audienceId: 'chips-team',
+    ...written,
     keyword: ['wafer'],
   },
 ];

@@ -65,9 +65,12 @@ async function waitUntilReady(endpoint: string, child: ChildProcess, output: () 
 /** moto server with fixes to its DynamoDB and SQS backends (see the file). */
 const motoServerScript = join(projectRoot, 'sandbox', 'moto-server.py');
 
-/** Installs (first time only) and starts moto server on 127.0.0.1. */
+/**
+ * Installs (first time only, with progress on stderr, for as long as pip works) and starts moto
+ * server on 127.0.0.1.
+ */
 export async function startMoto(options: StartMotoOptions = {}): Promise<MotoServer> {
-  ensurePythonEnv();
+  await ensurePythonEnv();
   const port = options.port ?? (await freePort());
   const endpoint = `http://127.0.0.1:${port}`;
   const env: NodeJS.ProcessEnv = { ...process.env, PYTHONUNBUFFERED: '1' };

@@ -2,4 +2,4 @@
 export declare const projectRoot: string;
 export declare const venvDir: string;
 export declare function venvBin(name: string): string;
-export declare function ensurePythonEnv(options?: { log?: NodeJS.WritableStream }): void;
+export declare function ensurePythonEnv(options?: { log?: NodeJS.WritableStream }): Promise<void>;

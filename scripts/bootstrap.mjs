@@ -72,7 +72,8 @@ if (!command) {
 try {
   ensureNodeModules();
   ensureCliBuilt();
-  ensurePythonEnv();
+  // Awaited with pip's progress for as long as it works; Ctrl-C stops pip too.
+  await ensurePythonEnv();
 } catch (error) {
   process.stderr.write(`news-alerts: ${error.message}\n`);
   process.exit(1);

@@ -24,6 +24,7 @@ import { ConfigError } from '#core/errors';
 import { AudienceSchema, audienceAttributes, parseAudience, parseRule, RuleSchema, ruleAttributes } from '#core/model';
 import { UsageError } from '../cli/errors.ts';
 import { type FileItem, locateIssues, readItemFile } from '../cli/item-files.ts';
+import { withNewAudienceDefaults } from '../cli/new-audience.ts';
 // jsonText escapes control and bidi characters that provider ids and titles may carry.
 import { jsonText, terminalText } from '../cli/output.ts';
 import { deployedInitialLookbackMinutes, simulatorInitialLookbackMinutes } from '../cli/sandbox-descriptor.ts';
@@ -561,7 +562,8 @@ function readAudiences(file: string): SandboxAudience[] {
   const seen = new Set<string>();
   for (const item of readItems(file, 'audiences')) {
     const raw = (typeof item.value === 'object' && item.value !== null ? item.value : {}) as Record<string, unknown>;
-    const { topicArn, ...value } = raw;
+    // New audiences, with the defaults `audiences create --file` gives the same file.
+    const { topicArn, ...value } = withNewAudienceDefaults(raw);
     const id = typeof value.audienceId === 'string' ? value.audienceId : item.label;
     if (topicArn !== undefined) {
       process.stderr.write(

@@ -42,6 +42,7 @@ import {
   type SecretSource,
   silentLog,
 } from '#core/ports';
+import { errorCodeOf } from '#shared/error-code';
 import { Agent, request } from '#shared/http-pool';
 import { exponentialBackoff, parseRetryAfter } from '#shared/retry';
 import { registerSecret, sanitizeError } from '#shared/secret-redaction';
@@ -879,7 +880,7 @@ export class NewsLookupClient implements NewsSource {
 
   #networkFailure(error: unknown, context: RequestContext, signal: AbortSignal): RetryableFailure {
     if (signal.aborted) throw signal.reason;
-    const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
+    const code = errorCodeOf(error);
     const message = this.#redact(error instanceof Error ? error.message : String(error));
     if (code === 'UND_ERR_INVALID_ARG') {
       // undici refused to build the request: the same request fails the same way every time, and

@@ -393,6 +393,42 @@ export function findBodyError(
   return undefined;
 }
 
+/** Field names that error reports use for their code, status or message. */
+const errorReportField =
+  /^(errors?|err|error_?(code|message|msg|description)|fault|code|status_?code|result_?code|message|msg|reason|detail|description)$/i;
+/** Values of such fields that say nothing went wrong. */
+const successWords = /^(ok|success|succeeded|true|0|200|0+)$/i;
+
+/**
+ * Fields of a body without an article list that read like an error report (`code`, `message`,
+ * `error`… with a value other than a success word), at the top or one level down, and the path of
+ * the first: the mapping's error fields did not recognise it, so the advice points at them.
+ * Undefined when the body has no such field, or holds a list elsewhere (then the articles are
+ * likely just somewhere the mapping does not look).
+ */
+function errorReportIn(body: unknown): { path: string; fields: Record<string, unknown> } | undefined {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
+  const fields: Record<string, unknown> = {};
+  let first: string | undefined;
+  const visit = (node: Record<string, unknown>, prefix: string, depth: number): boolean => {
+    for (const [key, value] of Object.entries(node)) {
+      const path = `${prefix}${key}`;
+      if (Array.isArray(value) && value.some((entry) => typeof entry === 'object' && entry !== null)) return false;
+      if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+        if (depth === 0 && !visit(value as Record<string, unknown>, `${path}.`, depth + 1)) return false;
+        continue;
+      }
+      if (!errorReportField.test(key) || value === null || value === '' || value === false) continue;
+      if ((typeof value === 'string' || typeof value === 'number') && successWords.test(String(value).trim())) continue;
+      fields[path] = value;
+      first ??= path;
+    }
+    return true;
+  };
+  if (!visit(body as Record<string, unknown>, '', 0) || first === undefined) return undefined;
+  return { path: first, fields };
+}
+
 // --- Field extraction -----------------------------------------------------------------------------
 
 const maxTitleLength = 1_000;
@@ -651,8 +687,11 @@ export function mapPage(
   if (items === undefined) {
     // Some APIs (Newscatcher) drop the list entirely when nothing matched; a zero total says so.
     if (totalCount === 0) return { articles: [], skipped: [], totalCount, nextCursor };
+    const report = errorReportIn(body);
     throw new ProviderResponseError(
-      `the response has no article list at any of ${mapping.articles.join(', ')}; set the mapping's "articles" paths to where this provider puts its list. Response sample: ${sampleOf(body, secrets)}`,
+      report === undefined
+        ? `the response has no article list at any of ${mapping.articles.join(', ')}; set the mapping's "articles" paths to where this provider puts its list. Response sample: ${sampleOf(body, secrets)}`
+        : `the response has no article list and reads like an error report (${sampleOf(report.fields, secrets, 200)}) that the mapping does not recognise as one: name the field in the mapping's "errorFields" (e.g. "errorFields": [${JSON.stringify(report.path)}]), or a status code whose success values are fixed in "successStatusFields" with "successStatusValues", so runs report the provider's own error. If it is not an error, set "articles" to where the list is (tried ${mapping.articles.join(', ')}). Response sample: ${sampleOf(body, secrets)}`,
     );
   }
   const articles: Article[] = [];

@@ -98,7 +98,9 @@ describe('exit codes', () => {
     expect(unknownOption.code).toBe(2);
     expect(missingArgument.code).toBe(2);
     expect(noSandbox.code).toBe(3);
-    expect(noSandbox.stderr).toContain("start the local sandbox with 'news-alerts sandbox up'");
+    expect(noSandbox.stderr).toContain(
+      "start the local sandbox with 'news-alerts --sandbox-file /nonexistent/sandbox.json sandbox up'",
+    );
     expect(broken.code).toBe(2);
     expect(broken.stderr).toContain('is not JSON');
   });

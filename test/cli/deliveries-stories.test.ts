@@ -140,7 +140,9 @@ describe('deliveries --article (the delivery ledger)', () => {
   it('--article needs the audience (exit 2)', async () => {
     const result = await sandbox.cli(['deliveries', '--article', 'id:x']);
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain('news-alerts deliveries <audienceId> --article <articleKey>');
+    expect(result.stderr).toContain(
+      `news-alerts --sandbox-file ${sandbox.descriptorPath} deliveries <audienceId> --article <articleKey>`,
+    );
   });
 });
 

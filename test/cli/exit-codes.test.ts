@@ -66,7 +66,14 @@ describe('exit codes', () => {
         /ask for different formats/,
       ],
       ['a bad NEWS_ALERTS_TARGET', ['rules', 'list'], { NEWS_ALERTS_TARGET: 'prod' }, 2, /set it to local or stack/],
-      ['no sandbox', ['--sandbox-file', '/nonexistent/sandbox.json', 'rules', 'list'], {}, 3, /news-alerts sandbox up/],
+      [
+        'no sandbox',
+        ['--sandbox-file', '/nonexistent/sandbox.json', 'rules', 'list'],
+        {},
+        3,
+        // The hint names the same descriptor (cli/hints.ts).
+        /'news-alerts --sandbox-file \/nonexistent\/sandbox.json sandbox up'/,
+      ],
       ['no region', ['rules', 'list'], {}, 3, /no AWS region.*set AWS_REGION \(or --region\)/],
       [
         'no credentials',

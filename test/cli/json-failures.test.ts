@@ -96,3 +96,35 @@ describe('one JSON document on failure', () => {
     expect((results[15] as CliResult).stderr).not.toContain('secret-on-argv');
   });
 });
+
+describe('a failed run under --json', () => {
+  it('prints the failure together with the summary the run recorded (a provider that refuses the key)', async () => {
+    // A key the provider refuses: the run takes the lease, fails reading, and records itself as failed.
+    const set = await sandbox.cli(['api-key', 'set'], { input: 'k9f3Qz7Wx2Lr8Vb4\n' });
+    expect(set.code, set.stderr).toBe(0);
+
+    const run = await sandbox.cli(['--json', 'run']);
+    expect(run.code, run.stderr).toBe(1);
+    const document = run.json<FailureDocument & { target: string; summary: Record<string, unknown> }>();
+    expect(document).toMatchObject({ ok: false, error: { code: 'failed' }, problems: [] });
+    expect(document.summary).toMatchObject({ status: 'failed', runId: expect.stringMatching(/^cli-/) });
+    expect(String(document.summary.reason)).toMatch(/^Provider\w*Error: /);
+    expect(run.stdout).not.toContain('k9f3Qz7Wx2Lr8Vb4');
+    // The example rule saved wrongly on purpose is skipped with a readable warning, not raw JSON.
+    expect(run.stderr).toMatch(
+      /^warning: skipped an invalid item \(table rules, table name \S+, key typo-rule\): unknown attribute "keyword"/m,
+    );
+    expect(run.stderr).not.toContain('{"');
+
+    // The same run is in the history, and people get the summary too (then the error on stderr).
+    const runs = await sandbox.cli(['--json', 'runs', 'list', '--limit', '1']);
+    expect(runs.json<{ runId: string; status: string }[]>()[0]).toMatchObject({
+      runId: document.summary.runId,
+      status: 'failed',
+    });
+    const human = await sandbox.cli(['--output', 'tsv', 'run']);
+    expect(human.code).toBe(1);
+    expect(human.stdout).toMatch(/^status\tfailed$/m);
+    expect(human.stderr).toMatch(/Provider\w*Error/);
+  });
+});

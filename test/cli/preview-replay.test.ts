@@ -15,6 +15,8 @@ import { exampleAudiences, exampleRules } from '#sandbox/examples';
 import { expectedDeliveries } from '#sandbox/expectations';
 import { OUT_OF_SCOPE_MEDIA } from '#sandbox/news-simulator-data';
 import { installSnsFaults } from '#test/sns-faults';
+import { renderSlackMessage } from '../../functions/slack-relay/blocks.ts';
+import { parseAlertMessage } from '../../functions/slack-relay/message.ts';
 import { type CliSandbox, countBy, deliveryIdOfBody, drainQueue, startCliSandbox } from './support.ts';
 
 let sandbox: CliSandbox | undefined;
@@ -54,7 +56,14 @@ interface PreviewJson {
   }[];
   samples: Record<
     string,
-    { subject: string; email: string; sms: string; webhook: { newsAlerts: { deliveryId: string; locale?: string } } }
+    {
+      subject: string;
+      email: string;
+      sms: string;
+      slack: string;
+      slackMessage: unknown;
+      webhook: { newsAlerts: { deliveryId: string; locale?: string } };
+    }
   >;
 }
 
@@ -108,6 +117,9 @@ describe('preview', () => {
       expect(sample?.sms).toMatch(/https:\/\//);
       expect(sample?.email).toContain(messagesForLocale(locale as string | undefined).email.whyHeading);
       expect(sample?.webhook.newsAlerts.deliveryId.startsWith(`${audienceId}|`)).toBe(true);
+      // Slack exactly as the relay would post it: its own renderer on the same structured alert.
+      expect(sample?.slackMessage).toEqual(renderSlackMessage(parseAlertMessage(JSON.stringify(sample?.webhook))));
+      expect(sample?.slack).not.toContain('would refuse');
     }
     // Previewing sent nothing and moved nothing.
     expect(await current.stack.collectDeliveries()).toEqual([]);
@@ -133,6 +145,22 @@ describe('preview', () => {
     expect(table.stderr).not.toContain('--- email');
     expect(table.stdout).not.toContain('--- sms');
     expect(table.stdout + table.stderr).not.toContain('markets-desk');
+    // --channel slack renders what the relay would post to the channel, as text.
+    const slack = await current.cli([
+      'preview',
+      '--from',
+      from,
+      '--to',
+      to,
+      '--audience',
+      'chips-team',
+      '--channel',
+      'slack',
+    ]);
+    expect(slack.code, slack.stderr).toBe(0);
+    expect(slack.stderr).toContain('--- slack');
+    expect(slack.stderr).not.toContain('--- email');
+    expect(slack.stderr).not.toContain('would refuse');
 
     // In digest mode the same alerts would be held for the digest: same count, none at once.
     expect((await current.cli(['audiences', 'update', 'markets-desk', '--delivery-mode', 'digest'])).code).toBe(0);
@@ -453,6 +481,24 @@ describe('replay', () => {
         ?.parked,
     ).toBe(0);
     expect((await current.stack.dependencies.state.findDelivered(parked)).size).toBe(parked.length);
+
+    // Each replay --parked that sent (or tried to) is in the run history, newest first; the dry run is not.
+    const runs = await current.cli(['--json', 'runs', 'list']);
+    const replays = runs
+      .json<{ kind: string; status: string; published?: number; parked?: number; reason?: string }[]>()
+      .filter((run) => run.kind === 'replay --parked');
+    expect(replays).toEqual([
+      expect.objectContaining({ status: 'completed', published: 0, parked: 0 }),
+      expect.objectContaining({ status: 'completed', published: parked.length, parked: 0 }),
+      expect.objectContaining({
+        status: 'incomplete',
+        published: 0,
+        parked: parked.length,
+        reason: expect.stringContaining('stay parked'),
+      }),
+    ]);
+    const table = await current.cli(['runs', 'list']);
+    expect(table.stdout).toMatch(/\treplay --parked\tcompleted\t/);
   });
 
   it('a replay the provider stops halfway still records in the ledger every alert it sent', async () => {

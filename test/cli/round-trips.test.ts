@@ -186,7 +186,9 @@ describe('audiences round trips and states', () => {
       // The next step names the audience just created, on stderr (stdout is the result).
       const created = await sandbox.cli(['audiences', 'create', 'ops-desk', '--name', 'Ops desk']);
       expect(created.code, created.stderr).toBe(0);
-      expect(created.stderr).toContain('news-alerts subscriptions add ops-desk --email desk@example.com');
+      expect(created.stderr).toContain(
+        `news-alerts --sandbox-file ${sandbox.descriptorPath} subscriptions add ops-desk --email desk@example.com`,
+      );
       expect(created.stderr).not.toContain('<audienceId>');
       expect(created.stdout).not.toContain('Next');
 
@@ -226,7 +228,9 @@ describe('audiences round trips and states', () => {
       const put = await sandbox.cli(['--json', 'audiences', 'put', '--file', putFile]);
       expect(put.code, put.stderr).toBe(0);
       expect(actions(put)).toEqual(['created', 'updated']);
-      expect(put.stderr).toContain('news-alerts subscriptions add night-desk --email');
+      expect(put.stderr).toContain(
+        `news-alerts --sandbox-file ${sandbox.descriptorPath} subscriptions add night-desk --email`,
+      );
       expect(await getItem(documents, audiencesTable(), 'ops-desk')).toMatchObject({
         name: 'Operations',
         version: 2,

@@ -115,7 +115,26 @@ describe('rules explain --query (no AWS)', () => {
       env: withoutAws,
     });
     expect(notAnArticle.code).toBe(2);
-    expect(notAnArticle.stderr).toContain('-: not an article: title must be a string');
+    expect(notAnArticle.stderr).toContain('stdin: not an article: title must be a string');
+  });
+
+  it('calls `-` stdin in every message about what it read there, as the UTF-8 check does', async () => {
+    const [notJson, noText, badYaml, badJson] = await Promise.all([
+      runCli(['rules', 'explain', '--query', 'x', '--article-file', '-'], { input: 'title: x', env: withoutAws }),
+      runCli(['rules', 'explain', '--query', 'x', '--article-file', '-'], { input: '{"url": "x"}', env: withoutAws }),
+      runCli(['rules', 'validate', '-'], { input: 'ruleId: [unclosed\n', env: withoutAws }),
+      runCli(['rules', 'validate', '-'], { input: '{"ruleId": }', env: withoutAws }),
+    ]);
+    expect(notJson.stderr).toContain('cannot read stdin as JSON');
+    expect(noText.stderr).toContain('stdin: the article has neither "title" nor "summary"');
+    expect(badYaml.stderr).toContain('stdin is not valid YAML');
+    expect(badYaml.stderr).toMatch(/ stdin:2:1: /);
+    expect(badJson.stderr).toContain('stdin is not valid JSON');
+    for (const result of [notJson, noText, badYaml, badJson]) {
+      expect(result.code, result.stderr).toBe(2);
+      // Never "-" where a name is meant: "-: …", "- is not …", "read - as …".
+      expect(result.stderr).not.toMatch(/(^|\s)-(:| is | as )/m);
+    }
   });
 
   it('refuses a query that does not parse: the column in --json, a caret under it on the terminal', async () => {
@@ -289,7 +308,9 @@ describe('with a sandbox', () => {
       article: { matches: true, terms: ['title:semiconductor', 'export*'] },
     });
     expect(noQuery.code).toBe(2);
-    expect(noQuery.stderr).toContain("rule quakes has no query; 'news-alerts rules show quakes' shows its criteria");
+    expect(noQuery.stderr).toContain(
+      `rule quakes has no query; 'news-alerts --sandbox-file ${sandbox.descriptorPath} rules show quakes' shows its criteria`,
+    );
     expect(unknown.code).toBe(3);
     const both = await sandbox.cli(['rules', 'explain', 'quakes', '--query', 'x']);
     expect(both.code).toBe(2);

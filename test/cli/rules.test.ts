@@ -3,9 +3,12 @@
  * a file with any problem is refused whole with its line, field and reason (nothing written),
  * and every write records who and when, bumps the version and shows the previous one.
  */
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { exampleAuthor } from '#sandbox/examples';
 import { ConcurrentChangeError } from '../../cli/errors.ts';
 import { getItem, listItems, writeItems } from '../../cli/items.ts';
+import { displayWidth } from '../../cli/output.ts';
 import { type CliSandbox, startCliSandbox } from './support.ts';
 
 let sandbox: CliSandbox;
@@ -85,12 +88,58 @@ describe('rules list and show', () => {
     const show = await sandbox.cli(['--json', 'rules', 'show', 'markets-finance']);
     expect(show.json()).toMatchObject({ ruleId: 'markets-finance', excludeKeywords: ['rumor'] });
     const invalidShow = await sandbox.cli(['--json', 'rules', 'show', 'typo-rule']);
-    expect(invalidShow.json()).toEqual({ ruleId: 'typo-rule', audienceId: 'chips-team', keyword: ['wafer'] });
+    expect(invalidShow.json()).toEqual({
+      ruleId: 'typo-rule',
+      audienceId: 'chips-team',
+      version: 1,
+      updatedBy: exampleAuthor,
+      keyword: ['wafer'],
+    });
     expect(invalidShow.stderr).toContain('rule typo-rule is INVALID: unknown attribute');
 
     const missing = await sandbox.cli(['rules', 'show', 'no-such-rule']);
     expect(missing.code).toBe(3);
     expect(missing.stderr).toContain('rule no-such-rule does not exist');
+  });
+
+  it('at COLUMNS=60 the table never splits a word: rows too wide for the columns print as blocks', async () => {
+    const narrow = await sandbox.cli(['--output', 'table', 'rules', 'list'], { env: { COLUMNS: '60' } });
+    expect(narrow.code, narrow.stderr).toBe(0);
+    for (const line of narrow.stdout.trimEnd().split('\n')) expect(displayWidth(line), line).toBeLessThanOrEqual(60);
+    expect(narrow.stdout).not.toMatch(/semiconduc(?!tor)/);
+    expect(narrow.stdout).toMatch(/^CRITERIA +keywords semiconductor, /m);
+    expect(narrow.stdout).toMatch(/^RULE +markets-chip-exports$/m);
+  });
+
+  it('VERSION and UPDATED: the examples show their first version and author; an item saved by hand shows "-"', async () => {
+    // As an ops person saves a rule in the DynamoDB console: no version, no updatedBy/updatedAt.
+    await sandbox.stack.clients.documents.send(
+      new PutCommand({
+        TableName: sandbox.descriptor.names.rulesTable,
+        Item: { ruleId: 'by-hand', audienceId: 'chips-team', keywords: ['wafer'] },
+      }),
+    );
+    const [tsv, audiences] = await Promise.all([
+      sandbox.cli(['--output', 'tsv', 'rules', 'list']),
+      sandbox.cli(['--output', 'tsv', 'audiences', 'list']),
+    ]);
+    expect(tsv.code, tsv.stderr).toBe(0);
+    const [head = '', ...lines] = tsv.stdout.trimEnd().split('\n');
+    const columns = head.split('\t');
+    const cell = (line: string, column: string) => line.split('\t')[columns.indexOf(column)];
+    expect(columns).toEqual(expect.arrayContaining(['RULE', 'VERSION', 'UPDATED']));
+    const examples = lines.filter((line) => cell(line, 'RULE') !== 'by-hand');
+    expect(examples).toHaveLength(8);
+    for (const line of examples) {
+      expect(cell(line, 'VERSION'), line).toBe('1');
+      expect(cell(line, 'UPDATED'), line).toBe(exampleAuthor);
+    }
+    const byHand = lines.find((line) => cell(line, 'RULE') === 'by-hand') ?? '';
+    expect([cell(byHand, 'VERSION'), cell(byHand, 'UPDATED')]).toEqual(['-', '-']);
+
+    const [audienceHead = '', ...audienceLines] = audiences.stdout.trimEnd().split('\n');
+    const version = audienceHead.split('\t').indexOf('VERSION');
+    expect(audienceLines.map((line) => line.split('\t')[version])).toEqual(['1', '1', '1', '1']);
   });
 });
 
@@ -162,12 +211,12 @@ describe('rules validate and put from files', () => {
     const put = await sandbox.cli(['rules', 'put', '--file', path], { env: { NEWS_ALERTS_ACTOR: 'alice@ops' } });
     expect(put.code, put.stderr).toBe(0);
     expect(put.stdout).toContain('created chips-wafer (version 1)');
-    // The example rule had no version (written as in the console): the previous state is shown.
-    expect(put.stdout).toContain('updated quakes: version (none) → 1; previous: no version (written outside the CLI)');
+    // The example rule's first version, written by the sandbox: the previous state is shown.
+    expect(put.stdout).toContain(`updated quakes: version 1 → 2; previous: version 1, by ${exampleAuthor}`);
     expect(put.stdout).toContain('keywords: ["earthquake","地震","지진"] → ["earthquake","tsunami","地震","지진"]');
     const stored = await getItem(sandbox.stack.clients.documents, rulesTable(), 'quakes');
     expect(stored).toMatchObject({
-      version: 1,
+      version: 2,
       updatedBy: 'alice@ops',
       keywords: ['earthquake', 'tsunami', '地震', '지진'],
     });
@@ -269,7 +318,7 @@ describe('rules put from flags, enable, disable, delete', () => {
     expect(disable.json()).toMatchObject({
       results: [
         { ruleId: 'rate-cuts', action: 'disabled', version: 3, previousVersion: 2 },
-        { ruleId: 'chips-category', action: 'disabled', version: 1 },
+        { ruleId: 'chips-category', action: 'disabled', version: 2, previousVersion: 1 },
       ],
     });
     // Enabling a rule the run would reject is refused with the reason.
@@ -308,7 +357,7 @@ describe('rules put from flags, enable, disable, delete', () => {
     ]);
     expect(exists.code).toBe(2);
     expect(exists.stderr).toContain(
-      `rule "markets-rates" already exists; change it with 'news-alerts rules update markets-rates'`,
+      `rule "markets-rates" already exists; change it with 'news-alerts --sandbox-file ${sandbox.descriptorPath} rules update markets-rates'`,
     );
     expect(created.code, created.stderr).toBe(0);
     expect(created.stdout).toContain('created wafer-news (version 1)');
@@ -326,14 +375,14 @@ describe('rules put from flags, enable, disable, delete', () => {
       'description',
     ]);
     expect(updated.code, updated.stderr).toBe(0);
-    expect(updated.stdout).toContain('updated markets-rates: version (none) → 1');
+    expect(updated.stdout).toContain('updated markets-rates: version 1 → 2');
     const stored = await getItem(sandbox.stack.clients.documents, rulesTable(), 'markets-rates');
     expect(stored).toMatchObject({
       audienceId: 'markets-desk',
       categories: ['002*'],
       keywords: ['rate cut'],
       enabled: false,
-      version: 1,
+      version: 2,
     });
     expect(stored).not.toHaveProperty('description');
     const [clearKey, invalid] = await Promise.all([

@@ -107,7 +107,7 @@ describe('the deployed stack as target', () => {
     const shown = await stackCli(['--json', 'rules', 'show', 'quakes']);
     expect(shown.json()).toMatchObject({
       enabled: false,
-      version: 1,
+      version: 2,
       updatedBy: expect.stringMatching(/^arn:aws:(iam|sts)::/),
     });
 

@@ -237,7 +237,7 @@ describe('foreign topics (item 10)', () => {
       expect(others.json<unknown[]>().length).toBeGreaterThan(0);
       expect(broken.code).toBe(1);
       expect(broken.stderr).toContain(
-        "point it at a topic of this stack with 'news-alerts audiences update chips-team",
+        `point it at a topic of this stack with 'news-alerts --sandbox-file ${sandbox.descriptorPath} audiences update chips-team`,
       );
       expect(show.code, show.stderr).toBe(0);
       expect(show.stderr).toContain(`the topic ${foreign}`);

@@ -138,7 +138,7 @@ describe('run, runs list and watermark', () => {
       expect(run.stderr).toContain('the run was skipped');
       expect(run.stderr).toContain('held by scheduled-run');
       expect(run.stderr).toContain(`expires ${new Date(lease.expiresAt).toISOString().replace('.000Z', 'Z')}`);
-      expect(run.stderr).toContain("'news-alerts lease release'");
+      expect(run.stderr).toContain(`'news-alerts --sandbox-file ${sandbox.descriptorPath} lease release'`);
       // The human summary does not claim there is no watermark: the skipped run never read it.
       const human = await sandbox.cli(['run']);
       expect(human.code).toBe(1);
@@ -147,7 +147,7 @@ describe('run, runs list and watermark', () => {
       expect(replay.code).toBe(1);
       expect(replay.stderr).toContain('an alert run is in progress');
       expect(replay.stderr).toContain('held by scheduled-run');
-      expect(replay.stderr).toContain("'news-alerts lease release'");
+      expect(replay.stderr).toContain(`'news-alerts --sandbox-file ${sandbox.descriptorPath} lease release'`);
     } finally {
       await state.releaseLease(lease);
     }
@@ -210,5 +210,36 @@ describe('run, runs list and watermark', () => {
     });
     expect(stack.code, stack.stderr).toBe(2);
     expect(stack.stderr).toContain('--now only works in the sandbox');
+  });
+});
+
+describe('a watermark ahead of the clock', () => {
+  it('run --now into the future and watermark show both say it is ahead and how to move it back, not a negative lag', async () => {
+    const future = new Date(Date.now() + 16 * 60 * 60_000).toISOString();
+    const run = await sandbox.cli(['run', '--now', future]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/^warning: the watermark \S+ is 1[56]h \d\dm ahead of this machine's clock/m);
+    expect(run.stderr).toContain(`'news-alerts --sandbox-file ${sandbox.descriptorPath} watermark set <when>'`);
+
+    const [show, json] = await Promise.all([
+      sandbox.cli(['watermark', 'show']),
+      sandbox.cli(['--json', 'watermark', 'show']),
+    ]);
+    expect(show.code, show.stderr).toBe(0);
+    expect(fieldOf(show.stdout, 'lag')).toMatch(/^none: 1[56]h \d\dm AHEAD of the clock$/);
+    expect(show.stdout).not.toMatch(/-\d+h/);
+    expect(show.stderr).toMatch(/^warning: the watermark .* ahead of this machine's clock/m);
+    expect(json.json<{ watermark: { lagMs: number; aheadOfClock: boolean } }>().watermark).toMatchObject({
+      aheadOfClock: true,
+      lagMs: expect.any(Number),
+    });
+    expect(json.json<{ watermark: { lagMs: number } }>().watermark.lagMs).toBeLessThan(0);
+
+    // Moved back, nothing is ahead any more.
+    const set = await sandbox.cli(['watermark', 'set', '1h', '--yes']);
+    expect(set.code, set.stderr).toBe(0);
+    const after = await sandbox.cli(['watermark', 'show']);
+    expect(fieldOf(after.stdout, 'lag')).toMatch(/^1h 0\dm$/);
+    expect(after.stderr).not.toContain('ahead');
   });
 });

@@ -329,7 +329,11 @@ describe('npm start', () => {
     });
     const received = (summary.cycles[0]?.received['my-desk'] ?? []).map((delivery) => delivery.articleKey);
     expect(received.length).toBeGreaterThan(0);
-    expect(new Set(received)).toEqual(expected.get('my-desk'));
+    // The file says nothing of stories: the audience collapses them, as `audiences create --file`
+    // makes the same file's audience do (cli/new-audience.ts), and the check counts collapsed copies.
+    expect(summary.stories['my-desk']).toMatchObject({ collapse: 'story' });
+    const collapsed = summary.audiences['my-desk']?.collapsed ?? [];
+    expect(new Set([...received, ...collapsed])).toEqual(expected.get('my-desk'));
     expect(summary.audiences['my-desk']).toMatchObject({ missing: [], unexpected: [], duplicates: [] });
     expect(Object.keys(summary.audiences)).toEqual(['my-desk']);
     expect(summary.unchecked['my-digest']).toContain('it holds alerts (digestTimes)');

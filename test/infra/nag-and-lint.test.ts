@@ -52,8 +52,8 @@ describe.each(Object.keys(variants))('the %s configuration', (name) => {
     expect(describeViolations(violationsOf(synth().app))).toEqual([]);
   });
 
-  it('passes cfn-lint (errors and warnings, in three regions)', () => {
-    ensurePythonEnv();
+  it('passes cfn-lint (errors and warnings, in three regions)', async () => {
+    await ensurePythonEnv();
     const dir = mkdtempSync(join(tmpdir(), 'news-alerts-cfn-lint-'));
     try {
       const file = join(dir, 'template.json');

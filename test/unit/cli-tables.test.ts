@@ -20,6 +20,7 @@ import {
   type OutputOptions,
   status,
   toneOf,
+  wrapText,
 } from '../../cli/output.ts';
 
 /** A stream that records what was written; `tty` makes it look like a terminal of that width. */
@@ -67,7 +68,7 @@ const ruleRows: Cell[][] = [
 ];
 
 describe('tables that fit the terminal', () => {
-  it.each([80, 40])('fits %i columns without cutting an id, as borderless aligned columns', (width) => {
+  it.each([80, 50])('fits %i columns without cutting an id, as borderless aligned columns', (width) => {
     const { output, stdout } = capture({ format: 'table', columns: width });
     output.table(ruleColumns, ruleRows);
     const printed = lines(stdout());
@@ -102,11 +103,11 @@ describe('tables that fit the terminal', () => {
   });
 
   it('leaves out optional columns rightmost first when the rest cannot fit, and says so on stderr', () => {
-    const narrow = capture({ format: 'table', columns: 40 });
+    const narrow = capture({ format: 'table', columns: 50 });
     narrow.output.table(ruleColumns, ruleRows);
     expect(narrow.stdout()).not.toContain('UPDATED');
     expect(narrow.stdout()).not.toContain('erin@ops');
-    expect(narrow.stderr()).toContain('STATUS, UPDATED BY, UPDATED left out to fit 40 columns; --output json');
+    expect(narrow.stderr()).toContain('STATUS, UPDATED BY, UPDATED left out to fit 50 columns; --output json');
 
     const wide = capture({ format: 'table', columns: 200 });
     wide.output.table(ruleColumns, ruleRows);
@@ -502,5 +503,198 @@ describe('display width', () => {
       expect(displayWidth(text), text).toBe(width);
       expect(approximateWidth(text), text).toBe(width);
     }
+  });
+});
+
+describe('narrow terminals: words are never split', () => {
+  /** `rules list` of the sandbox's examples, as the CLI lays it out (cli/rules.ts). */
+  const rulesListColumns: Column[] = [
+    { head: 'RULE', id: true },
+    { head: 'AUDIENCE', id: true },
+    { head: 'ENABLED' },
+    { head: 'CRITERIA', wrap: true },
+    { head: 'VERSION', optional: true },
+    { head: 'UPDATED', optional: true },
+    { head: 'STATUS', wrap: true },
+  ];
+  const rulesListRows: Cell[][] = [
+    [
+      'chips-keywords',
+      'chips-team',
+      'true',
+      'keywords semiconductor, 반도체, 半導体; not categories 007*',
+      1,
+      'news-alerts sandbox (example)',
+      status('ok'),
+    ],
+    [
+      'markets-chip-exports',
+      'markets-desk',
+      'true',
+      'query export* AND (semiconductor OR "memory chips" OR 반도체) -rumor',
+      1,
+      'news-alerts sandbox (example)',
+      status('ok'),
+    ],
+    [
+      'typo-rule',
+      'chips-team',
+      'true',
+      '',
+      1,
+      'news-alerts sandbox (example)',
+      status('INVALID: unknown attribute "keyword" (did you mean "keywords"?)', 'bad'),
+    ],
+  ];
+
+  it.each([60, 40, 24])('rules list at %i columns: no word is split, no line is wider than the terminal', (width) => {
+    const { output, stdout } = capture({ format: 'table', columns: width });
+    output.table(rulesListColumns, rulesListRows);
+    const printed = lines(stdout());
+    for (const line of printed) expect(displayWidth(line), line).toBeLessThanOrEqual(width);
+    const tokens = new Set(printed.flatMap((line) => line.split(/\s+/)));
+    for (const word of ['semiconductor,', '(semiconductor', 'markets-chip-exports', '"keywords"?)', 'attribute']) {
+      expect(tokens.has(word), `${word} whole in\n${printed.join('\n')}`).toBe(true);
+    }
+    expect(stdout()).not.toMatch(/semiconduc(?!tor)/);
+  });
+
+  it('when the columns cannot fit, prints each row as a block of COLUMN value lines, every column included', () => {
+    const { output, stdout, stderr } = capture({ format: 'table', columns: 60 });
+    output.table(rulesListColumns, rulesListRows.slice(0, 2));
+    expect(lines(stdout())).toEqual([
+      'RULE      chips-keywords',
+      'AUDIENCE  chips-team',
+      'ENABLED   true',
+      'CRITERIA  keywords semiconductor, 반도체, 半導体; not',
+      '          categories 007*',
+      'VERSION   1',
+      'UPDATED   news-alerts sandbox (example)',
+      'STATUS    ok',
+      '',
+      'RULE      markets-chip-exports',
+      'AUDIENCE  markets-desk',
+      'ENABLED   true',
+      'CRITERIA  query export* AND (semiconductor OR "memory chips"',
+      '          OR 반도체) -rumor',
+      'VERSION   1',
+      'UPDATED   news-alerts sandbox (example)',
+      'STATUS    ok',
+    ]);
+    expect(stderr()).toBe('');
+  });
+
+  it('at 40 columns the rule table of the tests above becomes blocks too, optional columns included', () => {
+    const { output, stdout, stderr } = capture({ format: 'table', columns: 40 });
+    output.table(ruleColumns, ruleRows);
+    const printed = lines(stdout());
+    for (const line of printed) expect(displayWidth(line), line).toBeLessThanOrEqual(40);
+    expect(printed.slice(0, 4)).toEqual([
+      'RULE        rates-hike',
+      'AUDIENCE    markets-finance',
+      'CRITERIA    keywords: interest rate,',
+      '            central bank, bond yield,',
+    ]);
+    expect(printed).toContain('UPDATED BY  erin@ops');
+    expect(printed).toContain('UPDATED     2026-11-21T09:05:00Z');
+    expect(stderr()).toBe('');
+  });
+
+  it('a value with a word too long to follow its name starts on a line of its own', () => {
+    const arn = 'arn:aws:sns:ap-northeast-2:123456789012:news-alerts-audience-x';
+    const layout = layoutTable(
+      [
+        { head: 'AUDIENCE', id: true },
+        { head: 'TOPIC', id: true },
+      ],
+      [['x', arn]],
+      { width: 64 },
+    );
+    expect(layout.lines).toEqual(['AUDIENCE  x', 'TOPIC', arn]);
+  });
+
+  /** Text of words from several scripts: Latin, Korean (spaced words), CJK and emoji (broken anywhere). */
+  const word = fc.oneof(
+    fc.stringMatching(/^[A-Za-z0-9,.;:'"()*-]{1,24}$/),
+    fc.constantFrom('반도체', '기준금리', '半導体', '東京ニュース', 'Zürich', '🚀', 'a\u0301b', 'semiconductor'),
+  );
+  const text = fc.array(word, { maxLength: 20 }).map((words) => words.join(' '));
+  /**
+   * What wrapping keeps whole: a word; in a word with Chinese or Japanese characters or emoji, each
+   * such character, with the narrow characters right after it (`体;`), as it breaks between them.
+   */
+  const wide = /[\u2e80-\u9fff\uff00-\uff60\u{1f300}-\u{1faff}]/u;
+  const wholes = (value: string): string[] =>
+    value
+      .split(' ')
+      .filter(Boolean)
+      .flatMap((part) => {
+        if (!wide.test(part)) return [part];
+        const units: string[] = [];
+        let run = '';
+        let afterWide = false;
+        const flush = () => {
+          if (run === '') return;
+          if (afterWide) units[units.length - 1] += run;
+          else units.push(run);
+          run = '';
+        };
+        for (const { segment } of new Intl.Segmenter().segment(part)) {
+          if (!wide.test(segment)) {
+            run += segment;
+            continue;
+          }
+          flush();
+          units.push(segment);
+          afterWide = true;
+        }
+        flush();
+        return units;
+      });
+
+  it('wrapText: no line wider than the width unless it is one word wider than that; no word split (property)', () => {
+    fc.assert(
+      fc.property(text, fc.integer({ min: 1, max: 80 }), (value, width) => {
+        const wrapped = wrapText(value, width);
+        for (const line of wrapped) {
+          if (displayWidth(line) > width) expect(wholes(line), line).toHaveLength(1);
+        }
+        // Every word is whole on one line, in order.
+        const tokens = wrapped.flatMap(wholes);
+        expect(tokens).toEqual(wholes(value));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('tables: whatever the width, ids and words stay whole, and only a line holding one of them alone is wider (property)', () => {
+    const id = fc.stringMatching(/^[a-z0-9][a-z0-9:-]{0,40}$/);
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(id, text, text), { minLength: 1, maxLength: 4 }),
+        fc.integer({ min: 1, max: 100 }),
+        fc.boolean(),
+        (rows, width, optional) => {
+          const columns: Column[] = [
+            { head: 'ID', id: true },
+            { head: 'TEXT', wrap: true },
+            { head: 'NOTE', optional },
+          ];
+          const layout = layoutTable(columns, rows, { width });
+          const tokens = layout.lines.flatMap(wholes);
+          // Everything is shown, except an optional column left out (and named on stderr).
+          const shown = layout.dropped.includes('NOTE') ? 1 : 2;
+          for (const [rowId, ...texts] of rows) {
+            expect(tokens).toContain(rowId);
+            for (const value of texts.slice(0, shown))
+              for (const piece of wholes(value)) expect(tokens).toContain(piece);
+          }
+          for (const line of layout.lines) {
+            if (displayWidth(line) > width) expect(wholes(line), line).toHaveLength(1);
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });

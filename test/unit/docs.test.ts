@@ -253,3 +253,225 @@ describe('news-alerts commands in the docs', () => {
     expect(unknown).toEqual([]);
   });
 });
+
+describe('facts the docs and the CLI state alike', () => {
+  const cliSources = readdirSync(join(root, 'cli'))
+    .filter((file) => file.endsWith('.ts'))
+    .map((file) => join(root, 'cli', file));
+
+  it('SNS confirmation tokens (and unconfirmed subscriptions) last two days, as AWS documents, everywhere', async () => {
+    // Every "N days" said of a confirmation token or an unconfirmed subscription, in a sentence.
+    const said: string[] = [];
+    for (const file of [...pages, ...cliSources]) {
+      const text = readFileSync(file, 'utf8').replace(/\s+/g, ' ');
+      for (const match of text.matchAll(/[^.?!]*\b(?:tokens?|unconfirmed|pending confirmation)\b[^.?!]*/gi)) {
+        for (const days of match[0].matchAll(/\b(\w+) days\b/g)) said.push(`${name(file)}: ${days[1]} days`);
+      }
+    }
+    expect(said.length).toBeGreaterThan(0);
+    expect(said.filter((entry) => !/: (two|2) days$/.test(entry))).toEqual([]);
+    // The CLI's hints say it through one constant.
+    const { confirmationLifetime } = await import('../../cli/subscriptions.ts');
+    expect(confirmationLifetime).toBe('two days');
+  });
+});
+
+describe('docs/deploy.md keeps the facts a first deployer relies on', () => {
+  const deploy = join(docsDir, 'deploy.md');
+
+  interface PolicyDocument {
+    readonly Statement: readonly { readonly Sid: string; readonly Action: string | readonly string[] }[];
+  }
+
+  /** The first ```json block after the heading `heading` (any level) of a page, parsed. */
+  function policyAfter(file: string, heading: string): PolicyDocument {
+    const text = readFileSync(file, 'utf8');
+    const at = text.search(new RegExp(`^#+ ${heading.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm'));
+    expect(at, `${name(file)} has a "${heading}" heading`).toBeGreaterThan(-1);
+    const block = /```json\n([\s\S]*?)\n```/.exec(text.slice(at));
+    expect(block, `a json block after "${heading}"`).not.toBeNull();
+    return JSON.parse(block?.[1] ?? '{}') as PolicyDocument;
+  }
+
+  const actionsOf = (policy: PolicyDocument): Set<string> =>
+    new Set(policy.Statement.flatMap((statement) => [statement.Action].flat()));
+
+  /** IAM service prefix of an AWS SDK v3 package. */
+  const serviceOfPackage: Record<string, string> = {
+    '@aws-sdk/client-dynamodb': 'dynamodb',
+    '@aws-sdk/lib-dynamodb': 'dynamodb',
+    '@aws-sdk/client-sns': 'sns',
+    '@aws-sdk/client-sqs': 'sqs',
+    '@aws-sdk/client-secrets-manager': 'secretsmanager',
+    '@aws-sdk/client-lambda': 'lambda',
+    '@aws-sdk/client-cloudformation': 'cloudformation',
+    '@aws-sdk/client-sts': 'sts',
+  };
+
+  /** The IAM actions one SDK command needs, where they are not `<service>:<command name>`. */
+  const actionsOfCommand: Record<string, readonly string[]> = {
+    'dynamodb:Get': ['dynamodb:GetItem'],
+    'dynamodb:Put': ['dynamodb:PutItem'],
+    'dynamodb:Update': ['dynamodb:UpdateItem'],
+    'dynamodb:Delete': ['dynamodb:DeleteItem'],
+    'dynamodb:Query': ['dynamodb:Query'],
+    'dynamodb:Scan': ['dynamodb:Scan'],
+    'dynamodb:BatchGet': ['dynamodb:BatchGetItem'],
+    'dynamodb:BatchWrite': ['dynamodb:BatchWriteItem'],
+    // A transaction is authorised item by item, by the action of each item.
+    'dynamodb:TransactWrite': [
+      'dynamodb:PutItem',
+      'dynamodb:UpdateItem',
+      'dynamodb:DeleteItem',
+      'dynamodb:ConditionCheckItem',
+    ],
+    'sns:PublishBatch': ['sns:Publish'],
+    'sns:CreateTopic': ['sns:CreateTopic', 'sns:TagResource'],
+    'secretsmanager:CreateSecret': ['secretsmanager:CreateSecret', 'secretsmanager:TagResource'],
+    'sqs:DeleteMessageBatch': ['sqs:DeleteMessage'],
+    'sqs:ChangeMessageVisibilityBatch': ['sqs:ChangeMessageVisibility'],
+    'sqs:SendMessageBatch': ['sqs:SendMessage'],
+    'lambda:Invoke': ['lambda:InvokeFunction'],
+    // Needs no permission: anyone may ask who they are.
+    'sts:GetCallerIdentity': [],
+  };
+
+  /** Calls that never reach a deployed stack, by file (and command), with why. */
+  const sandboxOnly: Record<string, string> = {
+    'cli/sandbox.ts': 'sandbox status reads the tables, secret and queues of the local sandbox',
+    'cli/deliveries.ts': 'deliveries reads the audit queues only the sandbox has',
+    'cli/subscriptions.ts:CreateQueue': 'the Slack stand-in queue of the sandbox',
+    'cli/subscriptions.ts:GetQueueAttributes': 'the Slack stand-in queue of the sandbox',
+    'functions/aws/sqs-work-queue.ts:SendMessageBatch':
+      'the CLI queues work items only in a sharded sandbox (run --local); on a stack the function does',
+  };
+
+  /** Calls made through a library rather than a `new …Command`, by file. */
+  const libraryCalls: Record<string, { readonly uses: RegExp; readonly actions: readonly string[] }> = {
+    'functions/aws/secret-source.ts': { uses: /new SecretsProvider\(/, actions: ['secretsmanager:GetSecretValue'] },
+  };
+
+  /** Every IAM action the CLI's code (cli/ and the adapters it runs, functions/aws/) needs on a stack. */
+  function actionsTheCliCalls(): Map<string, string[]> {
+    const files = ['cli', 'functions/aws'].flatMap((dir) =>
+      readdirSync(join(root, dir))
+        .filter((file) => file.endsWith('.ts'))
+        .map((file) => `${dir}/${file}`),
+    );
+    const calls = new Map<string, string[]>();
+    const add = (action: string, where: string) => calls.set(action, [...(calls.get(action) ?? []), where]);
+    for (const file of files) {
+      const text = readFileSync(join(root, file), 'utf8');
+      const packageOf = new Map<string, string>();
+      for (const match of text.matchAll(
+        /(?:import\s*(?:type\s*)?\{([^{}]*)\}\s*from\s*|\{([^{}]*)\}\s*=\s*await import\()'(@aws-sdk\/[\w-]+)'/g,
+      )) {
+        for (const imported of (match[1] ?? match[2] ?? '').split(',')) {
+          packageOf.set(imported.trim().split(/\s+as\s+/)[0] ?? '', match[3] ?? '');
+        }
+      }
+      for (const match of text.matchAll(/new (\w+)Command\(/g)) {
+        const command = match[1] ?? '';
+        if (sandboxOnly[file] !== undefined || sandboxOnly[`${file}:${command}`] !== undefined) continue;
+        const service = serviceOfPackage[packageOf.get(`${command}Command`) ?? ''];
+        expect(service, `${file}: the package of ${command}Command`).toBeDefined();
+        for (const action of actionsOfCommand[`${service}:${command}`] ?? [`${service}:${command}`]) add(action, file);
+      }
+      const library = libraryCalls[file];
+      if (library !== undefined) {
+        expect(text, `${file} still calls through its library`).toMatch(library.uses);
+        for (const action of library.actions) add(action, file);
+      }
+    }
+    return calls;
+  }
+
+  it("the ops team's policy allows every AWS call the CLI makes on a stack, and nothing it never makes", () => {
+    const policy = actionsOf(policyAfter(deploy, 'The ops team'));
+    const calls = actionsTheCliCalls();
+    expect(calls.size).toBeGreaterThan(20);
+    const missing = [...calls]
+      .filter(([action]) => !policy.has(action))
+      .map(([action, where]) => `${action} (${where[0]})`);
+    expect(missing).toEqual([]);
+    // Publishing to the audience topics, which are encrypted, needs their key.
+    const implied = new Set(calls.has('sns:Publish') ? ['kms:GenerateDataKey', 'kms:Decrypt'] : []);
+    expect([...policy].filter((action) => !calls.has(action) && !implied.has(action))).toEqual([]);
+  });
+
+  it('the CloudFormation execution policy covers the services of every resource the stack makes, and no other', async () => {
+    const { synthesize, fullContext } = await import('../infra/synth.ts');
+    const { template } = synthesize({
+      ...fullContext,
+      publishMode: 'sharded',
+      tableEncryption: 'customer-managed',
+    });
+    const services = new Set(
+      Object.values(template.toJSON().Resources as Record<string, { Type: string }>)
+        .map((resource) => resource.Type.split('::')[1]?.toLowerCase() ?? '')
+        .filter((service) => service !== 'cdk'),
+    );
+    // The deployer only assumes the bootstrap roles; the execution role's policy is the next block.
+    expect([...actionsOf(policyAfter(deploy, 'The deployer'))]).toEqual(['sts:AssumeRole']);
+    const blocks = [...readFileSync(deploy, 'utf8').matchAll(/```json\n([\s\S]*?)\n```/g)].map(
+      (block) => block[1] ?? '',
+    );
+    const execution = actionsOf(
+      JSON.parse(
+        blocks.find((block) => block.includes('"TheStacksServices"')) ?? '{"Statement": []}',
+      ) as PolicyDocument,
+    );
+    const servicesGranted = new Set([...execution].map((action) => action.split(':')[0] ?? ''));
+    expect(services.size).toBeGreaterThan(8);
+    expect([...services].filter((service) => !servicesGranted.has(service)).sort()).toEqual([]);
+    expect([...servicesGranted].filter((service) => !services.has(service)).sort()).toEqual([]);
+  });
+
+  it('names the CDK switches the installed CDK CLI really has, to keep it from calling home', () => {
+    const cdk = readFileSync(join(root, 'node_modules', 'aws-cdk', 'lib', 'index.js'), 'utf8');
+    const text = readFileSync(deploy, 'utf8');
+    for (const [switchName, inCli] of [
+      ['CDK_DISABLE_CLI_TELEMETRY', 'process.env.CDK_DISABLE_CLI_TELEMETRY'],
+      ['CDK_DISABLE_VERSION_CHECK', 'process.env.CDK_DISABLE_VERSION_CHECK'],
+      ['"cli-telemetry": false', 'context.get("cli-telemetry")'],
+      ['"notices": false', 'settings.get(["notices"])'],
+      ['"versionReporting": false', 'settings.get(["versionReporting"])'],
+      ['--no-notices', 'notices'],
+      ['--no-version-reporting', 'version-reporting'],
+    ] as const) {
+      expect(text, `deploy.md names ${switchName}`).toContain(switchName);
+      expect(cdk, `the CDK CLI reads ${inCli}`).toContain(inCli);
+    }
+  });
+
+  it('tells where the provider key comes from and how to try one’s own provider before deploying', () => {
+    const prerequisites = section(deploy, '1. Prerequisites');
+    expect(prerequisites).toMatch(/developer portal/);
+    expect(prerequisites).toContain('npm start -- --provider-url');
+    expect(prerequisites).toContain('news-alerts sandbox up --provider-url');
+    // Step 5 writes the items with the CLI, pointing at the topic cdk.json made.
+    const step5 = section(deploy, '5. Create an audience and a rule');
+    expect(step5).toContain('news-alerts audiences create markets');
+    expect(step5).toContain('--topic-arn arn:aws:sns:<region>:<account>:news-alerts-audience-markets');
+    expect(step5).not.toContain('aws dynamodb put-item');
+  });
+});
+
+describe('npm install', () => {
+  it('leaves npm 11 nothing to warn about: every dependency with install scripts is in allowScripts', () => {
+    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+      allowScripts?: Record<string, boolean>;
+    };
+    const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, { hasInstallScript?: boolean }>;
+    };
+    // npm matches a bare name against every installed version (npm help install-scripts).
+    const withScripts = Object.entries(lock.packages)
+      .filter(([path, entry]) => path !== '' && entry.hasInstallScript === true)
+      .map(([path]) => path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length));
+    expect(withScripts).toContain('esbuild');
+    expect(withScripts.filter((name) => typeof pkg.allowScripts?.[name] !== 'boolean')).toEqual([]);
+    // esbuild's postinstall only optimises; its platform package works without it: denied, not allowed.
+    expect(pkg.allowScripts?.esbuild).toBe(false);
+  });
+});

@@ -146,9 +146,8 @@ describe('Output', () => {
     const { output, written } = capture();
     stderrLog(output).warn('rule skipped', { ruleId: 'r\u001b]8;;https://evil.example/\u0007', reason: '\u009b2J' });
     expect(unsafeExceptNewline(written.stderr)).toBe(false);
-    // JSON.stringify already writes C0 as \u001b; the output layer escapes the C1 CSI it leaves raw.
-    expect(written.stderr).toContain('r\\u001b]8;;https://evil.example/\\u0007');
-    expect(written.stderr).toContain('"reason":"\\x9b2J"');
+    // The details are words now, not JSON: the output layer escapes every control character in them.
+    expect(written.stderr).toBe('warning: rule skipped (rule id r\\x1b]8;;https://evil.example/\\x07): \\x9b2J\n');
   });
 
   it('never writes a control sequence or invisible format character, whatever the data (property)', () => {
