@@ -18,9 +18,14 @@ import { getItem } from '../../cli/items.ts';
 import { describeLocalStack, type SandboxDescriptor, writeDescriptor } from '../../cli/sandbox-descriptor.ts';
 
 export const projectRoot = fileURLToPath(new URL('../../', import.meta.url));
-// The CLI from source (through tsx, a devDependency): tests see source edits without a build.
-// The built bundle and the installed package have tests of their own (test/e2e/package.test.ts).
-const sourceEntry = join(projectRoot, 'bin', 'news-alerts.ts');
+/**
+ * The `news-alerts` an ops person runs: the launcher and the bundle in dist/. The test run's
+ * global set-up builds dist/ from the sources before any test (test/support/global-setup.ts, and
+ * test/cli/built-cli.test.ts checks it is current), so tests see every source edit, and a process
+ * starts in half the time tsx needs to load the sources. The installed package has tests of its
+ * own (test/e2e/package.test.ts).
+ */
+export const cliEntry = join(projectRoot, 'bin', 'news-alerts.js');
 
 /** What one CLI process did. */
 export interface CliResult {
@@ -32,8 +37,8 @@ export interface CliResult {
 }
 
 /**
- * Runs `news-alerts <args>` from source (`node --import tsx bin/news-alerts.ts`) in a real process;
- * `input` is piped to stdin (closed otherwise).
+ * Runs `news-alerts <args>` (the built CLI, {@link cliEntry}) in a real process; `input` is piped
+ * to stdin (closed otherwise).
  */
 export function runCli(
   args: readonly string[],
@@ -42,7 +47,7 @@ export function runCli(
   return new Promise((resolve, reject) => {
     const env: NodeJS.ProcessEnv = { ...process.env, NEWS_ALERTS_ACTOR: undefined, ...options.env };
     for (const [name, value] of Object.entries(env)) if (value === undefined) delete env[name];
-    const child = spawn(process.execPath, ['--import', 'tsx', sourceEntry, ...args], {
+    const child = spawn(process.execPath, [cliEntry, ...args], {
       cwd: projectRoot,
       env,
       stdio: ['pipe', 'pipe', 'pipe'],
