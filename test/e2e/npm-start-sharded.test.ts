@@ -124,5 +124,5 @@ describe('npm start --publish-mode sharded', () => {
     expect(stderr).toContain("'--publish-mode <mode>'");
     expect(stderr).toContain('must be "single" or "sharded"');
     expect(stderr.trim().split('\n')).toHaveLength(2);
-  }, 60_000);
+  });
 });

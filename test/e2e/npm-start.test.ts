@@ -225,7 +225,7 @@ describe('npm start', () => {
     expect(stdout).toBe('');
     expect(stderr).toContain('NEWS_API_BASE_URL');
     expect(stderr).toContain('https://');
-  }, 60_000);
+  });
 
   it('usage errors exit 2 with the one-line error and where help is, not the whole help', async () => {
     for (const args of [
@@ -244,7 +244,7 @@ describe('npm start', () => {
       expect(lines[1]).toBe('(npm start -- --help for usage)');
       expect(stderr).not.toContain('Options:');
     }
-  }, 60_000);
+  });
 
   it('--rules is validated like rules put --file: exit 2 with each problem at its line, nothing started', async () => {
     const rules = file(
@@ -268,7 +268,7 @@ describe('npm start', () => {
     expect(stderr).toContain(`${rules}:3: rule "ok-rule": audience "nobody" is not in the example audiences`);
     expect(stderr).toContain(`${rules}:8: rule "typo": unknown attribute "keyword" (did you mean "keywords"?)`);
     expect(stderr).not.toContain('starting moto');
-  }, 60_000);
+  });
 
   it('--audiences and --rules: your audiences get exactly what your rules match, checked against the simulator', async () => {
     const audiences = file(
