@@ -23,9 +23,10 @@ export default defineConfig({
     reporters: ['default'],
     projects: [
       {
-        // `npm run test:quick`: the pure core, no emulator and no built CLI (nothing to start).
+        // `npm run test:quick`: the pure core, no emulator and no built CLI (nothing to start). It
+        // runs them without isolation; the set-up file resets global state after every file.
         extends: true,
-        test: { name: 'quick', include: ['test/unit/**/*.test.ts'] },
+        test: { name: 'quick', include: ['test/unit/**/*.test.ts'], setupFiles: ['test/support/quick-setup.ts'] },
       },
       {
         // The rest needs the run's moto server and the freshly built CLI (test/support/global-setup.ts).
