@@ -20,6 +20,9 @@ export default defineConfig({
     hookTimeout: 180_000,
     // Integration tests share one moto server; every test creates resources under its own prefix.
     pool: 'forks',
+    // One test file per core. Vitest's default is one fewer (a single worker on a 2-core machine),
+    // which leaves a core idle while a file waits for moto, the simulator or a CLI process.
+    maxWorkers: '100%',
     reporters: ['default'],
     projects: [
       {
