@@ -199,6 +199,19 @@ describe('timeouts in tests', () => {
 });
 
 describe('the quick project (test/unit)', () => {
+  it('is npm run test:quick, and docs/development.md says what it runs', () => {
+    const manifest = JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as {
+      scripts: Record<string, string>;
+    };
+    expect(manifest.scripts['test:quick']).toBe('node scripts/bootstrap.mjs test:quick');
+    expect(readFileSync(join(projectRoot, 'scripts', 'bootstrap.mjs'), 'utf8')).toContain(
+      "'test:quick': ['vitest', 'run', '--project', 'quick'",
+    );
+    const guide = readFileSync(join(projectRoot, 'docs', 'development.md'), 'utf8');
+    expect(guide).toContain('| `npm run test:quick`');
+    expect(guide).toContain('**quick**, `test/unit`');
+  });
+
   it('starts no emulator and no stack: nothing there reads the moto endpoint or starts a sandbox', () => {
     const needsAws = /\binject\(|\b(awsClients|startTestStack|startCliSandbox|startLocalStack|startMoto)\(/;
     const offenders = testFiles(join(projectRoot, 'test', 'unit'))
