@@ -21,20 +21,29 @@ file.
 It also stops werkzeug logging a line per request (a tenth of moto's time under the bench's load);
 warnings and errors still reach stderr, which sandbox/moto.ts shows when moto fails to start.
 
+It serves like `moto_server -H HOST -p PORT`, with one difference: `-p 0` lets the system pick a
+free port while binding, and the first line on stdout, `listening on http://HOST:PORT`, says
+which. sandbox/moto.ts starts it so: a port chosen beforehand and closed again could be taken by
+another process before moto binds it (on a busy machine, one test run in 86 died of that).
+
 1 and 2 matter since sharded publishing: publishers complete work items concurrently, each with a
 transaction that ADDs to one dispatch head; 3 once a run queues thousands of work items. The patches touch moto internals, so they check the
 shapes they rely on and fail loudly on another moto version instead of silently doing nothing.
 """
+import argparse
 import copy
 import logging
+import os
+import signal
 import sys
 import threading
 
 import moto.dynamodb.models as models
 from moto.dynamodb.models.table import Table
 from moto.dynamodb.responses import DynamoHandler
-from moto.server import main
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
 from moto.sqs.models import Queue, SQSBackend
+from werkzeug.serving import make_server
 
 _COUNTS = (
     "approximate_number_of_messages",
@@ -142,5 +151,25 @@ SQSBackend.is_message_valid_based_on_retention_period = _without_counts(
 
 logging.getLogger("werkzeug").setLevel(logging.WARNING)
 
+
+def serve(argv):
+    """moto.server.main without the options the sandbox never uses, binding before it reports."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("-H", "--host", default="127.0.0.1")
+    parser.add_argument("-p", "--port", type=int, default=0)
+    args = parser.parse_args(argv)
+    app = DomainDispatcherApplication(create_backend_app)
+    app.debug = True
+    # Binds and listens here: an address in use fails now, with werkzeug's own message.
+    server = make_server(args.host, args.port, app, threaded=True, request_handler=MotoRequestHandler)
+    port = server.server_address[1]
+    # moto builds some endpoint URLs from it (as moto.server.main sets it).
+    os.environ.setdefault("MOTO_PORT", str(port))
+    for name in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(name, lambda *_: sys.exit(0))
+    print(f"listening on http://{args.host}:{port}", flush=True)
+    server.serve_forever()
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    serve(sys.argv[1:])

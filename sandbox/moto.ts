@@ -1,5 +1,4 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ensurePythonEnv, projectRoot, venvBin } from './python-env.mjs';
@@ -16,7 +15,10 @@ export interface MotoServer {
 }
 
 export interface StartMotoOptions {
-  /** Fixed port; a free one is chosen when omitted. */
+  /**
+   * Fixed port (failing when it is in use). When omitted, moto binds port 0 and reports the port
+   * the system gave it.
+   */
   readonly port?: number;
   /** PEM bundle moto trusts for HTTPS subscriptions (the local webhook receivers' CA). */
   readonly caBundlePath?: string;
@@ -30,62 +32,73 @@ export const localAwsConfig = (endpoint: string) =>
     credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
   }) as const;
 
-export async function freePort(): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => {
-        if (address && typeof address === 'object') resolve(address.port);
-        else reject(new Error('could not allocate a loopback port'));
-      });
-    });
-  });
-}
+/** How long moto may take to start (Python imports on a loaded machine take seconds). */
+const startLimitMs = 60_000;
 
-async function waitUntilReady(endpoint: string, child: ChildProcess, output: () => string): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) {
-      throw new Error(`moto server exited with code ${child.exitCode} before it was ready:\n${output()}`);
-    }
-    try {
-      const response = await fetch(`${endpoint}/moto-api/data.json`);
-      if (response.ok) return;
-    } catch {
-      // not listening yet
-    }
-    await sleep(100);
-  }
-  throw new Error(`moto server did not answer on ${endpoint} within 30 s:\n${output()}`);
+/**
+ * Waits for moto-server.py's first line on stdout, `listening on http://HOST:PORT` (printed once
+ * it has bound and listens), and returns that URL. Fails, with what moto wrote on stderr, when it
+ * exits first (a fixed port in use, say) or says nothing within {@link startLimitMs}.
+ */
+async function listeningOn(child: ChildProcess, output: () => string): Promise<string> {
+  const stdout = child.stdout;
+  if (stdout === null) throw new Error('moto server was started without a stdout pipe');
+  return await new Promise((resolve, reject) => {
+    let text = '';
+    const done = (error?: Error, endpoint?: string) => {
+      clearTimeout(timer);
+      stdout.off('data', onData);
+      child.off('close', onExit);
+      child.off('error', onError);
+      // The rest of its stdout is not needed, but must not fill the pipe.
+      stdout.resume();
+      if (error) reject(error);
+      else resolve(endpoint ?? '');
+    };
+    const onData = (chunk: Buffer) => {
+      text += chunk.toString();
+      const match = /^listening on (http:\/\/\S+:\d+)$/m.exec(text);
+      if (match?.[1]) done(undefined, match[1]);
+    };
+    // 'close', not 'exit': by then stderr is read to its end.
+    const onExit = (code: number | null, signal: NodeJS.Signals | null) =>
+      done(new Error(`moto server exited with ${signal ?? `code ${code}`} before it was ready:\n${output()}`));
+    const onError = (error: Error) => done(new Error(`moto server could not be started: ${error.message}`));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      done(new Error(`moto server did not start listening within ${startLimitMs / 1000} s:\n${output()}`));
+    }, startLimitMs);
+    stdout.on('data', onData);
+    child.once('close', onExit);
+    child.once('error', onError);
+  });
 }
 
 /** moto server with fixes to its DynamoDB and SQS backends (see the file). */
 const motoServerScript = join(projectRoot, 'sandbox', 'moto-server.py');
 
 /**
+/**
  * Installs (first time only, with progress on stderr, for as long as pip works) and starts moto
- * server on 127.0.0.1.
+ * server on 127.0.0.1. Without a fixed port, moto binds port 0 and reports the port the system
+ * gave it: no port is chosen first and closed again, so no other process can take it in between
+ * (and a server someone else runs on a port is never mistaken for this one).
  */
 export async function startMoto(options: StartMotoOptions = {}): Promise<MotoServer> {
   await ensurePythonEnv();
-  const port = options.port ?? (await freePort());
-  const endpoint = `http://127.0.0.1:${port}`;
   const env: NodeJS.ProcessEnv = { ...process.env, PYTHONUNBUFFERED: '1' };
   if (options.caBundlePath) env.REQUESTS_CA_BUNDLE = options.caBundlePath;
   // moto server with its DynamoDB requests serialized (moto-server.py says why): concurrent
   // publishers would otherwise lose counts that DynamoDB itself never loses.
-  const child = spawn(venvBin('python'), [motoServerScript, '-H', '127.0.0.1', '-p', String(port)], {
+  const child = spawn(venvBin('python'), [motoServerScript, '-H', '127.0.0.1', '-p', String(options.port ?? 0)], {
     env,
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr = (stderr + chunk.toString()).slice(-4000);
   });
-  await waitUntilReady(endpoint, child, () => stderr);
+  const endpoint = await listeningOn(child, () => stderr);
   return {
     endpoint,
     async reset() {

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
-// Entry point of `npm start`, `npm test` and `npm run bench` on a fresh clone: installs node modules
-// (npm ci, whose prepare script builds the CLI into dist/), builds the CLI if dist/ is still missing,
-// installs the moto virtualenv when it is missing or stale, then hands over to the real command.
-// Plain JavaScript because it runs before node_modules exists.
+// Entry point of `npm start`, `npm test`, `npm run test:quick` and `npm run bench` on a fresh clone:
+// installs node modules (npm ci, whose prepare script builds the CLI into dist/), builds the CLI if
+// dist/ is still missing, installs the moto virtualenv when it is missing or stale, then hands over
+// to the real command. `test:quick` (the pure core) needs only the node modules. The tests print
+// how long they took when they end. Plain JavaScript because it runs before node_modules exists.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,8 +12,23 @@ import { ensurePythonEnv, projectRoot } from '../sandbox/python-env.mjs';
 const commands = {
   start: ['tsx', 'scripts/start.ts'],
   test: ['vitest', 'run'],
+  // Without isolation: a worker runs file after file with the modules it has loaded (half the
+  // time); test/support/quick-setup.ts resets global state between files. npm test isolates.
+  'test:quick': ['vitest', 'run', '--project', 'quick', '--no-isolate'],
   bench: ['tsx', 'bench/run.ts'],
 };
+/** Commands that need neither the built CLI nor moto. */
+const nodeModulesOnly = new Set(['test:quick']);
+/** Commands whose duration is printed when they end. */
+const timed = new Set(['test', 'test:quick']);
+
+/** `9m 05s`, `42.1s`. */
+function duration(ms) {
+  const seconds = ms / 1000;
+  if (seconds < 60) return `${seconds.toFixed(1)}s`;
+  const whole = Math.round(seconds);
+  return `${Math.floor(whole / 60)}m ${String(whole % 60).padStart(2, '0')}s`;
+}
 
 /**
  * True when node_modules holds exactly what package-lock.json pins: every required package at
@@ -69,11 +85,14 @@ if (!command) {
   process.stderr.write(`usage: node scripts/bootstrap.mjs <${Object.keys(commands).join('|')}> [args...]\n`);
   process.exit(2);
 }
+const startedAt = performance.now();
 try {
   ensureNodeModules();
-  ensureCliBuilt();
-  // Awaited with pip's progress for as long as it works; Ctrl-C stops pip too.
-  await ensurePythonEnv();
+  if (!nodeModulesOnly.has(name)) {
+    ensureCliBuilt();
+    // Awaited with pip's progress for as long as it works; Ctrl-C stops pip too.
+    await ensurePythonEnv();
+  }
 } catch (error) {
   process.stderr.write(`news-alerts: ${error.message}\n`);
   process.exit(1);
@@ -83,4 +102,11 @@ const child = spawnSync(join(projectRoot, 'node_modules', '.bin', bin), [...binA
   cwd: projectRoot,
   stdio: 'inherit',
 });
-process.exit(child.status ?? (child.signal ? 1 : 0));
+const status = child.status ?? (child.signal ? 1 : 0);
+if (timed.has(name)) {
+  const outcome = status === 0 ? 'passed' : `failed (exit ${status})`;
+  process.stderr.write(
+    `news-alerts: npm ${name === 'test' ? 'test' : `run ${name}`} ${outcome} in ${duration(performance.now() - startedAt)}\n`,
+  );
+}
+process.exit(status);

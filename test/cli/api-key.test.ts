@@ -11,7 +11,7 @@ let sandbox: CliSandbox;
 
 beforeAll(async () => {
   sandbox = await startCliSandbox();
-}, 60_000);
+});
 
 afterAll(async () => {
   await sandbox?.stop();

@@ -4,13 +4,12 @@
  * reader of stdout goes away (EPIPE), and shell completion generated from the command tree.
  */
 import { execFile, spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exampleRules } from '#sandbox/examples';
 import { commandGroups } from '../../cli/commands.ts';
 import pkg from '../../package.json' with { type: 'json' };
-import { type CliSandbox, projectRoot, runCli, startCliSandbox } from './support.ts';
+import { type CliSandbox, cliEntry, projectRoot, runCli, startCliSandbox } from './support.ts';
 
 let sandbox: CliSandbox;
 
@@ -53,10 +52,10 @@ describe('version and output formats', () => {
   });
 });
 
-/** Runs the CLI from source with stdout a pipe whose reader is gone before anything is written. */
+/** Runs the built CLI with stdout a pipe whose reader is gone before anything is written. */
 function runIntoClosedPipe(args: readonly string[]): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(projectRoot, 'bin', 'news-alerts.ts'), ...args], {
+    const child = spawn(process.execPath, [cliEntry, ...args], {
       cwd: projectRoot,
       stdio: ['ignore', 'pipe', 'pipe'],
     });

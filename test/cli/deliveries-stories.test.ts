@@ -21,7 +21,8 @@ import { type CliSandbox, startCliSandbox } from './support.ts';
 
 let sandbox: CliSandbox;
 beforeAll(async () => {
-  sandbox = await startCliSandbox();
+  // Its own moto: `deliveries` reads moto's state dump (see startCliSandbox).
+  sandbox = await startCliSandbox({ ownMoto: true });
 });
 afterAll(async () => {
   await sandbox?.stop();

@@ -10,7 +10,8 @@ import { type CliSandbox, runCli, startCliSandbox } from './support.ts';
 
 let sandbox: CliSandbox;
 beforeAll(async () => {
-  sandbox = await startCliSandbox();
+  // Its own moto: `deliveries` reads moto's state dump (see startCliSandbox).
+  sandbox = await startCliSandbox({ ownMoto: true });
 });
 afterAll(async () => {
   await sandbox?.stop();
@@ -122,7 +123,7 @@ describe('deliveries', () => {
   });
 
   it('a sandbox audience whose topic was deleted does not stop the run, and deliveries names it', async () => {
-    const own = await startCliSandbox();
+    const own = await startCliSandbox({ motoEndpoint: sandbox.descriptor.endpoint });
     try {
       await own.stack.clients.sns.send(new DeleteTopicCommand({ TopicArn: own.stack.topics.get('partner-feed') }));
       const run = await own.cli(['--json', 'run']);

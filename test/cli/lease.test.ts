@@ -6,9 +6,8 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type CliSandbox, projectRoot, startCliSandbox } from './support.ts';
+import { type CliSandbox, cliEntry, projectRoot, startCliSandbox } from './support.ts';
 
 let sandbox: CliSandbox;
 // A sandbox of its own for every test, so each starts from the example set in any order
@@ -37,15 +36,11 @@ describe('the run lease', () => {
     // The provider hangs, so the run is certainly mid-way when the signal comes.
     sandbox.stack.simulator?.faults.inject({ kind: 'delay', ms: 600_000, times: 100 });
     try {
-      const child = spawn(
-        process.execPath,
-        [join(projectRoot, 'bin', 'news-alerts.js'), '--sandbox-file', sandbox.descriptorPath, 'run'],
-        {
-          cwd: projectRoot,
-          env: { ...process.env, NEWS_ALERTS_ACTOR: undefined },
-          stdio: ['ignore', 'pipe', 'pipe'],
-        },
-      );
+      const child = spawn(process.execPath, [cliEntry, '--sandbox-file', sandbox.descriptorPath, 'run'], {
+        cwd: projectRoot,
+        env: { ...process.env, NEWS_ALERTS_ACTOR: undefined },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (chunk: Buffer) => {

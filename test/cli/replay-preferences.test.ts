@@ -11,6 +11,8 @@ import { type CliSandbox, startCliSandbox } from './support.ts';
 let sandbox: CliSandbox;
 beforeAll(async () => {
   sandbox = await startCliSandbox({
+    // Its own moto: `deliveries` reads moto's state dump (see startCliSandbox).
+    ownMoto: true,
     audiences: exampleAudiences.map((audience) => ({
       item:
         audience.item.audienceId === 'chips-team'

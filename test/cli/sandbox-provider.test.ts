@@ -33,7 +33,7 @@ beforeAll(async () => {
   });
   providerCaPath = join(dir, 'provider-ca-source.pem');
   writeFileSync(providerCaPath, ca.cert);
-}, 60_000);
+});
 
 afterAll(async () => {
   if (existsSync(descriptorPath)) await sandbox(['sandbox', 'down']);
@@ -86,7 +86,7 @@ describe('sandbox up with provider options', () => {
     expect(zone.code).toBe(2);
     expect(zone.stderr).toContain('--provider-time-zone sets NEWS_API_TIME_ZONE');
     expect(existsSync(descriptorPath)).toBe(false);
-  }, 60_000);
+  });
 
   it('up --provider-url: run reads that provider with its CA once api-key set has put the key in; status shows provider, key and queues', async () => {
     const up = await sandbox([

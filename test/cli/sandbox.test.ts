@@ -138,5 +138,5 @@ describe('sandbox runs', () => {
     } finally {
       await local.stop();
     }
-  }, 60_000);
+  });
 });

@@ -13,14 +13,20 @@ import { DeleteMessageBatchCommand, ReceiveMessageCommand, type SQSClient } from
 import { inject } from 'vitest';
 import { exampleAudiences, exampleRules } from '#sandbox/examples';
 import { type LocalStack, type LocalStackOptions, startLocalStack } from '#sandbox/local-stack';
+import { startMoto } from '#sandbox/moto';
 import { uniquePrefix } from '#test/aws';
 import { getItem } from '../../cli/items.ts';
 import { describeLocalStack, type SandboxDescriptor, writeDescriptor } from '../../cli/sandbox-descriptor.ts';
 
 export const projectRoot = fileURLToPath(new URL('../../', import.meta.url));
-// The CLI from source (through tsx, a devDependency): tests see source edits without a build.
-// The built bundle and the installed package have tests of their own (test/e2e/package.test.ts).
-const sourceEntry = join(projectRoot, 'bin', 'news-alerts.ts');
+/**
+ * The `news-alerts` an ops person runs: the launcher and the bundle in dist/. The test run's
+ * global set-up builds dist/ from the sources before any test (test/support/global-setup.ts, and
+ * test/cli/built-cli.test.ts checks it is current), so tests see every source edit, and a process
+ * starts in half the time tsx needs to load the sources. The installed package has tests of its
+ * own (test/e2e/package.test.ts).
+ */
+export const cliEntry = join(projectRoot, 'bin', 'news-alerts.js');
 
 /** What one CLI process did. */
 export interface CliResult {
@@ -32,8 +38,8 @@ export interface CliResult {
 }
 
 /**
- * Runs `news-alerts <args>` from source (`node --import tsx bin/news-alerts.ts`) in a real process;
- * `input` is piped to stdin (closed otherwise).
+ * Runs `news-alerts <args>` (the built CLI, {@link cliEntry}) in a real process; `input` is piped
+ * to stdin (closed otherwise).
  */
 export function runCli(
   args: readonly string[],
@@ -42,7 +48,7 @@ export function runCli(
   return new Promise((resolve, reject) => {
     const env: NodeJS.ProcessEnv = { ...process.env, NEWS_ALERTS_ACTOR: undefined, ...options.env };
     for (const [name, value] of Object.entries(env)) if (value === undefined) delete env[name];
-    const child = spawn(process.execPath, ['--import', 'tsx', sourceEntry, ...args], {
+    const child = spawn(process.execPath, [cliEntry, ...args], {
       cwd: projectRoot,
       env,
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -103,27 +109,47 @@ export const testEnvironment = {
   LEDGER_FLUSH_DELAY_MS: '5',
 } as const;
 
-/** Starts a sandbox on the shared moto server (real clock, seeded articles of the last day). */
-export async function startCliSandbox(options: Partial<Omit<LocalStackOptions, 'ca'>> = {}): Promise<CliSandbox> {
+/**
+ * Starts a sandbox (real clock, seeded articles of the last day) on the shared moto server, or with
+ * `ownMoto` on a moto server of its own, stopped with it.
+ *
+ * Its own server for tests that read moto's state dump (`/moto-api/data.json`, the only place
+ * SNS email and SMS texts can be seen: `news-alerts deliveries` reads it): on the shared server the
+ * dump holds everything every test file of the run created so far, written to by other files at
+ * the same moment, and a test reading it depends on all of them. Tests that create resources moto
+ * cannot dump (CloudFormation stacks, Lambda functions) take their own too, so others can still
+ * read it.
+ */
+export async function startCliSandbox(
+  options: Partial<Omit<LocalStackOptions, 'ca'>> & { readonly ownMoto?: boolean } = {},
+): Promise<CliSandbox> {
+  const { ownMoto = false, ...stackOptions } = options;
   const prefix = uniquePrefix();
-  // Defaults to the test run's shared moto server; a test that creates resources moto cannot dump
-  // (CloudFormation stacks, Lambda functions) passes its own so others can still read data.json.
-  const motoEndpoint = options.motoEndpoint ?? inject('motoEndpoint');
   const ca = inject('sandboxCa');
-  const environment = { ...testEnvironment, ...options.environment };
-  const stack = await startLocalStack({
-    ca,
-    prefix,
-    audiences: exampleAudiences.map((audience) => ({ item: audience.item, subscribers: [] })),
-    rules: exampleRules,
-    ...options,
-    motoEndpoint,
-    simulator: { seed: 11, generate: { days: 1, perDay: 80 }, ...options.simulator },
-    environment,
-  });
   const dir = mkdtempSync(join(tmpdir(), 'news-alerts-cli-'));
   const caPath = join(dir, 'ca.pem');
   writeFileSync(caPath, ca.cert);
+  // It trusts the sandbox CA, as the shared one does, for HTTPS subscriptions to local receivers.
+  const moto = ownMoto ? await startMoto({ caBundlePath: caPath }) : undefined;
+  const motoEndpoint = moto?.endpoint ?? stackOptions.motoEndpoint ?? inject('motoEndpoint');
+  const environment = { ...testEnvironment, ...stackOptions.environment };
+  let stack: LocalStack;
+  try {
+    stack = await startLocalStack({
+      ca,
+      prefix,
+      audiences: exampleAudiences.map((audience) => ({ item: audience.item, subscribers: [] })),
+      rules: exampleRules,
+      ...stackOptions,
+      motoEndpoint,
+      simulator: { seed: 11, generate: { days: 1, perDay: 80 }, ...stackOptions.simulator },
+      environment,
+    });
+  } catch (error) {
+    await moto?.stop();
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
   const descriptorPath = join(dir, 'sandbox.json');
   const descriptor = describeLocalStack(stack, { endpoint: motoEndpoint, prefix, caPath, environment });
   writeDescriptor(descriptorPath, descriptor);
@@ -147,6 +173,7 @@ export async function startCliSandbox(options: Partial<Omit<LocalStackOptions, '
       ),
     async stop() {
       await stack.stop();
+      await moto?.stop();
       rmSync(dir, { recursive: true, force: true });
     },
   };

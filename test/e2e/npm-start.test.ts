@@ -4,6 +4,15 @@
  * expected deliveries are worked out here, independently, from the seeded articles and the rules;
  * audiences that collapse stories receive one alert per story and the ledger accounts for the
  * rest as collapsed copies, which the printed summary shows ("1 alert for N copies").
+ *
+ * `npm start -- --publish-mode sharded` too: the runs queue work items, the in-process publisher
+ * sends them, and every example audience still receives exactly what its rules match (the same
+ * checks as single mode), nothing twice, across two cycles; what it prints says which mode ran
+ * and shows queued against published. A mode other than single or sharded is a usage error.
+ *
+ * All `npm start` tests are in this one file so that no two run at once: two `npm start` in one
+ * clone share `.sandbox/sandbox-ca.pem` (scripts/start.ts), so each one's moto can come to trust
+ * the other's CA and refuse its own HTTPS webhook receiver.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -225,7 +234,7 @@ describe('npm start', () => {
     expect(stdout).toBe('');
     expect(stderr).toContain('NEWS_API_BASE_URL');
     expect(stderr).toContain('https://');
-  }, 60_000);
+  });
 
   it('usage errors exit 2 with the one-line error and where help is, not the whole help', async () => {
     for (const args of [
@@ -244,7 +253,7 @@ describe('npm start', () => {
       expect(lines[1]).toBe('(npm start -- --help for usage)');
       expect(stderr).not.toContain('Options:');
     }
-  }, 60_000);
+  });
 
   it('--rules is validated like rules put --file: exit 2 with each problem at its line, nothing started', async () => {
     const rules = file(
@@ -268,7 +277,7 @@ describe('npm start', () => {
     expect(stderr).toContain(`${rules}:3: rule "ok-rule": audience "nobody" is not in the example audiences`);
     expect(stderr).toContain(`${rules}:8: rule "typo": unknown attribute "keyword" (did you mean "keywords"?)`);
     expect(stderr).not.toContain('starting moto');
-  }, 60_000);
+  });
 
   it('--audiences and --rules: your audiences get exactly what your rules match, checked against the simulator', async () => {
     const audiences = file(
@@ -399,4 +408,105 @@ describe('npm start', () => {
       await provider.stop();
     }
   }, 240_000);
+});
+
+interface RunDispatchJson {
+  dispatchId: string;
+  state: string;
+  items: number;
+  done: number;
+  published: number;
+  updateNotices: number;
+  alreadyDelivered: number;
+  parked: number;
+}
+
+interface ShardedStartSummary {
+  ok: boolean;
+  publishMode: string;
+  publisher?: { invocations: number; records: number; deleted: number; failed: number; maxConcurrent: number };
+  cycles: {
+    run: {
+      status: string;
+      runId: string;
+      notificationsQueued: number;
+      workItemsQueued: number;
+      notificationsPublished: number;
+      dispatch?: RunDispatchJson;
+    };
+    received: Record<string, { articleKey: string }[]>;
+  }[];
+  audiences: Record<string, { missing: string[]; unexpected: string[]; duplicates: string[] }>;
+}
+
+describe('npm start --publish-mode sharded', () => {
+  it('--json: the publishers deliver what the runs queued, and every audience receives exactly its matches', async () => {
+    const { code, stdout, stderr } = await npmStart([
+      '--cycles',
+      '2',
+      '--json',
+      '--publish-mode',
+      'sharded',
+      '--now',
+      new Date(now).toISOString(),
+    ]);
+    expect(code, stderr.slice(-2000)).toBe(0);
+    const summary = JSON.parse(stdout) as ShardedStartSummary;
+    expect(summary.ok).toBe(true);
+    expect(summary.publishMode).toBe('sharded');
+    expect(summary.cycles).toHaveLength(2);
+    let records = 0;
+    for (const cycle of summary.cycles) {
+      const { run } = cycle;
+      expect(run.status).toBe('completed');
+      expect(run.notificationsQueued).toBeGreaterThan(0);
+      // Each run waited for its own work items: all done, within the run.
+      expect(run.dispatch).toMatchObject({
+        dispatchId: expect.stringContaining(run.runId),
+        state: 'completed',
+        items: run.workItemsQueued,
+      });
+      const dispatch = run.dispatch as RunDispatchJson;
+      expect(dispatch.done).toBe(dispatch.items);
+      // Everything queued is accounted for by the publishers, and nothing was parked.
+      expect(dispatch.published + dispatch.updateNotices + dispatch.alreadyDelivered).toBe(run.notificationsQueued);
+      expect(dispatch.parked).toBe(0);
+      // What the audiences received (alerts, not update notices) is what the publishers published.
+      const alerts = Object.values(cycle.received).flat().length;
+      expect(alerts).toBeGreaterThanOrEqual(dispatch.published);
+      records += run.workItemsQueued;
+    }
+    // The same checks as single mode: nothing missing, nothing unexpected, nothing twice.
+    expect(Object.keys(summary.audiences).length).toBeGreaterThan(0);
+    for (const [audienceId, check] of Object.entries(summary.audiences)) {
+      expect(check, audienceId).toMatchObject({ missing: [], unexpected: [], duplicates: [] });
+    }
+    // The emulated event source handed every item over once, none failed, and it ran batches in parallel.
+    expect(summary.publisher).toMatchObject({ records, deleted: records, failed: 0 });
+    expect(summary.publisher?.maxConcurrent).toBeGreaterThanOrEqual(1);
+  }, 300_000);
+
+  it('prints which mode ran and what each cycle queued against what the publishers published', async () => {
+    const { code, stdout, stderr } = await npmStart([
+      '--once',
+      '--publish-mode',
+      'sharded',
+      '--now',
+      new Date(now).toISOString(),
+    ]);
+    expect(code, stderr.slice(-2000)).toBe(0);
+    expect(stderr).toContain('publish mode sharded: runs queue work items on');
+    expect(stdout).toMatch(/\n {2}Queued (\d+) notifications in \d+ work items → the publishers published \d+/);
+    expect(stdout).toMatch(/\n {2}The run itself: \d+ published · /);
+    expect(stdout).not.toContain('✗');
+  }, 300_000);
+
+  it('refuses a publish mode other than single or sharded (a usage error: exit 2)', async () => {
+    const { code, stdout, stderr } = await npmStart(['--once', '--publish-mode', 'parallel']);
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr).toContain("'--publish-mode <mode>'");
+    expect(stderr).toContain('must be "single" or "sharded"');
+    expect(stderr.trim().split('\n')).toHaveLength(2);
+  });
 });

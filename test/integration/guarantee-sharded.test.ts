@@ -123,7 +123,7 @@ describe('sharded publishing keeps every guarantee (moto, simulator, in-process 
         );
         expect(Number(Attributes?.ApproximateNumberOfMessages)).toBe(1);
       },
-      { timeout: 30_000, interval: 200 },
+      { timeout: 180_000, interval: 200 },
     );
   });
 
@@ -160,7 +160,7 @@ async function diesWhileInFlight(
   parked: () => number,
 ): Promise<void> {
   // Every poller parked at the latch: no receive that started before it can take an item.
-  await vi.waitFor(() => expect(parked()).toBe(localPublisherConcurrency), { timeout: 30_000, interval: 50 });
+  await vi.waitFor(() => expect(parked()).toBe(localPublisherConcurrency), { timeout: 180_000, interval: 50 });
   const dispatches = stack.dependencies.sharded?.dispatches;
   if (!dispatches) throw new Error('sharded stack without a dispatch store');
   // The run is killed (its time limit) while it waits for its sealed dispatch.
@@ -193,7 +193,7 @@ async function diesWhileInFlight(
       const head = await dispatches.read(open?.dispatchId ?? '');
       expect(head && dispatchComplete(head)).toBe(true);
     },
-    { timeout: 60_000, interval: 100 },
+    { timeout: 180_000, interval: 100 },
   );
   stack.setTime(stack.time() + 5 * 60_000);
   const next = await stack.run();

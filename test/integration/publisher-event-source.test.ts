@@ -203,7 +203,7 @@ describe('local SQS event source', () => {
         dead = await receiveDead();
         expect(dead.length > 0 || emptied).toBe(true);
       },
-      { timeout: 60_000, interval: 20 },
+      { timeout: 180_000, interval: 20 },
     );
     await source.stop();
     expect(dead).toEqual(['poison']);

@@ -308,7 +308,7 @@ describe('publisher batch loop', () => {
         dead = Messages.map((message) => message.Body ?? '');
         expect(dead.length > 0 || emptied).toBe(true);
       },
-      { timeout: 60_000, interval: 20 },
+      { timeout: 180_000, interval: 20 },
     );
     await source.stop();
     expect(dead).toEqual(['not a work item']);

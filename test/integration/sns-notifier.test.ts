@@ -7,11 +7,12 @@
  */
 import { CreateTopicCommand, SubscribeCommand } from '@aws-sdk/client-sns';
 import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { SnsNotifier, type SnsNotifierOptions } from '#aws/sns-notifier';
 import { type Audience, AudienceSchema, type RuleMatch } from '#core/model';
 import { deliveryId, type Log, type OutboundMessage, type PublishedMessage } from '#core/ports';
 import { renderNotification } from '#core/render';
+import { startMoto } from '#sandbox/moto';
 import { type AwsClients, awsClients, uniquePrefix } from '#test/aws';
 import { deliveryIdOf, failCalls, failDeliveries, installSnsFaults, snsErrors } from '#test/sns-faults';
 
@@ -153,7 +154,14 @@ describe('SnsNotifier delivery', () => {
   });
 
   it('publishes one document from which email and SMS subscribers get their own body and the subject', async () => {
-    const clients = awsClients();
+    // A moto server of its own: its state dump (the only place email and SMS texts show) then holds
+    // this test's topic only, not what every other file of the run writes meanwhile.
+    const moto = await startMoto();
+    onTestFinished(() => moto.stop());
+    const clients = awsClients(moto.endpoint);
+    onTestFinished(() => {
+      for (const client of [clients.dynamo, clients.sns, clients.sqs, clients.secrets]) client.destroy();
+    });
     const prefix = uniquePrefix();
     const { TopicArn = '' } = await clients.sns.send(new CreateTopicCommand({ Name: `${prefix}people` }));
     await clients.sns.send(new SubscribeCommand({ TopicArn, Protocol: 'email', Endpoint: 'desk@example.com' }));

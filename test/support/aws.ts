@@ -22,9 +22,8 @@ export interface AwsClients {
   readonly secrets: SecretsManagerClient;
 }
 
-/** Clients for the shared moto server of this test run. */
-export function awsClients(): AwsClients {
-  const endpoint = inject('motoEndpoint');
+/** Clients for the shared moto server of this test run, or for the one at `endpoint`. */
+export function awsClients(endpoint: string = inject('motoEndpoint')): AwsClients {
   const config = localAwsConfig(endpoint);
   const dynamo = new DynamoDBClient(config);
   return {

@@ -23,6 +23,8 @@ export class MemoryDispatchStore implements DispatchStore {
   readonly heads = new Map<string, MutableHead>();
   readonly completions = new Set<string>();
   openId: string | undefined;
+  /** When the open pointer was written (the DynamoDB adapter keeps it on the pointer item). */
+  #openedAt = 0;
   /** The lease the store accepts (tests set it to the run's; undefined accepts any). */
   constructor(readonly leaseHolder: () => string | undefined = () => undefined) {}
 
@@ -36,6 +38,7 @@ export class MemoryDispatchStore implements DispatchStore {
   async open(lease: Lease, dispatchId: string, now: number): Promise<void> {
     this.#checkLease(lease, now);
     if (this.openId !== undefined && this.openId !== dispatchId) throw new DispatchOpenError(this.openId);
+    if (this.openId !== dispatchId) this.#openedAt = now;
     this.openId = dispatchId;
     if (!this.heads.has(dispatchId)) {
       this.heads.set(dispatchId, {
@@ -70,8 +73,24 @@ export class MemoryDispatchStore implements DispatchStore {
     head.sealedAt = now;
   }
 
+  /**
+   * As DynamoDispatchStore reads it: a pointer whose head is gone (`heads.delete`, as an item
+   * deleted by hand) is an unsealed, empty dispatch as old as the pointer.
+   */
   async readOpen(): Promise<DispatchHead | undefined> {
-    return this.openId === undefined ? undefined : this.read(this.openId);
+    if (this.openId === undefined) return undefined;
+    return (
+      (await this.read(this.openId)) ?? {
+        dispatchId: this.openId,
+        openedAt: this.#openedAt,
+        enqueued: 0,
+        done: 0,
+        published: 0,
+        updateNotices: 0,
+        alreadyDelivered: 0,
+        parked: 0,
+      }
+    );
   }
 
   async read(dispatchId: string): Promise<DispatchHead | undefined> {

@@ -78,14 +78,21 @@ function deployment() {
 
 /**
  * A run with every deadline far away, or with the hard one (the end of its wait for the
- * publishers) or both (the end of its wait for an earlier dispatch, too) already reached.
+ * publishers) or both (the end of its wait for an earlier dispatch, too) already reached, or with
+ * the soft one `softInMs` ahead (time to wait for an earlier dispatch and then to read, were it
+ * allowed to).
  */
-const run = (deps: AlertRunDependencies, runId: string, options: { passed?: 'hard' | 'both' } = {}) =>
+const run = (
+  deps: AlertRunDependencies,
+  runId: string,
+  options: { passed?: 'hard' | 'both'; softInMs?: number } = {},
+) =>
   runAlertCycle(
     deps,
     memoryRunSettings({
       ...(options.passed ? { hardMarginMs: 10 ** 12 } : {}),
       ...(options.passed === 'both' ? { softMarginMs: 10 ** 12 } : {}),
+      ...(options.softInMs === undefined ? {} : { softMarginMs: 10 ** 12 - options.softInMs }),
     }),
     { runId, remainingTimeMs: () => 10 ** 12 },
   );
@@ -144,9 +151,10 @@ describe('sharded publishing: the run queues, the publishers publish', () => {
     const queued = queue.items.length;
     expect(queued).toBeGreaterThan(0);
 
-    // Run 2: still in flight and young: it queues nothing new and leaves the watermark.
+    // Run 2: still in flight and young: it waits for them until its soft deadline, then queues
+    // nothing new and leaves the watermark.
     clock.now += 5 * minute;
-    const second = await run(deps, 'run-2', { passed: 'both' });
+    const second = await run(deps, 'run-2', { softInMs: 300 });
     expect(second.status).toBe('checkpointed');
     expect(second.reason).toMatch(/waiting for \d+ work item\(s\) of dispatch run-1@/);
     expect(second.settled?.state).toBe('in-flight');
@@ -227,6 +235,76 @@ describe('sharded publishing: the run queues, the publishers publish', () => {
     expect(second.watermarkBefore).toBe(Date.UTC(2026, 10, 22, 0, 0));
     expect(second.window).toEqual({ from: '2026-11-22', to: '2026-11-22' });
     expect(second.notificationsQueued).toBe(2);
+  });
+});
+
+/**
+ * The run must not read while an earlier dispatch is open and unfinished, however its wait for
+ * that dispatch ended. A wait that ends at the soft deadline also ends the reading, so these
+ * tests use the one open dispatch whose wait ends at once: its open pointer outlived its head (an
+ * item deleted by hand), which the DynamoDB adapter reads as an unsealed, empty dispatch.
+ */
+describe('an earlier dispatch still open when the next run has time to read', () => {
+  const budgeted = buildRuleSet(
+    ruleSet.rules,
+    ruleSet.audiences.map((audience) => ({ ...audience, dailyBudget: 10 })),
+  );
+
+  /** Run 1 queues work items the publishers never finish; then their dispatch's head is lost. */
+  async function openHeadlessDispatch(deps: AlertRunDependencies, dispatches: MemoryDispatchStore) {
+    const first = await run(deps, 'run-1', { passed: 'hard' });
+    expect(first.dispatch?.state).toBe('in-flight');
+    dispatches.heads.delete(first.dispatch?.dispatchId ?? '');
+    expect(await dispatches.readOpen()).toMatchObject({ dispatchId: first.dispatch?.dispatchId, done: 0 });
+    return first;
+  }
+
+  it('with something to queue, it checkpoints: it queues nothing and reserves no daily budget again', async () => {
+    const setup = deployment();
+    const { state, queue, dispatches, clock } = setup;
+    const deps = { ...setup.deps, rules: memoryRules(budgeted) };
+    await openHeadlessDispatch(deps, dispatches);
+    const queued = queue.items.length;
+    const budgetUsed = new Map(state.dailyCounts);
+    expect([...budgetUsed.values()].reduce((sum, count) => sum + count, 0)).toBe(4);
+
+    clock.now += 5 * minute;
+    // What a run that went on would do (queue, and fail to open a second dispatch) shows in the
+    // budget even when the run throws, so the budget is checked first.
+    const second = await run(deps, 'run-2').catch((error: unknown) => error);
+    expect(state.dailyCounts).toEqual(budgetUsed);
+    expect(queue.items.length).toBe(queued);
+    expect(second).toMatchObject({
+      status: 'checkpointed',
+      reason: expect.stringMatching(/waiting for \d+ work item\(s\) of dispatch run-1@/),
+      notificationsQueued: 0,
+    });
+    expect(await state.readWatermark()).toBeUndefined();
+  });
+
+  it("with nothing to queue, it leaves the watermark before the earlier run's days, which are read again once that dispatch is given up", async () => {
+    const { deps, state, notifier, dispatches, queue, publish, clock } = deployment();
+    await openHeadlessDispatch(deps, dispatches);
+    // The items die (in the DLQ, say): nothing of run 1 is ever published.
+    queue.take();
+
+    clock.now += 5 * minute;
+    const quiet = { ...deps, rules: memoryRules(buildRuleSet([], ruleSet.audiences)) };
+    const second = await run(quiet, 'run-2');
+    expect(second.status).toBe('checkpointed');
+    expect(second.daysCompleted).toBe(0);
+    expect(await state.readWatermark()).toBeUndefined();
+
+    // Given up later, the dispatch's days are read again and their alerts go out once.
+    clock.now += 16 * minute;
+    const third = await run(deps, 'run-3', { passed: 'hard' });
+    expect(third.settled).toMatchObject({ state: 'abandoned' });
+    expect(third.window).toEqual({ from: '2026-11-21', to: '2026-11-22' });
+    expect(third.notificationsQueued).toBe(4);
+    await publish();
+    clock.now += minute;
+    await run(deps, 'run-4');
+    expect(sentKeys(notifier)).toEqual(['board|id:day-1', 'board|id:day-2', 'desk|id:day-1', 'desk|id:day-2']);
   });
 });
 

@@ -1,15 +1,14 @@
 /**
  * What a failure becomes (cli/errors.ts): exit code, stable code, message and problems. AWS errors
- * come from real SDK clients (the CLI's own, against the test moto server and a loopback port
- * nothing listens on), so the mapping is checked against what the SDK really throws.
+ * come from real SDK clients (the CLI's own, against a loopback port nothing listens on), so the
+ * mapping is checked against what the SDK really throws; the errors of a live emulator are in
+ * test/integration/cli-aws-errors.test.ts (this folder runs without one).
  */
 
-import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { CommanderError } from 'commander';
-import { afterAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { LeaseHeldError, ProviderError, ProviderStalledError, WatermarkConflictError } from '#core/errors';
-import { localAwsConfig } from '#sandbox/moto';
 import { unusedPort } from '#test/aws';
 import { AwsClients } from '../../cli/aws-clients.ts';
 import {
@@ -84,27 +83,6 @@ describe('the CLI errors', () => {
 });
 
 describe('AWS errors point the way', () => {
-  it('a missing table or secret is named, exit 3, with the fix for the stack or the sandbox', async () => {
-    const aws = new AwsClients({ ...localAwsConfig(inject('motoEndpoint')), region: 'us-east-1' });
-    clients.push(aws);
-    const table = await thrown(() =>
-      aws.documents.send(new GetCommand({ TableName: 'no-such-table', Key: { id: 'x' } })),
-    );
-    expect(failureOf(table)).toMatchObject({
-      exitCode: 3,
-      code: 'aws_not_found',
-      message: 'DynamoDB table no-such-table does not exist: deploy the stack or check --stack/--region',
-    });
-    expect(failureOf(table, { local: true }).message).toMatch(
-      /^DynamoDB table no-such-table does not exist: the sandbox/,
-    );
-    const secret = await thrown(() => aws.secrets.send(new GetSecretValueCommand({ SecretId: 'no-such-secret' })));
-    expect(failureOf(secret)).toMatchObject({
-      exitCode: 3,
-      message: expect.stringMatching(/^secret no-such-secret does not exist/),
-    });
-  });
-
   it('an endpoint nothing answers on is exit 3 naming AWS_ENDPOINT_URL and --region', async () => {
     const aws = new AwsClients({
       region: 'us-east-1',

@@ -1,0 +1,62 @@
+/**
+ * How sandbox/moto.ts starts moto server (for the tests, `npm start`, the sandbox and the bench).
+ * It used to pick a free port, close it and start moto on it: on a busy machine another process
+ * could take the port in between, and moto died with "Address already in use" (or, worse, the
+ * other process answered in its place). Now moto binds port 0 itself and reports the port it got.
+ */
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { CreateQueueCommand, ListQueuesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { localAwsConfig, type MotoServer, startMoto } from '#sandbox/moto';
+
+const started: MotoServer[] = [];
+const servers: Server[] = [];
+afterEach(async () => {
+  await Promise.all(started.splice(0).map((moto) => moto.stop()));
+  for (const server of servers.splice(0)) server.close();
+});
+
+async function queueNames(endpoint: string): Promise<string[]> {
+  const sqs = new SQSClient(localAwsConfig(endpoint));
+  try {
+    const { QueueUrls = [] } = await sqs.send(new ListQueuesCommand({}));
+    return QueueUrls.map((url) => url.slice(url.lastIndexOf('/') + 1));
+  } finally {
+    sqs.destroy();
+  }
+}
+
+describe('starting moto server', () => {
+  it('serves on the port it bound itself: two started at once each get their own', async () => {
+    const [one, two] = await Promise.all([startMoto(), startMoto()]);
+    started.push(one, two);
+    expect(one.endpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(one.endpoint).not.toBe(two.endpoint);
+    const sqs = new SQSClient(localAwsConfig(one.endpoint));
+    try {
+      await sqs.send(new CreateQueueCommand({ QueueName: 'only-in-one' }));
+    } finally {
+      sqs.destroy();
+    }
+    expect(await queueNames(one.endpoint)).toEqual(['only-in-one']);
+    expect(await queueNames(two.endpoint)).toEqual([]);
+  });
+
+  it('on a fixed port another server holds, fails saying so instead of handing out that server', async () => {
+    // Someone else's server on the port, answering like moto would.
+    const impostor = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end('{}');
+    });
+    servers.push(impostor);
+    impostor.listen(0, '127.0.0.1');
+    await once(impostor, 'listening');
+    const { port } = impostor.address() as AddressInfo;
+
+    const start = startMoto({ port });
+    start.then((moto) => started.push(moto)).catch(() => undefined);
+    await expect(start).rejects.toThrow(/moto server exited with code 1 before it was ready:[\s\S]*in use/i);
+  });
+});

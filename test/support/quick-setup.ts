@@ -1,0 +1,21 @@
+/**
+ * Runs around every file of the quick project (vitest.config.ts). `npm run test:quick` runs its
+ * files without isolation (`--no-isolate`: one worker runs file after file with the modules it has
+ * loaded, which halves the time), so global state one file leaves would reach the next: after each
+ * file, the registered secrets, mocks, fake timers, stubbed globals and environment variables go
+ * back to how the file found them.
+ */
+import { afterAll, vi } from 'vitest';
+import { clearRegisteredSecrets } from '#shared/secret-redaction';
+
+const environment = { ...process.env };
+
+afterAll(() => {
+  clearRegisteredSecrets();
+  vi.useRealTimers();
+  vi.restoreAllMocks();
+  vi.unstubAllGlobals();
+  vi.unstubAllEnvs();
+  for (const name of Object.keys(process.env)) if (!(name in environment)) delete process.env[name];
+  Object.assign(process.env, environment);
+});
