@@ -16,7 +16,7 @@
  *
  * Usage errors exit 2 with one line (and where help is); a failed run or check exits 1.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import type { RunSummary } from '#core/alert-run';
@@ -247,8 +247,11 @@ try {
 const sandboxDir = join(projectRoot, '.sandbox');
 mkdirSync(sandboxDir, { recursive: true });
 const ca = await createCertificateAuthority();
-const caBundlePath = join(sandboxDir, 'sandbox-ca.pem');
+// A file of this run's own: two npm start at once must not trust each other's CA (the second
+// would replace the first's file while moto still reads it for its HTTPS subscribers).
+const caBundlePath = join(sandboxDir, `npm-start-ca-${process.pid}.pem`);
 writeFileSync(caBundlePath, ca.cert);
+process.on('exit', () => rmSync(caBundlePath, { force: true }));
 
 progress('starting moto server (local AWS emulator) ...');
 const moto = await startMoto({ caBundlePath });
