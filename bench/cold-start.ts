@@ -208,6 +208,7 @@ export const handlerEnvironment: Readonly<Record<string, string>> = {
   LATE_ARRIVAL_MINUTES: '60',
   FULL_SWEEP_MINUTES: '360',
   INCREMENTAL_OVERLAP_MINUTES: '2',
+  LATE_RECHECK_MINUTES: '15',
   LEDGER_RETENTION_DAYS: '14',
   LEASE_SECONDS: '360',
   DEFAULT_LOCALE: 'en-US',
