@@ -20,8 +20,9 @@
  *
  * `deliveries <audienceId> --article <key>` answers "why did (or didn't) this audience get this
  * article" from the delivery ledger, on the sandbox and on a stack alike: sent, held for a digest,
- * collapsed into a story another outlet's copy carried (with that lead and when it went out), or
- * not in the ledger at all. Story markers (`story:<id>`) and update notices
+ * released from a hold (sent in which digest and when, or parked or dropped, and whether the
+ * audience's settings changed), collapsed into a story another outlet's copy carried (with that
+ * lead and when it went out), or not in the ledger at all. Story markers (`story:<id>`) and update notices
  * (`update:<subject>#<change>`) read as what they are. It only reads the ledger (strongly
  * consistent), and explains each key from what the entry recorded, never from guesses.
  */
@@ -317,7 +318,15 @@ interface DeliveriesOptions {
 // --- The ledger's answer for one article --------------------------------------------------------
 
 /** What the ledger says happened to one key of one audience. */
-export type LedgerStateKind = 'sent' | 'held' | 'collapsed' | 'story-marker' | 'update-notice' | 'not-in-ledger';
+export type LedgerStateKind =
+  | 'sent'
+  | 'held'
+  | 'parked'
+  | 'dropped'
+  | 'collapsed'
+  | 'story-marker'
+  | 'update-notice'
+  | 'not-in-ledger';
 
 /** One key's ledger state, as `deliveries <audienceId> --article <key>` prints it. */
 export interface LedgerState {
@@ -346,17 +355,39 @@ function changeText(change: string): string {
   return change;
 }
 
-/** How a ledger entry's outcome reads: `sent 2026-…Z`, `held for its digest since …`. */
+/**
+ * How a ledger entry's outcome reads: `sent 2026-…Z`, `held for its digest since …`, and once a
+ * held one's release finished, `sent <time> in digest <key> (held for … from …)`, with why it went
+ * then when the audience's settings changed, or that its digest was parked or it was dropped.
+ */
 function outcomeText(entry: DeliveryRecord): string {
-  if (entry.heldFor !== undefined) {
-    const reason = {
-      digest: 'its digest',
-      'quiet-hours': 'the end of its quiet hours',
-      budget: 'its digest (daily budget used up)',
-    }[entry.heldFor];
-    return `held for ${reason} since ${formatInstant(entry.deliveredAt)}`;
+  if (entry.heldFor === undefined) return `sent ${formatInstant(entry.deliveredAt)}`;
+  const reason = {
+    digest: 'its digest',
+    'quiet-hours': 'the end of its quiet hours',
+    budget: 'its digest (daily budget used up)',
+  }[entry.heldFor];
+  if (entry.releasedAt === undefined) return `held for ${reason} since ${formatInstant(entry.deliveredAt)}`;
+  const at = formatInstant(entry.releasedAt);
+  const digest = entry.releasedIn ?? '(not recorded)';
+  const because =
+    entry.releaseCause === 'settings-changed' ? "; released then because the audience's settings changed" : '';
+  const held = `held for ${reason} from ${formatInstant(entry.deliveredAt)}${because}`;
+  switch (entry.releaseOutcome) {
+    case 'parked':
+      return `not sent: its digest ${digest} was refused by SNS for good at ${at} and parked for 'news-alerts replay --parked' (${held})`;
+    case 'dropped':
+      return `not sent: dropped at ${at} because it could not be rendered into its digest (${held})`;
+    default:
+      return `sent ${at} in digest ${digest} (${held})`;
   }
-  return `sent ${formatInstant(entry.deliveredAt)}`;
+}
+
+/** The kind of an article's own entry: sent, still held, or what its release did. */
+function entryKind(entry: DeliveryRecord): LedgerStateKind {
+  if (entry.heldFor === undefined) return 'sent';
+  if (entry.releasedAt === undefined) return 'held';
+  return entry.releaseOutcome === 'parked' || entry.releaseOutcome === 'dropped' ? entry.releaseOutcome : 'sent';
 }
 
 /**
@@ -448,7 +479,7 @@ export function ledgerState(
   const story = entry.storyId === undefined ? '' : ` as the lead of story ${entry.storyId}`;
   return {
     ...base,
-    kind: entry.heldFor === undefined ? 'sent' : 'held',
+    kind: entryKind(entry),
     entry,
     storyId: entry.storyId,
     status: `${outcomeText(entry)}${story}`,

@@ -13,8 +13,11 @@
  *   `audienceId`, `articleKey`, `deliveredAt`, `messageId` (when SNS gave one), `ruleIds`, and
  *   when known: `heldFor` (held for a digest), `storyId`, `collapsedInto` (a copy not sent: its
  *   story id), `status` and `titleHash` (what a re-read compares, core/ledger-facts.ts),
- *   `leadArticleKey` (on a story marker, article key `story:<storyId>`). Update notices are
- *   ledger entries with article key `update:<story or article>#<change>`.
+ *   `leadArticleKey` (on a story marker, article key `story:<storyId>`), and on a held
+ *   notification's entry once its release finished: `releasedAt`, `releasedIn` (the digest's
+ *   article key), `releaseOutcome` (`sent`|`parked`|`dropped`), `releaseCause`
+ *   (`due`|`settings-changed`). Update notices are ledger entries with article key
+ *   `update:<story or article>#<change>`.
  *   TTL deliveredAt + ledgerRetentionDays, pushed out again when a read finds an entry past half
  *   its retention (see `findDelivered`). One partition key per notification spreads a big
  *   run's writes evenly, as an idempotency table does; an audience-keyed partition would turn a
@@ -31,7 +34,8 @@
  *   stays disabled that long). Written in one transaction with its ledger entry (`heldFor` set)
  *   and the index entry below.
  * - digest release (claim): pk `held#<audienceId>`, sk `release#<releaseAt as ISO 8601>`;
- *   `audienceId`, `releaseAt`, `claimedAt`, `parts` (list of lists of article keys), `dropped`.
+ *   `audienceId`, `releaseAt`, `claimedAt`, `parts` (list of lists of article keys), `dropped`,
+ *   `settingsChanged` (the keys released because the audience's settings changed; absent: none).
  *   TTL claimedAt + heldRetentionDays. Shares the held items' partition, so one Query reads both.
  *   A digest's ledger entry is an ordinary delivery-ledger item with article key
  *   `digest:<releaseAt ISO>[#part/parts]`.
@@ -96,6 +100,7 @@ import {
   type Log,
   type ReadingState,
   ReleaseClaimConflictError,
+  type ReleasedNotification,
   type RunRecord,
   type StateStore,
   type UndeliverableRecord,
@@ -231,6 +236,8 @@ const RunItem = z.object({
   summary: z.record(z.string(), z.unknown()),
 });
 const HoldReasonSchema = z.enum(['digest', 'quiet-hours', 'budget']);
+const ReleaseOutcomeSchema = z.enum(['sent', 'parked', 'dropped']);
+const ReleaseCauseSchema = z.enum(['due', 'settings-changed']);
 const optionalText = z.pipe(
   z.nullish(z.string()),
   z.transform((value) => value ?? undefined),
@@ -246,6 +253,10 @@ const ledgerEntryFields = {
   status: z.optional(z.string()),
   titleHash: z.optional(z.string()),
   leadArticleKey: z.optional(z.string()),
+  releasedAt: z.optional(finite),
+  releasedIn: z.optional(z.string()),
+  releaseOutcome: z.optional(ReleaseOutcomeSchema),
+  releaseCause: z.optional(ReleaseCauseSchema),
 };
 const LedgerEntryItem = z.object(ledgerEntryFields);
 /**
@@ -262,6 +273,10 @@ const LedgerEntryFieldByField = z.object({
   status: z.catch(ledgerEntryFields.status, undefined),
   titleHash: z.catch(ledgerEntryFields.titleHash, undefined),
   leadArticleKey: z.catch(ledgerEntryFields.leadArticleKey, undefined),
+  releasedAt: z.catch(ledgerEntryFields.releasedAt, undefined),
+  releasedIn: z.catch(ledgerEntryFields.releasedIn, undefined),
+  releaseOutcome: z.catch(ledgerEntryFields.releaseOutcome, undefined),
+  releaseCause: z.catch(ledgerEntryFields.releaseCause, undefined),
 });
 
 const HeldItem = z.object({
@@ -299,6 +314,7 @@ const ReleaseItem = z.object({
   claimedAt: finite,
   parts: z.array(z.array(z.string())),
   dropped: z._default(z.array(z.string()), []),
+  settingsChanged: z.optional(z.array(z.string())),
 });
 const stringSet = z.pipe(
   z.transform((value: unknown) => (value instanceof Set ? [...value] : value)),
@@ -978,6 +994,9 @@ export class DynamoStateStore implements StateStore, LeaseAdmin {
               claimedAt: release.claimedAt,
               parts: release.parts.map((part) => [...part]),
               dropped: [...release.dropped],
+              ...(release.settingsChanged === undefined || release.settingsChanged.length === 0
+                ? {}
+                : { settingsChanged: [...release.settingsChanged] }),
               expiresAt: ttlSeconds(release.claimedAt, this.#heldRetentionDays),
             },
             ConditionExpression: 'attribute_not_exists(#pk)',
@@ -1006,9 +1025,11 @@ export class DynamoStateStore implements StateStore, LeaseAdmin {
     }
   }
 
-  async finishRelease(release: DigestRelease): Promise<void> {
+  async finishRelease(release: DigestRelease, released: readonly ReleasedNotification[]): Promise<void> {
     const keys = [...release.parts.flat(), ...release.dropped];
-    // Items first, the claim last: a crash in between leaves the claim, and the next run finishes.
+    // The ledger first, then the items, the claim last: a crash in between leaves the claim, and
+    // the next run finishes (marking again changes nothing).
+    await this.#markReleased(released);
     await this.#writeAll(
       'deleting released notifications',
       keys.map((articleKey) => {
@@ -1017,6 +1038,47 @@ export class DynamoStateStore implements StateStore, LeaseAdmin {
       }),
     );
     await this.#documents.send(new DeleteCommand({ TableName: this.#table, Key: releaseItemKey(release) }));
+  }
+
+  /**
+   * Writes on each released notification's ledger entry what became of it: one conditional
+   * UpdateItem each (a put would lose the facts of the full article and reset the retention). An
+   * entry that is gone stays gone; one marked already (an earlier attempt of this finish) keeps
+   * its first, truer, marks.
+   */
+  async #markReleased(released: readonly ReleasedNotification[]): Promise<void> {
+    await settleAll(
+      released.map((entry) =>
+        this.#limit(async () => {
+          const { releasedAt, releasedIn, releaseOutcome, releaseCause } = entry;
+          try {
+            await this.#documents.send(
+              new UpdateCommand({
+                TableName: this.#table,
+                Key: deliveryItemKey(entry),
+                UpdateExpression: `SET #releasedAt = :releasedAt, #releaseOutcome = :releaseOutcome, #releaseCause = :releaseCause${releasedIn === undefined ? '' : ', #releasedIn = :releasedIn'}`,
+                ConditionExpression: 'attribute_exists(#pk) AND attribute_not_exists(#releasedAt)',
+                ExpressionAttributeNames: {
+                  '#pk': 'pk',
+                  '#releasedAt': 'releasedAt',
+                  '#releaseOutcome': 'releaseOutcome',
+                  '#releaseCause': 'releaseCause',
+                  ...(releasedIn === undefined ? {} : { '#releasedIn': 'releasedIn' }),
+                },
+                ExpressionAttributeValues: {
+                  ':releasedAt': releasedAt,
+                  ':releaseOutcome': releaseOutcome,
+                  ':releaseCause': releaseCause,
+                  ...(releasedIn === undefined ? {} : { ':releasedIn': releasedIn }),
+                },
+              }),
+            );
+          } catch (error) {
+            if (!(error instanceof ConditionalCheckFailedException)) throw error;
+          }
+        }),
+      ),
+    );
   }
 
   async setHoldingAudience(

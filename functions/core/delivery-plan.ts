@@ -17,9 +17,11 @@
  * audience's `urgentCategories` (same forms as rule categories: exact, case-insensitive, on codes
  * and names, or a prefix ending in `*`).
  *
- * When held matches are due is worked out at release time ({@link releaseDueAt}) from the
- * audience's CURRENT settings and the instant each was held, so a changed time zone, digest time
- * or quiet-hours window applies to what is already held without rewriting it. All local-time
+ * What is held is planned again at every run ({@link planHeldRelease}) from the audience's CURRENT
+ * settings, the instant each match was held and the run's clock, so a changed delivery mode,
+ * time zone, digest time, quiet-hours window, urgent category or daily budget applies to what is
+ * already held without rewriting it: a held match goes out at the first run at which those
+ * settings would not hold it (see planHeldRelease for the rules). All local-time
  * arithmetic follows luxon in the audience's IANA zone (the per-match checks read the same
  * offsets from calendar.ts's cache): a local time that a daylight-saving change skips is taken as
  * the first instant after the gap (02:30 on a spring-forward night in New York is 03:30 EDT), and
@@ -28,7 +30,7 @@
 import { DateTime } from 'luxon';
 import { isoDateOf, localFields, zoneReader } from './calendar.ts';
 import type { Audience, AudienceMatch } from './model.ts';
-import type { HoldingAudience, HoldReason } from './ports.ts';
+import type { HoldingAudience, HoldReason, ReleaseCause } from './ports.ts';
 import { normalizeText } from './text.ts';
 
 /** What to do with one match now. */
@@ -202,26 +204,121 @@ export function nextDigestAt(at: number, audience: Audience): number {
 }
 
 /**
- * When a held match is due, from the audience's current settings: quiet-hours holds when those
- * quiet hours end (at once when the audience no longer has quiet hours), digest and budget holds
- * at the next digest. Non-decreasing in `heldAt`, which makes {@link earliestDueAt} a lower bound.
+ * The first instant at or after `at` that is outside the audience's CURRENT quiet hours: `at`
+ * itself when it is not inside them (or there are none), else the end of the stretch it is in.
+ * A match held for quiet hours is due then, whatever window held it: quiet hours changed from
+ * 22:00-07:00 to 23:00-00:00 make a match held at 00:10 due at 00:10, not at the next midnight.
  */
-export function releaseDueAt(
-  held: { readonly heldAt: number; readonly reason: HoldReason },
-  audience: Audience,
-): number {
-  if (held.reason === 'quiet-hours') return quietHoursEndAfter(held.heldAt, audience) ?? held.heldAt;
-  return nextDigestAt(held.heldAt, audience);
+export function quietFreeFrom(at: number, audience: Audience): number {
+  if (!isQuietAt(at, audience)) return at;
+  return quietHoursEndAfter(at, audience) ?? at;
 }
 
 /**
- * The earliest instant any of an audience's held matches can be due, from its index entry: the
- * release step skips reading an audience's items before then.
+ * When a held match is due by the clock alone, from the audience's current settings:
+ *
+ * - digest mode: the next digest after it was held (whatever held it: a digest audience gets
+ *   everything in its digests);
+ * - otherwise, held by the daily budget while the audience still has one: the next digest;
+ * - otherwise (held for quiet hours, or for a digest of a mode the audience left, or by a budget
+ *   it no longer has): once it is outside the current quiet hours ({@link quietFreeFrom}), or at
+ *   once when `urgent` (an urgent match is held by neither quiet hours nor the budget).
+ *
+ * Non-decreasing in `heldAt`, and never later with `urgent` than without, which makes
+ * {@link earliestDueAt} a lower bound. The run also needs the clock and the budget left
+ * ({@link planHeldRelease}): nothing goes out inside the current quiet hours.
+ */
+export function releaseDueAt(
+  held: { readonly heldAt: number; readonly reason: HoldReason; readonly urgent?: boolean | undefined },
+  audience: Audience,
+): number {
+  if (audience.deliveryMode === 'digest') return nextDigestAt(held.heldAt, audience);
+  if (held.urgent === true) return held.heldAt;
+  if (held.reason === 'budget' && audience.dailyBudget !== undefined) return nextDigestAt(held.heldAt, audience);
+  return quietFreeFrom(held.heldAt, audience);
+}
+
+/** A held match that goes out at this run ({@link planHeldRelease}). */
+export interface HeldRelease {
+  /** When it became due (at most `now`): the latest of a release names it. */
+  readonly dueAt: number;
+  /** `due`: the rule that held it ran its course; `settings-changed`: the settings no longer hold it. */
+  readonly cause: ReleaseCause;
+  /** Set when it goes out on room left in today's daily budget: it counts against that date. */
+  readonly budgetDate?: string | undefined;
+}
+
+/**
+ * Whether a held match goes out at `now`, planned again from the audience's CURRENT settings
+ * (the first rule that applies):
+ *
+ * 1. inside the current quiet hours nothing goes out, except a match that is urgent now for an
+ *    audience not in digest mode (a digest is not an excuse for a 3 a.m. message either);
+ * 2. due by the clock ({@link releaseDueAt}) → out;
+ * 3. held by the daily budget on today's local date, audience not in digest mode, and today's
+ *    budget as set now has room (`budgetLeft` > 0: it was raised) → out, counting against today;
+ * 4. otherwise it stays held.
+ *
+ * The cause is `due` when the rule that held it still applies and its time came (its quiet hours
+ * ended, its digest time came), `settings-changed` when it goes out because the settings changed
+ * (quiet hours that no longer cover when it was held, another delivery mode, a raised or removed
+ * budget, a category made urgent); such a release is named by `now`.
+ *
+ * @param budgetLeft immediate alerts today's budget still allows (`localDate(now)`); Infinity
+ *                   when the audience has no budget. Callers take one off for each `budgetDate`.
+ */
+export function planHeldRelease(
+  held: { readonly heldAt: number; readonly reason: HoldReason; readonly match: AudienceMatch },
+  audience: Audience,
+  now: number,
+  budgetLeft: number,
+): HeldRelease | undefined {
+  const digestMode = audience.deliveryMode === 'digest';
+  const urgent = !digestMode && isUrgent(held.match, audience);
+  if (!urgent && isQuietAt(now, audience)) return undefined;
+  const dueAt = releaseDueAt({ heldAt: held.heldAt, reason: held.reason, urgent }, audience);
+  if (dueAt <= now) {
+    const cause = heldByTheSameRule(held, audience, urgent) ? 'due' : 'settings-changed';
+    return { dueAt: cause === 'due' ? dueAt : now, cause };
+  }
+  const today = localDate(now, audience.timeZone);
+  if (
+    held.reason === 'budget' &&
+    !digestMode &&
+    budgetLeft > 0 &&
+    localDate(held.heldAt, audience.timeZone) === today
+  ) {
+    return { dueAt: now, cause: 'settings-changed', budgetDate: today };
+  }
+  return undefined;
+}
+
+/** Whether the current settings still hold a due match by the rule that held it (cause `due`). */
+function heldByTheSameRule(
+  held: { readonly heldAt: number; readonly reason: HoldReason },
+  audience: Audience,
+  urgent: boolean,
+): boolean {
+  const digestMode = audience.deliveryMode === 'digest';
+  if (held.reason === 'digest') return digestMode;
+  if (held.reason === 'budget') return !urgent && (digestMode || audience.dailyBudget !== undefined);
+  // Quiet hours: the current window must be the one it was held in (covering its hold instant).
+  return !digestMode && !urgent && isQuietAt(held.heldAt, audience);
+}
+
+/**
+ * The earliest instant any of an audience's held matches can be due by the clock, from its index
+ * entry: the release step skips reading an audience's items before then. A match held for a
+ * digest may be urgent (its rules say so), and any match may be when the audience has
+ * `urgentCategories`, so those count as urgent here. Budget room is not a clock: the release step
+ * looks at the daily count for that.
  */
 export function earliestDueAt(entry: HoldingAudience, audience: Audience): number {
+  const urgentCategories = (audience.urgentCategories ?? []).length > 0;
   let earliest = Number.POSITIVE_INFINITY;
   for (const reason of entry.reasons) {
-    earliest = Math.min(earliest, releaseDueAt({ heldAt: entry.oldestHeldAt, reason }, audience));
+    const urgent = reason === 'digest' || urgentCategories;
+    earliest = Math.min(earliest, releaseDueAt({ heldAt: entry.oldestHeldAt, reason, urgent }, audience));
   }
   return Number.isFinite(earliest) ? earliest : entry.oldestHeldAt;
 }

@@ -164,6 +164,15 @@ export interface DeliveryRecord extends DeliveryKey {
    * audience. Written before that article is published, so every later copy collapses into it.
    */
   readonly leadArticleKey?: string | undefined;
+  /**
+   * Set on a held notification's entry (`heldFor`) once its release finished
+   * ({@link ReleasedNotification}): when it left the hold, in which digest, what became of it and
+   * why it went then. Absent while it is still held, and on entries released before these existed.
+   */
+  readonly releasedAt?: number | undefined;
+  readonly releasedIn?: string | undefined;
+  readonly releaseOutcome?: ReleaseOutcome | undefined;
+  readonly releaseCause?: ReleaseCause | undefined;
 }
 
 /** What the ledger keeps about an article to recognise it coming back changed (functions/core/ledger-facts.ts). */
@@ -420,10 +429,36 @@ export type HoldReason = 'digest' | 'quiet-hours' | 'budget';
 export const HOLD_REASONS: readonly HoldReason[] = ['quiet-hours', 'budget', 'digest'];
 
 /**
+ * Why a held notification went out when it did: `due` when the rule that held it ran its course
+ * (its quiet hours ended, its digest time came), `settings-changed` when the audience's settings
+ * stopped holding it (other quiet hours, another delivery mode, a raised or removed daily budget,
+ * a category made urgent). See delivery-plan.ts `planHeldRelease`.
+ */
+export type ReleaseCause = 'due' | 'settings-changed';
+
+/**
+ * What became of a released notification: `sent` in a digest SNS accepted, in a digest SNS
+ * refused for good and `parked` for `news-alerts replay --parked`, or `dropped` because it could
+ * not be rendered into a digest at all (logged and counted as unrenderable).
+ */
+export type ReleaseOutcome = 'sent' | 'parked' | 'dropped';
+
+/** What a finished release writes on the ledger entry of each notification it released. */
+export interface ReleasedNotification extends DeliveryKey {
+  /** When its digest part was accepted (or parked, or the release finished: an earlier run sent it). */
+  readonly releasedAt: number;
+  /** The ledger article key of the digest (part) that carried it ({@link digestKey}); absent when dropped. */
+  readonly releasedIn?: string | undefined;
+  readonly releaseOutcome: ReleaseOutcome;
+  readonly releaseCause: ReleaseCause;
+}
+
+/**
  * A match kept in the state table until its audience's next release. Its identity is the
  * notification's (audience × article), so holding the same match again overwrites, never adds.
- * When it is due is worked out at release time from the audience's current settings, so a changed
- * time zone or digest time applies to what is already held.
+ * When it goes out is planned again at every run from the audience's current settings
+ * (delivery-plan.ts `planHeldRelease`), so changed quiet hours, delivery mode, digest times, time
+ * zone or daily budget apply to what is already held.
  */
 export interface HeldNotification {
   readonly key: DeliveryKey;
@@ -474,6 +509,12 @@ export interface DigestRelease {
   readonly parts: readonly (readonly string[])[];
   /** Held notifications that could not be rendered at all (logged and counted); deleted with the release. */
   readonly dropped: readonly string[];
+  /**
+   * Those of its notifications that go out because the audience's settings changed (cause
+   * `settings-changed`), fixed with the claim so a run that finishes it says the same. Absent on
+   * releases claimed before it existed: all `due`.
+   */
+  readonly settingsChanged?: readonly string[] | undefined;
 }
 
 /** An audience's held notifications and the releases not finished yet. */
@@ -592,8 +633,13 @@ export interface StateStore {
    * one transaction; throws ReleaseClaimConflictError if a release with this instant exists.
    */
   claimRelease(release: DigestRelease): Promise<void>;
-  /** Deletes the held notifications of a fully handled release, then the release itself. */
-  finishRelease(release: DigestRelease): Promise<void>;
+  /**
+   * Finishes a fully handled release: first writes on the ledger entry of each released
+   * notification what became of it (`released`; an entry that is gone stays gone, one marked by an
+   * earlier attempt keeps its marks), then deletes the held notifications, then the release
+   * itself. Every step may be repeated: a run that crashed in between is finished by the next.
+   */
+  finishRelease(release: DigestRelease, released: readonly ReleasedNotification[]): Promise<void>;
   /**
    * Sets what an audience holds now (oldest `heldAt` and reasons; undefined: nothing), keeping
    * its `lastReleaseAt`.

@@ -245,6 +245,10 @@ describe('ledgerState', () => {
       collapsedInto: fc.string(),
       storyId: fc.string(),
       leadArticleKey: key,
+      releasedAt: fc.oneof(fc.integer(), fc.constant(Number.NaN)),
+      releasedIn: fc.string(),
+      releaseOutcome: fc.constantFrom('sent' as const, 'parked' as const, 'dropped' as const),
+      releaseCause: fc.constantFrom('due' as const, 'settings-changed' as const),
     },
     { requiredKeys: ['articleKey', 'deliveredAt'] },
   );

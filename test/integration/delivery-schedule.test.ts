@@ -2,8 +2,9 @@
  * Delivery preferences through the real alert run, moto server and the simulator, with a pinned
  * clock: quiet hours (urgent matches bypass them; what they held comes in one digest when they
  * end), daily budgets (the overflow arrives in the next digest as "+N more"), digest mode (one
- * message per digest time), a time-zone change between hold and release, and a daylight-saving
- * transition. Every test checks that each matching article reached its audience exactly once,
+ * message per digest time), a time-zone change between hold and release, quiet hours changed while
+ * alerts are held (the next run plans them again, and the ledger says what became of them), and a
+ * daylight-saving transition. Every test checks that each matching article reached its audience exactly once,
  * by alert or digest entry, across all the runs.
  */
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
@@ -12,6 +13,7 @@ import type { SandboxAudience } from '#sandbox/examples';
 import { compareDeliveries, expectedDeliveries } from '#sandbox/expectations';
 import type { SimArticleInput } from '#sandbox/news-simulator';
 import { startTestStack, type TestStack } from '#test/run-harness';
+import { readLedgerStates } from '../../cli/deliveries.ts';
 
 /** What the audit queues received: alerts and digests, in arrival order. */
 interface Received {
@@ -276,7 +278,7 @@ describe('delivery preferences through the alert run', () => {
     expect(exactlyOnce(s, received, audiences, rules)).toEqual({ problems: [], total: 5 });
   });
 
-  it('a time-zone change between hold and release moves the release to the new zone, once', async () => {
+  it('a time-zone change between hold and release applies the new zone’s quiet hours, once', async () => {
     const item = { audienceId: 'tz-desk', timeZone: 'Asia/Seoul', quietHours: { start: '22:00', end: '07:00' } };
     const audiences: SandboxAudience[] = [{ item, subscribers: [] }];
     const rules = [{ ruleId: 'markets', audienceId: 'tz-desk', keywords: ['markets'] }];
@@ -294,23 +296,76 @@ describe('delivery preferences through the alert run', () => {
         Item: { ...item, timeZone: 'Europe/London', topicArn: s.topics.get('tz-desk') },
       }),
     );
-    // 06:55 in Seoul (still quiet there), 21:55 in London (not quiet): sent at once.
+    // 06:55 in Seoul (still quiet there), 21:55 in London (not quiet): a new match is sent at once,
+    // and what Seoul's night held goes out with the same run (London's quiet hours do not hold it).
     s.setTime(at('2026-11-22T21:55:00Z'));
     publish(s, ['Markets in the London evening', '2026-11-22T21:50:00Z']);
-    expect(await s.run()).toMatchObject({ notificationsPublished: 1, notificationsHeld: 0, digestsSent: 0 });
-    // 07:00 in Seoul, when the old settings would have released them: 22:00 in London, quiet.
-    s.setTime(at('2026-11-22T22:00:00Z'));
-    expect(await s.run()).toMatchObject({ digestsSent: 0 });
+    expect(await s.run()).toMatchObject({
+      notificationsPublished: 1,
+      notificationsHeld: 0,
+      digestsSent: 1,
+      digestItemsReleased: 2,
+    });
+    // 22:00 in London: its quiet hours hold a new match until 07:00 there.
+    s.setTime(at('2026-11-22T22:30:00Z'));
+    publish(s, ['Markets at the London close', '2026-11-22T22:20:00Z']);
+    expect(await s.run()).toMatchObject({ heldForQuietHours: 1, digestsSent: 0 });
     s.setTime(at('2026-11-23T06:59:00Z'));
     expect(await s.run()).toMatchObject({ digestsSent: 0 });
     s.setTime(at('2026-11-23T07:00:00Z'));
-    expect(await s.run()).toMatchObject({ digestsSent: 1, digestItemsReleased: 2 });
+    expect(await s.run()).toMatchObject({ digestsSent: 1, digestItemsReleased: 1 });
     s.setTime(at('2026-11-23T07:30:00Z'));
     expect(await s.run()).toMatchObject({ digestsSent: 0 });
 
     await collect(s, received);
-    expect(received.digests.map((digest) => digest.id)).toEqual(['tz-desk|digest:2026-11-23T07:00:00.000Z']);
-    expect(exactlyOnce(s, received, audiences, rules)).toEqual({ problems: [], total: 3 });
+    expect(received.digests.map((digest) => digest.id)).toEqual([
+      'tz-desk|digest:2026-11-22T21:55:00.000Z',
+      'tz-desk|digest:2026-11-23T07:00:00.000Z',
+    ]);
+    expect(exactlyOnce(s, received, audiences, rules)).toEqual({ problems: [], total: 4 });
+  });
+
+  it('quiet hours changed while alerts are held: the next run releases them once, and the ledger says so', async () => {
+    const item = { audienceId: 'seoul-chips', timeZone: 'Asia/Seoul', quietHours: { start: '22:00', end: '07:00' } };
+    const audiences: SandboxAudience[] = [{ item, subscribers: [] }];
+    const rules = [{ ruleId: 'chips', audienceId: 'seoul-chips', keywords: ['chips'] }];
+    const s = await start(audiences, rules);
+    const received: Received = { alerts: [], digests: [] };
+    const explain = async () =>
+      (await readLedgerStates(s.dependencies.state, 'seoul-chips', ['id:it-1', 'id:it-2'])).map(
+        (state) => state.status,
+      );
+
+    s.setTime(at('2026-11-22T23:50:00+09:00'));
+    publish(s, ['Chips exports at night', '2026-11-22T23:45:00+09:00']);
+    expect(await s.run()).toMatchObject({ heldForQuietHours: 1 });
+    s.setTime(at('2026-11-23T00:10:00+09:00'));
+    publish(s, ['Chips after midnight', '2026-11-23T00:05:00+09:00']);
+    expect(await s.run()).toMatchObject({ heldForQuietHours: 1, digestsSent: 0 });
+    expect(await explain()).toEqual([
+      'held for the end of its quiet hours since 2026-11-22T14:50:00Z',
+      'held for the end of its quiet hours since 2026-11-22T15:10:00Z',
+    ]);
+
+    // At 00:23 the quiet hours become 23:00-00:00 (as `audiences update --quiet-hours` writes it).
+    await s.clients.documents.send(
+      new PutCommand({
+        TableName: s.config.tables.audiences,
+        Item: { ...item, quietHours: { start: '23:00', end: '00:00' }, topicArn: s.topics.get('seoul-chips') },
+      }),
+    );
+    s.setTime(at('2026-11-23T00:25:00+09:00'));
+    expect(await s.run()).toMatchObject({ status: 'completed', digestsSent: 1, digestItemsReleased: 2 });
+    s.setTime(at('2026-11-23T00:40:00+09:00'));
+    expect(await s.run()).toMatchObject({ digestsSent: 0, notificationsPublished: 0 });
+
+    await collect(s, received);
+    expect(received.digests.map((digest) => digest.id)).toEqual(['seoul-chips|digest:2026-11-22T15:25:00.000Z']);
+    expect(exactlyOnce(s, received, audiences, rules)).toEqual({ problems: [], total: 2 });
+    expect(await explain()).toEqual([
+      'sent 2026-11-22T15:25:00Z in digest digest:2026-11-22T15:25:00.000Z (held for the end of its quiet hours from 2026-11-22T14:50:00Z)',
+      "sent 2026-11-22T15:25:00Z in digest digest:2026-11-22T15:25:00.000Z (held for the end of its quiet hours from 2026-11-22T15:10:00Z; released then because the audience's settings changed)",
+    ]);
   });
 
   it('daylight saving: the New York 08:00 digest on the fall-back day goes out at 13:00Z, once', async () => {

@@ -17,10 +17,12 @@ import {
   type HoldReason,
   type Log,
   ReleaseClaimConflictError,
+  type ReleasedNotification,
 } from '#core/ports';
 import { createTables, tableNamesFor } from '#sandbox/tables';
 import { awsClients, uniquePrefix } from '#test/aws';
 import { MemoryStateStore } from '#test/fake-ports';
+import { MemoryHoldingStateStore } from '#test/memory-holds';
 
 const t0 = Date.UTC(2026, 10, 22, 9, 0, 0);
 const silentLog: Log = { debug() {}, info() {}, warn() {}, error() {} };
@@ -225,10 +227,79 @@ describe('digest releases', () => {
     expect(state.items).toHaveLength(3);
     expect((await store.listHoldingAudiences())[0]?.lastReleaseAt).toBe(t0 + 3_600_000);
 
-    await store.finishRelease(claim);
+    await store.finishRelease(claim, []);
     const after = await store.readHeld('desk');
     expect(after.releases).toEqual([]);
     expect(after.items.map((item) => item.key.articleKey)).toEqual(['id:3']);
+  });
+
+  it('finishing a release marks what became of each released notification on its ledger entry, once, as the in-memory store does', async () => {
+    const { store, documents, table } = await setup();
+    const memory = new MemoryHoldingStateStore();
+    const [first, second, third] = [held('desk', 1), held('desk', 2), held('desk', 3)] as const;
+    const records = [first, second, third];
+    const claim: DigestRelease = {
+      ...release(t0 + 3_600_000, [['id:1'], ['id:2']]),
+      dropped: ['id:3'],
+      settingsChanged: ['id:2', 'id:3'],
+    };
+    for (const target of [store, memory]) {
+      await target.holdNotifications(records);
+      await target.claimRelease(claim);
+    }
+    // The claim keeps which notifications the settings let out, for the run that finishes it.
+    expect((await store.readHeld('desk')).releases).toEqual([claim]);
+    const keys = [...records.map((record) => record.key), { audienceId: 'desk', articleKey: 'id:gone' }];
+    const before = await store.readDeliveries(keys);
+    const ttl = (await raw(documents, table, deliveryItemKey(first.key)))?.expiresAt;
+    const releasedAt = t0 + 3_600_500;
+    const released: ReleasedNotification[] = [
+      {
+        ...first.key,
+        releasedAt,
+        releasedIn: 'digest:2026-11-22T10:00:00.000Z#1/2',
+        releaseOutcome: 'sent',
+        releaseCause: 'due',
+      },
+      {
+        ...second.key,
+        releasedAt,
+        releasedIn: 'digest:2026-11-22T10:00:00.000Z#2/2',
+        releaseOutcome: 'parked',
+        releaseCause: 'settings-changed',
+      },
+      { ...third.key, releasedAt, releaseOutcome: 'dropped', releaseCause: 'settings-changed' },
+      // No ledger entry (expired): it stays gone.
+      { audienceId: 'desk', articleKey: 'id:gone', releasedAt, releaseOutcome: 'sent', releaseCause: 'due' },
+    ];
+    for (const target of [store, memory]) await target.finishRelease(claim, released);
+
+    const after = await store.readDeliveries(keys);
+    expect(after.get(deliveryId(first.key))).toEqual({
+      ...before.get(deliveryId(first.key)),
+      releasedAt,
+      releasedIn: 'digest:2026-11-22T10:00:00.000Z#1/2',
+      releaseOutcome: 'sent',
+      releaseCause: 'due',
+    });
+    expect(after.get(deliveryId(second.key))).toMatchObject({ heldFor: 'quiet-hours', releaseOutcome: 'parked' });
+    expect(after.get(deliveryId(third.key))).toMatchObject({
+      releaseOutcome: 'dropped',
+      releaseCause: 'settings-changed',
+    });
+    expect(after.get(deliveryId(third.key))).not.toHaveProperty('releasedIn');
+    expect(after.has('desk|id:gone')).toBe(false);
+    // Marking keeps the entry's retention; the held items and the claim are gone.
+    expect((await raw(documents, table, deliveryItemKey(first.key)))?.expiresAt).toBe(ttl);
+    expect(await store.readHeld('desk')).toEqual({ items: [], releases: [] });
+    expect(await memory.readDeliveries(keys)).toEqual(after);
+
+    // A run that crashed after marking finishes again: the first marks stay.
+    await store.finishRelease(
+      claim,
+      released.map((entry) => ({ ...entry, releasedAt: entry.releasedAt + 60_000, releaseCause: 'due' as const })),
+    );
+    expect(await store.readDeliveries(keys)).toEqual(after);
   });
 
   it('the holding index keeps lastReleaseAt when what is held changes, and empties without disappearing', async () => {

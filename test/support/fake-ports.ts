@@ -147,7 +147,10 @@ export class MemoryStateStore implements StateStore {
   }
   async claimRelease(_release: DigestRelease): Promise<void> {}
   async finishRelease(_release: DigestRelease): Promise<void> {}
-  async setHoldingAudience(): Promise<void> {}
+  async setHoldingAudience(
+    _audienceId: string,
+    _holding: Pick<HoldingAudience, 'oldestHeldAt' | 'reasons'> | undefined,
+  ): Promise<void> {}
   async readDailyCounts(keys: readonly DailyCountKey[]): Promise<Map<string, number>> {
     const counts = new Map<string, number>();
     for (const key of keys) {

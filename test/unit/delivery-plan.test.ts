@@ -284,14 +284,19 @@ describe('settings at release time', () => {
     const heldAt = at('2026-11-22T23:00', 'Asia/Seoul');
     expect(iso(releaseDueAt({ heldAt, reason: 'quiet-hours' }, seoul))).toBe('2026-11-22T22:00:00.000Z');
     const london = { ...seoul, timeZone: 'Europe/London' };
-    // 14:00 UTC is 14:00 in London: the next 07:00 there is the following morning.
-    expect(iso(releaseDueAt({ heldAt, reason: 'quiet-hours' }, london))).toBe('2026-11-23T07:00:00.000Z');
+    // 14:00 UTC is 14:00 in London, outside its quiet hours: due at once.
+    expect(releaseDueAt({ heldAt, reason: 'quiet-hours' }, london)).toBe(heldAt);
+    // Held at 23:00 London time: due when 07:00 comes there.
+    const londonNight = Date.parse('2026-11-22T23:00:00Z');
+    expect(iso(releaseDueAt({ heldAt: londonNight, reason: 'quiet-hours' }, london))).toBe('2026-11-23T07:00:00.000Z');
   });
 
   it('removing quiet hours releases what they held at once; a new digest time applies to held items', () => {
     const heldAt = at('2026-11-22T23:00', 'Asia/Seoul');
     expect(releaseDueAt({ heldAt, reason: 'quiet-hours' }, audienceFor())).toBe(heldAt);
-    const evening = audienceFor({ digestTimes: ['20:00'] });
+    const evening = audienceFor({ deliveryMode: 'digest', digestTimes: ['20:00'] });
     expect(iso(releaseDueAt({ heldAt, reason: 'digest' }, evening))).toBe('2026-11-23T11:00:00.000Z');
+    // An audience that left digest mode holds nothing for digests.
+    expect(releaseDueAt({ heldAt, reason: 'digest' }, audienceFor({ digestTimes: ['20:00'] }))).toBe(heldAt);
   });
 });

@@ -385,13 +385,17 @@ async function storyIndex(): Promise<{ index: StoryResolver; store: MemoryStoryS
 }
 
 async function release(stories: StoryIndex | undefined) {
-  const audience = audienceIn(undefined, { quietHours: { start: '22:00', end: '07:00' }, digestTimes: ['08:00'] });
+  const audience = audienceIn(undefined, {
+    quietHours: { start: '22:00', end: '07:00' },
+    digestTimes: ['08:00'],
+    dailyBudget: 5,
+  });
   const state = new HoldingStateStore();
   await state.holdNotifications([
-    // Held for the next 08:00 digest, a day away: not released, so its story is not read.
+    // Over yesterday's budget, held for the next 08:00 digest: not released, so its story is not read.
     toHeldNotification(
       matchFor(audience, article({ key: 'id:3', id: '3', url: 'https://news.example.com/a/3' }), 's-3'),
-      'digest',
+      'budget',
       published - 60_000,
     ),
     toHeldNotification(matchFor(audience, article(), 's-1'), 'quiet-hours', published - 86_400_000),
@@ -418,7 +422,8 @@ async function release(stories: StoryIndex | undefined) {
     notifier,
     log,
     stories,
-    now: () => published,
+    // 07:30 in Seoul: the quiet hours are over (nothing is released inside them), the digest not due.
+    now: () => published + 9 * 3_600_000,
     audiences: new Map([[audience.audienceId, audience]]),
     publishSignal: new AbortController().signal,
     counts,
