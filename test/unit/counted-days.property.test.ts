@@ -181,3 +181,33 @@ describe('when a recheck is due', () => {
     expect(recheckReason(day, { index: 0, delta: 1 }, start - 2 * minute, settings)).toBeUndefined();
   });
 });
+
+describe('a day with more anchors than it may keep', () => {
+  it('thins the older half, never the anchor that carries the deficit, and points the deficit at it', () => {
+    // 3,000 articles read from page 1, one page end every 2 articles, below the remembered one.
+    const seen = new Map<string, { article: ReturnType<typeof listedArticle>; older: number }>();
+    const ends: { article: ReturnType<typeof listedArticle>; older: number }[] = [];
+    for (let i = 0; i < 3000; i++) {
+      const item = { article: listedArticle(`k${String(i).padStart(5, '0')}`, start - i * 1000), older: 5000 - i };
+      seen.set(item.article.key, item);
+      if (i % 2 === 1) ends.push(item);
+    }
+    // The remembered anchor is the article read last; 7 articles arrived late below it.
+    const passed = { key: 'k02999', at: start - 2999 * 1000, older: 5000 - 2999 - 7, cleanAt: start - 60 * minute };
+    const floorAnchor = { key: 'old', at: start - 4000 * 1000, older: 10, cleanAt: start - 60 * minute };
+    const fold = foldTopRead(
+      { day: 'd', anchors: [passed, floorAnchor], beyond: 0 },
+      { day: 'd', seen, pageEnds: ends, deepest: ends.at(-1), reachedEnd: false },
+      start,
+    );
+    expect(fold.kind).toBe('counted');
+    if (fold.kind !== 'counted') return;
+    expect(fold.day.anchors.length).toBeLessThanOrEqual(maxDayAnchors);
+    expect(fold.day.anchors[fold.deficit.index]?.key).toBe('k02999');
+    expect(fold.deficit.delta).toBe(7);
+    // Still newest first, counts strictly falling.
+    fold.day.anchors.forEach((anchor, i) => {
+      if (i > 0) expect(anchor.older).toBeLessThan((fold.day.anchors[i - 1] as { older: number }).older);
+    });
+  });
+});

@@ -126,11 +126,10 @@ export function foldTopRead(previous: CountedDayWithBeyond | undefined, read: To
     -delta,
     now,
   );
-  const day: CountedDayWithBeyond = {
-    ...previous,
-    anchors: capped([...top, { ...passed, cleanAt: now }, ...anchors.slice(deepest + 1)]),
-  };
-  return { kind: 'counted', day, deficit: { index: top.length, delta } };
+  // The passed anchor carries the deficit: thinning must keep it, and its place is found after.
+  const kept = capped([...top, { ...passed, cleanAt: now }, ...anchors.slice(deepest + 1)], passed.key);
+  const day: CountedDayWithBeyond = { ...previous, anchors: kept };
+  return { kind: 'counted', day, deficit: { index: kept.findIndex((anchor) => anchor.key === passed.key), delta } };
 }
 
 /** Counts from a read that saw everything still watched (or the whole day). */
@@ -156,16 +155,17 @@ function newAnchors(ends: readonly CountedArticle[], shift: number, now: number)
 
 /**
  * At most {@link maxDayAnchors}: a day with more (a read of a very long stretch) keeps every other
- * anchor of its older half until it fits; merged stretches keep the older clean time.
+ * anchor of its older half until it fits (never the last, nor the one named by `keep`); merged
+ * stretches keep the older clean time.
  */
-function capped(anchors: DayAnchor[]): DayAnchor[] {
+function capped(anchors: DayAnchor[], keep?: string): DayAnchor[] {
   let list = anchors;
   while (list.length > maxDayAnchors) {
     const half = Math.floor(list.length / 2);
     const thinned: DayAnchor[] = list.slice(0, half);
     for (let i = half; i < list.length; i++) {
       const anchor = list[i] as DayAnchor;
-      if ((i - half) % 2 === 1 && i !== list.length - 1) {
+      if ((i - half) % 2 === 1 && i !== list.length - 1 && anchor.key !== keep) {
         // Dropped: the stretch below it merges into the one above it, clean only as of the older time.
         const next = list[i + 1] as DayAnchor;
         list[i + 1] = { ...next, cleanAt: Math.min(next.cleanAt, anchor.cleanAt) };
