@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { maxDayAnchors } from '#core/ports';
 import { type CountedDayWithBeyond, foldTopRead, prune, recheck, recheckReason } from '#core/reading/counted-days';
+import { fitted } from '#core/reading/counted-run';
 import { countedRun, Listing, listedArticle } from '#test/counted-listing';
 
 const minute = 60_000;
@@ -209,5 +210,29 @@ describe('a day with more anchors than it may keep', () => {
     fold.day.anchors.forEach((anchor, i) => {
       if (i > 0) expect(anchor.older).toBeLessThan((fold.day.anchors[i - 1] as { older: number }).older);
     });
+  });
+});
+
+describe('the counts in their state item', () => {
+  it('are thinned, never dropped, until several days of long keys fit the item', () => {
+    const longKey = (day: number, i: number) => `id:${'x'.repeat(100)}-${day}-${String(i).padStart(4, '0')}`;
+    const days = [0, 1, 2, 3].map((d) => ({
+      day: `2026-11-2${d}`,
+      anchors: Array.from({ length: maxDayAnchors }, (_, i) => ({
+        key: longKey(d, i),
+        at: start - i * 1000,
+        older: 10 * (maxDayAnchors - i),
+        cleanAt: start,
+      })),
+    }));
+    expect(JSON.stringify(days).length).toBeGreaterThan(250_000);
+    const fit = fitted(days);
+    expect(JSON.stringify(fit).length).toBeLessThanOrEqual(250_000);
+    expect(fit.map((day) => day.day)).toEqual(days.map((day) => day.day));
+    for (const [i, day] of fit.entries()) {
+      // The newest and the last anchor of every day stay: the watched window keeps its ends.
+      expect(day.anchors[0]?.key).toBe(days[i]?.anchors[0]?.key);
+      expect(day.anchors.at(-1)?.key).toBe(days[i]?.anchors.at(-1)?.key);
+    }
   });
 });

@@ -158,9 +158,9 @@ function newAnchors(ends: readonly CountedArticle[], shift: number, now: number)
  * anchor of its older half until it fits (never the last, nor the one named by `keep`); merged
  * stretches keep the older clean time.
  */
-function capped(anchors: DayAnchor[], keep?: string): DayAnchor[] {
+function capped(anchors: DayAnchor[], keep?: string, max = maxDayAnchors): DayAnchor[] {
   let list = anchors;
-  while (list.length > maxDayAnchors) {
+  while (list.length > max) {
     const half = Math.floor(list.length / 2);
     const thinned: DayAnchor[] = list.slice(0, half);
     for (let i = half; i < list.length; i++) {
@@ -176,6 +176,14 @@ function capped(anchors: DayAnchor[], keep?: string): DayAnchor[] {
     list = thinned;
   }
   return list;
+}
+
+/**
+ * The day with at most `max` anchors (thinned as {@link capped} does): coarser stretches cost a
+ * recheck more pages, never an article, so this is how the counts are made to fit their item.
+ */
+export function thinned(day: CountedDayWithBeyond, max: number): CountedDayWithBeyond {
+  return day.anchors.length <= max ? day : { ...day, anchors: capped([...day.anchors], undefined, Math.max(2, max)) };
 }
 
 // --- What is still watched ----------------------------------------------------------------------

@@ -22,6 +22,7 @@ import {
   prune,
   recheck,
   recheckReason,
+  thinned,
 } from './counted-days.ts';
 
 /** What one read of a counted day saw, page by page (in reading order). */
@@ -244,7 +245,7 @@ export class CountedRun {
       if (pruned !== undefined) kept.push(pruned);
     }
     return {
-      days: this.#off === undefined ? kept : [],
+      days: this.#off === undefined ? fitted(kept) : [],
       ...(this.#lastRecheckAt === undefined ? {} : { lastRecheckAt: this.#lastRecheckAt }),
       ...(this.#off === undefined ? {} : { off: this.#off }),
     };
@@ -346,6 +347,23 @@ export class CountedRun {
     };
     return { read, pages: () => pages };
   }
+}
+
+/**
+ * Characters the counted days may take in the reading state item (DynamoDB items hold 400 KB;
+ * the rest of the item is small): a few days of long keys at the anchor cap could pass it.
+ */
+const maxCountedChars = 250_000;
+
+/** The days, their anchors thinned evenly until their JSON fits {@link maxCountedChars}. */
+export function fitted(days: readonly CountedDay[]): CountedDay[] {
+  let fit = [...days];
+  let max = Math.max(...fit.map((day) => day.anchors.length), 0);
+  while (max > 2 && JSON.stringify(fit).length > maxCountedChars) {
+    max = Math.floor(max / 2);
+    fit = fit.map((day) => thinned(day, max));
+  }
+  return fit;
 }
 
 /** A probe page that cannot be counted: the day is read the old way. */
