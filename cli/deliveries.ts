@@ -30,6 +30,7 @@ import type { Message, SQSClient } from '@aws-sdk/client-sqs';
 import type { Command } from 'commander';
 import type { DeliveryRecord } from '#core/ports';
 import { deliveryId, readUpdateNoticeKey, storyMarkerKey, storyOfMarker } from '#core/ports';
+import { motoState } from '#sandbox/moto';
 import { action, collectList, integerOption } from './command.ts';
 import type { CommandContext } from './context.ts';
 import { NotFoundError, UsageError } from './errors.ts';
@@ -224,7 +225,7 @@ async function publishedStructures(
   const byTopic = new Map<string, Map<string, Published>>();
   let dump: { sns?: { Topic?: { arn: string; sent_notifications?: unknown[][] }[] } };
   try {
-    dump = (await (await fetch(new URL('/moto-api/data.json', endpoint))).json()) as typeof dump;
+    dump = (await motoState(endpoint)) as typeof dump;
   } catch {
     // Texts of email and SMS are then shown from the structured body only.
     return byTopic;

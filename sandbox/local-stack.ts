@@ -35,7 +35,7 @@ import { FALLBACK_LOCALE } from '#core/locale';
 import { type LeaseHolder, type Log, type StateStore, silentLog } from '#core/ports';
 import { exampleAudiences, exampleRules, type SandboxAudience } from './examples.ts';
 import { type HttpsReceiver, startHttpsReceiver } from './https-receiver.ts';
-import { localAwsConfig } from './moto.ts';
+import { localAwsConfig, motoState } from './moto.ts';
 import { type NewsSimulator, type NewsSimulatorOptions, startNewsSimulator } from './news-simulator.ts';
 import type { LocalEventSource, LocalEventSourceStats } from './sqs-event-source.ts';
 import {
@@ -535,7 +535,7 @@ interface SentNotification {
 
 /** moto keeps every message published to a topic; it is the only way to see email and SMS. */
 async function sentNotifications(endpoint: string): Promise<Map<string, SentNotification[]>> {
-  const dump = (await (await fetch(`${endpoint}/moto-api/data.json`)).json()) as {
+  const dump = (await motoState(endpoint)) as {
     sns?: { Topic?: { arn: string; sent_notifications?: [string, string, string | null, ...unknown[]][] }[] };
   };
   const byTopic = new Map<string, SentNotification[]>();

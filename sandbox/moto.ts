@@ -84,6 +84,24 @@ const motoServerScript = join(projectRoot, 'sandbox', 'moto-server.py');
  * gave it: no port is chosen first and closed again, so no other process can take it in between
  * (and a server someone else runs on a port is never mistaken for this one).
  */
+/**
+ * moto's dump of every backend (`/moto-api/data.json`), the only place it shows what SNS sent to
+ * email and SMS. moto builds it by walking its backends while other requests change them, and a
+ * change mid-walk answers 500 with an HTML page; that is retried a few times, then named.
+ */
+export async function motoState(endpoint: string): Promise<unknown> {
+  const url = new URL('/moto-api/data.json', endpoint);
+  let last = '';
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const response = await fetch(url);
+    if (response.ok) return await response.json();
+    last = `HTTP ${response.status}`;
+    await response.body?.cancel();
+    await sleep(50 * 2 ** attempt);
+  }
+  throw new Error(`moto's state dump (${url.pathname}) failed 5 times, last with ${last}`);
+}
+
 export async function startMoto(options: StartMotoOptions = {}): Promise<MotoServer> {
   await ensurePythonEnv();
   const env: NodeJS.ProcessEnv = { ...process.env, PYTHONUNBUFFERED: '1' };
@@ -105,7 +123,7 @@ export async function startMoto(options: StartMotoOptions = {}): Promise<MotoSer
       await fetch(`${endpoint}/moto-api/reset`, { method: 'POST' });
     },
     async dump() {
-      return await (await fetch(`${endpoint}/moto-api/data.json`)).json();
+      return await motoState(endpoint);
     },
     async stop() {
       if (child.exitCode !== null) return;

@@ -12,7 +12,7 @@ import { SnsNotifier, type SnsNotifierOptions } from '#aws/sns-notifier';
 import { type Audience, AudienceSchema, type RuleMatch } from '#core/model';
 import { deliveryId, type Log, type OutboundMessage, type PublishedMessage } from '#core/ports';
 import { renderNotification } from '#core/render';
-import { startMoto } from '#sandbox/moto';
+import { motoState, startMoto } from '#sandbox/moto';
 import { type AwsClients, awsClients, uniquePrefix } from '#test/aws';
 import { deliveryIdOf, failCalls, failDeliveries, installSnsFaults, snsErrors } from '#test/sns-faults';
 
@@ -174,7 +174,7 @@ describe('SnsNotifier delivery', () => {
     expect(outcome.failed).toEqual([]);
 
     // moto keeps each topic's notifications as [messageId, message, subject, attributes, groupId].
-    const dump = (await (await fetch(`${clients.endpoint}/moto-api/data.json`)).json()) as {
+    const dump = (await motoState(clients.endpoint)) as {
       sns: { Topic: { arn: string; sent_notifications: [string, string, string | null, unknown, unknown][] }[] };
     };
     const sent = dump.sns.Topic.find((topic) => topic.arn === TopicArn)?.sent_notifications ?? [];
