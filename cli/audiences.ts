@@ -64,6 +64,7 @@ import { withNewAudienceDefaults } from './new-audience.ts';
 import { jsonText, listText, status, storedValueText } from './output.ts';
 import type { DeploymentHome, Target } from './target.ts';
 import { inputName } from './utf8.ts';
+import { ruleTableOf } from './workbench/tables.ts';
 
 const audiencesTable = (target: Target): ItemTable => ({
   tableName: target.names.audiencesTable,
@@ -71,11 +72,7 @@ const audiencesTable = (target: Target): ItemTable => ({
   noun: 'audience',
 });
 
-const rulesTable = (target: Target): ItemTable => ({
-  tableName: target.names.rulesTable,
-  keyName: 'ruleId',
-  noun: 'rule',
-});
+const rulesTable = (target: Target): ItemTable => ruleTableOf(target);
 
 /** SNS topic names: letters, digits, `-` and `_`, at most 256. */
 const topicNamePattern = /^[A-Za-z0-9_-]{1,256}$/;

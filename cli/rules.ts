@@ -50,12 +50,9 @@ import {
 import { jsonText, status, storedValueText } from './output.ts';
 import { querySyntaxProblem, registerExplain } from './rules-explain.ts';
 import { inputName } from './utf8.ts';
+import { ruleTableOf } from './workbench/tables.ts';
 
-const rulesTable = async (context: CommandContext): Promise<ItemTable> => ({
-  tableName: (await context.target()).names.rulesTable,
-  keyName: 'ruleId',
-  noun: 'rule',
-});
+const rulesTable = async (context: CommandContext): Promise<ItemTable> => ruleTableOf(await context.target());
 
 const audiencesTable = async (context: CommandContext): Promise<ItemTable> => ({
   tableName: (await context.target()).names.audiencesTable,
