@@ -31,7 +31,8 @@ const loadRun = () => import('./run.ts').then((module) => module.registerRun);
 export const commandGroups: readonly CommandGroup[] = [
   {
     name: 'rules',
-    summary: 'list, show, export, create, update, put, validate, explain, enable, disable and delete subscriber rules',
+    summary:
+      'list, show, export, create, update, put, validate, explain, history, restore, enable, disable and delete subscriber rules',
     load: () => import('./rules.ts').then((module) => module.registerRules),
   },
   {
