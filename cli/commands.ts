@@ -80,7 +80,7 @@ export const commandGroups: readonly CommandGroup[] = [
   },
   {
     name: 'articles',
-    summary: 'recent articles of the provider: the categories and media they carry',
+    summary: 'recent articles of the provider: look one up, search them, the categories and media they carry',
     load: () => import('./articles.ts').then((module) => module.registerArticles),
   },
   {
