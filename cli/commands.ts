@@ -79,6 +79,22 @@ export const commandGroups: readonly CommandGroup[] = [
     load: () => import('./deliveries.ts').then((module) => module.registerDeliveries),
   },
   {
+    name: 'holds',
+    summary: 'held alerts (quiet hours, digest, daily budget) per audience, with when each goes out',
+    load: () => import('./holds.ts').then((module) => module.registerHolds),
+  },
+  {
+    name: 'test-send',
+    summary: 'send a marked test notification to every subscriber of an audience; report what each channel accepted',
+    load: () => import('./test-send.ts').then((module) => module.registerTestSend),
+  },
+  {
+    name: 'console',
+    summary:
+      'the ops console: a local web page (loopback, one-time token) for rules, audiences, runs, articles, deliveries',
+    load: () => import('./console.ts').then((module) => module.registerConsole),
+  },
+  {
     name: 'articles',
     summary: 'recent articles of the provider: look one up, search them, the categories and media they carry',
     load: () => import('./articles.ts').then((module) => module.registerArticles),
