@@ -37,7 +37,7 @@ export const commandGroups: readonly CommandGroup[] = [
   },
   {
     name: 'audiences',
-    summary: 'list, show, export, create, update, put, validate and delete audiences (who receives alerts)',
+    summary: 'list, show, export, create, update, put, validate, delete and repair audiences (who receives alerts)',
     load: () => import('./audiences.ts').then((module) => module.registerAudiences),
   },
   {

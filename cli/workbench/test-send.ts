@@ -20,7 +20,7 @@ import { audienceSubscriptions, requireAudience, topicArnOf } from '../audiences
 import { peekQueue } from '../deliveries.ts';
 import { UsageError } from '../errors.ts';
 import { newsAlerts } from '../hints.ts';
-import { displayEndpoint } from '../subscriptions.ts';
+import { displayEndpoint, recordedAs } from '../subscriptions.ts';
 import type { Target } from '../target.ts';
 
 /** What one subscription did with the test. */
@@ -89,7 +89,8 @@ export async function testSend(
   let sqs: SQSClient | undefined;
   try {
     for (const subscription of subscriptions) {
-      const protocol = subscription.Protocol ?? '';
+      // The Slack relay (or the sandbox's stand-in queue) reads as Slack, which is what it is.
+      const protocol = recordedAs(target, subscription)[0] === 'slack' ? 'slack' : (subscription.Protocol ?? '');
       const endpoint = displayEndpoint(subscription);
       if (subscription.SubscriptionArn === 'PendingConfirmation') {
         channels.push({
@@ -104,7 +105,7 @@ export async function testSend(
         channels.push({ protocol, endpoint, result: 'not sent', detail: 'the topic refused the message' });
         continue;
       }
-      if (protocol === 'sqs' && subscription.Endpoint !== undefined) {
+      if (subscription.Protocol === 'sqs' && subscription.Endpoint !== undefined) {
         sqs ??= await sqsOf(target);
         const seen = await seenInQueue(sqs, subscription.Endpoint, testKey);
         channels.push(
