@@ -75,7 +75,8 @@ export const commandGroups: readonly CommandGroup[] = [
   { name: 'runs', summary: 'the alert run history', load: loadRun },
   {
     name: 'deliveries',
-    summary: 'sandbox: what the subscribers of each audience received, rendered per channel',
+    summary:
+      'what the subscribers of each audience received (sandbox: rendered per channel; --sent: the ledger, stack too)',
     load: () => import('./deliveries.ts').then((module) => module.registerDeliveries),
   },
   {

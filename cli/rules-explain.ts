@@ -341,14 +341,14 @@ async function explain(
       return;
     }
     context.output.line(
-      `delivery to ${delivery.audienceId}${explained.rule.matches ? '' : ' (if it matched)'}: ${deliveryOutcomeText(delivery)}`,
+      `delivery to ${delivery.audienceId}${explained.rule.matches ? '' : ' (if it matched)'}: ${deliveryVerdictText(delivery)}`,
     );
     for (const step of delivery.steps) context.output.line(`  ${step.step}: ${step.why}`);
   });
 }
 
 /** `send now`, `hold (quiet-hours) until …`, `collapse into …`. */
-export function deliveryOutcomeText(delivery: DeliveryExplanation): string {
+export function deliveryVerdictText(delivery: DeliveryExplanation): string {
   switch (delivery.outcome) {
     case 'send':
       return 'sent at once';
