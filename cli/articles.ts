@@ -11,12 +11,15 @@ import type { Command } from 'commander';
 import { SecretsManagerApiKey } from '#aws/secret-source';
 import type { Article } from '#core/model';
 import { NewsLookupClient } from '#provider/news-client';
-import { action } from './command.ts';
+import { action, integerOption } from './command.ts';
 import type { CommandContext } from './context.ts';
+import { NotFoundError } from './errors.ts';
+import { newsAlerts } from './hints.ts';
 import { stderrLog } from './log.ts';
 import { formatInstant } from './output.ts';
 import { windowJson } from './preview.ts';
 import { parseWindow, type TimeWindow } from './window.ts';
+import { articleJson, findArticle, maxSearchDays, searchArticles } from './workbench/articles.ts';
 
 interface ArticlesOptions {
   since: string;
@@ -125,11 +128,75 @@ function listSeen(kind: 'categories' | 'media') {
   };
 }
 
+interface LookupOptions extends ArticlesOptions {
+  text?: string;
+  category?: string;
+  media?: string;
+  limit: number;
+}
+
+async function showArticle(context: CommandContext, args: readonly unknown[], options: ArticlesOptions): Promise<void> {
+  const [key] = args as [string];
+  const target = await context.target();
+  const found = await findArticle(
+    target,
+    key,
+    { since: options.since, to: options.to },
+    Date.now(),
+    stderrLog(context.output),
+  );
+  if (found.article === undefined) {
+    throw new NotFoundError(
+      `no article ${key} among those the provider lists for ${formatInstant(found.window.since)} .. ${formatInstant(found.window.until)}; widen --since (at most ${maxSearchDays} days) or search with '${newsAlerts()} articles search'`,
+    );
+  }
+  const article = articleJson(found.article);
+  context.output.result(article, () =>
+    context.output.fields(
+      Object.entries(article).map(
+        ([name, value]) => [name, Array.isArray(value) ? value.join(', ') : String(value)] as const,
+      ),
+    ),
+  );
+}
+
+async function searchRecent(context: CommandContext, _args: readonly unknown[], options: LookupOptions): Promise<void> {
+  const target = await context.target();
+  const found = await searchArticles(
+    target,
+    { since: options.since, to: options.to },
+    { text: options.text, category: options.category, media: options.media },
+    options.limit,
+    Date.now(),
+    stderrLog(context.output),
+  );
+  const articles = found.articles.map(articleJson);
+  context.output.result(
+    { target: target.label, window: windowJson(found.window), total: found.total, articles },
+    () => {
+      context.output.caption(
+        `${found.total} article(s) published ${formatInstant(found.window.since)} .. ${formatInstant(found.window.until)} fit${found.total > articles.length ? ` (the newest ${articles.length} shown; --limit)` : ''}:`,
+      );
+      context.output.table(
+        ['KEY', 'PUBLISHED', 'MEDIA', 'CATEGORIES', 'TITLE'],
+        articles.map((article) => [
+          article.key,
+          article.publishedAt,
+          article.media ?? '',
+          article.categories.join(', '),
+          article.title,
+        ]),
+        'no article fits',
+      );
+    },
+  );
+}
+
 /** Registers `articles`. */
 export function registerArticles(program: Command): void {
   const articles = program
     .command('articles')
-    .description('recent articles of the provider: the categories and media they carry');
+    .description('recent articles of the provider: look one up, search them, the categories and media they carry');
   for (const kind of ['categories', 'media'] as const) {
     articles
       .command(kind)
@@ -153,4 +220,41 @@ Examples:
       )
       .action(action(listSeen(kind)));
   }
+  articles
+    .command('show')
+    .description('one recent article by key (id:…, url:…) or provider id, as the run reads it')
+    .argument('<key>')
+    .option('--since <when>', 'where to look: span back (2d), provider date or date-time with zone', '2d')
+    .option('--to <when>', 'end (inclusive), same forms; default now')
+    .addHelpText(
+      'after',
+      `
+Articles are not stored: the provider is read again for the window (every page of each day, at most
+${maxSearchDays} days), exactly as the run's client maps it.
+
+Examples:
+  news-alerts articles show id:a-1042
+  news-alerts articles show a-1042 --since 3d --json > article.json   # then: rules explain <rule> --article-file article.json`,
+    )
+    .action(action(showArticle));
+  articles
+    .command('search')
+    .description('recent articles by text, category and media, newest first')
+    .option('--text <words>', 'all these words in the title or summary (whole words, as keywords match)')
+    .option('--category <code>', "a category code or name; '002*' by prefix")
+    .option('--media <code>', 'a media code or name')
+    .option('--since <when>', 'start: span back (24h, 2d), provider date or date-time with zone', '24h')
+    .option('--to <when>', 'end (inclusive), same forms; default now')
+    .option('--limit <n>', 'show at most this many', integerOption(1, 1000), 50)
+    .addHelpText(
+      'after',
+      `
+Articles are not stored: the provider is read again for the window (every page of each day, at most
+${maxSearchDays} days). Then 'rules explain <rule> --article <key>' says why a rule did or did not match.
+
+Examples:
+  news-alerts articles search --text election --since 2d
+  news-alerts articles search --category '002*' --media M001 --json`,
+    )
+    .action(action(searchRecent));
 }

@@ -60,10 +60,12 @@ import {
   withoutAudit,
   writeItems,
 } from './items.ts';
+import { stderrLog } from './log.ts';
 import { withNewAudienceDefaults } from './new-audience.ts';
 import { jsonText, listText, status, storedValueText } from './output.ts';
 import type { DeploymentHome, Target } from './target.ts';
 import { inputName } from './utf8.ts';
+import { ruleTableOf } from './workbench/tables.ts';
 
 const audiencesTable = (target: Target): ItemTable => ({
   tableName: target.names.audiencesTable,
@@ -71,11 +73,7 @@ const audiencesTable = (target: Target): ItemTable => ({
   noun: 'audience',
 });
 
-const rulesTable = (target: Target): ItemTable => ({
-  tableName: target.names.rulesTable,
-  keyName: 'ruleId',
-  noun: 'rule',
-});
+const rulesTable = (target: Target): ItemTable => ruleTableOf(target);
 
 /** SNS topic names: letters, digits, `-` and `_`, at most 256. */
 const topicNamePattern = /^[A-Za-z0-9_-]{1,256}$/;
@@ -494,7 +492,9 @@ async function writeAudiences(
   const puts: PlannedPut[] = [];
   for (const entry of planned) {
     if (entry.previous !== undefined && entry.changes.length === 0) continue;
-    const topicArn = entry.createTopic ? await createTopic(context, target, entry.id, entry.topicName) : undefined;
+    const topicArn = entry.createTopic
+      ? await createTopic((text) => context.output.warn(text), target, entry.id, entry.topicName)
+      : undefined;
     puts.push({ id: entry.id, item: topicArn ? { ...entry.item, topicArn } : entry.item, previous: entry.previous });
   }
   const written = await writeItems(
@@ -713,8 +713,8 @@ async function exportAudiences(
 }
 
 /** Creates (or finds) the audience topic with the stack's key and the TLS-only policy. */
-async function createTopic(
-  context: CommandContext,
+export async function createTopic(
+  warn: (text: string) => void,
   target: Target,
   audienceId: string,
   topicName: string,
@@ -722,9 +722,7 @@ async function createTopic(
   const { sns } = target.clients;
   const keyArn = target.names.audienceTopicKeyArn;
   if (target.kind === 'stack' && !keyArn) {
-    context.output.warn(
-      'the stack has no AudienceTopicKeyArn output; the topic is created without a customer-managed key',
-    );
+    warn('the stack has no AudienceTopicKeyArn output; the topic is created without a customer-managed key');
   }
   const { TopicArn } = await sns.send(
     new CreateTopicCommand({
@@ -1153,7 +1151,9 @@ function audienceFlags(command: Command, forUpdate: boolean): Command {
 export function registerAudiences(program: Command): void {
   const audiences = program
     .command('audiences')
-    .description('list, show, export, create, update, put, validate and delete audiences (who receives alerts)');
+    .description(
+      'list, show, export, create, update, put, validate, delete and repair audiences (who receives alerts)',
+    );
 
   audiences
     .command('list')
@@ -1258,4 +1258,65 @@ Example:
   # undo: news-alerts audiences put --file deleted.yaml && news-alerts rules put --file deleted.yaml`,
     )
     .action(action(deleteAudience));
+
+  audiences
+    .command('repair')
+    .description(
+      'recreate a missing topic and its subscriptions from what the project knows; say what it could not restore',
+    )
+    .argument('<audienceId>')
+    .option('-y, --yes', 'do not ask for confirmation')
+    .addHelpText(
+      'after',
+      `
+When an audience's SNS topic was deleted, SNS deleted its subscriptions too, and runs park what
+they cannot send. Repair creates the topic again under the same name (the stack's key, TLS only),
+points the audience at it, and subscribes again every subscriber the CLI or the console added
+(Slack included: its webhook URL is still in Secrets Manager). It says what it could not restore:
+subscriptions made outside the CLI, a Slack secret that is gone, email subscribers who must
+confirm again. Then 'replay --parked' sends what was parked meanwhile.
+
+Example:
+  news-alerts audiences repair world-desk --yes && news-alerts replay --parked`,
+    )
+    .action(action(repair));
+}
+
+async function repair(context: CommandContext, args: readonly unknown[], options: { yes?: boolean }): Promise<void> {
+  const [audienceId] = args as [string];
+  // Loaded here: the repair module builds on this one (topics, subscriptions).
+  const { repairAudience } = await import('./workbench/repair.ts');
+  const target = await context.target();
+  const audit = { actor: await context.actor(), now: Date.now() };
+  const log = stderrLog(context.output);
+  const warn = (text: string) => context.output.warn(text);
+  const plan = await repairAudience(target, audienceId, audit, log, { apply: false, warn });
+  const needed = plan.topic === 'missing' || plan.subscriptions.some((entry) => entry.result !== 'present');
+  let report = plan;
+  if (needed) {
+    context.output.note(
+      `repair ${audienceId}: ${plan.topic === 'missing' ? `create the topic ${plan.topicArn} again; ` : ''}subscribe ${
+        plan.subscriptions.filter((entry) => entry.result !== 'present').length
+      } recorded subscriber(s) again`,
+    );
+    await context.confirm(`Repair audience ${audienceId}?`, options.yes);
+    report = await repairAudience(target, audienceId, { ...audit, now: Date.now() }, log, { apply: true, warn });
+  }
+  context.output.result({ ...report, changed: needed }, () => {
+    context.output.fields([
+      ['topic', `${report.topicArn}: ${report.topic === 'recreated' ? 'created again' : report.topic}`],
+      [
+        'parked',
+        report.parked > 0
+          ? `${report.parked} notification(s): send them with '${newsAlerts()} replay --parked'`
+          : 'none',
+      ],
+    ]);
+    context.output.table(
+      ['PROTOCOL', 'ENDPOINT', 'RESULT', 'DETAIL'],
+      report.subscriptions.map((entry) => [entry.protocol, entry.endpoint, entry.result, entry.detail]),
+      'no subscriber is recorded for this audience',
+    );
+    for (const line of report.notRestored) context.output.line(`not restored: ${line}`);
+  });
 }

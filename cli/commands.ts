@@ -31,12 +31,13 @@ const loadRun = () => import('./run.ts').then((module) => module.registerRun);
 export const commandGroups: readonly CommandGroup[] = [
   {
     name: 'rules',
-    summary: 'list, show, export, create, update, put, validate, explain, enable, disable and delete subscriber rules',
+    summary:
+      'list, show, export, create, update, put, validate, explain, history, restore, enable, disable and delete subscriber rules',
     load: () => import('./rules.ts').then((module) => module.registerRules),
   },
   {
     name: 'audiences',
-    summary: 'list, show, export, create, update, put, validate and delete audiences (who receives alerts)',
+    summary: 'list, show, export, create, update, put, validate, delete and repair audiences (who receives alerts)',
     load: () => import('./audiences.ts').then((module) => module.registerAudiences),
   },
   {
@@ -74,12 +75,29 @@ export const commandGroups: readonly CommandGroup[] = [
   { name: 'runs', summary: 'the alert run history', load: loadRun },
   {
     name: 'deliveries',
-    summary: 'sandbox: what the subscribers of each audience received, rendered per channel',
+    summary:
+      'what the subscribers of each audience received (sandbox: rendered per channel; --sent: the ledger, stack too)',
     load: () => import('./deliveries.ts').then((module) => module.registerDeliveries),
   },
   {
+    name: 'holds',
+    summary: 'held alerts (quiet hours, digest, daily budget) per audience, with when each goes out',
+    load: () => import('./holds.ts').then((module) => module.registerHolds),
+  },
+  {
+    name: 'test-send',
+    summary: 'send a marked test notification to every subscriber of an audience; report what each channel accepted',
+    load: () => import('./test-send.ts').then((module) => module.registerTestSend),
+  },
+  {
+    name: 'console',
+    summary:
+      'the ops console: a local web page (loopback, one-time token) for rules, audiences, runs, articles, deliveries',
+    load: () => import('./console.ts').then((module) => module.registerConsole),
+  },
+  {
     name: 'articles',
-    summary: 'recent articles of the provider: the categories and media they carry',
+    summary: 'recent articles of the provider: look one up, search them, the categories and media they carry',
     load: () => import('./articles.ts').then((module) => module.registerArticles),
   },
   {

@@ -314,6 +314,58 @@ async function receivedBy(
 interface DeliveriesOptions {
   limit: number;
   article?: string[];
+  sent?: boolean;
+  since: string;
+}
+
+/** `deliveries <audienceId> --sent`: the audience's ledger over a window and its subscribers (stack or sandbox). */
+async function showSent(
+  context: CommandContext,
+  audienceId: string | undefined,
+  options: DeliveriesOptions,
+): Promise<void> {
+  if (audienceId === undefined) throw new UsageError('--sent needs an audience: deliveries <audienceId> --sent');
+  const target = await context.target();
+  const { parseInstant } = await import('./window.ts');
+  const { sentHistory } = await import('./workbench/sent.ts');
+  const { stderrLog } = await import('./log.ts');
+  const now = Date.now();
+  const since = parseInstant(options.since, '--since', 'start', 'UTC', now);
+  const history = await sentHistory(target, audienceId, since, options.limit, stderrLog(context.output));
+  const document = {
+    target: target.label,
+    audienceId,
+    since: new Date(since).toISOString(),
+    total: history.total,
+    entries: history.entries.map((entry) => ({ ...entry, at: new Date(entry.at).toISOString() })),
+    subscribers: history.subscribers,
+    ...(history.topicProblem === undefined ? {} : { topicProblem: history.topicProblem }),
+  };
+  context.output.result(document, () => {
+    context.output.caption(
+      `${history.total} notification(s) in ${audienceId}'s ledger since ${formatInstant(since)}${history.total > history.entries.length ? ` (newest ${history.entries.length}; --limit)` : ''}:`,
+    );
+    context.output.table(
+      ['WHEN', 'ARTICLE', 'OUTCOME', 'RULES'],
+      history.entries.map((entry) => [
+        formatInstant(entry.at),
+        entry.articleKey,
+        entry.outcome,
+        entry.ruleIds.join(', '),
+      ]),
+      'nothing in that window',
+    );
+    context.output.line('');
+    context.output.caption(`Subscribers (SNS delivers every accepted message to each confirmed one):`);
+    if (history.topicProblem !== undefined) context.output.line(`unknown: ${history.topicProblem}`);
+    else {
+      context.output.table(
+        ['PROTOCOL', 'ENDPOINT', 'STATUS'],
+        history.subscribers.map((subscriber) => [subscriber.protocol, subscriber.endpoint, status(subscriber.status)]),
+        'no subscribers',
+      );
+    }
+  });
 }
 
 // --- The ledger's answer for one article --------------------------------------------------------
@@ -361,7 +413,7 @@ function changeText(change: string): string {
  * held one's release finished, `sent <time> in digest <key> (held for … from …)`, with why it went
  * then when the audience's settings changed, or that its digest was parked or it was dropped.
  */
-function outcomeText(entry: DeliveryRecord): string {
+export function deliveryOutcomeText(entry: DeliveryRecord): string {
   if (entry.heldFor === undefined) return `sent ${formatInstant(entry.deliveredAt)}`;
   const reason = {
     digest: 'its digest',
@@ -423,7 +475,7 @@ export function ledgerState(
       storyId,
       leadArticleKey: entry.leadArticleKey,
       lead,
-      status: `story marker: story ${storyId} is carried by ${entry.leadArticleKey ?? '(no lead recorded)'} since ${formatInstant(entry.deliveredAt)}${lead === undefined ? '' : ` (${outcomeText(lead)})`}; other copies of it collapse`,
+      status: `story marker: story ${storyId} is carried by ${entry.leadArticleKey ?? '(no lead recorded)'} since ${formatInstant(entry.deliveredAt)}${lead === undefined ? '' : ` (${deliveryOutcomeText(lead)})`}; other copies of it collapse`,
     };
   }
   const notice = readUpdateNoticeKey(articleKey);
@@ -446,7 +498,7 @@ export function ledgerState(
       kind: 'update-notice',
       entry,
       storyId,
-      status: `update notice (${change}) for ${about}: ${outcomeText(entry)}`,
+      status: `update notice (${change}) for ${about}: ${deliveryOutcomeText(entry)}`,
     };
   }
   if (entry === undefined) {
@@ -466,7 +518,7 @@ export function ledgerState(
     const leadText =
       leadArticleKey === undefined
         ? 'its story marker is gone from the ledger'
-        : `lead ${leadArticleKey}, ${lead === undefined ? 'not delivered yet' : outcomeText(lead)}`;
+        : `lead ${leadArticleKey}, ${lead === undefined ? 'not delivered yet' : deliveryOutcomeText(lead)}`;
     return {
       ...base,
       kind: 'collapsed',
@@ -483,7 +535,7 @@ export function ledgerState(
     kind: entryKind(entry),
     entry,
     storyId: entry.storyId,
-    status: `${outcomeText(entry)}${story}`,
+    status: `${deliveryOutcomeText(entry)}${story}`,
   };
 }
 
@@ -554,6 +606,7 @@ async function showDeliveries(
   const [wanted] = args as [string | undefined];
   // The ledger answers on a stack too: no audit queue is needed.
   if (options.article !== undefined) return await showLedgerStates(context, wanted, options.article);
+  if (options.sent) return await showSent(context, wanted, options);
   const onStack = (label: string) =>
     new UsageError(
       `deliveries are visible only in the sandbox (--local), where every audience topic has an audit queue; on ${label}, subscribe a queue you can read: ${newsAlerts()} subscriptions add <audienceId> --sqs <queueArn>`,
@@ -678,7 +731,9 @@ const indent = (text: string): string =>
 export function registerDeliveries(program: Command): void {
   program
     .command('deliveries')
-    .description('sandbox: what the subscribers of each audience received, rendered per channel')
+    .description(
+      'what the subscribers of each audience received (sandbox: rendered per channel; --sent: the ledger, stack too)',
+    )
     .argument('[audienceId]', 'only this audience')
     .option('--limit <n>', 'newest notifications per audience', integerOption(1, 10_000), 20)
     .option(
@@ -686,6 +741,11 @@ export function registerDeliveries(program: Command): void {
       'why this audience did or did not get these articles, from the delivery ledger (sandbox or stack): sent, held, collapsed into a story (with its lead), or not in the ledger; also story:<id> and update:… keys',
       collectList,
     )
+    .option(
+      '--sent',
+      "the audience's delivery ledger over --since (stack or sandbox): sent, held, released, collapsed, parked; and its subscribers",
+    )
+    .option('--since <when>', 'with --sent: start (span back such as 24h, or a date-time with zone)', '24h')
     .addHelpText(
       'after',
       `
@@ -703,7 +763,12 @@ story <id> (lead <articleKey>, sent <time>): this copy was not sent", or "not in
 Keys "story:<id>" (which article carries a story) and "update:<story or article>#<change>"
 (an update notice) are explained too.
 
+With --sent (a stack too), the audience's ledger since --since, newest first, and its subscribers
+with their status: SNS delivers every message it accepted to each confirmed subscriber. It scans
+the state table (about $0.03 per GB of state table on demand).
+
 Examples:
+  news-alerts deliveries markets-desk --sent --since 2d
   news-alerts --local run && news-alerts --local deliveries
   news-alerts --local deliveries markets-desk --limit 5 --json
   news-alerts deliveries markets-desk --article id:20261121-0042 --article story:9f2c4e1ab03d77e0`,

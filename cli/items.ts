@@ -16,8 +16,11 @@ import {
   type TransactWriteCommandInput,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import type { DynamoRuleHistory } from '#aws/dynamo-rule-history';
+import { historyPut } from '#aws/dynamo-rule-history';
 import { readItem, scanItems } from '#aws/dynamo-rule-source';
 import { ITEM_LIMITS, measureItem } from '#aws/table-layout';
+import { outsideEdit, type RuleVersion } from '#core/workbench/rule-history';
 import { ConcurrentChangeError, UsageError } from './errors.ts';
 
 /** A raw item as stored (lists as arrays, string sets as Sets, numbers as numbers). */
@@ -33,6 +36,53 @@ export interface ItemTable {
   readonly keyName: string;
   /** `rule` or `audience`, for messages. */
   readonly noun: string;
+  /**
+   * Where each write's new version is recorded, in the same transaction (rules: the state table,
+   * functions/aws/dynamo-rule-history.ts); absent: no history (audiences).
+   */
+  readonly history?: DynamoRuleHistory | undefined;
+}
+
+/** Why a write happens, for its history entry: a plain change, or a restore of an earlier version. */
+export interface WriteIntent {
+  /** The version label (`3`, `3.1`) a restore brings back. */
+  readonly restoredFrom?: string | undefined;
+}
+
+/**
+ * The history entries a write of `id` records, in its transaction: an outside edit first when the
+ * stored item is not the latest recorded version (edited in the DynamoDB console), then the new
+ * version itself.
+ */
+async function historyEntries(
+  table: ItemTable,
+  id: string,
+  previous: Item | undefined,
+  next: Item | undefined,
+  action: 'created' | 'updated' | 'deleted',
+  audit: Audit,
+  intent: WriteIntent,
+): Promise<RuleVersion[]> {
+  if (table.history === undefined) return [];
+  const [latest] = await table.history.list(id, 1);
+  const entries: RuleVersion[] = [];
+  const outside = outsideEdit(id, previous, latest, audit.now);
+  if (outside !== undefined) entries.push(outside);
+  const base = outside ?? latest;
+  const version = versionOf(next) ?? versionOf(previous) ?? 0;
+  // A delete keeps the version it deleted, one edit above what history holds of it.
+  const edit = action === 'deleted' && base !== undefined && base.version === version ? base.edit + 1 : 0;
+  entries.push({
+    ruleId: id,
+    version,
+    edit,
+    at: audit.now,
+    actor: audit.actor,
+    action: intent.restoredFrom !== undefined ? 'restored' : action,
+    item: next,
+    restoredFrom: intent.restoredFrom,
+  });
+  return entries;
 }
 
 /** Who is writing, and when. */
@@ -162,8 +212,10 @@ export async function writeItems(
   table: ItemTable,
   changes: { readonly puts?: readonly PlannedPut[]; readonly deletes?: readonly PlannedDelete[] },
   audit: Audit,
+  intent: WriteIntent = {},
 ): Promise<WriteResult[]> {
-  type Step = { readonly request: NonNullable<TransactWriteCommandInput['TransactItems']>[number] } & WriteResult;
+  type Request = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+  type Step = { readonly request: Request; history?: Request[] } & WriteResult;
   const steps: Step[] = [];
   for (const put of changes.puts ?? []) {
     const previousVersion = versionOf(put.previous);
@@ -219,15 +271,30 @@ export async function writeItems(
     if (ids.has(step.id)) throw new UsageError(`${table.noun} ${step.id} appears more than once; give each once`);
     ids.add(step.id);
   }
-  for (let start = 0; start < steps.length; start += transactionLimit) {
-    const batch = steps.slice(start, start + transactionLimit);
+  const { history } = table;
+  if (history !== undefined) {
+    for (const step of steps) {
+      const entries = await historyEntries(table, step.id, step.previous, step.item, step.action, audit, intent);
+      step.history = entries.map((entry) => historyPut(history.tableName, entry));
+    }
+  }
+  // With history, each item takes up to three transaction entries (outside edit, version, item).
+  const perTransaction = history === undefined ? transactionLimit : Math.floor(transactionLimit / 3);
+  for (let start = 0; start < steps.length; start += perTransaction) {
+    const batch = steps.slice(start, start + perTransaction);
     try {
-      await documents.send(new TransactWriteCommand({ TransactItems: batch.map((step) => step.request) }));
+      await documents.send(
+        new TransactWriteCommand({ TransactItems: batch.flatMap((step) => [step.request, ...(step.history ?? [])]) }),
+      );
     } catch (error) {
       if (error instanceof TransactionCanceledException) {
-        const conflicted = batch.filter(
-          (_, index) => error.CancellationReasons?.[index]?.Code === 'ConditionalCheckFailed',
-        );
+        // Reasons come one per transaction entry: the item's own entry is the first of its step's.
+        let entry = 0;
+        const conflicted = batch.filter((step) => {
+          const reason = error.CancellationReasons?.[entry]?.Code;
+          entry += 1 + (step.history?.length ?? 0);
+          return reason === 'ConditionalCheckFailed';
+        });
         if (conflicted.length > 0) {
           const written = start > 0 ? ` (the first ${start} were written before)` : '';
           throw new ConcurrentChangeError(
@@ -239,7 +306,8 @@ export async function writeItems(
       throw error;
     }
   }
-  return steps.map(({ request: _request, ...result }) => result);
+  if (history !== undefined) for (const step of steps) await history.trim(step.id);
+  return steps.map(({ request: _request, history: _history, ...result }) => result);
 }
 
 /**
@@ -269,30 +337,44 @@ export async function updateAttributes(
     sets.push(`#a${index} = :a${index}`);
   }
   const condition = unchangedCondition(table, previous);
+  const item: Item = {
+    ...previous,
+    ...attributes,
+    updatedAt: values[':updatedAt'],
+    updatedBy: audit.actor,
+    version,
+  };
+  const update = {
+    TableName: table.tableName,
+    Key: { [table.keyName]: id },
+    UpdateExpression: `SET ${sets.join(', ')}`,
+    ConditionExpression: condition.ConditionExpression,
+    ExpressionAttributeNames: { ...names, ...condition.ExpressionAttributeNames },
+    ExpressionAttributeValues: { ...values, ...condition.ExpressionAttributeValues },
+  };
+  const { history } = table;
   try {
     // No ReturnValues: the document client would convert the stored item and fail on an
     // attribute it cannot represent (the very item someone is disabling because it is broken).
     // The condition held, so the new item is the previous one with these attributes set.
-    await documents.send(
-      new UpdateCommand({
-        TableName: table.tableName,
-        Key: { [table.keyName]: id },
-        UpdateExpression: `SET ${sets.join(', ')}`,
-        ConditionExpression: condition.ConditionExpression,
-        ExpressionAttributeNames: { ...names, ...condition.ExpressionAttributeNames },
-        ExpressionAttributeValues: { ...values, ...condition.ExpressionAttributeValues },
-      }),
-    );
-    const item: Item = {
-      ...previous,
-      ...attributes,
-      updatedAt: values[':updatedAt'],
-      updatedBy: audit.actor,
-      version,
-    };
+    if (history === undefined) {
+      await documents.send(new UpdateCommand(update));
+    } else {
+      const entries = await historyEntries(table, id, previous, item, 'updated', audit, {});
+      await documents.send(
+        new TransactWriteCommand({
+          TransactItems: [{ Update: update }, ...entries.map((entry) => historyPut(history.tableName, entry))],
+        }),
+      );
+      await history.trim(id);
+    }
     return { id, action: 'updated', version, previousVersion, item, previous };
   } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) {
+    if (
+      error instanceof ConditionalCheckFailedException ||
+      (error instanceof TransactionCanceledException &&
+        error.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed')
+    ) {
       throw new ConcurrentChangeError(
         `${table.noun} ${id} changed since it was read; nothing was written. Run the command again.`,
         { cause: error },

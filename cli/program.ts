@@ -49,7 +49,7 @@ interface CommanderMessages {
 }
 
 /** The program with its global options and no command groups. */
-function baseProgram(messages: CommanderMessages): Command {
+function baseProgram(messages: CommanderMessages, versionFlags = '-V, --version'): Command {
   return (
     new Command('news-alerts')
       .description('Operate news-alerts: rules, audiences and subscriptions, preview and replay, watermark and runs.')
@@ -68,7 +68,7 @@ function baseProgram(messages: CommanderMessages): Command {
       )
       .option('--json', 'print one JSON document on stdout (for scripts), same as --output json')
       .option('--actor <name>', `who is making changes (default: $${actorVariable}, the AWS caller, or the OS user)`)
-      .version(pkg.version, '-V, --version', 'print the version of news-alerts')
+      .version(pkg.version, versionFlags, 'print the version of news-alerts')
       .exitOverride()
       // commander's messages quote the command line (an unknown option, a bad value): kept here and
       // printed escaped, like all output, once parsing has failed.
@@ -185,9 +185,12 @@ async function buildProgramWith(
   args: readonly string[] | undefined,
   messages: CommanderMessages,
 ): Promise<{ program: Command; messages: CommanderMessages }> {
-  const program = baseProgram(messages);
+  // `rules restore <rule> --version N` names a rule version: there `--version` is the command's
+  // option, and only -V prints the version of news-alerts (commander reads program options anywhere).
+  const named = args === undefined ? undefined : commandNameOf(baseProgram({ text: '' }), args);
+  const restore = named === 'rules' && args?.includes('restore') === true;
+  const program = baseProgram(messages, restore ? '-V' : '-V, --version');
   program.hook('preAction', () => settleGlobalOptions(program));
-  const named = args === undefined ? undefined : commandNameOf(program, args);
   const group = named === undefined ? undefined : groupNamed(named);
   // Completion knows every command: it loads them all.
   const all = args === undefined || named === 'completion';

@@ -16,6 +16,7 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { queryLeafCost } from '#core/matcher';
+import type { Article } from '#core/model';
 import {
   describeQueryTree,
   evaluateQuery,
@@ -27,13 +28,17 @@ import {
   type TermFrequency,
 } from '#core/query';
 import { normalizeText } from '#core/text';
-import { action } from './command.ts';
+import type { DeliveryExplanation } from '#core/workbench/explain';
+import { action, collectList } from './command.ts';
 import type { CommandContext } from './context.ts';
 import { NotFoundError, type Problem, UsageError } from './errors.ts';
 import { newsAlerts } from './hints.ts';
 import { getItem, type ItemTable } from './items.ts';
-import { displayWidth, safeText } from './output.ts';
+import { stderrLog } from './log.ts';
+import { displayWidth, formatInstant, safeText } from './output.ts';
 import { inputName, readUtf8File } from './utf8.ts';
+import { articleJson, findArticle, maxSearchDays } from './workbench/articles.ts';
+import { explainOnArticle, ruleOf } from './workbench/explain.ts';
 
 // --- Showing a syntax error ---------------------------------------------------------------------
 
@@ -153,20 +158,44 @@ interface ExplainOptions {
   title?: string;
   summary?: string;
   articleFile?: string;
+  article?: string;
+  category?: string[];
+  media?: string;
+  status?: string;
+  audience?: string;
+  since: string;
 }
 
-/** What `--article-file` holds: an article (as `articles` or a provider prints it); title and summary are read. */
+/** What `--article-file` holds: an article (as `articles show --json` or a provider prints it). */
 const ArticleTextSchema = z.looseObject({
   title: z.string({ error: 'title must be a string' }).optional(),
   summary: z.string({ error: 'summary must be a string' }).optional(),
+  categories: z.array(z.string(), { error: 'categories must be a list of strings' }).optional(),
+  categoryNames: z.array(z.string(), { error: 'categoryNames must be a list of strings' }).optional(),
+  media: z.string({ error: 'media must be a string' }).optional(),
+  mediaName: z.string({ error: 'mediaName must be a string' }).optional(),
+  status: z.string({ error: 'status must be a string' }).optional(),
+  key: z.string({ error: 'key must be a string' }).optional(),
 });
 
-/** The article text to evaluate the query on, from the options; undefined when none was given. */
-function articleText(options: ExplainOptions): { title: string; summary: string } | undefined {
+/** An article described on the command line or in a file (not looked up). */
+type GivenArticle = z.infer<typeof ArticleTextSchema>;
+
+/** The article given with `--article-file` or the text flags; undefined when none was given. */
+function givenArticle(options: ExplainOptions): GivenArticle | undefined {
+  const flags =
+    options.title !== undefined ||
+    options.summary !== undefined ||
+    options.category !== undefined ||
+    options.media !== undefined ||
+    options.status !== undefined;
+  if (options.article !== undefined && (flags || options.articleFile !== undefined)) {
+    throw new UsageError(
+      'give --article <key>, --article-file, or --title/--summary/--category/--media/--status: one way',
+    );
+  }
   if (options.articleFile !== undefined) {
-    if (options.title !== undefined || options.summary !== undefined) {
-      throw new UsageError('give either --article-file or --title/--summary, not both');
-    }
+    if (flags) throw new UsageError('give either --article-file or --title/--summary, not both');
     const text = readUtf8File(options.articleFile);
     const path = inputName(options.articleFile);
     let value: unknown;
@@ -186,10 +215,32 @@ function articleText(options: ExplainOptions): { title: string; summary: string 
     if (parsed.data.title === undefined && parsed.data.summary === undefined) {
       throw new UsageError(`${path}: the article has neither "title" nor "summary"; give an object with them`);
     }
-    return { title: parsed.data.title ?? '', summary: parsed.data.summary ?? '' };
+    return parsed.data;
   }
-  if (options.title === undefined && options.summary === undefined) return undefined;
-  return { title: options.title ?? '', summary: options.summary ?? '' };
+  if (!flags) return undefined;
+  return {
+    title: options.title ?? '',
+    summary: options.summary ?? '',
+    ...(options.category === undefined ? {} : { categories: options.category }),
+    ...(options.media === undefined ? {} : { media: options.media }),
+    ...(options.status === undefined ? {} : { status: options.status }),
+  };
+}
+
+/** A described article as the matcher sees one (published now, key `given:article`). */
+function articleOf(given: GivenArticle, now: number): Article {
+  return {
+    key: given.key ?? 'given:article',
+    title: given.title ?? '',
+    summary: given.summary ?? '',
+    url: '',
+    publishedAt: now,
+    categories: given.categories ?? [],
+    categoryNames: given.categoryNames ?? [],
+    media: given.media,
+    mediaName: given.mediaName,
+    status: given.status,
+  };
 }
 
 /** Parses a query, or refuses it as a usage error showing the column (and a caret, for people). */
@@ -218,31 +269,111 @@ async function explain(
   if ((ruleId === undefined) === (options.query === undefined)) {
     throw new UsageError("give a rule id or --query '…' (one of them)");
   }
-  const text = articleText(options);
-  let query: string;
-  let where: string;
-  if (ruleId !== undefined) {
-    const target = await context.target();
-    const item = await getItem(target.clients.documents, await rulesTable(context), ruleId);
-    if (item === undefined) throw new NotFoundError(`rule ${ruleId} does not exist`);
+  const given = givenArticle(options);
+  if (ruleId === undefined) {
+    if (options.article !== undefined || options.audience !== undefined) {
+      throw new UsageError('--article and --audience explain a stored rule: give its id instead of --query');
+    }
+    const query = options.query ?? '';
+    const text = given === undefined ? undefined : { title: given.title ?? '', summary: given.summary ?? '' };
+    printQueryExplanation(context, undefined, explainQuery(query, parseOrRefuse(context, query, '--query'), text));
+    return;
+  }
+  const target = await context.target();
+  const item = await getItem(target.clients.documents, await rulesTable(context), ruleId);
+  if (item === undefined) throw new NotFoundError(`rule ${ruleId} does not exist`);
+  if (given === undefined && options.article === undefined) {
     if (typeof item.query !== 'string') {
       throw new UsageError(
-        `rule ${ruleId} has no query; '${newsAlerts()} rules show ${ruleId}' shows its criteria, and '${newsAlerts()} rules update ${ruleId} --query …' adds one`,
+        `rule ${ruleId} has no query to explain on its own; give an article to judge every criterion on (--article <key>, found with '${newsAlerts()} articles search', or --title/--summary/--category/--media/--status); '${newsAlerts()} rules show ${ruleId}' shows its criteria`,
       );
     }
-    query = item.query;
-    where = `rule ${ruleId}`;
-  } else {
-    query = options.query ?? '';
-    where = '--query';
+    printQueryExplanation(
+      context,
+      ruleId,
+      explainQuery(item.query, parseOrRefuse(context, item.query, `rule ${ruleId}`)),
+    );
+    return;
   }
-  const explanation = explainQuery(query, parseOrRefuse(context, query, where), text);
+  const rule = ruleOf(item, ruleId);
+  const now = Date.now();
+  const log = stderrLog(context.output);
+  let article: Article;
+  if (options.article !== undefined) {
+    const found = await findArticle(target, options.article, { since: options.since }, now, log);
+    if (found.article === undefined) {
+      throw new NotFoundError(
+        `no article ${options.article} among those the provider lists for ${formatInstant(found.window.since)} .. ${formatInstant(found.window.until)}; widen --since (at most ${maxSearchDays} days) or find it with '${newsAlerts()} articles search'`,
+      );
+    }
+    article = found.article;
+  } else {
+    article = articleOf(given ?? {}, now);
+  }
+  const explained = await explainOnArticle(target, rule, article, now, log, options.audience);
+  const query =
+    typeof item.query === 'string'
+      ? explainQuery(item.query, parseOrRefuse(context, item.query, `rule ${ruleId}`), article)
+      : undefined;
+  const document = {
+    ruleId,
+    ...(query ?? {}),
+    article: { ...articleJson(article), ...(query?.article ?? {}) },
+    matches: explained.rule.matches,
+    summary: explained.rule.summary,
+    criteria: explained.rule.criteria,
+    delivery: explained.delivery ?? null,
+    ...(explained.audienceProblem === undefined ? {} : { audienceProblem: explained.audienceProblem }),
+  };
+  context.output.result(document, () => {
+    context.output.fields([
+      ['rule', `${ruleId} (audience ${rule.audienceId})`],
+      ['article', `${article.key}: ${article.title}`],
+      ['verdict', explained.rule.summary],
+    ]);
+    context.output.table(
+      ['CRITERION', 'VERDICT', 'WHY'],
+      explained.rule.criteria.map((criterion) => [criterion.criterion, criterion.verdict, criterion.why]),
+    );
+    const { delivery } = explained;
+    if (delivery === undefined) {
+      context.output.line(`delivery: not judged (${explained.audienceProblem ?? 'no audience'})`);
+      return;
+    }
+    context.output.line(
+      `delivery to ${delivery.audienceId}${explained.rule.matches ? '' : ' (if it matched)'}: ${deliveryVerdictText(delivery)}`,
+    );
+    for (const step of delivery.steps) context.output.line(`  ${step.step}: ${step.why}`);
+  });
+}
+
+/** `send now`, `hold (quiet-hours) until …`, `collapse into …`. */
+export function deliveryVerdictText(delivery: DeliveryExplanation): string {
+  switch (delivery.outcome) {
+    case 'send':
+      return 'sent at once';
+    case 'hold':
+      return `held (${delivery.reason}) until ${delivery.releaseAt === undefined ? '?' : formatInstant(delivery.releaseAt)}`;
+    case 'collapse':
+      return `collapsed into ${delivery.collapsedInto}`;
+    case 'already':
+      return 'already handled (in the ledger)';
+    default:
+      return 'skipped (audience disabled)';
+  }
+}
+
+function printQueryExplanation(
+  context: CommandContext,
+  ruleId: string | undefined,
+  explanation: QueryExplanation,
+): void {
   const result = ruleId === undefined ? explanation : { ruleId, ...explanation };
   context.output.result(result, () => {
     const { anchors, article } = explanation;
     context.output.fields([
       ...(ruleId === undefined ? [] : [['rule', ruleId] as const]),
-      ['query', query],
+      ['query', explanation.query],
       ['canonical', explanation.canonical],
       [
         'anchors',
@@ -274,15 +405,23 @@ async function explain(
 export function registerExplain(rules: Command, rulesTable: (context: CommandContext) => Promise<ItemTable>): void {
   rules
     .command('explain')
-    .description('show how a query is parsed and indexed (its tree, anchor terms, matchAll), and test it on an article')
+    .description(
+      'why a rule does or does not match an article (every criterion), and what delivery would do with it; or how a query is parsed',
+    )
     .argument('[ruleId]', "the rule whose query to explain (read from the table, like 'rules show')")
     .option('--query <query>', 'explain this query instead (no AWS needed)')
     .option('--title <text>', 'evaluate the query on an article with this title')
     .option('--summary <text>', 'evaluate the query on an article with this summary')
     .option(
       '--article-file <file>',
-      'evaluate the query on the article in this JSON file ("-": stdin; title and summary are read)',
+      'judge the article in this JSON file ("-": stdin; as articles show --json prints it)',
     )
+    .option('--article <key>', "judge this recent article (its key or provider id; see 'articles search')")
+    .option('--category <code>', 'the described article carries this category (repeatable)', collectList)
+    .option('--media <code>', 'the described article comes from this media code')
+    .option('--status <status>', 'the described article has this status')
+    .option('--audience <audienceId>', "judge the delivery for this audience (default: the rule's)")
+    .option('--since <when>', 'where --article is looked for: span back (2d), provider date or date-time', '2d')
     .addHelpText(
       'after',
       `
@@ -296,6 +435,14 @@ Examples:
   news-alerts rules explain --query '(반도체 OR 메모리) AND 수출 NOT 삼성' --title '반도체 수출 역대 최대'
   news-alerts rules explain --query '"interest rate" NEAR/5 hike' --json
   news-alerts rules explain chips-exports --article-file article.json
+  news-alerts rules explain world-elections --article id:a-1042          # every criterion, then the delivery
+  news-alerts rules explain quakes --title 'M6.1 earthquake' --category 003002000 --json
+
+With a stored rule and an article, every criterion (enabled, categories, excludeCategories,
+keywords, excludeKeywords, media, statuses, query, matchAll) is judged: pass, fail or unset, and
+why. Then the delivery the rule's audience (or --audience) would give it: already in the ledger,
+story collapse, quiet hours, digest or daily budget, with the release time of a hold. --article
+re-reads the provider for the --since window (at most 7 days).
 
 예시 (한국어):
   news-alerts rules explain --query 'title:(금리 OR 기준금리) -"금리 동결"'

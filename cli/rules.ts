@@ -49,13 +49,11 @@ import {
 } from './items.ts';
 import { jsonText, status, storedValueText } from './output.ts';
 import { querySyntaxProblem, registerExplain } from './rules-explain.ts';
+import { registerHistory } from './rules-history.ts';
 import { inputName } from './utf8.ts';
+import { ruleTableOf } from './workbench/tables.ts';
 
-const rulesTable = async (context: CommandContext): Promise<ItemTable> => ({
-  tableName: (await context.target()).names.rulesTable,
-  keyName: 'ruleId',
-  noun: 'rule',
-});
+const rulesTable = async (context: CommandContext): Promise<ItemTable> => ruleTableOf(await context.target());
 
 const audiencesTable = async (context: CommandContext): Promise<ItemTable> => ({
   tableName: (await context.target()).names.audiencesTable,
@@ -811,7 +809,7 @@ export function registerRules(program: Command): void {
   const rules = program
     .command('rules')
     .description(
-      'list, show, export, create, update, put, validate, explain, enable, disable and delete subscriber rules',
+      'list, show, export, create, update, put, validate, explain, history, restore, enable, disable and delete subscriber rules',
     );
 
   rules
@@ -902,6 +900,7 @@ how it is read; the syntax with tested examples is in docs/queries.md.`,
     .action(action(validateRules));
 
   registerExplain(rules, rulesTable);
+  registerHistory(rules);
 
   rules
     .command('enable')

@@ -491,11 +491,59 @@ async function runNow(context: CommandContext, _args: readonly unknown[], option
       ),
     );
   }
+  const refused = await audiencesRefused(context, target, summary);
+  if (refused.length > 0) {
+    const names = refused.map((entry) => entry.audienceId);
+    failAfter(
+      context,
+      target.label,
+      summary,
+      new OperationFailedError(
+        `SNS refused notifications for good for ${refused
+          .map((entry) => `audience ${entry.audienceId} (${entry.parked} parked; ${entry.code}: ${entry.reason})`)
+          .join(', ')}: repair with ${names
+          .map((id) => `'${newsAlerts()} audiences repair ${id}'`)
+          .join(', ')}, then send what was parked with '${newsAlerts()} replay --parked'`,
+      ),
+    );
+  }
   context.output.result({ target: target.label, summary }, () => printSummary(context, summary));
   const watermarkAfter = summary.watermarkAfter;
   if (typeof watermarkAfter === 'number' && watermarkAfter > Date.now()) {
     context.output.warn(watermarkAheadWarning(watermarkAfter, Date.now()));
   }
+}
+
+/** Codes of notifications parked because they could not be rendered (nothing to repair in SNS). */
+const renderCodes = new Set(['Unrenderable', 'UnpublishableLink']);
+
+/**
+ * The audiences SNS refused notifications for good during this run (parked at or after its start,
+ * for a reason other than rendering): a deleted topic, a disabled key, a topic of another account.
+ * Read only when the run parked something, from the parked items of the state table.
+ */
+async function audiencesRefused(
+  context: CommandContext,
+  target: Target,
+  summary: Record<string, unknown>,
+): Promise<{ audienceId: string; parked: number; code: string; reason: string }[]> {
+  const parked = Number(summary.notificationsParked ?? 0) + Number(summary.digestsParked ?? 0);
+  const startedAt = Number(summary.startedAt ?? Number.NaN);
+  if (!(parked > 0) || !Number.isFinite(startedAt)) return [];
+  const { listItems } = await import('./items.ts');
+  const { audienceTableOf } = await import('./workbench/tables.ts');
+  const state = stateStoreOf(context, target);
+  const refused: { audienceId: string; parked: number; code: string; reason: string }[] = [];
+  for (const item of await listItems(target.clients.documents, audienceTableOf(target))) {
+    const audienceId = String(item.audienceId);
+    const records = (await state.listUndeliverable(audienceId)).filter(
+      (record) => record.failedAt >= startedAt && !renderCodes.has(record.code),
+    );
+    const first = records[0];
+    if (first !== undefined)
+      refused.push({ audienceId, parked: records.length, code: first.code, reason: first.reason });
+  }
+  return refused;
 }
 
 /** What the publishers did with one run's work items (sharded publishing), as a run summary records it. */

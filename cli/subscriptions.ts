@@ -16,6 +16,7 @@ import {
   UnsubscribeCommand,
 } from '@aws-sdk/client-sns';
 import type { Command } from 'commander';
+import { DynamoSubscriberRecords, type RecordedProtocol } from '#aws/dynamo-subscriber-records';
 import { checkTargetUrl, isLoopbackHost } from '#shared/network-targets';
 import { audienceSubscriptions, requireAudience, topicArnOf } from './audiences.ts';
 import { action } from './command.ts';
@@ -253,6 +254,15 @@ async function addSubscription(context: CommandContext, args: readonly unknown[]
   );
   const shown = displayEndpoint({ Protocol: protocol, Endpoint: endpoint });
   const status = await subscriptionStatus(target, SubscriptionArn);
+  // Kept so 'audiences repair' can subscribe it again if the topic is ever deleted.
+  await subscriberRecordsOf(target).add({
+    audienceId,
+    protocol,
+    endpoint,
+    ...(options.raw ? { raw: true } : {}),
+    addedAt: Date.now(),
+    addedBy: await context.actor(),
+  });
   context.output.result({ audienceId, protocol, endpoint: shown, subscriptionArn: SubscriptionArn, status }, () => {
     context.output.line(`subscribed ${protocol} ${shown} to ${audienceId}: ${status}`);
     if (protocol === 'email' && status === 'confirmed') {
@@ -409,6 +419,12 @@ async function addSlack(
       `${target.label} has no SlackRelayFunctionArn output; the secret ${secretId} was stored but nothing subscribes it`,
     );
   }
+  await subscriberRecordsOf(target).add({
+    audienceId,
+    protocol: 'slack',
+    addedAt: Date.now(),
+    addedBy: await context.actor(),
+  });
   context.output.result(
     { audienceId, protocol: 'slack', secretId, secretAction: action, webhook: maskUrl(url), subscriptionArn },
     () => {
@@ -419,7 +435,11 @@ async function addSlack(
 }
 
 /** The sandbox has no relay Lambda: an SQS queue subscribed with raw delivery stands in, as in `npm start`. */
-async function subscribeStandInQueue(target: Target, queueName: string, topicArn: string): Promise<string | undefined> {
+export async function subscribeStandInQueue(
+  target: Target,
+  queueName: string,
+  topicArn: string,
+): Promise<string | undefined> {
   const { SQSClient, CreateQueueCommand, GetQueueAttributesCommand } = await import('@aws-sdk/client-sqs');
   const sqs = new SQSClient({ ...target.clients.config });
   try {
@@ -472,8 +492,10 @@ async function removeSubscription(
     `Unsubscribe ${confirmed.map((subscription) => `${subscription.Protocol} ${displayEndpoint(subscription)}`).join(', ')} from ${audienceId}?`,
     options.yes,
   );
+  const records = subscriberRecordsOf(target);
   for (const subscription of confirmed) {
     await target.clients.sns.send(new UnsubscribeCommand({ SubscriptionArn: subscription.SubscriptionArn }));
+    await records.remove(audienceId, ...recordedAs(target, subscription));
   }
   const rows = confirmed.map((subscription) => rowOf(audienceId, subscription));
   context.output.result({ audienceId, removed: rows }, () => {
@@ -514,6 +536,25 @@ async function confirmSubscription(
   context.output.result({ audienceId, subscriptionArn: SubscriptionArn, authenticateOnUnsubscribe: true }, () =>
     context.output.line(`confirmed ${SubscriptionArn}; only an authenticated AWS caller can unsubscribe it`),
   );
+}
+
+/** The subscriber records of a target (state table), for `audiences repair`. */
+export const subscriberRecordsOf = (target: Target): DynamoSubscriberRecords =>
+  new DynamoSubscriberRecords({ documents: target.clients.documents, tableName: target.names.stateTable });
+
+/** How a topic's subscription is recorded: the Slack relay (or stand-in queue) as `slack`. */
+export function recordedAs(
+  target: Target,
+  subscription: Pick<Subscription, 'Protocol' | 'Endpoint'>,
+): [RecordedProtocol, string | undefined] {
+  const endpoint = subscription.Endpoint;
+  if (subscription.Protocol === 'lambda' && endpoint === target.names.slackRelayFunctionArn)
+    return ['slack', undefined];
+  const standIn = target.names.slackStandInQueuePrefix;
+  if (subscription.Protocol === 'sqs' && standIn && endpoint?.split(':').at(-1)?.startsWith(standIn)) {
+    return ['slack', undefined];
+  }
+  return [(subscription.Protocol ?? 'https') as RecordedProtocol, endpoint];
 }
 
 /** Registers `subscriptions` and its subcommands. */

@@ -1532,19 +1532,99 @@ function naiveReasons(rule: Rule, article: NormalizedArticle): readonly MatchRea
   return reasons.length === 0 ? [{ kind: 'all', term: '*' }] : reasons;
 }
 
+/** Which terms of each criterion hit an article: the reference matcher's own tests, one criterion at a time. */
+export interface CriterionHits {
+  /** Terms of `categories` that hit; undefined when the rule has no such criterion (likewise below). */
+  readonly categories: readonly string[] | undefined;
+  readonly keywords: readonly string[] | undefined;
+  readonly media: readonly string[] | undefined;
+  readonly statuses: readonly string[] | undefined;
+  /** Terms of `excludeCategories` and `excludeKeywords` that hit (empty: none; a hit excludes). */
+  readonly excludedByCategories: readonly string[];
+  readonly excludedByKeywords: readonly string[];
+  /**
+   * The query's verdict: `absent` (no query), `invalid` (does not parse: matches nothing), or
+   * whether it is true with the terms that made it so, and whether it has a term every match
+   * contains (only such a query counts as a positive criterion).
+   */
+  readonly query:
+    | { readonly state: 'absent' }
+    | { readonly state: 'invalid' }
+    | {
+        readonly state: 'evaluated';
+        readonly true: boolean;
+        readonly terms: readonly string[];
+        readonly anchored: boolean;
+      };
+  /** The values of the article the criteria were compared with, normalized as the matcher does. */
+  readonly article: {
+    readonly categoryValues: readonly string[];
+    readonly media: readonly string[];
+    readonly status: string | undefined;
+  };
+  /** Whether the rule matches (enabled aside): exactly {@link naiveMatch}'s verdict for an enabled rule. */
+  readonly matches: boolean;
+}
+
 /**
- * The reference matcher: tries every enabled rule on the article, term by term, with the same
- * semantics and output as {@link compileRules}. For tests and as the benchmark's baseline; not for
- * production use (its cost grows with rules × terms for every article).
+ * Every criterion of `rule` tried on `article`, each on its own (the reference matcher stops at
+ * the first criterion that fails; this one does not), for `news-alerts rules explain`. `matches`
+ * is the reference matcher's verdict (the enabled flag aside), so what explain says is what runs.
  */
-export function naiveMatch(rules: readonly Rule[], article: Article): AudienceMatch[] {
-  const normalized: NormalizedArticle = {
+export function criterionHits(rule: Rule, article: Article): CriterionHits {
+  const normalized = normalizedArticle(article);
+  const terms = normalizedTerms(rule);
+  const categories = criterionReasons('category', rule.categories, terms.categories, normalized, categoryHits);
+  const keywords = criterionReasons('keyword', rule.keywords, terms.keywords, normalized, keywordHits);
+  const media = criterionReasons('media', rule.media, terms.media, normalized, mediaHits);
+  const statuses = criterionReasons('status', rule.statuses, terms.statuses, normalized, statusHits);
+  const excluded = (raw: readonly string[] | undefined, all: readonly string[], hit: typeof categoryHits) =>
+    all.flatMap((term, index) => (hit(normalized, term) ? [raw?.[index] ?? term] : []));
+  const parsed = ruleQuery(rule);
+  let query: CriterionHits['query'];
+  if (rule.query === undefined) query = { state: 'absent' };
+  else if (parsed === undefined) query = { state: 'invalid' };
+  else {
+    const reasons = evaluateQuery(parsed, normalized);
+    query = {
+      state: 'evaluated',
+      true: reasons !== undefined,
+      terms: (reasons ?? []).map((reason) => reason.term),
+      anchored: isAnchored(parsed),
+    };
+  }
+  const termsOf = (reasons: MatchReason[] | undefined) => reasons?.map((reason) => reason.term);
+  return {
+    categories: termsOf(categories),
+    keywords: termsOf(keywords),
+    media: termsOf(media),
+    statuses: termsOf(statuses),
+    excludedByCategories: excluded(rule.excludeCategories, terms.excludeCategories, categoryHits),
+    excludedByKeywords: excluded(rule.excludeKeywords, terms.excludeKeywords, keywordHits),
+    query,
+    article: { categoryValues: normalized.categoryValues, media: normalized.media, status: normalized.status },
+    matches: naiveReasons(rule, normalized) !== undefined,
+  };
+}
+
+/** An article's values normalized as the reference matcher compares them. */
+function normalizedArticle(article: Article): NormalizedArticle {
+  return {
     categoryValues: [...article.categories, ...article.categoryNames].map(normalizeText),
     title: normalizeText(article.title),
     summary: normalizeText(article.summary),
     media: [article.media, article.mediaName].filter((value) => value !== undefined).map(normalizeText),
     status: article.status === undefined ? undefined : normalizeText(article.status),
   };
+}
+
+/**
+ * The reference matcher: tries every enabled rule on the article, term by term, with the same
+ * semantics and output as {@link compileRules}. For tests and as the benchmark's baseline; not for
+ * production use (its cost grows with rules × terms for every article).
+ */
+export function naiveMatch(rules: readonly Rule[], article: Article): AudienceMatch[] {
+  const normalized = normalizedArticle(article);
   const matches: { rule: Rule; index: number; reasons: readonly MatchReason[] }[] = [];
   rules.forEach((rule, index) => {
     if (rule.enabled === false) return;

@@ -1,0 +1,65 @@
+/**
+ * What every console handler gets: the target (resolved once, its clients reused), who is acting,
+ * the page frame's keys, a log, and how to run the CLI itself for the operations that live in a
+ * command (replay). Handlers are thin: they read the request, call the workbench services the CLI
+ * uses (cli/workbench/), and render a view.
+ */
+import { spawn } from 'node:child_process';
+import type { Context } from 'hono';
+import type { Log } from '#core/ports';
+import type { Target } from '../target.ts';
+import type { ConsoleKeys } from './security.ts';
+import { type Html, type PageFrame, page, type Section } from './views/layout.ts';
+
+export interface ConsoleServices {
+  readonly target: Target;
+  readonly actor: string;
+  readonly keys: ConsoleKeys;
+  readonly log: Log;
+  /**
+   * The CLI as this console was started (node, entry, and the target options), so a handler can
+   * run a command (replay) exactly as the CLI would, against the same target.
+   */
+  readonly cli: { readonly command: string; readonly args: readonly string[] };
+  readonly now: () => number;
+}
+
+/** Renders a page in the console's frame. */
+export function render(
+  c: Context,
+  services: ConsoleServices,
+  frame: Omit<PageFrame, 'csrf' | 'target'>,
+  body: Html,
+  status: 200 | 400 | 404 | 409 | 500 = 200,
+) {
+  return c.html(page({ ...frame, csrf: services.keys.csrf, target: services.target.label }, body), status);
+}
+
+/** What a CLI process run by the console did. */
+export interface CliRun {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs the CLI with `args` (after the target options) and collects its output. */
+export function runCli(services: ConsoleServices, args: readonly string[]): Promise<CliRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(services.cli.command, [...services.cli.args, ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, NEWS_ALERTS_ACTOR: services.actor, NO_COLOR: '1' },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+export type { Section };

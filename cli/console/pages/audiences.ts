@@ -1,0 +1,171 @@
+/**
+ * The audiences pages and the holds page: settings, subscribers (their addresses shown here, on
+ * the page about them; webhook URLs masked), holds with release times, test send and repair (a
+ * dry run first, then a confirmation).
+ */
+import type { Context, Hono } from 'hono';
+import { html } from 'hono/html';
+import { parseAudience } from '#core/model';
+import { topicSubscriptions } from '../../audiences.ts';
+import { getItem, listItems } from '../../items.ts';
+import { displayEndpoint, recordedAs } from '../../subscriptions.ts';
+import { listHolds } from '../../workbench/holds.ts';
+import { repairAudience } from '../../workbench/repair.ts';
+import { audienceTableOf } from '../../workbench/tables.ts';
+import { testSend } from '../../workbench/test-send.ts';
+import { type ConsoleServices, render } from '../context.ts';
+import {
+  type AudienceRow,
+  actions,
+  audiencesList,
+  holdsTable,
+  repairPlan,
+  settings,
+  testSendResult,
+} from '../views/audiences.ts';
+import { problem, table } from '../views/layout.ts';
+
+export function audiencePages(app: Hono, services: ConsoleServices): void {
+  const { target } = services;
+
+  app.get('/audiences', async (c) => {
+    const items = await listItems(target.clients.documents, audienceTableOf(target));
+    const rows: AudienceRow[] = items
+      .sort((a, b) => String(a.audienceId).localeCompare(String(b.audienceId)))
+      .map((item) => {
+        const parsed = parseAudience(item);
+        const audience = parsed.ok ? parsed.value : undefined;
+        return {
+          audienceId: String(item.audienceId),
+          name: audience?.name ?? '',
+          mode: audience?.deliveryMode ?? '',
+          timeZone: audience?.timeZone ?? '',
+          quietHours:
+            audience?.quietHours === undefined ? '' : `${audience.quietHours.start}-${audience.quietHours.end}`,
+          budget: audience?.dailyBudget === undefined ? '' : String(audience.dailyBudget),
+          status: parsed.ok ? (audience?.enabled === false ? 'disabled' : 'ok') : `INVALID: ${parsed.rejected.reason}`,
+        };
+      });
+    return render(c, services, { title: 'Audiences', section: 'audiences' }, audiencesList(rows));
+  });
+
+  app.get('/holds', async (c) => {
+    const { holds, invalid } = await listHolds(target, undefined, services.now(), services.log);
+    return render(
+      c,
+      services,
+      { title: 'Holds', section: 'holds' },
+      html`${invalid.map((line) => problem(line))}${holdsTable(holds, true)}
+<p>Change quiet hours, delivery mode, digest times or the daily budget (news-alerts audiences update) and the release times here change at once; the next run sends what the settings no longer hold.</p>`,
+    );
+  });
+
+  app.get('/audiences/:id', async (c) => {
+    const audienceId = c.req.param('id');
+    const item = await getItem(target.clients.documents, audienceTableOf(target), audienceId);
+    const title = `Audience ${audienceId}`;
+    if (item === undefined)
+      return render(
+        c,
+        services,
+        { title, section: 'audiences' },
+        problem(`audience ${audienceId} does not exist`),
+        404,
+      );
+    const parsed = parseAudience(item);
+    const entries: [string, string][] = parsed.ok
+      ? [
+          ['name', parsed.value.name ?? ''],
+          ['enabled', String(parsed.value.enabled)],
+          ['delivery mode', parsed.value.deliveryMode],
+          ['digest times', parsed.value.digestTimes.join(', ')],
+          ['time zone', parsed.value.timeZone],
+          [
+            'quiet hours',
+            parsed.value.quietHours === undefined
+              ? 'none'
+              : `${parsed.value.quietHours.start}-${parsed.value.quietHours.end}`,
+          ],
+          ['urgent categories', (parsed.value.urgentCategories ?? []).join(', ') || 'none'],
+          ['daily budget', parsed.value.dailyBudget === undefined ? 'none' : String(parsed.value.dailyBudget)],
+          ['story collapse', parsed.value.collapse],
+          ['updates', parsed.value.updates],
+          ['locale', parsed.value.locale ?? '(default)'],
+          ['topic', parsed.value.topicArn],
+        ]
+      : [['status', `INVALID: ${parsed.rejected.reason}`]];
+    let subscribers = html`${''}`;
+    try {
+      const list = await topicSubscriptions(target.clients.sns, String(item.topicArn));
+      subscribers = table(
+        'Subscribers of the topic',
+        ['Protocol', 'Endpoint', 'Status'],
+        list.map((subscription) => [
+          recordedAs(target, subscription)[0] === 'slack' ? 'slack' : (subscription.Protocol ?? ''),
+          displayEndpoint(subscription),
+          subscription.SubscriptionArn === 'PendingConfirmation' ? 'pending confirmation' : 'confirmed',
+        ]),
+        'No subscribers.',
+      );
+    } catch (error) {
+      subscribers = problem(`the topic cannot be read (${(error as Error).name}): repair the audience`);
+    }
+    const holds = parsed.ok ? (await listHolds(target, audienceId, services.now(), services.log)).holds : [];
+    return render(
+      c,
+      services,
+      { title, section: 'audiences' },
+      html`<h2>Settings</h2>${settings(entries)}
+<h2>Subscribers</h2>${subscribers}
+<h2>Holds</h2>${holdsTable(holds, false)}
+${actions(audienceId, services.keys.csrf)}`,
+    );
+  });
+
+  app.post('/audiences/:id/test-send', async (c) => {
+    const audienceId = c.req.param('id');
+    const title = `Test send: ${audienceId}`;
+    try {
+      const result = await testSend(target, audienceId, services.actor, services.now());
+      if (result.refused !== undefined) {
+        return render(
+          c,
+          services,
+          { title, section: 'audiences' },
+          html`${problem(`SNS refused the test (${result.refused.code}: ${result.refused.reason})`)}<p><a href="/audiences/${encodeURIComponent(audienceId)}/repair">Check and repair the topic</a></p>`,
+          409,
+        );
+      }
+      return render(c, services, { title, section: 'audiences' }, testSendResult(result));
+    } catch (error) {
+      return render(c, services, { title, section: 'audiences' }, problem((error as Error).message), 400);
+    }
+  });
+
+  const repair = (apply: boolean) => async (c: Context) => {
+    const audienceId = c.req.param('id') ?? '';
+    const title = `Repair ${audienceId}`;
+    try {
+      const report = await repairAudience(
+        target,
+        audienceId,
+        { actor: services.actor, now: services.now() },
+        services.log,
+        {
+          apply,
+          warn: (text) => services.log.warn(text),
+        },
+      );
+      return render(
+        c,
+        services,
+        { title, section: 'audiences', flash: apply ? 'Repaired.' : undefined },
+        repairPlan(report, services.keys.csrf, apply),
+      );
+    } catch (error) {
+      return render(c, services, { title, section: 'audiences' }, problem((error as Error).message), 400);
+    }
+  };
+  app.get('/audiences/:id/repair', repair(false));
+  app.post('/audiences/:id/repair', repair(true));
+}

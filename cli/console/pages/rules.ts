@@ -1,0 +1,407 @@
+/**
+ * The rules pages: list and filter, a rule with its edit form (validated as you type by the run's
+ * schema), explain against a recent article, history with restore. Every write shows its diff and
+ * needs a confirmation, and goes through the CLI's own write path (cli/items.ts: optimistic lock,
+ * audit attributes, history in the same transaction).
+ */
+import type { Context, Hono } from 'hono';
+import { html } from 'hono/html';
+import { parseRule, type Rule } from '#core/model';
+import { diffVersions } from '#core/workbench/rule-history';
+import { getItem, type Item, listItems, versionOf, withoutAudit, writeItems } from '../../items.ts';
+import { findArticle } from '../../workbench/articles.ts';
+import { explainOnArticle, storedAudience } from '../../workbench/explain.ts';
+import { applyRestore, planRestore, ruleHistory } from '../../workbench/history.ts';
+import { audienceTableOf, ruleTableOf } from '../../workbench/tables.ts';
+import { type ConsoleServices, render } from '../context.ts';
+import { problem } from '../views/layout.ts';
+import {
+  confirmWrite,
+  explanation,
+  history,
+  type RuleForm,
+  type RuleRow,
+  restorePreview,
+  ruleExplainBox,
+  ruleForm,
+  rulesList,
+} from '../views/rules.ts';
+
+const listNames = ['categories', 'excludeCategories', 'keywords', 'excludeKeywords', 'media', 'statuses'] as const;
+
+const text = (value: unknown): string => (typeof value === 'string' ? value : '');
+const listText = (value: unknown): string =>
+  Array.isArray(value) ? value.join(', ') : value instanceof Set ? [...value].join(', ') : '';
+
+/** The form's fields from a stored item. */
+export function formFromItem(item: Item | undefined, ruleId = ''): RuleForm {
+  return {
+    ruleId: text(item?.ruleId) || ruleId,
+    audienceId: text(item?.audienceId),
+    description: text(item?.description),
+    categories: listText(item?.categories),
+    excludeCategories: listText(item?.excludeCategories),
+    keywords: listText(item?.keywords),
+    excludeKeywords: listText(item?.excludeKeywords),
+    media: listText(item?.media),
+    statuses: listText(item?.statuses),
+    query: text(item?.query),
+    notes: text(item?.notes),
+    enabled: item === undefined ? true : item.enabled !== false,
+    urgent: item?.urgent === true,
+    matchAll: item?.matchAll === true,
+  };
+}
+
+/** The form's fields from a posted body. */
+function formFromBody(body: Record<string, unknown>): RuleForm {
+  return {
+    ruleId: text(body.ruleId).trim(),
+    audienceId: text(body.audienceId).trim(),
+    description: text(body.description),
+    categories: text(body.categories),
+    excludeCategories: text(body.excludeCategories),
+    keywords: text(body.keywords),
+    excludeKeywords: text(body.excludeKeywords),
+    media: text(body.media),
+    statuses: text(body.statuses),
+    query: text(body.query),
+    notes: text(body.notes),
+    enabled: body.enabled === 'true',
+    urgent: body.urgent === 'true',
+    matchAll: body.matchAll === 'true',
+  };
+}
+
+/** The rule item a form describes (empty fields left out). */
+export function itemFromForm(form: RuleForm): Item {
+  const item: Item = { ruleId: form.ruleId, audienceId: form.audienceId, enabled: form.enabled };
+  if (form.description.trim() !== '') item.description = form.description.trim();
+  for (const name of listNames) {
+    const terms = form[name]
+      .split(/[,\n]/)
+      .map((term) => term.trim())
+      .filter((term) => term !== '');
+    if (terms.length > 0) item[name] = terms;
+  }
+  if (form.query.trim() !== '') item.query = form.query.trim();
+  if (form.notes.trim() !== '') item.notes = form.notes;
+  if (form.urgent) item.urgent = true;
+  if (form.matchAll) item.matchAll = true;
+  return item;
+}
+
+/** What stops the run from accepting the rule (its own schema), and a missing audience. */
+async function problemsOf(services: ConsoleServices, item: Item): Promise<string[]> {
+  const parsed = parseRule(item);
+  const problems = parsed.ok ? [] : parsed.rejected.reason.split('; ');
+  if (typeof item.audienceId === 'string' && item.audienceId !== '') {
+    const audience = await storedAudience(services.target, item.audienceId);
+    if (typeof audience === 'string') problems.push(audience);
+  }
+  return problems;
+}
+
+async function audienceIds(services: ConsoleServices): Promise<string[]> {
+  return (await listItems(services.target.clients.documents, audienceTableOf(services.target)))
+    .map((item) => String(item.audienceId))
+    .sort();
+}
+
+function criteriaOf(rule: Item): string {
+  const parts: string[] = [];
+  for (const name of listNames) {
+    const terms = listText(rule[name]);
+    if (terms !== '') parts.push(`${name} ${terms}`);
+  }
+  if (typeof rule.query === 'string') parts.push(`query ${rule.query}`);
+  return parts.join('; ');
+}
+
+export function rulePages(app: Hono, services: ConsoleServices): void {
+  const { target } = services;
+  const table = () => ruleTableOf(target);
+
+  app.get('/rules', async (c) => {
+    const audience = c.req.query('audience') ?? '';
+    const q = (c.req.query('q') ?? '').trim().toLowerCase();
+    const items = await listItems(target.clients.documents, table());
+    const rows: RuleRow[] = items
+      .filter((item) => audience === '' || item.audienceId === audience)
+      .filter((item) => q === '' || JSON.stringify(withoutAudit(item)).toLowerCase().includes(q))
+      .sort((a, b) => String(a.ruleId).localeCompare(String(b.ruleId)))
+      .map((item) => {
+        const parsed = parseRule(item);
+        return {
+          ruleId: String(item.ruleId),
+          audienceId: String(item.audienceId ?? ''),
+          enabled: item.enabled !== false,
+          criteria: criteriaOf(item),
+          version: String(versionOf(item) ?? ''),
+          status: parsed.ok ? 'ok' : `INVALID: ${parsed.rejected.reason}`,
+        };
+      });
+    return render(
+      c,
+      services,
+      { title: 'Rules', section: 'rules' },
+      rulesList(rows, { audience, q }, await audienceIds(services)),
+    );
+  });
+
+  app.get('/rules/new', async (c) =>
+    render(
+      c,
+      services,
+      { title: 'New rule', section: 'rules' },
+      ruleForm(formFromItem(undefined), services.keys.csrf, true, await audienceIds(services), ''),
+    ),
+  );
+
+  // Live validation (the page's script); also usable without it: the preview validates again.
+  app.post('/rules/validate', async (c) => {
+    const item = itemFromForm(formFromBody(await c.req.parseBody()));
+    const problems = await problemsOf(services, item);
+    return c.json({ ok: problems.length === 0, problems });
+  });
+
+  const preview = async (c: Context, isNew: boolean) => {
+    const body = await c.req.parseBody();
+    const form = formFromBody(body);
+    const item = itemFromForm(form);
+    const problems = await problemsOf(services, item);
+    const previous = isNew ? undefined : await getItem(target.clients.documents, table(), form.ruleId);
+    if (isNew && form.ruleId !== '' && (await getItem(target.clients.documents, table(), form.ruleId)) !== undefined) {
+      problems.push(`rule ${form.ruleId} exists already: edit it instead`);
+    }
+    const title = isNew ? 'New rule' : `Rule ${form.ruleId}`;
+    if (problems.length > 0) {
+      return render(
+        c,
+        services,
+        { title, section: 'rules' },
+        html`${problem(`Not saved: ${problems.join(' · ')}`)}${ruleForm(form, services.keys.csrf, isNew, await audienceIds(services), text(body.expectedVersion))}`,
+        400,
+      );
+    }
+    const changes = diffVersions(previous, item);
+    return render(
+      c,
+      services,
+      { title: `Review: ${title}`, section: 'rules' },
+      confirmWrite(
+        isNew
+          ? `Create rule ${form.ruleId}:`
+          : `Save rule ${form.ruleId} (version ${text(body.expectedVersion) || 'none'}):`,
+        changes,
+        `/rules/${encodeURIComponent(form.ruleId)}/save`,
+        { item: JSON.stringify(item), expectedVersion: isNew ? 'new' : text(body.expectedVersion) },
+        services.keys.csrf,
+        isNew ? '/rules' : `/rules/${encodeURIComponent(form.ruleId)}`,
+      ),
+    );
+  };
+  app.post('/rules/new/preview', (c) => preview(c, true));
+  app.post('/rules/:id/preview', (c) => preview(c, false));
+
+  app.post('/rules/:id/save', async (c) => {
+    const ruleId = c.req.param('id');
+    const body = await c.req.parseBody();
+    let item: Item;
+    try {
+      item = JSON.parse(text(body.item)) as Item;
+    } catch {
+      return render(
+        c,
+        services,
+        { title: 'Not saved', section: 'rules' },
+        problem('the form was damaged; start again'),
+        400,
+      );
+    }
+    if (item.ruleId !== ruleId) {
+      return render(
+        c,
+        services,
+        { title: 'Not saved', section: 'rules' },
+        problem('the rule id does not match the page'),
+        400,
+      );
+    }
+    const problems = await problemsOf(services, item);
+    if (problems.length > 0) {
+      return render(c, services, { title: 'Not saved', section: 'rules' }, problem(problems.join(' · ')), 400);
+    }
+    const previous = await getItem(target.clients.documents, table(), ruleId);
+    const expected = text(body.expectedVersion);
+    const current = previous === undefined ? 'new' : String(versionOf(previous) ?? '');
+    if (expected !== current) {
+      return render(
+        c,
+        services,
+        { title: 'Not saved', section: 'rules' },
+        html`${problem(`rule ${ruleId} changed since you opened it (version ${current} now, you edited ${expected}); nothing was saved.`)}<p><a href="/rules/${encodeURIComponent(ruleId)}">Open the current version</a></p>`,
+        409,
+      );
+    }
+    try {
+      const [result] = await writeItems(
+        target.clients.documents,
+        table(),
+        { puts: [{ id: ruleId, item, previous }] },
+        {
+          actor: services.actor,
+          now: services.now(),
+        },
+      );
+      return c.redirect(`/rules/${encodeURIComponent(ruleId)}?saved=${result?.version ?? ''}`, 303);
+    } catch (error) {
+      return render(
+        c,
+        services,
+        { title: 'Not saved', section: 'rules' },
+        problem(String((error as Error).message)),
+        409,
+      );
+    }
+  });
+
+  app.get('/rules/:id', async (c) => {
+    const ruleId = c.req.param('id');
+    const item = await getItem(target.clients.documents, table(), ruleId);
+    if (item === undefined) {
+      return render(
+        c,
+        services,
+        { title: `Rule ${ruleId}`, section: 'rules' },
+        html`${problem(`rule ${ruleId} does not exist`)}<p><a href="/rules/${encodeURIComponent(ruleId)}/history">Its history</a></p>`,
+        404,
+      );
+    }
+    const parsed = parseRule(item);
+    const saved = c.req.query('saved');
+    return render(
+      c,
+      services,
+      {
+        title: `Rule ${ruleId}`,
+        section: 'rules',
+        flash: saved === undefined ? undefined : `Saved: now version ${saved}.`,
+      },
+      html`<p>Version ${String(versionOf(item) ?? 'none')}, ${text(item.updatedAt)} by ${text(item.updatedBy)} · <a href="/rules/${encodeURIComponent(ruleId)}/history">History</a></p>
+${parsed.ok ? '' : problem(`The run skips this rule: ${parsed.rejected.reason}`)}
+${ruleExplainBox(ruleId, '', '2d')}
+<h2>Edit</h2>
+${ruleForm(formFromItem(item), services.keys.csrf, false, await audienceIds(services), String(versionOf(item) ?? ''))}`,
+    );
+  });
+
+  app.get('/rules/:id/explain', async (c) => {
+    const ruleId = c.req.param('id');
+    const key = (c.req.query('article') ?? '').trim();
+    const since = (c.req.query('since') ?? '2d').trim() || '2d';
+    const audience = c.req.query('audience') || undefined;
+    const title = `Explain ${ruleId}`;
+    const item = await getItem(target.clients.documents, table(), ruleId);
+    if (item === undefined)
+      return render(c, services, { title, section: 'rules' }, problem(`rule ${ruleId} does not exist`), 404);
+    const parsed = parseRule(item);
+    if (!parsed.ok)
+      return render(
+        c,
+        services,
+        { title, section: 'rules' },
+        problem(`the run skips this rule: ${parsed.rejected.reason}`),
+        400,
+      );
+    const box = ruleExplainBox(ruleId, key, since);
+    if (key === '') return render(c, services, { title, section: 'rules' }, box);
+    try {
+      const found = await findArticle(target, key, { since }, services.now(), services.log);
+      if (found.article === undefined) {
+        return render(
+          c,
+          services,
+          { title, section: 'rules' },
+          html`${box}${problem(`no article ${key} in the last ${since}: widen the look-back (at most 7 days) or find it on the Articles page`)}`,
+          404,
+        );
+      }
+      const rule: Rule = parsed.value;
+      const result = await explainOnArticle(target, rule, found.article, services.now(), services.log, audience);
+      return render(
+        c,
+        services,
+        { title, section: 'rules' },
+        html`${box}${explanation(result, `${found.article.key}: ${found.article.title}`)}`,
+      );
+    } catch (error) {
+      return render(c, services, { title, section: 'rules' }, html`${box}${problem((error as Error).message)}`, 400);
+    }
+  });
+
+  app.get('/rules/:id/history', async (c) => {
+    const ruleId = c.req.param('id');
+    const restored = c.req.query('restored');
+    try {
+      const view = await ruleHistory(target, ruleId, services.now());
+      return render(
+        c,
+        services,
+        {
+          title: `History of ${ruleId}`,
+          section: 'rules',
+          flash: restored === undefined ? undefined : `Restored version ${restored}.`,
+        },
+        html`<p><a href="/rules/${encodeURIComponent(ruleId)}">Back to the rule</a></p>${history(view)}`,
+      );
+    } catch (error) {
+      return render(
+        c,
+        services,
+        { title: `History of ${ruleId}`, section: 'rules' },
+        problem((error as Error).message),
+        404,
+      );
+    }
+  });
+
+  app.get('/rules/:id/restore', async (c) => {
+    const ruleId = c.req.param('id');
+    try {
+      const plan = await planRestore(target, ruleId, c.req.query('version') ?? '', services.now());
+      return render(
+        c,
+        services,
+        { title: `Restore ${ruleId}`, section: 'rules' },
+        restorePreview(plan, services.keys.csrf),
+      );
+    } catch (error) {
+      return render(
+        c,
+        services,
+        { title: `Restore ${ruleId}`, section: 'rules' },
+        problem((error as Error).message),
+        400,
+      );
+    }
+  });
+
+  app.post('/rules/:id/restore', async (c) => {
+    const ruleId = c.req.param('id');
+    const body = await c.req.parseBody();
+    try {
+      const plan = await planRestore(target, ruleId, text(body.version), services.now());
+      await applyRestore(target, plan, { actor: services.actor, now: services.now() });
+      return c.redirect(`/rules/${encodeURIComponent(ruleId)}/history?restored=${encodeURIComponent(plan.label)}`, 303);
+    } catch (error) {
+      return render(
+        c,
+        services,
+        { title: `Restore ${ruleId}`, section: 'rules' },
+        problem((error as Error).message),
+        409,
+      );
+    }
+  });
+}

@@ -1,0 +1,108 @@
+/**
+ * The runs page: the run history (reading details, failures, parked pages), parked notifications
+ * per audience, and replay with a dry run first. Replay runs the CLI's own `replay` command
+ * (`--dry-run --json`, then for real) against the same target, so the console replays exactly as
+ * the CLI does, under the run lease, through the delivery ledger.
+ */
+import type { Context, Hono } from 'hono';
+import { html } from 'hono/html';
+import { DynamoStateStore } from '#aws/dynamo-state-store';
+import type { UndeliverableRecord } from '#core/ports';
+import { listItems } from '../../items.ts';
+import { audienceTableOf } from '../../workbench/tables.ts';
+import { type ConsoleServices, render, runCli } from '../context.ts';
+import { parkedTable, replayForm, replayResult, runsTable } from '../views/runs.ts';
+
+export function runPages(app: Hono, services: ConsoleServices): void {
+  const { target } = services;
+  const state = () =>
+    new DynamoStateStore({
+      documents: target.clients.documents,
+      tableName: target.names.stateTable,
+      log: services.log,
+    });
+
+  app.get('/runs', async (c) => {
+    const runs = await state().recentRuns(30);
+    const parked: UndeliverableRecord[] = [];
+    for (const item of await listItems(target.clients.documents, audienceTableOf(target))) {
+      parked.push(...(await state().listUndeliverable(String(item.audienceId))));
+    }
+    return render(
+      c,
+      services,
+      { title: 'Runs', section: 'runs' },
+      html`${runsTable(runs)}
+<h2 id="parked">Parked notifications</h2>${parkedTable(parked)}
+<h2 id="replay">Replay</h2>
+<p>Re-delivers a past window through the delivery ledger: only what was never delivered goes out. A dry run comes first.</p>
+${replayForm({ from: '6h', to: '', audience: '' })}`,
+    );
+  });
+
+  const replayArgs = (values: { from: string; to: string; audience: string; parked: boolean }): string[] =>
+    values.parked
+      ? ['replay', '--parked']
+      : [
+          'replay',
+          '--from',
+          values.from || '6h',
+          ...(values.to ? ['--to', values.to] : []),
+          ...(values.audience ? ['--audience', values.audience] : []),
+        ];
+
+  const replay = async (
+    c: Context,
+    values: { from: string; to: string; audience: string; parked: boolean },
+    dryRun: boolean,
+  ) => {
+    const run = await runCli(services, ['--json', ...replayArgs(values), ...(dryRun ? ['--dry-run'] : [])]);
+    let document: unknown;
+    try {
+      document = JSON.parse(run.stdout);
+    } catch {
+      document = { output: run.stdout };
+    }
+    const failed = run.code !== 0;
+    const message = failed
+      ? ((document as { error?: { message?: string } }).error?.message ??
+        run.stderr.trim().split('\n').at(-1) ??
+        'the replay failed')
+      : undefined;
+    return render(
+      c,
+      services,
+      { title: dryRun ? 'Replay: dry run' : 'Replay', section: 'runs' },
+      html`${replayForm(values)}${replayResult(
+        dryRun,
+        document,
+        message,
+        { from: values.from, to: values.to, audience: values.audience, parked: values.parked ? '1' : '' },
+        services.keys.csrf,
+      )}`,
+      failed ? 409 : 200,
+    );
+  };
+
+  app.get('/runs/replay', (c) =>
+    replay(
+      c,
+      {
+        from: c.req.query('from') ?? '6h',
+        to: c.req.query('to') ?? '',
+        audience: c.req.query('audience') ?? '',
+        parked: c.req.query('parked') === '1',
+      },
+      true,
+    ),
+  );
+  app.post('/runs/replay', async (c) => {
+    const body = await c.req.parseBody();
+    const text = (name: string) => (typeof body[name] === 'string' ? (body[name] as string) : '');
+    return replay(
+      c,
+      { from: text('from'), to: text('to'), audience: text('audience'), parked: text('parked') === '1' },
+      false,
+    );
+  });
+}

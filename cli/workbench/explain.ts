@@ -1,0 +1,120 @@
+/**
+ * "Would rule X match article Y, and what would the audience's delivery do with it?", from the
+ * target's tables: the rule and its audience as stored, the ledger entry, the story index (asked
+ * without writing), and today's budget count. The verdicts are the core's
+ * (functions/core/workbench/explain.ts); this module only gathers the facts.
+ */
+import { DynamoStateStore } from '#aws/dynamo-state-store';
+import { DynamoStoryStore } from '#aws/dynamo-story-index';
+import { localDate } from '#core/delivery-plan';
+import type { Article, Audience, AudienceMatch, Rule } from '#core/model';
+import { parseAudience, parseRule } from '#core/model';
+import { deliveryId, type Log, storyMarkerKey } from '#core/ports';
+import { StoryResolver } from '#core/story';
+import { type DeliveryExplanation, explainDelivery, explainRule, type RuleExplanation } from '#core/workbench/explain';
+import { NotFoundError, UsageError } from '../errors.ts';
+import { newsAlerts } from '../hints.ts';
+import { getItem, type Item } from '../items.ts';
+import type { Target } from '../target.ts';
+import { audienceTableOf, ruleTableOf } from './tables.ts';
+
+/** The explanation of one rule on one article, with the delivery when the audience is known. */
+export interface ArticleExplanation {
+  readonly rule: RuleExplanation;
+  /** What the audience's delivery would do (as if the rule matched, when it does not). */
+  readonly delivery?: DeliveryExplanation | undefined;
+  /** Set when the audience item is missing or invalid, so the delivery could not be judged. */
+  readonly audienceProblem?: string | undefined;
+}
+
+/** A rule item validated with the run's schema, or a usage error naming the problem. */
+export function ruleOf(item: Item, ruleId: string): Rule {
+  const parsed = parseRule(item);
+  if (!parsed.ok) {
+    throw new UsageError(
+      `rule ${ruleId} is invalid, so the run skips it: ${parsed.rejected.reason}; fix it with '${newsAlerts()} rules update ${ruleId} …'`,
+    );
+  }
+  return parsed.value;
+}
+
+/** The stored rule, validated. */
+export async function storedRule(target: Target, ruleId: string): Promise<Rule> {
+  const item = await getItem(target.clients.documents, ruleTableOf(target), ruleId);
+  if (item === undefined) throw new NotFoundError(`rule ${ruleId} does not exist (${newsAlerts()} rules list)`);
+  return ruleOf(item, ruleId);
+}
+
+/** The stored audience, validated; a reason instead when it is missing or invalid. */
+export async function storedAudience(target: Target, audienceId: string): Promise<Audience | string> {
+  const item = await getItem(target.clients.documents, audienceTableOf(target), audienceId);
+  if (item === undefined) return `audience ${audienceId} does not exist`;
+  const parsed = parseAudience(item);
+  return parsed.ok ? parsed.value : `audience ${audienceId} is invalid: ${parsed.rejected.reason}`;
+}
+
+/** Explains `rule` on `article`, with `audienceId`'s delivery (default: the rule's audience). */
+export async function explainOnArticle(
+  target: Target,
+  rule: Rule,
+  article: Article,
+  now: number,
+  log: Log,
+  audienceId: string = rule.audienceId,
+): Promise<ArticleExplanation> {
+  const explanation = explainRule(rule, article);
+  const audience = await storedAudience(target, audienceId);
+  if (typeof audience === 'string') return { rule: explanation, audienceProblem: audience };
+  const match: AudienceMatch = {
+    audienceId,
+    article,
+    rules: [
+      {
+        ruleId: rule.ruleId,
+        description: rule.description,
+        urgent: rule.urgent,
+        reasons: [],
+      },
+    ],
+  };
+  return { rule: explanation, delivery: await deliveryOf(target, audience, match, now, log) };
+}
+
+/** The delivery verdict of `match` for `audience`, from the state table's facts. */
+export async function deliveryOf(
+  target: Target,
+  audience: Audience,
+  match: AudienceMatch,
+  now: number,
+  log: Log,
+): Promise<DeliveryExplanation> {
+  const state = new DynamoStateStore({ documents: target.clients.documents, tableName: target.names.stateTable, log });
+  const key = { audienceId: audience.audienceId, articleKey: match.article.key };
+  const date = localDate(now, audience.timeZone);
+  const [ledger, counts] = await Promise.all([
+    state.readDeliveries([key]),
+    state.readDailyCounts([{ audienceId: audience.audienceId, date }]),
+  ]);
+  let story: { storyId: string; leadArticleKey?: string | undefined } | undefined;
+  if (audience.collapse === 'story') {
+    const resolver = new StoryResolver(
+      new DynamoStoryStore({ documents: target.clients.documents, tableName: target.names.stateTable, log }),
+      { log },
+    );
+    // dryRun: decides as the run would, files nothing.
+    const assignment = (await resolver.assign([match.article], { now, dryRun: true })).get(match.article.key);
+    if (assignment !== undefined) {
+      const marker = storyMarkerKey(audience.audienceId, assignment.storyId);
+      const markers = await state.readDeliveries([marker]);
+      story = {
+        storyId: assignment.storyId,
+        leadArticleKey: markers.get(deliveryId(marker))?.leadArticleKey,
+      };
+    }
+  }
+  return explainDelivery(audience, match, now, {
+    ledger: ledger.get(deliveryId(key)),
+    story,
+    usedToday: counts.get(`${audience.audienceId}|${date}`) ?? 0,
+  });
+}

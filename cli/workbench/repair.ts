@@ -1,0 +1,179 @@
+/**
+ * `audiences repair <id>`: an audience whose SNS topic was deleted (or never made) gets it back,
+ * with what the project knows of its subscribers: the topic is created again under the same name
+ * (the stack's key and TLS-only policy), the audience item points at it, and every subscription
+ * recorded when the CLI or the console made it (functions/aws/dynamo-subscriber-records.ts) is
+ * made again, Slack included (its webhook URL is still in Secrets Manager). What it cannot
+ * restore is said: subscriptions made outside the CLI, Slack without its secret, and email
+ * subscribers, who must confirm again. Notifications parked while the topic was gone wait for
+ * `replay --parked`.
+ */
+
+import { DescribeSecretCommand } from '@aws-sdk/client-secrets-manager';
+import { GetTopicAttributesCommand, NotFoundException, SubscribeCommand } from '@aws-sdk/client-sns';
+import { DynamoStateStore } from '#aws/dynamo-state-store';
+import type { Log } from '#core/ports';
+import { createTopic, requireAudience, topicArnOf, topicNameOf, topicSubscriptions } from '../audiences.ts';
+import { ensureAuditQueues } from '../deliveries.ts';
+import { newsAlerts } from '../hints.ts';
+import { type Audit, type Item, writeItems } from '../items.ts';
+import { displayEndpoint, recordedAs, subscriberRecordsOf, subscribeStandInQueue } from '../subscriptions.ts';
+import type { Target } from '../target.ts';
+import { audienceTableOf } from './tables.ts';
+
+/** One subscription's fate in a repair. */
+export interface RepairedSubscription {
+  readonly protocol: string;
+  readonly endpoint: string;
+  readonly result: 'present' | 'restored' | 'not restored';
+  readonly detail: string;
+}
+
+/** What a repair did (or, planned, would do). */
+export interface RepairReport {
+  readonly audienceId: string;
+  readonly topicArn: string;
+  /** `ok`: the topic exists; `recreated`: it was missing and is made again (`missing` when planned). */
+  readonly topic: 'ok' | 'recreated' | 'missing';
+  readonly topicArnChanged: boolean;
+  readonly subscriptions: readonly RepairedSubscription[];
+  /** What could not be restored, in words. */
+  readonly notRestored: readonly string[];
+  /** Notifications parked for this audience (SNS refused them), for `replay --parked`. */
+  readonly parked: number;
+}
+
+async function topicExists(target: Target, topicArn: string): Promise<boolean> {
+  try {
+    await target.clients.sns.send(new GetTopicAttributesCommand({ TopicArn: topicArn }));
+    return true;
+  } catch (error) {
+    if (error instanceof NotFoundException || (error as { name?: string }).name === 'NotFound') return false;
+    throw error;
+  }
+}
+
+/**
+ * Repairs the audience (`apply`), or says what a repair would do (`apply: false`, nothing is
+ * written).
+ */
+export async function repairAudience(
+  target: Target,
+  audienceId: string,
+  audit: Audit,
+  log: Log,
+  options: { readonly apply: boolean; readonly warn: (text: string) => void },
+): Promise<RepairReport> {
+  const item = await requireAudience(target, audienceId);
+  const storedArn = topicArnOf(item, audienceId);
+  const exists = await topicExists(target, storedArn);
+  const topicName = storedArn.split(':').at(-1) ?? topicNameOf(target, audienceId);
+  let topicArn = storedArn;
+  if (!exists && options.apply) {
+    topicArn = await createTopic(options.warn, target, audienceId, topicName);
+    if (topicArn !== storedArn) {
+      const next: Item = { ...item, topicArn };
+      await writeItems(
+        target.clients.documents,
+        audienceTableOf(target),
+        { puts: [{ id: audienceId, item: next, previous: item }] },
+        audit,
+      );
+    }
+  }
+  const present = exists || options.apply ? await topicSubscriptions(target.clients.sns, topicArn) : [];
+  const have = new Set(present.map((subscription) => recordedAs(target, subscription).join('|')));
+  const records = await subscriberRecordsOf(target).list(audienceId);
+  const subscriptions: RepairedSubscription[] = [];
+  const notRestored: string[] = [];
+  for (const record of records) {
+    const endpoint =
+      record.protocol === 'slack'
+        ? 'Slack (webhook in Secrets Manager)'
+        : displayEndpoint({ Protocol: record.protocol, Endpoint: record.endpoint });
+    if (have.has([record.protocol, record.endpoint].join('|'))) {
+      subscriptions.push({ protocol: record.protocol, endpoint, result: 'present', detail: 'subscribed' });
+      continue;
+    }
+    if (record.protocol === 'slack') {
+      const secretId = `${target.names.slackWebhookSecretPrefix ?? ''}${audienceId}`;
+      let secret = true;
+      try {
+        await target.clients.secrets.send(new DescribeSecretCommand({ SecretId: secretId }));
+      } catch {
+        secret = false;
+      }
+      if (!secret) {
+        const why = `Slack: the webhook secret ${secretId} is gone; add it again with '${newsAlerts()} subscriptions add ${audienceId} --slack-webhook'`;
+        notRestored.push(why);
+        subscriptions.push({ protocol: 'slack', endpoint, result: 'not restored', detail: why });
+        continue;
+      }
+    }
+    if (!options.apply) {
+      subscriptions.push({
+        protocol: record.protocol,
+        endpoint,
+        result: 'not restored',
+        detail: 'would be subscribed again',
+      });
+      continue;
+    }
+    let detail = 'subscribed again';
+    if (record.protocol === 'slack') {
+      if (target.names.slackRelayFunctionArn) {
+        await target.clients.sns.send(
+          new SubscribeCommand({
+            TopicArn: topicArn,
+            Protocol: 'lambda',
+            Endpoint: target.names.slackRelayFunctionArn,
+          }),
+        );
+      } else if (target.names.slackStandInQueuePrefix) {
+        await subscribeStandInQueue(target, `${target.names.slackStandInQueuePrefix}${audienceId}`, topicArn);
+      }
+      detail = 'the Slack relay is subscribed again (same webhook secret)';
+    } else {
+      const attributes: Record<string, string> = {};
+      if (target.names.deliveryDeadLetterQueueArn) {
+        attributes.RedrivePolicy = JSON.stringify({ deadLetterTargetArn: target.names.deliveryDeadLetterQueueArn });
+      }
+      if (record.raw) attributes.RawMessageDelivery = 'true';
+      const { SubscriptionArn } = await target.clients.sns.send(
+        new SubscribeCommand({
+          TopicArn: topicArn,
+          Protocol: record.protocol,
+          Endpoint: record.endpoint,
+          ReturnSubscriptionArn: true,
+          ...(Object.keys(attributes).length > 0 ? { Attributes: attributes } : {}),
+        }),
+      );
+      if (record.protocol === 'email' && (SubscriptionArn === undefined || /pending/i.test(SubscriptionArn))) {
+        detail = 'subscribed again; SNS emails a confirmation link, and alerts reach it once confirmed';
+        notRestored.push(`${endpoint}: must confirm again (SNS sent a confirmation email)`);
+      } else if (record.protocol === 'https') {
+        detail = 'subscribed again; the endpoint must confirm the subscription again';
+      }
+    }
+    subscriptions.push({ protocol: record.protocol, endpoint, result: 'restored', detail });
+  }
+  if (!exists) {
+    notRestored.push(
+      'subscriptions made outside the CLI and the console (the AWS console, aws sns subscribe) were deleted with the topic and are not known: add them again',
+    );
+  }
+  if (options.apply && target.kind === 'local') {
+    await ensureAuditQueues(target, { only: [audienceId], onFailure: (_id, error) => options.warn(String(error)) });
+  }
+  const state = new DynamoStateStore({ documents: target.clients.documents, tableName: target.names.stateTable, log });
+  const parked = (await state.listUndeliverable(audienceId)).length;
+  return {
+    audienceId,
+    topicArn,
+    topic: exists ? 'ok' : options.apply ? 'recreated' : 'missing',
+    topicArnChanged: topicArn !== storedArn,
+    subscriptions,
+    notRestored,
+    parked,
+  };
+}

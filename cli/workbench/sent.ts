@@ -1,0 +1,112 @@
+/**
+ * "Did it reach them?" on a deployed stack as in the sandbox: an audience's delivery ledger over a
+ * window (what was sent, held, released in which digest, collapsed, parked), newest first, and
+ * its subscribers with their status (SNS fans every accepted message out to each confirmed one).
+ *
+ * The ledger is keyed by notification, not by audience, so this reads the state table with a
+ * filtered Scan (keys only), then the entries it found with BatchGet: the cost is one pass over
+ * the state table, about 1 read unit per 8 KB scanned (on-demand: $0.25 per million read units,
+ * so a 1 GB state table costs about $0.03 a look-up). Bounded by `--since` and `--limit`.
+ */
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoStateStore } from '#aws/dynamo-state-store';
+import type { DeliveryRecord, Log } from '#core/ports';
+import { storyOfMarker } from '#core/ports';
+import { audienceSubscriptions, requireAudience, topicArnOf } from '../audiences.ts';
+import { deliveryOutcomeText } from '../deliveries.ts';
+import { displayEndpoint, recordedAs } from '../subscriptions.ts';
+import type { Target } from '../target.ts';
+
+/** One ledger entry as shown. */
+export interface SentEntry {
+  readonly articleKey: string;
+  readonly at: number;
+  readonly outcome: string;
+  readonly ruleIds: readonly string[];
+  readonly messageId?: string | undefined;
+}
+
+/** A subscriber of the audience's topic. */
+export interface SubscriberView {
+  readonly protocol: string;
+  readonly endpoint: string;
+  readonly status: 'confirmed' | 'pending confirmation';
+}
+
+/** The audience's sent history and subscribers. */
+export interface SentHistory {
+  readonly audienceId: string;
+  readonly since: number;
+  readonly entries: readonly SentEntry[];
+  /** Entries in the window, also those `limit` left out. */
+  readonly total: number;
+  readonly subscribers: readonly SubscriberView[];
+  /** Set when the topic cannot be read (deleted?): the subscribers are unknown. */
+  readonly topicProblem?: string | undefined;
+}
+
+/** The audience's ledger since `since` (newest first, at most `limit`) and its subscribers. */
+export async function sentHistory(
+  target: Target,
+  audienceId: string,
+  since: number,
+  limit: number,
+  log: Log,
+): Promise<SentHistory> {
+  const audience = await requireAudience(target, audienceId);
+  const keys: { audienceId: string; articleKey: string }[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const output = await target.clients.documents.send(
+      new ScanCommand({
+        TableName: target.names.stateTable,
+        FilterExpression: '#sk = :ledger AND #audience = :audience AND #at >= :since',
+        ExpressionAttributeNames: {
+          '#sk': 'sk',
+          '#audience': 'audienceId',
+          '#at': 'deliveredAt',
+          '#key': 'articleKey',
+        },
+        ExpressionAttributeValues: { ':ledger': 'ledger', ':audience': audienceId, ':since': since },
+        ProjectionExpression: '#key',
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    for (const item of output.Items ?? []) {
+      const articleKey = String(item.articleKey ?? '');
+      if (articleKey === '' || storyOfMarker(articleKey) !== undefined) continue;
+      keys.push({ audienceId, articleKey });
+    }
+    startKey = output.LastEvaluatedKey;
+  } while (startKey !== undefined);
+  const state = new DynamoStateStore({ documents: target.clients.documents, tableName: target.names.stateTable, log });
+  const records = [...(await state.readDeliveries(keys)).values()].sort(
+    (a, b) => b.deliveredAt - a.deliveredAt || a.articleKey.localeCompare(b.articleKey),
+  );
+  const entries = records.slice(0, limit).map(
+    (record: DeliveryRecord): SentEntry => ({
+      articleKey: record.articleKey,
+      at: record.deliveredAt,
+      outcome:
+        record.collapsedInto !== undefined
+          ? `collapsed into story ${record.collapsedInto} (not sent)`
+          : deliveryOutcomeText(record),
+      ruleIds: record.ruleIds,
+      messageId: record.messageId,
+    }),
+  );
+  let subscribers: SubscriberView[] = [];
+  let topicProblem: string | undefined;
+  try {
+    subscribers = (await audienceSubscriptions(target, audienceId, topicArnOf(audience, audienceId))).map(
+      (subscription) => ({
+        protocol: recordedAs(target, subscription)[0] === 'slack' ? 'slack' : (subscription.Protocol ?? ''),
+        endpoint: displayEndpoint(subscription),
+        status: subscription.SubscriptionArn === 'PendingConfirmation' ? 'pending confirmation' : 'confirmed',
+      }),
+    );
+  } catch (error) {
+    topicProblem = error instanceof Error ? error.message : String(error);
+  }
+  return { audienceId, since, entries, total: records.length, subscribers, topicProblem };
+}

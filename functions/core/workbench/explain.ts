@@ -1,0 +1,290 @@
+/**
+ * The ops workbench's answer to "would this rule match this article, and why not?" and "what would
+ * this audience's delivery do with it?". Pure: it takes the rule, the audience, the article and
+ * the few facts of the state table that matter (the ledger entry, the story marker, today's budget
+ * count), and says what the run would do, in the run's own terms.
+ *
+ * It owns one guarantee: what explain says is what the run does. The rule verdict is the reference
+ * matcher's (`criterionHits` in matcher.ts, which `naiveMatch` shares, and a property test holds it
+ * to the indexed matcher); the delivery verdict is `planDelivery` and `releaseDueAt` of
+ * delivery-plan.ts, the functions the run itself plans with.
+ */
+
+import { isQuietAt, planDelivery, releaseDueAt, urgencyOf } from '../delivery-plan.ts';
+import { criterionHits } from '../matcher.ts';
+import type { Article, Audience, AudienceMatch, Rule } from '../model.ts';
+import type { DeliveryRecord, HoldReason } from '../ports.ts';
+
+/** A rule's criterion, named as the rule item spells it. */
+export type CriterionName =
+  | 'enabled'
+  | 'categories'
+  | 'excludeCategories'
+  | 'keywords'
+  | 'excludeKeywords'
+  | 'media'
+  | 'statuses'
+  | 'query'
+  | 'matchAll';
+
+/**
+ * One criterion's verdict: `pass` (it lets the article through), `fail` (it stops it), or
+ * `unset` (the rule does not use it: no effect).
+ */
+export interface CriterionVerdict {
+  readonly criterion: CriterionName;
+  readonly verdict: 'pass' | 'fail' | 'unset';
+  /** Why, in plain words: which terms hit, or what the article carries instead. */
+  readonly why: string;
+  /** The rule's terms that hit (for exclusions: the ones that exclude). */
+  readonly hits: readonly string[];
+}
+
+/** Every criterion of one rule judged on one article. */
+export interface RuleExplanation {
+  readonly ruleId: string;
+  readonly audienceId: string;
+  /** The run's verdict: the rule is enabled and every criterion passes. */
+  readonly matches: boolean;
+  /** One line: why it matches, or the criteria that stop it. */
+  readonly summary: string;
+  readonly criteria: readonly CriterionVerdict[];
+}
+
+const list = (values: readonly string[]): string => values.map((value) => `"${value}"`).join(', ');
+const carried = (values: readonly string[], what: string): string =>
+  values.length === 0 ? `the article has no ${what}` : `the article has ${list(values)}`;
+
+/** Judges every criterion of `rule` on `article` (see the module comment). */
+export function explainRule(rule: Rule, article: Article): RuleExplanation {
+  const hits = criterionHits(rule, article);
+  const criteria: CriterionVerdict[] = [];
+  criteria.push(
+    rule.enabled
+      ? { criterion: 'enabled', verdict: 'pass', why: 'the rule is enabled', hits: [] }
+      : { criterion: 'enabled', verdict: 'fail', why: 'the rule is disabled: the run skips it', hits: [] },
+  );
+  const positive = (
+    criterion: CriterionName,
+    terms: readonly string[] | undefined,
+    found: readonly string[] | undefined,
+    what: string,
+    articleValues: readonly string[],
+  ) => {
+    if (terms === undefined || terms.length === 0 || found === undefined) {
+      criteria.push({ criterion, verdict: 'unset', why: `no ${criterion} in the rule`, hits: [] });
+    } else if (found.length > 0) {
+      criteria.push({ criterion, verdict: 'pass', why: `${list(found)} hit`, hits: found });
+    } else {
+      criteria.push({
+        criterion,
+        verdict: 'fail',
+        why: `none of ${list(terms)} hit; ${carried(articleValues, what)}`,
+        hits: [],
+      });
+    }
+  };
+  positive('categories', rule.categories, hits.categories, 'category', hits.article.categoryValues);
+  positive('keywords', rule.keywords, hits.keywords, 'such word in its title or summary', []);
+  // The keyword line needs no list of the article's words: say where they were looked for.
+  const keywordLine = criteria.at(-1);
+  if (keywordLine?.criterion === 'keywords' && keywordLine.verdict === 'fail') {
+    criteria[criteria.length - 1] = {
+      ...keywordLine,
+      why: `none of ${list(rule.keywords ?? [])} is in the title or summary (whole words for Latin scripts)`,
+    };
+  }
+  positive('media', rule.media, hits.media, 'media', hits.article.media);
+  positive(
+    'statuses',
+    rule.statuses,
+    hits.statuses,
+    'status',
+    hits.article.status === undefined ? [] : [hits.article.status],
+  );
+  const exclusion = (criterion: CriterionName, terms: readonly string[] | undefined, found: readonly string[]) => {
+    if (terms === undefined || terms.length === 0) {
+      criteria.push({ criterion, verdict: 'unset', why: `no ${criterion} in the rule`, hits: [] });
+    } else if (found.length > 0) {
+      criteria.push({ criterion, verdict: 'fail', why: `${list(found)} hit, which excludes the article`, hits: found });
+    } else {
+      criteria.push({ criterion, verdict: 'pass', why: `none of ${list(terms)} hit`, hits: [] });
+    }
+  };
+  exclusion('excludeCategories', rule.excludeCategories, hits.excludedByCategories);
+  exclusion('excludeKeywords', rule.excludeKeywords, hits.excludedByKeywords);
+  const { query } = hits;
+  if (query.state === 'absent')
+    criteria.push({ criterion: 'query', verdict: 'unset', why: 'no query in the rule', hits: [] });
+  else if (query.state === 'invalid') {
+    criteria.push({
+      criterion: 'query',
+      verdict: 'fail',
+      why: 'the query does not parse, so it matches nothing',
+      hits: [],
+    });
+  } else if (query.true) {
+    criteria.push({
+      criterion: 'query',
+      verdict: 'pass',
+      why: query.terms.length > 0 ? `true because of ${list(query.terms)}` : 'true (nothing it excludes is there)',
+      hits: query.terms,
+    });
+  } else {
+    criteria.push({ criterion: 'query', verdict: 'fail', why: 'false for this title and summary', hits: [] });
+  }
+  const hasPositive =
+    [rule.categories, rule.keywords, rule.media, rule.statuses].some((terms) => (terms ?? []).length > 0) ||
+    (query.state === 'evaluated' && query.anchored);
+  if (hasPositive) {
+    criteria.push({
+      criterion: 'matchAll',
+      verdict: rule.matchAll ? 'pass' : 'unset',
+      why: rule.matchAll ? 'set (the rule has positive criteria anyway)' : 'not needed: the rule has positive criteria',
+      hits: [],
+    });
+  } else if (rule.matchAll) {
+    criteria.push({
+      criterion: 'matchAll',
+      verdict: 'pass',
+      why: 'set: every article passes unless excluded',
+      hits: [],
+    });
+  } else {
+    criteria.push({
+      criterion: 'matchAll',
+      verdict: 'fail',
+      why: 'the rule has no positive criterion and matchAll is not set, so it matches nothing',
+      hits: [],
+    });
+  }
+  const matches = rule.enabled && hits.matches;
+  const failing = criteria.filter((criterion) => criterion.verdict === 'fail');
+  const summary = matches
+    ? `matches: ${criteria
+        .filter((criterion) => criterion.verdict === 'pass' && criterion.criterion !== 'enabled')
+        .map((criterion) => `${criterion.criterion} ${criterion.why}`)
+        .join('; ')}`
+    : `does not match: ${failing.map((criterion) => `${criterion.criterion}: ${criterion.why}`).join('; ')}`;
+  return { ruleId: rule.ruleId, audienceId: rule.audienceId, matches, summary, criteria };
+}
+
+/** What the state table knows that decides an audience's delivery of one article. */
+export interface DeliveryFacts {
+  /** The ledger entry of this article for this audience, if any. */
+  readonly ledger?: DeliveryRecord | undefined;
+  /**
+   * The article's story and the article that carries it for the audience (its story marker),
+   * when the audience collapses stories and the story index knows the article or would file it.
+   */
+  readonly story?: { readonly storyId: string; readonly leadArticleKey?: string | undefined } | undefined;
+  /** Immediate alerts counted today (the audience's local date) against its daily budget. */
+  readonly usedToday: number;
+}
+
+/** What the delivery would do with a match, step by step as the run decides. */
+export interface DeliveryExplanation {
+  readonly audienceId: string;
+  /**
+   * `send` now, `hold` for a digest (with `reason` and `releaseAt`), `collapse` into a story
+   * another article carries, `already` handled (the ledger has it), or `skip` (audience disabled).
+   */
+  readonly outcome: 'send' | 'hold' | 'collapse' | 'already' | 'skip';
+  readonly reason?: HoldReason | undefined;
+  /** When a hold would be released (epoch ms), planned from the audience's current settings. */
+  readonly releaseAt?: number | undefined;
+  /** The article a collapsed copy goes with. */
+  readonly collapsedInto?: string | undefined;
+  /** One line per step: collapse, quiet hours, digest, budget. */
+  readonly steps: readonly { readonly step: string; readonly why: string }[];
+}
+
+const iso = (at: number): string => new Date(at).toISOString();
+
+/**
+ * What the audience's delivery would do with `match` at `now` (see {@link DeliveryExplanation}),
+ * in the run's order: the ledger, story collapse, then `planDelivery` (digest mode, quiet hours,
+ * daily budget).
+ */
+export function explainDelivery(
+  audience: Audience,
+  match: AudienceMatch,
+  now: number,
+  facts: DeliveryFacts,
+): DeliveryExplanation {
+  const steps: { step: string; why: string }[] = [];
+  const base = { audienceId: audience.audienceId };
+  if (!audience.enabled) {
+    steps.push({ step: 'audience', why: 'the audience is disabled: the run sends it nothing' });
+    return { ...base, outcome: 'skip', steps };
+  }
+  if (facts.ledger !== undefined) {
+    const entry = facts.ledger;
+    const what =
+      entry.collapsedInto !== undefined
+        ? `collapsed into story ${entry.collapsedInto}`
+        : entry.heldFor !== undefined
+          ? `held for ${entry.heldFor}${entry.releasedAt !== undefined ? `, released ${iso(entry.releasedAt)}` : ''}`
+          : 'sent';
+    steps.push({
+      step: 'ledger',
+      why: `already handled at ${iso(entry.deliveredAt)} (${what}): a re-read sends nothing`,
+    });
+    return { ...base, outcome: 'already', steps };
+  }
+  if (audience.collapse === 'story') {
+    const story = facts.story;
+    if (story?.leadArticleKey !== undefined && story.leadArticleKey !== match.article.key) {
+      steps.push({
+        step: 'story collapse',
+        why: `the audience has story ${story.storyId} already (carried by ${story.leadArticleKey}): this copy collapses into it`,
+      });
+      return { ...base, outcome: 'collapse', collapsedInto: story.leadArticleKey, steps };
+    }
+    steps.push({
+      step: 'story collapse',
+      why:
+        story === undefined
+          ? 'no story known for the article yet: it would lead a new story'
+          : `it leads story ${story.storyId} for this audience`,
+    });
+  } else {
+    steps.push({ step: 'story collapse', why: 'off for this audience (collapse: none)' });
+  }
+  const decision = planDelivery(match, audience, now, facts.usedToday);
+  const urgency = urgencyOf(match, audience);
+  if (audience.quietHours !== undefined) {
+    const quiet = isQuietAt(now, audience);
+    steps.push({
+      step: 'quiet hours',
+      why: `${audience.quietHours.start}-${audience.quietHours.end} ${audience.timeZone}: ${
+        quiet
+          ? urgency !== undefined
+            ? `inside them, but urgent (${urgency}) bypasses them`
+            : 'inside them now'
+          : 'outside them now'
+      }`,
+    });
+  } else {
+    steps.push({ step: 'quiet hours', why: 'none set' });
+  }
+  steps.push({
+    step: 'digest',
+    why:
+      audience.deliveryMode === 'digest'
+        ? `digest mode: collected for ${audience.digestTimes.join(', ')} ${audience.timeZone}`
+        : 'immediate mode',
+  });
+  steps.push({
+    step: 'budget',
+    why:
+      audience.dailyBudget === undefined
+        ? 'no daily budget'
+        : `${facts.usedToday} of ${audience.dailyBudget} immediate alerts used today${
+            decision.action === 'hold' && decision.reason === 'budget' ? ': used up' : ''
+          }`,
+  });
+  if (decision.action === 'send') return { ...base, outcome: 'send', steps };
+  const releaseAt = releaseDueAt({ heldAt: now, reason: decision.reason, urgent: decision.urgent }, audience);
+  return { ...base, outcome: 'hold', reason: decision.reason, releaseAt, steps };
+}

@@ -1,0 +1,83 @@
+/**
+ * "What is held for this audience, and when will it go out?": each held notification with its
+ * reason and release time, planned from the audience's CURRENT settings by the run's own
+ * `planHeldRelease` and `releaseDueAt` (delivery-plan.ts). Changing quiet hours, delivery mode,
+ * digest times or the daily budget therefore shows at once here, and the next run releases what
+ * the new settings no longer hold.
+ */
+import { isQuietAt, isUrgent, localDate, planHeldRelease, quietFreeFrom, releaseDueAt } from '../delivery-plan.ts';
+import type { Audience } from '../model.ts';
+import type { DigestRelease, HeldNotification, HoldReason, ReleaseCause } from '../ports.ts';
+
+/** One held notification as ops read it. */
+export interface HeldView {
+  readonly articleKey: string;
+  readonly title: string;
+  readonly ruleIds: readonly string[];
+  readonly reason: HoldReason;
+  readonly heldAt: number;
+  /**
+   * When it goes out (epoch ms): `now` when the next run releases it, else the first instant the
+   * current settings release it at (the first run after it sends it).
+   */
+  readonly releaseAt: number;
+  /** `next-run` when the next run releases it; `scheduled` when it waits for `releaseAt`. */
+  readonly when: 'next-run' | 'scheduled';
+  /** Why it goes out then: its hold ran its course (`due`), or the settings changed. */
+  readonly cause?: ReleaseCause | undefined;
+  readonly urgent: boolean;
+}
+
+/** An audience's holds and the digest releases a crash left unfinished. */
+export interface AudienceHolds {
+  readonly audienceId: string;
+  readonly held: readonly HeldView[];
+  /** Releases claimed but not finished: the next run finishes exactly these. */
+  readonly unfinishedReleases: readonly { readonly releaseAt: number; readonly articles: number }[];
+}
+
+/**
+ * The holds of one audience at `now`, oldest first. `usedToday` is the audience's immediate
+ * alerts counted on its local date of `now` (for budget room; 0 when it has no budget).
+ */
+export function describeHolds(
+  audience: Audience,
+  items: readonly HeldNotification[],
+  releases: readonly DigestRelease[],
+  now: number,
+  usedToday: number,
+): AudienceHolds {
+  let budgetLeft =
+    audience.dailyBudget === undefined ? Number.POSITIVE_INFINITY : Math.max(0, audience.dailyBudget - usedToday);
+  const today = localDate(now, audience.timeZone);
+  const sorted = [...items].sort((a, b) => a.heldAt - b.heldAt || a.key.articleKey.localeCompare(b.key.articleKey));
+  const held = sorted.map((item): HeldView => {
+    const urgent = audience.deliveryMode !== 'digest' && isUrgent(item.match, audience);
+    const common = {
+      articleKey: item.key.articleKey,
+      title: item.match.article.title,
+      ruleIds: item.ruleIds,
+      reason: item.reason,
+      heldAt: item.heldAt,
+      urgent,
+    };
+    const release = planHeldRelease(item, audience, now, budgetLeft);
+    if (release !== undefined) {
+      if (release.budgetDate === today) budgetLeft -= 1;
+      return { ...common, releaseAt: now, when: 'next-run', cause: release.cause };
+    }
+    let releaseAt = releaseDueAt({ heldAt: item.heldAt, reason: item.reason, urgent }, audience);
+    if (releaseAt <= now) releaseAt = now;
+    // Nothing goes out inside quiet hours (a due match waits for their end).
+    if (!urgent && isQuietAt(releaseAt, audience)) releaseAt = quietFreeFrom(releaseAt, audience);
+    return { ...common, releaseAt, when: 'scheduled' };
+  });
+  return {
+    audienceId: audience.audienceId,
+    held,
+    unfinishedReleases: releases.map((release) => ({
+      releaseAt: release.releaseAt,
+      articles: release.parts.reduce((total, part) => total + part.length, 0),
+    })),
+  };
+}

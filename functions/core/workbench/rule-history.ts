@@ -1,0 +1,140 @@
+/**
+ * Rule history: who changed a rule, when, and what the rule was, so ops can read the changes and
+ * restore an earlier version. Every write of the CLI and the console records the new version in
+ * the same DynamoDB transaction as the rule itself (cli/items.ts); an item edited in the DynamoDB
+ * console (or any other tool) is recognised the next time the CLI or the console reads or writes
+ * the rule: its content differs from the latest recorded version, so an "outside edit" entry is
+ * recorded first, with the item's `updatedBy` when it names one.
+ *
+ * Bounded: {@link HISTORY_LIMITS} versions per rule (older ones are trimmed after each write) and
+ * a retention in days (TTL), so a rule edited every minute cannot grow its history without end.
+ */
+
+/** How much history is kept. */
+export const HISTORY_LIMITS = {
+  /** Versions kept per rule; the oldest beyond are deleted after each write. */
+  versionsPerRule: 50,
+  /** Days a version is kept (DynamoDB TTL), whatever the count. */
+  retentionDays: 400,
+} as const;
+
+/** How a version came to be. */
+export type HistoryAction = 'created' | 'updated' | 'deleted' | 'restored' | 'outside-edit';
+
+/** One recorded version of a rule. */
+export interface RuleVersion {
+  readonly ruleId: string;
+  /** The rule's `version` attribute after this change (0 for an item that never had one). */
+  readonly version: number;
+  /**
+   * 0 for a version the CLI or the console wrote; 1, 2… for edits made outside them on top of
+   * `version` (the DynamoDB console leaves `version` as it was). Shown as `3` or `3.1`.
+   */
+  readonly edit: number;
+  readonly at: number;
+  readonly actor: string;
+  readonly action: HistoryAction;
+  /** The whole item after the change (audit attributes included); absent for `deleted`. */
+  readonly item?: Record<string, unknown> | undefined;
+  /** For `restored`: the version label it restored. */
+  readonly restoredFrom?: string | undefined;
+}
+
+/** `3`, or `3.1` for the first outside edit on top of version 3. */
+export const versionLabel = (entry: Pick<RuleVersion, 'version' | 'edit'>): string =>
+  entry.edit === 0 ? String(entry.version) : `${entry.version}.${entry.edit}`;
+
+/** Parses `3` or `3.1`; undefined when it is neither. */
+export function parseVersionLabel(label: string): { version: number; edit: number } | undefined {
+  const match = /^(\d{1,9})(?:\.(\d{1,4}))?$/.exec(label.trim());
+  if (!match) return undefined;
+  return { version: Number(match[1]), edit: Number(match[2] ?? 0) };
+}
+
+const auditNames = new Set(['updatedAt', 'updatedBy', 'version']);
+
+/** The item's content for comparison: audit attributes left out, sets as sorted lists, keys sorted. */
+export function contentOf(item: Record<string, unknown> | undefined): string {
+  if (item === undefined) return '';
+  const plain = (value: unknown): unknown => {
+    if (value instanceof Set) return [...value].map(String).sort();
+    if (Array.isArray(value)) return value.map(plain);
+    if (value !== null && typeof value === 'object') {
+      return Object.fromEntries(
+        Object.keys(value)
+          .sort()
+          .map((key) => [key, plain((value as Record<string, unknown>)[key])]),
+      );
+    }
+    return value;
+  };
+  const content = Object.fromEntries(
+    Object.keys(item)
+      .filter((key) => !auditNames.has(key) && item[key] !== undefined)
+      .sort()
+      .map((key) => [key, plain(item[key])]),
+  );
+  return JSON.stringify(content);
+}
+
+/**
+ * The entry to record when the stored rule is not the latest recorded version (edited outside the
+ * CLI and the console), or undefined when history already has it. `latest` is the newest recorded
+ * version (undefined: none recorded yet, e.g. a rule written before history existed).
+ */
+export function outsideEdit(
+  ruleId: string,
+  stored: Record<string, unknown> | undefined,
+  latest: RuleVersion | undefined,
+  now: number,
+): RuleVersion | undefined {
+  if (stored === undefined) return undefined;
+  if (latest !== undefined && latest.action !== 'deleted' && contentOf(latest.item) === contentOf(stored)) {
+    return undefined;
+  }
+  const version = typeof stored.version === 'number' && Number.isInteger(stored.version) ? stored.version : 0;
+  const edit = latest !== undefined && latest.version === version ? latest.edit + 1 : latest === undefined ? 0 : 1;
+  const updatedBy = typeof stored.updatedBy === 'string' && stored.updatedBy !== '' ? stored.updatedBy : undefined;
+  const updatedAt = typeof stored.updatedAt === 'string' ? Date.parse(stored.updatedAt) : Number.NaN;
+  return {
+    ruleId,
+    version,
+    edit,
+    // The item's own time when an outside edit left a plausible one, else when it was noticed.
+    at: latest === undefined && Number.isFinite(updatedAt) ? updatedAt : now,
+    actor:
+      latest === undefined
+        ? (updatedBy ?? 'unknown (written before history was kept)')
+        : `unknown (edited outside the CLI and console${updatedBy === undefined ? '' : `; updatedBy still says ${updatedBy}`})`,
+    action: latest === undefined ? 'created' : 'outside-edit',
+    item: stored,
+  };
+}
+
+/** One changed attribute between two versions. */
+export interface VersionChange {
+  readonly field: string;
+  readonly before: unknown;
+  readonly after: unknown;
+}
+
+/** The attributes that differ between two versions (audit attributes left out). */
+export function diffVersions(
+  before: Record<string, unknown> | undefined,
+  after: Record<string, unknown> | undefined,
+): VersionChange[] {
+  const left = JSON.parse(contentOf(before) || '{}') as Record<string, unknown>;
+  const right = JSON.parse(contentOf(after) || '{}') as Record<string, unknown>;
+  const fields = [...new Set([...Object.keys(left), ...Object.keys(right)])].sort();
+  return fields
+    .filter((field) => JSON.stringify(left[field]) !== JSON.stringify(right[field]))
+    .map((field) => ({ field, before: left[field], after: right[field] }));
+}
+
+/** Where rule history is kept (the state table in production: functions/aws/dynamo-rule-history.ts). */
+export interface RuleHistoryStore {
+  /** The rule's versions, newest first, at most `limit`. */
+  list(ruleId: string, limit?: number): Promise<RuleVersion[]>;
+  /** Records versions (outside edits found on reading); trims each rule to its limit. */
+  record(entries: readonly RuleVersion[]): Promise<void>;
+}
