@@ -192,7 +192,7 @@ export async function handlePreferenceRequest(
       count('invalid-link');
       return html(404, renderInvalidLinkPage(language), language);
     }
-    const outcome = await change(deps, profile, current, { kind: 'confirm' });
+    const outcome = await change(deps, current, { kind: 'confirm' });
     count('confirm');
     deps.log.info('confirmation', { ...context, changed: outcome.ok && outcome.changed, ok: outcome.ok });
     const manage = await deps.links.manage(subscriberId, audienceId);
@@ -212,7 +212,7 @@ export async function handlePreferenceRequest(
     }
     const form = parseForm(request.body, request.contentType);
     const oneClick = form.get(ONE_CLICK.name) === ONE_CLICK.value;
-    const outcome = current === undefined ? undefined : await change(deps, profile, current, { kind: 'unsubscribe' });
+    const outcome = current === undefined ? undefined : await change(deps, current, { kind: 'unsubscribe' });
     count(oneClick ? 'one-click' : 'unsubscribe');
     deps.log.info('unsubscribe', { ...context, oneClick, changed: outcome?.ok === true && outcome.changed });
     if (oneClick) return plain(200, emailWordsFor(language).page.oneClickDone, language);
@@ -226,11 +226,11 @@ export async function handlePreferenceRequest(
     const form = parseForm(request.body, request.contentType);
     if (form.get(ONE_CLICK.name) === ONE_CLICK.value) {
       // A one-click POST sent to the page URL (some clients use the last link): same effect.
-      if (current !== undefined) await change(deps, profile, current, { kind: 'unsubscribe' });
+      if (current !== undefined) await change(deps, current, { kind: 'unsubscribe' });
       count('one-click');
       return plain(200, emailWordsFor(language).page.oneClickDone, language);
     }
-    const result = await applyForm(form, deps, profile, memberships, current);
+    const result = await applyForm(form, deps, memberships, current);
     count(`form-${form.get('action') ?? 'none'}`);
     deps.log.info('preferences changed', {
       ...context,
@@ -252,15 +252,9 @@ export async function handlePreferenceRequest(
 }
 
 /** Applies a change to a membership and saves it when it did something. */
-async function change(
-  deps: PreferenceDeps,
-  profile: SubscriberProfile,
-  membership: Membership,
-  request: PreferenceChange,
-): Promise<ChangeOutcome> {
+async function change(deps: PreferenceDeps, membership: Membership, request: PreferenceChange): Promise<ChangeOutcome> {
   const outcome = applyChange(membership, request, deps.now());
   if (outcome.ok && outcome.changed) await deps.store.saveMembership(outcome.membership);
-  void profile;
   return outcome;
 }
 
@@ -276,7 +270,6 @@ const problemOf = (outcome: ChangeOutcome): Problem =>
 async function applyForm(
   form: URLSearchParams,
   deps: PreferenceDeps,
-  profile: SubscriberProfile,
   memberships: readonly Membership[],
   current: Membership | undefined,
 ): Promise<{ done?: Notice; problem?: Problem }> {
@@ -284,7 +277,7 @@ async function applyForm(
   if (action === 'unsubscribe-all') {
     let changed = false;
     for (const membership of memberships) {
-      const outcome = await change(deps, profile, membership, { kind: 'unsubscribe' });
+      const outcome = await change(deps, membership, { kind: 'unsubscribe' });
       changed ||= outcome.ok && outcome.changed;
     }
     return { done: changed ? 'unsubscribed-all' : 'unchanged' };
@@ -318,7 +311,7 @@ async function applyForm(
     default:
       return { done: 'unchanged' };
   }
-  const outcome = await change(deps, profile, current, request);
+  const outcome = await change(deps, current, request);
   if (!outcome.ok) return { problem: problemOf(outcome) };
   return { done: outcome.changed || request.kind === 'pause' ? done : 'unchanged' };
 }
@@ -453,4 +446,37 @@ function languageFromHeader(header: string | undefined): ShippedLocale | undefin
     if (language !== undefined) return language;
   }
   return undefined;
+}
+
+/**
+ * A `mailto:` unsubscribe (List-Unsubscribe's second target): SES receives the mail and hands its
+ * headers to the endpoint function; the subject is `unsubscribe <token>`. The token is checked as
+ * for the one-click POST; anything else changes nothing.
+ *
+ * @returns whether a membership was unsubscribed now
+ */
+export async function handleMailtoUnsubscribe(subject: string, deps: PreferenceDeps): Promise<boolean> {
+  const token = /\bunsubscribe\s+(v1\.[0-9]{1,6}\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43})\b/i.exec(
+    subject.slice(0, 1000),
+  )?.[1];
+  if (token === undefined) {
+    deps.log.info('a mail to the unsubscribe address without a token; nothing changed', {});
+    return false;
+  }
+  const verified = await verifyLink(token, deps.keys, {
+    today: dayOf(deps.now()),
+    validDays: deps.linkDays,
+    purpose: 'manage',
+  });
+  if (!verified.ok) {
+    deps.log.info('a mailto unsubscribe whose link did not verify; nothing changed', { failure: verified.failure });
+    return false;
+  }
+  const { subscriberId, audienceId } = verified.claims;
+  const membership = await deps.store.membership(subscriberId, audienceId);
+  if (membership === undefined || (await deps.store.profile(subscriberId)) === undefined) return false;
+  const outcome = await change(deps, membership, { kind: 'unsubscribe' });
+  deps.count?.('mailto');
+  deps.log.info('unsubscribe', { route: 'mailto', subscriberId, audienceId, changed: outcome.ok && outcome.changed });
+  return outcome.ok && outcome.changed;
 }
