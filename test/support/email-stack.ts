@@ -144,7 +144,7 @@ export async function startEmailTestStack(
       const { Items = [] } = await aws.dynamo.send(
         new ScanCommand({ TableName: email.subscribersTable, ConsistentRead: true }),
       );
-      return JSON.stringify(Items.map((item) => JSON.stringify(item, Object.keys(item).sort())).sort());
+      return JSON.stringify(Items.map((item) => stableJson(item)).sort());
     },
     async request(url, init = {}) {
       const response = await fetch(url, {
@@ -162,6 +162,18 @@ export async function startEmailTestStack(
     },
   };
   return stack;
+}
+
+/** JSON with every object's keys in order, at every depth (two equal items give equal text). */
+function stableJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
+  if (typeof value === 'object' && value !== null) {
+    return `{${Object.keys(value)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${stableJson((value as Record<string, unknown>)[key])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value);
 }
 
 /** SES's event JSON (event publishing through a configuration set) for a message the stack sent. */

@@ -504,7 +504,8 @@ export class DynamoSubscriberStore implements SubscriberStore {
             audienceId,
             heldAt: entry.heldAt,
             locale: entry.locale,
-            entry: entry.entry,
+            // As JSON: the document's optional fields are absent, never undefined (which DynamoDB cannot store).
+            entry: JSON.parse(JSON.stringify(entry.entry)) as unknown,
             expiresAt: Math.floor(entry.heldAt / 1000) + 30 * DAY_SECONDS,
           },
         },
