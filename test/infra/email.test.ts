@@ -26,10 +26,15 @@ const functionNamed = (part: string) => {
   return found[0] as [string, { Properties: Record<string, unknown> }];
 };
 const policiesOf = (functionId: string) => {
-  const role = (resources[functionId]?.Properties?.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+  const role =
+    (resources[functionId]?.Properties?.Role as { 'Fn::GetAtt': [string, string] } | undefined)?.['Fn::GetAtt'][0] ??
+    '';
   return ofType('AWS::IAM::Policy')
     .filter(([, policy]) => JSON.stringify(policy.Properties?.Roles).includes(role))
-    .flatMap(([, policy]) => (policy.Properties?.PolicyDocument as { Statement: Record<string, unknown>[] }).Statement);
+    .flatMap(
+      ([, policy]) =>
+        (policy.Properties?.PolicyDocument as { Statement: Record<string, unknown>[] } | undefined)?.Statement ?? [],
+    );
 };
 
 describe('with emailDomain', () => {
