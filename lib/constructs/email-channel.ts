@@ -581,6 +581,8 @@ export class EmailChannel extends Construct {
     output('EmailConfigurationSetName', this.configurationSet.configurationSetName, 'SES configuration set');
     output('EmailIdentityArn', identityArn, 'SES domain identity');
     output('EmailFromAddress', config.email.fromAddress, 'From address of SES email');
+    output('EmailFromName', config.emailFromName, 'From display name of SES email');
+    if (config.emailReplyTo !== null) output('EmailReplyTo', config.emailReplyTo, 'Reply-To of SES email');
     output('EmailFunctionName', this.delivery.functionName, 'The email delivery function');
     for (const index of [1, 2, 3] as const) {
       const name = this.identity[`dkimDnsTokenName${index}`];
