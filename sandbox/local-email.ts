@@ -13,7 +13,7 @@
  * event JSON (test/support/ses-events.ts).
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   CreateTableCommand,
@@ -251,6 +251,10 @@ export async function startLocalEmail(options: LocalEmailOptions): Promise<Local
   const config = loadEmailConfig(environment, 'delivery');
   const emailClients: EmailClients = { dynamo: clients.dynamo, ses, secrets: clients.secrets };
   mkdirSync(options.mailDir, { recursive: true });
+  // The folder holds the mail of this start only: numbering starts again at 0001.
+  for (const name of readdirSync(options.mailDir)) {
+    if (name.endsWith('.eml') || name === 'preview.html') rmSync(join(options.mailDir, name), { force: true });
+  }
   const sent: SentEmail[] = [];
   const recording = (sender: EmailSender): EmailSender => ({
     async send(email) {
