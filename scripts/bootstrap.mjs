@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensurePythonEnv, projectRoot } from '../sandbox/python-env.mjs';
+import { ensureChromium } from './ensure-chromium.mjs';
 
 const commands = {
   start: ['tsx', 'scripts/start.ts'],
@@ -73,6 +74,8 @@ try {
   ensureNodeModules();
   ensureCliBuilt();
   ensurePythonEnv();
+  // The browser test of the email preference page runs Debian's Chromium.
+  if (name === 'test') ensureChromium();
 } catch (error) {
   process.stderr.write(`news-alerts: ${error.message}\n`);
   process.exit(1);
