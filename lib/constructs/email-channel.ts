@@ -152,6 +152,10 @@ export class EmailChannel extends Construct {
       identity: ses.Identity.domain(domain),
       configurationSet: this.configurationSet,
       dkimSigning: true,
+      // A MAIL FROM of the domain's own (its MX and SPF records in docs/deploy.md) aligns SPF with
+      // the From domain for DMARC; until they resolve SES falls back to amazonses.com.
+      mailFromDomain: `mail.${domain}`,
+      mailFromBehaviorOnMxFailure: ses.MailFromBehaviorOnMxFailure.USE_DEFAULT_VALUE,
     });
 
     const eventsKey = new kms.Key(this, 'EventsKey', {
@@ -450,6 +454,7 @@ export class EmailChannel extends Construct {
 
     if (config.emailMailtoUnsubscribe) {
       new ses.ReceiptRuleSet(this, 'UnsubscribeMail', {
+        receiptRuleSetName: `${config.resourcePrefix}-email-unsubscribe`,
         rules: [
           {
             recipients: [mailbox],
@@ -584,6 +589,13 @@ export class EmailChannel extends Construct {
     output('EmailFromName', config.emailFromName, 'From display name of SES email');
     if (config.emailReplyTo !== null) output('EmailReplyTo', config.emailReplyTo, 'Reply-To of SES email');
     output('EmailFunctionName', this.delivery.functionName, 'The email delivery function');
+    if (config.emailMailtoUnsubscribe) {
+      output(
+        'EmailReceiptRuleSetName',
+        `${config.resourcePrefix}-email-unsubscribe`,
+        'Make it active for mailto unsubscribes (docs/deploy.md)',
+      );
+    }
     for (const index of [1, 2, 3] as const) {
       const name = this.identity[`dkimDnsTokenName${index}`];
       const value = this.identity[`dkimDnsTokenValue${index}`];

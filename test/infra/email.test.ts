@@ -274,3 +274,18 @@ describe('email settings', () => {
     expect(() => synthesize(context)).toThrow(message);
   });
 });
+
+describe('documentation', () => {
+  it('configuration.md documents every variable of the email functions with its default', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { emailEnvironment } = await import('../../functions/email/config.ts');
+    const page = readFileSync(new URL('../../docs/configuration.md', import.meta.url), 'utf8');
+    const section = page.slice(page.indexOf('## Email function variables'));
+    for (const variable of emailEnvironment) {
+      const row = section.split('\n').find((line) => line.startsWith(`| \`${variable.name}\` |`));
+      expect(row, variable.name).toBeDefined();
+      if (variable.default !== undefined && !variable.default.startsWith('('))
+        expect(row).toContain(`\`${variable.default}\``);
+    }
+  });
+});
