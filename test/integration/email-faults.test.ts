@@ -18,7 +18,6 @@ import { ONE_CLICK_BODY } from '#core/email/mime';
 import { parseQueuedNotification } from '#core/email/notification';
 import { EmailThrottledError } from '#core/email/ports';
 import { handlePreferenceRequest } from '#core/email/preferences';
-import type { Audience } from '#core/model';
 import { testArticle, testRules } from '../support/email-fixtures.ts';
 import { listUnsubscribeTargets, parseEmail } from '../support/email-mime.ts';
 import { type EmailTestStack, sesEvent, startEmailTestStack } from '../support/email-stack.ts';
