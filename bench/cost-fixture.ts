@@ -25,6 +25,7 @@ import {
   assumed,
   type CostInputs,
   type CostScenario,
+  DEFAULT_SES_EMAIL,
   fromCode,
   measured,
   type Reading,
@@ -512,6 +513,7 @@ export function completeScenario(
         'DynamoDB re-fetches each table key about every 5 min; one Decrypt per GetSecretValue',
       ),
     },
+    sesEmail: DEFAULT_SES_EMAIL,
     xray: {
       tracesPerDay: assumed(
         runs + relayPerDay * relayTracedShare,

@@ -6,6 +6,7 @@
  *   npx tsx bench/cost-model-cli.ts inputs.json         # a CostInputs file, or {"source", "days": DayBenchCounts[]}
  *   npx tsx bench/cost-model-cli.ts --out other.md      # write elsewhere
  *   npx tsx bench/cost-model-cli.ts --print-inputs      # print the inputs as JSON (a template for inputs.json)
+ *   npx tsx bench/cost-model-cli.ts --days-from docs/cost.md   # re-price the day counts an earlier document shows
  *
  * Needs no npm script and no network: the prices are bench/aws-prices.ts, the stack facts come from
  * synthesizing lib/ (a few seconds).
@@ -164,10 +165,60 @@ export function writeCostDocumentFromDayBench(
   return table;
 }
 
+/**
+ * The day counts a cost document was written from, read back from its per-size sections: runs,
+ * notifications, provider pages, articles read and billed ms per run, for both readings. Its
+ * `Inputs:` line is the source. Displayed values are rounded (ms per run to whole ms).
+ *
+ * @throws Error naming the document and what it lacks
+ */
+export function daysFromCostDocument(text: string, name: string): { source: string; days: DayBenchCounts[] } {
+  const source = /^Monthly AWS cost .* Inputs: (.*)$/m.exec(text)?.[1];
+  if (source === undefined) throw new Error(`${name} has no "Inputs:" line: is it a cost document?`);
+  const number = (value: string | undefined) => Number((value ?? '').replace(/,/g, ''));
+  const days: DayBenchCounts[] = [];
+  for (const section of text.split('\n## ').slice(1)) {
+    const size = /^([\d,]+) articles a day × ([\d,]+) audiences\n/.exec(section);
+    if (size === null) continue;
+    const label = `${name}, "${section.split('\n')[0]}"`;
+    const runs = /([\d,]+) runs a day at/.exec(section)?.[1];
+    const notifications = /([\d,]+) notifications a day/.exec(section)?.[1];
+    const cells = (row: string) => {
+      const line = section.split('\n').find((candidate) => candidate.startsWith(`| ${row} |`)) ?? '';
+      const match = /\| ([\d,.]+) \(measured\) \| ([\d,.]+) \(measured\) \|/.exec(line);
+      if (match === null) throw new Error(`${label} has no measured "${row}" row`);
+      return [number(match[1]), number(match[2])] as const;
+    };
+    if (runs === undefined || notifications === undefined)
+      throw new Error(`${label} names no runs or notifications a day`);
+    const pages = cells('provider pages a day');
+    const read = cells('articles read a day');
+    const ms = cells('billed ms per run');
+    for (const [index, reading] of [
+      [0, 'today'],
+      [1, 'incremental'],
+    ] as const) {
+      days.push({
+        articlesPerDay: number(size[1]),
+        audiences: number(size[2]),
+        reading,
+        runsPerDay: number(runs),
+        providerPagesPerDay: pages[index],
+        articlesReadPerDay: read[index],
+        notificationsPerDay: number(notifications),
+        lambdaMsPerRun: ms[index],
+      });
+    }
+  }
+  if (days.length === 0) throw new Error(`${name} has no per-size sections with measured day counts`);
+  return { source, days };
+}
+
 function main(argv: readonly string[]): void {
   let inputsPath: string | undefined;
   let out = fileURLToPath(new URL('../docs/cost.md', import.meta.url));
   let printInputs = false;
+  let daysFrom: string | undefined;
   for (let i = 0; i < argv.length; i += 1) {
     const arg = argv[i];
     if (arg === '--out') {
@@ -176,7 +227,13 @@ function main(argv: readonly string[]): void {
       out = resolve(next);
       i += 1;
     } else if (arg === '--print-inputs') printInputs = true;
-    else if (arg?.startsWith('--')) throw new Error(`unknown option ${arg} (known: --out <file>, --print-inputs)`);
+    else if (arg === '--days-from') {
+      const next = argv[i + 1];
+      if (next === undefined) throw new Error('--days-from needs a cost document (docs/cost.md)');
+      daysFrom = resolve(next);
+      i += 1;
+    } else if (arg?.startsWith('--'))
+      throw new Error(`unknown option ${arg} (known: --out <file>, --print-inputs, --days-from <cost.md>)`);
     else if (arg !== undefined) inputsPath = arg;
   }
   let facts: StackFacts | undefined;
@@ -184,6 +241,14 @@ function main(argv: readonly string[]): void {
     facts ??= stackFactsFromCode();
     return facts;
   };
+  if (daysFrom !== undefined) {
+    // The measured day counts of an earlier document, priced again with today's model and prices
+    // (a change to the model or the prices, without running the day bench again).
+    const { source, days } = daysFromCostDocument(readFileSync(daysFrom, 'utf8'), daysFrom);
+    writeCostDocumentFromDayBench(days, { source, out, facts: stackFacts() });
+    console.log(`wrote ${out} from the ${days.length} day counts of ${daysFrom}`);
+    return;
+  }
   const inputs = inputsPath === undefined ? placeholderInputs(stackFacts()) : readInputs(inputsPath, stackFacts);
   if (printInputs) {
     console.log(JSON.stringify(inputs, null, 2));

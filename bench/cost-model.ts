@@ -146,6 +146,55 @@ export interface CostScenario {
   readonly xray: {
     readonly tracesPerDay: Sourced;
   };
+  /**
+   * SES email (`emailDomain`): what the email queue and function cost per notification, for the
+   * comparison with SNS email ({@link EmailCost}). Optional: inputs written before SES email price
+   * the comparison with {@link DEFAULT_SES_EMAIL}.
+   */
+  readonly sesEmail?: SesEmailInputs | undefined;
+}
+
+/** The email queue and function per notification (lib/constructs/email-channel.ts). */
+export interface SesEmailInputs {
+  /** SQS requests per notification: SNS's SendMessage, and the event source's batched receive and delete. */
+  readonly sqsRequestsPerNotification: Sourced;
+  /** The event source's empty long polls while the queue is idle. */
+  readonly idleSqsRequestsPerDay: Sourced;
+  /** Notifications per email function invocation (the event source's batch size). */
+  readonly notificationsPerInvocation: Sourced;
+  /** Billed ms per email sent (claim, render, MIME, SendEmail, record). */
+  readonly msPerEmail: Sourced;
+  readonly memoryMb: Sourced;
+}
+
+/** The email queue and function as the stack sets them up, for inputs that do not say. */
+export const DEFAULT_SES_EMAIL: SesEmailInputs = {
+  sqsRequestsPerNotification: {
+    value: 1.2,
+    basis: 'code',
+    note: "SNS's SendMessage, plus ReceiveMessage and DeleteMessageBatch per batch of 10",
+  },
+  idleSqsRequestsPerDay: {
+    value: 5 * 3 * 60 * 24,
+    basis: 'assumed',
+    note: "Lambda's 5 pollers, a 20-second long poll each while the queue is empty",
+  },
+  notificationsPerInvocation: { value: 10, basis: 'code', note: 'SQS event source batch size 10' },
+  msPerEmail: { value: 40, basis: 'assumed', note: 'two DynamoDB writes, rendering and one SES call per email' },
+  memoryMb: { value: 512, basis: 'code', note: 'email function memorySize' },
+};
+
+/**
+ * Email to the audiences' email subscribers, priced both ways: SNS email subscriptions (the row of
+ * the total) and SES with its queue and function. The total holds SNS email; with `emailDomain`
+ * the SES side replaces that row.
+ */
+export interface EmailCost {
+  /** Emails a month: every notification to every email subscriber of its audience. */
+  readonly emails: number;
+  readonly sns: CostRow;
+  readonly ses: readonly CostRow[];
+  readonly sesUsd: number;
 }
 
 /** What the model prices: where the counts came from, and the workloads. */
@@ -182,6 +231,8 @@ export interface ScenarioCost {
   readonly sms: readonly CostRow[];
   /** What the always-free tier would take off `totalUsd` if this were the account's only workload (≥ 0). */
   readonly freeTierCreditUsd: number;
+  /** Email by SNS and by SES, compared (not part of the total beyond the SNS email row). */
+  readonly email: EmailCost;
   readonly provider: { readonly pagesPerMonth: number; readonly articlesReadPerMonth: number };
 }
 
@@ -415,12 +466,41 @@ function priceScenario(s: CostScenario, prices: PriceTable): ScenarioCost {
     row('SMS', `to ${destination}`, priceId, smsSegments, [s.notificationsPerDay, subs.sms, s.sms.segmentsPerMessage]),
   );
 
+  const e = s.sesEmail ?? DEFAULT_SES_EMAIL;
+  const emails = notifications * subs.email.value;
+  const invocations = notifications / e.notificationsPerInvocation.value;
+  const ses = [
+    row('SES', 'emails sent', 'sesOutboundEmail', emails, [s.notificationsPerDay, subs.email]),
+    row(
+      'SQS',
+      'email queue requests',
+      'sqsRequest',
+      notifications * e.sqsRequestsPerNotification.value + e.idleSqsRequestsPerDay.value * month,
+      [s.notificationsPerDay, e.sqsRequestsPerNotification, e.idleSqsRequestsPerDay],
+    ),
+    row('Lambda', 'email function requests', 'lambdaRequest', invocations, [
+      s.notificationsPerDay,
+      e.notificationsPerInvocation,
+    ]),
+    row(
+      'Lambda',
+      'email function duration',
+      'lambdaArmGbSecond',
+      (emails * e.msPerEmail.value * e.memoryMb.value) / 1024 / 1000,
+      [s.notificationsPerDay, subs.email, e.msPerEmail, e.memoryMb],
+    ),
+  ];
+  const snsEmail =
+    rows.find((r) => r.priceId === 'snsEmailDelivery') ??
+    row('SNS', 'email deliveries', 'snsEmailDelivery', emails, [s.notificationsPerDay, subs.email]);
+
   return {
     scenario: s,
     rows,
     totalUsd: sum(rows.map((r) => r.usd)),
     sms,
     freeTierCreditUsd: freeTierCredit(rows, prices),
+    email: { emails, sns: snsEmail, ses, sesUsd: sum(ses.map((r) => r.usd)) },
     provider: {
       pagesPerMonth: s.provider.pagesPerDay.value * month,
       articlesReadPerMonth: s.provider.articlesReadPerDay.value * month,
@@ -558,6 +638,32 @@ export function renderCostMarkdown(table: CostTable, options: RenderOptions): st
       );
     }
   }
+  out.push('');
+
+  out.push('## Email: SES or SNS email');
+  out.push('');
+  out.push(
+    'Every notification goes to every email subscriber of its audience. The totals above price them as SNS email subscriptions ($2.00 per 100,000); with `emailDomain` set they go through SES instead ($0.10 per 1,000), with the email queue and function around it ([email](email.md)), and the SNS email row goes away. Per message SES costs five times as much; what it buys is mail from your own domain that inboxes accept, one-click unsubscribe, a preference page, and bounce and complaint handling ([SES email or SNS email](email.md#ses-email-or-sns-email)).',
+  );
+  out.push('');
+  out.push(
+    '| workload | emails a month | SNS email $/month | SES $/month | of which SES emails | email queue and function | SES ÷ SNS email |',
+  );
+  out.push('| :--- | ---: | ---: | ---: | ---: | ---: | ---: |');
+  for (const pair of pairs) {
+    const cost = pair.today ?? pair.incremental;
+    if (cost === undefined) continue;
+    const { email } = cost;
+    const sending = email.ses.find((r) => r.priceId === 'sesOutboundEmail')?.usd ?? 0;
+    const ratio = email.sns.usd > 0 ? `${(email.sesUsd / email.sns.usd).toFixed(2)}×` : '—';
+    out.push(
+      `| ${pair.label} | ${formatQuantity(email.emails)} | ${formatUsd(email.sns.usd)} | ${formatUsd(email.sesUsd)} | ${formatUsd(sending)} | ${formatUsd(email.sesUsd - sending)} | ${ratio} |`,
+    );
+  }
+  out.push('');
+  out.push(
+    'The SES side leaves out what is small next to SES itself: the subscribers table (about 9 write units per email for the claim transaction, its completion and the SES events; at $0.625 per million that is about 5% of the SES sending price), the events function (one invocation per SES event) and the preference endpoint (API Gateway HTTP API, $1.00 per million requests). SES bills received mail for `mailto:` unsubscribes at $0.10 per 1,000 too.',
+  );
   out.push('');
 
   out.push('## Prices');

@@ -46,6 +46,11 @@ export const commandGroups: readonly CommandGroup[] = [
     load: () => import('./subscriptions.ts').then((module) => module.registerSubscriptions),
   },
   {
+    name: 'email',
+    summary: 'SES email subscribers: add (double opt-in), list, remove, migrate from SNS email, history',
+    load: () => import('./email.ts').then((module) => module.registerEmail),
+  },
+  {
     name: 'preview',
     aliases: ['backtest'],
     summary: 'what audiences would have received over a past window (or with a proposed rules file); sends nothing',

@@ -67,7 +67,24 @@ async function main(): Promise<void> {
     log: silentLog,
     // Sharded: the publisher runs in this process for as long as the sandbox is up.
     publishMode: start.publishMode,
+    // SES email: the email function and the preference endpoint run here too; mail lands in mail/.
+    email: { mailDir: join(dir, 'mail') },
   });
+  // What `run --local` publishes reaches the email queue; this process sends it (as the email
+  // function's event source would), and releases the subscribers' daily digests when due.
+  let emailBusy = false;
+  const emailTimer = setInterval(() => {
+    if (emailBusy || stack.email === undefined) return;
+    emailBusy = true;
+    const email = stack.email;
+    void email
+      .deliver()
+      .then(() => email.releaseDailyDigests())
+      .catch((error: unknown) => process.stderr.write(`email delivery failed: ${(error as Error)?.name}\n`))
+      .finally(() => {
+        emailBusy = false;
+      });
+  }, 1000);
   const descriptor = describeLocalStack(stack, {
     endpoint: moto.endpoint,
     prefix: sandboxPrefix,
@@ -90,6 +107,7 @@ async function main(): Promise<void> {
     stopping = true;
     process.stdout.write(`${new Date().toISOString()} ${signal}: stopping the sandbox\n`);
     try {
+      clearInterval(emailTimer);
       await stack.stop();
     } finally {
       await moto.stop();

@@ -77,6 +77,14 @@ export const SandboxDescriptorSchema = z.strictObject({
    * provider's variables come from `provider.*`; here they may only repeat the same values.
    */
   alertEnvironment: z.record(z.string(), z.string()),
+  /** The SES email channel (sandbox/local-email.ts): the email functions' variables, the queue, where `.eml` files go. */
+  email: z
+    .strictObject({
+      environment: z.record(z.string(), z.string()),
+      queueArn: name,
+      mailDir: name,
+    })
+    .optional(),
   /** Set by `sandbox up`: the background process that hosts moto server and the simulator. */
   daemon: z
     .strictObject({
@@ -282,6 +290,15 @@ export function describeLocalStack(stack: LocalStack, options: DescribeLocalStac
       // Last: the provider is what provider.* says (the environment's values went into it above).
       ...providerEnvironment(provider),
     },
+    ...(stack.email
+      ? {
+          email: {
+            environment: { ...stack.email.environment },
+            queueArn: stack.email.queueArn,
+            mailDir: stack.email.mailDir,
+          },
+        }
+      : {}),
   };
 }
 

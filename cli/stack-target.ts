@@ -66,6 +66,39 @@ export function namesFromOutputs(stackName: string, outputs: readonly Output[]):
     slackRelayDeadLetterQueueArn: get('SlackRelayDeadLetterQueueArn'),
     deliveryDeadLetterQueueArn: get('DeliveryDeadLetterQueueArn'),
     workDeadLetterQueueUrl: get('WorkDeadLetterQueueUrl'),
+    email: emailNamesFrom(get, get('AudiencesTableName') ?? '', get('AudienceTopicPrefix') ?? ''),
+  };
+}
+
+/** The email settings of a stack deployed with `emailDomain`, from its outputs; undefined without SES email. */
+function emailNamesFrom(
+  get: (key: string) => string | undefined,
+  audiencesTable: string,
+  topicPrefix: string,
+): ResourceNames['email'] {
+  const table = get('EmailSubscribersTableName');
+  const from = get('EmailFromAddress');
+  const queueArn = get('EmailQueueArn');
+  if (table === undefined || from === undefined || queueArn === undefined) return undefined;
+  const optional = (name: string, key: string) => {
+    const value = get(key);
+    return value === undefined || value === '' ? {} : { [name]: value };
+  };
+  return {
+    environment: {
+      SUBSCRIBERS_TABLE_NAME: table,
+      AUDIENCES_TABLE_NAME: audiencesTable,
+      AUDIENCE_TOPIC_PREFIX: topicPrefix,
+      EMAIL_DOMAIN: from.slice(from.lastIndexOf('@') + 1),
+      EMAIL_FROM_ADDRESS: from,
+      ...optional('EMAIL_FROM_NAME', 'EmailFromName'),
+      ...optional('EMAIL_REPLY_TO', 'EmailReplyTo'),
+      ...optional('EMAIL_CONFIGURATION_SET', 'EmailConfigurationSetName'),
+      ...optional('PREFERENCES_URL', 'EmailPreferencesUrl'),
+      ...optional('LINK_KEY_SECRET_ID', 'EmailLinkKeySecretArn'),
+    },
+    queueArn,
+    deadLetterQueueArn: get('EmailDeadLetterQueueArn'),
   };
 }
 

@@ -28,6 +28,20 @@ export interface ResourceNames {
   readonly workDeadLetterQueueUrl?: string | undefined;
   /** Sandbox only: SQS queues `<prefix><audienceId>` stand in for the Slack relay Lambda. */
   readonly slackStandInQueuePrefix?: string | undefined;
+  /** SES email (`emailDomain` set; the sandbox always has it): see {@link EmailTargetNames}. */
+  readonly email?: EmailTargetNames | undefined;
+}
+
+/** What the `email` commands need of a deployment with SES email. */
+export interface EmailTargetNames {
+  /** The email functions' variables (functions/email/config.ts), as the deployment sets them. */
+  readonly environment: Readonly<Record<string, string>>;
+  /** The email queue: audience topics are subscribed to it. */
+  readonly queueArn: string;
+  /** Redrive policy of those subscriptions (stack only). */
+  readonly deadLetterQueueArn?: string | undefined;
+  /** Sandbox only: where sent email is written as `.eml` files. */
+  readonly mailDir?: string | undefined;
 }
 
 /** Where the deployment lives: the only account and region its alert function can publish in. */

@@ -53,6 +53,7 @@ function localTarget(descriptorPath: string): LocalTarget {
     apiKeySecretId: descriptor.names.apiKeySecretId,
     slackWebhookSecretPrefix: descriptor.names.slackWebhookSecretPrefix,
     slackStandInQueuePrefix: descriptor.names.slackStandInQueuePrefix,
+    ...(descriptor.email ? { email: descriptor.email } : {}),
   };
   return {
     kind: 'local',

@@ -300,6 +300,44 @@ export const StackConfigSchema = z
     /** Sharded only: work items per publisher invocation (SQS allows up to 10 without a batching window). */
     publisherBatchSize: wholeNumber(1, 10, 10),
     audiences: z.preprocess(fromJsonString, z.array(AudienceConfigSchema).max(100).default([])),
+    /**
+     * The domain SES email is sent from (docs/email.md). Null (the default) keeps SES email off:
+     * the template then has nothing that sends email, and email stays SNS email subscriptions.
+     */
+    emailDomain: nullable(
+      z
+        .string()
+        .trim()
+        .toLowerCase()
+        .regex(
+          /^(?=.{4,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/,
+          'must be a domain name you control, such as alerts.example.com',
+        ),
+    ),
+    /** From address of SES email; null: `alerts@<emailDomain>`. Must be at emailDomain (DMARC alignment). */
+    emailFromAddress: nullable(email),
+    /** From display name of SES email. */
+    emailFromName: z
+      .string()
+      .trim()
+      .min(1, 'must not be empty')
+      .max(60, 'must be at most 60 characters')
+      .regex(/^[^\r\n"<>]*$/, 'must not contain line breaks, quotes or angle brackets')
+      .default('News alerts'),
+    /** Reply-To of SES email; null: none. */
+    emailReplyTo: nullable(email),
+    /**
+     * Public URL of the preference endpoint (a custom domain mapped to its API); null: the API's
+     * own `execute-api` URL. Links in every email point here.
+     */
+    emailPreferencesUrl: nullable(httpsUrl('links in every email point at it')),
+    /**
+     * Also offer `mailto:unsubscribe@<emailDomain>` in List-Unsubscribe and receive those mails
+     * with an SES receipt rule (needs an MX record and SES receiving in the region, docs/deploy.md).
+     */
+    emailMailtoUnsubscribe: flag(true),
+    /** Most email delivery invocations at once (the SQS event source's maximum concurrency). */
+    emailConcurrency: wholeNumber(2, 100, 2),
     alertEnvironmentOverrides: z.preprocess(
       fromJsonString,
       z
@@ -353,6 +391,27 @@ export const StackConfigSchema = z
           message: `makes the topic name "${topicName.slice(0, 40)}…" longer than SNS allows (256)`,
         });
       }
+    }
+    const emailOnly = ['emailFromAddress', 'emailReplyTo', 'emailPreferencesUrl'] as const;
+    if (config.emailDomain === null) {
+      for (const key of emailOnly) {
+        if (config[key] !== null) {
+          ctx.addIssue({
+            code: 'custom',
+            path: [key],
+            message: 'only applies to SES email; set emailDomain too, or remove it',
+          });
+        }
+      }
+    } else if (
+      config.emailFromAddress !== null &&
+      !config.emailFromAddress.toLowerCase().endsWith(`@${config.emailDomain}`)
+    ) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['emailFromAddress'],
+        message: `must be an address at emailDomain (${config.emailDomain}), or DMARC alignment fails`,
+      });
     }
     if (config.apiKeySecretKmsKeyArn !== null && config.apiKeySecretArn === null) {
       ctx.addIssue({
@@ -424,6 +483,8 @@ export interface StackConfig extends ParsedConfig {
   readonly leaseSeconds: number;
   /** True while newsApiBaseUrl is the shipped placeholder. */
   readonly usesPlaceholderBaseUrl: boolean;
+  /** SES email, when `emailDomain` is set: the From address resolved. */
+  readonly email: { readonly domain: string; readonly fromAddress: string } | undefined;
 }
 
 /** The topic of an audience: `<prefix>-audience-<audienceId>` (the CLI names its topics the same way). */
@@ -479,6 +540,10 @@ export function parseStackConfig(context: Readonly<Record<string, unknown>>): St
     recheckMinutes: config.lateRecheckMinutes ?? defaultRecheckMinutes(intervalMinutes),
     leaseSeconds: config.timeoutSeconds + 60,
     usesPlaceholderBaseUrl: config.newsApiBaseUrl === PLACEHOLDER_BASE_URL,
+    email:
+      config.emailDomain === null
+        ? undefined
+        : { domain: config.emailDomain, fromAddress: config.emailFromAddress ?? `alerts@${config.emailDomain}` },
   };
 }
 

@@ -6,6 +6,7 @@ import { AlertFunction } from './constructs/alert-function.ts';
 import { AlertSchedule } from './constructs/alert-schedule.ts';
 import { AudienceTopics } from './constructs/audience-topics.ts';
 import { DeadLetterQueue } from './constructs/dead-letter-queue.ts';
+import { EmailChannel } from './constructs/email-channel.ts';
 import { Monitoring } from './constructs/monitoring.ts';
 import { ApiKeySecret } from './constructs/secrets.ts';
 import { ShardedPublishing } from './constructs/sharded-publishing.ts';
@@ -124,6 +125,23 @@ export class NewsAlertsStack extends Stack {
         oldestItemAlarmAge: sharded.lastReceiveWithin,
       },
     });
+
+    // SES email only with emailDomain; without it the template has nothing that sends email.
+    if (config.email !== undefined) {
+      new EmailChannel(this, 'Email', {
+        config: { ...config, email: config.email },
+        topics,
+        tables,
+        opsTopic: monitoring.opsTopic,
+        logRetention,
+        removalPolicy,
+      });
+    } else {
+      Annotations.of(this).addInfoV2(
+        'news-alerts:email-off',
+        'SES email is off (no emailDomain in cdk.json): email subscribers get SNS email, meant for internal alerts. Set emailDomain to send email through SES from your domain with one-click unsubscribe (docs/email.md).',
+      );
+    }
 
     if (config.usesPlaceholderBaseUrl) {
       Annotations.of(this).addWarningV2(

@@ -42,6 +42,15 @@ export interface SandboxAudience {
   /** The audience item without `topicArn`. */
   readonly item: Readonly<Record<string, unknown>> & { readonly audienceId: string };
   readonly subscribers: readonly SandboxSubscriber[];
+  /**
+   * SES email subscribers (records the project owns, sandbox/local-email.ts), added when the
+   * sandbox runs with its email channel; confirmed unless they say `pending`.
+   */
+  readonly emailSubscribers?: readonly {
+    readonly address: string;
+    readonly locale?: string;
+    readonly state?: 'confirmed' | 'pending';
+  }[];
 }
 
 export const exampleAudiences: readonly SandboxAudience[] = [
@@ -57,6 +66,7 @@ export const exampleAudiences: readonly SandboxAudience[] = [
         'Email-style audience: economy news about rates and inflation; one alert per story, and one notice when it is updated.',
     },
     subscribers: [{ protocol: 'email', endpoint: 'markets-desk@example.com' }],
+    emailSubscribers: [{ address: 'desk-lead@example.com' }, { address: 'new-analyst@example.com', state: 'pending' }],
   },
   {
     item: {
@@ -70,6 +80,7 @@ export const exampleAudiences: readonly SandboxAudience[] = [
       notes: 'SMS-style audience: urgent disaster alerts, in Japanese; one paid SMS per story.',
     },
     subscribers: [{ protocol: 'sms', endpoint: '+15555550100' }],
+    emailSubscribers: [{ address: 'oncall-lead@example.jp' }],
   },
   {
     item: {
@@ -82,6 +93,7 @@ export const exampleAudiences: readonly SandboxAudience[] = [
       notes: 'Slack-style audience: semiconductor industry news, in Korean; one post per story.',
     },
     subscribers: [{ protocol: 'slack' }],
+    emailSubscribers: [{ address: 'chips-lead@example.kr' }],
   },
   {
     item: {

@@ -35,6 +35,7 @@ import { FALLBACK_LOCALE } from '#core/locale';
 import { type LeaseHolder, type Log, type StateStore, silentLog } from '#core/ports';
 import { exampleAudiences, exampleRules, type SandboxAudience } from './examples.ts';
 import { type HttpsReceiver, startHttpsReceiver } from './https-receiver.ts';
+import type { LocalEmail, LocalEmailOptions } from './local-email.ts';
 import { localAwsConfig, motoState } from './moto.ts';
 import { type NewsSimulator, type NewsSimulatorOptions, startNewsSimulator } from './news-simulator.ts';
 import type { LocalEventSource, LocalEventSourceStats } from './sqs-event-source.ts';
@@ -108,6 +109,12 @@ export interface LocalStackOptions {
   readonly publishMode?: PublishMode | undefined;
   /** Sharded only: the publisher's maximum concurrency (default {@link localPublisherConcurrency}). */
   readonly publisherConcurrency?: number | undefined;
+  /**
+   * The SES email channel (sandbox/local-email.ts): subscribers table, email queue on every
+   * audience topic, moto's SES, the preference endpoint on loopback HTTPS, `.eml` files in
+   * `mailDir`. Off when absent.
+   */
+  readonly email?: Pick<LocalEmailOptions, 'mailDir' | 'wrapSender' | 'port'> | undefined;
 }
 
 export type PublishMode = 'single' | 'sharded';
@@ -170,6 +177,8 @@ export interface LocalStack {
   readonly publishMode: PublishMode;
   /** Sharded only. */
   readonly publishing: LocalPublishing | undefined;
+  /** The SES email channel, when started with `email`. */
+  readonly email: LocalEmail | undefined;
   /** Runs one alert cycle; `dependencies` replaces adapters (fault tests wrap them). */
   run(options?: {
     runId?: string;
@@ -267,6 +276,22 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       })
     : undefined;
 
+  // Loaded only when asked for: a sandbox without email never loads SES or the preference endpoint.
+  const email = options.email
+    ? await (await import('./local-email.ts')).startLocalEmail({
+        ...options.email,
+        motoEndpoint: options.motoEndpoint,
+        clients,
+        ca: options.ca,
+        prefix,
+        audiencesTable: tables.audiences,
+        topicNamePrefix: `${prefix}audience-`,
+        defaultLocale: alertEnvironment.DEFAULT_LOCALE,
+        now,
+        log,
+      })
+    : undefined;
+
   const audiences = new Map<string, AudienceWiring>();
   const topics = new Map<string, string>();
   const seenNotifications = new Map<string, Set<string>>();
@@ -310,6 +335,13 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     await clients.documents.send(
       new PutCommand({ TableName: tables.audiences, Item: { ...audience.item, topicArn: TopicArn } }),
     );
+    if (email) {
+      await email.subscribeTopic(TopicArn);
+      const { name, locale } = audience.item as { name?: string; locale?: string };
+      for (const subscriber of audience.emailSubscribers ?? []) {
+        await email.addSubscriber(audienceId, subscriber, { name, locale });
+      }
+    }
     audiences.set(audienceId, {
       audienceId,
       topicArn: TopicArn,
@@ -340,6 +372,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     topics,
     secretId,
     publishMode,
+    email,
     publishing:
       workQueues && publisher
         ? {
@@ -353,10 +386,13 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     async run(runOptions = {}) {
       runCount += 1;
       const wired = { ...dependencies, ...runOptions.dependencies };
-      return await runAlertCycle({ ...wired, state: withHolder(wired.state) }, config.run, {
+      const summary = await runAlertCycle({ ...wired, state: withHolder(wired.state) }, config.run, {
         runId: runOptions.runId ?? `local-run-${runCount}`,
         remainingTimeMs: runOptions.remainingTimeMs ?? (() => 15 * 60_000),
       });
+      // What the run published reached the email queue at once (moto delivers inside Publish).
+      await email?.deliver();
+      return summary;
     },
     async collectDeliveries() {
       const delivered: DeliveredNotification[] = [];
@@ -414,6 +450,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     async stop() {
       // The publishers' batches in flight finish (and are acknowledged) before the clients close.
       await publisher?.stop();
+      await email?.stop();
       await dependencies.news.close();
       await Promise.all([simulator?.stop(), webhook.stop(), slack.stop()]);
       dynamo.destroy();

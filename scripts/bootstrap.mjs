@@ -8,6 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensurePythonEnv, projectRoot } from '../sandbox/python-env.mjs';
+import { ensureChromium } from './ensure-chromium.mjs';
 
 const commands = {
   start: ['tsx', 'scripts/start.ts'],
@@ -92,6 +93,8 @@ try {
     ensureCliBuilt();
     // Awaited with pip's progress for as long as it works; Ctrl-C stops pip too.
     await ensurePythonEnv();
+    // The browser tests (the email preference page, the console) run Debian's Chromium.
+    if (name === 'test') ensureChromium();
   }
 } catch (error) {
   process.stderr.write(`news-alerts: ${error.message}\n`);

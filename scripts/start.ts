@@ -29,6 +29,7 @@ import { withNewAudienceDefaults } from '../cli/new-audience.ts';
 import { jsonText, terminalText } from '../cli/output.ts';
 import { deployedInitialLookbackMinutes, simulatorInitialLookbackMinutes } from '../cli/sandbox-descriptor.ts';
 import { readUtf8File } from '../cli/utf8.ts';
+import { describeEmailSummary, emailSummary } from '../sandbox/email-preview.ts';
 import { exampleAudiences, exampleRules, exampleSimulator, type SandboxAudience } from '../sandbox/examples.ts';
 import { describeCollapse, isExact } from '../sandbox/expectations.ts';
 import {
@@ -128,6 +129,7 @@ const program = new Command('npm start --')
   .option('--provider-time-zone <zone>', 'provider time zone (IANA) for date-only ranges and zone-less timestamps')
   .option('--page-size <n>', 'articles per page', positiveInteger)
   .option('--interval <seconds>', 'seconds between cycles with an external provider', positiveInteger, 60)
+  .option('--mail-dir <dir>', 'where SES email is written as .eml files (default .sandbox/mail)')
   .showHelpAfterError(usageHint)
   // commander's messages quote the command line: escaped like everything else printed.
   .configureOutput({ outputError: (text, write) => write(terminalText(text)) })
@@ -151,6 +153,7 @@ interface StartOptions {
   providerTimeZone?: string;
   pageSize?: number;
   interval: number;
+  mailDir?: string;
 }
 
 /** A usage error: one line, where help is, exit 2. */
@@ -275,6 +278,8 @@ try {
       : { url: options.providerUrl as string, apiKey: options.apiKey as string, caPem: providerCa },
     log: structuredLog(options.verbose === true, logLines),
     publishMode: options.publishMode,
+    // SES email through moto's SES; every message is written as a .eml file (docs/email.md).
+    email: { mailDir: options.mailDir ?? join(sandboxDir, 'mail') },
   });
   progress(
     `created tables, ${stack.topics.size} audience topics with their subscriptions, the API-key secret, and ${
@@ -334,11 +339,16 @@ try {
         stories: Object.fromEntries(outcome.stories),
         updateNoticeProblems: Object.fromEntries(outcome.updateProblems),
         unchecked: Object.fromEntries(outcome.unchecked),
+        ...(stack.email ? { email: await emailSummary(stack.email, 'chips-team') } : {}),
         ok: exitCode === 0,
       })}\n`,
     );
   } else {
     printOutcome(outcome, stack.config.run.providerTimeZone);
+    if (stack.email) {
+      say(rule('Email (SES)'));
+      for (const line of describeEmailSummary(await emailSummary(stack.email, 'chips-team'), process.cwd())) say(line);
+    }
   }
 } catch (error) {
   exitCode = 1;

@@ -458,6 +458,45 @@ export class Monitoring extends Construct {
  */
 const alarmDocs: readonly AlarmDoc[] = [
   {
+    name: 'email-bounce-rate',
+    meaning:
+      'SES email (emailDomain set): the bounce rate of the configuration set reached 4% (SES reviews an account at 5%). Sending on the configuration set was paused by the events function.',
+    action:
+      'Find where the bounces come from (`news-alerts email history <address>`, the SES console); remove or fix bad addresses, then resume sending (docs/email.md, "When sending is paused"). Notifications wait in the email queue and dead-letter queue meanwhile.',
+  },
+  {
+    name: 'email-complaint-rate',
+    meaning:
+      'SES email: the complaint rate reached 0.08% (SES reviews an account at 0.1%; Gmail and Yahoo want under 0.3%). Sending on the configuration set was paused.',
+    action:
+      'Check which audiences and messages draw complaints; complaining addresses are already suppressed. Resume sending once the cause is fixed (docs/email.md, "When sending is paused").',
+  },
+  {
+    name: 'email-dlq',
+    meaning:
+      'Notifications the email function could not send after 5 receives (SES throttled or paused for a long time, or a message it cannot read).',
+    action:
+      'Read the email function log group for the SQS message id; once the cause is gone, redrive the dead-letter queue to the email queue (SQS console "Start DLQ redrive"). Subscribers already sent to are not sent to again.',
+  },
+  {
+    name: 'email-events-dlq',
+    meaning: 'SES events (bounces, complaints, deliveries) the events function could not record.',
+    action:
+      'Read the events function log group; fix the cause and redrive the queue to the events function (or replay the records).',
+  },
+  {
+    name: 'email-digest-schedule-dlq',
+    meaning: 'Daily-digest releases EventBridge Scheduler could not deliver to the email function.',
+    action:
+      'Check the email function exists and may be invoked by the schedule role; the next release (every 15 minutes) sends what is due.',
+  },
+  {
+    name: 'email-function-errors',
+    meaning: 'The email delivery function failed (not a throttled notification, which is retried quietly).',
+    action:
+      'Read the email function log group ("emailing a notification failed"); the notification comes back from the queue until it is sent or parked.',
+  },
+  {
     name: 'alert-function-errors',
     meaning: 'Alert runs failed in at least two of the last three periods (the run threw; Lambda retries once).',
     action:

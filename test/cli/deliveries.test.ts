@@ -122,13 +122,14 @@ describe('deliveries', () => {
     ).toEqual([['sqs', `${sandbox.descriptor.names.auditQueuePrefix}early-watch`]]);
   });
 
-  it('a sandbox audience whose topic was deleted does not stop the run, and deliveries names it', async () => {
+  it('a sandbox audience whose topic was deleted does not stop the run for the others; the run exits 1 naming the repair, and deliveries names it', async () => {
     const own = await startCliSandbox({ motoEndpoint: sandbox.descriptor.endpoint });
     try {
       await own.stack.clients.sns.send(new DeleteTopicCommand({ TopicArn: own.stack.topics.get('partner-feed') }));
       const run = await own.cli(['--json', 'run']);
-      expect(run.code, run.stderr).toBe(0);
+      expect(run.code, run.stderr).toBe(1);
       expect(run.stderr).toContain("audience partner-feed: its topic could not get the sandbox's audit queue");
+      expect(run.stderr).toContain(`'news-alerts --sandbox-file ${own.descriptorPath} audiences repair partner-feed'`);
       const shown = await own.cli(['--json', 'deliveries']);
       expect(shown.code, shown.stderr).toBe(0);
       const audiences = shown.json<DeliveriesJson>().audiences;

@@ -298,7 +298,8 @@ describe('with a sandbox', () => {
       sandbox.cli(['rules', 'explain', 'no-such-rule']),
     ]);
     expect(explained.code, explained.stderr).toBe(0);
-    expect(explained.json<Explanation>()).toEqual({
+    // The query part of a stored rule's explanation (its other criteria: rules-explain-rule.test.ts).
+    expect(explained.json<Explanation>()).toMatchObject({
       ruleId: 'chips-exports',
       query: 'title:(semiconductor OR 반도체) AND export*',
       canonical: '(title:semiconductor OR title:반도체) AND export*',
@@ -309,7 +310,7 @@ describe('with a sandbox', () => {
     });
     expect(noQuery.code).toBe(2);
     expect(noQuery.stderr).toContain(
-      `rule quakes has no query; 'news-alerts --sandbox-file ${sandbox.descriptorPath} rules show quakes' shows its criteria`,
+      `rule quakes has no query to explain on its own; give an article to judge every criterion on (--article <key>, found with 'news-alerts --sandbox-file ${sandbox.descriptorPath} articles search', or --title/--summary/--category/--media/--status); 'news-alerts --sandbox-file ${sandbox.descriptorPath} rules show quakes' shows its criteria`,
     );
     expect(unknown.code).toBe(3);
     const both = await sandbox.cli(['rules', 'explain', 'quakes', '--query', 'x']);

@@ -10,8 +10,7 @@
  * Each of the issue's six questions has its page here: explain (1), holds (2), deliveries (3),
  * test send and repair (4), history and restore (5), and the console itself (6).
  */
-import { readFileSync } from 'node:fs';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { BrowserContext, Locator, Page } from 'playwright-core';
@@ -38,7 +37,10 @@ async function seriousViolations(page: Page): Promise<string[]> {
   )) as { violations: AxeViolation[] };
   return result.violations
     .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
-    .map((violation) => `${violation.id} (${violation.impact}): ${violation.help} at ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`);
+    .map(
+      (violation) =>
+        `${violation.id} (${violation.impact}): ${violation.help} at ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`,
+    );
 }
 
 /** Waits until one element of `locator` shows `text` (playwright-core has no assertions of its own). */
@@ -51,7 +53,9 @@ const exactly = (text: string): RegExp => new RegExp(`^\\s*${text.replace(/[.*+?
 
 /** HH:MM in a time zone. */
 function clockIn(at: number, timeZone: string): string {
-  return new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZone }).format(at);
+  return new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZone }).format(
+    at,
+  );
 }
 
 describe('the ops console in a browser', () => {

@@ -124,7 +124,13 @@ describe('console security', () => {
     await fc.assert(
       fc.asyncProperty(
         fc.oneof(
-          fc.constantFrom('evil.example', `evil.example:${consoleProcess.port}`, '127.0.0.1', `127.0.0.1:1`, `0.0.0.0:${consoleProcess.port}`),
+          fc.constantFrom(
+            'evil.example',
+            `evil.example:${consoleProcess.port}`,
+            '127.0.0.1',
+            `127.0.0.1:1`,
+            `0.0.0.0:${consoleProcess.port}`,
+          ),
           fc.domain(),
         ),
         async (host) => {
@@ -134,17 +140,24 @@ describe('console security', () => {
       ),
       { numRuns: 25 },
     );
-    expect((await raw(consoleProcess.port, { host: `localhost:${consoleProcess.port}`, headers: { cookie } })).status).toBe(200);
+    expect(
+      (await raw(consoleProcess.port, { host: `localhost:${consoleProcess.port}`, headers: { cookie } })).status,
+    ).toBe(200);
   });
 
   it('refuses a peer that is not loopback (the guard on its own)', async () => {
     const keys = newKeys();
     const app = new Hono();
-    app.use('*', guard(keys, () => 8080));
+    app.use(
+      '*',
+      guard(keys, () => 8080),
+    );
     app.get('/rules', (c) => c.text('ok'));
     const ask = (remoteAddress: string) =>
       app.fetch(
-        new Request('http://127.0.0.1:8080/rules', { headers: { host: '127.0.0.1:8080', cookie: `news_alerts_console=${keys.token}` } }),
+        new Request('http://127.0.0.1:8080/rules', {
+          headers: { host: '127.0.0.1:8080', cookie: `news_alerts_console=${keys.token}` },
+        }),
         { incoming: { socket: { remoteAddress } } },
       );
     expect((await ask('10.1.2.3')).status).toBe(403);
@@ -166,7 +179,12 @@ describe('console security', () => {
     for (const path of writes) {
       const none = await raw(consoleProcess.port, { method: 'POST', path, headers: form, body: 'version=1' });
       expect(none.status, path).toBe(403);
-      const wrong = await raw(consoleProcess.port, { method: 'POST', path, headers: form, body: '_csrf=nope&version=1' });
+      const wrong = await raw(consoleProcess.port, {
+        method: 'POST',
+        path,
+        headers: form,
+        body: '_csrf=nope&version=1',
+      });
       expect(wrong.status, path).toBe(403);
     }
     const crossOrigin = await raw(consoleProcess.port, {
@@ -216,7 +234,9 @@ describe('console security', () => {
 
   it('never shows a secret on any page; subscriber addresses only where the page is about them', async () => {
     const apiKey = (
-      await sandbox.stack.clients.secrets.send(new GetSecretValueCommand({ SecretId: sandbox.descriptor.names.apiKeySecretId }))
+      await sandbox.stack.clients.secrets.send(
+        new GetSecretValueCommand({ SecretId: sandbox.descriptor.names.apiKeySecretId }),
+      )
     ).SecretString;
     expect(apiKey).toBeTruthy();
     const pages = [
@@ -231,7 +251,11 @@ describe('console security', () => {
       '/audiences/chips-team',
       '/audiences/chips-team/repair',
     ];
-    const aboutSubscribers = new Set(['/deliveries?audience=chips-team&since=2d', '/audiences/chips-team', '/audiences/chips-team/repair']);
+    const aboutSubscribers = new Set([
+      '/deliveries?audience=chips-team&since=2d',
+      '/audiences/chips-team',
+      '/audiences/chips-team/repair',
+    ]);
     for (const path of pages) {
       const response = await raw(consoleProcess.port, { path, headers: { cookie } });
       expect(response.status, path).toBe(200);

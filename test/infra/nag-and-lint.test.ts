@@ -25,7 +25,10 @@ const everything = {
 /** Every option and sharded publishing (issue 14): the work queue, its dead-letter queue and the publisher. */
 const sharded = { ...everything, publishMode: 'sharded', publisherConcurrency: 16 };
 
-const variants: Record<string, Record<string, unknown>> = { shipped: {}, everything, sharded };
+/** SES email (issue 31): identity, configuration set, queues, the three email functions, the endpoint. */
+const email = { ...everything, emailDomain: 'alerts.example.com', emailReplyTo: 'desk@example.com' };
+
+const variants: Record<string, Record<string, unknown>> = { shipped: {}, everything, sharded, email };
 
 const violationsOf = (scope: IConstruct) =>
   [new AwsSolutionsChecks(), new ServerlessChecks()].flatMap(
@@ -112,8 +115,8 @@ describe('acknowledgements', () => {
         },
       });
     });
-    // Sharded mode has every resource of single mode and its own: all acknowledgements are made.
-    unacknowledged = synthesize(sharded);
+    // Sharded mode with SES email has every resource there is: all acknowledgements are made.
+    unacknowledged = synthesize({ ...sharded, ...email, publishMode: 'sharded' });
   });
   afterAll(() => {
     vi.restoreAllMocks();

@@ -30,7 +30,12 @@ import {
   type Sourced,
   weakestBasis,
 } from '../../bench/cost-model.ts';
-import { costDocument, readInputs, writeCostDocumentFromDayBench } from '../../bench/cost-model-cli.ts';
+import {
+  costDocument,
+  daysFromCostDocument,
+  readInputs,
+  writeCostDocumentFromDayBench,
+} from '../../bench/cost-model-cli.ts';
 import { metricNames } from '../../functions/alert-run/metrics.ts';
 import { parseStackConfig } from '../../lib/config.ts';
 
@@ -95,7 +100,9 @@ describe('prices', () => {
   });
 
   it('uses every price, and prices nothing from outside the table', () => {
-    const used = new Set(table.scenarios.flatMap((c) => [...c.rows, ...c.sms].map((row) => row.priceId)));
+    const used = new Set(
+      table.scenarios.flatMap((c) => [...c.rows, ...c.sms, ...c.email.ses].map((row) => row.priceId)),
+    );
     expect([...used].sort()).toEqual(Object.keys(awsPrices).sort());
   });
 });
@@ -254,6 +261,65 @@ describe('today (full re-reads) against incremental reading', () => {
     expect(large.articlesReadPerDay.value / small.articlesReadPerDay.value).toBeCloseTo(10, 6);
     // Each article is looked up once per run whose window (late arrival + one interval) holds it.
     expect(small.ledgerLookupsPerNotification.value).toBeCloseTo((60 + 5) / 5, 9);
+  });
+});
+
+describe('email: SES or SNS email', () => {
+  it('prices the same emails both ways at every size: SES at $0.10 per 1,000, SNS email at $2 per 100,000', () => {
+    for (const cost of table.scenarios) {
+      const { email } = cost;
+      const emails = email.emails;
+      expect(emails).toBeCloseTo(
+        (cost.scenario.notificationsPerDay.value * cost.scenario.sns.subscribersPerAudience.email.value * 365) / 12,
+        6,
+      );
+      expect(email.sns.quantity).toBeCloseTo(emails, 6);
+      expect(email.sns.usd).toBeCloseTo((emails * 2) / 100_000, 6);
+      const sending = email.ses.find((row) => row.priceId === 'sesOutboundEmail');
+      expect(sending?.usd).toBeCloseTo((emails * 0.1) / 1000, 6);
+      // The SNS email row is the one in the total; the SES side is a comparison, outside it.
+      expect(cost.rows).toContain(email.sns);
+      expect(cost.rows.some((row) => row.priceId === 'sesOutboundEmail')).toBe(false);
+      expect(email.sesUsd).toBeCloseTo(sum(email.ses.map((row) => row.usd)), 9);
+      // The queue and the function around SES stay small next to SES itself.
+      expect(email.sesUsd - (sending?.usd ?? 0)).toBeLessThan(0.1 * (sending?.usd ?? 0));
+    }
+  });
+
+  it('doubling the notifications doubles the emails on both sides', () => {
+    const base = first();
+    const doubled = price({ ...base, notificationsPerDay: scale(base.notificationsPerDay, 2) });
+    const single = price(base);
+    expect(doubled.email.emails).toBeCloseTo(2 * single.email.emails, 6);
+    expect(doubled.email.sns.usd).toBeCloseTo(2 * single.email.sns.usd, 9);
+    const ses = (cost: ScenarioCost) => cost.email.ses.find((row) => row.priceId === 'sesOutboundEmail')?.usd ?? 0;
+    expect(ses(doubled)).toBeCloseTo(2 * ses(single), 9);
+  });
+
+  it('renders the comparison for every size', () => {
+    const markdown = renderCostMarkdown(table, { explanation: '', assumptions: [] });
+    const section = markdown.slice(markdown.indexOf('## Email: SES or SNS email'), markdown.indexOf('## Prices'));
+    for (const size of SIZES) {
+      expect(section).toContain(
+        `${size.articlesPerDay.toLocaleString('en-US')} articles a day × ${size.audiences.toLocaleString('en-US')} audiences`,
+      );
+    }
+    for (const cost of table.scenarios.filter((scenario) => scenario.scenario.reading === 'today')) {
+      expect(section).toContain(formatUsd(cost.email.sns.usd));
+      expect(section).toContain(formatUsd(cost.email.sesUsd));
+    }
+  });
+
+  it('re-prices the day counts a written document shows (--days-from): docs/cost.md gives its own totals again', () => {
+    const document = readFileSync(new URL('../../docs/cost.md', import.meta.url), 'utf8');
+    const { source, days } = daysFromCostDocument(document, 'docs/cost.md');
+    expect(days).toHaveLength(SIZES.length * 2);
+    const { markdown } = costDocument(
+      { source, scenarios: days.map((day) => scenarioFromDayBench(day, stackFactsFromCode(), { source })) },
+      stackFactsFromCode(),
+    );
+    const summary = (text: string) => text.slice(text.indexOf('## Summary'), text.indexOf('### How to read it'));
+    expect(summary(markdown)).toBe(summary(document));
   });
 });
 

@@ -1,0 +1,682 @@
+/**
+ * The {@link SubscriberStore} port on one DynamoDB table (subscriber-table.ts). Owns the storage
+ * side of the email guarantees:
+ *
+ * - A send is claimed in one transaction with a check of the profile (not suppressed) and of the
+ *   membership (confirmed and not paused, or pending for a confirmation), so no claim, and so no
+ *   send, can follow a suppression or an unsubscribe, however the requests interleave.
+ * - A record moves from `sending` only by the claimant (conditional updates); a claim whose lease
+ *   ran out can be taken over, so a crashed invocation never blocks a message forever.
+ * - A record's status only rises (`statusRank`), whatever order SES's events arrive in.
+ * - A subscriber is created once per address (a conditional write on the address key).
+ *
+ * Addresses are stored in profiles only; keys and indexes hold ids and hashes.
+ */
+import { randomBytes } from 'node:crypto';
+import {
+  ConditionalCheckFailedException,
+  type DynamoDBClient,
+  TransactionCanceledException,
+} from '@aws-sdk/client-dynamodb';
+import {
+  BatchGetCommand,
+  BatchWriteCommand,
+  DeleteCommand,
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  type QueryCommandInput,
+  TransactWriteCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { STATUS_RANK } from '#core/email/events';
+import type {
+  ClaimOutcome,
+  DueDigest,
+  HeldEntry,
+  SendClaim,
+  SendEvent,
+  SendRecord,
+  SendStatus,
+  SubscriberStore,
+} from '#core/email/ports';
+import { addressKey, type Membership, normalizeAddress, type SubscriberProfile } from '#core/email/subscriber';
+import { digestsIndex, membersIndex } from './subscriber-table.ts';
+
+export interface DynamoSubscriberStoreOptions {
+  readonly client: DynamoDBClient;
+  readonly tableName: string;
+  /** How long message records (the history) are kept. */
+  readonly historyDays: number;
+}
+
+const DAY_SECONDS = 86_400;
+const subKey = (subscriberId: string) => `sub#${subscriberId}`;
+const audKey = (audienceId: string) => `aud#${audienceId}`;
+const msgKey = (messageKey: string) => `msg#${messageKey}`;
+const heldPrefix = (audienceId: string) => `held#${audienceId}#`;
+
+type Item = Record<string, unknown>;
+
+const isConditionFailure = (error: unknown): boolean =>
+  error instanceof ConditionalCheckFailedException ||
+  (error instanceof Error && error.name === 'ConditionalCheckFailedException');
+
+export class DynamoSubscriberStore implements SubscriberStore {
+  readonly #documents: DynamoDBDocumentClient;
+  readonly #table: string;
+  readonly #historySeconds: number;
+
+  constructor(options: DynamoSubscriberStoreOptions) {
+    this.#documents = DynamoDBDocumentClient.from(options.client, { marshallOptions: { removeUndefinedValues: true } });
+    this.#table = options.tableName;
+    this.#historySeconds = options.historyDays * DAY_SECONDS;
+  }
+
+  // --- Profiles -----------------------------------------------------------------------------------
+
+  async findByAddress(address: string): Promise<SubscriberProfile | undefined> {
+    const { Item: lookup } = await this.#documents.send(
+      new GetCommand({
+        TableName: this.#table,
+        Key: { pk: `addr#${addressKey(address)}`, sk: 'addr' },
+        ConsistentRead: true,
+      }),
+    );
+    const subscriberId = typeof lookup?.subscriberId === 'string' ? lookup.subscriberId : undefined;
+    return subscriberId === undefined ? undefined : await this.profile(subscriberId);
+  }
+
+  async profile(subscriberId: string): Promise<SubscriberProfile | undefined> {
+    const { Item: item } = await this.#documents.send(
+      new GetCommand({
+        TableName: this.#table,
+        Key: { pk: subKey(subscriberId), sk: 'profile' },
+        ConsistentRead: true,
+      }),
+    );
+    return item === undefined ? undefined : toProfile(item);
+  }
+
+  async profiles(subscriberIds: readonly string[]): Promise<Map<string, SubscriberProfile>> {
+    const found = new Map<string, SubscriberProfile>();
+    const unique = [...new Set(subscriberIds)];
+    for (let start = 0; start < unique.length; start += 100) {
+      let keys: Item[] = unique.slice(start, start + 100).map((id) => ({ pk: subKey(id), sk: 'profile' }));
+      for (let attempt = 0; keys.length > 0; attempt += 1) {
+        const result = await this.#documents.send(
+          new BatchGetCommand({ RequestItems: { [this.#table]: { Keys: keys, ConsistentRead: true } } }),
+        );
+        for (const item of result.Responses?.[this.#table] ?? []) {
+          const profile = toProfile(item);
+          found.set(profile.subscriberId, profile);
+        }
+        keys = (result.UnprocessedKeys?.[this.#table]?.Keys as Item[] | undefined) ?? [];
+        if (keys.length > 0) await backoff(attempt);
+      }
+    }
+    return found;
+  }
+
+  async ensureSubscriber(
+    address: string,
+    options: { readonly locale?: string | undefined; readonly now: number },
+  ): Promise<SubscriberProfile> {
+    const normalized = normalizeAddress(address);
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      const existing = await this.findByAddress(normalized);
+      if (existing !== undefined) return existing;
+      const profile: SubscriberProfile = {
+        subscriberId: randomBytes(10).toString('hex'),
+        address: normalized,
+        locale: options.locale,
+        createdAt: options.now,
+        softBounces: 0,
+      };
+      try {
+        await this.#documents.send(
+          new TransactWriteCommand({
+            TransactItems: [
+              {
+                Put: {
+                  TableName: this.#table,
+                  Item: { pk: `addr#${addressKey(normalized)}`, sk: 'addr', subscriberId: profile.subscriberId },
+                  ConditionExpression: 'attribute_not_exists(pk)',
+                },
+              },
+              {
+                Put: {
+                  TableName: this.#table,
+                  Item: profileItem(profile),
+                  ConditionExpression: 'attribute_not_exists(pk)',
+                },
+              },
+            ],
+          }),
+        );
+        return profile;
+      } catch (error) {
+        // Another creation of the same address won the race: read its subscriber.
+        if (!(error instanceof TransactionCanceledException)) throw error;
+      }
+    }
+    throw new Error('could not create the subscriber: the address key kept changing');
+  }
+
+  async saveProfile(profile: SubscriberProfile): Promise<void> {
+    try {
+      await this.#documents.send(
+        new PutCommand({
+          TableName: this.#table,
+          Item: profileItem(profile),
+          ConditionExpression: 'attribute_exists(pk)',
+        }),
+      );
+    } catch (error) {
+      // The subscriber was deleted meanwhile: nothing left to update.
+      if (!isConditionFailure(error)) throw error;
+    }
+  }
+
+  async deleteSubscriber(subscriberId: string): Promise<void> {
+    const profile = await this.profile(subscriberId);
+    const keys: Item[] = [];
+    for await (const item of this.#query({
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': subKey(subscriberId) },
+      ProjectionExpression: 'pk, sk',
+    })) {
+      keys.push({ pk: item.pk, sk: item.sk });
+    }
+    if (profile !== undefined) keys.push({ pk: `addr#${addressKey(profile.address)}`, sk: 'addr' });
+    await this.#batchWrite(keys.map((Key) => ({ DeleteRequest: { Key } })));
+  }
+
+  // --- Memberships ---------------------------------------------------------------------------------
+
+  async memberships(subscriberId: string): Promise<Membership[]> {
+    const memberships: Membership[] = [];
+    for await (const item of this.#query({
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :aud)',
+      ExpressionAttributeValues: { ':pk': subKey(subscriberId), ':aud': 'aud#' },
+      ConsistentRead: true,
+    })) {
+      memberships.push(toMembership(item));
+    }
+    return memberships;
+  }
+
+  async membership(subscriberId: string, audienceId: string): Promise<Membership | undefined> {
+    const { Item: item } = await this.#documents.send(
+      new GetCommand({
+        TableName: this.#table,
+        Key: { pk: subKey(subscriberId), sk: audKey(audienceId) },
+        ConsistentRead: true,
+      }),
+    );
+    return item === undefined ? undefined : toMembership(item);
+  }
+
+  async saveMembership(membership: Membership, options: { readonly create?: boolean } = {}): Promise<boolean> {
+    const set: Record<string, unknown> = {
+      subscriberId: membership.subscriberId,
+      audienceId: membership.audienceId,
+      state: membership.state,
+      preference: membership.preference,
+      createdAt: membership.createdAt,
+      source: membership.source,
+    };
+    const optional = {
+      pausedUntil: membership.pausedUntil,
+      confirmedAt: membership.confirmedAt,
+      unsubscribedAt: membership.unsubscribedAt,
+      // Listed in the audience's members index only while it may receive something.
+      memberOf: membership.state === 'unsubscribed' ? undefined : membership.audienceId,
+    };
+    const remove: string[] = [];
+    for (const [name, value] of Object.entries(optional)) {
+      if (value === undefined) remove.push(name);
+      else set[name] = value;
+    }
+    const names: Record<string, string> = {};
+    const values: Record<string, unknown> = {};
+    const assignments = Object.entries(set).map(([name, value], index) => {
+      names[`#a${index}`] = name;
+      values[`:a${index}`] = value;
+      return `#a${index} = :a${index}`;
+    });
+    const removals = remove.map((name, index) => {
+      names[`#r${index}`] = name;
+      return `#r${index}`;
+    });
+    // Leaving the audience drops any daily digest that was waiting.
+    if (membership.state === 'unsubscribed') {
+      names['#shard'] = 'digestShard';
+      names['#due'] = 'digestDueAt';
+      removals.push('#shard', '#due');
+    }
+    try {
+      await this.#documents.send(
+        new UpdateCommand({
+          TableName: this.#table,
+          Key: { pk: subKey(membership.subscriberId), sk: audKey(membership.audienceId) },
+          UpdateExpression: `SET ${assignments.join(', ')}${removals.length > 0 ? ` REMOVE ${removals.join(', ')}` : ''}`,
+          ConditionExpression: options.create ? 'attribute_not_exists(pk)' : 'attribute_exists(pk)',
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
+  async audienceMembers(audienceId: string): Promise<Membership[]> {
+    const members: Membership[] = [];
+    for await (const item of this.#query({
+      IndexName: membersIndex.name,
+      KeyConditionExpression: '#memberOf = :audience',
+      ExpressionAttributeNames: { '#memberOf': membersIndex.partitionKey },
+      ExpressionAttributeValues: { ':audience': audienceId },
+    })) {
+      members.push(toMembership(item));
+    }
+    return members;
+  }
+
+  // --- Sends -----------------------------------------------------------------------------------------
+
+  async claimSend(claim: SendClaim): Promise<ClaimOutcome> {
+    const pk = subKey(claim.subscriberId);
+    const membershipCondition =
+      claim.requireMembership === 'pending'
+        ? { expression: '#state = :pending', values: { ':pending': 'pending' } }
+        : {
+            expression: '#state = :confirmed AND (attribute_not_exists(pausedUntil) OR pausedUntil <= :now)',
+            values: { ':confirmed': 'confirmed', ':now': claim.now },
+          };
+    try {
+      await this.#documents.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              ConditionCheck: {
+                TableName: this.#table,
+                Key: { pk, sk: 'profile' },
+                ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(suppression)',
+              },
+            },
+            {
+              ConditionCheck: {
+                TableName: this.#table,
+                Key: { pk, sk: audKey(claim.audienceId) },
+                ConditionExpression: membershipCondition.expression,
+                ExpressionAttributeNames: { '#state': 'state' },
+                ExpressionAttributeValues: membershipCondition.values,
+              },
+            },
+            {
+              Put: {
+                TableName: this.#table,
+                Item: {
+                  pk,
+                  sk: msgKey(claim.messageKey),
+                  subscriberId: claim.subscriberId,
+                  messageKey: claim.messageKey,
+                  deliveryId: claim.deliveryId,
+                  audienceId: claim.audienceId,
+                  kind: claim.kind,
+                  subject: claim.subject,
+                  status: 'sending',
+                  statusRank: STATUS_RANK.sending,
+                  createdAt: claim.now,
+                  leaseUntil: claim.now + claim.leaseMs,
+                  events: [],
+                  expiresAt: Math.floor(claim.now / 1000) + this.#historySeconds,
+                },
+                ConditionExpression: 'attribute_not_exists(pk) OR (#status = :sending AND leaseUntil < :now)',
+                ExpressionAttributeNames: { '#status': 'status' },
+                ExpressionAttributeValues: { ':sending': 'sending', ':now': claim.now },
+              },
+            },
+          ],
+        }),
+      );
+      return { claimed: true };
+    } catch (error) {
+      if (!(error instanceof TransactionCanceledException)) throw error;
+      const reasons = error.CancellationReasons ?? [];
+      const failed = (index: number) => reasons[index]?.Code === 'ConditionalCheckFailed';
+      if (failed(2)) {
+        const record = await this.#record(claim.subscriberId, claim.messageKey);
+        if (record === undefined) return { claimed: false, reason: 'in-progress' };
+        if (record.status === 'sending') return { claimed: false, reason: 'in-progress' };
+        return { claimed: false, reason: 'done', record };
+      }
+      if (failed(0) || failed(1)) return { claimed: false, reason: 'not-allowed' };
+      // Cancelled for another reason (a conflicting transaction, throttling): try again later.
+      return { claimed: false, reason: 'in-progress' };
+    }
+  }
+
+  async completeSend(
+    subscriberId: string,
+    messageKey: string,
+    result: { readonly providerMessageId: string; readonly at: number },
+  ): Promise<void> {
+    try {
+      await this.#documents.send(
+        new UpdateCommand({
+          TableName: this.#table,
+          Key: { pk: subKey(subscriberId), sk: msgKey(messageKey) },
+          UpdateExpression:
+            'SET #status = :sent, statusRank = :rank, sentAt = :at, providerMessageId = :id REMOVE leaseUntil',
+          ConditionExpression: '#status = :sending',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: {
+            ':sent': 'sent',
+            ':rank': STATUS_RANK.sent,
+            ':at': result.at,
+            ':id': result.providerMessageId,
+            ':sending': 'sending',
+          },
+        }),
+      );
+    } catch (error) {
+      // An SES event already moved the status on: it stays.
+      if (!isConditionFailure(error)) throw error;
+    }
+  }
+
+  async releaseSend(subscriberId: string, messageKey: string): Promise<void> {
+    try {
+      await this.#documents.send(
+        new DeleteCommand({
+          TableName: this.#table,
+          Key: { pk: subKey(subscriberId), sk: msgKey(messageKey) },
+          ConditionExpression: '#status = :sending',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':sending': 'sending' },
+        }),
+      );
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+    }
+  }
+
+  async recordOutcome(
+    record: Omit<SendRecord, 'events' | 'sentAt' | 'providerMessageId'> & { readonly detail?: string },
+  ): Promise<void> {
+    const { detail, ...fields } = record;
+    try {
+      await this.#documents.send(
+        new PutCommand({
+          TableName: this.#table,
+          Item: {
+            pk: subKey(record.subscriberId),
+            sk: msgKey(record.messageKey),
+            ...fields,
+            statusRank: STATUS_RANK[record.status],
+            events: [{ type: record.status, at: record.createdAt, ...(detail === undefined ? {} : { detail }) }],
+            expiresAt: Math.floor(record.createdAt / 1000) + this.#historySeconds,
+          },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
+    } catch (error) {
+      // Decided (or sent) before: the first record stands.
+      if (!isConditionFailure(error)) throw error;
+    }
+  }
+
+  async recordEvent(subscriberId: string, messageKey: string, event: SendEvent, status: SendStatus): Promise<boolean> {
+    const Key = { pk: subKey(subscriberId), sk: msgKey(messageKey) };
+    try {
+      await this.#documents.send(
+        new UpdateCommand({
+          TableName: this.#table,
+          Key,
+          UpdateExpression: 'SET events = list_append(if_not_exists(events, :none), :event), lastEventAt = :at',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':none': [], ':event': [event], ':at': event.at },
+        }),
+      );
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+    try {
+      await this.#documents.send(
+        new UpdateCommand({
+          TableName: this.#table,
+          Key,
+          UpdateExpression: 'SET #status = :status, statusRank = :rank',
+          ConditionExpression: 'attribute_not_exists(statusRank) OR statusRank < :rank',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':status': status, ':rank': STATUS_RANK[status] },
+        }),
+      );
+    } catch (error) {
+      // A later status is already there (events arrive in any order).
+      if (!isConditionFailure(error)) throw error;
+    }
+    return true;
+  }
+
+  async history(subscriberId: string, options: { readonly limit?: number } = {}): Promise<SendRecord[]> {
+    const records: SendRecord[] = [];
+    for await (const item of this.#query({
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :msg)',
+      ExpressionAttributeValues: { ':pk': subKey(subscriberId), ':msg': 'msg#' },
+      ConsistentRead: true,
+    })) {
+      records.push(toRecord(item));
+    }
+    records.sort((a, b) => b.createdAt - a.createdAt);
+    return options.limit === undefined ? records : records.slice(0, options.limit);
+  }
+
+  async #record(subscriberId: string, messageKey: string): Promise<SendRecord | undefined> {
+    const { Item: item } = await this.#documents.send(
+      new GetCommand({
+        TableName: this.#table,
+        Key: { pk: subKey(subscriberId), sk: msgKey(messageKey) },
+        ConsistentRead: true,
+      }),
+    );
+    return item === undefined ? undefined : toRecord(item);
+  }
+
+  // --- Daily digests -----------------------------------------------------------------------------------
+
+  async hold(subscriberId: string, audienceId: string, entries: readonly HeldEntry[], dueAt: number): Promise<void> {
+    const pk = subKey(subscriberId);
+    await this.#batchWrite(
+      entries.map((entry) => ({
+        PutRequest: {
+          Item: {
+            pk,
+            sk: `${heldPrefix(audienceId)}${entry.key}`,
+            key: entry.key,
+            audienceId,
+            heldAt: entry.heldAt,
+            locale: entry.locale,
+            // As JSON: the document's optional fields are absent, never undefined (which DynamoDB cannot store).
+            entry: JSON.parse(JSON.stringify(entry.entry)) as unknown,
+            expiresAt: Math.floor(entry.heldAt / 1000) + 30 * DAY_SECONDS,
+          },
+        },
+      })),
+    );
+    try {
+      await this.#documents.send(
+        new UpdateCommand({
+          TableName: this.#table,
+          Key: { pk, sk: audKey(audienceId) },
+          UpdateExpression: 'SET #shard = :due, #dueAt = if_not_exists(#dueAt, :at)',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeNames: { '#shard': digestsIndex.partitionKey, '#dueAt': digestsIndex.sortKey },
+          ExpressionAttributeValues: { ':due': 'due', ':at': dueAt },
+        }),
+      );
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+    }
+  }
+
+  async dueDigests(now: number, limit: number): Promise<DueDigest[]> {
+    const due: DueDigest[] = [];
+    for await (const item of this.#query({
+      IndexName: digestsIndex.name,
+      KeyConditionExpression: '#shard = :due AND #dueAt <= :now',
+      ExpressionAttributeNames: { '#shard': digestsIndex.partitionKey, '#dueAt': digestsIndex.sortKey },
+      ExpressionAttributeValues: { ':due': 'due', ':now': now },
+    })) {
+      const pk = String(item.pk);
+      const sk = String(item.sk);
+      due.push({
+        subscriberId: pk.slice('sub#'.length),
+        audienceId: sk.slice('aud#'.length),
+        dueAt: Number(item.digestDueAt),
+      });
+      if (due.length >= limit) break;
+    }
+    return due;
+  }
+
+  async heldEntries(subscriberId: string, audienceId: string): Promise<HeldEntry[]> {
+    const entries: HeldEntry[] = [];
+    for await (const item of this.#query({
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :held)',
+      ExpressionAttributeValues: { ':pk': subKey(subscriberId), ':held': heldPrefix(audienceId) },
+      ConsistentRead: true,
+    })) {
+      entries.push({
+        key: String(item.key),
+        heldAt: Number(item.heldAt),
+        locale: typeof item.locale === 'string' ? item.locale : undefined,
+        entry: item.entry as HeldEntry['entry'],
+      });
+    }
+    return entries.sort((a, b) => a.heldAt - b.heldAt);
+  }
+
+  async clearHeld(subscriberId: string, audienceId: string, keys: readonly string[]): Promise<void> {
+    const pk = subKey(subscriberId);
+    await this.#batchWrite(
+      keys.map((key) => ({ DeleteRequest: { Key: { pk, sk: `${heldPrefix(audienceId)}${key}` } } })),
+    );
+    const left = await this.heldEntries(subscriberId, audienceId);
+    if (left.length > 0) return;
+    try {
+      await this.#documents.send(
+        new UpdateCommand({
+          TableName: this.#table,
+          Key: { pk, sk: audKey(audienceId) },
+          UpdateExpression: 'REMOVE #shard, #dueAt',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeNames: { '#shard': digestsIndex.partitionKey, '#dueAt': digestsIndex.sortKey },
+        }),
+      );
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+    }
+  }
+
+  // --- Helpers -----------------------------------------------------------------------------------------
+
+  async *#query(input: Omit<QueryCommandInput, 'TableName'>): AsyncGenerator<Item> {
+    let ExclusiveStartKey: Item | undefined;
+    do {
+      const page = await this.#documents.send(
+        new QueryCommand({ TableName: this.#table, ...input, ExclusiveStartKey }),
+      );
+      for (const item of page.Items ?? []) yield item;
+      ExclusiveStartKey = page.LastEvaluatedKey;
+    } while (ExclusiveStartKey !== undefined);
+  }
+
+  async #batchWrite(requests: readonly Item[]): Promise<void> {
+    for (let start = 0; start < requests.length; start += 25) {
+      let batch = requests.slice(start, start + 25);
+      for (let attempt = 0; batch.length > 0; attempt += 1) {
+        if (attempt >= 8)
+          throw new Error(`${batch.length} subscriber-table write(s) stayed unprocessed after 8 attempts`);
+        const result = await this.#documents.send(
+          new BatchWriteCommand({ RequestItems: { [this.#table]: batch as never } }),
+        );
+        batch = (result.UnprocessedItems?.[this.#table] as Item[] | undefined) ?? [];
+        if (batch.length > 0) await backoff(attempt);
+      }
+    }
+  }
+}
+
+const backoff = (attempt: number) =>
+  new Promise((resolve) => setTimeout(resolve, Math.min(2000, 50 * 2 ** attempt * Math.random())));
+
+function profileItem(profile: SubscriberProfile): Item {
+  return {
+    pk: subKey(profile.subscriberId),
+    sk: 'profile',
+    subscriberId: profile.subscriberId,
+    address: profile.address,
+    locale: profile.locale,
+    createdAt: profile.createdAt,
+    suppression: profile.suppression,
+    softBounces: profile.softBounces,
+  };
+}
+
+function toProfile(item: Item): SubscriberProfile {
+  const suppression = item.suppression as { reason?: unknown; at?: unknown } | undefined;
+  return {
+    subscriberId: String(item.subscriberId),
+    address: String(item.address),
+    locale: typeof item.locale === 'string' ? item.locale : undefined,
+    createdAt: Number(item.createdAt),
+    suppression:
+      suppression === undefined || suppression === null
+        ? undefined
+        : {
+            reason: String(suppression.reason) as NonNullable<SubscriberProfile['suppression']>['reason'],
+            at: Number(suppression.at),
+          },
+    softBounces: Number(item.softBounces ?? 0),
+  };
+}
+
+function toMembership(item: Item): Membership {
+  const optionalNumber = (value: unknown) => (typeof value === 'number' ? value : undefined);
+  return {
+    subscriberId: String(item.subscriberId),
+    audienceId: String(item.audienceId),
+    state: String(item.state) as Membership['state'],
+    preference: item.preference === 'digest' ? 'digest' : 'immediate',
+    pausedUntil: optionalNumber(item.pausedUntil),
+    createdAt: Number(item.createdAt),
+    confirmedAt: optionalNumber(item.confirmedAt),
+    unsubscribedAt: optionalNumber(item.unsubscribedAt),
+    source: item.source === 'migrated' ? 'migrated' : 'added',
+  };
+}
+
+function toRecord(item: Item): SendRecord {
+  return {
+    subscriberId: String(item.subscriberId),
+    messageKey: String(item.messageKey),
+    deliveryId: String(item.deliveryId),
+    audienceId: String(item.audienceId),
+    kind: String(item.kind) as SendRecord['kind'],
+    subject: typeof item.subject === 'string' ? item.subject : undefined,
+    status: String(item.status) as SendStatus,
+    createdAt: Number(item.createdAt),
+    sentAt: typeof item.sentAt === 'number' ? item.sentAt : undefined,
+    providerMessageId:
+      typeof item.providerMessageId === 'string' && item.providerMessageId !== '' ? item.providerMessageId : undefined,
+    events: Array.isArray(item.events) ? (item.events as SendEvent[]) : [],
+  };
+}

@@ -1,0 +1,478 @@
+/**
+ * The email channel's delivery: one notification an audience topic sent (alert, update notice or
+ * digest) becomes one email per confirmed subscriber of the audience, through SES. Owns these
+ * guarantees (each has a fault test in test/integration/email-faults.test.ts):
+ *
+ * - **Nothing is sent twice.** Every (message, subscriber) pair is claimed before it is sent: a
+ *   conditional write of its record (`claimSend`), keyed by the delivery id, so a duplicate SQS
+ *   delivery, a retried batch, or the alert run's one accepted duplicate finds the record and
+ *   sends nothing. A claim whose invocation died is taken over after its lease; that crash,
+ *   between SES accepting a message and the record saying so, is the one accepted duplicate.
+ * - **Nothing is sent to a suppressed, unsubscribed or paused address.** The claim is written in
+ *   one transaction with a check of the profile (no suppression) and of the membership
+ *   (confirmed, not paused): a bounce or an unsubscribe that arrives while a batch is being sent
+ *   stops the sends that have not started.
+ * - **Nothing is lost.** SES throttling (or paused sending) gives the claim back and makes the
+ *   whole notification fail for now ({@link EmailRetryError}): SQS brings it back after the
+ *   visibility timeout, and only the subscribers not yet sent to get it then. After the queue's
+ *   last receive it waits in the email dead-letter queue (with an alarm) for a redrive. A message
+ *   SES refuses for good is recorded as `rejected`, not retried forever.
+ * - **Subscribers who chose the daily digest** get the notification held for their digest (an
+ *   idempotent write per entry) and one email a day ({@link releaseDailyDigests}).
+ *
+ * Logs name the SNS message, the audience, the subscriber id and the delivery id; never an
+ * address, never a body.
+ */
+import pLimit from 'p-limit';
+import { nextDigestAt } from '../delivery-plan.ts';
+import type { Audience } from '../model.ts';
+import type { Log } from '../ports.ts';
+import {
+  audienceFromDocument,
+  type ComposeOptions,
+  composeAlert,
+  composeDailyDigest,
+  composeDigest,
+  type EmailDraft,
+  personalize,
+} from './compose.ts';
+import { buildMime } from './mime.ts';
+import {
+  type AlertNotification,
+  audienceOfTopic,
+  type DigestEntryDocument,
+  type DigestNotification,
+  type QueuedNotification,
+  UnreadableNotificationError,
+} from './notification.ts';
+import {
+  type AudienceDirectory,
+  EmailRejectedError,
+  type EmailSender,
+  EmailThrottledError,
+  type HeldEntry,
+  type LinkMaker,
+  type MessageKind,
+  messageKeyOf,
+  type SubscriberStore,
+} from './ports.ts';
+import { deliveryDecision, digestDecision, type Membership, type SubscriberProfile } from './subscriber.ts';
+
+/** Some subscribers could not be sent to for now (throttling, a send in progress elsewhere): retry the notification. */
+export class EmailRetryError extends Error {
+  readonly pending: number;
+  constructor(pending: number, reason: string, options?: ErrorOptions) {
+    super(`${pending} email(s) not sent for now (${reason}); the notification comes back later`, options);
+    this.name = 'EmailRetryError';
+    this.pending = pending;
+  }
+}
+
+/** The deployment's sender settings. */
+export interface SenderSettings {
+  readonly fromAddress: string;
+  readonly fromName: string;
+  readonly replyTo?: string | undefined;
+  /** The sending domain: the right side of Message-IDs and of List-Id. */
+  readonly domain: string;
+  /** A mailbox that handles `mailto:` unsubscribes (`unsubscribe@<domain>`); undefined: HTTPS only. */
+  readonly unsubscribeMailbox?: string | undefined;
+}
+
+/** Counters the handler turns into metrics (names in functions/email/handler.ts). */
+export interface DeliveryCounters {
+  sent(count: number): void;
+  held(count: number): void;
+  suppressed(count: number): void;
+  paused(count: number): void;
+  duplicates(count: number): void;
+  throttled(count: number): void;
+  rejected(count: number): void;
+}
+
+/** Everything the delivery works with. */
+export interface EmailDeliveryDeps {
+  readonly store: SubscriberStore;
+  readonly sender: EmailSender;
+  readonly audiences: AudienceDirectory;
+  readonly links: LinkMaker;
+  readonly settings: SenderSettings;
+  /** `<prefix>-audience-`: the audience of a topic (a body naming another audience is refused). */
+  readonly topicNamePrefix: string;
+  readonly compose?: ComposeOptions;
+  /** Sends at once within one notification (SES's rate is shared by the whole account). */
+  readonly sendConcurrency: number;
+  /** How long a claim holds before another invocation may take a crashed send over. */
+  readonly claimLeaseMs: number;
+  readonly log: Log;
+  readonly now: () => number;
+  readonly counters?: DeliveryCounters | undefined;
+}
+
+/** What one notification did. */
+export interface DeliveryOutcome {
+  readonly deliveryId: string;
+  readonly audienceId: string;
+  readonly sent: number;
+  readonly held: number;
+  readonly suppressed: number;
+  readonly paused: number;
+  readonly duplicates: number;
+  readonly rejected: number;
+}
+
+const noCounters: DeliveryCounters = {
+  sent() {},
+  held() {},
+  suppressed() {},
+  paused() {},
+  duplicates() {},
+  throttled() {},
+  rejected() {},
+};
+
+/** A subscriber id for logs; never the address. */
+const who = (profile: SubscriberProfile) => profile.subscriberId;
+
+/**
+ * Sends one notification to the audience's subscribers.
+ *
+ * @throws UnreadableNotificationError for a message that is not for this audience (misrouted)
+ * @throws EmailRetryError when some subscribers must be retried (all others are done)
+ */
+export async function deliverNotification(
+  notification: QueuedNotification,
+  deps: EmailDeliveryDeps,
+): Promise<DeliveryOutcome> {
+  const { document } = notification;
+  const audienceId = audienceOf(notification, deps.topicNamePrefix);
+  const audience = (await deps.audiences.get(audienceId)) ?? audienceFromDocument(document);
+  const draft =
+    document.kind === 'digest'
+      ? composeDigest(document, audience, notification.subject, deps.compose)
+      : composeAlert(document as AlertNotification, audience, notification.subject, deps.compose);
+  const members = await deps.store.audienceMembers(audienceId);
+  const profiles = await deps.store.profiles(members.map((member) => member.subscriberId));
+  const counts = { sent: 0, held: 0, suppressed: 0, paused: 0, duplicates: 0, rejected: 0 };
+  const retry: string[] = [];
+  let firstFailure: unknown;
+  const context = { snsMessageId: notification.snsMessageId, audienceId, deliveryId: draft.deliveryId };
+  const now = deps.now();
+  const limit = pLimit(Math.max(1, deps.sendConcurrency));
+  await Promise.all(
+    members.map((membership) =>
+      limit(async () => {
+        const profile = profiles.get(membership.subscriberId);
+        if (profile === undefined) return;
+        const decision = deliveryDecision(profile, membership, now);
+        try {
+          if (decision.action === 'skip') {
+            if (decision.reason === 'suppressed' || decision.reason === 'paused') {
+              await deps.store.recordOutcome({
+                subscriberId: profile.subscriberId,
+                messageKey: messageKeyOf(draft.deliveryId),
+                deliveryId: draft.deliveryId,
+                audienceId,
+                kind: draft.kind,
+                subject: draft.subject,
+                status: decision.reason,
+                createdAt: now,
+              });
+              counts[decision.reason] += 1;
+            }
+            return;
+          }
+          if (decision.action === 'hold') {
+            await holdForDigest(profile, audience, document, draft, deps, now);
+            counts.held += 1;
+            return;
+          }
+          const outcome = await sendOne(profile, membership, draft, deps, draft.kind);
+          if (outcome === 'retry') retry.push(who(profile));
+          else counts[outcome] += 1;
+        } catch (error) {
+          firstFailure ??= error;
+          retry.push(who(profile));
+          deps.log.error('email to a subscriber failed; the notification comes back', {
+            ...context,
+            subscriberId: who(profile),
+            errorName: error instanceof Error ? error.name : typeof error,
+          });
+        }
+      }),
+    ),
+  );
+  const counters = deps.counters ?? noCounters;
+  counters.sent(counts.sent);
+  counters.held(counts.held);
+  counters.suppressed(counts.suppressed);
+  counters.paused(counts.paused);
+  counters.duplicates(counts.duplicates);
+  counters.rejected(counts.rejected);
+  deps.log.info('notification emailed', { ...context, members: members.length, ...counts, retry: retry.length });
+  if (retry.length > 0) {
+    throw new EmailRetryError(retry.length, firstFailure === undefined ? 'throttled or in progress' : 'a send failed', {
+      cause: firstFailure,
+    });
+  }
+  return { deliveryId: draft.deliveryId, audienceId, ...counts };
+}
+
+/**
+ * The audience a notification is for: its topic's. A body naming another audience was misrouted;
+ * sending it would mail one audience's alerts to another's subscribers.
+ */
+function audienceOf(notification: QueuedNotification, topicNamePrefix: string): string {
+  const fromTopic = audienceOfTopic(notification.topicArn, topicNamePrefix);
+  const named = notification.document.audienceId;
+  if (fromTopic !== undefined && fromTopic !== named) {
+    throw new UnreadableNotificationError(
+      `the notification names audience "${named}" but arrived on the topic of audience "${fromTopic}"; not sent`,
+    );
+  }
+  return named;
+}
+
+type SendOutcome = 'sent' | 'duplicates' | 'retry' | 'rejected' | 'suppressed';
+
+/** Claims, renders, sends and records one message to one subscriber. */
+async function sendOne(
+  profile: SubscriberProfile,
+  membership: Membership,
+  draft: EmailDraft,
+  deps: EmailDeliveryDeps,
+  kind: MessageKind,
+): Promise<SendOutcome> {
+  const messageKey = messageKeyOf(draft.deliveryId);
+  const claimedAt = deps.now();
+  const claim = await deps.store.claimSend({
+    subscriberId: profile.subscriberId,
+    messageKey,
+    deliveryId: draft.deliveryId,
+    audienceId: membership.audienceId,
+    kind,
+    subject: draft.subject,
+    now: claimedAt,
+    leaseMs: deps.claimLeaseMs,
+    requireMembership: kind === 'confirmation' ? 'pending' : 'confirmed',
+  });
+  const context = { audienceId: membership.audienceId, deliveryId: draft.deliveryId, subscriberId: who(profile) };
+  if (!claim.claimed) {
+    if (claim.reason === 'done') {
+      deps.log.info('already emailed to this subscriber; not sent again', { ...context, status: claim.record.status });
+      return 'duplicates';
+    }
+    if (claim.reason === 'in-progress') return 'retry';
+    // Suppressed, unsubscribed or paused since the members were read: the transaction stopped it.
+    deps.log.info('subscriber changed since the members were read; not sent', context);
+    return 'suppressed';
+  }
+  try {
+    const [manage, unsubscribe] = await Promise.all([
+      deps.links.manage(profile.subscriberId, membership.audienceId),
+      deps.links.unsubscribe(profile.subscriberId, membership.audienceId),
+    ]);
+    const rendered = personalize(draft, { manage, unsubscribe });
+    const settings = deps.settings;
+    const raw = await buildMime({
+      from: { name: settings.fromName, address: settings.fromAddress },
+      replyTo: settings.replyTo,
+      to: profile.address,
+      rendered,
+      locale: draft.locale,
+      list: {
+        label: draft.audienceLabel,
+        id: `${membership.audienceId.replace(/[^A-Za-z0-9-]/g, '-')}.${settings.domain}`,
+      },
+      unsubscribe: {
+        https: unsubscribe,
+        mailto:
+          settings.unsubscribeMailbox === undefined
+            ? undefined
+            : `mailto:${settings.unsubscribeMailbox}?subject=${encodeURIComponent(`unsubscribe ${tokenOf(unsubscribe)}`)}`,
+      },
+      messageId: `${messageKey}.${profile.subscriberId}@${settings.domain}`,
+      date: new Date(claimedAt),
+    });
+    const { messageId } = await deps.sender.send({
+      from: settings.fromAddress,
+      to: profile.address,
+      raw,
+      tags: {
+        subscriber: profile.subscriberId,
+        message: messageKey,
+        audience: membership.audienceId.replace(/[^A-Za-z0-9_-]/g, '_'),
+      },
+    });
+    await deps.store.completeSend(profile.subscriberId, messageKey, { providerMessageId: messageId, at: deps.now() });
+    return 'sent';
+  } catch (error) {
+    if (error instanceof EmailRejectedError) {
+      await deps.store.completeSend(profile.subscriberId, messageKey, { providerMessageId: '', at: deps.now() });
+      await deps.store.recordEvent(
+        profile.subscriberId,
+        messageKey,
+        { type: 'Reject', at: deps.now(), detail: error.message.slice(0, 200) },
+        'rejected',
+      );
+      deps.log.warn('SES refused the email for good; recorded as rejected, not retried', context);
+      return 'rejected';
+    }
+    // Not sent: give the claim back so the retry sends it.
+    await deps.store.releaseSend(profile.subscriberId, messageKey);
+    if (error instanceof EmailThrottledError) {
+      (deps.counters ?? noCounters).throttled(1);
+      deps.log.warn('SES throttled (or sending is paused); the email is retried', context);
+      return 'retry';
+    }
+    throw error;
+  }
+}
+
+/** The token of a preference-endpoint URL (its last path segment), for the mailto subject. */
+const tokenOf = (url: string): string => url.slice(url.lastIndexOf('/') + 1);
+
+// --- A subscriber's daily digest ----------------------------------------------------------------------
+
+/** The entries a notification adds to a subscriber's daily digest. */
+export function heldEntriesOf(
+  document: AlertNotification | DigestNotification,
+  draft: Pick<EmailDraft, 'locale'>,
+  now: number,
+): HeldEntry[] {
+  const entries: DigestEntryDocument[] =
+    document.kind === 'digest'
+      ? document.digest.groups.flatMap((group) => group.entries)
+      : [
+          {
+            deliveryId: document.deliveryId,
+            urgent: document.urgent,
+            heldFor: 'digest',
+            heldAt: new Date(now).toISOString(),
+            article: document.article,
+            matches: document.matches,
+            omittedMatches: document.omittedMatches,
+            alsoIn: undefined,
+          },
+        ];
+  return entries.map((entry) => ({
+    key: messageKeyOf(entry.deliveryId || entry.article.key),
+    heldAt: now,
+    locale: draft.locale,
+    entry,
+  }));
+}
+
+/** When a subscriber's daily digest goes out: the audience's first digest time (08:00 by default), past quiet hours. */
+export const dailyDigestAt = (now: number, audience: Audience): number =>
+  nextDigestAt(now, { ...audience, digestTimes: audience.digestTimes.slice(0, 1) });
+
+async function holdForDigest(
+  profile: SubscriberProfile,
+  audience: Audience,
+  document: AlertNotification | DigestNotification,
+  draft: EmailDraft,
+  deps: EmailDeliveryDeps,
+  now: number,
+): Promise<void> {
+  await deps.store.hold(
+    profile.subscriberId,
+    audience.audienceId,
+    heldEntriesOf(document, draft, now),
+    dailyDigestAt(now, audience),
+  );
+  await deps.store.recordOutcome({
+    subscriberId: profile.subscriberId,
+    messageKey: messageKeyOf(draft.deliveryId),
+    deliveryId: draft.deliveryId,
+    audienceId: audience.audienceId,
+    kind: draft.kind,
+    subject: draft.subject,
+    status: 'held',
+    createdAt: now,
+  });
+}
+
+/** What one release of daily digests did. */
+export interface DailyDigestOutcome {
+  readonly due: number;
+  readonly sent: number;
+  /** Digests not sent because the subscriber is suppressed, paused or no longer subscribed (entries recorded, then dropped). */
+  readonly notSent: number;
+  readonly retry: number;
+}
+
+/**
+ * Sends every subscriber daily digest that is due (the handler runs this on a schedule). A digest
+ * goes out through the same claim as an alert (its id is the subscriber, audience and due time),
+ * so a release that runs twice sends it once. A subscriber suppressed, paused or unsubscribed
+ * while entries waited gets nothing: the held entries are recorded as not sent (with the reason)
+ * in the history and removed.
+ */
+export async function releaseDailyDigests(
+  deps: EmailDeliveryDeps,
+  options: { readonly limit?: number } = {},
+): Promise<DailyDigestOutcome> {
+  const now = deps.now();
+  const due = await deps.store.dueDigests(now, options.limit ?? 200);
+  let sent = 0;
+  let notSent = 0;
+  let retry = 0;
+  for (const item of due) {
+    const context = { audienceId: item.audienceId, subscriberId: item.subscriberId };
+    const [profile, membership, held] = await Promise.all([
+      deps.store.profile(item.subscriberId),
+      deps.store.membership(item.subscriberId, item.audienceId),
+      deps.store.heldEntries(item.subscriberId, item.audienceId),
+    ]);
+    const keys = held.map((entry) => entry.key);
+    if (profile === undefined || membership === undefined) {
+      await deps.store.clearHeld(item.subscriberId, item.audienceId, keys);
+      continue;
+    }
+    const deliveryId = `${item.audienceId}|daily:${item.subscriberId}:${new Date(item.dueAt).toISOString()}`;
+    const decision = digestDecision(profile, membership, now);
+    if (decision.action !== 'send' || held.length === 0) {
+      if (held.length > 0 && decision.action === 'skip') {
+        await deps.store.recordOutcome({
+          subscriberId: profile.subscriberId,
+          messageKey: messageKeyOf(deliveryId),
+          deliveryId,
+          audienceId: item.audienceId,
+          kind: 'daily-digest',
+          status: decision.reason === 'paused' ? 'paused' : 'suppressed',
+          createdAt: now,
+          detail: `${held.length} held alert(s) not sent: ${decision.reason}`,
+        });
+        notSent += 1;
+        deps.log.info('daily digest not sent', { ...context, reason: decision.reason, entries: held.length });
+      }
+      await deps.store.clearHeld(item.subscriberId, item.audienceId, keys);
+      continue;
+    }
+    const audience =
+      (await deps.audiences.get(item.audienceId)) ??
+      audienceFromDocument({ audienceId: item.audienceId, locale: held[0]?.locale });
+    const draft = composeDailyDigest(
+      { deliveryId, entries: held.map((entry) => entry.entry), locale: held[0]?.locale, releaseAt: item.dueAt },
+      audience,
+      deps.compose,
+    );
+    try {
+      const outcome = await sendOne(profile, membership, draft, deps, 'daily-digest');
+      if (outcome === 'retry') {
+        retry += 1;
+        continue;
+      }
+      if (outcome === 'sent') sent += 1;
+      await deps.store.clearHeld(item.subscriberId, item.audienceId, keys);
+    } catch (error) {
+      retry += 1;
+      deps.log.error('daily digest failed; retried at the next release', {
+        ...context,
+        errorName: error instanceof Error ? error.name : typeof error,
+      });
+    }
+  }
+  return { due: due.length, sent, notSent, retry };
+}

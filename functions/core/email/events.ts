@@ -1,0 +1,199 @@
+/**
+ * What SES reports about each message (send, delivery, bounce, complaint, reject, delivery delay),
+ * through the configuration set's event destination, recorded per subscriber. Owns these
+ * guarantees:
+ *
+ * - **A hard bounce or a complaint suppresses the address at once**, on every audience: the
+ *   profile is written before the event is acknowledged, and the delivery function checks it in
+ *   the same transaction as every claim (delivery.ts). Soft bounces count toward
+ *   {@link SOFT_BOUNCE_LIMIT} in a row; a delivery resets the count.
+ * - **Every event lands in the subscriber's history** (the record of the message it is about,
+ *   found by the `subscriber` and `message` tags the delivery function set), with a short detail
+ *   that never holds an address (SMTP diagnostics often quote the recipient: only the status code
+ *   and SES's bounce type are kept).
+ * - **Events arrive in any order**: a record's status only moves up ({@link STATUS_RANK}), so a
+ *   late `Send` never turns `delivered` back into `sent`.
+ *
+ * Pure decisions over the {@link SubscriberStore} port.
+ */
+import { z } from 'zod';
+import type { Log } from '../ports.ts';
+import type { SendEvent, SendStatus, SubscriberStore } from './ports.ts';
+import { applyFeedback, type FeedbackKind, SOFT_BOUNCE_LIMIT } from './subscriber.ts';
+
+export { SOFT_BOUNCE_LIMIT };
+
+/** How far along a message is; a record's status only moves to a higher rank. */
+export const STATUS_RANK: Readonly<Record<SendStatus, number>> = {
+  held: 0,
+  paused: 0,
+  suppressed: 0,
+  sending: 1,
+  sent: 2,
+  delayed: 3,
+  delivered: 4,
+  'soft-bounced': 5,
+  rejected: 6,
+  bounced: 6,
+  complained: 7,
+};
+
+const tags = z.record(z.string(), z.array(z.string())).default({});
+
+/** The part of an SES event (event publishing format) this function reads. */
+export const SesEventSchema = z.object({
+  eventType: z.string(),
+  mail: z.object({
+    timestamp: z.string().optional(),
+    messageId: z.string().optional(),
+    tags,
+  }),
+  bounce: z
+    .object({
+      bounceType: z.string(),
+      bounceSubType: z.string().optional(),
+      timestamp: z.string().optional(),
+      bouncedRecipients: z
+        .array(z.object({ emailAddress: z.string().optional(), status: z.string().optional() }))
+        .default([]),
+    })
+    .optional(),
+  complaint: z
+    .object({
+      timestamp: z.string().optional(),
+      complaintFeedbackType: z.string().optional(),
+      complaintSubType: z.string().nullish(),
+    })
+    .optional(),
+  delivery: z.object({ timestamp: z.string().optional(), smtpResponse: z.string().optional() }).optional(),
+  deliveryDelay: z.object({ timestamp: z.string().optional(), delayType: z.string().optional() }).optional(),
+  reject: z.object({ reason: z.string().optional() }).optional(),
+});
+export type SesEvent = z.output<typeof SesEventSchema>;
+
+/** What one event did. */
+export interface EventOutcome {
+  readonly eventType: string;
+  readonly subscriberId?: string | undefined;
+  /** The address was suppressed by this event. */
+  readonly suppressed: boolean;
+  /** The history record was found and updated. */
+  readonly recorded: boolean;
+}
+
+/** An SMTP enhanced status code (`5.1.1`), the only part of a diagnostic kept. */
+const statusCode = (value: string | undefined): string | undefined => /^\d\.\d{1,3}\.\d{1,3}$/.exec(value ?? '')?.[0];
+
+/** The event's instant (its own timestamp, else the message's, else now). */
+function instantOf(event: SesEvent, now: number): number {
+  const candidates = [
+    event.bounce?.timestamp,
+    event.complaint?.timestamp,
+    event.delivery?.timestamp,
+    event.deliveryDelay?.timestamp,
+    event.mail.timestamp,
+  ];
+  for (const candidate of candidates) {
+    const parsed = candidate === undefined ? Number.NaN : Date.parse(candidate);
+    if (Number.isFinite(parsed)) return parsed;
+  }
+  return now;
+}
+
+/** The history status, profile feedback and address-free detail of an event. */
+export function classifyEvent(event: SesEvent): {
+  status: SendStatus | undefined;
+  feedback: FeedbackKind | undefined;
+  detail?: string;
+} {
+  switch (event.eventType) {
+    case 'Send':
+      return { status: 'sent', feedback: undefined };
+    case 'Delivery':
+      return {
+        status: 'delivered',
+        feedback: 'delivery',
+        detail: statusCode(/\b(\d\.\d{1,3}\.\d{1,3})\b/.exec(event.delivery?.smtpResponse ?? '')?.[1]),
+      };
+    case 'DeliveryDelay':
+      return { status: 'delayed', feedback: undefined, detail: event.deliveryDelay?.delayType };
+    case 'Reject':
+      return { status: 'rejected', feedback: undefined, detail: event.reject?.reason?.slice(0, 100) };
+    case 'Complaint':
+      return {
+        status: 'complained',
+        feedback: 'complaint',
+        detail:
+          [event.complaint?.complaintFeedbackType, event.complaint?.complaintSubType].filter(Boolean).join('/') ||
+          undefined,
+      };
+    case 'Bounce': {
+      const bounce = event.bounce;
+      const permanent = bounce?.bounceType === 'Permanent';
+      const code = statusCode(bounce?.bouncedRecipients[0]?.status);
+      const detail = [`${bounce?.bounceType ?? 'Undetermined'}/${bounce?.bounceSubType ?? 'General'}`, code]
+        .filter(Boolean)
+        .join(' ');
+      return {
+        status: permanent ? 'bounced' : 'soft-bounced',
+        feedback: permanent ? 'hard-bounce' : 'soft-bounce',
+        detail,
+      };
+    }
+    default:
+      // Open, Click, RenderingFailure, Subscription: recorded as they are, no status change.
+      return { status: undefined, feedback: undefined };
+  }
+}
+
+/**
+ * Records one SES event: the profile first (suppression), then the history record.
+ *
+ * @throws whatever the store throws (the handler fails, SNS/Lambda retries; recording twice is harmless)
+ */
+export async function recordSesEvent(
+  event: SesEvent,
+  deps: { readonly store: SubscriberStore; readonly log: Log; readonly now: () => number },
+): Promise<EventOutcome> {
+  const subscriberId = event.mail.tags.subscriber?.[0];
+  const messageKey = event.mail.tags.message?.[0];
+  const { status, feedback, detail } = classifyEvent(event);
+  const at = instantOf(event, deps.now());
+  if (subscriberId === undefined || !/^[0-9a-f]{8,64}$/.test(subscriberId)) {
+    deps.log.warn('SES event without a subscriber tag; not recorded (was it sent by news-alerts?)', {
+      eventType: event.eventType,
+      sesMessageId: event.mail.messageId,
+    });
+    return { eventType: event.eventType, suppressed: false, recorded: false };
+  }
+  let suppressed = false;
+  if (feedback !== undefined) {
+    const profile = await deps.store.profile(subscriberId);
+    if (profile !== undefined) {
+      const next = applyFeedback(profile, feedback, at);
+      if (next.profile !== profile) await deps.store.saveProfile(next.profile);
+      suppressed = next.suppressedNow;
+      if (suppressed) {
+        deps.log.warn('address suppressed: nothing more is sent to it', {
+          subscriberId,
+          reason: next.profile.suppression?.reason,
+          eventType: event.eventType,
+        });
+      }
+    }
+  }
+  let recorded = false;
+  if (messageKey !== undefined && /^[0-9a-f]{32}$/.test(messageKey)) {
+    const sendEvent: SendEvent = { type: event.eventType, at, ...(detail === undefined ? {} : { detail }) };
+    recorded = await deps.store.recordEvent(subscriberId, messageKey, sendEvent, status ?? 'sent');
+  }
+  deps.log.info('SES event recorded', { subscriberId, eventType: event.eventType, recorded, suppressed });
+  return { eventType: event.eventType, subscriberId, suppressed, recorded };
+}
+
+/** The part of a CloudWatch alarm notification (SNS → Lambda) that pauses sending. */
+export const AlarmNotificationSchema = z.object({
+  AlarmName: z.string(),
+  NewStateValue: z.string(),
+  NewStateReason: z.string().optional(),
+});

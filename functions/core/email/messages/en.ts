@@ -1,0 +1,84 @@
+/** English words of the email channel (see catalog.ts). */
+import type { EmailWords } from './catalog.ts';
+
+const plural = (count: number, one: string, many: string) => (count === 1 ? one : many);
+
+export const en: EmailWords = {
+  language: 'en',
+  languageName: 'English',
+  mail: {
+    why: (audience) => `You get this email because this address is subscribed to ${audience}.`,
+    manage: 'Email preferences',
+    unsubscribe: (audience) => `Unsubscribe from ${audience}`,
+    readArticle: 'Read the article',
+    summary: 'Why these arrive together',
+  },
+  confirm: {
+    subject: (audience) => `Confirm your subscription to ${audience}`,
+    heading: (audience) => `Confirm your subscription to ${audience}`,
+    body: (audience) =>
+      `Someone asked to send the news alerts of ${audience} to this address. Nothing is sent until you confirm.`,
+    button: 'Confirm subscription',
+    ignore: 'If you did not ask for this, ignore this email: you will not hear from us again.',
+  },
+  dailyDigest: {
+    subject: (audience, count) => `[${audience}] Your daily digest: ${count} ${plural(count, 'article', 'articles')}`,
+    heading: (audience, count) => `${audience}: your daily digest, ${count} ${plural(count, 'article', 'articles')}`,
+    intro: 'You chose one email a day: here is everything since the last one.',
+  },
+  page: {
+    title: 'Email preferences',
+    languageLabel: 'Language',
+    addressLine: (masked) => `Settings for ${masked}`,
+    listHeading: 'Your subscriptions',
+    thisList: 'this list',
+    state: {
+      confirmed: 'Each alert as it happens',
+      digest: 'One daily digest',
+      paused: (until) => `Paused until ${until}`,
+      pending: 'Waiting for your confirmation',
+      unsubscribed: 'Unsubscribed',
+    },
+    suppressed:
+      'Nothing is sent to this address: messages to it bounced or were reported as spam. Ask the sender to lift the block.',
+    manageHeading: (audience) => `Settings for ${audience}`,
+    frequencyLegend: 'How often',
+    immediate: 'Each alert as it happens',
+    digest: (time) => `One daily digest (around ${time})`,
+    save: 'Save',
+    pauseLegend: 'Pause alerts',
+    pauseDays: 'Days',
+    pauseButton: 'Pause',
+    resumeButton: 'Resume now',
+    unsubscribeHeading: 'Unsubscribe',
+    unsubscribeThis: (audience) => `Unsubscribe from ${audience}`,
+    unsubscribeAll: 'Unsubscribe from all lists',
+    notices: {
+      unsubscribed: (audience) => `You are unsubscribed from ${audience}.`,
+      unsubscribedAll: 'You are unsubscribed from all lists.',
+      paused: (until) => `Alerts are paused until ${until}.`,
+      resumed: 'Alerts resume now.',
+      immediate: 'You will get each alert as it happens.',
+      digest: 'You will get one daily digest.',
+      confirmed: (audience) => `Your subscription to ${audience} is confirmed.`,
+      nothingChanged: 'That was already so; nothing changed.',
+    },
+    refused: {
+      unsubscribed: 'You are unsubscribed from this list; ask the sender to add you again.',
+      notConfirmed: 'Confirm your subscription first (see the confirmation email).',
+      badDays: (max) => `Choose a whole number of days from 1 to ${max}.`,
+    },
+    oneClickHeading: (audience) => `Unsubscribe from ${audience}?`,
+    oneClickBody: 'You will get no more alerts of this list at this address.',
+    oneClickButton: 'Unsubscribe',
+    oneClickDone: 'You are unsubscribed.',
+    confirmHeading: (audience) => `Confirm your subscription to ${audience}`,
+    confirmBody: 'Alerts start once you confirm.',
+    confirmButton: 'Confirm subscription',
+    invalidTitle: 'This link is not valid',
+    invalidBody:
+      'It may have expired, been changed, or belong to an address that is no longer subscribed. Open the link of a recent email; nothing was changed.',
+    tooMany: 'Too many requests; try again in a minute.',
+    manageLink: 'All settings',
+  },
+};

@@ -1,0 +1,82 @@
+/** Korean words of the email channel (see catalog.ts). */
+import type { EmailWords } from './catalog.ts';
+
+export const ko: EmailWords = {
+  language: 'ko',
+  languageName: '한국어',
+  mail: {
+    why: (audience) => `이 주소가 ${audience}을(를) 구독하고 있어 이 메일을 받았습니다.`,
+    manage: '메일 설정',
+    unsubscribe: (audience) => `${audience} 구독 해지`,
+    readArticle: '기사 읽기',
+    summary: '함께 보내는 이유',
+  },
+  confirm: {
+    subject: (audience) => `${audience} 구독을 확인해 주세요`,
+    heading: (audience) => `${audience} 구독 확인`,
+    body: (audience) =>
+      `이 주소로 ${audience}의 뉴스 알림을 보내 달라는 요청이 있었습니다. 확인하기 전에는 아무것도 보내지 않습니다.`,
+    button: '구독 확인',
+    ignore: '요청하지 않으셨다면 이 메일을 무시하세요. 더 이상 연락드리지 않습니다.',
+  },
+  dailyDigest: {
+    subject: (audience, count) => `[${audience}] 오늘의 요약: 기사 ${count}건`,
+    heading: (audience, count) => `${audience}: 오늘의 요약, 기사 ${count}건`,
+    intro: '하루 한 번 받기를 선택하셨습니다. 지난 메일 이후의 기사를 모두 모았습니다.',
+  },
+  page: {
+    title: '메일 설정',
+    languageLabel: '언어',
+    addressLine: (masked) => `${masked}의 설정`,
+    listHeading: '구독 중인 목록',
+    thisList: '이 목록',
+    state: {
+      confirmed: '알림을 바로 받음',
+      digest: '하루 한 번 요약',
+      paused: (until) => `${until}까지 일시 중지`,
+      pending: '구독 확인 대기 중',
+      unsubscribed: '구독 해지됨',
+    },
+    suppressed:
+      '이 주소로는 아무것도 보내지 않습니다. 메일이 반송되었거나 스팸으로 신고되었습니다. 발신자에게 차단 해제를 요청하세요.',
+    manageHeading: (audience) => `${audience} 설정`,
+    frequencyLegend: '받는 방식',
+    immediate: '알림을 바로 받기',
+    digest: (time) => `하루 한 번 요약 받기 (${time} 무렵)`,
+    save: '저장',
+    pauseLegend: '알림 일시 중지',
+    pauseDays: '일수',
+    pauseButton: '일시 중지',
+    resumeButton: '지금 다시 받기',
+    unsubscribeHeading: '구독 해지',
+    unsubscribeThis: (audience) => `${audience} 구독 해지`,
+    unsubscribeAll: '모든 목록 구독 해지',
+    notices: {
+      unsubscribed: (audience) => `${audience} 구독을 해지했습니다.`,
+      unsubscribedAll: '모든 목록의 구독을 해지했습니다.',
+      paused: (until) => `${until}까지 알림을 보내지 않습니다.`,
+      resumed: '이제 다시 알림을 보냅니다.',
+      immediate: '이제 알림을 바로 보냅니다.',
+      digest: '이제 하루 한 번 요약을 보냅니다.',
+      confirmed: (audience) => `${audience} 구독이 확인되었습니다.`,
+      nothingChanged: '이미 그렇게 설정되어 있어 바뀐 것이 없습니다.',
+    },
+    refused: {
+      unsubscribed: '이 목록의 구독을 해지하셨습니다. 다시 받으려면 발신자에게 추가를 요청하세요.',
+      notConfirmed: '먼저 구독을 확인해 주세요 (확인 메일 참고).',
+      badDays: (max) => `1부터 ${max} 사이의 일수를 고르세요.`,
+    },
+    oneClickHeading: (audience) => `${audience} 구독을 해지할까요?`,
+    oneClickBody: '이 주소로 이 목록의 알림을 더 이상 보내지 않습니다.',
+    oneClickButton: '구독 해지',
+    oneClickDone: '구독을 해지했습니다.',
+    confirmHeading: (audience) => `${audience} 구독 확인`,
+    confirmBody: '확인하면 알림이 시작됩니다.',
+    confirmButton: '구독 확인',
+    invalidTitle: '유효하지 않은 링크입니다',
+    invalidBody:
+      '링크가 만료되었거나 바뀌었거나, 더 이상 구독하지 않는 주소의 링크입니다. 최근 메일의 링크를 여세요. 아무것도 바뀌지 않았습니다.',
+    tooMany: '요청이 너무 많습니다. 잠시 후 다시 시도하세요.',
+    manageLink: '모든 설정',
+  },
+};

@@ -1,0 +1,173 @@
+/**
+ * Adding addresses to an audience (double opt-in), moving SNS email subscribers over, and taking
+ * addresses off. The CLI calls these (`news-alerts email add|migrate|remove`). Owns these
+ * guarantees:
+ *
+ * - **Only a confirmed address receives alerts.** A new address gets a `pending` membership and
+ *   one confirmation email whose signed link confirms it (a POST on the page); nothing else is
+ *   sent to it until then. Adding it again sends the confirmation again only while it is pending.
+ * - **A migration confirms without asking again**: an SNS email subscription that SNS reports as
+ *   confirmed already went through SNS's own double opt-in, so its address becomes a confirmed
+ *   member (`source: migrated`); pending SNS subscriptions become pending members and get the
+ *   confirmation email.
+ * - **A suppressed address is not mailed**, not even a confirmation (the claim checks it).
+ */
+
+import type { ShippedLocale } from '../locale.ts';
+import type { Log } from '../ports.ts';
+import { composeConfirmation } from './compose.ts';
+import type { SenderSettings } from './delivery.ts';
+import { buildMime } from './mime.ts';
+import { type EmailSender, EmailThrottledError, type LinkMaker, messageKeyOf, type SubscriberStore } from './ports.ts';
+import type { Membership, SubscriberProfile } from './subscriber.ts';
+
+/** What adding or migrating one address did. */
+export interface SubscribeOutcome {
+  readonly subscriberId: string;
+  readonly state: Membership['state'];
+  /** `created` (new member), `unchanged` (already there in that state), `reopened` (had unsubscribed). */
+  readonly change: 'created' | 'unchanged' | 'reopened' | 'confirmed';
+  readonly confirmationSent: boolean;
+  readonly suppressed: boolean;
+}
+
+/** What the subscribe flow works with. */
+export interface SubscribeDeps {
+  readonly store: SubscriberStore;
+  readonly sender: EmailSender;
+  readonly links: LinkMaker;
+  readonly settings: SenderSettings;
+  readonly log: Log;
+  readonly now: () => number;
+}
+
+/** The audience as the confirmation email names it. */
+export interface AudienceLabel {
+  readonly audienceId: string;
+  readonly label: string;
+  readonly locale: string;
+  readonly language: ShippedLocale;
+}
+
+/**
+ * Adds `address` to an audience, pending confirmation, and sends the confirmation email.
+ * `confirmed: true` (migration of a confirmed SNS subscription) makes it a confirmed member
+ * without any email.
+ */
+export async function addSubscriber(
+  input: {
+    readonly address: string;
+    readonly audience: AudienceLabel;
+    readonly confirmed?: boolean;
+    readonly locale?: string;
+  },
+  deps: SubscribeDeps,
+): Promise<SubscribeOutcome> {
+  const now = deps.now();
+  const profile = await deps.store.ensureSubscriber(input.address, {
+    locale: input.locale ?? input.audience.locale,
+    now,
+  });
+  const { audienceId } = input.audience;
+  const existing = await deps.store.membership(profile.subscriberId, audienceId);
+  const suppressed = profile.suppression !== undefined;
+  const fresh: Membership = {
+    subscriberId: profile.subscriberId,
+    audienceId,
+    state: input.confirmed ? 'confirmed' : 'pending',
+    preference: 'immediate',
+    createdAt: now,
+    ...(input.confirmed ? { confirmedAt: now } : {}),
+    source: input.confirmed ? 'migrated' : 'added',
+  };
+  let membership: Membership;
+  let change: SubscribeOutcome['change'];
+  if (existing === undefined) {
+    await deps.store.saveMembership(fresh, { create: true });
+    membership = fresh;
+    change = 'created';
+  } else if (existing.state === 'unsubscribed') {
+    // Ops add an address that had left: it must confirm again (unless it comes confirmed from SNS).
+    membership = { ...fresh, createdAt: existing.createdAt };
+    await deps.store.saveMembership(membership);
+    change = 'reopened';
+  } else if (existing.state === 'pending' && input.confirmed) {
+    membership = { ...existing, state: 'confirmed', confirmedAt: now, source: 'migrated' };
+    await deps.store.saveMembership(membership);
+    change = 'confirmed';
+  } else {
+    membership = existing;
+    change = 'unchanged';
+  }
+  let confirmationSent = false;
+  if (membership.state === 'pending' && !suppressed) {
+    confirmationSent = await sendConfirmation(profile, membership, input.audience, deps);
+  }
+  deps.log.info('email subscriber added', {
+    subscriberId: profile.subscriberId,
+    audienceId,
+    change,
+    state: membership.state,
+  });
+  return { subscriberId: profile.subscriberId, state: membership.state, change, confirmationSent, suppressed };
+}
+
+/**
+ * Sends the confirmation email of a pending membership (again, when called again: one per
+ * membership and day, through the same claim as every other message).
+ *
+ * @returns false when it was sent today already or the address may not be mailed
+ * @throws EmailThrottledError when SES asks to slow down (nothing was sent; try again)
+ */
+export async function sendConfirmation(
+  profile: SubscriberProfile,
+  membership: Membership,
+  audience: AudienceLabel,
+  deps: SubscribeDeps,
+): Promise<boolean> {
+  const now = deps.now();
+  const deliveryId = `${membership.audienceId}|confirm:${profile.subscriberId}:${new Date(now).toISOString().slice(0, 10)}`;
+  const messageKey = messageKeyOf(deliveryId);
+  const confirmUrl = await deps.links.confirm(profile.subscriberId, membership.audienceId);
+  const rendered = composeConfirmation({
+    audienceLabel: audience.label,
+    language: audience.language,
+    locale: audience.locale,
+    confirmUrl,
+  });
+  const claim = await deps.store.claimSend({
+    subscriberId: profile.subscriberId,
+    messageKey,
+    deliveryId,
+    audienceId: membership.audienceId,
+    kind: 'confirmation',
+    subject: rendered.subject,
+    now,
+    leaseMs: 60_000,
+    requireMembership: 'pending',
+  });
+  if (!claim.claimed) return false;
+  try {
+    const raw = await buildMime({
+      from: { name: deps.settings.fromName, address: deps.settings.fromAddress },
+      replyTo: deps.settings.replyTo,
+      to: profile.address,
+      rendered,
+      locale: audience.locale,
+      messageId: `${messageKey}.${profile.subscriberId}@${deps.settings.domain}`,
+      date: new Date(now),
+    });
+    const { messageId } = await deps.sender.send({
+      from: deps.settings.fromAddress,
+      to: profile.address,
+      raw,
+      tags: { subscriber: profile.subscriberId, message: messageKey },
+    });
+    await deps.store.completeSend(profile.subscriberId, messageKey, { providerMessageId: messageId, at: deps.now() });
+    return true;
+  } catch (error) {
+    await deps.store.releaseSend(profile.subscriberId, messageKey);
+    if (error instanceof EmailThrottledError) throw error;
+    throw error;
+  }
+}

@@ -1,0 +1,168 @@
+/**
+ * `news-alerts email …` against a sandbox with SES email (moto's SES), in a real CLI process:
+ * adding an address sends the confirmation (written as a .eml like every sandbox email), an
+ * audience's confirmed SNS email subscribers move over without a new confirmation, and one
+ * command reads a subscriber's status and history (sent, delivered, bounced, suppressed). No
+ * output ever holds an address in clear. Against a stack the same settings come from its outputs.
+ */
+import { mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ListSubscriptionsByTopicCommand, SubscribeCommand } from '@aws-sdk/client-sns';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { namesFromOutputs } from '../../cli/stack-target.ts';
+import { handleEmailEvents } from '../../functions/email-events/process.ts';
+import { sesEvent } from '../support/email-stack.ts';
+import { type CliSandbox, startCliSandbox } from './support.ts';
+
+let sandbox: CliSandbox;
+let mailDir: string;
+const audienceId = 'markets-desk';
+
+beforeAll(async () => {
+  mailDir = mkdtempSync(join(tmpdir(), 'news-alerts-cli-mail-'));
+  sandbox = await startCliSandbox({ email: { mailDir } });
+});
+afterAll(async () => {
+  await sandbox?.stop();
+});
+
+const address = (name: string) => `${name}@${sandbox.prefix}example.com`;
+
+/** No CLI output may show an address in clear. */
+function expectNoAddress(text: string): void {
+  expect(text).not.toMatch(new RegExp(`[A-Za-z0-9._%+-]{2,}@${sandbox.prefix}example\\.com`));
+}
+
+describe('email add', () => {
+  it('adds a pending address and sends it the confirmation email, written as a .eml', async () => {
+    const result = await sandbox.cli(['email', 'add', audienceId, address('kim'), '--json']);
+    expect(result.code, result.stderr).toBe(0);
+    const [row] = result.json<{ state: string; confirmationSent: boolean; address: string; subscriberId: string }[]>();
+    expect(row).toMatchObject({
+      state: 'pending',
+      confirmationSent: true,
+      address: `k*****@${sandbox.prefix}example.com`.replace('*****', '**'),
+    });
+    expect(readdirSync(mailDir).filter((name) => name.includes(row?.subscriberId ?? '-'))).toHaveLength(1);
+    expectNoAddress(result.stdout + result.stderr);
+    const list = await sandbox.cli(['email', 'list', audienceId]);
+    expect(list.code, list.stderr).toBe(0);
+    expect(list.stdout).toContain('pending');
+    expectNoAddress(list.stdout);
+  });
+
+  it('refuses an address that could carry a header, naming the problem but not the value', async () => {
+    const result = await sandbox.cli(['email', 'add', audienceId, 'kim@example.com,evil@example.net']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('not a usable email address');
+    expect(result.stderr).not.toContain('evil@example.net');
+  });
+});
+
+describe('email migrate and history', () => {
+  it('moves confirmed SNS email subscribers without a confirmation, then shows what they were sent and what SES said', async () => {
+    const topicArn = sandbox.stack.topics.get(audienceId) as string;
+    for (const name of ['lee', 'park']) {
+      await sandbox.stack.clients.sns.send(
+        new SubscribeCommand({ TopicArn: topicArn, Protocol: 'email', Endpoint: address(name) }),
+      );
+    }
+    const dry = await sandbox.cli(['email', 'migrate', audienceId, '--dry-run', '--json']);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.json<{ rows: unknown[] }>().rows).toHaveLength(2);
+    const mailBefore = readdirSync(mailDir).length;
+    const migrated = await sandbox.cli(['email', 'migrate', audienceId, '--json']);
+    expect(migrated.code, migrated.stderr).toBe(0);
+    const rows = migrated.json<{ rows: { state: string; confirmationSent: boolean; snsRemoved: boolean }[] }>().rows;
+    expect(rows.map((row) => [row.state, row.confirmationSent, row.snsRemoved])).toEqual([
+      ['confirmed', false, true],
+      ['confirmed', false, true],
+    ]);
+    expect(readdirSync(mailDir).length).toBe(mailBefore);
+    expectNoAddress(migrated.stdout);
+    const { Subscriptions = [] } = await sandbox.stack.clients.sns.send(
+      new ListSubscriptionsByTopicCommand({ TopicArn: topicArn }),
+    );
+    expect(Subscriptions.filter((subscription) => subscription.Protocol === 'email')).toEqual([]);
+    expect(
+      Subscriptions.some(
+        (subscription) =>
+          subscription.Protocol === 'sqs' && subscription.Endpoint === sandbox.descriptor.email?.queueArn,
+      ),
+    ).toBe(true);
+
+    // An alert cycle: the sandbox's email function sends to the two confirmed subscribers.
+    await sandbox.stack.run();
+    const email = sandbox.stack.email;
+    if (email === undefined) throw new Error('the sandbox has no email');
+    const lee = await email.delivery.store.findByAddress(address('lee'));
+    const toLee = email.sent.filter((sent) => sent.subscriberId === lee?.subscriberId);
+    expect(toLee.length).toBeGreaterThan(0);
+    const first = toLee[0] as NonNullable<(typeof toLee)[number]>;
+    await handleEmailEvents(
+      {
+        Records: [
+          sesEvent('Delivery', first),
+          sesEvent('Bounce', toLee.at(-1) ?? first, { bounceType: 'Permanent' }),
+        ].map((event) => ({ Sns: { Message: JSON.stringify(event) } })),
+      },
+      { store: email.delivery.store, sending: undefined, log: email.delivery.log, now: Date.now },
+    );
+
+    const history = await sandbox.cli(['email', 'history', address('lee'), '--json']);
+    expect(history.code, history.stderr).toBe(0);
+    const document = history.json<{
+      suppressed: { reason: string } | null;
+      memberships: { audienceId: string; state: string; source: string }[];
+      history: { status: string; audienceId: string; events: { type: string }[] }[];
+    }>();
+    expect(document.suppressed?.reason).toBe('bounce');
+    expect(document.memberships).toEqual([
+      expect.objectContaining({ audienceId, state: 'confirmed', source: 'migrated' }),
+    ]);
+    expect(document.history.length).toBe(toLee.length);
+    expect(document.history.map((record) => record.status)).toContain('bounced');
+    expectNoAddress(history.stdout);
+    const table = await sandbox.cli(['email', 'history', lee?.subscriberId ?? ''], { env: { COLUMNS: '300' } });
+    expect(table.code, table.stderr).toBe(0);
+    expect(table.stdout).toContain('bounced');
+    expect(table.stdout).toContain('Delivery');
+    expectNoAddress(table.stdout);
+  });
+});
+
+describe('against a stack', () => {
+  it('reads the email settings from the stack outputs, and says what to do when SES email is off', async () => {
+    const base = [
+      { OutputKey: 'RulesTableName', OutputValue: 'rules' },
+      { OutputKey: 'AudiencesTableName', OutputValue: 'audiences' },
+      { OutputKey: 'StateTableName', OutputValue: 'state' },
+      { OutputKey: 'AudienceTopicPrefix', OutputValue: 'news-alerts-audience-' },
+    ];
+    expect(namesFromOutputs('NewsAlerts', base).email).toBeUndefined();
+    const names = namesFromOutputs('NewsAlerts', [
+      ...base,
+      { OutputKey: 'EmailSubscribersTableName', OutputValue: 'subscribers' },
+      { OutputKey: 'EmailFromAddress', OutputValue: 'alerts@alerts.example.com' },
+      { OutputKey: 'EmailQueueArn', OutputValue: 'arn:aws:sqs:us-east-1:123456789012:email' },
+      { OutputKey: 'EmailDeadLetterQueueArn', OutputValue: 'arn:aws:sqs:us-east-1:123456789012:email-dlq' },
+      { OutputKey: 'EmailPreferencesUrl', OutputValue: 'https://prefs.example.com' },
+      {
+        OutputKey: 'EmailLinkKeySecretArn',
+        OutputValue: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:keys-AbCdEf',
+      },
+      { OutputKey: 'EmailConfigurationSetName', OutputValue: 'email-set' },
+    ]);
+    expect(names.email).toMatchObject({
+      queueArn: 'arn:aws:sqs:us-east-1:123456789012:email',
+      environment: {
+        SUBSCRIBERS_TABLE_NAME: 'subscribers',
+        AUDIENCES_TABLE_NAME: 'audiences',
+        EMAIL_DOMAIN: 'alerts.example.com',
+        EMAIL_CONFIGURATION_SET: 'email-set',
+        PREFERENCES_URL: 'https://prefs.example.com',
+      },
+    });
+  });
+});

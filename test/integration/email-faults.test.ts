@@ -1,0 +1,385 @@
+/**
+ * Fault tests of the email channel (issue 31), each breaking the world on purpose and checking
+ * that nothing is lost, nothing is sent twice, and nothing goes to a suppressed address:
+ * SES throttling, duplicate SQS delivery (in turn and at the same time), a bounce arriving while
+ * a digest is held, a bounce arriving while a batch is being sent, a complaint, a replayed
+ * one-click POST, a token for a deleted subscriber, forged, altered, expired and revoked tokens,
+ * and a poison message.
+ */
+
+import { PutSecretValueCommand } from '@aws-sdk/client-secrets-manager';
+import { GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SecretsManagerLinkKeys } from '#aws/email/link-keys';
+import { planDigest, toHeldNotification } from '#core/digest';
+import { dailyDigestAt, deliverNotification } from '#core/email/delivery';
+import { emailWordsFor } from '#core/email/messages/catalog';
+import { ONE_CLICK_BODY } from '#core/email/mime';
+import { parseQueuedNotification } from '#core/email/notification';
+import { EmailThrottledError } from '#core/email/ports';
+import { handlePreferenceRequest } from '#core/email/preferences';
+import { testArticle, testRules } from '../support/email-fixtures.ts';
+import { listUnsubscribeTargets, parseEmail } from '../support/email-mime.ts';
+import { type EmailTestStack, sesEvent, startEmailTestStack } from '../support/email-stack.ts';
+
+const stacks: EmailTestStack[] = [];
+afterEach(async () => {
+  for (const stack of stacks.splice(0)) await stack.stop();
+});
+
+async function setUp(options: Parameters<typeof startEmailTestStack>[0] = {}, addresses = ['a', 'b', 'c']) {
+  const stack = await startEmailTestStack(options);
+  stacks.push(stack);
+  const audience = await stack.addAudience({ audienceId: 'desk', name: 'Markets desk', timeZone: 'UTC' });
+  const ids: Record<string, string> = {};
+  for (const name of addresses) {
+    const outcome = await stack.email.addSubscriber(
+      'desk',
+      { address: `${name}@${stack.prefix}example.com` },
+      { name: 'Markets desk' },
+    );
+    ids[name] = outcome.subscriberId;
+  }
+  return { stack, audience, ids };
+}
+
+/** How many emails each subscriber id got among `sent`. */
+const perSubscriber = (stack: EmailTestStack, from = 0) => {
+  const counts: Record<string, number> = {};
+  for (const email of stack.email.sent.slice(from)) counts[email.subscriberId] = (counts[email.subscriberId] ?? 0) + 1;
+  return counts;
+};
+
+const linksOf = async (raw: Uint8Array) => {
+  const parsed = await parseEmail(raw);
+  const [oneClick] = listUnsubscribeTargets(parsed.header('List-Unsubscribe'));
+  const manage = /https:\/\/127\.0\.0\.1:\d+\/p\/\S+/.exec(parsed.text)?.[0];
+  if (oneClick === undefined || manage === undefined) throw new Error('the email has no links');
+  return { oneClick, manage };
+};
+
+describe('SES throttling', () => {
+  it('loses nothing and sends nothing twice: the throttled emails go out on the retry', async () => {
+    let throttle = 2;
+    const { stack, audience, ids } = await setUp({
+      wrapSender: (sender) => ({
+        async send(email) {
+          if (throttle > 0) {
+            throttle -= 1;
+            throw new EmailThrottledError('SES: TooManyRequestsException');
+          }
+          return await sender.send(email);
+        },
+      }),
+    });
+    await stack.publishAlert(audience);
+    const first = await stack.email.deliver();
+    expect(first).toEqual({ received: 1, failed: 1 });
+    expect(stack.email.sent).toHaveLength(1);
+    const second = await stack.email.deliver();
+    expect(second).toEqual({ received: 1, failed: 0 });
+    expect(perSubscriber(stack)).toEqual({ [ids.a as string]: 1, [ids.b as string]: 1, [ids.c as string]: 1 });
+    // Nothing is left over in the queue either.
+    expect(await stack.email.deliver()).toEqual({ received: 0, failed: 0 });
+  });
+});
+
+describe('duplicate SQS delivery', () => {
+  it('sends each email once when the same notification arrives twice, one after the other', async () => {
+    const { stack, audience, ids } = await setUp();
+    await stack.publishAlert(audience);
+    const { Messages = [] } = await stack.aws.sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: stack.email.queueUrl, VisibilityTimeout: 0 }),
+    );
+    expect(Messages).toHaveLength(1);
+    expect(await stack.email.deliver()).toEqual({ received: 1, failed: 0 });
+    // SQS delivers at least once: the same message comes again after it was handled.
+    await stack.aws.sqs.send(
+      new SendMessageCommand({ QueueUrl: stack.email.queueUrl, MessageBody: Messages[0]?.Body ?? '' }),
+    );
+    expect(await stack.email.deliver()).toEqual({ received: 1, failed: 0 });
+    expect(perSubscriber(stack)).toEqual({ [ids.a as string]: 1, [ids.b as string]: 1, [ids.c as string]: 1 });
+  });
+
+  it('sends each email once when both copies arrive in one batch', async () => {
+    const { stack, audience, ids } = await setUp();
+    await stack.publishAlert(audience);
+    const { Messages = [] } = await stack.aws.sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: stack.email.queueUrl, VisibilityTimeout: 0 }),
+    );
+    await stack.aws.sqs.send(
+      new SendMessageCommand({ QueueUrl: stack.email.queueUrl, MessageBody: Messages[0]?.Body ?? '' }),
+    );
+    // The copy whose claims are in progress is told to come back; on its retry it finds them done.
+    for (let pass = 0; pass < 3; pass++) await stack.email.deliver();
+    expect(await stack.email.deliver()).toEqual({ received: 0, failed: 0 });
+    expect(perSubscriber(stack)).toEqual({ [ids.a as string]: 1, [ids.b as string]: 1, [ids.c as string]: 1 });
+  });
+
+  it('sends each email once when two invocations handle the same notification at the same time', async () => {
+    const { stack, audience, ids } = await setUp();
+    await stack.publishAlert(audience);
+    const { Messages = [] } = await stack.aws.sqs.send(new ReceiveMessageCommand({ QueueUrl: stack.email.queueUrl }));
+    const notification = parseQueuedNotification(Messages[0]?.Body ?? '');
+    const outcomes = await Promise.allSettled([
+      deliverNotification(notification, stack.email.delivery),
+      deliverNotification(notification, stack.email.delivery),
+    ]);
+    // One of them may be told to come back (a claim in progress): then the retry finds it done.
+    for (const outcome of outcomes) {
+      if (outcome.status === 'rejected') expect((outcome.reason as Error).name).toBe('EmailRetryError');
+    }
+    await deliverNotification(notification, stack.email.delivery);
+    expect(perSubscriber(stack)).toEqual({ [ids.a as string]: 1, [ids.b as string]: 1, [ids.c as string]: 1 });
+  });
+});
+
+describe('bounces and complaints', () => {
+  it('a hard bounce while a daily digest is held: the digest is not sent to that address, and says so in its history', async () => {
+    const { stack, audience, ids } = await setUp({}, ['a', 'b']);
+    const store = stack.email.delivery.store;
+    await stack.publishAlert(audience);
+    await stack.email.deliver();
+    const firstToA = stack.email.sent.find((email) => email.subscriberId === ids.a);
+    if (firstToA === undefined) throw new Error('no first email to a');
+    // a switches to the daily digest; the next alert is held for it.
+    const membership = await store.membership(ids.a as string, 'desk');
+    await store.saveMembership({ ...(membership as NonNullable<typeof membership>), preference: 'digest' });
+    const before = stack.email.sent.length;
+    await stack.publishAlert(audience);
+    await stack.email.deliver();
+    expect(perSubscriber(stack, before)).toEqual({ [ids.b as string]: 1 });
+    expect(await store.heldEntries(ids.a as string, 'desk')).toHaveLength(1);
+    // The earlier message to a bounces for good while the digest waits.
+    await stack.sesEvents(sesEvent('Bounce', firstToA, { bounceType: 'Permanent' }));
+    expect((await store.profile(ids.a as string))?.suppression?.reason).toBe('bounce');
+    // An audience digest published now does not reach a either.
+    const held = [
+      toHeldNotification(
+        { audienceId: 'desk', article: testArticle({ key: 'id:held-1' }), rules: testRules },
+        'digest',
+        stack.clock.now,
+      ),
+    ];
+    const [digest] = planDigest(held, audience, stack.clock.now).messages;
+    await stack.publish(digest as NonNullable<typeof digest>);
+    await stack.email.deliver();
+    // The digest is due: nothing goes to a, and its held entry is not silently gone.
+    stack.clock.now = dailyDigestAt(stack.clock.now, audience) + 1;
+    const release = await stack.email.releaseDailyDigests();
+    expect(release).toMatchObject({ due: 1, sent: 0, notSent: 1 });
+    expect(perSubscriber(stack, before)).toEqual({ [ids.b as string]: 2 });
+    const history = await store.history(ids.a as string);
+    const notSent = history.find((record) => record.kind === 'daily-digest');
+    expect(notSent?.status).toBe('suppressed');
+    expect(notSent?.events[0]?.detail).toContain('1 held alert(s) not sent');
+    expect(history.find((record) => record.kind === 'digest')?.status).toBe('suppressed');
+    expect(await store.heldEntries(ids.a as string, 'desk')).toEqual([]);
+  });
+
+  it('a bounce that arrives while a batch is being sent stops the sends that had not started', async () => {
+    const { stack, audience, ids } = await setUp({}, ['a', 'b']);
+    const store = stack.email.delivery.store;
+    await stack.publishAlert(audience);
+    await stack.email.deliver();
+    const toB = stack.email.sent.find((email) => email.subscriberId === ids.b);
+    // The function read the profiles before the bounce arrived.
+    const stale = await store.profiles([ids.a as string, ids.b as string]);
+    await stack.sesEvents(sesEvent('Bounce', toB as NonNullable<typeof toB>, { bounceType: 'Permanent' }));
+    const before = stack.email.sent.length;
+    const message = await stack.publishAlert(audience);
+    const { Messages = [] } = await stack.aws.sqs.send(new ReceiveMessageCommand({ QueueUrl: stack.email.queueUrl }));
+    await deliverNotification(parseQueuedNotification(Messages[0]?.Body ?? ''), {
+      ...stack.email.delivery,
+      store: new Proxy(store, {
+        get: (target, property) => {
+          if (property === 'profiles') return async () => stale;
+          const value = Reflect.get(target, property, target);
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      }),
+    });
+    expect(message.topicArn).toBe(audience.topicArn);
+    expect(perSubscriber(stack, before)).toEqual({ [ids.a as string]: 1 });
+  });
+
+  it('a complaint suppresses the address at once: the next alert goes to everyone else', async () => {
+    const { stack, audience, ids } = await setUp({}, ['a', 'b']);
+    await stack.publishAlert(audience);
+    await stack.email.deliver();
+    const toA = stack.email.sent.find((email) => email.subscriberId === ids.a);
+    await stack.sesEvents(sesEvent('Complaint', toA as NonNullable<typeof toA>));
+    const before = stack.email.sent.length;
+    await stack.publishAlert(audience);
+    await stack.email.deliver();
+    expect(perSubscriber(stack, before)).toEqual({ [ids.b as string]: 1 });
+    const history = await stack.email.delivery.store.history(ids.a as string);
+    expect(history.map((record) => record.status).sort()).toEqual(['complained', 'suppressed']);
+  });
+
+  it('soft bounces suppress only after the documented limit, and a delivery resets the count', async () => {
+    const { stack, audience, ids } = await setUp({}, ['a']);
+    await stack.publishAlert(audience);
+    await stack.email.deliver();
+    const toA = stack.email.sent[0] as NonNullable<(typeof stack.email.sent)[number]>;
+    const store = stack.email.delivery.store;
+    for (let bounce = 1; bounce < 5; bounce++)
+      await stack.sesEvents(sesEvent('Bounce', toA, { bounceType: 'Transient' }));
+    expect((await store.profile(ids.a as string))?.suppression).toBeUndefined();
+    await stack.sesEvents(sesEvent('Delivery', toA));
+    expect((await store.profile(ids.a as string))?.softBounces).toBe(0);
+    for (let bounce = 1; bounce <= 5; bounce++)
+      await stack.sesEvents(sesEvent('Bounce', toA, { bounceType: 'Transient' }));
+    expect((await store.profile(ids.a as string))?.suppression?.reason).toBe('soft-bounces');
+  });
+});
+
+describe('links', () => {
+  it('a replayed one-click POST answers the same and changes nothing the second time', async () => {
+    const { stack, audience, ids } = await setUp({}, ['a', 'b']);
+    await stack.publishAlert(audience);
+    await stack.email.deliver();
+    const toA = stack.email.sent.find((email) => email.subscriberId === ids.a);
+    const { oneClick } = await linksOf((toA as NonNullable<typeof toA>).raw);
+    const post = () =>
+      stack.request(oneClick, {
+        method: 'POST',
+        body: ONE_CLICK_BODY,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
+    const first = await post();
+    expect(first.status).toBe(200);
+    const afterFirst = await stack.tableSnapshot();
+    stack.clock.now += 60_000;
+    const second = await post();
+    expect(second.status).toBe(200);
+    expect(second.body).toBe(first.body);
+    expect(await stack.tableSnapshot()).toBe(afterFirst);
+    const before = stack.email.sent.length;
+    await stack.publishAlert(audience);
+    await stack.email.deliver();
+    expect(perSubscriber(stack, before)).toEqual({ [ids.b as string]: 1 });
+  });
+
+  it('a token for a deleted subscriber gets the plain error page and changes nothing', async () => {
+    const { stack, audience, ids } = await setUp({}, ['a']);
+    await stack.publishAlert(audience);
+    await stack.email.deliver();
+    const { oneClick, manage } = await linksOf(
+      (stack.email.sent[0] as NonNullable<(typeof stack.email.sent)[number]>).raw,
+    );
+    await stack.email.delivery.store.deleteSubscriber(ids.a as string);
+    const snapshot = await stack.tableSnapshot();
+    const invalid = emailWordsFor('en').page.invalidTitle;
+    for (const request of [
+      { url: manage },
+      { url: oneClick },
+      {
+        url: oneClick,
+        method: 'POST',
+        body: ONE_CLICK_BODY,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      },
+      {
+        url: manage,
+        method: 'POST',
+        body: 'action=unsubscribe-all',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      },
+    ]) {
+      const response = await stack.request(request.url, request);
+      expect(response.status).toBe(404);
+      expect(response.body).toContain(invalid);
+    }
+    expect(await stack.tableSnapshot()).toBe(snapshot);
+  });
+
+  it('forged, altered, expired and revoked tokens get the plain error page and change nothing', async () => {
+    const { stack, audience } = await setUp({}, ['a']);
+    await stack.publishAlert(audience);
+    await stack.email.deliver();
+    const { oneClick, manage } = await linksOf(
+      (stack.email.sent[0] as NonNullable<(typeof stack.email.sent)[number]>).raw,
+    );
+    const token = oneClick.slice(oneClick.lastIndexOf('/') + 1);
+    const [format, version, payload, signature] = token.split('.') as [string, string, string, string];
+    const base = oneClick.slice(0, oneClick.lastIndexOf('/') + 1);
+    const flip = (text: string) => `${text.slice(0, 5)}${text[5] === 'A' ? 'B' : 'A'}${text.slice(6)}`;
+    const snapshot = await stack.tableSnapshot();
+    const postOneClick = (url: string) =>
+      stack.request(url, {
+        method: 'POST',
+        body: ONE_CLICK_BODY,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
+    for (const forged of [
+      `${format}.${version}.${flip(payload)}.${signature}`,
+      `${format}.${version}.${payload}.${flip(signature)}`,
+      `${format}.9.${payload}.${signature}`,
+      `${format}.${version}.${Buffer.from(`m|${'0'.repeat(20)}|desk|${Math.floor(stack.clock.now / 86_400_000)}`).toString('base64url')}.${signature}`,
+      'not-a-token',
+    ]) {
+      expect((await postOneClick(`${base}${forged}`)).status).toBe(404);
+      expect((await stack.request(`${base.replace('/u/', '/p/')}${forged}`)).status).toBe(404);
+    }
+    // A confirmation token cannot manage, and a management token cannot confirm.
+    expect((await stack.request(manage.replace('/p/', '/c/'))).status).toBe(404);
+    // Expired: past the link lifetime (180 days by default).
+    const expired = await handlePreferenceRequest(
+      {
+        method: 'POST',
+        path: new URL(oneClick).pathname,
+        query: {},
+        body: ONE_CLICK_BODY,
+        contentType: 'application/x-www-form-urlencoded',
+      },
+      { ...stack.email.preferences, now: () => stack.clock.now + 181 * 86_400_000 },
+    );
+    expect(expired.status).toBe(404);
+    // Revoked: the key version the link was signed with is removed from the secret.
+    await stack.aws.secrets.send(
+      new PutSecretValueCommand({
+        SecretId: stack.email.linkKeySecretId,
+        SecretString: JSON.stringify({ current: '2', key2: 'k'.repeat(64) }),
+      }),
+    );
+    const revoked = await handlePreferenceRequest(
+      {
+        method: 'POST',
+        path: new URL(oneClick).pathname,
+        query: {},
+        body: ONE_CLICK_BODY,
+        contentType: 'application/x-www-form-urlencoded',
+      },
+      {
+        ...stack.email.preferences,
+        keys: new SecretsManagerLinkKeys({
+          client: stack.aws.secrets,
+          secretId: stack.email.linkKeySecretId,
+          maxAgeSeconds: 0,
+        }),
+      },
+    );
+    expect(revoked.status).toBe(404);
+    expect(await stack.tableSnapshot()).toBe(snapshot);
+  });
+});
+
+describe('a poison message', () => {
+  it('fails on every receive and ends in the dead-letter queue; the notifications around it are sent', async () => {
+    const { stack, audience, ids } = await setUp({}, ['a']);
+    await stack.aws.sqs.send(
+      new SendMessageCommand({ QueueUrl: stack.email.queueUrl, MessageBody: '{"not":"an SNS notification"}' }),
+    );
+    await stack.publishAlert(audience);
+    for (let pass = 0; pass < 6; pass++) await stack.email.deliver();
+    expect(perSubscriber(stack)).toEqual({ [ids.a as string]: 1 });
+    const { Attributes } = await stack.aws.sqs.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: stack.email.deadLetterQueueUrl,
+        AttributeNames: ['ApproximateNumberOfMessages'],
+      }),
+    );
+    expect(Attributes?.ApproximateNumberOfMessages).toBe('1');
+  });
+});

@@ -1,0 +1,57 @@
+/**
+ * Debian's Chromium driven by playwright-core, for tests of pages a person uses. Playwright's own
+ * browser download cannot run here (no internet): the project installs Debian's `chromium`
+ * (scripts/ensure-chromium.mjs, run by `npm test` and by .ci/run) and this launches it headless,
+ * with the flags that keep it from reaching for the network, `--no-sandbox` only as root.
+ * `CHROMIUM_PATH` points at another Chromium.
+ */
+import { existsSync } from 'node:fs';
+import axe from 'axe-core';
+import { type Browser, chromium, type Page } from 'playwright-core';
+
+/** Where Debian's package puts Chromium. */
+export const DEBIAN_CHROMIUM = '/usr/bin/chromium';
+
+export async function launchChromium(): Promise<Browser> {
+  const executablePath = process.env.CHROMIUM_PATH ?? DEBIAN_CHROMIUM;
+  if (!existsSync(executablePath)) {
+    throw new Error(
+      `no Chromium at ${executablePath}: npm test installs Debian's chromium package (node scripts/ensure-chromium.mjs); or set CHROMIUM_PATH`,
+    );
+  }
+  const root = typeof process.getuid === 'function' && process.getuid() === 0;
+  return await chromium.launch({
+    executablePath,
+    headless: true,
+    args: [
+      ...(root ? ['--no-sandbox'] : []),
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}
+
+/** axe-core's findings on the page at `impact` serious or critical (the rules WCAG 2.x A and AA). */
+export async function seriousAccessibilityProblems(page: Page): Promise<string[]> {
+  await page.addScriptTag({ content: axe.source });
+  const results = (await page.evaluate(async () => {
+    // Runs in the page: its globals, not Node's.
+    const page = globalThis as unknown as {
+      axe: { run: (context: unknown, options: unknown) => Promise<unknown> };
+      document: unknown;
+    };
+    return await page.axe.run(page.document, {
+      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] },
+    });
+  })) as { violations: { id: string; impact: string | null; help: string; nodes: { target: unknown }[] }[] };
+  return results.violations
+    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+    .map(
+      (violation) =>
+        `${violation.id} (${violation.impact}): ${violation.help} at ${JSON.stringify(violation.nodes.map((node) => node.target))}`,
+    );
+}

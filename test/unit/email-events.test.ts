@@ -1,0 +1,106 @@
+/**
+ * The SES events function (functions/email-events/process.ts) with a recording store: a reputation
+ * alarm going to ALARM pauses sending (and OK does not), a bounce is recorded without the address
+ * SMTP diagnostics quote, an event without the subscriber tag changes nothing, and anything else
+ * on the topic is ignored rather than failing the batch.
+ */
+import { describe, expect, it } from 'vitest';
+import type { SendEvent, SendStatus, SubscriberStore } from '#core/email/ports';
+import type { SubscriberProfile } from '#core/email/subscriber';
+import { silentLog } from '#core/ports';
+import { handleEmailEvents } from '../../functions/email-events/process.ts';
+
+const profile: SubscriberProfile = {
+  subscriberId: 'abcdef012345',
+  address: 'kim@example.com',
+  createdAt: 0,
+  softBounces: 0,
+};
+
+function recordingStore() {
+  const saved: SubscriberProfile[] = [];
+  const events: { event: SendEvent; status: SendStatus }[] = [];
+  const store = {
+    profile: async (id: string) => (id === profile.subscriberId ? (saved.at(-1) ?? profile) : undefined),
+    saveProfile: async (next: SubscriberProfile) => {
+      saved.push(next);
+    },
+    recordEvent: async (_id: string, _key: string, event: SendEvent, status: SendStatus) => {
+      events.push({ event, status });
+      return true;
+    },
+  } as unknown as SubscriberStore;
+  return { store, saved, events };
+}
+
+const sns = (...messages: unknown[]) => ({
+  Records: messages.map((message, index) => ({ Sns: { MessageId: `m${index}`, Message: JSON.stringify(message) } })),
+});
+
+const bounce = (tags: Record<string, string[]>) => ({
+  eventType: 'Bounce',
+  mail: { timestamp: '2026-11-22T00:00:00Z', messageId: 'ses-1', tags },
+  bounce: {
+    bounceType: 'Permanent',
+    bounceSubType: 'General',
+    timestamp: '2026-11-22T00:01:00Z',
+    bouncedRecipients: [
+      {
+        emailAddress: 'kim@example.com',
+        status: '5.1.1',
+        diagnosticCode: 'smtp; 550 5.1.1 <kim@example.com>: no such user',
+      },
+    ],
+  },
+});
+
+describe('the SES events function', () => {
+  it('pauses sending when a reputation alarm goes to ALARM, not when it returns to OK', async () => {
+    const { store } = recordingStore();
+    let pauses = 0;
+    const deps = {
+      store,
+      sending: {
+        pause: async () => {
+          pauses += 1;
+        },
+      },
+      log: silentLog,
+      now: () => 0,
+    };
+    await handleEmailEvents(sns({ AlarmName: 'news-alerts-email-bounce-rate', NewStateValue: 'OK' }), deps);
+    expect(pauses).toBe(0);
+    const outcome = await handleEmailEvents(
+      sns({ AlarmName: 'news-alerts-email-bounce-rate', NewStateValue: 'ALARM' }),
+      deps,
+    );
+    expect(outcome.paused).toBe(true);
+    expect(pauses).toBe(1);
+  });
+
+  it('suppresses on a hard bounce and records it without the address the diagnostic quotes', async () => {
+    const { store, saved, events } = recordingStore();
+    const outcome = await handleEmailEvents(
+      sns(bounce({ subscriber: [profile.subscriberId], message: ['0123456789abcdef0123456789abcdef'] })),
+      { store, sending: undefined, log: silentLog, now: () => 0 },
+    );
+    expect(outcome).toMatchObject({ recorded: 1, suppressed: 1 });
+    expect(saved.at(-1)?.suppression?.reason).toBe('bounce');
+    expect(events[0]?.status).toBe('bounced');
+    expect(events[0]?.event.detail).toBe('Permanent/General 5.1.1');
+    expect(JSON.stringify(events)).not.toContain('@');
+  });
+
+  it('changes nothing for an event without the subscriber tag, and ignores what is no SES event', async () => {
+    const { store, saved, events } = recordingStore();
+    const outcome = await handleEmailEvents(sns(bounce({}), { hello: 'world' }, 'a plain string'), {
+      store,
+      sending: undefined,
+      log: silentLog,
+      now: () => 0,
+    });
+    expect(outcome).toMatchObject({ recorded: 0, suppressed: 0 });
+    expect(saved).toEqual([]);
+    expect(events).toEqual([]);
+  });
+});

@@ -1,0 +1,231 @@
+/**
+ * The email a subscriber receives, read back with a real MIME parser (mailparser) and an HTML
+ * validator (html-validate): both parts and their charset, every header RFC 8058 requires, the
+ * audience's language, and only the one recipient's address, for alerts, update notices and
+ * digests in English, Korean and Japanese, and for hostile article text.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { composeAlert, composeConfirmation, composeDigest, type EmailDraft, personalize } from '#core/email/compose';
+import { emailWordsFor } from '#core/email/messages/catalog';
+import { buildMime, ONE_CLICK_BODY } from '#core/email/mime';
+import { type AlertNotification, type DigestNotification, parseQueuedNotification } from '#core/email/notification';
+import { InvalidAddressError, normalizeAddress } from '#core/email/subscriber';
+import { singleLine } from '#core/render';
+import {
+  alertEnvelope,
+  articlesByLanguage,
+  audiencesByLanguage,
+  digestEnvelope,
+  testArticle,
+  testAudience,
+  updateEnvelope,
+} from '../support/email-fixtures.ts';
+import { addressesIn, htmlProblems, listUnsubscribeTargets, parseEmail } from '../support/email-mime.ts';
+
+const links = {
+  manage: 'https://prefs.example.com/p/v1.1.bWFuYWdl.sig',
+  unsubscribe: 'https://prefs.example.com/u/v1.1.bWFuYWdl.sig',
+};
+const recipient = 'kim.subscriber@example.org';
+
+async function send(draft: EmailDraft, to = recipient) {
+  const rendered = personalize(draft, links);
+  const raw = await buildMime({
+    from: { name: 'News Alerts', address: 'alerts@alerts.example.com' },
+    to,
+    rendered,
+    locale: draft.locale,
+    list: { label: draft.audienceLabel, id: `${draft.audienceId}.alerts.example.com` },
+    unsubscribe: { https: links.unsubscribe, mailto: 'mailto:unsubscribe@alerts.example.com?subject=unsubscribe%20x' },
+    messageId: `abc.def@alerts.example.com`,
+    date: new Date(Date.UTC(2026, 2, 14, 13, 30)),
+  });
+  return { raw, parsed: await parseEmail(raw) };
+}
+
+const alertDraft = (language: keyof typeof audiencesByLanguage) => {
+  const audience = audiencesByLanguage[language];
+  const notification = parseQueuedNotification(alertEnvelope(audience, articlesByLanguage[language]));
+  return composeAlert(notification.document as AlertNotification, audience, notification.subject);
+};
+
+describe.each(['en', 'ko', 'ja'] as const)('an alert in %s', (language) => {
+  it('has a UTF-8 text part and a UTF-8 HTML part, both in the audience language', async () => {
+    const { parsed } = await send(alertDraft(language));
+    const article = articlesByLanguage[language];
+    const words = emailWordsFor(language);
+    expect(parsed.charsets).toEqual({ text: 'utf-8', html: 'utf-8' });
+    expect(parsed.text).toContain(singleLine(article.title));
+    expect(parsed.text).toContain(words.mail.manage);
+    expect(parsed.html).toContain(words.mail.readArticle);
+    expect(parsed.html).toMatch(new RegExp(`<html lang="${audiencesByLanguage[language].locale ?? 'en-US'}">`));
+    expect(parsed.header('Content-Language')).toBe(audiencesByLanguage[language].locale ?? 'en-US');
+    expect(parsed.mail.subject).toContain(audiencesByLanguage[language].name);
+  });
+
+  it('carries every header RFC 8058 requires, pointing at the one-click URL', async () => {
+    const { parsed } = await send(alertDraft(language));
+    expect(parsed.header('List-Unsubscribe-Post')).toBe(ONE_CLICK_BODY);
+    const targets = listUnsubscribeTargets(parsed.header('List-Unsubscribe'));
+    expect(targets).toEqual([links.unsubscribe, 'mailto:unsubscribe@alerts.example.com?subject=unsubscribe%20x']);
+    expect(targets[0]?.startsWith('https://')).toBe(true);
+    expect(parsed.header('List-Id')).toContain(`${audiencesByLanguage[language].audienceId}.alerts.example.com`);
+  });
+
+  it('has HTML that passes the validator', async () => {
+    const { parsed } = await send(alertDraft(language));
+    expect(await htmlProblems(parsed.html)).toEqual([]);
+  });
+
+  it('names only its own recipient: no other address anywhere in it', async () => {
+    const { raw, parsed } = await send(alertDraft(language));
+    expect(parsed.to).toEqual([recipient]);
+    expect([...addressesIn(parsed, raw)].sort()).toEqual(
+      ['alerts@alerts.example.com', recipient, 'unsubscribe@alerts.example.com'].sort(),
+    );
+  });
+});
+
+describe('digests and update notices', () => {
+  it('renders a digest with every entry, grouped, in both parts', async () => {
+    const audience = audiencesByLanguage.ja;
+    const articles = [
+      articlesByLanguage.ja,
+      testArticle({ key: 'id:9', title: '地震速報　東北で震度4', categories: ['005'], categoryNames: ['社会'] }),
+    ];
+    const notification = parseQueuedNotification(digestEnvelope(audience, articles));
+    const draft = composeDigest(notification.document as DigestNotification, audience, notification.subject);
+    const { parsed } = await send(draft);
+    for (const article of articles) {
+      expect(parsed.text).toContain(singleLine(article.title));
+      expect(parsed.html).toContain(singleLine(article.title));
+    }
+    expect(parsed.html).toContain('<html lang="ja-JP">');
+    expect(parsed.header('List-Unsubscribe-Post')).toBe(ONE_CLICK_BODY);
+    expect(await htmlProblems(parsed.html)).toEqual([]);
+  });
+
+  it('marks an update notice as one, first line and subject', async () => {
+    const audience = testAudience();
+    const notification = parseQueuedNotification(updateEnvelope(audience));
+    const draft = composeAlert(notification.document as AlertNotification, audience, notification.subject);
+    expect(draft.kind).toBe('update');
+    const { parsed } = await send(draft);
+    expect(parsed.mail.subject?.startsWith('Updated')).toBe(true);
+    expect(parsed.text.split('\n')[0]).toMatch(/status/i);
+    expect(await htmlProblems(parsed.html)).toEqual([]);
+  });
+
+  it('sends the confirmation email in the audience language with one confirm link', async () => {
+    const rendered = composeConfirmation({
+      audienceLabel: '경제팀',
+      language: 'ko',
+      locale: 'ko-KR',
+      confirmUrl: 'https://prefs.example.com/c/tok',
+    });
+    const raw = await buildMime({
+      from: { name: 'News Alerts', address: 'alerts@alerts.example.com' },
+      to: recipient,
+      rendered,
+      locale: 'ko-KR',
+      messageId: 'c.1@alerts.example.com',
+      date: new Date(0),
+    });
+    const parsed = await parseEmail(raw);
+    expect(parsed.mail.subject).toContain('구독을 확인');
+    expect(parsed.text).toContain('https://prefs.example.com/c/tok');
+    expect(await htmlProblems(parsed.html)).toEqual([]);
+  });
+});
+
+describe('hostile article text', () => {
+  const hostile = testArticle({
+    title: '<script>alert(1)</script> "><img src=x onerror=alert(2)> Fed',
+    summary: 'line one\r\nBcc: victim@example.net\r\n\r\n<iframe src="https://evil.example">',
+    mediaName: '</dd><script>x</script>',
+  });
+
+  it('is escaped in the HTML, never markup, and adds no header or recipient', async () => {
+    const audience = testAudience();
+    const notification = parseQueuedNotification(alertEnvelope(audience, hostile));
+    const { parsed } = await send(
+      composeAlert(notification.document as AlertNotification, audience, notification.subject),
+    );
+    expect(parsed.html).not.toMatch(/<script|<img|<iframe/i);
+    expect(parsed.mail.headers.has('bcc')).toBe(false);
+    expect(parsed.to).toEqual([recipient]);
+    expect(await htmlProblems(parsed.html)).toEqual([]);
+  });
+
+  it('stays valid, escaped, single-recipient MIME for any headline, summary and media name', async () => {
+    const audience = testAudience();
+    await fc.assert(
+      fc.asyncProperty(
+        fc.string({ minLength: 1, maxLength: 120 }),
+        fc.string({ maxLength: 200 }),
+        fc.string({ maxLength: 40 }),
+        async (title, summary, mediaName) => {
+          const article = testArticle({ title, summary, mediaName: mediaName === '' ? undefined : mediaName });
+          const notification = parseQueuedNotification(alertEnvelope(audience, article));
+          const { parsed } = await send(
+            composeAlert(notification.document as AlertNotification, audience, notification.subject),
+          );
+          expect(parsed.to).toEqual([recipient]);
+          expect(parsed.mail.headers.has('bcc')).toBe(false);
+          expect(parsed.html).not.toMatch(/<(script|img|iframe)/i);
+          expect(await htmlProblems(parsed.html)).toEqual([]);
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
+});
+
+describe('addresses', () => {
+  it('accepts plain addresses and lower-cases the domain', () => {
+    expect(normalizeAddress('  Kim.Lee+news@Example.ORG ')).toBe('Kim.Lee+news@example.org');
+  });
+
+  it('refuses anything that could carry a header, a second recipient or a display name', () => {
+    for (const bad of [
+      'a@b.com\r\nBcc: c@d.com',
+      'a@b.com, c@d.com',
+      'Kim <a@b.com>',
+      '"a b"@c.com',
+      'a@b',
+      'a@-b.com',
+      '',
+      'a@b.123',
+      'kim@例え.jp',
+    ]) {
+      expect(() => normalizeAddress(bad), bad).toThrow(InvalidAddressError);
+    }
+  });
+
+  it('never lets a control character, comma, angle bracket, quote or space through', () => {
+    fc.assert(
+      fc.property(
+        fc.string(),
+        fc.constantFrom('\r', '\n', ',', '<', '>', '"', ' ', '\u0000', ';', '\u2028'),
+        fc.string(),
+        (before, bad, after) => {
+          const candidate = `${before}${bad}${after}@example.com`;
+          let accepted: string | undefined;
+          try {
+            accepted = normalizeAddress(candidate);
+          } catch (error) {
+            expect(error).toBeInstanceOf(InvalidAddressError);
+            // The message says what is wrong, never the value.
+            if (candidate.trim() !== '') expect((error as Error).message).not.toContain(candidate.trim());
+          }
+          if (accepted !== undefined) {
+            for (const forbidden of ['\r', '\n', ',', '<', '>', '"', ' ', '\u0000', ';', '\u2028']) {
+              expect(accepted).not.toContain(forbidden);
+            }
+          }
+        },
+      ),
+    );
+  });
+});

@@ -1,0 +1,120 @@
+/**
+ * The subscriber state machine (functions/core/email/subscriber.ts), over any sequence of changes
+ * and SES feedback: only a confirmed, unpaused, unsuppressed member is sent to; suppression wins
+ * over everything and never lifts by itself; every change is idempotent; an unsubscribed member
+ * cannot be confirmed back by an old link; soft bounces suppress at exactly the limit.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  applyChange,
+  applyFeedback,
+  deliveryDecision,
+  type FeedbackKind,
+  type Membership,
+  type PreferenceChange,
+  SOFT_BOUNCE_LIMIT,
+  type SubscriberProfile,
+} from '#core/email/subscriber';
+
+const start = (state: Membership['state'] = 'pending'): Membership => ({
+  subscriberId: 'abcdef0123',
+  audienceId: 'desk',
+  state,
+  preference: 'immediate',
+  createdAt: 0,
+  source: 'added',
+});
+const profile: SubscriberProfile = {
+  subscriberId: 'abcdef0123',
+  address: 'kim@example.com',
+  createdAt: 0,
+  softBounces: 0,
+};
+
+const change = fc.oneof(
+  fc.constant<PreferenceChange>({ kind: 'confirm' }),
+  fc.constant<PreferenceChange>({ kind: 'unsubscribe' }),
+  fc.constant<PreferenceChange>({ kind: 'resume' }),
+  fc.integer({ min: -5, max: 120 }).map<PreferenceChange>((days) => ({ kind: 'pause', days })),
+  fc.constantFrom<PreferenceChange>(
+    { kind: 'preference', preference: 'digest' },
+    { kind: 'preference', preference: 'immediate' },
+  ),
+);
+const feedback = fc.constantFrom<FeedbackKind>('delivery', 'hard-bounce', 'soft-bounce', 'complaint');
+
+describe('memberships', () => {
+  it('send only to confirmed, unpaused, unsuppressed members; hold only for those who chose the digest', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(change, fc.integer({ min: 0, max: 10 })), { maxLength: 20 }),
+        fc.boolean(),
+        (steps, suppressed) => {
+          let membership = start();
+          let now = 1_000;
+          for (const [step, advanceDays] of steps) {
+            now += advanceDays * 86_400_000;
+            const outcome = applyChange(membership, step, now);
+            if (outcome.ok) membership = outcome.membership;
+          }
+          const who = suppressed ? { ...profile, suppression: { reason: 'bounce' as const, at: 1 } } : profile;
+          const decision = deliveryDecision(who, membership, now);
+          const paused = membership.pausedUntil !== undefined && membership.pausedUntil > now;
+          if (suppressed || membership.state !== 'confirmed' || paused) expect(decision.action).toBe('skip');
+          else expect(decision.action).toBe(membership.preference === 'digest' ? 'hold' : 'send');
+        },
+      ),
+    );
+  });
+
+  it('are idempotent: the same change twice does nothing the second time', () => {
+    fc.assert(
+      fc.property(fc.array(change, { maxLength: 10 }), change, (before, repeated) => {
+        let membership = start();
+        for (const step of before) {
+          const outcome = applyChange(membership, step, 5_000);
+          if (outcome.ok) membership = outcome.membership;
+        }
+        const first = applyChange(membership, repeated, 5_000);
+        if (!first.ok) return;
+        const second = applyChange(first.membership, repeated, 5_000);
+        expect(second.ok).toBe(true);
+        if (second.ok) expect(second.changed).toBe(false);
+      }),
+    );
+  });
+
+  it('cannot be confirmed back once unsubscribed (an old confirmation link changes nothing)', () => {
+    const left = applyChange(start('confirmed'), { kind: 'unsubscribe' }, 1);
+    expect(left.ok).toBe(true);
+    if (!left.ok) return;
+    expect(applyChange(left.membership, { kind: 'confirm' }, 2)).toEqual({ ok: false, reason: 'unsubscribed' });
+  });
+
+  it('refuse a pause outside 1 to 90 whole days', () => {
+    for (const days of [0, -1, 91, 1.5, Number.NaN]) {
+      expect(applyChange(start('confirmed'), { kind: 'pause', days }, 0)).toEqual({ ok: false, reason: 'bad-days' });
+    }
+  });
+});
+
+describe('SES feedback', () => {
+  it('suppresses at once on a hard bounce or a complaint, at the limit on soft bounces in a row, and never lifts', () => {
+    fc.assert(
+      fc.property(fc.array(feedback, { maxLength: 30 }), (events) => {
+        let current = profile;
+        let inARow = 0;
+        let expectSuppressed = false;
+        for (const event of events) {
+          current = applyFeedback(current, event, 1).profile;
+          if (event === 'hard-bounce' || event === 'complaint') expectSuppressed = true;
+          if (event === 'soft-bounce') inARow += 1;
+          if (event === 'delivery') inARow = 0;
+          if (inARow >= SOFT_BOUNCE_LIMIT) expectSuppressed = true;
+          expect(current.suppression !== undefined).toBe(expectSuppressed);
+        }
+      }),
+    );
+  });
+});
