@@ -361,7 +361,6 @@ function publisherEnvironment(
     log,
     now: Date.now,
     ledgerFlushDelayMs: options.ledgerFlushDelayMs,
-    idempotency: { client: resources.dynamo, tableName: resources.tableName },
     maxReceiveCount: workMaxReceiveCount,
   });
   return handler;

@@ -133,7 +133,7 @@ export class ShardedPublishing extends Construct {
 
   /**
    * The publisher's state: delivery ledger (read and written), dispatch completion counts (a
-   * transaction with a condition) and its Powertools idempotency records, all in the state table.
+   * transaction with a condition) and the claims of work items, all in the state table.
    * Sets STATE_TABLE_NAME and grants exactly the item actions those adapters use.
    */
   useStateTable(tables: StateTables): void {
