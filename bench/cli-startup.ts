@@ -21,6 +21,12 @@ import { formatBytes, formatMs, formatRatio, median, percentile } from './stats.
 export const HELP_TARGET_RATIO = 4;
 /** A local command (`--local rules list`) within this long. */
 export const LOCAL_COMMAND_TARGET_MS = 1000;
+/**
+ * A local command against Node's own start (issue 33: a ratio, so the host's speed cancels out):
+ * measured 5.07× (393 ms) on the development machine; the command loads its group, its SDK
+ * clients and reads the sandbox's moto server, which is what limits it.
+ */
+export const LOCAL_COMMAND_TARGET_RATIO = 6;
 
 /** The command groups' entry names in the metafile, for the local command's imports. */
 const LOCAL_COMMAND_GROUP = 'cli/rules.ts';
@@ -270,7 +276,7 @@ export function cliStartupTargets(results: CliStartupResults): TargetCheck[] {
   const { baseline, help, version, groupHelp, localCommand } = results;
   const helpRatio = help.medianMs / baseline.medianMs;
   const helpMet = helpRatio <= HELP_TARGET_RATIO;
-  const localMet = localCommand.medianMs <= LOCAL_COMMAND_TARGET_MS;
+  const localMet = localCommand.medianMs / baseline.medianMs <= LOCAL_COMMAND_TARGET_RATIO;
   return [
     {
       target: `CLI start-up: news-alerts --help ≤ ${HELP_TARGET_RATIO}× node -e 0`,
@@ -283,8 +289,8 @@ export function cliStartupTargets(results: CliStartupResults): TargetCheck[] {
           }),
     },
     {
-      target: `CLI start-up: a local command (--local rules list) ≤ ${formatMs(LOCAL_COMMAND_TARGET_MS)}`,
-      measured: `${formatMs(localCommand.medianMs)} (median of ${results.repetitions}; p90 ${formatMs(localCommand.p90Ms)}; ${formatRatio(localCommand.medianMs / baseline.medianMs)} node -e 0)`,
+      target: `CLI start-up: a local command (--local rules list) ≤ ${LOCAL_COMMAND_TARGET_RATIO}× node -e 0 (the floor: starting Node; same run, interleaved)`,
+      measured: `${formatRatio(localCommand.medianMs / baseline.medianMs)} (median of ${results.repetitions}); for information: ${formatMs(localCommand.medianMs)} (p90 ${formatMs(localCommand.p90Ms)}; issue 11 asked ≤ ${formatMs(LOCAL_COMMAND_TARGET_MS)})`,
       met: localMet,
       ...(localMet
         ? {}

@@ -19,6 +19,7 @@ import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { alertRunEnvironment } from '../functions/alert-run/config.ts';
 import { metricNames } from '../functions/alert-run/metrics.ts';
+import { WEBHOOK_SHARDS } from '../functions/shared/slack-webhook-store.ts';
 import { parseStackConfig } from '../lib/config.ts';
 import { NewsAlertsStack } from '../lib/news-alerts-stack.ts';
 import {
@@ -54,8 +55,8 @@ export interface StackFacts {
   readonly customerManagedKeys: number;
   /** Secrets whatever the audiences are (the provider API key). */
   readonly fixedSecrets: number;
-  /** Secrets per Slack audience (its webhook URL). */
-  readonly secretsPerSlackAudience: number;
+  /** Secrets the Slack webhook store spreads the webhook URLs over, at most (functions/shared/slack-webhook-store.ts). */
+  readonly webhookStoreShards: number;
   /** Distinct EMF metric names of both functions (one `service` dimension each). */
   readonly customMetrics: number;
   /** Where these came from, for the document. */
@@ -96,7 +97,6 @@ export function stackFactsFromCode(): StackFacts {
   const secretNames = resources('AWS::SecretsManager::Secret').map((secret) =>
     JSON.stringify(secret.Properties?.Name ?? null),
   );
-  const slackSecrets = secretNames.filter((name) => name.includes('/slack/')).length;
   const functions = resources('AWS::Lambda::Function').map((fn) => ({
     memory: Number(fn.Properties?.MemorySize),
     reserved: fn.Properties?.ReservedConcurrentExecutions,
@@ -125,8 +125,8 @@ export function stackFactsFromCode(): StackFacts {
     alarmsPerDeclaredAudience: perAudienceAlarms / audiences.length,
     dashboards: resources('AWS::CloudWatch::Dashboard').length,
     customerManagedKeys: resources('AWS::KMS::Key').length,
-    fixedSecrets: secretNames.length - slackSecrets,
-    secretsPerSlackAudience: slackSecrets,
+    fixedSecrets: secretNames.length,
+    webhookStoreShards: WEBHOOK_SHARDS,
     customMetrics: Object.keys(metricNames).length + relayMetricNames().length,
     note: `synthesized NewsAlertsStack with the lib/config.ts defaults (${config.scheduleExpression}, tableEncryption ${config.tableEncryption}) and functions/alert-run/config.ts defaults`,
   };
@@ -424,7 +424,11 @@ export function completeScenario(
     facts.secretCacheSeconds <= facts.intervalMinutes * 60
       ? 1
       : (facts.intervalMinutes * 60) / facts.secretCacheSeconds;
-  const relaySecretCalls = Math.min(relayPerDay, slackAudiences * facts.relayReservedConcurrency * runs);
+  // The webhook store: an audience's shard is a hash of its id, so n Slack audiences fill on average
+  // shards × (1 − (1 − 1/shards)^n) of them; the relay caches a shard, not a webhook.
+  const storeSecrets =
+    slackAudiences === 0 ? 0 : facts.webhookStoreShards * (1 - (1 - 1 / facts.webhookStoreShards) ** slackAudiences);
+  const relaySecretCalls = Math.min(relayPerDay, storeSecrets * facts.relayReservedConcurrency * runs);
   const subscriber = (value: number, protocol: string) =>
     assumed(value, `${protocol} subscriptions per audience (deployment choice)`);
   return {
@@ -487,19 +491,21 @@ export function completeScenario(
     },
     secrets: {
       count: fromCode(
-        facts.fixedSecrets + facts.secretsPerSlackAudience * slackAudiences,
-        `API key + one webhook secret per Slack audience (${slackAudiences} with Slack)`,
+        facts.fixedSecrets + storeSecrets,
+        `API key + the webhook store's secrets the ${slackAudiences} Slack audiences fill (at most ${facts.webhookStoreShards}, whatever the audiences)`,
       ),
       getSecretValuePerDay: assumed(
         runs * secretCallsPerRun + relaySecretCalls,
-        `API key: cache ${facts.secretCacheSeconds} s vs a ${facts.intervalMinutes}-min schedule; relay: each of ${facts.relayReservedConcurrency} environments re-reads a webhook every 5 min it is used`,
+        `API key: cache ${facts.secretCacheSeconds} s vs a ${facts.intervalMinutes}-min schedule; relay: each of ${facts.relayReservedConcurrency} environments re-reads a store secret every 5 min it is used`,
       ),
     },
     cloudWatch: {
       customMetrics: fromCode(facts.customMetrics, 'metricNames (functions/alert-run/metrics.ts) + the relay handler'),
       alarms: fromCode(
         facts.fixedAlarms + facts.alarmsPerDeclaredAudience * c.audiences,
-        `${facts.fixedAlarms} fixed + ${facts.alarmsPerDeclaredAudience} per audience, all audiences declared in cdk.json (upper bound)`,
+        facts.alarmsPerDeclaredAudience === 0
+          ? `${facts.fixedAlarms}, whatever the audiences (failures of every audience alarm through the delivery dead-letter queue)`
+          : `${facts.fixedAlarms} fixed + ${facts.alarmsPerDeclaredAudience} per audience, all audiences declared in cdk.json (upper bound)`,
       ),
       dashboards: fromCode(facts.dashboards, 'the operations dashboard'),
       logRetentionDays: fromCode(facts.logRetentionDays, 'logRetentionDays default'),
@@ -525,6 +531,8 @@ export function completeScenario(
 
 /** The workload sizes the issue asks about. */
 export const SIZES = [
+  { articlesPerDay: 1_000, audiences: 5 },
+  { articlesPerDay: 10_000, audiences: 20 },
   { articlesPerDay: 10_000, audiences: 100 },
   { articlesPerDay: 10_000, audiences: 1_000 },
   { articlesPerDay: 100_000, audiences: 100 },

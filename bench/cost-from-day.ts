@@ -1,7 +1,8 @@
 /**
  * Turns the simulated provider day (bench/provider-day.ts: one size, 100,000 articles a day for
  * the bench's audiences) into the day counts the cost model prices (bench/cost-model-cli.ts) at
- * the four sizes of docs/cost.md: 10,000 and 100,000 articles a day × 100 and 1,000 audiences,
+ * the sizes of docs/cost.md: 1,000 articles a day × 5 audiences, 10,000 × 20, and 10,000 and
+ * 100,000 articles a day × 100 and 1,000 audiences,
  * reading every page ("today") and incrementally with counted reading (the default), for the
  * typical lateness, on the default 5-minute schedule.
  *
@@ -17,6 +18,9 @@ import type { DayScenarioResult, ProviderDayResults } from './provider-day.ts';
 
 /** The sizes of docs/cost.md. */
 export const COST_SIZES: readonly { readonly articlesPerDay: number; readonly audiences: number }[] = [
+  // The smallest real deployment (a desk with five audiences), and a small newsroom.
+  { articlesPerDay: 1_000, audiences: 5 },
+  { articlesPerDay: 10_000, audiences: 20 },
   { articlesPerDay: 10_000, audiences: 100 },
   { articlesPerDay: 10_000, audiences: 1_000 },
   { articlesPerDay: 100_000, audiences: 100 },

@@ -7,6 +7,7 @@
  *   npx tsx bench/cost-model-cli.ts --out other.md      # write elsewhere
  *   npx tsx bench/cost-model-cli.ts --print-inputs      # print the inputs as JSON (a template for inputs.json)
  *   npx tsx bench/cost-model-cli.ts --days-from docs/cost.md   # re-price the day counts an earlier document shows
+ *   npx tsx bench/cost-model-cli.ts --from-day bench/provider-day.json   # what npm run bench writes, from a saved day
  *
  * Needs no npm script and no network: the prices are bench/aws-prices.ts, the stack facts come from
  * synthesizing lib/ (a few seconds).
@@ -23,6 +24,7 @@ import {
   scenarioFromDayBench,
   stackFactsFromCode,
 } from './cost-fixture.ts';
+import { costDaysFromProviderDay } from './cost-from-day.ts';
 import {
   type CostInputs,
   type CostTable,
@@ -32,6 +34,7 @@ import {
   renderCostMarkdown,
   sourcedInputs,
 } from './cost-model.ts';
+import type { ProviderDayResults } from './provider-day.ts';
 
 /** How to read docs/cost.md and what it leaves out; placed under the summary table. */
 export const EXPLANATION = `### How to read it
@@ -54,11 +57,16 @@ export const EXPLANATION = `### How to read it
   [SMS, priced apart](#sms-priced-apart)). The **free-tier credit** is what the always-free allowances
   (Lambda, SNS, CloudWatch, KMS, X-Ray, Scheduler, DynamoDB storage) would take off if this stack were
   the account's only workload; it is shown, not applied.
+- **fixed** and **delivery**: every row is in one part. *fixed* is everything but deliveries: keys,
+  secrets, alarms, metrics, the dashboard, and the runs themselves (reading, matching, per-run state),
+  there whatever is delivered; *delivery* grows with the notifications (ledger, SNS, the Slack relay).
+  The second summary table gives both for every size, the fixed part per audience, and what one more
+  audience adds to it (the slope between two sizes of the same articles a day). No cost is made per
+  audience: Slack webhooks share a store of at most four secrets, and the alarms are one set whatever
+  the audiences ([operate](operate.md#alarms)).
 - **What dominates** is named under each breakdown (its largest rows). With the placeholder's subscriber
-  mix, fixed monthly items lead at 10,000 articles and 100 audiences (a secret per Slack webhook, an
-  alarm per declared audience, the EMF metrics, the dashboard); per-audience secrets and alarms stay
-  large at 1,000 audiences (~$300 a month together); email deliveries ($2 per 100,000) lead once
-  notifications reach tens of thousands a day. The alert function itself, even re-reading the whole
+  mix, fixed monthly items lead at the small sizes (the EMF metrics, the dashboard, the keys); email
+  deliveries ($2 per 100,000) lead once notifications reach thousands a day. The alert function itself, even re-reading the whole
   provider day every five minutes, costs little in Lambda; what incremental reading saves is mostly
   provider requests (the pages column of the summary), then Lambda duration and ledger lookups.
 
@@ -89,7 +97,10 @@ export function assumptionNotes(facts: StackFacts): string[] {
     `Lambda run time: CPU-bound work measured on one core of the development machine is ${(1769 / 512).toFixed(2)}× slower at ${facts.alertMemoryMb} MB; ${a.coldStartShare * 100}% of runs start cold; ${a.fixedRunMs} ms per run of DynamoDB round trips and bookkeeping.`,
     `Slack relay: ${a.relayDurationMs} ms per post at ${facts.relayMemoryMb} MB; reserved concurrency ${facts.relayReservedConcurrency}.`,
     `Item sizes: rule ~${a.ruleItemBytes} B, audience ~${a.audienceItemBytes} B, ledger ~${a.ledgerItemBytes} B (each under one request unit).`,
-    `Alarms: ${facts.fixedAlarms} fixed plus ${facts.alarmsPerDeclaredAudience} per audience declared in cdk.json; audiences added later by the CLI have none, so this is an upper bound. The same holds for the dashboard's per-audience graphs.`,
+    facts.alarmsPerDeclaredAudience === 0
+      ? `Alarms: ${facts.fixedAlarms}, whatever the audiences (SNS delivery failures of every audience reach the delivery dead-letter queue, which alarms once); one dashboard, whose audience graph is a search.`
+      : `Alarms: ${facts.fixedAlarms} fixed plus ${facts.alarmsPerDeclaredAudience} per audience declared in cdk.json; audiences added later by the CLI have none, so this is an upper bound.`,
+    `Slack webhooks: a store of at most ${facts.webhookStoreShards} secrets (a shard per hash of the audience id); n Slack audiences fill ${facts.webhookStoreShards} × (1 − (1 − 1/${facts.webhookStoreShards})^n) of them on average.`,
     'KMS: the keys are in their first year (each yearly rotation adds $1/key-month, up to $3); SNS is assumed to call KMS once per publish request (its data-key reuse is not documented; once per message would multiply that row by ~9).',
     'SNS PublishBatch is billed by its aggregate payload in 64 KB chunks (AWS: batching cuts cost "by a factor of up to 10"); billed per message instead, the publish row would be ~4.6× larger and still small next to deliveries.',
   ];
@@ -137,6 +148,47 @@ export function readInputs(path: string, facts: () => StackFacts): CostInputs {
     }
   });
   return inputs;
+}
+
+/** A provider day file as bench/run.ts writes it (bench/provider-day.json). */
+function readProviderDay(path: string): ProviderDayResults & { day?: string } {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new Error(`${path}: not a JSON file (${error instanceof Error ? error.message : String(error)})`, {
+      cause: error,
+    });
+  }
+  const day = parsed as Partial<ProviderDayResults> | null;
+  if (
+    typeof day !== 'object' ||
+    day === null ||
+    !Array.isArray(day.scenarios) ||
+    typeof day.articlesPerDay !== 'number'
+  ) {
+    throw new Error(
+      `${path}: not a provider day (expected "articlesPerDay" and "scenarios", as npm run bench writes bench/provider-day.json)`,
+    );
+  }
+  // Files written before counted reading name the reading `mode` (`today`, or `incremental` with
+  // full sweeps): the default sweep period's incremental scenario is what the cost takes as the
+  // default reading, with the typical lateness those runs simulated.
+  const scenarios = (day.scenarios as unknown as Record<string, unknown>[]).map((scenario) =>
+    scenario.reading !== undefined || scenario.mode === undefined
+      ? scenario
+      : {
+          ...scenario,
+          reading:
+            scenario.mode === 'today'
+              ? 'today'
+              : scenario.fullSweepMinutes === (day as { defaultSweepMinutes?: unknown }).defaultSweepMinutes
+                ? 'counted'
+                : 'sweeps',
+          lateness: 'typical',
+        },
+  );
+  return { ...(day as ProviderDayResults), scenarios: scenarios as unknown as ProviderDayResults['scenarios'] };
 }
 
 /** The cost table and the document for `inputs`. */
@@ -219,6 +271,7 @@ function main(argv: readonly string[]): void {
   let out = fileURLToPath(new URL('../docs/cost.md', import.meta.url));
   let printInputs = false;
   let daysFrom: string | undefined;
+  let fromDay: string | undefined;
   for (let i = 0; i < argv.length; i += 1) {
     const arg = argv[i];
     if (arg === '--out') {
@@ -232,8 +285,15 @@ function main(argv: readonly string[]): void {
       if (next === undefined) throw new Error('--days-from needs a cost document (docs/cost.md)');
       daysFrom = resolve(next);
       i += 1;
+    } else if (arg === '--from-day') {
+      const next = argv[i + 1];
+      if (next === undefined) throw new Error('--from-day needs the provider day JSON (bench/provider-day.json)');
+      fromDay = resolve(next);
+      i += 1;
     } else if (arg?.startsWith('--'))
-      throw new Error(`unknown option ${arg} (known: --out <file>, --print-inputs, --days-from <cost.md>)`);
+      throw new Error(
+        `unknown option ${arg} (known: --out <file>, --print-inputs, --from-day <provider-day.json>, --days-from <cost.md>)`,
+      );
     else if (arg !== undefined) inputsPath = arg;
   }
   let facts: StackFacts | undefined;
@@ -247,6 +307,23 @@ function main(argv: readonly string[]): void {
     const { source, days } = daysFromCostDocument(readFileSync(daysFrom, 'utf8'), daysFrom);
     writeCostDocumentFromDayBench(days, { source, out, facts: stackFacts() });
     console.log(`wrote ${out} from the ${days.length} day counts of ${daysFrom}`);
+    return;
+  }
+  if (fromDay !== undefined) {
+    const day = readProviderDay(fromDay);
+    const facts = stackFacts();
+    const table = writeCostDocumentFromDayBench(costDaysFromProviderDay(day, facts), {
+      source: `${fromDay.split('/').slice(-2).join('/')} (bench/provider-day.ts, the simulated day of ${day.day ?? 'a saved run'}), scaled by bench/cost-from-day.ts`,
+      out,
+      facts,
+    });
+    for (const cost of table.scenarios) {
+      const s = cost.scenario;
+      console.log(
+        `${s.articlesPerDay} articles/day × ${s.audiences} audiences, ${s.reading}: ${formatUsd(cost.totalUsd)}/month (fixed ${formatUsd(cost.fixedUsd)}, deliveries ${formatUsd(cost.deliveryUsd)})`,
+      );
+    }
+    console.log(`wrote ${out}`);
     return;
   }
   const inputs = inputsPath === undefined ? placeholderInputs(stackFacts()) : readInputs(inputsPath, stackFacts);

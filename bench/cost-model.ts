@@ -218,7 +218,16 @@ export interface CostRow {
   readonly basis: Basis;
   /** True when reading the provider differently changes it (what incremental reading is for). */
   readonly providerBound: boolean;
+  /**
+   * `fixed`: there whatever is delivered (keys, secrets, alarms, metrics, dashboard, and the runs:
+   * reading, matching, per-run state); `delivery`: grows with the notifications and their
+   * deliveries (ledger, SNS, the Slack relay).
+   */
+  readonly part: CostPart;
 }
+
+/** Which part of the bill a row is in; see {@link CostRow.part}. */
+export type CostPart = 'fixed' | 'delivery';
 
 /** The bill of one scenario. */
 export interface ScenarioCost {
@@ -227,6 +236,10 @@ export interface ScenarioCost {
   readonly rows: readonly CostRow[];
   /** The sum of `rows`. */
   readonly totalUsd: number;
+  /** The sum of the `fixed` rows: everything but deliveries. */
+  readonly fixedUsd: number;
+  /** The sum of the `delivery` rows. */
+  readonly deliveryUsd: number;
   /** SMS priced for each example destination, as if every phone subscriber were there. */
   readonly sms: readonly CostRow[];
   /** What the always-free tier would take off `totalUsd` if this were the account's only workload (≥ 0). */
@@ -274,6 +287,7 @@ function priceScenario(s: CostScenario, prices: PriceTable): ScenarioCost {
   const month = DAYS_PER_MONTH;
   const rows: CostRow[] = [];
   const row = (
+    part: CostPart,
     service: string,
     item: string,
     priceId: PriceId,
@@ -293,6 +307,7 @@ function priceScenario(s: CostScenario, prices: PriceTable): ScenarioCost {
       usd: quantity * price.usdPerUnit,
       basis: basisOf(...drivers),
       providerBound,
+      part,
     };
     return priced;
   };
@@ -308,6 +323,7 @@ function priceScenario(s: CostScenario, prices: PriceTable): ScenarioCost {
   // Lambda
   const run = s.alertRun;
   add(
+    'fixed',
     'Lambda',
     'alert run: duration',
     'lambdaArmGbSecond',
@@ -315,20 +331,25 @@ function priceScenario(s: CostScenario, prices: PriceTable): ScenarioCost {
     [s.runsPerDay, run.avgDurationMs, run.memoryMb],
     true,
   );
-  add('Lambda', 'alert run: requests', 'lambdaRequest', runs, [s.runsPerDay]);
+  add('fixed', 'Lambda', 'alert run: requests', 'lambdaRequest', runs, [s.runsPerDay]);
   const relay = s.slackRelay;
   add(
+    'delivery',
     'Lambda',
     'Slack relay: duration',
     'lambdaArmGbSecond',
     relayInvocations * (relay.avgDurationMs.value / 1000) * (relay.memoryMb.value / 1024),
     [s.notificationsPerDay, subs.lambda, relay.avgDurationMs, relay.memoryMb],
   );
-  add('Lambda', 'Slack relay: requests', 'lambdaRequest', relayInvocations, [s.notificationsPerDay, subs.lambda]);
+  add('delivery', 'Lambda', 'Slack relay: requests', 'lambdaRequest', relayInvocations, [
+    s.notificationsPerDay,
+    subs.lambda,
+  ]);
 
   // DynamoDB
   const ledger = s.ledger;
   add(
+    'delivery',
     'DynamoDB',
     'ledger lookups (BatchGetItem)',
     'dynamoReadRequestUnit',
@@ -337,6 +358,7 @@ function priceScenario(s: CostScenario, prices: PriceTable): ScenarioCost {
     true,
   );
   add(
+    'delivery',
     'DynamoDB',
     'ledger writes (BatchWriteItem)',
     'dynamoWriteRequestUnit',
@@ -344,6 +366,7 @@ function priceScenario(s: CostScenario, prices: PriceTable): ScenarioCost {
     [s.notificationsPerDay, ledger.writesPerNotification, ledger.writeUnitsPerWrite],
   );
   add(
+    'fixed',
     'DynamoDB',
     'per-run reads (lease, watermark, rules and audiences scans, holds)',
     'dynamoReadRequestUnit',
@@ -351,6 +374,7 @@ function priceScenario(s: CostScenario, prices: PriceTable): ScenarioCost {
     [s.runsPerDay, s.dynamoPerRun.readUnits],
   );
   add(
+    'fixed',
     'DynamoDB',
     'per-run writes (lease, watermark transaction, run history)',
     'dynamoWriteRequestUnit',
@@ -358,6 +382,7 @@ function priceScenario(s: CostScenario, prices: PriceTable): ScenarioCost {
     [s.runsPerDay, s.dynamoPerRun.writeUnits],
   );
   add(
+    'delivery',
     'DynamoDB',
     'Slack relay: posted-once records',
     'dynamoWriteRequestUnit',
@@ -377,36 +402,47 @@ function priceScenario(s: CostScenario, prices: PriceTable): ScenarioCost {
     ledger.itemBytes,
     s.otherStateBytes,
   ];
-  add('DynamoDB', 'storage (ledger with TTL, run history, relay records)', 'dynamoStorage', storageGib, storageDrivers);
-  add('DynamoDB', 'point-in-time recovery', 'dynamoPitr', storageGib, storageDrivers);
+  add(
+    'delivery',
+    'DynamoDB',
+    'storage (ledger with TTL, run history, relay records)',
+    'dynamoStorage',
+    storageGib,
+    storageDrivers,
+  );
+  add('delivery', 'DynamoDB', 'point-in-time recovery', 'dynamoPitr', storageGib, storageDrivers);
 
   // SNS
   const publishCalls = notifications / s.sns.messagesPerPublishCall.value;
   const chunksPerCall = Math.ceil((s.sns.messagesPerPublishCall.value * s.sns.messageBytes.value) / SNS_CHUNK_BYTES);
-  add('SNS', 'PublishBatch requests (64 KB chunks)', 'snsPublishRequest', publishCalls * chunksPerCall, [
+  add('delivery', 'SNS', 'PublishBatch requests (64 KB chunks)', 'snsPublishRequest', publishCalls * chunksPerCall, [
     s.notificationsPerDay,
     s.sns.messagesPerPublishCall,
     s.sns.messageBytes,
   ]);
-  add('SNS', 'email deliveries', 'snsEmailDelivery', notifications * subs.email.value, [
+  add('delivery', 'SNS', 'email deliveries', 'snsEmailDelivery', notifications * subs.email.value, [
     s.notificationsPerDay,
     subs.email,
   ]);
-  add('SNS', 'HTTPS deliveries (webhooks)', 'snsHttpsDelivery', notifications * subs.https.value, [
+  add('delivery', 'SNS', 'HTTPS deliveries (webhooks)', 'snsHttpsDelivery', notifications * subs.https.value, [
     s.notificationsPerDay,
     subs.https,
   ]);
-  add('SNS', 'SQS deliveries', 'snsSqsDelivery', notifications * subs.sqs.value, [s.notificationsPerDay, subs.sqs]);
-  add('SNS', 'Lambda deliveries (Slack relay)', 'snsLambdaDelivery', relayInvocations, [
+  add('delivery', 'SNS', 'SQS deliveries', 'snsSqsDelivery', notifications * subs.sqs.value, [
+    s.notificationsPerDay,
+    subs.sqs,
+  ]);
+  add('delivery', 'SNS', 'Lambda deliveries (Slack relay)', 'snsLambdaDelivery', relayInvocations, [
     s.notificationsPerDay,
     subs.lambda,
   ]);
 
   // Secrets Manager
-  add('Secrets Manager', 'secrets (API key, Slack webhooks)', 'secretsManagerSecret', s.secrets.count.value, [
+  add('fixed', 'Secrets Manager', 'secrets (API key, Slack webhooks)', 'secretsManagerSecret', s.secrets.count.value, [
     s.secrets.count,
   ]);
   add(
+    'fixed',
     'Secrets Manager',
     'GetSecretValue calls (after the caches)',
     'secretsManagerApiCall',
@@ -416,73 +452,115 @@ function priceScenario(s: CostScenario, prices: PriceTable): ScenarioCost {
 
   // CloudWatch
   const cw = s.cloudWatch;
-  const ingestedGibPerDay =
-    (s.runsPerDay.value * run.logBytesPerRun.value +
-      s.notificationsPerDay.value * subs.lambda.value * relay.logBytesPerInvocation.value) /
-    GIB;
-  const logDrivers = [
-    s.runsPerDay,
-    run.logBytesPerRun,
-    s.notificationsPerDay,
-    subs.lambda,
-    relay.logBytesPerInvocation,
-  ];
+  // Logs of the runs are fixed; the relay's grow with the posts. Each kind is its own pair of rows.
+  const runLogGibPerDay = (s.runsPerDay.value * run.logBytesPerRun.value) / GIB;
+  const relayLogGibPerDay = (s.notificationsPerDay.value * subs.lambda.value * relay.logBytesPerInvocation.value) / GIB;
+  const runLogDrivers = [s.runsPerDay, run.logBytesPerRun];
+  const relayLogDrivers = [s.notificationsPerDay, subs.lambda, relay.logBytesPerInvocation];
+  const stored = [cw.logRetentionDays, cw.logCompressionRatio];
+  const retained = cw.logRetentionDays.value * cw.logCompressionRatio.value;
   add(
+    'fixed',
     'CloudWatch',
-    'log ingestion (both functions, EMF included)',
+    'log ingestion: alert runs (EMF included)',
     'cloudWatchLogIngestion',
-    ingestedGibPerDay * month,
-    [...logDrivers],
+    runLogGibPerDay * month,
+    runLogDrivers,
   );
   add(
+    'delivery',
     'CloudWatch',
-    'log storage (steady state over the retention)',
-    'cloudWatchLogStorage',
-    ingestedGibPerDay * cw.logRetentionDays.value * cw.logCompressionRatio.value,
-    [...logDrivers, cw.logRetentionDays, cw.logCompressionRatio],
+    'log ingestion: Slack relay (EMF included)',
+    'cloudWatchLogIngestion',
+    relayLogGibPerDay * month,
+    relayLogDrivers,
   );
-  add('CloudWatch', 'custom metrics (EMF)', 'cloudWatchCustomMetric', cw.customMetrics.value, [cw.customMetrics]);
-  add('CloudWatch', 'alarms', 'cloudWatchAlarm', cw.alarms.value, [cw.alarms]);
-  add('CloudWatch', 'dashboard', 'cloudWatchDashboard', cw.dashboards.value, [cw.dashboards]);
+  add(
+    'fixed',
+    'CloudWatch',
+    'log storage: alert runs (steady state over the retention)',
+    'cloudWatchLogStorage',
+    runLogGibPerDay * retained,
+    [...runLogDrivers, ...stored],
+  );
+  add(
+    'delivery',
+    'CloudWatch',
+    'log storage: Slack relay (steady state over the retention)',
+    'cloudWatchLogStorage',
+    relayLogGibPerDay * retained,
+    [...relayLogDrivers, ...stored],
+  );
+  add('fixed', 'CloudWatch', 'custom metrics (EMF)', 'cloudWatchCustomMetric', cw.customMetrics.value, [
+    cw.customMetrics,
+  ]);
+  add('fixed', 'CloudWatch', 'alarms', 'cloudWatchAlarm', cw.alarms.value, [cw.alarms]);
+  add('fixed', 'CloudWatch', 'dashboard', 'cloudWatchDashboard', cw.dashboards.value, [cw.dashboards]);
 
   // KMS
-  add('KMS', 'customer managed keys (topics, ops topic)', 'kmsKey', s.kms.customerManagedKeys.value, [
+  add('fixed', 'KMS', 'customer managed keys (topics, ops topic)', 'kmsKey', s.kms.customerManagedKeys.value, [
     s.kms.customerManagedKeys,
   ]);
   add(
+    'delivery',
     'KMS',
-    'requests (SNS on the topic key; DynamoDB, Secrets Manager)',
+    'requests: SNS on the topic key',
     'kmsRequest',
-    publishCalls * s.kms.requestsPerPublishCall.value + s.kms.otherRequestsPerDay.value * month,
-    [s.notificationsPerDay, s.sns.messagesPerPublishCall, s.kms.requestsPerPublishCall, s.kms.otherRequestsPerDay],
+    publishCalls * s.kms.requestsPerPublishCall.value,
+    [s.notificationsPerDay, s.sns.messagesPerPublishCall, s.kms.requestsPerPublishCall],
+  );
+  add(
+    'fixed',
+    'KMS',
+    'requests: DynamoDB and Secrets Manager keys',
+    'kmsRequest',
+    s.kms.otherRequestsPerDay.value * month,
+    [s.kms.otherRequestsPerDay],
   );
 
-  // X-Ray and the schedule
-  add('X-Ray', 'traces recorded', 'xrayTraceRecorded', s.xray.tracesPerDay.value * month, [s.xray.tracesPerDay]);
-  add('EventBridge Scheduler', 'scheduled invocations', 'schedulerInvocation', runs, [s.runsPerDay]);
+  // X-Ray: every run is traced (fixed); the relay's traces grow with the posts.
+  const runTraces = Math.min(s.runsPerDay.value, s.xray.tracesPerDay.value);
+  add('fixed', 'X-Ray', 'traces recorded: alert runs', 'xrayTraceRecorded', runTraces * month, [
+    s.runsPerDay,
+    s.xray.tracesPerDay,
+  ]);
+  add(
+    'delivery',
+    'X-Ray',
+    'traces recorded: Slack relay',
+    'xrayTraceRecorded',
+    (s.xray.tracesPerDay.value - runTraces) * month,
+    [s.xray.tracesPerDay],
+  );
+  add('fixed', 'EventBridge Scheduler', 'scheduled invocations', 'schedulerInvocation', runs, [s.runsPerDay]);
 
   const smsSegments = notifications * subs.sms.value * s.sms.segmentsPerMessage.value;
   const sms = SMS_EXAMPLES.map(({ priceId, destination }) =>
-    row('SMS', `to ${destination}`, priceId, smsSegments, [s.notificationsPerDay, subs.sms, s.sms.segmentsPerMessage]),
+    row('delivery', 'SMS', `to ${destination}`, priceId, smsSegments, [
+      s.notificationsPerDay,
+      subs.sms,
+      s.sms.segmentsPerMessage,
+    ]),
   );
 
   const e = s.sesEmail ?? DEFAULT_SES_EMAIL;
   const emails = notifications * subs.email.value;
   const invocations = notifications / e.notificationsPerInvocation.value;
   const ses = [
-    row('SES', 'emails sent', 'sesOutboundEmail', emails, [s.notificationsPerDay, subs.email]),
-    row(
-      'SQS',
-      'email queue requests',
-      'sqsRequest',
-      notifications * e.sqsRequestsPerNotification.value + e.idleSqsRequestsPerDay.value * month,
-      [s.notificationsPerDay, e.sqsRequestsPerNotification, e.idleSqsRequestsPerDay],
-    ),
-    row('Lambda', 'email function requests', 'lambdaRequest', invocations, [
+    row('delivery', 'SES', 'emails sent', 'sesOutboundEmail', emails, [s.notificationsPerDay, subs.email]),
+    row('delivery', 'SQS', 'email queue requests', 'sqsRequest', notifications * e.sqsRequestsPerNotification.value, [
+      s.notificationsPerDay,
+      e.sqsRequestsPerNotification,
+    ]),
+    row('fixed', 'SQS', 'email queue idle polls', 'sqsRequest', e.idleSqsRequestsPerDay.value * month, [
+      e.idleSqsRequestsPerDay,
+    ]),
+    row('delivery', 'Lambda', 'email function requests', 'lambdaRequest', invocations, [
       s.notificationsPerDay,
       e.notificationsPerInvocation,
     ]),
     row(
+      'delivery',
       'Lambda',
       'email function duration',
       'lambdaArmGbSecond',
@@ -492,12 +570,14 @@ function priceScenario(s: CostScenario, prices: PriceTable): ScenarioCost {
   ];
   const snsEmail =
     rows.find((r) => r.priceId === 'snsEmailDelivery') ??
-    row('SNS', 'email deliveries', 'snsEmailDelivery', emails, [s.notificationsPerDay, subs.email]);
+    row('delivery', 'SNS', 'email deliveries', 'snsEmailDelivery', emails, [s.notificationsPerDay, subs.email]);
 
   return {
     scenario: s,
     rows,
     totalUsd: sum(rows.map((r) => r.usd)),
+    fixedUsd: sum(rows.filter((r) => r.part === 'fixed').map((r) => r.usd)),
+    deliveryUsd: sum(rows.filter((r) => r.part === 'delivery').map((r) => r.usd)),
     sms,
     freeTierCreditUsd: freeTierCredit(rows, prices),
     email: { emails, sns: snsEmail, ses, sesUsd: sum(ses.map((r) => r.usd)) },
@@ -749,6 +829,58 @@ function renderInputs(scenarios: readonly ScenarioCost[]): string[] {
  * report that embeds it, such as bench/RESULTS.md.
  */
 export function renderCostSummary(table: CostTable): string[] {
+  return [...renderTotalsSummary(table), '', ...renderFixedSummary(table)];
+}
+
+/**
+ * Fixed against per-delivery cost for every size (incremental reading, the default; today's where
+ * only it was measured): what a deployment costs before it delivers anything, and what each
+ * audience adds to that.
+ */
+export function renderFixedSummary(table: CostTable): string[] {
+  const lines = [
+    '| workload | fixed a month (everything but deliveries) | per delivery a month | fixed per audience (average) | fixed per added audience |',
+    '| :--- | ---: | ---: | ---: | ---: |',
+  ];
+  const pairs = pairBySize(table.scenarios);
+  const shown = (pair: Pair) => pair.incremental ?? pair.today;
+  for (const pair of pairs) {
+    const cost = shown(pair);
+    if (cost === undefined) continue;
+    const slope = fixedSlope(
+      pairs.map(shown).filter((c): c is ScenarioCost => c !== undefined),
+      cost,
+    );
+    lines.push(
+      `| ${pair.label} | ${formatUsd(cost.fixedUsd)} | ${formatUsd(cost.deliveryUsd)} | ${formatFraction(cost.fixedUsd / Math.max(1, cost.scenario.audiences))} | ${slope === undefined ? '—' : formatFraction(slope)} |`,
+    );
+  }
+  return lines;
+}
+
+/**
+ * What one more audience adds to the fixed part: the slope of the fixed cost between this size and
+ * another with the same articles a day and other audiences (undefined when there is none).
+ */
+export function fixedSlope(costs: readonly ScenarioCost[], cost: ScenarioCost): number | undefined {
+  const other = costs.find(
+    (c) =>
+      c.scenario.articlesPerDay === cost.scenario.articlesPerDay &&
+      c.scenario.audiences !== cost.scenario.audiences &&
+      c.scenario.reading === cost.scenario.reading,
+  );
+  if (other === undefined) return undefined;
+  return (cost.fixedUsd - other.fixedUsd) / (cost.scenario.audiences - other.scenario.audiences);
+}
+
+/** Dollars with enough digits for a few cents or less ($0.0123). */
+function formatFraction(usd: number): string {
+  if (Math.abs(usd) >= 1) return formatUsd(usd);
+  if (Math.abs(usd) < 0.00005) return '< $0.0001';
+  return `$${usd.toFixed(4)}`;
+}
+
+function renderTotalsSummary(table: CostTable): string[] {
   const lines = [
     '| workload | today (full re-reads) | incremental reading | saved | free-tier credit (not applied) | SMS extra, US | SMS extra, South Korea | provider pages a month, today → incremental |',
     '| :--- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
@@ -782,20 +914,26 @@ function renderPair(pair: Pair): string[] {
   lines.push(perDay((c) => c.scenario.ledger.lookupsPerNotification, 'ledger lookups per notification'));
   lines.push('');
   lines.push(
-    '| service | item | unit price | today: quantity a month | today: $/month | incremental: quantity a month | incremental: $/month | basis |',
+    '| part | service | item | unit price | today: quantity a month | today: $/month | incremental: quantity a month | incremental: $/month | basis |',
   );
-  lines.push('| :--- | :--- | ---: | ---: | ---: | ---: | ---: | :--- |');
+  lines.push('| :--- | :--- | :--- | ---: | ---: | ---: | ---: | ---: | :--- |');
   reference.rows.forEach((ref, index) => {
     const today = pair.today?.rows[index];
     const incremental = pair.incremental?.rows[index];
     const bound = ref.providerBound ? ' (provider-bound)' : '';
     const basis = weakestBasis([today?.basis, incremental?.basis].filter((b): b is Basis => b !== undefined));
     lines.push(
-      `| ${ref.service} | ${ref.item}${bound} | ${formatUnitPrice(ref)} | ${today ? withUnit(today.quantity, ref) : '—'} | ${today ? formatUsd(today.usd) : '—'} | ${incremental ? withUnit(incremental.quantity, ref) : '—'} | ${incremental ? formatUsd(incremental.usd) : '—'} | ${basis} |`,
+      `| ${ref.part} | ${ref.service} | ${ref.item}${bound} | ${formatUnitPrice(ref)} | ${today ? withUnit(today.quantity, ref) : '—'} | ${today ? formatUsd(today.usd) : '—'} | ${incremental ? withUnit(incremental.quantity, ref) : '—'} | ${incremental ? formatUsd(incremental.usd) : '—'} | ${basis} |`,
     );
   });
   lines.push(
-    `| **total** | AWS rows above (SMS apart, free tier not applied) | | | **${cell(pair.today, (c) => formatUsd(c.totalUsd))}** | | **${cell(pair.incremental, (c) => formatUsd(c.totalUsd))}** | |`,
+    `| fixed | | everything but deliveries | | | ${cell(pair.today, (c) => formatUsd(c.fixedUsd))} | | ${cell(pair.incremental, (c) => formatUsd(c.fixedUsd))} | |`,
+  );
+  lines.push(
+    `| delivery | | what grows with the deliveries | | | ${cell(pair.today, (c) => formatUsd(c.deliveryUsd))} | | ${cell(pair.incremental, (c) => formatUsd(c.deliveryUsd))} | |`,
+  );
+  lines.push(
+    `| | **total** | AWS rows above (SMS apart, free tier not applied) | | | **${cell(pair.today, (c) => formatUsd(c.totalUsd))}** | | **${cell(pair.incremental, (c) => formatUsd(c.totalUsd))}** | |`,
   );
   const largest = [...reference.rows].sort((a, b) => b.usd - a.usd).slice(0, 3);
   lines.push('');

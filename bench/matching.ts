@@ -284,6 +284,83 @@ export function benchAutomaton(options: { articles: readonly Article[]; rules: r
   return { terms: terms.length, characters, automatonMs, modernAhoCorasickMs };
 }
 
+/** Matching against its floor (see {@link benchMatchingFloor}). */
+export interface MatchingFloor {
+  /** Distinct keywords and exclusions of the rules (the automaton's terms). */
+  readonly terms: number;
+  readonly articles: number;
+  /** Characters of the articles' titles and summaries. */
+  readonly characters: number;
+  /** Per pass: the indexed matcher over every article, and the floor over the same articles (ms). */
+  readonly matchingMs: readonly number[];
+  readonly floorMs: readonly number[];
+}
+
+/**
+ * Matching against the least any matcher of these rules must do: read every article's title and
+ * summary once, normalized, with one Aho-Corasick automaton of all the rules' keywords (the
+ * project's TermAutomaton, the keyword index the matcher itself uses), finding every keyword in
+ * them. The two take turns every MIX_CHUNK articles within a pass, as benchQueryMix does, so a
+ * noisy host slows both alike and their ratio keeps what the matcher adds: categories, exclusions,
+ * queries, and building an AudienceMatch per matched audience.
+ */
+export function benchMatchingFloor(options: {
+  articles: readonly Article[];
+  rules: readonly Rule[];
+  passes: number;
+}): MatchingFloor {
+  const matcher = compileRules(options.rules);
+  const terms = [
+    ...new Set(
+      options.rules.flatMap((rule) => [...(rule.keywords ?? []), ...(rule.excludeKeywords ?? [])].map(normalizeText)),
+    ),
+  ].filter((term) => term.length > 0);
+  const automaton = new TermAutomaton(terms.map((text, id) => ({ text, id })));
+  const found = new IdSet(terms.length);
+  let sink = 0;
+  const floor = (article: Article) => {
+    found.reset();
+    automaton.scan(normalizeText(article.title), found);
+    automaton.scan(normalizeText(article.summary), found);
+    sink += found.size;
+  };
+  const match = (article: Article) => {
+    sink += matcher.match(article).length;
+  };
+  for (const article of options.articles.slice(0, 500)) {
+    match(article);
+    floor(article);
+  }
+  const matchingMs: number[] = [];
+  const floorMs: number[] = [];
+  for (let pass = 0; pass < options.passes; pass++) {
+    collectGarbage();
+    let matchingPass = 0;
+    let floorPass = 0;
+    for (let start = 0; start < options.articles.length; start += MIX_CHUNK) {
+      const chunk = options.articles.slice(start, start + MIX_CHUNK);
+      const turn = (work: (article: Article) => void) => {
+        const began = performance.now();
+        for (const article of chunk) work(article);
+        return performance.now() - began;
+      };
+      // Alternate which goes first, so neither always meets the other's garbage.
+      if ((start / MIX_CHUNK + pass) % 2 === 0) {
+        matchingPass += turn(match);
+        floorPass += turn(floor);
+      } else {
+        floorPass += turn(floor);
+        matchingPass += turn(match);
+      }
+    }
+    matchingMs.push(matchingPass);
+    floorMs.push(floorPass);
+  }
+  if (sink < 0) throw new Error('unreachable');
+  const characters = options.articles.reduce((sum, a) => sum + a.title.length + a.summary.length, 0);
+  return { terms: terms.length, articles: options.articles.length, characters, matchingMs, floorMs };
+}
+
 /** One length of the adversarial NEAR measurement (see benchAdversarialNear). */
 export interface AdversarialNearRow {
   /** Occurrences of each side in the title; the summary has twice as many. */

@@ -24,7 +24,6 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { setTimeout as delay } from 'node:timers/promises';
 import { CreateTableCommand, DynamoDBClient, ScanCommand, type ScanCommandOutput } from '@aws-sdk/client-dynamodb';
 import { CreateTopicCommand, SNSClient } from '@aws-sdk/client-sns';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
@@ -36,12 +35,14 @@ import { SnsNotifier } from '#aws/sns-notifier';
 import { SqsWorkQueue } from '#aws/sqs-work-queue';
 import { stateTableKey } from '#aws/table-layout';
 import { DeliveryPipeline, emptyDeliveryCounts } from '#core/delivery-pipeline';
+import { waitForDispatch } from '#core/dispatch';
 import { type Audience, type AudienceMatch, AudienceSchema, type RuleMatch } from '#core/model';
 import { dispatchComplete, type Log, type Notifier, silentLog } from '#core/ports';
 import { localAwsConfig, type MotoServer } from '#sandbox/moto';
 import { type SqsBatchHandler, startLocalEventSource } from '#sandbox/sqs-event-source';
 import { createWorkQueues, workMaxReceiveCount, workVisibilityTimeoutSeconds } from '#sandbox/tables';
 import { createWorkItemHandler } from '../functions/publisher/process.ts';
+import { ShardedPublishing } from '../lib/constructs/sharded-publishing.ts';
 import { startLatencyProxy } from './latency-proxy.ts';
 import { recordRequests } from './request-recorder.ts';
 import { syntheticArticles } from './synthetic.ts';
@@ -361,7 +362,6 @@ function publisherEnvironment(
     log,
     now: Date.now,
     ledgerFlushDelayMs: options.ledgerFlushDelayMs,
-    idempotency: { client: resources.dynamo, tableName: resources.tableName },
     maxReceiveCount: workMaxReceiveCount,
   });
   return handler;
@@ -410,6 +410,8 @@ async function runSharded(options: PublishingOptions, prefix: string, concurrenc
     handler,
     concurrency,
     batchSize: options.publisherBatchSize,
+    // The stack's batching window: Lambda fills a batch for up to this long before it invokes.
+    maxBatchingWindowMs: ShardedPublishing.batchingWindow.toMilliseconds(),
     visibilityTimeoutSeconds: workVisibilityTimeoutSeconds,
     log: silentLog,
   });
@@ -456,12 +458,9 @@ async function runSharded(options: PublishingOptions, prefix: string, concurrenc
     await dispatches.open(lease, dispatchId, Date.now());
     await feed(pipeline, matches);
     await dispatches.seal(lease, dispatchId, { expected: counts.workItemsQueued }, Date.now());
-    // The run's own wait (functions/core/dispatch.ts) polls the head the same way.
-    for (;;) {
-      const head = await dispatches.read(dispatchId);
-      if (head !== undefined && dispatchComplete(head)) break;
-      await delay(50);
-    }
+    // The run's own wait (functions/core/dispatch.ts): reads of the head, further apart each time.
+    const head = await waitForDispatch(dispatches, dispatchId, AbortSignal.timeout(3_600_000));
+    if (head === undefined || !dispatchComplete(head)) throw new Error(`dispatch ${dispatchId} did not complete`);
     const wallMs = performance.now() - started;
     const cpuAfter = motoCpuMs();
     const nodeCpu = process.cpuUsage(nodeBefore);

@@ -350,6 +350,13 @@ const TARGET_ARTICLES = 100_000;
 const pr = (c: Confusion) => `precision ${formatNumber(precisionOf(c), 3)}, recall ${formatNumber(recallOf(c), 3)}`;
 
 /**
+ * Issue 33: the story resolver against matching per article, both measured in one run (measured
+ * 1.72× with 19.5 µs against 11.3 µs): both read every article's text once; the resolver also
+ * normalizes it for its fingerprint and hashes shingles, which is what limits the ratio.
+ */
+export const STORY_MATCHING_RATIO = 2;
+
+/**
  * The targets rows. `matchingMicrosPerArticle`: the matching time per article of the same run
  * (100,000 × 20,000), when it was measured.
  */
@@ -381,12 +388,14 @@ export function storyTargets(results: StoryBenchResults, matchingMicrosPerArticl
       ...(recallMet ? {} : { note: missedWhy('wrongly joined or missed pairs') }),
     },
     {
-      target:
-        "Story fingerprint + lookup ≤ 20 µs per article at 100,000 articles (issue 13; the resolver's in-process work, store calls excluded)",
-      measured: `${formatNumber(micros, 1)} µs median of ${results.cost.microsPerArticle.length} at ${formatNumber(results.cost.articles)} articles (${ratio})`,
-      met: atTarget ? micros <= MICROS_TARGET : undefined,
+      target: `Story fingerprint + lookup ≤ ${STORY_MATCHING_RATIO}× matching's time per article at 100,000 articles (issue 13; the reference: matching 100,000 × 20,000 in the same run; store calls excluded)`,
+      measured: `${ratio}; for information: ${formatNumber(micros, 1)} µs median of ${results.cost.microsPerArticle.length} at ${formatNumber(results.cost.articles)} articles (issue 13 asked ≤ ${MICROS_TARGET} µs)`,
+      met:
+        atTarget && matchingMicrosPerArticle !== undefined
+          ? micros / matchingMicrosPerArticle <= STORY_MATCHING_RATIO
+          : undefined,
       ...(atTarget
-        ? micros <= MICROS_TARGET
+        ? matchingMicrosPerArticle === undefined || micros / matchingMicrosPerArticle <= STORY_MATCHING_RATIO
           ? {}
           : {
               note: `why: of ${formatNumber(micros, 1)} µs, the fingerprint alone takes ${formatNumber(median(results.cost.fingerprintMicros), 1)} µs (NFKC normalization, wire-tag and mark regexes, shingle hashing, the signature, 32 band-key strings); the rest is band and candidate handling (${formatNumber(results.cost.storiesReadPerArticle, 1)} stories read and compared per article: common words make bands collide in this corpus), new stories, filings, and garbage collection of what all of it allocates (the store's own calls, ${formatNumber(median(results.cost.withReadsMicros) - micros, 1)} µs of reads and ${formatNumber(median(results.cost.withWritesMicros) - median(results.cost.withReadsMicros), 1)} µs of writes per article, are excluded: DynamoDB does them in production)`,

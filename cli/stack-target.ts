@@ -62,6 +62,7 @@ export function namesFromOutputs(stackName: string, outputs: readonly Output[]):
     apiKeySecretId: get('ApiKeySecretArn') ?? '',
     alertFunctionName: get('AlertFunctionName'),
     slackWebhookSecretPrefix: get('SlackWebhookSecretPrefix'),
+    slackWebhookStorePrefix: get('SlackWebhookStorePrefix'),
     slackRelayFunctionArn: get('SlackRelayFunctionArn'),
     slackRelayDeadLetterQueueArn: get('SlackRelayDeadLetterQueueArn'),
     deliveryDeadLetterQueueArn: get('DeliveryDeadLetterQueueArn'),

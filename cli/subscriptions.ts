@@ -4,10 +4,16 @@
  * Subscribers subscribe to their audience's topic. Email owners are guided to confirm with
  * authenticated unsubscribe, so one click on an alert's unsubscribe link (or a mail scanner
  * "clicking" it) cannot drop a whole mailing list. A Slack webhook URL is a credential: it is read
- * from stdin or a hidden prompt (never from argv), kept in Secrets Manager under the stack's
- * Slack prefix, and never printed; the Slack relay is what subscribes to the topic.
+ * from stdin or a hidden prompt (never from argv), kept in the webhook store (a few Secrets
+ * Manager secrets, cli/webhook-store.ts) and never printed; the Slack relay is what subscribes to
+ * the topic. `migrate-webhooks` moves a deployment that kept one secret per audience into the store.
  */
-import { CreateSecretCommand, PutSecretValueCommand, ResourceNotFoundException } from '@aws-sdk/client-secrets-manager';
+import {
+  DeleteSecretCommand,
+  GetSecretValueCommand,
+  ListSecretsCommand,
+  type SecretListEntry,
+} from '@aws-sdk/client-secrets-manager';
 import {
   ConfirmSubscriptionCommand,
   GetSubscriptionAttributesCommand,
@@ -18,6 +24,7 @@ import {
 import type { Command } from 'commander';
 import { DynamoSubscriberRecords, type RecordedProtocol } from '#aws/dynamo-subscriber-records';
 import { checkTargetUrl, isLoopbackHost } from '#shared/network-targets';
+import { webhookShardName } from '#shared/slack-webhook-store';
 import { audienceSubscriptions, requireAudience, topicArnOf } from './audiences.ts';
 import { action } from './command.ts';
 import type { CommandContext } from './context.ts';
@@ -26,6 +33,7 @@ import { newsAlerts } from './hints.ts';
 import { listItems } from './items.ts';
 import { maskUrl } from './output.ts';
 import type { Target } from './target.ts';
+import { storePrefixOf, storeWebhooks } from './webhook-store.ts';
 
 /** E.164: `+`, country code, up to 15 digits. */
 const phonePattern = /^\+[1-9]\d{6,14}$/;
@@ -344,7 +352,7 @@ function requireTarget(value: string, what: string, allowInternal: boolean): URL
   throw new UsageError(`${what}: ${check.reason}${hint}; nothing was subscribed`);
 }
 
-/** Stores the webhook URL under the stack's Slack prefix and subscribes the relay to the topic. */
+/** Stores the webhook URL in the webhook store and subscribes the relay to the topic. */
 async function addSlack(
   context: CommandContext,
   target: Target,
@@ -352,8 +360,8 @@ async function addSlack(
   topicArn: string,
   allowInternal: boolean,
 ): Promise<void> {
-  const prefix = target.names.slackWebhookSecretPrefix;
-  if (!prefix) throw new NotFoundError(`${target.label} has no SlackWebhookSecretPrefix output`);
+  const prefix = storePrefixOf(target.names);
+  if (!prefix) throw new NotFoundError(`${target.label} has no SlackWebhookStorePrefix output`);
   const url = await context.readSecret('Slack incoming-webhook URL (input hidden): ');
   if (url === '') throw new UsageError('no webhook URL given: pipe it on stdin or type it at the prompt');
   // A webhook URL as Slack shows it is printable ASCII; anything else would be percent-encoded
@@ -375,23 +383,11 @@ async function addSlack(
   if (check.url.hostname !== 'hooks.slack.com') {
     context.output.warn(`the webhook URL's host is ${check.url.hostname}, not hooks.slack.com; storing it anyway`);
   }
-  const secretId = `${prefix}${audienceId}`;
   const { secrets, sns } = target.clients;
-  let action: 'created' | 'replaced' = 'replaced';
-  try {
-    await secrets.send(new PutSecretValueCommand({ SecretId: secretId, SecretString: url }));
-  } catch (error) {
-    if (!(error instanceof ResourceNotFoundException)) throw error;
-    await secrets.send(
-      new CreateSecretCommand({
-        Name: secretId,
-        SecretString: url,
-        Description: `news-alerts: Slack incoming-webhook URL of audience ${audienceId}`,
-        Tags: [{ Key: 'project', Value: 'news-alerts' }],
-      }),
-    );
-    action = 'created';
-  }
+  // Only this audience's entry changes; the others in its shard are kept as they are.
+  const stored = await storeWebhooks(secrets, prefix, new Map([[audienceId, url]]));
+  const secretId = webhookShardName(prefix, audienceId);
+  const action: 'stored' | 'unchanged' = stored.stored.length > 0 ? 'stored' : 'unchanged';
 
   let subscriptionArn: string | undefined;
   let relay: string;
@@ -416,7 +412,7 @@ async function addSlack(
     relay = 'the sandbox’s Slack stand-in queue';
   } else {
     throw new NotFoundError(
-      `${target.label} has no SlackRelayFunctionArn output; the secret ${secretId} was stored but nothing subscribes it`,
+      `${target.label} has no SlackRelayFunctionArn output; the webhook was stored in ${secretId} but nothing subscribes it`,
     );
   }
   await subscriberRecordsOf(target).add({
@@ -428,7 +424,11 @@ async function addSlack(
   context.output.result(
     { audienceId, protocol: 'slack', secretId, secretAction: action, webhook: maskUrl(url), subscriptionArn },
     () => {
-      context.output.line(`${action} secret ${secretId} with the webhook URL (${maskUrl(url)})`);
+      context.output.line(
+        action === 'stored'
+          ? `stored the webhook URL (${maskUrl(url)}) for ${audienceId} in ${secretId}`
+          : `${secretId} already held this webhook URL (${maskUrl(url)}) for ${audienceId}`,
+      );
       context.output.line(`subscribed ${relay} to ${audienceId}'s topic`);
     },
   );
@@ -500,8 +500,9 @@ async function removeSubscription(
   const rows = confirmed.map((subscription) => rowOf(audienceId, subscription));
   context.output.result({ audienceId, removed: rows }, () => {
     for (const row of rows) context.output.line(`unsubscribed ${row.protocol} ${row.endpoint} from ${audienceId}`);
-    if (rows.some((row) => row.protocol === 'lambda') && target.names.slackWebhookSecretPrefix) {
-      context.output.line(`the webhook secret ${target.names.slackWebhookSecretPrefix}${audienceId} was kept`);
+    const store = storePrefixOf(target.names);
+    if (rows.some((row) => row.protocol === 'lambda') && store) {
+      context.output.line(`the webhook URL was kept in ${webhookShardName(store, audienceId)}`);
     }
   });
 }
@@ -555,6 +556,204 @@ export function recordedAs(
     return ['slack', undefined];
   }
   return [(subscription.Protocol ?? 'https') as RecordedProtocol, endpoint];
+}
+
+/** A per-audience webhook secret's string: the bare URL, or JSON with one of these keys (as the relay read it). */
+function webhookOfSecret(secretString: string): string | undefined {
+  const trimmed = secretString.trim();
+  if (!trimmed.startsWith('{')) return trimmed === '' ? undefined : trimmed;
+  try {
+    const parsed = JSON.parse(trimmed) as Record<string, unknown>;
+    for (const key of ['webhookUrl', 'webhook_url', 'url']) {
+      const value = parsed[key];
+      if (typeof value === 'string' && value.trim() !== '') return value.trim();
+    }
+  } catch {
+    // not JSON: reported as holding no URL
+  }
+  return undefined;
+}
+
+interface MigrationRow {
+  audienceId: string;
+  secret: string;
+  outcome: 'moved' | 'already in the store' | 'store kept its own URL' | 'no URL in the secret' | 'not readable';
+  deleted: boolean;
+}
+
+/**
+ * `subscriptions migrate-webhooks`: moves the webhooks of a deployment that kept one secret per
+ * audience (`<prefix>/slack/<audienceId>`) into the webhook store, checks the store holds each one,
+ * and (with --delete-old-secrets) schedules the old secrets for deletion with a 7-day recovery
+ * window. Run it before deploying the release that reads the store, and again after (it is
+ * idempotent); subscriptions are not touched, so no subscriber is lost. Secrets given to the stack
+ * by ARN (`slack.webhookSecretArn`) are not under the prefix and stay where they are.
+ */
+async function migrateWebhooks(
+  context: CommandContext,
+  _args: readonly unknown[],
+  options: { deleteOldSecrets?: boolean; dryRun?: boolean; yes?: boolean },
+): Promise<void> {
+  const target = await context.target();
+  const legacyPrefix = target.names.slackWebhookSecretPrefix;
+  const store = storePrefixOf(target.names);
+  if (!legacyPrefix || !store) {
+    throw new NotFoundError(`${target.label} has no SlackWebhookSecretPrefix output: there is nothing to migrate`);
+  }
+  const { secrets } = target.clients;
+  const found: SecretListEntry[] = [];
+  let nextToken: string | undefined;
+  do {
+    const page = await secrets.send(
+      new ListSecretsCommand({
+        Filters: [{ Key: 'name', Values: [legacyPrefix] }],
+        NextToken: nextToken,
+        MaxResults: 100,
+      }),
+    );
+    // The name filter matches prefixes of words too: keep exactly `<prefix><audienceId>`.
+    found.push(
+      ...(page.SecretList ?? []).filter(
+        (entry) => entry.Name?.startsWith(legacyPrefix) && !entry.Name.slice(legacyPrefix.length).includes('/'),
+      ),
+    );
+    nextToken = page.NextToken;
+  } while (nextToken);
+
+  const rows: MigrationRow[] = [];
+  const webhooks = new Map<string, string>();
+  for (const entry of found) {
+    const name = entry.Name ?? '';
+    const audienceId = name.slice(legacyPrefix.length);
+    if (entry.DeletedDate !== undefined) continue;
+    let url: string | undefined;
+    try {
+      const { SecretString } = await secrets.send(new GetSecretValueCommand({ SecretId: name }));
+      url = webhookOfSecret(SecretString ?? '');
+    } catch (error) {
+      // Created empty by the stack and never filled has no value to read: nothing to move.
+      const empty = error instanceof Error && /ResourceNotFound/.test(error.name);
+      rows.push({ audienceId, secret: name, outcome: empty ? 'no URL in the secret' : 'not readable', deleted: false });
+      continue;
+    }
+    if (url === undefined) {
+      rows.push({ audienceId, secret: name, outcome: 'no URL in the secret', deleted: false });
+      continue;
+    }
+    webhooks.set(audienceId, url);
+  }
+
+  let outcome = { stored: [] as readonly string[], unchanged: [] as readonly string[], kept: [] as readonly string[] };
+  if (!options.dryRun && webhooks.size > 0) {
+    outcome = await storeWebhooks(secrets, store, webhooks, { keepExisting: true });
+  }
+  for (const audienceId of webhooks.keys()) {
+    rows.push({
+      audienceId,
+      secret: `${legacyPrefix}${audienceId}`,
+      outcome: options.dryRun
+        ? 'moved'
+        : outcome.unchanged.includes(audienceId)
+          ? 'already in the store'
+          : outcome.kept.includes(audienceId)
+            ? 'store kept its own URL'
+            : 'moved',
+      deleted: false,
+    });
+  }
+  rows.sort((a, b) => (a.audienceId < b.audienceId ? -1 : a.audienceId > b.audienceId ? 1 : 0));
+
+  if (!options.dryRun && options.deleteOldSecrets) {
+    // Only secrets whose webhook the store now holds (moved, or there before) are deleted.
+    const safe = rows.filter((row) => row.outcome !== 'not readable' && row.outcome !== 'no URL in the secret');
+    if (safe.length > 0) {
+      await context.confirm(
+        `Schedule ${safe.length} per-audience webhook secret(s) under ${legacyPrefix} for deletion (7-day recovery window)?`,
+        options.yes,
+      );
+    }
+    for (const row of safe) {
+      await secrets.send(new DeleteSecretCommand({ SecretId: row.secret, RecoveryWindowInDays: 7 }));
+      row.deleted = true;
+    }
+  }
+
+  context.output.result({ store, dryRun: options.dryRun === true, audiences: rows }, () => {
+    context.output.table(
+      ['AUDIENCE', 'OLD SECRET', 'OUTCOME', 'OLD SECRET DELETED'],
+      rows.map((row) => [
+        row.audienceId,
+        row.secret,
+        options.dryRun ? `would be ${row.outcome}` : row.outcome,
+        row.deleted ? 'scheduled (7 days)' : 'no',
+      ]),
+      `no per-audience webhook secrets under ${legacyPrefix}`,
+    );
+    if (rows.length > 0 && !options.dryRun) {
+      context.output.caption(
+        `The relay reads the store (${store}0 to ${store}3).${options.deleteOldSecrets ? ' Restore a deleted secret within 7 days with: aws secretsmanager restore-secret --secret-id <name>' : ` Once the new release is deployed and posts arrive, delete the old secrets: ${newsAlerts()} subscriptions migrate-webhooks --delete-old-secrets`}`,
+      );
+    }
+  });
+  const unreadable = rows.filter((row) => row.outcome === 'not readable');
+  if (unreadable.length > 0) {
+    throw new OperationFailedError(
+      `${unreadable.length} secret(s) could not be read (${unreadable.map((row) => row.secret).join(', ')}); their webhooks were not moved and the secrets were kept`,
+    );
+  }
+}
+
+/**
+ * `subscriptions failures [audienceId]`: the audiences whose subscribers are failing, from the
+ * delivery and Slack relay dead-letter queues (read, not removed): what `delivery-dlq` and
+ * `slack-relay-dlq` alarm on.
+ */
+async function listFailures(context: CommandContext, args: readonly unknown[]): Promise<void> {
+  const [audienceId] = args as [string | undefined];
+  const target = await context.target();
+  const queues = [
+    ...(target.names.deliveryDeadLetterQueueArn
+      ? [{ arn: target.names.deliveryDeadLetterQueueArn, queue: 'delivery' as const }]
+      : []),
+    ...(target.names.slackRelayDeadLetterQueueArn
+      ? [{ arn: target.names.slackRelayDeadLetterQueueArn, queue: 'slack relay' as const }]
+      : []),
+  ];
+  if (queues.length === 0) {
+    throw new NotFoundError(
+      `${target.label} has no delivery or Slack relay dead-letter queue (DeliveryDeadLetterQueueArn, SlackRelayDeadLetterQueueArn): subscriber deliveries are not redriven there`,
+    );
+  }
+  const { SQSClient } = await import('@aws-sdk/client-sqs');
+  const sqs = new SQSClient({ ...target.clients.config });
+  try {
+    const { readDeliveryFailures } = await import('./delivery-failures.ts');
+    const found = await readDeliveryFailures(sqs, queues, { topicPrefix: target.names.audienceTopicPrefix });
+    const rows = audienceId === undefined ? found.rows : found.rows.filter((row) => row.audienceId === audienceId);
+    context.output.result({ ...found, rows }, () => {
+      context.output.table(
+        ['AUDIENCE', 'QUEUE', 'MESSAGES', 'NEWEST'],
+        rows.map((row) => [row.audienceId, row.queue, String(row.messages), row.newest ?? '']),
+        audienceId === undefined
+          ? 'no failed deliveries are waiting'
+          : `no failed deliveries of ${audienceId} are waiting`,
+      );
+      if (found.unattributed > 0) {
+        context.output.note(
+          `${found.unattributed} message(s) name no audience of this deployment (read them with aws sqs receive-message)`,
+        );
+      }
+      if (found.truncated)
+        context.output.note('the queues hold more messages than were read; the counts are a lower bound');
+      if (rows.length > 0) {
+        context.output.caption(
+          `See who subscribes with: ${newsAlerts()} subscriptions list <audienceId>. Slack: store the new webhook with ${newsAlerts()} subscriptions add <audienceId> --slack-webhook, then redrive (docs/operate.md).`,
+        );
+      }
+    });
+  } finally {
+    sqs.destroy();
+  }
 }
 
 /** Registers `subscriptions` and its subcommands. */
@@ -615,6 +814,24 @@ machine, so only a loopback receiver (with --allow-internal-target) is accepted.
     .argument('<subscription>', 'subscription id (as subscriptions list shows it), ARN, or endpoint')
     .option('-y, --yes', 'do not ask for confirmation')
     .action(action(removeSubscription));
+
+  subscriptions
+    .command('failures')
+    .description(
+      'which audiences have failing subscribers: the delivery and Slack relay dead-letter queues, read without removing anything',
+    )
+    .argument('[audienceId]')
+    .action(action(listFailures));
+
+  subscriptions
+    .command('migrate-webhooks')
+    .description(
+      'move Slack webhooks kept one secret per audience (earlier releases) into the webhook store; subscriptions are kept',
+    )
+    .option('--dry-run', 'list what would move; write nothing')
+    .option('--delete-old-secrets', 'then schedule the per-audience secrets for deletion (7-day recovery window)')
+    .option('-y, --yes', 'do not ask for confirmation')
+    .action(action(migrateWebhooks));
 
   subscriptions
     .command('pending')

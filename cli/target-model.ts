@@ -21,6 +21,8 @@ export interface ResourceNames {
   readonly apiKeySecretId: string;
   readonly alertFunctionName?: string | undefined;
   readonly slackWebhookSecretPrefix?: string | undefined;
+  /** The Slack webhook store's secret name prefix (`SlackWebhookStorePrefix`; derived from the above when absent). */
+  readonly slackWebhookStorePrefix?: string | undefined;
   readonly slackRelayFunctionArn?: string | undefined;
   readonly slackRelayDeadLetterQueueArn?: string | undefined;
   readonly deliveryDeadLetterQueueArn?: string | undefined;

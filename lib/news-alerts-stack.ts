@@ -115,7 +115,7 @@ export class NewsAlertsStack extends Stack {
         { slug: 'delivery-dlq', queue: deliveryDeadLetters.queue, ...Monitoring.describe('delivery-dlq') },
         ...(sharded ? [{ slug: 'work-dlq', queue: sharded.deadLetterQueue, ...Monitoring.describe('work-dlq') }] : []),
       ],
-      audienceTopics: topics.topics,
+      audienceTopicPrefix: topics.topicNamePrefix,
       alarmEmail: config.alarmEmail,
       deliveryDeadLetterQueue: deliveryDeadLetters.queue,
       removalPolicy,
@@ -164,7 +164,16 @@ export class NewsAlertsStack extends Stack {
     );
     output('OpsTopicArn', monitoring.opsTopic.topicArn, 'Alarm notifications; subscribe ops here');
     output('SlackRelayFunctionArn', relay.function.functionArn, 'Subscribe audience topics to it (protocol lambda)');
-    output('SlackWebhookSecretPrefix', relay.secretNamePrefix, 'Webhook secrets are named <prefix><audienceId>');
+    output(
+      'SlackWebhookStorePrefix',
+      relay.storePrefix,
+      'Slack webhook store: secrets <prefix>0 to <prefix>3, each a map of audience id to webhook URL',
+    );
+    output(
+      'SlackWebhookSecretPrefix',
+      relay.legacySecretPrefix,
+      'Where earlier releases kept one webhook secret per audience (news-alerts subscriptions migrate-webhooks)',
+    );
     output(
       'SlackRelayDeadLetterQueueArn',
       relay.deadLetterQueue.queue.queueArn,

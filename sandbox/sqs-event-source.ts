@@ -7,6 +7,10 @@
  * are made visible again, the others deleted. What it guarantees, as Lambda does: a record is
  * deleted only after an invocation that did not report it as failed; everything else comes back.
  *
+ * With `maxBatchingWindowMs` (the stack's batching window) a poller that received fewer records
+ * than `batchSize` keeps receiving until the batch is full or the window has passed, as Lambda
+ * fills a batch within MaximumBatchingWindowInSeconds.
+ *
  * Where it departs from Lambda, on purpose:
  * - Failed records are made visible again at once (ChangeMessageVisibility 0) instead of after
  *   the visibility timeout, so retries in tests take milliseconds, not minutes.
@@ -52,6 +56,12 @@ export interface LocalEventSourceOptions {
    * libfaketime, as CI runs the tests with the clock moved ahead.
    */
   readonly waitTimeSeconds?: number;
+  /**
+   * The mapping's MaximumBatchingWindowInSeconds, in ms: a poller that received fewer than
+   * `batchSize` records keeps receiving for up to this long to fill the batch before it invokes,
+   * as Lambda does with a batching window. Default 0 (invoke with what the first receive returned).
+   */
+  readonly maxBatchingWindowMs?: number;
   readonly log?: Log;
 }
 
@@ -129,6 +139,33 @@ export function startLocalEventSource(options: LocalEventSourceOptions): LocalEv
     stats.failed += failed.length;
   }
 
+  /** One ReceiveMessage of at most `max` records. */
+  async function receive(max: number): Promise<Message[]> {
+    const { Messages = [] } = await options.client.send(
+      new ReceiveMessageCommand({
+        QueueUrl: options.queueUrl,
+        MaxNumberOfMessages: max,
+        VisibilityTimeout: options.visibilityTimeoutSeconds,
+        WaitTimeSeconds: 0,
+        MessageSystemAttributeNames: ['ApproximateReceiveCount', 'SentTimestamp', 'ApproximateFirstReceiveTimestamp'],
+        MessageAttributeNames: ['All'],
+      }),
+    );
+    return Messages;
+  }
+
+  /** Within the batching window, tops a batch up to `batchSize` (short polls, 20 ms apart). */
+  async function fill(messages: Message[]): Promise<Message[]> {
+    const windowMs = options.maxBatchingWindowMs ?? 0;
+    const until = performance.now() + windowMs;
+    while (messages.length < options.batchSize && !stopped && performance.now() < until) {
+      const more = await receive(options.batchSize - messages.length).catch(() => [] as Message[]);
+      messages.push(...more);
+      if (more.length === 0) await delay(Math.min(20, Math.max(0, until - performance.now())));
+    }
+    return messages;
+  }
+
   async function poll(): Promise<void> {
     let backoffMs = 50;
     let idleMs = 10;
@@ -165,6 +202,7 @@ export function startLocalEventSource(options: LocalEventSourceOptions): LocalEv
         continue;
       }
       idleMs = 10;
+      if ((options.maxBatchingWindowMs ?? 0) > 0) messages = await fill(messages);
       if (stopped) {
         // Received while stopping: hand them back rather than hide them for the visibility timeout.
         await acknowledge(options, [], messages, log);

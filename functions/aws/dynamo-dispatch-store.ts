@@ -6,9 +6,15 @@
  * - at most one dispatch is open: the open pointer is written only when none points elsewhere, in
  *   the same transaction as a check of the run lease, so a run that lost its lease can neither
  *   open, seal nor close a dispatch;
- * - each work item counts once: its completion record is put with `attribute_not_exists` in the
- *   same transaction that ADDs its result to the head, so a redelivered item (or two deliveries
- *   racing) changes nothing the second time and `completeItem` returns false;
+ * - each work item counts once: its completion record gets `doneAt` only where it has none, in
+ *   the same transaction that ADDs its result to the head, so a redelivered item (or two
+ *   deliveries racing) changes nothing the second time and `completeItem` returns false;
+ * - one delivery of an item at a time: a publisher claims the items of its batch in one
+ *   transaction (`claimItems`: a conditional put per item that only takes an item nobody holds,
+ *   or whose holder's claim lapsed), and settles them in one more per dispatch (`settleItems`:
+ *   the done ones recorded and counted, only while the claim is still its own, the failed ones
+ *   released). Two requests per publisher batch, whatever it holds, where a claim, a completion
+ *   and a release per item would cost several per item;
  * - reads are strongly consistent, and a hand-damaged item reads as zero or absent with a
  *   warning naming its fields, never as a crash: a damaged `expected` makes the dispatch look
  *   incomplete, so at worst the next run abandons it and reads those days again (the ledger
@@ -19,8 +25,9 @@
  *   `published`, `updateNotices`, `alreadyDelivered`, `parked`, and once sealed `expected`,
  *   `sealedAt`, `advanceTo` (when the run had somewhere to move the watermark); once closed
  *   `closed` (`completed`|`abandoned`) and `closedAt`. TTL openedAt + retention (14 days).
- * - completion: pk `dispatch#<dispatchId>`, sk `item#<itemId>`; `dispatchId`, `itemId`, `doneAt`
- *   and the item's result. TTL doneAt + retention.
+ * - completion: pk `dispatch#<dispatchId>`, sk `item#<itemId>`; `dispatchId`, `itemId`, while a
+ *   delivery holds it `claimOwner` and `claimedUntil`, once done `doneAt` and the item's result.
+ *   TTL claim or doneAt + retention.
  * - open pointer: pk `dispatch`, sk `open`; `dispatchId`, `openedAt`. No TTL: it lives until a
  *   run closes the dispatch.
  *
@@ -43,7 +50,16 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import { DispatchOpenError, LeaseLostError } from '#core/errors';
-import type { DispatchHead, DispatchStore, Lease, Log, WorkItemResult } from '#core/ports';
+import type {
+  ClaimOutcome,
+  DispatchHead,
+  DispatchStore,
+  Lease,
+  Log,
+  WorkItemClaim,
+  WorkItemRef,
+  WorkItemResult,
+} from '#core/ports';
 import { logger } from '#shared/powertools';
 import {
   backoff,
@@ -105,6 +121,31 @@ const ResultSchema = z.object({
   parked: count,
 });
 const PointerItem = z.object({ dispatchId: z.string(), openedAt: z.optional(instant) });
+/** A completion record as a failed claim condition returns it: done (with its result) or held. */
+const CompletionItem = z.object({
+  doneAt: z.optional(instant),
+  published: z.optional(count),
+  updateNotices: z.optional(count),
+  alreadyDelivered: z.optional(count),
+  parked: z.optional(count),
+});
+
+/** TransactWriteItems takes at most this many actions. */
+const maxTransactionActions = 100;
+
+type TransactAction = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+const refKey = (ref: WorkItemRef): string => `${ref.dispatchId}\u0000${ref.itemId}`;
+
+/** The result a done completion record holds; a damaged count reads as 0 (the item is done either way). */
+function storedResult(item: z.infer<typeof CompletionItem>): WorkItemResult {
+  return {
+    published: item.published ?? 0,
+    updateNotices: item.updateNotices ?? 0,
+    alreadyDelivered: item.alreadyDelivered ?? 0,
+    parked: item.parked ?? 0,
+  };
+}
 
 /** Head fields read one by one, so one damaged field does not hide the others. */
 const headCounts = ['enqueued', 'done', 'published', 'updateNotices', 'alreadyDelivered', 'parked'] as const;
@@ -318,69 +359,257 @@ export class DynamoDispatchStore implements DispatchStore {
   }
 
   async completeItem(dispatchId: string, itemId: string, result: WorkItemResult, now: number): Promise<boolean> {
-    const counts = ResultSchema.safeParse(result);
-    if (!counts.success) {
-      throw new StateStoreError(
-        `the result of work item ${itemId} is not a set of counts: ${z.prettifyError(counts.error)}`,
-      );
+    const [counted] = await this.#complete(undefined, [{ dispatchId, itemId, result }], [], now);
+    return counted ?? false;
+  }
+
+  async claimItems(items: readonly WorkItemRef[], claim: WorkItemClaim): Promise<ClaimOutcome[]> {
+    const distinct = [...new Map(items.map((ref) => [refKey(ref), ref])).values()];
+    const outcomes = new Map<string, ClaimOutcome>();
+    for (let start = 0; start < distinct.length; start += maxTransactionActions) {
+      await this.#claimChunk(distinct.slice(start, start + maxTransactionActions), claim, outcomes);
     }
-    const { published, updateNotices, alreadyDelivered, parked } = counts.data;
-    const reasons = await this.#transact(`completing work item ${itemId} of dispatch ${dispatchId}`, [
-      {
-        Put: {
-          TableName: this.#table,
-          Item: {
-            ...completionKey(dispatchId, itemId),
-            dispatchId,
-            itemId,
-            doneAt: now,
-            published,
-            updateNotices,
-            alreadyDelivered,
-            parked,
-            expiresAt: ttlSeconds(now, this.#retentionDays),
+    return items.map((ref) => outcomes.get(refKey(ref)) ?? { state: 'busy' });
+  }
+
+  /**
+   * One transaction of conditional puts. A cancelled one wrote nothing: the items whose condition
+   * failed are answered from the record the cancellation returns (done or busy), and the rest are
+   * tried again without them, so each round settles at least one item.
+   */
+  async #claimChunk(refs: readonly WorkItemRef[], claim: WorkItemClaim, outcomes: Map<string, ClaimOutcome>) {
+    let pending = refs;
+    while (pending.length > 0) {
+      const reasons = await this.#transact(
+        `claiming ${pending.length} work item(s)`,
+        pending.map((ref) => ({
+          Put: {
+            TableName: this.#table,
+            Item: {
+              ...completionKey(ref.dispatchId, ref.itemId),
+              dispatchId: ref.dispatchId,
+              itemId: ref.itemId,
+              claimOwner: claim.owner,
+              claimedUntil: claim.until,
+              expiresAt: ttlSeconds(claim.now, this.#retentionDays),
+            },
+            // Free: never claimed, or held by a delivery whose claim lapsed, and not done.
+            ConditionExpression:
+              'attribute_not_exists(#pk) OR (attribute_not_exists(#doneAt) AND #claimedUntil < :now)',
+            ExpressionAttributeNames: { '#pk': 'pk', '#doneAt': 'doneAt', '#claimedUntil': 'claimedUntil' },
+            ExpressionAttributeValues: { ':now': claim.now },
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           },
-          ConditionExpression: 'attribute_not_exists(#pk)',
-          ExpressionAttributeNames: { '#pk': 'pk' },
+        })),
+      );
+      if (reasons === undefined) {
+        for (const ref of pending) outcomes.set(refKey(ref), { state: 'claimed' });
+        return;
+      }
+      const failed = reasons.reasons.map((reason) => reason.Code === 'ConditionalCheckFailed');
+      if (!failed.some(Boolean)) throw this.#cancelled(`claiming ${pending.length} work item(s)`, reasons);
+      const retry: WorkItemRef[] = [];
+      pending.forEach((ref, index) => {
+        if (!failed[index]) {
+          retry.push(ref);
+          return;
+        }
+        const old = oldItem(CompletionItem, reasons.reasons[index]?.Item);
+        outcomes.set(
+          refKey(ref),
+          old?.doneAt !== undefined ? { state: 'done', result: storedResult(old) } : { state: 'busy' },
+        );
+      });
+      pending = retry;
+    }
+  }
+
+  async settleItems(
+    owner: string,
+    settlement: {
+      readonly done: readonly (WorkItemRef & { readonly result: WorkItemResult })[];
+      readonly released: readonly WorkItemRef[];
+    },
+    now: number,
+  ): Promise<boolean[]> {
+    return await this.#complete(owner, settlement.done, settlement.released, now);
+  }
+
+  /**
+   * Records `done` items (counted in their heads) and drops `released` claims, one transaction
+   * per dispatch and at most 100 actions each. With an `owner`, an item counts only while its
+   * claim is still that owner's; without, only where it is not done yet. A cancelled transaction
+   * wrote nothing: items whose condition failed are answered false (done or taken over by another
+   * delivery) and the rest go again with the head's sums recomputed.
+   */
+  async #complete(
+    owner: string | undefined,
+    done: readonly (WorkItemRef & { readonly result: WorkItemResult })[],
+    released: readonly WorkItemRef[],
+    now: number,
+  ): Promise<boolean[]> {
+    for (const entry of done) {
+      const counts = ResultSchema.safeParse(entry.result);
+      if (!counts.success) {
+        throw new StateStoreError(
+          `the result of work item ${entry.itemId} is not a set of counts: ${z.prettifyError(counts.error)}`,
+        );
+      }
+    }
+    const counted = new Map<string, boolean>();
+    const dispatchIds = [...new Set([...done, ...released].map((ref) => ref.dispatchId))];
+    for (const dispatchId of dispatchIds) {
+      // An item named twice is settled once; a done one wins over a release of the same item.
+      const doneHere = [...new Map(done.filter((e) => e.dispatchId === dispatchId).map((e) => [e.itemId, e])).values()];
+      const doneIds = new Set(doneHere.map((entry) => entry.itemId));
+      const releasedHere = [
+        ...new Map(
+          released.filter((r) => r.dispatchId === dispatchId && !doneIds.has(r.itemId)).map((r) => [r.itemId, r]),
+        ).values(),
+      ];
+      // The head takes one action per transaction.
+      const room = maxTransactionActions - 1;
+      for (let start = 0; start < doneHere.length + releasedHere.length; start += room) {
+        const chunkDone = doneHere.slice(start, start + room);
+        const chunkReleased = releasedHere.slice(
+          Math.max(0, start - doneHere.length),
+          Math.max(0, start + room - doneHere.length),
+        );
+        await this.#completeChunk(owner, dispatchId, chunkDone, chunkReleased, now, counted);
+      }
+    }
+    return done.map((entry) => counted.get(refKey(entry)) ?? false);
+  }
+
+  async #completeChunk(
+    owner: string | undefined,
+    dispatchId: string,
+    done: readonly (WorkItemRef & { readonly result: WorkItemResult })[],
+    released: readonly WorkItemRef[],
+    now: number,
+    counted: Map<string, boolean>,
+  ): Promise<void> {
+    let pendingDone = done;
+    let pendingReleased = released;
+    const what = `completing ${done.length} work item(s) of dispatch ${dispatchId}`;
+    while (pendingDone.length > 0 || pendingReleased.length > 0) {
+      const actions: TransactAction[] = [
+        ...pendingDone.map((entry) => this.#doneAction(owner, entry, now)),
+        ...pendingReleased.map((ref) => this.#releaseAction(owner ?? '', ref)),
+      ];
+      if (pendingDone.length > 0) actions.push(this.#headAction(dispatchId, pendingDone));
+      const reasons = await this.#transact(what, actions);
+      if (reasons === undefined) {
+        for (const entry of pendingDone) counted.set(refKey(entry), true);
+        return;
+      }
+      const failed = reasons.reasons.map((reason) => reason.Code === 'ConditionalCheckFailed');
+      const itemFailed = failed.slice(0, pendingDone.length + pendingReleased.length);
+      const headFailed = pendingDone.length > 0 && failed[actions.length - 1] === true;
+      if (itemFailed.some(Boolean)) {
+        // Already done, or another delivery's claim now: not counted here. Its release is moot.
+        const doneCount = pendingDone.length;
+        pendingDone = pendingDone.filter((entry, index) => {
+          if (itemFailed[index]) counted.set(refKey(entry), false);
+          return !itemFailed[index];
+        });
+        pendingReleased = pendingReleased.filter((_, index) => !itemFailed[doneCount + index]);
+        continue;
+      }
+      if (headFailed) {
+        throw new StateStoreError(
+          `dispatch ${dispatchId} has no head in ${this.#table} (never opened, or expired); work item ${pendingDone[0]?.itemId ?? ''} was not counted`,
+          { cause: reasons.error },
+        );
+      }
+      throw this.#cancelled(what, reasons);
+    }
+  }
+
+  #doneAction(
+    owner: string | undefined,
+    entry: WorkItemRef & { readonly result: WorkItemResult },
+    now: number,
+  ): TransactAction {
+    const { published, updateNotices, alreadyDelivered, parked } = entry.result;
+    return {
+      Update: {
+        TableName: this.#table,
+        Key: completionKey(entry.dispatchId, entry.itemId),
+        UpdateExpression:
+          'SET #dispatchId = :dispatchId, #itemId = :itemId, #doneAt = :now, #published = :published, #updateNotices = :updateNotices, #alreadyDelivered = :alreadyDelivered, #parked = :parked, #expiresAt = :ttl',
+        ConditionExpression:
+          owner === undefined
+            ? 'attribute_not_exists(#doneAt)'
+            : 'attribute_not_exists(#doneAt) AND #claimOwner = :owner',
+        ExpressionAttributeNames: {
+          '#dispatchId': 'dispatchId',
+          '#itemId': 'itemId',
+          '#doneAt': 'doneAt',
+          '#published': 'published',
+          '#updateNotices': 'updateNotices',
+          '#alreadyDelivered': 'alreadyDelivered',
+          '#parked': 'parked',
+          '#expiresAt': 'expiresAt',
+          ...(owner === undefined ? {} : { '#claimOwner': 'claimOwner' }),
+        },
+        ExpressionAttributeValues: {
+          ':dispatchId': entry.dispatchId,
+          ':itemId': entry.itemId,
+          ':now': now,
+          ':published': published,
+          ':updateNotices': updateNotices,
+          ':alreadyDelivered': alreadyDelivered,
+          ':parked': parked,
+          ':ttl': ttlSeconds(now, this.#retentionDays),
+          ...(owner === undefined ? {} : { ':owner': owner }),
         },
       },
-      {
-        Update: {
-          TableName: this.#table,
-          Key: dispatchHeadKey(dispatchId),
-          UpdateExpression:
-            'ADD #done :one, #published :published, #updateNotices :updateNotices, #alreadyDelivered :alreadyDelivered, #parked :parked',
-          // Counting into a head that is gone would write a head without openedAt or seal.
-          ConditionExpression: 'attribute_exists(#pk)',
-          ExpressionAttributeNames: {
-            '#pk': 'pk',
-            '#done': 'done',
-            '#published': 'published',
-            '#updateNotices': 'updateNotices',
-            '#alreadyDelivered': 'alreadyDelivered',
-            '#parked': 'parked',
-          },
-          ExpressionAttributeValues: {
-            ':one': 1,
-            ':published': published,
-            ':updateNotices': updateNotices,
-            ':alreadyDelivered': alreadyDelivered,
-            ':parked': parked,
-          },
+    };
+  }
+
+  /** Drops a claim that is still `owner`'s and not done, so the item's next delivery may claim it. */
+  #releaseAction(owner: string, ref: WorkItemRef): TransactAction {
+    return {
+      Delete: {
+        TableName: this.#table,
+        Key: completionKey(ref.dispatchId, ref.itemId),
+        ConditionExpression: 'attribute_not_exists(#doneAt) AND #claimOwner = :owner',
+        ExpressionAttributeNames: { '#doneAt': 'doneAt', '#claimOwner': 'claimOwner' },
+        ExpressionAttributeValues: { ':owner': owner },
+      },
+    };
+  }
+
+  /** Adds the results of `done` to the dispatch's head. */
+  #headAction(dispatchId: string, done: readonly { readonly result: WorkItemResult }[]): TransactAction {
+    const sum = (pick: (result: WorkItemResult) => number) =>
+      done.reduce((total, entry) => total + pick(entry.result), 0);
+    return {
+      Update: {
+        TableName: this.#table,
+        Key: dispatchHeadKey(dispatchId),
+        UpdateExpression:
+          'ADD #done :done, #published :published, #updateNotices :updateNotices, #alreadyDelivered :alreadyDelivered, #parked :parked',
+        // Counting into a head that is gone would write a head without openedAt or seal.
+        ConditionExpression: 'attribute_exists(#pk)',
+        ExpressionAttributeNames: {
+          '#pk': 'pk',
+          '#done': 'done',
+          '#published': 'published',
+          '#updateNotices': 'updateNotices',
+          '#alreadyDelivered': 'alreadyDelivered',
+          '#parked': 'parked',
+        },
+        ExpressionAttributeValues: {
+          ':done': done.length,
+          ':published': sum((r) => r.published),
+          ':updateNotices': sum((r) => r.updateNotices),
+          ':alreadyDelivered': sum((r) => r.alreadyDelivered),
+          ':parked': sum((r) => r.parked),
         },
       },
-    ]);
-    if (reasons === undefined) return true;
-    const [completionReason, headReason] = reasons.reasons;
-    // Already done wins: a redelivered item of a dispatch whose head is gone is still done.
-    if (completionReason?.Code === 'ConditionalCheckFailed') return false;
-    if (headReason?.Code === 'ConditionalCheckFailed') {
-      throw new StateStoreError(
-        `dispatch ${dispatchId} has no head in ${this.#table} (never opened, or expired); work item ${itemId} was not counted`,
-        { cause: reasons.error },
-      );
-    }
-    throw this.#cancelled(`completing work item ${itemId} of dispatch ${dispatchId}`, reasons);
+    };
   }
 
   async close(lease: Lease, dispatchId: string, outcome: 'completed' | 'abandoned', now: number): Promise<void> {

@@ -8,7 +8,9 @@
  * - an item is counted in its dispatch (`countEnqueued`) BEFORE the request that sends it, so the
  *   head never knows fewer items than the queue may hold: a crash between the two leaves the
  *   dispatch waiting for an item that never comes (the next run abandons it and reads those days
- *   again), never complete while an item is still in flight;
+ *   again), never complete while an item is still in flight. The items of one `enqueue` call are
+ *   counted in one request before any of them is sent (one DynamoDB request per call, not per
+ *   SendMessageBatch); a count that fails sends none of them;
  * - each SendMessageBatch holds at most 10 entries and 256 KiB (bodies and attributes, as SQS
  *   counts them); throttles, server errors and entries SQS did not take are retried with
  *   exponential backoff and jitter; what still fails is reported with SQS's code, not permanent
@@ -263,7 +265,35 @@ export class SqsWorkQueue implements WorkQueue {
         return { item, body, bytes: Buffer.byteLength(body, 'utf8') + attributeBytes(item) };
       }),
     );
-    await Promise.all(batches.map((batch) => this.#limit(() => this.#sendBatch(run, dispatchId, batch))));
+    // Counted first, all at once: an item the head does not know about could be done after the
+    // dispatch looked complete, and the watermark would move past it. A count that fails sends
+    // nothing, and every message is accounted for in the outcome (failed), never sent behind the
+    // run's back.
+    let counted = batches.length === 0;
+    if (!counted && run.aborted) {
+      for (const batch of batches) run.abort(batch);
+    } else if (!counted) {
+      try {
+        await this.#dispatches.countEnqueued(dispatchId, packed.items.length);
+        counted = true;
+      } catch (error) {
+        this.#log.error('could not count work items in their dispatch; they were not sent', {
+          dispatchId,
+          items: packed.items.length,
+          error: error instanceof Error ? error.name : 'unknown',
+        });
+        for (const batch of batches) {
+          run.fail(
+            batch,
+            'DispatchCountFailed',
+            'the work item could not be counted in its dispatch, so it was not sent',
+          );
+        }
+      }
+    }
+    if (counted) {
+      await Promise.all(batches.map((batch) => this.#limit(() => this.#sendBatch(run, dispatchId, batch))));
+    }
     const queued = run.accepted.flatMap((item) => item.messages);
     this.#log.info('work items queued', {
       dispatchId,
@@ -283,21 +313,6 @@ export class SqsWorkQueue implements WorkQueue {
   async #sendBatch(run: EnqueueRun, dispatchId: string, batch: readonly Entry[]): Promise<void> {
     if (run.aborted) {
       run.abort(batch);
-      return;
-    }
-    // Counted first: an item the head does not know about could be done after the dispatch
-    // looked complete, and the watermark would move past it. A count that fails sends nothing
-    // of this batch, and does not stop the batches beside it: every one of them is accounted for
-    // in the outcome (sent and counted, or failed), never sent behind the run's back.
-    try {
-      await this.#dispatches.countEnqueued(dispatchId, batch.length);
-    } catch (error) {
-      this.#log.error('could not count work items in their dispatch; they were not sent', {
-        dispatchId,
-        items: batch.length,
-        error: error instanceof Error ? error.name : 'unknown',
-      });
-      run.fail(batch, 'DispatchCountFailed', 'the work item could not be counted in its dispatch, so it was not sent');
       return;
     }
     let pending: readonly Entry[] = batch;

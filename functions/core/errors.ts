@@ -157,6 +157,18 @@ export class WorkItemRetryError extends NewsAlertsError {
   }
 }
 
+/**
+ * Another delivery of the same work item holds its claim (SQS delivered it twice at once): this
+ * delivery publishes nothing and comes back later, when it finds the item done or the claim
+ * lapsed (DispatchStore.claimItems).
+ */
+export class WorkItemBusyError extends NewsAlertsError {
+  constructor(options?: ErrorOptions) {
+    super('another delivery of the work item is publishing it; this one comes back later', options);
+    this.name = 'WorkItemBusyError';
+  }
+}
+
 /** An error as one log field: its name and message (the stack and cause chain stay out). */
 export const describeError = (error: unknown): string =>
   error instanceof Error ? `${error.name}: ${error.message}` : String(error);

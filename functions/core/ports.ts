@@ -852,9 +852,53 @@ export interface DispatchStore {
    * done (a redelivered item).
    */
   completeItem(dispatchId: string, itemId: string, result: WorkItemResult, now: number): Promise<boolean>;
+  /**
+   * Claims work items for one delivery of them, all in one request where the store can: an item
+   * nobody holds (or whose holder's claim lapsed before `now`) is `claimed` by `owner` until
+   * `until`; an item already done is `done` with the result it was counted with; an item another
+   * delivery holds is `busy`. Answers in the order of `items`; an item named twice gets the same
+   * answer twice. This is the publisher's guard against two deliveries of one item at once.
+   */
+  claimItems(items: readonly WorkItemRef[], claim: WorkItemClaim): Promise<ClaimOutcome[]>;
+  /**
+   * Settles what `owner` claimed: each `done` item is recorded with its result and counted in its
+   * dispatch once (the answer is false for one that another delivery took over or finished), and
+   * each `released` claim is dropped so the item's next delivery can claim it at once. As few
+   * requests as the store can (one per dispatch). Throws like {@link completeItem} when a
+   * dispatch has no head.
+   */
+  settleItems(
+    owner: string,
+    settlement: {
+      readonly done: readonly (WorkItemRef & { readonly result: WorkItemResult })[];
+      readonly released: readonly WorkItemRef[];
+    },
+    now: number,
+  ): Promise<boolean[]>;
   /** Clears the open pointer (under the lease); the head stays (TTL) for the run history. */
   close(lease: Lease, dispatchId: string, outcome: 'completed' | 'abandoned', now: number): Promise<void>;
 }
+
+/** A work item as its dispatch knows it. */
+export interface WorkItemRef {
+  readonly dispatchId: string;
+  readonly itemId: string;
+}
+
+/** Who claims work items and for how long (epoch ms). */
+export interface WorkItemClaim {
+  /** Unique per delivery (one publisher invocation). */
+  readonly owner: string;
+  /** The claim lapses then: the invocation cannot outlive it. */
+  readonly until: number;
+  readonly now: number;
+}
+
+/** What {@link DispatchStore.claimItems} found for one item. */
+export type ClaimOutcome =
+  | { readonly state: 'claimed' }
+  | { readonly state: 'done'; readonly result: WorkItemResult }
+  | { readonly state: 'busy' };
 
 /** The alert run's side of sharded publishing: where it queues, and where it counts. */
 export interface ShardedPublishing {

@@ -1,5 +1,6 @@
 /**
- * The publisher's step (sharded publishing): one work item from the queue, published once.
+ * The publisher's step (sharded publishing): a batch of work items from the queue, each published
+ * once.
  *
  * What it guarantees, whatever SQS does (redeliver an item, deliver it twice at once, retry it
  * after a crash at any point):
@@ -7,19 +8,27 @@
  *   is written to it at once (LedgerWriter, flushed before the step ends, also when it fails), so
  *   the only duplicate window is the one of single mode: a crash between SNS's answer and the
  *   ledger write;
+ * - two deliveries of one item at the same time never both publish: with a claim (the publisher
+ *   function always passes one), the items are claimed in the dispatch store first; an item another
+ *   delivery holds fails with WorkItemBusyError and comes back later, an item already done answers
+ *   with the result it was counted with and publishes nothing;
  * - nothing is dropped: a message SNS refused for good is parked for `news-alerts replay`, like
- *   the alert run parks it; a message that failed for now makes the step throw
+ *   the alert run parks it; a message that failed for now makes its item fail with
  *   WorkItemRetryError, so SQS delivers the item again, until the last delivery the queue allows
  *   (`lastAttempt`), where it is parked too (code `RetriesExhausted`) instead of leaving the item
  *   to the dead-letter queue;
- * - the item counts in its dispatch exactly once, and only once every message is handled
+ * - each item counts in its dispatch exactly once, and only once every message is handled
  *   (published, already delivered, or parked): a retried item is not marked done, and a
- *   redelivered one that was done changes no count (DispatchStore.completeItem).
+ *   redelivered one that was done changes no count.
+ *
+ * The items of a batch share their requests, so a batch costs about what single mode's run costs
+ * for the same notifications: one claim transaction, ledger lookups of up to 100 keys, PublishBatch
+ * per topic, ledger writes of 25, one parking write, and one settling transaction per dispatch.
  *
  * Message bodies are never logged (they hold subscriber-facing links): logs carry ids and counts.
  */
 import { LedgerWriter } from './delivery-buffers.ts';
-import { describeError, WorkItemRetryError } from './errors.ts';
+import { describeError, WorkItemBusyError, WorkItemRetryError } from './errors.ts';
 import {
   type DispatchStore,
   deliveryId,
@@ -32,10 +41,11 @@ import {
   type StateStore,
   undeliverableRecord,
   type WorkItem,
+  type WorkItemRef,
   type WorkItemResult,
 } from './ports.ts';
 
-/** What {@link publishWorkItem} works with: the same adapters as the alert run, and the dispatches. */
+/** What {@link publishWorkItems} works with: the same adapters as the alert run, and the dispatches. */
 export interface PublishWorkDeps {
   readonly state: StateStore;
   readonly notifier: Notifier;
@@ -46,7 +56,7 @@ export interface PublishWorkDeps {
   readonly ledgerFlushDelayMs: number;
 }
 
-/** How this delivery of the item is handled. */
+/** How one delivery of an item is handled. */
 export interface PublishWorkOptions {
   /**
    * This is the last delivery the queue allows (ApproximateReceiveCount ≥ maxReceiveCount):
@@ -55,6 +65,34 @@ export interface PublishWorkOptions {
   readonly lastAttempt: boolean;
   /** Stops new PublishBatch calls (the invocation is about to time out). */
   readonly signal?: AbortSignal | undefined;
+}
+
+/** One item of a batch, with whether this is its last delivery. */
+export interface WorkItemDelivery {
+  readonly item: WorkItem;
+  readonly lastAttempt: boolean;
+}
+
+/** What became of one item of a batch. */
+export type WorkItemOutcome =
+  /**
+   * Handled: every message published, already delivered or parked. `counted` is false when the
+   * dispatch had counted it already (a redelivery), and then `result` is the count it kept.
+   */
+  | { readonly kind: 'done'; readonly result: WorkItemResult; readonly counted: boolean }
+  /** Not done: WorkItemRetryError, WorkItemBusyError, or what stopped the batch; SQS brings it back. */
+  | { readonly kind: 'failed'; readonly error: unknown };
+
+/** Options of {@link publishWorkItems}. */
+export interface PublishBatchOptions {
+  /** Stops new PublishBatch calls (the invocation is about to time out). */
+  readonly signal?: AbortSignal | undefined;
+  /**
+   * Claims the items for this delivery first (DispatchStore.claimItems) and settles them at the
+   * end in one request per dispatch. Without it each item is completed on its own
+   * (DispatchStore.completeItem) and nothing stops a concurrent delivery.
+   */
+  readonly claim?: { readonly owner: string; readonly until: number } | undefined;
 }
 
 /** The code of a message parked because its transient failure outlasted the queue's deliveries. */
@@ -77,60 +115,255 @@ export async function publishWorkItem(
   deps: PublishWorkDeps,
   options: PublishWorkOptions,
 ): Promise<WorkItemResult> {
-  const { log } = deps;
-  const context = { dispatchId: item.dispatchId, itemId: item.itemId, audienceId: item.audienceId };
-  const delivered = await deps.state.findDelivered(item.messages.map((message) => message.key));
-  const fresh = new Map<string, OutboundMessage>();
-  for (const message of item.messages) {
-    const id = deliveryId(message.key);
-    // A key twice in one item is sent once; the second copy is handled by the first.
-    if (!delivered.has(id) && !fresh.has(id)) fresh.set(id, message);
-  }
-  const counts = { published: 0, updateNotices: 0, alreadyDelivered: item.messages.length - fresh.size, parked: 0 };
+  const [outcome] = await publishWorkItems([{ item, lastAttempt: options.lastAttempt }], deps, {
+    signal: options.signal,
+  });
+  if (outcome === undefined) throw new Error('publishWorkItems answered no outcome for the item');
+  if (outcome.kind === 'failed') throw outcome.error;
+  return outcome.result;
+}
 
-  const outcome = await publishAndRecord([...fresh.values()], deps, options.signal, (message) => {
-    if (isUpdateNoticeKey(message.key.articleKey)) counts.updateNotices += 1;
-    else counts.published += 1;
+/** One claimed item while its batch is worked on. */
+interface Working {
+  readonly index: number;
+  readonly delivery: WorkItemDelivery;
+  readonly context: Record<string, unknown>;
+  /** Its messages the ledger does not hold, first copy of each delivery id (across the batch). */
+  readonly fresh: OutboundMessage[];
+  readonly counts: { published: number; updateNotices: number; alreadyDelivered: number; parked: number };
+  readonly permanent: FailedMessage[];
+  readonly transient: FailedMessage[];
+}
+
+/**
+ * Publishes a batch of work items together (see the module comment): one outcome per delivery, in
+ * order. Throws only when the batch as a whole could not be worked on (the ledger, the state
+ * table, the dispatch store or SNS failed as a whole), after what SNS accepted reached the ledger
+ * and the claims were released; then none of its items is done.
+ */
+export async function publishWorkItems(
+  deliveries: readonly WorkItemDelivery[],
+  deps: PublishWorkDeps,
+  options: PublishBatchOptions = {},
+): Promise<WorkItemOutcome[]> {
+  const { log } = deps;
+  const outcomes: (WorkItemOutcome | undefined)[] = deliveries.map(() => undefined);
+  const refs = deliveries.map(({ item }) => ({ dispatchId: item.dispatchId, itemId: item.itemId }));
+  const claim = options.claim;
+  const claims =
+    claim === undefined
+      ? undefined
+      : await deps.dispatches.claimItems(refs, { owner: claim.owner, until: claim.until, now: deps.now() });
+
+  // Two deliveries of the same item in one batch (SQS sent it twice): the first does the work, the
+  // second shares its outcome.
+  const firstOf = new Map<string, number>();
+  const working: Working[] = [];
+  deliveries.forEach((delivery, index) => {
+    const { item } = delivery;
+    const context = { dispatchId: item.dispatchId, itemId: item.itemId, audienceId: item.audienceId };
+    const answer = claims?.[index];
+    if (answer?.state === 'done') {
+      outcomes[index] = { kind: 'done', result: answer.result, counted: false };
+      log.info('a work item was delivered again after it was done; its dispatch counts it once', {
+        ...context,
+        ...answer.result,
+      });
+      return;
+    }
+    if (answer?.state === 'busy') {
+      outcomes[index] = { kind: 'failed', error: new WorkItemBusyError() };
+      return;
+    }
+    const key = `${item.dispatchId}\u0000${item.itemId}`;
+    if (firstOf.has(key)) return;
+    firstOf.set(key, index);
+    working.push({
+      index,
+      delivery,
+      context,
+      fresh: [],
+      counts: { published: 0, updateNotices: 0, alreadyDelivered: 0, parked: 0 },
+      permanent: [],
+      transient: [],
+    });
   });
 
-  const permanent = outcome.failed.filter((failure) => failure.permanent);
-  const transient = outcome.failed.filter((failure) => !failure.permanent);
-  if (permanent.length > 0) {
-    await park(deps, permanent, context, 'SNS refused notifications for good; parked them for `news-alerts replay`');
-    counts.parked += permanent.length;
-  }
-  if (transient.length > 0) {
-    const codes = [...new Set(transient.map((failure) => failure.code))];
-    if (!options.lastAttempt) {
-      log.warn('notifications of a work item were not published; the queue delivers it again', {
-        ...context,
-        count: transient.length,
-        codes,
-      });
-      throw new WorkItemRetryError(transient.length, codes);
-    }
-    await park(
-      deps,
-      transient.map((failure) => ({
-        ...failure,
-        code: retriesExhaustedCode,
-        reason: `still failing on the last delivery the queue allows (${failure.code}: ${failure.reason})`,
-      })),
-      context,
-      'notifications kept failing until the last delivery of their work item; parked them for `news-alerts replay`',
-    );
-    counts.parked += transient.length;
+  // When the batch fails as a whole, its items come back: the next delivery must not wait for
+  // claims nobody works on any more.
+  const releaseAll = async (): Promise<void> => {
+    if (claim === undefined || working.length === 0) return;
+    await deps.dispatches
+      .settleItems(claim.owner, { done: [], released: working.map((w) => refs[w.index] as WorkItemRef) }, deps.now())
+      .catch((releaseError: unknown) =>
+        log.error('could not release the claims of a failed batch; its items wait until the claims lapse', {
+          items: working.length,
+          error: describeError(releaseError),
+        }),
+      );
+  };
+  try {
+    if (working.length > 0) await work(working, deps, options.signal);
+  } catch (error) {
+    await releaseAll();
+    throw error;
   }
 
-  const result: WorkItemResult = { ...counts };
-  const first = await deps.dispatches.completeItem(item.dispatchId, item.itemId, result, deps.now());
-  if (first) log.info('published a work item', { ...context, ...result });
-  else
-    log.info('a work item was delivered again after it was done; its dispatch counts it once', {
-      ...context,
-      ...result,
-    });
-  return result;
+  // Each item: done (its messages all handled), or retried (some failed for now, not on its last delivery).
+  const done: Working[] = [];
+  const retried: Working[] = [];
+  for (const w of working) {
+    if (w.transient.length > 0 && !w.delivery.lastAttempt) {
+      const codes = [...new Set(w.transient.map((failure) => failure.code))];
+      log.warn('notifications of a work item were not published; the queue delivers it again', {
+        ...w.context,
+        count: w.transient.length,
+        codes,
+      });
+      outcomes[w.index] = { kind: 'failed', error: new WorkItemRetryError(w.transient.length, codes) };
+      retried.push(w);
+    } else {
+      done.push(w);
+    }
+  }
+  let completed: boolean[];
+  try {
+    completed = await complete(done, retried, deps, claim?.owner);
+  } catch (error) {
+    await releaseAll();
+    throw error;
+  }
+  done.forEach((w, position) => {
+    const result: WorkItemResult = { ...w.counts };
+    const counted = completed[position] ?? false;
+    if (counted) log.info('published a work item', { ...w.context, ...result });
+    else
+      log.info('a work item was delivered again after it was done; its dispatch counts it once', {
+        ...w.context,
+        ...result,
+      });
+    outcomes[w.index] = { kind: 'done', result, counted };
+  });
+  // A second delivery of an item in the same batch shares the first one's outcome.
+  deliveries.forEach(({ item }, index) => {
+    if (outcomes[index] !== undefined) return;
+    const first = firstOf.get(`${item.dispatchId}\u0000${item.itemId}`);
+    const shared = first === undefined ? undefined : outcomes[first];
+    outcomes[index] =
+      shared?.kind === 'done'
+        ? { ...shared, counted: false }
+        : (shared ?? { kind: 'failed', error: new WorkItemBusyError() });
+  });
+  return outcomes as WorkItemOutcome[];
+}
+
+/**
+ * The shared part of a batch: one ledger lookup, one publish of every fresh message, and the
+ * parking of what failed for good (or for now on an item's last delivery). Fills each item's
+ * counts and failures.
+ */
+async function work(working: readonly Working[], deps: PublishWorkDeps, signal: AbortSignal | undefined) {
+  const delivered = await deps.state.findDelivered(
+    working.flatMap((w) => w.delivery.item.messages.map((message) => message.key)),
+  );
+  const owner = new Map<string, Working>();
+  for (const w of working) {
+    for (const message of w.delivery.item.messages) {
+      const id = deliveryId(message.key);
+      // A key twice in one item (or in two items of the batch) is sent once; the other copies are
+      // handled by the first.
+      if (delivered.has(id) || owner.has(id)) {
+        w.counts.alreadyDelivered += 1;
+        continue;
+      }
+      owner.set(id, w);
+      w.fresh.push(message);
+    }
+  }
+  const outcome = await publishAndRecord(
+    working.flatMap((w) => w.fresh),
+    deps,
+    signal,
+    (message) => {
+      const w = owner.get(deliveryId(message.key));
+      if (w === undefined) return;
+      if (isUpdateNoticeKey(message.key.articleKey)) w.counts.updateNotices += 1;
+      else w.counts.published += 1;
+    },
+  );
+  for (const failure of outcome.failed) {
+    const w = owner.get(deliveryId(failure.message.key));
+    if (w === undefined) continue;
+    (failure.permanent ? w.permanent : w.transient).push(failure);
+  }
+
+  // Parked together: what SNS refused for good, and what failed for now on an item's last delivery.
+  const parked: FailedMessage[] = [];
+  for (const w of working) {
+    parked.push(...w.permanent);
+    if (w.delivery.lastAttempt) {
+      parked.push(
+        ...w.transient.map((failure) => ({
+          ...failure,
+          code: retriesExhaustedCode,
+          reason: `still failing on the last delivery the queue allows (${failure.code}: ${failure.reason})`,
+        })),
+      );
+    }
+  }
+  if (parked.length === 0) return;
+  const failedAt = deps.now();
+  await deps.state.recordUndeliverable(parked.map((failure) => undeliverableRecord(failure, failedAt)));
+  for (const w of working) {
+    if (w.permanent.length > 0) {
+      deps.log.error('SNS refused notifications for good; parked them for `news-alerts replay`', {
+        ...w.context,
+        count: w.permanent.length,
+        codes: [...new Set(w.permanent.map((failure) => failure.code))],
+      });
+      w.counts.parked += w.permanent.length;
+    }
+    if (w.delivery.lastAttempt && w.transient.length > 0) {
+      deps.log.error(
+        'notifications kept failing until the last delivery of their work item; parked them for `news-alerts replay`',
+        { ...w.context, count: w.transient.length, codes: [retriesExhaustedCode] },
+      );
+      w.counts.parked += w.transient.length;
+    }
+  }
+}
+
+/**
+ * Marks the done items in their dispatches, and releases the claims of the retried ones: one
+ * settling request per dispatch with a claim, one completion per item without.
+ */
+async function complete(
+  done: readonly Working[],
+  retried: readonly Working[],
+  deps: PublishWorkDeps,
+  owner: string | undefined,
+): Promise<boolean[]> {
+  const ref = (w: Working) => ({ dispatchId: w.delivery.item.dispatchId, itemId: w.delivery.item.itemId });
+  if (owner !== undefined) {
+    if (done.length === 0 && retried.length === 0) return [];
+    return await deps.dispatches.settleItems(
+      owner,
+      { done: done.map((w) => ({ ...ref(w), result: { ...w.counts } })), released: retried.map(ref) },
+      deps.now(),
+    );
+  }
+  const counted: boolean[] = [];
+  for (const w of done) {
+    counted.push(
+      await deps.dispatches.completeItem(
+        w.delivery.item.dispatchId,
+        w.delivery.item.itemId,
+        { ...w.counts },
+        deps.now(),
+      ),
+    );
+  }
+  return counted;
 }
 
 /**
@@ -164,20 +397,4 @@ async function publishAndRecord(
       );
     throw error;
   }
-}
-
-/** Parks failures as the alert run does (delivery-pipeline.ts), for `news-alerts replay --parked`. */
-async function park(
-  deps: PublishWorkDeps,
-  failures: readonly FailedMessage[],
-  context: Record<string, unknown>,
-  logMessage: string,
-): Promise<void> {
-  const failedAt = deps.now();
-  await deps.state.recordUndeliverable(failures.map((failure) => undeliverableRecord(failure, failedAt)));
-  deps.log.error(logMessage, {
-    ...context,
-    count: failures.length,
-    codes: [...new Set(failures.map((failure) => failure.code))],
-  });
 }

@@ -1,49 +1,43 @@
 /**
  * The publisher function's batch loop (sharded publishing): one SQS batch of work items in, a
- * partial batch response out, through Powertools batch processing. What it guarantees on top of
- * `publishWorkItem` (functions/core/publish-work.ts):
+ * partial batch response out. What it guarantees on top of `publishWorkItems`
+ * (functions/core/publish-work.ts):
  *
  * - A record is reported as failed exactly when its item is not done: unreadable (poison: it
  *   fails on every receive until SQS moves it to the work dead-letter queue, which alarms), a
- *   retry asked for (`WorkItemRetryError`), or any other error. Failed records come back; the
- *   other records of the batch are deleted. Nothing is turned into a success.
- * - Two deliveries of one item at the same time never both publish: each item runs inside
- *   Powertools idempotency keyed by `dispatchId#itemId` (partition {@link publishedItemsPartition}
- *   of the state table). The second delivery finds the first one's in-progress record and fails
- *   (SQS brings it back later, when it gets the stored result without publishing). The ledger
- *   check inside `publishWorkItem` covers deliveries that come one after the other.
+ *   retry asked for (`WorkItemRetryError`), another delivery holding it (`WorkItemBusyError`), or
+ *   any other error. Failed records come back; the other records of the batch are deleted. A
+ *   batch whose every record failed fails the invocation (as Powertools batch processing does),
+ *   so nothing is turned into a success.
+ * - Two deliveries of one item at the same time never both publish: the batch's items are claimed
+ *   in the dispatch store (one transaction for the batch, see DispatchStore.claimItems) for as
+ *   long as the invocation can run, and settled in one more; a delivery that finds the item
+ *   claimed fails and comes back later, when it finds it done (and gets the result it was counted
+ *   with, publishing nothing). The ledger check inside `publishWorkItems` covers deliveries that
+ *   come one after the other.
  * - The last receive SQS allows (`ApproximateReceiveCount` ≥ the queue's maxReceiveCount) is
  *   passed on as `lastAttempt`, so transient failures are parked instead of lost to the DLQ.
+ *
+ * The batch shares its requests: its DynamoDB requests are about those of single mode for the
+ * same notifications (docs/sharded-publishing.md, "What it costs").
  *
  * Logs name the dispatch, item, audience and SQS message and the error's name; never the body
  * (it holds subscriber-facing links) and never an endpoint URL.
  */
-import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
-import {
-  IdempotencyAlreadyInProgressError,
-  IdempotencyConfig,
-  makeIdempotent,
-} from '@aws-lambda-powertools/idempotency';
-import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
+import { randomUUID } from 'node:crypto';
+import { FullBatchFailureError } from '@aws-lambda-powertools/batch';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { PoisonWorkItemError, WorkItemRetryError } from '#core/errors';
-import type { WorkItem, WorkItemResult } from '#core/ports';
-import { type PublishWorkDeps, type PublishWorkOptions, publishWorkItem } from '#core/publish-work';
+import { PoisonWorkItemError, WorkItemBusyError, WorkItemRetryError } from '#core/errors';
+import type { WorkItem } from '#core/ports';
+import {
+  type PublishBatchOptions,
+  type PublishWorkDeps,
+  publishWorkItems,
+  type WorkItemDelivery,
+  type WorkItemOutcome,
+} from '#core/publish-work';
 import { parseWorkItem } from '#core/work-items';
-
-/**
- * The state-table partition of the publisher's Powertools idempotency records (one per work
- * item in progress or done); its IAM policy may be limited to it like the Slack relay's.
- */
-export const publishedItemsPartition = 'publish#items';
-
-/**
- * How long a done item is remembered: as long as the work queue keeps a message (4 days, see
- * lib/constructs/sharded-publishing.ts), so any later delivery of it still finds the record.
- */
-export const rememberItemsSeconds = 4 * 24 * 3600;
 
 /** Metric names the publisher emits (EMF through Powertools Metrics). */
 export const publisherMetricNames = {
@@ -61,8 +55,6 @@ export interface PublisherMetrics {
 
 /** Everything {@link createWorkItemHandler} works with. */
 export interface WorkItemHandlerDeps extends PublishWorkDeps {
-  /** Where idempotency records live; undefined turns the concurrent-delivery guard off (warned). */
-  readonly idempotency: { readonly client: DynamoDBClient; readonly tableName: string } | undefined;
   /** The work queue's maxReceiveCount: the receive from which failures are parked, not retried. */
   readonly maxReceiveCount: number;
   readonly metrics?: PublisherMetrics | undefined;
@@ -73,10 +65,11 @@ export interface WorkItemHandlerDeps extends PublishWorkDeps {
   readonly deadlineMarginMs?: number | undefined;
 }
 
-/** The steps of one record, injectable so the batch loop can be tested on its own. */
+/** The steps of one batch, injectable so the batch loop can be tested on its own. */
 export interface WorkItemSteps {
   parse(body: string): WorkItem;
-  publish(item: WorkItem, options: PublishWorkOptions): Promise<WorkItemResult>;
+  /** One outcome per delivery, in order (functions/core/publish-work.ts publishWorkItems). */
+  publish(deliveries: readonly WorkItemDelivery[], options: PublishBatchOptions): Promise<WorkItemOutcome[]>;
 }
 
 /** The publisher's Lambda handler body: SQS batch in, partial batch response out. */
@@ -84,57 +77,95 @@ export function createWorkItemHandler(
   deps: WorkItemHandlerDeps,
 ): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
   return createBatchHandler(
-    { parse: parseWorkItem, publish: (item, options) => publishWorkItem(item, deps, options) },
+    { parse: parseWorkItem, publish: (deliveries, options) => publishWorkItems(deliveries, deps, options) },
     deps,
   );
 }
 
 /**
  * The batch loop with its steps given: {@link createWorkItemHandler} passes `parseWorkItem` and
- * `publishWorkItem`; tests pass their own to fail or hold a step at will.
+ * `publishWorkItems`; tests pass their own to fail or hold a step at will.
  */
 export function createBatchHandler(
   steps: WorkItemSteps,
-  deps: Pick<WorkItemHandlerDeps, 'idempotency' | 'maxReceiveCount' | 'metrics' | 'deadlineMarginMs' | 'log'>,
+  deps: Pick<WorkItemHandlerDeps, 'maxReceiveCount' | 'metrics' | 'deadlineMarginMs' | 'log'> & {
+    readonly now?: (() => number) | undefined;
+  },
 ): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
   const { log } = deps;
+  const now = deps.now ?? Date.now;
   const count = (name: string, value: number) => {
     if (value > 0) deps.metrics?.addMetric(name, MetricUnit.Count, value);
   };
-  const once = oncePerItem(deps.idempotency);
-  if (deps.idempotency === undefined) {
-    log.warn('no idempotency table: two deliveries of one work item at the same time may both publish');
-  }
 
-  const handleRecord = async (record: SQSRecord, signal: AbortSignal): Promise<WorkItemResult> => {
-    const receiveCount = Number(record.attributes.ApproximateReceiveCount);
-    const message = { messageId: record.messageId, receiveCount };
-    let item: WorkItem;
-    try {
-      item = steps.parse(record.body);
-    } catch (error) {
+  return async (event, context) => {
+    const margin = deps.deadlineMarginMs ?? 5000;
+    const remainingMs = context.getRemainingTimeInMillis();
+    const untilDeadline = remainingMs - margin;
+    // AbortSignal.timeout(0) fires only on the next timer tick: past the deadline, abort now.
+    const signal = untilDeadline > 0 ? AbortSignal.timeout(untilDeadline) : AbortSignal.abort();
+    // The claim lasts as long as this invocation can: a crashed one frees its items when Lambda
+    // would have stopped it anyway.
+    const claim = { owner: `${context.awsRequestId}/${randomUUID()}`, until: now() + remainingMs };
+
+    const records = event.Records;
+    const failures: Error[] = [];
+    const failed = new Set<string>();
+    const fail = (record: SQSRecord, error: unknown) => {
+      failures.push(error instanceof Error ? error : new Error(String(error)));
+      failed.add(record.messageId);
       count(publisherMetricNames.workItemsFailed, 1);
-      log.error('a work item cannot be read; it fails on every receive until SQS moves it to the dead-letter queue', {
-        ...message,
-        ...describeError(error),
+    };
+    const parsed: { record: SQSRecord; delivery: WorkItemDelivery; ids: Record<string, unknown> }[] = [];
+    for (const record of records) {
+      const receiveCount = Number(record.attributes.ApproximateReceiveCount);
+      const message = { messageId: record.messageId, receiveCount };
+      let item: WorkItem;
+      try {
+        item = steps.parse(record.body);
+      } catch (error) {
+        fail(record, error);
+        log.error('a work item cannot be read; it fails on every receive until SQS moves it to the dead-letter queue', {
+          ...message,
+          ...describeError(error),
+        });
+        continue;
+      }
+      const lastAttempt = receiveCount >= deps.maxReceiveCount;
+      parsed.push({
+        record,
+        delivery: { item, lastAttempt },
+        ids: { dispatchId: item.dispatchId, itemId: item.itemId, audienceId: item.audienceId, ...message },
       });
-      throw error;
     }
-    const ids = { dispatchId: item.dispatchId, itemId: item.itemId, audienceId: item.audienceId, ...message };
-    const lastAttempt = receiveCount >= deps.maxReceiveCount;
-    try {
-      return await once.run(`${item.dispatchId}#${item.itemId}`, async () => {
-        const result = await steps.publish(item, { lastAttempt, signal });
-        // Counted where the work is done: a stored result returned again was counted already.
-        count(publisherMetricNames.notificationsPublished, result.published);
-        count(publisherMetricNames.updateNotices, result.updateNotices);
-        count(publisherMetricNames.notificationsParked, result.parked);
-        count(publisherMetricNames.workItemsDone, 1);
-        return result;
-      });
-    } catch (error) {
-      count(publisherMetricNames.workItemsFailed, 1);
-      if (error instanceof IdempotencyAlreadyInProgressError) {
+
+    let outcomes: WorkItemOutcome[] = [];
+    if (parsed.length > 0) {
+      try {
+        outcomes = await steps.publish(
+          parsed.map((entry) => entry.delivery),
+          { signal, claim },
+        );
+      } catch (error) {
+        // The batch as a whole failed (the ledger, the state table, SNS): every item comes back.
+        outcomes = parsed.map(() => ({ kind: 'failed', error }));
+      }
+    }
+    parsed.forEach(({ record, delivery, ids }, index) => {
+      const outcome = outcomes[index] ?? { kind: 'failed', error: new Error('no outcome for the work item') };
+      if (outcome.kind === 'done') {
+        // Counted where the work is done: a result an earlier delivery stored was counted then.
+        if (outcome.counted) {
+          count(publisherMetricNames.notificationsPublished, outcome.result.published);
+          count(publisherMetricNames.updateNotices, outcome.result.updateNotices);
+          count(publisherMetricNames.notificationsParked, outcome.result.parked);
+          count(publisherMetricNames.workItemsDone, 1);
+        }
+        return;
+      }
+      fail(record, outcome.error);
+      const { error } = outcome;
+      if (error instanceof WorkItemBusyError) {
         log.warn('the work item is being published by another delivery; this one comes back later', ids);
       } else if (error instanceof WorkItemRetryError) {
         log.warn('the work item is retried: some notifications were not published for now', {
@@ -142,55 +173,17 @@ export function createBatchHandler(
           ...describeError(error),
         });
       } else {
-        log.error('publishing a work item failed; it comes back', { ...ids, lastAttempt, ...describeError(error) });
+        log.error('publishing a work item failed; it comes back', {
+          ...ids,
+          lastAttempt: delivery.lastAttempt,
+          ...describeError(error),
+        });
       }
-      throw error;
-    }
-  };
-
-  return async (event, context) => {
-    once.registerInvocation(context);
-    const margin = deps.deadlineMarginMs ?? 5000;
-    const untilDeadline = context.getRemainingTimeInMillis() - margin;
-    // AbortSignal.timeout(0) fires only on the next timer tick: past the deadline, abort now.
-    const signal = untilDeadline > 0 ? AbortSignal.timeout(untilDeadline) : AbortSignal.abort();
-    // A processor per invocation: it holds the batch's successes and failures, and the local
-    // event source runs several invocations of one handler at the same time.
-    const processor = new BatchProcessor(EventType.SQS);
-    return processPartialResponse(event, (record: SQSRecord) => handleRecord(record, signal), processor, {
-      context,
     });
-  };
-}
-
-interface OncePerItem {
-  run(key: string, work: () => Promise<WorkItemResult>): Promise<WorkItemResult>;
-  registerInvocation(context: Context): void;
-}
-
-/**
- * Powertools idempotency on the state table, keyed by `dispatchId#itemId` (the pattern of
- * functions/slack-relay/idempotency.ts): the first argument is the key, the second the work.
- */
-function oncePerItem(idempotency: WorkItemHandlerDeps['idempotency']): OncePerItem {
-  if (idempotency === undefined) return { run: (_key, work) => work(), registerInvocation() {} };
-  const config = new IdempotencyConfig({ expiresAfterSeconds: rememberItemsSeconds, eventKeyJmesPath: 'workItem' });
-  const persistenceStore = new DynamoDBPersistenceLayer({
-    tableName: idempotency.tableName,
-    awsSdkV3Client: idempotency.client,
-    keyAttr: 'pk',
-    sortKeyAttr: 'sk',
-    staticPkValue: publishedItemsPartition,
-    expiryAttr: 'expiresAt',
-  });
-  const once = makeIdempotent(
-    async (_key: { workItem: string }, work: () => Promise<WorkItemResult>): Promise<WorkItemResult> => await work(),
-    { persistenceStore, config, dataIndexArgument: 0 },
-  );
-  return {
-    run: (workItem, work) => once({ workItem }, work),
-    // An in-progress record lasts as long as the invocation can (a crashed one frees the item).
-    registerInvocation: (context) => config.registerLambdaContext(context),
+    if (records.length > 0 && failed.size === records.length) throw new FullBatchFailureError(failures);
+    return {
+      batchItemFailures: records.filter((r) => failed.has(r.messageId)).map((r) => ({ itemIdentifier: r.messageId })),
+    };
   };
 }
 
@@ -201,7 +194,11 @@ function oncePerItem(idempotency: WorkItemHandlerDeps['idempotency']): OncePerIt
  */
 function describeError(error: unknown): Record<string, unknown> {
   const errorName = error instanceof Error ? error.name : typeof error;
-  if (error instanceof PoisonWorkItemError || error instanceof WorkItemRetryError) {
+  if (
+    error instanceof PoisonWorkItemError ||
+    error instanceof WorkItemRetryError ||
+    error instanceof WorkItemBusyError
+  ) {
     return { errorName, reason: error.message };
   }
   return { errorName };

@@ -1,7 +1,7 @@
 /**
  * The composition root of the publisher function: the same state store and notifier as the alert
- * run (so a work item is published, recorded and parked exactly as the run would do it), the
- * dispatch store it marks items done in, and the idempotency table. The Lambda handler, the
+ * run (so a work item is published, recorded and parked exactly as the run would do it), and the
+ * dispatch store it claims work items in and marks them done in. The Lambda handler, the
  * local sandbox and the bench wire the publisher here.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -19,7 +19,7 @@ import type { WorkItemHandlerDeps } from './process.ts';
 export interface PublisherClients {
   /** The document client of the state store and dispatch store. */
   readonly documents: DynamoDBDocumentClient;
-  /** The plain client Powertools idempotency takes (the one `documents` wraps). */
+  /** The plain client `documents` wraps (its SDK logging is dropped too). */
   readonly dynamo: DynamoDBClient;
   readonly sns: SNSClient;
 }
@@ -50,7 +50,6 @@ export function createPublisherDependencies(
     }),
     notifier: new SnsNotifier({ client: clients.sns, concurrency: config.snsConcurrency, log }),
     dispatches: new DynamoDispatchStore({ documents: clients.documents, tableName: config.stateTableName, log, now }),
-    idempotency: { client: clients.dynamo, tableName: config.stateTableName },
     maxReceiveCount: config.maxReceiveCount,
     ledgerFlushDelayMs: config.ledgerFlushDelayMs,
     log,

@@ -22,9 +22,9 @@ export const slackRelayEnvironment: readonly RelayVariable[] = [
       'Name prefix of the audience topics (`<prefix>-audience-`); the rest of a topic name is its audience id.',
   },
   {
-    name: 'SLACK_SECRET_NAME_PREFIX',
+    name: 'SLACK_WEBHOOK_STORE_PREFIX',
     description:
-      'Secrets named `<this><audienceId>` hold the webhook URL of audiences not listed in SLACK_WEBHOOK_SECRETS.',
+      'Name prefix of the webhook store (`news-alerts/slack-webhooks/`): secrets `<this>0` … `<this>3`, each a JSON map of audience id → webhook URL, hold the webhook of every audience not listed in SLACK_WEBHOOK_SECRETS. A URL put here is refused at cold start (without repeating it).',
   },
   {
     name: 'SLACK_WEBHOOK_SECRETS',
@@ -113,9 +113,22 @@ const WebhookSecretsSchema = z
     return secrets;
   });
 
+/** A Secrets Manager name prefix (letters, digits, `/_+=.@-`), ending in `/`; never a URL. */
+const StorePrefixSchema = z
+  .string()
+  .trim()
+  .min(1, 'is required')
+  .refine((value) => !looksLikeUrl(value), {
+    message: `looks like a URL (not shown); give the webhook store's secret name prefix, such as news-alerts/slack-webhooks/`,
+  })
+  .refine((value) => /^[A-Za-z0-9/_+=.@-]+\/$/.test(value), {
+    message:
+      'must be a secret name prefix ending in "/" (letters, digits and /_+=.@-), such as news-alerts/slack-webhooks/',
+  });
+
 const EnvironmentSchema = z.object({
   AUDIENCE_TOPIC_PREFIX: z.string().trim().min(1, 'is required'),
-  SLACK_SECRET_NAME_PREFIX: z.string().trim().min(1, 'is required'),
+  SLACK_WEBHOOK_STORE_PREFIX: StorePrefixSchema,
   SLACK_WEBHOOK_SECRETS: WebhookSecretsSchema,
   SLACK_WEBHOOK_CACHE_SECONDS: integer(0, 86_400, 300),
   SLACK_MAX_ATTEMPTS: integer(1, 10, 4),
@@ -129,8 +142,9 @@ const EnvironmentSchema = z.object({
 /** Validated relay settings. */
 export interface SlackRelayConfig {
   readonly topicNamePrefix: string;
-  readonly secretNamePrefix: string;
-  /** Audience id → secret id, for secrets that do not follow the naming convention. */
+  /** Name prefix of the webhook store's shards (functions/shared/slack-webhook-store.ts). */
+  readonly storePrefix: string;
+  /** Audience id → secret ARN, for audiences whose webhook is in an existing secret of their own. */
   readonly webhookSecrets: Readonly<Record<string, string>>;
   readonly webhookCacheSeconds: number;
   readonly retry: RetryPolicy;
@@ -154,7 +168,7 @@ export function loadSlackRelayConfig(env: Readonly<Record<string, string | undef
   }
   return {
     topicNamePrefix: e.AUDIENCE_TOPIC_PREFIX,
-    secretNamePrefix: e.SLACK_SECRET_NAME_PREFIX,
+    storePrefix: e.SLACK_WEBHOOK_STORE_PREFIX,
     webhookSecrets: e.SLACK_WEBHOOK_SECRETS,
     webhookCacheSeconds: e.SLACK_WEBHOOK_CACHE_SECONDS,
     retry: {

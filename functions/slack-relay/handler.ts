@@ -29,7 +29,7 @@ const relay = new SlackRelay({
   webhooks: new SecretsManagerWebhooks({
     client: new SecretsManagerClient({}),
     explicitSecrets: config.webhookSecrets,
-    secretNamePrefix: config.secretNamePrefix,
+    storePrefix: config.storePrefix,
     maxAgeSeconds: config.webhookCacheSeconds,
   }),
   poster: new UndiciWebhookPoster({

@@ -1,6 +1,8 @@
 /**
  * The two outside things the relay talks to: Secrets Manager for each audience's incoming-webhook
- * URL, and Slack itself over HTTPS (undici). The URL is a bearer credential (anyone holding it can
+ * URL (the webhook store of functions/shared/slack-webhook-store.ts: a few secrets, each a map of
+ * audience id → URL; or an existing secret of the audience's own, given by ARN), and Slack itself
+ * over HTTPS (undici). The URL is a bearer credential (anyone holding it can
  * post to the channel), so it is never logged, never put in an error message, and scrubbed from
  * whatever undici reports.
  */
@@ -10,6 +12,7 @@ import type { Dispatcher } from 'undici';
 import { request } from '#shared/http-pool';
 import { checkTargetUrl } from '#shared/network-targets';
 import { registerSecret } from '#shared/secret-redaction';
+import { parseWebhookMap, WebhookMapError, webhookShardName } from '#shared/slack-webhook-store';
 import { SlackWebhookConfigError } from './errors.ts';
 
 /** Where an audience's webhook URL is kept. */
@@ -26,10 +29,10 @@ export interface WebhookSource {
 /** Options of {@link SecretsManagerWebhooks}. */
 export interface SecretsManagerWebhooksOptions {
   readonly client: SecretsManagerClient;
-  /** Secret ids of audiences whose secret does not follow the naming convention. */
+  /** Secret ids of audiences whose webhook is in an existing secret of their own (by ARN). */
   readonly explicitSecrets: Readonly<Record<string, string>>;
-  /** Secret name of every other audience: this prefix plus the audience id. */
-  readonly secretNamePrefix: string;
+  /** Every other audience's webhook is in the store's shard `<this><shard>` (webhookShardName). */
+  readonly storePrefix: string;
   readonly maxAgeSeconds: number;
   /**
    * Accept a webhook on an internal host (loopback, private…): tests and local receivers only.
@@ -51,9 +54,9 @@ export class SecretsManagerWebhooks implements WebhookSource {
     this.#options = options;
   }
 
-  /** The secret that holds an audience's webhook URL. */
+  /** The secret that holds an audience's webhook URL: its own, or its shard of the store. */
   secretIdOf(audienceId: string): string {
-    return this.#options.explicitSecrets[audienceId] ?? `${this.#options.secretNamePrefix}${audienceId}`;
+    return this.#options.explicitSecrets[audienceId] ?? webhookShardName(this.#options.storePrefix, audienceId);
   }
 
   async webhook(
@@ -61,11 +64,14 @@ export class SecretsManagerWebhooks implements WebhookSource {
     options: { forceRefresh?: boolean } = {},
   ): Promise<{ url: string; secretId: string }> {
     const secretId = this.secretIdOf(audienceId);
+    const own = this.#options.explicitSecrets[audienceId] !== undefined;
     let value: unknown;
     try {
       value = await this.#provider.get(secretId, {
         maxAge: this.#options.maxAgeSeconds,
         forceFetch: options.forceRefresh ?? false,
+        // The version ops made current (the CLI moves this stage to a new version of a store shard).
+        sdkOptions: { VersionStage: 'AWSCURRENT' },
       });
     } catch (error) {
       // The SDK's message names the secret, never its value.
@@ -73,10 +79,13 @@ export class SecretsManagerWebhooks implements WebhookSource {
         `could not read the Slack webhook of audience "${audienceId}" from secret "${secretId}": ${error instanceof Error ? error.message : String(error)}`,
       );
     }
-    const url = typeof value === 'string' ? extractUrl(value) : undefined;
+    const url =
+      typeof value !== 'string' ? undefined : own ? extractUrl(value) : fromStore(value, audienceId, secretId);
     if (url === undefined) {
       throw new SlackWebhookConfigError(
-        `secret "${secretId}" holds no webhook URL for audience "${audienceId}"; put the incoming-webhook URL (https://hooks.slack.com/services/…) as the secret string`,
+        own
+          ? `secret "${secretId}" holds no webhook URL for audience "${audienceId}"; put the incoming-webhook URL (https://hooks.slack.com/services/…) as the secret string`
+          : `no Slack webhook is stored for audience "${audienceId}" (webhook store secret "${secretId}"); store it with: news-alerts subscriptions add ${audienceId} --slack-webhook (a deployment that kept one secret per audience: news-alerts subscriptions migrate-webhooks)`,
       );
     }
     // The path is the credential (anyone holding it can post): from now on every log line and
@@ -93,6 +102,20 @@ export class SecretsManagerWebhooks implements WebhookSource {
       );
     }
     return { url, secretId };
+  }
+}
+
+/** The audience's URL in a store shard's map; a shard that is not a map is a configuration error. */
+function fromStore(secretString: string, audienceId: string, secretId: string): string | undefined {
+  try {
+    const url = parseWebhookMap(secretString).get(audienceId)?.trim();
+    return url === '' ? undefined : url;
+  } catch (error) {
+    if (!(error instanceof WebhookMapError)) throw error;
+    // The message says what is wrong with the shard, never what it holds.
+    throw new SlackWebhookConfigError(
+      `webhook store secret "${secretId}" ${error.message}; rewrite it with news-alerts subscriptions add <audienceId> --slack-webhook`,
+    );
   }
 }
 

@@ -44,8 +44,8 @@ export interface MonitoringProps {
   readonly noSuccessfulRunIntervals: number;
   readonly watermarkLagAlarmMinutes: number;
   readonly queues: readonly WatchedQueue[];
-  /** Audience topics declared in configuration, by audience id. */
-  readonly audienceTopics: ReadonlyMap<string, sns.ITopic>;
+  /** `<prefix>-audience-`: every audience topic's name starts with it (the dashboard searches by it). */
+  readonly audienceTopicPrefix: string;
   readonly alarmEmail: string | null;
   /** Where SNS parks ops emails it could not deliver. */
   readonly deliveryDeadLetterQueue: sqs.IQueue;
@@ -63,8 +63,9 @@ export interface AlarmDoc {
 
 /**
  * The alerter that alerts on itself: an encrypted ops topic (with an optional email subscriber),
- * alarms on the function, the run metrics, the dead-letter queues and SNS delivery, and a
- * dashboard. Every alarm description says what the alarm means and what to do; docs/operate.md
+ * alarms on the function, the run metrics and the dead-letter queues (SNS delivery failures of
+ * every audience included), and a dashboard. The set of alarms is fixed: it does not grow with
+ * the audiences. Every alarm description says what the alarm means and what to do; docs/operate.md
  * says the same at more length.
  */
 export class Monitoring extends Construct {
@@ -271,15 +272,10 @@ export class Monitoring extends Construct {
         treatMissingData: notBreaching,
       });
     }
-    for (const [audienceId, topic] of p.audienceTopics) {
-      this.#alarm(`delivery-failures-${audienceId}`, doc('delivery-failures-<audienceId>'), {
-        metric: topic.metricNumberOfNotificationsFailed({ period: Duration.minutes(5), statistic: 'Sum' }),
-        threshold: 1,
-        comparisonOperator: atLeastOne,
-        evaluationPeriods: 1,
-        treatMissingData: notBreaching,
-      });
-    }
+    // No alarm per audience: every subscription (declared or added by the CLI) redrives what SNS
+    // could not deliver to the delivery dead-letter queue, whose one alarm fires for any audience;
+    // `news-alerts subscriptions failures` names the audiences (docs/operate.md). An alarm per
+    // topic, or one on a Metrics Insights query over all topics, is billed per metric it watches.
   }
 
   #dashboard(): cloudwatch.Dashboard {
@@ -385,15 +381,16 @@ export class Monitoring extends Construct {
         width: 8,
       }),
       new cloudwatch.GraphWidget({
-        title: 'Audience topics (declared)',
-        left: [...p.audienceTopics].flatMap(([audienceId, topic]) => [
-          topic
-            .metricNumberOfMessagesPublished({ period: Duration.minutes(5), statistic: 'Sum' })
-            .with({ label: `${audienceId} published` }),
-          topic
-            .metricNumberOfNotificationsFailed({ period: Duration.minutes(5), statistic: 'Sum' })
-            .with({ label: `${audienceId} failed` }),
-        ]),
+        // Every audience topic, declared or added later by the CLI, one line each: a search, so the
+        // dashboard neither grows with the audiences nor misses the ones created after the deploy.
+        title: 'Audience topics: deliveries failed (per topic)',
+        left: [
+          new cloudwatch.MathExpression({
+            expression: `SEARCH('{AWS/SNS,TopicName} MetricName="NumberOfNotificationsFailed" TopicName="${p.audienceTopicPrefix}"', 'Sum', 300)`,
+            label: '',
+            period: Duration.minutes(5),
+          }),
+        ],
         width: 8,
       }),
     );
@@ -581,14 +578,14 @@ const alarmDocs: readonly AlarmDoc[] = [
     name: 'slack-relay-dlq',
     meaning: 'Alerts could not be posted to Slack after every retry (webhook revoked, channel archived, Slack down).',
     action:
-      "Read a message to find the audience and the error; fix the webhook secret (<prefix>/slack/<audienceId>); then re-invoke the relay with each message's SNS event (docs/operate.md shows the loop) and delete the message.",
+      "`news-alerts subscriptions failures` names the audiences whose alerts wait here; fix the webhook (store the new URL with `news-alerts subscriptions add <audienceId> --slack-webhook`); then re-invoke the relay with each message's SNS event (docs/operate.md shows the loop) and delete the message.",
   },
   {
     name: 'delivery-dlq',
     meaning:
-      'SNS could not deliver notifications to an email, SMS or HTTPS subscriber (or the ops email) after its retries.',
+      'SNS could not deliver notifications to an email, SMS or HTTPS subscriber of some audience (or the ops email) after its retries: every subscription, declared or added by the CLI, sends what it could not deliver here, so this one alarm covers all audiences.',
     action:
-      'Read a message (the SNS envelope names the topic; the subscription ARN is in its attributes), fix the endpoint or subscription, then delete the message; it shows the subscriber what was missed.',
+      '`news-alerts subscriptions failures` names the failing audiences, with the channel, count and newest failure of each (it reads the queue without removing anything); fix the endpoint or remove the subscription, then delete the messages: they show the subscriber what was missed.',
   },
   {
     name: 'work-dlq',
@@ -603,12 +600,5 @@ const alarmDocs: readonly AlarmDoc[] = [
       'Sharded publishing: the oldest work item has waited longer than all its retries could take. Publishers are not keeping up with a burst, or are not running (event source disabled, throttled, failing at start).',
     action:
       'Check the publisher function (errors, throttles, duration) and its event source on the dashboard; raise publisherConcurrency if it is only slow. Runs stop waiting for such items and read their days again, so alerts are late, not lost.',
-  },
-  {
-    name: 'delivery-failures-<audienceId>',
-    meaning:
-      'SNS failed to deliver notifications of this audience topic to some subscriber (NumberOfNotificationsFailed).',
-    action:
-      'Check the topic’s subscriptions (unconfirmed email, unverified SMS number in the SMS sandbox, HTTPS endpoint down) and the delivery dead-letter queue.',
   },
 ];

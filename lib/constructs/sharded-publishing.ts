@@ -43,6 +43,8 @@ export class ShardedPublishing extends Construct {
   static readonly publisherTimeout = Duration.seconds(60);
   /** Receives of one work item before SQS moves it to the dead-letter queue (WORK_MAX_RECEIVE_COUNT). */
   static readonly maxReceiveCount = 3;
+  /** The event source's MaximumBatchingWindowInSeconds: how long Lambda may wait to fill a batch. */
+  static readonly batchingWindow = Duration.seconds(1);
   /** What the alert run waits beyond the last possible receive before it abandons a dispatch. */
   static readonly abandonMargin = Duration.minutes(5);
 
@@ -117,8 +119,13 @@ export class ShardedPublishing extends Construct {
     this.publisher.addEventSource(
       new SqsEventSource(this.queue, {
         batchSize: config.publisherBatchSize,
+        // Lambda waits up to this long to fill a batch: a publisher invocation costs two DynamoDB
+        // requests however many items it holds (claim and settlement), so full batches keep
+        // sharded publishing near single mode's requests per notification, for at most a second
+        // of delay.
+        maxBatchingWindow: ShardedPublishing.batchingWindow,
         maxConcurrency: config.publisherConcurrency,
-        // Only the failed items of a batch come back (Powertools processPartialResponse).
+        // Only the failed items of a batch come back (partial batch responses).
         reportBatchItemFailures: true,
       }),
     );
@@ -133,7 +140,7 @@ export class ShardedPublishing extends Construct {
 
   /**
    * The publisher's state: delivery ledger (read and written), dispatch completion counts (a
-   * transaction with a condition) and its Powertools idempotency records, all in the state table.
+   * transaction with a condition) and the claims of work items, all in the state table.
    * Sets STATE_TABLE_NAME and grants exactly the item actions those adapters use.
    */
   useStateTable(tables: StateTables): void {

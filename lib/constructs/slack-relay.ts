@@ -3,14 +3,14 @@ import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import type * as logs from 'aws-cdk-lib/aws-logs';
-import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
 import { slackPostedPartition } from '#aws/table-layout';
+import { webhookStorePrefixFor } from '#shared/slack-webhook-store';
 import { DeadLetterQueue } from './dead-letter-queue.ts';
 import { NewsAlertsFunction } from './news-alerts-function.ts';
-import { EmptySecret, importSecret } from './secrets.ts';
+import { importSecret } from './secrets.ts';
 
 /** Props of {@link SlackRelay}. */
 export interface SlackRelayProps {
@@ -26,8 +26,11 @@ export interface SlackRelayProps {
 
 /**
  * SNS → Lambda → Slack incoming webhook (Slack cannot confirm an SNS HTTPS subscription itself).
- * Each audience's webhook URL is a secret: `<prefix>/slack/<audienceId>` by convention (created
- * empty here, or by ops for audiences the CLI adds), or an existing secret given by ARN.
+ * Webhook URLs live in the webhook store (functions/shared/slack-webhook-store.ts): at most four
+ * secrets `<prefix>/slack-webhooks/<shard>`, each a map of audience id → URL, written by the CLI
+ * (never by the template, so no URL is in it), or in an existing secret of the audience's own
+ * given by ARN. The stack creates no secret per audience: what Slack costs does not grow with
+ * the audiences (docs/configuration.md, "Where Slack webhooks are kept").
  * Undeliverable alerts land in one dead-letter queue, whether SNS could not invoke the function
  * (subscription redrive policy) or the function failed after Lambda's retries (on-failure
  * destination).
@@ -35,15 +38,19 @@ export interface SlackRelayProps {
 export class SlackRelay extends Construct {
   readonly function: NewsAlertsFunction;
   readonly deadLetterQueue: DeadLetterQueue;
-  /** `<prefix>/slack/`: the name prefix of conventionally named webhook secrets. */
-  readonly secretNamePrefix: string;
-  readonly #props: SlackRelayProps;
+  /** `<prefix>/slack-webhooks/`: the name prefix of the webhook store's shards. */
+  readonly storePrefix: string;
+  /**
+   * `<prefix>/slack/`: where earlier releases kept one secret per audience; `news-alerts
+   * subscriptions migrate-webhooks` moves them into the store. Nothing reads them any more.
+   */
+  readonly legacySecretPrefix: string;
   readonly #explicitSecrets: Record<string, string> = {};
 
   constructor(scope: Construct, id: string, props: SlackRelayProps) {
     super(scope, id);
-    this.#props = props;
-    this.secretNamePrefix = `${props.resourcePrefix}/slack/`;
+    this.legacySecretPrefix = `${props.resourcePrefix}/slack/`;
+    this.storePrefix = webhookStorePrefixFor(this.legacySecretPrefix);
     this.deadLetterQueue = new DeadLetterQueue(this, 'DeadLetters', {
       purpose: 'alerts the Slack relay could not post, from the subscription redrive policy and the function',
       removalPolicy: props.removalPolicy,
@@ -61,7 +68,7 @@ export class SlackRelay extends Construct {
       onFailure: new SqsDestination(this.deadLetterQueue.queue),
       environment: {
         AUDIENCE_TOPIC_PREFIX: props.topicNamePrefix,
-        SLACK_SECRET_NAME_PREFIX: this.secretNamePrefix,
+        SLACK_WEBHOOK_STORE_PREFIX: this.storePrefix,
         SLACK_WEBHOOK_SECRETS: '{}',
       },
     });
@@ -71,17 +78,17 @@ export class SlackRelay extends Construct {
         'Failed async invocations go to the on-failure destination (the relay dead-letter queue, with a depth alarm), which records the error with the SNS record; a dead-letter queue would duplicate it with less context.',
     });
 
-    // Conventionally named secrets, including those ops create later for CLI-made audiences.
-    const conventionalSecrets = Stack.of(this).formatArn({
+    // The store's shards only (`<prefix>/slack-webhooks/0` … `3`, created by the CLI).
+    const storeSecrets = Stack.of(this).formatArn({
       service: 'secretsmanager',
       resource: 'secret',
-      resourceName: `${this.secretNamePrefix}*`,
+      resourceName: `${this.storePrefix}*`,
       arnFormat: ArnFormat.COLON_RESOURCE_NAME,
     });
     this.function.addToRolePolicy(
       new iam.PolicyStatement({
         actions: ['secretsmanager:GetSecretValue', 'secretsmanager:DescribeSecret'],
-        resources: [conventionalSecrets],
+        resources: [storeSecrets],
       }),
     );
     // Audience topics subscribed later by the CLI may invoke the relay, and park in its queue, too.
@@ -92,8 +99,8 @@ export class SlackRelay extends Construct {
       sourceAccount: Stack.of(this).account,
     });
     Validations.of(this.function.role ?? this.function).acknowledge({
-      id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:secret:${this.secretNamePrefix}*]`,
-      reason: `Webhook secrets are named ${this.secretNamePrefix}<audienceId>, also for audiences the CLI adds after the deploy; the wildcard covers that name prefix only.`,
+      id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:secret:${this.storePrefix}*]`,
+      reason: `The webhook store is the secrets ${this.storePrefix}0 to ${this.storePrefix}3, created by the CLI after the deploy (Secrets Manager appends a random suffix to each ARN); the wildcard covers that name prefix only.`,
     });
   }
 
@@ -116,28 +123,18 @@ export class SlackRelay extends Construct {
   }
 
   /**
-   * Subscribes the relay to an audience topic and sets up where its webhook URL lives: an existing
-   * secret given by ARN, or a new empty one named `<prefix>/slack/<audienceId>`.
+   * Subscribes the relay to an audience topic. Its webhook URL goes into the webhook store (the
+   * CLI puts it there: `news-alerts subscriptions add <audienceId> --slack-webhook`), or, with
+   * `webhookSecretArn`, stays in that existing secret, which the relay may then read.
    */
-  subscribe(audienceId: string, topic: sns.ITopic, webhookSecretArn: string | undefined): secretsmanager.ISecret {
-    let secret: secretsmanager.ISecret;
-    if (webhookSecretArn === undefined) {
-      secret = new EmptySecret(this, `Webhook-${audienceId}`, {
-        description: `news-alerts: Slack incoming-webhook URL of audience ${audienceId}. Put the URL as the secret string.`,
-        secretName: `${this.secretNamePrefix}${audienceId}`,
-        removalPolicy: this.#props.removalPolicy,
-        rotationNote:
-          'Slack issues incoming-webhook URLs; no rotation function can obtain one. Ops replace it with put-secret-value; the relay re-reads the secret when Slack refuses the cached URL.',
-      }).secret;
-    } else {
-      secret = importSecret(this, `Webhook-${audienceId}`, webhookSecretArn);
-      secret.grantRead(this.function);
+  subscribe(audienceId: string, topic: sns.ITopic, webhookSecretArn: string | undefined): void {
+    if (webhookSecretArn !== undefined) {
+      importSecret(this, `Webhook-${audienceId}`, webhookSecretArn).grantRead(this.function);
       this.#explicitSecrets[audienceId] = webhookSecretArn;
       this.function.addEnvironment('SLACK_WEBHOOK_SECRETS', JSON.stringify(this.#explicitSecrets));
     }
     topic.addSubscription(
       new subscriptions.LambdaSubscription(this.function, { deadLetterQueue: this.deadLetterQueue.queue }),
     );
-    return secret;
   }
 }

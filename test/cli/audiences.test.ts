@@ -7,6 +7,7 @@
 import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import { GetTopicAttributesCommand, ListTopicsCommand } from '@aws-sdk/client-sns';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parseWebhookMap, webhookShardName } from '#shared/slack-webhook-store';
 import { listItems } from '../../cli/items.ts';
 import { pendingRows } from '../../cli/subscriptions.ts';
 import { type CliSandbox, startCliSandbox } from './support.ts';
@@ -274,19 +275,25 @@ describe('subscriptions', () => {
     expect(pending.stdout + pending.stderr).toContain('no subscriptions are waiting for confirmation');
   });
 
-  it('stores a Slack webhook URL read from stdin in Secrets Manager, subscribes the relay, and never prints it', async () => {
+  it('stores a Slack webhook URL read from stdin in the webhook store, subscribes the relay, and never prints it', async () => {
     const url = 'https://hooks.slack.com/services/T0001/B0002/sUp3rSeCrEt';
     const added = await sandbox.cli(['--json', 'subscriptions', 'add', 'chips-team', '--slack-webhook'], {
       input: `${url}\n`,
     });
     expect(added.code, added.stderr).toBe(0);
     expect(added.stdout + added.stderr).not.toContain('sUp3rSeCrEt');
-    const secretId = `${sandbox.prefix}slack/chips-team`;
-    expect(added.json()).toMatchObject({ secretId, secretAction: 'created', webhook: 'https://hooks.slack.com/…' });
-    const { SecretString } = await sandbox.stack.clients.secrets.send(
-      new GetSecretValueCommand({ SecretId: secretId }),
-    );
-    expect(SecretString).toBe(url);
+    // One of the store's few secrets (a map of audience id → URL), not a secret of the audience's own.
+    const secretId = webhookShardName(`${sandbox.prefix}slack-webhooks/`, 'chips-team');
+    expect(added.json()).toMatchObject({ secretId, secretAction: 'stored', webhook: 'https://hooks.slack.com/…' });
+    const shard = async () =>
+      parseWebhookMap(
+        (
+          await sandbox.stack.clients.secrets.send(
+            new GetSecretValueCommand({ SecretId: secretId, VersionStage: 'AWSCURRENT' }),
+          )
+        ).SecretString ?? '',
+      );
+    expect((await shard()).get('chips-team')).toBe(url);
     const list = (await sandbox.cli(['--json', 'subscriptions', 'list', 'chips-team'])).json<
       { protocol: string; endpoint: string }[]
     >();
@@ -294,11 +301,14 @@ describe('subscriptions', () => {
       expect.objectContaining({ protocol: 'sqs', endpoint: `${sandbox.prefix}slack-chips-team` }),
     );
 
-    // Replacing the URL updates the same secret.
+    // Replacing the URL changes that audience's entry alone.
     const replaced = await sandbox.cli(['subscriptions', 'add', 'chips-team', '--slack-webhook'], {
       input: `${url}-v2`,
     });
-    expect(replaced.stdout).toContain(`replaced secret ${secretId}`);
+    expect(replaced.stdout).toContain(
+      `stored the webhook URL (https://hooks.slack.com/…) for chips-team in ${secretId}`,
+    );
+    expect((await shard()).get('chips-team')).toBe(`${url}-v2`);
 
     const [empty, notHttps] = await Promise.all([
       sandbox.cli(['subscriptions', 'add', 'chips-team', '--slack-webhook'], { input: '' }),

@@ -5,8 +5,15 @@
  * (exit 1); and `subscriptions add --sqs` subscribes a queue anyone can read an audience's
  * deliveries from, on a stack as in the sandbox.
  */
+import {
+  CreateSecretCommand,
+  DescribeSecretCommand,
+  GetSecretValueCommand,
+  PutSecretValueCommand,
+} from '@aws-sdk/client-secrets-manager';
 import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseWebhookMap, webhookShardName } from '#shared/slack-webhook-store';
 import { type CliSandbox, deliveryIdOfBody, drainQueue, startCliSandbox } from './support.ts';
 
 let sandbox: CliSandbox;
@@ -70,5 +77,79 @@ describe('subscription states', () => {
     const bodies = await drainQueue(sqs, QueueUrl ?? '');
     expect(bodies).toHaveLength(sent);
     for (const body of bodies) expect(deliveryIdOfBody(body).startsWith('quake-oncall|')).toBe(true);
+  });
+});
+
+describe('migrate-webhooks: from one secret per audience to the webhook store', () => {
+  it('moves every webhook, keeps every subscription, deletes the old secrets only when asked, and never prints a URL', async () => {
+    const { secrets } = sandbox.stack.clients;
+    const legacy = `${sandbox.prefix}slack/`;
+    const store = `${sandbox.prefix}slack-webhooks/`;
+    const token = (n: number) => `mIgRaTe${n}SeCrEt`;
+    const url = (n: number) => `https://hooks.slack.com/services/T000${n}/B000${n}/${token(n)}`;
+    const audiences = Array.from({ length: 7 }, (_, n) => `desk-${n}`);
+    // As an earlier release left them: bare URLs, one in the relay's JSON form, one created empty
+    // (by the stack, never filled), and a secret of another tool under a deeper path.
+    for (const [n, audienceId] of audiences.entries()) {
+      await secrets.send(
+        new CreateSecretCommand({
+          Name: `${legacy}${audienceId}`,
+          SecretString: n === 1 ? JSON.stringify({ webhookUrl: url(n) }) : url(n),
+        }),
+      );
+    }
+    await secrets.send(new CreateSecretCommand({ Name: `${legacy}never-filled` }));
+    await secrets.send(new CreateSecretCommand({ Name: `${legacy}other/tool`, SecretString: 'not ours' }));
+    // One audience already in the store with a newer URL: the store keeps it.
+    await secrets.send(new PutSecretValueCommand({ SecretId: `${legacy}desk-6`, SecretString: url(6) }));
+    const newer = await sandbox.cli(['subscriptions', 'add', 'chips-team', '--slack-webhook'], { input: url(99) });
+    expect(newer.code, newer.stderr).toBe(0);
+    await secrets.send(new CreateSecretCommand({ Name: `${legacy}chips-team`, SecretString: url(98) }));
+    const subscriptionsBefore = (await sandbox.cli(['--json', 'subscriptions', 'list', 'chips-team'])).json<
+      unknown[]
+    >();
+
+    const dry = await sandbox.cli(['--json', 'subscriptions', 'migrate-webhooks', '--dry-run']);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.json<{ audiences: unknown[] }>().audiences).toHaveLength(audiences.length + 2);
+
+    const moved = await sandbox.cli(['subscriptions', 'migrate-webhooks']);
+    expect(moved.code, moved.stderr).toBe(0);
+    const shard = async (audienceId: string) =>
+      parseWebhookMap(
+        (
+          await secrets.send(
+            new GetSecretValueCommand({ SecretId: webhookShardName(store, audienceId), VersionStage: 'AWSCURRENT' }),
+          )
+        ).SecretString ?? '',
+      ).get(audienceId);
+    for (const [n, audienceId] of audiences.entries()) expect(await shard(audienceId)).toBe(url(n));
+    expect(await shard('chips-team')).toBe(url(99));
+    expect(await shard('never-filled')).toBeUndefined();
+
+    // Again, now also deleting: idempotent, and only secrets whose webhook the store holds go.
+    const again = await sandbox.cli(['--json', 'subscriptions', 'migrate-webhooks', '--delete-old-secrets', '--yes']);
+    expect(again.code, again.stderr).toBe(0);
+    const rows = again.json<{ audiences: { audienceId: string; outcome: string; deleted: boolean }[] }>().audiences;
+    expect(
+      rows
+        .filter((row) => row.deleted)
+        .map((row) => row.audienceId)
+        .sort(),
+    ).toEqual([...audiences, 'chips-team'].sort());
+    expect(rows.find((row) => row.audienceId === 'chips-team')?.outcome).toBe('store kept its own URL');
+    expect(rows.find((row) => row.audienceId === 'never-filled')).toMatchObject({ deleted: false });
+    for (const audienceId of audiences) {
+      const { DeletedDate } = await secrets.send(new DescribeSecretCommand({ SecretId: `${legacy}${audienceId}` }));
+      expect(DeletedDate).toBeDefined();
+    }
+    expect(
+      (await secrets.send(new DescribeSecretCommand({ SecretId: `${legacy}other/tool` }))).DeletedDate,
+    ).toBeUndefined();
+    // Nothing about subscribers changed, and no URL was printed anywhere.
+    expect((await sandbox.cli(['--json', 'subscriptions', 'list', 'chips-team'])).json()).toEqual(subscriptionsBefore);
+    for (const output of [dry, moved, again]) {
+      for (let n = 0; n < 100; n += 1) expect(output.stdout + output.stderr).not.toContain(token(n));
+    }
   });
 });

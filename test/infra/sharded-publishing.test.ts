@@ -129,7 +129,7 @@ describe('the publisher', () => {
     expect(environmentOf(publisherFunction()).STATE_TABLE_NAME).toEqual({ Ref: alertState });
   });
 
-  it('drains the work queue through an event source mapping with partial batch responses, the batch size and the maximum concurrency', () => {
+  it('drains the work queue through an event source mapping with partial batch responses, the batch size, a 1 s batching window and the maximum concurrency', () => {
     const [queueId] = workQueue();
     const [publisherId] = publisherFunction();
     synth.template.resourceCountIs('AWS::Lambda::EventSourceMapping', 1);
@@ -138,6 +138,8 @@ describe('the publisher', () => {
       FunctionName: { Ref: publisherId },
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       BatchSize: 5,
+      // Full batches: a publisher invocation costs its claim and settlement whatever it holds.
+      MaximumBatchingWindowInSeconds: 1,
       ScalingConfig: { MaximumConcurrency: 16 },
     });
   });

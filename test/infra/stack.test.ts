@@ -3,7 +3,7 @@
  * every kind of subscriber (test/infra/synth.ts). Assertions name behaviour, never logical ids or
  * whole-template snapshots.
  */
-import { Capture, Match } from 'aws-cdk-lib/assertions';
+import { Capture, Match, type Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { alertRunEnvironment } from '#alert-run/config';
 import { metricNames } from '#alert-run/metrics';
@@ -195,7 +195,7 @@ describe('least privilege', () => {
     expect(JSON.stringify(writes[0]?.Resource)).toMatch(/TablesState/);
   });
 
-  it('lets the relay read only the webhook secrets of this deployment', () => {
+  it('lets the relay read only the webhook store of this deployment and the secrets given by ARN', () => {
     const statements = policyOfRole(relayFunction()).filter((statement) =>
       actions(statement).includes('secretsmanager:GetSecretValue'),
     );
@@ -203,7 +203,9 @@ describe('least privilege', () => {
       .flatMap((statement) => [statement.Resource].flat())
       .map((resource) => JSON.stringify(resource));
     expect(resourcesRead).toHaveLength(2);
-    expect(resourcesRead.some((resource) => resource.includes(':secret:news-alerts/slack/*'))).toBe(true);
+    expect(resourcesRead.some((resource) => resource.includes(':secret:news-alerts/slack-webhooks/*'))).toBe(true);
+    // Not the per-audience secrets of earlier releases.
+    expect(resourcesRead.some((resource) => resource.includes(':secret:news-alerts/slack/'))).toBe(false);
     expect(resourcesRead.some((resource) => resource.includes('secret:team/slack-AbCdEf'))).toBe(true);
   });
 
@@ -341,13 +343,13 @@ describe('the Slack relay', () => {
     });
   });
 
-  it('knows where each audience’s webhook lives: the naming convention, or an explicit ARN', () => {
+  it('knows where each audience’s webhook lives: the webhook store, or an explicit ARN', () => {
     expect(environmentOf(relayFunction())).toMatchObject({
       // The function defaults survive: the subclass merges props.environment over them.
       NODE_OPTIONS: '--enable-source-maps',
       POWERTOOLS_SERVICE_NAME: 'news-alerts',
       AUDIENCE_TOPIC_PREFIX: 'news-alerts-audience-',
-      SLACK_SECRET_NAME_PREFIX: 'news-alerts/slack/',
+      SLACK_WEBHOOK_STORE_PREFIX: 'news-alerts/slack-webhooks/',
       SLACK_WEBHOOK_SECRETS: JSON.stringify({
         policy: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:team/slack-AbCdEf',
       }),
@@ -356,14 +358,23 @@ describe('the Slack relay', () => {
 });
 
 describe('secrets', () => {
-  it('creates the API key and the Slack webhook secrets empty: no value, generated or given, in the template', () => {
+  it('creates the API key secret empty and no secret per Slack audience: no value, generated or given, in the template', () => {
     const secrets = ofType('AWS::SecretsManager::Secret');
-    expect(secrets).toHaveLength(2);
+    // The webhook URLs go into the webhook store, which the CLI writes: never into the template.
+    expect(secrets).toHaveLength(1);
     for (const [, secret] of secrets) {
       expect(secret.Properties).not.toHaveProperty('SecretString');
       expect(secret.Properties).not.toHaveProperty('GenerateSecretString');
+      expect(JSON.stringify(secret.Properties)).not.toContain('slack');
     }
-    synth.template.hasResourceProperties('AWS::SecretsManager::Secret', { Name: 'news-alerts/slack/markets' });
+    expect(JSON.stringify(synth.template.toJSON())).not.toMatch(/hooks\.slack\.com/);
+  });
+
+  it('keeps one set of secrets however many audiences post to Slack', () => {
+    const many = synthesize({
+      audiences: Array.from({ length: 40 }, (_, index) => ({ audienceId: `desk-${index}`, slack: {} })),
+    });
+    many.template.resourceCountIs('AWS::SecretsManager::Secret', 1);
   });
 
   it('imports an existing API key secret by ARN instead of creating one', () => {
@@ -519,20 +530,40 @@ describe('monitoring', () => {
     expect(watched.sort()).toEqual(queues.sort());
   });
 
-  it('alarms on SNS delivery failures of each declared audience topic', () => {
-    for (const audienceId of ['markets', 'policy']) {
-      expect(alarm(`news-alerts-delivery-failures-${audienceId}`)).toMatchObject({
-        Namespace: 'AWS/SNS',
-        MetricName: 'NumberOfNotificationsFailed',
-      });
-    }
+  it('has one alarm set, not one alarm per audience: the same alarms for 1 declared audience or 60', () => {
+    const alarmNames = (template: Template) =>
+      Object.values(template.findResources('AWS::CloudWatch::Alarm'))
+        .map((resource) => String((resource as { Properties: { AlarmName: string } }).Properties.AlarmName))
+        .sort();
+    const one = synthesize({ audiences: [{ audienceId: 'desk-0', emails: ['a@example.com'], slack: {} }] });
+    const sixty = synthesize({
+      audiences: Array.from({ length: 60 }, (_, index) => ({
+        audienceId: `desk-${index}`,
+        emails: [`desk-${index}@example.com`],
+        slack: {},
+      })),
+    });
+    expect(alarmNames(sixty.template)).toEqual(alarmNames(one.template));
+    for (const name of alarmNames(sixty.template)) expect(name).not.toMatch(/desk-/);
+    // SNS delivery failures of every audience reach the delivery dead-letter queue, which alarms once.
+    const subscriptions = Object.values(sixty.template.findResources('AWS::SNS::Subscription')).map(
+      (resource) => (resource as { Properties: Record<string, unknown> }).Properties,
+    );
+    for (const subscription of subscriptions) expect(subscription).toHaveProperty('RedrivePolicy');
+    expect(alarmNames(sixty.template)).toContain('news-alerts-delivery-dlq');
+    // The dashboard does not grow either: one search over every audience topic.
+    const body = JSON.stringify(
+      Object.values(sixty.template.findResources('AWS::CloudWatch::Dashboard'))[0]?.Properties?.DashboardBody,
+    );
+    expect(body).not.toContain('desk-59');
+    expect(body).toContain('NumberOfNotificationsFailed');
   });
 
   it('documents every alarm it creates', () => {
-    const documented = Monitoring.describeAlarms().map((doc) => doc.name.replace('<audienceId>', ''));
+    const documented = Monitoring.describeAlarms().map((doc) => doc.name);
     for (const properties of alarms()) {
       const slug = String(properties.AlarmName).replace(/^news-alerts-/, '');
-      expect(documented.some((name) => slug === name || (name.endsWith('-') && slug.startsWith(name)))).toBe(true);
+      expect(documented).toContain(slug);
     }
   });
 

@@ -256,6 +256,128 @@ describe('each work item counts once', () => {
   });
 });
 
+/** Counts the requests `documents` sends, by command, from now on. */
+function countRequests(documents: DynamoDBDocumentClient): Map<string, number> {
+  const counts = new Map<string, number>();
+  documents.middlewareStack.add(
+    (next, context) => async (args) => {
+      const command = String(context.commandName);
+      counts.set(command, (counts.get(command) ?? 0) + 1);
+      return await next(args);
+    },
+    { step: 'initialize', name: 'countRequests' },
+  );
+  return counts;
+}
+
+describe('claims: one delivery of a work item at a time, a batch in two requests', () => {
+  const refs = (...ids: string[]) => ids.map((itemId) => ({ dispatchId: 'run-a', itemId }));
+
+  it('claims a batch of 10 items in one request, and settles it in one more', async () => {
+    const { documents, store, lease } = await setup();
+    await store.open(lease, 'run-a', t0);
+    const items = refs(...Array.from({ length: 10 }, (_, index) => `item-${index}`));
+    const requests = countRequests(documents);
+    const claims = await store.claimItems(items, { owner: 'invocation-1', until: t0 + minute, now: t0 });
+    expect(claims).toEqual(items.map(() => ({ state: 'claimed' })));
+    const counted = await store.settleItems(
+      'invocation-1',
+      { done: items.slice(0, 8).map((ref) => ({ ...ref, result: result(2) })), released: items.slice(8) },
+      t0 + 1,
+    );
+    expect(counted).toEqual(items.slice(0, 8).map(() => true));
+    expect(Object.fromEntries(requests)).toEqual({ TransactWriteItemsCommand: 2 });
+    expect(await store.read('run-a')).toMatchObject({ done: 8, published: 16 });
+    // The released two are free for the next delivery at once; the done ones answer with their result.
+    const again = await store.claimItems(items, { owner: 'invocation-2', until: t0 + 2 * minute, now: t0 + 2 });
+    expect(again.slice(0, 8)).toEqual(items.slice(0, 8).map(() => ({ state: 'done', result: result(2) })));
+    expect(again.slice(8)).toEqual([{ state: 'claimed' }, { state: 'claimed' }]);
+  });
+
+  it('answers busy for an item another delivery holds, until that claim lapses', async () => {
+    const { store, lease } = await setup();
+    await store.open(lease, 'run-a', t0);
+    await store.claimItems(refs('item-1'), { owner: 'first', until: t0 + minute, now: t0 });
+    expect(
+      await store.claimItems(refs('item-1', 'item-2'), { owner: 'second', until: t0 + minute, now: t0 + 1 }),
+    ).toEqual([{ state: 'busy' }, { state: 'claimed' }]);
+    // The first delivery died: after its claim lapsed, the item is free again.
+    expect(
+      await store.claimItems(refs('item-1'), { owner: 'third', until: t0 + 3 * minute, now: t0 + minute + 1 }),
+    ).toEqual([{ state: 'claimed' }]);
+    // The first one's late settlement no longer counts: the item is the third's.
+    expect(
+      await store.settleItems(
+        'first',
+        { done: [{ ...refs('item-1')[0]!, result: result(1) }], released: [] },
+        t0 + 2 * minute,
+      ),
+    ).toEqual([false]);
+    expect(
+      await store.settleItems(
+        'third',
+        { done: [{ ...refs('item-1')[0]!, result: result(0, { alreadyDelivered: 1 }) }], released: [] },
+        t0 + 2 * minute,
+      ),
+    ).toEqual([true]);
+    expect(await store.read('run-a')).toMatchObject({ done: 1, published: 0, alreadyDelivered: 1 });
+  });
+
+  it('an item named twice in one batch is claimed once and gets the same answer twice', async () => {
+    const { store, lease } = await setup();
+    await store.open(lease, 'run-a', t0);
+    expect(await store.claimItems(refs('item-1', 'item-1'), { owner: 'one', until: t0 + minute, now: t0 })).toEqual([
+      { state: 'claimed' },
+      { state: 'claimed' },
+    ]);
+    expect(
+      await store.settleItems(
+        'one',
+        {
+          done: [
+            { ...refs('item-1')[0]!, result: result(1) },
+            { ...refs('item-1')[0]!, result: result(1) },
+          ],
+          released: [],
+        },
+        t0,
+      ),
+    ).toEqual([true, true]);
+    expect(await store.read('run-a')).toMatchObject({ done: 1, published: 1 });
+  });
+
+  it('concurrent claims of the same 10 items by 4 deliveries give each item to exactly one', async () => {
+    const { store, lease } = await setup(silentLog);
+    await store.open(lease, 'run-a', t0);
+    const items = refs(...Array.from({ length: 10 }, (_, index) => `item-${index}`));
+    const answers = await Promise.all(
+      ['a', 'b', 'c', 'd'].map((owner) => store.claimItems(items, { owner, until: t0 + minute, now: t0 })),
+    );
+    items.forEach((_, index) => {
+      expect(answers.filter((answer) => answer[index]?.state === 'claimed')).toHaveLength(1);
+    });
+  });
+
+  it('a settlement into a dispatch without a head counts nothing and says so', async () => {
+    const { store } = await setup();
+    await store.claimItems(refs('item-1'), { owner: 'one', until: t0 + minute, now: t0 });
+    await expect(
+      store.settleItems('one', { done: [{ ...refs('item-1')[0]!, result: result(1) }], released: [] }, t0),
+    ).rejects.toThrow(/has no head/);
+  });
+
+  it('completeItem (no claim) still counts an item a claim is on, once', async () => {
+    const { store, lease } = await setup();
+    await store.open(lease, 'run-a', t0);
+    await store.claimItems(refs('item-1'), { owner: 'one', until: t0 + minute, now: t0 });
+    expect(await store.completeItem('run-a', 'item-1', result(2), t0)).toBe(true);
+    expect(
+      await store.settleItems('one', { done: [{ ...refs('item-1')[0]!, result: result(2) }], released: [] }, t0),
+    ).toEqual([false]);
+    expect(await store.read('run-a')).toMatchObject({ done: 1, published: 2 });
+  });
+});
+
 describe('one open dispatch, under the run lease', () => {
   it('refuses to open a second dispatch while one is open, naming it', async () => {
     const { store, lease } = await setup();

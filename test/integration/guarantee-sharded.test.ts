@@ -1,7 +1,7 @@
 /**
  * DESIGN section 3 in `publishMode: sharded` (issue 14), against moto and the simulator: the real
- * alert run queues work items on SQS, the real publisher (Powertools batch and idempotency behind
- * the emulated SQS event source) publishes them. Each fault below must end with every matched
+ * alert run queues work items on SQS, the real publisher (its batch loop and work item claims
+ * behind the emulated SQS event source) publishes them. Each fault below must end with every matched
  * alert delivered exactly once: SQS delivering items twice, a publisher failing after SNS
  * accepted part of an item, a poison item on the queue, a run that dies while its items are in
  * flight (the watermark must not move until they are done).
@@ -14,13 +14,19 @@ import { firstWindowStart, startTestStack, type TestStack } from '#test/run-harn
 
 const exact = { missing: [], unexpected: [], duplicates: [] };
 
-/** A transaction that writes a work item's completion record (`sk` `item#…`, plain or marshalled). */
+/**
+ * A transaction that marks a work item done: an update of its completion record (`sk` `item#…`,
+ * plain or marshalled) that sets `doneAt`. The claim before publishing is a put, not this.
+ */
 function completesAnItem(input: unknown): boolean {
-  const items = (input as { TransactItems?: { Put?: { Item?: Record<string, unknown> } }[] }).TransactItems ?? [];
+  type Update = { Key?: Record<string, unknown>; UpdateExpression?: string };
+  const items = (input as { TransactItems?: { Update?: Update }[] }).TransactItems ?? [];
   return items.some((item) => {
-    const sk = item.Put?.Item?.sk;
+    const sk = item.Update?.Key?.sk;
     const value = typeof sk === 'object' && sk !== null && 'S' in sk ? (sk as { S: unknown }).S : sk;
-    return typeof value === 'string' && value.startsWith('item#');
+    return (
+      typeof value === 'string' && value.startsWith('item#') && /#doneAt = /.test(item.Update?.UpdateExpression ?? '')
+    );
   });
 }
 

@@ -144,7 +144,7 @@ function workItem(): WorkItem {
 }
 
 describe('publisher function handler', () => {
-  it('publishes a batch, reports the poison record, emits its metrics and keeps its idempotency record in publish#items', async () => {
+  it('publishes a batch, reports the poison record, emits its metrics and keeps the claim of its item, now its completion record, in its dispatch', async () => {
     const item = workItem();
     let response: SQSBatchResponse | undefined;
     const metrics = await emittedMetrics(async () => {
@@ -165,16 +165,23 @@ describe('publisher function handler', () => {
     const { Items = [] } = await clients.documents.send(
       new QueryCommand({
         TableName: stateTable,
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': 'publish#items' },
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :item)',
+        ExpressionAttributeValues: { ':pk': `dispatch#${dispatchId}`, ':item': 'item#' },
         ConsistentRead: true,
       }),
     );
     expect(Items).toHaveLength(1);
-    expect(Items[0]).toMatchObject({ status: 'COMPLETED' });
-    // TTL in epoch seconds, as the table's TTL attribute expects: days ahead, not milliseconds.
+    // Claimed by this invocation, then done with its counts.
+    expect(Items[0]).toMatchObject({
+      itemId: item.itemId,
+      claimOwner: expect.stringContaining('request-1'),
+      doneAt: expect.any(Number),
+      published: 2,
+    });
+    // TTL in epoch seconds, as the table's TTL attribute expects: kept as long as the dispatch's
+    // head for the run history (14 days, longer than the work queue keeps a message), not milliseconds.
     const expiresAt = Number(Items[0]?.expiresAt);
-    expect(expiresAt).toBeGreaterThan(Date.now() / 1000);
-    expect(expiresAt).toBeLessThan(Date.now() / 1000 + 10 * 24 * 3600);
+    expect(expiresAt).toBeGreaterThan(Date.now() / 1000 + 4 * 24 * 3600);
+    expect(expiresAt).toBeLessThan(Date.now() / 1000 + 15 * 24 * 3600);
   });
 });

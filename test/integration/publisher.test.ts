@@ -184,6 +184,42 @@ describe('publisher batch loop', () => {
     expect(s.log.lines.join('\n')).not.toContain('poison-marker');
   });
 
+  it('a batch of 10 items shares its DynamoDB requests: one claim, ledger reads of 100 and writes of 25, one settlement', async () => {
+    const s = await setup();
+    // 10 audiences × 5 alerts: 50 notifications in 10 items (one audience each).
+    const audiences = Array.from({ length: 10 }, (_, index) => `audience-${index}`);
+    const messages = audiences.flatMap((audienceId, index) => alerts(s.topicArn, audienceId, 5, index * 100));
+    const items = itemsOf(messages);
+    expect(items).toHaveLength(10);
+    const requests = new Map<string, number>();
+    // The document client shares the plain client's middleware stack: this sees every request.
+    s.clients.dynamo.middlewareStack.add(
+      (next, context) => async (args) => {
+        const command = String(context.commandName);
+        requests.set(command, (requests.get(command) ?? 0) + 1);
+        return await next(args);
+      },
+      { step: 'initialize', name: 'countDynamoRequests' },
+    );
+    // Ledger records wait for full batches of 25 (the flush at the end writes the rest).
+    const handler = createWorkItemHandler({ ...s.wiring, ledgerFlushDelayMs: 60_000, metrics: recorder(s.metrics) });
+    const response = await handler(
+      { Records: items.map((item, index) => record(workItemBody(item), `m-${index}`)) },
+      context('invocation-1'),
+    );
+    const sent = Object.fromEntries(requests);
+    expect(response.batchItemFailures).toEqual([]);
+    expect(await received(s.clients, s.subscriberUrl)).toEqual(ids(messages));
+    expect(await s.wiring.dispatches.read(dispatchId)).toMatchObject({ done: 10, published: 50 });
+    // Per item one at a time this was 5 requests each (50): a claim's two writes, a lookup, a
+    // ledger write and a completion transaction.
+    expect(sent).toEqual({
+      TransactWriteItemsCommand: 2,
+      BatchGetItemCommand: 1,
+      BatchWriteItemCommand: 2,
+    });
+  });
+
   it('the same SQS message delivered twice at once is published once; its redelivery gets the stored result', async () => {
     const s = await setup();
     const messages = alerts(s.topicArn, 'markets', 4);

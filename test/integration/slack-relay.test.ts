@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Logger } from '@aws-lambda-powertools/logger';
-import { CreateSecretCommand, PutSecretValueCommand } from '@aws-sdk/client-secrets-manager';
+import { CreateSecretCommand } from '@aws-sdk/client-secrets-manager';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context } from 'aws-lambda';
 import { Agent } from 'undici';
@@ -16,7 +16,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from
 import { slackPostedPartition } from '#aws/table-layout';
 import { createTables, tableNamesFor } from '#sandbox/tables';
 import { Agent as PublicOnlyAgent } from '#shared/http-pool';
+import { webhookShardName } from '#shared/slack-webhook-store';
 import { awsClients, uniquePrefix } from '#test/aws';
+import { storeWebhooks } from '../../cli/webhook-store.ts';
 import { SlackDeliveryError, SlackRejectedError, SlackWebhookConfigError } from '../../functions/slack-relay/errors.ts';
 import { postedAlerts } from '../../functions/slack-relay/idempotency.ts';
 import { type OncePerDelivery, SlackRelay, type SlackRelayDependencies } from '../../functions/slack-relay/relay.ts';
@@ -102,6 +104,7 @@ describe('Slack relay against a local HTTPS Slack and moto Secrets Manager', () 
   const dispatcher = new Agent({ connect: { ca: ca.cert } });
   const logLines: string[] = [];
   const prefix = uniquePrefix();
+  const storePrefix = `${prefix}slack-webhooks/`;
   const topicNamePrefix = `${prefix}audience-`;
   const topicArn = (audienceId: string) => `arn:aws:sns:us-east-1:123456789012:${topicNamePrefix}${audienceId}`;
 
@@ -130,11 +133,16 @@ describe('Slack relay against a local HTTPS Slack and moto Secrets Manager', () 
       locale?: string;
       /** Whether the webhook source accepts an internal host (this receiver is on loopback). */
       allowInternalTargets?: boolean;
+      /** Keep the webhook in a secret of the audience's own (given by id), not in the store. */
+      own?: boolean;
     } = {},
   ) {
-    await clients.secrets.send(
-      new CreateSecretCommand({ Name: `${prefix}slack/${audienceId}`, SecretString: secretString }),
-    );
+    const ownSecret = `${prefix}own/${audienceId}`;
+    if (options.own) {
+      await clients.secrets.send(new CreateSecretCommand({ Name: ownSecret, SecretString: secretString }));
+    } else {
+      await storeWebhooks(clients.secrets, storePrefix, new Map([[audienceId, secretString]]));
+    }
     // Powertools writes INFO to stdout and WARN/ERROR to stderr: capture both.
     for (const stream of [process.stdout, process.stderr]) {
       vi.spyOn(stream, 'write').mockImplementation((chunk: string | Uint8Array) => {
@@ -146,8 +154,8 @@ describe('Slack relay against a local HTTPS Slack and moto Secrets Manager', () 
     const deps: SlackRelayDependencies = {
       webhooks: new SecretsManagerWebhooks({
         client: clients.secrets,
-        explicitSecrets: {},
-        secretNamePrefix: `${prefix}slack/`,
+        explicitSecrets: options.own ? { [audienceId]: ownSecret } : {},
+        storePrefix,
         maxAgeSeconds: 300,
         allowInternalTargets: options.allowInternalTargets ?? true,
       }),
@@ -213,7 +221,9 @@ describe('Slack relay against a local HTTPS Slack and moto Secrets Manager', () 
       { status: 429, body: 'rate_limited', headers: { 'retry-after': '1' } },
       { status: 200 },
     ]);
-    const { relay, event, sleeps, invocation } = await relayFor('throttled', JSON.stringify({ webhookUrl: url }));
+    const { relay, event, sleeps, invocation } = await relayFor('throttled', JSON.stringify({ webhookUrl: url }), {
+      own: true,
+    });
     await expect(relay.handle(event, invocation)).resolves.toMatchObject([{ attempts: 2 }]);
     expect(sleeps).toEqual([1000]);
     expect(receiver.received.filter((request) => request.path.endsWith('/throttled-token'))).toHaveLength(2);
@@ -235,9 +245,8 @@ describe('Slack relay against a local HTTPS Slack and moto Secrets Manager', () 
     const { relay, event, invocation } = await relayFor('rotated', archived);
     // Warm the cache with the archived channel's URL, then ops put the new one.
     await expect(relay.handle(event, invocation)).rejects.toBeInstanceOf(SlackRejectedError);
-    await clients.secrets.send(
-      new PutSecretValueCommand({ SecretId: `${prefix}slack/rotated`, SecretString: replacement }),
-    );
+    // Ops replace that audience's webhook alone: its store shard gets a new version.
+    await storeWebhooks(clients.secrets, storePrefix, new Map([['rotated', replacement]]));
     await expect(relay.handle(event, invocation)).resolves.toMatchObject([{ attempts: 2 }]);
     expect(receiver.received.filter((request) => request.path.endsWith('/replacement-token'))).toHaveLength(1);
   });
@@ -271,7 +280,7 @@ describe('Slack relay against a local HTTPS Slack and moto Secrets Manager', () 
       'alert posted to Slack',
       'alert could not be posted to Slack',
     ]);
-    expect(lines[2]).toContain(`"secretId":"${prefix}slack/revoked`);
+    expect(lines[2]).toContain(`"secretId":"${webhookShardName(storePrefix, 'revoked')}"`);
     expect(lines[2]).toContain('"detail":"no_service"');
     for (const text of [...lines, error.message, String(error.stack)]) {
       expect(text).not.toMatch(/-token/);
@@ -337,7 +346,7 @@ describe('Slack relay against a local HTTPS Slack and moto Secrets Manager', () 
       const error = (await relay.handle(event, invocation).catch((caught: unknown) => caught)) as Error;
       expect(error).toBeInstanceOf(SlackWebhookConfigError);
       expect(error.message).toMatch(reason);
-      expect(error.message).toContain(`secret "${prefix}slack/${audienceId}"`);
+      expect(error.message).toContain(`secret "${webhookShardName(storePrefix, audienceId)}"`);
       expect(error.message).not.toMatch(/-token|\/services\/T0000/);
     });
   });

@@ -1,11 +1,12 @@
 /**
- * A Slack incoming-webhook URL is a credential: once the relay has read one from Secrets Manager,
- * the shared redaction removes its path from every log line and error chain of the process.
+ * A Slack incoming-webhook URL is a credential: once the relay has read one from the webhook store
+ * (Secrets Manager), the shared redaction removes its path from every log line and error chain of
+ * the process.
  */
-import { CreateSecretCommand } from '@aws-sdk/client-secrets-manager';
 import { afterEach, describe, expect, it } from 'vitest';
 import { clearRegisteredSecrets, redactSecrets, sanitizeError } from '#shared/secret-redaction';
 import { awsClients, uniquePrefix } from '#test/aws';
+import { storeWebhooks } from '../../cli/webhook-store.ts';
 import { SecretsManagerWebhooks } from '../../functions/slack-relay/webhook.ts';
 
 afterEach(() => clearRegisteredSecrets());
@@ -16,11 +17,11 @@ describe('the Slack webhook source', () => {
     const prefix = uniquePrefix();
     const token = 'Xq7Lw2Zp9Rt4Yv8Nm3Kb6Hd1';
     const url = `https://hooks.slack.com/services/T0ABC1234/B0DEF5678/${token}`;
-    await secrets.send(new CreateSecretCommand({ Name: `${prefix}slack/desk`, SecretString: url }));
+    await storeWebhooks(secrets, `${prefix}slack-webhooks/`, new Map([['desk', url]]));
     const webhooks = new SecretsManagerWebhooks({
       client: secrets,
       explicitSecrets: {},
-      secretNamePrefix: `${prefix}slack/`,
+      storePrefix: `${prefix}slack-webhooks/`,
       maxAgeSeconds: 300,
     });
 

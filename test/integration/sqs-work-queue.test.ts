@@ -403,13 +403,13 @@ describe('when SQS does not take everything', () => {
 });
 
 describe('a dispatch count that fails', () => {
-  it('sends nothing of that batch, keeps sending the others, and accounts for every message', async () => {
+  it('sends nothing of the call, and accounts for every message; the next call counts and sends again', async () => {
     const base = await setup();
     let counts = 0;
     const flaky: DispatchStore = Object.assign(Object.create(base.dispatches) as DispatchStore, {
       countEnqueued: async (dispatchId: string, items: number) => {
         counts += 1;
-        if (counts === 2) throw new Error('DynamoDB unreachable');
+        if (counts === 1) throw new Error('DynamoDB unreachable');
         await base.dispatches.countEnqueued(dispatchId, items);
       },
     });
@@ -420,18 +420,22 @@ describe('a dispatch count that fails', () => {
       log: silentLog,
       concurrency: 1,
     });
-    // 30 audiences: three batches of 10 items.
+    // 30 audiences: three batches of 10 items, counted in one request.
     const messages = Array.from({ length: 30 }, (_, n) => message(`audience-${n}`, n));
     const outcome = await queue.enqueue('run-a', messages, {});
-    expect(counts).toBe(3);
-    expect(outcome.failed).toHaveLength(10);
+    expect(counts).toBe(1);
+    expect(outcome.failed).toHaveLength(30);
     expect(outcome.failed.every((failure) => failure.code === 'DispatchCountFailed' && !failure.permanent)).toBe(true);
-    expect(outcome.queued.length + outcome.failed.length).toBe(30);
-    expect(outcome.items).toBe(20);
+    expect(outcome.items).toBe(0);
+    expect((await arrived(base.sqs, base.queueUrl)).items).toEqual([]);
+
+    const retried = await queue.enqueue('run-a', messages, {});
+    expect(counts).toBe(2);
+    expect(retried.failed).toEqual([]);
+    expect(retried.items).toBe(30);
     // What reached SQS is exactly what the outcome and the dispatch count.
-    const { items } = await arrived(base.sqs, base.queueUrl);
-    expect(items).toHaveLength(20);
-    expect((await base.dispatches.read('run-a'))?.enqueued).toBe(20);
+    expect((await arrived(base.sqs, base.queueUrl)).items).toHaveLength(30);
+    expect((await base.dispatches.read('run-a'))?.enqueued).toBe(30);
   });
 });
 

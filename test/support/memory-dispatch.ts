@@ -6,12 +6,15 @@
  */
 import { DispatchOpenError, LeaseLostError } from '#core/errors';
 import type {
+  ClaimOutcome,
   DispatchHead,
   DispatchStore,
   EnqueueOutcome,
   Lease,
   OutboundMessage,
   WorkItem,
+  WorkItemClaim,
+  WorkItemRef,
   WorkItemResult,
   WorkQueue,
 } from '#core/ports';
@@ -98,10 +101,56 @@ export class MemoryDispatchStore implements DispatchStore {
     return head === undefined ? undefined : { ...head };
   }
 
+  /** Claims held: `dispatchId#itemId` → owner and until. */
+  readonly claims = new Map<string, { owner: string; until: number }>();
+  /** Results of done items, as the DynamoDB adapter keeps them on the completion record. */
+  readonly results = new Map<string, WorkItemResult>();
+
+  async claimItems(items: readonly WorkItemRef[], claim: WorkItemClaim): Promise<ClaimOutcome[]> {
+    const answers = new Map<string, ClaimOutcome>();
+    return items.map((ref) => {
+      const id = `${ref.dispatchId}#${ref.itemId}`;
+      const earlier = answers.get(id);
+      if (earlier !== undefined) return earlier;
+      const result = this.results.get(id);
+      const held = this.claims.get(id);
+      const answer: ClaimOutcome =
+        result !== undefined
+          ? { state: 'done', result }
+          : held !== undefined && held.until >= claim.now
+            ? { state: 'busy' }
+            : { state: 'claimed' };
+      if (answer.state === 'claimed') this.claims.set(id, { owner: claim.owner, until: claim.until });
+      answers.set(id, answer);
+      return answer;
+    });
+  }
+
+  async settleItems(
+    owner: string,
+    settlement: { done: readonly (WorkItemRef & { result: WorkItemResult })[]; released: readonly WorkItemRef[] },
+  ): Promise<boolean[]> {
+    const answers = settlement.done.map((entry) => {
+      const id = `${entry.dispatchId}#${entry.itemId}`;
+      if (this.claims.get(id)?.owner !== owner) return false;
+      return this.#count(entry.dispatchId, entry.itemId, entry.result);
+    });
+    for (const ref of settlement.released) {
+      const id = `${ref.dispatchId}#${ref.itemId}`;
+      if (this.claims.get(id)?.owner === owner && !this.completions.has(id)) this.claims.delete(id);
+    }
+    return answers;
+  }
+
   async completeItem(dispatchId: string, itemId: string, result: WorkItemResult): Promise<boolean> {
+    return this.#count(dispatchId, itemId, result);
+  }
+
+  #count(dispatchId: string, itemId: string, result: WorkItemResult): boolean {
     const id = `${dispatchId}#${itemId}`;
     if (this.completions.has(id)) return false;
     this.completions.add(id);
+    this.results.set(id, result);
     const head = this.heads.get(dispatchId);
     if (head) {
       head.done += 1;

@@ -92,6 +92,48 @@ describe('publishing verdicts', () => {
     expect(section.findings?.join('\n')).toMatch(/NOT a valid figure: SNS was sent 50010 entries/);
   });
 
+  it('judges issue 33 on every sharded run: DynamoDB requests per notification ≤ 0.1 and CPU per notification ≤ 1.3× single', () => {
+    // single: 50,000 notifications, 10 s of bench CPU (0.2 ms each), 2,500 DynamoDB requests (0.05 each).
+    const single = run({
+      mode: 'single',
+      perSecond: 1_000,
+      dynamoRequests: { BatchWriteItem: { count: 2_500, ms: 1 } },
+    });
+    const sharded = (concurrency: number, requests: number, nodeCpuMs: number) =>
+      run({
+        mode: 'sharded',
+        concurrency,
+        perSecond: 800,
+        nodeCpuMs,
+        dynamoRequests: { TransactWriteItems: { count: requests, ms: 1 } },
+      });
+    const rows = (runs: PublishingRun[]) => {
+      const all = publishingTargets({ options, cores: 2, runs: [single, ...runs] });
+      const requests = all.find((t) => t.target.includes('DynamoDB requests per notification'));
+      const cpu = all.find((t) => t.target.includes('CPU per notification'));
+      return { requests, cpu };
+    };
+    // 5,000 requests = 0.1 per notification and 13 s of CPU = 1.3× at both counts: met exactly at the bar.
+    const atBar = rows([sharded(1, 5_000, 13_000), sharded(4, 5_000, 13_000)]);
+    expect(atBar.requests).toMatchObject({ met: true });
+    expect(atBar.requests?.measured).toBe('0.100 at 1 publisher, 0.100 at 4 publishers (single: 0.050)');
+    expect(atBar.cpu).toMatchObject({ met: true });
+    expect(atBar.cpu?.measured).toMatch(
+      /^1\.30× at 1 publisher, 1\.30× at 4 publishers; for information: 0\.26 ms, 0\.26 ms per notification against 0\.20 ms/,
+    );
+    // One publisher count over either bar misses the row, whatever the others measured.
+    const over = rows([sharded(1, 5_000, 13_000), sharded(4, 5_050, 13_100)]);
+    expect(over.requests).toMatchObject({ met: false });
+    expect(over.requests?.note).toMatch(/TransactWriteItems 5,050/);
+    expect(over.cpu).toMatchObject({ met: false });
+    // A run that lost or doubled anything measures neither.
+    const lost = rows([{ ...sharded(4, 100, 100), invalid: 'the ledger holds 49,990 entries' }]);
+    expect(lost.requests).toMatchObject({ measured: 'invalid run', met: false });
+    expect(lost.cpu).toMatchObject({ measured: 'invalid run', met: false });
+    // Without a sharded run nothing is claimed.
+    expect(rows([]).requests?.met).toBeUndefined();
+  });
+
   it('derives how many notifications one run publishes in its time budget from the single rate', () => {
     const results: PublishingResults = {
       options,

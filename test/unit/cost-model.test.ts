@@ -22,6 +22,7 @@ import {
 import {
   type CostScenario,
   costModel,
+  fixedSlope,
   formatUsd,
   renderCostMarkdown,
   renderCostSummary,
@@ -54,11 +55,11 @@ const facts: StackFacts = {
   pageConcurrency: 4,
   secretCacheSeconds: 300,
   fixedAlarms: 14,
-  alarmsPerDeclaredAudience: 1,
+  alarmsPerDeclaredAudience: 0,
   dashboards: 1,
   customerManagedKeys: 2,
   fixedSecrets: 1,
-  secretsPerSlackAudience: 1,
+  webhookStoreShards: 4,
   customMetrics: 30,
   note: 'test facts',
 };
@@ -214,45 +215,77 @@ describe('costModel', () => {
     expect(cost.scenario.provider.pagesPerDay).toMatchObject({ value: 16_000, basis: 'measured' });
   });
 
-  it('counts one alarm per declared audience on top of the fixed ones', () => {
-    const alarms = (audiences: number) =>
-      table.scenarios
-        .find((c) => c.scenario.audiences === audiences)
-        ?.rows.find((row) => row.priceId === 'cloudWatchAlarm')?.quantity;
-    expect(alarms(100)).toBe(facts.fixedAlarms + 100);
-    expect(alarms(1000)).toBe(facts.fixedAlarms + 1000);
+  it("counts the same alarms and at most the webhook store's secrets, whatever the audiences", () => {
+    const quantity = (audiences: number, priceId: string) =>
+      table.scenarios.find((c) => c.scenario.audiences === audiences)?.rows.find((row) => row.priceId === priceId)
+        ?.quantity;
+    for (const audiences of [5, 100, 1000]) {
+      expect(quantity(audiences, 'cloudWatchAlarm')).toBe(facts.fixedAlarms);
+      expect(quantity(audiences, 'secretsManagerSecret')).toBeLessThanOrEqual(
+        facts.fixedSecrets + facts.webhookStoreShards,
+      );
+    }
+    // 500 Slack audiences fill every shard; 5 audiences (3 with Slack) fill fewer.
+    expect(quantity(1000, 'secretsManagerSecret')).toBeCloseTo(facts.fixedSecrets + facts.webhookStoreShards, 3);
+    expect(quantity(5, 'secretsManagerSecret')).toBeLessThan(facts.fixedSecrets + 3);
+  });
+
+  it('splits every size into a fixed part and a delivery part that add up to the total', () => {
+    for (const cost of table.scenarios) {
+      expect(cost.fixedUsd + cost.deliveryUsd).toBeCloseTo(cost.totalUsd, 9);
+      expect(cost.rows.every((row) => row.part === 'fixed' || row.part === 'delivery')).toBe(true);
+      // Nothing that grows with the notifications is in the fixed part.
+      const doubled = price({ ...cost.scenario, notificationsPerDay: scale(cost.scenario.notificationsPerDay, 2) });
+      expect(doubled.fixedUsd).toBeCloseTo(cost.fixedUsd, 6);
+    }
+  });
+
+  it('10,000 articles a day × 1,000 audiences: fixed part under $40 a month, under $0.02 for each audience added', () => {
+    const of = (audiences: number) =>
+      table.scenarios.find(
+        (c) =>
+          c.scenario.articlesPerDay === 10_000 &&
+          c.scenario.audiences === audiences &&
+          c.scenario.reading === 'incremental',
+      ) as ScenarioCost;
+    expect(of(1000).fixedUsd).toBeLessThan(40);
+    expect(fixedSlope(table.scenarios, of(1000))).toBeLessThan(0.02);
   });
 });
 
 describe('today (full re-reads) against incremental reading', () => {
-  it.each(SIZES.map((size) => [`${size.articlesPerDay} × ${size.audiences}`, size] as const))(
-    '%s: every provider-bound row costs at least as much today, and so do pages and articles read',
-    (_label, size) => {
-      const of = (reading: 'today' | 'incremental') => {
-        const cost = table.scenarios.find(
-          (c) =>
-            c.scenario.articlesPerDay === size.articlesPerDay &&
-            c.scenario.audiences === size.audiences &&
-            c.scenario.reading === reading,
-        );
-        if (cost === undefined) throw new Error(`no ${reading} scenario`);
-        return cost;
-      };
-      const today = of('today');
-      const incremental = of('incremental');
-      const bound = today.rows.filter((row) => row.providerBound);
-      expect(bound.length).toBeGreaterThanOrEqual(2);
-      for (const row of bound) {
-        const other = incremental.rows.find((r) => r.item === row.item);
-        expect(row.usd).toBeGreaterThanOrEqual(other?.usd ?? Number.POSITIVE_INFINITY);
-      }
-      expect(today.provider.pagesPerMonth).toBeGreaterThan(incremental.provider.pagesPerMonth);
-      expect(today.provider.articlesReadPerMonth).toBeGreaterThan(incremental.provider.articlesReadPerMonth);
-      // Reading changes neither what is delivered nor what it costs to deliver.
-      const deliveries = (cost: ScenarioCost) => cost.rows.filter((row) => row.service === 'SNS').map((row) => row.usd);
-      expect(deliveries(incremental)).toEqual(deliveries(today));
-    },
-  );
+  // A day of 1,000 articles is a page or two: reading it newest first, one page at a time, saves
+  // nothing over reading it whole, and the estimate's sequential page waits may cost a fraction of a
+  // cent more; from 10,000 articles a day on, the whole-day reads cost more.
+  it.each(
+    SIZES.filter((size) => size.articlesPerDay >= 10_000).map(
+      (size) => [`${size.articlesPerDay} × ${size.audiences}`, size] as const,
+    ),
+  )('%s: every provider-bound row costs at least as much today, and so do pages and articles read', (_label, size) => {
+    const of = (reading: 'today' | 'incremental') => {
+      const cost = table.scenarios.find(
+        (c) =>
+          c.scenario.articlesPerDay === size.articlesPerDay &&
+          c.scenario.audiences === size.audiences &&
+          c.scenario.reading === reading,
+      );
+      if (cost === undefined) throw new Error(`no ${reading} scenario`);
+      return cost;
+    };
+    const today = of('today');
+    const incremental = of('incremental');
+    const bound = today.rows.filter((row) => row.providerBound);
+    expect(bound.length).toBeGreaterThanOrEqual(2);
+    for (const row of bound) {
+      const other = incremental.rows.find((r) => r.item === row.item);
+      expect(row.usd).toBeGreaterThanOrEqual(other?.usd ?? Number.POSITIVE_INFINITY);
+    }
+    expect(today.provider.pagesPerMonth).toBeGreaterThan(incremental.provider.pagesPerMonth);
+    expect(today.provider.articlesReadPerMonth).toBeGreaterThan(incremental.provider.articlesReadPerMonth);
+    // Reading changes neither what is delivered nor what it costs to deliver.
+    const deliveries = (cost: ScenarioCost) => cost.rows.filter((row) => row.service === 'SNS').map((row) => row.usd);
+    expect(deliveries(incremental)).toEqual(deliveries(today));
+  });
 
   it('today, every run re-reads the day so far: articles read scale with the day, lookups with the match window', () => {
     const small = estimateDayCounts({ articlesPerDay: 10_000, audiences: 100 }, 'today', facts);
@@ -417,9 +450,11 @@ describe('stack facts come from lib/', () => {
     expect(derived.alertMemoryMb).toBe(config.memorySize);
     expect(derived.logRetentionDays).toBe(config.logRetentionDays);
     expect(derived.intervalMinutes).toBe(config.intervalMinutes);
-    expect(derived.alarmsPerDeclaredAudience).toBe(1);
+    expect(derived.alarmsPerDeclaredAudience).toBe(0);
     expect(derived.fixedAlarms).toBeGreaterThanOrEqual(10);
-    expect(derived.secretsPerSlackAudience).toBe(1);
+    expect(derived.webhookStoreShards).toBe(4);
+    // The stack makes one secret (the API key), whatever the audiences.
+    expect(derived.fixedSecrets).toBe(1);
     expect(derived.customMetrics).toBe(Object.keys(metricNames).length + 4);
     expect(derived.customerManagedKeys).toBeGreaterThanOrEqual(2);
   });

@@ -38,6 +38,12 @@ class Completions implements DispatchStore {
     this.calls.push({ result, first });
     return first;
   }
+  async claimItems(): Promise<never> {
+    throw new Error('publishWorkItem claims nothing');
+  }
+  async settleItems(): Promise<never> {
+    throw new Error('publishWorkItem settles nothing: it completes each item');
+  }
   async read(): Promise<DispatchHead | undefined> {
     return undefined;
   }

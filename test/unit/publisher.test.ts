@@ -1,6 +1,6 @@
 /**
- * The publisher's batch loop (functions/publisher/process.ts) with its steps stubbed and no
- * idempotency table: which receive is the last attempt, the deadline signal, what a failure
+ * The publisher's batch loop (functions/publisher/process.ts) with its steps stubbed (no claims
+ * are taken): which receive is the last attempt, the deadline signal, what a failure
  * reports and what the logs may say. The loop with the real steps and AWS is in
  * test/integration/publisher.test.ts.
  */
@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { WorkItemRetryError } from '#core/errors';
 import { AudienceSchema } from '#core/model';
 import type { WorkItem, WorkItemResult } from '#core/ports';
+import type { WorkItemOutcome } from '#core/publish-work';
 import { renderNotification } from '#core/render';
 import { parseWorkItem, workItemBody } from '#core/work-items';
 import { captureLog } from '#test/run-harness';
@@ -67,18 +68,41 @@ const record = (body: string, receiveCount: number, messageId = `m-${receiveCoun
 const context = (remainingMs = 60_000): Context =>
   ({ awsRequestId: 'request', getRemainingTimeInMillis: () => remainingMs }) as Context;
 
+/** A step that handles one item (the batch step calls it for each, in order). */
+type ItemStep = (
+  item: WorkItem,
+  options: { lastAttempt: boolean; signal?: AbortSignal | undefined },
+) => Promise<WorkItemResult>;
+
+/** The batch step made of a per-item one: an item whose step throws fails, the others are done. */
+const perItem =
+  (step: ItemStep): WorkItemSteps['publish'] =>
+  async (deliveries, options) =>
+    await Promise.all(
+      deliveries.map(async ({ item: work, lastAttempt }): Promise<WorkItemOutcome> => {
+        try {
+          return { kind: 'done', result: await step(work, { lastAttempt, signal: options.signal }), counted: true };
+        } catch (error) {
+          return { kind: 'failed', error };
+        }
+      }),
+    );
+
 function loop(
-  steps: Partial<WorkItemSteps> = {},
-  options: { maxReceiveCount?: number; deadlineMarginMs?: number } = {},
+  steps: { parse?: WorkItemSteps['parse']; publish?: ItemStep; publishBatch?: WorkItemSteps['publish'] } = {},
+  options: { maxReceiveCount?: number; deadlineMarginMs?: number; now?: () => number } = {},
 ) {
   const log = captureLog();
   const handler = createBatchHandler(
-    { parse: parseWorkItem, publish: async () => done, ...steps },
     {
-      idempotency: undefined,
+      parse: steps.parse ?? parseWorkItem,
+      publish: steps.publishBatch ?? perItem(steps.publish ?? (async () => done)),
+    },
+    {
       maxReceiveCount: options.maxReceiveCount ?? 3,
       log,
       deadlineMarginMs: options.deadlineMarginMs,
+      now: options.now,
     },
   );
   return { handler, log };
@@ -164,9 +188,29 @@ describe('publisher batch loop (steps stubbed)', () => {
     expect(text).not.toContain('hooks.example.com');
   });
 
-  it('warns once at construction that without an idempotency table concurrent deliveries may both publish', () => {
-    const { log } = loop();
-    expect(log.lines.filter((line) => line.includes('idempotency'))).toHaveLength(1);
+  it('claims each batch for as long as the invocation can run, under an owner of its own per invocation', async () => {
+    const claims: { owner: string; until: number }[] = [];
+    let clock = 1_000_000;
+    const { handler } = loop(
+      {
+        publishBatch: async (deliveries, options) => {
+          if (options.claim) claims.push(options.claim);
+          return deliveries.map(() => ({ kind: 'done', result: done, counted: true }));
+        },
+      },
+      { now: () => clock },
+    );
+    await handler(
+      { Records: [record(workItemBody(item), 1, 'm-1'), record(workItemBody(item), 1, 'm-2')] },
+      context(30_000),
+    );
+    clock += 5_000;
+    await handler({ Records: [record(workItemBody(item), 1, 'm-3')] }, context(20_000));
+    expect(claims).toEqual([
+      { owner: expect.any(String), until: 1_030_000 },
+      { owner: expect.any(String), until: 1_025_000 },
+    ]);
+    expect(claims[0]?.owner).not.toBe(claims[1]?.owner);
   });
 
   it('never logs any part of an unreadable body: hostile bodies fail their record and leave only ids and reasons (property)', async () => {

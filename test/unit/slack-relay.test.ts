@@ -224,12 +224,12 @@ describe('redactWebhook', () => {
 });
 
 describe('loadSlackRelayConfig', () => {
-  const required = { AUDIENCE_TOPIC_PREFIX: prefix, SLACK_SECRET_NAME_PREFIX: 'news-alerts/slack/' };
+  const required = { AUDIENCE_TOPIC_PREFIX: prefix, SLACK_WEBHOOK_STORE_PREFIX: 'news-alerts/slack-webhooks/' };
 
   it('applies defaults', () => {
     expect(loadSlackRelayConfig(required)).toEqual({
       topicNamePrefix: prefix,
-      secretNamePrefix: 'news-alerts/slack/',
+      storePrefix: 'news-alerts/slack-webhooks/',
       webhookSecrets: {},
       webhookCacheSeconds: 300,
       retry: { maxAttempts: 4, baseDelayMs: 500, maxDelayMs: 8000, requestTimeoutMs: 5000 },
@@ -257,7 +257,7 @@ describe('loadSlackRelayConfig', () => {
       { markets: arn },
     );
     expect(() => loadSlackRelayConfig({ ...required, SLACK_WEBHOOK_SECRETS: '[1' })).toThrow(/SLACK_WEBHOOK_SECRETS/);
-    expect(() => loadSlackRelayConfig({ SLACK_SECRET_NAME_PREFIX: 'x/' })).toThrow(/AUDIENCE_TOPIC_PREFIX/);
+    expect(() => loadSlackRelayConfig({ SLACK_WEBHOOK_STORE_PREFIX: 'x/' })).toThrow(/AUDIENCE_TOPIC_PREFIX/);
     expect(() => loadSlackRelayConfig({ ...required, SLACK_MAX_ATTEMPTS: '0' })).toThrow(/SLACK_MAX_ATTEMPTS/);
   });
 
@@ -279,6 +279,19 @@ describe('loadSlackRelayConfig', () => {
     );
     expect(leaksOf(error?.message ?? '', WEBHOOK)).toEqual([]);
     expect(leaksOf(error?.message ?? '', '/services/T000/B000/secret-token-1')).toEqual([]);
+  });
+
+  it('refuses a webhook URL (or anything but a secret name prefix) as the webhook store prefix, never echoing it', () => {
+    for (const value of [WEBHOOK, 'hooks.slack.com/services/T000/B000/secret-token-1/', `${WEBHOOK}/`]) {
+      const error = refusal({ ...required, SLACK_WEBHOOK_STORE_PREFIX: value });
+      expect(error).toBeInstanceOf(ConfigError);
+      expect(error?.message).toMatch(/SLACK_WEBHOOK_STORE_PREFIX: looks like a URL \(not shown\)/);
+      expect(leaksOf(error?.message ?? '', '/services/T000/B000/secret-token-1')).toEqual([]);
+    }
+    expect(refusal({ ...required, SLACK_WEBHOOK_STORE_PREFIX: 'news-alerts/slack-webhooks' })?.message).toMatch(
+      /SLACK_WEBHOOK_STORE_PREFIX: must be a secret name prefix ending in "\/"/,
+    );
+    expect(refusal({ ...required, SLACK_WEBHOOK_STORE_PREFIX: '' })?.message).toMatch(/SLACK_WEBHOOK_STORE_PREFIX/);
   });
 
   it('refuses other values that are not a secret ARN, naming the audience and never the value', () => {

@@ -1,0 +1,150 @@
+/**
+ * `news-alerts subscriptions failures`: which audiences have failing subscribers, read from the
+ * two dead-letter queues their failures end in, without removing anything. It is what the
+ * `delivery-dlq` and `slack-relay-dlq` alarms point at: one alarm each for every audience, and
+ * this command to name the audiences (docs/operate.md), instead of one alarm per audience.
+ *
+ * - The delivery dead-letter queue holds what SNS could not deliver to an email, SMS or HTTPS
+ *   subscriber after its retries (every subscription has it as its redrive policy).
+ * - The Slack relay's dead-letter queue holds alerts the relay could not post (on-failure records
+ *   with the SNS event, or SNS envelopes of deliveries to the relay that failed).
+ *
+ * A message names its audience through its topic (`<prefix><audienceId>`), or, for a raw alert,
+ * through its delivery id (`<audienceId>|<articleKey>`). Messages are received with a short
+ * visibility timeout and never deleted, so they reappear for the next reader. Bodies are not
+ * printed: they may hold webhook paths and subscribers' links.
+ */
+import { GetQueueUrlCommand, type Message, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+
+/** Where a failure was found. */
+export type FailureQueue = 'delivery' | 'slack relay';
+
+/** Failed deliveries of one audience in one queue. */
+export interface FailureRow {
+  readonly audienceId: string;
+  readonly queue: FailureQueue;
+  readonly messages: number;
+  /** When SQS received the newest of them (ISO 8601), if it said. */
+  readonly newest: string | undefined;
+}
+
+/** What {@link readDeliveryFailures} found. */
+export interface DeliveryFailures {
+  readonly rows: readonly FailureRow[];
+  /** Messages read (distinct), in all queues. */
+  readonly scanned: number;
+  /** Messages whose audience could not be told. */
+  readonly unattributed: number;
+  /** True when a queue held more than `maxMessages` and the rest was not read. */
+  readonly truncated: boolean;
+}
+
+/** `arn:aws:sqs:<region>:<account>:<name>` → name and account, for GetQueueUrl. */
+function queueOfArn(arn: string): { name: string; account: string } | undefined {
+  const parts = arn.split(':');
+  const name = parts[5];
+  const account = parts[4];
+  return parts[2] === 'sqs' && name && account ? { name, account } : undefined;
+}
+
+/** The topic ARN or delivery id a dead-lettered message carries, whichever shape it has. */
+function audienceOf(body: string, topicPrefix: string): string | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+  const object = parsed as Record<string, unknown> | null;
+  if (typeof object !== 'object' || object === null) return undefined;
+  const fromTopic = (topicArn: unknown): string | undefined => {
+    if (typeof topicArn !== 'string') return undefined;
+    const name = topicArn.split(':').at(-1) ?? '';
+    return name.startsWith(topicPrefix) && name.length > topicPrefix.length
+      ? name.slice(topicPrefix.length)
+      : undefined;
+  };
+  // An SNS envelope.
+  const direct = fromTopic(object.TopicArn);
+  if (direct !== undefined) return direct;
+  // A Lambda on-failure record of the relay: the SNS event is its request payload.
+  const records = (object.requestPayload as { Records?: { Sns?: { TopicArn?: unknown } }[] } | undefined)?.Records;
+  const fromRecord = fromTopic(records?.[0]?.Sns?.TopicArn);
+  if (fromRecord !== undefined) return fromRecord;
+  // A raw alert (raw message delivery): its delivery id names the audience.
+  const deliveryId = (object.newsAlerts as { deliveryId?: unknown } | undefined)?.deliveryId;
+  if (typeof deliveryId === 'string' && deliveryId.includes('|')) return deliveryId.slice(0, deliveryId.indexOf('|'));
+  // An SNS envelope whose Message is the alert.
+  if (typeof object.Message === 'string') return audienceOf(object.Message, topicPrefix);
+  return undefined;
+}
+
+/** Reads up to `maxMessages` distinct messages of a queue, leaving them where they are. */
+async function peek(
+  sqs: SQSClient,
+  queueUrl: string,
+  maxMessages: number,
+): Promise<{ messages: Message[]; truncated: boolean }> {
+  const seen = new Map<string, Message>();
+  for (;;) {
+    const { Messages = [] } = await sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: queueUrl,
+        MaxNumberOfMessages: 10,
+        // Hidden only while this command reads the queue, then visible again for ops and redrives.
+        VisibilityTimeout: 30,
+        WaitTimeSeconds: 0,
+        MessageSystemAttributeNames: ['SentTimestamp'],
+      }),
+    );
+    const fresh = Messages.filter((message) => message.MessageId && !seen.has(message.MessageId));
+    for (const message of fresh) seen.set(message.MessageId as string, message);
+    if (fresh.length === 0) return { messages: [...seen.values()], truncated: false };
+    if (seen.size >= maxMessages) return { messages: [...seen.values()], truncated: true };
+  }
+}
+
+/**
+ * The audiences with failed deliveries in the given dead-letter queues (by ARN), most messages first.
+ */
+export async function readDeliveryFailures(
+  sqs: SQSClient,
+  queues: readonly { readonly arn: string; readonly queue: FailureQueue }[],
+  options: { readonly topicPrefix: string; readonly maxMessages?: number },
+): Promise<DeliveryFailures> {
+  const rows = new Map<string, { audienceId: string; queue: FailureQueue; messages: number; newest: number }>();
+  let scanned = 0;
+  let unattributed = 0;
+  let truncated = false;
+  for (const { arn, queue } of queues) {
+    const location = queueOfArn(arn);
+    if (location === undefined) continue;
+    const { QueueUrl } = await sqs.send(
+      new GetQueueUrlCommand({ QueueName: location.name, QueueOwnerAWSAccountId: location.account }),
+    );
+    if (QueueUrl === undefined) continue;
+    const read = await peek(sqs, QueueUrl, options.maxMessages ?? 1000);
+    truncated ||= read.truncated;
+    for (const message of read.messages) {
+      scanned += 1;
+      const audienceId = audienceOf(message.Body ?? '', options.topicPrefix);
+      if (audienceId === undefined) {
+        unattributed += 1;
+        continue;
+      }
+      const key = `${queue}\u0000${audienceId}`;
+      const row = rows.get(key) ?? { audienceId, queue, messages: 0, newest: 0 };
+      row.messages += 1;
+      row.newest = Math.max(row.newest, Number(message.Attributes?.SentTimestamp ?? 0));
+      rows.set(key, row);
+    }
+  }
+  return {
+    rows: [...rows.values()]
+      .sort((a, b) => b.messages - a.messages || (a.audienceId < b.audienceId ? -1 : 1))
+      .map((row) => ({ ...row, newest: row.newest > 0 ? new Date(row.newest).toISOString() : undefined })),
+    scanned,
+    unattributed,
+    truncated,
+  };
+}

@@ -1,0 +1,196 @@
+/**
+ * Writes Slack webhook URLs into the webhook store (functions/shared/slack-webhook-store.ts): a
+ * few Secrets Manager secrets, each a JSON map of audience id → URL. One webhook is replaced alone
+ * (its shard is read, changed and written back) and never at the expense of a webhook someone
+ * else wrote at the same moment: the new version is put aside (`AWSPENDING`) and made current
+ * only if the version it was computed from is still current (UpdateSecretVersionStage with
+ * `RemoveFromVersionId`); otherwise the shard is read again and the change applied anew.
+ *
+ * A URL is never part of an error message or of anything returned: they name audiences and shards.
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  CreateSecretCommand,
+  GetSecretValueCommand,
+  PutSecretValueCommand,
+  ResourceExistsException,
+  ResourceNotFoundException,
+  type SecretsManagerClient,
+  UpdateSecretVersionStageCommand,
+} from '@aws-sdk/client-secrets-manager';
+import {
+  parseWebhookMap,
+  serializeWebhookMap,
+  WEBHOOK_SHARD_MAX_BYTES,
+  WebhookMapError,
+  webhookShardName,
+  webhookStorePrefixFor,
+} from '#shared/slack-webhook-store';
+import { OperationFailedError } from './errors.ts';
+
+/** Attempts of one shard's read-change-write when another writer keeps getting there first. */
+const maxAttempts = 5;
+
+/** What {@link storeWebhooks} did, by audience id. */
+export interface StoreOutcome {
+  /** Written (new, or replacing another URL). */
+  readonly stored: readonly string[];
+  /** Already held exactly this URL. */
+  readonly unchanged: readonly string[];
+  /** Held another URL, left as it was (`keepExisting`). */
+  readonly kept: readonly string[];
+  /** The shards (secret names) that were created. */
+  readonly createdShards: readonly string[];
+}
+
+/** One shard as read: its map, and the version it came from (undefined: the secret does not exist). */
+async function readShard(
+  secrets: SecretsManagerClient,
+  name: string,
+): Promise<{ map: Map<string, string>; versionId: string | undefined }> {
+  try {
+    // The current version, named: what the relay reads, and what the stage move below compares with.
+    const { SecretString, VersionId } = await secrets.send(
+      new GetSecretValueCommand({ SecretId: name, VersionStage: 'AWSCURRENT' }),
+    );
+    try {
+      return { map: parseWebhookMap(SecretString ?? ''), versionId: VersionId };
+    } catch (error) {
+      if (!(error instanceof WebhookMapError)) throw error;
+      throw new OperationFailedError(
+        `the webhook store secret ${name} ${error.message}; nothing was written (fix or delete the secret, then run this again)`,
+      );
+    }
+  } catch (error) {
+    if (error instanceof ResourceNotFoundException) return { map: new Map(), versionId: undefined };
+    throw error;
+  }
+}
+
+/**
+ * Puts `webhooks` (audience id → URL) into the store under `prefix`, one shard at a time. With
+ * `keepExisting`, an audience that already has another URL keeps it (the migration's rule: the
+ * store is newer than what it migrates from).
+ * @throws OperationFailedError when a shard would outgrow a secret, or stays contended
+ */
+export async function storeWebhooks(
+  secrets: SecretsManagerClient,
+  prefix: string,
+  webhooks: ReadonlyMap<string, string>,
+  options: { keepExisting?: boolean; description?: string } = {},
+): Promise<StoreOutcome> {
+  const byShard = new Map<string, Map<string, string>>();
+  for (const [audienceId, url] of webhooks) {
+    const name = webhookShardName(prefix, audienceId);
+    const shard = byShard.get(name) ?? new Map<string, string>();
+    shard.set(audienceId, url);
+    byShard.set(name, shard);
+  }
+  const outcome = {
+    stored: [] as string[],
+    unchanged: [] as string[],
+    kept: [] as string[],
+    createdShards: [] as string[],
+  };
+  for (const [name, entries] of byShard) {
+    await storeInShard(secrets, name, entries, options, outcome);
+  }
+  return outcome;
+}
+
+async function storeInShard(
+  secrets: SecretsManagerClient,
+  name: string,
+  entries: ReadonlyMap<string, string>,
+  options: { keepExisting?: boolean; description?: string },
+  outcome: { stored: string[]; unchanged: string[]; kept: string[]; createdShards: string[] },
+): Promise<void> {
+  for (let attempt = 1; attempt <= maxAttempts; attempt += 1) {
+    const { map, versionId } = await readShard(secrets, name);
+    const stored: string[] = [];
+    const unchanged: string[] = [];
+    const kept: string[] = [];
+    for (const [audienceId, url] of entries) {
+      const current = map.get(audienceId);
+      if (current === url) unchanged.push(audienceId);
+      else if (current !== undefined && options.keepExisting) kept.push(audienceId);
+      else {
+        map.set(audienceId, url);
+        stored.push(audienceId);
+      }
+    }
+    const done = () => {
+      outcome.stored.push(...stored);
+      outcome.unchanged.push(...unchanged);
+      outcome.kept.push(...kept);
+    };
+    if (stored.length === 0) {
+      done();
+      return;
+    }
+    const text = serializeWebhookMap(map);
+    if (Buffer.byteLength(text, 'utf8') > WEBHOOK_SHARD_MAX_BYTES) {
+      throw new OperationFailedError(
+        `the webhook store secret ${name} would hold ${map.size} webhooks, more than fits one secret (${WEBHOOK_SHARD_MAX_BYTES} bytes); nothing was written to it`,
+      );
+    }
+    if (versionId === undefined) {
+      try {
+        await secrets.send(
+          new CreateSecretCommand({
+            Name: name,
+            SecretString: text,
+            Description:
+              options.description ??
+              'news-alerts: Slack incoming-webhook URLs of the audiences in this shard (JSON map of audience id to URL); written by news-alerts subscriptions add --slack-webhook',
+            Tags: [{ Key: 'project', Value: 'news-alerts' }],
+          }),
+        );
+        outcome.createdShards.push(name);
+        done();
+        return;
+      } catch (error) {
+        // Another writer created it first: read it and apply the change to what it holds.
+        if (error instanceof ResourceExistsException) continue;
+        throw error;
+      }
+    }
+    const token = randomUUID();
+    await secrets.send(
+      new PutSecretValueCommand({
+        SecretId: name,
+        SecretString: text,
+        ClientRequestToken: token,
+        VersionStages: ['AWSPENDING'],
+      }),
+    );
+    try {
+      // Current only if nobody made another version current since this one was read.
+      await secrets.send(
+        new UpdateSecretVersionStageCommand({
+          SecretId: name,
+          VersionStage: 'AWSCURRENT',
+          MoveToVersionId: token,
+          RemoveFromVersionId: versionId,
+        }),
+      );
+      done();
+      return;
+    } catch (error) {
+      if (!(error instanceof Error) || !/InvalidParameter|InvalidRequest/.test(error.name)) throw error;
+      // Lost the race: read the shard again and apply the change to the newer version.
+    }
+  }
+  throw new OperationFailedError(
+    `the webhook store secret ${name} kept changing while it was written (${maxAttempts} attempts); run this again`,
+  );
+}
+
+/** The webhook store prefix of a target: its own output, or derived from the per-audience secret prefix. */
+export function storePrefixOf(names: {
+  readonly slackWebhookStorePrefix?: string | undefined;
+  readonly slackWebhookSecretPrefix?: string | undefined;
+}): string | undefined {
+  if (names.slackWebhookStorePrefix) return names.slackWebhookStorePrefix;
+  return names.slackWebhookSecretPrefix ? webhookStorePrefixFor(names.slackWebhookSecretPrefix) : undefined;
+}
