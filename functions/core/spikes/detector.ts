@@ -41,6 +41,11 @@ export interface PresetParameters {
   readonly minCount: number;
   /** Smallest observed / expected ratio in the tested span for an episode to open. */
   readonly minRatio: number;
+  /**
+   * Only the largest jump in this many days opens an episode: its significance must exceed every
+   * bucket's of that span (past episodes included). Absent: any significant jump opens one.
+   */
+  readonly recordDays?: number | undefined;
 }
 
 /**
@@ -50,9 +55,9 @@ export interface PresetParameters {
  * hysteresis and the cool-down keep the real rate near what bench/RESULTS.md measures.
  */
 export const PRESETS: Readonly<Record<SpikePreset, PresetParameters>> = {
-  fewer: { openAt: 8, minCount: 6, minRatio: 3 },
-  balanced: { openAt: 6, minCount: 5, minRatio: 2.5 },
-  more: { openAt: 4, minCount: 4, minRatio: 2 },
+  fewer: { openAt: 5.5, minCount: 5, minRatio: 3 },
+  balanced: { openAt: 4.5, minCount: 5, minRatio: 3 },
+  more: { openAt: 3.5, minCount: 4, minRatio: 2.5 },
 };
 
 /** The fixed shape of the method for one bucket length (docs/spikes.md). */
@@ -88,7 +93,9 @@ export function spikeModel(bucketMs: number): SpikeModel {
   const per = (ms: number) => Math.max(1, Math.round(ms / bucketMs));
   const bucketsPerDay = per(DAY_MS);
   const bucketsPerWeek = per(WEEK_MS);
-  const neighbourhood = Math.floor(per(HOUR_MS) / 2);
+  // One hour either side for hourly buckets, half an hour for finer ones: enough values per slot
+  // for sparse counts, without blurring the rhythm.
+  const neighbourhood = Math.max(1, Math.floor(per(HOUR_MS) / 2));
   return {
     bucketMs,
     bucketsPerDay,
@@ -148,6 +155,8 @@ export interface DetectorState {
   readonly expected: readonly number[];
   /** The seasonal median of each bucket (-1: none); the last day. */
   readonly seasonal: readonly number[];
+  /** Each bucket's significance (the strongest span's −log10 p), for presets with `recordDays`; the last two weeks. */
+  readonly scores?: readonly number[] | undefined;
   /** 1/size of the negative binomial (0: Poisson), re-estimated once a day. */
   readonly dispersion: number;
   /** The bucket the dispersion was last estimated at, or -1. */
@@ -179,16 +188,20 @@ export interface BucketVerdict {
   /** Set on `close`: it closed because it lasted (a new level). */
   readonly levelShift?: boolean | undefined;
   /** Why no episode opened although the score reached the preset: warm-up, cool-down, floors. */
-  readonly held?: 'warm-up' | 'cool-down' | 'floor' | undefined;
+  readonly held?: 'warm-up' | 'cool-down' | 'floor' | 'record' | undefined;
 }
 
-/** Default dispersion before the first estimate: a coefficient of variation of 50% at high counts. */
-const DEFAULT_DISPERSION = 0.25;
+/** Default dispersion before the first estimate, and its prior: a coefficient of variation of 40% at high counts. */
+const DEFAULT_DISPERSION = 0.16;
+/** How much the prior weighs in the dispersion estimate, in units of Σμ² (about 80 buckets of one expected item). */
+const DISPERSION_PRIOR_WEIGHT = 80;
 /** The dispersion is never taken below a 10% coefficient of variation (real counts vary that much). */
 const MIN_DISPERSION = 0.01;
 const MAX_DISPERSION = 4;
 /** Largest level factor either way. */
 const MAX_LEVEL = 4;
+/** Most days of scores kept for presets that ask for the largest jump in a span. */
+const RECORD_DAYS_KEPT = 28;
 /** Most past episodes kept. */
 const MAX_EPISODES = 64;
 
@@ -205,6 +218,21 @@ export function emptyDetectorState(bucket: number): DetectorState {
     episodes: [],
     closedAt: -1,
   };
+}
+
+/**
+ * The mean of `values` after capping each at what a burst would exceed (three times the median,
+ * and at least the median plus three Poisson standard deviations plus two): a few unmasked
+ * bursts cannot pull it up, and sparse counts (mostly 0 and 1, where a median says 0) keep their
+ * rate. NaN when empty. Sorts `values` in place.
+ */
+function cappedMean(values: number[]): number {
+  if (values.length === 0) return Number.NaN;
+  const median = medianOf(values);
+  const cap = Math.max(3 * median, median + 3 * Math.sqrt(median) + 2);
+  let sum = 0;
+  for (const value of values) sum += Math.min(value, cap);
+  return sum / values.length;
 }
 
 /** Median of `values` (sorted in place); NaN when empty. */
@@ -272,6 +300,7 @@ export class SpikeDetector {
   readonly #counts: BucketSeries;
   readonly #expected: BucketSeries;
   readonly #seasonal: BucketSeries;
+  readonly #scores: BucketSeries;
   #dispersion: number;
   #dispersionAt: number;
   readonly #countingSince: number;
@@ -288,6 +317,8 @@ export class SpikeDetector {
     this.#counts = new BucketSeries(state.start, state.counts, model.historyBuckets);
     this.#expected = new BucketSeries(end - state.expected.length, state.expected, 7 * model.bucketsPerDay);
     this.#seasonal = new BucketSeries(end - state.seasonal.length, state.seasonal, model.bucketsPerDay);
+    const scores = state.scores ?? [];
+    this.#scores = new BucketSeries(end - scores.length, scores, RECORD_DAYS_KEPT * model.bucketsPerDay);
     this.#dispersion = state.dispersion;
     this.#dispersionAt = state.dispersionAt;
     this.#countingSince = state.countingSince;
@@ -316,6 +347,9 @@ export class SpikeDetector {
       counts: counts.values,
       expected: this.#expected.tail(7 * this.model.bucketsPerDay).values,
       seasonal: this.#seasonal.tail(this.model.bucketsPerDay).values,
+      ...(this.preset.recordDays === undefined
+        ? {}
+        : { scores: this.#scores.tail(this.preset.recordDays * this.model.bucketsPerDay).values }),
       dispersion: this.#dispersion,
       dispersionAt: this.#dispersionAt,
       countingSince: this.#countingSince,
@@ -337,6 +371,7 @@ export class SpikeDetector {
     this.#seasonal.push(Number.isNaN(seasonal) ? -1 : seasonal);
     this.#expected.push(Number.isNaN(expected) ? -1 : expected);
     const verdict = this.#judge(bucket, count, expected);
+    this.#scores.push(verdict.score);
     if ((bucket + 1) % this.model.bucketsPerDay === 0) this.#estimateDispersion(bucket);
     return verdict;
   }
@@ -397,7 +432,7 @@ export class SpikeDetector {
     };
     if (weeks >= 2) collect(bucketsPerWeek, Math.min(4, weeks));
     else collect(bucketsPerDay, 7);
-    return medianOf(values);
+    return cappedMean(values);
   }
 
   /**
@@ -421,24 +456,35 @@ export class SpikeDetector {
   }
 
   /**
-   * Re-estimates the dispersion from the last seven days: the spread of log(count / expected)
-   * (1.4826 × MAD, robust to the bursts it has not masked), less what Poisson noise alone gives.
+   * Re-estimates the dispersion from the last seven days by moments: for a negative binomial,
+   * E[(x − μ)² − x] = μ²/size, so 1/size = Σ((x − μ)² − x) / Σμ². Buckets far outside what the
+   * current estimate allows (|x − μ| over four standard deviations: a burst the mask missed) are
+   * left out, so what it detects never widens the band it is detected by.
    */
   #estimateDispersion(bucket: number): void {
-    const residuals: number[] = [];
-    const poisson: number[] = [];
+    const pairs: [number, number][] = [];
     for (let b = bucket - 7 * this.model.bucketsPerDay + 1; b <= bucket; b++) {
       const value = this.#usable(b);
       const expected = this.#expected.at(b);
       if (value < 0 || expected < 0) continue;
-      residuals.push(Math.log((value + 0.5) / (expected + 0.5)));
-      poisson.push(1 / (expected + 0.5));
+      pairs.push([value, Math.max(expected, FLOOR_MEAN)]);
     }
-    if (residuals.length < this.model.bucketsPerDay) return;
-    const centre = medianOf(residuals);
-    const spread = 1.4826 * medianOf(residuals.map((value) => Math.abs(value - centre)));
-    const dispersion = spread * spread - medianOf(poisson);
-    this.#dispersion = Math.min(MAX_DISPERSION, Math.max(MIN_DISPERSION, dispersion));
+    if (pairs.length < this.model.bucketsPerDay) return;
+    let dispersion = this.#dispersionAt < 0 ? DEFAULT_DISPERSION : this.#dispersion;
+    for (let round = 0; round < 2; round++) {
+      // A prior worth DISPERSION_PRIOR_WEIGHT of Σμ² at DEFAULT_DISPERSION: a sparse week (a rule
+      // with a story an hour) cannot swing the estimate far; a busy one is all evidence.
+      let excess = DISPERSION_PRIOR_WEIGHT * DEFAULT_DISPERSION;
+      let weight = DISPERSION_PRIOR_WEIGHT;
+      for (const [value, mean] of pairs) {
+        const sd = Math.sqrt(mean + mean * mean * dispersion);
+        if (Math.abs(value - mean) > 4 * sd + 1) continue;
+        excess += (value - mean) ** 2 - value;
+        weight += mean * mean;
+      }
+      dispersion = Math.min(MAX_DISPERSION, Math.max(MIN_DISPERSION, excess / weight));
+    }
+    this.#dispersion = dispersion;
     this.#dispersionAt = bucket;
   }
 
@@ -494,6 +540,12 @@ export class SpikeDetector {
       return { ...verdict, held: 'cool-down' };
     }
     if (!strongest.floorOk) return { ...verdict, held: 'floor' };
+    if (this.preset.recordDays !== undefined) {
+      const days = this.preset.recordDays * this.model.bucketsPerDay;
+      for (let b = bucket - days; b < bucket; b++) {
+        if (this.#scores.at(b) >= strongest.score) return { ...verdict, held: 'record' };
+      }
+    }
     const since = this.#onset(bucket, strongest.scale);
     let observed = 0;
     let expectedSum = 0;
