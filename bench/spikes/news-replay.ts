@@ -133,7 +133,8 @@ export async function runNewsReplay(
           records.set(key, outcome.record);
           for (const bucket of outcome.buckets) {
             if (bucket.event === 'open') pushAlert(alerts.get(method.name) as Alerts, rule.ruleId, bucket.bucket);
-            if (method.name === 'balanced' && bucket.count >= 0) hourly.get(rule.ruleId)?.set(bucket.bucket, bucket.count);
+            if (method.name === 'balanced' && bucket.count >= 0)
+              hourly.get(rule.ruleId)?.set(bucket.bucket, bucket.count);
           }
         }
       }

@@ -25,7 +25,7 @@
  * range (copies included), so eight weeks of fifty rules never sit in memory at once.
  */
 import type { Article } from '#core/model';
-import { MEDIA, mulberry32, rewriteForOutlet, SYNDICATION_MEDIA, type SimMedia } from '#sandbox/news-simulator-data';
+import { MEDIA, mulberry32, rewriteForOutlet, type SimMedia, SYNDICATION_MEDIA } from '#sandbox/news-simulator-data';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -89,7 +89,10 @@ const WORDS = (
 ).split(' ');
 
 /** Hourly shape of a day (provider-local hour 0-23), before each rule's own variation. */
-const DAILY = [0.2, 0.15, 0.12, 0.12, 0.15, 0.3, 0.6, 1.0, 1.4, 1.6, 1.6, 1.5, 1.3, 1.4, 1.5, 1.4, 1.3, 1.2, 1.0, 0.9, 0.8, 0.6, 0.45, 0.3];
+const DAILY = [
+  0.2, 0.15, 0.12, 0.12, 0.15, 0.3, 0.6, 1.0, 1.4, 1.6, 1.6, 1.5, 1.3, 1.4, 1.5, 1.4, 1.3, 1.2, 1.0, 0.9, 0.8, 0.6,
+  0.45, 0.3,
+];
 /** Asia/Seoul has no daylight saving time: provider-local hours are UTC + 9. */
 const ZONE_OFFSET_HOURS = 9;
 
@@ -114,7 +117,13 @@ function gammaMeanOne(rng: () => number, k: number): number {
 
 function poisson(rng: () => number, mean: number): number {
   if (mean <= 0) return 0;
-  if (mean > 60) return Math.max(0, Math.round(mean + Math.sqrt(mean) * Math.sqrt(-2 * Math.log(Math.max(rng(), 1e-12))) * Math.cos(2 * Math.PI * rng())));
+  if (mean > 60)
+    return Math.max(
+      0,
+      Math.round(
+        mean + Math.sqrt(mean) * Math.sqrt(-2 * Math.log(Math.max(rng(), 1e-12))) * Math.cos(2 * Math.PI * rng()),
+      ),
+    );
   const limit = Math.exp(-mean);
   let k = 0;
   let p = rng();
@@ -226,7 +235,8 @@ export class Replay {
         if (hour >= burst.onset && hour < burst.onset + burst.hours * HOUR) mean += this.#burstExtra(rule, burst);
       }
       const stories = poisson(rng, mean);
-      for (let s = 0; s < stories; s++) this.#story(rule, hour + Math.floor(rng() * HOUR), rng() < 0.35 ? 2 + Math.floor(rng() * 7) : 0);
+      for (let s = 0; s < stories; s++)
+        this.#story(rule, hour + Math.floor(rng() * HOUR), rng() < 0.35 ? 2 + Math.floor(rng() * 7) : 0);
       if (rule.storm.at >= hour && rule.storm.at < hour + HOUR) this.#story(rule, rule.storm.at, rule.storm.copies, 40);
     }
   }
@@ -248,11 +258,20 @@ export class Replay {
       const outlet = outlets[Math.floor(rng() * outlets.length)] as SimMedia;
       const text = rewriteForOutlet(rng, { title, summary }, outlet);
       const publishedAt = at + 1000 * (1 + Math.floor(rng() * spreadMinutes * 60));
-      this.#pending.push(this.#article(rule.ruleId, `s${this.#serial}c${c}`, publishedAt, text.title, text.summary, outlet));
+      this.#pending.push(
+        this.#article(rule.ruleId, `s${this.#serial}c${c}`, publishedAt, text.title, text.summary, outlet),
+      );
     }
   }
 
-  #article(ruleId: string, id: string, publishedAt: number, title: string, summary: string, media: SimMedia): ReplayArticle {
+  #article(
+    ruleId: string,
+    id: string,
+    publishedAt: number,
+    title: string,
+    summary: string,
+    media: SimMedia,
+  ): ReplayArticle {
     return {
       ruleId,
       key: `id:${id}`,

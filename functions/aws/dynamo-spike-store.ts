@@ -15,7 +15,9 @@
  *   for spike alerts loses its history once it is too old to be a baseline anyway. About 3 KB for a
  *   rule with a few stories an hour; at most {@link maxRecordBytes} (open buckets are bounded in
  *   core/spikes/record.ts).
- * - heartbeat: pk `spike#heartbeat`, sk `run`; `at` (the last run that counted). No TTL.
+ * - heartbeat: pk `spike#heartbeat`, sk `run`; `at` (the last run that finished its spike step),
+ *   `evaluatedThrough` (the bucket every record was evaluated through), `unsettled` (rule ids whose
+ *   alert the ledger may not hold yet, at most 1,000), `overflow`. No TTL.
  *
  * One item per rule keeps a run's cost at one read and at most one write per rule that counted or
  * reached the end of an hour (BatchGetItem by 100; each write a conditional PutItem on `version`,
@@ -32,7 +34,7 @@ import pLimit, { type LimitFunction } from 'p-limit';
 import * as z from 'zod/mini';
 import type { Log } from '#core/ports';
 import { SPIKE_PRESETS } from '#core/spikes/detector';
-import { SpikeRecordConflictError, type SpikeStore } from '#core/spikes/ports';
+import { type SpikeHeartbeat, SpikeRecordConflictError, type SpikeStore } from '#core/spikes/ports';
 import { newSpikeRecord, type SpikeRecord } from '#core/spikes/record';
 import { logger } from '#shared/powertools';
 import { type BatchContext, getAll, type Key, keyPart, keyString, ttlSeconds } from './dynamo-batch.ts';
@@ -134,6 +136,13 @@ const RecordItem = z.object({
   updatedAt: finite,
 });
 
+const HeartbeatItem = z.object({
+  at: finite,
+  evaluatedThrough: int,
+  unsettled: z.array(z.string()),
+  overflow: z.optional(z.boolean()),
+});
+
 export class DynamoSpikeStore implements SpikeStore {
   readonly #documents: DynamoDBDocumentClient;
   readonly #table: string;
@@ -227,17 +236,19 @@ export class DynamoSpikeStore implements SpikeStore {
     return next;
   }
 
-  async readHeartbeat(): Promise<number | undefined> {
+  async readHeartbeat(): Promise<SpikeHeartbeat | undefined> {
     const output = await this.#limit(() =>
       this.#documents.send(new GetCommand({ TableName: this.#table, Key: spikeHeartbeatKey, ConsistentRead: true })),
     );
-    const at = output.Item?.at;
-    return typeof at === 'number' && Number.isFinite(at) ? at : undefined;
+    if (output.Item === undefined) return undefined;
+    const parsed = HeartbeatItem.safeParse(output.Item);
+    // A damaged heartbeat only costs the next run a full pass: read as none.
+    return parsed.success ? parsed.data : undefined;
   }
 
-  async writeHeartbeat(at: number): Promise<void> {
+  async writeHeartbeat(heartbeat: SpikeHeartbeat): Promise<void> {
     await this.#limit(() =>
-      this.#documents.send(new PutCommand({ TableName: this.#table, Item: { ...spikeHeartbeatKey, at } })),
+      this.#documents.send(new PutCommand({ TableName: this.#table, Item: { ...spikeHeartbeatKey, ...heartbeat } })),
     );
   }
 }

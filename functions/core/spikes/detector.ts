@@ -55,7 +55,7 @@ export interface PresetParameters {
  * hysteresis and the cool-down keep the real rate near what bench/RESULTS.md measures.
  */
 export const PRESETS: Readonly<Record<SpikePreset, PresetParameters>> = {
-  fewer: { openAt: 5.5, minCount: 5, minRatio: 3 },
+  fewer: { openAt: 5.5, minCount: 5, minRatio: 3, recordDays: 14 },
   balanced: { openAt: 4.5, minCount: 5, minRatio: 3 },
   more: { openAt: 3.5, minCount: 4, minRatio: 2.5 },
 };
@@ -235,6 +235,13 @@ function cappedMean(values: number[]): number {
   return sum / values.length;
 }
 
+/** `value` to three significant digits (0.0123, 1.23, 123, 1230). */
+function roundTo3(value: number): number {
+  if (value === 0 || !Number.isFinite(value)) return value;
+  const scale = 10 ** (2 - Math.floor(Math.log10(Math.abs(value))));
+  return Math.round(value * scale) / scale;
+}
+
 /** Median of `values` (sorted in place); NaN when empty. */
 function medianOf(values: number[]): number {
   if (values.length === 0) return Number.NaN;
@@ -367,11 +374,14 @@ export class SpikeDetector {
     const bucket = this.next;
     const seasonal = this.#seasonalAt(bucket);
     const expected = Number.isNaN(seasonal) ? Number.NaN : seasonal * this.#levelAt(bucket);
+    // Kept (and stored) to three significant digits: the state stays small, and a detector
+    // restored from it computes exactly what this one does.
+    const rounded = Number.isNaN(expected) ? Number.NaN : roundTo3(expected);
     this.#counts.push(count < 0 ? -1 : count);
-    this.#seasonal.push(Number.isNaN(seasonal) ? -1 : seasonal);
-    this.#expected.push(Number.isNaN(expected) ? -1 : expected);
-    const verdict = this.#judge(bucket, count, expected);
-    this.#scores.push(verdict.score);
+    this.#seasonal.push(Number.isNaN(seasonal) ? -1 : roundTo3(seasonal));
+    this.#expected.push(Number.isNaN(rounded) ? -1 : rounded);
+    const verdict = this.#judge(bucket, count, rounded);
+    this.#scores.push(Math.round(verdict.score * 100) / 100);
     if ((bucket + 1) % this.model.bucketsPerDay === 0) this.#estimateDispersion(bucket);
     return verdict;
   }
@@ -484,7 +494,7 @@ export class SpikeDetector {
       }
       dispersion = Math.min(MAX_DISPERSION, Math.max(MIN_DISPERSION, excess / weight));
     }
-    this.#dispersion = dispersion;
+    this.#dispersion = roundTo3(dispersion);
     this.#dispersionAt = bucket;
   }
 

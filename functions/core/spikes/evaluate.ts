@@ -15,6 +15,7 @@ import {
   type BucketVerdict,
   emptyDetectorState,
   PRESETS,
+  type PresetParameters,
   SpikeDetector,
   type SpikePreset,
   spikeModel,
@@ -132,7 +133,6 @@ export function bucketLengthOf(series: CountSeries, source: string): number {
 
 /** What the detector said at every row of a series. */
 export interface SeriesEvaluation {
-  readonly preset: SpikePreset;
   readonly bucketMs: number;
   /** Per row (same order as the series). */
   readonly verdicts: readonly BucketVerdict[];
@@ -148,12 +148,21 @@ export function evaluateSeries(
   series: CountSeries,
   preset: SpikePreset,
   options: { readonly bucketMs: number; readonly source?: string },
+): SeriesEvaluation & { readonly preset: SpikePreset } {
+  return { ...evaluateSeriesWith(series, PRESETS[preset], options), preset };
+}
+
+/** {@link evaluateSeries} with preset parameters of the caller's (the bench's leave-one-out grid). */
+export function evaluateSeriesWith(
+  series: CountSeries,
+  preset: PresetParameters,
+  options: { readonly bucketMs: number; readonly source?: string },
 ): SeriesEvaluation {
   const { bucketMs } = options;
   const model = spikeModel(bucketMs);
   const origin = series.times[0] as number;
   const bucketOfRow = (row: number) => Math.floor(((series.times[row] as number) - origin) / bucketMs);
-  const detector = new SpikeDetector(model, PRESETS[preset], emptyDetectorState(0));
+  const detector = new SpikeDetector(model, preset, emptyDetectorState(0));
   const verdicts: BucketVerdict[] = [];
   const alerts: number[] = [];
   for (let row = 0; row < series.values.length; row++) {
@@ -168,7 +177,7 @@ export function evaluateSeries(
     verdicts.push(verdict);
     if (verdict.event === 'open') alerts.push(row);
   }
-  return { preset, bucketMs, verdicts, alerts };
+  return { bucketMs, verdicts, alerts };
 }
 
 /** Which rows lie inside `windows` (pairs of timestamps, both ends included, as NAB's combined_windows.json). */

@@ -28,7 +28,22 @@ export interface SpikeStore {
    * run that read an older record can never overwrite a newer one.
    */
   write(record: SpikeRecord): Promise<SpikeRecord>;
-  /** When the last run that counted finished counting (epoch ms), or undefined. */
-  readHeartbeat(): Promise<number | undefined>;
-  writeHeartbeat(at: number): Promise<void>;
+  /** What the last run that finished its spike step left (strongly consistent), or undefined. */
+  readHeartbeat(): Promise<SpikeHeartbeat | undefined>;
+  writeHeartbeat(heartbeat: SpikeHeartbeat): Promise<void>;
+}
+
+/**
+ * The last finished spike step: when, how far every rule was evaluated, and which rules have an
+ * alert the ledger may not hold yet. It lets a run inside an hour read only the rules it needs.
+ */
+export interface SpikeHeartbeat {
+  /** Epoch ms: buckets since then that no run saw are unknown. */
+  readonly at: number;
+  /** Every rule's record was evaluated through this bucket. */
+  readonly evaluatedThrough: number;
+  /** Rules whose alert is not settled (at most 1,000). */
+  readonly unsettled: readonly string[];
+  /** More rules than listed have unsettled alerts: the next run reads every rule. */
+  readonly overflow?: boolean | undefined;
 }

@@ -283,13 +283,14 @@ const MAX_CATCH_UP_BUCKETS = 24 * 7 * 5;
 
 /**
  * Steps the detector over every bucket that completed before `now` and was not evaluated yet.
- * Buckets before `observedSince` (the last run before this one: no run counted during them) are
- * unknown. The bucket that was current when the rule started counting is unknown too (partial).
+ * Buckets after the one of `lastRunAt` (the run before this one) that hold nothing are unknown: no
+ * run watched them (an outage). The bucket that was current when the rule started counting is
+ * unknown too (partial).
  */
 export function evaluateCompleted(
   record: SpikeRecord,
   now: number,
-  options: { readonly observedSince?: number | undefined; readonly preset?: SpikePreset | undefined } = {},
+  options: { readonly lastRunAt?: number | undefined; readonly preset?: SpikePreset | undefined } = {},
 ): EvaluationOutcome {
   const preset = options.preset ?? record.preset;
   const model = spikeModel(record.bucketMs);
@@ -302,8 +303,8 @@ export function evaluateCompleted(
   }
   const detector = new SpikeDetector(model, PRESETS[preset], detectorState);
   const openByBucket = new Map(record.open.map((open) => [open.bucket, open]));
-  const unknownBefore =
-    options.observedSince === undefined ? undefined : bucketOf(options.observedSince, record.bucketMs);
+  // No run between the last one and this one: the hours in between were not watched.
+  const lastRunBucket = options.lastRunAt === undefined ? undefined : bucketOf(options.lastRunAt, record.bucketMs);
   const buckets: EvaluatedBucket[] = [];
   let outletCounts = [...record.outletCounts];
   let opened = false;
@@ -314,7 +315,7 @@ export function evaluateCompleted(
     const open = openByBucket.get(bucket);
     const unseen =
       bucket <= record.detector.countingSince ||
-      (unknownBefore !== undefined && bucket < unknownBefore && open === undefined);
+      (lastRunBucket !== undefined && bucket > lastRunBucket && open === undefined);
     const count = unseen ? -1 : (open?.stories.length ?? 0);
     const verdict = detector.step(count);
     const outlets = open?.outlets.length ?? 0;

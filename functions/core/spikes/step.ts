@@ -24,8 +24,7 @@ import type { RenderOptions } from '../render.ts';
 import { storyIdOf } from '../story.ts';
 import { spikeAlertMatch } from './alert.ts';
 import type { SpikePreset } from './detector.ts';
-import type { SpikeStore } from './ports.ts';
-import { SpikeRecordConflictError } from './ports.ts';
+import { type SpikeHeartbeat, SpikeRecordConflictError, type SpikeStore } from './ports.ts';
 import {
   bucketOf,
   countStories,
@@ -47,6 +46,9 @@ export const spikePresetOf = (rule: Pick<Rule, 'spikes'>): SpikePreset | undefin
 
 /** The ledger key of an episode's alert. */
 export const spikeAlertKey = (ruleId: string, episodeId: string): string => `spike:${ruleId}:${episodeId}`;
+
+/** Rules with unsettled alerts the heartbeat lists; beyond it the next run reads every rule. */
+const MAX_HEARTBEAT_UNSETTLED = 1000;
 
 /** An alert episode stays offered this long after it closed if the ledger still lacks it. */
 const SETTLE_AFTER_CLOSE_BUCKETS = 24;
@@ -115,7 +117,7 @@ export class SpikeStep {
   #seen = new Map<string, Map<string, Article>>();
   /** Records as last read or written in this run. */
   readonly #records = new Map<string, SpikeRecord>();
-  #heartbeat: Promise<number | undefined> | undefined;
+  #heartbeat: Promise<SpikeHeartbeat | undefined> | undefined;
   #warnedNoIndex = false;
 
   constructor(options: SpikeStepOptions) {
@@ -142,67 +144,87 @@ export class SpikeStep {
     }
   }
 
-  /** Counts what was observed since the last flush into the rules' records (before the watermark moves). */
+  /**
+   * Counts what was observed since the last flush into the rules' records, evaluating any record
+   * whose hour ended, and stores them (call before the watermark moves past what was observed).
+   */
   async flush(): Promise<void> {
     if (this.#seen.size === 0) return;
-    const seen = this.#seen;
-    this.#seen = new Map();
-    const now = this.#options.now();
-    const articles = new Map<string, Article>();
-    for (const byKey of seen.values()) for (const [key, article] of byKey) articles.set(key, article);
-    const stories = await this.#storiesOf([...articles.values()], now);
-    await this.#load([...seen.keys()]);
-    const changed: SpikeRecord[] = [];
-    for (const [ruleId, byKey] of seen) {
-      const rule = this.#rules.get(ruleId);
-      if (rule === undefined) continue;
-      const sightings: StorySighting[] = [];
-      for (const article of byKey.values()) {
-        const story = stories.get(article.key);
-        if (story === undefined) {
-          this.stats.storiesLate += 1;
-          continue;
-        }
-        sightings.push({
-          storyId: story.storyId,
-          firstSeenAt: story.firstSeenAt,
-          publishedAt: article.publishedAt,
-          title: article.title,
-          url: article.url,
-          outlet: article.mediaName ?? article.media,
-        });
-      }
-      const record = this.#records.get(ruleId) ?? newSpikeRecord(ruleId, rule.audienceId, rule.preset, now);
-      const outcome = countStories(record, sightings, now);
-      this.stats.storiesCounted += outcome.counted;
-      this.stats.storiesLate += outcome.late;
-      this.stats.storiesSaturated += outcome.saturated;
-      if (outcome.saturated > 0) {
-        this.#options.log.warn('a spike bucket is full; its count stops growing this hour', {
-          ruleId,
-          saturated: outcome.saturated,
-        });
-      }
-      if (outcome.record !== record || !this.#records.has(ruleId)) changed.push(outcome.record);
-    }
+    const changed = await this.#advance([...this.#seen.keys()]);
     await this.#write(changed);
   }
 
   /**
-   * Evaluates the hours that ended for every spike rule, offers the alerts the ledger does not hold
-   * to `delivery`, and settles the ones it now holds. Call once per run, after the last flush.
+   * Evaluates the hours that ended, offers the alerts the ledger does not hold yet to `delivery`,
+   * settles the ones it now holds, and records the run in the heartbeat. Call once per run, after
+   * the last flush. Every rule's record is read only in the first run after an hour ended (or
+   * when the last run did not finish); other runs read the rules that matched and those with an
+   * alert to settle (listed in the heartbeat).
    */
   async deliver(delivery: SpikeDelivery): Promise<void> {
-    await this.flush();
     const now = this.#options.now();
-    const observedSince = await this.#lastHeartbeat();
-    await this.#load([...this.#rules.keys()]);
-    const changed: SpikeRecord[] = [];
-    for (const [ruleId, rule] of this.#rules) {
-      let record = this.#records.get(ruleId) ?? newSpikeRecord(ruleId, rule.audienceId, rule.preset, now);
-      const isNew = !this.#records.has(ruleId);
+    const heartbeat = await this.#lastHeartbeat();
+    const full = this.#needsFullPass(heartbeat, now);
+    const wanted = full
+      ? [...this.#rules.keys()]
+      : [...new Set([...this.#seen.keys(), ...(heartbeat?.unsettled ?? []).filter((id) => this.#rules.has(id))])];
+    const changed = await this.#advance(wanted, { createMissing: full });
+    // Written before anything is offered: a crash after this re-offers the same episodes.
+    await this.#write(changed);
+    const offers = this.#offers();
+    if (offers.length > 0) {
+      this.stats.alertsOffered += offers.length;
+      await delivery.add(offers.map((offer) => offer.match));
+      await delivery.flush();
+      await this.#settle(offers.map((offer) => offer.ruleId));
+    }
+    const unsettled = new Set(full ? [] : (heartbeat?.unsettled ?? []).filter((id) => this.#rules.has(id)));
+    for (const [ruleId, record] of this.#records) {
+      if (record.alert !== undefined && !record.alert.settled) unsettled.add(ruleId);
+      else unsettled.delete(ruleId);
+    }
+    const current = bucketOf(now);
+    await this.#options.store.writeHeartbeat({
+      at: now,
+      // Only a full pass brings every rule up to date; otherwise what the last full pass reached.
+      evaluatedThrough: full ? current - 1 : (heartbeat?.evaluatedThrough ?? current - 2),
+      unsettled: [...unsettled].slice(0, MAX_HEARTBEAT_UNSETTLED),
+      ...(unsettled.size > MAX_HEARTBEAT_UNSETTLED ? { overflow: true } : {}),
+    });
+  }
+
+  /** Whether this run must read every rule: an hour ended since the last full pass, or there is no trace of one. */
+  #needsFullPass(heartbeat: SpikeHeartbeat | undefined, now: number): boolean {
+    return heartbeat === undefined || heartbeat.overflow === true || heartbeat.evaluatedThrough < bucketOf(now) - 1;
+  }
+
+  /**
+   * Brings the records of `ruleIds` up to date in memory: counts what was observed for them and
+   * evaluates the hours that ended. Returns the records that changed (to write).
+   */
+  async #advance(
+    ruleIds: readonly string[],
+    options: { readonly createMissing?: boolean } = {},
+  ): Promise<SpikeRecord[]> {
+    const now = this.#options.now();
+    const seen = this.#seen;
+    this.#seen = new Map();
+    const articles = new Map<string, Article>();
+    for (const byKey of seen.values()) for (const [key, article] of byKey) articles.set(key, article);
+    const stories = articles.size === 0 ? new Map() : await this.#storiesOf([...articles.values()], now);
+    const heartbeat = await this.#lastHeartbeat();
+    await this.#load([...new Set([...ruleIds, ...seen.keys()])]);
+    const changed = new Map<string, SpikeRecord>();
+    for (const ruleId of new Set([...ruleIds, ...seen.keys()])) {
+      const rule = this.#rules.get(ruleId);
+      if (rule === undefined) continue;
+      const byKey = seen.get(ruleId);
+      const stored = this.#records.get(ruleId);
+      if (stored === undefined && byKey === undefined && options.createMissing !== true) continue;
+      let record = stored ?? newSpikeRecord(ruleId, rule.audienceId, rule.preset, now);
+      if (byKey !== undefined) record = this.#count(rule.ruleId, record, byKey, stories, now);
       if (evaluatedThrough(record) + 1 < bucketOf(now, record.bucketMs)) {
-        const outcome = evaluateCompleted(record, now, { observedSince, preset: rule.preset });
+        const outcome = evaluateCompleted(record, now, { lastRunAt: heartbeat?.at, preset: rule.preset });
         this.stats.bucketsEvaluated += outcome.buckets.length;
         record = outcome.record;
         if (outcome.opened && record.alert !== undefined) {
@@ -216,18 +238,49 @@ export class SpikeStep {
           });
         }
       }
-      if (isNew || record !== this.#records.get(ruleId)) changed.push(record);
+      if (record !== stored) {
+        changed.set(ruleId, record);
+        this.#records.set(ruleId, record);
+      }
     }
-    // Written before anything is offered: a crash after this re-offers the same episodes.
-    await this.#write(changed);
-    const offers = this.#offers();
-    if (offers.length > 0) {
-      this.stats.alertsOffered += offers.length;
-      await delivery.add(offers.map((offer) => offer.match));
-      await delivery.flush();
-      await this.#settle(offers.map((offer) => offer.ruleId));
+    return [...changed.values()];
+  }
+
+  /** One rule's sightings counted into its record. */
+  #count(
+    ruleId: string,
+    record: SpikeRecord,
+    byKey: ReadonlyMap<string, Article>,
+    stories: ReadonlyMap<string, { storyId: string; firstSeenAt: number }>,
+    now: number,
+  ): SpikeRecord {
+    const sightings: StorySighting[] = [];
+    for (const article of byKey.values()) {
+      const story = stories.get(article.key);
+      if (story === undefined) {
+        this.stats.storiesLate += 1;
+        continue;
+      }
+      sightings.push({
+        storyId: story.storyId,
+        firstSeenAt: story.firstSeenAt,
+        publishedAt: article.publishedAt,
+        title: article.title,
+        url: article.url,
+        outlet: article.mediaName ?? article.media,
+      });
     }
-    await this.#options.store.writeHeartbeat(now);
+    const outcome = countStories(record, sightings, now);
+    this.stats.storiesCounted += outcome.counted;
+    this.stats.storiesLate += outcome.late;
+    this.stats.storiesSaturated += outcome.saturated;
+    if (outcome.saturated > 0) {
+      this.#options.log.warn('a spike bucket is full; its count stops growing this hour', {
+        ruleId,
+        saturated: outcome.saturated,
+      });
+    }
+    return outcome.record;
   }
 
   /** The alert of every episode the ledger may not hold yet, as matches for the pipeline. */
@@ -307,7 +360,7 @@ export class SpikeStep {
     return rankAlert(alert, records);
   }
 
-  async #lastHeartbeat(): Promise<number | undefined> {
+  async #lastHeartbeat(): Promise<SpikeHeartbeat | undefined> {
     this.#heartbeat ??= this.#options.store.readHeartbeat();
     return this.#heartbeat;
   }
