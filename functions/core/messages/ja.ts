@@ -7,6 +7,10 @@ import type { CatalogFactory, Messages } from './catalog.ts';
 /** The provider's documented statuses in words; others are shown as sent. */
 const STATUSES: Readonly<Record<string, string>> = { PUBLISHED: '公開', UPDATED: '更新', DELETED: '削除' };
 
+/** A spike preset in words; a preset this catalog does not know is shown as given. */
+const presetWord = (preset: string): string =>
+  (({ fewer: '少なめ', balanced: '標準', more: '多め' }) as Readonly<Record<string, string>>)[preset] ?? preset;
+
 /** The Japanese catalog. */
 export const ja: CatalogFactory = (count) =>
   ({
@@ -32,7 +36,7 @@ export const ja: CatalogFactory = (count) =>
       media: (term) => `媒体 ${term}`,
       status: (term) => `状態 ${term}`,
       all: 'すべての記事(全件一致ルール)',
-      spike: (preset) => `急増アラート(${preset})`,
+      spike: (preset) => `急増アラート(${presetWord(preset)})`,
       other: (kind, term) => `${kind} ${term}`,
     },
     email: {
@@ -68,7 +72,7 @@ export const ja: CatalogFactory = (count) =>
       storyOutlets: (n) => `${count(n)}媒体`,
       topOutletsHeading: '主な媒体:',
       outletStories: (name, n) => `${name}(${count(n)}件)`,
-      preset: (preset) => ({ fewer: '少なめ', balanced: '標準', more: '多め' })[preset] ?? preset,
+      preset: presetWord,
       why: (preset) => `急増アラート(${preset}): この曜日・時間帯の通常より新しい記事が大幅に多い`,
       escalated: (n) => `更新: 急増が続き、新しい記事は${count(n)}件になりました`,
       sms: (rule, n, expected, since) => `報道急増: ${rule}: ${since}以降の新しい記事${count(n)}件(${expected})`,
