@@ -171,3 +171,20 @@ export async function playBaseline(
   }
   return start + hours * HOUR;
 }
+
+/** A NAB-format series: five-minute counts with a daily rhythm and one burst, from a seed. */
+export function syntheticSeries(rows: number, seed: number, burstAt: number): string {
+  const random = seeded(seed);
+  const start = Date.UTC(2015, 1, 26, 21, 42, 53);
+  const lines = ['timestamp,value'];
+  for (let i = 0; i < rows; i++) {
+    const hour = Math.floor((i * 5) / 60) % 24;
+    const mean = 20 * (hour < 7 ? 0.4 : 1.2);
+    let count = 0;
+    for (let p = random(); p > Math.exp(-mean); p *= random()) count += 1;
+    if (i >= burstAt && i < burstAt + 6) count += 400;
+    const time = new Date(start + i * 5 * 60_000).toISOString().replace('T', ' ').slice(0, 19);
+    lines.push(`${time},${count}`);
+  }
+  return `${lines.join('\n')}\n`;
+}

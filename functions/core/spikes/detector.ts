@@ -626,7 +626,9 @@ export class SpikeDetector {
       return { event: 'close', episode: updated, levelShift };
     }
     this.#open = updated;
-    if (elevated) this.#mask.add(bucket);
+    // The open episode's buckets are masked from its first to its last (as a restored detector
+    // rebuilds them from `since` and `lastAt`); quiet ones at its end are unmasked when it closes.
+    this.#mask.add(bucket);
     return { event: 'update', episode: updated };
   }
 }
