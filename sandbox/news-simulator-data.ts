@@ -1128,22 +1128,29 @@ const burstPlaces = [
  * events and places, so the story index keeps them apart), and the copies of each.
  */
 export function burstArticles(burst: SimBurst): SimArticleInput[] {
+  return burstStories(burst)
+    .flatMap((story) => [story.original, ...story.copies])
+    .sort((a, b) => Number(a.publishedAt) - Number(b.publishedAt));
+}
+
+/** The stories of a burst in publishing order, each its original and its copies (published after it). */
+export function burstStories(burst: SimBurst): { original: SimArticleInput; copies: SimArticleInput[] }[] {
   const rng = mulberry32(burst.seed ?? 1);
   const category = burst.category ?? '002004000';
   const stories = Math.max(0, Math.round(burst.storiesPerHour * burst.hours));
   const spacing = (burst.hours * 60 * 60_000) / Math.max(1, stories);
   const outlets = [...MEDIA.slice(0, 7), ...SYNDICATION_MEDIA];
-  const articles: SimArticleInput[] = [];
+  const result: { original: SimArticleInput; copies: SimArticleInput[] }[] = [];
   for (let s = 0; s < stories; s++) {
     const publishedAt = Math.floor(burst.from + s * spacing + rng() * spacing * 0.8);
     const media = pick(rng, [MEDIA[0], ...MEDIA.slice(1, 7)] as NonEmpty<SimMedia>);
     const title = `${burst.topic} ${pick(rng, burstObjects)}: ${pick(rng, burstSubjects)} in ${pick(rng, burstPlaces)} ${pick(rng, burstVerbs)} it`;
     const summary = `${title}. ${burst.topic} said on ${pick(rng, ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday'])} that it was reviewing the ${pick(rng, burstObjects)} after ${pick(rng, burstSubjects)} raised concerns (${hex(rng, 6)}).`;
-    articles.push({ title, summary, publishedAt, media: media.code, categories: [category], status: 'PUBLISHED' });
+    const copies: SimArticleInput[] = [];
     for (let c = 0; c < (burst.copies ?? 0); c++) {
       const outlet = pick(rng, outlets.filter((o) => o.code !== media.code) as unknown as NonEmpty<SimMedia>);
       const copy = rewriteForOutlet(rng, { title, summary }, outlet);
-      articles.push({
+      copies.push({
         ...copy,
         publishedAt: publishedAt + 1000 * (1 + Math.floor((rng() * SYNDICATION_SPREAD_MS) / 1000)),
         media: outlet.code,
@@ -1151,6 +1158,10 @@ export function burstArticles(burst: SimBurst): SimArticleInput[] {
         status: 'PUBLISHED',
       });
     }
+    result.push({
+      original: { title, summary, publishedAt, media: media.code, categories: [category], status: 'PUBLISHED' },
+      copies,
+    });
   }
-  return articles.sort((a, b) => Number(a.publishedAt) - Number(b.publishedAt));
+  return result;
 }

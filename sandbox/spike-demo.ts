@@ -11,6 +11,7 @@
  * every 20 minutes, through the same code path as the Lambda handler.
  */
 import { emptyDetectorState, PRESETS, SpikeDetector, spikeModel } from '#core/spikes/detector';
+import type { SpikeStore } from '#core/spikes/ports';
 import { bucketOf, newSpikeRecord, SPIKE_BUCKET_MS } from '#core/spikes/record';
 import { spikeAlertKey } from '#core/spikes/step';
 import type { SandboxAudience } from './examples.ts';
@@ -44,6 +45,42 @@ export const spikeDemoRules: readonly Readonly<Record<string, unknown>>[] = [
     spikes: 'balanced',
   },
 ];
+
+/**
+ * Gives a rule three weeks of hourly counts at `perHour` new stories an hour (a daily rhythm in
+ * Seoul time: quiet nights), stepped through the real detector and written with `store`, and a
+ * heartbeat as the last run before `now` would have left it: the warm-up a new rule would spend
+ * counting, for the demo and the tests.
+ */
+export async function primeSpikeHistory(
+  store: SpikeStore,
+  options: {
+    readonly ruleId: string;
+    readonly audienceId: string;
+    readonly now: number;
+    readonly perHour: number;
+    readonly seed?: number;
+  },
+): Promise<void> {
+  const model = spikeModel(SPIKE_BUCKET_MS);
+  const current = bucketOf(options.now);
+  const detector = new SpikeDetector(model, PRESETS.balanced, emptyDetectorState(current - 21 * 24));
+  const random = mulberry32(options.seed ?? 11);
+  while (detector.next < current) {
+    const hour = ((detector.next % 24) + 9) % 24;
+    const mean = options.perHour * (hour < 7 ? 0.3 : hour < 19 ? 1.4 : 0.8);
+    let count = 0;
+    for (let p = random(); p > Math.exp(-mean); p *= random()) count += 1;
+    detector.step(count);
+  }
+  const stored = (await store.read([options.ruleId])).get(options.ruleId);
+  await store.write({
+    ...newSpikeRecord(options.ruleId, options.audienceId, 'balanced', options.now),
+    version: stored?.version ?? 0,
+    detector: detector.state(),
+  });
+  await store.writeHeartbeat({ at: options.now - 5 * 60_000, evaluatedThrough: current - 1, unsettled: [] });
+}
 
 /** Usual new stories an hour about the topic (the primed history and the demo's quiet hours). */
 const USUAL_PER_HOUR = 1.5;
@@ -79,23 +116,13 @@ export async function runSpikeDemo(input: {
   const start = now();
   const spikes = stack.dependencies.spikes;
   if (spikes === undefined) throw new Error('the local stack has no spike store');
-  // Three weeks of hourly counts at the usual rate, as the runs would have counted them.
-  const model = spikeModel(SPIKE_BUCKET_MS);
-  const current = bucketOf(start);
-  const detector = new SpikeDetector(model, PRESETS.balanced, emptyDetectorState(current - 21 * 24));
-  const random = mulberry32(11);
-  while (detector.next < current) {
-    const hour = ((detector.next % 24) + 9) % 24;
-    const mean = USUAL_PER_HOUR * (hour < 7 ? 0.3 : hour < 19 ? 1.4 : 0.8);
-    let count = 0;
-    for (let p = random(); p > Math.exp(-mean); p *= random()) count += 1;
-    detector.step(count);
-  }
-  await spikes.write({
-    ...newSpikeRecord(SPIKE_DEMO_RULE, 'spike-desk', 'balanced', start),
-    detector: detector.state(),
+  await primeSpikeHistory(spikes, {
+    ruleId: SPIKE_DEMO_RULE,
+    audienceId: 'spike-desk',
+    now: start,
+    perHour: USUAL_PER_HOUR,
   });
-  await spikes.writeHeartbeat({ at: start - 5 * 60_000, evaluatedThrough: current - 1, unsettled: [] });
+  const current = bucketOf(start);
   // The usual trickle, then the burst from ten minutes past the hour: 30 stories an hour for two
   // hours and 60 in the third (the episode doubles), each republished by up to four outlets.
   const simulator = stack.simulator;
