@@ -89,7 +89,9 @@ export function renderTextTable(table: Table): string {
   return lines.join('\n');
 }
 
-const escapeCell = (cell: string): string => cell.replaceAll('|', '\\|').replaceAll('\n', ' ');
+/** A table cell's text in Markdown: pipes escaped, one line. */
+export const escapeMarkdownCell = (cell: string): string => cell.replaceAll('|', '\\|').replaceAll('\n', ' ');
+const escapeCell = escapeMarkdownCell;
 
 /** A table as GitHub-flavoured Markdown. */
 export function renderMarkdownTable(table: Table): string {
@@ -153,13 +155,17 @@ export function renderMarkdown(report: BenchReport): string {
     '',
     ...report.noise.flatMap((paragraph) => [paragraph, '']),
   ];
-  for (const section of report.sections) {
-    out.push(`## ${section.title}`, '');
-    for (const paragraph of section.intro ?? []) out.push(paragraph, '');
-    if (section.image !== undefined) out.push(`![${section.image.alt}](${section.image.path})`, '');
-    for (const table of section.tables) out.push(renderMarkdownTable(table), '');
-    for (const finding of section.findings ?? []) out.push(`- ${finding}`);
-    if ((section.findings ?? []).length > 0) out.push('');
-  }
+  for (const section of report.sections) out.push(...markdownSectionLines(section));
   return `${out.join('\n').trimEnd()}\n`;
+}
+
+/** One section as Markdown lines (its `##` heading first, a blank line last). */
+export function markdownSectionLines(section: Section): string[] {
+  const out = [`## ${section.title}`, ''];
+  for (const paragraph of section.intro ?? []) out.push(paragraph, '');
+  if (section.image !== undefined) out.push(`![${section.image.alt}](${section.image.path})`, '');
+  for (const table of section.tables) out.push(renderMarkdownTable(table), '');
+  for (const finding of section.findings ?? []) out.push(`- ${finding}`);
+  if ((section.findings ?? []).length > 0) out.push('');
+  return out;
 }

@@ -5,10 +5,13 @@
  * `npm run bench -- --quick` runs the same steps on smaller inputs in under a minute and writes
  * bench/RESULTS.quick.md instead (ignored by git), so it never replaces the full run's figures.
  *
- * `--only <parts>` (comma-separated: matching, stories, cold-start, cli-startup, end-to-end, provider-day, publishing) runs some
- * parts alone, for working on one of them: their sections and targets are printed, no Markdown is
- * written (a partial report must never replace the full one), and the provider day still writes
- * its JSON. end-to-end needs cold-start's handler bundle and runs it too.
+ * `--only <parts>` (comma-separated: matching, stories, cold-start, cli-startup, end-to-end, provider-day, publishing,
+ * spikes) runs some parts alone, for working on one of them: their sections and targets are
+ * printed, no Markdown is written (a partial report must never replace the full one), and the
+ * provider day still writes its JSON. end-to-end needs cold-start's handler bundle and runs it
+ * too. The one exception is `--only spikes` in full mode: its figures are deterministic and
+ * independent of the other parts, so it replaces its own section and Targets rows in
+ * bench/RESULTS.md (bench/spikes/splice.ts) and leaves every other figure as it was.
  *
  * The simulated provider day (bench/provider-day.ts) also writes its per-scenario counts to
  * bench/provider-day.json (provider-day.quick.json in quick mode) for the cost model.
@@ -18,7 +21,7 @@
  * averages are recorded at the start and end of every part. Nothing here asserts a time.
  */
 import './env.ts';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os, { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -79,6 +82,8 @@ import {
   TARGET_RULES,
   throughputSection,
 } from './sections.ts';
+import { runSpikeBench, spikeSection, spikeTargets } from './spikes/section.ts';
+import { spliceSpikeResults } from './spikes/splice.ts';
 import { formatRatio } from './stats.ts';
 import { runStoryBench, storySection, storyTargets } from './story.ts';
 import { syntheticArticles, syntheticRules } from './synthetic.ts';
@@ -379,7 +384,16 @@ function matchingMicrosPerArticle(results: MatchingResults): number | undefined 
 }
 
 /** The parts `--only` can select. */
-const PARTS = ['matching', 'stories', 'cold-start', 'cli-startup', 'end-to-end', 'provider-day', 'publishing'] as const;
+const PARTS = [
+  'matching',
+  'stories',
+  'cold-start',
+  'cli-startup',
+  'end-to-end',
+  'provider-day',
+  'publishing',
+  'spikes',
+] as const;
 type Part = (typeof PARTS)[number];
 
 function selectedParts(argv: readonly string[]): ReadonlySet<Part> | undefined {
@@ -445,6 +459,9 @@ async function runDay(
   return results;
 }
 
+/** The spike part's section title (its number follows the other parts'). */
+const SPIKE_SECTION_TITLE = '10. Spike alerts (issue 34)';
+
 /** Injected PublishBatch latency of the publishing part: about what SNS takes in a region (issue 14). */
 const PUBLISH_LATENCY_MS = 40;
 
@@ -486,6 +503,12 @@ async function main(): Promise<void> {
     // In process and CPU-bound like matching, before anything else starts.
     const stories = want('stories') ? await phase('stories', () => runStoryBench(plan.stories)) : undefined;
     const coldStart = want('cold-start') ? await phase('cold start', () => runColdStart(plan, directory)) : undefined;
+    // In process and CPU-bound: NAB's series, the labelled news replay and the cost at scale (issue 34).
+    const spikes = want('spikes')
+      ? await phase('spike alerts', () =>
+          runSpikeBench(plan.mode, projectRoot, (line) => process.stderr.write(`bench: ${line}\n`)),
+        )
+      : undefined;
 
     const ca = await createCertificateAuthority();
     // Fresh CLI processes against a sandbox on a moto server of its own, stopped before the
@@ -586,6 +609,7 @@ async function main(): Promise<void> {
       ...(cliStartup ? cliStartupTargets(cliStartup) : []),
       ...(stories ? storyTargets(stories, matching ? matchingMicrosPerArticle(matching) : undefined) : []),
       ...(publishing ? publishingTargets(publishing) : []),
+      ...(spikes ? spikeTargets(spikes) : []),
     ];
     const sections: Section[] = [
       ...(matching ? [matchingSection(matching, plan.plotFile)] : []),
@@ -597,6 +621,7 @@ async function main(): Promise<void> {
       ...(cliStartup ? [cliStartupSection(cliStartup, '7. CLI start-up')] : []),
       ...(stories ? [storySection(stories, '8. Stories (issue 13)')] : []),
       ...(publishing ? [publishingSection(publishing, '9. Publishing: single vs sharded (issue 14)')] : []),
+      ...(spikes ? [spikeSection(spikes, SPIKE_SECTION_TITLE)] : []),
     ];
     if (
       only !== undefined ||
@@ -606,7 +631,8 @@ async function main(): Promise<void> {
       !cliStartup ||
       !endToEnd ||
       !memory ||
-      !publishing
+      !publishing ||
+      !spikes
     ) {
       // A partial run: print what it measured, never overwrite the full report.
       const text = renderText({
@@ -619,6 +645,22 @@ async function main(): Promise<void> {
         noise: [],
         sections,
       });
+      if (spikes && only?.size === 1 && plan.mode === 'full') {
+        // The one part that may refresh its own figures in place (see the header).
+        const resultsPath = join(projectRoot, 'bench', plan.resultsFile);
+        const provenance = `_This section and the Targets rows that start with "Spikes," were written by \`npx tsx bench/run.ts --only spikes\` on ${machine.date}, commit ${machine.commit.slice(0, 12)} (${machine.cpuModel}, ${machine.cores} cores); the rest of this file comes from the full run above._`;
+        writeFileSync(
+          resultsPath,
+          spliceSpikeResults(
+            readFileSync(resultsPath, 'utf8'),
+            spikeSection(spikes, SPIKE_SECTION_TITLE),
+            spikeTargets(spikes),
+            provenance,
+          ),
+        );
+        process.stdout.write(`${text}\nWrote the spike section and its Targets rows into ${resultsPath}\n`);
+        return;
+      }
       process.stdout.write(`${text}\n(partial run: --only ${[...(only ?? [])].join(',')}; no Markdown written)\n`);
       return;
     }

@@ -63,6 +63,11 @@ export const commandGroups: readonly CommandGroup[] = [
     load: () => import('./replay.ts').then((module) => module.registerReplay),
   },
   {
+    name: 'spikes',
+    summary: 'spike alerts: evaluate the detector on any series (NAB format), explain a rule, list rules',
+    load: () => import('./spikes.ts').then((module) => module.registerSpikes),
+  },
+  {
     name: 'watermark',
     summary: 'show the watermark, its lag and the last runs; set or rewind it',
     load: () => import('./watermark.ts').then((module) => module.registerWatermark),

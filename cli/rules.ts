@@ -256,6 +256,7 @@ interface PutOptions {
   statuses?: string[];
   urgent?: boolean;
   matchAll?: boolean;
+  spikes?: string;
   disabled?: boolean;
   notes?: string;
 }
@@ -274,6 +275,8 @@ function ruleFromFlags(ruleId: string, options: PutOptions): FileItem {
   if (options.statuses) value.statuses = options.statuses;
   if (options.urgent) value.urgent = true;
   if (options.matchAll) value.matchAll = true;
+  // Validated with the rule (model.ts): a wrong value is refused with the allowed ones.
+  if (options.spikes !== undefined) value.spikes = options.spikes;
   if (options.disabled) value.enabled = false;
   if (options.notes !== undefined) value.notes = options.notes;
   return { value, label: `rule ${ruleId}`, locate: () => 'command line' };
@@ -291,6 +294,7 @@ const flagNames: (keyof PutOptions)[] = [
   'statuses',
   'urgent',
   'matchAll',
+  'spikes',
   'disabled',
   'notes',
 ];
@@ -510,6 +514,7 @@ function criteria(rule: Item): string {
   if (typeof rule.query === 'string') parts.push(`query ${rule.query}`);
   if (rule.matchAll === true) parts.push('every article');
   if (rule.urgent === true) parts.push('(urgent)');
+  if (typeof rule.spikes === 'string' && rule.spikes !== 'off') parts.push(`spike alerts ${rule.spikes}`);
   return parts.join('; ');
 }
 
@@ -785,6 +790,10 @@ function criteriaFlags(command: Command): Command {
     .option('--statuses <list>', 'article statuses the rule is limited to', collectList)
     .option('--urgent', 'matches bypass the audience’s quiet hours')
     .option('--match-all', 'match every article (required for a rule without criteria)')
+    .option(
+      '--spikes <preset>',
+      "spike alerts when the rule's new stories per hour jump: fewer, balanced, more, or off (docs/spikes.md)",
+    )
     .option('--notes <text>', 'free text for ops; ignored by the run');
 }
 

@@ -1047,3 +1047,121 @@ export function seedArticles(
   }
   return factory.generate(instants, MEDIA, options.now);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Bursts of coverage (spike alerts)
+
+/**
+ * A burst of coverage on a topic, as {@link burstArticles} makes it: `storiesPerHour` new stories
+ * an hour for `hours` hours from `from`, each headline naming `topic`, each story republished by
+ * `copies` other outlets within {@link SYNDICATION_SPREAD_MS} (rewritten as wire copies are).
+ */
+export interface SimBurst {
+  readonly topic: string;
+  /** Epoch ms of the first story. */
+  readonly from: number;
+  readonly hours: number;
+  readonly storiesPerHour: number;
+  /** Copies of each story (default 0). */
+  readonly copies?: number;
+  /** Category code of the articles (default Economy > Industry). */
+  readonly category?: string;
+  /** Seed of the headlines (default 1). */
+  readonly seed?: number;
+}
+
+const burstSubjects = [
+  'suppliers',
+  'regulators',
+  'investors',
+  'local council',
+  'union leaders',
+  'analysts',
+  'exporters',
+  'customers',
+  'lawmakers',
+  'engineers',
+  'shareholders',
+  'rivals',
+] as const;
+const burstVerbs = [
+  'weigh',
+  'question',
+  'welcome',
+  'scramble over',
+  'push back on',
+  'brace for',
+  'probe',
+  'cheer',
+  'warn over',
+  'race to respond to',
+] as const;
+const burstObjects = [
+  'plant expansion',
+  'recall notice',
+  'merger talks',
+  'price cuts',
+  'factory fire',
+  'export ban',
+  'chief executive exit',
+  'record order',
+  'data breach',
+  'strike threat',
+  'earnings surprise',
+  'court ruling',
+] as const;
+const burstPlaces = [
+  'Busan',
+  'Incheon',
+  'Daejeon',
+  'Gwangju',
+  'Ulsan',
+  'Suwon',
+  'Changwon',
+  'Pohang',
+  'Jeonju',
+  'Cheongju',
+] as const;
+
+/**
+ * The articles of a burst, oldest first: distinct stories about one topic (different actors,
+ * events and places, so the story index keeps them apart), and the copies of each.
+ */
+export function burstArticles(burst: SimBurst): SimArticleInput[] {
+  return burstStories(burst)
+    .flatMap((story) => [story.original, ...story.copies])
+    .sort((a, b) => Number(a.publishedAt) - Number(b.publishedAt));
+}
+
+/** The stories of a burst in publishing order, each its original and its copies (published after it). */
+export function burstStories(burst: SimBurst): { original: SimArticleInput; copies: SimArticleInput[] }[] {
+  const rng = mulberry32(burst.seed ?? 1);
+  const category = burst.category ?? '002004000';
+  const stories = Math.max(0, Math.round(burst.storiesPerHour * burst.hours));
+  const spacing = (burst.hours * 60 * 60_000) / Math.max(1, stories);
+  const outlets = [...MEDIA.slice(0, 7), ...SYNDICATION_MEDIA];
+  const result: { original: SimArticleInput; copies: SimArticleInput[] }[] = [];
+  for (let s = 0; s < stories; s++) {
+    const publishedAt = Math.floor(burst.from + s * spacing + rng() * spacing * 0.8);
+    const media = pick(rng, [MEDIA[0], ...MEDIA.slice(1, 7)] as NonEmpty<SimMedia>);
+    const title = `${burst.topic} ${pick(rng, burstObjects)}: ${pick(rng, burstSubjects)} in ${pick(rng, burstPlaces)} ${pick(rng, burstVerbs)} it`;
+    const summary = `${title}. ${burst.topic} said on ${pick(rng, ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday'])} that it was reviewing the ${pick(rng, burstObjects)} after ${pick(rng, burstSubjects)} raised concerns (${hex(rng, 6)}).`;
+    const copies: SimArticleInput[] = [];
+    for (let c = 0; c < (burst.copies ?? 0); c++) {
+      const outlet = pick(rng, outlets.filter((o) => o.code !== media.code) as unknown as NonEmpty<SimMedia>);
+      const copy = rewriteForOutlet(rng, { title, summary }, outlet);
+      copies.push({
+        ...copy,
+        publishedAt: publishedAt + 1000 * (1 + Math.floor((rng() * SYNDICATION_SPREAD_MS) / 1000)),
+        media: outlet.code,
+        categories: [category],
+        status: 'PUBLISHED',
+      });
+    }
+    result.push({
+      original: { title, summary, publishedAt, media: media.code, categories: [category], status: 'PUBLISHED' },
+      copies,
+    });
+  }
+  return result;
+}

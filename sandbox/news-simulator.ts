@@ -43,12 +43,14 @@ import { createCertificateAuthority, issueLoopbackCertificate, type PemPair } fr
 import {
   ArticleFactory,
   applyRevision,
+  burstArticles,
   MEDIA,
   mediaOf,
   OUT_OF_SCOPE_MEDIA,
   type SimArticle,
   type SimArticleInput,
   SimArticleInputSchema,
+  type SimBurst,
   SYNDICATION_MEDIA,
   seedArticles,
   ZoneCalendar,
@@ -57,6 +59,7 @@ import {
 export type {
   SimArticle,
   SimArticleInput,
+  SimBurst,
   SimCategory,
   SimMedia,
   SimRevision,
@@ -230,6 +233,13 @@ export interface NewsSimulator {
    * that existed at startup.
    */
   publish(...articles: SimArticleInput[]): SimArticle[];
+  /**
+   * Schedules a burst of coverage on a topic (news-simulator-data.ts {@link burstArticles}): each
+   * article appears when the clock reaches its publication time, as the provider would list it.
+   * Spike alerts' sandbox demo (`npm start -- --spike-demo`) uses it. Returns how many articles it
+   * scheduled.
+   */
+  scheduleBurst(burst: SimBurst): number;
   readonly faults: {
     inject(fault: SimFault): void;
     clear(): void;
@@ -729,6 +739,8 @@ export async function startNewsSimulator(options: NewsSimulatorOptions = {}): Pr
   // revisions of generated articles appear as the clock reaches them, live or not: the provider's
   // world moves on whether or not new stories are being written.
   let fedUntil = startedAt;
+  /** Scheduled bursts' articles not published yet, oldest first. */
+  const scheduled: SimArticle[] = [];
   let feedCarry = 0;
   const advanceFeed = () => {
     const at = now();
@@ -741,6 +753,9 @@ export async function startNewsSimulator(options: NewsSimulatorOptions = {}): Pr
     }
     const due = factory.releaseDue(at);
     store.upsert(due.articles);
+    const split = scheduled.findIndex((article) => article.publishedAt > at);
+    const ready = scheduled.splice(0, split === -1 ? scheduled.length : split);
+    if (ready.length > 0) store.upsert(ready);
     const revised = due.revisions.flatMap((revision) => {
       const current = store.get(revision.articleId);
       return current ? [applyRevision(current, revision)] : [];
@@ -1076,6 +1091,12 @@ export async function startNewsSimulator(options: NewsSimulatorOptions = {}): Pr
         throw new RangeError(`order must be newest-first, oldest-first or unordered, got ${String(order)}`);
       }
       store.order = order;
+    },
+    scheduleBurst(burst) {
+      const articles = burstArticles(burst).map((input) => factory.fromInput(input, now()));
+      scheduled.push(...articles);
+      scheduled.sort(compareAscending);
+      return articles.length;
     },
     publish(...inputs) {
       const at = now();

@@ -16,10 +16,20 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { planDigest, toHeldNotification } from '#core/digest';
 import { type ArticleChange, changeLabel } from '#core/ledger-facts';
-import { type Article, type Audience, type AudienceMatch, AudienceSchema, type RuleMatch } from '#core/model';
+import {
+  type Article,
+  type Audience,
+  type AudienceMatch,
+  AudienceSchema,
+  type RuleMatch,
+  RuleSchema,
+} from '#core/model';
 import { type HoldReason, type OutboundMessage, type StoryRecord, updateNoticeKey } from '#core/ports';
 import { renderNotification, renderUpdateNotice } from '#core/render';
 import { describeSms, smsSegments } from '#core/sms';
+import { spikeAlertMatch } from '#core/spikes/alert';
+import type { EpisodeAlert } from '#core/spikes/record';
+import { renderSpikeAlert, renderSpikeUpdate } from '#core/spikes/render';
 import { renderSlackMessage } from '../functions/slack-relay/blocks.ts';
 import { parseAlertMessage } from '../functions/slack-relay/message.ts';
 
@@ -222,6 +232,61 @@ const stories: ReadonlyMap<string, StoryRecord> = new Map(
   ]),
 );
 
+/** A spike episode as the run fixes it when it opens (functions/core/spikes/record.ts). */
+const hour = 3_600_000;
+const spikeEpisode: EpisodeAlert = {
+  episodeId: 'sample',
+  openedAt: Math.floor(base / hour) - 1,
+  since: Math.floor(base / hour) - 2,
+  preset: 'balanced',
+  bucketMs: hour,
+  observed: 42,
+  expected: 5.6,
+  bucketCount: 30,
+  bucketExpected: 2.4,
+  outletCount: 18,
+  topStories: [
+    {
+      storyId: 'story-plant',
+      title: 'Hanbit Semiconductor to build $12 billion memory chip plant in Yongin, creating 3,000 jobs',
+      url: 'https://news.example.com/tech/hanbit-plant',
+      outlet: 'Example Wire',
+      outlets: 12,
+    },
+    {
+      storyId: 'story-shares',
+      title: '한빛반도체 주가 8% 급등… 용인 공장 투자 발표에 외국인 순매수',
+      url: 'https://news.example.kr/economy/hanbit-shares',
+      outlet: '서울 이그잼플 헤럴드',
+      outlets: 7,
+    },
+    {
+      storyId: 'story-suppliers',
+      title: '半導体装置メーカー各社、ハンビット新工場の受注に期待',
+      url: 'https://news.example.jp/articles/hanbit-suppliers',
+      outlet: '共同エグザンプル通信',
+      outlets: 4,
+    },
+  ],
+  topOutlets: [
+    { name: 'Example Wire', stories: 9 },
+    { name: 'Daily Example', stories: 6 },
+    { name: '서울 이그잼플 헤럴드', stories: 4 },
+  ],
+  stage: 'spike',
+  storiesSoFar: 42,
+};
+const spikeRule = RuleSchema.parse({
+  ruleId: 'chips-coverage',
+  audienceId: 'markets-desk',
+  description: 'Hanbit Semiconductor coverage',
+  keywords: ['Hanbit', '한빛반도체'],
+  spikes: 'balanced',
+});
+const spikeKey = 'spike:chips-coverage:sample';
+const spikeMatch = (audience: Audience, alert: EpisodeAlert = spikeEpisode): AudienceMatch =>
+  spikeAlertMatch({ rule: { ...spikeRule, audienceId: audience.audienceId }, audience, alert, key: spikeKey });
+
 interface AlertSample {
   readonly name: string;
   readonly description: string;
@@ -283,6 +348,33 @@ const alertSamples: readonly AlertSample[] = [
     audience: audiences.markets,
     match: match(audiences.markets, { ...articles.ascii, status: 'UPDATED' }, [rules.rates], 'story-rates'),
     update: { kind: 'status', status: 'UPDATED', previousStatus: 'PUBLISHED' },
+  },
+  {
+    name: 'spike-alert',
+    description:
+      'A spike alert (rule `spikes: balanced`): observed against expected since when, the hour that fired, top stories with their outlets, top outlets, why',
+    audience: audiences.markets,
+    match: spikeMatch(audiences.markets),
+  },
+  {
+    name: 'spike-alert-korean',
+    description: 'The same spike alert for a Korean audience (locale ko-KR): Korean words and times around the data',
+    audience: { ...audiences.seoul, deliveryMode: 'immediate' },
+    match: spikeMatch({ ...audiences.seoul, deliveryMode: 'immediate' }),
+  },
+  {
+    name: 'spike-alert-japanese',
+    description: 'The same spike alert for a Japanese audience (locale ja-JP), one SMS segment',
+    audience: audiences.tokyo,
+    match: spikeMatch(audiences.tokyo),
+  },
+  {
+    name: 'spike-update',
+    description:
+      'The update notice of a spike alert (`updates: notify`): the episode doubled since the alert; sent once, never a second alert',
+    audience: audiences.markets,
+    match: spikeMatch(audiences.markets, { ...spikeEpisode, stage: 'escalated', storiesSoFar: 95 }),
+    update: { kind: 'status', status: 'ESCALATED', previousStatus: '' },
   },
   {
     name: 'update-notice-korean',
@@ -453,10 +545,11 @@ export function renderSamples(): Map<string, string> {
   const files = new Map<string, string>();
   const rows: string[] = [];
   for (const sample of alertSamples) {
+    const spike = sample.match.spike !== undefined;
     const message =
       sample.update === undefined
-        ? renderNotification(sample.match, sample.audience)
-        : renderUpdateNotice(
+        ? (spike ? renderSpikeAlert : renderNotification)(sample.match, sample.audience)
+        : (spike ? renderSpikeUpdate : renderUpdateNotice)(
             sample.match,
             sample.audience,
             sample.update,

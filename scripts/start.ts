@@ -49,7 +49,21 @@ import {
   type QuickStartOutcome,
   runQuickStart,
 } from '../sandbox/quick-start.ts';
+import {
+  describeSpikeDemoOutcome,
+  describeSpikeDemoRun,
+  runSpikeDemo,
+  spikeDemoAudiences,
+  spikeDemoRules,
+} from '../sandbox/spike-demo.ts';
 import { createCertificateAuthority } from '../sandbox/tls.ts';
+
+/** Ends the spike demo (the quick start's cycles and checks do not follow it), with its verdict. */
+class SpikeDemoDone extends Error {
+  constructor(readonly ok: boolean) {
+    super('spike demo done');
+  }
+}
 
 // The AWS SDK warns about Node 20 when a client is created; the Lambda runtime is Node 22.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -130,6 +144,10 @@ const program = new Command('npm start --')
   .option('--page-size <n>', 'articles per page', positiveInteger)
   .option('--interval <seconds>', 'seconds between cycles with an external provider', positiveInteger, 60)
   .option('--mail-dir <dir>', 'where SES email is written as .eml files (default .sandbox/mail)')
+  .option(
+    '--spike-demo',
+    'spike alerts: a rule with three weeks of counts, a burst on its topic, one alert then an update',
+  )
   .showHelpAfterError(usageHint)
   // commander's messages quote the command line: escaped like everything else printed.
   .configureOutput({ outputError: (text, write) => write(terminalText(text)) })
@@ -154,6 +172,7 @@ interface StartOptions {
   pageSize?: number;
   interval: number;
   mailDir?: string;
+  spikeDemo?: boolean;
 }
 
 /** A usage error: one line, where help is, exit 2. */
@@ -190,8 +209,8 @@ if (useSimulator) {
 if (options.audiences !== undefined && options.rules === undefined) {
   usage('--audiences needs --rules too: the example rules are written for the example audiences');
 }
-let sandboxAudiences: readonly SandboxAudience[] = exampleAudiences;
-let ruleItems: readonly Readonly<Record<string, unknown>>[] = exampleRules;
+let sandboxAudiences: readonly SandboxAudience[] = options.spikeDemo ? spikeDemoAudiences : exampleAudiences;
+let ruleItems: readonly Readonly<Record<string, unknown>>[] = options.spikeDemo ? spikeDemoRules : exampleRules;
 try {
   if (options.audiences !== undefined) sandboxAudiences = readAudiences(options.audiences);
   if (options.rules !== undefined) {
@@ -298,6 +317,17 @@ try {
         : ` (--initial-lookback; a deployed stack's first run looks back ${deployedInitialLookbackMinutes})`
     }${options.now !== undefined ? `, from ${new Date(clock).toISOString()} (--now)` : ''}`,
   );
+  if (options.spikeDemo) {
+    // Spike alerts (sandbox/spike-demo.ts): its own runs on the pinned clock instead of the cycles.
+    const demo = await runSpikeDemo({
+      stack,
+      now,
+      setClock: (at) => (clock = at),
+      onRun: (run) => say(describeSpikeDemoRun(run)),
+    });
+    for (const line of describeSpikeDemoOutcome(demo)) say(line);
+    throw new SpikeDemoDone(demo.ok);
+  }
   const outcome = await runQuickStart({
     stack,
     audiences: sandboxAudiences,
@@ -351,8 +381,10 @@ try {
     }
   }
 } catch (error) {
-  exitCode = 1;
-  process.stderr.write(`news-alerts: ${terminalText(error instanceof Error ? error.message : String(error))}\n`);
+  exitCode = error instanceof SpikeDemoDone && error.ok ? 0 : 1;
+  if (!(error instanceof SpikeDemoDone)) {
+    process.stderr.write(`news-alerts: ${terminalText(error instanceof Error ? error.message : String(error))}\n`);
+  }
 } finally {
   await stack?.stop();
   await moto.stop();

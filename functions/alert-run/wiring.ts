@@ -10,6 +10,7 @@ import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoDispatchStore } from '#aws/dynamo-dispatch-store';
 import { DynamoRuleSource } from '#aws/dynamo-rule-source';
+import { DynamoSpikeStore } from '#aws/dynamo-spike-store';
 import { DynamoStateStore } from '#aws/dynamo-state-store';
 import { DynamoStoryStore } from '#aws/dynamo-story-index';
 import { SecretsManagerApiKey } from '#aws/secret-source';
@@ -83,6 +84,13 @@ export function createAlertRunDependencies(
       }),
       { log },
     ),
+    // Spike alerts' per-rule records live in the state table too (partition `spike#<ruleId>`).
+    spikes: new DynamoSpikeStore({
+      documents: clients.documents,
+      tableName: config.tables.state,
+      log,
+      ...(options.now ? { now: options.now } : {}),
+    }),
     ...(config.publishMode === 'sharded' ? { sharded: shardedPublishing(config, clients, log, options) } : {}),
     log,
     ...(options.now ? { now: options.now } : {}),

@@ -83,6 +83,8 @@ import {
 import { CountedRun, type CountedStats, DayTally } from './reading/counted-run.ts';
 import { type DayObservation, nextOrder, OrderCheck, planRead, type ReadPlan } from './reading/plan.ts';
 import type { RenderOptions } from './render.ts';
+import type { SpikeStore } from './spikes/ports.ts';
+import { type SpikeRunStats, type SpikeStep, spikeStepFor } from './spikes/step.ts';
 
 /** The adapters one run talks to. */
 export interface AlertRunDependencies extends DeliveryPorts {
@@ -95,6 +97,8 @@ export interface AlertRunDependencies extends DeliveryPorts {
    * to SNS, and the watermark moves once the publishers finished them. Absent: `single`.
    */
   readonly sharded?: ShardedPublishing | undefined;
+  /** Spike alerts' records (functions/core/spikes/); absent: no spike alerts. */
+  readonly spikes?: SpikeStore | undefined;
 }
 
 /** Tuning of the run, validated by the handler's config. */
@@ -184,6 +188,8 @@ export interface RunSummary extends DeliveryCounts, DigestCounts {
   dispatch?: RunDispatch;
   /** Sharded publishing: an earlier run's dispatch this run found open and settled (or waited for). */
   settled?: RunDispatch;
+  /** Spike alerts: what the spike step counted, evaluated and offered (functions/core/spikes/step.ts). */
+  spikes?: SpikeRunStats;
 }
 
 /** How a run read the provider: a full sweep (and why) or incremental, and what it learned. */
@@ -404,6 +410,8 @@ class AlertRun {
   #stoppedBecause: string | undefined;
   /** Counted reading in this run (the plan counts, and the source serves pages by number). */
   #counted: CountedRun | undefined;
+  /** Spike alerts in this run: undefined when no rule asks for them. */
+  #spikes: SpikeStep | undefined;
 
   constructor(
     readonly deps: AlertRunDependencies,
@@ -570,6 +578,14 @@ class AlertRun {
           ? undefined
           : { queue: this.#dispatcher, dispatchId: this.#dispatcher.dispatchId },
     });
+    this.#spikes = spikeStepFor({
+      ...deps,
+      store: deps.spikes,
+      now: this.now,
+      rules: ruleSet.rules,
+      audiences,
+      render: this.render,
+    });
 
     let watermarkMayAdvance = true;
     try {
@@ -583,10 +599,16 @@ class AlertRun {
           continue;
         }
         summary.daysCompleted += 1;
+        // Spike counts are stored before the watermark moves past the day (a crash re-reads it).
+        await this.#spikes?.flush();
         if (watermarkMayAdvance) {
           const dayEnd = endOfDate(day, settings.providerTimeZone);
           await this.#advanceWatermark(Math.min(dayEnd, fetchStartedAt));
         }
+      }
+      if (this.#spikes !== undefined && !this.deadlines.softReached) {
+        await this.#spikes.deliver(pipeline);
+        summary.spikes = this.#spikes.stats;
       }
     } catch (error) {
       // Sealed with what was queued and completed so far, the next run can settle the dispatch
@@ -984,6 +1006,7 @@ class AlertRun {
       summary.articlesMatched += 1;
       matches.push(...articleMatches);
     }
+    this.#spikes?.observe(matches);
     return matches;
   }
 

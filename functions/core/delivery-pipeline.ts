@@ -70,6 +70,7 @@ import {
   renderUpdateNotice,
   UnpublishableLinkError,
 } from './render.ts';
+import { renderSpikeAlert, renderSpikeUpdate } from './spikes/render.ts';
 
 /** DynamoDB's BatchGetItem limit. */
 const lookupBatchSize = 100;
@@ -340,7 +341,10 @@ export class DeliveryPipeline {
     if (stories === undefined) return new Map();
     const articles = new Map<string, Article>();
     for (const match of matches) {
-      if (audiences.get(match.audienceId)?.collapse === 'story') articles.set(match.article.key, match.article);
+      // A spike alert is about many stories, not one: never filed in the index.
+      if (match.spike === undefined && audiences.get(match.audienceId)?.collapse === 'story') {
+        articles.set(match.article.key, match.article);
+      }
     }
     if (articles.size === 0) return new Map();
     return stories.assign([...articles.values()], { now: this.#options.now(), dryRun: this.#options.dryRun === true });
@@ -464,7 +468,10 @@ export class DeliveryPipeline {
       }
       let message: OutboundMessage;
       try {
-        message = renderNotification(match, audience, this.#options.render);
+        message =
+          match.spike === undefined
+            ? renderNotification(match, audience, this.#options.render)
+            : renderSpikeAlert(match, audience, this.#options.render);
       } catch (error) {
         // One article that cannot be rendered must not stop every other alert, nor block the
         // watermark forever, nor vanish: it is parked (below) with the best rendering there is,
@@ -547,7 +554,11 @@ export class DeliveryPipeline {
       if (sent.has(id)) continue;
       this.#queued.add(id);
       try {
-        notices.push(renderUpdateNotice(match, audience, change, key, this.#options.render));
+        notices.push(
+          match.spike === undefined
+            ? renderUpdateNotice(match, audience, change, key, this.#options.render)
+            : renderSpikeUpdate(match, audience, change, key, this.#options.render),
+        );
       } catch (error) {
         const failure = this.#unrenderable(match, audience, error, key);
         if (failure !== undefined) unrenderable.push(failure);

@@ -13,6 +13,7 @@ import * as z from 'zod/mini';
 import { BoundedCache } from './bounded-cache.ts';
 import { BIDI_CONTROLS, hasVisibleCharacter, LONE_SURROGATE, listCodePoints } from './hostile-text.ts';
 import { parseQuery, QUERY_LIMITS, type QueryNode, QuerySyntaxError, queryAnchors } from './query.ts';
+import type { SpikeAlertFacts } from './spikes/alert.ts';
 
 // zod/mini ships without messages; the English ones are those classic zod uses, so a value no
 // custom message covers still reads "Invalid option: expected one of ...", not "Invalid input".
@@ -47,7 +48,7 @@ export interface Article {
 
 /** Why a rule matched an article: the criterion and the value that hit. */
 export interface MatchReason {
-  readonly kind: 'category' | 'keyword' | 'media' | 'status' | 'all';
+  readonly kind: 'category' | 'keyword' | 'media' | 'status' | 'all' | 'spike';
   /** The rule's term that matched (as the rule spells it), e.g. `economy*` or `interest rate`. */
   readonly term: string;
 }
@@ -70,6 +71,12 @@ export interface AudienceMatch {
    * audiences that collapse stories; kept with held matches so a digest can say "also in N outlets".
    */
   readonly storyId?: string | undefined;
+  /**
+   * Set on a spike alert (functions/core/spikes/): the episode's facts. Its `article` is the
+   * alert itself (key `spike:<ruleId>:<episodeId>`, the headline in the audience's words, the top
+   * story's link), so digests, the ledger and the delivery plan treat it like any alert.
+   */
+  readonly spike?: SpikeAlertFacts | undefined;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -265,6 +272,22 @@ export const RuleSchema = z
     urgent: z._default(z.boolean({ error: 'urgent must be a boolean (BOOL)' }), false),
     /** Must be true for a rule with no positive criterion, so an empty rule never floods anyone by accident. */
     matchAll: z._default(z.boolean({ error: 'matchAll must be a boolean (BOOL)' }), false),
+    /**
+     * Spike alerts (docs/spikes.md): one alert when the rule's new stories per hour jump far above
+     * what is usual for that hour of the week, at a sensitivity preset. Absent or `off`: none.
+     */
+    spikes: z.optional(
+      z
+        .enum(['off', 'fewer', 'balanced', 'more'], {
+          error: 'spikes must be "off", "fewer", "balanced" or "more" (see docs/spikes.md)',
+        })
+        .check(
+          z.meta({
+            description:
+              "Spike alerts: one alert per episode when the rule's new stories per hour (copies of a story count once) jump far above the usual for that hour of the week. fewer: only the largest jumps; balanced: the default choice; more: smaller jumps too. Absent or off: no spike alerts.",
+          }),
+        ),
+    ),
     ...auditFields,
   })
   .check(

@@ -914,6 +914,12 @@ export interface StoryAssignment {
   readonly storyId: string;
   /** The first article the index filed under the story. */
   readonly leadArticleKey: string;
+  /**
+   * When the index first saw the story (epoch ms): fixed once filed, so spike alerts
+   * (functions/core/spikes/) count a story in the same hour on every re-read. Absent when the
+   * story was forgotten before its filings.
+   */
+  readonly firstSeenAt?: number | undefined;
 }
 
 /** A story as digests and the CLI show it. */

@@ -1038,8 +1038,14 @@ export class StoryResolver implements StoryIndex {
       const storyId = filings.get(article.key);
       if (storyId === undefined) continue;
       // A story forgotten before its filings: the lead is known only when it is the article itself.
-      const leadArticleKey = stored.get(storyId)?.leadArticleKey ?? article.key;
-      const assignment = { articleKey: article.key, storyId, leadArticleKey };
+      const known = stored.get(storyId);
+      const leadArticleKey = known?.leadArticleKey ?? article.key;
+      const assignment: StoryAssignment = {
+        articleKey: article.key,
+        storyId,
+        leadArticleKey,
+        ...(known === undefined ? {} : { firstSeenAt: known.firstSeenAt }),
+      };
       result.set(article.key, assignment);
       this.#remember(assignment);
     }
@@ -1088,6 +1094,7 @@ export class StoryResolver implements StoryIndex {
         articleKey: article.key,
         storyId: story.storyId,
         leadArticleKey: story.leadArticleKey,
+        firstSeenAt: story.firstSeenAt,
       });
     }
     this.#spare = { bands, stories };

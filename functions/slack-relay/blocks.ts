@@ -35,7 +35,7 @@ import {
   messagesForLocale,
 } from '#core/messages/catalog';
 import { displayText, publishableLink } from '#core/text';
-import type { Alert, AlertMatch, ArticleAlert, DigestAlert, DigestEntry } from './message.ts';
+import type { Alert, AlertMatch, ArticleAlert, DigestAlert, DigestEntry, SpikeFacts } from './message.ts';
 import { type SlackMessages, slackMessagesFor } from './slack-messages.ts';
 
 /** Slack's limit for a header block's text. */
@@ -279,6 +279,7 @@ function whySection(alert: ArticleAlert, wording: Wording): string | undefined {
 export function renderSlackMessage(alert: Alert): SlackMessage {
   const wording = wordingFor(alert.locale, alert.language);
   if (alert.kind === 'digest') return digestMessage(alert, wording);
+  if (alert.spike !== undefined) return spikeMessage(alert, alert.spike, wording);
   const { words, shared } = wording;
   const { article } = alert;
   const title = oneLine(article.title) || shared.untitled;
@@ -500,5 +501,79 @@ function digestMessage(digest: DigestAlert, wording: Wording): SlackMessage {
   }
   const more = body.count - headlines.length;
   const text = `${intro}${headlines.length > 0 ? ` \u2014 ${headlines.join('; ')}` : ''}${more > 0 ? ` ${shared.more(more)}` : ''}`;
+  return { text, blocks, unfurl_links: false, unfurl_media: false };
+}
+
+/**
+ * A spike alert (functions/core/spikes/): the headline, observed against expected since when, the
+ * hour that fired, the outlets, the top stories (linked, with their outlet counts), the top outlets,
+ * why, and the footer. An update notice (the episode doubled) says so first, like the email.
+ */
+function spikeMessage(alert: ArticleAlert, spike: SpikeFacts, wording: Wording): SlackMessage {
+  const { words, shared } = wording;
+  const title = oneLine(alert.article.title) || shared.untitled;
+  const icon = '\u{1F4C8}';
+  const mark = alert.update === undefined ? '' : shared.update.prefix;
+  const header = clip(`${icon} ${mark}${title}`, HEADER_MAX);
+  const since = slackDate(spike.since, wording);
+  const until = slackDate(new Date(Date.parse(spike.openedAt) + spike.bucketMinutes * 60_000).toISOString(), wording);
+  const lines = [
+    shared.spike.observed(spike.observed, shared.spike.expected(spike.expected), since),
+    shared.spike.lastBucket(spike.bucketCount, shared.spike.expected(spike.bucketExpected), until),
+    ...(spike.outletCount > 0 ? [shared.spike.outlets(spike.outletCount)] : []),
+  ];
+  const blocks: Block[] = [{ type: 'header', text: { type: 'plain_text', text: header, emoji: true } }];
+  if (alert.update !== undefined) {
+    const change = clipEscaped(oneLine(shared.spike.escalated(spike.storiesSoFar ?? spike.observed)), SECTION_MAX - 2);
+    if (showsText(change)) blocks.push({ type: 'section', text: { type: 'mrkdwn', text: `*${change}*` } });
+  }
+  // The sentences carry date tokens (not escaped again); the numbers and words are the catalog's.
+  blocks.push({ type: 'section', text: { type: 'mrkdwn', text: clip(lines.join('\n'), SECTION_MAX) } });
+  const heading = `*${escapeMrkdwn(shared.spike.topStoriesHeading.replace(/\s*[:\uFF1A]$/u, ''))}*`;
+  const perStory = Math.floor((SECTION_MAX - heading.length) / Math.max(1, spike.topStories.length)) - 3;
+  const stories = spike.topStories.map((story) => {
+    const label = oneLine(story.title) || shared.untitled;
+    const outlets = ` \u2014 ${escapeMrkdwn(shared.spike.storyOutlets(story.outlets))}`;
+    const target = linkTarget(story.url);
+    const link = target === undefined ? undefined : linked(target, label, perStory - outlets.length);
+    return `• ${link ?? clipEscaped(label, perStory - outlets.length)}${outlets}`;
+  });
+  if (stories.length > 0)
+    blocks.push({ type: 'section', text: { type: 'mrkdwn', text: [heading, ...stories].join('\n') } });
+  const outletList = spike.topOutlets
+    .map((outlet) => shared.spike.outletStories(oneLine(outlet.name), outlet.stories))
+    .join(shared.listSeparator);
+  if (outletList !== '') {
+    blocks.push(
+      ...contextBlock([
+        { type: 'mrkdwn', text: clipEscaped(`${shared.spike.topOutletsHeading} ${outletList}`, CONTEXT_ELEMENT_MAX) },
+      ]),
+    );
+  }
+  const why = alert.matches.slice(0, MAX_LISTED_RULES).map((match) => {
+    const description = match.description ? ` — ${oneLine(match.description)}` : '';
+    return `• ${clipEscaped(`${words.rule(match.ruleId, match.urgent)}${description}: ${shared.spike.why(shared.spike.preset(spike.preset))}`, 600)}`;
+  });
+  if (why.length > 0) {
+    blocks.push({
+      type: 'section',
+      text: { type: 'mrkdwn', text: `*${escapeMrkdwn(wording.whyHeading)}*\n${why.join('\n')}` },
+    });
+  }
+  const audience = oneLine(alert.audienceName ?? '') || alert.audienceId;
+  blocks.push(
+    ...contextBlock([
+      {
+        type: 'mrkdwn',
+        text: clipEscaped(words.alertFooter(audience, oneLine(alert.deliveryId)), CONTEXT_ELEMENT_MAX),
+      },
+    ]),
+  );
+  const summary = shared.spike.observed(
+    spike.observed,
+    shared.spike.expected(spike.expected),
+    oneLine(wording.fallbackDate(Date.parse(spike.since))),
+  );
+  const text = `${icon} ${clipEscaped(`${mark}${title}: ${summary}`, SECTION_MAX - icon.length - 1)}`;
   return { text, blocks, unfurl_links: false, unfurl_media: false };
 }

@@ -78,6 +78,39 @@ const AlsoInSchema = z
   .optional()
   .catch(undefined);
 
+/**
+ * A spike alert's `newsAlerts.spike` (functions/core/spikes/render.ts): the episode the alert is
+ * about. Anything malformed reads as absent: the alert still renders, as a plain alert.
+ */
+const SpikeSchema = z
+  .object({
+    ruleId: z.string(),
+    episodeId: z.string(),
+    preset: z.string(),
+    since: z.string(),
+    openedAt: z.string(),
+    bucketMinutes: z.number().positive().default(60),
+    observed: z.number().nonnegative(),
+    expected: z.number().nonnegative(),
+    bucketCount: z.number().nonnegative().default(0),
+    bucketExpected: z.number().nonnegative().default(0),
+    outletCount: z.number().int().nonnegative().default(0),
+    storiesSoFar: z.number().nonnegative().optional(),
+    stage: z.enum(['spike', 'escalated']).catch('spike'),
+    topStories: z
+      .array(
+        z.object({
+          title: z.string(),
+          url: z.string().default(''),
+          outlets: z.number().int().nonnegative().default(1),
+        }),
+      )
+      .default([]),
+    topOutlets: z.array(z.object({ name: z.string(), stories: z.number().int().nonnegative() })).default([]),
+  })
+  .optional()
+  .catch(undefined);
+
 const MatchSchema = z.object({
   ruleId: z.string(),
   description: text,
@@ -115,6 +148,8 @@ export const AlertSchema = z.object({
   omittedMatches: z.number().int().nonnegative().default(0),
   /** Present only in an update notice. */
   update: UpdateSchema,
+  /** Present only in a spike alert (or its update notice). */
+  spike: SpikeSchema,
 });
 const DigestEntrySchema = z.object({
   deliveryId: z.string().default(''),
@@ -181,6 +216,8 @@ export type Alert = ArticleAlert | DigestAlert;
 export type AlertMatch = z.output<typeof MatchSchema>;
 /** One entry of a digest. */
 export type DigestEntry = z.output<typeof DigestEntrySchema>;
+/** The episode of a spike alert. */
+export type SpikeFacts = NonNullable<z.output<typeof SpikeSchema>>;
 
 /**
  * Parses the SNS message body into an alert.

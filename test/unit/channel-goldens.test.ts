@@ -1,7 +1,8 @@
 /**
  * Golden files of every channel's rendering, for immediate alerts and digests, with ASCII, Korean,
  * Japanese and emoji headlines and a very long headline and URL, and (English, Korean, Japanese)
- * for update notices and digests whose entries are stories ("also in N outlets"): the email (subject and body),
+ * for update notices and digests whose entries are stories ("also in N outlets"), and spike alerts (the
+ * alert, its update notice, and a digest that holds one): the email (subject and body),
  * the SMS, the Slack Block Kit message (through the relay's own parser and renderer) and the
  * structured JSON. The files under `__golden__/` are whole rendered texts; a change to any
  * renderer shows up here as a diff to review (`--update` accepts it).
@@ -12,10 +13,20 @@
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { planDigest, toHeldNotification } from '#core/digest';
-import { type Article, type Audience, type AudienceMatch, AudienceSchema, type RuleMatch } from '#core/model';
+import {
+  type Article,
+  type Audience,
+  type AudienceMatch,
+  AudienceSchema,
+  type RuleMatch,
+  RuleSchema,
+} from '#core/model';
 import { type OutboundMessage, type StoryRecord, updateNoticeKey } from '#core/ports';
 import { renderNotification, renderUpdateNotice } from '#core/render';
 import { describeSms } from '#core/sms';
+import { spikeAlertMatch } from '#core/spikes/alert';
+import type { EpisodeAlert } from '#core/spikes/record';
+import { renderSpikeAlert, renderSpikeUpdate } from '#core/spikes/render';
 import { renderSlackMessage } from '../../functions/slack-relay/blocks.ts';
 import { parseAlertMessage } from '../../functions/slack-relay/message.ts';
 
@@ -246,6 +257,92 @@ describe.each(cases.filter((entry) => ['ascii', 'korean', 'japanese'].includes(e
       });
       it(`story digest ${channel}`, async () => {
         await matchesGolden(digestChannels[channel], `__golden__/digest-story-${entry.name}.${channel}.${extension}`);
+      });
+    }
+  },
+);
+
+/** A spike episode as the run fixes it when it opens (functions/core/spikes/record.ts). */
+const episode: EpisodeAlert = {
+  episodeId: 'golden',
+  openedAt: Math.floor(published / 3_600_000) - 1,
+  since: Math.floor(published / 3_600_000) - 3,
+  preset: 'balanced',
+  bucketMs: 3_600_000,
+  observed: 57,
+  expected: 0.8,
+  bucketCount: 31,
+  bucketExpected: 0.3,
+  outletCount: 23,
+  topStories: [
+    {
+      storyId: 's1',
+      title: 'Central bank signals rate cut as inflation eases',
+      url: 'https://news.example.com/a/1',
+      outlets: 14,
+    },
+    { storyId: 's2', title: '기준금리 인하 신호에 은행주 약세', url: 'https://news.example.kr/b/2', outlets: 6 },
+    { storyId: 's3', title: '利下げ観測で円相場が急伸', url: 'https://news.example.jp/c/3', outlets: 3 },
+  ],
+  topOutlets: [
+    { name: 'Example Wire', stories: 12 },
+    { name: '연합뉴스', stories: 5 },
+  ],
+  stage: 'spike',
+  storiesSoFar: 57,
+};
+const spikeRule = RuleSchema.parse({
+  ruleId: 'rates',
+  audienceId: 'desk',
+  description: 'Interest rate decisions',
+  keywords: ['interest rate'],
+  spikes: 'balanced',
+});
+
+describe.each(cases.filter((entry) => ['ascii', 'korean', 'japanese'].includes(entry.name)))(
+  'golden renderings of spike alerts: $name audience',
+  (entry) => {
+    const key = 'spike:rates:golden';
+    const alert = channels(
+      renderSpikeAlert(
+        spikeAlertMatch({ rule: spikeRule, audience: entry.audience, alert: episode, key }),
+        entry.audience,
+      ),
+    );
+    const escalated = spikeAlertMatch({
+      rule: spikeRule,
+      audience: entry.audience,
+      alert: { ...episode, stage: 'escalated', storiesSoFar: 130 },
+      key,
+    });
+    const change = { kind: 'status', status: 'ESCALATED', previousStatus: '' } as const;
+    const update = channels(
+      renderSpikeUpdate(escalated, entry.audience, change, updateNoticeKey('desk', key, 'status=ESCALATED')),
+    );
+    // Held during quiet hours: the digest lists it under its headline, with the top story's link.
+    const digest = planDigest(
+      [
+        toHeldNotification(
+          spikeAlertMatch({ rule: spikeRule, audience: entry.audience, alert: episode, key }),
+          'quiet-hours',
+          published,
+        ),
+        toHeldNotification(matchOf(entry, companion, heldRules), 'budget', published - 60_000),
+      ],
+      entry.audience,
+      published + 3_600_000,
+    );
+    const digestChannels = channels(digest.messages[0] as OutboundMessage);
+    for (const channel of ['email', 'sms', 'slack', 'structured'] as const) {
+      const extension = channel === 'slack' || channel === 'structured' ? 'json' : 'txt';
+      it(`spike alert ${channel}`, async () => {
+        await matchesGolden(alert[channel], `__golden__/spike-${entry.name}.${channel}.${extension}`);
+      });
+      it(`spike update notice ${channel}`, async () => {
+        await matchesGolden(update[channel], `__golden__/spike-update-${entry.name}.${channel}.${extension}`);
+      });
+      it(`digest with a held spike alert ${channel}`, async () => {
+        await matchesGolden(digestChannels[channel], `__golden__/spike-digest-${entry.name}.${channel}.${extension}`);
       });
     }
   },

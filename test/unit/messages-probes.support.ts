@@ -89,6 +89,24 @@ export const PROBES: Record<string, readonly (readonly unknown[])[]> = {
     ['수정됨', undefined],
   ],
   'digest.moreInDigest': [[7]],
+  'reason.spike': [['custom-preset']],
+  'spike.headline': [['반도체 보도']],
+  'spike.expected': [[0.4], [1], [6.4], [1234.5]],
+  'spike.observed': [
+    [42, 'EXPECTED', '14:00'],
+    [1, 'EXPECTED', '14:00'],
+  ],
+  'spike.lastBucket': [[30, 'EXPECTED', '15:00']],
+  'spike.outlets': [[1], [18]],
+  'spike.storyOutlets': [[1], [12]],
+  'spike.outletStories': [
+    ['Example Wire', 1],
+    ['연합뉴스', 9],
+  ],
+  'spike.preset': [['custom-preset']],
+  'spike.why': [['PRESET']],
+  'spike.escalated': [[95]],
+  'spike.sms': [['반도체 보도', 42, 'EXPECTED', '14:00']],
   'digest.chatSummary': [['경제팀', '2026년 11월 23일', 3]],
 };
 

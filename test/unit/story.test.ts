@@ -274,15 +274,18 @@ describe('StoryResolver', () => {
     const copy = article(`[속보] ${KO.title}`, KO.summary, '뉴시스');
     const other = article(EN.title, EN.summary, 'Reuters');
     const result = await resolver.assign([lead, copy, other], { now: T0 });
+    // firstSeenAt: the story's first sighting, the hour spike alerts count it in.
     expect(result.get(lead.key)).toEqual({
       articleKey: lead.key,
       storyId: storyIdOf(lead.key),
       leadArticleKey: lead.key,
+      firstSeenAt: T0,
     });
     expect(result.get(copy.key)).toEqual({
       articleKey: copy.key,
       storyId: storyIdOf(lead.key),
       leadArticleKey: lead.key,
+      firstSeenAt: T0,
     });
     expect(result.get(other.key)?.storyId).toBe(storyIdOf(other.key));
     expect(store.calls).toEqual({ readFilings: 1, readBands: 1, readStories: 0, write: 1 });
@@ -338,11 +341,12 @@ describe('StoryResolver', () => {
     const rewritten = { ...copy, title: EN.title, summary: EN.summary };
     const result = await new StoryResolver(setup().store).assign([rewritten], { now: T0 });
     expect(result.get(copy.key)?.storyId).toBe(storyIdOf(copy.key));
-    const sameStore = await resolver.assign([rewritten], { now: T0 });
+    const sameStore = await resolver.assign([rewritten], { now: T0 + 60_000 });
     expect(sameStore.get(copy.key)).toEqual({
       articleKey: copy.key,
       storyId: storyIdOf(lead.key),
       leadArticleKey: lead.key,
+      firstSeenAt: T0,
     });
   });
 

@@ -23,7 +23,7 @@ import { ja } from './ja.ts';
 import { ko } from './ko.ts';
 
 /** A kind of match reason as the matcher reports it (model.ts `MatchReason['kind']`). */
-export type ReasonKind = 'category' | 'keyword' | 'media' | 'status' | 'all';
+export type ReasonKind = 'category' | 'keyword' | 'media' | 'status' | 'all' | 'spike';
 
 /** Formats a count for the subscriber's locale (`1,000`). */
 export type CountFormat = (count: number) => string;
@@ -62,6 +62,8 @@ export interface Messages {
     readonly status: (term: string) => string;
     /** A match-all rule. */
     readonly all: string;
+    /** A spike alert of the rule, at its sensitivity preset (`fewer`, `balanced`, `more`). */
+    readonly spike: (preset: string) => string;
     /** A reason kind this renderer does not know (a newer matcher). */
     readonly other: (kind: string, term: string) => string;
   };
@@ -103,6 +105,37 @@ export interface Messages {
     readonly withdrawn: string;
     /** The first line when the headline changed. */
     readonly titleChanged: string;
+  };
+
+  /**
+   * Spike alerts (functions/core/spikes/): the new stories of a rule jumped. Counts of stories are
+   * whole numbers; expected counts are rounded ({@link Messages.spike.expected}).
+   */
+  readonly spike: {
+    /** `Coverage spike: Semiconductors`: the headline (email, chat title, digest entry). */
+    readonly headline: (rule: string) => string;
+    /** `about 6 expected`, `fewer than 1 expected`. */
+    readonly expected: (expected: number) => string;
+    /** `42 new stories since 14:00, about 6 expected`. */
+    readonly observed: (observed: number, expected: string, since: string) => string;
+    /** `In the hour to 15:00: 30 new stories, about 2 expected`. */
+    readonly lastBucket: (count: number, expected: string, until: string) => string;
+    /** `From 18 outlets`. */
+    readonly outlets: (count: number) => string;
+    readonly topStoriesHeading: string;
+    /** `12 outlets`, after a story's headline. */
+    readonly storyOutlets: (count: number) => string;
+    readonly topOutletsHeading: string;
+    /** `Example Wire (5 stories)`. */
+    readonly outletStories: (name: string, count: number) => string;
+    /** A preset in words. */
+    readonly preset: (preset: string) => string;
+    /** What the rule asked for, under "Why you got this". */
+    readonly why: (preset: string) => string;
+    /** The first line of an update notice when the episode doubled: `Update: now 90 new stories`. */
+    readonly escalated: (observed: number) => string;
+    /** The SMS: `Coverage spike: Semiconductors: 42 new stories since 14:00 (about 6 expected)`. */
+    readonly sms: (rule: string, observed: number, expected: string, since: string) => string;
   };
 
   /** The structured JSON's chat text (Amazon Q Developer `content.description`). */
@@ -215,6 +248,8 @@ export function describeReasonIn(messages: Messages, kind: string, term: string)
       return reason.status(term);
     case 'all':
       return reason.all;
+    case 'spike':
+      return reason.spike(term);
     default:
       // Reasons come from this codebase's matcher, but a newer matcher must not break old renderers.
       return reason.other(kind, term);

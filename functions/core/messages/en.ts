@@ -11,6 +11,10 @@ const plurals = new Intl.PluralRules('en');
 const counted = (format: (count: number) => string, count: number, one: string, other = `${one}s`) =>
   `${format(count)} ${plurals.select(count) === 'one' ? one : other}`;
 
+/** A spike preset in words; a preset this catalog does not know is shown as given. */
+const presetWord = (preset: string): string =>
+  (({ fewer: 'fewer', balanced: 'balanced', more: 'more' }) as Readonly<Record<string, string>>)[preset] ?? preset;
+
 /** The English catalog. */
 export const en: CatalogFactory = (count) =>
   ({
@@ -37,6 +41,7 @@ export const en: CatalogFactory = (count) =>
       media: (term) => `media ${term}`,
       status: (term) => `status ${term}`,
       all: 'every article (match-all rule)',
+      spike: (preset) => `spike alerts (${presetWord(preset)})`,
       other: (kind, term) => `${kind} ${term}`,
     },
     email: {
@@ -63,6 +68,23 @@ export const en: CatalogFactory = (count) =>
         `Update: the status changed from ${previous ?? 'none'} to ${status ?? 'none'}`,
       withdrawn: 'Update: the publisher withdrew this article',
       titleChanged: 'Update: the headline changed',
+    },
+    spike: {
+      headline: (rule) => `Coverage spike: ${rule}`,
+      expected: (n) => (n < 1 ? 'fewer than 1 expected' : `about ${count(n)} expected`),
+      observed: (n, expected, since) => `${counted(count, n, 'new story', 'new stories')} since ${since}, ${expected}`,
+      lastBucket: (n, expected, until) =>
+        `In the hour to ${until}: ${counted(count, n, 'new story', 'new stories')}, ${expected}`,
+      outlets: (n) => `From ${counted(count, n, 'outlet')}`,
+      topStoriesHeading: 'Top stories:',
+      storyOutlets: (n) => counted(count, n, 'outlet'),
+      topOutletsHeading: 'Top outlets:',
+      outletStories: (name, n) => `${name} (${counted(count, n, 'story', 'stories')})`,
+      preset: presetWord,
+      why: (preset) => `spike alerts (${preset}): new stories far above what is usual for this hour of the week`,
+      escalated: (n) => `Update: the spike keeps growing, now ${counted(count, n, 'new story', 'new stories')}`,
+      sms: (rule, n, expected, since) =>
+        `Coverage spike: ${rule}: ${counted(count, n, 'new story', 'new stories')} since ${since} (${expected})`,
     },
     chat: { why: 'Why:' },
     digest: {

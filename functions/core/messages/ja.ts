@@ -7,6 +7,10 @@ import type { CatalogFactory, Messages } from './catalog.ts';
 /** The provider's documented statuses in words; others are shown as sent. */
 const STATUSES: Readonly<Record<string, string>> = { PUBLISHED: '公開', UPDATED: '更新', DELETED: '削除' };
 
+/** A spike preset in words; a preset this catalog does not know is shown as given. */
+const presetWord = (preset: string): string =>
+  (({ fewer: '少なめ', balanced: '標準', more: '多め' }) as Readonly<Record<string, string>>)[preset] ?? preset;
+
 /** The Japanese catalog. */
 export const ja: CatalogFactory = (count) =>
   ({
@@ -32,6 +36,7 @@ export const ja: CatalogFactory = (count) =>
       media: (term) => `媒体 ${term}`,
       status: (term) => `状態 ${term}`,
       all: 'すべての記事(全件一致ルール)',
+      spike: (preset) => `急増アラート(${presetWord(preset)})`,
       other: (kind, term) => `${kind} ${term}`,
     },
     email: {
@@ -56,6 +61,21 @@ export const ja: CatalogFactory = (count) =>
       statusChanged: (status, previous) => `更新: 状態が${previous ?? 'なし'}から${status ?? 'なし'}に変わりました`,
       withdrawn: '更新: 配信元がこの記事を取り消しました',
       titleChanged: '更新: 見出しが変わりました',
+    },
+    spike: {
+      headline: (rule) => `報道急増: ${rule}`,
+      expected: (n) => (n < 1 ? '通常は1件未満' : `通常は約${count(n)}件`),
+      observed: (n, expected, since) => `${since}以降の新しい記事${count(n)}件(${expected})`,
+      lastBucket: (n, expected, until) => `${until}までの1時間: 新しい記事${count(n)}件(${expected})`,
+      outlets: (n) => `${count(n)}媒体`,
+      topStoriesHeading: '主な記事:',
+      storyOutlets: (n) => `${count(n)}媒体`,
+      topOutletsHeading: '主な媒体:',
+      outletStories: (name, n) => `${name}(${count(n)}件)`,
+      preset: presetWord,
+      why: (preset) => `急増アラート(${preset}): この曜日・時間帯の通常より新しい記事が大幅に多い`,
+      escalated: (n) => `更新: 急増が続き、新しい記事は${count(n)}件になりました`,
+      sms: (rule, n, expected, since) => `報道急増: ${rule}: ${since}以降の新しい記事${count(n)}件(${expected})`,
     },
     chat: { why: '理由:' },
     digest: {

@@ -18,6 +18,10 @@ function towards(word: string): string {
   return final === 0 || final === 8 ? `${word}로` : `${word}으로`;
 }
 
+/** A spike preset in words; a preset this catalog does not know is shown as given. */
+const presetWord = (preset: string): string =>
+  (({ fewer: '적게', balanced: '보통', more: '많이' }) as Readonly<Record<string, string>>)[preset] ?? preset;
+
 /** The Korean catalog. */
 export const ko: CatalogFactory = (count) =>
   ({
@@ -43,6 +47,7 @@ export const ko: CatalogFactory = (count) =>
       media: (term) => `매체 ${term}`,
       status: (term) => `상태 ${term}`,
       all: '모든 기사(전체 일치 규칙)',
+      spike: (preset) => `급증 알림(${presetWord(preset)})`,
       other: (kind, term) => `${kind} ${term}`,
     },
     email: {
@@ -68,6 +73,21 @@ export const ko: CatalogFactory = (count) =>
         `업데이트: 상태가 ${previous ?? '없음'}에서 ${towards(status ?? '없음')} 바뀌었습니다`,
       withdrawn: '업데이트: 언론사가 이 기사를 삭제했습니다',
       titleChanged: '업데이트: 제목이 바뀌었습니다',
+    },
+    spike: {
+      headline: (rule) => `보도 급증: ${rule}`,
+      expected: (n) => (n < 1 ? '평소 1건 미만' : `평소 약 ${count(n)}건`),
+      observed: (n, expected, since) => `${since} 이후 새 기사 ${count(n)}건(${expected})`,
+      lastBucket: (n, expected, until) => `${until}까지 한 시간: 새 기사 ${count(n)}건(${expected})`,
+      outlets: (n) => `매체 ${count(n)}곳`,
+      topStoriesHeading: '주요 기사:',
+      storyOutlets: (n) => `매체 ${count(n)}곳`,
+      topOutletsHeading: '주요 매체:',
+      outletStories: (name, n) => `${name}(${count(n)}건)`,
+      preset: presetWord,
+      why: (preset) => `급증 알림(${preset}): 이 요일·시간대의 평소보다 새 기사가 훨씬 많습니다`,
+      escalated: (n) => `업데이트: 급증이 계속되어 새 기사가 ${count(n)}건이 되었습니다`,
+      sms: (rule, n, expected, since) => `보도 급증: ${rule}: ${since} 이후 새 기사 ${count(n)}건(${expected})`,
     },
     chat: { why: '이유:' },
     digest: {

@@ -1,0 +1,344 @@
+/**
+ * `news-alerts spikes …`: spike alerts from the command line (docs/spikes.md).
+ *
+ * - `spikes evaluate --csv <file>`: the detector on any `timestamp,value` series, written in NAB's
+ *   results format (`timestamp,value,anomaly_score,label`) per preset, so any labelled series can
+ *   be scored the way NAB scores detectors. Works offline: no stack or sandbox needed.
+ * - `spikes explain <ruleId>` (alias `backtest`): one rule's recorded hourly counts over the last
+ *   N days, the expected band, and the episodes each preset would have opened, as a table and a
+ *   small text chart.
+ * - `spikes list`: the rules with spike alerts, their preset and their episodes.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import type { Command } from 'commander';
+import { DynamoRuleSource } from '#aws/dynamo-rule-source';
+import { DynamoSpikeStore } from '#aws/dynamo-spike-store';
+import { isTimeZone } from '#core/model';
+import { formatInZone } from '#core/render';
+import { backtestRecord, textChart } from '#core/spikes/backtest';
+import { SPIKE_PRESETS, type SpikePreset } from '#core/spikes/detector';
+import {
+  bucketLengthOf,
+  evaluateSeries,
+  labelsOf,
+  nabResults,
+  readCountSeries,
+  SeriesFormatError,
+} from '#core/spikes/evaluate';
+import { evaluatedThrough } from '#core/spikes/record';
+import { spikePresetOf } from '#core/spikes/step';
+import { action, integerOption } from './command.ts';
+import type { CommandContext } from './context.ts';
+import { NotFoundError, UsageError } from './errors.ts';
+import { stderrLog } from './log.ts';
+
+interface EvaluateOptions {
+  csv: string;
+  preset: string;
+  out?: string;
+  windows?: string;
+  series?: string;
+  bucketMinutes?: number;
+}
+
+function readText(file: string, what: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(
+      `cannot read ${what} ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+    );
+  }
+}
+
+/** The windows of the series from a NAB combined_windows.json: by --series, else by the CSV's file name. */
+function windowsFor(file: string, csv: string, series: string | undefined): (readonly [string, string])[] {
+  let document: unknown;
+  try {
+    document = JSON.parse(readText(file, 'the windows file'));
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    throw new UsageError(`${file} is not JSON: ${(error as Error).message}`);
+  }
+  if (typeof document !== 'object' || document === null || Array.isArray(document)) {
+    throw new UsageError(
+      `${file} must map series names to lists of [start, end] windows (NAB's combined_windows.json)`,
+    );
+  }
+  const entries = Object.entries(document as Record<string, unknown>);
+  const name = basename(csv);
+  const found =
+    series === undefined
+      ? entries.filter(([key]) => key === name || key.endsWith(`/${name}`) || entries.length === 1)
+      : entries.filter(([key]) => key === series);
+  if (found.length !== 1) {
+    throw new UsageError(
+      series === undefined
+        ? `${file} has no single entry for ${name}; name it with --series (one of: ${entries
+            .map(([key]) => key)
+            .slice(0, 10)
+            .join(', ')})`
+        : `${file} has no entry "${series}"`,
+    );
+  }
+  const windows = (found[0] as [string, unknown])[1];
+  if (
+    !Array.isArray(windows) ||
+    windows.some((w) => !Array.isArray(w) || w.length !== 2 || w.some((t) => typeof t !== 'string'))
+  ) {
+    throw new UsageError(`${file}: the entry for ${name} must be a list of [start, end] timestamp pairs`);
+  }
+  return windows as [string, string][];
+}
+
+async function evaluate(context: CommandContext, _args: readonly unknown[], options: EvaluateOptions): Promise<void> {
+  const presets: SpikePreset[] =
+    options.preset === 'all'
+      ? [...SPIKE_PRESETS]
+      : SPIKE_PRESETS.includes(options.preset as SpikePreset)
+        ? [options.preset as SpikePreset]
+        : [];
+  if (presets.length === 0) {
+    throw new UsageError(
+      `--preset must be one of ${SPIKE_PRESETS.join(', ')} or all; got ${JSON.stringify(options.preset)}`,
+    );
+  }
+  if (presets.length > 1 && options.out === undefined) {
+    throw new UsageError('--preset all writes one results file per preset: give --out <directory>');
+  }
+  if (options.series !== undefined && options.windows === undefined) throw new UsageError('--series needs --windows');
+  const source = options.csv;
+  try {
+    const series = readCountSeries(readText(source, 'the series'), source);
+    const bucketMs =
+      options.bucketMinutes === undefined ? bucketLengthOf(series, source) : options.bucketMinutes * 60_000;
+    const labels =
+      options.windows === undefined
+        ? undefined
+        : labelsOf(series, windowsFor(options.windows, source, options.series), options.windows);
+    const written: { preset: SpikePreset; file: string; alerts: number }[] = [];
+    for (const preset of presets) {
+      const evaluation = evaluateSeries(series, preset, { bucketMs, source });
+      const text = nabResults(series, evaluation, labels);
+      if (options.out === undefined || options.out === '-') {
+        context.output.line(text.trimEnd());
+        written.push({ preset, file: '-', alerts: evaluation.alerts.length });
+        continue;
+      }
+      const file = presets.length > 1 ? join(options.out, `${preset}_${basename(source)}`) : options.out;
+      if (presets.length > 1) mkdirSync(options.out, { recursive: true });
+      writeFileSync(file, text);
+      written.push({ preset, file, alerts: evaluation.alerts.length });
+    }
+    if (options.out !== undefined && options.out !== '-') {
+      context.output.result(
+        { series: source, rows: series.values.length, bucketMinutes: bucketMs / 60_000, results: written },
+        () => {
+          context.output.caption(`${series.values.length} rows of ${source}, buckets of ${bucketMs / 60_000} min:`);
+          context.output.table(
+            ['PRESET', 'ALERTS', 'RESULTS FILE'],
+            written.map((entry) => [entry.preset, entry.alerts, entry.file]),
+          );
+        },
+      );
+    }
+  } catch (error) {
+    if (error instanceof SeriesFormatError) throw new UsageError(error.message, [], { cause: error });
+    throw error;
+  }
+}
+
+interface ExplainOptions {
+  days: number;
+  timeZone: string;
+  table?: boolean;
+}
+
+async function explain(context: CommandContext, args: readonly unknown[], options: ExplainOptions): Promise<void> {
+  const [ruleId] = args as [string];
+  if (!isTimeZone(options.timeZone)) throw new UsageError(`--time-zone ${options.timeZone} is not an IANA time zone`);
+  const target = await context.target();
+  const store = new DynamoSpikeStore({
+    documents: target.clients.documents,
+    tableName: target.names.stateTable,
+    log: stderrLog(context.output),
+  });
+  const record = (await store.read([ruleId])).get(ruleId);
+  if (record === undefined) {
+    throw new NotFoundError(
+      `rule ${ruleId} has no recorded spike counts; give it spike alerts (news-alerts rules update ${ruleId} --spikes balanced) and let the runs count for a few days`,
+    );
+  }
+  const backtest = backtestRecord(record, { days: options.days });
+  const zone = options.timeZone;
+  const local = (at: number, layout: 'short' | 'time' | 'date') => formatInZone(at, zone, 'en-GB', layout).text;
+  const hourOf = (at: number) => Number(local(at, 'time').slice(0, 2));
+  const document = {
+    ruleId,
+    preset: record.preset,
+    bucketMinutes: record.bucketMs / 60_000,
+    countedThrough: new Date((evaluatedThrough(record) + 1) * record.bucketMs).toISOString(),
+    rows: backtest.rows.map((row) => ({
+      at: new Date(row.at).toISOString(),
+      count: row.count,
+      outlets: row.outlets ?? null,
+      expected: Number.isFinite(row.expected) ? Math.round(row.expected * 100) / 100 : null,
+      band: Object.fromEntries(
+        SPIKE_PRESETS.map((preset) => [preset, Number.isFinite(row.band[preset]) ? row.band[preset] : null]),
+      ),
+      score: Math.round(row.score * 100) / 100,
+      events: row.events,
+    })),
+    episodes: Object.fromEntries(
+      SPIKE_PRESETS.map((preset) => [
+        preset,
+        backtest.episodes[preset].map((episode) => ({
+          ...episode,
+          openedAt: new Date(episode.openedAt).toISOString(),
+          since: new Date(episode.since).toISOString(),
+          to: episode.to === undefined ? null : new Date(episode.to).toISOString(),
+        })),
+      ]),
+    ),
+    alert: record.alert ?? null,
+  };
+  context.output.result(document, () => {
+    context.output.caption(
+      `Rule ${ruleId}: new stories per hour over the last ${options.days} day(s) (${zone}), preset ${record.preset}; ! marks an episode it opened:`,
+    );
+    for (const line of textChart(backtest, (at) => local(at, 'date').slice(0, 10), hourOf)) context.output.line(line);
+    context.output.line();
+    context.output.caption('Episodes each preset would have opened:');
+    context.output.table(
+      ['PRESET', 'OPENED', 'SINCE', 'ENDED', 'STORIES', 'EXPECTED', 'PEAK/H'],
+      SPIKE_PRESETS.flatMap((preset) =>
+        backtest.episodes[preset].map((episode) => [
+          preset,
+          local(episode.openedAt, 'short'),
+          local(episode.since, 'short'),
+          episode.to === undefined
+            ? 'open'
+            : `${local(episode.to, 'short')}${episode.levelShift ? ' (new level)' : ''}`,
+          episode.observed,
+          episode.expected,
+          episode.peak,
+        ]),
+      ),
+      'none: no preset would have alerted in this window',
+    );
+    if (options.table) {
+      context.output.line();
+      context.output.table(
+        [
+          'HOUR',
+          'STORIES',
+          'OUTLETS',
+          'EXPECTED',
+          ...SPIKE_PRESETS.map((preset) => `BAND ${preset.toUpperCase()}`),
+          'SCORE',
+          'EVENTS',
+        ],
+        backtest.rows.map((row) => [
+          local(row.at, 'short'),
+          row.count < 0 ? 'n/a' : row.count,
+          row.outlets ?? '',
+          Number.isFinite(row.expected) ? row.expected.toFixed(1) : 'n/a',
+          ...SPIKE_PRESETS.map((preset) => (Number.isFinite(row.band[preset]) ? row.band[preset] : 'n/a')),
+          row.score.toFixed(1),
+          Object.entries(row.events)
+            .map(([preset, event]) => `${preset}:${event}`)
+            .join(' '),
+        ]),
+      );
+    }
+  });
+}
+
+async function list(context: CommandContext): Promise<void> {
+  const target = await context.target();
+  const log = stderrLog(context.output);
+  const ruleSet = await new DynamoRuleSource({
+    documents: target.clients.documents,
+    rulesTableName: target.names.rulesTable,
+    audiencesTableName: target.names.audiencesTable,
+    log,
+  }).load();
+  const rules = ruleSet.rules.filter((rule) => spikePresetOf(rule) !== undefined);
+  const store = new DynamoSpikeStore({ documents: target.clients.documents, tableName: target.names.stateTable, log });
+  const records = await store.read(rules.map((rule) => rule.ruleId));
+  const rows = rules.map((rule) => {
+    const record = records.get(rule.ruleId);
+    const counted = record === undefined ? 0 : record.detector.counts.filter((count) => count >= 0).length;
+    return {
+      ruleId: rule.ruleId,
+      audienceId: rule.audienceId,
+      preset: spikePresetOf(rule) as SpikePreset,
+      hoursCounted: counted,
+      openEpisode: record?.detector.open === undefined ? null : record.detector.open.id,
+      episodes: record?.recent ?? [],
+      lastAlert: record?.alert?.episodeId ?? null,
+    };
+  });
+  context.output.result({ rules: rows }, () => {
+    context.output.table(
+      ['RULE', 'AUDIENCE', 'PRESET', 'HOURS COUNTED', 'EPISODE OPEN', 'EPISODES'],
+      rows.map((row) => [
+        row.ruleId,
+        row.audienceId,
+        row.preset,
+        row.hoursCounted,
+        row.openEpisode ?? '',
+        row.episodes.length,
+      ]),
+      'no enabled rule has spike alerts (news-alerts rules update <ruleId> --spikes balanced)',
+    );
+  });
+}
+
+/** Registers `spikes`. */
+export function registerSpikes(program: Command): void {
+  const spikes = program
+    .command('spikes')
+    .description('spike alerts: evaluate the detector on any series (NAB format), explain a rule, list rules');
+
+  spikes
+    .command('evaluate')
+    .description("run the detector over a timestamp,value CSV and write NAB's results format per preset")
+    .requiredOption('--csv <file>', 'the series: a CSV with timestamp,value columns (NAB data format)')
+    .option('--preset <preset>', `${SPIKE_PRESETS.join(', ')} or all`, 'balanced')
+    .option('--out <path>', 'results file (one preset; default stdout), or a directory with --preset all')
+    .option('--windows <file>', "labelled windows (NAB's combined_windows.json) to fill the label column")
+    .option('--series <key>', 'the entry of --windows for this series (default: by file name)')
+    .option(
+      '--bucket-minutes <n>',
+      'bucket length (default: the most common step between rows)',
+      integerOption(1, 1440),
+    )
+    .addHelpText(
+      'after',
+      `
+The results have NAB's columns: anomaly_score is 1 on the row where an episode opens (the alert)
+and 0 elsewhere, label is 1 inside --windows. Score them with NAB's scorer (any threshold in (0, 1]).
+
+Examples:
+  news-alerts spikes evaluate --csv Twitter_volume_FB.csv --preset all --out results/
+  news-alerts spikes evaluate --csv series.csv --preset fewer > fewer_series.csv`,
+    )
+    .action(action(evaluate));
+
+  spikes
+    .command('explain')
+    .alias('backtest')
+    .description("a rule's recorded hourly counts, the expected band and the episodes each preset would have opened")
+    .argument('<ruleId>')
+    .option('--days <n>', 'days back from the last counted hour (up to 28)', integerOption(1, 28), 7)
+    .option('--time-zone <zone>', 'time zone of the times shown', 'UTC')
+    .option('--table', 'also print every hour as a table row')
+    .action(action(explain));
+
+  spikes
+    .command('list')
+    .description('the rules with spike alerts: preset, hours counted, open episode, episodes')
+    .action(action(list));
+}

@@ -1,0 +1,254 @@
+/**
+ * The DynamoDB adapter of {@link SpikeStore}: spike alerts' per-rule records and the run
+ * heartbeat, in the state table.
+ *
+ * Item layout (partition key `pk`, sort key `sk`, TTL `expiresAt` in epoch seconds):
+ *
+ * - spike record: pk `spike#<ruleId>`, sk `record`; `ruleId`, `audienceId`, `preset`, `bucketMs`,
+ *   `version` (optimistic lock), `detector` (map: `start`, `counts` (list of numbers, four weeks
+ *   of hourly new-story counts, -1 unknown), `expected` (the last week's expected counts),
+ *   `seasonal` (the last day's seasonal medians), `dispersion`, `dispersionAt`, `countingSince`,
+ *   `episodes` (past episodes in the history), `open` (the episode in progress), `closedAt`),
+ *   `outletCounts` (the last week's distinct outlets per hour), `open` (the open buckets: story ids,
+ *   a few headlines with links, outlets), `alert` (the current or last episode's alert facts),
+ *   `recent` (the last 20 episodes), `updatedAt`. TTL updatedAt + 35 days: a rule that stops asking
+ *   for spike alerts loses its history once it is too old to be a baseline anyway. About 3 KB for a
+ *   rule with a few stories an hour; at most {@link maxRecordBytes} (open buckets are bounded in
+ *   core/spikes/record.ts).
+ * - heartbeat: pk `spike#heartbeat`, sk `run`; `at` (the last run that finished its spike step),
+ *   `evaluatedThrough` (the bucket every record was evaluated through), `unsettled` (rule ids whose
+ *   alert the ledger may not hold yet, at most 1,000), `overflow`. No TTL.
+ *
+ * One item per rule keeps a run's cost at one read and at most one write per rule that counted or
+ * reached the end of an hour (BatchGetItem by 100; each write a conditional PutItem on `version`,
+ * so a run holding an older record can never overwrite a newer one: the typed
+ * {@link SpikeRecordConflictError}). Counting is idempotent by construction (story ids per open
+ * bucket), so the adapter needs no transaction: a re-read writes the same record again.
+ *
+ * A record that does not fit its schema (edited by hand) is read as a fresh record at the stored
+ * version, logged, and overwritten by the next write: the rule restarts its warm-up, never blocks.
+ */
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import pLimit, { type LimitFunction } from 'p-limit';
+import * as z from 'zod/mini';
+import type { Log } from '#core/ports';
+import { SPIKE_PRESETS } from '#core/spikes/detector';
+import { type SpikeHeartbeat, SpikeRecordConflictError, type SpikeStore } from '#core/spikes/ports';
+import { newSpikeRecord, type SpikeRecord } from '#core/spikes/record';
+import { logger } from '#shared/powertools';
+import { type BatchContext, getAll, type Key, keyPart, keyString, ttlSeconds } from './dynamo-batch.ts';
+import { measureItem } from './table-layout.ts';
+
+export interface DynamoSpikeStoreOptions {
+  readonly documents: DynamoDBDocumentClient;
+  /** The state table. */
+  readonly tableName: string;
+  /** Days a record outlives its last write. Default 35. */
+  readonly retentionDays?: number;
+  /** Requests in flight at once. Default 4. */
+  readonly concurrency?: number;
+  readonly sleep?: (ms: number) => Promise<void>;
+  readonly now?: () => number;
+  readonly log?: Log;
+}
+
+/** Largest record written; beyond it the open buckets would have to shrink (they are bounded well below). */
+export const maxRecordBytes = 350 * 1024;
+
+export const spikeRecordKey = (ruleId: string): Key => ({ pk: `spike#${keyPart(ruleId)}`, sk: 'record' });
+export const spikeHeartbeatKey: Key = { pk: 'spike#heartbeat', sk: 'run' };
+
+const finite = z.number().check(z.refine(Number.isFinite, 'must be a finite number'));
+const int = z.number().check(z.int());
+const Sample = z.object({
+  storyId: z.string(),
+  title: z.string(),
+  url: z.string(),
+  outlet: z.optional(z.string()),
+});
+const Episode = z.object({
+  id: z.string(),
+  openedAt: int,
+  since: int,
+  observed: finite,
+  expected: finite,
+  peak: finite,
+  peakAt: int,
+  score: finite,
+  quiet: int,
+  lastAt: int,
+});
+const RecordItem = z.object({
+  ruleId: z.string(),
+  audienceId: z.string(),
+  preset: z.enum(SPIKE_PRESETS as [string, ...string[]]),
+  bucketMs: int,
+  version: int,
+  detector: z.object({
+    start: int,
+    counts: z.array(finite),
+    expected: z.array(finite),
+    seasonal: z.array(finite),
+    dispersion: finite,
+    dispersionAt: int,
+    countingSince: int,
+    episodes: z.array(z.object({ id: z.string(), from: int, to: int, levelShift: z.boolean() })),
+    open: z.optional(Episode),
+    closedAt: int,
+  }),
+  outletCounts: z.array(finite),
+  open: z.array(
+    z.object({ bucket: int, stories: z.array(z.string()), samples: z.array(Sample), outlets: z.array(z.string()) }),
+  ),
+  alert: z.optional(
+    z.object({
+      episodeId: z.string(),
+      openedAt: int,
+      since: int,
+      preset: z.enum(SPIKE_PRESETS as [string, ...string[]]),
+      bucketMs: int,
+      observed: finite,
+      expected: finite,
+      bucketCount: finite,
+      bucketExpected: finite,
+      outletCount: finite,
+      topStories: z.array(z.extend(Sample, { outlets: finite })),
+      topOutlets: z.array(z.object({ name: z.string(), stories: finite })),
+      stage: z.enum(['spike', 'escalated']),
+      storiesSoFar: finite,
+      settled: z.optional(z.boolean()),
+      closedAt: z.optional(int),
+    }),
+  ),
+  recent: z.array(
+    z.object({
+      episodeId: z.string(),
+      since: int,
+      openedAt: int,
+      to: z.optional(int),
+      observed: finite,
+      expected: finite,
+      peak: finite,
+      levelShift: z.optional(z.boolean()),
+    }),
+  ),
+  updatedAt: finite,
+});
+
+const HeartbeatItem = z.object({
+  at: finite,
+  evaluatedThrough: int,
+  unsettled: z.array(z.string()),
+  overflow: z.optional(z.boolean()),
+});
+
+export class DynamoSpikeStore implements SpikeStore {
+  readonly #documents: DynamoDBDocumentClient;
+  readonly #table: string;
+  readonly #retentionDays: number;
+  readonly #limit: LimitFunction;
+  readonly #context: BatchContext;
+  readonly #now: () => number;
+  readonly #log: Log;
+
+  constructor(options: DynamoSpikeStoreOptions) {
+    this.#documents = options.documents;
+    this.#table = options.tableName;
+    this.#retentionDays = options.retentionDays ?? 35;
+    this.#limit = pLimit(options.concurrency ?? 4);
+    this.#now = options.now ?? Date.now;
+    this.#log = options.log ?? logger;
+    this.#context = {
+      documents: options.documents,
+      table: options.tableName,
+      limit: this.#limit,
+      sleep: options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))),
+      log: this.#log,
+    };
+  }
+
+  async read(ruleIds: readonly string[]): Promise<Map<string, SpikeRecord>> {
+    const found = new Map<string, SpikeRecord>();
+    if (ruleIds.length === 0) return found;
+    const items = await getAll(this.#context, 'reading spike records', ruleIds.map(spikeRecordKey));
+    for (const ruleId of ruleIds) {
+      const item = items.get(keyString(spikeRecordKey(ruleId)));
+      if (item === undefined) continue;
+      const parsed = RecordItem.safeParse(item);
+      if (parsed.success) {
+        found.set(ruleId, parsed.data as unknown as SpikeRecord);
+        continue;
+      }
+      // A damaged record restarts the rule's history (warm-up again) and is overwritten, never blocks.
+      const version = typeof item.version === 'number' && Number.isInteger(item.version) ? item.version : 0;
+      this.#log.warn('a spike record does not fit its schema; the rule starts counting again', {
+        ruleId,
+        reason: parsed.error.issues
+          .slice(0, 3)
+          .map((issue) => `${issue.path.join('.')}: ${issue.message}`)
+          .join('; '),
+      });
+      const audienceId = typeof item.audienceId === 'string' ? item.audienceId : '';
+      found.set(ruleId, { ...newSpikeRecord(ruleId, audienceId, 'balanced', this.#now()), version });
+    }
+    return found;
+  }
+
+  async write(record: SpikeRecord): Promise<SpikeRecord> {
+    const next: SpikeRecord = { ...record, version: record.version + 1 };
+    const item = {
+      ...spikeRecordKey(record.ruleId),
+      ...next,
+      expiresAt: ttlSeconds(next.updatedAt, this.#retentionDays),
+    };
+    const { bytes } = measureItem(item);
+    if (bytes > maxRecordBytes) {
+      // Bounded by construction; if it ever happens, drop the headlines rather than fail the run.
+      this.#log.warn('a spike record is too large; its open buckets keep counts only', {
+        ruleId: record.ruleId,
+        bytes,
+      });
+      item.open = item.open.map((open) => ({ ...open, samples: [], outlets: [] }));
+    }
+    try {
+      await this.#limit(() =>
+        this.#documents.send(
+          new PutCommand({
+            TableName: this.#table,
+            Item: item,
+            ConditionExpression: record.version === 0 ? 'attribute_not_exists(pk)' : '#version = :version',
+            ...(record.version === 0
+              ? {}
+              : {
+                  ExpressionAttributeNames: { '#version': 'version' },
+                  ExpressionAttributeValues: { ':version': record.version },
+                }),
+          }),
+        ),
+      );
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) {
+        throw new SpikeRecordConflictError(record.ruleId, record.version, { cause: error });
+      }
+      throw error;
+    }
+    return next;
+  }
+
+  async readHeartbeat(): Promise<SpikeHeartbeat | undefined> {
+    const output = await this.#limit(() =>
+      this.#documents.send(new GetCommand({ TableName: this.#table, Key: spikeHeartbeatKey, ConsistentRead: true })),
+    );
+    if (output.Item === undefined) return undefined;
+    const parsed = HeartbeatItem.safeParse(output.Item);
+    // A damaged heartbeat only costs the next run a full pass: read as none.
+    return parsed.success ? parsed.data : undefined;
+  }
+
+  async writeHeartbeat(heartbeat: SpikeHeartbeat): Promise<void> {
+    await this.#limit(() =>
+      this.#documents.send(new PutCommand({ TableName: this.#table, Item: { ...spikeHeartbeatKey, ...heartbeat } })),
+    );
+  }
+}

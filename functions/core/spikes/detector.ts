@@ -1,0 +1,637 @@
+/**
+ * The spike detector: for one count series (new stories of a rule per hour, mentions per five
+ * minutes), it says at each completed bucket what was expected, how surprising the count is, and
+ * whether a spike episode opens, goes on, or ends. docs/spikes.md explains the method and why.
+ *
+ * Guarantees this module owns:
+ * - **One alert per episode.** An episode opens on the first significant bucket (the only step
+ *   that alerts); later buckets update it. Hysteresis (it stays open while the counts stay above
+ *   the lower hold level) and a cool-down after it closes keep one burst from alerting twice.
+ * - **A baseline robust to what it detects.** The expected count is a seasonal median (same hour
+ *   of the week over the last four weeks once there are two, else same time of day over the last
+ *   seven days), scaled by the recent level; buckets of past episodes are left out of both, so a
+ *   burst never raises the bar for the next one. An episode still open after
+ *   {@link SpikeModel.maxEpisodeBuckets} is a new level, not a spike: it closes as a level shift
+ *   and its buckets count as normal from then on, so a shift alerts once, not every day.
+ * - **No alert on too little.** A documented warm-up ({@link SpikeModel.warmUpBuckets}) passes
+ *   before the first alert can fire; a spike needs at least the preset's number of items and
+ *   ratio over the expected count, whatever the p-value says (low-volume series).
+ * - **The same answer everywhere.** The run, the CLI's backtest and `spikes evaluate`, and the
+ *   bench all step this class; its state ({@link DetectorState}) is plain data the run stores
+ *   between runs, and a detector restored from it continues exactly as the original would.
+ *
+ * Pure: no I/O, no clock. Buckets are numbered (epoch time / bucket length); a series only needs
+ * consecutive numbers.
+ */
+import { log10UpperTail, POISSON_SIZE } from './tail.ts';
+
+const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
+const WEEK_MS = 7 * DAY_MS;
+
+/** A sensitivity preset as rules name it. */
+export type SpikePreset = 'fewer' | 'balanced' | 'more';
+export const SPIKE_PRESETS: readonly SpikePreset[] = ['fewer', 'balanced', 'more'];
+
+/** What a preset sets (docs/spikes.md "Presets"). */
+export interface PresetParameters {
+  /** −log10 of the tail probability (corrected for the scales tested) at which an episode opens. */
+  readonly openAt: number;
+  /** Fewest items in the tested span for an episode to open (low-volume floor). */
+  readonly minCount: number;
+  /** Smallest observed / expected ratio in the tested span for an episode to open. */
+  readonly minRatio: number;
+  /**
+   * Only the largest jump in this many days opens an episode: its significance must exceed every
+   * bucket's of that span (past episodes included). Absent: any significant jump opens one.
+   */
+  readonly recordDays?: number | undefined;
+}
+
+/**
+ * The presets. `openAt` is a tail probability after the correction for the scales tested:
+ * balanced opens at p < 10⁻⁶ per bucket; with 168 hourly buckets a week that is about one chance
+ * alert in 6,000 rule-weeks if the counts were exactly negative binomial, and the floors, the
+ * hysteresis and the cool-down keep the real rate near what bench/RESULTS.md measures.
+ */
+export const PRESETS: Readonly<Record<SpikePreset, PresetParameters>> = {
+  fewer: { openAt: 5.5, minCount: 5, minRatio: 3, recordDays: 14 },
+  balanced: { openAt: 4.5, minCount: 5, minRatio: 3 },
+  more: { openAt: 3.5, minCount: 4, minRatio: 2.5 },
+};
+
+/** The fixed shape of the method for one bucket length (docs/spikes.md). */
+export interface SpikeModel {
+  readonly bucketMs: number;
+  readonly bucketsPerDay: number;
+  readonly bucketsPerWeek: number;
+  /** Buckets either side of a seasonal lag whose counts join the median (one hour in all). */
+  readonly neighbourhood: number;
+  /** Spans tested, in buckets: one bucket, an hour and three hours (deduplicated). */
+  readonly scales: readonly number[];
+  /** Counted buckets before the first alert can fire (three days). */
+  readonly warmUpBuckets: number;
+  /** Buckets below the hold level that close an episode (two hours). */
+  readonly quietBuckets: number;
+  /** Buckets after an episode closes during which no new one opens (six hours). */
+  readonly coolDownBuckets: number;
+  /** An episode open this long is a new level (24 hours). */
+  readonly maxEpisodeBuckets: number;
+  /** −log10 p (scale-corrected) under which a bucket no longer holds an episode open. */
+  readonly holdAt: number;
+  /** History kept: four weeks of counts, plus the neighbourhood. */
+  readonly historyBuckets: number;
+  /** Pseudo-count of the level factor: how much recent evidence it takes to move the level. */
+  readonly levelPrior: number;
+}
+
+/** The model for buckets of `bucketMs` (a divisor of an hour or a whole number of hours). */
+export function spikeModel(bucketMs: number): SpikeModel {
+  if (!Number.isInteger(bucketMs) || bucketMs < 60_000 || bucketMs > DAY_MS) {
+    throw new RangeError(`bucketMs must be a whole number of milliseconds from one minute to one day; got ${bucketMs}`);
+  }
+  const per = (ms: number) => Math.max(1, Math.round(ms / bucketMs));
+  const bucketsPerDay = per(DAY_MS);
+  const bucketsPerWeek = per(WEEK_MS);
+  // One hour either side for hourly buckets, half an hour for finer ones: enough values per slot
+  // for sparse counts, without blurring the rhythm.
+  const neighbourhood = Math.max(1, Math.floor(per(HOUR_MS) / 2));
+  return {
+    bucketMs,
+    bucketsPerDay,
+    bucketsPerWeek,
+    neighbourhood,
+    scales: [...new Set([1, per(HOUR_MS), per(3 * HOUR_MS)])],
+    warmUpBuckets: per(3 * DAY_MS),
+    quietBuckets: per(2 * HOUR_MS),
+    coolDownBuckets: per(6 * HOUR_MS),
+    maxEpisodeBuckets: per(DAY_MS),
+    holdAt: 2,
+    historyBuckets: 4 * bucketsPerWeek + neighbourhood + 1,
+    levelPrior: 5,
+  };
+}
+
+/** A past episode, kept while its buckets are inside the history (they are left out of the baseline). */
+export interface PastEpisode {
+  readonly id: string;
+  readonly from: number;
+  /** Last bucket of the episode (inclusive). */
+  readonly to: number;
+  /** Closed because it lasted: its buckets are a new level and stay in the baseline. */
+  readonly levelShift: boolean;
+}
+
+/** The episode in progress. */
+export interface OpenEpisode {
+  /** Stable id: the bucket it opened on, in base 36 (with the series' own key it is unique). */
+  readonly id: string;
+  /** The bucket whose count opened it. */
+  readonly openedAt: number;
+  /** The first bucket of the burst: the start of the span that fired, from its first count above expectation. */
+  readonly since: number;
+  /** Items and expected items from `since` to the last bucket seen. */
+  readonly observed: number;
+  readonly expected: number;
+  /** The highest single-bucket count, and where. */
+  readonly peak: number;
+  readonly peakAt: number;
+  /** The strongest significance seen (−log10 p, scale-corrected). */
+  readonly score: number;
+  /** Consecutive buckets below the hold level. */
+  readonly quiet: number;
+  /** Last bucket seen. */
+  readonly lastAt: number;
+}
+
+/**
+ * Everything a detector remembers, as plain data (the run stores it per rule). Arrays are oldest
+ * first; `counts[i]` is bucket `start + i`, -1 where nothing was counted.
+ */
+export interface DetectorState {
+  readonly start: number;
+  readonly counts: readonly number[];
+  /** The expected count of each bucket as computed when it was evaluated (-1: none); the last week. */
+  readonly expected: readonly number[];
+  /** The seasonal median of each bucket (-1: none); the last day. */
+  readonly seasonal: readonly number[];
+  /** Each bucket's significance (the strongest span's −log10 p), for presets with `recordDays`; the last two weeks. */
+  readonly scores?: readonly number[] | undefined;
+  /** 1/size of the negative binomial (0: Poisson), re-estimated once a day. */
+  readonly dispersion: number;
+  /** The bucket the dispersion was last estimated at, or -1. */
+  readonly dispersionAt: number;
+  /** The first bucket counted: alerts wait for the warm-up after it. */
+  readonly countingSince: number;
+  readonly episodes: readonly PastEpisode[];
+  readonly open?: OpenEpisode | undefined;
+  /** The last bucket an episode closed at (cool-down), or -1. */
+  readonly closedAt: number;
+}
+
+/** What one bucket looked like to the detector. */
+export interface BucketVerdict {
+  readonly bucket: number;
+  readonly count: number;
+  /** Expected count (NaN during the first day: no baseline yet). */
+  readonly expected: number;
+  /** The count at which this bucket alone would open an episode under the preset (NaN without a baseline). */
+  readonly upper: number;
+  /** Strongest significance over the spans tested (−log10 p, scale-corrected); 0 without a baseline. */
+  readonly score: number;
+  /** The span (buckets) that gave `score`. */
+  readonly scale: number;
+  /** `open`: an episode opened (the alert); `update`: it goes on; `close`: it ended with this bucket. */
+  readonly event?: 'open' | 'update' | 'close' | undefined;
+  /** The episode the event is about. */
+  readonly episode?: OpenEpisode | undefined;
+  /** Set on `close`: it closed because it lasted (a new level). */
+  readonly levelShift?: boolean | undefined;
+  /** Why no episode opened although the score reached the preset: warm-up, cool-down, floors. */
+  readonly held?: 'warm-up' | 'cool-down' | 'floor' | 'record' | undefined;
+}
+
+/** Default dispersion before the first estimate, and its prior: a coefficient of variation of 40% at high counts. */
+const DEFAULT_DISPERSION = 0.16;
+/** How much the prior weighs in the dispersion estimate, in units of Σμ² (about 80 buckets of one expected item). */
+const DISPERSION_PRIOR_WEIGHT = 80;
+/** The dispersion is never taken below a 10% coefficient of variation (real counts vary that much). */
+const MIN_DISPERSION = 0.01;
+const MAX_DISPERSION = 4;
+/** Largest level factor either way. */
+const MAX_LEVEL = 4;
+/** Most days of scores kept for presets that ask for the largest jump in a span. */
+const RECORD_DAYS_KEPT = 28;
+/** Most past episodes kept. */
+const MAX_EPISODES = 64;
+
+/** A detector with nothing counted yet, starting at `bucket`. */
+export function emptyDetectorState(bucket: number): DetectorState {
+  return {
+    start: bucket,
+    counts: [],
+    expected: [],
+    seasonal: [],
+    dispersion: DEFAULT_DISPERSION,
+    dispersionAt: -1,
+    countingSince: bucket,
+    episodes: [],
+    closedAt: -1,
+  };
+}
+
+/**
+ * The mean of `values` after capping each at what a burst would exceed (three times the median,
+ * and at least the median plus three Poisson standard deviations plus two): a few unmasked
+ * bursts cannot pull it up, and sparse counts (mostly 0 and 1, where a median says 0) keep their
+ * rate. NaN when empty. Sorts `values` in place.
+ */
+function cappedMean(values: number[]): number {
+  if (values.length === 0) return Number.NaN;
+  const median = medianOf(values);
+  const cap = Math.max(3 * median, median + 3 * Math.sqrt(median) + 2);
+  let sum = 0;
+  for (const value of values) sum += Math.min(value, cap);
+  return sum / values.length;
+}
+
+/** `value` to three significant digits (0.0123, 1.23, 123, 1230). */
+function roundTo3(value: number): number {
+  if (value === 0 || !Number.isFinite(value)) return value;
+  const scale = 10 ** (2 - Math.floor(Math.log10(Math.abs(value))));
+  return Math.round(value * scale) / scale;
+}
+
+/** Median of `values` (sorted in place); NaN when empty. */
+function medianOf(values: number[]): number {
+  if (values.length === 0) return Number.NaN;
+  values.sort((a, b) => a - b);
+  const mid = values.length >> 1;
+  return values.length % 2 === 1
+    ? (values[mid] as number)
+    : ((values[mid - 1] as number) + (values[mid] as number)) / 2;
+}
+
+/** A growable ring of numbers indexed by bucket number. */
+class BucketSeries {
+  #start: number;
+  #values: number[];
+  readonly #keep: number;
+
+  constructor(start: number, values: readonly number[], keep: number) {
+    this.#start = start;
+    this.#values = [...values];
+    this.#keep = keep;
+  }
+
+  /** The first bucket held. */
+  get start(): number {
+    return this.#start;
+  }
+
+  /** One past the last bucket held. */
+  get end(): number {
+    return this.#start + this.#values.length;
+  }
+
+  /** The value at `bucket`, or -1 when not held. */
+  at(bucket: number): number {
+    const index = bucket - this.#start;
+    return index >= 0 && index < this.#values.length ? (this.#values[index] as number) : -1;
+  }
+
+  /** Appends the value of bucket `end`, dropping what is older than `keep` buckets. */
+  push(value: number): void {
+    this.#values.push(value);
+    const excess = this.#values.length - this.#keep;
+    if (excess > 64 || (excess > 0 && this.#keep < 64)) {
+      this.#values.splice(0, excess);
+      this.#start += excess;
+    }
+  }
+
+  /** The last `count` buckets as a plain array (for the stored state). */
+  tail(count: number): { start: number; values: number[] } {
+    const from = Math.max(0, this.#values.length - count);
+    return { start: this.#start + from, values: this.#values.slice(from) };
+  }
+}
+
+/**
+ * Steps a count series bucket by bucket under one preset. Restore it from a stored
+ * {@link DetectorState} to continue a series; {@link state} gives the state to store.
+ */
+export class SpikeDetector {
+  readonly model: SpikeModel;
+  readonly preset: PresetParameters;
+  readonly #counts: BucketSeries;
+  readonly #expected: BucketSeries;
+  readonly #seasonal: BucketSeries;
+  readonly #scores: BucketSeries;
+  #dispersion: number;
+  #dispersionAt: number;
+  readonly #countingSince: number;
+  #episodes: PastEpisode[];
+  #open: OpenEpisode | undefined;
+  #closedAt: number;
+  /** Masked buckets (past episodes that were not level shifts, and the open one), rebuilt when episodes change. */
+  #mask = new Set<number>();
+
+  constructor(model: SpikeModel, preset: PresetParameters, state: DetectorState) {
+    this.model = model;
+    this.preset = preset;
+    const end = state.start + state.counts.length;
+    this.#counts = new BucketSeries(state.start, state.counts, model.historyBuckets);
+    this.#expected = new BucketSeries(end - state.expected.length, state.expected, 7 * model.bucketsPerDay);
+    this.#seasonal = new BucketSeries(end - state.seasonal.length, state.seasonal, model.bucketsPerDay);
+    const scores = state.scores ?? [];
+    this.#scores = new BucketSeries(end - scores.length, scores, RECORD_DAYS_KEPT * model.bucketsPerDay);
+    this.#dispersion = state.dispersion;
+    this.#dispersionAt = state.dispersionAt;
+    this.#countingSince = state.countingSince;
+    this.#episodes = [...state.episodes];
+    this.#open = state.open;
+    this.#closedAt = state.closedAt;
+    this.#rebuildMask();
+  }
+
+  /** The next bucket to step. */
+  get next(): number {
+    return this.#counts.end;
+  }
+
+  /** The episode in progress, if any. */
+  get open(): OpenEpisode | undefined {
+    return this.#open;
+  }
+
+  /** The plain state to store; a detector built from it continues exactly like this one. */
+  state(): DetectorState {
+    const counts = this.#counts.tail(this.model.historyBuckets);
+    const oldest = counts.start;
+    return {
+      start: counts.start,
+      counts: counts.values,
+      expected: this.#expected.tail(7 * this.model.bucketsPerDay).values,
+      seasonal: this.#seasonal.tail(this.model.bucketsPerDay).values,
+      ...(this.preset.recordDays === undefined
+        ? {}
+        : { scores: this.#scores.tail(this.preset.recordDays * this.model.bucketsPerDay).values }),
+      dispersion: this.#dispersion,
+      dispersionAt: this.#dispersionAt,
+      countingSince: this.#countingSince,
+      episodes: this.#episodes.filter((episode) => episode.to >= oldest),
+      ...(this.#open === undefined ? {} : { open: this.#open }),
+      closedAt: this.#closedAt,
+    };
+  }
+
+  /**
+   * Steps the series by one bucket (number {@link next}) with `count` items (-1: not counted, e.g.
+   * a gap in the data: it is left out of every estimate and cannot fire).
+   */
+  step(count: number): BucketVerdict {
+    const bucket = this.next;
+    const seasonal = this.#seasonalAt(bucket);
+    const expected = Number.isNaN(seasonal) ? Number.NaN : seasonal * this.#levelAt(bucket);
+    // Kept (and stored) to three significant digits: the state stays small, and a detector
+    // restored from it computes exactly what this one does.
+    const rounded = Number.isNaN(expected) ? Number.NaN : roundTo3(expected);
+    this.#counts.push(count < 0 ? -1 : count);
+    this.#seasonal.push(Number.isNaN(seasonal) ? -1 : roundTo3(seasonal));
+    this.#expected.push(Number.isNaN(rounded) ? -1 : rounded);
+    const verdict = this.#judge(bucket, count, rounded);
+    this.#scores.push(Math.round(verdict.score * 100) / 100);
+    if ((bucket + 1) % this.model.bucketsPerDay === 0) this.#estimateDispersion(bucket);
+    return verdict;
+  }
+
+  /** The count that would make one bucket open an episode at `expected` (for bands and charts). */
+  upperBand(expected: number): number {
+    if (!(expected >= 0)) return Number.NaN;
+    const size = this.#size();
+    const limit = -(this.preset.openAt + Math.log10(this.model.scales.length));
+    let low = 0;
+    let high = Math.max(4, Math.ceil(expected * 4 + 10));
+    while (log10UpperTail(high, Math.max(expected, FLOOR_MEAN), size) > limit) high *= 2;
+    while (high - low > 1) {
+      const mid = (low + high) >> 1;
+      if (log10UpperTail(mid, Math.max(expected, FLOOR_MEAN), size) > limit) low = mid;
+      else high = mid;
+    }
+    return Math.max(high, this.preset.minCount, Math.ceil(expected * this.preset.minRatio));
+  }
+
+  #size(): number {
+    return this.#dispersion <= 0 ? POISSON_SIZE : 1 / this.#dispersion;
+  }
+
+  #rebuildMask(): void {
+    this.#mask = new Set();
+    for (const episode of this.#episodes) {
+      if (episode.levelShift) continue;
+      for (let bucket = episode.from; bucket <= episode.to; bucket++) this.#mask.add(bucket);
+    }
+    if (this.#open !== undefined) {
+      for (let bucket = this.#open.since; bucket <= this.#open.lastAt; bucket++) this.#mask.add(bucket);
+    }
+  }
+
+  /** A count usable for estimates: counted and not inside a (non-level-shift) episode; else -1. */
+  #usable(bucket: number): number {
+    if (this.#mask.has(bucket)) return -1;
+    return this.#counts.at(bucket);
+  }
+
+  /**
+   * The seasonal median: the same hour of the week over the last four weeks once at least two
+   * weeks are counted, else the same time of day over the last seven days (NaN: nothing yet).
+   */
+  #seasonalAt(bucket: number): number {
+    const { bucketsPerWeek, bucketsPerDay, neighbourhood } = this.model;
+    const weeks = Math.floor((bucket - this.#countingSince) / bucketsPerWeek);
+    const values: number[] = [];
+    const collect = (lag: number, times: number) => {
+      for (let k = 1; k <= times; k++) {
+        const centre = bucket - k * lag;
+        for (let j = -neighbourhood; j <= neighbourhood; j++) {
+          const value = this.#usable(centre + j);
+          if (value >= 0) values.push(value);
+        }
+      }
+    };
+    if (weeks >= 2) collect(bucketsPerWeek, Math.min(4, weeks));
+    else collect(bucketsPerDay, 7);
+    return cappedMean(values);
+  }
+
+  /**
+   * How the last day compares with its seasonal medians: (Σ counts + prior) / (Σ medians + prior)
+   * over its usable buckets, at most {@link MAX_LEVEL} either way. A level that moved (drift, a
+   * new normal) moves the expectation within a day.
+   */
+  #levelAt(bucket: number): number {
+    let counted = 0;
+    let expected = 0;
+    for (let b = bucket - this.model.bucketsPerDay; b < bucket; b++) {
+      const value = this.#usable(b);
+      const seasonal = this.#seasonal.at(b);
+      if (value < 0 || seasonal < 0) continue;
+      counted += value;
+      expected += seasonal;
+    }
+    const prior = this.model.levelPrior;
+    const level = (counted + prior) / (expected + prior);
+    return Math.min(MAX_LEVEL, Math.max(1 / MAX_LEVEL, level));
+  }
+
+  /**
+   * Re-estimates the dispersion from the last seven days by moments: for a negative binomial,
+   * E[(x − μ)² − x] = μ²/size, so 1/size = Σ((x − μ)² − x) / Σμ². Buckets far outside what the
+   * current estimate allows (|x − μ| over four standard deviations: a burst the mask missed) are
+   * left out, so what it detects never widens the band it is detected by.
+   */
+  #estimateDispersion(bucket: number): void {
+    const pairs: [number, number][] = [];
+    for (let b = bucket - 7 * this.model.bucketsPerDay + 1; b <= bucket; b++) {
+      const value = this.#usable(b);
+      const expected = this.#expected.at(b);
+      if (value < 0 || expected < 0) continue;
+      pairs.push([value, Math.max(expected, FLOOR_MEAN)]);
+    }
+    if (pairs.length < this.model.bucketsPerDay) return;
+    let dispersion = this.#dispersionAt < 0 ? DEFAULT_DISPERSION : this.#dispersion;
+    for (let round = 0; round < 2; round++) {
+      // A prior worth DISPERSION_PRIOR_WEIGHT of Σμ² at DEFAULT_DISPERSION: a sparse week (a rule
+      // with a story an hour) cannot swing the estimate far; a busy one is all evidence.
+      let excess = DISPERSION_PRIOR_WEIGHT * DEFAULT_DISPERSION;
+      let weight = DISPERSION_PRIOR_WEIGHT;
+      for (const [value, mean] of pairs) {
+        const sd = Math.sqrt(mean + mean * mean * dispersion);
+        if (Math.abs(value - mean) > 4 * sd + 1) continue;
+        excess += (value - mean) ** 2 - value;
+        weight += mean * mean;
+      }
+      dispersion = Math.min(MAX_DISPERSION, Math.max(MIN_DISPERSION, excess / weight));
+    }
+    this.#dispersion = roundTo3(dispersion);
+    this.#dispersionAt = bucket;
+  }
+
+  /** The strongest span ending at `bucket`: significance, span, observed and expected. */
+  #strongest(bucket: number): { score: number; scale: number; observed: number; expected: number; floorOk: boolean } {
+    const size = this.#size();
+    const correction = Math.log10(this.model.scales.length);
+    let best = { score: 0, scale: 1, observed: 0, expected: 0, floorOk: false };
+    for (const scale of this.model.scales) {
+      let observed = 0;
+      let expected = 0;
+      let squares = 0;
+      let complete = true;
+      for (let b = bucket - scale + 1; b <= bucket; b++) {
+        const value = this.#counts.at(b);
+        const mean = this.#expected.at(b);
+        if (value < 0 || mean < 0) {
+          complete = false;
+          break;
+        }
+        observed += value;
+        const floored = Math.max(mean, FLOOR_MEAN);
+        expected += floored;
+        squares += floored * floored;
+      }
+      if (!complete) continue;
+      // A sum of k negative binomials of one size: the same mean, and the size that keeps the variance.
+      const spanSize = size >= POISSON_SIZE ? POISSON_SIZE : (size * expected * expected) / squares;
+      const score = -log10UpperTail(observed, expected, spanSize) - correction;
+      const floorOk = observed >= this.preset.minCount && observed >= this.preset.minRatio * expected;
+      if (score > best.score) best = { score, scale, observed, expected, floorOk };
+    }
+    return best;
+  }
+
+  #judge(bucket: number, count: number, expected: number): BucketVerdict {
+    const base = { bucket, count, expected, upper: this.upperBand(expected) };
+    if (count < 0 || Number.isNaN(expected)) {
+      const closed = this.#open === undefined ? undefined : this.#hold(bucket, false, count < 0 ? 0 : count, 0);
+      return { ...base, score: 0, scale: 1, ...closed };
+    }
+    const strongest = this.#strongest(bucket);
+    const verdict = { ...base, score: strongest.score, scale: strongest.scale };
+    if (this.#open !== undefined) {
+      const elevated = strongest.score >= this.model.holdAt && count > expected;
+      return { ...verdict, ...this.#hold(bucket, elevated, count, expected, strongest.score) };
+    }
+    if (strongest.score < this.preset.openAt) return verdict;
+    if (bucket - this.#countingSince < this.model.warmUpBuckets || this.#dispersionAt < 0) {
+      return { ...verdict, held: 'warm-up' };
+    }
+    if (this.#closedAt >= 0 && bucket - this.#closedAt <= this.model.coolDownBuckets) {
+      return { ...verdict, held: 'cool-down' };
+    }
+    if (!strongest.floorOk) return { ...verdict, held: 'floor' };
+    if (this.preset.recordDays !== undefined) {
+      const days = this.preset.recordDays * this.model.bucketsPerDay;
+      for (let b = bucket - days; b < bucket; b++) {
+        if (this.#scores.at(b) >= strongest.score) return { ...verdict, held: 'record' };
+      }
+    }
+    const since = this.#onset(bucket, strongest.scale);
+    let observed = 0;
+    let expectedSum = 0;
+    let peak = 0;
+    let peakAt = bucket;
+    for (let b = since; b <= bucket; b++) {
+      const value = Math.max(0, this.#counts.at(b));
+      observed += value;
+      expectedSum += Math.max(0, this.#expected.at(b));
+      if (value > peak) {
+        peak = value;
+        peakAt = b;
+      }
+    }
+    this.#open = {
+      id: bucket.toString(36),
+      openedAt: bucket,
+      since,
+      observed,
+      expected: expectedSum,
+      peak,
+      peakAt,
+      score: strongest.score,
+      quiet: 0,
+      lastAt: bucket,
+    };
+    this.#rebuildMask();
+    return { ...verdict, event: 'open', episode: this.#open };
+  }
+
+  /** The first bucket of the span that fired whose count was above its expectation. */
+  #onset(bucket: number, scale: number): number {
+    for (let b = bucket - scale + 1; b < bucket; b++) {
+      if (this.#counts.at(b) > Math.max(0, this.#expected.at(b))) return b;
+    }
+    return bucket;
+  }
+
+  /** Carries the open episode over one more bucket; closes it after enough quiet, or as a level shift. */
+  #hold(
+    bucket: number,
+    elevated: boolean,
+    count: number,
+    expected: number,
+    score = 0,
+  ): Pick<BucketVerdict, 'event' | 'episode' | 'levelShift'> {
+    const open = this.#open as OpenEpisode;
+    const quiet = elevated ? 0 : open.quiet + 1;
+    const updated: OpenEpisode = {
+      ...open,
+      observed: open.observed + count,
+      expected: open.expected + expected,
+      peak: Math.max(open.peak, count),
+      peakAt: count > open.peak ? bucket : open.peakAt,
+      score: Math.max(open.score, score),
+      quiet,
+      lastAt: bucket,
+    };
+    const levelShift = bucket - open.since + 1 >= this.model.maxEpisodeBuckets;
+    if (quiet >= this.model.quietBuckets || levelShift) {
+      // The quiet buckets at the end were not part of the burst.
+      const to = levelShift && quiet === 0 ? bucket : bucket - quiet;
+      this.#episodes.push({ id: open.id, from: open.since, to: Math.max(open.since, to), levelShift });
+      if (this.#episodes.length > MAX_EPISODES) this.#episodes.splice(0, this.#episodes.length - MAX_EPISODES);
+      this.#open = undefined;
+      this.#closedAt = bucket;
+      this.#rebuildMask();
+      return { event: 'close', episode: updated, levelShift };
+    }
+    this.#open = updated;
+    // The open episode's buckets are masked from its first to its last (as a restored detector
+    // rebuilds them from `since` and `lastAt`); quiet ones at its end are unmasked when it closes.
+    this.#mask.add(bucket);
+    return { event: 'update', episode: updated };
+  }
+}
+
+/** Expected counts are never taken below this per bucket: a rule that saw nothing for weeks is not certain to see nothing. */
+const FLOOR_MEAN = 0.05;

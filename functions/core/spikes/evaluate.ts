@@ -1,0 +1,208 @@
+/**
+ * The detector on any count series (docs/spikes.md "Evaluating on any series"): reads a CSV of
+ * `timestamp,value` (NAB's data format), steps the same {@link SpikeDetector} the run uses, bucket
+ * by bucket, and writes what it would have done at every step in NAB's results format
+ * (`timestamp,value,anomaly_score,label`): `anomaly_score` is 1 on the step where an episode opens
+ * (the alert) and 0 everywhere else, so any threshold in (0, 1] scores the preset's alerts; `label`
+ * is NAB's ground truth column, 1 inside the given windows (0 without windows).
+ *
+ * Bad input gets an error that names the line and what to fix; nothing is guessed.
+ *
+ * Pure: no I/O (the CLI reads and writes the files).
+ */
+import { NewsAlertsError } from '../errors.ts';
+import {
+  type BucketVerdict,
+  emptyDetectorState,
+  PRESETS,
+  type PresetParameters,
+  SpikeDetector,
+  type SpikePreset,
+  spikeModel,
+} from './detector.ts';
+
+/** A count series that cannot be read: what and where. */
+export class SeriesFormatError extends NewsAlertsError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SeriesFormatError';
+  }
+}
+
+/** A count series as read: one row per line of the file, in time order. */
+export interface CountSeries {
+  /** The timestamps as written (kept for the results file). */
+  readonly texts: readonly string[];
+  /** Epoch ms, UTC. */
+  readonly times: readonly number[];
+  /** Whole counts the detector steps (values rounded). */
+  readonly values: readonly number[];
+  /** The values as written (kept for the results file). */
+  readonly valueTexts: readonly string[];
+}
+
+/** Most rows a series may have (NAB's longest file has about 22,700). */
+export const MAX_SERIES_ROWS = 2_000_000;
+
+/**
+ * A timestamp: `YYYY-MM-DD HH:MM:SS` (NAB; UTC), optionally with fractional seconds, or ISO 8601
+ * with `T` and an offset or `Z`. NaN when it is neither.
+ */
+export function parseTimestamp(text: string): number {
+  const trimmed = text.trim();
+  const nab = /^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)$/.exec(trimmed);
+  if (nab !== null) return Date.parse(`${nab[1]}T${nab[2]}Z`);
+  if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(trimmed)) return Date.parse(trimmed);
+  return Number.NaN;
+}
+
+/** Reads `timestamp,value` rows (a header line first); `source` names the file in errors. */
+export function readCountSeries(text: string, source: string): CountSeries {
+  const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/);
+  while (lines.length > 0 && (lines.at(-1) ?? '').trim() === '') lines.pop();
+  const header = (lines[0] ?? '').split(',').map((cell) => cell.trim().toLowerCase());
+  const timeColumn = header.indexOf('timestamp');
+  const valueColumn = header.indexOf('value');
+  if (timeColumn < 0 || valueColumn < 0) {
+    throw new SeriesFormatError(
+      `${source}:1: the first line must name the columns "timestamp" and "value" (NAB's format: timestamp,value); found ${JSON.stringify(lines[0] ?? '')}`,
+    );
+  }
+  if (lines.length - 1 > MAX_SERIES_ROWS) {
+    throw new SeriesFormatError(
+      `${source}: ${lines.length - 1} rows; at most ${MAX_SERIES_ROWS} can be evaluated at once`,
+    );
+  }
+  const texts: string[] = [];
+  const times: number[] = [];
+  const values: number[] = [];
+  const valueTexts: string[] = [];
+  for (let index = 1; index < lines.length; index++) {
+    const line = lines[index] as string;
+    const where = `${source}:${index + 1}`;
+    if (line.trim() === '') throw new SeriesFormatError(`${where}: an empty line inside the data; remove it`);
+    const cells = line.split(',');
+    const timeText = (cells[timeColumn] ?? '').trim();
+    const valueText = (cells[valueColumn] ?? '').trim();
+    const time = parseTimestamp(timeText);
+    if (!Number.isFinite(time)) {
+      throw new SeriesFormatError(
+        `${where}: timestamp ${JSON.stringify(timeText.slice(0, 40))} is not "YYYY-MM-DD HH:MM:SS" (UTC) or ISO 8601 with a zone`,
+      );
+    }
+    const value = Number(valueText);
+    if (valueText === '' || !Number.isFinite(value) || value < 0) {
+      throw new SeriesFormatError(
+        `${where}: value ${JSON.stringify(valueText.slice(0, 40))} is not a count (a number ≥ 0)`,
+      );
+    }
+    const previous = times.at(-1);
+    if (previous !== undefined && time <= previous) {
+      throw new SeriesFormatError(
+        `${where}: timestamp ${timeText} is not after the row before it; sort the file by time`,
+      );
+    }
+    texts.push(timeText);
+    times.push(time);
+    values.push(Math.round(value));
+    valueTexts.push(valueText);
+  }
+  if (times.length < 2)
+    throw new SeriesFormatError(`${source}: at least two rows are needed to tell the bucket length`);
+  return { texts, times, values, valueTexts };
+}
+
+/**
+ * The bucket length of a series: the most common step between rows, which must be a whole number
+ * of minutes from one minute to one day.
+ */
+export function bucketLengthOf(series: CountSeries, source: string): number {
+  const steps = new Map<number, number>();
+  for (let i = 1; i < series.times.length; i++) {
+    const step = (series.times[i] as number) - (series.times[i - 1] as number);
+    steps.set(step, (steps.get(step) ?? 0) + 1);
+  }
+  const [step] = [...steps].sort((a, b) => b[1] - a[1] || a[0] - b[0])[0] ?? [0];
+  if (step % 60_000 !== 0 || step < 60_000 || step > 86_400_000) {
+    throw new SeriesFormatError(
+      `${source}: rows are ${step / 1000} s apart; the detector takes buckets of whole minutes from 1 minute to 1 day (give --bucket-minutes)`,
+    );
+  }
+  return step;
+}
+
+/** What the detector said at every row of a series. */
+export interface SeriesEvaluation {
+  readonly bucketMs: number;
+  /** Per row (same order as the series). */
+  readonly verdicts: readonly BucketVerdict[];
+  /** Rows where an episode opened. */
+  readonly alerts: readonly number[];
+}
+
+/**
+ * Steps the detector over the series at `preset`. Buckets run from the first row's on; a bucket
+ * without a row (a gap) is stepped as unknown. Two rows in one bucket are an error.
+ */
+export function evaluateSeries(
+  series: CountSeries,
+  preset: SpikePreset,
+  options: { readonly bucketMs: number; readonly source?: string },
+): SeriesEvaluation & { readonly preset: SpikePreset } {
+  return { ...evaluateSeriesWith(series, PRESETS[preset], options), preset };
+}
+
+/** {@link evaluateSeries} with preset parameters of the caller's (the bench's leave-one-out grid). */
+export function evaluateSeriesWith(
+  series: CountSeries,
+  preset: PresetParameters,
+  options: { readonly bucketMs: number; readonly source?: string },
+): SeriesEvaluation {
+  const { bucketMs } = options;
+  const model = spikeModel(bucketMs);
+  const origin = series.times[0] as number;
+  const bucketOfRow = (row: number) => Math.floor(((series.times[row] as number) - origin) / bucketMs);
+  const detector = new SpikeDetector(model, preset, emptyDetectorState(0));
+  const verdicts: BucketVerdict[] = [];
+  const alerts: number[] = [];
+  for (let row = 0; row < series.values.length; row++) {
+    const bucket = bucketOfRow(row);
+    if (bucket < detector.next) {
+      throw new SeriesFormatError(
+        `${options.source ?? 'the series'}:${row + 2}: a second row in the same ${bucketMs / 60_000}-minute bucket as the row before it`,
+      );
+    }
+    while (detector.next < bucket) detector.step(-1);
+    const verdict = detector.step(series.values[row] as number);
+    verdicts.push(verdict);
+    if (verdict.event === 'open') alerts.push(row);
+  }
+  return { bucketMs, verdicts, alerts };
+}
+
+/** Which rows lie inside `windows` (pairs of timestamps, both ends included, as NAB's combined_windows.json). */
+export function labelsOf(
+  series: CountSeries,
+  windows: readonly (readonly [string, string])[],
+  source: string,
+): number[] {
+  const ranges = windows.map(([from, to], index) => {
+    const start = parseTimestamp(from);
+    const end = parseTimestamp(to);
+    if (!Number.isFinite(start) || !Number.isFinite(end) || end < start) {
+      throw new SeriesFormatError(`${source}: window ${index + 1} (${from} .. ${to}) is not two timestamps in order`);
+    }
+    return [start, end] as const;
+  });
+  return series.times.map((time) => (ranges.some(([start, end]) => time >= start && time <= end) ? 1 : 0));
+}
+
+/** NAB's results file: `timestamp,value,anomaly_score,label`, one line per row of the series. */
+export function nabResults(series: CountSeries, evaluation: SeriesEvaluation, labels?: readonly number[]): string {
+  const alerts = new Set(evaluation.alerts);
+  const lines = ['timestamp,value,anomaly_score,label'];
+  for (let row = 0; row < series.values.length; row++) {
+    lines.push(`${series.texts[row]},${series.valueTexts[row]},${alerts.has(row) ? 1 : 0},${labels?.[row] ?? 0}`);
+  }
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,292 @@
+/**
+ * What subscribers receive for a spike alert, on every channel and in the audience's language
+ * (the catalog's `spike` words, functions/core/messages/): observed against expected, since when,
+ * the top stories (one line each, with their outlet counts), the top outlets, and why the
+ * subscriber got it (the rule and its preset).
+ *
+ * It lays out the same {@link AlertView} as an article alert (render.ts builds it: the audience's
+ * label, locale, zone, templates and footer, the alert's id), so subjects follow the audience's
+ * `templates.subject`, emails end with its footer, and the SMS never cuts the link. The structured
+ * body is the article alert's document (Amazon Q Developer custom notification + `newsAlerts`)
+ * with `metadata.eventType` `news-alerts.spike-detected` and the episode under `newsAlerts.spike`,
+ * so existing consumers keep working and the Slack relay shows the spike's own blocks.
+ *
+ * Pure: no clock, no I/O.
+ */
+import type { ArticleChange } from '../ledger-facts.ts';
+import type { Audience, AudienceMatch } from '../model.ts';
+import { type DeliveryKey, deliveryId, type OutboundMessage } from '../ports.ts';
+import {
+  type AlertView,
+  buildAlertDocument,
+  buildAlertView,
+  chatSafe,
+  encodeMessageStructure,
+  formatInZone,
+  NotificationRenderError,
+  type RenderOptions,
+  renderFooter,
+  renderSubject,
+  singleLine,
+  trimToFit,
+  truncateText,
+  updateFactsOf,
+} from '../render.ts';
+import { fitsSms, isGsm7, toGsmFriendly } from '../sms.ts';
+import { publishableLink } from '../text.ts';
+import type { SpikeAlertFacts } from './alert.ts';
+
+/** `metadata.eventType` of a spike alert's structured body. */
+export const SPIKE_EVENT_TYPE = 'news-alerts.spike-detected';
+
+/** The episode as the structured body carries it (`newsAlerts.spike`). */
+export interface SpikeDocumentPart {
+  readonly ruleId: string;
+  readonly episodeId: string;
+  readonly preset: string;
+  readonly since: string;
+  readonly openedAt: string;
+  readonly bucketMinutes: number;
+  readonly observed: number;
+  readonly expected: number;
+  readonly bucketCount: number;
+  readonly bucketExpected: number;
+  readonly outletCount: number;
+  readonly storiesSoFar: number;
+  readonly stage: 'spike' | 'escalated';
+  readonly topStories: readonly { readonly title: string; readonly url: string; readonly outlets: number }[];
+  readonly topOutlets: readonly { readonly name: string; readonly stories: number }[];
+}
+
+/** Everything the channels show, in the audience's words. */
+interface SpikeView {
+  readonly view: AlertView;
+  readonly facts: SpikeAlertFacts;
+  readonly headline: string;
+  readonly observedLine: string;
+  readonly bucketLine: string;
+  readonly outletsLine: string;
+  readonly stories: readonly {
+    readonly title: string;
+    readonly url: string;
+    readonly outlets: number;
+    readonly line: string;
+  }[];
+  readonly outletsList: string;
+  readonly whyLine: string;
+  readonly sinceText: string;
+}
+
+function spikeView(match: AudienceMatch, audience: Audience, options: RenderOptions): SpikeView {
+  const facts = match.spike;
+  if (facts === undefined) throw new NotificationRenderError(`${match.article.key} is not a spike alert`);
+  const view = buildAlertView(match, audience, { ...options, linkPolicy: 'omit' });
+  const { messages, timeZone, locale } = view.audience;
+  const { spike } = messages;
+  const time = (bucket: number) => formatInZone(bucket * facts.bucketMs, timeZone, locale, 'time').text;
+  const sinceText = time(facts.since);
+  const stories = facts.topStories.map((story) => {
+    const link = publishableLink(story.url);
+    const title = truncateText(singleLine(story.title), 150) || messages.untitled;
+    return {
+      title,
+      url: link.ok ? link.url : '',
+      outlets: story.outlets,
+      line: `${title} \u2014 ${spike.storyOutlets(story.outlets)}`,
+    };
+  });
+  return {
+    view,
+    facts,
+    headline: view.article.title,
+    sinceText,
+    observedLine: spike.observed(facts.observed, spike.expected(facts.expected), sinceText),
+    bucketLine: spike.lastBucket(facts.bucketCount, spike.expected(facts.bucketExpected), time(facts.openedAt + 1)),
+    outletsLine: spike.outlets(facts.outletCount),
+    stories,
+    outletsList: facts.topOutlets
+      .map((outlet) => spike.outletStories(truncateText(singleLine(outlet.name), 60), outlet.stories))
+      .join(messages.listSeparator),
+    whyLine: spike.why(spike.preset(facts.preset)),
+  };
+}
+
+function emailBody(spike: SpikeView, firstLine?: string): string {
+  const { view } = spike;
+  const { messages } = view.audience;
+  const lines: string[] = [];
+  if (firstLine !== undefined) lines.push(firstLine, '');
+  lines.push(spike.headline, '', spike.observedLine, spike.bucketLine);
+  if (spike.facts.outletCount > 0) lines.push(spike.outletsLine);
+  if (spike.stories.length > 0) {
+    lines.push('', messages.spike.topStoriesHeading);
+    for (const story of spike.stories) {
+      lines.push(`- ${story.line}`);
+      if (story.url !== '') lines.push(`  ${story.url}`);
+    }
+  }
+  if (spike.outletsList !== '') lines.push('', `${messages.spike.topOutletsHeading} ${spike.outletsList}`);
+  lines.push('', messages.email.whyHeading);
+  for (const match of view.matches) {
+    lines.push(messages.email.rule(match.ruleId, match.description, match.urgent), `  ${spike.whyLine}`);
+  }
+  lines.push('', '--', renderFooter(view.audience), messages.email.alertId(singleLine(view.deliveryId)));
+  return lines.join('\n');
+}
+
+/** The SMS: the spike in one line, then the top story's link (never cut; alone if it must be). */
+function smsBody(spike: SpikeView, prefix = ''): string {
+  const { view, facts } = spike;
+  const { spike: words } = view.audience.messages;
+  const maxSegments = view.audience.smsMaxSegments;
+  const url = view.article.url;
+  if (url !== '' && !fitsSms(url, maxSegments)) return url;
+  const text = toGsmFriendly(
+    `${prefix}${words.sms(facts.ruleLabel, facts.storiesSoFar, words.expected(facts.expected), spike.sinceText)}`,
+  );
+  const withUrl = (line: string) => (line === '' || url === '' ? `${line}${url}` : `${line} ${url}`);
+  return withUrl(
+    trimToFit(
+      text,
+      (candidate) => fitsSms(withUrl(candidate), maxSegments),
+      (start) => (isGsm7(withUrl(start)) ? '...' : '\u2026'),
+    ),
+  );
+}
+
+function documentPart(spike: SpikeView): SpikeDocumentPart {
+  const { facts } = spike;
+  const iso = (bucket: number) => new Date(bucket * facts.bucketMs).toISOString();
+  return {
+    ruleId: facts.ruleId,
+    episodeId: facts.episodeId,
+    preset: facts.preset,
+    since: iso(facts.since),
+    openedAt: iso(facts.openedAt),
+    bucketMinutes: facts.bucketMs / 60_000,
+    observed: facts.observed,
+    expected: facts.expected,
+    bucketCount: facts.bucketCount,
+    bucketExpected: facts.bucketExpected,
+    outletCount: facts.outletCount,
+    storiesSoFar: facts.storiesSoFar,
+    stage: facts.stage,
+    topStories: spike.stories.map((story) => ({ title: story.title, url: story.url, outlets: story.outlets })),
+    topOutlets: facts.topOutlets.map((outlet) => ({ name: singleLine(outlet.name), stories: outlet.stories })),
+  };
+}
+
+function structuredBody(
+  spike: SpikeView,
+  update?: { readonly line: string; readonly prefix: string; readonly change: ArticleChange },
+): string {
+  const { view } = spike;
+  const { messages } = view.audience;
+  const document = buildAlertDocument(view);
+  const stories = spike.stories
+    .slice(0, 3)
+    .map((story) => (story.url === '' ? `• ${story.line}` : `• ${story.line} ${story.url}`));
+  const description = [
+    update === undefined ? '' : `*${singleLine(update.line)}*`,
+    spike.observedLine,
+    spike.bucketLine,
+    ...stories,
+    spike.outletsList === '' ? '' : `${messages.spike.topOutletsHeading} ${spike.outletsList}`,
+    `*${messages.chat.why}* \`${spike.facts.ruleId}\` (${spike.whyLine})`,
+  ]
+    .filter((line) => line !== '')
+    .join('\n');
+  const prefix = update?.prefix ?? '';
+  return JSON.stringify({
+    ...document,
+    content: {
+      ...document.content,
+      title: chatSafe(`\u{1F4C8} ${prefix}${truncateText(spike.headline, 250)}`),
+      description: chatSafe(description),
+      keywords: [],
+    },
+    metadata: {
+      ...document.metadata,
+      eventType: SPIKE_EVENT_TYPE,
+      summary: chatSafe(
+        truncateText(`[${view.audience.label}] ${prefix}${spike.headline}: ${spike.observedLine}`, 200),
+      ),
+      additionalContext: {
+        ...document.metadata.additionalContext,
+        ruleId: spike.facts.ruleId,
+        episodeId: spike.facts.episodeId,
+        ...(update === undefined ? {} : { update: 'status' }),
+      },
+    },
+    newsAlerts: {
+      ...document.newsAlerts,
+      spike: documentPart(spike),
+      ...(update === undefined ? {} : { update: updateFactsOf(update.change) }),
+    },
+  });
+}
+
+function message(
+  match: AudienceMatch,
+  audience: Audience,
+  key: DeliveryKey,
+  bodies: { subject: string; email: string; sms: string; structured: string },
+): OutboundMessage {
+  return {
+    key,
+    topicArn: audience.topicArn,
+    subject: bodies.subject,
+    body: encodeMessageStructure(bodies),
+    ruleIds: match.rules.map((rule) => rule.ruleId),
+  };
+}
+
+/**
+ * Renders a spike alert (a match with `spike` set, see alert.ts) for its audience: subject, email,
+ * SMS and the structured body, under the match's own key (`spike:<ruleId>:<episodeId>`).
+ *
+ * @throws NotificationRenderError when the match is not a spike alert or belongs to another audience.
+ */
+export function renderSpikeAlert(
+  match: AudienceMatch,
+  audience: Audience,
+  options: RenderOptions = {},
+): OutboundMessage {
+  const spike = spikeView(match, audience, options);
+  return message(
+    match,
+    audience,
+    { audienceId: match.audienceId, articleKey: match.article.key },
+    {
+      subject: renderSubject(spike.view),
+      email: emailBody(spike),
+      sms: smsBody(spike),
+      structured: structuredBody(spike),
+    },
+  );
+}
+
+/**
+ * The update notice of a spike alert whose episode doubled (audiences with `updates: notify`),
+ * under `key` (its update notice key): marked as an update on every channel, the first line says
+ * how many new stories there are now.
+ */
+export function renderSpikeUpdate(
+  match: AudienceMatch,
+  audience: Audience,
+  change: ArticleChange,
+  key: DeliveryKey,
+  options: RenderOptions = {},
+): OutboundMessage {
+  const base = spikeView(match, audience, options);
+  const spike: SpikeView = { ...base, view: { ...base.view, deliveryId: deliveryId(key) } };
+  const { messages } = spike.view.audience;
+  const { prefix } = messages.update;
+  const line = messages.spike.escalated(spike.facts.storiesSoFar);
+  return message(match, audience, key, {
+    subject: renderSubject(spike.view, prefix),
+    email: emailBody(spike, line),
+    sms: smsBody(spike, prefix),
+    structured: structuredBody(spike, { line, prefix, change }),
+  });
+}

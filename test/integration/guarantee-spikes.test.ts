@@ -1,0 +1,211 @@
+/**
+ * Spike alerts' guarantees (issue 34) against moto and the news API simulator with the real
+ * alert run, story index, spike store and ledger: a run that crashes mid-count loses no story and
+ * counts none twice; a window read again counts nothing twice; an episode whose run crashes before
+ * its alert went out, or after it went out but before the run noted it, is alerted exactly once.
+ * Each scenario's rule starts with three weeks of counts (primed: the warm-up a new rule spends),
+ * and the simulator schedules a burst on the rule's topic.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Notifier } from '#core/ports';
+import type { SpikeStore } from '#core/spikes/ports';
+import { bucketOf, evaluatedThrough, type SpikeRecord } from '#core/spikes/record';
+import type { SandboxAudience } from '#sandbox/examples';
+import { burstStories, type SimBurst } from '#sandbox/news-simulator-data';
+import { primeSpikeHistory } from '#sandbox/spike-demo';
+import { startTestStack, stateWith, type TestStack } from '#test/run-harness';
+
+const minute = 60_000;
+/** A whole hour plus five minutes (UTC): runs happen on a five-minute grid from here. */
+const epoch = Date.UTC(2026, 10, 23, 2, 5);
+
+const audiences: SandboxAudience[] = [
+  { item: { audienceId: 'spike-desk', timeZone: 'UTC', collapse: 'story', updates: 'notify' }, subscribers: [] },
+];
+const ruleFor = (ruleId: string, topic: string) => ({
+  ruleId,
+  audienceId: 'spike-desk',
+  keywords: [topic],
+  spikes: 'balanced',
+});
+
+/** Stories of a burst published by `at` (a story's copies come after its original). */
+function storiesBy(burst: SimBurst, at: number): number {
+  return burstStories(burst).filter((story) => Number(story.original.publishedAt) <= at).length;
+}
+
+async function recordOf(store: SpikeStore, ruleId: string): Promise<SpikeRecord> {
+  const record = (await store.read([ruleId])).get(ruleId);
+  if (record === undefined) throw new Error(`no spike record for ${ruleId}`);
+  return record;
+}
+
+/**
+ * Stories counted in the hour starting at `at`: the detector's count once the hour is evaluated
+ * (older open buckets keep headlines only), its story ids while it is not.
+ */
+function countedIn(record: SpikeRecord, at: number): number {
+  const bucket = bucketOf(at);
+  if (bucket <= evaluatedThrough(record)) {
+    const count = record.detector.counts[bucket - record.detector.start];
+    if (count === undefined) throw new Error(`hour ${new Date(at).toISOString()} left the detector's history`);
+    return count;
+  }
+  return record.open.find((candidate) => candidate.bucket === bucket)?.stories.length ?? 0;
+}
+
+const isSpike = (key: string) => key.startsWith('spike:');
+
+/** Spike alerts (not updates) delivered since the last call, as their delivery ids. */
+async function spikeAlertsSince(stack: TestStack): Promise<string[]> {
+  return (await stack.collectDeliveries())
+    .filter((delivered) => isSpike(delivered.articleKey) && delivered.kind === 'alert')
+    .map((delivered) => delivered.deliveryId)
+    .sort();
+}
+
+/** The delivery id of the alert of `ruleId`'s current episode. */
+async function alertIdOf(store: SpikeStore, ruleId: string): Promise<string> {
+  const episodeId = (await recordOf(store, ruleId)).alert?.episodeId;
+  if (episodeId === undefined) throw new Error(`${ruleId} has no episode`);
+  return `spike-desk|spike:${ruleId}:${episodeId}`;
+}
+
+describe('spike alerts across crashes and re-reads', () => {
+  let stack: TestStack | undefined;
+  afterEach(async () => {
+    await stack?.stop();
+    stack = undefined;
+  });
+
+  async function start(rules: ReturnType<typeof ruleFor>[], environment: Record<string, string> = {}) {
+    const s = await startTestStack({
+      audiences,
+      rules,
+      simulator: { articles: [] },
+      epoch,
+      environment: { INITIAL_LOOKBACK_MINUTES: '60', ...environment },
+    });
+    stack = s;
+    const spikes = s.dependencies.spikes as SpikeStore;
+    for (const rule of rules) {
+      await primeSpikeHistory(spikes, { ruleId: rule.ruleId, audienceId: 'spike-desk', now: epoch, perHour: 1 });
+    }
+    return { s, spikes };
+  }
+
+  it('a run that crashes between two rules’ counts: the next run counts what it lost, nothing twice, and each rule alerts once', async () => {
+    // No re-reading below the watermark: what a run does not count before the watermark moves is
+    // never read again. The guarantee is that it never moves past uncounted stories.
+    const { s, spikes } = await start([ruleFor('alpha', 'Aurora Cell'), ruleFor('beta', 'Borealis Grid')], {
+      LATE_ARRIVAL_MINUTES: '0',
+      INCREMENTAL_OVERLAP_MINUTES: '0',
+    });
+    const alpha: SimBurst = { topic: 'Aurora Cell', from: epoch, hours: 1, storiesPerHour: 30, copies: 2, seed: 1 };
+    const beta: SimBurst = { topic: 'Borealis Grid', from: epoch, hours: 1, storiesPerHour: 20, copies: 2, seed: 2 };
+    s.simulator?.scheduleBurst(alpha);
+    s.simulator?.scheduleBurst(beta);
+    s.setTime(epoch + 20 * minute);
+    const real = spikes.write.bind(spikes);
+    let writes = 0;
+    // The first record reaches the table, then the process dies.
+    const crashing: SpikeStore = {
+      ...spikes,
+      read: spikes.read.bind(spikes),
+      readHeartbeat: spikes.readHeartbeat.bind(spikes),
+      writeHeartbeat: spikes.writeHeartbeat.bind(spikes),
+      write: async (record) => {
+        writes += 1;
+        if (writes === 2) throw new Error('simulated crash between two spike records');
+        return real(record);
+      },
+    };
+    await expect(s.run({ dependencies: { spikes: crashing } })).rejects.toThrow(/simulated crash/);
+    expect(writes).toBe(2);
+    for (const at of [25, 30, 50]) {
+      s.setTime(epoch + at * minute);
+      expect((await s.run()).status).toBe('completed');
+    }
+    // Every story published by the last run of the hour is counted, once, in that hour.
+    const lastRunOfHour = epoch + 50 * minute;
+    expect(countedIn(await recordOf(spikes, 'alpha'), epoch)).toBe(storiesBy(alpha, lastRunOfHour));
+    expect(countedIn(await recordOf(spikes, 'beta'), epoch)).toBe(storiesBy(beta, lastRunOfHour));
+    // The hour ends: each rule's episode is alerted once.
+    for (const at of [60, 65, 70]) {
+      s.setTime(epoch + at * minute);
+      expect((await s.run()).status).toBe('completed');
+    }
+    expect(countedIn(await recordOf(spikes, 'alpha'), epoch)).toBe(storiesBy(alpha, lastRunOfHour));
+    expect(countedIn(await recordOf(spikes, 'beta'), epoch)).toBe(storiesBy(beta, lastRunOfHour));
+    expect(await spikeAlertsSince(s)).toEqual([await alertIdOf(spikes, 'alpha'), await alertIdOf(spikes, 'beta')]);
+  });
+
+  it('runs that read the same window again (every run a full sweep) count nothing twice and alert once', async () => {
+    const { s, spikes } = await start([ruleFor('alpha', 'Aurora Cell')], { FULL_SWEEP_MINUTES: '0' });
+    const burst: SimBurst = { topic: 'Aurora Cell', from: epoch, hours: 1, storiesPerHour: 24, copies: 3, seed: 3 };
+    s.simulator?.scheduleBurst(burst);
+    for (const at of [20, 25, 30, 35, 40, 40, 50]) {
+      s.setTime(epoch + at * minute);
+      expect((await s.run()).status).toBe('completed');
+    }
+    const lastRunOfHour = epoch + 50 * minute;
+    expect(countedIn(await recordOf(spikes, 'alpha'), epoch)).toBe(storiesBy(burst, lastRunOfHour));
+    // Past the hour, sweeps read it again (its stories come back through the story index).
+    for (const at of [60, 65, 65, 70]) {
+      s.setTime(epoch + at * minute);
+      expect((await s.run()).status).toBe('completed');
+    }
+    expect(countedIn(await recordOf(spikes, 'alpha'), epoch)).toBe(storiesBy(burst, lastRunOfHour));
+    expect(await spikeAlertsSince(s)).toEqual([await alertIdOf(spikes, 'alpha')]);
+  });
+
+  it('an episode whose run crashed before its alert went out, then after SNS took it: one alert, counts once', async () => {
+    const { s, spikes } = await start([ruleFor('alpha', 'Aurora Cell')]);
+    // 30 stories an hour from epoch (02:05); the first run after 03:00 opens the episode.
+    const burst: SimBurst = { topic: 'Aurora Cell', from: epoch, hours: 1, storiesPerHour: 30, copies: 1, seed: 4 };
+    s.simulator?.scheduleBurst(burst);
+    for (const at of [15, 30, 45, 50]) {
+      s.setTime(epoch + at * minute);
+      expect((await s.run()).status).toBe('completed');
+    }
+    const hourCount = storiesBy(burst, epoch + 50 * minute);
+    const real = s.dependencies.notifier;
+    // 1. The run that opens the episode stores it, then dies before SNS accepts the alert.
+    const dyingBeforeSns: Notifier = {
+      publish: async (messages, options) => {
+        if (messages.some((message) => isSpike(message.key.articleKey))) throw new Error('simulated crash before SNS');
+        return real.publish(messages, options);
+      },
+    };
+    s.setTime(epoch + 60 * minute);
+    await expect(s.run({ dependencies: { notifier: dyingBeforeSns } })).rejects.toThrow(/before SNS/);
+    const opened = await recordOf(spikes, 'alpha');
+    expect(opened.detector.open?.id).toBe(opened.alert?.episodeId);
+    expect(opened.alert?.settled).not.toBe(true);
+    expect(await spikeAlertsSince(s)).toEqual([]);
+    // 2. The next run sends it; its process then dies before it could note the alert as settled.
+    const state = s.dependencies.state;
+    const dyingAfterLedger = stateWith(state, {
+      findDelivered: async (keys) => {
+        if (keys.some((key) => isSpike(key.articleKey))) throw new Error('simulated crash after the ledger write');
+        return state.findDelivered(keys);
+      },
+    });
+    s.setTime(epoch + 65 * minute);
+    await expect(s.run({ dependencies: { state: dyingAfterLedger } })).rejects.toThrow(/after the ledger write/);
+    const alertId = `spike-desk|spike:alpha:${opened.alert?.episodeId}`;
+    expect(await spikeAlertsSince(s)).toEqual([alertId]);
+    // 3. Later runs, until the episode closes (two quiet hours after the three-hour span that holds
+    // the burst) and its alert is settled: nothing more.
+    for (const at of [70, 75, 95, 125, 185, 245]) {
+      s.setTime(epoch + at * minute);
+      expect((await s.run()).status).toBe('completed');
+    }
+    expect(await spikeAlertsSince(s)).toEqual([]);
+    const closed = await recordOf(spikes, 'alpha');
+    expect(closed.alert?.episodeId).toBe(opened.alert?.episodeId);
+    expect(closed.alert?.closedAt).toBeDefined();
+    expect(closed.alert?.settled).toBe(true);
+    expect(countedIn(closed, epoch)).toBe(hourCount);
+  });
+});

@@ -1,0 +1,101 @@
+/**
+ * Counting new stories per hour (functions/core/spikes/record.ts): whatever order and however
+ * often runs see the same stories, an hour counts each story once; a closed hour takes nothing
+ * more; catch-up reads of old articles are not counted; hours no run watched are unknown.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  bucketOf,
+  countStories,
+  evaluateCompleted,
+  evaluatedThrough,
+  newSpikeRecord,
+  type SpikeRecord,
+  type StorySighting,
+} from '#core/spikes/record';
+
+const HOUR = 3_600_000;
+const start = Date.UTC(2026, 2, 2, 10, 0);
+const sighting = (storyId: string, at: number, publishedAt = at): StorySighting => ({
+  storyId,
+  firstSeenAt: at,
+  publishedAt,
+  title: `Story ${storyId}`,
+  url: `https://news.example.com/${storyId}`,
+  outlet: 'Example Wire',
+});
+
+describe('counting stories per hour', () => {
+  it('counts each story once, however the runs split and repeat what they read', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 40 }), { minLength: 1, maxLength: 120 }),
+        fc.array(fc.integer({ min: 1, max: 5 }), { minLength: 1, maxLength: 10 }),
+        (storyNumbers, runSizes) => {
+          // Every story was first seen in the hour starting at `start` (the index fixed it).
+          let record = newSpikeRecord('r', 'a', 'balanced', start - HOUR);
+          let index = 0;
+          let run = 0;
+          while (index < storyNumbers.length) {
+            const size = runSizes[run % runSizes.length] as number;
+            // A run reads its share and, overlapping, some of what the last run read.
+            const from = Math.max(0, index - 2);
+            const batch = storyNumbers.slice(from, index + size).map((n) => sighting(`s${n}`, start + n * 1000));
+            record = countStories(record, batch, start + 30 * 60_000 + run * 60_000).record;
+            index += size;
+            run += 1;
+          }
+          const open = record.open.find((entry) => entry.bucket === bucketOf(start));
+          expect(open?.stories.length).toBe(new Set(storyNumbers).size);
+        },
+      ),
+    );
+  });
+
+  it('evaluates an hour with its distinct stories, and a re-read after that changes nothing', () => {
+    let record = newSpikeRecord('r', 'a', 'balanced', start - 2 * HOUR);
+    const stories = ['a', 'b', 'c', 'a', 'b'].map((id, i) => sighting(id, start + i * 60_000));
+    record = countStories(record, stories, start + 10 * 60_000).record;
+    record = evaluateCompleted(record, start + HOUR + 60_000).record;
+    const hourCount = () => record.detector.counts[bucketOf(start) - record.detector.start];
+    expect(evaluatedThrough(record)).toBe(bucketOf(start));
+    expect(hourCount()).toBe(3);
+    // The next run reads the same articles again (overlap): the evaluated hour is still open for
+    // late copies, and its count does not move.
+    const again = countStories(record, stories, start + HOUR + 5 * 60_000);
+    expect(again.counted).toBe(0);
+    record = again.record;
+    expect(hourCount()).toBe(3);
+    // A story the index first saw in that hour but that this rule only read now is amended in.
+    record = countStories(
+      record,
+      [sighting('d', start + 50 * 60_000, start + 50 * 60_000)],
+      start + HOUR + 6 * 60_000,
+    ).record;
+    expect(hourCount()).toBe(4);
+    // Two hours on, the hour is closed: a sweep reading it again adds nothing.
+    const late = countStories(record, [sighting('e', start + 55 * 60_000)], start + 2 * HOUR + 60_000);
+    expect(late.counted).toBe(0);
+    expect(late.late).toBe(1);
+  });
+
+  it('does not count a catch-up read: articles published before the previous hour', () => {
+    const record = newSpikeRecord('r', 'a', 'balanced', start);
+    const now = start + 5 * HOUR;
+    // The first run after an outage: the index sees these stories now, but they are hours old.
+    const old = Array.from({ length: 50 }, (_, i) => sighting(`old${i}`, now, start + i * 60_000));
+    const outcome = countStories(record, old, now);
+    expect(outcome.counted).toBe(0);
+    expect(outcome.late).toBe(50);
+  });
+
+  it('marks hours no run watched as unknown, not zero', () => {
+    let record: SpikeRecord = newSpikeRecord('r', 'a', 'balanced', start - 3 * HOUR);
+    record = countStories(record, [sighting('x', start - 2 * HOUR + 60_000)], start - 2 * HOUR + 60_000).record;
+    // The last run was at start - 2h; the next one comes four hours later.
+    const outcome = evaluateCompleted(record, start + 2 * HOUR + 60_000, { lastRunAt: start - 2 * HOUR + 60_000 });
+    const counts = outcome.record.detector.counts.slice(-4);
+    expect(counts).toEqual([1, -1, -1, -1]);
+  });
+});

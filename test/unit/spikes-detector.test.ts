@@ -1,0 +1,171 @@
+/**
+ * The spike detector (functions/core/spikes/detector.ts) and its tail probabilities: one episode
+ * per burst, the warm-up, the floors, hysteresis and cool-down, a level shift alerting once, the
+ * baseline that past episodes cannot raise, and a detector restored from its stored state
+ * continuing exactly as the original (what the run relies on between runs).
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { type BucketVerdict, emptyDetectorState, PRESETS, SpikeDetector, spikeModel } from '#core/spikes/detector';
+import { log10UpperTail } from '#core/spikes/tail';
+import { seeded } from '#test/spike-world';
+
+const hourly = spikeModel(3_600_000);
+
+/** A detector fed `counts` from bucket 0; returns every verdict. */
+function run(
+  counts: readonly number[],
+  preset = PRESETS.balanced,
+): { verdicts: BucketVerdict[]; detector: SpikeDetector } {
+  const detector = new SpikeDetector(hourly, preset, emptyDetectorState(0));
+  return { verdicts: counts.map((count) => detector.step(count)), detector };
+}
+
+/** Poisson counts with a daily rhythm (quiet nights), `weeks` long, from a seed. */
+function quietWeeks(weeks: number, rate: number, seed: number): number[] {
+  const random = seeded(seed);
+  const counts: number[] = [];
+  for (let hour = 0; hour < weeks * 168; hour++) {
+    const mean = rate * (hour % 24 < 7 ? 0.3 : 1.3);
+    let count = 0;
+    for (let p = random(); p > Math.exp(-mean); p *= random()) count += 1;
+    counts.push(count);
+  }
+  return counts;
+}
+
+const opens = (verdicts: readonly BucketVerdict[]) => verdicts.filter((verdict) => verdict.event === 'open');
+
+describe('tail probabilities', () => {
+  it('match the Poisson and geometric closed forms, and stay finite far in the tail', () => {
+    // P(X ≥ 5) for Poisson(2) = 1 − e^−2 (1 + 2 + 2 + 4/3 + 2/3).
+    expect(10 ** log10UpperTail(5, 2, 1e9)).toBeCloseTo(1 - Math.exp(-2) * 7, 6);
+    // Size 1 is geometric: P(X ≥ x) = (μ / (μ + 1))^x.
+    expect(10 ** log10UpperTail(5, 2, 1)).toBeCloseTo((2 / 3) ** 5, 9);
+    expect(log10UpperTail(0, 3, 5)).toBe(0);
+    const far = log10UpperTail(13_479, 50, 5);
+    expect(Number.isFinite(far)).toBe(true);
+    expect(far).toBeLessThan(-300);
+  });
+
+  it('decrease as the count grows, for any mean and size', () => {
+    fc.assert(
+      fc.property(
+        fc.double({ min: 0.05, max: 500, noNaN: true }),
+        fc.double({ min: 0.2, max: 1e6, noNaN: true }),
+        fc.integer({ min: 1, max: 2000 }),
+        (mean, size, count) => {
+          const here = log10UpperTail(count, mean, size);
+          expect(here).toBeLessThanOrEqual(0);
+          expect(log10UpperTail(count + 1, mean, size)).toBeLessThanOrEqual(here + 1e-9);
+        },
+      ),
+    );
+  });
+});
+
+describe('the spike detector', () => {
+  it('opens one episode for a burst that lasts hours, updates it, and closes it once quiet', () => {
+    const counts = quietWeeks(3, 2, 1);
+    const burstAt = counts.length;
+    counts.push(30, 28, 35, 12, 2, 1, 2, 1, 3, 2);
+    const { verdicts } = run(counts);
+    const events = verdicts.slice(burstAt).map((verdict) => verdict.event ?? '-');
+    expect(events[0]).toBe('open');
+    expect(events.filter((event) => event === 'open')).toHaveLength(1);
+    expect(events).toContain('update');
+    expect(events).toContain('close');
+    const opened = verdicts[burstAt];
+    expect(opened?.episode).toMatchObject({ since: burstAt, observed: 30 });
+  });
+
+  it('stays quiet on three weeks of ordinary news, and does not alert during its warm-up', () => {
+    const counts = quietWeeks(3, 2, 2);
+    expect(opens(run(counts).verdicts)).toHaveLength(0);
+    // A burst on day two: significant, but the warm-up (three days) holds it.
+    const early = quietWeeks(1, 2, 3);
+    early[40] = 40;
+    const { verdicts } = run(early.slice(0, 60));
+    expect(verdicts[40]?.held).toBe('warm-up');
+    expect(opens(verdicts)).toHaveLength(0);
+  });
+
+  it('needs the preset’s floor: 4 stories on a rule that sees one a week do not alert', () => {
+    const counts = quietWeeks(3, 0.005, 4);
+    counts.push(4);
+    const { verdicts } = run(counts);
+    const last = verdicts.at(-1);
+    expect(last?.score).toBeGreaterThan(PRESETS.balanced.openAt);
+    expect(last?.held).toBe('floor');
+  });
+
+  it('does not alert again within the cool-down after an episode closed', () => {
+    const counts = quietWeeks(3, 2, 5);
+    const first = counts.length;
+    counts.push(30, 2, 1, 2, 1); // opens, then closes after two quiet hours
+    counts.push(30); // within six hours of the close
+    const { verdicts } = run(counts);
+    expect(verdicts[first]?.event).toBe('open');
+    expect(verdicts.at(-1)?.held).toBe('cool-down');
+    expect(opens(verdicts.slice(first))).toHaveLength(1);
+  });
+
+  it('alerts once at a level shift, then takes the new level as normal', () => {
+    const counts = quietWeeks(3, 2, 6);
+    const shiftAt = counts.length;
+    const shifted = quietWeeks(2, 10, 7);
+    const { verdicts } = run([...counts, ...shifted]);
+    const after = verdicts.slice(shiftAt);
+    expect(opens(after)).toHaveLength(1);
+    // Within two days the expectation has moved to the new level (midday: 13 an hour now).
+    expect(after[60]?.expected).toBeGreaterThan(6);
+  });
+
+  it('keeps past episodes out of the baseline: a week-old burst does not raise next week’s expectation', () => {
+    const counts = quietWeeks(3, 2, 8);
+    const burstAt = counts.length - 168;
+    counts.splice(burstAt, 3, 40, 40, 40);
+    const { verdicts } = run([...counts, 40]);
+    // Same hour of the week as the burst, a week later: expected stays near the usual two or so.
+    expect(verdicts.at(-1)?.expected).toBeLessThan(4);
+    expect(verdicts.at(-1)?.event).toBe('open');
+  });
+
+  it('fewer only alerts on the largest jump of the last 14 days', () => {
+    const counts = quietWeeks(3, 2, 9);
+    const first = counts.length;
+    counts.push(60, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2);
+    const second = counts.length;
+    counts.push(25);
+    const fewer = run(counts, PRESETS.fewer).verdicts;
+    expect(fewer[first]?.event).toBe('open');
+    expect(fewer[second]?.held).toBe('record');
+    // Balanced alerts on both.
+    expect(run(counts).verdicts[second]?.event).toBe('open');
+  });
+
+  it('continues exactly as before when restored from its stored state, at any point', () => {
+    fc.assert(
+      // The cut falls before, inside (with quiet hours in it) or after an episode.
+      fc.property(
+        fc.integer({ min: 1, max: 1000 }),
+        fc.integer({ min: 400, max: 780 }),
+        fc.integer({ min: -4, max: 20 }),
+        (seed, cut, offset) => {
+          const counts = quietWeeks(5, 3, seed);
+          counts[cut + offset] = 45;
+          counts[cut + offset + 1] = 40;
+          const whole = run(counts, PRESETS.fewer).verdicts;
+          const first = new SpikeDetector(hourly, PRESETS.fewer, emptyDetectorState(0));
+          for (const count of counts.slice(0, cut)) first.step(count);
+          // What the run stores between runs: plain data, through JSON.
+          const stored = JSON.parse(JSON.stringify(first.state()));
+          const restored = new SpikeDetector(hourly, PRESETS.fewer, stored);
+          const rest = counts.slice(cut).map((count) => restored.step(count));
+          expect(rest).toEqual(whole.slice(cut));
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
+});

@@ -1,0 +1,146 @@
+/**
+ * The evaluation interface (functions/core/spikes/evaluate.ts: any `timestamp,value` series in,
+ * NAB's results format out) and the bench's NAB scorer (bench/spikes/nab.ts): the scorer gives the
+ * null detector 0 and a perfect one 100 as NAB's README says, rewards an early detection more than a
+ * late one, charges each false-positive row, and ignores the probationary rows; bad input gets an
+ * error that names the line.
+ */
+import { describe, expect, it } from 'vitest';
+import { PRESETS } from '#core/spikes/detector';
+import {
+  bucketLengthOf,
+  evaluateSeries,
+  evaluateSeriesWith,
+  labelsOf,
+  nabResults,
+  readCountSeries,
+} from '#core/spikes/evaluate';
+import { syntheticSeries } from '#test/spike-world';
+import {
+  eventCounts,
+  type LabelledFile,
+  NAB_PROFILE_NAMES,
+  nabTime,
+  normalizedScore,
+  probationRows,
+  scoreFile,
+} from '../../bench/spikes/nab.ts';
+import { publishedRows } from '../../bench/spikes/nab-bench.ts';
+
+const FIVE_MINUTES = 300_000;
+
+const file = (rows: number, windows: [number, number][]): LabelledFile => ({
+  name: 'synthetic',
+  timestamps: Array.from({ length: rows }, (_, i) => i * FIVE_MINUTES),
+  windows,
+});
+
+describe('NAB scoring (bench/spikes/nab.ts)', () => {
+  const labelled = file(4000, [
+    [1000, 1199],
+    [3000, 3199],
+  ]);
+  const scores = (rows: number[]) => {
+    const out = new Array(4000).fill(0);
+    for (const row of rows) out[row] = 1;
+    return out;
+  };
+
+  it('gives the null detector 0 and one that fires on each window’s first row 100, at every profile', () => {
+    for (const profile of NAB_PROFILE_NAMES) {
+      expect(normalizedScore([scoreFile(labelled, scores([]), 0.5, profile)], profile)).toBeCloseTo(0, 9);
+      expect(normalizedScore([scoreFile(labelled, scores([1000, 3000]), 0.5, profile)], profile)).toBeCloseTo(100, 9);
+    }
+  });
+
+  it('rewards the earliest detection of a window, more for earlier; charges each false row', () => {
+    const early = scoreFile(labelled, scores([1010, 3010]), 0.5, 'standard').score;
+    const late = scoreFile(labelled, scores([1190, 3190]), 0.5, 'standard').score;
+    const both = scoreFile(labelled, scores([1010, 1190, 3010]), 0.5, 'standard').score;
+    expect(early).toBeGreaterThan(late);
+    expect(both).toBeCloseTo(early, 9);
+    const withFalse = scoreFile(labelled, scores([1010, 3010, 2000, 2001]), 0.5, 'reward_low_FP_rate');
+    expect(withFalse.falsePositiveRows).toBe(2);
+    expect(withFalse.score).toBeCloseTo(
+      scoreFile(labelled, scores([1010, 3010]), 0.5, 'reward_low_FP_rate').score - 0.44,
+      2,
+    );
+    // Probation: 15% of the rows, at most 750; a detection there costs nothing.
+    expect(probationRows(4000)).toBe(600);
+    expect(scoreFile(labelled, scores([100]), 0.5, 'standard').falsePositiveRows).toBe(0);
+  });
+
+  it('counts events as the README defines them: one false alarm per run of detections', () => {
+    const counts = eventCounts(labelled, scores([1010, 2000, 2001, 2002, 2500]), 0.5);
+    expect(counts).toMatchObject({ windows: 2, hits: 1, falseAlarms: 2 });
+  });
+
+  it('reads the published detectors’ table of the data set’s README', () => {
+    const readme = [
+      '| detector | NAB standard | low-FP | low-FN | event precision | event recall | windows hit | FP alerts | FP / series-week |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+      '| ARTime | 80.2 | 66.6 | 86.8 | 0.28 | 1.00 | 15/15 | 39 | 1.04 |',
+      '| null | 0.0 | 0.0 | 0.0 | n/a | 0.00 | 0/15 | 0 | 0.00 |',
+    ].join('\n');
+    const rows = publishedRows(readme);
+    expect(rows.map((row) => row.detector)).toEqual(['ARTime', 'null']);
+    expect(rows[0]).toMatchObject({ scores: { reward_low_FP_rate: 66.6 }, hits: 15, windows: 15, falseAlarms: 39 });
+    expect(Number.isNaN(rows[1]?.precision)).toBe(true);
+  });
+});
+
+describe('spikes evaluate: any series in, NAB results out', () => {
+  it('finds the burst of a synthetic NAB-format series and writes one alert row in NAB’s columns', () => {
+    const text = syntheticSeries(3000, 3, 2400);
+    const series = readCountSeries(text, 'synthetic.csv');
+    expect(bucketLengthOf(series, 'synthetic.csv')).toBe(FIVE_MINUTES);
+    const evaluation = evaluateSeries(series, 'balanced', { bucketMs: FIVE_MINUTES });
+    expect(evaluation.alerts).toContain(2400);
+    const windowFrom = series.texts[2300] as string;
+    const windowTo = series.texts[2500] as string;
+    const labels = labelsOf(series, [[windowFrom, windowTo]], 'windows.json');
+    const results = nabResults(series, evaluation, labels).trimEnd().split('\n');
+    expect(results[0]).toBe('timestamp,value,anomaly_score,label');
+    expect(results).toHaveLength(3001);
+    expect(results[2401]).toMatch(/^2015-03-0\d \d\d:\d\d:53,4\d\d,1,1$/);
+    expect(results.slice(1).every((row) => /^[^,]+,\d+,[01],[01]$/.test(row))).toBe(true);
+    // The timestamps go back out as they came in: NAB matches windows to them.
+    expect(results.slice(1).map((row) => nabTime(row.split(',')[0] as string))).toEqual(series.times);
+  });
+
+  it('gives unknown buckets for gaps and refuses two rows in one bucket', () => {
+    const text = syntheticSeries(400, 4, 1000).split('\n');
+    const gappy = [text[0], ...text.slice(1, 200), ...text.slice(260, 401)].join('\n');
+    const series = readCountSeries(gappy, 'gappy.csv');
+    const evaluation = evaluateSeriesWith(series, PRESETS.more, { bucketMs: FIVE_MINUTES });
+    expect(evaluation.verdicts).toHaveLength(series.values.length);
+    expect(() =>
+      evaluateSeries(
+        readCountSeries(
+          ['timestamp,value', '2020-01-01 00:00:00,1', '2020-01-01 00:01:00,2', '2020-01-01 00:05:00,3'].join('\n'),
+          'dup.csv',
+        ),
+        'balanced',
+        { bucketMs: FIVE_MINUTES, source: 'dup.csv' },
+      ),
+    ).toThrow(/dup\.csv:3: a second row in the same 5-minute bucket/);
+  });
+
+  it('says which line and what to fix for input it cannot read', () => {
+    expect(() => readCountSeries('time,count\n1,2\n', 'a.csv')).toThrow(
+      /a\.csv:1: the first line must name the columns "timestamp" and "value"/,
+    );
+    expect(() => readCountSeries('timestamp,value\n2020-01-01 00:00:00,3\n2020-01-01 00:05:00,x\n', 'b.csv')).toThrow(
+      /b\.csv:3: value "x" is not a count/,
+    );
+    expect(() => readCountSeries('timestamp,value\n2020-01-01 00:05:00,3\n2020-01-01 00:00:00,4\n', 'c.csv')).toThrow(
+      /c\.csv:3: timestamp 2020-01-01 00:00:00 is not after the row before it; sort the file by time/,
+    );
+    expect(() => readCountSeries('timestamp,value\n01/02/2020,3\n2020-01-01 00:05:00,4\n', 'd.csv')).toThrow(
+      /d\.csv:2: timestamp "01\/02\/2020" is not/,
+    );
+    expect(() => readCountSeries('timestamp,value\n2020-01-01 00:00:00,-1\n2020-01-01 00:05:00,4\n', 'e.csv')).toThrow(
+      /not a count/,
+    );
+  });
+});

@@ -1,0 +1,75 @@
+/**
+ * The spike step over the in-memory ports with the real story index and delivery pipeline:
+ * one burst gives one alert (not one per hour it lasts), 200 syndicated copies of one wire story
+ * give none, and reading the same articles again counts nothing twice.
+ */
+import { describe, expect, it } from 'vitest';
+import { evaluatedThrough } from '#core/spikes/record';
+import { HOUR, headlines, playBaseline, SpikeWorld, spikeArticle, spikeAudience, spikeRule } from '#test/spike-world';
+
+const start = Date.UTC(2026, 9, 5, 0, 0);
+/** Ten quiet days: three new stories an hour, four in the afternoon. */
+const quiet = (hour: number) => (hour % 24 >= 12 && hour % 24 < 18 ? 4 : 3);
+
+describe('spike alerts in a run', () => {
+  it('sends one alert for a burst that lasts three hours, with observed against expected', async () => {
+    const world = new SpikeWorld(start, [spikeRule()], [spikeAudience()]);
+    let at = await playBaseline(world, start, 10 * 24, quiet);
+    expect(world.spikeMessages()).toHaveLength(0);
+    const next = headlines(99);
+    for (let hour = 0; hour < 3; hour++) {
+      const runAt = at + 50 * 60_000;
+      const burst = Array.from({ length: 40 }, (_, i) =>
+        spikeArticle(`burst${hour}-${i}`, next(), runAt - (i + 1) * 60_000),
+      );
+      await world.run(runAt, burst);
+      at += HOUR;
+    }
+    for (let hour = 0; hour < 4; hour++) {
+      await world.run(at + 50 * 60_000, []);
+      at += HOUR;
+    }
+    const alerts = world.spikeMessages();
+    expect(alerts).toHaveLength(1);
+    const email = JSON.parse(alerts[0]?.body ?? '{}').email as string;
+    expect(email).toMatch(/Coverage spike: chips/);
+    expect(email).toMatch(/40 new stories since/);
+    const record = world.spikes.records.get('chips');
+    expect(record?.alert?.settled).toBe(true);
+    expect(record?.recent).toHaveLength(1);
+  });
+
+  it('counts 200 syndicated copies of one wire story as one story: no spike', async () => {
+    const world = new SpikeWorld(start, [spikeRule()], [spikeAudience()]);
+    let at = await playBaseline(world, start, 10 * 24, quiet);
+    const wire = 'Hanbit Semiconductor to build $12 billion memory chip plant in Yongin, creating 3,000 jobs';
+    const runAt = at + 50 * 60_000;
+    const copies = Array.from({ length: 200 }, (_, i) =>
+      spikeArticle(`wire-${i}`, i % 2 === 0 ? wire : `[속보] ${wire}`, runAt - (i % 40) * 60_000, `M${i}`),
+    );
+    await world.run(runAt, copies);
+    at += HOUR;
+    for (let hour = 0; hour < 3; hour++) {
+      await world.run(at + 50 * 60_000, []);
+      at += HOUR;
+    }
+    expect(world.spikeMessages()).toHaveLength(0);
+    const record = world.spikes.records.get('chips');
+    const counts = record?.detector.counts ?? [];
+    // The wire story's hour counted one new story.
+    expect(counts[counts.length - 3]).toBe(1);
+  });
+
+  it('counts nothing twice when a run reads the same articles again', async () => {
+    const world = new SpikeWorld(start, [spikeRule()], [spikeAudience()]);
+    const next = headlines(3);
+    const runAt = start + 20 * 60_000;
+    const articles = Array.from({ length: 5 }, (_, i) => spikeArticle(`a${i}`, next(), runAt - i * 60_000));
+    await world.run(runAt, articles);
+    await world.run(runAt + 5 * 60_000, articles);
+    await world.run(runAt + 10 * 60_000, articles.slice(0, 2));
+    const record = world.spikes.records.get('chips');
+    expect(record?.open.find((open) => open.bucket === Math.floor(start / HOUR))?.stories).toHaveLength(5);
+    expect(record === undefined ? -2 : evaluatedThrough(record)).toBe(Math.floor(start / HOUR) - 1);
+  });
+});
