@@ -355,7 +355,7 @@ export function estimateDayCounts(
     readingMsPerDay =
       incrementalRuns * pagesPerIncrementalRun * a.providerPageLatencyMs +
       (sweepPages + runsReadingYesterday) * concurrentPageMs;
-    readingNote = `newest first until the watermark − ${facts.incrementalOverlapMinutes} min, a full sweep every ${facts.fullSweepMinutes} min`;
+    readingNote = `newest first until the watermark − ${facts.incrementalOverlapMinutes} min, a full sweep every ${facts.fullSweepMinutes} min (an estimate without a measured day; npm run bench measures counted reading)`;
   }
   const notificationsPerDay = n * audiences * RESULTS_MD.notificationsPerArticleAudience;
   const rules = audiences * RESULTS_MD.rulesPerAudience;

@@ -44,9 +44,12 @@ export const EXPLANATION = `### How to read it
   the same or up to ~25% more.
 - **today** is the current reading: every run asks the provider for its whole provider day, so pages
   and articles read per run grow through the day, and every run re-matches (and looks up in the ledger)
-  the last \`lateArrivalMinutes\` + one interval of articles. **incremental** reads newest first until it
-  passes the watermark minus \`INCREMENTAL_OVERLAP_MINUTES\`, with a full sweep every
-  \`FULL_SWEEP_MINUTES\`. Rows marked *provider-bound* are the ones the reading changes.
+  the last \`lateArrivalMinutes\` + one interval of articles. **incremental** (the default) reads newest first until it
+  passes the watermark minus \`INCREMENTAL_OVERLAP_MINUTES\`, and finds late-indexed articles by
+  counting: every \`LATE_RECHECK_MINUTES\` it compares the provider's totals with what it read and
+  re-reads only the stretches that grew ([incremental reading](incremental-reading.md)); a full sweep
+  runs only when counting cannot (every \`FULL_SWEEP_MINUTES\` for a provider without totals).
+  Rows marked *provider-bound* are the ones the reading changes.
 - **basis**: *measured* (a benchmark counted it), *code* (the stack or a function default fixes it),
   *assumed* (an estimate; the inputs table says of what). A row is only as firm as its softest input.
   \`npm run bench\` takes the per-day counts from its simulated provider day (\`bench/provider-day.ts\`),
