@@ -161,8 +161,10 @@ describe('bench matching targets', () => {
   });
 
   it('explains a missed time target with the figures of the same run, not fixed text', () => {
+    // The 1.0 s row is information (the host decides it); the floor ratio is the target.
     const [time, ratio] = matchingTargets(results(2300, [2100, 2500, 1900]));
-    expect(time?.met).toBe(false);
+    expect(time?.met).toBeUndefined();
+    expect(time?.information).toBe(true);
     expect(time?.note).toContain('24.1 audiences');
     expect(time?.note).toContain('2,410,000 AudienceMatch results');
     expect(time?.note).toMatch(
@@ -172,9 +174,9 @@ describe('bench matching targets', () => {
     expect(ratio?.met).toBe(true);
   });
 
-  it('adds no note when the target is met', () => {
+  it('adds no note when the time is within the 1.0 s it is shown against', () => {
     const [time] = matchingTargets(results(900, [850, 950]));
-    expect(time?.met).toBe(true);
+    expect(time?.information).toBe(true);
     expect(time?.note).toBeUndefined();
   });
 
@@ -588,13 +590,15 @@ describe('bench CLI start-up', () => {
     localCommandLoad: staticLoad(metafile, ['bin/news-alerts.ts', 'cli/rules.ts']),
   });
 
-  it('meets the targets at 4× node -e 0 for --help and 1 s for a local command, with no note', () => {
-    const [help, local] = cliStartupTargets(results(200, 1000));
+  it('meets the targets at 4× node -e 0 for --help and 6× for a local command, with no note', () => {
+    const [help, local] = cliStartupTargets(results(200, 300));
     expect(help?.target).toBe('CLI start-up: news-alerts --help ≤ 4× node -e 0');
     expect(help?.met).toBe(true);
     expect(help?.measured).toBe('4.00× (200 ms vs 50.0 ms, median of 15; --version 3.80×)');
     expect(help?.note).toBeUndefined();
-    expect(local?.target).toBe('CLI start-up: a local command (--local rules list) ≤ 1,000 ms');
+    expect(local?.target).toBe(
+      'CLI start-up: a local command (--local rules list) ≤ 6× node -e 0 (the floor: starting Node; same run, interleaved)',
+    );
     expect(local?.met).toBe(true);
     expect(local?.note).toBeUndefined();
   });
