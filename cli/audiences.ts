@@ -157,14 +157,20 @@ async function requireHomeTopic(context: CommandContext, target: Target, topicAr
 
 /**
  * An SNS failure about one audience's topic as a CLI error that names the audience, the topic and
- * the fix (a topic that is gone or in another account fails every call about it).
+ * the fix: a topic that is gone is made again, with its recorded subscribers, by `audiences
+ * repair`; one in another account (or otherwise unreadable) is replaced with `--topic-arn`.
  */
 export function audienceTopicError(audienceId: string, topicArn: string, error: unknown): OperationFailedError {
   const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-  return new OperationFailedError(
-    `audience ${audienceId}: its topic ${topicArn} cannot be read (${reason}); point it at a topic of this stack with '${newsAlerts()} audiences update ${audienceId} --topic-arn <arn>'`,
-    { cause: error },
-  );
+  const replace = `point it at a topic of this stack with '${newsAlerts()} audiences update ${audienceId} --topic-arn <arn>'`;
+  // SNS says NotFound for a deleted topic and for one of another account alike: name both fixes.
+  const fix =
+    error instanceof NotFoundException
+      ? `if it was deleted, recreate it and its subscriptions with '${newsAlerts()} audiences repair ${audienceId}'; else ${replace}`
+      : replace;
+  return new OperationFailedError(`audience ${audienceId}: its topic ${topicArn} cannot be read (${reason}); ${fix}`, {
+    cause: error,
+  });
 }
 
 /** Every subscription of an audience's topic, or {@link audienceTopicError}. */

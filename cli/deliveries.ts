@@ -315,7 +315,8 @@ interface DeliveriesOptions {
   limit: number;
   article?: string[];
   sent?: boolean;
-  since: string;
+  /** With --sent only (default 24h): refused without it rather than ignored. */
+  since?: string;
 }
 
 /** `deliveries <audienceId> --sent`: the audience's ledger over a window and its subscribers (stack or sandbox). */
@@ -330,7 +331,7 @@ async function showSent(
   const { sentHistory } = await import('./workbench/sent.ts');
   const { stderrLog } = await import('./log.ts');
   const now = Date.now();
-  const since = parseInstant(options.since, '--since', 'start', 'UTC', now);
+  const since = parseInstant(options.since ?? '24h', '--since', 'start', 'UTC', now);
   const history = await sentHistory(target, audienceId, since, options.limit, stderrLog(context.output));
   const document = {
     target: target.label,
@@ -604,6 +605,15 @@ async function showDeliveries(
   options: DeliveriesOptions,
 ): Promise<void> {
   const [wanted] = args as [string | undefined];
+  // Options that only mean something together are refused apart, never silently ignored.
+  if (options.article !== undefined && options.sent) {
+    throw new UsageError(
+      'give --article <key> (what became of an article) or --sent (the ledger over a window), not both',
+    );
+  }
+  if (options.since !== undefined && !options.sent) {
+    throw new UsageError(`--since is the start of --sent's window: add --sent, or leave --since out`);
+  }
   // The ledger answers on a stack too: no audit queue is needed.
   if (options.article !== undefined) return await showLedgerStates(context, wanted, options.article);
   if (options.sent) return await showSent(context, wanted, options);
@@ -745,7 +755,7 @@ export function registerDeliveries(program: Command): void {
       '--sent',
       "the audience's delivery ledger over --since (stack or sandbox): sent, held, released, collapsed, parked; and its subscribers",
     )
-    .option('--since <when>', 'with --sent: start (span back such as 24h, or a date-time with zone)', '24h')
+    .option('--since <when>', 'with --sent: start (span back such as 24h, or a date-time with zone; default 24h)')
     .addHelpText(
       'after',
       `

@@ -85,6 +85,20 @@ async function historyEntries(
   return entries;
 }
 
+/**
+ * The version a write of `id` gives the item: one above the stored item's, and, for a table with
+ * history, above every version its history holds too. A rule deleted at version 3 and created
+ * again (`rules put`, `rules restore`, the console) is version 4, not 1: its history keeps one
+ * entry per version, and a new version 1 would overwrite the first one.
+ */
+async function nextVersion(table: ItemTable, id: string, previous: Item | undefined): Promise<number> {
+  const stored = versionOf(previous);
+  // A stored version is at least its history's newest (outside edits keep it): no read needed.
+  if (stored !== undefined || table.history === undefined) return (stored ?? 0) + 1;
+  const [latest] = await table.history.list(id, 1);
+  return (latest?.version ?? 0) + 1;
+}
+
 /** Who is writing, and when. */
 export interface Audit {
   readonly actor: string;
@@ -219,7 +233,7 @@ export async function writeItems(
   const steps: Step[] = [];
   for (const put of changes.puts ?? []) {
     const previousVersion = versionOf(put.previous);
-    const version = (previousVersion ?? 0) + 1;
+    const version = await nextVersion(table, put.id, put.previous);
     const item: Item = {
       ...withoutAudit(put.item),
       [table.keyName]: put.id,
@@ -323,7 +337,7 @@ export async function updateAttributes(
   audit: Audit,
 ): Promise<WriteResult> {
   const previousVersion = versionOf(previous);
-  const version = (previousVersion ?? 0) + 1;
+  const version = await nextVersion(table, id, previous);
   const values: Record<string, unknown> = {
     ':updatedAt': new Date(audit.now).toISOString(),
     ':updatedBy': audit.actor,

@@ -39,6 +39,7 @@ import { displayWidth, formatInstant, safeText } from './output.ts';
 import { inputName, readUtf8File } from './utf8.ts';
 import { articleJson, findArticle, maxSearchDays } from './workbench/articles.ts';
 import { explainOnArticle, ruleOf } from './workbench/explain.ts';
+import { audienceTableOf } from './workbench/tables.ts';
 
 // --- Showing a syntax error ---------------------------------------------------------------------
 
@@ -163,7 +164,8 @@ interface ExplainOptions {
   media?: string;
   status?: string;
   audience?: string;
-  since: string;
+  /** With --article only (default 2d): refused without it rather than ignored. */
+  since?: string;
 }
 
 /** What `--article-file` holds: an article (as `articles show --json` or a provider prints it). */
@@ -270,6 +272,9 @@ async function explain(
     throw new UsageError("give a rule id or --query '…' (one of them)");
   }
   const given = givenArticle(options);
+  if (options.since !== undefined && options.article === undefined) {
+    throw new UsageError('--since is where --article <key> is looked for: add --article, or leave --since out');
+  }
   if (ruleId === undefined) {
     if (options.article !== undefined || options.audience !== undefined) {
       throw new UsageError('--article and --audience explain a stored rule: give its id instead of --query');
@@ -296,11 +301,20 @@ async function explain(
     return;
   }
   const rule = ruleOf(item, ruleId);
+  // An audience asked for by name must exist; the rule's own may be missing (the rule is still judged).
+  if (
+    options.audience !== undefined &&
+    (await getItem(target.clients.documents, audienceTableOf(target), options.audience)) === undefined
+  ) {
+    throw new NotFoundError(
+      `--audience: audience ${options.audience} does not exist in ${target.label} (${newsAlerts()} audiences list)`,
+    );
+  }
   const now = Date.now();
   const log = stderrLog(context.output);
   let article: Article;
   if (options.article !== undefined) {
-    const found = await findArticle(target, options.article, { since: options.since }, now, log);
+    const found = await findArticle(target, options.article, { since: options.since ?? '2d' }, now, log);
     if (found.article === undefined) {
       throw new NotFoundError(
         `no article ${options.article} among those the provider lists for ${formatInstant(found.window.since)} .. ${formatInstant(found.window.until)}; widen --since (at most ${maxSearchDays} days) or find it with '${newsAlerts()} articles search'`,
@@ -421,7 +435,7 @@ export function registerExplain(rules: Command, rulesTable: (context: CommandCon
     .option('--media <code>', 'the described article comes from this media code')
     .option('--status <status>', 'the described article has this status')
     .option('--audience <audienceId>', "judge the delivery for this audience (default: the rule's)")
-    .option('--since <when>', 'where --article is looked for: span back (2d), provider date or date-time', '2d')
+    .option('--since <when>', 'where --article is looked for: span back, provider date or date-time (default 2d)')
     .addHelpText(
       'after',
       `

@@ -1,7 +1,8 @@
 /**
  * `news-alerts test-send <audienceId>`: proves every channel of an audience end to end after a
  * deploy or a change: a marked test notification through the real path, and per subscription what
- * was accepted (cli/workbench/test-send.ts). Exit 4 when the topic refuses it.
+ * was accepted (cli/workbench/test-send.ts). Exit 1 when the topic refuses it
+ * (naming `audiences repair` when the topic is gone).
  */
 import type { Command } from 'commander';
 import { action } from './command.ts';

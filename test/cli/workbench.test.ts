@@ -1,0 +1,469 @@
+/**
+ * The ops workbench commands end to end under --json (issue 32): `articles show|search`, `rules
+ * explain <rule>` on every criterion, `rules history|restore`, `holds`, `test-send`, `audiences
+ * repair` and `deliveries <audience> --sent`, each with its real answer and its failure modes: an
+ * unknown rule, audience or article is exit 3 naming it, a bad or conflicting flag exit 2 naming
+ * the flag, a version that is not in the history exit 3, no sandbox exit 3; every failure is the
+ * one JSON document the other commands print, and no webhook URL is ever printed.
+ */
+import { DeleteTopicCommand, GetTopicAttributesCommand } from '@aws-sdk/client-sns';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type CliResult, type CliSandbox, runCli, startCliSandbox } from './support.ts';
+
+/** A Slack incoming-webhook URL: a credential, never to be printed. */
+const webhookUrl = 'https://hooks.slack.com/services/T0000/B0000/workbench-test-secret';
+const email = 'wb-desk@example.com';
+
+/** Articles the rule below is judged on, an hour apart within the last day. */
+const articles = [
+  {
+    articleId: 'wb-glacier-1',
+    title: 'Glacier melt accelerates in the Alps',
+    summary: 'Scientists warn of faster losses.',
+    categories: ['003000000'],
+    media: 'M001',
+  },
+  {
+    articleId: 'wb-glacier-2',
+    title: 'Glacier tourism booms in the north',
+    summary: 'Hotels are full.',
+    categories: ['004000000'],
+    media: 'M002',
+  },
+  {
+    articleId: 'wb-rates-1',
+    title: 'Central bank holds the policy rate',
+    summary: 'A hold was expected.',
+    categories: ['002001000'],
+    media: 'M001',
+  },
+];
+
+const rule = 'ruleId: wb-glacier\naudienceId: wb-desk\nkeywords: [glacier]\nmedia: [M001]\n';
+
+interface FailureDocument {
+  ok: false;
+  error: { code: string; message: string };
+  problems: { message: string }[];
+}
+
+/**
+ * A failure under --json: exit code, the stable error code of that exit code, one JSON document
+ * (the same shape as every other command's), the message on stderr too, naming each `fragment`.
+ */
+function expectFailure(result: CliResult, exitCode: 2 | 3 | 1, ...fragments: string[]): FailureDocument {
+  const code = { 1: 'failed', 2: 'usage', 3: 'not_found' }[exitCode];
+  expect(result.code, result.stderr).toBe(exitCode);
+  const document = result.json<FailureDocument>();
+  expect(document).toEqual({ ok: false, error: { code, message: expect.any(String) }, problems: expect.any(Array) });
+  for (const fragment of fragments) {
+    expect(document.error.message).toContain(fragment);
+    expect(result.stderr).toContain(fragment);
+  }
+  return document;
+}
+
+/** Nothing the command printed holds the webhook URL or its secret path. */
+function expectNoSecret(...results: CliResult[]): void {
+  for (const result of results) {
+    expect(result.stdout + result.stderr).not.toContain('workbench-test-secret');
+  }
+}
+
+let sandbox: CliSandbox;
+let digestTime: string;
+
+beforeAll(async () => {
+  const now = Date.now();
+  sandbox = await startCliSandbox({
+    simulator: {
+      articles: articles.map((article, index) => ({ ...article, publishedAt: now - (index + 1) * 3_600_000 })),
+    },
+  });
+  // A digest six hours from now (UTC), so what the run matches is held for it.
+  digestTime = new Date(now + 6 * 3_600_000).toISOString().slice(11, 16);
+  const created = await sandbox.cli([
+    'audiences',
+    'create',
+    'wb-desk',
+    '--name',
+    'Workbench desk',
+    '--time-zone',
+    'UTC',
+    '--delivery-mode',
+    'digest',
+    '--digest-times',
+    digestTime,
+  ]);
+  expect(created.code, created.stderr).toBe(0);
+  const put = await sandbox.cli(['rules', 'put', '--file', sandbox.file('wb-glacier.yaml', rule)]);
+  expect(put.code, put.stderr).toBe(0);
+  const byEmail = await sandbox.cli(['subscriptions', 'add', 'wb-desk', '--email', email]);
+  expect(byEmail.code, byEmail.stderr).toBe(0);
+  const bySlack = await sandbox.cli(['subscriptions', 'add', 'wb-desk', '--slack-webhook'], {
+    input: `${webhookUrl}\n`,
+  });
+  expect(bySlack.code, bySlack.stderr).toBe(0);
+  const run = await sandbox.cli(['--json', 'run']);
+  expect(run.code, run.stderr).toBe(0);
+});
+
+afterAll(async () => {
+  await sandbox?.stop();
+});
+
+describe('articles show and search', () => {
+  it('shows an article by key or provider id and searches by text, category and media', async () => {
+    const [byKey, byId, text, narrowed, category] = await Promise.all([
+      sandbox.cli(['--json', 'articles', 'show', 'id:wb-glacier-1']),
+      sandbox.cli(['--json', 'articles', 'show', 'wb-glacier-2']),
+      sandbox.cli(['--json', 'articles', 'search', '--text', 'glacier']),
+      sandbox.cli(['--json', 'articles', 'search', '--text', 'Glacier', '--media', 'M001', '--category', '003*']),
+      sandbox.cli(['--json', 'articles', 'search', '--category', 'Economy > Finance', '--limit', '1']),
+    ]);
+    expect(byKey.code, byKey.stderr).toBe(0);
+    expect(byKey.json()).toMatchObject({
+      key: 'id:wb-glacier-1',
+      id: 'wb-glacier-1',
+      title: 'Glacier melt accelerates in the Alps',
+      summary: 'Scientists warn of faster losses.',
+      categories: ['003000000'],
+      media: 'M001',
+    });
+    expect(byId.json()).toMatchObject({ key: 'id:wb-glacier-2', media: 'M002' });
+    type Found = { total: number; articles: { key: string }[] };
+    // Newest first.
+    expect(text.json<Found>().articles.map((article) => article.key)).toEqual(['id:wb-glacier-1', 'id:wb-glacier-2']);
+    expect(narrowed.json<Found>()).toMatchObject({ total: 1, articles: [{ key: 'id:wb-glacier-1' }] });
+    const finance = category.json<Found>();
+    expect(finance.total).toBeGreaterThanOrEqual(1);
+    expect(finance.articles).toHaveLength(1);
+  });
+
+  it('an unknown article is exit 3 naming it; a bad window or limit is exit 2 naming the flag', async () => {
+    const [unknown, tooWide, badSince, badLimit, noKey, searchTooWide] = await Promise.all([
+      sandbox.cli(['--json', 'articles', 'show', 'id:no-such-article']),
+      sandbox.cli(['--json', 'articles', 'show', 'id:wb-glacier-1', '--since', '30d']),
+      sandbox.cli(['--json', 'articles', 'show', 'id:wb-glacier-1', '--since', 'yesterday-ish']),
+      sandbox.cli(['--json', 'articles', 'search', '--limit', '0']),
+      sandbox.cli(['--json', 'articles', 'show']),
+      sandbox.cli(['--json', 'articles', 'search', '--since', '8d']),
+    ]);
+    expectFailure(unknown, 3, 'no article id:no-such-article', 'widen --since', 'articles search');
+    expectFailure(tooWide, 2, '--since', 'at most 7 days');
+    expectFailure(badSince, 2, '--since "yesterday-ish"', 'a span back from now');
+    expectFailure(badLimit, 2, "'--limit <n>'", 'from 1 to 1000');
+    expectFailure(noKey, 2, "missing required argument 'key'");
+    expectFailure(searchTooWide, 2, '--since', 'narrow it');
+  });
+});
+
+interface RuleExplanationJson {
+  ruleId: string;
+  matches: boolean;
+  summary: string;
+  article: { key: string };
+  criteria: { criterion: string; verdict: 'pass' | 'fail' | 'unset'; why: string }[];
+  delivery: { audienceId: string; outcome: string; reason?: string } | null;
+}
+
+describe('rules explain <rule>', () => {
+  it('judges every criterion on a recent article or a described one, and the delivery of its audience', async () => {
+    const [matching, otherMedia, described] = await Promise.all([
+      sandbox.cli(['--json', 'rules', 'explain', 'wb-glacier', '--article', 'id:wb-glacier-1']),
+      sandbox.cli(['--json', 'rules', 'explain', 'wb-glacier', '--article', 'wb-glacier-2', '--since', '1d']),
+      sandbox.cli(['--json', 'rules', 'explain', 'wb-glacier', '--title', 'A glacier story', '--media', 'M001']),
+    ]);
+    const verdicts = (result: CliResult) =>
+      Object.fromEntries(result.json<RuleExplanationJson>().criteria.map((entry) => [entry.criterion, entry.verdict]));
+    expect(matching.code, matching.stderr).toBe(0);
+    expect(matching.json<RuleExplanationJson>()).toMatchObject({
+      ruleId: 'wb-glacier',
+      matches: true,
+      article: { key: 'id:wb-glacier-1' },
+    });
+    expect(verdicts(matching)).toMatchObject({ keywords: 'pass', media: 'pass', categories: 'unset', query: 'unset' });
+    // The run held it for the digest already: the ledger has it.
+    expect(matching.json<RuleExplanationJson>().delivery).toMatchObject({ audienceId: 'wb-desk', outcome: 'already' });
+
+    expect(otherMedia.code, otherMedia.stderr).toBe(0);
+    const missed = otherMedia.json<RuleExplanationJson>();
+    expect(missed.matches).toBe(false);
+    expect(verdicts(otherMedia)).toMatchObject({ keywords: 'pass', media: 'fail' });
+    // Why, in the matcher's own normalized terms: the rule's medium and the article's.
+    expect(missed.criteria.find((entry) => entry.criterion === 'media')?.why.toLowerCase()).toMatch(/m001.*m002/);
+
+    expect(described.code, described.stderr).toBe(0);
+    expect(described.json<RuleExplanationJson>()).toMatchObject({
+      matches: true,
+      delivery: { audienceId: 'wb-desk', outcome: 'hold', reason: 'digest' },
+    });
+  });
+
+  it('an unknown rule, audience or article is exit 3 naming it; flags that do not go together are exit 2', async () => {
+    const [rule, audience, article, sinceAlone, twoWays, queryAndArticle] = await Promise.all([
+      sandbox.cli(['--json', 'rules', 'explain', 'no-such-rule', '--title', 'x']),
+      sandbox.cli(['--json', 'rules', 'explain', 'wb-glacier', '--title', 'x', '--audience', 'no-such-audience']),
+      sandbox.cli(['--json', 'rules', 'explain', 'wb-glacier', '--article', 'id:no-such-article']),
+      sandbox.cli(['--json', 'rules', 'explain', 'wb-glacier', '--title', 'x', '--since', '3d']),
+      sandbox.cli(['--json', 'rules', 'explain', 'wb-glacier', '--article', 'id:wb-glacier-1', '--title', 'x']),
+      sandbox.cli(['--json', 'rules', 'explain', '--query', 'glacier', '--article', 'id:wb-glacier-1']),
+    ]);
+    expectFailure(rule, 3, 'rule no-such-rule does not exist');
+    // Asked for by name, a missing audience is not a verdict of "not judged" with exit 0.
+    expectFailure(audience, 3, '--audience', 'audience no-such-audience does not exist', 'audiences list');
+    expectFailure(article, 3, 'no article id:no-such-article', 'articles search');
+    // --since only says where --article is looked for: alone it is refused, not ignored.
+    expectFailure(sinceAlone, 2, '--since', '--article');
+    expectFailure(twoWays, 2, '--article <key>', 'one way');
+    expectFailure(queryAndArticle, 2, '--article and --audience explain a stored rule');
+  });
+});
+
+interface HistoryJson {
+  ruleId: string;
+  deleted: boolean;
+  versions: { version: string; actor: string; action: string; restoredFrom?: string; changes: { field: string }[] }[];
+}
+
+describe('rules history and restore', () => {
+  it('lists who changed a rule and restores a deleted one as a new version, keeping every earlier one', async () => {
+    const actor = { NEWS_ALERTS_ACTOR: 'kim@ops' };
+    const file = sandbox.file('wb-temp.yaml', 'ruleId: wb-temp\naudienceId: wb-desk\nkeywords: [avalanche]\n');
+    expect((await sandbox.cli(['rules', 'put', '--file', file], { env: actor })).code).toBe(0);
+    expect((await sandbox.cli(['rules', 'delete', 'wb-temp', '--yes'], { env: actor })).code).toBe(0);
+    const deleted = await sandbox.cli(['--json', 'rules', 'history', 'wb-temp']);
+    expect(deleted.code, deleted.stderr).toBe(0);
+    expect(deleted.json<HistoryJson>()).toMatchObject({
+      ruleId: 'wb-temp',
+      deleted: true,
+      versions: [
+        { version: '1.1', actor: 'kim@ops', action: 'deleted' },
+        { version: '1', actor: 'kim@ops', action: 'created' },
+      ],
+    });
+
+    const restored = await sandbox.cli(['--json', 'rules', 'restore', 'wb-temp', '--version', '1', '--yes'], {
+      env: { NEWS_ALERTS_ACTOR: 'lee@ops' },
+    });
+    expect(restored.code, restored.stderr).toBe(0);
+    // Version 2, not 1 again: a new version 1 would overwrite the history's first entry.
+    expect(restored.json()).toMatchObject({ ruleId: 'wb-temp', action: 'restored', restoredFrom: '1', version: 2 });
+    const history = await sandbox.cli(['--json', 'rules', 'history', 'wb-temp']);
+    expect(history.stderr).not.toContain('changed outside the CLI');
+    expect(history.json<HistoryJson>().versions.map((entry) => [entry.version, entry.actor, entry.action])).toEqual([
+      ['2', 'lee@ops', 'restored'],
+      ['1.1', 'kim@ops', 'deleted'],
+      ['1', 'kim@ops', 'created'],
+    ]);
+    const [show, again] = await Promise.all([
+      sandbox.cli(['--json', 'rules', 'show', 'wb-temp']),
+      sandbox.cli(['--json', 'rules', 'restore', 'wb-temp', '--version', '2', '--yes']),
+    ]);
+    expect(show.stdout).toContain('avalanche');
+    expect(again.json()).toMatchObject({ action: 'unchanged', changes: [] });
+  });
+
+  it('an unknown rule or version is exit 3; a malformed version, a deletion or no --yes is exit 2, nothing written', async () => {
+    const [unknownHistory, unknownRestore, noVersion, malformed, negative, deletion, missingOption] = await Promise.all(
+      [
+        sandbox.cli(['--json', 'rules', 'history', 'no-such-rule']),
+        sandbox.cli(['--json', 'rules', 'restore', 'no-such-rule', '--version', '1', '--yes']),
+        sandbox.cli(['--json', 'rules', 'restore', 'wb-temp', '--version', '99', '--yes']),
+        sandbox.cli(['--json', 'rules', 'restore', 'wb-temp', '--version', 'latest', '--yes']),
+        sandbox.cli(['--json', 'rules', 'restore', 'wb-temp', '--version', '-1', '--yes']),
+        sandbox.cli(['--json', 'rules', 'restore', 'wb-temp', '--version', '1.1', '--yes']),
+        sandbox.cli(['--json', 'rules', 'restore', 'wb-temp']),
+      ],
+    );
+    expectFailure(unknownHistory, 3, 'rule no-such-rule does not exist', 'rules list');
+    expectFailure(unknownRestore, 3, 'rule no-such-rule does not exist');
+    expectFailure(noVersion, 3, 'rule wb-temp has no version 99', 'kept: 2, 1.1, 1', 'rules history wb-temp');
+    expectFailure(malformed, 2, '--version "latest"', 'such as 3 or 3.1');
+    expectFailure(negative, 2, '--version "-1"');
+    expectFailure(deletion, 2, 'version 1.1 of rule wb-temp is its deletion');
+    expectFailure(missingOption, 2, "required option '--version <n>' not specified");
+
+    // Without --yes and no terminal to ask on: refused, and the rule stays as it was.
+    const unconfirmed = await sandbox.cli(['--json', 'rules', 'restore', 'wb-glacier', '--version', '1']);
+    expect(unconfirmed.code, unconfirmed.stderr).toBe(0);
+    expect(unconfirmed.json()).toMatchObject({ action: 'unchanged' });
+    const changed = sandbox.file('wb-temp-2.yaml', 'ruleId: wb-temp\naudienceId: wb-desk\nkeywords: [landslide]\n');
+    expect((await sandbox.cli(['rules', 'put', '--file', changed])).code).toBe(0);
+    const refused = await sandbox.cli(['--json', 'rules', 'restore', 'wb-temp', '--version', '2']);
+    expectFailure(refused, 2, 'Pass --yes to confirm');
+    expect((await sandbox.cli(['--json', 'rules', 'show', 'wb-temp'])).stdout).toContain('landslide');
+  });
+});
+
+interface HoldsJson {
+  audiences: {
+    audienceId: string;
+    held: { articleKey: string; rules: string[]; reason: string; releaseAt: string }[];
+  }[];
+}
+
+describe('holds', () => {
+  it('lists what the digest holds, with when it goes out', async () => {
+    const [one, all] = await Promise.all([
+      sandbox.cli(['--json', 'holds', 'wb-desk']),
+      sandbox.cli(['--json', 'holds']),
+    ]);
+    expect(one.code, one.stderr).toBe(0);
+    const [desk] = one.json<HoldsJson>().audiences;
+    expect(desk?.audienceId).toBe('wb-desk');
+    const held = desk?.held.find((entry) => entry.articleKey === 'id:wb-glacier-1');
+    expect(held).toMatchObject({ rules: ['wb-glacier'], reason: 'digest' });
+    // The next digest time, within the day to come.
+    const releaseAt = Date.parse(held?.releaseAt ?? '');
+    expect(releaseAt).toBeGreaterThan(Date.now());
+    expect(releaseAt - Date.now()).toBeLessThanOrEqual(24 * 3_600_000);
+    expect(held?.releaseAt.slice(11, 16)).toBe(digestTime);
+    // Not the article of another medium, which the rule does not match.
+    expect(desk?.held.map((entry) => entry.articleKey)).not.toContain('id:wb-glacier-2');
+    expect(all.json<HoldsJson>().audiences.map((audience) => audience.audienceId)).toContain('wb-desk');
+  });
+
+  it('an unknown audience is exit 3 naming it; a second operand is exit 2', async () => {
+    const [unknown, extra] = await Promise.all([
+      sandbox.cli(['--json', 'holds', 'no-such-audience']),
+      sandbox.cli(['--json', 'holds', 'wb-desk', 'markets-desk']),
+    ]);
+    expectFailure(unknown, 3, 'audience no-such-audience does not exist', 'audiences list');
+    expectFailure(extra, 2, "too many arguments for 'holds'");
+  });
+});
+
+interface ChannelJson {
+  protocol: string;
+  endpoint: string;
+  result: string;
+}
+
+describe('test-send, deliveries --sent and audiences repair', () => {
+  it('test-send reports each channel; --sent lists the ledger and the subscribers; repair of a healthy audience changes nothing', async () => {
+    const sent = await sandbox.cli(['--json', 'test-send', 'wb-desk']);
+    expect(sent.code, sent.stderr).toBe(0);
+    const document = sent.json<{ subject: string; testKey: string; messageId: string; channels: ChannelJson[] }>();
+    expect(document.subject).toContain('[TEST]');
+    expect(document.testKey).toMatch(/^test:/);
+    expect(document.messageId).toEqual(expect.any(String));
+    const channels = Object.fromEntries(document.channels.map((channel) => [channel.protocol, channel]));
+    expect(channels.email).toMatchObject({ endpoint: email, result: 'accepted' });
+    // The Slack stand-in queue and the audit queue are read: the test is in them.
+    expect(channels.slack).toMatchObject({ result: 'received' });
+    expect(document.channels.filter((channel) => channel.result === 'received')).toHaveLength(2);
+
+    const ledger = await sandbox.cli(['--json', 'deliveries', 'wb-desk', '--sent', '--since', '2d']);
+    expect(ledger.code, ledger.stderr).toBe(0);
+    const history = ledger.json<{
+      audienceId: string;
+      total: number;
+      entries: { articleKey: string; ruleIds: string[]; outcome: string }[];
+      subscribers: { protocol: string; status: string }[];
+    }>();
+    expect(history.audienceId).toBe('wb-desk');
+    expect(history.entries.find((entry) => entry.articleKey === 'id:wb-glacier-1')).toMatchObject({
+      ruleIds: ['wb-glacier'],
+    });
+    // The test never goes to the ledger.
+    expect(history.entries.map((entry) => entry.articleKey).filter((key) => key.startsWith('test:'))).toEqual([]);
+    expect(history.subscribers.map((subscriber) => subscriber.protocol).sort()).toEqual(['email', 'slack', 'sqs']);
+
+    const healthy = await sandbox.cli(['--json', 'audiences', 'repair', 'wb-desk']);
+    expect(healthy.code, healthy.stderr).toBe(0);
+    expect(healthy.json()).toMatchObject({ audienceId: 'wb-desk', topic: 'ok', changed: false, notRestored: [] });
+    expectNoSecret(sent, ledger, healthy);
+  });
+
+  it('unknown audiences are exit 3; --sent without an audience, with --article, or --since without --sent are exit 2', async () => {
+    const [testSend, repair, sentUnknown, sentNoAudience, badSince, badLimit, withArticle, sinceAlone] =
+      await Promise.all([
+        sandbox.cli(['--json', 'test-send', 'no-such-audience']),
+        sandbox.cli(['--json', 'audiences', 'repair', 'no-such-audience', '--yes']),
+        sandbox.cli(['--json', 'deliveries', 'no-such-audience', '--sent']),
+        sandbox.cli(['--json', 'deliveries', '--sent']),
+        sandbox.cli(['--json', 'deliveries', 'wb-desk', '--sent', '--since', 'yesterday-ish']),
+        sandbox.cli(['--json', 'deliveries', 'wb-desk', '--sent', '--limit', '0']),
+        sandbox.cli(['--json', 'deliveries', 'wb-desk', '--sent', '--article', 'id:wb-glacier-1']),
+        sandbox.cli(['--json', 'deliveries', 'wb-desk', '--since', '2d']),
+      ]);
+    for (const result of [testSend, repair, sentUnknown]) {
+      expectFailure(result, 3, 'audience no-such-audience does not exist', 'audiences list');
+    }
+    expectFailure(sentNoAudience, 2, '--sent needs an audience');
+    expectFailure(badSince, 2, '--since "yesterday-ish"');
+    expectFailure(badLimit, 2, "'--limit <n>'");
+    // Neither is silently dropped.
+    expectFailure(withArticle, 2, '--article', '--sent', 'not both');
+    expectFailure(sinceAlone, 2, '--since', 'add --sent');
+  });
+
+  it('a deleted topic: test-send and --sent name the repair, repair asks first, then restores the topic and its subscribers', async () => {
+    const topicArn = String((await sandbox.audience('wb-desk'))?.topicArn);
+    await sandbox.stack.clients.sns.send(new DeleteTopicCommand({ TopicArn: topicArn }));
+    const repairHint = `'news-alerts --sandbox-file ${sandbox.descriptorPath} audiences repair wb-desk'`;
+
+    const [testSend, ledger, unconfirmed] = await Promise.all([
+      sandbox.cli(['--json', 'test-send', 'wb-desk']),
+      sandbox.cli(['--json', 'deliveries', 'wb-desk', '--sent']),
+      sandbox.cli(['--json', 'audiences', 'repair', 'wb-desk']),
+    ]);
+    expectFailure(testSend, 1, `audience wb-desk: its topic ${topicArn} cannot be read`, repairHint);
+    expect(ledger.code, ledger.stderr).toBe(0);
+    expect(ledger.json()).toMatchObject({ subscribers: [], topicProblem: expect.stringContaining(repairHint) });
+    expectFailure(unconfirmed, 2, 'Repair audience wb-desk?', 'Pass --yes');
+    // Refused: the topic is still gone.
+    await expect(
+      sandbox.stack.clients.sns.send(new GetTopicAttributesCommand({ TopicArn: topicArn })),
+    ).rejects.toThrow();
+
+    const repaired = await sandbox.cli(['--json', 'audiences', 'repair', 'wb-desk', '--yes']);
+    expect(repaired.code, repaired.stderr).toBe(0);
+    const report = repaired.json<{
+      topic: string;
+      topicArn: string;
+      changed: boolean;
+      subscriptions: { protocol: string; result: string }[];
+      notRestored: string[];
+    }>();
+    expect(report).toMatchObject({ topic: 'recreated', topicArn, changed: true });
+    expect(report.subscriptions.map((entry) => [entry.protocol, entry.result]).sort()).toEqual([
+      ['email', 'restored'],
+      ['slack', 'restored'],
+    ]);
+    expect(report.notRestored.join('\n')).toContain('subscriptions made outside the CLI');
+
+    const after = await sandbox.cli(['--json', 'test-send', 'wb-desk']);
+    expect(after.code, after.stderr).toBe(0);
+    expect(after.json<{ channels: ChannelJson[] }>().channels.find((c) => c.protocol === 'slack')?.result).toBe(
+      'received',
+    );
+    expectNoSecret(testSend, ledger, unconfirmed, repaired, after);
+    // The address is data of the result, never of an error or a warning.
+    for (const result of [testSend, unconfirmed, repaired]) expect(result.stderr).not.toContain(email);
+  });
+});
+
+describe('without a sandbox', () => {
+  it('every workbench command is exit 3 naming the missing sandbox and how to start one', async () => {
+    const missing = '/nonexistent/workbench-sandbox.json';
+    const commands = [
+      ['articles', 'show', 'id:x'],
+      ['articles', 'search', '--text', 'x'],
+      ['rules', 'explain', 'wb-glacier', '--title', 'x'],
+      ['rules', 'history', 'wb-glacier'],
+      ['rules', 'restore', 'wb-glacier', '--version', '1', '--yes'],
+      ['holds'],
+      ['test-send', 'wb-desk'],
+      ['audiences', 'repair', 'wb-desk', '--yes'],
+      ['deliveries', 'wb-desk', '--sent'],
+    ];
+    const results = await Promise.all(
+      commands.map((command) => runCli(['--json', '--sandbox-file', missing, ...command])),
+    );
+    for (const result of results) {
+      expectFailure(result, 3, `no sandbox descriptor at ${missing}`, 'sandbox up');
+    }
+  });
+});
