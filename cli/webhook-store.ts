@@ -186,6 +186,20 @@ async function storeInShard(
   );
 }
 
+/**
+ * Whether the store under `prefix` holds a webhook for `audienceId` (its shard is read; nothing of
+ * the URL leaves this function). A shard that does not exist holds none; one that cannot be read
+ * or parsed throws, so an access problem is never taken for a missing webhook.
+ */
+export async function storeHoldsWebhook(
+  secrets: SecretsManagerClient,
+  prefix: string,
+  audienceId: string,
+): Promise<boolean> {
+  const { map } = await readShard(secrets, webhookShardName(prefix, audienceId));
+  return map.has(audienceId);
+}
+
 /** The webhook store prefix of a target: its own output, or derived from the per-audience secret prefix. */
 export function storePrefixOf(names: {
   readonly slackWebhookStorePrefix?: string | undefined;

@@ -4,21 +4,23 @@
  * (the stack's key and TLS-only policy), the audience item points at it, and every subscription
  * recorded when the CLI or the console made it (functions/aws/dynamo-subscriber-records.ts) is
  * made again, Slack included (its webhook URL is still in Secrets Manager). What it cannot
- * restore is said: subscriptions made outside the CLI, Slack without its secret, and email
+ * restore is said: subscriptions made outside the CLI, Slack whose webhook left the store, and email
  * subscribers, who must confirm again. Notifications parked while the topic was gone wait for
  * `replay --parked`.
  */
 
-import { DescribeSecretCommand } from '@aws-sdk/client-secrets-manager';
+import { DescribeSecretCommand, ResourceNotFoundException } from '@aws-sdk/client-secrets-manager';
 import { GetTopicAttributesCommand, NotFoundException, SubscribeCommand } from '@aws-sdk/client-sns';
 import { DynamoStateStore } from '#aws/dynamo-state-store';
 import type { Log } from '#core/ports';
+import { webhookShardName } from '#shared/slack-webhook-store';
 import { createTopic, requireAudience, topicArnOf, topicNameOf, topicSubscriptions } from '../audiences.ts';
 import { ensureAuditQueues } from '../deliveries.ts';
 import { newsAlerts } from '../hints.ts';
 import { type Audit, type Item, writeItems } from '../items.ts';
 import { displayEndpoint, recordedAs, subscriberRecordsOf, subscribeStandInQueue } from '../subscriptions.ts';
 import type { Target } from '../target.ts';
+import { storeHoldsWebhook, storePrefixOf } from '../webhook-store.ts';
 import { audienceTableOf } from './tables.ts';
 
 /** One subscription's fate in a repair. */
@@ -96,15 +98,9 @@ export async function repairAudience(
       continue;
     }
     if (record.protocol === 'slack') {
-      const secretId = `${target.names.slackWebhookSecretPrefix ?? ''}${audienceId}`;
-      let secret = true;
-      try {
-        await target.clients.secrets.send(new DescribeSecretCommand({ SecretId: secretId }));
-      } catch {
-        secret = false;
-      }
-      if (!secret) {
-        const why = `Slack: the webhook secret ${secretId} is gone; add it again with '${newsAlerts()} subscriptions add ${audienceId} --slack-webhook'`;
+      const webhook = await slackWebhookOf(target, audienceId);
+      if (webhook === undefined) {
+        const why = `Slack: no webhook for ${audienceId} in the webhook store (${storePrefixOf(target.names) ?? 'none'}); add it again with '${newsAlerts()} subscriptions add ${audienceId} --slack-webhook'`;
         notRestored.push(why);
         subscriptions.push({ protocol: 'slack', endpoint, result: 'not restored', detail: why });
         continue;
@@ -122,17 +118,22 @@ export async function repairAudience(
     let detail = 'subscribed again';
     if (record.protocol === 'slack') {
       if (target.names.slackRelayFunctionArn) {
+        // As `subscriptions add` subscribes it: with the relay's dead-letter queue.
+        const deadLetters = target.names.slackRelayDeadLetterQueueArn;
         await target.clients.sns.send(
           new SubscribeCommand({
             TopicArn: topicArn,
             Protocol: 'lambda',
             Endpoint: target.names.slackRelayFunctionArn,
+            ...(deadLetters
+              ? { Attributes: { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: deadLetters }) } }
+              : {}),
           }),
         );
       } else if (target.names.slackStandInQueuePrefix) {
         await subscribeStandInQueue(target, `${target.names.slackStandInQueuePrefix}${audienceId}`, topicArn);
       }
-      detail = 'the Slack relay is subscribed again (same webhook secret)';
+      detail = 'the Slack relay is subscribed again (the same webhook, from the webhook store)';
     } else {
       const attributes: Record<string, string> = {};
       if (target.names.deliveryDeadLetterQueueArn) {
@@ -176,4 +177,26 @@ export async function repairAudience(
     notRestored,
     parked,
   };
+}
+
+/**
+ * Where the audience's Slack webhook is kept, if anywhere: the webhook store, or (a deployment not
+ * migrated yet, `subscriptions migrate-webhooks`) its own secret under the old per-audience prefix.
+ * Only a secret that does not exist counts as missing; any other error is the command's error.
+ */
+async function slackWebhookOf(target: Target, audienceId: string): Promise<string | undefined> {
+  const store = storePrefixOf(target.names);
+  if (store && (await storeHoldsWebhook(target.clients.secrets, store, audienceId))) {
+    return webhookShardName(store, audienceId);
+  }
+  const legacyPrefix = target.names.slackWebhookSecretPrefix;
+  if (!legacyPrefix) return undefined;
+  const legacy = `${legacyPrefix}${audienceId}`;
+  try {
+    await target.clients.secrets.send(new DescribeSecretCommand({ SecretId: legacy }));
+    return legacy;
+  } catch (error) {
+    if (error instanceof ResourceNotFoundException) return undefined;
+    throw error;
+  }
 }
