@@ -74,8 +74,9 @@ export function registerConsole(program: Command): void {
       `
 Prints a URL such as http://127.0.0.1:41234/?token=… and serves until Ctrl-C. Open it in a browser
 on this machine: the token sets a cookie, and every page's address can then be shared with people
-on the same machine (or through an SSH tunnel to it). Writes (rules, restore, test send, repair,
-replay) show what changes and need a confirmation. Same target options as every command:
+on the same machine (an SSH tunnel must use the console's own port on both ends: give it --port).
+Rule edits, restore, repair and replay show what changes and need a confirmation; a test send goes
+at once. Same target options as every command:
   news-alerts --local console
   news-alerts --stack NewsAlerts --profile ops console
 Pages and security: docs/console.md`,

@@ -422,10 +422,10 @@ export function registerExplain(rules: Command, rulesTable: (context: CommandCon
     .description(
       'why a rule does or does not match an article (every criterion), and what delivery would do with it; or how a query is parsed',
     )
-    .argument('[ruleId]', "the rule whose query to explain (read from the table, like 'rules show')")
+    .argument('[ruleId]', "the stored rule to explain (read from the table, like 'rules show')")
     .option('--query <query>', 'explain this query instead (no AWS needed)')
-    .option('--title <text>', 'evaluate the query on an article with this title')
-    .option('--summary <text>', 'evaluate the query on an article with this summary')
+    .option('--title <text>', 'judge the rule (or --query) on an article with this title')
+    .option('--summary <text>', 'judge the rule (or --query) on an article with this summary')
     .option(
       '--article-file <file>',
       'judge the article in this JSON file ("-": stdin; as articles show --json prints it)',
