@@ -208,6 +208,38 @@ describe('console security', () => {
     expect(history.json<{ versions: unknown[] }>().versions).toHaveLength(1);
   });
 
+  it('refuses a restore reviewed against a version the rule has since left, and writes nothing', async () => {
+    const put = (keyword: string) =>
+      sandbox.cli(['rules', 'put', 'restore-race', '--audience', 'chips-team', '--keywords', keyword]);
+    for (const keyword of ['alpha', 'beta']) expect((await put(keyword)).code).toBe(0);
+    const review = await raw(consoleProcess.port, {
+      path: '/rules/restore-race/restore?version=1',
+      headers: { cookie },
+    });
+    expect(review.status).toBe(200);
+    const reviewed = /name="expectedVersion" value="([^"]*)"/.exec(review.body)?.[1];
+    expect(reviewed).toBe('2');
+    // Someone else edits the rule between the review and the confirmation.
+    expect((await put('gamma')).code).toBe(0);
+    const form = { 'content-type': 'application/x-www-form-urlencoded', cookie };
+    const confirm = (expected: string) =>
+      raw(consoleProcess.port, {
+        method: 'POST',
+        path: '/rules/restore-race/restore',
+        headers: form,
+        body: new URLSearchParams({ _csrf: csrf, version: '1', expectedVersion: expected }).toString(),
+      });
+    const stale = await confirm(String(reviewed));
+    expect(stale.status).toBe(409);
+    expect(stale.body).toContain('changed since you reviewed the restore (version 3 now');
+    const keywordsNow = async () =>
+      (await sandbox.cli(['--json', 'rules', 'show', 'restore-race'])).json<{ keywords?: string[] }>().keywords;
+    expect(await keywordsNow()).toEqual(['gamma']);
+    // Reviewed against the current version, it goes through.
+    expect((await confirm('3')).status).toBe(303);
+    expect(await keywordsNow()).toEqual(['alpha']);
+  });
+
   it('sends a strict Content-Security-Policy that the browser enforces (no inline script runs)', async () => {
     const response = await raw(consoleProcess.port, { headers: { cookie } });
     expect(response.headers['content-security-policy']).toBe(contentSecurityPolicy);

@@ -17,6 +17,7 @@ import { type ConsoleServices, render } from '../context.ts';
 import { problem } from '../views/layout.ts';
 import {
   confirmWrite,
+  currentVersionOf,
   explanation,
   history,
   type RuleForm,
@@ -392,6 +393,17 @@ ${ruleForm(formFromItem(item), services.keys.csrf, false, await audienceIds(serv
     const body = await c.req.parseBody();
     try {
       const plan = await planRestore(target, ruleId, text(body.version), services.now());
+      const expected = text(body.expectedVersion);
+      const current = currentVersionOf(plan);
+      if (expected !== current) {
+        return render(
+          c,
+          services,
+          { title: 'Not restored', section: 'rules' },
+          html`${problem(`rule ${ruleId} changed since you reviewed the restore (version ${current} now, you reviewed against ${expected || 'nothing'}); nothing was written.`)}<p><a href="/rules/${encodeURIComponent(ruleId)}/restore?version=${encodeURIComponent(plan.label)}">Review the restore again</a></p>`,
+          409,
+        );
+      }
       await applyRestore(target, plan, { actor: services.actor, now: services.now() });
       return c.redirect(`/rules/${encodeURIComponent(ruleId)}/history?restored=${encodeURIComponent(plan.label)}`, 303);
     } catch (error) {

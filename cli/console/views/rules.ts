@@ -1,6 +1,7 @@
 /** Templates of the rules pages: list, rule (edit form, explain box), preview of a write, history. */
 import { html } from 'hono/html';
 import type { VersionChange } from '#core/workbench/rule-history';
+import { versionOf } from '../../items.ts';
 import type { ArticleExplanation } from '../../workbench/explain.ts';
 import type { RestorePlan, RuleHistoryView } from '../../workbench/history.ts';
 import { csrfField, type Html, problem, table, when } from './layout.ts';
@@ -217,12 +218,17 @@ ${table(
 )}`;
 }
 
+/** The stored rule's version a restore plan was made against (`none`: the rule is deleted). */
+export const currentVersionOf = (plan: RestorePlan): string =>
+  plan.current === undefined ? 'none' : String(versionOf(plan.current) ?? '');
+
 export function restorePreview(plan: RestorePlan, csrf: string): Html {
   return confirmWrite(
     `Restoring ${plan.ruleId} to version ${plan.label} (${plan.version.actor}, ${when(plan.version.at)}) changes:`,
     plan.changes,
     `/rules/${encodeURIComponent(plan.ruleId)}/restore`,
-    { version: plan.label },
+    // The version the diff was made against: the restore is refused if the rule moved on since.
+    { version: plan.label, expectedVersion: currentVersionOf(plan) },
     csrf,
     `/rules/${encodeURIComponent(plan.ruleId)}/history`,
   );
