@@ -6,26 +6,28 @@
  * The same shapes are written back (`rules export`, `audiences export`, what `delete` prints):
  * whatever this module writes, it reads again as the same items.
  */
+
+import { createRequire } from 'node:module';
 import { extname } from 'node:path';
 import { Option } from 'commander';
-import {
-  type Document,
-  isMap,
-  isPair,
-  isScalar,
-  isSeq,
-  LineCounter,
-  type Node,
-  parseDocument,
-  Scalar,
-  visit,
-  Document as YamlDocument,
-} from 'yaml';
+import type { Document, Node } from 'yaml';
 import { z } from 'zod';
 import { describeIssues } from '#core/model';
 import { UsageError } from './errors.ts';
 import { terminalText } from './output.ts';
 import { inputName, readUtf8File } from './utf8.ts';
+
+/**
+ * The yaml library (about 30 ms to load) is required the first time a file is read or written, so
+ * the commands that touch no file (`rules list`, `audiences show`…) start without it (bench: CLI
+ * start-up, a local command). Synchronous on purpose: every caller here is.
+ */
+const requireYaml = createRequire(import.meta.url);
+let yamlModule: typeof import('yaml') | undefined;
+const yaml = (): typeof import('yaml') => {
+  yamlModule ??= requireYaml('yaml') as typeof import('yaml');
+  return yamlModule;
+};
 
 /** One item read from a file. */
 export interface FileItem {
@@ -48,6 +50,7 @@ export function readItemFile(path: string, listKey: 'rules' | 'audiences'): File
   // How messages name it: `stdin:3: …` for `-`, `rules.yaml:3: …` for a file.
   const source = inputName(path);
   if (json) checkJsonSyntax(source, text);
+  const { LineCounter, parseDocument } = yaml();
   const lineCounter = new LineCounter();
   const document = parseDocument(text, { lineCounter, prettyErrors: true, uniqueKeys: true });
   if (document.errors.length > 0) {
@@ -112,6 +115,7 @@ export const MAX_ALIAS_COUNT = 100;
 
 /** One `file:line: …` line for a document that could not be turned into data. */
 function aliasProblem(document: Document, lineOf: (node: Node | undefined) => string, error: unknown): string {
+  const { visit } = yaml();
   let firstAlias: Node | undefined;
   visit(document, {
     Alias(_, node) {
@@ -164,6 +168,7 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
 
 /** The deepest node along `path` that exists; for an unknown attribute, its key. */
 function nearestNode(document: Document, path: readonly (string | number)[], unknownKey?: string): Node | undefined {
+  const { isMap, isPair, isScalar, isSeq } = yaml();
   let node: unknown = document.contents;
   let found = node as Node | undefined;
   for (const part of path) {
@@ -272,6 +277,7 @@ function plainValue(value: unknown): unknown {
  * through the output module changes nothing and `put --file` reads the very same string.
  */
 export function yamlText(value: unknown): string {
+  const { Document: YamlDocument, Scalar, visit } = yaml();
   const document = new YamlDocument(value);
   const unsafe = (text: string): boolean => terminalText(text) !== text;
   visit(document, {

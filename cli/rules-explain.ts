@@ -37,8 +37,6 @@ import { getItem, type ItemTable } from './items.ts';
 import { stderrLog } from './log.ts';
 import { displayWidth, formatInstant, safeText } from './output.ts';
 import { inputName, readUtf8File } from './utf8.ts';
-import { articleJson, findArticle, maxSearchDays } from './workbench/articles.ts';
-import { explainOnArticle, ruleOf } from './workbench/explain.ts';
 import { audienceTableOf } from './workbench/tables.ts';
 
 // --- Showing a syntax error ---------------------------------------------------------------------
@@ -300,6 +298,12 @@ async function explain(
     );
     return;
   }
+  // Judging a stored rule reads the provider, the ledger and the story index: loaded here, so
+  // every other rules command starts without them (bench: CLI start-up, a local command).
+  const [{ articleJson, findArticle, maxSearchDays }, { explainOnArticle, ruleOf }] = await Promise.all([
+    import('./workbench/articles.ts'),
+    import('./workbench/explain.ts'),
+  ]);
   const rule = ruleOf(item, ruleId);
   // An audience asked for by name must exist; the rule's own may be missing (the rule is still judged).
   if (

@@ -9,11 +9,14 @@ import { action } from './command.ts';
 import type { CommandContext } from './context.ts';
 import { describeChange } from './items.ts';
 import { formatInstant } from './output.ts';
-import { applyRestore, planRestore, ruleHistory } from './workbench/history.ts';
+
+/** History reads the audience and rule parsing of the workbench: loaded by these two commands only. */
+const workbench = () => import('./workbench/history.ts');
 
 async function showHistory(context: CommandContext, args: readonly unknown[]): Promise<void> {
   const [ruleId] = args as [string];
   const target = await context.target();
+  const { ruleHistory } = await workbench();
   const view = await ruleHistory(target, ruleId, Date.now());
   if (view.recordedOutsideEdit !== undefined) {
     context.output.warn(
@@ -51,6 +54,7 @@ async function restoreVersion(
 ): Promise<void> {
   const [ruleId] = args as [string];
   const target = await context.target();
+  const { applyRestore, planRestore } = await workbench();
   const plan = await planRestore(target, ruleId, options.version, Date.now());
   if (plan.current !== undefined && plan.changes.length === 0) {
     context.output.result({ ruleId, action: 'unchanged', restoredFrom: plan.label, changes: [] }, () =>

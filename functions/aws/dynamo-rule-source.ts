@@ -15,7 +15,6 @@ import {
   unreadableAttributes,
 } from '#core/model';
 import type { Log, RuleSource } from '#core/ports';
-import { logger } from '#shared/powertools';
 
 /** A rules or audiences table could not be read at all (missing table, no permission...). */
 export class RuleSourceError extends NewsAlertsError {
@@ -263,8 +262,11 @@ export interface DynamoRuleSourceOptions {
   readonly documents: DynamoDBDocumentClient;
   readonly rulesTableName: string;
   readonly audiencesTableName: string;
-  /** Receives one warning per rejected item. Default: the shared Powertools logger. */
-  readonly log?: Log;
+  /**
+   * Receives one warning per rejected item: the function passes the shared Powertools logger, the
+   * CLI its stderr log (so the CLI's rules group starts without loading Powertools).
+   */
+  readonly log: Log;
 }
 
 /** Loads and validates rules and audiences from their two DynamoDB tables. */
@@ -276,7 +278,7 @@ export class DynamoRuleSource implements RuleSource {
   constructor(options: DynamoRuleSourceOptions) {
     this.#documents = options.documents;
     this.#tableNames = { rules: options.rulesTableName, audiences: options.audiencesTableName };
-    this.#log = options.log ?? logger;
+    this.#log = options.log;
   }
 
   async load(): Promise<RuleSet> {
