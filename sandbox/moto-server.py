@@ -18,6 +18,12 @@ file.
    run queuing 2,000 work items quadratic (the publishing bench spent half of moto's time there).
    During those two calls the counts read as 0; GetQueueAttributes still counts.
 
+4. The state dump (`/moto-api/data.json`, the only place moto shows what SNS sent to email and SMS)
+   is built again when a concurrent request changed a backend while it was walked: moto iterates
+   live sets and dicts and answered 500 (a walked set or dict changed size, or a value it had
+   checked changed before the final JSON), about 1 dump in 25 while other tests worked, more on a
+   loaded machine.
+
 It also stops werkzeug logging a line per request (a tenth of moto's time under the bench's load);
 warnings and errors still reach stderr, which sandbox/moto.ts shows when moto fails to start.
 
@@ -41,6 +47,7 @@ import threading
 import moto.dynamodb.models as models
 from moto.dynamodb.models.table import Table
 from moto.dynamodb.responses import DynamoHandler
+from moto.moto_api._internal.responses import MotoAPIResponse
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
 from moto.sqs.models import Queue, SQSBackend
 from werkzeug.serving import make_server
@@ -57,6 +64,7 @@ if (
     or not all(isinstance(getattr(Queue, name, None), property) for name in _COUNTS)
     or not hasattr(SQSBackend, "send_message")
     or not hasattr(SQSBackend, "is_message_valid_based_on_retention_period")
+    or not hasattr(MotoAPIResponse, "model_data")
 ):
     raise SystemExit("sandbox/moto-server.py: this moto version lacks what the patches rely on; see requirements.txt")
 
@@ -148,6 +156,26 @@ SQSBackend.send_message = _without_counts(SQSBackend.send_message)
 SQSBackend.is_message_valid_based_on_retention_period = _without_counts(
     SQSBackend.is_message_valid_based_on_retention_period
 )
+
+# 4. The state dump, built again while a concurrent change breaks the walk.
+_model_data = MotoAPIResponse.model_data
+_DUMP_ATTEMPTS = 50
+
+
+def _model_data_retried(self, *args, **kwargs):
+    for attempt in range(_DUMP_ATTEMPTS):
+        try:
+            return _model_data(self, *args, **kwargs)
+        # A set or dict changed size while walked (RuntimeError), an entry went (KeyError,
+        # IndexError), or a value passed moto's own JSON check and then changed (TypeError: a
+        # DynamoDB item filled in between, keyed by DynamoType).
+        except (RuntimeError, KeyError, IndexError, TypeError):
+            if attempt == _DUMP_ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
+MotoAPIResponse.model_data = _model_data_retried
 
 logging.getLogger("werkzeug").setLevel(logging.WARNING)
 

@@ -67,6 +67,7 @@ describe("moto's state dump", () => {
   // moto walks its backends to build /moto-api/data.json while other requests change them; a
   // change mid-walk answered 500 with an HTML page, and a test reading sent email failed with
   // "Unexpected token '<'" (CI, on a shared moto). Measured: about 1 dump in 25 under this load.
+  // moto-server.py builds the dump again in-process (4.), and motoState retries what still fails.
   it('is read whole while other clients create and delete tables, queues and topics', async () => {
     const moto = await startMoto();
     started.push(moto);
