@@ -225,6 +225,13 @@ interface DecodedView {
  */
 const ESCAPE =
   /\\u\{([0-9a-f]{1,6})\}|\\u([0-9a-f]{4})|\\x([0-9a-f]{2})|%([0-9a-f]{2})|&#x([0-9a-f]{1,6});|&#([0-9]{1,7});|\\(["\\/])/gi;
+/**
+ * {@link ESCAPE} without `\\` as an escaped backslash: `\\u0041` is a backslash and `u0041`
+ * to JSON, but a backslash and `A` to whatever decodes escapes greedily (a log viewer, a person).
+ * Text with a doubled backslash is decoded both ways, so a secret survives in neither reading.
+ */
+const GREEDY_ESCAPE =
+  /\\u\{([0-9a-f]{1,6})\}|\\u([0-9a-f]{4})|\\x([0-9a-f]{2})|%([0-9a-f]{2})|&#x([0-9a-f]{1,6});|&#([0-9]{1,7});/gi;
 const MAY_BE_ESCAPED = /[\\%]|&#/;
 /**
  * JSON's escapes that stand for a character a secret may hold. The letter escapes (`\n`, `\t`, …)
@@ -277,7 +284,10 @@ function utf8Sequence(text: string, first: string, at: number): { value: string;
 }
 
 /** The text with one layer of escapes undone, or undefined when it has none. */
-function decodeOnce(text: string): { text: string; starts: Int32Array; ends: Int32Array } | undefined {
+function decodeOnce(
+  text: string,
+  pattern: RegExp = ESCAPE,
+): { text: string; starts: Int32Array; ends: Int32Array } | undefined {
   if (!MAY_BE_ESCAPED.test(text)) return undefined;
   let out = '';
   const starts: number[] = [];
@@ -291,8 +301,8 @@ function decodeOnce(text: string): { text: string; starts: Int32Array; ends: Int
     }
     out += text.slice(from, to);
   };
-  ESCAPE.lastIndex = 0;
-  for (let match = ESCAPE.exec(text); match !== null; match = ESCAPE.exec(text)) {
+  pattern.lastIndex = 0;
+  for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
     let value = unescaped(match);
     if (value === undefined) continue;
     keep(match.index);
@@ -300,7 +310,7 @@ function decodeOnce(text: string): { text: string; starts: Int32Array; ends: Int
     const sequence = utf8Sequence(text, value, end);
     if (sequence !== undefined) {
       ({ value, end } = sequence);
-      ESCAPE.lastIndex = end;
+      pattern.lastIndex = end;
     }
     for (let i = 0; i < value.length; i++) {
       starts.push(match.index);
@@ -315,12 +325,20 @@ function decodeOnce(text: string): { text: string; starts: Int32Array; ends: Int
   return { text: out, starts: Int32Array.from(starts), ends: Int32Array.from(ends) };
 }
 
-/** Each layer of escapes of `text` undone in turn, mapped back to the original's positions. */
+/**
+ * Each layer of escapes of `text` undone in turn, mapped back to the original's positions; with a
+ * doubled backslash in the text, the layers of the greedy reading too ({@link GREEDY_ESCAPE}).
+ */
 function decodedViews(text: string): DecodedView[] {
+  const views = decodedLayers(text, ESCAPE);
+  return text.includes('\\\\') ? [...views, ...decodedLayers(text, GREEDY_ESCAPE)] : views;
+}
+
+function decodedLayers(text: string, pattern: RegExp): DecodedView[] {
   const views: DecodedView[] = [];
   let current: DecodedView | undefined;
   for (let pass = 0; pass < maxDecodePasses; pass++) {
-    const next = decodeOnce(current?.text ?? text);
+    const next = decodeOnce(current?.text ?? text, pattern);
     if (next === undefined) break;
     if (current !== undefined) {
       const { starts, ends } = current;

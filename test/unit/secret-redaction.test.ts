@@ -167,6 +167,17 @@ describe('redactSecrets over every encoding (issue 30, item 6)', () => {
     );
   });
 
+  it('a secret escaped right after a backslash is redacted in the greedy reading too (property counterexample)', () => {
+    // JSON reads `\\u0041` as a backslash and "u0041"; a log viewer or a person reads `\A`.
+    clearRegisteredSecrets();
+    registerSecret('Aé%AAAAA');
+    const escaped = encodings['\\uXXXX for every character']?.('Aé%AAAAA') ?? '';
+    expect(escaped).toBe('\\u0041\\u00e9\\u0025\\u0041\\u0041\\u0041\\u0041\\u0041');
+    const redacted = redactSecrets(`\\${escaped}`);
+    expect(redacted).not.toContain(escaped);
+    expect(leaksOf(redacted, 'Aé%AAAAA')).toEqual([]);
+  });
+
   it('no part of a registered secret survives when only some of its characters are escaped, in any mix', () => {
     const escapeOne = fc.constantFrom(
       (char: string) => char,
