@@ -10,6 +10,7 @@
 import { z } from 'zod';
 import { canonicalLocale, SHIPPED_LOCALES } from '#core/locale';
 import { describeIssues } from '#core/model';
+import { type SpikeDocument, SpikeDocumentSchema } from '#core/spikes/document';
 import { SlackMessageError } from './errors.ts';
 
 /** `newsAlerts.schemaVersion` this relay renders. */
@@ -78,39 +79,6 @@ const AlsoInSchema = z
   .optional()
   .catch(undefined);
 
-/**
- * A spike alert's `newsAlerts.spike` (functions/core/spikes/render.ts): the episode the alert is
- * about. Anything malformed reads as absent: the alert still renders, as a plain alert.
- */
-const SpikeSchema = z
-  .object({
-    ruleId: z.string(),
-    episodeId: z.string(),
-    preset: z.string(),
-    since: z.string(),
-    openedAt: z.string(),
-    bucketMinutes: z.number().positive().default(60),
-    observed: z.number().nonnegative(),
-    expected: z.number().nonnegative(),
-    bucketCount: z.number().nonnegative().default(0),
-    bucketExpected: z.number().nonnegative().default(0),
-    outletCount: z.number().int().nonnegative().default(0),
-    storiesSoFar: z.number().nonnegative().optional(),
-    stage: z.enum(['spike', 'escalated']).catch('spike'),
-    topStories: z
-      .array(
-        z.object({
-          title: z.string(),
-          url: z.string().default(''),
-          outlets: z.number().int().nonnegative().default(1),
-        }),
-      )
-      .default([]),
-    topOutlets: z.array(z.object({ name: z.string(), stories: z.number().int().nonnegative() })).default([]),
-  })
-  .optional()
-  .catch(undefined);
-
 const MatchSchema = z.object({
   ruleId: z.string(),
   description: text,
@@ -149,7 +117,7 @@ export const AlertSchema = z.object({
   /** Present only in an update notice. */
   update: UpdateSchema,
   /** Present only in a spike alert (or its update notice). */
-  spike: SpikeSchema,
+  spike: SpikeDocumentSchema,
 });
 const DigestEntrySchema = z.object({
   deliveryId: z.string().default(''),
@@ -217,7 +185,7 @@ export type AlertMatch = z.output<typeof MatchSchema>;
 /** One entry of a digest. */
 export type DigestEntry = z.output<typeof DigestEntrySchema>;
 /** The episode of a spike alert. */
-export type SpikeFacts = NonNullable<z.output<typeof SpikeSchema>>;
+export type SpikeFacts = SpikeDocument;
 
 /**
  * Parses the SNS message body into an alert.

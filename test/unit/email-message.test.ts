@@ -11,12 +11,18 @@ import { emailWordsFor } from '#core/email/messages/catalog';
 import { buildMime, ONE_CLICK_BODY } from '#core/email/mime';
 import { type AlertNotification, type DigestNotification, parseQueuedNotification } from '#core/email/notification';
 import { InvalidAddressError, normalizeAddress } from '#core/email/subscriber';
+import { RuleSchema } from '#core/model';
 import { singleLine } from '#core/render';
+import { spikeAlertMatch } from '#core/spikes/alert';
+import type { EpisodeAlert } from '#core/spikes/record';
+import { renderSpikeAlert } from '#core/spikes/render';
 import {
   alertEnvelope,
   articlesByLanguage,
   audiencesByLanguage,
   digestEnvelope,
+  PUBLISHED,
+  snsEnvelope,
   testArticle,
   testAudience,
   updateEnvelope,
@@ -228,4 +234,52 @@ describe('addresses', () => {
       ),
     );
   });
+});
+
+describe('a spike alert by SES email', () => {
+  // The email queue gets the structured document; the SNS email subscribers get the spike's own
+  // text. Both must read the same: observed against expected, the top stories, the preset.
+  const spikeRule = RuleSchema.parse({
+    ruleId: 'rates',
+    audienceId: 'x',
+    description: 'Interest rate decisions',
+    keywords: ['interest rate'],
+    spikes: 'balanced',
+  });
+  const hour = Math.floor(PUBLISHED / 3_600_000);
+  const episode: EpisodeAlert = {
+    episodeId: 'e1',
+    openedAt: hour - 1,
+    since: hour - 3,
+    preset: 'balanced',
+    bucketMs: 3_600_000,
+    observed: 57,
+    expected: 0.8,
+    bucketCount: 31,
+    bucketExpected: 0.3,
+    outletCount: 23,
+    topStories: [
+      { storyId: 's1', title: 'Central bank signals rate cut', url: 'https://news.example.com/a/1', outlets: 14 },
+      { storyId: 's2', title: '기준금리 인하 신호에 은행주 약세', url: 'https://news.example.kr/b/2', outlets: 6 },
+    ],
+    topOutlets: [{ name: 'Example Wire', stories: 12 }],
+    stage: 'spike',
+    storiesSoFar: 57,
+  };
+
+  it.each(['en', 'ko', 'ja'] as const)(
+    'in %s has the text SNS email subscribers get, and the spike in its HTML',
+    async (language) => {
+      const audience = audiencesByLanguage[language];
+      const key = 'spike:rates:e1';
+      const message = renderSpikeAlert(spikeAlertMatch({ rule: spikeRule, audience, alert: episode, key }), audience);
+      const snsEmail = (JSON.parse(message.body) as { email: string }).email;
+      const notification = parseQueuedNotification(snsEnvelope(message));
+      const draft = composeAlert(notification.document as AlertNotification, audience, notification.subject);
+      expect(draft.text).toBe(snsEmail);
+      const { parsed } = await send(draft);
+      expect(parsed.html).toContain('Central bank signals rate cut');
+      expect(parsed.html).toContain('https://news.example.kr/b/2');
+    },
+  );
 });

@@ -34,6 +34,9 @@ import {
   singleLine,
   truncateText,
 } from '../render.ts';
+import { ruleLabelOf } from '../spikes/alert.ts';
+import type { SpikeDocument } from '../spikes/document.ts';
+import { type SpikeView, emailBody as spikeEmailBody, spikeFactsOf, spikeView } from '../spikes/render.ts';
 import { escapeHtml, link, multiline } from './html.ts';
 import { type EmailWords, emailWordsFor } from './messages/catalog.ts';
 import type {
@@ -150,6 +153,8 @@ export function composeAlert(
   subject: string | undefined,
   options: ComposeOptions = {},
 ): EmailDraft {
+  if (notification.spike !== undefined)
+    return composeSpikeAlert(notification, notification.spike, audience, subject, options);
   const built = buildAlertView(
     toMatch(audience.audienceId, notification.article, notification.matches),
     audience,
@@ -215,6 +220,80 @@ function alertHtml(view: AlertView, words: EmailWords, updateLine: string | unde
     whyList(view.matches, view.omittedMatches, messages),
   );
   parts.push(`<p class="small">${escapeHtml(messages.email.alertId(singleLine(view.deliveryId)))}</p>`);
+  return parts.join('\n');
+}
+
+/**
+ * The draft of a spike alert (or its update notice): the same text SNS email subscribers get
+ * (spikes/render.ts, rebuilt from the episode in the document), and the episode in HTML.
+ */
+function composeSpikeAlert(
+  notification: AlertNotification,
+  part: SpikeDocument,
+  audience: Audience,
+  subject: string | undefined,
+  options: ComposeOptions,
+): EmailDraft {
+  const base = toMatch(audience.audienceId, notification.article, notification.matches);
+  const rule = notification.matches.find((match) => match.ruleId === part.ruleId) ?? notification.matches[0];
+  const ruleLabel = ruleLabelOf({ ruleId: part.ruleId, description: rule?.description ?? undefined });
+  const built = spikeView(
+    { ...base, spike: spikeFactsOf(part, ruleLabel) },
+    audience,
+    renderOptions(notification.locale, options),
+  );
+  const spike: SpikeView = { ...built, view: { ...built.view, deliveryId: notification.deliveryId } };
+  const { view } = spike;
+  const { messages } = view.audience;
+  const updateLine = notification.update === undefined ? undefined : messages.spike.escalated(spike.facts.storiesSoFar);
+  return {
+    kind: notification.update === undefined ? 'alert' : 'update',
+    deliveryId: notification.deliveryId,
+    audienceId: audience.audienceId,
+    audienceLabel: view.audience.label,
+    locale: view.audience.locale,
+    language: messages.language,
+    subject:
+      cleanSubject(subject) ?? renderSubject(view, notification.update === undefined ? '' : messages.update.prefix),
+    text: spikeEmailBody(spike, updateLine),
+    html: spikeHtml(spike, updateLine),
+    footer: renderFooter(view.audience),
+    urgent: view.urgent,
+  };
+}
+
+function spikeHtml(spike: SpikeView, updateLine: string | undefined): string {
+  const { view } = spike;
+  const { messages } = view.audience;
+  const parts: string[] = [];
+  if (updateLine !== undefined) parts.push(`<p class="notice">${escapeHtml(updateLine)}</p>`);
+  parts.push(`<h1>${escapeHtml(spike.headline)}</h1>`);
+  const lines = [spike.observedLine, spike.bucketLine, ...(spike.facts.outletCount > 0 ? [spike.outletsLine] : [])];
+  parts.push(lines.map((line) => `<p>${escapeHtml(line)}</p>`).join('\n'));
+  if (spike.stories.length > 0) {
+    parts.push(
+      `<h2>${escapeHtml(heading(messages.spike.topStoriesHeading))}</h2>`,
+      `<ul>${spike.stories
+        .map(
+          (story) =>
+            `<li>${story.url === '' ? escapeHtml(story.title) : link(story.url, story.title)} \u2014 ${escapeHtml(messages.spike.storyOutlets(story.outlets))}</li>`,
+        )
+        .join('')}</ul>`,
+    );
+  }
+  if (spike.outletsList !== '') {
+    parts.push(`<p>${escapeHtml(`${messages.spike.topOutletsHeading} ${spike.outletsList}`)}</p>`);
+  }
+  parts.push(
+    `<h2>${escapeHtml(heading(messages.email.whyHeading))}</h2>`,
+    `<ul>${view.matches
+      .map(
+        (match) =>
+          `<li>${escapeHtml(messages.email.rule(match.ruleId, match.description, match.urgent).replace(/^-\s*/, ''))}: ${escapeHtml(spike.whyLine)}</li>`,
+      )
+      .join('')}</ul>`,
+    `<p class="small">${escapeHtml(messages.email.alertId(singleLine(view.deliveryId)))}</p>`,
+  );
   return parts.join('\n');
 }
 

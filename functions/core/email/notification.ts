@@ -15,6 +15,7 @@
 import { z } from 'zod';
 import { canonicalLocale, SHIPPED_LOCALES } from '../locale.ts';
 import { describeIssues } from '../model.ts';
+import { SpikeDocumentSchema } from '../spikes/document.ts';
 
 /** `newsAlerts.schemaVersion` this function renders. */
 export const SUPPORTED_SCHEMA_VERSION = 1;
@@ -80,6 +81,8 @@ const AlertSchema = z.object({
     .object({ change: z.enum(['status', 'title']), status: text, previousStatus: text })
     .optional()
     .catch(undefined),
+  /** Present only in a spike alert (or its update notice): the email shows the episode. */
+  spike: SpikeDocumentSchema,
 });
 
 const DigestEntrySchema = z.object({

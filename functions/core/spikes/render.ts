@@ -35,6 +35,7 @@ import {
 import { fitsSms, isGsm7, toGsmFriendly } from '../sms.ts';
 import { publishableLink } from '../text.ts';
 import type { SpikeAlertFacts } from './alert.ts';
+import type { SpikeDocument } from './document.ts';
 
 /** `metadata.eventType` of a spike alert's structured body. */
 export const SPIKE_EVENT_TYPE = 'news-alerts.spike-detected';
@@ -59,7 +60,7 @@ export interface SpikeDocumentPart {
 }
 
 /** Everything the channels show, in the audience's words. */
-interface SpikeView {
+export interface SpikeView {
   readonly view: AlertView;
   readonly facts: SpikeAlertFacts;
   readonly headline: string;
@@ -77,7 +78,7 @@ interface SpikeView {
   readonly sinceText: string;
 }
 
-function spikeView(match: AudienceMatch, audience: Audience, options: RenderOptions): SpikeView {
+export function spikeView(match: AudienceMatch, audience: Audience, options: RenderOptions): SpikeView {
   const facts = match.spike;
   if (facts === undefined) throw new NotificationRenderError(`${match.article.key} is not a spike alert`);
   const view = buildAlertView(match, audience, { ...options, linkPolicy: 'omit' });
@@ -111,7 +112,8 @@ function spikeView(match: AudienceMatch, audience: Audience, options: RenderOpti
   };
 }
 
-function emailBody(spike: SpikeView, firstLine?: string): string {
+/** The email text of a spike alert (its update notice: with `firstLine`), as SNS email subscribers read it. */
+export function emailBody(spike: SpikeView, firstLine?: string): string {
   const { view } = spike;
   const { messages } = view.audience;
   const lines: string[] = [];
@@ -152,6 +154,35 @@ function smsBody(spike: SpikeView, prefix = ''): string {
       (start) => (isGsm7(withUrl(start)) ? '...' : '\u2026'),
     ),
   );
+}
+
+/**
+ * The facts of a spike alert read back from its document ({@link documentPart} inverted), for a
+ * channel that renders from the structured document (the SES email function): `ruleLabel` is the
+ * rule as the document's match names it.
+ */
+export function spikeFactsOf(part: SpikeDocument, ruleLabel: string): SpikeAlertFacts {
+  const bucketMs = part.bucketMinutes * 60_000;
+  const bucket = (iso: string) => Math.round(Date.parse(iso) / bucketMs);
+  return {
+    ruleId: part.ruleId,
+    ruleLabel,
+    episodeId: part.episodeId,
+    // A preset this code does not know is shown as given (the catalogs' presetWord).
+    preset: part.preset as SpikeAlertFacts['preset'],
+    since: bucket(part.since),
+    openedAt: bucket(part.openedAt),
+    bucketMs,
+    observed: part.observed,
+    expected: part.expected,
+    bucketCount: part.bucketCount,
+    bucketExpected: part.bucketExpected,
+    outletCount: part.outletCount,
+    storiesSoFar: part.storiesSoFar ?? part.observed,
+    stage: part.stage,
+    topStories: part.topStories.map((story, index) => ({ storyId: String(index), ...story })),
+    topOutlets: part.topOutlets,
+  };
 }
 
 function documentPart(spike: SpikeView): SpikeDocumentPart {
