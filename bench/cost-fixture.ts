@@ -18,7 +18,7 @@ import { readFileSync } from 'node:fs';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { alertRunEnvironment } from '../functions/alert-run/config.ts';
-import { metricNames } from '../functions/alert-run/metrics.ts';
+import { activityMetrics, everyRunMetrics, metricNames } from '../functions/alert-run/metrics.ts';
 import { WEBHOOK_SHARDS } from '../functions/shared/slack-webhook-store.ts';
 import { parseStackConfig } from '../lib/config.ts';
 import { NewsAlertsStack } from '../lib/news-alerts-stack.ts';
@@ -57,8 +57,14 @@ export interface StackFacts {
   readonly fixedSecrets: number;
   /** Secrets the Slack webhook store spreads the webhook URLs over, at most (functions/shared/slack-webhook-store.ts). */
   readonly webhookStoreShards: number;
-  /** Distinct EMF metric names of both functions (one `service` dimension each). */
-  readonly customMetrics: number;
+  /**
+   * Distinct EMF metric names of both functions (one `service` dimension each), by how often they
+   * are sent: CloudWatch bills a custom metric for each hour it receives a value. `everyHour`:
+   * sent by every run (functions/alert-run/metrics.ts everyRunMetrics) or counting normal use
+   * (activityMetrics, the relay's SlackMessagesPosted), priced as sent every hour; `whenTrouble`:
+   * sent only when something went wrong (zero is not sent).
+   */
+  readonly customMetrics: { readonly everyHour: number; readonly whenTrouble: number };
   /** Where these came from, for the document. */
   readonly note: string;
 }
@@ -77,6 +83,27 @@ function relayMetricNames(): string[] {
   const handler = readFileSync(new URL('../functions/slack-relay/handler.ts', import.meta.url), 'utf8');
   return [...new Set([...handler.matchAll(/addMetric\('([A-Za-z]+)'/g)].map((match) => match[1] ?? ''))];
 }
+
+/** The relay's metric counting normal use; its others (retries, failures, duplicates) count trouble. */
+const RELAY_ACTIVITY_METRIC = 'SlackMessagesPosted';
+
+function metricsBySending(): StackFacts['customMetrics'] {
+  const relay = relayMetricNames();
+  const alertRun = Object.values(metricNames);
+  const everyHour =
+    alertRun.filter((name) => everyRunMetrics.has(name) || activityMetrics.has(name)).length +
+    relay.filter((name) => name === RELAY_ACTIVITY_METRIC).length;
+  return { everyHour, whenTrouble: alertRun.length + relay.length - everyHour };
+}
+
+/**
+ * Hours a month each trouble metric is assumed sent: three days of incidents a month, every
+ * trouble count at once (a healthy month sends none of them).
+ */
+export const TROUBLE_HOURS_PER_MONTH = 72;
+
+/** 365 / 12 days. */
+const HOURS_PER_MONTH = (365 / 12) * 24;
 
 /**
  * Synthesizes the stack with the shipped defaults and two declared audiences (one with Slack), and
@@ -127,7 +154,7 @@ export function stackFactsFromCode(): StackFacts {
     customerManagedKeys: resources('AWS::KMS::Key').length,
     fixedSecrets: secretNames.length,
     webhookStoreShards: WEBHOOK_SHARDS,
-    customMetrics: Object.keys(metricNames).length + relayMetricNames().length,
+    customMetrics: metricsBySending(),
     note: `synthesized NewsAlertsStack with the lib/config.ts defaults (${config.scheduleExpression}, tableEncryption ${config.tableEncryption}) and functions/alert-run/config.ts defaults`,
   };
 }
@@ -500,7 +527,10 @@ export function completeScenario(
       ),
     },
     cloudWatch: {
-      customMetrics: fromCode(facts.customMetrics, 'metricNames (functions/alert-run/metrics.ts) + the relay handler'),
+      customMetrics: assumed(
+        facts.customMetrics.everyHour + (facts.customMetrics.whenTrouble * TROUBLE_HOURS_PER_MONTH) / HOURS_PER_MONTH,
+        `${facts.customMetrics.everyHour} sent every hour (every run's, normal use's) + ${facts.customMetrics.whenTrouble} sent only when not zero (trouble counts), assumed ${TROUBLE_HOURS_PER_MONTH} h of ${HOURS_PER_MONTH.toFixed(0)} a month`,
+      ),
       alarms: fromCode(
         facts.fixedAlarms + facts.alarmsPerDeclaredAudience * c.audiences,
         facts.alarmsPerDeclaredAudience === 0

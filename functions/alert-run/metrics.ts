@@ -41,9 +41,49 @@ export const metricNames = {
   upstreamErrors: 'UpstreamErrors',
 } as const;
 
-/** Adds the metrics of a finished (or skipped) run. */
+/**
+ * The metrics every finished run sends, zero included: the no-successful-run alarm fires on a
+ * missing RunSucceeded, and the dashboard's volume graphs read a quiet run as zero. Every other
+ * metric is sent only when it is not zero. CloudWatch bills a custom metric for each hour it
+ * receives a value, so a count that stays zero in a healthy month (failures, parked pages,
+ * invalid rules...) costs nothing then; the alarms on those counts treat missing data as not
+ * breaching (lib/constructs/monitoring.ts), which is what a zero means to them.
+ */
+export const everyRunMetrics: ReadonlySet<string> = new Set([
+  metricNames.runSucceeded,
+  metricNames.runDuration,
+  metricNames.watermarkLag,
+  metricNames.articlesFetched,
+  metricNames.articlesNew,
+  metricNames.articlesMatched,
+  metricNames.notificationsPublished,
+]);
+
+/**
+ * Metrics that count what the product does in normal use (stories collapsed, digests, quiet hours,
+ * late articles, sharded queueing): sent only when not zero, like the trouble counts, but a
+ * deployment that uses the feature sends them most hours, so docs/cost.md prices them as sent
+ * every hour. The rest of {@link metricNames} counts trouble: zero in a healthy month.
+ */
+export const activityMetrics: ReadonlySet<string> = new Set([
+  metricNames.duplicatesSuppressed,
+  metricNames.lateDeliveries,
+  metricNames.notificationsHeld,
+  metricNames.budgetOverflow,
+  metricNames.notificationsCollapsed,
+  metricNames.updateNotices,
+  metricNames.updatesIgnored,
+  metricNames.notificationsQueued,
+  metricNames.workItemsQueued,
+  metricNames.digestsSent,
+  metricNames.digestItemsReleased,
+]);
+
+/** Adds the metrics of a finished (or skipped) run: {@link everyRunMetrics} always, the rest when not zero. */
 export function addRunMetrics(metrics: Metrics, summary: RunSummary, now: number): void {
-  const count = (name: string, value: number) => metrics.addMetric(name, MetricUnit.Count, value);
+  const count = (name: string, value: number) => {
+    if (value !== 0 || everyRunMetrics.has(name)) metrics.addMetric(name, MetricUnit.Count, value);
+  };
   if (summary.status === 'skipped') {
     count(metricNames.runSkipped, 1);
     return;
@@ -72,10 +112,8 @@ export function addRunMetrics(metrics: Metrics, summary: RunSummary, now: number
   count(metricNames.updateNotices, summary.updateNotices);
   count(metricNames.updatesIgnored, summary.updatesIgnored);
   // Sharded publishing: what the run handed to the publishers (they report what they published).
-  if (summary.notificationsQueued > 0) {
-    count(metricNames.notificationsQueued, summary.notificationsQueued);
-    count(metricNames.workItemsQueued, summary.workItemsQueued);
-  }
+  count(metricNames.notificationsQueued, summary.notificationsQueued);
+  count(metricNames.workItemsQueued, summary.workItemsQueued);
   count(metricNames.digestsSent, summary.digestsSent);
   count(metricNames.digestItemsReleased, summary.digestItemsReleased);
   count(metricNames.digestsFailed, summary.digestsFailed);

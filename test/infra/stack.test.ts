@@ -6,7 +6,7 @@
 import { Capture, Match, type Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { alertRunEnvironment } from '#alert-run/config';
-import { metricNames } from '#alert-run/metrics';
+import { everyRunMetrics, metricNames } from '#alert-run/metrics';
 import { slackPostedPartition } from '#aws/table-layout';
 import { serviceName } from '#shared/powertools';
 import { Monitoring } from '../../lib/constructs/monitoring.ts';
@@ -499,6 +499,18 @@ describe('monitoring', () => {
       Threshold: 1,
       TreatMissingData: 'breaching',
     });
+  });
+
+  it('reads a missing value as not breaching on every run metric the function sends only when not zero', () => {
+    // addRunMetrics sends everyRunMetrics each run and the rest only when not zero (they cost
+    // nothing in an hour they are not sent): an alarm that read their absence as breaching would
+    // fire in every healthy hour.
+    const onRunMetrics = alarms().filter((properties) => properties.Namespace === 'NewsAlerts');
+    expect(onRunMetrics.length).toBeGreaterThan(5);
+    for (const properties of onRunMetrics) {
+      if (everyRunMetrics.has(String(properties.MetricName))) continue;
+      expect(properties.TreatMissingData, String(properties.AlarmName)).toBe('notBreaching');
+    }
   });
 
   it('alarms on function errors and throttles, watermark lag, upstream 401/403, parked notifications and invalid rules', () => {

@@ -5,7 +5,7 @@
  */
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import { describe, expect, it } from 'vitest';
-import { addFailureMetrics, addRunMetrics, metricNames } from '#alert-run/metrics';
+import { activityMetrics, addFailureMetrics, addRunMetrics, everyRunMetrics, metricNames } from '#alert-run/metrics';
 import { emptyRunSummary } from '#core/alert-run';
 import { ProviderResponseError, ProviderStalledError } from '#core/errors';
 
@@ -67,5 +67,33 @@ describe('sharded publishing metrics', () => {
   it('adds no queue metrics to a single-mode run', () => {
     const values = recorded((metrics) => addRunMetrics(metrics, emptyRunSummary('run-1', 0), 0));
     expect(values).not.toHaveProperty('NotificationsQueued');
+  });
+});
+
+describe('what a run sends (issue 33: a metric costs only in the hours it is sent)', () => {
+  it('sends only the every-run metrics for a quiet run, zeros included', () => {
+    const summary = { ...emptyRunSummary('run-1', 0), watermarkAfter: 0 };
+    const values = recorded((metrics) => addRunMetrics(metrics, summary, 60_000));
+    expect(new Set(Object.keys(values))).toEqual(everyRunMetrics);
+    expect(values[metricNames.articlesNew]).toBe(0);
+  });
+
+  it('sends every other count in a run where it is not zero, with its value', () => {
+    const summary = { ...emptyRunSummary('run-1', 0), watermarkAfter: 0 };
+    const counted = Object.entries(summary).filter(([, value]) => value === 0);
+    const busy = Object.fromEntries(counted.map(([key], index) => [key, index + 1]));
+    const values = recorded((metrics) => addRunMetrics(metrics, { ...summary, ...busy, watermarkAfter: 0 }, 60_000));
+    const trouble = Object.values(metricNames).filter(
+      (name) =>
+        !everyRunMetrics.has(name) &&
+        !activityMetrics.has(name) &&
+        !['RunSkipped', 'RunFailed', 'UpstreamAuthFailures', 'UpstreamErrors'].includes(name),
+    );
+    for (const name of [...activityMetrics, ...trouble]) expect(values[name], name).toBeGreaterThan(0);
+  });
+
+  it('names every metric once: sent every run, activity, or trouble', () => {
+    for (const name of everyRunMetrics) expect(activityMetrics.has(name), name).toBe(false);
+    for (const name of [...everyRunMetrics, ...activityMetrics]) expect(Object.values(metricNames)).toContain(name);
   });
 });

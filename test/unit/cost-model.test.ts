@@ -37,7 +37,7 @@ import {
   readInputs,
   writeCostDocumentFromDayBench,
 } from '../../bench/cost-model-cli.ts';
-import { metricNames } from '../../functions/alert-run/metrics.ts';
+import { activityMetrics, everyRunMetrics, metricNames } from '../../functions/alert-run/metrics.ts';
 import { parseStackConfig } from '../../lib/config.ts';
 
 /** What stackFactsFromCode returned for the shipped stack when this test was written; synthesis is checked once below. */
@@ -60,7 +60,7 @@ const facts: StackFacts = {
   customerManagedKeys: 2,
   fixedSecrets: 1,
   webhookStoreShards: 4,
-  customMetrics: 30,
+  customMetrics: { everyHour: 19, whenTrouble: 16 },
   note: 'test facts',
 };
 
@@ -250,6 +250,19 @@ describe('costModel', () => {
       ) as ScenarioCost;
     expect(of(1000).fixedUsd).toBeLessThan(40);
     expect(fixedSlope(table.scenarios, of(1000))).toBeLessThan(0.02);
+    // Issue 33: the average too, every fixed item shared out over the audiences.
+    expect(of(1000).fixedUsd / 1000).toBeLessThan(0.02);
+  });
+
+  it('docs/cost.md as generated: fixed cost per audience under $0.02 a month at 1,000 audiences', () => {
+    const document = readFileSync(new URL('../../docs/cost.md', import.meta.url), 'utf8');
+    const perAudience = [
+      ...document.matchAll(
+        /^\| ([\d,]+) articles a day × 1,000 audiences \| \$[\d,.]+ \| \$[\d,.]+ \| \$(\d+\.\d{4}) \|/gm,
+      ),
+    ];
+    expect(perAudience).toHaveLength(2);
+    for (const match of perAudience) expect(Number(match[2])).toBeLessThan(0.02);
   });
 });
 
@@ -357,7 +370,18 @@ describe('email: SES or SNS email', () => {
       stackFactsFromCode(),
     );
     const summary = (text: string) => text.slice(text.indexOf('## Summary'), text.indexOf('### How to read it'));
-    expect(summary(markdown)).toBe(summary(document));
+    // The document shows its day counts rounded, so a re-priced dollar figure may differ in its
+    // last cent; everything else is the same text.
+    const dollars = /\$([\d,]+\.\d+)/g;
+    const amounts = (text: string) =>
+      [...summary(text).matchAll(dollars)].map((m) => Number(m[1]?.replaceAll(',', '')));
+    expect(summary(markdown).replace(dollars, '$…')).toBe(summary(document).replace(dollars, '$…'));
+    const written = amounts(document);
+    const repriced = amounts(markdown);
+    expect(repriced).toHaveLength(written.length);
+    for (const [index, amount] of repriced.entries()) {
+      expect(Math.abs(amount - (written[index] ?? Number.NaN))).toBeLessThanOrEqual(0.011);
+    }
   });
 });
 
@@ -460,7 +484,10 @@ describe('stack facts come from lib/', () => {
     expect(derived.webhookStoreShards).toBe(4);
     // The stack makes one secret (the API key), whatever the audiences.
     expect(derived.fixedSecrets).toBe(1);
-    expect(derived.customMetrics).toBe(Object.keys(metricNames).length + 4);
+    const { everyHour, whenTrouble } = derived.customMetrics;
+    expect(everyHour + whenTrouble).toBe(Object.keys(metricNames).length + 4);
+    // Only the every-run, normal-use and Slack-posted metrics are priced as sent every hour.
+    expect(everyHour).toBe(everyRunMetrics.size + activityMetrics.size + 1);
     expect(derived.customerManagedKeys).toBeGreaterThanOrEqual(2);
   });
 });
