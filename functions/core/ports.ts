@@ -745,7 +745,7 @@ export interface DeliveryPorts {
  */
 export interface WorkItem {
   /** Format version; a publisher refuses (as poison) a version it does not know. */
-  readonly v: 1;
+  readonly v: 1 | 2;
   /** The dispatch (the id of the run that queued it) whose completion count it belongs to. */
   readonly dispatchId: string;
   /** Unique within its dispatch (a random UUID): the idempotency key of the item. */

@@ -15,6 +15,7 @@ import { renderNotification } from '#core/render';
 import { parseWorkItem, workItemBody } from '#core/work-items';
 import { captureLog } from '#test/run-harness';
 import { createBatchHandler, type WorkItemSteps } from '../../functions/publisher/process.ts';
+import { splitBody } from './work-items.support.ts';
 
 const audience = AudienceSchema.parse({
   audienceId: 'markets',
@@ -222,14 +223,20 @@ describe('publisher batch loop (steps stubbed)', () => {
           fc.json().map((json) => `[${json},${JSON.stringify(marker)}]`),
           // Almost a work item: a valid one with one field broken (carrying the marker).
           fc.constantFrom('v', 'dispatchId', 'itemId', 'audienceId', 'queuedAt', 'messages').map((field) => {
-            const document = JSON.parse(workItemBody(item)) as Record<string, unknown>;
-            document[field] = { broken: marker };
-            return JSON.stringify(document);
+            const { head, tail } = splitBody(workItemBody(item));
+            head[field] = { broken: marker };
+            return `${JSON.stringify(head)}\n${tail}`;
           }),
           fc.string({ unit: 'binary' }).map((text) => {
-            const document = JSON.parse(workItemBody(item)) as { messages: Record<string, unknown>[] };
-            document.messages = [{ ...document.messages[0], key: { broken: `${text}${marker}` } }];
-            return JSON.stringify(document);
+            const { head, tail } = splitBody(workItemBody(item));
+            const messages = head.messages as Record<string, unknown>[];
+            head.messages = [{ ...messages[0], key: { broken: `${text}${marker}` } }];
+            return `${JSON.stringify(head)}\n${tail}`;
+          }),
+          // The bodies after the head cut short or overlong, with the marker in them.
+          fc.boolean().map((short) => {
+            const body = workItemBody(item);
+            return short ? `${body.slice(0, -1)}` : `${body}${marker}`;
           }),
         ),
         async (body) => {

@@ -15,7 +15,7 @@ import { describe, expect, it } from 'vitest';
 import { PoisonWorkItemError } from '#core/errors';
 import type { OutboundMessage, WorkItem } from '#core/ports';
 import { packWorkItems, parseWorkItem, workItemBody } from '#core/work-items';
-import { refusedBySqs } from './work-items.support.ts';
+import { legacyBody, refusedBySqs, splitBody } from './work-items.support.ts';
 
 const t0 = Date.UTC(2025, 2, 14, 9, 0);
 
@@ -178,7 +178,7 @@ describe('parseWorkItem on hostile bodies (property)', () => {
       ],
       { now: t0, newItemId: () => 'item-1' },
     ).items;
-    const valid = JSON.parse(workItemBody(item as WorkItem)) as Record<string, unknown>;
+    const { head: valid, tail } = splitBody(workItemBody(item as WorkItem));
     const paths = [
       ['v'],
       ['dispatchId'],
@@ -192,7 +192,8 @@ describe('parseWorkItem on hostile bodies (property)', () => {
       ['messages', 0, 'key', 'articleKey'],
       ['messages', 0, 'topicArn'],
       ['messages', 0, 'subject'],
-      ['messages', 0, 'body'],
+      ['messages', 0, 'bodyChars'],
+      ['messages', 0, 'bodyJson'],
       ['messages', 0, 'ruleIds'],
       ['messages', 0, 'facts'],
       ['messages', 0, 'facts', 'status'],
@@ -209,13 +210,57 @@ describe('parseWorkItem on hostile bodies (property)', () => {
         let target: Record<string | number, unknown> = copy;
         for (const part of path.slice(0, -1)) target = target[part] as Record<string | number, unknown>;
         target[path[path.length - 1] as string | number] = value;
-        const outcome = read(JSON.stringify(copy));
+        const outcome = read(`${JSON.stringify(copy)}\n${tail}`);
         if (!(outcome instanceof PoisonWorkItemError)) {
           expect(outcome.messages.every((m) => m.key.audienceId === outcome.audienceId)).toBe(true);
-          expect(outcome.v).toBe(1);
+          expect(outcome.v).toBe(2);
         }
       }),
       { numRuns: 500 },
+    );
+  });
+
+  it('accepts damaged bodies after the head only if each still has its declared length, never quoting them', () => {
+    const packed = packWorkItems(
+      'run-1',
+      ['one', 'two'].map((n) => ({
+        key: { audienceId: 'a', articleKey: `id:${n}` },
+        topicArn: 'arn:aws:sns:us-east-1:123456789012:news-a',
+        subject: 'Rates',
+        body: JSON.stringify({ default: `${secret} ${n}` }),
+        ruleIds: ['rates'],
+      })),
+      { now: t0, newItemId: () => 'item-1' },
+    ).items;
+    const body = workItemBody(packed[0] as WorkItem);
+    const start = body.indexOf('\n') + 1;
+    fc.assert(
+      fc.property(
+        fc.integer({ min: start, max: body.length }),
+        fc.integer({ min: 0, max: 40 }),
+        fc.string({ unit: 'binary', maxLength: 40 }).map((s) => `${s}SECRETSECRET`),
+        (at, cut, inserted) => {
+          const damaged = `${body.slice(0, at)}${inserted}${body.slice(Math.min(body.length, at + cut))}`;
+          const outcome = read(damaged);
+          if (!(outcome instanceof PoisonWorkItemError)) {
+            // Same lengths: the bodies read are the damaged text, cut where the head says.
+            expect(damaged.length).toBe(body.length);
+            expect(outcome.messages.map((m) => m.body).join('')).toBe(damaged.slice(start));
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('reads every packed item again from its version-1 body (items queued before the update)', () => {
+    fc.assert(
+      fc.property(messageList, (messages) => {
+        for (const item of packWorkItems('run-1', messages, { now: t0 }).items) {
+          expect(parseWorkItem(legacyBody(item))).toEqual({ ...item, v: 1 });
+        }
+      }),
+      { numRuns: 100 },
     );
   });
 });

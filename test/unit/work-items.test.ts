@@ -9,7 +9,7 @@ import { PoisonWorkItemError } from '#core/errors';
 import type { OutboundMessage, WorkItem } from '#core/ports';
 import { workItemMaxBytes } from '#core/ports';
 import { packWorkItems, parseWorkItem, workItemBody } from '#core/work-items';
-import { refusedBySqs } from './work-items.support.ts';
+import { legacyBody, refusedBySqs, splitBody } from './work-items.support.ts';
 
 const t0 = Date.UTC(2025, 2, 14, 9, 0);
 const topicArn = (audienceId: string) => `arn:aws:sns:ap-northeast-2:123456789012:news-${audienceId}`;
@@ -41,7 +41,7 @@ describe('packWorkItems', () => {
       ['c', ['id:5']],
     ]);
     expect(items.map((item) => item.itemId)).toEqual(['item-1', 'item-2', 'item-3']);
-    expect(items.every((item) => item.v === 1 && item.dispatchId === 'run-1' && item.queuedAt === t0)).toBe(true);
+    expect(items.every((item) => item.v === 2 && item.dispatchId === 'run-1' && item.queuedAt === t0)).toBe(true);
   });
 
   it('fills an item up to exactly maxBytes and starts the next one only when a message would not fit', () => {
@@ -121,10 +121,12 @@ describe('workItemBody', () => {
 
 describe('parseWorkItem', () => {
   const secretUrl = 'https://hooks.example.com/services/T000/B000/SECRETSECRET';
-  const valid = (): Record<string, unknown> => {
+  /** A packed item's head (parsed) and the bodies after it. */
+  const valid = (): { head: Record<string, unknown>; tail: string } => {
     const [item] = packWorkItems('run-1', [message('a', 1)], { now: t0, newItemId: () => 'item-1' }).items;
-    return JSON.parse(workItemBody(item as WorkItem)) as Record<string, unknown>;
+    return splitBody(workItemBody(item as WorkItem));
   };
+  const withHead = (head: Record<string, unknown>, tail = valid().tail) => `${JSON.stringify(head)}\n${tail}`;
   const refusal = (body: string): PoisonWorkItemError => {
     try {
       parseWorkItem(body);
@@ -143,37 +145,77 @@ describe('parseWorkItem', () => {
   });
 
   it('refuses a version it does not know', () => {
-    expect(refusal(JSON.stringify({ ...valid(), v: 2 })).message).toContain('v must be 1');
+    expect(refusal(withHead({ ...valid().head, v: 3 })).message).toContain('v must be 2');
+    expect(refusal(JSON.stringify({ ...valid().head, v: 1 })).message).toContain('messages[0]');
   });
 
   it("refuses a message for another audience than the item's", () => {
-    const item = valid();
+    const item = valid().head;
     const messages = item.messages as { key: { audienceId: string } }[];
     (messages[0] as { key: { audienceId: string } }).key.audienceId = 'b';
-    expect(refusal(JSON.stringify(item)).message).toContain("every message must be for the item's audience");
+    expect(refusal(withHead(item)).message).toContain("every message must be for the item's audience");
   });
 
   it('names the attribute that is wrong, and counts unknown attributes without naming them', () => {
-    const item = valid();
+    const item = valid().head;
     const messages = item.messages as Record<string, unknown>[];
     (messages[0] as Record<string, unknown>).topicArn = secretUrl;
     item[secretUrl] = true;
-    const { message } = refusal(JSON.stringify(item));
+    const { message } = refusal(withHead(item));
     expect(message).toContain('messages[0].topicArn: topicArn must be an SNS topic ARN');
     expect(message).toContain('1 unknown attribute(s)');
   });
 
   it('refuses an empty item, and one larger than SQS allows', () => {
-    expect(refusal(JSON.stringify({ ...valid(), messages: [] })).message).toContain(
+    expect(refusal(withHead({ ...valid().head, messages: [] }, '')).message).toContain(
       'messages must hold at least one message',
     );
     expect(refusal(`"${'x'.repeat(workItemMaxBytes)}"`).message).toContain('more than the 262144 SQS allows');
   });
 
   it('lists the first five problems of a badly broken item and counts the rest', () => {
-    const item = valid();
+    const item = valid().head;
     const one = (item.messages as unknown[])[0];
     item.messages = Array.from({ length: 9 }, () => ({ ...(one as object), subject: 7 }));
-    expect(refusal(JSON.stringify(item)).message).toMatch(/messages\[4\]\.subject: .*; and 4 more$/);
+    expect(refusal(withHead(item)).message).toMatch(/messages\[4\]\.subject: .*; and 4 more$/);
+  });
+
+  it('refuses bodies that do not add up to the lengths the head gives, without quoting them', () => {
+    const { head, tail } = valid();
+    expect(refusal(withHead(head, tail.slice(0, -1))).message).toContain('messages[0]: its body is cut short');
+    expect(refusal(withHead(head, `${tail}${secretUrl}`)).message).toContain(
+      `holds ${secretUrl.length} characters after its last body`,
+    );
+    expect(refusal(JSON.stringify(head)).message).toContain('no bodies after its head');
+    const json = structuredClone(head);
+    (json.messages as Record<string, unknown>[])[0] = { ...(head.messages as object[])[0], bodyJson: true };
+    expect(refusal(withHead(json)).message).toContain('messages[0]: its body is not a JSON string');
+  });
+
+  it('reads a version-1 item (the whole item one JSON document), queued before the update', () => {
+    const [item] = packWorkItems('run-1', [message('a', 1), message('a', 2)], { now: t0 }).items;
+    if (item === undefined) throw new Error('no item');
+    expect(parseWorkItem(legacyBody(item))).toEqual({ ...item, v: 1 });
+    const damaged = JSON.parse(legacyBody(item)) as { messages: { body: unknown }[] };
+    (damaged.messages[1] as { body: unknown }).body = 7;
+    expect(refusal(JSON.stringify(damaged)).message).toContain('messages[1].body');
+  });
+
+  it('carries a rendered body as it is, not escaped inside the head', () => {
+    // An SNS message as the renderer writes it: JSON, with a JSON document for the HTTPS channel.
+    const document = { title: 'Rates "held"', link: 'https://news.example.com/a/1', rules: ['rates'] };
+    const rendered = {
+      ...message('a', 1),
+      body: JSON.stringify({
+        default: 'Rates "held"',
+        email: 'Rates "held"\n\nhttps://news.example.com/a/1',
+        https: JSON.stringify(document),
+      }),
+    };
+    const [item] = packWorkItems('run-1', [rendered], { now: t0 }).items;
+    if (item === undefined) throw new Error('no item');
+    const body = workItemBody(item);
+    expect(body.endsWith(rendered.body)).toBe(true);
+    expect(Buffer.byteLength(body)).toBeLessThan(Buffer.byteLength(legacyBody(item)));
   });
 });
