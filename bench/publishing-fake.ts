@@ -1,49 +1,43 @@
 /**
  * Publishing against an emulator whose answers cost no CPU (issue 33): the same DeliveryPipeline,
- * SqsWorkQueue packing, work item bodies and publisher batch loop as bench/publishing.ts, with
- * SNS, DynamoDB and SQS replaced by in-process fakes at the ports (functions/core/ports.ts) that
- * answer after a fixed latency and do next to nothing else: Map reads and writes. The in-process
- * fakes of the test suite (test/support/fake-ports.ts, memory-dispatch.ts) keep the state; every
- * call to a store or to SNS waits its latency first. SQS is a list the event source takes batches
- * from (as JSON bodies, parsed by the publisher as it parses an SQS record).
+ * work item packing, publisher batch loop, and the real SnsNotifier and SqsWorkQueue with the real
+ * AWS SDK v3 clients (serialization, signing, parsing, SQS's MD5 checks), as bench/publishing.ts
+ * runs them against moto. What differs is below the SDK: each client's request handler is an
+ * in-process fake that reads the request, answers after a fixed latency, and keeps the state, and
+ * the CPU of its own work (parsing the request, building the answer, the MD5s SQS would compute)
+ * is measured and taken out of the process's. DynamoDB stays at the ports (the test suite's
+ * in-memory stores, each call waiting its latency and counted): its requests are counted, not
+ * serialized, in both modes.
  *
- * What it measures that moto cannot: the process's CPU is then the code's own (the run, the
- * packing, the publishers), with no emulator or SDK in it, so single and sharded compare on what
- * they cost per notification; and the publishers' rate is set by the latencies and that CPU
- * alone, so 1 → 2 publishers shows how the mode scales where each service answers at its own
- * speed. Every run must end with the ledger holding each notification once and SNS having been
- * sent each once, or it is reported invalid.
+ * What it measures that moto cannot: the functions' CPU (the run, the packing, the publishers,
+ * the SDK) with no emulator in it, so single and sharded compare on what they cost per
+ * notification; and the publishers' rate is set by the latencies and that CPU alone, so 1 → 2
+ * publishers shows how the mode scales where each service answers at its own speed. The event
+ * source is Lambda's: it takes batches from the queue, and each invocation's event is serialized
+ * (the poller's work, not counted) and parsed (the function's runtime does that, counted). Every
+ * run must end with the ledger holding each notification once and SNS having been sent each once,
+ * or it is reported invalid.
  *
  *   npx tsx bench/publishing-fake.ts    # single, sharded at 1 and 2 publishers, twice, interleaved
- *
- * Not yet part of `npm run bench`: bench/RESULTS.md's Targets rows for sharded publishing come from
- * the moto runs of bench/publishing.ts (SDK serialization and signing included, as on Lambda).
- * What this adds is the code's own CPU (no SDK, no emulator) and the 1 → 2 publisher scaling.
  */
 import './env.ts';
+import { Buffer } from 'node:buffer';
+import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
+import { Readable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { SNSClient } from '@aws-sdk/client-sns';
+import { SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
-import pLimit from 'p-limit';
 import { DeliveryPipeline, emptyDeliveryCounts } from '#core/delivery-pipeline';
 import { waitForDispatch } from '#core/dispatch';
 import { type Audience, AudienceSchema } from '#core/model';
-import {
-  deliveryId,
-  dispatchComplete,
-  type EnqueueOutcome,
-  type Lease,
-  type Notifier,
-  type OutboundMessage,
-  type PublishedMessage,
-  type PublishOutcome,
-  silentLog,
-  type WorkItem,
-} from '#core/ports';
-import { packWorkItems, workItemBody } from '#core/work-items';
+import { dispatchComplete, type Lease, silentLog } from '#core/ports';
 import { MemoryStateStore } from '#test/fake-ports';
 import { MemoryDispatchStore } from '#test/memory-dispatch';
+import { SnsNotifier } from '../functions/aws/sns-notifier.ts';
+import { SqsWorkQueue } from '../functions/aws/sqs-work-queue.ts';
 import { createWorkItemHandler } from '../functions/publisher/process.ts';
 import { publishingMatches } from './publishing.ts';
 
@@ -64,11 +58,15 @@ export interface FakeRun {
   readonly notifications: number;
   readonly wallMs: number;
   readonly perSecond: number;
-  /** This process's CPU over the run (ms): the code's own, the fakes being Map operations. */
+  /** This process's CPU over the run less the emulator's (ms): the functions' and the SDK's. */
   readonly cpuMs: number;
   /** Store calls (each a DynamoDB request in production) and PublishBatch calls. */
   readonly storeCalls: number;
   readonly publishCalls: number;
+  /** SendMessageBatch calls (sharded). */
+  readonly sendCalls?: number;
+  /** Sharded: from the start until the run had queued everything and sealed its dispatch (ms). */
+  readonly queuedMs?: number;
   readonly invocations?: number;
   readonly invalid?: string;
 }
@@ -88,72 +86,126 @@ function withLatency<T extends object>(target: T, ms: number, counter: { calls: 
   });
 }
 
-/** SNS at a fixed latency: PublishBatch of 10 per topic, `concurrency` in flight, as SnsNotifier sends them. */
-class FakeSns implements Notifier {
-  readonly sent = new Map<string, number>();
-  calls = 0;
-  readonly #limit;
-  readonly #ms: number;
-  constructor(concurrency: number, ms: number, sent: Map<string, number>) {
-    this.#limit = pLimit(concurrency);
-    this.#ms = ms;
-    this.sent = sent;
-  }
+/** CPU (µs) the emulator spent: taken out of the process's, which is then the functions' own. */
+interface EmulatorCpu {
+  micros: number;
+}
 
-  async publish(
-    messages: readonly OutboundMessage[],
-    options: { signal?: AbortSignal; onPublished: (batch: readonly PublishedMessage[]) => Promise<void> },
-  ): Promise<PublishOutcome> {
-    const byTopic = new Map<string, OutboundMessage[]>();
-    for (const message of messages) byTopic.set(message.topicArn, [...(byTopic.get(message.topicArn) ?? []), message]);
-    const batches: OutboundMessage[][] = [];
-    for (const topic of byTopic.values())
-      for (let i = 0; i < topic.length; i += 10) batches.push(topic.slice(i, i + 10));
-    const published: PublishedMessage[] = [];
-    await Promise.all(
-      batches.map((batch) =>
-        this.#limit(async () => {
-          this.calls += 1;
-          await delay(this.#ms);
-          const accepted = batch.map((message, index) => {
-            const id = deliveryId(message.key);
-            this.sent.set(id, (this.sent.get(id) ?? 0) + 1);
-            return { message, messageId: `fake-${this.calls}-${index}` };
-          });
-          published.push(...accepted);
-          await options.onPublished(accepted);
-        }),
-      ),
-    );
-    return { published, failed: [] };
+/** Runs `work`, adding its CPU to `cpu`. */
+function apart<T>(cpu: EmulatorCpu, work: () => T): T {
+  const started = process.cpuUsage();
+  try {
+    return work();
+  } finally {
+    const used = process.cpuUsage(started);
+    cpu.micros += used.user + used.system;
   }
 }
 
-/** SQS at a fixed latency: items kept in order, sent and received in batches of 10. */
-class FakeWorkQueue {
-  readonly bodies: { id: string; body: string }[] = [];
-  #waiting: (() => void)[] = [];
-  constructor(
-    readonly dispatches: MemoryDispatchStore,
-    readonly ms: number,
-    readonly counter: { calls: number },
-  ) {}
+interface Answer {
+  readonly contentType: string;
+  readonly body: string;
+}
 
-  async enqueue(dispatchId: string, messages: readonly OutboundMessage[]): Promise<EnqueueOutcome> {
-    const { items } = packWorkItems(dispatchId, messages, { now: Date.now() });
-    this.counter.calls += 1;
-    await delay(this.ms);
-    await this.dispatches.countEnqueued(dispatchId, items.length);
-    for (let i = 0; i < items.length; i += 10) {
-      await delay(this.ms);
-      for (const item of items.slice(i, i + 10)) this.bodies.push({ id: item.itemId, body: workItemBody(item) });
+/** The parts of a request the fakes read (the SDK's HttpRequest). */
+interface FakeRequest {
+  readonly headers: Record<string, string>;
+  readonly body?: unknown;
+}
+
+/**
+ * An SDK request handler in place of the network: builds the answer in-process (its CPU counted
+ * in `cpu`), and returns it after `ms`, as a service at a fixed latency would.
+ */
+function fakeHandler(
+  ms: number,
+  cpu: EmulatorCpu,
+  counter: { calls: number },
+  answer: (request: FakeRequest) => Answer,
+) {
+  return {
+    metadata: { handlerProtocol: 'in-process' },
+    async handle(request: FakeRequest) {
+      counter.calls += 1;
+      const reply = apart(cpu, () => answer(request));
+      await delay(ms);
+      return {
+        response: apart(cpu, () => ({
+          statusCode: 200,
+          reason: 'OK',
+          headers: { 'content-type': reply.contentType, 'x-amzn-requestid': 'fake' },
+          body: Readable.from([Buffer.from(reply.body)]),
+        })),
+      };
+    },
+    updateHttpClientConfig() {},
+    httpHandlerConfigs: () => ({}),
+    destroy() {},
+  };
+}
+
+/** A request body as text (the SDK hands some as bytes). */
+const text = (body: unknown): string =>
+  body instanceof Uint8Array ? Buffer.from(body).toString('utf8') : String(body);
+
+const md5 = (...parts: string[]): string => {
+  const hash = createHash('md5');
+  for (const part of parts) hash.update(part);
+  return hash.digest('hex');
+};
+
+/** SNS PublishBatch (query protocol): every entry accepted, each (topic, message) counted in `sent`. */
+function snsAnswer(sent: Map<string, number>): (request: FakeRequest) => Answer {
+  let next = 0;
+  return (request) => {
+    const form = new URLSearchParams(text(request.body));
+    if (form.get('Action') !== 'PublishBatch')
+      throw new Error(`the fake SNS answers PublishBatch, not ${form.get('Action')}`);
+    const topic = form.get('TopicArn') ?? '';
+    const members: string[] = [];
+    for (let i = 1; ; i++) {
+      const id = form.get(`PublishBatchRequestEntries.member.${i}.Id`);
+      if (id === null) break;
+      const key = md5(topic, '\n', form.get(`PublishBatchRequestEntries.member.${i}.Message`) ?? '');
+      sent.set(key, (sent.get(key) ?? 0) + 1);
+      members.push(`<member><Id>${id}</Id><MessageId>fake-${++next}</MessageId></member>`);
     }
-    for (const wake of this.#waiting.splice(0)) wake();
-    return { items: items.length, queued: items.flatMap((item: WorkItem) => item.messages), failed: [] };
-  }
+    return {
+      contentType: 'text/xml',
+      body: `<PublishBatchResponse xmlns="http://sns.amazonaws.com/doc/2010-03-31/"><PublishBatchResult><Successful>${members.join('')}</Successful><Failed/></PublishBatchResult><ResponseMetadata><RequestId>fake</RequestId></ResponseMetadata></PublishBatchResponse>`,
+    };
+  };
+}
 
-  /** Up to `size` bodies, waiting (fixed latency, then for more) while the queue is empty. */
-  async receive(size: number, stopped: () => boolean): Promise<{ id: string; body: string }[]> {
+/**
+ * The work queue's messages, taken in batches by the event source (the Lambda poller's side).
+ * Bodies are kept as bytes, outside the JavaScript heap, as SQS keeps them outside the function:
+ * held as strings, the items waiting for a publisher made the process's garbage collector scan
+ * tens of megabytes the functions never hold.
+ */
+class FakeQueue {
+  readonly bodies: { id: string; body: Buffer }[] = [];
+  #waiting: (() => void)[] = [];
+  #next = 0;
+  constructor(readonly ms: number) {}
+
+  /** SQS SendMessageBatch (JSON protocol): every entry accepted, with the MD5 the SDK checks. */
+  readonly answer = (request: FakeRequest): Answer => {
+    const target = Object.entries(request.headers).find(([name]) => name.toLowerCase() === 'x-amz-target')?.[1];
+    if (target !== 'AmazonSQS.SendMessageBatch')
+      throw new Error(`the fake SQS answers SendMessageBatch, not ${target}`);
+    const input = JSON.parse(text(request.body)) as { Entries: { Id: string; MessageBody: string }[] };
+    const successful = input.Entries.map((entry) => {
+      const id = `fake-${++this.#next}`;
+      this.bodies.push({ id, body: Buffer.from(entry.MessageBody, 'utf8') });
+      return { Id: entry.Id, MessageId: id, MD5OfMessageBody: md5(entry.MessageBody) };
+    });
+    for (const wake of this.#waiting.splice(0)) wake();
+    return { contentType: 'application/x-amz-json-1.0', body: JSON.stringify({ Successful: successful, Failed: [] }) };
+  };
+
+  /** Up to `size` messages, waiting (fixed latency, then for more) while the queue is empty. */
+  async receive(size: number, stopped: () => boolean): Promise<{ id: string; body: Buffer }[]> {
     for (;;) {
       await delay(this.ms);
       if (this.bodies.length > 0) return this.bodies.splice(0, size);
@@ -165,6 +217,17 @@ class FakeWorkQueue {
     }
   }
 }
+
+const credentials = { accessKeyId: 'in-process', secretAccessKey: 'in-process' };
+
+const snsClient = (options: FakeOptions, cpu: EmulatorCpu, calls: { calls: number }, sent: Map<string, number>) =>
+  new SNSClient({
+    region: 'us-east-1',
+    credentials,
+    endpoint: 'https://sns.in-process',
+    maxAttempts: 1,
+    requestHandler: fakeHandler(options.latencies.snsMs, cpu, calls, snsAnswer(sent)) as never,
+  });
 
 const record = (id: string, body: string): SQSRecord => ({
   messageId: id,
@@ -203,7 +266,7 @@ function check(notifications: number, ledger: MemoryStateStore, sent: ReadonlyMa
   if (ledger.ledger.size !== notifications) problems.push(`the ledger holds ${ledger.ledger.size} of ${notifications}`);
   const total = [...sent.values()].reduce((sum, n) => sum + n, 0);
   if (sent.size !== notifications || total !== notifications)
-    problems.push(`SNS was sent ${total} for ${notifications}`);
+    problems.push(`SNS was sent ${total} (${sent.size} distinct) for ${notifications}`);
   return problems.length > 0 ? problems.join('; ') : undefined;
 }
 
@@ -223,17 +286,28 @@ async function feed(pipeline: DeliveryPipeline, matches: ReturnType<typeof publi
   await pipeline.flush();
 }
 
+/** The process's CPU since `started`, less the emulator's (ms). */
+const functionsCpuMs = (started: NodeJS.CpuUsage, emulator: EmulatorCpu): number => {
+  const used = process.cpuUsage(started);
+  return (used.user + used.system - emulator.micros) / 1000;
+};
+
 /** The run publishes, against the fakes. */
 export async function fakeSingle(options: FakeOptions): Promise<FakeRun> {
   const audiences = audiencesOf(options.audiences);
   const matches = publishingMatches([...audiences.keys()], options.notifications, options.seed);
   const store = { calls: 0 };
+  const publishCalls = { calls: 0 };
+  const emulator: EmulatorCpu = { micros: 0 };
   const ledger = new MemoryStateStore();
   const sent = new Map<string, number>();
-  const sns = new FakeSns(options.snsConcurrency, options.latencies.snsMs, sent);
   const pipeline = new DeliveryPipeline({
     state: withLatency(ledger, options.latencies.dynamoMs, store),
-    notifier: sns,
+    notifier: new SnsNotifier({
+      client: snsClient(options, emulator, publishCalls, sent),
+      concurrency: options.snsConcurrency,
+      log: silentLog,
+    }),
     log: silentLog,
     now: Date.now,
     audiences,
@@ -244,19 +318,20 @@ export async function fakeSingle(options: FakeOptions): Promise<FakeRun> {
     applyDeliveryPreferences: true,
   });
   const cpu = process.cpuUsage();
+  emulator.micros = 0;
   const started = performance.now();
   await feed(pipeline, matches);
   const wallMs = performance.now() - started;
-  const used = process.cpuUsage(cpu);
+  const cpuMs = functionsCpuMs(cpu, emulator);
   const invalid = check(matches.length, ledger, sent);
   return {
     mode: 'single',
     notifications: matches.length,
     wallMs,
     perSecond: invalid === undefined ? matches.length / (wallMs / 1000) : Number.NaN,
-    cpuMs: (used.user + used.system) / 1000,
+    cpuMs,
     storeCalls: store.calls,
-    publishCalls: sns.calls,
+    publishCalls: publishCalls.calls,
     ...(invalid === undefined ? {} : { invalid }),
   };
 }
@@ -266,26 +341,42 @@ export async function fakeSharded(options: FakeOptions, publishers: number): Pro
   const audiences = audiencesOf(options.audiences);
   const matches = publishingMatches([...audiences.keys()], options.notifications, options.seed);
   const store = { calls: 0 };
+  const publishCalls = { calls: 0 };
+  const sendCalls = { calls: 0 };
+  const emulator: EmulatorCpu = { micros: 0 };
   const ledger = new MemoryStateStore();
-  const dispatchStore = new MemoryDispatchStore();
-  const dispatches = withLatency(dispatchStore, options.latencies.dynamoMs, store);
+  const dispatches = withLatency(new MemoryDispatchStore(), options.latencies.dynamoMs, store);
   const state = withLatency(ledger, options.latencies.dynamoMs, store);
-  const queue = new FakeWorkQueue(dispatchStore, options.latencies.sqsMs, { calls: 0 });
+  const fakeQueue = new FakeQueue(options.latencies.sqsMs);
+  const queue = new SqsWorkQueue({
+    client: new SQSClient({
+      region: 'us-east-1',
+      credentials,
+      endpoint: 'https://sqs.in-process',
+      maxAttempts: 1,
+      requestHandler: fakeHandler(options.latencies.sqsMs, emulator, sendCalls, fakeQueue.answer) as never,
+    }),
+    queueUrl: 'https://sqs.in-process/123456789012/news-alerts-work',
+    dispatches,
+    log: silentLog,
+  });
   const sent = new Map<string, number>();
-  const snsClients: FakeSns[] = [];
-  const handlers = Array.from({ length: publishers }, () => {
-    const sns = new FakeSns(options.snsConcurrency, options.latencies.snsMs, sent);
-    snsClients.push(sns);
-    return createWorkItemHandler({
+  // Each publisher is an environment of its own, with its own clients, as Lambda runs them.
+  const handlers = Array.from({ length: publishers }, () =>
+    createWorkItemHandler({
       state,
-      notifier: sns,
+      notifier: new SnsNotifier({
+        client: snsClient(options, emulator, publishCalls, sent),
+        concurrency: options.snsConcurrency,
+        log: silentLog,
+      }),
       dispatches,
       log: silentLog,
       now: Date.now,
       ledgerFlushDelayMs: options.ledgerFlushDelayMs,
       maxReceiveCount: 3,
-    });
-  });
+    }),
+  );
   const dispatchId = `fake-sharded-${publishers}`;
   const lease: Lease = { owner: 'fake-run', expiresAt: Number.MAX_SAFE_INTEGER } as Lease;
   const counts = emptyDeliveryCounts();
@@ -308,25 +399,30 @@ export async function fakeSharded(options: FakeOptions, publishers: number): Pro
   });
   let stopped = false;
   let invocations = 0;
-  // The event source: each publisher takes up to a batch, invokes, and takes the next.
+  // The event source: each publisher takes up to a batch, invokes, and takes the next. The poller
+  // serializes the event (not the function's CPU); the function's runtime parses it (counted).
   const publishersDone = handlers.map(async (handler) => {
     for (;;) {
-      const batch = await queue.receive(options.publisherBatchSize, () => stopped);
+      const batch = await fakeQueue.receive(options.publisherBatchSize, () => stopped);
       if (batch.length === 0) return;
       invocations += 1;
-      const event: SQSEvent = { Records: batch.map(({ id, body }) => record(id, body)) };
-      const response = await handler(event, context());
+      const payload = apart(emulator, () =>
+        JSON.stringify({ Records: batch.map(({ id, body }) => record(id, body.toString('utf8'))) } satisfies SQSEvent),
+      );
+      const response = await handler(JSON.parse(payload) as SQSEvent, context());
       if (response.batchItemFailures.length > 0) throw new Error('a fake publisher reported failures');
     }
   });
   const cpu = process.cpuUsage();
+  emulator.micros = 0;
   const started = performance.now();
   await dispatches.open(lease, dispatchId, Date.now());
   await feed(pipeline, matches);
   await dispatches.seal(lease, dispatchId, { expected: counts.workItemsQueued }, Date.now());
+  const queuedMs = performance.now() - started;
   const head = await waitForDispatch(dispatches, dispatchId, AbortSignal.timeout(3_600_000));
   const wallMs = performance.now() - started;
-  const used = process.cpuUsage(cpu);
+  const cpuMs = functionsCpuMs(cpu, emulator);
   stopped = true;
   await Promise.all(publishersDone);
   const invalid =
@@ -339,16 +435,18 @@ export async function fakeSharded(options: FakeOptions, publishers: number): Pro
     notifications: matches.length,
     wallMs,
     perSecond: invalid === undefined ? matches.length / (wallMs / 1000) : Number.NaN,
-    cpuMs: (used.user + used.system) / 1000,
+    cpuMs,
     storeCalls: store.calls,
-    publishCalls: snsClients.reduce((sum, sns) => sum + sns.calls, 0),
+    publishCalls: publishCalls.calls,
+    sendCalls: sendCalls.calls,
+    queuedMs,
     invocations,
     ...(invalid === undefined ? {} : { invalid }),
   };
 }
 
 /** The publishing part's full size and the stack's defaults, with about AWS's latencies. */
-const DEFAULT_OPTIONS: FakeOptions = {
+export const DEFAULT_FAKE_OPTIONS: FakeOptions = {
   notifications: 10_000,
   audiences: 400,
   seed: 20_250_101,
@@ -357,6 +455,63 @@ const DEFAULT_OPTIONS: FakeOptions = {
   publisherBatchSize: 10,
   latencies: { snsMs: 40, dynamoMs: 10, sqsMs: 10 },
 };
+
+/** The fake runs of one bench run: each configuration's median over interleaved rounds. */
+export interface FakePublishingResults {
+  readonly options: FakeOptions;
+  readonly rounds: number;
+  readonly single: FakeRun;
+  /** By publisher count, ascending. */
+  readonly sharded: readonly FakeRun[];
+}
+
+const medianOf = (values: readonly number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1
+    ? (sorted[middle] as number)
+    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+};
+
+/** One configuration's runs as one: medians of rate, wall and CPU; invalid if any run was. */
+function medianRun(runs: readonly FakeRun[]): FakeRun {
+  const first = runs[0] as FakeRun;
+  const invalid = runs.find((run) => run.invalid !== undefined)?.invalid;
+  return {
+    ...first,
+    wallMs: medianOf(runs.map((run) => run.wallMs)),
+    perSecond: invalid === undefined ? medianOf(runs.map((run) => run.perSecond)) : Number.NaN,
+    cpuMs: medianOf(runs.map((run) => run.cpuMs)),
+    ...(first.queuedMs === undefined ? {} : { queuedMs: medianOf(runs.map((run) => run.queuedMs ?? Number.NaN)) }),
+    storeCalls: Math.max(...runs.map((run) => run.storeCalls)),
+    publishCalls: Math.max(...runs.map((run) => run.publishCalls)),
+    ...(invalid === undefined ? {} : { invalid }),
+  };
+}
+
+/**
+ * Single and sharded at each of `publisherCounts`, `rounds` times interleaved (a burst of load on
+ * the shared machine hits every configuration alike), after one unmeasured warm-up of each mode.
+ */
+export async function runFakePublishing(
+  options: FakeOptions,
+  publisherCounts: readonly number[],
+  rounds: number,
+  progress?: (line: string) => void,
+): Promise<FakePublishingResults> {
+  const warmUp = { ...options, notifications: Math.min(options.notifications, 2_000) };
+  await fakeSingle(warmUp);
+  await fakeSharded(warmUp, 1);
+  const singles: FakeRun[] = [];
+  const sharded = publisherCounts.map(() => [] as FakeRun[]);
+  for (let round = 1; round <= rounds; round++) {
+    singles.push(await fakeSingle(options));
+    for (const [index, publishers] of publisherCounts.entries())
+      sharded[index]?.push(await fakeSharded(options, publishers));
+    progress?.(`publishing (zero-CPU emulator): round ${round} of ${rounds}`);
+  }
+  return { options, rounds, single: medianRun(singles), sharded: sharded.map(medianRun) };
+}
 
 function describeRun(run: FakeRun, single: FakeRun | undefined): string {
   const cpu = run.cpuMs / run.notifications;
@@ -371,8 +526,32 @@ function describeRun(run: FakeRun, single: FakeRun | undefined): string {
 
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   for (let round = 1; round <= 2; round++) {
-    const single = await fakeSingle(DEFAULT_OPTIONS);
-    const runs = [single, await fakeSharded(DEFAULT_OPTIONS, 1), await fakeSharded(DEFAULT_OPTIONS, 2)];
+    const single = await fakeSingle(DEFAULT_FAKE_OPTIONS);
+    const runs = [single, await fakeSharded(DEFAULT_FAKE_OPTIONS, 1), await fakeSharded(DEFAULT_FAKE_OPTIONS, 2)];
     for (const run of runs) process.stdout.write(`round ${round}, ${describeRun(run, single)}\n`);
   }
+}
+
+/** What the throughput model predicts at one publisher count. */
+export interface ModelPoint {
+  readonly publishers: number;
+  readonly perSecond: number;
+  readonly bound: 'publishers' | 'the run';
+}
+
+/**
+ * Sharded throughput at `publishers`, from the fake runs: each publisher is a Lambda environment
+ * of its own (its own CPU), so P publishers drain P × one publisher's measured rate, until the run
+ * that feeds them is the limit (notifications it queued per second while one publisher drained).
+ * Assumes the services answer at the fixed latencies whatever the load, and leaves out AWS's
+ * quotas (SNS publish and Lambda concurrency per account) and the publisherConcurrency setting.
+ */
+export function modelThroughput(results: FakePublishingResults, publishers: number): ModelPoint | undefined {
+  const one = results.sharded.find((run) => run.publishers === 1);
+  if (one === undefined || one.invalid !== undefined || one.queuedMs === undefined) return undefined;
+  const drain = publishers * one.perSecond;
+  const feed = one.notifications / (one.queuedMs / 1000);
+  return drain <= feed
+    ? { publishers, perSecond: drain, bound: 'publishers' }
+    : { publishers, perSecond: feed, bound: 'the run' };
 }

@@ -22,6 +22,7 @@
  * /proc around each mode: close to one core for the whole run means moto, not the mode, set the
  * pace.
  */
+
 import { readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { CreateTableCommand, DynamoDBClient, ScanCommand, type ScanCommandOutput } from '@aws-sdk/client-dynamodb';
@@ -44,6 +45,7 @@ import { createWorkQueues, workMaxReceiveCount, workVisibilityTimeoutSeconds } f
 import { createWorkItemHandler } from '../functions/publisher/process.ts';
 import { ShardedPublishing } from '../lib/constructs/sharded-publishing.ts';
 import { startLatencyProxy } from './latency-proxy.ts';
+import type { FakePublishingResults } from './publishing-fake.ts';
 import { recordRequests } from './request-recorder.ts';
 import { syntheticArticles } from './synthetic.ts';
 
@@ -105,6 +107,8 @@ export interface PublishingResults {
   readonly runs: readonly PublishingRun[];
   /** CPUs of the machine the modes shared (the bench process, every publisher and moto run on them). */
   readonly cores: number;
+  /** The same modes against the zero-CPU emulator at fixed latencies (bench/publishing-fake.ts). */
+  readonly fake?: FakePublishingResults;
 }
 
 const rules: RuleMatch[] = [

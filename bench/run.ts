@@ -55,6 +55,7 @@ import { logLogPlotSvg } from './plot.ts';
 import { startCpuProfile, summarizeProfile } from './profile.ts';
 import { type DayVariant, type ProviderDayResults, runProviderDay, SCHEDULES, type Schedule } from './provider-day.ts';
 import { type PublishingResults, runPublishing } from './publishing.ts';
+import { DEFAULT_FAKE_OPTIONS, runFakePublishing } from './publishing-fake.ts';
 import { type BenchReport, renderMarkdown, renderText, type Section, type TargetCheck } from './report.ts';
 import {
   ATTRIBUTION_BUNDLES,
@@ -119,6 +120,8 @@ interface Plan {
     readonly notifications: number;
     readonly audiences: number;
     readonly publisherConcurrencies: readonly number[];
+    /** Interleaved rounds of the zero-CPU emulator runs (bench/publishing-fake.ts), at 1, 2 and 4 publishers. */
+    readonly fakeRounds: number;
   };
   readonly providerDay: {
     readonly articlesPerDay: number;
@@ -161,7 +164,7 @@ const plans: Record<'full' | 'quick', Plan> = {
     // publisher, 50,000 more than 20 minutes), so the full run measures a fifth of it with the
     // same 25 notifications per audience; the rates and CPU per notification it compares are per
     // notification, and the section says what it ran.
-    publishing: { notifications: 10_000, audiences: 400, publisherConcurrencies: [1, 4, 16] },
+    publishing: { notifications: 10_000, audiences: 400, publisherConcurrencies: [1, 4, 16], fakeRounds: 3 },
     providerDay: {
       articlesPerDay: 100_000,
       // The targets' scenario (typical lateness, counted reading, the default) first on each
@@ -194,7 +197,7 @@ const plans: Record<'full' | 'quick', Plan> = {
     cliStartup: { repetitions: 7 },
     endToEnd: { articles: 2_000, audiences: 40, rulesPerAudience: 3 },
     memory: { articles: 10_000, audiences: 10, rulesPerAudience: 5 },
-    publishing: { notifications: 1_000, audiences: 40, publisherConcurrencies: [1, 4, 16] },
+    publishing: { notifications: 1_000, audiences: 40, publisherConcurrencies: [1, 4, 16], fakeRounds: 1 },
     providerDay: {
       articlesPerDay: 10_000,
       schedules: [
@@ -465,11 +468,16 @@ const SPIKE_SECTION_TITLE = '10. Spike alerts (issue 34)';
 /** Injected PublishBatch latency of the publishing part: about what SNS takes in a region (issue 14). */
 const PUBLISH_LATENCY_MS = 40;
 
-/** Single vs sharded publishing on a moto server of its own (bench/publishing.ts). */
+/**
+ * Single vs sharded publishing on a moto server of its own (bench/publishing.ts: the guarantees,
+ * end to end), then against the zero-CPU emulator at fixed latencies (bench/publishing-fake.ts:
+ * the cost rows and the throughput model), once moto has stopped.
+ */
 async function runPublishingPart(plan: Plan): Promise<PublishingResults> {
   const moto = await startMoto();
+  let results: PublishingResults;
   try {
-    return await runPublishing({
+    results = await runPublishing({
       moto,
       notifications: plan.publishing.notifications,
       audiences: plan.publishing.audiences,
@@ -484,6 +492,19 @@ async function runPublishingPart(plan: Plan): Promise<PublishingResults> {
   } finally {
     await moto.stop();
   }
+  const fake = await runFakePublishing(
+    {
+      ...DEFAULT_FAKE_OPTIONS,
+      notifications: plan.publishing.notifications,
+      audiences: plan.publishing.audiences,
+      snsConcurrency: STACK_DEFAULTS.snsConcurrency,
+      latencies: { ...DEFAULT_FAKE_OPTIONS.latencies, snsMs: PUBLISH_LATENCY_MS },
+    },
+    [1, 2, 4],
+    plan.publishing.fakeRounds,
+    (line) => process.stderr.write(`bench: ${line}\n`),
+  );
+  return { ...results, fake };
 }
 
 async function main(): Promise<void> {
