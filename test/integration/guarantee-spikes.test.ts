@@ -9,12 +9,14 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Notifier } from '#core/ports';
+import { emptyDetectorState, PRESETS, SpikeDetector, spikeModel } from '#core/spikes/detector';
 import type { SpikeStore } from '#core/spikes/ports';
-import { bucketOf, evaluatedThrough, type SpikeRecord } from '#core/spikes/record';
+import { bucketOf, evaluatedThrough, newSpikeRecord, SPIKE_BUCKET_MS, type SpikeRecord } from '#core/spikes/record';
 import type { SandboxAudience } from '#sandbox/examples';
 import { burstStories, type SimBurst } from '#sandbox/news-simulator-data';
 import { primeSpikeHistory } from '#sandbox/spike-demo';
 import { startTestStack, stateWith, type TestStack } from '#test/run-harness';
+import { seeded } from '#test/spike-world';
 
 const minute = 60_000;
 /** A whole hour plus five minutes (UTC): runs happen on a five-minute grid from here. */
@@ -190,6 +192,31 @@ describe('spike alerts across crashes and re-reads', () => {
     }
     expect(countedIn(await recordOf(spikes, 'alpha'), midnight)).toBe(dayCount);
     expect(await spikeAlertsSince(s)).toEqual([await alertIdOf(spikes, 'alpha')]);
+  });
+
+  it('a record keeps all its detector needs through the state table: a fewer detector read back continues exactly', async () => {
+    const { spikes } = await start([{ ...ruleFor('alpha', 'Aurora Cell'), spikes: 'fewer' }]);
+    // Three weeks of counts and two bursts, the second smaller: fewer holds it back (the record
+    // of the last 14 days), which only a detector that kept its record history can repeat.
+    const random = seeded(21);
+    const counts: number[] = Array.from({ length: 21 * 24 }, () => (random() < 0.5 ? 1 : 2));
+    counts[16 * 24 + 12] = 60;
+    counts[19 * 24 + 12] = 30;
+    const model = spikeModel(SPIKE_BUCKET_MS);
+    const current = bucketOf(epoch);
+    const detector = new SpikeDetector(model, PRESETS.fewer, emptyDetectorState(current - counts.length));
+    for (const count of counts) detector.step(count);
+    const stored = (await spikes.read(['alpha'])).get('alpha');
+    await spikes.write({
+      ...newSpikeRecord('alpha', 'spike-desk', 'fewer', epoch),
+      version: stored?.version ?? 0,
+      detector: detector.state(),
+    });
+    const read = await recordOf(spikes, 'alpha');
+    expect(read.detector).toEqual(JSON.parse(JSON.stringify(detector.state())));
+    const restored = new SpikeDetector(model, PRESETS.fewer, read.detector);
+    const next = [1, 2, 35, 2, 1];
+    expect(next.map((count) => restored.step(count))).toEqual(next.map((count) => detector.step(count)));
   });
 
   it('runs that read the same window again (every run a full sweep) count nothing twice and alert once', async () => {
