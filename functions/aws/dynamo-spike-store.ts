@@ -7,7 +7,9 @@
  * - spike record: pk `spike#<ruleId>`, sk `record`; `ruleId`, `audienceId`, `preset`, `bucketMs`,
  *   `version` (optimistic lock), `detector` (map: `start`, `counts` (list of numbers, four weeks
  *   of hourly new-story counts, -1 unknown), `expected` (the last week's expected counts),
- *   `seasonal` (the last day's seasonal medians), `dispersion`, `dispersionAt`, `countingSince`,
+ *   `seasonal` (the last day's seasonal medians), `scores` (presets with a record span: each
+ *   hour's significance over that span; `levels` instead when the record compares levels),
+ *   `dispersion`, `dispersionAt`, `countingSince`,
  *   `episodes` (past episodes in the history), `open` (the episode in progress), `closedAt`),
  *   `outletCounts` (the last week's distinct outlets per hour), `open` (the open buckets: story ids,
  *   a few headlines with links, outlets), `alert` (the current or last episode's alert facts),
@@ -90,6 +92,8 @@ const RecordItem = z.object({
     counts: z.array(finite),
     expected: z.array(finite),
     seasonal: z.array(finite),
+    scores: z.optional(z.array(finite)),
+    levels: z.optional(z.array(z.array(finite))),
     dispersion: finite,
     dispersionAt: int,
     countingSince: int,

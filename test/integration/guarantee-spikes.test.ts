@@ -1,19 +1,22 @@
 /**
  * Spike alerts' guarantees (issue 34) against moto and the news API simulator with the real
  * alert run, story index, spike store and ledger: a run that crashes mid-count loses no story and
- * counts none twice; a window read again counts nothing twice; an episode whose run crashes before
+ * counts none twice (also when it dies storing the counts of a provider day it finished: the
+ * counts are stored before the watermark moves past the day); a window read again counts nothing twice; an episode whose run crashes before
  * its alert went out, or after it went out but before the run noted it, is alerted exactly once.
  * Each scenario's rule starts with three weeks of counts (primed: the warm-up a new rule spends),
  * and the simulator schedules a burst on the rule's topic.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Notifier } from '#core/ports';
+import { emptyDetectorState, PRESETS, SpikeDetector, spikeModel } from '#core/spikes/detector';
 import type { SpikeStore } from '#core/spikes/ports';
-import { bucketOf, evaluatedThrough, type SpikeRecord } from '#core/spikes/record';
+import { bucketOf, evaluatedThrough, newSpikeRecord, SPIKE_BUCKET_MS, type SpikeRecord } from '#core/spikes/record';
 import type { SandboxAudience } from '#sandbox/examples';
 import { burstStories, type SimBurst } from '#sandbox/news-simulator-data';
 import { primeSpikeHistory } from '#sandbox/spike-demo';
 import { startTestStack, stateWith, type TestStack } from '#test/run-harness';
+import { seeded } from '#test/spike-world';
 
 const minute = 60_000;
 /** A whole hour plus five minutes (UTC): runs happen on a five-minute grid from here. */
@@ -78,18 +81,18 @@ describe('spike alerts across crashes and re-reads', () => {
     stack = undefined;
   });
 
-  async function start(rules: ReturnType<typeof ruleFor>[], environment: Record<string, string> = {}) {
+  async function start(rules: ReturnType<typeof ruleFor>[], environment: Record<string, string> = {}, at = epoch) {
     const s = await startTestStack({
       audiences,
       rules,
       simulator: { articles: [] },
-      epoch,
+      epoch: at,
       environment: { INITIAL_LOOKBACK_MINUTES: '60', ...environment },
     });
     stack = s;
     const spikes = s.dependencies.spikes as SpikeStore;
     for (const rule of rules) {
-      await primeSpikeHistory(spikes, { ruleId: rule.ruleId, audienceId: 'spike-desk', now: epoch, perHour: 1 });
+      await primeSpikeHistory(spikes, { ruleId: rule.ruleId, audienceId: 'spike-desk', now: at, perHour: 1 });
     }
     return { s, spikes };
   }
@@ -138,6 +141,82 @@ describe('spike alerts across crashes and re-reads', () => {
     expect(countedIn(await recordOf(spikes, 'alpha'), epoch)).toBe(storiesBy(alpha, lastRunOfHour));
     expect(countedIn(await recordOf(spikes, 'beta'), epoch)).toBe(storiesBy(beta, lastRunOfHour));
     expect(await spikeAlertsSince(s)).toEqual([await alertIdOf(spikes, 'alpha'), await alertIdOf(spikes, 'beta')]);
+  });
+
+  it('a run that crashes while storing the counts of a provider day it finished: the watermark stays before that day, so the next run counts it', async () => {
+    // The burst ends before the provider's midnight, and the first run after
+    // midnight finishes that day and dies storing its counts. Its watermark must not have moved
+    // past the day: the next run's sweep reads from the watermark on, and a day behind it is never
+    // read again (no re-reading window below the watermark). Within one day a crash is forgiving
+    // (the sweep after a failed run reads the whole day again), so only a day boundary tells.
+    // 23:05 and midnight in Seoul, the simulator's (the provider's) time zone.
+    const lateEvening = Date.UTC(2026, 10, 23, 14, 5);
+    const midnight = Date.UTC(2026, 10, 23, 15);
+    const { s, spikes } = await start(
+      [ruleFor('alpha', 'Aurora Cell')],
+      { LATE_ARRIVAL_MINUTES: '0', INCREMENTAL_OVERLAP_MINUTES: '0', INITIAL_LOOKBACK_MINUTES: '120' },
+      lateEvening,
+    );
+    const burst: SimBurst = {
+      topic: 'Aurora Cell',
+      from: lateEvening,
+      hours: 50 / 60,
+      storiesPerHour: 36,
+      copies: 2,
+      seed: 5,
+    };
+    s.simulator?.scheduleBurst(burst);
+    const dayCount = storiesBy(burst, midnight - 1);
+    expect(dayCount).toBe(storiesBy(burst, midnight + 60 * minute));
+    s.setTime(midnight + 10 * minute);
+    const crashing: SpikeStore = {
+      read: spikes.read.bind(spikes),
+      readHeartbeat: spikes.readHeartbeat.bind(spikes),
+      writeHeartbeat: spikes.writeHeartbeat.bind(spikes),
+      write: async () => {
+        throw new Error('simulated crash storing the day’s spike counts');
+      },
+    };
+    await expect(s.run({ dependencies: { spikes: crashing } })).rejects.toThrow(/simulated crash/);
+    expect((await s.dependencies.state.readWatermark())?.at ?? 0).toBeLessThan(midnight);
+    for (const at of [15, 20, 25]) {
+      s.setTime(midnight + at * minute);
+      expect((await s.run()).status).toBe('completed');
+    }
+    // A story counts in the hour it was first seen: the crashed run saw them all at 00:10.
+    expect(countedIn(await recordOf(spikes, 'alpha'), midnight)).toBe(dayCount);
+    // The hour ends: one alert, and the count stays.
+    for (const at of [60, 65, 70]) {
+      s.setTime(midnight + at * minute);
+      expect((await s.run()).status).toBe('completed');
+    }
+    expect(countedIn(await recordOf(spikes, 'alpha'), midnight)).toBe(dayCount);
+    expect(await spikeAlertsSince(s)).toEqual([await alertIdOf(spikes, 'alpha')]);
+  });
+
+  it('a record keeps all its detector needs through the state table: a fewer detector read back continues exactly', async () => {
+    const { spikes } = await start([{ ...ruleFor('alpha', 'Aurora Cell'), spikes: 'fewer' }]);
+    // Three weeks of counts and two bursts, the second smaller: fewer holds it back (the record
+    // of the last 14 days), which only a detector that kept its record history can repeat.
+    const random = seeded(21);
+    const counts: number[] = Array.from({ length: 21 * 24 }, () => (random() < 0.5 ? 1 : 2));
+    counts[16 * 24 + 12] = 60;
+    counts[19 * 24 + 12] = 30;
+    const model = spikeModel(SPIKE_BUCKET_MS);
+    const current = bucketOf(epoch);
+    const detector = new SpikeDetector(model, PRESETS.fewer, emptyDetectorState(current - counts.length));
+    for (const count of counts) detector.step(count);
+    const stored = (await spikes.read(['alpha'])).get('alpha');
+    await spikes.write({
+      ...newSpikeRecord('alpha', 'spike-desk', 'fewer', epoch),
+      version: stored?.version ?? 0,
+      detector: detector.state(),
+    });
+    const read = await recordOf(spikes, 'alpha');
+    expect(read.detector).toEqual(JSON.parse(JSON.stringify(detector.state())));
+    const restored = new SpikeDetector(model, PRESETS.fewer, read.detector);
+    const next = [1, 2, 35, 2, 1];
+    expect(next.map((count) => restored.step(count))).toEqual(next.map((count) => detector.step(count)));
   });
 
   it('runs that read the same window again (every run a full sweep) count nothing twice and alert once', async () => {

@@ -42,10 +42,22 @@ export interface PresetParameters {
   /** Smallest observed / expected ratio in the tested span for an episode to open. */
   readonly minRatio: number;
   /**
-   * Only the largest jump in this many days opens an episode: its significance must exceed every
-   * bucket's of that span (past episodes included). Absent: any significant jump opens one.
+   * Only the largest jump in this many days opens an episode (past episodes included). Absent: any
+   * significant jump opens one.
    */
   readonly recordDays?: number | undefined;
+  /**
+   * How the jumps are compared for `recordDays`:
+   * - `significance` (the default): the bucket's significance (its strongest span's −log10 p) must
+   *   exceed every bucket's of the record span;
+   * - `level`: span by span, the span's count over what the mean count per bucket of the last
+   *   three days (the warm-up's length) gives for a span that long; at least one span's level must
+   *   exceed every level of that span in the record span. Scale-free and blind to the time of day:
+   *   the jump a person sees on a plot of the series, not the surprise at that hour. No preset a
+   *   rule can name uses it (its state is larger: one level per span and bucket); the NAB bench's
+   *   leave-one-series-out grid chooses between the two (docs/spikes.md "Evaluating on any series").
+   */
+  readonly recordOf?: 'significance' | 'level' | undefined;
 }
 
 /**
@@ -155,8 +167,14 @@ export interface DetectorState {
   readonly expected: readonly number[];
   /** The seasonal median of each bucket (-1: none); the last day. */
   readonly seasonal: readonly number[];
-  /** Each bucket's significance (the strongest span's −log10 p), for presets with `recordDays`; the last two weeks. */
+  /** Each bucket's significance (the strongest span's −log10 p), for presets with `recordDays`; the last `recordDays` days. */
   readonly scores?: readonly number[] | undefined;
+  /**
+   * For presets that compare levels (`recordOf: 'level'`): each bucket's level per span, one array
+   * per span of {@link SpikeModel.scales} in that order (-1: the span was not all counted); the last
+   * `recordDays` days.
+   */
+  readonly levels?: readonly (readonly number[])[] | undefined;
   /** 1/size of the negative binomial (0: Poisson), re-estimated once a day. */
   readonly dispersion: number;
   /** The bucket the dispersion was last estimated at, or -1. */
@@ -308,6 +326,8 @@ export class SpikeDetector {
   readonly #expected: BucketSeries;
   readonly #seasonal: BucketSeries;
   readonly #scores: BucketSeries;
+  /** Per span (in the order of the model's scales), each bucket's level, for `recordOf: 'level'`. */
+  readonly #levels: BucketSeries[];
   #dispersion: number;
   #dispersionAt: number;
   readonly #countingSince: number;
@@ -326,6 +346,10 @@ export class SpikeDetector {
     this.#seasonal = new BucketSeries(end - state.seasonal.length, state.seasonal, model.bucketsPerDay);
     const scores = state.scores ?? [];
     this.#scores = new BucketSeries(end - scores.length, scores, RECORD_DAYS_KEPT * model.bucketsPerDay);
+    this.#levels = model.scales.map((_, i) => {
+      const levels = state.levels?.[i] ?? [];
+      return new BucketSeries(end - levels.length, levels, RECORD_DAYS_KEPT * model.bucketsPerDay);
+    });
     this.#dispersion = state.dispersion;
     this.#dispersionAt = state.dispersionAt;
     this.#countingSince = state.countingSince;
@@ -356,7 +380,9 @@ export class SpikeDetector {
       seasonal: this.#seasonal.tail(this.model.bucketsPerDay).values,
       ...(this.preset.recordDays === undefined
         ? {}
-        : { scores: this.#scores.tail(this.preset.recordDays * this.model.bucketsPerDay).values }),
+        : this.#comparesLevels()
+          ? { levels: this.#levels.map((levels) => levels.tail(this.#recordBuckets()).values) }
+          : { scores: this.#scores.tail(this.#recordBuckets()).values }),
       dispersion: this.#dispersion,
       dispersionAt: this.#dispersionAt,
       countingSince: this.#countingSince,
@@ -380,8 +406,11 @@ export class SpikeDetector {
     this.#counts.push(count < 0 ? -1 : count);
     this.#seasonal.push(Number.isNaN(seasonal) ? -1 : roundTo3(seasonal));
     this.#expected.push(Number.isNaN(rounded) ? -1 : rounded);
-    const verdict = this.#judge(bucket, count, rounded);
-    this.#scores.push(Math.round(verdict.score * 100) / 100);
+    // Levels are pushed before judging: a record is judged against the buckets before this one.
+    const levels = this.#comparesLevels() ? this.#levelsAt(bucket) : undefined;
+    const verdict = this.#judge(bucket, count, rounded, levels);
+    if (levels === undefined) this.#scores.push(Math.round(verdict.score * 100) / 100);
+    else for (const [i, level] of levels.entries()) this.#levels[i]?.push(level);
     if ((bucket + 1) % this.model.bucketsPerDay === 0) this.#estimateDispersion(bucket);
     return verdict;
   }
@@ -400,6 +429,55 @@ export class SpikeDetector {
       else high = mid;
     }
     return Math.max(high, this.preset.minCount, Math.ceil(expected * this.preset.minRatio));
+  }
+
+  #comparesLevels(): boolean {
+    return this.preset.recordDays !== undefined && this.preset.recordOf === 'level';
+  }
+
+  #recordBuckets(): number {
+    return (this.preset.recordDays ?? 0) * this.model.bucketsPerDay;
+  }
+
+  /**
+   * Each span's level at `bucket` (already counted): the span's count over the mean count per
+   * bucket of the last {@link SpikeModel.warmUpBuckets} buckets (this one included) times the
+   * span's length, to three significant digits; -1 for a span not all counted.
+   */
+  #levelsAt(bucket: number): number[] {
+    let sum = 0;
+    let counted = 0;
+    for (let b = bucket - this.model.warmUpBuckets + 1; b <= bucket; b++) {
+      const value = this.#counts.at(b);
+      if (value < 0) continue;
+      sum += value;
+      counted += 1;
+    }
+    const mean = Math.max(FLOOR_MEAN, counted === 0 ? 0 : sum / counted);
+    return this.model.scales.map((scale) => {
+      let observed = 0;
+      for (let b = bucket - scale + 1; b <= bucket; b++) {
+        const value = this.#counts.at(b);
+        if (value < 0) return -1;
+        observed += value;
+      }
+      return roundTo3(observed / (mean * scale));
+    });
+  }
+
+  /** Whether this bucket's jump is the largest of the record span (preset with `recordDays`). */
+  #isRecord(bucket: number, score: number, levels: readonly number[] | undefined): boolean {
+    const from = bucket - this.#recordBuckets();
+    if (levels === undefined) {
+      for (let b = from; b < bucket; b++) if (this.#scores.at(b) >= score) return false;
+      return true;
+    }
+    return levels.some((level, i) => {
+      if (level < 0) return false;
+      const series = this.#levels[i] as BucketSeries;
+      for (let b = from; b < bucket; b++) if (series.at(b) >= level) return false;
+      return true;
+    });
   }
 
   #size(): number {
@@ -530,7 +608,7 @@ export class SpikeDetector {
     return best;
   }
 
-  #judge(bucket: number, count: number, expected: number): BucketVerdict {
+  #judge(bucket: number, count: number, expected: number, levels: readonly number[] | undefined): BucketVerdict {
     const base = { bucket, count, expected, upper: this.upperBand(expected) };
     if (count < 0 || Number.isNaN(expected)) {
       const closed = this.#open === undefined ? undefined : this.#hold(bucket, false, count < 0 ? 0 : count, 0);
@@ -550,11 +628,8 @@ export class SpikeDetector {
       return { ...verdict, held: 'cool-down' };
     }
     if (!strongest.floorOk) return { ...verdict, held: 'floor' };
-    if (this.preset.recordDays !== undefined) {
-      const days = this.preset.recordDays * this.model.bucketsPerDay;
-      for (let b = bucket - days; b < bucket; b++) {
-        if (this.#scores.at(b) >= strongest.score) return { ...verdict, held: 'record' };
-      }
+    if (this.preset.recordDays !== undefined && !this.#isRecord(bucket, strongest.score, levels)) {
+      return { ...verdict, held: 'record' };
     }
     const since = this.#onset(bucket, strongest.scale);
     let observed = 0;
