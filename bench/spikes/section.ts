@@ -51,8 +51,6 @@ export async function runSpikeBench(
   return { mode, nab, replay, cost };
 }
 
-/** A method's name without its parenthesised details. */
-const shortName = (method: string): string => method.replace(/\s*\(.*\)$/, '').replace(/,.*$/, '');
 const num = (value: number, digits = 1) => (Number.isFinite(value) ? formatNumber(value, digits) : 'n/a');
 const share = (value: number) => (Number.isFinite(value) ? value.toFixed(2) : 'n/a');
 
