@@ -358,7 +358,7 @@ interface BodyText {
 }
 
 /** Characters SQS refuses in a message body, but for lone surrogates (`isWellFormed` finds those). */
-const REFUSED_BY_SQS = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/;
+const REFUSED_BY_SQS = /[^\t\n\r\u0020-\uFFFD\u{10000}-\u{10FFFF}]/u;
 
 function bodyText(body: string): BodyText {
   // String.prototype.isWellFormed (ES2024, Node 20): no lone surrogate.
