@@ -26,6 +26,7 @@ import {
   assumed,
   type CostInputs,
   type CostScenario,
+  DAYS_PER_MONTH,
   DEFAULT_SES_EMAIL,
   fromCode,
   measured,
@@ -102,8 +103,8 @@ function metricsBySending(): StackFacts['customMetrics'] {
  */
 export const TROUBLE_HOURS_PER_MONTH = 72;
 
-/** 365 / 12 days. */
-const HOURS_PER_MONTH = (365 / 12) * 24;
+/** The cost model's month, in hours. */
+const HOURS_PER_MONTH = DAYS_PER_MONTH * 24;
 
 /**
  * Synthesizes the stack with the shipped defaults and two declared audiences (one with Slack), and

@@ -40,6 +40,7 @@ import { SnsNotifier } from '../functions/aws/sns-notifier.ts';
 import { SqsWorkQueue } from '../functions/aws/sqs-work-queue.ts';
 import { createWorkItemHandler } from '../functions/publisher/process.ts';
 import { publishingMatches } from './publishing.ts';
+import { median } from './stats.ts';
 
 /** Fixed latencies of the fakes (ms). */
 export interface FakeLatencies {
@@ -465,24 +466,16 @@ export interface FakePublishingResults {
   readonly sharded: readonly FakeRun[];
 }
 
-const medianOf = (values: readonly number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1
-    ? (sorted[middle] as number)
-    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
-};
-
 /** One configuration's runs as one: medians of rate, wall and CPU; invalid if any run was. */
 function medianRun(runs: readonly FakeRun[]): FakeRun {
   const first = runs[0] as FakeRun;
   const invalid = runs.find((run) => run.invalid !== undefined)?.invalid;
   return {
     ...first,
-    wallMs: medianOf(runs.map((run) => run.wallMs)),
-    perSecond: invalid === undefined ? medianOf(runs.map((run) => run.perSecond)) : Number.NaN,
-    cpuMs: medianOf(runs.map((run) => run.cpuMs)),
-    ...(first.queuedMs === undefined ? {} : { queuedMs: medianOf(runs.map((run) => run.queuedMs ?? Number.NaN)) }),
+    wallMs: median(runs.map((run) => run.wallMs)),
+    perSecond: invalid === undefined ? median(runs.map((run) => run.perSecond)) : Number.NaN,
+    cpuMs: median(runs.map((run) => run.cpuMs)),
+    ...(first.queuedMs === undefined ? {} : { queuedMs: median(runs.map((run) => run.queuedMs ?? Number.NaN)) }),
     storeCalls: Math.max(...runs.map((run) => run.storeCalls)),
     publishCalls: Math.max(...runs.map((run) => run.publishCalls)),
     ...(invalid === undefined ? {} : { invalid }),
