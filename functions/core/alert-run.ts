@@ -429,7 +429,18 @@ class AlertRun {
 
   async run(): Promise<void> {
     const { deps, summary } = this;
-    const ruleSet = await deps.rules.load();
+    // The first provider request waits for the slowest of these reads, not for their sum: the API
+    // key (started here, read by the first page), the rules and audiences, the watermark and the
+    // reading state. All are reads under the lease. In sharded mode the reading state is read after
+    // an earlier dispatch is settled, as it always was.
+    deps.news.prepare?.();
+    const [ruleSet, watermark, reading] = await Promise.all([
+      deps.rules.load(),
+      deps.state.readWatermark(),
+      deps.sharded === undefined ? deps.state.readReadingState() : undefined,
+    ]);
+    this.#watermark = watermark;
+    this.#readingBefore = reading;
     summary.invalidRules = ruleSet.rejected.filter((item) => item.table === 'rules').length;
     summary.invalidAudiences = ruleSet.rejected.filter((item) => item.table === 'audiences').length;
     const audiences = new Map(ruleSet.audiences.map((audience) => [audience.audienceId, audience]));
@@ -496,9 +507,10 @@ class AlertRun {
     const { deps, settings, summary } = this;
     const matcher = compileRules(ruleSet.rules);
 
-    this.#watermark = await deps.state.readWatermark();
-    if (deps.sharded !== undefined && !(await this.#settleEarlierDispatch())) return false;
-    this.#readingBefore = await deps.state.readReadingState();
+    if (deps.sharded !== undefined) {
+      if (!(await this.#settleEarlierDispatch())) return false;
+      this.#readingBefore = await deps.state.readReadingState();
+    }
     const watermarkAt = this.#watermark?.at ?? summary.startedAt - settings.initialLookbackMs;
     summary.watermarkBefore = this.#watermark?.at;
     const plan = planRead({

@@ -115,6 +115,11 @@ export interface NewsSource {
   page?(range: ProviderDateRange, request: PageRequest): Promise<ArticlePage>;
   /** Articles per page the source asks for (numbered paging); the largest `size` for `page`. */
   readonly pageSize?: number | undefined;
+  /**
+   * Starts what the first request needs (the API key) while the run reads its own state. Never
+   * throws and reports nothing: a failure shows where the first page needs what it started.
+   */
+  prepare?(): void;
 }
 
 // --- Rules and audiences ------------------------------------------------------------------------

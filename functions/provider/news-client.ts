@@ -165,6 +165,8 @@ export class NewsLookupClient implements NewsSource {
   #mappingFits = false;
   /** Whether the warning about timestamps without an offset was logged (once per environment). */
   #warnedZoneless = false;
+  /** The key read {@link prepare} started; the next request takes it (undefined: it failed). */
+  #prepared: Promise<string | undefined> | undefined;
 
   constructor(options: NewsLookupClientOptions) {
     const { config } = options;
@@ -211,6 +213,18 @@ export class NewsLookupClient implements NewsSource {
    *   dripping a response; otherwise the signal's reason when it aborts; RangeError for a
    *   malformed range
    */
+  /**
+   * Starts reading the API key, so the run's first request does not wait for Secrets Manager after
+   * the run's own reads. That request takes the key; a failed read is made again there, where its
+   * error is reported. Each call replaces the last, so a run never takes an earlier run's read.
+   */
+  prepare(): void {
+    this.#prepared = this.#secrets.apiKey().then(
+      (key) => key,
+      () => undefined,
+    );
+  }
+
   async *pages(range: ProviderDateRange, options: PagesOptions = {}): AsyncGenerator<ArticlePage> {
     if (!isProviderDate(range.from) || !isProviderDate(range.to) || range.from > range.to) {
       throw new RangeError(`invalid provider date range ${range.from}..${range.to} (YYYY-MM-DD, from <= to)`);
@@ -646,7 +660,10 @@ export class NewsLookupClient implements NewsSource {
   }
 
   async #apiKey(forceRefresh: boolean): Promise<string> {
-    const raw = await this.#secrets.apiKey(forceRefresh ? { forceRefresh: true } : undefined);
+    const prepared = this.#prepared;
+    this.#prepared = undefined;
+    const early = forceRefresh || prepared === undefined ? undefined : await prepared;
+    const raw = early ?? (await this.#secrets.apiKey(forceRefresh ? { forceRefresh: true } : undefined));
     // A key pasted with a trailing newline is the usual reason for a 401 that "cannot be".
     const key = raw.trim();
     if (key.length === 0) {

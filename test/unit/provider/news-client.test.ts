@@ -303,6 +303,86 @@ describe('NewsLookupClient retries and messages', () => {
     expect(await collect(instance.pages(range))).toHaveLength(1);
   });
 
+  describe('prepare: the key read started while the run reads its own state', () => {
+    /** A secret source answering from `answers` in turn (an Error is thrown), counting its reads. */
+    function scriptedSecrets(...answers: (string | Error)[]) {
+      const reads = { count: 0 };
+      const source: SecretSource = {
+        async apiKey() {
+          const answer = answers[Math.min(reads.count, answers.length - 1)] as string | Error;
+          reads.count += 1;
+          if (answer instanceof Error) throw answer;
+          return answer;
+        },
+      };
+      return { source, reads };
+    }
+
+    /** A provider answering every request, noting the key each one carried. */
+    function keyedProvider() {
+      const agent = new MockAgent();
+      agent.disableNetConnect();
+      agents.push(agent);
+      const keys: unknown[] = [];
+      agent
+        .get('https://api.test')
+        .intercept({ path: '/v1/news', method: 'POST' })
+        .reply((options) => {
+          keys.push((options.headers as Record<string, string>)['X-API-KEY']);
+          return { statusCode: 200, data: JSON.stringify({ articles: [] }) };
+        })
+        .persist();
+      return { agent, keys };
+    }
+
+    const clientWith = (source: SecretSource, agent: MockAgent) =>
+      new NewsLookupClient({
+        config: parseProviderConfig({ baseUrl: 'https://api.test/v1', maxAttempts: 1 }),
+        secrets: source,
+        dispatcher: agent,
+      });
+
+    it('sends the key the early read got, without reading it again', async () => {
+      const { source, reads } = scriptedSecrets('early-key', 'late-key');
+      const { agent, keys } = keyedProvider();
+      const instance = clientWith(source, agent);
+      instance.prepare();
+      expect(await collect(instance.pages(range))).toHaveLength(1);
+      expect(keys).toEqual(['early-key']);
+      expect(reads.count).toBe(1);
+    });
+
+    it('reads the key again at the first request when the early read failed, and reports that read', async () => {
+      const { source, reads } = scriptedSecrets(new Error('throttled'), 'second-key');
+      const { agent, keys } = keyedProvider();
+      const instance = clientWith(source, agent);
+      instance.prepare();
+      expect(await collect(instance.pages(range))).toHaveLength(1);
+      expect(keys).toEqual(['second-key']);
+      expect(reads.count).toBe(2);
+
+      const failing = scriptedSecrets(new ConfigError('secret "news" holds no API key'));
+      const refusing = keyedProvider();
+      const refused = clientWith(failing.source, refusing.agent);
+      refused.prepare();
+      const error = await failure(refused.pages(range));
+      expect(error).toBeInstanceOf(ConfigError);
+      expect(error.message).toContain('holds no API key');
+      expect(failing.reads.count).toBe(2);
+      expect(refusing.keys).toEqual([]);
+    });
+
+    it('takes the latest early read: a run never sends the key an earlier run read', async () => {
+      const { source } = scriptedSecrets('old-key', 'rotated-key');
+      const { agent, keys } = keyedProvider();
+      const instance = clientWith(source, agent);
+      instance.prepare();
+      instance.prepare();
+      expect(await collect(instance.pages(range))).toHaveLength(1);
+      expect(keys).toEqual(['rotated-key']);
+    });
+  });
+
   it('refuses a key an HTTP header cannot carry, without calling the provider or showing the key', async () => {
     // U+FFFD is what `api-key set` once stored for bytes that are not UTF-8; undici refused each
     // such request and, with the pool's connection limit, leaked a slot per attempt until one hung.
