@@ -41,6 +41,7 @@ import { stackFactsFromCode } from './cost-fixture.ts';
 import { costDaysFromProviderDay } from './cost-from-day.ts';
 import { writeCostDocumentFromDayBench } from './cost-model-cli.ts';
 import { runEndToEnd } from './end-to-end.ts';
+import { runFirstRequest } from './first-request.ts';
 import { describeMachine, formatLoad } from './machine.ts';
 import {
   benchAdversarialNear,
@@ -523,7 +524,7 @@ async function main(): Promise<void> {
     const matching = want('matching') ? await phase('matching', () => runMatching(plan)) : undefined;
     // In process and CPU-bound like matching, before anything else starts.
     const stories = want('stories') ? await phase('stories', () => runStoryBench(plan.stories)) : undefined;
-    const coldStart = want('cold-start') ? await phase('cold start', () => runColdStart(plan, directory)) : undefined;
+    let coldStart = want('cold-start') ? await phase('cold start', () => runColdStart(plan, directory)) : undefined;
     // In process and CPU-bound: NAB's series, the labelled news replay and the cost at scale (issue 34).
     const spikes = want('spikes')
       ? await phase('spike alerts', () =>
@@ -545,10 +546,27 @@ async function main(): Promise<void> {
     let endToEnd: EndToEndResults | undefined;
     let memory: MemoryResults | undefined;
     if (want('end-to-end') && coldStart) {
+      const bundles = { handler: coldStart.handler.bundle, bare: coldStart.bare.bundle };
       const caBundlePath = join(directory, 'sandbox-ca.pem');
       writeFileSync(caBundlePath, ca.cert);
       const moto = await phase('moto server start', () => startMoto({ caBundlePath }));
       try {
+        // Fresh processes of the two cold-start bundles, each invoked once, on the fresh emulator.
+        const firstRequest = await phase('cold start to the first provider request', () =>
+          runFirstRequest({
+            motoEndpoint: moto.endpoint,
+            ca,
+            caBundlePath,
+            handlerBundle: bundles.handler,
+            bareBundle: bundles.bare,
+            repetitions: plan.coldStart.repetitions,
+            audiences: plan.memory.audiences,
+            rulesPerAudience: plan.memory.rulesPerAudience,
+            seed: 13,
+          }),
+        );
+        coldStart = { ...coldStart, firstRequest };
+        await moto.reset();
         const base = { motoEndpoint: moto.endpoint, ca, projectRoot, seed: 7, pageSize: 100 };
         const mainRun = await phase('end-to-end run', () =>
           runEndToEnd({
@@ -581,7 +599,7 @@ async function main(): Promise<void> {
           runMemory({
             motoEndpoint: moto.endpoint,
             ca,
-            handlerBundle: coldStart.handler.bundle,
+            handlerBundle: bundles.handler,
             articles: plan.memory.articles,
             audiences: plan.memory.audiences,
             rulesPerAudience: plan.memory.rulesPerAudience,

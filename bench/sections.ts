@@ -4,6 +4,7 @@
  */
 import type { ImportTimes } from './cold-start.ts';
 import type { EndToEndResult, FloorComparison } from './end-to-end.ts';
+import type { FirstRequestResults, FirstRequestTimes } from './first-request.ts';
 import {
   ADVERSARIAL_NEAR_QUERY,
   type AdversarialNearRow,
@@ -566,6 +567,8 @@ export interface ColdStartResults {
   /** Bare bundle plus one dependency of the handler: what each costs to import. */
   readonly attribution?: readonly ImportTimes[];
   readonly profile: readonly ProfileEntry[];
+  /** Import plus the first invocation up to the first provider request (needs moto: the end-to-end part). */
+  readonly firstRequest?: FirstRequestResults;
 }
 
 /** Section 4: cold start. */
@@ -640,6 +643,32 @@ export function coldStartSection(results: ColdStartResults): Section {
       12,
     ),
   );
+  const first = results.firstRequest;
+  if (first !== undefined) {
+    const firstRow = (t: FirstRequestTimes, does: string) => [
+      t.name,
+      does,
+      formatMs(t.medianImportMs),
+      formatMs(t.medianImportCpuMs),
+      formatMs(t.medianMs),
+      formatMs(t.medianCpuMs),
+    ];
+    tables.push({
+      title:
+        'Up to the first provider request (bench/first-request.ts): each bundle started in a fresh process against moto and the simulator, invoked once; times since the process started, medians',
+      header: ['bundle', 'its first invocation', 'import done', 'CPU by then', 'first provider request', 'CPU by then'],
+      rows: [
+        firstRow(
+          first.handler,
+          `an alert run (${first.rules} rules, ${first.audiences} audiences): lease, rules and audiences, watermark, reading state, API key, then the first page`,
+        ),
+        firstRow(first.bare, 'reads the API key secret, asks for the first page'),
+      ],
+      notes: [
+        `${first.repetitions} starts of each, alternating, after one untimed start of each. The moment is undici's \`undici:request:create\` event for the provider's origin; CPU is the process's (every thread). Both trust the simulator's certificate through NODE_EXTRA_CA_CERTS, as a deployed function trusts a public provider's roots.`,
+      ],
+    });
+  }
   return {
     title: '4. Cold start',
     intro: [
@@ -698,17 +727,47 @@ function coldStartMissNote(results: ColdStartResults): string {
   ].join(' ');
 }
 
-/** Cold-start target. */
+/** The first-request target's row name. */
+const FIRST_REQUEST_TARGET = `Cold start to the first provider request: import plus the first invocation, CPU time ≤ ${formatRatio(COLD_START_TARGET_RATIO)} the bare bundle reading the same secret and making the same request (issue 33; the floor: what every run must do before that request; same run, alternating fresh processes)`;
+
+/** Why the first-request target was missed: where the handler's CPU before its first request went. */
+function firstRequestMissNote(first: FirstRequestResults, results: ColdStartResults): string {
+  const { handler, bare } = first;
+  const handlerSetup = handler.medianCpuMs - handler.medianImportCpuMs;
+  const bareSetup = bare.medianCpuMs - bare.medianImportCpuMs;
+  return [
+    `why: of the handler's ${formatMs(handler.medianCpuMs)} of CPU before its first request, ${formatMs(handler.medianImportCpuMs)} is the import (bare ${formatMs(bare.medianImportCpuMs)}) and ${formatMs(handlerSetup)} the first invocation (bare ${formatMs(bareSetup)}: the secret read and the request).`,
+    `The invocation's part is the first call of the DynamoDB client (the lease, then the rules and audiences, the watermark and the reading state, which the run reads at once), validating and compiling ${first.rules} rules of ${first.audiences} audiences, and setting up the run; the import's part is section 4's.`,
+    coldStartMissNote(results).replace(/^why: /, 'The import: '),
+  ].join(' ');
+}
+
+/** Cold-start targets: the first provider request (the target), and the import alone (information). */
 export function coldStartTargets(results: ColdStartResults): TargetCheck[] {
   const ratio = results.handler.medianMs / results.bare.medianMs;
-  const met = ratio <= COLD_START_TARGET_RATIO;
+  const importRow: TargetCheck = {
+    target: `Cold start, the import alone: handler against a bare bundle of the same three SDK clients and undici (information: the first-request row is the target; issue 15 asked ≤ ${formatRatio(COLD_START_TARGET_RATIO)})`,
+    measured: `${formatRatio(ratio)} (${formatMs(results.handler.medianMs)} vs ${formatMs(results.bare.medianMs)}; CPU ${formatRatio(results.handler.medianCpuMs / results.bare.medianCpuMs)}; bundles ${formatBytes(results.handler.bundle.bytes)} vs ${formatBytes(results.bare.bundle.bytes)})`,
+    met: ratio <= COLD_START_TARGET_RATIO,
+    information: true,
+  };
+  const first = results.firstRequest;
+  if (first === undefined) {
+    return [
+      { target: FIRST_REQUEST_TARGET, measured: 'not measured (the end-to-end part measures it)', met: undefined },
+      importRow,
+    ];
+  }
+  const cpuRatio = first.handler.medianCpuMs / first.bare.medianCpuMs;
+  const met = cpuRatio <= COLD_START_TARGET_RATIO;
   return [
     {
-      target: `Cold start: handler import ≤ ${formatRatio(COLD_START_TARGET_RATIO)} a bare bundle of the same three SDK clients and undici`,
-      measured: `${formatRatio(ratio)} (${formatMs(results.handler.medianMs)} vs ${formatMs(results.bare.medianMs)}; CPU ${formatRatio(results.handler.medianCpuMs / results.bare.medianCpuMs)}; bundles ${formatBytes(results.handler.bundle.bytes)} vs ${formatBytes(results.bare.bundle.bytes)})`,
+      target: FIRST_REQUEST_TARGET,
+      measured: `${formatRatio(cpuRatio)} (${formatMs(first.handler.medianCpuMs)} vs ${formatMs(first.bare.medianCpuMs)}, medians of ${first.repetitions}); for information, time since the process started: ${formatMs(first.handler.medianMs)} vs ${formatMs(first.bare.medianMs)} (${formatRatio(first.handler.medianMs / first.bare.medianMs)}; the handler's reads wait for moto, not DynamoDB)`,
       met,
-      ...(met ? {} : { note: coldStartMissNote(results) }),
+      ...(met ? {} : { note: firstRequestMissNote(first, results) }),
     },
+    importRow,
   ];
 }
 

@@ -1,0 +1,220 @@
+/**
+ * Cold start up to the first provider request (issue 33): a fresh `node` process imports a bundle
+ * and invokes its handler once, and the process notes the moment the first request to the provider
+ * is created (undici's `undici:request:create` diagnostics channel, which the bundled undici
+ * publishes to): the time since the process started and the process's CPU time until then.
+ *
+ * - The alert handler bundle (bench/cold-start.ts builds it as the stack does) runs its first
+ *   invocation against moto and the simulator: the lease, the rules and audiences, the watermark,
+ *   the reading state and the API key, then the first page.
+ * - The floor: the bare bundle (bench/cold-start-bare.ts: the same SDK clients and undici pool)
+ *   reads the same secret and makes the same first request, nothing else.
+ *
+ * Both trust the simulator's certificate as an extra root (NODE_EXTRA_CA_CERTS), as Node trusts
+ * the public roots a deployed function's provider uses. Both are started alternately, after one
+ * untimed start of each. The alert runs finish (the
+ * simulator's day is small), so each starts from the state the previous one left: the same fixed
+ * setup every time.
+ */
+import { spawn } from 'node:child_process';
+import { pathToFileURL } from 'node:url';
+import type { PemPair } from '#sandbox/tls';
+import type { Bundle } from './cold-start.ts';
+import { startBenchStack, startSimulatorProcess } from './local-run.ts';
+import { scenarioAudiences, scenarioRules } from './scenario.ts';
+import { median } from './stats.ts';
+
+const MARKER = 'NEWS_ALERTS_BENCH_FIRST_REQUEST=';
+
+/** Plain JavaScript run by the child: note the first provider request, import, invoke once. */
+const driver = `
+import { subscribe } from 'node:diagnostics_channel';
+const origin = new URL(process.env.NEWS_API_BASE_URL).origin;
+let first;
+subscribe('undici:request:create', ({ request }) => {
+  if (first !== undefined || String(request.origin) !== origin) return;
+  const cpu = process.cpuUsage();
+  first = { wallMs: performance.now(), cpuMs: (cpu.user + cpu.system) / 1000 };
+});
+const { handler } = await import(process.argv[1]);
+const cpu = process.cpuUsage();
+const imported = { wallMs: performance.now(), cpuMs: (cpu.user + cpu.system) / 1000 };
+const started = performance.now();
+const context = {
+  awsRequestId: 'bench-first-request-' + process.pid,
+  functionName: 'news-alerts-bench',
+  functionVersion: '$LATEST',
+  invokedFunctionArn: 'arn:aws:lambda:us-east-1:123456789012:function:news-alerts-bench',
+  memoryLimitInMB: '512',
+  getRemainingTimeInMillis: () => 300_000 - (performance.now() - started),
+};
+const result = await handler({ date: process.env.BENCH_PROVIDER_DATE }, context);
+const outcome = typeof result === 'number' ? 'HTTP ' + result : String(result?.status);
+process.stdout.write('\\n${MARKER}' + JSON.stringify({ first, imported, outcome }) + '\\n');
+process.exit(0);
+`;
+
+/** One start: the moments of the import's end and of the first provider request. */
+export interface FirstRequestSample {
+  readonly importMs: number;
+  readonly importCpuMs: number;
+  readonly firstRequestMs: number;
+  readonly firstRequestCpuMs: number;
+  /** `completed` for the alert run, `HTTP 200` for the bare bundle's request. */
+  readonly outcome: string;
+}
+
+/** Medians of one bundle's starts. */
+export interface FirstRequestTimes {
+  readonly name: string;
+  readonly samples: readonly FirstRequestSample[];
+  readonly medianMs: number;
+  readonly medianCpuMs: number;
+  readonly medianImportMs: number;
+  readonly medianImportCpuMs: number;
+}
+
+/** The part's results. */
+export interface FirstRequestResults {
+  readonly handler: FirstRequestTimes;
+  readonly bare: FirstRequestTimes;
+  readonly repetitions: number;
+  readonly rules: number;
+  readonly audiences: number;
+}
+
+function startOnce(file: string, environment: Record<string, string>): Promise<FirstRequestSample> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      ['--enable-source-maps', '--input-type=module', '-e', driver, pathToFileURL(file).href],
+      { env: environment, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString()).slice(-4000);
+    });
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      const line = stdout.split('\n').find((l) => l.startsWith(MARKER));
+      if (code !== 0 || line === undefined) {
+        reject(new Error(`a first-request start failed (exit ${code}): ${stderr || stdout.slice(-2000)}`));
+        return;
+      }
+      const parsed = JSON.parse(line.slice(MARKER.length)) as {
+        first?: { wallMs: number; cpuMs: number };
+        imported: { wallMs: number; cpuMs: number };
+        outcome: string;
+      };
+      if (parsed.first === undefined) {
+        reject(new Error(`${file} made no provider request (outcome ${parsed.outcome})`));
+        return;
+      }
+      resolve({
+        importMs: parsed.imported.wallMs,
+        importCpuMs: parsed.imported.cpuMs,
+        firstRequestMs: parsed.first.wallMs,
+        firstRequestCpuMs: parsed.first.cpuMs,
+        outcome: parsed.outcome,
+      });
+    });
+  });
+}
+
+function timesOf(name: string, samples: readonly FirstRequestSample[]): FirstRequestTimes {
+  return {
+    name,
+    samples,
+    medianMs: median(samples.map((s) => s.firstRequestMs)),
+    medianCpuMs: median(samples.map((s) => s.firstRequestCpuMs)),
+    medianImportMs: median(samples.map((s) => s.importMs)),
+    medianImportCpuMs: median(samples.map((s) => s.importCpuMs)),
+  };
+}
+
+/** Options of {@link runFirstRequest}. */
+export interface FirstRequestOptions {
+  readonly motoEndpoint: string;
+  readonly ca: PemPair;
+  /** The simulator's CA certificate as a file: the children trust it through NODE_EXTRA_CA_CERTS. */
+  readonly caBundlePath: string;
+  readonly handlerBundle: Bundle;
+  readonly bareBundle: Bundle;
+  readonly repetitions: number;
+  readonly audiences: number;
+  readonly rulesPerAudience: number;
+  readonly seed: number;
+}
+
+/** Starts each bundle `repetitions` times, alternating, against one stack and one simulator. */
+export async function runFirstRequest(options: FirstRequestOptions): Promise<FirstRequestResults> {
+  const simulator = await startSimulatorProcess({ ca: options.ca, seed: options.seed, days: 1, perDay: 20 });
+  const audiences = scenarioAudiences(options.audiences);
+  const rules = scenarioRules(audiences, options.rulesPerAudience, options.seed);
+  let stack: Awaited<ReturnType<typeof startBenchStack>> | undefined;
+  try {
+    stack = await startBenchStack({
+      motoEndpoint: options.motoEndpoint,
+      ca: options.ca,
+      prefix: 'bench-first-',
+      simulator,
+      audiences,
+      rules,
+      environment: {},
+    });
+    const { tables } = stack.config;
+    const environment: Record<string, string> = {
+      PATH: process.env.PATH ?? '',
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: 'test',
+      AWS_SECRET_ACCESS_KEY: 'test',
+      AWS_ENDPOINT_URL: options.motoEndpoint,
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      POWERTOOLS_SERVICE_NAME: 'news-alerts',
+      POWERTOOLS_LOG_LEVEL: 'ERROR',
+      POWERTOOLS_METRICS_DISABLED: 'true',
+      NEWS_API_BASE_URL: simulator.url,
+      NEWS_API_ALLOW_INTERNAL_TARGET: 'true',
+      NEWS_API_KEY_SECRET_ID: stack.secretId,
+      NEWS_API_TIME_ZONE: simulator.timeZone,
+      // Trusted the way Node trusts an extra root, not through NEWS_API_CA_PEM: that builds a TLS
+      // context of ~140 roots at import (tens of milliseconds), which a deployed function talking
+      // to a public provider never does, and which would add the same cost to both bundles.
+      NODE_EXTRA_CA_CERTS: options.caBundlePath,
+      NEWS_API_PAGE_SIZE: '100',
+      INITIAL_LOOKBACK_MINUTES: '60',
+      LATE_ARRIVAL_MINUTES: '0',
+      RULES_TABLE_NAME: tables.rules,
+      AUDIENCES_TABLE_NAME: tables.audiences,
+      STATE_TABLE_NAME: tables.state,
+      BENCH_PROVIDER_DATE: Object.keys(simulator.articlesByDate).sort().at(-1) ?? '',
+    };
+    const handlerSamples: FirstRequestSample[] = [];
+    const bareSamples: FirstRequestSample[] = [];
+    await startOnce(options.handlerBundle.file, environment);
+    await startOnce(options.bareBundle.file, environment);
+    for (let i = 0; i < options.repetitions; i++) {
+      handlerSamples.push(await startOnce(options.handlerBundle.file, environment));
+      bareSamples.push(await startOnce(options.bareBundle.file, environment));
+    }
+    for (const sample of [...handlerSamples, ...bareSamples]) {
+      if (sample.outcome !== 'completed' && sample.outcome !== 'HTTP 200') {
+        throw new Error(`a first-request start did not do its work: ${sample.outcome}`);
+      }
+    }
+    return {
+      handler: timesOf(options.handlerBundle.name, handlerSamples),
+      bare: timesOf(options.bareBundle.name, bareSamples),
+      repetitions: options.repetitions,
+      rules: rules.length,
+      audiences: audiences.length,
+    };
+  } finally {
+    await stack?.stop();
+    await simulator.stop();
+  }
+}
