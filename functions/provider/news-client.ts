@@ -197,6 +197,18 @@ export class NewsLookupClient implements NewsSource {
   }
 
   /**
+   * Starts reading the API key, so the run's first request does not wait for Secrets Manager after
+   * the run's own reads. That request takes the key; a failed read is made again there, where its
+   * error is reported. Each call replaces the last, so a run never takes an earlier run's read.
+   */
+  prepare(): void {
+    this.#prepared = this.#secrets.apiKey().then(
+      (key) => key,
+      () => undefined,
+    );
+  }
+
+  /**
    * Every article published on the provider dates `range.from`..`range.to`, page by page, in
    * order and without duplicates (by article key) within this call.
    *
@@ -213,18 +225,6 @@ export class NewsLookupClient implements NewsSource {
    *   dripping a response; otherwise the signal's reason when it aborts; RangeError for a
    *   malformed range
    */
-  /**
-   * Starts reading the API key, so the run's first request does not wait for Secrets Manager after
-   * the run's own reads. That request takes the key; a failed read is made again there, where its
-   * error is reported. Each call replaces the last, so a run never takes an earlier run's read.
-   */
-  prepare(): void {
-    this.#prepared = this.#secrets.apiKey().then(
-      (key) => key,
-      () => undefined,
-    );
-  }
-
   async *pages(range: ProviderDateRange, options: PagesOptions = {}): AsyncGenerator<ArticlePage> {
     if (!isProviderDate(range.from) || !isProviderDate(range.to) || range.from > range.to) {
       throw new RangeError(`invalid provider date range ${range.from}..${range.to} (YYYY-MM-DD, from <= to)`);
