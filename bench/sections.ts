@@ -731,25 +731,28 @@ function coldStartMissNote(results: ColdStartResults): string {
 const FIRST_REQUEST_TARGET = `Cold start to the first provider request: import plus the first invocation, CPU time ≤ ${formatRatio(COLD_START_TARGET_RATIO)} the bare bundle reading the same secret and making the same request (issue 33; the floor: what every run must do before that request; same run, alternating fresh processes)`;
 
 /** Why the first-request target was missed: where the handler's CPU before its first request went. */
-function firstRequestMissNote(first: FirstRequestResults, results: ColdStartResults): string {
+function firstRequestMissNote(first: FirstRequestResults): string {
   const { handler, bare } = first;
   const handlerSetup = handler.medianCpuMs - handler.medianImportCpuMs;
   const bareSetup = bare.medianCpuMs - bare.medianImportCpuMs;
   return [
     `why: of the handler's ${formatMs(handler.medianCpuMs)} of CPU before its first request, ${formatMs(handler.medianImportCpuMs)} is the import (bare ${formatMs(bare.medianImportCpuMs)}) and ${formatMs(handlerSetup)} the first invocation (bare ${formatMs(bareSetup)}: the secret read and the request).`,
-    `The invocation's part is the first call of the DynamoDB client (the lease, then the rules and audiences, the watermark and the reading state, which the run reads at once), validating and compiling ${first.rules} rules of ${first.audiences} audiences, and setting up the run; the import's part is section 4's.`,
-    coldStartMissNote(results).replace(/^why: /, 'The import: '),
+    `The invocation's part is the first call of the DynamoDB client (the lease, then the rules and audiences, the watermark and the reading state, which the run reads at once), validating and compiling ${first.rules} rules of ${first.audiences} audiences, and setting up the run; the import's part is the next row's.`,
   ].join(' ');
 }
 
-/** Cold-start targets: the first provider request (the target), and the import alone (information). */
+/**
+ * Cold-start targets: up to the first provider request (issue 33), and the import alone (DESIGN
+ * section 9 and issue 15), each against the bare bundle in the same run.
+ */
 export function coldStartTargets(results: ColdStartResults): TargetCheck[] {
   const ratio = results.handler.medianMs / results.bare.medianMs;
+  const importMet = ratio <= COLD_START_TARGET_RATIO;
   const importRow: TargetCheck = {
-    target: `Cold start, the import alone: handler against a bare bundle of the same three SDK clients and undici (information: the first-request row is the target; issue 15 asked ≤ ${formatRatio(COLD_START_TARGET_RATIO)})`,
+    target: `Cold start, the import alone: handler import ≤ ${formatRatio(COLD_START_TARGET_RATIO)} a bare bundle of the same three SDK clients and undici (issue 15; DESIGN section 9 asks 1.3×)`,
     measured: `${formatRatio(ratio)} (${formatMs(results.handler.medianMs)} vs ${formatMs(results.bare.medianMs)}; CPU ${formatRatio(results.handler.medianCpuMs / results.bare.medianCpuMs)}; bundles ${formatBytes(results.handler.bundle.bytes)} vs ${formatBytes(results.bare.bundle.bytes)})`,
-    met: ratio <= COLD_START_TARGET_RATIO,
-    information: true,
+    met: importMet,
+    ...(importMet ? {} : { note: coldStartMissNote(results) }),
   };
   const first = results.firstRequest;
   if (first === undefined) {
@@ -765,7 +768,7 @@ export function coldStartTargets(results: ColdStartResults): TargetCheck[] {
       target: FIRST_REQUEST_TARGET,
       measured: `${formatRatio(cpuRatio)} (${formatMs(first.handler.medianCpuMs)} vs ${formatMs(first.bare.medianCpuMs)}, medians of ${first.repetitions}); for information, time since the process started: ${formatMs(first.handler.medianMs)} vs ${formatMs(first.bare.medianMs)} (${formatRatio(first.handler.medianMs / first.bare.medianMs)}; the handler's reads wait for moto, not DynamoDB)`,
       met,
-      ...(met ? {} : { note: firstRequestMissNote(first, results) }),
+      ...(met ? {} : { note: firstRequestMissNote(first) }),
     },
     importRow,
   ];

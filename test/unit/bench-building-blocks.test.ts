@@ -371,16 +371,19 @@ describe('bench cold-start target', () => {
       "of the handler's 270 ms of CPU before its first request, 200 ms is the import (bare 160 ms) and 70.0 ms the first invocation (bare 20.0 ms",
     );
     expect(first?.note).toContain('compiling 100 rules of 20 audiences');
-    expect(first?.note).toContain('zod (44 KiB of the bundle), luxon (74 KiB)');
-    expect(first?.note).toContain('its own code (100 KiB)');
-    expect(first?.note).toContain('zod +30.0 ms, zod/mini +5.0 ms, luxon +6.5 ms, Intl start-up +12.0 ms');
-    // The import alone is shown for information, with no verdict of its own.
-    expect(imported?.information).toBe(true);
-    expect(imported?.target).toMatch(/^Cold start, the import alone/);
+    // The import alone keeps its own target (DESIGN section 9, issue 15), with the bundle's causes.
+    expect(imported?.information).toBeUndefined();
+    expect(imported?.target).toBe(
+      'Cold start, the import alone: handler import ≤ 1.25× a bare bundle of the same three SDK clients and undici (issue 15; DESIGN section 9 asks 1.3×)',
+    );
+    expect(imported?.met).toBe(false);
     expect(imported?.measured).toMatch(/^3\.00× \(240 ms vs 80\.0 ms/);
+    expect(imported?.note).toContain('zod (44 KiB of the bundle), luxon (74 KiB)');
+    expect(imported?.note).toContain('its own code (100 KiB)');
+    expect(imported?.note).toContain('zod +30.0 ms, zod/mini +5.0 ms, luxon +6.5 ms, Intl start-up +12.0 ms');
   });
 
-  it('meets the target at 1.25× in CPU whatever the wall times, and says so when the run did not measure it', () => {
+  it('meets the targets at 1.25× (the first request in CPU, whatever the wall times), and says so when the run did not measure the first request', () => {
     const results = missedResults();
     const atBar = {
       ...results,
@@ -396,7 +399,11 @@ describe('bench cold-start target', () => {
     const [unmeasured, imported] = coldStartTargets(withoutFirst);
     expect(unmeasured?.met).toBeUndefined();
     expect(unmeasured?.measured).toMatch(/not measured/);
-    expect(imported?.information).toBe(true);
+    expect(imported?.met).toBe(false);
+    // The import's own target is met at 1.25×, and then says nothing more.
+    const [, importAtBar] = coldStartTargets({ ...withoutFirst, handler: times('alert-handler', 100) });
+    expect(importAtBar?.met).toBe(true);
+    expect(importAtBar?.note).toBeUndefined();
   });
 });
 
