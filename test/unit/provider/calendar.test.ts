@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { DateTime } from 'luxon';
 import { describe, expect, it } from 'vitest';
 import { datesBetween, endOfDate, isProviderDate, previousDate, providerDate, startOfDate } from '#core/calendar';
 
@@ -97,5 +98,52 @@ describe('isProviderDate', () => {
     expect(isProviderDate('2028-02-29')).toBe(true);
     expect(isProviderDate('2026-02-29')).toBe(false);
     expect(isProviderDate('2026-1-2')).toBe(false);
+  });
+});
+
+describe('the calendar arithmetic without luxon', () => {
+  // The reference: what datesBetween and previousDate computed through luxon before.
+  const luxonDate = (date: string) => DateTime.fromISO(date, { zone: 'UTC' });
+  const luxonBetween = (from: string, to: string): string[] => {
+    const dates: string[] = [];
+    for (let day = luxonDate(from); day <= luxonDate(to); day = day.plus({ days: 1 }))
+      dates.push(day.toFormat('yyyy-MM-dd'));
+    return dates;
+  };
+  const dates = fc
+    .date({ min: new Date(Date.UTC(1000, 0, 1)), max: new Date(Date.UTC(9998, 11, 1)), noInvalidDate: true })
+    .map((date) => date.toISOString().slice(0, 10));
+
+  it('lists the same dates and steps back to the same date as luxon, across centuries and leap years (property)', () => {
+    fc.assert(
+      fc.property(dates, fc.integer({ min: -3, max: 70 }), (from, span) => {
+        const to = luxonDate(from).plus({ days: span }).toFormat('yyyy-MM-dd');
+        expect(datesBetween(from, to)).toEqual(luxonBetween(from, to));
+        expect(previousDate(from)).toBe(luxonDate(from).minus({ days: 1 }).toFormat('yyyy-MM-dd'));
+      }),
+    );
+  });
+
+  it('reads years below 100 as written, not as 19xx', () => {
+    expect(datesBetween('0099-12-31', '0100-01-01')).toEqual(['0099-12-31', '0100-01-01']);
+    expect(previousDate('0050-03-01')).toBe('0050-02-28');
+  });
+
+  it('refuses what is no calendar date, as luxon did (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1000, max: 9999 }),
+        fc.integer({ min: 0, max: 99 }),
+        fc.integer({ min: 0, max: 99 }),
+        (year, month, day) => {
+          const date = `${year}-${String(month).padStart(2, '0')}-${String(day).padStart(2, '0')}`;
+          if (luxonDate(date).isValid) expect(datesBetween(date, date)).toEqual([date]);
+          else {
+            expect(() => datesBetween(date, date)).toThrow(RangeError);
+            expect(() => previousDate(date)).toThrow(RangeError);
+          }
+        },
+      ),
+    );
   });
 });
