@@ -18,11 +18,9 @@
  * simulator's day is small), so each starts from the state the previous one left: the same fixed
  * setup every time.
  */
-import { spawn } from 'node:child_process';
-import { pathToFileURL } from 'node:url';
 import type { PemPair } from '#sandbox/tls';
 import type { Bundle } from './cold-start.ts';
-import { startBenchStack, startSimulatorProcess } from './local-run.ts';
+import { bundleEnvironment, runBundleDriver, startBenchStack, startSimulatorProcess } from './local-run.ts';
 import { scenarioAudiences, scenarioRules } from './scenario.ts';
 import { median } from './stats.ts';
 
@@ -88,46 +86,26 @@ export interface FirstRequestResults {
   readonly audiences: number;
 }
 
-function startOnce(file: string, environment: Record<string, string>): Promise<FirstRequestSample> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      ['--enable-source-maps', '--input-type=module', '-e', driver, pathToFileURL(file).href],
-      { env: environment, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr = (stderr + chunk.toString()).slice(-4000);
-    });
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      const line = stdout.split('\n').find((l) => l.startsWith(MARKER));
-      if (code !== 0 || line === undefined) {
-        reject(new Error(`a first-request start failed (exit ${code}): ${stderr || stdout.slice(-2000)}`));
-        return;
-      }
-      const parsed = JSON.parse(line.slice(MARKER.length)) as {
-        first?: { wallMs: number; cpuMs: number };
-        imported: { wallMs: number; cpuMs: number };
-        outcome: string;
-      };
-      if (parsed.first === undefined) {
-        reject(new Error(`${file} made no provider request (outcome ${parsed.outcome})`));
-        return;
-      }
-      resolve({
-        importMs: parsed.imported.wallMs,
-        importCpuMs: parsed.imported.cpuMs,
-        firstRequestMs: parsed.first.wallMs,
-        firstRequestCpuMs: parsed.first.cpuMs,
-        outcome: parsed.outcome,
-      });
-    });
-  });
+async function startOnce(file: string, environment: Record<string, string>): Promise<FirstRequestSample> {
+  const report = (await runBundleDriver({
+    driver,
+    marker: MARKER,
+    file,
+    environment,
+    what: 'a first-request start',
+  })) as {
+    first?: { wallMs: number; cpuMs: number };
+    imported: { wallMs: number; cpuMs: number };
+    outcome: string;
+  };
+  if (report.first === undefined) throw new Error(`${file} made no provider request (outcome ${report.outcome})`);
+  return {
+    importMs: report.imported.wallMs,
+    importCpuMs: report.imported.cpuMs,
+    firstRequestMs: report.first.wallMs,
+    firstRequestCpuMs: report.first.cpuMs,
+    outcome: report.outcome,
+  };
 }
 
 function timesOf(name: string, samples: readonly FirstRequestSample[]): FirstRequestTimes {
@@ -171,33 +149,14 @@ export async function runFirstRequest(options: FirstRequestOptions): Promise<Fir
       rules,
       environment: {},
     });
-    const { tables } = stack.config;
-    const environment: Record<string, string> = {
-      PATH: process.env.PATH ?? '',
-      AWS_REGION: 'us-east-1',
-      AWS_ACCESS_KEY_ID: 'test',
-      AWS_SECRET_ACCESS_KEY: 'test',
-      AWS_ENDPOINT_URL: options.motoEndpoint,
-      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-      POWERTOOLS_SERVICE_NAME: 'news-alerts',
-      POWERTOOLS_LOG_LEVEL: 'ERROR',
-      POWERTOOLS_METRICS_DISABLED: 'true',
-      NEWS_API_BASE_URL: simulator.url,
-      NEWS_API_ALLOW_INTERNAL_TARGET: 'true',
-      NEWS_API_KEY_SECRET_ID: stack.secretId,
-      NEWS_API_TIME_ZONE: simulator.timeZone,
+    const environment = bundleEnvironment(options.motoEndpoint, stack, simulator, {
       // Trusted the way Node trusts an extra root, not through NEWS_API_CA_PEM: that builds a TLS
       // context of ~140 roots at import (tens of milliseconds), which a deployed function talking
       // to a public provider never does, and which would add the same cost to both bundles.
       NODE_EXTRA_CA_CERTS: options.caBundlePath,
-      NEWS_API_PAGE_SIZE: '100',
       INITIAL_LOOKBACK_MINUTES: '60',
-      LATE_ARRIVAL_MINUTES: '0',
-      RULES_TABLE_NAME: tables.rules,
-      AUDIENCES_TABLE_NAME: tables.audiences,
-      STATE_TABLE_NAME: tables.state,
       BENCH_PROVIDER_DATE: Object.keys(simulator.articlesByDate).sort().at(-1) ?? '',
-    };
+    });
     const handlerSamples: FirstRequestSample[] = [];
     const bareSamples: FirstRequestSample[] = [];
     await startOnce(options.handlerBundle.file, environment);

@@ -4,8 +4,8 @@
  * topics, audit queues, secret, audiences and rules, pointed at that simulator as an external
  * provider.
  */
-import { type ChildProcess, fork } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { type ChildProcess, fork, spawn } from 'node:child_process';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { SandboxAudience } from '#sandbox/examples';
 import { type LocalStack, startLocalStack } from '#sandbox/local-stack';
 import type { PemPair } from '#sandbox/tls';
@@ -134,4 +134,89 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Local
     environment: { NEWS_API_TIME_ZONE: options.simulator.timeZone, ...options.environment },
     ...(options.now === undefined ? {} : { now: options.now }),
   });
+}
+
+/** What {@link runBundleDriver} runs. */
+export interface BundleDriverOptions {
+  /** Plain JavaScript run with `node -e`; the bundle's file URL is its `process.argv[1]`. */
+  readonly driver: string;
+  /** What the driver prints, on a line of its own, before the JSON it reports. */
+  readonly marker: string;
+  readonly file: string;
+  readonly environment: Record<string, string>;
+  readonly nodeFlags?: readonly string[];
+  /** Names the run in an error: "the memory run". */
+  readonly what: string;
+}
+
+/**
+ * Runs a bundle's driver in a fresh `node --enable-source-maps` process, as Lambda would start it,
+ * and returns the JSON the driver printed after its marker.
+ */
+export function runBundleDriver(options: BundleDriverOptions): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      [
+        '--enable-source-maps',
+        ...(options.nodeFlags ?? []),
+        '--input-type=module',
+        '-e',
+        options.driver,
+        pathToFileURL(options.file).href,
+      ],
+      { env: options.environment, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString()).slice(-4000);
+    });
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      const line = stdout.split('\n').find((l) => l.startsWith(options.marker));
+      if (code !== 0 || line === undefined) {
+        reject(new Error(`${options.what} failed (exit ${code}): ${stderr || stdout.slice(-2000)}`));
+        return;
+      }
+      resolve(JSON.parse(line.slice(options.marker.length)));
+    });
+  });
+}
+
+/**
+ * The environment the stack gives the alert function, for a bundle run against `stack` on moto and
+ * the simulator process; `extra` adds to it or overrides it.
+ */
+export function bundleEnvironment(
+  motoEndpoint: string,
+  stack: LocalStack,
+  simulator: SimulatorProcess,
+  extra: Readonly<Record<string, string>>,
+): Record<string, string> {
+  const { tables } = stack.config;
+  return {
+    PATH: process.env.PATH ?? '',
+    AWS_REGION: 'us-east-1',
+    AWS_ACCESS_KEY_ID: 'test',
+    AWS_SECRET_ACCESS_KEY: 'test',
+    AWS_ENDPOINT_URL: motoEndpoint,
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    POWERTOOLS_SERVICE_NAME: 'news-alerts',
+    POWERTOOLS_LOG_LEVEL: 'ERROR',
+    POWERTOOLS_METRICS_DISABLED: 'true',
+    NEWS_API_BASE_URL: simulator.url,
+    NEWS_API_ALLOW_INTERNAL_TARGET: 'true',
+    NEWS_API_KEY_SECRET_ID: stack.secretId,
+    NEWS_API_TIME_ZONE: simulator.timeZone,
+    NEWS_API_PAGE_SIZE: '100',
+    LATE_ARRIVAL_MINUTES: '0',
+    RULES_TABLE_NAME: tables.rules,
+    AUDIENCES_TABLE_NAME: tables.audiences,
+    STATE_TABLE_NAME: tables.state,
+    ...extra,
+  };
 }

@@ -10,14 +10,12 @@
  * client's de-dup set of article keys per provider day, the pipeline's set of delivery ids) and the
  * compiled matcher for 20,000 rules, by heap size before and after building each.
  */
-import { spawn } from 'node:child_process';
-import { pathToFileURL } from 'node:url';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { compileRules, type RuleMatcher } from '#core/matcher';
 import type { PemPair } from '#sandbox/tls';
 import type { Bundle } from './cold-start.ts';
-import { startBenchStack, startSimulatorProcess } from './local-run.ts';
+import { bundleEnvironment, runBundleDriver, startBenchStack, startSimulatorProcess } from './local-run.ts';
 import { scenarioAudiences, scenarioRules } from './scenario.ts';
 import { syntheticRules } from './synthetic.ts';
 
@@ -121,37 +119,6 @@ process.stdout.write('\\n${MARKER}' + JSON.stringify({
 }) + '\\n');
 `;
 
-function runChild(
-  file: string,
-  environment: Record<string, string>,
-  nodeFlags: readonly string[],
-): Promise<Record<string, number | string>> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      ['--enable-source-maps', ...nodeFlags, '--input-type=module', '-e', driver, pathToFileURL(file).href],
-      { env: environment, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr = (stderr + chunk.toString()).slice(-4000);
-    });
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      const line = stdout.split('\n').find((l) => l.startsWith(MARKER));
-      if (code !== 0 || line === undefined) {
-        reject(new Error(`the memory run failed (exit ${code}): ${stderr || stdout.slice(-2000)}`));
-        return;
-      }
-      resolve(JSON.parse(line.slice(MARKER.length)) as Record<string, number | string>);
-    });
-  });
-}
-
 const mib = (bytes: number) => bytes / 2 ** 20;
 
 /** Runs the alert handler bundle over a window of `options.articles` articles in a child process. */
@@ -177,35 +144,19 @@ export async function runMemory(options: MemoryOptions): Promise<MemoryRun> {
       rules,
       environment: {},
     });
-    const { tables } = stack.config;
-    const result = await runChild(
-      options.handlerBundle.file,
-      {
-        PATH: process.env.PATH ?? '',
-        AWS_REGION: 'us-east-1',
-        AWS_ACCESS_KEY_ID: 'test',
-        AWS_SECRET_ACCESS_KEY: 'test',
-        AWS_ENDPOINT_URL: options.motoEndpoint,
-        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-        POWERTOOLS_SERVICE_NAME: 'news-alerts',
-        POWERTOOLS_LOG_LEVEL: 'ERROR',
-        POWERTOOLS_METRICS_DISABLED: 'true',
-        NEWS_API_BASE_URL: simulator.url,
-        NEWS_API_ALLOW_INTERNAL_TARGET: 'true',
-        NEWS_API_KEY_SECRET_ID: stack.secretId,
-        NEWS_API_TIME_ZONE: simulator.timeZone,
+    const result = (await runBundleDriver({
+      driver,
+      marker: MARKER,
+      file: options.handlerBundle.file,
+      environment: bundleEnvironment(options.motoEndpoint, stack, simulator, {
         NEWS_API_CA_PEM: options.ca.cert,
-        NEWS_API_PAGE_SIZE: '100',
         NEWS_API_BASE_DELAY_MS: '20',
         NEWS_API_MAX_DELAY_MS: '500',
         INITIAL_LOOKBACK_MINUTES: '1440',
-        LATE_ARRIVAL_MINUTES: '0',
-        RULES_TABLE_NAME: tables.rules,
-        AUDIENCES_TABLE_NAME: tables.audiences,
-        STATE_TABLE_NAME: tables.state,
-      },
-      options.nodeFlags ?? [],
-    );
+      }),
+      nodeFlags: options.nodeFlags ?? [],
+      what: 'the memory run',
+    })) as Record<string, number | string>;
     const number = (key: string) => Number(result[key]);
     return {
       articles: Object.values(simulator.articlesByDate).reduce((sum, n) => sum + n, 0),
