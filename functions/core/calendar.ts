@@ -34,15 +34,21 @@ function dayNumber(date: string): number {
   if (!datePattern.test(date)) {
     throw new RangeError(`"${date}" is not a date of the form YYYY-MM-DD`);
   }
+  const found = dayNumberOf(date);
+  if (found === undefined) throw new RangeError(`"${date}" is not a valid date: no such day in that month and year`);
+  return found;
+}
+
+/** {@link dayNumber} of a date already of the form `YYYY-MM-DD`; undefined when no such day exists. */
+function dayNumberOf(date: string): number | undefined {
   const year = Number(date.slice(0, 4));
   const month = Number(date.slice(5, 7)) - 1;
   const day = Number(date.slice(8, 10));
   // setUTCFullYear, unlike Date.UTC, does not read years 0-99 as 1900-1999.
   const parsed = new Date(0);
   parsed.setUTCFullYear(year, month, day);
-  if (parsed.getUTCFullYear() !== year || parsed.getUTCMonth() !== month || parsed.getUTCDate() !== day) {
-    throw new RangeError(`"${date}" is not a valid date: there is no day ${day} in month ${month + 1} of ${year}`);
-  }
+  if (parsed.getUTCFullYear() !== year || parsed.getUTCMonth() !== month || parsed.getUTCDate() !== day)
+    return undefined;
   return Math.round(parsed.getTime() / dayMs);
 }
 
@@ -53,7 +59,7 @@ function dateOfDay(dayNumberValue: number): string {
 
 /** Whether `value` is a real calendar date written `YYYY-MM-DD`. */
 export function isProviderDate(value: string): boolean {
-  return datePattern.test(value) && DateTime.fromISO(value, { zone: 'UTC' }).isValid;
+  return datePattern.test(value) && dayNumberOf(value) !== undefined;
 }
 
 /**

@@ -142,6 +142,7 @@ describe('the calendar arithmetic without luxon', () => {
             expect(() => datesBetween(date, date)).toThrow(RangeError);
             expect(() => previousDate(date)).toThrow(RangeError);
           }
+          expect(isProviderDate(date)).toBe(luxonDate(date).isValid);
         },
       ),
     );
