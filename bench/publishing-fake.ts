@@ -145,9 +145,15 @@ function fakeHandler(
   };
 }
 
-/** A request body as text (the SDK hands some as bytes). */
+/**
+ * A request body as text (the SDK hands some as bytes). Read through a view of the bytes: the JSON
+ * protocols' bodies are a Uint8Array subclass whose valueOf() converts them to a string with a
+ * deprecation warning, and Buffer.from(value) calls valueOf().
+ */
 const text = (body: unknown): string =>
-  body instanceof Uint8Array ? Buffer.from(body).toString('utf8') : String(body);
+  body instanceof Uint8Array
+    ? Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8')
+    : String(body);
 
 const md5 = (...parts: string[]): string => {
   const hash = createHash('md5');
