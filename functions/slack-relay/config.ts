@@ -2,9 +2,10 @@
  * The relay's configuration, read once at cold start from the environment the stack sets. Every
  * variable, its default and its meaning is listed in `slackRelayEnvironment`.
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { ConfigError } from '#core/errors';
 import { describeIssues } from '#core/model';
+import { integerVariable, requiredVariable } from '#shared/publishing-environment';
 import type { RetryPolicy } from './retry.ts';
 
 /** One documented environment variable. */
@@ -49,8 +50,7 @@ export const slackRelayEnvironment: readonly RelayVariable[] = [
   },
 ];
 
-const integer = (min: number, max: number, fallback: number) =>
-  z.coerce.number().int().min(min).max(max).default(fallback);
+const integer = (min: number, max: number, fallback: number) => z._default(integerVariable(min, max), fallback);
 
 /** A Secrets Manager secret ARN, as the stack writes it (lib/config.ts accepts the same). */
 const SECRET_ARN = /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+$/;
@@ -74,60 +74,58 @@ const hideUrls = (message: string): string =>
  * value: a webhook URL put here by hand instead of the ARN of the secret holding it is itself the
  * secret, and an error message ends up in the function's logs.
  */
-const WebhookSecretsSchema = z
-  .string()
-  .default('{}')
-  .transform((value, ctx) => {
+const WebhookSecretsSchema = z.pipe(
+  z._default(z.string(), '{}'),
+  z.transform((value: string, ctx) => {
+    // The issue never carries the value (`input`): it may be a webhook URL, the credential itself.
+    const refuse = (message: string) => ctx.issues.push({ code: 'custom', input: undefined, message });
     let parsed: unknown;
     try {
       parsed = JSON.parse(value);
     } catch {
-      ctx.addIssue({ code: 'custom', message: 'must be a JSON object of audience id → secret ARN' });
+      refuse('must be a JSON object of audience id → secret ARN');
       return z.NEVER;
     }
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-      ctx.addIssue({ code: 'custom', message: 'must be a JSON object of audience id → secret ARN' });
+      refuse('must be a JSON object of audience id → secret ARN');
       return z.NEVER;
     }
     const secrets: Record<string, string> = {};
     for (const [audienceId, secretArn] of Object.entries(parsed)) {
       if (looksLikeUrl(audienceId)) {
-        ctx.addIssue({
-          code: 'custom',
-          message: `an audience id that looks like a URL (not shown); each key is an audience id and each value ${EXPECTED_ARN}`,
-        });
+        refuse(
+          `an audience id that looks like a URL (not shown); each key is an audience id and each value ${EXPECTED_ARN}`,
+        );
         continue;
       }
       const audience = `audience ${JSON.stringify(audienceId.slice(0, 64))}`;
       if (typeof secretArn === 'string' && SECRET_ARN.test(secretArn.trim())) {
         secrets[audienceId] = secretArn.trim();
       } else if (typeof secretArn === 'string' && looksLikeUrl(secretArn)) {
-        ctx.addIssue({
-          code: 'custom',
-          message: `${audience}: holds what looks like a webhook URL (not shown: the URL is the credential); put the URL in a Secrets Manager secret and give ${EXPECTED_ARN} here`,
-        });
+        refuse(
+          `${audience}: holds what looks like a webhook URL (not shown: the URL is the credential); put the URL in a Secrets Manager secret and give ${EXPECTED_ARN} here`,
+        );
       } else {
-        ctx.addIssue({ code: 'custom', message: `${audience}: is not ${EXPECTED_ARN}` });
+        refuse(`${audience}: is not ${EXPECTED_ARN}`);
       }
     }
     return secrets;
-  });
+  }),
+);
 
 /** A Secrets Manager name prefix (letters, digits, `/_+=.@-`), ending in `/`; never a URL. */
-const StorePrefixSchema = z
-  .string()
-  .trim()
-  .min(1, 'is required')
-  .refine((value) => !looksLikeUrl(value), {
-    message: `looks like a URL (not shown); give the webhook store's secret name prefix, such as news-alerts/slack-webhooks/`,
-  })
-  .refine((value) => /^[A-Za-z0-9/_+=.@-]+\/$/.test(value), {
-    message:
+const StorePrefixSchema = requiredVariable.check(
+  z.refine((value) => !looksLikeUrl(value), {
+    error: `looks like a URL (not shown); give the webhook store's secret name prefix, such as news-alerts/slack-webhooks/`,
+  }),
+  z.refine((value) => /^[A-Za-z0-9/_+=.@-]+\/$/.test(value), {
+    error:
       'must be a secret name prefix ending in "/" (letters, digits and /_+=.@-), such as news-alerts/slack-webhooks/',
-  });
+  }),
+);
 
 const EnvironmentSchema = z.object({
-  AUDIENCE_TOPIC_PREFIX: z.string().trim().min(1, 'is required'),
+  AUDIENCE_TOPIC_PREFIX: requiredVariable,
   SLACK_WEBHOOK_STORE_PREFIX: StorePrefixSchema,
   SLACK_WEBHOOK_SECRETS: WebhookSecretsSchema,
   SLACK_WEBHOOK_CACHE_SECONDS: integer(0, 86_400, 300),
@@ -135,7 +133,7 @@ const EnvironmentSchema = z.object({
   SLACK_BASE_DELAY_MS: integer(0, 60_000, 500),
   SLACK_MAX_DELAY_MS: integer(0, 300_000, 8000),
   SLACK_REQUEST_TIMEOUT_MS: integer(100, 60_000, 5000),
-  POSTED_ALERTS_TABLE: z.string().trim().optional(),
+  POSTED_ALERTS_TABLE: z.optional(z.string().check(z.trim())),
   SLACK_REMEMBER_POSTS_HOURS: integer(1, 24 * 90, 168),
 });
 

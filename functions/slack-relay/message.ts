@@ -7,7 +7,7 @@
  * optional ones default, so a newer publisher keeps working with this relay; only a different
  * `schemaVersion` is refused.
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { canonicalLocale, SHIPPED_LOCALES } from '#core/locale';
 import { describeIssues } from '#core/model';
 import { type SpikeDocument, SpikeDocumentSchema } from '#core/spikes/document';
@@ -17,7 +17,7 @@ import { SlackMessageError } from './errors.ts';
 export const SUPPORTED_SCHEMA_VERSION = 1;
 
 const SnsRecordSchema = z.object({
-  EventSource: z.string().optional(),
+  EventSource: z.optional(z.string()),
   Sns: z.object({
     MessageId: z.string(),
     TopicArn: z.string(),
@@ -26,11 +26,16 @@ const SnsRecordSchema = z.object({
 });
 
 /** The part of an SNS → Lambda event the relay uses. */
-export const SnsEventSchema = z.object({ Records: z.array(SnsRecordSchema).min(1) });
+export const SnsEventSchema = z.object({ Records: z.array(SnsRecordSchema).check(z.minLength(1)) });
 /** One SNS record. */
 export type SnsRecord = z.output<typeof SnsRecordSchema>;
 
-const text = z.string().nullish();
+const text = z.nullish(z.string());
+const nonEmpty = () => z.string().check(z.minLength(1));
+const wholeCount = () => z.number().check(z.int(), z.nonnegative());
+const positiveCount = () => z.number().check(z.int(), z.positive());
+const strings = () => z._default(z.array(z.string()), []);
+const flag = () => z._default(z.boolean(), false);
 
 /** Longer than any BCP 47 tag people write (RFC 5646 asks implementations to handle 35). */
 const LOCALE_MAX_LENGTH = 100;
@@ -40,18 +45,20 @@ const LOCALE_MAX_LENGTH = 100;
  * tag. Never a parse failure: a document from an older publisher, or with a tag this runtime cannot
  * read, still renders (in English, as before the field existed).
  */
-const locale = z
-  .unknown()
-  .transform((value) =>
-    typeof value === 'string' && value.length <= LOCALE_MAX_LENGTH ? canonicalLocale(value) : undefined,
-  )
-  .optional();
+const locale = z.optional(
+  z.pipe(
+    z.unknown(),
+    z.transform((value) =>
+      typeof value === 'string' && value.length <= LOCALE_MAX_LENGTH ? canonicalLocale(value) : undefined,
+    ),
+  ),
+);
 
 /**
  * The language the publisher wrote the fixed words in (render.ts `language`): the relay says its
  * own words in the same one. Anything but a shipped language reads as absent (older publishers).
  */
-const language = z.enum(SHIPPED_LOCALES).optional().catch(undefined);
+const language = z.catch(z.optional(z.enum(SHIPPED_LOCALES)), undefined);
 
 const ReasonSchema = z.object({ kind: z.string(), term: z.string() });
 
@@ -59,114 +66,111 @@ const ReasonSchema = z.object({ kind: z.string(), term: z.string() });
  * An update notice's `newsAlerts.update` (render.ts): what changed about an article the audience
  * already had. Anything malformed reads as absent: the notice still renders, as a plain alert.
  */
-const UpdateSchema = z
-  .object({
-    change: z.enum(['status', 'title']),
-    status: text,
-    previousStatus: text,
-  })
-  .optional()
-  .catch(undefined);
+const UpdateSchema = z.catch(
+  z.optional(
+    z.object({
+      change: z.enum(['status', 'title']),
+      status: text,
+      previousStatus: text,
+    }),
+  ),
+  undefined,
+);
 
 /**
  * A digest entry's `alsoIn` (digest.ts): the other outlets of its story. Malformed reads as absent.
  */
-const AlsoInSchema = z
-  .object({
-    count: z.number().int().positive(),
-    outlets: z.array(z.string()).default([]),
-  })
-  .optional()
-  .catch(undefined);
+const AlsoInSchema = z.catch(z.optional(z.object({ count: positiveCount(), outlets: strings() })), undefined);
 
 const MatchSchema = z.object({
   ruleId: z.string(),
   description: text,
-  urgent: z.boolean().default(false),
-  reasons: z.array(ReasonSchema).default([]),
-  omittedReasons: z.number().int().nonnegative().default(0),
+  urgent: flag(),
+  reasons: z._default(z.array(ReasonSchema), []),
+  omittedReasons: z._default(wholeCount(), 0),
 });
 
 /** The `newsAlerts` part of the structured alert document. */
 export const AlertSchema = z.object({
-  schemaVersion: z.number().int(),
+  schemaVersion: z.number().check(z.int()),
   /** Absent in single alerts; present only so the union with digests can be told apart. */
-  kind: z.literal('alert').optional(),
-  deliveryId: z.string().min(1),
-  audienceId: z.string().min(1),
+  kind: z.optional(z.literal('alert')),
+  deliveryId: nonEmpty(),
+  audienceId: nonEmpty(),
   audienceName: text,
   /** The subscriber's locale: the date fallbacks are in it. */
   locale,
   /** The language of the fixed words, as the publisher chose it; else from `locale`. */
   language,
-  urgent: z.boolean().default(false),
+  urgent: flag(),
   article: z.object({
     title: z.string(),
-    summary: z.string().default(''),
+    summary: z._default(z.string(), ''),
     /** `''` when the alert function withheld the link (see core/text.ts `publishableLink`). */
-    url: z.string().default(''),
+    url: z._default(z.string(), ''),
     publishedAt: z.string(),
-    categories: z.array(z.string()).default([]),
-    categoryNames: z.array(z.string()).default([]),
+    categories: strings(),
+    categoryNames: strings(),
     media: text,
     mediaName: text,
     status: text,
   }),
-  matches: z.array(MatchSchema).default([]),
-  omittedMatches: z.number().int().nonnegative().default(0),
+  matches: z._default(z.array(MatchSchema), []),
+  omittedMatches: z._default(wholeCount(), 0),
   /** Present only in an update notice. */
   update: UpdateSchema,
   /** Present only in a spike alert (or its update notice). */
   spike: SpikeDocumentSchema,
 });
 const DigestEntrySchema = z.object({
-  deliveryId: z.string().default(''),
-  urgent: z.boolean().default(false),
+  deliveryId: z._default(z.string(), ''),
+  urgent: flag(),
   heldFor: text,
   article: z.object({
     title: z.string(),
-    url: z.string().default(''),
+    url: z._default(z.string(), ''),
     publishedAt: z.string(),
     media: text,
     mediaName: text,
     status: text,
   }),
-  matches: z.array(MatchSchema).default([]),
-  omittedMatches: z.number().int().nonnegative().default(0),
+  matches: z._default(z.array(MatchSchema), []),
+  omittedMatches: z._default(wholeCount(), 0),
   /** Where else the entry's story ran; absent when nowhere. */
   alsoIn: AlsoInSchema,
 });
 
 /** The `newsAlerts` part of a digest document (`kind: "digest"`). */
 export const DigestSchema = z.object({
-  schemaVersion: z.number().int(),
+  schemaVersion: z.number().check(z.int()),
   kind: z.literal('digest'),
-  deliveryId: z.string().min(1),
-  audienceId: z.string().min(1),
+  deliveryId: nonEmpty(),
+  audienceId: nonEmpty(),
   audienceName: text,
   /** The subscriber's locale: the date fallbacks are in it. */
   locale,
   /** The language of the fixed words, as the publisher chose it; else from `locale`. */
   language,
-  urgent: z.boolean().default(false),
+  urgent: flag(),
   digest: z.object({
     releaseAt: z.string(),
-    part: z.number().int().positive().default(1),
-    parts: z.number().int().positive().default(1),
-    total: z.number().int().nonnegative(),
-    count: z.number().int().nonnegative(),
+    part: z._default(positiveCount(), 1),
+    parts: z._default(positiveCount(), 1),
+    total: wholeCount(),
+    count: wholeCount(),
     /** Why the entries were held, one sentence each. */
-    holds: z.array(z.string()).default([]),
-    groups: z
-      .array(
+    holds: strings(),
+    groups: z._default(
+      z.array(
         z.object({
           label: z.string(),
-          count: z.number().int().nonnegative(),
-          total: z.number().int().nonnegative().optional(),
-          entries: z.array(DigestEntrySchema).default([]),
+          count: wholeCount(),
+          total: z.optional(wholeCount()),
+          entries: z._default(z.array(DigestEntrySchema), []),
         }),
-      )
-      .default([]),
+      ),
+      [],
+    ),
   }),
 });
 

@@ -16,7 +16,7 @@
  *
  * Pure decisions over the {@link SubscriberStore} port.
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import type { Log } from '../ports.ts';
 import type { SendEvent, SendStatus, SubscriberStore } from './ports.ts';
 import { applyFeedback, type FeedbackKind, SOFT_BOUNCE_LIMIT } from './subscriber.ts';
@@ -38,36 +38,35 @@ export const STATUS_RANK: Readonly<Record<SendStatus, number>> = {
   complained: 7,
 };
 
-const tags = z.record(z.string(), z.array(z.string())).default({});
+const tags = z._default(z.record(z.string(), z.array(z.string())), {});
+const maybe = () => z.optional(z.string());
 
 /** The part of an SES event (event publishing format) this function reads. */
 export const SesEventSchema = z.object({
   eventType: z.string(),
   mail: z.object({
-    timestamp: z.string().optional(),
-    messageId: z.string().optional(),
+    timestamp: maybe(),
+    messageId: maybe(),
     tags,
   }),
-  bounce: z
-    .object({
+  bounce: z.optional(
+    z.object({
       bounceType: z.string(),
-      bounceSubType: z.string().optional(),
-      timestamp: z.string().optional(),
-      bouncedRecipients: z
-        .array(z.object({ emailAddress: z.string().optional(), status: z.string().optional() }))
-        .default([]),
-    })
-    .optional(),
-  complaint: z
-    .object({
-      timestamp: z.string().optional(),
-      complaintFeedbackType: z.string().optional(),
-      complaintSubType: z.string().nullish(),
-    })
-    .optional(),
-  delivery: z.object({ timestamp: z.string().optional(), smtpResponse: z.string().optional() }).optional(),
-  deliveryDelay: z.object({ timestamp: z.string().optional(), delayType: z.string().optional() }).optional(),
-  reject: z.object({ reason: z.string().optional() }).optional(),
+      bounceSubType: maybe(),
+      timestamp: maybe(),
+      bouncedRecipients: z._default(z.array(z.object({ emailAddress: maybe(), status: maybe() })), []),
+    }),
+  ),
+  complaint: z.optional(
+    z.object({
+      timestamp: maybe(),
+      complaintFeedbackType: maybe(),
+      complaintSubType: z.nullish(z.string()),
+    }),
+  ),
+  delivery: z.optional(z.object({ timestamp: maybe(), smtpResponse: maybe() })),
+  deliveryDelay: z.optional(z.object({ timestamp: maybe(), delayType: maybe() })),
+  reject: z.optional(z.object({ reason: maybe() })),
 });
 export type SesEvent = z.output<typeof SesEventSchema>;
 
@@ -195,5 +194,5 @@ export async function recordSesEvent(
 export const AlarmNotificationSchema = z.object({
   AlarmName: z.string(),
   NewStateValue: z.string(),
-  NewStateReason: z.string().optional(),
+  NewStateReason: z.optional(z.string()),
 });

@@ -12,7 +12,7 @@
  *
  * Pure.
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { canonicalLocale, SHIPPED_LOCALES } from '../locale.ts';
 import { describeIssues } from '../model.ts';
 import { SpikeDocumentSchema } from '../spikes/document.ts';
@@ -29,29 +29,36 @@ export class UnreadableNotificationError extends Error {
 }
 
 const EnvelopeSchema = z.object({
-  Type: z.string().optional(),
-  MessageId: z.string().min(1),
-  TopicArn: z.string().min(1),
-  Subject: z.string().nullish(),
+  Type: z.optional(z.string()),
+  MessageId: z.string().check(z.minLength(1)),
+  TopicArn: z.string().check(z.minLength(1)),
+  Subject: z.nullish(z.string()),
   Message: z.string(),
 });
 
-const text = z.string().nullish();
-const locale = z
-  .unknown()
-  .transform((value) => (typeof value === 'string' && value.length <= 100 ? canonicalLocale(value) : undefined))
-  .optional();
-const language = z.enum(SHIPPED_LOCALES).optional().catch(undefined);
+const text = z.nullish(z.string());
+const nonEmpty = () => z.string().check(z.minLength(1));
+const wholeCount = () => z.number().check(z.int(), z.nonnegative());
+const positiveCount = () => z.number().check(z.int(), z.positive());
+const strings = () => z._default(z.array(z.string()), []);
+const flag = () => z._default(z.boolean(), false);
+const locale = z.optional(
+  z.pipe(
+    z.unknown(),
+    z.transform((value) => (typeof value === 'string' && value.length <= 100 ? canonicalLocale(value) : undefined)),
+  ),
+);
+const language = z.catch(z.optional(z.enum(SHIPPED_LOCALES)), undefined);
 
 const ArticleSchema = z.object({
-  key: z.string().min(1),
+  key: nonEmpty(),
   id: text,
   title: z.string(),
-  summary: z.string().default(''),
-  url: z.string().default(''),
+  summary: z._default(z.string(), ''),
+  url: z._default(z.string(), ''),
   publishedAt: z.string(),
-  categories: z.array(z.string()).default([]),
-  categoryNames: z.array(z.string()).default([]),
+  categories: strings(),
+  categoryNames: strings(),
   media: text,
   mediaName: text,
   status: text,
@@ -60,71 +67,69 @@ const ArticleSchema = z.object({
 const MatchSchema = z.object({
   ruleId: z.string(),
   description: text,
-  urgent: z.boolean().default(false),
-  reasons: z.array(z.object({ kind: z.string(), term: z.string() })).default([]),
-  omittedReasons: z.number().int().nonnegative().default(0),
+  urgent: flag(),
+  reasons: z._default(z.array(z.object({ kind: z.string(), term: z.string() })), []),
+  omittedReasons: z._default(wholeCount(), 0),
 });
 
 const AlertSchema = z.object({
-  schemaVersion: z.number().int(),
-  kind: z.literal('alert').optional(),
-  deliveryId: z.string().min(1),
-  audienceId: z.string().min(1),
+  schemaVersion: z.number().check(z.int()),
+  kind: z.optional(z.literal('alert')),
+  deliveryId: nonEmpty(),
+  audienceId: nonEmpty(),
   audienceName: text,
   locale,
   language,
-  urgent: z.boolean().default(false),
+  urgent: flag(),
   article: ArticleSchema,
-  matches: z.array(MatchSchema).default([]),
-  omittedMatches: z.number().int().nonnegative().default(0),
-  update: z
-    .object({ change: z.enum(['status', 'title']), status: text, previousStatus: text })
-    .optional()
-    .catch(undefined),
+  matches: z._default(z.array(MatchSchema), []),
+  omittedMatches: z._default(wholeCount(), 0),
+  update: z.catch(
+    z.optional(z.object({ change: z.enum(['status', 'title']), status: text, previousStatus: text })),
+    undefined,
+  ),
   /** Present only in a spike alert (or its update notice): the email shows the episode. */
   spike: SpikeDocumentSchema,
 });
 
 const DigestEntrySchema = z.object({
-  deliveryId: z.string().default(''),
-  urgent: z.boolean().default(false),
-  heldFor: z.enum(['digest', 'quiet-hours', 'budget']).catch('digest'),
-  heldAt: z.string().optional(),
+  deliveryId: z._default(z.string(), ''),
+  urgent: flag(),
+  heldFor: z.catch(z.enum(['digest', 'quiet-hours', 'budget']), 'digest'),
+  heldAt: z.optional(z.string()),
   article: ArticleSchema,
-  matches: z.array(MatchSchema).default([]),
-  omittedMatches: z.number().int().nonnegative().default(0),
-  alsoIn: z
-    .object({ count: z.number().int().positive(), outlets: z.array(z.string()).default([]) })
-    .optional()
-    .catch(undefined),
+  matches: z._default(z.array(MatchSchema), []),
+  omittedMatches: z._default(wholeCount(), 0),
+  alsoIn: z.catch(z.optional(z.object({ count: positiveCount(), outlets: strings() })), undefined),
 });
 
 const DigestSchema = z.object({
-  schemaVersion: z.number().int(),
+  schemaVersion: z.number().check(z.int()),
   kind: z.literal('digest'),
-  deliveryId: z.string().min(1),
-  audienceId: z.string().min(1),
+  deliveryId: nonEmpty(),
+  audienceId: nonEmpty(),
   audienceName: text,
   locale,
   language,
-  urgent: z.boolean().default(false),
+  urgent: flag(),
   digest: z.object({
     releaseAt: z.string(),
-    part: z.number().int().positive().default(1),
-    parts: z.number().int().positive().default(1),
-    total: z.number().int().nonnegative(),
-    count: z.number().int().nonnegative(),
-    holds: z.array(z.string()).default([]),
-    groups: z
-      .array(
+    part: z._default(positiveCount(), 1),
+    parts: z._default(positiveCount(), 1),
+    total: wholeCount(),
+    count: wholeCount(),
+    holds: strings(),
+    groups: z._default(
+      z.array(
         z.object({
           label: z.string(),
-          count: z.number().int().nonnegative(),
-          total: z.number().int().nonnegative().optional(),
-          entries: z.array(DigestEntrySchema).default([]),
+          count: wholeCount(),
+          total: z.optional(wholeCount()),
+          entries: z._default(z.array(DigestEntrySchema), []),
         }),
-      )
-      .default([]),
+      ),
+      [],
+    ),
   }),
 });
 

@@ -5,38 +5,43 @@
  * malformed, dates that do not parse included, reads as absent, and the alert renders as a plain
  * article alert.
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
 
-const isoDate = z.string().refine((value) => !Number.isNaN(Date.parse(value)));
+const isoDate = z.string().check(z.refine((value) => !Number.isNaN(Date.parse(value))));
+const count = () => z.number().check(z.nonnegative());
+const wholeCount = () => z.number().check(z.int(), z.nonnegative());
 
-export const SpikeDocumentSchema = z
-  .object({
-    ruleId: z.string(),
-    episodeId: z.string(),
-    preset: z.string(),
-    since: isoDate,
-    openedAt: isoDate,
-    bucketMinutes: z.number().positive().default(60),
-    observed: z.number().nonnegative(),
-    expected: z.number().nonnegative(),
-    bucketCount: z.number().nonnegative().default(0),
-    bucketExpected: z.number().nonnegative().default(0),
-    outletCount: z.number().int().nonnegative().default(0),
-    storiesSoFar: z.number().nonnegative().optional(),
-    stage: z.enum(['spike', 'escalated']).catch('spike'),
-    topStories: z
-      .array(
-        z.object({
-          title: z.string(),
-          url: z.string().default(''),
-          outlets: z.number().int().nonnegative().default(1),
-        }),
-      )
-      .default([]),
-    topOutlets: z.array(z.object({ name: z.string(), stories: z.number().int().nonnegative() })).default([]),
-  })
-  .optional()
-  .catch(undefined);
+export const SpikeDocumentSchema = z.catch(
+  z.optional(
+    z.object({
+      ruleId: z.string(),
+      episodeId: z.string(),
+      preset: z.string(),
+      since: isoDate,
+      openedAt: isoDate,
+      bucketMinutes: z._default(z.number().check(z.positive()), 60),
+      observed: count(),
+      expected: count(),
+      bucketCount: z._default(count(), 0),
+      bucketExpected: z._default(count(), 0),
+      outletCount: z._default(wholeCount(), 0),
+      storiesSoFar: z.optional(count()),
+      stage: z.catch(z.enum(['spike', 'escalated']), 'spike'),
+      topStories: z._default(
+        z.array(
+          z.object({
+            title: z.string(),
+            url: z._default(z.string(), ''),
+            outlets: z._default(wholeCount(), 1),
+          }),
+        ),
+        [],
+      ),
+      topOutlets: z._default(z.array(z.object({ name: z.string(), stories: wholeCount() })), []),
+    }),
+  ),
+  undefined,
+);
 
 /** The episode of a spike alert, as read from its document. */
 export type SpikeDocument = NonNullable<z.output<typeof SpikeDocumentSchema>>;
