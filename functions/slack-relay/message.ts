@@ -8,9 +8,17 @@
  * `schemaVersion` is refused.
  */
 import * as z from 'zod/mini';
-import { canonicalLocale, SHIPPED_LOCALES } from '#core/locale';
+import {
+  alertDocumentSchema,
+  digestDocumentSchema,
+  digestEntrySchema,
+  type MatchSchema,
+  strings,
+  text,
+  textOrEmpty,
+} from '#core/alert-document';
 import { describeIssues } from '#core/model';
-import { type SpikeDocument, SpikeDocumentSchema } from '#core/spikes/document';
+import type { SpikeDocument } from '#core/spikes/document';
 import { SlackMessageError } from './errors.ts';
 
 /** `newsAlerts.schemaVersion` this relay renders. */
@@ -30,84 +38,13 @@ export const SnsEventSchema = z.object({ Records: z.array(SnsRecordSchema).check
 /** One SNS record. */
 export type SnsRecord = z.output<typeof SnsRecordSchema>;
 
-const text = z.nullish(z.string());
-const nonEmpty = () => z.string().check(z.minLength(1));
-const wholeCount = () => z.number().check(z.int(), z.nonnegative());
-const positiveCount = () => z.number().check(z.int(), z.positive());
-const strings = () => z._default(z.array(z.string()), []);
-const flag = () => z._default(z.boolean(), false);
-
-/** Longer than any BCP 47 tag people write (RFC 5646 asks implementations to handle 35). */
-const LOCALE_MAX_LENGTH = 100;
-
-/**
- * The subscriber's locale (`ko-KR`), canonical; undefined when absent, not a string or not a BCP 47
- * tag. Never a parse failure: a document from an older publisher, or with a tag this runtime cannot
- * read, still renders (in English, as before the field existed).
- */
-const locale = z.optional(
-  z.pipe(
-    z.unknown(),
-    z.transform((value) =>
-      typeof value === 'string' && value.length <= LOCALE_MAX_LENGTH ? canonicalLocale(value) : undefined,
-    ),
-  ),
-);
-
-/**
- * The language the publisher wrote the fixed words in (render.ts `language`): the relay says its
- * own words in the same one. Anything but a shipped language reads as absent (older publishers).
- */
-const language = z.catch(z.optional(z.enum(SHIPPED_LOCALES)), undefined);
-
-const ReasonSchema = z.object({ kind: z.string(), term: z.string() });
-
-/**
- * An update notice's `newsAlerts.update` (render.ts): what changed about an article the audience
- * already had. Anything malformed reads as absent: the notice still renders, as a plain alert.
- */
-const UpdateSchema = z.catch(
-  z.optional(
-    z.object({
-      change: z.enum(['status', 'title']),
-      status: text,
-      previousStatus: text,
-    }),
-  ),
-  undefined,
-);
-
-/**
- * A digest entry's `alsoIn` (digest.ts): the other outlets of its story. Malformed reads as absent.
- */
-const AlsoInSchema = z.catch(z.optional(z.object({ count: positiveCount(), outlets: strings() })), undefined);
-
-const MatchSchema = z.object({
-  ruleId: z.string(),
-  description: text,
-  urgent: flag(),
-  reasons: z._default(z.array(ReasonSchema), []),
-  omittedReasons: z._default(wholeCount(), 0),
-});
-
 /** The `newsAlerts` part of the structured alert document. */
-export const AlertSchema = z.object({
-  schemaVersion: z.number().check(z.int()),
-  /** Absent in single alerts; present only so the union with digests can be told apart. */
-  kind: z.optional(z.literal('alert')),
-  deliveryId: nonEmpty(),
-  audienceId: nonEmpty(),
-  audienceName: text,
-  /** The subscriber's locale: the date fallbacks are in it. */
-  locale,
-  /** The language of the fixed words, as the publisher chose it; else from `locale`. */
-  language,
-  urgent: flag(),
-  article: z.object({
+export const AlertSchema = alertDocumentSchema(
+  z.object({
     title: z.string(),
-    summary: z._default(z.string(), ''),
+    summary: textOrEmpty(),
     /** `''` when the alert function withheld the link (see core/text.ts `publishableLink`). */
-    url: z._default(z.string(), ''),
+    url: textOrEmpty(),
     publishedAt: z.string(),
     categories: strings(),
     categoryNames: strings(),
@@ -115,64 +52,22 @@ export const AlertSchema = z.object({
     mediaName: text,
     status: text,
   }),
-  matches: z._default(z.array(MatchSchema), []),
-  omittedMatches: z._default(wholeCount(), 0),
-  /** Present only in an update notice. */
-  update: UpdateSchema,
-  /** Present only in a spike alert (or its update notice). */
-  spike: SpikeDocumentSchema,
-});
-const DigestEntrySchema = z.object({
-  deliveryId: z._default(z.string(), ''),
-  urgent: flag(),
-  heldFor: text,
-  article: z.object({
+);
+
+const DigestEntrySchema = digestEntrySchema(
+  z.object({
     title: z.string(),
-    url: z._default(z.string(), ''),
+    url: textOrEmpty(),
     publishedAt: z.string(),
     media: text,
     mediaName: text,
     status: text,
   }),
-  matches: z._default(z.array(MatchSchema), []),
-  omittedMatches: z._default(wholeCount(), 0),
-  /** Where else the entry's story ran; absent when nowhere. */
-  alsoIn: AlsoInSchema,
-});
+  { heldFor: text },
+);
 
 /** The `newsAlerts` part of a digest document (`kind: "digest"`). */
-export const DigestSchema = z.object({
-  schemaVersion: z.number().check(z.int()),
-  kind: z.literal('digest'),
-  deliveryId: nonEmpty(),
-  audienceId: nonEmpty(),
-  audienceName: text,
-  /** The subscriber's locale: the date fallbacks are in it. */
-  locale,
-  /** The language of the fixed words, as the publisher chose it; else from `locale`. */
-  language,
-  urgent: flag(),
-  digest: z.object({
-    releaseAt: z.string(),
-    part: z._default(positiveCount(), 1),
-    parts: z._default(positiveCount(), 1),
-    total: wholeCount(),
-    count: wholeCount(),
-    /** Why the entries were held, one sentence each. */
-    holds: strings(),
-    groups: z._default(
-      z.array(
-        z.object({
-          label: z.string(),
-          count: wholeCount(),
-          total: z.optional(wholeCount()),
-          entries: z._default(z.array(DigestEntrySchema), []),
-        }),
-      ),
-      [],
-    ),
-  }),
-});
+export const DigestSchema = digestDocumentSchema(DigestEntrySchema);
 
 /** One single-article alert as the relay renders it. */
 export type ArticleAlert = z.output<typeof AlertSchema> & { readonly digest?: never };

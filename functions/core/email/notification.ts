@@ -13,9 +13,17 @@
  * Pure.
  */
 import * as z from 'zod/mini';
-import { canonicalLocale, SHIPPED_LOCALES } from '../locale.ts';
+import {
+  alertDocumentSchema,
+  digestDocumentSchema,
+  digestEntrySchema,
+  type MatchSchema,
+  nonEmpty,
+  strings,
+  text,
+  textOrEmpty,
+} from '../alert-document.ts';
 import { describeIssues } from '../model.ts';
-import { SpikeDocumentSchema } from '../spikes/document.ts';
 
 /** `newsAlerts.schemaVersion` this function renders. */
 export const SUPPORTED_SCHEMA_VERSION = 1;
@@ -36,26 +44,12 @@ const EnvelopeSchema = z.object({
   Message: z.string(),
 });
 
-const text = z.nullish(z.string());
-const nonEmpty = () => z.string().check(z.minLength(1));
-const wholeCount = () => z.number().check(z.int(), z.nonnegative());
-const positiveCount = () => z.number().check(z.int(), z.positive());
-const strings = () => z._default(z.array(z.string()), []);
-const flag = () => z._default(z.boolean(), false);
-const locale = z.optional(
-  z.pipe(
-    z.unknown(),
-    z.transform((value) => (typeof value === 'string' && value.length <= 100 ? canonicalLocale(value) : undefined)),
-  ),
-);
-const language = z.catch(z.optional(z.enum(SHIPPED_LOCALES)), undefined);
-
 const ArticleSchema = z.object({
   key: nonEmpty(),
   id: text,
   title: z.string(),
-  summary: z._default(z.string(), ''),
-  url: z._default(z.string(), ''),
+  summary: textOrEmpty(),
+  url: textOrEmpty(),
   publishedAt: z.string(),
   categories: strings(),
   categoryNames: strings(),
@@ -64,74 +58,14 @@ const ArticleSchema = z.object({
   status: text,
 });
 
-const MatchSchema = z.object({
-  ruleId: z.string(),
-  description: text,
-  urgent: flag(),
-  reasons: z._default(z.array(z.object({ kind: z.string(), term: z.string() })), []),
-  omittedReasons: z._default(wholeCount(), 0),
-});
+const AlertSchema = alertDocumentSchema(ArticleSchema);
 
-const AlertSchema = z.object({
-  schemaVersion: z.number().check(z.int()),
-  kind: z.optional(z.literal('alert')),
-  deliveryId: nonEmpty(),
-  audienceId: nonEmpty(),
-  audienceName: text,
-  locale,
-  language,
-  urgent: flag(),
-  article: ArticleSchema,
-  matches: z._default(z.array(MatchSchema), []),
-  omittedMatches: z._default(wholeCount(), 0),
-  update: z.catch(
-    z.optional(z.object({ change: z.enum(['status', 'title']), status: text, previousStatus: text })),
-    undefined,
-  ),
-  /** Present only in a spike alert (or its update notice): the email shows the episode. */
-  spike: SpikeDocumentSchema,
-});
-
-const DigestEntrySchema = z.object({
-  deliveryId: z._default(z.string(), ''),
-  urgent: flag(),
+const DigestEntrySchema = digestEntrySchema(ArticleSchema, {
   heldFor: z.catch(z.enum(['digest', 'quiet-hours', 'budget']), 'digest'),
   heldAt: z.optional(z.string()),
-  article: ArticleSchema,
-  matches: z._default(z.array(MatchSchema), []),
-  omittedMatches: z._default(wholeCount(), 0),
-  alsoIn: z.catch(z.optional(z.object({ count: positiveCount(), outlets: strings() })), undefined),
 });
 
-const DigestSchema = z.object({
-  schemaVersion: z.number().check(z.int()),
-  kind: z.literal('digest'),
-  deliveryId: nonEmpty(),
-  audienceId: nonEmpty(),
-  audienceName: text,
-  locale,
-  language,
-  urgent: flag(),
-  digest: z.object({
-    releaseAt: z.string(),
-    part: z._default(positiveCount(), 1),
-    parts: z._default(positiveCount(), 1),
-    total: wholeCount(),
-    count: wholeCount(),
-    holds: strings(),
-    groups: z._default(
-      z.array(
-        z.object({
-          label: z.string(),
-          count: wholeCount(),
-          total: z.optional(wholeCount()),
-          entries: z._default(z.array(DigestEntrySchema), []),
-        }),
-      ),
-      [],
-    ),
-  }),
-});
+const DigestSchema = digestDocumentSchema(DigestEntrySchema);
 
 /** One article of a notification, as the document carries it. */
 export type DocumentArticle = z.output<typeof ArticleSchema>;
