@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type BrowserContext, chromium } from 'playwright-core';
 import { cliEntry, projectRoot } from '../cli/support.ts';
+import { chromiumLaunchOptions } from '../support/browser.ts';
 
 /** A console process and its URL. */
 export interface ConsoleProcess {
@@ -55,20 +56,10 @@ export function startConsoleProcess(descriptorPath: string, env: Record<string, 
   });
 }
 
-/** Debian's Chromium, headless, in a fresh profile (user data dir), with what a root CI machine needs. */
+/** Chromium as every browser test starts it (test/support/browser.ts), in a fresh profile (user data dir). */
 export function launchChromium(): Promise<BrowserContext> {
   return chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'news-alerts-chromium-')), {
-    executablePath: '/usr/bin/chromium',
-    headless: true,
+    ...chromiumLaunchOptions(),
     viewport: { width: 1280, height: 900 },
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
   });
 }

@@ -12,7 +12,12 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 /** Where Debian's package puts Chromium. */
 export const DEBIAN_CHROMIUM = '/usr/bin/chromium';
 
-export async function launchChromium(): Promise<Browser> {
+/**
+ * How every browser test starts Chromium: `CHROMIUM_PATH` or Debian's, headless, with the flags
+ * that keep it off the network, `--no-sandbox` only as root.
+ * @throws Error saying how to install it when there is no Chromium there
+ */
+export function chromiumLaunchOptions(): { executablePath: string; headless: true; args: string[] } {
   const executablePath = process.env.CHROMIUM_PATH ?? DEBIAN_CHROMIUM;
   if (!existsSync(executablePath)) {
     throw new Error(
@@ -20,7 +25,7 @@ export async function launchChromium(): Promise<Browser> {
     );
   }
   const root = typeof process.getuid === 'function' && process.getuid() === 0;
-  return await chromium.launch({
+  return {
     executablePath,
     headless: true,
     args: [
@@ -32,7 +37,11 @@ export async function launchChromium(): Promise<Browser> {
       '--disable-component-update',
       '--disable-sync',
     ],
-  });
+  };
+}
+
+export async function launchChromium(): Promise<Browser> {
+  return await chromium.launch(chromiumLaunchOptions());
 }
 
 /** axe-core's findings on the page at `impact` serious or critical (the rules WCAG 2.x A and AA). */
