@@ -6,6 +6,7 @@
  */
 import { DeliveryPipeline, emptyDeliveryCounts } from '#core/delivery-pipeline';
 import { type Article, type Audience, type AudienceMatch, AudienceSchema, type Rule, RuleSchema } from '#core/model';
+import type { EpisodeAlert } from '#core/spikes/record';
 import { SpikeStep } from '#core/spikes/step';
 import { StoryResolver } from '#core/story';
 import { MemoryNotifier, MemoryStateStore, memoryLog } from './fake-ports.ts';
@@ -70,6 +71,32 @@ export function spikeArticle(key: string, title: string, publishedAt: number, me
     media,
     mediaName: `Outlet ${media}`,
     status: 'PUBLISHED',
+  };
+}
+
+/**
+ * A spike episode as the run fixes it when it opens (functions/core/spikes/record.ts): 57 new
+ * stories against 0.8 expected since three hours before `publishedAt`, opened an hour before it,
+ * on the balanced preset. Tests give the stories and outlets they show.
+ */
+export function spikeEpisode(
+  publishedAt: number,
+  shown: Pick<EpisodeAlert, 'episodeId' | 'topStories' | 'topOutlets'>,
+): EpisodeAlert {
+  const hour = Math.floor(publishedAt / HOUR);
+  return {
+    ...shown,
+    openedAt: hour - 1,
+    since: hour - 3,
+    preset: 'balanced',
+    bucketMs: HOUR,
+    observed: 57,
+    expected: 0.8,
+    bucketCount: 31,
+    bucketExpected: 0.3,
+    outletCount: 23,
+    stage: 'spike',
+    storiesSoFar: 57,
   };
 }
 

@@ -25,10 +25,10 @@ import { type OutboundMessage, type StoryRecord, updateNoticeKey } from '#core/p
 import { renderNotification, renderUpdateNotice } from '#core/render';
 import { describeSms } from '#core/sms';
 import { spikeAlertMatch } from '#core/spikes/alert';
-import type { EpisodeAlert } from '#core/spikes/record';
 import { renderSpikeAlert, renderSpikeUpdate } from '#core/spikes/render';
 import { renderSlackMessage } from '../../functions/slack-relay/blocks.ts';
 import { parseAlertMessage } from '../../functions/slack-relay/message.ts';
+import { spikeEpisode } from '../support/spike-world.ts';
 
 const published = Date.parse('2026-03-14T13:30:00Z');
 
@@ -262,18 +262,9 @@ describe.each(cases.filter((entry) => ['ascii', 'korean', 'japanese'].includes(e
   },
 );
 
-/** A spike episode as the run fixes it when it opens (functions/core/spikes/record.ts). */
-const episode: EpisodeAlert = {
+/** A spike episode as the run fixes it when it opens. */
+const episode = spikeEpisode(published, {
   episodeId: 'golden',
-  openedAt: Math.floor(published / 3_600_000) - 1,
-  since: Math.floor(published / 3_600_000) - 3,
-  preset: 'balanced',
-  bucketMs: 3_600_000,
-  observed: 57,
-  expected: 0.8,
-  bucketCount: 31,
-  bucketExpected: 0.3,
-  outletCount: 23,
   topStories: [
     {
       storyId: 's1',
@@ -288,9 +279,7 @@ const episode: EpisodeAlert = {
     { name: 'Example Wire', stories: 12 },
     { name: '연합뉴스', stories: 5 },
   ],
-  stage: 'spike',
-  storiesSoFar: 57,
-};
+});
 const spikeRule = RuleSchema.parse({
   ruleId: 'rates',
   audienceId: 'desk',

@@ -14,7 +14,6 @@ import { InvalidAddressError, normalizeAddress } from '#core/email/subscriber';
 import { RuleSchema } from '#core/model';
 import { singleLine } from '#core/render';
 import { spikeAlertMatch } from '#core/spikes/alert';
-import type { EpisodeAlert } from '#core/spikes/record';
 import { renderSpikeAlert } from '#core/spikes/render';
 import {
   alertEnvelope,
@@ -28,6 +27,7 @@ import {
   updateEnvelope,
 } from '../support/email-fixtures.ts';
 import { addressesIn, htmlProblems, listUnsubscribeTargets, parseEmail } from '../support/email-mime.ts';
+import { spikeEpisode } from '../support/spike-world.ts';
 
 const links = {
   manage: 'https://prefs.example.com/p/v1.1.bWFuYWdl.sig',
@@ -246,26 +246,14 @@ describe('a spike alert by SES email', () => {
     keywords: ['interest rate'],
     spikes: 'balanced',
   });
-  const hour = Math.floor(PUBLISHED / 3_600_000);
-  const episode: EpisodeAlert = {
+  const episode = spikeEpisode(PUBLISHED, {
     episodeId: 'e1',
-    openedAt: hour - 1,
-    since: hour - 3,
-    preset: 'balanced',
-    bucketMs: 3_600_000,
-    observed: 57,
-    expected: 0.8,
-    bucketCount: 31,
-    bucketExpected: 0.3,
-    outletCount: 23,
     topStories: [
       { storyId: 's1', title: 'Central bank signals rate cut', url: 'https://news.example.com/a/1', outlets: 14 },
       { storyId: 's2', title: '기준금리 인하 신호에 은행주 약세', url: 'https://news.example.kr/b/2', outlets: 6 },
     ],
     topOutlets: [{ name: 'Example Wire', stories: 12 }],
-    stage: 'spike',
-    storiesSoFar: 57,
-  };
+  });
 
   it.each(['en', 'ko', 'ja'] as const)(
     'in %s has the text SNS email subscribers get, and the spike in its HTML',
