@@ -737,7 +737,7 @@ function firstRequestMissNote(first: FirstRequestResults): string {
   const bareSetup = bare.medianCpuMs - bare.medianImportCpuMs;
   return [
     `why: of the handler's ${formatMs(handler.medianCpuMs)} of CPU before its first request, ${formatMs(handler.medianImportCpuMs)} is the import (bare ${formatMs(bare.medianImportCpuMs)}) and ${formatMs(handlerSetup)} the first invocation (bare ${formatMs(bareSetup)}: the secret read and the request).`,
-    `The invocation's part is the first call of the DynamoDB client (the lease, then the rules and audiences, the watermark and the reading state, which the run reads at once), validating and compiling ${first.rules} rules of ${first.audiences} audiences, and setting up the run; the import's part is the next row's.`,
+    `The invocation's part is the first call of the DynamoDB client (the lease, then the rules and audiences, the watermark and the reading state, which the run reads at once), validating ${first.rules} rules of ${first.audiences} audiences, and setting up the run (the rules are compiled once the request is under way); the import's part is the next row's.`,
   ].join(' ');
 }
 

@@ -61,8 +61,8 @@ import {
   WatermarkConflictError,
 } from './errors.ts';
 import { FALLBACK_LOCALE } from './locale.ts';
-import { compileRules } from './matcher.ts';
-import type { Article, AudienceMatch, RuleSet } from './model.ts';
+import { compileRules, type RuleMatcher } from './matcher.ts';
+import type { Article, AudienceMatch, Rule, RuleSet } from './model.ts';
 import {
   type ArticlePage,
   type DayResume,
@@ -505,7 +505,9 @@ class AlertRun {
    */
   async #deliverNew(ruleSet: RuleSet, audiences: ReadonlyMap<string, RuleSet['audiences'][number]>): Promise<boolean> {
     const { deps, settings, summary } = this;
-    const matcher = compileRules(ruleSet.rules);
+    // Compiled once the first provider request is under way (see the day loop below): nothing
+    // needs the matcher before that request's page is back.
+    const matcher = new MatcherOnDemand(ruleSet.rules);
 
     if (deps.sharded !== undefined) {
       if (!(await this.#settleEarlierDispatch())) return false;
@@ -600,6 +602,10 @@ class AlertRun {
     });
 
     let watermarkMayAdvance = true;
+    // Compiling the rules (about half a second at 20,000 rules here) waits for the first provider
+    // request: an immediate runs once the microtasks that create it are done, so the compiling
+    // overlaps the provider's answer instead of delaying the request.
+    const compiling = setImmediate(() => matcher.prepare());
     try {
       for (const day of days) {
         if (this.deadlines.softReached) break;
@@ -631,6 +637,8 @@ class AlertRun {
         }),
       );
       throw error;
+    } finally {
+      clearImmediate(compiling);
     }
     // Sealed now, waited for once the due digests went out (run()): slow publishers must not
     // keep held digests waiting.
@@ -989,7 +997,7 @@ class AlertRun {
   #match(
     articles: readonly Article[],
     context: Pick<DayContext, 'cutoff' | 'newSince' | 'matcher'> & { handled: Set<string> | undefined },
-  ): ReturnType<DayContext['matcher']['match']> {
+  ): ReturnType<RuleMatcher['match']> {
     const { summary } = this;
     const { cutoff, newSince, matcher, handled } = context;
     const matches = [];
@@ -1071,7 +1079,7 @@ type DayRead =
 interface DayContext {
   readonly cutoff: number;
   readonly newSince: number;
-  readonly matcher: ReturnType<typeof compileRules>;
+  readonly matcher: RuleMatcher;
   readonly pipeline: DeliveryPipeline;
 }
 
@@ -1152,4 +1160,40 @@ function isAbort(error: unknown, signal: AbortSignal): boolean {
   if (error === signal.reason) return true;
   if (error instanceof Error && (error.name === 'AbortError' || error.cause === signal.reason)) return true;
   return false;
+}
+
+/**
+ * The run's rules, compiled when first needed: by {@link MatcherOnDemand.prepare} once the first
+ * provider request is under way, or else by the first match. A compile that fails in `prepare` is
+ * not kept: the first match compiles again and throws where the run can handle it.
+ */
+class MatcherOnDemand implements RuleMatcher {
+  readonly #rules: readonly Rule[];
+  #compiled: RuleMatcher | undefined;
+
+  constructor(rules: readonly Rule[]) {
+    this.#rules = rules;
+  }
+
+  get ruleCount(): number {
+    return this.#matcher().ruleCount;
+  }
+
+  match(article: Article): AudienceMatch[] {
+    return this.#matcher().match(article);
+  }
+
+  /** Compiles now if not yet; never throws (see the class). */
+  prepare(): void {
+    try {
+      this.#matcher();
+    } catch {
+      // Thrown again by the first match, in the run's own error handling.
+    }
+  }
+
+  #matcher(): RuleMatcher {
+    this.#compiled ??= compileRules(this.#rules);
+    return this.#compiled;
+  }
 }

@@ -2,10 +2,12 @@
  * What the run reads before its first provider request (issue 33, cold start up to the first
  * request): the API key, the rules and audiences, the watermark and the reading state are read at
  * the same time under the lease, so the first page waits for the slowest of them, not their sum.
+ * The rules are compiled once that request is under way: nothing needs them before its page.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { runAlertCycle } from '#core/alert-run';
+import type { Rule, RuleSet } from '#core/model';
 import { buildRuleSet } from '#core/model';
 import type { NewsSource, RuleSource } from '#core/ports';
 import {
@@ -25,7 +27,7 @@ const ruleSet = buildRuleSet(
 );
 
 /** Ports that note when each setup read starts; the rule source looks once the others had a turn. */
-function recordingPorts() {
+function recordingPorts(rulesToLoad: RuleSet = ruleSet) {
   const started: string[] = [];
   const seenByRules: string[][] = [];
   const state = new MemoryStateStore();
@@ -46,7 +48,7 @@ function recordingPorts() {
       // started after it answers have not.
       await nextTurn();
       seenByRules.push([...started]);
-      return ruleSet;
+      return rulesToLoad;
     },
   };
   const memory = new MemoryNewsSource(new Map([['2026-11-22', [article('a1', { publishedAt: now - 60_000 })]]]));
@@ -88,5 +90,66 @@ describe('the reads before the first provider request', () => {
 
     expect(second.watermarkBefore).toBe(first.watermarkAfter);
     expect(notifier.published).toHaveLength(1);
+  });
+
+  /**
+   * The rule set with its rule's keywords read through `onCompile` (compiling the rules is what
+   * reads them; nothing else before the first page does).
+   */
+  const compileNoted = (onCompile: () => void): RuleSet => {
+    const [rule] = ruleSet.rules as [Rule];
+    const noted = new Proxy(rule, {
+      get(target, property, receiver) {
+        if (property === 'keywords') onCompile();
+        return Reflect.get(target, property, receiver);
+      },
+    });
+    return { ...ruleSet, rules: [noted] };
+  };
+
+  it('compiles the rules after the first page is asked for, and still matches with them', async () => {
+    const started: string[] = [];
+    const ports = recordingPorts(compileNoted(() => started.push('compile')));
+    const news: NewsSource = {
+      pages(range, options) {
+        started.push('first page');
+        return ports.news.pages(range, options);
+      },
+    };
+    const notifier = new MemoryNotifier();
+    const summary = await runAlertCycle(
+      { ...ports, news, notifier, log: memoryLog(), now: () => now },
+      memoryRunSettings(),
+      { runId: 'run-1', remainingTimeMs: () => 600_000 },
+    );
+
+    expect(summary.status).toBe('completed');
+    expect(notifier.published.map((message) => message.key.articleKey)).toHaveLength(1);
+    expect(started[0]).toBe('first page');
+    expect(started).toContain('compile');
+  });
+
+  it('fails the run with the error of rules that cannot be compiled, where the run reports it', async () => {
+    const ports = recordingPorts(
+      compileNoted(() => {
+        throw new Error('the rules cannot be compiled');
+      }),
+    );
+    // The page answers a turn of the event loop later, as a provider over the network does: the
+    // run tries to compile while it waits.
+    const news: NewsSource = {
+      async *pages(range, options) {
+        await nextTurn();
+        yield* ports.news.pages(range, options);
+      },
+    };
+    const notifier = new MemoryNotifier();
+    await expect(
+      runAlertCycle({ ...ports, news, notifier, log: memoryLog(), now: () => now }, memoryRunSettings(), {
+        runId: 'run-1',
+        remainingTimeMs: () => 600_000,
+      }),
+    ).rejects.toThrow('the rules cannot be compiled');
+    expect(notifier.published).toEqual([]);
   });
 });

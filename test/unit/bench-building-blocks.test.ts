@@ -370,7 +370,7 @@ describe('bench cold-start target', () => {
     expect(first?.note).toContain(
       "of the handler's 270 ms of CPU before its first request, 200 ms is the import (bare 160 ms) and 70.0 ms the first invocation (bare 20.0 ms",
     );
-    expect(first?.note).toContain('compiling 100 rules of 20 audiences');
+    expect(first?.note).toContain('validating 100 rules of 20 audiences');
     // The import alone keeps its own target (DESIGN section 9, issue 15), with the bundle's causes.
     expect(imported?.information).toBeUndefined();
     expect(imported?.target).toBe(
