@@ -1,28 +1,16 @@
 import { PublishBatchCommand, type PublishBatchRequestEntry, type SNSClient } from '@aws-sdk/client-sns';
-import pLimit, { type LimitFunction } from 'p-limit';
-import { ConfigError } from '#core/errors';
 import type { FailedMessage, Log, Notifier, OutboundMessage, PublishedMessage, PublishOutcome } from '#core/ports';
 import { outboundBytes, SNS_MAX_MESSAGE_BYTES } from '#core/render';
-import { abortableSleep, exponentialBackoff } from '#shared/retry';
+import { BatchRetry, type BatchRetryOptions } from './batch-retry.ts';
 
 /** PublishBatch takes at most this many entries. */
 export const SNS_MAX_BATCH_ENTRIES = 10;
 
 /** Options of {@link SnsNotifier}. */
-export interface SnsNotifierOptions {
+export interface SnsNotifierOptions extends BatchRetryOptions {
   readonly client: SNSClient;
   /** PublishBatch calls in flight at once, across topics. Default 8. */
   readonly concurrency?: number;
-  /** Attempts per batch (first call included) before a retryable failure is reported. Default 5. */
-  readonly maxAttempts?: number;
-  /** First retry waits about this long; each further retry doubles it. Default 100 ms. */
-  readonly baseDelayMs?: number;
-  /** Upper bound of one backoff wait. Default 5,000 ms. */
-  readonly maxDelayMs?: number;
-  /** Waits between attempts; must return early when `signal` aborts. Injected by tests. */
-  readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
-  /** Jitter source in [0, 1). Default `Math.random`. */
-  readonly random?: () => number;
   readonly log?: Log;
 }
 
@@ -142,30 +130,12 @@ class PublishRun {
 /** Publishes rendered notifications to their audience topics with SNS PublishBatch. */
 export class SnsNotifier implements Notifier {
   readonly #client: SNSClient;
-  readonly #limit: LimitFunction;
-  readonly #maxAttempts: number;
-  readonly #baseDelayMs: number;
-  readonly #maxDelayMs: number;
-  readonly #sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
-  readonly #random: () => number;
+  readonly #retry: BatchRetry;
   readonly #log: Log | undefined;
 
   constructor(options: SnsNotifierOptions) {
-    const concurrency = options.concurrency ?? 8;
-    const maxAttempts = options.maxAttempts ?? 5;
-    if (!Number.isInteger(concurrency) || concurrency < 1) {
-      throw new ConfigError(`SNS publish concurrency must be a whole number of at least 1, got ${concurrency}`);
-    }
-    if (!Number.isInteger(maxAttempts) || maxAttempts < 1) {
-      throw new ConfigError(`SNS publish maxAttempts must be a whole number of at least 1, got ${maxAttempts}`);
-    }
+    this.#retry = new BatchRetry('SNS publish', options, 8);
     this.#client = options.client;
-    this.#limit = pLimit(concurrency);
-    this.#maxAttempts = maxAttempts;
-    this.#baseDelayMs = options.baseDelayMs ?? 100;
-    this.#maxDelayMs = options.maxDelayMs ?? 5_000;
-    this.#sleep = options.sleep ?? abortableSleep;
-    this.#random = options.random ?? Math.random;
     this.#log = options.log;
   }
 
@@ -227,15 +197,15 @@ export class SnsNotifier implements Notifier {
   async #publishBatch(run: PublishRun, topicArn: string, batch: Batch): Promise<void> {
     let pending: readonly Entry[] = batch.entries;
     let last: PublishErrorClass = { code: 'Unknown', reason: 'not attempted', permanent: false };
-    for (let attempt = 1; attempt <= this.#maxAttempts; attempt++) {
+    for (let attempt = 1; attempt <= this.#retry.maxAttempts; attempt++) {
       if (attempt > 1) {
         if (run.halted) {
           run.halt(pending);
           return;
         }
-        await this.#sleep(this.#backoff(attempt - 1), run.signal);
+        await this.#retry.before(attempt, run.signal);
       }
-      const result = await this.#limit(async () => {
+      const result = await this.#retry.limit(async () => {
         // Checked inside the limiter: a batch may have queued for a slot while the run was halted.
         if (run.halted) return undefined;
         run.calls += 1;
@@ -275,7 +245,7 @@ export class SnsNotifier implements Notifier {
           code: last.code,
           entries: pending.length,
           attempt,
-          maxAttempts: this.#maxAttempts,
+          maxAttempts: this.#retry.maxAttempts,
         });
         continue;
       }
@@ -322,7 +292,7 @@ export class SnsNotifier implements Notifier {
         code: last.code,
         entries: retry.length,
         attempt,
-        maxAttempts: this.#maxAttempts,
+        maxAttempts: this.#retry.maxAttempts,
       });
       pending = retry;
     }
@@ -330,9 +300,9 @@ export class SnsNotifier implements Notifier {
       topicArn,
       code: last.code,
       entries: pending.length,
-      attempts: this.#maxAttempts,
+      attempts: this.#retry.maxAttempts,
     });
-    run.fail(pending, last.code, `${last.reason} (after ${this.#maxAttempts} attempts)`, false);
+    run.fail(pending, last.code, `${last.reason} (after ${this.#retry.maxAttempts} attempts)`, false);
   }
 
   /** Records accepted messages and hands them to the caller; remembers the first callback failure. */
@@ -356,15 +326,5 @@ export class SnsNotifier implements Notifier {
         });
       }
     }
-  }
-
-  /** Exponential backoff with equal jitter: a retry never comes back at once. */
-  #backoff(retry: number): number {
-    return exponentialBackoff(retry, {
-      baseMs: this.#baseDelayMs,
-      maxMs: this.#maxDelayMs,
-      jitter: 'equal',
-      random: this.#random,
-    });
   }
 }

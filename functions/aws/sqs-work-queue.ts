@@ -27,8 +27,6 @@
  */
 import { Buffer } from 'node:buffer';
 import type { SendMessageBatchCommandOutput, SendMessageBatchRequestEntry, SQSClient } from '@aws-sdk/client-sqs';
-import pLimit, { type LimitFunction } from 'p-limit';
-import { ConfigError } from '#core/errors';
 import type {
   DispatchStore,
   EnqueueOutcome,
@@ -41,7 +39,7 @@ import type {
 import { workItemMaxBytes } from '#core/ports';
 import { packWorkItems, workItemBody } from '#core/work-items';
 import { logger } from '#shared/powertools';
-import { abortableSleep, exponentialBackoff } from '#shared/retry';
+import { BatchRetry, type BatchRetryOptions } from './batch-retry.ts';
 
 /** SendMessageBatch takes at most this many entries. */
 export const SQS_MAX_BATCH_ENTRIES = 10;
@@ -53,7 +51,7 @@ export const SQS_MAX_BATCH_ENTRIES = 10;
 const attributeReserveBytes = 256;
 
 /** Options of {@link SqsWorkQueue}. */
-export interface SqsWorkQueueOptions {
+export interface SqsWorkQueueOptions extends BatchRetryOptions {
   readonly client: SQSClient;
   readonly queueUrl: string;
   /** Where items are counted before they are sent. */
@@ -63,16 +61,6 @@ export interface SqsWorkQueueOptions {
   readonly now?: () => number;
   /** SendMessageBatch calls in flight at once. Default 4. */
   readonly concurrency?: number;
-  /** Attempts per batch (first call included) before what is left is reported failed. Default 5. */
-  readonly maxAttempts?: number;
-  /** First retry waits about this long; each further retry doubles it. Default 100 ms. */
-  readonly baseDelayMs?: number;
-  /** Upper bound of one backoff wait. Default 5,000 ms. */
-  readonly maxDelayMs?: number;
-  /** Waits between attempts; must return early when `signal` aborts. Injected by tests. */
-  readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
-  /** Jitter source in [0, 1). Default `Math.random`. */
-  readonly random?: () => number;
   /** Work item ids; a random UUID by default. */
   readonly newItemId?: () => string;
 }
@@ -194,38 +182,20 @@ const sqsCommands = (): Promise<typeof import('@aws-sdk/client-sqs')> => {
 /** Queues work items for the publisher function on SQS. */
 export class SqsWorkQueue implements WorkQueue {
   readonly #client: SQSClient;
+  readonly #retry: BatchRetry;
   readonly #queueUrl: string;
   readonly #dispatches: DispatchStore;
   readonly #log: Log;
   readonly #now: () => number;
-  readonly #limit: LimitFunction;
-  readonly #maxAttempts: number;
-  readonly #baseDelayMs: number;
-  readonly #maxDelayMs: number;
-  readonly #sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
-  readonly #random: () => number;
   readonly #newItemId: (() => string) | undefined;
 
   constructor(options: SqsWorkQueueOptions) {
-    const concurrency = options.concurrency ?? 4;
-    const maxAttempts = options.maxAttempts ?? 5;
-    if (!Number.isInteger(concurrency) || concurrency < 1) {
-      throw new ConfigError(`SQS send concurrency must be a whole number of at least 1, got ${concurrency}`);
-    }
-    if (!Number.isInteger(maxAttempts) || maxAttempts < 1) {
-      throw new ConfigError(`SQS send maxAttempts must be a whole number of at least 1, got ${maxAttempts}`);
-    }
+    this.#retry = new BatchRetry('SQS send', options, 4);
     this.#client = options.client;
     this.#queueUrl = options.queueUrl;
     this.#dispatches = options.dispatches;
     this.#log = options.log ?? logger;
     this.#now = options.now ?? Date.now;
-    this.#limit = pLimit(concurrency);
-    this.#maxAttempts = maxAttempts;
-    this.#baseDelayMs = options.baseDelayMs ?? 100;
-    this.#maxDelayMs = options.maxDelayMs ?? 5_000;
-    this.#sleep = options.sleep ?? abortableSleep;
-    this.#random = options.random ?? Math.random;
     this.#newItemId = options.newItemId;
   }
 
@@ -292,7 +262,7 @@ export class SqsWorkQueue implements WorkQueue {
       }
     }
     if (counted) {
-      await Promise.all(batches.map((batch) => this.#limit(() => this.#sendBatch(run, dispatchId, batch))));
+      await Promise.all(batches.map((batch) => this.#retry.limit(() => this.#sendBatch(run, dispatchId, batch))));
     }
     const queued = run.accepted.flatMap((item) => item.messages);
     this.#log.info('work items queued', {
@@ -317,9 +287,9 @@ export class SqsWorkQueue implements WorkQueue {
     }
     let pending: readonly Entry[] = batch;
     let last = { code: 'Unknown', reason: 'not attempted' };
-    for (let attempt = 1; attempt <= this.#maxAttempts; attempt++) {
+    for (let attempt = 1; attempt <= this.#retry.maxAttempts; attempt++) {
       if (attempt > 1) {
-        await this.#sleep(this.#backoff(attempt - 1), run.signal);
+        await this.#retry.before(attempt, run.signal);
       }
       if (run.aborted) {
         run.abort(pending);
@@ -359,7 +329,7 @@ export class SqsWorkQueue implements WorkQueue {
           code: last.code,
           items: pending.length,
           attempt,
-          maxAttempts: this.#maxAttempts,
+          maxAttempts: this.#retry.maxAttempts,
         });
         continue;
       }
@@ -396,7 +366,7 @@ export class SqsWorkQueue implements WorkQueue {
         code: last.code,
         items: retry.length,
         attempt,
-        maxAttempts: this.#maxAttempts,
+        maxAttempts: this.#retry.maxAttempts,
       });
       pending = retry;
     }
@@ -404,18 +374,8 @@ export class SqsWorkQueue implements WorkQueue {
       dispatchId,
       code: last.code,
       items: pending.length,
-      attempts: this.#maxAttempts,
+      attempts: this.#retry.maxAttempts,
     });
-    run.fail(pending, last.code, `${last.reason} (after ${this.#maxAttempts} attempts)`);
-  }
-
-  /** Exponential backoff with equal jitter: a retry never comes back at once. */
-  #backoff(retry: number): number {
-    return exponentialBackoff(retry, {
-      baseMs: this.#baseDelayMs,
-      maxMs: this.#maxDelayMs,
-      jitter: 'equal',
-      random: this.#random,
-    });
+    run.fail(pending, last.code, `${last.reason} (after ${this.#retry.maxAttempts} attempts)`);
   }
 }
