@@ -9,7 +9,7 @@
  *   small text chart.
  * - `spikes list`: the rules with spike alerts, their preset and their episodes.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { Command } from 'commander';
 import { DynamoRuleSource } from '#aws/dynamo-rule-source';
@@ -32,6 +32,7 @@ import { action, integerOption } from './command.ts';
 import type { CommandContext } from './context.ts';
 import { NotFoundError, UsageError } from './errors.ts';
 import { stderrLog } from './log.ts';
+import { readUtf8File } from './utf8.ts';
 
 interface EvaluateOptions {
   csv: string;
@@ -42,12 +43,42 @@ interface EvaluateOptions {
   bucketMinutes?: number;
 }
 
-function readText(file: string, what: string): string {
+/**
+ * Writes a results file; a path that cannot take it is the user's to fix (exit 2), said in words.
+ * @throws UsageError naming the file and what is wrong
+ */
+function writeResults(file: string, text: string): void {
   try {
-    return readFileSync(file, 'utf8');
+    writeFileSync(file, text);
   } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
     throw new UsageError(
-      `cannot read ${what} ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+      code === 'EISDIR'
+        ? `--out ${file} is a directory; give a file name for one preset's results (--preset all writes one file per preset into a directory)`
+        : `cannot write the results to ${file}: ${(error as Error).message}`,
+      [],
+      { cause: error },
+    );
+  }
+}
+
+/** Makes the directory `--preset all` writes into; a file in the way is the user's to fix. */
+function resultsDirectory(out: string): void {
+  if (/\.csv$/i.test(out)) {
+    throw new UsageError(
+      `--preset all writes one results file per preset into a directory, and --out ${out} names a CSV file; give a directory, or one --preset`,
+    );
+  }
+  try {
+    mkdirSync(out, { recursive: true });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new UsageError(
+      code === 'EEXIST' || code === 'ENOTDIR'
+        ? `--out ${out} is a file; --preset all writes one results file per preset into a directory`
+        : `cannot make the results directory ${out}: ${(error as Error).message}`,
+      [],
+      { cause: error },
     );
   }
 }
@@ -56,7 +87,7 @@ function readText(file: string, what: string): string {
 function windowsFor(file: string, csv: string, series: string | undefined): (readonly [string, string])[] {
   let document: unknown;
   try {
-    document = JSON.parse(readText(file, 'the windows file'));
+    document = JSON.parse(readUtf8File(file, '--windows'));
   } catch (error) {
     if (error instanceof UsageError) throw error;
     throw new UsageError(`${file} is not JSON: ${(error as Error).message}`);
@@ -70,7 +101,7 @@ function windowsFor(file: string, csv: string, series: string | undefined): (rea
   const name = basename(csv);
   const found =
     series === undefined
-      ? entries.filter(([key]) => key === name || key.endsWith(`/${name}`) || entries.length === 1)
+      ? entries.filter(([key]) => key === name || key.endsWith(`/${name}`))
       : entries.filter(([key]) => key === series);
   if (found.length !== 1) {
     throw new UsageError(
@@ -110,7 +141,7 @@ async function evaluate(context: CommandContext, _args: readonly unknown[], opti
   if (options.series !== undefined && options.windows === undefined) throw new UsageError('--series needs --windows');
   const source = options.csv;
   try {
-    const series = readCountSeries(readText(source, 'the series'), source);
+    const series = readCountSeries(readUtf8File(source, '--csv'), source);
     const bucketMs =
       options.bucketMinutes === undefined ? bucketLengthOf(series, source) : options.bucketMinutes * 60_000;
     const labels =
@@ -127,8 +158,8 @@ async function evaluate(context: CommandContext, _args: readonly unknown[], opti
         continue;
       }
       const file = presets.length > 1 ? join(options.out, `${preset}_${basename(source)}`) : options.out;
-      if (presets.length > 1) mkdirSync(options.out, { recursive: true });
-      writeFileSync(file, text);
+      if (presets.length > 1) resultsDirectory(options.out);
+      writeResults(file, text);
       written.push({ preset, file, alerts: evaluation.alerts.length });
     }
     if (options.out !== undefined && options.out !== '-') {
@@ -165,11 +196,7 @@ async function explain(context: CommandContext, args: readonly unknown[], option
     log: stderrLog(context.output),
   });
   const record = (await store.read([ruleId])).get(ruleId);
-  if (record === undefined) {
-    throw new NotFoundError(
-      `rule ${ruleId} has no recorded spike counts; give it spike alerts (news-alerts rules update ${ruleId} --spikes balanced) and let the runs count for a few days`,
-    );
-  }
+  if (record === undefined) throw new NotFoundError(await whyNoCounts(context, ruleId));
   const backtest = backtestRecord(record, { days: options.days });
   const zone = options.timeZone;
   const local = (at: number, layout: 'short' | 'time' | 'date') => formatInZone(at, zone, 'en-GB', layout).text;
@@ -255,15 +282,38 @@ async function explain(context: CommandContext, args: readonly unknown[], option
   });
 }
 
-async function list(context: CommandContext): Promise<void> {
+/** The target's valid rules and audiences (rejected items are warned about on stderr). */
+async function loadRules(context: CommandContext) {
   const target = await context.target();
-  const log = stderrLog(context.output);
-  const ruleSet = await new DynamoRuleSource({
+  return await new DynamoRuleSource({
     documents: target.clients.documents,
     rulesTableName: target.names.rulesTable,
     audiencesTableName: target.names.audiencesTable,
-    log,
+    log: stderrLog(context.output),
   }).load();
+}
+
+/**
+ * Why `ruleId` has no spike counts, and what to do: the rule does not exist or is disabled, its
+ * spike alerts are off, or they are on and no run has counted for it yet.
+ */
+async function whyNoCounts(context: CommandContext, ruleId: string): Promise<string> {
+  const rule = (await loadRules(context)).rules.find((candidate) => candidate.ruleId === ruleId);
+  if (rule === undefined) return `no valid rule ${ruleId} (news-alerts rules list shows the rules)`;
+  if (!rule.enabled) {
+    return `rule ${ruleId} is disabled, so no run counts for it; enable it (news-alerts rules enable ${ruleId})`;
+  }
+  const preset = spikePresetOf(rule);
+  if (preset === undefined) {
+    return `rule ${ruleId} has no spike alerts, so nothing is counted for it; give it spike alerts (news-alerts rules update ${ruleId} --spikes balanced) and let the runs count for a few days`;
+  }
+  return `rule ${ruleId} has spike alerts (${preset}) but no run has counted for it yet; each run counts the hours it read, so look again after the next run (news-alerts run starts one now; in the sandbox, news-alerts --local run)`;
+}
+
+async function list(context: CommandContext): Promise<void> {
+  const target = await context.target();
+  const log = stderrLog(context.output);
+  const ruleSet = await loadRules(context);
   const rules = ruleSet.rules.filter((rule) => spikePresetOf(rule) !== undefined);
   const store = new DynamoSpikeStore({ documents: target.clients.documents, tableName: target.names.stateTable, log });
   const records = await store.read(rules.map((rule) => rule.ruleId));

@@ -4,14 +4,14 @@
  * results format, row for row with the data file, and NAB's scoring (bench/spikes/nab.ts) accepts
  * them.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SPIKE_PRESETS } from '#core/spikes/detector';
 import { syntheticSeries } from '#test/spike-world';
 import { NAB_PROFILE_NAMES, nabTime, normalizedScore, scoreFile, windowRows } from '../../bench/spikes/nab.ts';
-import { runCli } from './support.ts';
+import { type CliSandbox, runCli, startCliSandbox } from './support.ts';
 
 const directory = mkdtempSync(join(tmpdir(), 'spikes-evaluate-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
@@ -88,5 +88,101 @@ describe('news-alerts spikes evaluate', () => {
     const refused = await runCli(['spikes', 'evaluate', '--csv', broken, '--preset', 'fewer']);
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toMatch(/broken\.csv:3/);
+  });
+
+  it('refuses a windows file without an entry for the series, even when its one entry is another series', async () => {
+    const csv = join(directory, 'mine.csv');
+    writeFileSync(csv, syntheticSeries(400, 6, 350));
+    const rows = readFileSync(csv, 'utf8').trimEnd().split('\n').slice(1);
+    const window = [rows[300]?.split(',')[0], rows[320]?.split(',')[0]];
+    const windows = join(directory, 'other_windows.json');
+    writeFileSync(windows, JSON.stringify({ 'realKnownCause/nyc_taxi.csv': [window] }));
+
+    const refused = await runCli(['spikes', 'evaluate', '--csv', csv, '--preset', 'fewer', '--windows', windows]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('has no single entry for mine.csv; name it with --series');
+    expect(refused.stderr).toContain('realKnownCause/nyc_taxi.csv');
+    expect(refused.stdout).toBe('');
+
+    // Named with --series, the entry labels this series.
+    const named = await runCli([
+      'spikes',
+      'evaluate',
+      '--csv',
+      csv,
+      '--preset',
+      'fewer',
+      '--windows',
+      windows,
+      '--series',
+      'realKnownCause/nyc_taxi.csv',
+    ]);
+    expect(named.code).toBe(0);
+    const labels = named.stdout
+      .trimEnd()
+      .split('\n')
+      .slice(1)
+      .map((line) => line.split(',')[3]);
+    expect(labels.filter((label) => label === '1')).toHaveLength(21);
+  });
+
+  it('says what is wrong with a path it cannot read or write, with the usage exit code', async () => {
+    const csv = join(directory, 'paths.csv');
+    writeFileSync(csv, syntheticSeries(400, 6, 350));
+    const missing = await runCli(['spikes', 'evaluate', '--csv', join(directory, 'seris.csv')]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/--csv: cannot read .*seris\.csv: ENOENT: no such file or directory/);
+
+    const intoDirectory = await runCli(['spikes', 'evaluate', '--csv', csv, '--preset', 'fewer', '--out', directory]);
+    expect(intoDirectory.code).toBe(2);
+    expect(intoDirectory.stderr).toContain('is a directory; give a file name');
+    expect(intoDirectory.stderr).not.toContain('EISDIR');
+
+    const allIntoCsv = join(directory, 'single.csv');
+    const csvName = await runCli(['spikes', 'evaluate', '--csv', csv, '--preset', 'all', '--out', allIntoCsv]);
+    expect(csvName.code).toBe(2);
+    expect(csvName.stderr).toContain('names a CSV file; give a directory, or one --preset');
+    expect(existsSync(allIntoCsv)).toBe(false);
+
+    const aFile = join(directory, 'results-file');
+    writeFileSync(aFile, 'x');
+    const intoFile = await runCli(['spikes', 'evaluate', '--csv', csv, '--preset', 'all', '--out', aFile]);
+    expect(intoFile.code).toBe(2);
+    expect(intoFile.stderr).toContain(`--out ${aFile} is a file`);
+  });
+});
+
+describe('news-alerts spikes explain without counts', () => {
+  let sandbox: CliSandbox;
+  beforeAll(async () => {
+    sandbox = await startCliSandbox();
+  });
+  afterAll(async () => {
+    await sandbox?.stop();
+  });
+
+  it('says why a rule has no counts and what to do, then explains it once a run counted', async () => {
+    const unknown = await sandbox.cli(['spikes', 'explain', 'no-such-rule']);
+    expect(unknown.code).toBe(3);
+    expect(unknown.stderr).toContain('no valid rule no-such-rule');
+
+    const off = await sandbox.cli(['spikes', 'explain', 'markets-rates']);
+    expect(off.code).toBe(3);
+    expect(off.stderr).toContain('rule markets-rates has no spike alerts');
+    expect(off.stderr).toContain('news-alerts rules update markets-rates --spikes balanced');
+
+    expect((await sandbox.cli(['rules', 'update', 'markets-rates', '--spikes', 'balanced'])).code).toBe(0);
+    const notYet = await sandbox.cli(['spikes', 'explain', 'markets-rates']);
+    expect(notYet.code).toBe(3);
+    expect(notYet.stderr).toContain('has spike alerts (balanced) but no run has counted for it yet');
+    expect(notYet.stderr).not.toContain('--spikes balanced');
+
+    expect((await sandbox.cli(['run'])).code).toBe(0);
+    const explained = await sandbox.cli(['spikes', 'explain', 'markets-rates', '--json']);
+    expect(explained.code).toBe(0);
+    expect(explained.json<{ ruleId: string; preset: string }>()).toMatchObject({
+      ruleId: 'markets-rates',
+      preset: 'balanced',
+    });
   });
 });
