@@ -20,6 +20,7 @@ import { hostname, userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
 import { silentLog } from '#core/ports';
 import { exampleSimulator } from '#sandbox/examples';
+import { MAIL_FOLDERS } from '#sandbox/local-email';
 import { startLocalStack } from '#sandbox/local-stack';
 import { startMoto } from '#sandbox/moto';
 import { createCertificateAuthority } from '#sandbox/tls';
@@ -68,7 +69,7 @@ async function main(): Promise<void> {
     // Sharded: the publisher runs in this process for as long as the sandbox is up.
     publishMode: start.publishMode,
     // SES email: the email function and the preference endpoint run here too; mail lands in mail/.
-    email: { mailDir: join(dir, 'mail') },
+    email: { mailDir: join(dir, MAIL_FOLDERS.sandbox) },
   });
   // What `run --local` publishes reaches the email queue; this process sends it (as the email
   // function's event source would), and releases the subscribers' daily digests when due.

@@ -84,8 +84,9 @@ export function describeEmailSummary(summary: EmailSummary, cwd: string, maxText
   }
   lines.push(
     '',
-    '  Open a .eml in any mail client. Its links go to the preference page, served while the sandbox runs',
-    '  (news-alerts sandbox up keeps it up; docs/email.md).',
+    '  Open a .eml in any mail client. Its links go to the preference page this run served, which stopped',
+    '  with it; news-alerts sandbox up serves the page for as long as it runs, and writes mail of its own',
+    '  to .sandbox/mail (docs/email.md).',
   );
   return lines;
 }

@@ -56,6 +56,13 @@ import type { PemPair } from './tls.ts';
 /** The sandbox's sending domain and sender (placeholders; nothing leaves the machine). */
 export const sandboxEmailDomain = 'alerts.example.com';
 
+/**
+ * The folders under `.sandbox/` that the background sandbox (`news-alerts sandbox up`) and
+ * `npm start` write their mail to. Each start empties its own folder, so they are apart: an
+ * `npm start` while a sandbox is up must not delete the mail whose links that sandbox still serves.
+ */
+export const MAIL_FOLDERS = { sandbox: 'mail', npmStart: 'start-mail' } as const;
+
 /** A subscriber the sandbox adds to an example audience (confirmed, as if migrated from SNS). */
 export interface SandboxEmailSubscriber {
   readonly address: string;

@@ -32,6 +32,7 @@ import { readUtf8File } from '../cli/utf8.ts';
 import { describeEmailSummary, emailSummary } from '../sandbox/email-preview.ts';
 import { exampleAudiences, exampleRules, exampleSimulator, type SandboxAudience } from '../sandbox/examples.ts';
 import { describeCollapse, isExact } from '../sandbox/expectations.ts';
+import { MAIL_FOLDERS } from '../sandbox/local-email.ts';
 import {
   type DeliveredNotification,
   type LocalStack,
@@ -143,7 +144,7 @@ const program = new Command('npm start --')
   .option('--provider-time-zone <zone>', 'provider time zone (IANA) for date-only ranges and zone-less timestamps')
   .option('--page-size <n>', 'articles per page', positiveInteger)
   .option('--interval <seconds>', 'seconds between cycles with an external provider', positiveInteger, 60)
-  .option('--mail-dir <dir>', 'where SES email is written as .eml files (default .sandbox/mail)')
+  .option('--mail-dir <dir>', 'where SES email is written as .eml files (default .sandbox/start-mail)')
   .option(
     '--spike-demo',
     'spike alerts: a rule with three weeks of counts, a burst on its topic, one alert then an update',
@@ -298,7 +299,7 @@ try {
     log: structuredLog(options.verbose === true, logLines),
     publishMode: options.publishMode,
     // SES email through moto's SES; every message is written as a .eml file (docs/email.md).
-    email: { mailDir: options.mailDir ?? join(sandboxDir, 'mail') },
+    email: { mailDir: options.mailDir ?? join(sandboxDir, MAIL_FOLDERS.npmStart) },
   });
   progress(
     `created tables, ${stack.topics.size} audience topics with their subscriptions, the API-key secret, and ${
@@ -379,6 +380,10 @@ try {
       say(rule('Email (SES)'));
       for (const line of describeEmailSummary(await emailSummary(stack.email, 'chips-team'), process.cwd())) say(line);
     }
+    // Last, so it is what the reader sees: the step after this one (README, "The CLI in five lines").
+    say('\n  Next: the ops command line, on a sandbox that stays up until `news-alerts sandbox down`:');
+    say('    npm ci && npm link && news-alerts sandbox up && news-alerts --local rules list');
+    say('  `npm test` runs the test suite; docs/ covers operating the service and deploying it to AWS.');
   }
 } catch (error) {
   exitCode = error instanceof SpikeDemoDone && error.ok ? 0 : 1;
@@ -581,7 +586,6 @@ function printOutcome(outcome: QuickStartOutcome, timeZone: string): void {
   for (const [audienceId, problems] of updateProblems) {
     for (const problem of problems) say(`  ✗ ${audienceId}: update notice ${problem}`);
   }
-  say('\n  Next: `npm test` runs the test suite; docs/ explains the sandbox CLI and deploying to AWS.');
 }
 
 /**

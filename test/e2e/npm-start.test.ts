@@ -15,7 +15,7 @@
  * the other's CA and refuse its own HTTPS webhook receiver.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -202,8 +202,29 @@ describe('npm start', () => {
   }, 240_000);
 
   it('prints, per audience, the alerts it received and the story copies collapsed into them', async () => {
-    const { code, stdout, stderr } = await npmStart(['--once', '--now', new Date(now).toISOString()]);
+    // The background sandbox's mail (news-alerts sandbox up): npm start writes and empties its own
+    // folder, never this one, whose links a running sandbox still serves.
+    const sandboxMail = join(process.cwd(), '.sandbox', 'mail');
+    mkdirSync(sandboxMail, { recursive: true });
+    const sentinel = join(sandboxMail, `9999-npm-start-test-${process.pid}.eml`);
+    writeFileSync(sentinel, 'Subject: kept\r\n\r\nthe sandbox still serves this mail\r\n');
+    let result: Awaited<ReturnType<typeof npmStart>>;
+    try {
+      result = await npmStart(['--once', '--now', new Date(now).toISOString()]);
+      expect(existsSync(sentinel), 'npm start deleted the background sandbox mail').toBe(true);
+    } finally {
+      rmSync(sentinel, { force: true });
+    }
+    const { code, stdout, stderr } = result;
     expect(code, stderr).toBe(0);
+    expect(stdout).toContain(`in ${join('.sandbox', 'start-mail')}/`);
+    expect(stdout).toContain('Its links go to the preference page this run served, which stopped');
+    // The last thing it says is the step after it: the CLI on a sandbox that stays up (README).
+    expect(stdout.trimEnd().split('\n').slice(-3)).toEqual([
+      '  Next: the ops command line, on a sandbox that stays up until `news-alerts sandbox down`:',
+      '    npm ci && npm link && news-alerts sandbox up && news-alerts --local rules list',
+      '  `npm test` runs the test suite; docs/ covers operating the service and deploying it to AWS.',
+    ]);
     expect(stdout).toContain('One story, one alert');
     expect(stdout).toMatch(
       /\n {4}[a-z-]+: \d+ alerts? \(\d+ cop(y|ies) collapsed into \d+ stor(y|ies); the largest: 1 alert for \d+ copies\)\n/,
