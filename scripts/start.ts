@@ -445,10 +445,11 @@ function printCycle(report: CycleReport): void {
   const summary = report.summary;
   if (summary) {
     say(
-      `  Fetched ${summary.articlesFetched} articles on ${summary.window?.from}..${summary.window?.to} (${summary.pages} pages), ${summary.articlesNew} new · ${summary.articlesMatched} matched`,
+      `  Fetched ${summary.articlesFetched} articles on ${summary.window?.from}..${summary.window?.to} (${summary.pages} pages): ${summary.articlesNew} published since the last run · ${summary.articlesMatched} matched a rule (articles read again included)`,
     );
     const sharded = shardedLine(summary);
-    const tail = `${summary.notificationsAlreadyDelivered} already delivered (not sent again) · ${summary.notificationsFailed} failed · status ${summary.status}`;
+    // Notifications are article × audience: one matched article can be several, or none (held).
+    const tail = `${summary.notificationsAlreadyDelivered} notifications already delivered (not sent again) · ${summary.notificationsFailed} failed · status ${summary.status}`;
     if (sharded) {
       // The publishers sent the alerts; what the run published itself (digests) is counted apart.
       say(sharded);
