@@ -9,14 +9,17 @@
  * recorded without its rule nor the other way round; {@link DynamoRuleHistory.trim} keeps the
  * newest {@link HISTORY_LIMITS}.versionsPerRule afterwards.
  */
-import { BatchWriteCommand, type DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { setTimeout as delay } from 'node:timers/promises';
+import { BatchWriteCommand, type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { silentLog } from '#core/ports';
 import {
   HISTORY_LIMITS,
   type HistoryAction,
   type RuleHistoryStore,
   type RuleVersion,
 } from '#core/workbench/rule-history';
-import { keyPart, ttlSeconds } from './dynamo-batch.ts';
+import { drainBatch, keyPart, ttlSeconds } from './dynamo-batch.ts';
+import { partitionItems } from './dynamo-query.ts';
 
 /** The partition of one rule's history. */
 export const historyPartition = (ruleId: string): string => `rule-history#${keyPart(ruleId)}`;
@@ -83,16 +86,20 @@ function versionOf(item: Record<string, unknown>): RuleVersion | undefined {
 export interface DynamoRuleHistoryOptions {
   readonly documents: DynamoDBDocumentClient;
   readonly tableName: string;
+  /** Waits between retries of unprocessed deletes; injected by tests. */
+  readonly sleep?: (ms: number) => Promise<void>;
 }
 
 /** Rule history in the state table. */
 export class DynamoRuleHistory implements RuleHistoryStore {
   readonly #documents: DynamoDBDocumentClient;
   readonly #table: string;
+  readonly #sleep: (ms: number) => Promise<void>;
 
   constructor(options: DynamoRuleHistoryOptions) {
     this.#documents = options.documents;
     this.#table = options.tableName;
+    this.#sleep = options.sleep ?? ((ms) => delay(ms));
   }
 
   get tableName(): string {
@@ -101,26 +108,15 @@ export class DynamoRuleHistory implements RuleHistoryStore {
 
   async list(ruleId: string, limit: number = HISTORY_LIMITS.versionsPerRule): Promise<RuleVersion[]> {
     const versions: RuleVersion[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const output = await this.#documents.send(
-        new QueryCommand({
-          TableName: this.#table,
-          KeyConditionExpression: '#pk = :pk',
-          ExpressionAttributeNames: { '#pk': 'pk' },
-          ExpressionAttributeValues: { ':pk': historyPartition(ruleId) },
-          ScanIndexForward: false,
-          ConsistentRead: true,
-          ExclusiveStartKey: startKey,
-        }),
-      );
-      for (const item of output.Items ?? []) {
-        const version = versionOf(item);
-        if (version !== undefined) versions.push(version);
-      }
-      startKey = output.LastEvaluatedKey;
-    } while (startKey !== undefined && versions.length < limit);
-    return versions.slice(0, limit);
+    if (limit <= 0) return versions;
+    const items = partitionItems(this.#documents, this.#table, historyPartition(ruleId), { newestFirst: true });
+    for await (const item of items) {
+      const version = versionOf(item);
+      if (version === undefined) continue;
+      versions.push(version);
+      if (versions.length >= limit) break;
+    }
+    return versions;
   }
 
   async record(entries: readonly RuleVersion[]): Promise<void> {
@@ -134,32 +130,24 @@ export class DynamoRuleHistory implements RuleHistoryStore {
   async trim(ruleId: string): Promise<number> {
     const keys: { pk: string; sk: string }[] = [];
     let seen = 0;
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const output = await this.#documents.send(
-        new QueryCommand({
-          TableName: this.#table,
-          KeyConditionExpression: '#pk = :pk',
-          ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk' },
-          ExpressionAttributeValues: { ':pk': historyPartition(ruleId) },
-          ProjectionExpression: '#pk, #sk',
-          ScanIndexForward: false,
-          ConsistentRead: true,
-          ExclusiveStartKey: startKey,
-        }),
-      );
-      for (const item of output.Items ?? []) {
-        seen += 1;
-        if (seen > HISTORY_LIMITS.versionsPerRule) keys.push({ pk: String(item.pk), sk: String(item.sk) });
-      }
-      startKey = output.LastEvaluatedKey;
-    } while (startKey !== undefined);
+    const items = partitionItems(this.#documents, this.#table, historyPartition(ruleId), {
+      newestFirst: true,
+      keysOnly: true,
+    });
+    for await (const item of items) {
+      seen += 1;
+      if (seen > HISTORY_LIMITS.versionsPerRule) keys.push({ pk: String(item.pk), sk: String(item.sk) });
+    }
+    const context = { table: this.#table, sleep: this.#sleep, log: silentLog };
     for (let start = 0; start < keys.length; start += 25) {
-      let pending = keys.slice(start, start + 25).map((Key) => ({ DeleteRequest: { Key } }));
-      while (pending.length > 0) {
-        const output = await this.#documents.send(new BatchWriteCommand({ RequestItems: { [this.#table]: pending } }));
-        pending = (output.UnprocessedItems?.[this.#table] ?? []) as typeof pending;
-      }
+      const requests = keys.slice(start, start + 25).map((Key) => ({ DeleteRequest: { Key } }));
+      // What DynamoDB hands back unprocessed (under throttling) is sent again after a backoff.
+      await drainBatch(context, 'trimming rule history', requests, async (pending) => {
+        const output = await this.#documents.send(
+          new BatchWriteCommand({ RequestItems: { [this.#table]: [...pending] } }),
+        );
+        return (output.UnprocessedItems?.[this.#table] ?? []) as typeof requests;
+      });
     }
     return keys.length;
   }

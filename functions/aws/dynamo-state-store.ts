@@ -127,6 +127,7 @@ import {
   ttlSeconds,
   writeAll,
 } from './dynamo-batch.ts';
+import { partitionItems } from './dynamo-query.ts';
 import { readReadingState, writeReadingState } from './dynamo-reading-state.ts';
 
 /** Re-exported for the store's tests: the ledger keeps statuses as core decides. */
@@ -1325,21 +1326,7 @@ export class DynamoStateStore implements StateStore, LeaseAdmin {
 
   async #queryAll(pk: string): Promise<Record<string, unknown>[]> {
     const items: Record<string, unknown>[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const output = await this.#documents.send(
-        new QueryCommand({
-          TableName: this.#table,
-          KeyConditionExpression: '#pk = :pk',
-          ExpressionAttributeNames: { '#pk': 'pk' },
-          ExpressionAttributeValues: { ':pk': pk },
-          ConsistentRead: true,
-          ExclusiveStartKey: startKey,
-        }),
-      );
-      items.push(...(output.Items ?? []));
-      startKey = output.LastEvaluatedKey;
-    } while (startKey !== undefined);
+    for await (const item of partitionItems(this.#documents, this.#table, pk)) items.push(item);
     return items;
   }
 }

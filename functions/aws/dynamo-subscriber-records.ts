@@ -10,8 +10,9 @@
  * rest like the rest of the table) and never printed whole (cli/subscriptions.ts masks them).
  */
 import { createHash } from 'node:crypto';
-import { DeleteCommand, type DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { keyPart } from './dynamo-batch.ts';
+import { partitionItems } from './dynamo-query.ts';
 
 /** A channel the project can subscribe again. `slack` is the relay (or the sandbox's stand-in queue). */
 export type RecordedProtocol = 'email' | 'sms' | 'https' | 'sqs' | 'slack';
@@ -83,31 +84,17 @@ export class DynamoSubscriberRecords {
   /** Every recorded subscription of an audience. */
   async list(audienceId: string): Promise<SubscriberRecord[]> {
     const records: SubscriberRecord[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const output = await this.#documents.send(
-        new QueryCommand({
-          TableName: this.#table,
-          KeyConditionExpression: '#pk = :pk',
-          ExpressionAttributeNames: { '#pk': 'pk' },
-          ExpressionAttributeValues: { ':pk': partition(audienceId) },
-          ConsistentRead: true,
-          ExclusiveStartKey: startKey,
-        }),
-      );
-      for (const item of output.Items ?? []) {
-        if (!protocols.includes(String(item.protocol))) continue;
-        records.push({
-          audienceId,
-          protocol: item.protocol as RecordedProtocol,
-          endpoint: typeof item.endpoint === 'string' ? item.endpoint : undefined,
-          raw: item.raw === true ? true : undefined,
-          addedAt: typeof item.addedAt === 'number' ? item.addedAt : 0,
-          addedBy: typeof item.addedBy === 'string' ? item.addedBy : 'unknown',
-        });
-      }
-      startKey = output.LastEvaluatedKey;
-    } while (startKey !== undefined);
+    for await (const item of partitionItems(this.#documents, this.#table, partition(audienceId))) {
+      if (!protocols.includes(String(item.protocol))) continue;
+      records.push({
+        audienceId,
+        protocol: item.protocol as RecordedProtocol,
+        endpoint: typeof item.endpoint === 'string' ? item.endpoint : undefined,
+        raw: item.raw === true ? true : undefined,
+        addedAt: typeof item.addedAt === 'number' ? item.addedAt : 0,
+        addedBy: typeof item.addedBy === 'string' ? item.addedBy : 'unknown',
+      });
+    }
     return records;
   }
 }
