@@ -1,8 +1,10 @@
 /**
  * Cold start up to the first provider request (issue 33): a fresh `node` process imports a bundle
  * and invokes its handler once, and the process notes the moment the first request to the provider
- * is created (undici's `undici:request:create` diagnostics channel, which the bundled undici
- * publishes to): the time and the process's CPU time from the start of the import until then.
+ * is sent (undici's `undici:client:sendHeaders` diagnostics channel, which the bundled undici
+ * publishes to as it writes the request to the socket; not `undici:request:create`, which comes
+ * before the connection and the write, so work done in between would not count): the time and
+ * the process's CPU time from the start of the import until then.
  * Node's own start-up is left out: it is the same for both bundles, and here it includes reading
  * NODE_EXTRA_CA_CERTS (about 45 ms), which a deployed function does not do.
  *
@@ -37,7 +39,7 @@ const moment = () => {
 };
 const origin = new URL(process.env.NEWS_API_BASE_URL).origin;
 let first;
-subscribe('undici:request:create', ({ request }) => {
+subscribe('undici:client:sendHeaders', ({ request }) => {
   if (first === undefined && String(request.origin) === origin) first = moment();
 });
 const { handler } = await import(process.argv[1]);

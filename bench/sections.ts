@@ -665,7 +665,7 @@ export function coldStartSection(results: ColdStartResults): Section {
         firstRow(first.bare, 'reads the API key secret, asks for the first page'),
       ],
       notes: [
-        `${first.repetitions} starts of each, alternating, after one untimed start of each. The moment is undici's \`undici:request:create\` event for the provider's origin; CPU is the process's (every thread). Both trust the simulator's certificate through NODE_EXTRA_CA_CERTS, as a deployed function trusts a public provider's roots; Node reads it at start-up, before the measured span, which leaves out Node's start-up (the same for both).`,
+        `${first.repetitions} starts of each, alternating, after one untimed start of each. The moment is undici's \`undici:client:sendHeaders\` event for the provider's origin (the request written to the socket); CPU is the process's (every thread). Both trust the simulator's certificate through NODE_EXTRA_CA_CERTS, as a deployed function trusts a public provider's roots; Node reads it at start-up, before the measured span, which leaves out Node's start-up (the same for both).`,
       ],
     });
   }
@@ -737,7 +737,7 @@ function firstRequestMissNote(first: FirstRequestResults): string {
   const bareSetup = bare.medianCpuMs - bare.medianImportCpuMs;
   return [
     `why: of the handler's ${formatMs(handler.medianCpuMs)} of CPU before its first request, ${formatMs(handler.medianImportCpuMs)} is the import (bare ${formatMs(bare.medianImportCpuMs)}) and ${formatMs(handlerSetup)} the first invocation (bare ${formatMs(bareSetup)}: the secret read and the request).`,
-    `The invocation's part is the first call of the DynamoDB client (the lease, then the rules and audiences, the watermark and the reading state, which the run reads at once), validating ${first.rules} rules of ${first.audiences} audiences, and setting up the run (the rules are compiled once the request is under way); the import's part is the next row's.`,
+    `The invocation's part is the first call of the DynamoDB client (the lease, then the rules and audiences, the watermark and the reading state, which the run reads at once), validating ${first.rules} rules of ${first.audiences} audiences, and setting up the run (the rules are compiled once the request is sent); the import's part is the next row's.`,
   ].join(' ');
 }
 

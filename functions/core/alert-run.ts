@@ -505,8 +505,8 @@ class AlertRun {
    */
   async #deliverNew(ruleSet: RuleSet, audiences: ReadonlyMap<string, RuleSet['audiences'][number]>): Promise<boolean> {
     const { deps, settings, summary } = this;
-    // Compiled once the first provider request is under way (see the day loop below): nothing
-    // needs the matcher before that request's page is back.
+    // Compiled once the first provider request is sent (see the day loop below): nothing needs the
+    // matcher before that request's page is back.
     const matcher = new MatcherOnDemand(ruleSet.rules);
 
     if (deps.sharded !== undefined) {
@@ -602,10 +602,14 @@ class AlertRun {
     });
 
     let watermarkMayAdvance = true;
-    // Compiling the rules (about half a second at 20,000 rules here) waits for the first provider
-    // request: an immediate runs once the microtasks that create it are done, so the compiling
-    // overlaps the provider's answer instead of delaying the request.
-    const compiling = setImmediate(() => matcher.prepare());
+    // Compiling the rules (about half a second at 20,000 rules here) waits until the first provider
+    // request is sent, so it overlaps the provider's answer instead of delaying the request. A
+    // source that cannot tell leaves it to the first match.
+    const overlap = new AbortController();
+    deps.news.requestSent?.(overlap.signal).then(
+      () => matcher.prepare(),
+      () => undefined,
+    );
     try {
       for (const day of days) {
         if (this.deadlines.softReached) break;
@@ -617,6 +621,9 @@ class AlertRun {
           continue;
         }
         summary.daysCompleted += 1;
+        // Rules that cannot be compiled fail the run before the watermark moves past news they never
+        // saw, even when no article of the day reached the matcher.
+        matcher.compile();
         // Spike counts are stored before the watermark moves past the day (a crash re-reads it).
         await this.#spikes?.flush();
         if (watermarkMayAdvance) {
@@ -638,7 +645,7 @@ class AlertRun {
       );
       throw error;
     } finally {
-      clearImmediate(compiling);
+      overlap.abort();
     }
     // Sealed now, waited for once the due digests went out (run()): slow publishers must not
     // keep held digests waiting.
@@ -1164,8 +1171,9 @@ function isAbort(error: unknown, signal: AbortSignal): boolean {
 
 /**
  * The run's rules, compiled when first needed: by {@link MatcherOnDemand.prepare} once the first
- * provider request is under way, or else by the first match. A compile that fails in `prepare` is
- * not kept: the first match compiles again and throws where the run can handle it.
+ * provider request is sent, or else by the first match. A compile that fails in `prepare` is not
+ * kept: the first match (or {@link MatcherOnDemand.compile} before the watermark moves) compiles
+ * again and throws where the run can handle it.
  */
 class MatcherOnDemand implements RuleMatcher {
   readonly #rules: readonly Rule[];
@@ -1190,6 +1198,11 @@ class MatcherOnDemand implements RuleMatcher {
     } catch {
       // Thrown again by the first match, in the run's own error handling.
     }
+  }
+
+  /** Compiles now if not yet. @throws what compiling throws */
+  compile(): void {
+    this.#matcher();
   }
 
   #matcher(): RuleMatcher {

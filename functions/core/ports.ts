@@ -120,6 +120,12 @@ export interface NewsSource {
    * throws and reports nothing: a failure shows where the first page needs what it started.
    */
   prepare?(): void;
+  /**
+   * Resolves once this source has sent a request to the provider (its bytes are on their way), so
+   * work the run needs only when the answer is back can overlap waiting for it. Rejects with
+   * `signal`'s reason if it aborts first; a source without it lets the run do that work when needed.
+   */
+  requestSent?(signal: AbortSignal): Promise<void>;
 }
 
 // --- Rules and audiences ------------------------------------------------------------------------

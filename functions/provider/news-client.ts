@@ -18,6 +18,7 @@
  * once another page shows the mapping fits, and fails the read loudly when none does.
  */
 
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { setTimeout as delay } from 'node:timers/promises';
 import { createSecureContext, rootCertificates, type SecureContext } from 'node:tls';
 import type { Dispatcher } from 'undici';
@@ -206,6 +207,38 @@ export class NewsLookupClient implements NewsSource {
       (key) => key,
       () => undefined,
     );
+  }
+
+  /**
+   * Resolves when undici next writes a request to this client's provider: its
+   * `undici:client:sendHeaders` diagnostics message, published just before the request's headers
+   * and body are written to the socket in the same synchronous step, so what runs on the resolved
+   * promise runs after they are written. An injected dispatcher that sends nothing (MockAgent)
+   * never resolves it; `signal` ends the wait.
+   */
+  requestSent(signal: AbortSignal): Promise<void> {
+    const origin = new URL(this.#endpoint).origin;
+    return new Promise((resolve, reject) => {
+      if (signal.aborted) {
+        reject(signal.reason);
+        return;
+      }
+      const onSent = (message: unknown) => {
+        if (String((message as { request?: { origin?: unknown } }).request?.origin) !== origin) return;
+        stop();
+        resolve();
+      };
+      const onAbort = () => {
+        stop();
+        reject(signal.reason);
+      };
+      const stop = () => {
+        unsubscribe('undici:client:sendHeaders', onSent);
+        signal.removeEventListener('abort', onAbort);
+      };
+      subscribe('undici:client:sendHeaders', onSent);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
   }
 
   /**

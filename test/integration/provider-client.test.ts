@@ -225,6 +225,44 @@ describe('NewsLookupClient over HTTPS', () => {
     );
   });
 
+  it('requestSent: resolves once the request is on its way, before its answer, and not before it is sent', async () => {
+    // The server holds the answer until the test lets it go: what happens between the two is seen.
+    let answer: (reply: Reply) => void = () => undefined;
+    script = () => new Promise<Reply>((resolve) => (answer = resolve));
+    const { client } = harness();
+    const events: string[] = [];
+    const sent = client.requestSent(new AbortController().signal).then(() => events.push('sent'));
+    // Turns of the event loop in which nothing is sent: nothing is announced either.
+    for (let turn = 0; turn < 3; turn++) await new Promise((resolve) => setImmediate(resolve));
+    expect(events).toEqual([]);
+
+    const read = collect(client.pages(range)).then(() => events.push('answered'));
+    await sent;
+    expect(events).toEqual(['sent']);
+    // The request the promise announced reached the server.
+    await expect.poll(() => received.length).toBe(1);
+    answer(okEmpty);
+    await read;
+    expect(events).toEqual(['sent', 'answered']);
+  });
+
+  it('requestSent: ends with the signal’s reason when it aborts first, and a request to another origin does not count', async () => {
+    const { client } = harness();
+    const other = harness({ baseUrl: `${origin.replace('127.0.0.1', 'localhost')}/api/v2/` });
+    script = () => okEmpty;
+    const stop = new AbortController();
+    let settled = false;
+    const waiting = client.requestSent(stop.signal).finally(() => {
+      settled = true;
+    });
+    await collect(other.client.pages(range));
+    expect(received).toHaveLength(1);
+    expect(settled).toBe(false);
+    stop.abort(new Error('the run ended'));
+    await expect(waiting).rejects.toThrow('the run ended');
+    await expect(client.requestSent(stop.signal)).rejects.toThrow('the run ended');
+  });
+
   it('maps the simulator response into articles', async () => {
     script = (request) => pageOf(articles(3), request);
     const { client } = harness();

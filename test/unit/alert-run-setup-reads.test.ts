@@ -129,27 +129,78 @@ describe('the reads before the first provider request', () => {
     expect(started).toContain('compile');
   });
 
+  /**
+   * A source that says when its request is sent (as the provider client does when undici writes
+   * it) and answers a turn of the event loop later, as a provider over the network does.
+   */
+  const networkLike = (inner: NewsSource, events: string[]): NewsSource => {
+    let sent: () => void = () => undefined;
+    const wasSent = new Promise<void>((resolve) => (sent = resolve));
+    return {
+      requestSent: (signal) =>
+        Promise.race([
+          wasSent,
+          new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason))),
+        ]),
+      async *pages(range, options) {
+        events.push('request sent');
+        sent();
+        await nextTurn();
+        events.push('page back');
+        yield* inner.pages(range, options);
+      },
+    };
+  };
+
+  it('compiles the rules while the first page is on its way, when the source says it was sent', async () => {
+    const events: string[] = [];
+    const ports = recordingPorts(compileNoted(() => events.push('compile')));
+    const notifier = new MemoryNotifier();
+    const summary = await runAlertCycle(
+      { ...ports, news: networkLike(ports.news, events), notifier, log: memoryLog(), now: () => now },
+      memoryRunSettings(),
+      { runId: 'run-1', remainingTimeMs: () => 600_000 },
+    );
+
+    expect(summary.status).toBe('completed');
+    expect(notifier.published).toHaveLength(1);
+    expect(events.slice(0, 3)).toEqual(['request sent', 'compile', 'page back']);
+  });
+
   it('fails the run with the error of rules that cannot be compiled, where the run reports it', async () => {
     const ports = recordingPorts(
       compileNoted(() => {
         throw new Error('the rules cannot be compiled');
       }),
     );
-    // The page answers a turn of the event loop later, as a provider over the network does: the
-    // run tries to compile while it waits.
-    const news: NewsSource = {
-      async *pages(range, options) {
-        await nextTurn();
-        yield* ports.news.pages(range, options);
-      },
-    };
     const notifier = new MemoryNotifier();
+    // The compile tried while the page is on its way fails too: not as an unhandled rejection.
     await expect(
-      runAlertCycle({ ...ports, news, notifier, log: memoryLog(), now: () => now }, memoryRunSettings(), {
-        runId: 'run-1',
-        remainingTimeMs: () => 600_000,
-      }),
+      runAlertCycle(
+        { ...ports, news: networkLike(ports.news, []), notifier, log: memoryLog(), now: () => now },
+        memoryRunSettings(),
+        { runId: 'run-1', remainingTimeMs: () => 600_000 },
+      ),
     ).rejects.toThrow('the rules cannot be compiled');
     expect(notifier.published).toEqual([]);
+  });
+
+  it('fails the run with rules that cannot be compiled even when no article reached the matcher', async () => {
+    const ports = recordingPorts(
+      compileNoted(() => {
+        throw new Error('the rules cannot be compiled');
+      }),
+    );
+    const empty = new MemoryNewsSource(new Map());
+    const state = ports.state;
+    await expect(
+      runAlertCycle(
+        { ...ports, news: empty, notifier: new MemoryNotifier(), log: memoryLog(), now: () => now },
+        memoryRunSettings(),
+        { runId: 'run-1', remainingTimeMs: () => 600_000 },
+      ),
+    ).rejects.toThrow('the rules cannot be compiled');
+    // The watermark did not move past news the rules never saw.
+    expect(await state.readWatermark()).toBeUndefined();
   });
 });
