@@ -20,6 +20,7 @@ import { audienceSubscriptions, requireAudience, topicArnOf } from './audiences.
 import { action, integerOption } from './command.ts';
 import type { CommandContext } from './context.ts';
 import { NotFoundError, UsageError } from './errors.ts';
+import { hint } from './hints.ts';
 import { formatInstant } from './output.ts';
 import type { Target } from './target.ts';
 import type { EmailTargetNames } from './target-model.ts';
@@ -196,7 +197,7 @@ async function listAddresses(context: CommandContext, args: readonly unknown[]):
 async function findSubscriber(store: SubscriberStore, value: string): Promise<SubscriberProfile> {
   const found = /^[0-9a-f]{8,64}$/.test(value) ? await store.profile(value) : await store.findByAddress(address(value));
   if (found === undefined)
-    throw new NotFoundError('no SES email subscriber has that address or id (news-alerts email list <audienceId>)');
+    throw new NotFoundError(`no SES email subscriber has that address or id (${hint('email list <audienceId>')})`);
   return found;
 }
 

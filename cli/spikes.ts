@@ -14,7 +14,7 @@ import { basename, join } from 'node:path';
 import type { Command } from 'commander';
 import { DynamoRuleSource } from '#aws/dynamo-rule-source';
 import { DynamoSpikeStore } from '#aws/dynamo-spike-store';
-import { isTimeZone } from '#core/model';
+import { describeIssues, isTimeZone, RuleSchema } from '#core/model';
 import { formatInZone } from '#core/render';
 import { backtestRecord, textChart } from '#core/spikes/backtest';
 import { SPIKE_PRESETS, type SpikePreset } from '#core/spikes/detector';
@@ -31,8 +31,11 @@ import { spikePresetOf } from '#core/spikes/step';
 import { action, integerOption } from './command.ts';
 import type { CommandContext } from './context.ts';
 import { NotFoundError, UsageError } from './errors.ts';
+import { hint } from './hints.ts';
+import { getItem } from './items.ts';
 import { stderrLog } from './log.ts';
 import { readUtf8File } from './utf8.ts';
+import { audienceTableOf, ruleTableOf } from './workbench/tables.ts';
 
 interface EvaluateOptions {
   csv: string;
@@ -47,14 +50,16 @@ interface EvaluateOptions {
  * Writes a results file; a path that cannot take it is the user's to fix (exit 2), said in words.
  * @throws UsageError naming the file and what is wrong
  */
-function writeResults(file: string, text: string): void {
+function writeResults(file: string, text: string, onePreset: boolean): void {
   try {
     writeFileSync(file, text);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     throw new UsageError(
       code === 'EISDIR'
-        ? `--out ${file} is a directory; give a file name for one preset's results (--preset all writes one file per preset into a directory)`
+        ? onePreset
+          ? `--out ${file} is a directory; give a file name for one preset's results (--preset all writes one file per preset into a directory)`
+          : `cannot write the results to ${file}: a directory of that name is in the way`
         : `cannot write the results to ${file}: ${(error as Error).message}`,
       [],
       { cause: error },
@@ -159,7 +164,7 @@ async function evaluate(context: CommandContext, _args: readonly unknown[], opti
       }
       const file = presets.length > 1 ? join(options.out, `${preset}_${basename(source)}`) : options.out;
       if (presets.length > 1) resultsDirectory(options.out);
-      writeResults(file, text);
+      writeResults(file, text, presets.length === 1);
       written.push({ preset, file, alerts: evaluation.alerts.length });
     }
     if (options.out !== undefined && options.out !== '-') {
@@ -294,20 +299,33 @@ async function loadRules(context: CommandContext) {
 }
 
 /**
- * Why `ruleId` has no spike counts, and what to do: the rule does not exist or is disabled, its
- * spike alerts are off, or they are on and no run has counted for it yet.
+ * Why `ruleId` has no spike counts, and what to do: the rule does not exist, it or its audience is
+ * disabled, its spike alerts are off, or they are on and no run has counted for it yet. Read from
+ * the items themselves: the rule source keeps only enabled rules of enabled audiences.
  */
 async function whyNoCounts(context: CommandContext, ruleId: string): Promise<string> {
-  const rule = (await loadRules(context)).rules.find((candidate) => candidate.ruleId === ruleId);
-  if (rule === undefined) return `no valid rule ${ruleId} (news-alerts rules list shows the rules)`;
-  if (!rule.enabled) {
-    return `rule ${ruleId} is disabled, so no run counts for it; enable it (news-alerts rules enable ${ruleId})`;
+  const target = await context.target();
+  const documents = target.clients.documents;
+  const rule = await getItem(documents, ruleTableOf(target), ruleId);
+  if (rule === undefined) return `no rule ${ruleId} (${hint('rules list')} shows the rules)`;
+  const parsed = RuleSchema.safeParse(rule);
+  if (!parsed.success) {
+    return `rule ${ruleId} is not valid, so runs skip it: ${describeIssues(parsed.error)} (${hint(`rules show ${ruleId}`)})`;
   }
-  const preset = spikePresetOf(rule);
+  if (!parsed.data.enabled) {
+    return `rule ${ruleId} is disabled, so no run counts for it; enable it (${hint(`rules enable ${ruleId}`)})`;
+  }
+  const audienceId = parsed.data.audienceId;
+  const audience = await getItem(documents, audienceTableOf(target), audienceId);
+  if (audience === undefined) return `rule ${ruleId} is for audience ${audienceId}, which does not exist`;
+  if (audience.enabled === false) {
+    return `rule ${ruleId} is for audience ${audienceId}, which is disabled, so no run counts for it (${hint(`audiences update ${audienceId} --enable`)})`;
+  }
+  const preset = spikePresetOf(parsed.data);
   if (preset === undefined) {
-    return `rule ${ruleId} has no spike alerts, so nothing is counted for it; give it spike alerts (news-alerts rules update ${ruleId} --spikes balanced) and let the runs count for a few days`;
+    return `rule ${ruleId} has no spike alerts, so nothing is counted for it; give it spike alerts (${hint(`rules update ${ruleId} --spikes balanced`)}) and let the runs count for a few days`;
   }
-  return `rule ${ruleId} has spike alerts (${preset}) but no run has counted for it yet; each run counts the hours it read, so look again after the next run (news-alerts run starts one now; in the sandbox, news-alerts --local run)`;
+  return `rule ${ruleId} has spike alerts (${preset}) but no run has counted for it yet; each run counts the hours it read, so look again after the next run (${hint('run')} starts one now)`;
 }
 
 async function list(context: CommandContext): Promise<void> {
@@ -341,7 +359,7 @@ async function list(context: CommandContext): Promise<void> {
         row.openEpisode ?? '',
         row.episodes.length,
       ]),
-      'no enabled rule has spike alerts (news-alerts rules update <ruleId> --spikes balanced)',
+      `no enabled rule has spike alerts (${hint('rules update <ruleId> --spikes balanced')})`,
     );
   });
 }

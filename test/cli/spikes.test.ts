@@ -162,19 +162,31 @@ describe('news-alerts spikes explain without counts', () => {
   });
 
   it('says why a rule has no counts and what to do, then explains it once a run counted', async () => {
+    // Each hint names the sandbox it was given, so pasting it acts on the same target.
+    const selector = `news-alerts --sandbox-file ${sandbox.descriptorPath}`;
     const unknown = await sandbox.cli(['spikes', 'explain', 'no-such-rule']);
     expect(unknown.code).toBe(3);
-    expect(unknown.stderr).toContain('no valid rule no-such-rule');
+    expect(unknown.stderr).toContain(`no rule no-such-rule (${selector} rules list shows the rules)`);
 
     const off = await sandbox.cli(['spikes', 'explain', 'markets-rates']);
     expect(off.code).toBe(3);
     expect(off.stderr).toContain('rule markets-rates has no spike alerts');
-    expect(off.stderr).toContain('news-alerts rules update markets-rates --spikes balanced');
+    expect(off.stderr).toContain(`${selector} rules update markets-rates --spikes balanced`);
+
+    // The rule source leaves disabled rules out; explain still tells them apart.
+    expect((await sandbox.cli(['rules', 'disable', 'markets-rates'])).code).toBe(0);
+    const disabled = await sandbox.cli(['spikes', 'explain', 'markets-rates']);
+    expect(disabled.code).toBe(3);
+    expect(disabled.stderr).toContain(
+      `rule markets-rates is disabled, so no run counts for it; enable it (${selector} rules enable markets-rates)`,
+    );
+    expect((await sandbox.cli(['rules', 'enable', 'markets-rates'])).code).toBe(0);
 
     expect((await sandbox.cli(['rules', 'update', 'markets-rates', '--spikes', 'balanced'])).code).toBe(0);
     const notYet = await sandbox.cli(['spikes', 'explain', 'markets-rates']);
     expect(notYet.code).toBe(3);
     expect(notYet.stderr).toContain('has spike alerts (balanced) but no run has counted for it yet');
+    expect(notYet.stderr).toContain(`(${selector} run starts one now)`);
     expect(notYet.stderr).not.toContain('--spikes balanced');
 
     expect((await sandbox.cli(['run'])).code).toBe(0);
