@@ -327,11 +327,10 @@ async function showSent(
 ): Promise<void> {
   if (audienceId === undefined) throw new UsageError('--sent needs an audience: deliveries <audienceId> --sent');
   const target = await context.target();
-  const { parseInstant } = await import('./window.ts');
-  const { sentHistory } = await import('./workbench/sent.ts');
+  const { sentHistory, sentSince } = await import('./workbench/sent.ts');
   const { stderrLog } = await import('./log.ts');
   const now = Date.now();
-  const since = parseInstant(options.since ?? '24h', '--since', 'start', 'UTC', now);
+  const since = await sentSince(target, options.since ?? '24h', '--since', now);
   const history = await sentHistory(target, audienceId, since, options.limit, stderrLog(context.output));
   const document = {
     target: target.label,

@@ -16,6 +16,7 @@ import { audienceSubscriptions, requireAudience, topicArnOf } from '../audiences
 import { deliveryOutcomeText } from '../deliveries.ts';
 import { displayEndpoint, recordedAs } from '../subscriptions.ts';
 import type { Target } from '../target.ts';
+import { parseInstant } from '../window.ts';
 
 /** One ledger entry as shown. */
 export interface SentEntry {
@@ -43,6 +44,17 @@ export interface SentHistory {
   readonly subscribers: readonly SubscriberView[];
   /** Set when the topic cannot be read (deleted?): the subscribers are unknown. */
   readonly topicProblem?: string | undefined;
+}
+
+/**
+ * Where a sent history starts: `since` as the CLI reads any bound (`24h`, `2d`, a zoned
+ * date-time), a provider date read in the provider's zone, as `watermark set` and the article
+ * windows read one.
+ * @throws UsageError naming `option` and the accepted forms
+ */
+export async function sentSince(target: Target, since: string, option: string, now: number): Promise<number> {
+  const timeZone = (await target.alertRunConfig()).provider.timeZone;
+  return parseInstant(since, option, 'start', timeZone, now);
 }
 
 /** The audience's ledger since `since` (newest first, at most `limit`) and its subscribers. */

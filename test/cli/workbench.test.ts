@@ -370,6 +370,21 @@ describe('test-send, deliveries --sent and audiences repair', () => {
     expect(history.entries.map((entry) => entry.articleKey).filter((key) => key.startsWith('test:'))).toEqual([]);
     expect(history.subscribers.map((subscriber) => subscriber.protocol).sort()).toEqual(['email', 'slack', 'sqs']);
 
+    // A provider date starts at midnight in the provider's zone (as watermark set reads it), not UTC's.
+    const zone = sandbox.stack.config.run.providerTimeZone;
+    const yesterday = new Intl.DateTimeFormat('en-CA', { timeZone: zone }).format(Date.now() - 86_400_000);
+    const fromDate = await sandbox.cli(['--json', 'deliveries', 'wb-desk', '--sent', '--since', yesterday]);
+    expect(fromDate.code, fromDate.stderr).toBe(0);
+    const midnight = new Intl.DateTimeFormat('en-GB', {
+      timeZone: zone,
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
+    });
+    const since = Date.parse(fromDate.json<{ since: string }>().since);
+    expect(midnight.format(since)).toBe('00:00');
+    expect(new Intl.DateTimeFormat('en-CA', { timeZone: zone }).format(since)).toBe(yesterday);
+
     const healthy = await sandbox.cli(['--json', 'audiences', 'repair', 'wb-desk']);
     expect(healthy.code, healthy.stderr).toBe(0);
     expect(healthy.json()).toMatchObject({ audienceId: 'wb-desk', topic: 'ok', changed: false, notRestored: [] });

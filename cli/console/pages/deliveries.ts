@@ -5,8 +5,7 @@
 import type { Hono } from 'hono';
 import { html } from 'hono/html';
 import { listItems } from '../../items.ts';
-import { parseInstant } from '../../window.ts';
-import { sentHistory } from '../../workbench/sent.ts';
+import { sentHistory, sentSince } from '../../workbench/sent.ts';
 import { audienceTableOf } from '../../workbench/tables.ts';
 import { type ConsoleServices, render } from '../context.ts';
 import { problem, table, when } from '../views/layout.ts';
@@ -36,7 +35,7 @@ export function deliveryPages(app: Hono, services: ConsoleServices): void {
       const history = await sentHistory(
         target,
         audienceId,
-        parseInstant(since, 'since', 'start', 'UTC', now),
+        await sentSince(target, since, 'since', now),
         200,
         services.log,
       );
