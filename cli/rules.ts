@@ -19,7 +19,7 @@ import { parseQuery, QuerySyntaxError } from '#core/query';
 import { action, collectList } from './command.ts';
 import type { CommandContext } from './context.ts';
 import { NotFoundError, type ProblemInput, UsageError, versionConflict } from './errors.ts';
-import { newsAlerts } from './hints.ts';
+import { hint, newsAlerts } from './hints.ts';
 import {
   type DocumentFormat,
   type FileItem,
@@ -371,21 +371,38 @@ async function updateRule(context: CommandContext, args: readonly unknown[], opt
   }
   if (options.enable && options.disable) throw new UsageError('give --enable or --disable, not both');
   const next: Item = { ...withoutAudit(previous), ...(ruleFromFlags(ruleId, options).value as Item) };
+  // Attributes the stored item has that no rule has (a typo written by hand, such as `keyword`):
+  // --clear removes them, which is how such a rule is repaired in place.
+  const strays = Object.keys(withoutAudit(previous)).filter((name) => !ruleAttributes.includes(name));
   for (const name of options.clear ?? []) {
     if (name === 'ruleId' || name === 'audienceId') throw new UsageError(`--clear ${name}: ${name} is required`);
-    if (!ruleAttributes.includes(name) || (auditAttributes as readonly string[]).includes(name)) {
-      throw new UsageError(`--clear ${name}: not a rule attribute you can clear (${clearable().join(', ')})`);
+    const clearableHere = ruleAttributes.includes(name) || strays.includes(name);
+    if (!clearableHere || (auditAttributes as readonly string[]).includes(name)) {
+      throw new UsageError(
+        `--clear ${name}: not a rule attribute you can clear (${[...clearable(), ...strays].join(', ')})`,
+      );
     }
     delete next[name];
   }
   if (options.enable) next.enabled = true;
   if (options.disable) next.enabled = false;
-  await writeRules(
-    context,
-    [{ value: next, label: `rule ${ruleId}`, locate: () => 'command line' }],
-    stored,
-    'the rule',
-  );
+  const left = strays.filter((name) => name in next);
+  try {
+    await writeRules(
+      context,
+      [{ value: next, label: `rule ${ruleId}`, locate: () => 'command line' }],
+      stored,
+      'the rule',
+    );
+  } catch (error) {
+    if (!(error instanceof UsageError) || left.length === 0) throw error;
+    // The stored rule itself is what is wrong: say how to repair it, not only what is wrong.
+    throw new UsageError(
+      `${error.message}; the stored rule has attribute(s) no rule has: ${left.join(', ')}. Remove them with --clear (${hint(`rules update ${ruleId} ${left.map((name) => `--clear ${name}`).join(' ')}`)}), or export, edit and put it back (${hint(`rules export ${ruleId}`)}, then ${hint('rules put --file <file>')})`,
+      error.problems,
+      { cause: error },
+    );
+  }
 }
 
 const clearable = (): string[] =>

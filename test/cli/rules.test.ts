@@ -395,6 +395,29 @@ describe('rules put from flags, enable, disable, delete', () => {
     expect(invalid.stderr).toContain('the rule has no categories, keywords, media or statuses');
   });
 
+  it('update repairs a rule whose stored item has an attribute no rule has: the refusal says how, --clear removes it', async () => {
+    // typo-rule (sandbox/examples.ts) was saved by hand with `keyword`; runs skip it.
+    const refused = await sandbox.cli(['rules', 'update', 'typo-rule', '--keywords', 'wafer']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('unknown attribute "keyword"');
+    expect(refused.stderr).toContain(
+      `Remove them with --clear (news-alerts --sandbox-file ${sandbox.descriptorPath} rules update typo-rule --clear keyword)`,
+    );
+    expect(refused.stderr).toContain(`rules export typo-rule`);
+    expect(await getItem(sandbox.stack.clients.documents, rulesTable(), 'typo-rule')).toHaveProperty('keyword');
+
+    const repaired = await sandbox.cli(['rules', 'update', 'typo-rule', '--clear', 'keyword', '--keywords', 'wafer']);
+    expect(repaired.code, repaired.stderr).toBe(0);
+    const stored = await getItem(sandbox.stack.clients.documents, rulesTable(), 'typo-rule');
+    expect(stored).toMatchObject({ keywords: ['wafer'] });
+    expect(stored).not.toHaveProperty('keyword');
+
+    // Only an attribute the stored item has, or a rule attribute, can be cleared.
+    const unknown = await sandbox.cli(['rules', 'update', 'typo-rule', '--clear', 'keywordz']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('--clear keywordz: not a rule attribute you can clear');
+  });
+
   it('a write that lost a race to another edit fails with nothing written (optimistic lock)', async () => {
     const documents = sandbox.stack.clients.documents;
     const read = await getItem(documents, rulesTable(), 'partner-elections');
