@@ -55,6 +55,14 @@ export function auditQueuePrefix(target: LocalTarget): string {
 const queueNameOf = (target: LocalTarget, audienceId: string): string =>
   `${auditQueuePrefix(target)}${audienceId}`.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 80);
 
+/**
+ * Whether a subscription endpoint is the sandbox's audit queue of `audienceId` (an SQS queue ARN
+ * ending in its name): the sandbox's own window on what the topic sent, not a subscriber.
+ */
+export function isAuditQueue(target: Target, audienceId: string, endpoint: string | undefined): boolean {
+  return target.kind === 'local' && endpoint?.endsWith(`:${queueNameOf(target, audienceId)}`) === true;
+}
+
 /** One SQS client per command, built like the target's others (moto's endpoint in the sandbox). */
 async function sqsClientOf(target: Target): Promise<SQSClient> {
   const { SQSClient } = await import('@aws-sdk/client-sqs');

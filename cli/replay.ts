@@ -76,6 +76,8 @@ interface ReplayOptions {
   audience?: string[];
   dryRun?: boolean;
   parked?: boolean;
+  /** With --parked: send to a topic without a subscriber too (they count as delivered). */
+  toTopicWithoutSubscribers?: boolean;
 }
 
 /** One audience's line of the replay report. */
@@ -401,6 +403,9 @@ async function heldEarlier(state: DynamoStateStore, audienceIds: readonly string
 }
 
 async function replayWindow(context: CommandContext, options: ReplayOptions): Promise<void> {
+  if (options.toTopicWithoutSubscribers) {
+    throw new UsageError('--to-topic-without-subscribers goes with --parked (a window replay sends what its runs would)');
+  }
   if (options.from === undefined) throw new UsageError('give --from (and optionally --to), or --parked');
   const log = stderrLog(context.output);
   const { target, state, notifier, audiences, stories, config, ruleSet } = await wire(context, options, log);
@@ -659,6 +664,8 @@ interface ParkedTally {
   wouldSend: number;
   failed: number;
   stillParked: number;
+  /** Kept parked: the audience's topic has no confirmed subscriber to deliver them to. */
+  noSubscriber: number;
 }
 
 /**
@@ -757,7 +764,15 @@ async function replayParked(context: CommandContext, options: ReplayOptions): Pr
       }
     }
     for (const audienceId of audiences.keys()) {
-      tallies.set(audienceId, { parked: 0, alreadyDelivered: 0, sent: 0, wouldSend: 0, failed: 0, stillParked: 0 });
+      tallies.set(audienceId, {
+        parked: 0,
+        alreadyDelivered: 0,
+        sent: 0,
+        wouldSend: 0,
+        failed: 0,
+        stillParked: 0,
+        noSubscriber: 0,
+      });
     }
     for (const record of parked) {
       const tally = tallies.get(record.audienceId);
@@ -771,8 +786,27 @@ async function replayParked(context: CommandContext, options: ReplayOptions): Pr
       if (tally) tally.alreadyDelivered += 1;
     }
     if (!options.dryRun && done.length > 0) await state.forgetUndeliverable(done);
+    // A topic nobody is subscribed to (a deleted topic recreated by audiences repair, whose
+    // subscriptions made outside the CLI could not be restored) would take the alerts, and the
+    // ledger would count them delivered: they stay parked until someone subscribes again.
+    const withoutSubscribers = options.toTopicWithoutSubscribers
+      ? new Set<string>()
+      : await audiencesWithoutSubscribers(
+          target,
+          new Set(parked.filter((record) => !delivered.has(deliveryId(record))).map((record) => record.audienceId)),
+          audiences,
+        );
     const messages: OutboundMessage[] = parked
       .filter((record) => !delivered.has(deliveryId(record)))
+      .filter((record) => {
+        if (!withoutSubscribers.has(record.audienceId)) return true;
+        const tally = tallies.get(record.audienceId);
+        if (tally) {
+          tally.noSubscriber += 1;
+          tally.stillParked += 1;
+        }
+        return false;
+      })
       .map((record) => ({
         key: { audienceId: record.audienceId, articleKey: record.articleKey },
         topicArn: (audiences.get(record.audienceId) as Audience).topicArn,
@@ -844,12 +878,21 @@ async function replayParked(context: CommandContext, options: ReplayOptions): Pr
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([audienceId, tally]) => ({ audienceId, ...tally }));
   const failed = rows.reduce((sum, row) => sum + row.failed, 0);
-  const failure =
+  const unsubscribed = rows.filter((row) => row.noSubscriber > 0);
+  for (const row of unsubscribed) {
+    context.output.warn(
+      `${row.audienceId}: its topic has no confirmed subscriber, so its ${row.noSubscriber} parked alert(s) stay parked (sent now they would reach nobody and count as delivered); subscribe the audience again (${newsAlerts()} subscriptions add ${row.audienceId} …), then replay --parked again, or add --to-topic-without-subscribers to send them anyway`,
+    );
+  }
+  const problems = [
     failed > 0
-      ? new OperationFailedError(
-          `${failed} parked alert(s) could not be sent and stay parked; check the audience's topic (${newsAlerts()} audiences show)`,
-        )
-      : undefined;
+      ? `${failed} parked alert(s) could not be sent and stay parked; check the audience's topic (${newsAlerts()} audiences show)`
+      : '',
+    unsubscribed.length > 0 && !options.dryRun
+      ? `${unsubscribed.reduce((sum, row) => sum + row.noSubscriber, 0)} parked alert(s) stay parked: no subscriber on the topic of ${unsubscribed.map((row) => row.audienceId).join(', ')}`
+      : '',
+  ].filter((text) => text !== '');
+  const failure = problems.length > 0 ? new OperationFailedError(problems.join('; ')) : undefined;
   const fromDeadLetters =
     deadLetters === undefined
       ? undefined
@@ -903,6 +946,38 @@ function workDeadLetterQueueOf(target: Target): string | undefined {
   return target.kind === 'local' ? target.descriptor.names.workDeadLetterQueueUrl : target.names.workDeadLetterQueueUrl;
 }
 
+/**
+ * The audiences among `audienceIds` whose topic has no confirmed subscription (the sandbox's audit
+ * queue does not count: it is no subscriber). A topic that cannot be read is left to the publish,
+ * which fails and parks its alerts again with SNS's reason.
+ */
+async function audiencesWithoutSubscribers(
+  target: Target,
+  audienceIds: ReadonlySet<string>,
+  audiences: ReadonlyMap<string, Audience>,
+): Promise<Set<string>> {
+  const { topicSubscriptions } = await import('./audiences.ts');
+  const { isAuditQueue } = await import('./deliveries.ts');
+  const without = new Set<string>();
+  for (const audienceId of audienceIds) {
+    const topicArn = audiences.get(audienceId)?.topicArn;
+    if (topicArn === undefined) continue;
+    let subscriptions: Awaited<ReturnType<typeof topicSubscriptions>>;
+    try {
+      subscriptions = await topicSubscriptions(target.clients.sns, topicArn);
+    } catch {
+      continue;
+    }
+    const delivering = subscriptions.filter(
+      (subscription) =>
+        subscription.SubscriptionArn?.startsWith('arn:') === true &&
+        !isAuditQueue(target, audienceId, subscription.Endpoint),
+    );
+    if (delivering.length === 0) without.add(audienceId);
+  }
+  return without;
+}
+
 async function sqsClientOf(target: Target): Promise<SQSClient> {
   // Loaded only when there is a dead-letter queue to read: replay's other paths never need SQS.
   const { SQSClient } = await import('@aws-sdk/client-sqs');
@@ -923,6 +998,10 @@ export function registerReplay(program: Command): void {
     .option(
       '--parked',
       'send the parked alerts (refused for good by SNS, held back for an unpublishable link, given up by the sharded publisher, or in its work dead-letter queue) once reviewed',
+    )
+    .option(
+      '--to-topic-without-subscribers',
+      'with --parked: also send to an audience whose topic has no confirmed subscriber (kept parked otherwise: they would reach nobody and count as delivered)',
     )
     .addHelpText(
       'after',

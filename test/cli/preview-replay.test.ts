@@ -20,6 +20,14 @@ import { parseAlertMessage } from '../../functions/slack-relay/message.ts';
 import { type CliSandbox, countBy, deliveryIdOfBody, drainQueue, startCliSandbox } from './support.ts';
 
 let sandbox: CliSandbox | undefined;
+
+/** A row of replay --parked --json. */
+interface ParkedRow {
+  audienceId: string;
+  wouldSend: number;
+  stillParked: number;
+  noSubscriber: number;
+}
 afterEach(async () => {
   await sandbox?.stop();
   sandbox = undefined;
@@ -420,6 +428,75 @@ describe('replay', () => {
     // The replay is in the run history.
     const runs = (await current.cli(['--json', 'runs', 'list'])).json<{ kind: string; published?: number }[]>();
     expect(runs.filter((run) => run.kind === 'replay').map((run) => run.published)).toEqual([0, missed]);
+  });
+
+  it('keeps parked alerts parked while the repaired topic has no subscriber, and sends them once someone subscribes', async () => {
+    const current = await startCliSandbox();
+    sandbox = current;
+    const { sns, sqs } = current.stack.clients;
+    await sns.send(new DeleteTopicCommand({ TopicArn: current.stack.topics.get('partner-feed') }));
+    const summary = await current.stack.run();
+    const parked = await current.stack.dependencies.state.listUndeliverable('partner-feed');
+    expect(parked.length).toBe(summary.notificationsParked);
+    expect(parked.length).toBeGreaterThan(0);
+
+    // audiences repair makes a new topic; the partner's subscription was made outside the CLI and
+    // is not restored, so the topic has nobody (the sandbox's audit queue is no subscriber).
+    const repaired = await current.cli(['audiences', 'repair', 'partner-feed', '--yes']);
+    expect(repaired.code, repaired.stderr).toBe(0);
+
+    const dryRun = await current.cli(['--json', 'replay', '--parked', '--dry-run', '--audience', 'partner-feed']);
+    expect(dryRun.code, dryRun.stderr).toBe(0);
+    expect(dryRun.stderr).toContain('partner-feed: its topic has no confirmed subscriber');
+    expect(byAudience(dryRun.json<{ audiences: ParkedRow[] }>().audiences)['partner-feed']).toMatchObject({
+      wouldSend: 0,
+      stillParked: parked.length,
+      noSubscriber: parked.length,
+    });
+    const forced = await current.cli([
+      '--json',
+      'replay',
+      '--parked',
+      '--dry-run',
+      '--to-topic-without-subscribers',
+      '--audience',
+      'partner-feed',
+    ]);
+    expect(byAudience(forced.json<{ audiences: ParkedRow[] }>().audiences)['partner-feed']?.wouldSend).toBe(
+      parked.length,
+    );
+
+    const refused = await current.cli(['--json', 'replay', '--parked', '--audience', 'partner-feed']);
+    expect(refused.code).toBe(1);
+    expect(refused.json()).toMatchObject({
+      ok: false,
+      error: { message: expect.stringContaining('no subscriber on the topic of partner-feed') },
+    });
+    // Nothing was sent, nothing counts as delivered: they wait for a subscriber.
+    expect(await current.stack.dependencies.state.listUndeliverable('partner-feed')).toHaveLength(parked.length);
+    expect((await current.stack.dependencies.state.findDelivered(parked)).size).toBe(0);
+
+    // Someone subscribes to the new topic: now they go out, each once.
+    const audience = await current.audience('partner-feed');
+    const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: `${current.prefix}partner-again` }));
+    const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }));
+    await sns.send(
+      new SubscribeCommand({
+        TopicArn: String(audience?.topicArn),
+        Protocol: 'sqs',
+        Endpoint: Attributes?.QueueArn,
+        Attributes: { RawMessageDelivery: 'true' },
+      }),
+    );
+    const replay = await current.cli(['--json', 'replay', '--parked', '--audience', 'partner-feed']);
+    expect(replay.code, replay.stderr).toBe(0);
+    const received = (await drainQueue(sqs, String(QueueUrl))).map(deliveryIdOfBody).sort();
+    expect(received).toEqual(parked.map((record) => `partner-feed|${record.articleKey}`).sort());
+    expect(await current.stack.dependencies.state.listUndeliverable('partner-feed')).toEqual([]);
+
+    const windowReplay = await current.cli(['replay', '--from', '1h', '--to-topic-without-subscribers']);
+    expect(windowReplay.code).toBe(2);
+    expect(windowReplay.stderr).toContain('--to-topic-without-subscribers goes with --parked');
   });
 
   it('sends parked alerts once the audience points at a working topic, and keeps them parked until then', async () => {
