@@ -404,7 +404,9 @@ async function heldEarlier(state: DynamoStateStore, audienceIds: readonly string
 
 async function replayWindow(context: CommandContext, options: ReplayOptions): Promise<void> {
   if (options.toTopicWithoutSubscribers) {
-    throw new UsageError('--to-topic-without-subscribers goes with --parked (a window replay sends what its runs would)');
+    throw new UsageError(
+      '--to-topic-without-subscribers goes with --parked (a window replay sends what its runs would)',
+    );
   }
   if (options.from === undefined) throw new UsageError('give --from (and optionally --to), or --parked');
   const log = stderrLog(context.output);
