@@ -14,8 +14,12 @@ import { UsageError } from '../errors.ts';
 import type { Target } from '../target.ts';
 import { parseWindow, type TimeWindow } from '../window.ts';
 
-/** The longest window a look-up or search reads (provider days). */
+/**
+ * The longest window a look-up or search reads, in days of 24 hours: `--since 7d` (or `1w`) is
+ * allowed, although it touches eight provider dates (a part of the first and of the last).
+ */
 export const maxSearchDays = 7;
+const dayMs = 86_400_000;
 
 /** Where and how to look. */
 export interface ArticleWindow {
@@ -43,9 +47,11 @@ export async function readWindowArticles(
     from: options.sinceOption ?? '--since',
     to: options.toOption ?? '--to',
   });
-  if (parsed.days.length > maxSearchDays) {
+  // Seven whole provider dates end a millisecond short of seven days; `--since 7d` is seven days.
+  const length = parsed.until - parsed.since;
+  if (length > maxSearchDays * dayMs) {
     throw new UsageError(
-      `${options.sinceOption ?? '--since'}: the window covers ${parsed.days.length} provider days; articles are re-read from the provider, at most ${maxSearchDays} days at a time: narrow it`,
+      `${options.sinceOption ?? '--since'}: the window is ${(length / dayMs).toFixed(1)} days long; articles are re-read from the provider, at most ${maxSearchDays} days at a time (--since ${maxSearchDays}d): narrow it`,
     );
   }
   const news = new NewsLookupClient({

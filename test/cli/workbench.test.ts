@@ -156,6 +156,16 @@ describe('articles show and search', () => {
     expectFailure(noKey, 2, "missing required argument 'key'");
     expectFailure(searchTooWide, 2, '--since', 'narrow it');
   });
+
+  it('a window of the documented 7 days is read, in either form, although it touches eight provider dates', async () => {
+    const [days, week, explained] = await Promise.all([
+      sandbox.cli(['--json', 'articles', 'search', '--text', 'glacier', '--since', '7d']),
+      sandbox.cli(['--json', 'articles', 'show', 'id:wb-glacier-1', '--since', '1w']),
+      sandbox.cli(['--json', 'rules', 'explain', 'wb-glacier', '--article', 'id:wb-glacier-1', '--since', '7d']),
+    ]);
+    for (const result of [days, week, explained]) expect(result.code, result.stderr).toBe(0);
+    expect(days.json<{ articles: unknown[] }>().articles.length).toBeGreaterThan(0);
+  });
 });
 
 interface RuleExplanationJson {
