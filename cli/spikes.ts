@@ -14,6 +14,7 @@ import { basename, join } from 'node:path';
 import type { Command } from 'commander';
 import { DynamoRuleSource } from '#aws/dynamo-rule-source';
 import { DynamoSpikeStore } from '#aws/dynamo-spike-store';
+import { providerDate } from '#core/calendar';
 import { describeIssues, isTimeZone, RuleSchema } from '#core/model';
 import { formatInZone } from '#core/render';
 import { backtestRecord, textChart } from '#core/spikes/backtest';
@@ -239,7 +240,8 @@ async function explain(context: CommandContext, args: readonly unknown[], option
     context.output.caption(
       `Rule ${ruleId}: new stories per hour over the last ${options.days} day(s) (${zone}), preset ${record.preset}; ! marks an episode it opened:`,
     );
-    for (const line of textChart(backtest, (at) => local(at, 'date').slice(0, 10), hourOf)) context.output.line(line);
+    // Each day's row is labelled with its date in the zone shown (2026-11-29), whole.
+    for (const line of textChart(backtest, (at) => providerDate(at, zone), hourOf)) context.output.line(line);
     context.output.line();
     context.output.caption('Episodes each preset would have opened:');
     context.output.table(
