@@ -430,15 +430,23 @@ describe('replay', () => {
     expect(runs.filter((run) => run.kind === 'replay').map((run) => run.published)).toEqual([0, missed]);
   });
 
-  it('keeps parked alerts parked while the repaired topic has no subscriber, and sends them once someone subscribes', async () => {
+  /** A sandbox whose partner-feed topic was deleted before a run, which parked its alerts. */
+  async function partnerFeedParked() {
     const current = await startCliSandbox();
     sandbox = current;
-    const { sns, sqs } = current.stack.clients;
-    await sns.send(new DeleteTopicCommand({ TopicArn: current.stack.topics.get('partner-feed') }));
+    await current.stack.clients.sns.send(
+      new DeleteTopicCommand({ TopicArn: current.stack.topics.get('partner-feed') }),
+    );
     const summary = await current.stack.run();
+    expect(summary.status).toBe('completed');
     const parked = await current.stack.dependencies.state.listUndeliverable('partner-feed');
     expect(parked.length).toBe(summary.notificationsParked);
     expect(parked.length).toBeGreaterThan(0);
+    return { current, parked, ...current.stack.clients };
+  }
+
+  it('keeps parked alerts parked while the repaired topic has no subscriber, and sends them once someone subscribes', async () => {
+    const { current, parked, sns, sqs } = await partnerFeedParked();
 
     // audiences repair makes a new topic; the partner's subscription was made outside the CLI and
     // is not restored, so the topic has nobody (the sandbox's audit queue is no subscriber).
@@ -500,15 +508,7 @@ describe('replay', () => {
   });
 
   it('sends parked alerts once the audience points at a working topic, and keeps them parked until then', async () => {
-    const current = await startCliSandbox();
-    sandbox = current;
-    const { sns, sqs } = current.stack.clients;
-    await sns.send(new DeleteTopicCommand({ TopicArn: current.stack.topics.get('partner-feed') }));
-    const summary = await current.stack.run();
-    expect(summary.status).toBe('completed');
-    const parked = await current.stack.dependencies.state.listUndeliverable('partner-feed');
-    expect(parked.length).toBe(summary.notificationsParked);
-    expect(parked.length).toBeGreaterThan(0);
+    const { current, parked, sns, sqs } = await partnerFeedParked();
 
     // Still broken: nothing is lost, everything stays parked, exit 1.
     const stillBroken = await current.cli(['--json', 'replay', '--parked', '--audience', 'partner-feed']);
