@@ -228,7 +228,12 @@ describe('NewsLookupClient over HTTPS', () => {
   it('requestSent: resolves once the request is on its way, before its answer, and not before it is sent', async () => {
     // The server holds the answer until the test lets it go: what happens between the two is seen.
     let answer: (reply: Reply) => void = () => undefined;
-    script = () => new Promise<Reply>((resolve) => (answer = resolve));
+    let arrived: () => void = () => undefined;
+    const requestArrived = new Promise<void>((resolve) => (arrived = resolve));
+    script = () => {
+      arrived();
+      return new Promise<Reply>((resolve) => (answer = resolve));
+    };
     const { client } = harness();
     const events: string[] = [];
     const sent = client.requestSent(new AbortController().signal).then(() => events.push('sent'));
@@ -240,7 +245,8 @@ describe('NewsLookupClient over HTTPS', () => {
     await sent;
     expect(events).toEqual(['sent']);
     // The request the promise announced reached the server.
-    await expect.poll(() => received.length).toBe(1);
+    await requestArrived;
+    expect(received).toHaveLength(1);
     answer(okEmpty);
     await read;
     expect(events).toEqual(['sent', 'answered']);
