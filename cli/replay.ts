@@ -686,11 +686,16 @@ async function recordParkedReplay(
 ): Promise<void> {
   const total = (field: keyof ParkedTally) => tallies.reduce((sum, tally) => sum + tally[field], 0);
   const failed = total('failed');
-  const reason = failure ?? (failed > 0 ? `${failed} parked alert(s) could not be sent and stay parked` : undefined);
+  const unsubscribed = total('noSubscriber');
+  const reasons = [
+    failed > 0 ? `${failed} parked alert(s) could not be sent and stay parked` : '',
+    unsubscribed > 0 ? `${unsubscribed} parked alert(s) stay parked: their audience's topic has no subscriber` : '',
+  ].filter((text) => text !== '');
+  const reason = failure ?? (reasons.length > 0 ? reasons.join('; ') : undefined);
   try {
     await state.recordRun({
       runId,
-      status: failure !== undefined || failed > 0 ? 'incomplete' : 'completed',
+      status: failure !== undefined || failed > 0 || unsubscribed > 0 ? 'incomplete' : 'completed',
       startedAt,
       finishedAt,
       summary: {
@@ -736,6 +741,8 @@ async function replayParked(context: CommandContext, options: ReplayOptions): Pr
     ? undefined
     : await takeReplayLease(state, await context.actor(), (error) => abort.abort(error), dispatchesOf(target, log));
   const tallies = new Map<string, ParkedTally>();
+  /** Audiences whose topic's subscriptions could not be listed, with the error's name. */
+  const uncheckable = new Map<string, string>();
   const progress = context.progress();
   let deadLetters: TakenDeadLetters | undefined;
   const startedAt = Date.now();
@@ -797,6 +804,7 @@ async function replayParked(context: CommandContext, options: ReplayOptions): Pr
           target,
           new Set(parked.filter((record) => !delivered.has(deliveryId(record))).map((record) => record.audienceId)),
           audiences,
+          uncheckable,
         );
     const messages: OutboundMessage[] = parked
       .filter((record) => !delivered.has(deliveryId(record)))
@@ -882,8 +890,11 @@ async function replayParked(context: CommandContext, options: ReplayOptions): Pr
   const failed = rows.reduce((sum, row) => sum + row.failed, 0);
   const unsubscribed = rows.filter((row) => row.noSubscriber > 0);
   for (const row of unsubscribed) {
+    const cannotTell = uncheckable.get(row.audienceId);
     context.output.warn(
-      `${row.audienceId}: its topic has no confirmed subscriber, so its ${row.noSubscriber} parked alert(s) stay parked (sent now they would reach nobody and count as delivered); subscribe the audience again (${newsAlerts()} subscriptions add ${row.audienceId} …), then replay --parked again, or add --to-topic-without-subscribers to send them anyway`,
+      cannotTell === undefined
+        ? `${row.audienceId}: its topic has no confirmed subscriber, so its ${row.noSubscriber} parked alert(s) stay parked (sent now they would reach nobody and count as delivered); subscribe the audience again, or confirm a pending subscription (${newsAlerts()} subscriptions list ${row.audienceId}), then replay --parked again, or add --to-topic-without-subscribers to send them anyway`
+        : `${row.audienceId}: its topic's subscriptions could not be listed (${cannotTell}), so whether anyone would receive its ${row.noSubscriber} parked alert(s) is not known and they stay parked; allow sns:ListSubscriptionsByTopic, or add --to-topic-without-subscribers to send them anyway`,
     );
   }
   const problems = [
@@ -891,7 +902,7 @@ async function replayParked(context: CommandContext, options: ReplayOptions): Pr
       ? `${failed} parked alert(s) could not be sent and stay parked; check the audience's topic (${newsAlerts()} audiences show)`
       : '',
     unsubscribed.length > 0 && !options.dryRun
-      ? `${unsubscribed.reduce((sum, row) => sum + row.noSubscriber, 0)} parked alert(s) stay parked: no subscriber on the topic of ${unsubscribed.map((row) => row.audienceId).join(', ')}`
+      ? `${unsubscribed.reduce((sum, row) => sum + row.noSubscriber, 0)} parked alert(s) stay parked: no known subscriber on the topic of ${unsubscribed.map((row) => row.audienceId).join(', ')}`
       : '',
   ].filter((text) => text !== '');
   const failure = problems.length > 0 ? new OperationFailedError(problems.join('; ')) : undefined;
@@ -950,13 +961,15 @@ function workDeadLetterQueueOf(target: Target): string | undefined {
 
 /**
  * The audiences among `audienceIds` whose topic has no confirmed subscription (the sandbox's audit
- * queue does not count: it is no subscriber). A topic that cannot be read is left to the publish,
- * which fails and parks its alerts again with SNS's reason.
+ * queue does not count: it is no subscriber), or whose subscriptions cannot be listed (the error's
+ * name goes in `unknown`). A topic that no longer exists is left to the publish, which fails and
+ * parks its alerts again with SNS's reason.
  */
 async function audiencesWithoutSubscribers(
   target: Target,
   audienceIds: ReadonlySet<string>,
   audiences: ReadonlyMap<string, Audience>,
+  unknown: Map<string, string>,
 ): Promise<Set<string>> {
   const { topicSubscriptions } = await import('./audiences.ts');
   const { isAuditQueue } = await import('./deliveries.ts');
@@ -967,7 +980,13 @@ async function audiencesWithoutSubscribers(
     let subscriptions: Awaited<ReturnType<typeof topicSubscriptions>>;
     try {
       subscriptions = await topicSubscriptions(target.clients.sns, topicArn);
-    } catch {
+    } catch (error) {
+      // A missing topic refuses the publish too, which parks the alerts again with SNS's reason.
+      const name = error instanceof Error ? error.name : 'Error';
+      if (name === 'NotFoundException' || name === 'NotFound') continue;
+      // Otherwise (no permission to list, throttling) nobody knows: keep them parked and say so.
+      unknown.set(audienceId, name);
+      without.add(audienceId);
       continue;
     }
     const delivering = subscriptions.filter(

@@ -478,7 +478,15 @@ describe('replay', () => {
     expect(refused.code).toBe(1);
     expect(refused.json()).toMatchObject({
       ok: false,
-      error: { message: expect.stringContaining('no subscriber on the topic of partner-feed') },
+      error: { message: expect.stringContaining('no known subscriber on the topic of partner-feed') },
+    });
+    // The run history says so too: incomplete, with the reason.
+    const history = (await current.cli(['--json', 'runs', 'list'])).json<
+      { kind: string; status: string; reason?: string }[]
+    >();
+    expect(history.find((run) => run.kind === 'replay --parked')).toMatchObject({
+      status: 'incomplete',
+      reason: expect.stringContaining("their audience's topic has no subscriber"),
     });
     // Nothing was sent, nothing counts as delivered: they wait for a subscriber.
     expect(await current.stack.dependencies.state.listUndeliverable('partner-feed')).toHaveLength(parked.length);
