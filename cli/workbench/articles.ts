@@ -47,9 +47,10 @@ export async function readWindowArticles(
     from: options.sinceOption ?? '--since',
     to: options.toOption ?? '--to',
   });
-  // Seven whole provider dates end a millisecond short of seven days; `--since 7d` is seven days.
+  // Seven whole provider dates end a millisecond short of seven days (an hour more across a
+  // daylight-saving change); `--since 7d` is seven days, on eight dates.
   const length = parsed.until - parsed.since;
-  if (length > maxSearchDays * dayMs) {
+  if (length > maxSearchDays * dayMs && parsed.days.length > maxSearchDays) {
     throw new UsageError(
       `${options.sinceOption ?? '--since'}: the window is ${(length / dayMs).toFixed(1)} days long; articles are re-read from the provider, at most ${maxSearchDays} days at a time (--since ${maxSearchDays}d): narrow it`,
     );
