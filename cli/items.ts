@@ -320,7 +320,7 @@ export async function writeItems(
       throw error;
     }
   }
-  if (history !== undefined) for (const step of steps) await history.trim(step.id);
+  if (history !== undefined) for (const step of steps) await trimAfterWrite(history, step.id);
   return steps.map(({ request: _request, history: _history, ...result }) => result);
 }
 
@@ -380,7 +380,7 @@ export async function updateAttributes(
           TransactItems: [{ Update: update }, ...entries.map((entry) => historyPut(history.tableName, entry))],
         }),
       );
-      await history.trim(id);
+      await trimAfterWrite(history, id);
     }
     return { id, action: 'updated', version, previousVersion, item, previous };
   } catch (error) {
@@ -444,4 +444,17 @@ export function describeVersion(item: Item | undefined): string {
   if (typeof item.updatedAt === 'string') parts.push(item.updatedAt);
   if (typeof item.updatedBy === 'string') parts.push(`by ${item.updatedBy}`);
   return parts.join(', ');
+}
+
+/**
+ * Trims a rule's history after a write that committed. A trim that fails is left to the next
+ * write's trim and to the versions' own expiry (TTL): the write succeeded, and reporting it failed
+ * would have people write it again.
+ */
+async function trimAfterWrite(history: DynamoRuleHistory, id: string): Promise<void> {
+  try {
+    await history.trim(id);
+  } catch {
+    // Housekeeping only; see above.
+  }
 }

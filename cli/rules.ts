@@ -19,7 +19,7 @@ import { parseQuery, QuerySyntaxError } from '#core/query';
 import { action, collectList } from './command.ts';
 import type { CommandContext } from './context.ts';
 import { NotFoundError, type ProblemInput, UsageError, versionConflict } from './errors.ts';
-import { hint, newsAlerts } from './hints.ts';
+import { hint, newsAlerts, shellWord } from './hints.ts';
 import {
   type DocumentFormat,
   type FileItem,
@@ -386,7 +386,7 @@ async function updateRule(context: CommandContext, args: readonly unknown[], opt
   }
   if (options.enable) next.enabled = true;
   if (options.disable) next.enabled = false;
-  const left = strays.filter((name) => name in next);
+  const left = strays.filter((name) => Object.hasOwn(next, name));
   try {
     await writeRules(
       context,
@@ -398,7 +398,7 @@ async function updateRule(context: CommandContext, args: readonly unknown[], opt
     if (!(error instanceof UsageError) || left.length === 0) throw error;
     // The stored rule itself is what is wrong: say how to repair it, not only what is wrong.
     throw new UsageError(
-      `${error.message}; the stored rule has attribute(s) no rule has: ${left.join(', ')}. Remove them with --clear (${hint(`rules update ${ruleId} ${left.map((name) => `--clear ${name}`).join(' ')}`)}), or export, edit and put it back (${hint(`rules export ${ruleId}`)}, then ${hint('rules put --file <file>')})`,
+      `${error.message}; the stored rule has attribute(s) no rule has: ${left.join(', ')}. Add ${left.map((name) => `--clear ${shellWord(name)}`).join(' ')} to this command to remove them, or export, edit and put it back (${hint(`rules export ${ruleId}`)}, then ${hint('rules put --file <file>')})`,
       error.problems,
       { cause: error },
     );
