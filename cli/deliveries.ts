@@ -762,7 +762,10 @@ export function registerDeliveries(program: Command): void {
       '--sent',
       "the audience's delivery ledger over --since (stack or sandbox): sent, held, released, collapsed, parked; and its subscribers",
     )
-    .option('--since <when>', 'with --sent: start (span back such as 24h, or a date-time with zone; default 24h)')
+    .option(
+      '--since <when>',
+      "with --sent: start (span back such as 24h, a provider date such as 2026-11-21 from its midnight in the provider's zone, or a date-time with zone; default 24h)",
+    )
     .addHelpText(
       'after',
       `

@@ -15,7 +15,7 @@ import type { Command } from 'commander';
 import { DynamoRuleSource } from '#aws/dynamo-rule-source';
 import { DynamoSpikeStore } from '#aws/dynamo-spike-store';
 import { providerDate } from '#core/calendar';
-import { describeIssues, isTimeZone, RuleSchema } from '#core/model';
+import { isTimeZone, parseAudience, parseRule } from '#core/model';
 import { formatInZone } from '#core/render';
 import { backtestRecord, textChart } from '#core/spikes/backtest';
 import { SPIKE_PRESETS, type SpikePreset } from '#core/spikes/detector';
@@ -310,20 +310,24 @@ async function whyNoCounts(context: CommandContext, ruleId: string): Promise<str
   const documents = target.clients.documents;
   const rule = await getItem(documents, ruleTableOf(target), ruleId);
   if (rule === undefined) return `no rule ${ruleId} (${hint('rules list')} shows the rules)`;
-  const parsed = RuleSchema.safeParse(rule);
-  if (!parsed.success) {
-    return `rule ${ruleId} is not valid, so runs skip it: ${describeIssues(parsed.error)} (${hint(`rules show ${ruleId}`)})`;
+  const parsed = parseRule(rule);
+  if (!parsed.ok) {
+    return `rule ${ruleId} is not valid, so runs skip it: ${parsed.rejected.reason} (${hint(`rules show ${ruleId}`)})`;
   }
-  if (!parsed.data.enabled) {
+  if (!parsed.value.enabled) {
     return `rule ${ruleId} is disabled, so no run counts for it; enable it (${hint(`rules enable ${ruleId}`)})`;
   }
-  const audienceId = parsed.data.audienceId;
+  const audienceId = parsed.value.audienceId;
   const audience = await getItem(documents, audienceTableOf(target), audienceId);
   if (audience === undefined) return `rule ${ruleId} is for audience ${audienceId}, which does not exist`;
-  if (audience.enabled === false) {
+  const audienceParsed = parseAudience(audience);
+  if (!audienceParsed.ok) {
+    return `rule ${ruleId} is for audience ${audienceId}, which is not valid, so runs skip its rules: ${audienceParsed.rejected.reason} (${hint(`audiences show ${audienceId}`)})`;
+  }
+  if (!audienceParsed.value.enabled) {
     return `rule ${ruleId} is for audience ${audienceId}, which is disabled, so no run counts for it (${hint(`audiences update ${audienceId} --enable`)})`;
   }
-  const preset = spikePresetOf(parsed.data);
+  const preset = spikePresetOf(parsed.value);
   if (preset === undefined) {
     return `rule ${ruleId} has no spike alerts, so nothing is counted for it; give it spike alerts (${hint(`rules update ${ruleId} --spikes balanced`)}) and let the runs count for a few days`;
   }

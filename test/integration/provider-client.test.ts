@@ -3,12 +3,13 @@
  * run's throw-away CA. Each test scripts the server's answers; `sleep` is injected so backoff is
  * observed without waiting.
  */
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import tls from 'node:tls';
 import { inspect } from 'node:util';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it, onTestFinished } from 'vitest';
 import {
   PageCapError,
   ProviderAuthError,
@@ -236,6 +237,13 @@ describe('NewsLookupClient over HTTPS', () => {
     };
     const { client } = harness();
     const events: string[] = [];
+    // The client's TLS connection is made before anything can be sent on it: a promise that
+    // resolved when the request was created (undici:request:create) would come before it.
+    const connected = () => events.push('connected');
+    subscribe('undici:client:connected', connected);
+    onTestFinished(() => {
+      unsubscribe('undici:client:connected', connected);
+    });
     const sent = client.requestSent(new AbortController().signal).then(() => events.push('sent'));
     // Turns of the event loop in which nothing is sent: nothing is announced either.
     for (let turn = 0; turn < 3; turn++) await new Promise((resolve) => setImmediate(resolve));
@@ -243,13 +251,13 @@ describe('NewsLookupClient over HTTPS', () => {
 
     const read = collect(client.pages(range)).then(() => events.push('answered'));
     await sent;
-    expect(events).toEqual(['sent']);
+    expect(events).toEqual(['connected', 'sent']);
     // The request the promise announced reached the server.
     await requestArrived;
     expect(received).toHaveLength(1);
     answer(okEmpty);
     await read;
-    expect(events).toEqual(['sent', 'answered']);
+    expect(events).toEqual(['connected', 'sent', 'answered']);
   });
 
   it('requestSent: ends with the signal’s reason when it aborts first, and a request to another origin does not count', async () => {
