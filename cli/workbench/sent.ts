@@ -10,6 +10,7 @@
  */
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoStateStore } from '#aws/dynamo-state-store';
+import { isProviderDate } from '#core/calendar';
 import type { DeliveryRecord, Log } from '#core/ports';
 import { storyOfMarker } from '#core/ports';
 import { audienceSubscriptions, requireAudience, topicArnOf } from '../audiences.ts';
@@ -53,7 +54,9 @@ export interface SentHistory {
  * @throws UsageError naming `option` and the accepted forms
  */
 export async function sentSince(target: Target, since: string, option: string, now: number): Promise<number> {
-  const timeZone = (await target.alertRunConfig()).provider.timeZone;
+  // Only a provider date needs the provider's zone: a span or a zoned date-time asks the stack for
+  // nothing (its alert function's configuration is one more request, and one more permission).
+  const timeZone = isProviderDate(since.trim()) ? (await target.alertRunConfig()).provider.timeZone : 'UTC';
   return parseInstant(since, option, 'start', timeZone, now);
 }
 
