@@ -36,6 +36,8 @@ export interface MatchingResults {
   readonly cells: readonly MatchingCell[];
   /** Extra indexed passes over the largest cell (for the spread). */
   readonly repeatsMs: readonly number[];
+  /** The same passes' CPU time (user + system), ms. */
+  readonly repeatsCpuMs: readonly number[];
   /** CPU profile of the indexed matcher on the largest cell, per function. */
   readonly profile?: readonly ProfileEntry[];
   /**

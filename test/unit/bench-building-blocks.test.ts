@@ -150,6 +150,7 @@ describe('bench matching targets', () => {
       },
     ],
     repeatsMs,
+    repeatsCpuMs: repeatsMs,
     profile: [
       { name: 'match (functions/core/matcher.ts)', ms: 900, share: 0.363 },
       { name: 'scan (functions/core/text.ts)', ms: 820, share: 0.335 },
