@@ -10,8 +10,10 @@
  *   when that group runs, which keeps `--help` and `--version` fast.
  * - Flat output: entries and chunks all sit directly in dist/, one level below the package root,
  *   because the code finds the root with `new URL('../', import.meta.url)`.
- * - npm packages stay external (`packages: 'external'`): they come from `dependencies` at run time;
- *   the package.json `imports` aliases (#core/*, #aws/* ...) are project code and are bundled.
+ * - npm packages stay external, coming from `dependencies` at run time, except the AWS SDK, which
+ *   is bundled with what it imports ({@link bundleOnlyTheAwsSdk}: loading its hundreds of modules
+ *   one by one was most of a local command's start-up); the package.json `imports` aliases
+ *   (#core/*, #aws/* ...) are project code and are bundled.
  *   test/e2e/package.test.ts checks with the metafile that every external import is a dependency.
  *
  * Usage: node scripts/build-cli.mjs [--outdir <dir>] [--metafile <file>]
@@ -28,6 +30,29 @@ const projectRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const cliEntryPoints = {
   'news-alerts': 'bin/news-alerts.ts',
   'sandbox-daemon': 'cli/sandbox-daemon.ts',
+};
+
+/** The packages bundled into the CLI: the AWS SDK and what it imports; see {@link bundleOnlyTheAwsSdk}. */
+const bundledPackage = /^@(aws-sdk|smithy|aws-crypto|aws)\//;
+
+/**
+ * Keeps every npm package external (it comes from `dependencies` at run time) except the AWS SDK:
+ * a command group's SDK clients are hundreds of small ES modules in node_modules, and resolving
+ * and loading them one by one was most of a local command's start-up (issue 33). Bundled, they
+ * load as a few chunks. Whatever the SDK imports (mnemonist, tslib ...) is bundled along with it.
+ */
+const bundleOnlyTheAwsSdk = {
+  name: 'bundle-only-the-aws-sdk',
+  setup(build) {
+    build.onResolve({ filter: /^[^./#]/ }, (args) => {
+      if (args.path.startsWith('node:')) return { path: args.path, external: true };
+      // An importer in node_modules is a bundled package (external ones are never read): its
+      // imports are bundled with it.
+      const fromBundledPackage = /[\\/]node_modules[\\/]/.test(args.importer);
+      if (fromBundledPackage || bundledPackage.test(args.path)) return undefined;
+      return { path: args.path, external: true };
+    });
+  },
 };
 
 /**
@@ -61,7 +86,8 @@ export async function buildCli({ outdir = join(projectRoot, 'dist') } = {}) {
     format: 'esm',
     platform: 'node',
     target: 'node20',
-    packages: 'external',
+    mainFields: ['module', 'main'],
+    plugins: [bundleOnlyTheAwsSdk],
     sourcemap: 'linked',
     metafile: true,
     write: false,

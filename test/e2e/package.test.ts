@@ -124,7 +124,9 @@ afterAll(() => {
 
 describe('the built CLI bundle (scripts/build-cli.mjs)', () => {
   let outdir: string;
-  let metafile: { outputs: Record<string, { imports: { path: string; external?: boolean }[] }> };
+  let metafile: {
+    outputs: Record<string, { imports: { path: string; external?: boolean }[]; inputs: Record<string, unknown> }>;
+  };
 
   beforeAll(async () => {
     const root = scratchDir('build');
@@ -186,6 +188,26 @@ describe('the built CLI bundle (scripts/build-cli.mjs)', () => {
     expect(external).toContain('commander');
     const missing = [...external].filter((name) => !(name in manifest.dependencies)).sort();
     expect(missing, 'imported by the CLI bundle but not in dependencies').toEqual([]);
+  });
+
+  it('bundles the AWS SDK with what it imports (loading its modules one by one from node_modules was most of a local command start-up), and no other dependency', () => {
+    const external = new Set<string>();
+    const bundled = new Set<string>();
+    for (const output of Object.values(metafile.outputs)) {
+      for (const { path, external: isExternal } of output.imports) {
+        const name = isExternal ? packageOf(path) : undefined;
+        if (name !== undefined) external.add(name);
+      }
+      for (const input of Object.keys(output.inputs)) {
+        const name = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(input)?.[1];
+        if (name !== undefined) bundled.add(name);
+      }
+    }
+    expect([...external].filter((name) => /^@(aws-sdk|smithy)\//.test(name))).toEqual([]);
+    expect(bundled).toContain('@aws-sdk/client-dynamodb');
+    expect(bundled).toContain('@smithy/core');
+    // The other dependencies stay external: they resolve from node_modules at run time.
+    expect([...bundled].filter((name) => name in manifest.dependencies && !name.startsWith('@aws-sdk/'))).toEqual([]);
   });
 });
 
