@@ -766,7 +766,10 @@ export class DeliveryPipeline {
         }
       },
     });
-    await this.#notSent(outcome.failed, 'SNS refused notifications for good; parked them for `news-alerts replay`');
+    await this.#notSent(
+      outcome.failed,
+      'SNS refused notifications for good; parked them for `news-alerts replay --parked`',
+    );
   }
 
   /**
@@ -789,7 +792,7 @@ export class DeliveryPipeline {
     }
     await this.#notSent(
       outcome.failed,
-      'notifications could not be queued for good; parked them for `news-alerts replay`',
+      'notifications could not be queued for good; parked them for `news-alerts replay --parked`',
     );
   }
 

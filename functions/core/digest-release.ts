@@ -593,7 +593,7 @@ async function park(failures: readonly FailedMessage[], options: DigestReleaseOp
   const failedAt = options.now();
   await options.state.recordUndeliverable(failures.map((failure) => undeliverableRecord(failure, failedAt)));
   options.counts.digestsParked += failures.length;
-  options.log.error('SNS refused digests for good; parked them for `news-alerts replay`', {
+  options.log.error('SNS refused digests for good; parked them for `news-alerts replay --parked`', {
     count: failures.length,
     audiences: [...new Set(failures.map((failure) => failure.message.key.audienceId))],
     codes: [...new Set(failures.map((failure) => failure.code))],

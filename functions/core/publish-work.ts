@@ -316,7 +316,7 @@ async function work(working: readonly Working[], deps: PublishWorkDeps, signal: 
   await deps.state.recordUndeliverable(parked.map((failure) => undeliverableRecord(failure, failedAt)));
   for (const w of working) {
     if (w.permanent.length > 0) {
-      deps.log.error('SNS refused notifications for good; parked them for `news-alerts replay`', {
+      deps.log.error('SNS refused notifications for good; parked them for `news-alerts replay --parked`', {
         ...w.context,
         count: w.permanent.length,
         codes: [...new Set(w.permanent.map((failure) => failure.code))],
@@ -325,7 +325,7 @@ async function work(working: readonly Working[], deps: PublishWorkDeps, signal: 
     }
     if (w.delivery.lastAttempt && w.transient.length > 0) {
       deps.log.error(
-        'notifications kept failing until the last delivery of their work item; parked them for `news-alerts replay`',
+        'notifications kept failing until the last delivery of their work item; parked them for `news-alerts replay --parked`',
         { ...w.context, count: w.transient.length, codes: [retriesExhaustedCode] },
       );
       w.counts.parked += w.transient.length;

@@ -136,6 +136,21 @@ describe('an article that can never be rendered (14e, 12a)', () => {
     expect(log.lines.some((line) => line.level === 'error' && /parked/.test(line.message))).toBe(true);
   });
 
+  it('parks what SNS refuses for good, and its log line names the command that sends parked notifications', async () => {
+    const audience = audienceOf();
+    const notifier = new MemoryNotifier(() => ({ code: 'NotFound', reason: 'Topic does not exist', permanent: true }));
+    const { pipeline, state, counts, log } = pipelineFor(audience, { notifier });
+    await pipeline.add([matchOf('desk', article('refused'))]);
+    await pipeline.flush();
+
+    expect(counts.notificationsParked).toBe(1);
+    expect(state.undeliverable.size).toBe(1);
+    const errors = log.lines.filter((line) => line.level === 'error' && /parked/.test(line.message));
+    expect(errors.length).toBeGreaterThan(0);
+    // `news-alerts replay` alone reads the provider again; only --parked sends what was parked.
+    for (const line of errors) expect(line.message).toContain('news-alerts replay --parked');
+  });
+
   it('parks an article read twice in one run only once', async () => {
     const audience = audienceOf();
     const { pipeline, state, counts } = pipelineFor(audience);
