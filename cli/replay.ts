@@ -96,6 +96,8 @@ interface ReplayRow {
   wouldHold: number;
   /** Copies of a story the audience already has: recorded as collapsed, not sent (real replays). */
   collapsed: number;
+  /** Dry runs: copies that would collapse. */
+  wouldCollapse: number;
   failed: number;
   parked: number;
 }
@@ -103,7 +105,7 @@ interface ReplayRow {
 function rowOf(
   audienceId: string,
   tally: AudienceTally | undefined,
-  would: { send: number; hold: number },
+  would: { send: number; hold: number; collapse: number },
   held: Record<HoldReason, number> = { digest: 0, 'quiet-hours': 0, budget: 0 },
 ): ReplayRow {
   const alreadyHeld = held.digest + held['quiet-hours'] + held.budget;
@@ -118,6 +120,7 @@ function rowOf(
     held: tally?.held ?? 0,
     wouldHold: would.hold,
     collapsed: tally?.collapsed ?? 0,
+    wouldCollapse: would.collapse,
     failed: tally?.failed ?? 0,
     parked: tally?.parked ?? 0,
   };
@@ -190,6 +193,7 @@ export interface ReplaySettings {
   readonly dryRun?: boolean;
   readonly onWouldPublish?: (message: OutboundMessage) => void;
   readonly onWouldHold?: (held: HeldNotification) => void;
+  readonly onWouldCollapse?: (audienceId: string) => void;
   /** Called after each completed day. */
   readonly onDay?: (progress: { articles: number; daysCompleted: number; counts: ReplayCounts }) => void;
   /** The counts to update, so a caller sees them also when the replay fails (fresh when absent). */
@@ -236,6 +240,7 @@ export async function replayDeliveries(deps: ReplayDependencies, settings: Repla
     ...(settings.render ? { render: settings.render } : {}),
     ...(settings.onWouldPublish ? { onWouldPublish: settings.onWouldPublish } : {}),
     ...(settings.onWouldHold ? { onWouldHold: settings.onWouldHold } : {}),
+    ...(settings.onWouldCollapse ? { onWouldCollapse: settings.onWouldCollapse } : {}),
   });
   let articles = 0;
   let daysCompleted = 0;
@@ -414,9 +419,9 @@ async function replayWindow(context: CommandContext, options: ReplayOptions): Pr
   const now = Date.now;
   const window = parseWindow(options.from, options.to, config.provider.timeZone, now());
   const dryRun = options.dryRun === true;
-  const would = new Map<string, { send: number; hold: number }>();
+  const would = new Map<string, { send: number; hold: number; collapse: number }>();
   const wouldFor = (audienceId: string) => {
-    const entry = would.get(audienceId) ?? { send: 0, hold: 0 };
+    const entry = would.get(audienceId) ?? { send: 0, hold: 0, collapse: 0 };
     would.set(audienceId, entry);
     return entry;
   };
@@ -475,6 +480,9 @@ async function replayWindow(context: CommandContext, options: ReplayOptions): Pr
         onWouldHold: (held) => {
           wouldFor(held.key.audienceId).hold += 1;
         },
+        onWouldCollapse: (audienceId) => {
+          wouldFor(audienceId).collapse += 1;
+        },
         onDay: ({ articles, daysCompleted, counts }) => {
           outcome = { counts, articles, daysCompleted };
           const sent = dryRun ? counts.notificationsWouldPublish : counts.notificationsPublished;
@@ -514,7 +522,7 @@ async function replayWindow(context: CommandContext, options: ReplayOptions): Pr
       rowOf(
         audienceId,
         counts.audiences[audienceId],
-        would.get(audienceId) ?? { send: 0, hold: 0 },
+        would.get(audienceId) ?? { send: 0, hold: 0, collapse: 0 },
         held.counts.get(audienceId),
       ),
     );
@@ -560,8 +568,7 @@ async function replayWindow(context: CommandContext, options: ReplayOptions): Pr
         'ALREADY HELD',
         dryRun ? 'WOULD SEND' : 'SENT',
         dryRun ? 'WOULD HOLD' : 'HELD',
-        // Per audience only when they were recorded; a dry run gives the total below.
-        ...(dryRun ? [] : ['COLLAPSED']),
+        dryRun ? 'WOULD COLLAPSE' : 'COLLAPSED',
         'FAILED',
         'PARKED',
       ],
@@ -572,7 +579,7 @@ async function replayWindow(context: CommandContext, options: ReplayOptions): Pr
         heldText(row.alreadyHeld, row.alreadyHeldBy),
         dryRun ? row.wouldSend : row.published,
         dryRun ? row.wouldHold : row.held,
-        ...(dryRun ? [] : [row.collapsed]),
+        dryRun ? row.wouldCollapse : row.collapsed,
         row.failed,
         row.parked,
       ]),

@@ -196,6 +196,8 @@ export interface DeliveryPipelineOptions extends DeliveryPorts {
   readonly applyDeliveryPreferences?: boolean;
   /** Dry runs: receives every match that would have been held. */
   readonly onWouldHold?: (held: HeldNotification) => void;
+  /** Dry runs: receives the audience of every copy that would have collapsed into its story. */
+  readonly onWouldCollapse?: (audienceId: string) => void;
   /** How alerts are rendered (the stack's default locale); the same for every audience of the run. */
   readonly render?: RenderOptions;
   /**
@@ -519,6 +521,7 @@ export class DeliveryPipeline {
     const { counts } = this.#options;
     if (this.#options.dryRun) {
       counts.notificationsWouldCollapse += collapsed.length;
+      for (const record of collapsed) this.#options.onWouldCollapse?.(record.audienceId);
       return;
     }
     if (markers.length > 0) await this.#options.state.recordDelivered(markers);

@@ -86,6 +86,7 @@ function pipelineFor(
     stories?: StoryIndex | null;
     dryRun?: boolean;
     onWouldPublish?: (message: OutboundMessage) => void;
+    onWouldCollapse?: (audienceId: string) => void;
   } = {},
 ) {
   const state = options.state ?? new CountingState();
@@ -105,6 +106,7 @@ function pipelineFor(
     counts,
     dryRun: options.dryRun,
     onWouldPublish: options.onWouldPublish,
+    onWouldCollapse: options.onWouldCollapse,
     applyDeliveryPreferences: true,
   });
   return { pipeline, state, notifier, counts, stories };
@@ -318,6 +320,25 @@ describe('dry runs (preview)', () => {
     expect(notifier.published).toEqual([]);
     expect(state.ledger.size).toBe(0);
     expect(state.writes).toEqual([]);
+  });
+
+  it('name the audience of each copy that would collapse (replay --dry-run shows them per audience)', async () => {
+    const desk = audienceOf('desk', { collapse: 'story' });
+    const all = audienceOf('all', { collapse: 'story' });
+    const every = audienceOf('every', { collapse: 'none' });
+    const wouldCollapse: string[] = [];
+    const { pipeline, counts } = pipelineFor([desk, all, every], {
+      dryRun: true,
+      onWouldCollapse: (audienceId) => wouldCollapse.push(audienceId),
+    });
+    await pipeline.add([
+      ...matchesFor('desk', copies(1, 3)),
+      ...matchesFor('all', [...copies(1, 3), ...copies(2, 4)]),
+      ...matchesFor('every', copies(1, 3)),
+    ]);
+    await pipeline.flush();
+    expect(counts.notificationsWouldCollapse).toBe(7);
+    expect(wouldCollapse.sort()).toEqual([...Array(5).fill('all'), 'desk', 'desk']);
   });
 });
 
