@@ -6,7 +6,7 @@
  */
 import type { Context, Hono } from 'hono';
 import { html } from 'hono/html';
-import { parseRule, type Rule } from '#core/model';
+import { buildRuleSet, parseRule, type Rule } from '#core/model';
 import { diffVersions } from '#core/workbench/rule-history';
 import { getItem, type Item, listItems, versionOf, withoutAudit, writeItems } from '../../items.ts';
 import { findArticle } from '../../workbench/articles.ts';
@@ -74,21 +74,38 @@ function formFromBody(body: Record<string, unknown>): RuleForm {
   };
 }
 
-/** The rule item a form describes (empty fields left out). */
-export function itemFromForm(form: RuleForm): Item {
-  const item: Item = { ruleId: form.ruleId, audienceId: form.audienceId, enabled: form.enabled };
-  if (form.description.trim() !== '') item.description = form.description.trim();
+/**
+ * The rule item a form describes. An edit starts from the stored rule's own attributes, so what
+ * the form does not show (spike alerts, an attribute a newer version added) is kept as it is;
+ * the form's fields replace theirs, an emptied one is removed, and a checkbox left at its default
+ * adds nothing to a rule that did not store it (no `urgent: false` appears in the diff and the
+ * history of a rule nobody made urgent).
+ */
+export function itemFromForm(form: RuleForm, stored?: Item): Item {
+  const item: Item = stored === undefined ? {} : withoutAudit(stored);
+  item.ruleId = form.ruleId;
+  item.audienceId = form.audienceId;
+  const setText = (name: 'description' | 'query' | 'notes', value: string) => {
+    if (value.trim() === '') delete item[name];
+    else item[name] = value;
+  };
+  setText('description', form.description.trim());
   for (const name of listNames) {
     const terms = form[name]
       .split(/[,\n]/)
       .map((term) => term.trim())
       .filter((term) => term !== '');
     if (terms.length > 0) item[name] = terms;
+    else delete item[name];
   }
-  if (form.query.trim() !== '') item.query = form.query.trim();
-  if (form.notes.trim() !== '') item.notes = form.notes;
-  if (form.urgent) item.urgent = true;
-  if (form.matchAll) item.matchAll = true;
+  setText('query', form.query.trim());
+  setText('notes', form.notes);
+  const setFlag = (name: 'enabled' | 'urgent' | 'matchAll', value: boolean, byDefault: boolean) => {
+    if (value !== byDefault || item[name] !== undefined) item[name] = value;
+  };
+  setFlag('enabled', form.enabled, true);
+  setFlag('urgent', form.urgent, false);
+  setFlag('matchAll', form.matchAll, false);
   return item;
 }
 
@@ -126,20 +143,29 @@ export function rulePages(app: Hono, services: ConsoleServices): void {
   app.get('/rules', async (c) => {
     const audience = c.req.query('audience') ?? '';
     const q = (c.req.query('q') ?? '').trim().toLowerCase();
-    const items = await listItems(target.clients.documents, table());
+    const [items, audienceItems] = await Promise.all([
+      listItems(target.clients.documents, table()),
+      listItems(target.clients.documents, audienceTableOf(target)),
+    ]);
+    // Judged as the run judges them, audiences included (a rule of a missing audience is skipped).
+    const rejected = new Map(
+      buildRuleSet(items, audienceItems)
+        .rejected.filter((entry) => entry.table === 'rules')
+        .map((entry) => [entry.key, entry.reason]),
+    );
     const rows: RuleRow[] = items
       .filter((item) => audience === '' || item.audienceId === audience)
       .filter((item) => q === '' || JSON.stringify(withoutAudit(item)).toLowerCase().includes(q))
       .sort((a, b) => String(a.ruleId).localeCompare(String(b.ruleId)))
       .map((item) => {
-        const parsed = parseRule(item);
+        const reason = rejected.get(String(item.ruleId));
         return {
           ruleId: String(item.ruleId),
           audienceId: String(item.audienceId ?? ''),
           enabled: item.enabled !== false,
           criteria: criteriaOf(item),
           version: String(versionOf(item) ?? ''),
-          status: parsed.ok ? 'ok' : `INVALID: ${parsed.rejected.reason}`,
+          status: reason === undefined ? 'ok' : `INVALID: ${reason}`,
         };
       });
     return render(
@@ -161,17 +187,20 @@ export function rulePages(app: Hono, services: ConsoleServices): void {
 
   // Live validation (the page's script); also usable without it: the preview validates again.
   app.post('/rules/validate', async (c) => {
-    const item = itemFromForm(formFromBody(await c.req.parseBody()));
-    const problems = await problemsOf(services, item);
+    const body = await c.req.parseBody();
+    const form = formFromBody(body);
+    // Judged as it would be saved: with what the form does not show of a stored rule.
+    const stored = form.ruleId === '' ? undefined : await getItem(target.clients.documents, table(), form.ruleId);
+    const problems = await problemsOf(services, itemFromForm(form, stored));
     return c.json({ ok: problems.length === 0, problems });
   });
 
   const preview = async (c: Context, isNew: boolean) => {
     const body = await c.req.parseBody();
     const form = formFromBody(body);
-    const item = itemFromForm(form);
-    const problems = await problemsOf(services, item);
     const previous = isNew ? undefined : await getItem(target.clients.documents, table(), form.ruleId);
+    const item = itemFromForm(form, previous);
+    const problems = await problemsOf(services, item);
     if (isNew && form.ruleId !== '' && (await getItem(target.clients.documents, table(), form.ruleId)) !== undefined) {
       problems.push(`rule ${form.ruleId} exists already: edit it instead`);
     }
@@ -279,7 +308,7 @@ export function rulePages(app: Hono, services: ConsoleServices): void {
         404,
       );
     }
-    const parsed = parseRule(item);
+    const problems = await problemsOf(services, item);
     const saved = c.req.query('saved');
     return render(
       c,
@@ -290,7 +319,7 @@ export function rulePages(app: Hono, services: ConsoleServices): void {
         flash: saved === undefined ? undefined : `Saved: now version ${saved}.`,
       },
       html`<p>Version ${String(versionOf(item) ?? 'none')}, ${text(item.updatedAt)} by ${text(item.updatedBy)} · <a href="/rules/${encodeURIComponent(ruleId)}/history">History</a></p>
-${parsed.ok ? '' : problem(`The run skips this rule: ${parsed.rejected.reason}`)}
+${problems.length === 0 ? '' : problem(`The run skips this rule: ${problems.join(' · ')}`)}
 ${ruleExplainBox(ruleId, '', '2d')}
 <h2>Edit</h2>
 ${ruleForm(formFromItem(item), services.keys.csrf, false, await audienceIds(services), String(versionOf(item) ?? ''))}`,

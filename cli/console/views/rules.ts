@@ -82,9 +82,13 @@ ${
     ? html`<label>Rule id <input type="text" name="ruleId" value="${form.ruleId}" required aria-describedby="hint-ruleId"><span class="hint" id="hint-ruleId">letters, digits, . _ : -</span></label>`
     : html`<input type="hidden" name="ruleId" value="${form.ruleId}">`
 }
-<label>Audience <select name="audienceId">${audiences.map(
-    (id) => html`<option value="${id}"${form.audienceId === id ? html` selected` : ''}>${id}</option>`,
-  )}</select></label>
+<label>Audience <select name="audienceId">${
+    // A rule's audience that no longer exists stays selected (and says so): the first option in
+    // its place would move the rule to another audience on the next save.
+    form.audienceId !== '' && !audiences.includes(form.audienceId)
+      ? html`<option value="${form.audienceId}" selected>${form.audienceId} (does not exist)</option>`
+      : ''
+  }${audiences.map((id) => html`<option value="${id}"${form.audienceId === id ? html` selected` : ''}>${id}</option>`)}</select></label>
 <label>Description <input type="text" name="description" value="${form.description}"></label>
 ${listField('categories', 'Categories', form.categories, "comma-separated codes or names; '002*' by prefix")}
 ${listField('excludeCategories', 'Excluded categories', form.excludeCategories, 'an article with one of these never matches')}

@@ -1,0 +1,196 @@
+/**
+ * The console's rule form against the real `news-alerts console` process on a test sandbox: an
+ * edit changes only what the form changed (what the form does not show, such as spike alerts, is
+ * kept, and checkboxes left at their defaults add nothing), and a rule whose audience no longer
+ * exists is shown as the run judges it (INVALID), with its audience kept in the form instead of
+ * the first one listed, so a save cannot move it to another team.
+ */
+import { request } from 'node:http';
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { auditAttributes } from '../../cli/items.ts';
+import { type CliSandbox, startCliSandbox } from '../cli/support.ts';
+import { type ConsoleProcess, startConsoleProcess } from './support.ts';
+
+function get(port: number, path: string, cookie: string): Promise<{ status: number; body: string }> {
+  return send(port, 'GET', path, cookie);
+}
+
+function send(
+  port: number,
+  method: string,
+  path: string,
+  cookie: string,
+  form?: Record<string, string>,
+): Promise<{ status: number; body: string; cookie?: string }> {
+  return new Promise((resolve, reject) => {
+    const body = form === undefined ? undefined : new URLSearchParams(form).toString();
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path,
+        headers: {
+          host: `127.0.0.1:${port}`,
+          origin: `http://127.0.0.1:${port}`,
+          cookie,
+          ...(body === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded' }),
+        },
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (chunk: Buffer) => {
+          text += chunk.toString();
+        });
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            body: text,
+            ...(res.headers['set-cookie'] === undefined
+              ? {}
+              : { cookie: String(res.headers['set-cookie']).split(';')[0] ?? '' }),
+          }),
+        );
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** The posted fields of the first form on a page whose action is `action` (hidden and visible inputs). */
+function formFields(page: string, action: string): Record<string, string> {
+  const start = page.indexOf(`action="${action}"`);
+  expect(start, `a form posting to ${action}`).toBeGreaterThan(-1);
+  const form = page.slice(start, page.indexOf('</form>', start));
+  const fields: Record<string, string> = {};
+  for (const match of form.matchAll(/<input\b([^>]*)>/g)) {
+    const attributes = match[1] ?? '';
+    const name = /name="([^"]*)"/.exec(attributes)?.[1];
+    if (name === undefined) continue;
+    const type = /type="([^"]*)"/.exec(attributes)?.[1];
+    if (type === 'checkbox' && !/\bchecked\b/.test(attributes)) continue;
+    fields[name] = htmlText(/value="([^"]*)"/.exec(attributes)?.[1] ?? '');
+  }
+  for (const match of form.matchAll(/<textarea name="([^"]*)"[^>]*>([^<]*)<\/textarea>/g)) {
+    fields[match[1] ?? ''] = htmlText(match[2] ?? '');
+  }
+  for (const match of form.matchAll(/<select name="([^"]*)">([\s\S]*?)<\/select>/g)) {
+    const selected = /<option value="([^"]*)" selected>/.exec(match[2] ?? '')?.[1];
+    if (selected !== undefined) fields[match[1] ?? ''] = htmlText(selected);
+  }
+  return fields;
+}
+
+const htmlText = (text: string) =>
+  text
+    .replaceAll('&quot;', '"')
+    .replaceAll('&#39;', "'")
+    .replaceAll('&lt;', '<')
+    .replaceAll('&gt;', '>')
+    .replaceAll('&amp;', '&');
+
+describe('the console rule form', () => {
+  let sandbox: CliSandbox;
+  let consoleProcess: ConsoleProcess;
+  let cookie: string;
+  let csrf: string;
+
+  beforeAll(async () => {
+    sandbox = await startCliSandbox();
+    consoleProcess = await startConsoleProcess(sandbox.descriptorPath);
+    const opened = await send(consoleProcess.port, 'GET', `/rules?token=${consoleProcess.token}`, '');
+    expect(opened.status).toBe(303);
+    cookie = opened.cookie ?? '';
+    const rules = await get(consoleProcess.port, '/rules', cookie);
+    csrf = /name="csrf-token" content="([^"]+)"/.exec(rules.body)?.[1] ?? '';
+    expect(csrf).not.toBe('');
+  });
+
+  afterAll(async () => {
+    await consoleProcess?.stop();
+    await sandbox?.stop();
+  });
+
+  it('changes only what the form changed: spike alerts and unset checkboxes stay as they were', async () => {
+    const created = await sandbox.cli([
+      'rules',
+      'create',
+      'form-keeps',
+      '--audience',
+      'chips-team',
+      '--keywords',
+      'wafer',
+      '--spikes',
+      'balanced',
+    ]);
+    expect(created.code, created.stderr).toBe(0);
+    const before = (await sandbox.cli(['--json', 'rules', 'show', 'form-keeps'])).json<Record<string, unknown>>();
+    const page = await get(consoleProcess.port, '/rules/form-keeps', cookie);
+    expect(page.status).toBe(200);
+    const fields = formFields(page.body, '/rules/form-keeps/preview');
+    expect(fields).toMatchObject({ ruleId: 'form-keeps', audienceId: 'chips-team', keywords: 'wafer' });
+
+    const review = await send(consoleProcess.port, 'POST', '/rules/form-keeps/preview', cookie, {
+      ...fields,
+      description: 'Wafer news',
+    });
+    expect(review.status, review.body.slice(0, 2000)).toBe(200);
+    // The review lists the one change made, nothing else.
+    const diff = review.body.slice(
+      review.body.indexOf('<div class="diff">'),
+      review.body.indexOf('</div>', review.body.indexOf('<div class="diff">')),
+    );
+    expect(diff).toContain('1 change(s)');
+    expect(diff).toContain('description');
+    for (const untouched of ['spikes', 'enabled', 'urgent', 'matchAll']) expect(diff).not.toContain(untouched);
+    const confirm = formFields(review.body, '/rules/form-keeps/save');
+    const saved = await send(consoleProcess.port, 'POST', '/rules/form-keeps/save', cookie, confirm);
+    expect(saved.status, saved.body.slice(0, 2000)).toBe(303);
+
+    const after = (await sandbox.cli(['--json', 'rules', 'show', 'form-keeps'])).json<Record<string, unknown>>();
+    expect(after).toMatchObject({ description: 'Wafer news', keywords: ['wafer'], spikes: 'balanced' });
+    const own = (item: Record<string, unknown>) =>
+      Object.fromEntries(
+        Object.entries(item).filter(
+          ([name]) => !(auditAttributes as readonly string[]).includes(name) && name !== 'description',
+        ),
+      );
+    expect(own(after)).toEqual(own(before));
+  });
+
+  it('shows a rule of a missing audience as the run judges it, and keeps its audience in the form', async () => {
+    const audience = await sandbox.cli(['audiences', 'create', 'gone-soon', '--name', 'Gone soon']);
+    expect(audience.code, audience.stderr).toBe(0);
+    const rule = await sandbox.cli(['rules', 'create', 'orphan', '--audience', 'gone-soon', '--keywords', 'volcano']);
+    expect(rule.code, rule.stderr).toBe(0);
+    // Deleted by hand (the CLI refuses while rules use it).
+    await sandbox.stack.clients.documents.send(
+      new DeleteCommand({ TableName: sandbox.stack.config.tables.audiences, Key: { audienceId: 'gone-soon' } }),
+    );
+
+    const list = await get(consoleProcess.port, '/rules', cookie);
+    const row = list.body.slice(
+      list.body.indexOf('/rules/orphan"'),
+      list.body.indexOf('</tr>', list.body.indexOf('/rules/orphan"')),
+    );
+    expect(row).toContain('INVALID');
+    expect(row).toContain('no valid audience');
+
+    const page = await get(consoleProcess.port, '/rules/orphan', cookie);
+    expect(page.body).toContain('The run skips this rule');
+    expect(page.body).toContain('<option value="gone-soon" selected>gone-soon (does not exist)</option>');
+    expect(formFields(page.body, '/rules/orphan/preview').audienceId).toBe('gone-soon');
+    // Saving it as it is cannot move it to another audience: the review refuses it.
+    const review = await send(
+      consoleProcess.port,
+      'POST',
+      '/rules/orphan/preview',
+      cookie,
+      formFields(page.body, '/rules/orphan/preview'),
+    );
+    expect(review.status).toBe(400);
+    expect(review.body).toContain('audience gone-soon does not exist');
+  });
+});
