@@ -626,6 +626,21 @@ export function safeText(text: string, options: { readonly newlines?: boolean } 
   return text.replace(unsafeCharacters, (char) => (char === '\n' && options.newlines ? char : escapeCharacter(char)));
 }
 
+/**
+ * The characters of {@link unsafeCharacters} that a web page must show as escapes (the console):
+ * all but tab, line breaks, the soft hyphen and the zero-width (non-)joiners, which a browser
+ * renders harmlessly and which emoji and some scripts need.
+ */
+const hidingInPage = /[^\t\n\r\u00ad\u200c\u200d]/u;
+
+/**
+ * Text for a web page's text nodes: bidi overrides and isolates, other controls and invisible
+ * format characters become the same visible escapes the CLI prints (`\u202e`), so provider text
+ * cannot reorder or hide what ops read.
+ */
+export const pageText = (text: string): string =>
+  text.replace(unsafeCharacters, (char) => (hidingInPage.test(char) ? escapeCharacter(char) : char));
+
 /** A line or message for the terminal: {@link safeText} keeping line breaks. */
 export const terminalText = (text: string): string => safeText(text, { newlines: true });
 

@@ -7,6 +7,7 @@
 import { spawn } from 'node:child_process';
 import type { Context } from 'hono';
 import type { Log } from '#core/ports';
+import { pageText } from '../output.ts';
 import type { Target } from '../target.ts';
 import type { ConsoleKeys } from './security.ts';
 import { type Html, type PageFrame, page, type Section } from './views/layout.ts';
@@ -24,15 +25,37 @@ export interface ConsoleServices {
   readonly now: () => number;
 }
 
-/** Renders a page in the console's frame. */
-export function render(
+/**
+ * Renders a page in the console's frame. Its text nodes go through {@link pageText}, as the CLI's
+ * output goes through safeText: a title holding U+202E shows `\u202e`, not reversed text. Tags
+ * (attribute values) and textareas keep their characters, so a form sends back exactly what is
+ * stored; the template has already escaped every `<` and `>` of the data, so a tag is always `<…>`.
+ */
+export async function render(
   c: Context,
   services: ConsoleServices,
   frame: Omit<PageFrame, 'csrf' | 'target'>,
   body: Html,
   status: 200 | 400 | 404 | 409 | 500 = 200,
 ) {
-  return c.html(page({ ...frame, csrf: services.keys.csrf, target: services.target.label }, body), status);
+  const markup = String(await page({ ...frame, csrf: services.keys.csrf, target: services.target.label }, body));
+  return c.html(visibleText(markup), status);
+}
+
+/** `markup` with {@link pageText} applied to its text outside tags and textareas. */
+export function visibleText(markup: string): string {
+  let inTextarea = false;
+  return markup
+    .split(/(<[^>]*>)/)
+    .map((part) => {
+      if (part.startsWith('<')) {
+        if (/^<textarea\b/i.test(part)) inTextarea = true;
+        else if (/^<\/textarea\s*>/i.test(part)) inTextarea = false;
+        return part;
+      }
+      return inTextarea ? part : pageText(part);
+    })
+    .join('');
 }
 
 /** What a CLI process run by the console did. */
