@@ -9,8 +9,8 @@
  *   small text chart.
  * - `spikes list`: the rules with spike alerts, their preset and their episodes.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { DynamoRuleSource } from '#aws/dynamo-rule-source';
 import { DynamoSpikeStore } from '#aws/dynamo-spike-store';
@@ -51,7 +51,22 @@ interface EvaluateOptions {
  * Writes a results file; a path that cannot take it is the user's to fix (exit 2), said in words.
  * @throws UsageError naming the file and what is wrong
  */
-function writeResults(file: string, text: string, onePreset: boolean): void {
+/** Whether two paths name one file (the same inode, or the same path when one does not exist yet). */
+function sameFile(a: string, b: string): boolean {
+  try {
+    const [first, second] = [statSync(a), statSync(b)];
+    return first.dev === second.dev && first.ino === second.ino;
+  } catch {
+    return resolve(a) === resolve(b);
+  }
+}
+
+function writeResults(file: string, text: string, onePreset: boolean, source: string): void {
+  if (sameFile(file, source)) {
+    throw new UsageError(
+      `--out ${file} is the --csv file itself; writing the results there would replace the series: give another file name`,
+    );
+  }
   try {
     writeFileSync(file, text);
   } catch (error) {
@@ -141,7 +156,8 @@ async function evaluate(context: CommandContext, _args: readonly unknown[], opti
       `--preset must be one of ${SPIKE_PRESETS.join(', ')} or all; got ${JSON.stringify(options.preset)}`,
     );
   }
-  if (presets.length > 1 && options.out === undefined) {
+  if (presets.length > 1 && (options.out === undefined || options.out === '-')) {
+    // Three results files in one stream would read as one file with three headers.
     throw new UsageError('--preset all writes one results file per preset: give --out <directory>');
   }
   if (options.series !== undefined && options.windows === undefined) throw new UsageError('--series needs --windows');
@@ -165,7 +181,7 @@ async function evaluate(context: CommandContext, _args: readonly unknown[], opti
       }
       const file = presets.length > 1 ? join(options.out, `${preset}_${basename(source)}`) : options.out;
       if (presets.length > 1) resultsDirectory(options.out);
-      writeResults(file, text, presets.length === 1);
+      writeResults(file, text, presets.length === 1, source);
       written.push({ preset, file, alerts: evaluation.alerts.length });
     }
     if (options.out !== undefined && options.out !== '-') {

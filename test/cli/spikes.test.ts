@@ -149,6 +149,19 @@ describe('news-alerts spikes evaluate', () => {
     const intoFile = await runCli(['spikes', 'evaluate', '--csv', csv, '--preset', 'all', '--out', aFile]);
     expect(intoFile.code).toBe(2);
     expect(intoFile.stderr).toContain(`--out ${aFile} is a file`);
+
+    // The series itself as --out (by another spelling of its path): refused, the series kept.
+    const series = readFileSync(csv, 'utf8');
+    const overInput = await runCli(['spikes', 'evaluate', '--csv', csv, '--out', join(directory, '.', 'paths.csv')]);
+    expect(overInput.code).toBe(2);
+    expect(overInput.stderr).toContain('is the --csv file itself');
+    expect(readFileSync(csv, 'utf8')).toBe(series);
+
+    // Every preset into one stream would read as one file with three headers.
+    const allToStdout = await runCli(['spikes', 'evaluate', '--csv', csv, '--preset', 'all', '--out', '-']);
+    expect(allToStdout.code).toBe(2);
+    expect(allToStdout.stderr).toContain('give --out <directory>');
+    expect(allToStdout.stdout).toBe('');
   });
 });
 

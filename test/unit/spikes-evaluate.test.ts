@@ -134,7 +134,7 @@ describe('spikes evaluate: any series in, NAB results out', () => {
       /b\.csv:3: value "x" is not a count/,
     );
     expect(() => readCountSeries('timestamp,value\n2020-01-01 00:05:00,3\n2020-01-01 00:00:00,4\n', 'c.csv')).toThrow(
-      /c\.csv:3: timestamp 2020-01-01 00:00:00 is not after the row before it; sort the file by time/,
+      /c\.csv:3: timestamp 2020-01-01 00:00:00 is before the row before it; sort the file by time/,
     );
     expect(() => readCountSeries('timestamp,value\n01/02/2020,3\n2020-01-01 00:05:00,4\n', 'd.csv')).toThrow(
       /d\.csv:2: timestamp "01\/02\/2020" is not/,
@@ -142,5 +142,32 @@ describe('spikes evaluate: any series in, NAB results out', () => {
     expect(() => readCountSeries('timestamp,value\n2020-01-01 00:00:00,-1\n2020-01-01 00:05:00,4\n', 'e.csv')).toThrow(
       /not a count/,
     );
+  });
+
+  it('refuses rows a scorer would misread instead of guessing: extra cells, impossible dates, repeats, fractions, hex, huge values', () => {
+    const file = (rows: string) => `timestamp,value\n2020-01-01 00:00:00,3\n${rows}\n2020-01-01 01:00:00,4\n`;
+    const cases: [string, RegExp][] = [
+      ['2020-01-01 00:05:00,1,000', /f\.csv:3: 3 cells, but the header names 2 columns; a value must not hold a comma/],
+      ['2020-01-01 00:05:00,7,extra', /f\.csv:3: 3 cells/],
+      ['2020-02-30 00:05:00,4', /f\.csv:3: timestamp "2020-02-30 00:05:00" is not/],
+      ['2020-01-01 24:00:00,4', /f\.csv:3: timestamp "2020-01-01 24:00:00" is not/],
+      ['2020-01-01T00:61:00Z,4', /f\.csv:3: timestamp "2020-01-01T00:61:00Z" is not/],
+      [
+        '2020-01-01 00:00:00,4',
+        /f\.csv:3: timestamp 2020-01-01 00:00:00 repeats the row before it; keep one row per timestamp/,
+      ],
+      ['2020-01-01 00:05:00,0.37', /f\.csv:3: value "0.37" is not a whole count; .*scale/],
+      ['2020-01-01 00:05:00,1e3', /f\.csv:3: value "1e3" is in exponent form; write counts as decimal digits/],
+      ['2020-01-01 00:05:00,0x1F', /f\.csv:3: value "0x1F" is not a count \(decimal digits/],
+      ['2020-01-01 00:05:00,Infinity', /f\.csv:3: value "Infinity" is not a count/],
+      [`2020-01-01 00:05:00,1${'0'.repeat(154)}`, /f\.csv:3: value 1000.* is larger than a count can be/],
+    ];
+    for (const [row, error] of cases) expect(() => readCountSeries(file(row), 'f.csv'), row).toThrow(error);
+    // A leap day, a whole count written with a point, and an offset all read.
+    const fine = readCountSeries(
+      'timestamp,value\n2020-02-29 23:55:00,3.0\n2020-03-01T09:00:00+09:00,4\n2020-03-01 00:05:00,5\n',
+      'g.csv',
+    );
+    expect(fine.values).toEqual([3, 4, 5]);
   });
 });

@@ -35,7 +35,7 @@ export interface CountSeries {
   readonly texts: readonly string[];
   /** Epoch ms, UTC. */
   readonly times: readonly number[];
-  /** Whole counts the detector steps (values rounded). */
+  /** Whole counts the detector steps. */
   readonly values: readonly number[];
   /** The values as written (kept for the results file). */
   readonly valueTexts: readonly string[];
@@ -46,15 +46,41 @@ export const MAX_SERIES_ROWS = 2_000_000;
 
 /**
  * A timestamp: `YYYY-MM-DD HH:MM:SS` (NAB; UTC), optionally with fractional seconds, or ISO 8601
- * with `T` and an offset or `Z`. NaN when it is neither.
+ * with `T` and an offset or `Z`. NaN when it is neither, or names no real instant (February 30,
+ * hour 24: Date.parse would roll them over into another day, and NAB's scorer refuses them).
  */
 export function parseTimestamp(text: string): number {
   const trimmed = text.trim();
   const nab = /^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)$/.exec(trimmed);
-  if (nab !== null) return Date.parse(`${nab[1]}T${nab[2]}Z`);
-  if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(trimmed)) return Date.parse(trimmed);
+  if (nab !== null) return onCalendar(trimmed) ? Date.parse(`${nab[1]}T${nab[2]}Z`) : Number.NaN;
+  if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(trimmed)) {
+    return onCalendar(trimmed) ? Date.parse(trimmed) : Number.NaN;
+  }
   return Number.NaN;
 }
+
+/** Whether the date and clock time a timestamp starts with exist (its own zone aside). */
+function onCalendar(text: string): boolean {
+  const [year, month, day, hour, minute, second = 0] = (text.match(/\d+/g) ?? []).slice(0, 6).map(Number);
+  if (year === undefined || month === undefined || day === undefined || hour === undefined || minute === undefined) {
+    return false;
+  }
+  const at = new Date(Date.UTC(year, month - 1, day, hour, minute, second));
+  return (
+    at.getUTCFullYear() === year &&
+    at.getUTCMonth() === month - 1 &&
+    at.getUTCDate() === day &&
+    at.getUTCHours() === hour &&
+    at.getUTCMinutes() === minute &&
+    at.getUTCSeconds() === second
+  );
+}
+
+/** The largest count a bucket may hold: far above any news or social series, far below float trouble. */
+export const MAX_COUNT = 1e12;
+
+/** A count as NAB files write it: decimal digits, no sign, hex, Infinity or fraction. */
+const countText = /^\d+(?:\.0*)?$/;
 
 /** Reads `timestamp,value` rows (a header line first); `source` names the file in errors. */
 export function readCountSeries(text: string, source: string): CountSeries {
@@ -82,6 +108,11 @@ export function readCountSeries(text: string, source: string): CountSeries {
     const where = `${source}:${index + 1}`;
     if (line.trim() === '') throw new SeriesFormatError(`${where}: an empty line inside the data; remove it`);
     const cells = line.split(',');
+    if (cells.length !== header.length) {
+      throw new SeriesFormatError(
+        `${where}: ${cells.length} cells, but the header names ${header.length} columns; a value must not hold a comma (no thousands separators)`,
+      );
+    }
     const timeText = (cells[timeColumn] ?? '').trim();
     const valueText = (cells[valueColumn] ?? '').trim();
     const time = parseTimestamp(timeText);
@@ -91,20 +122,33 @@ export function readCountSeries(text: string, source: string): CountSeries {
       );
     }
     const value = Number(valueText);
-    if (valueText === '' || !Number.isFinite(value) || value < 0) {
+    if (!countText.test(valueText)) {
+      const quoted = JSON.stringify(valueText.slice(0, 40));
       throw new SeriesFormatError(
-        `${where}: value ${JSON.stringify(valueText.slice(0, 40))} is not a count (a number ≥ 0)`,
+        /^\d*\.\d+$/.test(valueText)
+          ? `${where}: value ${quoted} is not a whole count; the detector models counts per bucket (stories, mentions), so scale a measurement to whole units first (rounding 0.37 would make it 0)`
+          : /^\d+(\.\d*)?e[+-]?\d+$/i.test(valueText)
+            ? `${where}: value ${quoted} is in exponent form; write counts as decimal digits (1000, not 1e3)`
+            : `${where}: value ${quoted} is not a count (decimal digits, ≥ 0)`,
+      );
+    }
+    if (value > MAX_COUNT) {
+      throw new SeriesFormatError(
+        `${where}: value ${valueText.slice(0, 40)} is larger than a count can be (at most 1e12)`,
       );
     }
     const previous = times.at(-1);
-    if (previous !== undefined && time <= previous) {
+    if (previous !== undefined && time === previous) {
       throw new SeriesFormatError(
-        `${where}: timestamp ${timeText} is not after the row before it; sort the file by time`,
+        `${where}: timestamp ${timeText} repeats the row before it; keep one row per timestamp`,
       );
+    }
+    if (previous !== undefined && time < previous) {
+      throw new SeriesFormatError(`${where}: timestamp ${timeText} is before the row before it; sort the file by time`);
     }
     texts.push(timeText);
     times.push(time);
-    values.push(Math.round(value));
+    values.push(value);
     valueTexts.push(valueText);
   }
   if (times.length < 2)
