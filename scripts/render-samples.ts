@@ -275,6 +275,7 @@ const spikeEpisode: EpisodeAlert = {
   ],
   stage: 'spike',
   storiesSoFar: 42,
+  expectedSoFar: 6,
 };
 const spikeRule = RuleSchema.parse({
   ruleId: 'chips-coverage',
@@ -373,7 +374,7 @@ const alertSamples: readonly AlertSample[] = [
     description:
       'The update notice of a spike alert (`updates: notify`): the episode doubled since the alert; sent once, never a second alert',
     audience: audiences.markets,
-    match: spikeMatch(audiences.markets, { ...spikeEpisode, stage: 'escalated', storiesSoFar: 95 }),
+    match: spikeMatch(audiences.markets, { ...spikeEpisode, stage: 'escalated', storiesSoFar: 95, expectedSoFar: 13 }),
     update: { kind: 'status', status: 'ESCALATED', previousStatus: '' },
   },
   {

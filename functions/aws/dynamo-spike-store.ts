@@ -121,6 +121,7 @@ const RecordItem = z.object({
       topOutlets: z.array(z.object({ name: z.string(), stories: finite })),
       stage: z.enum(['spike', 'escalated']),
       storiesSoFar: finite,
+      expectedSoFar: z.optional(finite),
       settled: z.optional(z.boolean()),
       closedAt: z.optional(int),
     }),

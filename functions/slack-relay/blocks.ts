@@ -524,7 +524,15 @@ function spikeMessage(alert: ArticleAlert, spike: SpikeFacts, wording: Wording):
   ];
   const blocks: Block[] = [{ type: 'header', text: { type: 'plain_text', text: header, emoji: true } }];
   if (alert.update !== undefined) {
-    const change = clipEscaped(oneLine(shared.spike.escalated(spike.storiesSoFar ?? spike.observed)), SECTION_MAX - 2);
+    const change = clipEscaped(
+      oneLine(
+        shared.spike.escalated(
+          spike.storiesSoFar ?? spike.observed,
+          shared.spike.expected(spike.expectedSoFar ?? spike.expected),
+        ),
+      ),
+      SECTION_MAX - 2,
+    );
     if (showsText(change)) blocks.push({ type: 'section', text: { type: 'mrkdwn', text: `*${change}*` } });
   }
   // The sentences carry date tokens (not escaped again); the numbers and words are the catalog's.

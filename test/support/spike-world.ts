@@ -97,6 +97,7 @@ export function spikeEpisode(
     outletCount: 23,
     stage: 'spike',
     storiesSoFar: 57,
+    expectedSoFar: 0.8,
   };
 }
 

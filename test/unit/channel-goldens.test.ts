@@ -301,7 +301,7 @@ describe.each(cases.filter((entry) => ['ascii', 'korean', 'japanese'].includes(e
     const escalated = spikeAlertMatch({
       rule: spikeRule,
       audience: entry.audience,
-      alert: { ...episode, stage: 'escalated', storiesSoFar: 130 },
+      alert: { ...episode, stage: 'escalated', storiesSoFar: 130, expectedSoFar: 2.4 },
       key,
     });
     const change = { kind: 'status', status: 'ESCALATED', previousStatus: '' } as const;

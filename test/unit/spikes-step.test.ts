@@ -37,6 +37,11 @@ describe('spike alerts in a run', () => {
     const record = world.spikes.records.get('chips');
     expect(record?.alert?.settled).toBe(true);
     expect(record?.recent).toHaveLength(1);
+    // The stories so far grew with the burst, and so did what was expected over the same span:
+    // an update compares like with like, not the new total with the first hour's expectation.
+    const alert = record?.alert;
+    expect(alert?.storiesSoFar).toBeGreaterThan(alert?.observed ?? Number.POSITIVE_INFINITY);
+    expect(alert?.expectedSoFar).toBeGreaterThan(alert?.expected ?? Number.POSITIVE_INFINITY);
   });
 
   it('counts 200 syndicated copies of one wire story as one story: no spike', async () => {

@@ -36,7 +36,13 @@ import {
 } from '../render.ts';
 import { ruleLabelOf } from '../spikes/alert.ts';
 import type { SpikeDocument } from '../spikes/document.ts';
-import { type SpikeView, emailBody as spikeEmailBody, spikeFactsOf, spikeView } from '../spikes/render.ts';
+import {
+  type SpikeView,
+  soFarExpected,
+  emailBody as spikeEmailBody,
+  spikeFactsOf,
+  spikeView,
+} from '../spikes/render.ts';
 import { escapeHtml, link, multiline } from './html.ts';
 import { type EmailWords, emailWordsFor } from './messages/catalog.ts';
 import type {
@@ -245,7 +251,10 @@ function composeSpikeAlert(
   const spike: SpikeView = { ...built, view: { ...built.view, deliveryId: notification.deliveryId } };
   const { view } = spike;
   const { messages } = view.audience;
-  const updateLine = notification.update === undefined ? undefined : messages.spike.escalated(spike.facts.storiesSoFar);
+  const updateLine =
+    notification.update === undefined
+      ? undefined
+      : messages.spike.escalated(spike.facts.storiesSoFar, messages.spike.expected(soFarExpected(spike.facts)));
   return {
     kind: notification.update === undefined ? 'alert' : 'update',
     deliveryId: notification.deliveryId,

@@ -133,7 +133,8 @@ export interface Messages {
     /** What the rule asked for, under "Why you got this". */
     readonly why: (preset: string) => string;
     /** The first line of an update notice when the episode doubled: `Update: now 90 new stories`. */
-    readonly escalated: (observed: number) => string;
+    /** The update's first line: the stories so far, and `expected` (the `expected` words) for the same span. */
+    readonly escalated: (observed: number, expected: string) => string;
     /** The SMS: `Coverage spike: Semiconductors: 42 new stories since 14:00 (about 6 expected)`. */
     readonly sms: (rule: string, observed: number, expected: string, since: string) => string;
   };

@@ -82,7 +82,8 @@ export const en: CatalogFactory = (count) =>
       outletStories: (name, n) => `${name} (${counted(count, n, 'story', 'stories')})`,
       preset: presetWord,
       why: (preset) => `spike alerts (${preset}): new stories far above what is usual for this hour of the week`,
-      escalated: (n) => `Update: the spike keeps growing, now ${counted(count, n, 'new story', 'new stories')}`,
+      escalated: (n, expected) =>
+        `Update: the spike keeps growing, now ${counted(count, n, 'new story', 'new stories')} (${expected})`,
       sms: (rule, n, expected, since) =>
         `Coverage spike: ${rule}: ${counted(count, n, 'new story', 'new stories')} since ${since} (${expected})`,
     },

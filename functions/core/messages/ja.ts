@@ -74,7 +74,7 @@ export const ja: CatalogFactory = (count) =>
       outletStories: (name, n) => `${name}(${count(n)}件)`,
       preset: presetWord,
       why: (preset) => `急増アラート(${preset}): この曜日・時間帯の通常より新しい記事が大幅に多い`,
-      escalated: (n) => `更新: 急増が続き、新しい記事は${count(n)}件になりました`,
+      escalated: (n, expected) => `更新: 急増が続き、新しい記事は${count(n)}件になりました(${expected})`,
       sms: (rule, n, expected, since) => `報道急増: ${rule}: ${since}以降の新しい記事${count(n)}件(${expected})`,
     },
     chat: { why: '理由:' },

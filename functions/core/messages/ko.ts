@@ -86,7 +86,7 @@ export const ko: CatalogFactory = (count) =>
       outletStories: (name, n) => `${name}(${count(n)}건)`,
       preset: presetWord,
       why: (preset) => `급증 알림(${preset}): 이 요일·시간대의 평소보다 새 기사가 훨씬 많습니다`,
-      escalated: (n) => `업데이트: 급증이 계속되어 새 기사가 ${count(n)}건이 되었습니다`,
+      escalated: (n, expected) => `업데이트: 급증이 계속되어 새 기사가 ${count(n)}건이 되었습니다(${expected})`,
       sms: (rule, n, expected, since) => `보도 급증: ${rule}: ${since} 이후 새 기사 ${count(n)}건(${expected})`,
     },
     chat: { why: '이유:' },

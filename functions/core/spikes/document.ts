@@ -26,6 +26,7 @@ export const SpikeDocumentSchema = z.catch(
       bucketExpected: z._default(count(), 0),
       outletCount: z._default(wholeCount(), 0),
       storiesSoFar: z.optional(count()),
+      expectedSoFar: z.optional(count()),
       stage: z.catch(z.enum(['spike', 'escalated']), 'spike'),
       topStories: z._default(
         z.array(

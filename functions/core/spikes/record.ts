@@ -87,6 +87,11 @@ export interface EpisodeAlert {
   readonly stage: 'spike' | 'escalated';
   /** The episode's stories so far (grows while it is open). */
   readonly storiesSoFar: number;
+  /**
+   * Stories expected over the same span as {@link storiesSoFar} (grows with it), so an update
+   * compares like with like; absent in records written before it was kept (then `expected`).
+   */
+  readonly expectedSoFar?: number | undefined;
   /** Set once the ledger holds the alert (or the episode closed long ago): no more offers. */
   readonly settled?: boolean | undefined;
   /** Set when the episode closed. */
@@ -325,7 +330,11 @@ export function evaluateCompleted(
       opened = true;
       alert = alertFacts(verdict.episode, preset, record, verdict);
     } else if (verdict.episode !== undefined && alert !== undefined && alert.episodeId === verdict.episode.id) {
-      alert = { ...alert, storiesSoFar: verdict.episode.observed };
+      alert = {
+        ...alert,
+        storiesSoFar: verdict.episode.observed,
+        expectedSoFar: Math.round(verdict.episode.expected * 100) / 100,
+      };
       if (verdict.event === 'close') alert = { ...alert, closedAt: bucket };
     }
     if (verdict.event === 'close' && verdict.episode !== undefined) {
@@ -408,6 +417,7 @@ function alertFacts(
     topOutlets: [],
     stage: 'spike',
     storiesSoFar: episode.observed,
+    expectedSoFar: Math.round(episode.expected * 100) / 100,
   };
 }
 

@@ -54,6 +54,8 @@ export interface SpikeDocumentPart {
   readonly bucketExpected: number;
   readonly outletCount: number;
   readonly storiesSoFar: number;
+  /** Stories expected over the span of `storiesSoFar`. */
+  readonly expectedSoFar: number;
   readonly stage: 'spike' | 'escalated';
   readonly topStories: readonly { readonly title: string; readonly url: string; readonly outlets: number }[];
   readonly topOutlets: readonly { readonly name: string; readonly stories: number }[];
@@ -143,18 +145,35 @@ function smsBody(spike: SpikeView, prefix = ''): string {
   const maxSegments = view.audience.smsMaxSegments;
   const url = view.article.url;
   if (url !== '' && !fitsSms(url, maxSegments)) return url;
-  const text = toGsmFriendly(
-    `${prefix}${words.sms(facts.ruleLabel, facts.storiesSoFar, words.expected(facts.expected), spike.sinceText)}`,
-  );
   const withUrl = (line: string) => (line === '' || url === '' ? `${line}${url}` : `${line} ${url}`);
-  return withUrl(
-    trimToFit(
-      text,
-      (candidate) => fitsSms(withUrl(candidate), maxSegments),
-      (start) => (isGsm7(withUrl(start)) ? '...' : '\u2026'),
-    ),
-  );
+  const fits = (candidate: string) => fitsSms(withUrl(candidate), maxSegments);
+  const lineWith = (label: string) =>
+    toGsmFriendly(
+      `${prefix}${words.sms(label, facts.storiesSoFar, words.expected(soFarExpected(facts)), spike.sinceText)}`,
+    );
+  const full = lineWith(facts.ruleLabel);
+  if (fits(full)) return withUrl(full);
+  // The numbers (how many, since when, against what) are the alert, and the rule's label says
+  // what they count: the label gives way first, then the link (the email and chat channels carry
+  // it). A 70-unit Korean or Japanese segment used to hold the label and the link, and no number.
+  const enoughLabel = Math.min(facts.ruleLabel.length, MIN_SMS_LABEL_UNITS);
+  const withLabelCut = (fitting: (candidate: string) => boolean): string | undefined => {
+    if (fitting(full)) return full;
+    const label = trimToFit(facts.ruleLabel, (candidate) => fitting(lineWith(candidate)));
+    return label.replace(/\u2026$/, '').length >= enoughLabel ? lineWith(label) : undefined;
+  };
+  const withLink = withLabelCut(fits);
+  if (withLink !== undefined) return withUrl(withLink);
+  const withoutLink = withLabelCut((candidate) => fitsSms(candidate, maxSegments));
+  if (withoutLink !== undefined) return withoutLink;
+  return withUrl(trimToFit(full, fits, (start) => (isGsm7(withUrl(start)) ? '...' : '\u2026')));
 }
+
+/** Stories expected over the span of `storiesSoFar` (records written before it was kept: the alert's). */
+export const soFarExpected = (facts: SpikeAlertFacts): number => facts.expectedSoFar ?? facts.expected;
+
+/** The shortest cut of a rule's label a spike SMS keeps (UTF-16 units) before it drops the link. */
+const MIN_SMS_LABEL_UNITS = 8;
 
 /**
  * The facts of a spike alert read back from its document ({@link documentPart} inverted), for a
@@ -179,6 +198,7 @@ export function spikeFactsOf(part: SpikeDocument, ruleLabel: string): SpikeAlert
     bucketExpected: part.bucketExpected,
     outletCount: part.outletCount,
     storiesSoFar: part.storiesSoFar ?? part.observed,
+    expectedSoFar: part.expectedSoFar ?? part.expected,
     stage: part.stage,
     topStories: part.topStories.map((story, index) => ({ storyId: String(index), ...story })),
     topOutlets: part.topOutlets,
@@ -201,6 +221,7 @@ function documentPart(spike: SpikeView): SpikeDocumentPart {
     bucketExpected: facts.bucketExpected,
     outletCount: facts.outletCount,
     storiesSoFar: facts.storiesSoFar,
+    expectedSoFar: soFarExpected(facts),
     stage: facts.stage,
     topStories: spike.stories.map((story) => ({ title: story.title, url: story.url, outlets: story.outlets })),
     topOutlets: facts.topOutlets.map((outlet) => ({ name: singleLine(outlet.name), stories: outlet.stories })),
@@ -313,7 +334,7 @@ export function renderSpikeUpdate(
   const spike: SpikeView = { ...base, view: { ...base.view, deliveryId: deliveryId(key) } };
   const { messages } = spike.view.audience;
   const { prefix } = messages.update;
-  const line = messages.spike.escalated(spike.facts.storiesSoFar);
+  const line = messages.spike.escalated(spike.facts.storiesSoFar, messages.spike.expected(soFarExpected(spike.facts)));
   return message(match, audience, key, {
     subject: renderSubject(spike.view, prefix),
     email: emailBody(spike, line),
