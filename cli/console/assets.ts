@@ -14,7 +14,7 @@ header { background: #10233b; color: #fff; padding: 8px 24px; display: flex; fle
 nav ul { list-style: none; display: flex; gap: 4px; margin: 0; padding: 0; flex-wrap: wrap; }
 nav a { color: #fff; text-decoration: none; padding: 6px 10px; border-radius: 4px; display: inline-block; }
 nav a[aria-current="page"], nav a:hover, nav a:focus { background: #2c4a70; }
-main { padding: 16px 24px 32px; max-width: 1280px; }
+main { padding: 16px 24px 32px; max-width: 1280px; overflow-wrap: anywhere; }
 h1 { font-size: 24px; margin: 8px 0 16px; } h2 { font-size: 18px; margin: 24px 0 8px; }
 table { border-collapse: collapse; width: 100%; margin: 8px 0 16px; font-size: 14px; }
 caption { text-align: left; color: var(--muted); padding: 4px 0; }

@@ -215,6 +215,19 @@ describe('the ops console in a browser', () => {
     await shoot('article');
   });
 
+  it('wraps a long unbroken word instead of widening the page past the window', async () => {
+    const long = 'x'.repeat(200);
+    const created = await sandbox.cli(['rules', 'create', 'long-word', '--audience', 'chips-team', '--keywords', long]);
+    expect(created.code, created.stderr).toBe(0);
+    await open('/rules');
+    const width = (await page.evaluate(
+      '({ page: document.documentElement.scrollWidth, window: document.documentElement.clientWidth })',
+    )) as { page: number; window: number };
+    expect(width.page).toBeLessThanOrEqual(width.window);
+    const deleted = await sandbox.cli(['rules', 'delete', 'long-word', '--yes']);
+    expect(deleted.code, deleted.stderr).toBe(0);
+  });
+
   it('has no serious accessibility violation on any page visited', () => {
     expect(Object.keys(visited).length).toBeGreaterThan(15);
     const found = Object.entries(visited).flatMap(([path, violations]) => violations.map((line) => `${path}: ${line}`));
