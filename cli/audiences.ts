@@ -66,6 +66,7 @@ import { jsonText, listText, status, storedValueText } from './output.ts';
 import type { DeploymentHome, Target } from './target.ts';
 import { inputName } from './utf8.ts';
 import { ruleTableOf } from './workbench/tables.ts';
+import { topicChecks, topicState, topicStateOf } from './workbench/topics.ts';
 
 const audiencesTable = (target: Target): ItemTable => ({
   tableName: target.names.audiencesTable,
@@ -851,30 +852,6 @@ async function updateAudience(
       for (const change of changes) context.output.line(`  ${describeChange(change)}`);
     },
   );
-}
-
-/** How many topics `audiences list` checks at once. */
-const topicChecks = 4;
-
-/** A topic that is gone or cannot be read, as a short STATUS and the reason with the fix. */
-async function topicState(sns: SNSClient, topicArn: string): Promise<{ status: string; problem: string } | undefined> {
-  try {
-    await sns.send(new GetTopicAttributesCommand({ TopicArn: topicArn }));
-    return undefined;
-  } catch (error) {
-    return topicStateOf(topicArn, error);
-  }
-}
-
-function topicStateOf(topicArn: string, error: unknown): { status: string; problem: string } {
-  if (error instanceof NotFoundException) {
-    return {
-      status: 'topic missing',
-      problem: `the topic ${topicArn} does not exist: alerts for this audience are parked`,
-    };
-  }
-  const name = error instanceof Error ? error.name : String(error);
-  return { status: `topic unreadable (${name})`, problem: `the topic ${topicArn} cannot be read (${name})` };
 }
 
 async function listAudiences(context: CommandContext): Promise<void> {

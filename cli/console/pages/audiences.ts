@@ -5,6 +5,7 @@
  */
 import type { Context, Hono } from 'hono';
 import { html } from 'hono/html';
+import pLimit from 'p-limit';
 import { parseAudience } from '#core/model';
 import { topicSubscriptions } from '../../audiences.ts';
 import { getItem, listItems } from '../../items.ts';
@@ -13,6 +14,7 @@ import { listHolds } from '../../workbench/holds.ts';
 import { repairAudience } from '../../workbench/repair.ts';
 import { audienceTableOf } from '../../workbench/tables.ts';
 import { testSend } from '../../workbench/test-send.ts';
+import { topicChecks, topicState } from '../../workbench/topics.ts';
 import { type ConsoleServices, render } from '../context.ts';
 import {
   type AudienceRow,
@@ -29,23 +31,38 @@ export function audiencePages(app: Hono, services: ConsoleServices): void {
   const { target } = services;
 
   app.get('/audiences', async (c) => {
-    const items = await listItems(target.clients.documents, audienceTableOf(target));
-    const rows: AudienceRow[] = items
-      .sort((a, b) => String(a.audienceId).localeCompare(String(b.audienceId)))
-      .map((item) => {
+    const items = (await listItems(target.clients.documents, audienceTableOf(target))).sort((a, b) =>
+      String(a.audienceId).localeCompare(String(b.audienceId)),
+    );
+    // Whether each valid audience's topic is still there, as `audiences list` says it: the run
+    // parks every alert of an audience whose topic was deleted, so "ok" would be wrong.
+    const limit = pLimit(topicChecks);
+    const topics = await Promise.all(
+      items.map((item) => {
         const parsed = parseAudience(item);
-        const audience = parsed.ok ? parsed.value : undefined;
-        return {
-          audienceId: String(item.audienceId),
-          name: audience?.name ?? '',
-          mode: audience?.deliveryMode ?? '',
-          timeZone: audience?.timeZone ?? '',
-          quietHours:
-            audience?.quietHours === undefined ? '' : `${audience.quietHours.start}-${audience.quietHours.end}`,
-          budget: audience?.dailyBudget === undefined ? '' : String(audience.dailyBudget),
-          status: parsed.ok ? (audience?.enabled === false ? 'disabled' : 'ok') : `INVALID: ${parsed.rejected.reason}`,
-        };
-      });
+        return parsed.ok ? limit(() => topicState(target.clients.sns, parsed.value.topicArn)) : undefined;
+      }),
+    );
+    const rows: AudienceRow[] = items.map((item, index) => {
+      const parsed = parseAudience(item);
+      const audience = parsed.ok ? parsed.value : undefined;
+      const topic = topics[index];
+      return {
+        audienceId: String(item.audienceId),
+        name: audience?.name ?? '',
+        mode: audience?.deliveryMode ?? '',
+        timeZone: audience?.timeZone ?? '',
+        quietHours: audience?.quietHours === undefined ? '' : `${audience.quietHours.start}-${audience.quietHours.end}`,
+        budget: audience?.dailyBudget === undefined ? '' : String(audience.dailyBudget),
+        status: !parsed.ok
+          ? `INVALID: ${parsed.rejected.reason}`
+          : topic !== undefined
+            ? `${topic.status}: ${topic.problem}`
+            : audience?.enabled === false
+              ? 'disabled'
+              : 'ok',
+      };
+    });
     return render(c, services, { title: 'Audiences', section: 'audiences' }, audiencesList(rows));
   });
 
@@ -138,7 +155,15 @@ ${actions(audienceId, services.keys.csrf)}`,
       }
       return render(c, services, { title, section: 'audiences' }, testSendResult(result));
     } catch (error) {
-      return render(c, services, { title, section: 'audiences' }, problem((error as Error).message), 400);
+      // The test could not be sent (a deleted topic, an invalid audience): the repair check says
+      // what is wrong with the topic and fixes it, as console.md promises.
+      return render(
+        c,
+        services,
+        { title, section: 'audiences' },
+        html`${problem((error as Error).message)}<p><a href="/audiences/${encodeURIComponent(audienceId)}/repair">Check and repair the topic</a></p>`,
+        400,
+      );
     }
   });
 

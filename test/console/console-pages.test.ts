@@ -1,11 +1,13 @@
 /**
- * The console's rule form against the real `news-alerts console` process on a test sandbox: an
- * edit changes only what the form changed (what the form does not show, such as spike alerts, is
- * kept, and checkboxes left at their defaults add nothing), and a rule whose audience no longer
- * exists is shown as the run judges it (INVALID), with its audience kept in the form instead of
- * the first one listed, so a save cannot move it to another team.
+ * The console's rule and audience pages against the real `news-alerts console` process on a test
+ * sandbox: an edit changes only what the form changed (what the form does not show, such as spike
+ * alerts, is kept, and checkboxes left at their defaults add nothing); a rule whose audience no
+ * longer exists is shown as the run judges it (INVALID), with its audience kept in the form instead
+ * of the first one listed, so a save cannot move it to another team; an audience whose topic was
+ * deleted is not "ok", and a test send that fails links to the repair check.
  */
 import { request } from 'node:http';
+import { DeleteTopicCommand } from '@aws-sdk/client-sns';
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditAttributes } from '../../cli/items.ts';
@@ -91,7 +93,7 @@ const htmlText = (text: string) =>
     .replaceAll('&gt;', '>')
     .replaceAll('&amp;', '&');
 
-describe('the console rule form', () => {
+describe('the console rule and audience pages', () => {
   let sandbox: CliSandbox;
   let consoleProcess: ConsoleProcess;
   let cookie: string;
@@ -192,5 +194,22 @@ describe('the console rule form', () => {
     );
     expect(review.status).toBe(400);
     expect(review.body).toContain('audience gone-soon does not exist');
+  });
+
+  it('lists an audience whose topic was deleted as such, and a failed test send links to the repair check', async () => {
+    const created = await sandbox.cli(['audiences', 'create', 'topic-gone', '--name', 'Topic gone']);
+    expect(created.code, created.stderr).toBe(0);
+    const topicArn = String((await sandbox.audience('topic-gone'))?.topicArn);
+    await sandbox.stack.clients.sns.send(new DeleteTopicCommand({ TopicArn: topicArn }));
+
+    const list = await get(consoleProcess.port, '/audiences', cookie);
+    const at = list.body.indexOf('/audiences/topic-gone"');
+    const row = list.body.slice(at, list.body.indexOf('</tr>', at));
+    expect(row).toContain('topic missing');
+    expect(row).not.toMatch(/>ok</);
+
+    const sent = await send(consoleProcess.port, 'POST', '/audiences/topic-gone/test-send', cookie, { _csrf: csrf });
+    expect(sent.status).toBe(400);
+    expect(sent.body).toContain('href="/audiences/topic-gone/repair"');
   });
 });
