@@ -61,9 +61,9 @@ function send(
   });
 }
 
-/** The posted fields of the first form on a page whose action is `action` (hidden and visible inputs). */
-function formFields(page: string, action: string): Record<string, string> {
-  const start = page.indexOf(`action="${action}"`);
+/** The fields of the first form on a page posting to `action` (with `method`, when given): what it would send. */
+function formFields(page: string, action: string, method = ''): Record<string, string> {
+  const start = page.indexOf(`${method === '' ? '' : `method="${method}" `}action="${action}"`);
   expect(start, `a form posting to ${action}`).toBeGreaterThan(-1);
   const form = page.slice(start, page.indexOf('</form>', start));
   const fields: Record<string, string> = {};
@@ -211,5 +211,27 @@ describe('the console rule and audience pages', () => {
     const sent = await send(consoleProcess.port, 'POST', '/audiences/topic-gone/test-send', cookie, { _csrf: csrf });
     expect(sent.status).toBe(400);
     expect(sent.body).toContain('href="/audiences/topic-gone/repair"');
+  });
+
+  it('replays the window its dry run showed, and says what to fix in the form when it cannot run one', async () => {
+    const dry = await get(consoleProcess.port, '/runs/replay?from=6h&to=&audience=', cookie);
+    expect(dry.status, dry.body.slice(0, 2000)).toBe(200);
+    const confirm = formFields(dry.body, '/runs/replay', 'post');
+    // The window as the dry run worked it out, not "6h back" again when Confirm is pressed.
+    expect(confirm.from).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    expect(confirm.to).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    expect(Date.parse(confirm.to ?? '') - Date.parse(confirm.from ?? '')).toBe(6 * 3_600_000);
+
+    const empty = await get(consoleProcess.port, '/runs/replay?from=&to=&audience=', cookie);
+    expect(empty.status).toBe(400);
+    expect(empty.body).toContain('Give From');
+    expect(empty.body).not.toContain('Nothing to replay');
+
+    const garbage = await get(consoleProcess.port, '/runs/replay?from=garbage&to=&audience=', cookie);
+    expect(garbage.status).toBe(400);
+    expect(garbage.body).toContain('Dry run not done');
+    expect(garbage.body).toContain('From &quot;garbage&quot;');
+    expect(garbage.body).not.toContain('--from');
+    expect(garbage.body).not.toContain('Nothing to replay');
   });
 });

@@ -46,16 +46,32 @@ ${replayForm({ from: '6h', to: '', audience: '' })}`,
       : [
           'replay',
           '--from',
-          values.from || '6h',
+          values.from,
           ...(values.to ? ['--to', values.to] : []),
           ...(values.audience ? ['--audience', values.audience] : []),
         ];
+
+  /** The command's message in the form's words: its fields, not the CLI's flags. */
+  const inFormWords = (message: string): string =>
+    message
+      .replace(/--from\b/g, 'From')
+      .replace(/--to\b/g, 'To')
+      .replace(/--audience\b/g, 'Audiences');
 
   const replay = async (
     c: Context,
     values: { from: string; to: string; audience: string; parked: boolean },
     dryRun: boolean,
   ) => {
+    if (!values.parked && values.from.trim() === '') {
+      return render(
+        c,
+        services,
+        { title: dryRun ? 'Replay: dry run' : 'Replay', section: 'runs' },
+        html`${replayForm(values)}${replayResult(dryRun, undefined, 'Give From: a provider date (2026-11-21), a date-time with its zone, or a span back such as 6h.', {}, services.keys.csrf)}`,
+        400,
+      );
+    }
     const run = await runCli(services, ['--json', ...replayArgs(values), ...(dryRun ? ['--dry-run'] : [])]);
     let document: unknown;
     try {
@@ -65,10 +81,19 @@ ${replayForm({ from: '6h', to: '', audience: '' })}`,
     }
     const failed = run.code !== 0;
     const message = failed
-      ? ((document as { error?: { message?: string } }).error?.message ??
-        run.stderr.trim().split('\n').at(-1) ??
-        'the replay failed')
+      ? inFormWords(
+          (document as { error?: { message?: string } }).error?.message ??
+            run.stderr.trim().split('\n').at(-1) ??
+            'the replay failed',
+        )
       : undefined;
+    // The confirmation replays the window the dry run showed, not "6h back" worked out again
+    // when the button is pressed.
+    const shown = (document as { window?: { since?: unknown; until?: unknown } }).window;
+    const window =
+      !values.parked && typeof shown?.since === 'string' && typeof shown.until === 'string'
+        ? { from: shown.since, to: shown.until }
+        : { from: values.from, to: values.to };
     return render(
       c,
       services,
@@ -77,10 +102,10 @@ ${replayForm({ from: '6h', to: '', audience: '' })}`,
         dryRun,
         document,
         message,
-        { from: values.from, to: values.to, audience: values.audience, parked: values.parked ? '1' : '' },
+        { ...window, audience: values.audience, parked: values.parked ? '1' : '' },
         services.keys.csrf,
       )}`,
-      failed ? 409 : 200,
+      failed ? (run.code === 2 ? 400 : 409) : 200,
     );
   };
 

@@ -71,6 +71,11 @@ export function replayResult(
   const doc = document as { rows?: Record<string, unknown>[]; audiences?: Record<string, unknown>[] } | undefined;
   const rows = doc?.rows ?? doc?.audiences ?? [];
   const head = rows[0] === undefined ? [] : Object.keys(rows[0]).filter((key) => typeof rows[0]?.[key] !== 'object');
+  if (problemText !== undefined && rows.length === 0) {
+    // Nothing ran (bad input, a lease held): no result table that would read as "nothing to do".
+    return html`<h2>${dryRun ? 'Dry run not done' : 'Replay not done'}</h2>
+<div class="problem" role="alert"><p>${problemText}</p></div>`;
+  }
   return html`<h2>${dryRun ? 'Dry run: what a replay would do' : 'Replay done'}</h2>
 ${problemText === undefined ? '' : html`<div class="problem" role="alert"><p>${problemText}</p></div>`}
 ${table(
