@@ -230,8 +230,9 @@ async function explain(context: CommandContext, args: readonly unknown[], option
     countedThrough: new Date((evaluatedThrough(record) + 1) * record.bucketMs).toISOString(),
     rows: backtest.rows.map((row) => ({
       at: new Date(row.at).toISOString(),
-      count: row.count,
-      outlets: row.outlets ?? null,
+      // An hour no run counted is unknown (null), not -1, and so are its outlets.
+      count: row.count < 0 ? null : row.count,
+      outlets: row.count < 0 ? null : (row.outlets ?? null),
       expected: Number.isFinite(row.expected) ? Math.round(row.expected * 100) / 100 : null,
       band: Object.fromEntries(
         SPIKE_PRESETS.map((preset) => [preset, Number.isFinite(row.band[preset]) ? row.band[preset] : null]),
@@ -292,7 +293,7 @@ async function explain(context: CommandContext, args: readonly unknown[], option
         backtest.rows.map((row) => [
           local(row.at, 'short'),
           row.count < 0 ? 'n/a' : row.count,
-          row.outlets ?? '',
+          row.count < 0 ? 'n/a' : (row.outlets ?? ''),
           Number.isFinite(row.expected) ? row.expected.toFixed(1) : 'n/a',
           ...SPIKE_PRESETS.map((preset) => (Number.isFinite(row.band[preset]) ? row.band[preset] : 'n/a')),
           row.score.toFixed(1),
