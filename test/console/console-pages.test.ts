@@ -234,4 +234,20 @@ describe('the console rule and audience pages', () => {
     expect(garbage.body).not.toContain('--from');
     expect(garbage.body).not.toContain('Nothing to replay');
   });
+
+  it('asks for an article key when one is sent empty, and words window errors as the form does', async () => {
+    const opened = await get(consoleProcess.port, '/rules/quakes/explain', cookie);
+    expect(opened.status).toBe(200);
+    expect(opened.body).not.toContain('class="problem"');
+    const empty = await get(consoleProcess.port, '/rules/quakes/explain?article=&since=2d', cookie);
+    expect(empty.status).toBe(400);
+    expect(empty.body).toContain('give the key of an article');
+    const view = await get(consoleProcess.port, '/articles/view?key=', cookie);
+    expect(view.status).toBe(400);
+    expect(view.body).toContain('give the key of an article');
+    const wide = await get(consoleProcess.port, '/rules/quakes/explain?article=id:x&since=30d', cookie);
+    expect(wide.status).toBe(400);
+    expect(wide.body).toContain('Look back');
+    expect(wide.body).not.toContain('--since');
+  });
 });

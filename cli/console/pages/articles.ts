@@ -54,8 +54,17 @@ export function articlePages(app: Hono, services: ConsoleServices): void {
   });
 
   app.get('/articles/view', async (c) => {
-    const key = c.req.query('key') ?? '';
+    const key = (c.req.query('key') ?? '').trim();
     const since = c.req.query('since') || '2d';
+    if (key === '') {
+      return render(
+        c,
+        services,
+        { title: 'Article', section: 'articles' },
+        problem('give the key of an article (id:… or url:…); the Articles page lists them'),
+        400,
+      );
+    }
     const found = await findArticle(target, key, { since }, services.now(), services.log).catch(
       (error: Error) => error,
     );

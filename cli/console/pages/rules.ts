@@ -345,7 +345,17 @@ ${ruleForm(formFromItem(item), services.keys.csrf, false, await audienceIds(serv
         400,
       );
     const box = ruleExplainBox(ruleId, key, since);
-    if (key === '') return render(c, services, { title, section: 'rules' }, box);
+    if (key === '') {
+      // Opened from the rule's page (no key asked yet): the form alone; sent empty: say what is missing.
+      const asked = c.req.query('article') !== undefined;
+      return render(
+        c,
+        services,
+        { title, section: 'rules' },
+        asked ? html`${box}${problem('give the key of an article (id:… or url:…); the Articles page finds one')}` : box,
+        asked ? 400 : 200,
+      );
+    }
     try {
       const found = await findArticle(target, key, { since }, services.now(), services.log);
       if (found.article === undefined) {
@@ -366,7 +376,13 @@ ${ruleForm(formFromItem(item), services.keys.csrf, false, await audienceIds(serv
         html`${box}${explanation(result, `${found.article.key}: ${found.article.title}`)}`,
       );
     } catch (error) {
-      return render(c, services, { title, section: 'rules' }, html`${box}${problem((error as Error).message)}`, 400);
+      return render(
+        c,
+        services,
+        { title, section: 'rules' },
+        html`${box}${problem((error as Error).message.replace(/--since\b/g, 'Look back'))}`,
+        400,
+      );
     }
   });
 
