@@ -105,7 +105,7 @@ export const PROBES: Record<string, readonly (readonly unknown[])[]> = {
   ],
   'spike.preset': [['custom-preset']],
   'spike.why': [['PRESET']],
-  'spike.escalated': [[95]],
+  'spike.escalated': [[95, 'EXPECTED']],
   'spike.sms': [['반도체 보도', 42, 'EXPECTED', '14:00']],
   'digest.chatSummary': [['경제팀', '2026년 11월 23일', 3]],
 };
