@@ -165,9 +165,9 @@ describe('spikes evaluate: any series in, NAB results out', () => {
     for (const [row, error] of cases) expect(() => readCountSeries(file(row), 'f.csv'), row).toThrow(error);
     // A leap day, a whole count written with a point, and an offset all read.
     const fine = readCountSeries(
-      'timestamp,value\n2020-02-29 23:55:00,3.0\n2020-03-01T09:00:00+09:00,4\n2020-03-01 00:05:00,5\n',
+      'timestamp,value\n2020-02-29 23:55:00,3.0\n2020-03-01T09:00:00+09:00,4\n2020-03-01 00:05:00,5\n2020-03-01T09:10+09:00,6\n',
       'g.csv',
     );
-    expect(fine.values).toEqual([3, 4, 5]);
+    expect(fine.values).toEqual([3, 4, 5, 6]);
   });
 });

@@ -61,14 +61,14 @@ export function parseTimestamp(text: string): number {
 
 /** Whether the date and clock time a timestamp starts with exist (its own zone aside). */
 function onCalendar(text: string): boolean {
-  const [year, month, day, hour, minute, second = 0] = (text.match(/\d+/g) ?? []).slice(0, 6).map(Number);
-  if (year === undefined || month === undefined || day === undefined || hour === undefined || minute === undefined) {
-    return false;
-  }
-  const at = new Date(Date.UTC(year, month - 1, day, hour, minute, second));
+  // The date and clock fields only: an offset (`+09:00`) is not a field of the clock time.
+  const fields = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2})(?::(\d{2}))?/.exec(text);
+  if (fields === null) return false;
+  const [year, month, day, hour, minute, second] = fields.slice(1, 7).map((field) => Number(field ?? 0));
+  const at = new Date(Date.UTC(year ?? 0, (month ?? 0) - 1, day, hour, minute, second));
   return (
     at.getUTCFullYear() === year &&
-    at.getUTCMonth() === month - 1 &&
+    at.getUTCMonth() === (month ?? 0) - 1 &&
     at.getUTCDate() === day &&
     at.getUTCHours() === hour &&
     at.getUTCMinutes() === minute &&
