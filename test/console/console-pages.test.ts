@@ -6,59 +6,41 @@
  * of the first one listed, so a save cannot move it to another team; an audience whose topic was
  * deleted is not "ok", and a test send that fails links to the repair check.
  */
-import { request } from 'node:http';
 import { DeleteTopicCommand } from '@aws-sdk/client-sns';
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditAttributes } from '../../cli/items.ts';
 import { type CliSandbox, startCliSandbox } from '../cli/support.ts';
-import { type ConsoleProcess, startConsoleProcess } from './support.ts';
+import { type ConsoleProcess, raw, startConsoleProcess } from './support.ts';
 
 function get(port: number, path: string, cookie: string): Promise<{ status: number; body: string }> {
   return send(port, 'GET', path, cookie);
 }
 
-function send(
+/** A same-origin request with the session cookie (a form posted when `form` is given). */
+async function send(
   port: number,
   method: string,
   path: string,
   cookie: string,
   form?: Record<string, string>,
 ): Promise<{ status: number; body: string; cookie?: string }> {
-  return new Promise((resolve, reject) => {
-    const body = form === undefined ? undefined : new URLSearchParams(form).toString();
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        method,
-        path,
-        headers: {
-          host: `127.0.0.1:${port}`,
-          origin: `http://127.0.0.1:${port}`,
-          cookie,
-          ...(body === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded' }),
-        },
-      },
-      (res) => {
-        let text = '';
-        res.on('data', (chunk: Buffer) => {
-          text += chunk.toString();
-        });
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            body: text,
-            ...(res.headers['set-cookie'] === undefined
-              ? {}
-              : { cookie: String(res.headers['set-cookie']).split(';')[0] ?? '' }),
-          }),
-        );
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
+  const response = await raw(port, {
+    method,
+    path,
+    headers: {
+      origin: `http://127.0.0.1:${port}`,
+      cookie,
+      ...(form === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded' }),
+    },
+    ...(form === undefined ? {} : { body: new URLSearchParams(form).toString() }),
   });
+  const setCookie = response.headers['set-cookie'];
+  return {
+    status: response.status,
+    body: response.body,
+    ...(setCookie === undefined ? {} : { cookie: String(setCookie).split(';')[0] ?? '' }),
+  };
 }
 
 /** The fields of the first form on a page posting to `action` (with `method`, when given): what it would send. */

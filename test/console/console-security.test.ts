@@ -7,7 +7,6 @@
  * shows a secret: not the provider API key, not a Slack webhook URL, not an HTTPS subscriber's
  * URL path, and subscriber addresses only on the pages about the audience's subscribers.
  */
-import { request } from 'node:http';
 import { connect } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
@@ -17,34 +16,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type HttpsReceiver, startHttpsReceiver } from '#sandbox/https-receiver';
 import { contentSecurityPolicy, guard, newKeys } from '../../cli/console/security.ts';
 import { type CliSandbox, startCliSandbox } from '../cli/support.ts';
-import { type ConsoleProcess, launchChromium, startConsoleProcess } from './support.ts';
-
-/** A raw HTTP request to the console (any Host header, any cookie). */
-function raw(
-  port: number,
-  options: { method?: string; path?: string; host?: string; headers?: Record<string, string>; body?: string },
-): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        method: options.method ?? 'GET',
-        path: options.path ?? '/rules',
-        headers: { host: options.host ?? `127.0.0.1:${port}`, ...options.headers },
-      },
-      (res) => {
-        let body = '';
-        res.on('data', (chunk: Buffer) => {
-          body += chunk.toString();
-        });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-      },
-    );
-    req.on('error', reject);
-    req.end(options.body);
-  });
-}
+import { type ConsoleProcess, launchChromium, raw, startConsoleProcess } from './support.ts';
 
 /** Whether a TCP connection to `host:port` is accepted. */
 function accepts(host: string, port: number): Promise<boolean> {
