@@ -12,13 +12,9 @@
  * redeploy; then the audience item. Items are validated with the run's own schema.
  */
 import {
-  CreateTopicCommand,
   DeleteTopicCommand,
   GetTopicAttributesCommand,
-  ListSubscriptionsByTopicCommand,
   NotFoundException,
-  SetTopicAttributesCommand,
-  type SNSClient,
   type Subscription,
 } from '@aws-sdk/client-sns';
 import type { Command } from 'commander';
@@ -33,9 +29,17 @@ import {
   templateFallbacks,
 } from '#core/locale';
 import { type Audience, AudienceSchema, audienceAttributes, parseAudience, ruleAttributes } from '#core/model';
+import {
+  audiencesTable,
+  createTopic,
+  requireAudience,
+  topicArnProblem,
+  topicNameOf,
+  topicSubscriptions,
+} from './audience-topics.ts';
 import { action, collectList, integerOption } from './command.ts';
 import type { CommandContext } from './context.ts';
-import { NotFoundError, OperationFailedError, type ProblemInput, UsageError, versionConflict } from './errors.ts';
+import { NotFoundError, type ProblemInput, UsageError, versionConflict } from './errors.ts';
 import { newsAlerts } from './hints.ts';
 import {
   type DocumentFormat,
@@ -68,66 +72,10 @@ import { inputName } from './utf8.ts';
 import { ruleTableOf } from './workbench/tables.ts';
 import { topicChecks, topicState, topicStateOf } from './workbench/topics.ts';
 
-const audiencesTable = (target: Target): ItemTable => ({
-  tableName: target.names.audiencesTable,
-  keyName: 'audienceId',
-  noun: 'audience',
-});
-
 const rulesTable = (target: Target): ItemTable => ruleTableOf(target);
 
 /** SNS topic names: letters, digits, `-` and `_`, at most 256. */
 const topicNamePattern = /^[A-Za-z0-9_-]{1,256}$/;
-
-/** The topic name the stack's convention gives an audience. */
-export const topicNameOf = (target: Target, audienceId: string): string =>
-  `${target.names.audienceTopicPrefix}${audienceId}`;
-
-/** The stack's `enforceSSL` statement (what CDK's Topic adds): no publishing over plain HTTP. */
-export function sslOnlyTopicPolicy(topicArn: string): string {
-  return JSON.stringify({
-    Version: '2012-10-17',
-    Statement: [
-      {
-        Sid: 'AllowPublishThroughSSLOnly',
-        Effect: 'Deny',
-        Principal: '*',
-        Action: 'sns:Publish',
-        Resource: topicArn,
-        Condition: { Bool: { 'aws:SecureTransport': 'false' } },
-      },
-    ],
-  });
-}
-
-/** Every subscription of a topic (all pages). */
-export async function topicSubscriptions(sns: SNSClient, topicArn: string): Promise<Subscription[]> {
-  const subscriptions: Subscription[] = [];
-  let NextToken: string | undefined;
-  do {
-    const page = await sns.send(new ListSubscriptionsByTopicCommand({ TopicArn: topicArn, NextToken }));
-    subscriptions.push(...(page.Subscriptions ?? []));
-    NextToken = page.NextToken;
-  } while (NextToken);
-  return subscriptions;
-}
-
-/**
- * Why a topic ARN cannot be an audience topic of this deployment, or undefined when it can. The
- * alert function may only publish in its own account and region, and a topic elsewhere makes
- * every SNS call about it fail (NotFound or AuthorizationError).
- */
-export function topicArnProblem(topicArn: string, home: DeploymentHome): string | undefined {
-  const match = /^arn:([^:]+):sns:([^:]*):([^:]*):([^:]+)$/.exec(topicArn);
-  if (!match) return `"${topicArn}" is not an SNS topic ARN (arn:aws:sns:<region>:<account>:<name>)`;
-  const [, partition, region, account] = match;
-  const problems: string[] = [];
-  if (account !== home.account) problems.push(`account ${account}, not the stack's account ${home.account}`);
-  if (region !== home.region) problems.push(`region ${region}, not the stack's region ${home.region}`);
-  if (partition !== home.partition) problems.push(`partition ${partition}, not ${home.partition}`);
-  if (problems.length === 0) return undefined;
-  return `the topic ${topicArn} is in ${problems.join(' and ')}; the alert function can only publish to topics in its own account and region. Omit --topic-arn to create one, or give a topic of ${home.account} in ${home.region}`;
-}
 
 /**
  * Refuses (exit 2) a topic ARN outside the deployment or that does not exist, before anything is
@@ -154,58 +102,6 @@ async function requireHomeTopic(context: CommandContext, target: Target, topicAr
       `${what}: the topic ${name} is not named ${target.names.audienceTopicPrefix}<audienceId>; the alert function is only granted sns:Publish on that prefix`,
     );
   }
-}
-
-/**
- * An SNS failure about one audience's topic as a CLI error that names the audience, the topic and
- * the fix: a topic that is gone is made again, with its recorded subscribers, by `audiences
- * repair`; one in another account (or otherwise unreadable) is replaced with `--topic-arn`.
- */
-export function audienceTopicError(audienceId: string, topicArn: string, error: unknown): OperationFailedError {
-  const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-  const replace = `point it at a topic of this stack with '${newsAlerts()} audiences update ${audienceId} --topic-arn <arn>'`;
-  // SNS says NotFound for a deleted topic and for one of another account alike: name both fixes.
-  const fix =
-    error instanceof NotFoundException
-      ? `if it was deleted, recreate it and its subscriptions with '${newsAlerts()} audiences repair ${audienceId}'; else ${replace}`
-      : replace;
-  return new OperationFailedError(`audience ${audienceId}: its topic ${topicArn} cannot be read (${reason}); ${fix}`, {
-    cause: error,
-  });
-}
-
-/** Every subscription of an audience's topic, or {@link audienceTopicError}. */
-export async function audienceSubscriptions(
-  target: Target,
-  audienceId: string,
-  topicArn: string,
-): Promise<Subscription[]> {
-  try {
-    return await topicSubscriptions(target.clients.sns, topicArn);
-  } catch (error) {
-    throw audienceTopicError(audienceId, topicArn, error);
-  }
-}
-
-/** The stored audience, or NotFoundError naming what to do. */
-export async function requireAudience(target: Target, audienceId: string): Promise<Item> {
-  const item = await getItem(target.clients.documents, audiencesTable(target), audienceId);
-  if (item === undefined) {
-    throw new NotFoundError(
-      `audience ${audienceId} does not exist in ${target.label} (${newsAlerts()} audiences list)`,
-    );
-  }
-  return item;
-}
-
-/** The topic ARN of a stored audience. */
-export function topicArnOf(audience: Item, audienceId: string): string {
-  if (typeof audience.topicArn !== 'string' || audience.topicArn === '') {
-    throw new UsageError(
-      `audience ${audienceId} has no topicArn; fix it with '${newsAlerts()} audiences update ${audienceId} --topic-arn <arn>'`,
-    );
-  }
-  return audience.topicArn;
 }
 
 // --- Items from flags -------------------------------------------------------------------------
@@ -621,7 +517,7 @@ async function subscribeAuditQueues(
   if (target.kind !== 'local') return;
   const created = results.filter((result) => result.action === 'created').map((result) => result.audienceId);
   if (created.length === 0) return;
-  const { auditQueueWarning, ensureAuditQueues } = await import('./deliveries.ts');
+  const { auditQueueWarning, ensureAuditQueues } = await import('./audit-queues.ts');
   const warn = auditQueueWarning((text) => context.output.warn(text));
   try {
     await ensureAuditQueues(target, { only: created, onFailure: warn });
@@ -717,35 +613,6 @@ async function exportAudiences(
   context.output.result(document, () =>
     context.output.line((options.format === 'json' ? jsonText(document) : yamlText(document)).trimEnd()),
   );
-}
-
-/** Creates (or finds) the audience topic with the stack's key and the TLS-only policy. */
-export async function createTopic(
-  warn: (text: string) => void,
-  target: Target,
-  audienceId: string,
-  topicName: string,
-): Promise<string> {
-  const { sns } = target.clients;
-  const keyArn = target.names.audienceTopicKeyArn;
-  if (target.kind === 'stack' && !keyArn) {
-    warn('the stack has no AudienceTopicKeyArn output; the topic is created without a customer-managed key');
-  }
-  const { TopicArn } = await sns.send(
-    new CreateTopicCommand({
-      Name: topicName,
-      ...(keyArn ? { Attributes: { KmsMasterKeyId: keyArn } } : {}),
-      Tags: [
-        { Key: 'project', Value: 'news-alerts' },
-        { Key: 'news-alerts:audience', Value: audienceId },
-      ],
-    }),
-  );
-  if (!TopicArn) throw new Error(`SNS returned no ARN for topic ${topicName}`);
-  await sns.send(
-    new SetTopicAttributesCommand({ TopicArn, AttributeName: 'Policy', AttributeValue: sslOnlyTopicPolicy(TopicArn) }),
-  );
-  return TopicArn;
 }
 
 async function updateAudience(

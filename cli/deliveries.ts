@@ -8,7 +8,7 @@
  * for its audiences; for audiences created with the CLI, `audiences create`/`put` subscribe one at
  * once, and `run` and `replay` against the sandbox (and this command) make sure of it idempotently
  * before anything is published
- * ({@link ensureAuditQueues}), so nothing a CLI run sends is invisible.
+ * (`ensureAuditQueues`, cli/audit-queues.ts), so nothing a CLI run sends is invisible.
  *
  * Reading never consumes: messages are received with a short visibility timeout and made visible
  * again at once, so `deliveries` can be run any number of times and tests that drain the queues
@@ -26,159 +26,17 @@
  * (`update:<subject>#<change>`) read as what they are. It only reads the ledger (strongly
  * consistent), and explains each key from what the entry recorded, never from guesses.
  */
-import type { Message, SQSClient } from '@aws-sdk/client-sqs';
 import type { Command } from 'commander';
-import type { DeliveryRecord } from '#core/ports';
-import { deliveryId, readUpdateNoticeKey, storyMarkerKey, storyOfMarker } from '#core/ports';
 import { motoState } from '#sandbox/moto';
+import { audienceItems, ensureAuditQueues, peekQueue, queueNameOf, sqsClientOf, topicOf } from './audit-queues.ts';
 import { action, collectList, integerOption } from './command.ts';
 import type { CommandContext } from './context.ts';
 import { NotFoundError, UsageError } from './errors.ts';
 import { newsAlerts } from './hints.ts';
-import { type Item, listItems } from './items.ts';
 import { formatInstant, maskUrl, status } from './output.ts';
 import { slackRendering } from './slack-text.ts';
-import type { LocalTarget, Target } from './target.ts';
-
-/**
- * The audit queue prefix of a sandbox: the descriptor's `auditQueuePrefix`, or for a descriptor
- * written before it existed `<prefix>audit-` from the Slack stand-in queues' `<prefix>slack-`
- * (local-stack.ts names both from the same resource prefix).
- */
-export function auditQueuePrefix(target: LocalTarget): string {
-  if (target.descriptor.names.auditQueuePrefix !== undefined) return target.descriptor.names.auditQueuePrefix;
-  const slack = target.names.slackStandInQueuePrefix ?? target.descriptor.names.slackStandInQueuePrefix;
-  return slack.endsWith('slack-') ? `${slack.slice(0, -'slack-'.length)}audit-` : `${slack}audit-`;
-}
-
-/** SQS queue names: up to 80 of `[A-Za-z0-9_-]`. */
-const queueNameOf = (target: LocalTarget, audienceId: string): string =>
-  `${auditQueuePrefix(target)}${audienceId}`.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 80);
-
-/**
- * Whether a subscription endpoint is the sandbox's audit queue of `audienceId` (an SQS queue ARN
- * ending in its name): the sandbox's own window on what the topic sent, not a subscriber.
- */
-export function isAuditQueue(target: Target, audienceId: string, endpoint: string | undefined): boolean {
-  return target.kind === 'local' && endpoint?.endsWith(`:${queueNameOf(target, audienceId)}`) === true;
-}
-
-/** One SQS client per command, built like the target's others (moto's endpoint in the sandbox). */
-async function sqsClientOf(target: Target): Promise<SQSClient> {
-  const { SQSClient } = await import('@aws-sdk/client-sqs');
-  return new SQSClient({ ...target.clients.config });
-}
-
-/** The audiences of a target as stored (any item with an id and a topic). */
-async function audienceItems(target: Target): Promise<Item[]> {
-  return await listItems(target.clients.documents, {
-    tableName: target.names.audiencesTable,
-    keyName: 'audienceId',
-    noun: 'audience',
-  });
-}
-
-const topicOf = (item: Item): string | undefined =>
-  typeof item.topicArn === 'string' && item.topicArn !== '' ? item.topicArn : undefined;
-
-/**
- * Makes sure every sandbox audience's topic has its audit queue subscribed (creating queue and
- * subscription when missing; both calls are idempotent). Called by `audiences create`/`put` for
- * new audiences and by `run` and `replay` in the sandbox before they publish. An audience whose topic is gone (or broken) is passed to `onFailure`
- * and skipped: the run parks its alerts as it would without the queue. Returns audienceId → queue URL.
- */
-export async function ensureAuditQueues(
-  target: LocalTarget,
-  options: {
-    readonly only?: readonly string[];
-    readonly sqs?: SQSClient;
-    /** Required: an audience left without its audit queue must be said, never swallowed. */
-    readonly onFailure: (audienceId: string, error: unknown) => void;
-  },
-): Promise<Map<string, string>> {
-  const { CreateQueueCommand, GetQueueAttributesCommand } = await import('@aws-sdk/client-sqs');
-  const { SubscribeCommand } = await import('@aws-sdk/client-sns');
-  const sqs = options.sqs ?? (await sqsClientOf(target));
-  const queues = new Map<string, string>();
-  try {
-    for (const item of await audienceItems(target)) {
-      const audienceId = typeof item.audienceId === 'string' ? item.audienceId : undefined;
-      const topicArn = topicOf(item);
-      if (audienceId === undefined || topicArn === undefined) continue;
-      if (options.only !== undefined && !options.only.includes(audienceId)) continue;
-      try {
-        const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: queueNameOf(target, audienceId) }));
-        if (!QueueUrl) continue;
-        const { Attributes } = await sqs.send(
-          new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }),
-        );
-        // SNS returns the existing subscription for the same topic, protocol and endpoint.
-        await target.clients.sns.send(
-          new SubscribeCommand({
-            TopicArn: topicArn,
-            Protocol: 'sqs',
-            Endpoint: Attributes?.QueueArn,
-            Attributes: { RawMessageDelivery: 'true' },
-          }),
-        );
-        queues.set(audienceId, QueueUrl);
-      } catch (error) {
-        options.onFailure(audienceId, error);
-      }
-    }
-  } finally {
-    if (options.sqs === undefined) sqs.destroy();
-  }
-  return queues;
-}
-
-/** The warning `run` and `replay` print for an audience whose audit queue could not be subscribed. */
-export const auditQueueWarning =
-  (warn: (text: string) => void) =>
-  (audienceId: string, error: unknown): void =>
-    warn(
-      `audience ${audienceId}: its topic could not get the sandbox's audit queue (${error instanceof Error ? error.message : String(error)}); '${newsAlerts()} deliveries' will not show what it is sent`,
-    );
-
-/** Every message of a queue, oldest first, left in the queue (visible again at once). */
-export async function peekQueue(sqs: SQSClient, queueUrl: string): Promise<Message[]> {
-  const { ReceiveMessageCommand, ChangeMessageVisibilityBatchCommand } = await import('@aws-sdk/client-sqs');
-  const seen = new Map<string, Message>();
-  const handles: Message[] = [];
-  try {
-    for (;;) {
-      const { Messages = [] } = await sqs.send(
-        new ReceiveMessageCommand({
-          QueueUrl: queueUrl,
-          MaxNumberOfMessages: 10,
-          // Hidden only while this command reads them all, then made visible again below.
-          VisibilityTimeout: 30,
-          MessageSystemAttributeNames: ['SentTimestamp'],
-        }),
-      );
-      const fresh = Messages.filter((message) => message.MessageId && !seen.has(message.MessageId));
-      if (fresh.length === 0) break;
-      for (const message of fresh) seen.set(message.MessageId as string, message);
-      handles.push(...fresh);
-    }
-  } finally {
-    for (let index = 0; index < handles.length; index += 10) {
-      const batch = handles.slice(index, index + 10);
-      await sqs.send(
-        new ChangeMessageVisibilityBatchCommand({
-          QueueUrl: queueUrl,
-          Entries: batch.map((message, position) => ({
-            Id: String(position),
-            ReceiptHandle: message.ReceiptHandle,
-            VisibilityTimeout: 0,
-          })),
-        }),
-      );
-    }
-  }
-  const sentAt = (message: Message) => Number(message.Attributes?.SentTimestamp ?? 0);
-  return [...seen.values()].sort((a, b) => sentAt(a) - sentAt(b));
-}
+import type { LocalTarget } from './target.ts';
+import { readLedgerStates } from './workbench/ledger-state.ts';
 
 /** A subscriber of an audience topic, as this command shows it (webhook URLs masked). */
 interface Subscriber {
@@ -264,7 +122,7 @@ function deliveryIdOf(document: unknown): string | undefined {
 
 /** The subscribers of a topic, audit queue left out (it is this command's own). */
 async function subscribersOf(target: LocalTarget, topicArn: string, auditQueueName: string): Promise<Subscriber[]> {
-  const { topicSubscriptions } = await import('./audiences.ts');
+  const { topicSubscriptions } = await import('./audience-topics.ts');
   const slackPrefix = target.names.slackStandInQueuePrefix ?? '';
   const subscribers: Subscriber[] = [];
   for (const subscription of await topicSubscriptions(target.clients.sns, topicArn)) {
@@ -374,204 +232,6 @@ async function showSent(
       );
     }
   });
-}
-
-// --- The ledger's answer for one article --------------------------------------------------------
-
-/** What the ledger says happened to one key of one audience. */
-export type LedgerStateKind =
-  | 'sent'
-  | 'held'
-  | 'parked'
-  | 'dropped'
-  | 'collapsed'
-  | 'story-marker'
-  | 'update-notice'
-  | 'not-in-ledger';
-
-/** One key's ledger state, as `deliveries <audienceId> --article <key>` prints it. */
-export interface LedgerState {
-  readonly audienceId: string;
-  readonly articleKey: string;
-  readonly kind: LedgerStateKind;
-  /** The sentence a person reads in the STATUS column. */
-  readonly status: string;
-  /** The key's own ledger entry, when there is one. */
-  readonly entry?: DeliveryRecord | undefined;
-  /** The story: the article's (sent, held, collapsed), or the marker's or notice's. */
-  readonly storyId?: string | undefined;
-  /** The article that carries the story for this audience (collapsed copies and story markers). */
-  readonly leadArticleKey?: string | undefined;
-  /** The lead's own ledger entry: when it was sent, or why it is held. */
-  readonly lead?: DeliveryRecord | undefined;
-}
-
-/** `status=UPDATED` → `status UPDATED`, `title` → `title changed` (see ledger-facts.ts changeLabel). */
-function changeText(change: string): string {
-  if (change === 'title' || change.startsWith('title=')) return 'headline changed';
-  if (change.startsWith('status=')) {
-    const value = change.slice('status='.length);
-    return value === '' ? 'status cleared' : `status ${value}`;
-  }
-  return change;
-}
-
-/**
- * How a ledger entry's outcome reads: `sent 2026-…Z`, `held for its digest since …`, and once a
- * held one's release finished, `sent <time> in digest <key> (held for … from …)`, with why it went
- * then when the audience's settings changed, or that its digest was parked or it was dropped.
- */
-export function deliveryOutcomeText(entry: DeliveryRecord): string {
-  if (entry.heldFor === undefined) return `sent ${formatInstant(entry.deliveredAt)}`;
-  const reason = {
-    digest: 'its digest',
-    'quiet-hours': 'the end of its quiet hours',
-    budget: 'its digest (daily budget used up)',
-  }[entry.heldFor];
-  if (entry.releasedAt === undefined) return `held for ${reason} since ${formatInstant(entry.deliveredAt)}`;
-  const at = formatInstant(entry.releasedAt);
-  const digest = entry.releasedIn ?? '(not recorded)';
-  const because =
-    entry.releaseCause === 'settings-changed' ? "; released then because the audience's settings changed" : '';
-  const held = `held for ${reason} from ${formatInstant(entry.deliveredAt)}${because}`;
-  switch (entry.releaseOutcome) {
-    case 'parked':
-      return `not sent: its digest ${digest} was refused by SNS for good at ${at} and parked for 'news-alerts replay --parked' (${held})`;
-    case 'dropped':
-      return `not sent: dropped at ${at} because it could not be rendered into its digest (${held})`;
-    default:
-      return `sent ${at} in digest ${digest} (${held})`;
-  }
-}
-
-/** The kind of an article's own entry: sent, still held, or what its release did. */
-function entryKind(entry: DeliveryRecord): LedgerStateKind {
-  if (entry.heldFor === undefined) return 'sent';
-  if (entry.releasedAt === undefined) return 'held';
-  return entry.releaseOutcome === 'parked' || entry.releaseOutcome === 'dropped' ? entry.releaseOutcome : 'sent';
-}
-
-/**
- * What the ledger says about `articleKey` for `audienceId`. `entries` holds every entry read (the
- * key's own, its story's marker, the lead's), by delivery id; a missing one is said, not guessed.
- */
-export function ledgerState(
-  audienceId: string,
-  articleKey: string,
-  entries: ReadonlyMap<string, DeliveryRecord>,
-): LedgerState {
-  const base = { audienceId, articleKey };
-  const entry = entries.get(deliveryId({ audienceId, articleKey }));
-  const storyId = storyOfMarker(articleKey);
-  if (storyId !== undefined) {
-    if (entry === undefined) {
-      return {
-        ...base,
-        kind: 'not-in-ledger',
-        storyId,
-        status: `no story marker: story ${storyId} was not sent to this audience (or the ledger forgot it)`,
-      };
-    }
-    const lead =
-      entry.leadArticleKey === undefined
-        ? undefined
-        : entries.get(deliveryId({ audienceId, articleKey: entry.leadArticleKey }));
-    return {
-      ...base,
-      kind: 'story-marker',
-      entry,
-      storyId,
-      leadArticleKey: entry.leadArticleKey,
-      lead,
-      status: `story marker: story ${storyId} is carried by ${entry.leadArticleKey ?? '(no lead recorded)'} since ${formatInstant(entry.deliveredAt)}${lead === undefined ? '' : ` (${deliveryOutcomeText(lead)})`}; other copies of it collapse`,
-    };
-  }
-  const notice = readUpdateNoticeKey(articleKey);
-  if (notice !== undefined) {
-    const { subject } = notice;
-    const change = notice.change === '' ? '' : changeText(notice.change);
-    // Article keys carry their kind (`id:`, `url:`); a story id has none.
-    const about = subject.includes(':') ? `article ${subject}` : `story ${subject}`;
-    const storyId = subject.includes(':') ? undefined : subject;
-    if (entry === undefined) {
-      return {
-        ...base,
-        kind: 'not-in-ledger',
-        storyId,
-        status: `no update notice (${change}) for ${about} in the ledger`,
-      };
-    }
-    return {
-      ...base,
-      kind: 'update-notice',
-      entry,
-      storyId,
-      status: `update notice (${change}) for ${about}: ${deliveryOutcomeText(entry)}`,
-    };
-  }
-  if (entry === undefined) {
-    return {
-      ...base,
-      kind: 'not-in-ledger',
-      status:
-        'not in the ledger: never delivered to this audience (not matched, not read yet, or older than the ledger keeps)',
-    };
-  }
-  if (entry.collapsedInto !== undefined) {
-    const storyId = entry.collapsedInto;
-    const marker = entries.get(deliveryId(storyMarkerKey(audienceId, storyId)));
-    const leadArticleKey = marker?.leadArticleKey;
-    const lead =
-      leadArticleKey === undefined ? undefined : entries.get(deliveryId({ audienceId, articleKey: leadArticleKey }));
-    const leadText =
-      leadArticleKey === undefined
-        ? 'its story marker is gone from the ledger'
-        : `lead ${leadArticleKey}, ${lead === undefined ? 'not delivered yet' : deliveryOutcomeText(lead)}`;
-    return {
-      ...base,
-      kind: 'collapsed',
-      entry,
-      storyId,
-      leadArticleKey,
-      lead,
-      status: `collapsed into story ${storyId} (${leadText}): this copy was not sent (recorded ${formatInstant(entry.deliveredAt)})`,
-    };
-  }
-  const story = entry.storyId === undefined ? '' : ` as the lead of story ${entry.storyId}`;
-  return {
-    ...base,
-    kind: entryKind(entry),
-    entry,
-    storyId: entry.storyId,
-    status: `${deliveryOutcomeText(entry)}${story}`,
-  };
-}
-
-/**
- * Reads what the ledger holds for `articleKeys` of one audience: the keys' entries, then the story
- * markers of collapsed copies, then their leads' entries (three strongly consistent reads).
- */
-export async function readLedgerStates(
-  state: {
-    readDeliveries(keys: readonly { audienceId: string; articleKey: string }[]): Promise<Map<string, DeliveryRecord>>;
-  },
-  audienceId: string,
-  articleKeys: readonly string[],
-): Promise<LedgerState[]> {
-  const entries = new Map(await state.readDeliveries(articleKeys.map((articleKey) => ({ audienceId, articleKey }))));
-  const markers = [...entries.values()]
-    .map((entry) => entry.collapsedInto)
-    .filter((storyId) => storyId !== undefined)
-    .map((storyId) => storyMarkerKey(audienceId, storyId))
-    .filter((key) => !entries.has(deliveryId(key)));
-  for (const [id, entry] of markers.length > 0 ? await state.readDeliveries(markers) : []) entries.set(id, entry);
-  const leads = [...entries.values()]
-    .map((entry) => entry.leadArticleKey)
-    .filter((key) => key !== undefined)
-    .map((articleKey) => ({ audienceId, articleKey }))
-    .filter((key) => !entries.has(deliveryId(key)));
-  for (const [id, entry] of leads.length > 0 ? await state.readDeliveries(leads) : []) entries.set(id, entry);
-  return articleKeys.map((articleKey) => ledgerState(audienceId, articleKey, entries));
 }
 
 /** `deliveries <audienceId> --article <key>`: the ledger's answer for each key. */

@@ -16,7 +16,7 @@ import { type AudienceLabel, addSubscriber, type SubscribeDeps } from '#core/ema
 import { InvalidAddressError, maskAddress, normalizeAddress, type SubscriberProfile } from '#core/email/subscriber';
 import { FALLBACK_LOCALE, localeChain, messageLocale } from '#core/locale';
 import { silentLog } from '#core/ports';
-import { audienceSubscriptions, requireAudience, topicArnOf } from './audiences.ts';
+import { audienceSubscriptions, requireAudience, topicArnOf } from './audience-topics.ts';
 import { action, integerOption } from './command.ts';
 import type { CommandContext } from './context.ts';
 import { NotFoundError, UsageError } from './errors.ts';

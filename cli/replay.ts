@@ -57,9 +57,9 @@ import { deliveryId, dispatchComplete } from '#core/ports';
 import type { RenderOptions } from '#core/render';
 import { StoryResolver } from '#core/story';
 import { NewsLookupClient } from '#provider/news-client';
+import { auditQueueWarning, ensureAuditQueues } from './audit-queues.ts';
 import { action, collectList } from './command.ts';
 import type { CommandContext } from './context.ts';
-import { auditQueueWarning, ensureAuditQueues } from './deliveries.ts';
 import { failureDocument, failureOf, NotFoundError, OperationFailedError, UsageError } from './errors.ts';
 import { newsAlerts } from './hints.ts';
 import { describeLease, RenewedLease } from './lease.ts';
@@ -978,8 +978,8 @@ async function audiencesWithoutSubscribers(
   audiences: ReadonlyMap<string, Audience>,
   unknown: Map<string, string>,
 ): Promise<Set<string>> {
-  const { topicSubscriptions } = await import('./audiences.ts');
-  const { isAuditQueue } = await import('./deliveries.ts');
+  const { topicSubscriptions } = await import('./audience-topics.ts');
+  const { isAuditQueue } = await import('./audit-queues.ts');
   const without = new Set<string>();
   for (const audienceId of audienceIds) {
     const topicArn = audiences.get(audienceId)?.topicArn;

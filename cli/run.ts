@@ -13,9 +13,9 @@ import type { DynamoStateStore } from '#aws/dynamo-state-store';
 import { type AlertRunDependencies, type RunSummary, runAlertCycle } from '#core/alert-run';
 import { NewsAlertsError } from '#core/errors';
 import type { ArticlePage, Lease, NewsSource, Notifier, RunRecord, StateStore } from '#core/ports';
+import { auditQueueWarning, ensureAuditQueues } from './audit-queues.ts';
 import { action, integerOption } from './command.ts';
 import type { CommandContext } from './context.ts';
-import { auditQueueWarning, ensureAuditQueues } from './deliveries.ts';
 import {
   CliError,
   type ExitCodeValue,

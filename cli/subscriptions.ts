@@ -25,7 +25,7 @@ import type { Command } from 'commander';
 import { DynamoSubscriberRecords, type RecordedProtocol } from '#aws/dynamo-subscriber-records';
 import { checkTargetUrl, isLoopbackHost } from '#shared/network-targets';
 import { webhookShardName } from '#shared/slack-webhook-store';
-import { audienceSubscriptions, requireAudience, topicArnOf } from './audiences.ts';
+import { audienceSubscriptions, requireAudience, topicArnOf } from './audience-topics.ts';
 import { action } from './command.ts';
 import type { CommandContext } from './context.ts';
 import { NotFoundError, OperationFailedError, UsageError } from './errors.ts';

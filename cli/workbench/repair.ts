@@ -14,8 +14,8 @@ import { GetTopicAttributesCommand, NotFoundException, SubscribeCommand } from '
 import { DynamoStateStore } from '#aws/dynamo-state-store';
 import type { Log } from '#core/ports';
 import { webhookShardName } from '#shared/slack-webhook-store';
-import { createTopic, requireAudience, topicArnOf, topicNameOf, topicSubscriptions } from '../audiences.ts';
-import { ensureAuditQueues } from '../deliveries.ts';
+import { createTopic, requireAudience, topicArnOf, topicNameOf, topicSubscriptions } from '../audience-topics.ts';
+import { ensureAuditQueues } from '../audit-queues.ts';
 import { newsAlerts } from '../hints.ts';
 import { type Audit, type Item, writeItems } from '../items.ts';
 import { displayEndpoint, recordedAs, subscriberRecordsOf, subscribeStandInQueue } from '../subscriptions.ts';

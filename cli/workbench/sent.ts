@@ -13,11 +13,11 @@ import { DynamoStateStore } from '#aws/dynamo-state-store';
 import { isProviderDate } from '#core/calendar';
 import type { DeliveryRecord, Log } from '#core/ports';
 import { storyOfMarker } from '#core/ports';
-import { audienceSubscriptions, requireAudience, topicArnOf } from '../audiences.ts';
-import { deliveryOutcomeText } from '../deliveries.ts';
+import { audienceSubscriptions, requireAudience, topicArnOf } from '../audience-topics.ts';
 import { displayEndpoint, recordedAs } from '../subscriptions.ts';
 import type { Target } from '../target.ts';
 import { parseInstant } from '../window.ts';
+import { deliveryOutcomeText } from './ledger-state.ts';
 
 /** One ledger entry as shown. */
 export interface SentEntry {

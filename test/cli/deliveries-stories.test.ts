@@ -15,8 +15,8 @@ import { DynamoStateStore } from '#aws/dynamo-state-store';
 import { type DeliveryRecord, deliveryId } from '#core/ports';
 import { storyIdOf } from '#core/story';
 import { exampleAudiences } from '#sandbox/examples';
-import { ledgerState } from '../../cli/deliveries.ts';
 import { formatInstant } from '../../cli/output.ts';
+import { ledgerState } from '../../cli/workbench/ledger-state.ts';
 import { type CliSandbox, startCliSandbox } from './support.ts';
 
 let sandbox: CliSandbox;

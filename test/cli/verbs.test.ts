@@ -65,7 +65,9 @@ describe('verbs the rules and audiences commands name', () => {
       const summary = group.description().replace(/ (subscriber rules|audiences).*$/, '');
       for (const verb of summary.split(/, | and /)) texts.push(`news-alerts ${noun} ${verb}`);
     }
-    const sources = ['cli/rules.ts', 'cli/audiences.ts'].map((path) => readFileSync(join(projectRoot, path), 'utf8'));
+    const sources = ['cli/rules.ts', 'cli/audiences.ts', 'cli/audience-topics.ts'].map((path) =>
+      readFileSync(join(projectRoot, path), 'utf8'),
+    );
     const named = verbsNamed([...texts, ...sources].join('\n'));
     // The scan sees the hints it must (a sanity check of the pattern itself).
     expect(named).toEqual(

@@ -13,7 +13,7 @@ import type { SandboxAudience } from '#sandbox/examples';
 import { compareDeliveries, expectedDeliveries } from '#sandbox/expectations';
 import type { SimArticleInput } from '#sandbox/news-simulator';
 import { startTestStack, type TestStack } from '#test/run-harness';
-import { readLedgerStates } from '../../cli/deliveries.ts';
+import { readLedgerStates } from '../../cli/workbench/ledger-state.ts';
 
 /** What the audit queues received: alerts and digests, in arrival order. */
 interface Received {

@@ -3,7 +3,7 @@
  * region, which come from the stack id (or the sandbox's STS).
  */
 import { describe, expect, it } from 'vitest';
-import { topicArnProblem } from '../../cli/audiences.ts';
+import { topicArnProblem } from '../../cli/audience-topics.ts';
 import { homeOfStackId } from '../../cli/stack-target.ts';
 
 const home = { partition: 'aws', region: 'us-east-1', account: '123456789012' };

@@ -7,7 +7,7 @@ import type { Context, Hono } from 'hono';
 import { html } from 'hono/html';
 import pLimit from 'p-limit';
 import { parseAudience } from '#core/model';
-import { topicSubscriptions } from '../../audiences.ts';
+import { topicSubscriptions } from '../../audience-topics.ts';
 import { getItem, listItems } from '../../items.ts';
 import { displayEndpoint, recordedAs } from '../../subscriptions.ts';
 import { listHolds } from '../../workbench/holds.ts';

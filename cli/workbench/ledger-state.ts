@@ -1,0 +1,208 @@
+/**
+ * The delivery ledger's answer for one article of one audience (`news-alerts deliveries
+ * <audienceId> --article <key>`, the workbench's sent history): sent, held, released in a digest,
+ * parked, dropped, collapsed into a story another copy carried, or not in the ledger at all.
+ *
+ * What this module guarantees: each state is explained from what the ledger recorded (the key's
+ * own entry, its story's marker, the lead's entry), never guessed; an entry that is missing is
+ * said to be missing. It only reads.
+ */
+import type { DeliveryRecord } from '#core/ports';
+import { deliveryId, readUpdateNoticeKey, storyMarkerKey, storyOfMarker } from '#core/ports';
+import { formatInstant } from '../output.ts';
+
+/** What the ledger says happened to one key of one audience. */
+export type LedgerStateKind =
+  | 'sent'
+  | 'held'
+  | 'parked'
+  | 'dropped'
+  | 'collapsed'
+  | 'story-marker'
+  | 'update-notice'
+  | 'not-in-ledger';
+
+/** One key's ledger state, as `deliveries <audienceId> --article <key>` prints it. */
+export interface LedgerState {
+  readonly audienceId: string;
+  readonly articleKey: string;
+  readonly kind: LedgerStateKind;
+  /** The sentence a person reads in the STATUS column. */
+  readonly status: string;
+  /** The key's own ledger entry, when there is one. */
+  readonly entry?: DeliveryRecord | undefined;
+  /** The story: the article's (sent, held, collapsed), or the marker's or notice's. */
+  readonly storyId?: string | undefined;
+  /** The article that carries the story for this audience (collapsed copies and story markers). */
+  readonly leadArticleKey?: string | undefined;
+  /** The lead's own ledger entry: when it was sent, or why it is held. */
+  readonly lead?: DeliveryRecord | undefined;
+}
+
+/** `status=UPDATED` → `status UPDATED`, `title` → `title changed` (see ledger-facts.ts changeLabel). */
+function changeText(change: string): string {
+  if (change === 'title' || change.startsWith('title=')) return 'headline changed';
+  if (change.startsWith('status=')) {
+    const value = change.slice('status='.length);
+    return value === '' ? 'status cleared' : `status ${value}`;
+  }
+  return change;
+}
+
+/**
+ * How a ledger entry's outcome reads: `sent 2026-…Z`, `held for its digest since …`, and once a
+ * held one's release finished, `sent <time> in digest <key> (held for … from …)`, with why it went
+ * then when the audience's settings changed, or that its digest was parked or it was dropped.
+ */
+export function deliveryOutcomeText(entry: DeliveryRecord): string {
+  if (entry.heldFor === undefined) return `sent ${formatInstant(entry.deliveredAt)}`;
+  const reason = {
+    digest: 'its digest',
+    'quiet-hours': 'the end of its quiet hours',
+    budget: 'its digest (daily budget used up)',
+  }[entry.heldFor];
+  if (entry.releasedAt === undefined) return `held for ${reason} since ${formatInstant(entry.deliveredAt)}`;
+  const at = formatInstant(entry.releasedAt);
+  const digest = entry.releasedIn ?? '(not recorded)';
+  const because =
+    entry.releaseCause === 'settings-changed' ? "; released then because the audience's settings changed" : '';
+  const held = `held for ${reason} from ${formatInstant(entry.deliveredAt)}${because}`;
+  switch (entry.releaseOutcome) {
+    case 'parked':
+      return `not sent: its digest ${digest} was refused by SNS for good at ${at} and parked for 'news-alerts replay --parked' (${held})`;
+    case 'dropped':
+      return `not sent: dropped at ${at} because it could not be rendered into its digest (${held})`;
+    default:
+      return `sent ${at} in digest ${digest} (${held})`;
+  }
+}
+
+/** The kind of an article's own entry: sent, still held, or what its release did. */
+function entryKind(entry: DeliveryRecord): LedgerStateKind {
+  if (entry.heldFor === undefined) return 'sent';
+  if (entry.releasedAt === undefined) return 'held';
+  return entry.releaseOutcome === 'parked' || entry.releaseOutcome === 'dropped' ? entry.releaseOutcome : 'sent';
+}
+
+/**
+ * What the ledger says about `articleKey` for `audienceId`. `entries` holds every entry read (the
+ * key's own, its story's marker, the lead's), by delivery id; a missing one is said, not guessed.
+ */
+export function ledgerState(
+  audienceId: string,
+  articleKey: string,
+  entries: ReadonlyMap<string, DeliveryRecord>,
+): LedgerState {
+  const base = { audienceId, articleKey };
+  const entry = entries.get(deliveryId({ audienceId, articleKey }));
+  const storyId = storyOfMarker(articleKey);
+  if (storyId !== undefined) {
+    if (entry === undefined) {
+      return {
+        ...base,
+        kind: 'not-in-ledger',
+        storyId,
+        status: `no story marker: story ${storyId} was not sent to this audience (or the ledger forgot it)`,
+      };
+    }
+    const lead =
+      entry.leadArticleKey === undefined
+        ? undefined
+        : entries.get(deliveryId({ audienceId, articleKey: entry.leadArticleKey }));
+    return {
+      ...base,
+      kind: 'story-marker',
+      entry,
+      storyId,
+      leadArticleKey: entry.leadArticleKey,
+      lead,
+      status: `story marker: story ${storyId} is carried by ${entry.leadArticleKey ?? '(no lead recorded)'} since ${formatInstant(entry.deliveredAt)}${lead === undefined ? '' : ` (${deliveryOutcomeText(lead)})`}; other copies of it collapse`,
+    };
+  }
+  const notice = readUpdateNoticeKey(articleKey);
+  if (notice !== undefined) {
+    const { subject } = notice;
+    const change = notice.change === '' ? '' : changeText(notice.change);
+    // Article keys carry their kind (`id:`, `url:`); a story id has none.
+    const about = subject.includes(':') ? `article ${subject}` : `story ${subject}`;
+    const storyId = subject.includes(':') ? undefined : subject;
+    if (entry === undefined) {
+      return {
+        ...base,
+        kind: 'not-in-ledger',
+        storyId,
+        status: `no update notice (${change}) for ${about} in the ledger`,
+      };
+    }
+    return {
+      ...base,
+      kind: 'update-notice',
+      entry,
+      storyId,
+      status: `update notice (${change}) for ${about}: ${deliveryOutcomeText(entry)}`,
+    };
+  }
+  if (entry === undefined) {
+    return {
+      ...base,
+      kind: 'not-in-ledger',
+      status:
+        'not in the ledger: never delivered to this audience (not matched, not read yet, or older than the ledger keeps)',
+    };
+  }
+  if (entry.collapsedInto !== undefined) {
+    const storyId = entry.collapsedInto;
+    const marker = entries.get(deliveryId(storyMarkerKey(audienceId, storyId)));
+    const leadArticleKey = marker?.leadArticleKey;
+    const lead =
+      leadArticleKey === undefined ? undefined : entries.get(deliveryId({ audienceId, articleKey: leadArticleKey }));
+    const leadText =
+      leadArticleKey === undefined
+        ? 'its story marker is gone from the ledger'
+        : `lead ${leadArticleKey}, ${lead === undefined ? 'not delivered yet' : deliveryOutcomeText(lead)}`;
+    return {
+      ...base,
+      kind: 'collapsed',
+      entry,
+      storyId,
+      leadArticleKey,
+      lead,
+      status: `collapsed into story ${storyId} (${leadText}): this copy was not sent (recorded ${formatInstant(entry.deliveredAt)})`,
+    };
+  }
+  const story = entry.storyId === undefined ? '' : ` as the lead of story ${entry.storyId}`;
+  return {
+    ...base,
+    kind: entryKind(entry),
+    entry,
+    storyId: entry.storyId,
+    status: `${deliveryOutcomeText(entry)}${story}`,
+  };
+}
+
+/**
+ * Reads what the ledger holds for `articleKeys` of one audience: the keys' entries, then the story
+ * markers of collapsed copies, then their leads' entries (three strongly consistent reads).
+ */
+export async function readLedgerStates(
+  state: {
+    readDeliveries(keys: readonly { audienceId: string; articleKey: string }[]): Promise<Map<string, DeliveryRecord>>;
+  },
+  audienceId: string,
+  articleKeys: readonly string[],
+): Promise<LedgerState[]> {
+  const entries = new Map(await state.readDeliveries(articleKeys.map((articleKey) => ({ audienceId, articleKey }))));
+  const markers = [...entries.values()]
+    .map((entry) => entry.collapsedInto)
+    .filter((storyId) => storyId !== undefined)
+    .map((storyId) => storyMarkerKey(audienceId, storyId))
+    .filter((key) => !entries.has(deliveryId(key)));
+  for (const [id, entry] of markers.length > 0 ? await state.readDeliveries(markers) : []) entries.set(id, entry);
+  const leads = [...entries.values()]
+    .map((entry) => entry.leadArticleKey)
+    .filter((key) => key !== undefined)
+    .map((articleKey) => ({ audienceId, articleKey }))
+    .filter((key) => !entries.has(deliveryId(key)));
+  for (const [id, entry] of leads.length > 0 ? await state.readDeliveries(leads) : []) entries.set(id, entry);
+  return articleKeys.map((articleKey) => ledgerState(audienceId, articleKey, entries));
+}
