@@ -140,18 +140,24 @@ async function addAddresses(context: CommandContext, args: readonly unknown[], o
   context.output.result(rows, () => {
     context.output.table(
       ['SUBSCRIBER', 'ADDRESS', 'STATE', 'CHANGE', 'CONFIRMATION'],
-      rows.map((row) => [
-        row.subscriberId,
-        row.address,
-        row.state,
-        row.change,
-        row.suppressed ? 'not sent: address suppressed' : row.confirmationSent ? 'sent' : '-',
-      ]),
+      rows.map((row) => [row.subscriberId, row.address, row.state, row.change, confirmationText(row)]),
     );
     context.output.note(
       'Pending addresses receive nothing until they confirm with the link in the confirmation email.',
     );
+    if (rows.some((row) => row.state === 'pending' && !row.confirmationSent && !row.suppressed)) {
+      context.output.note(
+        'A confirmation goes out once a day per address and audience; the one sent earlier today still works.',
+      );
+    }
   });
+}
+
+/** What became of the confirmation email of one added address. */
+function confirmationText(row: { state: string; confirmationSent: boolean; suppressed: boolean }): string {
+  if (row.suppressed) return 'not sent: address suppressed';
+  if (row.confirmationSent) return 'sent';
+  return row.state === 'pending' ? 'not sent: one was sent today' : '-';
 }
 
 interface ListOptions {
@@ -235,6 +241,20 @@ async function removeAddress(context: CommandContext, args: readonly unknown[], 
   );
 }
 
+/** The membership an address has on an audience now, if any. */
+async function currentMembership(store: SubscriberStore, address: string, audienceId: string) {
+  const profile = await store.findByAddress(address);
+  return profile === undefined ? undefined : await store.membership(profile.subscriberId, audienceId);
+}
+
+/** What a migration would make of one SNS email subscription (addSubscriber's rules, read-only). */
+function migrationOutcome(existing: { state: string } | undefined, snsConfirmed: boolean): string {
+  if (existing?.state === 'unsubscribed') return 'stays unsubscribed (the subscriber left this audience)';
+  if (existing?.state === 'confirmed') return 'confirmed already (unchanged)';
+  if (snsConfirmed) return 'confirmed';
+  return existing?.state === 'pending' ? 'pending already (confirmation email)' : 'pending (confirmation email)';
+}
+
 interface MigrateOptions {
   readonly keepSns?: boolean;
   readonly dryRun?: boolean;
@@ -268,10 +288,13 @@ async function migrateAudience(
     }
   });
   if (options.dryRun) {
-    const rows = plan.map((entry) => ({
-      address: maskAddress(entry.address),
-      becomes: entry.confirmed ? 'confirmed' : 'pending (confirmation email)',
-    }));
+    const { store } = await email.subscribe();
+    const rows = await Promise.all(
+      plan.map(async (entry) => ({
+        address: maskAddress(entry.address),
+        becomes: migrationOutcome(await currentMembership(store, entry.address, audienceId), entry.confirmed),
+      })),
+    );
     context.output.result({ dryRun: true, rows, problems }, () => {
       context.output.table(
         ['ADDRESS', 'BECOMES'],
@@ -289,11 +312,15 @@ async function migrateAudience(
     subscriberId: string;
     address: string;
     state: string;
+    change: string;
     confirmationSent: boolean;
     snsRemoved: boolean;
   }[] = [];
   for (const entry of plan) {
-    const outcome = await addSubscriber({ address: entry.address, audience: label, confirmed: entry.confirmed }, deps);
+    const outcome = await addSubscriber(
+      { address: entry.address, audience: label, migration: { confirmed: entry.confirmed } },
+      deps,
+    );
     let snsRemoved = false;
     // Only once the SES member exists, so an interrupted migration never leaves an address on neither.
     if (!options.keepSns && entry.confirmed && entry.subscription.SubscriptionArn !== undefined) {
@@ -306,6 +333,7 @@ async function migrateAudience(
       subscriberId: outcome.subscriberId,
       address: maskAddress(entry.address),
       state: outcome.state,
+      change: outcome.change,
       confirmationSent: outcome.confirmationSent,
       snsRemoved,
     });
@@ -323,6 +351,12 @@ async function migrateAudience(
       `audience ${audienceId} has no SNS email subscriptions`,
     );
     for (const problem of problems) context.output.warn(problem);
+    const kept = rows.filter((row) => row.change === 'kept-unsubscribed').length;
+    if (kept > 0) {
+      context.output.note(
+        `${kept} address(es) had unsubscribed from this audience's email and stay unsubscribed: their SNS confirmation is older than the unsubscribe. Only '${hint('email add')}' asks them again, with a new confirmation.`,
+      );
+    }
     context.output.note(
       'Confirmed SNS subscribers confirmed once already: they are confirmed SES subscribers now, without a new confirmation. Pending ones got the confirmation email and keep their SNS subscription until they confirm. Remove the addresses from the audience\'s "emails" in cdk.json too, or the next deploy subscribes them to SNS again.',
     );

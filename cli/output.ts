@@ -221,9 +221,18 @@ const tonesByWord: Readonly<Record<string, Tone>> = Object.fromEntries([
     'replay incomplete',
     'deleted',
   ].map((word) => [word, 'bad'] as const),
-  ...['held', 'paused', 'pending', 'pending confirmation', 'disabled', 'deferred', 'skipped', 'partial', 'running'].map(
-    (word) => [word, 'warn'] as const,
-  ),
+  ...[
+    'held',
+    'paused',
+    'unsubscribed',
+    'pending',
+    'pending confirmation',
+    'disabled',
+    'deferred',
+    'skipped',
+    'partial',
+    'running',
+  ].map((word) => [word, 'warn'] as const),
 ]);
 
 /** The tone a status word is shown in, if it is one {@link status} knows. */

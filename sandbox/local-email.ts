@@ -380,7 +380,8 @@ export async function startLocalEmail(options: LocalEmailOptions): Promise<Local
             locale,
             language: messageLocale(localeChain(locale, options.defaultLocale ?? FALLBACK_LOCALE)),
           },
-          confirmed: (subscriber.state ?? 'confirmed') === 'confirmed',
+          // Confirmed ones come as a migrated SNS subscriber would; pending ones as `email add` adds them.
+          ...((subscriber.state ?? 'confirmed') === 'confirmed' ? { migration: { confirmed: true } } : {}),
           locale: subscriber.locale,
         },
         subscribe,

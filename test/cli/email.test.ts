@@ -132,6 +132,41 @@ describe('email migrate and history', () => {
   });
 });
 
+describe('email migrate after an unsubscribe', () => {
+  it('leaves an address that unsubscribed unsubscribed, and the dry run says so first', async () => {
+    const topicArn = sandbox.stack.topics.get(audienceId) as string;
+    const email = sandbox.stack.email;
+    if (email === undefined) throw new Error('the sandbox has no email');
+    const store = email.delivery.store;
+    // choi was moved over once (with --keep-sns), then used the one-click unsubscribe.
+    await sandbox.stack.clients.sns.send(
+      new SubscribeCommand({ TopicArn: topicArn, Protocol: 'email', Endpoint: address('choi') }),
+    );
+    const first = await sandbox.cli(['email', 'migrate', audienceId, '--keep-sns', '--json']);
+    expect(first.code, first.stderr).toBe(0);
+    const choi = await store.findByAddress(address('choi'));
+    const membership = await store.membership(choi?.subscriberId ?? '', audienceId);
+    expect(membership?.state).toBe('confirmed');
+    await store.saveMembership({
+      ...(membership as NonNullable<typeof membership>),
+      state: 'unsubscribed',
+      unsubscribedAt: Date.now(),
+    });
+
+    const dry = await sandbox.cli(['email', 'migrate', audienceId, '--dry-run', '--json']);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.json<{ rows: { becomes: string }[] }>().rows.map((row) => row.becomes)).toEqual([
+      'stays unsubscribed (the subscriber left this audience)',
+    ]);
+    const again = await sandbox.cli(['email', 'migrate', audienceId]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain('unsubscribed');
+    expect(again.stderr).toContain('stay unsubscribed');
+    expect((await store.membership(choi?.subscriberId ?? '', audienceId))?.state).toBe('unsubscribed');
+    expectNoAddress(again.stdout + again.stderr + dry.stdout);
+  });
+});
+
 describe('against a stack', () => {
   it('reads the email settings from the stack outputs, and says what to do when SES email is off', async () => {
     const base = [

@@ -407,7 +407,10 @@ export interface DailyDigestOutcome {
  * goes out through the same claim as an alert (its id is the subscriber, audience and due time),
  * so a release that runs twice sends it once. A subscriber suppressed, paused or unsubscribed
  * while entries waited gets nothing: the held entries are recorded as not sent (with the reason)
- * in the history and removed.
+ * in the history and removed. Entries held before the member last confirmed were held for a
+ * subscription that ended (an unsubscribe, then ops adding the address again and a new
+ * confirmation): they are recorded as not sent and removed the same way, never sent to the
+ * new subscription, whichever path ended the old one.
  */
 export async function releaseDailyDigests(
   deps: EmailDeliveryDeps,
@@ -420,17 +423,42 @@ export async function releaseDailyDigests(
   let retry = 0;
   for (const item of due) {
     const context = { audienceId: item.audienceId, subscriberId: item.subscriberId };
-    const [profile, membership, held] = await Promise.all([
+    const [profile, membership, heldNow] = await Promise.all([
       deps.store.profile(item.subscriberId),
       deps.store.membership(item.subscriberId, item.audienceId),
       deps.store.heldEntries(item.subscriberId, item.audienceId),
     ]);
-    const keys = held.map((entry) => entry.key);
+    let held = heldNow;
     if (profile === undefined || membership === undefined) {
-      await deps.store.clearHeld(item.subscriberId, item.audienceId, keys);
+      await deps.store.clearHeld(
+        item.subscriberId,
+        item.audienceId,
+        held.map((entry) => entry.key),
+      );
       continue;
     }
     const deliveryId = `${item.audienceId}|daily:${item.subscriberId}:${new Date(item.dueAt).toISOString()}`;
+    const ended = held.filter((entry) => entry.heldAt < (membership.confirmedAt ?? 0));
+    if (ended.length > 0) {
+      await deps.store.recordOutcome({
+        subscriberId: profile.subscriberId,
+        messageKey: messageKeyOf(`${deliveryId}|ended`),
+        deliveryId: `${deliveryId}|ended`,
+        audienceId: item.audienceId,
+        kind: 'daily-digest',
+        status: 'unsubscribed',
+        createdAt: now,
+        detail: `${ended.length} held alert(s) not sent: held before the subscriber left this audience and was confirmed again`,
+      });
+      await deps.store.clearHeld(
+        item.subscriberId,
+        item.audienceId,
+        ended.map((entry) => entry.key),
+      );
+      deps.log.info('held alerts of an ended subscription not sent', { ...context, entries: ended.length });
+      held = held.filter((entry) => !ended.includes(entry));
+    }
+    const keys = held.map((entry) => entry.key);
     const decision = digestDecision(profile, membership, now);
     if (decision.action !== 'send' || held.length === 0) {
       if (held.length > 0 && decision.action === 'skip') {
@@ -440,7 +468,12 @@ export async function releaseDailyDigests(
           deliveryId,
           audienceId: item.audienceId,
           kind: 'daily-digest',
-          status: decision.reason === 'paused' ? 'paused' : 'suppressed',
+          status:
+            decision.reason === 'paused'
+              ? 'paused'
+              : decision.reason === 'unsubscribed'
+                ? 'unsubscribed'
+                : 'suppressed',
           createdAt: now,
           detail: `${held.length} held alert(s) not sent: ${decision.reason}`,
         });

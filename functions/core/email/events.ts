@@ -28,6 +28,7 @@ export const STATUS_RANK: Readonly<Record<SendStatus, number>> = {
   held: 0,
   paused: 0,
   suppressed: 0,
+  unsubscribed: 0,
   sending: 1,
   sent: 2,
   delayed: 3,

@@ -71,6 +71,8 @@ export type SendStatus =
   | 'suppressed'
   /** Not sent: the subscriber paused alerts. */
   | 'paused'
+  /** Not sent: the subscriber left the audience before it went out. */
+  | 'unsubscribed'
   /** Waiting for the subscriber's daily digest. */
   | 'held';
 

@@ -10,6 +10,10 @@
  *   confirmed already went through SNS's own double opt-in, so its address becomes a confirmed
  *   member (`source: migrated`); pending SNS subscriptions become pending members and get the
  *   confirmation email.
+ * - **An unsubscribe is final until the person confirms again.** A migration never touches a
+ *   membership the subscriber ended: the SNS subscription's consent is older than the unsubscribe.
+ *   Only ops adding the address again (`email add`) reopens it, as pending, with a new
+ *   confirmation email even if one went out the same day.
  * - **A suppressed address is not mailed**, not even a confirmation (the claim checks it).
  */
 
@@ -25,8 +29,12 @@ import type { Membership, SubscriberProfile } from './subscriber.ts';
 export interface SubscribeOutcome {
   readonly subscriberId: string;
   readonly state: Membership['state'];
-  /** `created` (new member), `unchanged` (already there in that state), `reopened` (had unsubscribed). */
-  readonly change: 'created' | 'unchanged' | 'reopened' | 'confirmed';
+  /**
+   * `created` (new member), `unchanged` (already there in that state), `reopened` (had
+   * unsubscribed; pending again), `confirmed` (a pending member a migration confirmed),
+   * `kept-unsubscribed` (a migration met a member who had unsubscribed, and left it so).
+   */
+  readonly change: 'created' | 'unchanged' | 'reopened' | 'confirmed' | 'kept-unsubscribed';
   readonly confirmationSent: boolean;
   readonly suppressed: boolean;
 }
@@ -51,19 +59,20 @@ export interface AudienceLabel {
 
 /**
  * Adds `address` to an audience, pending confirmation, and sends the confirmation email.
- * `confirmed: true` (migration of a confirmed SNS subscription) makes it a confirmed member
- * without any email.
+ * `migration` moves an SNS email subscription: `confirmed` (SNS confirmed it) makes it a confirmed
+ * member without any email, and a member who had unsubscribed stays unsubscribed.
  */
 export async function addSubscriber(
   input: {
     readonly address: string;
     readonly audience: AudienceLabel;
-    readonly confirmed?: boolean;
+    readonly migration?: { readonly confirmed: boolean };
     readonly locale?: string;
   },
   deps: SubscribeDeps,
 ): Promise<SubscribeOutcome> {
   const now = deps.now();
+  const confirmed = input.migration?.confirmed === true;
   const profile = await deps.store.ensureSubscriber(input.address, {
     locale: input.locale ?? input.audience.locale,
     now,
@@ -74,11 +83,11 @@ export async function addSubscriber(
   const fresh: Membership = {
     subscriberId: profile.subscriberId,
     audienceId,
-    state: input.confirmed ? 'confirmed' : 'pending',
+    state: confirmed ? 'confirmed' : 'pending',
     preference: 'immediate',
     createdAt: now,
-    ...(input.confirmed ? { confirmedAt: now } : {}),
-    source: input.confirmed ? 'migrated' : 'added',
+    ...(confirmed ? { confirmedAt: now } : {}),
+    source: input.migration === undefined ? 'added' : 'migrated',
   };
   let membership: Membership;
   let change: SubscribeOutcome['change'];
@@ -86,12 +95,16 @@ export async function addSubscriber(
     await deps.store.saveMembership(fresh, { create: true });
     membership = fresh;
     change = 'created';
+  } else if (existing.state === 'unsubscribed' && input.migration !== undefined) {
+    // The person left after SNS confirmed them: that is the newer word, and a migration keeps it.
+    membership = existing;
+    change = 'kept-unsubscribed';
   } else if (existing.state === 'unsubscribed') {
-    // Ops add an address that had left: it must confirm again (unless it comes confirmed from SNS).
+    // Ops add an address that had left: it must confirm again.
     membership = { ...fresh, createdAt: existing.createdAt };
     await deps.store.saveMembership(membership);
     change = 'reopened';
-  } else if (existing.state === 'pending' && input.confirmed) {
+  } else if (existing.state === 'pending' && confirmed) {
     membership = { ...existing, state: 'confirmed', confirmedAt: now, source: 'migrated' };
     await deps.store.saveMembership(membership);
     change = 'confirmed';
@@ -101,7 +114,9 @@ export async function addSubscriber(
   }
   let confirmationSent = false;
   if (membership.state === 'pending' && !suppressed) {
-    confirmationSent = await sendConfirmation(profile, membership, input.audience, deps);
+    // A reopened membership gets its own confirmation, even if one went out today before it ended.
+    const reopenedAt = change === 'reopened' ? now : undefined;
+    confirmationSent = await sendConfirmation(profile, membership, input.audience, deps, { reopenedAt });
   }
   deps.log.info('email subscriber added', {
     subscriberId: profile.subscriberId,
@@ -114,7 +129,8 @@ export async function addSubscriber(
 
 /**
  * Sends the confirmation email of a pending membership (again, when called again: one per
- * membership and day, through the same claim as every other message).
+ * membership and day, through the same claim as every other message; a membership reopened after
+ * an unsubscribe, `reopenedAt`, has a claim of its own).
  *
  * @returns false when it was sent today already or the address may not be mailed
  * @throws EmailThrottledError when SES asks to slow down (nothing was sent; try again)
@@ -124,9 +140,14 @@ export async function sendConfirmation(
   membership: Membership,
   audience: AudienceLabel,
   deps: SubscribeDeps,
+  options: { readonly reopenedAt?: number | undefined } = {},
 ): Promise<boolean> {
   const now = deps.now();
-  const deliveryId = `${membership.audienceId}|confirm:${profile.subscriberId}:${new Date(now).toISOString().slice(0, 10)}`;
+  const when =
+    options.reopenedAt === undefined
+      ? new Date(now).toISOString().slice(0, 10)
+      : `reopened-${new Date(options.reopenedAt).toISOString()}`;
+  const deliveryId = `${membership.audienceId}|confirm:${profile.subscriberId}:${when}`;
   const messageKey = messageKeyOf(deliveryId);
   const confirmUrl = await deps.links.confirm(profile.subscriberId, membership.audienceId);
   const rendered = composeConfirmation({

@@ -1,0 +1,140 @@
+/**
+ * Leaving an audience and coming back (SES email on moto server): an unsubscribe is final until
+ * the person confirms again. A migration from SNS email never undoes it, ops adding the address
+ * again sends a new confirmation even on the day of the first one, and what waited for a daily
+ * digest before the unsubscribe is never sent to the new subscription.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { dailyDigestAt } from '#core/email/delivery';
+import { ONE_CLICK_BODY } from '#core/email/mime';
+import { type AudienceLabel, addSubscriber } from '#core/email/subscribe';
+import type { Audience } from '#core/model';
+import { listUnsubscribeTargets, parseEmail } from '../support/email-mime.ts';
+import { type EmailTestStack, startEmailTestStack } from '../support/email-stack.ts';
+
+const stacks: EmailTestStack[] = [];
+afterEach(async () => {
+  for (const stack of stacks.splice(0)) await stack.stop();
+});
+
+const label: AudienceLabel = { audienceId: 'desk', label: 'Markets desk', locale: 'en-GB', language: 'en' };
+
+async function setUp(): Promise<{ stack: EmailTestStack; audience: Audience; address: string }> {
+  const stack = await startEmailTestStack();
+  stacks.push(stack);
+  const audience = await stack.addAudience({ audienceId: 'desk', name: 'Markets desk', timeZone: 'UTC' });
+  return { stack, audience, address: `kim@${stack.prefix}example.com` };
+}
+
+/** Ops add the address (`email add`): pending, with a confirmation email. */
+const opsAdd = (stack: EmailTestStack, address: string) =>
+  addSubscriber({ address, audience: label }, stack.email.subscribe);
+
+/** The subscriber presses Confirm on the page the confirmation email links to. */
+async function confirm(stack: EmailTestStack, subscriberId: string): Promise<void> {
+  const url = await stack.email.subscribe.links.confirm(subscriberId, 'desk');
+  const response = await stack.request(url, {
+    method: 'POST',
+    body: 'action=confirm',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  });
+  expect(response.status).toBe(303);
+  expect((await stack.email.delivery.store.membership(subscriberId, 'desk'))?.state).toBe('confirmed');
+}
+
+/** The subscriber's mail client posts the one-click unsubscribe of the last email it got. */
+async function unsubscribe(stack: EmailTestStack, subscriberId: string): Promise<void> {
+  const last = stack.email.sent.filter((email) => email.subscriberId === subscriberId).at(-1);
+  if (last === undefined) throw new Error('nothing was sent to the subscriber');
+  const [oneClick] = listUnsubscribeTargets((await parseEmail(last.raw)).header('List-Unsubscribe'));
+  const response = await stack.request(oneClick as string, {
+    method: 'POST',
+    body: ONE_CLICK_BODY,
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  });
+  expect(response.status).toBe(200);
+  expect((await stack.email.delivery.store.membership(subscriberId, 'desk'))?.state).toBe('unsubscribed');
+}
+
+describe('an address that unsubscribed', () => {
+  it('stays unsubscribed when a migration meets its confirmed SNS subscription', async () => {
+    const { stack, audience, address } = await setUp();
+    const { subscriberId } = await stack.email.addSubscriber('desk', { address }, { name: 'Markets desk' });
+    await stack.publishAlert(audience);
+    await stack.email.deliver();
+    await unsubscribe(stack, subscriberId);
+    stack.clock.now += 60_000;
+    const sentBefore = stack.email.sent.length;
+
+    const migrated = await addSubscriber(
+      { address, audience: label, migration: { confirmed: true } },
+      stack.email.subscribe,
+    );
+    expect(migrated).toMatchObject({ state: 'unsubscribed', change: 'kept-unsubscribed', confirmationSent: false });
+    expect((await stack.email.delivery.store.membership(subscriberId, 'desk'))?.state).toBe('unsubscribed');
+    // A pending SNS subscription does not bring it back either, and sends no confirmation.
+    const pending = await addSubscriber(
+      { address, audience: label, migration: { confirmed: false } },
+      stack.email.subscribe,
+    );
+    expect(pending).toMatchObject({ state: 'unsubscribed', change: 'kept-unsubscribed', confirmationSent: false });
+    await stack.publishAlert(audience);
+    await stack.email.deliver();
+    expect(stack.email.sent.slice(sentBefore)).toEqual([]);
+  });
+
+  it('gets a new confirmation when ops add it again, on the same day as its first one', async () => {
+    const { stack, audience, address } = await setUp();
+    const first = await opsAdd(stack, address);
+    expect(first).toMatchObject({ state: 'pending', confirmationSent: true });
+    await confirm(stack, first.subscriberId);
+    await stack.publishAlert(audience);
+    await stack.email.deliver();
+    await unsubscribe(stack, first.subscriberId);
+    stack.clock.now += 60_000;
+
+    const again = await opsAdd(stack, address);
+    expect(again).toMatchObject({ state: 'pending', change: 'reopened', confirmationSent: true });
+    const history = await stack.email.delivery.store.history(first.subscriberId);
+    expect(history.filter((record) => record.kind === 'confirmation' && record.status === 'sent')).toHaveLength(2);
+    // Adding it once more while it is pending stays within the one-a-day rule.
+    expect(await opsAdd(stack, address)).toMatchObject({ change: 'unchanged', confirmationSent: false });
+  });
+
+  it('never gets, in its new subscription’s digest, what was held for it before it left', async () => {
+    const { stack, audience, address } = await setUp();
+    const store = stack.email.delivery.store;
+    const { subscriberId } = await stack.email.addSubscriber('desk', { address }, { name: 'Markets desk' });
+    await stack.publishAlert(audience);
+    await stack.email.deliver();
+    const membership = await store.membership(subscriberId, 'desk');
+    await store.saveMembership({ ...(membership as NonNullable<typeof membership>), preference: 'digest' });
+    const before = await stack.publishAlert(audience);
+    await stack.email.deliver();
+    expect(await store.heldEntries(subscriberId, 'desk')).toHaveLength(1);
+
+    await unsubscribe(stack, subscriberId);
+    stack.clock.now += 60_000;
+    await opsAdd(stack, address);
+    stack.clock.now += 60_000;
+    await confirm(stack, subscriberId);
+    const renewed = await store.membership(subscriberId, 'desk');
+    await store.saveMembership({ ...(renewed as NonNullable<typeof renewed>), preference: 'digest' });
+    stack.clock.now += 60_000;
+    const after = await stack.publishAlert(audience);
+    await stack.email.deliver();
+
+    stack.clock.now = dailyDigestAt(stack.clock.now, audience) + 1;
+    const sentBefore = stack.email.sent.length;
+    expect(await stack.email.releaseDailyDigests()).toMatchObject({ due: 1, sent: 1 });
+    const [digest] = stack.email.sent.slice(sentBefore);
+    const text = (await parseEmail((digest as NonNullable<typeof digest>).raw)).text;
+    expect(text).toContain(after.subject.replace(/^\[[^\]]*\] /, ''));
+    expect(text).not.toContain(before.subject.replace(/^\[[^\]]*\] /, ''));
+    const history = await store.history(subscriberId);
+    expect(history.find((record) => record.status === 'unsubscribed')?.events[0]?.detail).toContain(
+      '1 held alert(s) not sent',
+    );
+    expect(await store.heldEntries(subscriberId, 'desk')).toEqual([]);
+  });
+});
