@@ -14,7 +14,15 @@ import type { Command } from 'commander';
 import type { EmailSender, SendRecord, SubscriberStore } from '#core/email/ports';
 import { type AudienceLabel, addSubscriber, type SubscribeDeps } from '#core/email/subscribe';
 import { InvalidAddressError, maskAddress, normalizeAddress, type SubscriberProfile } from '#core/email/subscriber';
-import { FALLBACK_LOCALE, localeChain, messageLocale } from '#core/locale';
+import {
+  canonicalLocale,
+  FALLBACK_LOCALE,
+  isShipped,
+  languageOf,
+  localeChain,
+  messageLocale,
+  SHIPPED_LOCALES,
+} from '#core/locale';
 import { silentLog } from '#core/ports';
 import { audienceSubscriptions, requireAudience, topicArnOf } from './audience-topics.ts';
 import { action, integerOption } from './command.ts';
@@ -79,6 +87,18 @@ function mailDrop(sender: EmailSender, dir: string): EmailSender {
   };
 }
 
+/** `--locale`: a BCP 47 tag whose language the preference page speaks, in canonical form. */
+function pageLocale(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const canonical = canonicalLocale(value.trim());
+  if (canonical === undefined || !isShipped(languageOf(canonical))) {
+    throw new UsageError(
+      `--locale ${JSON.stringify(value)} is not a locale the preference page speaks; use one whose language is ${SHIPPED_LOCALES.join(', ')}, such as "en-GB", "ko-KR" or "ja-JP", or leave it out to use each audience's language`,
+    );
+  }
+  return canonical;
+}
+
 function address(value: string): string {
   try {
     return normalizeAddress(value);
@@ -128,13 +148,14 @@ interface AddOptions {
 async function addAddresses(context: CommandContext, args: readonly unknown[], options: AddOptions): Promise<void> {
   const [audienceId, addresses] = args as [string, string[]];
   const normalized = addresses.map(address);
+  const locale = pageLocale(options.locale);
   const email = await emailTarget(context);
   const { label, topicArn } = await audienceLabel(email.target, audienceId);
   await ensureQueueSubscribed(email, topicArn);
   const deps = await email.subscribe();
   const rows: (Awaited<ReturnType<typeof addSubscriber>> & { address: string })[] = [];
   for (const value of normalized) {
-    const outcome = await addSubscriber({ address: value, audience: label, locale: options.locale }, deps);
+    const outcome = await addSubscriber({ address: value, audience: label, locale }, deps);
     rows.push({ ...outcome, address: maskAddress(value) });
   }
   context.output.result(rows, () => {
@@ -451,7 +472,7 @@ export function registerEmail(program: Command): void {
     .description('add addresses to an audience; each gets a confirmation email and receives alerts once it confirms')
     .argument('<audienceId>')
     .argument('<address...>')
-    .option('--locale <tag>', 'language of the preference page for these addresses (default: the audience locale)')
+    .option('--locale <tag>', 'language of the preference page for these addresses, also when they are on other audiences (default: the language of the audience whose email links to the page)')
     .action(action(addAddresses));
 
   email

@@ -60,6 +60,21 @@ describe('email add', () => {
   });
 });
 
+describe('email add --locale', () => {
+  it('refuses a language the preference page does not speak, adding nobody', async () => {
+    for (const locale of ['fr-FR', 'not a tag']) {
+      const result = await sandbox.cli(['email', 'add', audienceId, address('lang'), '--locale', locale]);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain('is not a locale the preference page speaks');
+      expect(result.stderr).toContain('such as "en-GB", "ko-KR" or "ja-JP"');
+    }
+    expect(await sandbox.stack.email?.delivery.store.findByAddress(address('lang'))).toBeUndefined();
+    const added = await sandbox.cli(['email', 'add', audienceId, address('lang'), '--locale', 'ko-kr', '--json']);
+    expect(added.code, added.stderr).toBe(0);
+    expect((await sandbox.stack.email?.delivery.store.findByAddress(address('lang')))?.locale).toBe('ko-KR');
+  });
+});
+
 describe('email migrate and history', () => {
   it('moves confirmed SNS email subscribers without a confirmation, then shows what they were sent and what SES said', async () => {
     const topicArn = sandbox.stack.topics.get(audienceId) as string;

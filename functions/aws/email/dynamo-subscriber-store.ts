@@ -126,7 +126,27 @@ export class DynamoSubscriberStore implements SubscriberStore {
     const normalized = normalizeAddress(address);
     for (let attempt = 0; attempt < 3; attempt += 1) {
       const existing = await this.findByAddress(normalized);
-      if (existing !== undefined) return existing;
+      if (existing !== undefined) {
+        if (options.locale === undefined || existing.locale === options.locale) return existing;
+        // One attribute, not the whole profile: a bounce recorded meanwhile must not be undone.
+        try {
+          await this.#documents.send(
+            new UpdateCommand({
+              TableName: this.#table,
+              Key: { pk: subKey(existing.subscriberId), sk: 'profile' },
+              UpdateExpression: 'SET #locale = :locale',
+              ConditionExpression: 'attribute_exists(pk)',
+              ExpressionAttributeNames: { '#locale': 'locale' },
+              ExpressionAttributeValues: { ':locale': options.locale },
+            }),
+          );
+        } catch (error) {
+          // Deleted meanwhile: the next attempt creates it afresh.
+          if (isConditionFailure(error)) continue;
+          throw error;
+        }
+        return { ...existing, locale: options.locale };
+      }
       const profile: SubscriberProfile = {
         subscriberId: randomBytes(10).toString('hex'),
         address: normalized,

@@ -162,7 +162,8 @@ export interface SubscriberStore {
   profiles(subscriberIds: readonly string[]): Promise<Map<string, SubscriberProfile>>;
   /**
    * The subscriber of `address`, created when there is none (a conditional write on the address
-   * key, so two creations of one address give one subscriber).
+   * key, so two creations of one address give one subscriber). A `locale` given is the address's
+   * page language: set on creation, and changed on an existing subscriber that has another.
    */
   ensureSubscriber(
     address: string,

@@ -67,16 +67,16 @@ export async function addSubscriber(
     readonly address: string;
     readonly audience: AudienceLabel;
     readonly migration?: { readonly confirmed: boolean };
-    readonly locale?: string;
+    /** The address's page language, chosen by ops (`--locale`): set or changed on the subscriber. */
+    readonly locale?: string | undefined;
   },
   deps: SubscribeDeps,
 ): Promise<SubscribeOutcome> {
   const now = deps.now();
   const confirmed = input.migration?.confirmed === true;
-  const profile = await deps.store.ensureSubscriber(input.address, {
-    locale: input.locale ?? input.audience.locale,
-    now,
-  });
+  // Only a language ops chose is the address's own: without one, each email's page speaks the
+  // language of the audience that sent it (an address on a Korean and an English audience).
+  const profile = await deps.store.ensureSubscriber(input.address, { locale: input.locale, now });
   const { audienceId } = input.audience;
   const existing = await deps.store.membership(profile.subscriberId, audienceId);
   const suppressed = profile.suppression !== undefined;
