@@ -6,6 +6,8 @@
  * by the browser) changes nothing. axe-core finds no serious accessibility problem on any page,
  * in English, Korean or Japanese, and the screenshots in docs/images/ are made here.
  */
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -144,9 +146,24 @@ describe('the preference page', () => {
     await page.close();
   });
 
+  it('fits a phone screen, however long the address', async () => {
+    const long = `${'x'.repeat(64)}@${'y'.repeat(60)}.${'z'.repeat(60)}.example.com`;
+    // On the other audience: the tests below count who gets the desk's alerts.
+    const { subscriberId } = await stack.email.addSubscriber('chips-team', { address: long }, { name: '반도체팀' });
+    const url = await stack.email.subscribe.links.manage(subscriberId, 'chips-team');
+    const page = await context.newPage();
+    await page.setViewportSize({ width: 360, height: 740 });
+    expect((await page.goto(url))?.status()).toBe(200);
+    // A string, not a function: this file is compiled without the DOM's types.
+    const width = await page.evaluate<number>('document.documentElement.scrollWidth');
+    expect(width).toBeLessThanOrEqual(360);
+    await page.screenshot({ path: join(tmpdir(), 'news-alerts-email-preferences-phone.png'), fullPage: true });
+    await page.close();
+  });
+
   it('switches to the daily digest', async () => {
     const page = await open(links.manage);
-    await page.getByLabel(en.digest('08:00')).check();
+    await page.getByLabel(en.digest('08:00', 'Europe/London')).check();
     await page.getByRole('button', { name: en.save }).click();
     await expect
       .poll(async () => (await page.getByRole('status').textContent()) ?? '', { timeout: 180_000 })

@@ -12,7 +12,8 @@ import { GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand } 
 import { afterEach, describe, expect, it } from 'vitest';
 import { SecretsManagerLinkKeys } from '#aws/email/link-keys';
 import { planDigest, toHeldNotification } from '#core/digest';
-import { dailyDigestAt, deliverNotification } from '#core/email/delivery';
+import { dailyDigestAt } from '#core/email/daily-digest';
+import { deliverNotification } from '#core/email/delivery';
 import { emailWordsFor } from '#core/email/messages/catalog';
 import { ONE_CLICK_BODY } from '#core/email/mime';
 import { parseQueuedNotification } from '#core/email/notification';

@@ -5,7 +5,7 @@
  * digest before the unsubscribe is never sent to the new subscription.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { dailyDigestAt } from '#core/email/delivery';
+import { dailyDigestAt } from '#core/email/daily-digest';
 import { ONE_CLICK_BODY } from '#core/email/mime';
 import { type AudienceLabel, addSubscriber } from '#core/email/subscribe';
 import type { Audience } from '#core/model';

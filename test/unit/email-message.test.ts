@@ -11,6 +11,7 @@ import { emailWordsFor } from '#core/email/messages/catalog';
 import { buildMime, ONE_CLICK_BODY } from '#core/email/mime';
 import { type AlertNotification, type DigestNotification, parseQueuedNotification } from '#core/email/notification';
 import { InvalidAddressError, normalizeAddress } from '#core/email/subscriber';
+import { messagesFor } from '#core/messages/catalog';
 import { RuleSchema } from '#core/model';
 import { singleLine } from '#core/render';
 import { spikeAlertMatch } from '#core/spikes/alert';
@@ -90,6 +91,44 @@ describe.each(['en', 'ko', 'ja'] as const)('an alert in %s', (language) => {
     expect([...addressesIn(parsed, raw)].sort()).toEqual(
       ['alerts@alerts.example.com', recipient, 'unsubscribe@alerts.example.com'].sort(),
     );
+  });
+});
+
+describe('the footer', () => {
+  it('asks ops only for what the email’s own links cannot do, in every language and kind', async () => {
+    for (const language of ['en', 'ko', 'ja'] as const) {
+      const audience = audiencesByLanguage[language];
+      const alert = parseQueuedNotification(alertEnvelope(audience, articlesByLanguage[language]));
+      const digest = parseQueuedNotification(digestEnvelope(audience, [articlesByLanguage[language]]));
+      const drafts = [
+        composeAlert(alert.document as AlertNotification, audience, alert.subject),
+        composeDigest(digest.document as DigestNotification, audience, digest.subject),
+      ];
+      const words = emailWordsFor(language).mail;
+      const expected = words.footer.replace('{audienceId}', audience.audienceId);
+      // The built-in footer of SNS email and SMS, which asks ops to remove the address.
+      const builtIn = messagesFor(language).templates.footer;
+      for (const draft of drafts) {
+        const { parsed } = await send(draft);
+        expect(parsed.text).toContain(expected);
+        expect(parsed.html).toContain(expected);
+        expect(parsed.text).toContain(words.unsubscribe(draft.audienceLabel));
+        for (const line of builtIn.split('\n')) {
+          const filled = line
+            .replaceAll('{audience}', draft.audienceLabel)
+            .replaceAll('{audienceId}', audience.audienceId);
+          expect(parsed.text).not.toContain(filled);
+        }
+      }
+    }
+  });
+
+  it('keeps a footer template ops wrote for the audience', async () => {
+    const audience = { ...audiencesByLanguage.en, templates: { footer: 'Questions? Write to the {audience} desk.' } };
+    const alert = parseQueuedNotification(alertEnvelope(audience, articlesByLanguage.en));
+    const { parsed } = await send(composeAlert(alert.document as AlertNotification, audience, alert.subject));
+    expect(parsed.text).toContain(`Questions? Write to the ${audience.name} desk.`);
+    expect(parsed.text).not.toContain(emailWordsFor('en').mail.footer.slice(0, 30));
   });
 });
 
@@ -256,7 +295,7 @@ describe('a spike alert by SES email', () => {
   });
 
   it.each(['en', 'ko', 'ja'] as const)(
-    'in %s has the text SNS email subscribers get, and the spike in its HTML',
+    'in %s has the text SNS email subscribers get (but the footer), and the spike in its HTML',
     async (language) => {
       const audience = audiencesByLanguage[language];
       const key = 'spike:rates:e1';
@@ -264,7 +303,10 @@ describe('a spike alert by SES email', () => {
       const snsEmail = (JSON.parse(message.body) as { email: string }).email;
       const notification = parseQueuedNotification(snsEnvelope(message));
       const draft = composeAlert(notification.document as AlertNotification, audience, notification.subject);
-      expect(draft.text).toBe(snsEmail);
+      // SES email has its own unsubscribe link, so its footer does not ask ops to remove the address.
+      const body = (text: string) => text.slice(0, text.lastIndexOf('\n--\n'));
+      expect(body(draft.text)).toBe(body(snsEmail));
+      expect(draft.text).toContain(emailWordsFor(language).mail.footer.replace('{audienceId}', audience.audienceId));
       const { parsed } = await send(draft);
       expect(parsed.html).toContain('Central bank signals rate cut');
       expect(parsed.html).toContain('https://news.example.kr/b/2');

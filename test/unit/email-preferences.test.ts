@@ -160,6 +160,44 @@ describe('the preference endpoint', () => {
     expect(invalid.body).toContain(emailWordsFor('ko').page.invalidTitle);
   });
 
+  it('states the daily digest time the delivery keeps: past quiet hours, in the audience’s named zone', async () => {
+    const { store } = countingStore();
+    const tokyo = AudienceSchema.parse({
+      ...audience,
+      timeZone: 'Asia/Tokyo',
+      digestTimes: ['07:30'],
+      quietHours: { start: '22:00', end: '09:00' },
+    });
+    const response = await handlePreferenceRequest(
+      { method: 'GET', path: `/p/${await tokenOf(store)}`, query: { lang: 'en' }, body: '' },
+      { ...deps(store), audiences: { get: async (id) => (id === 'desk' ? tokyo : undefined) } },
+    );
+    expect(response.status).toBe(200);
+    // 07:30 falls in the quiet hours, so the digest goes at their end, 09:00 Tokyo time.
+    expect(response.body).toContain('One daily digest (around 09:00, Asia/Tokyo time)');
+    expect(response.body).not.toContain('07:30');
+  });
+
+  it('refuses a frequency the form does not offer with words about the frequency, changing nothing', async () => {
+    const { store, writes } = countingStore();
+    const path = `/p/${await tokenOf(store)}`;
+    for (const body of ['action=preference&preference=weekly', 'action=preference']) {
+      const posted = await handlePreferenceRequest(
+        { method: 'POST', path, query: {}, body, contentType: 'application/x-www-form-urlencoded' },
+        deps(store),
+      );
+      expect(posted.status).toBe(303);
+      const location = posted.headers.Location ?? '';
+      expect(location).toContain('problem=bad-preference');
+      const page = await handlePreferenceRequest(
+        { method: 'GET', path, query: Object.fromEntries(new URL(location, 'https://x').searchParams), body: '' },
+        deps(store),
+      );
+      expect(page.body).toContain(emailWordsFor('ja').page.refused.badPreference);
+    }
+    expect(writes).toEqual([]);
+  });
+
   it('sends no referrer, no cache, no frame and no script with any page', async () => {
     const { store } = countingStore();
     const response = await handlePreferenceRequest(

@@ -147,6 +147,16 @@ const renderOptions = (locale: string | undefined, options: ComposeOptions): Ren
 /** The words of the email channel in the language of an audience view. */
 const wordsOf = (view: AlertView['audience']): EmailWords => emailWordsFor(view.messages.language);
 
+/**
+ * The audience as an email renders it. The built-in footer tells subscribers to ask ops to remove
+ * their address, which fits SNS email and SMS; an SES email has its own unsubscribe link beside
+ * it, so an audience without a footer template of its own gets the email catalog's footer instead.
+ */
+function emailAudience(view: AlertView['audience']): AlertView['audience'] {
+  if (view.wording.footer !== view.messages.templates.footer) return view;
+  return { ...view, wording: { ...view.wording, footer: wordsOf(view).mail.footer } };
+}
+
 // --- Alerts and update notices --------------------------------------------------------------------
 
 /**
@@ -168,6 +178,7 @@ export function composeAlert(
   );
   const view: AlertView = {
     ...built,
+    audience: emailAudience(built.audience),
     deliveryId: notification.deliveryId,
     omittedMatches: built.omittedMatches + notification.omittedMatches,
   };
@@ -248,7 +259,10 @@ function composeSpikeAlert(
     audience,
     renderOptions(notification.locale, options),
   );
-  const spike: SpikeView = { ...built, view: { ...built.view, deliveryId: notification.deliveryId } };
+  const spike: SpikeView = {
+    ...built,
+    view: { ...built.view, audience: emailAudience(built.view.audience), deliveryId: notification.deliveryId },
+  };
   const { view } = spike;
   const { messages } = view.audience;
   const updateLine =
@@ -386,7 +400,7 @@ export function composeDigest(
   options: ComposeOptions = {},
 ): EmailDraft {
   const groups = entryViews(notification.digest.groups, audience, notification.locale, options);
-  const audienceView = audienceViewOf(audience, renderOptions(notification.locale, options));
+  const audienceView = emailAudience(audienceViewOf(audience, renderOptions(notification.locale, options)));
   const { messages } = audienceView;
   const { digest } = notification;
   const releaseAt = Date.parse(digest.releaseAt);
@@ -430,7 +444,7 @@ export function composeDailyDigest(
   audience: Audience,
   options: ComposeOptions = {},
 ): EmailDraft {
-  const audienceView = audienceViewOf(audience, renderOptions(input.locale, options));
+  const audienceView = emailAudience(audienceViewOf(audience, renderOptions(input.locale, options)));
   const { messages } = audienceView;
   const words = emailWordsFor(messages.language);
   const byGroup = new Map<string, DigestEntryDocument[]>();

@@ -24,7 +24,6 @@
  * address, never a body.
  */
 import pLimit from 'p-limit';
-import { nextDigestAt } from '../delivery-plan.ts';
 import type { Audience } from '../model.ts';
 import type { Log } from '../ports.ts';
 import {
@@ -36,6 +35,7 @@ import {
   type EmailDraft,
   personalize,
 } from './compose.ts';
+import { dailyDigestAt } from './daily-digest.ts';
 import { buildMime } from './mime.ts';
 import {
   type AlertNotification,
@@ -363,9 +363,6 @@ export function heldEntriesOf(
   }));
 }
 
-/** When a subscriber's daily digest goes out: the audience's first digest time (08:00 by default), past quiet hours. */
-export const dailyDigestAt = (now: number, audience: Audience): number =>
-  nextDigestAt(now, { ...audience, digestTimes: audience.digestTimes.slice(0, 1) });
 
 async function holdForDigest(
   profile: SubscriberProfile,

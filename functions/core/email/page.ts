@@ -14,7 +14,7 @@ import { allEmailWords, type EmailWords, emailWordsFor } from './messages/catalo
 import { MAX_PAUSE_DAYS, type MembershipState } from './subscriber.ts';
 
 const STYLE = [
-  'body{margin:0;background:#f4f5f7;color:#1b1f24;font:16px/1.5 -apple-system,"Segoe UI",Roboto,"Noto Sans","Noto Sans CJK KR","Noto Sans JP",sans-serif}',
+  'body{margin:0;overflow-wrap:anywhere;background:#f4f5f7;color:#1b1f24;font:16px/1.5 -apple-system,"Segoe UI",Roboto,"Noto Sans","Noto Sans CJK KR","Noto Sans JP",sans-serif}',
   'header,main{max-width:640px;margin:0 auto;padding:12px 20px}',
   'main{background:#fff;border-radius:8px;margin-bottom:24px}',
   'h1{font-size:24px;margin:8px 0 16px}h2{font-size:19px;margin:24px 0 8px}',
@@ -52,7 +52,9 @@ export interface PreferencePageView {
   readonly suppressed: boolean;
   readonly memberships: readonly MembershipRow[];
   /** The audience of the link, when the address is (still) on it. */
-  readonly current?: (MembershipRow & { readonly digestTime: string }) | undefined;
+  readonly current?:
+    | (MembershipRow & { readonly digestTime: { readonly time: string; readonly zone: string } })
+    | undefined;
   /** What the last POST did, in words. */
   readonly notice?: string | undefined;
   /** Why the last POST was refused, in words. */
@@ -133,7 +135,7 @@ export function renderPreferencePage(view: PreferencePageView, formAction: strin
       parts.push(
         `<form method="post" action="${action}"><fieldset><legend>${escapeHtml(page.frequencyLegend)}</legend>` +
           `<label><input type="radio" name="preference" value="immediate"${checked('immediate')}> ${escapeHtml(page.immediate)}</label>` +
-          `<label><input type="radio" name="preference" value="digest"${checked('digest')}> ${escapeHtml(page.digest(current.digestTime))}</label>` +
+          `<label><input type="radio" name="preference" value="digest"${checked('digest')}> ${escapeHtml(page.digest(current.digestTime.time, current.digestTime.zone))}</label>` +
           `<div><button type="submit" name="action" value="preference">${escapeHtml(page.save)}</button></div></fieldset></form>`,
       );
       parts.push(

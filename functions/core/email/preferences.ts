@@ -19,8 +19,10 @@
  * `u/<token>` the one-click unsubscribe (GET shows a button); `c/<token>` the confirmation.
  */
 import { canonicalLocale, isShipped, languageOf, type ShippedLocale } from '../locale.ts';
+import type { Audience } from '../model.ts';
 import type { Log } from '../ports.ts';
 import { formatInZone } from '../render.ts';
+import { dailyDigestAt } from './daily-digest.ts';
 import { emailWordsFor } from './messages/catalog.ts';
 import {
   type MembershipRow,
@@ -118,7 +120,7 @@ const NOTICES = [
   'unchanged',
 ] as const;
 type Notice = (typeof NOTICES)[number];
-const PROBLEMS = ['unsubscribed', 'not-confirmed', 'bad-days'] as const;
+const PROBLEMS = ['unsubscribed', 'not-confirmed', 'bad-days', 'bad-preference'] as const;
 type Problem = (typeof PROBLEMS)[number];
 
 /** Handles one request. Never throws for bad input; storage failures propagate (a 500 from the handler). */
@@ -303,7 +305,7 @@ async function applyForm(
       break;
     case 'preference': {
       const preference = form.get('preference');
-      if (preference !== 'immediate' && preference !== 'digest') return { problem: 'not-confirmed' };
+      if (preference !== 'immediate' && preference !== 'digest') return { problem: 'bad-preference' };
       request = { kind: 'preference', preference };
       done = preference;
       break;
@@ -329,7 +331,7 @@ async function preferencePage(input: {
   const { deps, profile, language } = input;
   const words = emailWordsFor(language).page;
   const now = deps.now();
-  const rows: (MembershipRow & { digestTime: string })[] = [];
+  const rows: (MembershipRow & { digestTime: { time: string; zone: string } })[] = [];
   for (const membership of input.memberships) {
     const audience = await deps.audiences.get(membership.audienceId);
     const timeZone = audience?.timeZone ?? 'UTC';
@@ -343,7 +345,7 @@ async function preferencePage(input: {
           ? formatInZone(membership.pausedUntil, timeZone, language, 'date').text
           : undefined,
       current: membership.audienceId === input.audienceId,
-      digestTime: audience?.digestTimes[0] ?? '08:00',
+      digestTime: digestTimeText(audience, now, language),
     });
   }
   const current = rows.find((row) => row.current);
@@ -371,9 +373,11 @@ async function preferencePage(input: {
   const problemText = (problem: Problem): string =>
     problem === 'bad-days'
       ? words.refused.badDays(MAX_PAUSE_DAYS)
-      : problem === 'not-confirmed'
-        ? words.refused.notConfirmed
-        : words.refused.unsubscribed;
+      : problem === 'bad-preference'
+        ? words.refused.badPreference
+        : problem === 'not-confirmed'
+          ? words.refused.notConfirmed
+          : words.refused.unsubscribed;
   return renderPreferencePage(
     {
       language,
@@ -420,6 +424,22 @@ export function parseForm(body: string, contentType: string | undefined): URLSea
 }
 
 /** A shipped language from a tag (`ko-KR` → `ko`), or undefined. */
+/**
+ * The local time and zone of the audience's next daily digest, as the delivery schedules it (past
+ * quiet hours); 08:00 UTC, the default, for an audience that no longer exists.
+ */
+function digestTimeText(
+  audience: Audience | undefined,
+  now: number,
+  language: ShippedLocale,
+): { readonly time: string; readonly zone: string } {
+  if (audience === undefined) return { time: '08:00', zone: 'UTC' };
+  return {
+    time: formatInZone(dailyDigestAt(now, audience), audience.timeZone, language, 'time').text,
+    zone: audience.timeZone,
+  };
+}
+
 function shippedLanguage(tag: string | undefined): ShippedLocale | undefined {
   if (tag === undefined || tag.length > 100) return undefined;
   const canonical = canonicalLocale(tag);

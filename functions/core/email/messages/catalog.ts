@@ -26,6 +26,11 @@ export interface EmailWords {
     readonly readArticle: string;
     /** Heading of a digest's hold notes in HTML. */
     readonly summary: string;
+    /**
+     * The footer of an audience without a footer template of its own (placeholders `{audience}`
+     * and `{audienceId}`): what to ask ops for; the links beside it cover the rest.
+     */
+    readonly footer: string;
   };
   readonly confirm: {
     readonly subject: (audience: string) => string;
@@ -57,7 +62,8 @@ export interface EmailWords {
     readonly manageHeading: (audience: string) => string;
     readonly frequencyLegend: string;
     readonly immediate: string;
-    readonly digest: (time: string) => string;
+    /** `time`: the local time of the audience's next daily digest; `zone`: its IANA time zone. */
+    readonly digest: (time: string, zone: string) => string;
     readonly save: string;
     readonly pauseLegend: string;
     readonly pauseDays: string;
@@ -80,6 +86,8 @@ export interface EmailWords {
       readonly unsubscribed: string;
       readonly notConfirmed: string;
       readonly badDays: (max: number) => string;
+      /** A frequency the form does not offer (a form posted by hand). */
+      readonly badPreference: string;
     };
     readonly oneClickHeading: (audience: string) => string;
     readonly oneClickBody: string;

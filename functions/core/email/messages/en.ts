@@ -12,6 +12,8 @@ export const en: EmailWords = {
     unsubscribe: (audience) => `Unsubscribe from ${audience}`,
     readArticle: 'Read the article',
     summary: 'Why these arrive together',
+    footer:
+      'To change which articles you get, ask your news-alerts administrators to update the rules of audience {audienceId} (rule ids above).',
   },
   confirm: {
     subject: (audience) => `Confirm your subscription to ${audience}`,
@@ -44,7 +46,7 @@ export const en: EmailWords = {
     manageHeading: (audience) => `Settings for ${audience}`,
     frequencyLegend: 'How often',
     immediate: 'Each alert as it happens',
-    digest: (time) => `One daily digest (around ${time})`,
+    digest: (time, zone) => `One daily digest (around ${time}, ${zone} time)`,
     save: 'Save',
     pauseLegend: 'Pause alerts',
     pauseDays: 'Days',
@@ -67,6 +69,7 @@ export const en: EmailWords = {
       unsubscribed: 'You are unsubscribed from this list; ask the sender to add you again.',
       notConfirmed: 'Confirm your subscription first (see the confirmation email).',
       badDays: (max) => `Choose a whole number of days from 1 to ${max}.`,
+      badPreference: 'Choose how often: each alert as it happens, or one daily digest.',
     },
     oneClickHeading: (audience) => `Unsubscribe from ${audience}?`,
     oneClickBody: 'You will get no more alerts of this list at this address.',
