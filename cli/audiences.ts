@@ -457,8 +457,11 @@ function reportAudiences(
   });
   const created = results.find((result) => result.action === 'created');
   if (created !== undefined) {
+    // With SES email on, people's addresses go through double opt-in (docs/email.md), not SNS email.
     context.output.note(
-      `Next: subscribe people, e.g. ${newsAlerts()} subscriptions add ${created.audienceId} --email desk@example.com (or --sms +15555550100, --https <url>, --slack-webhook)`,
+      target.names.email === undefined
+        ? `Next: subscribe people, e.g. ${newsAlerts()} subscriptions add ${created.audienceId} --email desk@example.com (or --sms +15555550100, --https <url>, --slack-webhook)`
+        : `Next: add people's email addresses with ${newsAlerts()} email add ${created.audienceId} desk@example.com (each confirms by email); other channels: ${newsAlerts()} subscriptions add ${created.audienceId} --sms +15555550100 (or --https <url>, --slack-webhook)`,
     );
   }
 }
@@ -1045,7 +1048,8 @@ Examples:
       `
 Example:
   news-alerts audiences create markets-desk --name "Markets desk" --time-zone Europe/London
-  news-alerts subscriptions add markets-desk --email desk@example.com`,
+  news-alerts email add markets-desk desk@example.com     # with SES email on (docs/email.md)
+  news-alerts subscriptions add markets-desk --email desk@example.com   # SNS email, without it`,
     )
     .action(action(createAudiences));
 

@@ -40,7 +40,7 @@ import { readLedgerStates } from './workbench/ledger-state.ts';
 
 /** A subscriber of an audience topic, as this command shows it (webhook URLs masked). */
 interface Subscriber {
-  readonly channel: 'email' | 'sms' | 'webhook' | 'slack' | 'sqs' | 'lambda' | string;
+  readonly channel: 'email' | 'ses-email' | 'sms' | 'webhook' | 'slack' | 'sqs' | 'lambda' | string;
   readonly endpoint: string;
 }
 
@@ -124,6 +124,7 @@ function deliveryIdOf(document: unknown): string | undefined {
 async function subscribersOf(target: LocalTarget, topicArn: string, auditQueueName: string): Promise<Subscriber[]> {
   const { topicSubscriptions } = await import('./audience-topics.ts');
   const slackPrefix = target.names.slackStandInQueuePrefix ?? '';
+  const email = target.descriptor.email;
   const subscribers: Subscriber[] = [];
   for (const subscription of await topicSubscriptions(target.clients.sns, topicArn)) {
     const endpoint = subscription.Endpoint ?? '';
@@ -134,7 +135,9 @@ async function subscribersOf(target: LocalTarget, topicArn: string, auditQueueNa
         subscribers.push(
           slackPrefix !== '' && name.startsWith(slackPrefix)
             ? { channel: 'slack', endpoint: `stand-in queue ${name}` }
-            : { channel: 'sqs', endpoint: name },
+            : email !== undefined && endpoint === email.queueArn
+              ? { channel: 'ses-email', endpoint: `the email function's queue (emails in ${email.mailDir})` }
+              : { channel: 'sqs', endpoint: name },
         );
         break;
       case 'https':
@@ -167,6 +170,13 @@ async function receivedBy(
       return { ...subscriber, subject: published?.subject, text: text('email') ?? '(email text not available)' };
     case 'sms':
       return { ...subscriber, text: text('sms') ?? '(SMS text not available)' };
+    case 'ses-email':
+      // Each confirmed subscriber gets an email of their own (links, language, digest choice).
+      return {
+        ...subscriber,
+        subject: published?.subject,
+        text: `sent by SES to each confirmed email subscriber, personalized: every email is a .eml file in the folder above; what one address got: ${newsAlerts()} email history <address>`,
+      };
     case 'slack': {
       const slack = await slackRendering(raw);
       return { ...subscriber, text: slack.text, json: slack.json };

@@ -472,7 +472,10 @@ export function registerEmail(program: Command): void {
     .description('add addresses to an audience; each gets a confirmation email and receives alerts once it confirms')
     .argument('<audienceId>')
     .argument('<address...>')
-    .option('--locale <tag>', 'language of the preference page for these addresses, also when they are on other audiences (default: the language of the audience whose email links to the page)')
+    .option(
+      '--locale <tag>',
+      'language of the preference page for these addresses, also when they are on other audiences (default: the language of the audience whose email links to the page)',
+    )
     .action(action(addAddresses));
 
   email

@@ -111,6 +111,8 @@ interface SandboxStatus {
   queues?: SandboxQueue[] | undefined;
   tablesReachable?: boolean | undefined;
   logPath?: string | undefined;
+  /** SES email, when the sandbox has it: where its emails are written and its preference endpoint. */
+  email?: { mailDir: string; preferencesUrl: string | undefined } | undefined;
 }
 
 /** `<prefix>audit-`: the audit queues' prefix, beside the Slack stand-in queues' `<prefix>slack-`. */
@@ -220,6 +222,10 @@ async function statusOf(path: string): Promise<SandboxStatus> {
     queues,
     tablesReachable,
     logPath: descriptor.daemon?.logPath,
+    email:
+      descriptor.email === undefined
+        ? undefined
+        : { mailDir: descriptor.email.mailDir, preferencesUrl: descriptor.email.environment.PREFERENCES_URL },
   };
 }
 
@@ -262,6 +268,15 @@ function printStatus(context: CommandContext, status: SandboxStatus): void {
             : `NOT SET: news-alerts ${selector} api-key set`,
       ],
       ['log', status.logPath],
+      ...(status.email === undefined
+        ? []
+        : ([
+            ['SES email', `every email is written to ${status.email.mailDir} as a .eml file`],
+            [
+              'preference page',
+              `${status.email.preferencesUrl ?? '(not set)'} (each email's "Email preferences" link opens it for its subscriber)`,
+            ],
+          ] as const)),
     ]);
     if (status.queues !== undefined && status.queues.length > 0) {
       context.output.caption('');

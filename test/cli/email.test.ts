@@ -60,6 +60,36 @@ describe('email add', () => {
   });
 });
 
+describe('sandbox status with SES email', () => {
+  it('says where the emails are written and where their preference links point', async () => {
+    const status = await sandbox.cli(['sandbox', 'status'], { env: { COLUMNS: '300' } });
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toContain(`every email is written to ${mailDir} as a .eml file`);
+    expect(status.stdout).toContain(`preference page\t${sandbox.descriptor.email?.environment.PREFERENCES_URL} (`);
+  });
+});
+
+describe('audiences create with SES email on', () => {
+  it('points at email add for people, not at SNS email', async () => {
+    const created = await sandbox.cli(['audiences', 'create', 'ses-desk', '--time-zone', 'UTC']);
+    expect(created.code, created.stderr).toBe(0);
+    expect(created.stderr).toContain('email add ses-desk desk@example.com');
+    expect(created.stderr).not.toContain('subscriptions add ses-desk --email');
+  });
+});
+
+describe('deliveries with SES email on', () => {
+  it('shows SES email as the email function’s queue and where its emails are, not as a raw queue', async () => {
+    const run = await sandbox.cli(['run']);
+    expect(run.code, run.stderr).toBe(0);
+    const shown = await sandbox.cli(['deliveries', audienceId], { env: { COLUMNS: '300' } });
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toContain(`the email function's queue (emails in ${mailDir})`);
+    expect(shown.stdout).toContain('email history <address>');
+    expectNoAddress(shown.stdout);
+  });
+});
+
 describe('email add --locale', () => {
   it('refuses a language the preference page does not speak, adding nobody', async () => {
     for (const locale of ['fr-FR', 'not a tag']) {
