@@ -10,10 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { emailWordsFor } from '#core/email/messages/catalog';
 import type { Audience } from '#core/model';
-import { launchChromium, seriousAccessibilityProblems } from '../support/browser.ts';
+import { launchChromium, seriousAccessibilityProblems, verifiedServerKey } from '../support/browser.ts';
 import { listUnsubscribeTargets, parseEmail } from '../support/email-mime.ts';
 import { type EmailTestStack, startEmailTestStack } from '../support/email-stack.ts';
 
@@ -65,11 +65,11 @@ beforeAll(async () => {
     all.add((match[1] ?? '').replace(/&amp;/g, '&'));
   for (const match of parsed.text.matchAll(/https:\/\/127\.0\.0\.1:\d+\/\S+/g)) all.add(match[0]);
   links = { manage, oneClick, all: [...all] };
-  browser = await launchChromium();
-  // The sandbox CA signed the endpoint's certificate; the page's CSP forbids scripts, so axe-core
-  // is injected with CSP bypassed (the page itself never runs one).
+  // The sandbox CA signed the endpoint's certificate: Chromium trusts that certificate's key, which
+  // Node verified against the CA first. The page's CSP forbids scripts, so axe-core is injected with
+  // CSP bypassed (the page itself never runs one).
+  browser = await launchChromium({ trustedKeys: [await verifiedServerKey(manage, inject('sandboxCa').cert)] });
   context = await browser.newContext({
-    ignoreHTTPSErrors: true,
     bypassCSP: true,
     viewport: { width: 820, height: 700 },
   });

@@ -5,7 +5,9 @@
  * with the flags that keep it from reaching for the network, `--no-sandbox` only as root.
  * `CHROMIUM_PATH` points at another Chromium.
  */
+import { createHash, X509Certificate } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import { connect } from 'node:tls';
 import axe from 'axe-core';
 import { type Browser, chromium, type Page } from 'playwright-core';
 
@@ -40,8 +42,37 @@ export function chromiumLaunchOptions(): { executablePath: string; headless: tru
   };
 }
 
-export async function launchChromium(): Promise<Browser> {
-  return await chromium.launch(chromiumLaunchOptions());
+/**
+ * Chromium with TLS verification on. A loopback server whose certificate the sandbox CA signed is
+ * trusted by its key alone (`--ignore-certificate-errors-spki-list`: an error is ignored only for
+ * a chain holding one of these keys), never by turning certificate checks off.
+ */
+export async function launchChromium(options: { readonly trustedKeys?: readonly string[] } = {}): Promise<Browser> {
+  const launch = chromiumLaunchOptions();
+  const keys = options.trustedKeys ?? [];
+  return await chromium.launch({
+    ...launch,
+    args: [...launch.args, ...(keys.length > 0 ? [`--ignore-certificate-errors-spki-list=${keys.join(',')}`] : [])],
+  });
+}
+
+/**
+ * The SHA-256 of the public key (SubjectPublicKeyInfo, base64) of the certificate `url`'s server
+ * presents, read over a TLS connection that verifies it against `caPem`: the key Chromium is
+ * then told to trust ({@link launchChromium}).
+ */
+export async function verifiedServerKey(url: string, caPem: string): Promise<string> {
+  const { hostname, port } = new URL(url);
+  const der = await new Promise<Buffer>((resolve, reject) => {
+    const socket = connect({ host: hostname, port: Number(port), ca: caPem, servername: undefined }, () => {
+      const certificate = socket.getPeerCertificate();
+      socket.end();
+      resolve(certificate.raw);
+    });
+    socket.once('error', reject);
+  });
+  const spki = new X509Certificate(der).publicKey.export({ type: 'spki', format: 'der' });
+  return createHash('sha256').update(spki).digest('base64');
 }
 
 /** axe-core's findings on the page at `impact` serious or critical (the rules WCAG 2.x A and AA). */
