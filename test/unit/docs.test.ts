@@ -306,6 +306,7 @@ describe('docs/deploy.md keeps the facts a first deployer relies on', () => {
     '@aws-sdk/client-lambda': 'lambda',
     '@aws-sdk/client-cloudformation': 'cloudformation',
     '@aws-sdk/client-sts': 'sts',
+    '@aws-sdk/client-sesv2': 'ses',
   };
 
   /** The IAM actions one SDK command needs, where they are not `<service>:<command name>`. */
@@ -340,6 +341,7 @@ describe('docs/deploy.md keeps the facts a first deployer relies on', () => {
   const sandboxOnly: Record<string, string> = {
     'cli/sandbox.ts': 'sandbox status reads the tables, secret and queues of the local sandbox',
     'cli/deliveries.ts': 'deliveries reads the audit queues only the sandbox has',
+    'cli/audit-queues.ts': 'the audit queues only the sandbox has',
     'cli/subscriptions.ts:CreateQueue': 'the Slack stand-in queue of the sandbox',
     'cli/subscriptions.ts:GetQueueAttributes': 'the Slack stand-in queue of the sandbox',
     'functions/aws/sqs-work-queue.ts:SendMessageBatch':
@@ -354,7 +356,7 @@ describe('docs/deploy.md keeps the facts a first deployer relies on', () => {
   /** Every IAM action the CLI's code (cli/ and the adapters it runs, functions/aws/) needs on a stack. */
   function actionsTheCliCalls(): Map<string, string[]> {
     const files = ['cli', 'functions/aws'].flatMap((dir) =>
-      readdirSync(join(root, dir))
+      readdirSync(join(root, dir), { recursive: true, encoding: 'utf8' })
         .filter((file) => file.endsWith('.ts'))
         .map((file) => `${dir}/${file}`),
     );
