@@ -69,6 +69,7 @@ import { withNewAudienceDefaults } from './new-audience.ts';
 import { jsonText, listText, status, storedValueText } from './output.ts';
 import type { DeploymentHome, Target } from './target.ts';
 import { inputName } from './utf8.ts';
+import { removeWebhooks, storePrefixOf } from './webhook-store.ts';
 import { ruleTableOf } from './workbench/tables.ts';
 import { topicChecks, topicState, topicStateOf } from './workbench/topics.ts';
 
@@ -928,6 +929,13 @@ async function deleteAudience(
     audit,
   );
   if (options.deleteTopic && topicArn) await target.clients.sns.send(new DeleteTopicCommand({ TopicArn: topicArn }));
+  // With its subscriptions gone, the audience's Slack webhook (if the store holds one) is a
+  // credential kept for nothing: it goes too. A restore adds it again with subscriptions add.
+  const store = storePrefixOf(target.names);
+  const webhookRemoved =
+    options.deleteTopic === true && store !== undefined
+      ? (await removeWebhooks(target.clients.secrets, store, [audienceId])).removed.length > 0
+      : false;
   // What was deleted, as one document both 'audiences put --file' and 'rules put --file' read (each
   // its own list). Without the audit attributes (restored items start again at version 1), and
   // without a deleted topic's ARN, so the restore makes the topic again by the stack convention.
@@ -944,7 +952,12 @@ async function deleteAudience(
   context.output.note(`deleted audience ${audienceId} (was ${describeVersion(previous)})`);
   for (const rule of deletedRules) context.output.note(`deleted rule ${rule.id}`);
   if (options.deleteTopic) context.output.note(`deleted topic ${topicArn} and its subscriptions`);
-  else if (topicArn) context.output.note(`kept topic ${topicArn} and its subscriptions (--delete-topic removes them)`);
+  if (webhookRemoved) {
+    context.output.note(
+      `removed its Slack webhook URL from the webhook store; after a restore, add it again with '${newsAlerts()} subscriptions add ${audienceId} --slack-webhook'`,
+    );
+  } else if (topicArn)
+    context.output.note(`kept topic ${topicArn} and its subscriptions (--delete-topic removes them)`);
   context.output.result(
     {
       audienceId,
@@ -952,6 +965,7 @@ async function deleteAudience(
       previous,
       deletedRules: deletedRules.map((rule) => rule.id),
       topicDeleted: options.deleteTopic === true,
+      webhookRemoved,
       ...restore,
     },
     () => {

@@ -11,10 +11,17 @@
  *
  * A message names its audience through its topic (`<prefix><audienceId>`), or, for a raw alert,
  * through its delivery id (`<audienceId>|<articleKey>`). Messages are received with a short
- * visibility timeout and never deleted, so they reappear for the next reader. Bodies are not
- * printed: they may hold webhook paths and subscribers' links.
+ * visibility timeout, never deleted, and made visible again as soon as they are read, so the next
+ * reader (this command run again, a redrive) sees every one at once. Bodies are not printed: they
+ * may hold webhook paths and subscribers' links.
  */
-import { GetQueueUrlCommand, type Message, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import {
+  ChangeMessageVisibilityBatchCommand,
+  GetQueueUrlCommand,
+  type Message,
+  ReceiveMessageCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
 
 /** Where a failure was found. */
 export type FailureQueue = 'delivery' | 'slack relay';
@@ -86,21 +93,45 @@ async function peek(
   maxMessages: number,
 ): Promise<{ messages: Message[]; truncated: boolean }> {
   const seen = new Map<string, Message>();
-  for (;;) {
-    const { Messages = [] } = await sqs.send(
-      new ReceiveMessageCommand({
+  const received: Message[] = [];
+  try {
+    for (;;) {
+      const { Messages = [] } = await sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: queueUrl,
+          MaxNumberOfMessages: 10,
+          // Hidden only while this command reads the queue (so a receive does not return what it
+          // read already), then visible again below for ops and redrives.
+          VisibilityTimeout: 30,
+          WaitTimeSeconds: 0,
+          MessageSystemAttributeNames: ['SentTimestamp'],
+        }),
+      );
+      received.push(...Messages);
+      const fresh = Messages.filter((message) => message.MessageId && !seen.has(message.MessageId));
+      for (const message of fresh) seen.set(message.MessageId as string, message);
+      if (fresh.length === 0) return { messages: [...seen.values()], truncated: false };
+      if (seen.size >= maxMessages) return { messages: [...seen.values()], truncated: true };
+    }
+  } finally {
+    await showAgain(sqs, queueUrl, received);
+  }
+}
+
+/** Makes received messages visible again at once (ten per request, as SQS allows). */
+async function showAgain(sqs: SQSClient, queueUrl: string, messages: readonly Message[]): Promise<void> {
+  const handles = messages.filter((message) => message.ReceiptHandle !== undefined);
+  for (let index = 0; index < handles.length; index += 10) {
+    await sqs.send(
+      new ChangeMessageVisibilityBatchCommand({
         QueueUrl: queueUrl,
-        MaxNumberOfMessages: 10,
-        // Hidden only while this command reads the queue, then visible again for ops and redrives.
-        VisibilityTimeout: 30,
-        WaitTimeSeconds: 0,
-        MessageSystemAttributeNames: ['SentTimestamp'],
+        Entries: handles.slice(index, index + 10).map((message, position) => ({
+          Id: String(position),
+          ReceiptHandle: message.ReceiptHandle,
+          VisibilityTimeout: 0,
+        })),
       }),
     );
-    const fresh = Messages.filter((message) => message.MessageId && !seen.has(message.MessageId));
-    for (const message of fresh) seen.set(message.MessageId as string, message);
-    if (fresh.length === 0) return { messages: [...seen.values()], truncated: false };
-    if (seen.size >= maxMessages) return { messages: [...seen.values()], truncated: true };
   }
 }
 

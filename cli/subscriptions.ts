@@ -33,7 +33,7 @@ import { newsAlerts } from './hints.ts';
 import { listItems } from './items.ts';
 import { maskUrl } from './output.ts';
 import type { Target } from './target.ts';
-import { storePrefixOf, storeWebhooks } from './webhook-store.ts';
+import { planWebhooks, removeWebhooks, storePrefixOf, storeWebhooks } from './webhook-store.ts';
 
 /** E.164: `+`, country code, up to 15 digits. */
 const phonePattern = /^\+[1-9]\d{6,14}$/;
@@ -234,6 +234,9 @@ async function addSubscription(context: CommandContext, args: readonly unknown[]
     );
   }
   const topicArn = topicArnOf(await requireAudience(target, audienceId), audienceId);
+  // Read first: a topic that is gone is named with its repair (audienceTopicError) before anything
+  // is written, the webhook store included.
+  const existing = await audienceSubscriptions(target, audienceId, topicArn);
   if (options.slackWebhook) {
     await addSlack(context, target, audienceId, topicArn, options.allowInternalTarget === true);
     return;
@@ -247,6 +250,13 @@ async function addSubscription(context: CommandContext, args: readonly unknown[]
           ? 'sqs'
           : 'https';
   const endpoint = options.email ?? options.sms ?? options.sqs ?? options.https ?? '';
+  const same = existing.find(
+    (subscription) => subscription.Protocol === protocol && subscription.Endpoint === endpoint,
+  );
+  if (same !== undefined) {
+    await alreadySubscribed(context, target, audienceId, same, options.raw === true);
+    return;
+  }
   const deadLetters = target.names.deliveryDeadLetterQueueArn;
   const attributes: Record<string, string> = {};
   if (deadLetters) attributes.RedrivePolicy = JSON.stringify({ deadLetterTargetArn: deadLetters });
@@ -297,6 +307,43 @@ async function addSubscription(context: CommandContext, args: readonly unknown[]
 }
 
 /**
+ * The endpoint is subscribed to the topic already. SNS would hand back the same subscription (and
+ * AWS refuses other attributes for it), so nothing is written: the same settings are reported as
+ * they are, and another raw-delivery setting is refused with how to change it.
+ */
+async function alreadySubscribed(
+  context: CommandContext,
+  target: Target,
+  audienceId: string,
+  subscription: Subscription,
+  raw: boolean,
+): Promise<void> {
+  const arn = subscription.SubscriptionArn;
+  let rawNow = false;
+  if (arn !== undefined && !isPending(subscription)) {
+    const { Attributes } = await target.clients.sns.send(
+      new GetSubscriptionAttributesCommand({ SubscriptionArn: arn }),
+    );
+    rawNow = Attributes?.RawMessageDelivery === 'true';
+  }
+  const shown = displayEndpoint(subscription);
+  const id = arn?.split(':').at(-1) ?? 'pending';
+  if (rawNow !== raw && (subscription.Protocol === 'https' || subscription.Protocol === 'sqs')) {
+    throw new UsageError(
+      `${subscription.Protocol} ${shown} is subscribed to ${audienceId} already, ${rawNow ? 'with' : 'without'} --raw; to change that, remove it first (${newsAlerts()} subscriptions remove ${audienceId} ${id}) and add it again; nothing was changed`,
+    );
+  }
+  const status = isPending(subscription) ? 'pending confirmation' : 'confirmed';
+  context.output.result(
+    { audienceId, protocol: subscription.Protocol, endpoint: shown, subscriptionArn: arn, status, unchanged: true },
+    () =>
+      context.output.line(
+        `${subscription.Protocol} ${shown} is subscribed to ${audienceId} already (${status}); nothing was changed`,
+      ),
+  );
+}
+
+/**
  * What SNS says of a subscription just made: confirmed, or pending confirmation (email and
  * HTTPS subscribers confirm through a link or token; SQS, SMS and moto's subscriptions are
  * confirmed at once).
@@ -341,11 +388,50 @@ Read what it received with: aws sqs receive-message --queue-url <queue URL> --ma
 const allowInternalFlag = '--allow-internal-target';
 
 /**
+ * Longest webhook URL taken (Slack's are about 80 characters). A longer one is a paste gone wrong,
+ * and one Slack URL of 60 KB would fill a whole shard of the webhook store by itself.
+ */
+export const maxWebhookUrlLength = 2_048;
+
+/**
+ * Why a webhook URL cannot be stored or subscribed as it is, or undefined: a character that is not
+ * printable ASCII (a URL as a service shows it never has one; anything else would be percent-encoded
+ * into a URL that answers 404 forever, or break SNS's XML), or more than {@link maxWebhookUrlLength}.
+ * Says where, never what: the URL is a credential.
+ */
+export function webhookUrlProblem(url: string): string | undefined {
+  const odd = url.search(/[^\x21-\x7e]/);
+  if (odd !== -1) {
+    return `has a character that is not printable ASCII (character ${odd + 1}); paste it exactly as the service shows it`;
+  }
+  if (url.length > maxWebhookUrlLength) {
+    return `is ${url.length} characters long, more than the ${maxWebhookUrlLength} a webhook URL can be; paste it again, exactly as the service shows it`;
+  }
+  return undefined;
+}
+
+/** Why a target check failed, in the words of the refusals above, or undefined when it passed. */
+const checkUsable = (check: ReturnType<typeof checkTargetUrl>): string | undefined =>
+  check.ok ? undefined : check.reason;
+
+/**
+ * What `subscriptions remove` echoes of the subscription it was given: an ARN or id as it is, and
+ * anything else (a URL in any spelling, a value with spaces) masked, since an endpoint can be a
+ * credential.
+ */
+function subscriptionNamed(which: string): string {
+  if (/^(arn:aws[a-z-]*:sns:[A-Za-z0-9:_.-]+|[0-9a-f-]{8,64})$/i.test(which)) return which;
+  return `${maskUrl(which.trim())} (as given, masked)`;
+}
+
+/**
  * A subscriber URL under the target-address policy (functions/shared/network-targets.ts):
  * https://, no credentials, and a public host unless `--allow-internal-target` says otherwise.
  * Messages name the host only: the path and query of a webhook URL are its secret.
  */
 function requireTarget(value: string, what: string, allowInternal: boolean): URL {
+  const problem = webhookUrlProblem(value);
+  if (problem !== undefined) throw new UsageError(`${what}: the URL ${problem}; nothing was subscribed`);
   const check = checkTargetUrl(value, { allowInternal });
   if (check.ok) return check.url;
   const hint = check.internal ? ` (pass ${allowInternalFlag} only for a local test receiver)` : '';
@@ -364,14 +450,8 @@ async function addSlack(
   if (!prefix) throw new NotFoundError(`${target.label} has no SlackWebhookStorePrefix output`);
   const url = await context.readSecret('Slack incoming-webhook URL (input hidden): ');
   if (url === '') throw new UsageError('no webhook URL given: pipe it on stdin or type it at the prompt');
-  // A webhook URL as Slack shows it is printable ASCII; anything else would be percent-encoded
-  // into a URL that answers 404 forever. Says where, never what.
-  const odd = url.search(/[^\x21-\x7e]/);
-  if (odd !== -1) {
-    throw new UsageError(
-      `the webhook URL has a character that is not printable ASCII (character ${odd + 1}); paste it exactly as Slack shows it; it was not stored`,
-    );
-  }
+  const problem = webhookUrlProblem(url);
+  if (problem !== undefined) throw new UsageError(`the webhook URL ${problem}; it was not stored`);
   // Checked without ever echoing the URL: it is a bearer credential for the channel. The relay
   // posts to it from inside AWS, so an internal host is refused, not merely warned about.
   const check = checkTargetUrl(url, { allowInternal });
@@ -479,7 +559,7 @@ async function removeSubscription(
   );
   if (matches.length === 0) {
     throw new NotFoundError(
-      `audience ${audienceId} has no subscription ${which.startsWith('https://') ? maskUrl(which) : which} (${newsAlerts()} subscriptions list ${audienceId})`,
+      `audience ${audienceId} has no subscription ${subscriptionNamed(which)} (${newsAlerts()} subscriptions list ${audienceId})`,
     );
   }
   const confirmed = matches.filter((subscription) => !isPending(subscription));
@@ -498,11 +578,19 @@ async function removeSubscription(
     await records.remove(audienceId, ...recordedAs(target, subscription));
   }
   const rows = confirmed.map((subscription) => rowOf(audienceId, subscription));
-  context.output.result({ audienceId, removed: rows }, () => {
+  // The audience's Slack webhook goes with its last Slack subscription: a URL nobody posts to is a
+  // credential kept for nothing, and room taken in its shard.
+  const isSlack = (subscription: Subscription) => recordedAs(target, subscription)[0] === 'slack';
+  const store = storePrefixOf(target.names);
+  let webhookRemoved: string | undefined;
+  if (store && confirmed.some(isSlack) && !subscriptions.some((s) => isSlack(s) && !confirmed.includes(s))) {
+    const outcome = await removeWebhooks(target.clients.secrets, store, [audienceId]);
+    if (outcome.removed.length > 0) webhookRemoved = webhookShardName(store, audienceId);
+  }
+  context.output.result({ audienceId, removed: rows, webhookRemovedFrom: webhookRemoved ?? null }, () => {
     for (const row of rows) context.output.line(`unsubscribed ${row.protocol} ${row.endpoint} from ${audienceId}`);
-    const store = storePrefixOf(target.names);
-    if (rows.some((row) => row.protocol === 'lambda') && store) {
-      context.output.line(`the webhook URL was kept in ${webhookShardName(store, audienceId)}`);
+    if (webhookRemoved !== undefined) {
+      context.output.line(`the audience's Slack webhook URL was removed from the webhook store (${webhookRemoved})`);
     }
   });
 }
@@ -577,7 +665,13 @@ function webhookOfSecret(secretString: string): string | undefined {
 interface MigrationRow {
   audienceId: string;
   secret: string;
-  outcome: 'moved' | 'already in the store' | 'store kept its own URL' | 'no URL in the secret' | 'not readable';
+  outcome:
+    | 'moved'
+    | 'already in the store'
+    | 'store kept its own URL'
+    | 'no URL in the secret'
+    | 'not readable'
+    | `not moved: the URL ${string}`;
   deleted: boolean;
 }
 
@@ -640,24 +734,39 @@ async function migrateWebhooks(
       rows.push({ audienceId, secret: name, outcome: 'no URL in the secret', deleted: false });
       continue;
     }
+    // What `subscriptions add --slack-webhook` would refuse is not moved either: the relay would
+    // post to it in vain. It stays in its old secret, which is not deleted. Says why, never the URL.
+    const problem =
+      webhookUrlProblem(url) ?? checkUsable(checkTargetUrl(url, { allowInternal: target.kind === 'local' }));
+    if (problem !== undefined) {
+      rows.push({ audienceId, secret: name, outcome: `not moved: the URL ${problem}`, deleted: false });
+      continue;
+    }
     webhooks.set(audienceId, url);
   }
 
-  let outcome = { stored: [] as readonly string[], unchanged: [] as readonly string[], kept: [] as readonly string[] };
-  if (!options.dryRun && webhooks.size > 0) {
-    outcome = await storeWebhooks(secrets, store, webhooks, { keepExisting: true });
+  // Asked before anything is written, so a refusal (no --yes, no terminal) leaves everything as it was.
+  if (!options.dryRun && options.deleteOldSecrets && webhooks.size > 0) {
+    await context.confirm(
+      `Move ${webhooks.size} webhook(s) into the store and schedule their per-audience secret(s) under ${legacyPrefix} for deletion (7-day recovery window)?`,
+      options.yes,
+    );
   }
+  const outcome =
+    webhooks.size === 0
+      ? { stored: [] as readonly string[], unchanged: [] as readonly string[], kept: [] as readonly string[] }
+      : options.dryRun
+        ? await planWebhooks(secrets, store, webhooks)
+        : await storeWebhooks(secrets, store, webhooks, { keepExisting: true });
   for (const audienceId of webhooks.keys()) {
     rows.push({
       audienceId,
       secret: `${legacyPrefix}${audienceId}`,
-      outcome: options.dryRun
-        ? 'moved'
-        : outcome.unchanged.includes(audienceId)
-          ? 'already in the store'
-          : outcome.kept.includes(audienceId)
-            ? 'store kept its own URL'
-            : 'moved',
+      outcome: outcome.unchanged.includes(audienceId)
+        ? 'already in the store'
+        : outcome.kept.includes(audienceId)
+          ? 'store kept its own URL'
+          : 'moved',
       deleted: false,
     });
   }
@@ -665,13 +774,7 @@ async function migrateWebhooks(
 
   if (!options.dryRun && options.deleteOldSecrets) {
     // Only secrets whose webhook the store now holds (moved, or there before) are deleted.
-    const safe = rows.filter((row) => row.outcome !== 'not readable' && row.outcome !== 'no URL in the secret');
-    if (safe.length > 0) {
-      await context.confirm(
-        `Schedule ${safe.length} per-audience webhook secret(s) under ${legacyPrefix} for deletion (7-day recovery window)?`,
-        options.yes,
-      );
-    }
+    const safe = rows.filter((row) => webhooks.has(row.audienceId));
     for (const row of safe) {
       await secrets.send(new DeleteSecretCommand({ SecretId: row.secret, RecoveryWindowInDays: 7 }));
       row.deleted = true;

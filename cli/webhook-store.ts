@@ -41,6 +41,8 @@ export interface StoreOutcome {
   readonly kept: readonly string[];
   /** The shards (secret names) that were created. */
   readonly createdShards: readonly string[];
+  /** Taken out of the store ({@link removeWebhooks}). */
+  readonly removed: readonly string[];
 }
 
 /** One shard as read: its map, and the version it came from (undefined: the secret does not exist). */
@@ -76,13 +78,13 @@ async function readShard(
 export async function storeWebhooks(
   secrets: SecretsManagerClient,
   prefix: string,
-  webhooks: ReadonlyMap<string, string>,
+  webhooks: ReadonlyMap<string, string | null>,
   options: { keepExisting?: boolean; description?: string } = {},
 ): Promise<StoreOutcome> {
-  const byShard = new Map<string, Map<string, string>>();
+  const byShard = new Map<string, Map<string, string | null>>();
   for (const [audienceId, url] of webhooks) {
     const name = webhookShardName(prefix, audienceId);
-    const shard = byShard.get(name) ?? new Map<string, string>();
+    const shard = byShard.get(name) ?? new Map<string, string | null>();
     shard.set(audienceId, url);
     byShard.set(name, shard);
   }
@@ -91,6 +93,7 @@ export async function storeWebhooks(
     unchanged: [] as string[],
     kept: [] as string[],
     createdShards: [] as string[],
+    removed: [] as string[],
   };
   for (const [name, entries] of byShard) {
     await storeInShard(secrets, name, entries, options, outcome);
@@ -98,21 +101,67 @@ export async function storeWebhooks(
   return outcome;
 }
 
+/**
+ * What {@link storeWebhooks} with `keepExisting` would do, read from the shards and written nowhere
+ * (a migration's dry run): which audiences it would store, which hold this URL already, and which
+ * keep another.
+ */
+export async function planWebhooks(
+  secrets: SecretsManagerClient,
+  prefix: string,
+  webhooks: ReadonlyMap<string, string>,
+): Promise<Pick<StoreOutcome, 'stored' | 'unchanged' | 'kept'>> {
+  const plan = { stored: [] as string[], unchanged: [] as string[], kept: [] as string[] };
+  const shards = new Map<string, Map<string, string>>();
+  for (const [audienceId, url] of webhooks) {
+    const name = webhookShardName(prefix, audienceId);
+    let map = shards.get(name);
+    if (map === undefined) {
+      map = (await readShard(secrets, name)).map;
+      shards.set(name, map);
+    }
+    const current = map.get(audienceId);
+    if (current === url) plan.unchanged.push(audienceId);
+    else if (current !== undefined) plan.kept.push(audienceId);
+    else plan.stored.push(audienceId);
+  }
+  return plan;
+}
+
+/**
+ * Takes the webhooks of `audienceIds` out of the store (an audience deleted, or its Slack
+ * subscription removed): the same read-change-write as {@link storeWebhooks}, so a webhook another
+ * writer changes meanwhile is kept. An audience the store does not hold is left out of `removed`.
+ */
+export async function removeWebhooks(
+  secrets: SecretsManagerClient,
+  prefix: string,
+  audienceIds: readonly string[],
+): Promise<StoreOutcome> {
+  return await storeWebhooks(secrets, prefix, new Map(audienceIds.map((audienceId) => [audienceId, null])));
+}
+
 async function storeInShard(
   secrets: SecretsManagerClient,
   name: string,
-  entries: ReadonlyMap<string, string>,
+  entries: ReadonlyMap<string, string | null>,
   options: { keepExisting?: boolean; description?: string },
-  outcome: { stored: string[]; unchanged: string[]; kept: string[]; createdShards: string[] },
+  outcome: { stored: string[]; unchanged: string[]; kept: string[]; createdShards: string[]; removed: string[] },
 ): Promise<void> {
   for (let attempt = 1; attempt <= maxAttempts; attempt += 1) {
     const { map, versionId } = await readShard(secrets, name);
     const stored: string[] = [];
     const unchanged: string[] = [];
     const kept: string[] = [];
+    const removed: string[] = [];
     for (const [audienceId, url] of entries) {
       const current = map.get(audienceId);
-      if (current === url) unchanged.push(audienceId);
+      if (url === null) {
+        if (current !== undefined) {
+          map.delete(audienceId);
+          removed.push(audienceId);
+        }
+      } else if (current === url) unchanged.push(audienceId);
       else if (current !== undefined && options.keepExisting) kept.push(audienceId);
       else {
         map.set(audienceId, url);
@@ -123,15 +172,22 @@ async function storeInShard(
       outcome.stored.push(...stored);
       outcome.unchanged.push(...unchanged);
       outcome.kept.push(...kept);
+      outcome.removed.push(...removed);
     };
-    if (stored.length === 0) {
+    if (stored.length === 0 && removed.length === 0) {
       done();
       return;
     }
     const text = serializeWebhookMap(map);
     if (Buffer.byteLength(text, 'utf8') > WEBHOOK_SHARD_MAX_BYTES) {
+      // Names the audiences taking the most room (never their URLs): the fix is to take out those
+      // no longer used (subscriptions remove, audiences delete) or to shorten what was pasted.
+      const largest = [...map]
+        .sort((a, b) => b[1].length - a[1].length)
+        .slice(0, 3)
+        .map(([audienceId, url]) => `${audienceId} (${url.length} characters)`);
       throw new OperationFailedError(
-        `the webhook store secret ${name} would hold ${map.size} webhooks, more than fits one secret (${WEBHOOK_SHARD_MAX_BYTES} bytes); nothing was written to it`,
+        `the webhook store secret ${name} would hold ${map.size} webhooks, more than fits one secret (${WEBHOOK_SHARD_MAX_BYTES} bytes); the largest entries are ${largest.join(', ')}; remove the webhooks no longer used (news-alerts subscriptions remove <audienceId> <id>) and try again; nothing was written to it`,
       );
     }
     if (versionId === undefined) {

@@ -363,7 +363,6 @@ export function heldEntriesOf(
   }));
 }
 
-
 async function holdForDigest(
   profile: SubscriberProfile,
   audience: Audience,

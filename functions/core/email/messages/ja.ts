@@ -10,7 +10,8 @@ export const ja: EmailWords = {
     unsubscribe: (audience) => `${audience}の配信を停止`,
     readArticle: '記事を読む',
     summary: 'まとめてお届けする理由',
-    footer: '受け取る記事を変えるには、配信グループ {audienceId} のルール(上記のルールID)の変更を管理者に依頼してください。',
+    footer:
+      '受け取る記事を変えるには、配信グループ {audienceId} のルール(上記のルールID)の変更を管理者に依頼してください。',
   },
   confirm: {
     subject: (audience) => `${audience}の登録を確認してください`,
