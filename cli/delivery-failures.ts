@@ -54,8 +54,12 @@ function queueOfArn(arn: string): { name: string; account: string } | undefined 
   return parts[2] === 'sqs' && name && account ? { name, account } : undefined;
 }
 
-/** The topic ARN or delivery id a dead-lettered message carries, whichever shape it has. */
-function audienceOf(body: string, topicPrefix: string): string | undefined {
+/**
+ * The topic ARN or delivery id a dead-lettered message carries, whichever shape it has. A topic of
+ * the stack's naming gives its audience by name; any other (an audience given its own topic with
+ * `--topic-arn`) by `topics`, the audiences' own topic ARNs.
+ */
+function audienceOf(body: string, topicPrefix: string, topics: ReadonlyMap<string, string>): string | undefined {
   let parsed: unknown;
   try {
     parsed = JSON.parse(body);
@@ -66,6 +70,8 @@ function audienceOf(body: string, topicPrefix: string): string | undefined {
   if (typeof object !== 'object' || object === null) return undefined;
   const fromTopic = (topicArn: unknown): string | undefined => {
     if (typeof topicArn !== 'string') return undefined;
+    const own = topics.get(topicArn);
+    if (own !== undefined) return own;
     const name = topicArn.split(':').at(-1) ?? '';
     return name.startsWith(topicPrefix) && name.length > topicPrefix.length
       ? name.slice(topicPrefix.length)
@@ -82,7 +88,7 @@ function audienceOf(body: string, topicPrefix: string): string | undefined {
   const deliveryId = (object.newsAlerts as { deliveryId?: unknown } | undefined)?.deliveryId;
   if (typeof deliveryId === 'string' && deliveryId.includes('|')) return deliveryId.slice(0, deliveryId.indexOf('|'));
   // An SNS envelope whose Message is the alert.
-  if (typeof object.Message === 'string') return audienceOf(object.Message, topicPrefix);
+  if (typeof object.Message === 'string') return audienceOf(object.Message, topicPrefix, topics);
   return undefined;
 }
 
@@ -141,7 +147,12 @@ async function showAgain(sqs: SQSClient, queueUrl: string, messages: readonly Me
 export async function readDeliveryFailures(
   sqs: SQSClient,
   queues: readonly { readonly arn: string; readonly queue: FailureQueue }[],
-  options: { readonly topicPrefix: string; readonly maxMessages?: number },
+  options: {
+    readonly topicPrefix: string;
+    readonly maxMessages?: number;
+    /** Topic ARN → audience id of the audiences (those with a topic of their own included). */
+    readonly topics?: ReadonlyMap<string, string>;
+  },
 ): Promise<DeliveryFailures> {
   const rows = new Map<string, { audienceId: string; queue: FailureQueue; messages: number; newest: number }>();
   let scanned = 0;
@@ -158,7 +169,7 @@ export async function readDeliveryFailures(
     truncated ||= read.truncated;
     for (const message of read.messages) {
       scanned += 1;
-      const audienceId = audienceOf(message.Body ?? '', options.topicPrefix);
+      const audienceId = audienceOf(message.Body ?? '', options.topicPrefix, options.topics ?? new Map());
       if (audienceId === undefined) {
         unattributed += 1;
         continue;

@@ -831,7 +831,17 @@ async function listFailures(context: CommandContext, args: readonly unknown[]): 
   const sqs = new SQSClient({ ...target.clients.config });
   try {
     const { readDeliveryFailures } = await import('./delivery-failures.ts');
-    const found = await readDeliveryFailures(sqs, queues, { topicPrefix: target.names.audienceTopicPrefix });
+    // Audiences with a topic of their own (--topic-arn) are named by their stored topic ARN.
+    const topics = new Map<string, string>();
+    for (const item of await listItems(target.clients.documents, {
+      tableName: target.names.audiencesTable,
+      keyName: 'audienceId',
+      noun: 'audience',
+    })) {
+      if (typeof item.topicArn === 'string' && typeof item.audienceId === 'string')
+        topics.set(item.topicArn, item.audienceId);
+    }
+    const found = await readDeliveryFailures(sqs, queues, { topicPrefix: target.names.audienceTopicPrefix, topics });
     const rows = audienceId === undefined ? found.rows : found.rows.filter((row) => row.audienceId === audienceId);
     context.output.result({ ...found, rows }, () => {
       context.output.table(

@@ -585,7 +585,7 @@ const alarmDocs: readonly AlarmDoc[] = [
     meaning:
       'SNS could not deliver notifications to an email, SMS or HTTPS subscriber of some audience (or the ops email) after its retries: every subscription, declared or added by the CLI, sends what it could not deliver here, so this one alarm covers all audiences.',
     action:
-      '`news-alerts subscriptions failures` names the failing audiences, with the channel, count and newest failure of each (it reads the queue without removing anything); fix the endpoint or remove the subscription, then delete the messages: they show the subscriber what was missed.',
+      '`news-alerts subscriptions failures` names the failing audiences, with the count and newest failure of each (it reads the queue without removing anything); fix the endpoint or remove the subscription, then delete the messages: they show the subscriber what was missed.',
   },
   {
     name: 'work-dlq',

@@ -23,6 +23,7 @@ describe('subscriptions failures', () => {
     const { sqs } = awsClients();
     const prefix = uniquePrefix();
     const topicPrefix = `${prefix}audience-`;
+    const ownTopic = 'arn:aws:sns:us-east-1:123456789012:team-owned-topic';
     const delivery = await queue(sqs, `${prefix}delivery-dlq`);
     const relay = await queue(sqs, `${prefix}relay-dlq`);
     const alert = (audienceId: string, n: number) =>
@@ -44,6 +45,12 @@ describe('subscriptions failures', () => {
       [delivery.url, alert('rates', 3)],
       // Something of another deployment or tool.
       [delivery.url, JSON.stringify({ TopicArn: 'arn:aws:sns:us-east-1:123456789012:other-topic' })],
+      // An email subscriber of an audience with a topic of its own (--topic-arn): the envelope holds
+      // the email text, no delivery id, so only the stored topic ARN names the audience.
+      [
+        delivery.url,
+        JSON.stringify({ Type: 'Notification', TopicArn: ownTopic, Message: 'Rates move again\n\nThe Fed...' }),
+      ],
       // The relay's on-failure record carries the SNS event it was given.
       [
         relay.url,
@@ -62,22 +69,23 @@ describe('subscriptions failures', () => {
           { arn: delivery.arn, queue: 'delivery' },
           { arn: relay.arn, queue: 'slack relay' },
         ],
-        { topicPrefix },
+        { topicPrefix, topics: new Map([[ownTopic, 'own-desk']]) },
       );
     const found = await read();
     expect(found.rows.map(({ audienceId, queue: where, messages }) => ({ audienceId, where, messages }))).toEqual([
       { audienceId: 'markets', where: 'delivery', messages: 2 },
       { audienceId: 'chips', where: 'slack relay', messages: 1 },
+      { audienceId: 'own-desk', where: 'delivery', messages: 1 },
       { audienceId: 'rates', where: 'delivery', messages: 1 },
     ]);
-    expect(found).toMatchObject({ scanned: 5, unattributed: 1, truncated: false });
+    expect(found).toMatchObject({ scanned: 6, unattributed: 1, truncated: false });
     expect(found.rows[0]?.newest).toMatch(/^\d{4}-\d{2}-\d{2}T/);
     // Read again at once (the alarm's command, then one audience's): the same answer, not an empty
     // queue hidden by the first read.
     expect(await read()).toEqual(found);
     // Nothing was removed, and nothing is left hidden: each queue shows what it held.
     for (const [url, count] of [
-      [delivery.url, 4],
+      [delivery.url, 5],
       [relay.url, 1],
     ] as const) {
       const { Attributes } = await sqs.send(
