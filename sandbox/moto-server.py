@@ -1,6 +1,6 @@
-"""moto server with two fixes to its DynamoDB backend and one to its SQS backend (moto 5.2.5, pinned in
-requirements.txt), for the sandbox, the tests and the bench; sandbox/moto.ts starts moto through this
-file.
+"""moto server with two fixes to its DynamoDB backend, one to its SQS backend and one to its SNS backend
+(moto 5.2.5, pinned in requirements.txt), for the sandbox, the tests and the bench; sandbox/moto.ts
+starts moto through this file.
 
 1. One DynamoDB request at a time. moto serves requests on threads without locking the backend:
    two concurrent UpdateItem ADDs to one item can lose one, and a transaction cancelled while
@@ -24,6 +24,14 @@ file.
    checked changed before the final JSON), about 1 dump in 25 while other tests worked, more on a
    loaded machine.
 
+5. A failing http(s) subscriber does not fail the publish. moto posts to an http(s) subscriber inside
+   every Publish, and a subscriber that refused the connection raised out of PublishBatch: the
+   entry came back neither successful nor failed, the caller published it again, and every other
+   subscriber of the topic got it once per attempt. SNS delivers to http(s) subscribers after
+   accepting the message, and a failing one never fails the publish; here its post is logged and
+   dropped (as SNS would after its retries), with a timeout so a hung receiver cannot hold the
+   publish either.
+
 It also stops werkzeug logging a line per request (a tenth of moto's time under the bench's load);
 warnings and errors still reach stderr, which sandbox/moto.ts shows when moto fails to start.
 
@@ -45,6 +53,8 @@ import sys
 import threading
 
 import moto.dynamodb.models as models
+import moto.sns.models as sns_models
+import requests
 from moto.dynamodb.models.table import Table
 from moto.dynamodb.responses import DynamoHandler
 from moto.moto_api._internal.responses import MotoAPIResponse
@@ -65,6 +75,7 @@ if (
     or not hasattr(SQSBackend, "send_message")
     or not hasattr(SQSBackend, "is_message_valid_based_on_retention_period")
     or not hasattr(MotoAPIResponse, "model_data")
+    or getattr(sns_models, "requests", None) is not requests
 ):
     raise SystemExit("sandbox/moto-server.py: this moto version lacks what the patches rely on; see requirements.txt")
 
@@ -176,6 +187,31 @@ def _model_data_retried(self, *args, **kwargs):
 
 
 MotoAPIResponse.model_data = _model_data_retried
+
+# 5. An http(s) subscriber's failure stays its own.
+_SUBSCRIBER_TIMEOUT_SECONDS = 15
+
+
+class _SubscriberPosts:
+    """`requests` as moto's SNS models see it: a post that fails is logged, never raised (see 5.)."""
+
+    @staticmethod
+    def post(url, **kwargs):
+        kwargs.setdefault("timeout", _SUBSCRIBER_TIMEOUT_SECONDS)
+        try:
+            return requests.post(url, **kwargs)
+        except requests.RequestException as error:
+            # The URL is not logged: a webhook URL can be a credential.
+            logging.getLogger("moto-server").warning(
+                "SNS could not deliver to an http(s) subscriber (%s); the publish still succeeds", type(error).__name__
+            )
+            return None
+
+    def __getattr__(self, name):
+        return getattr(requests, name)
+
+
+sns_models.requests = _SubscriberPosts()
 
 logging.getLogger("werkzeug").setLevel(logging.WARNING)
 
