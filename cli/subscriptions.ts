@@ -226,9 +226,9 @@ async function addSubscription(context: CommandContext, args: readonly unknown[]
 
   const target = await context.target();
   if (https !== undefined && target.kind === 'local' && !isLoopbackHost(https.hostname)) {
-    // moto posts to an HTTP(S) subscriber itself, inside every Publish: a host it cannot reach
-    // failed the sandbox's PublishBatch calls (and repeated what the other subscribers got), and
-    // nothing here may send to a host off this machine anyway.
+    // moto posts to an HTTP(S) subscriber itself, from this machine, inside every Publish (a failing
+    // one is logged and dropped, sandbox/moto-server.py), and nothing here may send to a host off
+    // this machine.
     throw new UsageError(
       `--https: the sandbox's SNS posts to an https subscriber from this machine, during every publish, so it must be a receiver on this machine (https://127.0.0.1:<port>/..., with ${allowInternalFlag}); ${https.hostname} is not a loopback host; nothing was subscribed`,
     );
