@@ -13,6 +13,7 @@
 import type { Message, SQSClient } from '@aws-sdk/client-sqs';
 import { newsAlerts } from './hints.ts';
 import { type Item, listItems } from './items.ts';
+import { peekQueue as peekAll } from './queue-peek.ts';
 import type { LocalTarget, Target } from './target.ts';
 
 /**
@@ -117,40 +118,5 @@ export const auditQueueWarning =
 
 /** Every message of a queue, oldest first, left in the queue (visible again at once). */
 export async function peekQueue(sqs: SQSClient, queueUrl: string): Promise<Message[]> {
-  const { ReceiveMessageCommand, ChangeMessageVisibilityBatchCommand } = await import('@aws-sdk/client-sqs');
-  const seen = new Map<string, Message>();
-  const handles: Message[] = [];
-  try {
-    for (;;) {
-      const { Messages = [] } = await sqs.send(
-        new ReceiveMessageCommand({
-          QueueUrl: queueUrl,
-          MaxNumberOfMessages: 10,
-          // Hidden only while this command reads them all, then made visible again below.
-          VisibilityTimeout: 30,
-          MessageSystemAttributeNames: ['SentTimestamp'],
-        }),
-      );
-      const fresh = Messages.filter((message) => message.MessageId && !seen.has(message.MessageId));
-      if (fresh.length === 0) break;
-      for (const message of fresh) seen.set(message.MessageId as string, message);
-      handles.push(...fresh);
-    }
-  } finally {
-    for (let index = 0; index < handles.length; index += 10) {
-      const batch = handles.slice(index, index + 10);
-      await sqs.send(
-        new ChangeMessageVisibilityBatchCommand({
-          QueueUrl: queueUrl,
-          Entries: batch.map((message, position) => ({
-            Id: String(position),
-            ReceiptHandle: message.ReceiptHandle,
-            VisibilityTimeout: 0,
-          })),
-        }),
-      );
-    }
-  }
-  const sentAt = (message: Message) => Number(message.Attributes?.SentTimestamp ?? 0);
-  return [...seen.values()].sort((a, b) => sentAt(a) - sentAt(b));
+  return (await peekAll(sqs, queueUrl)).messages;
 }

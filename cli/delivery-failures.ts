@@ -15,13 +15,8 @@
  * reader (this command run again, a redrive) sees every one at once. Bodies are not printed: they
  * may hold webhook paths and subscribers' links.
  */
-import {
-  ChangeMessageVisibilityBatchCommand,
-  GetQueueUrlCommand,
-  type Message,
-  ReceiveMessageCommand,
-  type SQSClient,
-} from '@aws-sdk/client-sqs';
+import { GetQueueUrlCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { peekQueue } from './queue-peek.ts';
 
 /** Where a failure was found. */
 export type FailureQueue = 'delivery' | 'slack relay';
@@ -92,55 +87,6 @@ function audienceOf(body: string, topicPrefix: string, topics: ReadonlyMap<strin
   return undefined;
 }
 
-/** Reads up to `maxMessages` distinct messages of a queue, leaving them where they are. */
-async function peek(
-  sqs: SQSClient,
-  queueUrl: string,
-  maxMessages: number,
-): Promise<{ messages: Message[]; truncated: boolean }> {
-  const seen = new Map<string, Message>();
-  const received: Message[] = [];
-  try {
-    for (;;) {
-      const { Messages = [] } = await sqs.send(
-        new ReceiveMessageCommand({
-          QueueUrl: queueUrl,
-          MaxNumberOfMessages: 10,
-          // Hidden only while this command reads the queue (so a receive does not return what it
-          // read already), then visible again below for ops and redrives.
-          VisibilityTimeout: 30,
-          WaitTimeSeconds: 0,
-          MessageSystemAttributeNames: ['SentTimestamp'],
-        }),
-      );
-      received.push(...Messages);
-      const fresh = Messages.filter((message) => message.MessageId && !seen.has(message.MessageId));
-      for (const message of fresh) seen.set(message.MessageId as string, message);
-      if (fresh.length === 0) return { messages: [...seen.values()], truncated: false };
-      if (seen.size >= maxMessages) return { messages: [...seen.values()], truncated: true };
-    }
-  } finally {
-    await showAgain(sqs, queueUrl, received);
-  }
-}
-
-/** Makes received messages visible again at once (ten per request, as SQS allows). */
-async function showAgain(sqs: SQSClient, queueUrl: string, messages: readonly Message[]): Promise<void> {
-  const handles = messages.filter((message) => message.ReceiptHandle !== undefined);
-  for (let index = 0; index < handles.length; index += 10) {
-    await sqs.send(
-      new ChangeMessageVisibilityBatchCommand({
-        QueueUrl: queueUrl,
-        Entries: handles.slice(index, index + 10).map((message, position) => ({
-          Id: String(position),
-          ReceiptHandle: message.ReceiptHandle,
-          VisibilityTimeout: 0,
-        })),
-      }),
-    );
-  }
-}
-
 /**
  * The audiences with failed deliveries in the given dead-letter queues (by ARN), most messages first.
  */
@@ -165,7 +111,7 @@ export async function readDeliveryFailures(
       new GetQueueUrlCommand({ QueueName: location.name, QueueOwnerAWSAccountId: location.account }),
     );
     if (QueueUrl === undefined) continue;
-    const read = await peek(sqs, QueueUrl, options.maxMessages ?? 1000);
+    const read = await peekQueue(sqs, QueueUrl, { maxMessages: options.maxMessages ?? 1000 });
     truncated ||= read.truncated;
     for (const message of read.messages) {
       scanned += 1;
