@@ -42,7 +42,8 @@ export const EXPLANATION = `### How to read it
 - **One month** is 365/12 days of the default schedule (\`rate(5 minutes)\`, 288 runs a day), prices of
   us-east-1 (see [Prices](#prices), each with its source and the day it was read). Other regions cost
   the same or up to ~25% more.
-- **today** is the current reading: every run asks the provider for its whole provider day, so pages
+- **today** is how runs read before incremental reading, kept for comparison (incremental reading is
+  the default): every run asks the provider for its whole provider day, so pages
   and articles read per run grow through the day, and every run re-matches (and looks up in the ledger)
   the last \`lateArrivalMinutes\` + one interval of articles. **incremental** (the default) reads newest first until it
   passes the watermark minus \`INCREMENTAL_OVERLAP_MINUTES\`, and finds late-indexed articles by
@@ -194,10 +195,22 @@ function readProviderDay(path: string): ProviderDayResults & { day?: string } {
   return { ...(day as ProviderDayResults), scenarios: scenarios as unknown as ProviderDayResults['scenarios'] };
 }
 
+/** What SES email adds to every size's fixed part, from the synthesized stack (not in the totals). */
+function sesFixedNote(facts: StackFacts): string | undefined {
+  if (facts.sesFixed === undefined) return undefined;
+  const { alarms, secrets } = facts.sesFixed;
+  const usd = alarms * awsPrices.cloudWatchAlarm.usdPerUnit + secrets * awsPrices.secretsManagerSecret.usdPerUnit;
+  return `SES email also adds to the fixed part of every size, whatever it sends: its ${alarms} alarms (\`email-*\`, [operate](operate.md#alarms)) and ${secrets} secret(s) (the link key), ${formatUsd(usd)} a month (before the free tier's ten alarms).`;
+}
+
 /** The cost table and the document for `inputs`. */
 export function costDocument(inputs: CostInputs, facts: StackFacts): { table: CostTable; markdown: string } {
   const table = costModel(inputs, awsPrices);
-  const options: RenderOptions = { explanation: EXPLANATION, assumptions: assumptionNotes(facts) };
+  const options: RenderOptions = {
+    explanation: EXPLANATION,
+    assumptions: assumptionNotes(facts),
+    sesFixed: sesFixedNote(facts),
+  };
   return { table, markdown: renderCostMarkdown(table, options) };
 }
 

@@ -670,6 +670,8 @@ export interface RenderOptions {
   readonly explanation: string;
   /** Markdown placed at the end: the assumptions behind the inputs, one bullet each. */
   readonly assumptions: readonly string[];
+  /** What SES email adds to the fixed part (its alarms and secrets), placed under the email table. */
+  readonly sesFixed?: string | undefined;
 }
 
 /** Renders the whole cost document: summary, one breakdown per size, SMS, prices, assumptions. */
@@ -745,6 +747,10 @@ export function renderCostMarkdown(table: CostTable, options: RenderOptions): st
     'The SES side leaves out what is small next to SES itself: the subscribers table (about 9 write units per email for the claim transaction, its completion and the SES events; at $0.625 per million that is about 5% of the SES sending price), the events function (one invocation per SES event) and the preference endpoint (API Gateway HTTP API, $1.00 per million requests). SES bills received mail for `mailto:` unsubscribes at $0.10 per 1,000 too.',
   );
   out.push('');
+  if (options.sesFixed !== undefined) {
+    out.push(options.sesFixed);
+    out.push('');
+  }
 
   out.push('## Prices');
   out.push('');
@@ -839,7 +845,7 @@ export function renderCostSummary(table: CostTable): string[] {
  */
 export function renderFixedSummary(table: CostTable): string[] {
   const lines = [
-    '| workload | fixed a month (everything but deliveries) | per delivery a month | fixed per audience (average) | fixed per added audience |',
+    '| workload | fixed a month (everything but deliveries) | deliveries a month (grows with them) | fixed per audience (average) | fixed per added audience (from the nearest size) |',
     '| :--- | ---: | ---: | ---: | ---: |',
   ];
   const pairs = pairBySize(table.scenarios);
@@ -860,15 +866,18 @@ export function renderFixedSummary(table: CostTable): string[] {
 
 /**
  * What one more audience adds to the fixed part: the slope of the fixed cost between this size and
- * another with the same articles a day and other audiences (undefined when there is none).
+ * the nearest other size (in audiences; the smaller on a tie) with the same articles a day and
+ * reading, so every row is measured the same way (undefined when there is none).
  */
 export function fixedSlope(costs: readonly ScenarioCost[], cost: ScenarioCost): number | undefined {
-  const other = costs.find(
+  const others = costs.filter(
     (c) =>
       c.scenario.articlesPerDay === cost.scenario.articlesPerDay &&
       c.scenario.audiences !== cost.scenario.audiences &&
       c.scenario.reading === cost.scenario.reading,
   );
+  const distance = (c: ScenarioCost) => Math.abs(c.scenario.audiences - cost.scenario.audiences);
+  const other = others.sort((a, b) => distance(a) - distance(b) || a.scenario.audiences - b.scenario.audiences)[0];
   if (other === undefined) return undefined;
   return (cost.fixedUsd - other.fixedUsd) / (cost.scenario.audiences - other.scenario.audiences);
 }

@@ -254,6 +254,16 @@ describe('costModel', () => {
     expect(of(1000).fixedUsd / 1000).toBeLessThan(0.02);
   });
 
+  it('what one more audience adds is measured from the nearest size, for every row alike', () => {
+    const sized = (audiences: number, fixedUsd: number) =>
+      ({ fixedUsd, scenario: { articlesPerDay: 10_000, audiences, reading: 'incremental' } }) as ScenarioCost;
+    const sizes = [sized(20, 10), sized(100, 12), sized(1000, 15)];
+    // 1,000 from 100 (3 / 900), not from 20; 100 from 20 (its nearer neighbour); 20 from 100.
+    expect(fixedSlope(sizes, sizes[2] as ScenarioCost)).toBeCloseTo(3 / 900, 9);
+    expect(fixedSlope(sizes, sizes[1] as ScenarioCost)).toBeCloseTo(2 / 80, 9);
+    expect(fixedSlope(sizes, sizes[0] as ScenarioCost)).toBeCloseTo(2 / 80, 9);
+  });
+
   it('docs/cost.md as generated: fixed cost per audience under $0.02 a month at 1,000 audiences', () => {
     const document = readFileSync(new URL('../../docs/cost.md', import.meta.url), 'utf8');
     const perAudience = [
