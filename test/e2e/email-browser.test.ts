@@ -157,6 +157,8 @@ describe('the preference page', () => {
     // A string, not a function: this file is compiled without the DOM's types.
     const width = await page.evaluate<number>('document.documentElement.scrollWidth');
     expect(width).toBeLessThanOrEqual(360);
+    // The page is Korean (the audience's language): it breaks between words, not inside them.
+    expect(await page.evaluate<string>("getComputedStyle(document.querySelector('main')).wordBreak")).toBe('keep-all');
     await page.screenshot({ path: join(tmpdir(), 'news-alerts-email-preferences-phone.png'), fullPage: true });
     await page.close();
   });

@@ -32,6 +32,8 @@ const STYLE = [
   '.warning{padding:10px 14px;border-radius:6px;background:#fdecea;border-left:4px solid #b3261e}',
   '.muted{color:#3d4450;font-size:15px}',
   'table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:6px 8px;border-bottom:1px solid #dde1e6}',
+  // Korean breaks between words, as Korean readers expect, not between syllables (Chromium's default).
+  ':lang(ko){word-break:keep-all}',
 ].join('\n');
 
 /** One audience the address is on, as the page lists it. */
