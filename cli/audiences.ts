@@ -29,6 +29,7 @@ import {
   templateFallbacks,
 } from '#core/locale';
 import { type Audience, AudienceSchema, audienceAttributes, parseAudience, ruleAttributes } from '#core/model';
+import { webhookShardName } from '#shared/slack-webhook-store';
 import {
   audiencesTable,
   createTopic,
@@ -931,11 +932,19 @@ async function deleteAudience(
   if (options.deleteTopic && topicArn) await target.clients.sns.send(new DeleteTopicCommand({ TopicArn: topicArn }));
   // With its subscriptions gone, the audience's Slack webhook (if the store holds one) is a
   // credential kept for nothing: it goes too. A restore adds it again with subscriptions add.
+  // Its failure is a warning: the audience is gone already, and the restore document below must
+  // still be printed.
   const store = storePrefixOf(target.names);
-  const webhookRemoved =
-    options.deleteTopic === true && store !== undefined
-      ? (await removeWebhooks(target.clients.secrets, store, [audienceId])).removed.length > 0
-      : false;
+  let webhookRemoved = false;
+  if (options.deleteTopic === true && store !== undefined) {
+    try {
+      webhookRemoved = (await removeWebhooks(target.clients.secrets, store, [audienceId])).removed.length > 0;
+    } catch (error) {
+      context.output.warn(
+        `audience ${audienceId}: its Slack webhook URL (if any) could not be taken out of the webhook store (${error instanceof Error ? error.name : 'error'}); take the entry ${audienceId} out of the secret ${webhookShardName(store, audienceId)} by hand`,
+      );
+    }
+  }
   // What was deleted, as one document both 'audiences put --file' and 'rules put --file' read (each
   // its own list). Without the audit attributes (restored items start again at version 1), and
   // without a deleted topic's ARN, so the restore makes the topic again by the stack convention.
@@ -952,12 +961,12 @@ async function deleteAudience(
   context.output.note(`deleted audience ${audienceId} (was ${describeVersion(previous)})`);
   for (const rule of deletedRules) context.output.note(`deleted rule ${rule.id}`);
   if (options.deleteTopic) context.output.note(`deleted topic ${topicArn} and its subscriptions`);
+  else if (topicArn) context.output.note(`kept topic ${topicArn} and its subscriptions (--delete-topic removes them)`);
   if (webhookRemoved) {
     context.output.note(
       `removed its Slack webhook URL from the webhook store; after a restore, add it again with '${newsAlerts()} subscriptions add ${audienceId} --slack-webhook'`,
     );
-  } else if (topicArn)
-    context.output.note(`kept topic ${topicArn} and its subscriptions (--delete-topic removes them)`);
+  }
   context.output.result(
     {
       audienceId,

@@ -39,6 +39,8 @@ export interface DeliveryFailures {
   readonly unattributed: number;
   /** True when a queue held more than `maxMessages` and the rest was not read. */
   readonly truncated: boolean;
+  /** True when what was read could not be made visible again at once (it reappears within 30 s). */
+  readonly leftHidden: boolean;
 }
 
 /** `arn:aws:sqs:<region>:<account>:<name>` → name and account, for GetQueueUrl. */
@@ -104,6 +106,7 @@ export async function readDeliveryFailures(
   let scanned = 0;
   let unattributed = 0;
   let truncated = false;
+  let leftHidden = false;
   for (const { arn, queue } of queues) {
     const location = queueOfArn(arn);
     if (location === undefined) continue;
@@ -113,6 +116,7 @@ export async function readDeliveryFailures(
     if (QueueUrl === undefined) continue;
     const read = await peekQueue(sqs, QueueUrl, { maxMessages: options.maxMessages ?? 1000 });
     truncated ||= read.truncated;
+    leftHidden ||= read.leftHidden;
     for (const message of read.messages) {
       scanned += 1;
       const audienceId = audienceOf(message.Body ?? '', options.topicPrefix, options.topics ?? new Map());
@@ -134,5 +138,6 @@ export async function readDeliveryFailures(
     scanned,
     unattributed,
     truncated,
+    leftHidden,
   };
 }

@@ -269,9 +269,15 @@ async function currentMembership(store: SubscriberStore, address: string, audien
 }
 
 /** What a migration would make of one SNS email subscription (addSubscriber's rules, read-only). */
-function migrationOutcome(existing: { state: string } | undefined, snsConfirmed: boolean): string {
+function migrationOutcome(
+  existing: { state: string; unsubscribedAt?: number | undefined } | undefined,
+  snsConfirmed: boolean,
+): string {
   if (existing?.state === 'unsubscribed') return 'stays unsubscribed (the subscriber left this audience)';
   if (existing?.state === 'confirmed') return 'confirmed already (unchanged)';
+  if (existing?.state === 'pending' && existing.unsubscribedAt !== undefined) {
+    return 'stays pending (added again after an unsubscribe: it confirms by its own link)';
+  }
   if (snsConfirmed) return 'confirmed';
   return existing?.state === 'pending' ? 'pending already (confirmation email)' : 'pending (confirmation email)';
 }

@@ -15,6 +15,11 @@ export interface PeekedQueue {
   readonly messages: Message[];
   /** True when the queue held more than `maxMessages` and the rest was not read. */
   readonly truncated: boolean;
+  /**
+   * True when the messages could not be made visible again (no `sqs:ChangeMessageVisibility`, say):
+   * what was read is still returned, and the messages reappear on their own within 30 s.
+   */
+  readonly leftHidden: boolean;
 }
 
 /** Reads up to `maxMessages` distinct messages of a queue, leaving them where they are. */
@@ -28,6 +33,7 @@ export async function peekQueue(
   const seen = new Map<string, Message>();
   const received: Message[] = [];
   let truncated = false;
+  let leftHidden = false;
   try {
     for (;;) {
       const { Messages = [] } = await sqs.send(
@@ -52,19 +58,24 @@ export async function peekQueue(
     }
   } finally {
     const handles = received.filter((message) => message.ReceiptHandle !== undefined);
-    for (let index = 0; index < handles.length; index += 10) {
-      await sqs.send(
-        new ChangeMessageVisibilityBatchCommand({
-          QueueUrl: queueUrl,
-          Entries: handles.slice(index, index + 10).map((message, position) => ({
-            Id: String(position),
-            ReceiptHandle: message.ReceiptHandle,
-            VisibilityTimeout: 0,
-          })),
-        }),
-      );
+    try {
+      for (let index = 0; index < handles.length; index += 10) {
+        await sqs.send(
+          new ChangeMessageVisibilityBatchCommand({
+            QueueUrl: queueUrl,
+            Entries: handles.slice(index, index + 10).map((message, position) => ({
+              Id: String(position),
+              ReceiptHandle: message.ReceiptHandle,
+              VisibilityTimeout: 0,
+            })),
+          }),
+        );
+      }
+    } catch {
+      // What was read is still the answer; the caller says they reappear within the timeout.
+      leftHidden = true;
     }
   }
   const sentAt = (message: Message) => Number(message.Attributes?.SentTimestamp ?? 0);
-  return { messages: [...seen.values()].sort((a, b) => sentAt(a) - sentAt(b)), truncated };
+  return { messages: [...seen.values()].sort((a, b) => sentAt(a) - sentAt(b)), truncated, leftHidden };
 }

@@ -250,8 +250,10 @@ async function addSubscription(context: CommandContext, args: readonly unknown[]
           ? 'sqs'
           : 'https';
   const endpoint = options.email ?? options.sms ?? options.sqs ?? options.https ?? '';
+  // Only a confirmed one: subscribing a pending endpoint again is how SNS re-sends its confirmation.
   const same = existing.find(
-    (subscription) => subscription.Protocol === protocol && subscription.Endpoint === endpoint,
+    (subscription) =>
+      subscription.Protocol === protocol && subscription.Endpoint === endpoint && !isPending(subscription),
   );
   if (same !== undefined) {
     await alreadySubscribed(context, target, audienceId, same, options.raw === true);
@@ -307,9 +309,9 @@ async function addSubscription(context: CommandContext, args: readonly unknown[]
 }
 
 /**
- * The endpoint is subscribed to the topic already. SNS would hand back the same subscription (and
- * AWS refuses other attributes for it), so nothing is written: the same settings are reported as
- * they are, and another raw-delivery setting is refused with how to change it.
+ * The endpoint is subscribed to the topic already, confirmed. SNS would hand back the same
+ * subscription (and AWS refuses other attributes for it), so nothing is written: the same settings
+ * are reported as they are, and another raw-delivery setting is refused with how to change it.
  */
 async function alreadySubscribed(
   context: CommandContext,
@@ -327,13 +329,13 @@ async function alreadySubscribed(
     rawNow = Attributes?.RawMessageDelivery === 'true';
   }
   const shown = displayEndpoint(subscription);
-  const id = arn?.split(':').at(-1) ?? 'pending';
+  const id = arn?.split(':').at(-1) ?? '';
   if (rawNow !== raw && (subscription.Protocol === 'https' || subscription.Protocol === 'sqs')) {
     throw new UsageError(
       `${subscription.Protocol} ${shown} is subscribed to ${audienceId} already, ${rawNow ? 'with' : 'without'} --raw; to change that, remove it first (${newsAlerts()} subscriptions remove ${audienceId} ${id}) and add it again; nothing was changed`,
     );
   }
-  const status = isPending(subscription) ? 'pending confirmation' : 'confirmed';
+  const status = 'confirmed';
   context.output.result(
     { audienceId, protocol: subscription.Protocol, endpoint: shown, subscriptionArn: arn, status, unchanged: true },
     () =>
@@ -580,12 +582,23 @@ async function removeSubscription(
   const rows = confirmed.map((subscription) => rowOf(audienceId, subscription));
   // The audience's Slack webhook goes with its last Slack subscription: a URL nobody posts to is a
   // credential kept for nothing, and room taken in its shard.
+  // The topic is read again just before: a Slack subscription added meanwhile (a URL being
+  // replaced) keeps its webhook. A failure here is a warning, since the unsubscribe is done.
   const isSlack = (subscription: Subscription) => recordedAs(target, subscription)[0] === 'slack';
   const store = storePrefixOf(target.names);
   let webhookRemoved: string | undefined;
-  if (store && confirmed.some(isSlack) && !subscriptions.some((s) => isSlack(s) && !confirmed.includes(s))) {
-    const outcome = await removeWebhooks(target.clients.secrets, store, [audienceId]);
-    if (outcome.removed.length > 0) webhookRemoved = webhookShardName(store, audienceId);
+  if (store && confirmed.some(isSlack)) {
+    try {
+      const remaining = await audienceSubscriptions(target, audienceId, topicArn);
+      if (!remaining.some(isSlack)) {
+        const outcome = await removeWebhooks(target.clients.secrets, store, [audienceId]);
+        if (outcome.removed.length > 0) webhookRemoved = webhookShardName(store, audienceId);
+      }
+    } catch (error) {
+      context.output.warn(
+        `the Slack subscription is removed, but its webhook URL could not be taken out of the webhook store (${error instanceof Error ? error.name : 'error'}); take the entry ${audienceId} out of ${webhookShardName(store, audienceId)} by hand`,
+      );
+    }
   }
   context.output.result({ audienceId, removed: rows, webhookRemovedFrom: webhookRemoved ?? null }, () => {
     for (const row of rows) context.output.line(`unsubscribed ${row.protocol} ${row.endpoint} from ${audienceId}`);
@@ -858,6 +871,10 @@ async function listFailures(context: CommandContext, args: readonly unknown[]): 
       }
       if (found.truncated)
         context.output.note('the queues hold more messages than were read; the counts are a lower bound');
+      if (found.leftHidden)
+        context.output.warn(
+          'what was read could not be made visible again (is sqs:ChangeMessageVisibility allowed? docs/deploy.md): those messages reappear within 30 s',
+        );
       if (rows.length > 0) {
         context.output.caption(
           `See who subscribes with: ${newsAlerts()} subscriptions list <audienceId>. Slack: store the new webhook with ${newsAlerts()} subscriptions add <audienceId> --slack-webhook, then redrive (docs/operate.md).`,

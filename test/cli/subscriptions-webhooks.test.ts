@@ -126,6 +126,8 @@ describe('a Slack webhook in the store', () => {
     const deleted = await sandbox.cli(['audiences', 'delete', 'slack-gone', '--delete-topic', '--yes']);
     expect(deleted.code, deleted.stderr).toBe(0);
     expect(deleted.stderr).toContain('removed its Slack webhook URL from the webhook store');
+    expect(deleted.stderr).toContain('deleted topic');
+    expect(deleted.stderr).not.toContain('kept topic');
     expect(await stored('slack-gone')).toBeUndefined();
     for (const output of [added, removed, again, deleted])
       expect(output.stdout + output.stderr).not.toContain('LeAvEs');

@@ -83,6 +83,7 @@ describe('subscriptions failures', () => {
     // Read again at once (the alarm's command, then one audience's): the same answer, not an empty
     // queue hidden by the first read.
     expect(await read()).toEqual(found);
+    expect(found.leftHidden).toBe(false);
     // Nothing was removed, and nothing is left hidden: each queue shows what it held.
     for (const [url, count] of [
       [delivery.url, 5],
@@ -97,5 +98,27 @@ describe('subscriptions failures', () => {
       expect(Number(Attributes?.ApproximateNumberOfMessages)).toBe(count);
       expect(Number(Attributes?.ApproximateNumberOfMessagesNotVisible)).toBe(0);
     }
+    // A policy without sqs:ChangeMessageVisibility still gets the answer, and is told they stay hidden.
+    const denied = new Proxy(sqs, {
+      get(client, property, receiver) {
+        if (property !== 'send') return Reflect.get(client, property, receiver);
+        return (command: { constructor: { name: string } }) => {
+          if (command.constructor.name === 'ChangeMessageVisibilityBatchCommand') {
+            return Promise.reject(Object.assign(new Error('not allowed'), { name: 'AccessDenied' }));
+          }
+          return (client.send as (c: unknown) => Promise<unknown>)(command);
+        };
+      },
+    });
+    const hidden = await readDeliveryFailures(
+      denied,
+      [
+        { arn: delivery.arn, queue: 'delivery' },
+        { arn: relay.arn, queue: 'slack relay' },
+      ],
+      { topicPrefix, topics: new Map([[ownTopic, 'own-desk']]) },
+    );
+    expect({ ...hidden, leftHidden: false }).toEqual(found);
+    expect(hidden.leftHidden).toBe(true);
   });
 });

@@ -83,6 +83,22 @@ describe('an address that unsubscribed', () => {
     expect(stack.email.sent.slice(sentBefore)).toEqual([]);
   });
 
+  it('added again by ops, stays pending when a migration meets its old SNS subscription', async () => {
+    const { stack, audience, address } = await setUp();
+    const { subscriberId } = await stack.email.addSubscriber('desk', { address }, { name: 'Markets desk' });
+    await stack.publishAlert(audience);
+    await stack.email.deliver();
+    await unsubscribe(stack, subscriberId);
+    stack.clock.now += 60_000;
+    expect(await opsAdd(stack, address)).toMatchObject({ state: 'pending', change: 'reopened' });
+    const migrated = await addSubscriber(
+      { address, audience: label, migration: { confirmed: true } },
+      stack.email.subscribe,
+    );
+    expect(migrated).toMatchObject({ state: 'pending', change: 'unchanged' });
+    expect((await stack.email.delivery.store.membership(subscriberId, 'desk'))?.state).toBe('pending');
+  });
+
   it('gets a new confirmation when ops add it again, on the same day as its first one', async () => {
     const { stack, audience, address } = await setUp();
     const first = await opsAdd(stack, address);

@@ -403,10 +403,10 @@ export interface DailyDigestOutcome {
  * goes out through the same claim as an alert (its id is the subscriber, audience and due time),
  * so a release that runs twice sends it once. A subscriber suppressed, paused or unsubscribed
  * while entries waited gets nothing: the held entries are recorded as not sent (with the reason)
- * in the history and removed. Entries held before the member last confirmed were held for a
- * subscription that ended (an unsubscribe, then ops adding the address again and a new
- * confirmation): they are recorded as not sent and removed the same way, never sent to the
- * new subscription, whichever path ended the old one.
+ * in the history and removed. Entries held before the member's last unsubscribe were held for a
+ * subscription that ended (ops then added the address again and the person confirmed): they are
+ * recorded as not sent and removed the same way, never sent to the new subscription, whichever
+ * path ended the old one.
  */
 export async function releaseDailyDigests(
   deps: EmailDeliveryDeps,
@@ -434,7 +434,11 @@ export async function releaseDailyDigests(
       continue;
     }
     const deliveryId = `${item.audienceId}|daily:${item.subscriberId}:${new Date(item.dueAt).toISOString()}`;
-    const ended = held.filter((entry) => entry.heldAt < (membership.confirmedAt ?? 0));
+    // Held before the member's last unsubscribe (kept on the membership when ops add it again): the
+    // clock that matters is the one at the unsubscribe, where holding stops anyway, so a clock that
+    // runs ahead elsewhere (a laptop's, on a migration) cannot drop an alert of the new subscription.
+    const leftAt = membership.unsubscribedAt;
+    const ended = leftAt === undefined ? [] : held.filter((entry) => entry.heldAt <= leftAt);
     if (ended.length > 0) {
       await deps.store.recordOutcome({
         subscriberId: profile.subscriberId,

@@ -423,7 +423,6 @@ export function parseForm(body: string, contentType: string | undefined): URLSea
   return new URLSearchParams(body.trim());
 }
 
-/** A shipped language from a tag (`ko-KR` → `ko`), or undefined. */
 /**
  * The local time and zone of the audience's next daily digest, as the delivery schedules it (past
  * quiet hours); 08:00 UTC, the default, for an audience that no longer exists.
@@ -440,6 +439,7 @@ function digestTimeText(
   };
 }
 
+/** A shipped language from a tag (`ko-KR` → `ko`), or undefined. */
 function shippedLanguage(tag: string | undefined): ShippedLocale | undefined {
   if (tag === undefined || tag.length > 100) return undefined;
   const canonical = canonicalLocale(tag);

@@ -11,7 +11,8 @@
  *   member (`source: migrated`); pending SNS subscriptions become pending members and get the
  *   confirmation email.
  * - **An unsubscribe is final until the person confirms again.** A migration never touches a
- *   membership the subscriber ended: the SNS subscription's consent is older than the unsubscribe.
+ *   membership the subscriber ended, nor confirms one reopened since (it stays pending until its own
+ *   link confirms it): the SNS subscription's consent is older than the unsubscribe.
  *   Only ops adding the address again (`email add`) reopens it, as pending, with a new
  *   confirmation email even if one went out the same day.
  * - **A suppressed address is not mailed**, not even a confirmation (the claim checks it).
@@ -100,11 +101,13 @@ export async function addSubscriber(
     membership = existing;
     change = 'kept-unsubscribed';
   } else if (existing.state === 'unsubscribed') {
-    // Ops add an address that had left: it must confirm again.
-    membership = { ...fresh, createdAt: existing.createdAt };
+    // Ops add an address that had left: it must confirm again. `unsubscribedAt` stays, so a later
+    // migration knows this pending member once ended a subscription (below).
+    membership = { ...fresh, createdAt: existing.createdAt, unsubscribedAt: existing.unsubscribedAt };
     await deps.store.saveMembership(membership);
     change = 'reopened';
-  } else if (existing.state === 'pending' && confirmed) {
+  } else if (existing.state === 'pending' && confirmed && existing.unsubscribedAt === undefined) {
+    // (A pending member who once unsubscribed confirms by their own link: SNS's consent is older.)
     membership = { ...existing, state: 'confirmed', confirmedAt: now, source: 'migrated' };
     await deps.store.saveMembership(membership);
     change = 'confirmed';
