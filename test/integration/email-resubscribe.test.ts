@@ -56,14 +56,20 @@ async function unsubscribe(stack: EmailTestStack, subscriberId: string): Promise
   expect((await stack.email.delivery.store.membership(subscriberId, 'desk'))?.state).toBe('unsubscribed');
 }
 
+/** A confirmed subscriber who got an alert and left with its one-click link, a minute ago. */
+async function subscribedThenLeft() {
+  const { stack, audience, address } = await setUp();
+  const { subscriberId } = await stack.email.addSubscriber('desk', { address }, { name: 'Markets desk' });
+  await stack.publishAlert(audience);
+  await stack.email.deliver();
+  await unsubscribe(stack, subscriberId);
+  stack.clock.now += 60_000;
+  return { stack, audience, address, subscriberId };
+}
+
 describe('an address that unsubscribed', () => {
   it('stays unsubscribed when a migration meets its confirmed SNS subscription', async () => {
-    const { stack, audience, address } = await setUp();
-    const { subscriberId } = await stack.email.addSubscriber('desk', { address }, { name: 'Markets desk' });
-    await stack.publishAlert(audience);
-    await stack.email.deliver();
-    await unsubscribe(stack, subscriberId);
-    stack.clock.now += 60_000;
+    const { stack, audience, address, subscriberId } = await subscribedThenLeft();
     const sentBefore = stack.email.sent.length;
 
     const migrated = await addSubscriber(
@@ -84,12 +90,7 @@ describe('an address that unsubscribed', () => {
   });
 
   it('added again by ops, stays pending when a migration meets its old SNS subscription', async () => {
-    const { stack, audience, address } = await setUp();
-    const { subscriberId } = await stack.email.addSubscriber('desk', { address }, { name: 'Markets desk' });
-    await stack.publishAlert(audience);
-    await stack.email.deliver();
-    await unsubscribe(stack, subscriberId);
-    stack.clock.now += 60_000;
+    const { stack, audience, address, subscriberId } = await subscribedThenLeft();
     expect(await opsAdd(stack, address)).toMatchObject({ state: 'pending', change: 'reopened' });
     const migrated = await addSubscriber(
       { address, audience: label, migration: { confirmed: true } },
