@@ -90,7 +90,7 @@ describe('an address that unsubscribed', () => {
   });
 
   it('added again by ops, stays pending when a migration meets its old SNS subscription', async () => {
-    const { stack, audience, address, subscriberId } = await subscribedThenLeft();
+    const { stack, address, subscriberId } = await subscribedThenLeft();
     expect(await opsAdd(stack, address)).toMatchObject({ state: 'pending', change: 'reopened' });
     const migrated = await addSubscriber(
       { address, audience: label, migration: { confirmed: true } },
