@@ -51,6 +51,8 @@ interface Received {
   readonly subject?: string | undefined;
   readonly text?: string | undefined;
   readonly json?: unknown;
+  /** What the row can and cannot tell (a webhook: what SNS posted, not what the endpoint took). */
+  readonly note?: string | undefined;
 }
 
 /** One notification a topic sent, and what each of its subscribers received. */
@@ -181,8 +183,16 @@ async function receivedBy(
       const slack = await slackRendering(raw);
       return { ...subscriber, text: slack.text, json: slack.json };
     }
+    case 'webhook':
+      // The audit queue saw what SNS posted; whether the endpoint took it (a dead one fails, and SNS
+      // drops it after its retries) is not something this queue can tell.
+      return {
+        ...subscriber,
+        json: document,
+        note: 'what SNS posted to it; whether the endpoint accepted it is not checked here',
+      };
     default:
-      // HTTPS, SQS and Lambda subscribers get the structured body (the `default` key).
+      // SQS and Lambda subscribers get the structured body (the `default` key).
       return { ...subscriber, json: document };
   }
 }
@@ -398,7 +408,9 @@ function printDeliveries(context: CommandContext, audiences: readonly AudienceDe
       );
       output.line(`    ${delivery.subject ?? delivery.title}`);
       for (const received of delivery.received) {
-        output.line(`  > ${received.channel} ${received.endpoint}`);
+        output.line(
+          `  > ${received.channel} ${received.endpoint}${received.note === undefined ? '' : ` (${received.note})`}`,
+        );
         if (received.subject !== undefined) output.line(indent(`Subject: ${received.subject}`));
         if (received.text !== undefined) output.line(indent(received.text));
         else if (received.json !== undefined) output.line(indent(JSON.stringify(received.json, null, 2)));

@@ -50,6 +50,11 @@ describe('an HTTPS subscriber that refuses every connection', () => {
     expect(summary.audiences['partner-feed']).toMatchObject({ failed: 0 });
     const published = summary.audiences['partner-feed']?.published ?? 0;
     expect(published).toBeGreaterThan(0);
+    // deliveries (which only peeks) shows the dead webhook's row as what SNS posted, not as something it received.
+    const shown = await sandbox.cli(['deliveries', 'partner-feed'], { env: { COLUMNS: '300' } });
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toContain('whether the endpoint accepted it is not checked here');
+    expect(shown.stdout).not.toContain('dead-hook');
     // The audit queue (a subscriber of the same topic) got each alert exactly once.
     const delivered = (await sandbox.stack.collectDeliveries()).filter((entry) => entry.audienceId === 'partner-feed');
     expect(delivered).toHaveLength(published);
