@@ -14,15 +14,7 @@ import type { Command } from 'commander';
 import type { EmailSender, SendRecord, SubscriberStore } from '#core/email/ports';
 import { type AudienceLabel, addSubscriber, type SubscribeDeps } from '#core/email/subscribe';
 import { InvalidAddressError, maskAddress, normalizeAddress, type SubscriberProfile } from '#core/email/subscriber';
-import {
-  canonicalLocale,
-  FALLBACK_LOCALE,
-  isShipped,
-  languageOf,
-  localeChain,
-  messageLocale,
-  SHIPPED_LOCALES,
-} from '#core/locale';
+import { checkShippedLocale, FALLBACK_LOCALE, localeChain, messageLocale } from '#core/locale';
 import { silentLog } from '#core/ports';
 import { audienceSubscriptions, requireAudience, topicArnOf } from './audience-topics.ts';
 import { action, integerOption } from './command.ts';
@@ -87,16 +79,12 @@ function mailDrop(sender: EmailSender, dir: string): EmailSender {
   };
 }
 
-/** `--locale`: a BCP 47 tag whose language the preference page speaks, in canonical form. */
+/** `--locale`: a locale the preference page speaks, in canonical form (checkShippedLocale). */
 function pageLocale(value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
-  const canonical = canonicalLocale(value.trim());
-  if (canonical === undefined || !isShipped(languageOf(canonical))) {
-    throw new UsageError(
-      `--locale ${JSON.stringify(value)} is not a locale the preference page speaks; use one whose language is ${SHIPPED_LOCALES.join(', ')}, such as "en-GB", "ko-KR" or "ja-JP", or leave it out to use each audience's language`,
-    );
-  }
-  return canonical;
+  const check = checkShippedLocale(value);
+  if (!check.ok) throw new UsageError(`--locale ${check.message}; or leave it out to use each audience's language`);
+  return check.locale;
 }
 
 function address(value: string): string {

@@ -8,7 +8,7 @@ import * as z from 'zod/mini';
 import type { TableNames } from '#aws/table-layout';
 import type { AlertRunSettings } from '#core/alert-run';
 import { ConfigError } from '#core/errors';
-import { canonicalLocale, FALLBACK_LOCALE, isShipped, languageOf, SHIPPED_LOCALES } from '#core/locale';
+import { checkShippedLocale, FALLBACK_LOCALE } from '#core/locale';
 import { describeIssues, isSupportedLocale } from '#core/model';
 import { type ProviderConfig, parseProviderConfig } from '#provider/config';
 import { checkTargetUrl } from '#shared/network-targets';
@@ -147,23 +147,10 @@ export const alertRunEnvironment: readonly EnvironmentVariable[] = [
 ];
 
 /**
- * The default locale in canonical form (`ko-kr` → `ko-KR`), or why it cannot be one: a BCP 47
- * tag `Intl` supports whose language has a shipped message catalog. The stack (`defaultLocale`)
- * and the cold start (`DEFAULT_LOCALE`) check with this one function, so both say the same thing.
+ * The default locale in canonical form, or why it cannot be one ({@link checkShippedLocale}): the
+ * stack (`defaultLocale`) and the cold start (`DEFAULT_LOCALE`) check with this one function.
  */
-export function checkDefaultLocale(value: string): { ok: true; locale: string } | { ok: false; message: string } {
-  const refuse = (why: string) => ({
-    ok: false as const,
-    message: `${why}; use a locale whose language has shipped messages (${SHIPPED_LOCALES.join(', ')}), such as "en-US", "ko-KR" or "ja-JP"; got ${JSON.stringify(value)}`,
-  });
-  const canonical = canonicalLocale(value.trim());
-  if (canonical === undefined) return refuse('is not a BCP 47 locale');
-  if (!isSupportedLocale(canonical)) return refuse('is a locale this platform cannot format dates in');
-  if (!isShipped(languageOf(canonical))) {
-    return refuse(`has no shipped messages for its language "${languageOf(canonical)}"`);
-  }
-  return { ok: true, locale: canonical };
-}
+export const checkDefaultLocale = checkShippedLocale;
 
 /** How long an earlier run's unfinished work items are waited for when the stack does not say. */
 export const defaultDispatchAbandonAfterMs = 15 * 60_000;

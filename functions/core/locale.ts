@@ -159,3 +159,33 @@ export function templateFallbacks(
   }
   return notes;
 }
+
+/** A well-formed BCP 47 tag that this runtime's Intl can format dates in. */
+export function isSupportedLocale(value: string): boolean {
+  try {
+    return Intl.DateTimeFormat.supportedLocalesOf([value]).length > 0;
+  } catch {
+    // RangeError: not a BCP 47 tag.
+    return false;
+  }
+}
+
+/**
+ * A locale in canonical form (`ko-kr` → `ko-KR`), or why it cannot be one: a BCP 47 tag `Intl`
+ * supports whose language has shipped words (en, ko, ja). The stack's `defaultLocale`, the cold
+ * start's `DEFAULT_LOCALE` and `email add --locale` check with this one function, so all say the
+ * same thing.
+ */
+export function checkShippedLocale(value: string): { ok: true; locale: string } | { ok: false; message: string } {
+  const refuse = (why: string) => ({
+    ok: false as const,
+    message: `${why}; use a locale whose language has shipped messages (${SHIPPED_LOCALES.join(', ')}), such as "en-US", "ko-KR" or "ja-JP"; got ${JSON.stringify(value)}`,
+  });
+  const canonical = canonicalLocale(value.trim());
+  if (canonical === undefined) return refuse('is not a BCP 47 locale');
+  if (!isSupportedLocale(canonical)) return refuse('is a locale this platform cannot format dates in');
+  if (!isShipped(languageOf(canonical))) {
+    return refuse(`has no shipped messages for its language "${languageOf(canonical)}"`);
+  }
+  return { ok: true, locale: canonical };
+}

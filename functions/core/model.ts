@@ -12,8 +12,12 @@ import { en } from 'zod/locales';
 import * as z from 'zod/mini';
 import { BoundedCache } from './bounded-cache.ts';
 import { BIDI_CONTROLS, hasVisibleCharacter, LONE_SURROGATE, listCodePoints } from './hostile-text.ts';
+import { isSupportedLocale } from './locale.ts';
 import { parseQuery, QUERY_LIMITS, type QueryNode, QuerySyntaxError, queryAnchors } from './query.ts';
 import type { SpikeAlertFacts } from './spikes/alert.ts';
+
+/** Re-exported where the schemas' callers have always found it. */
+export { isSupportedLocale };
 
 // zod/mini ships without messages; the English ones are those classic zod uses, so a value no
 // custom message covers still reads "Invalid option: expected one of ...", not "Invalid input".
@@ -361,16 +365,6 @@ export const TEMPLATE_PLACEHOLDERS = {
 
 /** A template kind: see {@link TEMPLATE_PLACEHOLDERS}. */
 export type TemplateName = keyof typeof TEMPLATE_PLACEHOLDERS;
-
-/** A well-formed BCP 47 tag that this runtime's Intl can format dates in. */
-export function isSupportedLocale(value: string): boolean {
-  try {
-    return Intl.DateTimeFormat.supportedLocalesOf([value]).length > 0;
-  } catch {
-    // RangeError: not a BCP 47 tag.
-    return false;
-  }
-}
 
 const placeholder = /\{([^{}]*)\}/g;
 
