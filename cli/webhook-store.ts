@@ -81,13 +81,6 @@ export async function storeWebhooks(
   webhooks: ReadonlyMap<string, string | null>,
   options: { keepExisting?: boolean; description?: string } = {},
 ): Promise<StoreOutcome> {
-  const byShard = new Map<string, Map<string, string | null>>();
-  for (const [audienceId, url] of webhooks) {
-    const name = webhookShardName(prefix, audienceId);
-    const shard = byShard.get(name) ?? new Map<string, string | null>();
-    shard.set(audienceId, url);
-    byShard.set(name, shard);
-  }
   const outcome = {
     stored: [] as string[],
     unchanged: [] as string[],
@@ -95,7 +88,7 @@ export async function storeWebhooks(
     createdShards: [] as string[],
     removed: [] as string[],
   };
-  for (const [name, entries] of byShard) {
+  for (const [name, entries] of byShard(prefix, webhooks)) {
     await storeInShard(secrets, name, entries, options, outcome);
   }
   return outcome;
@@ -112,20 +105,54 @@ export async function planWebhooks(
   webhooks: ReadonlyMap<string, string>,
 ): Promise<Pick<StoreOutcome, 'stored' | 'unchanged' | 'kept'>> {
   const plan = { stored: [] as string[], unchanged: [] as string[], kept: [] as string[] };
-  const shards = new Map<string, Map<string, string>>();
-  for (const [audienceId, url] of webhooks) {
-    const name = webhookShardName(prefix, audienceId);
-    let map = shards.get(name);
-    if (map === undefined) {
-      map = (await readShard(secrets, name)).map;
-      shards.set(name, map);
-    }
-    const current = map.get(audienceId);
-    if (current === url) plan.unchanged.push(audienceId);
-    else if (current !== undefined) plan.kept.push(audienceId);
-    else plan.stored.push(audienceId);
+  for (const [name, entries] of byShard(prefix, webhooks)) {
+    // The change applied to a copy of what the shard holds, which is then dropped.
+    const change = applyToShard((await readShard(secrets, name)).map, entries, true);
+    plan.stored.push(...change.stored);
+    plan.unchanged.push(...change.unchanged);
+    plan.kept.push(...change.kept);
   }
   return plan;
+}
+
+/** The entries grouped by the shard (secret name) each audience's webhook lives in. */
+function byShard<T>(prefix: string, webhooks: ReadonlyMap<string, T>): Map<string, Map<string, T>> {
+  const shards = new Map<string, Map<string, T>>();
+  for (const [audienceId, url] of webhooks) {
+    const name = webhookShardName(prefix, audienceId);
+    const shard = shards.get(name) ?? new Map<string, T>();
+    shard.set(audienceId, url);
+    shards.set(name, shard);
+  }
+  return shards;
+}
+
+/**
+ * Applies `entries` (a URL to store, or null to remove) to a shard's map, in place, and says what
+ * became of each audience: the one rule {@link storeWebhooks} writes by and {@link planWebhooks}
+ * previews with.
+ */
+function applyToShard(
+  map: Map<string, string>,
+  entries: ReadonlyMap<string, string | null>,
+  keepExisting: boolean,
+): { stored: string[]; unchanged: string[]; kept: string[]; removed: string[] } {
+  const change = { stored: [] as string[], unchanged: [] as string[], kept: [] as string[], removed: [] as string[] };
+  for (const [audienceId, url] of entries) {
+    const current = map.get(audienceId);
+    if (url === null) {
+      if (current !== undefined) {
+        map.delete(audienceId);
+        change.removed.push(audienceId);
+      }
+    } else if (current === url) change.unchanged.push(audienceId);
+    else if (current !== undefined && keepExisting) change.kept.push(audienceId);
+    else {
+      map.set(audienceId, url);
+      change.stored.push(audienceId);
+    }
+  }
+  return change;
 }
 
 /**
@@ -150,24 +177,7 @@ async function storeInShard(
 ): Promise<void> {
   for (let attempt = 1; attempt <= maxAttempts; attempt += 1) {
     const { map, versionId } = await readShard(secrets, name);
-    const stored: string[] = [];
-    const unchanged: string[] = [];
-    const kept: string[] = [];
-    const removed: string[] = [];
-    for (const [audienceId, url] of entries) {
-      const current = map.get(audienceId);
-      if (url === null) {
-        if (current !== undefined) {
-          map.delete(audienceId);
-          removed.push(audienceId);
-        }
-      } else if (current === url) unchanged.push(audienceId);
-      else if (current !== undefined && options.keepExisting) kept.push(audienceId);
-      else {
-        map.set(audienceId, url);
-        stored.push(audienceId);
-      }
-    }
+    const { stored, unchanged, kept, removed } = applyToShard(map, entries, options.keepExisting === true);
     const done = () => {
       outcome.stored.push(...stored);
       outcome.unchanged.push(...unchanged);
