@@ -195,7 +195,8 @@ describe('email migrate after an unsubscribe', () => {
     await store.saveMembership({
       ...(membership as NonNullable<typeof membership>),
       state: 'unsubscribed',
-      unsubscribedAt: Date.now(),
+      // A minute after the migration confirmed it (the migration's own time, not this test's clock).
+      unsubscribedAt: (membership?.confirmedAt ?? 0) + 60_000,
     });
 
     const dry = await sandbox.cli(['email', 'migrate', audienceId, '--dry-run', '--json']);
