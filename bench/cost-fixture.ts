@@ -472,8 +472,13 @@ export function completeScenario(
       : (facts.intervalMinutes * 60) / facts.secretCacheSeconds;
   // The webhook store: an audience's shard is a hash of its id, so n Slack audiences fill on average
   // shards × (1 − (1 − 1/shards)^n) of them; the relay caches a shard, not a webhook.
-  const storeSecrets =
-    slackAudiences === 0 ? 0 : facts.webhookStoreShards * (1 - (1 - 1 / facts.webhookStoreShards) ** slackAudiences);
+  const shardsFilled = (entries: number) =>
+    entries === 0 ? 0 : facts.webhookStoreShards * (1 - (1 - 1 / facts.webhookStoreShards) ** entries);
+  const storeSecrets = shardsFilled(slackAudiences);
+  // The endpoint store (cli/endpoint-store.ts): the same layout, keyed by endpoint, for the HTTPS
+  // URLs the CLI keeps for `audiences repair`. Nothing deployed reads it: no calls to price.
+  const httpsEndpoints = Math.ceil(c.audiences * subs.https);
+  const endpointSecrets = shardsFilled(httpsEndpoints);
   const relaySecretCalls = Math.min(relayPerDay, storeSecrets * facts.relayReservedConcurrency * runs);
   const subscriber = (value: number, protocol: string) =>
     assumed(value, `${protocol} subscriptions per audience (deployment choice)`);
@@ -540,8 +545,8 @@ export function completeScenario(
     },
     secrets: {
       count: fromCode(
-        facts.fixedSecrets + storeSecrets,
-        `API key + the webhook store's secrets the ${slackAudiences} Slack audiences fill (at most ${facts.webhookStoreShards}, whatever the audiences)`,
+        facts.fixedSecrets + storeSecrets + endpointSecrets,
+        `API key + the webhook store's secrets the ${slackAudiences} Slack audiences fill + the endpoint store's the ${httpsEndpoints} HTTPS endpoints fill (at most ${facts.webhookStoreShards} each, whatever the audiences)`,
       ),
       getSecretValuePerDay: assumed(
         runs * secretCallsPerRun + relaySecretCalls,

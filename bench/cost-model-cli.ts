@@ -66,8 +66,9 @@ export const EXPLANATION = `### How to read it
   there whatever is delivered; *delivery* grows with the notifications (ledger, SNS, the Slack relay).
   The second summary table gives both for every size, the fixed part per audience, and what one more
   audience adds to it (the slope between two sizes of the same articles a day). No cost is made per
-  audience: Slack webhooks share a store of at most four secrets, and the alarms are one set whatever
-  the audiences ([operate](operate.md#alarms)).
+  audience: Slack webhooks share a store of at most four secrets, the HTTPS endpoint URLs kept for
+  \`audiences repair\` another four ([why](configuration.md#where-slack-webhooks-are-kept)), and the
+  alarms are one set whatever the audiences ([operate](operate.md#alarms)).
 - **What dominates** is named under each breakdown (its largest rows). With the placeholder's subscriber
   mix, fixed monthly items lead at the small sizes (the EMF metrics, the dashboard, the keys); email
   deliveries ($2 per 100,000) lead once notifications reach thousands a day. The alert function itself, even re-reading the whole

@@ -123,7 +123,7 @@ export interface CostScenario {
     readonly logBytesPerInvocation: Sourced;
   };
   readonly secrets: {
-    /** The provider API key plus one webhook secret per Slack audience. */
+    /** The provider API key plus the webhook and endpoint stores' shards in use. */
     readonly count: Sourced;
     readonly getSecretValuePerDay: Sourced;
   };
@@ -438,9 +438,14 @@ function priceScenario(s: CostScenario, prices: PriceTable): ScenarioCost {
   ]);
 
   // Secrets Manager
-  add('fixed', 'Secrets Manager', 'secrets (API key, Slack webhooks)', 'secretsManagerSecret', s.secrets.count.value, [
-    s.secrets.count,
-  ]);
+  add(
+    'fixed',
+    'Secrets Manager',
+    'secrets (API key, Slack webhook and HTTPS endpoint stores)',
+    'secretsManagerSecret',
+    s.secrets.count.value,
+    [s.secrets.count],
+  );
   add(
     'fixed',
     'Secrets Manager',

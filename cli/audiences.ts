@@ -40,6 +40,7 @@ import {
 } from './audience-topics.ts';
 import { action, collectList, integerOption } from './command.ts';
 import type { CommandContext } from './context.ts';
+import { endpointEntryName, endpointStorePrefixOf, forgetEndpoints } from './endpoint-store.ts';
 import { NotFoundError, type ProblemInput, UsageError, versionConflict } from './errors.ts';
 import { newsAlerts } from './hints.ts';
 import {
@@ -68,6 +69,7 @@ import {
 import { stderrLog } from './log.ts';
 import { withNewAudienceDefaults } from './new-audience.ts';
 import { jsonText, listText, status, storedValueText } from './output.ts';
+import { subscriberRecordsOf } from './subscriptions.ts';
 import type { DeploymentHome, Target } from './target.ts';
 import { inputName } from './utf8.ts';
 import { removeWebhooks, storePrefixOf } from './webhook-store.ts';
@@ -945,6 +947,22 @@ async function deleteAudience(
       );
     }
   }
+  // Its HTTPS endpoints' URLs go the same way (their records stay, so a repair after a restore
+  // says which to add again).
+  const endpointStore = endpointStorePrefixOf(target);
+  let endpointsRemoved = 0;
+  if (options.deleteTopic === true && endpointStore !== undefined) {
+    const refs = (await subscriberRecordsOf(target).list(audienceId)).flatMap((record) =>
+      record.endpointRef === undefined ? [] : [record.endpointRef],
+    );
+    try {
+      endpointsRemoved = await forgetEndpoints(target.clients.secrets, endpointStore, audienceId, refs);
+    } catch (error) {
+      context.output.warn(
+        `audience ${audienceId}: its HTTPS endpoint URLs could not be taken out of the endpoint store (${error instanceof Error ? error.name : 'error'}); take out by hand: ${refs.map((ref) => endpointEntryName(endpointStore, audienceId, ref)).join(', ')}`,
+      );
+    }
+  }
   // What was deleted, as one document both 'audiences put --file' and 'rules put --file' read (each
   // its own list). Without the audit attributes (restored items start again at version 1), and
   // without a deleted topic's ARN, so the restore makes the topic again by the stack convention.
@@ -967,6 +985,11 @@ async function deleteAudience(
       `removed its Slack webhook URL from the webhook store; after a restore, add it again with '${newsAlerts()} subscriptions add ${audienceId} --slack-webhook'`,
     );
   }
+  if (endpointsRemoved > 0) {
+    context.output.note(
+      `removed ${endpointsRemoved} HTTPS endpoint URL(s) from the endpoint store; after a restore, add them again with '${newsAlerts()} subscriptions add ${audienceId} --https <url>'`,
+    );
+  }
   context.output.result(
     {
       audienceId,
@@ -975,6 +998,7 @@ async function deleteAudience(
       deletedRules: deletedRules.map((rule) => rule.id),
       topicDeleted: options.deleteTopic === true,
       webhookRemoved,
+      endpointsRemoved,
       ...restore,
     },
     () => {

@@ -22,12 +22,19 @@ import {
   UnsubscribeCommand,
 } from '@aws-sdk/client-sns';
 import type { Command } from 'commander';
-import { DynamoSubscriberRecords, type RecordedProtocol } from '#aws/dynamo-subscriber-records';
+import { DynamoSubscriberRecords, endpointDigest, type RecordedProtocol } from '#aws/dynamo-subscriber-records';
 import { checkTargetUrl, isLoopbackHost } from '#shared/network-targets';
 import { webhookShardName } from '#shared/slack-webhook-store';
 import { audienceSubscriptions, requireAudience, topicArnOf } from './audience-topics.ts';
 import { action } from './command.ts';
 import type { CommandContext } from './context.ts';
+import {
+  endpointEntryName,
+  endpointStorePrefixOf,
+  forgetEndpoints,
+  keepEndpoint,
+  moveRecordedEndpoints,
+} from './endpoint-store.ts';
 import { NotFoundError, OperationFailedError, UsageError } from './errors.ts';
 import { newsAlerts } from './hints.ts';
 import { listItems } from './items.ts';
@@ -259,6 +266,9 @@ async function addSubscription(context: CommandContext, args: readonly unknown[]
     await alreadySubscribed(context, target, audienceId, same, options.raw === true);
     return;
   }
+  // An HTTPS URL is a credential: it is kept in the endpoint store, and its record refers to it.
+  // Stored first: if the store cannot be written, nothing is subscribed.
+  const kept = protocol === 'https' ? await keepEndpoint(target, audienceId, endpoint) : undefined;
   const deadLetters = target.names.deliveryDeadLetterQueueArn;
   const attributes: Record<string, string> = {};
   if (deadLetters) attributes.RedrivePolicy = JSON.stringify({ deadLetterTargetArn: deadLetters });
@@ -278,7 +288,7 @@ async function addSubscription(context: CommandContext, args: readonly unknown[]
   await subscriberRecordsOf(target).add({
     audienceId,
     protocol,
-    endpoint,
+    ...(kept ?? { endpoint }),
     ...(options.raw ? { raw: true } : {}),
     addedAt: Date.now(),
     addedBy: await context.actor(),
@@ -580,6 +590,21 @@ async function removeSubscription(
     await records.remove(audienceId, ...recordedAs(target, subscription));
   }
   const rows = confirmed.map((subscription) => rowOf(audienceId, subscription));
+  // An HTTPS endpoint's URL leaves the endpoint store with its subscription. A failure is a
+  // warning: the unsubscribe is done.
+  const endpointStore = endpointStorePrefixOf(target);
+  const refs = confirmed
+    .filter((subscription) => subscription.Protocol === 'https')
+    .map((subscription) => endpointDigest(subscription.Endpoint));
+  if (endpointStore !== undefined && refs.length > 0) {
+    try {
+      await forgetEndpoints(target.clients.secrets, endpointStore, audienceId, refs);
+    } catch (error) {
+      context.output.warn(
+        `the HTTPS subscription is removed, but its URL could not be taken out of the endpoint store (${error instanceof Error ? error.name : 'error'}); take out by hand: ${refs.map((ref) => endpointEntryName(endpointStore, audienceId, ref)).join(', ')}`,
+      );
+    }
+  }
   // The audience's Slack webhook goes with its last Slack subscription: a URL nobody posts to is a
   // credential kept for nothing, and room taken in its shard.
   // The topic is read again just before: a Slack subscription added meanwhile (a URL being
@@ -694,7 +719,9 @@ interface MigrationRow {
  * and (with --delete-old-secrets) schedules the old secrets for deletion with a 7-day recovery
  * window. Run it before deploying the release that reads the store, and again after (it is
  * idempotent); subscriptions are not touched, so no subscriber is lost. Secrets given to the stack
- * by ARN (`slack.webhookSecretArn`) are not under the prefix and stay where they are.
+ * by ARN (`slack.webhookSecretArn`) are not under the prefix and stay where they are. It also moves
+ * the HTTPS endpoint URLs that subscriber records of earlier releases hold in clear into the
+ * endpoint store (cli/endpoint-store.ts), each record keeping a reference.
  */
 async function migrateWebhooks(
   context: CommandContext,
@@ -794,7 +821,13 @@ async function migrateWebhooks(
     }
   }
 
-  context.output.result({ store, dryRun: options.dryRun === true, audiences: rows }, () => {
+  // Records of earlier releases kept HTTPS endpoint URLs in clear in the state table: they move
+  // into the endpoint store, each record keeping a reference (cli/endpoint-store.ts).
+  const endpoints = await moveRecordedEndpoints(target, subscriberRecordsOf(target), {
+    dryRun: options.dryRun === true,
+  });
+
+  context.output.result({ store, dryRun: options.dryRun === true, audiences: rows, endpoints }, () => {
     context.output.table(
       ['AUDIENCE', 'OLD SECRET', 'OUTCOME', 'OLD SECRET DELETED'],
       rows.map((row) => [
@@ -808,6 +841,16 @@ async function migrateWebhooks(
     if (rows.length > 0 && !options.dryRun) {
       context.output.caption(
         `The relay reads the store (${store}0 to ${store}3).${options.deleteOldSecrets ? ' Restore a deleted secret within 7 days with: aws secretsmanager restore-secret --secret-id <name>' : ` Once the new release is deployed and posts arrive, delete the old secrets: ${newsAlerts()} subscriptions migrate-webhooks --delete-old-secrets`}`,
+      );
+    }
+    context.output.table(
+      ['AUDIENCE', 'HTTPS ENDPOINT', 'OUTCOME'],
+      endpoints.map((row) => [row.audienceId, row.endpoint, row.outcome]),
+      'no subscriber record holds an HTTPS endpoint URL in clear',
+    );
+    if (endpoints.length > 0 && !options.dryRun) {
+      context.output.caption(
+        `The URLs are in the endpoint store (${endpointStorePrefixOf(target) ?? ''}0 to 3); the subscriber records keep a reference, and audiences repair reads the URL from there.`,
       );
     }
   });
@@ -956,7 +999,7 @@ machine, so only a loopback receiver (with --allow-internal-target) is accepted.
   subscriptions
     .command('migrate-webhooks')
     .description(
-      'move Slack webhooks kept one secret per audience (earlier releases) into the webhook store; subscriptions are kept',
+      'move what earlier releases kept elsewhere: Slack webhooks from one secret per audience into the webhook store, HTTPS endpoint URLs from the subscriber records into the endpoint store; subscriptions are kept',
     )
     .option('--dry-run', 'list what would move; write nothing')
     .option('--delete-old-secrets', 'then schedule the per-audience secrets for deletion (7-day recovery window)')

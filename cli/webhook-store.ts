@@ -262,8 +262,21 @@ export async function storeHoldsWebhook(
   prefix: string,
   audienceId: string,
 ): Promise<boolean> {
-  const { map } = await readShard(secrets, webhookShardName(prefix, audienceId));
-  return map.has(audienceId);
+  return (await readWebhook(secrets, prefix, audienceId)) !== undefined;
+}
+
+/**
+ * The URL the store under `prefix` holds for `key`, or undefined. For the caller that must use it
+ * (`audiences repair` subscribing an HTTPS endpoint again): it is never to be printed. A shard that
+ * cannot be read or parsed throws, as in {@link storeHoldsWebhook}.
+ */
+export async function readWebhook(
+  secrets: SecretsManagerClient,
+  prefix: string,
+  key: string,
+): Promise<string | undefined> {
+  const { map } = await readShard(secrets, webhookShardName(prefix, key));
+  return map.get(key);
 }
 
 /** The webhook store prefix of a target: its own output, or derived from the per-audience secret prefix. */

@@ -3,19 +3,22 @@
  * with what the project knows of its subscribers: the topic is created again under the same name
  * (the stack's key and TLS-only policy), the audience item points at it, and every subscription
  * recorded when the CLI or the console made it (functions/aws/dynamo-subscriber-records.ts) is
- * made again, Slack included (its webhook URL is still in Secrets Manager). What it cannot
- * restore is said: subscriptions made outside the CLI, Slack whose webhook left the store, and email
- * subscribers, who must confirm again. Notifications parked while the topic was gone wait for
+ * made again, Slack and HTTPS endpoints included (their URLs are in Secrets Manager: the webhook
+ * store and the endpoint store). What it cannot restore is said: subscriptions made outside the
+ * CLI, Slack or HTTPS endpoints whose URL left its store, and email subscribers, who must confirm
+ * again. Notifications parked while the topic was gone wait for
  * `replay --parked`.
  */
 
 import { DescribeSecretCommand, ResourceNotFoundException } from '@aws-sdk/client-secrets-manager';
 import { GetTopicAttributesCommand, NotFoundException, SubscribeCommand } from '@aws-sdk/client-sns';
 import { DynamoStateStore } from '#aws/dynamo-state-store';
+import { endpointDigest } from '#aws/dynamo-subscriber-records';
 import type { Log } from '#core/ports';
 import { webhookShardName } from '#shared/slack-webhook-store';
 import { createTopic, requireAudience, topicArnOf, topicNameOf, topicSubscriptions } from '../audience-topics.ts';
 import { ensureAuditQueues } from '../audit-queues.ts';
+import { endpointEntryName, endpointOf, endpointStorePrefixOf } from '../endpoint-store.ts';
 import { newsAlerts } from '../hints.ts';
 import { type Audit, type Item, writeItems } from '../items.ts';
 import { displayEndpoint, recordedAs, subscriberRecordsOf, subscribeStandInQueue } from '../subscriptions.ts';
@@ -84,7 +87,13 @@ export async function repairAudience(
     }
   }
   const present = exists || options.apply ? await topicSubscriptions(target.clients.sns, topicArn) : [];
-  const have = new Set(present.map((subscription) => recordedAs(target, subscription).join('|')));
+  // Compared by digest: a record of an HTTPS endpoint keeps its digest, not its URL.
+  const have = new Set(
+    present.map((subscription) => {
+      const [protocol, endpoint] = recordedAs(target, subscription);
+      return `${protocol}|${endpointDigest(endpoint)}`;
+    }),
+  );
   const records = await subscriberRecordsOf(target).list(audienceId);
   const subscriptions: RepairedSubscription[] = [];
   const notRestored: string[] = [];
@@ -92,10 +101,24 @@ export async function repairAudience(
     const endpoint =
       record.protocol === 'slack'
         ? 'Slack (webhook in Secrets Manager)'
-        : displayEndpoint({ Protocol: record.protocol, Endpoint: record.endpoint });
-    if (have.has([record.protocol, record.endpoint].join('|'))) {
+        : record.endpointRef !== undefined
+          ? (record.shown ?? 'https (URL in the endpoint store)')
+          : displayEndpoint({ Protocol: record.protocol, Endpoint: record.endpoint });
+    if (have.has(`${record.protocol}|${record.endpointRef ?? endpointDigest(record.endpoint)}`)) {
       subscriptions.push({ protocol: record.protocol, endpoint, result: 'present', detail: 'subscribed' });
       continue;
+    }
+    // The URL of an HTTPS endpoint, from the endpoint store; read only to subscribe it, never shown.
+    let url = record.endpoint;
+    if (record.endpointRef !== undefined) {
+      url = await endpointOf(target, audienceId, record.endpointRef);
+      if (url === undefined) {
+        const store = endpointStorePrefixOf(target);
+        const why = `${endpoint}: its URL is not in the endpoint store (${store === undefined ? 'none' : endpointEntryName(store, audienceId, record.endpointRef)}); add it again with '${newsAlerts()} subscriptions add ${audienceId} --https <url>'`;
+        notRestored.push(why);
+        subscriptions.push({ protocol: record.protocol, endpoint, result: 'not restored', detail: why });
+        continue;
+      }
     }
     if (record.protocol === 'slack') {
       const webhook = await slackWebhookOf(target, audienceId);
@@ -144,7 +167,7 @@ export async function repairAudience(
         new SubscribeCommand({
           TopicArn: topicArn,
           Protocol: record.protocol,
-          Endpoint: record.endpoint,
+          Endpoint: url,
           ReturnSubscriptionArn: true,
           ...(Object.keys(attributes).length > 0 ? { Attributes: attributes } : {}),
         }),

@@ -9,7 +9,7 @@ import type { TableNames } from '#aws/table-layout';
 import type { AlertRunSettings } from '#core/alert-run';
 import { ConfigError } from '#core/errors';
 import { checkShippedLocale, FALLBACK_LOCALE } from '#core/locale';
-import { describeIssues, isSupportedLocale } from '#core/model';
+import { describeIssues } from '#core/model';
 import { type ProviderConfig, parseProviderConfig } from '#provider/config';
 import { checkTargetUrl } from '#shared/network-targets';
 import {

@@ -2,15 +2,21 @@
  * What the project knows about an audience's subscribers, kept so `news-alerts audiences repair`
  * can subscribe them again when the audience's topic was deleted (SNS deletes its subscriptions
  * with it). One state-table partition per audience, `subscribers#<audienceId>`, one item per
- * subscription the CLI or the console made: protocol, endpoint (an email address, phone number,
- * HTTPS URL or queue ARN; for Slack none: the webhook URL stays in Secrets Manager), raw delivery,
- * who added it and when. Removed with `subscriptions remove`. No TTL: kept while subscribed.
+ * subscription the CLI or the console made: protocol, endpoint, raw delivery, who added it and
+ * when. Removed with `subscriptions remove`. No TTL: kept while subscribed.
  *
- * Endpoints are personal data and HTTPS URLs may carry credentials: they are stored (encrypted at
- * rest like the rest of the table) and never printed whole (cli/subscriptions.ts masks them).
+ * The endpoint is an email address, a phone number or a queue ARN. Not a URL: an HTTPS endpoint
+ * is a webhook URL, a credential, and no table holds one in plaintext. Its record keeps the
+ * endpoint's digest (`endpointRef`, also its sort key) and the URL as a person may see it
+ * (`shown`, masked); the URL itself is in the CLI's endpoint store (cli/endpoint-store.ts). Slack
+ * records hold no endpoint either: the webhook URL is in the webhook store. Records of earlier
+ * releases may still hold an HTTPS URL in `endpoint`; `subscriptions migrate-webhooks` moves them.
+ *
+ * Endpoints are personal data: stored (encrypted at rest like the rest of the table) and never
+ * logged; HTTPS URLs are never printed whole (cli/subscriptions.ts masks them).
  */
 import { createHash } from 'node:crypto';
-import { DeleteCommand, type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, type DynamoDBDocumentClient, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { keyPart } from './dynamo-batch.ts';
 import { partitionItems } from './dynamo-query.ts';
 
@@ -21,19 +27,29 @@ export type RecordedProtocol = 'email' | 'sms' | 'https' | 'sqs' | 'slack';
 export interface SubscriberRecord {
   readonly audienceId: string;
   readonly protocol: RecordedProtocol;
-  /** Absent for `slack`. */
+  /** Absent for `slack`, and for `https` when the URL is in the endpoint store (`endpointRef`). */
   readonly endpoint?: string | undefined;
+  /** `https`: the endpoint's digest ({@link endpointDigest}); the URL is in the endpoint store under it. */
+  readonly endpointRef?: string | undefined;
+  /** With `endpointRef`: the URL as a person may see it (masked: scheme and host). */
+  readonly shown?: string | undefined;
   readonly raw?: boolean | undefined;
   readonly addedAt: number;
   readonly addedBy: string;
 }
 
 const partition = (audienceId: string): string => `subscribers#${keyPart(audienceId)}`;
-const sortKey = (protocol: RecordedProtocol, endpoint: string | undefined): string =>
-  `${protocol}#${createHash('sha256')
+
+/** An endpoint's digest: the key of its record, and of its URL in the endpoint store (128 bits of SHA-256). */
+export const endpointDigest = (endpoint: string | undefined): string =>
+  createHash('sha256')
     .update(endpoint ?? '')
     .digest('hex')
-    .slice(0, 32)}`;
+    .slice(0, 32);
+
+const digestPattern = /^[0-9a-f]{32}$/;
+const sortKey = (protocol: RecordedProtocol, endpoint: string | undefined): string =>
+  `${protocol}#${endpointDigest(endpoint)}`;
 
 const protocols: readonly string[] = ['email', 'sms', 'https', 'sqs', 'slack'];
 
@@ -54,21 +70,61 @@ export class DynamoSubscriberRecords {
 
   /** Records (or refreshes) one subscription. */
   async add(record: SubscriberRecord): Promise<void> {
+    if (record.endpointRef !== undefined && !digestPattern.test(record.endpointRef)) {
+      throw new TypeError('endpointRef must be an endpoint digest (endpointDigest)');
+    }
     await this.#documents.send(
       new PutCommand({
         TableName: this.#table,
         Item: {
           pk: partition(record.audienceId),
-          sk: sortKey(record.protocol, record.endpoint),
+          sk:
+            record.endpointRef === undefined
+              ? sortKey(record.protocol, record.endpoint)
+              : `${record.protocol}#${record.endpointRef}`,
           audienceId: record.audienceId,
           protocol: record.protocol,
           ...(record.endpoint === undefined ? {} : { endpoint: record.endpoint }),
+          ...(record.endpointRef === undefined ? {} : { endpointRef: record.endpointRef }),
+          ...(record.shown === undefined ? {} : { shown: record.shown }),
           ...(record.raw === undefined ? {} : { raw: record.raw }),
           addedAt: record.addedAt,
           addedBy: record.addedBy,
         },
       }),
     );
+  }
+
+  /**
+   * Replaces a record of an earlier release that holds an HTTPS URL in `endpoint` by one that
+   * refers to it (`endpointRef`, `shown`), once the URL is in the endpoint store. Only while the
+   * record still holds that URL: false (nothing written) when it was removed or changed meanwhile.
+   */
+  async replaceEndpointByRef(
+    record: SubscriberRecord & { readonly endpoint: string },
+    shown: string,
+  ): Promise<boolean> {
+    const { endpoint, ...rest } = record;
+    try {
+      await this.#documents.send(
+        new PutCommand({
+          TableName: this.#table,
+          Item: {
+            pk: partition(record.audienceId),
+            sk: sortKey(record.protocol, endpoint),
+            ...Object.fromEntries(Object.entries(rest).filter(([, value]) => value !== undefined)),
+            endpointRef: endpointDigest(endpoint),
+            shown,
+          },
+          ConditionExpression: 'endpoint = :endpoint',
+          ExpressionAttributeValues: { ':endpoint': endpoint },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof Error && error.name === 'ConditionalCheckFailedException') return false;
+      throw error;
+    }
   }
 
   /** Forgets one subscription (nothing when it was never recorded). */
@@ -85,16 +141,55 @@ export class DynamoSubscriberRecords {
   async list(audienceId: string): Promise<SubscriberRecord[]> {
     const records: SubscriberRecord[] = [];
     for await (const item of partitionItems(this.#documents, this.#table, partition(audienceId))) {
-      if (!protocols.includes(String(item.protocol))) continue;
-      records.push({
-        audienceId,
-        protocol: item.protocol as RecordedProtocol,
-        endpoint: typeof item.endpoint === 'string' ? item.endpoint : undefined,
-        raw: item.raw === true ? true : undefined,
-        addedAt: typeof item.addedAt === 'number' ? item.addedAt : 0,
-        addedBy: typeof item.addedBy === 'string' ? item.addedBy : 'unknown',
-      });
+      const record = recordOf(item, audienceId);
+      if (record !== undefined) records.push(record);
     }
     return records;
   }
+
+  /**
+   * The records of earlier releases that hold an HTTPS URL in clear, of every audience, deleted
+   * ones included (a restored audience's repair reads them): one filtered scan of the state table,
+   * for `subscriptions migrate-webhooks`.
+   */
+  async withUrlsInClear(): Promise<(SubscriberRecord & { readonly endpoint: string })[]> {
+    const records: (SubscriberRecord & { readonly endpoint: string })[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const output = await this.#documents.send(
+        new ScanCommand({
+          TableName: this.#table,
+          FilterExpression:
+            'begins_with(#pk, :partition) AND #protocol = :https AND attribute_type(#endpoint, :string)',
+          ExpressionAttributeNames: { '#pk': 'pk', '#protocol': 'protocol', '#endpoint': 'endpoint' },
+          ExpressionAttributeValues: { ':partition': 'subscribers#', ':https': 'https', ':string': 'S' },
+          ConsistentRead: true,
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      for (const item of output.Items ?? []) {
+        const record = typeof item.audienceId === 'string' ? recordOf(item, item.audienceId) : undefined;
+        if (record?.endpoint !== undefined) records.push({ ...record, endpoint: record.endpoint });
+      }
+      startKey = output.LastEvaluatedKey;
+    } while (startKey !== undefined);
+    return records;
+  }
+}
+
+/** A record as stored, read leniently (the table is edited by hand too); undefined for an unknown protocol. */
+function recordOf(item: Record<string, unknown>, audienceId: string): SubscriberRecord | undefined {
+  if (!protocols.includes(String(item.protocol))) return undefined;
+  return {
+    audienceId,
+    protocol: item.protocol as RecordedProtocol,
+    endpoint: typeof item.endpoint === 'string' ? item.endpoint : undefined,
+    // A hand-written ref that is not a digest is dropped: repair then says the URL is unknown.
+    endpointRef:
+      typeof item.endpointRef === 'string' && digestPattern.test(item.endpointRef) ? item.endpointRef : undefined,
+    shown: typeof item.shown === 'string' ? item.shown : undefined,
+    raw: item.raw === true ? true : undefined,
+    addedAt: typeof item.addedAt === 'number' ? item.addedAt : 0,
+    addedBy: typeof item.addedBy === 'string' ? item.addedBy : 'unknown',
+  };
 }

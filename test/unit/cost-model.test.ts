@@ -215,19 +215,20 @@ describe('costModel', () => {
     expect(cost.scenario.provider.pagesPerDay).toMatchObject({ value: 16_000, basis: 'measured' });
   });
 
-  it("counts the same alarms and at most the webhook store's secrets, whatever the audiences", () => {
+  it("counts the same alarms and at most the webhook and endpoint stores' secrets, whatever the audiences", () => {
     const quantity = (audiences: number, priceId: string) =>
       table.scenarios.find((c) => c.scenario.audiences === audiences)?.rows.find((row) => row.priceId === priceId)
         ?.quantity;
+    // The Slack webhook store and the HTTPS endpoint store (cli/endpoint-store.ts), four shards each.
+    const stores = 2 * facts.webhookStoreShards;
     for (const audiences of [5, 100, 1000]) {
       expect(quantity(audiences, 'cloudWatchAlarm')).toBe(facts.fixedAlarms);
-      expect(quantity(audiences, 'secretsManagerSecret')).toBeLessThanOrEqual(
-        facts.fixedSecrets + facts.webhookStoreShards,
-      );
+      expect(quantity(audiences, 'secretsManagerSecret')).toBeLessThanOrEqual(facts.fixedSecrets + stores);
     }
-    // 500 Slack audiences fill every shard; 5 audiences (3 with Slack) fill fewer.
-    expect(quantity(1000, 'secretsManagerSecret')).toBeCloseTo(facts.fixedSecrets + facts.webhookStoreShards, 3);
-    expect(quantity(5, 'secretsManagerSecret')).toBeLessThan(facts.fixedSecrets + 3);
+    // 500 Slack audiences and 200 HTTPS endpoints fill every shard; 5 audiences (3 with Slack, 1
+    // HTTPS endpoint) fill fewer.
+    expect(quantity(1000, 'secretsManagerSecret')).toBeCloseTo(facts.fixedSecrets + stores, 3);
+    expect(quantity(5, 'secretsManagerSecret')).toBeLessThan(facts.fixedSecrets + 4);
   });
 
   it('splits every size into a fixed part and a delivery part that add up to the total', () => {

@@ -1,0 +1,201 @@
+/**
+ * HTTPS endpoint URLs are credentials, and no table holds one in plaintext (issue 33): `subscriptions
+ * add --https` keeps the URL in the endpoint store (cli/endpoint-store.ts) and its subscriber
+ * record a digest and a masked form; `audiences repair` subscribes the same URL again from the
+ * store; `subscriptions remove` and `audiences delete --delete-topic` take it out; and
+ * `migrate-webhooks` moves the URLs that records of earlier releases hold in clear, without losing
+ * the subscriber. In a real CLI process against the sandbox; no output ever carries a URL's path.
+ */
+import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
+import { DeleteTopicCommand, ListSubscriptionsByTopicCommand } from '@aws-sdk/client-sns';
+import { PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { endpointDigest } from '#aws/dynamo-subscriber-records';
+import { parseWebhookMap, webhookShardName } from '#shared/slack-webhook-store';
+import { type CliResult, type CliSandbox, startCliSandbox } from './support.ts';
+
+let sandbox: CliSandbox;
+beforeAll(async () => {
+  sandbox = await startCliSandbox();
+});
+afterAll(async () => {
+  await sandbox?.stop();
+});
+
+/** A loopback receiver URL whose path carries `token`, as a webhook's secret part. */
+const urlWith = (token: string) => `${sandbox.stack.receivers.webhook.url}/hook/${token}`;
+
+/** The URL the endpoint store holds for an audience's endpoint, if any. */
+async function inStore(audienceId: string, url: string): Promise<string | undefined> {
+  const key = `${audienceId}#${endpointDigest(url)}`;
+  try {
+    const { SecretString } = await sandbox.stack.clients.secrets.send(
+      new GetSecretValueCommand({
+        SecretId: webhookShardName(`${sandbox.prefix}https-endpoints/`, key),
+        VersionStage: 'AWSCURRENT',
+      }),
+    );
+    return parseWebhookMap(SecretString ?? '').get(key);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Every item of every table of the sandbox, as text: where a URL must not be. */
+async function allTablesText(): Promise<string> {
+  const names = sandbox.descriptor.names;
+  const texts: string[] = [];
+  for (const table of [names.stateTable, names.audiencesTable, names.rulesTable]) {
+    const { Items } = await sandbox.stack.clients.documents.send(new ScanCommand({ TableName: table }));
+    texts.push(JSON.stringify(Items ?? []));
+  }
+  return texts.join('\n');
+}
+
+async function topicEndpoints(audienceId: string): Promise<string[]> {
+  const topicArn = String((await sandbox.audience(audienceId))?.topicArn);
+  const { Subscriptions } = await sandbox.stack.clients.sns.send(
+    new ListSubscriptionsByTopicCommand({ TopicArn: topicArn }),
+  );
+  return (Subscriptions ?? []).map((subscription) => subscription.Endpoint ?? '');
+}
+
+const expectSilent = (token: string, ...results: CliResult[]) => {
+  for (const result of results) expect(result.stdout + result.stderr).not.toContain(token);
+};
+
+describe('an HTTPS endpoint subscribed with the CLI', () => {
+  it('is kept in the endpoint store, not in a table, and repair subscribes it again from there', async () => {
+    const token = 'EnDpOiNtToKeN1';
+    const url = urlWith(token);
+    const added = await sandbox.cli([
+      'subscriptions',
+      'add',
+      'partner-feed',
+      '--https',
+      url,
+      '--allow-internal-target',
+    ]);
+    expect(added.code, added.stderr).toBe(0);
+    expect(await inStore('partner-feed', url)).toBe(url);
+    expect(await allTablesText()).not.toContain(token);
+
+    const topicArn = String((await sandbox.audience('partner-feed'))?.topicArn);
+    await sandbox.stack.clients.sns.send(new DeleteTopicCommand({ TopicArn: topicArn }));
+    const dryRun = await sandbox.cli(['--json', 'audiences', 'repair', 'partner-feed']);
+    const repaired = await sandbox.cli(['--json', 'audiences', 'repair', 'partner-feed', '--yes']);
+    expect(repaired.code, repaired.stderr).toBe(0);
+    const report = repaired.json<{ subscriptions: { protocol: string; endpoint: string; result: string }[] }>();
+    expect(report.subscriptions.find((entry) => entry.protocol === 'https')).toMatchObject({ result: 'restored' });
+    expect(await topicEndpoints('partner-feed')).toContain(url);
+    expectSilent(token, added, dryRun, repaired);
+  });
+
+  it('leaves the endpoint store with its subscription, and with its audience', async () => {
+    const token = 'EnDpOiNtToKeN2';
+    const url = urlWith(token);
+    const added = await sandbox.cli(['subscriptions', 'add', 'chips-team', '--https', url, '--allow-internal-target']);
+    expect(added.code, added.stderr).toBe(0);
+    const listed = await sandbox.cli(['--json', 'subscriptions', 'list', 'chips-team']);
+    const row = listed
+      .json<{ protocol: string; subscriptionArn: string }[]>()
+      .find((entry) => entry.protocol === 'https');
+    const removed = await sandbox.cli(['subscriptions', 'remove', 'chips-team', row?.subscriptionArn ?? '', '--yes']);
+    expect(removed.code, removed.stderr).toBe(0);
+    expect(await inStore('chips-team', url)).toBeUndefined();
+
+    const created = await sandbox.cli(['audiences', 'create', 'https-gone', '--time-zone', 'UTC']);
+    expect(created.code, created.stderr).toBe(0);
+    const again = await sandbox.cli(['subscriptions', 'add', 'https-gone', '--https', url, '--allow-internal-target']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(await inStore('https-gone', url)).toBe(url);
+    const deleted = await sandbox.cli(['audiences', 'delete', 'https-gone', '--delete-topic', '--yes']);
+    expect(deleted.code, deleted.stderr).toBe(0);
+    expect(deleted.stderr).toContain('removed 1 HTTPS endpoint URL(s) from the endpoint store');
+    expect(await inStore('https-gone', url)).toBeUndefined();
+    expectSilent(token, added, listed, removed, again, deleted);
+  });
+});
+
+describe('a subscriber record of an earlier release', () => {
+  it('migrate-webhooks moves its URL into the endpoint store, and the subscriber is kept', async () => {
+    const token = 'EnDpOiNtToKeN3';
+    const url = urlWith(token);
+    // What `subscriptions add --https` wrote before this release: the URL in clear.
+    const add = await sandbox.cli(['subscriptions', 'add', 'markets-desk', '--https', url, '--allow-internal-target']);
+    expect(add.code, add.stderr).toBe(0);
+    const record = {
+      pk: 'subscribers#markets-desk',
+      sk: `https#${endpointDigest(url)}`,
+      audienceId: 'markets-desk',
+      protocol: 'https',
+      endpoint: url,
+      raw: true,
+      addedAt: 1,
+      addedBy: 'earlier-release',
+    };
+    await sandbox.stack.clients.documents.send(
+      new PutCommand({ TableName: sandbox.descriptor.names.stateTable, Item: record }),
+    );
+    expect(await allTablesText()).toContain(token);
+
+    const dryRun = await sandbox.cli(['--json', 'subscriptions', 'migrate-webhooks', '--dry-run']);
+    expect(dryRun.code, dryRun.stderr).toBe(0);
+    expect(dryRun.json<{ endpoints: { audienceId: string; outcome: string }[] }>().endpoints).toEqual([
+      expect.objectContaining({ audienceId: 'markets-desk', outcome: 'would be moved' }),
+    ]);
+    expect(await allTablesText()).toContain(token);
+
+    const migrated = await sandbox.cli(['subscriptions', 'migrate-webhooks']);
+    expect(migrated.code, migrated.stderr).toBe(0);
+    expect(migrated.stdout).toMatch(/markets-desk\s+https:\/\/127\.0\.0\.1:\d+\/…\s+moved/);
+    expect(await allTablesText()).not.toContain(token);
+    expect(await inStore('markets-desk', url)).toBe(url);
+    const rerun = await sandbox.cli(['--json', 'subscriptions', 'migrate-webhooks']);
+    expect(rerun.json<{ endpoints: unknown[] }>().endpoints).toEqual([]);
+
+    // What the record said is kept: the raw setting, who added it and when; and repair restores it.
+    const { Items } = await sandbox.stack.clients.documents.send(
+      new ScanCommand({
+        TableName: sandbox.descriptor.names.stateTable,
+        FilterExpression: 'pk = :pk AND sk = :sk',
+        ExpressionAttributeValues: { ':pk': record.pk, ':sk': record.sk },
+      }),
+    );
+    expect(Items?.[0]).toMatchObject({ raw: true, addedBy: 'earlier-release', endpointRef: endpointDigest(url) });
+    expect(Items?.[0]?.endpoint).toBeUndefined();
+    const topicArn = String((await sandbox.audience('markets-desk'))?.topicArn);
+    await sandbox.stack.clients.sns.send(new DeleteTopicCommand({ TopicArn: topicArn }));
+    const repaired = await sandbox.cli(['--json', 'audiences', 'repair', 'markets-desk', '--yes']);
+    expect(repaired.code, repaired.stderr).toBe(0);
+    expect(await topicEndpoints('markets-desk')).toContain(url);
+    expectSilent(token, dryRun, migrated, rerun, repaired);
+  });
+
+  it('repair names an endpoint whose URL left the store, and how to add it again', async () => {
+    await sandbox.stack.clients.documents.send(
+      new PutCommand({
+        TableName: sandbox.descriptor.names.stateTable,
+        Item: {
+          pk: 'subscribers#quake-oncall',
+          sk: `https#${'0'.repeat(32)}`,
+          audienceId: 'quake-oncall',
+          protocol: 'https',
+          endpointRef: '0'.repeat(32),
+          shown: 'https://gone.example.com/…',
+          addedAt: 1,
+          addedBy: 'test',
+        },
+      }),
+    );
+    const repaired = await sandbox.cli(['--json', 'audiences', 'repair', 'quake-oncall', '--yes']);
+    expect(repaired.code, repaired.stderr).toBe(0);
+    const report = repaired.json<{ subscriptions: { endpoint: string; result: string; detail: string }[] }>();
+    expect(report.subscriptions.find((entry) => entry.endpoint === 'https://gone.example.com/…')).toMatchObject({
+      result: 'not restored',
+      detail: expect.stringContaining(
+        'is not in the endpoint store (quake-oncall#00000000000000000000000000000000 in ',
+      ),
+    });
+  });
+});
