@@ -21,6 +21,7 @@ import { NotFoundError, OperationFailedError, UsageError } from './errors.ts';
 import { newsAlerts } from './hints.ts';
 import { getItem, type Item, type ItemTable } from './items.ts';
 import type { DeploymentHome, Target } from './target.ts';
+import { didYouMean, hinted } from './unknown-ids.ts';
 
 /** The audiences table, as the item helpers read it. */
 export const audiencesTable = (target: Target): ItemTable => ({
@@ -115,7 +116,7 @@ export async function requireAudience(target: Target, audienceId: string): Promi
   const item = await getItem(target.clients.documents, audiencesTable(target), audienceId);
   if (item === undefined) {
     throw new NotFoundError(
-      `audience ${audienceId} does not exist in ${target.label} (${newsAlerts()} audiences list)`,
+      `audience ${audienceId} does not exist in ${target.label}${hinted(await didYouMean(target, 'audience', [audienceId]), `${newsAlerts()} audiences list`)}`,
     );
   }
   return item;

@@ -71,6 +71,7 @@ import { withNewAudienceDefaults } from './new-audience.ts';
 import { jsonText, listText, status, storedValueText } from './output.ts';
 import { subscriberRecordsOf } from './subscriptions.ts';
 import type { DeploymentHome, Target } from './target.ts';
+import { didYouMean, hinted } from './unknown-ids.ts';
 import { inputName } from './utf8.ts';
 import { removeWebhooks, storePrefixOf } from './webhook-store.ts';
 import { ruleTableOf } from './workbench/tables.ts';
@@ -605,7 +606,9 @@ async function exportAudiences(
   const selected = audienceIds.length === 0 ? all : all.filter((item) => audienceIds.includes(String(item.audienceId)));
   const missing = audienceIds.filter((id) => !selected.some((item) => item.audienceId === id));
   if (missing.length > 0) {
-    throw new NotFoundError(`audience ${missing.join(', ')} does not exist in ${target.label}; nothing was exported`);
+    throw new NotFoundError(
+      `audience ${missing.join(', ')} does not exist in ${target.label}${hinted(await didYouMean(target, 'audience', missing))}; nothing was exported`,
+    );
   }
   selected.sort((a, b) => String(a.audienceId).localeCompare(String(b.audienceId)));
   for (const item of selected) {

@@ -36,6 +36,7 @@ import { newsAlerts } from './hints.ts';
 import { formatInstant, maskUrl, status } from './output.ts';
 import { slackRendering } from './slack-text.ts';
 import type { LocalTarget } from './target.ts';
+import { didYouMean, hinted } from './unknown-ids.ts';
 import { readLedgerStates } from './workbench/ledger-state.ts';
 
 /** A subscriber of an audience topic, as this command shows it (webhook URLs masked). */
@@ -317,7 +318,9 @@ async function showDeliveries(
   const items = await audienceItems(target);
   const known = items.filter((item) => typeof item.audienceId === 'string' && topicOf(item) !== undefined);
   if (wanted !== undefined && !known.some((item) => item.audienceId === wanted)) {
-    throw new NotFoundError(`audience ${wanted} does not exist in ${target.label} (${newsAlerts()} audiences list)`);
+    throw new NotFoundError(
+      `audience ${wanted} does not exist in ${target.label}${hinted(await didYouMean(target, 'audience', [wanted]), `${newsAlerts()} audiences list`)}`,
+    );
   }
   const chosen = known
     .filter((item) => wanted === undefined || item.audienceId === wanted)

@@ -43,6 +43,7 @@ import { formatInstant } from './output.ts';
 import { readProposedRules } from './rules.ts';
 import { slackRendering } from './slack-text.ts';
 import type { Target } from './target.ts';
+import { hinted, hintFrom } from './unknown-ids.ts';
 import { parseWindow, type TimeWindow } from './window.ts';
 
 /** Channels a sample is shown for (`slack`: as the Slack relay would post it). */
@@ -142,7 +143,13 @@ async function previewRuleSet(
   if (options.rule !== undefined) {
     const wanted = new Set(options.rule);
     const missing = options.rule.filter((id) => !ruleItems.some((item) => item.ruleId === id));
-    if (missing.length > 0) throw new NotFoundError(`rule ${missing.join(', ')} does not exist`);
+    if (missing.length > 0) {
+      const hint = hintFrom(
+        missing,
+        ruleItems.map((item) => String(item.ruleId)),
+      );
+      throw new NotFoundError(`rule ${missing.join(', ')} does not exist${hinted(hint)}`);
+    }
     // Asking for a rule by name previews it as if enabled: "preview before enabling".
     ruleItems = ruleItems.filter((item) => wanted.has(String(item.ruleId))).map((item) => ({ ...item, enabled: true }));
   }
@@ -150,7 +157,11 @@ async function previewRuleSet(
   if (options.audience !== undefined) {
     const known = new Set(ruleSet.audiences.map((audience) => audience.audienceId));
     const missing = options.audience.filter((id) => !known.has(id));
-    if (missing.length > 0) throw new NotFoundError(`audience ${missing.join(', ')} does not exist (or is invalid)`);
+    if (missing.length > 0) {
+      throw new NotFoundError(
+        `audience ${missing.join(', ')} does not exist (or is invalid)${hinted(hintFrom(missing, [...known]))}`,
+      );
+    }
   }
   return { ruleSet, proposed };
 }

@@ -67,6 +67,7 @@ import { stderrLog } from './log.ts';
 import { formatInstant } from './output.ts';
 import { windowJson } from './preview.ts';
 import type { Target } from './target.ts';
+import { hinted, hintFrom } from './unknown-ids.ts';
 import { parseWindow, type TimeWindow } from './window.ts';
 import { type TakenDeadLetters, takeWorkDeadLetters, workItemDeadLetteredCode } from './work-dead-letters.ts';
 
@@ -343,7 +344,11 @@ async function wire(
   const all = new Map(ruleSet.audiences.map((audience) => [audience.audienceId, audience]));
   const wanted = options.audience ?? [...all.keys()];
   const missing = wanted.filter((id) => !all.has(id));
-  if (missing.length > 0) throw new NotFoundError(`audience ${missing.join(', ')} does not exist (or is invalid)`);
+  if (missing.length > 0) {
+    throw new NotFoundError(
+      `audience ${missing.join(', ')} does not exist (or is invalid)${hinted(hintFrom(missing, [...all.keys()]))}`,
+    );
+  }
   const audiences = new Map(wanted.map((id) => [id, all.get(id) as Audience]));
   return { target, log, state, notifier, audiences, stories, config, ruleSet };
 }

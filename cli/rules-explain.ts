@@ -36,6 +36,7 @@ import { newsAlerts } from './hints.ts';
 import { getItem, type ItemTable } from './items.ts';
 import { stderrLog } from './log.ts';
 import { displayWidth, formatInstant, safeText } from './output.ts';
+import { didYouMean, hinted } from './unknown-ids.ts';
 import { inputName, readUtf8File } from './utf8.ts';
 import { audienceTableOf } from './workbench/tables.ts';
 
@@ -284,7 +285,9 @@ async function explain(
   }
   const target = await context.target();
   const item = await getItem(target.clients.documents, await rulesTable(context), ruleId);
-  if (item === undefined) throw new NotFoundError(`rule ${ruleId} does not exist`);
+  if (item === undefined) {
+    throw new NotFoundError(`rule ${ruleId} does not exist${hinted(await didYouMean(target, 'rule', [ruleId]))}`);
+  }
   if (given === undefined && options.article === undefined) {
     if (typeof item.query !== 'string') {
       throw new UsageError(
@@ -311,7 +314,7 @@ async function explain(
     (await getItem(target.clients.documents, audienceTableOf(target), options.audience)) === undefined
   ) {
     throw new NotFoundError(
-      `--audience: audience ${options.audience} does not exist in ${target.label} (${newsAlerts()} audiences list)`,
+      `--audience: audience ${options.audience} does not exist in ${target.label}${hinted(await didYouMean(target, 'audience', [options.audience]), `${newsAlerts()} audiences list`)}`,
     );
   }
   const now = Date.now();

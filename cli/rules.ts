@@ -50,6 +50,7 @@ import {
 import { jsonText, status, storedValueText } from './output.ts';
 import { querySyntaxProblem, registerExplain } from './rules-explain.ts';
 import { registerHistory } from './rules-history.ts';
+import { didYouMean, hinted } from './unknown-ids.ts';
 import { inputName } from './utf8.ts';
 import { ruleTableOf } from './workbench/tables.ts';
 
@@ -367,7 +368,10 @@ async function updateRule(context: CommandContext, args: readonly unknown[], opt
   const stored = await storedRules(context, [ruleId]);
   const previous = stored.get(ruleId);
   if (previous === undefined) {
-    throw new NotFoundError(`rule ${ruleId} does not exist; create it with '${newsAlerts()} rules create ${ruleId}'`);
+    const hint = await didYouMean(await context.target(), 'rule', [ruleId]);
+    throw new NotFoundError(
+      `rule ${ruleId} does not exist${hinted(hint)}; create it with '${newsAlerts()} rules create ${ruleId}'`,
+    );
   }
   if (options.enable && options.disable) throw new UsageError('give --enable or --disable, not both');
   const next: Item = { ...withoutAudit(previous), ...(ruleFromFlags(ruleId, options).value as Item) };
@@ -568,7 +572,7 @@ async function describeRules(
     !audienceItems.some((item) => item.audienceId === audienceId)
   ) {
     throw new NotFoundError(
-      `audience ${audienceId} does not exist in ${target.label} (${newsAlerts()} audiences list)`,
+      `audience ${audienceId} does not exist in ${target.label}${hinted(await didYouMean(target, 'audience', [audienceId]), `${newsAlerts()} audiences list`)}`,
     );
   }
   // Judged exactly as the run judges them, audiences included.
@@ -637,7 +641,11 @@ async function showRule(context: CommandContext, args: readonly unknown[]): Prom
   const [ruleId] = args as [string];
   const rows = await describeRules(context, (item) => item.ruleId === ruleId);
   const row = rows[0];
-  if (!row) throw new NotFoundError(`rule ${ruleId} does not exist`);
+  if (!row) {
+    throw new NotFoundError(
+      `rule ${ruleId} does not exist${hinted(await didYouMean(await context.target(), 'rule', [ruleId]), `${newsAlerts()} rules list`)}`,
+    );
+  }
   // With --json the stored item alone, so it can be edited and piped back into `rules put --file -`.
   if (context.output.json && row.problem !== undefined) {
     context.output.warn(`rule ${ruleId} ${row.valid ? '' : 'is INVALID: '}${row.problem}`);
@@ -658,7 +666,11 @@ async function setEnabled(context: CommandContext, args: readonly unknown[], ena
   const target = await context.target();
   const stored = await storedRules(context, ruleIds);
   const missing = ruleIds.filter((id) => stored.get(id) === undefined);
-  if (missing.length > 0) throw new NotFoundError(`rule ${missing.join(', ')} does not exist; nothing was changed`);
+  if (missing.length > 0) {
+    throw new NotFoundError(
+      `rule ${missing.join(', ')} does not exist${hinted(await didYouMean(await context.target(), 'rule', missing))}; nothing was changed`,
+    );
+  }
   if (enabled) {
     // Enabling a rule the run would skip helps nobody: say why it is invalid instead.
     const items = ruleIds.map(
@@ -721,7 +733,11 @@ async function deleteRules(
   const [ruleIds] = args as [string[]];
   const stored = await storedRules(context, ruleIds);
   const missing = ruleIds.filter((id) => stored.get(id) === undefined);
-  if (missing.length > 0) throw new NotFoundError(`rule ${missing.join(', ')} does not exist; nothing was deleted`);
+  if (missing.length > 0) {
+    throw new NotFoundError(
+      `rule ${missing.join(', ')} does not exist${hinted(await didYouMean(await context.target(), 'rule', missing))}; nothing was deleted`,
+    );
+  }
   const target = await context.target();
   await context.confirm(`Delete rule(s) ${ruleIds.join(', ')} from ${target.label}?`, options.yes);
   const deletes = ruleIds.map((id) => ({ id, previous: stored.get(id) as Item }));
@@ -772,7 +788,11 @@ async function exportRules(context: CommandContext, args: readonly unknown[], op
     options.audience,
   );
   const missing = ruleIds.filter((id) => !rows.some((row) => row.item.ruleId === id));
-  if (missing.length > 0) throw new NotFoundError(`rule ${missing.join(', ')} does not exist; nothing was exported`);
+  if (missing.length > 0) {
+    throw new NotFoundError(
+      `rule ${missing.join(', ')} does not exist${hinted(await didYouMean(await context.target(), 'rule', missing))}; nothing was exported`,
+    );
+  }
   for (const row of rows) {
     if (!row.valid) {
       context.output.warn(

@@ -16,6 +16,7 @@ import { NotFoundError, UsageError } from '../errors.ts';
 import { newsAlerts } from '../hints.ts';
 import { getItem, type Item } from '../items.ts';
 import type { Target } from '../target.ts';
+import { didYouMean, hinted } from '../unknown-ids.ts';
 import { audienceTableOf, ruleTableOf } from './tables.ts';
 
 /** The explanation of one rule on one article, with the delivery when the audience is known. */
@@ -41,7 +42,11 @@ export function ruleOf(item: Item, ruleId: string): Rule {
 /** The stored rule, validated. */
 export async function storedRule(target: Target, ruleId: string): Promise<Rule> {
   const item = await getItem(target.clients.documents, ruleTableOf(target), ruleId);
-  if (item === undefined) throw new NotFoundError(`rule ${ruleId} does not exist (${newsAlerts()} rules list)`);
+  if (item === undefined) {
+    throw new NotFoundError(
+      `rule ${ruleId} does not exist${hinted(await didYouMean(target, 'rule', [ruleId]), `${newsAlerts()} rules list`)}`,
+    );
+  }
   return ruleOf(item, ruleId);
 }
 

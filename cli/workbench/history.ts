@@ -18,6 +18,7 @@ import { NotFoundError, UsageError } from '../errors.ts';
 import { newsAlerts } from '../hints.ts';
 import { type Audit, getItem, type Item, type WriteResult, withoutAudit, writeItems } from '../items.ts';
 import type { Target } from '../target.ts';
+import { didYouMean, hinted } from '../unknown-ids.ts';
 import { storedAudience } from './explain.ts';
 import { ruleHistoryOf, ruleTableOf } from './tables.ts';
 
@@ -52,7 +53,9 @@ export async function ruleHistory(target: Target, ruleId: string, now: number): 
     recorded = versionLabel(outside);
   }
   if (current === undefined && versions.length === 0) {
-    throw new NotFoundError(`rule ${ruleId} does not exist and has no history (${newsAlerts()} rules list)`);
+    throw new NotFoundError(
+      `rule ${ruleId} does not exist and has no history${hinted(await didYouMean(target, 'rule', [ruleId]), `${newsAlerts()} rules list`)}`,
+    );
   }
   const views = versions.map(
     (version, index): VersionView => ({

@@ -12,6 +12,7 @@ import { NotFoundError } from '../errors.ts';
 import { newsAlerts } from '../hints.ts';
 import { getItem, listItems } from '../items.ts';
 import type { Target } from '../target.ts';
+import { didYouMean, hinted } from '../unknown-ids.ts';
 import { audienceTableOf } from './tables.ts';
 
 /** Holds of one audience, or of every audience that holds something (`audienceId` undefined). */
@@ -28,7 +29,7 @@ export async function listHolds(
     const item = await getItem(target.clients.documents, table, audienceId);
     if (item === undefined) {
       throw new NotFoundError(
-        `audience ${audienceId} does not exist in ${target.label} (${newsAlerts()} audiences list)`,
+        `audience ${audienceId} does not exist in ${target.label}${hinted(await didYouMean(target, 'audience', [audienceId]), `${newsAlerts()} audiences list`)}`,
       );
     }
     items = [item];

@@ -613,8 +613,8 @@ function describeUnknownKey(key: string, knownKeys: readonly string[]): string {
     : `unknown attribute ${name}`;
 }
 
-/** Levenshtein distance, only used on attribute names (a dozen short strings). */
-function editDistance(a: string, b: string): number {
+/** Levenshtein distance of two short strings (attribute names; the CLI's "did you mean" for ids). */
+export function editDistance(a: string, b: string): number {
   let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
   for (let i = 1; i <= a.length; i++) {
     const current = [i];

@@ -99,7 +99,28 @@ describe('rules list and show', () => {
 
     const missing = await sandbox.cli(['rules', 'show', 'no-such-rule']);
     expect(missing.code).toBe(3);
-    expect(missing.stderr).toContain('rule no-such-rule does not exist');
+    expect(missing.stderr).toContain('rule no-such-rule does not exist (news-alerts');
+    expect(missing.stderr).not.toContain('did you mean');
+  });
+
+  it('an id with a typo is named with the stored id it is closest to', async () => {
+    const [show, enable, subscriptions, explain] = await Promise.all([
+      sandbox.cli(['rules', 'show', 'Quake']),
+      sandbox.cli(['rules', 'enable', 'markets-rate', 'chips-keyword', 'zz-nothing-like-it']),
+      sandbox.cli(['subscriptions', 'list', 'markets-dsk']),
+      sandbox.cli(['rules', 'explain', 'quakes', '--audience', 'quake-oncal', '--title', 'x']),
+    ]);
+    expect(show.code).toBe(3);
+    expect(show.stderr).toContain('rule Quake does not exist; did you mean "quakes"? (news-alerts');
+    expect(enable.code).toBe(3);
+    expect(enable.stderr).toContain(
+      'rule markets-rate, chips-keyword, zz-nothing-like-it does not exist (did you mean "markets-rates" for "markets-rate", "chips-keywords" for "chips-keyword"?); nothing was changed',
+    );
+    expect(subscriptions.code).toBe(3);
+    expect(subscriptions.stderr).toContain('audience markets-dsk does not exist in');
+    expect(subscriptions.stderr).toContain('did you mean "markets-desk"?');
+    expect(explain.code).toBe(3);
+    expect(explain.stderr).toContain('did you mean "quake-oncall"?');
   });
 
   it('at COLUMNS=60 the table never splits a word: rows too wide for the columns print as blocks', async () => {
