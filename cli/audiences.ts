@@ -921,6 +921,14 @@ async function deleteAudience(
     `Delete audience ${audienceId}${consequences.length > 0 ? ` with ${consequences.join(' and ')}` : ''} from ${target.label}?`,
     options.yes,
   );
+  // Read before anything is deleted: the HTTPS endpoints whose URLs go with the topic (below).
+  const endpointStore = endpointStorePrefixOf(target);
+  const refs =
+    options.deleteTopic === true && endpointStore !== undefined
+      ? (await subscriberRecordsOf(target).list(audienceId)).flatMap((record) =>
+          record.endpointRef === undefined ? [] : [record.endpointRef],
+        )
+      : [];
   const audit = { actor: await context.actor(), now: Date.now() };
   const deletedRules = await writeItems(
     target.clients.documents,
@@ -952,12 +960,8 @@ async function deleteAudience(
   }
   // Its HTTPS endpoints' URLs go the same way (their records stay, so a repair after a restore
   // says which to add again).
-  const endpointStore = endpointStorePrefixOf(target);
   let endpointsRemoved = 0;
   if (options.deleteTopic === true && endpointStore !== undefined) {
-    const refs = (await subscriberRecordsOf(target).list(audienceId)).flatMap((record) =>
-      record.endpointRef === undefined ? [] : [record.endpointRef],
-    );
     try {
       endpointsRemoved = await forgetEndpoints(target.clients.secrets, endpointStore, audienceId, refs);
     } catch (error) {

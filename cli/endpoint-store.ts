@@ -11,9 +11,9 @@
  * Nothing here prints or returns a URL, except {@link endpointOf} to the caller that subscribes it.
  */
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { type DynamoSubscriberRecords, endpointDigest } from '#aws/dynamo-subscriber-records';
+import { type ClearRecord, type DynamoSubscriberRecords, endpointDigest } from '#aws/dynamo-subscriber-records';
 import { webhookShardName } from '#shared/slack-webhook-store';
-import { NotFoundError } from './errors.ts';
+import { NotFoundError, OperationFailedError } from './errors.ts';
 import { maskUrl } from './output.ts';
 import type { Target } from './target.ts';
 import { readWebhook, removeWebhooks, storePrefixOf, storeWebhooks } from './webhook-store.ts';
@@ -23,17 +23,15 @@ const DESCRIPTION =
 
 /**
  * The endpoint store's prefix of a target: beside its Slack webhook store (`…/slack-webhooks/` →
- * `…/https-endpoints/`), so no new stack output is needed.
+ * `…/https-endpoints/`), so no new stack output is needed. Never under the webhook store's own
+ * prefix, which the relay may read: a store prefix of another shape has no endpoint store.
  */
 export function endpointStorePrefixOf(target: Pick<Target, 'names'>): string | undefined {
   const slack = storePrefixOf(target.names);
-  if (slack === undefined) return undefined;
-  const base = slack.endsWith('slack-webhooks/')
-    ? slack.slice(0, -'slack-webhooks/'.length)
-    : slack.endsWith('webhooks/')
-      ? slack.slice(0, -'webhooks/'.length)
-      : slack;
-  return `${base}https-endpoints/`;
+  for (const suffix of ['slack-webhooks/', 'webhooks/']) {
+    if (slack?.endsWith(suffix)) return `${slack.slice(0, -suffix.length)}https-endpoints/`;
+  }
+  return undefined;
 }
 
 /** The store prefix, or the error that says this target has none. */
@@ -100,7 +98,7 @@ export interface RecordMigrationRow {
   readonly audienceId: string;
   /** The URL masked. */
   readonly endpoint: string;
-  readonly outcome: 'moved' | 'would be moved' | 'changed meanwhile, left as it is';
+  readonly outcome: 'moved' | 'would be moved' | 'changed meanwhile, left as it is' | `not moved: ${string}`;
 }
 
 /**
@@ -117,17 +115,52 @@ export async function moveRecordedEndpoints(
   const clear = await records.withUrlsInClear();
   if (clear.length === 0) return rows;
   const prefix = requirePrefix(target);
-  if (!options.dryRun) {
-    await storeWebhooks(
-      target.clients.secrets,
-      prefix,
-      new Map(clear.map((record) => [keyOf(record.audienceId, endpointDigest(record.endpoint)), record.endpoint])),
-      { description: DESCRIPTION },
-    );
+  // One shard at a time, each shard's records replaced once it holds their URLs: a shard that is
+  // full leaves its records as they are (said in the row), and the others still move.
+  const byShard = new Map<string, ClearRecord[]>();
+  for (const record of clear) {
+    const shard = webhookShardName(prefix, keyOf(record.audienceId, endpointDigest(record.endpoint)));
+    byShard.set(shard, [...(byShard.get(shard) ?? []), record]);
   }
+  for (const shardRecords of byShard.values()) {
+    let problem: string | undefined;
+    if (!options.dryRun) {
+      try {
+        await storeWebhooks(
+          target.clients.secrets,
+          prefix,
+          new Map(
+            shardRecords.map((record) => [keyOf(record.audienceId, endpointDigest(record.endpoint)), record.endpoint]),
+          ),
+          { description: DESCRIPTION },
+        );
+      } catch (error) {
+        if (!(error instanceof OperationFailedError)) throw error;
+        problem = error.message;
+      }
+    }
+    rows.push(...(await replaceRecords(target, records, prefix, shardRecords, options.dryRun, problem)));
+  }
+  return rows;
+}
+
+/** Replaces the records of one shard whose URLs it now holds (or says why not). */
+async function replaceRecords(
+  target: Target,
+  records: DynamoSubscriberRecords,
+  prefix: string,
+  clear: readonly ClearRecord[],
+  dryRun: boolean,
+  problem: string | undefined,
+): Promise<RecordMigrationRow[]> {
+  const rows: RecordMigrationRow[] = [];
   for (const record of clear) {
     const shown = maskUrl(record.endpoint);
-    const replaced = options.dryRun ? true : await records.replaceEndpointByRef(record, shown);
+    if (problem !== undefined) {
+      rows.push({ audienceId: record.audienceId, endpoint: shown, outcome: `not moved: ${problem}` });
+      continue;
+    }
+    const replaced = dryRun ? true : await records.replaceEndpointByRef(record, shown);
     if (!replaced) {
       // Removed meanwhile (its subscription too): the URL just stored is kept for nothing. Kept if
       // a record of it is there after all (another migration got there first).
@@ -140,7 +173,7 @@ export async function moveRecordedEndpoints(
     rows.push({
       audienceId: record.audienceId,
       endpoint: shown,
-      outcome: options.dryRun ? 'would be moved' : replaced ? 'moved' : 'changed meanwhile, left as it is',
+      outcome: dryRun ? 'would be moved' : replaced ? 'moved' : 'changed meanwhile, left as it is',
     });
   }
   return rows;

@@ -273,15 +273,26 @@ async function addSubscription(context: CommandContext, args: readonly unknown[]
   const attributes: Record<string, string> = {};
   if (deadLetters) attributes.RedrivePolicy = JSON.stringify({ deadLetterTargetArn: deadLetters });
   if (options.raw) attributes.RawMessageDelivery = 'true';
-  const { SubscriptionArn } = await target.clients.sns.send(
-    new SubscribeCommand({
-      TopicArn: topicArn,
-      Protocol: protocol,
-      Endpoint: endpoint,
-      ReturnSubscriptionArn: true,
-      ...(Object.keys(attributes).length > 0 ? { Attributes: attributes } : {}),
-    }),
-  );
+  let SubscriptionArn: string | undefined;
+  try {
+    ({ SubscriptionArn } = await target.clients.sns.send(
+      new SubscribeCommand({
+        TopicArn: topicArn,
+        Protocol: protocol,
+        Endpoint: endpoint,
+        ReturnSubscriptionArn: true,
+        ...(Object.keys(attributes).length > 0 ? { Attributes: attributes } : {}),
+      }),
+    ));
+  } catch (error) {
+    // Not subscribed: the URL just stored is kept for nothing, unless a pending subscription of
+    // the same endpoint (added earlier, its record referring to it) still needs it.
+    const pending = existing.some(
+      (subscription) => subscription.Protocol === 'https' && subscription.Endpoint === endpoint,
+    );
+    if (kept !== undefined && !pending) await forgetStoredEndpoint(context, target, audienceId, kept.endpointRef);
+    throw error;
+  }
   const shown = displayEndpoint({ Protocol: protocol, Endpoint: endpoint });
   const status = await subscriptionStatus(target, SubscriptionArn);
   // Kept so 'audiences repair' can subscribe it again if the topic is ever deleted.
@@ -353,6 +364,24 @@ async function alreadySubscribed(
         `${subscription.Protocol} ${shown} is subscribed to ${audienceId} already (${status}); nothing was changed`,
       ),
   );
+}
+
+/** Takes one endpoint out of the endpoint store; a failure is a warning naming the entry to take out by hand. */
+async function forgetStoredEndpoint(
+  context: CommandContext,
+  target: Target,
+  audienceId: string,
+  endpointRef: string,
+): Promise<void> {
+  const store = endpointStorePrefixOf(target);
+  if (store === undefined) return;
+  try {
+    await forgetEndpoints(target.clients.secrets, store, audienceId, [endpointRef]);
+  } catch (error) {
+    context.output.warn(
+      `the endpoint's URL could not be taken out of the endpoint store (${error instanceof Error ? error.name : 'error'}); take out by hand: ${endpointEntryName(store, audienceId, endpointRef)}`,
+    );
+  }
 }
 
 /**
@@ -593,11 +622,18 @@ async function removeSubscription(
   // An HTTPS endpoint's URL leaves the endpoint store with its subscription. A failure is a
   // warning: the unsubscribe is done.
   const endpointStore = endpointStorePrefixOf(target);
-  const refs = confirmed
+  let refs = confirmed
     .filter((subscription) => subscription.Protocol === 'https')
     .map((subscription) => endpointDigest(subscription.Endpoint));
   if (endpointStore !== undefined && refs.length > 0) {
     try {
+      // Read again just before, as for Slack: the same endpoint subscribed again meanwhile keeps its URL.
+      const remaining = new Set(
+        (await audienceSubscriptions(target, audienceId, topicArn))
+          .filter((subscription) => subscription.Protocol === 'https')
+          .map((subscription) => endpointDigest(subscription.Endpoint)),
+      );
+      refs = refs.filter((ref) => !remaining.has(ref));
       await forgetEndpoints(target.clients.secrets, endpointStore, audienceId, refs);
     } catch (error) {
       context.output.warn(
@@ -729,30 +765,46 @@ async function migrateWebhooks(
   options: { deleteOldSecrets?: boolean; dryRun?: boolean; yes?: boolean },
 ): Promise<void> {
   const target = await context.target();
-  const legacyPrefix = target.names.slackWebhookSecretPrefix;
-  const store = storePrefixOf(target.names);
-  if (!legacyPrefix || !store) {
+  const legacyPrefix = target.names.slackWebhookSecretPrefix ?? '';
+  const store = storePrefixOf(target.names) ?? '';
+  if (endpointStorePrefixOf(target) === undefined) {
     throw new NotFoundError(`${target.label} has no SlackWebhookSecretPrefix output: there is nothing to migrate`);
   }
+  // First the HTTPS endpoint URLs that records of earlier releases hold in clear in the state
+  // table: they move into the endpoint store, each record keeping a reference
+  // (cli/endpoint-store.ts). It needs the HttpsEndpointsWrite statement only.
+  const endpoints = await moveRecordedEndpoints(target, subscriberRecordsOf(target), {
+    dryRun: options.dryRun === true,
+  });
+
+  // Then the Slack webhooks of per-audience secrets. Without the statements to find them
+  // (SlackWebhooksFind), that part is skipped with a warning, and the part above still counts.
   const { secrets } = target.clients;
   const found: SecretListEntry[] = [];
+  let slackSkipped: string | undefined = legacyPrefix === '' ? 'no SlackWebhookSecretPrefix output' : undefined;
   let nextToken: string | undefined;
-  do {
-    const page = await secrets.send(
-      new ListSecretsCommand({
-        Filters: [{ Key: 'name', Values: [legacyPrefix] }],
-        NextToken: nextToken,
-        MaxResults: 100,
-      }),
-    );
-    // The name filter matches prefixes of words too: keep exactly `<prefix><audienceId>`.
-    found.push(
-      ...(page.SecretList ?? []).filter(
-        (entry) => entry.Name?.startsWith(legacyPrefix) && !entry.Name.slice(legacyPrefix.length).includes('/'),
-      ),
-    );
-    nextToken = page.NextToken;
-  } while (nextToken);
+  try {
+    while (slackSkipped === undefined) {
+      const page = await secrets.send(
+        new ListSecretsCommand({
+          Filters: [{ Key: 'name', Values: [legacyPrefix] }],
+          NextToken: nextToken,
+          MaxResults: 100,
+        }),
+      );
+      // The name filter matches prefixes of words too: keep exactly `<prefix><audienceId>`.
+      found.push(
+        ...(page.SecretList ?? []).filter(
+          (entry) => entry.Name?.startsWith(legacyPrefix) && !entry.Name.slice(legacyPrefix.length).includes('/'),
+        ),
+      );
+      nextToken = page.NextToken;
+      if (!nextToken) break;
+    }
+  } catch (error) {
+    if (!(error instanceof Error) || !/AccessDenied/.test(error.name)) throw error;
+    slackSkipped = `secretsmanager:ListSecrets is not allowed (${error.name}; the SlackWebhooksFind statement of docs/deploy.md)`;
+  }
 
   const rows: MigrationRow[] = [];
   const webhooks = new Map<string, string>();
@@ -821,39 +873,47 @@ async function migrateWebhooks(
     }
   }
 
-  // Records of earlier releases kept HTTPS endpoint URLs in clear in the state table: they move
-  // into the endpoint store, each record keeping a reference (cli/endpoint-store.ts).
-  const endpoints = await moveRecordedEndpoints(target, subscriberRecordsOf(target), {
-    dryRun: options.dryRun === true,
-  });
-
-  context.output.result({ store, dryRun: options.dryRun === true, audiences: rows, endpoints }, () => {
-    context.output.table(
-      ['AUDIENCE', 'OLD SECRET', 'OUTCOME', 'OLD SECRET DELETED'],
-      rows.map((row) => [
-        row.audienceId,
-        row.secret,
-        options.dryRun ? `would be ${row.outcome}` : row.outcome,
-        row.deleted ? 'scheduled (7 days)' : 'no',
-      ]),
-      `no per-audience webhook secrets under ${legacyPrefix}`,
-    );
-    if (rows.length > 0 && !options.dryRun) {
-      context.output.caption(
-        `The relay reads the store (${store}0 to ${store}3).${options.deleteOldSecrets ? ' Restore a deleted secret within 7 days with: aws secretsmanager restore-secret --secret-id <name>' : ` Once the new release is deployed and posts arrive, delete the old secrets: ${newsAlerts()} subscriptions migrate-webhooks --delete-old-secrets`}`,
+  if (slackSkipped !== undefined) {
+    context.output.warn(`per-audience Slack webhook secrets were not looked for: ${slackSkipped}`);
+  }
+  context.output.result(
+    { store, dryRun: options.dryRun === true, audiences: rows, endpoints, slackSkipped: slackSkipped ?? null },
+    () => {
+      context.output.table(
+        ['AUDIENCE', 'OLD SECRET', 'OUTCOME', 'OLD SECRET DELETED'],
+        rows.map((row) => [
+          row.audienceId,
+          row.secret,
+          options.dryRun ? `would be ${row.outcome}` : row.outcome,
+          row.deleted ? 'scheduled (7 days)' : 'no',
+        ]),
+        slackSkipped === undefined
+          ? `no per-audience webhook secrets under ${legacyPrefix}`
+          : 'Slack webhooks of per-audience secrets: not checked',
       );
-    }
-    context.output.table(
-      ['AUDIENCE', 'HTTPS ENDPOINT', 'OUTCOME'],
-      endpoints.map((row) => [row.audienceId, row.endpoint, row.outcome]),
-      'no subscriber record holds an HTTPS endpoint URL in clear',
-    );
-    if (endpoints.length > 0 && !options.dryRun) {
-      context.output.caption(
-        `The URLs are in the endpoint store (${endpointStorePrefixOf(target) ?? ''}0 to 3); the subscriber records keep a reference, and audiences repair reads the URL from there.`,
+      if (rows.length > 0 && !options.dryRun) {
+        context.output.caption(
+          `The relay reads the store (${store}0 to ${store}3).${options.deleteOldSecrets ? ' Restore a deleted secret within 7 days with: aws secretsmanager restore-secret --secret-id <name>' : ` Once the new release is deployed and posts arrive, delete the old secrets: ${newsAlerts()} subscriptions migrate-webhooks --delete-old-secrets`}`,
+        );
+      }
+      context.output.table(
+        ['AUDIENCE', 'HTTPS ENDPOINT', 'OUTCOME'],
+        endpoints.map((row) => [row.audienceId, row.endpoint, row.outcome]),
+        'no subscriber record holds an HTTPS endpoint URL in clear',
       );
-    }
-  });
+      if (endpoints.length > 0 && !options.dryRun) {
+        context.output.caption(
+          `The URLs are in the endpoint store (${endpointStorePrefixOf(target) ?? ''}0 to 3); the subscriber records keep a reference, and audiences repair reads the URL from there.`,
+        );
+      }
+    },
+  );
+  const stuck = endpoints.filter((row) => row.outcome.startsWith('not moved'));
+  if (stuck.length > 0) {
+    throw new OperationFailedError(
+      `${stuck.length} HTTPS endpoint URL(s) stay in their subscriber records (the table above says why); make room in the endpoint store and run this again`,
+    );
+  }
   const unreadable = rows.filter((row) => row.outcome === 'not readable');
   if (unreadable.length > 0) {
     throw new OperationFailedError(

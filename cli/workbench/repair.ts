@@ -21,6 +21,7 @@ import { ensureAuditQueues } from '../audit-queues.ts';
 import { endpointEntryName, endpointOf, endpointStorePrefixOf } from '../endpoint-store.ts';
 import { newsAlerts } from '../hints.ts';
 import { type Audit, type Item, writeItems } from '../items.ts';
+import { maskUrl } from '../output.ts';
 import { displayEndpoint, recordedAs, subscriberRecordsOf, subscribeStandInQueue } from '../subscriptions.ts';
 import type { Target } from '../target.ts';
 import { storeHoldsWebhook, storePrefixOf } from '../webhook-store.ts';
@@ -102,7 +103,10 @@ export async function repairAudience(
       record.protocol === 'slack'
         ? 'Slack (webhook in Secrets Manager)'
         : record.endpointRef !== undefined
-          ? (record.shown ?? 'https (URL in the endpoint store)')
+          ? // Masked again: the record may have been edited by hand.
+            record.shown === undefined
+            ? 'https (URL in the endpoint store)'
+            : maskUrl(record.shown)
           : displayEndpoint({ Protocol: record.protocol, Endpoint: record.endpoint });
     if (have.has(`${record.protocol}|${record.endpointRef ?? endpointDigest(record.endpoint)}`)) {
       subscriptions.push({ protocol: record.protocol, endpoint, result: 'present', detail: 'subscribed' });

@@ -16,7 +16,13 @@
  * logged; HTTPS URLs are never printed whole (cli/subscriptions.ts masks them).
  */
 import { createHash } from 'node:crypto';
-import { DeleteCommand, type DynamoDBDocumentClient, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  DeleteCommand,
+  type DynamoDBDocumentClient,
+  PutCommand,
+  ScanCommand,
+  TransactWriteCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { keyPart } from './dynamo-batch.ts';
 import { partitionItems } from './dynamo-query.ts';
 
@@ -73,6 +79,10 @@ export class DynamoSubscriberRecords {
     if (record.endpointRef !== undefined && !digestPattern.test(record.endpointRef)) {
       throw new TypeError('endpointRef must be an endpoint digest (endpointDigest)');
     }
+    // No table holds a webhook URL in plaintext: an HTTPS record refers to the endpoint store.
+    if (record.protocol === 'https' && record.endpoint !== undefined) {
+      throw new TypeError('an https record keeps endpointRef and shown, not the URL (cli/endpoint-store.ts)');
+    }
     await this.#documents.send(
       new PutCommand({
         TableName: this.#table,
@@ -100,29 +110,41 @@ export class DynamoSubscriberRecords {
    * refers to it (`endpointRef`, `shown`), once the URL is in the endpoint store. Only while the
    * record still holds that URL: false (nothing written) when it was removed or changed meanwhile.
    */
-  async replaceEndpointByRef(
-    record: SubscriberRecord & { readonly endpoint: string },
-    shown: string,
-  ): Promise<boolean> {
-    const { endpoint, ...rest } = record;
+  async replaceEndpointByRef(record: ClearRecord, shown: string): Promise<boolean> {
+    const { endpoint, storedKey, ...rest } = record;
+    const item = {
+      pk: partition(record.audienceId),
+      sk: sortKey(record.protocol, endpoint),
+      ...Object.fromEntries(Object.entries(rest).filter(([, value]) => value !== undefined)),
+      endpointRef: endpointDigest(endpoint),
+      shown,
+    };
+    const stillHolds = {
+      ConditionExpression: 'endpoint = :endpoint',
+      ExpressionAttributeValues: { ':endpoint': endpoint },
+    };
     try {
-      await this.#documents.send(
-        new PutCommand({
-          TableName: this.#table,
-          Item: {
-            pk: partition(record.audienceId),
-            sk: sortKey(record.protocol, endpoint),
-            ...Object.fromEntries(Object.entries(rest).filter(([, value]) => value !== undefined)),
-            endpointRef: endpointDigest(endpoint),
-            shown,
-          },
-          ConditionExpression: 'endpoint = :endpoint',
-          ExpressionAttributeValues: { ':endpoint': endpoint },
-        }),
-      );
+      if (storedKey.pk === item.pk && storedKey.sk === item.sk) {
+        await this.#documents.send(new PutCommand({ TableName: this.#table, Item: item, ...stillHolds }));
+      } else {
+        // Written by hand under another key: moved to the key `remove` and repair use, in one step.
+        await this.#documents.send(
+          new TransactWriteCommand({
+            TransactItems: [
+              { Delete: { TableName: this.#table, Key: storedKey, ...stillHolds } },
+              { Put: { TableName: this.#table, Item: item } },
+            ],
+          }),
+        );
+      }
       return true;
     } catch (error) {
-      if (error instanceof Error && error.name === 'ConditionalCheckFailedException') return false;
+      if (
+        error instanceof Error &&
+        (error.name === 'ConditionalCheckFailedException' || error.name === 'TransactionCanceledException')
+      ) {
+        return false;
+      }
       throw error;
     }
   }
@@ -152,8 +174,8 @@ export class DynamoSubscriberRecords {
    * ones included (a restored audience's repair reads them): one filtered scan of the state table,
    * for `subscriptions migrate-webhooks`.
    */
-  async withUrlsInClear(): Promise<(SubscriberRecord & { readonly endpoint: string })[]> {
-    const records: (SubscriberRecord & { readonly endpoint: string })[] = [];
+  async withUrlsInClear(): Promise<ClearRecord[]> {
+    const records: ClearRecord[] = [];
     let startKey: Record<string, unknown> | undefined;
     do {
       const output = await this.#documents.send(
@@ -168,14 +190,30 @@ export class DynamoSubscriberRecords {
         }),
       );
       for (const item of output.Items ?? []) {
-        const record = typeof item.audienceId === 'string' ? recordOf(item, item.audienceId) : undefined;
-        if (record?.endpoint !== undefined) records.push({ ...record, endpoint: record.endpoint });
+        // The audience from the item, else from its partition key (verbatim unless it was hashed).
+        const fromKey = String(item.pk).slice('subscribers#'.length);
+        const audienceId =
+          typeof item.audienceId === 'string' ? item.audienceId : fromKey.startsWith('#') ? undefined : fromKey;
+        const record = audienceId === undefined ? undefined : recordOf(item, audienceId);
+        if (record?.endpoint !== undefined) {
+          records.push({
+            ...record,
+            endpoint: record.endpoint,
+            storedKey: { pk: String(item.pk), sk: String(item.sk) },
+          });
+        }
       }
       startKey = output.LastEvaluatedKey;
     } while (startKey !== undefined);
     return records;
   }
 }
+
+/** A record holding an HTTPS URL in clear, with the key it is stored under. */
+export type ClearRecord = SubscriberRecord & {
+  readonly endpoint: string;
+  readonly storedKey: { readonly pk: string; readonly sk: string };
+};
 
 /** A record as stored, read leniently (the table is edited by hand too); undefined for an unknown protocol. */
 function recordOf(item: Record<string, unknown>, audienceId: string): SubscriberRecord | undefined {

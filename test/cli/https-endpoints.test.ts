@@ -6,12 +6,19 @@
  * `migrate-webhooks` moves the URLs that records of earlier releases hold in clear, without losing
  * the subscriber. In a real CLI process against the sandbox; no output ever carries a URL's path.
  */
-import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
-import { DeleteTopicCommand, ListSubscriptionsByTopicCommand } from '@aws-sdk/client-sns';
+import { GetSecretValueCommand, ResourceNotFoundException } from '@aws-sdk/client-secrets-manager';
+import {
+  DeleteTopicCommand,
+  ListSubscriptionsByTopicCommand,
+  SNSClient,
+  SubscribeCommand,
+  ThrottledException,
+} from '@aws-sdk/client-sns';
 import { PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { endpointDigest } from '#aws/dynamo-subscriber-records';
 import { parseWebhookMap, webhookShardName } from '#shared/slack-webhook-store';
+import { main } from '../../cli/program.ts';
 import { type CliResult, type CliSandbox, startCliSandbox } from './support.ts';
 
 let sandbox: CliSandbox;
@@ -25,7 +32,7 @@ afterAll(async () => {
 /** A loopback receiver URL whose path carries `token`, as a webhook's secret part. */
 const urlWith = (token: string) => `${sandbox.stack.receivers.webhook.url}/hook/${token}`;
 
-/** The URL the endpoint store holds for an audience's endpoint, if any. */
+/** The URL the endpoint store holds for an audience's endpoint, if any (a shard not made yet holds none). */
 async function inStore(audienceId: string, url: string): Promise<string | undefined> {
   const key = `${audienceId}#${endpointDigest(url)}`;
   try {
@@ -36,8 +43,30 @@ async function inStore(audienceId: string, url: string): Promise<string | undefi
       }),
     );
     return parseWebhookMap(SecretString ?? '').get(key);
-  } catch {
-    return undefined;
+  } catch (error) {
+    if (error instanceof ResourceNotFoundException) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * The CLI run in this process (as `news-alerts` runs it), so a fault can be put into one AWS call:
+ * its exit code and everything it wrote.
+ */
+async function inProcess(args: readonly string[]): Promise<{ code: number; output: string }> {
+  let output = '';
+  const capture = (chunk: unknown) => {
+    output += String(chunk);
+    return true;
+  };
+  const out = vi.spyOn(process.stdout, 'write').mockImplementation(capture);
+  const err = vi.spyOn(process.stderr, 'write').mockImplementation(capture);
+  try {
+    const code = await main(['node', 'news-alerts', '--sandbox-file', sandbox.descriptorPath, ...args]);
+    return { code, output };
+  } finally {
+    out.mockRestore();
+    err.mockRestore();
   }
 }
 
@@ -91,6 +120,32 @@ describe('an HTTPS endpoint subscribed with the CLI', () => {
     expectSilent(token, added, dryRun, repaired);
   });
 
+  it('is not kept when SNS refuses the subscription: no URL is left behind, and none is printed', async () => {
+    const token = 'EnDpOiNtToKeN4';
+    const url = urlWith(token);
+    const send = SNSClient.prototype.send;
+    const refuse = vi.spyOn(SNSClient.prototype, 'send').mockImplementation(function (
+      this: SNSClient,
+      ...args: Parameters<SNSClient['send']>
+    ) {
+      if (args[0] instanceof SubscribeCommand) {
+        return Promise.reject(new ThrottledException({ message: 'Rate exceeded', $metadata: {} }));
+      }
+      return (send as (...a: unknown[]) => Promise<unknown>).apply(this, args);
+    } as SNSClient['send']);
+    let failed: { code: number; output: string };
+    try {
+      failed = await inProcess(['subscriptions', 'add', 'quake-oncall', '--https', url, '--allow-internal-target']);
+    } finally {
+      refuse.mockRestore();
+    }
+    expect(failed.code).not.toBe(0);
+    expect(failed.output).toContain('ThrottledException');
+    expect(failed.output).not.toContain(token);
+    expect(await inStore('quake-oncall', url)).toBeUndefined();
+    expect(await allTablesText()).not.toContain(endpointDigest(url));
+  });
+
   it('leaves the endpoint store with its subscription, and with its audience', async () => {
     const token = 'EnDpOiNtToKeN2';
     const url = urlWith(token);
@@ -121,9 +176,16 @@ describe('a subscriber record of an earlier release', () => {
   it('migrate-webhooks moves its URL into the endpoint store, and the subscriber is kept', async () => {
     const token = 'EnDpOiNtToKeN3';
     const url = urlWith(token);
-    // What `subscriptions add --https` wrote before this release: the URL in clear.
-    const add = await sandbox.cli(['subscriptions', 'add', 'markets-desk', '--https', url, '--allow-internal-target']);
-    expect(add.code, add.stderr).toBe(0);
+    // What `subscriptions add --https` did before this release: the subscription, and the URL in
+    // clear in its record (and nothing in the endpoint store).
+    await sandbox.stack.clients.sns.send(
+      new SubscribeCommand({
+        TopicArn: String((await sandbox.audience('markets-desk'))?.topicArn),
+        Protocol: 'https',
+        Endpoint: url,
+        Attributes: { RawMessageDelivery: 'true' },
+      }),
+    );
     const record = {
       pk: 'subscribers#markets-desk',
       sk: `https#${endpointDigest(url)}`,
@@ -138,6 +200,7 @@ describe('a subscriber record of an earlier release', () => {
       new PutCommand({ TableName: sandbox.descriptor.names.stateTable, Item: record }),
     );
     expect(await allTablesText()).toContain(token);
+    expect(await inStore('markets-desk', url)).toBeUndefined();
 
     const dryRun = await sandbox.cli(['--json', 'subscriptions', 'migrate-webhooks', '--dry-run']);
     expect(dryRun.code, dryRun.stderr).toBe(0);
@@ -145,6 +208,7 @@ describe('a subscriber record of an earlier release', () => {
       expect.objectContaining({ audienceId: 'markets-desk', outcome: 'would be moved' }),
     ]);
     expect(await allTablesText()).toContain(token);
+    expect(await inStore('markets-desk', url)).toBeUndefined();
 
     const migrated = await sandbox.cli(['subscriptions', 'migrate-webhooks']);
     expect(migrated.code, migrated.stderr).toBe(0);
@@ -170,6 +234,8 @@ describe('a subscriber record of an earlier release', () => {
     expect(repaired.code, repaired.stderr).toBe(0);
     expect(await topicEndpoints('markets-desk')).toContain(url);
     expectSilent(token, dryRun, migrated, rerun, repaired);
+    const report = repaired.json<{ subscriptions: { protocol: string; result: string }[] }>();
+    expect(report.subscriptions.find((entry) => entry.protocol === 'https')).toMatchObject({ result: 'restored' });
   });
 
   it('repair names an endpoint whose URL left the store, and how to add it again', async () => {

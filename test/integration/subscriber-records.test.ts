@@ -68,42 +68,73 @@ describe('subscriber records written by hand', () => {
           const offered = (await records.withUrlsInClear()).filter((record) => record.audienceId === audienceId);
           const clearHttps = attributes.protocol === 'https' && typeof attributes.endpoint === 'string';
           expect(offered.length).toBe(clearHttps ? 1 : 0);
+          // Moved to a reference, the URL is gone from the table and the record still reads.
+          for (const record of offered) {
+            expect(await records.replaceEndpointByRef(record, 'https://shown.example/…')).toBe(true);
+            expect(await records.list(audienceId)).toEqual([
+              expect.objectContaining({
+                protocol: 'https',
+                endpoint: undefined,
+                endpointRef: endpointDigest(record.endpoint),
+              }),
+            ]);
+          }
         },
       ),
       { numRuns: 40 },
     );
   });
 
-  it('a record replaced by a reference keeps what it said; one removed meanwhile is not brought back', async () => {
-    const { records } = await setup();
+  it('a record replaced by a reference keeps what it said, under the key remove uses; one removed meanwhile is not brought back', async () => {
+    const { clients, table, records } = await setup();
     const url = 'https://hooks.example.com/t/SeCrEt';
-    const record = {
-      audienceId: 'a',
-      protocol: 'https' as const,
-      endpoint: url,
-      raw: true,
-      addedAt: 5,
-      addedBy: 'ops',
-    };
-    await records.add(record);
-    expect(await records.replaceEndpointByRef(record, 'https://hooks.example.com/…')).toBe(true);
-    expect(await records.list('a')).toEqual([
-      {
-        audienceId: 'a',
-        protocol: 'https',
-        endpoint: undefined,
-        endpointRef: endpointDigest(url),
-        shown: 'https://hooks.example.com/…',
-        raw: true,
-        addedAt: 5,
-        addedBy: 'ops',
-      },
-    ]);
-    // Already a reference: not replaced again.
-    expect(await records.replaceEndpointByRef(record, 'x')).toBe(false);
+    // As an earlier release wrote it, and one written by hand under another sort key.
+    const earlier = { audienceId: 'a', protocol: 'https', endpoint: url, raw: true, addedAt: 5, addedBy: 'ops' };
+    await clients.documents.send(
+      new PutCommand({
+        TableName: table,
+        Item: { pk: 'subscribers#a', sk: `https#${endpointDigest(url)}`, ...earlier },
+      }),
+    );
+    await clients.documents.send(
+      new PutCommand({ TableName: table, Item: { pk: 'subscribers#b', sk: 'by-hand', ...earlier, audienceId: 'b' } }),
+    );
+    const clear = await records.withUrlsInClear();
+    expect(clear.map((record) => record.audienceId).sort()).toEqual(['a', 'b']);
+    for (const record of clear)
+      expect(await records.replaceEndpointByRef(record, 'https://hooks.example.com/…')).toBe(true);
+    for (const audienceId of ['a', 'b']) {
+      expect(await records.list(audienceId)).toEqual([
+        {
+          audienceId,
+          protocol: 'https',
+          endpoint: undefined,
+          endpointRef: endpointDigest(url),
+          shown: 'https://hooks.example.com/…',
+          raw: true,
+          addedAt: 5,
+          addedBy: 'ops',
+        },
+      ]);
+    }
+    expect(await records.withUrlsInClear()).toEqual([]);
+    // Already a reference: not replaced again; and removed by the key `subscriptions remove` computes.
+    for (const record of clear) expect(await records.replaceEndpointByRef(record, 'x')).toBe(false);
+    await records.remove('b', 'https', url);
+    expect(await records.list('b')).toEqual([]);
+    expect(
+      await records.replaceEndpointByRef(clear.find((record) => record.audienceId === 'a') ?? clear[0]!, 'x'),
+    ).toBe(false);
     await records.remove('a', 'https', url);
-    expect(await records.list('a')).toEqual([]);
-    expect(await records.replaceEndpointByRef(record, 'x')).toBe(false);
+    for (const record of clear) expect(await records.replaceEndpointByRef(record, 'x')).toBe(false);
+    expect([...(await records.list('a')), ...(await records.list('b'))]).toEqual([]);
+  });
+
+  it('refuses to record an HTTPS URL in clear', async () => {
+    const { records } = await setup();
+    await expect(
+      records.add({ audienceId: 'a', protocol: 'https', endpoint: 'https://x.example/t', addedAt: 1, addedBy: 'ops' }),
+    ).rejects.toThrow('an https record keeps endpointRef and shown, not the URL');
     expect(await records.list('a')).toEqual([]);
   });
 });
