@@ -184,8 +184,13 @@ interface AddOptions {
   allowInternalTarget?: boolean;
 }
 
-async function addSubscription(context: CommandContext, args: readonly unknown[], options: AddOptions): Promise<void> {
+async function addSubscription(context: CommandContext, args: readonly unknown[], given: AddOptions): Promise<void> {
   const [audienceId, extra] = args as [string, string | undefined];
+  // `--https -`: the URL from stdin or a hidden prompt, kept out of the process list and shell
+  // history (a webhook URL that carries a token is a credential), as --slack-webhook reads its URL.
+  const options =
+    given.https === '-' ? { ...given, https: await context.readSecret('HTTPS endpoint URL (input hidden): ') } : given;
+  if (options.https === '') throw new UsageError('--https -: no URL given: pipe it on stdin or type it at the prompt');
   if (extra !== undefined) {
     // Not quoted: it may well be the webhook URL, a bearer credential for the channel.
     throw new UsageError(
@@ -1009,7 +1014,10 @@ export function registerSubscriptions(program: Command): void {
     .allowExcessArguments()
     .option('--email <address>', 'email subscriber (confirm with authenticated unsubscribe)')
     .option('--sms <number>', 'SMS subscriber, E.164 (+821012345678)')
-    .option('--https <url>', 'HTTPS webhook endpoint (must confirm the subscription)')
+    .option(
+      '--https <url>',
+      'HTTPS webhook endpoint (must confirm the subscription); - reads the URL from stdin or a hidden prompt, out of shell history',
+    )
     .option(
       '--sqs <queueArn>',
       'SQS queue subscriber (its policy must allow the topic to send); read any audience’s deliveries from it',
@@ -1030,6 +1038,7 @@ Examples:
   news-alerts subscriptions add markets --email desk@example.com
   news-alerts subscriptions add quakes --sms +821012345678
   news-alerts subscriptions add markets --sqs arn:aws:sqs:us-east-1:123456789012:markets-reader --raw
+  pbpaste | news-alerts subscriptions add partner-feed --https - --raw
   pbpaste | news-alerts subscriptions add chips --slack-webhook
 
 Targets must be public https:// hosts without user:password@: loopback, private, link-local

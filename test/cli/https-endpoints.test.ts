@@ -149,8 +149,15 @@ describe('an HTTPS endpoint subscribed with the CLI', () => {
   it('leaves the endpoint store with its subscription, and with its audience', async () => {
     const token = 'EnDpOiNtToKeN2';
     const url = urlWith(token);
-    const added = await sandbox.cli(['subscriptions', 'add', 'chips-team', '--https', url, '--allow-internal-target']);
+    // Given on stdin (`--https -`), so it is in no process list or shell history.
+    const empty = await sandbox.cli(['subscriptions', 'add', 'chips-team', '--https', '-'], { input: '' });
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toContain('--https -: no URL given: pipe it on stdin');
+    const added = await sandbox.cli(['subscriptions', 'add', 'chips-team', '--https', '-', '--allow-internal-target'], {
+      input: `${url}\n`,
+    });
     expect(added.code, added.stderr).toBe(0);
+    expect(await inStore('chips-team', url)).toBe(url);
     const listed = await sandbox.cli(['--json', 'subscriptions', 'list', 'chips-team']);
     const row = listed
       .json<{ protocol: string; subscriptionArn: string }[]>()
