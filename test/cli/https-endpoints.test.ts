@@ -89,6 +89,10 @@ async function topicEndpoints(audienceId: string): Promise<string[]> {
   return (Subscriptions ?? []).map((subscription) => subscription.Endpoint ?? '');
 }
 
+/** `subscriptions add <audienceId> --https <url>` for a loopback receiver. */
+const addHttps = (audienceId: string, url: string) =>
+  sandbox.cli(['subscriptions', 'add', audienceId, '--https', url, '--allow-internal-target']);
+
 const expectSilent = (token: string, ...results: CliResult[]) => {
   for (const result of results) expect(result.stdout + result.stderr).not.toContain(token);
 };
@@ -97,14 +101,7 @@ describe('an HTTPS endpoint subscribed with the CLI', () => {
   it('is kept in the endpoint store, not in a table, and repair subscribes it again from there', async () => {
     const token = 'EnDpOiNtToKeN1';
     const url = urlWith(token);
-    const added = await sandbox.cli([
-      'subscriptions',
-      'add',
-      'partner-feed',
-      '--https',
-      url,
-      '--allow-internal-target',
-    ]);
+    const added = await addHttps('partner-feed', url);
     expect(added.code, added.stderr).toBe(0);
     expect(await inStore('partner-feed', url)).toBe(url);
     expect(await allTablesText()).not.toContain(token);
@@ -168,7 +165,7 @@ describe('an HTTPS endpoint subscribed with the CLI', () => {
 
     const created = await sandbox.cli(['audiences', 'create', 'https-gone', '--time-zone', 'UTC']);
     expect(created.code, created.stderr).toBe(0);
-    const again = await sandbox.cli(['subscriptions', 'add', 'https-gone', '--https', url, '--allow-internal-target']);
+    const again = await addHttps('https-gone', url);
     expect(again.code, again.stderr).toBe(0);
     expect(await inStore('https-gone', url)).toBe(url);
     const deleted = await sandbox.cli(['audiences', 'delete', 'https-gone', '--delete-topic', '--yes']);
