@@ -18,7 +18,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { LimitFunction } from 'p-limit';
 import * as z from 'zod/mini';
 import { NewsAlertsError } from '#core/errors';
-import type { Lease, Log } from '#core/ports';
+import { type DeliveryKey, deliveryId, type Lease, type Log } from '#core/ports';
 import { exponentialBackoff } from '#shared/retry';
 
 /** The state table could not be read or written as expected (after retries where they help). */
@@ -169,6 +169,15 @@ export async function getAll(
 
 /** The run lease item, which every lease-checked write of the state table conditions on. */
 export const leaseKey: Key = { pk: 'lease', sk: 'run' };
+
+/** Attempts for a transaction cancelled by conflicts or throttling. */
+export const maxTransactionAttempts = 4;
+
+/** The delivery ledger's item key of one notification (the state store and its holds write it). */
+export const deliveryItemKey = (key: DeliveryKey): Key => ({
+  pk: `delivery#${keyPart(deliveryId(key))}`,
+  sk: 'ledger',
+});
 
 /** Reads an item returned by a failed condition check (raw attribute values), if it fits. */
 export function oldItem<T>(schema: z.ZodMiniType<T>, item: Record<string, AttributeValue> | undefined): T | undefined {

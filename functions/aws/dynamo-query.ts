@@ -37,3 +37,14 @@ export async function* partitionItems(
     startKey = output.LastEvaluatedKey;
   } while (startKey !== undefined);
 }
+
+/** Every item of one partition, as a list (a partition known to be small). */
+export async function allPartitionItems(
+  documents: DynamoDBDocumentClient,
+  tableName: string,
+  pk: string,
+): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  for await (const item of partitionItems(documents, tableName, pk)) items.push(item);
+  return items;
+}
