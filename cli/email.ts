@@ -13,7 +13,13 @@ import { SubscribeCommand, type Subscription, UnsubscribeCommand } from '@aws-sd
 import type { Command } from 'commander';
 import type { EmailSender, SendRecord, SubscriberStore } from '#core/email/ports';
 import { type AudienceLabel, addSubscriber, type SubscribeDeps } from '#core/email/subscribe';
-import { InvalidAddressError, maskAddress, normalizeAddress, type SubscriberProfile } from '#core/email/subscriber';
+import {
+  heldFate,
+  InvalidAddressError,
+  maskAddress,
+  normalizeAddress,
+  type SubscriberProfile,
+} from '#core/email/subscriber';
 import { checkShippedLocale, FALLBACK_LOCALE, localeChain, messageLocale } from '#core/locale';
 import { silentLog } from '#core/ports';
 import { audienceSubscriptions, requireAudience, topicArnOf } from './audience-topics.ts';
@@ -405,7 +411,12 @@ async function showHistory(context: CommandContext, args: readonly unknown[], op
       pausedUntil: membership.pausedUntil === undefined ? null : new Date(membership.pausedUntil).toISOString(),
       source: membership.source,
     })),
-    history: history.map(historyRow),
+    history: history.map((record) => {
+      // A held alert that its digest will not send says so (the rule the release applies).
+      const membership = memberships.find((entry) => entry.audienceId === record.audienceId);
+      const fate = record.status === 'held' ? heldFate(record.createdAt, profile, membership, Date.now()) : undefined;
+      return { ...historyRow(record), willNotBeSent: fate ?? null };
+    }),
   };
   context.output.result(document, () => {
     context.output.fields([
@@ -431,7 +442,7 @@ async function showHistory(context: CommandContext, args: readonly unknown[], op
         row.createdAt,
         row.audienceId,
         row.kind,
-        row.status,
+        row.willNotBeSent === null ? row.status : `${row.status} (will not be sent: ${row.willNotBeSent})`,
         row.subject ?? '',
         row.events.map((event) => `${event.type}${event.detail ? ` (${event.detail})` : ''} ${event.at}`).join('; '),
       ]),

@@ -11,6 +11,7 @@ import {
   applyFeedback,
   deliveryDecision,
   type FeedbackKind,
+  heldFate,
   type Membership,
   type PreferenceChange,
   SOFT_BOUNCE_LIMIT,
@@ -116,5 +117,44 @@ describe('SES feedback', () => {
         }
       }),
     );
+  });
+});
+
+describe('an alert held for a daily digest', () => {
+  it('is said not to go out exactly when the release would not send it', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(change, fc.integer({ min: 0, max: 10 })), { maxLength: 12 }),
+        fc.integer({ min: 0, max: 200 }),
+        fc.boolean(),
+        (steps, heldDay, suppressed) => {
+          let membership: Membership = { ...start(), preference: 'digest' };
+          let now = 1_000;
+          for (const [step, advanceDays] of steps) {
+            now += advanceDays * 86_400_000;
+            const outcome = applyChange(membership, step, now);
+            if (outcome.ok) membership = outcome.membership;
+          }
+          const heldAt = 1_000 + heldDay * 86_400_000;
+          const who = suppressed ? { ...profile, suppression: { reason: 'bounce' as const, at: 1 } } : profile;
+          const fate = heldFate(heldAt, who, membership, now);
+          // What releaseDailyDigests does: drop what was held before the last unsubscribe, then
+          // send only to a member the digest decision sends to.
+          const ended = membership.unsubscribedAt !== undefined && heldAt <= membership.unsubscribedAt;
+          const decision = deliveryDecision(who, membership, now);
+          const sent = !ended && (decision.action === 'send' || decision.action === 'hold');
+          expect(fate === undefined).toBe(sent);
+          if (suppressed) expect(fate).toBe('suppressed');
+          else if (membership.state === 'unsubscribed') expect(fate).toBe('unsubscribed');
+        },
+      ),
+    );
+    expect(heldFate(5, profile, undefined, 10)).toBe('unsubscribed');
+    // Ops added the address again after it left, and it confirmed (core/email/subscribe.ts keeps
+    // unsubscribedAt): what was held before it left is not sent, what was held since is.
+    const back: Membership = { ...start('confirmed'), preference: 'digest', unsubscribedAt: 500, confirmedAt: 700 };
+    expect(heldFate(400, profile, back, 800)).toBe('held before the subscriber left');
+    expect(heldFate(500, profile, back, 800)).toBe('held before the subscriber left');
+    expect(heldFate(501, profile, back, 800)).toBeUndefined();
   });
 });

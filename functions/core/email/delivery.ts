@@ -56,7 +56,13 @@ import {
   messageKeyOf,
   type SubscriberStore,
 } from './ports.ts';
-import { deliveryDecision, digestDecision, type Membership, type SubscriberProfile } from './subscriber.ts';
+import {
+  deliveryDecision,
+  digestDecision,
+  heldBeforeLeaving,
+  type Membership,
+  type SubscriberProfile,
+} from './subscriber.ts';
 
 /** Some subscribers could not be sent to for now (throttling, a send in progress elsewhere): retry the notification. */
 export class EmailRetryError extends Error {
@@ -437,8 +443,7 @@ export async function releaseDailyDigests(
     // Held before the member's last unsubscribe (kept on the membership when ops add it again): the
     // clock that matters is the one at the unsubscribe, where holding stops anyway, so a clock that
     // runs ahead elsewhere (a laptop's, on a migration) cannot drop an alert of the new subscription.
-    const leftAt = membership.unsubscribedAt;
-    const ended = leftAt === undefined ? [] : held.filter((entry) => entry.heldAt <= leftAt);
+    const ended = held.filter((entry) => heldBeforeLeaving(entry.heldAt, membership));
     if (ended.length > 0) {
       await deps.store.recordOutcome({
         subscriberId: profile.subscriberId,

@@ -150,6 +150,31 @@ export function digestDecision(profile: SubscriberProfile, membership: Membershi
   return decision.action === 'hold' ? { action: 'send' } : decision;
 }
 
+/**
+ * Whether an entry held at `heldAt` was held for a subscription that has since ended: held before
+ * the member's last unsubscribe (kept on the membership when ops add the address again). Its
+ * daily digest never sends it (releaseDailyDigests), whatever the membership is now.
+ */
+export const heldBeforeLeaving = (heldAt: number, membership: Membership): boolean =>
+  membership.unsubscribedAt !== undefined && heldAt <= membership.unsubscribedAt;
+
+/**
+ * Why an alert held for a daily digest will not go out in it, as things stand now (the release
+ * decides at its own time: a pause may end or begin before it), or undefined when it is due to go
+ * out: the rule releaseDailyDigests applies, for `email history` to show beside a `held` record.
+ */
+export function heldFate(
+  heldAt: number,
+  profile: SubscriberProfile,
+  membership: Membership | undefined,
+  now: number,
+): 'suppressed' | 'unsubscribed' | 'not-confirmed' | 'paused' | 'held before the subscriber left' | undefined {
+  if (membership === undefined) return 'unsubscribed';
+  const decision = digestDecision(profile, membership, now);
+  if (decision.action === 'skip') return decision.reason;
+  return heldBeforeLeaving(heldAt, membership) ? 'held before the subscriber left' : undefined;
+}
+
 // --- Feedback from SES ------------------------------------------------------------------------------
 
 /** An SES event as it concerns one address (functions/core/email/events.ts reads SES's JSON). */
