@@ -23,6 +23,7 @@ import {
 import type { LimitFunction } from 'p-limit';
 import * as z from 'zod/mini';
 import { ledgerFacts } from '#core/ledger-facts';
+import type { MatchReason } from '#core/model';
 import {
   DailyCountConflictError,
   type DailyCountKey,
@@ -88,6 +89,23 @@ export const dailyCountItemKey = (key: DailyCountKey): Key => ({
   sk: key.date,
 });
 
+/**
+ * Every kind of reason a match carries (core/model.ts MatchReason), spike alerts' included: a held
+ * notification whose reason this list lacked was skipped as malformed and never released.
+ */
+const MATCH_REASON_KINDS = [
+  'category',
+  'keyword',
+  'media',
+  'status',
+  'all',
+  'spike',
+] as const satisfies readonly MatchReason['kind'][];
+/** Fails to compile when MatchReason gains a kind the list above does not have. */
+const everyReasonKind: Exclude<MatchReason['kind'], (typeof MATCH_REASON_KINDS)[number]> extends never ? true : never =
+  true;
+void everyReasonKind;
+
 // zod 4's number() already refuses Infinity and NaN.
 const finite = z.number();
 /** Why a notification is held. */
@@ -121,7 +139,7 @@ const HeldItem = z.object({
       ruleId: z.string(),
       description: optionalText,
       urgent: z.boolean(),
-      reasons: z.array(z.object({ kind: z.enum(['category', 'keyword', 'media', 'status', 'all']), term: z.string() })),
+      reasons: z.array(z.object({ kind: z.enum(MATCH_REASON_KINDS), term: z.string() })),
     }),
   ),
 });

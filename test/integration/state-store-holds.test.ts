@@ -133,6 +133,39 @@ describe('held notifications', () => {
     ]);
   });
 
+  it('a held spike alert (reason kind spike) is read back, not skipped as malformed, for every hold reason', async () => {
+    const { documents, table } = await setup();
+    const warnings: string[] = [];
+    const store = new DynamoStateStore({
+      documents,
+      tableName: table,
+      log: { ...silentLog, warn: (message: string) => warnings.push(message) },
+      sleep: async () => {},
+    });
+    for (const [index, reason] of (['quiet-hours', 'digest', 'budget'] as const).entries()) {
+      const spike = held('desk', index, reason);
+      const alert: HeldNotification = {
+        ...spike,
+        key: { audienceId: 'desk', articleKey: `spike:zeph:${index}` },
+        match: {
+          ...spike.match,
+          article: { ...spike.match.article, key: `spike:zeph:${index}` },
+          rules: [
+            { ruleId: 'zeph', description: undefined, urgent: false, reasons: [{ kind: 'spike', term: 'balanced' }] },
+          ],
+        },
+      };
+      await store.holdNotifications([alert]);
+    }
+    const { items } = await store.readHeld('desk');
+    expect(items.map((item) => [item.key.articleKey, item.reason, item.match.rules[0]?.reasons[0]?.kind])).toEqual([
+      ['spike:zeph:0', 'quiet-hours', 'spike'],
+      ['spike:zeph:1', 'digest', 'spike'],
+      ['spike:zeph:2', 'budget', 'spike'],
+    ]);
+    expect(warnings).toEqual([]);
+  });
+
   it('holding the same match again overwrites it and keeps the oldest instant in the index', async () => {
     const { store } = await setup();
     await store.holdNotifications([held('desk', 1, 'quiet-hours', t0)]);
