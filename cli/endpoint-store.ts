@@ -120,7 +120,9 @@ export async function moveRecordedEndpoints(
   const byShard = new Map<string, ClearRecord[]>();
   for (const record of clear) {
     const shard = webhookShardName(prefix, keyOf(record.audienceId, endpointDigest(record.endpoint)));
-    byShard.set(shard, [...(byShard.get(shard) ?? []), record]);
+    const group = byShard.get(shard) ?? [];
+    group.push(record);
+    byShard.set(shard, group);
   }
   for (const shardRecords of byShard.values()) {
     let problem: string | undefined;

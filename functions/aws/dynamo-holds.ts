@@ -15,12 +15,10 @@ import { ConditionalCheckFailedException, TransactionCanceledException } from '@
 import {
   BatchGetCommand,
   DeleteCommand,
-  type DynamoDBDocumentClient,
   TransactWriteCommand,
   type TransactWriteCommandInput,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import type { LimitFunction } from 'p-limit';
 import * as z from 'zod/mini';
 import { ledgerFacts } from '#core/ledger-facts';
 import type { MatchReason } from '#core/model';
@@ -35,7 +33,6 @@ import {
   type HeldNotification,
   type HeldState,
   type HoldingAudience,
-  type Log,
   ReleaseClaimConflictError,
   type ReleasedNotification,
 } from '#core/ports';
@@ -175,25 +172,15 @@ export interface HoldsContext extends BatchContext {
 
 /** Held notifications, digest releases, the holding index and daily budgets in the state table. */
 export class DynamoHolds {
-  readonly #documents: DynamoDBDocumentClient;
-  readonly #table: string;
   readonly #heldRetentionDays: number;
   readonly #budgetRetentionDays: number;
-  readonly #limit: LimitFunction;
-  readonly #sleep: (ms: number) => Promise<void>;
-  readonly #log: Log;
   readonly #ledgerItem: (record: DeliveryRecord) => Record<string, unknown>;
   readonly #batch: BatchContext;
 
   constructor(context: HoldsContext) {
     this.#batch = context;
-    this.#documents = context.documents;
-    this.#table = context.table;
     this.#heldRetentionDays = context.heldRetentionDays;
     this.#budgetRetentionDays = context.budgetRetentionDays;
-    this.#limit = context.limit;
-    this.#sleep = context.sleep;
-    this.#log = context.log;
     this.#ledgerItem = context.ledgerItem;
   }
 
@@ -254,7 +241,7 @@ export class DynamoHolds {
       writes.push(
         {
           Put: {
-            TableName: this.#table,
+            TableName: this.#batch.table,
             Item: {
               ...heldItemKey(record.key),
               audienceId: record.key.audienceId,
@@ -272,7 +259,7 @@ export class DynamoHolds {
         },
         {
           Put: {
-            TableName: this.#table,
+            TableName: this.#batch.table,
             Item: this.#ledgerItem({
               ...record.key,
               deliveredAt: record.heldAt,
@@ -288,7 +275,7 @@ export class DynamoHolds {
     for (const [audienceId, list] of byAudience) {
       writes.push({
         Update: {
-          TableName: this.#table,
+          TableName: this.#batch.table,
           Key: holdingItemKey(audienceId),
           // if_not_exists keeps an older oldestHeldAt: the index is a lower bound of what is due.
           UpdateExpression:
@@ -307,10 +294,10 @@ export class DynamoHolds {
 
   async listHoldingAudiences(): Promise<HoldingAudience[]> {
     const entries: HoldingAudience[] = [];
-    for (const item of await allPartitionItems(this.#documents, this.#table, holdingPartition)) {
+    for (const item of await allPartitionItems(this.#batch.documents, this.#batch.table, holdingPartition)) {
       const parsed = HoldingItem.safeParse(item);
       if (!parsed.success) {
-        this.#log.warn('skipped a malformed holding index item', { sk: item.sk });
+        this.#batch.log.warn('skipped a malformed holding index item', { sk: item.sk });
         continue;
       }
       const { audienceId, oldestHeldAt, reasons = [], lastReleaseAt } = parsed.data;
@@ -327,12 +314,16 @@ export class DynamoHolds {
   async readHeld(audienceId: string): Promise<HeldState> {
     const items: HeldNotification[] = [];
     const releases: DigestRelease[] = [];
-    for (const item of await allPartitionItems(this.#documents, this.#table, heldPartition(audienceId))) {
+    for (const item of await allPartitionItems(this.#batch.documents, this.#batch.table, heldPartition(audienceId))) {
       const sk = String(item.sk);
       if (sk.startsWith('item#')) {
         const parsed = HeldItem.safeParse(item);
         if (!parsed.success) {
-          this.#log.warn('skipped a malformed held notification', { pk: item.pk, sk, reason: parsed.error.message });
+          this.#batch.log.warn('skipped a malformed held notification', {
+            pk: item.pk,
+            sk,
+            reason: parsed.error.message,
+          });
           continue;
         }
         const { article, rules, ruleIds, heldAt, reason, storyId } = parsed.data;
@@ -346,7 +337,7 @@ export class DynamoHolds {
       } else if (sk.startsWith('release#')) {
         const parsed = ReleaseItem.safeParse(item);
         if (parsed.success) releases.push(parsed.data);
-        else this.#log.warn('skipped a malformed digest release', { pk: item.pk, sk });
+        else this.#batch.log.warn('skipped a malformed digest release', { pk: item.pk, sk });
       }
     }
     return { items, releases };
@@ -357,7 +348,7 @@ export class DynamoHolds {
       await this.#transact('claiming a digest release', [
         {
           Put: {
-            TableName: this.#table,
+            TableName: this.#batch.table,
             Item: {
               ...releaseItemKey(release),
               audienceId: release.audienceId,
@@ -376,7 +367,7 @@ export class DynamoHolds {
         },
         {
           Update: {
-            TableName: this.#table,
+            TableName: this.#batch.table,
             Key: holdingItemKey(release.audienceId),
             UpdateExpression: 'SET #audienceId = :audienceId, #last = :releaseAt',
             ExpressionAttributeNames: { '#audienceId': 'audienceId', '#last': 'lastReleaseAt' },
@@ -409,7 +400,7 @@ export class DynamoHolds {
         return { key, request: { DeleteRequest: { Key: key } } };
       }),
     );
-    await this.#documents.send(new DeleteCommand({ TableName: this.#table, Key: releaseItemKey(release) }));
+    await this.#batch.documents.send(new DeleteCommand({ TableName: this.#batch.table, Key: releaseItemKey(release) }));
   }
 
   /**
@@ -421,12 +412,12 @@ export class DynamoHolds {
   async #markReleased(released: readonly ReleasedNotification[]): Promise<void> {
     await settleAll(
       released.map((entry) =>
-        this.#limit(async () => {
+        this.#batch.limit(async () => {
           const { releasedAt, releasedIn, releaseOutcome, releaseCause } = entry;
           try {
-            await this.#documents.send(
+            await this.#batch.documents.send(
               new UpdateCommand({
-                TableName: this.#table,
+                TableName: this.#batch.table,
                 Key: deliveryItemKey(entry),
                 UpdateExpression: `SET #releasedAt = :releasedAt, #releaseOutcome = :releaseOutcome, #releaseCause = :releaseCause${releasedIn === undefined ? '' : ', #releasedIn = :releasedIn'}`,
                 ConditionExpression: 'attribute_exists(#pk) AND attribute_not_exists(#releasedAt)',
@@ -458,18 +449,18 @@ export class DynamoHolds {
     holding: Pick<HoldingAudience, 'oldestHeldAt' | 'reasons'> | undefined,
   ): Promise<void> {
     const names = { '#audienceId': 'audienceId', '#oldest': 'oldestHeldAt', '#reasons': 'reasons' };
-    await this.#documents.send(
+    await this.#batch.documents.send(
       new UpdateCommand(
         holding === undefined || holding.reasons.length === 0
           ? {
-              TableName: this.#table,
+              TableName: this.#batch.table,
               Key: holdingItemKey(audienceId),
               UpdateExpression: 'SET #audienceId = :audienceId REMOVE #oldest, #reasons',
               ExpressionAttributeNames: names,
               ExpressionAttributeValues: { ':audienceId': audienceId },
             }
           : {
-              TableName: this.#table,
+              TableName: this.#batch.table,
               Key: holdingItemKey(audienceId),
               UpdateExpression: 'SET #audienceId = :audienceId, #oldest = :oldest, #reasons = :reasons',
               ExpressionAttributeNames: names,
@@ -494,19 +485,19 @@ export class DynamoHolds {
         [...wanted.values()].map((key) => dailyCountItemKey(key)),
         batchGetLimit,
       ).map((batch) =>
-        this.#limit(() =>
+        this.#batch.limit(() =>
           drainBatch(this.#batch, 'reading daily alert counts', batch, async (pending) => {
-            const output = await this.#documents.send(
+            const output = await this.#batch.documents.send(
               new BatchGetCommand({
-                RequestItems: { [this.#table]: { Keys: [...pending], ConsistentRead: true } },
+                RequestItems: { [this.#batch.table]: { Keys: [...pending], ConsistentRead: true } },
               }),
             );
-            for (const item of output.Responses?.[this.#table] ?? []) {
+            for (const item of output.Responses?.[this.#batch.table] ?? []) {
               const key = wanted.get(keyString({ pk: String(item.pk), sk: String(item.sk) }));
               const parsed = DailyCountItem.safeParse(item);
               if (key !== undefined && parsed.success) counts.set(dailyCountId(key), parsed.data.sent);
             }
-            return (output.UnprocessedKeys?.[this.#table]?.Keys ?? []) as Key[];
+            return (output.UnprocessedKeys?.[this.#batch.table]?.Keys ?? []) as Key[];
           }),
         ),
       ),
@@ -517,9 +508,9 @@ export class DynamoHolds {
   async updateDailyCount(key: DailyCountKey, expected: number, next: number): Promise<void> {
     const dateMs = Date.parse(`${key.date}T00:00:00Z`);
     try {
-      await this.#documents.send(
+      await this.#batch.documents.send(
         new UpdateCommand({
-          TableName: this.#table,
+          TableName: this.#batch.table,
           Key: dailyCountItemKey(key),
           UpdateExpression: 'SET #sent = :next, #audienceId = :audienceId, #date = :date, #expiresAt = :expiresAt',
           ConditionExpression:
@@ -558,7 +549,7 @@ export class DynamoHolds {
       try {
         // A token per attempt, so the SDK's own retry of a commit whose answer was lost is
         // idempotent (see advanceWatermark).
-        await this.#documents.send(
+        await this.#batch.documents.send(
           new TransactWriteCommand({ ClientRequestToken: randomUUID(), TransactItems: items }),
         );
         return;
@@ -570,7 +561,7 @@ export class DynamoHolds {
             { cause: error },
           );
         }
-        await this.#sleep(backoff(attempt));
+        await this.#batch.sleep(backoff(attempt));
       }
     }
   }
