@@ -210,3 +210,24 @@ export function describeSpikeDemoOutcome(outcome: SpikeDemoOutcome): string[] {
   );
   return lines;
 }
+
+/** `npm start -- --spike-demo --json`: every run, what the desk received, and the verdict. */
+export function spikeDemoDocument(outcome: SpikeDemoOutcome) {
+  const sent = (notification: DeliveredNotification) => ({
+    deliveryId: notification.deliveryId,
+    title: notification.title,
+  });
+  return {
+    spikeDemo: { ruleId: SPIKE_DEMO_RULE, audienceId: 'spike-desk', topic: SPIKE_DEMO_TOPIC },
+    runs: outcome.runs.map((run) => ({
+      at: new Date(run.at).toISOString(),
+      articleAlerts: run.articleAlerts,
+      spikeAlerts: run.spikeAlerts.map(sent),
+      updates: run.updates.map(sent),
+      episode: run.episode ?? null,
+    })),
+    received: outcome.inbox,
+    ok: outcome.ok,
+    problems: outcome.problems,
+  };
+}

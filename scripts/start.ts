@@ -54,7 +54,9 @@ import {
   describeSpikeDemoOutcome,
   describeSpikeDemoRun,
   runSpikeDemo,
+  type SpikeDemoRun,
   spikeDemoAudiences,
+  spikeDemoDocument,
   spikeDemoRules,
 } from '../sandbox/spike-demo.ts';
 import { createCertificateAuthority } from '../sandbox/tls.ts';
@@ -207,6 +209,18 @@ if (useSimulator) {
       usage(`${flag} applies to a real provider: give --provider-url too (the simulator needs none)`);
   }
 }
+if (options.spikeDemo) {
+  // The demo schedules its burst on the bundled simulator, for its own rule and audience, and plays
+  // its own runs: any of these would be ignored, or fail only after the resources were made.
+  const ignored = [
+    ['--provider-url', options.providerUrl !== undefined, 'the demo schedules its burst on the bundled simulator'],
+    ['--audiences', options.audiences !== undefined, 'the demo uses its own audience, spike-desk'],
+    ['--rules', options.rules !== undefined, `the demo uses its own rule, ${spikeDemoRules[0]?.ruleId}`],
+    ['--once', options.once === true, 'the demo plays its own 18 runs'],
+    ['--cycles', program.getOptionValueSource('cycles') === 'cli', 'the demo plays its own 18 runs'],
+  ] as const;
+  for (const [flag, given, why] of ignored) if (given) usage(`--spike-demo does not take ${flag}: ${why}`);
+}
 if (options.audiences !== undefined && options.rules === undefined) {
   usage('--audiences needs --rules too: the example rules are written for the example audiences');
 }
@@ -303,7 +317,11 @@ try {
   });
   progress(
     `created tables, ${stack.topics.size} audience topics with their subscriptions, the API-key secret, and ${
-      options.rules === undefined ? 'the example rules' : `the rules of ${options.rules}`
+      options.spikeDemo
+        ? 'the spike demo’s rule'
+        : options.rules === undefined
+          ? 'the example rules'
+          : `the rules of ${options.rules}`
     }`,
   );
   progress(
@@ -324,9 +342,10 @@ try {
       stack,
       now,
       setClock: (at) => (clock = at),
-      onRun: (run) => say(describeSpikeDemoRun(run)),
+      ...(options.json ? {} : { onRun: (run: SpikeDemoRun) => say(describeSpikeDemoRun(run)) }),
     });
-    for (const line of describeSpikeDemoOutcome(demo)) say(line);
+    if (options.json) process.stdout.write(`${jsonText(spikeDemoDocument(demo))}\n`);
+    else for (const line of describeSpikeDemoOutcome(demo)) say(line);
     throw new SpikeDemoDone(demo.ok);
   }
   const outcome = await runQuickStart({

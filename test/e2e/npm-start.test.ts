@@ -265,6 +265,10 @@ describe('npm start', () => {
       ['--audiences', 'a.yaml'],
       // A real provider's setting without --provider-url would be silently ignored by the simulator.
       ['--provider-time-zone', 'Asia/Seoul', '--once'],
+      // The spike demo plays its own runs on the simulator, for its own rule: refused before anything starts.
+      ['--spike-demo', '--provider-url', 'https://news.example.test/', '--api-key', 'k'],
+      ['--spike-demo', '--rules', 'r.yaml', '--audiences', 'a.yaml'],
+      ['--spike-demo', '--cycles', '2'],
     ]) {
       const { code, stdout, stderr } = await npmStart(args);
       expect(code, `${args.join(' ')}: ${stderr}`).toBe(2);
@@ -459,6 +463,27 @@ interface ShardedStartSummary {
   }[];
   audiences: Record<string, { missing: string[]; unexpected: string[]; duplicates: string[] }>;
 }
+
+describe('npm start --spike-demo', () => {
+  it('--json: one machine-readable document, one spike alert sent once, at most one update, both channels', async () => {
+    const { code, stdout, stderr } = await npmStart(['--spike-demo', '--json']);
+    expect(code, stderr).toBe(0);
+    const document = JSON.parse(stdout) as {
+      ok: boolean;
+      problems: string[];
+      runs: { spikeAlerts: { deliveryId: string }[]; updates: { deliveryId: string }[] }[];
+      received: { channel: string; text: string }[];
+    };
+    expect(document.ok).toBe(true);
+    expect(document.problems).toEqual([]);
+    expect(document.runs).toHaveLength(18);
+    expect(document.runs.flatMap((run) => run.spikeAlerts)).toHaveLength(1);
+    expect(document.runs.flatMap((run) => run.updates).length).toBeLessThanOrEqual(1);
+    expect(new Set(document.received.map((item) => item.channel))).toEqual(new Set(['email', 'slack']));
+    // No run line or closing text around the document.
+    expect(stdout.trimStart().startsWith('{')).toBe(true);
+  }, 300_000);
+});
 
 describe('npm start --publish-mode sharded', () => {
   it('--json: the publishers deliver what the runs queued, and every audience receives exactly its matches', async () => {
