@@ -9,8 +9,8 @@
  *   small text chart.
  * - `spikes list`: the rules with spike alerts, their preset and their episodes.
  */
-import { mkdirSync, statSync, writeFileSync } from 'node:fs';
-import { basename, join, resolve } from 'node:path';
+import { existsSync, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { DynamoRuleSource } from '#aws/dynamo-rule-source';
 import { DynamoSpikeStore } from '#aws/dynamo-spike-store';
@@ -18,7 +18,7 @@ import { providerDate } from '#core/calendar';
 import { isTimeZone, parseAudience, parseRule } from '#core/model';
 import { formatInZone } from '#core/render';
 import { backtestRecord, textChart } from '#core/spikes/backtest';
-import { SPIKE_PRESETS, type SpikePreset } from '#core/spikes/detector';
+import { SPIKE_PRESETS, type SpikePreset, spikeModel } from '#core/spikes/detector';
 import {
   bucketLengthOf,
   evaluateSeries,
@@ -26,8 +26,9 @@ import {
   nabResults,
   readCountSeries,
   SeriesFormatError,
+  sparseBuckets,
 } from '#core/spikes/evaluate';
-import { evaluatedThrough } from '#core/spikes/record';
+import { evaluatedThrough, type SpikeRecord } from '#core/spikes/record';
 import { spikePresetOf } from '#core/spikes/step';
 import { action, integerOption } from './command.ts';
 import type { CommandContext } from './context.ts';
@@ -47,10 +48,6 @@ interface EvaluateOptions {
   bucketMinutes?: number;
 }
 
-/**
- * Writes a results file; a path that cannot take it is the user's to fix (exit 2), said in words.
- * @throws UsageError naming the file and what is wrong
- */
 /** Whether two paths name one file (the same inode, or the same path when one does not exist yet). */
 function sameFile(a: string, b: string): boolean {
   try {
@@ -61,42 +58,84 @@ function sameFile(a: string, b: string): boolean {
   }
 }
 
-function writeResults(file: string, text: string, onePreset: boolean, source: string): void {
+/** One preset's results, and where they go. */
+interface ResultsFile {
+  readonly preset: SpikePreset;
+  readonly file: string;
+  readonly text: string;
+  readonly alerts: number;
+}
+
+/**
+ * Refuses, before anything is written, a results path that cannot take its file: the --csv file
+ * itself, or a directory in the way. `--preset all` writes every file or none.
+ * @throws UsageError naming the file and what is wrong
+ */
+function checkResultsPath(file: string, onePreset: boolean, source: string): void {
   if (sameFile(file, source)) {
     throw new UsageError(
       `--out ${file} is the --csv file itself; writing the results there would replace the series: give another file name`,
     );
   }
-  try {
-    writeFileSync(file, text);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
+  if (existsSync(file) && statSync(file).isDirectory()) {
     throw new UsageError(
-      code === 'EISDIR'
-        ? onePreset
-          ? `--out ${file} is a directory; give a file name for one preset's results (--preset all writes one file per preset into a directory)`
-          : `cannot write the results to ${file}: a directory of that name is in the way`
-        : `cannot write the results to ${file}: ${(error as Error).message}`,
-      [],
-      { cause: error },
+      onePreset
+        ? `--out ${file} is a directory; give a file name for one preset's results (--preset all writes one file per preset into a directory)`
+        : `cannot write the results to ${file}: a directory of that name is in the way; move it, or give another --out`,
     );
   }
 }
 
-/** Makes the directory `--preset all` writes into; a file in the way is the user's to fix. */
-function resultsDirectory(out: string): void {
+/**
+ * Writes every results file or none: each goes to a temporary file beside it first, and only once
+ * all are written are they renamed into place (a rename within a directory replaces at once).
+ * @throws UsageError naming the file that could not be written
+ */
+function writeResults(files: readonly ResultsFile[]): void {
+  const written: string[] = [];
+  try {
+    for (const entry of files) {
+      const temporary = join(dirname(entry.file), `.${basename(entry.file)}.${process.pid}.tmp`);
+      written.push(temporary);
+      writeFileSync(temporary, entry.text);
+    }
+  } catch (error) {
+    for (const temporary of written) rmSync(temporary, { force: true });
+    const failed = files[written.length - 1]?.file ?? '';
+    throw new UsageError(
+      `cannot write the results to ${failed}: ${(error as Error).message}; nothing was written`,
+      [],
+      {
+        cause: error,
+      },
+    );
+  }
+  files.forEach((entry, index) => {
+    renameSync(written[index] as string, entry.file);
+  });
+}
+
+/** Checks the directory `--preset all` writes into; a CSV name or a file in the way is the user's to fix. */
+function checkResultsDirectory(out: string): void {
   if (/\.csv$/i.test(out)) {
     throw new UsageError(
       `--preset all writes one results file per preset into a directory, and --out ${out} names a CSV file; give a directory, or one --preset`,
     );
   }
+  if (existsSync(out) && !statSync(out).isDirectory()) {
+    throw new UsageError(`--out ${out} is a file; --preset all writes one results file per preset into a directory`);
+  }
+}
+
+/** Makes the directory `--preset all` writes into. */
+function makeResultsDirectory(out: string): void {
   try {
     mkdirSync(out, { recursive: true });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     throw new UsageError(
       code === 'EEXIST' || code === 'ENOTDIR'
-        ? `--out ${out} is a file; --preset all writes one results file per preset into a directory`
+        ? `--out ${out}: a file is in the way of the directory; --preset all writes one results file per preset into a directory`
         : `cannot make the results directory ${out}: ${(error as Error).message}`,
       [],
       { cause: error },
@@ -170,32 +209,38 @@ async function evaluate(context: CommandContext, _args: readonly unknown[], opti
       options.windows === undefined
         ? undefined
         : labelsOf(series, windowsFor(options.windows, source, options.series), options.windows);
-    const written: { preset: SpikePreset; file: string; alerts: number }[] = [];
-    for (const preset of presets) {
+    const toStdout = options.out === undefined || options.out === '-';
+    // Every preset is evaluated, and every path checked, before anything is written.
+    const results: ResultsFile[] = presets.map((preset) => {
       const evaluation = evaluateSeries(series, preset, { bucketMs, source });
-      const text = nabResults(series, evaluation, labels);
-      if (options.out === undefined || options.out === '-') {
-        context.output.line(text.trimEnd());
-        written.push({ preset, file: '-', alerts: evaluation.alerts.length });
-        continue;
-      }
-      const file = presets.length > 1 ? join(options.out, `${preset}_${basename(source)}`) : options.out;
-      if (presets.length > 1) resultsDirectory(options.out);
-      writeResults(file, text, presets.length === 1, source);
-      written.push({ preset, file, alerts: evaluation.alerts.length });
+      const file = toStdout
+        ? '-'
+        : presets.length > 1
+          ? join(options.out as string, `${preset}_${basename(source)}`)
+          : (options.out as string);
+      return { preset, file, text: nabResults(series, evaluation, labels), alerts: evaluation.alerts.length };
+    });
+    const sparse = sparseBuckets(series, bucketMs);
+    if (sparse !== undefined) context.output.warn(`${source}: ${sparse}`);
+    if (toStdout) {
+      for (const entry of results) context.output.line(entry.text.trimEnd());
+      return;
     }
-    if (options.out !== undefined && options.out !== '-') {
-      context.output.result(
-        { series: source, rows: series.values.length, bucketMinutes: bucketMs / 60_000, results: written },
-        () => {
-          context.output.caption(`${series.values.length} rows of ${source}, buckets of ${bucketMs / 60_000} min:`);
-          context.output.table(
-            ['PRESET', 'ALERTS', 'RESULTS FILE'],
-            written.map((entry) => [entry.preset, entry.alerts, entry.file]),
-          );
-        },
-      );
-    }
+    if (presets.length > 1) checkResultsDirectory(options.out as string);
+    for (const entry of results) checkResultsPath(entry.file, presets.length === 1, source);
+    if (presets.length > 1) makeResultsDirectory(options.out as string);
+    writeResults(results);
+    const written = results.map(({ preset, file, alerts }) => ({ preset, file, alerts }));
+    context.output.result(
+      { series: source, rows: series.values.length, bucketMinutes: bucketMs / 60_000, results: written },
+      () => {
+        context.output.caption(`${series.values.length} rows of ${source}, buckets of ${bucketMs / 60_000} min:`);
+        context.output.table(
+          ['PRESET', 'ALERTS', 'RESULTS FILE'],
+          written.map((entry) => [entry.preset, entry.alerts, entry.file]),
+        );
+      },
+    );
   } catch (error) {
     if (error instanceof SeriesFormatError) throw new UsageError(error.message, [], { cause: error });
     throw error;
@@ -218,8 +263,10 @@ async function explain(context: CommandContext, args: readonly unknown[], option
     log: stderrLog(context.output),
   });
   const record = (await store.read([ruleId])).get(ruleId);
-  if (record === undefined) throw new NotFoundError(await whyNoCounts(context, ruleId));
+  const counting = await countingState(context, ruleId);
+  if (record === undefined) throw new NotFoundError(counting.why);
   const backtest = backtestRecord(record, { days: options.days });
+  const progress = countingProgress(record);
   const zone = options.timeZone;
   const local = (at: number, layout: 'short' | 'time' | 'date') => formatInZone(at, zone, 'en-GB', layout).text;
   const hourOf = (at: number) => Number(local(at, 'time').slice(0, 2));
@@ -252,8 +299,28 @@ async function explain(context: CommandContext, args: readonly unknown[], option
       ]),
     ),
     alert: record.alert ?? null,
+    countingNow: counting.counting,
+    ...(counting.counting ? {} : { notCountingBecause: counting.why }),
+    hoursEvaluated: progress.hoursEvaluated,
+    alertsPossibleFrom: new Date(progress.alertsPossibleFrom).toISOString(),
+    openHours: progress.openHours.map((open) => ({ at: new Date(open.at).toISOString(), stories: open.stories })),
   };
   context.output.result(document, () => {
+    // Why the chart may be short or empty, and whether it still grows: said before it, in words.
+    if (!counting.counting) context.output.note(`Runs no longer count for this rule: ${counting.why}.`);
+    if (progress.hoursEvaluated === 0) {
+      const open = progress.openHours.map(
+        (hour) => `${hour.stories} new stories in the hour from ${local(hour.at, 'short')}`,
+      );
+      context.output.note(
+        `No hour is complete yet${open.length > 0 ? ` (counted so far: ${open.join('; ')})` : ''}: the detector evaluates an hour once it is over, so the chart starts after the next run past the hour.`,
+      );
+    }
+    if (progress.alertsPossibleFrom > progress.countedUntil) {
+      context.output.note(
+        `Warm-up: no spike alert before ${local(progress.alertsPossibleFrom, 'short')} (${zone}), once three days are counted; ${progress.hoursEvaluated} hour(s) evaluated so far.`,
+      );
+    }
     context.output.caption(
       `Rule ${ruleId}: new stories per hour over the last ${options.days} day(s) (${zone}), preset ${record.preset}; ! marks an episode it opened:`,
     );
@@ -317,38 +384,66 @@ async function loadRules(context: CommandContext) {
   }).load();
 }
 
+/** How far a rule's counting has come: hours evaluated, hours still open, and the warm-up's end. */
+function countingProgress(record: SpikeRecord) {
+  const { detector } = record;
+  const through = evaluatedThrough(record);
+  return {
+    hoursEvaluated: detector.counts.filter((count) => count >= 0).length,
+    /** The end of the last evaluated hour (epoch ms). */
+    countedUntil: (through + 1) * record.bucketMs,
+    openHours: record.open
+      .filter((open) => open.bucket > through)
+      .map((open) => ({ at: open.bucket * record.bucketMs, stories: open.stories.length })),
+    alertsPossibleFrom: (detector.countingSince + spikeModel(record.bucketMs).warmUpBuckets) * record.bucketMs,
+  };
+}
+
 /**
- * Why `ruleId` has no spike counts, and what to do: the rule does not exist, it or its audience is
- * disabled, its spike alerts are off, or they are on and no run has counted for it yet. Read from
- * the items themselves: the rule source keeps only enabled rules of enabled audiences.
+ * Whether runs count for `ruleId` now, and if not why, with what to do: the rule does not exist,
+ * it or its audience is disabled or not valid, or its spike alerts are off. Without counts the
+ * reason is also why there is nothing to show (`why`). Read from the items themselves: the rule
+ * source keeps only enabled rules of enabled audiences.
  */
-async function whyNoCounts(context: CommandContext, ruleId: string): Promise<string> {
+async function countingState(context: CommandContext, ruleId: string): Promise<{ counting: boolean; why: string }> {
   const target = await context.target();
   const documents = target.clients.documents;
+  const not = (why: string) => ({ counting: false, why });
   const rule = await getItem(documents, ruleTableOf(target), ruleId);
-  if (rule === undefined) return `no rule ${ruleId} (${hint('rules list')} shows the rules)`;
+  if (rule === undefined) return not(`no rule ${ruleId} (${hint('rules list')} shows the rules)`);
   const parsed = parseRule(rule);
   if (!parsed.ok) {
-    return `rule ${ruleId} is not valid, so runs skip it: ${parsed.rejected.reason} (${hint(`rules show ${ruleId}`)})`;
+    return not(
+      `rule ${ruleId} is not valid, so runs skip it: ${parsed.rejected.reason} (${hint(`rules show ${ruleId}`)})`,
+    );
   }
   if (!parsed.value.enabled) {
-    return `rule ${ruleId} is disabled, so no run counts for it; enable it (${hint(`rules enable ${ruleId}`)})`;
+    return not(`rule ${ruleId} is disabled, so no run counts for it; enable it (${hint(`rules enable ${ruleId}`)})`);
   }
   const audienceId = parsed.value.audienceId;
   const audience = await getItem(documents, audienceTableOf(target), audienceId);
-  if (audience === undefined) return `rule ${ruleId} is for audience ${audienceId}, which does not exist`;
+  if (audience === undefined) return not(`rule ${ruleId} is for audience ${audienceId}, which does not exist`);
   const audienceParsed = parseAudience(audience);
   if (!audienceParsed.ok) {
-    return `rule ${ruleId} is for audience ${audienceId}, which is not valid, so runs skip its rules: ${audienceParsed.rejected.reason} (${hint(`audiences show ${audienceId}`)})`;
+    return not(
+      `rule ${ruleId} is for audience ${audienceId}, which is not valid, so runs skip its rules: ${audienceParsed.rejected.reason} (${hint(`audiences show ${audienceId}`)})`,
+    );
   }
   if (!audienceParsed.value.enabled) {
-    return `rule ${ruleId} is for audience ${audienceId}, which is disabled, so no run counts for it (${hint(`audiences update ${audienceId} --enable`)})`;
+    return not(
+      `rule ${ruleId} is for audience ${audienceId}, which is disabled, so no run counts for it (${hint(`audiences update ${audienceId} --enable`)})`,
+    );
   }
   const preset = spikePresetOf(parsed.value);
   if (preset === undefined) {
-    return `rule ${ruleId} has no spike alerts, so nothing is counted for it; give it spike alerts (${hint(`rules update ${ruleId} --spikes balanced`)}) and let the runs count for a few days`;
+    return not(
+      `rule ${ruleId} has no spike alerts, so nothing is counted for it; give it spike alerts (${hint(`rules update ${ruleId} --spikes balanced`)}) and let the runs count for a few days`,
+    );
   }
-  return `rule ${ruleId} has spike alerts (${preset}) but no run has counted for it yet; each run counts the hours it read, so look again after the next run (${hint('run')} starts one now)`;
+  return {
+    counting: true,
+    why: `rule ${ruleId} has spike alerts (${preset}) but no run has counted for it yet; each run counts the hours it read, so look again after the next run (${hint('run')} starts one now)`,
+  };
 }
 
 async function list(context: CommandContext): Promise<void> {

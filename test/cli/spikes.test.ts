@@ -4,7 +4,7 @@
  * results format, row for row with the data file, and NAB's scoring (bench/spikes/nab.ts) accepts
  * them.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -157,6 +157,30 @@ describe('news-alerts spikes evaluate', () => {
     expect(overInput.stderr).toContain('is the --csv file itself');
     expect(readFileSync(csv, 'utf8')).toBe(series);
 
+    // A directory in the way of the last preset's file: refused before any preset's file is written.
+    const partly = join(directory, 'partly');
+    mkdirSync(join(partly, 'more_paths.csv'), { recursive: true });
+    const blocked = await runCli(['spikes', 'evaluate', '--csv', csv, '--preset', 'all', '--out', partly]);
+    expect(blocked.code).toBe(2);
+    expect(blocked.stderr).toContain('more_paths.csv: a directory of that name is in the way');
+    expect(readdirSync(partly)).toEqual(['more_paths.csv']);
+
+    // Buckets shorter than the rows' step leave most of them unknown: said, with the step to use.
+    const oneMinute = await runCli([
+      'spikes',
+      'evaluate',
+      '--csv',
+      csv,
+      '--bucket-minutes',
+      '1',
+      '--out',
+      join(directory, 'one-minute.csv'),
+    ]);
+    expect(oneMinute.code).toBe(0);
+    expect(oneMinute.stderr).toMatch(
+      /^warning: .*paths\.csv: only 400 of the \d+ 1-minute buckets .*try --bucket-minutes 5\n/,
+    );
+
     // Every preset into one stream would read as one file with three headers.
     const allToStdout = await runCli(['spikes', 'evaluate', '--csv', csv, '--preset', 'all', '--out', '-']);
     expect(allToStdout.code).toBe(2);
@@ -205,9 +229,31 @@ describe('news-alerts spikes explain without counts', () => {
     expect((await sandbox.cli(['run'])).code).toBe(0);
     const explained = await sandbox.cli(['spikes', 'explain', 'markets-rates', '--json']);
     expect(explained.code).toBe(0);
-    expect(explained.json<{ ruleId: string; preset: string }>()).toMatchObject({
-      ruleId: 'markets-rates',
-      preset: 'balanced',
-    });
+    const document = explained.json<{
+      ruleId: string;
+      preset: string;
+      countingNow: boolean;
+      hoursEvaluated: number;
+      openHours: { at: string; stories: number }[];
+      alertsPossibleFrom: string;
+    }>();
+    expect(document).toMatchObject({ ruleId: 'markets-rates', preset: 'balanced', countingNow: true });
+    // One run: its hour is still open, so the chart is empty; it says so, and when alerts can start.
+    expect(document.hoursEvaluated).toBe(0);
+    expect(Date.parse(document.alertsPossibleFrom) % 3_600_000).toBe(0);
+    for (const open of document.openHours) {
+      expect(Date.parse(document.alertsPossibleFrom)).toBeGreaterThanOrEqual(Date.parse(open.at) + 71 * 3_600_000);
+    }
+    const shown = await sandbox.cli(['spikes', 'explain', 'markets-rates']);
+    expect(shown.code).toBe(0);
+    expect(shown.stderr).toContain('No hour is complete yet');
+    expect(shown.stderr).toContain('Warm-up: no spike alert before ');
+    expect(shown.stderr).not.toContain('Runs no longer count');
+
+    // Spike alerts turned off: the counts recorded are still shown, and it says they no longer grow.
+    expect((await sandbox.cli(['rules', 'update', 'markets-rates', '--spikes', 'off'])).code).toBe(0);
+    const turnedOff = await sandbox.cli(['spikes', 'explain', 'markets-rates']);
+    expect(turnedOff.code).toBe(0);
+    expect(turnedOff.stderr).toContain('Runs no longer count for this rule: rule markets-rates has no spike alerts');
   });
 });

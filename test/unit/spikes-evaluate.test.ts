@@ -14,6 +14,7 @@ import {
   labelsOf,
   nabResults,
   readCountSeries,
+  sparseBuckets,
 } from '#core/spikes/evaluate';
 import { syntheticSeries } from '#test/spike-world';
 import {
@@ -156,7 +157,9 @@ describe('spikes evaluate: any series in, NAB results out', () => {
         '2020-01-01 00:00:00,4',
         /f\.csv:3: timestamp 2020-01-01 00:00:00 repeats the row before it; keep one row per timestamp/,
       ],
-      ['2020-01-01 00:05:00,0.37', /f\.csv:3: value "0.37" is not a whole count; .*scale/],
+      ['2020-01-01 00:05:00,0.37', /f\.csv:3: value "0.37" is not a whole count; .*scale.*rounding would make it 0\)/],
+      // What rounding would do to this value, not to another one.
+      ['2020-01-01 00:05:00,2.6', /f\.csv:3: value "2\.6" is not a whole count; .*rounding would make it 3\)/],
       ['2020-01-01 00:05:00,1e3', /f\.csv:3: value "1e3" is in exponent form; write counts as decimal digits/],
       ['2020-01-01 00:05:00,0x1F', /f\.csv:3: value "0x1F" is not a count \(decimal digits/],
       ['2020-01-01 00:05:00,Infinity', /f\.csv:3: value "Infinity" is not a count/],
@@ -169,5 +172,34 @@ describe('spikes evaluate: any series in, NAB results out', () => {
       'g.csv',
     );
     expect(fine.values).toEqual([3, 4, 5, 6]);
+  });
+
+  it('one row needs a bucket length given, not "two rows"; a header alone has nothing to evaluate', () => {
+    const one = readCountSeries('timestamp,value\n2020-01-01 00:00:00,3\n', 'one.csv');
+    expect(() => bucketLengthOf(one, 'one.csv')).toThrow(
+      /one\.csv: one row cannot tell the bucket length; give --bucket-minutes/,
+    );
+    expect(evaluateSeries(one, 'balanced', { bucketMs: 3_600_000 }).verdicts).toHaveLength(1);
+    expect(() => readCountSeries('timestamp,value\n', 'empty.csv')).toThrow(
+      /empty\.csv: no rows after the header line/,
+    );
+  });
+
+  it('warns when a bucket length leaves most buckets without a row, and names the rows’ own step', () => {
+    const series = readCountSeries(syntheticSeries(600, 5, 500), 's.csv');
+    expect(sparseBuckets(series, 5 * 60_000)).toBeUndefined();
+    // Two rows per ten-minute bucket is refused elsewhere; one-minute buckets leave 4 in 5 empty.
+    const warning = sparseBuckets(series, 60_000);
+    expect(warning).toMatch(
+      /^only 600 of the 2996 1-minute buckets .* have a row; .*unknown .*try --bucket-minutes 5$/,
+    );
+    // A series with a long gap: most buckets empty, but the rows' own step is the bucket length.
+    const gappy = readCountSeries(
+      'timestamp,value\n2020-01-01 00:00:00,3\n2020-01-01 00:05:00,3\n2020-01-01 00:10:00,3\n2020-01-02 00:00:00,3\n',
+      'g.csv',
+    );
+    const gap = sparseBuckets(gappy, 5 * 60_000);
+    expect(gap).toMatch(/^only 4 of the 289 5-minute buckets/);
+    expect(gap).not.toContain('try --bucket-minutes');
   });
 });

@@ -126,7 +126,7 @@ export function readCountSeries(text: string, source: string): CountSeries {
       const quoted = JSON.stringify(valueText.slice(0, 40));
       throw new SeriesFormatError(
         /^\d*\.\d+$/.test(valueText)
-          ? `${where}: value ${quoted} is not a whole count; the detector models counts per bucket (stories, mentions), so scale a measurement to whole units first (rounding 0.37 would make it 0)`
+          ? `${where}: value ${quoted} is not a whole count; the detector models counts per bucket (stories, mentions), so scale a measurement to whole units first (rounding would make it ${Math.round(value)})`
           : /^\d+(\.\d*)?e[+-]?\d+$/i.test(valueText)
             ? `${where}: value ${quoted} is in exponent form; write counts as decimal digits (1000, not 1e3)`
             : `${where}: value ${quoted} is not a count (decimal digits, ≥ 0)`,
@@ -151,8 +151,7 @@ export function readCountSeries(text: string, source: string): CountSeries {
     values.push(value);
     valueTexts.push(valueText);
   }
-  if (times.length < 2)
-    throw new SeriesFormatError(`${source}: at least two rows are needed to tell the bucket length`);
+  if (times.length === 0) throw new SeriesFormatError(`${source}: no rows after the header line; nothing to evaluate`);
   return { texts, times, values, valueTexts };
 }
 
@@ -161,18 +160,48 @@ export function readCountSeries(text: string, source: string): CountSeries {
  * of minutes from one minute to one day.
  */
 export function bucketLengthOf(series: CountSeries, source: string): number {
-  const steps = new Map<number, number>();
-  for (let i = 1; i < series.times.length; i++) {
-    const step = (series.times[i] as number) - (series.times[i - 1] as number);
-    steps.set(step, (steps.get(step) ?? 0) + 1);
+  if (series.times.length < 2) {
+    throw new SeriesFormatError(
+      `${source}: one row cannot tell the bucket length; give --bucket-minutes, or more rows`,
+    );
   }
-  const [step] = [...steps].sort((a, b) => b[1] - a[1] || a[0] - b[0])[0] ?? [0];
+  const step = commonStep(series) ?? 0;
   if (step % 60_000 !== 0 || step < 60_000 || step > 86_400_000) {
     throw new SeriesFormatError(
       `${source}: rows are ${step / 1000} s apart; the detector takes buckets of whole minutes from 1 minute to 1 day (give --bucket-minutes)`,
     );
   }
   return step;
+}
+
+/** The most common step between rows (ms), or undefined for a single row. */
+function commonStep(series: CountSeries): number | undefined {
+  const steps = new Map<number, number>();
+  for (let i = 1; i < series.times.length; i++) {
+    const step = (series.times[i] as number) - (series.times[i - 1] as number);
+    steps.set(step, (steps.get(step) ?? 0) + 1);
+  }
+  return [...steps].sort((a, b) => b[1] - a[1] || a[0] - b[0])[0]?.[0];
+}
+
+/**
+ * A warning when most buckets between the first row and the last hold no row: the detector steps
+ * each of those as unknown and learns from the rest only, so a bucket shorter than the rows' step
+ * (`--bucket-minutes 1` on 5-minute rows) leaves it blind. Undefined when at least half are filled.
+ */
+export function sparseBuckets(series: CountSeries, bucketMs: number): string | undefined {
+  const first = series.times[0] as number;
+  const last = series.times.at(-1) as number;
+  const buckets = Math.floor((last - first) / bucketMs) + 1;
+  const rows = series.times.length;
+  if (rows * 2 >= buckets) return undefined;
+  const step = commonStep(series);
+  const minutes = bucketMs / 60_000;
+  const advice =
+    step !== undefined && step > bucketMs && step % 60_000 === 0
+      ? `; rows are mostly ${step / 60_000} min apart: try --bucket-minutes ${step / 60_000}`
+      : '';
+  return `only ${rows} of the ${buckets} ${minutes}-minute buckets from the first row to the last have a row; the detector steps the other ${buckets - rows} as unknown (no count) and cannot alert on them${advice}`;
 }
 
 /** What the detector said at every row of a series. */
