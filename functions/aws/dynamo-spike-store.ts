@@ -68,6 +68,7 @@ const Sample = z.object({
   title: z.string(),
   url: z.string(),
   outlet: z.optional(z.string()),
+  copies: z.optional(int),
 });
 const Episode = z.object({
   id: z.string(),

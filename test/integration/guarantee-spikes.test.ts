@@ -209,12 +209,26 @@ describe('spike alerts across crashes and re-reads', () => {
     const detector = new SpikeDetector(model, PRESETS.fewer, emptyDetectorState(current - counts.length));
     for (const count of counts) detector.step(count);
     const stored = (await spikes.read(['alpha'])).get('alpha');
+    // An open bucket's headlines keep their copies: which stories a full bucket keeps to name.
+    const open = [
+      {
+        bucket: current,
+        stories: ['s1', 's2'],
+        samples: [
+          { storyId: 's1', title: 'One', url: 'https://news.example.com/1', outlet: 'Wire', copies: 3 },
+          { storyId: 's2', title: 'Two', url: 'https://news.example.com/2' },
+        ],
+        outlets: ['Wire'],
+      },
+    ];
     await spikes.write({
       ...newSpikeRecord('alpha', 'spike-desk', 'fewer', epoch),
       version: stored?.version ?? 0,
       detector: detector.state(),
+      open,
     });
     const read = await recordOf(spikes, 'alpha');
+    expect(read.open).toEqual(open);
     expect(read.detector).toEqual(JSON.parse(JSON.stringify(detector.state())));
     const restored = new SpikeDetector(model, PRESETS.fewer, read.detector);
     const next = [1, 2, 35, 2, 1];

@@ -44,6 +44,29 @@ describe('spike alerts in a run', () => {
     expect(alert?.expectedSoFar).toBeGreaterThan(alert?.expected ?? Number.POSITIVE_INFINITY);
   });
 
+  it('names the top stories and outlets of the whole burst, not of the first stories counted', async () => {
+    const world = new SpikeWorld(start, [spikeRule()], [spikeAudience()]);
+    let at = await playBaseline(world, start, 10 * 24, quiet);
+    const next = headlines(7);
+    const runAt = at + 50 * 60_000;
+    const minute = (i: number) => runAt - 55 * 60_000 + i * 30_000;
+    // 40 stories from eight outlets fill the hour's headlines first; then 25 stories from one
+    // outlet, and one story that twelve outlets carry, neither of them among the first 40.
+    const early = Array.from({ length: 40 }, (_, i) => spikeArticle(`early${i}`, next(), minute(i), `M00${i % 8}`));
+    const late = Array.from({ length: 25 }, (_, i) => spikeArticle(`late${i}`, next(), minute(40 + i), 'M777'));
+    const wire = 'Hanbit Semiconductor to build $12 billion memory chip plant in Yongin, creating 3,000 jobs';
+    const copies = Array.from({ length: 12 }, (_, i) => spikeArticle(`wire${i}`, wire, minute(66 + i), `W${i}`));
+    await world.run(runAt, [...early, ...late, ...copies]);
+    at += HOUR;
+    await world.run(at + 50 * 60_000, []);
+    const alert = world.spikes.records.get('chips')?.alert;
+    expect(world.spikeMessages()).toHaveLength(1);
+    expect(alert?.topStories[0]).toMatchObject({ title: wire, outlets: 12 });
+    expect(alert?.topOutlets[0]).toEqual({ name: 'Outlet M777', stories: 25 });
+    expect(alert?.topStories).toHaveLength(5);
+    expect(alert?.topOutlets).toHaveLength(5);
+  });
+
   it('counts 200 syndicated copies of one wire story as one story: no spike', async () => {
     const world = new SpikeWorld(start, [spikeRule()], [spikeAudience()]);
     let at = await playBaseline(world, start, 10 * 24, quiet);

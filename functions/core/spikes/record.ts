@@ -52,6 +52,12 @@ export interface StorySample {
   readonly url: string;
   /** Outlet name of the first copy the rule saw. */
   readonly outlet?: string | undefined;
+  /**
+   * Copies of the story the rule saw in the bucket (absent: 1). It decides which headlines a full
+   * bucket keeps: a story seen twice takes the place of one seen once, so the stories the alert
+   * can name are not simply the first ones counted. Never a count shown (the story index's is).
+   */
+  readonly copies?: number | undefined;
 }
 
 /** A bucket that can still change: its stories so far, some of them with headline and link. */
@@ -215,8 +221,9 @@ export function countStories(record: SpikeRecord, sightings: readonly StorySight
         ? [...open.outlets, outlet]
         : open.outlets;
     if (set.has(sighting.storyId)) {
-      if (outlets !== open.outlets) {
-        open = { ...open, outlets };
+      const samples = withCopy(open.samples, sighting, outlet);
+      if (outlets !== open.outlets || samples !== open.samples) {
+        open = { ...open, outlets, samples };
         buckets.set(bucket, open);
         changed.add(bucket);
       }
@@ -230,15 +237,7 @@ export function countStories(record: SpikeRecord, sightings: readonly StorySight
     counted += 1;
     const samples =
       open.samples.length < MAX_BUCKET_SAMPLES && sighting.url.length <= MAX_SAMPLE_URL
-        ? [
-            ...open.samples,
-            {
-              storyId: sighting.storyId,
-              title: sighting.title.slice(0, MAX_SAMPLE_TITLE),
-              url: sighting.url,
-              ...(outlet === undefined ? {} : { outlet: outlet.slice(0, 100) }),
-            },
-          ]
+        ? [...open.samples, sampleOf(sighting, outlet)]
         : open.samples;
     open = { ...open, stories: [...open.stories, sighting.storyId], samples, outlets };
     buckets.set(bucket, open);
@@ -248,6 +247,38 @@ export function countStories(record: SpikeRecord, sightings: readonly StorySight
   const open = [...buckets.values()].sort((a, b) => a.bucket - b.bucket);
   const detector = amendLastEvaluated(record, open);
   return { record: { ...record, open, detector, outletCounts: amendOutlets(record, open) }, counted, late, saturated };
+}
+
+/**
+ * A bucket's samples after another copy of a story it counted: the sample's copies go up (not for
+ * the sampled article itself, read again by an overlapping window); a story without a sample takes
+ * the place of the first story seen only once, when the bucket's samples are full. Unchanged (the
+ * same array) when nothing changes.
+ */
+function withCopy(samples: readonly StorySample[], sighting: StorySighting, outlet: string | undefined) {
+  const index = samples.findIndex((sample) => sample.storyId === sighting.storyId);
+  if (index >= 0) {
+    const sample = samples[index] as StorySample;
+    if (sample.url === sighting.url) return samples;
+    const next = [...samples];
+    next[index] = { ...sample, copies: (sample.copies ?? 1) + 1 };
+    return next;
+  }
+  if (samples.length < MAX_BUCKET_SAMPLES || sighting.url.length > MAX_SAMPLE_URL) return samples;
+  const once = samples.findIndex((sample) => (sample.copies ?? 1) < 2);
+  if (once < 0) return samples;
+  const next = [...samples];
+  next[once] = { ...sampleOf(sighting, outlet), copies: 2 };
+  return next;
+}
+
+function sampleOf(sighting: StorySighting, outlet: string | undefined): StorySample {
+  return {
+    storyId: sighting.storyId,
+    title: sighting.title.slice(0, MAX_SAMPLE_TITLE),
+    url: sighting.url,
+    ...(outlet === undefined ? {} : { outlet: outlet.slice(0, 100) }),
+  };
 }
 
 /** The detector with its last evaluated bucket's count brought up to what its open bucket now holds. */
@@ -281,6 +312,11 @@ export interface EvaluationOutcome {
   readonly opened: boolean;
   /** The open episode reached twice the stories it was announced with. */
   readonly escalated: boolean;
+  /**
+   * When an episode opened: the stories of its buckets (at most {@link MAX_RANKED_STORIES}), whose
+   * outlets the alert's top outlets tally ({@link rankAlert}). Not kept in the record.
+   */
+  readonly episodeStories?: readonly string[] | undefined;
 }
 
 /** Most buckets evaluated in one go; a rule idle longer than this restarts its history gap as unknown. */
@@ -313,6 +349,7 @@ export function evaluateCompleted(
   const buckets: EvaluatedBucket[] = [];
   let outletCounts = [...record.outletCounts];
   let opened = false;
+  let episodeStories: string[] | undefined;
   let alert = record.alert;
   let recent = [...record.recent];
   while (detector.next < current) {
@@ -329,6 +366,7 @@ export function evaluateCompleted(
     if (verdict.event === 'open' && verdict.episode !== undefined) {
       opened = true;
       alert = alertFacts(verdict.episode, preset, record, verdict);
+      episodeStories = storiesOf(record, verdict.episode);
     } else if (verdict.episode !== undefined && alert !== undefined && alert.episodeId === verdict.episode.id) {
       alert = {
         ...alert,
@@ -366,7 +404,25 @@ export function evaluateCompleted(
     buckets,
     opened,
     escalated,
+    ...(episodeStories === undefined ? {} : { episodeStories }),
   };
+}
+
+/** Most stories of an episode whose outlets an alert tallies (ten story index reads of 100). */
+export const MAX_RANKED_STORIES = 1000;
+
+/**
+ * The stories of an episode's buckets: every story id an open bucket still holds, and the sampled
+ * ones of the older buckets that keep their headlines only; at most {@link MAX_RANKED_STORIES}.
+ */
+function storiesOf(record: SpikeRecord, episode: OpenEpisode): string[] {
+  const ids = new Set<string>();
+  for (const open of record.open) {
+    if (open.bucket < episode.since || open.bucket > episode.openedAt) continue;
+    for (const sample of open.samples) ids.add(sample.storyId);
+    for (const storyId of open.stories) ids.add(storyId);
+  }
+  return [...ids].slice(0, MAX_RANKED_STORIES);
 }
 
 function upsertRecent(recent: EpisodeSummary[], summary: EpisodeSummary): EpisodeSummary[] {
@@ -412,8 +468,12 @@ function alertFacts(
     bucketCount: verdict.count,
     bucketExpected: Math.round(verdict.expected * 100) / 100,
     outletCount: outlets.size,
-    // Ranked by outlets once the story index is asked (spike step); until then in counted order.
-    topStories: samples.slice(0, MAX_TOP_STORIES * 4).map((sample) => ({ ...sample, outlets: 1 })),
+    // Every sampled story is a candidate, most copies first; ranked by outlets once the story index
+    // is asked (spike step), and cut to MAX_TOP_STORIES there. Until then the rule's own copies.
+    topStories: [...samples]
+      .sort((a, b) => (b.copies ?? 1) - (a.copies ?? 1))
+      .slice(0, MAX_RANKED_SAMPLES)
+      .map(({ copies, ...sample }) => ({ ...sample, outlets: copies ?? 1 })),
     topOutlets: [],
     stage: 'spike',
     storiesSoFar: episode.observed,
@@ -424,23 +484,32 @@ function alertFacts(
 /** Stories and outlets an alert names. */
 export const MAX_TOP_STORIES = 5;
 export const MAX_TOP_OUTLETS = 5;
+/** Sampled stories an alert ranks for its top stories (one story index read). */
+export const MAX_RANKED_SAMPLES = 100;
 
 /**
  * The alert's top stories and outlets once the story index told how many outlets each story has
- * (`outletsOf`: story id → outlet count and names; missing: the rule's own copies only).
+ * (`outletsOf`: story id → outlet count and names; missing: the rule's own copies only). The top
+ * outlets tally `storyIds`, every story of the episode ({@link EvaluationOutcome.episodeStories}),
+ * not only those with a headline: an outlet that carried many stories is named although none of
+ * them made the top five. A story the index does not know counts for its sample's outlet only.
  */
 export function rankAlert(
   alert: EpisodeAlert,
   outletsOf: ReadonlyMap<string, { readonly outletCount: number; readonly outlets: readonly string[] }>,
+  storyIds: readonly string[] = alert.topStories.map((story) => story.storyId),
 ): EpisodeAlert {
   const stories = alert.topStories.map((story) => {
     const known = outletsOf.get(story.storyId);
     return { ...story, outlets: Math.max(1, known?.outletCount ?? story.outlets) };
   });
+  // Stable: equal outlet counts keep the candidates' order (most copies first).
   stories.sort((a, b) => b.outlets - a.outlets);
+  const sampled = new Map(alert.topStories.map((story) => [story.storyId, story.outlet]));
   const tally = new Map<string, number>();
-  for (const story of alert.topStories) {
-    const names = outletsOf.get(story.storyId)?.outlets ?? (story.outlet === undefined ? [] : [story.outlet]);
+  for (const storyId of new Set([...storyIds, ...sampled.keys()])) {
+    const outlet = sampled.get(storyId);
+    const names = outletsOf.get(storyId)?.outlets ?? (outlet === undefined ? [] : [outlet]);
     for (const name of new Set(names)) tally.set(name, (tally.get(name) ?? 0) + 1);
   }
   const topOutlets = [...tally]

@@ -229,7 +229,7 @@ export class SpikeStep {
         record = outcome.record;
         if (outcome.opened && record.alert !== undefined) {
           this.stats.episodesOpened += 1;
-          record = { ...record, alert: await this.#rank(record.alert) };
+          record = { ...record, alert: await this.#rank(record.alert, outcome.episodeStories ?? []) };
           this.#options.log.info('spike episode opened', {
             ruleId,
             episodeId: record.alert?.episodeId,
@@ -352,12 +352,16 @@ export class SpikeStep {
     return result;
   }
 
-  /** Ranks an alert's stories by their outlets, as the story index counts them. */
-  async #rank(alert: EpisodeAlert): Promise<EpisodeAlert> {
+  /**
+   * Ranks an alert's stories by their outlets, and tallies the outlets of all `episodeStories`, as
+   * the story index counts them: one read of up to MAX_RANKED_SAMPLES + MAX_RANKED_STORIES
+   * stories (100 a request), once per episode.
+   */
+  async #rank(alert: EpisodeAlert, episodeStories: readonly string[]): Promise<EpisodeAlert> {
     const { stories } = this.#options;
-    if (stories === undefined || alert.topStories.length === 0) return rankAlert(alert, new Map());
-    const records = await stories.readStories(alert.topStories.map((story) => story.storyId));
-    return rankAlert(alert, records);
+    const storyIds = [...new Set([...alert.topStories.map((story) => story.storyId), ...episodeStories])];
+    if (stories === undefined || storyIds.length === 0) return rankAlert(alert, new Map(), storyIds);
+    return rankAlert(alert, await stories.readStories(storyIds), storyIds);
   }
 
   async #lastHeartbeat(): Promise<SpikeHeartbeat | undefined> {
