@@ -168,6 +168,43 @@ describe('the spike detector', () => {
     expect(state.levels?.map((levels) => levels.length)).toEqual(hourly.scales.map(() => 14 * 24));
   });
 
+  it('after a gap shorter than its history, takes the baseline from the days counted, not from one week’s few hours', () => {
+    // Three weeks counted, 23 days unknown (rows missing), three weeks counted with a burst two
+    // hours in. Only one of the four week-ago hours was counted: the weekly baseline would rest on
+    // three values, and these seeds' first weeks after the gap alerted on that.
+    for (const seed of [5, 8, 10]) {
+      const after = quietWeeks(3, 2, seed + 100);
+      after[2] = 40;
+      after[3] = 35;
+      const resume = 3 * 168 + 23 * 24;
+      const { verdicts } = run([...quietWeeks(3, 2, seed), ...new Array<number>(23 * 24).fill(-1), ...after]);
+      const opened = opens(verdicts.slice(resume, resume + 2 * 168)).map((verdict) => verdict.bucket - resume);
+      expect(opened, `seed ${seed}`).toEqual([2]);
+    }
+  });
+
+  it('after a gap longer than its history, warms up again, and a burst it could not judge does not skew next week', () => {
+    const gap = 28 * 24;
+    const resume = 3 * 168 + gap;
+    const after = quietWeeks(3, 2, 107);
+    after[2] = 40; // nothing counted in the four weeks kept: no baseline
+    after[3] = 35;
+    after[40] = 40; // a day counted: held by the warm-up (three days of counts)
+    after[80] = 40; // three days counted: alerts
+    const counts = [...quietWeeks(3, 2, 7), ...new Array<number>(gap).fill(-1), ...after];
+    const { verdicts } = run(counts);
+    expect(verdicts[resume + 2]?.expected).toBeNaN();
+    expect(verdicts[resume + 40]?.held).toBe('warm-up');
+    expect(opens(verdicts.slice(resume)).map((verdict) => verdict.bucket - resume)).toEqual([80]);
+    // A week later the unjudged burst is one day of seven in the baseline, not the only week of it.
+    expect(verdicts[resume + 170]?.expected).toBeLessThan(3);
+    // The baseline reaches back no further than the stored state keeps.
+    const first = new SpikeDetector(hourly, PRESETS.balanced, emptyDetectorState(0));
+    for (const count of counts.slice(0, resume + 30)) first.step(count);
+    const restored = new SpikeDetector(hourly, PRESETS.balanced, JSON.parse(JSON.stringify(first.state())));
+    expect(counts.slice(resume + 30).map((count) => restored.step(count))).toEqual(verdicts.slice(resume + 30));
+  });
+
   it('continues exactly as before when restored from its stored state, at any point', () => {
     const presets = [PRESETS.fewer, { ...PRESETS.fewer, recordOf: 'level' as const }, PRESETS.balanced];
     fc.assert(

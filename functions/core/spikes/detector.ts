@@ -8,9 +8,9 @@
  *   that alerts); later buckets update it. Hysteresis (it stays open while the counts stay above
  *   the lower hold level) and a cool-down after it closes keep one burst from alerting twice.
  * - **A baseline robust to what it detects.** The expected count is a seasonal median (same hour
- *   of the week over the last four weeks once there are two, else same time of day over the last
- *   seven days), scaled by the recent level; buckets of past episodes are left out of both, so a
- *   burst never raises the bar for the next one. An episode still open after
+ *   of the week over the last four weeks once two are counted, else same time of day over the last
+ *   seven days counted), scaled by the recent level; buckets of past episodes are left out of both,
+ *   so a burst never raises the bar for the next one. An episode still open after
  *   {@link SpikeModel.maxEpisodeBuckets} is a new level, not a spike: it closes as a level shift
  *   and its buckets count as normal from then on, so a shift alerts once, not every day.
  * - **No alert on too little.** A documented warm-up ({@link SpikeModel.warmUpBuckets}) passes
@@ -398,7 +398,7 @@ export class SpikeDetector {
    */
   step(count: number): BucketVerdict {
     const bucket = this.next;
-    const seasonal = this.#seasonalAt(bucket);
+    const { mean: seasonal, days } = this.#seasonalAt(bucket);
     const expected = Number.isNaN(seasonal) ? Number.NaN : seasonal * this.#levelAt(bucket);
     // Kept (and stored) to three significant digits: the state stays small, and a detector
     // restored from it computes exactly what this one does.
@@ -408,7 +408,7 @@ export class SpikeDetector {
     this.#expected.push(Number.isNaN(rounded) ? -1 : rounded);
     // Levels are pushed before judging: a record is judged against the buckets before this one.
     const levels = this.#comparesLevels() ? this.#levelsAt(bucket) : undefined;
-    const verdict = this.#judge(bucket, count, rounded, levels);
+    const verdict = this.#judge(bucket, count, rounded, levels, days);
     if (levels === undefined) this.#scores.push(Math.round(verdict.score * 100) / 100);
     else for (const [i, level] of levels.entries()) this.#levels[i]?.push(level);
     if ((bucket + 1) % this.model.bucketsPerDay === 0) this.#estimateDispersion(bucket);
@@ -502,25 +502,43 @@ export class SpikeDetector {
   }
 
   /**
-   * The seasonal median: the same hour of the week over the last four weeks once at least two
-   * weeks are counted, else the same time of day over the last seven days (NaN: nothing yet).
+   * The seasonal median: the same hour of the week over the last four weeks once at least two of
+   * them are counted at this hour, else the same time of day on the last seven days counted at it
+   * (NaN: nothing yet), and how many days the latter rests on (7 per week for the former).
+   * Weeks and days are counted ones, not elapsed ones: after a gap in the data (buckets stepped as
+   * unknown) the lags that fall in it would leave the baseline to one week's few values, or to none
+   * for a week after a gap of four weeks, so the baseline skips them and reaches back in the history
+   * for counted days instead.
    */
-  #seasonalAt(bucket: number): number {
+  #seasonalAt(bucket: number): { mean: number; days: number } {
     const { bucketsPerWeek, bucketsPerDay, neighbourhood } = this.model;
-    const weeks = Math.floor((bucket - this.#countingSince) / bucketsPerWeek);
+    const elapsedWeeks = Math.floor((bucket - this.#countingSince) / bucketsPerWeek);
+    const counted = (centre: number) => {
+      for (let j = -neighbourhood; j <= neighbourhood; j++) if (this.#counts.at(centre + j) >= 0) return true;
+      return false;
+    };
     const values: number[] = [];
-    const collect = (lag: number, times: number) => {
-      for (let k = 1; k <= times; k++) {
-        const centre = bucket - k * lag;
-        for (let j = -neighbourhood; j <= neighbourhood; j++) {
-          const value = this.#usable(centre + j);
-          if (value >= 0) values.push(value);
-        }
+    const collect = (centre: number) => {
+      for (let j = -neighbourhood; j <= neighbourhood; j++) {
+        const value = this.#usable(centre + j);
+        if (value >= 0) values.push(value);
       }
     };
-    if (weeks >= 2) collect(bucketsPerWeek, Math.min(4, weeks));
-    else collect(bucketsPerDay, 7);
-    return cappedMean(values);
+    const weeks: number[] = [];
+    for (let k = 1; k <= Math.min(4, elapsedWeeks); k++) if (counted(bucket - k * bucketsPerWeek)) weeks.push(k);
+    if (weeks.length >= 2) {
+      for (const k of weeks) collect(bucket - k * bucketsPerWeek);
+      return { mean: cappedMean(values), days: 7 * weeks.length };
+    }
+    // Without a gap these are the last seven days; after one, as far back as the four weeks of
+    // history the stored state keeps, so a restored detector reaches exactly as far.
+    let days = 0;
+    for (let k = 1; days < 7 && k * bucketsPerDay <= 4 * bucketsPerWeek; k++) {
+      if (!counted(bucket - k * bucketsPerDay)) continue;
+      collect(bucket - k * bucketsPerDay);
+      days += 1;
+    }
+    return { mean: cappedMean(values), days };
   }
 
   /**
@@ -608,7 +626,13 @@ export class SpikeDetector {
     return best;
   }
 
-  #judge(bucket: number, count: number, expected: number, levels: readonly number[] | undefined): BucketVerdict {
+  #judge(
+    bucket: number,
+    count: number,
+    expected: number,
+    levels: readonly number[] | undefined,
+    baselineDays: number,
+  ): BucketVerdict {
     const base = { bucket, count, expected, upper: this.upperBand(expected) };
     if (count < 0 || Number.isNaN(expected)) {
       const closed = this.#open === undefined ? undefined : this.#hold(bucket, false, count < 0 ? 0 : count, 0);
@@ -621,7 +645,13 @@ export class SpikeDetector {
       return { ...verdict, ...this.#hold(bucket, elevated, count, expected, strongest.score) };
     }
     if (strongest.score < this.preset.openAt) return verdict;
-    if (bucket - this.#countingSince < this.model.warmUpBuckets || this.#dispersionAt < 0) {
+    // The warm-up is three days of counts, both since counting began and in the baseline: after a
+    // gap that leaves fewer in the history, the baseline starts again from the first days counted.
+    if (
+      bucket - this.#countingSince < this.model.warmUpBuckets ||
+      this.#dispersionAt < 0 ||
+      baselineDays < Math.floor(this.model.warmUpBuckets / this.model.bucketsPerDay)
+    ) {
       return { ...verdict, held: 'warm-up' };
     }
     if (this.#closedAt >= 0 && bucket - this.#closedAt <= this.model.coolDownBuckets) {
