@@ -19,6 +19,7 @@ import {
 } from '@aws-sdk/client-sns';
 import type { Command } from 'commander';
 import pLimit from 'p-limit';
+import { DELETED_AUDIENCE_RECORD_DAYS } from '#aws/dynamo-subscriber-records';
 import {
   FALLBACK_LOCALE,
   isShipped,
@@ -958,8 +959,8 @@ async function deleteAudience(
       );
     }
   }
-  // Its HTTPS endpoints' URLs go the same way (their records stay, so a repair after a restore
-  // says which to add again).
+  // Its HTTPS endpoints' URLs go the same way (their records stay for a while, so a repair after
+  // a restore says which to add again).
   let endpointsRemoved = 0;
   if (options.deleteTopic === true && endpointStore !== undefined) {
     try {
@@ -967,6 +968,19 @@ async function deleteAudience(
     } catch (error) {
       context.output.warn(
         `audience ${audienceId}: its HTTPS endpoint URLs could not be taken out of the endpoint store (${error instanceof Error ? error.name : 'error'}); take out by hand: ${refs.map((ref) => endpointEntryName(endpointStore, audienceId, ref)).join(', ')}`,
+      );
+    }
+  }
+  // With every subscription gone, the record of who subscribed (addresses, numbers) is kept for
+  // nobody but a restore: DynamoDB's TTL deletes it after DELETED_AUDIENCE_RECORD_DAYS, unless a
+  // repair subscribes them again first.
+  let recordsExpiring = 0;
+  if (options.deleteTopic === true) {
+    try {
+      recordsExpiring = await subscriberRecordsOf(target).expireAudience(audienceId, audit.now);
+    } catch (error) {
+      context.output.warn(
+        `audience ${audienceId}: its subscriber records could not be marked to expire (${error instanceof Error ? error.name : 'error'}); they stay in the state table (partition subscribers#${audienceId}) until deleted by hand`,
       );
     }
   }
@@ -987,6 +1001,11 @@ async function deleteAudience(
   for (const rule of deletedRules) context.output.note(`deleted rule ${rule.id}`);
   if (options.deleteTopic) context.output.note(`deleted topic ${topicArn} and its subscriptions`);
   else if (topicArn) context.output.note(`kept topic ${topicArn} and its subscriptions (--delete-topic removes them)`);
+  if (recordsExpiring > 0) {
+    context.output.note(
+      `kept the record of its ${recordsExpiring} subscriber(s) for ${DELETED_AUDIENCE_RECORD_DAYS} days, then it is deleted: to undo, 'audiences put --file' this document, then '${newsAlerts()} audiences repair ${audienceId}' subscribes them again`,
+    );
+  }
   if (webhookRemoved) {
     context.output.note(
       `removed its Slack webhook URL from the webhook store; after a restore, add it again with '${newsAlerts()} subscriptions add ${audienceId} --slack-webhook'`,

@@ -190,6 +190,9 @@ export async function repairAudience(
       'subscriptions made outside the CLI and the console (the AWS console, aws sns subscribe) were deleted with the topic and are not known: add them again',
     );
   }
+  // Subscribed again: an audience deleted with its topic had its records marked to expire; the
+  // records are what the next repair reads, so they are kept again.
+  if (options.apply) await subscriberRecordsOf(target).keepAudience(audienceId);
   if (options.apply && target.kind === 'local') {
     await ensureAuditQueues(target, { only: [audienceId], onFailure: (_id, error) => options.warn(String(error)) });
   }

@@ -3,7 +3,10 @@
  * can subscribe them again when the audience's topic was deleted (SNS deletes its subscriptions
  * with it). One state-table partition per audience, `subscribers#<audienceId>`, one item per
  * subscription the CLI or the console made: protocol, endpoint, raw delivery, who added it and
- * when. Removed with `subscriptions remove`. No TTL: kept while subscribed.
+ * when. Removed with `subscriptions remove`. No TTL while subscribed; when `audiences delete
+ * --delete-topic` ends every subscription, the audience's records are kept
+ * {@link DELETED_AUDIENCE_RECORD_DAYS} days for a restore ({@link expireAudience}), then
+ * DynamoDB's TTL deletes them, unless a repair subscribes them again first ({@link keepAudience}).
  *
  * The endpoint is an email address, a phone number or a queue ARN. Not a URL: an HTTPS endpoint
  * is a webhook URL, a credential, and no table holds one in plaintext. Its record keeps the
@@ -22,6 +25,7 @@ import {
   PutCommand,
   ScanCommand,
   TransactWriteCommand,
+  UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { keyPart } from './dynamo-batch.ts';
 import { partitionItems } from './dynamo-query.ts';
@@ -42,7 +46,16 @@ export interface SubscriberRecord {
   readonly raw?: boolean | undefined;
   readonly addedAt: number;
   readonly addedBy: string;
+  /** When DynamoDB's TTL deletes the record (epoch seconds): set once its audience was deleted. */
+  readonly expiresAt?: number | undefined;
 }
+
+/**
+ * Days the subscriber records of an audience deleted with its topic are kept: long enough to undo
+ * a mistake (`audiences put` the printed document, then `audiences repair`), and no longer, since
+ * the addresses and numbers they hold are personal data kept for nobody once nothing is subscribed.
+ */
+export const DELETED_AUDIENCE_RECORD_DAYS = 30;
 
 const partition = (audienceId: string): string => `subscribers#${keyPart(audienceId)}`;
 
@@ -159,6 +172,60 @@ export class DynamoSubscriberRecords {
     );
   }
 
+  /**
+   * Marks every record of an audience whose topic (and so every subscription) was deleted to be
+   * deleted by DynamoDB's TTL {@link DELETED_AUDIENCE_RECORD_DAYS} days after `now`; returns how
+   * many. A record removed meanwhile is not written again.
+   */
+  async expireAudience(audienceId: string, now: number): Promise<number> {
+    const expiresAt = Math.floor(now / 1000) + DELETED_AUDIENCE_RECORD_DAYS * 86_400;
+    return await this.#updateAll(audienceId, () => true, {
+      UpdateExpression: 'SET expiresAt = :expiresAt',
+      ExpressionAttributeValues: { ':expiresAt': expiresAt },
+    });
+  }
+
+  /** Keeps an audience's records again (a repair subscribed it again): their deletion is called off. */
+  async keepAudience(audienceId: string): Promise<number> {
+    return await this.#updateAll(audienceId, (item) => item.expiresAt !== undefined, {
+      UpdateExpression: 'REMOVE expiresAt',
+    });
+  }
+
+  /** One conditional update per record of the partition that `which` picks, eight at a time. */
+  async #updateAll(
+    audienceId: string,
+    which: (item: Record<string, unknown>) => boolean,
+    update: { readonly UpdateExpression: string; readonly ExpressionAttributeValues?: Record<string, unknown> },
+  ): Promise<number> {
+    const keys: { pk: string; sk: string }[] = [];
+    for await (const item of partitionItems(this.#documents, this.#table, partition(audienceId))) {
+      if (which(item)) keys.push({ pk: String(item.pk), sk: String(item.sk) });
+    }
+    let next = 0;
+    let updated = 0;
+    const worker = async () => {
+      while (next < keys.length) {
+        const key = keys[next++] as { pk: string; sk: string };
+        try {
+          await this.#documents.send(
+            new UpdateCommand({
+              TableName: this.#table,
+              Key: key,
+              ...update,
+              ConditionExpression: 'attribute_exists(pk)',
+            }),
+          );
+          updated += 1;
+        } catch (error) {
+          if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(8, keys.length) }, worker));
+    return updated;
+  }
+
   /** Every recorded subscription of an audience. */
   async list(audienceId: string): Promise<SubscriberRecord[]> {
     const records: SubscriberRecord[] = [];
@@ -229,5 +296,6 @@ function recordOf(item: Record<string, unknown>, audienceId: string): Subscriber
     raw: item.raw === true ? true : undefined,
     addedAt: typeof item.addedAt === 'number' ? item.addedAt : 0,
     addedBy: typeof item.addedBy === 'string' ? item.addedBy : 'unknown',
+    expiresAt: typeof item.expiresAt === 'number' ? item.expiresAt : undefined,
   };
 }

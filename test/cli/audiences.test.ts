@@ -6,6 +6,7 @@
  */
 import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import { GetTopicAttributesCommand, ListTopicsCommand } from '@aws-sdk/client-sns';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseWebhookMap, webhookShardName } from '#shared/slack-webhook-store';
 import { listItems } from '../../cli/items.ts';
@@ -171,6 +172,49 @@ describe('audiences', () => {
       'partner-elections',
     );
     expect(await topicNames()).not.toContain(`${sandbox.prefix}audience-partner-feed`);
+  });
+
+  it('with its topic: keeps the record of who subscribed 30 days for a restore, then lets it expire; a repair keeps it again', async () => {
+    const records = async () =>
+      (
+        await sandbox.stack.clients.documents.send(
+          new QueryCommand({
+            TableName: sandbox.descriptor.names.stateTable,
+            KeyConditionExpression: 'pk = :pk',
+            ExpressionAttributeValues: { ':pk': 'subscribers#gone-desk' },
+          }),
+        )
+      ).Items ?? [];
+    expect((await sandbox.cli(['audiences', 'create', 'gone-desk', '--time-zone', 'UTC'])).code).toBe(0);
+    for (const flag of [
+      ['--sms', '+821055512345'],
+      ['--email', 'gone@example.com'],
+    ]) {
+      const added = await sandbox.cli(['subscriptions', 'add', 'gone-desk', ...flag]);
+      expect(added.code, added.stderr).toBe(0);
+    }
+    // Subscribed: no expiry.
+    expect((await records()).map((item) => item.expiresAt)).toEqual([undefined, undefined]);
+
+    const before = Math.floor(Date.now() / 1000);
+    const deleted = await sandbox.cli(['audiences', 'delete', 'gone-desk', '--delete-topic', '--yes']);
+    expect(deleted.code, deleted.stderr).toBe(0);
+    expect(deleted.stderr).toContain('kept the record of its 2 subscriber(s) for 30 days, then it is deleted');
+    const after = Math.floor(Date.now() / 1000);
+    const month = 30 * 86_400;
+    for (const item of await records()) {
+      expect(item.expiresAt).toBeGreaterThanOrEqual(before + month);
+      expect(item.expiresAt).toBeLessThanOrEqual(after + month);
+    }
+
+    // Undone within the 30 days: restored, then repaired; the records are kept again.
+    const restored = await sandbox.cli(['audiences', 'put', '--file', sandbox.file('gone.yaml', deleted.stdout)]);
+    expect(restored.code, restored.stderr).toBe(0);
+    const repaired = await sandbox.cli(['audiences', 'repair', 'gone-desk', '--yes']);
+    expect(repaired.code, repaired.stderr).toBe(0);
+    const kept = await records();
+    expect(kept).toHaveLength(2);
+    expect(kept.map((item) => item.expiresAt)).toEqual([undefined, undefined]);
   });
 });
 
