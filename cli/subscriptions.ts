@@ -591,7 +591,13 @@ async function removeSubscription(
   args: readonly unknown[],
   options: { yes?: boolean },
 ): Promise<void> {
-  const [audienceId, which] = args as [string, string];
+  const [audienceId, given] = args as [string, string];
+  // `-`: the subscription from stdin or a hidden prompt, as `subscriptions add --https -` reads
+  // the URL: an endpoint URL that carries a token stays out of the process list and shell history.
+  const which = given === '-' ? await context.readSecret('subscription id, ARN or endpoint (input hidden): ') : given;
+  if (which === '') {
+    throw new UsageError('-: no subscription given: pipe its id, ARN or endpoint on stdin or type it at the prompt');
+  }
   const target = await context.target();
   const topicArn = topicArnOf(await requireAudience(target, audienceId), audienceId);
   const subscriptions = await audienceSubscriptions(target, audienceId, topicArn);
@@ -1053,7 +1059,10 @@ machine, so only a loopback receiver (with --allow-internal-target) is accepted.
     .command('remove')
     .description('unsubscribe by subscription id, ARN or endpoint (email, phone number, URL)')
     .argument('<audienceId>')
-    .argument('<subscription>', 'subscription id (as subscriptions list shows it), ARN, or endpoint')
+    .argument(
+      '<subscription>',
+      'subscription id (as subscriptions list shows it), ARN, or endpoint; - reads it from stdin or a hidden prompt (a URL that carries a token)',
+    )
     .option('-y, --yes', 'do not ask for confirmation')
     .action(action(removeSubscription));
 

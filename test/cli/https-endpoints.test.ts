@@ -163,6 +163,19 @@ describe('an HTTPS endpoint subscribed with the CLI', () => {
     expect(removed.code, removed.stderr).toBe(0);
     expect(await inStore('chips-team', url)).toBeUndefined();
 
+    // Removed by its URL, given on stdin (`-`): no argument holds the token.
+    const byUrl = await addHttps('chips-team', url);
+    expect(byUrl.code, byUrl.stderr).toBe(0);
+    const nothing = await sandbox.cli(['subscriptions', 'remove', 'chips-team', '-', '--yes'], { input: '' });
+    expect(nothing.code).toBe(2);
+    expect(nothing.stderr).toContain('-: no subscription given');
+    const removedByUrl = await sandbox.cli(['subscriptions', 'remove', 'chips-team', '-', '--yes'], {
+      input: `${url}\n`,
+    });
+    expect(removedByUrl.code, removedByUrl.stderr).toBe(0);
+    expect(await inStore('chips-team', url)).toBeUndefined();
+    expectSilent(token, byUrl, nothing, removedByUrl);
+
     const created = await sandbox.cli(['audiences', 'create', 'https-gone', '--time-zone', 'UTC']);
     expect(created.code, created.stderr).toBe(0);
     const again = await addHttps('https-gone', url);
