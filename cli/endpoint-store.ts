@@ -16,7 +16,7 @@ import { webhookShardName } from '#shared/slack-webhook-store';
 import { NotFoundError, OperationFailedError } from './errors.ts';
 import { maskUrl } from './output.ts';
 import type { Target } from './target.ts';
-import { readWebhook, removeWebhooks, storePrefixOf, storeWebhooks } from './webhook-store.ts';
+import { overfullShards, readWebhook, removeWebhooks, storePrefixOf, storeWebhooks } from './webhook-store.ts';
 
 const DESCRIPTION =
   'news-alerts: HTTPS endpoint URLs of audience subscriptions in this shard (JSON map of <audienceId>#<digest> to URL), kept for news-alerts audiences repair; written by news-alerts subscriptions add --https';
@@ -124,8 +124,16 @@ export async function moveRecordedEndpoints(
     group.push(record);
     byShard.set(shard, group);
   }
-  for (const shardRecords of byShard.values()) {
-    let problem: string | undefined;
+  // A dry run reads the shards and says which would not fit, as the migration itself would.
+  const overfull = options.dryRun
+    ? await overfullShards(
+        target.clients.secrets,
+        prefix,
+        new Map(clear.map((record) => [keyOf(record.audienceId, endpointDigest(record.endpoint)), record.endpoint])),
+      )
+    : new Map<string, string>();
+  for (const [shard, shardRecords] of byShard) {
+    let problem = overfull.get(shard);
     if (!options.dryRun) {
       try {
         await storeWebhooks(

@@ -40,7 +40,7 @@ import { newsAlerts } from './hints.ts';
 import { listItems } from './items.ts';
 import { maskUrl } from './output.ts';
 import type { Target } from './target.ts';
-import { planWebhooks, removeWebhooks, storePrefixOf, storeWebhooks } from './webhook-store.ts';
+import { overfullShards, planWebhooks, removeWebhooks, storePrefixOf, storeWebhooks } from './webhook-store.ts';
 
 /** E.164: `+`, country code, up to 15 digits. */
 const phonePattern = /^\+[1-9]\d{6,14}$/;
@@ -756,7 +756,7 @@ interface MigrationRow {
     | 'store kept its own URL'
     | 'no URL in the secret'
     | 'not readable'
-    | `not moved: the URL ${string}`;
+    | `not moved: ${string}`;
   deleted: boolean;
 }
 
@@ -861,15 +861,24 @@ async function migrateWebhooks(
       : options.dryRun
         ? await planWebhooks(secrets, store, webhooks)
         : await storeWebhooks(secrets, store, webhooks, { keepExisting: true });
+  // A dry run reads the shards and says which would not fit: the migration would stop there.
+  const overfull =
+    options.dryRun && webhooks.size > 0
+      ? await overfullShards(secrets, store, webhooks, { keepExisting: true })
+      : new Map<string, string>();
   for (const audienceId of webhooks.keys()) {
+    const problem = overfull.get(webhookShardName(store, audienceId));
     rows.push({
       audienceId,
       secret: `${legacyPrefix}${audienceId}`,
-      outcome: outcome.unchanged.includes(audienceId)
-        ? 'already in the store'
-        : outcome.kept.includes(audienceId)
-          ? 'store kept its own URL'
-          : 'moved',
+      outcome:
+        problem !== undefined
+          ? `not moved: ${problem}`
+          : outcome.unchanged.includes(audienceId)
+            ? 'already in the store'
+            : outcome.kept.includes(audienceId)
+              ? 'store kept its own URL'
+              : 'moved',
       deleted: false,
     });
   }
@@ -895,7 +904,7 @@ async function migrateWebhooks(
         rows.map((row) => [
           row.audienceId,
           row.secret,
-          options.dryRun ? `would be ${row.outcome}` : row.outcome,
+          options.dryRun && !row.outcome.startsWith('not moved') ? `would be ${row.outcome}` : row.outcome,
           row.deleted ? 'scheduled (7 days)' : 'no',
         ]),
         slackSkipped === undefined
@@ -919,6 +928,11 @@ async function migrateWebhooks(
       }
     },
   );
+  if (overfull.size > 0) {
+    throw new OperationFailedError(
+      `the migration would stop: ${overfull.size} shard(s) of the webhook store would outgrow a secret (the table above says which); make room there first`,
+    );
+  }
   const stuck = endpoints.filter((row) => row.outcome.startsWith('not moved'));
   if (stuck.length > 0) {
     throw new OperationFailedError(

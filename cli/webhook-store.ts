@@ -115,6 +115,40 @@ export async function planWebhooks(
   return plan;
 }
 
+/**
+ * Why a shard holding `map` would not fit one secret, or undefined when it fits. Names the entries
+ * taking the most room (never their URLs): the fix is to take out those no longer used
+ * (subscriptions remove, audiences delete) or to shorten what was pasted.
+ */
+function oversizeProblem(name: string, map: ReadonlyMap<string, string>, text = serializeWebhookMap(map)) {
+  if (Buffer.byteLength(text, 'utf8') <= WEBHOOK_SHARD_MAX_BYTES) return undefined;
+  const largest = [...map]
+    .sort((a, b) => b[1].length - a[1].length)
+    .slice(0, 3)
+    .map(([audienceId, url]) => `${audienceId} (${url.length} characters)`);
+  return `the webhook store secret ${name} would hold ${map.size} webhooks, more than fits one secret (${WEBHOOK_SHARD_MAX_BYTES} bytes); the largest entries are ${largest.join(', ')}; remove the webhooks no longer used (news-alerts subscriptions remove <audienceId> <id>) and try again; nothing was written to it`;
+}
+
+/**
+ * What {@link storeWebhooks} would refuse, by shard, read from the shards and written nowhere (a
+ * migration's dry run): the problem of each shard `webhooks` would outgrow.
+ */
+export async function overfullShards(
+  secrets: SecretsManagerClient,
+  prefix: string,
+  webhooks: ReadonlyMap<string, string>,
+  options: { keepExisting?: boolean } = {},
+): Promise<Map<string, string>> {
+  const problems = new Map<string, string>();
+  for (const [name, entries] of byShard(prefix, webhooks)) {
+    const { map } = await readShard(secrets, name);
+    applyToShard(map, entries, options.keepExisting === true);
+    const problem = oversizeProblem(name, map);
+    if (problem !== undefined) problems.set(name, problem);
+  }
+  return problems;
+}
+
 /** The entries grouped by the shard (secret name) each audience's webhook lives in. */
 function byShard<T>(prefix: string, webhooks: ReadonlyMap<string, T>): Map<string, Map<string, T>> {
   const shards = new Map<string, Map<string, T>>();
@@ -189,17 +223,8 @@ async function storeInShard(
       return;
     }
     const text = serializeWebhookMap(map);
-    if (Buffer.byteLength(text, 'utf8') > WEBHOOK_SHARD_MAX_BYTES) {
-      // Names the audiences taking the most room (never their URLs): the fix is to take out those
-      // no longer used (subscriptions remove, audiences delete) or to shorten what was pasted.
-      const largest = [...map]
-        .sort((a, b) => b[1].length - a[1].length)
-        .slice(0, 3)
-        .map(([audienceId, url]) => `${audienceId} (${url.length} characters)`);
-      throw new OperationFailedError(
-        `the webhook store secret ${name} would hold ${map.size} webhooks, more than fits one secret (${WEBHOOK_SHARD_MAX_BYTES} bytes); the largest entries are ${largest.join(', ')}; remove the webhooks no longer used (news-alerts subscriptions remove <audienceId> <id>) and try again; nothing was written to it`,
-      );
-    }
+    const oversize = oversizeProblem(name, map, text);
+    if (oversize !== undefined) throw new OperationFailedError(oversize);
     if (versionId === undefined) {
       try {
         await secrets.send(

@@ -14,11 +14,17 @@ import {
   SubscribeCommand,
   ThrottledException,
 } from '@aws-sdk/client-sns';
-import { PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { endpointDigest } from '#aws/dynamo-subscriber-records';
-import { parseWebhookMap, webhookShardName } from '#shared/slack-webhook-store';
+import {
+  parseWebhookMap,
+  serializeWebhookMap,
+  WEBHOOK_SHARD_MAX_BYTES,
+  webhookShardName,
+} from '#shared/slack-webhook-store';
 import { main } from '../../cli/program.ts';
+import { removeWebhooks, storeWebhooks } from '../../cli/webhook-store.ts';
 import { type CliResult, type CliSandbox, startCliSandbox } from './support.ts';
 
 let sandbox: CliSandbox;
@@ -45,6 +51,19 @@ async function inStore(audienceId: string, url: string): Promise<string | undefi
     return parseWebhookMap(SecretString ?? '').get(key);
   } catch (error) {
     if (error instanceof ResourceNotFoundException) return undefined;
+    throw error;
+  }
+}
+
+/** What a store shard holds now (empty when it was not made yet). */
+async function readShardMap(name: string): Promise<{ map: Map<string, string> }> {
+  try {
+    const { SecretString } = await sandbox.stack.clients.secrets.send(
+      new GetSecretValueCommand({ SecretId: name, VersionStage: 'AWSCURRENT' }),
+    );
+    return { map: parseWebhookMap(SecretString ?? '') };
+  } catch (error) {
+    if (error instanceof ResourceNotFoundException) return { map: new Map() };
     throw error;
   }
 }
@@ -253,6 +272,58 @@ describe('a subscriber record of an earlier release', () => {
     expectSilent(token, dryRun, migrated, rerun, repaired);
     const report = repaired.json<{ subscriptions: { protocol: string; result: string }[] }>();
     expect(report.subscriptions.find((entry) => entry.protocol === 'https')).toMatchObject({ result: 'restored' });
+  });
+
+  it('migrate-webhooks --dry-run foresees a shard without room: it says so and exits 1, as the run does, and the record keeps its URL', async () => {
+    const token = 'EnDpOiNtToKeN4';
+    const url = urlWith(token);
+    const key = `partner-feed#${endpointDigest(url)}`;
+    const shard = webhookShardName(`${sandbox.prefix}https-endpoints/`, key);
+    const { secrets } = sandbox.stack.clients;
+    const prefix = `${sandbox.prefix}https-endpoints/`;
+    // The shard filled, by the store's own writes, to 50 bytes short of what the CLI writes to one
+    // secret, with an entry of its own (a key that lands in the same shard).
+    let filler = 0;
+    while (webhookShardName(prefix, `filler-${filler}#0`) !== shard) filler += 1;
+    const fillerKey = `filler-${filler}#0`;
+    const { map } = await readShardMap(shard);
+    map.set(fillerKey, '');
+    const room = WEBHOOK_SHARD_MAX_BYTES - 50 - Buffer.byteLength(serializeWebhookMap(map));
+    await storeWebhooks(secrets, prefix, new Map([[fillerKey, `https://127.0.0.1/${'x'.repeat(room - 18)}`]]));
+    const record = {
+      pk: 'subscribers#partner-feed',
+      sk: `https#${endpointDigest(url)}`,
+      audienceId: 'partner-feed',
+      protocol: 'https',
+      endpoint: url,
+      addedAt: 1,
+      addedBy: 'earlier-release',
+    };
+    const { documents } = sandbox.stack.clients;
+    await documents.send(new PutCommand({ TableName: sandbox.descriptor.names.stateTable, Item: record }));
+
+    const dryRun = await sandbox.cli(['--json', 'subscriptions', 'migrate-webhooks', '--dry-run']);
+    expect(dryRun.code).toBe(1);
+    expect(dryRun.json<{ endpoints: { audienceId: string; outcome: string }[] }>().endpoints).toEqual([
+      expect.objectContaining({
+        audienceId: 'partner-feed',
+        outcome: expect.stringContaining(`not moved: the webhook store secret ${shard} would hold`),
+      }),
+    ]);
+    const run = await sandbox.cli(['--json', 'subscriptions', 'migrate-webhooks']);
+    expect(run.code).toBe(1);
+    expect(run.json<{ endpoints: { outcome: string }[] }>().endpoints[0]?.outcome).toContain(
+      'more than fits one secret',
+    );
+    expect(await allTablesText()).toContain(token);
+    expect(await inStore('partner-feed', url)).toBeUndefined();
+    expectSilent(token, dryRun, run);
+
+    // As it was, for the tests after this one.
+    await documents.send(
+      new DeleteCommand({ TableName: sandbox.descriptor.names.stateTable, Key: { pk: record.pk, sk: record.sk } }),
+    );
+    await removeWebhooks(secrets, prefix, [fillerKey]);
   });
 
   it('repair names an endpoint whose URL left the store, and how to add it again', async () => {
