@@ -5,7 +5,7 @@
  * platform's own (TextDecoder, fatal); only finding where the first bad byte is, for the message,
  * is done here, with the same decoder.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, readSync } from 'node:fs';
 import { UsageError } from './errors.ts';
 
 /** How messages name an input given as a path: `stdin` for `-`, the path otherwise. */
@@ -20,11 +20,47 @@ export function readUtf8File(path: string, option?: string): string {
   const lead = option === undefined ? '' : `${option}: `;
   let bytes: Buffer;
   try {
-    bytes = readFileSync(path === '-' ? 0 : path);
+    bytes = path === '-' ? readStdin() : readFileSync(path);
   } catch (error) {
     throw new UsageError(`${lead}cannot read ${inputName(path)}: ${(error as Error).message}`, [], { cause: error });
   }
   return utf8Text(bytes, inputName(path), lead);
+}
+
+/** How long the read of stdin waits before it tries again when nothing has been written yet. */
+const STDIN_POLL_MS = 5;
+
+/**
+ * All of stdin, however slowly the command before the pipe writes it. `readFileSync(0)` throws
+ * EAGAIN when stdin is a pipe that Node made non-blocking (it does once anything touches
+ * `process.stdin`, nodejs/node#35997) and the writer has not written yet: `news-alerts rules delete
+ * x | news-alerts rules put --file -` then failed after the delete, and the only copy of the deleted
+ * rule went with the failed read. Written here because neither Node nor a library offers a
+ * synchronous read that waits: each EAGAIN waits a few milliseconds (Atomics.wait, which sleeps
+ * instead of spinning) and reads again, until end of input.
+ */
+function readStdin(): Buffer {
+  const chunks: Buffer[] = [];
+  const buffer = Buffer.alloc(64 * 1024);
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (;;) {
+    let read: number;
+    try {
+      read = readSync(0, buffer, 0, buffer.length, null);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'EAGAIN') {
+        Atomics.wait(pause, 0, 0, STDIN_POLL_MS);
+        continue;
+      }
+      // Windows reports the end of a pipe as an error.
+      if (code === 'EOF') break;
+      throw error;
+    }
+    if (read === 0) break;
+    chunks.push(Buffer.from(buffer.subarray(0, read)));
+  }
+  return Buffer.concat(chunks);
 }
 
 /**
