@@ -37,7 +37,7 @@ import { formatInstant, maskUrl, status } from './output.ts';
 import { slackRendering } from './slack-text.ts';
 import type { LocalTarget } from './target.ts';
 import { didYouMean, hinted } from './unknown-ids.ts';
-import { readLedgerStates } from './workbench/ledger-state.ts';
+import { ledgerKeyOf, readLedgerStates } from './workbench/ledger-state.ts';
 
 /** A subscriber of an audience topic, as this command shows it (webhook URLs masked). */
 interface Subscriber {
@@ -275,7 +275,13 @@ async function showLedgerStates(
     );
   }
   const { stateStoreOf } = await import('./state-store.ts');
-  const states = await readLedgerStates(stateStoreOf(context, target), audienceId, articleKeys);
+  // A provider id alone is read as its article key (id:…), as rules explain reads it; it was looked
+  // up as given, and answered "never delivered" for an article that was sent.
+  const keys = articleKeys.map(ledgerKeyOf);
+  for (const [index, key] of keys.entries()) {
+    if (key !== articleKeys[index]) context.output.note(`read ${articleKeys[index]} as the article key ${key}`);
+  }
+  const states = await readLedgerStates(stateStoreOf(context, target), audienceId, keys);
   context.output.result({ target: target.label, audienceId, articles: states }, () => {
     context.output.table(
       [
@@ -440,7 +446,7 @@ export function registerDeliveries(program: Command): void {
     .option('--limit <n>', 'newest notifications per audience', integerOption(1, 10_000), 20)
     .option(
       '--article <keys>',
-      'why this audience did or did not get these articles, from the delivery ledger (sandbox or stack): sent, held, collapsed into a story (with its lead), or not in the ledger; also story:<id> and update:… keys',
+      'why this audience did or did not get these articles, from the delivery ledger (sandbox or stack): sent, held, collapsed into a story (with its lead), or not in the ledger; also story:<id> and update:… keys (a provider id alone is read as id:<id>)',
       collectList,
     )
     .option(

@@ -184,6 +184,18 @@ export function ledgerState(
  * Reads what the ledger holds for `articleKeys` of one audience: the keys' entries, then the story
  * markers of collapsed copies, then their leads' entries (three strongly consistent reads).
  */
+/** The kinds of key the delivery ledger holds: articles (`id:`, `url:`) and its own entries. */
+const LEDGER_KEY = /^(?:id|url|story|update|digest|spike):/;
+
+/**
+ * A key as given to `deliveries --article`, as the ledger holds it: a provider id alone
+ * (`20261130-000022`, as `rules explain --article` and `articles show` take it) is the article key
+ * `id:20261130-000022`; a key of a ledger kind is kept as it is.
+ */
+export function ledgerKeyOf(given: string): string {
+  return LEDGER_KEY.test(given) ? given : `id:${given}`;
+}
+
 export async function readLedgerStates(
   state: {
     readDeliveries(keys: readonly { audienceId: string; articleKey: string }[]): Promise<Map<string, DeliveryRecord>>;

@@ -112,6 +112,14 @@ describe('deliveries --article (the delivery ledger)', () => {
       ['id:never', 'not-in-ledger'],
     ]);
     expect(document.articles[0]).toMatchObject({ storyId, leadArticleKey: 'id:lead-1' });
+
+    // A provider id alone is the article key id:…, as rules explain and articles show take it.
+    const byProviderId = await sandbox.cli(['--json', 'deliveries', audienceId, '--article', 'lead-1']);
+    expect(byProviderId.code, byProviderId.stderr).toBe(0);
+    expect(byProviderId.json<LedgerJson>().articles.map((entry) => [entry.articleKey, entry.kind])).toEqual([
+      ['id:lead-1', 'sent'],
+    ]);
+    expect(byProviderId.stderr).toContain('read lead-1 as the article key id:lead-1');
   });
 
   it('a copy whose lead was marked but not delivered yet says so', async () => {
