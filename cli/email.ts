@@ -93,12 +93,20 @@ function pageLocale(value: string | undefined): string | undefined {
   return check.locale;
 }
 
-function address(value: string): string {
+/**
+ * The address as stored. `position` (of several given) names which one is refused: the message
+ * never repeats the value (it may hold anything), so in a list of fifty it must say where.
+ */
+function address(value: string, position?: { readonly index: number; readonly of: number }): string {
   try {
     return normalizeAddress(value);
   } catch (error) {
-    if (error instanceof InvalidAddressError) throw new UsageError(error.message, [], { cause: error });
-    throw error;
+    if (!(error instanceof InvalidAddressError)) throw error;
+    const which =
+      position === undefined || position.of < 2
+        ? ''
+        : `address ${position.index + 1} of ${position.of}${/^[\x21-\x7e]+$/.test(value.trim()) ? ` (${maskAddress(value.trim())})` : ''}: `;
+    throw new UsageError(`${which}${error.message}; nothing was added`, [], { cause: error });
   }
 }
 
@@ -141,7 +149,7 @@ interface AddOptions {
 
 async function addAddresses(context: CommandContext, args: readonly unknown[], options: AddOptions): Promise<void> {
   const [audienceId, addresses] = args as [string, string[]];
-  const normalized = addresses.map(address);
+  const normalized = addresses.map((value, index) => address(value, { index, of: addresses.length }));
   const locale = pageLocale(options.locale);
   const email = await emailTarget(context);
   const { label, topicArn } = await audienceLabel(email.target, audienceId);

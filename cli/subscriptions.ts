@@ -23,6 +23,7 @@ import {
 } from '@aws-sdk/client-sns';
 import type { Command } from 'commander';
 import { DynamoSubscriberRecords, endpointDigest, type RecordedProtocol } from '#aws/dynamo-subscriber-records';
+import { InvalidAddressError, normalizeAddress } from '#core/email/subscriber';
 import { checkTargetUrl, isLoopbackHost } from '#shared/network-targets';
 import { webhookShardName } from '#shared/slack-webhook-store';
 import { audienceSubscriptions, requireAudience, topicArnOf } from './audience-topics.ts';
@@ -44,7 +45,6 @@ import { overfullShards, planWebhooks, removeWebhooks, storePrefixOf, storeWebho
 
 /** E.164: `+`, country code, up to 15 digits. */
 const phonePattern = /^\+[1-9]\d{6,14}$/;
-const emailPattern = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 /** What a person may see of a subscription endpoint: HTTPS endpoints are webhook URLs (credentials). */
 export function displayEndpoint(subscription: Pick<Subscription, 'Protocol' | 'Endpoint'>): string {
@@ -219,8 +219,15 @@ async function addSubscription(context: CommandContext, args: readonly unknown[]
       `--sqs: "${options.sqs}" is not an SQS queue ARN such as arn:aws:sqs:us-east-1:123456789012:news-alerts-reader`,
     );
   }
-  if (options.email !== undefined && !emailPattern.test(options.email)) {
-    throw new UsageError(`--email: "${options.email}" is not an email address`);
+  // As strict as SES email (email add): plain ASCII addresses only, so no control character, quote
+  // or second recipient reaches SNS, the records or a terminal. The value is not repeated.
+  if (options.email !== undefined) {
+    try {
+      normalizeAddress(options.email);
+    } catch (error) {
+      if (!(error instanceof InvalidAddressError)) throw error;
+      throw new UsageError(`--email: ${error.message}`, [], { cause: error });
+    }
   }
   if (options.sms !== undefined && !phonePattern.test(options.sms)) {
     throw new UsageError(`--sms: "${options.sms}" is not an E.164 phone number such as +821012345678`);

@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { alertRunEnvironment, checkDefaultLocale } from '#alert-run/config';
+import { InvalidAddressError, normalizeAddress } from '#core/email/subscriber';
 import { FALLBACK_LOCALE } from '#core/locale';
 import { describeIssues } from '#core/model';
 import { PaginationSchema } from '#provider/config';
@@ -160,10 +161,21 @@ const audienceId = z
     'must be 1-128 letters, digits, "-" or "_" (it becomes part of the SNS topic name)',
   );
 
+/**
+ * An address SNS emails: as strict as SES email and `subscriptions add --email` (normalizeAddress:
+ * plain ASCII, no quote, display name, control character or second recipient).
+ */
 const email = z
   .string()
   .trim()
-  .regex(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, 'must be an email address');
+  .superRefine((value, context) => {
+    try {
+      normalizeAddress(value);
+    } catch (error) {
+      if (!(error instanceof InvalidAddressError)) throw error;
+      context.addIssue({ code: 'custom', message: `must be an email address (${error.message})` });
+    }
+  });
 
 /** E.164, which is what SNS SMS subscriptions take. */
 const phoneNumber = z

@@ -235,6 +235,18 @@ describe('subscriptions', () => {
     ]);
     expect(badPhone.code).toBe(2);
     expect(badPhone.stderr).toContain('is not an E.164 phone number');
+    // As strict as SES email: no control character, quote or display name reaches SNS or a record.
+    for (const hostile of [
+      'a@e.com\u001b[2J',
+      '"x"@example.com',
+      'Kim <kim@example.com>',
+      'a@e.com\nBcc: c@evil.com',
+    ]) {
+      const refused = await sandbox.cli(['subscriptions', 'add', 'markets-desk', '--email', hostile]);
+      expect(refused.code, hostile).toBe(2);
+      expect(refused.stderr).toContain('--email: not a usable email address');
+      expect(refused.stderr).not.toContain('\u001b');
+    }
     expect(twoKinds.code).toBe(2);
     expect(twoKinds.stderr).toContain('give exactly one of');
     expect(plainHttp.code).toBe(2);

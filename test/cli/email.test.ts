@@ -57,6 +57,22 @@ describe('email add', () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('not a usable email address');
     expect(result.stderr).not.toContain('evil@example.net');
+
+    // In a list, it says which one, and adds none of them.
+    const batch = await sandbox.cli([
+      'email',
+      'add',
+      audienceId,
+      'a1@example.com',
+      'a2@example.com',
+      'a3 x@example.com',
+      'a4@example.com',
+    ]);
+    expect(batch.code).toBe(2);
+    expect(batch.stderr).toContain('address 3 of 4: not a usable email address');
+    expect(batch.stderr).toContain('nothing was added');
+    const listed = await sandbox.cli(['--json', 'email', 'list', audienceId]);
+    expect(listed.stdout).not.toContain('a1@');
   });
 });
 

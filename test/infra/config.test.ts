@@ -194,6 +194,13 @@ describe('validation', () => {
     expect(message).toMatch(/audiences\[2\]\.httpsEndpoints\[0\]\.url: must use https:\/\//);
     expect(message).toMatch(/audiences\[2\]\.audienceId: is declared twice/);
     expect(refusal({ audiences: [{ audienceId: 'x', phoneNumbers: ['010-1234-5678'] }] })).toMatch(/E\.164/);
+    // As strict as SES email: a quote, display name or control character never reaches SNS.
+    for (const hostile of ['"x"@example.com', 'Kim <kim@example.com>', 'a@e.com\u001b[2J']) {
+      expect(refusal({ audiences: [{ audienceId: 'x', emails: [hostile] }] }), hostile).toMatch(
+        /audiences\[0\]\.emails\[0\]: must be an email address \(not a usable email address/,
+      );
+      expect(refusal({ alarmEmail: hostile }), hostile).toMatch(/alarmEmail: must be an email address/);
+    }
   });
 
   it('refuses overrides of variables the stack manages or the function does not read', () => {
