@@ -266,7 +266,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     const failure = failureOf(error, setting);
     if (failure.exitCode === ExitCode.ok) return ExitCode.ok; // --help, --version
     // Loaded only when something failed: the happy path never pays for it.
-    const { jsonText, terminalText } = await import('./output.ts');
+    const { jsonText, safeText, terminalText } = await import('./output.ts');
     if (error instanceof CommanderError) {
       // commander's own message, escaped, and a hint (never the whole help; `news-alerts rules`
       // without a subcommand has printed the group's help already).
@@ -274,9 +274,11 @@ export async function main(argv: readonly string[]): Promise<number> {
         process.stderr.write(`${terminalText(withoutOptionValues(messages.text))}(add --help for usage)\n`);
       }
     } else {
-      // Messages quote items, files and flags: printed escaped, like everything else the CLI prints.
+      // Messages quote items, files and flags: printed escaped, like everything else the CLI prints,
+      // line breaks included (`\n`): each line is one line, so a quoted value cannot print a line
+      // of its own that reads like the CLI's.
       for (const line of describeFailure(error, setting)) {
-        process.stderr.write(`news-alerts: ${terminalText(line)}\n`);
+        process.stderr.write(`news-alerts: ${safeText(line)}\n`);
       }
       if (process.env[debugVariable] && error instanceof Error && error.stack) {
         process.stderr.write(`${terminalText(error.stack)}\n`);

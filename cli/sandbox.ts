@@ -493,8 +493,12 @@ async function waitUntilUp(
   while (Date.now() < deadline) {
     const code = exited();
     if (code !== null) {
-      const tail = readFileSync(logPath, 'utf8').split('\n').slice(-15).join('\n');
-      throw new OperationFailedError(`the sandbox process exited (code ${code}) before it was ready:\n${tail}`);
+      const tail = readFileSync(logPath, 'utf8').trimEnd().split('\n').slice(-15);
+      // The log's last lines as the error's own lines: a message is one line (cli/program.ts).
+      throw new OperationFailedError(
+        `the sandbox process exited (code ${code}) before it was ready; the end of its log (${logPath}):`,
+        { problems: tail },
+      );
     }
     const descriptor = readIfPresent(path);
     if (descriptor?.daemon?.pid === child.pid) {

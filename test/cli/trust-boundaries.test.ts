@@ -87,6 +87,13 @@ describe('terminal injection (item 8)', () => {
       expect((await storedAudience('hostile-desk'))?.notes).toBe(notes);
       expect(unknownId.code).toBe(3);
       expect(unknownId.stderr).toContain('audience no\\x1b[2Jsuch does not exist');
+
+      // A line break in a quoted value is printed as \n: it cannot make a line of its own that
+      // reads like one of the CLI's.
+      const forged = await sandbox.cli(['rules', 'show', 'x\nnews-alerts: rule x deleted OK']);
+      expect(forged.code).toBe(3);
+      expect(forged.stderr.split('\n').filter((line) => line.startsWith('news-alerts: rule x deleted'))).toEqual([]);
+      expect(forged.stderr).toContain('x\\nnews-alerts: rule x deleted OK');
     },
   );
 });
