@@ -71,7 +71,7 @@ function refuseNonAscii(key: string): void {
   const odd = key.search(/[^\x21-\x7e]/);
   if (odd === -1) return;
   throw new UsageError(
-    `the key has a character that is not printable ASCII (character ${odd + 1}), and an HTTP header cannot carry it; pipe the key exactly as the provider issued it, e.g. printf %s "$KEY" | ${newsAlerts()} api-key set`,
+    `the key has a space, control or non-ASCII character (character ${odd + 1}), and an HTTP header cannot carry it; pipe the key exactly as the provider issued it, e.g. printf %s "$KEY" | ${newsAlerts()} api-key set`,
   );
 }
 

@@ -455,7 +455,7 @@ export const maxWebhookUrlLength = 2_048;
 export function webhookUrlProblem(url: string): string | undefined {
   const odd = url.search(/[^\x21-\x7e]/);
   if (odd !== -1) {
-    return `has a character that is not printable ASCII (character ${odd + 1}); paste it exactly as the service shows it`;
+    return `has a space, control or non-ASCII character (character ${odd + 1}); paste it exactly as the service shows it`;
   }
   if (url.length > maxWebhookUrlLength) {
     return `is ${url.length} characters long, more than the ${maxWebhookUrlLength} a webhook URL can be; paste it again, exactly as the service shows it`;
@@ -473,8 +473,13 @@ const checkUsable = (check: ReturnType<typeof checkTargetUrl>): string | undefin
  * credential.
  */
 function subscriptionNamed(which: string): string {
-  if (/^(arn:aws[a-z-]*:sns:[A-Za-z0-9:_.-]+|[0-9a-f-]{8,64})$/i.test(which)) return which;
-  return `${maskUrl(which.trim())} (as given, masked)`;
+  const given = which.trim();
+  if (/^(arn:aws[a-z-]*:sns:[A-Za-z0-9:_.-]+|[0-9a-f-]{8,64})$/i.test(given)) return given;
+  // A URL's path and query may be its secret: the scheme and host only.
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(given)) return `${maskUrl(given)} (the URL given, masked)`;
+  // An email address or phone number, as typed at this terminal (printed escaped).
+  if (!given.includes('/')) return JSON.stringify(given);
+  return '(not shown: what was given is no id, ARN, address or URL, and may hold a secret)';
 }
 
 /**

@@ -69,7 +69,7 @@ describe('api-key', () => {
     expect(notUtf8.code).toBe(2);
     expect(notUtf8.stderr).toContain('the input on stdin is not UTF-8 text');
     expect(nonAscii.code).toBe(2);
-    expect(nonAscii.stderr).toContain('not printable ASCII (character 4)');
+    expect(nonAscii.stderr).toContain('space, control or non-ASCII character (character 4)');
     for (const refused of [notUtf8, nonAscii]) expect(refused.stderr).not.toMatch(/SECRETBIN|key-42|\\x|0xFF/i);
     expect(await storedKey()).toBe(before);
   });

@@ -323,6 +323,15 @@ describe('subscriptions', () => {
     expect(after.map((row) => row.protocol).sort()).toEqual(['https', 'sqs']);
     const gone = await sandbox.cli(['subscriptions', 'remove', 'markets-desk', 'desk@example.com', '--yes']);
     expect(gone.code).toBe(3);
+    // The message names what was given: an address as typed, a URL masked, nothing that may be a secret.
+    expect(gone.stderr).toContain('audience markets-desk has no subscription "desk@example.com"');
+    const [url, odd] = await Promise.all([
+      sandbox.cli(['subscriptions', 'remove', 'markets-desk', 'https://127.0.0.1:9/in/t0ken-s3cret', '--yes']),
+      sandbox.cli(['subscriptions', 'remove', 'markets-desk', 'x/t0ken-s3cret', '--yes']),
+    ]);
+    expect(url.stderr).toContain('no subscription https://127.0.0.1:9/… (the URL given, masked)');
+    expect(odd.stderr).toContain('no subscription (not shown:');
+    for (const result of [url, odd]) expect(result.stderr).not.toContain('t0ken-s3cret');
 
     // moto confirms every subscription at once, so nothing is pending there.
     const pending = await sandbox.cli(['subscriptions', 'pending']);

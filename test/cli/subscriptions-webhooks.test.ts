@@ -49,7 +49,7 @@ describe('webhook URLs ops type or paste', () => {
       ),
     );
     expect(results.map((result) => result.code)).toEqual([2, 2]);
-    expect(results[0]?.stderr).toContain('not printable ASCII (character');
+    expect(results[0]?.stderr).toContain('space, control or non-ASCII character (character');
     expect(results[1]?.stderr).toContain('more than the 2048 a webhook URL can be');
     for (const result of results) expect(result.stdout + result.stderr).not.toContain('HiDdEn');
     expect(await endpointsOf('markets-desk')).toEqual(before);
@@ -178,7 +178,7 @@ describe('migrate-webhooks with values the relay could not use', () => {
       'mig-good': 'moved',
       'mig-plain': expect.stringMatching(/^not moved: the URL /),
       'mig-junk': expect.stringMatching(/^not moved: the URL /),
-      'mig-escape': expect.stringMatching(/^not moved: the URL has a character that is not printable ASCII/),
+      'mig-escape': expect.stringMatching(/^not moved: the URL has a space, control or non-ASCII character/),
     });
     expect(await stored('mig-good')).toBe(values['mig-good']);
     for (const audienceId of ['mig-plain', 'mig-junk', 'mig-escape']) expect(await stored(audienceId)).toBeUndefined();

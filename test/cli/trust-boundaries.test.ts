@@ -171,7 +171,7 @@ describe('internal targets (item 9)', () => {
       expect(latin1.code).toBe(2);
       expect(latin1.stderr).toContain('the input on stdin is not UTF-8 text');
       expect(accented.code).toBe(2);
-      expect(accented.stderr).toContain('not printable ASCII (character 42)');
+      expect(accented.stderr).toContain('space, control or non-ASCII character (character 42)');
       for (const result of [latin1, accented]) expect(result.stdout + result.stderr).not.toContain('s3cr3t');
       expect(slackEquals.stderr).toContain("'--slack-webhook=…'");
 
