@@ -279,7 +279,9 @@ async function showLedgerStates(
   // up as given, and answered "never delivered" for an article that was sent.
   const keys = articleKeys.map(ledgerKeyOf);
   for (const [index, key] of keys.entries()) {
-    if (key !== articleKeys[index]) context.output.note(`read ${articleKeys[index]} as the article key ${key}`);
+    if (key !== articleKeys[index]) {
+      context.output.note(`read ${JSON.stringify(articleKeys[index])} as the article key ${JSON.stringify(key)}`);
+    }
   }
   const states = await readLedgerStates(stateStoreOf(context, target), audienceId, keys);
   context.output.result({ target: target.label, audienceId, articles: states }, () => {

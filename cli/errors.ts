@@ -69,6 +69,12 @@ export interface Problem {
    * error whose problems are all conflicts is a conflict (exit 1), not a usage error.
    */
   readonly kind?: 'conflict';
+  /**
+   * Lines shown under the problem on a terminal, as they are (no `news-alerts:` in front), already
+   * escaped by their maker: a query with a caret under a column. Not in `--json`. A message itself
+   * is one line: any line break in it is data, and is printed escaped.
+   */
+  readonly detail?: readonly string[];
 }
 
 /** A problem as commands give it: a line of text, or its structured form. */
@@ -353,10 +359,27 @@ export function exitCodeOf(error: unknown): number {
   return failureOf(error).exitCode;
 }
 
-/** One or more lines describing a failure for stderr, without stack traces (those are for NEWS_ALERTS_DEBUG). */
-export function describeFailure(error: unknown, setting: FailureSetting = {}): string[] {
+/** A line of a failure for stderr; `detail` lines belong to the problem above them ({@link Problem.detail}). */
+export interface FailureLine {
+  readonly text: string;
+  readonly detail?: true;
+}
+
+/** The lines describing a failure for stderr, without stack traces (those are for NEWS_ALERTS_DEBUG). */
+export function failureLines(error: unknown, setting: FailureSetting = {}): FailureLine[] {
   const failure = failureOf(error, setting);
-  return [failure.message, ...failure.problems.map((problem) => `  ${problemText(problem)}`)];
+  return [
+    { text: failure.message },
+    ...failure.problems.flatMap((problem) => [
+      { text: `  ${problemText(problem)}` },
+      ...(problem.detail ?? []).map((text) => ({ text, detail: true as const })),
+    ]),
+  ];
+}
+
+/** One or more lines describing a failure for stderr ({@link failureLines} as text). */
+export function describeFailure(error: unknown, setting: FailureSetting = {}): string[] {
+  return failureLines(error, setting).map((line) => line.text);
 }
 
 /** The `--json` document of a failure: `{ ok: false, error: { code, message }, problems }`. */
@@ -368,6 +391,6 @@ export function failureDocument(failure: Failure): {
   return {
     ok: false,
     error: { code: failure.code, message: failure.message },
-    problems: failure.problems.map((problem) => ({ ...problem })),
+    problems: failure.problems.map(({ detail: _detail, ...problem }) => problem),
   };
 }

@@ -19,10 +19,10 @@ import {
 } from './cli-config.ts';
 import { type CommandGroup, commandGroups, groupNamed } from './commands.ts';
 import {
-  describeFailure,
   ExitCode,
   exitCodeHelp,
   failureDocument,
+  failureLines,
   failureOf,
   UsageError,
   withoutOptionValues,
@@ -271,14 +271,16 @@ export async function main(argv: readonly string[]): Promise<number> {
       // commander's own message, escaped, and a hint (never the whole help; `news-alerts rules`
       // without a subcommand has printed the group's help already).
       if (messages.text !== '') {
-        process.stderr.write(`${terminalText(withoutOptionValues(messages.text))}(add --help for usage)\n`);
+        // Its own lines stay lines; a line break inside a value it quotes ('…') is data: shown as \n.
+        const text = withoutOptionValues(messages.text).replace(/'[^']*'/g, (quoted) => safeText(quoted));
+        process.stderr.write(`${terminalText(text)}(add --help for usage)\n`);
       }
     } else {
       // Messages quote items, files and flags: printed escaped, like everything else the CLI prints,
       // line breaks included (`\n`): each line is one line, so a quoted value cannot print a line
       // of its own that reads like the CLI's.
-      for (const line of describeFailure(error, setting)) {
-        process.stderr.write(`news-alerts: ${safeText(line)}\n`);
+      for (const line of failureLines(error, setting)) {
+        process.stderr.write(line.detail ? `${safeText(line.text)}\n` : `news-alerts: ${safeText(line.text)}\n`);
       }
       if (process.env[debugVariable] && error instanceof Error && error.stack) {
         process.stderr.write(`${terminalText(error.stack)}\n`);

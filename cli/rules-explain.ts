@@ -100,9 +100,9 @@ export function querySyntaxProblem(
   error: QuerySyntaxError,
   caret: boolean,
 ): QueryProblem {
-  const message = `${where}query: ${error.message}`;
   return {
-    message: caret ? [message, ...caretLines(query, error.column)].join('\n') : message,
+    message: `${where}query: ${error.message}`,
+    ...(caret ? { detail: caretLines(query, error.column) } : {}),
     column: error.column,
     expected: error.expected,
   };

@@ -119,7 +119,7 @@ describe('deliveries --article (the delivery ledger)', () => {
     expect(byProviderId.json<LedgerJson>().articles.map((entry) => [entry.articleKey, entry.kind])).toEqual([
       ['id:lead-1', 'sent'],
     ]);
-    expect(byProviderId.stderr).toContain('read lead-1 as the article key id:lead-1');
+    expect(byProviderId.stderr).toContain('read "lead-1" as the article key "id:lead-1"');
   });
 
   it('a copy whose lead was marked but not delivered yet says so', async () => {

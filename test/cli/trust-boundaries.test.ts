@@ -94,6 +94,10 @@ describe('terminal injection (item 8)', () => {
       expect(forged.code).toBe(3);
       expect(forged.stderr.split('\n').filter((line) => line.startsWith('news-alerts: rule x deleted'))).toEqual([]);
       expect(forged.stderr).toContain('x\\nnews-alerts: rule x deleted OK');
+      // commander's own messages quote what it was given ('…'): the same there.
+      const command = await sandbox.cli(['x\nnews-alerts: rule x deleted OK']);
+      expect(command.code).toBe(2);
+      expect(command.stderr.split('\n').filter((line) => line.startsWith('news-alerts: rule x deleted'))).toEqual([]);
     },
   );
 });
