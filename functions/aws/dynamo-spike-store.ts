@@ -68,7 +68,6 @@ const Sample = z.object({
   title: z.string(),
   url: z.string(),
   outlet: z.optional(z.string()),
-  copies: z.optional(int),
 });
 const Episode = z.object({
   id: z.string(),

@@ -209,13 +209,13 @@ describe('spike alerts across crashes and re-reads', () => {
     const detector = new SpikeDetector(model, PRESETS.fewer, emptyDetectorState(current - counts.length));
     for (const count of counts) detector.step(count);
     const stored = (await spikes.read(['alpha'])).get('alpha');
-    // An open bucket's headlines keep their copies: which stories a full bucket keeps to name.
+    // An open bucket's stories, headlines and outlets (what an alert names) come back as written.
     const open = [
       {
         bucket: current,
         stories: ['s1', 's2'],
         samples: [
-          { storyId: 's1', title: 'One', url: 'https://news.example.com/1', outlet: 'Wire', copies: 3 },
+          { storyId: 's1', title: 'One', url: 'https://news.example.com/1', outlet: 'Wire' },
           { storyId: 's2', title: 'Two', url: 'https://news.example.com/2' },
         ],
         outlets: ['Wire'],

@@ -53,6 +53,29 @@ describe('counting stories per hour', () => {
     );
   });
 
+  it('a run that reads the same articles again changes nothing: stories, headlines, outlets', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ story: fc.integer({ min: 0, max: 60 }), outlet: fc.integer({ min: 0, max: 9 }) }), {
+          minLength: 1,
+          maxLength: 150,
+        }),
+        (reads) => {
+          // Copies of a story: the same story id from several outlets, each an article of its own.
+          const batch = reads.map(({ story, outlet }, i) => ({
+            ...sighting(`s${story}`, start + (i % 50) * 1000),
+            url: `https://news.example.com/${story}/${outlet}`,
+            outlet: `Outlet ${outlet}`,
+          }));
+          const first = countStories(newSpikeRecord('r', 'a', 'balanced', start - HOUR), batch, start + 50 * 60_000);
+          const again = countStories(first.record, batch, start + 55 * 60_000);
+          expect(again.counted).toBe(0);
+          expect(again.record).toEqual(first.record);
+        },
+      ),
+    );
+  });
+
   it('evaluates an hour with its distinct stories, and a re-read after that changes nothing', () => {
     let record = newSpikeRecord('r', 'a', 'balanced', start - 2 * HOUR);
     const stories = ['a', 'b', 'c', 'a', 'b'].map((id, i) => sighting(id, start + i * 60_000));

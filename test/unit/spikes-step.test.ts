@@ -50,13 +50,13 @@ describe('spike alerts in a run', () => {
     const next = headlines(7);
     const runAt = at + 50 * 60_000;
     const minute = (i: number) => runAt - 55 * 60_000 + i * 30_000;
-    // 40 stories from eight outlets fill the hour's headlines first; then 25 stories from one
-    // outlet, and one story that twelve outlets carry, neither of them among the first 40.
-    const early = Array.from({ length: 40 }, (_, i) => spikeArticle(`early${i}`, next(), minute(i), `M00${i % 8}`));
-    const late = Array.from({ length: 25 }, (_, i) => spikeArticle(`late${i}`, next(), minute(40 + i), 'M777'));
+    // 30 stories from eight outlets first; then one story that twelve outlets carry (the 31st),
+    // and 25 stories from one outlet, most of them past the 40 the hour keeps headlines of.
+    const early = Array.from({ length: 30 }, (_, i) => spikeArticle(`early${i}`, next(), minute(i), `M00${i % 8}`));
     const wire = 'Hanbit Semiconductor to build $12 billion memory chip plant in Yongin, creating 3,000 jobs';
-    const copies = Array.from({ length: 12 }, (_, i) => spikeArticle(`wire${i}`, wire, minute(66 + i), `W${i}`));
-    await world.run(runAt, [...early, ...late, ...copies]);
+    const copies = Array.from({ length: 12 }, (_, i) => spikeArticle(`wire${i}`, wire, minute(30 + i), `W${i}`));
+    const late = Array.from({ length: 25 }, (_, i) => spikeArticle(`late${i}`, next(), minute(42 + i), 'M777'));
+    await world.run(runAt, [...early, ...copies, ...late]);
     at += HOUR;
     await world.run(at + 50 * 60_000, []);
     const alert = world.spikes.records.get('chips')?.alert;

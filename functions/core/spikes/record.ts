@@ -52,12 +52,6 @@ export interface StorySample {
   readonly url: string;
   /** Outlet name of the first copy the rule saw. */
   readonly outlet?: string | undefined;
-  /**
-   * Copies of the story the rule saw in the bucket (absent: 1). It decides which headlines a full
-   * bucket keeps: a story seen twice takes the place of one seen once, so the stories the alert
-   * can name are not simply the first ones counted. Never a count shown (the story index's is).
-   */
-  readonly copies?: number | undefined;
 }
 
 /** A bucket that can still change: its stories so far, some of them with headline and link. */
@@ -221,9 +215,8 @@ export function countStories(record: SpikeRecord, sightings: readonly StorySight
         ? [...open.outlets, outlet]
         : open.outlets;
     if (set.has(sighting.storyId)) {
-      const samples = withCopy(open.samples, sighting, outlet);
-      if (outlets !== open.outlets || samples !== open.samples) {
-        open = { ...open, outlets, samples };
+      if (outlets !== open.outlets) {
+        open = { ...open, outlets };
         buckets.set(bucket, open);
         changed.add(bucket);
       }
@@ -247,29 +240,6 @@ export function countStories(record: SpikeRecord, sightings: readonly StorySight
   const open = [...buckets.values()].sort((a, b) => a.bucket - b.bucket);
   const detector = amendLastEvaluated(record, open);
   return { record: { ...record, open, detector, outletCounts: amendOutlets(record, open) }, counted, late, saturated };
-}
-
-/**
- * A bucket's samples after another copy of a story it counted: the sample's copies go up (not for
- * the sampled article itself, read again by an overlapping window); a story without a sample takes
- * the place of the first story seen only once, when the bucket's samples are full. Unchanged (the
- * same array) when nothing changes.
- */
-function withCopy(samples: readonly StorySample[], sighting: StorySighting, outlet: string | undefined) {
-  const index = samples.findIndex((sample) => sample.storyId === sighting.storyId);
-  if (index >= 0) {
-    const sample = samples[index] as StorySample;
-    if (sample.url === sighting.url) return samples;
-    const next = [...samples];
-    next[index] = { ...sample, copies: (sample.copies ?? 1) + 1 };
-    return next;
-  }
-  if (samples.length < MAX_BUCKET_SAMPLES || sighting.url.length > MAX_SAMPLE_URL) return samples;
-  const once = samples.findIndex((sample) => (sample.copies ?? 1) < 2);
-  if (once < 0) return samples;
-  const next = [...samples];
-  next[once] = { ...sampleOf(sighting, outlet), copies: 2 };
-  return next;
 }
 
 function sampleOf(sighting: StorySighting, outlet: string | undefined): StorySample {
@@ -417,7 +387,8 @@ export const MAX_RANKED_STORIES = 1000;
  */
 function storiesOf(record: SpikeRecord, episode: OpenEpisode): string[] {
   const ids = new Set<string>();
-  for (const open of record.open) {
+  // Newest first: when the cap cuts, it cuts the hours before the one the episode opened on.
+  for (const open of [...record.open].sort((a, b) => b.bucket - a.bucket)) {
     if (open.bucket < episode.since || open.bucket > episode.openedAt) continue;
     for (const sample of open.samples) ids.add(sample.storyId);
     for (const storyId of open.stories) ids.add(storyId);
@@ -452,7 +423,8 @@ function alertFacts(
 ): EpisodeAlert {
   const samples: StorySample[] = [];
   const outlets = new Set<string>();
-  for (const open of record.open) {
+  // Newest first: the hour the episode opened on leads, then the hours of its span before it.
+  for (const open of [...record.open].sort((a, b) => b.bucket - a.bucket)) {
     if (open.bucket < episode.since || open.bucket > episode.openedAt) continue;
     samples.push(...open.samples);
     for (const outlet of open.outlets) outlets.add(outlet);
@@ -468,12 +440,9 @@ function alertFacts(
     bucketCount: verdict.count,
     bucketExpected: Math.round(verdict.expected * 100) / 100,
     outletCount: outlets.size,
-    // Every sampled story is a candidate, most copies first; ranked by outlets once the story index
-    // is asked (spike step), and cut to MAX_TOP_STORIES there. Until then the rule's own copies.
-    topStories: [...samples]
-      .sort((a, b) => (b.copies ?? 1) - (a.copies ?? 1))
-      .slice(0, MAX_RANKED_SAMPLES)
-      .map(({ copies, ...sample }) => ({ ...sample, outlets: copies ?? 1 })),
+    // Every sampled story is a candidate (the opening bucket's first); ranked by outlets once the
+    // story index is asked (spike step), and cut to MAX_TOP_STORIES there.
+    topStories: samples.slice(0, MAX_RANKED_SAMPLES).map((sample) => ({ ...sample, outlets: 1 })),
     topOutlets: [],
     stage: 'spike',
     storiesSoFar: episode.observed,
@@ -503,7 +472,7 @@ export function rankAlert(
     const known = outletsOf.get(story.storyId);
     return { ...story, outlets: Math.max(1, known?.outletCount ?? story.outlets) };
   });
-  // Stable: equal outlet counts keep the candidates' order (most copies first).
+  // Stable: equal outlet counts keep the candidates' order (the opening hour's first).
   stories.sort((a, b) => b.outlets - a.outlets);
   const sampled = new Map(alert.topStories.map((story) => [story.storyId, story.outlet]));
   const tally = new Map<string, number>();

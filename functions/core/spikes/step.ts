@@ -361,7 +361,17 @@ export class SpikeStep {
     const { stories } = this.#options;
     const storyIds = [...new Set([...alert.topStories.map((story) => story.storyId), ...episodeStories])];
     if (stories === undefined || storyIds.length === 0) return rankAlert(alert, new Map(), storyIds);
-    return rankAlert(alert, await stories.readStories(storyIds), storyIds);
+    try {
+      return rankAlert(alert, await stories.readStories(storyIds), storyIds);
+    } catch (error) {
+      // The ranking only orders what the alert shows: a throttled read leaves the sampled stories
+      // and outlets unranked rather than failing the spike step (the alert goes out either way).
+      this.#options.log.warn('spike alert stories could not be ranked by outlets; sent unranked', {
+        episodeId: alert.episodeId,
+        error: error instanceof Error ? error.name : 'error',
+      });
+      return rankAlert(alert, new Map(), storyIds);
+    }
   }
 
   async #lastHeartbeat(): Promise<SpikeHeartbeat | undefined> {
