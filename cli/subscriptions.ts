@@ -184,12 +184,29 @@ interface AddOptions {
   allowInternalTarget?: boolean;
 }
 
+/**
+ * `--email` as SNS gets it: as strict as SES email (email add), plain ASCII addresses only, so no
+ * control character, quote or second recipient reaches SNS, the records or a terminal.
+ * @throws UsageError saying what is wrong, without repeating the value
+ */
+function emailAddressOf(value: string): string {
+  try {
+    return normalizeAddress(value);
+  } catch (error) {
+    if (!(error instanceof InvalidAddressError)) throw error;
+    throw new UsageError(`--email: ${error.message}`, [], { cause: error });
+  }
+}
+
 async function addSubscription(context: CommandContext, args: readonly unknown[], given: AddOptions): Promise<void> {
   const [audienceId, extra] = args as [string, string | undefined];
   // `--https -`: the URL from stdin or a hidden prompt, kept out of the process list and shell
   // history (a webhook URL that carries a token is a credential), as --slack-webhook reads its URL.
-  const options =
+  const read =
     given.https === '-' ? { ...given, https: await context.readSecret('HTTPS endpoint URL (input hidden): ') } : given;
+  // The address as SES email keeps it (normalizeAddress: trimmed, the domain lower-cased) is what
+  // SNS, the record and the terminal get: a line break or invisible character around it never does.
+  const options = read.email === undefined ? read : { ...read, email: emailAddressOf(read.email) };
   if (options.https === '') throw new UsageError('--https -: no URL given: pipe it on stdin or type it at the prompt');
   if (extra !== undefined) {
     // Not quoted: it may well be the webhook URL, a bearer credential for the channel.
@@ -218,16 +235,6 @@ async function addSubscription(context: CommandContext, args: readonly unknown[]
     throw new UsageError(
       `--sqs: "${options.sqs}" is not an SQS queue ARN such as arn:aws:sqs:us-east-1:123456789012:news-alerts-reader`,
     );
-  }
-  // As strict as SES email (email add): plain ASCII addresses only, so no control character, quote
-  // or second recipient reaches SNS, the records or a terminal. The value is not repeated.
-  if (options.email !== undefined) {
-    try {
-      normalizeAddress(options.email);
-    } catch (error) {
-      if (!(error instanceof InvalidAddressError)) throw error;
-      throw new UsageError(`--email: ${error.message}`, [], { cause: error });
-    }
   }
   if (options.sms !== undefined && !phonePattern.test(options.sms)) {
     throw new UsageError(`--sms: "${options.sms}" is not an E.164 phone number such as +821012345678`);

@@ -247,6 +247,23 @@ describe('subscriptions', () => {
       expect(refused.stderr).toContain('--email: not a usable email address');
       expect(refused.stderr).not.toContain('\u001b');
     }
+    // What surrounds an address (a line break, a byte-order mark, spaces) does not reach SNS: the
+    // address is subscribed as SES email keeps it, the domain lower-cased.
+    const padded = await sandbox.cli([
+      '--json',
+      'subscriptions',
+      'add',
+      'markets-desk',
+      '--email',
+      '\ufeff Pad@Example.COM\u2028\n',
+    ]);
+    expect(padded.code, padded.stderr).toBe(0);
+    const endpoints = (await sandbox.cli(['--json', 'subscriptions', 'list', 'markets-desk']))
+      .json<{ endpoint: string }[]>()
+      .map((row) => row.endpoint);
+    expect(endpoints).toContain('Pad@example.com');
+    expect(endpoints.filter((endpoint) => /pad@/i.test(endpoint))).toEqual(['Pad@example.com']);
+    expect((await sandbox.cli(['subscriptions', 'remove', 'markets-desk', 'Pad@example.com', '--yes'])).code).toBe(0);
     expect(twoKinds.code).toBe(2);
     expect(twoKinds.stderr).toContain('give exactly one of');
     expect(plainHttp.code).toBe(2);
