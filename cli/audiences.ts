@@ -975,9 +975,12 @@ async function deleteAudience(
   // nobody but a restore: DynamoDB's TTL deletes it after DELETED_AUDIENCE_RECORD_DAYS, unless a
   // repair subscribes them again first.
   let recordsExpiring = 0;
+  let recordsExpireAt: string | undefined;
   if (options.deleteTopic === true) {
     try {
-      recordsExpiring = await subscriberRecordsOf(target).expireAudience(audienceId, audit.now);
+      const expiring = await subscriberRecordsOf(target).expireAudience(audienceId, audit.now);
+      recordsExpiring = expiring.records;
+      recordsExpireAt = new Date(expiring.expiresAt * 1000).toISOString();
     } catch (error) {
       context.output.warn(
         `audience ${audienceId}: its subscriber records could not be marked to expire (${error instanceof Error ? error.name : 'error'}); they stay in the state table (partition subscribers#${audienceId}) until deleted by hand`,
@@ -1003,7 +1006,7 @@ async function deleteAudience(
   else if (topicArn) context.output.note(`kept topic ${topicArn} and its subscriptions (--delete-topic removes them)`);
   if (recordsExpiring > 0) {
     context.output.note(
-      `kept the record of its ${recordsExpiring} subscriber(s) for ${DELETED_AUDIENCE_RECORD_DAYS} days, then it is deleted: to undo, 'audiences put --file' this document, then '${newsAlerts()} audiences repair ${audienceId}' subscribes them again`,
+      `kept the record of its ${recordsExpiring} subscriber(s) for ${DELETED_AUDIENCE_RECORD_DAYS} days (until ${recordsExpireAt}), then it is deleted: to undo, 'audiences put --file' this document, then '${newsAlerts()} audiences repair ${audienceId}' subscribes them again`,
     );
   }
   if (webhookRemoved) {
@@ -1025,6 +1028,8 @@ async function deleteAudience(
       topicDeleted: options.deleteTopic === true,
       webhookRemoved,
       endpointsRemoved,
+      subscriberRecordsExpiring: recordsExpiring,
+      ...(recordsExpireAt === undefined ? {} : { subscriberRecordsExpireAt: recordsExpireAt }),
       ...restore,
     },
     () => {

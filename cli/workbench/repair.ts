@@ -95,7 +95,10 @@ export async function repairAudience(
       return `${protocol}|${endpointDigest(endpoint)}`;
     }),
   );
-  const records = await subscriberRecordsOf(target).list(audienceId);
+  // A record past its expiry (its audience deleted with its topic 30 days ago) is gone, though
+  // DynamoDB's TTL may not have deleted it yet: it is not subscribed again.
+  const recorded = subscriberRecordsOf(target);
+  const records = await recorded.list(audienceId, Date.now());
   const subscriptions: RepairedSubscription[] = [];
   const notRestored: string[] = [];
   for (const record of records) {
@@ -110,6 +113,8 @@ export async function repairAudience(
           : displayEndpoint({ Protocol: record.protocol, Endpoint: record.endpoint });
     if (have.has(`${record.protocol}|${record.endpointRef ?? endpointDigest(record.endpoint)}`)) {
       subscriptions.push({ protocol: record.protocol, endpoint, result: 'present', detail: 'subscribed' });
+      // Subscribed: kept while it is (a record of an audience deleted with its topic had an expiry).
+      if (options.apply && record.expiresAt !== undefined) await recorded.keep(record);
       continue;
     }
     // The URL of an HTTPS endpoint, from the endpoint store; read only to subscribe it, never shown.
@@ -184,15 +189,14 @@ export async function repairAudience(
       }
     }
     subscriptions.push({ protocol: record.protocol, endpoint, result: 'restored', detail });
+    // Subscribed again: kept while it is. One not restored keeps its expiry.
+    if (record.expiresAt !== undefined) await recorded.keep(record);
   }
   if (!exists) {
     notRestored.push(
       'subscriptions made outside the CLI and the console (the AWS console, aws sns subscribe) were deleted with the topic and are not known: add them again',
     );
   }
-  // Subscribed again: an audience deleted with its topic had its records marked to expire; the
-  // records are what the next repair reads, so they are kept again.
-  if (options.apply) await subscriberRecordsOf(target).keepAudience(audienceId);
   if (options.apply && target.kind === 'local') {
     await ensureAuditQueues(target, { only: [audienceId], onFailure: (_id, error) => options.warn(String(error)) });
   }

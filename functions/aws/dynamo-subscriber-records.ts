@@ -6,7 +6,8 @@
  * when. Removed with `subscriptions remove`. No TTL while subscribed; when `audiences delete
  * --delete-topic` ends every subscription, the audience's records are kept
  * {@link DELETED_AUDIENCE_RECORD_DAYS} days for a restore ({@link expireAudience}), then
- * DynamoDB's TTL deletes them, unless a repair subscribes them again first ({@link keepAudience}).
+ * DynamoDB's TTL deletes them, unless a repair subscribes them again first ({@link keep}); one
+ * past its expiry is no longer listed.
  *
  * The endpoint is an email address, a phone number or a queue ARN. Not a URL: an HTTPS endpoint
  * is a webhook URL, a credential, and no table holds one in plaintext. Its record keeps the
@@ -70,6 +71,12 @@ const digestPattern = /^[0-9a-f]{32}$/;
 const sortKey = (protocol: RecordedProtocol, endpoint: string | undefined): string =>
   `${protocol}#${endpointDigest(endpoint)}`;
 
+/** A record's sort key: by its endpoint's digest, or the reference an HTTPS record keeps. */
+const recordSortKey = (record: Pick<SubscriberRecord, 'protocol' | 'endpoint' | 'endpointRef'>): string =>
+  record.endpointRef === undefined
+    ? sortKey(record.protocol, record.endpoint)
+    : `${record.protocol}#${record.endpointRef}`;
+
 const protocols: readonly string[] = ['email', 'sms', 'https', 'sqs', 'slack'];
 
 export interface DynamoSubscriberRecordsOptions {
@@ -101,10 +108,7 @@ export class DynamoSubscriberRecords {
         TableName: this.#table,
         Item: {
           pk: partition(record.audienceId),
-          sk:
-            record.endpointRef === undefined
-              ? sortKey(record.protocol, record.endpoint)
-              : `${record.protocol}#${record.endpointRef}`,
+          sk: recordSortKey(record),
           audienceId: record.audienceId,
           protocol: record.protocol,
           ...(record.endpoint === undefined ? {} : { endpoint: record.endpoint }),
@@ -175,21 +179,34 @@ export class DynamoSubscriberRecords {
   /**
    * Marks every record of an audience whose topic (and so every subscription) was deleted to be
    * deleted by DynamoDB's TTL {@link DELETED_AUDIENCE_RECORD_DAYS} days after `now`; returns how
-   * many. A record removed meanwhile is not written again.
+   * many, and when (epoch seconds). A record removed meanwhile is not written again.
    */
-  async expireAudience(audienceId: string, now: number): Promise<number> {
+  async expireAudience(audienceId: string, now: number): Promise<{ records: number; expiresAt: number }> {
     const expiresAt = Math.floor(now / 1000) + DELETED_AUDIENCE_RECORD_DAYS * 86_400;
-    return await this.#updateAll(audienceId, () => true, {
+    const records = await this.#updateAll(audienceId, () => true, {
       UpdateExpression: 'SET expiresAt = :expiresAt',
       ExpressionAttributeValues: { ':expiresAt': expiresAt },
     });
+    return { records, expiresAt };
   }
 
-  /** Keeps an audience's records again (a repair subscribed it again): their deletion is called off. */
-  async keepAudience(audienceId: string): Promise<number> {
-    return await this.#updateAll(audienceId, (item) => item.expiresAt !== undefined, {
-      UpdateExpression: 'REMOVE expiresAt',
-    });
+  /**
+   * Keeps a record again (a repair subscribed it again, or found it subscribed): its deletion is
+   * called off. Nothing when it was removed meanwhile.
+   */
+  async keep(record: SubscriberRecord): Promise<void> {
+    try {
+      await this.#documents.send(
+        new UpdateCommand({
+          TableName: this.#table,
+          Key: { pk: partition(record.audienceId), sk: recordSortKey(record) },
+          UpdateExpression: 'REMOVE expiresAt',
+          ConditionExpression: 'attribute_exists(pk)',
+        }),
+      );
+    } catch (error) {
+      if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
+    }
   }
 
   /** One conditional update per record of the partition that `which` picks, eight at a time. */
@@ -226,12 +243,17 @@ export class DynamoSubscriberRecords {
     return updated;
   }
 
-  /** Every recorded subscription of an audience. */
-  async list(audienceId: string): Promise<SubscriberRecord[]> {
+  /**
+   * Every recorded subscription of an audience. With `now`, a record past its expiry is left out:
+   * it is deleted as far as anyone is concerned, though DynamoDB's TTL may take a day or two more.
+   */
+  async list(audienceId: string, now?: number): Promise<SubscriberRecord[]> {
     const records: SubscriberRecord[] = [];
     for await (const item of partitionItems(this.#documents, this.#table, partition(audienceId))) {
       const record = recordOf(item, audienceId);
-      if (record !== undefined) records.push(record);
+      if (record === undefined) continue;
+      if (now !== undefined && record.expiresAt !== undefined && record.expiresAt * 1000 <= now) continue;
+      records.push(record);
     }
     return records;
   }
