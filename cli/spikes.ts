@@ -110,9 +110,21 @@ function writeResults(files: readonly ResultsFile[]): void {
       },
     );
   }
-  files.forEach((entry, index) => {
-    renameSync(written[index] as string, entry.file);
-  });
+  let renamed = 0;
+  try {
+    for (const [index, entry] of files.entries()) {
+      renameSync(written[index] as string, entry.file);
+      renamed += 1;
+    }
+  } catch (error) {
+    for (const temporary of written.slice(renamed)) rmSync(temporary, { force: true });
+    const done = files.slice(0, renamed).map((entry) => entry.file);
+    throw new UsageError(
+      `cannot put the results at ${files[renamed]?.file ?? ''}: ${(error as Error).message}; ${done.length > 0 ? `written: ${done.join(', ')}; ` : ''}the others were not written`,
+      [],
+      { cause: error },
+    );
+  }
 }
 
 /** Checks the directory `--preset all` writes into; a CSV name or a file in the way is the user's to fix. */

@@ -481,7 +481,12 @@ const checkUsable = (check: ReturnType<typeof checkTargetUrl>): string | undefin
  */
 function subscriptionNamed(which: string): string {
   const given = which.trim();
-  if (/^(arn:aws[a-z-]*:sns:[A-Za-z0-9:_.-]+|[0-9a-f-]{8,64})$/i.test(given)) return given;
+  // An ARN, or a subscription id as `subscriptions list` shows it (a UUID): nothing secret.
+  if (
+    /^(arn:aws[a-z-]*:sns:[A-Za-z0-9:_.-]+|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i.test(given)
+  ) {
+    return given;
+  }
   // A URL's path and query may be its secret: the scheme and host only.
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(given)) return `${maskUrl(given)} (the URL given, masked)`;
   // An email address or phone number, as typed at this terminal (printed escaped).

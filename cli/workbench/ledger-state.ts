@@ -180,10 +180,6 @@ export function ledgerState(
   };
 }
 
-/**
- * Reads what the ledger holds for `articleKeys` of one audience: the keys' entries, then the story
- * markers of collapsed copies, then their leads' entries (three strongly consistent reads).
- */
 /** The kinds of key the delivery ledger holds: articles (`id:`, `url:`) and its own entries. */
 const LEDGER_KEY = /^(?:id|url|story|update|digest|spike):/;
 
@@ -196,6 +192,10 @@ export function ledgerKeyOf(given: string): string {
   return LEDGER_KEY.test(given) ? given : `id:${given}`;
 }
 
+/**
+ * Reads what the ledger holds for `articleKeys` of one audience: the keys' entries, then the story
+ * markers of collapsed copies, then their leads' entries (three strongly consistent reads).
+ */
 export async function readLedgerStates(
   state: {
     readDeliveries(keys: readonly { audienceId: string; articleKey: string }[]): Promise<Map<string, DeliveryRecord>>;

@@ -709,7 +709,7 @@ export class NewsLookupClient implements NewsSource {
     const odd = key.search(/[^\x20-\x7e]/);
     if (odd !== -1) {
       throw new ConfigError(
-        `the news API key read from Secrets Manager has a space, control or non-ASCII character (character ${odd + 1}), which an HTTP header cannot carry; store the key exactly as the provider issued it ('news-alerts api-key set' reads it from standard input)`,
+        `the news API key read from Secrets Manager has a control or non-ASCII character (character ${odd + 1}), which an HTTP header cannot carry; store the key exactly as the provider issued it ('news-alerts api-key set' reads it from standard input)`,
       );
     }
     this.#knownKeys.add(raw);

@@ -396,7 +396,7 @@ describe('NewsLookupClient retries and messages', () => {
       const { agent, requests } = provider(() => ({ status: 200, body: { articles: [] } }));
       const error = await failure(client(agent, {}, { key }).instance.pages(range));
       expect(error).toBeInstanceOf(ConfigError);
-      expect(error.message).toContain('space, control or non-ASCII character');
+      expect(error.message).toContain('a control or non-ASCII character');
       expect(error.message).not.toContain(key.trim());
       expect(requests).toHaveLength(0);
     }
