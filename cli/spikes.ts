@@ -18,7 +18,7 @@ import { providerDate } from '#core/calendar';
 import { isTimeZone, parseAudience, parseRule } from '#core/model';
 import { formatInZone } from '#core/render';
 import { backtestRecord, textChart } from '#core/spikes/backtest';
-import { SPIKE_PRESETS, type SpikePreset, spikeModel } from '#core/spikes/detector';
+import { PRESETS, SPIKE_PRESETS, SpikeDetector, type SpikePreset, spikeModel } from '#core/spikes/detector';
 import {
   bucketLengthOf,
   evaluateSeries,
@@ -330,7 +330,7 @@ async function explain(context: CommandContext, args: readonly unknown[], option
     }
     if (progress.alertsPossibleFrom > progress.countedUntil) {
       context.output.note(
-        `Warm-up: no spike alert before ${local(progress.alertsPossibleFrom, 'short')} (${zone}), once three days are counted; ${progress.hoursEvaluated} hour(s) evaluated so far.`,
+        `Warm-up: no spike alert before ${local(progress.alertsPossibleFrom, 'short')} (${zone}), once three days are counted (after a long gap, three days since it); ${progress.hoursEvaluated} hour(s) evaluated so far.`,
       );
     }
     context.output.caption(
@@ -407,7 +407,11 @@ function countingProgress(record: SpikeRecord) {
     openHours: record.open
       .filter((open) => open.bucket > through)
       .map((open) => ({ at: open.bucket * record.bucketMs, stories: open.stories.length })),
-    alertsPossibleFrom: (detector.countingSince + spikeModel(record.bucketMs).warmUpBuckets) * record.bucketMs,
+    // The detector's own answer: three days since counting began, and three counted days in the
+    // baseline (after a long gap, the days counted since).
+    alertsPossibleFrom:
+      new SpikeDetector(spikeModel(record.bucketMs), PRESETS[record.preset], detector).alertsPossibleFrom() *
+      record.bucketMs,
   };
 }
 

@@ -183,6 +183,40 @@ describe('the spike detector', () => {
     }
   });
 
+  it('a week-ago hour inside a past episode is no counted week: the baseline does not rest on the other week alone', () => {
+    // An episode at noon on day 5 (masked), and a quiet dip at the same hour a week later: two
+    // weeks on, the weekly baseline would have only that dip's three zeros, and a usual hour alerted.
+    const hour = 5 * 24 + 12;
+    for (const seed of [1, 2, 3]) {
+      const counts = quietWeeks(4, 5, seed);
+      for (const bucket of [hour - 1, hour, hour + 1]) counts[bucket] = 80;
+      for (const bucket of [hour + 167, hour + 168, hour + 169]) counts[bucket] = 0;
+      counts[hour + 336] = 8;
+      const { verdicts } = run(counts);
+      expect(opens(verdicts.slice(hour + 300, hour + 360)), `seed ${seed}`).toEqual([]);
+      expect(verdicts[hour + 336]?.expected, `seed ${seed}`).toBeGreaterThan(2);
+    }
+  });
+
+  it('says from which bucket the warm-up lets an alert through, as the verdicts show it', () => {
+    const fresh = new SpikeDetector(hourly, PRESETS.balanced, emptyDetectorState(100));
+    expect(fresh.alertsPossibleFrom()).toBe(100 + 72);
+    const { detector } = run(quietWeeks(2, 4, 9));
+    expect(detector.alertsPossibleFrom()).toBe(detector.next);
+    // After a gap longer than the history kept: three counted days again.
+    const resume = 2 * 168 + 28 * 24;
+    const { detector: resumed, verdicts } = run([
+      ...quietWeeks(2, 4, 9),
+      ...new Array<number>(28 * 24).fill(-1),
+      ...quietWeeks(1, 4, 10).slice(0, 30),
+    ]);
+    const from = resumed.alertsPossibleFrom();
+    expect(from).toBeGreaterThan(resume + 30);
+    // Three days of that hour counted since the resume: at most the fourth day's same hour.
+    expect(from).toBeLessThanOrEqual(resume + 4 * 24);
+    expect(verdicts.slice(resume).every((verdict) => verdict.event !== 'open')).toBe(true);
+  });
+
   it('after a gap longer than its history, warms up again, and a burst it could not judge does not skew next week', () => {
     const gap = 28 * 24;
     const resume = 3 * 168 + gap;

@@ -364,6 +364,23 @@ export class SpikeDetector {
     return this.#counts.end;
   }
 
+  /**
+   * The first bucket from {@link next} on that the warm-up would not hold an alert in, if every
+   * bucket from here is counted: three days since counting began, the dispersion estimated (at the
+   * end of a day), and a baseline that rests on three counted days (after a gap, the days counted
+   * since). What `news-alerts spikes explain` says about the warm-up.
+   */
+  alertsPossibleFrom(): number {
+    const { bucketsPerDay, warmUpBuckets } = this.model;
+    const next = this.next;
+    const sinceStart = this.#countingSince + warmUpBuckets;
+    const dispersion = this.#dispersionAt >= 0 ? next : (Math.floor(next / bucketsPerDay) + 1) * bucketsPerDay;
+    const days = this.#seasonalAt(next).days;
+    const needed = Math.floor(warmUpBuckets / bucketsPerDay);
+    const baseline = days >= needed ? next : next + (needed - days) * bucketsPerDay;
+    return Math.max(next, sinceStart, dispersion, baseline);
+  }
+
   /** The episode in progress, if any. */
   get open(): OpenEpisode | undefined {
     return this.#open;
@@ -513,8 +530,9 @@ export class SpikeDetector {
   #seasonalAt(bucket: number): { mean: number; days: number } {
     const { bucketsPerWeek, bucketsPerDay, neighbourhood } = this.model;
     const elapsedWeeks = Math.floor((bucket - this.#countingSince) / bucketsPerWeek);
+    // Usable: counted, and not inside a past episode (masked), which gives the baseline nothing.
     const counted = (centre: number) => {
-      for (let j = -neighbourhood; j <= neighbourhood; j++) if (this.#counts.at(centre + j) >= 0) return true;
+      for (let j = -neighbourhood; j <= neighbourhood; j++) if (this.#usable(centre + j) >= 0) return true;
       return false;
     };
     const values: number[] = [];
