@@ -7,6 +7,7 @@
 import { spawn } from 'node:child_process';
 import type { Context } from 'hono';
 import type { Log } from '#core/ports';
+import { failureOf } from '../errors.ts';
 import { pageText } from '../output.ts';
 import type { Target } from '../target.ts';
 import type { ConsoleKeys } from './security.ts';
@@ -86,3 +87,13 @@ export function runCli(services: ConsoleServices, args: readonly string[]): Prom
 }
 
 export type { Section };
+
+/**
+ * The HTTP status of a page action that failed, as the CLI's exit code says it for the same
+ * failure: not found 404 (exit 3), a usage error 400 (exit 2), a version conflict 409; any other
+ * failure the page's own `otherwise` (an AWS call that failed for what the page asked).
+ */
+export function statusOf(error: unknown, otherwise: 400 | 404 | 409 | 500): 400 | 404 | 409 | 500 {
+  const { code } = failureOf(error);
+  return code === 'not_found' ? 404 : code === 'usage' ? 400 : code === 'conflict' ? 409 : otherwise;
+}

@@ -229,6 +229,16 @@ describe('the console rule and audience pages', () => {
     expect(view.body).toContain('give the key of an article');
     const wide = await get(consoleProcess.port, '/rules/quakes/explain?article=id:x&since=30d', cookie);
     expect(wide.status).toBe(400);
+    // What does not exist answers 404, as the CLI exits 3 for it; a malformed ask stays 400.
+    const [noVersion, noAudience, badVersion] = await Promise.all([
+      get(consoleProcess.port, '/rules/quakes/restore?version=99', cookie),
+      get(consoleProcess.port, '/deliveries?audience=no-such-audience', cookie),
+      get(consoleProcess.port, '/rules/quakes/restore?version=x', cookie),
+    ]);
+    expect(noVersion.status).toBe(404);
+    expect(noVersion.body).toContain('has no version 99');
+    expect(noAudience.status).toBe(404);
+    expect(badVersion.status).toBe(400);
     expect(wide.body).toContain('Look back');
     expect(wide.body).not.toContain('--since');
   });

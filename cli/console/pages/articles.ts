@@ -11,7 +11,7 @@ import { listItems } from '../../items.ts';
 import { findArticle, searchArticles } from '../../workbench/articles.ts';
 import { deliveryOf, storedAudience } from '../../workbench/explain.ts';
 import { audienceTableOf, ruleTableOf } from '../../workbench/tables.ts';
-import { type ConsoleServices, render } from '../context.ts';
+import { type ConsoleServices, render, statusOf } from '../context.ts';
 import { type AudienceVerdict, articleView, results, type SearchValues, searchForm } from '../views/articles.ts';
 import { problem } from '../views/layout.ts';
 
@@ -48,7 +48,7 @@ export function articlePages(app: Hono, services: ConsoleServices): void {
         services,
         { title, section: 'articles' },
         html`${searchForm(values)}${problem((error as Error).message)}`,
-        400,
+        statusOf(error, 400),
       );
     }
   });

@@ -15,7 +15,7 @@ import { repairAudience } from '../../workbench/repair.ts';
 import { audienceTableOf } from '../../workbench/tables.ts';
 import { testSend } from '../../workbench/test-send.ts';
 import { topicChecks, topicState } from '../../workbench/topics.ts';
-import { type ConsoleServices, render } from '../context.ts';
+import { type ConsoleServices, render, statusOf } from '../context.ts';
 import {
   type AudienceRow,
   actions,
@@ -162,7 +162,7 @@ ${actions(audienceId, services.keys.csrf)}`,
         services,
         { title, section: 'audiences' },
         html`${problem((error as Error).message)}<p><a href="/audiences/${encodeURIComponent(audienceId)}/repair">Check and repair the topic</a></p>`,
-        400,
+        statusOf(error, 400),
       );
     }
   });
@@ -188,7 +188,13 @@ ${actions(audienceId, services.keys.csrf)}`,
         repairPlan(report, services.keys.csrf, apply),
       );
     } catch (error) {
-      return render(c, services, { title, section: 'audiences' }, problem((error as Error).message), 400);
+      return render(
+        c,
+        services,
+        { title, section: 'audiences' },
+        problem((error as Error).message),
+        statusOf(error, 400),
+      );
     }
   };
   app.get('/audiences/:id/repair', repair(false));

@@ -7,7 +7,7 @@ import { html } from 'hono/html';
 import { listItems } from '../../items.ts';
 import { sentHistory, sentSince } from '../../workbench/sent.ts';
 import { audienceTableOf } from '../../workbench/tables.ts';
-import { type ConsoleServices, render } from '../context.ts';
+import { type ConsoleServices, render, statusOf } from '../context.ts';
 import { problem, table, when } from '../views/layout.ts';
 
 export function deliveryPages(app: Hono, services: ConsoleServices): void {
@@ -69,7 +69,7 @@ ${table(
         services,
         { title: 'Deliveries', section: 'deliveries' },
         html`${form}${problem((error as Error).message)}`,
-        400,
+        statusOf(error, 400),
       );
     }
   });

@@ -13,7 +13,7 @@ import { findArticle } from '../../workbench/articles.ts';
 import { explainOnArticle, storedAudience } from '../../workbench/explain.ts';
 import { applyRestore, planRestore, ruleHistory } from '../../workbench/history.ts';
 import { audienceTableOf, ruleTableOf } from '../../workbench/tables.ts';
-import { type ConsoleServices, render } from '../context.ts';
+import { type ConsoleServices, render, statusOf } from '../context.ts';
 import { problem } from '../views/layout.ts';
 import {
   confirmWrite,
@@ -291,7 +291,7 @@ export function rulePages(app: Hono, services: ConsoleServices): void {
         services,
         { title: 'Not saved', section: 'rules' },
         problem(String((error as Error).message)),
-        409,
+        statusOf(error, 409),
       );
     }
   });
@@ -381,7 +381,7 @@ ${ruleForm(formFromItem(item), services.keys.csrf, false, await audienceIds(serv
         services,
         { title, section: 'rules' },
         html`${box}${problem((error as Error).message.replace(/--since\b/g, 'Look back'))}`,
-        400,
+        statusOf(error, 400),
       );
     }
   });
@@ -407,7 +407,7 @@ ${ruleForm(formFromItem(item), services.keys.csrf, false, await audienceIds(serv
         services,
         { title: `History of ${ruleId}`, section: 'rules' },
         problem((error as Error).message),
-        404,
+        statusOf(error, 404),
       );
     }
   });
@@ -428,7 +428,7 @@ ${ruleForm(formFromItem(item), services.keys.csrf, false, await audienceIds(serv
         services,
         { title: `Restore ${ruleId}`, section: 'rules' },
         problem((error as Error).message),
-        400,
+        statusOf(error, 400),
       );
     }
   });
@@ -457,7 +457,7 @@ ${ruleForm(formFromItem(item), services.keys.csrf, false, await audienceIds(serv
         services,
         { title: `Restore ${ruleId}`, section: 'rules' },
         problem((error as Error).message),
-        409,
+        statusOf(error, 409),
       );
     }
   });
