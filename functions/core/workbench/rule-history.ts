@@ -10,6 +10,8 @@
  * a retention in days (TTL), so a rule edited every minute cannot grow its history without end.
  */
 
+import { parseRule } from '../model.ts';
+
 /** How much history is kept. */
 export const HISTORY_LIMITS = {
   /** Versions kept per rule; the oldest beyond are deleted after each write. */
@@ -52,6 +54,18 @@ export function parseVersionLabel(label: string): { version: number; edit: numbe
 }
 
 const auditNames = new Set(['updatedAt', 'updatedBy', 'version']);
+
+/** The attributes a rule has when its item leaves them out, with their values (model.ts defaults). */
+const RULE_DEFAULTS: Readonly<Record<string, unknown>> = (() => {
+  const probe = { ruleId: 'r', audienceId: 'a', keywords: ['k'] };
+  const parsed = parseRule(probe);
+  if (!parsed.ok) return {};
+  return Object.fromEntries(
+    Object.entries(parsed.value).filter(
+      ([key, value]) => !(key in probe) && value !== undefined && typeof value !== 'object',
+    ),
+  );
+})();
 
 /** The item's content for comparison: audit attributes left out, sets as sorted lists, keys sorted. */
 export function contentOf(item: Record<string, unknown> | undefined): string {
@@ -123,8 +137,15 @@ export function diffVersions(
   before: Record<string, unknown> | undefined,
   after: Record<string, unknown> | undefined,
 ): VersionChange[] {
-  const left = JSON.parse(contentOf(before) || '{}') as Record<string, unknown>;
-  const right = JSON.parse(contentOf(after) || '{}') as Record<string, unknown>;
+  // An attribute left out reads as its default (enabled: true, urgent: false…), as the run reads
+  // it: a version that only wrote a default out changed nothing, and `enabled` turned off reads
+  // `true → false`, not `(none) → false`.
+  // Between two versions only: a creation or a deletion lists what the item held.
+  const defaults = before === undefined || after === undefined ? {} : RULE_DEFAULTS;
+  const effective = (item: Record<string, unknown> | undefined) =>
+    item === undefined ? {} : { ...defaults, ...(JSON.parse(contentOf(item)) as Record<string, unknown>) };
+  const left = effective(before) as Record<string, unknown>;
+  const right = effective(after) as Record<string, unknown>;
   const fields = [...new Set([...Object.keys(left), ...Object.keys(right)])].sort();
   return fields
     .filter((field) => JSON.stringify(left[field]) !== JSON.stringify(right[field]))
