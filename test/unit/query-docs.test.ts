@@ -237,7 +237,8 @@ describe('docs/queries.md examples', () => {
       error = caught as QuerySyntaxError;
     }
     if (error === undefined) throw new Error(`${query} parses`);
-    const shown = querySyntaxProblem('rules.yaml:4: rule "chips": ', query, error, true).message;
+    const problemShown = querySyntaxProblem('rules.yaml:4: rule "chips": ', query, error, true);
+    const shown = [problemShown.message, ...(problemShown.detail ?? [])].join('\n');
     expect(`${problem.replace(/^news-alerts: {3}/, '')}\n${sample.split('\n').slice(2, 4).join('\n')}`).toBe(shown);
   });
 });
