@@ -4,7 +4,7 @@
  * again sends a new confirmation even on the day of the first one, and what waited for a daily
  * digest before the unsubscribe is never sent to the new subscription.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { dailyDigestAt } from '#core/email/daily-digest';
 import { ONE_CLICK_BODY } from '#core/email/mime';
 import { type AudienceLabel, addSubscriber } from '#core/email/subscribe';
@@ -153,5 +153,43 @@ describe('an address that unsubscribed', () => {
       '1 held alert(s) not sent',
     );
     expect(await store.heldEntries(subscriberId, 'desk')).toEqual([]);
+  });
+
+  it('an alert held while its digest went out is sent in the next digest, not cleared as part of a repeat', async () => {
+    const { stack, audience, address } = await setUp();
+    const store = stack.email.delivery.store;
+    const { subscriberId } = await stack.email.addSubscriber('desk', { address }, { name: 'Markets desk' });
+    await stack.publishAlert(audience);
+    await stack.email.deliver();
+    const membership = await store.membership(subscriberId, 'desk');
+    await store.saveMembership({ ...(membership as NonNullable<typeof membership>), preference: 'digest' });
+    const first = await stack.publishAlert(audience);
+    await stack.email.deliver();
+
+    // The digest goes out, and the release stops before it clears what it sent.
+    stack.clock.now = dailyDigestAt(stack.clock.now, audience) + 1;
+    const sentBefore = stack.email.sent.length;
+    const clear = vi.spyOn(store, 'clearHeld').mockRejectedValueOnce(new Error('the release stopped'));
+    expect(await stack.email.releaseDailyDigests()).toMatchObject({ due: 1, sent: 1, retry: 1 });
+    clear.mockRestore();
+    // An alert held after it went out: it joins the uncleared entries, under the same due time.
+    stack.clock.now += 60_000;
+    const late = await stack.publishAlert(audience);
+    await stack.email.deliver();
+    stack.clock.now += 60_000;
+    // The next release finds that digest sent: it clears what it held, and keeps the late alert.
+    expect(await stack.email.releaseDailyDigests()).toMatchObject({ due: 1, sent: 0 });
+    expect((await store.heldEntries(subscriberId, 'desk')).map((entry) => entry.entry.article.title)).toEqual([
+      late.subject.replace(/^\[[^\]]*\] /, ''),
+    ]);
+    stack.clock.now = dailyDigestAt(stack.clock.now, audience) + 1;
+    expect(await stack.email.releaseDailyDigests()).toMatchObject({ due: 1, sent: 1 });
+    const digests = await Promise.all(
+      stack.email.sent.slice(sentBefore).map(async (email) => (await parseEmail(email.raw)).text),
+    );
+    const title = (subject: string) => subject.replace(/^\[[^\]]*\] /, '');
+    expect(digests).toHaveLength(2);
+    expect(digests.filter((text) => text.includes(title(first.subject)))).toHaveLength(1);
+    expect(digests.filter((text) => text.includes(title(late.subject)))).toHaveLength(1);
   });
 });

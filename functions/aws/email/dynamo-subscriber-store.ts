@@ -584,13 +584,35 @@ export class DynamoSubscriberStore implements SubscriberStore {
     return entries.sort((a, b) => a.heldAt - b.heldAt);
   }
 
-  async clearHeld(subscriberId: string, audienceId: string, keys: readonly string[]): Promise<void> {
+  async clearHeld(
+    subscriberId: string,
+    audienceId: string,
+    keys: readonly string[],
+    nextDueAt?: number,
+  ): Promise<void> {
     const pk = subKey(subscriberId);
     await this.#batchWrite(
       keys.map((key) => ({ DeleteRequest: { Key: { pk, sk: `${heldPrefix(audienceId)}${key}` } } })),
     );
     const left = await this.heldEntries(subscriberId, audienceId);
-    if (left.length > 0) return;
+    if (left.length > 0) {
+      if (nextDueAt === undefined) return;
+      try {
+        await this.#documents.send(
+          new UpdateCommand({
+            TableName: this.#table,
+            Key: { pk, sk: audKey(audienceId) },
+            UpdateExpression: 'SET #shard = :due, #dueAt = :at',
+            ConditionExpression: 'attribute_exists(pk)',
+            ExpressionAttributeNames: { '#shard': digestsIndex.partitionKey, '#dueAt': digestsIndex.sortKey },
+            ExpressionAttributeValues: { ':due': 'due', ':at': nextDueAt },
+          }),
+        );
+      } catch (error) {
+        if (!isConditionFailure(error)) throw error;
+      }
+      return;
+    }
     try {
       await this.#documents.send(
         new UpdateCommand({

@@ -54,6 +54,7 @@ import {
   type LinkMaker,
   type MessageKind,
   messageKeyOf,
+  type SendRecord,
   type SubscriberStore,
 } from './ports.ts';
 import {
@@ -248,6 +249,8 @@ async function sendOne(
   draft: EmailDraft,
   deps: EmailDeliveryDeps,
   kind: MessageKind,
+  /** Told the earlier send's record when this message went out before ('duplicates'). */
+  onDuplicate?: (record: SendRecord) => void,
 ): Promise<SendOutcome> {
   const messageKey = messageKeyOf(draft.deliveryId);
   const claimedAt = deps.now();
@@ -266,6 +269,7 @@ async function sendOne(
   if (!claim.claimed) {
     if (claim.reason === 'done') {
       deps.log.info('already emailed to this subscriber; not sent again', { ...context, status: claim.record.status });
+      onDuplicate?.(claim.record);
       return 'duplicates';
     }
     if (claim.reason === 'in-progress') return 'retry';
@@ -497,13 +501,24 @@ export async function releaseDailyDigests(
       deps.compose,
     );
     try {
-      const outcome = await sendOne(profile, membership, draft, deps, 'daily-digest');
+      let earlier: SendRecord | undefined;
+      const outcome = await sendOne(profile, membership, draft, deps, 'daily-digest', (record) => {
+        earlier = record;
+      });
       if (outcome === 'retry') {
         retry += 1;
         continue;
       }
       if (outcome === 'sent') sent += 1;
-      await deps.store.clearHeld(item.subscriberId, item.audienceId, keys);
+      // This digest went out before (a release that stopped before clearing, or ran twice): it
+      // held what was there when it was claimed, so only that is cleared; an alert held since
+      // (under the same due time, which the uncleared entries kept) waits for the next digest.
+      const cleared =
+        outcome === 'duplicates' && earlier !== undefined
+          ? held.filter((entry) => entry.heldAt <= (earlier as SendRecord).createdAt).map((entry) => entry.key)
+          : keys;
+      // What is left moves to the next digest's due time, and so to a digest of its own.
+      await deps.store.clearHeld(item.subscriberId, item.audienceId, cleared, dailyDigestAt(now, audience));
     } catch (error) {
       retry += 1;
       deps.log.error('daily digest failed; retried at the next release', {

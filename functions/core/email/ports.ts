@@ -213,8 +213,12 @@ export interface SubscriberStore {
   /** Daily digests due at or before `now`. */
   dueDigests(now: number, limit: number): Promise<DueDigest[]>;
   heldEntries(subscriberId: string, audienceId: string): Promise<HeldEntry[]>;
-  /** Removes entries that went out (or were decided), and clears the due time when none are left. */
-  clearHeld(subscriberId: string, audienceId: string, keys: readonly string[]): Promise<void>;
+  /**
+   * Removes entries that went out (or were decided), and clears the due time when none are left;
+   * with `nextDueAt`, entries left over (held while the digest went out) are due then instead, so
+   * the next release sends them in a digest of their own, never as a repeat of the one just sent.
+   */
+  clearHeld(subscriberId: string, audienceId: string, keys: readonly string[], nextDueAt?: number): Promise<void>;
 }
 
 /** One alert waiting in a subscriber's daily digest. */
