@@ -192,4 +192,26 @@ describe('an address that unsubscribed', () => {
     expect(digests.filter((text) => text.includes(title(first.subject)))).toHaveLength(1);
     expect(digests.filter((text) => text.includes(title(late.subject)))).toHaveLength(1);
   });
+
+  it('what waited for the daily digest of someone who unsubscribed is recorded as not sent and dropped at its time', async () => {
+    const { stack, audience, address } = await setUp();
+    const store = stack.email.delivery.store;
+    const { subscriberId } = await stack.email.addSubscriber('desk', { address }, { name: 'Markets desk' });
+    await stack.publishAlert(audience);
+    await stack.email.deliver();
+    const membership = await store.membership(subscriberId, 'desk');
+    await store.saveMembership({ ...(membership as NonNullable<typeof membership>), preference: 'digest' });
+    await stack.publishAlert(audience);
+    await stack.email.deliver();
+    expect(await store.heldEntries(subscriberId, 'desk')).toHaveLength(1);
+    await unsubscribe(stack, subscriberId);
+
+    stack.clock.now = dailyDigestAt(stack.clock.now, audience) + 1;
+    const sentBefore = stack.email.sent.length;
+    expect(await stack.email.releaseDailyDigests()).toMatchObject({ due: 1, sent: 0 });
+    expect(stack.email.sent.length).toBe(sentBefore);
+    expect(await store.heldEntries(subscriberId, 'desk')).toEqual([]);
+    const record = (await store.history(subscriberId)).find((entry) => entry.kind === 'daily-digest');
+    expect(record).toMatchObject({ status: 'unsubscribed' });
+  });
 });

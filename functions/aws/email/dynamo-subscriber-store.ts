@@ -270,12 +270,8 @@ export class DynamoSubscriberStore implements SubscriberStore {
       names[`#r${index}`] = name;
       return `#r${index}`;
     });
-    // Leaving the audience drops any daily digest that was waiting.
-    if (membership.state === 'unsubscribed') {
-      names['#shard'] = 'digestShard';
-      names['#due'] = 'digestDueAt';
-      removals.push('#shard', '#due');
-    }
+    // Leaving the audience keeps a waiting daily digest due: its release sends nothing to someone
+    // who left, records the held alerts as not sent (unsubscribed) and drops them.
     try {
       await this.#documents.send(
         new UpdateCommand({
