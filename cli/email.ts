@@ -106,7 +106,10 @@ function address(value: string, position?: { readonly index: number; readonly of
       position === undefined || position.of < 2
         ? ''
         : `address ${position.index + 1} of ${position.of}${/^[\x21-\x7e]+$/.test(value.trim()) ? ` (${maskAddress(value.trim())})` : ''}: `;
-    throw new UsageError(`${which}${error.message}; nothing was added`, [], { cause: error });
+    // Only `email add` gives positions: its addresses are added all or none.
+    throw new UsageError(`${which}${error.message}${position === undefined ? '' : '; nothing was added'}`, [], {
+      cause: error,
+    });
   }
 }
 

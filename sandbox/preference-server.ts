@@ -32,11 +32,17 @@ export async function startPreferenceServer(
   const certificate = await issueLoopbackCertificate(ca);
   const requests: { method: string; route: string; status: number }[] = [];
   const server: Server = createServer({ cert: certificate.cert, key: certificate.key }, (incoming, outgoing) => {
+    // Keeps at most one byte more than the endpoint takes: enough for it to answer 413 to a body
+    // that is too large, as it does behind API Gateway, which passes the whole body (dropping the
+    // chunk that went over would hand it a shorter body, or an empty one, to act on).
     const chunks: Buffer[] = [];
-    let size = 0;
+    let kept = 0;
     incoming.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= MAX_BODY_BYTES + 1) chunks.push(chunk);
+      const room = MAX_BODY_BYTES + 1 - kept;
+      if (room <= 0) return;
+      const part = chunk.length <= room ? chunk : chunk.subarray(0, room);
+      chunks.push(part);
+      kept += part.length;
     });
     incoming.on('end', () => {
       const url = new URL(incoming.url ?? '/', 'https://127.0.0.1');

@@ -73,6 +73,11 @@ describe('email add', () => {
     expect(batch.stderr).toContain('nothing was added');
     const listed = await sandbox.cli(['--json', 'email', 'list', audienceId]);
     expect(listed.stdout).not.toContain('a1@');
+    // Looking an address up adds nothing, and says nothing about adding.
+    const lookup = await sandbox.cli(['email', 'history', 'x@y']);
+    expect(lookup.code).toBe(2);
+    expect(lookup.stderr).toContain('not a usable email address');
+    expect(lookup.stderr).not.toContain('nothing was added');
   });
 });
 

@@ -225,6 +225,27 @@ describe('the preference endpoint', () => {
     expect(writes).toEqual([]);
   });
 
+  it('sends a page asked with a trailing slash to the page without it, so its forms post to the token', async () => {
+    const { store, writes } = countingStore();
+    const token = await tokenOf(store);
+    for (const [method, kind] of [
+      ['GET', 'p'],
+      ['POST', 'u'],
+    ] as const) {
+      const response = await handlePreferenceRequest(
+        { method, path: `/base/${kind}/${token}/`, query: { lang: 'ko' }, body: 'List-Unsubscribe=One-Click' },
+        deps(store),
+      );
+      expect(response.status).toBe(308);
+      // Relative to /base/<kind>/<token>/: /base/<kind>/<token>, with the query.
+      expect(new URL(response.headers.Location ?? '', `https://x.example/base/${kind}/${token}/`).pathname).toBe(
+        `/base/${kind}/${token}`,
+      );
+      expect(response.headers.Location).toContain('?lang=ko');
+    }
+    expect(writes).toEqual([]);
+  });
+
   it('takes a mailto unsubscribe only with a token that verifies', async () => {
     const { store, writes } = countingStore();
     const token = await tokenOf(store);

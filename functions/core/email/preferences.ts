@@ -137,6 +137,18 @@ export async function handlePreferenceRequest(
     count('not-found');
     return html(404, renderInvalidLinkPage(fallbackLanguage), fallbackLanguage);
   }
+  // `/p/<token>/` (a link rewriter's trailing slash): the page's forms post to the token relative
+  // to the page, which would then be `/p/<token>/<token>`, an invalid link. The page without the
+  // slash instead (308 keeps a POST a POST, with its body).
+  if (request.path.endsWith('/')) {
+    const query = new URLSearchParams(
+      Object.entries(request.query).filter((entry): entry is [string, string] => entry[1] !== undefined),
+    ).toString();
+    return {
+      ...redirect(`../${encodeURIComponent(route.token)}${query === '' ? '' : `?${query}`}`),
+      status: 308,
+    };
+  }
   const method = request.method.toUpperCase();
   if (method !== 'GET' && method !== 'HEAD' && method !== 'POST') {
     return {
