@@ -172,11 +172,13 @@ describe('an address that unsubscribed', () => {
     const clear = vi.spyOn(store, 'clearHeld').mockRejectedValueOnce(new Error('the release stopped'));
     expect(await stack.email.releaseDailyDigests()).toMatchObject({ due: 1, sent: 1, retry: 1 });
     clear.mockRestore();
-    // An alert held after it went out: it joins the uncleared entries, under the same due time.
-    stack.clock.now += 60_000;
+    // An alert held after it went out, by a notification that started before (its entries carry
+    // the time the notification started): it joins the uncleared entries, under the same due time.
+    const releasedAt = stack.clock.now;
+    stack.clock.now -= 30_000;
     const late = await stack.publishAlert(audience);
     await stack.email.deliver();
-    stack.clock.now += 60_000;
+    stack.clock.now = releasedAt + 60_000;
     // The next release finds that digest sent: it clears what it held, and keeps the late alert.
     expect(await stack.email.releaseDailyDigests()).toMatchObject({ due: 1, sent: 0 });
     expect((await store.heldEntries(subscriberId, 'desk')).map((entry) => entry.entry.article.title)).toEqual([
@@ -208,10 +210,11 @@ describe('an address that unsubscribed', () => {
 
     stack.clock.now = dailyDigestAt(stack.clock.now, audience) + 1;
     const sentBefore = stack.email.sent.length;
-    expect(await stack.email.releaseDailyDigests()).toMatchObject({ due: 1, sent: 0 });
+    expect(await stack.email.releaseDailyDigests()).toMatchObject({ due: 1, sent: 0, notSent: 1 });
     expect(stack.email.sent.length).toBe(sentBefore);
     expect(await store.heldEntries(subscriberId, 'desk')).toEqual([]);
     const record = (await store.history(subscriberId)).find((entry) => entry.kind === 'daily-digest');
     expect(record).toMatchObject({ status: 'unsubscribed' });
+    expect(record?.events[0]?.detail ?? '').toContain('1 held alert(s) not sent: unsubscribed');
   });
 });

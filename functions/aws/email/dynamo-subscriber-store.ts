@@ -351,6 +351,7 @@ export class DynamoSubscriberStore implements SubscriberStore {
                   createdAt: claim.now,
                   leaseUntil: claim.now + claim.leaseMs,
                   events: [],
+                  ...(claim.entryKeys === undefined ? {} : { entryKeys: [...claim.entryKeys] }),
                   expiresAt: Math.floor(claim.now / 1000) + this.#historySeconds,
                 },
                 ConditionExpression: 'attribute_not_exists(pk) OR (#status = :sending AND leaseUntil < :now)',
@@ -716,5 +717,6 @@ function toRecord(item: Item): SendRecord {
     providerMessageId:
       typeof item.providerMessageId === 'string' && item.providerMessageId !== '' ? item.providerMessageId : undefined,
     events: Array.isArray(item.events) ? (item.events as SendEvent[]) : [],
+    entryKeys: Array.isArray(item.entryKeys) ? item.entryKeys.filter((key) => typeof key === 'string') : undefined,
   };
 }

@@ -249,8 +249,12 @@ async function sendOne(
   draft: EmailDraft,
   deps: EmailDeliveryDeps,
   kind: MessageKind,
-  /** Told the earlier send's record when this message went out before ('duplicates'). */
-  onDuplicate?: (record: SendRecord) => void,
+  digest?: {
+    /** The held entries the digest carries, kept with its claim. */
+    readonly entryKeys: readonly string[];
+    /** Told the earlier send's record when this digest went out before ('duplicates'). */
+    readonly onDuplicate: (record: SendRecord) => void;
+  },
 ): Promise<SendOutcome> {
   const messageKey = messageKeyOf(draft.deliveryId);
   const claimedAt = deps.now();
@@ -264,12 +268,13 @@ async function sendOne(
     now: claimedAt,
     leaseMs: deps.claimLeaseMs,
     requireMembership: kind === 'confirmation' ? 'pending' : 'confirmed',
+    ...(digest === undefined ? {} : { entryKeys: digest.entryKeys }),
   });
   const context = { audienceId: membership.audienceId, deliveryId: draft.deliveryId, subscriberId: who(profile) };
   if (!claim.claimed) {
     if (claim.reason === 'done') {
       deps.log.info('already emailed to this subscriber; not sent again', { ...context, status: claim.record.status });
-      onDuplicate?.(claim.record);
+      digest?.onDuplicate(claim.record);
       return 'duplicates';
     }
     if (claim.reason === 'in-progress') return 'retry';
@@ -408,6 +413,32 @@ export interface DailyDigestOutcome {
   readonly retry: number;
 }
 
+/** Records a subscriber's daily digest as not sent, with why; its held alerts are then dropped. */
+async function recordDigestNotSent(
+  deps: EmailDeliveryDeps,
+  digest: {
+    readonly subscriberId: string;
+    readonly audienceId: string;
+    readonly deliveryId: string;
+    readonly now: number;
+    readonly entries: number;
+    readonly reason: string;
+  },
+): Promise<void> {
+  const { subscriberId, audienceId, deliveryId, reason, entries } = digest;
+  await deps.store.recordOutcome({
+    subscriberId,
+    messageKey: messageKeyOf(deliveryId),
+    deliveryId,
+    audienceId,
+    kind: 'daily-digest',
+    status: reason === 'paused' ? 'paused' : reason === 'unsubscribed' ? 'unsubscribed' : 'suppressed',
+    createdAt: digest.now,
+    detail: `${entries} held alert(s) not sent: ${reason}`,
+  });
+  deps.log.info('daily digest not sent', { audienceId, subscriberId, reason, entries });
+}
+
 /**
  * Sends every subscriber daily digest that is due (the handler runs this on a schedule). A digest
  * goes out through the same claim as an alert (its id is the subscriber, audience and due time),
@@ -447,7 +478,10 @@ export async function releaseDailyDigests(
     // Held before the member's last unsubscribe (kept on the membership when ops add it again): the
     // clock that matters is the one at the unsubscribe, where holding stops anyway, so a clock that
     // runs ahead elsewhere (a laptop's, on a migration) cannot drop an alert of the new subscription.
-    const ended = held.filter((entry) => heldBeforeLeaving(entry.heldAt, membership));
+    // Only for a membership that is on again: one that has just left is the skip below, which
+    // records its held alerts as not sent because it left.
+    const ended =
+      membership.state === 'unsubscribed' ? [] : held.filter((entry) => heldBeforeLeaving(entry.heldAt, membership));
     if (ended.length > 0) {
       await deps.store.recordOutcome({
         subscriberId: profile.subscriberId,
@@ -471,23 +505,8 @@ export async function releaseDailyDigests(
     const decision = digestDecision(profile, membership, now);
     if (decision.action !== 'send' || held.length === 0) {
       if (held.length > 0 && decision.action === 'skip') {
-        await deps.store.recordOutcome({
-          subscriberId: profile.subscriberId,
-          messageKey: messageKeyOf(deliveryId),
-          deliveryId,
-          audienceId: item.audienceId,
-          kind: 'daily-digest',
-          status:
-            decision.reason === 'paused'
-              ? 'paused'
-              : decision.reason === 'unsubscribed'
-                ? 'unsubscribed'
-                : 'suppressed',
-          createdAt: now,
-          detail: `${held.length} held alert(s) not sent: ${decision.reason}`,
-        });
+        await recordDigestNotSent(deps, { ...context, deliveryId, now, entries: held.length, reason: decision.reason });
         notSent += 1;
-        deps.log.info('daily digest not sent', { ...context, reason: decision.reason, entries: held.length });
       }
       await deps.store.clearHeld(item.subscriberId, item.audienceId, keys);
       continue;
@@ -502,21 +521,35 @@ export async function releaseDailyDigests(
     );
     try {
       let earlier: SendRecord | undefined;
-      const outcome = await sendOne(profile, membership, draft, deps, 'daily-digest', (record) => {
-        earlier = record;
+      const outcome = await sendOne(profile, membership, draft, deps, 'daily-digest', {
+        entryKeys: keys,
+        onDuplicate: (record) => {
+          earlier = record;
+        },
       });
       if (outcome === 'retry') {
         retry += 1;
         continue;
       }
       if (outcome === 'sent') sent += 1;
-      // This digest went out before (a release that stopped before clearing, or ran twice): it
-      // held what was there when it was claimed, so only that is cleared; an alert held since
-      // (under the same due time, which the uncleared entries kept) waits for the next digest.
-      const cleared =
-        outcome === 'duplicates' && earlier !== undefined
-          ? held.filter((entry) => entry.heldAt <= (earlier as SendRecord).createdAt).map((entry) => entry.key)
-          : keys;
+      if (outcome === 'suppressed') {
+        // The member changed between the read and the claim (unsubscribed, paused, suppressed):
+        // nothing went out, and what waited is recorded as not sent, with why, before it is dropped.
+        const [profileNow, membershipNow] = await Promise.all([
+          deps.store.profile(item.subscriberId),
+          deps.store.membership(item.subscriberId, item.audienceId),
+        ]);
+        const decisionNow = profileNow && membershipNow ? digestDecision(profileNow, membershipNow, now) : undefined;
+        const reason = decisionNow?.action === 'skip' ? decisionNow.reason : 'suppressed';
+        await recordDigestNotSent(deps, { ...context, deliveryId, now, entries: held.length, reason });
+        notSent += 1;
+      }
+      // This digest went out before (a release that stopped before clearing, or ran twice): only
+      // the entries it was claimed with are cleared; an alert held since (under the same due time,
+      // which the uncleared entries kept) waits for the next digest. A claim of an earlier release
+      // that kept no keys clears nothing: a repeat is better than a loss.
+      const carried = new Set(earlier?.entryKeys ?? []);
+      const cleared = outcome === 'duplicates' ? keys.filter((key) => carried.has(key)) : keys;
       // What is left moves to the next digest's due time, and so to a digest of its own.
       await deps.store.clearHeld(item.subscriberId, item.audienceId, cleared, dailyDigestAt(now, audience));
     } catch (error) {

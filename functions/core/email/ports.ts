@@ -104,6 +104,8 @@ export interface SendRecord {
   /** SES's message id. */
   readonly providerMessageId?: string | undefined;
   readonly events: readonly SendEvent[];
+  /** A daily digest's held entries (their keys), as it was claimed with them: what it carried. */
+  readonly entryKeys?: readonly string[] | undefined;
 }
 
 /** A new message this invocation wants to send. */
@@ -117,6 +119,8 @@ export interface SendClaim {
   readonly now: number;
   /** How long the claim holds before another invocation may take over a crashed send. */
   readonly leaseMs: number;
+  /** A daily digest's held entries (their keys), kept with the claim: what a repeat may clear. */
+  readonly entryKeys?: readonly string[] | undefined;
   /**
    * What the membership must still be when the claim is written, checked in the same transaction
    * together with "the address is not suppressed": `confirmed` and not paused (alerts, digests),
