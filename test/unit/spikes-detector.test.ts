@@ -212,9 +212,20 @@ describe('the spike detector', () => {
     ]);
     const from = resumed.alertsPossibleFrom();
     expect(from).toBeGreaterThan(resume + 30);
-    // Three days of that hour counted since the resume: at most the fourth day's same hour.
-    expect(from).toBeLessThanOrEqual(resume + 4 * 24);
     expect(verdicts.slice(resume).every((verdict) => verdict.event !== 'open')).toBe(true);
+    // No earlier hour could alert, however large: a burst an hour before it is held as warm-up,
+    // and one at it is judged.
+    const after = quietWeeks(1, 4, 10);
+    for (const [at, held] of [
+      [from - 1, true],
+      [from, false],
+    ] as const) {
+      const probe = new SpikeDetector(hourly, PRESETS.balanced, JSON.parse(JSON.stringify(resumed.state())));
+      let verdict: BucketVerdict | undefined;
+      for (let bucket = probe.next, i = 30; bucket <= at; bucket++, i++)
+        verdict = probe.step(bucket === at ? 200 : (after[i % after.length] as number));
+      expect(verdict?.held === 'warm-up', `burst at resume + ${at - resume}`).toBe(held);
+    }
   });
 
   it('after a gap longer than its history, warms up again, and a burst it could not judge does not skew next week', () => {

@@ -375,9 +375,13 @@ export class SpikeDetector {
     const next = this.next;
     const sinceStart = this.#countingSince + warmUpBuckets;
     const dispersion = this.#dispersionAt >= 0 ? next : (Math.floor(next / bucketsPerDay) + 1) * bucketsPerDay;
-    const days = this.#seasonalAt(next).days;
+    // The hour of the next day whose baseline has its three days first (hours differ after a gap).
     const needed = Math.floor(warmUpBuckets / bucketsPerDay);
-    const baseline = days >= needed ? next : next + (needed - days) * bucketsPerDay;
+    let baseline = Number.POSITIVE_INFINITY;
+    for (let bucket = next; bucket < next + bucketsPerDay; bucket++) {
+      const days = this.#seasonalAt(bucket).days;
+      baseline = Math.min(baseline, days >= needed ? bucket : bucket + (needed - days) * bucketsPerDay);
+    }
     return Math.max(next, sinceStart, dispersion, baseline);
   }
 
