@@ -980,7 +980,7 @@ async function deleteAudience(
     try {
       const expiring = await subscriberRecordsOf(target).expireAudience(audienceId, audit.now);
       recordsExpiring = expiring.records;
-      recordsExpireAt = new Date(expiring.expiresAt * 1000).toISOString();
+      if (expiring.records > 0) recordsExpireAt = new Date(expiring.expiresAt * 1000).toISOString();
     } catch (error) {
       context.output.warn(
         `audience ${audienceId}: its subscriber records could not be marked to expire (${error instanceof Error ? error.name : 'error'}); they stay in the state table (partition subscribers#${audienceId}) until deleted by hand`,

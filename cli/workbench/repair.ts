@@ -89,11 +89,15 @@ export async function repairAudience(
   }
   const present = exists || options.apply ? await topicSubscriptions(target.clients.sns, topicArn) : [];
   // Compared by digest: a record of an HTTPS endpoint keeps its digest, not its URL.
-  const have = new Set(
-    present.map((subscription) => {
-      const [protocol, endpoint] = recordedAs(target, subscription);
-      return `${protocol}|${endpointDigest(endpoint)}`;
-    }),
+  const keyOf = (subscription: (typeof present)[number]) => {
+    const [protocol, endpoint] = recordedAs(target, subscription);
+    return `${protocol}|${endpointDigest(endpoint)}`;
+  };
+  const have = new Set(present.map(keyOf));
+  // Confirmed ones only: a pending email or HTTPS subscription that nobody confirms is dropped by
+  // SNS, and its record must not outlive it.
+  const confirmed = new Set(
+    present.filter((subscription) => !/pending/i.test(subscription.SubscriptionArn ?? 'pending')).map(keyOf),
   );
   // A record past its expiry (its audience deleted with its topic 30 days ago) is gone, though
   // DynamoDB's TTL may not have deleted it yet: it is not subscribed again.
@@ -111,10 +115,12 @@ export async function repairAudience(
             ? 'https (URL in the endpoint store)'
             : maskUrl(record.shown)
           : displayEndpoint({ Protocol: record.protocol, Endpoint: record.endpoint });
-    if (have.has(`${record.protocol}|${record.endpointRef ?? endpointDigest(record.endpoint)}`)) {
+    const key = `${record.protocol}|${record.endpointRef ?? endpointDigest(record.endpoint)}`;
+    if (have.has(key)) {
       subscriptions.push({ protocol: record.protocol, endpoint, result: 'present', detail: 'subscribed' });
-      // Subscribed: kept while it is (a record of an audience deleted with its topic had an expiry).
-      if (options.apply && record.expiresAt !== undefined) await recorded.keep(record);
+      // Subscribed and confirmed: kept while it is (a record of an audience deleted with its topic
+      // had an expiry).
+      if (options.apply && record.expiresAt !== undefined && confirmed.has(key)) await recorded.keep(record);
       continue;
     }
     // The URL of an HTTPS endpoint, from the endpoint store; read only to subscribe it, never shown.
@@ -189,8 +195,12 @@ export async function repairAudience(
       }
     }
     subscriptions.push({ protocol: record.protocol, endpoint, result: 'restored', detail });
-    // Subscribed again: kept while it is. One not restored keeps its expiry.
-    if (record.expiresAt !== undefined) await recorded.keep(record);
+    // Subscribed again, confirmed at once (SMS, SQS, the Slack relay): kept while it is. An email or
+    // HTTPS subscription must confirm first, so its record keeps its expiry until a later repair
+    // finds it confirmed; one not restored keeps it too.
+    if (record.expiresAt !== undefined && record.protocol !== 'email' && record.protocol !== 'https') {
+      await recorded.keep(record);
+    }
   }
   if (!exists) {
     notRestored.push(

@@ -49,6 +49,8 @@ export interface SubscriberRecord {
   readonly addedBy: string;
   /** When DynamoDB's TTL deletes the record (epoch seconds): set once its audience was deleted. */
   readonly expiresAt?: number | undefined;
+  /** The key it is stored under, as read (a record written by hand may sit under another). */
+  readonly storedKey?: { readonly pk: string; readonly sk: string } | undefined;
 }
 
 /**
@@ -191,21 +193,23 @@ export class DynamoSubscriberRecords {
   }
 
   /**
-   * Keeps a record again (a repair subscribed it again, or found it subscribed): its deletion is
-   * called off. Nothing when it was removed meanwhile.
+   * Keeps a record again (a repair found it subscribed and confirmed): its deletion is called off.
+   * False when it was removed meanwhile.
    */
-  async keep(record: SubscriberRecord): Promise<void> {
+  async keep(record: SubscriberRecord): Promise<boolean> {
     try {
       await this.#documents.send(
         new UpdateCommand({
           TableName: this.#table,
-          Key: { pk: partition(record.audienceId), sk: recordSortKey(record) },
+          Key: record.storedKey ?? { pk: partition(record.audienceId), sk: recordSortKey(record) },
           UpdateExpression: 'REMOVE expiresAt',
           ConditionExpression: 'attribute_exists(pk)',
         }),
       );
+      return true;
     } catch (error) {
       if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
+      return false;
     }
   }
 
@@ -319,5 +323,6 @@ function recordOf(item: Record<string, unknown>, audienceId: string): Subscriber
     addedAt: typeof item.addedAt === 'number' ? item.addedAt : 0,
     addedBy: typeof item.addedBy === 'string' ? item.addedBy : 'unknown',
     expiresAt: typeof item.expiresAt === 'number' ? item.expiresAt : undefined,
+    storedKey: { pk: String(item.pk), sk: String(item.sk) },
   };
 }

@@ -223,6 +223,23 @@ describe('audiences', () => {
       }),
     );
 
+    // One written by hand under another key than its endpoint's digest: kept by the key it has.
+    await documents.send(
+      new PutCommand({
+        TableName: sandbox.descriptor.names.stateTable,
+        Item: {
+          pk: 'subscribers#gone-desk',
+          sk: 'sms#by-hand',
+          audienceId: 'gone-desk',
+          protocol: 'sms',
+          endpoint: '+821055577777',
+          addedAt: 1,
+          addedBy: 'test',
+          expiresAt,
+        },
+      }),
+    );
+
     // Undone within the 30 days: restored, then repaired. What it subscribed again is kept; the
     // HTTPS endpoint, whose URL left the store with the topic, is not restored and keeps expiring.
     const restored = await sandbox.cli(['audiences', 'put', '--file', sandbox.file('gone.json', deleted.stdout)]);
@@ -234,13 +251,21 @@ describe('audiences', () => {
       ['email', 'restored'],
       ['https', 'not restored'],
       ['sms', 'restored'],
+      ['sms', 'restored'],
     ]);
+    // An email subscription must confirm before its record is kept; a later repair that finds it
+    // confirmed keeps it (moto confirms at once).
+    expect(await expiryOf('email')).toBe(expiresAt);
+    expect(await expiryOf('https')).toBe(expiresAt);
+    const again = await sandbox.cli(['--json', 'audiences', 'repair', 'gone-desk', '--yes']);
+    expect(again.code, again.stderr).toBe(0);
     expect(await expiryOf('email')).toBeUndefined();
     expect(await expiryOf('https')).toBe(expiresAt);
     const sms = (await records()).filter((item) => item.protocol === 'sms');
     expect(sms.map((item) => [item.endpoint, item.expiresAt]).sort()).toEqual([
       ['+821055500000', 1],
       ['+821055512345', undefined],
+      ['+821055577777', undefined],
     ]);
   });
 });

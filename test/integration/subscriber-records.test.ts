@@ -114,6 +114,7 @@ describe('subscriber records written by hand', () => {
           raw: true,
           addedAt: 5,
           addedBy: 'ops',
+          storedKey: { pk: `subscribers#${audienceId}`, sk: `https#${endpointDigest(url)}` },
         },
       ]);
     }

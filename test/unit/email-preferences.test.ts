@@ -228,17 +228,19 @@ describe('the preference endpoint', () => {
   it('sends a page asked with a trailing slash to the page without it, so its forms post to the token', async () => {
     const { store, writes } = countingStore();
     const token = await tokenOf(store);
-    for (const [method, kind] of [
-      ['GET', 'p'],
-      ['POST', 'u'],
+    for (const [method, kind, slashes] of [
+      ['GET', 'p', '/'],
+      ['POST', 'u', '/'],
+      ['GET', 'p', '//'],
     ] as const) {
+      const path = `/base/${kind}/${token}${slashes}`;
       const response = await handlePreferenceRequest(
-        { method, path: `/base/${kind}/${token}/`, query: { lang: 'ko' }, body: 'List-Unsubscribe=One-Click' },
+        { method, path, query: { lang: 'ko' }, body: 'List-Unsubscribe=One-Click' },
         deps(store),
       );
       expect(response.status).toBe(308);
-      // Relative to /base/<kind>/<token>/: /base/<kind>/<token>, with the query.
-      expect(new URL(response.headers.Location ?? '', `https://x.example/base/${kind}/${token}/`).pathname).toBe(
+      // Relative to the path asked: /base/<kind>/<token>, with the query.
+      expect(new URL(response.headers.Location ?? '', `https://x.example${path}`).pathname).toBe(
         `/base/${kind}/${token}`,
       );
       expect(response.headers.Location).toContain('?lang=ko');

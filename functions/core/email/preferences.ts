@@ -144,8 +144,10 @@ export async function handlePreferenceRequest(
     const query = new URLSearchParams(
       Object.entries(request.query).filter((entry): entry is [string, string] => entry[1] !== undefined),
     ).toString();
+    // One `../` per trailing slash: `/p/<token>//` is two levels below the page.
+    const up = '../'.repeat((/\/+$/.exec(request.path)?.[0] ?? '/').length);
     return {
-      ...redirect(`../${encodeURIComponent(route.token)}${query === '' ? '' : `?${query}`}`),
+      ...redirect(`${up}${encodeURIComponent(route.token)}${query === '' ? '' : `?${query}`}`),
       status: 308,
     };
   }
