@@ -217,4 +217,32 @@ describe('an address that unsubscribed', () => {
     expect(record).toMatchObject({ status: 'unsubscribed' });
     expect(record?.events[0]?.detail ?? '').toContain('1 held alert(s) not sent: unsubscribed');
   });
+
+  it('a hold that lands while a release clears the last entries keeps its due time', async () => {
+    const { stack, audience, address } = await setUp();
+    const store = stack.email.delivery.store;
+    const { subscriberId } = await stack.email.addSubscriber('desk', { address }, { name: 'Markets desk' });
+    await stack.publishAlert(audience);
+    await stack.email.deliver();
+    const membership = await store.membership(subscriberId, 'desk');
+    await store.saveMembership({ ...(membership as NonNullable<typeof membership>), preference: 'digest' });
+    await stack.publishAlert(audience);
+    await stack.email.deliver();
+    const [first] = await store.heldEntries(subscriberId, 'desk');
+    if (first === undefined) throw new Error('nothing was held');
+    const dueAt = dailyDigestAt(stack.clock.now, audience);
+
+    // Between the release's listing (nothing left) and its removal of the due time, another
+    // notification holds an entry: the listing it acts on is stale.
+    const list = store.heldEntries.bind(store);
+    const spy = vi.spyOn(store, 'heldEntries').mockImplementationOnce(async (...args) => {
+      const stale = await list(...args);
+      await store.hold(subscriberId, 'desk', [{ ...first, key: 'late-entry', heldAt: stack.clock.now }], dueAt);
+      return stale;
+    });
+    await store.clearHeld(subscriberId, 'desk', [first.key]);
+    spy.mockRestore();
+    expect((await store.heldEntries(subscriberId, 'desk')).map((entry) => entry.key)).toEqual(['late-entry']);
+    expect((await store.dueDigests(dueAt + 1, 10)).map((due) => due.subscriberId)).toEqual([subscriberId]);
+  });
 });

@@ -533,10 +533,12 @@ export class DynamoSubscriberStore implements SubscriberStore {
         new UpdateCommand({
           TableName: this.#table,
           Key: { pk, sk: audKey(audienceId) },
-          UpdateExpression: 'SET #shard = :due, #dueAt = if_not_exists(#dueAt, :at)',
+          // holdSeq counts holds, so a release that found nothing left clears the due time only
+          // if no hold came in meanwhile (clearHeld).
+          UpdateExpression: 'SET #shard = :due, #dueAt = if_not_exists(#dueAt, :at) ADD holdSeq :one',
           ConditionExpression: 'attribute_exists(pk)',
           ExpressionAttributeNames: { '#shard': digestsIndex.partitionKey, '#dueAt': digestsIndex.sortKey },
-          ExpressionAttributeValues: { ':due': 'due', ':at': dueAt },
+          ExpressionAttributeValues: { ':due': 'due', ':at': dueAt, ':one': 1 },
         }),
       );
     } catch (error) {
@@ -591,33 +593,53 @@ export class DynamoSubscriberStore implements SubscriberStore {
     await this.#batchWrite(
       keys.map((key) => ({ DeleteRequest: { Key: { pk, sk: `${heldPrefix(audienceId)}${key}` } } })),
     );
-    const left = await this.heldEntries(subscriberId, audienceId);
-    if (left.length > 0) {
-      if (nextDueAt === undefined) return;
+    // The due time goes only when nothing is held and no hold came in since the entries were
+    // listed (holdSeq unchanged): a hold between the listing and the removal would otherwise keep
+    // its entry with no due time, and no release would ever find it. Listed again when one did.
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const { Item: member } = await this.#documents.send(
+        new GetCommand({ TableName: this.#table, Key: { pk, sk: audKey(audienceId) }, ConsistentRead: true }),
+      );
+      if (member === undefined) return;
+      const seq = typeof member.holdSeq === 'number' ? member.holdSeq : undefined;
+      const left = await this.heldEntries(subscriberId, audienceId);
+      if (left.length > 0) {
+        await this.#moveDue(pk, audienceId, nextDueAt);
+        return;
+      }
       try {
         await this.#documents.send(
           new UpdateCommand({
             TableName: this.#table,
             Key: { pk, sk: audKey(audienceId) },
-            UpdateExpression: 'SET #shard = :due, #dueAt = :at',
-            ConditionExpression: 'attribute_exists(pk)',
+            UpdateExpression: 'REMOVE #shard, #dueAt',
+            ConditionExpression:
+              seq === undefined
+                ? 'attribute_exists(pk) AND attribute_not_exists(holdSeq)'
+                : 'attribute_exists(pk) AND holdSeq = :seq',
             ExpressionAttributeNames: { '#shard': digestsIndex.partitionKey, '#dueAt': digestsIndex.sortKey },
-            ExpressionAttributeValues: { ':due': 'due', ':at': nextDueAt },
+            ...(seq === undefined ? {} : { ExpressionAttributeValues: { ':seq': seq } }),
           }),
         );
+        return;
       } catch (error) {
         if (!isConditionFailure(error)) throw error;
       }
-      return;
     }
+  }
+
+  /** Entries are left over: due at `nextDueAt` when given (a digest of their own), else as they were. */
+  async #moveDue(pk: string, audienceId: string, nextDueAt: number | undefined): Promise<void> {
+    if (nextDueAt === undefined) return;
     try {
       await this.#documents.send(
         new UpdateCommand({
           TableName: this.#table,
           Key: { pk, sk: audKey(audienceId) },
-          UpdateExpression: 'REMOVE #shard, #dueAt',
+          UpdateExpression: 'SET #shard = :due, #dueAt = :at',
           ConditionExpression: 'attribute_exists(pk)',
           ExpressionAttributeNames: { '#shard': digestsIndex.partitionKey, '#dueAt': digestsIndex.sortKey },
+          ExpressionAttributeValues: { ':due': 'due', ':at': nextDueAt },
         }),
       );
     } catch (error) {
