@@ -57,6 +57,17 @@ async function unsubscribe(stack: EmailTestStack, subscriberId: string): Promise
 }
 
 /** A confirmed subscriber who got an alert and left with its one-click link, a minute ago. */
+/** A member of desk who got one alert, then asked for the daily digest; and the store. */
+async function digestMember(stack: EmailTestStack, audience: Audience, address: string) {
+  const store = stack.email.delivery.store;
+  const { subscriberId } = await stack.email.addSubscriber('desk', { address }, { name: 'Markets desk' });
+  await stack.publishAlert(audience);
+  await stack.email.deliver();
+  const membership = await store.membership(subscriberId, 'desk');
+  await store.saveMembership({ ...(membership as NonNullable<typeof membership>), preference: 'digest' });
+  return { store, subscriberId };
+}
+
 async function subscribedThenLeft() {
   const { stack, audience, address } = await setUp();
   const { subscriberId } = await stack.email.addSubscriber('desk', { address }, { name: 'Markets desk' });
@@ -120,12 +131,7 @@ describe('an address that unsubscribed', () => {
 
   it('never gets, in its new subscription’s digest, what was held for it before it left', async () => {
     const { stack, audience, address } = await setUp();
-    const store = stack.email.delivery.store;
-    const { subscriberId } = await stack.email.addSubscriber('desk', { address }, { name: 'Markets desk' });
-    await stack.publishAlert(audience);
-    await stack.email.deliver();
-    const membership = await store.membership(subscriberId, 'desk');
-    await store.saveMembership({ ...(membership as NonNullable<typeof membership>), preference: 'digest' });
+    const { store, subscriberId } = await digestMember(stack, audience, address);
     const before = await stack.publishAlert(audience);
     await stack.email.deliver();
     expect(await store.heldEntries(subscriberId, 'desk')).toHaveLength(1);
@@ -157,12 +163,7 @@ describe('an address that unsubscribed', () => {
 
   it('an alert held while its digest went out is sent in the next digest, not cleared as part of a repeat', async () => {
     const { stack, audience, address } = await setUp();
-    const store = stack.email.delivery.store;
-    const { subscriberId } = await stack.email.addSubscriber('desk', { address }, { name: 'Markets desk' });
-    await stack.publishAlert(audience);
-    await stack.email.deliver();
-    const membership = await store.membership(subscriberId, 'desk');
-    await store.saveMembership({ ...(membership as NonNullable<typeof membership>), preference: 'digest' });
+    const { store, subscriberId } = await digestMember(stack, audience, address);
     const first = await stack.publishAlert(audience);
     await stack.email.deliver();
 
@@ -197,12 +198,7 @@ describe('an address that unsubscribed', () => {
 
   it('what waited for the daily digest of someone who unsubscribed is recorded as not sent and dropped at its time', async () => {
     const { stack, audience, address } = await setUp();
-    const store = stack.email.delivery.store;
-    const { subscriberId } = await stack.email.addSubscriber('desk', { address }, { name: 'Markets desk' });
-    await stack.publishAlert(audience);
-    await stack.email.deliver();
-    const membership = await store.membership(subscriberId, 'desk');
-    await store.saveMembership({ ...(membership as NonNullable<typeof membership>), preference: 'digest' });
+    const { store, subscriberId } = await digestMember(stack, audience, address);
     await stack.publishAlert(audience);
     await stack.email.deliver();
     expect(await store.heldEntries(subscriberId, 'desk')).toHaveLength(1);
@@ -220,12 +216,7 @@ describe('an address that unsubscribed', () => {
 
   it('a hold that lands while a release clears the last entries keeps its due time', async () => {
     const { stack, audience, address } = await setUp();
-    const store = stack.email.delivery.store;
-    const { subscriberId } = await stack.email.addSubscriber('desk', { address }, { name: 'Markets desk' });
-    await stack.publishAlert(audience);
-    await stack.email.deliver();
-    const membership = await store.membership(subscriberId, 'desk');
-    await store.saveMembership({ ...(membership as NonNullable<typeof membership>), preference: 'digest' });
+    const { store, subscriberId } = await digestMember(stack, audience, address);
     await stack.publishAlert(audience);
     await stack.email.deliver();
     const [first] = await store.heldEntries(subscriberId, 'desk');
