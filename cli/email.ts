@@ -14,6 +14,7 @@ import type { Command } from 'commander';
 import type { EmailSender, SendRecord, SubscriberStore } from '#core/email/ports';
 import { type AudienceLabel, addSubscriber, type SubscribeDeps } from '#core/email/subscribe';
 import {
+  carriedBy,
   heldFate,
   InvalidAddressError,
   maskAddress,
@@ -424,9 +425,21 @@ async function showHistory(context: CommandContext, args: readonly unknown[], op
     })),
     history: history.map((record) => {
       // A held alert that its digest will not send says so (the rule the release applies).
+      // One that went out in the subscriber's daily digest says which, and when.
       const membership = memberships.find((entry) => entry.audienceId === record.audienceId);
-      const fate = record.status === 'held' ? heldFate(record.createdAt, profile, membership, Date.now()) : undefined;
-      return { ...historyRow(record), willNotBeSent: fate ?? null };
+      const carried = carriedBy(record, history);
+      const fate =
+        record.status === 'held' && carried === undefined
+          ? heldFate(record.createdAt, profile, membership, Date.now())
+          : undefined;
+      return {
+        ...historyRow(record),
+        willNotBeSent: fate ?? null,
+        sentInDigest:
+          carried === undefined
+            ? null
+            : { deliveryId: carried.deliveryId, sentAt: new Date(carried.sentAt ?? 0).toISOString() },
+      };
     }),
   };
   context.output.result(document, () => {
@@ -453,7 +466,11 @@ async function showHistory(context: CommandContext, args: readonly unknown[], op
         row.createdAt,
         row.audienceId,
         row.kind,
-        row.willNotBeSent === null ? row.status : `${row.status} (will not be sent: ${row.willNotBeSent})`,
+        row.sentInDigest !== null
+          ? `${row.status}, then sent in the daily digest of ${formatInstant(Date.parse(row.sentInDigest.sentAt))}`
+          : row.willNotBeSent === null
+            ? row.status
+            : `${row.status} (will not be sent: ${row.willNotBeSent})`,
         row.subject ?? '',
         row.events.map((event) => `${event.type}${event.detail ? ` (${event.detail})` : ''} ${event.at}`).join('; '),
       ]),

@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { dailyDigestAt } from '#core/email/daily-digest';
 import { ONE_CLICK_BODY } from '#core/email/mime';
 import { type AudienceLabel, addSubscriber } from '#core/email/subscribe';
+import { carriedBy } from '#core/email/subscriber';
 import type { Audience } from '#core/model';
 import { listUnsubscribeTargets, parseEmail } from '../support/email-mime.ts';
 import { type EmailTestStack, startEmailTestStack } from '../support/email-stack.ts';
@@ -194,6 +195,13 @@ describe('an address that unsubscribed', () => {
     expect(digests).toHaveLength(2);
     expect(digests.filter((text) => text.includes(title(first.subject)))).toHaveLength(1);
     expect(digests.filter((text) => text.includes(title(late.subject)))).toHaveLength(1);
+    // The history says which digest carried each held alert (email history shows it).
+    const history = await store.history(subscriberId);
+    const held = history.filter((record) => record.status === 'held');
+    const carriers = held.map((record) => carriedBy(record, history)?.deliveryId);
+    expect(carriers).toHaveLength(2);
+    expect(carriers.every((carrier) => carrier?.includes('|daily:'))).toBe(true);
+    expect(new Set(carriers).size).toBe(2);
   });
 
   it('what waited for the daily digest of someone who unsubscribed is recorded as not sent and dropped at its time', async () => {

@@ -18,6 +18,7 @@
  * Pure: no clock (every function takes `now`), no I/O.
  */
 import { createHash } from 'node:crypto';
+import type { SendRecord } from './ports.ts';
 
 /** Where a membership stands. */
 export type MembershipState = 'pending' | 'confirmed' | 'unsubscribed';
@@ -173,6 +174,22 @@ export function heldFate(
   const decision = digestDecision(profile, membership, now);
   if (decision.action === 'skip') return decision.reason;
   return heldBeforeLeaving(heldAt, membership) ? 'held before the subscriber left' : undefined;
+}
+
+/**
+ * The subscriber's daily digest that carried a held alert, from the subscriber's history: a daily
+ * digest of the same audience that went out, whose claim kept the alert's key among its entries
+ * (digests claimed before they kept their keys cannot say).
+ */
+export function carriedBy(record: SendRecord, history: readonly SendRecord[]): SendRecord | undefined {
+  if (record.status !== 'held') return undefined;
+  return history.find(
+    (other) =>
+      other.kind === 'daily-digest' &&
+      other.audienceId === record.audienceId &&
+      other.sentAt !== undefined &&
+      (other.entryKeys ?? []).includes(record.messageKey),
+  );
 }
 
 // --- Feedback from SES ------------------------------------------------------------------------------
