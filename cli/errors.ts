@@ -377,11 +377,6 @@ export function failureLines(error: unknown, setting: FailureSetting = {}): Fail
   ];
 }
 
-/** One or more lines describing a failure for stderr ({@link failureLines} as text). */
-export function describeFailure(error: unknown, setting: FailureSetting = {}): string[] {
-  return failureLines(error, setting).map((line) => line.text);
-}
-
 /** The `--json` document of a failure: `{ ok: false, error: { code, message }, problems }`. */
 export function failureDocument(failure: Failure): {
   ok: false;

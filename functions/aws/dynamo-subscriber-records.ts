@@ -28,6 +28,7 @@ import {
   TransactWriteCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import pLimit from 'p-limit';
 import { keyPart } from './dynamo-batch.ts';
 import { partitionItems } from './dynamo-query.ts';
 
@@ -185,11 +186,33 @@ export class DynamoSubscriberRecords {
    */
   async expireAudience(audienceId: string, now: number): Promise<{ records: number; expiresAt: number }> {
     const expiresAt = Math.floor(now / 1000) + DELETED_AUDIENCE_RECORD_DAYS * 86_400;
-    const records = await this.#updateAll(audienceId, () => true, {
-      UpdateExpression: 'SET expiresAt = :expiresAt',
-      ExpressionAttributeValues: { ':expiresAt': expiresAt },
-    });
-    return { records, expiresAt };
+    const keys: { pk: string; sk: string }[] = [];
+    for await (const item of partitionItems(this.#documents, this.#table, partition(audienceId))) {
+      keys.push({ pk: String(item.pk), sk: String(item.sk) });
+    }
+    const limit = pLimit(8);
+    const marked = await Promise.all(
+      keys.map((key) =>
+        limit(async () => {
+          try {
+            await this.#documents.send(
+              new UpdateCommand({
+                TableName: this.#table,
+                Key: key,
+                UpdateExpression: 'SET expiresAt = :expiresAt',
+                ConditionExpression: 'attribute_exists(pk)',
+                ExpressionAttributeValues: { ':expiresAt': expiresAt },
+              }),
+            );
+            return true;
+          } catch (error) {
+            if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
+            return false;
+          }
+        }),
+      ),
+    );
+    return { records: marked.filter(Boolean).length, expiresAt };
   }
 
   /**
@@ -211,40 +234,6 @@ export class DynamoSubscriberRecords {
       if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
       return false;
     }
-  }
-
-  /** One conditional update per record of the partition that `which` picks, eight at a time. */
-  async #updateAll(
-    audienceId: string,
-    which: (item: Record<string, unknown>) => boolean,
-    update: { readonly UpdateExpression: string; readonly ExpressionAttributeValues?: Record<string, unknown> },
-  ): Promise<number> {
-    const keys: { pk: string; sk: string }[] = [];
-    for await (const item of partitionItems(this.#documents, this.#table, partition(audienceId))) {
-      if (which(item)) keys.push({ pk: String(item.pk), sk: String(item.sk) });
-    }
-    let next = 0;
-    let updated = 0;
-    const worker = async () => {
-      while (next < keys.length) {
-        const key = keys[next++] as { pk: string; sk: string };
-        try {
-          await this.#documents.send(
-            new UpdateCommand({
-              TableName: this.#table,
-              Key: key,
-              ...update,
-              ConditionExpression: 'attribute_exists(pk)',
-            }),
-          );
-          updated += 1;
-        } catch (error) {
-          if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
-        }
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(8, keys.length) }, worker));
-    return updated;
   }
 
   /**

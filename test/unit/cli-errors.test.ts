@@ -14,8 +14,8 @@ import { AwsClients } from '../../cli/aws-clients.ts';
 import {
   CliError,
   ConcurrentChangeError,
-  describeFailure,
   failureDocument,
+  failureLines,
   failureOf,
   NotFoundError,
   OperationFailedError,
@@ -66,7 +66,7 @@ describe('the CLI errors', () => {
       'plain line',
     ]);
     expect(error.details).toEqual(['rules.yaml:4: quakes: unknown attribute "colour"', 'plain line']);
-    expect(describeFailure(error)).toEqual([
+    expect(failureLines(error).map((line) => line.text)).toEqual([
       'rules.yaml: 2 problem(s)',
       '  rules.yaml:4: quakes: unknown attribute "colour"',
       '  plain line',
@@ -79,6 +79,19 @@ describe('the CLI errors', () => {
         { message: 'plain line' },
       ],
     });
+  });
+
+  it('a problem’s detail lines follow it as they are, and stay out of --json', () => {
+    const error = new UsageError('the query does not parse', [
+      { message: 'query: expected a term at column 3', detail: ['    a (', '      ^'] },
+    ]);
+    expect(failureLines(error)).toEqual([
+      { text: 'the query does not parse' },
+      { text: '  query: expected a term at column 3' },
+      { text: '    a (', detail: true },
+      { text: '      ^', detail: true },
+    ]);
+    expect(failureDocument(failureOf(error)).problems).toEqual([{ message: 'query: expected a term at column 3' }]);
   });
 });
 
