@@ -271,9 +271,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       // commander's own message, escaped, and a hint (never the whole help; `news-alerts rules`
       // without a subcommand has printed the group's help already).
       if (messages.text !== '') {
-        // Its own lines stay lines; a line break inside a value it quotes ('…') is data: shown as \n.
-        const text = withoutOptionValues(messages.text).replace(/'[^']*'/g, (quoted) => safeText(quoted));
-        process.stderr.write(`${terminalText(text)}(add --help for usage)\n`);
+        process.stderr.write(`${commanderText(withoutOptionValues(messages.text), safeText)}(add --help for usage)\n`);
       }
     } else {
       // Messages quote items, files and flags: printed escaped, like everything else the CLI prints,
@@ -295,4 +293,16 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     return failure.exitCode;
   }
+}
+
+/**
+ * commander's message as printed: one line, plus its "(Did you mean …?)" line when it has one. Its
+ * messages quote what they were given ('…'), and a value may hold quotes and line breaks of its
+ * own, so no quoting is trusted: every other line break is data, shown as \n, and cannot print a
+ * line that reads like one of the CLI's.
+ */
+function commanderText(text: string, safeText: (text: string) => string): string {
+  const suggestion = /\n(\(Did you mean [^\n]*\?\))\n?$/.exec(text);
+  const message = (suggestion === null ? text : text.slice(0, suggestion.index)).replace(/\n$/, '');
+  return `${safeText(message)}\n${suggestion?.[1] === undefined ? '' : `${safeText(suggestion[1])}\n`}`;
 }

@@ -95,9 +95,21 @@ describe('terminal injection (item 8)', () => {
       expect(forged.stderr.split('\n').filter((line) => line.startsWith('news-alerts: rule x deleted'))).toEqual([]);
       expect(forged.stderr).toContain('x\\nnews-alerts: rule x deleted OK');
       // commander's own messages quote what it was given ('…'): the same there.
-      const command = await sandbox.cli(['x\nnews-alerts: rule x deleted OK']);
-      expect(command.code).toBe(2);
-      expect(command.stderr.split('\n').filter((line) => line.startsWith('news-alerts: rule x deleted'))).toEqual([]);
+      // No quoting is trusted: a value may hold a quote of its own before its line break.
+      const [command, quote, option] = await Promise.all([
+        sandbox.cli(['x\nnews-alerts: rule x deleted OK']),
+        sandbox.cli(["x'\nnews-alerts: rule x deleted OK"]),
+        sandbox.cli(['rules', 'list', "--x'\nnews-alerts: rule x deleted OK"]),
+      ]);
+      for (const result of [command, quote, option]) {
+        expect(result.code).toBe(2);
+        expect(result.stderr.split('\n').filter((line) => line.startsWith('news-alerts: rule x deleted'))).toEqual([]);
+      }
+      expect(quote.stderr).toContain("x'\\nnews-alerts: rule x deleted OK");
+      // commander's suggestion keeps its own line.
+      const misspelt = await sandbox.cli(['rules', 'lst']);
+      expect(misspelt.code).toBe(2);
+      expect(misspelt.stderr.split('\n')).toContain('(Did you mean list?)');
     },
   );
 });
