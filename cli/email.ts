@@ -14,8 +14,7 @@ import type { Command } from 'commander';
 import type { EmailSender, SendRecord, SubscriberStore } from '#core/email/ports';
 import { type AudienceLabel, addSubscriber, type SubscribeDeps } from '#core/email/subscribe';
 import {
-  carriedBy,
-  heldFate,
+  afterHeld,
   InvalidAddressError,
   maskAddress,
   normalizeAddress,
@@ -425,16 +424,13 @@ async function showHistory(context: CommandContext, args: readonly unknown[], op
     })),
     history: history.map((record) => {
       // A held alert that its digest will not send says so (the rule the release applies).
-      // One that went out in the subscriber's daily digest says which, and when.
+      // One that went out in the subscriber's daily digest says which, and when; one a digest SES
+      // refused carried, that it was not sent.
       const membership = memberships.find((entry) => entry.audienceId === record.audienceId);
-      const carried = carriedBy(record, history);
-      const fate =
-        record.status === 'held' && carried === undefined
-          ? heldFate(record.createdAt, profile, membership, Date.now())
-          : undefined;
+      const { sentIn: carried, willNotBeSent } = afterHeld(record, history, profile, membership, Date.now());
       return {
         ...historyRow(record),
-        willNotBeSent: fate ?? null,
+        willNotBeSent: willNotBeSent ?? null,
         sentInDigest:
           carried === undefined
             ? null

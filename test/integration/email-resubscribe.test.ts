@@ -5,12 +5,14 @@
  * digest before the unsubscribe is never sent to the new subscription.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { planDigest, toHeldNotification } from '#core/digest';
 import { dailyDigestAt } from '#core/email/daily-digest';
 import { ONE_CLICK_BODY } from '#core/email/mime';
 import { type AudienceLabel, addSubscriber } from '#core/email/subscribe';
 import { carriedBy } from '#core/email/subscriber';
 import type { Audience } from '#core/model';
 import { listUnsubscribeTargets, parseEmail } from '../support/email-mime.ts';
+import { matchOf, PUBLISHED, testArticle } from '../support/email-fixtures.ts';
 import { type EmailTestStack, startEmailTestStack } from '../support/email-stack.ts';
 
 const stacks: EmailTestStack[] = [];
@@ -202,6 +204,32 @@ describe('an address that unsubscribed', () => {
     expect(carriers).toHaveLength(2);
     expect(carriers.every((carrier) => carrier?.includes('|daily:'))).toBe(true);
     expect(new Set(carriers).size).toBe(2);
+  });
+
+  it('an audience digest held for the daily digest names the daily digest that sent its entries', async () => {
+    const { stack, audience, address } = await setUp();
+    const { store, subscriberId } = await digestMember(stack, audience, address);
+    // The audience's own digest (digest mode, quiet hours or a budget) reaches the email queue: its
+    // entries are held under keys of their own, not the digest's.
+    const held = ['a', 'b'].map((id) =>
+      toHeldNotification(
+        matchOf(audience, testArticle({ key: `id:${stack.prefix}${id}`, id: `${stack.prefix}${id}` })),
+        'digest',
+        PUBLISHED,
+      ),
+    );
+    const [message] = planDigest(held, audience, PUBLISHED + 3_600_000).messages;
+    if (message === undefined) throw new Error('no digest message');
+    await stack.publish(message);
+    await stack.email.deliver();
+    expect(await store.heldEntries(subscriberId, 'desk')).toHaveLength(2);
+
+    stack.clock.now = dailyDigestAt(stack.clock.now, audience) + 1;
+    expect(await stack.email.releaseDailyDigests()).toMatchObject({ due: 1, sent: 1 });
+    const history = await store.history(subscriberId);
+    const heldRecord = history.find((record) => record.status === 'held' && record.kind === 'digest');
+    if (heldRecord === undefined) throw new Error('the audience digest was not recorded as held');
+    expect(carriedBy(heldRecord, history)).toMatchObject({ kind: 'daily-digest', status: 'sent' });
   });
 
   it('what waited for the daily digest of someone who unsubscribed is recorded as not sent and dropped at its time', async () => {

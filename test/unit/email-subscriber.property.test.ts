@@ -8,6 +8,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   applyChange,
+  afterHeld,
   applyFeedback,
   deliveryDecision,
   type FeedbackKind,
@@ -156,5 +157,40 @@ describe('an alert held for a daily digest', () => {
     expect(heldFate(400, profile, back, 800)).toBe('held before the subscriber left');
     expect(heldFate(500, profile, back, 800)).toBe('held before the subscriber left');
     expect(heldFate(501, profile, back, 800)).toBeUndefined();
+  });
+
+  it('says which daily digest sent a held record, or that the one that carried it was refused', () => {
+    const held = {
+      subscriberId: 'abcdef0123',
+      messageKey: 'digest-key',
+      deliveryId: 'desk|digest:1',
+      audienceId: 'desk',
+      kind: 'digest',
+      status: 'held',
+      createdAt: 1,
+      events: [],
+      entryKeys: ['entry-a', 'entry-b'],
+    } as const;
+    const daily = (status: 'sent' | 'rejected', sentAt: number, entryKeys: string[]) => ({
+      ...held,
+      messageKey: `daily-${sentAt}`,
+      deliveryId: `desk|daily:abcdef0123:${sentAt}`,
+      kind: 'daily-digest' as const,
+      status,
+      sentAt,
+      entryKeys,
+    });
+    const member: Membership = { ...start('confirmed'), preference: 'digest' };
+    // An audience digest's entries went out under their own keys; the last digest carried the rest.
+    const first = daily('sent', 10, ['entry-a', 'other']);
+    const second = daily('sent', 20, ['entry-b']);
+    expect(afterHeld(held, [second, first, held], profile, member, 30)).toEqual({ sentIn: second });
+    expect(afterHeld(held, [daily('sent', 10, ['other']), held], profile, member, 30)).toEqual({});
+    // A digest SES refused for good has a sentAt too, but nothing reached the subscriber.
+    expect(afterHeld(held, [daily('rejected', 10, ['entry-a']), held], profile, member, 30)).toEqual({
+      willNotBeSent: 'its daily digest was rejected',
+    });
+    expect(afterHeld(held, [held], profile, undefined, 30)).toEqual({ willNotBeSent: 'unsubscribed' });
+    expect(afterHeld({ ...held, status: 'sent' }, [first], profile, member, 30)).toEqual({});
   });
 });

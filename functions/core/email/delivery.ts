@@ -386,20 +386,20 @@ async function holdForDigest(
   deps: EmailDeliveryDeps,
   now: number,
 ): Promise<void> {
-  await deps.store.hold(
-    profile.subscriberId,
-    audience.audienceId,
-    heldEntriesOf(document, draft, now),
-    dailyDigestAt(now, audience),
-  );
+  const entries = heldEntriesOf(document, draft, now);
+  await deps.store.hold(profile.subscriberId, audience.audienceId, entries, dailyDigestAt(now, audience));
+  const messageKey = messageKeyOf(draft.deliveryId);
   await deps.store.recordOutcome({
     subscriberId: profile.subscriberId,
-    messageKey: messageKeyOf(draft.deliveryId),
+    messageKey,
     deliveryId: draft.deliveryId,
     audienceId: audience.audienceId,
     kind: draft.kind,
     subject: draft.subject,
     status: 'held',
+    // An audience digest's entries are held (and later carried) under keys of their own: kept on
+    // its record, so `email history` can name the daily digest that sent them (carriedBy).
+    ...(entries.some((entry) => entry.key !== messageKey) ? { entryKeys: entries.map((entry) => entry.key) } : {}),
     createdAt: now,
   });
 }

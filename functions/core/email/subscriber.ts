@@ -177,19 +177,41 @@ export function heldFate(
 }
 
 /**
- * The subscriber's daily digest that carried a held alert, from the subscriber's history: a daily
- * digest of the same audience that went out, whose claim kept the alert's key among its entries
- * (digests claimed before they kept their keys cannot say).
+ * The subscriber's daily digest that carried a held alert or audience digest, from the subscriber's
+ * history: a daily digest of the same audience that was sent (or refused: its status says which),
+ * whose claim kept the held entries' keys among its entries (digests claimed before they kept their
+ * keys cannot say). An audience digest held as a whole lists its entries' keys on its record; when
+ * they went out in more than one daily digest, the last one carried the rest.
  */
 export function carriedBy(record: SendRecord, history: readonly SendRecord[]): SendRecord | undefined {
   if (record.status !== 'held') return undefined;
-  return history.find(
-    (other) =>
-      other.kind === 'daily-digest' &&
-      other.audienceId === record.audienceId &&
-      other.sentAt !== undefined &&
-      (other.entryKeys ?? []).includes(record.messageKey),
-  );
+  const keys = new Set([record.messageKey, ...(record.entryKeys ?? [])]);
+  let carrier: SendRecord | undefined;
+  for (const other of history) {
+    if (other.kind !== 'daily-digest' || other.audienceId !== record.audienceId || other.sentAt === undefined) continue;
+    if (!(other.entryKeys ?? []).some((key) => keys.has(key))) continue;
+    if (carrier === undefined || other.sentAt > (carrier.sentAt ?? 0)) carrier = other;
+  }
+  return carrier;
+}
+
+/**
+ * What became of a held record, for `email history`: the daily digest that sent it, or why it will
+ * not be sent (a daily digest SES refused for good carried it, or {@link heldFate}'s reason).
+ */
+export function afterHeld(
+  record: SendRecord,
+  history: readonly SendRecord[],
+  profile: SubscriberProfile,
+  membership: Membership | undefined,
+  now: number,
+): { readonly sentIn?: SendRecord; readonly willNotBeSent?: string } {
+  if (record.status !== 'held') return {};
+  const carrier = carriedBy(record, history);
+  if (carrier?.status === 'rejected') return { willNotBeSent: 'its daily digest was rejected' };
+  if (carrier !== undefined) return { sentIn: carrier };
+  const fate = heldFate(record.createdAt, profile, membership, now);
+  return fate === undefined ? {} : { willNotBeSent: fate };
 }
 
 // --- Feedback from SES ------------------------------------------------------------------------------
