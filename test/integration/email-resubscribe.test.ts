@@ -11,8 +11,8 @@ import { ONE_CLICK_BODY } from '#core/email/mime';
 import { type AudienceLabel, addSubscriber } from '#core/email/subscribe';
 import { carriedBy } from '#core/email/subscriber';
 import type { Audience } from '#core/model';
-import { listUnsubscribeTargets, parseEmail } from '../support/email-mime.ts';
 import { matchOf, PUBLISHED, testArticle } from '../support/email-fixtures.ts';
+import { listUnsubscribeTargets, parseEmail } from '../support/email-mime.ts';
 import { type EmailTestStack, startEmailTestStack } from '../support/email-stack.ts';
 
 const stacks: EmailTestStack[] = [];

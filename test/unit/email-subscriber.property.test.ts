@@ -7,8 +7,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
-  applyChange,
   afterHeld,
+  applyChange,
   applyFeedback,
   deliveryDecision,
   type FeedbackKind,
