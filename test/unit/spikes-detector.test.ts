@@ -228,6 +228,29 @@ describe('the spike detector', () => {
     }
   });
 
+  it('says when alerts become possible after a gap just under the history kept, as days before it slide out', () => {
+    // Two weeks counted, a gap of 27 days 13 hours, five hours counted again: the days before the
+    // gap are still in the four weeks kept now, but leave them before three days are counted since.
+    const { detector } = run([
+      ...quietWeeks(2, 4, 9),
+      ...new Array<number>(27 * 24 + 13).fill(-1),
+      ...quietWeeks(1, 4, 10).slice(0, 5),
+    ]);
+    const from = detector.alertsPossibleFrom();
+    const filler = quietWeeks(1, 4, 11);
+    const opensAt = (at: number): boolean => {
+      const probe = new SpikeDetector(hourly, PRESETS.balanced, JSON.parse(JSON.stringify(detector.state())));
+      let verdict: BucketVerdict | undefined;
+      for (let bucket = probe.next, i = 0; bucket <= at; bucket++, i++) {
+        verdict = probe.step(bucket === at ? 400 : (filler[i % filler.length] as number));
+      }
+      return verdict?.event === 'open';
+    };
+    // spikes explain says "no spike alert before <from>": a burst at it opens, one an hour before not.
+    expect(opensAt(from), `from = next + ${from - detector.next}`).toBe(true);
+    expect(opensAt(from - 1)).toBe(false);
+  });
+
   it('after a gap longer than its history, warms up again, and a burst it could not judge does not skew next week', () => {
     const gap = 28 * 24;
     const resume = 3 * 168 + gap;

@@ -368,21 +368,24 @@ export class SpikeDetector {
    * The first bucket from {@link next} on that the warm-up would not hold an alert in, if every
    * bucket from here is counted: three days since counting began, the dispersion estimated (at the
    * end of a day), and a baseline that rests on three counted days (after a gap, the days counted
-   * since). What `news-alerts spikes explain` says about the warm-up.
+   * since, while days counted before it leave the four weeks kept). What `news-alerts spikes
+   * explain` says about the warm-up.
+   *
+   * Found by stepping a copy of this detector on zero counts (a zero never opens an episode, and
+   * only which buckets are counted decides the warm-up), so it agrees with {@link step} by
+   * construction: working the baseline's days out ahead of time missed days sliding out of the
+   * history. After a warm-up's length plus the history kept, every baseline rests on counted days.
    */
   alertsPossibleFrom(): number {
-    const { bucketsPerDay, warmUpBuckets } = this.model;
-    const next = this.next;
-    const sinceStart = this.#countingSince + warmUpBuckets;
-    const dispersion = this.#dispersionAt >= 0 ? next : (Math.floor(next / bucketsPerDay) + 1) * bucketsPerDay;
-    // The hour of the next day whose baseline has its three days first (hours differ after a gap).
-    const needed = Math.floor(warmUpBuckets / bucketsPerDay);
-    let baseline = Number.POSITIVE_INFINITY;
-    for (let bucket = next; bucket < next + bucketsPerDay; bucket++) {
-      const days = this.#seasonalAt(bucket).days;
-      baseline = Math.min(baseline, days >= needed ? bucket : bucket + (needed - days) * bucketsPerDay);
+    const probe = new SpikeDetector(this.model, this.preset, this.state());
+    const last = probe.next + this.model.historyBuckets + this.model.warmUpBuckets + this.model.bucketsPerDay;
+    while (probe.next < last) {
+      const bucket = probe.next;
+      const { mean, days } = probe.#seasonalAt(bucket);
+      if (!Number.isNaN(mean) && !probe.#warmingUp(bucket, days)) return bucket;
+      probe.step(0);
     }
-    return Math.max(next, sinceStart, dispersion, baseline);
+    return last;
   }
 
   /** The episode in progress, if any. */
@@ -450,6 +453,20 @@ export class SpikeDetector {
       else high = mid;
     }
     return Math.max(high, this.preset.minCount, Math.ceil(expected * this.preset.minRatio));
+  }
+
+  /**
+   * Whether the warm-up holds an alert at `bucket`: three days of counts, both since counting began
+   * and in the baseline (after a gap that leaves fewer in the history, the baseline starts again
+   * from the first days counted), and the dispersion estimated.
+   */
+  #warmingUp(bucket: number, baselineDays: number): boolean {
+    const { warmUpBuckets, bucketsPerDay } = this.model;
+    return (
+      bucket - this.#countingSince < warmUpBuckets ||
+      this.#dispersionAt < 0 ||
+      baselineDays < Math.floor(warmUpBuckets / bucketsPerDay)
+    );
   }
 
   #comparesLevels(): boolean {
@@ -667,15 +684,7 @@ export class SpikeDetector {
       return { ...verdict, ...this.#hold(bucket, elevated, count, expected, strongest.score) };
     }
     if (strongest.score < this.preset.openAt) return verdict;
-    // The warm-up is three days of counts, both since counting began and in the baseline: after a
-    // gap that leaves fewer in the history, the baseline starts again from the first days counted.
-    if (
-      bucket - this.#countingSince < this.model.warmUpBuckets ||
-      this.#dispersionAt < 0 ||
-      baselineDays < Math.floor(this.model.warmUpBuckets / this.model.bucketsPerDay)
-    ) {
-      return { ...verdict, held: 'warm-up' };
-    }
+    if (this.#warmingUp(bucket, baselineDays)) return { ...verdict, held: 'warm-up' };
     if (this.#closedAt >= 0 && bucket - this.#closedAt <= this.model.coolDownBuckets) {
       return { ...verdict, held: 'cool-down' };
     }
