@@ -37,7 +37,7 @@ import * as z from 'zod/mini';
 import type { Log } from '#core/ports';
 import { SPIKE_PRESETS } from '#core/spikes/detector';
 import { type SpikeHeartbeat, SpikeRecordConflictError, type SpikeStore } from '#core/spikes/ports';
-import { newSpikeRecord, type SpikeRecord } from '#core/spikes/record';
+import { newSpikeRecord, type SpikeRecord, spikeRecordProblem } from '#core/spikes/record';
 import { logger } from '#shared/powertools';
 import { type BatchContext, getAll, type Key, keyPart, keyString, ttlSeconds } from './dynamo-batch.ts';
 import { measureItem } from './table-layout.ts';
@@ -181,7 +181,13 @@ export class DynamoSpikeStore implements SpikeStore {
       const item = items.get(keyString(spikeRecordKey(ruleId)));
       if (item === undefined) continue;
       const parsed = RecordItem.safeParse(item);
-      if (parsed.success) {
+      const problem = parsed.success
+        ? spikeRecordProblem(parsed.data as unknown as SpikeRecord)
+        : parsed.error.issues
+            .slice(0, 3)
+            .map((issue) => `${issue.path.join('.')}: ${issue.message}`)
+            .join('; ');
+      if (parsed.success && problem === undefined) {
         found.set(ruleId, parsed.data as unknown as SpikeRecord);
         continue;
       }
@@ -189,10 +195,7 @@ export class DynamoSpikeStore implements SpikeStore {
       const version = typeof item.version === 'number' && Number.isInteger(item.version) ? item.version : 0;
       this.#log.warn('a spike record does not fit its schema; the rule starts counting again', {
         ruleId,
-        reason: parsed.error.issues
-          .slice(0, 3)
-          .map((issue) => `${issue.path.join('.')}: ${issue.message}`)
-          .join('; '),
+        reason: problem,
       });
       const audienceId = typeof item.audienceId === 'string' ? item.audienceId : '';
       found.set(ruleId, { ...newSpikeRecord(ruleId, audienceId, 'balanced', this.#now()), version });

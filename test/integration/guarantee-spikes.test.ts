@@ -7,6 +7,7 @@
  * Each scenario's rule starts with three weeks of counts (primed: the warm-up a new rule spends),
  * and the simulator schedules a burst on the rule's topic.
  */
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Notifier } from '#core/ports';
 import { emptyDetectorState, PRESETS, SpikeDetector, spikeModel } from '#core/spikes/detector';
@@ -233,6 +234,38 @@ describe('spike alerts across crashes and re-reads', () => {
     const restored = new SpikeDetector(model, PRESETS.fewer, read.detector);
     const next = [1, 2, 35, 2, 1];
     expect(next.map((count) => restored.step(count))).toEqual(next.map((count) => detector.step(count)));
+  });
+
+  it('a spike record edited by hand into values no detector can continue restarts the rule, never fails the run', async () => {
+    const { s, spikes } = await start([ruleFor('alpha', 'Aurora Cell')]);
+    s.setTime(epoch + 10 * minute);
+    expect((await s.run()).status).toBe('completed');
+    // Each edit passes the item's type checks: a bucket of 0 ms (the model refuses it), a
+    // negative dispersion, a first bucket of no valid time.
+    const edits: [string, Record<string, unknown>][] = [
+      ['SET bucketMs = :value', { ':value': 0 }],
+      ['SET detector.dispersion = :value', { ':value': -5 }],
+      ['SET detector.#start = :value', { ':value': -100_000_000_000 }],
+    ];
+    for (const [index, [expression, values]] of edits.entries()) {
+      await s.clients.documents.send(
+        new UpdateCommand({
+          TableName: s.config.tables.state,
+          Key: { pk: 'spike#alpha', sk: 'record' },
+          UpdateExpression: expression,
+          ExpressionAttributeValues: values,
+          ...(expression.includes('#start') ? { ExpressionAttributeNames: { '#start': 'start' } } : {}),
+        }),
+      );
+      s.setTime(epoch + (15 + 5 * index) * minute);
+      const summary = await s.run();
+      expect(summary.status, `${expression}: ${summary.reason ?? ''}`).toBe('completed');
+      const record = await recordOf(spikes, 'alpha');
+      expect(record.bucketMs).toBe(SPIKE_BUCKET_MS);
+      expect(record.detector.dispersion).toBeGreaterThan(0);
+      expect(record.detector.countingSince).toBeGreaterThanOrEqual(bucketOf(epoch));
+    }
+    expect(s.log.lines.filter((line) => line.includes('the rule starts counting again'))).toHaveLength(3);
   });
 
   it('runs that read the same window again (every run a full sweep) count nothing twice and alert once', async () => {

@@ -130,6 +130,66 @@ export interface SpikeRecord {
   readonly updatedAt: number;
 }
 
+/** The latest time a Date can hold (ECMAScript: 8.64e15 ms either side of the epoch). */
+const MAX_TIME_MS = 8.64e15;
+
+/**
+ * Why a stored record cannot be continued, or undefined. The state table's schema check sees
+ * types; this sees what a hand edit can still break: a bucket length the model refuses, a
+ * negative dispersion, or a bucket number no time has, which would fail a run (or the CLI) that
+ * turned it into a date. The store treats such a record as damaged: the rule counts again.
+ */
+export function spikeRecordProblem(record: SpikeRecord): string | undefined {
+  try {
+    spikeModel(record.bucketMs);
+    if (record.alert !== undefined) spikeModel(record.alert.bucketMs);
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+  const { detector } = record;
+  if (!(detector.dispersion >= 0)) return `detector.dispersion must not be negative; got ${detector.dispersion}`;
+  if (detector.counts.some((count) => count < -1)) return 'detector.counts: a count below -1 (-1 is "not counted")';
+  const lastBucket = Math.floor(MAX_TIME_MS / record.bucketMs);
+  const buckets: [string, number | undefined][] = [
+    ['detector.start', detector.start],
+    ['detector.countingSince', detector.countingSince],
+    ['detector.dispersionAt', detector.dispersionAt],
+    ['detector.closedAt', detector.closedAt],
+    ...detector.episodes.flatMap((episode): [string, number][] => [
+      ['detector.episodes.from', episode.from],
+      ['detector.episodes.to', episode.to],
+    ]),
+    ...(detector.open === undefined
+      ? []
+      : ([
+          ['detector.open.openedAt', detector.open.openedAt],
+          ['detector.open.since', detector.open.since],
+          ['detector.open.peakAt', detector.open.peakAt],
+          ['detector.open.lastAt', detector.open.lastAt],
+        ] as [string, number][])),
+    ...record.open.map((open): [string, number] => ['open.bucket', open.bucket]),
+    ...(record.alert === undefined
+      ? []
+      : ([
+          ['alert.openedAt', record.alert.openedAt],
+          ['alert.since', record.alert.since],
+          ['alert.closedAt', record.alert.closedAt],
+        ] as [string, number | undefined][])),
+    ...record.recent.flatMap((episode): [string, number | undefined][] => [
+      ['recent.since', episode.since],
+      ['recent.openedAt', episode.openedAt],
+      ['recent.to', episode.to],
+    ]),
+  ];
+  for (const [name, bucket] of buckets) {
+    // -1 stands for "not yet" (dispersionAt, closedAt).
+    if (bucket !== undefined && (bucket < -1 || bucket > lastBucket)) {
+      return `${name}: ${bucket} is the bucket of no valid time`;
+    }
+  }
+  return undefined;
+}
+
 export const bucketOf = (epochMs: number, bucketMs: number = SPIKE_BUCKET_MS): number => Math.floor(epochMs / bucketMs);
 
 /** A new record for a rule that starts counting at `now`: its first (partial) bucket counts as unknown. */
