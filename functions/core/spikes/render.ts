@@ -87,7 +87,10 @@ export function spikeView(match: AudienceMatch, audience: Audience, options: Ren
   const { messages, timeZone, locale } = view.audience;
   const { spike } = messages;
   const time = (bucket: number) => formatInZone(bucket * facts.bucketMs, timeZone, locale, 'time').text;
+  // An episode can last a day and an email be read later: the first line says which day, and in
+  // which zone, as an article alert's Published line does. SMS keeps the time alone (one segment).
   const sinceText = time(facts.since);
+  const sinceZoned = formatInZone(facts.since * facts.bucketMs, timeZone, locale, 'short');
   const stories = facts.topStories.map((story) => {
     const link = publishableLink(story.url);
     const title = truncateText(singleLine(story.title), 150) || messages.untitled;
@@ -103,7 +106,11 @@ export function spikeView(match: AudienceMatch, audience: Audience, options: Ren
     facts,
     headline: view.article.title,
     sinceText,
-    observedLine: spike.observed(facts.observed, spike.expected(facts.expected), sinceText),
+    observedLine: spike.observed(
+      facts.observed,
+      spike.expected(facts.expected),
+      `${sinceZoned.text} ${sinceZoned.zoneLabel}`,
+    ),
     bucketLine: spike.lastBucket(facts.bucketCount, spike.expected(facts.bucketExpected), time(facts.openedAt + 1)),
     outletsLine: spike.outlets(facts.outletCount),
     stories,
