@@ -7,7 +7,7 @@
  * deleted is not "ok", and a test send that fails links to the repair check.
  */
 import { DeleteTopicCommand } from '@aws-sdk/client-sns';
-import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditAttributes } from '../../cli/items.ts';
 import { type CliSandbox, startCliSandbox } from '../cli/support.ts';
@@ -215,6 +215,103 @@ describe('the console rule and audience pages', () => {
     expect(garbage.body).toContain('From &quot;garbage&quot;');
     expect(garbage.body).not.toContain('--from');
     expect(garbage.body).not.toContain('Nothing to replay');
+  });
+
+  /** The key of a recent sandbox article about earthquakes (the fixture provider has several). */
+  async function earthquakeKey(): Promise<string> {
+    const found = await sandbox.cli(['--json', 'articles', 'search', '--text', 'earthquake', '--since', '2d']);
+    expect(found.code, found.stderr).toBe(0);
+    const key = found.json<{ articles: { key: string }[] }>().articles[0]?.key;
+    expect(key).toBeDefined();
+    return key ?? '';
+  }
+
+  /** One audience's section of an article page. */
+  function sectionOf(page: string, audienceId: string): string {
+    const at = page.indexOf(`<section aria-labelledby="a-${audienceId}">`);
+    expect(at, `a section for ${audienceId}`).toBeGreaterThan(-1);
+    return page.slice(at, page.indexOf('</section>', at));
+  }
+
+  it('judges an article per audience as the run does: any urgent matching rule makes the match urgent', async () => {
+    // Quiet hours around now (UTC), so a match that is not urgent is held and an urgent one is sent.
+    const clock = (at: number) => new Date(at).toISOString().slice(11, 16);
+    const now = Date.now();
+    const quiet = `${clock(now - 2 * 3_600_000)}-${clock(now + 2 * 3_600_000)}`;
+    const created = await sandbox.cli([
+      'audiences',
+      'create',
+      'quiet-desk',
+      '--name',
+      'Quiet desk',
+      '--time-zone',
+      'UTC',
+      '--collapse',
+      'none',
+      '--quiet-hours',
+      quiet,
+    ]);
+    expect(created.code, created.stderr).toBe(0);
+    // Sorted by id, the first matching rule is not urgent; a later one is.
+    for (const [ruleId, urgent] of [
+      ['quiet-a', false],
+      ['quiet-b', true],
+    ] as const) {
+      const rule = await sandbox.cli([
+        'rules',
+        'create',
+        ruleId,
+        '--audience',
+        'quiet-desk',
+        '--keywords',
+        'earthquake',
+        ...(urgent ? ['--urgent'] : []),
+      ]);
+      expect(rule.code, rule.stderr).toBe(0);
+    }
+    const key = await earthquakeKey();
+    const page = await get(consoleProcess.port, `/articles/view?key=${encodeURIComponent(key)}&since=2d`, cookie);
+    expect(page.status, page.body.slice(0, 2000)).toBe(200);
+    const section = sectionOf(page.body, 'quiet-desk');
+    expect(section).toContain('Sent at once.');
+    expect(section).not.toContain('Held (');
+    expect(section).toContain('quiet-a, quiet-b');
+    // What the urgent rule's own explanation says the delivery does.
+    const explained = await sandbox.cli(['--json', 'rules', 'explain', 'quiet-b', '--article', key, '--since', '2d']);
+    expect(explained.code, explained.stderr).toBe(0);
+    expect(explained.stdout).toContain('"send"');
+  });
+
+  it('says the run skips an audience that is invalid, and why, instead of "matches"', async () => {
+    const created = await sandbox.cli(['audiences', 'create', 'on-mars', '--name', 'On Mars']);
+    expect(created.code, created.stderr).toBe(0);
+    const rule = await sandbox.cli([
+      'rules',
+      'create',
+      'mars-quakes',
+      '--audience',
+      'on-mars',
+      '--keywords',
+      'earthquake',
+    ]);
+    expect(rule.code, rule.stderr).toBe(0);
+    // Written by hand, as in the DynamoDB console (the CLI refuses an unknown zone).
+    await sandbox.stack.clients.documents.send(
+      new UpdateCommand({
+        TableName: sandbox.stack.config.tables.audiences,
+        Key: { audienceId: 'on-mars' },
+        UpdateExpression: 'SET #zone = :zone',
+        ExpressionAttributeNames: { '#zone': 'timeZone' },
+        ExpressionAttributeValues: { ':zone': 'Mars/Olympus' },
+      }),
+    );
+    const key = await earthquakeKey();
+    const page = await get(consoleProcess.port, `/articles/view?key=${encodeURIComponent(key)}&since=2d`, cookie);
+    expect(page.status, page.body.slice(0, 2000)).toBe(200);
+    const section = sectionOf(page.body, 'on-mars');
+    expect(section).not.toContain('verdict-match');
+    expect(section).toContain('The run skips this audience');
+    expect(section).toContain('timeZone: must be an IANA time zone');
   });
 
   it('asks for an article key when one is sent empty, and words window errors as the form does', async () => {

@@ -5,11 +5,12 @@
  */
 import type { Hono } from 'hono';
 import { html } from 'hono/html';
-import { parseRule, type Rule } from '#core/model';
+import { compileRules } from '#core/matcher';
+import { buildRuleSet, parseRule } from '#core/model';
 import { explainRule } from '#core/workbench/explain';
 import { listItems } from '../../items.ts';
 import { findArticle, searchArticles } from '../../workbench/articles.ts';
-import { deliveryOf, storedAudience } from '../../workbench/explain.ts';
+import { deliveryOf } from '../../workbench/explain.ts';
 import { audienceTableOf, ruleTableOf } from '../../workbench/tables.ts';
 import { type ConsoleServices, render, statusOf } from '../context.ts';
 import { type AudienceVerdict, articleView, results, type SearchValues, searchForm } from '../views/articles.ts';
@@ -78,41 +79,55 @@ export function articlePages(app: Hono, services: ConsoleServices): void {
       );
     }
     const article = found.article;
-    const rules = (await listItems(target.clients.documents, ruleTableOf(target)))
-      .map((item) => parseRule(item))
-      .flatMap((parsed) => (parsed.ok ? [parsed.value] : []));
-    const audiences = (await listItems(target.clients.documents, audienceTableOf(target)))
-      .map((item) => String(item.audienceId))
-      .sort();
+    const [ruleItems, audienceItems] = await Promise.all([
+      listItems(target.clients.documents, ruleTableOf(target)),
+      listItems(target.clients.documents, audienceTableOf(target)),
+    ]);
+    // Judged as the run judges them: the same rule set (invalid items and rules of a missing
+    // audience rejected, disabled ones left out) and the same matcher, so the match handed to the
+    // delivery carries every rule that matched (any urgent one makes it urgent).
+    const ruleSet = buildRuleSet(ruleItems, audienceItems);
+    const matches = new Map(
+      compileRules(ruleSet.rules)
+        .match(article)
+        .map((match) => [match.audienceId, match]),
+    );
+    const skipped = new Map(
+      ruleSet.rejected.filter((entry) => entry.table === 'audiences').map((entry) => [entry.key, entry.reason]),
+    );
+    const rejectedRules = new Map(
+      ruleSet.rejected.filter((entry) => entry.table === 'rules').map((entry) => [entry.key, entry.reason]),
+    );
+    const audiences = new Map(ruleSet.audiences.map((audience) => [audience.audienceId, audience]));
+    const audienceIds = [...new Set(audienceItems.map((item) => String(item.audienceId)))].sort();
     const verdicts: AudienceVerdict[] = [];
-    for (const audienceId of audiences) {
-      const own: Rule[] = rules
-        .filter((rule) => rule.audienceId === audienceId)
-        .sort((a, b) => a.ruleId.localeCompare(b.ruleId));
-      const explained = own.map((rule) => explainRule(rule, article));
-      const matching = own.find((_rule, index) => explained[index]?.matches);
-      const audience = await storedAudience(target, audienceId);
-      if (typeof audience === 'string') {
-        verdicts.push({ audienceId, rules: explained, problem: audience });
+    for (const audienceId of audienceIds) {
+      const own = ruleItems
+        .filter((item) => item.audienceId === audienceId)
+        .sort((a, b) => String(a.ruleId).localeCompare(String(b.ruleId)));
+      const rules: AudienceVerdict['rules'] = own.map((item) => {
+        const parsed = parseRule(item);
+        return parsed.ok
+          ? explainRule(parsed.value, article)
+          : { ruleId: String(item.ruleId), skipped: rejectedRules.get(String(item.ruleId)) ?? parsed.rejected.reason };
+      });
+      const audience = audiences.get(audienceId);
+      if (audience === undefined) {
+        verdicts.push({
+          audienceId,
+          rules,
+          problem: skipped.get(audienceId) ?? 'it is invalid',
+        });
         continue;
       }
+      if (!audience.enabled) {
+        verdicts.push({ audienceId, rules, problem: 'it is disabled' });
+        continue;
+      }
+      const match = matches.get(audienceId);
       const delivery =
-        matching === undefined
-          ? undefined
-          : await deliveryOf(
-              target,
-              audience,
-              {
-                audienceId,
-                article,
-                rules: [
-                  { ruleId: matching.ruleId, description: matching.description, urgent: matching.urgent, reasons: [] },
-                ],
-              },
-              services.now(),
-              services.log,
-            );
-      verdicts.push({ audienceId, rules: explained, delivery });
+        match === undefined ? undefined : await deliveryOf(target, audience, match, services.now(), services.log);
+      verdicts.push({ audienceId, rules, matchedBy: match?.rules.map((rule) => rule.ruleId) ?? [], delivery });
     }
     return render(c, services, { title: article.title, section: 'articles' }, articleView(article, verdicts, since));
   });

@@ -2,7 +2,7 @@
 import { html } from 'hono/html';
 import type { Article } from '#core/model';
 import type { DeliveryExplanation, RuleExplanation } from '#core/workbench/explain';
-import { type Html, table, when } from './layout.ts';
+import { type Html, problem, table, when } from './layout.ts';
 import { deliveryText } from './rules.ts';
 
 export interface SearchValues {
@@ -44,12 +44,32 @@ export function results(articles: readonly Article[], total: number, values: Sea
   );
 }
 
-/** Per audience: every rule's verdict, and the delivery. */
+/** A stored rule the run skips (its own schema or its audience), with why. */
+export interface SkippedRule {
+  readonly ruleId: string;
+  readonly skipped: string;
+}
+
+/**
+ * Per audience: every rule's verdict, the rules the run's matcher matched (`matchedBy`), and the
+ * delivery of that match; or why the run skips the audience (`problem`).
+ */
 export interface AudienceVerdict {
   readonly audienceId: string;
-  readonly rules: readonly RuleExplanation[];
+  readonly rules: readonly (RuleExplanation | SkippedRule)[];
+  readonly matchedBy?: readonly string[] | undefined;
   readonly delivery?: DeliveryExplanation | undefined;
   readonly problem?: string | undefined;
+}
+
+const isSkipped = (rule: RuleExplanation | SkippedRule): rule is SkippedRule => 'skipped' in rule;
+
+function heading(verdict: AudienceVerdict): Html {
+  if (verdict.problem !== undefined) return html`<span class="verdict-nomatch">skipped by the run</span>`;
+  const matchedBy = verdict.matchedBy ?? [];
+  return matchedBy.length > 0
+    ? html`<span class="verdict-match">matches</span> (${matchedBy.join(', ')})`
+    : html`<span class="verdict-nomatch">no rule matches</span>`;
 }
 
 export function articleView(article: Article, verdicts: readonly AudienceVerdict[], since: string): Html {
@@ -64,16 +84,25 @@ export function articleView(article: Article, verdicts: readonly AudienceVerdict
 <h2>Why did or didn't it match, per audience</h2>
 ${verdicts.map(
   (verdict) => html`<section aria-labelledby="a-${verdict.audienceId}">
-<h3 id="a-${verdict.audienceId}">${verdict.audienceId}: ${verdict.rules.some((rule) => rule.matches) ? html`<span class="verdict-match">matches</span>` : html`<span class="verdict-nomatch">no rule matches</span>`}</h3>
+<h3 id="a-${verdict.audienceId}">${verdict.audienceId}: ${heading(verdict)}</h3>
+${verdict.problem === undefined ? '' : problem(`The run skips this audience: ${verdict.problem}`)}
 ${table(
   'Rules of the audience',
   ['Rule', 'Verdict', 'Why'],
-  verdict.rules.map((rule) => [
-    html`<a href="/rules/${encodeURIComponent(rule.ruleId)}/explain?article=${encodeURIComponent(article.key)}&since=${encodeURIComponent(since)}">${rule.ruleId}</a>`,
-    rule.matches ? 'matches' : 'no',
-    rule.summary,
-  ]),
-  verdict.problem ?? 'The audience has no valid rule.',
+  verdict.rules.map((rule) =>
+    isSkipped(rule)
+      ? [
+          html`<a href="/rules/${encodeURIComponent(rule.ruleId)}">${rule.ruleId}</a>`,
+          'INVALID',
+          `the run skips this rule: ${rule.skipped}`,
+        ]
+      : [
+          html`<a href="/rules/${encodeURIComponent(rule.ruleId)}/explain?article=${encodeURIComponent(article.key)}&since=${encodeURIComponent(since)}">${rule.ruleId}</a>`,
+          rule.matches ? 'matches' : 'no',
+          rule.summary,
+        ],
+  ),
+  'The audience has no rule.',
 )}
 ${verdict.delivery === undefined ? '' : html`<p>Delivery: <strong>${deliveryText(verdict.delivery.outcome, verdict.delivery.reason, verdict.delivery.releaseAt, verdict.delivery.collapsedInto)}</strong> ${verdict.delivery.steps.map((step) => `${step.step}: ${step.why}`).join(' · ')}</p>`}
 </section>`,
