@@ -144,6 +144,46 @@ describe('the console rule and audience pages', () => {
     expect(own(after)).toEqual(own(before));
   });
 
+  it('refuses to save over an edit made outside the console after the review, though its version is the same', async () => {
+    const created = await sandbox.cli([
+      'rules',
+      'create',
+      'outside-edit',
+      '--audience',
+      'chips-team',
+      '--keywords',
+      'wafer',
+    ]);
+    expect(created.code, created.stderr).toBe(0);
+    const page = await get(consoleProcess.port, '/rules/outside-edit', cookie);
+    const review = await send(consoleProcess.port, 'POST', '/rules/outside-edit/preview', cookie, {
+      ...formFields(page.body, '/rules/outside-edit/preview'),
+      description: 'Wafer news',
+    });
+    expect(review.status, review.body.slice(0, 2000)).toBe(200);
+    // Edited as in the DynamoDB console: another attribute changed, `version` left as it was.
+    await sandbox.stack.clients.documents.send(
+      new UpdateCommand({
+        TableName: sandbox.stack.config.tables.rules,
+        Key: { ruleId: 'outside-edit' },
+        UpdateExpression: 'SET keywords = :keywords',
+        ExpressionAttributeValues: { ':keywords': ['wafer', 'foundry'] },
+      }),
+    );
+    const saved = await send(
+      consoleProcess.port,
+      'POST',
+      '/rules/outside-edit/save',
+      cookie,
+      formFields(review.body, '/rules/outside-edit/save'),
+    );
+    expect(saved.status, saved.body.slice(0, 2000)).toBe(409);
+    expect(saved.body).toContain('nothing was saved');
+    const after = (await sandbox.cli(['--json', 'rules', 'show', 'outside-edit'])).json<Record<string, unknown>>();
+    expect(after.keywords).toEqual(['wafer', 'foundry']);
+    expect(after.description).toBeUndefined();
+  });
+
   it('shows a rule of a missing audience as the run judges it, and keeps its audience in the form', async () => {
     const audience = await sandbox.cli(['audiences', 'create', 'gone-soon', '--name', 'Gone soon']);
     expect(audience.code, audience.stderr).toBe(0);

@@ -4,6 +4,7 @@
  * needs a confirmation, and goes through the CLI's own write path (cli/items.ts: optimistic lock,
  * audit attributes, history in the same transaction).
  */
+import { createHash } from 'node:crypto';
 import type { Context, Hono } from 'hono';
 import { html } from 'hono/html';
 import { buildRuleSet, parseRule, type Rule } from '#core/model';
@@ -107,6 +108,32 @@ export function itemFromForm(form: RuleForm, stored?: Item): Item {
   setFlag('urgent', form.urgent, false);
   setFlag('matchAll', form.matchAll, false);
   return item;
+}
+
+/** JSON with object keys sorted and sets as sorted lists, so equal items give equal text. */
+function canonical(value: unknown): unknown {
+  if (value instanceof Set) return { $set: [...value].map(canonical).sort() };
+  if (Array.isArray(value)) return value.map(canonical);
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((name) => [name, canonical((value as Record<string, unknown>)[name])]),
+    );
+  }
+  return value;
+}
+
+/**
+ * A digest of the stored rule item, every attribute included. The review carries the digest of
+ * what it was computed from, and the save refuses if the stored item differs: an edit made in the
+ * DynamoDB console does not bump `version`, so comparing versions alone would overwrite it.
+ */
+export function storedDigest(item: Item | undefined): string {
+  if (item === undefined) return 'none';
+  return createHash('sha256')
+    .update(JSON.stringify(canonical(item)))
+    .digest('base64url');
 }
 
 /** What stops the run from accepting the rule (its own schema), and a missing audience. */
@@ -225,7 +252,11 @@ export function rulePages(app: Hono, services: ConsoleServices): void {
           : `Save rule ${form.ruleId} (version ${text(body.expectedVersion) || 'none'}):`,
         changes,
         `/rules/${encodeURIComponent(form.ruleId)}/save`,
-        { item: JSON.stringify(item), expectedVersion: isNew ? 'new' : text(body.expectedVersion) },
+        {
+          item: JSON.stringify(item),
+          expectedVersion: isNew ? 'new' : text(body.expectedVersion),
+          reviewed: storedDigest(previous),
+        },
         services.keys.csrf,
         isNew ? '/rules' : `/rules/${encodeURIComponent(form.ruleId)}`,
       ),
@@ -265,12 +296,16 @@ export function rulePages(app: Hono, services: ConsoleServices): void {
     const previous = await getItem(target.clients.documents, table(), ruleId);
     const expected = text(body.expectedVersion);
     const current = previous === undefined ? 'new' : String(versionOf(previous) ?? '');
-    if (expected !== current) {
+    if (expected !== current || text(body.reviewed) !== storedDigest(previous)) {
+      const how =
+        expected === current
+          ? `it was edited outside the console after you reviewed your changes, version ${current} unchanged`
+          : `version ${current} now, you edited ${expected}`;
       return render(
         c,
         services,
         { title: 'Not saved', section: 'rules' },
-        html`${problem(`rule ${ruleId} changed since you opened it (version ${current} now, you edited ${expected}); nothing was saved.`)}<p><a href="/rules/${encodeURIComponent(ruleId)}">Open the current version</a></p>`,
+        html`${problem(`rule ${ruleId} changed since you opened it (${how}); nothing was saved.`)}<p><a href="/rules/${encodeURIComponent(ruleId)}">Open the current version</a></p>`,
         409,
       );
     }
