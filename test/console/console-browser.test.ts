@@ -124,11 +124,11 @@ describe('the ops console in a browser', () => {
     await open('/rules/new');
     await page.getByLabel('Rule id').fill('ops-day');
     await page.getByLabel('Audience').selectOption('quake-oncall');
-    await page.locator('input[name=keywords]').fill('volcano');
+    await page.locator('textarea[name=keywords]').fill('volcano');
     await shows(page.locator('#validation'), exactly('Valid: the run would accept this rule.'));
-    await page.locator('input[name=keywords]').fill('');
+    await page.locator('textarea[name=keywords]').fill('');
     await shows(page.locator('#validation'), 'would match every article');
-    await page.locator('input[name=keywords]').fill('volcano');
+    await page.locator('textarea[name=keywords]').fill('volcano');
     await shows(page.locator('#validation'), exactly('Valid: the run would accept this rule.'));
     await shoot('rule-edit');
     await page.getByRole('button', { name: 'Review changes' }).click();
@@ -149,7 +149,7 @@ describe('the ops console in a browser', () => {
 
     // Fix it, and it matches; the delivery says what quake-oncall would do with it.
     await open('/rules/ops-day');
-    await page.locator('input[name=keywords]').fill('earthquake');
+    await page.locator('textarea[name=keywords]').fill('earthquake');
     await page.getByRole('button', { name: 'Review changes' }).click();
     await shows(page.locator('.diff'), 'volcano');
     await shows(page.locator('.diff'), 'earthquake');

@@ -57,8 +57,9 @@ function formFields(page: string, action: string, method = ''): Record<string, s
     if (type === 'checkbox' && !/\bchecked\b/.test(attributes)) continue;
     fields[name] = htmlText(/value="([^"]*)"/.exec(attributes)?.[1] ?? '');
   }
+  // As a browser sends a textarea: without the one line break after the tag, line breaks as CRLF.
   for (const match of form.matchAll(/<textarea name="([^"]*)"[^>]*>([^<]*)<\/textarea>/g)) {
-    fields[match[1] ?? ''] = htmlText(match[2] ?? '');
+    fields[match[1] ?? ''] = htmlText((match[2] ?? '').replace(/^\r?\n/, '')).replace(/\r?\n/g, '\r\n');
   }
   for (const match of form.matchAll(/<select name="([^"]*)">([\s\S]*?)<\/select>/g)) {
     const selected = /<option value="([^"]*)" selected>/.exec(match[2] ?? '')?.[1];
@@ -142,6 +143,56 @@ describe('the console rule and audience pages', () => {
         ),
       );
     expect(own(after)).toEqual(own(before));
+  });
+
+  it('keeps a field the user did not touch exactly as stored: a query with a line break, keywords with commas', async () => {
+    const ruleFile = sandbox.file(
+      'round-trip.json',
+      JSON.stringify({
+        ruleId: 'round-trip',
+        audienceId: 'chips-team',
+        keywords: ['1,000 jobs', 'layoffs'],
+        query: '(semiconductor\nOR chip)',
+      }),
+    );
+    const created = await sandbox.cli(['rules', 'create', '--file', ruleFile]);
+    expect(created.code, created.stderr).toBe(0);
+    const before = (await sandbox.cli(['--json', 'rules', 'show', 'round-trip'])).json<Record<string, unknown>>();
+    expect(before).toMatchObject({ keywords: ['1,000 jobs', 'layoffs'], query: '(semiconductor\nOR chip)' });
+    const page = await get(consoleProcess.port, '/rules/round-trip', cookie);
+    const review = await send(consoleProcess.port, 'POST', '/rules/round-trip/preview', cookie, {
+      ...formFields(page.body, '/rules/round-trip/preview'),
+      description: 'Chip jobs',
+    });
+    expect(review.status, review.body.slice(0, 2000)).toBe(200);
+    const diff = review.body.slice(review.body.indexOf('<div class="diff">'), review.body.indexOf('</form>'));
+    expect(diff).toContain('1 change(s)');
+    const saved = await send(
+      consoleProcess.port,
+      'POST',
+      '/rules/round-trip/save',
+      cookie,
+      formFields(review.body, '/rules/round-trip/save'),
+    );
+    expect(saved.status, saved.body.slice(0, 2000)).toBe(303);
+    const after = (await sandbox.cli(['--json', 'rules', 'show', 'round-trip'])).json<Record<string, unknown>>();
+    expect(after).toMatchObject({
+      description: 'Chip jobs',
+      keywords: ['1,000 jobs', 'layoffs'],
+      query: '(semiconductor\nOR chip)',
+    });
+
+    // A list edited in the form is one term per line, so a comma stays inside its term.
+    const edited = await get(consoleProcess.port, '/rules/round-trip', cookie);
+    const fields = formFields(edited.body, '/rules/round-trip/preview');
+    const again = await send(consoleProcess.port, 'POST', '/rules/round-trip/preview', cookie, {
+      ...fields,
+      keywords: `${fields.keywords}\r\n2,500 layoffs`,
+    });
+    expect(again.status, again.body.slice(0, 2000)).toBe(200);
+    const item = JSON.parse(formFields(again.body, '/rules/round-trip/save').item ?? '{}') as Record<string, unknown>;
+    expect(item.keywords).toEqual(['1,000 jobs', 'layoffs', '2,500 layoffs']);
+    expect(item.query).toBe('(semiconductor\nOR chip)');
   });
 
   it('refuses to save over an edit made outside the console after the review, though its version is the same', async () => {

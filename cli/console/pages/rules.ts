@@ -34,6 +34,11 @@ const listNames = ['categories', 'excludeCategories', 'keywords', 'excludeKeywor
 const text = (value: unknown): string => (typeof value === 'string' ? value : '');
 const listText = (value: unknown): string =>
   Array.isArray(value) ? value.join(', ') : value instanceof Set ? [...value].join(', ') : '';
+/** A list as the form shows it: one term per line, so a term may hold a comma ("1,000 jobs"). */
+const listLines = (value: unknown): string =>
+  Array.isArray(value) ? value.join('\n') : value instanceof Set ? [...value].join('\n') : '';
+/** Line breaks as stored: browsers send a textarea's line breaks as CRLF. */
+const lines = (value: string): string => value.replace(/\r\n?/g, '\n');
 
 /** The form's fields from a stored item. */
 export function formFromItem(item: Item | undefined, ruleId = ''): RuleForm {
@@ -41,12 +46,12 @@ export function formFromItem(item: Item | undefined, ruleId = ''): RuleForm {
     ruleId: text(item?.ruleId) || ruleId,
     audienceId: text(item?.audienceId),
     description: text(item?.description),
-    categories: listText(item?.categories),
-    excludeCategories: listText(item?.excludeCategories),
-    keywords: listText(item?.keywords),
-    excludeKeywords: listText(item?.excludeKeywords),
-    media: listText(item?.media),
-    statuses: listText(item?.statuses),
+    categories: listLines(item?.categories),
+    excludeCategories: listLines(item?.excludeCategories),
+    keywords: listLines(item?.keywords),
+    excludeKeywords: listLines(item?.excludeKeywords),
+    media: listLines(item?.media),
+    statuses: listLines(item?.statuses),
     query: text(item?.query),
     notes: text(item?.notes),
     enabled: item === undefined ? true : item.enabled !== false,
@@ -75,32 +80,45 @@ function formFromBody(body: Record<string, unknown>): RuleForm {
   };
 }
 
+/** The form's fields the page shows in an input of type text, which drops line breaks. */
+const singleLine = new Set<keyof RuleForm>(['ruleId', 'audienceId', 'description']);
+
 /**
  * The rule item a form describes. An edit starts from the stored rule's own attributes, so what
  * the form does not show (spike alerts, an attribute a newer version added) is kept as it is;
- * the form's fields replace theirs, an emptied one is removed, and a checkbox left at its default
- * adds nothing to a rule that did not store it (no `urgent: false` appears in the diff and the
- * history of a rule nobody made urgent).
+ * a field the user did not touch keeps its stored value exactly (what the form showed comes back
+ * unchanged), so reading a value into the form and back cannot rewrite it; a changed field
+ * replaces it, an emptied one is removed (lists: one term per line), and a checkbox left at its
+ * default adds nothing to a rule that did not store it (no `urgent: false` appears in the diff and
+ * the history of a rule nobody made urgent).
  */
 export function itemFromForm(form: RuleForm, stored?: Item): Item {
   const item: Item = stored === undefined ? {} : withoutAudit(stored);
+  const shown = stored === undefined ? undefined : formFromItem(stored);
+  const untouched = (name: keyof RuleForm): boolean => {
+    if (shown === undefined) return false;
+    const before = String(shown[name]);
+    return lines(String(form[name])) === lines(singleLine.has(name) ? before.replace(/[\r\n]/g, '') : before);
+  };
   item.ruleId = form.ruleId;
   item.audienceId = form.audienceId;
   const setText = (name: 'description' | 'query' | 'notes', value: string) => {
+    if (untouched(name)) return;
     if (value.trim() === '') delete item[name];
     else item[name] = value;
   };
   setText('description', form.description.trim());
   for (const name of listNames) {
-    const terms = form[name]
-      .split(/[,\n]/)
+    if (untouched(name)) continue;
+    const terms = lines(form[name])
+      .split('\n')
       .map((term) => term.trim())
       .filter((term) => term !== '');
     if (terms.length > 0) item[name] = terms;
     else delete item[name];
   }
-  setText('query', form.query.trim());
-  setText('notes', form.notes);
+  setText('query', lines(form.query).trim());
+  setText('notes', lines(form.notes));
   const setFlag = (name: 'enabled' | 'urgent' | 'matchAll', value: boolean, byDefault: boolean) => {
     if (value !== byDefault || item[name] !== undefined) item[name] = value;
   };

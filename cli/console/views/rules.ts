@@ -62,8 +62,17 @@ export interface RuleForm {
   readonly matchAll: boolean;
 }
 
+/**
+ * A multi-line field. A textarea keeps line breaks (an input of type text drops them, which would
+ * change a query); the newline after the tag is there because HTML drops the first one of the
+ * content, which would lose a value's own leading line break.
+ */
+const textArea = (name: keyof RuleForm, value: string, described = false) =>
+  html`<textarea name="${name}"${described ? html` aria-describedby="hint-${name}"` : ''}>
+${value}</textarea>`;
+
 const listField = (name: keyof RuleForm, label: string, value: string, hint: string) => html`<label>${label}
-  <input type="text" name="${name}" value="${value}" aria-describedby="hint-${name}">
+  ${textArea(name, value, true)}
   <span class="hint" id="hint-${name}">${hint}</span></label>`;
 
 export function ruleForm(
@@ -90,14 +99,14 @@ ${
       : ''
   }${audiences.map((id) => html`<option value="${id}"${form.audienceId === id ? html` selected` : ''}>${id}</option>`)}</select></label>
 <label>Description <input type="text" name="description" value="${form.description}"></label>
-${listField('categories', 'Categories', form.categories, "comma-separated codes or names; '002*' by prefix")}
-${listField('excludeCategories', 'Excluded categories', form.excludeCategories, 'an article with one of these never matches')}
-${listField('keywords', 'Keywords', form.keywords, 'any of these in the title or summary (whole words)')}
-${listField('excludeKeywords', 'Excluded keywords', form.excludeKeywords, 'an article with one of these never matches')}
-${listField('media', 'Media', form.media, 'media codes or names')}
-${listField('statuses', 'Statuses', form.statuses, 'PUBLISHED, UPDATED…')}
-<label>Query <input type="text" name="query" value="${form.query}" aria-describedby="hint-query"><span class="hint" id="hint-query">AND, OR, NOT, "phrases", NEAR/5, title:… (docs/queries.md)</span></label>
-<label>Notes <textarea name="notes">${form.notes}</textarea></label>
+${listField('categories', 'Categories', form.categories, "one per line: codes or names; '002*' by prefix")}
+${listField('excludeCategories', 'Excluded categories', form.excludeCategories, 'one per line; an article with one of these never matches')}
+${listField('keywords', 'Keywords', form.keywords, 'one per line; any of these in the title or summary (whole words)')}
+${listField('excludeKeywords', 'Excluded keywords', form.excludeKeywords, 'one per line; an article with one of these never matches')}
+${listField('media', 'Media', form.media, 'one per line: media codes or names')}
+${listField('statuses', 'Statuses', form.statuses, 'one per line: PUBLISHED, UPDATED…')}
+<label>Query ${textArea('query', form.query, true)}<span class="hint" id="hint-query">AND, OR, NOT, "phrases", NEAR/5, title:… (docs/queries.md)</span></label>
+<label>Notes ${textArea('notes', form.notes)}</label>
 <label class="check"><input type="checkbox" name="enabled" value="true"${form.enabled ? html` checked` : ''}> Enabled</label>
 <label class="check"><input type="checkbox" name="urgent" value="true"${form.urgent ? html` checked` : ''}> Urgent (bypasses quiet hours)</label>
 <label class="check"><input type="checkbox" name="matchAll" value="true"${form.matchAll ? html` checked` : ''}> Match all (no positive criterion needed)</label>
