@@ -7,7 +7,7 @@
  * deleted is not "ok", and a test send that fails links to the repair check.
  */
 import { DeleteTopicCommand } from '@aws-sdk/client-sns';
-import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditAttributes } from '../../cli/items.ts';
 import { type CliSandbox, startCliSandbox } from '../cli/support.ts';
@@ -193,6 +193,43 @@ describe('the console rule and audience pages', () => {
     const item = JSON.parse(formFields(again.body, '/rules/round-trip/save').item ?? '{}') as Record<string, unknown>;
     expect(item.keywords).toEqual(['1,000 jobs', 'layoffs', '2,500 layoffs']);
     expect(item.query).toBe('(semiconductor\nOR chip)');
+  });
+
+  it('repairs a rule with an attribute no rule has: the form offers to remove it', async () => {
+    // Written by hand, as in the DynamoDB console: `keyword` where `keywords` was meant.
+    await sandbox.stack.clients.documents.send(
+      new PutCommand({
+        TableName: sandbox.stack.config.tables.rules,
+        Item: { ruleId: 'stray', audienceId: 'chips-team', keywords: ['wafer'], keyword: 'foundry' },
+      }),
+    );
+    const page = await get(consoleProcess.port, '/rules/stray', cookie);
+    expect(page.body).toContain('The run skips this rule');
+    expect(page.body).toContain('<input type="checkbox" name="remove" value="keyword">');
+    const fields = formFields(page.body, '/rules/stray/preview');
+    // Left as it is, the review refuses it and says how to repair it.
+    const refused = await send(consoleProcess.port, 'POST', '/rules/stray/preview', cookie, fields);
+    expect(refused.status).toBe(400);
+    expect(refused.body).toContain('Remove keyword');
+
+    const review = await send(consoleProcess.port, 'POST', '/rules/stray/preview', cookie, {
+      ...fields,
+      remove: 'keyword',
+    });
+    expect(review.status, review.body.slice(0, 2000)).toBe(200);
+    const saved = await send(
+      consoleProcess.port,
+      'POST',
+      '/rules/stray/save',
+      cookie,
+      formFields(review.body, '/rules/stray/save'),
+    );
+    expect(saved.status, saved.body.slice(0, 2000)).toBe(303);
+    const stored = await sandbox.stack.clients.documents.send(
+      new GetCommand({ TableName: sandbox.stack.config.tables.rules, Key: { ruleId: 'stray' } }),
+    );
+    expect(stored.Item).toMatchObject({ ruleId: 'stray', keywords: ['wafer'] });
+    expect(stored.Item).not.toHaveProperty('keyword');
   });
 
   it('refuses to save over an edit made outside the console after the review, though its version is the same', async () => {

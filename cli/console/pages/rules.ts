@@ -7,9 +7,9 @@
 import { createHash } from 'node:crypto';
 import type { Context, Hono } from 'hono';
 import { html } from 'hono/html';
-import { buildRuleSet, parseRule, type Rule } from '#core/model';
+import { buildRuleSet, parseRule, type Rule, ruleAttributes } from '#core/model';
 import { diffVersions } from '#core/workbench/rule-history';
-import { getItem, type Item, listItems, versionOf, withoutAudit, writeItems } from '../../items.ts';
+import { auditAttributes, getItem, type Item, listItems, versionOf, withoutAudit, writeItems } from '../../items.ts';
 import { findArticle } from '../../workbench/articles.ts';
 import { explainOnArticle, storedAudience } from '../../workbench/explain.ts';
 import { applyRestore, planRestore, ruleHistory } from '../../workbench/history.ts';
@@ -57,7 +57,24 @@ export function formFromItem(item: Item | undefined, ruleId = ''): RuleForm {
     enabled: item === undefined ? true : item.enabled !== false,
     urgent: item?.urgent === true,
     matchAll: item?.matchAll === true,
+    remove: [],
   };
+}
+
+/** How to remove what no rule has, when the item has such attributes. */
+const removable = (item: Item): string[] => {
+  const strays = straysOf(item);
+  return strays.length === 0
+    ? []
+    : [`tick "Remove ${strays.join('", "Remove ')}" in the form to remove what no rule has`];
+};
+
+/** The attributes of a stored rule that no rule has (a hand-made `keyword`): the run refuses it. */
+export function straysOf(item: Item | undefined): string[] {
+  if (item === undefined) return [];
+  return Object.keys(item)
+    .filter((name) => !ruleAttributes.includes(name) && !(auditAttributes as readonly string[]).includes(name))
+    .sort();
 }
 
 /** The form's fields from a posted body. */
@@ -77,6 +94,7 @@ function formFromBody(body: Record<string, unknown>): RuleForm {
     enabled: body.enabled === 'true',
     urgent: body.urgent === 'true',
     matchAll: body.matchAll === 'true',
+    remove: [body.remove].flat().filter((name): name is string => typeof name === 'string'),
   };
 }
 
@@ -125,6 +143,8 @@ export function itemFromForm(form: RuleForm, stored?: Item): Item {
   setFlag('enabled', form.enabled, true);
   setFlag('urgent', form.urgent, false);
   setFlag('matchAll', form.matchAll, false);
+  // Only attributes no rule has can be removed this way, as with the CLI's `rules update --clear`.
+  for (const name of straysOf(item)) if (form.remove.includes(name)) delete item[name];
   return item;
 }
 
@@ -232,7 +252,7 @@ export function rulePages(app: Hono, services: ConsoleServices): void {
 
   // Live validation (the page's script); also usable without it: the preview validates again.
   app.post('/rules/validate', async (c) => {
-    const body = await c.req.parseBody();
+    const body = await c.req.parseBody({ all: true });
     const form = formFromBody(body);
     // Judged as it would be saved: with what the form does not show of a stored rule.
     const stored = form.ruleId === '' ? undefined : await getItem(target.clients.documents, table(), form.ruleId);
@@ -241,7 +261,7 @@ export function rulePages(app: Hono, services: ConsoleServices): void {
   });
 
   const preview = async (c: Context, isNew: boolean) => {
-    const body = await c.req.parseBody();
+    const body = await c.req.parseBody({ all: true });
     const form = formFromBody(body);
     const previous = isNew ? undefined : await getItem(target.clients.documents, table(), form.ruleId);
     const item = itemFromForm(form, previous);
@@ -255,7 +275,7 @@ export function rulePages(app: Hono, services: ConsoleServices): void {
         c,
         services,
         { title, section: 'rules' },
-        html`${problem(`Not saved: ${problems.join(' · ')}`)}${ruleForm(form, services.keys.csrf, isNew, await audienceIds(services), text(body.expectedVersion))}`,
+        html`${problem(`Not saved: ${[...problems, ...removable(item)].join(' · ')}`)}${ruleForm(form, services.keys.csrf, isNew, await audienceIds(services), text(body.expectedVersion), straysOf(previous))}`,
         400,
       );
     }
@@ -372,10 +392,10 @@ export function rulePages(app: Hono, services: ConsoleServices): void {
         flash: saved === undefined ? undefined : `Saved: now version ${saved}.`,
       },
       html`<p>Version ${String(versionOf(item) ?? 'none')}, ${text(item.updatedAt)} by ${text(item.updatedBy)} · <a href="/rules/${encodeURIComponent(ruleId)}/history">History</a></p>
-${problems.length === 0 ? '' : problem(`The run skips this rule: ${problems.join(' · ')}`)}
+${problems.length === 0 ? '' : problem(`The run skips this rule: ${[...problems, ...removable(item)].join(' · ')}`)}
 ${ruleExplainBox(ruleId, '', '2d')}
 <h2>Edit</h2>
-${ruleForm(formFromItem(item), services.keys.csrf, false, await audienceIds(services), String(versionOf(item) ?? ''))}`,
+${ruleForm(formFromItem(item), services.keys.csrf, false, await audienceIds(services), String(versionOf(item) ?? ''), straysOf(item))}`,
     );
   });
 

@@ -60,6 +60,8 @@ export interface RuleForm {
   readonly enabled: boolean;
   readonly urgent: boolean;
   readonly matchAll: boolean;
+  /** Attributes no rule has (a stray `keyword`) that the user ticked to remove. */
+  readonly remove: readonly string[];
 }
 
 /**
@@ -81,6 +83,7 @@ export function ruleForm(
   isNew: boolean,
   audiences: readonly string[],
   version: string,
+  strays: readonly string[] = [],
 ): Html {
   const action = isNew ? '/rules/new/preview' : `/rules/${encodeURIComponent(form.ruleId)}/preview`;
   return html`<form class="stack" method="post" action="${action}" data-validate="/rules/validate">
@@ -110,6 +113,13 @@ ${listField('statuses', 'Statuses', form.statuses, 'one per line: PUBLISHED, UPD
 <label class="check"><input type="checkbox" name="enabled" value="true"${form.enabled ? html` checked` : ''}> Enabled</label>
 <label class="check"><input type="checkbox" name="urgent" value="true"${form.urgent ? html` checked` : ''}> Urgent (bypasses quiet hours)</label>
 <label class="check"><input type="checkbox" name="matchAll" value="true"${form.matchAll ? html` checked` : ''}> Match all (no positive criterion needed)</label>
+${
+  strays.length === 0
+    ? ''
+    : html`<fieldset><legend>Attributes no rule has: the run skips the rule while it has them</legend>
+${strays.map((name) => html`<label class="check"><input type="checkbox" name="remove" value="${name}"${form.remove.includes(name) ? html` checked` : ''}> Remove ${name}</label>`)}
+</fieldset>`
+}
 <p id="validation" role="status" aria-live="polite"></p>
 <p><button type="submit">Review changes</button></p>
 </form>`;
