@@ -466,5 +466,12 @@ describe('the console rule and audience pages', () => {
     expect(badVersion.status).toBe(400);
     expect(wide.body).toContain('Look back');
     expect(wide.body).not.toContain('--since');
+    // The article pages too: a malformed look-back is the request's fault (400), worded as the form.
+    for (const path of ['/articles/view?key=id:x&since=abc', '/articles?text=x&since=abc']) {
+      const bad = await get(consoleProcess.port, path, cookie);
+      expect(bad.status, path).toBe(400);
+      expect(bad.body, path).toContain('Look back');
+      expect(bad.body, path).not.toContain('--since');
+    }
   });
 });

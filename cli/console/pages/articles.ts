@@ -48,7 +48,7 @@ export function articlePages(app: Hono, services: ConsoleServices): void {
         c,
         services,
         { title, section: 'articles' },
-        html`${searchForm(values)}${problem((error as Error).message)}`,
+        html`${searchForm(values)}${problem((error as Error).message.replace(/--since\b/g, 'Look back'))}`,
         statusOf(error, 400),
       );
     }
@@ -69,12 +69,24 @@ export function articlePages(app: Hono, services: ConsoleServices): void {
     const found = await findArticle(target, key, { since }, services.now(), services.log).catch(
       (error: Error) => error,
     );
-    if (found instanceof Error || found.article === undefined) {
+    if (found instanceof Error) {
+      // Worded as the form asks (Look back), and a malformed look-back is 400, as on the explain page.
       return render(
         c,
         services,
         { title: 'Article', section: 'articles' },
-        problem(found instanceof Error ? found.message : `no article ${key} in the last ${since}`),
+        problem(found.message.replace(/--since\b/g, 'Look back')),
+        statusOf(found, 400),
+      );
+    }
+    if (found.article === undefined) {
+      return render(
+        c,
+        services,
+        { title: 'Article', section: 'articles' },
+        problem(
+          `no article ${key} in the last ${since}: widen the look-back (at most 7 days) or find it on the Articles page`,
+        ),
         404,
       );
     }
