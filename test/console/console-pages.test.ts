@@ -232,6 +232,30 @@ describe('the console rule and audience pages', () => {
     expect(stored.Item).not.toHaveProperty('keyword');
   });
 
+  it('validates a new rule as its review does: an existing id is not "valid"', async () => {
+    const page = await get(consoleProcess.port, '/rules/new', cookie);
+    const validate = /data-validate="([^"]+)"/.exec(page.body)?.[1] ?? '';
+    const fields = { ...formFields(page.body, '/rules/new/preview'), ruleId: 'quakes', keywords: 'volcano' };
+    const checked = await raw(consoleProcess.port, {
+      method: 'POST',
+      path: validate.replaceAll('&amp;', '&'),
+      headers: {
+        origin: `http://127.0.0.1:${consoleProcess.port}`,
+        cookie,
+        'x-csrf-token': csrf,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: new URLSearchParams(fields).toString(),
+    });
+    expect(checked.status).toBe(200);
+    const result = JSON.parse(checked.body) as { ok: boolean; problems: string[] };
+    expect(result.ok).toBe(false);
+    expect(result.problems.join(' ')).toContain('rule quakes exists already');
+    const review = await send(consoleProcess.port, 'POST', '/rules/new/preview', cookie, fields);
+    expect(review.status).toBe(400);
+    expect(review.body).toContain('rule quakes exists already');
+  });
+
   it('refuses to save over an edit made outside the console after the review, though its version is the same', async () => {
     const created = await sandbox.cli([
       'rules',

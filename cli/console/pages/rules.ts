@@ -256,7 +256,10 @@ export function rulePages(app: Hono, services: ConsoleServices): void {
     const form = formFromBody(body);
     // Judged as it would be saved: with what the form does not show of a stored rule.
     const stored = form.ruleId === '' ? undefined : await getItem(target.clients.documents, table(), form.ruleId);
-    const problems = await problemsOf(services, itemFromForm(form, stored));
+    // The new-rule form asks with ?new: judged as its review judges it (an existing id is refused).
+    const isNew = c.req.query('new') !== undefined;
+    const problems = await problemsOf(services, itemFromForm(form, isNew ? undefined : stored));
+    if (isNew && stored !== undefined) problems.push(`rule ${form.ruleId} exists already: edit it instead`);
     return c.json({ ok: problems.length === 0, problems });
   });
 

@@ -86,7 +86,7 @@ export function ruleForm(
   strays: readonly string[] = [],
 ): Html {
   const action = isNew ? '/rules/new/preview' : `/rules/${encodeURIComponent(form.ruleId)}/preview`;
-  return html`<form class="stack" method="post" action="${action}" data-validate="/rules/validate">
+  return html`<form class="stack" method="post" action="${action}" data-validate="${isNew ? '/rules/validate?new' : '/rules/validate'}">
 ${csrfField(csrf)}
 <input type="hidden" name="expectedVersion" value="${version}">
 ${
