@@ -256,6 +256,18 @@ describe('the console rule and audience pages', () => {
     expect(review.body).toContain('rule quakes exists already');
   });
 
+  it('explains the delivery for the audience the address names, even one that does not exist', async () => {
+    const key = await earthquakeKey();
+    const page = await get(
+      consoleProcess.port,
+      `/rules/quakes/explain?article=${encodeURIComponent(key)}&since=2d&audience=no-such-audience`,
+      cookie,
+    );
+    expect(page.status, page.body.slice(0, 2000)).toBe(200);
+    expect(page.body).toContain('Delivery to no-such-audience');
+    expect(page.body).toContain('audience no-such-audience does not exist');
+  });
+
   it('refuses to save over an edit made outside the console after the review, though its version is the same', async () => {
     const created = await sandbox.cli([
       'rules',

@@ -449,7 +449,7 @@ ${ruleForm(formFromItem(item), services.keys.csrf, false, await audienceIds(serv
         c,
         services,
         { title, section: 'rules' },
-        html`${box}${explanation(result, `${found.article.key}: ${found.article.title}`)}`,
+        html`${box}${explanation(result, `${found.article.key}: ${found.article.title}`, audience ?? rule.audienceId)}`,
       );
     } catch (error) {
       return render(

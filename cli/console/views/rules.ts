@@ -135,7 +135,8 @@ export function ruleExplainBox(ruleId: string, article: string, since: string): 
 </form>`;
 }
 
-export function explanation(result: ArticleExplanation, articleTitle: string): Html {
+/** `audienceId`: the audience whose delivery was asked for (the rule's own unless the address names another). */
+export function explanation(result: ArticleExplanation, articleTitle: string, audienceId: string): Html {
   const { rule, delivery } = result;
   return html`<section aria-labelledby="verdict">
 <h2 id="verdict">Verdict: <span class="${rule.matches ? 'verdict-match' : 'verdict-nomatch'}">${rule.matches ? 'matches' : 'does not match'}</span></h2>
@@ -151,7 +152,7 @@ ${table(
   ]),
   '',
 )}
-<h2>Delivery to ${delivery?.audienceId ?? rule.audienceId}${rule.matches ? '' : ' (if it matched)'}</h2>
+<h2>Delivery to ${audienceId}${rule.matches ? '' : ' (if it matched)'}</h2>
 ${
   delivery === undefined
     ? problem(result.audienceProblem ?? 'the audience is unknown')
