@@ -8,6 +8,7 @@ export const stylesheet = `
 :root { --fg: #1b1f24; --muted: #4a5361; --line: #c9ced6; --bg: #ffffff; --accent: #0b5cad; --ok: #17663a; --bad: #a4161a; --warn: #7a4d00; }
 * { box-sizing: border-box; }
 body { margin: 0; font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans", "Noto Sans CJK KR", sans-serif; color: var(--fg); background: var(--bg); }
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 .skip { position: absolute; left: -999px; } .skip:focus { left: 8px; top: 8px; background: #fff; padding: 4px 8px; }
 header { background: #10233b; color: #fff; padding: 8px 24px; display: flex; flex-wrap: wrap; align-items: center; gap: 16px; }
 .brand { margin: 0; font-weight: 600; } .target { font-weight: 400; color: #c8d6e8; margin-left: 8px; font-size: 13px; }

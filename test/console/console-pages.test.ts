@@ -268,6 +268,31 @@ describe('the console rule and audience pages', () => {
     expect(page.body).toContain('audience no-such-audience does not exist');
   });
 
+  it("labels every history column, and a deleted rule's history does not link to a missing page", async () => {
+    const created = await sandbox.cli([
+      'rules',
+      'create',
+      'short-lived',
+      '--audience',
+      'chips-team',
+      '--keywords',
+      'x',
+    ]);
+    expect(created.code, created.stderr).toBe(0);
+    const live = await get(consoleProcess.port, '/rules/short-lived/history', cookie);
+    expect(live.body).toContain('href="/rules/short-lived">Back to the rule</a>');
+    const headers = [...live.body.matchAll(/<th scope="col">([\s\S]*?)<\/th>/g)].map((match) => match[1] ?? '');
+    expect(headers.length).toBeGreaterThan(0);
+    for (const header of headers) expect(header.replace(/<[^>]*>/g, '').trim()).not.toBe('');
+
+    const deleted = await sandbox.cli(['rules', 'delete', 'short-lived', '--yes']);
+    expect(deleted.code, deleted.stderr).toBe(0);
+    const gone = await get(consoleProcess.port, '/rules/short-lived/history', cookie);
+    expect(gone.status).toBe(200);
+    expect(gone.body).not.toContain('href="/rules/short-lived"');
+    expect(gone.body).toContain('does not exist now');
+  });
+
   it('refuses to save over an edit made outside the console after the review, though its version is the same', async () => {
     const created = await sandbox.cli([
       'rules',

@@ -467,6 +467,11 @@ ${ruleForm(formFromItem(item), services.keys.csrf, false, await audienceIds(serv
     const restored = c.req.query('restored');
     try {
       const view = await ruleHistory(target, ruleId, services.now());
+      // A deleted rule has no page to go back to: its versions can still be restored here.
+      const exists = (await getItem(target.clients.documents, table(), ruleId)) !== undefined;
+      const back = exists
+        ? html`<p><a href="/rules/${encodeURIComponent(ruleId)}">Back to the rule</a></p>`
+        : html`<p>Rule ${ruleId} does not exist now (deleted): restore a version below, or go to <a href="/rules">the rules</a>.</p>`;
       return render(
         c,
         services,
@@ -475,7 +480,7 @@ ${ruleForm(formFromItem(item), services.keys.csrf, false, await audienceIds(serv
           section: 'rules',
           flash: restored === undefined ? undefined : `Restored version ${restored}.`,
         },
-        html`<p><a href="/rules/${encodeURIComponent(ruleId)}">Back to the rule</a></p>${history(view)}`,
+        html`${back}${history(view)}`,
       );
     } catch (error) {
       return render(

@@ -68,7 +68,7 @@ export const csrfField = (csrf: string): Html => html`<input type="hidden" name=
 /** A table with a caption; `rows` empty shows `empty`. */
 export function table(
   caption: string,
-  head: readonly string[],
+  head: readonly (string | Html)[],
   rows: readonly (readonly unknown[])[],
   empty: string,
 ): Html {
