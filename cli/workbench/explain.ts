@@ -7,6 +7,7 @@
 import { DynamoStateStore } from '#aws/dynamo-state-store';
 import { DynamoStoryStore } from '#aws/dynamo-story-index';
 import { localDate } from '#core/delivery-plan';
+import { compileRules } from '#core/matcher';
 import type { Article, Audience, AudienceMatch, Rule } from '#core/model';
 import { parseAudience, parseRule } from '#core/model';
 import { deliveryId, type Log, storyMarkerKey } from '#core/ports';
@@ -14,7 +15,7 @@ import { StoryResolver } from '#core/story';
 import { type DeliveryExplanation, explainDelivery, explainRule, type RuleExplanation } from '#core/workbench/explain';
 import { NotFoundError, UsageError } from '../errors.ts';
 import { newsAlerts } from '../hints.ts';
-import { getItem, type Item } from '../items.ts';
+import { getItem, type Item, listItems } from '../items.ts';
 import type { Target } from '../target.ts';
 import { didYouMean, hinted } from '../unknown-ids.ts';
 import { audienceTableOf, ruleTableOf } from './tables.ts';
@@ -68,20 +69,32 @@ export async function explainOnArticle(
   audienceId: string = rule.audienceId,
 ): Promise<ArticleExplanation> {
   const explanation = explainRule(rule, article);
-  const audience = await storedAudience(target, audienceId);
+  const [audience, ruleItems] = await Promise.all([
+    storedAudience(target, audienceId),
+    listItems(target.clients.documents, ruleTableOf(target)),
+  ]);
   if (typeof audience === 'string') return { rule: explanation, audienceProblem: audience };
-  const match: AudienceMatch = {
-    audienceId,
-    article,
-    rules: [
-      {
-        ruleId: rule.ruleId,
-        description: rule.description,
-        urgent: rule.urgent,
-        reasons: [],
-      },
-    ],
-  };
+  // The run hands the delivery one match per audience with every rule of it that matched (any
+  // urgent one makes it urgent): the other enabled, valid rules of the audience count too, with
+  // this rule as given (a draft stands in for its stored version).
+  const others = ruleItems.flatMap((item) => {
+    const parsed = parseRule(item);
+    return parsed.ok &&
+      parsed.value.enabled &&
+      parsed.value.audienceId === audienceId &&
+      parsed.value.ruleId !== rule.ruleId
+      ? [parsed.value]
+      : [];
+  });
+  const ruleMatch = { ruleId: rule.ruleId, description: rule.description, urgent: rule.urgent, reasons: [] };
+  const found = compileRules([{ ...rule, audienceId }, ...others])
+    .match(article)
+    .find((match) => match.audienceId === audienceId);
+  // As if this rule matched, when it does not: what its match alone would get.
+  const match: AudienceMatch =
+    found?.rules.some((matched) => matched.ruleId === rule.ruleId) === true
+      ? found
+      : { audienceId, article, rules: [ruleMatch] };
   return { rule: explanation, delivery: await deliveryOf(target, audience, match, now, log) };
 }
 
