@@ -14,7 +14,7 @@ import { testSend } from './workbench/test-send.ts';
 async function sendTest(context: CommandContext, args: readonly unknown[]): Promise<void> {
   const [audienceId] = args as [string];
   const target = await context.target();
-  const result = await testSend(target, audienceId, await context.actor(), Date.now());
+  const result = await testSend(target, audienceId, Date.now());
   if (result.refused !== undefined) {
     throw new OperationFailedError(
       `audience ${audienceId}: SNS refused the test notification (${result.refused.code}: ${result.refused.reason})${

@@ -49,7 +49,6 @@ export interface TestSendResult {
 export async function testSend(
   target: Target,
   audienceId: string,
-  actor: string,
   now: number,
 ): Promise<TestSendResult> {
   const item = await requireAudience(target, audienceId);
@@ -66,7 +65,9 @@ export async function testSend(
   const article: Article = {
     key: testKey,
     title: `[TEST] news-alerts test notification for ${audience.name ?? audienceId}`,
-    summary: `A test sent by ${actor} with 'news-alerts test-send' at ${new Date(now).toISOString()} to prove this channel works. No news here; no action needed.`,
+    // Who sent it stays with ops: the caller's identity (an account id, an SSO user's address)
+    // is nothing to publish to every subscriber, webhook receivers and Slack channels included.
+    summary: `A test sent with 'news-alerts test-send' at ${new Date(now).toISOString()} to prove this channel works. No news here; no action needed.`,
     url: '',
     publishedAt: now,
     categories: [],

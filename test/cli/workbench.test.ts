@@ -8,6 +8,7 @@
  */
 import { DeleteTopicCommand, GetTopicAttributesCommand } from '@aws-sdk/client-sns';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { motoState } from '#sandbox/moto';
 import { type CliResult, type CliSandbox, runCli, startCliSandbox } from './support.ts';
 
 /** A Slack incoming-webhook URL: a credential, never to be printed. */
@@ -350,10 +351,24 @@ interface ChannelJson {
   result: string;
 }
 
+/** Every message SNS (moto) published to the topic named `name`, as published. */
+async function publishedTo(name: string): Promise<string[]> {
+  const state = (await motoState(sandbox.descriptor.endpoint)) as {
+    sns?: { Topic?: { arn: string; sent_notifications?: [string, string, ...unknown[]][] }[] };
+  };
+  const topic = state.sns?.Topic?.find((candidate) => candidate.arn.endsWith(`:${name}`));
+  return (topic?.sent_notifications ?? []).map(([, message]) => message);
+}
+
 describe('test-send, deliveries --sent and audiences repair', () => {
   it('test-send reports each channel; --sent lists the ledger and the subscribers; repair of a healthy audience changes nothing', async () => {
-    const sent = await sandbox.cli(['--json', 'test-send', 'wb-desk']);
+    // Who sent it stays with ops (an SSO caller's ARN ends with the person's address).
+    const actor = 'arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_Admin/alice.ops@example.com';
+    const sent = await sandbox.cli(['--json', '--actor', actor, 'test-send', 'wb-desk']);
     expect(sent.code, sent.stderr).toBe(0);
+    const published = await publishedTo(`${sandbox.descriptor.names.audienceTopicPrefix}wb-desk`);
+    expect(published.filter((message) => message.includes('[TEST]')).length).toBeGreaterThan(0);
+    expect(published.filter((message) => /alice\.ops|123456789012:assumed/.test(message))).toEqual([]);
     const document = sent.json<{ subject: string; testKey: string; messageId: string; channels: ChannelJson[] }>();
     expect(document.subject).toContain('[TEST]');
     expect(document.testKey).toMatch(/^test:/);

@@ -143,7 +143,7 @@ ${actions(audienceId, services.keys.csrf)}`,
     const audienceId = c.req.param('id');
     const title = `Test send: ${audienceId}`;
     try {
-      const result = await testSend(target, audienceId, services.actor, services.now());
+      const result = await testSend(target, audienceId, services.now());
       if (result.refused !== undefined) {
         return render(
           c,
