@@ -20,7 +20,7 @@ h1 { font-size: 24px; margin: 8px 0 16px; } h2 { font-size: 18px; margin: 24px 0
 table { border-collapse: collapse; width: 100%; margin: 8px 0 16px; font-size: 14px; }
 caption { text-align: left; color: var(--muted); padding: 4px 0; }
 th, td { border-bottom: 1px solid var(--line); padding: 6px 8px; text-align: left; vertical-align: top; }
-th { background: #f2f4f7; }
+th { background: #f2f4f7; overflow-wrap: normal; } /* a header word never splits */
 a { color: var(--accent); }
 .flash { background: #e7f4ec; border-left: 4px solid var(--ok); padding: 8px 12px; }
 .problem { background: #fbeaea; border-left: 4px solid var(--bad); padding: 8px 12px; }

@@ -224,6 +224,13 @@ describe('the ops console in a browser', () => {
       '({ page: document.documentElement.scrollWidth, window: document.documentElement.clientWidth })',
     )) as { page: number; window: number };
     expect(width.page).toBeLessThanOrEqual(width.window);
+    // ...and a column header's words stay whole: each header is one line ("Ena|ble|d" was three).
+    const split = (await page.evaluate(`[...document.querySelectorAll('th')].filter((th) => {
+      const range = document.createRange();
+      range.selectNodeContents(th);
+      return new Set([...range.getClientRects()].map((rect) => Math.round(rect.top))).size > 1;
+    }).map((th) => th.textContent)`)) as string[];
+    expect(split).toEqual([]);
     const deleted = await sandbox.cli(['rules', 'delete', 'long-word', '--yes']);
     expect(deleted.code, deleted.stderr).toBe(0);
   });
