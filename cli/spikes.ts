@@ -9,7 +9,17 @@
  *   small text chart.
  * - `spikes list`: the rules with spike alerts, their preset and their episodes.
  */
-import { existsSync, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  type Stats,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { DynamoRuleSource } from '#aws/dynamo-rule-source';
@@ -87,40 +97,77 @@ function checkResultsPath(file: string, onePreset: boolean, source: string): voi
 }
 
 /**
- * Writes every results file or none: each goes to a temporary file beside it first, and only once
- * all are written are they renamed into place (a rename within a directory replaces at once).
+ * Where a results file goes, by what is at its path now. A rename over a path replaces whatever
+ * is there, so only a path that is absent or a regular file may be replaced that way: a symbolic
+ * link is followed to the file it names (the link stays, its file gets the results), and anything
+ * else (a named pipe, `/dev/stdout`, `/dev/null`) is written to as it is, never replaced.
+ */
+function resultsTarget(file: string): { readonly path: string; readonly replace: boolean } {
+  let found: Stats;
+  try {
+    found = lstatSync(file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { path: file, replace: true };
+    throw error;
+  }
+  if (!found.isSymbolicLink()) return { path: file, replace: found.isFile() };
+  let path: string;
+  try {
+    path = realpathSync(file);
+  } catch (error) {
+    // A link to nothing yet: writing through it makes the file it names.
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { path: file, replace: false };
+    throw error;
+  }
+  return { path, replace: statSync(path).isFile() };
+}
+
+/**
+ * Writes every results file or none: each that is a regular file (or absent) goes to a temporary
+ * file beside it first, and only once all are written are they renamed into place (a rename
+ * within a directory replaces at once). A pipe or device (see {@link resultsTarget}) cannot be
+ * replaced, nor take its text back: it is written to once every temporary file is written.
  * @throws UsageError naming the file that could not be written
  */
 function writeResults(files: readonly ResultsFile[]): void {
-  const written: string[] = [];
+  const plans: { readonly entry: ResultsFile; readonly path: string; readonly replace: boolean }[] = [];
+  const temporaries: string[] = [];
+  let writing = '';
   try {
     for (const entry of files) {
-      const temporary = join(dirname(entry.file), `.${basename(entry.file)}.${process.pid}.tmp`);
-      written.push(temporary);
-      writeFileSync(temporary, entry.text);
+      writing = entry.file;
+      plans.push({ entry, ...resultsTarget(entry.file) });
+    }
+    for (const plan of plans.filter((each) => each.replace)) {
+      writing = plan.entry.file;
+      const temporary = join(dirname(plan.path), `.${basename(plan.path)}.${process.pid}.tmp`);
+      temporaries.push(temporary);
+      writeFileSync(temporary, plan.entry.text);
+    }
+    for (const plan of plans.filter((each) => !each.replace)) {
+      writing = plan.entry.file;
+      writeFileSync(plan.path, plan.entry.text);
     }
   } catch (error) {
-    for (const temporary of written) rmSync(temporary, { force: true });
-    const failed = files[written.length - 1]?.file ?? '';
+    for (const temporary of temporaries) rmSync(temporary, { force: true });
     throw new UsageError(
-      `cannot write the results to ${failed}: ${(error as Error).message}; nothing was written`,
+      `cannot write the results to ${writing}: ${(error as Error).message}; no results file was replaced`,
       [],
-      {
-        cause: error,
-      },
+      { cause: error },
     );
   }
+  const replaced = plans.filter((plan) => plan.replace);
   let renamed = 0;
   try {
-    for (const [index, entry] of files.entries()) {
-      renameSync(written[index] as string, entry.file);
+    for (const [index, plan] of replaced.entries()) {
+      renameSync(temporaries[index] as string, plan.path);
       renamed += 1;
     }
   } catch (error) {
-    for (const temporary of written.slice(renamed)) rmSync(temporary, { force: true });
-    const done = files.slice(0, renamed).map((entry) => entry.file);
+    for (const temporary of temporaries.slice(renamed)) rmSync(temporary, { force: true });
+    const done = plans.filter((plan) => !replaced.slice(renamed).includes(plan)).map((plan) => plan.entry.file);
     throw new UsageError(
-      `cannot put the results at ${files[renamed]?.file ?? ''}: ${(error as Error).message}; ${done.length > 0 ? `written: ${done.join(', ')}; ` : ''}the others were not written`,
+      `cannot put the results at ${replaced[renamed]?.entry.file ?? ''}: ${(error as Error).message}; ${done.length > 0 ? `written: ${done.join(', ')}; ` : ''}the others were not written`,
       [],
       { cause: error },
     );

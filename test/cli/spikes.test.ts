@@ -4,7 +4,19 @@
  * results format, row for row with the data file, and NAB's scoring (bench/spikes/nab.ts) accepts
  * them.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import {
+  createReadStream,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -124,6 +136,42 @@ describe('news-alerts spikes evaluate', () => {
       .slice(1)
       .map((line) => line.split(',')[3]);
     expect(labels.filter((label) => label === '1')).toHaveLength(21);
+  });
+
+  it('writes through what --out names when it is not a regular file: a link’s file, a named pipe', async () => {
+    const csv = join(directory, 'through.csv');
+    writeFileSync(csv, syntheticSeries(400, 6, 350));
+    const expected = (await runCli(['spikes', 'evaluate', '--csv', csv, '--preset', 'fewer'])).stdout;
+
+    // A symbolic link: the link stays, the file it names gets the results.
+    const target = join(directory, 'linked-results.csv');
+    writeFileSync(target, 'old');
+    const link = join(directory, 'link-to-results.csv');
+    symlinkSync(target, link);
+    const viaLink = await runCli(['spikes', 'evaluate', '--csv', csv, '--preset', 'fewer', '--out', link]);
+    expect(viaLink.stderr).not.toMatch(/error|cannot/);
+    expect(viaLink.code).toBe(0);
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(readFileSync(target, 'utf8')).toBe(expected);
+
+    // A named pipe (as /dev/stdout can be): written to, not replaced by a regular file.
+    const pipe = join(directory, 'results.fifo');
+    execFileSync('mkfifo', [pipe]);
+    const reader = new Promise<string>((resolve, reject) => {
+      let text = '';
+      createReadStream(pipe, 'utf8')
+        .on('data', (chunk) => {
+          text += chunk;
+        })
+        .on('end', () => resolve(text))
+        .on('error', reject);
+    });
+    const viaPipe = await runCli(['spikes', 'evaluate', '--csv', csv, '--preset', 'fewer', '--out', pipe]);
+    expect(viaPipe.stderr).not.toMatch(/error|cannot/);
+    expect(viaPipe.code).toBe(0);
+    expect(await reader).toBe(expected);
+    expect(lstatSync(pipe).isFIFO()).toBe(true);
+    expect(readdirSync(directory).filter((name) => name.endsWith('.tmp'))).toEqual([]);
   });
 
   it('says what is wrong with a path it cannot read or write, with the usage exit code', async () => {
