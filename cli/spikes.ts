@@ -31,6 +31,7 @@ import { backtestRecord, textChart } from '#core/spikes/backtest';
 import { PRESETS, SPIKE_PRESETS, SpikeDetector, type SpikePreset, spikeModel } from '#core/spikes/detector';
 import {
   bucketLengthOf,
+  checkSeriesSpan,
   evaluateSeries,
   labelsOf,
   nabResults,
@@ -264,6 +265,8 @@ async function evaluate(context: CommandContext, _args: readonly unknown[], opti
     const series = readCountSeries(readUtf8File(source, '--csv'), source);
     const bucketMs =
       options.bucketMinutes === undefined ? bucketLengthOf(series, source) : options.bucketMinutes * 60_000;
+    // Refused before any work: a far-off timestamp would keep the detector stepping for hours.
+    checkSeriesSpan(series, bucketMs, source);
     const labels =
       options.windows === undefined
         ? undefined

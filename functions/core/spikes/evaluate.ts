@@ -204,6 +204,52 @@ export function sparseBuckets(series: CountSeries, bucketMs: number): string | u
   return `only ${rows} of the ${buckets} ${minutes}-minute buckets from the first row to the last have a row; the detector steps the other ${buckets - rows} as unknown (no count) and cannot alert on them${advice}`;
 }
 
+/**
+ * Most buckets a series may span from its first row to its last: as many as it may have rows
+ * ({@link MAX_SERIES_ROWS}), so a gap costs no more than rows would. The detector steps every
+ * bucket of a gap as unknown, one by one (tens of microseconds each at one-minute buckets), so
+ * a single far-off timestamp (`9999-12-31`) would otherwise keep it busy for hours. About 3.8
+ * years of 1-minute buckets, 19 years of 5-minute ones, 228 years of hourly ones.
+ */
+export const MAX_SERIES_BUCKETS = MAX_SERIES_ROWS;
+
+/** A gap as a person reads it: years past two, days past two, else hours or minutes. */
+function spanText(ms: number): string {
+  const days = ms / 86_400_000;
+  if (days >= 730) return `${Math.round(days / 365.25).toLocaleString('en-US')} years`;
+  if (days >= 2) return `${Math.round(days).toLocaleString('en-US')} days`;
+  return ms >= 7_200_000 ? `${Math.round(ms / 3_600_000)} hours` : `${Math.round(ms / 60_000)} minutes`;
+}
+
+/**
+ * Refuses, before any bucket is stepped, a series that spans more than
+ * {@link MAX_SERIES_BUCKETS} buckets, naming the line after its longest gap (most often one
+ * mistyped timestamp).
+ * @throws SeriesFormatError naming the line, the gap and what to do
+ */
+export function checkSeriesSpan(series: CountSeries, bucketMs: number, source = 'the series'): void {
+  const first = series.times[0] as number;
+  const last = series.times.at(-1) as number;
+  const buckets = Math.floor((last - first) / bucketMs) + 1;
+  if (buckets <= MAX_SERIES_BUCKETS) return;
+  let widest = 1;
+  for (let row = 2; row < series.times.length; row++) {
+    const gap = (series.times[row] as number) - (series.times[row - 1] as number);
+    if (gap > (series.times[widest] as number) - (series.times[widest - 1] as number)) widest = row;
+  }
+  const gap = (series.times[widest] as number) - (series.times[widest - 1] as number);
+  const minutes = bucketMs / 60_000;
+  const most = `at most ${MAX_SERIES_BUCKETS.toLocaleString('en-US')} can be evaluated (${spanText(MAX_SERIES_BUCKETS * bucketMs)})`;
+  if (gap * 2 < last - first) {
+    throw new SeriesFormatError(
+      `${source}: from its first row to its last (line ${series.times.length + 1}) the series spans ${buckets.toLocaleString('en-US')} ${minutes}-minute buckets, and ${most}: give a longer --bucket-minutes, or split the file and evaluate each part`,
+    );
+  }
+  throw new SeriesFormatError(
+    `${source}:${widest + 2}: timestamp ${series.texts[widest]} is ${spanText(gap)} after the row before it, so the series spans ${buckets.toLocaleString('en-US')} ${minutes}-minute buckets from its first row to its last, and ${most}: fix that timestamp if it is a typo, or split the file there and evaluate each part`,
+  );
+}
+
 /** What the detector said at every row of a series. */
 export interface SeriesEvaluation {
   readonly bucketMs: number;
@@ -215,7 +261,8 @@ export interface SeriesEvaluation {
 
 /**
  * Steps the detector over the series at `preset`. Buckets run from the first row's on; a bucket
- * without a row (a gap) is stepped as unknown. Two rows in one bucket are an error.
+ * without a row (a gap) is stepped as unknown. Two rows in one bucket are an error, and so is a
+ * series spanning more than {@link MAX_SERIES_BUCKETS} buckets ({@link checkSeriesSpan}).
  */
 export function evaluateSeries(
   series: CountSeries,
@@ -232,6 +279,7 @@ export function evaluateSeriesWith(
   options: { readonly bucketMs: number; readonly source?: string },
 ): SeriesEvaluation {
   const { bucketMs } = options;
+  checkSeriesSpan(series, bucketMs, options.source);
   const model = spikeModel(bucketMs);
   const origin = series.times[0] as number;
   const bucketOfRow = (row: number) => Math.floor(((series.times[row] as number) - origin) / bucketMs);

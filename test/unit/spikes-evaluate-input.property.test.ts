@@ -1,0 +1,66 @@
+/**
+ * functions/core/spikes/evaluate.ts against hostile series: whatever the timestamps, the work is
+ * bounded before it starts (a far-off timestamp is refused, with its line, instead of stepping the
+ * detector for hours); whatever the text, an error quotes at most a short piece of it.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { PRESETS } from '#core/spikes/detector';
+import {
+  type CountSeries,
+  checkSeriesSpan,
+  evaluateSeriesWith,
+  MAX_SERIES_BUCKETS,
+  readCountSeries,
+  SeriesFormatError,
+} from '#core/spikes/evaluate';
+
+const HOUR = 3_600_000;
+const START = Date.UTC(2021, 2, 1);
+
+/** A series at the given epoch ms (values 1). */
+function seriesAt(times: readonly number[]): CountSeries {
+  const texts = times.map((time) => new Date(time).toISOString());
+  return { texts, times, values: times.map(() => 1), valueTexts: times.map(() => '1') };
+}
+
+describe('spikes evaluate: the span of a series is bounded before any work', () => {
+  it('refuses exactly the series spanning more buckets than the bound, naming the line after the widest gap', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 1, max: 1_000_000 }), { minLength: 1, maxLength: 30 }),
+        fc.nat({ max: 29 }),
+        fc.integer({ min: 0, max: 4 * MAX_SERIES_BUCKETS }),
+        fc.constantFrom(1, 5, 60, 1440),
+        (steps, at, far, minutes) => {
+          const bucketMs = minutes * 60_000;
+          const gaps = steps.map((step, index) => (index === at % steps.length ? far * bucketMs + step : step * 1000));
+          const times = [START];
+          for (const gap of gaps) times.push((times.at(-1) as number) + gap);
+          const series = seriesAt(times);
+          const buckets = Math.floor(((times.at(-1) as number) - START) / bucketMs) + 1;
+          if (buckets <= MAX_SERIES_BUCKETS) {
+            expect(() => checkSeriesSpan(series, bucketMs, 'x.csv')).not.toThrow();
+            return;
+          }
+          const widest = gaps.indexOf(Math.max(...gaps)) + 1;
+          expect(() => checkSeriesSpan(series, bucketMs, 'x.csv')).toThrow(
+            new RegExp(`^x\\.csv:${widest + 2}: timestamp .* after the row before it.*split the file there`),
+          );
+        },
+      ),
+    );
+  });
+
+  it('refuses a far-off last row at once instead of stepping every bucket up to it', () => {
+    const text = ['timestamp,value', '2021-03-01 00:00:00,1', '2021-03-01 01:00:00,2', '9999-12-31 23:55:00,1'];
+    const series = readCountSeries(text.join('\n'), 'far.csv');
+    expect(() => evaluateSeriesWith(series, PRESETS.balanced, { bucketMs: HOUR, source: 'far.csv' })).toThrow(
+      /^far\.csv:4: timestamp 9999-12-31 23:55:00 is 7,979 years after the row before it/,
+    );
+    // Just past the bound (about ten seconds of stepping without it): refused too.
+    const past = seriesAt([START, START + HOUR, START + MAX_SERIES_BUCKETS * HOUR]);
+    expect(() => evaluateSeriesWith(past, PRESETS.balanced, { bucketMs: HOUR })).toThrow(SeriesFormatError);
+    expect(() => evaluateSeriesWith(past, PRESETS.balanced, { bucketMs: HOUR })).toThrow(/:4: .*at most 2,000,000/);
+  }, 60_000);
+});
