@@ -34,9 +34,11 @@ import {
   checkSeriesSpan,
   evaluateSeries,
   labelsOf,
+  MAX_SERIES_BYTES,
   nabResults,
   readCountSeries,
   SeriesFormatError,
+  SPLIT_ADVICE,
   sparseBuckets,
 } from '#core/spikes/evaluate';
 import { evaluatedThrough, type SpikeRecord } from '#core/spikes/record';
@@ -262,7 +264,10 @@ async function evaluate(context: CommandContext, _args: readonly unknown[], opti
   if (options.series !== undefined && options.windows === undefined) throw new UsageError('--series needs --windows');
   const source = options.csv;
   try {
-    const series = readCountSeries(readUtf8File(source, '--csv'), source);
+    const series = readCountSeries(
+      readUtf8File(source, '--csv', { bytes: MAX_SERIES_BYTES, advice: SPLIT_ADVICE }),
+      source,
+    );
     const bucketMs =
       options.bucketMinutes === undefined ? bucketLengthOf(series, source) : options.bucketMinutes * 60_000;
     // Refused before any work: a far-off timestamp would keep the detector stepping for hours.

@@ -5,26 +5,62 @@
  * platform's own (TextDecoder, fatal); only finding where the first bad byte is, for the message,
  * is done here, with the same decoder.
  */
-import { readFileSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { UsageError } from './errors.ts';
 
 /** How messages name an input given as a path: `stdin` for `-`, the path otherwise. */
 export const inputName = (path: string): string => (path === '-' ? 'stdin' : path);
 
+/** At most how many bytes {@link readUtf8File} reads, and what to tell the user beyond that. */
+export interface ReadLimit {
+  readonly bytes: number;
+  /** What to do instead (`split the series …`), after the limit in the message. */
+  readonly advice: string;
+}
+
+/** The input is larger than its {@link ReadLimit}: found while reading, the rest left unread. */
+class TooLargeError extends Error {
+  constructor() {
+    super('larger than the limit');
+    this.name = 'TooLargeError';
+  }
+}
+
 /**
  * The text of the file at `path`, or of stdin for `-`. `option`, when given, leads each message
- * (`--response-mapping: cannot read …`).
- * @throws UsageError when it cannot be read, or is not UTF-8 (see {@link utf8Text})
+ * (`--response-mapping: cannot read …`). With `limit`, at most that many bytes are read (a file
+ * and stdin alike, however much more there is): the input is refused as soon as it is found to
+ * be larger, not after it has all been held in memory.
+ * @throws UsageError when it cannot be read, is larger than `limit`, or is not UTF-8 (see
+ *   {@link utf8Text})
  */
-export function readUtf8File(path: string, option?: string): string {
+export function readUtf8File(path: string, option?: string, limit?: ReadLimit): string {
   const lead = option === undefined ? '' : `${option}: `;
   let bytes: Buffer;
   try {
-    bytes = path === '-' ? readStdin() : readFileSync(path);
+    bytes = path === '-' ? readStdin(limit?.bytes) : readFile(path, limit?.bytes);
   } catch (error) {
+    if (error instanceof TooLargeError && limit !== undefined) {
+      throw new UsageError(
+        `${lead}${inputName(path)} is larger than ${limit.bytes.toLocaleString('en-US')} bytes, the most read at once; ${limit.advice}`,
+      );
+    }
     throw new UsageError(`${lead}cannot read ${inputName(path)}: ${(error as Error).message}`, [], { cause: error });
   }
   return utf8Text(bytes, inputName(path), lead);
+}
+
+/** A file's bytes, at most `maxBytes` of them (a pipe or device is read until then too). */
+function readFile(path: string, maxBytes: number | undefined): Buffer {
+  if (maxBytes === undefined) return readFileSync(path);
+  const fd = openSync(path, 'r');
+  try {
+    // A regular file says its size: refused without reading a byte.
+    if (fstatSync(fd).size > maxBytes) throw new TooLargeError();
+    return readAll(fd, maxBytes);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** How long the read of stdin waits before it tries again when nothing has been written yet. */
@@ -39,14 +75,20 @@ const STDIN_POLL_MS = 5;
  * synchronous read that waits: each EAGAIN waits a few milliseconds (Atomics.wait, which sleeps
  * instead of spinning) and reads again, until end of input.
  */
-function readStdin(): Buffer {
+function readStdin(maxBytes?: number): Buffer {
+  return readAll(0, maxBytes);
+}
+
+/** Every byte of `fd` until end of input; {@link TooLargeError} once more than `maxBytes` came. */
+function readAll(fd: number, maxBytes = Number.POSITIVE_INFINITY): Buffer {
   const chunks: Buffer[] = [];
+  let total = 0;
   const buffer = Buffer.alloc(64 * 1024);
   const pause = new Int32Array(new SharedArrayBuffer(4));
   for (;;) {
     let read: number;
     try {
-      read = readSync(0, buffer, 0, buffer.length, null);
+      read = readSync(fd, buffer, 0, buffer.length, null);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'EAGAIN') {
@@ -58,6 +100,8 @@ function readStdin(): Buffer {
       throw error;
     }
     if (read === 0) break;
+    total += read;
+    if (total > maxBytes) throw new TooLargeError();
     chunks.push(Buffer.from(buffer.subarray(0, read)));
   }
   return Buffer.concat(chunks);

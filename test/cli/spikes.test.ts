@@ -4,7 +4,7 @@
  * results format, row for row with the data file, and NAB's scoring (bench/spikes/nab.ts) accepts
  * them.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import {
   createReadStream,
   existsSync,
@@ -23,7 +23,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SPIKE_PRESETS } from '#core/spikes/detector';
 import { syntheticSeries } from '#test/spike-world';
 import { NAB_PROFILE_NAMES, nabTime, normalizedScore, scoreFile, windowRows } from '../../bench/spikes/nab.ts';
-import { type CliSandbox, runCli, startCliSandbox } from './support.ts';
+import { type CliSandbox, cliEntry, runCli, startCliSandbox } from './support.ts';
 
 const directory = mkdtempSync(join(tmpdir(), 'spikes-evaluate-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
@@ -173,6 +173,28 @@ describe('news-alerts spikes evaluate', () => {
     expect(lstatSync(pipe).isFIFO()).toBe(true);
     expect(readdirSync(directory).filter((name) => name.endsWith('.tmp'))).toEqual([]);
   });
+
+  it('refuses a stdin larger than it reads at once as soon as it is, saying the limit and how to split', () => {
+    // 150 MB of one repeated row: refused at 100 MB, without holding the rest (it used to read
+    // everything, then count rows).
+    const out = join(directory, 'endless.csv');
+    const result = spawnSync(
+      'sh',
+      [
+        '-c',
+        `yes '2021-03-01 00:00:00,1' | head -c 150000000 | "$0" "$1" spikes evaluate --csv - --out "$2"`,
+        process.execPath,
+        cliEntry,
+        out,
+      ],
+      { encoding: 'utf8', timeout: 120_000 },
+    );
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain(
+      '--csv: stdin is larger than 100,000,000 bytes, the most read at once; split it into files of at most 2,000,000 rows, each starting with the header line',
+    );
+    expect(existsSync(out)).toBe(false);
+  }, 120_000);
 
   it('says what is wrong with a path it cannot read or write, with the usage exit code', async () => {
     const csv = join(directory, 'paths.csv');

@@ -64,3 +64,29 @@ describe('spikes evaluate: the span of a series is bounded before any work', () 
     expect(() => evaluateSeriesWith(past, PRESETS.balanced, { bucketMs: HOUR })).toThrow(/:4: .*at most 2,000,000/);
   }, 60_000);
 });
+
+describe('spikes evaluate: the rows of a series are bounded while they are read', () => {
+  it('refuses exactly the series with more rows than the limit, at the first row past it', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 60 }),
+        fc.integer({ min: 1, max: 60 }),
+        fc.nat({ max: 3 }),
+        (rows, most, blank) => {
+          const lines = Array.from(
+            { length: rows },
+            (_, row) => `${new Date(START + row * HOUR).toISOString()},${row}`,
+          );
+          const text = `timestamp,value\n${lines.join('\n')}${'\n'.repeat(blank)}`;
+          if (rows <= most) {
+            expect(readCountSeries(text, 's.csv', most).values).toHaveLength(rows);
+          } else {
+            expect(() => readCountSeries(text, 's.csv', most)).toThrow(
+              `s.csv:${most + 2}: more than ${most} rows, the most evaluated at once; split it into files of at most 2,000,000 rows`,
+            );
+          }
+        },
+      ),
+    );
+  });
+});

@@ -45,6 +45,27 @@ export interface CountSeries {
 export const MAX_SERIES_ROWS = 2_000_000;
 
 /**
+ * Most bytes a series file may have: {@link MAX_SERIES_ROWS} rows of 50 bytes (a NAB row is about
+ * 22, an ISO 8601 one with milliseconds and a zone about 35). The reader stops there, so an
+ * endless input (`yes … |`) is refused instead of filling the memory.
+ */
+export const MAX_SERIES_BYTES = 100_000_000;
+
+/** What to do with a series over {@link MAX_SERIES_ROWS} or {@link MAX_SERIES_BYTES}. */
+export const SPLIT_ADVICE = `split it into files of at most ${MAX_SERIES_ROWS.toLocaleString('en-US')} rows, each starting with the header line, and evaluate each`;
+
+/** The lines of `text`, one at a time (a text of millions of lines is never split at once). */
+function* linesOf(text: string): Generator<string, void> {
+  const lineBreak = /\r?\n/g;
+  let start = 0;
+  for (let found = lineBreak.exec(text); found !== null; found = lineBreak.exec(text)) {
+    yield text.slice(start, found.index);
+    start = found.index + found[0].length;
+  }
+  yield text.slice(start);
+}
+
+/**
  * A timestamp: `YYYY-MM-DD HH:MM:SS` (NAB; UTC), optionally with fractional seconds, or ISO 8601
  * with `T` and an offset or `Z`. NaN when it is neither, or names no real instant (February 30,
  * hour 24: Date.parse would roll them over into another day, and NAB's scorer refuses them).
@@ -82,30 +103,36 @@ export const MAX_COUNT = 1e12;
 /** A count as NAB files write it: decimal digits, no sign, hex, Infinity or fraction. */
 const countText = /^\d+(?:\.0*)?$/;
 
-/** Reads `timestamp,value` rows (a header line first); `source` names the file in errors. */
-export function readCountSeries(text: string, source: string): CountSeries {
-  const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/);
-  while (lines.length > 0 && (lines.at(-1) ?? '').trim() === '') lines.pop();
-  const header = (lines[0] ?? '').split(',').map((cell) => cell.trim().toLowerCase());
+/**
+ * Reads `timestamp,value` rows (a header line first); `source` names the file in errors. More
+ * than `maxRows` rows are refused as soon as the row after the last allowed one is reached.
+ */
+export function readCountSeries(text: string, source: string, maxRows = MAX_SERIES_ROWS): CountSeries {
+  // Trailing blank lines are no rows; trimEnd is linear, where a regular expression could not be.
+  const lines = linesOf(text.replace(/^\uFEFF/, '').trimEnd());
+  const head = lines.next();
+  const first = head.done ? '' : head.value;
+  const header = first.split(',').map((cell) => cell.trim().toLowerCase());
   const timeColumn = header.indexOf('timestamp');
   const valueColumn = header.indexOf('value');
   if (timeColumn < 0 || valueColumn < 0) {
     throw new SeriesFormatError(
-      `${source}:1: the first line must name the columns "timestamp" and "value" (NAB's format: timestamp,value); found ${JSON.stringify(lines[0] ?? '')}`,
-    );
-  }
-  if (lines.length - 1 > MAX_SERIES_ROWS) {
-    throw new SeriesFormatError(
-      `${source}: ${lines.length - 1} rows; at most ${MAX_SERIES_ROWS} can be evaluated at once`,
+      `${source}:1: the first line must name the columns "timestamp" and "value" (NAB's format: timestamp,value); found ${JSON.stringify(first)}`,
     );
   }
   const texts: string[] = [];
   const times: number[] = [];
   const values: number[] = [];
   const valueTexts: string[] = [];
-  for (let index = 1; index < lines.length; index++) {
-    const line = lines[index] as string;
+  let index = 0;
+  for (const line of lines) {
+    index += 1;
     const where = `${source}:${index + 1}`;
+    if (index > maxRows) {
+      throw new SeriesFormatError(
+        `${where}: more than ${maxRows.toLocaleString('en-US')} rows, the most evaluated at once; ${SPLIT_ADVICE}`,
+      );
+    }
     if (line.trim() === '') throw new SeriesFormatError(`${where}: an empty line inside the data; remove it`);
     const cells = line.split(',');
     if (cells.length !== header.length) {
