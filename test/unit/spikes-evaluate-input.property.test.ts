@@ -90,3 +90,53 @@ describe('spikes evaluate: the rows of a series are bounded while they are read'
     );
   });
 });
+
+describe('spikes evaluate: line endings and what an error quotes', () => {
+  it('reads the same series whether its lines end in LF, CRLF or a lone CR (old Mac), mixed or not', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.nat({ max: 1000 }), { minLength: 1, maxLength: 40 }),
+        fc.array(fc.constantFrom('\n', '\r\n', '\r'), { minLength: 41, maxLength: 41 }),
+        (counts, breaks) => {
+          const lines = [
+            'timestamp,value',
+            ...counts.map((count, row) => `${new Date(START + row * HOUR).toISOString()},${count}`),
+          ];
+          const text = lines.map((line, index) => `${line}${breaks[index]}`).join('');
+          expect(readCountSeries(text, 'mac.csv').values).toEqual(counts);
+        },
+      ),
+    );
+  });
+
+  it('quotes at most 80 characters of any line it refuses, with an ellipsis when it cut', () => {
+    const long = fc.string({ unit: 'binary', maxLength: 2000, size: 'max' }).filter((text) => !/[\r\n,]/.test(text));
+    fc.assert(
+      fc.property(long, fc.constantFrom('header', 'timestamp', 'value'), (junk, where) => {
+        const text =
+          where === 'header'
+            ? `${junk}\n`
+            : where === 'timestamp'
+              ? `timestamp,value\nx${junk},1\n`
+              : `timestamp,value\n2021-03-01 00:00:00,x${junk}\n`;
+        let message = '';
+        try {
+          readCountSeries(text, 'bad.csv');
+        } catch (error) {
+          message = (error as Error).message;
+        }
+        // A header that happens to name both columns is no error.
+        if (where === 'header' && message === '') return;
+        expect(message).toMatch(/^bad\.csv:[12]: /);
+        expect(message.length).toBeLessThan(80 * 6 + 400);
+        const quote = /"((?:[^"\\]|\\.)*)"(…?)/.exec(
+          message.slice(message.indexOf(where === 'header' ? 'found' : where)),
+        );
+        expect(quote).not.toBeNull();
+        const shown = [...(JSON.parse(`"${quote?.[1]}"`) as string)];
+        expect(shown.length).toBeLessThanOrEqual(80);
+        expect(quote?.[2] === '…').toBe([...`${where === 'header' ? '' : 'x'}${junk}`.trimEnd()].length > 80);
+      }),
+    );
+  });
+});

@@ -54,9 +54,13 @@ export const MAX_SERIES_BYTES = 100_000_000;
 /** What to do with a series over {@link MAX_SERIES_ROWS} or {@link MAX_SERIES_BYTES}. */
 export const SPLIT_ADVICE = `split it into files of at most ${MAX_SERIES_ROWS.toLocaleString('en-US')} rows, each starting with the header line, and evaluate each`;
 
-/** The lines of `text`, one at a time (a text of millions of lines is never split at once). */
+/**
+ * The lines of `text`, one at a time (a text of millions of lines is never split at once). A line
+ * ends in LF, CRLF or a lone CR (old Mac and Excel's "CSV (Macintosh)"), which otherwise reads as
+ * one line holding the whole file.
+ */
 function* linesOf(text: string): Generator<string, void> {
-  const lineBreak = /\r?\n/g;
+  const lineBreak = /\r\n|\r|\n/g;
   let start = 0;
   for (let found = lineBreak.exec(text); found !== null; found = lineBreak.exec(text)) {
     yield text.slice(start, found.index);
@@ -100,6 +104,17 @@ function onCalendar(text: string): boolean {
 /** The largest count a bucket may hold: far above any news or social series, far below float trouble. */
 export const MAX_COUNT = 1e12;
 
+/** Most characters of the input an error quotes: a line can be a whole file's worth. */
+const QUOTED_CHARACTERS = 80;
+
+/** `text` quoted for an error message, cut to {@link QUOTED_CHARACTERS} with an ellipsis. */
+function quoted(text: string): string {
+  const characters = [...text.slice(0, QUOTED_CHARACTERS * 2)];
+  return characters.length > QUOTED_CHARACTERS || text.length > QUOTED_CHARACTERS * 2
+    ? `${JSON.stringify(characters.slice(0, QUOTED_CHARACTERS).join(''))}…`
+    : JSON.stringify(text);
+}
+
 /** A count as NAB files write it: decimal digits, no sign, hex, Infinity or fraction. */
 const countText = /^\d+(?:\.0*)?$/;
 
@@ -117,7 +132,7 @@ export function readCountSeries(text: string, source: string, maxRows = MAX_SERI
   const valueColumn = header.indexOf('value');
   if (timeColumn < 0 || valueColumn < 0) {
     throw new SeriesFormatError(
-      `${source}:1: the first line must name the columns "timestamp" and "value" (NAB's format: timestamp,value); found ${JSON.stringify(first)}`,
+      `${source}:1: the first line must name the columns "timestamp" and "value" (NAB's format: timestamp,value); found ${quoted(first)}`,
     );
   }
   const texts: string[] = [];
@@ -145,23 +160,23 @@ export function readCountSeries(text: string, source: string, maxRows = MAX_SERI
     const time = parseTimestamp(timeText);
     if (!Number.isFinite(time)) {
       throw new SeriesFormatError(
-        `${where}: timestamp ${JSON.stringify(timeText.slice(0, 40))} is not "YYYY-MM-DD HH:MM:SS" (UTC) or ISO 8601 with a zone`,
+        `${where}: timestamp ${quoted(timeText)} is not "YYYY-MM-DD HH:MM:SS" (UTC) or ISO 8601 with a zone`,
       );
     }
     const value = Number(valueText);
     if (!countText.test(valueText)) {
-      const quoted = JSON.stringify(valueText.slice(0, 40));
+      const shown = quoted(valueText);
       throw new SeriesFormatError(
         /^\d*\.\d+$/.test(valueText)
-          ? `${where}: value ${quoted} is not a whole count; the detector models counts per bucket (stories, mentions), so scale a measurement to whole units first (rounding would make it ${Math.round(value)})`
+          ? `${where}: value ${shown} is not a whole count; the detector models counts per bucket (stories, mentions), so scale a measurement to whole units first (rounding would make it ${Math.round(value)})`
           : /^\d+(\.\d*)?e[+-]?\d+$/i.test(valueText)
-            ? `${where}: value ${quoted} is in exponent form; write counts as decimal digits (1000, not 1e3)`
-            : `${where}: value ${quoted} is not a count (decimal digits, ≥ 0)`,
+            ? `${where}: value ${shown} is in exponent form; write counts as decimal digits (1000, not 1e3)`
+            : `${where}: value ${shown} is not a count (decimal digits, ≥ 0)`,
       );
     }
     if (value > MAX_COUNT) {
       throw new SeriesFormatError(
-        `${where}: value ${valueText.slice(0, 40)} is larger than a count can be (at most 1e12)`,
+        `${where}: value ${quoted(valueText)} is larger than a count can be (at most 1e12)`,
       );
     }
     const previous = times.at(-1);
