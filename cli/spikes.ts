@@ -49,7 +49,7 @@ import { NotFoundError, UsageError } from './errors.ts';
 import { hint } from './hints.ts';
 import { getItem } from './items.ts';
 import { stderrLog } from './log.ts';
-import { readUtf8File } from './utf8.ts';
+import { inputName, readUtf8File } from './utf8.ts';
 import { audienceTableOf, ruleTableOf } from './workbench/tables.ts';
 
 interface EvaluateOptions {
@@ -85,7 +85,7 @@ interface ResultsFile {
  * @throws UsageError naming the file and what is wrong
  */
 function checkResultsPath(file: string, onePreset: boolean, source: string): void {
-  if (sameFile(file, source)) {
+  if (source !== '-' && sameFile(file, source)) {
     throw new UsageError(
       `--out ${file} is the --csv file itself; writing the results there would replace the series: give another file name`,
     );
@@ -262,10 +262,15 @@ async function evaluate(context: CommandContext, _args: readonly unknown[], opti
     throw new UsageError('--preset all writes one results file per preset: give --out <directory>');
   }
   if (options.series !== undefined && options.windows === undefined) throw new UsageError('--series needs --windows');
-  const source = options.csv;
+  if (options.csv === '-' && options.windows !== undefined && options.series === undefined) {
+    throw new UsageError('--windows with --csv - needs --series: stdin has no file name to find its entry by');
+  }
+  // Stdin is `stdin` in every message and result, and `stdin.csv` in the names of results files.
+  const source = inputName(options.csv);
+  const fileName = options.csv === '-' ? 'stdin.csv' : basename(options.csv);
   try {
     const series = readCountSeries(
-      readUtf8File(source, '--csv', { bytes: MAX_SERIES_BYTES, advice: SPLIT_ADVICE }),
+      readUtf8File(options.csv, '--csv', { bytes: MAX_SERIES_BYTES, advice: SPLIT_ADVICE }),
       source,
     );
     const bucketMs =
@@ -275,7 +280,7 @@ async function evaluate(context: CommandContext, _args: readonly unknown[], opti
     const labels =
       options.windows === undefined
         ? undefined
-        : labelsOf(series, windowsFor(options.windows, source, options.series), options.windows);
+        : labelsOf(series, windowsFor(options.windows, options.csv, options.series), options.windows);
     const toStdout = options.out === undefined || options.out === '-';
     // Every preset is evaluated, and every path checked, before anything is written.
     const results: ResultsFile[] = presets.map((preset) => {
@@ -283,7 +288,7 @@ async function evaluate(context: CommandContext, _args: readonly unknown[], opti
       const file = toStdout
         ? '-'
         : presets.length > 1
-          ? join(options.out as string, `${preset}_${basename(source)}`)
+          ? join(options.out as string, `${preset}_${fileName}`)
           : (options.out as string);
       return { preset, file, text: nabResults(series, evaluation, labels), alerts: evaluation.alerts.length };
     });
@@ -294,7 +299,7 @@ async function evaluate(context: CommandContext, _args: readonly unknown[], opti
       return;
     }
     if (presets.length > 1) checkResultsDirectory(options.out as string);
-    for (const entry of results) checkResultsPath(entry.file, presets.length === 1, source);
+    for (const entry of results) checkResultsPath(entry.file, presets.length === 1, options.csv);
     if (presets.length > 1) makeResultsDirectory(options.out as string);
     writeResults(results);
     const written = results.map(({ preset, file, alerts }) => ({ preset, file, alerts }));

@@ -196,6 +196,33 @@ describe('news-alerts spikes evaluate', () => {
     expect(existsSync(out)).toBe(false);
   }, 120_000);
 
+  it('names stdin "stdin" everywhere: in messages, the summary and the results files of --preset all', async () => {
+    const data = syntheticSeries(400, 6, 350);
+    const out = join(directory, 'from-stdin');
+    const all = await runCli(['spikes', 'evaluate', '--csv', '-', '--preset', 'all', '--out', out], { input: data });
+    expect(all.code).toBe(0);
+    expect(readdirSync(out).sort()).toEqual(SPIKE_PRESETS.map((preset) => `${preset}_stdin.csv`).sort());
+    expect(all.stderr).toContain('400 rows of stdin, buckets of 5 min');
+
+    const json = await runCli(['spikes', 'evaluate', '--csv', '-', '--out', join(out, 'one.csv'), '--json'], {
+      input: data,
+    });
+    expect(json.json<{ series: string }>().series).toBe('stdin');
+
+    const broken = await runCli(['spikes', 'evaluate', '--csv', '-'], {
+      input: 'timestamp,value\n2015-02-26 21:42:53,3\n2015-02-26 21:47:53,many\n',
+    });
+    expect(broken.code).toBe(2);
+    expect(broken.stderr).toContain('stdin:3: value "many" is not a count');
+
+    // No file name to find the entry of --windows by: --series must say which.
+    const windows = join(directory, 'stdin_windows.json');
+    writeFileSync(windows, JSON.stringify({ 'realTweets/x.csv': [] }));
+    const unnamed = await runCli(['spikes', 'evaluate', '--csv', '-', '--windows', windows], { input: data });
+    expect(unnamed.code).toBe(2);
+    expect(unnamed.stderr).toContain('--windows with --csv - needs --series');
+  });
+
   it('says what is wrong with a path it cannot read or write, with the usage exit code', async () => {
     const csv = join(directory, 'paths.csv');
     writeFileSync(csv, syntheticSeries(400, 6, 350));
