@@ -46,13 +46,18 @@ export function collectList(value: string, previous: string[] | undefined): stri
   return [...(previous ?? []), ...parts];
 }
 
-/** A whole number option of at least `min`. */
+/**
+ * A whole number option from `min` to `max`, written in decimal digits only: `Number()` would
+ * also take `1e1`, `0x10`, `0b11`, ` 5 ` and `''` (0), none of which a person means as a count.
+ */
 export const integerOption =
   (min: number, max = Number.MAX_SAFE_INTEGER) =>
   (value: string): number => {
-    const parsed = Number(value);
-    if (!Number.isInteger(parsed) || parsed < min || parsed > max) {
-      throw new InvalidArgumentError(`must be a whole number from ${min} to ${max}`);
+    const parsed = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+    if (!Number.isSafeInteger(parsed) || parsed < min || parsed > max) {
+      throw new InvalidArgumentError(
+        `must be a whole number from ${min} to ${max}, in decimal digits (such as ${min})`,
+      );
     }
     return parsed;
   };
