@@ -7,6 +7,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { PRESETS } from '#core/spikes/detector';
 import {
+  bucketLengthOf,
   type CountSeries,
   checkSeriesSpan,
   evaluateSeriesWith,
@@ -138,5 +139,51 @@ describe('spikes evaluate: line endings and what an error quotes', () => {
         expect(quote?.[2] === '…').toBe([...`${where === 'header' ? '' : 'x'}${junk}`.trimEnd()].length > 80);
       }),
     );
+  });
+});
+
+describe('spikes evaluate: bucket advice that works when followed', () => {
+  it('on rows closer than the bucket, names a --bucket-minutes that evaluates, or says to sum rows finer than a minute', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(20, 30, 90, 60, 120, 300, 600, 3600),
+        fc.integer({ min: 1, max: 120 }),
+        fc.integer({ min: 3, max: 20 }),
+        (stepSeconds, minutes, rows) => {
+          const series = seriesAt(Array.from({ length: rows }, (_, row) => START + row * stepSeconds * 1000));
+          const evaluate = (bucketMinutes: number) =>
+            evaluateSeriesWith(series, PRESETS.balanced, { bucketMs: bucketMinutes * 60_000, source: 's.csv' });
+          let message = '';
+          try {
+            evaluate(minutes);
+          } catch (error) {
+            message = (error as Error).message;
+          }
+          const fits = stepSeconds % 60 === 0 && (stepSeconds / 60) % minutes === 0;
+          if (fits || stepSeconds >= minutes * 60) {
+            expect(message).toBe('');
+            return;
+          }
+          expect(message).toMatch(/^s\.csv:3: a second row in the same \d+-minute bucket as the row before it/);
+          expect(message).toContain(`sum the rows into ${minutes}-minute buckets first`);
+          const advised = /give --bucket-minutes (\d+)/.exec(message)?.[1];
+          if (stepSeconds % 60 !== 0) {
+            expect(advised).toBeUndefined();
+          } else {
+            expect(advised).toBe(String(stepSeconds / 60));
+            expect(() => evaluate(Number(advised))).not.toThrow();
+          }
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
+  it('asks to sum rows finer than a minute rather than for a --bucket-minutes that cannot work', () => {
+    const series = seriesAt(Array.from({ length: 10 }, (_, row) => START + row * 30_000));
+    expect(() => bucketLengthOf(series, 's.csv')).toThrow(
+      /^s\.csv: rows are mostly 30 s apart; .*sum the rows into buckets of whole minutes first$/,
+    );
+    expect(() => bucketLengthOf(series, 's.csv')).not.toThrow(/give --bucket-minutes/);
   });
 });

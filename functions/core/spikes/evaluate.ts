@@ -175,9 +175,7 @@ export function readCountSeries(text: string, source: string, maxRows = MAX_SERI
       );
     }
     if (value > MAX_COUNT) {
-      throw new SeriesFormatError(
-        `${where}: value ${quoted(valueText)} is larger than a count can be (at most 1e12)`,
-      );
+      throw new SeriesFormatError(`${where}: value ${quoted(valueText)} is larger than a count can be (at most 1e12)`);
     }
     const previous = times.at(-1);
     if (previous !== undefined && time === previous) {
@@ -197,6 +195,10 @@ export function readCountSeries(text: string, source: string, maxRows = MAX_SERI
   return { texts, times, values, valueTexts };
 }
 
+/** Why evaluate refuses rows finer than its bucket instead of adding them up. */
+const NOT_SUMMED =
+  "evaluate does not add rows up, since its results are row for row with the data as NAB's scorer needs";
+
 /**
  * The bucket length of a series: the most common step between rows, which must be a whole number
  * of minutes from one minute to one day.
@@ -208,9 +210,14 @@ export function bucketLengthOf(series: CountSeries, source: string): number {
     );
   }
   const step = commonStep(series) ?? 0;
-  if (step % 60_000 !== 0 || step < 60_000 || step > 86_400_000) {
+  if (step > 86_400_000) {
     throw new SeriesFormatError(
-      `${source}: rows are ${step / 1000} s apart; the detector takes buckets of whole minutes from 1 minute to 1 day (give --bucket-minutes)`,
+      `${source}: rows are mostly ${step / 3_600_000} hours apart; the detector takes buckets of at most 1 day: give --bucket-minutes 1440 (the days between rows are stepped as unknown)`,
+    );
+  }
+  if (step % 60_000 !== 0 || step < 60_000) {
+    throw new SeriesFormatError(
+      `${source}: rows are mostly ${step / 1000} s apart; the detector takes buckets of whole minutes (1 to 1440), one row each: ${NOT_SUMMED}: sum the rows into buckets of whole minutes first`,
     );
   }
   return step;
@@ -330,17 +337,37 @@ export function evaluateSeriesWith(
   const alerts: number[] = [];
   for (let row = 0; row < series.values.length; row++) {
     const bucket = bucketOfRow(row);
-    if (bucket < detector.next) {
-      throw new SeriesFormatError(
-        `${options.source ?? 'the series'}:${row + 2}: a second row in the same ${bucketMs / 60_000}-minute bucket as the row before it`,
-      );
-    }
+    if (bucket < detector.next) throw twoRowsInABucket(series, row, bucketMs, options.source);
     while (detector.next < bucket) detector.step(-1);
     const verdict = detector.step(series.values[row] as number);
     verdicts.push(verdict);
     if (verdict.event === 'open') alerts.push(row);
   }
   return { bucketMs, verdicts, alerts };
+}
+
+/**
+ * The error for a row in the same bucket as the row before it (closer than a bucket): the fix is
+ * a bucket that is the rows' step or divides it (`--bucket-minutes 5`, or 1, for 5-minute rows;
+ * 7 fits neither), or rows summed into buckets first.
+ */
+function twoRowsInABucket(
+  series: CountSeries,
+  row: number,
+  bucketMs: number,
+  source = 'the series',
+): SeriesFormatError {
+  const gap = (series.times[row] as number) - (series.times[row - 1] as number);
+  const minutes = bucketMs / 60_000;
+  const what = `${source}:${row + 2}: a second row in the same ${minutes}-minute bucket as the row before it`;
+  if (gap % 60_000 !== 0) {
+    return new SeriesFormatError(
+      `${what} (${gap / 1000} s apart); ${NOT_SUMMED}: sum the rows into ${minutes}-minute buckets first, one row each`,
+    );
+  }
+  return new SeriesFormatError(
+    `${what} (${gap / 60_000} min apart); the bucket must be the rows' step or divide it: give --bucket-minutes ${gap / 60_000}, or sum the rows into ${minutes}-minute buckets first (${NOT_SUMMED})`,
+  );
 }
 
 /** Which rows lie inside `windows` (pairs of timestamps, both ends included, as NAB's combined_windows.json). */
