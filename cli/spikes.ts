@@ -114,15 +114,17 @@ function resultsTarget(file: string): { readonly path: string; readonly replace:
     throw error;
   }
   if (!found.isSymbolicLink()) return { path: file, replace: found.isFile() };
-  let path: string;
+  let named: Stats;
   try {
-    path = realpathSync(file);
+    named = statSync(file);
   } catch (error) {
     // A link to nothing yet: writing through it makes the file it names.
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { path: file, replace: false };
     throw error;
   }
-  return { path, replace: statSync(path).isFile() };
+  // A link to a pipe or device (`/dev/stdout` → `/proc/self/fd/1` → `pipe:[…]`, which is no
+  // path): written through the link itself.
+  return named.isFile() ? { path: realpathSync(file), replace: true } : { path: file, replace: false };
 }
 
 /**

@@ -174,6 +174,32 @@ describe('news-alerts spikes evaluate', () => {
     expect(readdirSync(directory).filter((name) => name.endsWith('.tmp'))).toEqual([]);
   });
 
+  it.runIf(process.platform === 'linux')(
+    'writes to /dev/stdout’s own link when --out names it: the process’s stdout',
+    async () => {
+      const csv = join(directory, 'to-stdout.csv');
+      writeFileSync(csv, syntheticSeries(400, 6, 350));
+      const expected = (await runCli(['spikes', 'evaluate', '--csv', csv, '--preset', 'fewer'])).stdout;
+      // What /dev/stdout links to: a link into /proc that resolves to no path (`pipe:[…]`). Through
+      // a shell pipe, as a person would run it (the test's own pipes are sockets, which no program
+      // can open by path).
+      const result = spawnSync(
+        'sh',
+        [
+          '-c',
+          '"$0" "$1" spikes evaluate --csv "$2" --preset fewer --out /proc/self/fd/1 | cat',
+          process.execPath,
+          cliEntry,
+          csv,
+        ],
+        { encoding: 'utf8', timeout: 60_000 },
+      );
+      expect(result.stderr).not.toMatch(/error|cannot/);
+      expect(result.status).toBe(0);
+      expect(result.stdout.startsWith(expected)).toBe(true);
+    },
+  );
+
   it('refuses a stdin larger than it reads at once as soon as it is, saying the limit and how to split', () => {
     // 150 MB of one repeated row: refused at 100 MB, without holding the rest (it used to read
     // everything, then count rows).
