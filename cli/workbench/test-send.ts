@@ -46,11 +46,7 @@ export interface TestSendResult {
 }
 
 /** Sends the test notification and reports each subscription. */
-export async function testSend(
-  target: Target,
-  audienceId: string,
-  now: number,
-): Promise<TestSendResult> {
+export async function testSend(target: Target, audienceId: string, now: number): Promise<TestSendResult> {
   const item = await requireAudience(target, audienceId);
   const parsed = parseAudience(item);
   if (!parsed.ok) {
