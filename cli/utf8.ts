@@ -5,7 +5,7 @@
  * platform's own (TextDecoder, fatal); only finding where the first bad byte is, for the message,
  * is done here, with the same decoder.
  */
-import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { UsageError } from './errors.ts';
 
 /** How messages name an input given as a path: `stdin` for `-`, the path otherwise. */
@@ -18,6 +18,16 @@ export interface ReadLimit {
   readonly advice: string;
 }
 
+/**
+ * What {@link readUtf8File} reads when its caller names no limit of its own: far more than any
+ * rules file, mapping or article the CLI takes, so only a runaway writer (`yes | … --file -`) or the
+ * wrong file meets it, instead of filling memory.
+ */
+export const DEFAULT_READ_LIMIT: ReadLimit = {
+  bytes: 100_000_000,
+  advice: 'is it the right file? Split what it holds over several files if it is',
+};
+
 /** The input is larger than its {@link ReadLimit}: found while reading, the rest left unread. */
 class TooLargeError extends Error {
   constructor() {
@@ -28,19 +38,19 @@ class TooLargeError extends Error {
 
 /**
  * The text of the file at `path`, or of stdin for `-`. `option`, when given, leads each message
- * (`--response-mapping: cannot read …`). With `limit`, at most that many bytes are read (a file
- * and stdin alike, however much more there is): the input is refused as soon as it is found to
- * be larger, not after it has all been held in memory.
+ * (`--response-mapping: cannot read …`). At most `limit`'s bytes are read ({@link DEFAULT_READ_LIMIT}
+ * unless given; a file and stdin alike, however much more there is): the input is refused as
+ * soon as it is found to be larger, not after it has all been held in memory.
  * @throws UsageError when it cannot be read, is larger than `limit`, or is not UTF-8 (see
  *   {@link utf8Text})
  */
-export function readUtf8File(path: string, option?: string, limit?: ReadLimit): string {
+export function readUtf8File(path: string, option?: string, limit: ReadLimit = DEFAULT_READ_LIMIT): string {
   const lead = option === undefined ? '' : `${option}: `;
   let bytes: Buffer;
   try {
-    bytes = path === '-' ? readStdin(limit?.bytes) : readFile(path, limit?.bytes);
+    bytes = path === '-' ? readStdin(limit.bytes) : readFile(path, limit.bytes);
   } catch (error) {
-    if (error instanceof TooLargeError && limit !== undefined) {
+    if (error instanceof TooLargeError) {
       throw new UsageError(
         `${lead}${inputName(path)} is larger than ${limit.bytes.toLocaleString('en-US')} bytes, the most read at once; ${limit.advice}`,
       );
@@ -51,8 +61,7 @@ export function readUtf8File(path: string, option?: string, limit?: ReadLimit): 
 }
 
 /** A file's bytes, at most `maxBytes` of them (a pipe or device is read until then too). */
-function readFile(path: string, maxBytes: number | undefined): Buffer {
-  if (maxBytes === undefined) return readFileSync(path);
+function readFile(path: string, maxBytes: number): Buffer {
   const fd = openSync(path, 'r');
   try {
     // A regular file says its size: refused without reading a byte.

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readUtf8File } from '../../cli/utf8.ts';
+import { DEFAULT_READ_LIMIT, readUtf8File } from '../../cli/utf8.ts';
 
 const directory = mkdtempSync(join(tmpdir(), 'utf8-limit-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
@@ -32,6 +32,19 @@ describe('readUtf8File with a limit', () => {
     const writer = spawn('sh', ['-c', `exec yes '2021-03-01 00:00:00,1' > '${pipe}'`], { stdio: 'ignore' });
     try {
       expect(() => readUtf8File(pipe, '--csv', limit)).toThrow(/is larger than 1,000 bytes/);
+    } finally {
+      writer.kill();
+    }
+  });
+
+  it('reads at most DEFAULT_READ_LIMIT when the caller names no limit (rules --file, mappings, articles)', () => {
+    const pipe = join(directory, 'endless-items.fifo');
+    execFileSync('mkfifo', [pipe]);
+    const writer = spawn('sh', ['-c', `exec yes 'ruleId: x' > '${pipe}'`], { stdio: 'ignore' });
+    try {
+      expect(() => readUtf8File(pipe, '--file')).toThrow(
+        `--file: ${pipe} is larger than ${DEFAULT_READ_LIMIT.bytes.toLocaleString('en-US')} bytes`,
+      );
     } finally {
       writer.kill();
     }
