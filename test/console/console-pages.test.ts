@@ -9,6 +9,7 @@
 import { DeleteTopicCommand } from '@aws-sdk/client-sns';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { motoState } from '#sandbox/moto';
 import { auditAttributes } from '../../cli/items.ts';
 import { type CliSandbox, startCliSandbox } from '../cli/support.ts';
 import { type ConsoleProcess, raw, startConsoleProcess } from './support.ts';
@@ -24,7 +25,7 @@ async function send(
   path: string,
   cookie: string,
   form?: Record<string, string>,
-): Promise<{ status: number; body: string; cookie?: string }> {
+): Promise<{ status: number; body: string; cookie?: string; location?: string }> {
   const response = await raw(port, {
     method,
     path,
@@ -36,10 +37,12 @@ async function send(
     ...(form === undefined ? {} : { body: new URLSearchParams(form).toString() }),
   });
   const setCookie = response.headers['set-cookie'];
+  const location = response.headers.location;
   return {
     status: response.status,
     body: response.body,
     ...(setCookie === undefined ? {} : { cookie: String(setCookie).split(';')[0] ?? '' }),
+    ...(location === undefined ? {} : { location: String(location) }),
   };
 }
 
@@ -365,6 +368,32 @@ describe('the console rule and audience pages', () => {
     );
     expect(review.status).toBe(400);
     expect(review.body).toContain('audience gone-soon does not exist');
+  });
+
+  it('shows a test send at an address of its own: reloading it shows the result again and sends nothing', async () => {
+    const topic = `${sandbox.descriptor.names.audienceTopicPrefix}chips-team`;
+    const published = async () => {
+      const state = (await motoState(sandbox.descriptor.endpoint)) as {
+        sns?: { Topic?: { arn: string; sent_notifications?: unknown[] }[] };
+      };
+      return state.sns?.Topic?.find((candidate) => candidate.arn.endsWith(`:${topic}`))?.sent_notifications?.length;
+    };
+    const before = (await published()) ?? 0;
+    const sent = await send(consoleProcess.port, 'POST', '/audiences/chips-team/test-send', cookie, { _csrf: csrf });
+    expect(sent.status, sent.body.slice(0, 2000)).toBe(303);
+    expect(sent.location).toMatch(/^\/audiences\/chips-team\/test-send\/[0-9a-f-]{36}$/);
+    expect(await published()).toBe(before + 1);
+    const shown = await get(consoleProcess.port, sent.location ?? '', cookie);
+    const again = await get(consoleProcess.port, sent.location ?? '', cookie);
+    for (const page of [shown, again]) {
+      expect(page.status).toBe(200);
+      expect(page.body).toContain('[TEST]');
+    }
+    expect(again.body).toBe(shown.body);
+    expect(await published()).toBe(before + 1);
+    // A result the console does not keep (restarted, or another audience's) says so.
+    const unknown = sent.location?.replace('chips-team', 'markets-desk') ?? '';
+    expect((await get(consoleProcess.port, unknown, cookie)).status).toBe(404);
   });
 
   it('lists an audience whose topic was deleted as such, and a failed test send links to the repair check', async () => {

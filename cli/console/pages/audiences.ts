@@ -3,6 +3,7 @@
  * the page about them; webhook URLs masked), holds with release times, test send and repair (a
  * dry run first, then a confirmation).
  */
+import { randomUUID } from 'node:crypto';
 import type { Context, Hono } from 'hono';
 import { html } from 'hono/html';
 import pLimit from 'p-limit';
@@ -13,7 +14,7 @@ import { displayEndpoint, recordedAs } from '../../subscriptions.ts';
 import { listHolds } from '../../workbench/holds.ts';
 import { repairAudience } from '../../workbench/repair.ts';
 import { audienceTableOf } from '../../workbench/tables.ts';
-import { testSend } from '../../workbench/test-send.ts';
+import { type TestSendResult, testSend } from '../../workbench/test-send.ts';
 import { topicChecks, topicState } from '../../workbench/topics.ts';
 import { type ConsoleServices, render, statusOf } from '../context.ts';
 import {
@@ -27,8 +28,13 @@ import {
 } from '../views/audiences.ts';
 import { problem, table } from '../views/layout.ts';
 
+/** How many test results the console keeps for their pages (a reload shows one, never resends). */
+const KEPT_TEST_RESULTS = 20;
+
 export function audiencePages(app: Hono, services: ConsoleServices): void {
   const { target } = services;
+  // The results of the tests this console sent, newest last (see the test-send POST).
+  const sentTests = new Map<string, { readonly audienceId: string; readonly result: TestSendResult }>();
 
   app.get('/audiences', async (c) => {
     const items = (await listItems(target.clients.documents, audienceTableOf(target))).sort((a, b) =>
@@ -153,7 +159,15 @@ ${actions(audienceId, services.keys.csrf)}`,
           409,
         );
       }
-      return render(c, services, { title, section: 'audiences' }, testSendResult(result));
+      // Post/Redirect/Get: the result has an address of its own, so reloading it (or going back
+      // to it) shows what was sent instead of sending the test to every subscriber again.
+      const resultId = randomUUID();
+      sentTests.set(resultId, { audienceId, result });
+      for (const oldest of sentTests.keys()) {
+        if (sentTests.size <= KEPT_TEST_RESULTS) break;
+        sentTests.delete(oldest);
+      }
+      return c.redirect(`/audiences/${encodeURIComponent(audienceId)}/test-send/${resultId}`, 303);
     } catch (error) {
       // The test could not be sent (a deleted topic, an invalid audience): the repair check says
       // what is wrong with the topic and fixes it, as console.md promises.
@@ -165,6 +179,22 @@ ${actions(audienceId, services.keys.csrf)}`,
         statusOf(error, 400),
       );
     }
+  });
+
+  app.get('/audiences/:id/test-send/:result', (c) => {
+    const audienceId = c.req.param('id');
+    const sent = sentTests.get(c.req.param('result'));
+    const title = `Test send: ${audienceId}`;
+    if (sent === undefined || sent.audienceId !== audienceId) {
+      return render(
+        c,
+        services,
+        { title, section: 'audiences' },
+        html`${problem(`this test result is no longer kept (the console keeps the last ${KEPT_TEST_RESULTS}, until it stops); send another from the audience's page`)}<p><a href="/audiences/${encodeURIComponent(audienceId)}">Audience ${audienceId}</a></p>`,
+        404,
+      );
+    }
+    return render(c, services, { title, section: 'audiences' }, testSendResult(sent.result));
   });
 
   const repair = (apply: boolean) => async (c: Context) => {
