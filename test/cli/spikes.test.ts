@@ -220,7 +220,7 @@ describe('news-alerts spikes evaluate', () => {
       '--csv: stdin is larger than 100,000,000 bytes, the most read at once; split it into files of at most 2,000,000 rows, each starting with the header line',
     );
     expect(existsSync(out)).toBe(false);
-  }, 120_000);
+  });
 
   it('names stdin "stdin" everywhere: in messages, the summary and the results files of --preset all', async () => {
     const data = syntheticSeries(400, 6, 350);
