@@ -6,6 +6,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import type { SendStatus } from '#core/email/ports';
 import {
   afterHeld,
   applyChange,
@@ -171,7 +172,7 @@ describe('an alert held for a daily digest', () => {
       events: [],
       entryKeys: ['entry-a', 'entry-b'],
     } as const;
-    const daily = (status: 'sent' | 'rejected', sentAt: number, entryKeys: string[]) => ({
+    const daily = (status: SendStatus, sentAt: number, entryKeys: string[]) => ({
       ...held,
       messageKey: `daily-${sentAt}`,
       deliveryId: `desk|daily:abcdef0123:${sentAt}`,
@@ -187,9 +188,14 @@ describe('an alert held for a daily digest', () => {
     expect(afterHeld(held, [second, first, held], profile, member, 30)).toEqual({ sentIn: second });
     expect(afterHeld(held, [daily('sent', 10, ['other']), held], profile, member, 30)).toEqual({});
     // A digest SES refused for good has a sentAt too, but nothing reached the subscriber.
-    expect(afterHeld(held, [daily('rejected', 10, ['entry-a']), held], profile, member, 30)).toEqual({
-      willNotBeSent: 'its daily digest was rejected',
-    });
+    for (const status of ['rejected', 'bounced', 'soft-bounced'] as const) {
+      expect(afterHeld(held, [daily(status, 10, ['entry-a']), held], profile, member, 30)).toEqual({
+        willNotBeSent: `its daily digest was ${status}`,
+      });
+    }
+    for (const status of ['delivered', 'delayed', 'complained'] as const) {
+      expect(afterHeld(held, [daily(status, 10, ['entry-a']), held], profile, member, 30).sentIn?.status).toBe(status);
+    }
     expect(afterHeld(held, [held], profile, undefined, 30)).toEqual({ willNotBeSent: 'unsubscribed' });
     expect(afterHeld({ ...held, status: 'sent' }, [first], profile, member, 30)).toEqual({});
   });

@@ -18,7 +18,7 @@
  * Pure: no clock (every function takes `now`), no I/O.
  */
 import { createHash } from 'node:crypto';
-import type { SendRecord } from './ports.ts';
+import type { SendRecord, SendStatus } from './ports.ts';
 
 /** Where a membership stands. */
 export type MembershipState = 'pending' | 'confirmed' | 'unsubscribed';
@@ -195,9 +195,13 @@ export function carriedBy(record: SendRecord, history: readonly SendRecord[]): S
   return carrier;
 }
 
+/** Statuses of a message that SES took but that never reached the subscriber. */
+const UNDELIVERED: ReadonlySet<SendStatus> = new Set(['rejected', 'bounced', 'soft-bounced']);
+
 /**
  * What became of a held record, for `email history`: the daily digest that sent it, or why it will
- * not be sent (a daily digest SES refused for good carried it, or {@link heldFate}'s reason).
+ * not be sent (the daily digest that carried it was refused or bounced, or {@link heldFate}'s
+ * reason).
  */
 export function afterHeld(
   record: SendRecord,
@@ -208,7 +212,10 @@ export function afterHeld(
 ): { readonly sentIn?: SendRecord; readonly willNotBeSent?: string } {
   if (record.status !== 'held') return {};
   const carrier = carriedBy(record, history);
-  if (carrier?.status === 'rejected') return { willNotBeSent: 'its daily digest was rejected' };
+  // A digest SES refused, or that bounced, went out but never reached the subscriber.
+  if (carrier !== undefined && UNDELIVERED.has(carrier.status)) {
+    return { willNotBeSent: `its daily digest was ${carrier.status}` };
+  }
   if (carrier !== undefined) return { sentIn: carrier };
   const fate = heldFate(record.createdAt, profile, membership, now);
   return fate === undefined ? {} : { willNotBeSent: fate };
