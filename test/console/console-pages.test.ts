@@ -296,6 +296,67 @@ describe('the console rule and audience pages', () => {
     expect(gone.body).toContain('does not exist now');
   });
 
+  it('refuses a review when the rule was edited outside the console after the form was opened', async () => {
+    const created = await sandbox.cli([
+      'rules',
+      'create',
+      'opened-edit',
+      '--audience',
+      'chips-team',
+      '--keywords',
+      'wafer',
+    ]);
+    expect(created.code, created.stderr).toBe(0);
+    const page = await get(consoleProcess.port, '/rules/opened-edit', cookie);
+    // Edited as in the DynamoDB console while the form is open: its version left as it was. The
+    // form still shows the old keywords, which the user did not touch.
+    await sandbox.stack.clients.documents.send(
+      new UpdateCommand({
+        TableName: sandbox.stack.config.tables.rules,
+        Key: { ruleId: 'opened-edit' },
+        UpdateExpression: 'SET keywords = :keywords',
+        ExpressionAttributeValues: { ':keywords': ['wafer', 'foundry'] },
+      }),
+    );
+    const review = await send(consoleProcess.port, 'POST', '/rules/opened-edit/preview', cookie, {
+      ...formFields(page.body, '/rules/opened-edit/preview'),
+      description: 'Wafer news',
+    });
+    expect(review.status, review.body.slice(0, 2000)).toBe(409);
+    expect(review.body).toContain('changed since you opened it');
+    const after = (await sandbox.cli(['--json', 'rules', 'show', 'opened-edit'])).json<Record<string, unknown>>();
+    expect(after.keywords).toEqual(['wafer', 'foundry']);
+  });
+
+  it('saves an edit of a rule whose lists are DynamoDB string sets, keeping them as they were', async () => {
+    // The run reads a list written as L or SS (the DynamoDB console writes SS).
+    await sandbox.stack.clients.documents.send(
+      new PutCommand({
+        TableName: sandbox.stack.config.tables.rules,
+        Item: { ruleId: 'string-set', audienceId: 'chips-team', keywords: new Set(['wafer', 'foundry']) },
+      }),
+    );
+    const page = await get(consoleProcess.port, '/rules/string-set', cookie);
+    const review = await send(consoleProcess.port, 'POST', '/rules/string-set/preview', cookie, {
+      ...formFields(page.body, '/rules/string-set/preview'),
+      description: 'Wafer news',
+    });
+    expect(review.status, review.body.slice(0, 2000)).toBe(200);
+    const saved = await send(
+      consoleProcess.port,
+      'POST',
+      '/rules/string-set/save',
+      cookie,
+      formFields(review.body, '/rules/string-set/save'),
+    );
+    expect(saved.status, saved.body.slice(0, 2000)).toBe(303);
+    const stored = await sandbox.stack.clients.documents.send(
+      new GetCommand({ TableName: sandbox.stack.config.tables.rules, Key: { ruleId: 'string-set' } }),
+    );
+    expect(stored.Item?.description).toBe('Wafer news');
+    expect(stored.Item?.keywords).toEqual(new Set(['wafer', 'foundry']));
+  });
+
   it('refuses to save over an edit made outside the console after the review, though its version is the same', async () => {
     const created = await sandbox.cli([
       'rules',

@@ -163,6 +163,27 @@ function canonical(value: unknown): unknown {
 }
 
 /**
+ * The item as the review carries it to the save (a hidden field): JSON, with a DynamoDB set (a
+ * list written as SS in the DynamoDB console) kept as one, where plain JSON would make it `{}`
+ * and the save would refuse a rule the user never changed there.
+ */
+function itemJson(item: Item): string {
+  return JSON.stringify(item, (_name, value: unknown) => (value instanceof Set ? { $set: [...value] } : value));
+}
+
+/** The item {@link itemJson} wrote. @throws SyntaxError for anything else */
+function itemOfJson(json: string): Item {
+  return JSON.parse(json, (_name, value: unknown) => {
+    if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+      const names = Object.keys(value);
+      const set = (value as { $set?: unknown }).$set;
+      if (names.length === 1 && Array.isArray(set)) return new Set(set);
+    }
+    return value;
+  }) as Item;
+}
+
+/**
  * A digest of the stored rule item, every attribute included. The review carries the digest of
  * what it was computed from, and the save refuses if the stored item differs: an edit made in the
  * DynamoDB console does not bump `version`, so comparing versions alone would overwrite it.
@@ -267,6 +288,18 @@ export function rulePages(app: Hono, services: ConsoleServices): void {
     const body = await c.req.parseBody({ all: true });
     const form = formFromBody(body);
     const previous = isNew ? undefined : await getItem(target.clients.documents, table(), form.ruleId);
+    // Fields left as the form showed them keep the stored values: only if the rule is still what
+    // the form was made from (an edit in the DynamoDB console keeps its version).
+    const opened = text(body.opened);
+    if (!isNew && opened !== '' && opened !== storedDigest(previous)) {
+      return render(
+        c,
+        services,
+        { title: 'Not saved', section: 'rules' },
+        html`${problem(`rule ${form.ruleId} changed since you opened it (edited outside the console); nothing was saved.`)}<p><a href="/rules/${encodeURIComponent(form.ruleId)}">Open the current version</a></p>`,
+        409,
+      );
+    }
     const item = itemFromForm(form, previous);
     const problems = await problemsOf(services, item);
     if (isNew && form.ruleId !== '' && (await getItem(target.clients.documents, table(), form.ruleId)) !== undefined) {
@@ -278,7 +311,7 @@ export function rulePages(app: Hono, services: ConsoleServices): void {
         c,
         services,
         { title, section: 'rules' },
-        html`${problem(`Not saved: ${[...problems, ...removable(item)].join(' · ')}`)}${ruleForm(form, services.keys.csrf, isNew, await audienceIds(services), text(body.expectedVersion), straysOf(previous))}`,
+        html`${problem(`Not saved: ${[...problems, ...removable(item)].join(' · ')}`)}${ruleForm(form, services.keys.csrf, isNew, await audienceIds(services), text(body.expectedVersion), straysOf(previous), opened)}`,
         400,
       );
     }
@@ -294,7 +327,7 @@ export function rulePages(app: Hono, services: ConsoleServices): void {
         changes,
         `/rules/${encodeURIComponent(form.ruleId)}/save`,
         {
-          item: JSON.stringify(item),
+          item: itemJson(item),
           expectedVersion: isNew ? 'new' : text(body.expectedVersion),
           reviewed: storedDigest(previous),
         },
@@ -311,7 +344,7 @@ export function rulePages(app: Hono, services: ConsoleServices): void {
     const body = await c.req.parseBody();
     let item: Item;
     try {
-      item = JSON.parse(text(body.item)) as Item;
+      item = itemOfJson(text(body.item));
     } catch {
       return render(
         c,
@@ -398,7 +431,7 @@ export function rulePages(app: Hono, services: ConsoleServices): void {
 ${problems.length === 0 ? '' : problem(`The run skips this rule: ${[...problems, ...removable(item)].join(' · ')}`)}
 ${ruleExplainBox(ruleId, '', '2d')}
 <h2>Edit</h2>
-${ruleForm(formFromItem(item), services.keys.csrf, false, await audienceIds(services), String(versionOf(item) ?? ''), straysOf(item))}`,
+${ruleForm(formFromItem(item), services.keys.csrf, false, await audienceIds(services), String(versionOf(item) ?? ''), straysOf(item), storedDigest(item))}`,
     );
   });
 

@@ -84,11 +84,14 @@ export function ruleForm(
   audiences: readonly string[],
   version: string,
   strays: readonly string[] = [],
+  /** The digest of the stored rule the form was made from (pages/rules.ts storedDigest). */
+  opened = '',
 ): Html {
   const action = isNew ? '/rules/new/preview' : `/rules/${encodeURIComponent(form.ruleId)}/preview`;
   return html`<form class="stack" method="post" action="${action}" data-validate="${isNew ? '/rules/validate?new' : '/rules/validate'}">
 ${csrfField(csrf)}
 <input type="hidden" name="expectedVersion" value="${version}">
+${opened === '' ? '' : html`<input type="hidden" name="opened" value="${opened}">`}
 ${
   isNew
     ? html`<label>Rule id <input type="text" name="ruleId" value="${form.ruleId}" required aria-describedby="hint-ruleId"><span class="hint" id="hint-ruleId">letters, digits, . _ : -</span></label>`
