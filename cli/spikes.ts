@@ -11,14 +11,17 @@
  */
 import {
   existsSync,
+  fstatSync,
   lstatSync,
   mkdirSync,
+  readlinkSync,
   realpathSync,
   renameSync,
   rmSync,
   type Stats,
   statSync,
   writeFileSync,
+  writeSync,
 } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
@@ -71,6 +74,38 @@ function sameFile(a: string, b: string): boolean {
   }
 }
 
+/**
+ * The descriptor of this process that `file` names, if it names one: `/dev/stdout`, `/dev/fd/N`,
+ * `/proc/self/fd/N` (or a link to one of them). Such a path stands for a file already open, maybe
+ * for appending (`>> collected.csv`): opened again it would be truncated, and replaced by a
+ * rename it would lose what it held, so it is written to through the descriptor itself.
+ */
+function openDescriptorOf(file: string): number | undefined {
+  let path = resolve(file);
+  for (let hops = 0; hops < 8; hops++) {
+    const own = new RegExp(`^/(?:dev/fd|proc/(?:self|${process.pid})/fd)/(\\d+)$`).exec(path);
+    if (own !== null) return Number(own[1]);
+    let link: string;
+    try {
+      link = readlinkSync(path);
+    } catch {
+      return undefined;
+    }
+    path = resolve(dirname(path), link);
+  }
+  return undefined;
+}
+
+/** Whether `file` is the file stdin reads (`--csv - < series.csv`), which the results must not replace. */
+function isStdin(file: string): boolean {
+  try {
+    const [input, output] = [fstatSync(0), statSync(file)];
+    return input.isFile() && input.dev === output.dev && input.ino === output.ino;
+  } catch {
+    return false;
+  }
+}
+
 /** One preset's results, and where they go. */
 interface ResultsFile {
   readonly preset: SpikePreset;
@@ -85,7 +120,7 @@ interface ResultsFile {
  * @throws UsageError naming the file and what is wrong
  */
 function checkResultsPath(file: string, onePreset: boolean, source: string): void {
-  if (source !== '-' && sameFile(file, source)) {
+  if (source === '-' ? isStdin(file) : sameFile(file, source)) {
     throw new UsageError(
       `--out ${file} is the --csv file itself; writing the results there would replace the series: give another file name`,
     );
@@ -105,7 +140,9 @@ function checkResultsPath(file: string, onePreset: boolean, source: string): voi
  * link is followed to the file it names (the link stays, its file gets the results), and anything
  * else (a named pipe, `/dev/stdout`, `/dev/null`) is written to as it is, never replaced.
  */
-function resultsTarget(file: string): { readonly path: string; readonly replace: boolean } {
+function resultsTarget(file: string): { readonly path: string; readonly replace: boolean; readonly fd?: number } {
+  const fd = openDescriptorOf(file);
+  if (fd !== undefined) return { path: file, replace: false, fd };
   let found: Stats;
   try {
     found = lstatSync(file);
@@ -135,7 +172,12 @@ function resultsTarget(file: string): { readonly path: string; readonly replace:
  * @throws UsageError naming the file that could not be written
  */
 function writeResults(files: readonly ResultsFile[]): void {
-  const plans: { readonly entry: ResultsFile; readonly path: string; readonly replace: boolean }[] = [];
+  const plans: {
+    readonly entry: ResultsFile;
+    readonly path: string;
+    readonly replace: boolean;
+    readonly fd?: number;
+  }[] = [];
   const temporaries: string[] = [];
   let writing = '';
   try {
@@ -151,7 +193,8 @@ function writeResults(files: readonly ResultsFile[]): void {
     }
     for (const plan of plans.filter((each) => !each.replace)) {
       writing = plan.entry.file;
-      writeFileSync(plan.path, plan.entry.text);
+      if (plan.fd === undefined) writeFileSync(plan.path, plan.entry.text);
+      else writeSync(plan.fd, plan.entry.text);
     }
   } catch (error) {
     for (const temporary of temporaries) rmSync(temporary, { force: true });
@@ -283,7 +326,8 @@ async function evaluate(context: CommandContext, _args: readonly unknown[], opti
       options.windows === undefined
         ? undefined
         : labelsOf(series, windowsFor(options.windows, options.csv, options.series), options.windows);
-    const toStdout = options.out === undefined || options.out === '-';
+    // `--out /dev/stdout` is stdout, as `-` is: the results alone, no summary mixed into them.
+    const toStdout = options.out === undefined || options.out === '-' || openDescriptorOf(options.out) === 1;
     // Every preset is evaluated, and every path checked, before anything is written.
     const results: ResultsFile[] = presets.map((preset) => {
       const evaluation = evaluateSeries(series, preset, { bucketMs, source });

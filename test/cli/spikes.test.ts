@@ -200,6 +200,33 @@ describe('news-alerts spikes evaluate', () => {
     },
   );
 
+  it('appends to what stdout is appending to, and never replaces the series it reads from stdin', () => {
+    const csv = join(directory, 'appended.csv');
+    writeFileSync(csv, syntheticSeries(400, 6, 350));
+    const collected = join(directory, 'collected.csv');
+    writeFileSync(collected, 'EARLIER RESULTS\n');
+    const shell = (script: string, ...args: string[]) =>
+      spawnSync('sh', ['-c', script, process.execPath, cliEntry, ...args], { encoding: 'utf8', timeout: 60_000 });
+    // `>> collected.csv`: /dev/stdout and /dev/fd/1 name a file opened for appending.
+    for (const out of ['/dev/stdout', '/dev/fd/1']) {
+      const appended = shell(
+        `"$0" "$1" spikes evaluate --csv "$2" --preset fewer --out ${out} >> "$3"`,
+        csv,
+        collected,
+      );
+      expect(appended.status, appended.stderr).toBe(0);
+    }
+    const text = readFileSync(collected, 'utf8');
+    expect(text.startsWith('EARLIER RESULTS\ntimestamp,value,anomaly_score,label\n')).toBe(true);
+    expect(text.split('timestamp,value,anomaly_score,label').length).toBe(3);
+    // `--csv - --out series.csv < series.csv` would replace the series with its results.
+    const before = readFileSync(csv, 'utf8');
+    const same = shell('"$0" "$1" spikes evaluate --csv - --preset fewer --out "$2" < "$2"', csv);
+    expect(same.status).toBe(2);
+    expect(same.stderr).toContain('is the --csv file itself');
+    expect(readFileSync(csv, 'utf8')).toBe(before);
+  });
+
   it('refuses a stdin larger than it reads at once as soon as it is, saying the limit and how to split', () => {
     // 150 MB of one repeated row: refused at 100 MB, without holding the rest (it used to read
     // everything, then count rows).
