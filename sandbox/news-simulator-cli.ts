@@ -15,8 +15,11 @@ const projectRoot = fileURLToPath(new URL('../', import.meta.url));
 const integer =
   (min: number) =>
   (value: string): number => {
-    const parsed = Number(value);
-    if (!Number.isInteger(parsed) || parsed < min) throw new InvalidArgumentError(`expected an integer >= ${min}`);
+    // Decimal digits (a sign where negatives are allowed): Number() would read '' as 0, '1e1' as 10.
+    const parsed = (min < 0 ? /^-?\d+$/ : /^\d+$/).test(value) ? Number(value) : Number.NaN;
+    if (!Number.isSafeInteger(parsed) || parsed < min) {
+      throw new InvalidArgumentError(`expected a whole number >= ${min}, in decimal digits`);
+    }
     return parsed;
   };
 

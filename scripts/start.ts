@@ -22,6 +22,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import type { RunSummary } from '#core/alert-run';
 import { ConfigError } from '#core/errors';
 import { AudienceSchema, audienceAttributes, parseAudience, parseRule, RuleSchema, ruleAttributes } from '#core/model';
+import { integerOption } from '../cli/command.ts';
 import { UsageError } from '../cli/errors.ts';
 import { type FileItem, locateIssues, readItemFile } from '../cli/item-files.ts';
 import { withNewAudienceDefaults } from '../cli/new-audience.ts';
@@ -78,18 +79,9 @@ const say = (text = ''): void => {
   process.stdout.write(`${terminalText(text)}\n`);
 };
 
-const positiveInteger = (value: string): number => {
-  const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < 1) throw new InvalidArgumentError('must be a whole number of at least 1');
-  return parsed;
-};
-const minutes = (value: string): number => {
-  const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < 0 || parsed > 31 * 24 * 60) {
-    throw new InvalidArgumentError(`must be a whole number of minutes from 0 to ${31 * 24 * 60}`);
-  }
-  return parsed;
-};
+// Decimal digits only, as every whole-number option of the CLI (cli/command.ts).
+const positiveInteger = integerOption(1);
+const minutes = integerOption(0, 31 * 24 * 60);
 const publishModes: readonly PublishMode[] = ['single', 'sharded'];
 const publishMode = (value: string): PublishMode => {
   if (!(publishModes as readonly string[]).includes(value)) {

@@ -261,6 +261,9 @@ describe('npm start', () => {
     for (const args of [
       ['--bogus'],
       ['--cycles', 'x'],
+      // Decimal digits only: Number() read '' as 0 and 1e1 as 10.
+      ['--cycles', '1e1'],
+      ['--initial-lookback', ''],
       ['--now', 'yesterday'],
       ['--audiences', 'a.yaml'],
       // A real provider's setting without --provider-url would be silently ignored by the simulator.

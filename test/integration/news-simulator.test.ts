@@ -1063,4 +1063,39 @@ describe('command line', () => {
       expect(help).toContain(flag);
     }
   });
+
+  it('takes whole numbers in decimal digits only: 0x10, 1e1 and an empty value are refused', async () => {
+    for (const args of [
+      ['--port', '0x10'],
+      ['--days', '1e1'],
+      ['--seed', ''],
+    ]) {
+      const { code, stderr } = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        const run = spawn(tsx, [cli, ...args, '--state-dir', dir], {
+          cwd: projectRoot,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let text = '';
+        run.stderr.on('data', (chunk: Buffer) => {
+          text += chunk.toString();
+        });
+        run.once('exit', (exitCode) => resolve({ code: exitCode, stderr: text }));
+      });
+      expect(code, args.join(' ')).not.toBe(0);
+      expect(stderr, args.join(' ')).toContain('in decimal digits');
+    }
+    // A negative seed is still a seed.
+    const seed = await new Promise<string>((resolve) => {
+      const run = spawn(tsx, [cli, '--seed', '-5', '--port', 'x'], {
+        cwd: projectRoot,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let text = '';
+      run.stderr.on('data', (chunk: Buffer) => {
+        text += chunk.toString();
+      });
+      run.once('exit', () => resolve(text));
+    });
+    expect(seed).toContain("'--port <port>' argument 'x'");
+  });
 });
