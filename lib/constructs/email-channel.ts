@@ -425,6 +425,11 @@ export class EmailChannel extends Construct {
     );
     this.subscribers.grant(this.events, 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem');
     this.subscribers.grant(this.preferences, 'dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:Query');
+    // Table.grant() names actions only: with `tableEncryption: customer-managed` each function
+    // also needs the key the subscribers and audiences tables are encrypted with.
+    for (const fn of [this.delivery, this.events, this.preferences]) {
+      tablesKey?.grant(fn, 'kms:Decrypt', 'kms:Encrypt', 'kms:GenerateDataKey', 'kms:DescribeKey');
+    }
     // ses:SendEmail (SES v2, raw included) only for this identity and configuration set, only from the configured address.
     this.delivery.addToRolePolicy(
       new iam.PolicyStatement({

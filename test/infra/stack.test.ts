@@ -441,6 +441,45 @@ describe('tables', () => {
     });
   });
 
+  it('grants the tables key to every role that reads or writes a table it encrypts (email and sharded included)', () => {
+    const managed = synthesize({
+      tableEncryption: 'customer-managed',
+      emailDomain: 'alerts.example.com',
+      publishMode: 'sharded',
+    });
+    const all = managed.template.toJSON().Resources as Record<string, Resource>;
+    const tables = Object.entries(all).filter(([, resource]) => resource.Type === 'AWS::DynamoDB::Table');
+    const sse = (table: Resource) =>
+      table.Properties.SSESpecification as { SSEType?: string; KMSMasterKeyId?: { 'Fn::GetAtt'?: string[] } };
+    const encrypted = new Set(tables.filter(([, table]) => sse(table).SSEType === 'KMS').map(([id]) => id));
+    const keys = new Set(tables.map(([, table]) => sse(table).KMSMasterKeyId?.['Fn::GetAtt']?.[0]));
+    expect(encrypted.size).toBe(tables.length);
+    expect(keys.size).toBe(1);
+    const [key] = [...keys] as [string];
+    // Every logical id a statement's resources name.
+    const named = (value: unknown): string[] =>
+      (JSON.stringify(value ?? null).match(/"[A-Za-z0-9]+"/g) ?? []).map((name) => name.slice(1, -1));
+    const actions = (statement: { Action: string | string[] }): string[] => [statement.Action].flat();
+    const missing: string[] = [];
+    for (const [id, resource] of Object.entries(all)) {
+      if (resource.Type !== 'AWS::IAM::Policy') continue;
+      const document = resource.Properties.PolicyDocument as {
+        Statement: { Action: string | string[]; Resource: unknown }[];
+      };
+      const statements = document.Statement;
+      const touchesTable = statements.some(
+        (statement) =>
+          actions(statement).some((action) => action.startsWith('dynamodb:')) &&
+          named(statement.Resource).some((name) => encrypted.has(name)),
+      );
+      const grantsKey = statements.some(
+        (statement) => actions(statement).includes('kms:Decrypt') && named(statement.Resource).includes(key),
+      );
+      if (touchesTable && !grantsKey) missing.push(id);
+    }
+    expect(missing).toEqual([]);
+  });
+
   it('uses a rotated customer-managed key when configured, and grants the function that key', () => {
     const managed = synthesize({ tableEncryption: 'customer-managed' });
     const key = new Capture();
