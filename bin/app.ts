@@ -11,7 +11,7 @@ import { NewsAlertsStack } from '../lib/news-alerts-stack.ts';
 const app = new App();
 Validations.of(app).addPlugins(new AwsSolutionsChecks(app), new ServerlessChecks(app));
 try {
-  const config = stackConfigFromContext((key) => app.node.tryGetContext(key));
+  const config = stackConfigFromContext((key) => app.node.tryGetContext(key), Object.keys(app.node.getAllContext()));
   new NewsAlertsStack(app, config.stackName, { config });
 } catch (error) {
   if (error instanceof StackConfigError) {

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { alertRunEnvironment, checkDefaultLocale } from '#alert-run/config';
 import { InvalidAddressError, normalizeAddress } from '#core/email/subscriber';
 import { FALLBACK_LOCALE } from '#core/locale';
-import { describeIssues } from '#core/model';
+import { describeIssues, editDistance } from '#core/model';
 import { PaginationSchema } from '#provider/config';
 import { ResponseMappingOverrideSchema } from '#provider/response-mapping';
 import { checkTargetUrl } from '#shared/network-targets';
@@ -559,8 +559,46 @@ export function parseStackConfig(context: Readonly<Record<string, unknown>>): St
   };
 }
 
-/** Reads the stack configuration from a construct's context (the app's, in practice). */
-export function stackConfigFromContext(tryGetContext: (key: string) => unknown): StackConfig {
+/**
+ * Context keys that look like a misspelt option (`publishmode`, `emailDomian`), each with the
+ * option it is close to. Such a key would be ignored without a word, and the stack deployed
+ * without the setting (no sharded publishing, no SES email). Keys far from every option (CDK's
+ * own, another tool's) are not this stack's to judge.
+ */
+export function misspeltOptions(keys: Iterable<string>): { readonly key: string; readonly meant: string }[] {
+  const found: { key: string; meant: string }[] = [];
+  for (const key of keys) {
+    if (stackOptions.includes(key) || key.startsWith('@') || key.includes(':')) continue;
+    const folded = key.toLowerCase();
+    // One edit per three characters, at most two, as for ids (cli/unknown-ids.ts).
+    const allowed = Math.min(2, Math.floor(key.length / 3));
+    let best: { option: string; distance: number } | undefined;
+    for (const option of stackOptions) {
+      const distance = editDistance(option.toLowerCase(), folded);
+      if (distance <= allowed && (best === undefined || distance < best.distance)) best = { option, distance };
+    }
+    if (best !== undefined) found.push({ key, meant: best.option });
+  }
+  return found;
+}
+
+/**
+ * Reads the stack configuration from a construct's context (the app's, in practice); `keys`, all
+ * the context's keys, are checked for misspelt options ({@link misspeltOptions}).
+ * @throws StackConfigError for a misspelt option or a bad value
+ */
+export function stackConfigFromContext(
+  tryGetContext: (key: string) => unknown,
+  keys: Iterable<string> = [],
+): StackConfig {
+  const misspelt = misspeltOptions(keys);
+  if (misspelt.length > 0) {
+    throw new StackConfigError(
+      `invalid news-alerts configuration (cdk.json "context", or -c key=value): ${misspelt
+        .map(({ key, meant }) => `"${key}" is not a setting: did you mean "${meant}"? (it would be ignored)`)
+        .join('; ')}`,
+    );
+  }
   const context: Record<string, unknown> = {};
   for (const key of stackOptions) context[key] = tryGetContext(key);
   return parseStackConfig(context);

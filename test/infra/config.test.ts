@@ -8,7 +8,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { alertRunEnvironment } from '#alert-run/config';
-import { parseStackConfig, StackConfigError, StackConfigSchema, stackOptions } from '../../lib/config.ts';
+import {
+  misspeltOptions,
+  parseStackConfig,
+  StackConfigError,
+  StackConfigSchema,
+  stackOptions,
+} from '../../lib/config.ts';
 import { Monitoring } from '../../lib/constructs/monitoring.ts';
 import { fullContext, shippedContext, synthesize } from './synth.ts';
 
@@ -55,6 +61,28 @@ describe('cdk.json', () => {
 });
 
 describe('validation', () => {
+  it("refuses a context key that is a misspelt setting, naming the setting meant, and leaves CDK's keys alone", () => {
+    expect(
+      misspeltOptions([
+        'publishmode',
+        'emailDomian',
+        'stackName',
+        '@aws-cdk/aws-lambda:recognizeLayerVersion',
+        'aws:cdk:enable-path-metadata',
+        'notices',
+        'cli-telemetry',
+        'acknowledged-issue-numbers',
+      ]),
+    ).toEqual([
+      { key: 'publishmode', meant: 'publishMode' },
+      { key: 'emailDomian', meant: 'emailDomain' },
+    ]);
+    expect(() => synthesize({ publishmode: 'sharded' })).toThrow(StackConfigError);
+    expect(() => synthesize({ publishmode: 'sharded' })).toThrow(
+      '"publishmode" is not a setting: did you mean "publishMode"?',
+    );
+  });
+
   it('names no provider time zone unless one is set, so zone-less timestamps are refused, never read as UTC (item 13)', () => {
     const shipped = synthesize(shippedContext());
     const zoneOf = (synth: typeof shipped) =>

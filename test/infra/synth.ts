@@ -61,7 +61,7 @@ export function synthesize(overrides: Record<string, unknown> = {}, options: { b
       ...(options.bundle ? {} : { 'aws:cdk:bundling-stacks': [] }),
     },
   });
-  const config = stackConfigFromContext((key) => app.node.tryGetContext(key));
+  const config = stackConfigFromContext((key) => app.node.tryGetContext(key), Object.keys(app.node.getAllContext()));
   const stack = new NewsAlertsStack(app, config.stackName, { config });
   const assembly = app.synth();
   return { app, stack, config, template: Template.fromStack(stack), assembly };
