@@ -8,6 +8,7 @@ import { AudienceTopics } from './constructs/audience-topics.ts';
 import { DeadLetterQueue } from './constructs/dead-letter-queue.ts';
 import { EmailChannel } from './constructs/email-channel.ts';
 import { Monitoring } from './constructs/monitoring.ts';
+import { nameService } from './constructs/news-alerts-function.ts';
 import { ApiKeySecret } from './constructs/secrets.ts';
 import { ShardedPublishing } from './constructs/sharded-publishing.ts';
 import { SlackRelay } from './constructs/slack-relay.ts';
@@ -30,6 +31,7 @@ export class NewsAlertsStack extends Stack {
       ...props,
     });
     const { config } = props;
+    nameService(this, config.resourcePrefix);
     Tags.of(this).add('project', 'news-alerts');
     Tags.of(this).add('news-alerts:prefix', config.resourcePrefix);
     const removalPolicy = config.removalPolicy === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN;

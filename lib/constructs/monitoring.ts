@@ -11,7 +11,7 @@ import { Construct } from 'constructs';
 import { metricNames } from '#alert-run/metrics';
 import { publisherMetricNames } from '../../functions/publisher/process.ts';
 
-import { powertools } from './news-alerts-function.ts';
+import { powertools, serviceOf } from './news-alerts-function.ts';
 
 /** A dead-letter queue to watch, with what a message in it means and what ops should do. */
 export interface WatchedQueue {
@@ -126,7 +126,7 @@ export class Monitoring extends Construct {
     return new cloudwatch.Metric({
       namespace: powertools.namespace,
       metricName: name,
-      dimensionsMap: { service: powertools.serviceName },
+      dimensionsMap: { service: serviceOf(this) },
       statistic,
       period,
     });

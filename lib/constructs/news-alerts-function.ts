@@ -24,6 +24,25 @@ export const functionEntry = (relativePath: string): string =>
  */
 export const powertools = { namespace: 'NewsAlerts', serviceName: 'news-alerts' } as const;
 
+/** The construct context key under which the stack names its deployment's `service` dimension. */
+const serviceContextKey = 'news-alerts:service';
+
+/**
+ * Names the `service` dimension of every metric the functions under `stack` emit and its alarms
+ * watch: the deployment's resource prefix, so two deployments in one account and region never
+ * watch each other's metrics (with the default prefix it is the default, `news-alerts`). Called
+ * first in the stack's constructor: context can only be set before children are added.
+ */
+export function nameService(stack: Construct, resourcePrefix: string): void {
+  stack.node.setContext(serviceContextKey, resourcePrefix);
+}
+
+/** The `service` dimension of the deployment `scope` belongs to ({@link nameService}). */
+export function serviceOf(scope: Construct): string {
+  const named: unknown = scope.node.tryGetContext(serviceContextKey);
+  return typeof named === 'string' ? named : powertools.serviceName;
+}
+
 /**
  * ESM needs a real `require` for the CommonJS dependencies esbuild leaves as `require()` calls
  * (parts of the AWS SDK and Powertools); the alias keeps it from clashing with bundled names.
@@ -93,7 +112,7 @@ export class NewsAlertsFunction extends NodejsFunction {
       logGroup: functionLogGroup,
       environment: {
         NODE_OPTIONS: '--enable-source-maps',
-        POWERTOOLS_SERVICE_NAME: powertools.serviceName,
+        POWERTOOLS_SERVICE_NAME: serviceOf(scope),
         POWERTOOLS_METRICS_NAMESPACE: powertools.namespace,
         POWERTOOLS_LOG_LEVEL: 'INFO',
         ...environment,

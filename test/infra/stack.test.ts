@@ -526,6 +526,23 @@ describe('monitoring', () => {
     });
   });
 
+  it('gives a second deployment (another resourcePrefix) metrics and alarms of its own', () => {
+    const second = synthesize({ resourcePrefix: 'news-b', stackName: 'NewsAlertsB' });
+    const all = Object.values(second.template.toJSON().Resources as Record<string, Resource>);
+    const functions = all.filter((resource) => resource.Type === 'AWS::Lambda::Function');
+    expect(functions.length).toBeGreaterThan(1);
+    for (const fn of functions) {
+      const variables = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+      expect(variables.POWERTOOLS_SERVICE_NAME).toBe('news-b');
+    }
+    const watched = all
+      .filter((resource) => resource.Type === 'AWS::CloudWatch::Alarm')
+      .flatMap((alarm) => (alarm.Properties.Dimensions as { Name: string; Value: unknown }[] | undefined) ?? [])
+      .filter((dimension) => dimension.Name === 'service');
+    expect(watched.length).toBeGreaterThan(3);
+    expect(watched.every((dimension) => dimension.Value === 'news-b')).toBe(true);
+  });
+
   it('alarms when no run succeeded for N intervals, treating missing data as breaching', () => {
     expect(alarm('news-alerts-no-successful-run')).toMatchObject({
       Namespace: 'NewsAlerts',
