@@ -247,6 +247,12 @@ export const StackConfigSchema = z
         /^(rate\(\d+ (minute|minutes|hour|hours|day|days)\)|cron\(\S+ \S+ \S+ \S+ \S+ \S+\))$/,
         'must be an EventBridge Scheduler expression such as "rate(5 minutes)" or "cron(0/10 * * * ? *)"',
       )
+      .check(
+        z.superRefine((expression, ctx) => {
+          const problem = cronProblem(expression);
+          if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+        }),
+      )
       .default('rate(5 minutes)'),
     scheduleTimeZone: timeZone('UTC'),
     /** Required for cron expressions: how often the schedule fires, for the "no successful run" alarm. */
@@ -440,7 +446,18 @@ export const StackConfigSchema = z
           'must cover the re-read overlap (lateArrivalMinutes plus fullSweepMinutes plus two provider days), or alerts are sent twice',
       });
     }
-    const interval = config.scheduleIntervalMinutes ?? rateMinutes(config.scheduleExpression);
+    const rate = rateMinutes(config.scheduleExpression);
+    if (rate !== undefined && config.scheduleIntervalMinutes !== null && config.scheduleIntervalMinutes !== rate) {
+      // The alarms and the recheck period follow the interval: one that contradicts the rate would
+      // size them for runs that never come (or come far more often).
+      ctx.addIssue({
+        code: 'custom',
+        path: ['scheduleIntervalMinutes'],
+        message: `is ${config.scheduleIntervalMinutes}, but ${config.scheduleExpression} runs every ${rate} minute(s): leave it null (it is derived from rate()) or make them agree`,
+      });
+      return;
+    }
+    const interval = config.scheduleIntervalMinutes ?? rate;
     if (interval === undefined) {
       ctx.addIssue({
         code: 'custom',
@@ -505,6 +522,52 @@ export function audienceTopicName(prefix: string, id: string): string {
 }
 
 /** Minutes between runs of a `rate()` expression; undefined for `cron()`. */
+/**
+ * What EventBridge Scheduler would refuse in a `cron(…)` expression, found at synth instead of at
+ * deploy: one of day-of-month and day-of-week must be `?`, and the numbers of the minutes, hours,
+ * day-of-month, month and year fields must be in their ranges. Names (JAN, MON), `L`, `W` and `#`
+ * are left to Scheduler. Undefined for a `rate(…)` expression or a cron that passes.
+ */
+export function cronProblem(expression: string): string | undefined {
+  const fields = /^cron\((.*)\)$/.exec(expression)?.[1]?.split(' ');
+  if (fields === undefined || fields.length !== 6) return undefined;
+  const [minutes, hours, dayOfMonth, month, dayOfWeek, year] = fields as [
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+  ];
+  if ((dayOfMonth === '?') === (dayOfWeek === '?')) {
+    return `"${expression}": exactly one of day-of-month (3rd field) and day-of-week (5th) must be "?", as in "cron(0/10 * * * ? *)"`;
+  }
+  const ranges: [string, string, number, number][] = [
+    ['minutes (1st field)', minutes, 0, 59],
+    ['hours (2nd field)', hours, 0, 23],
+    ['day-of-month (3rd field)', dayOfMonth, 1, 31],
+    ['month (4th field)', month, 1, 12],
+    ['year (6th field)', year, 1970, 2199],
+  ];
+  for (const [name, field, low, high] of ranges) {
+    // Numbers of values and ranges (`5`, `1-5`, `0/10`: a step is a count, not a value).
+    for (const part of field.split(',')) {
+      const [values = '', step] = part.split('/');
+      const numbers = values
+        .split('-')
+        .filter((value) => /^\d+$/.test(value))
+        .map(Number);
+      if (numbers.some((value) => value < low || value > high)) {
+        return `"${expression}": ${name} must be from ${low} to ${high}`;
+      }
+      if (step !== undefined && !(/^\d+$/.test(step) && Number(step) >= 1)) {
+        return `"${expression}": ${name} has a step "/${step}" that is not a whole number of at least 1`;
+      }
+    }
+  }
+  return undefined;
+}
+
 export function rateMinutes(expression: string): number | undefined {
   const match = /^rate\((\d+) (minute|minutes|hour|hours|day|days)\)$/.exec(expression);
   if (!match) return undefined;

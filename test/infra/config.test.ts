@@ -193,6 +193,27 @@ describe('validation', () => {
       parseStackConfig({ scheduleExpression: 'cron(0/10 * * * ? *)', scheduleIntervalMinutes: 10 }).intervalMinutes,
     ).toBe(10);
     expect(refusal({ scheduleTimeZone: 'Mars/Olympus' })).toMatch(/scheduleTimeZone: must be an IANA time zone/);
+    // Found at synth, not at deploy: the day fields and the numbers' ranges.
+    for (const [expression, problem] of [
+      ['cron(99 * * * ? *)', /minutes \(1st field\) must be from 0 to 59/],
+      ['cron(0/5 * * * * *)', /exactly one of day-of-month \(3rd field\) and day-of-week \(5th\) must be "\?"/],
+      ['cron(0 24 ? * MON-FRI *)', /hours \(2nd field\) must be from 0 to 23/],
+      ['cron(0/0 * * * ? *)', /has a step "\/0"/],
+    ] as const) {
+      expect(refusal({ scheduleExpression: expression, scheduleIntervalMinutes: 5 }), expression).toMatch(problem);
+    }
+    for (const expression of ['cron(0/10 * * * ? *)', 'cron(0 8-18 ? * MON-FRI *)', 'cron(15 10 L * ? 2027)']) {
+      expect(parseStackConfig({ scheduleExpression: expression, scheduleIntervalMinutes: 10 }).scheduleExpression).toBe(
+        expression,
+      );
+    }
+    // The interval is derived from rate(): one that contradicts it would size the alarms wrongly.
+    expect(refusal({ scheduleExpression: 'rate(5 minutes)', scheduleIntervalMinutes: 60 })).toMatch(
+      /scheduleIntervalMinutes: is 60, but rate\(5 minutes\) runs every 5 minute/,
+    );
+    expect(parseStackConfig({ scheduleExpression: 'rate(1 hour)', scheduleIntervalMinutes: 60 }).intervalMinutes).toBe(
+      60,
+    );
   });
 
   it('refuses alarm settings that would fire on a healthy deployment or exceed CloudWatch limits', () => {
