@@ -77,7 +77,11 @@ const baseUrl = z.pipe(
       } else if (url.username || url.password) {
         ctx.addIssue({ code: 'custom', message: 'must not carry credentials; the API key comes from Secrets Manager' });
       } else if (url.search || url.hash) {
-        ctx.addIssue({ code: 'custom', message: `must not have a query or fragment; got ${describe(value)}` });
+        // The query is not repeated: it is where a key would be put by mistake (`?apiKey=…`).
+        ctx.addIssue({
+          code: 'custom',
+          message: `must not have a query or fragment (the API key comes from Secrets Manager); got ${describe(`${url.origin}${url.pathname}`)} followed by one`,
+        });
       }
     }),
   ),

@@ -49,6 +49,13 @@ describe('parseProviderConfig', () => {
     );
   });
 
+  it('refuses a base URL with a query without repeating the query, where a key would be put by mistake', () => {
+    const error = configError({ baseUrl: 'https://api.example.com/v1?apiKey=SECRETKEY123456' });
+    expect(error.message).toContain('must not have a query or fragment');
+    expect(error.message).toContain('"https://api.example.com/v1"');
+    expect(JSON.stringify({ message: error.message, cause: String(error.cause) })).not.toContain('SECRETKEY');
+  });
+
   it.each([
     [{}, 'NEWS_API_BASE_URL (baseUrl) is required'],
     [{ baseUrl: 'api.example.com' }, 'NEWS_API_BASE_URL (baseUrl) is not a URL'],
