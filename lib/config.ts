@@ -183,27 +183,82 @@ const phoneNumber = z
   .trim()
   .regex(/^\+[1-9]\d{6,14}$/, 'must be a phone number in E.164 form, e.g. +821012345678');
 
+/**
+ * Query parameters that carry a credential. The template holds what cdk.json says in clear, and a
+ * secret never belongs in a template: such an endpoint is added with `subscriptions add --https`,
+ * whose endpoint store keeps the URL out of it.
+ */
+const credentialParameter =
+  /^(?:.*[-_])?(?:token|key|secret|sig|signature|password|pass|auth|code|apikey|credential)s?$/i;
+
+/** Why `url` must not be written into the template, or undefined. */
+function secretInUrl(url: string): string | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return undefined;
+  }
+  if (parsed.hostname === 'hooks.slack.com') {
+    return 'is a Slack incoming-webhook URL: it is a credential (it would be in the template) and cannot confirm an SNS subscription; give the audience "slack": {} and give the URL on stdin to \'news-alerts subscriptions add <audienceId> --slack-webhook\'';
+  }
+  const named = [...parsed.searchParams.keys()].find((name) => credentialParameter.test(name));
+  if (named !== undefined) {
+    return `carries a credential in its query (${named}=…), which would be in the template in clear; add this endpoint with 'news-alerts subscriptions add <audienceId> --https -' instead (its URL is kept in the endpoint store)`;
+  }
+  return undefined;
+}
+
 const httpsEndpoint = z.preprocess(
   (value) => (typeof value === 'string' ? { url: value } : value),
   z.strictObject({
-    url: httpsUrl('SNS posts alerts to it; plain http would send them in clear text'),
+    url: httpsUrl('SNS posts alerts to it; plain http would send them in clear text').check(
+      z.superRefine((url, ctx) => {
+        const problem = secretInUrl(url);
+        if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+      }),
+    ),
     /** Deliver the structured JSON body itself instead of the SNS envelope around it. */
     rawMessageDelivery: z.boolean().default(false),
   }),
 );
 
 /** An audience declared in configuration: the stack creates its topic and subscriptions. */
-const AudienceConfigSchema = z.strictObject({
-  audienceId,
-  emails: z.array(email).max(100).default([]),
-  phoneNumbers: z.array(phoneNumber).max(100).default([]),
-  httpsEndpoints: z.array(httpsEndpoint).max(100).default([]),
-  /**
-   * Slack through the relay function. `{}` creates an empty secret `<prefix>/slack/<audienceId>`
-   * for the incoming-webhook URL; `{"webhookSecretArn": "…"}` uses an existing secret.
-   */
-  slack: z.strictObject({ webhookSecretArn: secretArn.optional() }).optional(),
-});
+const AudienceConfigSchema = z
+  .strictObject({
+    audienceId,
+    emails: z.array(email).max(100).default([]),
+    phoneNumbers: z.array(phoneNumber).max(100).default([]),
+    httpsEndpoints: z.array(httpsEndpoint).max(100).default([]),
+    /**
+     * Slack through the relay function. `{}` creates an empty secret `<prefix>/slack/<audienceId>`
+     * for the incoming-webhook URL; `{"webhookSecretArn": "…"}` uses an existing secret.
+     */
+    slack: z.strictObject({ webhookSecretArn: secretArn.optional() }).optional(),
+  })
+  .check(
+    z.superRefine((audience, ctx) => {
+      // The same subscriber twice would get every alert twice (SNS keeps one subscription per
+      // endpoint, and synth stopped with a construct error); addresses compare without case.
+      const lists: [string, string[]][] = [
+        ['emails', audience.emails.map((address) => address.toLowerCase())],
+        ['phoneNumbers', audience.phoneNumbers],
+        ['httpsEndpoints', audience.httpsEndpoints.map((endpoint) => endpoint.url)],
+      ];
+      for (const [name, values] of lists) {
+        values.forEach((value, index) => {
+          const first = values.indexOf(value);
+          if (first < index) {
+            ctx.addIssue({
+              code: 'custom',
+              path: [name, index],
+              message: `is listed twice (as ${name}[${first}] too); list each subscriber once`,
+            });
+          }
+        });
+      }
+    }),
+  );
 
 const overridableVariables = new Set(
   alertRunEnvironment

@@ -168,6 +168,32 @@ describe('validation', () => {
     });
     expect(allowed).toMatchObject({ allowInternalTargets: true, newsApiBaseUrl: 'https://127.0.0.1:8443' });
     expect(refusal({ allowInternalTargets: 'yes' })).toMatch(/allowInternalTargets: must be true or false/);
+    // A credential in an endpoint's URL would be in the template in clear; the same subscriber
+    // twice would get every alert twice.
+    const secrets = refusal({
+      audiences: [
+        {
+          audienceId: 'desk',
+          httpsEndpoints: [
+            'https://hooks.slack.com/services/T0/B0/x',
+            'https://partner.example.com/hook?token=s3cr3t',
+            'https://partner.example.com/hook?access_key=s3cr3t',
+            'https://partner.example.com/hook?format=json',
+            'https://partner.example.com/hook?format=json',
+          ],
+          emails: ['x@example.com', 'X@Example.com'],
+          phoneNumbers: ['+821012345678', '+821012345678'],
+        },
+      ],
+    });
+    expect(secrets).toMatch(/httpsEndpoints\[0\]\.url: is a Slack incoming-webhook URL/);
+    expect(secrets).toMatch(/httpsEndpoints\[1\]\.url: carries a credential in its query \(token=…\)/);
+    expect(secrets).toMatch(/httpsEndpoints\[2\]\.url: carries a credential in its query \(access_key=…\)/);
+    expect(secrets).not.toMatch(/httpsEndpoints\[3\]\.url/);
+    expect(secrets).toMatch(/httpsEndpoints\[4\]: is listed twice \(as httpsEndpoints\[3\] too\)/);
+    expect(secrets).toMatch(/emails\[1\]: is listed twice/);
+    expect(secrets).toMatch(/phoneNumbers\[1\]: is listed twice/);
+    expect(secrets).not.toContain('s3cr3t');
   });
 
   it('refuses credentials in provider and webhook URLs, even with allowInternalTargets', () => {
