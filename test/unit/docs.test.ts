@@ -403,14 +403,19 @@ describe('docs/deploy.md keeps the facts a first deployer relies on', () => {
 
   it('the CloudFormation execution policy covers the services of every resource the stack makes, and no other', async () => {
     const { synthesize, fullContext } = await import('../infra/synth.ts');
+    // Every option that adds resources on: SES email (its identity and the preference page's HTTP
+    // API), sharded publishing, the tables' own key.
     const { template } = synthesize({
       ...fullContext,
       publishMode: 'sharded',
       tableEncryption: 'customer-managed',
+      emailDomain: 'alerts.example.com',
     });
+    // IAM names API Gateway's HTTP APIs (AWS::ApiGatewayV2) apigateway.
+    const iamName = (service: string) => (service === 'apigatewayv2' ? 'apigateway' : service);
     const services = new Set(
       Object.values(template.toJSON().Resources as Record<string, { Type: string }>)
-        .map((resource) => resource.Type.split('::')[1]?.toLowerCase() ?? '')
+        .map((resource) => iamName(resource.Type.split('::')[1]?.toLowerCase() ?? ''))
         .filter((service) => service !== 'cdk'),
     );
     // The deployer only assumes the bootstrap roles; the execution role's policy is the next block.
