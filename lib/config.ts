@@ -432,6 +432,16 @@ export const StackConfigSchema = z
     ),
   })
   .superRefine((config, ctx) => {
+    // The run stops fetching SOFT_MARGIN_SECONDS before its time limit: a margin as long as the
+    // timeout leaves every run nothing to fetch in (it would end at once, every time).
+    const softMargin = Number(config.alertEnvironmentOverrides.SOFT_MARGIN_SECONDS ?? 30);
+    if (Number.isFinite(softMargin) && softMargin >= config.timeoutSeconds) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['alertEnvironmentOverrides', 'SOFT_MARGIN_SECONDS'],
+        message: `is ${softMargin} s, not less than timeoutSeconds (${config.timeoutSeconds}): the run stops fetching that long before its time limit, so it would never read anything; lower it or raise timeoutSeconds`,
+      });
+    }
     if (!config.allowInternalTargets) {
       const internal = (value: string, path: (string | number)[]) => {
         const check = checkTargetUrl(value);

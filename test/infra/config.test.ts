@@ -240,6 +240,12 @@ describe('validation', () => {
     expect(parseStackConfig({ scheduleExpression: 'rate(1 hour)', scheduleIntervalMinutes: 60 }).intervalMinutes).toBe(
       60,
     );
+    // A fetch margin as long as the timeout: every run would stop before reading anything.
+    expect(refusal({ timeoutSeconds: 30 })).toMatch(
+      /SOFT_MARGIN_SECONDS: is 30 s, not less than timeoutSeconds \(30\)/,
+    );
+    expect(refusal({ alertEnvironmentOverrides: { SOFT_MARGIN_SECONDS: '600' } })).toMatch(/is 600 s, not less than/);
+    expect(parseStackConfig({ timeoutSeconds: 60 }).timeoutSeconds).toBe(60);
   });
 
   it('refuses alarm settings that would fire on a healthy deployment or exceed CloudWatch limits', () => {
