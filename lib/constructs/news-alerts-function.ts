@@ -133,7 +133,7 @@ export class NewsAlertsFunction extends NodejsFunction {
         'Only X-Ray tracing (xray:PutTraceSegments, xray:PutTelemetryRecords), which supports no resource-level permissions: AWS requires Resource "*". test/infra asserts that no other statement has it.',
     });
     const runtimeReason =
-      'Node.js 22 is the runtime this project targets and tests (FUNCTION_BUNDLING above builds the bundle for node22, and the suite runs the bundled SDK on it). Moving to a newer runtime is a deliberate change with its own test run.';
+      'Node.js 22 is the runtime this project deploys and bundles for (FUNCTION_BUNDLING above targets node22). Moving to a newer runtime is a deliberate change with its own test run.';
     Validations.of(this).acknowledge(
       { id: 'AwsSolutions-L1', reason: runtimeReason },
       { id: 'Serverless-LambdaLatestVersion', reason: runtimeReason },
