@@ -281,9 +281,13 @@ describe('console security', () => {
       headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
       body: `_csrf=${encodeURIComponent(csrf)}`,
     });
-    expect(sent.status).toBe(200);
-    expect(sent.body).not.toContain(webhookSecret);
-    expect(sent.body).not.toContain(httpsSecret);
+    // Post/Redirect/Get: the result is at an address of its own.
+    expect(sent.status).toBe(303);
+    const result = await raw(consoleProcess.port, { path: String(sent.headers.location), headers: { cookie } });
+    expect(result.status).toBe(200);
+    expect(result.body).toContain('[TEST]');
+    expect(result.body).not.toContain(webhookSecret);
+    expect(result.body).not.toContain(httpsSecret);
     expect(consoleProcess.stderr()).not.toContain(webhookSecret);
   });
 });
