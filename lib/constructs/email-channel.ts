@@ -179,6 +179,7 @@ export class EmailChannel extends Construct {
       masterKey: eventsKey,
       enforceSSL: true,
     });
+    eventsTopic.applyRemovalPolicy(removalPolicy);
     eventsTopic.addToResourcePolicy(
       new iam.PolicyStatement({
         principals: [new iam.ServicePrincipal('ses.amazonaws.com')],

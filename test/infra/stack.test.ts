@@ -441,6 +441,17 @@ describe('tables', () => {
     });
   });
 
+  it('keeps every topic, queue and log group on cdk destroy under the retain policy, SES email and sharded included', () => {
+    const retained = synthesize({ emailDomain: 'alerts.example.com', publishMode: 'sharded' });
+    const all = Object.entries(retained.template.toJSON().Resources as Record<string, Resource>);
+    const kept = ['AWS::SNS::Topic', 'AWS::SQS::Queue', 'AWS::Logs::LogGroup', 'AWS::KMS::Key', 'AWS::DynamoDB::Table'];
+    const deleted = all
+      .filter(([, resource]) => kept.includes(resource.Type) && resource.DeletionPolicy !== 'Retain')
+      .map(([id]) => id);
+    expect(all.filter(([, resource]) => resource.Type === 'AWS::SNS::Topic').length).toBeGreaterThan(1);
+    expect(deleted).toEqual([]);
+  });
+
   it('grants the tables key to every role that reads or writes a table it encrypts (email and sharded included)', () => {
     const managed = synthesize({
       tableEncryption: 'customer-managed',
