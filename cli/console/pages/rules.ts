@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import type { Context, Hono } from 'hono';
 import { html } from 'hono/html';
 import { buildRuleSet, parseRule, type Rule, ruleAttributes } from '#core/model';
-import { diffVersions } from '#core/workbench/rule-history';
+import { canonicalValue, diffVersions } from '#core/workbench/rule-history';
 import { auditAttributes, getItem, type Item, listItems, versionOf, withoutAudit, writeItems } from '../../items.ts';
 import { findArticle } from '../../workbench/articles.ts';
 import { explainOnArticle, storedAudience } from '../../workbench/explain.ts';
@@ -148,20 +148,6 @@ export function itemFromForm(form: RuleForm, stored?: Item): Item {
   return item;
 }
 
-/** JSON with object keys sorted and sets as sorted lists, so equal items give equal text. */
-function canonical(value: unknown): unknown {
-  if (value instanceof Set) return { $set: [...value].map(canonical).sort() };
-  if (Array.isArray(value)) return value.map(canonical);
-  if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(
-      Object.keys(value)
-        .sort()
-        .map((name) => [name, canonical((value as Record<string, unknown>)[name])]),
-    );
-  }
-  return value;
-}
-
 /**
  * The item as the review carries it to the save (a hidden field): JSON, with a DynamoDB set (a
  * list written as SS in the DynamoDB console) kept as one, where plain JSON would make it `{}`
@@ -191,7 +177,7 @@ function itemOfJson(json: string): Item {
 export function storedDigest(item: Item | undefined): string {
   if (item === undefined) return 'none';
   return createHash('sha256')
-    .update(JSON.stringify(canonical(item)))
+    .update(JSON.stringify(canonicalValue(item, true)))
     .digest('base64url');
 }
 

@@ -67,26 +67,35 @@ const RULE_DEFAULTS: Readonly<Record<string, unknown>> = (() => {
   );
 })();
 
+/**
+ * `value` with object keys sorted and sets as sorted lists, so equal items give equal JSON. With
+ * `tagSets`, a set stays told apart from a list (`{"$set": […]}`): a list rewritten as a set is a
+ * change to the stored item, though not to the rule's content.
+ */
+export function canonicalValue(value: unknown, tagSets = false): unknown {
+  if (value instanceof Set) {
+    const sorted = [...value].map(String).sort();
+    return tagSets ? { $set: sorted } : sorted;
+  }
+  if (Array.isArray(value)) return value.map((element) => canonicalValue(element, tagSets));
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((key) => [key, canonicalValue((value as Record<string, unknown>)[key], tagSets)]),
+    );
+  }
+  return value;
+}
+
 /** The item's content for comparison: audit attributes left out, sets as sorted lists, keys sorted. */
 export function contentOf(item: Record<string, unknown> | undefined): string {
   if (item === undefined) return '';
-  const plain = (value: unknown): unknown => {
-    if (value instanceof Set) return [...value].map(String).sort();
-    if (Array.isArray(value)) return value.map(plain);
-    if (value !== null && typeof value === 'object') {
-      return Object.fromEntries(
-        Object.keys(value)
-          .sort()
-          .map((key) => [key, plain((value as Record<string, unknown>)[key])]),
-      );
-    }
-    return value;
-  };
   const content = Object.fromEntries(
     Object.keys(item)
       .filter((key) => !auditNames.has(key) && item[key] !== undefined)
       .sort()
-      .map((key) => [key, plain(item[key])]),
+      .map((key) => [key, canonicalValue(item[key])]),
   );
   return JSON.stringify(content);
 }
