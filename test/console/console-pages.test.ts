@@ -96,6 +96,12 @@ describe('the console rule and audience pages', () => {
     expect(csrf).not.toBe('');
   });
 
+  /** `rules create <ruleId> --audience <audienceId> --keywords <keyword>`, which must succeed. */
+  async function createRule(ruleId: string, keyword: string, audienceId = 'chips-team'): Promise<void> {
+    const created = await sandbox.cli(['rules', 'create', ruleId, '--audience', audienceId, '--keywords', keyword]);
+    expect(created.code, created.stderr).toBe(0);
+  }
+
   afterAll(async () => {
     await consoleProcess?.stop();
     await sandbox?.stop();
@@ -272,16 +278,7 @@ describe('the console rule and audience pages', () => {
   });
 
   it("labels every history column, and a deleted rule's history does not link to a missing page", async () => {
-    const created = await sandbox.cli([
-      'rules',
-      'create',
-      'short-lived',
-      '--audience',
-      'chips-team',
-      '--keywords',
-      'x',
-    ]);
-    expect(created.code, created.stderr).toBe(0);
+    await createRule('short-lived', 'x');
     const live = await get(consoleProcess.port, '/rules/short-lived/history', cookie);
     expect(live.body).toContain('href="/rules/short-lived">Back to the rule</a>');
     const headers = [...live.body.matchAll(/<th scope="col">([\s\S]*?)<\/th>/g)].map((match) => match[1] ?? '');
@@ -297,16 +294,7 @@ describe('the console rule and audience pages', () => {
   });
 
   it('refuses a review when the rule was edited outside the console after the form was opened', async () => {
-    const created = await sandbox.cli([
-      'rules',
-      'create',
-      'opened-edit',
-      '--audience',
-      'chips-team',
-      '--keywords',
-      'wafer',
-    ]);
-    expect(created.code, created.stderr).toBe(0);
+    await createRule('opened-edit', 'wafer');
     const page = await get(consoleProcess.port, '/rules/opened-edit', cookie);
     // Edited as in the DynamoDB console while the form is open: its version left as it was. The
     // form still shows the old keywords, which the user did not touch.
@@ -358,16 +346,7 @@ describe('the console rule and audience pages', () => {
   });
 
   it('refuses to save over an edit made outside the console after the review, though its version is the same', async () => {
-    const created = await sandbox.cli([
-      'rules',
-      'create',
-      'outside-edit',
-      '--audience',
-      'chips-team',
-      '--keywords',
-      'wafer',
-    ]);
-    expect(created.code, created.stderr).toBe(0);
+    await createRule('outside-edit', 'wafer');
     const page = await get(consoleProcess.port, '/rules/outside-edit', cookie);
     const review = await send(consoleProcess.port, 'POST', '/rules/outside-edit/preview', cookie, {
       ...formFields(page.body, '/rules/outside-edit/preview'),
@@ -400,8 +379,7 @@ describe('the console rule and audience pages', () => {
   it('shows a rule of a missing audience as the run judges it, and keeps its audience in the form', async () => {
     const audience = await sandbox.cli(['audiences', 'create', 'gone-soon', '--name', 'Gone soon']);
     expect(audience.code, audience.stderr).toBe(0);
-    const rule = await sandbox.cli(['rules', 'create', 'orphan', '--audience', 'gone-soon', '--keywords', 'volcano']);
-    expect(rule.code, rule.stderr).toBe(0);
+    await createRule('orphan', 'volcano', 'gone-soon');
     // Deleted by hand (the CLI refuses while rules use it).
     await sandbox.stack.clients.documents.send(
       new DeleteCommand({ TableName: sandbox.stack.config.tables.audiences, Key: { audienceId: 'gone-soon' } }),
@@ -566,16 +544,7 @@ describe('the console rule and audience pages', () => {
   it('says the run skips an audience that is invalid, and why, instead of "matches"', async () => {
     const created = await sandbox.cli(['audiences', 'create', 'on-mars', '--name', 'On Mars']);
     expect(created.code, created.stderr).toBe(0);
-    const rule = await sandbox.cli([
-      'rules',
-      'create',
-      'mars-quakes',
-      '--audience',
-      'on-mars',
-      '--keywords',
-      'earthquake',
-    ]);
-    expect(rule.code, rule.stderr).toBe(0);
+    await createRule('mars-quakes', 'earthquake', 'on-mars');
     // Written by hand, as in the DynamoDB console (the CLI refuses an unknown zone).
     await sandbox.stack.clients.documents.send(
       new UpdateCommand({
