@@ -21,7 +21,6 @@ import {
   type Stats,
   statSync,
   writeFileSync,
-  writeSync,
 } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
@@ -52,7 +51,7 @@ import { NotFoundError, UsageError } from './errors.ts';
 import { hint } from './hints.ts';
 import { getItem } from './items.ts';
 import { stderrLog } from './log.ts';
-import { inputName, readUtf8File } from './utf8.ts';
+import { inputName, readUtf8File, writeAllSync } from './utf8.ts';
 import { audienceTableOf, ruleTableOf } from './workbench/tables.ts';
 
 interface EvaluateOptions {
@@ -94,6 +93,17 @@ function openDescriptorOf(file: string): number | undefined {
     path = resolve(dirname(path), link);
   }
   return undefined;
+}
+
+/** Whether stdout is the regular file `file` is (or stdin reads, for undefined): `>> series.csv`. */
+function isStdout(file: string | undefined): boolean {
+  try {
+    const output = fstatSync(1);
+    const input = file === undefined ? fstatSync(0) : statSync(file);
+    return output.isFile() && input.dev === output.dev && input.ino === output.ino;
+  } catch {
+    return false;
+  }
 }
 
 /** Whether `file` is the file stdin reads (`--csv - < series.csv`), which the results must not replace. */
@@ -194,7 +204,7 @@ function writeResults(files: readonly ResultsFile[]): void {
     for (const plan of plans.filter((each) => !each.replace)) {
       writing = plan.entry.file;
       if (plan.fd === undefined) writeFileSync(plan.path, plan.entry.text);
-      else writeSync(plan.fd, plan.entry.text);
+      else writeAllSync(plan.fd, plan.entry.text);
     }
   } catch (error) {
     for (const temporary of temporaries) rmSync(temporary, { force: true });
@@ -302,7 +312,9 @@ async function evaluate(context: CommandContext, _args: readonly unknown[], opti
       `--preset must be one of ${SPIKE_PRESETS.join(', ')} or all; got ${JSON.stringify(options.preset)}`,
     );
   }
-  if (presets.length > 1 && (options.out === undefined || options.out === '-')) {
+  // `--out /dev/stdout` is stdout, as `-` is: the results alone, no summary mixed into them.
+  const toStdout = options.out === undefined || options.out === '-' || openDescriptorOf(options.out) === 1;
+  if (presets.length > 1 && toStdout) {
     // Three results files in one stream would read as one file with three headers.
     throw new UsageError('--preset all writes one results file per preset: give --out <directory>');
   }
@@ -326,8 +338,6 @@ async function evaluate(context: CommandContext, _args: readonly unknown[], opti
       options.windows === undefined
         ? undefined
         : labelsOf(series, windowsFor(options.windows, options.csv, options.series), options.windows);
-    // `--out /dev/stdout` is stdout, as `-` is: the results alone, no summary mixed into them.
-    const toStdout = options.out === undefined || options.out === '-' || openDescriptorOf(options.out) === 1;
     // Every preset is evaluated, and every path checked, before anything is written.
     const results: ResultsFile[] = presets.map((preset) => {
       const evaluation = evaluateSeries(series, preset, { bucketMs, source });
@@ -341,6 +351,12 @@ async function evaluate(context: CommandContext, _args: readonly unknown[], opti
     const sparse = sparseBuckets(series, bucketMs);
     if (sparse !== undefined) context.output.warn(`${source}: ${sparse}`);
     if (toStdout) {
+      // `>> series.csv` would append the results to the series being read.
+      if (isStdout(options.csv === '-' ? undefined : options.csv)) {
+        throw new UsageError(
+          `stdout is the --csv file itself (${source}); writing the results there would add them to the series: send them elsewhere`,
+        );
+      }
       for (const entry of results) context.output.line(entry.text.trimEnd());
       return;
     }

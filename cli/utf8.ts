@@ -5,7 +5,7 @@
  * platform's own (TextDecoder, fatal); only finding where the first bad byte is, for the message,
  * is done here, with the same decoder.
  */
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
 import { UsageError } from './errors.ts';
 
 /** How messages name an input given as a path: `stdin` for `-`, the path otherwise. */
@@ -88,12 +88,33 @@ function readStdin(maxBytes?: number): Buffer {
   return readAll(0, maxBytes);
 }
 
+/** Sleeps {@link STDIN_POLL_MS} (Atomics.wait sleeps instead of spinning): a descriptor said EAGAIN. */
+function pauseBriefly(): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, STDIN_POLL_MS);
+}
+
+/**
+ * Writes all of `text` to descriptor `fd`, however slowly its reader takes it. `writeSync` writes
+ * what fits and says how much: into a non-blocking pipe (Node makes its own stdio descriptors so)
+ * a full pipe takes part, or throws EAGAIN, and the rest would be lost without a word.
+ */
+export function writeAllSync(fd: number, text: string): void {
+  const bytes = Buffer.from(text, 'utf8');
+  for (let offset = 0; offset < bytes.length; ) {
+    try {
+      offset += writeSync(fd, bytes, offset);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error;
+      pauseBriefly();
+    }
+  }
+}
+
 /** Every byte of `fd` until end of input; {@link TooLargeError} once more than `maxBytes` came. */
 function readAll(fd: number, maxBytes = Number.POSITIVE_INFINITY): Buffer {
   const chunks: Buffer[] = [];
   let total = 0;
   const buffer = Buffer.alloc(64 * 1024);
-  const pause = new Int32Array(new SharedArrayBuffer(4));
   for (;;) {
     let read: number;
     try {
@@ -101,7 +122,7 @@ function readAll(fd: number, maxBytes = Number.POSITIVE_INFINITY): Buffer {
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'EAGAIN') {
-        Atomics.wait(pause, 0, 0, STDIN_POLL_MS);
+        pauseBriefly();
         continue;
       }
       // Windows reports the end of a pipe as an error.

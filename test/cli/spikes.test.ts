@@ -227,6 +227,67 @@ describe('news-alerts spikes evaluate', () => {
     expect(readFileSync(csv, 'utf8')).toBe(before);
   });
 
+  it('refuses --out /dev/stdout where -, or stdout appended to the series, would be refused', () => {
+    const csv = join(directory, 'stdout-cases.csv');
+    writeFileSync(csv, syntheticSeries(400, 6, 350));
+    for (const out of ['-', '/dev/stdout', '/dev/fd/1']) {
+      const all = spawnSync(
+        process.execPath,
+        [cliEntry, 'spikes', 'evaluate', '--csv', csv, '--preset', 'all', '--out', out],
+        {
+          encoding: 'utf8',
+          timeout: 60_000,
+        },
+      );
+      expect(all.status, out).toBe(2);
+      expect(all.stderr, out).toContain('--preset all writes one results file per preset');
+    }
+    const before = readFileSync(csv, 'utf8');
+    const appended = spawnSync(
+      'sh',
+      [
+        '-c',
+        '"$0" "$1" spikes evaluate --csv "$2" --preset fewer --out /dev/stdout >> "$2"',
+        process.execPath,
+        cliEntry,
+        csv,
+      ],
+      { encoding: 'utf8', timeout: 60_000 },
+    );
+    expect(appended.status).toBe(2);
+    expect(appended.stderr).toContain('stdout is the --csv file itself');
+    expect(readFileSync(csv, 'utf8')).toBe(before);
+  });
+
+  it('writes all of its results to a pipe whose reader is slow (/dev/stderr, non-blocking in Node)', () => {
+    const csv = join(directory, 'large.csv');
+    writeFileSync(csv, syntheticSeries(30_000, 6, 25_000));
+    const file = join(directory, 'large.results.csv');
+    const toFile = spawnSync(
+      process.execPath,
+      [cliEntry, 'spikes', 'evaluate', '--csv', csv, '--preset', 'fewer', '--out', file],
+      {
+        encoding: 'utf8',
+        timeout: 120_000,
+      },
+    );
+    expect(toFile.status, toFile.stderr).toBe(0);
+    // The reader starts late: the pipe is full long before it reads.
+    const piped = spawnSync(
+      'sh',
+      [
+        '-c',
+        '"$0" "$1" spikes evaluate --csv "$2" --preset fewer --out /dev/stderr 2>&1 >/dev/null | (sleep 2; wc -c)',
+        process.execPath,
+        cliEntry,
+        csv,
+      ],
+      { encoding: 'utf8', timeout: 120_000 },
+    );
+    // All of the results (and the warnings stderr also carries), not the 64 KiB a full pipe took.
+    expect(Number(piped.stdout.trim())).toBeGreaterThanOrEqual(readFileSync(file).length);
+  });
+
   it('refuses a stdin larger than it reads at once as soon as it is, saying the limit and how to split', () => {
     // 150 MB of one repeated row: refused at 100 MB, without holding the rest (it used to read
     // everything, then count rows).
