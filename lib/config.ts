@@ -12,7 +12,7 @@ import { FALLBACK_LOCALE } from '#core/locale';
 import { describeIssues, editDistance } from '#core/model';
 import { PaginationSchema } from '#provider/config';
 import { ResponseMappingOverrideSchema } from '#provider/response-mapping';
-import { checkTargetUrl } from '#shared/network-targets';
+import { checkTargetUrl, quotableUrl } from '#shared/network-targets';
 
 /** A configuration value is invalid; the message names the context key. */
 export class StackConfigError extends Error {
@@ -126,9 +126,9 @@ const httpsUrl = (what: string) =>
       if (check.ok) return;
       const message =
         check.reason === 'is not a URL'
-          ? `is not a URL; got ${show(value)}`
+          ? `is not a URL; got ${show(quotableUrl(value))}`
           : check.reason.startsWith('must be an')
-            ? `must use https:// (${what}); got ${show(value)}`
+            ? `must use https:// (${what}); got ${show(quotableUrl(value))}`
             : check.reason;
       ctx.addIssue({ code: 'custom', message });
     });
@@ -189,7 +189,7 @@ const phoneNumber = z
  * whose endpoint store keeps the URL out of it.
  */
 const credentialParameter =
-  /^(?:.*[-_])?(?:token|key|secret|sig|signature|password|pass|auth|code|apikey|credential)s?$/i;
+  /^(?:(?:.*[-_])?(?:token|secret|password|passwd|apikey|signature|credential)s?|(?:.*[-_])?(?:api|access|secret|private|auth|subscription|signing)[-_]?key|key|sig|code|auth|pass|x-amz-(?:signature|credential))$/i;
 
 /** Why `url` must not be written into the template, or undefined. */
 function secretInUrl(url: string): string | undefined {

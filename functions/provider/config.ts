@@ -7,6 +7,7 @@
 import * as z from 'zod/mini';
 import { ConfigError } from '#core/errors';
 import { isTimeZone } from '#core/model';
+import { quotableUrl } from '#shared/network-targets';
 import { type ResponseMapping, ResponseMappingOverrideSchema, resolveMapping } from './response-mapping.ts';
 
 /**
@@ -66,13 +67,13 @@ const baseUrl = z.pipe(
       try {
         url = new URL(value);
       } catch {
-        ctx.addIssue({ code: 'custom', message: `is not a URL; got ${describe(value)}` });
+        ctx.addIssue({ code: 'custom', message: `is not a URL; got ${describe(quotableUrl(value))}` });
         return;
       }
       if (url.protocol !== 'https:') {
         ctx.addIssue({
           code: 'custom',
-          message: `must use https:// (the provider only allows HTTPS); got ${describe(value)}`,
+          message: `must use https:// (the provider only allows HTTPS); got ${describe(quotableUrl(value))}`,
         });
       } else if (url.username || url.password) {
         ctx.addIssue({ code: 'custom', message: 'must not carry credentials; the API key comes from Secrets Manager' });

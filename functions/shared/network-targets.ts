@@ -212,6 +212,17 @@ export function isLoopbackHost(hostname: string): boolean {
  * (unless `allowInternal`) a host that is not internal. Reasons name the host, never the path
  * or query, which may hold a webhook's secret.
  */
+/**
+ * `value` (a URL, or what was meant as one) as an error message may quote it: user info replaced
+ * by `…@`, and everything from the first `?` or `#` by `?…`. That is where a key or token would be
+ * put by mistake (`?apiKey=…`), and a message goes to consoles, CI logs and terminals.
+ */
+export function quotableUrl(value: string): string {
+  const cut = value.search(/[?#]/);
+  const head = cut < 0 ? value : `${value.slice(0, cut)}?…`;
+  return head.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, '$1…@');
+}
+
 export function checkTargetUrl(value: string, options: TargetPolicyOptions = {}): TargetCheck {
   const protocols = options.protocols ?? ['https:'];
   let url: URL;

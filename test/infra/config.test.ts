@@ -194,6 +194,29 @@ describe('validation', () => {
     expect(secrets).toMatch(/emails\[1\]: is listed twice/);
     expect(secrets).toMatch(/phoneNumbers\[1\]: is listed twice/);
     expect(secrets).not.toContain('s3cr3t');
+    // Ordinary parameters that end like a credential's name are not one.
+    for (const url of [
+      'https://partner.example.com/hook?country_code=KR',
+      'https://partner.example.com/hook?lang_code=ko',
+      'https://partner.example.com/hook?sort_key=published',
+      'https://partner.example.com/hook?channel-key=alerts',
+    ]) {
+      expect(
+        parseStackConfig({ audiences: [{ audienceId: 'desk', httpsEndpoints: [url] }] }).audiences,
+        url,
+      ).toHaveLength(1);
+    }
+    // A key in a URL's query is never repeated, whichever check refuses the URL.
+    for (const context of [
+      { newsApiBaseUrl: 'http://news.example.com/v1?apiKey=SECRETKEY123' },
+      { newsApiBaseUrl: 'news.example.com/v1?apiKey=SECRETKEY123' },
+      { audiences: [{ audienceId: 'desk', httpsEndpoints: ['http://partner.example.com/h?token=SECRETKEY123'] }] },
+      { newsApiBaseUrl: 'http://user:SECRETKEY123@news.example.com/v1' },
+    ]) {
+      const message = refusal(context);
+      expect(message).toMatch(/./);
+      expect(message, JSON.stringify(context)).not.toContain('SECRETKEY123');
+    }
   });
 
   it('refuses credentials in provider and webhook URLs, even with allowInternalTargets', () => {
@@ -228,7 +251,17 @@ describe('validation', () => {
     ] as const) {
       expect(refusal({ scheduleExpression: expression, scheduleIntervalMinutes: 5 }), expression).toMatch(problem);
     }
-    for (const expression of ['cron(0/10 * * * ? *)', 'cron(0 8-18 ? * MON-FRI *)', 'cron(15 10 L * ? 2027)']) {
+    for (const expression of [
+      'cron(0/10 * * * ? *)',
+      'cron(0 8-18 ? * MON-FRI *)',
+      'cron(15 10 L * ? 2027)',
+      'cron(0 12 15W * ? *)',
+      'cron(0 12 ? * 2#1 *)',
+      'cron(0 8 ? JAN-MAR MON-FRI *)',
+      'cron(10-50/5 * * * ? *)',
+      'cron(*/5 * ? * * *)',
+      'cron(0 0/2 ? * SUN 2026-2030)',
+    ]) {
       expect(parseStackConfig({ scheduleExpression: expression, scheduleIntervalMinutes: 10 }).scheduleExpression).toBe(
         expression,
       );

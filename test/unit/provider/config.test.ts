@@ -54,6 +54,10 @@ describe('parseProviderConfig', () => {
     expect(error.message).toContain('must not have a query or fragment');
     expect(error.message).toContain('"https://api.example.com/v1"');
     expect(JSON.stringify({ message: error.message, cause: String(error.cause) })).not.toContain('SECRETKEY');
+    // Nor when another check refuses the URL first.
+    for (const baseUrl of ['http://api.example.com/v1?apiKey=SECRETKEY123', 'api.example.com/v1?apiKey=SECRETKEY123']) {
+      expect(configError({ baseUrl }).message, baseUrl).not.toContain('SECRETKEY');
+    }
   });
 
   it.each([
