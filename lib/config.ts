@@ -304,7 +304,7 @@ export const StackConfigSchema = z
       )
       .check(
         z.superRefine((expression, ctx) => {
-          const problem = cronProblem(expression);
+          const problem = scheduleProblem(expression);
           if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
         }),
       )
@@ -591,9 +591,15 @@ export function audienceTopicName(prefix: string, id: string): string {
  * What EventBridge Scheduler would refuse in a `cron(…)` expression, found at synth instead of at
  * deploy: one of day-of-month and day-of-week must be `?`, and the numbers of the minutes, hours,
  * day-of-month, month and year fields must be in their ranges. Names (JAN, MON), `L`, `W` and `#`
- * are left to Scheduler. Undefined for a `rate(…)` expression or a cron that passes.
+ * are left to Scheduler; a `rate(…)` takes the singular unit for 1 only. Undefined for an
+ * expression that passes.
  */
-export function cronProblem(expression: string): string | undefined {
+export function scheduleProblem(expression: string): string | undefined {
+  const rate = /^rate\((\d+) (minute|hour|day)(s?)\)$/.exec(expression);
+  if (rate !== null && (rate[1] === '1') !== (rate[3] === '')) {
+    // Scheduler takes the singular unit for 1 only: rate(1 minute), rate(5 minutes).
+    return `"${expression}": write ${rate[1] === '1' ? `rate(1 ${rate[2]})` : `rate(${rate[1]} ${rate[2]}s)`}`;
+  }
   const fields = /^cron\((.*)\)$/.exec(expression)?.[1]?.split(' ');
   if (fields === undefined || fields.length !== 6) return undefined;
   const [minutes, hours, dayOfMonth, month, dayOfWeek, year] = fields as [

@@ -248,6 +248,8 @@ describe('validation', () => {
       ['cron(0/5 * * * * *)', /exactly one of day-of-month \(3rd field\) and day-of-week \(5th\) must be "\?"/],
       ['cron(0 24 ? * MON-FRI *)', /hours \(2nd field\) must be from 0 to 23/],
       ['cron(0/0 * * * ? *)', /has a step "\/0"/],
+      ['rate(5 minute)', /write rate\(5 minutes\)/],
+      ['rate(1 hours)', /write rate\(1 hour\)/],
     ] as const) {
       expect(refusal({ scheduleExpression: expression, scheduleIntervalMinutes: 5 }), expression).toMatch(problem);
     }
