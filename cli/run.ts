@@ -110,18 +110,37 @@ class StopSignals {
   }
 }
 
-/** The news source, stopped between pages (and mid-request) once a stop is requested. */
+/**
+ * The news source, stopped between pages (and mid-request) once a stop is requested. Everything
+ * else the source offers is passed on as it is: without `page` and `pageSize` the run cannot count
+ * (it reads late articles by full sweeps only, hours apart), so `run` would not be wired like the
+ * Lambda function.
+ */
 function stoppableNews(news: NewsSource, stop: AbortSignal): NewsSource {
+  const stopping = (signal: AbortSignal | undefined) => (signal ? AbortSignal.any([signal, stop]) : stop);
+  const { page } = news;
   return {
     async *pages(range, options = {}): AsyncIterable<ArticlePage> {
       stop.throwIfAborted();
-      const signal = options.signal ? AbortSignal.any([options.signal, stop]) : stop;
-      for await (const page of news.pages(range, { ...options, signal })) {
+      for await (const found of news.pages(range, { ...options, signal: stopping(options.signal) })) {
         // A page read before the stop is still delivered; nothing after it is read.
-        yield page;
+        yield found;
         stop.throwIfAborted();
       }
     },
+    ...(page === undefined
+      ? {}
+      : {
+          page: (range, request) => {
+            stop.throwIfAborted();
+            return page.call(news, range, { ...request, signal: stopping(request.signal) });
+          },
+        }),
+    pageSize: news.pageSize,
+    ...(news.prepare === undefined ? {} : { prepare: () => news.prepare?.() }),
+    ...(news.requestSent === undefined
+      ? {}
+      : { requestSent: (signal) => news.requestSent?.(signal) ?? Promise.resolve() }),
   };
 }
 

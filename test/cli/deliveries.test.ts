@@ -38,7 +38,7 @@ interface DeliveriesJson {
 }
 
 interface RunJson {
-  summary: { status: string; audiences: Record<string, { published: number }> };
+  summary: { status: string; audiences: Record<string, { published: number }>; reading?: { counted?: unknown } };
 }
 
 describe('deliveries', () => {
@@ -61,6 +61,9 @@ describe('deliveries', () => {
     expect(run.code, run.stderr).toBe(0);
     const sent = run.json<RunJson>().summary.audiences['rates-watch']?.published ?? 0;
     expect(sent).toBeGreaterThan(1);
+    // Wired like the Lambda function: it counts the days it reads, so late articles are rechecked
+    // within LATE_RECHECK_MINUTES instead of waiting hours for a full sweep.
+    expect(run.json<RunJson>().summary.reading?.counted).toBeDefined();
 
     const shown = await sandbox.cli(['--json', 'deliveries', 'rates-watch']);
     expect(shown.code, shown.stderr).toBe(0);
