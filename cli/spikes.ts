@@ -63,13 +63,16 @@ interface EvaluateOptions {
   bucketMinutes?: number;
 }
 
-/** Whether two paths name one file (the same inode, or the same path when one does not exist yet). */
-function sameFile(a: string, b: string): boolean {
+/**
+ * Whether `a` and `b` (paths, or descriptors of this process: 0 stdin, 1 stdout) are one regular
+ * file, the same inode. Only a regular file counts: a terminal is stdin and stdout at once.
+ */
+function sameRegularFile(a: string | number, b: string | number): boolean {
   try {
-    const [first, second] = [statSync(a), statSync(b)];
-    return first.dev === second.dev && first.ino === second.ino;
+    const [first, second] = [a, b].map((target) => (typeof target === 'number' ? fstatSync(target) : statSync(target)));
+    return first?.isFile() === true && first.dev === second?.dev && first.ino === second.ino;
   } catch {
-    return resolve(a) === resolve(b);
+    return false;
   }
 }
 
@@ -95,27 +98,6 @@ function openDescriptorOf(file: string): number | undefined {
   return undefined;
 }
 
-/** Whether stdout is the regular file `file` is (or stdin reads, for undefined): `>> series.csv`. */
-function isStdout(file: string | undefined): boolean {
-  try {
-    const output = fstatSync(1);
-    const input = file === undefined ? fstatSync(0) : statSync(file);
-    return output.isFile() && input.dev === output.dev && input.ino === output.ino;
-  } catch {
-    return false;
-  }
-}
-
-/** Whether `file` is the file stdin reads (`--csv - < series.csv`), which the results must not replace. */
-function isStdin(file: string): boolean {
-  try {
-    const [input, output] = [fstatSync(0), statSync(file)];
-    return input.isFile() && input.dev === output.dev && input.ino === output.ino;
-  } catch {
-    return false;
-  }
-}
-
 /** One preset's results, and where they go. */
 interface ResultsFile {
   readonly preset: SpikePreset;
@@ -130,7 +112,8 @@ interface ResultsFile {
  * @throws UsageError naming the file and what is wrong
  */
 function checkResultsPath(file: string, onePreset: boolean, source: string): void {
-  if (source === '-' ? isStdin(file) : sameFile(file, source)) {
+  // With --csv -, the file stdin reads (`--csv - < series.csv`).
+  if (sameRegularFile(file, source === '-' ? 0 : source)) {
     throw new UsageError(
       `--out ${file} is the --csv file itself; writing the results there would replace the series: give another file name`,
     );
@@ -144,13 +127,21 @@ function checkResultsPath(file: string, onePreset: boolean, source: string): voi
   }
 }
 
+interface ResultsTarget {
+  readonly path: string;
+  /** Written beside, then renamed over (absent, or a regular file). */
+  readonly replace: boolean;
+  /** This process's descriptor that the path names (`/dev/stdout`): written through it. */
+  readonly fd?: number;
+}
+
 /**
  * Where a results file goes, by what is at its path now. A rename over a path replaces whatever
  * is there, so only a path that is absent or a regular file may be replaced that way: a symbolic
  * link is followed to the file it names (the link stays, its file gets the results), and anything
  * else (a named pipe, `/dev/stdout`, `/dev/null`) is written to as it is, never replaced.
  */
-function resultsTarget(file: string): { readonly path: string; readonly replace: boolean; readonly fd?: number } {
+function resultsTarget(file: string): ResultsTarget {
   const fd = openDescriptorOf(file);
   if (fd !== undefined) return { path: file, replace: false, fd };
   let found: Stats;
@@ -182,12 +173,7 @@ function resultsTarget(file: string): { readonly path: string; readonly replace:
  * @throws UsageError naming the file that could not be written
  */
 function writeResults(files: readonly ResultsFile[]): void {
-  const plans: {
-    readonly entry: ResultsFile;
-    readonly path: string;
-    readonly replace: boolean;
-    readonly fd?: number;
-  }[] = [];
+  const plans: (ResultsTarget & { readonly entry: ResultsFile })[] = [];
   const temporaries: string[] = [];
   let writing = '';
   try {
@@ -352,7 +338,7 @@ async function evaluate(context: CommandContext, _args: readonly unknown[], opti
     if (sparse !== undefined) context.output.warn(`${source}: ${sparse}`);
     if (toStdout) {
       // `>> series.csv` would append the results to the series being read.
-      if (isStdout(options.csv === '-' ? undefined : options.csv)) {
+      if (sameRegularFile(1, options.csv === '-' ? 0 : options.csv)) {
         throw new UsageError(
           `stdout is the --csv file itself (${source}); writing the results there would add them to the series: send them elsewhere`,
         );
