@@ -102,6 +102,21 @@ describe('the console rule and audience pages', () => {
     expect(created.code, created.stderr).toBe(0);
   }
 
+  /** Posts the rule form's `fields` to review, then confirms the reviewed save; both must pass. */
+  async function reviewAndSave(ruleId: string, fields: Record<string, string>): Promise<void> {
+    const path = `/rules/${ruleId}`;
+    const review = await send(consoleProcess.port, 'POST', `${path}/preview`, cookie, fields);
+    expect(review.status, review.body.slice(0, 2000)).toBe(200);
+    const saved = await send(
+      consoleProcess.port,
+      'POST',
+      `${path}/save`,
+      cookie,
+      formFields(review.body, `${path}/save`),
+    );
+    expect(saved.status, saved.body.slice(0, 2000)).toBe(303);
+  }
+
   afterAll(async () => {
     await consoleProcess?.stop();
     await sandbox?.stop();
@@ -221,19 +236,10 @@ describe('the console rule and audience pages', () => {
     expect(refused.status).toBe(400);
     expect(refused.body).toContain('Remove keyword');
 
-    const review = await send(consoleProcess.port, 'POST', '/rules/stray/preview', cookie, {
+    await reviewAndSave('stray', {
       ...fields,
       remove: 'keyword',
     });
-    expect(review.status, review.body.slice(0, 2000)).toBe(200);
-    const saved = await send(
-      consoleProcess.port,
-      'POST',
-      '/rules/stray/save',
-      cookie,
-      formFields(review.body, '/rules/stray/save'),
-    );
-    expect(saved.status, saved.body.slice(0, 2000)).toBe(303);
     const stored = await sandbox.stack.clients.documents.send(
       new GetCommand({ TableName: sandbox.stack.config.tables.rules, Key: { ruleId: 'stray' } }),
     );
@@ -325,19 +331,10 @@ describe('the console rule and audience pages', () => {
       }),
     );
     const page = await get(consoleProcess.port, '/rules/string-set', cookie);
-    const review = await send(consoleProcess.port, 'POST', '/rules/string-set/preview', cookie, {
+    await reviewAndSave('string-set', {
       ...formFields(page.body, '/rules/string-set/preview'),
       description: 'Wafer news',
     });
-    expect(review.status, review.body.slice(0, 2000)).toBe(200);
-    const saved = await send(
-      consoleProcess.port,
-      'POST',
-      '/rules/string-set/save',
-      cookie,
-      formFields(review.body, '/rules/string-set/save'),
-    );
-    expect(saved.status, saved.body.slice(0, 2000)).toBe(303);
     const stored = await sandbox.stack.clients.documents.send(
       new GetCommand({ TableName: sandbox.stack.config.tables.rules, Key: { ruleId: 'string-set' } }),
     );
