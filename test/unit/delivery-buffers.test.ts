@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { LedgerWriter, Outbox } from '#core/delivery-buffers';
 import type { DeliveryRecord, OutboundMessage, PublishedMessage } from '#core/ports';
@@ -110,14 +111,73 @@ describe('Outbox.takeTopicsWith (sharded publishing: one work item per audience)
     body: '{}',
     ruleIds: [],
   });
+  const many = (topic: string, count: number, from = 0) =>
+    Array.from({ length: count }, (_, n) => message(topic, from + n));
+  const keysOf = (messages: readonly OutboundMessage[]) => messages.map((m) => `${m.topicArn}/${m.key.articleKey}`);
 
-  it('takes whole topics that hold an item’s worth, keeps the others, and takes everything past the cap', () => {
+  it('takes whole SNS batches of the topics that hold an item’s worth, and keeps their remainders and the others', () => {
     const outbox = new Outbox();
-    outbox.add([...Array.from({ length: 5 }, (_, n) => message('big', n)), message('small', 0)]);
-    expect(outbox.takeTopicsWith(5, 100).map((m) => m.key.articleKey)).toEqual(['a0', 'a1', 'a2', 'a3', 'a4']);
-    expect(outbox.size).toBe(1);
-    outbox.add([message('other', 1), message('other', 2)]);
-    expect(outbox.takeTopicsWith(5, 2)).toHaveLength(3);
-    expect(outbox.size).toBe(0);
+    outbox.add([...many('big', 57), ...many('small', 3)]);
+    expect(keysOf(outbox.takeTopicsWith(50, 5_000))).toEqual(keysOf(many('big', 50)));
+    expect(outbox.size).toBe(10);
+    expect(keysOf(outbox.drain())).toEqual(keysOf([...many('big', 7, 50), ...many('small', 3)]));
+  });
+
+  it('past the cap takes every topic’s whole batches, and the remainders too only when they alone fill half of it', () => {
+    const outbox = new Outbox();
+    outbox.add([...many('x', 23), ...many('y', 4)]);
+    expect(keysOf(outbox.takeTopicsWith(50, 20))).toEqual(keysOf(many('x', 20)));
+    expect(outbox.size).toBe(7);
+
+    const crowded = new Outbox();
+    crowded.add([...many('p', 9), ...many('q', 9), ...many('r', 9)]);
+    expect(crowded.takeTopicsWith(50, 20)).toHaveLength(27);
+    expect(crowded.size).toBe(0);
+  });
+
+  it('loses and repeats nothing, keeps each topic’s order, sends remainders only when forced, and stays bounded', () => {
+    const step = fc.oneof(
+      fc.record({
+        add: fc.array(fc.record({ topic: fc.constantFrom('t1', 't2', 't3', 't4'), count: fc.nat(30) }), {
+          maxLength: 4,
+        }),
+      }),
+      fc.record({
+        take: fc.record({ min: fc.integer({ min: 10, max: 60 }), maxHeld: fc.integer({ min: 1, max: 120 }) }),
+      }),
+    );
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 30 }), (steps) => {
+        const outbox = new Outbox();
+        const next = new Map<string, number>();
+        const out: OutboundMessage[] = [];
+        for (const s of steps) {
+          if ('add' in s) {
+            for (const { topic, count } of s.add) {
+              const from = next.get(topic) ?? 0;
+              outbox.add(many(topic, count, from));
+              next.set(topic, from + count);
+            }
+            continue;
+          }
+          const before = outbox.size;
+          const taken = outbox.takeTopicsWith(s.take.min, s.take.maxHeld);
+          out.push(...taken);
+          const perTopic = new Map<string, number>();
+          for (const m of taken) perTopic.set(m.topicArn, (perTopic.get(m.topicArn) ?? 0) + 1);
+          const drained = outbox.size === 0 && before > s.take.maxHeld;
+          // A take sends whole batches of ten per topic, unless the cap forced out the remainders.
+          if (!drained) for (const count of perTopic.values()) expect(count % 10).toBe(0);
+          // Past the cap, at most half of it stays behind.
+          if (before > s.take.maxHeld) expect(outbox.size).toBeLessThanOrEqual(s.take.maxHeld / 2);
+        }
+        out.push(...outbox.drain());
+        for (const [topic, count] of next) {
+          const sent = out.filter((m) => m.topicArn === topic).map((m) => m.key.articleKey);
+          expect(sent).toEqual(many(topic, count).map((m) => m.key.articleKey));
+        }
+        expect(out).toHaveLength([...next.values()].reduce((a, b) => a + b, 0));
+      }),
+    );
   });
 });
