@@ -9,7 +9,11 @@
  *
  * With `maxBatchingWindowMs` (the stack's batching window) a poller that received fewer records
  * than `batchSize` keeps receiving until the batch is full or the window has passed, as Lambda
- * fills a batch within MaximumBatchingWindowInSeconds.
+ * fills a batch within MaximumBatchingWindowInSeconds. A batch larger than ten (which Lambda
+ * allows only with a batching window) takes several ReceiveMessage calls of at most ten, as SQS
+ * returns, and its acknowledgements several batch calls of at most ten entries. Like Lambda, it
+ * keeps an event under 6 MB: it asks for more only while the records it could receive (256 KiB
+ * each at most) still fit.
  *
  * Where it departs from Lambda, on purpose:
  * - Failed records are made visible again at once (ChangeMessageVisibility 0) instead of after
@@ -23,6 +27,7 @@
  * ReceiveMessage instead of being returned (checked against moto 5: with maxReceiveCount 3 the
  * fourth receive returns nothing and the DLQ holds the message).
  */
+import { Buffer } from 'node:buffer';
 import { setTimeout as delay } from 'node:timers/promises';
 import {
   ChangeMessageVisibilityBatchCommand,
@@ -44,7 +49,7 @@ export interface LocalEventSourceOptions {
   readonly handler: SqsBatchHandler;
   /** Invocations at once (the mapping's `maximumConcurrency`). */
   readonly concurrency: number;
-  /** Records per invocation, 1..10. */
+  /** Records per invocation, 1..10, or up to {@link maxBatchSize} with `maxBatchingWindowMs`. */
   readonly batchSize: number;
   /** How long a received message stays hidden while its invocation runs. */
   readonly visibilityTimeoutSeconds: number;
@@ -85,13 +90,26 @@ export interface LocalEventSource {
   stop(): Promise<void>;
 }
 
+/** SQS ReceiveMessage, DeleteMessageBatch and ChangeMessageVisibilityBatch: at most ten each. */
+const sqsBatchLimit = 10;
+/** Lambda's SQS event source: batch sizes above ten need a batching window (the stack's limit is 100). */
+export const maxBatchSize = 10_000;
+/** Lambda's synchronous invocation payload limit, which caps an SQS batch. */
+const maxEventBytes = 6 * 1024 * 1024;
+/** The largest SQS message body. */
+const maxBodyBytes = 256 * 1024;
+
 /** Starts `concurrency` pollers on the queue; call `stop()` when done. */
 export function startLocalEventSource(options: LocalEventSourceOptions): LocalEventSource {
   if (!Number.isInteger(options.concurrency) || options.concurrency < 1) {
     throw new RangeError(`concurrency must be a positive integer, got ${options.concurrency}`);
   }
-  if (!Number.isInteger(options.batchSize) || options.batchSize < 1 || options.batchSize > 10) {
-    throw new RangeError(`batchSize must be an integer from 1 to 10, got ${options.batchSize}`);
+  const windowed = (options.maxBatchingWindowMs ?? 0) > 0;
+  const largest = windowed ? maxBatchSize : sqsBatchLimit;
+  if (!Number.isInteger(options.batchSize) || options.batchSize < 1 || options.batchSize > largest) {
+    throw new RangeError(
+      `batchSize must be an integer from 1 to ${largest}${windowed ? '' : ' (more needs maxBatchingWindowMs)'}, got ${options.batchSize}`,
+    );
   }
   const log = options.log ?? silentLog;
   const timeoutMs = (options.functionTimeoutSeconds ?? 60) * 1000;
@@ -154,16 +172,26 @@ export function startLocalEventSource(options: LocalEventSourceOptions): LocalEv
     return Messages;
   }
 
-  /** Within the batching window, tops a batch up to `batchSize` (short polls, 20 ms apart). */
+  /**
+   * Within the batching window, tops a batch up to `batchSize` (short polls, 20 ms apart), asking
+   * only for as many records as surely fit the event's 6 MB.
+   */
   async function fill(messages: Message[]): Promise<Message[]> {
     const windowMs = options.maxBatchingWindowMs ?? 0;
     const until = performance.now() + windowMs;
-    while (messages.length < options.batchSize && !stopped && performance.now() < until) {
-      const more = await receive(options.batchSize - messages.length).catch(() => [] as Message[]);
+    let bytes = messages.reduce((sum, message) => sum + Buffer.byteLength(message.Body ?? '', 'utf8'), 0);
+    for (;;) {
+      const room = Math.min(
+        sqsBatchLimit,
+        options.batchSize - messages.length,
+        Math.floor((maxEventBytes - bytes) / maxBodyBytes),
+      );
+      if (room <= 0 || stopped || performance.now() >= until) return messages;
+      const more = await receive(room).catch(() => [] as Message[]);
       messages.push(...more);
+      for (const message of more) bytes += Buffer.byteLength(message.Body ?? '', 'utf8');
       if (more.length === 0) await delay(Math.min(20, Math.max(0, until - performance.now())));
     }
-    return messages;
   }
 
   async function poll(): Promise<void> {
@@ -175,7 +203,7 @@ export function startLocalEventSource(options: LocalEventSourceOptions): LocalEv
         ({ Messages: messages = [] } = await options.client.send(
           new ReceiveMessageCommand({
             QueueUrl: options.queueUrl,
-            MaxNumberOfMessages: options.batchSize,
+            MaxNumberOfMessages: Math.min(sqsBatchLimit, options.batchSize),
             VisibilityTimeout: options.visibilityTimeoutSeconds,
             WaitTimeSeconds: options.waitTimeSeconds ?? 0,
             MessageSystemAttributeNames: [
@@ -247,23 +275,35 @@ async function acknowledge(
 ): Promise<void> {
   const entries = (messages: readonly Message[]) =>
     messages.map((message, index) => ({ Id: String(index), ReceiptHandle: message.ReceiptHandle }));
-  try {
-    if (done.length > 0) {
-      await options.client.send(new DeleteMessageBatchCommand({ QueueUrl: options.queueUrl, Entries: entries(done) }));
+  // Each call takes at most ten entries; a chunk that fails leaves only its own messages behind.
+  const chunks = (messages: readonly Message[]) =>
+    Array.from({ length: Math.ceil(messages.length / sqsBatchLimit) }, (_, i) =>
+      messages.slice(i * sqsBatchLimit, (i + 1) * sqsBatchLimit),
+    );
+  const calls = [
+    ...chunks(done).map(
+      (chunk) => () =>
+        options.client.send(new DeleteMessageBatchCommand({ QueueUrl: options.queueUrl, Entries: entries(chunk) })),
+    ),
+    ...chunks(failed).map(
+      (chunk) => () =>
+        options.client.send(
+          new ChangeMessageVisibilityBatchCommand({
+            QueueUrl: options.queueUrl,
+            Entries: entries(chunk).map((entry) => ({ ...entry, VisibilityTimeout: 0 })),
+          }),
+        ),
+    ),
+  ];
+  for (const call of calls) {
+    try {
+      await call();
+    } catch (error) {
+      // Not deleted: the messages come back after the visibility timeout, as they would in Lambda.
+      log.warn('acknowledging work items failed; they come back after the visibility timeout', {
+        errorName: (error as Error)?.name,
+      });
     }
-    if (failed.length > 0) {
-      await options.client.send(
-        new ChangeMessageVisibilityBatchCommand({
-          QueueUrl: options.queueUrl,
-          Entries: entries(failed).map((entry) => ({ ...entry, VisibilityTimeout: 0 })),
-        }),
-      );
-    }
-  } catch (error) {
-    // Not deleted: the messages come back after the visibility timeout, as they would in Lambda.
-    log.warn('acknowledging work items failed; they come back after the visibility timeout', {
-      errorName: (error as Error)?.name,
-    });
   }
 }
 

@@ -10,6 +10,7 @@ import {
   GetQueueAttributesCommand,
   ReceiveMessageCommand,
   SendMessageBatchCommand,
+  type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { describe, expect, it, vi } from 'vitest';
@@ -244,11 +245,98 @@ describe('local SQS event source', () => {
     expect(await remaining(url)).toBe(0);
   });
 
+  it('with a batching window, fills a batch above ten from receives of at most ten, acknowledges ten at a time, and keeps an event under 6 MB', async () => {
+    const { url } = await queue();
+    // Every request the source makes, to hold it to SQS's limit of ten per call (moto does not).
+    const perCall: { command: string; count: number }[] = [];
+    const client = {
+      send(command: { constructor: { name: string }; input: { Entries?: unknown[]; MaxNumberOfMessages?: number } }) {
+        const { Entries, MaxNumberOfMessages } = command.input;
+        perCall.push({ command: command.constructor.name, count: Entries?.length ?? MaxNumberOfMessages ?? 0 });
+        return clients.sqs.send(command as never);
+      },
+    } as unknown as SQSClient;
+    const batches: string[][] = [];
+    const delivered = new Map<string, number>();
+    let expected = 0;
+    const done = signal();
+    const handler: SqsBatchHandler = async (event) => {
+      batches.push(bodiesOf(event));
+      const failures: { itemIdentifier: string }[] = [];
+      event.Records.forEach((record, index) => {
+        const times = (delivered.get(record.body) ?? 0) + 1;
+        delivered.set(record.body, times);
+        // Three records of the first batch fail once: they come back, the other 22 are deleted.
+        if (batches.length === 1 && index % 10 === 3) failures.push({ itemIdentifier: record.messageId });
+      });
+      if (delivered.size === expected && [...delivered.values()].filter((n) => n === 2).length === 3) done.resolve();
+      return { batchItemFailures: failures };
+    };
+    const start = () =>
+      startLocalEventSource({
+        client,
+        queueUrl: url,
+        handler,
+        concurrency: 1,
+        batchSize: 25,
+        visibilityTimeoutSeconds: 300,
+        maxBatchingWindowMs: 300,
+      });
+
+    const small = Array.from({ length: 37 }, (_, index) => `small-${index}`);
+    await send(url, small);
+    expected = small.length;
+    const first = start();
+    await done.promise;
+    await first.stop();
+    expect(batches[0]).toHaveLength(25);
+    expect(await remaining(url)).toBe(0);
+
+    // 262,000 bytes each (SQS takes up to 262,144): 25 of them would be 6.55 MB, past Lambda's 6 MiB.
+    const large = Array.from(
+      { length: 25 },
+      (_, index) => `large-${String(index).padStart(2, '0')}-${'x'.repeat(262_000 - 9)}`,
+    );
+    for (const body of large) await send(url, [body]); // an SQS batch request carries at most 256 KiB
+    batches.length = 0;
+    const allLarge = signal();
+    const second = startLocalEventSource({
+      client,
+      queueUrl: url,
+      handler: async (event) => {
+        batches.push(bodiesOf(event));
+        if (batches.flat().length === large.length) allLarge.resolve();
+        return { batchItemFailures: [] };
+      },
+      concurrency: 1,
+      batchSize: 25,
+      visibilityTimeoutSeconds: 300,
+      maxBatchingWindowMs: 300,
+    });
+    await allLarge.promise;
+    await second.stop();
+    for (const batch of batches)
+      expect(batch.reduce((sum, body) => sum + body.length, 0)).toBeLessThanOrEqual(6 * 1024 * 1024);
+    expect(batches[0]?.length).toBeGreaterThanOrEqual(20);
+    expect(await remaining(url)).toBe(0);
+    expect(perCall.filter((call) => call.count > 10)).toEqual([]);
+    expect(perCall.filter((call) => call.command === 'DeleteMessageBatchCommand').length).toBeGreaterThanOrEqual(3);
+  });
+
   it('refuses a batch size Lambda would refuse', () => {
     const options = { client: clients.sqs, queueUrl: 'unused', handler: async () => undefined };
     expect(() =>
       startLocalEventSource({ ...options, concurrency: 1, batchSize: 11, visibilityTimeoutSeconds: 1 }),
-    ).toThrow(/batchSize/);
+    ).toThrow(/batchSize must be an integer from 1 to 10 \(more needs maxBatchingWindowMs\)/);
+    expect(() =>
+      startLocalEventSource({
+        ...options,
+        concurrency: 1,
+        batchSize: 10_001,
+        visibilityTimeoutSeconds: 1,
+        maxBatchingWindowMs: 1000,
+      }),
+    ).toThrow(/batchSize must be an integer from 1 to 10000/);
     expect(() =>
       startLocalEventSource({ ...options, concurrency: 0, batchSize: 1, visibilityTimeoutSeconds: 1 }),
     ).toThrow(/concurrency/);
