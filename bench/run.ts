@@ -225,6 +225,7 @@ const STACK_DEFAULTS = {
   maxPages: 2000,
   pageSize: 100,
   snsConcurrency: 8,
+  publisherBatchSize: 100,
 } as const;
 
 const SEED = 20_250_101;
@@ -486,7 +487,7 @@ async function runPublishingPart(plan: Plan): Promise<PublishingResults> {
       audiences: plan.publishing.audiences,
       publishLatencyMs: PUBLISH_LATENCY_MS,
       publisherConcurrencies: plan.publishing.publisherConcurrencies,
-      publisherBatchSize: 10,
+      publisherBatchSize: STACK_DEFAULTS.publisherBatchSize,
       snsConcurrency: STACK_DEFAULTS.snsConcurrency,
       ledgerFlushDelayMs: 100,
       seed: SEED,
@@ -501,6 +502,7 @@ async function runPublishingPart(plan: Plan): Promise<PublishingResults> {
       notifications: plan.publishing.notifications,
       audiences: plan.publishing.audiences,
       snsConcurrency: STACK_DEFAULTS.snsConcurrency,
+      publisherBatchSize: STACK_DEFAULTS.publisherBatchSize,
       latencies: { ...DEFAULT_FAKE_OPTIONS.latencies, snsMs: PUBLISH_LATENCY_MS },
     },
     [1, 2, 4],

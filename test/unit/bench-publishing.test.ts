@@ -8,7 +8,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type PublishingResults, type PublishingRun, publishingMatches } from '../../bench/publishing.ts';
-import type { FakeOptions, FakeRun } from '../../bench/publishing-fake.ts';
+import { type FakeOptions, type FakeRun, fakeSharded, fakeSingle } from '../../bench/publishing-fake.ts';
 import { publishingLimits, publishingSection, publishingTargets, shardedCapacity } from '../../bench/sections.ts';
 
 const options: PublishingResults['options'] = {
@@ -116,6 +116,19 @@ describe('publishing verdicts', () => {
     expect(row(missed, 'the model checked')).toMatchObject({ met: false });
   });
 
+  it('when the run feeds fewer than the publishers would drain, says the run is the limit', () => {
+    // One publisher at 1,000/s would give 4,000/s, but the run queued 10,000 in 4 s: 2,500/s.
+    const bound = withFake(fakeSingleRun, [
+      fakeShardedRun(1, 1_000, { queuedMs: 4_000 }),
+      fakeShardedRun(2, 1_900, { queuedMs: 4_000 }),
+    ]);
+    expect(row(bound, '≥ 3× single')).toMatchObject({ met: false });
+    expect(row(bound, '≥ 3× single')?.measured).toMatch(/^2\.50× \(model 2,500 notifications\/s, bound by the run/);
+    expect(row(bound, '≥ 3× single')?.note).toMatch(
+      /the run that feeds the publishers queued 2,500 notifications\/s on its own \(2\.50× single mode's rate\).*one publisher drains 1,000\/s/,
+    );
+  });
+
   it('judges issue 33 on every sharded run of the emulator: DynamoDB requests per notification ≤ 0.1 and CPU ≤ 1.3× single', () => {
     // 1,000 requests = 0.1 per notification and 2.6 s of CPU = 1.3× at both counts: met exactly at the bar.
     const atBar = withFake(fakeSingleRun, [
@@ -197,5 +210,26 @@ describe('publishing verdicts', () => {
     );
     // Without moto's CPU time (unreadable /proc) nothing is claimed.
     expect(shardedCapacity({ ...results, runs: [single, { ...sharded, motoCpuMs: undefined }] })).toBeUndefined();
+  });
+});
+
+describe('the zero-CPU emulator runs (bench/publishing-fake.ts)', () => {
+  it('sharded mode makes as many PublishBatch calls as single mode, also when the run must queue before an audience has an item’s worth', async () => {
+    // 6,000 notifications for 240 audiences (25 each): past 5,000 waiting, the run queues before
+    // any audience reaches an item's worth; an item still holds whole PublishBatch calls of ten.
+    const options: FakeOptions = {
+      notifications: 6_000,
+      audiences: 240,
+      seed: 3,
+      snsConcurrency: 8,
+      ledgerFlushDelayMs: 100,
+      publisherBatchSize: 100,
+      latencies: { snsMs: 0, dynamoMs: 0, sqsMs: 0 },
+    };
+    const single = await fakeSingle(options);
+    const sharded = await fakeSharded(options, 2);
+    expect([single.invalid, sharded.invalid]).toEqual([undefined, undefined]);
+    expect(single.publishCalls).toBe(240 * 3);
+    expect(sharded.publishCalls).toBe(single.publishCalls);
   });
 });
