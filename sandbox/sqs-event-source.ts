@@ -12,8 +12,9 @@
  * fills a batch within MaximumBatchingWindowInSeconds. A batch larger than ten (which Lambda
  * allows only with a batching window) takes several ReceiveMessage calls of at most ten, as SQS
  * returns, and its acknowledgements several batch calls of at most ten entries. Like Lambda, it
- * keeps an event under 6 MB: it asks for more only while the records it could receive (256 KiB
- * each at most) still fit.
+ * keeps an event within 6 MiB as the function receives it (records serialized, envelopes
+ * included): it stops filling once the records reach that, and records past it wait, still
+ * hidden, for the poller's next batch.
  *
  * Where it departs from Lambda, on purpose:
  * - Failed records are made visible again at once (ChangeMessageVisibility 0) instead of after
@@ -92,12 +93,30 @@ export interface LocalEventSource {
 
 /** SQS ReceiveMessage, DeleteMessageBatch and ChangeMessageVisibilityBatch: at most ten each. */
 const sqsBatchLimit = 10;
-/** Lambda's SQS event source: batch sizes above ten need a batching window (the stack's limit is 100). */
+/** Lambda's SQS event source: batch sizes above ten need a batching window (the stack's limit is 99). */
 export const maxBatchSize = 10_000;
 /** Lambda's synchronous invocation payload limit, which caps an SQS batch. */
 const maxEventBytes = 6 * 1024 * 1024;
-/** The largest SQS message body. */
-const maxBodyBytes = 256 * 1024;
+/** `{"Records":[]}` around the records. */
+const eventEnvelopeBytes = 14;
+/** The longest an SQS queue ARN can be (an 80-character name), for a record's size before it is known. */
+const longestArn = 'x'.repeat(256);
+
+/** A record's bytes in the event, with the comma that separates it (its ARN at its longest). */
+const recordBytes = (message: Message): number =>
+  Buffer.byteLength(JSON.stringify(toRecord(message, longestArn)), 'utf8') + 1;
+
+/** The longest first part of `messages` whose event fits 6 MiB (at least one), and the rest. */
+function splitAtEventLimit(messages: readonly Message[]): [Message[], Message[]] {
+  let bytes = eventEnvelopeBytes;
+  let count = 0;
+  for (const message of messages) {
+    bytes += recordBytes(message);
+    if (bytes > maxEventBytes && count > 0) break;
+    count += 1;
+  }
+  return [messages.slice(0, count), messages.slice(count)];
+}
 
 /** Starts `concurrency` pollers on the queue; call `stop()` when done. */
 export function startLocalEventSource(options: LocalEventSourceOptions): LocalEventSource {
@@ -158,13 +177,13 @@ export function startLocalEventSource(options: LocalEventSourceOptions): LocalEv
   }
 
   /** One ReceiveMessage of at most `max` records. */
-  async function receive(max: number): Promise<Message[]> {
+  async function receive(max: number, waitTimeSeconds = 0): Promise<Message[]> {
     const { Messages = [] } = await options.client.send(
       new ReceiveMessageCommand({
         QueueUrl: options.queueUrl,
         MaxNumberOfMessages: max,
         VisibilityTimeout: options.visibilityTimeoutSeconds,
-        WaitTimeSeconds: 0,
+        WaitTimeSeconds: waitTimeSeconds,
         MessageSystemAttributeNames: ['ApproximateReceiveCount', 'SentTimestamp', 'ApproximateFirstReceiveTimestamp'],
         MessageAttributeNames: ['All'],
       }),
@@ -173,23 +192,19 @@ export function startLocalEventSource(options: LocalEventSourceOptions): LocalEv
   }
 
   /**
-   * Within the batching window, tops a batch up to `batchSize` (short polls, 20 ms apart), asking
-   * only for as many records as surely fit the event's 6 MB.
+   * Within the batching window, tops a batch up to `batchSize` (short polls, 20 ms apart) until
+   * its records reach the event's 6 MiB.
    */
   async function fill(messages: Message[]): Promise<Message[]> {
     const windowMs = options.maxBatchingWindowMs ?? 0;
     const until = performance.now() + windowMs;
-    let bytes = messages.reduce((sum, message) => sum + Buffer.byteLength(message.Body ?? '', 'utf8'), 0);
+    let bytes = messages.reduce((sum, message) => sum + recordBytes(message), eventEnvelopeBytes);
     for (;;) {
-      const room = Math.min(
-        sqsBatchLimit,
-        options.batchSize - messages.length,
-        Math.floor((maxEventBytes - bytes) / maxBodyBytes),
-      );
-      if (room <= 0 || stopped || performance.now() >= until) return messages;
+      const room = Math.min(sqsBatchLimit, options.batchSize - messages.length);
+      if (room <= 0 || bytes >= maxEventBytes || stopped || performance.now() >= until) return messages;
       const more = await receive(room).catch(() => [] as Message[]);
       messages.push(...more);
-      for (const message of more) bytes += Buffer.byteLength(message.Body ?? '', 'utf8');
+      for (const message of more) bytes += recordBytes(message);
       if (more.length === 0) await delay(Math.min(20, Math.max(0, until - performance.now())));
     }
   }
@@ -197,47 +212,42 @@ export function startLocalEventSource(options: LocalEventSourceOptions): LocalEv
   async function poll(): Promise<void> {
     let backoffMs = 50;
     let idleMs = 10;
+    // Records a full event left over: received (still hidden), they start the next batch.
+    let carried: Message[] = [];
     while (!stopped) {
-      let messages: Message[];
-      try {
-        ({ Messages: messages = [] } = await options.client.send(
-          new ReceiveMessageCommand({
-            QueueUrl: options.queueUrl,
-            MaxNumberOfMessages: Math.min(sqsBatchLimit, options.batchSize),
-            VisibilityTimeout: options.visibilityTimeoutSeconds,
-            WaitTimeSeconds: options.waitTimeSeconds ?? 0,
-            MessageSystemAttributeNames: [
-              'ApproximateReceiveCount',
-              'SentTimestamp',
-              'ApproximateFirstReceiveTimestamp',
-            ],
-            MessageAttributeNames: ['All'],
-          }),
-        ));
-        backoffMs = 50;
-      } catch (error) {
-        // Lambda's poller keeps polling through SQS errors; so does this one, a little slower each time.
-        log.warn('receiving work items failed; polling again', { errorName: (error as Error)?.name, backoffMs });
-        await delay(backoffMs);
-        backoffMs = Math.min(backoffMs * 2, 2000);
-        continue;
-      }
+      let messages: Message[] = carried;
+      carried = [];
       if (messages.length === 0) {
-        if ((options.waitTimeSeconds ?? 0) === 0) {
-          await delay(idleMs);
-          idleMs = Math.min(idleMs * 2, 200);
+        try {
+          messages = await receive(Math.min(sqsBatchLimit, options.batchSize), options.waitTimeSeconds ?? 0);
+          backoffMs = 50;
+        } catch (error) {
+          // Lambda's poller keeps polling through SQS errors; so does this one, a little slower each time.
+          log.warn('receiving work items failed; polling again', { errorName: (error as Error)?.name, backoffMs });
+          await delay(backoffMs);
+          backoffMs = Math.min(backoffMs * 2, 2000);
+          continue;
         }
-        continue;
+        if (messages.length === 0) {
+          if ((options.waitTimeSeconds ?? 0) === 0) {
+            await delay(idleMs);
+            idleMs = Math.min(idleMs * 2, 200);
+          }
+          continue;
+        }
+        idleMs = 10;
       }
-      idleMs = 10;
       if ((options.maxBatchingWindowMs ?? 0) > 0) messages = await fill(messages);
       if (stopped) {
         // Received while stopping: hand them back rather than hide them for the visibility timeout.
         await acknowledge(options, [], messages, log);
         return;
       }
-      await invoke(messages);
+      const [batch, rest] = splitAtEventLimit(messages);
+      carried = rest;
+      await invoke(batch);
     }
+    if (carried.length > 0) await acknowledge(options, [], carried, log);
   }
 
   const pollers = Array.from({ length: options.concurrency }, () => poll());
