@@ -35,9 +35,10 @@ import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { DeliveryPipeline, emptyDeliveryCounts } from '#core/delivery-pipeline';
 import { waitForDispatch } from '#core/dispatch';
 import { type Audience, AudienceSchema } from '#core/model';
-import { dispatchComplete, type Lease, silentLog } from '#core/ports';
+import { dispatchComplete, type Lease, silentLog, type WorkItemRef } from '#core/ports';
 import { MemoryStateStore } from '#test/fake-ports';
 import { MemoryDispatchStore } from '#test/memory-dispatch';
+import { batchGetLimit, batchWriteLimit } from '../functions/aws/dynamo-batch.ts';
 import { SnsNotifier } from '../functions/aws/sns-notifier.ts';
 import { SqsWorkQueue } from '../functions/aws/sqs-work-queue.ts';
 import { createWorkItemHandler } from '../functions/publisher/process.ts';
@@ -78,14 +79,43 @@ export interface FakeRun {
   readonly invalid?: string;
 }
 
-/** Every call of `target`'s methods waits `ms` first, and is counted. */
+/**
+ * DynamoDB requests the adapters (functions/aws/dynamo-*.ts) make for one store call: the ledger's
+ * reads in BatchGetItem of 100 keys and its writes in BatchWriteItem of 25, claims in
+ * transactions of 100 items, settlements in transactions of 99 items and the dispatch's head;
+ * every other call one request.
+ */
+function dynamoRequests(method: string, args: readonly unknown[]): number {
+  const many = (items: unknown, per: number) => Math.max(1, Math.ceil((items as readonly unknown[]).length / per));
+  switch (method) {
+    case 'findDelivered':
+    case 'readDeliveries':
+      return many(args[0], batchGetLimit);
+    case 'recordDelivered':
+    case 'recordUndeliverable':
+      return many(args[0], batchWriteLimit);
+    case 'claimItems':
+      return many(args[0], 100);
+    case 'settleItems': {
+      const { done, released } = args[1] as { done: readonly WorkItemRef[]; released: readonly WorkItemRef[] };
+      const byDispatch = new Map<string, number>();
+      for (const ref of [...done, ...released])
+        byDispatch.set(ref.dispatchId, (byDispatch.get(ref.dispatchId) ?? 0) + 1);
+      return [...byDispatch.values()].reduce((sum, items) => sum + Math.ceil(items / 99), 0) || 1;
+    }
+    default:
+      return 1;
+  }
+}
+
+/** Every call of `target`'s methods waits `ms` first, and is counted as the requests it makes. */
 function withLatency<T extends object>(target: T, ms: number, counter: { calls: number }): T {
   return new Proxy(target, {
     get(object, property, receiver) {
       const value = Reflect.get(object, property, receiver);
       if (typeof value !== 'function') return value;
       return async (...args: unknown[]) => {
-        counter.calls += 1;
+        counter.calls += dynamoRequests(String(property), args);
         await delay(ms);
         return (value as (...a: unknown[]) => unknown).apply(object, args);
       };
@@ -491,7 +521,7 @@ export const DEFAULT_FAKE_OPTIONS: FakeOptions = {
   seed: 20_250_101,
   snsConcurrency: 8,
   ledgerFlushDelayMs: 100,
-  publisherBatchSize: 100,
+  publisherBatchSize: 99,
   latencies: { snsMs: 40, dynamoMs: 10, sqsMs: 10 },
 };
 

@@ -225,7 +225,7 @@ const STACK_DEFAULTS = {
   maxPages: 2000,
   pageSize: 100,
   snsConcurrency: 8,
-  publisherBatchSize: 100,
+  publisherBatchSize: 99,
 } as const;
 
 const SEED = 20_250_101;

@@ -1362,7 +1362,7 @@ function fakeTable(fake: FakePublishingResults): Table {
     title: `The same modes against the zero-CPU emulator (SNS ${formatNumber(fake.options.latencies.snsMs)} ms, DynamoDB ${formatNumber(fake.options.latencies.dynamoMs)} ms, SQS ${formatNumber(fake.options.latencies.sqsMs)} ms; medians of ${fake.rounds} interleaved rounds)`,
     header: [
       'mode',
-      'notifications/s',
+      'notifications/s (sharded: the publishers draining the queued backlog)',
       'CPU per notification (functions + SDK)',
       'vs single',
       'DynamoDB requests per notification',
@@ -1489,7 +1489,7 @@ export const MODEL_CHECK_SHARE = 0.85;
 function shardedThroughputTargets(results: PublishingResults): TargetCheck[] {
   const fake = results.fake;
   const target = `Sharded publishing ≥ ${SHARDED_TARGET.ratio}× single at ${SHARDED_TARGET.publishers} publishers (issue 14; by the throughput model from this run's zero-CPU emulator runs: ${SHARDED_TARGET.publishers} × one publisher's measured rate, or the run's queueing rate if lower, against single's measured rate${fake ? `; PublishBatch ${formatNumber(fake.options.latencies.snsMs)} ms, ${count(fake.options.notifications)} notifications` : ''})`;
-  const check = `Sharded publishing, the model checked: 2 publishers measured ≥ ${formatNumber(MODEL_CHECK_SHARE * 100)}% of the model's rate for 2 (same run; each Lambda environment has its own CPU, here one process shares one)`;
+  const check = `Sharded publishing, the model checked: 2 publishers draining measured ≥ ${formatNumber(MODEL_CHECK_SHARE * 100)}% of 2 × one publisher's rate, the model's publisher part (same run; each Lambda environment has its own CPU, here one process shares one)`;
   if (!fake) {
     return [
       { target, measured: 'not run', met: undefined },
@@ -1498,7 +1498,6 @@ function shardedThroughputTargets(results: PublishingResults): TargetCheck[] {
   }
   const at = (publishers: number) => modelThroughput(fake, publishers);
   const four = at(SHARDED_TARGET.publishers);
-  const two = at(2);
   const measuredTwo = fake.sharded.find((run) => run.publishers === 2);
   const one = fake.sharded.find((run) => run.publishers === 1);
   if (four === undefined || fake.single.invalid !== undefined || one === undefined) {
@@ -1517,8 +1516,9 @@ function shardedThroughputTargets(results: PublishingResults): TargetCheck[] {
         `${point.publishers} publishers ${formatRatio(point.perSecond / fake.single.perSecond)} (bound by ${point.bound})`,
     )
     .join(', ');
-  const checkShare =
-    measuredTwo && two && measuredTwo.invalid === undefined ? measuredTwo.perSecond / two.perSecond : Number.NaN;
+  // Publishers against publishers: the run's bound would make the check pass whatever they did.
+  const twoDrain = 2 * one.perSecond;
+  const checkShare = measuredTwo && measuredTwo.invalid === undefined ? measuredTwo.perSecond / twoDrain : Number.NaN;
   return [
     {
       target,
@@ -1537,7 +1537,7 @@ function shardedThroughputTargets(results: PublishingResults): TargetCheck[] {
       target: check,
       measured: Number.isNaN(checkShare)
         ? 'not run'
-        : `${formatShare(checkShare)} (measured ${formatNumber(measuredTwo?.perSecond ?? 0)}/s, model ${formatNumber(two?.perSecond ?? 0)}/s; one publisher ${formatNumber(one.perSecond)}/s)`,
+        : `${formatShare(checkShare)} (measured ${formatNumber(measuredTwo?.perSecond ?? 0)}/s, 2 × one publisher ${formatNumber(twoDrain)}/s)`,
       met: Number.isNaN(checkShare) ? undefined : checkShare >= MODEL_CHECK_SHARE,
     },
   ];

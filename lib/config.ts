@@ -372,12 +372,14 @@ export const StackConfigSchema = z
     publisherConcurrency: wholeNumber(2, 1000, 4),
     /**
      * Sharded only: work items per publisher invocation. Lambda takes more than 10 only with a
-     * batching window (the stack sets 1 s) and caps an event at 6 MB whatever this says; at most 100
-     * keeps a batch's claim and its settlement one DynamoDB transaction each. An invocation's waits
-     * (claim, ledger lookup, ledger write, settlement) are the same for 10 items as for 100, so
-     * larger batches publish faster and make fewer requests per notification (bench section 9).
+     * batching window (the stack sets 1 s) and caps an event at 6 MB whatever this says. At most 99
+     * keeps a batch's claim and its settlement one DynamoDB transaction each (100 actions: the
+     * settlement's items and the dispatch's head). An invocation waits in turn for its claim, ledger
+     * lookup, publishing, ledger write and settlement, and its claim and settlement are one request
+     * each however many items it holds: larger batches publish faster and make fewer requests per
+     * notification (bench section 9).
      */
-    publisherBatchSize: wholeNumber(1, 100, 100),
+    publisherBatchSize: wholeNumber(1, 99, 99),
     audiences: z.preprocess(fromJsonString, z.array(AudienceConfigSchema).max(100).default([])),
     /**
      * The domain SES email is sent from (docs/email.md). Null (the default) keeps SES email off:

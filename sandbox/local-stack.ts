@@ -122,7 +122,7 @@ export type PublishMode = 'single' | 'sharded';
 /** The stack's default `publisherConcurrency` (cdk.json). */
 export const localPublisherConcurrency = 4;
 /**
- * Not the stack's default (100, with a 1 s batching window): batches of ten need no window, so a
+ * Not the stack's default (99, with a 1 s batching window): batches of ten need no window, so a
  * local run's few items are published at once instead of a second later. bench/publishing.ts
  * runs the stack's values.
  */

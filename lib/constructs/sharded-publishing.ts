@@ -39,7 +39,10 @@ export interface ShardedPublishingProps {
  * Created only in sharded mode, so a `single` deployment's template is exactly what it was before.
  */
 export class ShardedPublishing extends Construct {
-  /** The publisher's timeout: one batch of at most 10 items, each a PublishBatch per 10 messages. */
+  /**
+   * The publisher's timeout: one batch of at most 99 items (and 6 MB), each a PublishBatch per 10
+   * messages; new calls stop 5 s before it, and what is left is retried.
+   */
   static readonly publisherTimeout = Duration.seconds(60);
   /** Receives of one work item before SQS moves it to the dead-letter queue (WORK_MAX_RECEIVE_COUNT). */
   static readonly maxReceiveCount = 3;

@@ -333,11 +333,11 @@ describe('sharded options', () => {
     throw new Error(`expected ${JSON.stringify(context)} to be refused`);
   };
 
-  it('default to single mode, 4 publishers at most, 100 items per batch', () => {
+  it('default to single mode, 4 publishers at most, 99 items per batch', () => {
     expect(parseStackConfig(shippedContext())).toMatchObject({
       publishMode: 'single',
       publisherConcurrency: 4,
-      publisherBatchSize: 100,
+      publisherBatchSize: 99,
     });
   });
 
@@ -358,7 +358,7 @@ describe('sharded options', () => {
     expect(refusal({ publisherConcurrency: 1001 })).toMatch(/publisherConcurrency.*at most 1000/);
     expect(refusal({ publisherConcurrency: 'many' })).toMatch(/publisherConcurrency.*whole number from 2 to 1000/);
     expect(refusal({ publisherBatchSize: 0 })).toMatch(/publisherBatchSize.*at least 1/);
-    expect(refusal({ publisherBatchSize: 101 })).toMatch(/publisherBatchSize.*at most 100/);
+    expect(refusal({ publisherBatchSize: 100 })).toMatch(/publisherBatchSize.*at most 99/);
   });
 
   it('leave the sharded variables to the stack: alertEnvironmentOverrides may not set them', () => {
