@@ -144,25 +144,25 @@ interface ResultsTarget {
 function resultsTarget(file: string): ResultsTarget {
   const fd = openDescriptorOf(file);
   if (fd !== undefined) return { path: file, replace: false, fd };
-  let found: Stats;
-  try {
-    found = lstatSync(file);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { path: file, replace: true };
-    throw error;
-  }
+  const found = unlessAbsent(() => lstatSync(file));
+  if (found === undefined) return { path: file, replace: true };
   if (!found.isSymbolicLink()) return { path: file, replace: found.isFile() };
-  let named: Stats;
-  try {
-    named = statSync(file);
-  } catch (error) {
-    // A link to nothing yet: writing through it makes the file it names.
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { path: file, replace: false };
-    throw error;
-  }
+  const named = unlessAbsent(() => statSync(file));
+  // A link to nothing yet: writing through it makes the file it names.
+  if (named === undefined) return { path: file, replace: false };
   // A link to a pipe or device (`/dev/stdout` → `/proc/self/fd/1` → `pipe:[…]`, which is no
   // path): written through the link itself.
   return named.isFile() ? { path: realpathSync(file), replace: true } : { path: file, replace: false };
+}
+
+/** What `stat` gives, or undefined when the path (or what a link names) does not exist. */
+function unlessAbsent(stat: () => Stats): Stats | undefined {
+  try {
+    return stat();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
 }
 
 /**

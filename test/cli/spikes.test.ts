@@ -26,6 +26,14 @@ import { NAB_PROFILE_NAMES, nabTime, normalizedScore, scoreFile, windowRows } fr
 import { type CliSandbox, cliEntry, runCli, startCliSandbox } from './support.ts';
 
 const directory = mkdtempSync(join(tmpdir(), 'spikes-evaluate-'));
+
+/** Runs `script` in sh with $0 = node and $1 = the CLI entry, then `args` as $2, $3, …. */
+const shell = (script: string, args: readonly string[], timeout = 60_000) =>
+  spawnSync('sh', ['-c', script, process.execPath, cliEntry, ...args], { encoding: 'utf8', timeout });
+
+/** Runs the CLI with `args`, waiting for it (for what runCli's sandbox process cannot show: stdin, pipes). */
+const cliSync = (args: readonly string[], timeout = 60_000) =>
+  spawnSync(process.execPath, [cliEntry, ...args], { encoding: 'utf8', timeout });
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
 
 describe('news-alerts spikes evaluate', () => {
@@ -183,17 +191,7 @@ describe('news-alerts spikes evaluate', () => {
       // What /dev/stdout links to: a link into /proc that resolves to no path (`pipe:[…]`). Through
       // a shell pipe, as a person would run it (the test's own pipes are sockets, which no program
       // can open by path).
-      const result = spawnSync(
-        'sh',
-        [
-          '-c',
-          '"$0" "$1" spikes evaluate --csv "$2" --preset fewer --out /proc/self/fd/1 | cat',
-          process.execPath,
-          cliEntry,
-          csv,
-        ],
-        { encoding: 'utf8', timeout: 60_000 },
-      );
+      const result = shell('"$0" "$1" spikes evaluate --csv "$2" --preset fewer --out /proc/self/fd/1 | cat', [csv]);
       expect(result.stderr).not.toMatch(/error|cannot/);
       expect(result.status).toBe(0);
       expect(result.stdout.startsWith(expected)).toBe(true);
@@ -205,15 +203,12 @@ describe('news-alerts spikes evaluate', () => {
     writeFileSync(csv, syntheticSeries(400, 6, 350));
     const collected = join(directory, 'collected.csv');
     writeFileSync(collected, 'EARLIER RESULTS\n');
-    const shell = (script: string, ...args: string[]) =>
-      spawnSync('sh', ['-c', script, process.execPath, cliEntry, ...args], { encoding: 'utf8', timeout: 60_000 });
     // `>> collected.csv`: /dev/stdout and /dev/fd/1 name a file opened for appending.
     for (const out of ['/dev/stdout', '/dev/fd/1']) {
-      const appended = shell(
-        `"$0" "$1" spikes evaluate --csv "$2" --preset fewer --out ${out} >> "$3"`,
+      const appended = shell(`"$0" "$1" spikes evaluate --csv "$2" --preset fewer --out ${out} >> "$3"`, [
         csv,
         collected,
-      );
+      ]);
       expect(appended.status, appended.stderr).toBe(0);
     }
     const text = readFileSync(collected, 'utf8');
@@ -221,7 +216,7 @@ describe('news-alerts spikes evaluate', () => {
     expect(text.split('timestamp,value,anomaly_score,label').length).toBe(3);
     // `--csv - --out series.csv < series.csv` would replace the series with its results.
     const before = readFileSync(csv, 'utf8');
-    const same = shell('"$0" "$1" spikes evaluate --csv - --preset fewer --out "$2" < "$2"', csv);
+    const same = shell('"$0" "$1" spikes evaluate --csv - --preset fewer --out "$2" < "$2"', [csv]);
     expect(same.status).toBe(2);
     expect(same.stderr).toContain('is the --csv file itself');
     expect(readFileSync(csv, 'utf8')).toBe(before);
@@ -231,29 +226,12 @@ describe('news-alerts spikes evaluate', () => {
     const csv = join(directory, 'stdout-cases.csv');
     writeFileSync(csv, syntheticSeries(400, 6, 350));
     for (const out of ['-', '/dev/stdout', '/dev/fd/1']) {
-      const all = spawnSync(
-        process.execPath,
-        [cliEntry, 'spikes', 'evaluate', '--csv', csv, '--preset', 'all', '--out', out],
-        {
-          encoding: 'utf8',
-          timeout: 60_000,
-        },
-      );
+      const all = cliSync(['spikes', 'evaluate', '--csv', csv, '--preset', 'all', '--out', out]);
       expect(all.status, out).toBe(2);
       expect(all.stderr, out).toContain('--preset all writes one results file per preset');
     }
     const before = readFileSync(csv, 'utf8');
-    const appended = spawnSync(
-      'sh',
-      [
-        '-c',
-        '"$0" "$1" spikes evaluate --csv "$2" --preset fewer --out /dev/stdout >> "$2"',
-        process.execPath,
-        cliEntry,
-        csv,
-      ],
-      { encoding: 'utf8', timeout: 60_000 },
-    );
+    const appended = shell('"$0" "$1" spikes evaluate --csv "$2" --preset fewer --out /dev/stdout >> "$2"', [csv]);
     expect(appended.status).toBe(2);
     expect(appended.stderr).toContain('stdout is the --csv file itself');
     expect(readFileSync(csv, 'utf8')).toBe(before);
@@ -263,26 +241,13 @@ describe('news-alerts spikes evaluate', () => {
     const csv = join(directory, 'large.csv');
     writeFileSync(csv, syntheticSeries(30_000, 6, 25_000));
     const file = join(directory, 'large.results.csv');
-    const toFile = spawnSync(
-      process.execPath,
-      [cliEntry, 'spikes', 'evaluate', '--csv', csv, '--preset', 'fewer', '--out', file],
-      {
-        encoding: 'utf8',
-        timeout: 120_000,
-      },
-    );
+    const toFile = cliSync(['spikes', 'evaluate', '--csv', csv, '--preset', 'fewer', '--out', file], 120_000);
     expect(toFile.status, toFile.stderr).toBe(0);
     // The reader starts late: the pipe is full long before it reads.
-    const piped = spawnSync(
-      'sh',
-      [
-        '-c',
-        '"$0" "$1" spikes evaluate --csv "$2" --preset fewer --out /dev/stderr 2>&1 >/dev/null | (sleep 2; wc -c)',
-        process.execPath,
-        cliEntry,
-        csv,
-      ],
-      { encoding: 'utf8', timeout: 120_000 },
+    const piped = shell(
+      '"$0" "$1" spikes evaluate --csv "$2" --preset fewer --out /dev/stderr 2>&1 >/dev/null | (sleep 2; wc -c)',
+      [csv],
+      120_000,
     );
     // All of the results (and the warnings stderr also carries), not the 64 KiB a full pipe took.
     expect(Number(piped.stdout.trim())).toBeGreaterThanOrEqual(readFileSync(file).length);
@@ -292,16 +257,10 @@ describe('news-alerts spikes evaluate', () => {
     // 150 MB of one repeated row: refused at 100 MB, without holding the rest (it used to read
     // everything, then count rows).
     const out = join(directory, 'endless.csv');
-    const result = spawnSync(
-      'sh',
-      [
-        '-c',
-        `yes '2021-03-01 00:00:00,1' | head -c 150000000 | "$0" "$1" spikes evaluate --csv - --out "$2"`,
-        process.execPath,
-        cliEntry,
-        out,
-      ],
-      { encoding: 'utf8', timeout: 120_000 },
+    const result = shell(
+      `yes '2021-03-01 00:00:00,1' | head -c 150000000 | "$0" "$1" spikes evaluate --csv - --out "$2"`,
+      [out],
+      120_000,
     );
     expect(result.status).toBe(2);
     expect(result.stderr).toContain(

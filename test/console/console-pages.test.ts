@@ -102,6 +102,21 @@ describe('the console rule and audience pages', () => {
     expect(created.code, created.stderr).toBe(0);
   }
 
+  /**
+   * Changes a rule's keywords as the DynamoDB console would: another attribute changed, its
+   * `version` left as it was.
+   */
+  async function editOutsideConsole(ruleId: string, keywords: string[]): Promise<void> {
+    await sandbox.stack.clients.documents.send(
+      new UpdateCommand({
+        TableName: sandbox.stack.config.tables.rules,
+        Key: { ruleId },
+        UpdateExpression: 'SET keywords = :keywords',
+        ExpressionAttributeValues: { ':keywords': keywords },
+      }),
+    );
+  }
+
   /** Posts the rule form's `fields` to review, then confirms the reviewed save; both must pass. */
   async function reviewAndSave(ruleId: string, fields: Record<string, string>): Promise<void> {
     const path = `/rules/${ruleId}`;
@@ -302,16 +317,8 @@ describe('the console rule and audience pages', () => {
   it('refuses a review when the rule was edited outside the console after the form was opened', async () => {
     await createRule('opened-edit', 'wafer');
     const page = await get(consoleProcess.port, '/rules/opened-edit', cookie);
-    // Edited as in the DynamoDB console while the form is open: its version left as it was. The
-    // form still shows the old keywords, which the user did not touch.
-    await sandbox.stack.clients.documents.send(
-      new UpdateCommand({
-        TableName: sandbox.stack.config.tables.rules,
-        Key: { ruleId: 'opened-edit' },
-        UpdateExpression: 'SET keywords = :keywords',
-        ExpressionAttributeValues: { ':keywords': ['wafer', 'foundry'] },
-      }),
-    );
+    // The form still shows the old keywords, which the user did not touch.
+    await editOutsideConsole('opened-edit', ['wafer', 'foundry']);
     const review = await send(consoleProcess.port, 'POST', '/rules/opened-edit/preview', cookie, {
       ...formFields(page.body, '/rules/opened-edit/preview'),
       description: 'Wafer news',
@@ -350,15 +357,7 @@ describe('the console rule and audience pages', () => {
       description: 'Wafer news',
     });
     expect(review.status, review.body.slice(0, 2000)).toBe(200);
-    // Edited as in the DynamoDB console: another attribute changed, `version` left as it was.
-    await sandbox.stack.clients.documents.send(
-      new UpdateCommand({
-        TableName: sandbox.stack.config.tables.rules,
-        Key: { ruleId: 'outside-edit' },
-        UpdateExpression: 'SET keywords = :keywords',
-        ExpressionAttributeValues: { ':keywords': ['wafer', 'foundry'] },
-      }),
-    );
+    await editOutsideConsole('outside-edit', ['wafer', 'foundry']);
     const saved = await send(
       consoleProcess.port,
       'POST',
