@@ -35,7 +35,14 @@ import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { DeliveryPipeline, emptyDeliveryCounts } from '#core/delivery-pipeline';
 import { waitForDispatch } from '#core/dispatch';
 import { type Audience, AudienceSchema } from '#core/model';
-import { dispatchComplete, type Lease, silentLog, type WorkItemRef } from '#core/ports';
+import {
+  dispatchComplete,
+  type Lease,
+  publisherBatchMax,
+  silentLog,
+  transactionMaxActions,
+  type WorkItemRef,
+} from '#core/ports';
 import { MemoryStateStore } from '#test/fake-ports';
 import { MemoryDispatchStore } from '#test/memory-dispatch';
 import { batchGetLimit, batchWriteLimit } from '../functions/aws/dynamo-batch.ts';
@@ -95,13 +102,13 @@ function dynamoRequests(method: string, args: readonly unknown[]): number {
     case 'recordUndeliverable':
       return many(args[0], batchWriteLimit);
     case 'claimItems':
-      return many(args[0], 100);
+      return many(args[0], transactionMaxActions);
     case 'settleItems': {
       const { done, released } = args[1] as { done: readonly WorkItemRef[]; released: readonly WorkItemRef[] };
       const byDispatch = new Map<string, number>();
       for (const ref of [...done, ...released])
         byDispatch.set(ref.dispatchId, (byDispatch.get(ref.dispatchId) ?? 0) + 1);
-      return [...byDispatch.values()].reduce((sum, items) => sum + Math.ceil(items / 99), 0) || 1;
+      return [...byDispatch.values()].reduce((sum, items) => sum + Math.ceil(items / publisherBatchMax), 0) || 1;
     }
     default:
       return 1;
@@ -521,7 +528,7 @@ export const DEFAULT_FAKE_OPTIONS: FakeOptions = {
   seed: 20_250_101,
   snsConcurrency: 8,
   ledgerFlushDelayMs: 100,
-  publisherBatchSize: 99,
+  publisherBatchSize: publisherBatchMax,
   latencies: { snsMs: 40, dynamoMs: 10, sqsMs: 10 },
 };
 

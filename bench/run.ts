@@ -27,6 +27,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { compileRules } from '#core/matcher';
 import type { Rule } from '#core/model';
+import { publisherBatchMax } from '#core/ports';
 import { startMoto } from '#sandbox/moto';
 import { createCertificateAuthority } from '#sandbox/tls';
 import { type CliStartupResults, cliStartupSection, cliStartupTargets, runCliStartup } from './cli-startup.ts';
@@ -225,7 +226,7 @@ const STACK_DEFAULTS = {
   maxPages: 2000,
   pageSize: 100,
   snsConcurrency: 8,
-  publisherBatchSize: 99,
+  publisherBatchSize: publisherBatchMax,
 } as const;
 
 const SEED = 20_250_101;

@@ -10,6 +10,7 @@ import { alertRunEnvironment, checkDefaultLocale } from '#alert-run/config';
 import { InvalidAddressError, normalizeAddress } from '#core/email/subscriber';
 import { FALLBACK_LOCALE } from '#core/locale';
 import { describeIssues, editDistance } from '#core/model';
+import { publisherBatchMax } from '#core/ports';
 import { PaginationSchema } from '#provider/config';
 import { ResponseMappingOverrideSchema } from '#provider/response-mapping';
 import { checkTargetUrl, quotableUrl } from '#shared/network-targets';
@@ -379,7 +380,7 @@ export const StackConfigSchema = z
      * each however many items it holds: larger batches publish faster and make fewer requests per
      * notification (bench section 9).
      */
-    publisherBatchSize: wholeNumber(1, 99, 99),
+    publisherBatchSize: wholeNumber(1, publisherBatchMax, publisherBatchMax),
     audiences: z.preprocess(fromJsonString, z.array(AudienceConfigSchema).max(100).default([])),
     /**
      * The domain SES email is sent from (docs/email.md). Null (the default) keeps SES email off:

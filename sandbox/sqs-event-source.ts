@@ -102,9 +102,18 @@ const eventEnvelopeBytes = 14;
 /** The longest an SQS queue ARN can be (an 80-character name), for a record's size before it is known. */
 const longestArn = 'x'.repeat(256);
 
+/** Sizes already taken: filling a batch and then splitting it at the limit both ask for them. */
+const recordSizes = new WeakMap<Message, number>();
+
 /** A record's bytes in the event, with the comma that separates it (its ARN at its longest). */
-const recordBytes = (message: Message): number =>
-  Buffer.byteLength(JSON.stringify(toRecord(message, longestArn)), 'utf8') + 1;
+function recordBytes(message: Message): number {
+  let bytes = recordSizes.get(message);
+  if (bytes === undefined) {
+    bytes = Buffer.byteLength(JSON.stringify(toRecord(message, longestArn)), 'utf8') + 1;
+    recordSizes.set(message, bytes);
+  }
+  return bytes;
+}
 
 /** The longest first part of `messages` whose event fits 6 MiB (at least one), and the rest. */
 function splitAtEventLimit(messages: readonly Message[]): [Message[], Message[]] {

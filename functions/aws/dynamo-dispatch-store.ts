@@ -50,15 +50,17 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import { DispatchOpenError, LeaseLostError } from '#core/errors';
-import type {
-  ClaimOutcome,
-  DispatchHead,
-  DispatchStore,
-  Lease,
-  Log,
-  WorkItemClaim,
-  WorkItemRef,
-  WorkItemResult,
+import {
+  type ClaimOutcome,
+  type DispatchHead,
+  type DispatchStore,
+  type Lease,
+  type Log,
+  publisherBatchMax,
+  transactionMaxActions,
+  type WorkItemClaim,
+  type WorkItemRef,
+  type WorkItemResult,
 } from '#core/ports';
 import { logger } from '#shared/powertools';
 import {
@@ -129,9 +131,6 @@ const CompletionItem = z.object({
   alreadyDelivered: z.optional(count),
   parked: z.optional(count),
 });
-
-/** TransactWriteItems takes at most this many actions. */
-const maxTransactionActions = 100;
 
 type TransactAction = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
@@ -366,8 +365,8 @@ export class DynamoDispatchStore implements DispatchStore {
   async claimItems(items: readonly WorkItemRef[], claim: WorkItemClaim): Promise<ClaimOutcome[]> {
     const distinct = [...new Map(items.map((ref) => [refKey(ref), ref])).values()];
     const outcomes = new Map<string, ClaimOutcome>();
-    for (let start = 0; start < distinct.length; start += maxTransactionActions) {
-      await this.#claimChunk(distinct.slice(start, start + maxTransactionActions), claim, outcomes);
+    for (let start = 0; start < distinct.length; start += transactionMaxActions) {
+      await this.#claimChunk(distinct.slice(start, start + transactionMaxActions), claim, outcomes);
     }
     return items.map((ref) => outcomes.get(refKey(ref)) ?? { state: 'busy' });
   }
@@ -468,7 +467,7 @@ export class DynamoDispatchStore implements DispatchStore {
         ).values(),
       ];
       // The head takes one action per transaction.
-      const room = maxTransactionActions - 1;
+      const room = publisherBatchMax;
       for (let start = 0; start < doneHere.length + releasedHere.length; start += room) {
         const chunkDone = doneHere.slice(start, start + room);
         const chunkReleased = releasedHere.slice(

@@ -772,6 +772,15 @@ export interface WorkItem {
 /** SQS's limit on one message body, and on the bodies of one SendMessageBatch together. */
 export const workItemMaxBytes = 256 * 1024;
 
+/** DynamoDB TransactWriteItems: at most this many actions in one transaction. */
+export const transactionMaxActions = 100;
+
+/**
+ * The most work items one publisher invocation takes (`publisherBatchSize`): its settlement is then
+ * one transaction, the items and their dispatch's head.
+ */
+export const publisherBatchMax = transactionMaxActions - 1;
+
 /** What {@link WorkQueue.enqueue} did. */
 export interface EnqueueOutcome {
   /** Work items SQS accepted. */
