@@ -192,7 +192,46 @@ const phoneNumber = z
 const credentialParameter =
   /^(?:(?:.*[-_])?(?:token|secret|password|passwd|apikey|signature|credential)s?|(?:.*[-_])?(?:api|access|secret|private|auth|subscription|signing)[-_]?key|key|sig|code|auth|pass|x-amz-(?:signature|credential))$/i;
 
-/** Why `url` must not be written into the template, or undefined. */
+/**
+ * Webhook services whose URLs carry their secret in the path, not the query: anyone holding the
+ * URL can post to the channel. Matched by host and the path's start; the rest is the secret.
+ */
+const pathCredentialServices: readonly { readonly name: string; readonly host: RegExp; readonly path: RegExp }[] = [
+  {
+    name: 'a Discord webhook URL',
+    host: /^(?:(?:ptb|canary)\.)?discord(?:app)?\.com$/,
+    path: /^\/api\/(?:v\d+\/)?webhooks\//,
+  },
+  {
+    name: 'a Microsoft Teams incoming-webhook URL',
+    host: /(?:^|\.)webhook\.office\.com$|^outlook\.office(?:365)?\.com$/,
+    path: /^\/webhook/,
+  },
+  { name: 'a Zapier webhook URL', host: /^hooks\.zapier\.com$/, path: /^\/hooks\// },
+  { name: 'an IFTTT Webhooks URL', host: /^maker\.ifttt\.com$/, path: /\/with\/key\// },
+  { name: 'a Telegram bot API URL', host: /^api\.telegram\.org$/, path: /^\/bot/ },
+];
+
+/** A canonical UUID: an identifier of a resource, not a secret by its looks alone. */
+const uuidSegment = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Whether a path segment looks like a generated token (Mattermost's and Rocket.Chat's `/hooks/…`,
+ * and the many services like them): 24 or more URL-safe characters mixing letters and digits.
+ * Words, dates and short ids are not; a UUID alone is an id.
+ */
+const tokenLike = (segment: string): boolean =>
+  segment.length >= 24 &&
+  /^[A-Za-z0-9_-]+$/.test(segment) &&
+  /[A-Za-z]/.test(segment) &&
+  /\d/.test(segment) &&
+  !uuidSegment.test(segment);
+
+/** Where the URL goes instead of the template, for every refusal below. */
+const useEndpointStore =
+  "add this endpoint with 'news-alerts subscriptions add <audienceId> --https -' instead (its URL is kept in the endpoint store)";
+
+/** Why `url` must not be written into the template, or undefined. Never quotes the secret. */
 function secretInUrl(url: string): string | undefined {
   let parsed: URL;
   try {
@@ -200,12 +239,28 @@ function secretInUrl(url: string): string | undefined {
   } catch {
     return undefined;
   }
-  if (parsed.hostname === 'hooks.slack.com') {
+  const host = parsed.hostname.toLowerCase();
+  if (host === 'hooks.slack.com') {
     return 'is a Slack incoming-webhook URL: it is a credential (it would be in the template) and cannot confirm an SNS subscription; give the audience "slack": {} and give the URL on stdin to \'news-alerts subscriptions add <audienceId> --slack-webhook\'';
+  }
+  const service = pathCredentialServices.find((known) => known.host.test(host) && known.path.test(parsed.pathname));
+  if (service !== undefined) {
+    return `is ${service.name}: its path is a credential, which would be in the template in clear; ${useEndpointStore}`;
+  }
+  const segments = parsed.pathname.split('/').map((segment) => {
+    try {
+      return decodeURIComponent(segment);
+    } catch {
+      return segment;
+    }
+  });
+  const token = segments.findIndex(tokenLike);
+  if (token >= 0) {
+    return `carries what looks like a credential in its path (segment ${token} is ${segments[token]?.length} random-looking characters), which would be in the template in clear; ${useEndpointStore}`;
   }
   const named = [...parsed.searchParams.keys()].find((name) => credentialParameter.test(name));
   if (named !== undefined) {
-    return `carries a credential in its query (${named}=…), which would be in the template in clear; add this endpoint with 'news-alerts subscriptions add <audienceId> --https -' instead (its URL is kept in the endpoint store)`;
+    return `carries a credential in its query (${named}=…), which would be in the template in clear; ${useEndpointStore}`;
   }
   return undefined;
 }

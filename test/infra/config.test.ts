@@ -206,6 +206,42 @@ describe('validation', () => {
         url,
       ).toHaveLength(1);
     }
+    // Webhook services that carry their secret in the path are refused too, by name when known,
+    // and by the secret's looks otherwise; the message never repeats the secret.
+    const pathSecret = 'Zq8xW3kLmN0pRt5VbY7cDe2F';
+    for (const [url, expected] of [
+      [
+        `https://discord.com/api/webhooks/112233445566/${pathSecret}`,
+        /is a Discord webhook URL: its path is a credential/,
+      ],
+      [`https://discordapp.com/api/v10/webhooks/1/${pathSecret}`, /is a Discord webhook URL/],
+      [
+        `https://contoso.webhook.office.com/webhookb2/0d2b/IncomingWebhook/${pathSecret}/0e1f`,
+        /is a Microsoft Teams incoming-webhook URL/,
+      ],
+      [`https://hooks.zapier.com/hooks/catch/123/${pathSecret.slice(0, 6)}/`, /is a Zapier webhook URL/],
+      [`https://maker.ifttt.com/trigger/news/with/key/${pathSecret}`, /is an IFTTT Webhooks URL/],
+      [`https://api.telegram.org/bot1234:${pathSecret}/sendMessage`, /is a Telegram bot API URL/],
+      [`https://chat.example.com/hooks/${pathSecret}`, /looks like a credential in its path \(segment 2 is 24/],
+      [`https://chat.example.com/hooks/%5A${pathSecret.slice(1)}`, /looks like a credential in its path/],
+    ] as const) {
+      const problem = refusal({ audiences: [{ audienceId: 'desk', httpsEndpoints: [url] }] });
+      expect(problem, url).toMatch(expected);
+      expect(problem, url).toMatch(/subscriptions add <audienceId> --https -/);
+      expect(problem, url).not.toContain(pathSecret.slice(0, 6));
+    }
+    // Paths of words, dates, short ids and UUIDs are ordinary endpoints.
+    for (const url of [
+      'https://partner.example.com/v2/alerts/inbound-news-notifications',
+      'https://partner.example.com/hooks/2026-11-30/desk42',
+      'https://partner.example.com/hooks/3f2a9c1e-5b7d-4e8f-9a0b-1c2d3e4f5a6b',
+      'https://discord.example.com/api/webhooks/public',
+    ]) {
+      expect(
+        parseStackConfig({ audiences: [{ audienceId: 'desk', httpsEndpoints: [url] }] }).audiences,
+        url,
+      ).toHaveLength(1);
+    }
     // A key in a URL's query is never repeated, whichever check refuses the URL.
     for (const context of [
       { newsApiBaseUrl: 'http://news.example.com/v1?apiKey=SECRETKEY123' },
