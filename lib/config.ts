@@ -288,9 +288,25 @@ const AudienceConfigSchema = z
     httpsEndpoints: z.array(httpsEndpoint).max(100).default([]),
     /**
      * Slack through the relay function. `{}` creates an empty secret `<prefix>/slack/<audienceId>`
-     * for the incoming-webhook URL; `{"webhookSecretArn": "…"}` uses an existing secret.
+     * for the incoming-webhook URL; `{"webhookSecretArn": "…"}` uses an existing secret, and
+     * `webhookSecretKmsKeyArn` names its customer-managed key when it has one (the relay then
+     * gets kms:Decrypt on that key through Secrets Manager only).
      */
-    slack: z.strictObject({ webhookSecretArn: secretArn.optional() }).optional(),
+    slack: z
+      .strictObject({ webhookSecretArn: secretArn.optional(), webhookSecretKmsKeyArn: kmsKeyArn.optional() })
+      .check(
+        z.superRefine((slack, ctx) => {
+          if (slack.webhookSecretKmsKeyArn !== undefined && slack.webhookSecretArn === undefined) {
+            ctx.addIssue({
+              code: 'custom',
+              path: ['webhookSecretKmsKeyArn'],
+              message:
+                'is the key of an existing webhook secret: give webhookSecretArn too, or leave it out (the secret the stack creates uses the AWS managed key)',
+            });
+          }
+        }),
+      )
+      .optional(),
   })
   .check(
     z.superRefine((audience, ctx) => {

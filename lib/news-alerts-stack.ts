@@ -95,7 +95,7 @@ export class NewsAlertsStack extends Stack {
     for (const audience of config.audiences) {
       const topic = topics.topics.get(audience.audienceId);
       if (audience.slack !== undefined && topic !== undefined) {
-        relay.subscribe(audience.audienceId, topic, audience.slack.webhookSecretArn);
+        relay.subscribe(audience.audienceId, topic, audience.slack);
       }
     }
 

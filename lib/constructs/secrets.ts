@@ -86,14 +86,20 @@ export class ApiKeySecret extends Construct {
   /** Lets `grantee` read the key: GetSecretValue on this secret, and Decrypt through Secrets Manager only. */
   grantRead(grantee: iam.IGrantable): void {
     this.secret.grantRead(grantee);
-    if (this.#kmsKeyArn !== undefined) {
-      grantee.grantPrincipal.addToPrincipalPolicy(
-        new iam.PolicyStatement({
-          actions: ['kms:Decrypt'],
-          resources: [this.#kmsKeyArn],
-          conditions: { StringEquals: { 'kms:ViaService': `secretsmanager.${Stack.of(this).region}.amazonaws.com` } },
-        }),
-      );
-    }
+    if (this.#kmsKeyArn !== undefined) grantDecryptViaSecretsManager(this, grantee, this.#kmsKeyArn);
   }
+}
+
+/**
+ * Lets `grantee` decrypt with the customer-managed key of an existing secret, and only when
+ * Secrets Manager asks on its behalf (a GetSecretValue): never the key for anything else.
+ */
+export function grantDecryptViaSecretsManager(scope: Construct, grantee: iam.IGrantable, keyArn: string): void {
+  grantee.grantPrincipal.addToPrincipalPolicy(
+    new iam.PolicyStatement({
+      actions: ['kms:Decrypt'],
+      resources: [keyArn],
+      conditions: { StringEquals: { 'kms:ViaService': `secretsmanager.${Stack.of(scope).region}.amazonaws.com` } },
+    }),
+  );
 }

@@ -10,7 +10,7 @@ import { slackPostedPartition } from '#aws/table-layout';
 import { webhookStorePrefixFor } from '#shared/slack-webhook-store';
 import { DeadLetterQueue } from './dead-letter-queue.ts';
 import { NewsAlertsFunction } from './news-alerts-function.ts';
-import { importSecret } from './secrets.ts';
+import { grantDecryptViaSecretsManager, importSecret } from './secrets.ts';
 
 /** Props of {@link SlackRelay}. */
 export interface SlackRelayProps {
@@ -125,11 +125,18 @@ export class SlackRelay extends Construct {
   /**
    * Subscribes the relay to an audience topic. Its webhook URL goes into the webhook store (the
    * CLI puts it there: `news-alerts subscriptions add <audienceId> --slack-webhook`), or, with
-   * `webhookSecretArn`, stays in that existing secret, which the relay may then read.
+   * `webhookSecretArn`, stays in that existing secret, which the relay may then read (and decrypt,
+   * through Secrets Manager only, when `webhookSecretKmsKeyArn` names its customer-managed key).
    */
-  subscribe(audienceId: string, topic: sns.ITopic, webhookSecretArn: string | undefined): void {
+  subscribe(
+    audienceId: string,
+    topic: sns.ITopic,
+    { webhookSecretArn, webhookSecretKmsKeyArn }: { webhookSecretArn?: string; webhookSecretKmsKeyArn?: string },
+  ): void {
     if (webhookSecretArn !== undefined) {
       importSecret(this, `Webhook-${audienceId}`, webhookSecretArn).grantRead(this.function);
+      if (webhookSecretKmsKeyArn !== undefined)
+        grantDecryptViaSecretsManager(this, this.function, webhookSecretKmsKeyArn);
       this.#explicitSecrets[audienceId] = webhookSecretArn;
       this.function.addEnvironment('SLACK_WEBHOOK_SECRETS', JSON.stringify(this.#explicitSecrets));
     }

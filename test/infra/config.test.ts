@@ -368,6 +368,15 @@ describe('validation', () => {
     expect(refusal({ memorySize: 64 })).toMatch(/memorySize: must be at least 128/);
     expect(refusal({ newsApiResponseMapping: { headline: ['title'] } })).toMatch(/newsApiResponseMapping/);
     expect(refusal({ apiKeySecretArn: 'my-secret' })).toMatch(/apiKeySecretArn: must be a Secrets Manager secret ARN/);
+    expect(
+      refusal({
+        audiences: [
+          { audienceId: 'desk', slack: { webhookSecretKmsKeyArn: 'arn:aws:kms:us-east-1:123456789012:key/abc' } },
+        ],
+      }),
+    ).toMatch(
+      /audiences\[0\]\.slack\.webhookSecretKmsKeyArn: is the key of an existing webhook secret: give webhookSecretArn/,
+    );
     expect(refusal({ apiKeySecretKmsKeyArn: 'arn:aws:kms:us-east-1:123456789012:key/abc' })).toMatch(
       /apiKeySecretKmsKeyArn: only applies to an existing secret/,
     );

@@ -343,6 +343,42 @@ describe('the Slack relay', () => {
     });
   });
 
+  it('lets the relay decrypt an existing webhook secret under a customer-managed key, through Secrets Manager only', () => {
+    const keyArn = 'arn:aws:kms:us-east-1:123456789012:key/0a1b2c3d-1111-2222-3333-444455556666';
+    const keyed = synthesize({
+      audiences: [
+        {
+          audienceId: 'keyed',
+          slack: {
+            webhookSecretArn: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:team/slack-keyed-AbCdEf',
+            webhookSecretKmsKeyArn: keyArn,
+          },
+        },
+      ],
+    });
+    const relays = Object.values(keyed.template.findResources('AWS::Lambda::Function')).filter((resource) =>
+      String(resource.Properties.Description ?? '').includes('Slack incoming webhooks'),
+    );
+    expect(relays).toHaveLength(1);
+    const roleId = JSON.stringify(relays[0]?.Properties.Role).match(/"Fn::GetAtt":\["([^"]+)"/)?.[1];
+    expect(roleId).toBeDefined();
+    const decrypts = Object.values(keyed.template.findResources('AWS::IAM::Policy'))
+      .filter((policy) => JSON.stringify(policy.Properties.Roles).includes(`"${roleId}"`))
+      .flatMap((policy) => policy.Properties.PolicyDocument.Statement as { Action: unknown; Resource: unknown }[])
+      .filter((statement) => [statement.Action].flat().includes('kms:Decrypt'));
+    expect(decrypts).toContainEqual(
+      expect.objectContaining({
+        Resource: keyArn,
+        Condition: { StringEquals: { 'kms:ViaService': expect.anything() } },
+      }),
+    );
+    expect(JSON.stringify(decrypts.find((statement) => statement.Resource === keyArn))).toMatch(
+      /"kms:ViaService":\{"Fn::Join":\["",\["secretsmanager\."/,
+    );
+    // Without a key named, the relay is granted no key beyond the tables'.
+    expect(JSON.stringify(synth.template.toJSON())).not.toContain('0a1b2c3d-1111');
+  });
+
   it('knows where each audience’s webhook lives: the webhook store, or an explicit ARN', () => {
     expect(environmentOf(relayFunction())).toMatchObject({
       // The function defaults survive: the subclass merges props.environment over them.
