@@ -49,7 +49,7 @@ import { batchGetLimit, batchWriteLimit } from '../functions/aws/dynamo-batch.ts
 import { SnsNotifier } from '../functions/aws/sns-notifier.ts';
 import { SqsWorkQueue } from '../functions/aws/sqs-work-queue.ts';
 import { createWorkItemHandler } from '../functions/publisher/process.ts';
-import { publishingMatches } from './publishing.ts';
+import { feed, publishingMatches } from './publishing.ts';
 import { median } from './stats.ts';
 
 /** Fixed latencies of the fakes (ms). */
@@ -329,11 +329,6 @@ export interface FakeOptions {
   readonly ledgerFlushDelayMs: number;
   readonly publisherBatchSize: number;
   readonly latencies: FakeLatencies;
-}
-
-async function feed(pipeline: DeliveryPipeline, matches: ReturnType<typeof publishingMatches>): Promise<void> {
-  for (let i = 0; i < matches.length; i += 100) await pipeline.add(matches.slice(i, i + 100));
-  await pipeline.flush();
 }
 
 /**

@@ -13,8 +13,8 @@
  *
  * Method: N notifications = A audiences × (N / A) articles each, the articles seeded from
  * bench/synthetic.ts and each matched by N / A consecutive audiences (as a busy story matches many
- * audiences), handed to a real {@link DeliveryPipeline} in article order in groups of 100 matches,
- * as the alert run hands over a page's matches. The clock starts when the first group goes in and
+ * audiences), handed to a real {@link DeliveryPipeline} in article order a page at a time (every
+ * match of 100 articles per call), as the alert run hands over a page's matches. The clock starts when the first group goes in and
  * stops when the last notification is in the ledger (single: the pipeline's flush; sharded: the
  * dispatch head counts every queued item done). The ledger lookup, rendering and (sharded)
  * queueing are inside the time in both modes. DynamoDB and SQS talk to moto directly; only SNS
@@ -42,6 +42,7 @@ import { dispatchComplete, type Log, type Notifier, silentLog } from '#core/port
 import { localAwsConfig, type MotoServer } from '#sandbox/moto';
 import { type SqsBatchHandler, startLocalEventSource } from '#sandbox/sqs-event-source';
 import { createWorkQueues, workMaxReceiveCount, workVisibilityTimeoutSeconds } from '#sandbox/tables';
+import { defaultPageSize } from '../functions/provider/config.ts';
 import { createWorkItemHandler } from '../functions/publisher/process.ts';
 import { ShardedPublishing } from '../lib/constructs/sharded-publishing.ts';
 import { startLatencyProxy } from './latency-proxy.ts';
@@ -234,9 +235,24 @@ async function createModeResources(endpoint: string, prefix: string, audienceCou
   return { dynamo, documents, tableName, audiences: new Map(audiences.map((a) => [a.audienceId, a])) };
 }
 
-/** Hands `matches` to `pipeline` as the alert run does: page-sized groups, then one flush. */
-async function feed(pipeline: DeliveryPipeline, matches: readonly AudienceMatch[]): Promise<void> {
-  for (let i = 0; i < matches.length; i += 100) await pipeline.add(matches.slice(i, i + 100));
+/**
+ * Hands `matches` to `pipeline` as the alert run does: every match of a page of articles at once
+ * (functions/core/alert-run.ts gives `pipeline.add` all matches of each provider page, a page being
+ * {@link defaultPageSize} articles unless NEWS_API_PAGE_SIZE says otherwise), then one flush.
+ * Matches of one article are consecutive, as `#match` returns them.
+ */
+export async function feed(pipeline: DeliveryPipeline, matches: readonly AudienceMatch[]): Promise<void> {
+  let start = 0;
+  let articles = 0;
+  for (let i = 0; i < matches.length; i++) {
+    if (i > 0 && matches[i]?.article !== matches[i - 1]?.article) articles += 1;
+    if (articles === defaultPageSize) {
+      await pipeline.add(matches.slice(start, i));
+      start = i;
+      articles = 0;
+    }
+  }
+  if (start < matches.length) await pipeline.add(matches.slice(start));
   await pipeline.flush();
 }
 

@@ -10,6 +10,9 @@ import { isTimeZone } from '#core/model';
 import { quotableUrl } from '#shared/network-targets';
 import { type ResponseMapping, ResponseMappingOverrideSchema, resolveMapping } from './response-mapping.ts';
 
+/** Articles per page when NEWS_API_PAGE_SIZE is not set. */
+export const defaultPageSize = 100;
+
 /**
  * Environment variable of each setting, as the stack sets them (functions/alert-run/config.ts
  * reads them); used to name the variable in error messages.
@@ -142,7 +145,7 @@ export const ProviderConfigSchema = z.pipe(
     .strictObject({
       baseUrl,
       /** Articles per page; the provider documents no bound, comparable APIs cap at 100 to 1000. */
-      pageSize: wholeNumber(1, 1000, 100),
+      pageSize: wholeNumber(1, 1000, defaultPageSize),
       /**
        * The provider's zone: date-only ranges and zone-less timestamps are read in it. The output
        * keeps it for ranges (`UTC` when unset) and as `timestampTimeZone` only when set.

@@ -7,9 +7,11 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type PublishingResults, type PublishingRun, publishingMatches } from '../../bench/publishing.ts';
+import { feed, type PublishingResults, type PublishingRun, publishingMatches } from '../../bench/publishing.ts';
 import { type FakeOptions, type FakeRun, fakeSharded, fakeSingle } from '../../bench/publishing-fake.ts';
 import { publishingLimits, publishingSection, publishingTargets, shardedCapacity } from '../../bench/sections.ts';
+import type { DeliveryPipeline } from '../../functions/core/delivery-pipeline.ts';
+import { defaultPageSize } from '../../functions/provider/config.ts';
 
 const options: PublishingResults['options'] = {
   notifications: 50_000,
@@ -48,6 +50,36 @@ describe('publishingMatches', () => {
         expect([...perId.values()].every((n) => n === perAudience)).toBe(true);
       }),
       { numRuns: 50 },
+    );
+  });
+});
+
+describe('feed', () => {
+  it('hands the pipeline every match of a page of articles at once, as the alert run does, then flushes', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 60 }),
+        fc.integer({ min: 1, max: 600 }),
+        async (audiences, perAudience) => {
+          const ids = Array.from({ length: audiences }, (_, i) => `a${i}`);
+          const matches = publishingMatches(ids, audiences * perAudience, 7);
+          const calls: (readonly unknown[] | 'flush')[] = [];
+          const pipeline = {
+            add: async (batch: readonly unknown[]) => void calls.push(batch),
+            flush: async () => void calls.push('flush'),
+          } as unknown as DeliveryPipeline;
+          await feed(pipeline, matches);
+          expect(calls.at(-1)).toBe('flush');
+          const adds = calls.slice(0, -1) as (typeof matches)[];
+          expect(adds.flat()).toEqual(matches);
+          const articlesOf = (batch: typeof matches) => new Set(batch.map((match) => match.article)).size;
+          // Every add but the last holds exactly a page of articles; no article is split between two.
+          for (const batch of adds.slice(0, -1)) expect(articlesOf(batch)).toBe(defaultPageSize);
+          expect(articlesOf(adds.at(-1) ?? [])).toBeLessThanOrEqual(defaultPageSize);
+          for (let i = 1; i < adds.length; i++) expect(adds[i]?.[0]?.article).not.toBe(adds[i - 1]?.at(-1)?.article);
+        },
+      ),
+      { numRuns: 40 },
     );
   });
 });
