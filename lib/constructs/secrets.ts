@@ -57,29 +57,6 @@ export function importSecret(scope: Construct, id: string, arn: string): secrets
 }
 
 /**
- * Lets `grantee` read the existing secret `arn` (its GetSecretValue), imported as `secret`. An
- * ARN that looks complete may still be partial: a name can end in `-` and six letters or digits
- * itself (`news/api-key-prod01`, `team/slack-alerts`), and then the secret's real ARN has the
- * random suffix after it, which an exact grant would miss (AccessDenied at the first read). So
- * such an ARN is also granted as a name, through the suffix pattern; for an ARN that was complete,
- * that pattern only matches a secret whose name is this whole ARN's name plus a suffix.
- */
-export function grantExistingSecretRead(
-  scope: Construct,
-  id: string,
-  arn: string,
-  secret: secretsmanager.ISecret,
-  grantee: iam.IGrantable,
-): void {
-  secret.grantRead(grantee);
-  if (!completeArn.test(arn)) return;
-  const asName =
-    (scope.node.tryFindChild(`${id}AsName`) as secretsmanager.ISecret | undefined) ??
-    secretsmanager.Secret.fromSecretPartialArn(scope, `${id}AsName`, arn);
-  asName.grantRead(grantee);
-}
-
-/**
  * The news provider's API key: a secret this stack creates empty, or an existing one imported by
  * ARN (for example one shared with other systems). Its value is never in the template.
  */
@@ -88,7 +65,6 @@ export class ApiKeySecret extends Construct {
   /** True when the stack created the (empty) secret and ops still have to put the key. */
   readonly createdEmpty: boolean;
   readonly #kmsKeyArn: string | undefined;
-  readonly #existingArn: string | undefined;
 
   constructor(scope: Construct, id: string, props: ApiKeySecretProps) {
     super(scope, id);
@@ -105,13 +81,11 @@ export class ApiKeySecret extends Construct {
       this.createdEmpty = false;
     }
     this.#kmsKeyArn = props.existingSecretKmsKeyArn;
-    this.#existingArn = props.existingSecretArn;
   }
 
   /** Lets `grantee` read the key: GetSecretValue on this secret, and Decrypt through Secrets Manager only. */
   grantRead(grantee: iam.IGrantable): void {
-    if (this.#existingArn === undefined) this.secret.grantRead(grantee);
-    else grantExistingSecretRead(this, 'ApiKey', this.#existingArn, this.secret, grantee);
+    this.secret.grantRead(grantee);
     if (this.#kmsKeyArn !== undefined) grantDecryptViaSecretsManager(this, grantee, this.#kmsKeyArn);
   }
 }

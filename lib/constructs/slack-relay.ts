@@ -10,7 +10,7 @@ import { slackPostedPartition } from '#aws/table-layout';
 import { webhookStorePrefixFor } from '#shared/slack-webhook-store';
 import { DeadLetterQueue } from './dead-letter-queue.ts';
 import { NewsAlertsFunction } from './news-alerts-function.ts';
-import { grantDecryptViaSecretsManager, grantExistingSecretRead, importSecret } from './secrets.ts';
+import { grantDecryptViaSecretsManager, importSecret } from './secrets.ts';
 
 /** Props of {@link SlackRelay}. */
 export interface SlackRelayProps {
@@ -134,8 +134,7 @@ export class SlackRelay extends Construct {
     { webhookSecretArn, webhookSecretKmsKeyArn }: { webhookSecretArn?: string; webhookSecretKmsKeyArn?: string },
   ): void {
     if (webhookSecretArn !== undefined) {
-      const id = `Webhook-${audienceId}`;
-      grantExistingSecretRead(this, id, webhookSecretArn, importSecret(this, id, webhookSecretArn), this.function);
+      importSecret(this, `Webhook-${audienceId}`, webhookSecretArn).grantRead(this.function);
       if (webhookSecretKmsKeyArn !== undefined)
         grantDecryptViaSecretsManager(this, this.function, webhookSecretKmsKeyArn);
       this.#explicitSecrets[audienceId] = webhookSecretArn;
