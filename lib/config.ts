@@ -127,9 +127,9 @@ const httpsUrl = (what: string) =>
       if (check.ok) return;
       const message =
         check.reason === 'is not a URL'
-          ? `is not a URL; got ${show(quotableUrl(value))}`
+          ? `is not a URL; got ${show(quotedTarget(value))}`
           : check.reason.startsWith('must be an')
-            ? `must use https:// (${what}); got ${show(quotableUrl(value))}`
+            ? `must use https:// (${what}); got ${show(quotedTarget(value))}`
             : check.reason;
       ctx.addIssue({ code: 'custom', message });
     });
@@ -212,26 +212,33 @@ const pathCredentialServices: readonly { readonly name: string; readonly host: R
   { name: 'a Telegram bot API URL', host: /^api\.telegram\.org$/, path: /^\/bot/ },
 ];
 
-/** A canonical UUID: an identifier of a resource, not a secret by its looks alone. */
-const uuidSegment = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/**
+ * Path segments after which a webhook's secret usually follows (Mattermost's and Rocket.Chat's
+ * `/hooks/<token>`, many services' `/webhook/<token>`).
+ */
+const hookSegment = /^(?:hooks?|webhooks?|incoming(?:-?webhooks?)?)$/i;
 
 /**
- * Whether a path segment looks like a generated token (Mattermost's and Rocket.Chat's `/hooks/…`,
- * and the many services like them): 24 or more URL-safe characters mixing letters and digits.
- * Words, dates and short ids are not; a UUID alone is an id.
+ * Whether a path segment looks like a generated secret: after a hook segment, 16 or more URL-safe
+ * characters mixing letters and digits; anywhere, 32 or more that mix upper case, lower case and
+ * digits (random base62 or base64url). Identifiers people put in ordinary endpoints are neither:
+ * words and slugs (`inbound-notifications-v2`), dates, hex ids (a MongoDB ObjectId, a SHA), UUIDs
+ * and ULIDs have one letter case only.
  */
-const tokenLike = (segment: string): boolean =>
-  segment.length >= 24 &&
-  /^[A-Za-z0-9_-]+$/.test(segment) &&
-  /[A-Za-z]/.test(segment) &&
-  /\d/.test(segment) &&
-  !uuidSegment.test(segment);
+function secretLike(segment: string, afterHook: boolean): boolean {
+  if (!/^[A-Za-z0-9_-]+$/.test(segment) || !/\d/.test(segment)) return false;
+  if (afterHook) return segment.length >= 16 && /[A-Za-z]/.test(segment);
+  return segment.length >= 32 && /[a-z]/.test(segment) && /[A-Z]/.test(segment);
+}
 
-/** Where the URL goes instead of the template, for every refusal below. */
+/** How a refused endpoint can still reach SNS subscribers: through the endpoint store. */
 const useEndpointStore =
   "add this endpoint with 'news-alerts subscriptions add <audienceId> --https -' instead (its URL is kept in the endpoint store)";
 
-/** Why `url` must not be written into the template, or undefined. Never quotes the secret. */
+/**
+ * Why `url` must not be written into the template, or undefined. Never quotes the secret: not the
+ * path of a service whose path is one, not a segment, not a query value.
+ */
 function secretInUrl(url: string): string | undefined {
   let parsed: URL;
   try {
@@ -239,13 +246,16 @@ function secretInUrl(url: string): string | undefined {
   } catch {
     return undefined;
   }
-  const host = parsed.hostname.toLowerCase();
+  // `hooks.slack.com.` is the same host as `hooks.slack.com`.
+  const host = parsed.hostname.toLowerCase().replace(/\.$/, '');
   if (host === 'hooks.slack.com') {
     return 'is a Slack incoming-webhook URL: it is a credential (it would be in the template) and cannot confirm an SNS subscription; give the audience "slack": {} and give the URL on stdin to \'news-alerts subscriptions add <audienceId> --slack-webhook\'';
   }
   const service = pathCredentialServices.find((known) => known.host.test(host) && known.path.test(parsed.pathname));
   if (service !== undefined) {
-    return `is ${service.name}: its path is a credential, which would be in the template in clear; ${useEndpointStore}`;
+    // These services take their own JSON, not SNS's: they would neither confirm the subscription
+    // (SNS first posts a SubscriptionConfirmation to be fetched) nor read the alerts.
+    return `is ${service.name}: its path is a credential, which would be in the template in clear, and the service cannot confirm an SNS subscription or read SNS's messages; put a relay that does in front of it (as the stack's Slack relay does for Slack)`;
   }
   const segments = parsed.pathname.split('/').map((segment) => {
     try {
@@ -254,7 +264,9 @@ function secretInUrl(url: string): string | undefined {
       return segment;
     }
   });
-  const token = segments.findIndex(tokenLike);
+  const token = segments.findIndex((segment, index) =>
+    secretLike(segment, hookSegment.test(segments[index - 1] ?? '')),
+  );
   if (token >= 0) {
     return `carries what looks like a credential in its path (segment ${token} is ${segments[token]?.length} random-looking characters), which would be in the template in clear; ${useEndpointStore}`;
   }
@@ -263,6 +275,19 @@ function secretInUrl(url: string): string | undefined {
     return `carries a credential in its query (${named}=…), which would be in the template in clear; ${useEndpointStore}`;
   }
   return undefined;
+}
+
+/**
+ * What a refusal may quote of a URL-like value: its scheme and host, never its path, query or
+ * user info, any of which may hold a credential (a webhook's path is its secret).
+ */
+function quotedTarget(value: string): string {
+  const shown = quotableUrl(value);
+  const authority = shown.indexOf('://');
+  const end = shown.slice(authority < 0 ? 0 : authority + 3).search(/[/?#]/);
+  if (end < 0) return shown;
+  const cut = (authority < 0 ? 0 : authority + 3) + end;
+  return `${shown.slice(0, cut)}/…`;
 }
 
 const httpsEndpoint = z.preprocess(

@@ -206,35 +206,63 @@ describe('validation', () => {
         url,
       ).toHaveLength(1);
     }
-    // Webhook services that carry their secret in the path are refused too, by name when known,
-    // and by the secret's looks otherwise; the message never repeats the secret.
+    // Webhook services that carry their secret in the path are refused too, by name when known
+    // (they take their own JSON, not SNS's, so the message says a relay is needed), and by the
+    // secret's looks otherwise; the message never repeats the secret.
     const pathSecret = 'Zq8xW3kLmN0pRt5VbY7cDe2F';
-    for (const [url, expected] of [
-      [
-        `https://discord.com/api/webhooks/112233445566/${pathSecret}`,
-        /is a Discord webhook URL: its path is a credential/,
-      ],
-      [`https://discordapp.com/api/v10/webhooks/1/${pathSecret}`, /is a Discord webhook URL/],
+    const secretParts = (text: string) =>
+      [pathSecret.slice(0, 6), pathSecret.slice(6, 12), pathSecret.slice(-6)].filter((part) => text.includes(part));
+    for (const [url, service] of [
+      [`https://discord.com/api/webhooks/112233445566/${pathSecret}`, 'a Discord webhook URL'],
+      [`https://discordapp.com/api/v10/webhooks/1/${pathSecret}`, 'a Discord webhook URL'],
       [
         `https://contoso.webhook.office.com/webhookb2/0d2b/IncomingWebhook/${pathSecret}/0e1f`,
-        /is a Microsoft Teams incoming-webhook URL/,
+        'a Microsoft Teams incoming-webhook URL',
       ],
-      [`https://hooks.zapier.com/hooks/catch/123/${pathSecret.slice(0, 6)}/`, /is a Zapier webhook URL/],
-      [`https://maker.ifttt.com/trigger/news/with/key/${pathSecret}`, /is an IFTTT Webhooks URL/],
-      [`https://api.telegram.org/bot1234:${pathSecret}/sendMessage`, /is a Telegram bot API URL/],
+      [`https://hooks.zapier.com/hooks/catch/123/${pathSecret.slice(0, 6)}/`, 'a Zapier webhook URL'],
+      [`https://hooks.zapier.com./hooks/catch/123/${pathSecret.slice(0, 6)}/`, 'a Zapier webhook URL'],
+      [`https://maker.ifttt.com/trigger/news/with/key/${pathSecret}`, 'an IFTTT Webhooks URL'],
+      [`https://api.telegram.org/bot1234:${pathSecret}/sendMessage`, 'a Telegram bot API URL'],
+    ] as const) {
+      const problem = refusal({ audiences: [{ audienceId: 'desk', httpsEndpoints: [url] }] });
+      expect(problem, url).toContain(`is ${service}: its path is a credential`);
+      expect(problem, url).toMatch(/cannot confirm an SNS subscription or read SNS's messages; put a relay/);
+      expect(secretParts(problem), url).toEqual([]);
+    }
+    for (const [url, expected] of [
       [`https://chat.example.com/hooks/${pathSecret}`, /looks like a credential in its path \(segment 2 is 24/],
-      [`https://chat.example.com/hooks/%5A${pathSecret.slice(1)}`, /looks like a credential in its path/],
+      [`https://chat.example.com/webhook/%5A${pathSecret.slice(1)}`, /looks like a credential in its path/],
+      [`https://chat.example.com/hooks/3f2a9c1e-5b7d-4e8f-9a0b-1c2d3e4f5a6b`, /looks like a credential in its path/],
+      [
+        `https://api.example.com/v1/${pathSecret}aB9cD0eF/notify`,
+        /looks like a credential in its path \(segment 2 is 32/,
+      ],
     ] as const) {
       const problem = refusal({ audiences: [{ audienceId: 'desk', httpsEndpoints: [url] }] });
       expect(problem, url).toMatch(expected);
       expect(problem, url).toMatch(/subscriptions add <audienceId> --https -/);
-      expect(problem, url).not.toContain(pathSecret.slice(0, 6));
+      expect(secretParts(problem), url).toEqual([]);
     }
-    // Paths of words, dates, short ids and UUIDs are ordinary endpoints.
+    // A URL refused for its scheme, or as no URL at all, is quoted without its path either.
+    for (const url of [
+      `http://chat.example.com/hooks/${pathSecret}`,
+      `http://discord.com/api/webhooks/1/${pathSecret}`,
+      `hooks.slack.com/services/T0/B0/${pathSecret}`,
+    ]) {
+      const problem = refusal({ audiences: [{ audienceId: 'desk', httpsEndpoints: [url] }] });
+      expect(problem, url).toMatch(/must use https:\/\/|is not a URL/);
+      expect(secretParts(problem), url).toEqual([]);
+    }
+    // Identifiers people put in ordinary endpoints are not credentials: words and slugs, dates,
+    // hex ids (a MongoDB ObjectId, a SHA-1), UUIDs and ULIDs outside a hook's path.
     for (const url of [
       'https://partner.example.com/v2/alerts/inbound-news-notifications',
+      'https://partner.example.com/v2/alerts/inbound-notifications-v2',
       'https://partner.example.com/hooks/2026-11-30/desk42',
-      'https://partner.example.com/hooks/3f2a9c1e-5b7d-4e8f-9a0b-1c2d3e4f5a6b',
+      'https://partner.example.com/accounts/507f1f77bcf86cd799439011/events',
+      'https://partner.example.com/commits/2fd4e1c67a2d28fced849ee1bb76e7391b93eb12',
+      'https://partner.example.com/events/01HV8ZK3Q4X5Y6Z7A8B9C0D1E2',
+      'https://partner.example.com/tenants/3f2a9c1e-5b7d-4e8f-9a0b-1c2d3e4f5a6b/alerts',
       'https://discord.example.com/api/webhooks/public',
     ]) {
       expect(
