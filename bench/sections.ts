@@ -3,7 +3,7 @@
  * limits" paragraph. Formatting and arithmetic only; the measuring is in the other modules.
  */
 
-import { defaultPageSize } from '../functions/provider/config.ts';
+import { defaultPageSize } from '#core/ports';
 import type { ImportTimes } from './cold-start.ts';
 import type { EndToEndResult, FloorComparison } from './end-to-end.ts';
 import type { FirstRequestResults, FirstRequestTimes } from './first-request.ts';

@@ -10,7 +10,7 @@ import { alertRunEnvironment, checkDefaultLocale } from '#alert-run/config';
 import { InvalidAddressError, normalizeAddress } from '#core/email/subscriber';
 import { FALLBACK_LOCALE } from '#core/locale';
 import { describeIssues, editDistance } from '#core/model';
-import { publisherBatchMax } from '#core/ports';
+import { defaultPageSize, publisherBatchMax } from '#core/ports';
 import { PaginationSchema } from '#provider/config';
 import { ResponseMappingOverrideSchema } from '#provider/response-mapping';
 import { checkTargetUrl, quotableUrl } from '#shared/network-targets';
@@ -412,7 +412,7 @@ export const StackConfigSchema = z
     /** 0 turns the flexible window off. */
     flexibleWindowMinutes: wholeNumber(0, 1440, 1),
     schedulerRetryAttempts: wholeNumber(0, 185, 3),
-    newsApiPageSize: wholeNumber(1, 1000, 100),
+    newsApiPageSize: wholeNumber(1, 1000, defaultPageSize),
     /**
      * No default: a provider whose timestamps carry no offset must have its zone named, or the run
      * refuses them (guessing UTC put Seoul alerts nine hours off). Date-only ranges use UTC then.

@@ -67,6 +67,7 @@ import {
   type ArticlePage,
   type DayResume,
   type DeliveryPorts,
+  defaultPageSize,
   dispatchComplete,
   type Lease,
   maxResumeKeys,
@@ -813,7 +814,7 @@ class AlertRun {
         : new DayTally(
             day,
             how.kind !== 'full' || how.sequential === true,
-            Math.max(1, Math.floor((this.deps.news.pageSize ?? 100) / 4)),
+            Math.max(1, Math.floor((this.deps.news.pageSize ?? defaultPageSize) / 4)),
           );
     let outcome = await this.#readDay(day, how, context, handled, tally);
     if (outcome.restart !== undefined) {

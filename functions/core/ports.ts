@@ -772,6 +772,9 @@ export interface WorkItem {
 /** SQS's limit on one message body, and on the bodies of one SendMessageBatch together. */
 export const workItemMaxBytes = 256 * 1024;
 
+/** Articles per provider page when NEWS_API_PAGE_SIZE (the stack's `newsApiPageSize`) is not set. */
+export const defaultPageSize = 100;
+
 /** DynamoDB TransactWriteItems: at most this many actions in one transaction. */
 export const transactionMaxActions = 100;
 

@@ -7,11 +7,9 @@
 import * as z from 'zod/mini';
 import { ConfigError } from '#core/errors';
 import { isTimeZone } from '#core/model';
+import { defaultPageSize } from '#core/ports';
 import { quotableUrl } from '#shared/network-targets';
 import { type ResponseMapping, ResponseMappingOverrideSchema, resolveMapping } from './response-mapping.ts';
-
-/** Articles per page when NEWS_API_PAGE_SIZE is not set. */
-export const defaultPageSize = 100;
 
 /**
  * Environment variable of each setting, as the stack sets them (functions/alert-run/config.ts

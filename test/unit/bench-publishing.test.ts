@@ -11,7 +11,7 @@ import { feed, type PublishingResults, type PublishingRun, publishingMatches } f
 import { type FakeOptions, type FakeRun, fakeSharded, fakeSingle } from '../../bench/publishing-fake.ts';
 import { publishingLimits, publishingSection, publishingTargets, shardedCapacity } from '../../bench/sections.ts';
 import type { DeliveryPipeline } from '../../functions/core/delivery-pipeline.ts';
-import { defaultPageSize } from '../../functions/provider/config.ts';
+import { defaultPageSize } from '../../functions/core/ports.ts';
 
 const options: PublishingResults['options'] = {
   notifications: 50_000,
