@@ -70,7 +70,8 @@ export interface FakeRun {
   readonly wallMs: number;
   /**
    * Notifications per second: single, over the run; sharded, the publishers' over their draining
-   * (from the run's seal to the dispatch's completion), the run having queued everything first.
+   * (from the run's seal until the invocation that completed the dispatch returned, not until the
+   * run's polling wait noticed), the run having queued everything first.
    */
   readonly perSecond: number;
   /** This process's CPU over the run less the emulator's (ms): the functions' and the SDK's. */
@@ -82,6 +83,11 @@ export interface FakeRun {
   readonly sendCalls?: number;
   /** Sharded: from the start until the run had queued everything and sealed its dispatch (ms), alone. */
   readonly queuedMs?: number;
+  /**
+   * Sharded: from the start until the run's wait for its dispatch saw it complete (ms): later than
+   * `wallMs` by the wait's polling (functions/core/dispatch.ts), which is the run's, not the publishers'.
+   */
+  readonly noticedMs?: number;
   readonly invocations?: number;
   readonly invalid?: string;
 }
@@ -462,6 +468,11 @@ export async function fakeSharded(options: FakeOptions, publishers: number): Pro
   });
   let stopped = false;
   let invocations = 0;
+  // When the last invocation returned: the publishers' drain ends there, not when the run's wait
+  // for its dispatch (functions/core/dispatch.ts, reads further apart each time, up to 2 s) notices.
+  let lastReturned = 0;
+  let inFlight = 0;
+  let settled: (() => void) | undefined;
   // The event source: each publisher takes up to a batch, invokes, and takes the next. The poller
   // serializes the event (not the function's CPU); the function's runtime parses it (counted).
   const publish = () =>
@@ -475,7 +486,11 @@ export async function fakeSharded(options: FakeOptions, publishers: number): Pro
             Records: batch.map(({ id, body }) => record(id, body.toString('utf8'))),
           } satisfies SQSEvent),
         );
+        inFlight += 1;
         const response = await handler(JSON.parse(payload) as SQSEvent, context());
+        inFlight -= 1;
+        lastReturned = performance.now();
+        if (inFlight === 0) settled?.();
         if (response.batchItemFailures.length > 0) throw new Error('a fake publisher reported failures');
       }
     });
@@ -492,7 +507,11 @@ export async function fakeSharded(options: FakeOptions, publishers: number): Pro
   const queuedMs = performance.now() - started;
   const publishersDone = publish();
   const head = await waitForDispatch(dispatches, dispatchId, AbortSignal.timeout(3_600_000));
-  const wallMs = performance.now() - started;
+  const noticedMs = performance.now() - started;
+  // The dispatch completes when the last item's invocation settles it, its last step: once that
+  // invocation has returned, no publisher has work left.
+  if (inFlight > 0) await new Promise<void>((resolve) => (settled = resolve));
+  const wallMs = lastReturned - started;
   const cpuMs = functionsCpuMs(cpu, emulator);
   stopped = true;
   await Promise.all(publishersDone);
@@ -511,6 +530,7 @@ export async function fakeSharded(options: FakeOptions, publishers: number): Pro
     publishCalls: publishCalls.calls,
     sendCalls: sendCalls.calls,
     queuedMs,
+    noticedMs,
     invocations,
     ...(invalid === undefined ? {} : { invalid }),
   };

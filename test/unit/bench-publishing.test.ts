@@ -276,4 +276,23 @@ describe('the zero-CPU emulator runs (bench/publishing-fake.ts)', () => {
     expect(single.publishCalls).toBe(240 * 3);
     expect(sharded.publishCalls).toBe(single.publishCalls);
   });
+
+  it('times the publishers until the invocation that completed the dispatch returned, not until the run noticed', async () => {
+    // The run's wait reads the dispatch head further apart each time (50 ms, then 100, 200…), so
+    // it notices the completion later; the publishers' rate must not include that delay.
+    const options: FakeOptions = {
+      notifications: 600,
+      audiences: 24,
+      seed: 5,
+      snsConcurrency: 8,
+      ledgerFlushDelayMs: 100,
+      publisherBatchSize: 10,
+      latencies: { snsMs: 5, dynamoMs: 5, sqsMs: 5 },
+    };
+    const sharded = await fakeSharded(options, 1);
+    expect(sharded.invalid).toBeUndefined();
+    expect(sharded.noticedMs).toBeDefined();
+    expect(sharded.wallMs).toBeLessThan(sharded.noticedMs ?? 0);
+    expect(sharded.perSecond).toBe(600 / ((sharded.wallMs - (sharded.queuedMs ?? 0)) / 1000));
+  });
 });
