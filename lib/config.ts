@@ -13,7 +13,7 @@ import { describeIssues, editDistance } from '#core/model';
 import { defaultPageSize, publisherBatchMax } from '#core/ports';
 import { PaginationSchema } from '#provider/config';
 import { ResponseMappingOverrideSchema } from '#provider/response-mapping';
-import { checkTargetUrl, quotableUrl } from '#shared/network-targets';
+import { checkTargetUrl } from '#shared/network-targets';
 
 /** A configuration value is invalid; the message names the context key. */
 export class StackConfigError extends Error {
@@ -193,10 +193,17 @@ const credentialParameter =
   /^(?:(?:.*[-_])?(?:token|secret|password|passwd|apikey|signature|credential)s?|(?:.*[-_])?(?:api|access|secret|private|auth|subscription|signing)[-_]?key|key|sig|code|auth|pass|x-amz-(?:signature|credential))$/i;
 
 /**
- * Webhook services whose URLs carry their secret in the path, not the query: anyone holding the
- * URL can post to the channel. Matched by host and the path's start; the rest is the secret.
+ * Services whose endpoint URLs carry their secret in the path, not the query: anyone holding the
+ * URL can post to the channel. Matched by host and the (decoded) path's start; the rest is the
+ * secret. Most take their own JSON and cannot confirm an SNS subscription; PagerDuty's SNS
+ * endpoint can, so it goes through the endpoint store like any credential-bearing endpoint.
  */
-const pathCredentialServices: readonly { readonly name: string; readonly host: RegExp; readonly path: RegExp }[] = [
+const pathCredentialServices: readonly {
+  readonly name: string;
+  readonly host: RegExp;
+  readonly path: RegExp;
+  readonly takesSns?: true;
+}[] = [
   {
     name: 'a Discord webhook URL',
     host: /^(?:(?:ptb|canary)\.)?discord(?:app)?\.com$/,
@@ -210,30 +217,59 @@ const pathCredentialServices: readonly { readonly name: string; readonly host: R
   { name: 'a Zapier webhook URL', host: /^hooks\.zapier\.com$/, path: /^\/hooks\// },
   { name: 'an IFTTT Webhooks URL', host: /^maker\.ifttt\.com$/, path: /\/with\/key\// },
   { name: 'a Telegram bot API URL', host: /^api\.telegram\.org$/, path: /^\/bot/ },
+  {
+    name: 'a PagerDuty integration URL',
+    host: /^events\.(?:eu\.)?pagerduty\.com$/,
+    path: /^\/integration\/[^/]+\/enqueue/,
+    takesSns: true,
+  },
 ];
 
 /**
  * Path segments after which a webhook's secret usually follows (Mattermost's and Rocket.Chat's
- * `/hooks/<token>`, many services' `/webhook/<token>`).
+ * `/hooks/<token>`, many services' `/webhook/<token>`, `/incoming-webhook/<token>`).
  */
-const hookSegment = /^(?:hooks?|webhooks?|incoming(?:-?webhooks?)?)$/i;
+const hookSegment = /^(?:web[-_]?)?hooks?$|^incoming(?:[-_]?web[-_]?hooks?)?$/i;
+
+/** A canonical UUID: after a hook segment, the secret of many services. */
+const uuidSegment = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
- * Whether a path segment looks like a generated secret: after a hook segment, 16 or more URL-safe
- * characters mixing letters and digits; anywhere, 32 or more that mix upper case, lower case and
- * digits (random base62 or base64url). Identifiers people put in ordinary endpoints are neither:
- * words and slugs (`inbound-notifications-v2`), dates, hex ids (a MongoDB ObjectId, a SHA), UUIDs
- * and ULIDs have one letter case only.
+ * Whether a path segment looks like a generated secret. After a hook segment: a UUID, or a run of
+ * 16 or more letters and digits (with both) that no `-` or `_` breaks, as generated tokens are and
+ * slugs (`news-alerts-prod-01`) are not. Anywhere: 32 or more URL-safe characters mixing upper
+ * case, lower case and digits (random base62 or base64url). Identifiers people put in ordinary
+ * endpoints are neither: words and slugs, dates, hex ids (a MongoDB ObjectId, a SHA), UUIDs and
+ * ULIDs outside a hook's path have one letter case only.
  */
 function secretLike(segment: string, afterHook: boolean): boolean {
-  if (!/^[A-Za-z0-9_-]+$/.test(segment) || !/\d/.test(segment)) return false;
-  if (afterHook) return segment.length >= 16 && /[A-Za-z]/.test(segment);
-  return segment.length >= 32 && /[a-z]/.test(segment) && /[A-Z]/.test(segment);
+  if (afterHook) {
+    if (uuidSegment.test(segment)) return true;
+    return segment
+      .split(/[-_]/)
+      .some((run) => run.length >= 16 && /^[A-Za-z0-9]+$/.test(run) && /\d/.test(run) && /[A-Za-z]/.test(run));
+  }
+  return (
+    segment.length >= 32 &&
+    /^[A-Za-z0-9_-]+$/.test(segment) &&
+    /\d/.test(segment) &&
+    /[a-z]/.test(segment) &&
+    /[A-Z]/.test(segment)
+  );
 }
 
 /** How a refused endpoint can still reach SNS subscribers: through the endpoint store. */
 const useEndpointStore =
   "add this endpoint with 'news-alerts subscriptions add <audienceId> --https -' instead (its URL is kept in the endpoint store)";
+
+/** A path segment as the service reads it (percent-decoded); as written when it does not decode. */
+function decodedSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
 
 /**
  * Why `url` must not be written into the template, or undefined. Never quotes the secret: not the
@@ -251,19 +287,17 @@ function secretInUrl(url: string): string | undefined {
   if (host === 'hooks.slack.com') {
     return 'is a Slack incoming-webhook URL: it is a credential (it would be in the template) and cannot confirm an SNS subscription; give the audience "slack": {} and give the URL on stdin to \'news-alerts subscriptions add <audienceId> --slack-webhook\'';
   }
-  const service = pathCredentialServices.find((known) => known.host.test(host) && known.path.test(parsed.pathname));
+  const segments = parsed.pathname.split('/').map(decodedSegment);
+  const path = segments.join('/');
+  const service = pathCredentialServices.find((known) => known.host.test(host) && known.path.test(path));
+  if (service?.takesSns) {
+    return `is ${service.name}: its path is a credential, which would be in the template in clear; ${useEndpointStore}`;
+  }
   if (service !== undefined) {
     // These services take their own JSON, not SNS's: they would neither confirm the subscription
     // (SNS first posts a SubscriptionConfirmation to be fetched) nor read the alerts.
     return `is ${service.name}: its path is a credential, which would be in the template in clear, and the service cannot confirm an SNS subscription or read SNS's messages; put a relay that does in front of it (as the stack's Slack relay does for Slack)`;
   }
-  const segments = parsed.pathname.split('/').map((segment) => {
-    try {
-      return decodeURIComponent(segment);
-    } catch {
-      return segment;
-    }
-  });
   const token = segments.findIndex((segment, index) =>
     secretLike(segment, hookSegment.test(segments[index - 1] ?? '')),
   );
@@ -279,15 +313,22 @@ function secretInUrl(url: string): string | undefined {
 
 /**
  * What a refusal may quote of a URL-like value: its scheme and host, never its path, query or
- * user info, any of which may hold a credential (a webhook's path is its secret).
+ * user info, any of which may hold a credential (a webhook's path is its secret). A value that is
+ * not a URL is quoted up to its first `/`, `\`, `?`, `#`, `@` or `:` after the scheme (user info
+ * `user:password@` may follow it).
  */
 function quotedTarget(value: string): string {
-  const shown = quotableUrl(value);
-  const authority = shown.indexOf('://');
-  const end = shown.slice(authority < 0 ? 0 : authority + 3).search(/[/?#]/);
-  if (end < 0) return shown;
-  const cut = (authority < 0 ? 0 : authority + 3) + end;
-  return `${shown.slice(0, cut)}/…`;
+  try {
+    const url = new URL(value.trim());
+    const rest =
+      url.pathname.length > 1 || url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '';
+    return `${url.protocol}//${url.host}${rest ? '/…' : ''}`;
+  } catch {
+    const text = value.trim();
+    const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(text)?.[0] ?? '';
+    const end = text.slice(scheme.length).search(/[/\\?#@:]/);
+    return end < 0 ? text : `${text.slice(0, scheme.length + end)}…`;
+  }
 }
 
 const httpsEndpoint = z.preprocess(

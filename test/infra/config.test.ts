@@ -223,6 +223,8 @@ describe('validation', () => {
       [`https://hooks.zapier.com./hooks/catch/123/${pathSecret.slice(0, 6)}/`, 'a Zapier webhook URL'],
       [`https://maker.ifttt.com/trigger/news/with/key/${pathSecret}`, 'an IFTTT Webhooks URL'],
       [`https://api.telegram.org/bot1234:${pathSecret}/sendMessage`, 'a Telegram bot API URL'],
+      // Percent-encoding changes no path as the service reads it.
+      [`https://hooks.zapier.com/%68ooks/catch/123/${pathSecret.slice(0, 6)}/`, 'a Zapier webhook URL'],
     ] as const) {
       const problem = refusal({ audiences: [{ audienceId: 'desk', httpsEndpoints: [url] }] });
       expect(problem, url).toContain(`is ${service}: its path is a credential`);
@@ -233,6 +235,13 @@ describe('validation', () => {
       [`https://chat.example.com/hooks/${pathSecret}`, /looks like a credential in its path \(segment 2 is 24/],
       [`https://chat.example.com/webhook/%5A${pathSecret.slice(1)}`, /looks like a credential in its path/],
       [`https://chat.example.com/hooks/3f2a9c1e-5b7d-4e8f-9a0b-1c2d3e4f5a6b`, /looks like a credential in its path/],
+      [`https://chat.example.com/incoming_webhook/${pathSecret.toLowerCase()}`, /looks like a credential in its path/],
+      [`https://chat.example.com/web-hooks/abc-${pathSecret}`, /looks like a credential in its path/],
+      // PagerDuty's SNS endpoint confirms subscriptions itself: the endpoint store is the way.
+      [
+        'https://events.pagerduty.com/integration/9f8e7d6c5b4a39281706f5e4d3c2b1a0/enqueue',
+        /is a PagerDuty integration URL: its path is a credential/,
+      ],
       [
         `https://api.example.com/v1/${pathSecret}aB9cD0eF/notify`,
         /looks like a credential in its path \(segment 2 is 32/,
@@ -242,12 +251,16 @@ describe('validation', () => {
       expect(problem, url).toMatch(expected);
       expect(problem, url).toMatch(/subscriptions add <audienceId> --https -/);
       expect(secretParts(problem), url).toEqual([]);
+      expect(problem, url).not.toContain('9f8e7d6c5b4a');
     }
     // A URL refused for its scheme, or as no URL at all, is quoted without its path either.
     for (const url of [
       `http://chat.example.com/hooks/${pathSecret}`,
       `http://discord.com/api/webhooks/1/${pathSecret}`,
       `hooks.slack.com/services/T0/B0/${pathSecret}`,
+      `http://chat.example.com\\hooks\\${pathSecret}`,
+      `https://user:${pathSecret.slice(0, 6)}/${pathSecret.slice(6)}@chat.example.com/in`,
+      `ftp://${pathSecret}@chat.example.com/in`,
     ]) {
       const problem = refusal({ audiences: [{ audienceId: 'desk', httpsEndpoints: [url] }] });
       expect(problem, url).toMatch(/must use https:\/\/|is not a URL/);
@@ -263,6 +276,9 @@ describe('validation', () => {
       'https://partner.example.com/commits/2fd4e1c67a2d28fced849ee1bb76e7391b93eb12',
       'https://partner.example.com/events/01HV8ZK3Q4X5Y6Z7A8B9C0D1E2',
       'https://partner.example.com/tenants/3f2a9c1e-5b7d-4e8f-9a0b-1c2d3e4f5a6b/alerts',
+      // Slugs after a hook segment: words and short runs, however long the whole.
+      'https://partner.example.com/webhooks/news-alerts-prod-01',
+      'https://partner.example.com/hooks/orders-v2-production',
       'https://discord.example.com/api/webhooks/public',
     ]) {
       expect(
