@@ -487,10 +487,14 @@ export async function fakeSharded(options: FakeOptions, publishers: number): Pro
           } satisfies SQSEvent),
         );
         inFlight += 1;
-        const response = await handler(JSON.parse(payload) as SQSEvent, context());
-        inFlight -= 1;
-        lastReturned = performance.now();
-        if (inFlight === 0) settled?.();
+        let response: Awaited<ReturnType<typeof handler>>;
+        try {
+          response = await handler(JSON.parse(payload) as SQSEvent, context());
+        } finally {
+          inFlight -= 1;
+          lastReturned = performance.now();
+          if (inFlight === 0) settled?.();
+        }
         if (response.batchItemFailures.length > 0) throw new Error('a fake publisher reported failures');
       }
     });
@@ -505,16 +509,24 @@ export async function fakeSharded(options: FakeOptions, publishers: number): Pro
   await feed(pipeline, matches);
   await dispatches.seal(lease, dispatchId, { expected: counts.workItemsQueued }, Date.now());
   const queuedMs = performance.now() - started;
-  const publishersDone = publish();
-  const head = await waitForDispatch(dispatches, dispatchId, AbortSignal.timeout(3_600_000));
+  // Observed at once, so a publisher that fails cannot crash the process before it is awaited.
+  const publishing = Promise.all(publish());
+  publishing.catch(() => undefined);
+  // The publishers' loops end only once stopped: before that, `publishing` can only fail, and then
+  // the run fails at once instead of waiting an hour for a dispatch that cannot complete.
+  const head = await Promise.race([
+    waitForDispatch(dispatches, dispatchId, AbortSignal.timeout(3_600_000)),
+    publishing.then(() => undefined),
+  ]);
   const noticedMs = performance.now() - started;
   // The dispatch completes when the last item's invocation settles it, its last step: once that
   // invocation has returned, no publisher has work left.
-  if (inFlight > 0) await new Promise<void>((resolve) => (settled = resolve));
-  const wallMs = lastReturned - started;
+  if (inFlight > 0) await Promise.race([new Promise<void>((resolve) => (settled = resolve)), publishing]);
+  // No invocation at all (nothing was queued): the drain took no time past the queueing.
+  const wallMs = Math.max(lastReturned - started, queuedMs);
   const cpuMs = functionsCpuMs(cpu, emulator);
   stopped = true;
-  await Promise.all(publishersDone);
+  await publishing;
   const invalid =
     head === undefined || !dispatchComplete(head)
       ? 'the dispatch did not complete'

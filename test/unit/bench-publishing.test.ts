@@ -293,6 +293,7 @@ describe('the zero-CPU emulator runs (bench/publishing-fake.ts)', () => {
     expect(sharded.invalid).toBeUndefined();
     expect(sharded.noticedMs).toBeDefined();
     expect(sharded.wallMs).toBeLessThan(sharded.noticedMs ?? 0);
+    expect(sharded.wallMs).toBeGreaterThan(sharded.queuedMs ?? Number.POSITIVE_INFINITY);
     expect(sharded.perSecond).toBe(600 / ((sharded.wallMs - (sharded.queuedMs ?? 0)) / 1000));
   });
 });
