@@ -36,6 +36,21 @@ const cliSync = (args: readonly string[], timeout = 60_000) =>
   spawnSync(process.execPath, [cliEntry, ...args], { encoding: 'utf8', timeout });
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
 
+/**
+ * A pipe reader (Python, for FIONREAD and F_GETPIPE_SZ) that reads nothing until the pipe holds
+ * its capacity or the writer has closed it, then counts every byte and prints the count.
+ */
+const lateReader = [
+  'import fcntl, os, select, struct, termios, time',
+  'capacity = fcntl.fcntl(0, 1032)  # F_GETPIPE_SZ',
+  'unread = lambda: struct.unpack("i", fcntl.ioctl(0, termios.FIONREAD, b"0000"))[0]',
+  'poll = select.poll(); poll.register(0, select.POLLHUP)',
+  'while unread() < capacity and not poll.poll(0): time.sleep(0.005)',
+  'total = 0',
+  'while chunk := os.read(0, 65536): total += len(chunk)',
+  'print(total)',
+].join('\n');
+
 describe('news-alerts spikes evaluate', () => {
   it('writes, per preset, a results file in NAB’s format that NAB’s scoring accepts', async () => {
     const data = syntheticSeries(3000, 5, 2400);
@@ -243,9 +258,10 @@ describe('news-alerts spikes evaluate', () => {
     const file = join(directory, 'large.results.csv');
     const toFile = cliSync(['spikes', 'evaluate', '--csv', csv, '--preset', 'fewer', '--out', file], 120_000);
     expect(toFile.status, toFile.stderr).toBe(0);
-    // The reader starts late: the pipe is full long before it reads.
+    // The reader starts only once the pipe is full (or the writer is gone): the writer meets a full
+    // pipe for sure, without a clock deciding it.
     const piped = shell(
-      '"$0" "$1" spikes evaluate --csv "$2" --preset fewer --out /dev/stderr 2>&1 >/dev/null | (sleep 2; wc -c)',
+      `"$0" "$1" spikes evaluate --csv "$2" --preset fewer --out /dev/stderr 2>&1 >/dev/null | python3 -c '${lateReader}'`,
       [csv],
       120_000,
     );
