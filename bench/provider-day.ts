@@ -31,7 +31,7 @@ import { type AlertRunSettings, type RunSummary, runAlertCycle } from '#core/ale
 import { compileRules } from '#core/matcher';
 import { AudienceSchema, type Rule, type RuleSet } from '#core/model';
 import type { Notifier, OutboundMessage, PublishedMessage, PublishOutcome } from '#core/ports';
-import { silentLog } from '#core/ports';
+import { defaultPageSize, silentLog } from '#core/ports';
 import { parseProviderConfig } from '#provider/config';
 import { NewsLookupClient } from '#provider/news-client';
 import { MemoryNotifier, MemoryStateStore, memoryRules } from '#test/fake-ports';
@@ -760,7 +760,7 @@ export async function runProviderDay(options: ProviderDayOptions): Promise<Provi
   const timeZone = options.timeZone ?? 'Asia/Seoul';
   const calendar = new ZoneCalendar(timeZone);
   const day = options.day ?? '2026-11-23';
-  const pageSize = options.pageSize ?? 100;
+  const pageSize = options.pageSize ?? defaultPageSize;
   const dayStart = calendar.startOf(day);
   const previousDayStart = dayStart - DAY_MS;
   const progress = options.progress ?? (() => {});

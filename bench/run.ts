@@ -27,7 +27,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { compileRules } from '#core/matcher';
 import type { Rule } from '#core/model';
-import { publisherBatchMax } from '#core/ports';
+import { defaultPageSize, publisherBatchMax } from '#core/ports';
 import { startMoto } from '#sandbox/moto';
 import { createCertificateAuthority } from '#sandbox/tls';
 import { type CliStartupResults, cliStartupSection, cliStartupTargets, runCliStartup } from './cli-startup.ts';
@@ -224,7 +224,7 @@ const STACK_DEFAULTS = {
   lambdaTimeoutSeconds: 300,
   softMarginSeconds: 30,
   maxPages: 2000,
-  pageSize: 100,
+  pageSize: defaultPageSize,
   snsConcurrency: 8,
   publisherBatchSize: publisherBatchMax,
 } as const;
@@ -572,7 +572,7 @@ async function main(): Promise<void> {
         );
         coldStart = { ...coldStart, firstRequest };
         await moto.reset();
-        const base = { motoEndpoint: moto.endpoint, ca, projectRoot, seed: 7, pageSize: 100 };
+        const base = { motoEndpoint: moto.endpoint, ca, projectRoot, seed: 7, pageSize: defaultPageSize };
         const mainRun = await phase('end-to-end run', () =>
           runEndToEnd({
             ...base,

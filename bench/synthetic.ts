@@ -9,6 +9,7 @@
  * output. Articles come out as the provider client delivers them ({@link delivered}).
  */
 import type { Article, Rule } from '#core/model';
+import { defaultPageSize } from '#core/ports';
 import { defaultResponseMapping, mapPage } from '#provider/response-mapping';
 import { wireArticle } from '#sandbox/news-simulator';
 import type { SimArticle } from '#sandbox/news-simulator-data';
@@ -457,7 +458,7 @@ export function syntheticArticles(count: number, seed: number): Article[] {
 }
 
 /** Articles per page when {@link delivered} reads them back: the client's default page size. */
-const DELIVERY_PAGE_SIZE = 100;
+const DELIVERY_PAGE_SIZE = defaultPageSize;
 
 /** The provider zone {@link delivered} writes times in: the simulator's default, as `npm start` runs it. */
 const DELIVERY_TIME_ZONE = 'Asia/Seoul';

@@ -10,6 +10,7 @@ import type { AlertRunSettings } from '#core/alert-run';
 import { ConfigError } from '#core/errors';
 import { checkShippedLocale, FALLBACK_LOCALE } from '#core/locale';
 import { describeIssues } from '#core/model';
+import { defaultPageSize } from '#core/ports';
 import { type ProviderConfig, parseProviderConfig } from '#provider/config';
 import { checkTargetUrl } from '#shared/network-targets';
 import {
@@ -32,7 +33,7 @@ export const alertRunEnvironment: readonly EnvironmentVariable[] = [
     description:
       '`true` lets NEWS_API_BASE_URL be an internal address (loopback, private, link-local); only for the local sandbox and test stacks (cdk.json `allowInternalTargets`).',
   },
-  { name: 'NEWS_API_PAGE_SIZE', default: '100', description: 'Articles per page (`size`).' },
+  { name: 'NEWS_API_PAGE_SIZE', default: String(defaultPageSize), description: 'Articles per page (`size`).' },
   {
     name: 'NEWS_API_TIME_ZONE',
     default: '(none)',
@@ -162,7 +163,7 @@ const EnvironmentSchema = z.object({
     z._default(z.enum(['true', 'false'], { error: 'must be "true" or "false"' }), 'false'),
     z.transform((value) => value === 'true'),
   ),
-  NEWS_API_PAGE_SIZE: z._default(integer(1, 1000), 100),
+  NEWS_API_PAGE_SIZE: z._default(integer(1, 1000), defaultPageSize),
   NEWS_API_TIME_ZONE: z.optional(z.string()),
   NEWS_API_PAGINATION: z._default(z.enum(['PAGE', 'CURSOR']), 'PAGE'),
   NEWS_API_CURSOR_METHOD_VALUE: z._default(z.string().check(z.minLength(1)), 'CURSOR'),

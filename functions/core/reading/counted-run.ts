@@ -12,7 +12,14 @@
  */
 
 import type { Article } from '../model.ts';
-import type { ArticlePage, CountedDay, CountedReading, Log, NewsSource } from '../ports.ts';
+import {
+  type ArticlePage,
+  type CountedDay,
+  type CountedReading,
+  defaultPageSize,
+  type Log,
+  type NewsSource,
+} from '../ports.ts';
 import {
   type CountedArticle,
   type CountedDayWithBeyond,
@@ -200,7 +207,7 @@ export class CountedRun {
     const settings = {
       ...this.#settings,
       dayEnd: day === this.#today ? Number.POSITIVE_INFINITY : dayEnd,
-      pageSize: this.#source.pageSize ?? 100,
+      pageSize: this.#source.pageSize ?? defaultPageSize,
     };
     const reason = recheckReason(counts, fold.deficit, now, settings);
     if (reason !== undefined) {
@@ -282,7 +289,7 @@ export class CountedRun {
     read: (from: number, to: number, read?: { readonly fresh?: boolean }) => Promise<CountedArticle[]>;
     pages: () => number;
   } {
-    const size = this.#source.pageSize ?? 100;
+    const size = this.#source.pageSize ?? defaultPageSize;
     let latestTotal = total;
     let pages = 0;
     const range = { from: day, to: day };
