@@ -23,6 +23,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SPIKE_PRESETS } from '#core/spikes/detector';
 import { syntheticSeries } from '#test/spike-world';
 import { NAB_PROFILE_NAMES, nabTime, normalizedScore, scoreFile, windowRows } from '../../bench/spikes/nab.ts';
+import { venvBin } from '../../sandbox/python-env.mjs';
 import { type CliSandbox, cliEntry, runCli, startCliSandbox } from './support.ts';
 
 const directory = mkdtempSync(join(tmpdir(), 'spikes-evaluate-'));
@@ -37,7 +38,8 @@ const cliSync = (args: readonly string[], timeout = 60_000) =>
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
 
 /**
- * A pipe reader (Python, for FIONREAD and F_GETPIPE_SZ) that reads nothing until the pipe holds
+ * A pipe reader (the moto virtualenv's Python, which every test run has; for FIONREAD and
+ * F_GETPIPE_SZ) that reads nothing until the pipe holds
  * its capacity or the writer has closed it, then counts every byte and prints the count.
  */
 const lateReader = [
@@ -261,8 +263,8 @@ describe('news-alerts spikes evaluate', () => {
     // The reader starts only once the pipe is full (or the writer is gone): the writer meets a full
     // pipe for sure, without a clock deciding it.
     const piped = shell(
-      `"$0" "$1" spikes evaluate --csv "$2" --preset fewer --out /dev/stderr 2>&1 >/dev/null | python3 -c '${lateReader}'`,
-      [csv],
+      `"$0" "$1" spikes evaluate --csv "$2" --preset fewer --out /dev/stderr 2>&1 >/dev/null | "$3" -c '${lateReader}'`,
+      [csv, venvBin('python')],
       120_000,
     );
     // All of the results (and the warnings stderr also carries), not the 64 KiB a full pipe took.
