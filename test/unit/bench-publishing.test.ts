@@ -258,18 +258,21 @@ describe('publishing verdicts', () => {
 });
 
 describe('the zero-CPU emulator runs (bench/publishing-fake.ts)', () => {
+  /** The stack's SNS concurrency and ledger delay, with the scenario's size and latencies. */
+  const fakeOptions = (
+    scenario: Pick<FakeOptions, 'notifications' | 'audiences' | 'seed' | 'publisherBatchSize' | 'latencies'>,
+  ): FakeOptions => ({ snsConcurrency: 8, ledgerFlushDelayMs: 100, ...scenario });
+
   it('sharded mode makes as many PublishBatch calls as single mode, also when the run must queue before an audience has an item’s worth', async () => {
     // 6,000 notifications for 240 audiences (25 each): past 5,000 waiting, the run queues before
     // any audience reaches an item's worth; an item still holds whole PublishBatch calls of ten.
-    const options: FakeOptions = {
+    const options = fakeOptions({
       notifications: 6_000,
       audiences: 240,
       seed: 3,
-      snsConcurrency: 8,
-      ledgerFlushDelayMs: 100,
       publisherBatchSize: 99,
       latencies: { snsMs: 0, dynamoMs: 0, sqsMs: 0 },
-    };
+    });
     const single = await fakeSingle(options);
     const sharded = await fakeSharded(options, 2);
     expect([single.invalid, sharded.invalid]).toEqual([undefined, undefined]);
@@ -280,15 +283,13 @@ describe('the zero-CPU emulator runs (bench/publishing-fake.ts)', () => {
   it('times the publishers until the invocation that completed the dispatch returned, not until the run noticed', async () => {
     // The run's wait reads the dispatch head further apart each time (50 ms, then 100, 200…), so
     // it notices the completion later; the publishers' rate must not include that delay.
-    const options: FakeOptions = {
+    const options = fakeOptions({
       notifications: 600,
       audiences: 24,
       seed: 5,
-      snsConcurrency: 8,
-      ledgerFlushDelayMs: 100,
       publisherBatchSize: 10,
       latencies: { snsMs: 5, dynamoMs: 5, sqsMs: 5 },
-    };
+    });
     const sharded = await fakeSharded(options, 1);
     expect(sharded.invalid).toBeUndefined();
     expect(sharded.noticedMs).toBeDefined();
