@@ -14,10 +14,10 @@
  * Method: N notifications = A audiences × (N / A) articles each, the articles seeded from
  * bench/synthetic.ts and each matched by N / A consecutive audiences (as a busy story matches many
  * audiences), handed to a real {@link DeliveryPipeline} in article order a page at a time (every
- * match of 100 articles per call), as the alert run hands over a page's matches. The clock starts when the first group goes in and
- * stops when the last notification is in the ledger (single: the pipeline's flush; sharded: the
- * dispatch head counts every queued item done). The ledger lookup, rendering and (sharded)
- * queueing are inside the time in both modes. DynamoDB and SQS talk to moto directly; only SNS
+ * match of 100 articles per call), as the alert run hands over a page's matches. The clock starts
+ * when the first page goes in and stops when the last notification is in the ledger (single: the
+ * pipeline's flush; sharded: the dispatch head counts every queued item done). The ledger lookup,
+ * rendering and (sharded) queueing are inside the time in both modes. DynamoDB and SQS talk to moto directly; only SNS
  * goes through the proxy. moto's own CPU time (its process is a child of this one) is read from
  * /proc around each mode: close to one core for the whole run means moto, not the mode, set the
  * pace.
