@@ -1,7 +1,7 @@
 /**
  * The {@link WorkQueue} on Amazon SQS: the alert run's side of sharded publishing. Rendered
  * notifications are packed into work items (functions/core/work-items.ts, one audience per item)
- * and sent with SendMessageBatch.
+ * and sent, compressed (`workItemMessageBody`), with SendMessageBatch.
  *
  * What it guarantees to the alert run:
  * - every message ends up in exactly one of `queued` or `failed`;
@@ -37,7 +37,7 @@ import type {
   WorkQueue,
 } from '#core/ports';
 import { workItemMaxBytes } from '#core/ports';
-import { packWorkItems, workItemBody } from '#core/work-items';
+import { packWorkItems, workItemMessageBody } from '#core/work-items';
 import { logger } from '#shared/powertools';
 import { BatchRetry, type BatchRetryOptions } from './batch-retry.ts';
 
@@ -231,7 +231,7 @@ export class SqsWorkQueue implements WorkQueue {
     }
     const batches = packBatches(
       packed.items.map((item) => {
-        const body = workItemBody(item);
+        const body = workItemMessageBody(item);
         return { item, body, bytes: Buffer.byteLength(body, 'utf8') + attributeBytes(item) };
       }),
     );

@@ -10,11 +10,12 @@
  *   never quotes a value from the body.
  */
 import { Buffer } from 'node:buffer';
+import { deflateRawSync } from 'node:zlib';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { PoisonWorkItemError } from '#core/errors';
 import type { OutboundMessage, WorkItem } from '#core/ports';
-import { packWorkItems, parseWorkItem, workItemBody } from '#core/work-items';
+import { packWorkItems, parseWorkItem, workItemBody, workItemMessageBody } from '#core/work-items';
 import { legacyBody, refusedBySqs, splitBody } from './work-items.support.ts';
 
 const t0 = Date.UTC(2025, 2, 14, 9, 0);
@@ -94,6 +95,11 @@ describe('packWorkItems and parseWorkItem (property)', () => {
           expect(parseWorkItem(body)).toEqual(item);
           // The body packing assembled is the one a copy of the item serializes to.
           expect(workItemBody(structuredClone(item))).toBe(body);
+          // What SQS receives: never larger than the packed body, SQS-safe, read back the same.
+          const sent = workItemMessageBody(item);
+          expect(Buffer.byteLength(sent, 'utf8')).toBeLessThanOrEqual(Buffer.byteLength(body, 'utf8'));
+          expect(refusedBySqs(sent)).toEqual([]);
+          expect(parseWorkItem(sent)).toEqual(item);
         }
 
         // Order kept per audience, and each item as full as the next message allows.
@@ -251,6 +257,75 @@ describe('parseWorkItem on hostile bodies (property)', () => {
       ),
       { numRuns: 300 },
     );
+  });
+
+  it('refuses damaged compressed bodies with PoisonWorkItemError only, and reads them only when still whole', () => {
+    const packed = packWorkItems(
+      'run-1',
+      ['one', 'two', 'three'].map((n) => ({
+        key: { audienceId: 'a', articleKey: `id:${n}` },
+        topicArn: 'arn:aws:sns:us-east-1:123456789012:news-a',
+        subject: 'Rates',
+        body: JSON.stringify({ default: `${secret} ${n} ${'rates rise '.repeat(20)}` }),
+        ruleIds: ['rates'],
+      })),
+      { now: t0, newItemId: () => 'item-1' },
+    ).items;
+    const item = packed[0] as WorkItem;
+    const sent = workItemMessageBody(item);
+    expect(sent.startsWith('v2.deflate:')).toBe(true);
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: sent.length }),
+        fc.integer({ min: 0, max: 8 }),
+        fc.string({ unit: 'binary', maxLength: 8 }),
+        (at, cut, inserted) => {
+          const damaged = `${sent.slice(0, at)}${inserted}${sent.slice(Math.min(sent.length, at + cut))}`;
+          const outcome = read(damaged);
+          // Whatever still reads is a whole item of its audience (a change DEFLATE cannot notice
+          // can only reach the text inside, which the version-2 reader checks as it checks any).
+          if (!(outcome instanceof PoisonWorkItemError)) {
+            expect(outcome.messages.every((m) => m.key.audienceId === outcome.audienceId)).toBe(true);
+          }
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
+  it('refuses compressed bodies that are not base64, not DEFLATE, not UTF-8, too large inflated or not version 2', () => {
+    const deflated = (bytes: Buffer | string) => `v2.deflate:${deflateRawSync(bytes).toString('base64')}`;
+    const valid = workItemBody(
+      packWorkItems(
+        'run-1',
+        [
+          {
+            key: { audienceId: 'a', articleKey: 'id:1' },
+            topicArn: 'arn:aws:sns:us-east-1:123456789012:news-a',
+            subject: 'Rates',
+            body: JSON.stringify({ default: secret }),
+            ruleIds: ['rates'],
+          },
+        ],
+        { now: t0, newItemId: () => 'item-1' },
+      ).items[0] as WorkItem,
+    );
+    const cases: [string, RegExp][] = [
+      ['v2.deflate:SECRETSECRET!', /not base64/],
+      ['v2.deflate:U0VDUkVUU0VDUkVU', /does not inflate/],
+      // A bomb: 2 MiB of one character inflates past the 256 KiB a body can be.
+      [deflated(Buffer.alloc(2 * 1024 * 1024, 0x20)), /does not inflate to a body of at most 262144 bytes/],
+      [deflated(Buffer.from([0x7b, 0xff, 0xfe, 0x7d])), /not inflate to UTF-8/],
+      [deflated(`\uFEFF${valid}`), /version-2 item/],
+      [deflated(JSON.stringify({ v: 1, SECRETSECRET: true })), /version-2 item/],
+      [deflated(`v2.deflate:${Buffer.from(valid).toString('base64')}`), /version-2 item/],
+    ];
+    for (const [body, problem] of cases) {
+      const outcome = read(body);
+      expect(outcome).toBeInstanceOf(PoisonWorkItemError);
+      expect((outcome as PoisonWorkItemError).message).toMatch(problem);
+    }
+    expect(read(deflated(valid))).not.toBeInstanceOf(PoisonWorkItemError);
   });
 
   it('reads every packed item again from its version-1 body (items queued before the update)', () => {
