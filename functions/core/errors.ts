@@ -133,9 +133,10 @@ export class DispatchOpenError extends NewsAlertsError {
 }
 
 /**
- * A work item a publisher cannot read (not JSON, wrong shape, unknown version): it can never
- * succeed, so it fails until SQS moves it to the dead-letter queue (alarm), where
- * `news-alerts replay --parked` takes what can be read of it.
+ * A work item a publisher cannot read (not JSON, wrong shape, unknown version, a compressed body
+ * that does not inflate or fails its checksum): it can never succeed, so it fails until SQS moves
+ * it to the dead-letter queue (alarm), where `news-alerts replay --parked` takes what can be read
+ * of it.
  */
 export class PoisonWorkItemError extends NewsAlertsError {
   constructor(message: string, options?: ErrorOptions) {

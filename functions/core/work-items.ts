@@ -30,7 +30,8 @@
  * the code before this one are published after an update.
  *
  * On SQS a version-2 body travels compressed ({@link workItemMessageBody}): `v2.deflate:` and the
- * body's UTF-8 deflated (raw DEFLATE, RFC 1951, level 1) in base64. Rendered notifications are
+ * body's UTF-8 deflated (zlib format, RFC 1950: DEFLATE at level 1 with an Adler-32 checksum, so a
+ * damaged body is refused rather than read as other text) in base64. Rendered notifications are
  * repetitive text (each carries its article in every channel's form, the chat document being JSON
  * inside JSON), so an item is about a fifth of its size: the SDK escapes, hashes (MD5) and sends,
  * and the Lambda runtime parses, that much less, which was most of what sharded publishing still
@@ -39,7 +40,7 @@
  */
 import { Buffer, isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
-import { deflateRawSync, inflateRawSync } from 'node:zlib';
+import { deflateSync, inflateSync } from 'node:zlib';
 import * as z from 'zod/mini';
 import { PoisonWorkItemError } from './errors.ts';
 import { maxStoredStatusBytes } from './ledger-facts.ts';
@@ -188,8 +189,7 @@ const deflateLevel = 1;
  */
 export function workItemMessageBody(item: WorkItem): string {
   const body = workItemBody(item);
-  if (item.v !== workItemVersion) return body;
-  const deflated = deflateRawSync(body, { level: deflateLevel });
+  const deflated = deflateSync(body, { level: deflateLevel });
   // The packed size is known; counting the UTF-8 of every body again cost a tenth of the compression.
   const bytes = packedBodies.get(item)?.bytes ?? utf8(body);
   // Base64 writes 4 characters for every 3 bytes begun.
@@ -205,15 +205,24 @@ function inflated(body: string): string {
   // Buffer.from skips what is not base64: only the canonical encoding of the bytes is one (a
   // damaged body must not pass). A native re-encoding is many times cheaper than a regex scan.
   if (deflated.toString('base64') !== base64) throw new PoisonWorkItemError('the compressed work item is not base64');
-  let bytes: Buffer;
+  let inflatedBytes: { buffer: Buffer; engine: { bytesWritten: number } };
   try {
-    // A packed body is at most workItemMaxBytes: more is a damaged or forged one (or a bomb).
-    bytes = inflateRawSync(deflated, { maxOutputLength: workItemMaxBytes });
+    // A packed body is at most workItemMaxBytes: more is a damaged or forged one (or a bomb). The
+    // Adler-32 checksum refuses a damaged stream; `info` says how much of the input it took.
+    inflatedBytes = inflateSync(deflated, { maxOutputLength: workItemMaxBytes, info: true }) as unknown as {
+      buffer: Buffer;
+      engine: { bytesWritten: number };
+    };
   } catch {
     throw new PoisonWorkItemError(
       `the compressed work item does not inflate to a body of at most ${workItemMaxBytes} bytes`,
     );
   }
+  // zlib stops at the stream's end and ignores what follows: nothing may follow.
+  if (inflatedBytes.engine.bytesWritten !== deflated.length) {
+    throw new PoisonWorkItemError('the compressed work item holds bytes after its compressed stream');
+  }
+  const bytes = inflatedBytes.buffer;
   // toString would replace malformed UTF-8, changing the text; isUtf8 refuses it (natively).
   if (!isUtf8(bytes)) throw new PoisonWorkItemError('the compressed work item does not inflate to UTF-8 text');
   const text = bytes.toString('utf8');
@@ -235,8 +244,8 @@ const packedBodies = new WeakMap<WorkItem, { readonly body: string; readonly byt
  *
  * @throws PoisonWorkItemError when the body is too large, not JSON, or not a work item of those
  *   forms whose messages are all for its audience; when a compressed body is not base64, does not
- *   inflate (or inflates past 256 KiB), or is not UTF-8. The message names the attributes that are
- *   wrong and why, never their values.
+ *   inflate (its checksum fails, or it inflates past 256 KiB), holds bytes after its stream, or is
+ *   not UTF-8. The message names the attributes that are wrong and why, never their values.
  */
 export function parseWorkItem(messageBody: string): WorkItem {
   // Each UTF-16 code unit is one to three UTF-8 bytes: count them only when the length cannot tell.
