@@ -81,6 +81,12 @@ export interface FakeRun {
   readonly publishCalls: number;
   /** SendMessageBatch calls (sharded). */
   readonly sendCalls?: number;
+  /**
+   * Sharded: the work items' message bodies sent, in UTF-8 bytes as SQS counts them, and the
+   * SendMessageBatch requests SQS bills for them (each 64 KiB of a request's payload is one).
+   */
+  readonly sentBytes?: number;
+  readonly billedSends?: number;
   /** Sharded: from the start until the run had queued everything and sealed its dispatch (ms), alone. */
   readonly queuedMs?: number;
   /**
@@ -233,6 +239,9 @@ function snsAnswer(sent: Map<string, number>): (request: FakeRequest) => Answer 
   };
 }
 
+/** SQS bills each 64 KiB chunk of a request's payload as one request. */
+const sqsBilledChunkBytes = 64 * 1024;
+
 /**
  * The work queue's messages, taken in batches by the event source (the Lambda poller's side).
  * Bodies are kept as bytes, outside the JavaScript heap, as SQS keeps them outside the function:
@@ -241,6 +250,9 @@ function snsAnswer(sent: Map<string, number>): (request: FakeRequest) => Answer 
  */
 class FakeQueue {
   readonly bodies: { id: string; body: Buffer }[] = [];
+  /** UTF-8 bytes of every body sent, and the sends as SQS bills them (a request per 64 KiB). */
+  sentBytes = 0;
+  billedSends = 0;
   #waiting: (() => void)[] = [];
   #next = 0;
   constructor(readonly ms: number) {}
@@ -251,11 +263,16 @@ class FakeQueue {
     if (target !== 'AmazonSQS.SendMessageBatch')
       throw new Error(`the fake SQS answers SendMessageBatch, not ${target}`);
     const input = JSON.parse(text(request.body)) as { Entries: { Id: string; MessageBody: string }[] };
+    let payload = 0;
     const successful = input.Entries.map((entry) => {
       const id = `fake-${++this.#next}`;
-      this.bodies.push({ id, body: Buffer.from(entry.MessageBody, 'utf8') });
+      const body = Buffer.from(entry.MessageBody, 'utf8');
+      payload += body.length;
+      this.bodies.push({ id, body });
       return { Id: entry.Id, MessageId: id, MD5OfMessageBody: md5(entry.MessageBody) };
     });
+    this.sentBytes += payload;
+    this.billedSends += Math.max(1, Math.ceil(payload / sqsBilledChunkBytes));
     for (const wake of this.#waiting.splice(0)) wake();
     return { contentType: 'application/x-amz-json-1.0', body: JSON.stringify({ Successful: successful, Failed: [] }) };
   };
@@ -541,6 +558,8 @@ export async function fakeSharded(options: FakeOptions, publishers: number): Pro
     storeCalls: store.calls,
     publishCalls: publishCalls.calls,
     sendCalls: sendCalls.calls,
+    sentBytes: fakeQueue.sentBytes,
+    billedSends: fakeQueue.billedSends,
     queuedMs,
     noticedMs,
     invocations,

@@ -1369,7 +1369,8 @@ function fakeTable(fake: FakePublishingResults): Table {
       'vs single',
       'DynamoDB requests per notification',
       'PublishBatch calls',
-      'SendMessageBatch calls',
+      'SendMessageBatch calls (billed: per 64 KiB)',
+      'SQS bytes per notification',
       'run queued everything after',
     ],
     rows: [fake.single, ...fake.sharded].map((run) => [
@@ -1379,7 +1380,10 @@ function fakeTable(fake: FakePublishingResults): Table {
       formatRatio(cpu(run) / cpu(fake.single), 2),
       formatNumber(run.storeCalls / run.notifications, 3),
       count(run.publishCalls),
-      run.sendCalls === undefined ? '-' : count(run.sendCalls),
+      run.sendCalls === undefined
+        ? '-'
+        : `${count(run.sendCalls)}${run.billedSends === undefined ? '' : ` (${count(run.billedSends)})`}`,
+      run.sentBytes === undefined ? '-' : formatNumber(run.sentBytes / run.notifications),
       run.queuedMs === undefined ? '-' : formatMs(run.queuedMs),
     ]),
   };

@@ -278,6 +278,9 @@ describe('the zero-CPU emulator runs (bench/publishing-fake.ts)', () => {
     expect([single.invalid, sharded.invalid]).toEqual([undefined, undefined]);
     expect(single.publishCalls).toBe(240 * 3);
     expect(sharded.publishCalls).toBe(single.publishCalls);
+    // What SQS received and billed: every send at least one request, a large one more.
+    expect(sharded.sentBytes).toBeGreaterThan(6_000 * 100);
+    expect(sharded.billedSends).toBeGreaterThanOrEqual(sharded.sendCalls ?? Number.POSITIVE_INFINITY);
   });
 
   it('times the publishers until the invocation that completed the dispatch returned, not until the run noticed', async () => {
