@@ -752,8 +752,8 @@ export interface DeliveryPorts {
  * already looked up in the ledger, collapsed, planned and rendered, ready for PublishBatch. The
  * run queues items on SQS instead of publishing; the publisher function checks the ledger again,
  * publishes, writes the ledger and marks the item done in its dispatch. A JSON head and the bodies
- * (functions/core/work-items.ts), compressed on the queue, at most {@link workItemMaxBytes} as SQS
- * counts the body.
+ * (functions/core/work-items.ts), compressed on the queue when that makes it smaller, at most
+ * {@link workItemMaxBytes} as SQS counts the body.
  */
 export interface WorkItem {
   /** Format version; a publisher refuses (as poison) a version it does not know. */

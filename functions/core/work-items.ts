@@ -35,7 +35,8 @@
  * repetitive text (each carries its article in every channel's form, the chat document being JSON
  * inside JSON), so an item is about a fifth of its size: the SDK escapes, hashes (MD5) and sends,
  * and the Lambda runtime parses, that much less, which was most of what sharded publishing still
- * cost in CPU over single mode, and SQS bills that many fewer 64 KB chunks (issue 33). An item that
+ * cost in CPU over single mode; a batch over 64 KiB, billed as a request per 64 KiB, shrinks too
+ * (issue 33). An item that
  * would not shrink travels as it is, so a message body is never larger than the packed item.
  */
 import { Buffer, isUtf8 } from 'node:buffer';
@@ -154,9 +155,10 @@ const WorkItemHeadSchema = z
   .check(z.refine(forItsAudience, sameAudience));
 
 /**
- * The SQS message body of a work item: JSON with a fixed key order, so its size is known before
- * it is written ({@link packWorkItems} measures with the same serialization, and keeps the bodies
- * it assembled, so an item it packed is not serialized a second time).
+ * The body of a work item, uncompressed (SQS receives {@link workItemMessageBody}): JSON with a
+ * fixed key order, so its size is known before it is written ({@link packWorkItems} measures with
+ * the same serialization, and keeps the bodies it assembled, so an item it packed is not serialized
+ * a second time).
  */
 export function workItemBody(item: WorkItem): string {
   const packed = packedBodies.get(item);
@@ -175,8 +177,8 @@ export function workItemBody(item: WorkItem): string {
 const deflatedPrefix = 'v2.deflate:';
 
 /**
- * DEFLATE level 1: of zlib's levels, the least CPU for text like this, and within a tenth of the
- * size the default level gives (a 65 KB item of the bench: 9.0 KB against 8.0 KB; level 1 takes
+ * DEFLATE level 1: of zlib's levels, the least CPU for text like this, and an eighth larger than
+ * the default level's output (a 65 KB item of the bench: 9.0 KB against 8.0 KB; level 1 takes
  * half the default's time).
  */
 const deflateLevel = 1;
@@ -213,9 +215,13 @@ function inflated(body: string): string {
       buffer: Buffer;
       engine: { bytesWritten: number };
     };
-  } catch {
+  } catch (error) {
+    // zlib's messages name the fault (`incorrect data check`), never the input: kept as the cause.
     throw new PoisonWorkItemError(
-      `the compressed work item does not inflate to a body of at most ${workItemMaxBytes} bytes`,
+      (error as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE'
+        ? `the compressed work item inflates past the ${workItemMaxBytes} bytes a work item can be`
+        : 'the compressed work item is damaged: its compressed stream or checksum is wrong',
+      { cause: error },
     );
   }
   // zlib stops at the stream's end and ignores what follows: nothing may follow.

@@ -151,8 +151,28 @@ describe('parseWorkItem on hostile bodies (property)', () => {
     } catch (error) {
       if (!(error instanceof PoisonWorkItemError)) throw error;
       expect(error.message).not.toContain('SECRETSECRET');
+      // A cause (zlib's, for a compressed body) is logged with it: it must not quote the body either.
+      expect(String(error.cause ?? '')).not.toContain('SECRETSECRET');
       return error;
     }
+  };
+
+  /** The one item of audience `a` that messages with these bodies pack into (ids fixed). */
+  const itemOf = (bodies: readonly string[], facts?: OutboundMessage['facts']): WorkItem => {
+    const { items } = packWorkItems(
+      'run-1',
+      bodies.map((body, n) => ({
+        key: { audienceId: 'a', articleKey: `id:${n + 1}` },
+        topicArn: 'arn:aws:sns:us-east-1:123456789012:news-a',
+        subject: 'Rates',
+        body,
+        ruleIds: ['rates'],
+        ...(facts === undefined ? {} : { facts }),
+      })),
+      { now: t0, newItemId: () => 'item-1' },
+    );
+    expect(items).toHaveLength(1);
+    return items[0] as WorkItem;
   };
 
   it('refuses arbitrary text and JSON with PoisonWorkItemError only', () => {
@@ -172,21 +192,8 @@ describe('parseWorkItem on hostile bodies (property)', () => {
   });
 
   it('accepts a damaged item only if it is still a valid one, and never quotes what was damaged', () => {
-    const [item] = packWorkItems(
-      'run-1',
-      [
-        {
-          key: { audienceId: 'a', articleKey: 'id:1' },
-          topicArn: 'arn:aws:sns:us-east-1:123456789012:news-a',
-          subject: 'Rates',
-          body: JSON.stringify({ default: secret }),
-          ruleIds: ['rates'],
-          facts: { status: '', titleHash: 'h' },
-        },
-      ],
-      { now: t0, newItemId: () => 'item-1' },
-    ).items;
-    const { head: valid, tail } = splitBody(workItemBody(item as WorkItem));
+    const item = itemOf([JSON.stringify({ default: secret })], { status: '', titleHash: 'h' });
+    const { head: valid, tail } = splitBody(workItemBody(item));
     const paths = [
       ['v'],
       ['dispatchId'],
@@ -229,18 +236,7 @@ describe('parseWorkItem on hostile bodies (property)', () => {
   });
 
   it('accepts damaged bodies after the head only if each still has its declared length, never quoting them', () => {
-    const packed = packWorkItems(
-      'run-1',
-      ['one', 'two'].map((n) => ({
-        key: { audienceId: 'a', articleKey: `id:${n}` },
-        topicArn: 'arn:aws:sns:us-east-1:123456789012:news-a',
-        subject: 'Rates',
-        body: JSON.stringify({ default: `${secret} ${n}` }),
-        ruleIds: ['rates'],
-      })),
-      { now: t0, newItemId: () => 'item-1' },
-    ).items;
-    const body = workItemBody(packed[0] as WorkItem);
+    const body = workItemBody(itemOf(['one', 'two'].map((n) => JSON.stringify({ default: `${secret} ${n}` }))));
     const start = body.indexOf('\n') + 1;
     fc.assert(
       fc.property(
@@ -262,18 +258,9 @@ describe('parseWorkItem on hostile bodies (property)', () => {
   });
 
   it('refuses damaged compressed bodies with PoisonWorkItemError only: what it reads is the item as packed', () => {
-    const packed = packWorkItems(
-      'run-1',
-      ['one', 'two', 'three'].map((n) => ({
-        key: { audienceId: 'a', articleKey: `id:${n}` },
-        topicArn: 'arn:aws:sns:us-east-1:123456789012:news-a',
-        subject: 'Rates',
-        body: JSON.stringify({ default: `${secret} ${n} ${'rates rise '.repeat(20)}` }),
-        ruleIds: ['rates'],
-      })),
-      { now: t0, newItemId: () => 'item-1' },
-    ).items;
-    const item = packed[0] as WorkItem;
+    const item = itemOf(
+      ['one', 'two', 'three'].map((n) => JSON.stringify({ default: `${secret} ${n} ${'rates rise '.repeat(20)}` })),
+    );
     const sent = workItemMessageBody(item);
     expect(sent.startsWith('v2.deflate:')).toBe(true);
     const base64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
@@ -308,34 +295,29 @@ describe('parseWorkItem on hostile bodies (property)', () => {
 
   it('refuses compressed bodies that are not base64, not zlib, damaged, not UTF-8, too large inflated or not version 2', () => {
     const deflated = (bytes: Buffer | string) => `v2.deflate:${deflateSync(bytes).toString('base64')}`;
-    const valid = workItemBody(
-      packWorkItems(
-        'run-1',
-        [
-          {
-            key: { audienceId: 'a', articleKey: 'id:1' },
-            topicArn: 'arn:aws:sns:us-east-1:123456789012:news-a',
-            subject: 'Rates',
-            body: JSON.stringify({ default: secret }),
-            ruleIds: ['rates'],
-          },
-        ],
-        { now: t0, newItemId: () => 'item-1' },
-      ).items[0] as WorkItem,
-    );
+    const valid = workItemBody(itemOf([JSON.stringify({ default: secret })]));
+    const zlib = deflateSync(valid);
+    const flipped = (at: number) => {
+      const copy = Buffer.from(zlib);
+      copy[at] = (copy[at] ?? 0) ^ 0x01;
+      return `v2.deflate:${copy.toString('base64')}`;
+    };
     const cases: [string, RegExp][] = [
       ['v2.deflate:SECRETSECRET!', /not base64/],
-      ['v2.deflate:U0VDUkVUU0VDUkVU', /does not inflate/],
+      ['v2.deflate:U0VDUkVUU0VDUkVU', /is damaged/],
       // A bomb: 2 MiB of one character inflates past the 256 KiB a body can be.
-      [deflated(Buffer.alloc(2 * 1024 * 1024, 0x20)), /does not inflate to a body of at most 262144 bytes/],
+      [deflated(Buffer.alloc(2 * 1024 * 1024, 0x20)), /inflates past the 262144 bytes a work item can be/],
+      // The last byte is the checksum's; cut short, the stream has no end.
+      [flipped(zlib.length - 1), /is damaged/],
+      [`v2.deflate:${zlib.subarray(0, zlib.length - 3).toString('base64')}`, /is damaged/],
       [deflated(Buffer.from([0x7b, 0xff, 0xfe, 0x7d])), /not inflate to UTF-8/],
       [deflated(`\uFEFF${valid}`), /version-2 item/],
       [deflated(JSON.stringify({ v: 1, SECRETSECRET: true })), /version-2 item/],
       [deflated(`v2.deflate:${Buffer.from(valid).toString('base64')}`), /version-2 item/],
       // DEFLATE without the zlib header and checksum, and a whole stream with bytes after it.
-      [`v2.deflate:${deflateRawSync(valid).toString('base64')}`, /does not inflate/],
+      [`v2.deflate:${deflateRawSync(valid).toString('base64')}`, /is damaged/],
       [
-        `v2.deflate:${Buffer.concat([deflateSync(valid), Buffer.from('SECRETSECRET')]).toString('base64')}`,
+        `v2.deflate:${Buffer.concat([zlib, Buffer.from('SECRETSECRET')]).toString('base64')}`,
         /bytes after its compressed stream/,
       ],
     ];
