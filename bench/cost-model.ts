@@ -259,8 +259,12 @@ export interface CostTable {
 /** AWS bills by the month; a month is an average one. */
 export const DAYS_PER_MONTH = 365 / 12;
 const GIB = 1024 ** 3;
-/** SNS bills each 64 KB of a publish request's payload as one request. */
-const SNS_CHUNK_BYTES = 64 * 1024;
+/** SNS and SQS bill each 64 KiB of a request's payload as one request. */
+export const PAYLOAD_CHUNK_BYTES = 64 * 1024;
+
+/** Requests SNS or SQS bills for one request of `payloadBytes`: one per 64 KiB begun, at least one. */
+export const billedRequests = (payloadBytes: number): number =>
+  Math.max(1, Math.ceil(payloadBytes / PAYLOAD_CHUNK_BYTES));
 /** DynamoDB adds this to every item's stored size. */
 /** What DynamoDB bills per item beside its attributes (index overhead, 100 bytes). */
 export const DYNAMO_ITEM_OVERHEAD_BYTES = 100;
@@ -414,7 +418,7 @@ function priceScenario(s: CostScenario, prices: PriceTable): ScenarioCost {
 
   // SNS
   const publishCalls = notifications / s.sns.messagesPerPublishCall.value;
-  const chunksPerCall = Math.ceil((s.sns.messagesPerPublishCall.value * s.sns.messageBytes.value) / SNS_CHUNK_BYTES);
+  const chunksPerCall = billedRequests(s.sns.messagesPerPublishCall.value * s.sns.messageBytes.value);
   add('delivery', 'SNS', 'PublishBatch requests (64 KB chunks)', 'snsPublishRequest', publishCalls * chunksPerCall, [
     s.notificationsPerDay,
     s.sns.messagesPerPublishCall,

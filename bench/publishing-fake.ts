@@ -49,6 +49,7 @@ import { batchGetLimit, batchWriteLimit } from '../functions/aws/dynamo-batch.ts
 import { SnsNotifier } from '../functions/aws/sns-notifier.ts';
 import { SqsWorkQueue } from '../functions/aws/sqs-work-queue.ts';
 import { createWorkItemHandler } from '../functions/publisher/process.ts';
+import { billedRequests } from './cost-model.ts';
 import { feed, publishingMatches } from './publishing.ts';
 import { median } from './stats.ts';
 
@@ -239,8 +240,22 @@ function snsAnswer(sent: Map<string, number>): (request: FakeRequest) => Answer 
   };
 }
 
-/** SQS bills each 64 KiB chunk of a request's payload as one request. */
-const sqsBilledChunkBytes = 64 * 1024;
+/** A message attribute as the SQS JSON protocol sends it. */
+interface SqsAttribute {
+  readonly DataType?: string;
+  readonly StringValue?: string;
+}
+
+/** The bytes SQS counts for a message's attributes: each one's name, data type and value. */
+const attributeBytes = (attributes: Record<string, SqsAttribute> | undefined): number =>
+  Object.entries(attributes ?? {}).reduce(
+    (sum, [name, value]) =>
+      sum +
+      Buffer.byteLength(name) +
+      Buffer.byteLength(value.DataType ?? '') +
+      Buffer.byteLength(value.StringValue ?? ''),
+    0,
+  );
 
 /**
  * The work queue's messages, taken in batches by the event source (the Lambda poller's side).
@@ -250,7 +265,10 @@ const sqsBilledChunkBytes = 64 * 1024;
  */
 class FakeQueue {
   readonly bodies: { id: string; body: Buffer }[] = [];
-  /** UTF-8 bytes of every body sent, and the sends as SQS bills them (a request per 64 KiB). */
+  /**
+   * UTF-8 bytes of every body sent, and the sends as SQS bills them: a request per 64 KiB of its
+   * payload, which is the bodies and the attributes (name, data type and value of each).
+   */
   sentBytes = 0;
   billedSends = 0;
   #waiting: (() => void)[] = [];
@@ -262,17 +280,19 @@ class FakeQueue {
     const target = Object.entries(request.headers).find(([name]) => name.toLowerCase() === 'x-amz-target')?.[1];
     if (target !== 'AmazonSQS.SendMessageBatch')
       throw new Error(`the fake SQS answers SendMessageBatch, not ${target}`);
-    const input = JSON.parse(text(request.body)) as { Entries: { Id: string; MessageBody: string }[] };
+    const input = JSON.parse(text(request.body)) as {
+      Entries: { Id: string; MessageBody: string; MessageAttributes?: Record<string, SqsAttribute> }[];
+    };
     let payload = 0;
     const successful = input.Entries.map((entry) => {
       const id = `fake-${++this.#next}`;
       const body = Buffer.from(entry.MessageBody, 'utf8');
-      payload += body.length;
+      this.sentBytes += body.length;
+      payload += body.length + attributeBytes(entry.MessageAttributes);
       this.bodies.push({ id, body });
       return { Id: entry.Id, MessageId: id, MD5OfMessageBody: md5(entry.MessageBody) };
     });
-    this.sentBytes += payload;
-    this.billedSends += Math.max(1, Math.ceil(payload / sqsBilledChunkBytes));
+    this.billedSends += billedRequests(payload);
     for (const wake of this.#waiting.splice(0)) wake();
     return { contentType: 'application/x-amz-json-1.0', body: JSON.stringify({ Successful: successful, Failed: [] }) };
   };
@@ -599,6 +619,10 @@ function medianRun(runs: readonly FakeRun[]): FakeRun {
     ...(first.queuedMs === undefined ? {} : { queuedMs: median(runs.map((run) => run.queuedMs ?? Number.NaN)) }),
     storeCalls: Math.max(...runs.map((run) => run.storeCalls)),
     publishCalls: Math.max(...runs.map((run) => run.publishCalls)),
+    // The same in every round but for a few bytes (item ids are random UUIDs of one length).
+    ...(first.sendCalls === undefined ? {} : { sendCalls: Math.max(...runs.map((run) => run.sendCalls ?? 0)) }),
+    ...(first.sentBytes === undefined ? {} : { sentBytes: Math.max(...runs.map((run) => run.sentBytes ?? 0)) }),
+    ...(first.billedSends === undefined ? {} : { billedSends: Math.max(...runs.map((run) => run.billedSends ?? 0)) }),
     ...(invalid === undefined ? {} : { invalid }),
   };
 }

@@ -1369,7 +1369,7 @@ function fakeTable(fake: FakePublishingResults): Table {
       'vs single',
       'DynamoDB requests per notification',
       'PublishBatch calls',
-      'SendMessageBatch calls (billed: per 64 KiB)',
+      'SendMessageBatch calls (requests billed, one per 64 KiB)',
       'SQS bytes per notification',
       'run queued everything after',
     ],

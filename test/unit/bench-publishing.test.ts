@@ -7,6 +7,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { billedRequests } from '../../bench/cost-model.ts';
 import { feed, type PublishingResults, type PublishingRun, publishingMatches } from '../../bench/publishing.ts';
 import { type FakeOptions, type FakeRun, fakeSharded, fakeSingle } from '../../bench/publishing-fake.ts';
 import { publishingLimits, publishingSection, publishingTargets, shardedCapacity } from '../../bench/sections.ts';
@@ -278,9 +279,15 @@ describe('the zero-CPU emulator runs (bench/publishing-fake.ts)', () => {
     expect([single.invalid, sharded.invalid]).toEqual([undefined, undefined]);
     expect(single.publishCalls).toBe(240 * 3);
     expect(sharded.publishCalls).toBe(single.publishCalls);
-    // What SQS received and billed: every send at least one request, a large one more.
+    // What SQS received and billed: bodies of 6,000 rendered notifications, compressed (the
+    // rendered form is several KB each); every send billed at least once.
     expect(sharded.sentBytes).toBeGreaterThan(6_000 * 100);
+    expect(sharded.sentBytes).toBeLessThan(6_000 * 2_000);
     expect(sharded.billedSends).toBeGreaterThanOrEqual(sharded.sendCalls ?? Number.POSITIVE_INFINITY);
+  });
+
+  it('bills a request per 64 KiB of its payload begun, at least one (SNS and SQS)', () => {
+    expect([0, 1, 65_536, 65_537, 262_144, 262_145].map(billedRequests)).toEqual([1, 1, 1, 2, 4, 5]);
   });
 
   it('times the publishers until the invocation that completed the dispatch returned, not until the run noticed', async () => {
