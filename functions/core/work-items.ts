@@ -36,8 +36,8 @@
  * inside JSON), so an item is about a fifth of its size: the SDK escapes, hashes (MD5) and sends,
  * and the Lambda runtime parses, that much less, which was most of what sharded publishing still
  * cost in CPU over single mode; a batch over 64 KiB, billed as a request per 64 KiB, shrinks too
- * (issue 33). An item that
- * would not shrink travels as it is, so a message body is never larger than the packed item.
+ * (issue 33). An item that would not shrink travels as it is, so a message body is never larger
+ * than the packed item.
  */
 import { Buffer, isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
