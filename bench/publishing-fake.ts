@@ -30,7 +30,7 @@ import { fileURLToPath } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { SNSClient } from '@aws-sdk/client-sns';
-import { SQSClient } from '@aws-sdk/client-sqs';
+import { type MessageAttributeValue, SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { DeliveryPipeline, emptyDeliveryCounts } from '#core/delivery-pipeline';
 import { waitForDispatch } from '#core/dispatch';
@@ -47,7 +47,7 @@ import { MemoryStateStore } from '#test/fake-ports';
 import { MemoryDispatchStore } from '#test/memory-dispatch';
 import { batchGetLimit, batchWriteLimit } from '../functions/aws/dynamo-batch.ts';
 import { SnsNotifier } from '../functions/aws/sns-notifier.ts';
-import { SqsWorkQueue } from '../functions/aws/sqs-work-queue.ts';
+import { messageAttributeBytes, SqsWorkQueue } from '../functions/aws/sqs-work-queue.ts';
 import { createWorkItemHandler } from '../functions/publisher/process.ts';
 import { billedRequests } from './cost-model.ts';
 import { feed, publishingMatches } from './publishing.ts';
@@ -240,23 +240,6 @@ function snsAnswer(sent: Map<string, number>): (request: FakeRequest) => Answer 
   };
 }
 
-/** A message attribute as the SQS JSON protocol sends it. */
-interface SqsAttribute {
-  readonly DataType?: string;
-  readonly StringValue?: string;
-}
-
-/** The bytes SQS counts for a message's attributes: each one's name, data type and value. */
-const attributeBytes = (attributes: Record<string, SqsAttribute> | undefined): number =>
-  Object.entries(attributes ?? {}).reduce(
-    (sum, [name, value]) =>
-      sum +
-      Buffer.byteLength(name) +
-      Buffer.byteLength(value.DataType ?? '') +
-      Buffer.byteLength(value.StringValue ?? ''),
-    0,
-  );
-
 /**
  * The work queue's messages, taken in batches by the event source (the Lambda poller's side).
  * Bodies are kept as bytes, outside the JavaScript heap, as SQS keeps them outside the function:
@@ -281,14 +264,14 @@ class FakeQueue {
     if (target !== 'AmazonSQS.SendMessageBatch')
       throw new Error(`the fake SQS answers SendMessageBatch, not ${target}`);
     const input = JSON.parse(text(request.body)) as {
-      Entries: { Id: string; MessageBody: string; MessageAttributes?: Record<string, SqsAttribute> }[];
+      Entries: { Id: string; MessageBody: string; MessageAttributes?: Record<string, MessageAttributeValue> }[];
     };
     let payload = 0;
     const successful = input.Entries.map((entry) => {
       const id = `fake-${++this.#next}`;
       const body = Buffer.from(entry.MessageBody, 'utf8');
       this.sentBytes += body.length;
-      payload += body.length + attributeBytes(entry.MessageAttributes);
+      payload += body.length + messageAttributeBytes(entry.MessageAttributes);
       this.bodies.push({ id, body });
       return { Id: entry.Id, MessageId: id, MD5OfMessageBody: md5(entry.MessageBody) };
     });

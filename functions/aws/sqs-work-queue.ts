@@ -26,7 +26,12 @@
  * Bodies are never logged: they hold subscriber-facing links. Logs carry counts and codes.
  */
 import { Buffer } from 'node:buffer';
-import type { SendMessageBatchCommandOutput, SendMessageBatchRequestEntry, SQSClient } from '@aws-sdk/client-sqs';
+import type {
+  MessageAttributeValue,
+  SendMessageBatchCommandOutput,
+  SendMessageBatchRequestEntry,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
 import type {
   DispatchStore,
   EnqueueOutcome,
@@ -134,10 +139,26 @@ function packBatches(entries: readonly Omit<Entry, 'id'>[]): Entry[][] {
   return batches;
 }
 
-const attributeBytes = (item: WorkItem): number =>
-  Buffer.byteLength('audienceId', 'utf8') +
-  Buffer.byteLength('String', 'utf8') +
-  Buffer.byteLength(item.audienceId, 'utf8');
+/** The attributes of an item's message: ops can see which audience (shard) it is for without reading its body. */
+const messageAttributes = (item: WorkItem): Record<string, MessageAttributeValue> => ({
+  audienceId: { DataType: 'String', StringValue: item.audienceId },
+});
+
+/**
+ * The bytes SQS counts for a message's attributes, in its 256 KiB and in what it bills: each
+ * attribute's name, data type and value.
+ */
+export const messageAttributeBytes = (attributes: Record<string, MessageAttributeValue> | undefined): number =>
+  Object.entries(attributes ?? {}).reduce(
+    (sum, [name, value]) =>
+      sum +
+      Buffer.byteLength(name, 'utf8') +
+      Buffer.byteLength(value.DataType ?? '', 'utf8') +
+      Buffer.byteLength(value.StringValue ?? '', 'utf8'),
+    0,
+  );
+
+const attributeBytes = (item: WorkItem): number => messageAttributeBytes(messageAttributes(item));
 
 /** What one `enqueue` call has done so far, shared by its batches. */
 class EnqueueRun {
@@ -306,8 +327,7 @@ export class SqsWorkQueue implements WorkQueue {
               ({ id, item, body }): SendMessageBatchRequestEntry => ({
                 Id: id,
                 MessageBody: body,
-                // Ops can see which audience (shard) a message is for without reading its body.
-                MessageAttributes: { audienceId: { DataType: 'String', StringValue: item.audienceId } },
+                MessageAttributes: messageAttributes(item),
               }),
             ),
           }),
