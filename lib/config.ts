@@ -13,7 +13,7 @@ import { describeIssues, editDistance } from '#core/model';
 import { defaultPageSize, publisherBatchMax } from '#core/ports';
 import { PaginationSchema } from '#provider/config';
 import { ResponseMappingOverrideSchema } from '#provider/response-mapping';
-import { checkTargetUrl } from '#shared/network-targets';
+import { checkTargetUrl, quotableOrigin } from '#shared/network-targets';
 
 /** A configuration value is invalid; the message names the context key. */
 export class StackConfigError extends Error {
@@ -127,9 +127,9 @@ const httpsUrl = (what: string) =>
       if (check.ok) return;
       const message =
         check.reason === 'is not a URL'
-          ? `is not a URL; got ${show(quotedTarget(value))}`
+          ? `is not a URL; got ${show(quotableOrigin(value))}`
           : check.reason.startsWith('must be an')
-            ? `must use https:// (${what}); got ${show(quotedTarget(value))}`
+            ? `must use https:// (${what}); got ${show(quotableOrigin(value))}`
             : check.reason;
       ctx.addIssue({ code: 'custom', message });
     });
@@ -309,26 +309,6 @@ function secretInUrl(url: string): string | undefined {
     return `carries a credential in its query (${named}=…), which would be in the template in clear; ${useEndpointStore}`;
   }
   return undefined;
-}
-
-/**
- * What a refusal may quote of a URL-like value: its scheme and host, never its path, query or
- * user info, any of which may hold a credential (a webhook's path is its secret). A value that is
- * not a URL is quoted up to its first `/`, `\`, `?`, `#`, `@` or `:` after the scheme (user info
- * `user:password@` may follow it).
- */
-function quotedTarget(value: string): string {
-  try {
-    const url = new URL(value.trim());
-    const rest =
-      url.pathname.length > 1 || url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '';
-    return `${url.protocol}//${url.host}${rest ? '/…' : ''}`;
-  } catch {
-    const text = value.trim();
-    const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(text)?.[0] ?? '';
-    const end = text.slice(scheme.length).search(/[/\\?#@:]/);
-    return end < 0 ? text : `${text.slice(0, scheme.length + end)}…`;
-  }
 }
 
 const httpsEndpoint = z.preprocess(

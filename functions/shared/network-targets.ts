@@ -208,14 +208,10 @@ export function isLoopbackHost(hostname: string): boolean {
 }
 
 /**
- * Checks a target URL against the policy: a URL, an accepted scheme, no `user:pass@`, and
- * (unless `allowInternal`) a host that is not internal. Reasons name the host, never the path
- * or query, which may hold a webhook's secret.
- */
-/**
  * `value` (a URL, or what was meant as one) as an error message may quote it: user info replaced
  * by `…@`, and everything from the first `?` or `#` by `?…`. That is where a key or token would be
- * put by mistake (`?apiKey=…`), and a message goes to consoles, CI logs and terminals.
+ * put by mistake (`?apiKey=…`), and a message goes to consoles, CI logs and terminals. For an
+ * endpoint whose path may be its secret, {@link quotableOrigin}.
  */
 export function quotableUrl(value: string): string {
   const cut = value.search(/[?#]/);
@@ -223,6 +219,32 @@ export function quotableUrl(value: string): string {
   return head.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, '$1…@');
 }
 
+/**
+ * What a refusal may quote of an endpoint URL (a webhook's, a subscriber's): its scheme and host,
+ * never its path, query or user info, any of which may hold a credential (a webhook's path is its
+ * secret). {@link quotableUrl} keeps the path, for URLs whose path is configuration (an API's
+ * base). A value that is not a URL is quoted up to its first `/`, `\`, `?`, `#`, `@` or `:` after
+ * the scheme (user info `user:password@` may follow it).
+ */
+export function quotableOrigin(value: string): string {
+  try {
+    const url = new URL(value.trim());
+    const rest =
+      url.pathname.length > 1 || url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '';
+    return `${url.protocol}//${url.host}${rest ? '/…' : ''}`;
+  } catch {
+    const text = value.trim();
+    const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(text)?.[0] ?? '';
+    const end = text.slice(scheme.length).search(/[/\\?#@:]/);
+    return end < 0 ? text : `${text.slice(0, scheme.length + end)}…`;
+  }
+}
+
+/**
+ * Checks a target URL against the policy: a URL, an accepted scheme, no `user:pass@`, and
+ * (unless `allowInternal`) a host that is not internal. Reasons name the host, never the path
+ * or query, which may hold a webhook's secret.
+ */
 export function checkTargetUrl(value: string, options: TargetPolicyOptions = {}): TargetCheck {
   const protocols = options.protocols ?? ['https:'];
   let url: URL;

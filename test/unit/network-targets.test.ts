@@ -17,6 +17,7 @@ import {
   internalHostReason,
   isLoopbackHost,
   publicAddressLookup,
+  quotableOrigin,
   requireTargetUrl,
   TargetAddressError,
 } from '#shared/network-targets';
@@ -393,5 +394,35 @@ describe('the connect-time check (issue 30, item 6)', () => {
     expect((outcome as Error & { code?: string }).code).toBe('ENOTFOUND');
     const allowed = answering('127.0.0.1');
     expect(publicAddressLookup({ allowInternal: true, lookup: allowed })).toBe(allowed);
+  });
+});
+
+describe('quotableOrigin', () => {
+  it('quotes an endpoint by scheme and host only, never its path, query or user info (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.webUrl({ withQueryParameters: true, withFragments: true }),
+        fc.stringMatching(/^[A-Za-z0-9]{8,20}$/),
+        (url, secret) => {
+          const parsed = new URL(url);
+          for (const value of [
+            `${url}/${secret}`,
+            url.replace('://', `://user:${secret}@`),
+            `${url}?token=${secret}`,
+          ]) {
+            const quoted = quotableOrigin(value);
+            expect(quoted).not.toContain(secret);
+            expect(quoted.startsWith(`${parsed.protocol}//`)).toBe(true);
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('quotes what is not a URL up to where a path, user info or port could begin', () => {
+    expect(quotableOrigin('hooks.example.com/services/T0/B0/SECRET')).toBe('hooks.example.com…');
+    expect(quotableOrigin('https://user:SECRET@')).toBe('https://user…');
+    expect(quotableOrigin('https://hooks.example.com')).toBe('https://hooks.example.com');
   });
 });
