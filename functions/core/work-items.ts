@@ -190,10 +190,11 @@ const deflateLevel = 1;
  * body itself).
  */
 export function workItemMessageBody(item: WorkItem): string {
-  const body = workItemBody(item);
+  // A packed item's size is known; counting the UTF-8 of every body again cost a tenth of the compression.
+  const packed = packedBodies.get(item);
+  const body = packed?.body ?? workItemBody(item);
+  const bytes = packed?.bytes ?? utf8(body);
   const deflated = deflateSync(body, { level: deflateLevel });
-  // The packed size is known; counting the UTF-8 of every body again cost a tenth of the compression.
-  const bytes = packedBodies.get(item)?.bytes ?? utf8(body);
   // Base64 writes 4 characters for every 3 bytes begun.
   return deflatedPrefix.length + 4 * Math.ceil(deflated.length / 3) < bytes
     ? `${deflatedPrefix}${deflated.toString('base64')}`
