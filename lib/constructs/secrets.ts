@@ -64,7 +64,8 @@ export class ApiKeySecret extends Construct {
   readonly secret: secretsmanager.ISecret;
   /** True when the stack created the (empty) secret and ops still have to put the key. */
   readonly createdEmpty: boolean;
-  readonly #kmsKeyArn: string | undefined;
+  /** The customer-managed key of an existing secret and that secret's ARN, as configured. */
+  readonly #customKey: { readonly keyArn: string; readonly secretArn: string } | undefined;
 
   constructor(scope: Construct, id: string, props: ApiKeySecretProps) {
     super(scope, id);
@@ -80,26 +81,40 @@ export class ApiKeySecret extends Construct {
       this.secret = importSecret(this, 'ApiKey', props.existingSecretArn);
       this.createdEmpty = false;
     }
-    this.#kmsKeyArn = props.existingSecretKmsKeyArn;
+    const keyArn = props.existingSecretKmsKeyArn;
+    const secretArn = props.existingSecretArn;
+    this.#customKey = keyArn === undefined || secretArn === undefined ? undefined : { keyArn, secretArn };
   }
 
   /** Lets `grantee` read the key: GetSecretValue on this secret, and Decrypt through Secrets Manager only. */
   grantRead(grantee: iam.IGrantable): void {
     this.secret.grantRead(grantee);
-    if (this.#kmsKeyArn !== undefined) grantDecryptViaSecretsManager(this, grantee, this.#kmsKeyArn);
+    if (this.#customKey !== undefined) grantDecryptViaSecretsManager(this, grantee, this.#customKey);
   }
 }
 
 /**
- * Lets `grantee` decrypt with the customer-managed key of an existing secret, and only when
- * Secrets Manager asks on its behalf (a GetSecretValue): never the key for anything else.
+ * Lets `grantee` decrypt with the customer-managed key of an existing secret, only when Secrets
+ * Manager asks on its behalf (a GetSecretValue), and only for that secret: Secrets Manager puts the
+ * secret's ARN in the encryption context of every data key it protects (`SecretARN`), so the
+ * grant does not reach the other secrets the key may protect. A partial ARN (the name without
+ * the `-` and six characters Secrets Manager adds) matches through the same `-??????` pattern
+ * as the GetSecretValue grant.
  */
-export function grantDecryptViaSecretsManager(scope: Construct, grantee: iam.IGrantable, keyArn: string): void {
+export function grantDecryptViaSecretsManager(
+  scope: Construct,
+  grantee: iam.IGrantable,
+  { keyArn, secretArn }: { keyArn: string; secretArn: string },
+): void {
+  const viaService = { 'kms:ViaService': `secretsmanager.${Stack.of(scope).region}.amazonaws.com` };
+  const secret = 'kms:EncryptionContext:SecretARN';
   grantee.grantPrincipal.addToPrincipalPolicy(
     new iam.PolicyStatement({
       actions: ['kms:Decrypt'],
       resources: [keyArn],
-      conditions: { StringEquals: { 'kms:ViaService': `secretsmanager.${Stack.of(scope).region}.amazonaws.com` } },
+      conditions: completeArn.test(secretArn)
+        ? { StringEquals: { ...viaService, [secret]: secretArn } }
+        : { StringEquals: viaService, StringLike: { [secret]: `${secretArn}-??????` } },
     }),
   );
 }

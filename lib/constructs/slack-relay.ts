@@ -136,7 +136,10 @@ export class SlackRelay extends Construct {
     if (webhookSecretArn !== undefined) {
       importSecret(this, `Webhook-${audienceId}`, webhookSecretArn).grantRead(this.function);
       if (webhookSecretKmsKeyArn !== undefined)
-        grantDecryptViaSecretsManager(this, this.function, webhookSecretKmsKeyArn);
+        grantDecryptViaSecretsManager(this, this.function, {
+          keyArn: webhookSecretKmsKeyArn,
+          secretArn: webhookSecretArn,
+        });
       this.#explicitSecrets[audienceId] = webhookSecretArn;
       this.function.addEnvironment('SLACK_WEBHOOK_SECRETS', JSON.stringify(this.#explicitSecrets));
     }

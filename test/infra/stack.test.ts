@@ -366,10 +366,17 @@ describe('the Slack relay', () => {
       .filter((policy) => JSON.stringify(policy.Properties.Roles).includes(`"${roleId}"`))
       .flatMap((policy) => policy.Properties.PolicyDocument.Statement as { Action: unknown; Resource: unknown }[])
       .filter((statement) => [statement.Action].flat().includes('kms:Decrypt'));
+    // Only through Secrets Manager, and only for this secret (the key may protect others).
     expect(decrypts).toContainEqual(
       expect.objectContaining({
         Resource: keyArn,
-        Condition: { StringEquals: { 'kms:ViaService': expect.anything() } },
+        Condition: {
+          StringEquals: {
+            'kms:ViaService': expect.anything(),
+            'kms:EncryptionContext:SecretARN':
+              'arn:aws:secretsmanager:us-east-1:123456789012:secret:team/slack-keyed-AbCdEf',
+          },
+        },
       }),
     );
     expect(JSON.stringify(decrypts.find((statement) => statement.Resource === keyArn))).toMatch(
@@ -431,7 +438,37 @@ describe('secrets', () => {
         Statement: Match.arrayWith([
           Match.objectLike({
             Action: 'kms:Decrypt',
-            Condition: { StringEquals: { 'kms:ViaService': Match.anyValue() } },
+            Condition: {
+              StringEquals: {
+                'kms:ViaService': Match.anyValue(),
+                'kms:EncryptionContext:SecretARN':
+                  'arn:aws:secretsmanager:us-east-1:123456789012:secret:news/api-key-AbCdEf',
+              },
+            },
+          }),
+        ]),
+      },
+    });
+  });
+
+  it('grants the key of a secret imported by its name alone only for the ARNs that name can have', () => {
+    const partial = synthesize({
+      apiKeySecretArn: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:news/provider',
+      apiKeySecretKmsKeyArn: 'arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab',
+    });
+    partial.template.hasResourceProperties('AWS::IAM::Policy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Action: 'kms:Decrypt',
+            Condition: {
+              StringEquals: { 'kms:ViaService': Match.anyValue() },
+              // Secrets Manager's ARNs end in `-` and six characters the name does not hold.
+              StringLike: {
+                'kms:EncryptionContext:SecretARN':
+                  'arn:aws:secretsmanager:us-east-1:123456789012:secret:news/provider-??????',
+              },
+            },
           }),
         ]),
       },
