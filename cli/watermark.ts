@@ -5,6 +5,7 @@
  * change fail instead of being overwritten.
  */
 import type { Command } from 'commander';
+import { MalformedWatermarkError } from '#aws/dynamo-state-store';
 import type { RunRecord, Watermark } from '#core/ports';
 import { action, integerOption } from './command.ts';
 import type { CommandContext } from './context.ts';
@@ -14,7 +15,7 @@ import { describeLease, leaseJson } from './lease.ts';
 import { formatDuration, formatInstant } from './output.ts';
 import { stateStoreOf } from './state-store.ts';
 import type { Target } from './target.ts';
-import { parseInstant, parseSpan } from './window.ts';
+import { parseInstant, parseSpan, workable } from './window.ts';
 
 export { stateStoreOf };
 
@@ -212,7 +213,14 @@ async function setWatermark(context: CommandContext, args: readonly unknown[], o
   const target = await context.target();
   const timeZone = (await target.alertRunConfig()).provider.timeZone;
   const at = parseInstant(when, 'watermark', 'start', timeZone, Date.now());
-  const current = await stateStoreOf(context, target).readWatermark();
+  let current: Watermark | undefined;
+  try {
+    current = await stateStoreOf(context, target).readWatermark();
+  } catch (error) {
+    // What the run's error tells ops to do: a damaged item is replaced, as if there were none.
+    if (!(error instanceof MalformedWatermarkError)) throw error;
+    context.output.warn(`${error.message}; setting it replaces the damaged item`);
+  }
   await moveWatermark(context, target, at, current, options);
 }
 
@@ -223,7 +231,7 @@ async function rewindWatermark(context: CommandContext, args: readonly unknown[]
   const target = await context.target();
   const current = await stateStoreOf(context, target).readWatermark();
   if (current === undefined) throw new UsageError('there is no watermark to rewind yet; use watermark set <when>');
-  await moveWatermark(context, target, current.at - span, current, options);
+  await moveWatermark(context, target, workable(current.at - span, 'rewind', by), current, options);
 }
 
 /** Registers `watermark`. */

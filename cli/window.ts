@@ -4,7 +4,15 @@
  * takes dates), an ISO 8601 date-time with a zone (`2026-11-21T09:00:00+09:00`), a span back
  * from now (`90m`, `6h`, `2d`, `1w`), or `now`.
  */
-import { datesBetween, endOfDate, isProviderDate, providerDate, startOfDate } from '#core/calendar';
+import {
+  datesBetween,
+  endOfDate,
+  isProviderDate,
+  isWorkableInstant,
+  providerDate,
+  startOfDate,
+  workableInstants,
+} from '#core/calendar';
 import { UsageError } from './errors.ts';
 
 /** A window of publication instants and the provider dates that cover it. */
@@ -43,16 +51,28 @@ export function parseInstant(
   const value = text.trim();
   if (value.toLowerCase() === 'now') return now;
   const span = parseSpan(value);
-  if (span !== undefined) return now - span;
+  if (span !== undefined) return workable(now - span, option, text);
   if (isProviderDate(value)) {
-    return edge === 'start' ? startOfDate(value, timeZone) : endOfDate(value, timeZone) - 1;
+    return workable(edge === 'start' ? startOfDate(value, timeZone) : endOfDate(value, timeZone) - 1, option, text);
   }
   if (zonedDateTime.test(value)) {
     const parsed = Date.parse(value);
-    if (!Number.isNaN(parsed)) return parsed;
+    if (!Number.isNaN(parsed)) return workable(parsed, option, text);
   }
   throw new UsageError(
     `${option} "${text}": give a provider date (2026-11-21), a date-time with a zone (2026-11-21T09:00:00+09:00 or …Z), a span back from now (90m, 6h, 2d, 1w) or "now"`,
+  );
+}
+
+/**
+ * `at`, when it is an instant the product works with ({@link workableInstants}).
+ * @throws UsageError naming the option, what it gave, and the range
+ */
+export function workable(at: number, option: string, text: string): number {
+  if (isWorkableInstant(at)) return at;
+  const bound = at < workableInstants.earliest ? 'before 1970-01-01' : 'after 9999-12-30';
+  throw new UsageError(
+    `${option} "${text}" falls ${bound}: give an instant from 1970-01-01 to 9999-12-30 (a span counts back from now: 90m, 6h, 2d, 1w)`,
   );
 }
 

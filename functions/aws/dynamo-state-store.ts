@@ -79,6 +79,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import pLimit, { type LimitFunction } from 'p-limit';
 import * as z from 'zod/mini';
+import { isWorkableInstant } from '#core/calendar';
 import { LeaseHeldError, LeaseLostError, WatermarkConflictError } from '#core/errors';
 import { storedStatus } from '#core/ledger-facts';
 import {
@@ -184,8 +185,14 @@ export const undeliverableItemKey = (key: DeliveryKey): Key => ({
 
 // zod 4's number() already refuses Infinity and NaN (classic `.finite()` was a no-op).
 const finite = z.number();
+/** The watermark item holds what no watermark can be (edited by hand): `watermark set` replaces it. */
+export class MalformedWatermarkError extends StateStoreError {}
+
 const WatermarkItem = z.object({
-  at: finite,
+  // A watermark no provider date can be written for would fail every run (a hand edit, an old CLI).
+  at: z
+    .number()
+    .check(z.refine(isWorkableInstant, { error: 'must be epoch milliseconds from 1970-01-01 to 9999-12-30' })),
   version: z.number().check(z.int()),
   updatedAt: finite,
   runId: z.string(),
@@ -444,7 +451,7 @@ export class DynamoStateStore implements StateStore, LeaseAdmin {
     const parsed = WatermarkItem.safeParse(Item);
     if (!parsed.success) {
       // Never treat a damaged watermark as "none": that would re-read and re-match the provider's history.
-      throw new StateStoreError(
+      throw new MalformedWatermarkError(
         `the watermark item in ${this.#table} is malformed (${z.prettifyError(parsed.error)}); fix it with 'news-alerts watermark set'`,
         { cause: parsed.error },
       );

@@ -57,6 +57,19 @@ function dateOfDay(dayNumberValue: number): string {
   return new Date(dayNumberValue * dayMs).toISOString().slice(0, 10);
 }
 
+/**
+ * The instants the product works with: from the Unix epoch (every instant here is epoch
+ * milliseconds, and no news provider holds articles from before it) to 30 December 9999, the last
+ * day a four-digit `YYYY-MM-DD` provider date can be written in any time zone. An instant outside
+ * (a span typed for a date, `20261121d`, is 55,000 years) has no provider date: the run would
+ * fail on it at every start.
+ */
+export const workableInstants = { earliest: 0, latest: Date.UTC(9999, 11, 30) } as const;
+
+/** Whether `epochMs` is a finite instant within {@link workableInstants}. */
+export const isWorkableInstant = (epochMs: number): boolean =>
+  Number.isFinite(epochMs) && epochMs >= workableInstants.earliest && epochMs <= workableInstants.latest;
+
 /** Whether `value` is a real calendar date written `YYYY-MM-DD`. */
 export function isProviderDate(value: string): boolean {
   return datePattern.test(value) && dayNumberOf(value) !== undefined;

@@ -4,7 +4,10 @@
  * is read in this process (commander renders it without AWS); the exit codes come from real processes.
  */
 import { type Command, CommanderError } from 'commander';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { isProviderDate, providerDate } from '#core/calendar';
+import { UsageError } from '../../cli/errors.ts';
 import { fitColumns, maskUrl } from '../../cli/output.ts';
 import { buildProgram } from '../../cli/program.ts';
 import { parseInstant, parseWindow } from '../../cli/window.ts';
@@ -119,6 +122,43 @@ describe('small helpers', () => {
     );
     expect(() => parseInstant('2026-11-21T09:00', '--from', 'start', 'UTC', now)).toThrow(/date-time with a zone/);
     expect(() => parseWindow('now', '1d', 'UTC', now)).toThrow(/is after --to/);
+  });
+
+  it('refuses a bound no provider date can be written for (a span typed for a date: 20261121d) with a usage error, never a RangeError', () => {
+    const now = Date.parse('2026-11-22T03:00:00Z');
+    expect(() => parseInstant('20261121d', 'watermark', 'start', 'UTC', now)).toThrow(
+      /watermark "20261121d" falls before 1970-01-01: give an instant from 1970-01-01 to 9999-12-30/,
+    );
+    expect(() => parseWindow('1969-12-31', undefined, 'UTC', now)).toThrow(UsageError);
+    expect(() => parseInstant(`${'9'.repeat(400)}w`, '--since', 'start', 'UTC', now)).toThrow(UsageError);
+    const bound = fc.oneof(
+      fc
+        .tuple(fc.bigInt({ min: 0n, max: 10n ** 25n }), fc.constantFrom('m', 'h', 'd', 'w'))
+        .map(([n, unit]) => `${n}${unit}`),
+      fc
+        .date({ min: new Date('0000-01-01T00:00:00Z'), max: new Date('9999-12-31T23:59:59Z'), noInvalidDate: true })
+        .map((date) => date.toISOString().slice(0, 10)),
+      fc
+        .date({ min: new Date('0000-01-01T00:00:00Z'), max: new Date('9999-12-31T23:59:59Z'), noInvalidDate: true })
+        .map((date) => date.toISOString()),
+      fc.constant('now'),
+    );
+    fc.assert(
+      fc.property(
+        bound,
+        fc.constantFrom('start' as const, 'end' as const),
+        fc.constantFrom('UTC', 'Asia/Seoul', 'Pacific/Kiritimati', 'Pacific/Pago_Pago'),
+        (text, edge, zone) => {
+          try {
+            // Whatever it accepts, the run can write as a provider date.
+            expect(isProviderDate(providerDate(parseInstant(text, '--from', edge, zone, now), zone))).toBe(true);
+          } catch (error) {
+            expect(error).toBeInstanceOf(UsageError);
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 
   it('masks webhook URLs down to scheme and host, and fits tables to the width', () => {

@@ -4,6 +4,7 @@
  * watermark, moving the watermark with confirmation and the optimistic lock, and the lease that
  * keeps a CLI run or replay from overlapping a run in progress.
  */
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type CliSandbox, runCli, startCliSandbox } from './support.ts';
 
@@ -95,11 +96,15 @@ describe('run, runs list and watermark', () => {
     });
 
     // Refused: the future, further back than the ledger remembers, and nonsense.
-    const [future, tooOld, nonsense] = await Promise.all([
+    const [future, tooOld, nonsense, ages] = await Promise.all([
       sandbox.cli(['watermark', 'set', new Date(Date.now() + 3_600_000).toISOString(), '--yes']),
       sandbox.cli(['watermark', 'set', '30d', '--yes']),
       sandbox.cli(['watermark', 'rewind', 'a-while', '--yes']),
+      // A date typed as a span: 55,000 years back, which --force must not store either.
+      sandbox.cli(['watermark', 'rewind', '20261121d', '--yes', '--force']),
     ]);
+    expect(ages.code).toBe(2);
+    expect(ages.stderr).toContain('rewind "20261121d" falls before 1970-01-01');
     expect(future.code).toBe(2);
     expect(future.stderr).toContain('is in the future');
     expect(tooOld.code).toBe(2);
@@ -118,6 +123,25 @@ describe('run, runs list and watermark', () => {
     const twoDaysBack = new Date(Math.floor((Date.now() - 2 * 86_400_000) / 1000) * 1000).toISOString();
     const set = await sandbox.cli(['--json', 'watermark', 'set', twoDaysBack, '--yes']);
     expect(set.code, set.stderr).toBe(0);
+    expect((await sandbox.stack.dependencies.state.readWatermark())?.at).toBe(Date.parse(twoDaysBack));
+
+    // Edited by hand to an instant no provider date exists for: the run says so and how to mend
+    // it, and `watermark set` does (it could not read the item, so it could not set it either).
+    await sandbox.stack.clients.documents.send(
+      new UpdateCommand({
+        TableName: sandbox.descriptor.names.stateTable,
+        Key: { pk: 'watermark', sk: 'current' },
+        UpdateExpression: 'SET #at = :at',
+        ExpressionAttributeNames: { '#at': 'at' },
+        ExpressionAttributeValues: { ':at': -1_686_000_000_000_000 },
+      }),
+    );
+    const damaged = await sandbox.cli(['run']);
+    expect(damaged.code).toBe(1);
+    expect(damaged.stdout + damaged.stderr).toContain("fix it with 'news-alerts watermark set'");
+    const mended = await sandbox.cli(['watermark', 'set', twoDaysBack, '--yes']);
+    expect(mended.code, mended.stderr).toBe(0);
+    expect(mended.stderr).toContain('setting it replaces the damaged item');
     expect((await sandbox.stack.dependencies.state.readWatermark())?.at).toBe(Date.parse(twoDaysBack));
   });
 

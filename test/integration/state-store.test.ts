@@ -314,6 +314,21 @@ describe('watermark', () => {
     );
     await expect(store.readWatermark()).rejects.toBeInstanceOf(StateStoreError);
   });
+
+  it('reports a watermark no provider date can be written for (55,000 years back) as damaged, saying how to fix it', async () => {
+    const { store, clients, table } = await setup();
+    for (const at of [-1_686_000_000_000_000, -1, Date.UTC(9999, 11, 31)]) {
+      await clients.documents.send(
+        new PutCommand({
+          TableName: table,
+          Item: { pk: 'watermark', sk: 'current', at, version: 3, updatedAt: t0, runId: 'cli:ops' },
+        }),
+      );
+      await expect(store.readWatermark()).rejects.toThrow(
+        /the watermark item in .* is malformed \(.*from 1970-01-01 to 9999-12-30.*\); fix it with 'news-alerts watermark set'/s,
+      );
+    }
+  });
 });
 
 describe('delivery ledger', () => {
