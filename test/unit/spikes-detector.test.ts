@@ -273,6 +273,19 @@ describe('the spike detector', () => {
     expect(counts.slice(resume + 30).map((count) => restored.step(count))).toEqual(verdicts.slice(resume + 30));
   });
 
+  it('gives the band above any expected count evaluate accepts (up to 10^12), past 2^31 included', () => {
+    const detector = new SpikeDetector(spikeModel(3_600_000), PRESETS.balanced, emptyDetectorState(0));
+    fc.assert(
+      fc.property(fc.double({ min: 0, max: 1e12, noNaN: true }), (expected) => {
+        const band = detector.upperBand(expected);
+        expect(Number.isFinite(band)).toBe(true);
+        expect(band).toBeGreaterThan(expected);
+      }),
+      { examples: [[5e8], [1e9], [3e9], [1e12]] },
+    );
+    expect(detector.upperBand(Number.POSITIVE_INFINITY)).toBeNaN();
+  });
+
   it('continues exactly as before when restored from its stored state, at any point', () => {
     const presets = [PRESETS.fewer, { ...PRESETS.fewer, recordOf: 'level' as const }, PRESETS.balanced];
     fc.assert(

@@ -441,14 +441,17 @@ export class SpikeDetector {
 
   /** The count that would make one bucket open an episode at `expected` (for bands and charts). */
   upperBand(expected: number): number {
-    if (!(expected >= 0)) return Number.NaN;
+    if (!(expected >= 0) || !Number.isFinite(expected)) return Number.NaN;
     const size = this.#size();
     const limit = -(this.preset.openAt + Math.log10(this.model.scales.length));
     let low = 0;
     let high = Math.max(4, Math.ceil(expected * 4 + 10));
-    while (log10UpperTail(high, Math.max(expected, FLOOR_MEAN), size) > limit) high *= 2;
+    while (log10UpperTail(high, Math.max(expected, FLOOR_MEAN), size) > limit && high < Number.MAX_SAFE_INTEGER)
+      high *= 2;
     while (high - low > 1) {
-      const mid = (low + high) >> 1;
+      // Not `>> 1`: that works in 32 bits, and a count past 2^31 (an expected count of a few
+      // hundred million, which evaluate's CSV input allows) would wrap and never end the search.
+      const mid = Math.floor((low + high) / 2);
       if (log10UpperTail(mid, Math.max(expected, FLOOR_MEAN), size) > limit) low = mid;
       else high = mid;
     }
