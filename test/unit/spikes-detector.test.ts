@@ -286,6 +286,42 @@ describe('the spike detector', () => {
     expect(detector.upperBand(Number.POSITIVE_INFINITY)).toBeNaN();
   });
 
+  it('restored from a state edited by hand to episodes of any length, steps as with them cut to the counts it holds', () => {
+    const counts = quietWeeks(5, 3, 7);
+    const first = new SpikeDetector(hourly, PRESETS.balanced, emptyDetectorState(0));
+    for (const count of counts.slice(0, 700)) first.step(count);
+    const state = first.state();
+    const end = state.start + state.counts.length;
+    fc.assert(
+      fc.property(
+        fc.integer({ min: -1, max: 2_000_000_000 }),
+        fc.integer({ min: -1, max: 2_000_000_000 }),
+        (from, to) => {
+          const edited = new SpikeDetector(hourly, PRESETS.balanced, {
+            ...state,
+            episodes: [...state.episodes, { id: 'edited', from, to, levelShift: false }],
+          });
+          const cut = new SpikeDetector(hourly, PRESETS.balanced, {
+            ...state,
+            episodes: [
+              ...state.episodes,
+              { id: 'edited', from: Math.max(from, state.start), to: Math.min(to, end), levelShift: false },
+            ],
+          });
+          const rest = counts.slice(700, 720);
+          expect(rest.map((count) => edited.step(count))).toEqual(rest.map((count) => cut.step(count)));
+        },
+      ),
+      {
+        examples: [
+          [0, 2_000_000_000],
+          [-1, 2_000_000_000],
+        ],
+        numRuns: 40,
+      },
+    );
+  });
+
   it('continues exactly as before when restored from its stored state, at any point', () => {
     const presets = [PRESETS.fewer, { ...PRESETS.fewer, recordOf: 'level' as const }, PRESETS.balanced];
     fc.assert(

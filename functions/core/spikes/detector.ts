@@ -527,13 +527,16 @@ export class SpikeDetector {
 
   #rebuildMask(): void {
     this.#mask = new Set();
-    for (const episode of this.#episodes) {
-      if (episode.levelShift) continue;
-      for (let bucket = episode.from; bucket <= episode.to; bucket++) this.#mask.add(bucket);
-    }
-    if (this.#open !== undefined) {
-      for (let bucket = this.#open.since; bucket <= this.#open.lastAt; bucket++) this.#mask.add(bucket);
-    }
+    // Only buckets the counts hold are ever looked up (any other reads as not counted), and no
+    // episode the detector kept reaches past the bucket being judged: a range is cut to those, so
+    // a record edited by hand to an episode of two billion buckets costs no more than a real one.
+    const first = this.#counts.start;
+    const last = this.#counts.end;
+    const mask = (from: number, to: number) => {
+      for (let bucket = Math.max(from, first); bucket <= Math.min(to, last); bucket++) this.#mask.add(bucket);
+    };
+    for (const episode of this.#episodes) if (!episode.levelShift) mask(episode.from, episode.to);
+    if (this.#open !== undefined) mask(this.#open.since, this.#open.lastAt);
   }
 
   /** A count usable for estimates: counted and not inside a (non-level-shift) episode; else -1. */
