@@ -88,6 +88,15 @@ describe('spike alerts in a run', () => {
     expect(counts[counts.length - 3]).toBe(1);
   });
 
+  it('dates every write of a record, so its TTL counts from the last write, not from its creation', async () => {
+    const world = new SpikeWorld(start, [spikeRule()], [spikeAudience()]);
+    const end = await playBaseline(world, start, 36, () => 3);
+    const record = world.spikes.records.get('chips');
+    expect(record?.version).toBeGreaterThan(30);
+    // The last run was in the last hour played; the record was created in the first.
+    expect(record?.updatedAt).toBeGreaterThan(end - HOUR);
+  });
+
   it('counts nothing twice when a run reads the same articles again', async () => {
     const world = new SpikeWorld(start, [spikeRule()], [spikeAudience()]);
     const next = headlines(3);

@@ -404,7 +404,8 @@ export class SpikeStep {
       while (next < records.length && failure === undefined) {
         const record = records[next++] as SpikeRecord;
         try {
-          const written = await this.#options.store.write(record);
+          // updatedAt is the last write: the record's TTL counts from it, so a rule in use keeps its history.
+          const written = await this.#options.store.write({ ...record, updatedAt: this.#options.now() });
           this.#records.set(record.ruleId, written);
           this.stats.recordsWritten += 1;
         } catch (error) {
