@@ -31,7 +31,7 @@
  * version, logged, and overwritten by the next write: the rule restarts its warm-up, never blocks.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, PutCommand, type PutCommandInput } from '@aws-sdk/lib-dynamodb';
 import pLimit, { type LimitFunction } from 'p-limit';
 import * as z from 'zod/mini';
 import type { Log } from '#core/ports';
@@ -156,6 +156,8 @@ export class DynamoSpikeStore implements SpikeStore {
   readonly #context: BatchContext;
   readonly #now: () => number;
   readonly #log: Log;
+  /** Rules whose stored item was read with a version no write gives, and that value (may be undefined). */
+  readonly #replacing = new Map<string, { readonly stored: unknown }>();
 
   constructor(options: DynamoSpikeStoreOptions) {
     this.#documents = options.documents;
@@ -187,12 +189,17 @@ export class DynamoSpikeStore implements SpikeStore {
             .slice(0, 3)
             .map((issue) => `${issue.path.join('.')}: ${issue.message}`)
             .join('; ');
+      // Every record this store wrote has a version of 1 or more: any other (a hand edit: a
+      // string, a fraction, 0, none) is replaced by the next write, conditional on that value.
+      const stored = item.version;
+      const version = typeof stored === 'number' && Number.isInteger(stored) && stored > 0 ? stored : 0;
+      if (version === 0) this.#replacing.set(ruleId, { stored });
+      else this.#replacing.delete(ruleId);
       if (parsed.success && problem === undefined) {
-        found.set(ruleId, parsed.data as unknown as SpikeRecord);
+        found.set(ruleId, { ...(parsed.data as unknown as SpikeRecord), version });
         continue;
       }
       // A damaged record restarts the rule's history (warm-up again) and is overwritten, never blocks.
-      const version = typeof item.version === 'number' && Number.isInteger(item.version) ? item.version : 0;
       this.#log.warn('a spike record does not fit its schema; the rule starts counting again', {
         ruleId,
         reason: problem,
@@ -201,6 +208,37 @@ export class DynamoSpikeStore implements SpikeStore {
       found.set(ruleId, { ...newSpikeRecord(ruleId, audienceId, 'balanced', this.#now()), version });
     }
     return found;
+  }
+
+  /**
+   * The condition of a write over the stored item of `record`: it holds the version the record
+   * was read at, or, for a version-0 record, no item at all, or the item read with a version no
+   * write of this store gives (which a write at version 0 would otherwise never replace: the rule
+   * would stop counting until its TTL).
+   */
+  #condition(
+    record: SpikeRecord,
+  ): Pick<PutCommandInput, 'ConditionExpression' | 'ExpressionAttributeNames' | 'ExpressionAttributeValues'> {
+    if (record.version > 0) {
+      return {
+        ConditionExpression: '#version = :version',
+        ExpressionAttributeNames: { '#version': 'version' },
+        ExpressionAttributeValues: { ':version': record.version },
+      };
+    }
+    const replacing = this.#replacing.get(record.ruleId);
+    if (replacing === undefined) return { ConditionExpression: 'attribute_not_exists(pk)' };
+    if (replacing.stored === undefined) {
+      return {
+        ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(#version)',
+        ExpressionAttributeNames: { '#version': 'version' },
+      };
+    }
+    return {
+      ConditionExpression: '#version = :version',
+      ExpressionAttributeNames: { '#version': 'version' },
+      ExpressionAttributeValues: { ':version': replacing.stored },
+    };
   }
 
   async write(record: SpikeRecord): Promise<SpikeRecord> {
@@ -225,16 +263,11 @@ export class DynamoSpikeStore implements SpikeStore {
           new PutCommand({
             TableName: this.#table,
             Item: item,
-            ConditionExpression: record.version === 0 ? 'attribute_not_exists(pk)' : '#version = :version',
-            ...(record.version === 0
-              ? {}
-              : {
-                  ExpressionAttributeNames: { '#version': 'version' },
-                  ExpressionAttributeValues: { ':version': record.version },
-                }),
+            ...this.#condition(record),
           }),
         ),
       );
+      this.#replacing.delete(record.ruleId);
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) {
         throw new SpikeRecordConflictError(record.ruleId, record.version, { cause: error });

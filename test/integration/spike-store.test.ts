@@ -1,0 +1,95 @@
+/**
+ * The spike record store against moto: a record's TTL follows its last write, and a record whose
+ * version was broken by hand (a string, a fraction, 0, none) is replaced by the next write instead
+ * of refusing every write until DynamoDB expires it.
+ */
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from 'vitest';
+import { DynamoSpikeStore, spikeRecordKey } from '#aws/dynamo-spike-store';
+import type { Log } from '#core/ports';
+import { newSpikeRecord } from '#core/spikes/record';
+import { createTables, tableNamesFor } from '#sandbox/tables';
+import { awsClients, uniquePrefix } from '#test/aws';
+
+const t0 = Date.UTC(2026, 9, 5, 0, 0);
+const day = 86_400_000;
+
+async function setup() {
+  const clients = awsClients();
+  const names = tableNamesFor(uniquePrefix());
+  await createTables(clients.dynamo, names);
+  const log: Log = { debug() {}, info() {}, warn() {}, error() {} };
+  const store = new DynamoSpikeStore({ documents: clients.documents, tableName: names.state, now: () => t0, log });
+  const stored = async (ruleId: string) =>
+    (await clients.documents.send(new GetCommand({ TableName: names.state, Key: spikeRecordKey(ruleId) }))).Item;
+  return { clients, table: names.state, store, stored };
+}
+
+describe('spike record store', () => {
+  it('expires a record its retention after its last write, not after it was created', async () => {
+    const { store, stored } = await setup();
+    let record = await store.write(newSpikeRecord('chips', 'desk', 'balanced', t0));
+    expect((await stored('chips'))?.expiresAt).toBe(Math.floor((t0 + 35 * day) / 1000));
+    record = await store.write({ ...record, updatedAt: t0 + 34 * day });
+    expect((await stored('chips'))?.expiresAt).toBe(Math.floor((t0 + 69 * day) / 1000));
+    expect(record.version).toBe(2);
+  });
+
+  it.each([
+    ['a string', 'seven'],
+    ['a fraction', 2.5],
+    ['zero', 0],
+    ['a negative number', -3],
+    ['nothing', undefined],
+  ])('replaces a record whose version was set to %s by hand at its next write', async (_what, version) => {
+    const { clients, table, store, stored } = await setup();
+    const written = await store.write(newSpikeRecord('chips', 'desk', 'balanced', t0));
+    await clients.documents.send(
+      new UpdateCommand({
+        TableName: table,
+        Key: spikeRecordKey('chips'),
+        ...(version === undefined
+          ? { UpdateExpression: 'REMOVE #version', ExpressionAttributeNames: { '#version': 'version' } }
+          : {
+              UpdateExpression: 'SET #version = :version',
+              ExpressionAttributeNames: { '#version': 'version' },
+              ExpressionAttributeValues: { ':version': version },
+            }),
+      }),
+    );
+    const read = (await store.read(['chips'])).get('chips');
+    expect(read?.version).toBe(0);
+    const rewritten = await store.write({ ...(read ?? written), updatedAt: t0 + day });
+    expect(rewritten.version).toBe(1);
+    expect(await stored('chips')).toMatchObject({ version: 1, updatedAt: t0 + day });
+    // From then on, the record is written as any other.
+    expect((await store.write({ ...rewritten, updatedAt: t0 + 2 * day })).version).toBe(2);
+  });
+
+  it('still refuses a version-0 write over a record another writer created, and over one edited since it was read', async () => {
+    const { clients, table, store } = await setup();
+    await store.write(newSpikeRecord('chips', 'desk', 'balanced', t0));
+    await expect(store.write(newSpikeRecord('chips', 'desk', 'balanced', t0))).rejects.toThrow(/chips/);
+    await clients.documents.send(
+      new UpdateCommand({
+        TableName: table,
+        Key: spikeRecordKey('chips'),
+        UpdateExpression: 'SET #version = :version',
+        ExpressionAttributeNames: { '#version': 'version' },
+        ExpressionAttributeValues: { ':version': 'seven' },
+      }),
+    );
+    const read = (await store.read(['chips'])).get('chips');
+    // Someone repairs it by hand between the read and the write: the write must not undo that.
+    await clients.documents.send(
+      new UpdateCommand({
+        TableName: table,
+        Key: spikeRecordKey('chips'),
+        UpdateExpression: 'SET #version = :version',
+        ExpressionAttributeNames: { '#version': 'version' },
+        ExpressionAttributeValues: { ':version': 9 },
+      }),
+    );
+    await expect(store.write(read ?? newSpikeRecord('chips', 'desk', 'balanced', t0))).rejects.toThrow(/chips/);
+  });
+});
