@@ -113,7 +113,8 @@ export class SpikeWorld {
 
   constructor(
     start: number,
-    readonly rules: readonly Rule[],
+    /** The rules that ask for spikes; a test turns one off and on by changing the list. */
+    public rules: readonly Rule[],
     readonly audiences: readonly Audience[],
   ) {
     this.clock = start;

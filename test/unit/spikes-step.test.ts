@@ -88,6 +88,37 @@ describe('spike alerts in a run', () => {
     expect(counts[counts.length - 3]).toBe(1);
   });
 
+  it('after a rule is turned off for three days and on again, takes those days as unknown, not as zeros: no alert on ordinary hours', async () => {
+    const chips = spikeRule('chips');
+    const other = spikeRule('other');
+    // The other rule keeps the runs (and their heartbeat) going while chips is off.
+    const world = new SpikeWorld(start, [chips, other], [spikeAudience()]);
+    const next = headlines(11);
+    const perHour = (hour: number) => (hour % 24 >= 8 && hour % 24 < 20 ? 24 : 12);
+    const play = async (fromHour: number, hours: number) => {
+      for (let hour = fromHour; hour < fromHour + hours; hour++) {
+        const at = start + hour * HOUR + 50 * 60_000;
+        const articles = Array.from({ length: perHour(hour) }, (_, i) =>
+          spikeArticle(`a${hour}-${i}`, next(), at - (i + 1) * 60_000),
+        );
+        await world.run(at, articles);
+      }
+    };
+    await play(0, 14 * 24);
+    world.rules = [other];
+    await play(14 * 24, 3 * 24);
+    world.rules = [chips, other];
+    await play(17 * 24, 24);
+    expect(world.spikeMessages()).toEqual([]);
+    const record = world.spikes.records.get('chips');
+    const countOf = (hour: number) =>
+      record?.detector.counts[Math.floor(start / HOUR) + hour - (record?.detector.start ?? 0)];
+    // Its last hour on was watched; the 72 hours off were not; from the hour it was back on it counts again.
+    expect(countOf(14 * 24 - 1)).toBe(perHour(14 * 24 - 1));
+    for (let hour = 14 * 24; hour < 17 * 24; hour++) expect(countOf(hour)).toBe(-1);
+    expect(countOf(17 * 24)).toBe(perHour(17 * 24));
+  });
+
   it('dates every write of a record, so its TTL counts from the last write, not from its creation', async () => {
     const world = new SpikeWorld(start, [spikeRule()], [spikeAudience()]);
     const end = await playBaseline(world, start, 36, () => 3);

@@ -355,13 +355,19 @@ const MAX_CATCH_UP_BUCKETS = 24 * 7 * 5;
 /**
  * Steps the detector over every bucket that completed before `now` and was not evaluated yet.
  * Buckets after the one of `lastRunAt` (the run before this one) that hold nothing are unknown: no
- * run watched them (an outage). The bucket that was current when the rule started counting is
+ * run watched them (an outage). So are those of a rule the full passes left behind
+ * (`evaluatedForAll`): it was turned off while runs went on. The bucket that was current when the rule started counting is
  * unknown too (partial).
  */
 export function evaluateCompleted(
   record: SpikeRecord,
   now: number,
-  options: { readonly lastRunAt?: number | undefined; readonly preset?: SpikePreset | undefined } = {},
+  options: {
+    readonly lastRunAt?: number | undefined;
+    /** The bucket through which the last full pass evaluated every rule that asked for spikes. */
+    readonly evaluatedForAll?: number | undefined;
+    readonly preset?: SpikePreset | undefined;
+  } = {},
 ): EvaluationOutcome {
   const preset = options.preset ?? record.preset;
   const model = spikeModel(record.bucketMs);
@@ -376,6 +382,11 @@ export function evaluateCompleted(
   const openByBucket = new Map(record.open.map((open) => [open.bucket, open]));
   // No run between the last one and this one: the hours in between were not watched.
   const lastRunBucket = options.lastRunAt === undefined ? undefined : bucketOf(options.lastRunAt, record.bucketMs);
+  // A record the last full passes left behind was not among their rules: the rule was off (its
+  // spikes, itself or its audience) while runs went on. After the hour of its last pass, only the
+  // hours it counted something in were watched; the others are unknown, not zero, or the first
+  // ordinary hours after it is turned on again would look like a spike.
+  const leftBehind = options.evaluatedForAll !== undefined && firstToEvaluate - 1 < options.evaluatedForAll;
   const buckets: EvaluatedBucket[] = [];
   let outletCounts = [...record.outletCounts];
   let opened = false;
@@ -387,7 +398,8 @@ export function evaluateCompleted(
     const open = openByBucket.get(bucket);
     const unseen =
       bucket <= record.detector.countingSince ||
-      (lastRunBucket !== undefined && bucket > lastRunBucket && open === undefined);
+      (open === undefined &&
+        ((lastRunBucket !== undefined && bucket > lastRunBucket) || (leftBehind && bucket > firstToEvaluate)));
     const count = unseen ? -1 : (open?.stories.length ?? 0);
     const verdict = detector.step(count);
     const outlets = open?.outlets.length ?? 0;

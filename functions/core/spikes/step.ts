@@ -224,7 +224,11 @@ export class SpikeStep {
       let record = stored ?? newSpikeRecord(ruleId, rule.audienceId, rule.preset, now);
       if (byKey !== undefined) record = this.#count(rule.ruleId, record, byKey, stories, now);
       if (evaluatedThrough(record) + 1 < bucketOf(now, record.bucketMs)) {
-        const outcome = evaluateCompleted(record, now, { lastRunAt: heartbeat?.at, preset: rule.preset });
+        const outcome = evaluateCompleted(record, now, {
+          lastRunAt: heartbeat?.at,
+          evaluatedForAll: heartbeat?.evaluatedThrough,
+          preset: rule.preset,
+        });
         this.stats.bucketsEvaluated += outcome.buckets.length;
         record = outcome.record;
         if (outcome.opened && record.alert !== undefined) {
