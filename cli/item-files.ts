@@ -20,12 +20,13 @@ import { inputName, readUtf8File } from './utf8.ts';
 /**
  * The yaml library (about 30 ms to load) is required the first time a file is read or written, so
  * the commands that touch no file (`rules list`, `audiences show`…) start without it (bench: CLI
- * start-up, a local command). Synchronous on purpose: every caller here is.
+ * start-up, a local command); jsonc-parser only when a JSON file is broken. Synchronous on
+ * purpose: every caller here is.
  */
-const requireYaml = createRequire(import.meta.url);
+const requireOnUse = createRequire(import.meta.url);
 let yamlModule: typeof import('yaml') | undefined;
 const yaml = (): typeof import('yaml') => {
-  yamlModule ??= requireYaml('yaml') as typeof import('yaml');
+  yamlModule ??= requireOnUse('yaml') as typeof import('yaml');
   return yamlModule;
 };
 
@@ -135,22 +136,38 @@ const plainParseMessage = (message: string): string =>
     ? 'lists or maps are nested too deeply to read (hundreds of levels); a rule or audience needs at most three'
     : message;
 
-/** JSON.parse's verdict, turned into `file:line:col` (YAML would accept some things JSON does not). */
+/**
+ * JSON.parse's verdict, turned into `file:line:col` (YAML would accept some things JSON does not).
+ * V8 gives the position of some faults only (`Expected ',' or ']' … at position 3`), not of an
+ * unexpected token (a trailing comma, `tru`): there the first fault jsonc-parser's scanner finds
+ * says where, so a 40-rule file points at its line either way.
+ */
 function checkJsonSyntax(path: string, text: string): void {
   try {
     JSON.parse(text);
   } catch (error) {
     const message = (error as Error).message;
-    const position = /position (\d+)/.exec(message)?.[1];
+    const position = Number(/position (\d+)/.exec(message)?.[1] ?? firstFaultOffset(text));
     let where = path;
-    if (position !== undefined) {
-      const before = text.slice(0, Number(position));
+    if (Number.isInteger(position)) {
+      const before = text.slice(0, position);
       const line = before.split('\n').length;
-      const col = Number(position) - before.lastIndexOf('\n');
+      const col = position - before.lastIndexOf('\n');
       where = `${path}:${line}:${col}`;
     }
     throw new UsageError(`${path} is not valid JSON; nothing was written`, [`${where}: ${plainParseMessage(message)}`]);
   }
+}
+
+/**
+ * Where jsonc-parser, in strict JSON mode, finds the first fault of `text`; undefined if none.
+ * Required here, on the error path only, like the yaml library: no command pays to load it.
+ */
+function firstFaultOffset(text: string): number | undefined {
+  const { parse } = requireOnUse('jsonc-parser') as typeof import('jsonc-parser');
+  const errors: import('jsonc-parser').ParseError[] = [];
+  parse(text, errors, { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false });
+  return errors[0]?.offset;
 }
 
 /**

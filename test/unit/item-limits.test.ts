@@ -6,6 +6,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { attributeValueBytes, ITEM_LIMITS, measureItem } from '#aws/table-layout';
 import { UsageError } from '../../cli/errors.ts';
@@ -83,6 +84,40 @@ describe('readItemFile', () => {
     }
     throw new Error('no error');
   };
+
+  it('points at the line and column of a JSON fault V8 gives no position for (a trailing comma, a stray token)', () => {
+    const text = '{"rules": [\n  {"ruleId": "a",\n   "keywords": ["x",],\n  }\n]}\n';
+    const trailing = usageError(file('trailing.json', text));
+    expect(trailing.message).toMatch(/trailing\.json is not valid JSON; nothing was written/);
+    expect(trailing.details?.[0]).toMatch(/trailing\.json:3:21: /);
+    const lines = JSON.stringify(
+      { rules: Array.from({ length: 40 }, (_, index) => ({ ruleId: `r${index}`, keywords: ['chip', 'wafer'] })) },
+      null,
+      2,
+    ).split('\n');
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: lines.length - 1 }),
+        fc.constantFrom('@', ']', '}', 'tru', ','),
+        (line, token) => {
+          const faulty = lines.map((text, index) => (index === line ? `${text} ${token}` : text)).join('\n');
+          let detail: string | undefined;
+          try {
+            JSON.parse(faulty);
+            return; // `,` after a line that ends a value and before the next one can still be JSON: nothing to point at
+          } catch {
+            detail = usageError(file('faulty.json', faulty)).details?.[0];
+          }
+          // The fault is on that line or, when the token could still open something, where that breaks next.
+          const at = /faulty\.json:(\d+):(\d+): /.exec(detail ?? '');
+          expect(at, detail).not.toBeNull();
+          expect(Number(at?.[1])).toBeGreaterThanOrEqual(line + 1);
+          expect(Number(at?.[1])).toBeLessThanOrEqual(line + 2);
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
 
   it('refuses a YAML alias bomb (billion laughs) as a usage error naming file and line, not a ReferenceError', () => {
     const levels = ['lol: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]'];
