@@ -392,7 +392,7 @@ interface AudienceResult {
   changes: FieldChange[];
 }
 
-/** Makes the topics of new audiences, then writes every changed audience in one transaction. */
+/** Makes the topics of new audiences, then writes every changed audience (one transaction up to 100, see writeItems). */
 async function writeAudiences(
   context: CommandContext,
   target: Target,

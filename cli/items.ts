@@ -2,8 +2,10 @@
  * Reading and writing the ops-edited items (rules and audiences) the way the CLI promises: every
  * write records who and when (`updatedBy`, `updatedAt`), increments `version` under an
  * optimistic-lock condition, and hands back the previous item so the command can show what
- * changed. A batch of writes is one DynamoDB transaction (up to 100 items), so a file either
- * lands whole or not at all, even when someone else edits one of its items at the same moment.
+ * changed. A batch of writes that fits one DynamoDB transaction (100 audiences, or 50 rules:
+ * each also records its version) lands whole or not at all, even when someone else edits one of
+ * its items at the same moment; a larger one is written in several, in order, and a failure names
+ * the items the earlier ones wrote.
  */
 import {
   ConditionalCheckFailedException,
@@ -217,8 +219,10 @@ function unchangedCondition(table: ItemTable, previous: Item | undefined): Condi
 }
 
 /**
- * Writes all puts and deletes, 100 per transaction, each conditioned on the stored item being
- * the one that was read. Returns one result per item, in order.
+ * Writes all puts and deletes, each conditioned on the stored item being the one that was read,
+ * in as few transactions as DynamoDB's 100 entries per transaction allow (items with history take
+ * two or three entries each), in order. Each transaction lands whole or not at all; a failure
+ * stops the later ones and says which items the earlier ones wrote. Returns one result per item.
  * @throws ConcurrentChangeError when any item changed since it was read (nothing of that batch is written)
  */
 export async function writeItems(
@@ -292,10 +296,29 @@ export async function writeItems(
       step.history = entries.map((entry) => historyPut(history.tableName, entry));
     }
   }
-  // With history, each item takes up to three transaction entries (outside edit, version, item).
-  const perTransaction = history === undefined ? transactionLimit : Math.floor(transactionLimit / 3);
-  for (let start = 0; start < steps.length; start += perTransaction) {
-    const batch = steps.slice(start, start + perTransaction);
+  // Each item takes one transaction entry, and with history one more for its version and another
+  // for an outside edit: as many items go into each transaction as its 100 entries hold (50 rules
+  // with history, usually), in order. Only what one transaction holds lands whole.
+  const batches: Step[][] = [];
+  let entries = transactionLimit;
+  for (const step of steps) {
+    const size = 1 + (step.history?.length ?? 0);
+    if (entries + size > transactionLimit) {
+      batches.push([]);
+      entries = 0;
+    }
+    batches.at(-1)?.push(step);
+    entries += size;
+  }
+  let start = 0;
+  const writtenBefore = (count: number) =>
+    count === 0
+      ? ''
+      : ` (the first ${count} were written before, in earlier transactions: ${steps
+          .slice(0, count)
+          .map((step) => step.id)
+          .join(', ')})`;
+  for (const batch of batches) {
     try {
       await documents.send(
         new TransactWriteCommand({ TransactItems: batch.flatMap((step) => [step.request, ...(step.history ?? [])]) }),
@@ -310,15 +333,20 @@ export async function writeItems(
           return reason === 'ConditionalCheckFailed';
         });
         if (conflicted.length > 0) {
-          const written = start > 0 ? ` (the first ${start} were written before)` : '';
           throw new ConcurrentChangeError(
-            `${table.noun} ${conflicted.map((step) => step.id).join(', ')} changed since it was read; nothing of this batch was written${written}. Run the command again to see the current version.`,
+            `${table.noun} ${conflicted.map((step) => step.id).join(', ')} changed since it was read; nothing of this batch was written${writtenBefore(start)}. Run the command again to see the current version.`,
             { cause: error },
           );
         }
       }
-      throw error;
+      if (start === 0) throw error;
+      // Whatever stopped it, ops must know that part of the change is in the table.
+      throw new Error(
+        `could not write ${table.noun}s ${batch[0]?.id} to ${steps.at(-1)?.id}: ${error instanceof Error ? error.message : String(error)}${writtenBefore(start)}`,
+        { cause: error },
+      );
     }
+    start += batch.length;
   }
   if (history !== undefined) for (const step of steps) await trimAfterWrite(history, step.id);
   return steps.map(({ request: _request, history: _history, ...result }) => result);

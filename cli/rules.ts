@@ -414,7 +414,7 @@ const clearable = (): string[] =>
     (name) => name !== 'ruleId' && name !== 'audienceId' && !(auditAttributes as readonly string[]).includes(name),
   );
 
-/** Validates the rules completely, then writes them in one transaction and reports each. */
+/** Validates the rules completely, then writes them (in one transaction up to 50, see writeItems) and reports each. */
 async function writeRules(
   context: CommandContext,
   items: readonly FileItem[],

@@ -5,6 +5,7 @@
  */
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DynamoRuleHistory } from '#aws/dynamo-rule-history';
 import { exampleAuthor } from '#sandbox/examples';
 import { ConcurrentChangeError } from '../../cli/errors.ts';
 import { getItem, listItems, writeItems } from '../../cli/items.ts';
@@ -459,6 +460,40 @@ describe('rules put from flags, enable, disable, delete', () => {
     ).rejects.toThrow(ConcurrentChangeError);
     expect(await getItem(documents, rulesTable(), 'partner-elections')).toEqual(current);
     expect(await getItem(documents, rulesTable(), 'companion')).toBeUndefined();
+  });
+
+  it('writes 50 rules and their history in one transaction, and names what a larger file wrote before a conflict stopped it', async () => {
+    const { documents } = sandbox.stack.clients;
+    const table = {
+      ...rulesTable(),
+      history: new DynamoRuleHistory({ documents, tableName: sandbox.descriptor.names.stateTable }),
+    };
+    const audit = { actor: 'bulk', now: Date.now() };
+    const put = (prefix: string) => (index: number) => ({
+      id: `${prefix}-${String(index).padStart(3, '0')}`,
+      item: { audienceId: 'partner-feed', keywords: [`k${index}`] },
+      previous: undefined,
+    });
+    const range = (count: number) => Array.from({ length: count }, (_, index) => index);
+    // Someone else creates the 50th rule meanwhile: none of the 50 lands.
+    await writeItems(documents, table, { puts: [put('bulk')(49)] }, audit);
+    await expect(writeItems(documents, table, { puts: range(50).map(put('bulk')) }, audit)).rejects.toThrow(
+      /rule bulk-049 changed since it was read; nothing of this batch was written\. /,
+    );
+    expect(await getItem(documents, table, 'bulk-000')).toBeUndefined();
+    // 60: the first transaction holds 50; the 56th conflicts in the second, which names the 50 written.
+    await writeItems(documents, table, { puts: [put('wide')(55)] }, audit);
+    const error = await writeItems(documents, table, { puts: range(60).map(put('wide')) }, audit).catch(
+      (caught: unknown) => caught,
+    );
+    expect(error).toBeInstanceOf(ConcurrentChangeError);
+    expect(String((error as Error).message)).toContain(
+      `(the first 50 were written before, in earlier transactions: ${range(50)
+        .map((index) => put('wide')(index).id)
+        .join(', ')})`,
+    );
+    expect(await getItem(documents, table, 'wide-049')).toBeDefined();
+    expect(await getItem(documents, table, 'wide-050')).toBeUndefined();
   });
 });
 
