@@ -104,7 +104,10 @@ export async function planRestore(target: Target, ruleId: string, label: string,
   }
   const audience = await storedAudience(target, parsed.value.audienceId);
   if (typeof audience === 'string') {
-    throw new UsageError(`version ${label} of rule ${ruleId} is for ${audience}; nothing was written`);
+    // `audience` says what is wrong with it: "audience x does not exist" or "... is invalid: ...".
+    throw new UsageError(
+      `version ${label} of rule ${ruleId} is for an audience that cannot take it (${audience}); nothing was written`,
+    );
   }
   return {
     ruleId,
