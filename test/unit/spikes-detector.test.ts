@@ -322,6 +322,25 @@ describe('the spike detector', () => {
     );
   });
 
+  it('switched to fewer from a preset that keeps no record span, judges the next jump against the two weeks before it', () => {
+    const counts = quietWeeks(2, 1.5, 21);
+    counts[8 * 24 + 12] = 100; // the largest jump, four days before the next one, at the same hour
+    const byLevel = { ...PRESETS.fewer, recordOf: 'level' as const };
+    for (const fewer of [PRESETS.fewer, byLevel]) {
+      const continued = (first: typeof PRESETS.balanced) => {
+        const detector = new SpikeDetector(hourly, first, emptyDetectorState(0));
+        for (const count of counts.slice(0, 12 * 24)) detector.step(count);
+        const switched = new SpikeDetector(hourly, fewer, JSON.parse(JSON.stringify(detector.state())));
+        return counts.slice(12 * 24, 13 * 24).map((count, hour) => switched.step(hour === 12 ? 30 : count));
+      };
+      const allAlong = continued(fewer);
+      // The 30-story jump is held back as no record, whatever the rule used before.
+      expect(allAlong[12]?.held).toBe('record');
+      expect(opens(allAlong)).toEqual([]);
+      for (const before of [PRESETS.balanced, PRESETS.more]) expect(continued(before)).toEqual(allAlong);
+    }
+  });
+
   it('continues exactly as before when restored from its stored state, at any point', () => {
     const presets = [PRESETS.fewer, { ...PRESETS.fewer, recordOf: 'level' as const }, PRESETS.balanced];
     fc.assert(

@@ -239,6 +239,24 @@ export function emptyDetectorState(bucket: number): DetectorState {
 }
 
 /**
+ * `state`, with the history a record preset compares a jump with (the significance scores, or the
+ * levels, of the record span) when it holds none: a rule switched to `fewer` from a preset that
+ * keeps none. Without it every jump of the next two weeks would count as the largest. It is what
+ * this preset would have kept over the same counts: they are stepped through a detector of this
+ * preset from the first one held, as `spikes explain` replays them. Everything else (episodes, the
+ * open one and its alert, the dispersion) stays as the runs left it.
+ */
+function withRecordHistory(model: SpikeModel, preset: PresetParameters, state: DetectorState): DetectorState {
+  if (preset.recordDays === undefined || state.counts.length === 0) return state;
+  const byLevel = preset.recordOf === 'level';
+  if (byLevel ? state.levels !== undefined : state.scores !== undefined) return state;
+  const replay = new SpikeDetector(model, preset, emptyDetectorState(state.start));
+  for (const count of state.counts) replay.step(count);
+  const replayed = replay.state();
+  return byLevel ? { ...state, levels: replayed.levels ?? [] } : { ...state, scores: replayed.scores ?? [] };
+}
+
+/**
  * The mean of `values` after capping each at what a burst would exceed (three times the median,
  * and at least the median plus three Poisson standard deviations plus two): a few unmasked
  * bursts cannot pull it up, and sparse counts (mostly 0 and 1, where a median says 0) keep their
@@ -337,9 +355,10 @@ export class SpikeDetector {
   /** Masked buckets (past episodes that were not level shifts, and the open one), rebuilt when episodes change. */
   #mask = new Set<number>();
 
-  constructor(model: SpikeModel, preset: PresetParameters, state: DetectorState) {
+  constructor(model: SpikeModel, preset: PresetParameters, stored: DetectorState) {
     this.model = model;
     this.preset = preset;
+    const state = withRecordHistory(model, preset, stored);
     const end = state.start + state.counts.length;
     this.#counts = new BucketSeries(state.start, state.counts, model.historyBuckets);
     this.#expected = new BucketSeries(end - state.expected.length, state.expected, 7 * model.bucketsPerDay);
