@@ -170,6 +170,8 @@ async function moveWatermark(
   at: number,
   current: Watermark | undefined,
   options: MoveOptions,
+  /** The stored item is malformed (`current` is undefined): replaced whole. */
+  malformed = false,
 ): Promise<void> {
   const now = Date.now();
   if (at > now) throw new UsageError(`${formatInstant(at)} is in the future; the watermark must not pass now`);
@@ -197,7 +199,9 @@ async function moveWatermark(
   );
   const actor = await context.actor();
   const state = stateStoreOf(context, target);
-  const updated = await state.setWatermark(at, `cli:${actor}`, Date.now(), current);
+  const updated = malformed
+    ? await state.replaceMalformedWatermark(at, `cli:${actor}`, Date.now())
+    : await state.setWatermark(at, `cli:${actor}`, Date.now(), current);
   context.output.result(
     { target: target.label, previous: watermarkJson(current, now), watermark: watermarkJson(updated, now) },
     () => {
@@ -214,14 +218,16 @@ async function setWatermark(context: CommandContext, args: readonly unknown[], o
   const timeZone = (await target.alertRunConfig()).provider.timeZone;
   const at = parseInstant(when, 'watermark', 'start', timeZone, Date.now());
   let current: Watermark | undefined;
+  let malformed = false;
   try {
     current = await stateStoreOf(context, target).readWatermark();
   } catch (error) {
     // What the run's error tells ops to do: a damaged item is replaced, as if there were none.
     if (!(error instanceof MalformedWatermarkError)) throw error;
     context.output.warn(`${error.message}; setting it replaces the damaged item`);
+    malformed = true;
   }
-  await moveWatermark(context, target, at, current, options);
+  await moveWatermark(context, target, at, current, options, malformed);
 }
 
 async function rewindWatermark(context: CommandContext, args: readonly unknown[], options: MoveOptions): Promise<void> {

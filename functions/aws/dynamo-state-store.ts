@@ -529,6 +529,18 @@ export class DynamoStateStore implements StateStore, LeaseAdmin {
     }
   }
 
+  /**
+   * Replaces a watermark item that {@link readWatermark} refused as malformed (edited by hand) with
+   * a whole new one at version 1: `setWatermark` updates attributes and adds to `version`, which
+   * fails, or stays malformed, when the broken attribute is the version itself. No run holds a
+   * version of an item it could not read.
+   */
+  async replaceMalformedWatermark(at: number, runId: string, now: number): Promise<Watermark> {
+    const next: Watermark = { at, version: 1, updatedAt: now, runId };
+    await this.#documents.send(new PutCommand({ TableName: this.#table, Item: { ...watermarkKey, ...next } }));
+    return next;
+  }
+
   async setWatermark(at: number, runId: string, now: number, expected?: Watermark): Promise<Watermark> {
     let attributes: Record<string, unknown> | undefined;
     try {

@@ -131,9 +131,10 @@ describe('run, runs list and watermark', () => {
       new UpdateCommand({
         TableName: sandbox.descriptor.names.stateTable,
         Key: { pk: 'watermark', sk: 'current' },
-        UpdateExpression: 'SET #at = :at',
-        ExpressionAttributeNames: { '#at': 'at' },
-        ExpressionAttributeValues: { ':at': -1_686_000_000_000_000 },
+        // The version too: a repair that added to it would fail on a string.
+        UpdateExpression: 'SET #at = :at, #version = :version',
+        ExpressionAttributeNames: { '#at': 'at', '#version': 'version' },
+        ExpressionAttributeValues: { ':at': -1_686_000_000_000_000, ':version': 'three' },
       }),
     );
     const damaged = await sandbox.cli(['run']);
