@@ -181,7 +181,11 @@ export class DynamoSpikeStore implements SpikeStore {
     const items = await getAll(this.#context, 'reading spike records', ruleIds.map(spikeRecordKey));
     for (const ruleId of ruleIds) {
       const item = items.get(keyString(spikeRecordKey(ruleId)));
-      if (item === undefined) continue;
+      if (item === undefined) {
+        // Gone since a damaged one was read (deleted by hand, expired): a new record is created.
+        this.#replacing.delete(ruleId);
+        continue;
+      }
       const parsed = RecordItem.safeParse(item);
       const problem = parsed.success
         ? spikeRecordProblem(parsed.data as unknown as SpikeRecord)

@@ -3,7 +3,7 @@
  * version was broken by hand (a string, a fraction, 0, none) is replaced by the next write instead
  * of refusing every write until DynamoDB expires it.
  */
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { DynamoSpikeStore, spikeRecordKey } from '#aws/dynamo-spike-store';
 import type { Log } from '#core/ports';
@@ -64,6 +64,25 @@ describe('spike record store', () => {
     expect(await stored('chips')).toMatchObject({ version: 1, updatedAt: t0 + day });
     // From then on, the record is written as any other.
     expect((await store.write({ ...rewritten, updatedAt: t0 + 2 * day })).version).toBe(2);
+  });
+
+  it('creates the record anew when a damaged one it read is deleted before the rule writes (a warm store remembers nothing stale)', async () => {
+    const { clients, table, store, stored } = await setup();
+    await store.write(newSpikeRecord('chips', 'desk', 'balanced', t0));
+    await clients.documents.send(
+      new UpdateCommand({
+        TableName: table,
+        Key: spikeRecordKey('chips'),
+        UpdateExpression: 'SET #version = :version',
+        ExpressionAttributeNames: { '#version': 'version' },
+        ExpressionAttributeValues: { ':version': 'x' },
+      }),
+    );
+    expect((await store.read(['chips'])).get('chips')?.version).toBe(0);
+    await clients.documents.send(new DeleteCommand({ TableName: table, Key: spikeRecordKey('chips') }));
+    expect((await store.read(['chips'])).get('chips')).toBeUndefined();
+    expect((await store.write(newSpikeRecord('chips', 'desk', 'balanced', t0 + day))).version).toBe(1);
+    expect(await stored('chips')).toMatchObject({ version: 1 });
   });
 
   it('still refuses a version-0 write over a record another writer created, and over one edited since it was read', async () => {
