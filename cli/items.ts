@@ -23,7 +23,7 @@ import { historyPut } from '#aws/dynamo-rule-history';
 import { readItem, scanItems } from '#aws/dynamo-rule-source';
 import { ITEM_LIMITS, measureItem } from '#aws/table-layout';
 import { outsideEdit, type RuleVersion } from '#core/workbench/rule-history';
-import { ConcurrentChangeError, UsageError } from './errors.ts';
+import { CliError, ConcurrentChangeError, ExitCode, failureOf, UsageError } from './errors.ts';
 
 /** A raw item as stored (lists as arrays, string sets as Sets, numbers as numbers). */
 export type Item = Record<string, unknown>;
@@ -191,6 +191,21 @@ export interface WriteResult {
 /** DynamoDB's limit of items in one transaction. */
 const transactionLimit = 100;
 
+/**
+ * DynamoDB's limit of a transaction's items, 4 MB, less a margin for what the request adds (table
+ * names, expressions), which {@link requestBytes} leaves out.
+ */
+const transactionMaxBytes = 4 * 1024 * 1024 - 64 * 1024;
+
+/** The bytes of the item a transaction entry puts (or the key it deletes), as DynamoDB measures items. */
+function requestBytes(request: {
+  Put?: { Item?: Record<string, unknown> };
+  Delete?: { Key?: Record<string, unknown> };
+}): number {
+  const item = request.Put?.Item ?? request.Delete?.Key;
+  return item === undefined ? 0 : measureItem(item).bytes;
+}
+
 /** A condition expression with its names and values. */
 interface Condition {
   readonly ConditionExpression: string;
@@ -297,18 +312,22 @@ export async function writeItems(
     }
   }
   // Each item takes one transaction entry, and with history one more for its version and another
-  // for an outside edit: as many items go into each transaction as its 100 entries hold (50 rules
-  // with history, usually), in order. Only what one transaction holds lands whole.
+  // for an outside edit: as many items go into each transaction as its 100 entries and 4 MB hold
+  // (50 rules with history, usually), in order. Only what one transaction holds lands whole.
   const batches: Step[][] = [];
   let entries = transactionLimit;
+  let bytes = 0;
   for (const step of steps) {
     const size = 1 + (step.history?.length ?? 0);
-    if (entries + size > transactionLimit) {
+    const stepBytes = [step.request, ...(step.history ?? [])].reduce((sum, request) => sum + requestBytes(request), 0);
+    if (entries + size > transactionLimit || bytes + stepBytes > transactionMaxBytes) {
       batches.push([]);
       entries = 0;
+      bytes = 0;
     }
     batches.at(-1)?.push(step);
     entries += size;
+    bytes += stepBytes;
   }
   let start = 0;
   const writtenBefore = (count: number) =>
@@ -340,10 +359,13 @@ export async function writeItems(
         }
       }
       if (start === 0) throw error;
-      // Whatever stopped it, ops must know that part of the change is in the table.
-      throw new Error(
-        `could not write ${table.noun}s ${batch[0]?.id} to ${steps.at(-1)?.id}: ${error instanceof Error ? error.message : String(error)}${writtenBefore(start)}`,
-        { cause: error },
+      // Whatever stopped it, ops must know that part of the change is in the table: the failure
+      // as the CLI would report it (an AWS error in its own words), and what was written.
+      const failure = failureOf(error);
+      throw new CliError(
+        `could not write ${table.noun}s ${batch[0]?.id} to ${steps.at(-1)?.id}: ${failure.message}${writtenBefore(start)}`,
+        ExitCode.failed,
+        { code: failure.code, cause: error },
       );
     }
     start += batch.length;

@@ -495,6 +495,55 @@ describe('rules put from flags, enable, disable, delete', () => {
     expect(await getItem(documents, table, 'wide-049')).toBeDefined();
     expect(await getItem(documents, table, 'wide-050')).toBeUndefined();
   });
+
+  it('keeps each transaction under DynamoDB’s 4 MB, and names what was written when a later one fails for any reason', async () => {
+    const { documents } = sandbox.stack.clients;
+    const table = {
+      ...rulesTable(),
+      history: new DynamoRuleHistory({ documents, tableName: sandbox.descriptor.names.stateTable }),
+    };
+    // 40 rules of about 60 KB: 4.8 MB with their history copies, more than one transaction holds.
+    const puts = Array.from({ length: 40 }, (_, index) => ({
+      id: `big-${String(index).padStart(2, '0')}`,
+      item: { audienceId: 'partner-feed', keywords: Array.from({ length: 60 }, (_, k) => `${'w'.repeat(995)}${k}`) },
+      previous: undefined,
+    }));
+    const sent: number[] = [];
+    let failSecond = true;
+    // DynamoDB's throttling cannot be asked of moto: the second transaction is refused here, as DynamoDB would.
+    const recording = new Proxy(documents, {
+      get(target, property, receiver) {
+        if (property !== 'send') return Reflect.get(target, property, receiver);
+        return async (command: { input: { TransactItems?: { Put?: { Item?: Record<string, unknown> } }[] } }) => {
+          const items = command.input.TransactItems;
+          if (items !== undefined) {
+            sent.push(items.reduce((sum, entry) => sum + Buffer.byteLength(JSON.stringify(entry.Put?.Item ?? {})), 0));
+            if (sent.length === 2 && failSecond) {
+              failSecond = false;
+              throw Object.assign(new Error('Throughput exceeds the current capacity of your table'), {
+                name: 'ProvisionedThroughputExceededException',
+                $fault: 'client',
+              });
+            }
+          }
+          return target.send(command as never);
+        };
+      },
+    });
+    const error = await writeItems(recording, table, { puts }, { actor: 'bulk', now: Date.now() }).catch(
+      (caught: unknown) => caught,
+    );
+    expect(sent.length).toBe(2);
+    expect(sent[0]).toBeLessThan(4 * 1024 * 1024);
+    expect(String((error as Error).message)).toMatch(
+      /^could not write rules big-\d\d to big-39: .*Throughput exceeds.*\(the first \d+ were written before/,
+    );
+    const first = Number(/the first (\d+) were written/.exec(String((error as Error).message))?.[1]);
+    expect(first).toBeGreaterThan(0);
+    expect(first).toBeLessThan(40);
+    expect(await getItem(documents, table, puts[first - 1]?.id ?? '')).toBeDefined();
+    expect(await getItem(documents, table, puts[first]?.id ?? '')).toBeUndefined();
+  });
 });
 
 describe('rules with a query', () => {
