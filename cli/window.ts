@@ -12,6 +12,7 @@ import {
   providerDate,
   startOfDate,
   workableInstants,
+  workableRange,
 } from '#core/calendar';
 import { UsageError } from './errors.ts';
 
@@ -51,13 +52,18 @@ export function parseInstant(
   const value = text.trim();
   if (value.toLowerCase() === 'now') return now;
   const span = parseSpan(value);
-  if (span !== undefined) return workable(now - span, option, text);
+  if (span !== undefined) return workable(now - span, option, text, timeZone);
   if (isProviderDate(value)) {
-    return workable(edge === 'start' ? startOfDate(value, timeZone) : endOfDate(value, timeZone) - 1, option, text);
+    return workable(
+      edge === 'start' ? startOfDate(value, timeZone) : endOfDate(value, timeZone) - 1,
+      option,
+      text,
+      timeZone,
+    );
   }
   if (zonedDateTime.test(value)) {
     const parsed = Date.parse(value);
-    if (!Number.isNaN(parsed)) return workable(parsed, option, text);
+    if (!Number.isNaN(parsed)) return workable(parsed, option, text, timeZone);
   }
   throw new UsageError(
     `${option} "${text}": give a provider date (2026-11-21), a date-time with a zone (2026-11-21T09:00:00+09:00 or …Z), a span back from now (90m, 6h, 2d, 1w) or "now"`,
@@ -68,11 +74,11 @@ export function parseInstant(
  * `at`, when it is an instant the product works with ({@link workableInstants}).
  * @throws UsageError naming the option, what it gave, and the range
  */
-export function workable(at: number, option: string, text: string): number {
-  if (isWorkableInstant(at)) return at;
-  const bound = at < workableInstants.earliest ? 'before 1970-01-01' : 'after 9999-12-30';
+export function workable(at: number, option: string, text: string, timeZone?: string): number {
+  if (isWorkableInstant(at, timeZone)) return at;
+  const bound = at < workableInstants.earliest ? 'before 1970' : 'after 9999';
   throw new UsageError(
-    `${option} "${text}" falls ${bound}: give an instant from 1970-01-01 to 9999-12-30 (a span counts back from now: 90m, 6h, 2d, 1w)`,
+    `${option} "${text}" falls ${bound}: give an instant from ${workableRange} (a span counts back from now: 90m, 6h, 2d, 1w)`,
   );
 }
 

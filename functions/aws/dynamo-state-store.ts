@@ -79,7 +79,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import pLimit, { type LimitFunction } from 'p-limit';
 import * as z from 'zod/mini';
-import { isWorkableInstant } from '#core/calendar';
+import { isWorkableInstant, workableRange } from '#core/calendar';
 import { LeaseHeldError, LeaseLostError, WatermarkConflictError } from '#core/errors';
 import { storedStatus } from '#core/ledger-facts';
 import {
@@ -190,9 +190,7 @@ export class MalformedWatermarkError extends StateStoreError {}
 
 const WatermarkItem = z.object({
   // A watermark no provider date can be written for would fail every run (a hand edit, an old CLI).
-  at: z
-    .number()
-    .check(z.refine(isWorkableInstant, { error: 'must be epoch milliseconds from 1970-01-01 to 9999-12-30' })),
+  at: z.number().check(z.refine(isWorkableInstant, { error: `must be epoch milliseconds from ${workableRange}` })),
   version: z.number().check(z.int()),
   updatedAt: finite,
   runId: z.string(),

@@ -58,17 +58,34 @@ function dateOfDay(dayNumberValue: number): string {
 }
 
 /**
- * The instants the product works with: from the Unix epoch (every instant here is epoch
- * milliseconds, and no news provider holds articles from before it) to 30 December 9999, the last
- * day a four-digit `YYYY-MM-DD` provider date can be written in any time zone. An instant outside
- * (a span typed for a date, `20261121d`, is 55,000 years) has no provider date: the run would
- * fail on it at every start.
+ * The instants the product works with: from 1969-12-31T10:00Z, when 1970 begins in the zone
+ * farthest ahead (UTC+14; no news provider holds articles from before 1970), to
+ * 9999-12-31T09:59:59.999Z, the last instant still in 9999 there, so that in every zone the
+ * provider date is a four-digit `YYYY-MM-DD`, and `1970-01-01` read in any zone is accepted. An
+ * instant outside (a span typed for a date, `20261121d`, is 55,000 years) has no provider date:
+ * the run would fail on it at every start.
  */
-export const workableInstants = { earliest: 0, latest: Date.UTC(9999, 11, 30) } as const;
+export const workableInstants = {
+  earliest: Date.UTC(1970, 0, 1) - 14 * 3_600_000,
+  latest: Date.UTC(9999, 11, 31, 10) - 1,
+} as const;
 
-/** Whether `epochMs` is a finite instant within {@link workableInstants}. */
-export const isWorkableInstant = (epochMs: number): boolean =>
-  Number.isFinite(epochMs) && epochMs >= workableInstants.earliest && epochMs <= workableInstants.latest;
+/** {@link workableInstants} as people read them, for messages. */
+export const workableRange = '1969-12-31T10:00Z to 9999-12-31T09:59Z (1970 to 9999 in any time zone)';
+
+/**
+ * Whether `epochMs` is a finite instant within {@link workableInstants}; with `timeZone`, whether
+ * it falls in 1970 to 9999 there (a little wider: `9999-12-31` in UTC-12 ends after the bound
+ * that holds in every zone).
+ */
+export function isWorkableInstant(epochMs: number, timeZone?: string): boolean {
+  if (!Number.isFinite(epochMs)) return false;
+  if (timeZone === undefined) return epochMs >= workableInstants.earliest && epochMs <= workableInstants.latest;
+  // Outside what a Date can hold (±8.64e15 ms), luxon has no year to give.
+  if (Math.abs(epochMs) > 8.64e15) return false;
+  const { year } = DateTime.fromMillis(epochMs, { zone: timeZone });
+  return year >= 1970 && year <= 9999;
+}
 
 /** Whether `value` is a real calendar date written `YYYY-MM-DD`. */
 export function isProviderDate(value: string): boolean {

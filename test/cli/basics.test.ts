@@ -127,9 +127,14 @@ describe('small helpers', () => {
   it('refuses a bound no provider date can be written for (a span typed for a date: 20261121d) with a usage error, never a RangeError', () => {
     const now = Date.parse('2026-11-22T03:00:00Z');
     expect(() => parseInstant('20261121d', 'watermark', 'start', 'UTC', now)).toThrow(
-      /watermark "20261121d" falls before 1970-01-01: give an instant from 1970-01-01 to 9999-12-30/,
+      /watermark "20261121d" falls before 1970: give an instant from 1969-12-31T10:00Z to 9999-12-31T09:59Z/,
     );
     expect(() => parseWindow('1969-12-31', undefined, 'UTC', now)).toThrow(UsageError);
+    // The first and last days there are, in the zones farthest from UTC either way.
+    for (const zone of ['Pacific/Kiritimati', 'Etc/GMT+12']) {
+      expect(parseWindow('1970-01-01', '1970-01-01', zone, now).days).toEqual(['1970-01-01']);
+      expect(parseWindow('9999-12-31', '9999-12-31', zone, now).days).toEqual(['9999-12-31']);
+    }
     expect(() => parseInstant(`${'9'.repeat(400)}w`, '--since', 'start', 'UTC', now)).toThrow(UsageError);
     const bound = fc.oneof(
       fc

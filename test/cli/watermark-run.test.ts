@@ -104,7 +104,7 @@ describe('run, runs list and watermark', () => {
       sandbox.cli(['watermark', 'rewind', '20261121d', '--yes', '--force']),
     ]);
     expect(ages.code).toBe(2);
-    expect(ages.stderr).toContain('rewind "20261121d" falls before 1970-01-01');
+    expect(ages.stderr).toContain('rewind "20261121d" falls before 1970');
     expect(future.code).toBe(2);
     expect(future.stderr).toContain('is in the future');
     expect(tooOld.code).toBe(2);

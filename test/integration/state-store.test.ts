@@ -317,7 +317,7 @@ describe('watermark', () => {
 
   it('reports a watermark no provider date can be written for (55,000 years back) as damaged, saying how to fix it', async () => {
     const { store, clients, table } = await setup();
-    for (const at of [-1_686_000_000_000_000, -1, Date.UTC(9999, 11, 31)]) {
+    for (const at of [-1_686_000_000_000_000, Date.UTC(1969, 11, 31, 9), Date.UTC(9999, 11, 31, 10)]) {
       await clients.documents.send(
         new PutCommand({
           TableName: table,
@@ -325,7 +325,7 @@ describe('watermark', () => {
         }),
       );
       await expect(store.readWatermark()).rejects.toThrow(
-        /the watermark item in .* is malformed \(.*from 1970-01-01 to 9999-12-30.*\); fix it with 'news-alerts watermark set'/s,
+        /the watermark item in .* is malformed \(.*from 1969-12-31T10:00Z to 9999-12-31T09:59Z.*\); fix it with 'news-alerts watermark set'/s,
       );
     }
   });
