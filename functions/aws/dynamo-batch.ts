@@ -7,7 +7,7 @@
  * limiter allows. Key parts taken from data are bounded by {@link keyPart}.
  */
 import { createHash } from 'node:crypto';
-import type { AttributeValue, CancellationReason } from '@aws-sdk/client-dynamodb';
+import { type AttributeValue, BatchGetItemCommand, type CancellationReason } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
   BatchWriteCommand,
@@ -143,25 +143,46 @@ export async function getAll(
   context: BatchContext,
   what: string,
   keys: readonly Key[],
+  /**
+   * Decodes each raw item instead of the document client, which throws on a whole batch for one
+   * value it cannot convert (a number typed by hand past 2^53): for items ops may edit by hand.
+   */
+  decode?: (raw: Record<string, AttributeValue>) => Record<string, unknown>,
 ): Promise<Map<string, Record<string, unknown>>> {
   const unique = new Map<string, Key>();
   for (const key of keys) unique.set(keyString(key), { pk: key.pk, sk: key.sk });
   const found = new Map<string, Record<string, unknown>>();
+  const readBatch = async (pending: readonly Key[]): Promise<Key[]> => {
+    if (decode === undefined) {
+      const output = await context.documents.send(
+        new BatchGetCommand({ RequestItems: { [context.table]: { Keys: [...pending], ConsistentRead: true } } }),
+      );
+      for (const item of output.Responses?.[context.table] ?? []) {
+        found.set(keyString({ pk: String(item.pk), sk: String(item.sk) }), item);
+      }
+      return (output.UnprocessedKeys?.[context.table]?.Keys ?? []) as Key[];
+    }
+    const output = await context.documents.send(
+      new BatchGetItemCommand({
+        RequestItems: {
+          [context.table]: {
+            Keys: pending.map((key) => ({ pk: { S: key.pk }, sk: { S: key.sk } })),
+            ConsistentRead: true,
+          },
+        },
+      }),
+    );
+    for (const raw of output.Responses?.[context.table] ?? []) {
+      found.set(keyString({ pk: String(raw.pk?.S), sk: String(raw.sk?.S) }), decode(raw));
+    }
+    return (output.UnprocessedKeys?.[context.table]?.Keys ?? []).map((key) => ({
+      pk: String(key.pk?.S),
+      sk: String(key.sk?.S),
+    }));
+  };
   await settleAll(
     chunk([...unique.values()], batchGetLimit).map((batch) =>
-      context.limit(() =>
-        drainBatch(context, what, batch, async (pending) => {
-          const output = await context.documents.send(
-            new BatchGetCommand({
-              RequestItems: { [context.table]: { Keys: [...pending], ConsistentRead: true } },
-            }),
-          );
-          for (const item of output.Responses?.[context.table] ?? []) {
-            found.set(keyString({ pk: String(item.pk), sk: String(item.sk) }), item);
-          }
-          return (output.UnprocessedKeys?.[context.table]?.Keys ?? []) as Key[];
-        }),
-      ),
+      context.limit(() => drainBatch(context, what, batch, readBatch)),
     ),
   );
   return found;

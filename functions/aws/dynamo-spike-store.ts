@@ -40,6 +40,7 @@ import { type SpikeHeartbeat, SpikeRecordConflictError, type SpikeStore } from '
 import { newSpikeRecord, type SpikeRecord, spikeRecordProblem } from '#core/spikes/record';
 import { logger } from '#shared/powertools';
 import { type BatchContext, getAll, type Key, keyPart, keyString, ttlSeconds } from './dynamo-batch.ts';
+import { readItem } from './dynamo-rule-source.ts';
 import { measureItem } from './table-layout.ts';
 
 export interface DynamoSpikeStoreOptions {
@@ -178,7 +179,9 @@ export class DynamoSpikeStore implements SpikeStore {
   async read(ruleIds: readonly string[]): Promise<Map<string, SpikeRecord>> {
     const found = new Map<string, SpikeRecord>();
     if (ruleIds.length === 0) return found;
-    const items = await getAll(this.#context, 'reading spike records', ruleIds.map(spikeRecordKey));
+    // Decoded one by one, as the rule source decodes rules: a value typed by hand that the document
+    // client cannot convert costs its own record (read as damaged), not every rule's read.
+    const items = await getAll(this.#context, 'reading spike records', ruleIds.map(spikeRecordKey), readItem);
     for (const ruleId of ruleIds) {
       const item = items.get(keyString(spikeRecordKey(ruleId)));
       if (item === undefined) {

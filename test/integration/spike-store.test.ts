@@ -3,6 +3,7 @@
  * version was broken by hand (a string, a fraction, 0, none) is replaced by the next write instead
  * of refusing every write until DynamoDB expires it.
  */
+import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { DynamoSpikeStore, spikeRecordKey } from '#aws/dynamo-spike-store';
@@ -83,6 +84,25 @@ describe('spike record store', () => {
     expect((await store.read(['chips'])).get('chips')).toBeUndefined();
     expect((await store.write(newSpikeRecord('chips', 'desk', 'balanced', t0 + day))).version).toBe(1);
     expect(await stored('chips')).toMatchObject({ version: 1 });
+  });
+
+  it('reads the other records when one holds a number typed by hand that no JavaScript number is (1E+20 in its counts)', async () => {
+    const { clients, table, store } = await setup();
+    const chips = await store.write(newSpikeRecord('chips', 'desk', 'balanced', t0));
+    await store.write(newSpikeRecord('quakes', 'desk', 'balanced', t0));
+    await clients.dynamo.send(
+      new UpdateItemCommand({
+        TableName: table,
+        Key: { pk: { S: 'spike#quakes' }, sk: { S: 'record' } },
+        UpdateExpression: 'SET #detector.#counts = :counts',
+        ExpressionAttributeNames: { '#detector': 'detector', '#counts': 'counts' },
+        ExpressionAttributeValues: { ':counts': { L: [{ N: '1E+20' }, { N: '12345678901234567.5' }] } },
+      }),
+    );
+    const read = await store.read(['chips', 'quakes']);
+    expect(read.get('chips')).toEqual(chips);
+    // Read as the rule source reads rules: the nearest JavaScript numbers, for the detector to judge.
+    expect(read.get('quakes')?.detector.counts).toEqual([1e20, 12345678901234568]);
   });
 
   it('still refuses a version-0 write over a record another writer created, and over one edited since it was read', async () => {
