@@ -203,10 +203,16 @@ async function moveWatermark(
     ? await state.replaceMalformedWatermark(at, `cli:${actor}`, Date.now())
     : await state.setWatermark(at, `cli:${actor}`, Date.now(), current);
   context.output.result(
-    { target: target.label, previous: watermarkJson(current, now), watermark: watermarkJson(updated, now) },
+    {
+      target: target.label,
+      previous: watermarkJson(current, now),
+      // `previous` is null for a damaged item as for none: this says which.
+      ...(malformed ? { replacedMalformed: true } : {}),
+      watermark: watermarkJson(updated, now),
+    },
     () => {
       context.output.line(
-        `watermark moved from ${current ? `${formatInstant(current.at)} (version ${current.version})` : '(none)'} to ${formatInstant(updated.at)} (version ${updated.version})`,
+        `watermark moved from ${current ? `${formatInstant(current.at)} (version ${current.version})` : malformed ? '(a malformed item, replaced)' : '(none)'} to ${formatInstant(updated.at)} (version ${updated.version})`,
       );
     },
   );

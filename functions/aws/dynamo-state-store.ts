@@ -62,9 +62,12 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import {
+  type AttributeValue,
   type CancellationReason,
   ConditionalCheckFailedException,
+  GetItemCommand,
   type Put,
+  PutItemCommand,
   TransactionCanceledException,
 } from '@aws-sdk/client-dynamodb';
 import {
@@ -77,6 +80,7 @@ import {
   TransactWriteCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import pLimit, { type LimitFunction } from 'p-limit';
 import * as z from 'zod/mini';
 import { isWorkableInstant, workableRange } from '#core/calendar';
@@ -185,6 +189,15 @@ export const undeliverableItemKey = (key: DeliveryKey): Key => ({
 
 // zod 4's number() already refuses Infinity and NaN (classic `.finite()` was a no-op).
 const finite = z.number();
+/** Whether a raw item reads as a watermark (a number no JavaScript number holds does not). */
+function isWatermarkItem(raw: Record<string, AttributeValue>): boolean {
+  try {
+    return WatermarkItem.safeParse(unmarshall(raw)).success;
+  } catch {
+    return false;
+  }
+}
+
 /** The watermark item holds what no watermark can be (edited by hand): `watermark set` replaces it. */
 export class MalformedWatermarkError extends StateStoreError {}
 
@@ -529,13 +542,48 @@ export class DynamoStateStore implements StateStore, LeaseAdmin {
 
   /**
    * Replaces a watermark item that {@link readWatermark} refused as malformed (edited by hand) with
-   * a whole new one at version 1: `setWatermark` updates attributes and adds to `version`, which
-   * fails, or stays malformed, when the broken attribute is the version itself. No run holds a
-   * version of an item it could not read.
+   * a whole new one: `setWatermark` updates attributes and adds to `version`, which fails, or stays
+   * malformed, when the broken attribute is the version itself.
+   * - Only the item as read now, still malformed: the Put is conditional on its raw `at` and
+   *   `version`, so a watermark mended (and advanced) meanwhile is never overwritten.
+   * - The version only goes up: one above a stored version that is still a count; above any count
+   *   a run can hold (the clock, in ms) when the count itself is lost, so a run that read the item
+   *   before it was damaged gets a conflict, not a match.
+   * @throws WatermarkConflictError when the item is no longer the malformed one
    */
   async replaceMalformedWatermark(at: number, runId: string, now: number): Promise<Watermark> {
-    const next: Watermark = { at, version: 1, updatedAt: now, runId };
-    await this.#documents.send(new PutCommand({ TableName: this.#table, Item: { ...watermarkKey, ...next } }));
+    const key = { pk: { S: watermarkKey.pk }, sk: { S: watermarkKey.sk } };
+    const { Item: raw } = await this.#documents.send(
+      new GetItemCommand({ TableName: this.#table, Key: key, ConsistentRead: true }),
+    );
+    const changed = (cause?: unknown) =>
+      new WatermarkConflictError('the watermark item changed while it was being replaced; read it again', { cause });
+    if (raw === undefined || isWatermarkItem(raw)) throw changed();
+    const count = Number(raw.version?.N);
+    const version =
+      raw.version?.N !== undefined && Number.isSafeInteger(count) && count >= 0 ? count + 1 : Math.max(now, 1);
+    const next: Watermark = { at, version, updatedAt: now, runId };
+    const names: Record<string, string> = { '#at': 'at', '#version': 'version' };
+    const values: Record<string, AttributeValue> = {};
+    const same = (name: '#at' | '#version', value: AttributeValue | undefined) => {
+      if (value === undefined) return `attribute_not_exists(${name})`;
+      values[`:${name.slice(1)}`] = value;
+      return `${name} = :${name.slice(1)}`;
+    };
+    try {
+      await this.#documents.send(
+        new PutItemCommand({
+          TableName: this.#table,
+          Item: marshall({ ...watermarkKey, ...next }),
+          ConditionExpression: `attribute_exists(pk) AND ${same('#at', raw.at)} AND ${same('#version', raw.version)}`,
+          ExpressionAttributeNames: names,
+          ...(Object.keys(values).length === 0 ? {} : { ExpressionAttributeValues: values }),
+        }),
+      );
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) throw changed(error);
+      throw error;
+    }
     return next;
   }
 

@@ -140,9 +140,10 @@ describe('run, runs list and watermark', () => {
     const damaged = await sandbox.cli(['run']);
     expect(damaged.code).toBe(1);
     expect(damaged.stdout + damaged.stderr).toContain("fix it with 'news-alerts watermark set'");
-    const mended = await sandbox.cli(['watermark', 'set', twoDaysBack, '--yes']);
+    const mended = await sandbox.cli(['--json', 'watermark', 'set', twoDaysBack, '--yes']);
     expect(mended.code, mended.stderr).toBe(0);
     expect(mended.stderr).toContain('setting it replaces the damaged item');
+    expect(mended.json()).toMatchObject({ previous: null, replacedMalformed: true });
     expect((await sandbox.stack.dependencies.state.readWatermark())?.at).toBe(Date.parse(twoDaysBack));
   });
 

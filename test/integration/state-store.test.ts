@@ -315,6 +315,24 @@ describe('watermark', () => {
     await expect(store.readWatermark()).rejects.toBeInstanceOf(StateStoreError);
   });
 
+  it('replaces a malformed watermark only while it is malformed, with a version above any a run can hold', async () => {
+    const { store, clients, table } = await setup();
+    const put = (item: Record<string, unknown>) =>
+      clients.documents.send(new PutCommand({ TableName: table, Item: { pk: 'watermark', sk: 'current', ...item } }));
+    // `at` broken, the count kept: one above it, so a run holding version 4 gets a conflict.
+    await put({ at: 'yesterday', version: 4, updatedAt: t0, runId: 'r' });
+    expect(await store.replaceMalformedWatermark(t0, 'cli:ops', t0 + minute)).toMatchObject({ at: t0, version: 5 });
+    expect(await store.readWatermark()).toEqual({ at: t0, version: 5, updatedAt: t0 + minute, runId: 'cli:ops' });
+    // The count itself broken: above any count, from the clock.
+    await put({ at: t0, version: 'three', updatedAt: t0, runId: 'r' });
+    expect((await store.replaceMalformedWatermark(t0, 'cli:ops', t0 + 2 * minute)).version).toBe(t0 + 2 * minute);
+    // Mended meanwhile (by another operator, then advanced by a run): left alone.
+    await expect(store.replaceMalformedWatermark(t0 + day, 'cli:late', t0 + 3 * minute)).rejects.toBeInstanceOf(
+      WatermarkConflictError,
+    );
+    expect((await store.readWatermark())?.runId).toBe('cli:ops');
+  });
+
   it('reports a watermark no provider date can be written for (55,000 years back) as damaged, saying how to fix it', async () => {
     const { store, clients, table } = await setup();
     for (const at of [-1_686_000_000_000_000, Date.UTC(1969, 11, 31, 9), Date.UTC(9999, 11, 31, 10)]) {
