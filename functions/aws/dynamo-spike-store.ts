@@ -30,8 +30,9 @@
  * A record that does not fit its schema (edited by hand) is read as a fresh record at the stored
  * version, logged, and overwritten by the next write: the rule restarts its warm-up, never blocks.
  */
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { type AttributeValue, ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, type PutCommandInput } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import pLimit, { type LimitFunction } from 'p-limit';
 import * as z from 'zod/mini';
 import type { Log } from '#core/ports';
@@ -59,11 +60,24 @@ export interface DynamoSpikeStoreOptions {
 /** Largest record written; beyond it the open buckets would have to shrink (they are bounded well below). */
 export const maxRecordBytes = 350 * 1024;
 
+/** Where a read item keeps its raw `version` attribute. */
+const storedVersion = Symbol('storedVersion');
+
 export const spikeRecordKey = (ruleId: string): Key => ({ pk: `spike#${keyPart(ruleId)}`, sk: 'record' });
 export const spikeHeartbeatKey: Key = { pk: 'spike#heartbeat', sk: 'run' };
 
-const finite = z.number().check(z.refine(Number.isFinite, 'must be a finite number'));
-const int = z.number().check(z.int());
+/**
+ * Numbers the document client can write back: a value typed by hand past 2^53 reads (the raw
+ * decoder gives the nearest number) but would fail the record's next write, and every run with it.
+ */
+const writable = (value: number) => Math.abs(value) <= Number.MAX_SAFE_INTEGER;
+const finite = z
+  .number()
+  .check(
+    z.refine(Number.isFinite, 'must be a finite number'),
+    z.refine(writable, 'must be at most 2^53 - 1 either way'),
+  );
+const int = z.number().check(z.int(), z.refine(writable, 'must be at most 2^53 - 1 either way'));
 const Sample = z.object({
   storyId: z.string(),
   title: z.string(),
@@ -181,7 +195,10 @@ export class DynamoSpikeStore implements SpikeStore {
     if (ruleIds.length === 0) return found;
     // Decoded one by one, as the rule source decodes rules: a value typed by hand that the document
     // client cannot convert costs its own record (read as damaged), not every rule's read.
-    const items = await getAll(this.#context, 'reading spike records', ruleIds.map(spikeRecordKey), readItem);
+    const items = await getAll(this.#context, 'reading spike records', ruleIds.map(spikeRecordKey), (raw) =>
+      // The stored version as it is, for the condition that replaces it when it is no count.
+      Object.assign(readItem(raw), { [storedVersion]: raw.version }),
+    );
     for (const ruleId of ruleIds) {
       const item = items.get(keyString(spikeRecordKey(ruleId)));
       if (item === undefined) {
@@ -199,9 +216,14 @@ export class DynamoSpikeStore implements SpikeStore {
       // Every record this store wrote has a version of 1 or more: any other (a hand edit: a
       // string, a fraction, 0, none) is replaced by the next write, conditional on that value.
       const stored = item.version;
-      const version = typeof stored === 'number' && Number.isInteger(stored) && stored > 0 ? stored : 0;
-      if (version === 0) this.#replacing.set(ruleId, { stored });
-      else this.#replacing.delete(ruleId);
+      const version = typeof stored === 'number' && Number.isSafeInteger(stored) && stored > 0 ? stored : 0;
+      // Compared as stored: wrapNumbers keeps a number such as 1E+20 exactly as DynamoDB holds it.
+      const raw = (item as { [storedVersion]?: AttributeValue })[storedVersion];
+      if (version === 0) {
+        this.#replacing.set(ruleId, {
+          stored: raw === undefined ? undefined : unmarshall({ version: raw }, { wrapNumbers: true }).version,
+        });
+      } else this.#replacing.delete(ruleId);
       if (parsed.success && problem === undefined) {
         found.set(ruleId, { ...(parsed.data as unknown as SpikeRecord), version });
         continue;

@@ -4,7 +4,7 @@
  * of refusing every write until DynamoDB expires it.
  */
 import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, NumberValue, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { DynamoSpikeStore, spikeRecordKey } from '#aws/dynamo-spike-store';
 import type { Log } from '#core/ports';
@@ -41,6 +41,7 @@ describe('spike record store', () => {
     ['a fraction', 2.5],
     ['zero', 0],
     ['a negative number', -3],
+    ['a number past 2^53', NumberValue.from('1E+20')],
     ['nothing', undefined],
   ])('replaces a record whose version was set to %s by hand at its next write', async (_what, version) => {
     const { clients, table, store, stored } = await setup();
@@ -101,8 +102,10 @@ describe('spike record store', () => {
     );
     const read = await store.read(['chips', 'quakes']);
     expect(read.get('chips')).toEqual(chips);
-    // Read as the rule source reads rules: the nearest JavaScript numbers, for the detector to judge.
-    expect(read.get('quakes')?.detector.counts).toEqual([1e20, 12345678901234568]);
+    // Damaged (its next write could not hold such a number): it counts again, and that write lands.
+    const quakes = read.get('quakes');
+    expect(quakes).toMatchObject({ ruleId: 'quakes', version: 1, detector: { counts: [] } });
+    expect((await store.write(quakes ?? newSpikeRecord('quakes', 'desk', 'balanced', t0))).version).toBe(2);
   });
 
   it('still refuses a version-0 write over a record another writer created, and over one edited since it was read', async () => {
