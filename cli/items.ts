@@ -23,7 +23,7 @@ import { historyPut } from '#aws/dynamo-rule-history';
 import { readItem, scanItems } from '#aws/dynamo-rule-source';
 import { ITEM_LIMITS, measureItem } from '#aws/table-layout';
 import { outsideEdit, type RuleVersion } from '#core/workbench/rule-history';
-import { CliError, ConcurrentChangeError, ExitCode, failureOf, UsageError } from './errors.ts';
+import { CliError, ConcurrentChangeError, type ExitCodeValue, failureOf, UsageError } from './errors.ts';
 
 /** A raw item as stored (lists as arrays, string sets as Sets, numbers as numbers). */
 export type Item = Record<string, unknown>;
@@ -364,7 +364,7 @@ export async function writeItems(
       const failure = failureOf(error);
       throw new CliError(
         `could not write ${table.noun}s ${batch[0]?.id} to ${steps.at(-1)?.id}: ${failure.message}${writtenBefore(start)}`,
-        ExitCode.failed,
+        failure.exitCode as ExitCodeValue,
         { code: failure.code, cause: error },
       );
     }

@@ -52,18 +52,13 @@ export function parseInstant(
   const value = text.trim();
   if (value.toLowerCase() === 'now') return now;
   const span = parseSpan(value);
-  if (span !== undefined) return workable(now - span, option, text, timeZone);
+  if (span !== undefined) return workable(now - span, option, text);
   if (isProviderDate(value)) {
-    return workable(
-      edge === 'start' ? startOfDate(value, timeZone) : endOfDate(value, timeZone) - 1,
-      option,
-      text,
-      timeZone,
-    );
+    return workable(edge === 'start' ? startOfDate(value, timeZone) : endOfDate(value, timeZone) - 1, option, text);
   }
   if (zonedDateTime.test(value)) {
     const parsed = Date.parse(value);
-    if (!Number.isNaN(parsed)) return workable(parsed, option, text, timeZone);
+    if (!Number.isNaN(parsed)) return workable(parsed, option, text);
   }
   throw new UsageError(
     `${option} "${text}": give a provider date (2026-11-21), a date-time with a zone (2026-11-21T09:00:00+09:00 or …Z), a span back from now (90m, 6h, 2d, 1w) or "now"`,
@@ -74,9 +69,10 @@ export function parseInstant(
  * `at`, when it is an instant the product works with ({@link workableInstants}).
  * @throws UsageError naming the option, what it gave, and the range
  */
-export function workable(at: number, option: string, text: string, timeZone?: string): number {
-  if (isWorkableInstant(at, timeZone)) return at;
-  const bound = at < workableInstants.earliest ? 'before 1970' : 'after 9999';
+export function workable(at: number, option: string, text: string): number {
+  if (isWorkableInstant(at)) return at;
+  // NaN (a span past what a number holds) counts as before: spans count back.
+  const bound = at > workableInstants.latest ? 'after 9999' : 'before 1970';
   throw new UsageError(
     `${option} "${text}" falls ${bound}: give an instant from ${workableRange} (a span counts back from now: 90m, 6h, 2d, 1w)`,
   );

@@ -73,19 +73,9 @@ export const workableInstants = {
 /** {@link workableInstants} as people read them, for messages. */
 export const workableRange = '1969-12-31T10:00Z to 9999-12-31T09:59Z (1970 to 9999 in any time zone)';
 
-/**
- * Whether `epochMs` is a finite instant within {@link workableInstants}; with `timeZone`, whether
- * it falls in 1970 to 9999 there (a little wider: `9999-12-31` in UTC-12 ends after the bound
- * that holds in every zone).
- */
-export function isWorkableInstant(epochMs: number, timeZone?: string): boolean {
-  if (!Number.isFinite(epochMs)) return false;
-  if (timeZone === undefined) return epochMs >= workableInstants.earliest && epochMs <= workableInstants.latest;
-  // Outside what a Date can hold (±8.64e15 ms), luxon has no year to give.
-  if (Math.abs(epochMs) > 8.64e15) return false;
-  const { year } = DateTime.fromMillis(epochMs, { zone: timeZone });
-  return year >= 1970 && year <= 9999;
-}
+/** Whether `epochMs` is a finite instant within {@link workableInstants}. */
+export const isWorkableInstant = (epochMs: number): boolean =>
+  Number.isFinite(epochMs) && epochMs >= workableInstants.earliest && epochMs <= workableInstants.latest;
 
 /** Whether `value` is a real calendar date written `YYYY-MM-DD`. */
 export function isProviderDate(value: string): boolean {

@@ -130,11 +130,16 @@ describe('small helpers', () => {
       /watermark "20261121d" falls before 1970: give an instant from 1969-12-31T10:00Z to 9999-12-31T09:59Z/,
     );
     expect(() => parseWindow('1969-12-31', undefined, 'UTC', now)).toThrow(UsageError);
-    // The first and last days there are, in the zones farthest from UTC either way.
+    // 1970-01-01 in the zones farthest from UTC either way, and the end of 9999 in the one ahead.
     for (const zone of ['Pacific/Kiritimati', 'Etc/GMT+12']) {
       expect(parseWindow('1970-01-01', '1970-01-01', zone, now).days).toEqual(['1970-01-01']);
-      expect(parseWindow('9999-12-31', '9999-12-31', zone, now).days).toEqual(['9999-12-31']);
     }
+    expect(parseWindow('9999-12-31', '9999-12-31', 'Pacific/Kiritimati', now).days).toEqual(['9999-12-31']);
+    // Refused with the side it falls on, whatever the zone.
+    expect(() => parseInstant('1969-12-31T09:00:00Z', '--now', 'start', 'America/New_York', now)).toThrow(
+      /--now "1969-12-31T09:00:00Z" falls before 1970/,
+    );
+    expect(() => parseInstant('9999-12-31T23:00:00Z', '--now', 'start', 'UTC', now)).toThrow(/falls after 9999/);
     expect(() => parseInstant(`${'9'.repeat(400)}w`, '--since', 'start', 'UTC', now)).toThrow(UsageError);
     const bound = fc.oneof(
       fc
