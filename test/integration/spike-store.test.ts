@@ -23,7 +23,22 @@ async function setup() {
   const store = new DynamoSpikeStore({ documents: clients.documents, tableName: names.state, now: () => t0, log });
   const stored = async (ruleId: string) =>
     (await clients.documents.send(new GetCommand({ TableName: names.state, Key: spikeRecordKey(ruleId) }))).Item;
-  return { clients, table: names.state, store, stored };
+  /** Sets the chips record's `version` by hand (removes it for undefined), as ops in the console would. */
+  const editVersion = (version: unknown) =>
+    clients.documents.send(
+      new UpdateCommand({
+        TableName: names.state,
+        Key: spikeRecordKey('chips'),
+        ...(version === undefined
+          ? { UpdateExpression: 'REMOVE #version', ExpressionAttributeNames: { '#version': 'version' } }
+          : {
+              UpdateExpression: 'SET #version = :version',
+              ExpressionAttributeNames: { '#version': 'version' },
+              ExpressionAttributeValues: { ':version': version },
+            }),
+      }),
+    );
+  return { clients, table: names.state, store, stored, editVersion };
 }
 
 describe('spike record store', () => {
@@ -44,21 +59,9 @@ describe('spike record store', () => {
     ['a number past 2^53', NumberValue.from('1E+20')],
     ['nothing', undefined],
   ])('replaces a record whose version was set to %s by hand at its next write', async (_what, version) => {
-    const { clients, table, store, stored } = await setup();
+    const { store, stored, editVersion } = await setup();
     const written = await store.write(newSpikeRecord('chips', 'desk', 'balanced', t0));
-    await clients.documents.send(
-      new UpdateCommand({
-        TableName: table,
-        Key: spikeRecordKey('chips'),
-        ...(version === undefined
-          ? { UpdateExpression: 'REMOVE #version', ExpressionAttributeNames: { '#version': 'version' } }
-          : {
-              UpdateExpression: 'SET #version = :version',
-              ExpressionAttributeNames: { '#version': 'version' },
-              ExpressionAttributeValues: { ':version': version },
-            }),
-      }),
-    );
+    await editVersion(version);
     const read = (await store.read(['chips'])).get('chips');
     expect(read?.version).toBe(0);
     const rewritten = await store.write({ ...(read ?? written), updatedAt: t0 + day });
@@ -69,17 +72,9 @@ describe('spike record store', () => {
   });
 
   it('creates the record anew when a damaged one it read is deleted before the rule writes (a warm store remembers nothing stale)', async () => {
-    const { clients, table, store, stored } = await setup();
+    const { clients, table, store, stored, editVersion } = await setup();
     await store.write(newSpikeRecord('chips', 'desk', 'balanced', t0));
-    await clients.documents.send(
-      new UpdateCommand({
-        TableName: table,
-        Key: spikeRecordKey('chips'),
-        UpdateExpression: 'SET #version = :version',
-        ExpressionAttributeNames: { '#version': 'version' },
-        ExpressionAttributeValues: { ':version': 'x' },
-      }),
-    );
+    await editVersion('x');
     expect((await store.read(['chips'])).get('chips')?.version).toBe(0);
     await clients.documents.send(new DeleteCommand({ TableName: table, Key: spikeRecordKey('chips') }));
     expect((await store.read(['chips'])).get('chips')).toBeUndefined();
@@ -109,29 +104,13 @@ describe('spike record store', () => {
   });
 
   it('still refuses a version-0 write over a record another writer created, and over one edited since it was read', async () => {
-    const { clients, table, store } = await setup();
+    const { store, editVersion } = await setup();
     await store.write(newSpikeRecord('chips', 'desk', 'balanced', t0));
     await expect(store.write(newSpikeRecord('chips', 'desk', 'balanced', t0))).rejects.toThrow(/chips/);
-    await clients.documents.send(
-      new UpdateCommand({
-        TableName: table,
-        Key: spikeRecordKey('chips'),
-        UpdateExpression: 'SET #version = :version',
-        ExpressionAttributeNames: { '#version': 'version' },
-        ExpressionAttributeValues: { ':version': 'seven' },
-      }),
-    );
+    await editVersion('seven');
     const read = (await store.read(['chips'])).get('chips');
     // Someone repairs it by hand between the read and the write: the write must not undo that.
-    await clients.documents.send(
-      new UpdateCommand({
-        TableName: table,
-        Key: spikeRecordKey('chips'),
-        UpdateExpression: 'SET #version = :version',
-        ExpressionAttributeNames: { '#version': 'version' },
-        ExpressionAttributeValues: { ':version': 9 },
-      }),
-    );
+    await editVersion(9);
     await expect(store.write(read ?? newSpikeRecord('chips', 'desk', 'balanced', t0))).rejects.toThrow(/chips/);
   });
 });
