@@ -356,8 +356,8 @@ const MAX_CATCH_UP_BUCKETS = 24 * 7 * 5;
  * Steps the detector over every bucket that completed before `now` and was not evaluated yet.
  * Buckets after the one of `lastRunAt` (the run before this one) that hold nothing are unknown: no
  * run watched them (an outage). So are those of a rule the full passes left behind
- * (`evaluatedForAll`): it was turned off while runs went on. The bucket that was current when the rule started counting is
- * unknown too (partial).
+ * (`evaluatedForAll`): it was turned off while runs went on. The bucket that was current when the
+ * rule started counting is unknown too (partial).
  */
 export function evaluateCompleted(
   record: SpikeRecord,
