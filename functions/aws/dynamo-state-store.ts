@@ -189,15 +189,6 @@ export const undeliverableItemKey = (key: DeliveryKey): Key => ({
 
 // zod 4's number() already refuses Infinity and NaN (classic `.finite()` was a no-op).
 const finite = z.number();
-/** Whether a raw item reads as a watermark (a number no JavaScript number holds does not). */
-function isWatermarkItem(raw: Record<string, AttributeValue>): boolean {
-  try {
-    return WatermarkItem.safeParse(unmarshall(raw)).success;
-  } catch {
-    return false;
-  }
-}
-
 /** The watermark item holds what no watermark can be (edited by hand): `watermark set` replaces it. */
 export class MalformedWatermarkError extends StateStoreError {}
 
@@ -208,6 +199,16 @@ const WatermarkItem = z.object({
   updatedAt: finite,
   runId: z.string(),
 });
+
+/** Whether a raw item reads as a watermark (a number no JavaScript number holds does not). */
+function isWatermarkItem(raw: Record<string, AttributeValue>): boolean {
+  try {
+    return WatermarkItem.safeParse(unmarshall(raw)).success;
+  } catch {
+    return false;
+  }
+}
+
 const LeaseItem = z.object({ owner: z.string(), leaseExpiresAt: finite });
 const LeaseRecordItem = z.extend(LeaseItem, {
   acquiredAt: z.optional(finite),

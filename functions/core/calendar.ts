@@ -70,8 +70,8 @@ export const workableInstants = {
   latest: Date.UTC(9999, 11, 31, 10) - 1,
 } as const;
 
-/** {@link workableInstants} as people read them, for messages. */
-export const workableRange = '1969-12-31T10:00Z to 9999-12-31T09:59Z (1970 to 9999 in any time zone)';
+/** {@link workableInstants} as people read them, for messages (to the minute). */
+export const workableRange = `${new Date(workableInstants.earliest).toISOString().slice(0, 16)}Z to ${new Date(workableInstants.latest).toISOString().slice(0, 16)}Z (1970 to 9999 in any time zone)`;
 
 /** Whether `epochMs` is a finite instant within {@link workableInstants}. */
 export const isWorkableInstant = (epochMs: number): boolean =>
