@@ -121,4 +121,22 @@ describe('counting stories per hour', () => {
     const counts = outcome.record.detector.counts.slice(-4);
     expect(counts).toEqual([1, -1, -1, -1]);
   });
+
+  it("takes a left-behind record's quiet buckets as unknown whatever their length: the full passes count in hours", () => {
+    const quarter = HOUR / 4;
+    // A record of quarter-hour buckets that last counted at start - 2h, and a heartbeat whose full
+    // passes went on through the hour before start: the rule was off meanwhile.
+    let record: SpikeRecord = newSpikeRecord('r', 'a', 'balanced', start - 3 * HOUR, quarter);
+    record = countStories(record, [sighting('x', start - 2 * HOUR + 60_000)], start - 2 * HOUR + 60_000).record;
+    record = evaluateCompleted(record, start - 2 * HOUR + quarter + 60_000).record;
+    const left = evaluateCompleted(record, start + 60_000, { lastRunAt: start - 60_000, evaluatedForAllUntil: start });
+    // The quarter it last ran in was watched (zero); the six after it were not.
+    expect(left.record.detector.counts.slice(-8)).toEqual([1, 0, ...Array(6).fill(-1)]);
+    // Not left behind (the passes ended where it did): the same quiet buckets were watched, zero.
+    const kept = evaluateCompleted(record, start + 60_000, {
+      lastRunAt: start - 60_000,
+      evaluatedForAllUntil: start - 2 * HOUR + quarter,
+    });
+    expect(kept.record.detector.counts.slice(-7)).toEqual(Array(7).fill(0));
+  });
 });

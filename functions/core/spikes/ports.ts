@@ -40,7 +40,7 @@ export interface SpikeStore {
 export interface SpikeHeartbeat {
   /** Epoch ms: buckets since then that no run saw are unknown. */
   readonly at: number;
-  /** Every rule's record was evaluated through this bucket. */
+  /** Every rule's record was evaluated through this bucket (of `SPIKE_BUCKET_MS`, an hour, whatever a record's own bucket). */
   readonly evaluatedThrough: number;
   /** Rules whose alert is not settled (at most 1,000). */
   readonly unsettled: readonly string[];

@@ -356,7 +356,7 @@ const MAX_CATCH_UP_BUCKETS = 24 * 7 * 5;
  * Steps the detector over every bucket that completed before `now` and was not evaluated yet.
  * Buckets after the one of `lastRunAt` (the run before this one) that hold nothing are unknown: no
  * run watched them (an outage). So are those of a rule the full passes left behind
- * (`evaluatedForAll`): it was turned off while runs went on. The bucket that was current when the
+ * (`evaluatedForAllUntil`): it was turned off while runs went on. The bucket that was current when the
  * rule started counting is unknown too (partial).
  */
 export function evaluateCompleted(
@@ -364,8 +364,11 @@ export function evaluateCompleted(
   now: number,
   options: {
     readonly lastRunAt?: number | undefined;
-    /** The bucket through which the last full pass evaluated every rule that asked for spikes. */
-    readonly evaluatedForAll?: number | undefined;
+    /**
+     * When the buckets the last full pass evaluated for every rule that asked for spikes end (epoch
+     * ms): an instant, as the heartbeat's hours and a record's buckets need not be the same length.
+     */
+    readonly evaluatedForAllUntil?: number | undefined;
     readonly preset?: SpikePreset | undefined;
   } = {},
 ): EvaluationOutcome {
@@ -386,7 +389,8 @@ export function evaluateCompleted(
   // spikes, itself or its audience) while runs went on. After the hour of its last pass, only the
   // hours it counted something in were watched; the others are unknown, not zero, or the first
   // ordinary hours after it is turned on again would look like a spike.
-  const leftBehind = options.evaluatedForAll !== undefined && firstToEvaluate - 1 < options.evaluatedForAll;
+  const leftBehind =
+    options.evaluatedForAllUntil !== undefined && firstToEvaluate * record.bucketMs < options.evaluatedForAllUntil;
   const buckets: EvaluatedBucket[] = [];
   let outletCounts = [...record.outletCounts];
   let opened = false;

@@ -33,6 +33,7 @@ import {
   evaluatedThrough,
   newSpikeRecord,
   rankAlert,
+  SPIKE_BUCKET_MS,
   type SpikeRecord,
   type StorySighting,
 } from './record.ts';
@@ -226,7 +227,8 @@ export class SpikeStep {
       if (evaluatedThrough(record) + 1 < bucketOf(now, record.bucketMs)) {
         const outcome = evaluateCompleted(record, now, {
           lastRunAt: heartbeat?.at,
-          evaluatedForAll: heartbeat?.evaluatedThrough,
+          evaluatedForAllUntil:
+            heartbeat === undefined ? undefined : (heartbeat.evaluatedThrough + 1) * SPIKE_BUCKET_MS,
           preset: rule.preset,
         });
         this.stats.bucketsEvaluated += outcome.buckets.length;
