@@ -343,6 +343,8 @@ export async function writeItems(
         new TransactWriteCommand({ TransactItems: batch.flatMap((step) => [step.request, ...(step.history ?? [])]) }),
       );
     } catch (error) {
+      // What earlier transactions wrote is in the table: its history is trimmed as if it were all.
+      if (history !== undefined) for (const step of steps.slice(0, start)) await trimAfterWrite(history, step.id);
       if (error instanceof TransactionCanceledException) {
         // Reasons come one per transaction entry: the item's own entry is the first of its step's.
         let entry = 0;

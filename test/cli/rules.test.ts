@@ -508,6 +508,12 @@ describe('rules put from flags, enable, disable, delete', () => {
       item: { audienceId: 'partner-feed', keywords: Array.from({ length: 60 }, (_, k) => `${'w'.repeat(995)}${k}`) },
       previous: undefined,
     }));
+    const trimmed: string[] = [];
+    const trim = table.history.trim.bind(table.history);
+    table.history.trim = (ruleId) => {
+      trimmed.push(ruleId);
+      return trim(ruleId);
+    };
     const sent: number[] = [];
     let failSecond = true;
     // DynamoDB's throttling cannot be asked of moto: the second transaction is refused here, as DynamoDB would.
@@ -543,6 +549,8 @@ describe('rules put from flags, enable, disable, delete', () => {
     expect(first).toBeLessThan(40);
     expect(await getItem(documents, table, puts[first - 1]?.id ?? '')).toBeDefined();
     expect(await getItem(documents, table, puts[first]?.id ?? '')).toBeUndefined();
+    // The rules written have their history trimmed (to the newest versions kept), as after any write.
+    expect(trimmed).toEqual(puts.slice(0, first).map((put) => put.id));
   });
 });
 
