@@ -22,6 +22,7 @@ import { deliveryOutcomeText } from './ledger-state.ts';
 /** One ledger entry as shown. */
 export interface SentEntry {
   readonly articleKey: string;
+  /** When it was last handled: sent, or released from its hold; held (still held), collapsed or parked. */
   readonly at: number;
   readonly outcome: string;
   readonly ruleIds: readonly string[];
@@ -60,6 +61,9 @@ export async function sentSince(target: Target, since: string, option: string, n
   return parseInstant(since, option, 'start', timeZone, now);
 }
 
+/** When the ledger last handled an entry: its release from a hold, or when it was sent (or held). */
+const lastHandled = (record: DeliveryRecord): number => record.releasedAt ?? record.deliveredAt;
+
 /** The audience's ledger since `since` (newest first, at most `limit`) and its subscribers. */
 export async function sentHistory(
   target: Target,
@@ -75,11 +79,13 @@ export async function sentHistory(
     const output = await target.clients.documents.send(
       new ScanCommand({
         TableName: target.names.stateTable,
-        FilterExpression: '#sk = :ledger AND #audience = :audience AND #at >= :since',
+        // A held entry keeps the time it was held in deliveredAt: it went out when it was released.
+        FilterExpression: '#sk = :ledger AND #audience = :audience AND (#at >= :since OR #released >= :since)',
         ExpressionAttributeNames: {
           '#sk': 'sk',
           '#audience': 'audienceId',
           '#at': 'deliveredAt',
+          '#released': 'releasedAt',
           '#key': 'articleKey',
         },
         ExpressionAttributeValues: { ':ledger': 'ledger', ':audience': audienceId, ':since': since },
@@ -96,12 +102,12 @@ export async function sentHistory(
   } while (startKey !== undefined);
   const state = new DynamoStateStore({ documents: target.clients.documents, tableName: target.names.stateTable, log });
   const records = [...(await state.readDeliveries(keys)).values()].sort(
-    (a, b) => b.deliveredAt - a.deliveredAt || a.articleKey.localeCompare(b.articleKey),
+    (a, b) => lastHandled(b) - lastHandled(a) || a.articleKey.localeCompare(b.articleKey),
   );
   const entries = records.slice(0, limit).map(
     (record: DeliveryRecord): SentEntry => ({
       articleKey: record.articleKey,
-      at: record.deliveredAt,
+      at: lastHandled(record),
       outcome:
         record.collapsedInto !== undefined
           ? `collapsed into story ${record.collapsedInto} (not sent)`

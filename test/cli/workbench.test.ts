@@ -7,7 +7,9 @@
  * one JSON document the other commands print, and no webhook URL is ever printed.
  */
 import { DeleteTopicCommand, GetTopicAttributesCommand } from '@aws-sdk/client-sns';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deliveryItemKey } from '#aws/dynamo-batch';
 import { motoState } from '#sandbox/moto';
 import { type CliResult, type CliSandbox, runCli, startCliSandbox } from './support.ts';
 
@@ -414,6 +416,54 @@ describe('test-send, deliveries --sent and audiences repair', () => {
     expect(healthy.code, healthy.stderr).toBe(0);
     expect(healthy.json()).toMatchObject({ audienceId: 'wb-desk', topic: 'ok', changed: false, notRestored: [] });
     expectNoSecret(sent, ledger, healthy);
+  });
+
+  it('--sent lists what left a hold in the window, at its release, though it was held before the window', async () => {
+    const hour = 3_600_000;
+    const now = Date.now();
+    const entry = (articleKey: string, fields: Record<string, unknown>) =>
+      sandbox.stack.clients.documents.send(
+        new PutCommand({
+          TableName: sandbox.descriptor.names.stateTable,
+          Item: {
+            ...deliveryItemKey({ audienceId: 'wb-desk', articleKey }),
+            audienceId: 'wb-desk',
+            articleKey,
+            ruleIds: ['wb-glacier'],
+            ...fields,
+          },
+        }),
+      );
+    const releasedAt = now - 2 * hour;
+    // Held for quiet hours 30 hours ago and sent in a digest 2 hours ago; one held and released before the window.
+    await entry('id:wb-held-released', {
+      deliveredAt: now - 30 * hour,
+      heldFor: 'quiet-hours',
+      releasedAt,
+      releasedIn: 'digest:wb-desk:released',
+      releaseOutcome: 'sent',
+      releaseCause: 'due',
+    });
+    await entry('id:wb-held-long-ago', {
+      deliveredAt: now - 50 * hour,
+      heldFor: 'digest',
+      releasedAt: now - 40 * hour,
+      releasedIn: 'digest:wb-desk:old',
+      releaseOutcome: 'sent',
+      releaseCause: 'due',
+    });
+    const ledger = await sandbox.cli(['--json', 'deliveries', 'wb-desk', '--sent', '--since', '24h']);
+    expect(ledger.code, ledger.stderr).toBe(0);
+    const entries = ledger.json<{ entries: { articleKey: string; at: string; outcome: string }[] }>().entries;
+    const released = entries.find((found) => found.articleKey === 'id:wb-held-released');
+    expect(released).toMatchObject({ at: new Date(releasedAt).toISOString() });
+    expect(released?.outcome).toMatch(
+      /^sent .* in digest digest:wb-desk:released \(held for the end of its quiet hours/,
+    );
+    expect(entries.map((found) => found.articleKey)).not.toContain('id:wb-held-long-ago');
+    // Newest first, by when each was last handled.
+    const times = entries.map((found) => Date.parse(found.at));
+    expect(times).toEqual([...times].sort((a, b) => b - a));
   });
 
   it('unknown audiences are exit 3; --sent without an audience, with --article, or --since without --sent are exit 2', async () => {
