@@ -121,7 +121,7 @@ describe('the ops console in a browser', () => {
     expect(firstKey).toMatch(/^id:/);
 
     // Create a rule that looks for the wrong word, validated as it is typed.
-    await open('/rules/new');
+    await open('/new-rule');
     await page.getByLabel('Rule id').fill('ops-day');
     await page.getByLabel('Audience').selectOption('quake-oncall');
     await page.locator('textarea[name=keywords]').fill('volcano');

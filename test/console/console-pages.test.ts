@@ -263,9 +263,9 @@ describe('the console rule and audience pages', () => {
   });
 
   it('validates a new rule as its review does: an existing id is not "valid"', async () => {
-    const page = await get(consoleProcess.port, '/rules/new', cookie);
+    const page = await get(consoleProcess.port, '/new-rule', cookie);
     const validate = /data-validate="([^"]+)"/.exec(page.body)?.[1] ?? '';
-    const fields = { ...formFields(page.body, '/rules/new/preview'), ruleId: 'quakes', keywords: 'volcano' };
+    const fields = { ...formFields(page.body, '/new-rule/preview'), ruleId: 'quakes', keywords: 'volcano' };
     const checked = await raw(consoleProcess.port, {
       method: 'POST',
       path: validate.replaceAll('&amp;', '&'),
@@ -281,7 +281,7 @@ describe('the console rule and audience pages', () => {
     const result = JSON.parse(checked.body) as { ok: boolean; problems: string[] };
     expect(result.ok).toBe(false);
     expect(result.problems.join(' ')).toContain('rule quakes exists already');
-    const review = await send(consoleProcess.port, 'POST', '/rules/new/preview', cookie, fields);
+    const review = await send(consoleProcess.port, 'POST', '/new-rule/preview', cookie, fields);
     expect(review.status).toBe(400);
     expect(review.body).toContain('rule quakes exists already');
   });
@@ -337,6 +337,9 @@ describe('the console rule and audience pages', () => {
         Item: { ruleId: 'string-set', audienceId: 'chips-team', keywords: new Set(['wafer', 'foundry']) },
       }),
     );
+    // The list's text filter finds a term of a set (not only the rule id, which holds "string").
+    const filtered = await get(consoleProcess.port, '/rules?q=foundry', cookie);
+    expect(filtered.body).toContain('href="/rules/string-set"');
     const page = await get(consoleProcess.port, '/rules/string-set', cookie);
     await reviewAndSave('string-set', {
       ...formFields(page.body, '/rules/string-set/preview'),
@@ -347,6 +350,22 @@ describe('the console rule and audience pages', () => {
     );
     expect(stored.Item?.description).toBe('Wafer news');
     expect(stored.Item?.keywords).toEqual(new Set(['wafer', 'foundry']));
+  });
+
+  it('opens and saves a rule called "new": the new-rule form has a path no rule id can take', async () => {
+    await createRule('new', 'lithography');
+    const list = await get(consoleProcess.port, '/rules?q=lithography', cookie);
+    expect(list.body).toContain('href="/rules/new"');
+    const page = await get(consoleProcess.port, '/rules/new', cookie);
+    expect(page.status).toBe(200);
+    expect(page.body).toContain('<h1>Rule new</h1>');
+    await reviewAndSave('new', { ...formFields(page.body, '/rules/new/preview'), description: 'Chip-making tools' });
+    const stored = await sandbox.stack.clients.documents.send(
+      new GetCommand({ TableName: sandbox.stack.config.tables.rules, Key: { ruleId: 'new' } }),
+    );
+    expect(stored.Item).toMatchObject({ description: 'Chip-making tools', keywords: ['lithography'] });
+    const form = await get(consoleProcess.port, '/new-rule', cookie);
+    expect(form.body).toContain('<h1>New rule</h1>');
   });
 
   it('refuses to save over an edit made outside the console after the review, though its version is the same', async () => {

@@ -144,7 +144,7 @@ describe('console security', () => {
       '/audiences/chips-team/repair',
       '/rules/quakes/restore',
       '/rules/quakes/save',
-      '/rules/new/preview',
+      '/new-rule/preview',
       '/runs/replay',
       '/rules/validate',
     ];

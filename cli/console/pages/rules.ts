@@ -157,6 +157,12 @@ function itemJson(item: Item): string {
   return JSON.stringify(item, (_name, value: unknown) => (value instanceof Set ? { $set: [...value] } : value));
 }
 
+/** What the list's text filter searches: the rule's attributes, a string set's terms as a list's. */
+const searchText = (item: Item): string =>
+  JSON.stringify(withoutAudit(item), (_name, value: unknown) =>
+    value instanceof Set ? [...value] : value,
+  ).toLowerCase();
+
 /** The item {@link itemJson} wrote. @throws SyntaxError for anything else */
 function itemOfJson(json: string): Item {
   return JSON.parse(json, (_name, value: unknown) => {
@@ -227,7 +233,7 @@ export function rulePages(app: Hono, services: ConsoleServices): void {
     );
     const rows: RuleRow[] = items
       .filter((item) => audience === '' || item.audienceId === audience)
-      .filter((item) => q === '' || JSON.stringify(withoutAudit(item)).toLowerCase().includes(q))
+      .filter((item) => q === '' || searchText(item).includes(q))
       .sort((a, b) => String(a.ruleId).localeCompare(String(b.ruleId)))
       .map((item) => {
         const reason = rejected.get(String(item.ruleId));
@@ -248,7 +254,7 @@ export function rulePages(app: Hono, services: ConsoleServices): void {
     );
   });
 
-  app.get('/rules/new', async (c) =>
+  app.get('/new-rule', async (c) =>
     render(
       c,
       services,
@@ -322,7 +328,7 @@ export function rulePages(app: Hono, services: ConsoleServices): void {
       ),
     );
   };
-  app.post('/rules/new/preview', (c) => preview(c, true));
+  app.post('/new-rule/preview', (c) => preview(c, true));
   app.post('/rules/:id/preview', (c) => preview(c, false));
 
   app.post('/rules/:id/save', async (c) => {

@@ -27,7 +27,7 @@ export function rulesList(
   )}</select></label>
   <label>Text <input type="search" name="q" value="${filter.q}" placeholder="id, description, term"></label>
   <button type="submit">Filter</button>
-  <a href="/rules/new">New rule</a>
+  <a href="/new-rule">New rule</a>
 </form>
 ${table(
   `${rows.length} rule(s)`,
@@ -87,7 +87,7 @@ export function ruleForm(
   /** The digest of the stored rule the form was made from (pages/rules.ts storedDigest). */
   opened = '',
 ): Html {
-  const action = isNew ? '/rules/new/preview' : `/rules/${encodeURIComponent(form.ruleId)}/preview`;
+  const action = isNew ? '/new-rule/preview' : `/rules/${encodeURIComponent(form.ruleId)}/preview`;
   return html`<form class="stack" method="post" action="${action}" data-validate="${isNew ? '/rules/validate?new' : '/rules/validate'}">
 ${csrfField(csrf)}
 <input type="hidden" name="expectedVersion" value="${version}">
