@@ -14,12 +14,12 @@ import {
   type BatchWriteCommandInput,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { LimitFunction } from 'p-limit';
 import * as z from 'zod/mini';
 import { NewsAlertsError } from '#core/errors';
 import { type DeliveryKey, deliveryId, type Lease, type Log } from '#core/ports';
 import { exponentialBackoff } from '#shared/retry';
+import { readItem } from './dynamo-rule-source.ts';
 
 /** The state table could not be read or written as expected (after retries where they help). */
 export class StateStoreError extends NewsAlertsError {
@@ -200,10 +200,14 @@ export const deliveryItemKey = (key: DeliveryKey): Key => ({
   sk: 'ledger',
 });
 
-/** Reads an item returned by a failed condition check (raw attribute values), if it fits. */
+/**
+ * Reads an item returned by a failed condition check (raw attribute values), if it fits. Decoded
+ * attribute by attribute ({@link readItem}): a value edited by hand that the document client
+ * cannot convert (a number past 2^53 with a fraction) makes the item not fit; it never throws.
+ */
 export function oldItem<T>(schema: z.ZodMiniType<T>, item: Record<string, AttributeValue> | undefined): T | undefined {
   if (item === undefined) return undefined;
-  const parsed = schema.safeParse(unmarshall(item));
+  const parsed = schema.safeParse(readItem(item));
   return parsed.success ? parsed.data : undefined;
 }
 

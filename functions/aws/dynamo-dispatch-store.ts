@@ -36,20 +36,23 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import {
+  type AttributeValue,
   type CancellationReason,
   ConditionalCheckFailedException,
+  GetItemCommand,
   TransactionCanceledException,
   TransactionConflictException,
 } from '@aws-sdk/client-dynamodb';
 import {
   type DynamoDBDocumentClient,
-  GetCommand,
   TransactWriteCommand,
   type TransactWriteCommandInput,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
+import { isWorkableInstant } from '#core/calendar';
 import { DispatchOpenError, LeaseLostError } from '#core/errors';
+import { unreadableAttributesOf } from '#core/model';
 import {
   type ClaimOutcome,
   type DispatchHead,
@@ -74,6 +77,7 @@ import {
   StateStoreError,
   ttlSeconds,
 } from './dynamo-batch.ts';
+import { readItem } from './dynamo-rule-source.ts';
 
 export { StateStoreError };
 
@@ -114,8 +118,8 @@ export const completionKey = (dispatchId: string, itemId: string): Key => ({
 const maxTransactionAttempts = 10;
 
 const count = z.number().check(z.int(), z.nonnegative());
-// zod 4 numbers are finite already.
-const instant = z.number();
+// An instant edited by hand outside 1970 to 9999 is damage: `advanceTo` becomes the watermark.
+const instant = z.number().check(z.refine(isWorkableInstant));
 const ResultSchema = z.object({
   published: count,
   updateNotices: count,
@@ -123,28 +127,12 @@ const ResultSchema = z.object({
   parked: count,
 });
 const PointerItem = z.object({ dispatchId: z.string(), openedAt: z.optional(instant) });
-/** A completion record as a failed claim condition returns it: done (with its result) or held. */
-const CompletionItem = z.object({
-  doneAt: z.optional(instant),
-  published: z.optional(count),
-  updateNotices: z.optional(count),
-  alreadyDelivered: z.optional(count),
-  parked: z.optional(count),
-});
+/** The counts of a done completion record. */
+const resultCounts = ['published', 'updateNotices', 'alreadyDelivered', 'parked'] as const;
 
 type TransactAction = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
 const refKey = (ref: WorkItemRef): string => `${ref.dispatchId}\u0000${ref.itemId}`;
-
-/** The result a done completion record holds; a damaged count reads as 0 (the item is done either way). */
-function storedResult(item: z.infer<typeof CompletionItem>): WorkItemResult {
-  return {
-    published: item.published ?? 0,
-    updateNotices: item.updateNotices ?? 0,
-    alreadyDelivered: item.alreadyDelivered ?? 0,
-    parked: item.parked ?? 0,
-  };
-}
 
 /** Head fields read one by one, so one damaged field does not hide the others. */
 const headCounts = ['enqueued', 'done', 'published', 'updateNotices', 'alreadyDelivered', 'parked'] as const;
@@ -348,6 +336,8 @@ export class DynamoDispatchStore implements DispatchStore {
       advanceTo: field('advanceTo', headOptionals.advanceTo, false),
       sealedAt: field('sealedAt', headOptionals.sealedAt, false),
     };
+    // Attributes that could not be decoded at all read as absent: damaged too, optional or not.
+    for (const { attribute } of unreadableAttributesOf(item)) if (!damaged.includes(attribute)) damaged.push(attribute);
     if (damaged.length > 0) {
       this.#log.warn('a dispatch head is malformed; its damaged fields read as zero or absent', {
         dispatchId,
@@ -413,14 +403,39 @@ export class DynamoDispatchStore implements DispatchStore {
           retry.push(ref);
           return;
         }
-        const old = oldItem(CompletionItem, reasons.reasons[index]?.Item);
+        // Done is what the condition saw: a doneAt, whatever became of the counts beside it.
+        const old = reasons.reasons[index]?.Item;
         outcomes.set(
           refKey(ref),
-          old?.doneAt !== undefined ? { state: 'done', result: storedResult(old) } : { state: 'busy' },
+          old?.doneAt !== undefined ? { state: 'done', result: this.#storedResult(ref, old) } : { state: 'busy' },
         );
       });
       pending = retry;
     }
+  }
+
+  /**
+   * The result a done completion record holds (raw, as a failed claim condition returns it), each
+   * count read on its own: a damaged one reads as 0 with a warning (the item is done either way).
+   */
+  #storedResult(ref: WorkItemRef, raw: Record<string, AttributeValue>): WorkItemResult {
+    const item = readItem(raw);
+    const damaged: string[] = [];
+    const result = Object.fromEntries(
+      resultCounts.map((name) => {
+        const parsed = count.safeParse(item[name] ?? 0);
+        if (!parsed.success) damaged.push(name);
+        return [name, parsed.success ? parsed.data : 0];
+      }),
+    ) as Record<(typeof resultCounts)[number], number>;
+    if (damaged.length > 0) {
+      this.#log.warn('a done work item record is malformed; its damaged counts read as zero', {
+        dispatchId: ref.dispatchId,
+        itemId: ref.itemId,
+        fields: damaged,
+      });
+    }
+    return result;
   }
 
   async settleItems(
@@ -676,11 +691,20 @@ export class DynamoDispatchStore implements DispatchStore {
     };
   }
 
+  /**
+   * The item at `key`, decoded attribute by attribute ({@link readItem}), not by the document
+   * client, which throws on the whole item for one number edited by hand that it cannot convert
+   * (past 2^53, with a fraction): that attribute reads as damaged, and every run still settles.
+   */
   async #get(key: Key): Promise<Record<string, unknown> | undefined> {
     const { Item } = await this.#documents.send(
-      new GetCommand({ TableName: this.#table, Key: key, ConsistentRead: true }),
+      new GetItemCommand({
+        TableName: this.#table,
+        Key: { pk: { S: key.pk }, sk: { S: key.sk } },
+        ConsistentRead: true,
+      }),
     );
-    return Item;
+    return Item === undefined ? undefined : readItem(Item);
   }
 
   /**

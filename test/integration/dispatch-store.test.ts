@@ -4,7 +4,11 @@
  * completed, one open dispatch at a time under the run lease, and hand-damaged items read as
  * zero with a warning.
  */
-import { TransactionCanceledException, TransactionConflictException } from '@aws-sdk/client-dynamodb';
+import {
+  TransactionCanceledException,
+  TransactionConflictException,
+  UpdateItemCommand,
+} from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -486,6 +490,65 @@ describe('damaged items', () => {
     ]) {
       expect(warning).toContain(name);
     }
+  });
+
+  it('numbers typed by hand that the document client cannot convert: the head and pointer still read, those fields damaged', async () => {
+    const log = captureLog();
+    const { documents, table, store, lease } = await setup(log);
+    await store.open(lease, 'run-a', t0);
+    await store.seal(lease, 'run-a', { expected: 2, advanceTo: t0 }, t0);
+    // Past 2^53 with a fraction, which DynamoDB stores (38 digits) and the document client refuses.
+    const huge = { N: '12345678901234567.5' };
+    const damage = (key: { pk: string; sk: string }, values: Record<string, { N: string }>) =>
+      documents.send(
+        new UpdateItemCommand({
+          TableName: table,
+          Key: { pk: { S: key.pk }, sk: { S: key.sk } },
+          UpdateExpression: `SET ${Object.keys(values)
+            .map((_name, index) => `#n${index} = :v${index}`)
+            .join(', ')}`,
+          ExpressionAttributeNames: Object.fromEntries(Object.keys(values).map((name, index) => [`#n${index}`, name])),
+          ExpressionAttributeValues: Object.fromEntries(
+            Object.values(values).map((value, index) => [`:v${index}`, value]),
+          ),
+        }),
+      );
+    await damage(dispatchHeadKey('run-a'), { done: huge, note: huge, advanceTo: { N: '1e300' } });
+    await damage(openDispatchKey, { note: huge });
+    const head = await store.readOpen();
+    expect(head).toMatchObject({ dispatchId: 'run-a', done: 0, expected: 2, advanceTo: undefined, sealedAt: t0 });
+    expect(dispatchComplete(head!)).toBe(false);
+    const warning = log.lines.find((line) => line.includes('dispatch head is malformed'));
+    for (const name of ['done', 'advanceTo']) expect(warning).toContain(name);
+  });
+
+  it('a done item whose counts were damaged by hand still answers done to a claim, its damaged counts as zero', async () => {
+    const log = captureLog();
+    const { documents, table, store, lease } = await setup(log);
+    await store.open(lease, 'run-a', t0);
+    const items = ['negative', 'fraction', 'huge'].map((itemId) => ({ dispatchId: 'run-a', itemId }));
+    await store.claimItems(items, { owner: 'first', until: t0 + minute, now: t0 });
+    await store.settleItems(
+      'first',
+      { done: items.map((ref) => ({ ...ref, result: result(3, { alreadyDelivered: 1 }) })), released: [] },
+      t0 + 1,
+    );
+    const damaged = { negative: '-1', fraction: '2.5', huge: '12345678901234567.5' } as const;
+    for (const ref of items) {
+      const key = completionKey('run-a', ref.itemId);
+      await documents.send(
+        new UpdateItemCommand({
+          TableName: table,
+          Key: { pk: { S: key.pk }, sk: { S: key.sk } },
+          UpdateExpression: 'SET published = :bad',
+          ExpressionAttributeValues: { ':bad': { N: damaged[ref.itemId as keyof typeof damaged] } },
+        }),
+      );
+    }
+    // A redelivery finds each done (not busy, which would send it to the dead-letter queue), and the batch goes on.
+    const claims = await store.claimItems(items, { owner: 'second', until: t0 + 2 * minute, now: t0 + 2 });
+    expect(claims).toEqual(items.map(() => ({ state: 'done', result: result(0, { alreadyDelivered: 1 }) })));
+    expect(log.lines.filter((line) => line.includes('done work item record is malformed'))).toHaveLength(3);
   });
 
   it('a pointer whose head was deleted reads as an unsealed dispatch as old as the pointer', async () => {
