@@ -137,9 +137,10 @@ interface Working {
 
 /**
  * Publishes a batch of work items together (see the module comment): one outcome per delivery, in
- * order. Throws only when the batch as a whole could not be worked on (the ledger, the state
- * table, the dispatch store or SNS failed as a whole), after what SNS accepted reached the ledger
- * and the claims were released; then none of its items is done.
+ * order. Throws only when the batch as a whole could not be worked on (the claims, the ledger,
+ * the state table or SNS failed as a whole), after what SNS accepted reached the ledger and the
+ * claims were released; then none of its items is done. A dispatch that cannot count its items
+ * (no head) fails only those.
  */
 export async function publishWorkItems(
   deliveries: readonly WorkItemDelivery[],
@@ -226,16 +227,20 @@ export async function publishWorkItems(
       done.push(w);
     }
   }
-  let completed: boolean[];
-  try {
-    completed = await complete(done, retried, deps, claim?.owner);
-  } catch (error) {
-    await releaseAll();
-    throw error;
-  }
+  const completed = await complete(done, retried, deps, claim?.owner);
   done.forEach((w, position) => {
     const result: WorkItemResult = { ...w.counts };
     const counted = completed[position] ?? false;
+    if (counted instanceof Error) {
+      // Its messages are handled (the ledger has them); only its dispatch could not count it.
+      log.error('a work item was handled but its dispatch could not count it; the queue delivers it again', {
+        ...w.context,
+        ...result,
+        error: describeError(counted),
+      });
+      outcomes[w.index] = { kind: 'failed', error: counted };
+      return;
+    }
     if (counted) log.info('published a work item', { ...w.context, ...result });
     else
       log.info('a work item was delivered again after it was done; its dispatch counts it once', {
@@ -335,35 +340,57 @@ async function work(working: readonly Working[], deps: PublishWorkDeps, signal: 
 
 /**
  * Marks the done items in their dispatches, and releases the claims of the retried ones: one
- * settling request per dispatch with a claim, one completion per item without.
+ * settling request per dispatch with a claim, one completion per item without. Per done item:
+ * whether it was counted here, or why its dispatch could not count it (no head: deleted by hand,
+ * expired, or an item naming a dispatch that never was). One dispatch failing fails only its own
+ * items: the others of the batch are done, and poison never holds back the rest.
  */
 async function complete(
   done: readonly Working[],
   retried: readonly Working[],
   deps: PublishWorkDeps,
   owner: string | undefined,
-): Promise<boolean[]> {
+): Promise<(boolean | Error)[]> {
   const ref = (w: Working) => ({ dispatchId: w.delivery.item.dispatchId, itemId: w.delivery.item.itemId });
+  const answers = new Map<Working, boolean | Error>();
   if (owner !== undefined) {
-    if (done.length === 0 && retried.length === 0) return [];
-    return await deps.dispatches.settleItems(
-      owner,
-      { done: done.map((w) => ({ ...ref(w), result: { ...w.counts } })), released: retried.map(ref) },
-      deps.now(),
-    );
+    // The store settles one dispatch per request anyway: asking per dispatch costs nothing more.
+    for (const dispatchId of new Set([...done, ...retried].map((w) => w.delivery.item.dispatchId))) {
+      const doneHere = done.filter((w) => w.delivery.item.dispatchId === dispatchId);
+      const retriedHere = retried.filter((w) => w.delivery.item.dispatchId === dispatchId);
+      try {
+        const counted = await deps.dispatches.settleItems(
+          owner,
+          { done: doneHere.map((w) => ({ ...ref(w), result: { ...w.counts } })), released: retriedHere.map(ref) },
+          deps.now(),
+        );
+        for (const [position, w] of doneHere.entries()) answers.set(w, counted[position] ?? false);
+      } catch (error) {
+        for (const w of doneHere) answers.set(w, error instanceof Error ? error : new Error(String(error)));
+        // Nothing of this dispatch was written: its claims go, so the next delivery need not wait.
+        await deps.dispatches
+          .settleItems(owner, { done: [], released: [...doneHere, ...retriedHere].map(ref) }, deps.now())
+          .catch((releaseError: unknown) =>
+            deps.log.error('could not release the claims of work items; they wait until the claims lapse', {
+              dispatchId,
+              items: doneHere.length + retriedHere.length,
+              error: describeError(releaseError),
+            }),
+          );
+      }
+    }
+  } else {
+    for (const w of done) {
+      const { dispatchId, itemId } = ref(w);
+      answers.set(
+        w,
+        await deps.dispatches
+          .completeItem(dispatchId, itemId, { ...w.counts }, deps.now())
+          .catch((error: unknown) => (error instanceof Error ? error : new Error(String(error)))),
+      );
+    }
   }
-  const counted: boolean[] = [];
-  for (const w of done) {
-    counted.push(
-      await deps.dispatches.completeItem(
-        w.delivery.item.dispatchId,
-        w.delivery.item.itemId,
-        { ...w.counts },
-        deps.now(),
-      ),
-    );
-  }
-  return counted;
+  return done.map((w) => answers.get(w) ?? false);
 }
 
 /**

@@ -22,7 +22,7 @@ import {
   type WorkItem,
   type WorkItemResult,
 } from '#core/ports';
-import { type PublishWorkDeps, publishWorkItem, retriesExhaustedCode } from '#core/publish-work';
+import { type PublishWorkDeps, publishWorkItem, publishWorkItems, retriesExhaustedCode } from '#core/publish-work';
 import { renderNotification } from '#core/render';
 import { packWorkItems, parseWorkItem, workItemBody } from '#core/work-items';
 import { createTables, tableNamesFor } from '#sandbox/tables';
@@ -287,5 +287,35 @@ describe('publishWorkItem', () => {
     expect(await dispatches.read('run-1')).toMatchObject({ done: 0, published: 0 });
     // SNS accepted them: this is the one duplicate window, the same as single mode's.
     expect(await received(clients, queueUrl)).toEqual(ids(messages));
+  });
+
+  it('an item of a dispatch with no head fails alone: the other items of its batch are done, and its claim is released', async () => {
+    const { clients, topicArn, queueUrl, dispatches, deps } = await setup();
+    const kept = alerts(topicArn, 2);
+    const orphaned = alerts(topicArn, 2, 10);
+    // Its dispatch was never opened here (its head deleted by hand, expired, or a made-up id).
+    const { items } = packWorkItems('gone', orphaned, { now: t0 });
+    const orphan = parseWorkItem(workItemBody(items[0] as WorkItem));
+    const claim = { owner: 'invocation-1', until: t0 + 60_000 };
+    const outcomes = await publishWorkItems(
+      [
+        { item: orphan, lastAttempt: false },
+        { item: itemOf(kept), lastAttempt: false },
+      ],
+      deps,
+      { claim },
+    );
+    expect(outcomes[0]).toMatchObject({ kind: 'failed' });
+    expect(String((outcomes[0] as { error: Error }).error.message)).toMatch(/dispatch gone has no head/);
+    expect(outcomes[1]).toEqual({ kind: 'done', result: { ...nothing, published: 2 }, counted: true });
+    expect(await dispatches.read('run-1')).toMatchObject({ done: 1, published: 2 });
+    // Both were published once; the orphan's next delivery claims it at once and sends nothing again.
+    expect(await received(clients, queueUrl)).toEqual([...ids(kept), ...ids(orphaned)].sort());
+    const again = await dispatches.claimItems([{ dispatchId: 'gone', itemId: orphan.itemId }], {
+      owner: 'invocation-2',
+      until: t0 + 120_000,
+      now: t0 + 1,
+    });
+    expect(again).toEqual([{ state: 'claimed' }]);
   });
 });
