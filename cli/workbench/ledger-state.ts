@@ -20,7 +20,8 @@ export type LedgerStateKind =
   | 'collapsed'
   | 'story-marker'
   | 'update-notice'
-  | 'not-in-ledger';
+  | 'not-in-ledger'
+  | 'malformed';
 
 /** One key's ledger state, as `deliveries <audienceId> --article <key>` prints it. */
 export interface LedgerState {
@@ -55,6 +56,10 @@ function changeText(change: string): string {
  * then when the audience's settings changed, or that its digest was parked or it was dropped.
  */
 export function deliveryOutcomeText(entry: DeliveryRecord): string {
+  const unknown = outcomeFieldsDamaged(entry);
+  if (unknown.length > 0) {
+    return `handled, but what became of it is unknown: its ledger entry is malformed (${unknown.join(', ')} edited by hand); it is never sent again`;
+  }
   if (entry.heldFor === undefined) return `sent ${formatInstant(entry.deliveredAt)}`;
   const reason = {
     digest: 'its digest',
@@ -77,8 +82,24 @@ export function deliveryOutcomeText(entry: DeliveryRecord): string {
   }
 }
 
+/** The fields an entry's outcome is read from. */
+const outcomeFields = new Set([
+  'deliveredAt',
+  'heldFor',
+  'collapsedInto',
+  'releasedAt',
+  'releasedIn',
+  'releaseOutcome',
+  'releaseCause',
+]);
+
+/** Which of those a hand edit damaged (read as absent): the outcome cannot be told from the rest. */
+const outcomeFieldsDamaged = (entry: DeliveryRecord): string[] =>
+  (entry.malformed ?? []).filter((field) => outcomeFields.has(field));
+
 /** The kind of an article's own entry: sent, still held, or what its release did. */
 function entryKind(entry: DeliveryRecord): LedgerStateKind {
+  if (outcomeFieldsDamaged(entry).length > 0) return 'malformed';
   if (entry.heldFor === undefined) return 'sent';
   if (entry.releasedAt === undefined) return 'held';
   return entry.releaseOutcome === 'parked' || entry.releaseOutcome === 'dropped' ? entry.releaseOutcome : 'sent';

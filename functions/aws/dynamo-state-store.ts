@@ -236,7 +236,14 @@ const ReleaseCauseSchema = z.enum(['due', 'settings-changed']);
 const ledgerEntryFields = {
   deliveredAt: z._default(finite, 0),
   messageId: z.optional(z.string()),
-  ruleIds: z._default(z.array(z.string()), []),
+  // A list, or a string set as the DynamoDB console writes one.
+  ruleIds: z._default(
+    z.pipe(
+      z.union([z.array(z.string()), z.set(z.string())]),
+      z.transform((ids) => [...ids]),
+    ),
+    [],
+  ),
   heldFor: z.optional(HoldReasonSchema),
   storyId: z.optional(z.string()),
   collapsedInto: z.optional(z.string()),
@@ -648,14 +655,22 @@ export class DynamoStateStore implements StateStore, LeaseAdmin {
       // An entry damaged by hand still says "handled" (findDelivered counts it too): only the
       // damaged fields are lost, so it can never be sent twice, and without status or title hash
       // it never counts as changed.
+      let malformed: string[] | undefined;
       if (!parsed.success) {
         this.#log.warn('a delivery-ledger entry is malformed; its damaged fields are ignored', {
           pk: item.pk,
           reason: z.prettifyError(parsed.error),
         });
+        malformed = [...new Set(parsed.error.issues.map((issue) => String(issue.path[0] ?? '(item)')))];
       }
       const facts = parsed.success ? parsed.data : LedgerEntryFieldByField.parse(item);
-      entries.set(id, { ...withoutUndefined(facts), ...key, deliveredAt: facts.deliveredAt, ruleIds: facts.ruleIds });
+      entries.set(id, {
+        ...withoutUndefined(facts),
+        ...key,
+        deliveredAt: facts.deliveredAt,
+        ruleIds: facts.ruleIds,
+        ...(malformed === undefined ? {} : { malformed }),
+      });
     }
     return entries;
   }

@@ -184,6 +184,12 @@ export interface DeliveryRecord extends DeliveryKey {
   readonly releasedIn?: string | undefined;
   readonly releaseOutcome?: ReleaseOutcome | undefined;
   readonly releaseCause?: ReleaseCause | undefined;
+  /**
+   * Set by readers on an entry edited by hand: the names of its fields that were damaged and read
+   * as absent, so what they said (held? released? sent?) is unknown. The entry still means
+   * "handled".
+   */
+  readonly malformed?: readonly string[] | undefined;
 }
 
 /** What the ledger keeps about an article to recognise it coming back changed (functions/core/ledger-facts.ts). */

@@ -466,6 +466,39 @@ describe('test-send, deliveries --sent and audiences repair', () => {
     expect(times).toEqual([...times].sort((a, b) => b - a));
   });
 
+  it('an entry edited by hand so that its outcome cannot be read says so, not "sent"; rule ids written as a string set are read', async () => {
+    await sandbox.stack.clients.documents.send(
+      new PutCommand({
+        TableName: sandbox.descriptor.names.stateTable,
+        Item: {
+          ...deliveryItemKey({ audienceId: 'wb-desk', articleKey: 'id:wb-odd-held' }),
+          audienceId: 'wb-desk',
+          articleKey: 'id:wb-odd-held',
+          deliveredAt: Date.now() - 3_600_000,
+          heldFor: 'vacation',
+          ruleIds: new Set(['wb-glacier']),
+        },
+      }),
+    );
+    const [one, sent] = await Promise.all([
+      sandbox.cli(['--json', 'deliveries', 'wb-desk', '--article', 'id:wb-odd-held']),
+      sandbox.cli(['--json', 'deliveries', 'wb-desk', '--sent', '--since', '24h']),
+    ]);
+    expect(one.code, one.stderr).toBe(0);
+    const state = one.json<{ articles: { kind: string; status: string; entry: { ruleIds: string[] } }[] }>()
+      .articles[0];
+    expect(state?.kind).toBe('malformed');
+    expect(state?.status).toMatch(
+      /^handled, but what became of it is unknown: its ledger entry is malformed \(heldFor/,
+    );
+    expect(state?.entry.ruleIds).toEqual(['wb-glacier']);
+    const listed = sent
+      .json<{ entries: { articleKey: string; outcome: string; ruleIds: string[] }[] }>()
+      .entries.find((entry) => entry.articleKey === 'id:wb-odd-held');
+    expect(listed?.outcome).toMatch(/^handled, but what became of it is unknown/);
+    expect(listed?.ruleIds).toEqual(['wb-glacier']);
+  });
+
   it('unknown audiences are exit 3; --sent without an audience, with --article, or --since without --sent are exit 2', async () => {
     const [testSend, repair, sentUnknown, sentNoAudience, badSince, badLimit, withArticle, sinceAlone] =
       await Promise.all([

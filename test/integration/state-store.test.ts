@@ -485,6 +485,8 @@ describe('delivery ledger', () => {
       ruleIds: [],
       status: 'UPDATED',
       leadArticleKey: 'id:lead',
+      // What the damaged fields said is unknown, and the entry says which they were.
+      malformed: ['deliveredAt', 'ruleIds', 'storyId'],
     });
     expect(entries.get(deliveryId(bare))).toEqual({ ...bare, deliveredAt: 0, ruleIds: [] });
     expect(log.lines.filter((line) => line.includes('malformed'))).toHaveLength(1);
