@@ -914,10 +914,25 @@ async function deleteAudience(
       `--delete-topic: ${topicArn ?? 'the topic'} is not named ${topicNameOf(target, audienceId)} (not made by 'audiences create'); delete it yourself if you mean to; nothing was deleted`,
     );
   }
+  // What it holds for digests, quiet hours or its budget stays held: no run releases the holds of
+  // an audience that does not exist (they go out if it is restored).
+  const { DynamoStateStore } = await import('#aws/dynamo-state-store');
+  const held = (
+    await new DynamoStateStore({
+      documents: target.clients.documents,
+      tableName: target.names.stateTable,
+      log: stderrLog(context.output),
+    }).readHeld(audienceId)
+  ).items.length;
   const consequences = [
     rules.length > 0 ? `its ${rules.length} rule(s)` : undefined,
     options.deleteTopic ? `its topic and every subscription` : undefined,
   ].filter((part) => part !== undefined);
+  const heldNote =
+    held > 0
+      ? `its ${held} held alert(s) stay held, never sent unless the audience is restored ('${newsAlerts()} holds' lists them)`
+      : undefined;
+  if (heldNote !== undefined) context.output.warn(`audience ${audienceId}: ${heldNote}`);
   await context.confirm(
     `Delete audience ${audienceId}${consequences.length > 0 ? ` with ${consequences.join(' and ')}` : ''} from ${target.label}?`,
     options.yes,

@@ -9,7 +9,7 @@ import { action } from './command.ts';
 import type { CommandContext } from './context.ts';
 import { stderrLog } from './log.ts';
 import { formatInstant } from './output.ts';
-import { listHolds } from './workbench/holds.ts';
+import { goesOut, listHolds } from './workbench/holds.ts';
 
 async function showHolds(context: CommandContext, args: readonly unknown[]): Promise<void> {
   const [audienceId] = args as [string | undefined];
@@ -19,13 +19,14 @@ async function showHolds(context: CommandContext, args: readonly unknown[]): Pro
   for (const problem of invalid) context.output.warn(problem);
   const document = holds.map((audience) => ({
     audienceId: audience.audienceId,
+    ...(audience.blocked === undefined ? {} : { blocked: audience.blocked }),
     held: audience.held.map((held) => ({
       articleKey: held.articleKey,
       title: held.title,
       rules: held.ruleIds,
       reason: held.reason,
       heldAt: new Date(held.heldAt).toISOString(),
-      releaseAt: new Date(held.releaseAt).toISOString(),
+      ...(held.releaseAt === undefined ? {} : { releaseAt: new Date(held.releaseAt).toISOString() }),
       when: held.when,
       ...(held.cause === undefined ? {} : { cause: held.cause }),
       urgent: held.urgent,
@@ -41,9 +42,7 @@ async function showHolds(context: CommandContext, args: readonly unknown[]): Pro
         audience.audienceId,
         held.reason,
         formatInstant(held.heldAt),
-        held.when === 'next-run'
-          ? `next run (${held.cause === 'settings-changed' ? 'settings changed' : 'due'})`
-          : formatInstant(held.releaseAt),
+        goesOut(held, audience, formatInstant),
         held.articleKey,
         held.title,
       ]),

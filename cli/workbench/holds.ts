@@ -7,7 +7,7 @@ import { DynamoStateStore } from '#aws/dynamo-state-store';
 import { localDate } from '#core/delivery-plan';
 import { parseAudience } from '#core/model';
 import type { Log } from '#core/ports';
-import { type AudienceHolds, describeHolds } from '#core/workbench/holds';
+import { type AudienceHolds, describeBlockedHolds, describeHolds, type HeldView } from '#core/workbench/holds';
 import { NotFoundError } from '../errors.ts';
 import { newsAlerts } from '../hints.ts';
 import { getItem, listItems } from '../items.ts';
@@ -15,7 +15,11 @@ import type { Target } from '../target.ts';
 import { didYouMean, hinted } from '../unknown-ids.ts';
 import { audienceTableOf } from './tables.ts';
 
-/** Holds of one audience, or of every audience that holds something (`audienceId` undefined). */
+/**
+ * Holds of one audience, or of every audience that holds something (`audienceId` undefined). The
+ * holds of an audience that was deleted, or is invalid, are listed too, `blocked`: no run releases
+ * them until it is restored or fixed, and they must not disappear from view meanwhile.
+ */
 export async function listHolds(
   target: Target,
   audienceId: string | undefined,
@@ -24,27 +28,42 @@ export async function listHolds(
 ): Promise<{ holds: AudienceHolds[]; invalid: string[] }> {
   const state = new DynamoStateStore({ documents: target.clients.documents, tableName: target.names.stateTable, log });
   const table = audienceTableOf(target);
-  let items: Record<string, unknown>[];
+  /** Audience ids, each with its stored item (undefined: deleted). */
+  let audiences: [string, Record<string, unknown> | undefined][];
   if (audienceId !== undefined) {
     const item = await getItem(target.clients.documents, table, audienceId);
-    if (item === undefined) {
+    if (item === undefined && (await state.readHeld(audienceId)).items.length === 0) {
       throw new NotFoundError(
         `audience ${audienceId} does not exist in ${target.label}${hinted(await didYouMean(target, 'audience', [audienceId]), `${newsAlerts()} audiences list`)}`,
       );
     }
-    items = [item];
+    audiences = [[audienceId, item]];
   } else {
+    const items = new Map(
+      (await listItems(target.clients.documents, table)).map((item) => [String(item.audienceId), item]),
+    );
     const holding = new Set((await state.listHoldingAudiences()).map((entry) => entry.audienceId));
-    items = (await listItems(target.clients.documents, table)).filter((item) => holding.has(String(item.audienceId)));
+    audiences = [...holding].map((id) => [id, items.get(id)]);
   }
   const holds: AudienceHolds[] = [];
   const invalid: string[] = [];
-  for (const item of items.sort((a, b) => String(a.audienceId).localeCompare(String(b.audienceId)))) {
-    const parsed = parseAudience(item);
-    if (!parsed.ok) {
-      invalid.push(
-        `audience ${String(item.audienceId)} is invalid (${parsed.rejected.reason}): its holds wait until it is fixed`,
-      );
+  for (const [id, item] of audiences.sort(([a], [b]) => a.localeCompare(b))) {
+    const parsed = item === undefined ? undefined : parseAudience(item);
+    if (parsed?.ok !== true) {
+      const held = await state.readHeld(id);
+      if (held.items.length === 0 && held.releases.length === 0) continue;
+      const blocked =
+        parsed === undefined
+          ? {
+              kind: 'deleted' as const,
+              reason: `audience ${id} was deleted: its ${held.items.length} held alert(s) are never released unless it is restored (${newsAlerts()} audiences put --file <its file>)`,
+            }
+          : {
+              kind: 'invalid' as const,
+              reason: `audience ${id} is invalid (${parsed.rejected.reason}): its holds wait until it is fixed`,
+            };
+      invalid.push(blocked.reason);
+      holds.push(describeBlockedHolds(id, held.items, held.releases, blocked));
       continue;
     }
     const audience = parsed.value;
@@ -58,4 +77,13 @@ export async function listHolds(
     );
   }
   return { holds, invalid };
+}
+
+/** The GOES OUT column: the next run, an instant, or why no run releases it. */
+export function goesOut(held: HeldView, audience: AudienceHolds, format: (epochMs: number) => string): string {
+  if (held.when === 'next-run') return `next run (${held.cause === 'settings-changed' ? 'settings changed' : 'due'})`;
+  if (held.when === 'blocked' || held.releaseAt === undefined) {
+    return audience.blocked?.kind === 'deleted' ? 'never: audience deleted' : 'once the audience is fixed';
+  }
+  return format(held.releaseAt);
 }

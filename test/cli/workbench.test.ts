@@ -7,9 +7,10 @@
  * one JSON document the other commands print, and no webhook URL is ever printed.
  */
 import { DeleteTopicCommand, GetTopicAttributesCommand } from '@aws-sdk/client-sns';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deliveryItemKey } from '#aws/dynamo-batch';
+import { DynamoStateStore } from '#aws/dynamo-state-store';
 import { motoState } from '#sandbox/moto';
 import { type CliResult, type CliSandbox, runCli, startCliSandbox } from './support.ts';
 
@@ -335,6 +336,80 @@ describe('holds', () => {
     // Not the article of another medium, which the rule does not match.
     expect(desk?.held.map((entry) => entry.articleKey)).not.toContain('id:wb-glacier-2');
     expect(all.json<HoldsJson>().audiences.map((audience) => audience.audienceId)).toContain('wb-desk');
+  });
+
+  it('lists the holds of an invalid audience and of a deleted one, which no run releases, and says why', async () => {
+    const created = await sandbox.cli([
+      'audiences',
+      'create',
+      'wb-gone',
+      '--time-zone',
+      'UTC',
+      '--delivery-mode',
+      'digest',
+    ]);
+    expect(created.code, created.stderr).toBe(0);
+    const now = Date.now();
+    const article = {
+      key: 'id:wb-gone-1',
+      id: 'wb-gone-1',
+      title: 'Held for a desk about to go',
+      summary: 'Summary.',
+      url: 'https://news.example.com/wb-gone-1',
+      publishedAt: now - 120_000,
+      categories: ['003000000'],
+      categoryNames: [],
+    };
+    const state = new DynamoStateStore({
+      documents: sandbox.stack.clients.documents,
+      tableName: sandbox.descriptor.names.stateTable,
+    });
+    await state.holdNotifications([
+      {
+        key: { audienceId: 'wb-gone', articleKey: article.key },
+        heldAt: now - 60_000,
+        reason: 'digest',
+        ruleIds: ['wb-gone-rule'],
+        match: {
+          audienceId: 'wb-gone',
+          article,
+          rules: [{ ruleId: 'wb-gone-rule', urgent: false, reasons: [{ kind: 'keyword', term: 'desk' }] }],
+        },
+      },
+    ]);
+    type Blocked = HoldsJson['audiences'][number] & { blocked?: { kind: string; reason: string } };
+    const listed = async (...args: string[]) => {
+      const result = await sandbox.cli(['--json', 'holds', ...args]);
+      expect(result.code, result.stderr).toBe(0);
+      return result.json<{ audiences: Blocked[] }>().audiences.find((entry) => entry.audienceId === 'wb-gone');
+    };
+    // Invalid (a zone no run can plan in): held until it is fixed, listed all the same.
+    await sandbox.stack.clients.documents.send(
+      new UpdateCommand({
+        TableName: sandbox.stack.config.tables.audiences,
+        Key: { audienceId: 'wb-gone' },
+        UpdateExpression: 'SET #zone = :zone',
+        ExpressionAttributeNames: { '#zone': 'timeZone' },
+        ExpressionAttributeValues: { ':zone': 'Mars/Olympus' },
+      }),
+    );
+    for (const found of [await listed(), await listed('wb-gone')]) {
+      expect(found?.blocked).toMatchObject({
+        kind: 'invalid',
+        reason: expect.stringContaining('wait until it is fixed'),
+      });
+      expect(found?.held).toEqual([expect.objectContaining({ articleKey: 'id:wb-gone-1', when: 'blocked' })]);
+    }
+    // Deleted: the delete warns, and the holds stay in view.
+    const deleted = await sandbox.cli(['audiences', 'delete', 'wb-gone', '--yes']);
+    expect(deleted.code, deleted.stderr).toBe(0);
+    expect(deleted.stderr).toContain('its 1 held alert(s) stay held, never sent unless the audience is restored');
+    for (const found of [await listed(), await listed('wb-gone')]) {
+      expect(found?.blocked).toMatchObject({ kind: 'deleted', reason: expect.stringContaining('was deleted') });
+      expect(found?.held).toEqual([expect.objectContaining({ articleKey: 'id:wb-gone-1', when: 'blocked' })]);
+    }
+    const table = await sandbox.cli(['holds']);
+    expect(table.stdout).toMatch(/wb-gone\s.*never: audience deleted/);
   });
 
   it('an unknown audience is exit 3 naming it; a second operand is exit 2', async () => {

@@ -133,7 +133,8 @@ export function audiencePages(app: Hono, services: ConsoleServices): void {
     } catch (error) {
       subscribers = problem(`the topic cannot be read (${(error as Error).name}): repair the audience`);
     }
-    const holds = parsed.ok ? (await listHolds(target, audienceId, services.now(), services.log)).holds : [];
+    // An invalid audience's holds are listed too: they wait until it is fixed.
+    const holds = (await listHolds(target, audienceId, services.now(), services.log)).holds;
     return render(
       c,
       services,

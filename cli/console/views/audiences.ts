@@ -1,6 +1,7 @@
 /** Templates of the audiences pages: list, audience (settings, subscribers, holds, test send, repair). */
 import { html } from 'hono/html';
 import type { AudienceHolds } from '#core/workbench/holds';
+import { goesOut } from '../../workbench/holds.ts';
 import type { RepairReport } from '../../workbench/repair.ts';
 import type { TestSendResult } from '../../workbench/test-send.ts';
 import { csrfField, type Html, table, when } from './layout.ts';
@@ -40,13 +41,15 @@ export function holdsTable(holds: readonly AudienceHolds[], withAudience: boolea
   const rows = holds.flatMap((audience) =>
     audience.held.map((held) => [
       ...(withAudience
-        ? [html`<a href="/audiences/${encodeURIComponent(audience.audienceId)}">${audience.audienceId}</a>`]
+        ? [
+            audience.blocked?.kind === 'deleted'
+              ? `${audience.audienceId} (deleted)`
+              : html`<a href="/audiences/${encodeURIComponent(audience.audienceId)}">${audience.audienceId}</a>`,
+          ]
         : []),
       held.reason,
       when(held.heldAt),
-      held.when === 'next-run'
-        ? `next run (${held.cause === 'settings-changed' ? 'the settings changed' : 'due'})`
-        : when(held.releaseAt),
+      goesOut(held, audience, when),
       held.articleKey,
       held.title,
     ]),

@@ -18,11 +18,14 @@ export interface HeldView {
   readonly heldAt: number;
   /**
    * When it goes out (epoch ms): `now` when the next run releases it, else the first instant the
-   * current settings release it at (the first run after it sends it).
+   * current settings release it at (the first run after it sends it). Absent when `blocked`.
    */
-  readonly releaseAt: number;
-  /** `next-run` when the next run releases it; `scheduled` when it waits for `releaseAt`. */
-  readonly when: 'next-run' | 'scheduled';
+  readonly releaseAt?: number | undefined;
+  /**
+   * `next-run` when the next run releases it; `scheduled` when it waits for `releaseAt`;
+   * `blocked` when no run releases it until its audience is restored or fixed.
+   */
+  readonly when: 'next-run' | 'scheduled' | 'blocked';
   /** Why it goes out then: its hold ran its course (`due`), or the settings changed. */
   readonly cause?: ReleaseCause | undefined;
   readonly urgent: boolean;
@@ -31,6 +34,11 @@ export interface HeldView {
 /** An audience's holds and the digest releases a crash left unfinished. */
 export interface AudienceHolds {
   readonly audienceId: string;
+  /**
+   * Set when no run releases these holds: the audience was deleted (`deleted`), or is invalid
+   * (`invalid`, the run skips it), with the sentence that says why and what to do.
+   */
+  readonly blocked?: { readonly kind: 'deleted' | 'invalid'; readonly reason: string } | undefined;
   readonly held: readonly HeldView[];
   /** Releases claimed but not finished: the next run finishes exactly these. */
   readonly unfinishedReleases: readonly { readonly releaseAt: number; readonly articles: number }[];
@@ -75,9 +83,41 @@ export function describeHolds(
   return {
     audienceId: audience.audienceId,
     held,
-    unfinishedReleases: releases.map((release) => ({
-      releaseAt: release.releaseAt,
-      articles: release.parts.reduce((total, part) => total + part.length, 0),
+    unfinishedReleases: unfinished(releases),
+  };
+}
+
+/** Digest releases a crash left unfinished, with how many articles each holds. */
+const unfinished = (releases: readonly DigestRelease[]): AudienceHolds['unfinishedReleases'] =>
+  releases.map((release) => ({
+    releaseAt: release.releaseAt,
+    articles: release.parts.reduce((total, part) => total + part.length, 0),
+  }));
+
+/**
+ * The holds of an audience no run can plan for (deleted, or invalid): listed all the same, oldest
+ * first, so they are never invisible while the ledger reports them held.
+ */
+export function describeBlockedHolds(
+  audienceId: string,
+  items: readonly HeldNotification[],
+  releases: readonly DigestRelease[],
+  blocked: NonNullable<AudienceHolds['blocked']>,
+): AudienceHolds {
+  const sorted = [...items].sort((a, b) => a.heldAt - b.heldAt || a.key.articleKey.localeCompare(b.key.articleKey));
+  return {
+    audienceId,
+    blocked,
+    held: sorted.map((item) => ({
+      articleKey: item.key.articleKey,
+      title: item.match.article.title,
+      ruleIds: item.ruleIds,
+      reason: item.reason,
+      heldAt: item.heldAt,
+      when: 'blocked',
+      // Urgency is the audience's to say (its urgent categories); without it, none is claimed.
+      urgent: false,
     })),
+    unfinishedReleases: unfinished(releases),
   };
 }
