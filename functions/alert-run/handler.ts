@@ -25,7 +25,12 @@ const dependencies = createAlertRunDependencies(
     sns: new SNSClient({}),
     secrets: new SecretsManagerClient({}),
     // Only sharded mode queues work items; a single-mode cold start does not load the SQS client.
-    sqs: config.publishMode === 'sharded' ? new (await import('@aws-sdk/client-sqs')).SQSClient({}) : undefined,
+    // One attempt per request: the work queue retries itself and judges each attempt (one that
+    // got no answer may have queued its items); the SDK's own retries would hide that.
+    sqs:
+      config.publishMode === 'sharded'
+        ? new (await import('@aws-sdk/client-sqs')).SQSClient({ maxAttempts: 1 })
+        : undefined,
   },
   logger,
 );

@@ -57,6 +57,11 @@ const attributeReserveBytes = 256;
 
 /** Options of {@link SqsWorkQueue}. */
 export interface SqsWorkQueueOptions extends BatchRetryOptions {
+  /**
+   * Best with `maxAttempts: 1` (the alert function's is): this queue retries, and tells for each
+   * attempt whether SQS may have queued its items; after the SDK's own retries it cannot, and a
+   * refusal then counts its items as maybe queued (the dispatch waits for them, or is abandoned).
+   */
   readonly client: SQSClient;
   readonly queueUrl: string;
   /** Where items are counted before they are sent. */
@@ -104,12 +109,15 @@ function errorCode(error: unknown): string {
 }
 
 /**
- * SQS answered and refused the request (a 4xx: throttled, access denied, queue gone): nothing of
- * it was queued. Anything else (no answer, a 5xx) may have been.
+ * SQS answered and refused the request (a 4xx: throttled, access denied, queue gone) on the SDK's
+ * only attempt: nothing of it was queued. Anything else (no answer, a 5xx) may have been, and so
+ * may a refusal after the SDK's own retries: an earlier attempt of the same request may have timed
+ * out or met a 5xx after SQS queued it.
  */
 function refused(error: unknown): boolean {
-  const status = (error as { $metadata?: { httpStatusCode?: number } } | undefined)?.$metadata?.httpStatusCode;
-  return status !== undefined && status >= 400 && status < 500;
+  const metadata = (error as { $metadata?: { httpStatusCode?: number; attempts?: number } } | undefined)?.$metadata;
+  const status = metadata?.httpStatusCode;
+  return status !== undefined && status >= 400 && status < 500 && (metadata?.attempts ?? 1) <= 1;
 }
 
 interface Entry {

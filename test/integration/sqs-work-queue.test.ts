@@ -432,6 +432,30 @@ describe('when SQS does not take everything', () => {
     expect(new Set(items.map((item) => item.itemId)).size).toBe(1);
   });
 
+  it('counts an item as maybe queued when the SDK retried on its own before a refusal: its earlier attempt may have queued it', async () => {
+    const { sqs, queueUrl, queue } = await setup({ maxAttempts: 1 }, (client) => {
+      // The SDK's first attempt reached the queue and got a 500; its own retry was throttled (400).
+      client.middlewareStack.add(
+        (next, context) => async (args) => {
+          const result = await next(args);
+          if (context.commandName === 'SendMessageBatchCommand') {
+            throw Object.assign(new Error('injected RequestThrottled'), {
+              name: 'RequestThrottled',
+              $metadata: { httpStatusCode: 400, attempts: 2 },
+            });
+          }
+          return result;
+        },
+        { step: 'initialize', name: 'refuseAfterSdkRetry' },
+      );
+    });
+    const sent = message('markets', 1);
+    const outcome = await queue.enqueue('run-a', [sent], {});
+    expect(outcome.items).toBe(1);
+    expect(outcome.failed).toEqual([expect.objectContaining({ message: sent, code: 'RequestThrottled' })]);
+    expect((await arrived(sqs, queueUrl)).items).toHaveLength(1);
+  });
+
   it('does not retry an entry SQS refused as the sender’s fault, and reports it with its code', async () => {
     let fault = { failed: 0 };
     const { sqs, queueUrl, queue, sleeps } = await setup({}, (client) => {
