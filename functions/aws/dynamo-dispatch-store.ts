@@ -11,7 +11,8 @@
  *   deliveries racing) changes nothing the second time and `completeItem` returns false;
  * - one delivery of an item at a time: a publisher claims the items of its batch in one
  *   transaction (`claimItems`: a conditional put per item that only takes an item nobody holds,
- *   or whose holder's claim lapsed), and settles them in one more per dispatch (`settleItems`:
+ *   or whose holder's claim lapsed, and a check that its dispatch is not closed: an item of a
+ *   dispatch a run gave up publishes nothing), and settles them in one more per dispatch (`settleItems`:
  *   the done ones recorded and counted, only while the claim is still its own, the failed ones
  *   released). Two requests per publisher batch, whatever it holds, where a claim, a completion
  *   and a release per item would cost several per item;
@@ -355,9 +356,21 @@ export class DynamoDispatchStore implements DispatchStore {
   async claimItems(items: readonly WorkItemRef[], claim: WorkItemClaim): Promise<ClaimOutcome[]> {
     const distinct = [...new Map(items.map((ref) => [refKey(ref), ref])).values()];
     const outcomes = new Map<string, ClaimOutcome>();
-    for (let start = 0; start < distinct.length; start += transactionMaxActions) {
-      await this.#claimChunk(distinct.slice(start, start + transactionMaxActions), claim, outcomes);
+    // Each transaction holds its items and a check of each of their dispatches' heads.
+    const chunks: WorkItemRef[][] = [];
+    let dispatchesInChunk = new Set<string>();
+    for (const ref of distinct) {
+      const last = chunks.at(-1);
+      const actions = (last?.length ?? 0) + dispatchesInChunk.size + (dispatchesInChunk.has(ref.dispatchId) ? 1 : 2);
+      if (last === undefined || actions > transactionMaxActions) {
+        chunks.push([ref]);
+        dispatchesInChunk = new Set([ref.dispatchId]);
+      } else {
+        last.push(ref);
+        dispatchesInChunk.add(ref.dispatchId);
+      }
     }
+    for (const chunk of chunks) await this.#claimChunk(chunk, claim, outcomes);
     return items.map((ref) => outcomes.get(refKey(ref)) ?? { state: 'busy' });
   }
 
@@ -369,36 +382,55 @@ export class DynamoDispatchStore implements DispatchStore {
   async #claimChunk(refs: readonly WorkItemRef[], claim: WorkItemClaim, outcomes: Map<string, ClaimOutcome>) {
     let pending = refs;
     while (pending.length > 0) {
-      const reasons = await this.#transact(
-        `claiming ${pending.length} work item(s)`,
-        pending.map((ref) => ({
-          Put: {
-            TableName: this.#table,
-            Item: {
-              ...completionKey(ref.dispatchId, ref.itemId),
-              dispatchId: ref.dispatchId,
-              itemId: ref.itemId,
-              claimOwner: claim.owner,
-              claimedUntil: claim.until,
-              expiresAt: ttlSeconds(claim.now, this.#retentionDays),
+      const dispatchIds = [...new Set(pending.map((ref) => ref.dispatchId))];
+      const reasons = await this.#transact(`claiming ${pending.length} work item(s)`, [
+        ...pending.map(
+          (ref): TransactAction => ({
+            Put: {
+              TableName: this.#table,
+              Item: {
+                ...completionKey(ref.dispatchId, ref.itemId),
+                dispatchId: ref.dispatchId,
+                itemId: ref.itemId,
+                claimOwner: claim.owner,
+                claimedUntil: claim.until,
+                expiresAt: ttlSeconds(claim.now, this.#retentionDays),
+              },
+              // Free: never claimed, or held by a delivery whose claim lapsed, and not done.
+              ConditionExpression:
+                'attribute_not_exists(#pk) OR (attribute_not_exists(#doneAt) AND #claimedUntil < :now)',
+              ExpressionAttributeNames: { '#pk': 'pk', '#doneAt': 'doneAt', '#claimedUntil': 'claimedUntil' },
+              ExpressionAttributeValues: { ':now': claim.now },
+              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
             },
-            // Free: never claimed, or held by a delivery whose claim lapsed, and not done.
-            ConditionExpression:
-              'attribute_not_exists(#pk) OR (attribute_not_exists(#doneAt) AND #claimedUntil < :now)',
-            ExpressionAttributeNames: { '#pk': 'pk', '#doneAt': 'doneAt', '#claimedUntil': 'claimedUntil' },
-            ExpressionAttributeValues: { ':now': claim.now },
-            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-          },
-        })),
-      );
+          }),
+        ),
+        // A dispatch a run closed (gave up, and reads its days again) lets no item be claimed:
+        // a copy queued before would race the one the run queues anew. No head: not closed.
+        ...dispatchIds.map(
+          (dispatchId): TransactAction => ({
+            ConditionCheck: {
+              TableName: this.#table,
+              Key: dispatchHeadKey(dispatchId),
+              ConditionExpression: 'attribute_not_exists(#closed)',
+              ExpressionAttributeNames: { '#closed': 'closed' },
+            },
+          }),
+        ),
+      ]);
       if (reasons === undefined) {
         for (const ref of pending) outcomes.set(refKey(ref), { state: 'claimed' });
         return;
       }
       const failed = reasons.reasons.map((reason) => reason.Code === 'ConditionalCheckFailed');
       if (!failed.some(Boolean)) throw this.#cancelled(`claiming ${pending.length} work item(s)`, reasons);
+      const closed = new Set(dispatchIds.filter((_, index) => failed[pending.length + index]));
       const retry: WorkItemRef[] = [];
       pending.forEach((ref, index) => {
+        if (closed.has(ref.dispatchId)) {
+          outcomes.set(refKey(ref), { state: 'closed' });
+          return;
+        }
         if (!failed[index]) {
           retry.push(ref);
           return;

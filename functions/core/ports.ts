@@ -886,8 +886,9 @@ export interface DispatchStore {
    * Claims work items for one delivery of them, all in one request where the store can: an item
    * nobody holds (or whose holder's claim lapsed before `now`) is `claimed` by `owner` until
    * `until`; an item already done is `done` with the result it was counted with; an item another
-   * delivery holds is `busy`. Answers in the order of `items`; an item named twice gets the same
-   * answer twice. This is the publisher's guard against two deliveries of one item at once.
+   * delivery holds is `busy`; an item of a closed dispatch is `closed`, done or not. Answers in
+   * the order of `items`; an item named twice gets the same answer twice. This is the publisher's
+   * guard against two deliveries of one item at once, and against an item outliving its dispatch.
    */
   claimItems(items: readonly WorkItemRef[], claim: WorkItemClaim): Promise<ClaimOutcome[]>;
   /**
@@ -928,7 +929,12 @@ export interface WorkItemClaim {
 export type ClaimOutcome =
   | { readonly state: 'claimed' }
   | { readonly state: 'done'; readonly result: WorkItemResult }
-  | { readonly state: 'busy' };
+  | { readonly state: 'busy' }
+  /**
+   * Its dispatch is closed: given up by a run, which reads its days again and queues what the
+   * ledger misses anew, so this copy must publish nothing (or it would race the new one).
+   */
+  | { readonly state: 'closed' };
 
 /** The alert run's side of sharded publishing: where it queues, and where it counts. */
 export interface ShardedPublishing {

@@ -123,6 +123,9 @@ export async function publishWorkItem(
   return outcome.result;
 }
 
+/** The result of an item that sent nothing. */
+const noResult: WorkItemResult = { published: 0, updateNotices: 0, alreadyDelivered: 0, parked: 0 };
+
 /** One claimed item while its batch is worked on. */
 interface Working {
   readonly index: number;
@@ -174,6 +177,15 @@ export async function publishWorkItems(
     }
     if (answer?.state === 'busy') {
       outcomes[index] = { kind: 'failed', error: new WorkItemBusyError() };
+      return;
+    }
+    if (answer?.state === 'closed') {
+      // Given up by a run, which reads its days again: what the ledger misses is queued anew.
+      outcomes[index] = { kind: 'done', result: { ...noResult }, counted: false };
+      log.info(
+        'a work item of a closed dispatch was delivered; its run reads its days again, so it sends nothing',
+        context,
+      );
       return;
     }
     const key = `${item.dispatchId}\u0000${item.itemId}`;

@@ -298,6 +298,19 @@ describe('claims: one delivery of a work item at a time, a batch in two requests
     expect(again.slice(8)).toEqual([{ state: 'claimed' }, { state: 'claimed' }]);
   });
 
+  it('answers closed for the items of a dispatch a run closed, done or not, and claims the others of the batch', async () => {
+    const { store, state, lease } = await setup();
+    await store.open(lease, 'run-a', t0);
+    await store.claimItems(refs('done-1'), { owner: 'first', until: t0 + minute, now: t0 });
+    await store.settleItems('first', { done: [{ ...refs('done-1')[0]!, result: result(1) }], released: [] }, t0 + 1);
+    await store.close(lease, 'run-a', 'abandoned', t0 + 2);
+    const next = await state.acquireLease('run-b', 5 * minute, t0 + 6 * minute);
+    await store.open(next, 'run-b', t0 + 6 * minute);
+    const batch = [...refs('done-1', 'stale-1', 'stale-2'), { dispatchId: 'run-b', itemId: 'fresh-1' }];
+    const claims = await store.claimItems(batch, { owner: 'second', until: t0 + 8 * minute, now: t0 + 7 * minute });
+    expect(claims).toEqual([{ state: 'closed' }, { state: 'closed' }, { state: 'closed' }, { state: 'claimed' }]);
+  });
+
   it('answers busy for an item another delivery holds, until that claim lapses', async () => {
     const { store, lease } = await setup();
     await store.open(lease, 'run-a', t0);

@@ -16,6 +16,7 @@ import { WorkItemRetryError } from '#core/errors';
 import { AudienceSchema } from '#core/model';
 import {
   deliveryId,
+  type Lease,
   type Log,
   type OutboundMessage,
   updateNoticeKey,
@@ -48,6 +49,8 @@ interface Setup {
   readonly topicArn: string;
   readonly queueUrl: string;
   readonly dispatches: ObservedDispatches;
+  /** The run lease under which `run-1` was opened. */
+  readonly lease: Lease;
   /** Deps with a notifier on `clients.sns` that makes one attempt per batch (no SNS-level retries). */
   readonly deps: PublishWorkDeps;
 }
@@ -82,7 +85,7 @@ async function setup(): Promise<Setup> {
   const lease = await state.acquireLease('run-1', 600_000, t0);
   await dispatches.open(lease, 'run-1', t0);
   const deps: PublishWorkDeps = { state, notifier, dispatches, log: silentLog, now: () => t0, ledgerFlushDelayMs: 20 };
-  return { clients, state, topicArn: TopicArn ?? '', queueUrl: QueueUrl ?? '', dispatches, deps };
+  return { clients, state, topicArn: TopicArn ?? '', queueUrl: QueueUrl ?? '', dispatches, lease, deps };
 }
 
 /** `count` rendered alerts for audience `markets` on `topicArn`, each with its ledger facts. */
@@ -317,5 +320,16 @@ describe('publishWorkItem', () => {
       now: t0 + 1,
     });
     expect(again).toEqual([{ state: 'claimed' }]);
+  });
+
+  it('an item of a dispatch a run gave up sends nothing: the run reads its days again and queues them anew', async () => {
+    const { clients, topicArn, queueUrl, dispatches, lease, deps } = await setup();
+    const item = itemOf(alerts(topicArn, 2));
+    await dispatches.close(lease, 'run-1', 'abandoned', t0 + 1);
+    const [outcome] = await publishWorkItems([{ item, lastAttempt: false }], deps, {
+      claim: { owner: 'invocation-1', until: t0 + 60_000 },
+    });
+    expect(outcome).toEqual({ kind: 'done', result: nothing, counted: false });
+    expect(await received(clients, queueUrl)).toEqual([]);
   });
 });

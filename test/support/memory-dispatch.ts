@@ -114,8 +114,9 @@ export class MemoryDispatchStore implements DispatchStore {
       if (earlier !== undefined) return earlier;
       const result = this.results.get(id);
       const held = this.claims.get(id);
-      const answer: ClaimOutcome =
-        result !== undefined
+      const answer: ClaimOutcome = this.closed.has(ref.dispatchId)
+        ? { state: 'closed' }
+        : result !== undefined
           ? { state: 'done', result }
           : held !== undefined && held.until >= claim.now
             ? { state: 'busy' }
@@ -162,9 +163,13 @@ export class MemoryDispatchStore implements DispatchStore {
     return true;
   }
 
+  /** Dispatches a run closed: their items are answered `closed`. */
+  readonly closed = new Set<string>();
+
   async close(lease: Lease, dispatchId: string, _outcome: 'completed' | 'abandoned', now: number): Promise<void> {
     this.#checkLease(lease, now);
     if (this.openId === dispatchId) this.openId = undefined;
+    this.closed.add(dispatchId);
   }
 }
 
