@@ -17,8 +17,9 @@ import { deliverNotification } from '#core/email/delivery';
 import { emailWordsFor } from '#core/email/messages/catalog';
 import { ONE_CLICK_BODY } from '#core/email/mime';
 import { parseQueuedNotification } from '#core/email/notification';
-import { EmailThrottledError } from '#core/email/ports';
+import { EmailThrottledError, type SubscriberStore } from '#core/email/ports';
 import { handlePreferenceRequest } from '#core/email/preferences';
+import { addSubscriber } from '#core/email/subscribe';
 import { testArticle, testRules } from '../support/email-fixtures.ts';
 import { listUnsubscribeTargets, parseEmail } from '../support/email-mime.ts';
 import { type EmailTestStack, sesEvent, startEmailTestStack } from '../support/email-stack.ts';
@@ -82,6 +83,74 @@ describe('SES throttling', () => {
     expect(perSubscriber(stack)).toEqual({ [ids.a as string]: 1, [ids.b as string]: 1, [ids.c as string]: 1 });
     // Nothing is left over in the queue either.
     expect(await stack.email.deliver()).toEqual({ received: 0, failed: 0 });
+  });
+});
+
+/** The stack's store with `completeSend` failing the first `failures` times, as DynamoDB does under throttling. */
+function failingCompletes(store: SubscriberStore, failures: number) {
+  let left = failures;
+  return new Proxy(store, {
+    get: (target, property) => {
+      if (property === 'completeSend') {
+        return async (...args: Parameters<SubscriberStore['completeSend']>) => {
+          if (left > 0) {
+            left -= 1;
+            throw Object.assign(new Error('Throughput exceeds the current capacity'), {
+              name: 'ProvisionedThroughputExceededException',
+            });
+          }
+          return await target.completeSend(...args);
+        };
+      }
+      const value = Reflect.get(target, property, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
+describe('DynamoDB failing after SES accepted an email', () => {
+  it('a failed write of "sent" is retried; the notification is done and sends nothing again', async () => {
+    const { stack, audience, ids } = await setUp({}, ['a']);
+    await stack.publishAlert(audience);
+    const { Messages = [] } = await stack.aws.sqs.send(new ReceiveMessageCommand({ QueueUrl: stack.email.queueUrl }));
+    const notification = parseQueuedNotification(Messages[0]?.Body ?? '');
+    const store = stack.email.delivery.store;
+    const outcome = await deliverNotification(notification, {
+      ...stack.email.delivery,
+      store: failingCompletes(store, 1),
+    });
+    expect(outcome.sent).toBe(1);
+    expect((await store.history(ids.a as string))[0]?.status).toBe('sent');
+    await deliverNotification(notification, stack.email.delivery);
+    expect(perSubscriber(stack)).toEqual({ [ids.a as string]: 1 });
+  });
+
+  it('when "sent" can never be written, the claim stays: a repeat of the notification sends nothing', async () => {
+    const { stack, audience, ids } = await setUp({}, ['a']);
+    await stack.publishAlert(audience);
+    const { Messages = [] } = await stack.aws.sqs.send(new ReceiveMessageCommand({ QueueUrl: stack.email.queueUrl }));
+    const notification = parseQueuedNotification(Messages[0]?.Body ?? '');
+    const store = stack.email.delivery.store;
+    const broken = { ...stack.email.delivery, store: failingCompletes(store, Number.POSITIVE_INFINITY) };
+    // Done, not failed: failing would bring the notification back to send it again.
+    expect((await deliverNotification(notification, broken)).sent).toBe(1);
+    expect((await store.history(ids.a as string))[0]?.status).toBe('sending');
+    // The repeat finds the claim (its lease holds) and sends nothing.
+    await expect(deliverNotification(notification, stack.email.delivery)).rejects.toThrow(/not sent for now/);
+    expect(perSubscriber(stack)).toEqual({ [ids.a as string]: 1 });
+  });
+
+  it('a confirmation email is not sent again either', async () => {
+    const { stack } = await setUp({}, []);
+    const subscribe = { ...stack.email.subscribe, store: failingCompletes(stack.email.subscribe.store, 1) };
+    const audienceLabel = { audienceId: 'desk', label: 'Markets desk', locale: 'en-US', language: 'en' as const };
+    const address = `p@${stack.prefix}example.com`;
+    const first = await addSubscriber({ address, audience: audienceLabel }, subscribe);
+    expect(first.confirmationSent).toBe(true);
+    // Ops add it again the same day: the confirmation already went out, once.
+    const again = await addSubscriber({ address, audience: audienceLabel }, stack.email.subscribe);
+    expect(again.confirmationSent).toBe(false);
+    expect(stack.email.sent.filter((email) => email.subscriberId === first.subscriberId)).toHaveLength(1);
   });
 });
 

@@ -8,6 +8,8 @@
  *   delivery, a retried batch, or the alert run's one accepted duplicate finds the record and
  *   sends nothing. A claim whose invocation died is taken over after its lease; that crash,
  *   between SES accepting a message and the record saying so, is the one accepted duplicate.
+ *   Once SES accepted a message its claim is never given back: a record that cannot be marked
+ *   sent (DynamoDB failing after a few tries) stays `sending`, and the email counts as sent.
  * - **Nothing is sent to a suppressed, unsubscribed or paused address.** The claim is written in
  *   one transaction with a check of the profile (no suppression) and of the membership
  *   (confirmed, not paused): a bounce or an unsubscribe that arrives while a batch is being sent
@@ -36,6 +38,7 @@ import {
   personalize,
 } from './compose.ts';
 import { dailyDigestAt } from './daily-digest.ts';
+import { markSent } from './mark-sent.ts';
 import { buildMime } from './mime.ts';
 import {
   type AlertNotification,
@@ -282,6 +285,7 @@ async function sendOne(
     deps.log.info('subscriber changed since the members were read; not sent', context);
     return 'suppressed';
   }
+  let messageId: string;
   try {
     const [manage, unsubscribe] = await Promise.all([
       deps.links.manage(profile.subscriberId, membership.audienceId),
@@ -309,7 +313,7 @@ async function sendOne(
       messageId: `${messageKey}.${profile.subscriberId}@${settings.domain}`,
       date: new Date(claimedAt),
     });
-    const { messageId } = await deps.sender.send({
+    ({ messageId } = await deps.sender.send({
       from: settings.fromAddress,
       to: profile.address,
       raw,
@@ -318,9 +322,7 @@ async function sendOne(
         message: messageKey,
         audience: membership.audienceId.replace(/[^A-Za-z0-9_-]/g, '_'),
       },
-    });
-    await deps.store.completeSend(profile.subscriberId, messageKey, { providerMessageId: messageId, at: deps.now() });
-    return 'sent';
+    }));
   } catch (error) {
     if (error instanceof EmailRejectedError) {
       await deps.store.completeSend(profile.subscriberId, messageKey, { providerMessageId: '', at: deps.now() });
@@ -342,6 +344,9 @@ async function sendOne(
     }
     throw error;
   }
+  // SES has the email: from here on the claim is never given back, whatever DynamoDB says.
+  await markSent(deps, profile.subscriberId, messageKey, messageId, context);
+  return 'sent';
 }
 
 /** The token of a preference-endpoint URL (its last path segment), for the mailto subject. */

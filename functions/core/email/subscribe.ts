@@ -22,8 +22,9 @@ import type { ShippedLocale } from '../locale.ts';
 import type { Log } from '../ports.ts';
 import { composeConfirmation } from './compose.ts';
 import type { SenderSettings } from './delivery.ts';
+import { markSent } from './mark-sent.ts';
 import { buildMime } from './mime.ts';
-import { type EmailSender, EmailThrottledError, type LinkMaker, messageKeyOf, type SubscriberStore } from './ports.ts';
+import { type EmailSender, type LinkMaker, messageKeyOf, type SubscriberStore } from './ports.ts';
 import type { Membership, SubscriberProfile } from './subscriber.ts';
 
 /** What adding or migrating one address did. */
@@ -171,6 +172,7 @@ export async function sendConfirmation(
     requireMembership: 'pending',
   });
   if (!claim.claimed) return false;
+  let messageId: string;
   try {
     const raw = await buildMime({
       from: { name: deps.settings.fromName, address: deps.settings.fromAddress },
@@ -181,17 +183,21 @@ export async function sendConfirmation(
       messageId: `${messageKey}.${profile.subscriberId}@${deps.settings.domain}`,
       date: new Date(now),
     });
-    const { messageId } = await deps.sender.send({
+    ({ messageId } = await deps.sender.send({
       from: deps.settings.fromAddress,
       to: profile.address,
       raw,
       tags: { subscriber: profile.subscriberId, message: messageKey },
-    });
-    await deps.store.completeSend(profile.subscriberId, messageKey, { providerMessageId: messageId, at: deps.now() });
-    return true;
+    }));
   } catch (error) {
+    // Not sent: give the claim back so that adding the address again sends it.
     await deps.store.releaseSend(profile.subscriberId, messageKey);
-    if (error instanceof EmailThrottledError) throw error;
     throw error;
   }
+  // SES has it: the claim stays, even when the record cannot be marked sent (markSent says why).
+  await markSent(deps, profile.subscriberId, messageKey, messageId, {
+    audienceId: membership.audienceId,
+    subscriberId: profile.subscriberId,
+  });
+  return true;
 }
