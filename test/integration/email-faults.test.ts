@@ -20,6 +20,7 @@ import { parseQueuedNotification } from '#core/email/notification';
 import { EmailThrottledError, type SubscriberStore } from '#core/email/ports';
 import { handlePreferenceRequest } from '#core/email/preferences';
 import { addSubscriber } from '#core/email/subscribe';
+import { handleEmailEvents } from '../../functions/email-events/process.ts';
 import { testArticle, testRules } from '../support/email-fixtures.ts';
 import { listUnsubscribeTargets, parseEmail } from '../support/email-mime.ts';
 import { type EmailTestStack, sesEvent, startEmailTestStack } from '../support/email-stack.ts';
@@ -285,6 +286,50 @@ describe('bounces and complaints', () => {
     expect(perSubscriber(stack, before)).toEqual({ [ids.b as string]: 1 });
     const history = await stack.email.delivery.store.history(ids.a as string);
     expect(history.map((record) => record.status).sort()).toEqual(['complained', 'suppressed']);
+  });
+
+  it('a complaint and a delivery handled at the same time: the complaint stands, whichever writes last', async () => {
+    const { stack, audience, ids } = await setUp({}, ['a']);
+    await stack.publishAlert(audience);
+    await stack.publishAlert(audience);
+    await stack.email.deliver();
+    const [first, second] = stack.email.sent as [(typeof stack.email.sent)[number], (typeof stack.email.sent)[number]];
+    const store = stack.email.delivery.store;
+    await stack.sesEvents(sesEvent('Bounce', first, { bounceType: 'Transient' }));
+    // The delivery's invocation reads the address (not suppressed yet), then waits until the
+    // complaint's invocation has written the suppression, then writes what it has.
+    let complaintDone: () => void = () => {};
+    const complaintWritten = new Promise<void>((resolve) => {
+      complaintDone = resolve;
+    });
+    const slowReads = new Proxy(store, {
+      get: (target, property) => {
+        if (property === 'profile') {
+          return async (id: string) => {
+            const read = await target.profile(id);
+            await complaintWritten;
+            return read;
+          };
+        }
+        const value = Reflect.get(target, property, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const sns = (event: Record<string, unknown>) => ({
+      Records: [{ Sns: { MessageId: 'event', Message: JSON.stringify(event) } }],
+    });
+    const delivery = handleEmailEvents(sns(sesEvent('Delivery', second)), {
+      store: slowReads,
+      sending: undefined,
+      log: stack.email.delivery.log,
+      now: () => stack.clock.now,
+    });
+    await stack.sesEvents(sesEvent('Complaint', first));
+    complaintDone();
+    await delivery;
+    const profile = await store.profile(ids.a as string);
+    expect(profile?.suppression?.reason).toBe('complaint');
+    expect(profile?.softBounces).toBe(0);
   });
 
   it('soft bounces suppress only after the documented limit, and a delivery resets the count', async () => {

@@ -20,10 +20,21 @@ const profile: SubscriberProfile = {
 function recordingStore() {
   const saved: SubscriberProfile[] = [];
   const events: { event: SendEvent; status: SendStatus }[] = [];
+  const current = () => saved.at(-1) ?? profile;
   const store = {
-    profile: async (id: string) => (id === profile.subscriberId ? (saved.at(-1) ?? profile) : undefined),
-    saveProfile: async (next: SubscriberProfile) => {
-      saved.push(next);
+    profile: async (id: string) => (id === profile.subscriberId ? current() : undefined),
+    suppress: async (id: string, suppression: NonNullable<SubscriberProfile['suppression']>) => {
+      if (id !== profile.subscriberId || current().suppression !== undefined) return false;
+      saved.push({ ...current(), suppression });
+      return true;
+    },
+    countSoftBounce: async (id: string) => {
+      if (id !== profile.subscriberId) return undefined;
+      saved.push({ ...current(), softBounces: current().softBounces + 1 });
+      return current().softBounces;
+    },
+    resetSoftBounces: async (id: string) => {
+      if (id === profile.subscriberId && current().softBounces !== 0) saved.push({ ...current(), softBounces: 0 });
     },
     recordEvent: async (_id: string, _key: string, event: SendEvent, status: SendStatus) => {
       events.push({ event, status });

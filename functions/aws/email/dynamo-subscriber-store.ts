@@ -184,17 +184,60 @@ export class DynamoSubscriberStore implements SubscriberStore {
     throw new Error('could not create the subscriber: the address key kept changing');
   }
 
-  async saveProfile(profile: SubscriberProfile): Promise<void> {
+  // SES feedback changes one attribute each, never the whole profile: two events of one address
+  // handled at once (a complaint and a delivery) must not write back what the other read.
+
+  async suppress(subscriberId: string, suppression: NonNullable<SubscriberProfile['suppression']>): Promise<boolean> {
     try {
       await this.#documents.send(
-        new PutCommand({
+        new UpdateCommand({
           TableName: this.#table,
-          Item: profileItem(profile),
+          Key: { pk: subKey(subscriberId), sk: 'profile' },
+          UpdateExpression: 'SET suppression = :suppression',
+          // The first reason stands; a deleted subscriber is not brought back as a bare profile.
+          ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(suppression)',
+          ExpressionAttributeValues: { ':suppression': { reason: suppression.reason, at: suppression.at } },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
+  async countSoftBounce(subscriberId: string): Promise<number | undefined> {
+    try {
+      const { Attributes } = await this.#documents.send(
+        new UpdateCommand({
+          TableName: this.#table,
+          Key: { pk: subKey(subscriberId), sk: 'profile' },
+          UpdateExpression: 'ADD softBounces :one',
           ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':one': 1 },
+          ReturnValues: 'UPDATED_NEW',
+        }),
+      );
+      return Number(Attributes?.softBounces ?? 0);
+    } catch (error) {
+      if (isConditionFailure(error)) return undefined;
+      throw error;
+    }
+  }
+
+  async resetSoftBounces(subscriberId: string): Promise<void> {
+    try {
+      await this.#documents.send(
+        new UpdateCommand({
+          TableName: this.#table,
+          Key: { pk: subKey(subscriberId), sk: 'profile' },
+          UpdateExpression: 'SET softBounces = :zero',
+          ConditionExpression: 'attribute_exists(pk) AND softBounces <> :zero',
+          ExpressionAttributeValues: { ':zero': 0 },
         }),
       );
     } catch (error) {
-      // The subscriber was deleted meanwhile: nothing left to update.
+      // Already zero, or the subscriber was deleted meanwhile: nothing to change.
       if (!isConditionFailure(error)) throw error;
     }
   }

@@ -6,7 +6,8 @@
  * - **A hard bounce or a complaint suppresses the address at once**, on every audience: the
  *   profile is written before the event is acknowledged, and the delivery function checks it in
  *   the same transaction as every claim (delivery.ts). Soft bounces count toward
- *   {@link SOFT_BOUNCE_LIMIT} in a row; a delivery resets the count.
+ *   {@link SOFT_BOUNCE_LIMIT} in a row; a delivery resets the count. Each of these is a write of
+ *   its own attribute (suppression, the count), so no event can undo another handled at once.
  * - **Every event lands in the subscriber's history** (the record of the message it is about,
  *   found by the `subscriber` and `message` tags the delivery function set), with a short detail
  *   that never holds an address (SMTP diagnostics often quote the recipient: only the status code
@@ -19,7 +20,7 @@
 import * as z from 'zod/mini';
 import type { Log } from '../ports.ts';
 import type { SendEvent, SendStatus, SubscriberStore } from './ports.ts';
-import { applyFeedback, type FeedbackKind, SOFT_BOUNCE_LIMIT } from './subscriber.ts';
+import { type FeedbackKind, SOFT_BOUNCE_LIMIT, type SuppressionReason } from './subscriber.ts';
 
 export { SOFT_BOUNCE_LIMIT };
 
@@ -166,21 +167,14 @@ export async function recordSesEvent(
     });
     return { eventType: event.eventType, suppressed: false, recorded: false };
   }
-  let suppressed = false;
-  if (feedback !== undefined) {
-    const profile = await deps.store.profile(subscriberId);
-    if (profile !== undefined) {
-      const next = applyFeedback(profile, feedback, at);
-      if (next.profile !== profile) await deps.store.saveProfile(next.profile);
-      suppressed = next.suppressedNow;
-      if (suppressed) {
-        deps.log.warn('address suppressed: nothing more is sent to it', {
-          subscriberId,
-          reason: next.profile.suppression?.reason,
-          eventType: event.eventType,
-        });
-      }
-    }
+  const suppression = feedback === undefined ? undefined : await applyFeedback(deps.store, subscriberId, feedback, at);
+  const suppressed = suppression !== undefined;
+  if (suppression !== undefined) {
+    deps.log.warn('address suppressed: nothing more is sent to it', {
+      subscriberId,
+      reason: suppression,
+      eventType: event.eventType,
+    });
   }
   let recorded = false;
   if (messageKey !== undefined && /^[0-9a-f]{32}$/.test(messageKey)) {
@@ -189,6 +183,35 @@ export async function recordSesEvent(
   }
   deps.log.info('SES event recorded', { subscriberId, eventType: event.eventType, recorded, suppressed });
   return { eventType: event.eventType, subscriberId, suppressed, recorded };
+}
+
+/**
+ * Applies one event's feedback to the address (the rule of subscriber.ts's `applyFeedback`) as
+ * targeted writes, never a read-modify-write of the whole profile: a complaint and a delivery of
+ * the same address handled by two invocations at once both stand. Returns the reason when this
+ * event suppressed the address.
+ */
+async function applyFeedback(
+  store: SubscriberStore,
+  subscriberId: string,
+  feedback: FeedbackKind,
+  at: number,
+): Promise<SuppressionReason | undefined> {
+  const suppress = async (reason: SuppressionReason) =>
+    (await store.suppress(subscriberId, { reason, at })) ? reason : undefined;
+  switch (feedback) {
+    case 'delivery':
+      await store.resetSoftBounces(subscriberId);
+      return undefined;
+    case 'hard-bounce':
+      return await suppress('bounce');
+    case 'complaint':
+      return await suppress('complaint');
+    case 'soft-bounce': {
+      const count = await store.countSoftBounce(subscriberId);
+      return count !== undefined && count >= SOFT_BOUNCE_LIMIT ? await suppress('soft-bounces') : undefined;
+    }
+  }
 }
 
 /** The part of a CloudWatch alarm notification (SNS → Lambda) that pauses sending. */

@@ -173,8 +173,16 @@ export interface SubscriberStore {
     address: string,
     options: { readonly locale?: string | undefined; readonly now: number },
   ): Promise<SubscriberProfile>;
-  /** Writes a changed profile (suppression, soft-bounce count); the subscriber must exist. */
-  saveProfile(profile: SubscriberProfile): Promise<void>;
+  /**
+   * Suppresses the address unless it is already (the first reason stands). True when this call
+   * suppressed it; false when it was suppressed before or the subscriber no longer exists. Each
+   * feedback method changes only its own attribute, so events handled at once never undo each other.
+   */
+  suppress(subscriberId: string, suppression: NonNullable<SubscriberProfile['suppression']>): Promise<boolean>;
+  /** Adds one soft bounce to the count (atomically); the count after it, or undefined when the subscriber is gone. */
+  countSoftBounce(subscriberId: string): Promise<number | undefined>;
+  /** A delivery: the soft-bounce count starts again from zero. */
+  resetSoftBounces(subscriberId: string): Promise<void>;
   /** Removes a subscriber and everything of it (memberships, records, held entries, the address key). */
   deleteSubscriber(subscriberId: string): Promise<void>;
 

@@ -226,7 +226,10 @@ export function afterHeld(
 /** An SES event as it concerns one address (functions/core/email/events.ts reads SES's JSON). */
 export type FeedbackKind = 'delivery' | 'hard-bounce' | 'soft-bounce' | 'complaint';
 
-/** The profile after a feedback event; `suppressedNow` is true when this event suppressed it. */
+/**
+ * The profile after a feedback event; `suppressedNow` is true when this event suppressed it. The
+ * rule itself: events.ts applies it to the stored profile as one targeted write per event.
+ */
 export function applyFeedback(
   profile: SubscriberProfile,
   kind: FeedbackKind,
