@@ -349,6 +349,40 @@ describe('bounces and complaints', () => {
   });
 });
 
+describe('a daily digest subscriber', () => {
+  it('gets an alert in one digest only, when its notification comes back after the digest went out', async () => {
+    let throttled: string | undefined;
+    const { stack, audience, ids } = await setUp(
+      {
+        wrapSender: (sender) => ({
+          async send(email) {
+            if (email.tags.subscriber === throttled) throw new EmailThrottledError('SES: TooManyRequestsException');
+            return await sender.send(email);
+          },
+        }),
+      },
+      ['a', 'b'],
+    );
+    const store = stack.email.delivery.store;
+    const membership = await store.membership(ids.a as string, 'desk');
+    await store.saveMembership({ ...(membership as NonNullable<typeof membership>), preference: 'digest' });
+    // SES throttles b: the notification comes back later; a's entry is held.
+    throttled = ids.b;
+    await stack.publishAlert(audience);
+    expect(await stack.email.deliver()).toEqual({ received: 1, failed: 1 });
+    // a's digest goes out before the retry.
+    stack.clock.now = dailyDigestAt(stack.clock.now, audience) + 1;
+    expect(await stack.email.releaseDailyDigests()).toMatchObject({ due: 1, sent: 1 });
+    throttled = undefined;
+    expect(await stack.email.deliver()).toEqual({ received: 1, failed: 0 });
+    expect(await store.heldEntries(ids.a as string, 'desk')).toEqual([]);
+    // The next day's release has nothing for a.
+    stack.clock.now = dailyDigestAt(stack.clock.now, audience) + 1;
+    expect(await stack.email.releaseDailyDigests()).toMatchObject({ due: 0, sent: 0 });
+    expect(perSubscriber(stack)).toEqual({ [ids.a as string]: 1, [ids.b as string]: 1 });
+  });
+});
+
 describe('links', () => {
   it('a replayed one-click POST answers the same and changes nothing the second time', async () => {
     const { stack, audience, ids } = await setUp({}, ['a', 'b']);

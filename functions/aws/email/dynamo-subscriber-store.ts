@@ -56,6 +56,8 @@ const subKey = (subscriberId: string) => `sub#${subscriberId}`;
 const audKey = (audienceId: string) => `aud#${audienceId}`;
 const msgKey = (messageKey: string) => `msg#${messageKey}`;
 const heldPrefix = (audienceId: string) => `held#${audienceId}#`;
+/** Marks an entry ever held for the subscriber's daily digest of an audience (kept as long as the history). */
+const wasHeldPrefix = (audienceId: string) => `washeld#${audienceId}#`;
 
 type Item = Record<string, unknown>;
 
@@ -552,25 +554,57 @@ export class DynamoSubscriberStore implements SubscriberStore {
 
   // --- Daily digests -----------------------------------------------------------------------------------
 
-  async hold(subscriberId: string, audienceId: string, entries: readonly HeldEntry[], dueAt: number): Promise<void> {
+  async hold(subscriberId: string, audienceId: string, entries: readonly HeldEntry[], dueAt: number): Promise<number> {
     const pk = subKey(subscriberId);
-    await this.#batchWrite(
-      entries.map((entry) => ({
-        PutRequest: {
-          Item: {
-            pk,
-            sk: `${heldPrefix(audienceId)}${entry.key}`,
-            key: entry.key,
-            audienceId,
-            heldAt: entry.heldAt,
-            locale: entry.locale,
-            // As JSON: the document's optional fields are absent, never undefined (which DynamoDB cannot store).
-            entry: JSON.parse(JSON.stringify(entry.entry)) as unknown,
-            expiresAt: Math.floor(entry.heldAt / 1000) + 30 * DAY_SECONDS,
-          },
-        },
-      })),
-    );
+    let held = 0;
+    for (const entry of entries) {
+      try {
+        // The entry and a mark that it was held, in one transaction: the mark outlives the entry
+        // (cleared once its digest went out), so a notification that comes back after the digest
+        // (another subscriber was throttled, a redrive) finds it and holds nothing again.
+        await this.#documents.send(
+          new TransactWriteCommand({
+            TransactItems: [
+              {
+                Put: {
+                  TableName: this.#table,
+                  Item: {
+                    pk,
+                    sk: `${wasHeldPrefix(audienceId)}${entry.key}`,
+                    heldAt: entry.heldAt,
+                    expiresAt: Math.floor(entry.heldAt / 1000) + this.#historySeconds,
+                  },
+                  ConditionExpression: 'attribute_not_exists(pk)',
+                },
+              },
+              {
+                Put: {
+                  TableName: this.#table,
+                  Item: {
+                    pk,
+                    sk: `${heldPrefix(audienceId)}${entry.key}`,
+                    key: entry.key,
+                    audienceId,
+                    heldAt: entry.heldAt,
+                    locale: entry.locale,
+                    // As JSON: the document's optional fields are absent, never undefined (which DynamoDB cannot store).
+                    entry: JSON.parse(JSON.stringify(entry.entry)) as unknown,
+                    expiresAt: Math.floor(entry.heldAt / 1000) + 30 * DAY_SECONDS,
+                  },
+                },
+              },
+            ],
+          }),
+        );
+        held += 1;
+      } catch (error) {
+        const heldBefore =
+          error instanceof TransactionCanceledException &&
+          error.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed';
+        if (!heldBefore) throw error;
+      }
+    }
+    if (held === 0) return 0;
     try {
       await this.#documents.send(
         new UpdateCommand({
@@ -587,6 +621,7 @@ export class DynamoSubscriberStore implements SubscriberStore {
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
     }
+    return held;
   }
 
   async dueDigests(now: number, limit: number): Promise<DueDigest[]> {

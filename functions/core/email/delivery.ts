@@ -19,8 +19,10 @@
  *   visibility timeout, and only the subscribers not yet sent to get it then. After the queue's
  *   last receive it waits in the email dead-letter queue (with an alarm) for a redrive. A message
  *   SES refuses for good is recorded as `rejected`, not retried forever.
- * - **Subscribers who chose the daily digest** get the notification held for their digest (an
- *   idempotent write per entry) and one email a day ({@link releaseDailyDigests}).
+ * - **Subscribers who chose the daily digest** get the notification held for their digest and
+ *   one email a day ({@link releaseDailyDigests}). An entry is held once per subscriber, ever: a
+ *   notification that comes back after the digest went out (another subscriber was throttled)
+ *   holds nothing again, so no alert is in two digests.
  *
  * Logs name the SNS message, the audience, the subscriber id and the delivery id; never an
  * address, never a body.

@@ -220,8 +220,14 @@ export interface SubscriberStore {
   history(subscriberId: string, options?: { readonly limit?: number }): Promise<SendRecord[]>;
 
   // A subscriber's daily digest
-  /** Keeps entries for the subscriber's daily digest of an audience, due at `dueAt` unless already due earlier. */
-  hold(subscriberId: string, audienceId: string, entries: readonly HeldEntry[], dueAt: number): Promise<void>;
+  /**
+   * Keeps entries for the subscriber's daily digest of an audience, due at `dueAt` unless already
+   * due earlier. An entry is held once per subscriber and audience, ever (as long as the history
+   * is kept): one held before is not held again, even after its digest went out, so a
+   * notification that comes back later never puts it in a second digest. Returns how many were
+   * newly held.
+   */
+  hold(subscriberId: string, audienceId: string, entries: readonly HeldEntry[], dueAt: number): Promise<number>;
   /** Daily digests due at or before `now`. */
   dueDigests(now: number, limit: number): Promise<DueDigest[]>;
   heldEntries(subscriberId: string, audienceId: string): Promise<HeldEntry[]>;
