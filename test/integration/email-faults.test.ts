@@ -410,6 +410,57 @@ describe('links', () => {
     expect(perSubscriber(stack, before)).toEqual({ [ids.b as string]: 1 });
   });
 
+  it('a preference change posted while a one-click unsubscribe lands does not undo the unsubscribe', async () => {
+    const { stack, audience, ids } = await setUp({}, ['a']);
+    await stack.publishAlert(audience);
+    await stack.email.deliver();
+    const { oneClick, manage } = await linksOf((stack.email.sent[0] as (typeof stack.email.sent)[number]).raw);
+    const store = stack.email.preferences.store;
+    // The page's POST reads the memberships (confirmed), then waits until the one-click POST has
+    // unsubscribed, then writes its change.
+    let unsubscribed: () => void = () => {};
+    const oneClickDone = new Promise<void>((resolve) => {
+      unsubscribed = resolve;
+    });
+    const slowReads = new Proxy(store, {
+      get: (target, property) => {
+        if (property === 'memberships') {
+          return async (id: string) => {
+            const read = await target.memberships(id);
+            await oneClickDone;
+            return read;
+          };
+        }
+        const value = Reflect.get(target, property, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const form = handlePreferenceRequest(
+      {
+        method: 'POST',
+        path: new URL(manage).pathname,
+        query: {},
+        body: 'action=preference&preference=digest',
+        contentType: 'application/x-www-form-urlencoded',
+      },
+      { ...stack.email.preferences, store: slowReads },
+    );
+    const oneClickResponse = await stack.request(oneClick, {
+      method: 'POST',
+      body: ONE_CLICK_BODY,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(oneClickResponse.status).toBe(200);
+    unsubscribed();
+    const formResponse = await form;
+    expect(formResponse.headers.Location).toContain('problem=unsubscribed');
+    expect((await store.membership(ids.a as string, 'desk'))?.state).toBe('unsubscribed');
+    const before = stack.email.sent.length;
+    await stack.publishAlert(audience);
+    await stack.email.deliver();
+    expect(stack.email.sent.length).toBe(before);
+  });
+
   it('a one-click POST larger than a form ever is gets 413 and changes nothing, however it arrives', async () => {
     const { stack, audience, ids } = await setUp({}, ['a']);
     await stack.publishAlert(audience);

@@ -283,7 +283,10 @@ export class DynamoSubscriberStore implements SubscriberStore {
     return item === undefined ? undefined : toMembership(item);
   }
 
-  async saveMembership(membership: Membership, options: { readonly create?: boolean } = {}): Promise<boolean> {
+  async saveMembership(
+    membership: Membership,
+    options: { readonly create?: boolean; readonly expected?: Membership } = {},
+  ): Promise<boolean> {
     const set: Record<string, unknown> = {
       subscriberId: membership.subscriberId,
       audienceId: membership.audienceId,
@@ -315,6 +318,28 @@ export class DynamoSubscriberStore implements SubscriberStore {
       names[`#r${index}`] = name;
       return `#r${index}`;
     });
+    // Written over what the caller read only if it still holds: an unsubscribe (a one-click POST)
+    // that landed between the read and this write must not be turned back by a preference change.
+    const conditions = [options.create ? 'attribute_not_exists(pk)' : 'attribute_exists(pk)'];
+    if (options.expected !== undefined) {
+      const read = options.expected;
+      const fields = {
+        state: read.state,
+        preference: read.preference,
+        pausedUntil: read.pausedUntil,
+        confirmedAt: read.confirmedAt,
+        unsubscribedAt: read.unsubscribedAt,
+      };
+      for (const [index, [name, value]] of Object.entries(fields).entries()) {
+        names[`#e${index}`] = name;
+        if (value === undefined) {
+          conditions.push(`attribute_not_exists(#e${index})`);
+        } else {
+          values[`:e${index}`] = value;
+          conditions.push(`#e${index} = :e${index}`);
+        }
+      }
+    }
     // Leaving the audience keeps a waiting daily digest due: its release sends nothing to someone
     // who left, records the held alerts as not sent (unsubscribed) and drops them.
     try {
@@ -323,7 +348,7 @@ export class DynamoSubscriberStore implements SubscriberStore {
           TableName: this.#table,
           Key: { pk: subKey(membership.subscriberId), sk: audKey(membership.audienceId) },
           UpdateExpression: `SET ${assignments.join(', ')}${removals.length > 0 ? ` REMOVE ${removals.join(', ')}` : ''}`,
-          ConditionExpression: options.create ? 'attribute_not_exists(pk)' : 'attribute_exists(pk)',
+          ConditionExpression: conditions.join(' AND '),
           ExpressionAttributeNames: names,
           ExpressionAttributeValues: values,
         }),

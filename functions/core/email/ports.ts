@@ -191,9 +191,15 @@ export interface SubscriberStore {
   membership(subscriberId: string, audienceId: string): Promise<Membership | undefined>;
   /**
    * Writes a membership. With `create` it must not exist yet (false when it does); otherwise the
-   * subscriber's profile must still exist (false when the subscriber was deleted).
+   * subscriber's profile must still exist (false when the subscriber was deleted). With `expected`
+   * (the membership as the caller read it) it is written only if it still is so (false when it
+   * changed meanwhile: read it again and decide again), so a read-modify-write never undoes a
+   * change made in between, such as a one-click unsubscribe.
    */
-  saveMembership(membership: Membership, options?: { readonly create?: boolean }): Promise<boolean>;
+  saveMembership(
+    membership: Membership,
+    options?: { readonly create?: boolean; readonly expected?: Membership },
+  ): Promise<boolean>;
   /** Pending and confirmed memberships of an audience (unsubscribed ones are not listed). */
   audienceMembers(audienceId: string): Promise<Membership[]>;
 

@@ -267,11 +267,34 @@ export async function handlePreferenceRequest(
   );
 }
 
-/** Applies a change to a membership and saves it when it did something. */
+/** The membership kept changing under a change made on the page; nothing of it was written. */
+export class MembershipChangedError extends Error {
+  constructor(attempts: number) {
+    super(`the membership changed ${attempts} times while a change to it was being saved; nothing was written`);
+    this.name = 'MembershipChangedError';
+  }
+}
+
+const CHANGE_ATTEMPTS = 5;
+
+/**
+ * Applies a change to a membership and saves it when it did something, only over the membership
+ * it was decided on: when another request changed it meanwhile (a one-click unsubscribe while the
+ * page's form was posted), the change is decided again on what is there now. An unsubscribe is
+ * final: a later preference or pause change then finds it and is refused.
+ */
 async function change(deps: PreferenceDeps, membership: Membership, request: PreferenceChange): Promise<ChangeOutcome> {
-  const outcome = applyChange(membership, request, deps.now());
-  if (outcome.ok && outcome.changed) await deps.store.saveMembership(outcome.membership);
-  return outcome;
+  let read = membership;
+  for (let attempt = 1; ; attempt += 1) {
+    const outcome = applyChange(read, request, deps.now());
+    if (!outcome.ok || !outcome.changed) return outcome;
+    if (await deps.store.saveMembership(outcome.membership, { expected: read })) return outcome;
+    const now = await deps.store.membership(read.subscriberId, read.audienceId);
+    // The subscriber was deleted meanwhile: nothing left to change.
+    if (now === undefined) return outcome;
+    if (attempt >= CHANGE_ATTEMPTS) throw new MembershipChangedError(attempt);
+    read = now;
+  }
 }
 
 const problemOf = (outcome: ChangeOutcome): Problem =>

@@ -80,7 +80,6 @@ export async function addSubscriber(
   // language of the audience that sent it (an address on a Korean and an English audience).
   const profile = await deps.store.ensureSubscriber(input.address, { locale: input.locale, now });
   const { audienceId } = input.audience;
-  const existing = await deps.store.membership(profile.subscriberId, audienceId);
   const suppressed = profile.suppression !== undefined;
   const fresh: Membership = {
     subscriberId: profile.subscriberId,
@@ -91,30 +90,44 @@ export async function addSubscriber(
     ...(confirmed ? { confirmedAt: now } : {}),
     source: input.migration === undefined ? 'added' : 'migrated',
   };
-  let membership: Membership;
-  let change: SubscribeOutcome['change'];
-  if (existing === undefined) {
-    await deps.store.saveMembership(fresh, { create: true });
-    membership = fresh;
-    change = 'created';
-  } else if (existing.state === 'unsubscribed' && input.migration !== undefined) {
-    // The person left after SNS confirmed them: that is the newer word, and a migration keeps it.
-    membership = existing;
-    change = 'kept-unsubscribed';
-  } else if (existing.state === 'unsubscribed') {
-    // Ops add an address that had left: it must confirm again. `unsubscribedAt` stays, so a later
-    // migration knows this pending member once ended a subscription (below).
-    membership = { ...fresh, createdAt: existing.createdAt, unsubscribedAt: existing.unsubscribedAt };
-    await deps.store.saveMembership(membership);
-    change = 'reopened';
-  } else if (existing.state === 'pending' && confirmed && existing.unsubscribedAt === undefined) {
-    // (A pending member who once unsubscribed confirms by their own link: SNS's consent is older.)
-    membership = { ...existing, state: 'confirmed', confirmedAt: now, source: 'migrated' };
-    await deps.store.saveMembership(membership);
-    change = 'confirmed';
-  } else {
-    membership = existing;
-    change = 'unchanged';
+  let membership: Membership | undefined;
+  let change: SubscribeOutcome['change'] = 'unchanged';
+  // Each write is made over the membership as it was read (or only while there is none): when the
+  // person unsubscribed or confirmed in between, the decision is made again on what is there now.
+  for (let attempt = 1; membership === undefined; attempt += 1) {
+    if (attempt > 5)
+      throw new Error(
+        'the membership kept changing while the address was being added; nothing was changed, run it again',
+      );
+    const existing = await deps.store.membership(profile.subscriberId, audienceId);
+    if (existing === undefined) {
+      if (await deps.store.saveMembership(fresh, { create: true })) {
+        membership = fresh;
+        change = 'created';
+      }
+    } else if (existing.state === 'unsubscribed' && input.migration !== undefined) {
+      // The person left after SNS confirmed them: that is the newer word, and a migration keeps it.
+      membership = existing;
+      change = 'kept-unsubscribed';
+    } else if (existing.state === 'unsubscribed') {
+      // Ops add an address that had left: it must confirm again. `unsubscribedAt` stays, so a later
+      // migration knows this pending member once ended a subscription (below).
+      const reopened = { ...fresh, createdAt: existing.createdAt, unsubscribedAt: existing.unsubscribedAt };
+      if (await deps.store.saveMembership(reopened, { expected: existing })) {
+        membership = reopened;
+        change = 'reopened';
+      }
+    } else if (existing.state === 'pending' && confirmed && existing.unsubscribedAt === undefined) {
+      // (A pending member who once unsubscribed confirms by their own link: SNS's consent is older.)
+      const confirmedNow: Membership = { ...existing, state: 'confirmed', confirmedAt: now, source: 'migrated' };
+      if (await deps.store.saveMembership(confirmedNow, { expected: existing })) {
+        membership = confirmedNow;
+        change = 'confirmed';
+      }
+    } else {
+      membership = existing;
+      change = 'unchanged';
+    }
   }
   let confirmationSent = false;
   if (membership.state === 'pending' && !suppressed) {
