@@ -536,6 +536,7 @@ export class EmailChannel extends Construct {
     const ops = new actions.SnsAction(props.opsTopic);
     // The alarm topic the events function listens on to pause sending.
     const pause = new actions.SnsAction(eventsTopic);
+    const guards: string[] = [];
     const reputation = (metricName: string) =>
       new cloudwatch.Metric({
         namespace: 'AWS/SES',
@@ -557,11 +558,25 @@ export class EmailChannel extends Construct {
       });
       created.addAlarmAction(ops);
       created.addOkAction(ops);
-      if (guard) created.addAlarmAction(pause);
+      if (guard) {
+        created.addAlarmAction(pause);
+        guards.push(created.alarmArn);
+      }
       this.alarms.push(created);
     };
     alarm('email-bounce-rate', reputation('Reputation.BounceRate'), EmailChannel.bounceRateAlarm, true);
     alarm('email-complaint-rate', reputation('Reputation.ComplaintRate'), EmailChannel.complaintRateAlarm, true);
+    // CloudWatch publishes the alarm itself: without this statement the topic (whose policy lets
+    // only SES publish) refuses it, and a reputation alarm pages ops but never pauses sending. Only
+    // these alarms may publish; the topic's key already lets CloudWatch use it (above).
+    eventsTopic.addToResourcePolicy(
+      new iam.PolicyStatement({
+        principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
+        actions: ['sns:Publish'],
+        resources: [eventsTopic.topicArn],
+        conditions: { ArnEquals: { 'aws:SourceArn': guards } },
+      }),
+    );
     const depth = (queue: sqs.IQueue) =>
       queue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: 'Maximum' });
     alarm('email-dlq', depth(this.deadLetterQueue), 1, false);

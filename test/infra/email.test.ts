@@ -189,6 +189,46 @@ describe('with emailDomain', () => {
     expect(EmailChannel.complaintRateAlarm).toBeLessThan(0.001);
   });
 
+  it('lets those two alarms, and nothing else from CloudWatch, publish to the events topic (or they could not pause sending)', () => {
+    const [topicId] =
+      ofType('AWS::SNS::Topic').find(([, topic]) => topic.Properties?.DisplayName === 'news-alerts SES events') ?? [];
+    expect(topicId).toBeDefined();
+    const guards = ofType('AWS::CloudWatch::Alarm')
+      .filter(([, alarm]) => /Reputation\.(Bounce|Complaint)Rate/.test(String(alarm.Properties?.MetricName)))
+      .map(([id, alarm]) => {
+        // Each of them notifies the events topic.
+        expect(JSON.stringify(alarm.Properties?.AlarmActions)).toContain(`"Ref":"${topicId}"`);
+        return { 'Fn::GetAtt': [id, 'Arn'] };
+      });
+    expect(guards).toHaveLength(2);
+    template.hasResourceProperties('AWS::SNS::TopicPolicy', {
+      Topics: [{ Ref: topicId }],
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Effect: 'Allow',
+            Principal: { Service: 'cloudwatch.amazonaws.com' },
+            Action: 'sns:Publish',
+            Resource: { Ref: topicId },
+            Condition: { ArnEquals: { 'aws:SourceArn': Match.arrayEquals(guards) } },
+          }),
+        ]),
+      },
+    });
+    // CloudWatch may use the topic's key too (it is encrypted).
+    const keyStatements = ofType('AWS::KMS::Key').flatMap(
+      ([, key]) =>
+        (key.Properties?.KeyPolicy as { Statement?: Record<string, unknown>[] } | undefined)?.Statement ?? [],
+    );
+    expect(
+      keyStatements.some(
+        (statement) =>
+          JSON.stringify(statement.Principal).includes('cloudwatch.amazonaws.com') &&
+          JSON.stringify(statement.Action).includes('kms:GenerateDataKey'),
+      ),
+    ).toBe(true);
+  });
+
   it('receives mailto unsubscribes with a receipt rule that invokes the endpoint function', () => {
     const [preferencesId] = functionNamed('preference page');
     template.hasResourceProperties('AWS::SES::ReceiptRule', {
