@@ -121,6 +121,37 @@ describe('the preference endpoint', () => {
     );
   });
 
+  it('counts and logs a form action it does not know as `other`: no request makes a metric of its own, nor a 500', async () => {
+    const known = ['unsubscribe-all', 'unsubscribe', 'pause', 'resume', 'preference'];
+    const { store } = countingStore();
+    const token = await tokenOf(store);
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(fc.constantFrom(...known), fc.string({ maxLength: 300 }), fc.constant('z'.repeat(300))),
+        async (action) => {
+          const counted: string[] = [];
+          const logged: unknown[] = [];
+          const log = { ...silentLog, info: (_message: string, fields?: unknown) => logged.push(fields) };
+          const response = await handlePreferenceRequest(
+            {
+              method: 'POST',
+              path: `/p/${token}`,
+              query: {},
+              body: `action=${encodeURIComponent(action)}&days=3&preference=digest`,
+              contentType: 'application/x-www-form-urlencoded',
+            },
+            { ...deps(store), log, count: (outcome) => counted.push(outcome) },
+          );
+          expect(response.status).toBeLessThan(500);
+          const expected = known.includes(action) ? action : 'other';
+          expect(counted).toEqual([`form-${expected}`]);
+          expect(logged).toContainEqual(expect.objectContaining({ action: expected }));
+        },
+      ),
+      { numRuns: 100 },
+    );
+  });
+
   it('acts on the RFC 8058 body in either form encoding, and answers a replay the same way', async () => {
     for (const [contentType, body] of [
       ['application/x-www-form-urlencoded', 'List-Unsubscribe=One-Click'],

@@ -75,8 +75,36 @@ export interface PreferenceDeps {
   readonly log: Log;
   readonly now: () => number;
   /** Counts each outcome (`page`, `one-click`, `invalid-link`...) for metrics. */
-  readonly count?: ((outcome: string) => void) | undefined;
+  readonly count?: ((outcome: PreferenceOutcome) => void) | undefined;
 }
+
+/** The page form's actions. */
+const FORM_ACTIONS = ['unsubscribe-all', 'unsubscribe', 'pause', 'resume', 'preference'] as const;
+type FormAction = (typeof FORM_ACTIONS)[number];
+
+/**
+ * What the endpoint counts, each a metric of its own: a closed set, so that no request can make a
+ * metric (each costs money; a name of more than 255 characters fails the request with a 500).
+ */
+export type PreferenceOutcome =
+  | 'not-found'
+  | 'too-large'
+  | 'invalid-link'
+  | 'confirm-page'
+  | 'confirm'
+  | 'one-click-page'
+  | 'one-click'
+  | 'unsubscribe'
+  | 'mailto'
+  | 'page'
+  | `form-${FormAction | 'none' | 'other'}`;
+
+/** The form's action as counted and logged: one of the page's own, `none`, or `other` for anything a caller made up. */
+const formActionOf = (form: URLSearchParams): FormAction | 'none' | 'other' => {
+  const action = form.get('action');
+  if (action === null) return 'none';
+  return FORM_ACTIONS.find((known) => known === action) ?? 'other';
+};
 
 /** Longest body a form may have; RFC 8058 bodies are 26 bytes. */
 export const MAX_BODY_BYTES = 4096;
@@ -247,10 +275,11 @@ export async function handlePreferenceRequest(
       return plain(200, emailWordsFor(language).page.oneClickDone, language);
     }
     const result = await applyForm(form, deps, memberships, current);
-    count(`form-${form.get('action') ?? 'none'}`);
+    const action = formActionOf(form);
+    count(`form-${action}`);
     deps.log.info('preferences changed', {
       ...context,
-      action: form.get('action') ?? 'none',
+      action,
       result: result.done ?? result.problem,
     });
     return redirect(
