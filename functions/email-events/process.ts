@@ -1,8 +1,10 @@
 /**
  * The SES events function: SNS deliveries from the configuration set's event destination (one SES
  * event each) and from the reputation alarms. Each record is handled on its own; the first failure
- * is thrown after all were tried, so Lambda retries the event (recording an event twice is
- * harmless: suppression is idempotent and a status only rises).
+ * is thrown after all were tried, so Lambda retries the event. A repeat changes nothing more:
+ * suppression keeps its first reason, a soft bounce is counted once per message (a mark on the
+ * message's record, written with the count) and a status only rises; only the history may list
+ * the event twice.
  *
  * A reputation alarm (bounce or complaint rate near SES's review thresholds) going to ALARM pauses
  * sending on the configuration set at once: SES then refuses sends with `SendingPausedException`,

@@ -334,18 +334,59 @@ describe('bounces and complaints', () => {
 
   it('soft bounces suppress only after the documented limit, and a delivery resets the count', async () => {
     const { stack, audience, ids } = await setUp({}, ['a']);
+    for (let alert = 0; alert < 9; alert++) await stack.publishAlert(audience);
+    await stack.email.deliver();
+    const toA = stack.email.sent as NonNullable<(typeof stack.email.sent)[number]>[];
+    expect(toA).toHaveLength(9);
+    const store = stack.email.delivery.store;
+    for (const email of toA.slice(0, 4)) await stack.sesEvents(sesEvent('Bounce', email, { bounceType: 'Transient' }));
+    expect((await store.profile(ids.a as string))?.suppression).toBeUndefined();
+    await stack.sesEvents(sesEvent('Delivery', toA[4] as (typeof toA)[number]));
+    expect((await store.profile(ids.a as string))?.softBounces).toBe(0);
+    for (const email of [...toA.slice(5, 9), toA[0] as (typeof toA)[number]]) {
+      await stack.sesEvents(sesEvent('Bounce', email, { bounceType: 'Transient' }));
+    }
+    // The last was a repeat of a bounce counted before: four counted, not suppressed yet.
+    expect((await store.profile(ids.a as string))?.softBounces).toBe(4);
+    expect((await store.profile(ids.a as string))?.suppression).toBeUndefined();
+    await stack.sesEvents(sesEvent('Bounce', toA[4] as (typeof toA)[number], { bounceType: 'Transient' }));
+    expect((await store.profile(ids.a as string))?.suppression?.reason).toBe('soft-bounces');
+  });
+
+  it('a soft bounce delivered again (Lambda retrying an event whose history write failed) counts once', async () => {
+    const { stack, audience, ids } = await setUp({}, ['a']);
     await stack.publishAlert(audience);
     await stack.email.deliver();
     const toA = stack.email.sent[0] as NonNullable<(typeof stack.email.sent)[number]>;
     const store = stack.email.delivery.store;
-    for (let bounce = 1; bounce < 5; bounce++)
-      await stack.sesEvents(sesEvent('Bounce', toA, { bounceType: 'Transient' }));
-    expect((await store.profile(ids.a as string))?.suppression).toBeUndefined();
-    await stack.sesEvents(sesEvent('Delivery', toA));
-    expect((await store.profile(ids.a as string))?.softBounces).toBe(0);
-    for (let bounce = 1; bounce <= 5; bounce++)
-      await stack.sesEvents(sesEvent('Bounce', toA, { bounceType: 'Transient' }));
-    expect((await store.profile(ids.a as string))?.suppression?.reason).toBe('soft-bounces');
+    let failures = 2;
+    const flaky = new Proxy(store, {
+      get: (target, property) => {
+        if (property === 'recordEvent') {
+          return async (...args: Parameters<typeof store.recordEvent>) => {
+            if (failures > 0) {
+              failures -= 1;
+              throw Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' });
+            }
+            return await target.recordEvent(...args);
+          };
+        }
+        const value = Reflect.get(target, property, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const event = {
+      Records: [
+        { Sns: { MessageId: 'bounce', Message: JSON.stringify(sesEvent('Bounce', toA, { bounceType: 'Transient' })) } },
+      ],
+    };
+    const deps = { store: flaky, sending: undefined, log: stack.email.delivery.log, now: () => stack.clock.now };
+    // Lambda's first try and its two retries of the same event.
+    await expect(handleEmailEvents(event, deps)).rejects.toThrow('Rate exceeded');
+    await expect(handleEmailEvents(event, deps)).rejects.toThrow('Rate exceeded');
+    await handleEmailEvents(event, deps);
+    expect((await store.profile(ids.a as string))?.softBounces).toBe(1);
+    expect((await store.history(ids.a as string))[0]?.status).toBe('soft-bounced');
   });
 });
 

@@ -208,23 +208,56 @@ export class DynamoSubscriberStore implements SubscriberStore {
     }
   }
 
-  async countSoftBounce(subscriberId: string): Promise<number | undefined> {
+  async countSoftBounce(subscriberId: string, messageKey: string | undefined): Promise<number | undefined> {
+    const profileKey = { pk: subKey(subscriberId), sk: 'profile' };
+    const add = {
+      TableName: this.#table,
+      Key: profileKey,
+      UpdateExpression: 'ADD softBounces :one',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':one': 1 },
+    };
     try {
-      const { Attributes } = await this.#documents.send(
-        new UpdateCommand({
-          TableName: this.#table,
-          Key: { pk: subKey(subscriberId), sk: 'profile' },
-          UpdateExpression: 'ADD softBounces :one',
-          ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeValues: { ':one': 1 },
-          ReturnValues: 'UPDATED_NEW',
-        }),
-      );
-      return Number(Attributes?.softBounces ?? 0);
+      if (messageKey === undefined) {
+        await this.#documents.send(new UpdateCommand(add));
+      } else {
+        // Counted together with a mark on the message's record, so the same bounce delivered again
+        // (Lambda's retries of an event whose history write failed, SNS's at-least-once) counts once.
+        await this.#documents.send(
+          new TransactWriteCommand({
+            TransactItems: [
+              {
+                Update: {
+                  TableName: this.#table,
+                  Key: { pk: subKey(subscriberId), sk: msgKey(messageKey) },
+                  UpdateExpression: 'SET softBounceCounted = :true',
+                  ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(softBounceCounted)',
+                  ExpressionAttributeValues: { ':true': true },
+                },
+              },
+              { Update: add },
+            ],
+          }),
+        );
+      }
     } catch (error) {
       if (isConditionFailure(error)) return undefined;
-      throw error;
+      if (!(error instanceof TransactionCanceledException) || messageKey === undefined) throw error;
+      const failed = (index: number) => error.CancellationReasons?.[index]?.Code === 'ConditionalCheckFailed';
+      if (failed(1)) return undefined;
+      if (!failed(0)) throw error;
+      // Counted before, or a message without a record (expired from the history): the latter is
+      // counted as it comes, since nothing is left to tell a repeat by.
+      if ((await this.#record(subscriberId, messageKey)) === undefined) {
+        try {
+          await this.#documents.send(new UpdateCommand(add));
+        } catch (inner) {
+          if (isConditionFailure(inner)) return undefined;
+          throw inner;
+        }
+      }
     }
+    return (await this.profile(subscriberId))?.softBounces;
   }
 
   async resetSoftBounces(subscriberId: string): Promise<void> {

@@ -6,7 +6,8 @@
  * - **A hard bounce or a complaint suppresses the address at once**, on every audience: the
  *   profile is written before the event is acknowledged, and the delivery function checks it in
  *   the same transaction as every claim (delivery.ts). Soft bounces count toward
- *   {@link SOFT_BOUNCE_LIMIT} in a row; a delivery resets the count. Each of these is a write of
+ *   {@link SOFT_BOUNCE_LIMIT} in a row, each message once however often its bounce is delivered;
+ *   a delivery resets the count. Each of these is a write of
  *   its own attribute (suppression, the count), so no event can undo another handled at once.
  * - **Every event lands in the subscriber's history** (the record of the message it is about,
  *   found by the `subscriber` and `message` tags the delivery function set), with a short detail
@@ -150,7 +151,9 @@ export function classifyEvent(event: SesEvent): {
 /**
  * Records one SES event: the profile first (suppression), then the history record.
  *
- * @throws whatever the store throws (the handler fails, SNS/Lambda retries; recording twice is harmless)
+ * @throws whatever the store throws (the handler fails, SNS/Lambda retries: suppression is kept
+ *   once, a soft bounce counted once per message, a status only rises; the history may show the
+ *   event twice)
  */
 export async function recordSesEvent(
   event: SesEvent,
@@ -167,7 +170,9 @@ export async function recordSesEvent(
     });
     return { eventType: event.eventType, suppressed: false, recorded: false };
   }
-  const suppression = feedback === undefined ? undefined : await applyFeedback(deps.store, subscriberId, feedback, at);
+  const validKey = messageKey !== undefined && /^[0-9a-f]{32}$/.test(messageKey) ? messageKey : undefined;
+  const suppression =
+    feedback === undefined ? undefined : await applyFeedback(deps.store, subscriberId, validKey, feedback, at);
   const suppressed = suppression !== undefined;
   if (suppression !== undefined) {
     deps.log.warn('address suppressed: nothing more is sent to it', {
@@ -177,9 +182,9 @@ export async function recordSesEvent(
     });
   }
   let recorded = false;
-  if (messageKey !== undefined && /^[0-9a-f]{32}$/.test(messageKey)) {
+  if (validKey !== undefined) {
     const sendEvent: SendEvent = { type: event.eventType, at, ...(detail === undefined ? {} : { detail }) };
-    recorded = await deps.store.recordEvent(subscriberId, messageKey, sendEvent, status ?? 'sent');
+    recorded = await deps.store.recordEvent(subscriberId, validKey, sendEvent, status ?? 'sent');
   }
   deps.log.info('SES event recorded', { subscriberId, eventType: event.eventType, recorded, suppressed });
   return { eventType: event.eventType, subscriberId, suppressed, recorded };
@@ -194,6 +199,7 @@ export async function recordSesEvent(
 async function applyFeedback(
   store: SubscriberStore,
   subscriberId: string,
+  messageKey: string | undefined,
   feedback: FeedbackKind,
   at: number,
 ): Promise<SuppressionReason | undefined> {
@@ -208,7 +214,9 @@ async function applyFeedback(
     case 'complaint':
       return await suppress('complaint');
     case 'soft-bounce': {
-      const count = await store.countSoftBounce(subscriberId);
+      // Once per message; the limit is checked even when this is a repeat, whose first try may
+      // have counted and then failed before it suppressed.
+      const count = await store.countSoftBounce(subscriberId, messageKey);
       return count !== undefined && count >= SOFT_BOUNCE_LIMIT ? await suppress('soft-bounces') : undefined;
     }
   }

@@ -179,8 +179,12 @@ export interface SubscriberStore {
    * feedback method changes only its own attribute, so events handled at once never undo each other.
    */
   suppress(subscriberId: string, suppression: NonNullable<SubscriberProfile['suppression']>): Promise<boolean>;
-  /** Adds one soft bounce to the count (atomically); the count after it, or undefined when the subscriber is gone. */
-  countSoftBounce(subscriberId: string): Promise<number | undefined>;
+  /**
+   * Adds one soft bounce of a message to the count (atomically), once per message: the message's
+   * record is marked in the same write, so the same bounce delivered again is not counted again.
+   * Returns the count as it stands, or undefined when the subscriber is gone.
+   */
+  countSoftBounce(subscriberId: string, messageKey: string | undefined): Promise<number | undefined>;
   /** A delivery: the soft-bounce count starts again from zero. */
   resetSoftBounces(subscriberId: string): Promise<void>;
   /** Removes a subscriber and everything of it (memberships, records, held entries, the address key). */
