@@ -60,7 +60,7 @@ export function createEmailHandler(
       event !== null &&
       (event as { action?: unknown }).action === RELEASE_DAILY_DIGESTS.action
     ) {
-      const outcome = await releaseDailyDigests(deps);
+      const outcome = await releaseDailyDigests(deps, { remainingMs: () => context.getRemainingTimeInMillis() });
       log.info('daily digests released', { ...outcome });
       return outcome;
     }

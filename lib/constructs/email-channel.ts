@@ -331,7 +331,8 @@ export class EmailChannel extends Construct {
       });
     }
 
-    // The subscribers' daily digests, released by a schedule.
+    // The subscribers' daily digests, released by a schedule. Each release works through every
+    // digest that is due until its time runs low (releaseDailyDigests), and the next continues.
     const scheduleDeadLetters = new DeadLetterQueue(this, 'DigestScheduleDeadLetters', {
       purpose: 'daily-digest releases EventBridge Scheduler could not deliver to the email function',
       removalPolicy,

@@ -13,7 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { SecretsManagerLinkKeys } from '#aws/email/link-keys';
 import { planDigest, toHeldNotification } from '#core/digest';
 import { dailyDigestAt } from '#core/email/daily-digest';
-import { deliverNotification } from '#core/email/delivery';
+import { DIGEST_RELEASE_MARGIN_MS, deliverNotification, releaseDailyDigests } from '#core/email/delivery';
 import { emailWordsFor } from '#core/email/messages/catalog';
 import { ONE_CLICK_BODY } from '#core/email/mime';
 import { parseQueuedNotification } from '#core/email/notification';
@@ -421,6 +421,43 @@ describe('a daily digest subscriber', () => {
     stack.clock.now = dailyDigestAt(stack.clock.now, audience) + 1;
     expect(await stack.email.releaseDailyDigests()).toMatchObject({ due: 0, sent: 0 });
     expect(perSubscriber(stack)).toEqual({ [ids.a as string]: 1, [ids.b as string]: 1 });
+  });
+});
+
+describe('many daily digests due at once', () => {
+  const names = ['a', 'b', 'c', 'd', 'e', 'f', 'g'];
+  async function sevenDue() {
+    const setup = await setUp({}, names);
+    const store = setup.stack.email.delivery.store;
+    for (const id of Object.values(setup.ids)) {
+      const membership = await store.membership(id, 'desk');
+      await store.saveMembership({ ...(membership as NonNullable<typeof membership>), preference: 'digest' });
+    }
+    await setup.stack.publishAlert(setup.audience);
+    await setup.stack.email.deliver();
+    setup.stack.clock.now = dailyDigestAt(setup.stack.clock.now, setup.audience) + 1;
+    return setup;
+  }
+
+  it('are all released by one run, page after page, not only the first page', async () => {
+    const { stack, ids } = await sevenDue();
+    const outcome = await releaseDailyDigests(stack.email.delivery, { limit: 3 });
+    expect(outcome).toEqual({ due: 7, sent: 7, notSent: 0, retry: 0 });
+    expect(perSubscriber(stack)).toEqual(Object.fromEntries(Object.values(ids).map((id) => [id, 1])));
+    expect(await releaseDailyDigests(stack.email.delivery, { limit: 3 })).toMatchObject({ due: 0 });
+  });
+
+  it('stop while the invocation still has time to spare, and the next run sends the rest', async () => {
+    const { stack, ids } = await sevenDue();
+    // Time enough to start two digests, then less than the margin.
+    let checks = 0;
+    const remainingMs = () => (++checks <= 2 ? 60_000 : DIGEST_RELEASE_MARGIN_MS - 1);
+    expect(await releaseDailyDigests(stack.email.delivery, { limit: 3, remainingMs })).toMatchObject({
+      due: 2,
+      sent: 2,
+    });
+    expect(await releaseDailyDigests(stack.email.delivery)).toMatchObject({ due: 5, sent: 5 });
+    expect(perSubscriber(stack)).toEqual(Object.fromEntries(Object.values(ids).map((id) => [id, 1])));
   });
 });
 

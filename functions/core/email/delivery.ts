@@ -52,6 +52,7 @@ import {
 } from './notification.ts';
 import {
   type AudienceDirectory,
+  type DueDigest,
   EmailRejectedError,
   type EmailSender,
   EmailThrottledError,
@@ -446,8 +447,15 @@ async function recordDigestNotSent(
   deps.log.info('daily digest not sent', { audienceId, subscriberId, reason, entries });
 }
 
+/** Time a release leaves unused at the end of its invocation: a digest started is finished. */
+export const DIGEST_RELEASE_MARGIN_MS = 20_000;
+
 /**
- * Sends every subscriber daily digest that is due (the handler runs this on a schedule). A digest
+ * Sends every subscriber daily digest that is due (the handler runs this on a schedule), page after
+ * page of `limit`, `sendConcurrency` at a time, until none is left or `remainingMs` (the
+ * invocation's time left) falls under {@link DIGEST_RELEASE_MARGIN_MS}: what is left stays due and
+ * the next release sends it, so no number of digests due at once is capped at one page. A digest
+ * that must be retried (throttled, claimed elsewhere) is tried once per release. A digest
  * goes out through the same claim as an alert (its id is the subscriber, audience and due time),
  * so a release that runs twice sends it once. A subscriber suppressed, paused or unsubscribed
  * while entries waited gets nothing: the held entries are recorded as not sent (with the reason)
@@ -458,114 +466,151 @@ async function recordDigestNotSent(
  */
 export async function releaseDailyDigests(
   deps: EmailDeliveryDeps,
-  options: { readonly limit?: number } = {},
+  options: { readonly limit?: number; readonly remainingMs?: () => number } = {},
 ): Promise<DailyDigestOutcome> {
   const now = deps.now();
-  const due = await deps.store.dueDigests(now, options.limit ?? 200);
-  let sent = 0;
-  let notSent = 0;
-  let retry = 0;
-  for (const item of due) {
-    const context = { audienceId: item.audienceId, subscriberId: item.subscriberId };
-    const [profile, membership, heldNow] = await Promise.all([
-      deps.store.profile(item.subscriberId),
-      deps.store.membership(item.subscriberId, item.audienceId),
-      deps.store.heldEntries(item.subscriberId, item.audienceId),
-    ]);
-    let held = heldNow;
-    if (profile === undefined || membership === undefined) {
-      await deps.store.clearHeld(
-        item.subscriberId,
-        item.audienceId,
-        held.map((entry) => entry.key),
-      );
-      continue;
-    }
-    const deliveryId = `${item.audienceId}|daily:${item.subscriberId}:${new Date(item.dueAt).toISOString()}`;
-    // Held before the member's last unsubscribe (kept on the membership when ops add it again): the
-    // clock that matters is the one at the unsubscribe, where holding stops anyway, so a clock that
-    // runs ahead elsewhere (a laptop's, on a migration) cannot drop an alert of the new subscription.
-    // Only for a membership that is on again: one that has just left is the skip below, which
-    // records its held alerts as not sent because it left.
-    const ended =
-      membership.state === 'unsubscribed' ? [] : held.filter((entry) => heldBeforeLeaving(entry.heldAt, membership));
-    if (ended.length > 0) {
-      await deps.store.recordOutcome({
-        subscriberId: profile.subscriberId,
-        messageKey: messageKeyOf(`${deliveryId}|ended`),
-        deliveryId: `${deliveryId}|ended`,
-        audienceId: item.audienceId,
-        kind: 'daily-digest',
-        status: 'unsubscribed',
-        createdAt: now,
-        detail: `${ended.length} held alert(s) not sent: held before the subscriber left this audience and was confirmed again`,
-      });
-      await deps.store.clearHeld(
-        item.subscriberId,
-        item.audienceId,
-        ended.map((entry) => entry.key),
-      );
-      deps.log.info('held alerts of an ended subscription not sent', { ...context, entries: ended.length });
-      held = held.filter((entry) => !ended.includes(entry));
-    }
-    const keys = held.map((entry) => entry.key);
-    const decision = digestDecision(profile, membership, now);
-    if (decision.action !== 'send' || held.length === 0) {
-      if (held.length > 0 && decision.action === 'skip') {
-        await recordDigestNotSent(deps, { ...context, deliveryId, now, entries: held.length, reason: decision.reason });
-        notSent += 1;
-      }
-      await deps.store.clearHeld(item.subscriberId, item.audienceId, keys);
-      continue;
-    }
-    const audience =
-      (await deps.audiences.get(item.audienceId)) ??
-      audienceFromDocument({ audienceId: item.audienceId, locale: held[0]?.locale });
-    const draft = composeDailyDigest(
-      { deliveryId, entries: held.map((entry) => entry.entry), locale: held[0]?.locale, releaseAt: item.dueAt },
-      audience,
-      deps.compose,
+  const pageSize = options.limit ?? 200;
+  const remainingMs = options.remainingMs ?? (() => Number.POSITIVE_INFINITY);
+  const tally = { due: 0, sent: 0, notSent: 0, retry: 0 };
+  // Tried in this release: one still due after it (to be retried) is not tried again until the next.
+  const tried = new Set<string>();
+  const keyOf = (item: DueDigest) => `${item.subscriberId}|${item.audienceId}|${item.dueAt}`;
+  const limit = pLimit(Math.max(1, deps.sendConcurrency));
+  let outOfTime = false;
+  while (!outOfTime) {
+    const page = (await deps.store.dueDigests(now, pageSize + tried.size)).filter((item) => !tried.has(keyOf(item)));
+    if (page.length === 0) break;
+    const settled = await Promise.allSettled(
+      page.map((item) =>
+        limit(async () => {
+          if (outOfTime || remainingMs() < DIGEST_RELEASE_MARGIN_MS) {
+            outOfTime = true;
+            return;
+          }
+          tried.add(keyOf(item));
+          tally.due += 1;
+          await releaseOne(item, deps, now, tally);
+        }),
+      ),
     );
-    try {
-      let earlier: SendRecord | undefined;
-      const outcome = await sendOne(profile, membership, draft, deps, 'daily-digest', {
-        entryKeys: keys,
-        onDuplicate: (record) => {
-          earlier = record;
-        },
-      });
-      if (outcome === 'retry') {
-        retry += 1;
-        continue;
-      }
-      if (outcome === 'sent') sent += 1;
-      if (outcome === 'suppressed') {
-        // The member changed between the read and the claim (unsubscribed, paused, suppressed):
-        // nothing went out, and what waited is recorded as not sent, with why, before it is dropped.
-        const [profileNow, membershipNow] = await Promise.all([
-          deps.store.profile(item.subscriberId),
-          deps.store.membership(item.subscriberId, item.audienceId),
-        ]);
-        const decisionNow = profileNow && membershipNow ? digestDecision(profileNow, membershipNow, now) : undefined;
-        const reason = decisionNow?.action === 'skip' ? decisionNow.reason : 'suppressed';
-        await recordDigestNotSent(deps, { ...context, deliveryId, now, entries: held.length, reason });
-        notSent += 1;
-      }
-      // This digest went out before (a release that stopped before clearing, or ran twice): only
-      // the entries it was claimed with are cleared; an alert held since (under the same due time,
-      // which the uncleared entries kept) waits for the next digest. A claim of an earlier release
-      // that kept no keys clears nothing: a repeat is better than a loss.
-      const carried = new Set(earlier?.entryKeys ?? []);
-      const cleared = outcome === 'duplicates' ? keys.filter((key) => carried.has(key)) : keys;
-      // What is left moves to the next digest's due time, and so to a digest of its own.
-      await deps.store.clearHeld(item.subscriberId, item.audienceId, cleared, dailyDigestAt(now, audience));
-    } catch (error) {
-      retry += 1;
-      deps.log.error('daily digest failed; retried at the next release', {
-        ...context,
-        errorName: error instanceof Error ? error.name : typeof error,
-      });
-    }
+    // A store that fails outside a send fails the release (the schedule retries it), once the
+    // digests already started are done.
+    const failure = settled.find((outcome) => outcome.status === 'rejected');
+    if (failure !== undefined) throw failure.reason;
   }
-  return { due: due.length, sent, notSent, retry };
+  if (outOfTime) {
+    deps.log.info('daily digests left due for the next release: this invocation is running out of time', {
+      released: tally.due,
+    });
+  }
+  return tally;
+}
+
+/** Releases one due daily digest, counting what became of it in `tally`. */
+async function releaseOne(
+  item: DueDigest,
+  deps: EmailDeliveryDeps,
+  now: number,
+  tally: { sent: number; notSent: number; retry: number },
+): Promise<void> {
+  const context = { audienceId: item.audienceId, subscriberId: item.subscriberId };
+  const [profile, membership, heldNow] = await Promise.all([
+    deps.store.profile(item.subscriberId),
+    deps.store.membership(item.subscriberId, item.audienceId),
+    deps.store.heldEntries(item.subscriberId, item.audienceId),
+  ]);
+  let held = heldNow;
+  if (profile === undefined || membership === undefined) {
+    await deps.store.clearHeld(
+      item.subscriberId,
+      item.audienceId,
+      held.map((entry) => entry.key),
+    );
+    return;
+  }
+  const deliveryId = `${item.audienceId}|daily:${item.subscriberId}:${new Date(item.dueAt).toISOString()}`;
+  // Held before the member's last unsubscribe (kept on the membership when ops add it again): the
+  // clock that matters is the one at the unsubscribe, where holding stops anyway, so a clock that
+  // runs ahead elsewhere (a laptop's, on a migration) cannot drop an alert of the new subscription.
+  // Only for a membership that is on again: one that has just left is the skip below, which
+  // records its held alerts as not sent because it left.
+  const ended =
+    membership.state === 'unsubscribed' ? [] : held.filter((entry) => heldBeforeLeaving(entry.heldAt, membership));
+  if (ended.length > 0) {
+    await deps.store.recordOutcome({
+      subscriberId: profile.subscriberId,
+      messageKey: messageKeyOf(`${deliveryId}|ended`),
+      deliveryId: `${deliveryId}|ended`,
+      audienceId: item.audienceId,
+      kind: 'daily-digest',
+      status: 'unsubscribed',
+      createdAt: now,
+      detail: `${ended.length} held alert(s) not sent: held before the subscriber left this audience and was confirmed again`,
+    });
+    await deps.store.clearHeld(
+      item.subscriberId,
+      item.audienceId,
+      ended.map((entry) => entry.key),
+    );
+    deps.log.info('held alerts of an ended subscription not sent', { ...context, entries: ended.length });
+    held = held.filter((entry) => !ended.includes(entry));
+  }
+  const keys = held.map((entry) => entry.key);
+  const decision = digestDecision(profile, membership, now);
+  if (decision.action !== 'send' || held.length === 0) {
+    if (held.length > 0 && decision.action === 'skip') {
+      await recordDigestNotSent(deps, { ...context, deliveryId, now, entries: held.length, reason: decision.reason });
+      tally.notSent += 1;
+    }
+    await deps.store.clearHeld(item.subscriberId, item.audienceId, keys);
+    return;
+  }
+  const audience =
+    (await deps.audiences.get(item.audienceId)) ??
+    audienceFromDocument({ audienceId: item.audienceId, locale: held[0]?.locale });
+  const draft = composeDailyDigest(
+    { deliveryId, entries: held.map((entry) => entry.entry), locale: held[0]?.locale, releaseAt: item.dueAt },
+    audience,
+    deps.compose,
+  );
+  try {
+    let earlier: SendRecord | undefined;
+    const outcome = await sendOne(profile, membership, draft, deps, 'daily-digest', {
+      entryKeys: keys,
+      onDuplicate: (record) => {
+        earlier = record;
+      },
+    });
+    if (outcome === 'retry') {
+      tally.retry += 1;
+      return;
+    }
+    if (outcome === 'sent') tally.sent += 1;
+    if (outcome === 'suppressed') {
+      // The member changed between the read and the claim (unsubscribed, paused, suppressed):
+      // nothing went out, and what waited is recorded as not sent, with why, before it is dropped.
+      const [profileNow, membershipNow] = await Promise.all([
+        deps.store.profile(item.subscriberId),
+        deps.store.membership(item.subscriberId, item.audienceId),
+      ]);
+      const decisionNow = profileNow && membershipNow ? digestDecision(profileNow, membershipNow, now) : undefined;
+      const reason = decisionNow?.action === 'skip' ? decisionNow.reason : 'suppressed';
+      await recordDigestNotSent(deps, { ...context, deliveryId, now, entries: held.length, reason });
+      tally.notSent += 1;
+    }
+    // This digest went out before (a release that stopped before clearing, or ran twice): only
+    // the entries it was claimed with are cleared; an alert held since (under the same due time,
+    // which the uncleared entries kept) waits for the next digest. A claim of an earlier release
+    // that kept no keys clears nothing: a repeat is better than a loss.
+    const carried = new Set(earlier?.entryKeys ?? []);
+    const cleared = outcome === 'duplicates' ? keys.filter((key) => carried.has(key)) : keys;
+    // What is left moves to the next digest's due time, and so to a digest of its own.
+    await deps.store.clearHeld(item.subscriberId, item.audienceId, cleared, dailyDigestAt(now, audience));
+  } catch (error) {
+    tally.retry += 1;
+    deps.log.error('daily digest failed; retried at the next release', {
+      ...context,
+      errorName: error instanceof Error ? error.name : typeof error,
+    });
+  }
 }
