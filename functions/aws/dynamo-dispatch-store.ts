@@ -11,11 +11,11 @@
  *   deliveries racing) changes nothing the second time and `completeItem` returns false;
  * - one delivery of an item at a time: a publisher claims the items of its batch in one
  *   transaction (`claimItems`: a conditional put per item that only takes an item nobody holds,
- *   or whose holder's claim lapsed, and a check that its dispatch is not closed: an item of a
- *   dispatch a run gave up publishes nothing), and settles them in one more per dispatch (`settleItems`:
+ *   or whose holder's claim lapsed; an item of a dispatch a run closed, which the claim reads
+ *   first, publishes nothing), and settles them in one more per dispatch (`settleItems`:
  *   the done ones recorded and counted, only while the claim is still its own, the failed ones
- *   released). Two requests per publisher batch, whatever it holds, where a claim, a completion
- *   and a release per item would cost several per item;
+ *   released). Three requests per publisher batch (the head read too), whatever it holds, where
+ *   a claim, a completion and a release per item would cost several per item;
  * - reads are strongly consistent, and a hand-damaged item reads as zero or absent with a
  *   warning naming its fields, never as a crash: a damaged `expected` makes the dispatch look
  *   incomplete, so at worst the next run abandons it and reads those days again (the ledger
@@ -127,7 +127,9 @@ const ResultSchema = z.object({
   alreadyDelivered: count,
   parked: count,
 });
-const PointerItem = z.object({ dispatchId: z.string(), openedAt: z.optional(instant) });
+// A damaged openedAt reads as absent (opened at 0: the run gives the dispatch up): a pointer
+// whose dispatchId can be read must always be settled, or no run could open another.
+const PointerItem = z.object({ dispatchId: z.string(), openedAt: z.catch(z.optional(instant), undefined) });
 /** The counts of a done completion record. */
 const resultCounts = ['published', 'updateNotices', 'alreadyDelivered', 'parked'] as const;
 
@@ -356,22 +358,26 @@ export class DynamoDispatchStore implements DispatchStore {
   async claimItems(items: readonly WorkItemRef[], claim: WorkItemClaim): Promise<ClaimOutcome[]> {
     const distinct = [...new Map(items.map((ref) => [refKey(ref), ref])).values()];
     const outcomes = new Map<string, ClaimOutcome>();
-    // Each transaction holds its items and a check of each of their dispatches' heads.
-    const chunks: WorkItemRef[][] = [];
-    let dispatchesInChunk = new Set<string>();
+    // A dispatch a run closed (gave up, and reads its days again) lets no item be claimed: a copy
+    // queued before would race the one the run queues anew. Read, not a check in the claim
+    // transaction: every publisher's settlement updates the head, and a check of it would make
+    // their claims conflict with each other (TransactionConflict). No head: not closed.
+    const closed = await this.#closedDispatches([...new Set(distinct.map((ref) => ref.dispatchId))]);
+    const open: WorkItemRef[] = [];
     for (const ref of distinct) {
-      const last = chunks.at(-1);
-      const actions = (last?.length ?? 0) + dispatchesInChunk.size + (dispatchesInChunk.has(ref.dispatchId) ? 1 : 2);
-      if (last === undefined || actions > transactionMaxActions) {
-        chunks.push([ref]);
-        dispatchesInChunk = new Set([ref.dispatchId]);
-      } else {
-        last.push(ref);
-        dispatchesInChunk.add(ref.dispatchId);
-      }
+      if (closed.has(ref.dispatchId)) outcomes.set(refKey(ref), { state: 'closed' });
+      else open.push(ref);
     }
-    for (const chunk of chunks) await this.#claimChunk(chunk, claim, outcomes);
+    for (let start = 0; start < open.length; start += transactionMaxActions) {
+      await this.#claimChunk(open.slice(start, start + transactionMaxActions), claim, outcomes);
+    }
     return items.map((ref) => outcomes.get(refKey(ref)) ?? { state: 'busy' });
+  }
+
+  /** Which of `dispatchIds` a run closed: their heads read strongly consistent, one request each. */
+  async #closedDispatches(dispatchIds: readonly string[]): Promise<Set<string>> {
+    const heads = await Promise.all(dispatchIds.map((dispatchId) => this.#get(dispatchHeadKey(dispatchId))));
+    return new Set(dispatchIds.filter((_, index) => heads[index]?.closed !== undefined));
   }
 
   /**
@@ -382,55 +388,36 @@ export class DynamoDispatchStore implements DispatchStore {
   async #claimChunk(refs: readonly WorkItemRef[], claim: WorkItemClaim, outcomes: Map<string, ClaimOutcome>) {
     let pending = refs;
     while (pending.length > 0) {
-      const dispatchIds = [...new Set(pending.map((ref) => ref.dispatchId))];
-      const reasons = await this.#transact(`claiming ${pending.length} work item(s)`, [
-        ...pending.map(
-          (ref): TransactAction => ({
-            Put: {
-              TableName: this.#table,
-              Item: {
-                ...completionKey(ref.dispatchId, ref.itemId),
-                dispatchId: ref.dispatchId,
-                itemId: ref.itemId,
-                claimOwner: claim.owner,
-                claimedUntil: claim.until,
-                expiresAt: ttlSeconds(claim.now, this.#retentionDays),
-              },
-              // Free: never claimed, or held by a delivery whose claim lapsed, and not done.
-              ConditionExpression:
-                'attribute_not_exists(#pk) OR (attribute_not_exists(#doneAt) AND #claimedUntil < :now)',
-              ExpressionAttributeNames: { '#pk': 'pk', '#doneAt': 'doneAt', '#claimedUntil': 'claimedUntil' },
-              ExpressionAttributeValues: { ':now': claim.now },
-              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      const reasons = await this.#transact(
+        `claiming ${pending.length} work item(s)`,
+        pending.map((ref) => ({
+          Put: {
+            TableName: this.#table,
+            Item: {
+              ...completionKey(ref.dispatchId, ref.itemId),
+              dispatchId: ref.dispatchId,
+              itemId: ref.itemId,
+              claimOwner: claim.owner,
+              claimedUntil: claim.until,
+              expiresAt: ttlSeconds(claim.now, this.#retentionDays),
             },
-          }),
-        ),
-        // A dispatch a run closed (gave up, and reads its days again) lets no item be claimed:
-        // a copy queued before would race the one the run queues anew. No head: not closed.
-        ...dispatchIds.map(
-          (dispatchId): TransactAction => ({
-            ConditionCheck: {
-              TableName: this.#table,
-              Key: dispatchHeadKey(dispatchId),
-              ConditionExpression: 'attribute_not_exists(#closed)',
-              ExpressionAttributeNames: { '#closed': 'closed' },
-            },
-          }),
-        ),
-      ]);
+            // Free: never claimed, or held by a delivery whose claim lapsed, and not done.
+            ConditionExpression:
+              'attribute_not_exists(#pk) OR (attribute_not_exists(#doneAt) AND #claimedUntil < :now)',
+            ExpressionAttributeNames: { '#pk': 'pk', '#doneAt': 'doneAt', '#claimedUntil': 'claimedUntil' },
+            ExpressionAttributeValues: { ':now': claim.now },
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          },
+        })),
+      );
       if (reasons === undefined) {
         for (const ref of pending) outcomes.set(refKey(ref), { state: 'claimed' });
         return;
       }
       const failed = reasons.reasons.map((reason) => reason.Code === 'ConditionalCheckFailed');
       if (!failed.some(Boolean)) throw this.#cancelled(`claiming ${pending.length} work item(s)`, reasons);
-      const closed = new Set(dispatchIds.filter((_, index) => failed[pending.length + index]));
       const retry: WorkItemRef[] = [];
       pending.forEach((ref, index) => {
-        if (closed.has(ref.dispatchId)) {
-          outcomes.set(refKey(ref), { state: 'closed' });
-          return;
-        }
         if (!failed[index]) {
           retry.push(ref);
           return;

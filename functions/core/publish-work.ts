@@ -22,7 +22,8 @@
  *   redelivered one that was done changes no count.
  *
  * The items of a batch share their requests, so a batch costs about what single mode's run costs
- * for the same notifications: one claim transaction, ledger lookups of up to 100 keys, PublishBatch
+ * for the same notifications: a read of the dispatch's head and one claim transaction, ledger
+ * lookups of up to 100 keys, PublishBatch
  * per topic, ledger writes of 25, one parking write, and one settling transaction per dispatch.
  *
  * Message bodies are never logged (they hold subscriber-facing links): logs carry ids and counts.

@@ -9,7 +9,7 @@ import {
   TransactionConflictException,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, type DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
@@ -274,10 +274,10 @@ function countRequests(documents: DynamoDBDocumentClient): Map<string, number> {
   return counts;
 }
 
-describe('claims: one delivery of a work item at a time, a batch in two requests', () => {
+describe('claims: one delivery of a work item at a time, a batch in three requests', () => {
   const refs = (...ids: string[]) => ids.map((itemId) => ({ dispatchId: 'run-a', itemId }));
 
-  it('claims a batch of 10 items in one request, and settles it in one more', async () => {
+  it('claims a batch of 10 items in one request after a read of their head, and settles it in one more', async () => {
     const { documents, store, lease } = await setup();
     await store.open(lease, 'run-a', t0);
     const items = refs(...Array.from({ length: 10 }, (_, index) => `item-${index}`));
@@ -290,7 +290,7 @@ describe('claims: one delivery of a work item at a time, a batch in two requests
       t0 + 1,
     );
     expect(counted).toEqual(items.slice(0, 8).map(() => true));
-    expect(Object.fromEntries(requests)).toEqual({ TransactWriteItemsCommand: 2 });
+    expect(Object.fromEntries(requests)).toEqual({ GetItemCommand: 1, TransactWriteItemsCommand: 2 });
     expect(await store.read('run-a')).toMatchObject({ done: 8, published: 16 });
     // The released two are free for the next delivery at once; the done ones answer with their result.
     const again = await store.claimItems(items, { owner: 'invocation-2', until: t0 + 2 * minute, now: t0 + 2 });
@@ -562,6 +562,24 @@ describe('damaged items', () => {
     const claims = await store.claimItems(items, { owner: 'second', until: t0 + 2 * minute, now: t0 + 2 });
     expect(claims).toEqual(items.map(() => ({ state: 'done', result: result(0, { alreadyDelivered: 1 }) })));
     expect(log.lines.filter((line) => line.includes('done work item record is malformed'))).toHaveLength(3);
+  });
+
+  it('a pointer whose openedAt was damaged by hand still names its dispatch, which the run can settle', async () => {
+    const log = captureLog();
+    const { documents, table, store, lease } = await setup(log);
+    await store.open(lease, 'run-a', t0);
+    await documents.send(
+      new UpdateCommand({
+        TableName: table,
+        Key: openDispatchKey,
+        UpdateExpression: 'SET openedAt = :far',
+        ExpressionAttributeValues: { ':far': t0 * 1000 },
+      }),
+    );
+    expect((await store.readOpen())?.dispatchId).toBe('run-a');
+    await store.close(lease, 'run-a', 'abandoned', t0 + 1);
+    await store.open(lease, 'run-b', t0 + 2);
+    expect((await store.readOpen())?.dispatchId).toBe('run-b');
   });
 
   it('a pointer whose head was deleted reads as an unsealed dispatch as old as the pointer', async () => {
