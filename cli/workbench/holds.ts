@@ -32,7 +32,8 @@ export async function listHolds(
   let audiences: [string, Record<string, unknown> | undefined][];
   if (audienceId !== undefined) {
     const item = await getItem(target.clients.documents, table, audienceId);
-    if (item === undefined && (await state.readHeld(audienceId)).items.length === 0) {
+    const held = item === undefined ? await state.readHeld(audienceId) : undefined;
+    if (held !== undefined && held.items.length === 0 && held.releases.length === 0) {
       throw new NotFoundError(
         `audience ${audienceId} does not exist in ${target.label}${hinted(await didYouMean(target, 'audience', [audienceId]), `${newsAlerts()} audiences list`)}`,
       );

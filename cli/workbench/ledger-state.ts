@@ -58,7 +58,7 @@ function changeText(change: string): string {
 export function deliveryOutcomeText(entry: DeliveryRecord): string {
   const unknown = outcomeFieldsDamaged(entry);
   if (unknown.length > 0) {
-    return `handled, but what became of it is unknown: its ledger entry is malformed (${unknown.join(', ')} edited by hand); it is never sent again`;
+    return `handled, but what became of it is unknown: its ledger entry is malformed (${unknown.join(', ')} edited by hand)`;
   }
   if (entry.heldFor === undefined) return `sent ${formatInstant(entry.deliveredAt)}`;
   const reason = {

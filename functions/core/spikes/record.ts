@@ -389,8 +389,10 @@ export function evaluateCompleted(
   // spikes, itself or its audience) while runs went on. After the hour of its last pass, only the
   // hours it counted something in were watched; the others are unknown, not zero, or the first
   // ordinary hours after it is turned on again would look like a spike.
+  // Left behind: a bucket of its own had completed by then, and the passes did not evaluate it.
   const leftBehind =
-    options.evaluatedForAllUntil !== undefined && firstToEvaluate * record.bucketMs < options.evaluatedForAllUntil;
+    options.evaluatedForAllUntil !== undefined &&
+    firstToEvaluate < Math.floor(options.evaluatedForAllUntil / record.bucketMs);
   const buckets: EvaluatedBucket[] = [];
   let outletCounts = [...record.outletCounts];
   let opened = false;
