@@ -126,7 +126,7 @@ describe('DynamoDB failing after SES accepted an email', () => {
     expect(perSubscriber(stack)).toEqual({ [ids.a as string]: 1 });
   });
 
-  it('when "sent" can never be written, the claim stays: a repeat of the notification sends nothing', async () => {
+  it('when "sent" can never be written, the claim stays: a repeat of the notification within its lease sends nothing', async () => {
     const { stack, audience, ids } = await setUp({}, ['a']);
     await stack.publishAlert(audience);
     const { Messages = [] } = await stack.aws.sqs.send(new ReceiveMessageCommand({ QueueUrl: stack.email.queueUrl }));
@@ -421,6 +421,36 @@ describe('a daily digest subscriber', () => {
     stack.clock.now = dailyDigestAt(stack.clock.now, audience) + 1;
     expect(await stack.email.releaseDailyDigests()).toMatchObject({ due: 0, sent: 0 });
     expect(perSubscriber(stack)).toEqual({ [ids.a as string]: 1, [ids.b as string]: 1 });
+  });
+
+  it('gets an alert held while its digest’s due time could not be written: the retry writes it', async () => {
+    const { stack, audience, ids } = await setUp({}, ['a']);
+    const store = stack.email.delivery.store;
+    const membership = await store.membership(ids.a as string, 'desk');
+    await store.saveMembership({ ...(membership as NonNullable<typeof membership>), preference: 'digest' });
+    // The entry is held; the write of when its digest is due is throttled once.
+    let failDue = true;
+    stack.aws.documents.middlewareStack.add(
+      (next, context) => async (args) => {
+        const input = args.input as { UpdateExpression?: string };
+        if (failDue && context.commandName?.startsWith('Update') && input.UpdateExpression?.includes('holdSeq')) {
+          failDue = false;
+          throw Object.assign(new Error('Throughput exceeds the current capacity (injected)'), {
+            name: 'ProvisionedThroughputExceededException',
+            $fault: 'client',
+          });
+        }
+        return await next(args);
+      },
+      { step: 'initialize', name: 'failDueTimeOnce' },
+    );
+    await stack.publishAlert(audience);
+    expect(await stack.email.deliver()).toEqual({ received: 1, failed: 1 });
+    expect(failDue).toBe(false);
+    expect(await stack.email.deliver()).toEqual({ received: 1, failed: 0 });
+    stack.clock.now = dailyDigestAt(stack.clock.now, audience) + 1;
+    expect(await stack.email.releaseDailyDigests()).toMatchObject({ due: 1, sent: 1 });
+    expect(perSubscriber(stack)).toEqual({ [ids.a as string]: 1 });
   });
 });
 

@@ -662,7 +662,10 @@ export class DynamoSubscriberStore implements SubscriberStore {
         if (!heldBefore) throw error;
       }
     }
-    if (held === 0) return 0;
+    // Every entry held before: a retry. If one of them is still held (not sent in a digest yet),
+    // the due time is written again: the first try may have failed right before it, and without
+    // it their digest would never be due.
+    if (held === 0 && !(await this.#anyStillHeld(pk, audienceId, entries))) return 0;
     try {
       await this.#documents.send(
         new UpdateCommand({
@@ -680,6 +683,22 @@ export class DynamoSubscriberStore implements SubscriberStore {
       if (!isConditionFailure(error)) throw error;
     }
     return held;
+  }
+
+  /** Whether any of `entries` is still held for the audience (its digest has not taken it yet). */
+  async #anyStillHeld(pk: string, audienceId: string, entries: readonly HeldEntry[]): Promise<boolean> {
+    for (const entry of entries) {
+      const { Item } = await this.#documents.send(
+        new GetCommand({
+          TableName: this.#table,
+          Key: { pk, sk: `${heldPrefix(audienceId)}${entry.key}` },
+          ConsistentRead: true,
+          ProjectionExpression: 'pk',
+        }),
+      );
+      if (Item !== undefined) return true;
+    }
+    return false;
   }
 
   async dueDigests(now: number, limit: number): Promise<DueDigest[]> {

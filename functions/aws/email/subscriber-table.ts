@@ -10,6 +10,7 @@
  * | a membership             | `sub#<subscriberId>` | `aud#<audienceId>`          |
  * | one message (history)    | `sub#<subscriberId>` | `msg#<messageKey>`          |
  * | a daily-digest entry     | `sub#<subscriberId>` | `held#<audienceId>#<key>`   |
+ * | that it was held (mark)  | `sub#<subscriberId>` | `washeld#<audienceId>#<key>`|
  *
  * Two sparse indexes: {@link membersIndex} lists an audience's pending and confirmed members
  * (`memberOf` is set only on those), {@link digestsIndex} the memberships whose daily digest is

@@ -6,15 +6,18 @@
 import type { Log } from '../ports.ts';
 import type { SubscriberStore } from './ports.ts';
 
-/** How many times a send SES accepted is marked sent before the record is left as it is. */
-const COMPLETE_ATTEMPTS = 4;
+/**
+ * How many times a send SES accepted is marked sent before the record is left as it is: with the
+ * backoff below, about three seconds, long enough for throttling to pass.
+ */
+const COMPLETE_ATTEMPTS = 6;
 
 /**
  * Marks a send SES accepted as sent, retrying a failed write a few times. Never throws and never
  * releases the claim: a released claim (or a failure that makes the notification come back) would
  * have the retry send the email again. When every attempt fails the record stays `sending`, and
- * its lease keeps any other invocation from taking the claim over and sending again until it ends;
- * the email counts as sent.
+ * its lease keeps any other invocation from taking the claim over and sending again until it ends
+ * (SES's event for the message usually moves it on before that); the email counts as sent.
  */
 export async function markSent(
   deps: { readonly store: SubscriberStore; readonly log: Log; readonly now: () => number },
