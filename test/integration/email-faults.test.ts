@@ -469,6 +469,34 @@ describe('many daily digests due at once', () => {
     return setup;
   }
 
+  it('are released though one of them fails: the others go out, and the release fails at its end for the retry', async () => {
+    const { stack, ids } = await sevenDue();
+    const store = stack.email.delivery.store;
+    // The first digest of the first page fails: the six after it must still go out.
+    const [first] = await store.dueDigests(stack.clock.now, 1);
+    const broken = new Proxy(store, {
+      get(target, property) {
+        if (property !== 'heldEntries') {
+          // Bound to the store itself: its methods use private fields, which a proxy does not have.
+          const value: unknown = Reflect.get(target, property, target);
+          return typeof value === 'function' ? value.bind(target) : value;
+        }
+        return async (subscriberId: string, audienceId: string) => {
+          if (subscriberId === first?.subscriberId) throw new Error('injected: this digest cannot be read');
+          return await target.heldEntries(subscriberId, audienceId);
+        };
+      },
+    });
+    await expect(releaseDailyDigests({ ...stack.email.delivery, store: broken }, { limit: 3 })).rejects.toThrow(
+      /injected: this digest cannot be read/,
+    );
+    const others = Object.values(ids).filter((id) => id !== first?.subscriberId);
+    expect(others).toHaveLength(6);
+    expect(perSubscriber(stack)).toEqual(Object.fromEntries(others.map((id) => [id, 1])));
+    // The next release sends the one that failed.
+    expect(await releaseDailyDigests(stack.email.delivery, { limit: 3 })).toMatchObject({ due: 1, sent: 1 });
+  });
+
   it('are all released by one run, page after page, not only the first page', async () => {
     const { stack, ids } = await sevenDue();
     const outcome = await releaseDailyDigests(stack.email.delivery, { limit: 3 });

@@ -477,6 +477,7 @@ export async function releaseDailyDigests(
   const keyOf = (item: DueDigest) => `${item.subscriberId}|${item.audienceId}|${item.dueAt}`;
   const limit = pLimit(Math.max(1, deps.sendConcurrency));
   let outOfTime = false;
+  const failures: unknown[] = [];
   while (!outOfTime) {
     const page = (await deps.store.dueDigests(now, pageSize + tried.size)).filter((item) => !tried.has(keyOf(item)));
     if (page.length === 0) break;
@@ -493,10 +494,16 @@ export async function releaseDailyDigests(
         }),
       ),
     );
-    // A store that fails outside a send fails the release (the schedule retries it), once the
-    // digests already started are done.
-    const failure = settled.find((outcome) => outcome.status === 'rejected');
-    if (failure !== undefined) throw failure.reason;
+    // One digest that fails outside a send (its store reads, its history) holds back no other:
+    // the release goes on, and fails at its end so the retry and the alarms see it.
+    for (const outcome of settled) if (outcome.status === 'rejected') failures.push(outcome.reason);
+  }
+  if (failures.length > 0) {
+    deps.log.error('daily digests could not be released; the next release tries them again', {
+      failed: failures.length,
+      errorName: failures[0] instanceof Error ? failures[0].name : typeof failures[0],
+    });
+    throw failures[0];
   }
   if (outOfTime) {
     deps.log.info('daily digests left due for the next release: this invocation is running out of time', {
