@@ -101,8 +101,9 @@ export interface FakeRun {
 
 /**
  * DynamoDB requests the adapters (functions/aws/dynamo-*.ts) make for one store call: the ledger's
- * reads in BatchGetItem of 100 keys and its writes in BatchWriteItem of 25, claims in
- * transactions of 100 items, settlements in transactions of 99 items and the dispatch's head;
+ * reads in BatchGetItem of 100 keys and its writes in BatchWriteItem of 25, claims in a read of
+ * each dispatch's head and transactions of 100 items, settlements in transactions of 99 items and
+ * the dispatch's head;
  * every other call one request.
  */
 function dynamoRequests(method: string, args: readonly unknown[]): number {
@@ -115,7 +116,11 @@ function dynamoRequests(method: string, args: readonly unknown[]): number {
     case 'recordUndeliverable':
       return many(args[0], batchWriteLimit);
     case 'claimItems':
-      return many(args[0], transactionMaxActions);
+      // A read of each dispatch's head (is it closed?), then the claim transactions.
+      return (
+        new Set((args[0] as readonly WorkItemRef[]).map((ref) => ref.dispatchId)).size +
+        many(args[0], transactionMaxActions)
+      );
     case 'settleItems': {
       const { done, released } = args[1] as { done: readonly WorkItemRef[]; released: readonly WorkItemRef[] };
       const byDispatch = new Map<string, number>();
@@ -136,7 +141,8 @@ function withLatency<T extends object>(target: T, ms: number, counter: { calls: 
       if (typeof value !== 'function') return value;
       return async (...args: unknown[]) => {
         counter.calls += dynamoRequests(String(property), args);
-        await delay(ms);
+        // A claim waits for its head read before its transaction: two round trips.
+        await delay(property === 'claimItems' ? 2 * ms : ms);
         return (value as (...a: unknown[]) => unknown).apply(object, args);
       };
     },

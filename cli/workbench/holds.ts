@@ -57,7 +57,7 @@ export async function listHolds(
         parsed === undefined
           ? {
               kind: 'deleted' as const,
-              reason: `audience ${id} was deleted: its ${held.items.length} held alert(s) are never released unless it is restored (${newsAlerts()} audiences put --file <its file>)`,
+              reason: `audience ${id} was deleted: ${held.items.length > 0 ? `its ${held.items.length} held alert(s) are` : 'its unfinished digest release is'} never sent unless it is restored (${newsAlerts()} audiences put --file <its file>)`,
             }
           : {
               kind: 'invalid' as const,

@@ -184,7 +184,7 @@ describe('publisher batch loop', () => {
     expect(s.log.lines.join('\n')).not.toContain('poison-marker');
   });
 
-  it('a batch of 10 items shares its DynamoDB requests: one claim, ledger reads of 100 and writes of 25, one settlement', async () => {
+  it('a batch of 10 items shares its DynamoDB requests: a head read, one claim, ledger reads of 100 and writes of 25, one settlement', async () => {
     const s = await setup();
     // 10 audiences × 5 alerts: 50 notifications in 10 items (one audience each).
     const audiences = Array.from({ length: 10 }, (_, index) => `audience-${index}`);
@@ -214,6 +214,7 @@ describe('publisher batch loop', () => {
     // Per item one at a time this was 5 requests each (50): a claim's two writes, a lookup, a
     // ledger write and a completion transaction.
     expect(sent).toEqual({
+      GetItemCommand: 1,
       TransactWriteItemsCommand: 2,
       BatchGetItemCommand: 1,
       BatchWriteItemCommand: 2,
