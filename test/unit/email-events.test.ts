@@ -20,6 +20,8 @@ const profile: SubscriberProfile = {
 function recordingStore() {
   const saved: SubscriberProfile[] = [];
   const events: { event: SendEvent; status: SendStatus }[] = [];
+  /** Every reset of the soft-bounce count asked for: each is a (conditional) write. */
+  const resets: string[] = [];
   const current = () => saved.at(-1) ?? profile;
   const store = {
     profile: async (id: string) => (id === profile.subscriberId ? current() : undefined),
@@ -34,6 +36,7 @@ function recordingStore() {
       return current().softBounces;
     },
     resetSoftBounces: async (id: string) => {
+      resets.push(id);
       if (id === profile.subscriberId && current().softBounces !== 0) saved.push({ ...current(), softBounces: 0 });
     },
     recordEvent: async (_id: string, _key: string, event: SendEvent, status: SendStatus) => {
@@ -41,7 +44,7 @@ function recordingStore() {
       return true;
     },
   } as unknown as SubscriberStore;
-  return { store, saved, events };
+  return { store, saved, events, resets };
 }
 
 const sns = (...messages: unknown[]) => ({
@@ -113,5 +116,25 @@ describe('the SES events function', () => {
     expect(outcome).toMatchObject({ recorded: 0, suppressed: 0 });
     expect(saved).toEqual([]);
     expect(events).toEqual([]);
+  });
+
+  it('writes nothing for a delivery to an address with no soft bounce; resets the count of one that has some', async () => {
+    const { store, saved, resets } = recordingStore();
+    const delivery = {
+      eventType: 'Delivery',
+      mail: {
+        timestamp: '2026-11-22T00:00:00Z',
+        messageId: 'ses-2',
+        tags: { subscriber: [profile.subscriberId], message: ['0123456789abcdef0123456789abcdef'] },
+      },
+      delivery: { timestamp: '2026-11-22T00:00:05Z', recipients: ['kim@example.com'] },
+    };
+    const deps = { store, sending: undefined, log: silentLog, now: () => 0 };
+    await handleEmailEvents(sns(delivery), deps);
+    expect(resets).toEqual([]);
+    saved.push({ ...profile, softBounces: 2 });
+    await handleEmailEvents(sns(delivery), deps);
+    expect(resets).toEqual([profile.subscriberId]);
+    expect(saved.at(-1)?.softBounces).toBe(0);
   });
 });

@@ -206,9 +206,13 @@ async function applyFeedback(
   const suppress = async (reason: SuppressionReason) =>
     (await store.suppress(subscriberId, { reason, at })) ? reason : undefined;
   switch (feedback) {
-    case 'delivery':
-      await store.resetSoftBounces(subscriberId);
+    case 'delivery': {
+      // Read first: nearly every delivered address has no soft bounce to reset, and every email
+      // gets a Delivery event; a read costs a fifth of the (conditional) write it spares.
+      const profile = await store.profile(subscriberId);
+      if ((profile?.softBounces ?? 0) > 0) await store.resetSoftBounces(subscriberId);
       return undefined;
+    }
     case 'hard-bounce':
       return await suppress('bounce');
     case 'complaint':
