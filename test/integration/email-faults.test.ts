@@ -132,7 +132,11 @@ describe('DynamoDB failing after SES accepted an email', () => {
     const { Messages = [] } = await stack.aws.sqs.send(new ReceiveMessageCommand({ QueueUrl: stack.email.queueUrl }));
     const notification = parseQueuedNotification(Messages[0]?.Body ?? '');
     const store = stack.email.delivery.store;
-    const broken = { ...stack.email.delivery, store: failingCompletes(store, Number.POSITIVE_INFINITY) };
+    const broken = {
+      ...stack.email.delivery,
+      store: failingCompletes(store, Number.POSITIVE_INFINITY),
+      sleep: async () => {},
+    };
     // Done, not failed: failing would bring the notification back to send it again.
     expect((await deliverNotification(notification, broken)).sent).toBe(1);
     expect((await store.history(ids.a as string))[0]?.status).toBe('sending');

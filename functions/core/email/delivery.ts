@@ -119,6 +119,8 @@ export interface EmailDeliveryDeps {
   readonly claimLeaseMs: number;
   readonly log: Log;
   readonly now: () => number;
+  /** Waits between tries of marking a send sent; tests pass one that does not wait. */
+  readonly sleep?: ((ms: number) => Promise<void>) | undefined;
   readonly counters?: DeliveryCounters | undefined;
 }
 

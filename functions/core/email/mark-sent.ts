@@ -3,6 +3,7 @@
  * sends (alerts and digests in delivery.ts, confirmations in subscribe.ts), so none of them gives
  * a claim back once the email is out.
  */
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Log } from '../ports.ts';
 import type { SubscriberStore } from './ports.ts';
 
@@ -20,7 +21,13 @@ const COMPLETE_ATTEMPTS = 6;
  * (SES's event for the message usually moves it on before that); the email counts as sent.
  */
 export async function markSent(
-  deps: { readonly store: SubscriberStore; readonly log: Log; readonly now: () => number },
+  deps: {
+    readonly store: SubscriberStore;
+    readonly log: Log;
+    readonly now: () => number;
+    /** Waits between tries; tests pass one that does not wait. */
+    readonly sleep?: ((ms: number) => Promise<void>) | undefined;
+  },
   subscriberId: string,
   messageKey: string,
   providerMessageId: string,
@@ -42,7 +49,7 @@ export async function markSent(
         );
         return;
       }
-      await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt));
+      await (deps.sleep ?? delay)(50 * 2 ** attempt);
     }
   }
 }

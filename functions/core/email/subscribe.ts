@@ -49,6 +49,8 @@ export interface SubscribeDeps {
   readonly settings: SenderSettings;
   readonly log: Log;
   readonly now: () => number;
+  /** Waits between tries of marking a send sent; tests pass one that does not wait. */
+  readonly sleep?: ((ms: number) => Promise<void>) | undefined;
 }
 
 /** The audience as the confirmation email names it. */
