@@ -41,6 +41,7 @@ import {
   type CancellationReason,
   ConditionalCheckFailedException,
   GetItemCommand,
+  QueryCommand,
   TransactionCanceledException,
   TransactionConflictException,
 } from '@aws-sdk/client-dynamodb';
@@ -643,6 +644,72 @@ export class DynamoDispatchStore implements DispatchStore {
         },
       },
     };
+  }
+
+  async stopClaims(lease: Lease, dispatchId: string, now: number): Promise<void> {
+    const reasons = await this.#transact(`giving up dispatch ${dispatchId}`, [
+      this.#leaseCheck(lease, now),
+      {
+        // An update, not conditional on the head: a head deleted by hand is written anew, closed,
+        // so that no item naming it can be claimed either.
+        Update: {
+          TableName: this.#table,
+          Key: dispatchHeadKey(dispatchId),
+          UpdateExpression:
+            'SET #dispatchId = :id, #closed = if_not_exists(#closed, :abandoned), #closedAt = if_not_exists(#closedAt, :now), #expiresAt = if_not_exists(#expiresAt, :ttl)',
+          ExpressionAttributeNames: {
+            '#dispatchId': 'dispatchId',
+            '#closed': 'closed',
+            '#closedAt': 'closedAt',
+            '#expiresAt': 'expiresAt',
+          },
+          ExpressionAttributeValues: {
+            ':id': dispatchId,
+            ':abandoned': 'abandoned',
+            ':now': now,
+            ':ttl': ttlSeconds(now, this.#retentionDays),
+          },
+        },
+      },
+    ]);
+    if (reasons === undefined) return;
+    const [leaseReason] = reasons.reasons;
+    if (leaseReason?.Code === 'ConditionalCheckFailed') {
+      throw new LeaseLostError(describeLostLease(lease, leaseReason, now, 'the dispatch was not given up'), {
+        cause: reasons.error,
+      });
+    }
+    throw this.#cancelled(`giving up dispatch ${dispatchId}`, reasons);
+  }
+
+  async liveClaimsUntil(dispatchId: string, now: number): Promise<number | undefined> {
+    let latest: number | undefined;
+    let startKey: Record<string, AttributeValue> | undefined;
+    do {
+      const output = await this.#documents.send(
+        new QueryCommand({
+          TableName: this.#table,
+          KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :item)',
+          FilterExpression: 'attribute_not_exists(#doneAt) AND #claimedUntil >= :now',
+          ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk', '#doneAt': 'doneAt', '#claimedUntil': 'claimedUntil' },
+          ExpressionAttributeValues: {
+            ':pk': { S: dispatchHeadKey(dispatchId).pk },
+            ':item': { S: 'item#' },
+            ':now': { N: String(now) },
+          },
+          ProjectionExpression: '#claimedUntil',
+          ConsistentRead: true,
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      for (const raw of output.Items ?? []) {
+        // Decoded one by one (a value typed by hand): one that is no instant is no live claim.
+        const until = readItem(raw).claimedUntil;
+        if (typeof until === 'number' && Number.isFinite(until)) latest = Math.max(latest ?? until, until);
+      }
+      startKey = output.LastEvaluatedKey;
+    } while (startKey !== undefined);
+    return latest;
   }
 
   async close(lease: Lease, dispatchId: string, outcome: 'completed' | 'abandoned', now: number): Promise<void> {

@@ -699,8 +699,25 @@ class AlertRun {
       });
       return false;
     }
-    if (settlement.kind === 'abandoned') logAbandoned(deps.log, head);
-    else if (head.advanceTo !== undefined) await this.#moveWatermark(head.advanceTo);
+    if (settlement.kind === 'abandoned') {
+      logAbandoned(deps.log, head);
+      // From here on no item of it is claimed. One a publisher claimed before may still be
+      // publishing: its notifications are read again only once that claim ended, or both copies
+      // could publish at once (each finding the ledger without the other).
+      await dispatches.stopClaims(this.lease, head.dispatchId, this.now());
+      const liveUntil = await dispatches.liveClaimsUntil(head.dispatchId, this.now());
+      if (liveUntil !== undefined) {
+        summary.settled = runDispatchOf(head, 'in-flight');
+        this.#stoppedBecause = `gave up dispatch ${head.dispatchId}; a publisher may still be publishing one of its items (its claim ends ${new Date(liveUntil).toISOString()}), so its days are read again by the next run`;
+        deps.log.info('a publisher still holds an item of the dispatch given up; this run queues nothing new', {
+          dispatchId: head.dispatchId,
+          liveUntil,
+        });
+        return false;
+      }
+    } else if (head.advanceTo !== undefined) {
+      await this.#moveWatermark(head.advanceTo);
+    }
     await dispatches.close(this.lease, head.dispatchId, settlement.kind, this.now());
     summary.settled = runDispatchOf(head, settlement.kind);
     return true;

@@ -908,6 +908,17 @@ export interface DispatchStore {
   ): Promise<boolean[]>;
   /** Clears the open pointer (under the lease); the head stays (TTL) for the run history. */
   close(lease: Lease, dispatchId: string, outcome: 'completed' | 'abandoned', now: number): Promise<void>;
+  /**
+   * Gives the dispatch up while it stays THE open one (under the lease): its head says `closed`
+   * (abandoned), so no item of it can be claimed from now on ({@link claimItems} answers `closed`).
+   * A head that is gone is written anew for it.
+   */
+  stopClaims(lease: Lease, dispatchId: string, now: number): Promise<void>;
+  /**
+   * The latest end of a claim on an item of the dispatch that is neither done nor lapsed at `now`,
+   * or undefined when there is none: until then a publisher may still be publishing that item.
+   */
+  liveClaimsUntil(dispatchId: string, now: number): Promise<number | undefined>;
 }
 
 /** A work item as its dispatch knows it. */

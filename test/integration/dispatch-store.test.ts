@@ -311,6 +311,34 @@ describe('claims: one delivery of a work item at a time, a batch in three reques
     expect(claims).toEqual([{ state: 'closed' }, { state: 'closed' }, { state: 'closed' }, { state: 'claimed' }]);
   });
 
+  it('a dispatch given up stays the open one but lets no item be claimed, and says until when a claim made before holds', async () => {
+    const { store, lease } = await setup();
+    await store.open(lease, 'run-a', t0);
+    await store.claimItems(refs('held-1', 'held-2', 'done-1'), { owner: 'first', until: t0 + 2 * minute, now: t0 });
+    await store.claimItems(refs('held-3'), { owner: 'second', until: t0 + 3 * minute, now: t0 });
+    await store.settleItems('first', { done: [{ ...refs('done-1')[0]!, result: result(1) }], released: [] }, t0 + 1);
+    expect(await store.liveClaimsUntil('run-a', t0 + 2)).toBe(t0 + 3 * minute);
+    await store.stopClaims(lease, 'run-a', t0 + 3);
+    expect((await store.readOpen())?.dispatchId).toBe('run-a');
+    expect(await store.claimItems(refs('fresh-1'), { owner: 'third', until: t0 + 4 * minute, now: t0 + 4 })).toEqual([
+      { state: 'closed' },
+    ]);
+    // Claims made before still hold until they end; done items and lapsed claims do not count.
+    expect(await store.liveClaimsUntil('run-a', t0 + 2 * minute + 1)).toBe(t0 + 3 * minute);
+    expect(await store.liveClaimsUntil('run-a', t0 + 3 * minute + 1)).toBeUndefined();
+    // Given up with its head deleted by hand: the head is written anew, closed.
+    await store.close(lease, 'run-a', 'abandoned', t0 + 5);
+    await store.open(lease, 'run-b', t0 + 6);
+    await store.stopClaims(lease, 'never-opened', t0 + 7);
+    expect(
+      await store.claimItems([{ dispatchId: 'never-opened', itemId: 'x' }], {
+        owner: 'o',
+        until: t0 + minute,
+        now: t0 + 8,
+      }),
+    ).toEqual([{ state: 'closed' }]);
+  });
+
   it('answers busy for an item another delivery holds, until that claim lapses', async () => {
     const { store, lease } = await setup();
     await store.open(lease, 'run-a', t0);

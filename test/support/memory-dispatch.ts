@@ -163,8 +163,22 @@ export class MemoryDispatchStore implements DispatchStore {
     return true;
   }
 
-  /** Dispatches a run closed: their items are answered `closed`. */
+  /** Dispatches a run closed or gave up: their items are answered `closed`. */
   readonly closed = new Set<string>();
+
+  async stopClaims(lease: Lease, dispatchId: string, now: number): Promise<void> {
+    this.#checkLease(lease, now);
+    this.closed.add(dispatchId);
+  }
+
+  async liveClaimsUntil(dispatchId: string, now: number): Promise<number | undefined> {
+    let latest: number | undefined;
+    for (const [id, held] of this.claims) {
+      if (!id.startsWith(`${dispatchId}#`) || this.results.has(id) || held.until < now) continue;
+      latest = Math.max(latest ?? held.until, held.until);
+    }
+    return latest;
+  }
 
   async close(lease: Lease, dispatchId: string, _outcome: 'completed' | 'abandoned', now: number): Promise<void> {
     this.#checkLease(lease, now);

@@ -174,6 +174,40 @@ describe('sharded publishing: the run queues, the publishers publish', () => {
     expect(dispatches.openId).toBeUndefined();
   });
 
+  it('reads the days of a dispatch it gave up again only once no publisher can still be publishing one of its items', async () => {
+    const { deps, notifier, dispatches, queue, publish, clock } = deployment();
+    const first = await run(deps, 'run-1', { passed: 'hard' });
+    const firstId = first.dispatch?.dispatchId ?? '';
+    const [held, ...rest] = queue.take();
+    expect(held).toBeDefined();
+    // A publisher claimed one item late in a backlog, just before the give-up, and is still on it.
+    clock.now += 16 * minute;
+    const ref = { dispatchId: firstId, itemId: held?.itemId ?? '' };
+    expect(await dispatches.claimItems([ref], { owner: 'slow', until: clock.now + minute, now: clock.now })).toEqual([
+      { state: 'claimed' },
+    ]);
+    const second = await run(deps, 'run-2', { passed: 'hard' });
+    expect(second.status).toBe('checkpointed');
+    expect(second.reason).toMatch(/gave up dispatch .*a publisher may still be publishing one of its items/);
+    expect(second.notificationsQueued).toBe(0);
+    expect(queue.items).toEqual([]);
+    // From the give-up on, no other item of it is claimed; the claim made before still ends as it was.
+    const [other] = rest;
+    const late = await dispatches.claimItems([{ dispatchId: firstId, itemId: other?.itemId ?? '' }], {
+      owner: 'late',
+      until: clock.now + 2 * minute,
+      now: clock.now,
+    });
+    expect(late).toEqual([{ state: 'closed' }]);
+    // The claim ended: the next run closes it and reads its days again; every alert goes out once.
+    clock.now += 2 * minute;
+    const third = await run(deps, 'run-3', { passed: 'hard' });
+    expect(third.settled).toMatchObject({ dispatchId: firstId, state: 'abandoned' });
+    expect(third.notificationsQueued).toBe(4);
+    await publish();
+    expect(sentKeys(notifier)).toEqual(['board|id:day-1', 'board|id:day-2', 'desk|id:day-1', 'desk|id:day-2']);
+  });
+
   it('gives up a dispatch that never finishes without moving the watermark, and its alerts still go out once', async () => {
     const { deps, state, notifier, dispatches, queue, publish, clock } = deployment();
     const first = await run(deps, 'run-1', { passed: 'hard' });

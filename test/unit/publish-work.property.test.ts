@@ -54,6 +54,10 @@ class Completions implements DispatchStore {
   async countEnqueued(): Promise<void> {}
   async seal(): Promise<void> {}
   async close(): Promise<void> {}
+  async stopClaims(): Promise<void> {}
+  async liveClaimsUntil(): Promise<undefined> {
+    return undefined;
+  }
 }
 
 /** How SNS treats a message: accepts it, refuses it for good, or fails it the first `times` sends. */
