@@ -11,8 +11,9 @@
  *   deliveries racing) changes nothing the second time and `completeItem` returns false;
  * - one delivery of an item at a time: a publisher claims the items of its batch in one
  *   transaction (`claimItems`: a conditional put per item that only takes an item nobody holds,
- *   or whose holder's claim lapsed; an item of a dispatch a run closed, which the claim reads
- *   first, publishes nothing), and settles them in one more per dispatch (`settleItems`:
+ *   or whose holder's claim lapsed; an item of a dispatch a run closed, which a read of its head
+ *   after the claim tells, is given back and publishes nothing), and settles them in one more per
+ *   dispatch (`settleItems`:
  *   the done ones recorded and counted, only while the claim is still its own, the failed ones
  *   released). Three requests per publisher batch (the head read too), whatever it holds, where
  *   a claim, a completion and a release per item would cost several per item;
@@ -359,18 +360,21 @@ export class DynamoDispatchStore implements DispatchStore {
   async claimItems(items: readonly WorkItemRef[], claim: WorkItemClaim): Promise<ClaimOutcome[]> {
     const distinct = [...new Map(items.map((ref) => [refKey(ref), ref])).values()];
     const outcomes = new Map<string, ClaimOutcome>();
-    // A dispatch a run closed (gave up, and reads its days again) lets no item be claimed: a copy
-    // queued before would race the one the run queues anew. Read, not a check in the claim
-    // transaction: every publisher's settlement updates the head, and a check of it would make
-    // their claims conflict with each other (TransactionConflict). No head: not closed.
-    const closed = await this.#closedDispatches([...new Set(distinct.map((ref) => ref.dispatchId))]);
-    const open: WorkItemRef[] = [];
-    for (const ref of distinct) {
-      if (closed.has(ref.dispatchId)) outcomes.set(refKey(ref), { state: 'closed' });
-      else open.push(ref);
+    for (let start = 0; start < distinct.length; start += transactionMaxActions) {
+      await this.#claimChunk(distinct.slice(start, start + transactionMaxActions), claim, outcomes);
     }
-    for (let start = 0; start < open.length; start += transactionMaxActions) {
-      await this.#claimChunk(open.slice(start, start + transactionMaxActions), claim, outcomes);
+    // A dispatch a run gave up (it reads the days again) lets no item be claimed: a copy queued
+    // before would race the one the run queues anew. Its head is read after the claims are in:
+    // the run marks it closed before it looks for live claims, so either the run sees these claims
+    // and waits for them, or this read sees the head closed and they are given back. A check in
+    // the claim transaction would do too, but every publisher's settlement updates the head, and
+    // their claims would conflict with each other (TransactionConflict). No head: not closed.
+    const claimed = distinct.filter((ref) => outcomes.get(refKey(ref))?.state === 'claimed');
+    const closed = await this.#closedDispatches([...new Set(claimed.map((ref) => ref.dispatchId))]);
+    const givenBack = claimed.filter((ref) => closed.has(ref.dispatchId));
+    if (givenBack.length > 0) {
+      await this.#complete(claim.owner, [], givenBack, claim.now);
+      for (const ref of givenBack) outcomes.set(refKey(ref), { state: 'closed' });
     }
     return items.map((ref) => outcomes.get(refKey(ref)) ?? { state: 'busy' });
   }
@@ -682,20 +686,21 @@ export class DynamoDispatchStore implements DispatchStore {
     throw this.#cancelled(`giving up dispatch ${dispatchId}`, reasons);
   }
 
-  async liveClaimsUntil(dispatchId: string, now: number): Promise<number | undefined> {
-    let latest: number | undefined;
+  async liveClaimsUntil(dispatchId: string, now: number, latest: number): Promise<number | undefined> {
+    let found: number | undefined;
     let startKey: Record<string, AttributeValue> | undefined;
     do {
       const output = await this.#documents.send(
         new QueryCommand({
           TableName: this.#table,
           KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :item)',
-          FilterExpression: 'attribute_not_exists(#doneAt) AND #claimedUntil >= :now',
+          FilterExpression: 'attribute_not_exists(#doneAt) AND #claimedUntil BETWEEN :now AND :latest',
           ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk', '#doneAt': 'doneAt', '#claimedUntil': 'claimedUntil' },
           ExpressionAttributeValues: {
             ':pk': { S: dispatchHeadKey(dispatchId).pk },
             ':item': { S: 'item#' },
             ':now': { N: String(now) },
+            ':latest': { N: String(latest) },
           },
           ProjectionExpression: '#claimedUntil',
           ConsistentRead: true,
@@ -705,11 +710,11 @@ export class DynamoDispatchStore implements DispatchStore {
       for (const raw of output.Items ?? []) {
         // Decoded one by one (a value typed by hand): one that is no instant is no live claim.
         const until = readItem(raw).claimedUntil;
-        if (typeof until === 'number' && Number.isFinite(until)) latest = Math.max(latest ?? until, until);
+        if (typeof until === 'number' && Number.isFinite(until)) found = Math.max(found ?? until, until);
       }
       startKey = output.LastEvaluatedKey;
     } while (startKey !== undefined);
-    return latest;
+    return found;
   }
 
   async close(lease: Lease, dispatchId: string, outcome: 'completed' | 'abandoned', now: number): Promise<void> {

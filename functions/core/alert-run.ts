@@ -368,6 +368,13 @@ class Deadlines {
 /** Longest delay setTimeout accepts; longer ones would fire at once. */
 const maxTimerMs = 2 ** 31 - 1;
 
+/**
+ * The longest a publisher's claim on a work item can last: its invocation's deadline, and no Lambda
+ * invocation runs longer than 15 minutes. A claim that ends later was edited by hand, and waiting
+ * for it would hold every run back.
+ */
+const maxClaimMs = 15 * 60_000;
+
 function schedule(controller: AbortController, inMs: number, reason: string): NodeJS.Timeout | undefined {
   const abort = () => controller.abort(new DeadlineError(reason));
   if (inMs <= 0) {
@@ -705,7 +712,8 @@ class AlertRun {
       // publishing: its notifications are read again only once that claim ended, or both copies
       // could publish at once (each finding the ledger without the other).
       await dispatches.stopClaims(this.lease, head.dispatchId, this.now());
-      const liveUntil = await dispatches.liveClaimsUntil(head.dispatchId, this.now());
+      const now = this.now();
+      const liveUntil = await dispatches.liveClaimsUntil(head.dispatchId, now, now + maxClaimMs);
       if (liveUntil !== undefined) {
         summary.settled = runDispatchOf(head, 'in-flight');
         this.#stoppedBecause = `gave up dispatch ${head.dispatchId}; a publisher may still be publishing one of its items (its claim ends ${new Date(liveUntil).toISOString()}), so its days are read again by the next run`;

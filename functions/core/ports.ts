@@ -886,7 +886,7 @@ export interface DispatchStore {
    * Claims work items for one delivery of them, all in one request where the store can: an item
    * nobody holds (or whose holder's claim lapsed before `now`) is `claimed` by `owner` until
    * `until`; an item already done is `done` with the result it was counted with; an item another
-   * delivery holds is `busy`; an item of a closed dispatch is `closed`, done or not. Answers in
+   * delivery holds is `busy`; any other item of a closed dispatch is `closed`. Answers in
    * the order of `items`; an item named twice gets the same answer twice. This is the publisher's
    * guard against two deliveries of one item at once, and against an item outliving its dispatch.
    */
@@ -917,8 +917,9 @@ export interface DispatchStore {
   /**
    * The latest end of a claim on an item of the dispatch that is neither done nor lapsed at `now`,
    * or undefined when there is none: until then a publisher may still be publishing that item.
+   * A claim that ends after `latest` is none an invocation made (edited by hand) and is not counted.
    */
-  liveClaimsUntil(dispatchId: string, now: number): Promise<number | undefined>;
+  liveClaimsUntil(dispatchId: string, now: number, latest: number): Promise<number | undefined>;
 }
 
 /** A work item as its dispatch knows it. */

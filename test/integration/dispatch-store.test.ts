@@ -298,7 +298,7 @@ describe('claims: one delivery of a work item at a time, a batch in three reques
     expect(again.slice(8)).toEqual([{ state: 'claimed' }, { state: 'claimed' }]);
   });
 
-  it('answers closed for the items of a dispatch a run closed, done or not, and claims the others of the batch', async () => {
+  it('answers closed for the items of a dispatch a run closed (done ones: done), and claims the others of the batch', async () => {
     const { store, state, lease } = await setup();
     await store.open(lease, 'run-a', t0);
     await store.claimItems(refs('done-1'), { owner: 'first', until: t0 + minute, now: t0 });
@@ -308,7 +308,12 @@ describe('claims: one delivery of a work item at a time, a batch in three reques
     await store.open(next, 'run-b', t0 + 6 * minute);
     const batch = [...refs('done-1', 'stale-1', 'stale-2'), { dispatchId: 'run-b', itemId: 'fresh-1' }];
     const claims = await store.claimItems(batch, { owner: 'second', until: t0 + 8 * minute, now: t0 + 7 * minute });
-    expect(claims).toEqual([{ state: 'closed' }, { state: 'closed' }, { state: 'closed' }, { state: 'claimed' }]);
+    expect(claims).toEqual([
+      { state: 'done', result: result(1) },
+      { state: 'closed' },
+      { state: 'closed' },
+      { state: 'claimed' },
+    ]);
   });
 
   it('a dispatch given up stays the open one but lets no item be claimed, and says until when a claim made before holds', async () => {
@@ -317,15 +322,17 @@ describe('claims: one delivery of a work item at a time, a batch in three reques
     await store.claimItems(refs('held-1', 'held-2', 'done-1'), { owner: 'first', until: t0 + 2 * minute, now: t0 });
     await store.claimItems(refs('held-3'), { owner: 'second', until: t0 + 3 * minute, now: t0 });
     await store.settleItems('first', { done: [{ ...refs('done-1')[0]!, result: result(1) }], released: [] }, t0 + 1);
-    expect(await store.liveClaimsUntil('run-a', t0 + 2)).toBe(t0 + 3 * minute);
+    expect(await store.liveClaimsUntil('run-a', t0 + 2, t0 + day)).toBe(t0 + 3 * minute);
     await store.stopClaims(lease, 'run-a', t0 + 3);
     expect((await store.readOpen())?.dispatchId).toBe('run-a');
     expect(await store.claimItems(refs('fresh-1'), { owner: 'third', until: t0 + 4 * minute, now: t0 + 4 })).toEqual([
       { state: 'closed' },
     ]);
     // Claims made before still hold until they end; done items and lapsed claims do not count.
-    expect(await store.liveClaimsUntil('run-a', t0 + 2 * minute + 1)).toBe(t0 + 3 * minute);
-    expect(await store.liveClaimsUntil('run-a', t0 + 3 * minute + 1)).toBeUndefined();
+    expect(await store.liveClaimsUntil('run-a', t0 + 2 * minute + 1, t0 + day)).toBe(t0 + 3 * minute);
+    expect(await store.liveClaimsUntil('run-a', t0 + 3 * minute + 1, t0 + day)).toBeUndefined();
+    // A claim ending after `latest` is none an invocation made: not counted.
+    expect(await store.liveClaimsUntil('run-a', t0 + 2, t0 + 2 * minute + 30_000)).toBe(t0 + 2 * minute);
     // Given up with its head deleted by hand: the head is written anew, closed.
     await store.close(lease, 'run-a', 'abandoned', t0 + 5);
     await store.open(lease, 'run-b', t0 + 6);
@@ -337,6 +344,37 @@ describe('claims: one delivery of a work item at a time, a batch in three reques
         now: t0 + 8,
       }),
     ).toEqual([{ state: 'closed' }]);
+  });
+
+  it('gives a claim back when the run gave its dispatch up while the claim was being written', async () => {
+    const { documents, store, lease } = await setup();
+    await store.open(lease, 'run-a', t0);
+    // The run gives the dispatch up (and looks for live claims, finding none) just before the
+    // publisher's claim transaction commits.
+    let raced = false;
+    let seenByRun: number | undefined = -1;
+    documents.middlewareStack.add(
+      (next, context) => async (args) => {
+        const items = (args.input as { TransactItems?: { Put?: { Item?: { claimOwner?: unknown } } }[] }).TransactItems;
+        if (
+          !raced &&
+          context.commandName === 'TransactWriteItemsCommand' &&
+          items?.[0]?.Put?.Item?.claimOwner === 'late'
+        ) {
+          raced = true;
+          await store.stopClaims(lease, 'run-a', t0 + 1);
+          seenByRun = await store.liveClaimsUntil('run-a', t0 + 1, t0 + day);
+        }
+        return await next(args);
+      },
+      { step: 'initialize', name: 'giveUpDuringClaim' },
+    );
+    const claims = await store.claimItems(refs('item-1'), { owner: 'late', until: t0 + minute, now: t0 + 1 });
+    expect(raced).toBe(true);
+    expect(seenByRun).toBeUndefined();
+    expect(claims).toEqual([{ state: 'closed' }]);
+    // Given back: nothing holds the item, so the run's next look finds no live claim either.
+    expect(await store.liveClaimsUntil('run-a', t0 + 2, t0 + day)).toBeUndefined();
   });
 
   it('answers busy for an item another delivery holds, until that claim lapses', async () => {

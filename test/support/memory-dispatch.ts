@@ -171,13 +171,13 @@ export class MemoryDispatchStore implements DispatchStore {
     this.closed.add(dispatchId);
   }
 
-  async liveClaimsUntil(dispatchId: string, now: number): Promise<number | undefined> {
-    let latest: number | undefined;
+  async liveClaimsUntil(dispatchId: string, now: number, latest: number): Promise<number | undefined> {
+    let until: number | undefined;
     for (const [id, held] of this.claims) {
-      if (!id.startsWith(`${dispatchId}#`) || this.results.has(id) || held.until < now) continue;
-      latest = Math.max(latest ?? held.until, held.until);
+      if (!id.startsWith(`${dispatchId}#`) || this.results.has(id) || held.until < now || held.until > latest) continue;
+      until = Math.max(until ?? held.until, held.until);
     }
-    return latest;
+    return until;
   }
 
   async close(lease: Lease, dispatchId: string, _outcome: 'completed' | 'abandoned', now: number): Promise<void> {

@@ -208,6 +208,18 @@ describe('sharded publishing: the run queues, the publishers publish', () => {
     expect(sentKeys(notifier)).toEqual(['board|id:day-1', 'board|id:day-2', 'desk|id:day-1', 'desk|id:day-2']);
   });
 
+  it('does not wait for a claim no invocation could hold (its end typed by hand days ahead), which would stop every run', async () => {
+    const { deps, dispatches, queue, clock } = deployment();
+    const first = await run(deps, 'run-1', { passed: 'hard' });
+    const [held] = queue.take();
+    clock.now += 16 * minute;
+    const ref = { dispatchId: first.dispatch?.dispatchId ?? '', itemId: held?.itemId ?? '' };
+    await dispatches.claimItems([ref], { owner: 'typed', until: clock.now + 10 * 24 * 60 * minute, now: clock.now });
+    const second = await run(deps, 'run-2', { passed: 'hard' });
+    expect(second.settled).toMatchObject({ dispatchId: ref.dispatchId, state: 'abandoned' });
+    expect(second.notificationsQueued).toBe(4);
+  });
+
   it('gives up a dispatch that never finishes without moving the watermark, and its alerts still go out once', async () => {
     const { deps, state, notifier, dispatches, queue, publish, clock } = deployment();
     const first = await run(deps, 'run-1', { passed: 'hard' });
