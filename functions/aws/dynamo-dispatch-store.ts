@@ -653,28 +653,9 @@ export class DynamoDispatchStore implements DispatchStore {
   async stopClaims(lease: Lease, dispatchId: string, now: number): Promise<void> {
     const reasons = await this.#transact(`giving up dispatch ${dispatchId}`, [
       this.#leaseCheck(lease, now),
-      {
-        // An update, not conditional on the head: a head deleted by hand is written anew, closed,
-        // so that no item naming it can be claimed either.
-        Update: {
-          TableName: this.#table,
-          Key: dispatchHeadKey(dispatchId),
-          UpdateExpression:
-            'SET #dispatchId = :id, #closed = if_not_exists(#closed, :abandoned), #closedAt = if_not_exists(#closedAt, :now), #expiresAt = if_not_exists(#expiresAt, :ttl)',
-          ExpressionAttributeNames: {
-            '#dispatchId': 'dispatchId',
-            '#closed': 'closed',
-            '#closedAt': 'closedAt',
-            '#expiresAt': 'expiresAt',
-          },
-          ExpressionAttributeValues: {
-            ':id': dispatchId,
-            ':abandoned': 'abandoned',
-            ':now': now,
-            ':ttl': ttlSeconds(now, this.#retentionDays),
-          },
-        },
-      },
+      // Not conditional on the head: a head deleted by hand is written anew, closed, so that no
+      // item naming it can be claimed either. An earlier close stands.
+      this.#closeHeadAction(dispatchId, 'abandoned', now, { keepEarlier: true }),
     ]);
     if (reasons === undefined) return;
     const [leaseReason] = reasons.reasons;
@@ -731,26 +712,7 @@ export class DynamoDispatchStore implements DispatchStore {
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         },
       },
-      {
-        Update: {
-          TableName: this.#table,
-          Key: dispatchHeadKey(dispatchId),
-          UpdateExpression:
-            'SET #dispatchId = :id, #closed = :outcome, #closedAt = :now, #expiresAt = if_not_exists(#expiresAt, :ttl)',
-          ExpressionAttributeNames: {
-            '#dispatchId': 'dispatchId',
-            '#closed': 'closed',
-            '#closedAt': 'closedAt',
-            '#expiresAt': 'expiresAt',
-          },
-          ExpressionAttributeValues: {
-            ':id': dispatchId,
-            ':outcome': outcome,
-            ':now': now,
-            ':ttl': ttlSeconds(now, this.#retentionDays),
-          },
-        },
-      },
+      this.#closeHeadAction(dispatchId, outcome, now, { keepEarlier: false }),
     ]);
     if (reasons === undefined) return;
     const [leaseReason, pointerReason] = reasons.reasons;
@@ -767,6 +729,39 @@ export class DynamoDispatchStore implements DispatchStore {
       );
     }
     throw this.#cancelled(`closing dispatch ${dispatchId}`, reasons);
+  }
+
+  /**
+   * Marks the head closed with `outcome` (written anew if it is gone). With `keepEarlier`, an
+   * outcome already there stands (giving up never undoes a close).
+   */
+  #closeHeadAction(
+    dispatchId: string,
+    outcome: 'completed' | 'abandoned',
+    now: number,
+    options: { readonly keepEarlier: boolean },
+  ): TransactAction {
+    const set = (name: string, value: string) =>
+      options.keepEarlier ? `${name} = if_not_exists(${name}, ${value})` : `${name} = ${value}`;
+    return {
+      Update: {
+        TableName: this.#table,
+        Key: dispatchHeadKey(dispatchId),
+        UpdateExpression: `SET #dispatchId = :id, ${set('#closed', ':outcome')}, ${set('#closedAt', ':now')}, #expiresAt = if_not_exists(#expiresAt, :ttl)`,
+        ExpressionAttributeNames: {
+          '#dispatchId': 'dispatchId',
+          '#closed': 'closed',
+          '#closedAt': 'closedAt',
+          '#expiresAt': 'expiresAt',
+        },
+        ExpressionAttributeValues: {
+          ':id': dispatchId,
+          ':outcome': outcome,
+          ':now': now,
+          ':ttl': ttlSeconds(now, this.#retentionDays),
+        },
+      },
+    };
   }
 
   #leaseCheck(lease: Lease, now: number): NonNullable<TransactWriteCommandInput['TransactItems']>[number] {
