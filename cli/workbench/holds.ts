@@ -30,9 +30,12 @@ export async function listHolds(
   const table = audienceTableOf(target);
   /** Audience ids, each with its stored item (undefined: deleted). */
   let audiences: [string, Record<string, unknown> | undefined][];
+  /** Holds already read (a deleted audience named on the command line), not read twice. */
+  const read = new Map<string, Awaited<ReturnType<DynamoStateStore['readHeld']>>>();
   if (audienceId !== undefined) {
     const item = await getItem(target.clients.documents, table, audienceId);
     const held = item === undefined ? await state.readHeld(audienceId) : undefined;
+    if (held !== undefined) read.set(audienceId, held);
     if (held !== undefined && held.items.length === 0 && held.releases.length === 0) {
       throw new NotFoundError(
         `audience ${audienceId} does not exist in ${target.label}${hinted(await didYouMean(target, 'audience', [audienceId]), `${newsAlerts()} audiences list`)}`,
@@ -51,7 +54,7 @@ export async function listHolds(
   for (const [id, item] of audiences.sort(([a], [b]) => a.localeCompare(b))) {
     const parsed = item === undefined ? undefined : parseAudience(item);
     if (parsed?.ok !== true) {
-      const held = await state.readHeld(id);
+      const held = read.get(id) ?? (await state.readHeld(id));
       if (held.items.length === 0 && held.releases.length === 0) continue;
       const blocked =
         parsed === undefined

@@ -124,6 +124,9 @@ export async function publishWorkItem(
   return outcome.result;
 }
 
+/** A thrown value as an Error, to report as an item's failure. */
+const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)));
+
 /** The result of an item that sent nothing. */
 const noResult: WorkItemResult = { published: 0, updateNotices: 0, alreadyDelivered: 0, parked: 0 };
 
@@ -379,7 +382,7 @@ async function complete(
         );
         for (const [position, w] of doneHere.entries()) answers.set(w, counted[position] ?? false);
       } catch (error) {
-        for (const w of doneHere) answers.set(w, error instanceof Error ? error : new Error(String(error)));
+        for (const w of doneHere) answers.set(w, asError(error));
         // Nothing of this dispatch was written: its claims go, so the next delivery need not wait.
         await deps.dispatches
           .settleItems(owner, { done: [], released: [...doneHere, ...retriedHere].map(ref) }, deps.now())
@@ -399,7 +402,7 @@ async function complete(
         w,
         await deps.dispatches
           .completeItem(dispatchId, itemId, { ...w.counts }, deps.now())
-          .catch((error: unknown) => (error instanceof Error ? error : new Error(String(error)))),
+          .catch((error: unknown) => asError(error)),
       );
     }
   }

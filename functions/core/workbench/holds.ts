@@ -58,7 +58,7 @@ export function describeHolds(
   let budgetLeft =
     audience.dailyBudget === undefined ? Number.POSITIVE_INFINITY : Math.max(0, audience.dailyBudget - usedToday);
   const today = localDate(now, audience.timeZone);
-  const sorted = [...items].sort((a, b) => a.heldAt - b.heldAt || a.key.articleKey.localeCompare(b.key.articleKey));
+  const sorted = oldestFirst(items);
   const held = sorted.map((item): HeldView => {
     const urgent = audience.deliveryMode !== 'digest' && isUrgent(item.match, audience);
     const common = {
@@ -87,6 +87,10 @@ export function describeHolds(
   };
 }
 
+/** Held notifications oldest first (then by article key, so the order is stable). */
+const oldestFirst = (items: readonly HeldNotification[]): HeldNotification[] =>
+  [...items].sort((a, b) => a.heldAt - b.heldAt || a.key.articleKey.localeCompare(b.key.articleKey));
+
 /** Digest releases a crash left unfinished, with how many articles each holds. */
 const unfinished = (releases: readonly DigestRelease[]): AudienceHolds['unfinishedReleases'] =>
   releases.map((release) => ({
@@ -104,7 +108,7 @@ export function describeBlockedHolds(
   releases: readonly DigestRelease[],
   blocked: NonNullable<AudienceHolds['blocked']>,
 ): AudienceHolds {
-  const sorted = [...items].sort((a, b) => a.heldAt - b.heldAt || a.key.articleKey.localeCompare(b.key.articleKey));
+  const sorted = oldestFirst(items);
   return {
     audienceId,
     blocked,
