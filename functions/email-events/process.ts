@@ -4,7 +4,8 @@
  * is thrown after all were tried, so Lambda retries the event. A repeat changes nothing more:
  * suppression keeps its first reason, a soft bounce is counted once per message (a mark on the
  * message's record, written with the count) and a status only rises; only the history may list
- * the event twice.
+ * the event twice. A message that is neither an SES event nor an alarm fails the same way, so it
+ * ends in the events dead-letter queue, with its alarm, instead of vanishing.
  *
  * A reputation alarm (bounce or complaint rate near SES's review thresholds) going to ALARM pauses
  * sending on the configuration set at once: SES then refuses sends with `SendingPausedException`,
@@ -27,6 +28,15 @@ export interface EventsDeps {
   readonly log: Log;
   readonly now: () => number;
   readonly count?: ((name: string) => void) | undefined;
+}
+
+/** An SNS message that is neither an SES event this function can read nor an alarm notification. */
+export class UnreadableEventError extends Error {
+  override readonly name = 'UnreadableEventError';
+  constructor(paths: readonly string[]) {
+    const named = [...new Set(paths.map((path) => (path === '' ? 'the message itself' : path)))].slice(0, 5);
+    super(`neither an SES event nor an alarm notification; wrong or missing: ${named.join(', ')}`);
+  }
 }
 
 interface SnsRecord {
@@ -63,10 +73,11 @@ export async function handleEmailEvents(
         continue;
       }
       const parsed = SesEventSchema.safeParse(body);
-      if (!parsed.success) {
-        deps.log.warn('an SNS message that is neither an SES event nor an alarm; ignored', { messageId });
-        continue;
-      }
+      // Failed, not skipped: a changed event shape would otherwise drop every bounce and complaint
+      // quietly. After Lambda's retries the record waits in the events dead-letter queue, with its
+      // alarm, for a redrive once this function reads it. Only the fields' paths are named, never a
+      // value (an event quotes the subscriber's address).
+      if (!parsed.success) throw new UnreadableEventError(parsed.error.issues.map((issue) => issue.path.join('.')));
       const outcome = await recordSesEvent(parsed.data, deps);
       if (outcome.recorded) recorded += 1;
       if (outcome.suppressed) {
@@ -79,6 +90,7 @@ export async function handleEmailEvents(
       deps.log.error('an SES event could not be recorded; the event is retried', {
         messageId,
         errorName: error instanceof Error ? error.name : typeof error,
+        ...(error instanceof UnreadableEventError ? { reason: error.message } : {}),
       });
     }
   }

@@ -2,7 +2,8 @@
  * The SES events function (functions/email-events/process.ts) with a recording store: a reputation
  * alarm going to ALARM pauses sending (and OK does not), a bounce is recorded without the address
  * SMTP diagnostics quote, an event without the subscriber tag changes nothing, and anything else
- * on the topic is ignored rather than failing the batch.
+ * on the topic fails after the rest was recorded, so it reaches the events dead-letter queue
+ * (a changed event shape must not drop bounces quietly).
  */
 import { describe, expect, it } from 'vitest';
 import type { SendEvent, SendStatus, SubscriberStore } from '#core/email/ports';
@@ -105,9 +106,9 @@ describe('the SES events function', () => {
     expect(JSON.stringify(events)).not.toContain('@');
   });
 
-  it('changes nothing for an event without the subscriber tag, and ignores what is no SES event', async () => {
+  it('changes nothing for an event without the subscriber tag', async () => {
     const { store, saved, events } = recordingStore();
-    const outcome = await handleEmailEvents(sns(bounce({}), { hello: 'world' }, 'a plain string'), {
+    const outcome = await handleEmailEvents(sns(bounce({})), {
       store,
       sending: undefined,
       log: silentLog,
@@ -116,6 +117,27 @@ describe('the SES events function', () => {
     expect(outcome).toMatchObject({ recorded: 0, suppressed: 0 });
     expect(saved).toEqual([]);
     expect(events).toEqual([]);
+  });
+
+  it('fails a message that is no SES event, after recording the rest, naming fields and never values', async () => {
+    const { store, saved } = recordingStore();
+    const lines: string[] = [];
+    const log = {
+      ...silentLog,
+      error: (message: string, fields?: object) => lines.push(`${message} ${JSON.stringify(fields)}`),
+    };
+    const changedShape = { eventType: 'Bounce', mail: { messageId: 'm-1', tags: { subscriber: 'kim@example.com' } } };
+    const rejection = handleEmailEvents(
+      sns({ hello: 'world' }, bounce({ subscriber: [profile.subscriberId] }), changedShape, 'a plain string'),
+      { store, sending: undefined, log, now: () => 0 },
+    );
+    await expect(rejection).rejects.toThrow(
+      /neither an SES event nor an alarm notification; wrong or missing: eventType, mail/,
+    );
+    expect(saved.at(-1)?.suppression?.reason).toBe('bounce');
+    expect(lines).toHaveLength(3);
+    expect(lines[1]).toContain('mail.tags.subscriber');
+    expect(lines.join('\n')).not.toContain('@');
   });
 
   it('writes nothing for a delivery to an address with no soft bounce; resets the count of one that has some', async () => {
