@@ -4,6 +4,11 @@
  * `maxAgeSeconds`, and read again at once when a link names a version the cached copy does not
  * have (a key added by a rotation a moment ago). Keys are registered with the log redaction, so
  * no log line can ever carry one.
+ *
+ * Links come from anyone, and a link is read before its signature can be checked. So only a
+ * version above every cached one (what a rotation adds) reads the secret again, and at most once
+ * per {@link REFETCH_INTERVAL_MS}: a flood of made-up versions costs one Secrets Manager read per
+ * interval, not one per request. A version at or below the newest cached one is a retired key.
  */
 import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
@@ -15,17 +20,25 @@ export interface SecretsManagerLinkKeysOptions {
   readonly client: SecretsManagerClient;
   readonly secretId: string;
   readonly maxAgeSeconds?: number;
+  /** The clock that spaces forced reads (ms since the epoch). */
+  readonly now?: () => number;
 }
+
+/** The least time between two reads forced by a link naming a version the cache does not have. */
+export const REFETCH_INTERVAL_MS = 10_000;
 
 export class SecretsManagerLinkKeys implements LinkKeys {
   readonly #provider: SecretsProvider;
   readonly #secretId: string;
   readonly #maxAge: number;
+  readonly #now: () => number;
+  #lastForcedAt = Number.NEGATIVE_INFINITY;
 
   constructor(options: SecretsManagerLinkKeysOptions) {
     this.#provider = new SecretsProvider({ awsSdkV3Client: options.client });
     this.#secretId = options.secretId;
     this.#maxAge = options.maxAgeSeconds ?? 300;
+    this.#now = options.now ?? Date.now;
   }
 
   async current(): Promise<LinkKey> {
@@ -33,8 +46,13 @@ export class SecretsManagerLinkKeys implements LinkKeys {
   }
 
   async byVersion(version: string): Promise<LinkKey | undefined> {
-    const cached = (await this.#read(false)).all.get(version);
+    const keys = await this.#read(false);
+    const cached = keys.all.get(version);
     if (cached !== undefined) return cached;
+    const newest = Math.max(...[...keys.all.keys()].map(Number));
+    const now = this.#now();
+    if (!(Number(version) > newest) || now - this.#lastForcedAt < REFETCH_INTERVAL_MS) return undefined;
+    this.#lastForcedAt = now;
     return (await this.#read(true)).all.get(version);
   }
 
