@@ -23,7 +23,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { createSecureContext, rootCertificates, type SecureContext } from 'node:tls';
 import type { Dispatcher } from 'undici';
 import { BoundedCache } from '#core/bounded-cache';
-import { isProviderDate } from '#core/calendar';
+import { isProviderDate, previousDate, providerDate } from '#core/calendar';
 import {
   ConfigError,
   PageCapError,
@@ -90,6 +90,12 @@ const tlsErrorCodes = new Set([
 
 /** Unreadable pages read before any readable article after which the mapping is taken to be wrong. */
 const maxUnprovenUnreadablePages = 3;
+
+/** Unreadable pages in a row that read alike and end a read without a total (see #pagesUntilExhausted). */
+const maxAlikeUnreadablePages = 10;
+
+/** How many of the newest days a read of nothing but unreadable pages looks at for a readable article. */
+const mappingProbeDays = 3;
 
 const retryableStatus = (status: number): boolean => status === 408 || status === 429 || status >= 500;
 
@@ -277,7 +283,7 @@ export class NewsLookupClient implements NewsSource {
           : resume !== undefined
             ? this.#resumedPages(range, resume, seen, signal)
             : this.#numberedPages(range, seen, signal, options.sequential === true);
-      yield* this.#withUnreadablePages(pages, range);
+      yield* this.#withUnreadablePages(pages, range, signal);
     } catch (error) {
       // A stalled provider is a failure even though the deadline cut it; anything else that ends
       // an aborted read is the abort.
@@ -294,12 +300,14 @@ export class NewsLookupClient implements NewsSource {
    * Passes pages through, deciding what an unreadable page is. Once the mapping has read an
    * article (on any page, in this read or an earlier one), an unreadable page is poison data:
    * it is handed on with `unreadable` set and the read goes on. Until then it is held back while
-   * the rest of the range is read; if the range ends without a single readable article, the
-   * mapping is what is wrong and the read fails loudly with the first such page's reasons.
+   * the rest of the range is read; if the range ends without a single readable article, and the
+   * newest days ({@link proveMapping}) have none either, the mapping is what is wrong and the read
+   * fails loudly with the first such page's reasons.
    */
   async *#withUnreadablePages(
     pages: AsyncGenerator<ArticlePage>,
     range: ProviderDateRange,
+    signal: AbortSignal,
   ): AsyncGenerator<ArticlePage> {
     const held: ArticlePage[] = [];
     const mappingDoesNotFit = () => {
@@ -321,16 +329,54 @@ export class NewsLookupClient implements NewsSource {
       if (page.unreadable !== undefined && !this.#mappingFits) {
         held.push(page);
         // Several pages in a row and not one readable item: no need to read to the cap to know.
-        if (held.length >= maxUnprovenUnreadablePages) throw mappingDoesNotFit();
-        continue;
+        if (held.length < maxUnprovenUnreadablePages) continue;
+        if (!(await this.#proveMapping(range, signal))) throw mappingDoesNotFit();
       }
       // Only a readable article proves the mapping; an empty page proves nothing.
       if (held.length > 0 && this.#mappingFits) yield* held.splice(0);
       yield page;
     }
     if (held.length === 0) return;
-    if (!this.#mappingFits) throw mappingDoesNotFit();
+    if (!this.#mappingFits && !(await this.#proveMapping(range, signal))) throw mappingDoesNotFit();
     yield* held;
+  }
+
+  /**
+   * Whether the mapping reads the provider's newest days: the first page of each day after `range`,
+   * today first (the provider's date now), at most {@link mappingProbeDays} of them. Asked only when
+   * nothing of `range` could be read and nothing read before proved the mapping: a cold execution
+   * environment whose window starts on a day of poison only (yesterday) would otherwise fail every
+   * run, and never read today, which proves the mapping. Their articles are left to the reads of
+   * their own days; a failed request proves nothing.
+   */
+  async #proveMapping(range: ProviderDateRange, signal: AbortSignal): Promise<boolean> {
+    let day = providerDate(this.#now(), this.#config.timeZone);
+    for (let tries = 0; tries < mappingProbeDays && day > range.to && !this.#mappingFits; tries++) {
+      const days = { from: day, to: day };
+      try {
+        if (this.#config.pagination.method === 'CURSOR') {
+          await this.#fetchPage(
+            {
+              paginationMethod: this.#config.pagination.methodValue,
+              publishedAtStart: day,
+              publishedAtEnd: day,
+              size: this.#config.pageSize,
+            },
+            { range: `${day}..${day}`, page: 1 },
+            signal,
+          );
+        } else await this.#numberedPage(days, 1, signal);
+      } catch (error) {
+        signal.throwIfAborted();
+        this.#log.warn('could not read a newer day to check the response mapping', {
+          day,
+          error: this.#sanitize(error)?.message,
+        });
+        return false;
+      }
+      day = previousDate(day);
+    }
+    return this.#mappingFits;
   }
 
   /** A resumed numbered read: from the given page on, until the provider has nothing more. */
@@ -387,7 +433,7 @@ export class NewsLookupClient implements NewsSource {
     if (sequential) {
       // The caller expects to stop early: a window of requests ahead would mostly be wasted.
       yield this.#emit(first, seen);
-      yield* this.#sequentialPages(range, 2, pageSize, seen, signal);
+      yield* this.#sequentialPages(range, 2, pageSize, seen, signal, total);
       return;
     }
     // At least 1: a total smaller than a full first page is the provider's inconsistency, not an end.
@@ -429,13 +475,13 @@ export class NewsLookupClient implements NewsSource {
       this.#log.warn('the result set changed while pages were fetched concurrently; reading it again in order', {
         range: `${range.from}..${range.to}`,
       });
-      yield* this.#sequentialPages(range, 1, pageSize, seen, signal);
+      yield* this.#sequentialPages(range, 1, pageSize, seen, signal, previousTotal ?? total);
       return;
     }
     // A full last page or a grown total means articles were pushed to later pages while they were
     // read in order; read on until a short page so nothing is missed.
     if (shifted || lastCount >= pageSize) {
-      yield* this.#sequentialPages(range, lastPage + 1, pageSize, seen, signal);
+      yield* this.#sequentialPages(range, lastPage + 1, pageSize, seen, signal, previousTotal ?? total);
     }
   }
 
@@ -448,6 +494,7 @@ export class NewsLookupClient implements NewsSource {
     reportedTotal?: number,
   ): AsyncGenerator<ArticlePage> {
     let previousUnreadable: string | undefined;
+    let repeats = 0;
     for (let pageNumber = from; ; pageNumber++) {
       if (pageNumber > this.#config.maxPages) throw this.#pageCapError(range, this.#config.pageSize, reportedTotal);
       const page = await this.#numberedPage(range, pageNumber, signal);
@@ -455,29 +502,53 @@ export class NewsLookupClient implements NewsSource {
       yield emitted;
       if (itemCount(page) === 0) return;
       // A page with no article not seen already ends the read, even if some of its items were
-      // unreadable; an unreadable page ends it when it repeats the one before (a provider that
-      // ignores `page` would otherwise be read to the page cap).
-      if (
-        emitted.unreadable === undefined ? emitted.articles.length === 0 : emitted.unreadable === previousUnreadable
-      ) {
-        return;
+      // unreadable. Unreadable pages have no articles to tell apart: a run of them that read alike
+      // ends it only when long (a provider that ignores `page` would otherwise be read to the page
+      // cap), since two or three alike are as likely withheld items ahead of readable pages.
+      if (emitted.unreadable === undefined) {
+        if (emitted.articles.length === 0) return;
+        repeats = 0;
+      } else {
+        repeats = emitted.unreadable === previousUnreadable ? repeats + 1 : 0;
+        if (repeats >= maxAlikeUnreadablePages - 1) return;
       }
       previousUnreadable = emitted.unreadable;
     }
   }
 
+  /**
+   * Pages from `from` on, one at a time, until the listing ends. `total` is the provider's count
+   * when the read began; each page's own count replaces it (one beyond the page cap counts as
+   * none). The end is:
+   * - an empty page;
+   * - a short page once the pages read cover the count (a short page before that is one the
+   *   provider left items out of, and the rest of the listing still follows it);
+   * - a page with no article not seen already, once the pages cover the count or the page is
+   *   short: the provider answers pages past the end with its last one. Before that, such a page
+   *   is articles that arrived in front pushing seen ones down, and the read goes on.
+   */
   async *#sequentialPages(
     range: ProviderDateRange,
     from: number,
     pageSize: number,
     seen: Set<string>,
     signal: AbortSignal,
+    total: number | undefined,
   ): AsyncGenerator<ArticlePage> {
+    let count = total;
     for (let pageNumber = from; ; pageNumber++) {
-      if (pageNumber > this.#config.maxPages) throw this.#pageCapError(range, pageSize);
+      if (pageNumber > this.#config.maxPages) throw this.#pageCapError(range, pageSize, count);
       const page = await this.#numberedPage(range, pageNumber, signal);
-      yield this.#emit(page, seen);
-      if (itemCount(page) < pageSize) return;
+      const emitted = this.#emit(page, seen);
+      yield emitted;
+      count = page.mapped.totalCount ?? count;
+      const items = itemCount(page);
+      if (items === 0) return;
+      const short = items < pageSize;
+      // A count beyond the page cap is a placeholder more often than a day (see #numberedPages).
+      const covered = count === undefined || count > this.#config.maxPages * pageSize || pageNumber * pageSize >= count;
+      const nothingNew = emitted.unreadable === undefined && emitted.articles.length === 0;
+      if ((short || nothingNew) && (covered || (short && nothingNew))) return;
     }
   }
 
@@ -597,7 +668,7 @@ export class NewsLookupClient implements NewsSource {
     const signal = request.signal ?? new AbortController().signal;
     signal.throwIfAborted();
     const page = await this.#numberedPage(range, pageNumber, signal, size);
-    if (page.mapped.unreadable !== undefined && !this.#mappingFits) {
+    if (page.mapped.unreadable !== undefined && !this.#mappingFits && !(await this.#proveMapping(range, signal))) {
       throw new ProviderResponseError(
         `no item on page ${pageNumber} of ${range.from}..${range.to} could be read and no page had a readable article, so the response mapping does not fit this provider (set ${providerEnvironment.mapping}): ${page.mapped.unreadable}`,
       );

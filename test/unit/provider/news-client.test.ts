@@ -116,6 +116,77 @@ describe('NewsLookupClient paging decisions', () => {
     expect(requests).toHaveLength(2);
   });
 
+  it.each([false, true])(
+    'with a total, a short page the provider left an item out of is not the end (sequential: %s)',
+    async (sequential) => {
+      const all = Array.from({ length: 25 }, (_, i) => item(i));
+      // Item 10 is counted in the total but left out of page 2 (filtered after paging).
+      const { agent, requests } = provider((body) => {
+        const page = Number(body.page);
+        const articles = all.slice((page - 1) * 10, page * 10).filter((a) => a.articleId !== '10');
+        return { status: 200, body: { totalCount: 25, articles } };
+      });
+      const pages = await collect(client(agent).instance.pages(range, { sequential }));
+      expect(pages.flatMap((p) => p.articles)).toHaveLength(24);
+      expect(requests.map((r) => r.page)).toEqual([1, 2, 3]);
+    },
+  );
+
+  it.each([false, true])(
+    'with a total, a provider that answers pages past the end with its last page ends the read (sequential: %s)',
+    async (sequential) => {
+      const all = Array.from({ length: 20 }, (_, i) => item(i));
+      const { agent, requests } = provider((body) => {
+        const page = Math.min(Number(body.page), 2);
+        return { status: 200, body: { totalCount: 20, articles: all.slice((page - 1) * 10, page * 10) } };
+      });
+      const pages = await collect(client(agent).instance.pages(range, { sequential }));
+      expect(pages.flatMap((p) => p.articles)).toHaveLength(20);
+      expect(requests.length).toBeLessThanOrEqual(3);
+    },
+  );
+
+  it('read in order, a page of articles already seen (pushed down by new ones) is not the end while the total says more', async () => {
+    // Between page 1 and page 2, ten new articles arrive in front: page 2 repeats page 1.
+    const old = Array.from({ length: 15 }, (_, i) => item(`old${i}`));
+    const fresh = Array.from({ length: 10 }, (_, i) => item(`new${i}`));
+    const { agent, requests } = provider((body) => {
+      const page = Number(body.page);
+      const listing = page === 1 ? old : [...fresh, ...old];
+      return { status: 200, body: { totalCount: listing.length, articles: listing.slice((page - 1) * 10, page * 10) } };
+    });
+    const pages = await collect(client(agent).instance.pages(range, { sequential: true }));
+    expect(new Set(pages.flatMap((p) => p.articles.map((a) => a.id)))).toEqual(new Set(old.map((a) => a.articleId)));
+    expect(requests.map((r) => r.page)).toEqual([1, 2, 3]);
+  });
+
+  it('without a total, unreadable pages that read alike are not the end: the readable pages after them are read', async () => {
+    const { agent, requests } = provider((body) => {
+      const page = Number(body.page);
+      const articles =
+        page === 2 || page === 3
+          ? Array(10).fill(null)
+          : page <= 5
+            ? Array.from({ length: 10 }, (_, i) => item(`${page}-${i}`))
+            : [];
+      return { status: 200, body: { articles } };
+    });
+    const pages = await collect(client(agent).instance.pages(range));
+    expect(pages.flatMap((p) => p.articles)).toHaveLength(30);
+    expect(pages.filter((p) => p.unreadable !== undefined).map((p) => p.pageNumber)).toEqual([2, 3]);
+    expect(requests.map((r) => r.page)).toEqual([1, 2, 3, 4, 5, 6]);
+  });
+
+  it('without a total, a provider that ignores the page number and serves an unreadable page still ends the read', async () => {
+    const { agent, requests } = provider((body) => ({
+      status: 200,
+      body: { articles: Number(body.page) === 1 ? [item(1)] : Array(10).fill(null) },
+    }));
+    const pages = await collect(client(agent).instance.pages(range));
+    expect(pages.flatMap((p) => p.articles)).toHaveLength(1);
+    expect(requests.length).toBeLessThanOrEqual(11);
+  });
+
   it('without a total, reads until an empty page: one request past the last page', async () => {
     const all = Array.from({ length: 23 }, (_, i) => item(i));
     const { agent, requests } = provider((body) => {
@@ -520,6 +591,29 @@ describe('NewsLookupClient against hostile or odd providers (issue 10)', () => {
     expect(error).toBeInstanceOf(ProviderResponseError);
     expect(error.message).toContain('no item on pages 1, 2 of 2026-11-22..2026-11-22 could be read');
     expect(error.message).toContain('the response mapping does not fit this provider');
+  });
+
+  it('item 5d: a day of nothing but unreadable pages before today is poison, not a wrong mapping, when today reads (cold client)', async () => {
+    const broken = Array.from({ length: 10 }, (_, i) => ({ articleId: `b${i}`, headline_broken: true }));
+    const { agent, requests } = provider((body) => {
+      const today = body.publishedAtStart === '2026-11-23';
+      return { status: 200, body: { articles: Number(body.page) === 1 ? (today ? [item(1)] : broken) : [] } };
+    });
+    const now = () => Date.parse('2026-11-23T12:00:00Z');
+    const pages = await collect(client(agent, {}, { now }).instance.pages(range));
+    // Held while unproven, the unreadable page comes after the (empty) page that ended the day.
+    expect(pages.map((p) => [p.pageNumber, p.unreadable !== undefined])).toEqual([
+      [2, false],
+      [1, true],
+    ]);
+    expect(requests.map((r) => `${r.publishedAtStart} p${r.page}`)).toEqual([
+      '2026-11-22 p1',
+      '2026-11-22 p2',
+      '2026-11-23 p1',
+    ]);
+    // One page by number (counted reading) on a cold client, too.
+    const cold = client(agent, {}, { now }).instance;
+    expect((await cold.page(range, { page: 1, size: 10 })).unreadable).toContain('title missing');
   });
 
   it('item 5e: a status code whose success value is fixed reports the error body as a provider error', async () => {
