@@ -82,7 +82,14 @@ import {
   type Watermark,
 } from './ports.ts';
 import { CountedRun, type CountedStats, DayTally } from './reading/counted-run.ts';
-import { type DayObservation, nextOrder, OrderCheck, planRead, type ReadPlan } from './reading/plan.ts';
+import {
+  countingPauseMs,
+  type DayObservation,
+  nextOrder,
+  OrderCheck,
+  planRead,
+  type ReadPlan,
+} from './reading/plan.ts';
 import type { RenderOptions } from './render.ts';
 import type { SpikeStore } from './spikes/ports.ts';
 import { type SpikeRunStats, type SpikeStep, spikeStepFor } from './spikes/step.ts';
@@ -777,8 +784,17 @@ class AlertRun {
     for (const [day, entry] of this.#resume) resume.set(day, entry);
     const lastSweepAt = this.#sweptAll ? this.summary.startedAt : previous?.lastSweepAt;
     // Counted reading's state: this run's, or, when it did not count, what the last one left
-    // (a run that reads without counting keeps neither the counts nor a pause that ended).
-    const counted = this.#counted?.state() ?? (plan.counted ? previous?.counted : undefined);
+    // (a run that reads without counting keeps neither the counts nor a pause that ended). A pause
+    // that has not ended is kept, without the counts: dropped, the next run would see no counts
+    // and start counting again at once with a full read, every other run.
+    const off = previous?.counted?.off;
+    const counted =
+      this.#counted?.state() ??
+      (plan.counted
+        ? previous?.counted
+        : off !== undefined && this.summary.startedAt - off.since < countingPauseMs
+          ? { days: [], off }
+          : undefined);
     return {
       ...(counted === undefined ? {} : { counted }),
       order,

@@ -225,8 +225,15 @@ describe('late arrivals (counted reading)', () => {
     expect(paused?.reading?.counted?.paused).toMatch(/no longer listed|not listed|fewer/);
     expect(paused?.reading?.daysReadFully).toBeGreaterThanOrEqual(1);
     expect(await deliveredBy(stack, [late as SimArticle])).toContain(late?.articleId);
-    // Paused: the next run reads without counting (sweeps as before) until the pause is over.
-    const next = await runAt(stack, stack.time() + interval);
-    expect(next.reading?.counted).toBeUndefined();
+    // Paused: the next runs read without counting (sweeps as before) until the pause is over; the
+    // pause is kept, so no run in between starts counting again with a read of the whole window.
+    for (const _ of [1, 2, 3]) {
+      const next = await runAt(stack, stack.time() + interval);
+      expect(next.reading?.counted).toBeUndefined();
+      expect(next.reading?.reason ?? '').not.toContain('counted reading starts');
+      expect((await stack.dependencies.state.readReadingState())?.counted?.off?.reason).toBe(
+        paused?.reading?.counted?.paused,
+      );
+    }
   });
 });
