@@ -4,7 +4,7 @@
  * of refusing every write until DynamoDB expires it.
  */
 import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, GetCommand, NumberValue, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, NumberValue, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { DynamoSpikeStore, spikeRecordKey } from '#aws/dynamo-spike-store';
 import type { Log } from '#core/ports';
@@ -101,6 +101,54 @@ describe('spike record store', () => {
     const quakes = read.get('quakes');
     expect(quakes).toMatchObject({ ruleId: 'quakes', version: 1, detector: { counts: [] } });
     expect((await store.write(quakes ?? newSpikeRecord('quakes', 'desk', 'balanced', t0))).version).toBe(2);
+  });
+
+  it("reads a record copied by hand to another rule's key as damaged: that rule counts again on its own key, the original is untouched", async () => {
+    const { clients, table, store, stored } = await setup();
+    const chips = await store.write({ ...newSpikeRecord('chips', 'desk', 'balanced', t0), outletCounts: [3] });
+    const original = await stored('chips');
+    await clients.documents.send(
+      new PutCommand({ TableName: table, Item: { ...original, ...spikeRecordKey('clone') } }),
+    );
+    const read = await store.read(['chips', 'clone']);
+    expect(read.get('chips')).toEqual(chips);
+    const clone = read.get('clone');
+    expect(clone).toMatchObject({ ruleId: 'clone', audienceId: '', outletCounts: [] });
+    const written = await store.write(clone ?? newSpikeRecord('clone', 'desk', 'balanced', t0));
+    expect(await stored('clone')).toMatchObject({ ruleId: 'clone', version: written.version });
+    expect(await stored('chips')).toEqual(original);
+  });
+
+  it('writes a record made too large by hand (a long title in its alert) anew, counting again, instead of failing the write', async () => {
+    const { clients, table, store, stored } = await setup();
+    const written = await store.write(newSpikeRecord('chips', 'desk', 'more', t0));
+    const alert = {
+      episodeId: 'x',
+      openedAt: 1,
+      since: 1,
+      preset: 'more',
+      bucketMs: 3_600_000,
+      observed: 9,
+      expected: 1,
+      bucketCount: 9,
+      bucketExpected: 1,
+      outletCount: 1,
+      topStories: [{ storyId: 's', title: 'x'.repeat(395_000), url: 'https://e.example/a', outlets: 1 }],
+      topOutlets: [],
+      stage: 'spike',
+      storiesSoFar: 9,
+      settled: true,
+      closedAt: 3,
+    };
+    await clients.documents.send(new PutCommand({ TableName: table, Item: { ...(await stored('chips')), alert } }));
+    const read = (await store.read(['chips'])).get('chips');
+    expect(read?.alert?.topStories[0]?.title).toHaveLength(395_000);
+    // What a run adds to it takes it past DynamoDB's 400 KB, which would refuse the write.
+    const base = read ?? written;
+    const rewritten = await store.write({ ...base, detector: { ...base.detector, counts: Array(8000).fill(123) } });
+    expect(rewritten).toMatchObject({ ruleId: 'chips', audienceId: 'desk', preset: 'more', version: 2 });
+    expect(rewritten.alert).toBeUndefined();
+    expect(await stored('chips')).toMatchObject({ version: 2, open: [] });
   });
 
   it('still refuses a version-0 write over a record another writer created, and over one edited since it was read', async () => {
