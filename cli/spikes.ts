@@ -389,7 +389,10 @@ async function explain(context: CommandContext, args: readonly unknown[], option
   const progress = countingProgress(record);
   const zone = options.timeZone;
   const local = (at: number, layout: 'short' | 'time' | 'date') => formatInZone(at, zone, 'en-GB', layout).text;
-  const hourOf = (at: number) => Number(local(at, 'time').slice(0, 2));
+  const minuteOfDay = (at: number) => {
+    const [hours, minutes] = local(at, 'time').split(':').map(Number);
+    return (hours ?? 0) * 60 + (minutes ?? 0);
+  };
   const document = {
     ruleId,
     preset: record.preset,
@@ -445,7 +448,7 @@ async function explain(context: CommandContext, args: readonly unknown[], option
       `Rule ${ruleId}: new stories per hour over the last ${options.days} day(s) (${zone}), preset ${record.preset}; ! marks an episode it opened:`,
     );
     // Each day's row is labelled with its date in the zone shown (2026-11-29), whole.
-    for (const line of textChart(backtest, (at) => providerDate(at, zone), hourOf)) context.output.line(line);
+    for (const line of textChart(backtest, (at) => providerDate(at, zone), minuteOfDay)) context.output.line(line);
     context.output.line();
     context.output.caption('Episodes each preset would have opened:');
     context.output.table(

@@ -6,6 +6,9 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { providerDate } from '#core/calendar';
+import { formatInZone } from '#core/render';
+import { type Backtest, type BacktestRow, textChart } from '#core/spikes/backtest';
 import { type BucketVerdict, emptyDetectorState, PRESETS, SpikeDetector, spikeModel } from '#core/spikes/detector';
 import { log10UpperTail } from '#core/spikes/tail';
 import { seeded } from '#test/spike-world';
@@ -369,5 +372,57 @@ describe('the spike detector', () => {
       ),
       { numRuns: 60 },
     );
+  });
+});
+
+describe('the backtest chart', () => {
+  const zone = 'Europe/London';
+  const minuteOfDay = (at: number) => {
+    const [hours, minutes] = formatInZone(at, zone, 'en-GB', 'time').text.split(':').map(Number);
+    return (hours ?? 0) * 60 + (minutes ?? 0);
+  };
+  const hour = 3_600_000;
+  /** Hourly rows from `from` to `to` (UTC), count 2, except `spikeAt`: 40, where balanced opened an episode. */
+  const chartOf = (from: string, to: string, spikeAt: string) => {
+    const rows: BacktestRow[] = [];
+    for (let at = Date.parse(from); at < Date.parse(to); at += hour) {
+      const spike = at === Date.parse(spikeAt);
+      rows.push({
+        at,
+        count: spike ? 40 : 2,
+        expected: 2,
+        band: { fewer: 12, balanced: 10, more: 8 },
+        score: 0,
+        events: spike ? { balanced: 'open' } : {},
+      });
+    }
+    const backtest: Backtest = {
+      ruleId: 'chips',
+      preset: 'balanced',
+      bucketMs: hour,
+      rows,
+      episodes: { fewer: [], balanced: [], more: [] },
+    };
+    return textChart(backtest, (at) => providerDate(at, zone), minuteOfDay);
+  };
+
+  it("keeps the repeated hour of the day clocks go back: its spike, its ! and its count in the day's largest", () => {
+    // 25 October 2026: 01:00 happens twice in London; the spike is at 23:00 local, the 25th hour.
+    const lines = chartOf('2026-10-24T23:00:00Z', '2026-10-25T23:59:00Z', '2026-10-25T23:00:00Z');
+    const day = lines.find((line) => line.startsWith('2026-10-25')) ?? '';
+    expect(day).toContain('max 40');
+    const cells = day.slice(11, 35);
+    expect(cells[23]).toBe('█');
+    expect(lines[lines.indexOf(day) + 1]?.slice(11).indexOf('!')).toBe(23);
+  });
+
+  it('places every hour at its local time on the day clocks go forward', () => {
+    // 29 March 2026: 01:00 to 02:00 does not exist in London; 14:00 UTC is 15:00 local.
+    const lines = chartOf('2026-03-29T00:00:00Z', '2026-03-29T23:00:00Z', '2026-03-29T14:00:00Z');
+    const day = lines.find((line) => line.startsWith('2026-03-29')) ?? '';
+    const cells = day.slice(11, 35);
+    expect(cells[15]).toBe('█');
+    expect(cells[1]).toBe(' ');
+    expect(lines[lines.indexOf(day) + 1]?.slice(11).indexOf('!')).toBe(15);
   });
 });

@@ -124,35 +124,41 @@ const BLOCKS = ' ▁▂▃▄▅▆▇█';
 /**
  * A small text chart: one line per day, one block per hour (its height the count against the
  * largest count shown), `!` under an hour where the rule's preset opened an episode, then the day's
- * largest count and the lowest band it would have needed. `dayLabel` names a day from its start.
+ * largest count and the lowest band it would have needed. `dayLabel` names a day from its start;
+ * `minuteOfDay` places each bucket at its local time of day, so on the day clocks go forward an
+ * hour stays blank, and on the day they go back the repeated hour shows the larger of its two
+ * counts (and `!` if either opened an episode): every count is in the day's largest, none is lost.
  */
 export function textChart(
   backtest: Backtest,
   dayLabel: (epochMs: number) => string,
-  hourOf: (epochMs: number) => number,
+  minuteOfDay: (epochMs: number) => number,
 ): string[] {
   const perDay = Math.round(86_400_000 / backtest.bucketMs);
+  const slotOf = (at: number) =>
+    Math.min(perDay - 1, Math.max(0, Math.floor((minuteOfDay(at) * 60_000) / backtest.bucketMs)));
   const max = Math.max(1, ...backtest.rows.map((row) => row.count));
   const lines: string[] = [];
   let day: BacktestRow[] = [];
   const flush = () => {
     if (day.length === 0) return;
     const first = day[0] as BacktestRow;
-    const offset = Math.min(perDay - 1, Math.max(0, Math.round((hourOf(first.at) * 3_600_000) / backtest.bucketMs)));
-    const cells = Array.from({ length: perDay }, () => ' ');
+    // Per slot: the largest count of its buckets (-1: only unknown ones), undefined for none.
+    const counts: (number | undefined)[] = Array.from({ length: perDay }, () => undefined);
     const marks = Array.from({ length: perDay }, () => ' ');
     let dayMax = 0;
     let band = Number.POSITIVE_INFINITY;
-    day.forEach((row, index) => {
-      const at = offset + index;
-      if (at >= perDay) return;
-      if (row.count < 0) cells[at] = '·';
-      else cells[at] = BLOCKS[Math.min(8, Math.ceil((row.count / max) * 8))] as string;
+    for (const row of day) {
+      const at = slotOf(row.at);
+      counts[at] = Math.max(counts[at] ?? -1, row.count);
       if (row.events[backtest.preset] === 'open') marks[at] = '!';
       dayMax = Math.max(dayMax, row.count);
       const own = row.band[backtest.preset];
       if (Number.isFinite(own)) band = Math.min(band, own);
-    });
+    }
+    const cells = counts.map((count) =>
+      count === undefined ? ' ' : count < 0 ? '·' : (BLOCKS[Math.min(8, Math.ceil((count / max) * 8))] as string),
+    );
     const bandText = Number.isFinite(band) ? `, band from ${band}` : '';
     lines.push(`${dayLabel(first.at).padEnd(10)} ${cells.join('')}  max ${dayMax}${bandText}`);
     if (marks.some((mark) => mark !== ' ')) lines.push(`${''.padEnd(10)} ${marks.join('').trimEnd()}`);
