@@ -427,6 +427,38 @@ describe('a daily digest subscriber', () => {
     expect(perSubscriber(stack)).toEqual({ [ids.a as string]: 1, [ids.b as string]: 1 });
   });
 
+  it('gets a long day in digests of at most the cap, oldest first, each alert once, one more at each release', async () => {
+    const { stack, audience, ids } = await setUp({}, ['a']);
+    const store = stack.email.delivery.store;
+    const membership = await store.membership(ids.a as string, 'desk');
+    await store.saveMembership({ ...(membership as NonNullable<typeof membership>), preference: 'digest' });
+    for (let alert = 0; alert < 5; alert++) {
+      await stack.publishAlert(audience);
+      await stack.email.deliver();
+      stack.clock.now += 1_000;
+    }
+    expect(await store.heldEntries(ids.a as string, 'desk')).toHaveLength(5);
+    const capped = { ...stack.email.delivery, dailyDigestMaxEntries: 2 };
+    stack.clock.now = dailyDigestAt(stack.clock.now, audience) + 1;
+    const titles: string[][] = [];
+    for (let release = 0; release < 4; release++) {
+      const before = stack.email.sent.length;
+      const outcome = await releaseDailyDigests(capped);
+      expect(outcome.sent).toBe(release < 3 ? 1 : 0);
+      for (const email of stack.email.sent.slice(before)) {
+        titles.push((await parseEmail(email.raw)).text.match(/Story \d+/g) ?? []);
+      }
+      stack.clock.now += 15 * 60_000;
+    }
+    // 2 + 2 + 1, the oldest first (each digest shows its own newest first).
+    expect(titles.map((stories) => [...new Set(stories)].sort())).toEqual([
+      ['Story 1', 'Story 2'],
+      ['Story 3', 'Story 4'],
+      ['Story 5'],
+    ]);
+    expect(await store.heldEntries(ids.a as string, 'desk')).toEqual([]);
+  });
+
   it('gets an alert held while its digest’s due time could not be written: the retry writes it', async () => {
     const { stack, audience, ids } = await setUp({}, ['a']);
     const store = stack.email.delivery.store;

@@ -121,6 +121,8 @@ export interface EmailDeliveryDeps {
   readonly now: () => number;
   /** Waits between tries of marking a send sent; tests pass one that does not wait. */
   readonly sleep?: ((ms: number) => Promise<void>) | undefined;
+  /** Most alerts one daily digest email carries ({@link DAILY_DIGEST_MAX_ENTRIES}); tests pass fewer. */
+  readonly dailyDigestMaxEntries?: number | undefined;
   readonly counters?: DeliveryCounters | undefined;
 }
 
@@ -515,6 +517,14 @@ export async function releaseDailyDigests(
   return tally;
 }
 
+/**
+ * Most alerts one daily digest email carries. Mail clients clip a long message (Gmail at 102 KB of
+ * HTML, about 100 entries), and the send's claim lists every entry's key in one DynamoDB item: a
+ * subscriber's day of thousands of alerts would never go out. More wait, oldest first, for a
+ * digest of their own at the next release (15 minutes later).
+ */
+export const DAILY_DIGEST_MAX_ENTRIES = 100;
+
 /** Releases one due daily digest, counting what became of it in `tally`. */
 async function releaseOne(
   item: DueDigest,
@@ -564,21 +574,31 @@ async function releaseOne(
     deps.log.info('held alerts of an ended subscription not sent', { ...context, entries: ended.length });
     held = held.filter((entry) => !ended.includes(entry));
   }
-  const keys = held.map((entry) => entry.key);
   const decision = digestDecision(profile, membership, now);
   if (decision.action !== 'send' || held.length === 0) {
     if (held.length > 0 && decision.action === 'skip') {
       await recordDigestNotSent(deps, { ...context, deliveryId, now, entries: held.length, reason: decision.reason });
       tally.notSent += 1;
     }
-    await deps.store.clearHeld(item.subscriberId, item.audienceId, keys);
+    await deps.store.clearHeld(
+      item.subscriberId,
+      item.audienceId,
+      held.map((entry) => entry.key),
+    );
     return;
   }
+  // Oldest first, at most the cap. A part of a longer day is its own digest: its id names its
+  // first entry, so a retry of the same part is recognised as sent, and the next part is not.
+  const ordered = [...held].sort((a, b) => a.heldAt - b.heldAt || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  const part = ordered.slice(0, Math.max(1, deps.dailyDigestMaxEntries ?? DAILY_DIGEST_MAX_ENTRIES));
+  const more = part.length < ordered.length;
+  const partId = more ? `${deliveryId}+${(part[0] as HeldEntry).key.slice(0, 16)}` : deliveryId;
+  const keys = part.map((entry) => entry.key);
   const audience =
     (await deps.audiences.get(item.audienceId)) ??
-    audienceFromDocument({ audienceId: item.audienceId, locale: held[0]?.locale });
+    audienceFromDocument({ audienceId: item.audienceId, locale: part[0]?.locale });
   const draft = composeDailyDigest(
-    { deliveryId, entries: held.map((entry) => entry.entry), locale: held[0]?.locale, releaseAt: item.dueAt },
+    { deliveryId: partId, entries: part.map((entry) => entry.entry), locale: part[0]?.locale, releaseAt: item.dueAt },
     audience,
     deps.compose,
   );
@@ -604,7 +624,7 @@ async function releaseOne(
       ]);
       const decisionNow = profileNow && membershipNow ? digestDecision(profileNow, membershipNow, now) : undefined;
       const reason = decisionNow?.action === 'skip' ? decisionNow.reason : 'suppressed';
-      await recordDigestNotSent(deps, { ...context, deliveryId, now, entries: held.length, reason });
+      await recordDigestNotSent(deps, { ...context, deliveryId: partId, now, entries: part.length, reason });
       tally.notSent += 1;
     }
     // This digest went out before (a release that stopped before clearing, or ran twice): only
@@ -613,8 +633,14 @@ async function releaseOne(
     // that kept no keys clears nothing: a repeat is better than a loss.
     const carried = new Set(earlier?.entryKeys ?? []);
     const cleared = outcome === 'duplicates' ? keys.filter((key) => carried.has(key)) : keys;
-    // What is left moves to the next digest's due time, and so to a digest of its own.
-    await deps.store.clearHeld(item.subscriberId, item.audienceId, cleared, dailyDigestAt(now, audience));
+    // What is left moves to the next digest's due time, and so to a digest of its own; past the
+    // cap it stays due, for the next release.
+    await deps.store.clearHeld(
+      item.subscriberId,
+      item.audienceId,
+      cleared,
+      more ? undefined : dailyDigestAt(now, audience),
+    );
   } catch (error) {
     tally.retry += 1;
     deps.log.error('daily digest failed; retried at the next release', {
