@@ -382,6 +382,9 @@ const maxTimerMs = 2 ** 31 - 1;
  */
 const maxClaimMs = 15 * 60_000;
 
+/** How far a publisher's clock may run behind the run's when it wrote a claim's end. */
+const claimClockSkewMs = 30_000;
+
 function schedule(controller: AbortController, inMs: number, reason: string): NodeJS.Timeout | undefined {
   const abort = () => controller.abort(new DeadlineError(reason));
   if (inMs <= 0) {
@@ -720,7 +723,9 @@ class AlertRun {
       // could publish at once (each finding the ledger without the other).
       await dispatches.stopClaims(this.lease, head.dispatchId, this.now());
       const now = this.now();
-      const liveUntil = await dispatches.liveClaimsUntil(head.dispatchId, now, now + maxClaimMs);
+      // Claims ended by this run's clock up to a margin ago count too: the publisher that wrote
+      // the claim's end may have a clock that runs behind this one.
+      const liveUntil = await dispatches.liveClaimsUntil(head.dispatchId, now - claimClockSkewMs, now + maxClaimMs);
       if (liveUntil !== undefined) {
         summary.settled = runDispatchOf(head, 'in-flight');
         this.#stoppedBecause = `gave up dispatch ${head.dispatchId}; a publisher may still be publishing one of its items (its claim ends ${new Date(liveUntil).toISOString()}), so its days are read again by the next run`;

@@ -183,7 +183,8 @@ describe('sharded publishing: the run queues, the publishers publish', () => {
     // A publisher claimed one item late in a backlog, just before the give-up, and is still on it.
     clock.now += 16 * minute;
     const ref = { dispatchId: firstId, itemId: held?.itemId ?? '' };
-    expect(await dispatches.claimItems([ref], { owner: 'slow', until: clock.now + minute, now: clock.now })).toEqual([
+    const claimEnds = clock.now + minute;
+    expect(await dispatches.claimItems([ref], { owner: 'slow', until: claimEnds, now: clock.now })).toEqual([
       { state: 'claimed' },
     ]);
     const second = await run(deps, 'run-2', { passed: 'hard' });
@@ -199,6 +200,10 @@ describe('sharded publishing: the run queues, the publishers publish', () => {
       now: clock.now,
     });
     expect(late).toEqual([{ state: 'closed' }]);
+    // Ended seconds ago by the run's clock: the publisher's clock may run behind, so it is still waited for.
+    clock.now = claimEnds + 10_000;
+    const skewed = await run(deps, 'run-2b', { passed: 'hard' });
+    expect(skewed.reason).toMatch(/a publisher may still be publishing one of its items/);
     // The claim ended: the next run closes it and reads its days again; every alert goes out once.
     clock.now += 2 * minute;
     const third = await run(deps, 'run-3', { passed: 'hard' });
