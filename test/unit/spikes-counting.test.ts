@@ -139,4 +139,30 @@ describe('counting stories per hour', () => {
     });
     expect(kept.record.detector.counts.slice(-7)).toEqual(Array(7).fill(0));
   });
+
+  it('ends an episode still open when the rule was idle for weeks, so its alert is offered no more', () => {
+    const idle: SpikeRecord = {
+      ...newSpikeRecord('r', 'a', 'balanced', start),
+      alert: {
+        episodeId: 'e1',
+        openedAt: bucketOf(start),
+        since: bucketOf(start),
+        preset: 'balanced',
+        bucketMs: HOUR,
+        observed: 9,
+        expected: 1,
+        bucketCount: 9,
+        bucketExpected: 1,
+        outletCount: 3,
+        topStories: [],
+        topOutlets: [],
+        stage: 'spike',
+        storiesSoFar: 9,
+      },
+    };
+    const weeks = evaluateCompleted(idle, start + 6 * 7 * 24 * HOUR).record;
+    expect(weeks.alert).toMatchObject({ episodeId: 'e1', settled: true, closedAt: bucketOf(start) });
+    // A day idle is no reason: the episode stays as it was.
+    expect(evaluateCompleted(idle, start + 24 * HOUR).record.alert?.settled).toBeUndefined();
+  });
 });

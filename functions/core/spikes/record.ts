@@ -377,9 +377,15 @@ export function evaluateCompleted(
   const current = bucketOf(now, record.bucketMs);
   let detectorState = record.detector;
   const firstToEvaluate = evaluatedThrough(record) + 1;
+  let alert = record.alert;
   if (current - firstToEvaluate > MAX_CATCH_UP_BUCKETS) {
-    // Idle for weeks (spikes turned off, say): what is left is too old to be a baseline.
+    // Idle for weeks (spikes turned off, say): what is left is too old to be a baseline. An
+    // episode still open then ends, offered no more: its detector is gone, so nothing else would
+    // close it, and a ledger entry expired since would let it go out again.
     detectorState = { ...emptyDetectorState(current - 1), countingSince: current };
+    if (alert !== undefined && (alert.closedAt === undefined || alert.settled !== true)) {
+      alert = { ...alert, closedAt: alert.closedAt ?? firstToEvaluate, settled: true };
+    }
   }
   const detector = new SpikeDetector(model, PRESETS[preset], detectorState);
   const openByBucket = new Map(record.open.map((open) => [open.bucket, open]));
@@ -397,7 +403,6 @@ export function evaluateCompleted(
   let outletCounts = [...record.outletCounts];
   let opened = false;
   let episodeStories: string[] | undefined;
-  let alert = record.alert;
   let recent = [...record.recent];
   while (detector.next < current) {
     const bucket = detector.next;
