@@ -51,6 +51,7 @@ import {
   itemsDocument,
   locateIssues,
   readItemFile,
+  refuseFileAsId,
   yamlText,
 } from './item-files.ts';
 import {
@@ -473,7 +474,7 @@ function reportAudiences(
 }
 
 /** The audiences of `--file`, or one from an id and flags. */
-function audiencesToWrite(audienceId: string | undefined, options: AudienceFlags): FileItem[] {
+function audiencesToWrite(audienceId: string | undefined, options: AudienceFlags, verb: 'put' | 'create'): FileItem[] {
   let items: FileItem[];
   if (options.file !== undefined) {
     if (audienceId !== undefined || settableFlags.some((flag) => options[flag] !== undefined) || options.disabled) {
@@ -483,6 +484,7 @@ function audiencesToWrite(audienceId: string | undefined, options: AudienceFlags
   } else {
     if (audienceId === undefined)
       throw new UsageError('give an audience id (with flags such as --name) or --file <file>');
+    refuseFileAsId(audienceId, 'audiences', verb);
     const value: Item = { audienceId, ...attributesFromFlags(options) };
     if (options.disabled) value.enabled = false;
     items = [flagItem(value, `audience ${audienceId}`)];
@@ -500,7 +502,7 @@ async function createAudiences(
 ): Promise<void> {
   const [audienceId] = args as [string | undefined];
   const target = await context.target();
-  const items = audiencesToWrite(audienceId, options);
+  const items = audiencesToWrite(audienceId, options, 'create');
   const { planned, problems, warnings } = await planAudiences(context, target, items, 'create');
   for (const warning of warnings) context.output.warn(warning);
   if (problems.length > 0) {
@@ -541,7 +543,7 @@ async function subscribeAuditQueues(
 async function putAudiences(context: CommandContext, args: readonly unknown[], options: AudienceFlags): Promise<void> {
   const [audienceId] = args as [string | undefined];
   const target = await context.target();
-  const items = audiencesToWrite(audienceId, options);
+  const items = audiencesToWrite(audienceId, options, 'put');
   const { planned, problems, warnings } = await planAudiences(context, target, items, 'put');
   for (const warning of warnings) context.output.warn(warning);
   if (problems.length > 0) {
@@ -839,7 +841,13 @@ async function showAudience(context: CommandContext, args: readonly unknown[]): 
       // Whatever is wrong with the topic (gone, another account, no access), the item still shows.
       const state = topicStateOf(item.topicArn, error);
       topicStatus = state.status;
-      topicProblem = `${state.problem.replace(/: alerts for this audience are parked$/, '')}: alerts for this audience are parked (fix the topic with '${newsAlerts()} audiences update ${audienceId} --topic-arn <arn>', then '${newsAlerts()} replay --parked --audience ${audienceId}')`;
+      // As the ops guide's status table and a run's error say: a deleted topic is repaired (made
+      // again, its recorded subscribers with it); one that cannot be read may be another's.
+      const fix =
+        state.status === 'topic missing'
+          ? `repair it with '${newsAlerts()} audiences repair ${audienceId}'`
+          : `fix the topic with '${newsAlerts()} audiences update ${audienceId} --topic-arn <arn>'`;
+      topicProblem = `${state.problem.replace(/: alerts for this audience are parked$/, '')}: alerts for this audience are parked (${fix}, then '${newsAlerts()} replay --parked --audience ${audienceId}')`;
     }
   }
   const statusText = parsed.ok ? (topicStatus ?? 'ok') : `INVALID: ${parsed.rejected.reason}`;

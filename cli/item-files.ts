@@ -7,6 +7,7 @@
  * whatever this module writes, it reads again as the same items.
  */
 
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { extname } from 'node:path';
 import { Option } from 'commander';
@@ -14,6 +15,7 @@ import type { Document, Node } from 'yaml';
 import { z } from 'zod';
 import { describeIssues } from '#core/model';
 import { UsageError } from './errors.ts';
+import { newsAlerts } from './hints.ts';
 import { terminalText } from './output.ts';
 import { inputName, readUtf8File } from './utf8.ts';
 
@@ -44,6 +46,20 @@ export interface FileItem {
  * Reads a file of items.
  * @throws UsageError for an unreadable file, a syntax error (with line and column) or a wrong shape
  */
+/**
+ * Refuses an id argument that is a file: `rules put rules.yaml` (put takes a file only with
+ * `--file`, where `rules validate` takes it as an argument) would otherwise fail on the id's
+ * pattern or on missing attributes, which does not say what to fix.
+ */
+export function refuseFileAsId(id: string | undefined, kind: 'rules' | 'audiences', verb: string): void {
+  if (id === undefined) return;
+  const looksLikeFile = /[/\\]/.test(id) || /\.(json|ya?ml)$/i.test(id) || existsSync(id);
+  if (!looksLikeFile) return;
+  throw new UsageError(
+    `${terminalText(JSON.stringify(id))} is a file, not an id: give it with --file (${newsAlerts()} ${kind} ${verb} --file ${terminalText(id)})`,
+  );
+}
+
 export function readItemFile(path: string, listKey: 'rules' | 'audiences'): FileItem[] {
   // `-` is stdin, so a rule printed by `rules show --json` can be piped straight back.
   const text = readUtf8File(path);

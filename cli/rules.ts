@@ -27,6 +27,7 @@ import {
   itemsDocument,
   locateIssues,
   readItemFile,
+  refuseFileAsId,
   yamlText,
 } from './item-files.ts';
 import {
@@ -310,7 +311,7 @@ interface PutResultJson {
 }
 
 /** The rules `put`/`create` write: from `--file`, or one from a rule id and flags. */
-function itemsToWrite(ruleId: string | undefined, options: PutOptions): FileItem[] {
+function itemsToWrite(ruleId: string | undefined, options: PutOptions, verb: 'put' | 'create'): FileItem[] {
   const usedFlags = flagNames.filter((name) => options[name] !== undefined);
   let items: FileItem[];
   if (options.file !== undefined) {
@@ -321,6 +322,7 @@ function itemsToWrite(ruleId: string | undefined, options: PutOptions): FileItem
   } else {
     if (ruleId === undefined)
       throw new UsageError('give a rule id with flags (--audience, --keywords, …) or --file <file>');
+    refuseFileAsId(ruleId, 'rules', verb);
     items = [ruleFromFlags(ruleId, options)];
   }
   if (items.length === 0) throw new UsageError(`${inputName(options.file ?? '-')} holds no rules; nothing was written`);
@@ -330,14 +332,14 @@ function itemsToWrite(ruleId: string | undefined, options: PutOptions): FileItem
 /** `rules put`: creates or replaces each rule. */
 async function putRules(context: CommandContext, args: readonly unknown[], options: PutOptions): Promise<void> {
   const [ruleId] = args as [string | undefined];
-  const items = itemsToWrite(ruleId, options);
+  const items = itemsToWrite(ruleId, options, 'put');
   await writeRules(context, items, await storedRules(context, idsOf(items)), options.file ?? 'the rule');
 }
 
 /** `rules create`: like put, but refuses (nothing written) when any of the rules exists already. */
 async function createRules(context: CommandContext, args: readonly unknown[], options: PutOptions): Promise<void> {
   const [ruleId] = args as [string | undefined];
-  const items = itemsToWrite(ruleId, options);
+  const items = itemsToWrite(ruleId, options, 'create');
   const stored = await storedRules(context, idsOf(items));
   const existing = items.flatMap((item) => {
     const [id] = idsOf([item]);

@@ -243,11 +243,14 @@ describe('audiences round trips and states', () => {
       // A topic deleted behind the CLI's back: STATUS says so (list and show), not "ok".
       const marketsTopic = String((await getItem(documents, audiencesTable(), 'markets-desk'))?.topicArn);
       await sandbox.stack.clients.sns.send(new DeleteTopicCommand({ TopicArn: marketsTopic }));
-      const [listMissing, tableMissing, showMissing] = await Promise.all([
+      const [listMissing, tableMissing, showMissing, showText] = await Promise.all([
         sandbox.cli(['--json', 'audiences', 'list']),
         sandbox.cli(['audiences', 'list']),
         sandbox.cli(['--json', 'audiences', 'show', 'markets-desk']),
+        sandbox.cli(['audiences', 'show', 'markets-desk']),
       ]);
+      // The fix it names is the one the ops guide and a run's error name.
+      expect(showText.stderr).toContain("audiences repair markets-desk', then");
       const rows = listMissing.json<{ audienceId: string; status: string; problem?: string }[]>();
       expect(rows.find((row) => row.audienceId === 'markets-desk')).toMatchObject({
         status: 'topic missing',

@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { attributeValueBytes, ITEM_LIMITS, measureItem } from '#aws/table-layout';
 import { UsageError } from '../../cli/errors.ts';
-import { MAX_ALIAS_COUNT, readItemFile } from '../../cli/item-files.ts';
+import { MAX_ALIAS_COUNT, readItemFile, refuseFileAsId } from '../../cli/item-files.ts';
 import { isStorableKey, itemLimitProblem } from '../../cli/items.ts';
 
 const rules = { tableName: 'rules', keyName: 'ruleId', noun: 'rule' } as const;
@@ -162,5 +162,30 @@ describe('readItemFile', () => {
     expect(Object.keys(item?.value as object)).toEqual(['ruleId', '__proto__']);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     expect(Object.getPrototypeOf(item?.value)).toBe(Object.prototype);
+  });
+});
+
+describe('a file given where an id goes', () => {
+  it('is refused with the command that takes it (--file), whether it exists or only looks like one', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'file-as-id-'));
+    try {
+      const existing = join(dir, 'desk');
+      writeFileSync(existing, 'ruleId: x\n');
+      for (const [id, kind, verb] of [
+        ['bad.yaml', 'rules', 'put'],
+        ['./rules.json', 'rules', 'create'],
+        [existing, 'audiences', 'put'],
+      ] as const) {
+        expect(() => refuseFileAsId(id, kind, verb)).toThrow(UsageError);
+        expect(() => refuseFileAsId(id, kind, verb)).toThrow(`is a file, not an id: give it with --file`);
+        expect(() => refuseFileAsId(id, kind, verb)).toThrow(`${kind} ${verb} --file ${id}`);
+      }
+      // Ids stay ids.
+      for (const id of ['markets-rates', 'desk.v2', 'chips:exports', undefined]) {
+        expect(() => refuseFileAsId(id, 'rules', 'put')).not.toThrow();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
