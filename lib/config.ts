@@ -815,7 +815,15 @@ export function parseStackConfig(context: Readonly<Record<string, unknown>>): St
     email:
       config.emailDomain === null
         ? undefined
-        : { domain: config.emailDomain, fromAddress: config.emailFromAddress ?? `alerts@${config.emailDomain}` },
+        : {
+            domain: config.emailDomain,
+            // The domain in lower case, as the delivery function sends it (normalizeAddress): the
+            // send permission's ses:FromAddress condition compares case by case.
+            fromAddress:
+              config.emailFromAddress === null
+                ? `alerts@${config.emailDomain}`
+                : config.emailFromAddress.replace(/@[^@]*$/, (domain) => domain.toLowerCase()),
+          },
   };
 }
 

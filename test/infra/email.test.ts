@@ -315,6 +315,21 @@ describe('email settings', () => {
   });
 });
 
+describe('a From address with capitals in its domain', () => {
+  it('is sent, allowed and shown as the delivery function sends it: the domain in lower case', async () => {
+    const { normalizeAddress } = await import('#core/email/subscriber');
+    const given = 'News.Desk@Alerts.Example.COM';
+    const sent = normalizeAddress(given);
+    expect(sent).toBe('News.Desk@alerts.example.com');
+    const json = JSON.stringify(
+      synthesize({ ...fullContext, emailDomain: 'alerts.example.com', emailFromAddress: given }).template.toJSON(),
+    );
+    expect(json).toContain(`"ses:FromAddress":"${sent}"`);
+    expect(json).toContain(`"EMAIL_FROM_ADDRESS":"${sent}"`);
+    expect(json).not.toContain('Alerts.Example.COM');
+  });
+});
+
 describe('documentation', () => {
   it('configuration.md documents every variable of the email functions with its default', async () => {
     const { readFileSync } = await import('node:fs');
