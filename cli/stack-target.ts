@@ -151,6 +151,19 @@ export async function resolveStackTarget(options: {
     label: `stack ${options.stackName}`,
     names,
     clients,
+    async slackOwnWebhookSecrets() {
+      if (!names.slackRelayFunctionArn) return {};
+      const { Environment } = await lambdaClient().send(
+        new GetFunctionConfigurationCommand({ FunctionName: names.slackRelayFunctionArn }),
+      );
+      const listed = Environment?.Variables?.SLACK_WEBHOOK_SECRETS;
+      if (listed === undefined) return {};
+      const parsed: unknown = JSON.parse(listed);
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return {};
+      return Object.fromEntries(
+        Object.entries(parsed).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
+      );
+    },
     async alertRunConfig() {
       if (alertConfig) return alertConfig;
       const { Environment } = await lambdaClient().send(

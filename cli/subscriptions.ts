@@ -508,6 +508,33 @@ function requireTarget(value: string, what: string, allowInternal: boolean): URL
   throw new UsageError(`${what}: ${check.reason}${hint}; nothing was subscribed`);
 }
 
+/**
+ * An audience whose webhook stays in a secret of its own (cdk.json `slack.webhookSecretArn`) is
+ * posted to from that secret, whatever the webhook store holds: a URL stored there would be
+ * reported as stored and never used. Its webhook is rotated in its own secret.
+ */
+export async function refuseOwnWebhookSecret(
+  context: CommandContext,
+  target: Target,
+  audienceId: string,
+): Promise<void> {
+  if (target.kind !== 'stack') return;
+  let own: Readonly<Record<string, string>>;
+  try {
+    own = await target.slackOwnWebhookSecrets();
+  } catch (error) {
+    context.output.warn(
+      `could not read the Slack relay's settings (${error instanceof Error ? error.name : String(error)}; lambda:GetFunctionConfiguration on the relay): if cdk.json gives ${audienceId} slack.webhookSecretArn, the relay reads that secret, not the URL stored now`,
+    );
+    return;
+  }
+  const secretArn = own[audienceId];
+  if (secretArn === undefined) return;
+  throw new UsageError(
+    `audience ${audienceId} keeps its Slack webhook in a secret of its own (cdk.json slack.webhookSecretArn), which the relay reads: change the URL there (aws secretsmanager put-secret-value --secret-id ${secretArn} --secret-string <url>); nothing was stored`,
+  );
+}
+
 /** Stores the webhook URL in the webhook store and subscribes the relay to the topic. */
 async function addSlack(
   context: CommandContext,
@@ -518,6 +545,7 @@ async function addSlack(
 ): Promise<void> {
   const prefix = storePrefixOf(target.names);
   if (!prefix) throw new NotFoundError(`${target.label} has no SlackWebhookStorePrefix output`);
+  await refuseOwnWebhookSecret(context, target, audienceId);
   const url = await context.readSecret('Slack incoming-webhook URL (input hidden): ');
   if (url === '') throw new UsageError('no webhook URL given: pipe it on stdin or type it at the prompt');
   const problem = webhookUrlProblem(url);

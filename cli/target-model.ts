@@ -84,6 +84,12 @@ export interface StackTarget extends TargetBase {
   readonly stackName: string;
   /** Invokes the alert function synchronously (RequestResponse). */
   invokeAlertFunction(): Promise<InvokeOutcome>;
+  /**
+   * The audiences whose Slack webhook stays in a secret of their own (cdk.json
+   * `slack.webhookSecretArn`), with that secret's ARN: the relay reads it before the webhook store.
+   * Read from the relay's environment; empty without a relay.
+   */
+  slackOwnWebhookSecrets(): Promise<Readonly<Record<string, string>>>;
 }
 
 /** The local sandbox. */
