@@ -657,8 +657,15 @@ export const StackConfigSchema = z
       });
       return;
     }
-    if (interval > 1440) {
-      ctx.addIssue({ code: 'custom', path: ['scheduleExpression'], message: 'must fire at least once a day' });
+    // The no-run alarm's window (interval x noSuccessfulRunIntervals) must hold more than one
+    // interval (a healthy gap is interval + flexibleWindowMinutes) and CloudWatch allows at most a
+    // day: so at least two intervals a day, and a longer schedule could never be given a window.
+    if (interval > 720) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['scheduleExpression'],
+        message: `runs ${interval} min apart; it must fire at least every 12 hours (720 min): the no-run alarm watches at most one day, which must hold two intervals`,
+      });
       return;
     }
     const window = interval * config.noSuccessfulRunIntervals;

@@ -371,6 +371,18 @@ describe('validation', () => {
     expect(refusal({ flexibleWindowMinutes: 5 })).toMatch(
       /flexibleWindowMinutes: must be shorter than the schedule interval/,
     );
+    // Longer than 12 hours apart, no alarm window fits in a day: one message that says so, not two
+    // that send the reader back and forth.
+    for (const scheduleExpression of ['rate(1 day)', 'rate(13 hours)', 'rate(721 minutes)']) {
+      for (const noSuccessfulRunIntervals of [1, 2, 3]) {
+        const message = refusal({ scheduleExpression, noSuccessfulRunIntervals, flexibleWindowMinutes: 0 });
+        expect(message).toMatch(/scheduleExpression: runs \d+ min apart; it must fire at least every 12 hours/);
+        expect(message).not.toMatch(/noSuccessfulRunIntervals/);
+      }
+    }
+    expect(
+      parseStackConfig({ scheduleExpression: 'rate(12 hours)', noSuccessfulRunIntervals: 2 }).intervalMinutes,
+    ).toBe(720);
   });
 
   it('refuses a ledger retention that would let re-read articles be sent twice', () => {
