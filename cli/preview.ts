@@ -148,7 +148,7 @@ async function previewRuleSet(
         missing,
         ruleItems.map((item) => String(item.ruleId)),
       );
-      throw new NotFoundError(`rule ${missing.join(', ')} does not exist${hinted(hint)}`);
+      throw new NotFoundError(`rule ${missing.join(', ')} does not exist${hinted(hint, `${newsAlerts()} rules list`)}`);
     }
     // Asking for a rule by name previews it as if enabled: "preview before enabling".
     ruleItems = ruleItems.filter((item) => wanted.has(String(item.ruleId))).map((item) => ({ ...item, enabled: true }));

@@ -286,7 +286,9 @@ async function explain(
   const target = await context.target();
   const item = await getItem(target.clients.documents, await rulesTable(context), ruleId);
   if (item === undefined) {
-    throw new NotFoundError(`rule ${ruleId} does not exist${hinted(await didYouMean(target, 'rule', [ruleId]))}`);
+    throw new NotFoundError(
+      `rule ${ruleId} does not exist${hinted(await didYouMean(target, 'rule', [ruleId]), `${newsAlerts()} rules list`)}`,
+    );
   }
   if (given === undefined && options.article === undefined) {
     if (typeof item.query !== 'string') {

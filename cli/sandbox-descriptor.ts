@@ -107,14 +107,16 @@ export const descriptorFileName = 'sandbox.json';
  * Reads and validates a descriptor.
  * @throws NotFoundError when the file does not exist (no sandbox is up); UsageError when it is malformed
  */
-export function readDescriptor(path: string): SandboxDescriptor {
+export function readDescriptor(path: string, given = false): SandboxDescriptor {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
       throw new NotFoundError(
-        `no sandbox descriptor at ${path}: start the local sandbox with '${newsAlerts()} sandbox up' or pass --sandbox-file`,
+        given
+          ? `no sandbox descriptor at ${path} (--sandbox-file): give the sandbox.json that '${newsAlerts()} sandbox up' wrote, or leave --sandbox-file out for the default one`
+          : `no sandbox descriptor at ${path}: start the local sandbox with '${newsAlerts()} sandbox up' or pass --sandbox-file`,
         { cause: error },
       );
     }

@@ -34,15 +34,15 @@ export {
 export async function resolveTarget(options: TargetOptions, projectRoot: string): Promise<Target> {
   if (options.local || options.sandboxFile !== undefined) {
     const path = resolve(options.sandboxFile ?? resolve(defaultSandboxDir(projectRoot), descriptorFileName));
-    return localTarget(path);
+    return localTarget(path, options.sandboxFile !== undefined);
   }
   // Loaded only for the stack: the sandbox never needs the CloudFormation, Lambda or STS clients.
   const { resolveStackTarget } = await import('./stack-target.ts');
   return await resolveStackTarget({ stackName: options.stack, region: options.region, profile: options.profile });
 }
 
-function localTarget(descriptorPath: string): LocalTarget {
-  const descriptor = readDescriptor(descriptorPath);
+function localTarget(descriptorPath: string, given: boolean): LocalTarget {
+  const descriptor = readDescriptor(descriptorPath, given);
   const clients = new AwsClients({ ...localAwsConfig(descriptor.endpoint), region: descriptor.region });
   let home: Promise<DeploymentHome> | undefined;
   const names: ResourceNames = {

@@ -60,6 +60,13 @@ export function parseInstant(
     const parsed = Date.parse(value);
     if (!Number.isNaN(parsed)) return workable(parsed, option, text);
   }
+  // In the right form, but no such day (2026-11-31, 2026-02-29): say that, not the forms again.
+  const dated = /^(\d{4})-(\d{2})-(\d{2})(?:$|T)/.exec(value);
+  if (dated !== null && !isProviderDate(`${dated[1]}-${dated[2]}-${dated[3]}`)) {
+    throw new UsageError(
+      `${option} "${text}": ${dated[1]}-${dated[2]}-${dated[3]} is no date on the calendar (month 01-12, and a day the month has)`,
+    );
+  }
   throw new UsageError(
     `${option} "${text}": give a provider date (2026-11-21), a date-time with a zone (2026-11-21T09:00:00+09:00 or …Z), a span back from now (90m, 6h, 2d, 1w) or "now"`,
   );

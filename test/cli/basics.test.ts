@@ -122,6 +122,11 @@ describe('small helpers', () => {
     );
     expect(() => parseInstant('2026-11-21T09:00', '--from', 'start', 'UTC', now)).toThrow(/date-time with a zone/);
     expect(() => parseWindow('now', '1d', 'UTC', now)).toThrow(/is after --to/);
+    // In the right form but not on the calendar: says so, instead of listing the forms again.
+    for (const text of ['2026-11-31', '2026-02-29', '2026-13-01T09:00:00Z']) {
+      expect(() => parseInstant(text, '--from', 'start', 'UTC', now)).toThrow(/is no date on the calendar/);
+    }
+    expect(() => parseInstant('2026-11-21T25:00Z', '--from', 'start', 'UTC', now)).toThrow(/date-time with a zone/);
   });
 
   it('refuses a bound no provider date can be written for (a span typed for a date: 20261121d) with a usage error, never a RangeError', () => {

@@ -661,7 +661,7 @@ describe('without a sandbox', () => {
       commands.map((command) => runCli(['--json', '--sandbox-file', missing, ...command])),
     );
     for (const result of results) {
-      expectFailure(result, 3, `no sandbox descriptor at ${missing}`, 'sandbox up');
+      expectFailure(result, 3, `no sandbox descriptor at ${missing} (--sandbox-file)`, 'sandbox up');
     }
   });
 });
