@@ -492,8 +492,10 @@ export interface AlertView {
     readonly title: string;
     /** Single paragraph, cut at a word; may be empty. */
     readonly summary: string;
-    /** The link as published (WHATWG form); `''` when it was withheld (`linkPolicy: 'omit'`). */
+    /** The link as published (WHATWG form); `''` when it was withheld (`linkPolicy: 'omit'`) or none was given. */
     readonly url: string;
+    /** The provider gave a link that may not be published (`url` is then `''`): the text says so. */
+    readonly linkWithheld: boolean;
     readonly publishedAt: number;
     readonly publishedAtIso: string;
     /** Publication time in the audience's zone, with the zone: `Fri, Mar 14, 2025, 09:30 (Asia/Seoul, UTC+09:00)`. */
@@ -805,6 +807,8 @@ function articleViewIn(
       title: parts.title || messages.untitled,
       summary: parts.summary,
       url,
+      // A test notification (news-alerts test-send) has no link at all: nothing was withheld.
+      linkWithheld: url === '' && article.url !== '',
       publishedAt: article.publishedAt,
       publishedAtIso: parts.publishedAtIso,
       publishedLocal: formatLocalTime(article.publishedAt, timeZone, locale),
@@ -986,7 +990,7 @@ export function renderEmailBody(view: AlertView): string {
     article.categoryLabels.join(messages.listSeparator),
   );
   field(labels.status, article.status === undefined ? undefined : messages.status(article.status));
-  field(labels.link, article.url === '' ? messages.email.linkWithheld : article.url);
+  field(labels.link, article.url !== '' ? article.url : article.linkWithheld ? messages.email.linkWithheld : undefined);
   lines.push('', messages.email.whyHeading);
   for (const match of view.matches) {
     lines.push(messages.email.rule(match.ruleId, match.description, match.urgent));

@@ -297,18 +297,25 @@ export function renderSlackMessage(alert: Alert): SlackMessage {
   const target = linkTarget(article.url);
   const link = target === undefined ? undefined : linked(target, linkLabel, SECTION_MAX - 2);
   const note = linkTooLongNote(words);
-  // A link the policy refuses is left out, not shown as text (Slack would turn a bare URL into a
-  // link again); one too long to show leaves the headline, when the header cut it, and a note.
+  // A link the policy refuses (or a test notification's, which has none) is left out, not shown
+  // as text (Slack would turn a bare URL into a link again): the headline stays when the header
+  // cut it, and "Read the article" without a link is not shown at all. One too long to show
+  // leaves the headline, when the header cut it, and a note.
   const linkLine =
     link !== undefined
       ? `*${link}*`
       : target === undefined
-        ? `*${clipEscaped(linkLabel, SECTION_MAX - 2)}*`
+        ? headerCut
+          ? `*${clipEscaped(title, SECTION_MAX - 2)}*`
+          : ''
         : headerCut
           ? `*${clipEscaped(title, SECTION_MAX - note.length - 3)}* ${note}`
           : note;
   const summaryRoom = SECTION_MAX - linkLine.length - 2;
-  const body = summary && summaryRoom > 20 ? `${clipEscaped(summary, summaryRoom)}\n\n${linkLine}` : linkLine;
+  const summaryText = summary && summaryRoom > 20 ? clipEscaped(summary, summaryRoom) : '';
+  // Never an empty section (Slack refuses one): the headline when there is nothing else.
+  const body =
+    [summaryText, linkLine].filter((part) => part !== '').join('\n\n') || `*${clipEscaped(title, SECTION_MAX - 2)}*`;
 
   const context: TextObject[] = [];
   if (media) context.push({ type: 'mrkdwn', text: `*${clipEscaped(media, CONTEXT_ELEMENT_MAX - 2)}*` });

@@ -287,6 +287,15 @@ describe('article links', () => {
     }
   });
 
+  it('say nothing of a link when none was given (a test notification), on any channel', () => {
+    const message = renderNotification(matchOf({ ...spoofed, url: '' }), audienceFor(), { linkPolicy: 'omit' });
+    const document = JSON.parse(message.body) as Record<string, string>;
+    expect(document.email).not.toContain('Link:');
+    expect(document.email).not.toContain(LINK_WITHHELD_NOTE);
+    const slack = renderSlackMessage(parseAlertMessage(document.lambda ?? document.default ?? ''));
+    expect(JSON.stringify(slack.blocks)).not.toContain('Read the article');
+  });
+
   it('does not publish a refused link in Slack, even when a message carries one', () => {
     const message = renderNotification(matchOf(spoofed), audienceFor());
     const document = JSON.parse(lambdaBody(message.body));
