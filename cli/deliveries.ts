@@ -214,7 +214,7 @@ async function showSent(
 ): Promise<void> {
   if (audienceId === undefined) throw new UsageError('--sent needs an audience: deliveries <audienceId> --sent');
   const target = await context.target();
-  const { sentHistory, sentSince } = await import('./workbench/sent.ts');
+  const { entryKinds, sentHistory, sentSince } = await import('./workbench/sent.ts');
   const { stderrLog } = await import('./log.ts');
   const now = Date.now();
   const since = await sentSince(target, options.since ?? '24h', '--since', now);
@@ -224,13 +224,19 @@ async function showSent(
     audienceId,
     since: new Date(since).toISOString(),
     total: history.total,
+    kinds: history.kinds,
     entries: history.entries.map((entry) => ({ ...entry, at: new Date(entry.at).toISOString() })),
     subscribers: history.subscribers,
     ...(history.topicProblem === undefined ? {} : { topicProblem: history.topicProblem }),
   };
   context.output.result(document, () => {
+    // Entries, not messages: a collapsed copy and each article a digest carried have one too.
+    const breakdown = entryKinds
+      .filter((kind) => (history.kinds[kind] ?? 0) > 0)
+      .map((kind) => `${history.kinds[kind]} ${kind === 'collapsed' ? 'collapsed into a story (not sent)' : kind}`)
+      .join(', ');
     context.output.caption(
-      `${history.total} notification(s) in ${audienceId}'s ledger since ${formatInstant(since)}${history.total > history.entries.length ? ` (newest ${history.entries.length}; --limit)` : ''}:`,
+      `${history.total} ledger entr${history.total === 1 ? 'y' : 'ies'} of ${audienceId} since ${formatInstant(since)}${breakdown === '' ? '' : ` (${breakdown})`}${history.total > history.entries.length ? `; the newest ${history.entries.length} (--limit)` : ''}:`,
     );
     context.output.table(
       ['WHEN', 'ARTICLE', 'OUTCOME', 'RULES'],

@@ -43,6 +43,8 @@ export interface SentHistory {
   readonly entries: readonly SentEntry[];
   /** Entries in the window, also those `limit` left out. */
   readonly total: number;
+  /** The same, by what became of them: the caption's breakdown (every entry is counted once). */
+  readonly kinds: Readonly<Partial<Record<EntryKind, number>>>;
   readonly subscribers: readonly SubscriberView[];
   /** Set when the topic cannot be read (deleted?): the subscribers are unknown. */
   readonly topicProblem?: string | undefined;
@@ -59,6 +61,21 @@ export async function sentSince(target: Target, since: string, option: string, n
   // nothing (its alert function's configuration is one more request, and one more permission).
   const timeZone = isProviderDate(since.trim()) ? (await target.alertRunConfig()).provider.timeZone : 'UTC';
   return parseInstant(since, option, 'start', timeZone, now);
+}
+
+/** What became of a ledger entry, for the count of each. */
+export type EntryKind = 'sent' | 'digests' | 'held' | 'collapsed' | 'not sent' | 'unknown';
+
+/** The kinds in the order the caption names them. */
+export const entryKinds: readonly EntryKind[] = ['sent', 'digests', 'held', 'collapsed', 'not sent', 'unknown'];
+
+function entryKind(record: DeliveryRecord): EntryKind {
+  if ((record.malformed ?? []).length > 0) return 'unknown';
+  if (record.collapsedInto !== undefined) return 'collapsed';
+  if (record.articleKey.startsWith('digest:')) return 'digests';
+  if (record.heldFor === undefined) return 'sent';
+  if (record.releasedAt === undefined) return 'held';
+  return record.releaseOutcome === 'parked' || record.releaseOutcome === 'dropped' ? 'not sent' : 'sent';
 }
 
 /** When the ledger last handled an entry: its release from a hold, or when it was sent (or held). */
@@ -129,5 +146,10 @@ export async function sentHistory(
   } catch (error) {
     topicProblem = error instanceof Error ? error.message : String(error);
   }
-  return { audienceId, since, entries, total: records.length, subscribers, topicProblem };
+  const kinds: Partial<Record<EntryKind, number>> = {};
+  for (const record of records) {
+    const kind = entryKind(record);
+    kinds[kind] = (kinds[kind] ?? 0) + 1;
+  }
+  return { audienceId, since, entries, total: records.length, kinds, subscribers, topicProblem };
 }
