@@ -115,7 +115,7 @@ export function readDescriptor(path: string, given = false): SandboxDescriptor {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
       throw new NotFoundError(
         given
-          ? `no sandbox descriptor at ${path} (--sandbox-file): give the sandbox.json that '${newsAlerts()} sandbox up' wrote, or leave --sandbox-file out for the default one`
+          ? `no sandbox descriptor at ${path} (--sandbox-file): start the local sandbox with '${newsAlerts()} sandbox up', which writes it there, or give the sandbox.json of one that is up`
           : `no sandbox descriptor at ${path}: start the local sandbox with '${newsAlerts()} sandbox up' or pass --sandbox-file`,
         { cause: error },
       );
