@@ -333,7 +333,9 @@ function printSummary(context: CommandContext, summary: Record<string, unknown>)
     ],
     ['duration', formatDuration(number(summary.finishedAt) - number(summary.startedAt))],
     [
-      'articles fetched / new / matched',
+      // Matched counts every article read within the run's window (re-read ones too) that some rule
+      // matches, once however many audiences; new counts only those published after the watermark.
+      'articles fetched / new since the watermark / matched (new or re-read)',
       `${number(summary.articlesFetched)} / ${number(summary.articlesNew)} / ${number(summary.articlesMatched)}`,
     ],
     ['alerts sent', number(summary.notificationsPublished)],
