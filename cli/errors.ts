@@ -80,13 +80,27 @@ export interface Problem {
 /** A problem as commands give it: a line of text, or its structured form. */
 export type ProblemInput = string | Problem;
 
-const asProblem = (problem: ProblemInput): Problem => (typeof problem === 'string' ? { message: problem } : problem);
+/**
+ * A problem given as a line of text, in its structured form: the file checkers write their lines
+ * as `file:line: rule "id": message` (item-files.ts `locate`), and `--json` promises the parts as
+ * fields. The message keeps the item's name, so the line reads back exactly as it was written.
+ */
+function parsedProblem(text: string): Problem {
+  const located = /^(.+?):(\d+): (.*)$/s.exec(text);
+  if (located === null) return { message: text };
+  const [, file, line, message] = located as unknown as [string, string, string, string];
+  const item = /^(?:rule|audience) "([^"]*)": /.exec(message)?.[1];
+  return { message, file, line: Number(line), ...(item === undefined ? {} : { item }) };
+}
 
-/** `file:line: item: message`, with the parts that are known. */
+const asProblem = (problem: ProblemInput): Problem => (typeof problem === 'string' ? parsedProblem(problem) : problem);
+
+/** `file:line: item: message`, with the parts that are known (the item once, if the message names it already). */
 export function problemText(problem: Problem): string {
   const at =
     problem.file === undefined ? '' : `${problem.file}${problem.line === undefined ? '' : `:${problem.line}`}: `;
-  const item = problem.item === undefined ? '' : `${problem.item}: `;
+  const named = problem.item !== undefined && problem.message.includes(`"${problem.item}"`);
+  const item = problem.item === undefined || named ? '' : `${problem.item}: `;
   return `${at}${item}${problem.message}`;
 }
 

@@ -162,6 +162,10 @@ describe('rules round trips', () => {
       expect(emptyAudience.code, emptyAudience.stderr).toBe(0);
       expect(emptyAudience.json()).toEqual([]);
       expectJsonFailure(validateJson, 2, 'unknown attribute "keyword"');
+      // Where it is, as fields a script can read (the ops guide's exit-code section promises them).
+      expect(validateJson.json<{ problems: object[] }>().problems).toContainEqual(
+        expect.objectContaining({ file: broken, line: 4, item: 'x', message: expect.stringContaining('"keyword"') }),
+      );
       expectJsonFailure(showJson, 3, 'rule nope does not exist');
     },
     slow,

@@ -7,6 +7,7 @@
 
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { CommanderError } from 'commander';
+import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LeaseHeldError, ProviderError, ProviderStalledError, WatermarkConflictError } from '#core/errors';
 import { unusedPort } from '#test/aws';
@@ -197,5 +198,29 @@ describe('AWS errors point the way', () => {
     expect(failure.message).not.toContain('did you mean --local?');
     if (exitCode === 3)
       expect(failureOf(error, { sandboxDescriptor: '/s.json' }).message).toContain('did you mean --local?');
+  });
+});
+
+describe('a problem given as a line of text', () => {
+  it('reads back exactly as written, and carries its file, line and item as fields', () => {
+    fc.assert(
+      fc.property(
+        fc.stringMatching(/^[a-z./ -]{1,20}$/).filter((file) => !file.includes(': ')),
+        fc.integer({ min: 1, max: 99_999 }),
+        fc.option(fc.stringMatching(/^[a-z0-9-]{1,12}$/), { nil: undefined }),
+        fc.string({ maxLength: 40 }),
+        (file, line, item, text) => {
+          const message = `${item === undefined ? '' : `rule "${item}": `}${text}`;
+          const written = `${file}:${line}: ${message}`;
+          const [problem] = new UsageError('bad file', [written]).problems;
+          expect(problem).toMatchObject({ file, line, message });
+          expect(problem?.item).toBe(item);
+          expect(new UsageError('bad file', [written]).details).toEqual([written]);
+        },
+      ),
+    );
+    expect(new UsageError('x', ['command line: rule "a": no such thing']).problems).toEqual([
+      { message: 'command line: rule "a": no such thing' },
+    ]);
   });
 });
