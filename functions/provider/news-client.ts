@@ -92,7 +92,7 @@ const tlsErrorCodes = new Set([
 const maxUnprovenUnreadablePages = 3;
 
 /** Unreadable pages in a row that read alike and end a read without a total (see #pagesUntilExhausted). */
-const maxAlikeUnreadablePages = 10;
+const maxAlikeUnreadablePages = 3;
 
 /** How many of the newest days a read of nothing but unreadable pages looks at for a readable article. */
 const mappingProbeDays = 3;
@@ -331,6 +331,9 @@ export class NewsLookupClient implements NewsSource {
         // Several pages in a row and not one readable item: no need to read to the cap to know.
         if (held.length < maxUnprovenUnreadablePages) continue;
         if (!(await this.#proveMapping(range, signal))) throw mappingDoesNotFit();
+        // Proven by a newer day: the held pages (this one among them) are poison, handed on once.
+        yield* held.splice(0);
+        continue;
       }
       // Only a readable article proves the mapping; an empty page proves nothing.
       if (held.length > 0 && this.#mappingFits) yield* held.splice(0);
@@ -504,7 +507,7 @@ export class NewsLookupClient implements NewsSource {
       // A page with no article not seen already ends the read, even if some of its items were
       // unreadable. Unreadable pages have no articles to tell apart: a run of them that read alike
       // ends it only when long (a provider that ignores `page` would otherwise be read to the page
-      // cap), since two or three alike are as likely withheld items ahead of readable pages.
+      // cap), since two alike are as likely withheld items ahead of readable pages.
       if (emitted.unreadable === undefined) {
         if (emitted.articles.length === 0) return;
         repeats = 0;
@@ -517,15 +520,15 @@ export class NewsLookupClient implements NewsSource {
   }
 
   /**
-   * Pages from `from` on, one at a time, until the listing ends. `total` is the provider's count
-   * when the read began; each page's own count replaces it (one beyond the page cap counts as
-   * none). The end is:
+   * Pages from `from` on, one at a time, until the listing ends:
    * - an empty page;
-   * - a short page once the pages read cover the count (a short page before that is one the
-   *   provider left items out of, and the rest of the listing still follows it);
-   * - a page with no article not seen already, once the pages cover the count or the page is
-   *   short: the provider answers pages past the end with its last one. Before that, such a page
-   *   is articles that arrived in front pushing seen ones down, and the read goes on.
+   * - a short page, unless the page's own count says more follow (the provider left items out of
+   *   it, and the rest of the listing still follows);
+   * - a page with no article not seen already, when it is short or its own count says the pages
+   *   read cover the listing (the provider answers pages past the end with its last one), or when
+   *   it is the second such page in a row. Otherwise it is articles that arrived in front pushing
+   *   seen ones down (a count from an earlier page is stale then), and the read goes on.
+   * A count beyond the page cap counts as none (a placeholder, see #numberedPages).
    */
   async *#sequentialPages(
     range: ProviderDateRange,
@@ -535,20 +538,22 @@ export class NewsLookupClient implements NewsSource {
     signal: AbortSignal,
     total: number | undefined,
   ): AsyncGenerator<ArticlePage> {
-    let count = total;
+    let nothingNewBefore = false;
     for (let pageNumber = from; ; pageNumber++) {
-      if (pageNumber > this.#config.maxPages) throw this.#pageCapError(range, pageSize, count);
+      if (pageNumber > this.#config.maxPages) throw this.#pageCapError(range, pageSize, total);
       const page = await this.#numberedPage(range, pageNumber, signal);
       const emitted = this.#emit(page, seen);
       yield emitted;
-      count = page.mapped.totalCount ?? count;
       const items = itemCount(page);
       if (items === 0) return;
+      const own = page.mapped.totalCount;
+      const count = own === undefined || own > this.#config.maxPages * pageSize ? undefined : own;
       const short = items < pageSize;
-      // A count beyond the page cap is a placeholder more often than a day (see #numberedPages).
-      const covered = count === undefined || count > this.#config.maxPages * pageSize || pageNumber * pageSize >= count;
+      const covered = count !== undefined && pageNumber * pageSize >= count;
       const nothingNew = emitted.unreadable === undefined && emitted.articles.length === 0;
-      if ((short || nothingNew) && (covered || (short && nothingNew))) return;
+      if (short && (count === undefined || covered || nothingNew)) return;
+      if (nothingNew && (covered || nothingNewBefore)) return;
+      nothingNewBefore = nothingNew;
     }
   }
 

@@ -160,6 +160,21 @@ describe('NewsLookupClient paging decisions', () => {
     expect(requests.map((r) => r.page)).toEqual([1, 2, 3]);
   });
 
+  it('read in order, a page pushed down by new articles is not the end when only page 1 carries the total', async () => {
+    const old = Array.from({ length: 20 }, (_, i) => item(`old${i}`));
+    const fresh = Array.from({ length: 10 }, (_, i) => item(`new${i}`));
+    const { agent, requests } = provider((body) => {
+      const page = Number(body.page);
+      const listing = page === 1 ? old : [...fresh, ...old];
+      const articles = listing.slice((page - 1) * 10, page * 10);
+      return { status: 200, body: page === 1 ? { totalCount: listing.length, articles } : { articles } };
+    });
+    const pages = await collect(client(agent).instance.pages(range, { sequential: true }));
+    const read = new Set(pages.flatMap((p) => p.articles.map((a) => a.id)));
+    expect(old.filter((a) => !read.has(a.articleId))).toEqual([]);
+    expect(requests.map((r) => r.page)).toEqual([1, 2, 3, 4]);
+  });
+
   it('without a total, unreadable pages that read alike are not the end: the readable pages after them are read', async () => {
     const { agent, requests } = provider((body) => {
       const page = Number(body.page);
@@ -614,6 +629,22 @@ describe('NewsLookupClient against hostile or odd providers (issue 10)', () => {
     // One page by number (counted reading) on a cold client, too.
     const cold = client(agent, {}, { now }).instance;
     expect((await cold.page(range, { page: 1, size: 10 })).unreadable).toContain('title missing');
+  });
+
+  it('item 5d: several poison pages before today, on a cold client, are each handed on once once today proves the mapping', async () => {
+    const broken = Array.from({ length: 10 }, (_, i) => ({ articleId: `b${i}`, headline_broken: true }));
+    const { agent } = provider((body) => {
+      const page = Number(body.page);
+      if (body.publishedAtStart === '2026-11-23')
+        return { status: 200, body: { articles: page === 1 ? [item(1)] : [] } };
+      return {
+        status: 200,
+        body: { articles: page <= 4 ? broken.map((b) => ({ ...b, articleId: `${b.articleId}-${page}` })) : [] },
+      };
+    });
+    const now = () => Date.parse('2026-11-23T12:00:00Z');
+    const pages = await collect(client(agent, {}, { now }).instance.pages(range));
+    expect(pages.filter((p) => p.unreadable !== undefined).map((p) => p.pageNumber)).toEqual([1, 2, 3, 4]);
   });
 
   it('item 5e: a status code whose success value is fixed reports the error body as a provider error', async () => {
