@@ -12,7 +12,7 @@ import type { CommandContext } from './context.ts';
 import { UsageError } from './errors.ts';
 import { newsAlerts } from './hints.ts';
 import { describeLease, leaseJson } from './lease.ts';
-import { formatDuration, formatInstant } from './output.ts';
+import { type Column, formatDuration, formatInstant } from './output.ts';
 import { stateStoreOf } from './state-store.ts';
 import type { Target } from './target.ts';
 import { parseInstant, parseSpan, workable } from './window.ts';
@@ -47,19 +47,23 @@ export function runRow(run: RunRecord) {
   };
 }
 
-export const runTableHead = [
-  'STARTED',
+/**
+ * The run history's columns. On a narrow terminal the counts a failure is not read from give way
+ * first (leaving the table a table, with a note of what was left out); REASON wraps.
+ */
+export const runTableHead: readonly (string | Column)[] = [
+  { head: 'STARTED', id: true },
   'KIND',
   'STATUS',
-  'DURATION',
+  { head: 'DURATION', optional: true },
   'NEW',
   'SENT',
-  'HELD',
-  'DIGESTS',
-  'DUPES SKIPPED',
+  { head: 'HELD', optional: true },
+  { head: 'DIGESTS', optional: true },
+  { head: 'DUPES SKIPPED', optional: true },
   'FAILED',
   'PARKED',
-  'REASON',
+  { head: 'REASON', wrap: true },
 ];
 
 export const runTableRow = (row: ReturnType<typeof runRow>) => [

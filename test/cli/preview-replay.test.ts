@@ -428,6 +428,10 @@ describe('replay', () => {
     // The replay is in the run history.
     const runs = (await current.cli(['--json', 'runs', 'list'])).json<{ kind: string; published?: number }[]>();
     expect(runs.filter((run) => run.kind === 'replay').map((run) => run.published)).toEqual([0, missed]);
+    // On a terminal of 110 columns it stays a table: the counts a failure is not read from give way.
+    const narrow = await current.cli(['--output', 'table', 'runs', 'list'], { env: { COLUMNS: '110' } });
+    expect(narrow.stdout.split('\n')[0]).toMatch(/^STARTED\s+KIND\s+STATUS\s+NEW\s+SENT/);
+    expect(narrow.stderr).toContain('left out to fit 110 columns');
   });
 
   /** A sandbox whose partner-feed topic was deleted before a run, which parked its alerts. */
