@@ -119,6 +119,36 @@ describe('spike alerts in a run', () => {
     expect(countOf(17 * 24)).toBe(perHour(17 * 24));
   });
 
+  it('does not send an episode again that ended while its rule was off for longer than the ledger keeps it', async () => {
+    const chips = spikeRule('chips');
+    const other = spikeRule('other');
+    const world = new SpikeWorld(start, [chips, other], [spikeAudience()]);
+    let at = await playBaseline(world, start, 10 * 24, quiet);
+    const next = headlines(7);
+    // The burst opens an episode (one alert); the rule is turned off while the episode is still open.
+    for (let hour = 0; hour < 2; hour++) {
+      const runAt = at + 50 * 60_000;
+      await world.run(
+        runAt,
+        Array.from({ length: 40 }, (_, i) => spikeArticle(`burst${hour}-${i}`, next(), runAt - (i + 1) * 60_000)),
+      );
+      at += HOUR;
+    }
+    // Every rule of the world sees every article: the other rule has an episode of its own.
+    const chipsAlerts = () =>
+      world.spikeMessages().filter((message) => message.key.articleKey.startsWith('spike:chips:'));
+    expect(chipsAlerts()).toHaveLength(1);
+    expect(world.spikes.records.get('chips')?.alert?.closedAt).toBeUndefined();
+    world.rules = [other];
+    for (let hour = 0; hour < 16 * 24; hour += 6) await world.run(at + hour * HOUR + 50 * 60_000, []);
+    // Sixteen days on, the ledger (14 days) no longer holds the alert; the rule is turned on again.
+    for (const id of [...world.state.ledger.keys()]) if (id.includes('spike:')) world.state.ledger.delete(id);
+    world.rules = [chips, other];
+    await world.run(at + 16 * 24 * HOUR + 50 * 60_000, []);
+    expect(chipsAlerts()).toHaveLength(1);
+    expect(world.spikes.records.get('chips')?.alert).toMatchObject({ settled: true, closedAt: expect.any(Number) });
+  });
+
   it('dates every write of a record, so its TTL counts from the last write, not from its creation', async () => {
     const world = new SpikeWorld(start, [spikeRule()], [spikeAudience()]);
     const end = await playBaseline(world, start, 36, () => 3);

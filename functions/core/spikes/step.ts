@@ -54,6 +54,11 @@ const MAX_HEARTBEAT_UNSETTLED = 1000;
 /** An alert episode stays offered this long after it closed if the ledger still lacks it. */
 const SETTLE_AFTER_CLOSE_BUCKETS = 24;
 
+/** Whether the record's episode closed more than {@link SETTLE_AFTER_CLOSE_BUCKETS} buckets before `now`. */
+const closedLongAgo = (record: SpikeRecord, now: number): boolean =>
+  record.alert?.closedAt !== undefined &&
+  bucketOf(now, record.bucketMs) - record.alert.closedAt > SETTLE_AFTER_CLOSE_BUCKETS;
+
 /** What the spike step did in one run (kept in the run summary as `spikes`). */
 export interface SpikeRunStats {
   rules: number;
@@ -172,13 +177,18 @@ export class SpikeStep {
     const changed = await this.#advance(wanted, { createMissing: full });
     // Written before anything is offered: a crash after this re-offers the same episodes.
     await this.#write(changed);
-    const offers = this.#offers();
+    // An episode closed long ago is settled, never offered: after days idle its ledger entry may
+    // have expired, and an offer would send it again.
+    const stale = [...this.#records]
+      .filter(([, record]) => record.alert !== undefined && !record.alert.settled && closedLongAgo(record, now))
+      .map(([ruleId]) => ruleId);
+    const offers = this.#offers(now);
     if (offers.length > 0) {
       this.stats.alertsOffered += offers.length;
       await delivery.add(offers.map((offer) => offer.match));
       await delivery.flush();
-      await this.#settle(offers.map((offer) => offer.ruleId));
     }
+    if (offers.length + stale.length > 0) await this.#settle([...offers.map((offer) => offer.ruleId), ...stale]);
     const unsettled = new Set(full ? [] : (heartbeat?.unsettled ?? []).filter((id) => this.#rules.has(id)));
     for (const [ruleId, record] of this.#records) {
       if (record.alert !== undefined && !record.alert.settled) unsettled.add(ruleId);
@@ -290,12 +300,12 @@ export class SpikeStep {
   }
 
   /** The alert of every episode the ledger may not hold yet, as matches for the pipeline. */
-  #offers(): { ruleId: string; match: AudienceMatch }[] {
+  #offers(now: number): { ruleId: string; match: AudienceMatch }[] {
     const offers: { ruleId: string; match: AudienceMatch }[] = [];
     for (const [ruleId, rule] of this.#rules) {
       const record = this.#records.get(ruleId);
       const alert = record?.alert;
-      if (record === undefined || alert === undefined || alert.settled) continue;
+      if (record === undefined || alert === undefined || alert.settled || closedLongAgo(record, now)) continue;
       const audience = this.#options.audiences.get(rule.audienceId);
       if (audience === undefined) continue;
       const key = spikeAlertKey(ruleId, alert.episodeId);
@@ -323,9 +333,7 @@ export class SpikeStep {
       const held = delivered.has(deliveryId(key));
       // While open, an escalation may still have its update to send: keep offering (the ledger dedupes).
       const open = alert.closedAt === undefined;
-      const stale =
-        alert.closedAt !== undefined && bucketOf(now, record.bucketMs) - alert.closedAt > SETTLE_AFTER_CLOSE_BUCKETS;
-      if ((held && !open) || stale) {
+      if ((held && !open) || closedLongAgo(record, now)) {
         changed.push({ ...record, alert: { ...alert, settled: true } });
         this.stats.alertsSettled += 1;
       }
