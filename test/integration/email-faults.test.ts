@@ -17,7 +17,7 @@ import { DIGEST_RELEASE_MARGIN_MS, deliverNotification, releaseDailyDigests } fr
 import { emailWordsFor } from '#core/email/messages/catalog';
 import { ONE_CLICK_BODY } from '#core/email/mime';
 import { parseQueuedNotification } from '#core/email/notification';
-import { EmailThrottledError, type SubscriberStore } from '#core/email/ports';
+import { EmailThrottledError, messageKeyOf, type SubscriberStore } from '#core/email/ports';
 import { handlePreferenceRequest } from '#core/email/preferences';
 import { addSubscriber } from '#core/email/subscribe';
 import { handleEmailEvents } from '../../functions/email-events/process.ts';
@@ -427,36 +427,93 @@ describe('a daily digest subscriber', () => {
     expect(perSubscriber(stack)).toEqual({ [ids.a as string]: 1, [ids.b as string]: 1 });
   });
 
-  it('gets a long day in digests of at most the cap, oldest first, each alert once, one more at each release', async () => {
+  /** A digest subscriber with `alerts` alerts held, one a second apart (Story 1 the oldest). */
+  async function heldDay(alerts: number) {
     const { stack, audience, ids } = await setUp({}, ['a']);
     const store = stack.email.delivery.store;
-    const membership = await store.membership(ids.a as string, 'desk');
+    const subscriberId = ids.a as string;
+    const membership = await store.membership(subscriberId, 'desk');
     await store.saveMembership({ ...(membership as NonNullable<typeof membership>), preference: 'digest' });
-    for (let alert = 0; alert < 5; alert++) {
-      await stack.publishAlert(audience);
-      await stack.email.deliver();
-      stack.clock.now += 1_000;
-    }
-    expect(await store.heldEntries(ids.a as string, 'desk')).toHaveLength(5);
-    const capped = { ...stack.email.delivery, dailyDigestMaxEntries: 2 };
-    stack.clock.now = dailyDigestAt(stack.clock.now, audience) + 1;
-    const titles: string[][] = [];
-    for (let release = 0; release < 4; release++) {
-      const before = stack.email.sent.length;
-      const outcome = await releaseDailyDigests(capped);
-      expect(outcome.sent).toBe(release < 3 ? 1 : 0);
-      for (const email of stack.email.sent.slice(before)) {
-        titles.push((await parseEmail(email.raw)).text.match(/Story \d+/g) ?? []);
+    const hold = async (count: number) => {
+      for (let alert = 0; alert < count; alert++) {
+        await stack.publishAlert(audience);
+        await stack.email.deliver();
+        stack.clock.now += 1_000;
       }
-      stack.clock.now += 15 * 60_000;
-    }
+    };
+    await hold(alerts);
+    /** The stories of each digest email sent since `from`, in the order they went out. */
+    const digests = async (from = 0) => {
+      const stories: string[][] = [];
+      for (const email of stack.email.sent.slice(from)) {
+        stories.push([...new Set((await parseEmail(email.raw)).text.match(/Story \d+/g) ?? [])].sort());
+      }
+      return stories;
+    };
+    return {
+      stack,
+      audience,
+      store,
+      subscriberId,
+      hold,
+      digests,
+      capped: { ...stack.email.delivery, dailyDigestMaxEntries: 2 },
+    };
+  }
+
+  it('gets a long day in digests of at most the cap, oldest first, each alert once, one after another', async () => {
+    const { stack, audience, store, subscriberId, digests, capped } = await heldDay(5);
+    stack.clock.now = dailyDigestAt(stack.clock.now, audience) + 1;
+    expect(await releaseDailyDigests(capped)).toMatchObject({ sent: 3, retry: 0 });
     // 2 + 2 + 1, the oldest first (each digest shows its own newest first).
-    expect(titles.map((stories) => [...new Set(stories)].sort())).toEqual([
-      ['Story 1', 'Story 2'],
-      ['Story 3', 'Story 4'],
-      ['Story 5'],
-    ]);
-    expect(await store.heldEntries(ids.a as string, 'desk')).toEqual([]);
+    expect(await digests()).toEqual([['Story 1', 'Story 2'], ['Story 3', 'Story 4'], ['Story 5']]);
+    expect(await store.heldEntries(subscriberId, 'desk')).toEqual([]);
+    stack.clock.now += 15 * 60_000;
+    expect(await releaseDailyDigests(capped)).toMatchObject({ due: 0, sent: 0 });
+  });
+
+  it('does not send a digest again that went out before its entries were cleared, however many alerts came since', async () => {
+    const { stack, audience, store, subscriberId, hold, digests, capped } = await heldDay(2);
+    stack.clock.now = dailyDigestAt(stack.clock.now, audience) + 1;
+    // The release sends Story 1 and 2, then dies before it clears them.
+    const dying = new Proxy(store, {
+      get(target, property) {
+        if (property === 'clearHeld') return async () => Promise.reject(new Error('injected: the release died here'));
+        const value: unknown = Reflect.get(target, property, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    expect(await releaseDailyDigests({ ...capped, store: dying })).toMatchObject({ retry: 1 });
+    // Another alert comes in, which takes the day past the cap; the next release goes on.
+    await hold(1);
+    expect(await releaseDailyDigests(capped)).toMatchObject({ retry: 0 });
+    expect(await digests()).toEqual([['Story 1', 'Story 2'], ['Story 3']]);
+    expect(await store.heldEntries(subscriberId, 'desk')).toEqual([]);
+  });
+
+  it('moves a part a claim without entries blocks to the next day, instead of trying it for good', async () => {
+    const { stack, audience, store, subscriberId, digests, capped } = await heldDay(3);
+    stack.clock.now = dailyDigestAt(stack.clock.now, audience) + 1;
+    // A release recorded the first part as not sent (the member paused between its read and its
+    // claim) and died before it cleared anything: that record holds the part's id and no entries.
+    const [due] = await store.dueDigests(stack.clock.now, 1);
+    const [first] = [...(await store.heldEntries(subscriberId, 'desk'))].sort((a, b) => a.heldAt - b.heldAt);
+    const partId = `desk|daily:${subscriberId}:${new Date(due?.dueAt ?? 0).toISOString()}+${first?.key.slice(0, 16)}`;
+    await store.recordOutcome({
+      subscriberId,
+      messageKey: messageKeyOf(partId),
+      deliveryId: partId,
+      audienceId: 'desk',
+      kind: 'daily-digest',
+      status: 'paused',
+      createdAt: stack.clock.now,
+      detail: '2 held alert(s) not sent: paused',
+    });
+    expect(await releaseDailyDigests(capped)).toMatchObject({ sent: 0, retry: 0 });
+    // Nothing was sent twice or lost: the next day's digest carries them.
+    stack.clock.now = dailyDigestAt(stack.clock.now, audience) + 1;
+    expect(await releaseDailyDigests(capped)).toMatchObject({ sent: 2 });
+    expect(await digests()).toEqual([['Story 1', 'Story 2'], ['Story 3']]);
   });
 
   it('gets an alert held while its digest’s due time could not be written: the retry writes it', async () => {

@@ -494,7 +494,9 @@ export async function releaseDailyDigests(
           }
           tried.add(keyOf(item));
           tally.due += 1;
-          await releaseOne(item, deps, now, tally);
+          // A day past the cap goes out part after part: the digest is taken up again (it is still
+          // due) once this part cleared its entries, so each try makes progress.
+          if (await releaseOne(item, deps, now, tally)) tried.delete(keyOf(item));
         }),
       ),
     );
@@ -525,13 +527,16 @@ export async function releaseDailyDigests(
  */
 export const DAILY_DIGEST_MAX_ENTRIES = 100;
 
-/** Releases one due daily digest, counting what became of it in `tally`. */
+/**
+ * Releases one due daily digest (one part of it, past the cap), counting what became of it in
+ * `tally`. True when a part went out (or was found sent) and more of the day is still due.
+ */
 async function releaseOne(
   item: DueDigest,
   deps: EmailDeliveryDeps,
   now: number,
   tally: { sent: number; notSent: number; retry: number },
-): Promise<void> {
+): Promise<boolean> {
   const context = { audienceId: item.audienceId, subscriberId: item.subscriberId };
   const [profile, membership, heldNow] = await Promise.all([
     deps.store.profile(item.subscriberId),
@@ -545,7 +550,7 @@ async function releaseOne(
       item.audienceId,
       held.map((entry) => entry.key),
     );
-    return;
+    return false;
   }
   const deliveryId = `${item.audienceId}|daily:${item.subscriberId}:${new Date(item.dueAt).toISOString()}`;
   // Held before the member's last unsubscribe (kept on the membership when ops add it again): the
@@ -585,14 +590,15 @@ async function releaseOne(
       item.audienceId,
       held.map((entry) => entry.key),
     );
-    return;
+    return false;
   }
-  // Oldest first, at most the cap. A part of a longer day is its own digest: its id names its
-  // first entry, so a retry of the same part is recognised as sent, and the next part is not.
+  // Oldest first, at most the cap. Each digest's id names its first entry, whether more follow or
+  // not, so a retry of the same part (alerts held since sort after it) is recognised as sent, and
+  // the next part is not.
   const ordered = [...held].sort((a, b) => a.heldAt - b.heldAt || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   const part = ordered.slice(0, Math.max(1, deps.dailyDigestMaxEntries ?? DAILY_DIGEST_MAX_ENTRIES));
   const more = part.length < ordered.length;
-  const partId = more ? `${deliveryId}+${(part[0] as HeldEntry).key.slice(0, 16)}` : deliveryId;
+  const partId = `${deliveryId}+${(part[0] as HeldEntry).key.slice(0, 16)}`;
   const keys = part.map((entry) => entry.key);
   const audience =
     (await deps.audiences.get(item.audienceId)) ??
@@ -612,7 +618,7 @@ async function releaseOne(
     });
     if (outcome === 'retry') {
       tally.retry += 1;
-      return;
+      return false;
     }
     if (outcome === 'sent') tally.sent += 1;
     if (outcome === 'suppressed') {
@@ -634,13 +640,16 @@ async function releaseOne(
     const carried = new Set(earlier?.entryKeys ?? []);
     const cleared = outcome === 'duplicates' ? keys.filter((key) => carried.has(key)) : keys;
     // What is left moves to the next digest's due time, and so to a digest of its own; past the
-    // cap it stays due, for the next release.
+    // cap it stays due, and this release sends the next part. When nothing was cleared (a claim
+    // that kept no keys) it moves too: the same part would find the same claim again, for good.
+    const again = more && cleared.length > 0;
     await deps.store.clearHeld(
       item.subscriberId,
       item.audienceId,
       cleared,
-      more ? undefined : dailyDigestAt(now, audience),
+      again ? undefined : dailyDigestAt(now, audience),
     );
+    return again;
   } catch (error) {
     tally.retry += 1;
     deps.log.error('daily digest failed; retried at the next release', {
@@ -648,4 +657,5 @@ async function releaseOne(
       errorName: error instanceof Error ? error.name : typeof error,
     });
   }
+  return false;
 }
