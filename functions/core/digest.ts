@@ -613,6 +613,7 @@ function entryFields(entry: DigestEntryView) {
       title: entry.article.title,
       summary: entry.article.summary,
       url: entry.article.url,
+      ...(entry.article.linkWithheld ? { linkWithheld: true } : {}),
       publishedAt: entry.article.publishedAtIso,
       categories: [...entry.article.categories],
       categoryNames: [...entry.article.categoryNames],

@@ -48,6 +48,11 @@ export interface Article {
   readonly mediaName?: string | undefined;
   /** Latest status as the provider sends it (open set). */
   readonly status?: string | undefined;
+  /**
+   * Read back from a notification whose link was withheld (the document says so and carries no
+   * link): the message names the withheld link, as the first rendering did.
+   */
+  readonly linkWithheld?: boolean | undefined;
 }
 
 /** Why a rule matched an article: the criterion and the value that hit. */

@@ -808,7 +808,7 @@ function articleViewIn(
       summary: parts.summary,
       url,
       // A test notification (news-alerts test-send) has no link at all: nothing was withheld.
-      linkWithheld: url === '' && article.url !== '',
+      linkWithheld: url === '' && (article.url !== '' || article.linkWithheld === true),
       publishedAt: article.publishedAt,
       publishedAtIso: parts.publishedAtIso,
       publishedLocal: formatLocalTime(article.publishedAt, timeZone, locale),
@@ -1107,6 +1107,7 @@ export function buildAlertDocument(view: AlertView): AlertDocument {
         title: article.title,
         summary: article.summary,
         url: article.url,
+        ...(article.linkWithheld ? { linkWithheld: true } : {}),
         publishedAt: article.publishedAtIso,
         categories: [...article.categories],
         categoryNames: [...article.categoryNames],

@@ -13,7 +13,7 @@ import { type AlertNotification, type DigestNotification, parseQueuedNotificatio
 import { InvalidAddressError, normalizeAddress } from '#core/email/subscriber';
 import { messagesFor } from '#core/messages/catalog';
 import { RuleSchema } from '#core/model';
-import { singleLine } from '#core/render';
+import { renderNotification, singleLine } from '#core/render';
 import { spikeAlertMatch } from '#core/spikes/alert';
 import { renderSpikeAlert } from '#core/spikes/render';
 import {
@@ -21,6 +21,7 @@ import {
   articlesByLanguage,
   audiencesByLanguage,
   digestEnvelope,
+  matchOf,
   PUBLISHED,
   snsEnvelope,
   testArticle,
@@ -312,4 +313,27 @@ describe('a spike alert by SES email', () => {
       expect(parsed.html).toContain('https://news.example.kr/b/2');
     },
   );
+});
+
+describe('an alert whose link is withheld, and one that has none', () => {
+  const audience = testAudience();
+  const draftOf = (url: string) => {
+    const message = renderNotification(matchOf(audience, testArticle({ url })), audience, { linkPolicy: 'omit' });
+    const notification = parseQueuedNotification(snsEnvelope(message));
+    return composeAlert(notification.document as AlertNotification, audience, notification.subject);
+  };
+  const note = messagesFor('en').email.linkWithheld;
+
+  it('names a withheld link in both parts of the email', async () => {
+    const { parsed } = await send(draftOf('javascript:alert(1)'));
+    expect(parsed.text).toContain(note);
+    expect(parsed.html).toContain(note);
+    expect(parsed.html).not.toContain('javascript:');
+  });
+
+  it('says nothing of a link a test notification never had', async () => {
+    const { parsed } = await send(draftOf(''));
+    expect(parsed.text).not.toContain(note);
+    expect(parsed.html).not.toContain(note);
+  });
 });

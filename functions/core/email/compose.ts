@@ -117,6 +117,7 @@ const toArticle = (article: DocumentArticle): Article => ({
   title: article.title,
   summary: article.summary,
   url: article.url,
+  ...(article.linkWithheld === true ? { linkWithheld: true } : {}),
   publishedAt: Date.parse(article.publishedAt),
   categories: article.categories,
   categoryNames: article.categoryNames,
@@ -227,11 +228,9 @@ function alertHtml(view: AlertView, words: EmailWords, updateLine: string | unde
   parts.push(
     `<dl>${facts.map(([term, value]) => `<dt>${escapeHtml(term)}</dt><dd>${escapeHtml(value)}</dd>`).join('')}</dl>`,
   );
-  parts.push(
-    article.url === ''
-      ? `<p>${escapeHtml(messages.email.linkWithheld)}</p>`
-      : `<p class="action">${link(article.url, words.mail.readArticle, ' class="button"')}</p>`,
-  );
+  if (article.url !== '') {
+    parts.push(`<p class="action">${link(article.url, words.mail.readArticle, ' class="button"')}</p>`);
+  } else if (article.linkWithheld) parts.push(`<p>${escapeHtml(messages.email.linkWithheld)}</p>`);
   parts.push(
     `<h2>${escapeHtml(heading(messages.email.whyHeading))}</h2>`,
     whyList(view.matches, view.omittedMatches, messages),
@@ -493,7 +492,9 @@ function digestTextEntries(groups: readonly GroupView[], messages: Messages): st
       );
       lines.push(`${indent}${facts.join(' \u00B7 ')}`);
       if (entry.alsoIn !== undefined) lines.push(`${indent}${alsoInText(entry, messages)}`);
-      lines.push(`${indent}${article.url === '' ? messages.email.linkWithheld : article.url}`);
+      if (article.url !== '' || article.linkWithheld) {
+        lines.push(`${indent}${article.url === '' ? messages.email.linkWithheld : article.url}`);
+      }
       const why = describeWhy(entry.view, messages);
       if (why !== '') lines.push(`${indent}${messages.digest.whyLine(why)}`);
     }
@@ -544,7 +545,7 @@ function digestHtml(
         `<p class="small">${escapeHtml(facts.join(' \u00B7 '))}</p>`,
       ];
       if (entry.alsoIn !== undefined) lines.push(`<p class="small">${escapeHtml(alsoInText(entry, messages))}</p>`);
-      if (article.url === '') lines.push(`<p class="small">${escapeHtml(messages.email.linkWithheld)}</p>`);
+      if (article.linkWithheld) lines.push(`<p class="small">${escapeHtml(messages.email.linkWithheld)}</p>`);
       if (why !== '') lines.push(`<p class="small">${escapeHtml(messages.digest.whyLine(why))}</p>`);
       return `<li>${lines.join('')}</li>`;
     });

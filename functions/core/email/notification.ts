@@ -50,6 +50,7 @@ const ArticleSchema = z.object({
   title: z.string(),
   summary: textOrEmpty(),
   url: textOrEmpty(),
+  linkWithheld: z.optional(z.boolean()),
   publishedAt: z.string(),
   categories: strings(),
   categoryNames: strings(),
