@@ -7,7 +7,7 @@
  * whatever this module writes, it reads again as the same items.
  */
 
-import { existsSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { extname } from 'node:path';
 import { Option } from 'commander';
@@ -51,9 +51,12 @@ export interface FileItem {
  * `--file`, where `rules validate` takes it as an argument) would otherwise fail on the id's
  * pattern or on missing attributes, which does not say what to fix.
  */
+const isFile = (path: string): boolean => statSync(path, { throwIfNoEntry: false })?.isFile() === true;
+
 export function refuseFileAsId(id: string | undefined, kind: 'rules' | 'audiences', verb: string): void {
   if (id === undefined) return;
-  const looksLikeFile = /[/\\]/.test(id) || /\.(json|ya?ml)$/i.test(id) || existsSync(id);
+  // A path, or a file here: a folder or a name with a dot is still an id (`rules put test`).
+  const looksLikeFile = /[/\\]/.test(id) || isFile(id);
   if (!looksLikeFile) return;
   throw new UsageError(
     `${terminalText(JSON.stringify(id))} is a file, not an id: give it with --file (${newsAlerts()} ${kind} ${verb} --file ${terminalText(id)})`,

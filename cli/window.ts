@@ -56,16 +56,17 @@ export function parseInstant(
   if (isProviderDate(value)) {
     return workable(edge === 'start' ? startOfDate(value, timeZone) : endOfDate(value, timeZone) - 1, option, text);
   }
-  if (zonedDateTime.test(value)) {
-    const parsed = Date.parse(value);
-    if (!Number.isNaN(parsed)) return workable(parsed, option, text);
-  }
   // In the right form, but no such day (2026-11-31, 2026-02-29): say that, not the forms again.
-  const dated = /^(\d{4})-(\d{2})-(\d{2})(?:$|T)/.exec(value);
+  // Checked first: Date.parse rolls 2026-11-31T09:00Z over to 1 December without a word.
+  const dated = /^(\d{4})-(\d{2})-(\d{2})(?:$|T)/i.exec(value);
   if (dated !== null && !isProviderDate(`${dated[1]}-${dated[2]}-${dated[3]}`)) {
     throw new UsageError(
       `${option} "${text}": ${dated[1]}-${dated[2]}-${dated[3]} is no date on the calendar (month 01-12, and a day the month has)`,
     );
+  }
+  if (zonedDateTime.test(value)) {
+    const parsed = Date.parse(value);
+    if (!Number.isNaN(parsed)) return workable(parsed, option, text);
   }
   throw new UsageError(
     `${option} "${text}": give a provider date (2026-11-21), a date-time with a zone (2026-11-21T09:00:00+09:00 or …Z), a span back from now (90m, 6h, 2d, 1w) or "now"`,

@@ -123,7 +123,13 @@ describe('small helpers', () => {
     expect(() => parseInstant('2026-11-21T09:00', '--from', 'start', 'UTC', now)).toThrow(/date-time with a zone/);
     expect(() => parseWindow('now', '1d', 'UTC', now)).toThrow(/is after --to/);
     // In the right form but not on the calendar: says so, instead of listing the forms again.
-    for (const text of ['2026-11-31', '2026-02-29', '2026-13-01T09:00:00Z']) {
+    for (const text of [
+      '2026-11-31',
+      '2026-02-29',
+      '2026-13-01T09:00:00Z',
+      '2026-11-31T09:00:00Z',
+      '2026-04-31T00:00+09:00',
+    ]) {
       expect(() => parseInstant(text, '--from', 'start', 'UTC', now)).toThrow(/is no date on the calendar/);
     }
     expect(() => parseInstant('2026-11-21T25:00Z', '--from', 'start', 'UTC', now)).toThrow(/date-time with a zone/);

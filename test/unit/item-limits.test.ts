@@ -172,16 +172,16 @@ describe('a file given where an id goes', () => {
       const existing = join(dir, 'desk');
       writeFileSync(existing, 'ruleId: x\n');
       for (const [id, kind, verb] of [
-        ['bad.yaml', 'rules', 'put'],
         ['./rules.json', 'rules', 'create'],
         [existing, 'audiences', 'put'],
+        ['test/unit/item-limits.test.ts', 'rules', 'put'],
       ] as const) {
         expect(() => refuseFileAsId(id, kind, verb)).toThrow(UsageError);
         expect(() => refuseFileAsId(id, kind, verb)).toThrow(`is a file, not an id: give it with --file`);
         expect(() => refuseFileAsId(id, kind, verb)).toThrow(`${kind} ${verb} --file ${id}`);
       }
-      // Ids stay ids.
-      for (const id of ['markets-rates', 'desk.v2', 'chips:exports', undefined]) {
+      // Ids stay ids, also one named like a folder here, or with a dot.
+      for (const id of ['markets-rates', 'desk.v2', 'feed.json', 'chips:exports', 'test', 'docs', undefined]) {
         expect(() => refuseFileAsId(id, 'rules', 'put')).not.toThrow();
       }
     } finally {
