@@ -13,7 +13,7 @@
  * the dead-letter queue, never lost). Ops resume sending after they found the cause
  * (docs/email.md, "When sending is paused").
  */
-import { AlarmNotificationSchema, recordSesEvent, SesEventSchema } from '#core/email/events';
+import { AlarmNotificationSchema, recordSesEvent, SesEventSchema, sesEventShapeProblems } from '#core/email/events';
 import type { SubscriberStore } from '#core/email/ports';
 import type { Log } from '#core/ports';
 
@@ -78,6 +78,8 @@ export async function handleEmailEvents(
       // alarm, for a redrive once this function reads it. Only the fields' paths are named, never a
       // value (an event quotes the subscriber's address).
       if (!parsed.success) throw new UnreadableEventError(parsed.error.issues.map((issue) => issue.path.join('.')));
+      const shape = sesEventShapeProblems(parsed.data);
+      if (shape.length > 0) throw new UnreadableEventError(shape);
       const outcome = await recordSesEvent(parsed.data, deps);
       if (outcome.recorded) recorded += 1;
       if (outcome.suppressed) {

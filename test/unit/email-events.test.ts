@@ -140,6 +140,34 @@ describe('the SES events function', () => {
     expect(lines.join('\n')).not.toContain('@');
   });
 
+  it("fails an event that fits the schema but not SES's shape (a type it does not publish, a bounce without its details)", async () => {
+    const tags = { subscriber: [profile.subscriberId] };
+    for (const [event, field] of [
+      [{ eventType: 'complaint', mail: { tags } }, 'eventType'],
+      [{ eventType: 'Bounce', mail: { tags }, details: { bounceType: 'Permanent' } }, 'bounce'],
+      [{ eventType: 'Bounce', mail: { tags }, bounce: { bounceType: 'Hard' } }, 'bounce.bounceType'],
+      [{ eventType: 'Complaint', mail: { tags } }, 'complaint'],
+    ] as const) {
+      const { store, saved } = recordingStore();
+      await expect(
+        handleEmailEvents(sns(event), { store, sending: undefined, log: silentLog, now: () => 0 }),
+      ).rejects.toThrow(`wrong or missing: ${field}`);
+      expect(saved).toEqual([]);
+    }
+    // What SES does publish and this function does not act on is recorded, not failed.
+    for (const eventType of ['Open', 'Click', 'Rendering Failure', 'Subscription', 'Send']) {
+      const { store } = recordingStore();
+      await expect(
+        handleEmailEvents(sns({ eventType, mail: { tags } }), {
+          store,
+          sending: undefined,
+          log: silentLog,
+          now: () => 0,
+        }),
+      ).resolves.toMatchObject({ suppressed: 0 });
+    }
+  });
+
   it('writes nothing for a delivery to an address with no soft bounce; resets the count of one that has some', async () => {
     const { store, saved, resets } = recordingStore();
     const delivery = {

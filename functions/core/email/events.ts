@@ -73,6 +73,35 @@ export const SesEventSchema = z.object({
 });
 export type SesEvent = z.output<typeof SesEventSchema>;
 
+/** The event types SES publishes through a configuration set (event publishing). */
+const SES_EVENT_TYPES = new Set([
+  'Send',
+  'Reject',
+  'Bounce',
+  'Complaint',
+  'Delivery',
+  'Open',
+  'Click',
+  'Rendering Failure',
+  'DeliveryDelay',
+  'Subscription',
+]);
+
+/**
+ * The fields of an event that fits the schema but not SES's documented shape: an unknown type,
+ * or a bounce or complaint without its details. Read on, a bounce would count as soft and a
+ * complaint as nothing, so a changed shape must fail loudly instead (the events dead-letter queue).
+ */
+export function sesEventShapeProblems(event: SesEvent): string[] {
+  if (!SES_EVENT_TYPES.has(event.eventType)) return ['eventType'];
+  if (event.eventType === 'Bounce') {
+    if (event.bounce === undefined) return ['bounce'];
+    if (!['Permanent', 'Transient', 'Undetermined'].includes(event.bounce.bounceType)) return ['bounce.bounceType'];
+  }
+  if (event.eventType === 'Complaint' && event.complaint === undefined) return ['complaint'];
+  return [];
+}
+
 /** What one event did. */
 export interface EventOutcome {
   readonly eventType: string;
