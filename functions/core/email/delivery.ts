@@ -522,8 +522,8 @@ export async function releaseDailyDigests(
 /**
  * Most alerts one daily digest email carries. Mail clients clip a long message (Gmail at 102 KB of
  * HTML, about 100 entries), and the send's claim lists every entry's key in one DynamoDB item: a
- * subscriber's day of thousands of alerts would never go out. More wait, oldest first, for a
- * digest of their own at the next release (15 minutes later).
+ * subscriber's day of thousands of alerts would never go out. The oldest go first; the rest go
+ * out in further digests, one after another in the same release while its time lasts.
  */
 export const DAILY_DIGEST_MAX_ENTRIES = 100;
 
