@@ -472,24 +472,41 @@ describe('a daily digest subscriber', () => {
     expect(await releaseDailyDigests(capped)).toMatchObject({ due: 0, sent: 0 });
   });
 
-  it('does not send a digest again that went out before its entries were cleared, however many alerts came since', async () => {
-    const { stack, audience, store, subscriberId, hold, digests, capped } = await heldDay(2);
-    stack.clock.now = dailyDigestAt(stack.clock.now, audience) + 1;
-    // The release sends Story 1 and 2, then dies before it clears them.
-    const dying = new Proxy(store, {
+  /** The store, with `clearHeld` removing the first `removes` keys it is given, then failing. */
+  const dyingAfter = (store: SubscriberStore, removes: number) =>
+    new Proxy(store, {
       get(target, property) {
-        if (property === 'clearHeld') return async () => Promise.reject(new Error('injected: the release died here'));
+        if (property === 'clearHeld') {
+          return async (subscriberId: string, audienceId: string, keys: readonly string[]) => {
+            await target.clearHeld(subscriberId, audienceId, keys.slice(0, removes));
+            throw new Error('injected: the release died here');
+          };
+        }
         const value: unknown = Reflect.get(target, property, target);
         return typeof value === 'function' ? value.bind(target) : value;
       },
     });
-    expect(await releaseDailyDigests({ ...capped, store: dying })).toMatchObject({ retry: 1 });
-    // Another alert comes in, which takes the day past the cap; the next release goes on.
-    await hold(1);
-    expect(await releaseDailyDigests(capped)).toMatchObject({ retry: 0 });
-    expect(await digests()).toEqual([['Story 1', 'Story 2'], ['Story 3']]);
-    expect(await store.heldEntries(subscriberId, 'desk')).toEqual([]);
-  });
+
+  it.each([
+    ['before it cleared anything', 0],
+    ['half way through clearing', 2],
+  ])(
+    'does not send a digest again that went out before its entries were cleared (%s), alerts held since or not',
+    async (_when, removes) => {
+      const { stack, audience, store, subscriberId, hold, digests } = await heldDay(4);
+      const uncapped = { ...stack.email.delivery, dailyDigestMaxEntries: 5 };
+      stack.clock.now = dailyDigestAt(stack.clock.now, audience) + 1;
+      expect(await releaseDailyDigests({ ...uncapped, store: dyingAfter(store, removes) })).toMatchObject({ retry: 1 });
+      // Another alert comes in; the next release recognises the digest as sent and sends no part of it again.
+      await hold(1);
+      expect(await releaseDailyDigests(uncapped)).toMatchObject({ sent: 0, retry: 0 });
+      // The alert held since goes in the next day's digest.
+      stack.clock.now = dailyDigestAt(stack.clock.now, audience) + 1;
+      expect(await releaseDailyDigests(uncapped)).toMatchObject({ sent: 1 });
+      expect(await digests()).toEqual([['Story 1', 'Story 2', 'Story 3', 'Story 4'], ['Story 5']]);
+      expect(await store.heldEntries(subscriberId, 'desk')).toEqual([]);
+    },
+  );
 
   it('moves a part a claim without entries blocks to the next day, instead of trying it for good', async () => {
     const { stack, audience, store, subscriberId, digests, capped } = await heldDay(3);

@@ -520,12 +520,12 @@ export async function releaseDailyDigests(
 }
 
 /**
- * Most alerts one daily digest email carries. Mail clients clip a long message (Gmail at 102 KB of
- * HTML, about 100 entries), and the send's claim lists every entry's key in one DynamoDB item: a
- * subscriber's day of thousands of alerts would never go out. The oldest go first; the rest go
+ * Most alerts one daily digest email carries: a safety valve, far above a real day. The send's
+ * claim lists every entry's key in one DynamoDB item (400 KB, some 12,000 keys) and SES takes a
+ * message of at most 40 MB, so a day past it would never go out. The oldest go first; the rest go
  * out in further digests, one after another in the same release while its time lasts.
  */
-export const DAILY_DIGEST_MAX_ENTRIES = 100;
+export const DAILY_DIGEST_MAX_ENTRIES = 2000;
 
 /**
  * Releases one due daily digest (one part of it, past the cap), counting what became of it in
@@ -592,13 +592,15 @@ async function releaseOne(
     );
     return false;
   }
-  // Oldest first, at most the cap. Each digest's id names its first entry, whether more follow or
-  // not, so a retry of the same part (alerts held since sort after it) is recognised as sent, and
-  // the next part is not.
+  // Oldest first, at most the cap. A day within the cap is one digest with the day's id, however
+  // its entries are cleared or added to after a crash: a retry finds it sent. A part of a longer
+  // day names its first entry, so the next part is a digest of its own. (A crash between a part's
+  // send and its clearing can change which entry is first, and send that part again: only past
+  // the cap, where the day would otherwise never go out.)
   const ordered = [...held].sort((a, b) => a.heldAt - b.heldAt || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   const part = ordered.slice(0, Math.max(1, deps.dailyDigestMaxEntries ?? DAILY_DIGEST_MAX_ENTRIES));
   const more = part.length < ordered.length;
-  const partId = `${deliveryId}+${(part[0] as HeldEntry).key.slice(0, 16)}`;
+  const partId = more ? `${deliveryId}+${(part[0] as HeldEntry).key.slice(0, 16)}` : deliveryId;
   const keys = part.map((entry) => entry.key);
   const audience =
     (await deps.audiences.get(item.audienceId)) ??
