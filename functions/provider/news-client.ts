@@ -92,7 +92,7 @@ const tlsErrorCodes = new Set([
 const maxUnprovenUnreadablePages = 3;
 
 /** Unreadable pages in a row that read alike and end a read without a total (see #pagesUntilExhausted). */
-const maxAlikeUnreadablePages = 3;
+const maxAlikeUnreadablePages = 10;
 
 /** How many of the newest days a read of nothing but unreadable pages looks at for a readable article. */
 const mappingProbeDays = 3;
@@ -507,7 +507,7 @@ export class NewsLookupClient implements NewsSource {
       // A page with no article not seen already ends the read, even if some of its items were
       // unreadable. Unreadable pages have no articles to tell apart: a run of them that read alike
       // ends it only when long (a provider that ignores `page` would otherwise be read to the page
-      // cap), since two alike are as likely withheld items ahead of readable pages.
+      // cap), since a few alike are as likely withheld items ahead of readable pages.
       if (emitted.unreadable === undefined) {
         if (emitted.articles.length === 0) return;
         repeats = 0;
@@ -524,10 +524,11 @@ export class NewsLookupClient implements NewsSource {
    * - an empty page;
    * - a short page, unless the page's own count says more follow (the provider left items out of
    *   it, and the rest of the listing still follows);
-   * - a page with no article not seen already, when it is short or its own count says the pages
-   *   read cover the listing (the provider answers pages past the end with its last one), or when
-   *   it is the second such page in a row. Otherwise it is articles that arrived in front pushing
-   *   seen ones down (a count from an earlier page is stale then), and the read goes on.
+   * - a page with nothing new (no article not seen already, or only unreadable items) that begins
+   *   past the end of the listing by its own count: the provider answers pages past the end with
+   *   its last one. Anywhere else such a page is articles that arrived in front pushing seen ones
+   *   down, or an in-order re-read of pages already read, and the read goes on; a count that is
+   *   stale or too small cannot end it before the page it counts to.
    * A count beyond the page cap counts as none (a placeholder, see #numberedPages).
    */
   async *#sequentialPages(
@@ -538,7 +539,6 @@ export class NewsLookupClient implements NewsSource {
     signal: AbortSignal,
     total: number | undefined,
   ): AsyncGenerator<ArticlePage> {
-    let nothingNewBefore = false;
     for (let pageNumber = from; ; pageNumber++) {
       if (pageNumber > this.#config.maxPages) throw this.#pageCapError(range, pageSize, total);
       const page = await this.#numberedPage(range, pageNumber, signal);
@@ -548,12 +548,9 @@ export class NewsLookupClient implements NewsSource {
       if (items === 0) return;
       const own = page.mapped.totalCount;
       const count = own === undefined || own > this.#config.maxPages * pageSize ? undefined : own;
-      const short = items < pageSize;
-      const covered = count !== undefined && pageNumber * pageSize >= count;
-      const nothingNew = emitted.unreadable === undefined && emitted.articles.length === 0;
-      if (short && (count === undefined || covered || nothingNew)) return;
-      if (nothingNew && (covered || nothingNewBefore)) return;
-      nothingNewBefore = nothingNew;
+      if (items < pageSize && (count === undefined || pageNumber * pageSize >= count)) return;
+      const nothingNew = emitted.articles.length === 0;
+      if (nothingNew && count !== undefined && (pageNumber - 1) * pageSize >= count) return;
     }
   }
 

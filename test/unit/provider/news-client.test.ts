@@ -175,11 +175,62 @@ describe('NewsLookupClient paging decisions', () => {
     expect(requests.map((r) => r.page)).toEqual([1, 2, 3, 4]);
   });
 
+  it('read in order, a count that is stale on every page does not end the read at a page pushed down by new articles', async () => {
+    const old = Array.from({ length: 20 }, (_, i) => item(`old${i}`));
+    const fresh = Array.from({ length: 10 }, (_, i) => item(`new${i}`));
+    const { agent } = provider((body) => {
+      const page = Number(body.page);
+      const listing = page === 1 ? old : [...fresh, ...old];
+      return { status: 200, body: { totalCount: 20, articles: listing.slice((page - 1) * 10, page * 10) } };
+    });
+    const pages = await collect(client(agent).instance.pages(range, { sequential: true }));
+    const read = new Set(pages.flatMap((p) => p.articles.map((a) => a.id)));
+    expect(old.filter((a) => !read.has(a.articleId))).toEqual([]);
+  });
+
+  it('read in order, two pushes of a page each, with a current count, lose nothing', async () => {
+    const old = Array.from({ length: 30 }, (_, i) => item(`old${i}`));
+    const first = Array.from({ length: 10 }, (_, i) => item(`b1-${i}`));
+    const second = Array.from({ length: 10 }, (_, i) => item(`b2-${i}`));
+    const { agent } = provider((body) => {
+      const page = Number(body.page);
+      const listing = page === 1 ? old : page === 2 ? [...first, ...old] : [...second, ...first, ...old];
+      return { status: 200, body: { totalCount: listing.length, articles: listing.slice((page - 1) * 10, page * 10) } };
+    });
+    const pages = await collect(client(agent).instance.pages(range, { sequential: true }));
+    const read = new Set(pages.flatMap((p) => p.articles.map((a) => a.id)));
+    expect(old.filter((a) => !read.has(a.articleId))).toEqual([]);
+  });
+
+  it('pages fetched out of order are read again in order to the end, past the pages already read', async () => {
+    // One late article is listed at 35; page 4 is answered from the new listing, page 5 from an older replica.
+    const old = Array.from({ length: 50 }, (_, i) => item(`a${i}`));
+    const now = [...old.slice(0, 35), item('late'), ...old.slice(35)];
+    const { agent } = provider((body, n) => {
+      const page = Number(body.page);
+      const listing = n > 5 || page === 4 ? now : old;
+      return { status: 200, body: { totalCount: listing.length, articles: listing.slice((page - 1) * 10, page * 10) } };
+    });
+    const pages = await collect(client(agent).instance.pages(range));
+    const read = new Set(pages.flatMap((p) => p.articles.map((a) => a.id)));
+    expect(now.filter((a) => !read.has(a.articleId))).toEqual([]);
+  });
+
+  it('an unreadable last page that the provider repeats past the end ends the read at the end its count gives', async () => {
+    const { agent, requests } = provider((body) => {
+      const page = Math.min(Number(body.page), 2);
+      const articles = page === 1 ? Array.from({ length: 10 }, (_, i) => item(i)) : Array(10).fill(null);
+      return { status: 200, body: { totalCount: 20, articles } };
+    });
+    await collect(client(agent, { maxPages: 40 }).instance.pages(range));
+    expect(requests.length).toBeLessThanOrEqual(4);
+  });
+
   it('without a total, unreadable pages that read alike are not the end: the readable pages after them are read', async () => {
     const { agent, requests } = provider((body) => {
       const page = Number(body.page);
       const articles =
-        page === 2 || page === 3
+        page >= 2 && page <= 4
           ? Array(10).fill(null)
           : page <= 5
             ? Array.from({ length: 10 }, (_, i) => item(`${page}-${i}`))
@@ -187,8 +238,8 @@ describe('NewsLookupClient paging decisions', () => {
       return { status: 200, body: { articles } };
     });
     const pages = await collect(client(agent).instance.pages(range));
-    expect(pages.flatMap((p) => p.articles)).toHaveLength(30);
-    expect(pages.filter((p) => p.unreadable !== undefined).map((p) => p.pageNumber)).toEqual([2, 3]);
+    expect(pages.flatMap((p) => p.articles)).toHaveLength(20);
+    expect(pages.filter((p) => p.unreadable !== undefined).map((p) => p.pageNumber)).toEqual([2, 3, 4]);
     expect(requests.map((r) => r.page)).toEqual([1, 2, 3, 4, 5, 6]);
   });
 
