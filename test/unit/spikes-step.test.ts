@@ -149,6 +149,30 @@ describe('spike alerts in a run', () => {
     expect(world.spikes.records.get('chips')?.alert).toMatchObject({ settled: true, closedAt: expect.any(Number) });
   });
 
+  it('still sends an alert SNS refused while the episode was open, after an outage of more than a day', async () => {
+    const world = new SpikeWorld(start, [spikeRule()], [spikeAudience()]);
+    let at = await playBaseline(world, start, 10 * 24, quiet);
+    const next = headlines(99);
+    const refused = {
+      add: async () => Promise.reject(new Error('SNS publish failed (injected)')),
+      flush: async () => undefined,
+    };
+    for (let hour = 0; hour < 3; hour++) {
+      const runAt = at + 50 * 60_000;
+      const burst =
+        hour < 2
+          ? Array.from({ length: 40 }, (_, i) => spikeArticle(`burst${hour}-${i}`, next(), runAt - (i + 1) * 60_000))
+          : [];
+      await world.run(runAt, burst, { step: (step) => step.deliver(refused).catch(() => undefined) });
+      at += HOUR;
+    }
+    expect(world.spikeMessages()).toEqual([]);
+    // Thirty hours without a run (the provider was down), then runs again.
+    at += 30 * HOUR;
+    for (let hour = 0; hour < 2; hour++) await world.run(at + hour * HOUR + 50 * 60_000, []);
+    expect(world.spikeMessages()).toHaveLength(1);
+  });
+
   it('dates every write of a record, so its TTL counts from the last write, not from its creation', async () => {
     const world = new SpikeWorld(start, [spikeRule()], [spikeAudience()]);
     const end = await playBaseline(world, start, 36, () => 3);

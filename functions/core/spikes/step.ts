@@ -51,13 +51,18 @@ export const spikeAlertKey = (ruleId: string, episodeId: string): string => `spi
 /** Rules with unsettled alerts the heartbeat lists; beyond it the next run reads every rule. */
 const MAX_HEARTBEAT_UNSETTLED = 1000;
 
-/** An alert episode stays offered this long after it closed if the ledger still lacks it. */
-const SETTLE_AFTER_CLOSE_BUCKETS = 24;
+/**
+ * How long after its episode closed an alert the ledger still lacks is offered (a run that failed
+ * to send it, an outage of a day): then it is settled, never offered again. Shorter than the
+ * shortest ledger retention the stack allows (three days), so no alert is offered once
+ * its ledger entry may have expired, which would send it a second time.
+ */
+const SETTLE_AFTER_CLOSE_MS = 48 * 60 * 60 * 1000;
 
-/** Whether the record's episode closed more than {@link SETTLE_AFTER_CLOSE_BUCKETS} buckets before `now`. */
+/** Whether the record's episode closed more than {@link SETTLE_AFTER_CLOSE_MS} before `now`. */
 const closedLongAgo = (record: SpikeRecord, now: number): boolean =>
   record.alert?.closedAt !== undefined &&
-  bucketOf(now, record.bucketMs) - record.alert.closedAt > SETTLE_AFTER_CLOSE_BUCKETS;
+  (bucketOf(now, record.bucketMs) - record.alert.closedAt) * record.bucketMs > SETTLE_AFTER_CLOSE_MS;
 
 /** What the spike step did in one run (kept in the run summary as `spikes`). */
 export interface SpikeRunStats {
