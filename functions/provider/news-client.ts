@@ -522,14 +522,17 @@ export class NewsLookupClient implements NewsSource {
   /**
    * Pages from `from` on, one at a time, until the listing ends:
    * - an empty page;
-   * - a short page, unless the page's own count says more follow (the provider left items out of
-   *   it, and the rest of the listing still follows);
+   * - a short page, unless the count says more follow (the provider left items out of it, and
+   *   the rest of the listing still follows);
    * - a page with nothing new (no article not seen already, or only unreadable items) that begins
-   *   past the end of the listing by its own count: the provider answers pages past the end with
-   *   its last one. Anywhere else such a page is articles that arrived in front pushing seen ones
-   *   down, or an in-order re-read of pages already read, and the read goes on; a count that is
-   *   stale or too small cannot end it before the page it counts to.
-   * A count beyond the page cap counts as none (a placeholder, see #numberedPages).
+   *   past the end of the listing by the count: the provider answers pages past the end with its
+   *   last one. Anywhere else such a page is articles that arrived in front pushing seen ones down,
+   *   or an in-order re-read of pages already read, and the read goes on; a count that is stale or
+   *   too small cannot end it before the page it counts to.
+   * The count is the page's own, else `total` (the read's first count); one beyond the page cap
+   * counts as none (a placeholder, see #numberedPages). With no count at all, the second page in
+   * a row with nothing new ends the read, or a provider that repeats its last page would be read to
+   * the page cap.
    */
   async *#sequentialPages(
     range: ProviderDateRange,
@@ -539,6 +542,9 @@ export class NewsLookupClient implements NewsSource {
     signal: AbortSignal,
     total: number | undefined,
   ): AsyncGenerator<ArticlePage> {
+    const usable = (count: number | undefined) =>
+      count === undefined || count > this.#config.maxPages * pageSize ? undefined : count;
+    let nothingNewBefore = false;
     for (let pageNumber = from; ; pageNumber++) {
       if (pageNumber > this.#config.maxPages) throw this.#pageCapError(range, pageSize, total);
       const page = await this.#numberedPage(range, pageNumber, signal);
@@ -546,11 +552,11 @@ export class NewsLookupClient implements NewsSource {
       yield emitted;
       const items = itemCount(page);
       if (items === 0) return;
-      const own = page.mapped.totalCount;
-      const count = own === undefined || own > this.#config.maxPages * pageSize ? undefined : own;
+      const count = usable(page.mapped.totalCount) ?? usable(total);
       if (items < pageSize && (count === undefined || pageNumber * pageSize >= count)) return;
       const nothingNew = emitted.articles.length === 0;
-      if (nothingNew && count !== undefined && (pageNumber - 1) * pageSize >= count) return;
+      if (nothingNew && (count === undefined ? nothingNewBefore : (pageNumber - 1) * pageSize >= count)) return;
+      nothingNewBefore = nothingNew;
     }
   }
 

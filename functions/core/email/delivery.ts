@@ -593,10 +593,10 @@ async function releaseOne(
     return false;
   }
   // Oldest first, at most the cap. A day within the cap is one digest with the day's id, however
-  // its entries are cleared or added to after a crash: a retry finds it sent. A part of a longer
-  // day names its first entry, so the next part is a digest of its own. (A crash between a part's
-  // send and its clearing can change which entry is first, and send that part again: only past
-  // the cap, where the day would otherwise never go out.)
+  // its entries are cleared after a crash: a retry finds it sent. A part of a longer day names its
+  // first entry, so the next part is a digest of its own. Only past the cap, where the day would
+  // otherwise never go out, can a crash between a send and its clearing send a part again: when
+  // the clearing changed which entry is first, or alerts held since took the day past the cap.
   const ordered = [...held].sort((a, b) => a.heldAt - b.heldAt || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   const part = ordered.slice(0, Math.max(1, deps.dailyDigestMaxEntries ?? DAILY_DIGEST_MAX_ENTRIES));
   const more = part.length < ordered.length;

@@ -175,6 +175,31 @@ describe('NewsLookupClient paging decisions', () => {
     expect(requests.map((r) => r.page)).toEqual([1, 2, 3, 4]);
   });
 
+  it.each([false, true])(
+    'with the total on page 1 only, a provider that repeats its full last page past the end is not read to the cap (sequential: %s)',
+    async (sequential) => {
+      const all = Array.from({ length: 30 }, (_, i) => item(i));
+      const { agent, requests } = provider((body) => {
+        const page = Math.min(Number(body.page), 3);
+        const articles = all.slice((page - 1) * 10, page * 10);
+        return { status: 200, body: Number(body.page) === 1 ? { totalCount: 30, articles } : { articles } };
+      });
+      const pages = await collect(client(agent, { maxPages: 50 }).instance.pages(range, { sequential }));
+      expect(pages.flatMap((p) => p.articles)).toHaveLength(30);
+      expect(requests.length).toBeLessThanOrEqual(5);
+    },
+  );
+
+  it('read in order, a provider that ignores the page number and reports a placeholder total is not read to the cap', async () => {
+    const { agent, requests } = provider(() => ({
+      status: 200,
+      body: { totalCount: 1e12, articles: Array.from({ length: 10 }, (_, i) => item(i)) },
+    }));
+    const pages = await collect(client(agent, { maxPages: 50 }).instance.pages(range, { sequential: true }));
+    expect(pages.flatMap((p) => p.articles)).toHaveLength(10);
+    expect(requests.length).toBeLessThanOrEqual(4);
+  });
+
   it('read in order, a count that is stale on every page does not end the read at a page pushed down by new articles', async () => {
     const old = Array.from({ length: 20 }, (_, i) => item(`old${i}`));
     const fresh = Array.from({ length: 10 }, (_, i) => item(`new${i}`));
