@@ -522,17 +522,19 @@ export class NewsLookupClient implements NewsSource {
   /**
    * Pages from `from` on, one at a time, until the listing ends:
    * - an empty page;
-   * - a short page, unless the count says more follow (the provider left items out of it, and
-   *   the rest of the listing still follows);
+   * - a short page, unless the count (the page's own, else the read's first) says more follow:
+   *   the provider left items out of it, and the rest of the listing still follows;
    * - a page with nothing new (no article not seen already, or only unreadable items) that begins
-   *   past the end of the listing by the count: the provider answers pages past the end with its
-   *   last one. Anywhere else such a page is articles that arrived in front pushing seen ones down,
-   *   or an in-order re-read of pages already read, and the read goes on; a count that is stale or
-   *   too small cannot end it before the page it counts to.
-   * The count is the page's own, else `total` (the read's first count); one beyond the page cap
-   * counts as none (a placeholder, see #numberedPages). With no count at all, the second page in
-   * a row with nothing new ends the read, or a provider that repeats its last page would be read to
-   * the page cap.
+   *   past the end of the listing by its own count: the provider answers pages past the end with
+   *   its last one;
+   * - without a count of its own, such a page only when it repeats the page before it exactly
+   *   (the same articles in the same order, or the same unreadable items) and begins past the end
+   *   by the read's first count; with no count at all, when it repeats the page before it exactly.
+   * Anywhere else a page with nothing new is articles that arrived in front pushing seen ones
+   * down, or an in-order re-read of pages already read, and the read goes on: a count that is
+   * stale or too small cannot end it before the page it counts to, and a provider that fits none
+   * of this ends at the page cap, loudly, rather than with articles left unread. A count beyond
+   * the page cap counts as none (a placeholder, see #numberedPages).
    */
   async *#sequentialPages(
     range: ProviderDateRange,
@@ -544,7 +546,8 @@ export class NewsLookupClient implements NewsSource {
   ): AsyncGenerator<ArticlePage> {
     const usable = (count: number | undefined) =>
       count === undefined || count > this.#config.maxPages * pageSize ? undefined : count;
-    let nothingNewBefore = false;
+    const first = usable(total);
+    let previous: { keys: string; unreadable: string | undefined } | undefined;
     for (let pageNumber = from; ; pageNumber++) {
       if (pageNumber > this.#config.maxPages) throw this.#pageCapError(range, pageSize, total);
       const page = await this.#numberedPage(range, pageNumber, signal);
@@ -552,11 +555,23 @@ export class NewsLookupClient implements NewsSource {
       yield emitted;
       const items = itemCount(page);
       if (items === 0) return;
-      const count = usable(page.mapped.totalCount) ?? usable(total);
+      const own = usable(page.mapped.totalCount);
+      const count = own ?? first;
       if (items < pageSize && (count === undefined || pageNumber * pageSize >= count)) return;
-      const nothingNew = emitted.articles.length === 0;
-      if (nothingNew && (count === undefined ? nothingNewBefore : (pageNumber - 1) * pageSize >= count)) return;
-      nothingNewBefore = nothingNew;
+      const beyond = (end: number | undefined) => end !== undefined && (pageNumber - 1) * pageSize >= end;
+      const current = {
+        keys: page.mapped.articles.map((article) => article.key).join('\n'),
+        unreadable: emitted.unreadable,
+      };
+      const repeat =
+        previous !== undefined &&
+        (current.unreadable === undefined
+          ? current.keys !== '' && current.keys === previous.keys
+          : current.unreadable === previous.unreadable && first !== undefined);
+      previous = current;
+      if (emitted.articles.length > 0) continue;
+      if (beyond(own)) return;
+      if (own === undefined && repeat && (first === undefined || beyond(first))) return;
     }
   }
 

@@ -200,6 +200,38 @@ describe('NewsLookupClient paging decisions', () => {
     expect(requests.length).toBeLessThanOrEqual(4);
   });
 
+  it.each([false, true])(
+    'with the total on page 1 only, a batch of new articles in front does not end the read at a page pushed down (sequential: %s)',
+    async (sequential) => {
+      const old = Array.from({ length: 30 }, (_, i) => item(`old${i}`));
+      const fresh = Array.from({ length: 30 }, (_, i) => item(`new${i}`));
+      const { agent } = provider((body) => {
+        const page = Number(body.page);
+        const listing = page === 1 ? old : [...fresh, ...old];
+        const articles = listing.slice((page - 1) * 10, page * 10);
+        return { status: 200, body: page === 1 ? { totalCount: 30, articles } : { articles } };
+      });
+      const pages = await collect(client(agent).instance.pages(range, { sequential }));
+      const read = new Set(pages.flatMap((p) => p.articles.map((a) => a.id)));
+      expect(old.filter((a) => !read.has(a.articleId))).toEqual([]);
+    },
+  );
+
+  it('read in order with a placeholder total, withheld pages alike are not the end: the readable pages after them are read', async () => {
+    const { agent } = provider((body) => {
+      const page = Number(body.page);
+      const articles =
+        page === 2 || page === 3
+          ? Array(10).fill(null)
+          : page <= 5
+            ? Array.from({ length: 10 }, (_, i) => item(`${page}-${i}`))
+            : [];
+      return { status: 200, body: { totalCount: 1e12, articles } };
+    });
+    const pages = await collect(client(agent).instance.pages(range, { sequential: true }));
+    expect(pages.flatMap((p) => p.articles)).toHaveLength(30);
+  });
+
   it('read in order, a count that is stale on every page does not end the read at a page pushed down by new articles', async () => {
     const old = Array.from({ length: 20 }, (_, i) => item(`old${i}`));
     const fresh = Array.from({ length: 10 }, (_, i) => item(`new${i}`));
