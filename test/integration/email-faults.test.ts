@@ -46,6 +46,20 @@ async function setUp(options: Parameters<typeof startEmailTestStack>[0] = {}, ad
   return { stack, audience, ids };
 }
 
+/**
+ * The store with some of its methods replaced, as a fault test needs; the others are the store's
+ * own, bound to it (they use private fields, which a proxy does not have).
+ */
+function storeWith(store: SubscriberStore, replaced: Partial<SubscriberStore>): SubscriberStore {
+  return new Proxy(store, {
+    get: (target, property) => {
+      if (Object.hasOwn(replaced, property)) return replaced[property as keyof SubscriberStore];
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
 /** How many emails each subscriber id got among `sent`. */
 const perSubscriber = (stack: EmailTestStack, from = 0) => {
   const counts: Record<string, number> = {};
@@ -90,21 +104,15 @@ describe('SES throttling', () => {
 /** The stack's store with `completeSend` failing the first `failures` times, as DynamoDB does under throttling. */
 function failingCompletes(store: SubscriberStore, failures: number) {
   let left = failures;
-  return new Proxy(store, {
-    get: (target, property) => {
-      if (property === 'completeSend') {
-        return async (...args: Parameters<SubscriberStore['completeSend']>) => {
-          if (left > 0) {
-            left -= 1;
-            throw Object.assign(new Error('Throughput exceeds the current capacity'), {
-              name: 'ProvisionedThroughputExceededException',
-            });
-          }
-          return await target.completeSend(...args);
-        };
+  return storeWith(store, {
+    completeSend: async (...args) => {
+      if (left > 0) {
+        left -= 1;
+        throw Object.assign(new Error('Throughput exceeds the current capacity'), {
+          name: 'ProvisionedThroughputExceededException',
+        });
       }
-      const value = Reflect.get(target, property, target);
-      return typeof value === 'function' ? value.bind(target) : value;
+      return await store.completeSend(...args);
     },
   });
 }
@@ -266,13 +274,7 @@ describe('bounces and complaints', () => {
     const { Messages = [] } = await stack.aws.sqs.send(new ReceiveMessageCommand({ QueueUrl: stack.email.queueUrl }));
     await deliverNotification(parseQueuedNotification(Messages[0]?.Body ?? ''), {
       ...stack.email.delivery,
-      store: new Proxy(store, {
-        get: (target, property) => {
-          if (property === 'profiles') return async () => stale;
-          const value = Reflect.get(target, property, target);
-          return typeof value === 'function' ? value.bind(target) : value;
-        },
-      }),
+      store: storeWith(store, { profiles: async () => stale }),
     });
     expect(message.topicArn).toBe(audience.topicArn);
     expect(perSubscriber(stack, before)).toEqual({ [ids.a as string]: 1 });
@@ -306,17 +308,11 @@ describe('bounces and complaints', () => {
     const complaintWritten = new Promise<void>((resolve) => {
       complaintDone = resolve;
     });
-    const slowReads = new Proxy(store, {
-      get: (target, property) => {
-        if (property === 'profile') {
-          return async (id: string) => {
-            const read = await target.profile(id);
-            await complaintWritten;
-            return read;
-          };
-        }
-        const value = Reflect.get(target, property, target);
-        return typeof value === 'function' ? value.bind(target) : value;
+    const slowReads = storeWith(store, {
+      profile: async (id) => {
+        const read = await store.profile(id);
+        await complaintWritten;
+        return read;
       },
     });
     const sns = (event: Record<string, unknown>) => ({
@@ -364,19 +360,13 @@ describe('bounces and complaints', () => {
     const toA = stack.email.sent[0] as NonNullable<(typeof stack.email.sent)[number]>;
     const store = stack.email.delivery.store;
     let failures = 2;
-    const flaky = new Proxy(store, {
-      get: (target, property) => {
-        if (property === 'recordEvent') {
-          return async (...args: Parameters<typeof store.recordEvent>) => {
-            if (failures > 0) {
-              failures -= 1;
-              throw Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' });
-            }
-            return await target.recordEvent(...args);
-          };
+    const flaky = storeWith(store, {
+      recordEvent: async (...args) => {
+        if (failures > 0) {
+          failures -= 1;
+          throw Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' });
         }
-        const value = Reflect.get(target, property, target);
-        return typeof value === 'function' ? value.bind(target) : value;
+        return await store.recordEvent(...args);
       },
     });
     const event = {
@@ -474,16 +464,10 @@ describe('a daily digest subscriber', () => {
 
   /** The store, with `clearHeld` removing the first `removes` keys it is given, then failing. */
   const dyingAfter = (store: SubscriberStore, removes: number) =>
-    new Proxy(store, {
-      get(target, property) {
-        if (property === 'clearHeld') {
-          return async (subscriberId: string, audienceId: string, keys: readonly string[]) => {
-            await target.clearHeld(subscriberId, audienceId, keys.slice(0, removes));
-            throw new Error('injected: the release died here');
-          };
-        }
-        const value: unknown = Reflect.get(target, property, target);
-        return typeof value === 'function' ? value.bind(target) : value;
+    storeWith(store, {
+      clearHeld: async (subscriberId, audienceId, keys) => {
+        await store.clearHeld(subscriberId, audienceId, keys.slice(0, removes));
+        throw new Error('injected: the release died here');
       },
     });
 
@@ -584,17 +568,10 @@ describe('many daily digests due at once', () => {
     const store = stack.email.delivery.store;
     // The first digest of the first page fails: the six after it must still go out.
     const [first] = await store.dueDigests(stack.clock.now, 1);
-    const broken = new Proxy(store, {
-      get(target, property) {
-        if (property !== 'heldEntries') {
-          // Bound to the store itself: its methods use private fields, which a proxy does not have.
-          const value: unknown = Reflect.get(target, property, target);
-          return typeof value === 'function' ? value.bind(target) : value;
-        }
-        return async (subscriberId: string, audienceId: string) => {
-          if (subscriberId === first?.subscriberId) throw new Error('injected: this digest cannot be read');
-          return await target.heldEntries(subscriberId, audienceId);
-        };
+    const broken = storeWith(store, {
+      heldEntries: async (subscriberId, audienceId) => {
+        if (subscriberId === first?.subscriberId) throw new Error('injected: this digest cannot be read');
+        return await store.heldEntries(subscriberId, audienceId);
       },
     });
     await expect(releaseDailyDigests({ ...stack.email.delivery, store: broken }, { limit: 3 })).rejects.toThrow(
@@ -668,17 +645,11 @@ describe('links', () => {
     const oneClickDone = new Promise<void>((resolve) => {
       unsubscribed = resolve;
     });
-    const slowReads = new Proxy(store, {
-      get: (target, property) => {
-        if (property === 'memberships') {
-          return async (id: string) => {
-            const read = await target.memberships(id);
-            await oneClickDone;
-            return read;
-          };
-        }
-        const value = Reflect.get(target, property, target);
-        return typeof value === 'function' ? value.bind(target) : value;
+    const slowReads = storeWith(store, {
+      memberships: async (id) => {
+        const read = await store.memberships(id);
+        await oneClickDone;
+        return read;
       },
     });
     const form = handlePreferenceRequest(
