@@ -204,7 +204,9 @@ export function status(text: string, tone: Tone | undefined = toneOf(text)): Sty
   return { text, tone };
 }
 
-const tonesByWord: Readonly<Record<string, Tone>> = Object.fromEntries([
+// A Map, not an object: a status word from data such as "__proto__" or "constructor" would find
+// the object's prototype members and be painted with a style that does not exist.
+const tonesByWord: ReadonlyMap<string, Tone> = new Map([
   ...['ok', 'sent', 'confirmed', 'valid', 'enabled', 'active', 'succeeded', 'completed', 'complete', 'delivered'].map(
     (word) => [word, 'good'] as const,
   ),
@@ -236,7 +238,7 @@ const tonesByWord: Readonly<Record<string, Tone>> = Object.fromEntries([
 ]);
 
 /** The tone a status word is shown in, if it is one {@link status} knows. */
-export const toneOf = (text: string): Tone | undefined => tonesByWord[text.trim().toLowerCase()];
+export const toneOf = (text: string): Tone | undefined => tonesByWord.get(text.trim().toLowerCase());
 
 /** SGR sequences: the only escape codes the CLI writes. */
 const sgr = {

@@ -380,6 +380,16 @@ describe('colour', () => {
     expect(status('whatever', 'bad').tone).toBe('bad');
   });
 
+  it('shows a status word from data that names an object member (__proto__, constructor) as plain text', () => {
+    for (const word of ['__proto__', 'constructor', 'toString', 'hasOwnProperty']) {
+      const { output, stdout } = capture({ format: 'table', color: true, columns: 60 });
+      output.table(['ID', 'STATUS'], [['a', status(word)]]);
+      output.fields([['status', status(word)]]);
+      expect(plain(stdout())).toContain(word);
+      expect(stdout().match(sgr) ?? []).toEqual((stdout().match(sgr) ?? []).filter((code) => ownCodes.has(code)));
+    }
+  });
+
   it('never lets data produce a colour sequence, even in a status cell (property)', () => {
     const sequences = fc.constantFrom('\u001b[31m', '\u009b31m', '\u001b[1m', '\u001b]8;;x\u0007', '\u001b[0m');
     const text = fc.array(fc.oneof(sequences, fc.string()), { maxLength: 5 }).map((parts) => parts.join(''));
