@@ -356,19 +356,10 @@ export class NewsLookupClient implements NewsSource {
     let day = providerDate(this.#now(), this.#config.timeZone);
     for (let tries = 0; tries < mappingProbeDays && day > range.to && !this.#mappingFits; tries++) {
       const days = { from: day, to: day };
+      const pagination = this.#config.pagination;
       try {
-        if (this.#config.pagination.method === 'CURSOR') {
-          await this.#fetchPage(
-            {
-              paginationMethod: this.#config.pagination.methodValue,
-              publishedAtStart: day,
-              publishedAtEnd: day,
-              size: this.#config.pageSize,
-            },
-            { range: `${day}..${day}`, page: 1 },
-            signal,
-          );
-        } else await this.#numberedPage(days, 1, signal);
+        if (pagination.method === 'CURSOR') await this.#cursorPage(days, pagination, undefined, 1, signal);
+        else await this.#numberedPage(days, 1, signal);
       } catch (error) {
         signal.throwIfAborted();
         this.#log.warn('could not read a newer day to check the response mapping', {
@@ -608,6 +599,24 @@ export class NewsLookupClient implements NewsSource {
     };
   }
 
+  /** One cursor-paged page of `range`: the first without `cursor`. `pageNumber` only names it in errors. */
+  #cursorPage(
+    range: ProviderDateRange,
+    pagination: Extract<ProviderConfig['pagination'], { method: 'CURSOR' }>,
+    cursor: string | undefined,
+    pageNumber: number,
+    signal: AbortSignal,
+  ): Promise<FetchedPage> {
+    const body: Record<string, unknown> = {
+      paginationMethod: pagination.methodValue,
+      publishedAtStart: range.from,
+      publishedAtEnd: range.to,
+      size: this.#config.pageSize,
+    };
+    if (cursor !== undefined) body[pagination.cursorField] = cursor;
+    return this.#fetchPage(body, { range: `${range.from}..${range.to}`, page: pageNumber }, signal);
+  }
+
   async *#cursorPages(
     range: ProviderDateRange,
     pagination: Extract<ProviderConfig['pagination'], { method: 'CURSOR' }>,
@@ -622,14 +631,7 @@ export class NewsLookupClient implements NewsSource {
     let cursor: string | undefined = resume?.cursor;
     for (let pageNumber = 1; ; pageNumber++) {
       if (pageNumber > this.#config.maxPages) throw this.#pageCapError(range, this.#config.pageSize);
-      const body: Record<string, unknown> = {
-        paginationMethod: pagination.methodValue,
-        publishedAtStart: range.from,
-        publishedAtEnd: range.to,
-        size: this.#config.pageSize,
-      };
-      if (cursor !== undefined) body[pagination.cursorField] = cursor;
-      const page = await this.#fetchPage(body, { range: `${range.from}..${range.to}`, page: pageNumber }, signal);
+      const page = await this.#cursorPage(range, pagination, cursor, pageNumber, signal);
       yield this.#emit(page, seen, cursor);
       const nextCursor = page.mapped.nextCursor;
       if (itemCount(page) === 0 || nextCursor === undefined) return;

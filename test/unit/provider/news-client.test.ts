@@ -739,6 +739,18 @@ describe('NewsLookupClient against hostile or odd providers (issue 10)', () => {
     expect((await cold.page(range, { page: 1, size: 10 })).unreadable).toContain('title missing');
   });
 
+  it('item 5d: a cursor-paged provider proves the mapping on today too, so a day of poison before it is parked', async () => {
+    const broken = Array.from({ length: 10 }, (_, i) => ({ articleId: `b${i}`, headline_broken: true }));
+    const { agent, requests } = provider((body) => ({
+      status: 200,
+      body: { articles: body.publishedAtStart === '2026-11-23' ? [item(1)] : broken },
+    }));
+    const now = () => Date.parse('2026-11-23T12:00:00Z');
+    const pages = await collect(client(agent, { pagination: { method: 'CURSOR' } }, { now }).instance.pages(range));
+    expect(pages.map((p) => p.unreadable !== undefined)).toEqual([true]);
+    expect(requests.map((r) => r.publishedAtStart)).toEqual(['2026-11-22', '2026-11-23']);
+  });
+
   it('item 5d: several poison pages before today, on a cold client, are each handed on once once today proves the mapping', async () => {
     const broken = Array.from({ length: 10 }, (_, i) => ({ articleId: `b${i}`, headline_broken: true }));
     const { agent } = provider((body) => {
