@@ -135,8 +135,10 @@ export async function repairAudience(
         continue;
       }
     }
+    let webhookFrom = '';
     if (record.protocol === 'slack') {
-      const webhook = await slackWebhookOf(target, audienceId);
+      const webhook = await slackWebhookWhere(target, audienceId, options.warn);
+      webhookFrom = webhook ?? '';
       if (webhook === undefined) {
         const why = `Slack: no webhook for ${audienceId} in the webhook store (${storePrefixOf(target.names) ?? 'none'}); add it again with '${newsAlerts()} subscriptions add ${audienceId} --slack-webhook'`;
         notRestored.push(why);
@@ -171,7 +173,7 @@ export async function repairAudience(
       } else if (target.names.slackStandInQueuePrefix) {
         await subscribeStandInQueue(target, `${target.names.slackStandInQueuePrefix}${audienceId}`, topicArn);
       }
-      detail = 'the Slack relay is subscribed again (the same webhook, from the webhook store)';
+      detail = `the Slack relay is subscribed again (the same webhook, from ${webhookFrom})`;
     } else {
       const attributes: Record<string, string> = {};
       if (target.names.deliveryDeadLetterQueueArn) {
@@ -224,21 +226,37 @@ export async function repairAudience(
 }
 
 /**
- * Where the audience's Slack webhook is kept, if anywhere: the webhook store, or (a deployment not
- * migrated yet, `subscriptions migrate-webhooks`) its own secret under the old per-audience prefix.
- * Only a secret that does not exist counts as missing; any other error is the command's error.
+ * Where the relay finds the audience's Slack webhook, if anywhere, in words: a secret of its own
+ * (cdk.json `slack.webhookSecretArn`, which the relay reads first and `subscriptions add
+ * --slack-webhook` refuses to overwrite); the webhook store; or (a deployment not migrated yet, `subscriptions
+ * migrate-webhooks`) its own secret under the old per-audience prefix. Only a secret that does not
+ * exist counts as missing; any other error is the command's error.
  */
-async function slackWebhookOf(target: Target, audienceId: string): Promise<string | undefined> {
+async function slackWebhookWhere(
+  target: Target,
+  audienceId: string,
+  warn: (text: string) => void,
+): Promise<string | undefined> {
+  if (target.kind === 'stack') {
+    try {
+      const own = (await target.slackOwnWebhookSecrets())[audienceId];
+      if (own !== undefined) return `its own secret ${own} (cdk.json slack.webhookSecretArn)`;
+    } catch (error) {
+      warn(
+        `could not read the Slack relay's settings (${error instanceof Error ? error.name : String(error)}; lambda:GetFunctionConfiguration on the relay): a webhook that cdk.json keeps in a secret of its own (slack.webhookSecretArn) is not seen`,
+      );
+    }
+  }
   const store = storePrefixOf(target.names);
   if (store && (await storeHoldsWebhook(target.clients.secrets, store, audienceId))) {
-    return webhookShardName(store, audienceId);
+    return `the webhook store (${webhookShardName(store, audienceId)})`;
   }
   const legacyPrefix = target.names.slackWebhookSecretPrefix;
   if (!legacyPrefix) return undefined;
   const legacy = `${legacyPrefix}${audienceId}`;
   try {
     await target.clients.secrets.send(new DescribeSecretCommand({ SecretId: legacy }));
-    return legacy;
+    return `its own secret ${legacy}`;
   } catch (error) {
     if (error instanceof ResourceNotFoundException) return undefined;
     throw error;
