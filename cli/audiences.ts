@@ -922,6 +922,16 @@ async function deleteAudience(
       `--delete-topic: ${topicArn ?? 'the topic'} is not named ${topicNameOf(target, audienceId)} (not made by 'audiences create'); delete it yourself if you mean to; nothing was deleted`,
     );
   }
+  // A cdk.json audience's topic is the stack's: deleted here, the stack drifts, and its next
+  // deploy fails or leaves the audience without a topic. It goes with cdk.json and a deploy.
+  if (options.deleteTopic && topicArn && target.kind === 'stack') {
+    const ownedBy = await target.stackResourceOf(topicArn);
+    if (ownedBy !== undefined) {
+      throw new UsageError(
+        `--delete-topic: ${topicArn} belongs to stack ${target.stackName} (resource ${ownedBy}: audience ${audienceId} is declared in cdk.json); remove the audience from cdk.json and deploy, which deletes its topic; nothing was deleted`,
+      );
+    }
+  }
   // What it holds for digests, quiet hours or its budget stays held: no run releases the holds of
   // an audience that does not exist (they go out if it is restored).
   const { DynamoStateStore } = await import('#aws/dynamo-state-store');

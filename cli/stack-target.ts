@@ -4,7 +4,12 @@
  * the provider exactly as the scheduled run does), and synchronous invocation for `run`.
  * Credentials and region come from the standard AWS chain (`AWS_PROFILE`, SSO, environment...).
  */
-import { CloudFormationClient, DescribeStacksCommand, type Output } from '@aws-sdk/client-cloudformation';
+import {
+  CloudFormationClient,
+  DescribeStacksCommand,
+  type Output,
+  paginateListStackResources,
+} from '@aws-sdk/client-cloudformation';
 import {
   GetFunctionConfigurationCommand,
   InvokeCommand,
@@ -163,6 +168,18 @@ export async function resolveStackTarget(options: {
       return Object.fromEntries(
         Object.entries(parsed).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
       );
+    },
+    async stackResourceOf(physicalId) {
+      const client = nameFailedResources(new CloudFormationClient({ ...config }), 'CloudFormation stack');
+      try {
+        for await (const page of paginateListStackResources({ client }, { StackName: options.stackName })) {
+          const found = page.StackResourceSummaries?.find((resource) => resource.PhysicalResourceId === physicalId);
+          if (found) return found.LogicalResourceId ?? physicalId;
+        }
+        return undefined;
+      } finally {
+        client.destroy();
+      }
     },
     async alertRunConfig() {
       if (alertConfig) return alertConfig;

@@ -90,6 +90,12 @@ export interface StackTarget extends TargetBase {
    * Read from the relay's environment; empty without a relay.
    */
   slackOwnWebhookSecrets(): Promise<Readonly<Record<string, string>>>;
+  /**
+   * The logical id of the stack's resource whose physical id is `physicalId` (a topic's ARN), if
+   * the stack made it: such a resource is CloudFormation's to change or delete (a cdk.json
+   * audience's topic), not the CLI's.
+   */
+  stackResourceOf(physicalId: string): Promise<string | undefined>;
 }
 
 /** The local sandbox. */

@@ -57,6 +57,11 @@ beforeAll(async () => {
           },
         },
       },
+      // A cdk.json audience's topic: the stack's resource, named by the audience convention.
+      CfnDeskTopic: {
+        Type: 'AWS::SNS::Topic',
+        Properties: { TopicName: `${names.audienceTopicPrefix}cfn-desk` },
+      },
       AlertRun: {
         Type: 'AWS::Lambda::Function',
         Properties: {
@@ -119,6 +124,25 @@ describe('the deployed stack as target', () => {
     const created = await stackCli(['audiences', 'create', 'stack-desk', '--name', 'Stack desk']);
     expect(created.code, created.stderr).toBe(0);
     expect(created.stdout).toContain(`topic arn:aws:sns:us-east-1:123456789012:${sandbox.prefix}audience-stack-desk`);
+  });
+
+  it("audiences delete --delete-topic refuses a topic the stack made (a cdk.json audience's) and deletes the CLI's own", async () => {
+    const topicPrefix = `arn:aws:sns:us-east-1:123456789012:${sandbox.descriptor.names.audienceTopicPrefix}`;
+    const created = await stackCli(['audiences', 'create', 'cfn-desk', '--name', 'Declared desk']);
+    expect(created.code, created.stderr).toBe(0);
+    const refused = await stackCli(['audiences', 'delete', 'cfn-desk', '--delete-topic', '--yes']);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain(
+      `--delete-topic: ${topicPrefix}cfn-desk belongs to stack ${stackName()} (resource CfnDeskTopic`,
+    );
+    expect(refused.stderr).toContain('nothing was deleted');
+    expect(await sandbox.audience('cfn-desk')).toBeDefined();
+
+    const own = await stackCli(['audiences', 'create', 'cli-desk', '--name', 'CLI desk']);
+    expect(own.code, own.stderr).toBe(0);
+    const deleted = await stackCli(['audiences', 'delete', 'cli-desk', '--delete-topic', '--yes']);
+    expect(deleted.code, deleted.stderr).toBe(0);
+    expect(deleted.stderr + deleted.stdout).toContain(`deleted topic ${topicPrefix}cli-desk`);
   });
 
   it('run invokes the alert function the stack names and reports its summary', async () => {
