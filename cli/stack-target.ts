@@ -7,8 +7,8 @@
 import {
   CloudFormationClient,
   DescribeStacksCommand,
+  ListStackResourcesCommand,
   type Output,
-  paginateListStackResources,
 } from '@aws-sdk/client-cloudformation';
 import {
   GetFunctionConfigurationCommand,
@@ -172,10 +172,15 @@ export async function resolveStackTarget(options: {
     async stackResourceOf(physicalId) {
       const client = nameFailedResources(new CloudFormationClient({ ...config }), 'CloudFormation stack');
       try {
-        for await (const page of paginateListStackResources({ client }, { StackName: options.stackName })) {
+        let nextToken: string | undefined;
+        do {
+          const page = await client.send(
+            new ListStackResourcesCommand({ StackName: options.stackName, NextToken: nextToken }),
+          );
           const found = page.StackResourceSummaries?.find((resource) => resource.PhysicalResourceId === physicalId);
           if (found) return found.LogicalResourceId ?? physicalId;
-        }
+          nextToken = page.NextToken;
+        } while (nextToken);
         return undefined;
       } finally {
         client.destroy();
