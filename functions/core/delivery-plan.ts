@@ -28,7 +28,7 @@
  * one that occurs twice is taken at its later occurrence.
  */
 import { DateTime } from 'luxon';
-import { isoDateOf, localFields, zoneReader } from './calendar.ts';
+import { civilToEpoch, isoDateOf, localFields, zoneReader } from './calendar.ts';
 import type { Audience, AudienceMatch } from './model.ts';
 import type { HoldingAudience, HoldReason, ReleaseCause } from './ports.ts';
 import { normalizeText } from './text.ts';
@@ -126,18 +126,44 @@ export function isQuietAt(at: number, audience: Audience): boolean {
 }
 
 /**
+ * The instants on `date`'s day whose local time is `minutes` past midnight: one on most days, both
+ * (earlier first) when a DST change repeats it, none when a change skips it. Found from the zone's
+ * offsets on either side, not with luxon's `fromObject`, which settles a repeated time with the
+ * offset in effect on the machine's clock, not the run's: a digest at 01:30 in New York then went
+ * out at both 01:30 EDT and 01:30 EST on the night clocks go back, and the same held alert had a
+ * different release under a simulated clock depending on the real date.
+ */
+function wallClockOccurrences(date: DateTime, minutes: number): number[] {
+  const local = civilToEpoch(date.year, date.month, date.day, Math.floor(minutes / 60), minutes % 60, 0, 0);
+  const offsetAt = (instant: number) => DateTime.fromMillis(instant, { zone: date.zone }).offset;
+  // Zones change offset at most a few times a year: a day either side holds both offsets.
+  const offsets = new Set([offsetAt(local - DAY_MS), offsetAt(local), offsetAt(local + DAY_MS)]);
+  return [...offsets]
+    .map((offset) => ({ offset, instant: local - offset * 60_000 }))
+    .filter(({ offset, instant }) => offsetAt(instant) === offset)
+    .map(({ instant }) => instant)
+    .sort((a, b) => a - b);
+}
+
+const DAY_MS = 86_400_000;
+
+/**
  * The first instant at or after `at` whose local time in `timeZone` is `clock` (`HH:MM`). Local
- * dates are walked in the zone's calendar, never by adding 24 hours, so DST days are right.
+ * dates are walked in the zone's calendar, never by adding 24 hours, so DST days are right: a time
+ * that occurs twice is taken at its later occurrence only, and one that is skipped as luxon reads
+ * it (02:30 on a spring-forward night in New York is 03:30 EDT).
  */
 export function nextLocalTime(at: number, clock: string, timeZone: string): number {
   const minutes = minutesOf(clock);
   const day = zoned(at, timeZone).startOf('day');
   for (let offset = 0; offset <= 3; offset += 1) {
     const date = day.plus({ days: offset });
-    const candidate = DateTime.fromObject(
-      { year: date.year, month: date.month, day: date.day, hour: Math.floor(minutes / 60), minute: minutes % 60 },
-      { zone: date.zone },
-    ).toMillis();
+    const candidate =
+      wallClockOccurrences(date, minutes).at(-1) ??
+      DateTime.fromObject(
+        { year: date.year, month: date.month, day: date.day, hour: Math.floor(minutes / 60), minute: minutes % 60 },
+        { zone: date.zone },
+      ).toMillis();
     if (candidate >= at) return candidate;
   }
   // Unreachable for real zones: a local time recurs at least every 25 hours.
@@ -150,30 +176,20 @@ export function nextLocalTime(at: number, clock: string, timeZone: string): numb
  * jumps from 01:00 to 02:00 end at 02:00); both occurrences, earlier first, when it happens twice.
  */
 function wallClockStarts(date: DateTime, minutes: number): number[] {
-  const local = DateTime.fromObject(
-    { year: date.year, month: date.month, day: date.day, hour: Math.floor(minutes / 60), minute: minutes % 60 },
-    { zone: date.zone },
-  );
-  if (local.hour * 60 + local.minute !== minutes) {
-    // luxon moved a skipped time past the gap; the first instant with the new offset is the gap's end.
-    let before = local.toMillis() - 3 * 3_600_000;
-    let after = local.toMillis();
-    while (after - before > 1) {
-      const middle = Math.floor((before + after) / 2);
-      if (DateTime.fromMillis(middle, { zone: date.zone }).offset === local.offset) after = middle;
-      else before = middle;
-    }
-    return [after];
+  const occurrences = wallClockOccurrences(date, minutes);
+  if (occurrences.length > 0) return occurrences;
+  // Skipped: the first instant with the offset after the gap is the gap's end.
+  const local = civilToEpoch(date.year, date.month, date.day, Math.floor(minutes / 60), minutes % 60, 0, 0);
+  const offsetAt = (instant: number) => DateTime.fromMillis(instant, { zone: date.zone }).offset;
+  const later = offsetAt(local + DAY_MS);
+  let before = local - offsetAt(local + DAY_MS) * 60_000 - 3 * 3_600_000;
+  let after = local - offsetAt(local - DAY_MS) * 60_000 + 3 * 3_600_000;
+  while (after - before > 1) {
+    const middle = Math.floor((before + after) / 2);
+    if (offsetAt(middle) === later) after = middle;
+    else before = middle;
   }
-  const starts = [local.toMillis()];
-  for (const shift of [30, 60, 120]) {
-    const earlier = local.minus({ minutes: shift });
-    if (earlier.offset !== local.offset && earlier.hour === local.hour && earlier.minute === local.minute) {
-      starts.unshift(earlier.toMillis());
-      break;
-    }
-  }
-  return starts;
+  return [after];
 }
 
 /**

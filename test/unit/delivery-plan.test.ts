@@ -3,6 +3,7 @@
  * matches by rule and by category, the daily budget per LOCAL day, daylight-saving transitions in
  * America/New_York and Europe/London, and a time-zone change between hold and release.
  */
+import { Settings } from 'luxon';
 import { describe, expect, it } from 'vitest';
 import {
   earliestDueAt,
@@ -270,6 +271,34 @@ describe('daylight-saving transitions', () => {
     expect(isQuietAt(again, quiet)).toBe(true);
     expect(iso(quietHoursEndAfter(again, quiet) ?? 0)).toBe('2026-11-01T06:30:00.000Z');
   });
+
+  // luxon settles a repeated local time with the offset in effect on the machine's clock
+  // (Settings.now): the planner must not, or the answer depends on the real date, and a summer
+  // clock sent a digest at both occurrences.
+  for (const machineClock of ['2026-07-01T12:00:00Z', '2026-12-01T12:00:00Z']) {
+    it(`a repeated local time is the same on a machine whose clock reads ${machineClock.slice(0, 10)}`, () => {
+      const realNow = Settings.now;
+      Settings.now = () => Date.parse(machineClock);
+      try {
+        const first = nextDigestAt(Date.parse('2026-10-24T12:00:00Z'), london);
+        expect(iso(first)).toBe('2026-10-25T01:30:00.000Z');
+        expect(iso(nextDigestAt(first + 1, london))).toBe('2026-10-26T01:30:00.000Z');
+        // Held at 01:10 EDT, before the first 01:30: due at the later one only, then the next day.
+        const newYork = audienceFor({ timeZone: 'America/New_York', digestTimes: ['01:30'] });
+        const due = nextDigestAt(Date.parse('2026-11-01T01:10:00-04:00'), newYork);
+        expect(iso(due)).toBe('2026-11-01T06:30:00.000Z');
+        expect(iso(nextDigestAt(due + 1, newYork))).toBe('2026-11-02T06:30:00.000Z');
+        const quiet = audienceFor({ timeZone: 'America/New_York', quietHours: { start: '22:00', end: '01:30' } });
+        const again = Date.parse('2026-11-01T01:10:00-05:00');
+        expect(iso(quietHoursEndAfter(again, quiet) ?? 0)).toBe('2026-11-01T06:30:00.000Z');
+        expect(iso(quietHoursEndAfter(Date.parse('2026-11-01T00:30:00-04:00'), quiet) ?? 0)).toBe(
+          '2026-11-01T05:30:00.000Z',
+        );
+      } finally {
+        Settings.now = realNow;
+      }
+    });
+  }
 
   it('the budget day follows the local calendar on a 25-hour day', () => {
     expect(localDate(Date.parse('2026-11-01T04:30:00Z'), 'America/New_York')).toBe('2026-11-01');
