@@ -10,6 +10,7 @@
 import { connect } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -189,26 +190,53 @@ describe('console security', () => {
       headers: { cookie },
     });
     expect(review.status).toBe(200);
-    const reviewed = /name="expectedVersion" value="([^"]*)"/.exec(review.body)?.[1];
-    expect(reviewed).toBe('2');
+    const hiddenOf = (page: string, name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(page)?.[1];
+    expect(hiddenOf(review.body, 'expectedVersion')).toBe('2');
     // Someone else edits the rule between the review and the confirmation.
     expect((await put('gamma')).code).toBe(0);
     const form = { 'content-type': 'application/x-www-form-urlencoded', cookie };
-    const confirm = (expected: string) =>
+    const confirm = (page: string) =>
       raw(consoleProcess.port, {
         method: 'POST',
         path: '/rules/restore-race/restore',
         headers: form,
-        body: new URLSearchParams({ _csrf: csrf, version: '1', expectedVersion: expected }).toString(),
+        body: new URLSearchParams({
+          _csrf: csrf,
+          version: '1',
+          expectedVersion: hiddenOf(page, 'expectedVersion') ?? '',
+          reviewed: hiddenOf(page, 'reviewed') ?? '',
+        }).toString(),
       });
-    const stale = await confirm(String(reviewed));
+    const stale = await confirm(review.body);
     expect(stale.status).toBe(409);
     expect(stale.body).toContain('changed since you reviewed the restore (version 3 now');
     const keywordsNow = async () =>
       (await sandbox.cli(['--json', 'rules', 'show', 'restore-race'])).json<{ keywords?: string[] }>().keywords;
     expect(await keywordsNow()).toEqual(['gamma']);
-    // Reviewed against the current version, it goes through.
-    expect((await confirm('3')).status).toBe(303);
+    // Reviewed again, then edited in the DynamoDB console (version unchanged): refused too.
+    const again = await raw(consoleProcess.port, {
+      path: '/rules/restore-race/restore?version=1',
+      headers: { cookie },
+    });
+    await sandbox.stack.clients.documents.send(
+      new UpdateCommand({
+        TableName: sandbox.stack.config.tables.rules,
+        Key: { ruleId: 'restore-race' },
+        UpdateExpression: 'SET excludeKeywords = :rumor',
+        ExpressionAttributeValues: { ':rumor': ['rumor'] },
+      }),
+    );
+    const outside = await confirm(again.body);
+    expect(outside.status).toBe(409);
+    expect(outside.body).toContain('edited outside the console after you reviewed the restore, version 3 unchanged');
+    const shown = await sandbox.cli(['--json', 'rules', 'show', 'restore-race']);
+    expect(shown.json<{ excludeKeywords?: string[] }>().excludeKeywords).toEqual(['rumor']);
+    // Reviewed against the rule as it is now, it goes through.
+    const current = await raw(consoleProcess.port, {
+      path: '/rules/restore-race/restore?version=1',
+      headers: { cookie },
+    });
+    expect((await confirm(current.body)).status).toBe(303);
     expect(await keywordsNow()).toEqual(['alpha']);
   });
 

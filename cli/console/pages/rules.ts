@@ -526,7 +526,7 @@ ${ruleForm(formFromItem(item), services.keys.csrf, false, await audienceIds(serv
         c,
         services,
         { title: `Restore ${ruleId}`, section: 'rules' },
-        restorePreview(plan, services.keys.csrf),
+        restorePreview(plan, services.keys.csrf, storedDigest(plan.current)),
       );
     } catch (error) {
       return render(
@@ -546,12 +546,16 @@ ${ruleForm(formFromItem(item), services.keys.csrf, false, await audienceIds(serv
       const plan = await planRestore(target, ruleId, text(body.version), services.now());
       const expected = text(body.expectedVersion);
       const current = currentVersionOf(plan);
-      if (expected !== current) {
+      if (expected !== current || text(body.reviewed) !== storedDigest(plan.current)) {
+        const how =
+          expected === current
+            ? `it was edited outside the console after you reviewed the restore, version ${current} unchanged`
+            : `version ${current} now, you reviewed against ${expected || 'nothing'}`;
         return render(
           c,
           services,
           { title: 'Not restored', section: 'rules' },
-          html`${problem(`rule ${ruleId} changed since you reviewed the restore (version ${current} now, you reviewed against ${expected || 'nothing'}); nothing was written.`)}<p><a href="/rules/${encodeURIComponent(ruleId)}/restore?version=${encodeURIComponent(plan.label)}">Review the restore again</a></p>`,
+          html`${problem(`rule ${ruleId} changed since you reviewed the restore (${how}); nothing was written.`)}<p><a href="/rules/${encodeURIComponent(ruleId)}/restore?version=${encodeURIComponent(plan.label)}">Review the restore again</a></p>`,
           409,
         );
       }

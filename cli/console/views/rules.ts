@@ -250,13 +250,18 @@ ${table(
 export const currentVersionOf = (plan: RestorePlan): string =>
   plan.current === undefined ? 'none' : String(versionOf(plan.current) ?? '');
 
-export function restorePreview(plan: RestorePlan, csrf: string): Html {
+/**
+ * @param reviewed - the digest of the stored rule the diff was made from (pages/rules.ts
+ *   storedDigest): the restore is refused if the stored rule differs, as a save is, since an edit in
+ *   the DynamoDB console does not bump `version`
+ */
+export function restorePreview(plan: RestorePlan, csrf: string, reviewed: string): Html {
   return confirmWrite(
     `Restoring ${plan.ruleId} to version ${plan.label} (${plan.version.actor}, ${when(plan.version.at)}) changes:`,
     plan.changes,
     `/rules/${encodeURIComponent(plan.ruleId)}/restore`,
     // The version the diff was made against: the restore is refused if the rule moved on since.
-    { version: plan.label, expectedVersion: currentVersionOf(plan) },
+    { version: plan.label, expectedVersion: currentVersionOf(plan), reviewed },
     csrf,
     `/rules/${encodeURIComponent(plan.ruleId)}/history`,
   );
