@@ -53,6 +53,7 @@ import { querySyntaxProblem, registerExplain } from './rules-explain.ts';
 import { registerHistory } from './rules-history.ts';
 import { didYouMean, hinted } from './unknown-ids.ts';
 import { inputName } from './utf8.ts';
+import { ruleStandings } from './workbench/rule-status.ts';
 import { ruleTableOf } from './workbench/tables.ts';
 
 const rulesTable = async (context: CommandContext): Promise<ItemTable> => ruleTableOf(await context.target());
@@ -577,29 +578,17 @@ async function describeRules(
       `audience ${audienceId} does not exist in ${target.label}${hinted(await didYouMean(target, 'audience', [audienceId]), `${newsAlerts()} audiences list`)}`,
     );
   }
-  // Judged exactly as the run judges them, audiences included.
-  const ruleSet = buildRuleSet(selected, audienceItems);
-  const rejected = new Map(
-    ruleSet.rejected.filter((entry) => entry.table === 'rules').map((entry) => [entry.key, entry.reason]),
-  );
-  const disabledAudiences = new Set(
-    audienceItems.flatMap((raw) => {
-      const parsed = parseAudience(raw);
-      return parsed.ok && !parsed.value.enabled ? [parsed.value.audienceId] : [];
-    }),
-  );
-  return selected
-    .map((item): RuleRow => {
-      const parsed = parseRule(item);
-      const ruleId = parsed.ok ? parsed.value.ruleId : parsed.rejected.key;
-      // Per item, not by key: several unreadable items may all lack a readable ruleId.
-      let problem = parsed.ok ? rejected.get(ruleId) : parsed.rejected.reason;
-      const valid = problem === undefined;
-      if (problem === undefined && typeof item.audienceId === 'string' && disabledAudiences.has(item.audienceId)) {
-        problem = `audience "${item.audienceId}" is disabled`;
-      }
-      return { ruleId, audienceId: item.audienceId, enabled: item.enabled ?? true, valid, problem, item };
-    })
+  return ruleStandings(selected, audienceItems)
+    .map(
+      ({ item, ruleId, valid, problem }): RuleRow => ({
+        ruleId,
+        audienceId: item.audienceId,
+        enabled: item.enabled ?? true,
+        valid,
+        problem,
+        item,
+      }),
+    )
     .sort((a, b) => a.ruleId.localeCompare(b.ruleId));
 }
 

@@ -424,6 +424,54 @@ describe('the console rule and audience pages', () => {
     expect(review.body).toContain('audience gone-soon does not exist');
   });
 
+  /** The rules list's row of `ruleId`. */
+  async function listRow(ruleId: string): Promise<string> {
+    const list = await get(consoleProcess.port, '/rules', cookie);
+    const start = list.body.indexOf(`/rules/${ruleId}"`);
+    expect(start, `a row for ${ruleId}`).toBeGreaterThan(-1);
+    return list.body.slice(start, list.body.indexOf('</tr>', start));
+  }
+
+  it('says a rule of a disabled audience does not run, as rules list does', async () => {
+    const audience = await sandbox.cli(['audiences', 'create', 'resting', '--name', 'Resting desk']);
+    expect(audience.code, audience.stderr).toBe(0);
+    await createRule('resting-rule', 'glacier', 'resting');
+    expect(await listRow('resting-rule')).toContain('<td>ok</td>');
+    const disabled = await sandbox.cli(['audiences', 'update', 'resting', '--disable']);
+    expect(disabled.code, disabled.stderr).toBe(0);
+
+    const row = await listRow('resting-rule');
+    expect(row).toContain('audience &quot;resting&quot; is disabled');
+    expect(row).not.toContain('INVALID');
+    const cli = await sandbox.cli(['--json', 'rules', 'list', '--audience', 'resting']);
+    expect(cli.json<{ problem?: string }[]>()[0]?.problem).toBe('audience "resting" is disabled');
+    const page = await get(consoleProcess.port, '/rules/resting-rule', cookie);
+    expect(page.body).toContain('The rule does not run while audience &quot;resting&quot; is disabled');
+  });
+
+  it('shows a hand-written enabled that is not true or false as not enabled, and its form unticked', async () => {
+    await createRule('odd-flag', 'aurora');
+    await sandbox.stack.clients.documents.send(
+      new UpdateCommand({
+        TableName: sandbox.stack.config.tables.rules,
+        Key: { ruleId: 'odd-flag' },
+        UpdateExpression: 'SET enabled = :text',
+        ExpressionAttributeValues: { ':text': 'false' },
+      }),
+    );
+    const row = await listRow('odd-flag');
+    expect(row).toContain('<td>no</td>');
+    expect(row).toContain('INVALID');
+    const page = await get(consoleProcess.port, '/rules/odd-flag', cookie);
+    // Saved as the form stands, the rule stays off: the review shows "false" becoming false.
+    const fields = formFields(page.body, '/rules/odd-flag/preview');
+    expect(fields.enabled).toBeUndefined();
+    const review = await send(consoleProcess.port, 'POST', '/rules/odd-flag/preview', cookie, fields);
+    expect(review.status, review.body.slice(0, 2000)).toBe(200);
+    expect(review.body).toContain('<td>enabled</td><td><del>&quot;false&quot;</del></td><td><ins>false</ins></td>');
+    expect(review.body).toContain('1 change(s)');
+  });
+
   it('shows a test send at an address of its own: reloading it shows the result again and sends nothing', async () => {
     const topic = `${sandbox.descriptor.names.audienceTopicPrefix}chips-team`;
     const published = async () => {

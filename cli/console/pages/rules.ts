@@ -7,12 +7,13 @@
 import { createHash } from 'node:crypto';
 import type { Context, Hono } from 'hono';
 import { html } from 'hono/html';
-import { buildRuleSet, parseRule, type Rule, ruleAttributes } from '#core/model';
+import { parseRule, type Rule, ruleAttributes } from '#core/model';
 import { canonicalValue, diffVersions } from '#core/workbench/rule-history';
 import { auditAttributes, getItem, type Item, listItems, versionOf, withoutAudit, writeItems } from '../../items.ts';
 import { findArticle } from '../../workbench/articles.ts';
 import { explainOnArticle, storedAudience } from '../../workbench/explain.ts';
 import { applyRestore, planRestore, ruleHistory } from '../../workbench/history.ts';
+import { ruleStandings } from '../../workbench/rule-status.ts';
 import { audienceTableOf, ruleTableOf } from '../../workbench/tables.ts';
 import { type ConsoleServices, render, statusOf } from '../context.ts';
 import { problem } from '../views/layout.ts';
@@ -40,6 +41,13 @@ const listLines = (value: unknown): string =>
 /** Line breaks as stored: browsers send a textarea's line breaks as CRLF. */
 const lines = (value: string): string => value.replace(/\r\n?/g, '\n');
 
+/**
+ * Whether a stored rule is shown as enabled: absent (the default) or `true`. Anything else written
+ * by hand (`"false"`, `0`) shows as not enabled, and the run rejects the rule: a checked box would
+ * turn such a rule on as soon as its other fields were fixed.
+ */
+const enabledOf = (item: Item): boolean => item.enabled === undefined || item.enabled === true;
+
 /** The form's fields from a stored item. */
 export function formFromItem(item: Item | undefined, ruleId = ''): RuleForm {
   return {
@@ -54,7 +62,7 @@ export function formFromItem(item: Item | undefined, ruleId = ''): RuleForm {
     statuses: listLines(item?.statuses),
     query: text(item?.query),
     notes: text(item?.notes),
-    enabled: item === undefined ? true : item.enabled !== false,
+    enabled: item === undefined ? true : enabledOf(item),
     urgent: item?.urgent === true,
     matchAll: item?.matchAll === true,
     remove: [],
@@ -198,6 +206,15 @@ async function problemsOf(services: ConsoleServices, item: Item): Promise<string
   return problems;
 }
 
+/** Why a rule the run accepts still does not run: its audience is disabled (as `rules list` says). */
+async function disabledAudienceOf(services: ConsoleServices, item: Item): Promise<string | undefined> {
+  if (typeof item.audienceId !== 'string' || item.audienceId === '') return undefined;
+  const audience = await storedAudience(services.target, item.audienceId);
+  return typeof audience !== 'string' && !audience.enabled
+    ? `The rule does not run while audience "${audience.audienceId}" is disabled (enable it with 'audiences update ${audience.audienceId} --enable').`
+    : undefined;
+}
+
 async function audienceIds(services: ConsoleServices): Promise<string[]> {
   return (await listItems(services.target.clients.documents, audienceTableOf(services.target)))
     .map((item) => String(item.audienceId))
@@ -225,27 +242,21 @@ export function rulePages(app: Hono, services: ConsoleServices): void {
       listItems(target.clients.documents, table()),
       listItems(target.clients.documents, audienceTableOf(target)),
     ]);
-    // Judged as the run judges them, audiences included (a rule of a missing audience is skipped).
-    const rejected = new Map(
-      buildRuleSet(items, audienceItems)
-        .rejected.filter((entry) => entry.table === 'rules')
-        .map((entry) => [entry.key, entry.reason]),
-    );
-    const rows: RuleRow[] = items
+    // Judged as the run judges them, audiences included (a rule of a missing audience is skipped,
+    // and one of a disabled audience does not run), and as `rules list` shows them.
+    const selected = items
       .filter((item) => audience === '' || item.audienceId === audience)
-      .filter((item) => q === '' || searchText(item).includes(q))
-      .sort((a, b) => String(a.ruleId).localeCompare(String(b.ruleId)))
-      .map((item) => {
-        const reason = rejected.get(String(item.ruleId));
-        return {
-          ruleId: String(item.ruleId),
-          audienceId: String(item.audienceId ?? ''),
-          enabled: item.enabled !== false,
-          criteria: criteriaOf(item),
-          version: String(versionOf(item) ?? ''),
-          status: reason === undefined ? 'ok' : `INVALID: ${reason}`,
-        };
-      });
+      .filter((item) => q === '' || searchText(item).includes(q));
+    const rows: RuleRow[] = ruleStandings(selected, audienceItems)
+      .sort((a, b) => String(a.item.ruleId).localeCompare(String(b.item.ruleId)))
+      .map(({ item, problem, valid }) => ({
+        ruleId: String(item.ruleId),
+        audienceId: String(item.audienceId ?? ''),
+        enabled: enabledOf(item),
+        criteria: criteriaOf(item),
+        version: String(versionOf(item) ?? ''),
+        status: problem === undefined ? 'ok' : valid ? problem : `INVALID: ${problem}`,
+      }));
     return render(
       c,
       services,
@@ -410,6 +421,7 @@ export function rulePages(app: Hono, services: ConsoleServices): void {
       );
     }
     const problems = await problemsOf(services, item);
+    const paused = problems.length === 0 ? await disabledAudienceOf(services, item) : undefined;
     const saved = c.req.query('saved');
     return render(
       c,
@@ -420,7 +432,7 @@ export function rulePages(app: Hono, services: ConsoleServices): void {
         flash: saved === undefined ? undefined : `Saved: now version ${saved}.`,
       },
       html`<p>Version ${String(versionOf(item) ?? 'none')}, ${text(item.updatedAt)} by ${text(item.updatedBy)} · <a href="/rules/${encodeURIComponent(ruleId)}/history">History</a></p>
-${problems.length === 0 ? '' : problem(`The run skips this rule: ${[...problems, ...removable(item)].join(' · ')}`)}
+${problems.length === 0 ? '' : problem(`The run skips this rule: ${[...problems, ...removable(item)].join(' · ')}`)}${paused === undefined ? '' : problem(paused)}
 ${ruleExplainBox(ruleId, '', '2d')}
 <h2>Edit</h2>
 ${ruleForm(formFromItem(item), services.keys.csrf, false, await audienceIds(services), String(versionOf(item) ?? ''), straysOf(item), storedDigest(item))}`,
