@@ -219,6 +219,16 @@ function unchangedCondition(table: ItemTable, previous: Item | undefined): Condi
     return { ConditionExpression: 'attribute_not_exists(#key)', ExpressionAttributeNames: { '#key': table.keyName } };
   }
   const version = versionOf(previous);
+  if (version === undefined && previous.version !== undefined) {
+    // A version written by hand that is not one ("3", -1): the write takes over from exactly that
+    // value. Requiring no version at all, as below, could never hold, and every write was refused
+    // as a concurrent change.
+    return {
+      ConditionExpression: '#version = :storedVersion',
+      ExpressionAttributeNames: { '#version': 'version' },
+      ExpressionAttributeValues: { ':storedVersion': previous.version },
+    };
+  }
   if (version === undefined) {
     // Written outside the CLI (console): no version yet, so require that there still is none.
     return {

@@ -438,6 +438,44 @@ describe('rules put from flags, enable, disable, delete', () => {
     expect(unknown.stderr).toContain('--clear keywordz: not a rule attribute you can clear');
   });
 
+  it('a version written by hand that is not a number ("3") does not lock the rule: update takes over from it', async () => {
+    const documents = sandbox.stack.clients.documents;
+    await documents.send(
+      new PutCommand({
+        TableName: rulesTable().tableName,
+        Item: { ruleId: 'text-version', audienceId: 'chips-team', keywords: ['wafer'], version: '3' },
+      }),
+    );
+    const updated = await sandbox.cli(['rules', 'update', 'text-version', '--description', 'Wafer news']);
+    expect(updated.code, updated.stderr).toBe(0);
+    const stored = await getItem(documents, rulesTable(), 'text-version');
+    expect(stored).toMatchObject({ description: 'Wafer news', keywords: ['wafer'] });
+    expect(typeof stored?.version).toBe('number');
+    // The lock still holds: a write read before someone changed the text version is refused.
+    await documents.send(
+      new PutCommand({
+        TableName: rulesTable().tableName,
+        Item: { ruleId: 'text-version-2', audienceId: 'chips-team', keywords: ['wafer'], version: 'x' },
+      }),
+    );
+    const read = await getItem(documents, rulesTable(), 'text-version-2');
+    await documents.send(
+      new PutCommand({
+        TableName: rulesTable().tableName,
+        Item: { ruleId: 'text-version-2', audienceId: 'chips-team', keywords: ['chip'], version: 'y' },
+      }),
+    );
+    await expect(
+      writeItems(
+        documents,
+        rulesTable(),
+        { puts: [{ id: 'text-version-2', item: { audienceId: 'chips-team', keywords: ['vote'] }, previous: read }] },
+        { actor: 'racer', now: Date.now() },
+      ),
+    ).rejects.toThrow(ConcurrentChangeError);
+    expect(await getItem(documents, rulesTable(), 'text-version-2')).toMatchObject({ keywords: ['chip'] });
+  });
+
   it('a write that lost a race to another edit fails with nothing written (optimistic lock)', async () => {
     const documents = sandbox.stack.clients.documents;
     const read = await getItem(documents, rulesTable(), 'partner-elections');
