@@ -6,6 +6,7 @@
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
+import { OperationFailedError } from '../errors.ts';
 import { script, stylesheet } from './assets.ts';
 import type { ConsoleServices } from './context.ts';
 import { render } from './context.ts';
@@ -67,6 +68,15 @@ export function startConsole(services: ConsoleServices, port = 0): Promise<Runni
           }),
       });
     });
-    server.on('error', reject);
+    server.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EADDRINUSE') {
+        reject(
+          new OperationFailedError(
+            `port ${port} on ${consoleHost} is in use (another console, or another server): give another --port, or leave it out for a free one`,
+            { cause: error },
+          ),
+        );
+      } else reject(error);
+    });
   });
 }

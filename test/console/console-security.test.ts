@@ -84,6 +84,14 @@ describe('console security', () => {
     for (const address of others) expect(await accepts(address, consoleProcess.port), address).toBe(false);
   });
 
+  it('a --port that is in use is refused with what to do, and the running console is untouched', async () => {
+    const taken = await sandbox.cli(['console', '--port', String(consoleProcess.port)]);
+    expect(taken.code).toBe(1);
+    expect(taken.stderr).toContain(`port ${consoleProcess.port} on 127.0.0.1 is in use`);
+    expect(taken.stderr).toContain('give another --port, or leave it out');
+    expect((await raw(consoleProcess.port, { headers: { cookie } })).status).toBe(200);
+  });
+
   it('serves nothing without the token, or with a wrong one', async () => {
     for (const path of ['/rules', '/audiences', '/runs', '/assets/console.js', '/rules/quakes/history']) {
       expect((await raw(consoleProcess.port, { path })).status, path).toBe(401);
