@@ -648,6 +648,10 @@ describe('the console rule and audience pages', () => {
     expect(noVersion.status).toBe(404);
     expect(noVersion.body).toContain('has no version 99');
     expect(noAudience.status).toBe(404);
+    // The form shows the audience the address named, not the first one listed.
+    expect(noAudience.body).toContain(
+      '<option value="no-such-audience" selected>no-such-audience (does not exist)</option>',
+    );
     expect(badVersion.status).toBe(400);
     expect(wide.body).toContain('Look back');
     expect(wide.body).not.toContain('--since');

@@ -18,8 +18,12 @@ export function deliveryPages(app: Hono, services: ConsoleServices): void {
       .sort();
     const audienceId = c.req.query('audience') || audiences[0] || '';
     const since = c.req.query('since') || '24h';
+    // An audience the address names that is not stored stays selected, marked, rather than the
+    // browser showing the first one listed beside its error.
+    const unknown = audienceId !== '' && !audiences.includes(audienceId);
+    const options = unknown ? [audienceId, ...audiences] : audiences;
     const form = html`<form class="filters" method="get" action="/deliveries">
-  <label>Audience <select name="audience">${audiences.map((id) => html`<option value="${id}"${id === audienceId ? html` selected` : ''}>${id}</option>`)}</select></label>
+  <label>Audience <select name="audience">${options.map((id) => html`<option value="${id}"${id === audienceId ? html` selected` : ''}>${id}${unknown && id === audienceId ? ' (does not exist)' : ''}</option>`)}</select></label>
   <label>Since <input type="text" name="since" value="${since}"></label>
   <button type="submit">Show</button>
 </form>`;
