@@ -340,6 +340,11 @@ describe('the console rule and audience pages', () => {
     // The list's text filter finds a term of a set (not only the rule id, which holds "string").
     const filtered = await get(consoleProcess.port, '/rules?q=foundry', cookie);
     expect(filtered.body).toContain('href="/rules/string-set"');
+    // It searches what is written, quotes included, and not the attributes' names.
+    const quoted = await get(consoleProcess.port, `/rules?q=${encodeURIComponent('"memory chips"')}`, cookie);
+    expect(quoted.body).toContain('href="/rules/markets-chip-exports"');
+    const named = await get(consoleProcess.port, '/rules?q=excludekeywords', cookie);
+    expect(named.body).toContain('No rule fits the filter.');
     const page = await get(consoleProcess.port, '/rules/string-set', cookie);
     await reviewAndSave('string-set', {
       ...formFields(page.body, '/rules/string-set/preview'),

@@ -165,11 +165,19 @@ function itemJson(item: Item): string {
   return JSON.stringify(item, (_name, value: unknown) => (value instanceof Set ? { $set: [...value] } : value));
 }
 
-/** What the list's text filter searches: the rule's attributes, a string set's terms as a list's. */
-const searchText = (item: Item): string =>
-  JSON.stringify(withoutAudit(item), (_name, value: unknown) =>
-    value instanceof Set ? [...value] : value,
-  ).toLowerCase();
+/** What the list's text filter searches: the rule's values, a string set's terms as a list's. */
+const searchText = (item: Item): string => {
+  // The values only, as written: attribute names are not what a person searches for, and JSON
+  // escaping kept a query's quotes ("memory chips") from being found.
+  const parts: string[] = [];
+  const walk = (value: unknown): void => {
+    if (typeof value === 'string' || typeof value === 'number') parts.push(String(value));
+    else if (Array.isArray(value) || value instanceof Set) for (const entry of value) walk(entry);
+    else if (value !== null && typeof value === 'object') for (const entry of Object.values(value)) walk(entry);
+  };
+  walk(withoutAudit(item));
+  return parts.join('\n').toLowerCase();
+};
 
 /** The item {@link itemJson} wrote. @throws SyntaxError for anything else */
 function itemOfJson(json: string): Item {
