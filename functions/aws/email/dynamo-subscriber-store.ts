@@ -103,22 +103,30 @@ export class DynamoSubscriberStore implements SubscriberStore {
 
   async profiles(subscriberIds: readonly string[]): Promise<Map<string, SubscriberProfile>> {
     const found = new Map<string, SubscriberProfile>();
-    const unique = [...new Set(subscriberIds)];
+    await this.#batchGet(
+      subscriberIds.map((id) => ({ pk: subKey(id), sk: 'profile' })),
+      (item) => {
+        const profile = toProfile(item);
+        found.set(profile.subscriberId, profile);
+      },
+    );
+    return found;
+  }
+
+  /** Reads `keys` (each once, strongly consistent), 100 a request, retrying what DynamoDB leaves unprocessed. */
+  async #batchGet(keys: readonly Item[], onItem: (item: Item) => void): Promise<void> {
+    const unique = [...new Map(keys.map((key) => [`${String(key.pk)}\u0000${String(key.sk)}`, key])).values()];
     for (let start = 0; start < unique.length; start += 100) {
-      let keys: Item[] = unique.slice(start, start + 100).map((id) => ({ pk: subKey(id), sk: 'profile' }));
-      for (let attempt = 0; keys.length > 0; attempt += 1) {
+      let pending: Item[] = unique.slice(start, start + 100);
+      for (let attempt = 0; pending.length > 0; attempt += 1) {
         const result = await this.#documents.send(
-          new BatchGetCommand({ RequestItems: { [this.#table]: { Keys: keys, ConsistentRead: true } } }),
+          new BatchGetCommand({ RequestItems: { [this.#table]: { Keys: pending, ConsistentRead: true } } }),
         );
-        for (const item of result.Responses?.[this.#table] ?? []) {
-          const profile = toProfile(item);
-          found.set(profile.subscriberId, profile);
-        }
-        keys = (result.UnprocessedKeys?.[this.#table]?.Keys as Item[] | undefined) ?? [];
-        if (keys.length > 0) await backoff(attempt);
+        for (const item of result.Responses?.[this.#table] ?? []) onItem(item);
+        pending = (result.UnprocessedKeys?.[this.#table]?.Keys as Item[] | undefined) ?? [];
+        if (pending.length > 0) await backoff(attempt);
       }
     }
-    return found;
   }
 
   async ensureSubscriber(
@@ -597,6 +605,18 @@ export class DynamoSubscriberStore implements SubscriberStore {
     }
     records.sort((a, b) => b.createdAt - a.createdAt);
     return options.limit === undefined ? records : records.slice(0, options.limit);
+  }
+
+  async sendStatuses(messageKey: string, subscriberIds: readonly string[]): Promise<Map<string, SendStatus>> {
+    const found = new Map<string, SendStatus>();
+    await this.#batchGet(
+      subscriberIds.map((id) => ({ pk: subKey(id), sk: msgKey(messageKey) })),
+      (item) => {
+        const record = toRecord(item);
+        found.set(record.subscriberId, record.status);
+      },
+    );
+    return found;
   }
 
   async #record(subscriberId: string, messageKey: string): Promise<SendRecord | undefined> {

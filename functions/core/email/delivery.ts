@@ -29,7 +29,7 @@
  */
 import pLimit from 'p-limit';
 import type { Audience } from '../model.ts';
-import type { Log } from '../ports.ts';
+import { deliveryId, type Log } from '../ports.ts';
 import {
   audienceFromDocument,
   type ComposeOptions,
@@ -61,6 +61,7 @@ import {
   type MessageKind,
   messageKeyOf,
   type SendRecord,
+  type SendStatus,
   type SubscriberStore,
 } from './ports.ts';
 import {
@@ -170,6 +171,8 @@ export async function deliverNotification(
       : composeAlert(document as AlertNotification, audience, notification.subject, deps.compose);
   const members = await deps.store.audienceMembers(audienceId);
   const profiles = await deps.store.profiles(members.map((member) => member.subscriberId));
+  const hadOriginal = await originalReceivers(document, audienceId, members, deps.store);
+  let withoutOriginal = 0;
   const counts = { sent: 0, held: 0, suppressed: 0, paused: 0, duplicates: 0, rejected: 0 };
   const retry: string[] = [];
   let firstFailure: unknown;
@@ -181,6 +184,10 @@ export async function deliverNotification(
       limit(async () => {
         const profile = profiles.get(membership.subscriberId);
         if (profile === undefined) return;
+        if (hadOriginal !== undefined && !hadOriginal.has(profile.subscriberId)) {
+          withoutOriginal += 1;
+          return;
+        }
         const decision = deliveryDecision(profile, membership, now);
         try {
           if (decision.action === 'skip') {
@@ -226,13 +233,54 @@ export async function deliverNotification(
   counters.paused(counts.paused);
   counters.duplicates(counts.duplicates);
   counters.rejected(counts.rejected);
-  deps.log.info('notification emailed', { ...context, members: members.length, ...counts, retry: retry.length });
+  deps.log.info('notification emailed', {
+    ...context,
+    members: members.length,
+    ...counts,
+    ...(hadOriginal === undefined ? {} : { withoutOriginal }),
+    retry: retry.length,
+  });
   if (retry.length > 0) {
     throw new EmailRetryError(retry.length, firstFailure === undefined ? 'throttled or in progress' : 'a send failed', {
       cause: firstFailure,
     });
   }
   return { deliveryId: draft.deliveryId, audienceId, ...counts };
+}
+
+/**
+ * Record statuses of a message that reached the subscriber, or is held for their daily digest (a
+ * notice may then arrive before that digest, as docs/delivery.md says of audience digests).
+ */
+const ORIGINAL_RECEIVED: ReadonlySet<SendStatus> = new Set<SendStatus>([
+  'sending',
+  'sent',
+  'delivered',
+  'delayed',
+  'soft-bounced',
+  'complained',
+  'held',
+]);
+
+/**
+ * For an update notice, the members who got the alert it corrects (its record says sent, or held
+ * for their daily digest); undefined for anything else, which goes to every member. An update
+ * notice corrects an alert the subscriber has: a member who was paused or suppressed when it went
+ * out, or who joined after, never had it, and "Updated: …" about it would be news of nothing.
+ */
+async function originalReceivers(
+  document: QueuedNotification['document'],
+  audienceId: string,
+  members: readonly Membership[],
+  store: SubscriberStore,
+): Promise<Set<string> | undefined> {
+  if (document.kind === 'digest' || (document as AlertNotification).update === undefined) return undefined;
+  const original = messageKeyOf(deliveryId({ audienceId, articleKey: (document as AlertNotification).article.key }));
+  const statuses = await store.sendStatuses(
+    original,
+    members.map((member) => member.subscriberId),
+  );
+  return new Set([...statuses].filter(([, status]) => ORIGINAL_RECEIVED.has(status)).map(([id]) => id));
 }
 
 /**

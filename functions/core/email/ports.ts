@@ -228,6 +228,8 @@ export interface SubscriberStore {
   recordEvent(subscriberId: string, messageKey: string, event: SendEvent, status: SendStatus): Promise<boolean>;
   /** The subscriber's records, newest first. */
   history(subscriberId: string, options?: { readonly limit?: number }): Promise<SendRecord[]>;
+  /** The status of one message's record for each of these subscribers (absent: no record). */
+  sendStatuses(messageKey: string, subscriberIds: readonly string[]): Promise<Map<string, SendStatus>>;
 
   // A subscriber's daily digest
   /**

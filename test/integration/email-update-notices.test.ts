@@ -1,0 +1,83 @@
+/**
+ * An update notice corrects an alert the subscriber has (docs/delivery.md, "Update notices"): the
+ * email channel sends it to the members whose record of the original alert says it went out (or is
+ * held for their daily digest), not to a member who was paused when it went out or who joined
+ * after it. Before, every confirmed member got "Updated: …" about an alert some never had.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Audience } from '#core/model';
+import { updateNoticeKey } from '#core/ports';
+import { renderUpdateNotice } from '#core/render';
+import { matchOf, PUBLISHED, testArticle } from '../support/email-fixtures.ts';
+import { type EmailTestStack, startEmailTestStack } from '../support/email-stack.ts';
+
+let stack: EmailTestStack;
+let desk: Audience;
+const ids: Record<string, string> = {};
+
+beforeAll(async () => {
+  stack = await startEmailTestStack();
+  desk = await stack.addAudience({ audienceId: 'desk', name: 'Markets desk' });
+  for (const name of ['always', 'paused', 'digest']) {
+    const outcome = await stack.email.addSubscriber('desk', { address: `${name}@${stack.prefix}example.com` });
+    ids[name] = outcome.subscriberId;
+  }
+});
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+/** Sets a member's pause and daily-digest choice, as the preference page does. */
+async function setMember(
+  name: string,
+  change: { pausedUntil?: number | undefined; preference?: 'immediate' | 'digest' },
+) {
+  const store = stack.email.delivery.store;
+  const membership = await store.membership(ids[name] as string, 'desk');
+  if (membership === undefined) throw new Error(`no membership of ${name}`);
+  await store.saveMembership({ ...membership, ...change });
+}
+
+describe('an update notice by email', () => {
+  it('goes to the members who got the alert it corrects (one has both in its daily digest), not to one paused then or joined since', async () => {
+    await setMember('paused', { pausedUntil: stack.clock.now + 86_400_000 });
+    await setMember('digest', { preference: 'digest' });
+    const original = await stack.publishAlert(desk);
+    expect(await stack.email.deliver()).toEqual({ received: 1, failed: 0 });
+    const articleKey = (JSON.parse(JSON.parse(original.body).default) as { newsAlerts: { article: { key: string } } })
+      .newsAlerts.article.key;
+
+    // Later: the paused member resumes, and someone joins.
+    await setMember('paused', { pausedUntil: undefined });
+    const late = await stack.email.addSubscriber('desk', { address: `late@${stack.prefix}example.com` });
+    ids.late = late.subscriberId;
+    const before = stack.email.sent.length;
+    const article = testArticle({
+      key: articleKey,
+      id: articleKey.slice(3),
+      status: 'CORRECTED',
+      publishedAt: PUBLISHED,
+    });
+    await stack.publish(
+      renderUpdateNotice(
+        matchOf(desk, article),
+        desk,
+        { kind: 'status', status: 'CORRECTED', previousStatus: 'PUBLISHED' },
+        updateNoticeKey('desk', articleKey, 'status'),
+      ),
+    );
+    expect(await stack.email.deliver()).toEqual({ received: 1, failed: 0 });
+    expect(stack.email.sent.slice(before).map((email) => email.subscriberId)).toEqual([ids.always]);
+    // What each member's history holds of the notice: the daily-digest member has it held with
+    // the alert; the member paused at the time and the one who joined since have nothing.
+    const updates = async (name: string) =>
+      (await stack.email.delivery.store.history(ids[name] as string))
+        .filter((record) => record.kind === 'update')
+        .map((record) => record.status);
+    expect(await updates('always')).toEqual(['sent']);
+    expect(await updates('digest')).toEqual(['held']);
+    expect(await updates('paused')).toEqual([]);
+    expect(await updates('late')).toEqual([]);
+  });
+});
