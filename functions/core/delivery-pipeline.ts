@@ -412,9 +412,6 @@ export class DeliveryPipeline {
         // A collapsed copy never reached the audience: its outlet's changes are not its news (the
         // lead's entry carries the story's), and must not use up the story's notice key.
         if (recorded === undefined || recorded.collapsedInto !== undefined) continue;
-        // Held, then released without reaching the audience (its digest parked or dropped): the
-        // audience does not have it, so a notice would correct an alert it never got.
-        if (recorded.releaseOutcome === 'parked' || recorded.releaseOutcome === 'dropped') continue;
         const change = changeSince(recorded, article);
         if (change === undefined) continue;
         const { status = '', titleHash = '' } = factsOf(article, recorded.storyId);
