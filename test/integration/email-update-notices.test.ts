@@ -1,10 +1,13 @@
 /**
  * An update notice corrects an alert the subscriber has (docs/delivery.md, "Update notices"): the
- * email channel sends it to the members whose record of the original alert says it went out (or is
- * held for their daily digest), not to a member who was paused when it went out or who joined
- * after it. Before, every confirmed member got "Updated: …" about an alert some never had.
+ * email channel does not send it to a member whose record of the original alert says it did not
+ * reach them (paused when it went out). Before, every confirmed member got "Updated: …" about an
+ * alert some never had. A member with no record of the alert (it came in an audience digest, or
+ * they joined since) gets the notice: a first version of this fix sent notices to nobody in
+ * digest mode.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { planDigest, toHeldNotification } from '#core/digest';
 import type { Audience } from '#core/model';
 import { updateNoticeKey } from '#core/ports';
 import { renderUpdateNotice } from '#core/render';
@@ -40,7 +43,7 @@ async function setMember(
 }
 
 describe('an update notice by email', () => {
-  it('goes to the members who got the alert it corrects (one has both in its daily digest), not to one paused then or joined since', async () => {
+  it('is not sent to a member who was paused when the alert went out; the others get it (held in a daily digest)', async () => {
     await setMember('paused', { pausedUntil: stack.clock.now + 86_400_000 });
     await setMember('digest', { preference: 'digest' });
     const original = await stack.publishAlert(desk);
@@ -68,7 +71,12 @@ describe('an update notice by email', () => {
       ),
     );
     expect(await stack.email.deliver()).toEqual({ received: 1, failed: 0 });
-    expect(stack.email.sent.slice(before).map((email) => email.subscriberId)).toEqual([ids.always]);
+    expect(
+      stack.email.sent
+        .slice(before)
+        .map((email) => email.subscriberId)
+        .sort(),
+    ).toEqual([ids.always, ids.late].sort());
     // What each member's history holds of the notice: the daily-digest member has it held with
     // the alert; the member paused at the time and the one who joined since have nothing.
     const updates = async (name: string) =>
@@ -78,6 +86,32 @@ describe('an update notice by email', () => {
     expect(await updates('always')).toEqual(['sent']);
     expect(await updates('digest')).toEqual(['held']);
     expect(await updates('paused')).toEqual([]);
-    expect(await updates('late')).toEqual([]);
+    expect(await updates('late')).toEqual(['sent']);
+  });
+
+  it('goes to the members of a digest-mode audience, who got the article in its digest', async () => {
+    const weekly = await stack.addAudience({ audienceId: 'weekly', name: 'Weekly desk', deliveryMode: 'digest' });
+    const reader = await stack.email.addSubscriber('weekly', { address: `reader@${stack.prefix}example.com` });
+    const article = testArticle({
+      key: `id:${stack.prefix}digest-1`,
+      id: `${stack.prefix}digest-1`,
+      publishedAt: PUBLISHED,
+    });
+    const held = [toHeldNotification(matchOf(weekly, article), 'digest', PUBLISHED)];
+    const [digest] = planDigest(held, weekly, PUBLISHED + 3_600_000).messages;
+    if (digest === undefined) throw new Error('no digest message');
+    await stack.publish(digest);
+    expect(await stack.email.deliver()).toEqual({ received: 1, failed: 0 });
+    const before = stack.email.sent.length;
+    await stack.publish(
+      renderUpdateNotice(
+        matchOf(weekly, { ...article, status: 'CORRECTED' }),
+        weekly,
+        { kind: 'status', status: 'CORRECTED', previousStatus: 'PUBLISHED' },
+        updateNoticeKey('weekly', article.key, 'status'),
+      ),
+    );
+    expect(await stack.email.deliver()).toEqual({ received: 1, failed: 0 });
+    expect(stack.email.sent.slice(before).map((email) => email.subscriberId)).toEqual([reader.subscriberId]);
   });
 });

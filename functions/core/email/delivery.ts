@@ -171,7 +171,7 @@ export async function deliverNotification(
       : composeAlert(document as AlertNotification, audience, notification.subject, deps.compose);
   const members = await deps.store.audienceMembers(audienceId);
   const profiles = await deps.store.profiles(members.map((member) => member.subscriberId));
-  const hadOriginal = await originalReceivers(document, audienceId, members, deps.store);
+  const missedOriginal = await originalMissedBy(document, audienceId, members, deps.store);
   let withoutOriginal = 0;
   const counts = { sent: 0, held: 0, suppressed: 0, paused: 0, duplicates: 0, rejected: 0 };
   const retry: string[] = [];
@@ -184,7 +184,7 @@ export async function deliverNotification(
       limit(async () => {
         const profile = profiles.get(membership.subscriberId);
         if (profile === undefined) return;
-        if (hadOriginal !== undefined && !hadOriginal.has(profile.subscriberId)) {
+        if (missedOriginal?.has(profile.subscriberId) === true) {
           withoutOriginal += 1;
           return;
         }
@@ -237,7 +237,7 @@ export async function deliverNotification(
     ...context,
     members: members.length,
     ...counts,
-    ...(hadOriginal === undefined ? {} : { withoutOriginal }),
+    ...(missedOriginal === undefined ? {} : { withoutOriginal }),
     retry: retry.length,
   });
   if (retry.length > 0) {
@@ -248,27 +248,24 @@ export async function deliverNotification(
   return { deliveryId: draft.deliveryId, audienceId, ...counts };
 }
 
-/**
- * Record statuses of a message that reached the subscriber, or is held for their daily digest (a
- * notice may then arrive before that digest, as docs/delivery.md says of audience digests).
- */
-const ORIGINAL_RECEIVED: ReadonlySet<SendStatus> = new Set<SendStatus>([
-  'sending',
-  'sent',
-  'delivered',
-  'delayed',
-  'soft-bounced',
-  'complained',
-  'held',
+/** Record statuses of a message that did not reach the subscriber. */
+const ORIGINAL_MISSED: ReadonlySet<SendStatus> = new Set<SendStatus>([
+  'paused',
+  'suppressed',
+  'rejected',
+  'unsubscribed',
+  'bounced',
 ]);
 
 /**
- * For an update notice, the members who got the alert it corrects (its record says sent, or held
- * for their daily digest); undefined for anything else, which goes to every member. An update
- * notice corrects an alert the subscriber has: a member who was paused or suppressed when it went
- * out, or who joined after, never had it, and "Updated: …" about it would be news of nothing.
+ * For an update notice, the members whose record of the alert it corrects says it did not reach
+ * them (paused or suppressed when it went out, refused, bounced); undefined for anything else. An
+ * update notice corrects an alert the subscriber has, and "Updated: …" about one they never got is
+ * news of nothing. Only such a record counts: a member with none may have had the alert in an
+ * audience digest (recorded under the digest's id), by SNS email before a migration, or in a
+ * record since expired, and gets the notice.
  */
-async function originalReceivers(
+async function originalMissedBy(
   document: QueuedNotification['document'],
   audienceId: string,
   members: readonly Membership[],
@@ -280,7 +277,7 @@ async function originalReceivers(
     original,
     members.map((member) => member.subscriberId),
   );
-  return new Set([...statuses].filter(([, status]) => ORIGINAL_RECEIVED.has(status)).map(([id]) => id));
+  return new Set([...statuses].filter(([, status]) => ORIGINAL_MISSED.has(status)).map(([id]) => id));
 }
 
 /**
