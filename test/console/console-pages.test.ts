@@ -107,12 +107,18 @@ describe('the console rule and audience pages', () => {
    * `version` left as it was.
    */
   async function editOutsideConsole(ruleId: string, keywords: string[]): Promise<void> {
+    await setByHand('rules', ruleId, 'keywords', keywords);
+  }
+
+  /** Sets one attribute of a stored rule or audience as the DynamoDB console would (no version change). */
+  async function setByHand(table: 'rules' | 'audiences', id: string, name: string, value: unknown): Promise<void> {
     await sandbox.stack.clients.documents.send(
       new UpdateCommand({
-        TableName: sandbox.stack.config.tables.rules,
-        Key: { ruleId },
-        UpdateExpression: 'SET keywords = :keywords',
-        ExpressionAttributeValues: { ':keywords': keywords },
+        TableName: sandbox.stack.config.tables[table],
+        Key: table === 'rules' ? { ruleId: id } : { audienceId: id },
+        UpdateExpression: 'SET #name = :value',
+        ExpressionAttributeNames: { '#name': name },
+        ExpressionAttributeValues: { ':value': value },
       }),
     );
   }
@@ -456,14 +462,7 @@ describe('the console rule and audience pages', () => {
 
   it('shows a hand-written enabled that is not true or false as not enabled, and its form unticked', async () => {
     await createRule('odd-flag', 'aurora');
-    await sandbox.stack.clients.documents.send(
-      new UpdateCommand({
-        TableName: sandbox.stack.config.tables.rules,
-        Key: { ruleId: 'odd-flag' },
-        UpdateExpression: 'SET enabled = :text',
-        ExpressionAttributeValues: { ':text': 'false' },
-      }),
-    );
+    await setByHand('rules', 'odd-flag', 'enabled', 'false');
     const row = await listRow('odd-flag');
     expect(row).toContain('<td>no</td>');
     expect(row).toContain('INVALID');
@@ -614,15 +613,7 @@ describe('the console rule and audience pages', () => {
     expect(created.code, created.stderr).toBe(0);
     await createRule('mars-quakes', 'earthquake', 'on-mars');
     // Written by hand, as in the DynamoDB console (the CLI refuses an unknown zone).
-    await sandbox.stack.clients.documents.send(
-      new UpdateCommand({
-        TableName: sandbox.stack.config.tables.audiences,
-        Key: { audienceId: 'on-mars' },
-        UpdateExpression: 'SET #zone = :zone',
-        ExpressionAttributeNames: { '#zone': 'timeZone' },
-        ExpressionAttributeValues: { ':zone': 'Mars/Olympus' },
-      }),
-    );
+    await setByHand('audiences', 'on-mars', 'timeZone', 'Mars/Olympus');
     const key = await earthquakeKey();
     const page = await get(consoleProcess.port, `/articles/view?key=${encodeURIComponent(key)}&since=2d`, cookie);
     expect(page.status, page.body.slice(0, 2000)).toBe(200);
