@@ -12,7 +12,7 @@ import type { Audience } from '#core/model';
 import { updateNoticeKey } from '#core/ports';
 import { renderUpdateNotice } from '#core/render';
 import { matchOf, PUBLISHED, testArticle } from '../support/email-fixtures.ts';
-import { type EmailTestStack, startEmailTestStack } from '../support/email-stack.ts';
+import { type EmailTestStack, sesEvent, startEmailTestStack } from '../support/email-stack.ts';
 
 let stack: EmailTestStack;
 let desk: Audience;
@@ -21,7 +21,7 @@ const ids: Record<string, string> = {};
 beforeAll(async () => {
   stack = await startEmailTestStack();
   desk = await stack.addAudience({ audienceId: 'desk', name: 'Markets desk' });
-  for (const name of ['always', 'paused', 'digest']) {
+  for (const name of ['always', 'paused', 'digest', 'bounced']) {
     const outcome = await stack.email.addSubscriber('desk', { address: `${name}@${stack.prefix}example.com` });
     ids[name] = outcome.subscriberId;
   }
@@ -43,11 +43,16 @@ async function setMember(
 }
 
 describe('an update notice by email', () => {
-  it('is not sent to a member who was paused when the alert went out; the others get it (held in a daily digest)', async () => {
+  it('is not sent to a member who was paused when the alert went out, or whose alert bounced; the others get it', async () => {
     await setMember('paused', { pausedUntil: stack.clock.now + 86_400_000 });
     await setMember('digest', { preference: 'digest' });
+    const sentBefore = stack.email.sent.length;
     const original = await stack.publishAlert(desk);
     expect(await stack.email.deliver()).toEqual({ received: 1, failed: 0 });
+    // SES gave up on one address for now (a soft bounce): that alert did not reach them either.
+    const toBounced = stack.email.sent.slice(sentBefore).find((email) => email.subscriberId === ids.bounced);
+    if (toBounced === undefined) throw new Error('no alert to the bounced member');
+    await stack.sesEvents(sesEvent('Bounce', toBounced, { bounceType: 'Transient', at: stack.clock.now + 1000 }));
     const articleKey = (JSON.parse(JSON.parse(original.body).default) as { newsAlerts: { article: { key: string } } })
       .newsAlerts.article.key;
 
@@ -86,6 +91,7 @@ describe('an update notice by email', () => {
     expect(await updates('always')).toEqual(['sent']);
     expect(await updates('digest')).toEqual(['held']);
     expect(await updates('paused')).toEqual([]);
+    expect(await updates('bounced')).toEqual([]);
     expect(await updates('late')).toEqual(['sent']);
   });
 

@@ -70,6 +70,7 @@ import {
   heldBeforeLeaving,
   type Membership,
   type SubscriberProfile,
+  UNDELIVERED,
 } from './subscriber.ts';
 
 /** Some subscribers could not be sent to for now (throttling, a send in progress elsewhere): retry the notification. */
@@ -248,18 +249,18 @@ export async function deliverNotification(
   return { deliveryId: draft.deliveryId, audienceId, ...counts };
 }
 
-/** Record statuses of a message that did not reach the subscriber. */
+/** Record statuses of a message that did not reach the subscriber: not sent, or sent and undelivered. */
 const ORIGINAL_MISSED: ReadonlySet<SendStatus> = new Set<SendStatus>([
   'paused',
   'suppressed',
-  'rejected',
   'unsubscribed',
-  'bounced',
+  ...UNDELIVERED,
 ]);
 
 /**
  * For an update notice, the members whose record of the alert it corrects says it did not reach
  * them (paused or suppressed when it went out, refused, bounced); undefined for anything else. An
+ * alert held for a member's daily digest counts as reaching them, whatever became of that digest. An
  * update notice corrects an alert the subscriber has, and "Updated: …" about one they never got is
  * news of nothing. Only such a record counts: a member with none may have had the alert in an
  * audience digest (recorded under the digest's id), by SNS email before a migration, or in a

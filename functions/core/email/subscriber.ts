@@ -196,7 +196,7 @@ export function carriedBy(record: SendRecord, history: readonly SendRecord[]): S
 }
 
 /** Statuses of a message that SES took but that never reached the subscriber. */
-const UNDELIVERED: ReadonlySet<SendStatus> = new Set(['rejected', 'bounced', 'soft-bounced']);
+export const UNDELIVERED: ReadonlySet<SendStatus> = new Set(['rejected', 'bounced', 'soft-bounced']);
 
 /**
  * What became of a held record, for `email history`: the daily digest that sent it, or why it will
