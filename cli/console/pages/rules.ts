@@ -9,6 +9,7 @@ import type { Context, Hono } from 'hono';
 import { html } from 'hono/html';
 import { parseRule, type Rule, ruleAttributes } from '#core/model';
 import { canonicalValue, diffVersions } from '#core/workbench/rule-history';
+import { hint } from '../../hints.ts';
 import { auditAttributes, getItem, type Item, listItems, versionOf, withoutAudit, writeItems } from '../../items.ts';
 import { findArticle } from '../../workbench/articles.ts';
 import { explainOnArticle, storedAudience } from '../../workbench/explain.ts';
@@ -219,7 +220,7 @@ async function disabledAudienceOf(services: ConsoleServices, item: Item): Promis
   if (typeof item.audienceId !== 'string' || item.audienceId === '') return undefined;
   const audience = await storedAudience(services.target, item.audienceId);
   return typeof audience !== 'string' && !audience.enabled
-    ? `The rule does not run while audience "${audience.audienceId}" is disabled (enable it with 'audiences update ${audience.audienceId} --enable').`
+    ? `The rule does not run while audience "${audience.audienceId}" is disabled (enable it with '${hint(`audiences update ${audience.audienceId} --enable`)}').`
     : undefined;
 }
 
