@@ -350,7 +350,7 @@ function printSummary(context: CommandContext, summary: Record<string, unknown>)
     ['update notices sent / updates ignored', `${number(summary.updateNotices)} / ${number(summary.updatesIgnored)}`],
     [
       'failed / parked / deferred',
-      `${number(summary.notificationsFailed)} / ${number(summary.notificationsParked)} / ${number(summary.notificationsDeferred)}`,
+      `${number(summary.notificationsFailed)} / ${number(summary.notificationsParked) + number(summary.digestsParked)} / ${number(summary.notificationsDeferred)}`,
     ],
     ['invalid rules / audiences', `${number(summary.invalidRules)} / ${number(summary.invalidAudiences)}`],
   ]);

@@ -19,6 +19,12 @@ import { parseInstant, parseSpan, workable } from './window.ts';
 
 export { stateStoreOf };
 
+/** The sum of counts a summary has; undefined when it has none of them (an older or failed run). */
+const sumOf = (...counts: readonly (number | undefined)[]): number | undefined =>
+  counts.every((count) => count === undefined)
+    ? undefined
+    : counts.reduce<number>((sum, count) => sum + (count ?? 0), 0);
+
 /** One run-history entry for tables and JSON. */
 export function runRow(run: RunRecord) {
   const summary = run.summary;
@@ -41,7 +47,8 @@ export function runRow(run: RunRecord) {
     digestsSent: number('digestsSent'),
     alreadyDelivered: number('notificationsAlreadyDelivered'),
     failed: number('notificationsFailed'),
-    parked: number('notificationsParked'),
+    // Alerts and digest messages alike: SNS refused them for good and `replay --parked` sends them.
+    parked: sumOf(number('notificationsParked'), number('digestsParked')),
     watermarkAfter: number('watermarkAfter'),
     reason: typeof summary.reason === 'string' ? summary.reason : undefined,
   };

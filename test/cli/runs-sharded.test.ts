@@ -78,6 +78,16 @@ interface RunListJson {
 }
 
 describe('runs list', () => {
+  it('counts parked digests in PARKED beside parked alerts, as replay --parked sends both', async () => {
+    await history().recordRun(run('parked-run', base, { notificationsParked: 1, digestsParked: 2 }));
+    await history().recordRun(run('older-run', base - minute, { notificationsParked: undefined }));
+    const rows = (await sandbox.cli(['--json', 'runs', 'list'])).json<{ runId: string; parked?: number }[]>();
+    expect(rows.find((row) => row.runId === 'parked-run')?.parked).toBe(3);
+    expect(rows.find((row) => row.runId === 'older-run')?.parked).toBeUndefined();
+    const table = tsv((await sandbox.cli(['runs', 'list'])).stdout);
+    expect(table.find((row) => row.STARTED?.startsWith('2026-11-20'))?.PARKED).toBe('3');
+  });
+
   it('leaves QUEUED and PUBLISHED out while no listed run queued work (single mode)', async () => {
     const summary = await sandbox.stack.run();
     expect(summary.status).toBe('completed');
