@@ -727,19 +727,37 @@ async function recordParkedReplay(
 }
 
 /** Rule ids of a parked message, read from its structured body (for the ledger entry). */
-function ruleIdsOf(body: string): string[] {
+/** The structured part of a rendered body (`newsAlerts`), or undefined when it cannot be read. */
+function structuredOf(body: string): Record<string, unknown> | undefined {
   try {
     const structure = JSON.parse(body) as Record<string, unknown>;
     // The structured body is `default` (messages parked before it moved there carry it as `sqs`).
     const text = typeof structure.sqs === 'string' ? structure.sqs : structure.default;
-    const structured =
-      typeof text === 'string' ? (JSON.parse(text) as { newsAlerts?: { matches?: { ruleId?: unknown }[] } }) : {};
-    return (structured.newsAlerts?.matches ?? []).flatMap((match) =>
-      typeof match.ruleId === 'string' ? [match.ruleId] : [],
-    );
+    if (typeof text !== 'string') return undefined;
+    const { newsAlerts } = JSON.parse(text) as { newsAlerts?: unknown };
+    return typeof newsAlerts === 'object' && newsAlerts !== null ? (newsAlerts as Record<string, unknown>) : undefined;
   } catch {
-    return [];
+    return undefined;
   }
+}
+
+function ruleIdsOf(body: string): string[] {
+  const matches = structuredOf(body)?.matches;
+  return (Array.isArray(matches) ? (matches as { ruleId?: unknown }[]) : []).flatMap((match) =>
+    typeof match?.ruleId === 'string' ? [match.ruleId] : [],
+  );
+}
+
+/** The article keys a digest's body lists (none for anything else). */
+function digestArticleKeysOf(body: string): string[] {
+  const structured = structuredOf(body);
+  if (structured?.kind !== 'digest') return [];
+  const groups = (structured.digest as { groups?: unknown } | undefined)?.groups;
+  return (Array.isArray(groups) ? groups : []).flatMap((group: { entries?: unknown }) =>
+    (Array.isArray(group?.entries) ? group.entries : []).flatMap((entry: { article?: { key?: unknown } }) =>
+      typeof entry?.article?.key === 'string' ? [entry.article.key] : [],
+    ),
+  );
 }
 
 async function replayParked(context: CommandContext, options: ReplayOptions): Promise<void> {
@@ -857,6 +875,13 @@ async function replayParked(context: CommandContext, options: ReplayOptions): Pr
             })),
           );
           const keys: DeliveryKey[] = batch.map(({ message }) => message.key);
+          // A digest's notifications were marked parked in it when it was released: they are sent now.
+          for (const { message } of batch) {
+            const carried = digestArticleKeysOf(message.body);
+            if (carried.length > 0) {
+              await state.markDigestReplayed(message.key.audienceId, message.key.articleKey, carried, deliveredAt);
+            }
+          }
           await state.forgetUndeliverable(keys);
           for (const { message } of batch) {
             const tally = tallies.get(message.key.audienceId);

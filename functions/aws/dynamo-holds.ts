@@ -444,6 +444,50 @@ export class DynamoHolds {
     );
   }
 
+  /**
+   * Marks the notifications a parked digest carried as sent, once `replay --parked` has published
+   * it: their entries said `releaseOutcome: parked` in that digest since its release. Only an entry
+   * still so marked, in that digest, changes (one conditional UpdateItem each).
+   */
+  async markDigestReplayed(
+    audienceId: string,
+    digestArticleKey: string,
+    articleKeys: readonly string[],
+    at: number,
+  ): Promise<void> {
+    await settleAll(
+      articleKeys.map((articleKey) =>
+        this.#batch.limit(async () => {
+          try {
+            await this.#batch.documents.send(
+              new UpdateCommand({
+                TableName: this.#batch.table,
+                Key: deliveryItemKey({ audienceId, articleKey }),
+                UpdateExpression: 'SET #releaseOutcome = :sent, #releasedAt = :at',
+                ConditionExpression:
+                  'attribute_exists(#pk) AND #releaseOutcome = :parked AND #releasedIn = :digest',
+                ExpressionAttributeNames: {
+                  '#pk': 'pk',
+                  '#releaseOutcome': 'releaseOutcome',
+                  '#releasedAt': 'releasedAt',
+                  '#releasedIn': 'releasedIn',
+                },
+                ExpressionAttributeValues: {
+                  ':sent': 'sent',
+                  ':parked': 'parked',
+                  ':at': at,
+                  ':digest': digestArticleKey,
+                },
+              }),
+            );
+          } catch (error) {
+            if (!(error instanceof ConditionalCheckFailedException)) throw error;
+          }
+        }),
+      ),
+    );
+  }
+
   async setHoldingAudience(
     audienceId: string,
     holding: Pick<HoldingAudience, 'oldestHeldAt' | 'reasons'> | undefined,

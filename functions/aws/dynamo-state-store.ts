@@ -856,6 +856,16 @@ export class DynamoStateStore implements StateStore, LeaseAdmin {
     return this.#holds.finishRelease(release, released);
   }
 
+  /** See DynamoHolds.markDigestReplayed: `replay --parked` published a parked digest. */
+  markDigestReplayed(
+    audienceId: string,
+    digestArticleKey: string,
+    articleKeys: readonly string[],
+    at: number,
+  ): Promise<void> {
+    return this.#holds.markDigestReplayed(audienceId, digestArticleKey, articleKeys, at);
+  }
+
   setHoldingAudience(
     audienceId: string,
     holding: Pick<HoldingAudience, 'oldestHeldAt' | 'reasons'> | undefined,

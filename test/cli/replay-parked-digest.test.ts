@@ -1,0 +1,82 @@
+/**
+ * `replay --parked` of a digest SNS refused for good: once it is published, the alerts it carried
+ * read as sent in it (`deliveries --article`), not as parked. Before, their ledger entries kept
+ * `releaseOutcome: parked`, so `deliveries` told the operator to replay what was replayed, and
+ * `--sent` counted them "not sent". The clock of each run is `--now`, relative to the real one.
+ */
+import { DeleteTopicCommand } from '@aws-sdk/client-sns';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type CliSandbox, startCliSandbox } from './support.ts';
+
+let sandbox: CliSandbox;
+beforeAll(async () => {
+  sandbox = await startCliSandbox();
+});
+afterAll(async () => {
+  await sandbox?.stop();
+});
+
+const day = 86_400_000;
+const minute = 60_000;
+
+interface LedgerJson {
+  articles: { kind: string; entry: { releasedIn?: string; releaseOutcome?: string } }[];
+}
+
+describe('deliveries --article after replay --parked sent the digest that carried the alert', () => {
+  it('says sent in that digest, no longer parked', async () => {
+    // The last midnight in UTC at least two hours ago: the digest at 00:30 is in the past.
+    const midnight = (() => {
+      const last = Math.floor(Date.now() / day) * day;
+      return Date.now() - last < 2 * 3_600_000 ? last - day : last;
+    })();
+    const created = await sandbox.cli([
+      'audiences',
+      'create',
+      'park-desk',
+      '--delivery-mode',
+      'digest',
+      '--digest-times',
+      '00:30',
+    ]);
+    expect(created.code, created.stderr).toBe(0);
+    const rules = sandbox.file(
+      'park-desk.yaml',
+      'ruleId: park-desk-rule\naudienceId: park-desk\nkeywords: ["parkchips"]\n',
+    );
+    expect((await sandbox.cli(['rules', 'put', '--file', rules])).code).toBe(0);
+    sandbox.stack.simulator?.publish({
+      articleId: 'park-0001',
+      title: 'Parkchips shipments resume',
+      publishedAt: midnight + 5 * minute,
+      categories: ['002000000'],
+      media: 'M001',
+    });
+    const hold = await sandbox.cli(['run', '--now', new Date(midnight + 10 * minute).toISOString()]);
+    expect(hold.code, hold.stderr).toBe(0);
+
+    // The topic is gone when the digest is due: SNS refuses it for good, and it is parked.
+    const topicArn = String((await sandbox.audience('park-desk'))?.topicArn);
+    await sandbox.stack.clients.sns.send(new DeleteTopicCommand({ TopicArn: topicArn }));
+    const due = await sandbox.cli(['run', '--now', new Date(midnight + 35 * minute).toISOString()]);
+    expect(due.code).toBe(1);
+    const args = ['--json', 'deliveries', 'park-desk', '--article', 'id:park-0001'];
+    const parked = (await sandbox.cli(args)).json<LedgerJson>().articles[0];
+    expect(parked?.entry).toMatchObject({ releaseOutcome: 'parked' });
+
+    expect((await sandbox.cli(['audiences', 'repair', 'park-desk', '--yes'])).code).toBe(0);
+    const replay = await sandbox.cli([
+      'replay',
+      '--parked',
+      '--audience',
+      'park-desk',
+      '--to-topic-without-subscribers',
+    ]);
+    expect(replay.code, replay.stderr).toBe(0);
+    const sent = (await sandbox.cli(args)).json<LedgerJson>().articles[0];
+    expect(sent).toMatchObject({
+      kind: 'sent',
+      entry: { releaseOutcome: 'sent', releasedIn: parked?.entry.releasedIn },
+    });
+  });
+});
