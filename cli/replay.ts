@@ -680,6 +680,8 @@ interface ParkedTally {
   stillParked: number;
   /** Kept parked: the audience's topic has no confirmed subscriber to deliver them to. */
   noSubscriber: number;
+  /** Kept parked: the audience's topic does not exist (`audiences repair` makes it again). */
+  topicMissing: number;
 }
 
 /**
@@ -699,15 +701,17 @@ async function recordParkedReplay(
   const total = (field: keyof ParkedTally) => tallies.reduce((sum, tally) => sum + tally[field], 0);
   const failed = total('failed');
   const unsubscribed = total('noSubscriber');
+  const topicless = total('topicMissing');
   const reasons = [
     failed > 0 ? `${failed} parked alert(s) could not be sent and stay parked` : '',
     unsubscribed > 0 ? `${unsubscribed} parked alert(s) stay parked: their audience's topic has no subscriber` : '',
+    topicless > 0 ? `${topicless} parked alert(s) stay parked: their audience's topic does not exist` : '',
   ].filter((text) => text !== '');
   const reason = failure ?? (reasons.length > 0 ? reasons.join('; ') : undefined);
   try {
     await state.recordRun({
       runId,
-      status: failure !== undefined || failed > 0 || unsubscribed > 0 ? 'incomplete' : 'completed',
+      status: failure !== undefined || failed > 0 || unsubscribed > 0 || topicless > 0 ? 'incomplete' : 'completed',
       startedAt,
       finishedAt,
       summary: {
@@ -726,7 +730,6 @@ async function recordParkedReplay(
   }
 }
 
-/** Rule ids of a parked message, read from its structured body (for the ledger entry). */
 /** The structured part of a rendered body (`newsAlerts`), or undefined when it cannot be read. */
 function structuredOf(body: string): Record<string, unknown> | undefined {
   try {
@@ -741,6 +744,7 @@ function structuredOf(body: string): Record<string, unknown> | undefined {
   }
 }
 
+/** Rule ids of a parked message, read from its structured body (for the ledger entry). */
 function ruleIdsOf(body: string): string[] {
   const matches = structuredOf(body)?.matches;
   return (Array.isArray(matches) ? (matches as { ruleId?: unknown }[]) : []).flatMap((match) =>
@@ -811,6 +815,7 @@ async function replayParked(context: CommandContext, options: ReplayOptions): Pr
         failed: 0,
         stillParked: 0,
         noSubscriber: 0,
+        topicMissing: 0,
       });
     }
     for (const record of parked) {
@@ -828,21 +833,24 @@ async function replayParked(context: CommandContext, options: ReplayOptions): Pr
     // A topic nobody is subscribed to (a deleted topic recreated by audiences repair, whose
     // subscriptions made outside the CLI could not be restored) would take the alerts, and the
     // ledger would count them delivered: they stay parked until someone subscribes again.
-    const withoutSubscribers = options.toTopicWithoutSubscribers
-      ? new Set<string>()
-      : await audiencesWithoutSubscribers(
-          target,
-          new Set(parked.filter((record) => !delivered.has(deliveryId(record))).map((record) => record.audienceId)),
-          audiences,
-          uncheckable,
-        );
+    // A topic that does not exist would refuse them again: they stay parked until it is repaired,
+    // and a dry run says so instead of counting them as sent.
+    const topics = await checkTopics(
+      target,
+      new Set(parked.filter((record) => !delivered.has(deliveryId(record))).map((record) => record.audienceId)),
+      audiences,
+      uncheckable,
+      { subscribers: !options.toTopicWithoutSubscribers },
+    );
     const messages: OutboundMessage[] = parked
       .filter((record) => !delivered.has(deliveryId(record)))
       .filter((record) => {
-        if (!withoutSubscribers.has(record.audienceId)) return true;
+        const missing = topics.missing.has(record.audienceId);
+        if (!missing && !topics.withoutSubscribers.has(record.audienceId)) return true;
         const tally = tallies.get(record.audienceId);
         if (tally) {
-          tally.noSubscriber += 1;
+          if (missing) tally.topicMissing += 1;
+          else tally.noSubscriber += 1;
           tally.stillParked += 1;
         }
         return false;
@@ -934,9 +942,18 @@ async function replayParked(context: CommandContext, options: ReplayOptions): Pr
         : `${row.audienceId}: its topic's subscriptions could not be listed (${cannotTell}), so whether anyone would receive its ${row.noSubscriber} parked alert(s) is not known and they stay parked; allow sns:ListSubscriptionsByTopic, or add --to-topic-without-subscribers to send them anyway`,
     );
   }
+  const topicless = rows.filter((row) => row.topicMissing > 0);
+  for (const row of topicless) {
+    context.output.warn(
+      `${row.audienceId}: its topic does not exist, so its ${row.topicMissing} parked alert(s) stay parked; make it again with '${newsAlerts()} audiences repair ${row.audienceId}', then replay --parked again`,
+    );
+  }
   const problems = [
     failed > 0
       ? `${failed} parked alert(s) could not be sent and stay parked; check the audience's topic (${newsAlerts()} audiences show)`
+      : '',
+    topicless.length > 0 && !options.dryRun
+      ? `${topicless.reduce((sum, row) => sum + row.topicMissing, 0)} parked alert(s) stay parked: the topic of ${topicless.map((row) => row.audienceId).join(', ')} does not exist (audiences repair)`
       : '',
     unsubscribed.length > 0 && !options.dryRun
       ? `${unsubscribed.reduce((sum, row) => sum + row.noSubscriber, 0)} parked alert(s) stay parked: no known subscriber on the topic of ${unsubscribed.map((row) => row.audienceId).join(', ')}`
@@ -997,20 +1014,22 @@ function workDeadLetterQueueOf(target: Target): string | undefined {
 }
 
 /**
- * The audiences among `audienceIds` whose topic has no confirmed subscription (the sandbox's audit
- * queue does not count: it is no subscriber), or whose subscriptions cannot be listed (the error's
- * name goes in `unknown`). A topic that no longer exists is left to the publish, which fails and
- * parks its alerts again with SNS's reason.
+ * The audiences among `audienceIds` whose topic does not exist (`missing`), and, with
+ * `subscribers`, those whose topic has no confirmed subscription (the sandbox's audit queue does
+ * not count: it is no subscriber) or whose subscriptions cannot be listed (the error's name goes
+ * in `unknown`).
  */
-async function audiencesWithoutSubscribers(
+async function checkTopics(
   target: Target,
   audienceIds: ReadonlySet<string>,
   audiences: ReadonlyMap<string, Audience>,
   unknown: Map<string, string>,
-): Promise<Set<string>> {
+  options: { readonly subscribers: boolean },
+): Promise<{ withoutSubscribers: Set<string>; missing: Set<string> }> {
   const { topicSubscriptions } = await import('./audience-topics.ts');
   const { isAuditQueue } = await import('./audit-queues.ts');
-  const without = new Set<string>();
+  const withoutSubscribers = new Set<string>();
+  const missing = new Set<string>();
   for (const audienceId of audienceIds) {
     const topicArn = audiences.get(audienceId)?.topicArn;
     if (topicArn === undefined) continue;
@@ -1018,12 +1037,16 @@ async function audiencesWithoutSubscribers(
     try {
       subscriptions = await topicSubscriptions(target.clients.sns, topicArn);
     } catch (error) {
-      // A missing topic refuses the publish too, which parks the alerts again with SNS's reason.
       const name = error instanceof Error ? error.name : 'Error';
-      if (name === 'NotFoundException' || name === 'NotFound') continue;
+      if (name === 'NotFoundException' || name === 'NotFound') {
+        missing.add(audienceId);
+        continue;
+      }
       // Otherwise (no permission to list, throttling) nobody knows: keep them parked and say so.
-      unknown.set(audienceId, name);
-      without.add(audienceId);
+      if (options.subscribers) {
+        unknown.set(audienceId, name);
+        withoutSubscribers.add(audienceId);
+      }
       continue;
     }
     const delivering = subscriptions.filter(
@@ -1031,9 +1054,9 @@ async function audiencesWithoutSubscribers(
         subscription.SubscriptionArn?.startsWith('arn:') === true &&
         !isAuditQueue(target, audienceId, subscription.Endpoint),
     );
-    if (delivering.length === 0) without.add(audienceId);
+    if (options.subscribers && delivering.length === 0) withoutSubscribers.add(audienceId);
   }
-  return without;
+  return { withoutSubscribers, missing };
 }
 
 async function sqsClientOf(target: Target): Promise<SQSClient> {

@@ -24,7 +24,7 @@ interface LedgerJson {
 }
 
 describe('deliveries --article after replay --parked sent the digest that carried the alert', () => {
-  it('says sent in that digest, no longer parked', async () => {
+  it('is kept parked while its topic is missing (the dry run says so), then says sent in that digest, no longer parked', async () => {
     // The last midnight in UTC at least two hours ago: the digest at 00:30 is in the past.
     const midnight = (() => {
       const last = Math.floor(Date.now() / day) * day;
@@ -64,6 +64,17 @@ describe('deliveries --article after replay --parked sent the digest that carrie
     const parked = (await sandbox.cli(args)).json<LedgerJson>().articles[0];
     expect(parked?.entry).toMatchObject({ releaseOutcome: 'parked' });
 
+    // Before the repair, a dry run says the topic is missing instead of counting it as sent, and
+    // the replay keeps it parked.
+    for (const dryRun of [['--dry-run'], []]) {
+      const early = await sandbox.cli(['--json', 'replay', '--parked', '--audience', 'park-desk', ...dryRun]);
+      expect(early.code, early.stderr).toBe(dryRun.length > 0 ? 0 : 1);
+      expect(early.json<{ audiences: Record<string, number>[] }>().audiences).toEqual([
+        expect.objectContaining({ audienceId: 'park-desk', wouldSend: 0, sent: 0, stillParked: 1, topicMissing: 1 }),
+      ]);
+      expect(early.stderr).toContain('park-desk: its topic does not exist, so its 1 parked alert(s) stay parked');
+      expect(early.stderr).toContain('audiences repair park-desk');
+    }
     expect((await sandbox.cli(['audiences', 'repair', 'park-desk', '--yes'])).code).toBe(0);
     const replay = await sandbox.cli([
       'replay',
