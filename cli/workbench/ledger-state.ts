@@ -7,7 +7,7 @@
  * own entry, its story's marker, the lead's entry), never guessed; an entry that is missing is
  * said to be missing. It only reads.
  */
-import type { DeliveryRecord } from '#core/ports';
+import type { DeliveryRecord, UndeliverableRecord } from '#core/ports';
 import { deliveryId, readUpdateNoticeKey, storyMarkerKey, storyOfMarker } from '#core/ports';
 import { formatInstant } from '../output.ts';
 
@@ -113,6 +113,7 @@ export function ledgerState(
   audienceId: string,
   articleKey: string,
   entries: ReadonlyMap<string, DeliveryRecord>,
+  parked?: Pick<UndeliverableRecord, 'failedAt' | 'code'>,
 ): LedgerState {
   const base = { audienceId, articleKey };
   const entry = entries.get(deliveryId({ audienceId, articleKey }));
@@ -161,6 +162,14 @@ export function ledgerState(
       entry,
       storyId,
       status: `update notice (${change}) for ${about}: ${deliveryOutcomeText(entry)}`,
+    };
+  }
+  if (entry === undefined && parked !== undefined) {
+    // Matched and rendered, but SNS refused it for good: parked, not in the ledger until a replay sends it.
+    return {
+      ...base,
+      kind: 'parked',
+      status: `not sent: SNS refused it for good at ${formatInstant(parked.failedAt)} (${parked.code}) and it is parked for 'news-alerts replay --parked'`,
     };
   }
   if (entry === undefined) {
@@ -220,6 +229,7 @@ export function ledgerKeyOf(given: string): string {
 export async function readLedgerStates(
   state: {
     readDeliveries(keys: readonly { audienceId: string; articleKey: string }[]): Promise<Map<string, DeliveryRecord>>;
+    listUndeliverable(audienceId: string): Promise<UndeliverableRecord[]>;
   },
   audienceId: string,
   articleKeys: readonly string[],
@@ -237,5 +247,10 @@ export async function readLedgerStates(
     .map((articleKey) => ({ audienceId, articleKey }))
     .filter((key) => !entries.has(deliveryId(key)));
   for (const [id, entry] of leads.length > 0 ? await state.readDeliveries(leads) : []) entries.set(id, entry);
-  return articleKeys.map((articleKey) => ledgerState(audienceId, articleKey, entries));
+  // A key with no entry may be parked (SNS refused it for good): the audience's parked list says.
+  const unknown = articleKeys.some((articleKey) => !entries.has(deliveryId({ audienceId, articleKey })));
+  const parked = new Map(
+    (unknown ? await state.listUndeliverable(audienceId) : []).map((record) => [record.articleKey, record]),
+  );
+  return articleKeys.map((articleKey) => ledgerState(audienceId, articleKey, entries, parked.get(articleKey)));
 }

@@ -1,8 +1,12 @@
 /**
- * `replay --parked` of a digest SNS refused for good: once it is published, the alerts it carried
- * read as sent in it (`deliveries --article`), not as parked. Before, their ledger entries kept
- * `releaseOutcome: parked`, so `deliveries` told the operator to replay what was replayed, and
- * `--sent` counted them "not sent". The clock of each run is `--now`, relative to the real one.
+ * What `deliveries --article` and `replay --parked` say of notifications SNS refused for good
+ * (found by a reviewer):
+ * - a parked digest, once `replay --parked` published it: the alerts it carried read as sent in
+ *   it, not as parked (their entries kept `releaseOutcome: parked`, so `deliveries` told the
+ *   operator to replay what was replayed); before the topic is repaired, the dry run says the
+ *   topic is missing instead of counting the digest as sent;
+ * - a parked alert: `deliveries --article` says it is parked, not that it was never matched.
+ * The clock of each run is `--now`, relative to the real one.
  */
 import { DeleteTopicCommand } from '@aws-sdk/client-sns';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -89,5 +93,43 @@ describe('deliveries --article after replay --parked sent the digest that carrie
       kind: 'sent',
       entry: { releaseOutcome: 'sent', releasedIn: parked?.entry.releasedIn },
     });
+  });
+
+  it('deliveries --article says an alert SNS refused is parked, not that it was never matched', async () => {
+    const created = await sandbox.cli(['audiences', 'create', 'park-alerts']);
+    expect(created.code, created.stderr).toBe(0);
+    const rules = sandbox.file(
+      'park-alerts.yaml',
+      'ruleId: park-alerts-rule\naudienceId: park-alerts\nkeywords: ["lonechips"]\n',
+    );
+    expect((await sandbox.cli(['rules', 'put', '--file', rules])).code).toBe(0);
+    const topicArn = String((await sandbox.audience('park-alerts'))?.topicArn);
+    await sandbox.stack.clients.sns.send(new DeleteTopicCommand({ TopicArn: topicArn }));
+    sandbox.stack.simulator?.publish({
+      articleId: 'park-0002',
+      title: 'Lonechips plant reopens',
+      publishedAt: Date.now() - 5 * minute,
+      categories: ['002000000'],
+      media: 'M001',
+    });
+    const run = await sandbox.cli(['run']);
+    expect(run.code).toBe(1);
+    const args = ['--json', 'deliveries', 'park-alerts', '--article', 'id:park-0002'];
+    const [parked] = (await sandbox.cli(args)).json<LedgerJson & { articles: { status: string }[] }>().articles;
+    expect(parked).toMatchObject({ kind: 'parked' });
+    expect(parked?.status).toMatch(
+      /^not sent: SNS refused it for good at .* and it is parked for 'news-alerts replay --parked'$/,
+    );
+
+    expect((await sandbox.cli(['audiences', 'repair', 'park-alerts', '--yes'])).code).toBe(0);
+    const replay = await sandbox.cli([
+      'replay',
+      '--parked',
+      '--audience',
+      'park-alerts',
+      '--to-topic-without-subscribers',
+    ]);
+    expect(replay.code, replay.stderr).toBe(0);
+    expect((await sandbox.cli(args)).json<LedgerJson>().articles[0]).toMatchObject({ kind: 'sent' });
   });
 });
