@@ -120,6 +120,13 @@ export function readDescriptor(path: string, given = false): SandboxDescriptor {
         { cause: error },
       );
     }
+    if ((error as NodeJS.ErrnoException).code === 'EISDIR') {
+      throw new UsageError(
+        `${path} is a directory, not a sandbox descriptor: give the sandbox.json file in it (--sandbox-file ${join(path, descriptorFileName)})`,
+        [],
+        { cause: error },
+      );
+    }
     throw error;
   }
   let json: unknown;

@@ -6,6 +6,9 @@
  * the flag, a version that is not in the history exit 3, no sandbox exit 3; every failure is the
  * one JSON document the other commands print, and no webhook URL is ever printed.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { DeleteTopicCommand, GetTopicAttributesCommand } from '@aws-sdk/client-sns';
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -666,6 +669,21 @@ describe('without a sandbox', () => {
     );
     for (const result of results) {
       expectFailure(result, 3, `no sandbox descriptor at ${missing} (--sandbox-file)`, 'sandbox up');
+    }
+  });
+
+  it('a directory given as --sandbox-file is a usage error naming the file to give instead', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'news-alerts-not-a-descriptor-'));
+    try {
+      const result = await runCli(['--json', '--sandbox-file', directory, 'holds']);
+      expectFailure(
+        result,
+        2,
+        `${directory} is a directory, not a sandbox descriptor`,
+        `--sandbox-file ${join(directory, 'sandbox.json')}`,
+      );
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
     }
   });
 });
