@@ -31,7 +31,7 @@ import { motoState } from '#sandbox/moto';
 import { audienceItems, ensureAuditQueues, peekQueue, queueNameOf, sqsClientOf, topicOf } from './audit-queues.ts';
 import { action, collectList, integerOption } from './command.ts';
 import type { CommandContext } from './context.ts';
-import { NotFoundError, UsageError } from './errors.ts';
+import { failureDocument, failureOf, NotFoundError, OperationFailedError, UsageError } from './errors.ts';
 import { newsAlerts } from './hints.ts';
 import { formatInstant, maskUrl, status } from './output.ts';
 import { slackRendering } from './slack-text.ts';
@@ -396,7 +396,26 @@ async function showDeliveries(
   } finally {
     sqs.destroy();
   }
-  context.output.result({ target: target.label, audiences: result }, () => printDeliveries(context, result));
+  // An audience that cannot be read (its topic deleted) is shown beside the others, and fails the
+  // command: exit 1, named on stderr with the fix, as the exit codes promise.
+  const unreadable = result.filter((audience) => audience.problem !== undefined);
+  for (const audience of unreadable) {
+    context.output.warn(
+      `${audience.audienceId}: cannot be read (${audience.problem}); if its topic was deleted, '${newsAlerts()} audiences repair ${audience.audienceId}' makes it again`,
+    );
+  }
+  const failure =
+    unreadable.length === 0
+      ? undefined
+      : new OperationFailedError(
+          `${unreadable.length} audience(s) could not be read: ${unreadable.map((audience) => audience.audienceId).join(', ')}`,
+        );
+  const document = { target: target.label, audiences: result };
+  context.output.result(
+    failure === undefined ? document : { ...failureDocument(failureOf(failure)), ...document },
+    () => printDeliveries(context, result),
+  );
+  if (failure !== undefined) throw failure;
 }
 
 function printDeliveries(context: CommandContext, audiences: readonly AudienceDeliveries[]): void {

@@ -125,7 +125,7 @@ describe('deliveries', () => {
     ).toEqual([['sqs', `${sandbox.descriptor.names.auditQueuePrefix}early-watch`]]);
   });
 
-  it('a sandbox audience whose topic was deleted does not stop the run for the others; the run exits 1 naming the repair, and deliveries names it', async () => {
+  it('a sandbox audience whose topic was deleted does not stop the run for the others; the run exits 1 naming the repair, and so does deliveries, showing the others', async () => {
     const own = await startCliSandbox({ motoEndpoint: sandbox.descriptor.endpoint });
     try {
       await own.stack.clients.sns.send(new DeleteTopicCommand({ TopicArn: own.stack.topics.get('partner-feed') }));
@@ -133,8 +133,16 @@ describe('deliveries', () => {
       expect(run.code, run.stderr).toBe(1);
       expect(run.stderr).toContain("audience partner-feed: its topic could not get the sandbox's audit queue");
       expect(run.stderr).toContain(`'news-alerts --sandbox-file ${own.descriptorPath} audiences repair partner-feed'`);
+      // The others are shown; the command fails (exit 1) naming the audience and its repair.
       const shown = await own.cli(['--json', 'deliveries']);
-      expect(shown.code, shown.stderr).toBe(0);
+      expect(shown.code, shown.stderr).toBe(1);
+      expect(shown.stderr).toContain(
+        `partner-feed: cannot be read (Topic does not exist); if its topic was deleted, 'news-alerts --sandbox-file ${own.descriptorPath} audiences repair partner-feed' makes it again`,
+      );
+      expect(shown.json<{ ok: boolean; error: { message: string } }>()).toMatchObject({
+        ok: false,
+        error: { message: '1 audience(s) could not be read: partner-feed' },
+      });
       const audiences = shown.json<DeliveriesJson>().audiences;
       expect(audiences.find((entry) => entry.audienceId === 'partner-feed')).toMatchObject({
         total: 0,
