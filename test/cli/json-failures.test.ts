@@ -66,6 +66,10 @@ describe('one JSON document on failure', () => {
       ['articles with a bad window', ['articles', 'categories', '--since', 'yesterday-ish'], 2],
       ['api-key set with the key on the command line', ['api-key', 'set', 'secret-on-argv'], 2],
       ['sandbox up with a bad seed', ['sandbox', 'up', '--seed', 'many'], 2],
+      // An empty list (an unset shell variable) names nothing: refused, not "nothing to do".
+      ['replay with an empty --audience', ['replay', '--from', '1h', '--audience', ''], 2],
+      ['replay --parked with an empty --audience', ['replay', '--parked', '--dry-run', '--audience', ''], 2],
+      ['deliveries with an empty --article', ['deliveries', 'chips-team', '--article', ''], 2],
     ];
     const results = await Promise.all(cases.map(([, args]) => sandbox.cli(['--json', ...args])));
     // --output json is the same; conflicting formats are usage; a command that printed its own
@@ -91,6 +95,14 @@ describe('one JSON document on failure', () => {
     const broken = (results[4] as CliResult).json<FailureDocument>();
     expect(broken.problems.length).toBeGreaterThan(0);
     for (const problem of broken.problems) expect(problem.message).toEqual(expect.any(String));
+    for (const index of [17, 18]) {
+      expect((results[index] as CliResult).json<FailureDocument>().error.message).toBe(
+        '--audience: give one or more audience ids (comma-separated), or leave it out for all',
+      );
+    }
+    expect((results[19] as CliResult).json<FailureDocument>().error.message).toContain(
+      '--article: give one or more article keys',
+    );
     // The API key given on argv is never echoed back.
     expect((results[15] as CliResult).stdout).not.toContain('secret-on-argv');
     expect((results[15] as CliResult).stderr).not.toContain('secret-on-argv');
