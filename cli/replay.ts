@@ -950,7 +950,10 @@ async function replayParked(context: CommandContext, options: ReplayOptions): Pr
   }
   const problems = [
     failed > 0
-      ? `${failed} parked alert(s) could not be sent and stay parked; check the audience's topic (${newsAlerts()} audiences show)`
+      ? `${failed} parked alert(s) could not be sent and stay parked; check the topic of ${rows
+          .filter((row) => row.failed > 0)
+          .map((row) => `${row.audienceId} (${newsAlerts()} audiences show ${row.audienceId})`)
+          .join(', ')}`
       : '',
     topicless.length > 0 && !options.dryRun
       ? `${topicless.reduce((sum, row) => sum + row.topicMissing, 0)} parked alert(s) stay parked: the topic of ${topicless.map((row) => row.audienceId).join(', ')} does not exist (audiences repair)`
