@@ -777,6 +777,8 @@ async function replayParked(context: CommandContext, options: ReplayOptions): Pr
   const tallies = new Map<string, ParkedTally>();
   /** Audiences whose topic's subscriptions could not be listed, with the error's name. */
   const uncheckable = new Map<string, string>();
+  /** A dry run's list of the parked notifications it found, for a person to review one by one. */
+  const review: { audienceId: string; articleKey: string; parkedAt: string; code: string; subject: string }[] = [];
   const progress = context.progress();
   let deadLetters: TakenDeadLetters | undefined;
   const startedAt = Date.now();
@@ -824,6 +826,18 @@ async function replayParked(context: CommandContext, options: ReplayOptions): Pr
     }
     // Anything a later run or replay delivered since it was parked is done: forget it, send nothing.
     const delivered = await state.findDelivered(parked);
+    if (options.dryRun) {
+      for (const record of parked) {
+        if (delivered.has(deliveryId(record))) continue;
+        review.push({
+          audienceId: record.audienceId,
+          articleKey: record.articleKey,
+          parkedAt: new Date(record.failedAt).toISOString(),
+          code: record.code,
+          subject: record.subject,
+        });
+      }
+    }
     const done = parked.filter((record) => delivered.has(deliveryId(record)));
     for (const record of done) {
       const tally = tallies.get(record.audienceId);
@@ -983,6 +997,7 @@ async function replayParked(context: CommandContext, options: ReplayOptions): Pr
     parked: true,
     ...(fromDeadLetters ? { workDeadLetters: fromDeadLetters } : {}),
     audiences: rows,
+    ...(options.dryRun ? { alerts: review } : {}),
   };
   // Under --json a failure is one document: ok: false and the error, with what was sent.
   context.output.result(
@@ -1003,6 +1018,13 @@ async function replayParked(context: CommandContext, options: ReplayOptions): Pr
           row.stillParked,
         ]),
       );
+      if (options.dryRun && review.length > 0) {
+        // What the run's "review them" points to: each parked notification, oldest first.
+        context.output.table(
+          ['AUDIENCE', 'ARTICLE', 'PARKED AT', 'CODE', 'SUBJECT'],
+          review.map((entry) => [entry.audienceId, entry.articleKey, entry.parkedAt, entry.code, entry.subject]),
+        );
+      }
     },
   );
   if (failure !== undefined) throw failure;

@@ -79,6 +79,20 @@ describe('deliveries --article after replay --parked sent the digest that carrie
       expect(early.stderr).toContain('park-desk: its topic does not exist, so its 1 parked alert(s) stay parked');
       expect(early.stderr).toContain('audiences repair park-desk');
     }
+    // The dry run lists what is parked, for a person to review one by one.
+    const review = await sandbox.cli(['--json', 'replay', '--parked', '--dry-run', '--audience', 'park-desk']);
+    expect(review.json<{ alerts: Record<string, string>[] }>().alerts).toEqual([
+      expect.objectContaining({
+        audienceId: 'park-desk',
+        articleKey: parked?.entry.releasedIn,
+        code: expect.any(String),
+      }),
+    ]);
+    const table = await sandbox.cli(['replay', '--parked', '--dry-run', '--audience', 'park-desk'], {
+      env: { COLUMNS: '300' },
+    });
+    expect(table.stdout).toContain('AUDIENCE\tARTICLE\tPARKED AT\tCODE\tSUBJECT');
+    expect(table.stdout).toContain(`park-desk\t${parked?.entry.releasedIn}\t`);
     expect((await sandbox.cli(['audiences', 'repair', 'park-desk', '--yes'])).code).toBe(0);
     const replay = await sandbox.cli([
       'replay',
