@@ -464,8 +464,7 @@ export class DynamoHolds {
                 TableName: this.#batch.table,
                 Key: deliveryItemKey({ audienceId, articleKey }),
                 UpdateExpression: 'SET #releaseOutcome = :sent, #releasedAt = :at',
-                ConditionExpression:
-                  'attribute_exists(#pk) AND #releaseOutcome = :parked AND #releasedIn = :digest',
+                ConditionExpression: 'attribute_exists(#pk) AND #releaseOutcome = :parked AND #releasedIn = :digest',
                 ExpressionAttributeNames: {
                   '#pk': 'pk',
                   '#releaseOutcome': 'releaseOutcome',
