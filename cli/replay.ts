@@ -423,6 +423,14 @@ async function replayWindow(context: CommandContext, options: ReplayOptions): Pr
   const { target, state, notifier, audiences, stories, config, ruleSet } = await wire(context, options, log);
   const now = Date.now;
   const window = parseWindow(options.from, options.to, config.provider.timeZone, now());
+  // A disabled audience matches nothing, as in a run: said, so its MATCHED 0 is not read as "no news".
+  for (const audience of audiences.values()) {
+    if (!audience.enabled && options.audience !== undefined) {
+      context.output.warn(
+        `audience ${audience.audienceId} is disabled: the replay matches nothing for it (enable it first with '${newsAlerts()} audiences update ${audience.audienceId} --enable')`,
+      );
+    }
+  }
   const dryRun = options.dryRun === true;
   const would = new Map<string, { send: number; hold: number; collapse: number }>();
   const wouldFor = (audienceId: string) => {
