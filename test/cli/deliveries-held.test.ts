@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatInstant } from '../../cli/output.ts';
-import { type CliSandbox, startCliSandbox } from './support.ts';
+import { type CliSandbox, lastMidnight, startCliSandbox } from './support.ts';
 
 let sandbox: CliSandbox;
 beforeAll(async () => {
@@ -18,15 +18,10 @@ afterAll(async () => {
   await sandbox?.stop();
 });
 
-const day = 86_400_000;
 const minute = 60_000;
 
 /** The last midnight in Seoul (UTC+9, no DST) at least two hours ago. */
-function lastSeoulMidnight(): number {
-  const seoulOffset = 9 * 3_600_000;
-  const midnight = Math.floor((Date.now() + seoulOffset) / day) * day - seoulOffset;
-  return Date.now() - midnight < 2 * 3_600_000 ? midnight - day : midnight;
-}
+const lastSeoulMidnight = (): number => lastMidnight(9 * 3_600_000);
 
 interface LedgerJson {
   articles: {

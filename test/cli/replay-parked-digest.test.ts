@@ -10,7 +10,7 @@
  */
 import { DeleteTopicCommand } from '@aws-sdk/client-sns';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CliSandbox, startCliSandbox } from './support.ts';
+import { type CliSandbox, lastMidnight, startCliSandbox } from './support.ts';
 
 let sandbox: CliSandbox;
 beforeAll(async () => {
@@ -20,7 +20,6 @@ afterAll(async () => {
   await sandbox?.stop();
 });
 
-const day = 86_400_000;
 const minute = 60_000;
 
 interface LedgerJson {
@@ -30,10 +29,7 @@ interface LedgerJson {
 describe('deliveries --article after replay --parked sent the digest that carried the alert', () => {
   it('is kept parked while its topic is missing (the dry run says so), then says sent in that digest, no longer parked', async () => {
     // The last midnight in UTC at least two hours ago: the digest at 00:30 is in the past.
-    const midnight = (() => {
-      const last = Math.floor(Date.now() / day) * day;
-      return Date.now() - last < 2 * 3_600_000 ? last - day : last;
-    })();
+    const midnight = lastMidnight();
     const created = await sandbox.cli([
       'audiences',
       'create',

@@ -100,6 +100,17 @@ export interface CliSandbox {
   stop(): Promise<void>;
 }
 
+/**
+ * The last local midnight of a zone at a fixed offset from UTC (`offsetMs`, east positive) that is
+ * at least two hours before the real clock: tests that give their runs `--now` times after it
+ * stay in the past, whatever the date.
+ */
+export function lastMidnight(offsetMs = 0): number {
+  const day = 86_400_000;
+  const midnight = Math.floor((Date.now() + offsetMs) / day) * day - offsetMs;
+  return Date.now() - midnight < 2 * 3_600_000 ? midnight - day : midnight;
+}
+
 /** Alert-function settings of the test sandboxes: the first run looks back a day. */
 export const testEnvironment = {
   INITIAL_LOOKBACK_MINUTES: '1440',
