@@ -79,6 +79,8 @@ interface ReplayOptions {
   parked?: boolean;
   /** With --parked: send to a topic without a subscriber too (they count as delivered). */
   toTopicWithoutSubscribers?: boolean;
+  /** Replay a window that starts before the delivery ledger's memory (alerts may go out again). */
+  force?: boolean;
 }
 
 /** One audience's line of the replay report. */
@@ -412,6 +414,32 @@ async function heldEarlier(state: DynamoStateStore, audienceIds: readonly string
   };
 }
 
+/**
+ * A ledger entry lives `ledgerRetentionDays` after its alert was delivered, and no alert is
+ * delivered before its article is published: the ledger remembers every alert of an article
+ * published since `now - ledgerRetentionDays`. A window reaching further back may send alerts
+ * again, so it needs --force (a dry run only warns), as `watermark set` does.
+ * @throws UsageError when the window starts before the ledger's memory and neither --force nor --dry-run is given
+ */
+function beyondLedger(
+  context: CommandContext,
+  window: TimeWindow,
+  ledgerRetentionDays: number,
+  now: number,
+  options: ReplayOptions,
+): void {
+  const remembersFrom = now - ledgerRetentionDays * 86_400_000;
+  if (window.since >= remembersFrom) return;
+  const risk = `--from ${formatInstant(window.since)} is more than the delivery ledger's ${ledgerRetentionDays} days back: it has forgotten alerts delivered for articles published before ${formatInstant(remembersFrom)}, and those would be sent again`;
+  if (options.force === true || options.dryRun === true) {
+    context.output.warn(`${risk}${options.force === true ? '' : ' (ALREADY DELIVERED does not count them)'}`);
+    return;
+  }
+  throw new UsageError(
+    `${risk}. Replay from ${formatInstant(remembersFrom)} or later, or add --force if sending them again is what you want.`,
+  );
+}
+
 async function replayWindow(context: CommandContext, options: ReplayOptions): Promise<void> {
   if (options.toTopicWithoutSubscribers) {
     throw new UsageError(
@@ -423,6 +451,7 @@ async function replayWindow(context: CommandContext, options: ReplayOptions): Pr
   const { target, state, notifier, audiences, stories, config, ruleSet } = await wire(context, options, log);
   const now = Date.now;
   const window = parseWindow(options.from, options.to, config.provider.timeZone, now());
+  beyondLedger(context, window, config.ledgerRetentionDays, now(), options);
   // A disabled audience matches nothing, as in a run: said, so its MATCHED 0 is not read as "no news".
   for (const audience of audiences.values()) {
     if (!audience.enabled && options.audience !== undefined) {
@@ -775,6 +804,7 @@ function digestArticleKeysOf(body: string): string[] {
 async function replayParked(context: CommandContext, options: ReplayOptions): Promise<void> {
   if (options.from !== undefined || options.to !== undefined)
     throw new UsageError('--parked replays parked alerts; it takes no --from/--to');
+  if (options.force) throw new UsageError('--force goes with --from (a window older than the ledger remembers)');
   const log = stderrLog(context.output);
   const { target, state, notifier, audiences } = await wire(context, options, log);
   const deadLetterQueueUrl = workDeadLetterQueueOf(target);
@@ -1110,6 +1140,10 @@ export function registerReplay(program: Command): void {
     .option('--audience <ids>', 'only these audiences, comma-separated', collectList)
     .option('--dry-run', 'show what would be sent; send and record nothing')
     .option(
+      '--force',
+      'with --from: replay a window that starts further back than the delivery ledger remembers (alerts delivered then go out again)',
+    )
+    .option(
       '--parked',
       'send the parked alerts (refused for good by SNS, held back for an unpublishable link, given up by the sharded publisher, or in its work dead-letter queue) once reviewed',
     )
@@ -1122,7 +1156,9 @@ export function registerReplay(program: Command): void {
       `
 Replay holds the run lease while it delivers (a scheduled run waits, and vice versa), checks the
 delivery ledger for every alert, and records each one as soon as SNS accepts it: replaying twice,
-or a run after it, sends nothing twice. The watermark is not moved.
+or a run after it, sends nothing twice. The watermark is not moved. The ledger remembers an
+alert for LEDGER_RETENTION_DAYS (14 by default) after it was delivered: a window that starts
+further back is refused unless you add --force, since alerts delivered then would go out again.
 
 Each alert goes out as the scheduled run would send it now: audiences in digest mode, inside
 their quiet hours (urgent matches excepted) or over their daily budget get it in their next

@@ -197,7 +197,7 @@ async function moveWatermark(
   }
   if (ledgerDays !== undefined && at < now - ledgerDays * 86_400_000 && !options.force) {
     throw new UsageError(
-      `${formatInstant(at)} is more than the delivery ledger's ${ledgerDays} days back: alerts delivered before then are no longer in the ledger and would be sent again. Use '${newsAlerts()} replay' for old windows, or add --force if that is what you want.`,
+      `${formatInstant(at)} is more than the delivery ledger's ${ledgerDays} days back: alerts delivered before then are no longer in the ledger and would be sent again. Add --force if that is what you want ('${newsAlerts()} replay --from … --force' does the same for one window, without moving the watermark).`,
     );
   }
   const forward = current !== undefined && at > current.at;

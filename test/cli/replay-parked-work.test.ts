@@ -202,7 +202,7 @@ describe('replay --parked with sharded publishing', () => {
 
     for (const args of [
       ['replay', '--parked'],
-      ['replay', '--from', '2026-11-21', '--to', '2026-11-22'],
+      ['replay', '--from', '2d', '--to', '1d'],
     ]) {
       const refused = await current.cli(args);
       expect(refused.code, refused.stderr).not.toBe(0);
