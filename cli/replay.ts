@@ -719,6 +719,8 @@ interface ParkedTally {
   noSubscriber: number;
   /** Kept parked: the audience's topic does not exist (`audiences repair` makes it again). */
   topicMissing: number;
+  /** Kept parked: the audience is disabled (a run sends it nothing; neither does a replay). */
+  audienceDisabled: number;
 }
 
 /**
@@ -739,16 +741,21 @@ async function recordParkedReplay(
   const failed = total('failed');
   const unsubscribed = total('noSubscriber');
   const topicless = total('topicMissing');
+  const disabled = total('audienceDisabled');
   const reasons = [
     failed > 0 ? `${failed} parked alert(s) could not be sent and stay parked` : '',
     unsubscribed > 0 ? `${unsubscribed} parked alert(s) stay parked: their audience's topic has no subscriber` : '',
     topicless > 0 ? `${topicless} parked alert(s) stay parked: their audience's topic does not exist` : '',
+    disabled > 0 ? `${disabled} parked alert(s) stay parked: their audience is disabled` : '',
   ].filter((text) => text !== '');
   const reason = failure ?? (reasons.length > 0 ? reasons.join('; ') : undefined);
   try {
     await state.recordRun({
       runId,
-      status: failure !== undefined || failed > 0 || unsubscribed > 0 || topicless > 0 ? 'incomplete' : 'completed',
+      status:
+        failure !== undefined || failed > 0 || unsubscribed > 0 || topicless > 0 || disabled > 0
+          ? 'incomplete'
+          : 'completed',
       startedAt,
       finishedAt,
       summary: {
@@ -856,6 +863,7 @@ async function replayParked(context: CommandContext, options: ReplayOptions): Pr
         stillParked: 0,
         noSubscriber: 0,
         topicMissing: 0,
+        audienceDisabled: 0,
       });
     }
     for (const record of parked) {
@@ -897,11 +905,14 @@ async function replayParked(context: CommandContext, options: ReplayOptions): Pr
     const messages: OutboundMessage[] = parked
       .filter((record) => !delivered.has(deliveryId(record)))
       .filter((record) => {
+        // A disabled audience is sent nothing by a run or a window replay: its parked alerts wait too.
+        const disabled = audiences.get(record.audienceId)?.enabled === false;
         const missing = topics.missing.has(record.audienceId);
-        if (!missing && !topics.withoutSubscribers.has(record.audienceId)) return true;
+        if (!disabled && !missing && !topics.withoutSubscribers.has(record.audienceId)) return true;
         const tally = tallies.get(record.audienceId);
         if (tally) {
-          if (missing) tally.topicMissing += 1;
+          if (disabled) tally.audienceDisabled += 1;
+          else if (missing) tally.topicMissing += 1;
           else tally.noSubscriber += 1;
           tally.stillParked += 1;
         }
@@ -994,6 +1005,12 @@ async function replayParked(context: CommandContext, options: ReplayOptions): Pr
         : `${row.audienceId}: its topic's subscriptions could not be listed (${cannotTell}), so whether anyone would receive its ${row.noSubscriber} parked alert(s) is not known and they stay parked; allow sns:ListSubscriptionsByTopic, or add --to-topic-without-subscribers to send them anyway`,
     );
   }
+  const disabled = rows.filter((row) => row.audienceDisabled > 0);
+  for (const row of disabled) {
+    context.output.warn(
+      `${row.audienceId}: the audience is disabled, so its ${row.audienceDisabled} parked alert(s) stay parked; enable it with '${newsAlerts()} audiences update ${row.audienceId} --enable', then replay --parked again`,
+    );
+  }
   const topicless = rows.filter((row) => row.topicMissing > 0);
   for (const row of topicless) {
     context.output.warn(
@@ -1012,6 +1029,9 @@ async function replayParked(context: CommandContext, options: ReplayOptions): Pr
       : '',
     unsubscribed.length > 0 && !options.dryRun
       ? `${unsubscribed.reduce((sum, row) => sum + row.noSubscriber, 0)} parked alert(s) stay parked: no known subscriber on the topic of ${unsubscribed.map((row) => row.audienceId).join(', ')}`
+      : '',
+    disabled.length > 0 && !options.dryRun
+      ? `${disabled.reduce((sum, row) => sum + row.audienceDisabled, 0)} parked alert(s) stay parked: ${disabled.map((row) => row.audienceId).join(', ')} ${disabled.length === 1 ? 'is' : 'are'} disabled`
       : '',
   ].filter((text) => text !== '');
   const failure = problems.length > 0 ? new OperationFailedError(problems.join('; ')) : undefined;
