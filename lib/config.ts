@@ -14,6 +14,7 @@ import { defaultPageSize, publisherBatchMax } from '#core/ports';
 import { PaginationSchema } from '#provider/config';
 import { ResponseMappingOverrideSchema } from '#provider/response-mapping';
 import { checkTargetUrl, quotableOrigin } from '#shared/network-targets';
+import { cronGapMinutes, rateMinutes } from './schedule-gap.ts';
 
 /** A configuration value is invalid; the message names the context key. */
 export class StackConfigError extends Error {
@@ -638,22 +639,33 @@ export const StackConfigSchema = z
       });
     }
     const rate = rateMinutes(config.scheduleExpression);
-    if (rate !== undefined && config.scheduleIntervalMinutes !== null && config.scheduleIntervalMinutes !== rate) {
-      // The alarms and the recheck period follow the interval: one that contradicts the rate would
-      // size them for runs that never come (or come far more often).
+    const gap = cronGapMinutes(config.scheduleExpression);
+    const derived = rate ?? gap;
+    if (
+      derived !== undefined &&
+      config.scheduleIntervalMinutes !== null &&
+      config.scheduleIntervalMinutes !== derived
+    ) {
+      // The alarms and the recheck period follow the interval: one that contradicts the schedule
+      // would size them for runs that never come (the no-run alarm fires between every two runs)
+      // or far more often (it notices a stop late).
       ctx.addIssue({
         code: 'custom',
         path: ['scheduleIntervalMinutes'],
-        message: `is ${config.scheduleIntervalMinutes}, but ${config.scheduleExpression} runs every ${rate} minute(s): leave it null (it is derived from rate()) or make them agree`,
+        message:
+          rate !== undefined
+            ? `is ${config.scheduleIntervalMinutes}, but ${config.scheduleExpression} runs every ${rate} minute(s): leave it null (it is derived from rate()) or make them agree`
+            : `is ${config.scheduleIntervalMinutes}, but ${config.scheduleExpression} leaves ${gap === Number.POSITIVE_INFINITY ? 'more than a year' : `up to ${gap} minute(s)`} between two runs: leave it null (it is derived from the cron's fields) or make them agree`,
       });
       return;
     }
-    const interval = config.scheduleIntervalMinutes ?? rate;
+    const interval = config.scheduleIntervalMinutes ?? derived;
     if (interval === undefined) {
       ctx.addIssue({
         code: 'custom',
         path: ['scheduleIntervalMinutes'],
-        message: 'is required with a cron() schedule: how many minutes apart the runs are (for the no-run alarm)',
+        message:
+          'is required with a cron() schedule that uses names (MON, JAN), L, W or #: how many minutes apart the runs are at most (for the no-run alarm)',
       });
       return;
     }
@@ -664,7 +676,7 @@ export const StackConfigSchema = z
       ctx.addIssue({
         code: 'custom',
         path: ['scheduleExpression'],
-        message: `runs ${interval} min apart; it must fire at least every 12 hours (720 min): the no-run alarm watches at most one day, which must hold two intervals`,
+        message: `runs ${interval === Number.POSITIVE_INFINITY ? 'at most once a year' : `${interval} min apart`}; it must fire at least every 12 hours (720 min): the no-run alarm watches at most one day, which must hold two intervals`,
       });
       return;
     }
@@ -719,7 +731,6 @@ export function audienceTopicName(prefix: string, id: string): string {
   return `${prefix}-audience-${id}`;
 }
 
-/** Minutes between runs of a `rate()` expression; undefined for `cron()`. */
 /**
  * What EventBridge Scheduler would refuse in a `cron(…)` expression, found at synth instead of at
  * deploy: one of day-of-month and day-of-week must be `?`, and the numbers of the minutes, hours,
@@ -772,14 +783,6 @@ export function scheduleProblem(expression: string): string | undefined {
   return undefined;
 }
 
-export function rateMinutes(expression: string): number | undefined {
-  const match = /^rate\((\d+) (minute|minutes|hour|hours|day|days)\)$/.exec(expression);
-  if (!match) return undefined;
-  const amount = Number(match[1]);
-  const unit = match[2] ?? 'minutes';
-  return unit.startsWith('minute') ? amount : unit.startsWith('hour') ? amount * 60 : amount * 1440;
-}
-
 /**
  * Counted reading's default recheck period: three schedule intervals, and at least 10 minutes.
  * Rechecking re-reads the pages where the freshest late articles land; doing it on every run or
@@ -812,7 +815,11 @@ export function parseStackConfig(context: Readonly<Record<string, unknown>>): St
     );
   }
   const config = result.data;
-  const intervalMinutes = config.scheduleIntervalMinutes ?? rateMinutes(config.scheduleExpression) ?? 5;
+  const intervalMinutes =
+    config.scheduleIntervalMinutes ??
+    rateMinutes(config.scheduleExpression) ??
+    cronGapMinutes(config.scheduleExpression) ??
+    5;
   return {
     ...config,
     intervalMinutes,

@@ -315,12 +315,9 @@ describe('validation', () => {
     expect(refusal({ scheduleExpression: 'every 5 minutes' })).toMatch(
       /scheduleExpression: must be an EventBridge Scheduler expression/,
     );
-    expect(refusal({ scheduleExpression: 'cron(0/10 * * * ? *)' })).toMatch(
-      /scheduleIntervalMinutes: is required with a cron\(\) schedule/,
+    expect(refusal({ scheduleExpression: 'cron(0/10 * ? * MON-FRI *)' })).toMatch(
+      /scheduleIntervalMinutes: is required with a cron\(\) schedule that uses names/,
     );
-    expect(
-      parseStackConfig({ scheduleExpression: 'cron(0/10 * * * ? *)', scheduleIntervalMinutes: 10 }).intervalMinutes,
-    ).toBe(10);
     expect(refusal({ scheduleTimeZone: 'Mars/Olympus' })).toMatch(/scheduleTimeZone: must be an IANA time zone/);
     // Found at synth, not at deploy: the day fields and the numbers' ranges.
     for (const [expression, problem] of [
@@ -333,21 +330,54 @@ describe('validation', () => {
     ] as const) {
       expect(refusal({ scheduleExpression: expression, scheduleIntervalMinutes: 5 }), expression).toMatch(problem);
     }
+    // Names, L, W, # and years are Scheduler's to read: the stated interval is taken as given.
     for (const expression of [
-      'cron(0/10 * * * ? *)',
       'cron(0 8-18 ? * MON-FRI *)',
       'cron(15 10 L * ? 2027)',
       'cron(0 12 15W * ? *)',
       'cron(0 12 ? * 2#1 *)',
       'cron(0 8 ? JAN-MAR MON-FRI *)',
-      'cron(10-50/5 * * * ? *)',
-      'cron(*/5 * ? * * *)',
       'cron(0 0/2 ? * SUN 2026-2030)',
     ]) {
-      expect(parseStackConfig({ scheduleExpression: expression, scheduleIntervalMinutes: 10 }).scheduleExpression).toBe(
-        expression,
+      expect(parseStackConfig({ scheduleExpression: expression, scheduleIntervalMinutes: 10 }).intervalMinutes).toBe(
+        10,
       );
     }
+    // A numeric cron's interval is the longest gap between two of its runs: derived when left out,
+    // and one that contradicts it is refused, as for rate() (a reviewer's hourly cron stated as 10
+    // minutes made the no-run alarm fire between every two runs).
+    for (const [expression, gap] of [
+      ['cron(0/10 * * * ? *)', 10],
+      ['cron(10-50/5 * * * ? *)', 20],
+      ['cron(*/5 * ? * * *)', 5],
+      ['cron(0,15,45 * * * ? *)', 30],
+      ['cron(0 * * * ? *)', 60],
+      ['cron(30 0/6 ? * * *)', 360],
+      ['cron(0/20 6-23 * * ? *)', 380],
+    ] as const) {
+      expect(parseStackConfig({ scheduleExpression: expression }).intervalMinutes, expression).toBe(gap);
+      expect(parseStackConfig({ scheduleExpression: expression, scheduleIntervalMinutes: gap }).intervalMinutes).toBe(
+        gap,
+      );
+      expect(refusal({ scheduleExpression: expression, scheduleIntervalMinutes: gap + 1 }), expression).toContain(
+        `scheduleIntervalMinutes: is ${gap + 1}, but ${expression} leaves up to ${gap} minute(s) between two runs`,
+      );
+    }
+    expect(refusal({ scheduleExpression: 'cron(0 * * * ? *)', scheduleIntervalMinutes: 10 })).toMatch(
+      /leaves up to 60 minute\(s\) between two runs: leave it null/,
+    );
+    // Runs further apart than the no-run alarm can watch, however the interval is stated.
+    for (const [expression, apart] of [
+      ['cron(0 8 * * ? *)', 'runs 1440 min apart'],
+      ['cron(0/10 8-18 ? * 2-6 *)', 'runs 3670 min apart'],
+      ['cron(0 0 1 * ? *)', 'runs 44640 min apart'],
+      ['cron(0 0 29 2 ? *)', 'runs at most once a year'],
+    ] as const) {
+      expect(refusal({ scheduleExpression: expression }), expression).toContain(`scheduleExpression: ${apart}`);
+    }
+    expect(refusal({ scheduleExpression: 'cron(0 0 1 * ? *)', scheduleIntervalMinutes: 5 })).toContain(
+      'leaves up to 44640 minute(s) between two runs',
+    );
     // The interval is derived from rate(): one that contradicts it would size the alarms wrongly.
     expect(refusal({ scheduleExpression: 'rate(5 minutes)', scheduleIntervalMinutes: 60 })).toMatch(
       /scheduleIntervalMinutes: is 60, but rate\(5 minutes\) runs every 5 minute/,
