@@ -530,7 +530,14 @@ export const StackConfigSchema = z
      * Public URL of the preference endpoint (a custom domain mapped to its API); null: the API's
      * own `execute-api` URL. Links in every email point here.
      */
-    emailPreferencesUrl: nullable(httpsUrl('links in every email point at it')),
+    emailPreferencesUrl: nullable(
+      httpsUrl('links in every email point at it').check(
+        // Links are made as `<base>/p/<token>`: after a query or fragment every link would be broken.
+        z.refine((value) => !/[?#]/.test(value), {
+          message: 'must not have a query or fragment: email links are made by adding /p/<token> to its path',
+        }),
+      ),
+    ),
     /**
      * Also offer `mailto:unsubscribe@<emailDomain>` in List-Unsubscribe and receive those mails
      * with an SES receipt rule (needs an MX record and SES receiving in the region, docs/deploy.md).

@@ -87,6 +87,16 @@ const httpsUrl = z.pipe(
       ctx.issues.push({ code: 'custom', input: value, message: 'must be an https:// URL' });
       return z.NEVER;
     }
+    // Links are made as `<base>/p/<token>`: after a query or fragment the route and token would be
+    // part of it, and every link of every email would be broken (found by a reviewer).
+    if (/[?#]/.test(value)) {
+      ctx.issues.push({
+        code: 'custom',
+        input: value,
+        message: 'must not have a query or fragment: links are made by adding /p/<token> to its path',
+      });
+      return z.NEVER;
+    }
     return value.replace(/\/+$/, '');
   }),
 );

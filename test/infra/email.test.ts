@@ -308,6 +308,15 @@ describe('email settings', () => {
     ],
     [{ emailDomain: 'not a domain' }, 'emailDomain: must be a domain name'],
     [{ emailDomain: 'alerts.example.com', emailPreferencesUrl: 'http://prefs.example.com' }, 'emailPreferencesUrl'],
+    // Links are `<base>/p/<token>`: after a query or fragment every email's links would be broken.
+    [
+      { emailDomain: 'alerts.example.com', emailPreferencesUrl: 'https://prefs.example.org/x?a=1' },
+      'emailPreferencesUrl: must not have a query or fragment',
+    ],
+    [
+      { emailDomain: 'alerts.example.com', emailPreferencesUrl: 'https://prefs.example.org/x#top' },
+      'emailPreferencesUrl: must not have a query or fragment',
+    ],
     [{ emailDomain: 'alerts.example.com', emailFromName: 'Bad "name"' }, 'emailFromName'],
   ])('refuses %j with a message that names the key', (context, message) => {
     expect(() => synthesize(context)).toThrow(StackConfigError);
