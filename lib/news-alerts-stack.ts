@@ -1,7 +1,7 @@
-import { Annotations, CfnOutput, RemovalPolicy, Stack, type StackProps, Tags } from 'aws-cdk-lib';
+import { Annotations, CfnOutput, CfnResource, RemovalPolicy, Stack, type StackProps, Tags } from 'aws-cdk-lib';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import type { StackConfig } from './config.ts';
+import { type StackConfig, StackConfigError } from './config.ts';
 import { AlertFunction } from './constructs/alert-function.ts';
 import { AlertSchedule } from './constructs/alert-schedule.ts';
 import { AudienceTopics } from './constructs/audience-topics.ts';
@@ -207,5 +207,25 @@ export class NewsAlertsStack extends Stack {
       );
       output('PublisherFunctionName', sharded.publisher.functionName, 'Sharded publishing: the publisher function');
     }
+    this.#checkResourceCount(config);
+  }
+
+  /**
+   * CloudFormation takes at most 500 resources in a stack, and CDK says so only at the end of
+   * synth with a stack trace. The subscriptions declared in `audiences` are what grows the count
+   * (one resource each, with their topics and secrets): said here, naming the key and the way out.
+   * @throws StackConfigError when the stack would hold more than CloudFormation's 500
+   */
+  #checkResourceCount(config: StackConfig): void {
+    const maxResources = 500;
+    const count = this.node.findAll().filter((construct) => CfnResource.isCfnResource(construct)).length;
+    if (count <= maxResources) return;
+    const subscriptions = config.audiences.reduce(
+      (sum, audience) => sum + audience.emails.length + audience.phoneNumbers.length + audience.httpsEndpoints.length,
+      0,
+    );
+    throw new StackConfigError(
+      `invalid news-alerts configuration (cdk.json "context", or -c key=value): audiences: the stack would hold ${count} CloudFormation resources, more than the ${maxResources} a stack can; the ${config.audiences.length} audience(s) declare ${subscriptions} subscription(s), each a resource. Declare fewer here and add the rest after deploying with 'news-alerts subscriptions add' (or 'news-alerts email add' with SES email), which are not stack resources`,
+    );
   }
 }

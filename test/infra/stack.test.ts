@@ -9,6 +9,7 @@ import { alertRunEnvironment } from '#alert-run/config';
 import { everyRunMetrics, metricNames } from '#alert-run/metrics';
 import { slackPostedPartition } from '#aws/table-layout';
 import { serviceName } from '#shared/powertools';
+import { StackConfigError } from '../../lib/config.ts';
 import { Monitoring } from '../../lib/constructs/monitoring.ts';
 import { fullContext, type Synthesized, synthesize } from './synth.ts';
 
@@ -243,6 +244,19 @@ describe('audience topics', () => {
     });
     expect(resources[key.asString()]).toMatchObject({ Type: 'AWS::KMS::Key', Properties: { EnableKeyRotation: true } });
     for (const [, topic] of ofType('AWS::SNS::Topic')) expect(topic.Properties.KmsMasterKeyId).toBeDefined();
+  });
+
+  it("refuses at construction, naming audiences, a declaration that would pass CloudFormation's 500 resources", () => {
+    // CDK said so only at the end of synth, with a line of its minified source and a stack trace
+    // (found by a reviewer with 10 audiences of 60 addresses each).
+    const audiences = Array.from({ length: 10 }, (_, index) => ({
+      audienceId: `desk-${index}`,
+      emails: Array.from({ length: 60 }, (_, n) => `person${n}@example.com`),
+    }));
+    expect(() => synthesize({ audiences })).toThrow(StackConfigError);
+    expect(() => synthesize({ audiences })).toThrow(
+      /audiences: the stack would hold \d+ CloudFormation resources, more than the 500 a stack can; the 10 audience\(s\) declare 600 subscription\(s\)/,
+    );
   });
 
   it('refuses publishing without TLS on every topic', () => {
