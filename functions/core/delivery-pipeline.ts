@@ -134,6 +134,11 @@ export interface DeliveryCounts {
   notificationsCollapsed: number;
   /** Dry runs only: copies that would have been collapsed. */
   notificationsWouldCollapse: number;
+  /**
+   * Spike escalations not announced on this run: the audience does not have the spike alert yet
+   * (held), or would not be sent an alert now (digest mode, quiet hours). A later run sends them.
+   */
+  updatesDeferred: number;
   /** Update notices SNS accepted (`updates: 'notify'`); not in `notificationsPublished`. */
   updateNotices: number;
   /** Articles already delivered that came back changed, for audiences with `updates: 'ignore'`. */
@@ -166,6 +171,7 @@ export const emptyDeliveryCounts = (): DeliveryCounts => ({
   notificationsWouldHold: 0,
   notificationsCollapsed: 0,
   notificationsWouldCollapse: 0,
+  updatesDeferred: 0,
   updateNotices: 0,
   updatesIgnored: 0,
   notificationsQueued: 0,
@@ -421,6 +427,13 @@ export class DeliveryPipeline {
           // read the ledger for it.
           counts.updatesIgnored += 1;
           refreshed.push(refresh);
+          continue;
+        }
+        // A spike's escalation is news, not a correction: it waits, unrecorded, until the audience
+        // has the spike alert and would be sent an alert now. The episode's alert is offered on
+        // every run while it lasts, so a later run sends it; one that ends first is not announced.
+        if (match.spike !== undefined && !spikeUpdateDue(match, audience, recorded, this.#options.now())) {
+          counts.updatesDeferred += 1;
           continue;
         }
         // From what the entry recorded only: an audience that switched `collapse` since keeps the
@@ -861,6 +874,16 @@ export class DeliveryPipeline {
 
 /** The key under which this run remembers an audience's lead of a story. */
 const leadId = (audienceId: string, storyId: string): string => `${audienceId}|${storyId}`;
+
+/**
+ * Whether a spike alert's escalation can be announced now: the audience has the alert (published,
+ * or held and since sent in a digest), and an alert for it would be sent at once now (not its
+ * digest mode, nor its quiet hours unless the rule is urgent; notices use no daily budget).
+ */
+function spikeUpdateDue(match: AudienceMatch, audience: Audience, recorded: DeliveryRecord, now: number): boolean {
+  const received = recorded.heldFor === undefined || recorded.releaseOutcome === 'sent';
+  return received && planDelivery(match, audience, now, 0).action === 'send';
+}
 
 /** Update notices are keyed `update:…` (ports.ts `updateNoticeKey`); alerts by their article. */
 const isUpdateNotice = (message: OutboundMessage): boolean => isUpdateNoticeKey(message.key.articleKey);

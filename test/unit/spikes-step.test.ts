@@ -194,4 +194,55 @@ describe('spike alerts in a run', () => {
     expect(record?.open.find((open) => open.bucket === Math.floor(start / HOUR))?.stories).toHaveLength(5);
     expect(record === undefined ? -2 : evaluatedThrough(record)).toBe(Math.floor(start / HOUR) - 1);
   });
+
+  /** Ten quiet days, then a burst of 40 new stories an hour for four hours (it doubles: escalated). */
+  async function escalatingBurst(world: SpikeWorld): Promise<number> {
+    let at = await playBaseline(world, start, 10 * 24, quiet);
+    const next = headlines(31);
+    for (let hour = 0; hour < 4; hour++) {
+      const runAt = at + 50 * 60_000;
+      await world.run(
+        runAt,
+        Array.from({ length: 40 }, (_, i) => spikeArticle(`esc${hour}-${i}`, next(), runAt - (i + 1) * 60_000)),
+      );
+      at += HOUR;
+    }
+    for (let hour = 0; hour < 3; hour++) {
+      await world.run(at + 50 * 60_000, []);
+      at += HOUR;
+    }
+    return at;
+  }
+  const updates = (world: SpikeWorld) =>
+    world.notifier.published.filter((message) => message.key.articleKey.startsWith('update:spike:'));
+
+  it('tells an audience with updates: notify once that the episode doubled, after the alert', async () => {
+    const world = new SpikeWorld(start, [spikeRule()], [spikeAudience('desk', { updates: 'notify' })]);
+    await escalatingBurst(world);
+    expect(world.spikeMessages()).toHaveLength(1);
+    expect(updates(world).map((message) => message.key.articleKey)).toEqual([
+      expect.stringMatching(/^update:spike:chips:.*#status=ESCALATED$/),
+    ]);
+    const [alert, update] = world.notifier.published.filter((message) => message.key.articleKey.includes('spike:'));
+    expect(alert?.key.articleKey).toMatch(/^spike:/);
+    expect(update?.key.articleKey).toMatch(/^update:spike:/);
+  });
+
+  // An escalation is news, not a correction of an alert the audience has: it was sent at once, in
+  // quiet hours and digest mode, before the alert it updates (found by a reviewer).
+  it.each([
+    ['quiet hours', { quietHours: { start: '00:00', end: '23:59' } }],
+    ['digest mode', { deliveryMode: 'digest', digestTimes: ['23:59'] }],
+    ['a daily budget used up', { dailyBudget: 1 }],
+  ])('sends no escalation while the alert is held (%s), nor in quiet hours', async (_, settings) => {
+    const world = new SpikeWorld(start, [spikeRule()], [spikeAudience('desk', { updates: 'notify', ...settings })]);
+    if ('dailyBudget' in settings) {
+      // The day's one alert is gone before the burst: the spike alert is held for the digest.
+      world.state.dailyCounts.set('desk|2026-10-15', 1);
+    }
+    await escalatingBurst(world);
+    expect(world.spikeMessages()).toEqual([]);
+    expect(updates(world)).toEqual([]);
+    expect(world.counts.notificationsHeld).toBeGreaterThan(0);
+  });
 });
