@@ -209,7 +209,7 @@ export class DynamoSpikeStore implements SpikeStore {
       const parsed = RecordItem.safeParse(item);
       const problem = parsed.success
         ? parsed.data.ruleId === ruleId
-          ? spikeRecordProblem(parsed.data as unknown as SpikeRecord)
+          ? spikeRecordProblem(parsed.data as unknown as SpikeRecord, this.#now())
           : // Copied by hand from another rule's key: its counts are that rule's, and its writes would go there.
             `ruleId ${JSON.stringify(parsed.data.ruleId.slice(0, 100))} is not the rule of its key`
         : parsed.error.issues

@@ -119,6 +119,55 @@ describe('spike record store', () => {
     expect(await stored('chips')).toEqual(original);
   });
 
+  // Counts of hours to come made every story until then read as late: the rule stopped counting and
+  // alerting, silently, until that day (a reviewer typed epoch seconds into detector.start).
+  it.each([
+    ['epoch seconds typed into detector.start', { start: Math.floor((t0 + 30 * day) / 1000) }],
+    ['detector.start moved 30 days ahead', { start: Math.floor((t0 + 30 * day) / 3_600_000) }],
+    ['detector.counts 60,000 hours long', { counts: Array.from({ length: 60_000 }, () => 0) }],
+  ])(
+    'reads a record that counts hours after now (%s) as damaged, saying so: the rule counts again',
+    async (_, edit) => {
+      const { clients, table, store, stored } = await setup();
+      const warnings: { message: string; reason: unknown }[] = [];
+      const watching = new DynamoSpikeStore({
+        documents: clients.documents,
+        tableName: table,
+        now: () => t0,
+        log: {
+          debug() {},
+          info() {},
+          error() {},
+          warn: (message, fields) => warnings.push({ message, reason: fields?.reason }),
+        },
+      });
+      const start = Math.floor(t0 / 3_600_000) - 48;
+      await store.write({
+        ...newSpikeRecord('chips', 'desk', 'balanced', t0 - 48 * 3_600_000),
+        detector: {
+          ...newSpikeRecord('chips', 'desk', 'balanced', t0).detector,
+          start,
+          counts: Array.from({ length: 47 }, () => 2),
+        },
+      });
+      // As it was written, it reads back whole: the last counted hour is the one before now.
+      expect((await watching.read(['chips'])).get('chips')?.detector.counts).toHaveLength(47);
+      expect(warnings).toEqual([]);
+      const original = (await stored('chips')) as { detector: Record<string, unknown> };
+      await clients.documents.send(
+        new PutCommand({ TableName: table, Item: { ...original, detector: { ...original.detector, ...edit } } }),
+      );
+      const read = (await watching.read(['chips'])).get('chips');
+      expect(read?.detector).toMatchObject({ start: Math.floor(t0 / 3_600_000), counts: [] });
+      expect(warnings).toEqual([
+        {
+          message: 'a spike record does not fit its schema; the rule starts counting again',
+          reason: expect.stringMatching(/is after the current one \(2026-10-05T00:00:00\.000Z\): edited by hand/),
+        },
+      ]);
+    },
+  );
+
   it('writes a record made too large by hand (a long title in its alert) anew, counting again, instead of failing the write', async () => {
     const { clients, table, store, stored } = await setup();
     const written = await store.write(newSpikeRecord('chips', 'desk', 'more', t0));

@@ -136,10 +136,13 @@ const MAX_TIME_MS = 8.64e15;
 /**
  * Why a stored record cannot be continued, or undefined. The state table's schema check sees
  * types; this sees what a hand edit can still break: a bucket length the model refuses, a
- * negative dispersion, or a bucket number no time has, which would fail a run (or the CLI) that
- * turned it into a date. The store treats such a record as damaged: the rule counts again.
+ * negative dispersion, a bucket number no time has, which would fail a run (or the CLI) that
+ * turned it into a date, or (given `now`) one after the current bucket and the next: counts of
+ * hours to come would make every story until then read as late, so the rule silently stopped
+ * counting and alerting until that day (a reviewer typed epoch seconds into `detector.start`).
+ * The store treats such a record as damaged: the rule counts again.
  */
-export function spikeRecordProblem(record: SpikeRecord): string | undefined {
+export function spikeRecordProblem(record: SpikeRecord, now?: number): string | undefined {
   try {
     spikeModel(record.bucketMs);
     if (record.alert !== undefined) spikeModel(record.alert.bucketMs);
@@ -152,6 +155,7 @@ export function spikeRecordProblem(record: SpikeRecord): string | undefined {
   const lastBucket = Math.floor(MAX_TIME_MS / record.bucketMs);
   const buckets: [string, number | undefined][] = [
     ['detector.start', detector.start],
+    ['the last of detector.counts', detector.start + detector.counts.length - 1],
     ['detector.countingSince', detector.countingSince],
     ['detector.dispersionAt', detector.dispersionAt],
     ['detector.closedAt', detector.closedAt],
@@ -185,6 +189,11 @@ export function spikeRecordProblem(record: SpikeRecord): string | undefined {
     // -1 stands for "not yet" (dispersionAt, closedAt).
     if (bucket !== undefined && (bucket < -1 || bucket > lastBucket)) {
       return `${name}: ${bucket} is the bucket of no valid time`;
+    }
+    // The alert's buckets have their own length; the record's are the rest.
+    const bucketMs = name.startsWith('alert.') && record.alert !== undefined ? record.alert.bucketMs : record.bucketMs;
+    if (now !== undefined && bucket !== undefined && bucket > bucketOf(now, bucketMs) + 1) {
+      return `${name}: bucket ${bucket} (${new Date(bucket * bucketMs).toISOString()}) is after the current one (${new Date(bucketOf(now, bucketMs) * bucketMs).toISOString()}): edited by hand, or written with a clock ahead (a sandbox run --now in the future)`;
     }
   }
   return undefined;
