@@ -70,7 +70,7 @@ import {
   renderUpdateNotice,
   UnpublishableLinkError,
 } from './render.ts';
-import { renderSpikeAlert, renderSpikeUpdate } from './spikes/render.ts';
+import { renderSpikeAlert, renderSpikeUpdate, spikeDigestHeadline } from './spikes/render.ts';
 
 /** DynamoDB's BatchGetItem limit. */
 const lookupBatchSize = 100;
@@ -700,7 +700,14 @@ export class DeliveryPipeline {
 
   /** Queues one match to be held (or reports it, in a dry run). */
   #hold(entry: FreshMatch, reason: HeldNotification['reason'], now: number): void {
-    const held = toHeldNotification(entry.match, reason, now);
+    const { match, audience } = entry;
+    // A digest entry shows its headline only: a spike's carries the figures.
+    const held = toHeldNotification(
+      match,
+      reason,
+      now,
+      match.spike === undefined ? undefined : spikeDigestHeadline(match, audience, this.#options.render ?? {}),
+    );
     if (this.#options.dryRun) {
       this.#options.counts.notificationsWouldHold += 1;
       this.#options.onWouldHold?.(held);

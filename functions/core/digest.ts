@@ -107,7 +107,13 @@ const bounded = (value: string | undefined, units: number) =>
  * The held form of a match: the article and rules bounded in size (a digest shows a short entry,
  * not the whole summary), every rule id kept for the ledger.
  */
-export function toHeldNotification(match: AudienceMatch, reason: HoldReason, heldAt: number): HeldNotification {
+export function toHeldNotification(
+  match: AudienceMatch,
+  reason: HoldReason,
+  heldAt: number,
+  /** The headline the digest shows, when not the article's (a spike's, with its figures); the ledger facts keep the article's. */
+  shownTitle?: string,
+): HeldNotification {
   const { article } = match;
   const values = (list: readonly string[]) =>
     list.slice(0, HELD_LIMITS.values).map((value) => truncateText(value, HELD_LIMITS.valueUnits));
@@ -133,7 +139,7 @@ export function toHeldNotification(match: AudienceMatch, reason: HoldReason, hel
       article: {
         key: article.key,
         id: article.id,
-        title: truncateText(article.title, HELD_LIMITS.titleUnits),
+        title: truncateText(shownTitle ?? article.title, HELD_LIMITS.titleUnits),
         summary: truncateText(article.summary, HELD_LIMITS.summaryUnits),
         url: article.url,
         publishedAt: article.publishedAt,
@@ -267,13 +273,18 @@ function dateAndTime(epochMs: number, timeZone: string, locale: string): { date:
   };
 }
 
+/** The group of spike alerts (keys `spike:<ruleId>:<episodeId>`, spikes/step.ts): its own, first in the digest. */
+const spikeGroupKey = 'spike';
+const isSpikeAlertKey = (articleKey: string): boolean => articleKey.startsWith('spike:');
+
 /**
- * The group an entry is listed under: its first category. Grouped by code when the provider sends
+ * The group an entry is listed under: spike alerts their own; others their first category. Grouped by code when the provider sends
  * codes, so an English, a Korean and a Japanese article of category 002000000 share one group
  * (labelled as its first entry names it); by name otherwise; "Other" (in the audience's words)
  * without any category. The key does not depend on the language, so the order does not either.
  */
 function groupOf(view: AlertView): { key: string; label: string } {
+  if (isSpikeAlertKey(view.article.key)) return { key: spikeGroupKey, label: view.audience.messages.digest.spikeGroup };
   const code = view.article.categories[0];
   const name = view.article.categoryLabels[0];
   const label = name ?? view.audience.messages.digest.otherGroup;
@@ -287,7 +298,7 @@ interface OrderedEntry {
 }
 
 /**
- * Orders a release: groups by size (largest first, then by name), newest article first inside a
+ * Orders a release: spike alerts first, then groups by size (largest first, then by name), newest article first inside a
  * group. Items whose article cannot be shown at all (no URL, no valid time) come back in `dropped`.
  */
 export function orderForDigest(
@@ -309,6 +320,9 @@ export function orderForDigest(
   const sizes = new Map<string, number>();
   for (const entry of entries) sizes.set(entry.group, (sizes.get(entry.group) ?? 0) + 1);
   entries.sort((a, b) => {
+    // A spike is the news of the digest: its group comes first, whatever its size.
+    const bySpike = Number(b.group === spikeGroupKey) - Number(a.group === spikeGroupKey);
+    if (bySpike !== 0) return bySpike;
     const bySize = (sizes.get(b.group) ?? 0) - (sizes.get(a.group) ?? 0);
     if (bySize !== 0) return bySize;
     if (a.group !== b.group) return a.group < b.group ? -1 : 1;
@@ -417,13 +431,17 @@ export function buildDigestView(
 
 // --- Channel renderers ----------------------------------------------------------------------------
 
-/** Entries in the order a reader should see them first: urgent ones, then the newest. */
+/** Entries in the order a reader should see them first: urgent ones, spike alerts, then the newest. */
 export function topEntries(view: DigestView): DigestEntryView[] {
+  const spike = (entry: DigestEntryView) => Number(entry.group === spikeGroupKey);
   return view.groups
     .flatMap((group) => group.entries)
     .sort(
       (a, b) =>
-        Number(b.urgent) - Number(a.urgent) || b.article.publishedAt - a.article.publishedAt || a.index - b.index,
+        Number(b.urgent) - Number(a.urgent) ||
+        spike(b) - spike(a) ||
+        b.article.publishedAt - a.article.publishedAt ||
+        a.index - b.index,
     );
 }
 

@@ -21,6 +21,7 @@ import {
   type HeldNotification,
   type HeldState,
   type HoldingAudience,
+  type HoldReason,
   type Lease,
   type LedgerFactsUpdate,
   type Log,
@@ -164,6 +165,27 @@ export class MemoryStateStore implements StateStore {
     const current = this.dailyCounts.get(dailyCountId(key)) ?? 0;
     if (current !== expected) throw new DailyCountConflictError(key, expected, current);
     this.dailyCounts.set(dailyCountId(key), next);
+  }
+}
+
+/**
+ * The in-memory state store with the holding index the release step reads first
+ * (`listHoldingAudiences`): every audience with held notifications, its oldest, and their reasons.
+ */
+export class HoldingMemoryStateStore extends MemoryStateStore {
+  override async listHoldingAudiences(): Promise<HoldingAudience[]> {
+    const byAudience = new Map<string, { oldestHeldAt: number; reasons: Set<HoldReason> }>();
+    for (const item of this.held.values()) {
+      const entry = byAudience.get(item.key.audienceId) ?? { oldestHeldAt: item.heldAt, reasons: new Set() };
+      entry.oldestHeldAt = Math.min(entry.oldestHeldAt, item.heldAt);
+      entry.reasons.add(item.reason);
+      byAudience.set(item.key.audienceId, entry);
+    }
+    return [...byAudience].map(([audienceId, { oldestHeldAt, reasons }]) => ({
+      audienceId,
+      oldestHeldAt,
+      reasons: [...reasons],
+    }));
   }
 }
 

@@ -9,7 +9,7 @@ import { type Article, type Audience, type AudienceMatch, AudienceSchema, type R
 import type { EpisodeAlert } from '#core/spikes/record';
 import { SpikeStep } from '#core/spikes/step';
 import { StoryResolver } from '#core/story';
-import { MemoryNotifier, MemoryStateStore, memoryLog } from './fake-ports.ts';
+import { HoldingMemoryStateStore, MemoryNotifier, memoryLog } from './fake-ports.ts';
 import { MemorySpikeStore } from './memory-spike-store.ts';
 import { MemoryStoryStore } from './memory-story-store.ts';
 
@@ -104,7 +104,7 @@ export function spikeEpisode(
 /** Plays runs of the spike step over shared in-memory state. */
 export class SpikeWorld {
   readonly spikes = new MemorySpikeStore();
-  readonly state = new MemoryStateStore();
+  readonly state = new HoldingMemoryStateStore();
   readonly notifier = new MemoryNotifier();
   readonly log = memoryLog();
   clock: number;

@@ -25,7 +25,7 @@ import { type OutboundMessage, type StoryRecord, updateNoticeKey } from '#core/p
 import { renderNotification, renderUpdateNotice } from '#core/render';
 import { describeSms } from '#core/sms';
 import { spikeAlertMatch } from '#core/spikes/alert';
-import { renderSpikeAlert, renderSpikeUpdate } from '#core/spikes/render';
+import { renderSpikeAlert, renderSpikeUpdate, spikeDigestHeadline } from '#core/spikes/render';
 import { renderSlackMessage } from '../../functions/slack-relay/blocks.ts';
 import { parseAlertMessage } from '../../functions/slack-relay/message.ts';
 import { spikeEpisode } from '../support/spike-world.ts';
@@ -308,14 +308,12 @@ describe.each(cases.filter((entry) => ['ascii', 'korean', 'japanese'].includes(e
     const update = channels(
       renderSpikeUpdate(escalated, entry.audience, change, updateNoticeKey('desk', key, 'status=ESCALATED')),
     );
-    // Held during quiet hours: the digest lists it under its headline, with the top story's link.
+    // Held during quiet hours (as the delivery pipeline holds it: its headline with the figures),
+    // the digest lists it first, in a group of its own, with the top story's link.
+    const held = spikeAlertMatch({ rule: spikeRule, audience: entry.audience, alert: episode, key });
     const digest = planDigest(
       [
-        toHeldNotification(
-          spikeAlertMatch({ rule: spikeRule, audience: entry.audience, alert: episode, key }),
-          'quiet-hours',
-          published,
-        ),
+        toHeldNotification(held, 'quiet-hours', published, spikeDigestHeadline(held, entry.audience, {})),
         toHeldNotification(matchOf(entry, companion, heldRules), 'budget', published - 60_000),
       ],
       entry.audience,

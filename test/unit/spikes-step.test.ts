@@ -4,6 +4,7 @@
  * give none, and reading the same articles again counts nothing twice.
  */
 import { describe, expect, it } from 'vitest';
+import { emptyDigestCounts, releaseDueDigests } from '#core/digest-release';
 import { evaluatedThrough } from '#core/spikes/record';
 import { HOUR, headlines, playBaseline, SpikeWorld, spikeArticle, spikeAudience, spikeRule } from '#test/spike-world';
 
@@ -244,5 +245,52 @@ describe('spike alerts in a run', () => {
     expect(world.spikeMessages()).toEqual([]);
     expect(updates(world)).toEqual([]);
     expect(world.counts.notificationsHeld).toBeGreaterThan(0);
+  });
+
+  // A held spike alert was the last entry of its digest, under "Other", with no figures, and the
+  // SMS digest never named it (found by a reviewer).
+  it('lists a held spike alert first in the digest, with its figures, on every channel', async () => {
+    const audience = spikeAudience('desk', { quietHours: { start: '00:00', end: '06:00' } });
+    const world = new SpikeWorld(start, [spikeRule()], [audience]);
+    const at = await escalatingBurst(world);
+    // Three ordinary articles held in the same quiet hours: a larger group than the spike's.
+    const pipeline = world.pipeline();
+    world.clock = at - 5 * HOUR;
+    await pipeline.add(
+      [1, 2, 3].map((n) => ({
+        audienceId: 'desk',
+        article: spikeArticle(`plain-${n}`, `Harbour council budget vote ${n}`, world.clock - n * 60_000),
+        rules: [{ ruleId: 'chips', urgent: false, reasons: [{ kind: 'keyword' as const, term: 'budget' }] }],
+      })),
+    );
+    await pipeline.flush();
+    expect(world.spikeMessages()).toEqual([]);
+    const published = world.notifier.published.length;
+    const counts = { ...emptyDigestCounts(), notificationsFailed: 0, notificationsUnrenderable: 0 };
+    await releaseDueDigests({
+      state: world.state,
+      notifier: world.notifier,
+      log: world.log,
+      now: () => at,
+      audiences: new Map([['desk', audience]]),
+      publishSignal: new AbortController().signal,
+      counts,
+    });
+    const digest = world.notifier.published.slice(published);
+    expect(digest).toHaveLength(1);
+    const spikeLine = /Coverage spike: chips: \d+ new stories since 00:00 \(about \d+ expected\)/;
+    const bodies = JSON.parse(digest[0]?.body ?? '{}') as { default: string; email: string; sms: string };
+    // The structured JSON (webhooks, the Slack relay, chat) lists the same first group and entry.
+    const structured = JSON.parse(bodies.default).newsAlerts as {
+      digest: { groups: { label: string; entries: { article: { title: string } }[] }[] };
+    };
+    expect(structured.digest.groups[0]?.label).toBe('Coverage spikes');
+    expect(structured.digest.groups[0]?.entries[0]?.article.title).toMatch(spikeLine);
+    const email = bodies.email.split('\n');
+    const firstGroup = email.findIndex((line) => line.startsWith('Coverage spikes'));
+    expect(firstGroup).toBeGreaterThan(0);
+    expect(email.findIndex((line) => line.startsWith('Economy'))).toBeGreaterThan(firstGroup);
+    expect(email[firstGroup + 1]).toMatch(new RegExp(`^1\\. ${spikeLine.source}`));
+    expect(bodies.sms).toMatch(new RegExp(`^Desk: 4 news alerts\\. ${spikeLine.source}`));
   });
 });

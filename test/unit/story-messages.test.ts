@@ -12,7 +12,6 @@ import type { ArticleChange } from '#core/ledger-facts';
 import { type Article, type Audience, type AudienceMatch, AudienceSchema } from '#core/model';
 import {
   type DeliveryKey,
-  type HoldingAudience,
   maxStoryOutlets,
   type OutboundMessage,
   type StoryIndex,
@@ -24,7 +23,7 @@ import { fitsSms } from '#core/sms';
 import { StoryResolver } from '#core/story';
 import { renderSlackMessage } from '../../functions/slack-relay/blocks.ts';
 import { parseAlertMessage } from '../../functions/slack-relay/message.ts';
-import { MemoryNotifier, MemoryStateStore, memoryLog } from '../support/fake-ports.ts';
+import { HoldingMemoryStateStore, MemoryNotifier, memoryLog } from '../support/fake-ports.ts';
 import { MemoryStoryStore } from '../support/memory-story-store.ts';
 
 const published = Date.parse('2026-03-14T13:30:00Z');
@@ -344,21 +343,6 @@ describe('digests: a story once, with where else it ran', () => {
 
 // --- The release step reads the stories -------------------------------------------------------
 
-/** The in-memory state store, with the holding index the release step reads first. */
-class HoldingStateStore extends MemoryStateStore {
-  override async listHoldingAudiences(): Promise<HoldingAudience[]> {
-    const byAudience = new Map<string, number>();
-    for (const item of this.held.values()) {
-      byAudience.set(item.key.audienceId, Math.min(byAudience.get(item.key.audienceId) ?? item.heldAt, item.heldAt));
-    }
-    return [...byAudience].map(([audienceId, oldestHeldAt]) => ({
-      audienceId,
-      oldestHeldAt,
-      reasons: ['quiet-hours'],
-    }));
-  }
-}
-
 /** A story index over the in-memory store, with one story of three outlets written to it. */
 async function storyIndex(): Promise<{ index: StoryResolver; store: MemoryStoryStore }> {
   const store = new MemoryStoryStore({ now: () => published });
@@ -390,7 +374,7 @@ async function release(stories: StoryIndex | undefined) {
     digestTimes: ['08:00'],
     dailyBudget: 5,
   });
-  const state = new HoldingStateStore();
+  const state = new HoldingMemoryStateStore();
   await state.holdNotifications([
     // Over yesterday's budget, held for the next 08:00 digest: not released, so its story is not read.
     toHeldNotification(

@@ -168,6 +168,8 @@ export interface Messages {
     readonly groupHeading: (label: string, count: number, total: number) => string;
     /** The group of articles without a category. */
     readonly otherGroup: string;
+    /** The group of spike alerts, listed first. */
+    readonly spikeGroup: string;
     /** Before an urgent entry's headline. */
     readonly urgentMarker: string;
     /** `Why: rule rates: …`. */

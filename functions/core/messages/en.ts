@@ -101,6 +101,7 @@ export const en: CatalogFactory = (count) =>
       heldDigest: (n, times) => `${count(n)} collected for your digest (${times.join(', ')})`,
       groupHeading: (label, n, total) => `${label} \u00B7 ${count(n)}${total > n ? ` of ${count(total)}` : ''}`,
       otherGroup: 'Other',
+      spikeGroup: 'Coverage spikes',
       urgentMarker: '[urgent] ',
       whyLine: (why) => `Why: ${why}`,
       rule: (ruleId, urgent, reasons) =>

@@ -91,6 +91,7 @@ export const ja: CatalogFactory = (count) =>
       heldDigest: (n, times) => `ダイジェスト配信(${times.join('、')})用に集めた${count(n)}件`,
       groupHeading: (label, n, total) => `${label} \u00B7 ${count(n)}件${total > n ? `(全${count(total)}件中)` : ''}`,
       otherGroup: 'その他',
+      spikeGroup: '報道急増',
       urgentMarker: '[緊急] ',
       whyLine: (why) => `理由: ${why}`,
       rule: (ruleId, urgent, reasons) =>

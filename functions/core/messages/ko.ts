@@ -103,6 +103,7 @@ export const ko: CatalogFactory = (count) =>
       heldDigest: (n, times) => `요약 발송 시각(${times.join(', ')})에 맞춰 모은 ${count(n)}건`,
       groupHeading: (label, n, total) => `${label} \u00B7 ${count(n)}건${total > n ? `(전체 ${count(total)}건)` : ''}`,
       otherGroup: '기타',
+      spikeGroup: '보도 급증',
       urgentMarker: '[긴급] ',
       whyLine: (why) => `이유: ${why}`,
       rule: (ruleId, urgent, reasons) =>

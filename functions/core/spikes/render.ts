@@ -176,6 +176,18 @@ function smsBody(spike: SpikeView, prefix = ''): string {
   return withUrl(trimToFit(full, fits, (start) => (isGsm7(withUrl(start)) ? '...' : '\u2026')));
 }
 
+/**
+ * A held spike alert's headline in a digest: the SMS line (`Coverage spike: chips: 42 new stories
+ * since 14:00 (about 6 expected)`), so a digest says how big the spike is, not only that there was
+ * one (a digest entry shows its headline, not the alert's figures).
+ */
+export function spikeDigestHeadline(match: AudienceMatch, audience: Audience, options: RenderOptions): string {
+  const spike = spikeView(match, audience, options);
+  const { spike: words } = spike.view.audience.messages;
+  const { facts } = spike;
+  return words.sms(facts.ruleLabel, facts.storiesSoFar, words.expected(soFarExpected(facts)), spike.sinceText);
+}
+
 /** Stories expected over the span of `storiesSoFar` (records written before it was kept: the alert's). */
 export const soFarExpected = (facts: SpikeAlertFacts): number => facts.expectedSoFar ?? facts.expected;
 
