@@ -234,6 +234,20 @@ function parseOrRefuse(text: string): QueryNode | QuerySyntaxError {
 }
 
 /**
+ * A value written by hand, as an error names it: a string quoted (JSON escapes, at most 40
+ * characters), anything else by its kind, so the message says what to change.
+ */
+function describeFound(value: unknown): string {
+  if (typeof value === 'string')
+    return value.length > 40 ? `${JSON.stringify(value.slice(0, 40))}…` : JSON.stringify(value);
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object') return 'a map';
+  if (typeof value === 'boolean' || typeof value === 'number') return `the ${typeof value} ${String(value)}`;
+  return typeof value;
+}
+
+/**
  * A subscriber rule: which articles an audience wants. Criteria of different kinds are combined
  * with AND; the values inside one criterion with OR. Exclusions win over everything.
  */
@@ -288,7 +302,9 @@ export const RuleSchema = z
     spikes: z.optional(
       z
         .enum(['off', 'fewer', 'balanced', 'more'], {
-          error: 'spikes must be "off", "fewer", "balanced" or "more" (see docs/spikes.md)',
+          // What was found is named: `"Balanced"`, `" balanced "` and `true` look right in a console.
+          error: (issue) =>
+            `spikes must be "off", "fewer", "balanced" or "more" (see docs/spikes.md); got ${describeFound(issue.input)}`,
         })
         .check(
           z.meta({

@@ -30,6 +30,22 @@ function audienceProblem(item: Record<string, unknown>): string | undefined {
 }
 
 describe('RuleSchema', () => {
+  // A reviewer's hand-written values all got the same message, which never said what it found.
+  it.each([
+    ['Balanced', '"Balanced"'],
+    [' balanced ', '" balanced "'],
+    ['', '""'],
+    [true, 'the boolean true'],
+    [1, 'the number 1'],
+    [['fewer'], 'a list'],
+    [{ preset: 'fewer' }, 'a map'],
+    ['x'.repeat(100), `"${'x'.repeat(40)}"…`],
+  ])('names the spikes value it refuses (%j)', (spikes, shown) => {
+    expect(ruleProblem({ keywords: ['rates'], spikes })).toContain(
+      `spikes must be "off", "fewer", "balanced" or "more" (see docs/spikes.md); got ${shown}`,
+    );
+  });
+
   it('applies the defaults: enabled, not urgent, no matchAll', () => {
     expect(RuleSchema.parse({ ruleId: 'r1', audienceId: 'desk', keywords: ['rates'] })).toEqual({
       ruleId: 'r1',
