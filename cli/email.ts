@@ -278,7 +278,9 @@ function migrationOutcome(
   existing: { state: string; unsubscribedAt?: number | undefined } | undefined,
   snsConfirmed: boolean,
 ): string {
-  if (existing?.state === 'unsubscribed') return 'stays unsubscribed (the subscriber left this audience)';
+  if (existing?.state === 'unsubscribed') {
+    return 'stays unsubscribed (the subscriber left this audience; the SNS subscription is removed too)';
+  }
   if (existing?.state === 'confirmed') return 'confirmed already (unchanged)';
   if (existing?.state === 'pending' && existing.unsubscribedAt !== undefined) {
     return 'stays pending (added again after an unsubscribe: it confirms by its own link)';
@@ -370,6 +372,13 @@ async function migrateAudience(
       snsRemoved,
     });
   }
+  // Said under --json too: it means every alert twice.
+  const twice = rows.filter((row) => !row.snsRemoved && row.state === 'confirmed').length;
+  if (options.keepSns && twice > 0) {
+    context.output.warn(
+      `${twice} confirmed address(es) kept their SNS email subscription: they get every alert twice, by SNS email and by SES email, until it is removed ('${hint(`email migrate ${audienceId}`)}' without --keep-sns removes it)`,
+    );
+  }
   context.output.result({ rows, problems }, () => {
     context.output.table(
       ['SUBSCRIBER', 'ADDRESS', 'STATE', 'CONFIRMATION', 'SNS SUBSCRIPTION'],
@@ -386,7 +395,7 @@ async function migrateAudience(
     const kept = rows.filter((row) => row.change === 'kept-unsubscribed').length;
     if (kept > 0) {
       context.output.note(
-        `${kept} address(es) had unsubscribed from this audience's email and stay unsubscribed: their SNS confirmation is older than the unsubscribe. Only '${hint('email add')}' asks them again, with a new confirmation.`,
+        `${kept} address(es) had unsubscribed from this audience's email and stay unsubscribed${options.keepSns ? '' : ', and their SNS subscriptions were removed'}: the unsubscribe is taken as newer than their SNS subscription (SNS does not say when it was confirmed). If one of them subscribed again since, '${hint('email add')}' asks them again, with a new confirmation.`,
       );
     }
     context.output.note(

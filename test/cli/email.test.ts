@@ -210,6 +210,10 @@ describe('email migrate after an unsubscribe', () => {
     );
     const first = await sandbox.cli(['email', 'migrate', audienceId, '--keep-sns', '--json']);
     expect(first.code, first.stderr).toBe(0);
+    // Kept on SNS and confirmed on SES: said, as it means every alert twice (found by a reviewer).
+    expect(first.stderr).toContain(
+      '1 confirmed address(es) kept their SNS email subscription: they get every alert twice, by SNS email and by SES email',
+    );
     const choi = await store.findByAddress(address('choi'));
     const membership = await store.membership(choi?.subscriberId ?? '', audienceId);
     expect(membership?.state).toBe('confirmed');
@@ -223,12 +227,17 @@ describe('email migrate after an unsubscribe', () => {
     const dry = await sandbox.cli(['email', 'migrate', audienceId, '--dry-run', '--json']);
     expect(dry.code, dry.stderr).toBe(0);
     expect(dry.json<{ rows: { becomes: string }[] }>().rows.map((row) => row.becomes)).toEqual([
-      'stays unsubscribed (the subscriber left this audience)',
+      'stays unsubscribed (the subscriber left this audience; the SNS subscription is removed too)',
     ]);
     const again = await sandbox.cli(['email', 'migrate', audienceId]);
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toContain('unsubscribed');
-    expect(again.stderr).toContain('stay unsubscribed');
+    // SNS does not say when its subscription was confirmed: the message says what it assumed, and
+    // what to do when that is wrong (it claimed to know; found by a reviewer).
+    expect(again.stderr).toContain(
+      'stay unsubscribed, and their SNS subscriptions were removed: the unsubscribe is taken as newer than their SNS subscription (SNS does not say when it was confirmed)',
+    );
+    expect(again.stderr).not.toContain('get every alert twice');
     expect((await store.membership(choi?.subscriberId ?? '', audienceId))?.state).toBe('unsubscribed');
     expectNoAddress(again.stdout + again.stderr + dry.stdout);
   });
