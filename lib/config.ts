@@ -403,7 +403,16 @@ export const StackConfigSchema = z
       .string()
       .regex(/^[a-z][a-z0-9-]{0,31}$/, 'must be 1-32 lower-case letters, digits or "-", starting with a letter')
       .default('news-alerts'),
-    newsApiBaseUrl: httpsUrl('the provider only allows HTTPS').default(PLACEHOLDER_BASE_URL),
+    newsApiBaseUrl: httpsUrl('the provider only allows HTTPS')
+      .check(
+        // Refused here under this key (the function's own check names its variable): a query is
+        // where an API key is put by mistake, and it would be in the template.
+        z.refine((value) => !/[?#]/.test(value), {
+          message:
+            'must not have a query or fragment (the API key comes from Secrets Manager: `news-alerts api-key set`)',
+        }),
+      )
+      .default(PLACEHOLDER_BASE_URL),
     /**
      * Accept loopback, private, link-local and other internal hosts in newsApiBaseUrl and
      * httpsEndpoints. Off: a deployed stack only talks to the public internet. For test stacks
@@ -568,13 +577,24 @@ export const StackConfigSchema = z
   .superRefine((config, ctx) => {
     // The run stops fetching SOFT_MARGIN_SECONDS before its time limit: a margin as long as the
     // timeout leaves every run nothing to fetch in (it would end at once, every time).
-    const softMargin = Number(config.alertEnvironmentOverrides.SOFT_MARGIN_SECONDS ?? 30);
+    // Named on the key the user set: the margin when overridden, else the timeout (a reviewer's
+    // timeoutSeconds 29 was also told about a SOFT_MARGIN_SECONDS it never set).
+    const explicitMargin = config.alertEnvironmentOverrides.SOFT_MARGIN_SECONDS;
+    const softMargin = Number(explicitMargin ?? 30);
     if (Number.isFinite(softMargin) && softMargin >= config.timeoutSeconds) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['alertEnvironmentOverrides', 'SOFT_MARGIN_SECONDS'],
-        message: `is ${softMargin} s, not less than timeoutSeconds (${config.timeoutSeconds}): the run stops fetching that long before its time limit, so it would never read anything; lower it or raise timeoutSeconds`,
-      });
+      if (explicitMargin !== undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['alertEnvironmentOverrides', 'SOFT_MARGIN_SECONDS'],
+          message: `is ${softMargin} s, not less than timeoutSeconds (${config.timeoutSeconds}): the run stops fetching that long before its time limit, so it would never read anything; lower it or raise timeoutSeconds`,
+        });
+      } else if (config.timeoutSeconds >= 30) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['timeoutSeconds'],
+          message: `is ${config.timeoutSeconds}, not more than the run's fetch margin (SOFT_MARGIN_SECONDS, ${softMargin} s by default): the run stops fetching that long before its time limit, so it would never read anything; raise it, or lower alertEnvironmentOverrides.SOFT_MARGIN_SECONDS`,
+        });
+      }
     }
     if (!config.allowInternalTargets) {
       const internal = (value: string, path: (string | number)[]) => {

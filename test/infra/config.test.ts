@@ -299,6 +299,15 @@ describe('validation', () => {
     }
   });
 
+  it('refuses a query or fragment in newsApiBaseUrl under that key, not the function variable it becomes', () => {
+    for (const newsApiBaseUrl of ['https://api.example.org/v1?apikey=x', 'https://api.example.org/v1#top']) {
+      const message = refusal({ newsApiBaseUrl });
+      expect(message).toContain('newsApiBaseUrl: must not have a query or fragment');
+      expect(message).not.toContain('NEWS_API_BASE_URL');
+      expect(message).not.toContain('apikey=x');
+    }
+  });
+
   it('refuses credentials in provider and webhook URLs, even with allowInternalTargets', () => {
     expect(refusal({ newsApiBaseUrl: 'https://user:pw@news.example.com' })).toMatch(
       /newsApiBaseUrl: must not carry credentials/,
@@ -387,8 +396,12 @@ describe('validation', () => {
     );
     // A fetch margin as long as the timeout: every run would stop before reading anything.
     expect(refusal({ timeoutSeconds: 30 })).toMatch(
-      /SOFT_MARGIN_SECONDS: is 30 s, not less than timeoutSeconds \(30\)/,
+      /timeoutSeconds: is 30, not more than the run's fetch margin \(SOFT_MARGIN_SECONDS, 30 s by default\)/,
     );
+    // Below its own minimum: that is the one thing said, not a margin the user never set.
+    const below = refusal({ timeoutSeconds: 29 });
+    expect(below).toMatch(/timeoutSeconds: must be at least 30/);
+    expect(below).not.toMatch(/SOFT_MARGIN_SECONDS|fetch margin/);
     expect(refusal({ alertEnvironmentOverrides: { SOFT_MARGIN_SECONDS: '600' } })).toMatch(/is 600 s, not less than/);
     expect(parseStackConfig({ timeoutSeconds: 60 }).timeoutSeconds).toBe(60);
   });
