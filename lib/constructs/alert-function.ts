@@ -89,12 +89,13 @@ export class AlertFunction extends Construct {
    * or table-management actions.
    */
   useTables(tables: StateTables): void {
-    const read = ['dynamodb:Scan', 'dynamodb:Query', 'dynamodb:GetItem', 'dynamodb:BatchGetItem'];
+    const read = ['dynamodb:Query', 'dynamodb:GetItem', 'dynamodb:BatchGetItem'];
     const write = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'];
+    // Rules and audiences are read whole (a Scan); the state table is only ever read by key.
     this.#set('RULES_TABLE_NAME', tables.rules.tableName);
-    tables.rules.grant(this.function, ...read);
+    tables.rules.grant(this.function, 'dynamodb:Scan', ...read);
     this.#set('AUDIENCES_TABLE_NAME', tables.audiences.tableName);
-    tables.audiences.grant(this.function, ...read);
+    tables.audiences.grant(this.function, 'dynamodb:Scan', ...read);
     this.#set('STATE_TABLE_NAME', tables.state.tableName);
     tables.state.grant(this.function, ...read, ...write, 'dynamodb:ConditionCheckItem');
     // Customer-managed table key: what DynamoDB uses on the caller's behalf, without wildcard actions.

@@ -84,12 +84,14 @@ export class Monitoring extends Construct {
       enableKeyRotation: true,
       removalPolicy: props.removalPolicy,
     });
-    // CloudWatch publishes alarm notifications itself, so it needs the key of the encrypted topic.
+    // CloudWatch publishes alarm notifications itself, so it needs the key of the encrypted topic:
+    // for this account's alarms only (the confused-deputy guard the SES events key has too).
     key.addToResourcePolicy(
       new iam.PolicyStatement({
         principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
         actions: ['kms:Decrypt', 'kms:GenerateDataKey'],
         resources: ['*'],
+        conditions: { StringEquals: { 'aws:SourceAccount': stack.account } },
       }),
     );
     this.opsTopic = new sns.Topic(this, 'OpsTopic', { masterKey: key, enforceSSL: true });

@@ -170,6 +170,28 @@ describe('least privilege', () => {
     for (const [, role] of ofType('AWS::IAM::Role')) expect(role.Properties.ManagedPolicyArns).toBeUndefined();
   });
 
+  it('lets a service use a key only for this account (aws:SourceAccount on every service statement)', () => {
+    const services = statementsOf('AWS::KMS::Key', 'KeyPolicy').filter(
+      ({ statement }) => (statement as { Principal?: { Service?: unknown } }).Principal?.Service !== undefined,
+    );
+    expect(services.length).toBeGreaterThan(0);
+    // The ops topic's key lacked it (found by a reviewer); the SES events key had it.
+    for (const { statement } of services) {
+      expect(statement.Condition).toMatchObject({ StringEquals: { 'aws:SourceAccount': expect.anything() } });
+    }
+  });
+
+  it('lets the alert function scan the rules and audiences, and read the state table only by key', () => {
+    const statements = policyOfRole(alertFunction()).filter((statement) =>
+      actions(statement).some((action) => action.startsWith('dynamodb:')),
+    );
+    // The state table is the one it writes: nothing of it is ever scanned (found by a reviewer).
+    const state = statements.filter((statement) => actions(statement).includes('dynamodb:PutItem'));
+    expect(state.length).toBeGreaterThan(0);
+    for (const statement of state) expect(actions(statement)).not.toContain('dynamodb:Scan');
+    expect(statements.filter((statement) => actions(statement).includes('dynamodb:Scan'))).toHaveLength(2);
+  });
+
   it('lets the alert function publish only to this deployment’s audience topics, present and future', () => {
     const statements = policyOfRole(alertFunction());
     const publish = statements.filter((statement) => actions(statement).includes('sns:Publish'));
