@@ -39,6 +39,7 @@ import type { SpikeDocument } from '../spikes/document.ts';
 import {
   type SpikeView,
   soFarExpected,
+  spikeDigestHeadline,
   emailBody as spikeEmailBody,
   spikeFactsOf,
   spikeView,
@@ -237,6 +238,30 @@ function alertHtml(view: AlertView, words: EmailWords, updateLine: string | unde
   );
   parts.push(`<p class="small">${escapeHtml(messages.email.alertId(singleLine(view.deliveryId)))}</p>`);
   return parts.join('\n');
+}
+
+/**
+ * A spike alert's headline in a subscriber's daily digest, with its figures (the audience digest
+ * shows the same: `Coverage spike: chips: 42 new stories since 14:00 (about 6 expected)`); undefined
+ * for any other notification.
+ */
+export function spikeDigestTitleOf(
+  notification: AlertNotification,
+  audience: Audience,
+  options: ComposeOptions = {},
+): string | undefined {
+  const part = notification.spike;
+  if (part === undefined) return undefined;
+  const rule = notification.matches.find((match) => match.ruleId === part.ruleId) ?? notification.matches[0];
+  const ruleLabel = ruleLabelOf({ ruleId: part.ruleId, description: rule?.description ?? undefined });
+  return spikeDigestHeadline(
+    {
+      ...toMatch(audience.audienceId, notification.article, notification.matches),
+      spike: spikeFactsOf(part, ruleLabel),
+    },
+    audience,
+    renderOptions(notification.locale, options),
+  );
 }
 
 /**

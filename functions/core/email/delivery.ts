@@ -38,6 +38,7 @@ import {
   composeDigest,
   type EmailDraft,
   personalize,
+  spikeDigestTitleOf,
 } from './compose.ts';
 import { dailyDigestAt } from './daily-digest.ts';
 import { markSent } from './mark-sent.ts';
@@ -412,6 +413,8 @@ export function heldEntriesOf(
   document: AlertNotification | DigestNotification,
   draft: Pick<EmailDraft, 'locale'>,
   now: number,
+  /** The headline the digest shows for an alert, when not its article's (a spike's, with its figures). */
+  shownTitle?: string,
 ): HeldEntry[] {
   const entries: DigestEntryDocument[] =
     document.kind === 'digest'
@@ -422,7 +425,7 @@ export function heldEntriesOf(
             urgent: document.urgent,
             heldFor: 'digest',
             heldAt: new Date(now).toISOString(),
-            article: document.article,
+            article: shownTitle === undefined ? document.article : { ...document.article, title: shownTitle },
             matches: document.matches,
             omittedMatches: document.omittedMatches,
             alsoIn: undefined,
@@ -444,7 +447,12 @@ async function holdForDigest(
   deps: EmailDeliveryDeps,
   now: number,
 ): Promise<void> {
-  const entries = heldEntriesOf(document, draft, now);
+  const entries = heldEntriesOf(
+    document,
+    draft,
+    now,
+    document.kind === 'digest' ? undefined : spikeDigestTitleOf(document, audience, deps.compose),
+  );
   await deps.store.hold(profile.subscriberId, audience.audienceId, entries, dailyDigestAt(now, audience));
   const messageKey = messageKeyOf(draft.deliveryId);
   await deps.store.recordOutcome({
