@@ -77,7 +77,9 @@ const finite = z
     z.refine(Number.isFinite, 'must be a finite number'),
     z.refine(writable, 'must be at most 2^53 - 1 either way'),
   );
-const int = z.number().check(z.int(), z.refine(writable, 'must be at most 2^53 - 1 either way'));
+const int = z
+  .number()
+  .check(z.int('must be a whole number'), z.refine(writable, 'must be at most 2^53 - 1 either way'));
 const Sample = z.object({
   storyId: z.string(),
   title: z.string(),
@@ -104,7 +106,8 @@ const RecordItem = z.object({
   version: int,
   detector: z.object({
     start: int,
-    counts: z.array(finite),
+    // Story counts are whole (-1: not counted): a fraction typed by hand is damage, not a count.
+    counts: z.array(int),
     expected: z.array(finite),
     seasonal: z.array(finite),
     scores: z.optional(z.array(finite)),
@@ -116,7 +119,7 @@ const RecordItem = z.object({
     open: z.optional(Episode),
     closedAt: int,
   }),
-  outletCounts: z.array(finite),
+  outletCounts: z.array(int),
   open: z.array(
     z.object({ bucket: int, stories: z.array(z.string()), samples: z.array(Sample), outlets: z.array(z.string()) }),
   ),

@@ -125,8 +125,10 @@ describe('spike record store', () => {
     ['epoch seconds typed into detector.start', { start: Math.floor((t0 + 30 * day) / 1000) }],
     ['detector.start moved 30 days ahead', { start: Math.floor((t0 + 30 * day) / 3_600_000) }],
     ['detector.counts 60,000 hours long', { counts: Array.from({ length: 60_000 }, () => 0) }],
+    // Not in the future, but no count either: whole stories only (found by the same reviewer).
+    ['a fraction typed into detector.counts', { counts: [...Array.from({ length: 46 }, () => 2), 2.5] }],
   ])(
-    'reads a record that counts hours after now (%s) as damaged, saying so: the rule counts again',
+    'reads a record that counts hours after now, or not in whole stories (%s), as damaged, saying so: the rule counts again',
     async (_, edit) => {
       const { clients, table, store, stored } = await setup();
       const warnings: { message: string; reason: unknown }[] = [];
@@ -162,7 +164,9 @@ describe('spike record store', () => {
       expect(warnings).toEqual([
         {
           message: 'a spike record does not fit its schema; the rule starts counting again',
-          reason: expect.stringMatching(/is after the current one \(2026-10-05T00:00:00\.000Z\): edited by hand/),
+          reason: expect.stringMatching(
+            /is after the current one \(2026-10-05T00:00:00\.000Z\): edited by hand|detector\.counts\.46: must be a whole number/,
+          ),
         },
       ]);
     },
