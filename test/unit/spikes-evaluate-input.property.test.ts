@@ -54,15 +54,38 @@ describe('spikes evaluate: the span of a series is bounded before any work', () 
   });
 
   it('refuses a far-off last row at once instead of stepping every bucket up to it', () => {
-    const text = ['timestamp,value', '2021-03-01 00:00:00,1', '2021-03-01 01:00:00,2', '9999-12-31 23:55:00,1'];
+    const text = ['timestamp,value', '2021-03-01 00:00:00,1', '2021-03-01 01:00:00,2', '2261-12-31 23:55:00,1'];
     const series = readCountSeries(text.join('\n'), 'far.csv');
     expect(() => evaluateSeriesWith(series, PRESETS.balanced, { bucketMs: HOUR, source: 'far.csv' })).toThrow(
-      /^far\.csv:4: timestamp 9999-12-31 23:55:00 is 7,979 years after the row before it/,
+      /^far\.csv:4: timestamp 2261-12-31 23:55:00 is 241 years after the row before it/,
     );
     // Just past the bound (about ten seconds of stepping without it): refused too.
     const past = seriesAt([START, START + HOUR, START + MAX_SERIES_BUCKETS * HOUR]);
     expect(() => evaluateSeriesWith(past, PRESETS.balanced, { bucketMs: HOUR })).toThrow(SeriesFormatError);
     expect(() => evaluateSeriesWith(past, PRESETS.balanced, { bucketMs: HOUR })).toThrow(/:4: .*at most 2,000,000/);
+  });
+});
+
+describe('spikes evaluate: the years of a timestamp', () => {
+  // Years 0-99 read as "not a timestamp" (JavaScript dates put them in the 1900s), and years NAB's
+  // scorer cannot read (pandas timestamps) were accepted into a results file it then refused
+  // (found by a reviewer).
+  it.each([
+    '0000-01-01 00:00:00',
+    '0050-06-01 12:00:00',
+    '1600-01-01 00:00:00',
+    '2262-05-01 00:00:00',
+    '9999-12-31 23:55:00',
+  ])('refuses %s, naming the years NAB can score', (timestamp) => {
+    const text = ['timestamp,value', '2021-03-01 00:00:00,1', `${timestamp},2`].join('\n');
+    expect(() => readCountSeries(text, 'years.csv')).toThrow(
+      `years.csv:3: timestamp "${timestamp}": the year must be from 1678 to 2261, the years NAB's scorer can read (as pandas timestamps)`,
+    );
+  });
+
+  it('takes the first and last years pandas holds whole', () => {
+    const text = ['timestamp,value', '1678-01-01 00:00:00,1', '2261-12-31 23:00:00,2'].join('\n');
+    expect(readCountSeries(text, 'edge.csv').times).toEqual([Date.UTC(1678, 0, 1), Date.UTC(2261, 11, 31, 23)]);
   });
 });
 

@@ -101,6 +101,9 @@ function onCalendar(text: string): boolean {
   );
 }
 
+/** The whole years pandas timestamps (nanoseconds since 1970 in 64 bits) hold: 1677-09-21 to 2262-04-11. */
+const NAB_YEARS = { from: 1678, to: 2261 } as const;
+
 /** The largest count a bucket may hold: far above any news or social series, far below float trouble. */
 export const MAX_COUNT = 1e12;
 
@@ -157,6 +160,14 @@ export function readCountSeries(text: string, source: string, maxRows = MAX_SERI
     }
     const timeText = (cells[timeColumn] ?? '').trim();
     const valueText = (cells[valueColumn] ?? '').trim();
+    // NAB's scorer reads timestamps as pandas datetimes, which hold these years only; and JavaScript
+    // dates put years 0-99 in the 1900s, so such a date read as "not a timestamp" (found by a reviewer).
+    const year = Number(/^(\d{4})-\d{2}-\d{2}[ T]/.exec(timeText)?.[1] ?? Number.NaN);
+    if (year < NAB_YEARS.from || year > NAB_YEARS.to) {
+      throw new SeriesFormatError(
+        `${where}: timestamp ${quoted(timeText)}: the year must be from ${NAB_YEARS.from} to ${NAB_YEARS.to}, the years NAB's scorer can read (as pandas timestamps)`,
+      );
+    }
     const time = parseTimestamp(timeText);
     if (!Number.isFinite(time)) {
       throw new SeriesFormatError(
