@@ -165,12 +165,46 @@ describe('spike record store', () => {
         {
           message: 'a spike record does not fit its schema; the rule starts counting again',
           reason: expect.stringMatching(
-            /is after the current one \(2026-10-05T00:00:00\.000Z\): edited by hand|detector\.counts\.46: must be a whole number/,
+            /is more than two days after the current one \(2026-10-05T00:00:00\.000Z\): edited by hand|detector\.counts\.46: must be a whole number/,
           ),
         },
       ]);
     },
   );
+
+  // The first version of the check reset a rule whose record was a few hours ahead of the run's
+  // clock: a sandbox `run --now 6h` cost every spike rule its learned counts (found by a reviewer).
+  it('keeps a record up to two days ahead of the clock, as a run moved back in time finds it', async () => {
+    const { clients, table, store } = await setup();
+    const warnings: unknown[] = [];
+    const hour = 3_600_000;
+    const start = Math.floor(t0 / hour) - 40;
+    for (const [ahead, kept] of [
+      [6 * hour, true],
+      [47 * hour, true],
+      [50 * hour, false],
+    ] as const) {
+      const behind = new DynamoSpikeStore({
+        documents: clients.documents,
+        tableName: table,
+        now: () => t0 - ahead,
+        log: { debug() {}, info() {}, error() {}, warn: (message) => warnings.push(message) },
+      });
+      await clients.documents.send(new DeleteCommand({ TableName: table, Key: spikeRecordKey('chips') }));
+      await store.write({
+        ...newSpikeRecord('chips', 'desk', 'balanced', t0),
+        detector: {
+          ...newSpikeRecord('chips', 'desk', 'balanced', t0).detector,
+          start,
+          counts: Array.from({ length: 39 }, () => 2),
+        },
+      });
+      warnings.length = 0;
+      const read = (await behind.read(['chips'])).get('chips');
+      expect(read?.detector.counts.length, `${ahead / hour} hours ahead`).toBe(kept ? 39 : 0);
+      expect(warnings, `${ahead / hour} hours ahead`).toHaveLength(kept ? 0 : 1);
+    }
+  });
 
   it('writes a record made too large by hand (a long title in its alert) anew, counting again, instead of failing the write', async () => {
     const { clients, table, store, stored } = await setup();

@@ -134,12 +134,21 @@ export interface SpikeRecord {
 const MAX_TIME_MS = 8.64e15;
 
 /**
+ * How far after the run's clock a stored record may reach and still be continued: the runs it
+ * lacks are counted when the clock gets there, as before. Further is a hand edit, or a clock moved
+ * days: the rule counts again rather than wait that long in silence.
+ */
+const FUTURE_TOLERANCE_MS = 2 * 86_400_000;
+
+/**
  * Why a stored record cannot be continued, or undefined. The state table's schema check sees
  * types; this sees what a hand edit can still break: a bucket length the model refuses, a
  * negative dispersion, a bucket number no time has, which would fail a run (or the CLI) that
- * turned it into a date, or (given `now`) one after the current bucket and the next: counts of
- * hours to come would make every story until then read as late, so the rule silently stopped
- * counting and alerting until that day (a reviewer typed epoch seconds into `detector.start`).
+ * turned it into a date, or (given `now`) one more than {@link FUTURE_TOLERANCE_MS} after it:
+ * counts of hours to come make every story until then read as late, so the rule silently stopped
+ * counting and alerting until that day (a reviewer typed epoch seconds into `detector.start`). A
+ * record a little ahead is kept: a sandbox `run --now` a few hours back or ahead of the last run
+ * must not cost the rule its learned counts (a reviewer of the first version of this check).
  * The store treats such a record as damaged: the rule counts again.
  */
 export function spikeRecordProblem(record: SpikeRecord, now?: number): string | undefined {
@@ -192,8 +201,8 @@ export function spikeRecordProblem(record: SpikeRecord, now?: number): string | 
     }
     // The alert's buckets have their own length; the record's are the rest.
     const bucketMs = name.startsWith('alert.') && record.alert !== undefined ? record.alert.bucketMs : record.bucketMs;
-    if (now !== undefined && bucket !== undefined && bucket > bucketOf(now, bucketMs) + 1) {
-      return `${name}: bucket ${bucket} (${new Date(bucket * bucketMs).toISOString()}) is after the current one (${new Date(bucketOf(now, bucketMs) * bucketMs).toISOString()}): edited by hand, or written with a clock ahead (a sandbox run --now in the future)`;
+    if (now !== undefined && bucket !== undefined && bucket * bucketMs > now + FUTURE_TOLERANCE_MS) {
+      return `${name}: bucket ${bucket} (${new Date(bucket * bucketMs).toISOString()}) is more than two days after the current one (${new Date(bucketOf(now, bucketMs) * bucketMs).toISOString()}): edited by hand, or written by a run whose clock was that far ahead of this one's (a sandbox run --now)`;
     }
   }
   return undefined;
