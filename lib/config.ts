@@ -14,7 +14,7 @@ import { defaultPageSize, publisherBatchMax } from '#core/ports';
 import { PaginationSchema } from '#provider/config';
 import { ResponseMappingOverrideSchema } from '#provider/response-mapping';
 import { checkTargetUrl, quotableOrigin } from '#shared/network-targets';
-import { cronGapMinutes, rateMinutes } from './schedule-gap.ts';
+import { rateMinutes, scheduleGaps } from './schedule-gap.ts';
 
 /** A configuration value is invalid; the message names the context key. */
 export class StackConfigError extends Error {
@@ -666,61 +666,68 @@ export const StackConfigSchema = z
       });
     }
     const rate = rateMinutes(config.scheduleExpression);
-    const gap = cronGapMinutes(config.scheduleExpression);
-    const derived = rate ?? gap;
-    if (
-      derived !== undefined &&
-      config.scheduleIntervalMinutes !== null &&
-      config.scheduleIntervalMinutes !== derived
-    ) {
-      // The alarms and the recheck period follow the interval: one that contradicts the schedule
-      // would size them for runs that never come (the no-run alarm fires between every two runs)
-      // or far more often (it notices a stop late).
+    const gaps = scheduleGaps(config.scheduleExpression);
+    const stated = config.scheduleIntervalMinutes;
+    if (gaps !== undefined && stated !== null && (stated < gaps.shortest || stated > gaps.longest)) {
+      // The alarms and the recheck period follow the interval: one the schedule never has would
+      // size them for runs that never come (the no-run alarm fires between every two runs) or far
+      // more often (it notices a stop late). A reviewer's hourly cron was stated as 10 minutes.
+      const apart =
+        gaps.longest === Number.POSITIVE_INFINITY
+          ? 'at most once a year'
+          : gaps.shortest === gaps.longest
+            ? `every ${gaps.longest} minute(s)`
+            : `${gaps.shortest} to ${gaps.longest} minutes apart`;
       ctx.addIssue({
         code: 'custom',
         path: ['scheduleIntervalMinutes'],
         message:
           rate !== undefined
-            ? `is ${config.scheduleIntervalMinutes}, but ${config.scheduleExpression} runs every ${rate} minute(s): leave it null (it is derived from rate()) or make them agree`
-            : `is ${config.scheduleIntervalMinutes}, but ${config.scheduleExpression} leaves ${gap === Number.POSITIVE_INFINITY ? 'more than a year' : `up to ${gap} minute(s)`} between two runs: leave it null (it is derived from the cron's fields) or make them agree`,
+            ? `is ${stated}, but ${config.scheduleExpression} runs every ${rate} minute(s): leave it null (it is derived from rate()) or make them agree`
+            : `is ${stated}, but ${config.scheduleExpression} runs ${apart}: leave it null (it is derived from the cron's fields) or give a gap it has`,
       });
       return;
     }
-    const interval = config.scheduleIntervalMinutes ?? derived;
+    const interval = stated ?? gaps?.shortest;
     if (interval === undefined) {
       ctx.addIssue({
         code: 'custom',
         path: ['scheduleIntervalMinutes'],
         message:
-          'is required with a cron() schedule that uses names (MON, JAN), L, W or #: how many minutes apart the runs are at most (for the no-run alarm)',
+          'is required with a cron() schedule synth cannot read (L, W or #, a range that wraps such as 22-2, or a year field that stops before 2031): how many minutes apart its runs usually are',
       });
       return;
     }
-    // The no-run alarm's window (interval x noSuccessfulRunIntervals) must hold more than one
-    // interval (a healthy gap is interval + flexibleWindowMinutes) and CloudWatch allows at most a
-    // day: so at least two intervals a day, and a longer schedule could never be given a window.
-    if (interval > 720) {
+    // The no-run alarm watches the longest gap: a cron that pauses at night must not page nightly.
+    const longest = Math.max(gaps?.longest ?? interval, interval);
+    // The no-run alarm's window must hold more than the longest gap (a healthy one is that plus
+    // flexibleWindowMinutes) and CloudWatch allows at most a day: so runs at most 12 hours apart,
+    // and a longer schedule could never be given a window.
+    if (longest > 720) {
       ctx.addIssue({
         code: 'custom',
         path: ['scheduleExpression'],
-        message: `runs ${interval === Number.POSITIVE_INFINITY ? 'at most once a year' : `${interval} min apart`}; it must fire at least every 12 hours (720 min): the no-run alarm watches at most one day, which must hold two intervals`,
+        message: `runs ${longest === Number.POSITIVE_INFINITY ? 'at most once a year' : `${longest} min apart${longest > interval ? ' at the most' : ''}`}; it must fire at least every 12 hours (720 min): the no-run alarm watches at most one day, which must hold two intervals`,
       });
       return;
     }
-    const window = interval * config.noSuccessfulRunIntervals;
+    const window = noRunWindowMinutes(interval, longest, config.noSuccessfulRunIntervals);
     // Runs drift by up to the flexible window, so the alarm window must hold a whole gap between runs.
-    if (window < interval + config.flexibleWindowMinutes + 1) {
+    if (window < longest + config.flexibleWindowMinutes + 1) {
       ctx.addIssue({
         code: 'custom',
         path: ['noSuccessfulRunIntervals'],
-        message: `${config.noSuccessfulRunIntervals} interval(s) of ${interval} min is shorter than the longest healthy gap between runs (interval + flexibleWindowMinutes); raise it`,
+        message: `${config.noSuccessfulRunIntervals} interval(s) of ${interval} min is shorter than the longest healthy gap between runs (${longest > interval ? `the longest gap, ${longest} min,` : 'interval'} + flexibleWindowMinutes); raise it`,
       });
     }
     if (window > 1440) {
       ctx.addIssue({
         code: 'custom',
         path: ['noSuccessfulRunIntervals'],
-        message: `${config.noSuccessfulRunIntervals} x ${interval} min exceeds the one-day limit of a CloudWatch alarm window`,
+        message:
+          longest > interval
+            ? `the longest gap (${longest} min) and ${config.noSuccessfulRunIntervals - 1} more interval(s) of ${interval} min exceed the one-day limit of a CloudWatch alarm window`
+            : `${config.noSuccessfulRunIntervals} x ${interval} min exceeds the one-day limit of a CloudWatch alarm window`,
       });
     }
     if (config.flexibleWindowMinutes >= interval) {
@@ -741,8 +748,13 @@ export type AudienceConfig = z.output<typeof AudienceConfigSchema>;
 
 /** Validated stack configuration, with values derived from the options. */
 export interface StackConfig extends ParsedConfig {
-  /** Minutes between scheduled runs (from `rate()` or `scheduleIntervalMinutes`). */
+  /**
+   * Minutes between scheduled runs: `scheduleIntervalMinutes`, else the schedule's shortest gap.
+   * Sizes the recheck period, the error alarms' periods and how long an invocation may wait.
+   */
   readonly intervalMinutes: number;
+  /** The no-run alarm's window: the longest gap between runs, and `noSuccessfulRunIntervals` - 1 intervals more. */
+  readonly noRunWindowMinutes: number;
   /** Counted reading's recheck period: `lateRecheckMinutes`, or derived from the schedule. */
   readonly recheckMinutes: number;
   /** Run lease: longer than the function timeout, so a timed-out run's lease expires on its own. */
@@ -811,6 +823,15 @@ export function scheduleProblem(expression: string): string | undefined {
 }
 
 /**
+ * The no-run alarm's window: a whole longest gap between runs (a cron that pauses at night must
+ * not page nightly), and `intervals` - 1 intervals more for a run that is missed; for an even
+ * schedule that is `intervals` intervals, as before.
+ */
+export function noRunWindowMinutes(interval: number, longest: number, intervals: number): number {
+  return longest + (intervals - 1) * interval;
+}
+
+/**
  * Counted reading's default recheck period: three schedule intervals, and at least 10 minutes.
  * Rechecking re-reads the pages where the freshest late articles land; doing it on every run or
  * every other run reads them two or three times as often for little gain (bench/RESULTS.md,
@@ -842,14 +863,13 @@ export function parseStackConfig(context: Readonly<Record<string, unknown>>): St
     );
   }
   const config = result.data;
-  const intervalMinutes =
-    config.scheduleIntervalMinutes ??
-    rateMinutes(config.scheduleExpression) ??
-    cronGapMinutes(config.scheduleExpression) ??
-    5;
+  const gaps = scheduleGaps(config.scheduleExpression);
+  const intervalMinutes = config.scheduleIntervalMinutes ?? gaps?.shortest ?? 5;
+  const longestGapMinutes = Math.max(gaps?.longest ?? intervalMinutes, intervalMinutes);
   return {
     ...config,
     intervalMinutes,
+    noRunWindowMinutes: noRunWindowMinutes(intervalMinutes, longestGapMinutes, config.noSuccessfulRunIntervals),
     recheckMinutes: config.lateRecheckMinutes ?? defaultRecheckMinutes(intervalMinutes),
     leaseSeconds: config.timeoutSeconds + 60,
     usesPlaceholderBaseUrl: config.newsApiBaseUrl === PLACEHOLDER_BASE_URL,

@@ -104,7 +104,7 @@ export class NewsAlertsStack extends Stack {
       alertFunction: alertRun.function,
       relayFunction: relay.function,
       intervalMinutes: config.intervalMinutes,
-      noSuccessfulRunIntervals: config.noSuccessfulRunIntervals,
+      noRunWindowMinutes: config.noRunWindowMinutes,
       watermarkLagAlarmMinutes: config.watermarkLagAlarmMinutes,
       queues: [
         { slug: 'scheduler-dlq', queue: schedule.deadLetterQueue.queue, ...Monitoring.describe('scheduler-dlq') },

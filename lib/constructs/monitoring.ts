@@ -40,8 +40,8 @@ export interface MonitoringProps {
   readonly relayFunction: lambda.IFunction;
   /** Minutes between scheduled runs. */
   readonly intervalMinutes: number;
-  /** "No successful run" fires after this many intervals without one. */
-  readonly noSuccessfulRunIntervals: number;
+  /** "No successful run" fires after this many minutes without one (lib/config.ts `noRunWindowMinutes`). */
+  readonly noRunWindowMinutes: number;
   readonly watermarkLagAlarmMinutes: number;
   readonly queues: readonly WatchedQueue[];
   /** `<prefix>-audience-`: every audience topic's name starts with it (the dashboard searches by it). */
@@ -187,11 +187,7 @@ export class Monitoring extends Construct {
     });
     this.#alarm('no-successful-run', doc('no-successful-run'), {
       // One period spanning N intervals: a run anywhere inside it, however the flexible window shifted it, counts.
-      metric: this.runMetric(
-        metricNames.runSucceeded,
-        'Sum',
-        Duration.minutes(p.intervalMinutes * p.noSuccessfulRunIntervals),
-      ),
+      metric: this.runMetric(metricNames.runSucceeded, 'Sum', Duration.minutes(p.noRunWindowMinutes)),
       threshold: 1,
       comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
       evaluationPeriods: 1,

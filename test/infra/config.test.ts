@@ -324,8 +324,8 @@ describe('validation', () => {
     expect(refusal({ scheduleExpression: 'every 5 minutes' })).toMatch(
       /scheduleExpression: must be an EventBridge Scheduler expression/,
     );
-    expect(refusal({ scheduleExpression: 'cron(0/10 * ? * MON-FRI *)' })).toMatch(
-      /scheduleIntervalMinutes: is required with a cron\(\) schedule that uses names/,
+    expect(refusal({ scheduleExpression: 'cron(0/10 * ? * 2#1 *)' })).toMatch(
+      /scheduleIntervalMinutes: is required with a cron\(\) schedule synth cannot read/,
     );
     expect(refusal({ scheduleTimeZone: 'Mars/Olympus' })).toMatch(/scheduleTimeZone: must be an IANA time zone/);
     // Found at synth, not at deploy: the day fields and the numbers' ranges.
@@ -339,53 +339,69 @@ describe('validation', () => {
     ] as const) {
       expect(refusal({ scheduleExpression: expression, scheduleIntervalMinutes: 5 }), expression).toMatch(problem);
     }
-    // Names, L, W, # and years are Scheduler's to read: the stated interval is taken as given.
+    // L, W, #, a year field that stops and a range that wraps are Scheduler's to read: the stated
+    // interval is taken as given.
     for (const expression of [
-      'cron(0 8-18 ? * MON-FRI *)',
       'cron(15 10 L * ? 2027)',
       'cron(0 12 15W * ? *)',
       'cron(0 12 ? * 2#1 *)',
-      'cron(0 8 ? JAN-MAR MON-FRI *)',
-      'cron(0 0/2 ? * SUN 2026-2030)',
+      'cron(0 0/2 ? * SUN 2026-2028)',
+      'cron(0/10 22-2 * * ? *)',
     ]) {
       expect(parseStackConfig({ scheduleExpression: expression, scheduleIntervalMinutes: 10 }).intervalMinutes).toBe(
         10,
       );
     }
-    // A numeric cron's interval is the longest gap between two of its runs: derived when left out,
-    // and one that contradicts it is refused, as for rate() (a reviewer's hourly cron stated as 10
-    // minutes made the no-run alarm fire between every two runs).
-    for (const [expression, gap] of [
-      ['cron(0/10 * * * ? *)', 10],
-      ['cron(10-50/5 * * * ? *)', 20],
-      ['cron(*/5 * ? * * *)', 5],
-      ['cron(0,15,45 * * * ? *)', 30],
-      ['cron(0 * * * ? *)', 60],
-      ['cron(30 0/6 ? * * *)', 360],
-      ['cron(0/20 6-23 * * ? *)', 380],
+    // A cron's gaps are read from its fields, names included: the interval is its shortest gap
+    // (derived when left out), a stated one must be a gap it has, and the no-run alarm watches the
+    // longest. A reviewer's hourly cron stated as 10 minutes made that alarm fire between every two
+    // runs; a cron that pauses at night paged nightly.
+    for (const [expression, shortest, longest] of [
+      ['cron(0/10 * * * ? *)', 10, 10],
+      ['cron(10-50/5 * * * ? *)', 5, 20],
+      ['cron(*/5 * ? * * *)', 5, 5],
+      ['cron(0,15,45 * * * ? *)', 15, 30],
+      ['cron(0 * * * ? *)', 60, 60],
+      ['cron(0 * ? * SUN-SAT *)', 60, 60],
+      ['cron(0/10 * * * ? 2026-2099)', 10, 10],
+      ['cron(30 0/6 ? * * *)', 360, 360],
+      ['cron(0/5 0-22 * * ? *)', 5, 65],
+      ['cron(0/20 6-23 * * ? *)', 20, 380],
     ] as const) {
-      expect(parseStackConfig({ scheduleExpression: expression }).intervalMinutes, expression).toBe(gap);
-      expect(parseStackConfig({ scheduleExpression: expression, scheduleIntervalMinutes: gap }).intervalMinutes).toBe(
-        gap,
-      );
-      expect(refusal({ scheduleExpression: expression, scheduleIntervalMinutes: gap + 1 }), expression).toContain(
-        `scheduleIntervalMinutes: is ${gap + 1}, but ${expression} leaves up to ${gap} minute(s) between two runs`,
-      );
+      const derived = parseStackConfig({ scheduleExpression: expression });
+      expect(derived.intervalMinutes, expression).toBe(shortest);
+      // Three intervals by default: the longest gap and two more.
+      expect(derived.noRunWindowMinutes, expression).toBe(longest + 2 * shortest);
+      expect(
+        parseStackConfig({ scheduleExpression: expression, scheduleIntervalMinutes: longest }).intervalMinutes,
+      ).toBe(longest);
+      const apart = shortest === longest ? `every ${longest} minute(s)` : `${shortest} to ${longest} minutes apart`;
+      for (const wrong of [shortest - 1, longest + 1]) {
+        expect(refusal({ scheduleExpression: expression, scheduleIntervalMinutes: wrong }), expression).toContain(
+          `scheduleIntervalMinutes: is ${wrong}, but ${expression} runs ${apart}: leave it null`,
+        );
+      }
     }
-    expect(refusal({ scheduleExpression: 'cron(0 * * * ? *)', scheduleIntervalMinutes: 10 })).toMatch(
-      /leaves up to 60 minute\(s\) between two runs: leave it null/,
+    expect(refusal({ scheduleExpression: 'cron(0 * ? * SUN-SAT *)', scheduleIntervalMinutes: 10 })).toContain(
+      'runs every 60 minute(s): leave it null',
     );
     // Runs further apart than the no-run alarm can watch, however the interval is stated.
     for (const [expression, apart] of [
       ['cron(0 8 * * ? *)', 'runs 1440 min apart'],
-      ['cron(0/10 8-18 ? * 2-6 *)', 'runs 3670 min apart'],
+      ['cron(0 8 ? * MON-FRI *)', 'runs 4320 min apart at the most'],
+      ['cron(0/10 8-18 ? * 2-6 *)', 'runs 3670 min apart at the most'],
       ['cron(0 0 1 * ? *)', 'runs 44640 min apart'],
+      ['cron(0 0 1 JAN ? *)', 'runs 525600 min apart'],
       ['cron(0 0 29 2 ? *)', 'runs at most once a year'],
     ] as const) {
       expect(refusal({ scheduleExpression: expression }), expression).toContain(`scheduleExpression: ${apart}`);
     }
     expect(refusal({ scheduleExpression: 'cron(0 0 1 * ? *)', scheduleIntervalMinutes: 5 })).toContain(
-      'leaves up to 44640 minute(s) between two runs',
+      'runs 40320 to 44640 minutes apart',
+    );
+    // What synth cannot read is taken as stated, and asked for when left out.
+    expect(refusal({ scheduleExpression: 'cron(0 23-1 * * ? *)' })).toMatch(
+      /scheduleIntervalMinutes: is required with a cron\(\) schedule synth cannot read \(L, W or #, a range that wraps/,
     );
     // The interval is derived from rate(): one that contradicts it would size the alarms wrongly.
     expect(refusal({ scheduleExpression: 'rate(5 minutes)', scheduleIntervalMinutes: 60 })).toMatch(
