@@ -450,8 +450,10 @@ async function replayWindow(context: CommandContext, options: ReplayOptions): Pr
   const log = stderrLog(context.output);
   const { target, state, notifier, audiences, stories, config, ruleSet } = await wire(context, options, log);
   const now = Date.now;
-  const window = parseWindow(options.from, options.to, config.provider.timeZone, now());
-  beyondLedger(context, window, config.ledgerRetentionDays, now(), options);
+  // One instant for the window and its check: `--from 14d` is judged against the same now it means.
+  const at = now();
+  const window = parseWindow(options.from, options.to, config.provider.timeZone, at);
+  beyondLedger(context, window, config.ledgerRetentionDays, at, options);
   // A disabled audience matches nothing, as in a run: said, so its MATCHED 0 is not read as "no news".
   for (const audience of audiences.values()) {
     if (!audience.enabled && options.audience !== undefined) {

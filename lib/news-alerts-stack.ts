@@ -218,7 +218,8 @@ export class NewsAlertsStack extends Stack {
    */
   #checkResourceCount(config: StackConfig): void {
     const maxResources = 500;
-    const count = this.node.findAll().filter((construct) => CfnResource.isCfnResource(construct)).length;
+    // CDK adds its CDKMetadata resource at synth (version reporting, on by default): counted here.
+    const count = this.node.findAll().filter((construct) => CfnResource.isCfnResource(construct)).length + 1;
     if (count <= maxResources) return;
     const subscriptions = config.audiences.reduce(
       (sum, audience) => sum + audience.emails.length + audience.phoneNumbers.length + audience.httpsEndpoints.length,
