@@ -33,6 +33,7 @@ import {
   type PublishedMessage,
   type PublishOutcome,
   type ReadingState,
+  type ReleasedNotification,
   type RuleSource,
   type RunRecord,
   type StateStore,
@@ -147,7 +148,7 @@ export class MemoryStateStore implements StateStore {
     return { items: [...this.held.values()].filter((item) => item.key.audienceId === audienceId), releases: [] };
   }
   async claimRelease(_release: DigestRelease): Promise<void> {}
-  async finishRelease(_release: DigestRelease): Promise<void> {}
+  async finishRelease(_release: DigestRelease, _released: readonly ReleasedNotification[]): Promise<void> {}
   async setHoldingAudience(
     _audienceId: string,
     _holding: Pick<HoldingAudience, 'oldestHeldAt' | 'reasons'> | undefined,
@@ -173,6 +174,19 @@ export class MemoryStateStore implements StateStore {
  * (`listHoldingAudiences`): every audience with held notifications, its oldest, and their reasons.
  */
 export class HoldingMemoryStateStore extends MemoryStateStore {
+  /** As DynamoStateStore does: marks the released entries in the ledger and deletes what the release held. */
+  override async finishRelease(release: DigestRelease, released: readonly ReleasedNotification[]): Promise<void> {
+    for (const entry of released) {
+      const recorded = this.ledger.get(deliveryId(entry));
+      if (recorded === undefined || recorded.releasedAt !== undefined) continue;
+      const { releasedAt, releasedIn, releaseOutcome, releaseCause } = entry;
+      this.ledger.set(deliveryId(entry), { ...recorded, releasedAt, releasedIn, releaseOutcome, releaseCause });
+    }
+    for (const articleKey of [...release.parts.flat(), ...release.dropped]) {
+      this.held.delete(deliveryId({ audienceId: release.audienceId, articleKey }));
+    }
+  }
+
   override async listHoldingAudiences(): Promise<HoldingAudience[]> {
     const byAudience = new Map<string, { oldestHeldAt: number; reasons: Set<HoldReason> }>();
     for (const item of this.held.values()) {

@@ -247,6 +247,47 @@ describe('spike alerts in a run', () => {
     expect(world.counts.notificationsHeld).toBeGreaterThan(0);
   });
 
+  // The other side of the deferral: once the digest that carried the alert went out, the next run
+  // outside the quiet hours sends the escalation, once, after the alert (found missing from the
+  // tests by a reviewer).
+  it('sends the escalation once the digest carried the alert, after it and only once', async () => {
+    const audience = spikeAudience('desk', { updates: 'notify', quietHours: { start: '00:00', end: '03:30' } });
+    const world = new SpikeWorld(start, [spikeRule()], [audience]);
+    let at = await playBaseline(world, start, 10 * 24, quiet);
+    const next = headlines(31);
+    const sent: { at: number; key: string }[] = [];
+    for (let hour = 0; hour < 8; hour++) {
+      const runAt = at + 50 * 60_000;
+      const before = world.notifier.published.length;
+      await world.run(
+        runAt,
+        hour < 4
+          ? Array.from({ length: 40 }, (_, i) => spikeArticle(`esc${hour}-${i}`, next(), runAt - (i + 1) * 60_000))
+          : [],
+      );
+      await releaseDueDigests({
+        state: world.state,
+        notifier: world.notifier,
+        log: world.log,
+        now: () => runAt,
+        audiences: new Map([['desk', audience]]),
+        publishSignal: new AbortController().signal,
+        counts: { ...emptyDigestCounts(), notificationsFailed: 0, notificationsUnrenderable: 0 },
+      });
+      for (const message of world.notifier.published.slice(before))
+        sent.push({ at: runAt, key: message.key.articleKey });
+      at += HOUR;
+    }
+    const digest = sent.findIndex((entry) => entry.key.startsWith('digest:'));
+    const escalation = sent.findIndex((entry) => entry.key.startsWith('update:spike:'));
+    expect(digest).toBeGreaterThanOrEqual(0);
+    expect(escalation).toBeGreaterThan(digest);
+    expect(sent.filter((entry) => entry.key.startsWith('update:spike:'))).toHaveLength(1);
+    // Not inside the quiet hours: the first run after 03:30, which released the digest, deferred it once more at most.
+    expect(new Date(sent[escalation]?.at ?? 0).toISOString().slice(11, 16) >= '03:30').toBe(true);
+    expect(world.counts.updatesDeferred).toBeGreaterThan(0);
+  });
+
   // A held spike alert was the last entry of its digest, under "Other", with no figures, and the
   // SMS digest never named it (found by a reviewer).
   it('lists a held spike alert first in the digest, with its figures, on every channel', async () => {
