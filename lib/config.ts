@@ -14,7 +14,7 @@ import { defaultPageSize, publisherBatchMax } from '#core/ports';
 import { PaginationSchema } from '#provider/config';
 import { ResponseMappingOverrideSchema } from '#provider/response-mapping';
 import { checkTargetUrl, quotableOrigin } from '#shared/network-targets';
-import { rateMinutes, scheduleGaps } from './schedule-gap.ts';
+import { cronFields, rateMinutes, scheduleGaps } from './schedule-gap.ts';
 
 /** A configuration value is invalid; the message names the context key. */
 export class StackConfigError extends Error {
@@ -783,16 +783,9 @@ export function scheduleProblem(expression: string): string | undefined {
     // Scheduler takes the singular unit for 1 only: rate(1 minute), rate(5 minutes).
     return `"${expression}": write ${rate[1] === '1' ? `rate(1 ${rate[2]})` : `rate(${rate[1]} ${rate[2]}s)`}`;
   }
-  const fields = /^cron\((.*)\)$/.exec(expression)?.[1]?.split(' ');
-  if (fields === undefined || fields.length !== 6) return undefined;
-  const [minutes, hours, dayOfMonth, month, dayOfWeek, year] = fields as [
-    string,
-    string,
-    string,
-    string,
-    string,
-    string,
-  ];
+  const fields = cronFields(expression);
+  if (fields === undefined) return undefined;
+  const [minutes, hours, dayOfMonth, month, dayOfWeek, year] = fields;
   if ((dayOfMonth === '?') === (dayOfWeek === '?')) {
     return `"${expression}": exactly one of day-of-month (3rd field) and day-of-week (5th) must be "?", as in "cron(0/10 * * * ? *)"`;
   }

@@ -9,6 +9,12 @@
  * `scheduleIntervalMinutes` is then taken as given.
  */
 
+/** The six fields of a `cron(…)` expression (minutes, hours, day of month, month, day of week, year); undefined for anything else. */
+export function cronFields(expression: string): [string, string, string, string, string, string] | undefined {
+  const fields = /^cron\((.*)\)$/.exec(expression)?.[1]?.split(' ');
+  return fields?.length === 6 ? (fields as [string, string, string, string, string, string]) : undefined;
+}
+
 /** Minutes between runs of a `rate()` expression; undefined for anything else. */
 export function rateMinutes(expression: string): number | undefined {
   const match = /^rate\((\d+) (minute|minutes|hour|hours|day|days)\)$/.exec(expression);
@@ -72,16 +78,9 @@ export function scheduleGaps(expression: string): ScheduleGaps | undefined {
  * Scheduler refuses is `scheduleProblem`'s to report.
  */
 export function cronGaps(expression: string): ScheduleGaps | undefined {
-  const fields = /^cron\((.*)\)$/.exec(expression)?.[1]?.split(' ');
-  if (fields === undefined || fields.length !== 6) return undefined;
-  const [minuteField, hourField, dayOfMonthField, monthField, dayOfWeekField, yearField] = fields as [
-    string,
-    string,
-    string,
-    string,
-    string,
-    string,
-  ];
+  const fields = cronFields(expression);
+  if (fields === undefined) return undefined;
+  const [minuteField, hourField, dayOfMonthField, monthField, dayOfWeekField, yearField] = fields;
   // A year field matters to the gaps only where the schedule starts or ends: one that runs
   // through the years walked is read as running on.
   const years = fieldValues(yearField, 1970, 2199);
