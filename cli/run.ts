@@ -347,7 +347,10 @@ function printSummary(context: CommandContext, summary: Record<string, unknown>)
     ['already delivered (skipped)', number(summary.notificationsAlreadyDelivered)],
     // One story, one alert: copies of a story the audience already has are recorded, not sent.
     ['copies collapsed into stories (not sent)', number(summary.notificationsCollapsed)],
-    ['update notices sent / updates ignored', `${number(summary.updateNotices)} / ${number(summary.updatesIgnored)}`],
+    [
+      'update notices sent / ignored / waiting',
+      `${number(summary.updateNotices)} / ${number(summary.updatesIgnored)} / ${number(summary.updatesDeferred ?? 0)}`,
+    ],
     [
       'failed / parked / deferred',
       `${number(summary.notificationsFailed)} / ${number(summary.notificationsParked) + number(summary.digestsParked)} / ${number(summary.notificationsDeferred)}`,

@@ -212,7 +212,10 @@ export class DynamoSpikeStore implements SpikeStore {
       const parsed = RecordItem.safeParse(item);
       const problem = parsed.success
         ? parsed.data.ruleId === ruleId
-          ? spikeRecordProblem(parsed.data as unknown as SpikeRecord, this.#now())
+          ? // Judged against the later of the run's clock and the real one: runs write no bucket past
+            // their own clock, so a record ahead of both was edited by hand (or written by a run with
+            // a clock moved ahead); a run whose clock was moved back (`run --now 3d`) keeps it.
+            spikeRecordProblem(parsed.data as unknown as SpikeRecord, Math.max(this.#now(), Date.now()))
           : // Copied by hand from another rule's key: its counts are that rule's, and its writes would go there.
             `ruleId ${JSON.stringify(parsed.data.ruleId.slice(0, 100))} is not the rule of its key`
         : parsed.error.issues

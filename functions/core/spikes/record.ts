@@ -202,7 +202,7 @@ export function spikeRecordProblem(record: SpikeRecord, now?: number): string | 
     // The alert's buckets have their own length; the record's are the rest.
     const bucketMs = name.startsWith('alert.') && record.alert !== undefined ? record.alert.bucketMs : record.bucketMs;
     if (now !== undefined && bucket !== undefined && bucket * bucketMs > now + FUTURE_TOLERANCE_MS) {
-      return `${name}: bucket ${bucket} (${new Date(bucket * bucketMs).toISOString()}) is more than two days after the current one (${new Date(bucketOf(now, bucketMs) * bucketMs).toISOString()}): edited by hand, or written by a run whose clock was that far ahead of this one's (a sandbox run --now)`;
+      return `${name}: bucket ${bucket} (${new Date(bucket * bucketMs).toISOString()}) is more than two days after the current one (${new Date(bucketOf(now, bucketMs) * bucketMs).toISOString()}): edited by hand, or written by a run whose clock was moved that far ahead (a sandbox run --now)`;
     }
   }
   return undefined;
