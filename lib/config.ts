@@ -684,7 +684,7 @@ export const StackConfigSchema = z
         message:
           rate !== undefined
             ? `is ${stated}, but ${config.scheduleExpression} runs every ${rate} minute(s): leave it null (it is derived from rate()) or make them agree`
-            : `is ${stated}, but ${config.scheduleExpression} runs ${apart}: leave it null (it is derived from the cron's fields) or give a gap it has`,
+            : `is ${stated}, but ${config.scheduleExpression} runs ${apart}: leave it null (it is derived from the cron's fields) or give a value from its shortest gap to its longest`,
       });
       return;
     }
@@ -694,12 +694,13 @@ export const StackConfigSchema = z
         code: 'custom',
         path: ['scheduleIntervalMinutes'],
         message:
-          'is required with a cron() schedule synth cannot read (L, W or #, a range that wraps such as 22-2, or a year field that stops before 2031): how many minutes apart its runs usually are',
+          'is required with a cron() schedule synth cannot read (L, W or #, a range that wraps such as 22-2, or a year field that leaves out a year from 2028 to 2030): how many minutes apart its runs usually are',
       });
       return;
     }
     // The no-run alarm watches the longest gap: a cron that pauses at night must not page nightly.
     const longest = Math.max(gaps?.longest ?? interval, interval);
+    const watched = longest + daylightSavingSlack(config.scheduleExpression, config.scheduleTimeZone);
     // The no-run alarm's window must hold more than the longest gap (a healthy one is that plus
     // flexibleWindowMinutes) and CloudWatch allows at most a day: so runs at most 12 hours apart,
     // and a longer schedule could never be given a window.
@@ -711,9 +712,9 @@ export const StackConfigSchema = z
       });
       return;
     }
-    const window = noRunWindowMinutes(interval, longest, config.noSuccessfulRunIntervals);
+    const window = noRunWindowMinutes(interval, watched, config.noSuccessfulRunIntervals);
     // Runs drift by up to the flexible window, so the alarm window must hold a whole gap between runs.
-    if (window < longest + config.flexibleWindowMinutes + 1) {
+    if (window < watched + config.flexibleWindowMinutes + 1) {
       ctx.addIssue({
         code: 'custom',
         path: ['noSuccessfulRunIntervals'],
@@ -726,15 +727,17 @@ export const StackConfigSchema = z
         path: ['noSuccessfulRunIntervals'],
         message:
           longest > interval
-            ? `the longest gap (${longest} min) and ${config.noSuccessfulRunIntervals - 1} more interval(s) of ${interval} min exceed the one-day limit of a CloudWatch alarm window`
+            ? `the longest gap (${watched} min) and ${config.noSuccessfulRunIntervals - 1} more interval(s) of ${interval} min exceed the one-day limit of a CloudWatch alarm window`
             : `${config.noSuccessfulRunIntervals} x ${interval} min exceeds the one-day limit of a CloudWatch alarm window`,
       });
     }
-    if (config.flexibleWindowMinutes >= interval) {
+    // Against the shortest gap the runs really have, whatever interval is stated.
+    const shortest = Math.min(interval, gaps?.shortest ?? interval);
+    if (config.flexibleWindowMinutes >= shortest) {
       ctx.addIssue({
         code: 'custom',
         path: ['flexibleWindowMinutes'],
-        message: `must be shorter than the schedule interval (${interval} min), or runs can bunch up`,
+        message: `must be shorter than the schedule interval (${shortest} min${shortest < interval ? ', its shortest gap' : ''}), or runs can bunch up`,
       });
     }
   });
@@ -816,6 +819,21 @@ export function scheduleProblem(expression: string): string | undefined {
 }
 
 /**
+ * Minutes a `cron(…)` gap can grow by once a year in a zone with daylight saving: on the night the
+ * clocks go back a local hour repeats, and Scheduler fires its times once (a reviewer's Berlin
+ * schedule went 495 minutes without a run against a 465-minute window). `rate(…)` counts real
+ * time: none.
+ */
+function daylightSavingSlack(expression: string, timeZone: string): number {
+  if (rateMinutes(expression) !== undefined) return 0;
+  const offset = (at: number) =>
+    new Intl.DateTimeFormat('en-US', { timeZone, timeZoneName: 'longOffset' })
+      .formatToParts(at)
+      .find((part) => part.type === 'timeZoneName')?.value;
+  return offset(Date.UTC(2028, 0, 15)) === offset(Date.UTC(2028, 6, 15)) ? 0 : 60;
+}
+
+/**
  * The no-run alarm's window: a whole longest gap between runs (a cron that pauses at night must
  * not page nightly), and `intervals` - 1 intervals more for a run that is missed; for an even
  * schedule that is `intervals` intervals, as before.
@@ -858,7 +876,9 @@ export function parseStackConfig(context: Readonly<Record<string, unknown>>): St
   const config = result.data;
   const gaps = scheduleGaps(config.scheduleExpression);
   const intervalMinutes = config.scheduleIntervalMinutes ?? gaps?.shortest ?? 5;
-  const longestGapMinutes = Math.max(gaps?.longest ?? intervalMinutes, intervalMinutes);
+  const longestGapMinutes =
+    Math.max(gaps?.longest ?? intervalMinutes, intervalMinutes) +
+    daylightSavingSlack(config.scheduleExpression, config.scheduleTimeZone);
   return {
     ...config,
     intervalMinutes,

@@ -218,8 +218,10 @@ export class NewsAlertsStack extends Stack {
    */
   #checkResourceCount(config: StackConfig): void {
     const maxResources = 500;
-    // CDK adds its CDKMetadata resource at synth (version reporting, on by default): counted here.
-    const count = this.node.findAll().filter((construct) => CfnResource.isCfnResource(construct)).length + 1;
+    // CDK adds its CDKMetadata resource at synth unless version reporting is off (deploy.md says how).
+    const reporting = this.node.tryGetContext('aws:cdk:version-reporting');
+    const metadata = reporting === false || reporting === 'false' ? 0 : 1;
+    const count = this.node.findAll().filter((construct) => CfnResource.isCfnResource(construct)).length + metadata;
     if (count <= maxResources) return;
     const subscriptions = config.audiences.reduce(
       (sum, audience) => sum + audience.emails.length + audience.phoneNumbers.length + audience.httpsEndpoints.length,

@@ -385,6 +385,20 @@ describe('validation', () => {
     expect(refusal({ scheduleExpression: 'cron(0 * ? * SUN-SAT *)', scheduleIntervalMinutes: 10 })).toContain(
       'runs every 60 minute(s): leave it null',
     );
+    // Where clocks go back once a year, a local hour repeats and a cron's gap grows by it that
+    // night: the no-run alarm holds an hour more (a reviewer's Berlin schedule paged once a year).
+    const berlin = { scheduleExpression: 'cron(0/15 6-22 * * ? *)', scheduleTimeZone: 'Europe/Berlin' };
+    expect(parseStackConfig(berlin).noRunWindowMinutes).toBe(435 + 60 + 2 * 15);
+    expect(parseStackConfig({ ...berlin, scheduleTimeZone: 'Asia/Seoul' }).noRunWindowMinutes).toBe(435 + 2 * 15);
+    expect(parseStackConfig({ ...berlin, scheduleExpression: 'rate(15 minutes)' }).noRunWindowMinutes).toBe(45);
+    // The flexible window is judged against the shortest gap the runs have, whatever is stated.
+    expect(
+      refusal({
+        scheduleExpression: 'cron(0/10 6-22 * * ? *)',
+        scheduleIntervalMinutes: 430,
+        flexibleWindowMinutes: 300,
+      }),
+    ).toContain('flexibleWindowMinutes: must be shorter than the schedule interval (10 min, its shortest gap)');
     // Runs further apart than the no-run alarm can watch, however the interval is stated.
     for (const [expression, apart] of [
       ['cron(0 8 * * ? *)', 'runs 1440 min apart'],
