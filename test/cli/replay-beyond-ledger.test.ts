@@ -15,10 +15,13 @@ afterAll(async () => {
 });
 
 const beyond = "is more than the delivery ledger's 14 days back";
+/** A replay of one day, `from` and `to` spans back, for the quake-oncall audience. */
+const replay = (from: string, to: string, ...options: string[]) =>
+  sandbox.cli(['replay', '--from', from, '--to', to, ...options, '--audience', 'quake-oncall']);
 
 describe('replay of a window older than the ledger remembers', () => {
   it('is refused without --force, sending and recording nothing', async () => {
-    const refused = await sandbox.cli(['replay', '--from', '15d', '--to', '14d', '--audience', 'quake-oncall']);
+    const refused = await replay('15d', '14d');
     expect(refused.code, refused.stderr).toBe(2);
     expect(refused.stderr).toContain(beyond);
     expect(refused.stderr).toContain('add --force if sending them again is what you want');
@@ -29,41 +32,14 @@ describe('replay of a window older than the ledger remembers', () => {
   });
 
   it('warns on a dry run and with --force, and not for a window the ledger covers', async () => {
-    const dryRun = await sandbox.cli([
-      'replay',
-      '--from',
-      '15d',
-      '--to',
-      '14d',
-      '--dry-run',
-      '--audience',
-      'quake-oncall',
-    ]);
+    const dryRun = await replay('15d', '14d', '--dry-run');
     expect(dryRun.code, dryRun.stderr).toBe(0);
     expect(dryRun.stderr).toContain(beyond);
     expect(dryRun.stderr).toContain('ALREADY DELIVERED does not count them');
-    const inside = await sandbox.cli([
-      'replay',
-      '--from',
-      '13d',
-      '--to',
-      '12d',
-      '--dry-run',
-      '--audience',
-      'quake-oncall',
-    ]);
+    const inside = await replay('13d', '12d', '--dry-run');
     expect(inside.code, inside.stderr).toBe(0);
     expect(inside.stderr).not.toContain('delivery ledger');
-    const forced = await sandbox.cli([
-      'replay',
-      '--from',
-      '15d',
-      '--to',
-      '14d',
-      '--force',
-      '--audience',
-      'quake-oncall',
-    ]);
+    const forced = await replay('15d', '14d', '--force');
     expect(forced.code, forced.stderr).toBe(0);
     expect(forced.stderr).toContain(beyond);
   });

@@ -5,13 +5,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dailyDigestAt } from '#core/email/daily-digest';
-import { RuleSchema } from '#core/model';
 import { spikeAlertMatch } from '#core/spikes/alert';
 import { renderSpikeAlert } from '#core/spikes/render';
 import { PUBLISHED } from '../support/email-fixtures.ts';
 import { parseEmail } from '../support/email-mime.ts';
 import { type EmailTestStack, startEmailTestStack } from '../support/email-stack.ts';
-import { spikeEpisode } from '../support/spike-world.ts';
+import { ratesSpike } from '../support/spike-world.ts';
 
 let stack: EmailTestStack;
 beforeAll(async () => {
@@ -29,20 +28,7 @@ describe('a spike alert in a daily digest', () => {
     const membership = await store.membership(subscriberId, 'desk');
     await store.saveMembership({ ...(membership as NonNullable<typeof membership>), preference: 'digest' });
 
-    const rule = RuleSchema.parse({
-      ruleId: 'rates',
-      audienceId: 'desk',
-      description: 'Interest rate decisions',
-      keywords: ['interest rate'],
-      spikes: 'balanced',
-    });
-    const alert = spikeEpisode(PUBLISHED, {
-      episodeId: 'e1',
-      topStories: [
-        { storyId: 's1', title: 'Central bank signals rate cut', url: 'https://news.example.com/a/1', outlets: 14 },
-      ],
-      topOutlets: [{ name: 'Example Wire', stories: 12 }],
-    });
+    const { rule, episode: alert } = ratesSpike('desk', PUBLISHED);
     await stack.publish(renderSpikeAlert(spikeAlertMatch({ rule, audience, alert, key: 'spike:rates:e1' }), audience));
     expect(await stack.email.deliver()).toEqual({ received: 1, failed: 0 });
     const figures = /^Coverage spike: Interest rate decisions: 57 new stories since \d\d:00 \(fewer than 1 expected\)$/;

@@ -101,6 +101,29 @@ export function spikeEpisode(
   };
 }
 
+/**
+ * The email tests' spike: rule `rates` ("Interest rate decisions") on the balanced preset, and an
+ * episode published at `publishedAt` whose top stories are in English and Korean.
+ */
+export function ratesSpike(audienceId: string, publishedAt: number): { rule: Rule; episode: EpisodeAlert } {
+  const rule = RuleSchema.parse({
+    ruleId: 'rates',
+    audienceId,
+    description: 'Interest rate decisions',
+    keywords: ['interest rate'],
+    spikes: 'balanced',
+  });
+  const episode = spikeEpisode(publishedAt, {
+    episodeId: 'e1',
+    topStories: [
+      { storyId: 's1', title: 'Central bank signals rate cut', url: 'https://news.example.com/a/1', outlets: 14 },
+      { storyId: 's2', title: '기준금리 인하 신호에 은행주 약세', url: 'https://news.example.kr/b/2', outlets: 6 },
+    ],
+    topOutlets: [{ name: 'Example Wire', stories: 12 }],
+  });
+  return { rule, episode };
+}
+
 /** Plays runs of the spike step over shared in-memory state. */
 export class SpikeWorld {
   readonly spikes = new MemorySpikeStore();

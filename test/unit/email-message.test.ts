@@ -12,7 +12,6 @@ import { buildMime, ONE_CLICK_BODY } from '#core/email/mime';
 import { type AlertNotification, type DigestNotification, parseQueuedNotification } from '#core/email/notification';
 import { InvalidAddressError, normalizeAddress } from '#core/email/subscriber';
 import { messagesFor } from '#core/messages/catalog';
-import { RuleSchema } from '#core/model';
 import { renderNotification, singleLine } from '#core/render';
 import { spikeAlertMatch } from '#core/spikes/alert';
 import { renderSpikeAlert } from '#core/spikes/render';
@@ -29,7 +28,7 @@ import {
   updateEnvelope,
 } from '../support/email-fixtures.ts';
 import { addressesIn, htmlProblems, listUnsubscribeTargets, parseEmail } from '../support/email-mime.ts';
-import { spikeEpisode } from '../support/spike-world.ts';
+import { ratesSpike } from '../support/spike-world.ts';
 
 const links = {
   manage: 'https://prefs.example.com/p/v1.1.bWFuYWdl.sig',
@@ -279,21 +278,7 @@ describe('addresses', () => {
 describe('a spike alert by SES email', () => {
   // The email queue gets the structured document; the SNS email subscribers get the spike's own
   // text. Both must read the same: observed against expected, the top stories, the preset.
-  const spikeRule = RuleSchema.parse({
-    ruleId: 'rates',
-    audienceId: 'x',
-    description: 'Interest rate decisions',
-    keywords: ['interest rate'],
-    spikes: 'balanced',
-  });
-  const episode = spikeEpisode(PUBLISHED, {
-    episodeId: 'e1',
-    topStories: [
-      { storyId: 's1', title: 'Central bank signals rate cut', url: 'https://news.example.com/a/1', outlets: 14 },
-      { storyId: 's2', title: '기준금리 인하 신호에 은행주 약세', url: 'https://news.example.kr/b/2', outlets: 6 },
-    ],
-    topOutlets: [{ name: 'Example Wire', stories: 12 }],
-  });
+  const { rule: spikeRule, episode } = ratesSpike('x', PUBLISHED);
 
   it.each(['en', 'ko', 'ja'] as const)(
     'in %s has the text SNS email subscribers get (but the footer), and the spike in its HTML',
