@@ -349,7 +349,7 @@ function printSummary(context: CommandContext, summary: Record<string, unknown>)
     ['copies collapsed into stories (not sent)', number(summary.notificationsCollapsed)],
     [
       'update notices sent / ignored / waiting',
-      `${number(summary.updateNotices)} / ${number(summary.updatesIgnored)} / ${number(summary.updatesDeferred ?? 0)}`,
+      `${number(summary.updateNotices)} / ${number(summary.updatesIgnored)} / ${number(summary.updatesDeferred)}`,
     ],
     [
       'failed / parked / deferred',

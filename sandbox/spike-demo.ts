@@ -10,10 +10,11 @@
  * and written with the real store), then plays the runs of a few hours on a pinned clock: a run
  * every 20 minutes, through the same code path as the Lambda handler.
  */
+
+import { isSpikeAlertKey, spikeAlertKey } from '#core/spikes/alert';
 import { emptyDetectorState, PRESETS, SpikeDetector, spikeModel } from '#core/spikes/detector';
 import type { SpikeStore } from '#core/spikes/ports';
 import { bucketOf, newSpikeRecord, SPIKE_BUCKET_MS } from '#core/spikes/record';
-import { spikeAlertKey } from '#core/spikes/step';
 import type { SandboxAudience } from './examples.ts';
 import type { DeliveredNotification, LocalStack, SubscriberDelivery } from './local-stack.ts';
 import { mulberry32 } from './news-simulator-data.ts';
@@ -154,7 +155,7 @@ export async function runSpikeDemo(input: {
     await stack.run({ runId: `spike-demo-${step}` });
     const delivered = await stack.collectDeliveries();
     const received = await stack.collectInbox();
-    const isSpike = (notification: DeliveredNotification) => notification.articleKey.startsWith('spike:');
+    const isSpike = (notification: DeliveredNotification) => isSpikeAlertKey(notification.articleKey);
     const spikeAlerts = delivered.filter((n) => isSpike(n) && n.kind === 'alert');
     const updates = delivered.filter((n) => isSpike(n) && n.kind === 'update');
     for (const alert of spikeAlerts) spikeKeys.set(alert.deliveryId, (spikeKeys.get(alert.deliveryId) ?? 0) + 1);

@@ -67,6 +67,7 @@ import {
   type ViewLimits,
 } from './render.ts';
 import { fitsSms, isGsm7, toGsmFriendly } from './sms.ts';
+import { isSpikeAlertKey } from './spikes/alert.ts';
 
 /** `metadata.eventType` of a digest's structured body. */
 export const DIGEST_EVENT_TYPE = 'news-alerts.digest';
@@ -273,9 +274,8 @@ function dateAndTime(epochMs: number, timeZone: string, locale: string): { date:
   };
 }
 
-/** The group of spike alerts (keys `spike:<ruleId>:<episodeId>`, spikes/step.ts): its own, first in the digest. */
+/** The group of spike alerts: its own, first in the digest. */
 const spikeGroupKey = 'spike';
-const isSpikeAlertKey = (articleKey: string): boolean => articleKey.startsWith('spike:');
 
 /**
  * The group an entry is listed under: spike alerts their own; others their first category. Grouped by code when the provider sends

@@ -22,6 +22,12 @@ export interface SpikeAlertFacts extends EpisodeAlert {
   readonly ruleLabel: string;
 }
 
+/** The ledger key of an episode's alert: `spike:<ruleId>:<episodeId>`. */
+export const spikeAlertKey = (ruleId: string, episodeId: string): string => `spike:${ruleId}:${episodeId}`;
+
+/** Whether a ledger article key is a spike alert's ({@link spikeAlertKey}). */
+export const isSpikeAlertKey = (articleKey: string): boolean => articleKey.startsWith('spike:');
+
 /** The status a spike alert's article carries once its episode doubled (see the module header). */
 export const ESCALATED_STATUS = 'ESCALATED';
 

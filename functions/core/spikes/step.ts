@@ -22,7 +22,8 @@ import type { DeliveryKey, Log, StateStore, StoryIndex } from '../ports.ts';
 import { deliveryId } from '../ports.ts';
 import type { RenderOptions } from '../render.ts';
 import { storyIdOf } from '../story.ts';
-import { spikeAlertMatch } from './alert.ts';
+import { spikeAlertKey, spikeAlertMatch } from './alert.ts';
+
 import type { SpikePreset } from './detector.ts';
 import { type SpikeHeartbeat, SpikeRecordConflictError, type SpikeStore } from './ports.ts';
 import {
@@ -44,9 +45,6 @@ export type SpikeSetting = SpikePreset | 'off';
 /** The preset a rule asks for, or undefined when it does not want spike alerts. */
 export const spikePresetOf = (rule: Pick<Rule, 'spikes'>): SpikePreset | undefined =>
   rule.spikes === undefined || rule.spikes === 'off' ? undefined : rule.spikes;
-
-/** The ledger key of an episode's alert. */
-export const spikeAlertKey = (ruleId: string, episodeId: string): string => `spike:${ruleId}:${episodeId}`;
 
 /** Rules with unsettled alerts the heartbeat lists; beyond it the next run reads every rule. */
 const MAX_HEARTBEAT_UNSETTLED = 1000;
