@@ -180,6 +180,15 @@ export async function deliverNotification(
   let firstFailure: unknown;
   const context = { snsMessageId: notification.snsMessageId, audienceId, deliveryId: draft.deliveryId };
   const now = deps.now();
+  // The same for every member held for a daily digest: made once, when the first one is.
+  let held: HeldEntry[] | undefined;
+  const heldEntries = () =>
+    (held ??= heldEntriesOf(
+      document,
+      draft,
+      now,
+      document.kind === 'digest' ? undefined : spikeDigestTitleOf(document, audience, deps.compose),
+    ));
   const limit = pLimit(Math.max(1, deps.sendConcurrency));
   await Promise.all(
     members.map((membership) =>
@@ -209,7 +218,7 @@ export async function deliverNotification(
             return;
           }
           if (decision.action === 'hold') {
-            await holdForDigest(profile, audience, document, draft, deps, now);
+            await holdForDigest(profile, audience, heldEntries(), draft, deps, now);
             counts.held += 1;
             return;
           }
@@ -442,17 +451,11 @@ export function heldEntriesOf(
 async function holdForDigest(
   profile: SubscriberProfile,
   audience: Audience,
-  document: AlertNotification | DigestNotification,
+  entries: HeldEntry[],
   draft: EmailDraft,
   deps: EmailDeliveryDeps,
   now: number,
 ): Promise<void> {
-  const entries = heldEntriesOf(
-    document,
-    draft,
-    now,
-    document.kind === 'digest' ? undefined : spikeDigestTitleOf(document, audience, deps.compose),
-  );
   await deps.store.hold(profile.subscriberId, audience.audienceId, entries, dailyDigestAt(now, audience));
   const messageKey = messageKeyOf(draft.deliveryId);
   await deps.store.recordOutcome({
