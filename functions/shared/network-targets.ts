@@ -142,7 +142,10 @@ function embeddedIpv4(address: string): string | undefined {
   const groups = ipv6Groups(address);
   const [g0 = 0, g1 = 0, g2 = 0, g3 = 0, g4 = 0, g5 = 0, g6 = 0, g7 = 0] = groups;
   const upperZero = g0 === 0 && g1 === 0 && g2 === 0 && g3 === 0 && g4 === 0;
-  if (upperZero && (g5 === 0xffff || g5 === 0) && (g6 !== 0 || g7 > 1)) return dottedQuad(g6, g7);
+  // Mapped: every address, `::ffff:0.0.0.0` included (Linux connects it to this machine).
+  if (upperZero && g5 === 0xffff) return dottedQuad(g6, g7);
+  // Compatible: all but `::` and `::1`, which the IPv6 ranges name as themselves.
+  if (upperZero && g5 === 0 && (g6 !== 0 || g7 > 1)) return dottedQuad(g6, g7);
   if (g0 === 0x64 && g1 === 0xff9b && g2 === 0 && g3 === 0 && g4 === 0 && g5 === 0) return dottedQuad(g6, g7);
   if (g0 === 0x2002) return dottedQuad(g1, g2);
   return undefined;

@@ -188,6 +188,31 @@ describe('target-address policy', () => {
       }),
     );
   });
+  it('judges an IPv4 address carried in IPv6 as the IPv4 address itself, for every address (property)', () => {
+    // `::ffff:0.0.0.0` once passed as public, and undici connected it to this machine.
+    const quad = fc.tuple(fc.nat(255), fc.nat(255), fc.nat(255), fc.nat(255));
+    const special = fc.constantFrom([0, 0, 0, 0], [0, 0, 0, 1], [127, 0, 0, 1], [255, 255, 255, 255], [0, 1, 2, 3]);
+    const carriers = (a: number, b: number, c: number, d: number): string[] => {
+      const high = ((a << 8) | b).toString(16);
+      const low = ((c << 8) | d).toString(16);
+      return [
+        `::ffff:${a}.${b}.${c}.${d}`,
+        `::ffff:${high}:${low}`,
+        `0:0:0:0:0:ffff:${high}:${low}`,
+        `64:ff9b::${a}.${b}.${c}.${d}`,
+        `2002:${high}:${low}::1`,
+      ];
+    };
+    fc.assert(
+      fc.property(fc.oneof(quad, special), ([a = 0, b = 0, c = 0, d = 0]) => {
+        const internal = internalAddressReason(`${a}.${b}.${c}.${d}`) !== undefined;
+        for (const address of carriers(a, b, c, d)) {
+          expect(internalAddressReason(address) !== undefined, address).toBe(internal);
+          if (internal) expect(checkTargetUrl(`https://[${address}]/hook`).ok, address).toBe(false);
+        }
+      }),
+    );
+  });
 });
 
 describe('isLoopbackHost', () => {
