@@ -224,6 +224,31 @@ const pathCredentialServices: readonly {
     path: /^\/integration\/[^/]+\/enqueue/,
     takesSns: true,
   },
+  // On-call and log services that confirm SNS subscriptions themselves, with the key in the path.
+  {
+    name: 'a Splunk On-Call (VictorOps) URL',
+    host: /^alert\.victorops\.com$/,
+    path: /^\/integrations\//,
+    takesSns: true,
+  },
+  {
+    name: 'a Sumo Logic HTTP source URL',
+    host: /(?:^|\.)sumologic\.(?:com|net)$/,
+    path: /^\/receiver\/v1\//,
+    takesSns: true,
+  },
+  {
+    name: 'a Grafana OnCall integration URL',
+    host: /(?:^|\.)grafana\.net$/,
+    path: /^\/(?:oncall\/)?integrations\//,
+    takesSns: true,
+  },
+  {
+    name: 'a Zenduty integration URL',
+    host: /^(?:www\.)?zenduty\.com$/,
+    path: /^\/api\/integration\//,
+    takesSns: true,
+  },
 ];
 
 /**
@@ -238,8 +263,8 @@ const uuidSegment = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 /**
  * Whether a path segment looks like a generated secret. After a hook segment: a UUID, or a run of
  * 16 or more letters and digits (with both) that no `-` or `_` breaks, as generated tokens are and
- * slugs (`news-alerts-prod-01`) are not. Anywhere: 32 or more URL-safe characters mixing upper
- * case, lower case and digits (random base62 or base64url). Identifiers people put in ordinary
+ * slugs (`news-alerts-prod-01`) are not. Anywhere: 32 or more characters mixing upper case, lower
+ * case and digits (random base62, base64url, or base64 with its padding). Identifiers people put in ordinary
  * endpoints are neither: words and slugs, dates, hex ids (a MongoDB ObjectId, a SHA), UUIDs and
  * ULIDs outside a hook's path have one letter case only.
  */
@@ -252,7 +277,8 @@ function secretLike(segment: string, afterHook: boolean): boolean {
   }
   return (
     segment.length >= 32 &&
-    /^[A-Za-z0-9_-]+$/.test(segment) &&
+    // base64url, or base64 with its `+` and `=` padding (Sumo Logic's tokens end in `==`)
+    /^[A-Za-z0-9_+-]+={0,2}$/.test(segment) &&
     /\d/.test(segment) &&
     /[a-z]/.test(segment) &&
     /[A-Z]/.test(segment)

@@ -246,6 +246,25 @@ describe('validation', () => {
         `https://api.example.com/v1/${pathSecret}aB9cD0eF/notify`,
         /looks like a credential in its path \(segment 2 is 32/,
       ],
+      // Base64 with its padding, as Sumo Logic's tokens are, on a host nobody named.
+      [`https://logs.example.com/receiver/${pathSecret}aB9+cD0=`, /looks like a credential in its path/],
+      // On-call and log services that confirm SNS subscriptions, their key a UUID or padded base64.
+      [
+        `https://endpoint1.collection.us2.sumologic.com/receiver/v1/http/${pathSecret}aB9cD0eFgH1j==`,
+        /is a Sumo Logic HTTP source URL: its path is a credential/,
+      ],
+      [
+        'https://alert.victorops.com/integrations/cloudwatch/20131130/alert/9f8e7d6c-5b4a-4928-8170-6f5e4d3c2b1a/ops',
+        /is a Splunk On-Call \(VictorOps\) URL: its path is a credential/,
+      ],
+      [
+        `https://oncall-prod-us-central-0.grafana.net/oncall/integrations/v1/amazon_sns/${pathSecret}/`,
+        /is a Grafana OnCall integration URL: its path is a credential/,
+      ],
+      [
+        'https://www.zenduty.com/api/integration/amazonsns/9f8e7d6c-5b4a-4928-8170-6f5e4d3c2b1a/',
+        /is a Zenduty integration URL: its path is a credential/,
+      ],
     ] as const) {
       const problem = refusal({ audiences: [{ audienceId: 'desk', httpsEndpoints: [url] }] });
       expect(problem, url).toMatch(expected);
