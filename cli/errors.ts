@@ -311,14 +311,24 @@ function awsFailure(error: Error, setting: FailureSetting): Failure | undefined 
 }
 
 /**
- * commander's message with the value of any `--option=value` it quotes left out: an unknown or
- * misspelt option may carry a secret (`--slack-webhook=https://hooks.slack.com/…`, `--key=…`).
+ * commander's message with what it quotes that may be a secret left out: the value of an
+ * `--option=value` (`--slack-webhook=https://hooks.slack.com/…`, `--key=…`), a value attached to a
+ * short option (`-kSECRET`), and an unknown command that is not a word (`api-key SECRET`, `set`
+ * forgotten). A misspelt command (`rulse`) is still quoted, with commander's suggestion.
  */
 export function withoutOptionValues(text: string): string {
   // commander quotes the argument whole ('--key=a b'): the value runs to the quote that closes it
   // (one followed by a space, a full stop, a bracket or the end of the line), spaces and quotes
   // inside included; unquoted, to the end of the line.
-  return text.replace(/(--?[A-Za-z0-9][\w-]*)=(?:[^'\n]|'(?![\s.)]|$))*/gm, '$1=…');
+  const quoted = String.raw`(?:[^'\n]|'(?![\s.)]|$))`;
+  return text
+    .replace(new RegExp(String.raw`(--?[A-Za-z0-9][\w-]*)=${quoted}*`, 'gm'), '$1=…')
+    .replace(new RegExp(String.raw`(unknown option '-[A-Za-z0-9])(?!=…')${quoted}+'`, 'gm'), "$1…'")
+    .replace(new RegExp(String.raw`unknown command '(${quoted}*)'`, 'gm'), (whole, name: string) =>
+      /^[a-z][a-z-]{0,23}$/.test(name)
+        ? whole
+        : `unknown command (${[...name].length} characters, not shown: a value typed where a command goes may be a secret)`,
+    );
 }
 
 /** The exit code, stable code, message and problems for anything a command threw. */

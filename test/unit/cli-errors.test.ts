@@ -130,6 +130,21 @@ describe('AWS errors point the way', () => {
     expect(failureOf(error).message).toBe("unknown option '--key=…'");
   });
 
+  it('leaves out a value attached to a short option, and a "command" that is no word (a key, set forgotten)', () => {
+    expect(withoutOptionValues("error: unknown option '-kSECRETKEY123'")).toBe("error: unknown option '-k…'");
+    expect(withoutOptionValues("error: unknown option '-kit's s3cret'.")).toBe("error: unknown option '-k…'.");
+    expect(withoutOptionValues("error: unknown option '-k'")).toBe("error: unknown option '-k'");
+    const command = new CommanderError(1, 'commander.unknownCommand', "error: unknown command 'SECRETKEY123'");
+    expect(failureOf(command).message).toBe(
+      'unknown command (12 characters, not shown: a value typed where a command goes may be a secret)',
+    );
+    expect(withoutOptionValues("error: unknown command 'sk_live_4eC39HqLyjWDarjtT1zdp7dc'")).not.toContain('4eC39');
+    // A misspelt command is still quoted, with commander's suggestion.
+    expect(withoutOptionValues("error: unknown command 'rulse'\n(Did you mean rules?)")).toBe(
+      "error: unknown command 'rulse'\n(Did you mean rules?)",
+    );
+  });
+
   it('a provider that cannot be reached is the provider, exit 1, not "cannot reach AWS"', () => {
     const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), { code: 'ECONNREFUSED' });
     const errors = [
