@@ -323,8 +323,8 @@ export function withoutOptionValues(text: string): string {
   const quoted = String.raw`(?:[^'\n]|'(?![\s.)]|$))`;
   return text
     .replace(new RegExp(String.raw`(--?[A-Za-z0-9][\w-]*)=${quoted}*`, 'gm'), '$1=…')
-    .replace(new RegExp(String.raw`(unknown option '-[A-Za-z0-9])(?!=…')${quoted}+'`, 'gm'), "$1…'")
-    .replace(new RegExp(String.raw`unknown command '(${quoted}*)'`, 'gm'), (whole, name: string) =>
+    .replace(new RegExp(`(unknown option '-[A-Za-z0-9])(?!=…')${quoted}+'`, 'gm'), "$1…'")
+    .replace(new RegExp(`unknown command '(${quoted}*)'`, 'gm'), (whole, name: string) =>
       /^[a-z][a-z-]{0,23}$/.test(name)
         ? whole
         : `unknown command (${[...name].length} characters, not shown: a value typed where a command goes may be a secret)`,
