@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import type { Article } from './model.ts';
 import type { DeliveryRecord, LedgerFacts } from './ports.ts';
-import { normalizeText } from './text.ts';
+import { normalizeTextKeepingApostrophes } from './text.ts';
 
 /**
  * FNV-1a (32-bit) of the normalized title, base 36: the ledger only needs to tell two titles
@@ -17,7 +17,8 @@ import { normalizeText } from './text.ts';
  * (1 in 4 billion) would hide one title change; it can never send anything twice.
  */
 export function titleHash(title: string): string {
-  const text = normalizeText(title);
+  // As the entries already in the ledger were hashed: `’` and `'` stay apart (see the function).
+  const text = normalizeTextKeepingApostrophes(title);
   let hash = 0x811c9dc5;
   for (let index = 0; index < text.length; index += 1) {
     hash ^= text.charCodeAt(index);

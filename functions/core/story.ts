@@ -48,7 +48,7 @@ import {
   type StoryStore,
   silentLog,
 } from './ports.ts';
-import { normalizeText } from './text.ts';
+import { normalizeTextKeepingApostrophes } from './text.ts';
 
 /** How long a story accepts copies after the index first saw it (48 hours). */
 export const STORY_WINDOW_MS = 48 * 60 * 60 * 1000;
@@ -166,8 +166,8 @@ export const WIRE_PATTERNS = {
 /**
  * Whether a regex can match, tested first: most headlines carry no wire tag and most leads no
  * byline, and these checks (a character or two, or one native `includes`) cost a fraction of a
- * regex run. Each is a necessary condition of its regex on {@link normalizeText} output, where the
- * only whitespace left is a plain space.
+ * regex run. Each is a necessary condition of its regex on {@link normalizeTextKeepingApostrophes}
+ * output, where the only whitespace left is a plain space.
  */
 const startsAfterSpaces = (text: string, chars: string): boolean => {
   let i = 0;
@@ -201,7 +201,7 @@ const LEAD_BYLINE_CHECKS: readonly ((text: string) => boolean)[] = [
 
 /** The cleaned title of an article: normalized, wire tags, slugs and trailing credits removed. */
 export function storyTitle(title: string): string {
-  let text = normalizeText(title.slice(0, MAX_TITLE_CHARS));
+  let text = normalizeTextKeepingApostrophes(title.slice(0, MAX_TITLE_CHARS));
   for (let pass = 0; pass < 2; pass++) {
     const before = text;
     if (startsAfterSpaces(text, TAG_OPENERS)) text = text.replace(LEADING_TAGS, '');
@@ -221,7 +221,7 @@ export function storyTitle(title: string): string {
 
 /** The cleaned lead of an article: normalized, datelines and bylines removed, cut to {@link MAX_LEAD_CHARS}. */
 export function storyLead(summary: string): string {
-  let text = normalizeText(summary.slice(0, MAX_RAW_SUMMARY_CHARS));
+  let text = normalizeTextKeepingApostrophes(summary.slice(0, MAX_RAW_SUMMARY_CHARS));
   for (let i = 0; i < LEAD_BYLINES.length; i++) {
     if ((LEAD_BYLINE_CHECKS[i] as (text: string) => boolean)(text)) text = text.replace(LEAD_BYLINES[i] as RegExp, '');
   }

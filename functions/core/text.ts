@@ -41,12 +41,22 @@ const foldOne = (unfolded: string): string => (unfolded === 'ß' ? 'ss' : unfold
 const WHITESPACE_TO_COLLAPSE = /(?:[^\S ]|\p{Cc})[\s\p{Cc}]*| [\s\p{Cc}]+/gu;
 
 /**
+ * Apostrophes written as something other than U+0027: the typographic ones (`’`, `‘`, `‛`), which
+ * wire headlines and phone keyboards write, and the modifier letter (`ʼ`, Ukrainian). A rule for
+ * `O'Brien` typed on a keyboard must match the headline `O’Brien wins`, and the other way round.
+ * (The full-width `＇` is folded already: NFKC makes it U+0027.)
+ */
+const APOSTROPHE = /[\u2018\u2019\u201b\u02bc]/;
+const APOSTROPHES = /[\u2018\u2019\u201b\u02bc]/g;
+
+/**
  * The normalization applied to article text and values and to rule terms alike: lone surrogates
  * replaced by U+FFFD, default-ignorable code points dropped, Unicode NFKC (full-width forms,
  * ligatures and compatibility characters fold to their plain form), full case folding
  * (`toLowerCase`, then `ß` as `ss`, `ς` as `σ`, `İ` as `i`), every run of whitespace and control
- * characters collapsed to one space, ends trimmed. This is Unicode's NFKC_Casefold, except that
- * `İ` folds to `i` (NFKC_Casefold keeps its dot: `i\u0307`).
+ * characters collapsed to one space, ends trimmed, and every apostrophe written as `'`. This is
+ * Unicode's NFKC_Casefold, except that `İ` folds to `i` (NFKC_Casefold keeps its dot: `i\u0307`),
+ * and the apostrophes.
  */
 export function normalizeText(value: string): string {
   // Text that every step would leave as it is (lowercase prose in most scripts, Korean headlines
@@ -55,8 +65,26 @@ export function normalizeText(value: string): string {
   return normalizeSlowly(value);
 }
 
+/**
+ * {@link normalizeText} as it was before apostrophes were folded, for what is stored from it and
+ * must compare with what was stored before: the delivery ledger's title hashes
+ * (functions/core/ledger-facts.ts; hashing `O’Brien` as `O'Brien` would make every title with `’`
+ * read as changed on its first re-read after an upgrade) and the story signatures
+ * (functions/core/story.ts, whose shingles would change where `ʼ`, a letter, became `'`).
+ */
+export function normalizeTextKeepingApostrophes(value: string): string {
+  // Normalized text has no apostrophe to keep (they do not stay as they are), so the shortcut holds.
+  if (isNormalized(value)) return value;
+  return normalizeExceptApostrophes(value);
+}
+
 /** normalizeText without the shortcut for text that is normalized already. */
 function normalizeSlowly(value: string): string {
+  const text = normalizeExceptApostrophes(value);
+  return APOSTROPHE.test(text) ? text.replace(APOSTROPHES, "'") : text;
+}
+
+function normalizeExceptApostrophes(value: string): string {
   let text = (value as string & WellFormed).toWellFormed();
   // Dropped before NFKC, so a mark composes with the letter an invisible character kept it from.
   if (IGNORABLE.test(text)) text = text.replace(IGNORABLES, '');

@@ -12,7 +12,7 @@ import {
   storyTitle,
   WIRE_PATTERNS,
 } from '#core/story';
-import { normalizeText } from '#core/text';
+import { normalizeTextKeepingApostrophes } from '#core/text';
 import { MemoryStoryStore } from '../support/memory-story-store.ts';
 
 const T0 = Date.UTC(2026, 2, 2, 9);
@@ -174,7 +174,7 @@ describe('StoryResolver over copies', () => {
 
 /** The cleaning as written before the prechecks: every pattern run unconditionally. */
 function referenceTitle(title: string): string {
-  let text = normalizeText(title.slice(0, MAX_TITLE_CHARS));
+  let text = normalizeTextKeepingApostrophes(title.slice(0, MAX_TITLE_CHARS));
   for (let pass = 0; pass < 2; pass++) {
     text = text
       .replace(WIRE_PATTERNS.leadingTags, '')
@@ -186,7 +186,7 @@ function referenceTitle(title: string): string {
   return withoutCredit.length >= 10 ? withoutCredit : text;
 }
 function referenceLead(summary: string): string {
-  let text = normalizeText(summary.slice(0, 200));
+  let text = normalizeTextKeepingApostrophes(summary.slice(0, 200));
   for (const byline of WIRE_PATTERNS.leadBylines) text = text.replace(byline, '');
   return text.slice(0, MAX_LEAD_CHARS);
 }

@@ -8,9 +8,11 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { titleHash } from '#core/ledger-facts';
 import { compileRules, naiveMatch } from '#core/matcher';
 import type { Article, AudienceMatch, Rule } from '#core/model';
 import { evaluateQuery, parseQuery } from '#core/query';
+import { fingerprint } from '#core/story';
 import { normalizeText } from '#core/text';
 
 function rule(fields: Partial<Rule> & Pick<Rule, 'ruleId'>): Rule {
@@ -193,5 +195,43 @@ describe('invisible characters and case do not change what matches', () => {
       ),
       { numRuns: 1000 },
     );
+  });
+});
+
+describe('an apostrophe is an apostrophe however it is typed', () => {
+  // A rule typed on a keyboard (`O'Brien`) missed the wire headline `O’Brien wins the runoff`.
+  const APOSTROPHES = ["'", '’', '‘', '‛', 'ʼ', '＇'];
+
+  it('matches keywords, phrases and NEAR across straight, typographic and modifier apostrophes', () => {
+    for (const typed of APOSTROPHES) {
+      for (const printed of APOSTROPHES) {
+        const rules = [
+          rule({ ruleId: 'keyword', keywords: [`O${typed}Brien`] }),
+          rule({ ruleId: 'phrase', query: `"Macy${typed}s sales"` }),
+          rule({ ruleId: 'near', query: `O${typed}Brien NEAR/3 runoff` }),
+          rule({ ruleId: 'ukrainian', keywords: [`м${typed}ясо`] }),
+        ];
+        const headline = article(`O${printed}Brien wins the runoff`, `Macy${printed}s sales slump; м${printed}ясо`);
+        expect(matchedRules(rules, headline), `${typed} typed, ${printed} printed`).toEqual([
+          'keyword',
+          'near',
+          'phrase',
+          'ukrainian',
+        ]);
+      }
+    }
+  });
+
+  it('leaves the title hashes and story fingerprints stored before the fold as they were', () => {
+    // Hashed by the release before apostrophes were folded: the same titles must hash the same, or
+    // a re-read after the upgrade would send a "headline changed" notice for every `’`.
+    expect(titleHash('O’Brien wins the runoff')).toBe('xvn3g1');
+    expect(titleHash("O'Brien wins the runoff")).toBe('1nzjpwn');
+    expect(titleHash('Мʼясо дорожчає')).toBe('1comsjs');
+    expect(fingerprint('Мʼясо дорожчає на 10%', 'Ціни на мʼясо зросли').bands.slice(0, 3)).toEqual([
+      '0ZKo0U0',
+      '12b2SS1',
+      '2m_GEU0',
+    ]);
   });
 });
