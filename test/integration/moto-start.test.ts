@@ -73,9 +73,13 @@ describe("moto's state dump", () => {
     started.push(moto);
     const config = localAwsConfig(moto.endpoint);
     const [dynamo, sqs, sns] = [new DynamoDBClient(config), new SQSClient(config), new SNSClient(config)];
+    // A bounded churn: moto's dump lists every instance ever made, deleted ones too, so writers that
+    // ran until the reads ended made each dump slower than the last; on a loaded machine the test
+    // took 163 s of its 180 s timeout. Reads go on while the writers write (150 at least).
+    const rounds = 15;
     let writing = true;
     const writer = async (w: number) => {
-      for (let i = 0; writing; i++) {
+      for (let i = 0; i < rounds && writing; i++) {
         const name = `churn-${w}-${i}`;
         const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: name }));
         const { TopicArn } = await sns.send(new CreateTopicCommand({ Name: name }));
@@ -93,14 +97,17 @@ describe("moto's state dump", () => {
         await sqs.send(new DeleteQueueCommand({ QueueUrl }));
       }
     };
-    const writers = [0, 1, 2, 3].map(writer);
+    let written = false;
+    const writers = Promise.all([0, 1, 2, 3].map(writer)).finally(() => {
+      written = true;
+    });
     try {
-      for (let read = 0; read < 150; read++) {
+      for (let read = 0; read < 150 || !written; read++) {
         expect(await motoState(moto.endpoint)).toBeTypeOf('object');
       }
     } finally {
       writing = false;
-      await Promise.all(writers);
+      await writers;
       for (const client of [dynamo, sqs, sns]) client.destroy();
     }
   });
