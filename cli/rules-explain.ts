@@ -381,6 +381,8 @@ export function deliveryVerdictText(delivery: DeliveryExplanation): string {
       return `collapsed into ${delivery.collapsedInto}`;
     case 'already':
       return 'already handled (in the ledger)';
+    case 'unread':
+      return 'not sent: no scheduled run reads it (a replay does)';
     default:
       return 'skipped (audience disabled)';
   }

@@ -10,9 +10,16 @@ import { localDate } from '#core/delivery-plan';
 import { compileRules } from '#core/matcher';
 import type { Article, Audience, AudienceMatch, Rule } from '#core/model';
 import { parseAudience, parseRule } from '#core/model';
-import { deliveryId, type Log, storyMarkerKey } from '#core/ports';
+import { deliveryId, type Log, storyMarkerKey, type Watermark } from '#core/ports';
+import { savedTimes } from '#core/rule-reach';
 import { StoryResolver } from '#core/story';
-import { type DeliveryExplanation, explainDelivery, explainRule, type RuleExplanation } from '#core/workbench/explain';
+import {
+  type DeliveryExplanation,
+  type DeliveryFacts,
+  explainDelivery,
+  explainRule,
+  type RuleExplanation,
+} from '#core/workbench/explain';
 import { NotFoundError, UsageError } from '../errors.ts';
 import { newsAlerts } from '../hints.ts';
 import { getItem, type Item, listItems } from '../items.ts';
@@ -95,7 +102,38 @@ export async function explainOnArticle(
     found?.rules.some((matched) => matched.ruleId === rule.ruleId) === true
       ? found
       : { audienceId, article, rules: [ruleMatch] };
-  return { rule: explanation, delivery: await deliveryOf(target, audience, match, now, log) };
+  const savedAt = savedTimes([rule, ...others]);
+  return { rule: explanation, delivery: await deliveryOf(target, audience, match, now, log, savedAt) };
+}
+
+/**
+ * Where the scheduled runs read (the watermark, the overlap and the late-arrival window from the
+ * alert function's settings), or why that cannot be told; undefined before any run set a watermark.
+ */
+async function readingOf(
+  target: Target,
+  state: DynamoStateStore,
+  ruleSavedAt: ReadonlyMap<string, number>,
+): Promise<DeliveryFacts['reading']> {
+  const reason = (error: unknown) => (error instanceof Error ? error.message : String(error));
+  let watermark: Watermark | undefined;
+  try {
+    watermark = await state.readWatermark();
+  } catch (error) {
+    return { problem: `the watermark cannot be read (${reason(error)})` };
+  }
+  if (watermark === undefined) return undefined;
+  try {
+    const { run } = await target.alertRunConfig();
+    return {
+      watermarkAt: watermark.at,
+      overlapMs: run.incrementalOverlapMs,
+      lateArrivalMs: run.lateArrivalMs,
+      ruleSavedAt,
+    };
+  } catch (error) {
+    return { problem: `the alert function's settings cannot be read (${reason(error)})` };
+  }
 }
 
 /** The delivery verdict of `match` for `audience`, from the state table's facts. */
@@ -105,13 +143,15 @@ export async function deliveryOf(
   match: AudienceMatch,
   now: number,
   log: Log,
+  ruleSavedAt: ReadonlyMap<string, number>,
 ): Promise<DeliveryExplanation> {
   const state = new DynamoStateStore({ documents: target.clients.documents, tableName: target.names.stateTable, log });
   const key = { audienceId: audience.audienceId, articleKey: match.article.key };
   const date = localDate(now, audience.timeZone);
-  const [ledger, counts] = await Promise.all([
+  const [ledger, counts, reading] = await Promise.all([
     state.readDeliveries([key]),
     state.readDailyCounts([{ audienceId: audience.audienceId, date }]),
+    readingOf(target, state, ruleSavedAt),
   ]);
   let story: { storyId: string; leadArticleKey?: string | undefined } | undefined;
   if (audience.collapse === 'story') {
@@ -134,5 +174,6 @@ export async function deliveryOf(
     ledger: ledger.get(deliveryId(key)),
     story,
     usedToday: counts.get(`${audience.audienceId}|${date}`) ?? 0,
+    reading,
   });
 }

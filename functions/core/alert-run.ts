@@ -91,6 +91,7 @@ import {
   type ReadPlan,
 } from './reading/plan.ts';
 import type { RenderOptions } from './render.ts';
+import { savedTimes, withoutLaterRules } from './rule-reach.ts';
 import type { SpikeStore } from './spikes/ports.ts';
 import { type SpikeRunStats, type SpikeStep, spikeStepFor } from './spikes/step.ts';
 
@@ -1164,31 +1165,6 @@ function isRefusedPosition(error: unknown): boolean {
     error.status >= 400 &&
     error.status < 500
   );
-}
-
-/** Each rule's `updatedAt` as epoch ms, for the rules that carry a readable one. */
-function savedTimes(rules: RuleSet['rules']): Map<string, number> {
-  const saved = new Map<string, number>();
-  for (const rule of rules) {
-    const at = rule.updatedAt === undefined ? Number.NaN : Date.parse(rule.updatedAt);
-    if (Number.isFinite(at)) saved.set(rule.ruleId, at);
-  }
-  return saved;
-}
-
-/** The matches without the rules saved after `savedBy` (a rule with no save time is kept). */
-function withoutLaterRules(
-  matches: readonly AudienceMatch[],
-  savedBy: number,
-  savedAt: ReadonlyMap<string, number>,
-): AudienceMatch[] {
-  const kept: AudienceMatch[] = [];
-  for (const match of matches) {
-    const rules = match.rules.filter((rule) => (savedAt.get(rule.ruleId) ?? Number.NEGATIVE_INFINITY) <= savedBy);
-    if (rules.length === match.rules.length) kept.push(match);
-    else if (rules.length > 0) kept.push({ ...match, rules });
-  }
-  return kept;
 }
 
 /**

@@ -181,7 +181,13 @@ interface RuleExplanationJson {
   summary: string;
   article: { key: string };
   criteria: { criterion: string; verdict: 'pass' | 'fail' | 'unset'; why: string }[];
-  delivery: { audienceId: string; outcome: string; reason?: string } | null;
+  delivery: {
+    audienceId: string;
+    outcome: string;
+    reason?: string;
+    releaseAt?: number;
+    steps: { step: string; why: string }[];
+  } | null;
 }
 
 describe('rules explain <rule>', () => {
@@ -200,8 +206,14 @@ describe('rules explain <rule>', () => {
       article: { key: 'id:wb-glacier-1' },
     });
     expect(verdicts(matching)).toMatchObject({ keywords: 'pass', media: 'pass', categories: 'unset', query: 'unset' });
-    // The run held it for the digest already: the ledger has it.
-    expect(matching.json<RuleExplanationJson>().delivery).toMatchObject({ audienceId: 'wb-desk', outcome: 'already' });
+    // The run held it for the digest already: the ledger has it, and it goes out at the digest time
+    // (not "already handled", which read as if nothing more would happen).
+    const heldDelivery = matching.json<RuleExplanationJson>().delivery;
+    expect(heldDelivery).toMatchObject({ audienceId: 'wb-desk', outcome: 'hold', reason: 'digest' });
+    expect(new Date(heldDelivery?.releaseAt ?? 0).toISOString().slice(11, 16)).toBe(digestTime);
+    expect(heldDelivery?.steps.find((step) => step.step === 'ledger')?.why).toMatch(
+      /^held for digest since .*released at/,
+    );
 
     expect(otherMedia.code, otherMedia.stderr).toBe(0);
     const missed = otherMedia.json<RuleExplanationJson>();
@@ -215,6 +227,46 @@ describe('rules explain <rule>', () => {
       matches: true,
       delivery: { audienceId: 'wb-desk', outcome: 'hold', reason: 'digest' },
     });
+  });
+
+  it('says a rule saved since an article far behind the watermark will not get it from a run, as the run does, and how replay sends it', async () => {
+    // Found by review: explain said "sent at once", and no run ever sent it. The article was
+    // published two hours ago and read by the first run; the rule is saved now.
+    const created = await sandbox.cli(['audiences', 'create', 'wb-late', '--name', 'Late', '--time-zone', 'UTC']);
+    expect(created.code, created.stderr).toBe(0);
+    const put = await sandbox.cli([
+      'rules',
+      'put',
+      '--file',
+      sandbox.file('wb-late.yaml', 'ruleId: wb-late-tourism\naudienceId: wb-late\nkeywords: [tourism]\n'),
+    ]);
+    expect(put.code, put.stderr).toBe(0);
+    const explain = () =>
+      sandbox.cli(['--json', 'rules', 'explain', 'wb-late-tourism', '--article', 'id:wb-glacier-2']);
+    const before = await explain();
+    expect(before.code, before.stderr).toBe(0);
+    const unread = before.json<RuleExplanationJson>().delivery;
+    expect(unread).toMatchObject({ audienceId: 'wb-late', outcome: 'unread' });
+    const reading = unread?.steps.find((step) => step.step === 'reading')?.why ?? '';
+    expect(reading).toMatch(/more than LATE_ARRIVAL_MINUTES \(60\) before the watermark/);
+    const replay = /news-alerts (replay --from \S+ --to \S+ --audience wb-late)$/.exec(reading)?.[1];
+    expect(replay, reading).toBeDefined();
+    const text = await sandbox.cli(['rules', 'explain', 'wb-late-tourism', '--article', 'id:wb-glacier-2']);
+    expect(text.stdout).toContain('delivery to wb-late: not sent: no scheduled run reads it (a replay does)');
+
+    // What the run does: nothing for wb-late.
+    const run = await sandbox.cli(['--json', 'run']);
+    expect(run.code, run.stderr).toBe(0);
+    const ledger = await sandbox.cli(['--json', 'deliveries', 'wb-late', '--article', 'id:wb-glacier-2']);
+    expect(ledger.code, ledger.stderr).toBe(0);
+    const kindOf = (result: CliResult) => result.json<{ articles: { kind: string }[] }>().articles[0]?.kind;
+    expect(kindOf(ledger)).toBe('not-in-ledger');
+
+    // The replay it names sends it, and explain then says so.
+    const replayed = await sandbox.cli(['--json', ...(replay ?? '').split(' ')]);
+    expect(replayed.code, replayed.stderr).toBe(0);
+    expect((await explain()).json<RuleExplanationJson>().delivery).toMatchObject({ outcome: 'already' });
+    expect(kindOf(await sandbox.cli(['--json', 'deliveries', 'wb-late', '--article', 'id:wb-glacier-2']))).toBe('sent');
   });
 
   it('an unknown rule, audience or article is exit 3 naming it; flags that do not go together are exit 2', async () => {

@@ -7,6 +7,7 @@ import type { Hono } from 'hono';
 import { html } from 'hono/html';
 import { compileRules } from '#core/matcher';
 import { buildRuleSet, parseRule } from '#core/model';
+import { savedTimes } from '#core/rule-reach';
 import { explainRule } from '#core/workbench/explain';
 import { listItems } from '../../items.ts';
 import { findArticle, searchArticles } from '../../workbench/articles.ts';
@@ -111,6 +112,7 @@ export function articlePages(app: Hono, services: ConsoleServices): void {
       ruleSet.rejected.filter((entry) => entry.table === 'rules').map((entry) => [entry.key, entry.reason]),
     );
     const audiences = new Map(ruleSet.audiences.map((audience) => [audience.audienceId, audience]));
+    const savedAt = savedTimes(ruleSet.rules);
     const audienceIds = [...new Set(audienceItems.map((item) => String(item.audienceId)))].sort();
     const verdicts: AudienceVerdict[] = [];
     for (const audienceId of audienceIds) {
@@ -138,7 +140,9 @@ export function articlePages(app: Hono, services: ConsoleServices): void {
       }
       const match = matches.get(audienceId);
       const delivery =
-        match === undefined ? undefined : await deliveryOf(target, audience, match, services.now(), services.log);
+        match === undefined
+          ? undefined
+          : await deliveryOf(target, audience, match, services.now(), services.log, savedAt);
       verdicts.push({ audienceId, rules, matchedBy: match?.rules.map((rule) => rule.ruleId) ?? [], delivery });
     }
     return render(c, services, { title: article.title, section: 'articles' }, articleView(article, verdicts, since));

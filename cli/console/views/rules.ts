@@ -185,6 +185,8 @@ export function deliveryText(
       return `Collapsed into ${into ?? 'its story'}: not sent.`;
     case 'already':
       return 'Already handled: it is in the ledger.';
+    case 'unread':
+      return 'Not sent: no scheduled run reads it (a replay does; see the reading step).';
     default:
       return 'Skipped: the audience is disabled.';
   }

@@ -14,6 +14,8 @@ import { isQuietAt, planDelivery, releaseDueAt, urgencyOf } from '../delivery-pl
 import { criterionHits } from '../matcher.ts';
 import type { Article, Audience, AudienceMatch, Rule } from '../model.ts';
 import type { DeliveryRecord, HoldReason } from '../ports.ts';
+import { withoutLaterRules } from '../rule-reach.ts';
+import { heldReleaseOf } from './holds.ts';
 
 /** A rule's criterion, named as the rule item spells it. */
 export type CriterionName =
@@ -180,16 +182,33 @@ export interface DeliveryFacts {
   readonly story?: { readonly storyId: string; readonly leadArticleKey?: string | undefined } | undefined;
   /** Immediate alerts counted today (the audience's local date) against its daily budget. */
   readonly usedToday: number;
+  /**
+   * Where the scheduled runs read: the watermark and how late the provider may list an article
+   * and still be read (LATE_ARRIVAL_MINUTES). Without it, reading is not judged.
+   */
+  readonly reading?:
+    | {
+        readonly watermarkAt: number;
+        /** INCREMENTAL_OVERLAP_MINUTES: how far behind the watermark the next run reads anyway. */
+        readonly overlapMs: number;
+        readonly lateArrivalMs: number;
+        /** When each rule was saved (rule-reach.ts `savedTimes`): far back, an article is old news to a later rule. */
+        readonly ruleSavedAt: ReadonlyMap<string, number>;
+      }
+    | { readonly problem: string }
+    | undefined;
 }
 
 /** What the delivery would do with a match, step by step as the run decides. */
 export interface DeliveryExplanation {
   readonly audienceId: string;
   /**
-   * `send` now, `hold` for a digest (with `reason` and `releaseAt`), `collapse` into a story
-   * another article carries, `already` handled (the ledger has it), or `skip` (audience disabled).
+   * `send` now, `hold` for a digest (with `reason` and `releaseAt`; also an article the ledger
+   * holds already), `collapse` into a story another article carries, `already` handled (the ledger
+   * has it), `unread` (published so far behind the watermark that no scheduled run reads it: a
+   * replay sends it), or `skip` (audience disabled).
    */
-  readonly outcome: 'send' | 'hold' | 'collapse' | 'already' | 'skip';
+  readonly outcome: 'send' | 'hold' | 'collapse' | 'already' | 'unread' | 'skip';
   readonly reason?: HoldReason | undefined;
   /** When a hold would be released (epoch ms), planned from the audience's current settings. */
   readonly releaseAt?: number | undefined;
@@ -220,6 +239,22 @@ export function explainDelivery(
   }
   if (facts.ledger !== undefined) {
     const entry = facts.ledger;
+    if (entry.heldFor !== undefined && entry.releasedAt === undefined && entry.collapsedInto === undefined) {
+      // Still held: it goes out when its hold is released, as `holds` plans it.
+      const release = heldReleaseOf(
+        { heldAt: entry.deliveredAt, reason: entry.heldFor, match },
+        audience,
+        now,
+        Infinity,
+      );
+      steps.push({
+        step: 'ledger',
+        why: `held for ${entry.heldFor} since ${iso(entry.deliveredAt)}: ${
+          release.when === 'next-run' ? 'the next run releases it' : `released at ${iso(release.releaseAt)}`
+        } (a re-read adds nothing)`,
+      });
+      return { ...base, outcome: 'hold', reason: entry.heldFor, releaseAt: release.releaseAt, steps };
+    }
     const what =
       entry.collapsedInto !== undefined
         ? `collapsed into story ${entry.collapsedInto}`
@@ -231,6 +266,36 @@ export function explainDelivery(
       why: `already handled at ${iso(entry.deliveredAt)} (${what}): a re-read sends nothing`,
     });
     return { ...base, outcome: 'already', steps };
+  }
+  if (facts.reading !== undefined && 'problem' in facts.reading) {
+    steps.push({ step: 'reading', why: `not judged: ${facts.reading.problem}` });
+  } else if (facts.reading !== undefined) {
+    const { watermarkAt, overlapMs, lateArrivalMs, ruleSavedAt } = facts.reading;
+    const published = match.article.publishedAt;
+    const minutes = Math.round(lateArrivalMs / 60_000);
+    const replay = `news-alerts replay --from ${iso(published)} --to ${iso(published)} --audience ${audience.audienceId}`;
+    if (published >= watermarkAt - overlapMs) {
+      steps.push({
+        step: 'reading',
+        why: `published at or after the watermark ${iso(watermarkAt)} (less INCREMENTAL_OVERLAP_MINUTES): the next run reads it`,
+      });
+    } else if (
+      published < watermarkAt - lateArrivalMs &&
+      withoutLaterRules([match], published + lateArrivalMs, ruleSavedAt).length === 0
+    ) {
+      // What the run does (alert-run.ts): so far behind the watermark only a sweep or a recheck
+      // reads an article, and it is old news to a rule saved more than LATE_ARRIVAL_MINUTES after it.
+      steps.push({
+        step: 'reading',
+        why: `published ${iso(published)}, more than LATE_ARRIVAL_MINUTES (${minutes}) before the watermark ${iso(watermarkAt)}, and every matching rule was saved more than ${minutes} minutes after it: runs treat it as old news; to send it: ${replay}`,
+      });
+      return { ...base, outcome: 'unread', steps };
+    } else {
+      steps.push({
+        step: 'reading',
+        why: `published before the watermark ${iso(watermarkAt)}: a run reads it only if the provider lists it late (up to LATE_ARRIVAL_MINUTES, ${minutes}) or a full sweep reads its day; to send it now: ${replay}`,
+      });
+    }
   }
   if (audience.collapse === 'story') {
     const story = facts.story;

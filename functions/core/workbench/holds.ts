@@ -69,22 +69,49 @@ export function describeHolds(
       heldAt: item.heldAt,
       urgent,
     };
-    const release = planHeldRelease(item, audience, now, budgetLeft);
-    if (release !== undefined) {
-      if (release.budgetDate === today) budgetLeft -= 1;
-      return { ...common, releaseAt: now, when: 'next-run', cause: release.cause };
-    }
-    let releaseAt = releaseDueAt({ heldAt: item.heldAt, reason: item.reason, urgent }, audience);
-    if (releaseAt <= now) releaseAt = now;
-    // Nothing goes out inside quiet hours (a due match waits for their end).
-    if (!urgent && isQuietAt(releaseAt, audience)) releaseAt = quietFreeFrom(releaseAt, audience);
-    return { ...common, releaseAt, when: 'scheduled' };
+    const release = heldReleaseOf(item, audience, now, budgetLeft);
+    if (release.budgetDate === today) budgetLeft -= 1;
+    return { ...common, releaseAt: release.releaseAt, when: release.when, cause: release.cause };
   });
   return {
     audienceId: audience.audienceId,
     held,
     unfinishedReleases: unfinished(releases),
   };
+}
+
+/**
+ * When one held notification goes out, planned as the run plans it: at the next run (`now`) when
+ * {@link planHeldRelease} releases it now, else at the first instant the current settings release
+ * it, out of quiet hours unless it is urgent. `budgetDate` is set when it goes out on room left in
+ * today's budget (the caller takes one off `budgetLeft`).
+ */
+export function heldReleaseOf(
+  held: Pick<HeldNotification, 'heldAt' | 'reason' | 'match'>,
+  audience: Audience,
+  now: number,
+  budgetLeft: number,
+): {
+  readonly releaseAt: number;
+  readonly when: 'next-run' | 'scheduled';
+  readonly cause?: ReleaseCause;
+  readonly budgetDate?: string;
+} {
+  const release = planHeldRelease(held, audience, now, budgetLeft);
+  if (release !== undefined) {
+    return {
+      releaseAt: now,
+      when: 'next-run',
+      cause: release.cause,
+      ...(release.budgetDate === undefined ? {} : { budgetDate: release.budgetDate }),
+    };
+  }
+  const urgent = audience.deliveryMode !== 'digest' && isUrgent(held.match, audience);
+  let releaseAt = releaseDueAt({ heldAt: held.heldAt, reason: held.reason, urgent }, audience);
+  if (releaseAt <= now) releaseAt = now;
+  // Nothing goes out inside quiet hours (a due match waits for their end).
+  if (!urgent && isQuietAt(releaseAt, audience)) releaseAt = quietFreeFrom(releaseAt, audience);
+  return { releaseAt, when: 'scheduled' };
 }
 
 /** Held notifications oldest first (then by article key, so the order is stable). */

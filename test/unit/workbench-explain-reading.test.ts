@@ -1,0 +1,88 @@
+/**
+ * What explain says about reading (functions/core/workbench/explain.ts): whether a scheduled run
+ * reads an article at all, judged as the run judges it (functions/core/rule-reach.ts). A review
+ * found explain saying "sent at once" for an article no run would read again: published hours
+ * behind the watermark, matched only by a rule saved since.
+ */
+import { describe, expect, it } from 'vitest';
+import { type Audience, type AudienceMatch, AudienceSchema } from '#core/model';
+import { explainDelivery } from '#core/workbench/explain';
+
+const hour = 3_600_000;
+const watermarkAt = Date.parse('2026-11-30T12:00:00Z');
+const now = watermarkAt + 60_000;
+
+const audience: Audience = AudienceSchema.parse({
+  audienceId: 'desk',
+  name: 'Desk',
+  topicArn: 'arn:aws:sns:us-east-1:123456789012:desk',
+  timeZone: 'UTC',
+});
+
+const matchOf = (publishedAt: number, ruleIds: readonly string[]): AudienceMatch => ({
+  audienceId: 'desk',
+  article: {
+    key: 'id:a',
+    title: 'Pangolin census',
+    summary: '',
+    url: 'https://news.example.com/a',
+    publishedAt,
+    categories: [],
+    categoryNames: [],
+  },
+  rules: ruleIds.map((ruleId) => ({ ruleId, urgent: false, reasons: [] })),
+});
+
+/** The outcome and the reading step for an article published `behind` before the watermark. */
+function judged(behind: number, saved: Record<string, number>, ruleIds = Object.keys(saved)) {
+  const explanation = explainDelivery(audience, matchOf(watermarkAt - behind, ruleIds), now, {
+    usedToday: 0,
+    reading: { watermarkAt, overlapMs: 2 * 60_000, lateArrivalMs: hour, ruleSavedAt: new Map(Object.entries(saved)) },
+  });
+  return { outcome: explanation.outcome, reading: explanation.steps.find((step) => step.step === 'reading')?.why };
+}
+
+describe('explain: does a scheduled run read the article?', () => {
+  it('after the watermark, or within the overlap behind it: the next run reads it, for any rule', () => {
+    for (const behind of [-hour, 0, 60_000]) {
+      expect(judged(behind, { fresh: now })).toMatchObject({ outcome: 'send', reading: /the next run reads it/ });
+    }
+  });
+
+  it('far behind the watermark, matched only by rules saved since: unread, with the replay that sends it', () => {
+    const verdict = judged(2 * hour, { fresh: now - 60_000 });
+    expect(verdict.outcome).toBe('unread');
+    expect(verdict.reading).toContain(
+      'news-alerts replay --from 2026-11-30T10:00:00.000Z --to 2026-11-30T10:00:00.000Z --audience desk',
+    );
+  });
+
+  it('far behind, but one matching rule was saved in time (or carries no save time): a late read still sends it', () => {
+    const published = watermarkAt - 2 * hour;
+    expect(judged(2 * hour, { fresh: now, old: published + hour })).toMatchObject({
+      outcome: 'send',
+      reading: /a run reads it only if the provider lists it late/,
+    });
+    // A rule without updatedAt (written by hand) counts as old, as the run counts it.
+    expect(judged(2 * hour, { fresh: now }, ['fresh', 'hand-written']).outcome).toBe('send');
+  });
+
+  it('behind the watermark by less than the late-arrival window: read if listed late, whatever the rule', () => {
+    expect(judged(30 * 60_000, { fresh: now })).toMatchObject({
+      outcome: 'send',
+      reading: /a run reads it only if the provider lists it late \(up to LATE_ARRIVAL_MINUTES, 60\)/,
+    });
+  });
+
+  it('says so when reading cannot be judged, and judges the rest', () => {
+    const explanation = explainDelivery(audience, matchOf(watermarkAt, ['r']), now, {
+      usedToday: 0,
+      reading: { problem: "the alert function's settings cannot be read (AccessDenied)" },
+    });
+    expect(explanation.outcome).toBe('send');
+    expect(explanation.steps[0]).toEqual({
+      step: 'reading',
+      why: "not judged: the alert function's settings cannot be read (AccessDenied)",
+    });
+  });
+});
