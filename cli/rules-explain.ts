@@ -29,6 +29,7 @@ import {
 } from '#core/query';
 import { normalizeText } from '#core/text';
 import type { DeliveryExplanation } from '#core/workbench/explain';
+import { articleText } from '#provider/article-text';
 import { action, collectList } from './command.ts';
 import type { CommandContext } from './context.ts';
 import { NotFoundError, type Problem, UsageError } from './errors.ts';
@@ -36,7 +37,7 @@ import { newsAlerts } from './hints.ts';
 import { getItem, type ItemTable } from './items.ts';
 import { stderrLog } from './log.ts';
 import { displayWidth, formatInstant, safeText } from './output.ts';
-import { didYouMean, hinted } from './unknown-ids.ts';
+import { closestId, didYouMean, hinted } from './unknown-ids.ts';
 import { inputName, readUtf8File } from './utf8.ts';
 import { audienceTableOf } from './workbench/tables.ts';
 
@@ -182,8 +183,31 @@ const ArticleTextSchema = z.looseObject({
 /** An article described on the command line or in a file (not looked up). */
 type GivenArticle = z.infer<typeof ArticleTextSchema>;
 
+/** What an article file may hold besides the text judged: the rest of what `articles show --json` prints. */
+const articleFileFields = new Set([...Object.keys(ArticleTextSchema.shape), 'id', 'url', 'publishedAt']);
+
+/**
+ * The title and summary as the run reads provider text ({@link articleText}: tags dropped,
+ * entities decoded, spaces collapsed, cut to length), with a warning when that changed them: what
+ * was given is judged as the run would judge an article the provider sent that way.
+ */
+function asTheRunReads(given: GivenArticle, where: string, warn: (text: string) => void): GivenArticle {
+  const read = { ...given };
+  for (const field of ['title', 'summary'] as const) {
+    const text = given[field];
+    if (text === undefined) continue;
+    read[field] = articleText(text, field);
+    if (read[field] !== text) {
+      warn(
+        `${where === '' ? `--${field}` : `${where}: ${field}`} is judged as the run reads provider text (HTML tags dropped, entities decoded, spaces collapsed, at most ${field === 'title' ? '1,000' : '2,000'} characters); the article in the output shows what was judged`,
+      );
+    }
+  }
+  return read;
+}
+
 /** The article given with `--article-file` or the text flags; undefined when none was given. */
-function givenArticle(options: ExplainOptions): GivenArticle | undefined {
+function givenArticle(options: ExplainOptions, warn: (text: string) => void): GivenArticle | undefined {
   const flags =
     options.title !== undefined ||
     options.summary !== undefined ||
@@ -216,16 +240,28 @@ function givenArticle(options: ExplainOptions): GivenArticle | undefined {
     if (parsed.data.title === undefined && parsed.data.summary === undefined) {
       throw new UsageError(`${path}: the article has neither "title" nor "summary"; give an object with them`);
     }
-    return parsed.data;
+    const ignored = Object.keys(parsed.data).filter((field) => !articleFileFields.has(field));
+    if (ignored.length > 0) {
+      const named = ignored.map((field) => {
+        const near = closestId(field, articleFileFields);
+        return near === undefined ? safeText(field) : `${safeText(field)} (did you mean ${near}?)`;
+      });
+      warn(`${path}: ignored ${named.join(', ')}: explain reads ${[...ArticleTextSchema.keyof().options].join(', ')}`);
+    }
+    return asTheRunReads(parsed.data, path, warn);
   }
   if (!flags) return undefined;
-  return {
-    title: options.title ?? '',
-    summary: options.summary ?? '',
-    ...(options.category === undefined ? {} : { categories: options.category }),
-    ...(options.media === undefined ? {} : { media: options.media }),
-    ...(options.status === undefined ? {} : { status: options.status }),
-  };
+  return asTheRunReads(
+    {
+      title: options.title ?? '',
+      summary: options.summary ?? '',
+      ...(options.category === undefined ? {} : { categories: options.category }),
+      ...(options.media === undefined ? {} : { media: options.media }),
+      ...(options.status === undefined ? {} : { status: options.status }),
+    },
+    '',
+    warn,
+  );
 }
 
 /** A described article as the matcher sees one (published now, key `given:article`). */
@@ -270,7 +306,7 @@ async function explain(
   if ((ruleId === undefined) === (options.query === undefined)) {
     throw new UsageError("give a rule id or --query '…' (one of them)");
   }
-  const given = givenArticle(options);
+  const given = givenArticle(options, (text) => context.output.warn(text));
   if (options.since !== undefined && options.article === undefined) {
     throw new UsageError('--since is where --article <key> is looked for: add --article, or leave --since out');
   }

@@ -15,6 +15,7 @@ import { ProviderResponseError, ProviderTimeZoneError } from '#core/errors';
 import type { Article } from '#core/model';
 import type { SkippedItem } from '#core/ports';
 import { redactSecrets as redactRegistered } from '#shared/secret-redaction';
+import { articleText } from './article-text.ts';
 import { carriesOffset, parseTimestamp, ZonelessTimestampError } from './timestamps.ts';
 
 /** Candidate paths per field; the first path that yields a usable value wins. */
@@ -431,29 +432,6 @@ function errorReportIn(body: unknown): { path: string; fields: Record<string, un
 
 // --- Field extraction -----------------------------------------------------------------------------
 
-const maxTitleLength = 1_000;
-/** Summaries feed notifications and keyword rules; full article bodies would only cost memory. */
-const maxSummaryLength = 2_000;
-
-const entities: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
-
-/** Naver and others put `<b>` highlights and entities in titles; subscribers should see plain text. */
-function plainText(raw: string, max: number): string {
-  const text = raw
-    .replace(/<br\s*\/?>|<\/p>/gi, ' ')
-    .replace(/<\/?[a-zA-Z][^<>]*>/g, '')
-    .replace(/&(#\d{1,7}|#x[0-9a-f]{1,6}|[a-z]+);/gi, (match, name: string) => {
-      if (name.startsWith('#')) {
-        const code = name[1] === 'x' || name[1] === 'X' ? Number.parseInt(name.slice(2), 16) : Number(name.slice(1));
-        return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : match;
-      }
-      return entities[name.toLowerCase()] ?? match;
-    })
-    .replace(/\s+/g, ' ')
-    .trim();
-  return text.length <= max ? text : `${text.slice(0, max - 1).trimEnd()}…`;
-}
-
 function scalarText(value: unknown): string | undefined {
   if (typeof value === 'string') {
     const trimmed = value.trim();
@@ -572,8 +550,8 @@ function mapItem(
   const article: Article = {
     key: articleKey(id, url),
     id,
-    title: plainText(title.value, maxTitleLength) || title.value.slice(0, maxTitleLength),
-    summary: summary === undefined ? '' : plainText(summary, maxSummaryLength),
+    title: articleText(title.value, 'title'),
+    summary: summary === undefined ? '' : articleText(summary, 'summary'),
     url,
     publishedAt,
     // The model promises codes, or names when the provider sends no codes.

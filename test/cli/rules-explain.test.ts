@@ -118,6 +118,36 @@ describe('rules explain --query (no AWS)', () => {
     expect(notAnArticle.stderr).toContain('stdin: not an article: title must be a string');
   });
 
+  it('judges described text as the run reads provider text, says so, and names fields of a file it ignores', async () => {
+    // Found by review: `AT&amp;T` did not match `AT&T` here though the run (which decodes
+    // entities) sent it, and a term past the run's 2,000-character summary matched here only.
+    const far = `${'Filler words about nothing. '.repeat(100)}quokka`;
+    const [entity, cut, fileWithTypo] = await Promise.all([
+      runCli(['--json', 'rules', 'explain', '--query', '"AT&T"', '--title', 'AT&amp;T <b>numbat</b> deal'], {
+        env: withoutAws,
+      }),
+      runCli(['--json', 'rules', 'explain', '--query', 'quokka', '--summary', far], { env: withoutAws }),
+      runCli(['rules', 'explain', '--query', 'giraffe', '--article-file', '-'], {
+        input: JSON.stringify({ title: 'Zoo news', sumary: 'A giraffe escaped', body: 'x', url: 'https://x' }),
+        env: withoutAws,
+      }),
+    ]);
+    expect(entity.code, entity.stderr).toBe(0);
+    expect(entity.json<Explanation>().article).toEqual({ matches: true, terms: ['AT&T'] });
+    expect(entity.stderr).toContain('warning: --title is judged as the run reads provider text');
+    expect(cut.json<Explanation>().article).toEqual({ matches: false, terms: [] });
+    expect(cut.stderr).toContain('--summary is judged as the run reads provider text');
+    expect(cut.stderr).toContain('at most 2,000 characters');
+    expect(fileWithTypo.code, fileWithTypo.stderr).toBe(0);
+    expect(fileWithTypo.stdout).toMatch(/^article\s+does not match$/m);
+    expect(fileWithTypo.stderr).toContain(
+      'warning: stdin: ignored sumary (did you mean summary?), body: explain reads',
+    );
+    // Plain text the run would leave alone gets no warning.
+    const plain = await runCli(['rules', 'explain', '--query', 'zoo', '--title', 'Zoo news'], { env: withoutAws });
+    expect(plain.stderr).toBe('');
+  });
+
   it('calls `-` stdin in every message about what it read there, as the UTF-8 check does', async () => {
     const [notJson, noText, badYaml, badJson] = await Promise.all([
       runCli(['rules', 'explain', '--query', 'x', '--article-file', '-'], { input: 'title: x', env: withoutAws }),
