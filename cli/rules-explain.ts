@@ -16,7 +16,7 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { queryLeafCost } from '#core/matcher';
-import type { Article } from '#core/model';
+import { type Article, parseRule } from '#core/model';
 import {
   describeQueryTree,
   evaluateQuery,
@@ -327,6 +327,13 @@ async function explain(
     );
   }
   if (given === undefined && options.article === undefined) {
+    if (item.query !== undefined && typeof item.query !== 'string') {
+      // Saved by hand with another type: the rule is invalid, which "has no query" would hide.
+      const parsed = parseRule(item);
+      throw new UsageError(
+        `rule ${ruleId} is invalid, so the run skips it: ${parsed.ok ? 'query must be a string' : parsed.rejected.reason}; fix it with '${newsAlerts()} rules update ${ruleId} --query …' (or --clear query)`,
+      );
+    }
     if (typeof item.query !== 'string') {
       throw new UsageError(
         `rule ${ruleId} has no query to explain on its own; give an article to judge every criterion on (--article <key>, found with '${newsAlerts()} articles search', or --title/--summary/--category/--media/--status); '${newsAlerts()} rules show ${ruleId}' shows its criteria`,

@@ -372,6 +372,22 @@ describe('with a sandbox', () => {
     );
   });
 
+  it('a query saved by hand as a number is an invalid rule, not "no query"', async () => {
+    await sandbox.stack.clients.documents.send(
+      new PutCommand({
+        TableName: sandbox.descriptor.names.rulesTable,
+        Item: { ruleId: 'number-query', audienceId: 'chips-team', keywords: ['chip'], query: 42 },
+      }),
+    );
+    const explained = await sandbox.cli(['rules', 'explain', 'number-query']);
+    expect(explained.code).toBe(2);
+    expect(explained.stderr).toContain('rule number-query is invalid, so the run skips it: query must be a string');
+    expect(explained.stderr).toMatch(
+      /fix it with 'news-alerts .*rules update number-query --query …' \(or --clear query\)/,
+    );
+    expect(explained.stderr).not.toContain('has no query');
+  });
+
   it('previews a rules file with queries: counts exactly the articles each query is true for', async () => {
     const now = Date.now();
     const from = new Date(now - 30 * 3_600_000).toISOString();

@@ -268,6 +268,29 @@ describe('the console rule and audience pages', () => {
     expect(stored.Item).not.toHaveProperty('keyword');
   });
 
+  it('repairs a value saved by hand with the wrong type: the form shows it, and saving it as text or emptying it fixes the rule', async () => {
+    // Found by review: a query stored as a number showed as an empty box, the empty box counted as
+    // "untouched", and every save kept the number: only the CLI could repair the rule.
+    await sandbox.stack.clients.documents.send(
+      new PutCommand({
+        TableName: sandbox.stack.config.tables.rules,
+        Item: { ruleId: 'wrong-types', audienceId: 'chips-team', keywords: 'wafer', query: 42 },
+      }),
+    );
+    const page = await get(consoleProcess.port, '/rules/wrong-types', cookie);
+    expect(page.body).toContain('The run skips this rule');
+    const fields = formFields(page.body, '/rules/wrong-types/preview');
+    expect(fields.query).toBe('42');
+    expect(fields.keywords).toBe('wafer');
+    await reviewAndSave('wrong-types', { ...fields, query: '' });
+    const stored = await sandbox.stack.clients.documents.send(
+      new GetCommand({ TableName: sandbox.stack.config.tables.rules, Key: { ruleId: 'wrong-types' } }),
+    );
+    // The emptied query is gone; the keyword, saved as it was shown, is now a list.
+    expect(stored.Item).toMatchObject({ ruleId: 'wrong-types', keywords: ['wafer'] });
+    expect(stored.Item).not.toHaveProperty('query');
+  });
+
   it('validates a new rule as its review does: an existing id is not "valid"', async () => {
     const page = await get(consoleProcess.port, '/new-rule', cookie);
     const validate = /data-validate="([^"]+)"/.exec(page.body)?.[1] ?? '';

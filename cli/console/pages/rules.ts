@@ -33,12 +33,32 @@ import {
 
 const listNames = ['categories', 'excludeCategories', 'keywords', 'excludeKeywords', 'media', 'statuses'] as const;
 
-const text = (value: unknown): string => (typeof value === 'string' ? value : '');
+/**
+ * A value written by hand with the wrong type, as the form shows it so that it can be seen and
+ * fixed: `42` for a number, JSON for a map or a list where text belongs ('' when absent).
+ */
+const shownAsText = (value: unknown): string =>
+  value === undefined
+    ? ''
+    : typeof value === 'number' || typeof value === 'boolean'
+      ? String(value)
+      : value instanceof Set
+        ? [...value].join('\n')
+        : (JSON.stringify(value) ?? '');
+const text = (value: unknown): string => (typeof value === 'string' ? value : shownAsText(value));
 const listText = (value: unknown): string =>
   Array.isArray(value) ? value.join(', ') : value instanceof Set ? [...value].join(', ') : '';
 /** A list as the form shows it: one term per line, so a term may hold a comma ("1,000 jobs"). */
 const listLines = (value: unknown): string =>
-  Array.isArray(value) ? value.join('\n') : value instanceof Set ? [...value].join('\n') : '';
+  Array.isArray(value) ? value.join('\n') : typeof value === 'string' ? value : shownAsText(value);
+
+/**
+ * Whether a stored attribute has the type the form writes (text, or a list of terms). One that
+ * does not (a query saved as a number, keywords as one string) is replaced by what the form holds
+ * when saved, even unchanged: keeping it would keep the rule invalid, and an emptied box removes it.
+ */
+const formTyped = (name: 'text' | 'list', value: unknown): boolean =>
+  value === undefined || (name === 'text' ? typeof value === 'string' : Array.isArray(value) || value instanceof Set);
 /** Line breaks as stored: browsers send a textarea's line breaks as CRLF. */
 const lines = (value: string): string => value.replace(/\r\n?/g, '\n');
 
@@ -124,6 +144,7 @@ export function itemFromForm(form: RuleForm, stored?: Item): Item {
   const shown = stored === undefined ? undefined : formFromItem(stored);
   const untouched = (name: keyof RuleForm): boolean => {
     if (shown === undefined) return false;
+    if (!formTyped((listNames as readonly string[]).includes(name) ? 'list' : 'text', stored?.[name])) return false;
     const before = String(shown[name]);
     return lines(String(form[name])) === lines(singleLine.has(name) ? before.replace(/[\r\n]/g, '') : before);
   };
