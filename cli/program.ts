@@ -17,6 +17,7 @@ import {
   targetKinds,
   targetVariable,
 } from './cli-config.ts';
+import { collectList } from './command.ts';
 import { type CommandGroup, commandGroups, groupNamed } from './commands.ts';
 import {
   ExitCode,
@@ -208,7 +209,34 @@ async function buildProgramWith(
     command.addHelpText('after', `\n${exitCodeHelp}`);
     addExitCodes(command);
   }
+  refuseRepeatedOptions(program);
   return { program, messages };
+}
+
+/**
+ * Makes an option that takes one value a usage error when given twice: commander keeps the last
+ * value, so `rules put r --query alpha --query beta` saved `beta` without a word. List options
+ * (`--keywords a --keywords b`, {@link collectList}) gather every value and stay repeatable. The
+ * message names the option, never its values (one may be a secret).
+ */
+function refuseRepeatedOptions(command: Command): void {
+  for (const option of command.options) {
+    if ((!option.required && !option.optional) || option.variadic || option.parseArg === collectList) continue;
+    let given = 0;
+    command.on(`option:${option.name()}`, () => {
+      given += 1;
+      if (given > 1) {
+        command.error(
+          `error: option '${option.flags}' was given twice; give it once (the second would replace the first)`,
+          {
+            exitCode: ExitCode.usage,
+            code: 'commander.optionRepeated',
+          },
+        );
+      }
+    });
+  }
+  for (const sub of command.commands) refuseRepeatedOptions(sub);
 }
 
 /** Where `sandbox up` leaves its descriptor (cli/sandbox-descriptor.ts), found from this module (cli/ or dist/). */

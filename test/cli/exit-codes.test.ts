@@ -59,6 +59,21 @@ describe('exit codes', () => {
       ['a missing argument', ['rules', 'show'], {}, 2, /^error: missing required argument 'ruleId'\n/],
       ['a bad --output', ['--output', 'csv', 'rules', 'list'], {}, 2, /argument 'csv' is invalid/],
       [
+        // commander kept the last value: `beta` was saved without a word. The values are not quoted.
+        'a one-value option given twice',
+        ['rules', 'put', 'r1', '--query', 'alpha', '--query', 'beta'],
+        {},
+        2,
+        /^error: option '--query <query>' was given twice; give it once \(the second would replace the first\)\n\(add --help for usage\)\n$/,
+      ],
+      [
+        'a global one-value option given twice',
+        ['--stack', 'A', '--stack', 'B', 'rules', 'list'],
+        {},
+        2,
+        /^error: option '--stack <name>' was given twice/,
+      ],
+      [
         '--json with another --output',
         ['--json', '--output', 'tsv', 'rules', 'list'],
         {},
