@@ -43,6 +43,8 @@ export function collectList(value: string, previous: string[] | undefined): stri
     .split(',')
     .map((part) => part.trim())
     .filter((part) => part !== '');
+  // `--keywords ','` made an empty list, and the rule was refused for lacking categories.
+  if (parts.length === 0) throw new InvalidArgumentError('it holds no value; give one or more, comma-separated');
   return [...(previous ?? []), ...parts];
 }
 

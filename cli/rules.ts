@@ -368,6 +368,15 @@ interface UpdateOptions extends Omit<PutOptions, 'file' | 'disabled'> {
 /** `rules update <ruleId>`: changes only the attributes given, keeps the others. */
 async function updateRule(context: CommandContext, args: readonly unknown[], options: UpdateOptions): Promise<void> {
   const [ruleId] = args as [string];
+  const given = ruleFromFlags(ruleId, options).value as Item;
+  for (const name of options.clear ?? []) {
+    if (name !== 'enabled' && name !== 'ruleId' && Object.hasOwn(given, name)) {
+      const flag = `--${name.replace(/[A-Z]/g, (capital) => `-${capital.toLowerCase()}`)}`;
+      throw new UsageError(
+        `${flag} and --clear ${name} conflict: give ${flag} to change it, or --clear ${name} to remove it`,
+      );
+    }
+  }
   const stored = await storedRules(context, [ruleId]);
   const previous = stored.get(ruleId);
   if (previous === undefined) {
@@ -377,7 +386,7 @@ async function updateRule(context: CommandContext, args: readonly unknown[], opt
     );
   }
   if (options.enable && options.disable) throw new UsageError('give --enable or --disable, not both');
-  const next: Item = { ...withoutAudit(previous), ...(ruleFromFlags(ruleId, options).value as Item) };
+  const next: Item = { ...withoutAudit(previous), ...given };
   // Attributes the stored item has that no rule has (a typo written by hand, such as `keyword`):
   // --clear removes them, which is how such a rule is repaired in place.
   const strays = Object.keys(withoutAudit(previous)).filter((name) => !ruleAttributes.includes(name));

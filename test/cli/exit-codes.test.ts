@@ -67,6 +67,21 @@ describe('exit codes', () => {
         /^error: option '--query <query>' was given twice; give it once \(the second would replace the first\)\n\(add --help for usage\)\n$/,
       ],
       [
+        // Was "categories: the rule has no categories…": the empty list was taken as given.
+        'a list option with no value in it',
+        ['rules', 'create', 'lc-2', '--audience', 'desk', '--keywords', ','],
+        {},
+        2,
+        /^error: option '--keywords <list>' argument ',' is invalid\. it holds no value; give one or more, comma-separated\n/,
+      ],
+      [
+        'an attribute both set and cleared',
+        ['rules', 'update', 'lc-1', '--query', 'gamma', '--clear', 'query'],
+        {},
+        2,
+        /^news-alerts: --query and --clear query conflict: give --query to change it, or --clear query to remove it\n$/,
+      ],
+      [
         'a global one-value option given twice',
         ['--stack', 'A', '--stack', 'B', 'rules', 'list'],
         {},
