@@ -723,10 +723,16 @@ export function buildRuleSet(ruleItems: readonly unknown[], audienceItems: reado
     }
     const rule = parsed.value;
     if (!seenAudiences.has(rule.audienceId)) {
+      // An audience that exists but is invalid is named as such: "create it" sent ops to a
+      // create that refused ("already exists").
+      const invalid = rejected.find((entry) => entry.table === 'audiences' && entry.key === rule.audienceId);
       rejected.push({
         table: 'rules',
         key: rule.ruleId,
-        reason: `audienceId: no valid audience "${rule.audienceId}" exists; create it or fix the rule's audienceId`,
+        reason:
+          invalid === undefined
+            ? `audienceId: no valid audience "${rule.audienceId}" exists; create it or fix the rule's audienceId`
+            : `audienceId: audience "${rule.audienceId}" is invalid (${invalid.reason}), so the run skips its rules; fix the audience`,
       });
     } else if (rule.enabled && activeAudiences.has(rule.audienceId)) {
       rules.push(rule);

@@ -160,7 +160,7 @@ describe('DynamoRuleSource', () => {
     expect(rejection('numbers-as-keywords')?.reason).toMatch(/^keywords\[0\]:/);
     expect(rejection('no-audience')?.reason).toMatch(/^audienceId is required/);
     expect(rejection('unknown-audience')?.reason).toMatch(/no valid audience "ghost"/);
-    expect(rejection('audience-with-bad-zone')?.reason).toMatch(/no valid audience "bad-zone"/);
+    expect(rejection('audience-with-bad-zone')?.reason).toMatch(/audience "bad-zone" is invalid \(timeZone: /);
     expect(rejection('matches-everything-by-accident')?.reason).toMatch(/matchAll/);
     expect(rejection('star-in-the-middle')?.reason).toMatch(
       /^categories\[0\]: "00\*2": '\*' is only allowed at the end/,

@@ -485,7 +485,10 @@ describe('buildRuleSet', () => {
     expect(ruleSet.rejected[1]?.reason).toBe(
       `audienceId: no valid audience "ghost" exists; create it or fix the rule's audienceId`,
     );
-    expect(ruleSet.rejected[2]?.reason).toMatch(/no valid audience "bad"/);
+    // An audience that exists but is invalid is named as invalid, with why: "create it" would fail.
+    expect(ruleSet.rejected[2]?.reason).toMatch(
+      /^audienceId: audience "bad" is invalid \(topicArn must be .*\), so the run skips its rules; fix the audience$/,
+    );
   });
 
   it('drops, without rejecting, disabled rules and the rules of disabled audiences', () => {
