@@ -460,7 +460,12 @@ function printQueryExplanation(
         : [
             [
               'article',
-              article.matches ? `matches; true because of ${article.terms.join(', ')}` : 'does not match',
+              !article.matches
+                ? 'does not match'
+                : article.terms.length > 0
+                  ? `matches; true because of ${article.terms.join(', ')}`
+                  : // A query of exclusions only (`NOT rumor`) is true for what is not there, as the stored-rule path says.
+                    'matches; true (nothing it excludes is there)',
             ] as const,
           ]),
     ]);

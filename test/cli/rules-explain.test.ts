@@ -143,6 +143,11 @@ describe('rules explain --query (no AWS)', () => {
     expect(fileWithTypo.stderr).toContain(
       'warning: stdin: ignored sumary (did you mean summary?), body: explain reads',
     );
+    // A query of exclusions only is true for what is not there (it printed "true because of ").
+    const onlyNot = await runCli(['rules', 'explain', '--query', 'NOT rumor', '--title', 'Zoo news'], {
+      env: withoutAws,
+    });
+    expect(onlyNot.stdout).toMatch(/^article\s+matches; true \(nothing it excludes is there\)$/m);
     // Plain text the run would leave alone gets no warning.
     const plain = await runCli(['rules', 'explain', '--query', 'zoo', '--title', 'Zoo news'], { env: withoutAws });
     expect(plain.stderr).toBe('');
