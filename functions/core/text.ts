@@ -42,12 +42,14 @@ const WHITESPACE_TO_COLLAPSE = /(?:[^\S ]|\p{Cc})[\s\p{Cc}]*| [\s\p{Cc}]+/gu;
 
 /**
  * Apostrophes written as something other than U+0027: the typographic ones (`’`, `‘`, `‛`), which
- * wire headlines and phone keyboards write, and the modifier letter (`ʼ`, Ukrainian). A rule for
- * `O'Brien` typed on a keyboard must match the headline `O’Brien wins`, and the other way round.
- * (The full-width `＇` is folded already: NFKC makes it U+0027.)
+ * wire headlines and phone keyboards write. A rule for `O'Brien` typed on a keyboard must match
+ * the headline `O’Brien wins`, and the other way round. All are punctuation, as `'` is, so words
+ * and NEAR distances stay as they were. The modifier letter `ʼ` (Ukrainian) is not folded: it is a
+ * letter, and `обʼєкт` is one word to NEAR where `об'єкт` is two. (The full-width `＇` is folded
+ * already: NFKC makes it U+0027.)
  */
-const APOSTROPHE = /[\u2018\u2019\u201b\u02bc]/;
-const APOSTROPHES = /[\u2018\u2019\u201b\u02bc]/g;
+const APOSTROPHE = /[\u2018\u2019\u201b]/;
+const APOSTROPHES = /[\u2018\u2019\u201b]/g;
 
 /**
  * The normalization applied to article text and values and to rule terms alike: lone surrogates
@@ -70,7 +72,7 @@ export function normalizeText(value: string): string {
  * must compare with what was stored before: the delivery ledger's title hashes
  * (functions/core/ledger-facts.ts; hashing `O’Brien` as `O'Brien` would make every title with `’`
  * read as changed on its first re-read after an upgrade) and the story signatures
- * (functions/core/story.ts, whose shingles would change where `ʼ`, a letter, became `'`).
+ * (functions/core/story.ts; its shingles drop punctuation, so they keep it for safety only).
  */
 export function normalizeTextKeepingApostrophes(value: string): string {
   // Normalized text has no apostrophe to keep (they do not stay as they are), so the shortcut holds.
