@@ -7,6 +7,7 @@
  * own entry, its story's marker, the lead's entry), never guessed; an entry that is missing is
  * said to be missing. It only reads.
  */
+import { outcomeFieldsDamaged } from '#core/ledger-facts';
 import type { DeliveryRecord, UndeliverableRecord } from '#core/ports';
 import { deliveryId, readUpdateNoticeKey, storyMarkerKey, storyOfMarker } from '#core/ports';
 import { formatInstant } from '../output.ts';
@@ -81,21 +82,6 @@ export function deliveryOutcomeText(entry: DeliveryRecord): string {
       return `sent ${at} in digest ${digest} (${held})`;
   }
 }
-
-/** The fields an entry's outcome is read from. */
-const outcomeFields = new Set([
-  'deliveredAt',
-  'heldFor',
-  'collapsedInto',
-  'releasedAt',
-  'releasedIn',
-  'releaseOutcome',
-  'releaseCause',
-]);
-
-/** Which of those a hand edit damaged (read as absent): the outcome cannot be told from the rest. */
-const outcomeFieldsDamaged = (entry: DeliveryRecord): string[] =>
-  (entry.malformed ?? []).filter((field) => outcomeFields.has(field));
 
 /** The kind of an article's own entry: sent, still held, or what its release did. */
 function entryKind(entry: DeliveryRecord): LedgerStateKind {

@@ -88,3 +88,21 @@ export function changeLabel(change: ArticleChange): string {
       : `#${createHash('sha256').update(change.status, 'utf8').digest('base64url')}`;
   return `status=${status}`;
 }
+
+/** The fields a ledger entry's outcome (sent, held, released, collapsed) is read from. */
+const outcomeFields = new Set([
+  'deliveredAt',
+  'heldFor',
+  'collapsedInto',
+  'releasedAt',
+  'releasedIn',
+  'releaseOutcome',
+  'releaseCause',
+]);
+
+/**
+ * Which of those a hand edit damaged (read as absent, listed in `malformed`): the outcome cannot
+ * be told from the rest, and `deliveries --article` and `rules explain` say so instead of guessing.
+ */
+export const outcomeFieldsDamaged = (entry: Pick<DeliveryRecord, 'malformed'>): string[] =>
+  (entry.malformed ?? []).filter((field) => outcomeFields.has(field));

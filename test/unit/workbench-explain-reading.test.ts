@@ -86,3 +86,41 @@ describe('explain: does a scheduled run read the article?', () => {
     });
   });
 });
+
+describe('explain: an alert the ledger holds already', () => {
+  const budgeted: Audience = AudienceSchema.parse({
+    audienceId: 'desk',
+    name: 'Desk',
+    topicArn: 'arn:aws:sns:us-east-1:123456789012:desk',
+    timeZone: 'UTC',
+    dailyBudget: 1,
+    digestTimes: ['18:00'],
+  });
+  const held = {
+    audienceId: 'desk',
+    articleKey: 'id:a',
+    deliveredAt: now - hour,
+    ruleIds: ['r'],
+    heldFor: 'budget',
+  } as const;
+
+  it('goes out when the budget allows, planned with what today used, as holds plans it', () => {
+    const spent = explainDelivery(budgeted, matchOf(now - hour, ['r']), now, { usedToday: 1, ledger: held });
+    expect(spent).toMatchObject({ outcome: 'hold', reason: 'budget', releaseAt: Date.parse('2026-11-30T18:00:00Z') });
+    // Room left today (the budget was raised): the next run sends it.
+    const room = explainDelivery(budgeted, matchOf(now - hour, ['r']), now, { usedToday: 0, ledger: held });
+    expect(room).toMatchObject({ outcome: 'hold', releaseAt: now });
+    expect(room.steps[0]?.why).toContain('the next run releases it');
+  });
+
+  it('an entry whose outcome a hand edit damaged is said to be unknown, not held', () => {
+    const damaged = explainDelivery(budgeted, matchOf(now - hour, ['r']), now, {
+      usedToday: 0,
+      ledger: { ...held, malformed: ['releasedAt'] },
+    });
+    expect(damaged.outcome).toBe('already');
+    expect(damaged.steps[0]?.why).toMatch(
+      /^handled, but what became of it is unknown: its ledger entry is malformed \(releasedAt\)/,
+    );
+  });
+});

@@ -11,6 +11,7 @@
  */
 
 import { isQuietAt, planDelivery, releaseDueAt, urgencyOf } from '../delivery-plan.ts';
+import { outcomeFieldsDamaged } from '../ledger-facts.ts';
 import { criterionHits } from '../matcher.ts';
 import type { Article, Audience, AudienceMatch, Rule } from '../model.ts';
 import type { DeliveryRecord, HoldReason } from '../ports.ts';
@@ -239,13 +240,26 @@ export function explainDelivery(
   }
   if (facts.ledger !== undefined) {
     const entry = facts.ledger;
+    const damaged = outcomeFieldsDamaged(entry);
+    if (damaged.length > 0) {
+      steps.push({
+        step: 'ledger',
+        why: `handled, but what became of it is unknown: its ledger entry is malformed (${damaged.join(', ')}); a re-read sends nothing`,
+      });
+      return { ...base, outcome: 'already', steps };
+    }
     if (entry.heldFor !== undefined && entry.releasedAt === undefined && entry.collapsedInto === undefined) {
-      // Still held: it goes out when its hold is released, as `holds` plans it.
+      // Still held: it goes out when its hold is released, as `holds` plans it (today's budget left
+      // from the count, as describeHolds takes it).
+      const budgetLeft =
+        audience.dailyBudget === undefined
+          ? Number.POSITIVE_INFINITY
+          : Math.max(0, audience.dailyBudget - facts.usedToday);
       const release = heldReleaseOf(
         { heldAt: entry.deliveredAt, reason: entry.heldFor, match },
         audience,
         now,
-        Infinity,
+        budgetLeft,
       );
       steps.push({
         step: 'ledger',
