@@ -29,7 +29,7 @@ import {
 } from '#core/query';
 import { normalizeText } from '#core/text';
 import type { DeliveryExplanation } from '#core/workbench/explain';
-import { articleText } from '#provider/article-text';
+import { cutArticleText, holdsMarkup } from '#provider/article-text';
 import { action, collectList } from './command.ts';
 import type { CommandContext } from './context.ts';
 import { NotFoundError, type Problem, UsageError } from './errors.ts';
@@ -178,6 +178,10 @@ const ArticleTextSchema = z.looseObject({
   mediaName: z.string({ error: 'mediaName must be a string' }).optional(),
   status: z.string({ error: 'status must be a string' }).optional(),
   key: z.string({ error: 'key must be a string' }).optional(),
+  /** As `articles show --json` prints it; the reading verdict depends on it. Absent: now. */
+  publishedAt: z
+    .union([z.string(), z.number()], { error: 'publishedAt must be a date-time (ISO 8601) or epoch milliseconds' })
+    .optional(),
 });
 
 /** An article described on the command line or in a file (not looked up). */
@@ -187,19 +191,27 @@ type GivenArticle = z.infer<typeof ArticleTextSchema>;
 const articleFileFields = new Set([...Object.keys(ArticleTextSchema.shape), 'id', 'url', 'publishedAt']);
 
 /**
- * The title and summary as the run reads provider text ({@link articleText}: tags dropped,
- * entities decoded, spaces collapsed, cut to length), with a warning when that changed them: what
- * was given is judged as the run would judge an article the provider sent that way.
+ * The title and summary of a described article, taken as read text (what `articles show` prints,
+ * what subscribers see): cut as the run cuts provider text, with a warning when that cut them,
+ * and a warning when they hold HTML tags or entities, which the run would have decoded had the
+ * provider sent them (the text is judged as written: decoding it again would make `the <marquee>
+ * tag`, as `articles show` prints it, `the tag`).
  */
-function asTheRunReads(given: GivenArticle, where: string, warn: (text: string) => void): GivenArticle {
+function asReadText(given: GivenArticle, where: string, warn: (text: string) => void): GivenArticle {
   const read = { ...given };
   for (const field of ['title', 'summary'] as const) {
     const text = given[field];
     if (text === undefined) continue;
-    read[field] = articleText(text, field);
+    const name = where === '' ? `--${field}` : `${where}: ${field}`;
+    read[field] = cutArticleText(text, field);
     if (read[field] !== text) {
       warn(
-        `${where === '' ? `--${field}` : `${where}: ${field}`} is judged as the run reads provider text (HTML tags dropped, entities decoded, spaces collapsed, at most ${field === 'title' ? '1,000' : '2,000'} characters); the article in the output shows what was judged`,
+        `${name} is cut to ${field === 'title' ? '1,000' : '2,000'} characters, as the run cuts provider text; the article in the output shows what was judged`,
+      );
+    }
+    if (holdsMarkup(text)) {
+      warn(
+        `${name} holds HTML tags or entities and is judged as written; the run decodes them in what the provider sends, so if this was copied from the provider's raw response, give the text as 'articles show' prints it`,
       );
     }
   }
@@ -248,10 +260,10 @@ function givenArticle(options: ExplainOptions, warn: (text: string) => void): Gi
       });
       warn(`${path}: ignored ${named.join(', ')}: explain reads ${[...ArticleTextSchema.keyof().options].join(', ')}`);
     }
-    return asTheRunReads(parsed.data, path, warn);
+    return asReadText(parsed.data, path, warn);
   }
   if (!flags) return undefined;
-  return asTheRunReads(
+  return asReadText(
     {
       title: options.title ?? '',
       summary: options.summary ?? '',
@@ -266,12 +278,19 @@ function givenArticle(options: ExplainOptions, warn: (text: string) => void): Gi
 
 /** A described article as the matcher sees one (published now, key `given:article`). */
 function articleOf(given: GivenArticle, now: number): Article {
+  // The file's own time, when it has one: whether a run reads the article depends on it.
+  const published = typeof given.publishedAt === 'string' ? Date.parse(given.publishedAt) : (given.publishedAt ?? now);
+  if (!Number.isFinite(published)) {
+    throw new UsageError(
+      `--article-file: publishedAt ${safeText(JSON.stringify(given.publishedAt))} is not a date-time; give ISO 8601 (2026-11-30T12:00:00Z), as 'articles show --json' prints it`,
+    );
+  }
   return {
     key: given.key ?? 'given:article',
     title: given.title ?? '',
     summary: given.summary ?? '',
     url: '',
-    publishedAt: now,
+    publishedAt: published,
     categories: given.categories ?? [],
     categoryNames: given.categoryNames ?? [],
     media: given.media,

@@ -1,6 +1,7 @@
 /**
  * Article text as the run reads it from the provider (functions/provider/response-mapping.ts), and
- * as `rules explain` reads a described article, so that its verdict is the run's.
+ * what `rules explain` needs to judge a described article as the run would: the same cut, and
+ * whether the text holds markup the run would have decoded.
  */
 
 const maxTitleLength = 1_000;
@@ -23,13 +24,23 @@ function plainText(raw: string, max: number): string {
     })
     .replace(/\s+/g, ' ')
     .trim();
-  return text.length <= max ? text : `${text.slice(0, max - 1).trimEnd()}…`;
+  return cut(text, max);
 }
+
+const cut = (text: string, max: number): string => (text.length <= max ? text : `${text.slice(0, max - 1).trimEnd()}…`);
+
+/** Text already read (as `articles show` prints it) cut as the run cuts a title or a summary. */
+export const cutArticleText = (text: string, field: 'title' | 'summary'): string =>
+  cut(text, field === 'title' ? maxTitleLength : maxSummaryLength);
+
+/** Whether text holds what the run changes in provider text: HTML tags or entities. */
+export const holdsMarkup = (text: string): boolean =>
+  plainText(text, Number.POSITIVE_INFINITY) !== text.replace(/\s+/g, ' ').trim();
 
 /**
  * A title or summary as the run reads it from the provider: plain text (tags dropped, entities
  * decoded, whitespace collapsed) cut to its length; a title that is nothing but markup stays as
- * sent. `rules explain` reads a described article the same way, so its verdict is the run's.
+ * sent.
  */
 export function articleText(raw: string, field: 'title' | 'summary'): string {
   if (field === 'summary') return plainText(raw, maxSummaryLength);

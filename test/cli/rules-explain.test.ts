@@ -118,12 +118,18 @@ describe('rules explain --query (no AWS)', () => {
     expect(notAnArticle.stderr).toContain('stdin: not an article: title must be a string');
   });
 
-  it('judges described text as the run reads provider text, says so, and names fields of a file it ignores', async () => {
-    // Found by review: `AT&amp;T` did not match `AT&T` here though the run (which decodes
-    // entities) sent it, and a term past the run's 2,000-character summary matched here only.
+  it('judges described text as written (read text), cut as the run cuts it, warns of markup, and names fields of a file it ignores', async () => {
+    // A term past the run's 2,000-character summary matched here only (found by review). Text is
+    // taken as `articles show` prints it: decoding it again judged `the <marquee> tag` as `the tag`.
     const far = `${'Filler words about nothing. '.repeat(100)}quokka`;
-    const [entity, cut, fileWithTypo] = await Promise.all([
-      runCli(['--json', 'rules', 'explain', '--query', '"AT&T"', '--title', 'AT&amp;T <b>numbat</b> deal'], {
+    const [marquee, entity, cut, fileWithTypo] = await Promise.all([
+      runCli(
+        ['--json', 'rules', 'explain', '--query', 'title:"<marquee>"', '--title', 'Browsers drop the <marquee> tag'],
+        {
+          env: withoutAws,
+        },
+      ),
+      runCli(['--json', 'rules', 'explain', '--query', '"AT&T"', '--title', 'AT&amp;T numbat deal'], {
         env: withoutAws,
       }),
       runCli(['--json', 'rules', 'explain', '--query', 'quokka', '--summary', far], { env: withoutAws }),
@@ -132,12 +138,12 @@ describe('rules explain --query (no AWS)', () => {
         env: withoutAws,
       }),
     ]);
+    expect(marquee.json<Explanation>().article).toEqual({ matches: true, terms: ['title:"<marquee>"'] });
     expect(entity.code, entity.stderr).toBe(0);
-    expect(entity.json<Explanation>().article).toEqual({ matches: true, terms: ['AT&T'] });
-    expect(entity.stderr).toContain('warning: --title is judged as the run reads provider text');
+    expect(entity.json<Explanation>().article).toEqual({ matches: false, terms: [] });
+    expect(entity.stderr).toContain('warning: --title holds HTML tags or entities and is judged as written');
     expect(cut.json<Explanation>().article).toEqual({ matches: false, terms: [] });
-    expect(cut.stderr).toContain('--summary is judged as the run reads provider text');
-    expect(cut.stderr).toContain('at most 2,000 characters');
+    expect(cut.stderr).toContain('warning: --summary is cut to 2,000 characters, as the run cuts provider text');
     expect(fileWithTypo.code, fileWithTypo.stderr).toBe(0);
     expect(fileWithTypo.stdout).toMatch(/^article\s+does not match$/m);
     expect(fileWithTypo.stderr).toContain(

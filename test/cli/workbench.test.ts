@@ -253,6 +253,15 @@ describe('rules explain <rule>', () => {
     expect(replay, reading).toBeDefined();
     const text = await sandbox.cli(['rules', 'explain', 'wb-late-tourism', '--article', 'id:wb-glacier-2']);
     expect(text.stdout).toContain('delivery to wb-late: not sent: no scheduled run reads it (a replay does)');
+    // The same article given as `articles show --json` prints it: its own time, not now, is judged.
+    const shown = await sandbox.cli(['--json', 'articles', 'show', 'id:wb-glacier-2']);
+    expect(shown.code, shown.stderr).toBe(0);
+    const fromFile = await sandbox.cli(['--json', 'rules', 'explain', 'wb-late-tourism', '--article-file', '-'], {
+      input: shown.stdout,
+    });
+    expect(fromFile.code, fromFile.stderr).toBe(0);
+    expect(fromFile.json<RuleExplanationJson>().delivery).toMatchObject({ outcome: 'unread' });
+    expect(fromFile.stderr).toBe('');
 
     // What the run does: nothing for wb-late.
     const run = await sandbox.cli(['--json', 'run']);
