@@ -289,6 +289,33 @@ describe('the console rule and audience pages', () => {
     // The emptied query is gone; the keyword, saved as it was shown, is now a list.
     expect(stored.Item).toMatchObject({ ruleId: 'wrong-types', keywords: ['wafer'] });
     expect(stored.Item).not.toHaveProperty('query');
+
+    // A null shows as nothing (not the text "null", which a save made a query), and a list whose
+    // terms are not text is written back as text, both on a save that changed nothing.
+    await sandbox.stack.clients.documents.send(
+      new PutCommand({
+        TableName: sandbox.stack.config.tables.rules,
+        Item: {
+          ruleId: 'wrong-types-2',
+          audienceId: 'chips-team',
+          keywords: [42, 'wafer'],
+          query: null,
+          description: null,
+        },
+      }),
+    );
+    const second = await get(consoleProcess.port, '/rules/wrong-types-2', cookie);
+    const shown = formFields(second.body, '/rules/wrong-types-2/preview');
+    expect(shown.query).toBe('');
+    expect(shown.description).toBe('');
+    expect(shown.keywords?.split(/\r?\n/)).toEqual(['42', 'wafer']);
+    await reviewAndSave('wrong-types-2', shown);
+    const repaired = await sandbox.stack.clients.documents.send(
+      new GetCommand({ TableName: sandbox.stack.config.tables.rules, Key: { ruleId: 'wrong-types-2' } }),
+    );
+    expect(repaired.Item).toMatchObject({ keywords: ['42', 'wafer'] });
+    expect(repaired.Item).not.toHaveProperty('query');
+    expect(repaired.Item).not.toHaveProperty('description');
   });
 
   it('validates a new rule as its review does: an existing id is not "valid"', async () => {

@@ -35,22 +35,22 @@ const listNames = ['categories', 'excludeCategories', 'keywords', 'excludeKeywor
 
 /**
  * A value written by hand with the wrong type, as the form shows it so that it can be seen and
- * fixed: `42` for a number, JSON for a map or a list where text belongs ('' when absent).
+ * fixed: `42` for a number, JSON for a map or a list where text belongs ('' when absent or null).
  */
 const shownAsText = (value: unknown): string =>
-  value === undefined
+  value === undefined || value === null
     ? ''
-    : typeof value === 'number' || typeof value === 'boolean'
+    : typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean'
       ? String(value)
       : value instanceof Set
-        ? [...value].join('\n')
+        ? [...value].map(shownAsText).join('\n')
         : (JSON.stringify(value) ?? '');
 const text = (value: unknown): string => (typeof value === 'string' ? value : shownAsText(value));
 const listText = (value: unknown): string =>
   Array.isArray(value) ? value.join(', ') : value instanceof Set ? [...value].join(', ') : '';
 /** A list as the form shows it: one term per line, so a term may hold a comma ("1,000 jobs"). */
 const listLines = (value: unknown): string =>
-  Array.isArray(value) ? value.join('\n') : typeof value === 'string' ? value : shownAsText(value);
+  Array.isArray(value) ? value.map(shownAsText).join('\n') : shownAsText(value);
 
 /**
  * Whether a stored attribute has the type the form writes (text, or a list of terms). One that
@@ -58,7 +58,10 @@ const listLines = (value: unknown): string =>
  * when saved, even unchanged: keeping it would keep the rule invalid, and an emptied box removes it.
  */
 const formTyped = (name: 'text' | 'list', value: unknown): boolean =>
-  value === undefined || (name === 'text' ? typeof value === 'string' : Array.isArray(value) || value instanceof Set);
+  value === undefined ||
+  (name === 'text'
+    ? typeof value === 'string'
+    : (Array.isArray(value) || value instanceof Set) && [...value].every((term) => typeof term === 'string'));
 /** Line breaks as stored: browsers send a textarea's line breaks as CRLF. */
 const lines = (value: string): string => value.replace(/\r\n?/g, '\n');
 
