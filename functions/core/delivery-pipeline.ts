@@ -228,7 +228,10 @@ interface UpdateCandidate {
   readonly audience: Audience;
   readonly change: ArticleChange;
   readonly key: DeliveryKey;
-  /** The entry's new facts, written once the notice is in the ledger (the next re-read). */
+  /**
+   * The entry's new facts, written once the notice is handed on (published, or queued for the
+   * publishers), or on a re-read that finds the notice in the ledger (a crash in between).
+   */
   readonly refresh: LedgerFactsUpdate;
 }
 
@@ -268,6 +271,13 @@ export class DeliveryPipeline {
    * it: a later copy in the same run collapses without reading the marker again.
    */
   readonly #leads = new Map<string, string>();
+  /**
+   * The ledger entries each update notice of this run announces a change of (by the notice's
+   * delivery id): they take the new facts once the notice is handed on, so the next change is
+   * compared with what the audience was last told (the previous status of the next notice, a
+   * headline changed back), not with what it first received.
+   */
+  readonly #announces = new Map<string, LedgerFactsUpdate[]>();
 
   constructor(options: DeliveryPipelineOptions) {
     this.#options = options;
@@ -566,6 +576,11 @@ export class DeliveryPipeline {
     }
     const notices: OutboundMessage[] = [];
     const unrenderable: FailedMessage[] = [];
+    for (const candidate of candidates) {
+      const id = deliveryId(candidate.key);
+      if (!sent.has(id) && wanted.has(id))
+        this.#announces.set(id, [...(this.#announces.get(id) ?? []), candidate.refresh]);
+    }
     for (const [id, { match, audience, change, key }] of wanted) {
       if (sent.has(id)) continue;
       this.#queued.add(id);
@@ -778,6 +793,7 @@ export class DeliveryPipeline {
       signal: publishSignal,
       onPublished: async (batch) => {
         await this.#ledger.add(batch);
+        await this.#announced(batch.map(({ message }) => message));
         for (const { message } of batch) {
           if (isUpdateNotice(message)) {
             counts.updateNotices += 1;
@@ -808,6 +824,7 @@ export class DeliveryPipeline {
     const outcome = await target.queue.enqueue(target.dispatchId, messages, { signal: publishSignal });
     counts.workItemsQueued += outcome.items;
     counts.notificationsQueued += outcome.queued.length;
+    await this.#announced(outcome.queued);
     for (const message of outcome.queued) {
       if (!isUpdateNotice(message)) this.#tally(message.key.audienceId).queued += 1;
       // The publisher's ledger entry settles the reservation; a message it parks keeps it (stricter, never lost).
@@ -817,6 +834,21 @@ export class DeliveryPipeline {
       outcome.failed,
       'notifications could not be queued for good; parked them for `news-alerts replay --parked`',
     );
+  }
+
+  /**
+   * Gives the entries whose change an update notice among `messages` announced their new facts,
+   * once the notice is published or queued (a notice that fails leaves them, so it is tried again).
+   */
+  async #announced(messages: readonly OutboundMessage[]): Promise<void> {
+    const refreshes: LedgerFactsUpdate[] = [];
+    for (const message of messages) {
+      if (!isUpdateNotice(message)) continue;
+      const id = deliveryId(message.key);
+      refreshes.push(...(this.#announces.get(id) ?? []));
+      this.#announces.delete(id);
+    }
+    if (refreshes.length > 0) await this.#options.state.refreshLedgerFacts(refreshes);
   }
 
   /** Parks what can never be sent, and leaves the rest (failed, or deferred by the deadline) for the next run. */

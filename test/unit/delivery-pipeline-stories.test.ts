@@ -24,6 +24,7 @@ import {
   storyMarkerKey,
 } from '#core/ports';
 import { article, MemoryNotifier, MemoryStateStore, matchOf, memoryLog } from '#test/fake-ports';
+import { MemoryDispatchStore, MemoryWorkQueue } from '#test/memory-dispatch';
 
 /** 2026-11-22 12:00 UTC: outside any quiet hours of these audiences. */
 const now = Date.UTC(2026, 10, 22, 12, 0);
@@ -81,6 +82,8 @@ class CountingState extends MemoryStateStore {
 function pipelineFor(
   audiences: readonly Audience[],
   options: {
+    /** Sharded publishing: what would be published is queued here for the publishers. */
+    queue?: MemoryWorkQueue;
     state?: CountingState;
     notifier?: MemoryNotifier;
     stories?: StoryIndex | null;
@@ -108,6 +111,7 @@ function pipelineFor(
     onWouldPublish: options.onWouldPublish,
     onWouldCollapse: options.onWouldCollapse,
     applyDeliveryPreferences: true,
+    queue: options.queue === undefined ? undefined : { queue: options.queue, dispatchId: 'dispatch-1' },
   });
   return { pipeline, state, notifier, counts, stories };
 }
@@ -411,6 +415,48 @@ describe('update notices', () => {
     await deleted.pipeline.add(matchesFor('notify', [{ ...retitled, status: 'DELETED' }]));
     await deleted.pipeline.flush();
     expect(publishedKeys(deleted.notifier)).toEqual(['notify|update:id:s1-0#status=DELETED']);
+  });
+
+  it('compares each change with what the audience was last told, with no quiet re-read between changes (found by review)', async () => {
+    // The entry took a change's facts only on the re-read after its notice: a run per change told
+    // subscribers "CORRECTED, was PUBLISHED" after "UPDATED", and a headline changed back went unsaid.
+    const notify = audienceOf('notify', { collapse: 'none', updates: 'notify' });
+    const [item] = copies(1, 1);
+    const state = new CountingState();
+    const previousStatuses: unknown[] = [];
+    const runWith = async (version: Article) => {
+      const run = pipelineFor([notify], { state });
+      await run.pipeline.add(matchesFor('notify', [version]));
+      await run.pipeline.flush();
+      for (const message of run.notifier.published) {
+        const payload = JSON.parse(JSON.parse(message.body).default) as {
+          newsAlerts: { update?: { previousStatus?: unknown } };
+        };
+        if (payload.newsAlerts.update !== undefined) previousStatuses.push(payload.newsAlerts.update.previousStatus);
+      }
+      return publishedKeys(run.notifier);
+    };
+    await runWith({ ...item!, status: 'PUBLISHED' });
+    expect(await runWith({ ...item!, status: 'UPDATED' })).toEqual(['notify|update:id:s1-0#status=UPDATED']);
+    expect(await runWith({ ...item!, status: 'CORRECTED' })).toEqual(['notify|update:id:s1-0#status=CORRECTED']);
+    expect(previousStatuses).toEqual(['PUBLISHED', 'UPDATED']);
+    expect(state.ledger.get('notify|id:s1-0')).toMatchObject({ status: 'CORRECTED' });
+    // A headline changed, then changed back: both are announced.
+    const retitled = { ...item!, status: 'CORRECTED', title: `${item!.title}, revised` };
+    expect(await runWith(retitled)).toEqual([`notify|update:id:s1-0#title=${titleHash(retitled.title)}`]);
+    expect(await runWith({ ...item!, status: 'CORRECTED' })).toEqual([
+      `notify|update:id:s1-0#title=${titleHash(item!.title)}`,
+    ]);
+
+    // Sharded: the entry takes the new facts once the notice is queued for the publishers.
+    const queue = new MemoryWorkQueue(new MemoryDispatchStore(), () => now);
+    const sharded = pipelineFor([notify], { state, queue });
+    await sharded.pipeline.add(matchesFor('notify', [{ ...item!, status: 'DELETED' }]));
+    await sharded.pipeline.flush();
+    expect(queue.items.flatMap((queued) => queued.messages.map((message) => deliveryId(message.key)))).toEqual([
+      'notify|update:id:s1-0#status=DELETED',
+    ]);
+    expect(state.ledger.get('notify|id:s1-0')).toMatchObject({ status: 'DELETED' });
   });
 
   it('a change once handled moves the entry on: not counted or looked up again, and a later headline change gets its own notice', async () => {
