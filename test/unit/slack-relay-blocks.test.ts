@@ -163,6 +163,17 @@ describe('renderSlackMessage', () => {
     expectWithinSlackLimits(message);
   });
 
+  it('defangs an address written in a link label, so a headline cannot show one address and open another', () => {
+    // The header cuts this headline, so the link below carries it as its label.
+    const title = `https://bank.example.com/secure/login verify your account now ${'padding '.repeat(30)}`;
+    const message = renderSlackMessage(alert({ article: { title, url: 'https://evil.example.net/phish' } }));
+    const all = [message.text, ...texts(message.blocks.slice(1))].join('\n');
+    expect(all).toContain('<https://evil.example.net/phish|https[:]//bank[.]example[.]com/secure/login verify');
+    expect(all).not.toMatch(/\|https:\/\/bank/);
+    const www = renderSlackMessage(alert({ article: { title: `See www.bank.example.com ${'x '.repeat(90)}` } }));
+    expect(texts(www.blocks).join('\n')).toContain('|See www[.]bank[.]example[.]com');
+  });
+
   it('shows a non-http URL as text instead of a link', () => {
     const message = renderSlackMessage(alert({ article: { url: 'javascript:alert(1)' } }));
     expect(texts(message.blocks)[1]).not.toContain('<javascript');
