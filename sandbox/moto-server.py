@@ -1,4 +1,4 @@
-"""moto server with two fixes to its DynamoDB backend, one to its SQS backend and one to its SNS backend
+"""moto server with two fixes to its DynamoDB backend, one to its SQS backend and two to its SNS backend
 (moto 5.2.5, pinned in requirements.txt), for the sandbox, the tests and the bench; sandbox/moto.ts
 starts moto through this file.
 
@@ -32,6 +32,13 @@ starts moto through this file.
    dropped (as SNS would after its retries), with a short timeout so a hung receiver holds the
    publish for seconds, not for ever. What the audit queue shows for such an audience is what SNS
    accepted, not what the dead subscriber received.
+
+6. An http(s) subscriber asked for raw message delivery gets the message itself, as SNS sends it:
+   moto posted the SNS envelope whatever the subscription said, so a consumer built against the
+   sandbox would read another body than it gets from AWS. Every post carries SNS's headers
+   (`x-amz-sns-message-type: Notification`, the message, topic and subscription ids, and
+   `x-amz-sns-rawdelivery: true` when raw). moto confirms http(s) subscriptions itself: no
+   SubscriptionConfirmation is posted.
 
 It also stops werkzeug logging a line per request (a tenth of moto's time under the bench's load);
 warnings and errors still reach stderr, which sandbox/moto.ts shows when moto fails to start.
@@ -215,6 +222,42 @@ class _SubscriberPosts:
 
 
 sns_models.requests = _SubscriberPosts()
+
+# 6. Raw message delivery to http(s) subscribers, and SNS's headers on every post.
+_subscription_publish = sns_models.Subscription.publish
+
+
+def _sns_headers(subscription, message_id, raw):
+    headers = {
+        "Content-Type": "text/plain; charset=UTF-8",
+        "x-amz-sns-message-type": "Notification",
+        "x-amz-sns-message-id": message_id,
+        "x-amz-sns-topic-arn": subscription.topic.arn,
+        "x-amz-sns-subscription-arn": subscription.arn,
+    }
+    if raw:
+        headers["x-amz-sns-rawdelivery"] = "true"
+    return headers
+
+
+def _publish_http_as_sns(self, message, message_id, subject=None, message_attributes=None, *args, **kwargs):
+    if self.protocol not in ("http", "https"):
+        return _subscription_publish(self, message, message_id, subject, message_attributes, *args, **kwargs)
+    if self._filter_policy_matcher is not None and not self._filter_policy_matcher.matches(message_attributes, message):
+        return None
+    structure = kwargs.get("message_structure", args[2] if len(args) > 2 else None)
+    if structure == "json":
+        message = self._parse_message_structure(message, self.protocol)
+    raw = str(self.attributes.get("RawMessageDelivery", "false")).lower() == "true"
+    if raw:
+        sns_models.requests.post(self.endpoint, data=message.encode("utf-8"), headers=_sns_headers(self, message_id, True))
+    else:
+        post_data = self.get_post_data(message, message_id, subject)
+        sns_models.requests.post(self.endpoint, json=post_data, headers=_sns_headers(self, message_id, False))
+    return None
+
+
+sns_models.Subscription.publish = _publish_http_as_sns
 
 logging.getLogger("werkzeug").setLevel(logging.WARNING)
 

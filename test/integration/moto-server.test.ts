@@ -4,6 +4,8 @@
  * those calls); these tests check that the counts GetQueueAttributes reports are still exact,
  * and that a send still reads the queue's own settings (content-based deduplication) correctly.
  */
+
+import { CreateTopicCommand, PublishCommand, SubscribeCommand } from '@aws-sdk/client-sns';
 import {
   CreateQueueCommand,
   GetQueueAttributesCommand,
@@ -12,11 +14,15 @@ import {
   SendMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { startHttpsReceiver } from '#sandbox/https-receiver';
 import { awsClients, uniquePrefix } from '#test/aws';
 
 const clients = awsClients();
-afterAll(() => clients.sqs.destroy());
+afterAll(() => {
+  clients.sqs.destroy();
+  clients.sns.destroy();
+});
 
 async function counts(sqs: SQSClient, queueUrl: string) {
   const { Attributes } = await sqs.send(
@@ -71,5 +77,53 @@ describe('moto server as patched for the sandbox', () => {
     }
     await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: 'other body', MessageGroupId: 'g' }));
     expect((await counts(sqs, queueUrl)).visible).toBe(2);
+  });
+
+  it('posts to an http(s) subscriber as SNS does: the message itself when raw, the envelope otherwise, with SNS headers', async () => {
+    // moto posted the envelope whatever RawMessageDelivery said (found by an integrator's review).
+    const receiver = await startHttpsReceiver(inject('sandboxCa'));
+    try {
+      const { TopicArn } = await clients.sns.send(new CreateTopicCommand({ Name: `${uniquePrefix()}hooks` }));
+      for (const [path, raw] of [
+        ['/raw', 'true'],
+        ['/envelope', 'false'],
+      ] as const) {
+        await clients.sns.send(
+          new SubscribeCommand({
+            TopicArn,
+            Protocol: 'https',
+            Endpoint: `${receiver.url}${path}`,
+            Attributes: { RawMessageDelivery: raw },
+          }),
+        );
+      }
+      const message = JSON.stringify({
+        default: '{"newsAlerts":{"deliveryId":"d1"}}',
+        https: '{"newsAlerts":{"deliveryId":"d1"}}',
+      });
+      const { MessageId } = await clients.sns.send(
+        new PublishCommand({ TopicArn, Message: message, MessageStructure: 'json' }),
+      );
+      // moto posts inside the Publish: both are here when it returns.
+      const byPath = new Map(receiver.take().map((request) => [request.path, request]));
+      const raw = byPath.get('/raw');
+      expect(raw?.body).toBe('{"newsAlerts":{"deliveryId":"d1"}}');
+      expect(raw?.headers).toMatchObject({
+        'x-amz-sns-message-type': 'Notification',
+        'x-amz-sns-message-id': MessageId,
+        'x-amz-sns-topic-arn': TopicArn,
+        'x-amz-sns-rawdelivery': 'true',
+      });
+      const envelope = byPath.get('/envelope');
+      expect(JSON.parse(envelope?.body ?? '{}')).toMatchObject({
+        Type: 'Notification',
+        MessageId,
+        Message: '{"newsAlerts":{"deliveryId":"d1"}}',
+      });
+      expect(envelope?.headers['x-amz-sns-message-type']).toBe('Notification');
+      expect(envelope?.headers).not.toHaveProperty('x-amz-sns-rawdelivery');
+    } finally {
+      await receiver.stop();
+    }
   });
 });
