@@ -44,7 +44,8 @@ async function main(): Promise<void> {
   const dir = dirname(descriptorPath);
   const sandboxCaPath = join(dir, 'sandbox-cli-ca.pem');
   const ca = await createCertificateAuthority();
-  writeFileSync(sandboxCaPath, ca.cert);
+  // Ending in a line break, so a receiver's certificate appended to it (docs/sandbox.md) is read too.
+  writeFileSync(sandboxCaPath, ca.cert.endsWith('\n') ? ca.cert : `${ca.cert}\n`);
   // The provider's CA is copied beside the descriptor: the sandbox does not depend on where it was.
   let providerCaPath = sandboxCaPath;
   if (start.provider?.caPath !== undefined) {
@@ -53,7 +54,8 @@ async function main(): Promise<void> {
   }
   const environment = startEnvironment(start);
   // moto posts HTTPS subscriptions to the local receivers, whose certificates this CA signs.
-  const moto = await startMoto({ caBundlePath: sandboxCaPath });
+  // moto's warnings go to sandbox.log: an HTTPS subscriber it could not post to says why there.
+  const moto = await startMoto({ caBundlePath: sandboxCaPath, onStderr: (text) => process.stderr.write(text) });
   const stack = await startLocalStack({
     motoEndpoint: moto.endpoint,
     ca,

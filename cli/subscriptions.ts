@@ -340,7 +340,9 @@ async function addSubscription(context: CommandContext, args: readonly unknown[]
       context.output.line(sqsPolicyHint(topicArn, endpoint, target.names.audienceTopicKeyArn));
     } else if (protocol === 'https') {
       context.output.line(
-        'The endpoint receives a SubscriptionConfirmation POST and must visit its SubscribeURL (or confirm with its Token); alerts carry newsAlerts.deliveryId to de-duplicate on.',
+        target.kind === 'local'
+          ? "The sandbox's moto confirms it itself (AWS posts a SubscriptionConfirmation the endpoint must visit); it trusts only .sandbox/sandbox-cli-ca.pem, and a post it cannot make is logged in .sandbox/sandbox.log (docs/sandbox.md). Alerts carry newsAlerts.deliveryId to de-duplicate on."
+          : 'The endpoint receives a SubscriptionConfirmation POST and must visit its SubscribeURL (or confirm with its Token); alerts carry newsAlerts.deliveryId to de-duplicate on.',
       );
     } else {
       context.output.line('SMS needs no confirmation (in the SNS SMS sandbox only verified numbers receive texts).');

@@ -22,6 +22,11 @@ export interface StartMotoOptions {
   readonly port?: number;
   /** PEM bundle moto trusts for HTTPS subscriptions (the local webhook receivers' CA). */
   readonly caBundlePath?: string;
+  /**
+   * Gets what moto writes on stderr (its warnings and errors: an http(s) subscriber it could not
+   * reach, and why), for the sandbox's log; otherwise only a failed start shows it.
+   */
+  readonly onStderr?: (text: string) => void;
 }
 
 /** Dummy credentials: moto reads the service from the SigV4 scope and ignores the keys. */
@@ -114,6 +119,7 @@ export async function startMoto(options: StartMotoOptions = {}): Promise<MotoSer
   });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {
+    options.onStderr?.(chunk.toString());
     stderr = (stderr + chunk.toString()).slice(-4000);
   });
   const endpoint = await listeningOn(child, () => stderr);

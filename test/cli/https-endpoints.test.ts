@@ -122,6 +122,9 @@ describe('an HTTPS endpoint subscribed with the CLI', () => {
     const url = urlWith(token);
     const added = await addHttps('partner-feed', url);
     expect(added.code, added.stderr).toBe(0);
+    // The sandbox's moto confirms it itself: no SubscriptionConfirmation to wait for there.
+    expect(added.stdout).toContain("The sandbox's moto confirms it itself");
+    expect(added.stdout).not.toContain('The endpoint receives a SubscriptionConfirmation POST');
     expect(await inStore('partner-feed', url)).toBe(url);
     expect(await allTablesText()).not.toContain(token);
 

@@ -3,18 +3,20 @@
  * news API simulator, the example audiences and rules) that later `--local` commands find through
  * its descriptor, and that `down` stops completely.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { NewsSource } from '#core/ports';
 import { exampleRules } from '#sandbox/examples';
+import { unusedPort } from '#test/aws';
 import { readDescriptor } from '../../cli/sandbox-descriptor.ts';
 import { runCli, startCliSandbox } from './support.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'news-alerts-sandbox-'));
 const descriptorPath = join(dir, 'sandbox.json');
-const sandbox = (args: readonly string[]) => runCli(['--sandbox-file', descriptorPath, ...args]);
+const sandbox = (args: readonly string[], options?: Parameters<typeof runCli>[1]) =>
+  runCli(['--sandbox-file', descriptorPath, ...args], options);
 
 const alive = (pid: number): boolean => {
   try {
@@ -59,6 +61,21 @@ describe('sandbox', () => {
     const again = await sandbox(['--json', 'sandbox', 'up']);
     expect(again.code).toBe(0);
     expect(again.json()).toMatchObject({ running: true, pid });
+
+    // A receiver's own certificate can be appended to the CA file moto trusts: it ends in a line break.
+    expect(readFileSync(join(dirname(descriptorPath), 'sandbox-cli-ca.pem'), 'utf8')).toMatch(
+      /-----END CERTIFICATE-----\n$/,
+    );
+    // A post moto cannot make (nothing listens there) is logged in sandbox.log, with why, without the URL.
+    const nowhere = `https://127.0.0.1:${await unusedPort()}/hook-path-secret`;
+    const added = await sandbox(['subscriptions', 'add', 'chips-team', '--https', '-', '--allow-internal-target'], {
+      input: `${nowhere}\n`,
+    });
+    expect(added.code, added.stderr).toBe(0);
+    expect((await sandbox(['test-send', 'chips-team'])).code).toBe(0);
+    const log = readFileSync(daemon?.logPath ?? '', 'utf8');
+    expect(log).toContain('SNS could not deliver to an http(s) subscriber (ConnectionError)');
+    expect(log).not.toContain('hook-path-secret');
 
     const rules = await sandbox(['--json', 'rules', 'list']);
     expect(rules.json<{ ruleId: string }[]>()).toHaveLength(exampleRules.length);
