@@ -44,7 +44,9 @@ export function collectList(value: string, previous: string[] | undefined): stri
     .map((part) => part.trim())
     .filter((part) => part !== '');
   // `--keywords ','` made an empty list, and the rule was refused for lacking categories.
-  if (parts.length === 0) throw new InvalidArgumentError('it holds no value; give one or more, comma-separated');
+  if (parts.length === 0) {
+    throw new InvalidArgumentError('it holds no value; give one or more, comma-separated, or leave the option out');
+  }
   return [...(previous ?? []), ...parts];
 }
 

@@ -72,7 +72,7 @@ describe('exit codes', () => {
         ['rules', 'create', 'lc-2', '--audience', 'desk', '--keywords', ','],
         {},
         2,
-        /^error: option '--keywords <list>' argument ',' is invalid\. it holds no value; give one or more, comma-separated\n/,
+        /^error: option '--keywords <list>' argument ',' is invalid\. it holds no value; give one or more, comma-separated, or leave the option out\n/,
       ],
       [
         'an attribute both set and cleared',
