@@ -229,8 +229,8 @@ interface UpdateCandidate {
   readonly change: ArticleChange;
   readonly key: DeliveryKey;
   /**
-   * The entry's new facts, written once the notice is handed on (published, or queued for the
-   * publishers), or on a re-read that finds the notice in the ledger (a crash in between).
+   * The entry's new facts, written once the notice is published (single mode), or on a re-read
+   * that finds the notice in the ledger (sharded mode, and a crash in between).
    */
   readonly refresh: LedgerFactsUpdate;
 }
@@ -273,7 +273,7 @@ export class DeliveryPipeline {
   readonly #leads = new Map<string, string>();
   /**
    * The ledger entries each update notice of this run announces a change of (by the notice's
-   * delivery id): they take the new facts once the notice is handed on, so the next change is
+   * delivery id): they take the new facts once the notice is published, so the next change is
    * compared with what the audience was last told (the previous status of the next notice, a
    * headline changed back), not with what it first received.
    */
@@ -824,7 +824,9 @@ export class DeliveryPipeline {
     const outcome = await target.queue.enqueue(target.dispatchId, messages, { signal: publishSignal });
     counts.workItemsQueued += outcome.items;
     counts.notificationsQueued += outcome.queued.length;
-    await this.#announced(outcome.queued);
+    // Not #announced here: the publisher may still park a notice (refused for good, retries
+    // exhausted), and an entry moved on would keep the next run from offering it again. The next
+    // re-read moves the entry on once the publisher's ledger entry of the notice is there.
     for (const message of outcome.queued) {
       if (!isUpdateNotice(message)) this.#tally(message.key.audienceId).queued += 1;
       // The publisher's ledger entry settles the reservation; a message it parks keeps it (stricter, never lost).
@@ -838,7 +840,8 @@ export class DeliveryPipeline {
 
   /**
    * Gives the entries whose change an update notice among `messages` announced their new facts,
-   * once the notice is published or queued (a notice that fails leaves them, so it is tried again).
+   * once the notice is published (a notice that fails leaves them, so it is tried again). Single
+   * mode only: see #enqueue.
    */
   async #announced(messages: readonly OutboundMessage[]): Promise<void> {
     const refreshes: LedgerFactsUpdate[] = [];
