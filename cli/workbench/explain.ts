@@ -20,6 +20,7 @@ import {
   explainRule,
   type RuleExplanation,
 } from '#core/workbench/explain';
+import { describeHolds } from '#core/workbench/holds';
 import { NotFoundError, UsageError } from '../errors.ts';
 import { newsAlerts } from '../hints.ts';
 import { getItem, type Item, listItems } from '../items.ts';
@@ -153,6 +154,18 @@ export async function deliveryOf(
     state.readDailyCounts([{ audienceId: audience.audienceId, date }]),
     readingOf(target, state, ruleSavedAt),
   ]);
+  const entry = ledger.get(deliveryId(key));
+  const usedToday = counts.get(`${audience.audienceId}|${date}`) ?? 0;
+  // Held still: planned with the audience's other holds, as `holds` shows it (they share the budget).
+  let heldRelease: DeliveryFacts['heldRelease'];
+  if (entry?.heldFor !== undefined && entry.releasedAt === undefined) {
+    const held = await state.readHeld(audience.audienceId);
+    const view = describeHolds(audience, held.items, held.releases, now, usedToday).held.find(
+      (item) => item.articleKey === match.article.key,
+    );
+    if (view?.releaseAt !== undefined && view.when !== 'blocked')
+      heldRelease = { releaseAt: view.releaseAt, when: view.when };
+  }
   let story: { storyId: string; leadArticleKey?: string | undefined } | undefined;
   if (audience.collapse === 'story') {
     const resolver = new StoryResolver(
@@ -171,9 +184,10 @@ export async function deliveryOf(
     }
   }
   return explainDelivery(audience, match, now, {
-    ledger: ledger.get(deliveryId(key)),
+    ledger: entry,
     story,
-    usedToday: counts.get(`${audience.audienceId}|${date}`) ?? 0,
+    usedToday,
+    heldRelease,
     reading,
   });
 }

@@ -113,6 +113,18 @@ describe('explain: an alert the ledger holds already', () => {
     expect(room.steps[0]?.why).toContain('the next run releases it');
   });
 
+  it("takes the release holds planned with the audience's other holds, when the CLI gives it", () => {
+    // Two budget holds share one alert of room: the older goes first, this one at the digest.
+    const later = Date.parse('2026-11-30T18:00:00Z');
+    const planned = explainDelivery(budgeted, matchOf(now - hour, ['r']), now, {
+      usedToday: 0,
+      ledger: held,
+      heldRelease: { releaseAt: later, when: 'scheduled' },
+    });
+    expect(planned).toMatchObject({ outcome: 'hold', releaseAt: later });
+    expect(planned.steps[0]?.why).toContain('released at 2026-11-30T18:00:00.000Z');
+  });
+
   it('an entry whose outcome a hand edit damaged is said to be unknown, not held', () => {
     const damaged = explainDelivery(budgeted, matchOf(now - hour, ['r']), now, {
       usedToday: 0,

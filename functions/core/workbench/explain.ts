@@ -187,6 +187,11 @@ export interface DeliveryFacts {
    * Where the scheduled runs read: the watermark and how late the provider may list an article
    * and still be read (LATE_ARRIVAL_MINUTES). Without it, reading is not judged.
    */
+  /**
+   * When the ledger holds the article still: its release as `holds` plans it, with the audience's
+   * other holds (oldest first share today's budget). Without it, planned for this entry alone.
+   */
+  readonly heldRelease?: { readonly releaseAt: number; readonly when: 'next-run' | 'scheduled' } | undefined;
   readonly reading?:
     | {
         readonly watermarkAt: number;
@@ -249,18 +254,15 @@ export function explainDelivery(
       return { ...base, outcome: 'already', steps };
     }
     if (entry.heldFor !== undefined && entry.releasedAt === undefined && entry.collapsedInto === undefined) {
-      // Still held: it goes out when its hold is released, as `holds` plans it (today's budget left
-      // from the count, as describeHolds takes it).
+      // Still held: it goes out when its hold is released, as `holds` plans it (facts.heldRelease);
+      // without the other holds, planned for this entry alone with today's budget left.
       const budgetLeft =
         audience.dailyBudget === undefined
           ? Number.POSITIVE_INFINITY
           : Math.max(0, audience.dailyBudget - facts.usedToday);
-      const release = heldReleaseOf(
-        { heldAt: entry.deliveredAt, reason: entry.heldFor, match },
-        audience,
-        now,
-        budgetLeft,
-      );
+      const release =
+        facts.heldRelease ??
+        heldReleaseOf({ heldAt: entry.deliveredAt, reason: entry.heldFor, match }, audience, now, budgetLeft);
       steps.push({
         step: 'ledger',
         why: `held for ${entry.heldFor} since ${iso(entry.deliveredAt)}: ${
