@@ -160,24 +160,40 @@ export function linkTarget(url: string): string | undefined {
  */
 function linked(target: string, label: string, max: number): string | undefined {
   // `|` ends the URL part; in the label it is shown literally only when escaped as a lookalike.
-  const shown = defanged(label.replace(/\|/g, '\u2223'));
+  const shown = defanged(label.replace(/\|/g, '\u2223'), target);
   const room = max - target.length - 3;
   if (room < Math.min(escapeMrkdwn(shown).length, LINK_LABEL_MIN)) return undefined;
   return `<${target}|${clipEscaped(shown, room)}>`;
 }
 
 /**
- * Addresses written in a link's label, defanged (`https[:]//bank[.]example[.]com/login`): the label
- * is provider text (a headline), and one that reads as an address would show the reader another
- * address than the one the link opens. Found by review: `<https://evil.example/phish|https://bank…>`.
+ * Addresses written in a link's label, defanged (`https[:]//bank[.]example[.]com/login`,
+ * `bank[.]example[.]com`, `www[.]bank…`): the label is provider text (a headline, an outlet's
+ * name), and one that reads as another address than the link's own would show the reader one
+ * address and open another. Found by review: `<https://evil.example/phish|https://bank…>`. A name
+ * of the link's own host (or a domain it is under: `example.com` for `news.example.com`) is kept.
  */
-function defanged(label: string): string {
+function defanged(label: string, target: string): string {
+  const own = hostOf(target);
+  const isOwn = (host: string): boolean => {
+    const name = host.toLowerCase();
+    return own !== undefined && (own === name || own.endsWith(`.${name}`));
+  };
+  const dots = (host: string): string => (isOwn(host) ? host : host.replaceAll('.', '[.]'));
   return label
-    .replace(
-      /\b([a-z][a-z0-9+.-]*):\/\/([^\s/?#]*)/gi,
-      (_, scheme: string, host: string) => `${scheme}[:]//${host.replaceAll('.', '[.]')}`,
+    .replace(/\b([a-z][a-z0-9+.-]*):\/\/([^\s/?#]*)/gi, (whole: string, scheme: string, host: string) =>
+      isOwn(host) ? whole : `${scheme}[:]//${dots(host)}`,
     )
-    .replace(/\bwww\.([^\s/?#]+)/gi, (_, rest: string) => `www[.]${rest.replaceAll('.', '[.]')}`);
+    .replace(/\b(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z]{2,63}\b/gi, dots);
+}
+
+/** The host of a link target, lower case; undefined when it is no URL. */
+function hostOf(target: string): string | undefined {
+  try {
+    return new URL(target).hostname.toLowerCase();
+  } catch {
+    return undefined;
+  }
 }
 
 /** The note that stands for a link too long to show, in italics. */

@@ -172,6 +172,24 @@ describe('renderSlackMessage', () => {
     expect(all).not.toMatch(/\|https:\/\/bank/);
     const www = renderSlackMessage(alert({ article: { title: `See www.bank.example.com ${'x '.repeat(90)}` } }));
     expect(texts(www.blocks).join('\n')).toContain('|See www[.]bank[.]example[.]com');
+    // A bare domain, and one behind a full-width colon, read as an address too (found by review of the fix).
+    for (const written of ['bank.example.com/login', 'HTTPS\uFF1A//bank.example.com']) {
+      const bare = renderSlackMessage(
+        alert({
+          article: { title: `${written} verify ${'padding '.repeat(30)}`, url: 'https://evil.example.net/phish' },
+        }),
+      );
+      expect(texts(bare.blocks).join('\n'), written).toContain('bank[.]example[.]com');
+    }
+    // The link's own host, or a domain it is under, is its own name: kept as written.
+    const own = renderSlackMessage(
+      alert({ article: { url: 'https://news.example.com/fed', mediaName: 'example.com' } }),
+    );
+    expect(texts(own.blocks).join('\n')).toContain('|Read the article on example.com>');
+    const other = renderSlackMessage(
+      alert({ article: { url: 'https://news.example.com/fed', mediaName: 'bank.example.org' } }),
+    );
+    expect(texts(other.blocks).join('\n')).toContain('|Read the article on bank[.]example[.]org>');
   });
 
   it('shows a non-http URL as text instead of a link', () => {
