@@ -184,14 +184,15 @@ export interface DeliveryFacts {
   /** Immediate alerts counted today (the audience's local date) against its daily budget. */
   readonly usedToday: number;
   /**
-   * Where the scheduled runs read: the watermark and how late the provider may list an article
-   * and still be read (LATE_ARRIVAL_MINUTES). Without it, reading is not judged.
-   */
-  /**
    * When the ledger holds the article still: its release as `holds` plans it, with the audience's
    * other holds (oldest first share today's budget). Without it, planned for this entry alone.
    */
   readonly heldRelease?: { readonly releaseAt: number; readonly when: 'next-run' | 'scheduled' } | undefined;
+  /**
+   * Where the scheduled runs read: the watermark and how late the provider may list an article
+   * and still be read (LATE_ARRIVAL_MINUTES), or why that cannot be told. Without it, reading is
+   * not judged.
+   */
   readonly reading?:
     | {
         readonly watermarkAt: number;
