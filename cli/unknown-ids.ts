@@ -25,8 +25,10 @@ export function closestId(id: string, known: Iterable<string>): string | undefin
   for (const candidate of known) {
     if (candidate === id || candidate.length > MAX_ID_LENGTH) continue;
     const other = candidate.toLowerCase();
+    // One's plural of the other (`quake`/`quakes`, `category`/`categories`) is no edit at all.
+    const plural = (word: string) => (/[^aeiou]y$/.test(word) ? `${word.slice(0, -1)}ies` : `${word}s`);
     const distance =
-      other === folded || other === `${folded}s` || `${other}s` === folded ? 0 : editDistance(other, folded);
+      other === folded || other === plural(folded) || plural(other) === folded ? 0 : editDistance(other, folded);
     if (distance <= allowed && (best === undefined || distance < best.distance)) best = { id: candidate, distance };
   }
   return best?.id;

@@ -17,6 +17,9 @@ describe('closestId', () => {
     expect(closestId('quake', stored)).toBe('quakes');
     expect(closestId('markets-rate', stored)).toBe('markets-rates');
     expect(closestId('chips-tema', stored)).toBe('chips-team');
+    // A singular in -y for a plural in -ies (an article file's "category" for "categories").
+    expect(closestId('category', ['title', 'categories', 'categoryNames'])).toBe('categories');
+    expect(closestId('categories', ['category'])).toBe('category');
   });
 
   it('names nothing for another id, a short one two edits away, or the id itself', () => {
