@@ -531,7 +531,9 @@ class Parser {
       this.#enter(token);
       const child = token.kind === 'not' ? this.#unary(token) : this.#primary(token);
       this.#depth--;
-      return { type: 'not', child };
+      // `NOT NOT x` is `x`: kept as a double negation, it had no anchors, so a rule of `NOT NOT
+      // samsung` alone was refused for want of matchAll though it requires samsung.
+      return child.type === 'not' ? child.child : { type: 'not', child };
     }
     return this.#primary(after);
   }

@@ -92,7 +92,11 @@ const queryTree: fc.Arbitrary<QueryNode> = fc
           .tuple(fc.constantFrom('and' as const, 'or' as const), fc.array(tie('node'), { minLength: 2, maxLength: 3 }))
           .map(([type, children]): QueryNode => ({ type, children })),
       },
-      { weight: 1, arbitrary: tie('node').map((child): QueryNode => ({ type: 'not', child })) },
+      // Canonical trees: the parser reads `NOT NOT x` as `x`, so no tree negates a negation.
+      {
+        weight: 1,
+        arbitrary: tie('node').map((child): QueryNode => (child.type === 'not' ? child.child : { type: 'not', child })),
+      },
     ),
   }))
   .node.filter((node) => depthOf(node) <= QUERY_LIMITS.depth && leafCount(node) <= QUERY_LIMITS.terms);

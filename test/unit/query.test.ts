@@ -537,4 +537,11 @@ describe('queryAnchors', () => {
     expect(anchors('-a -b')).toBeUndefined();
     expect(anchors('-a b')).toEqual(['b']);
   });
+
+  it('reads a double negation as what it negates: NOT NOT samsung requires samsung (found by review)', () => {
+    expect(anchors('NOT NOT samsung')).toEqual(['samsung']);
+    expect(formatQuery(parseQuery('NOT NOT samsung'))).toBe('samsung');
+    expect(formatQuery(parseQuery('NOT NOT NOT samsung'))).toBe('NOT samsung');
+    expect(anchors('a AND NOT NOT (b OR c)')).toEqual(['a']);
+  });
 });
