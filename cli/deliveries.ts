@@ -316,9 +316,6 @@ async function showDeliveries(
   if (options.since !== undefined && !options.sent) {
     throw new UsageError(`--since is the start of --sent's window: add --sent, or leave --since out`);
   }
-  if (options.article !== undefined && options.article.length === 0) {
-    throw new UsageError('--article: give one or more article keys (comma-separated), such as id:20261121-0042');
-  }
   // The ledger answers on a stack too: no audit queue is needed.
   if (options.article !== undefined) return await showLedgerStates(context, wanted, options.article);
   if (options.sent) return await showSent(context, wanted, options);

@@ -1199,12 +1199,9 @@ not a work item is named by its id and left in the queue. --dry-run reads the qu
 nothing.`,
     )
     .action(
-      action<ReplayOptions>((context, _args, options) => {
-        // `--audience ''` (an unset shell variable) names no audience: refused, not "replay none".
-        if (options.audience !== undefined && options.audience.length === 0) {
-          throw new UsageError('--audience: give one or more audience ids (comma-separated), or leave it out for all');
-        }
-        return options.parked ? replayParked(context, options) : replayWindow(context, options);
-      }),
+      // `--audience ''` (an unset shell variable) names no audience: collectList refuses it.
+      action<ReplayOptions>((context, _args, options) =>
+        options.parked ? replayParked(context, options) : replayWindow(context, options),
+      ),
     );
 }
