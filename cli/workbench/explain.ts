@@ -111,7 +111,7 @@ export async function explainOnArticle(
  * Where the scheduled runs read (the watermark, the overlap and the late-arrival window from the
  * alert function's settings), or why that cannot be told; undefined before any run set a watermark.
  */
-async function readingOf(
+export async function readingOf(
   target: Target,
   state: DynamoStateStore,
   ruleSavedAt: ReadonlyMap<string, number>,
@@ -145,6 +145,8 @@ export async function deliveryOf(
   now: number,
   log: Log,
   ruleSavedAt: ReadonlyMap<string, number>,
+  /** Where the runs read, when the caller read it once for several audiences ({@link readingOf}). */
+  read?: DeliveryFacts['reading'],
 ): Promise<DeliveryExplanation> {
   const state = new DynamoStateStore({ documents: target.clients.documents, tableName: target.names.stateTable, log });
   const key = { audienceId: audience.audienceId, articleKey: match.article.key };
@@ -152,7 +154,7 @@ export async function deliveryOf(
   const [ledger, counts, reading] = await Promise.all([
     state.readDeliveries([key]),
     state.readDailyCounts([{ audienceId: audience.audienceId, date }]),
-    readingOf(target, state, ruleSavedAt),
+    read ?? readingOf(target, state, ruleSavedAt),
   ]);
   const entry = ledger.get(deliveryId(key));
   const usedToday = counts.get(`${audience.audienceId}|${date}`) ?? 0;

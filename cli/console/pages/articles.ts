@@ -5,13 +5,14 @@
  */
 import type { Hono } from 'hono';
 import { html } from 'hono/html';
+import { DynamoStateStore } from '#aws/dynamo-state-store';
 import { compileRules } from '#core/matcher';
 import { buildRuleSet, parseRule } from '#core/model';
 import { savedTimes } from '#core/rule-reach';
 import { explainRule } from '#core/workbench/explain';
 import { listItems } from '../../items.ts';
 import { findArticle, searchArticles } from '../../workbench/articles.ts';
-import { deliveryOf } from '../../workbench/explain.ts';
+import { deliveryOf, readingOf } from '../../workbench/explain.ts';
 import { audienceTableOf, ruleTableOf } from '../../workbench/tables.ts';
 import { type ConsoleServices, render, statusOf } from '../context.ts';
 import { type AudienceVerdict, articleView, results, type SearchValues, searchForm } from '../views/articles.ts';
@@ -113,6 +114,16 @@ export function articlePages(app: Hono, services: ConsoleServices): void {
     );
     const audiences = new Map(ruleSet.audiences.map((audience) => [audience.audienceId, audience]));
     const savedAt = savedTimes(ruleSet.rules);
+    // Read once for the page: every audience's delivery judges reading against the same watermark.
+    const reading = await readingOf(
+      target,
+      new DynamoStateStore({
+        documents: target.clients.documents,
+        tableName: target.names.stateTable,
+        log: services.log,
+      }),
+      savedAt,
+    );
     const audienceIds = [...new Set(audienceItems.map((item) => String(item.audienceId)))].sort();
     const verdicts: AudienceVerdict[] = [];
     for (const audienceId of audienceIds) {
@@ -142,7 +153,7 @@ export function articlePages(app: Hono, services: ConsoleServices): void {
       const delivery =
         match === undefined
           ? undefined
-          : await deliveryOf(target, audience, match, services.now(), services.log, savedAt);
+          : await deliveryOf(target, audience, match, services.now(), services.log, savedAt, reading);
       verdicts.push({ audienceId, rules, matchedBy: match?.rules.map((rule) => rule.ruleId) ?? [], delivery });
     }
     return render(c, services, { title: article.title, section: 'articles' }, articleView(article, verdicts, since));
