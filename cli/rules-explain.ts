@@ -280,9 +280,10 @@ function givenArticle(options: ExplainOptions, warn: (text: string) => void): Gi
 function articleOf(given: GivenArticle, now: number): Article {
   // The file's own time, when it has one: whether a run reads the article depends on it.
   const published = typeof given.publishedAt === 'string' ? Date.parse(given.publishedAt) : (given.publishedAt ?? now);
-  if (!Number.isFinite(published)) {
+  // A number past what a Date holds (1e300) is no time either: every instant printed would throw.
+  if (!Number.isFinite(new Date(published).getTime())) {
     throw new UsageError(
-      `--article-file: publishedAt ${safeText(JSON.stringify(given.publishedAt))} is not a date-time; give ISO 8601 (2026-11-30T12:00:00Z), as 'articles show --json' prints it`,
+      `--article-file: publishedAt ${safeText(JSON.stringify(given.publishedAt))} is not a date-time; give ISO 8601 (2026-11-30T12:00:00Z) or epoch milliseconds, as 'articles show --json' prints it`,
     );
   }
   return {

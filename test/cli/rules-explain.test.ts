@@ -399,6 +399,18 @@ describe('with a sandbox', () => {
     expect(explained.stderr).not.toContain('has no query');
   });
 
+  it('an --article-file whose publishedAt is no time is refused, naming it, not a crash', async () => {
+    for (const publishedAt of ['yesterday-ish', 1e300]) {
+      const explained = await sandbox.cli(['rules', 'explain', 'quakes', '--article-file', '-'], {
+        input: JSON.stringify({ title: 'Quake', publishedAt }),
+      });
+      expect(explained.code, explained.stderr).toBe(2);
+      expect(explained.stderr).toContain(
+        `--article-file: publishedAt ${JSON.stringify(publishedAt)} is not a date-time`,
+      );
+    }
+  });
+
   it('previews a rules file with queries: counts exactly the articles each query is true for', async () => {
     const now = Date.now();
     const from = new Date(now - 30 * 3_600_000).toISOString();
