@@ -34,12 +34,11 @@
  */
 import { Buffer } from 'node:buffer';
 import { DateTime } from 'luxon';
-import * as z from 'zod/mini';
 import { BoundedCache } from './bounded-cache.ts';
 import { zoneReader } from './calendar.ts';
 import { NewsAlertsError } from './errors.ts';
 import type { ArticleChange } from './ledger-facts.ts';
-import { FALLBACK_LOCALE, localeChain, messageLocale, resolveTemplate, SHIPPED_LOCALES } from './locale.ts';
+import { FALLBACK_LOCALE, localeChain, messageLocale, resolveTemplate } from './locale.ts';
 import {
   describeReasonIn,
   describeUpdate,
@@ -50,6 +49,7 @@ import {
 } from './messages/catalog.ts';
 import type { Article, Audience, AudienceMatch, MatchReason, TemplateName } from './model.ts';
 import { type DeliveryKey, deliveryId, type OutboundMessage } from './ports.ts';
+import type { AlertDocument } from './published-document.ts';
 import { fitsSms, isGsm7, toGsmFriendly } from './sms.ts';
 import { type ArticleLink, displayText, publishableLink } from './text.ts';
 
@@ -125,102 +125,18 @@ export class MessageTooLargeError extends NotificationRenderError {
 
 // --- The structured body --------------------------------------------------------------------------
 
-const ReasonDocumentSchema = z.object({ kind: z.string(), term: z.string() });
-
 /**
- * The structured body sent to `https`, `http`, `sqs`, `lambda`, `email-json` and `firehose`
- * subscribers. It is an Amazon Q Developer in chat applications custom notification (`version`,
- * `source`, `content`, `metadata`), so a topic mapped to a chat channel shows it without code, plus
- * a versioned `newsAlerts` part for programs.
+ * The structured body is sent to `https`, `http`, `sqs`, `lambda`, `email-json` and `firehose`
+ * subscribers: an Amazon Q Developer in chat applications custom notification (`version`, `source`,
+ * `content`, `metadata`), so a topic mapped to a chat channel shows it without code, plus a
+ * versioned `newsAlerts` part for programs. Its fields are described, strictly, in
+ * published-document.ts (docs/schemas/structured-body.schema.json is generated from there).
  *
  * Consumers must de-duplicate on `newsAlerts.deliveryId` (`<audienceId>|<articleKey>`): delivery is
  * at least once (an SNS retry, or a crash between publishing and recording the delivery), and the
- * same id always means the same article for the same audience. Objects are parsed leniently so
- * consumers keep working when fields are added; `schemaVersion` changes only on breaking changes.
+ * same id always means the same article for the same audience.
  */
-export const AlertDocumentSchema = z.object({
-  version: z.literal('1.0'),
-  source: z.literal('custom'),
-  id: z.string().check(z.minLength(1)),
-  content: z.object({
-    textType: z.literal('client-markdown'),
-    title: z.string().check(z.minLength(1)),
-    description: z.string().check(z.minLength(1)),
-    keywords: z.array(z.string()),
-  }),
-  metadata: z.object({
-    eventType: z.literal(ALERT_EVENT_TYPE),
-    summary: z.string(),
-    additionalContext: z.record(z.string(), z.string()),
-  }),
-  newsAlerts: z.object({
-    schemaVersion: z.literal(ALERT_SCHEMA_VERSION),
-    /** Idempotency key: `<audienceId>|<articleKey>`. */
-    deliveryId: z.string().check(z.minLength(1)),
-    audienceId: z.string().check(z.minLength(1)),
-    audienceName: z.nullable(z.string()),
-    /**
-     * The subscriber's locale (BCP 47, e.g. `ko-KR`): the language of the fixed words in `content`
-     * and the locale of its dates. Keys and `reasons[].kind` stay English. Absent in documents
-     * written before locales existed.
-     */
-    locale: z.optional(z.string()),
-    /**
-     * The language the fixed words were written in (`en`, `ko`, `ja`): the first shipped language
-     * on the locale's fallback chain, which runs through the stack's `defaultLocale` (so `fr-FR`
-     * reads Korean words when that default is `ko-KR`). Readers that add words of their own (the
-     * Slack relay) use it to say them in the same language. Absent in older documents.
-     */
-    language: z.optional(z.enum(SHIPPED_LOCALES)),
-    /** True when any matching rule is urgent. */
-    urgent: z.boolean(),
-    article: z.object({
-      key: z.string(),
-      id: z.nullable(z.string()),
-      title: z.string(),
-      /** Trimmed at a word (about 1,000 characters at most). */
-      summary: z.string(),
-      /**
-       * The link (WHATWG form). `''` only in an alert sent from parking (`replay --parked`) whose
-       * link was withheld by the link policy; `metadata.additionalContext.articleUrl` is absent then.
-       */
-      url: z.string(),
-      publishedAt: z.iso.datetime(),
-      categories: z.array(z.string()),
-      categoryNames: z.array(z.string()),
-      media: z.nullable(z.string()),
-      mediaName: z.nullable(z.string()),
-      status: z.nullable(z.string()),
-    }),
-    matches: z.array(
-      z.object({
-        ruleId: z.string(),
-        description: z.nullable(z.string()),
-        urgent: z.boolean(),
-        reasons: z.array(ReasonDocumentSchema),
-        /** Reasons left out to stay within the size limit (normally 0). */
-        omittedReasons: z.number().check(z.int(), z.nonnegative()),
-      }),
-    ),
-    /** Matching rules left out to stay within the size limit (normally 0); all ids are in the ledger. */
-    omittedMatches: z.number().check(z.int(), z.nonnegative()),
-    /**
-     * Present only in an update notice (audience setting `updates: notify`): the article the
-     * audience was sent came back changed. `change` says what changed (`status` wins when both
-     * did); the statuses are the provider's (null: none). `deliveryId` is then the notice's own key
-     * (`<audienceId>|update:<story or article>#<change>`), so it never de-duplicates the alert away.
-     */
-    update: z.optional(
-      z.object({
-        change: z.enum(['status', 'title']),
-        status: z.nullable(z.string()),
-        previousStatus: z.nullable(z.string()),
-      }),
-    ),
-  }),
-});
-/** The parsed structured body. */
-export type AlertDocument = z.output<typeof AlertDocumentSchema>;
+export type { AlertDocument };
 
 // --- Text helpers ---------------------------------------------------------------------------------
 

@@ -2,7 +2,8 @@
  * What a Korean or Japanese subscriber reads, from varied (generated) articles, rules, audience
  * settings and stories: no English word of the English catalog anywhere outside the data (headline,
  * summary, link, ids, media, outlet and category names, rule ids and descriptions), in the email,
- * SMS, subject and structured JSON of alerts, update notices and digests (with "also in N outlets"). And SMS budgeting in every shipped language: every SMS
+ * SMS, subject and structured JSON of alerts, update notices and digests (with "also in N outlets"), whose
+ * structured bodies are exactly what the published schema describes. And SMS budgeting in every shipped language: every SMS
  * body fits the audience's `smsMaxSegments`, or is the URL alone when the URL alone does not.
  */
 import fc from 'fast-check';
@@ -12,6 +13,7 @@ import type { ArticleChange } from '#core/ledger-facts';
 import type { Article, Audience, AudienceMatch, MatchReason, RuleMatch } from '#core/model';
 import { AudienceSchema } from '#core/model';
 import { type HoldReason, type OutboundMessage, type StoryRecord, updateNoticeKey } from '#core/ports';
+import { PublishedDocumentSchema } from '#core/published-document';
 import { renderNotification, renderUpdateNotice } from '#core/render';
 import { fitsSms } from '#core/sms';
 import { publishableLink } from '#core/text';
@@ -222,6 +224,19 @@ describe.each(['ko', 'ja'] as const)('a %s rendering', (language) => {
         }
       }),
       { numRuns: 60 },
+    );
+  });
+
+  it('publishes structured bodies that are exactly what docs/schemas/structured-body.schema.json describes', () => {
+    fc.assert(
+      fc.property(scenario(language), (generated) => {
+        for (const message of renderAll(language, generated).messages) {
+          const document = JSON.parse(JSON.parse(message.body).default) as unknown;
+          const result = PublishedDocumentSchema.safeParse(document);
+          expect(result.success ? [] : result.error.issues).toEqual([]);
+        }
+      }),
+      { numRuns: 30 },
     );
   });
 

@@ -6,8 +6,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type Article, type Audience, type AudienceMatch, AudienceSchema, type RuleMatch } from '#core/model';
+import { AlertDocumentSchema } from '#core/published-document';
 import {
-  AlertDocumentSchema,
   buildAlertDocument,
   buildAlertView,
   encodeMessageStructure,

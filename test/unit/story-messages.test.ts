@@ -18,7 +18,8 @@ import {
   type StoryRecord,
   updateNoticeKey,
 } from '#core/ports';
-import { AlertDocumentSchema, renderNotification, renderUpdateNotice, SUBJECT_MAX_LENGTH } from '#core/render';
+import { AlertDocumentSchema } from '#core/published-document';
+import { renderNotification, renderUpdateNotice, SUBJECT_MAX_LENGTH } from '#core/render';
 import { fitsSms } from '#core/sms';
 import { StoryResolver } from '#core/story';
 import { renderSlackMessage } from '../../functions/slack-relay/blocks.ts';
