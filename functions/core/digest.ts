@@ -298,6 +298,24 @@ interface OrderedEntry {
 }
 
 /**
+ * A held match as a digest shows it. A spike alert has no link when none of its top stories has
+ * one that may be published (spikes/alert.ts), and is shown without one, as it is when sent at
+ * once (spikes/render.ts); every other entry's link was checked before it was held, and one that
+ * no longer passes is dropped rather than shown without its link.
+ */
+const entryView = (
+  match: AudienceMatch,
+  audience: Audience,
+  options: RenderOptions,
+  limits: ViewLimits,
+): AlertView =>
+  buildAlertView(match, audience, {
+    ...options,
+    limits,
+    ...(isSpikeAlertKey(match.article.key) ? { linkPolicy: 'omit' as const } : {}),
+  });
+
+/**
  * Orders a release: spike alerts first, then groups by size (largest first, then by name), newest article first inside a
  * group. Items whose article cannot be shown at all (no URL, no valid time) come back in `dropped`.
  */
@@ -310,7 +328,7 @@ export function orderForDigest(
   const dropped: HeldNotification[] = [];
   for (const held of items) {
     try {
-      const view = buildAlertView(held.match, audience, { ...options, limits: DIGEST_ENTRY_LIMITS });
+      const view = entryView(held.match, audience, options, DIGEST_ENTRY_LIMITS);
       entries.push({ held, view, group: groupOf(view).key });
     } catch (error) {
       if (!(error instanceof NotificationRenderError)) throw error;
@@ -372,7 +390,7 @@ export function buildDigestView(
   const groups = new Map<string, { label: string; entries: DigestEntryView[] }>();
   const held: Record<HoldReason, number> = { digest: 0, 'quiet-hours': 0, budget: 0 };
   items.forEach((item, offset) => {
-    const view = buildAlertView(item.match, audience, { ...options, limits });
+    const view = entryView(item.match, audience, options, limits);
     const group = groupOf(view);
     const { storyId } = item.match;
     const alsoIn = storyId === undefined ? undefined : alsoInOf(view.article, options.stories?.get(storyId));
@@ -528,7 +546,7 @@ export function renderDigestEmail(view: DigestView): string {
       );
       lines.push(`${indent}${facts.join(' \u00B7 ')}`);
       if (entry.alsoIn !== undefined) lines.push(`${indent}${describeAlsoIn(entry.alsoIn, messages)}`);
-      lines.push(`${indent}${entry.article.url}`);
+      if (entry.article.url !== '') lines.push(`${indent}${entry.article.url}`);
       const why = describeWhy(entry, messages);
       if (why !== '') lines.push(`${indent}${digest.whyLine(why)}`);
     }
@@ -567,7 +585,7 @@ export function renderDigestSms(view: DigestView): string {
   if (view.count === 1 && first !== undefined) {
     const { url } = first.article;
     if (fitsSms(url, maxSegments)) {
-      const withUrl = (headline: string) => (headline === '' ? url : `${headline} ${url}`);
+      const withUrl = (headline: string) => (headline === '' || url === '' ? `${headline}${url}` : `${headline} ${url}`);
       const forms = smsHeadlines(first, messages);
       for (const form of forms.slice(0, -1)) if (fitsSms(withUrl(form), maxSegments)) return withUrl(form);
       const headline = trimToFit(
@@ -675,7 +693,8 @@ export function buildDigestDocument(view: DigestView) {
     for (const entry of group.entries) {
       const media = entry.article.mediaLabel === undefined ? '' : ` \u2014 ${entry.article.mediaLabel}`;
       const alsoIn = entry.alsoIn === undefined ? '' : ` \u00B7 _${describeAlsoIn(entry.alsoIn, messages)}_`;
-      const line = `\u2022 ${truncateText(entry.article.title, 150)}${media} \u00B7 ${entry.article.publishedShort} ${entry.article.url}${alsoIn}`;
+      const link = entry.article.url === '' ? '' : ` ${entry.article.url}`;
+      const line = `\u2022 ${truncateText(entry.article.title, 150)}${media} \u00B7 ${entry.article.publishedShort}${link}${alsoIn}`;
       if (!room(line)) break outer;
       lines.push(line);
       shown += 1;
@@ -815,7 +834,7 @@ export function groupTotals(
   const totals = new Map<string, number>();
   for (const item of items) {
     try {
-      const { key } = groupOf(buildAlertView(item.match, audience, { ...options, limits: DIGEST_ENTRY_LIMITS }));
+      const { key } = groupOf(entryView(item.match, audience, options, DIGEST_ENTRY_LIMITS));
       totals.set(key, (totals.get(key) ?? 0) + 1);
     } catch (error) {
       if (!(error instanceof NotificationRenderError)) throw error;

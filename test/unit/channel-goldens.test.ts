@@ -22,6 +22,7 @@ import {
   RuleSchema,
 } from '#core/model';
 import { type OutboundMessage, type StoryRecord, updateNoticeKey } from '#core/ports';
+import { DigestDocumentSchema } from '#core/published-document';
 import { renderNotification, renderUpdateNotice } from '#core/render';
 import { describeSms } from '#core/sms';
 import { spikeAlertMatch } from '#core/spikes/alert';
@@ -332,6 +333,35 @@ describe.each(cases.filter((entry) => ['ascii', 'korean', 'japanese'].includes(e
         await matchesGolden(digestChannels[channel], `__golden__/spike-digest-${entry.name}.${channel}.${extension}`);
       });
     }
+
+    it('a held spike alert none of whose stories has a link that may be published is in the digest, shown without a link', () => {
+      // Sent at once such an alert goes out without a link (spikes/render.ts); held, it was dropped.
+      const linkless = spikeAlertMatch({
+        rule: spikeRule,
+        audience: entry.audience,
+        alert: { ...episode, topStories: episode.topStories.map((story) => ({ ...story, url: 'http://intranet/x' })) },
+        key,
+      });
+      expect(linkless.article.url).toBe('');
+      const plan = planDigest(
+        [toHeldNotification(linkless, 'quiet-hours', published, spikeDigestHeadline(linkless, entry.audience, {}))],
+        entry.audience,
+        published + 3_600_000,
+      );
+      expect(plan.dropped).toEqual([]);
+      expect(plan.messages).toHaveLength(1);
+      const rendered = channels(plan.messages[0] as OutboundMessage);
+      const headline = spikeDigestHeadline(linkless, entry.audience, {});
+      expect(rendered.email).toContain(headline);
+      // No line that is only an indent where the link would be, and no trailing space in the SMS.
+      expect(rendered.email).not.toMatch(/^ +$/m);
+      const sms = (JSON.parse(plan.messages[0]?.body ?? '{}') as { sms: string }).sms;
+      expect(sms).toBe(sms.trim());
+      const document = DigestDocumentSchema.parse(JSON.parse(rendered.structured));
+      expect(document.newsAlerts.digest.groups[0]?.entries[0]?.article.url).toBe('');
+      expect(document.content.description).not.toMatch(/ $/m);
+      expect(rendered.slack).toContain(headline.slice(0, 20));
+    });
   },
 );
 
