@@ -303,12 +303,7 @@ interface OrderedEntry {
  * once (spikes/render.ts); every other entry's link was checked before it was held, and one that
  * no longer passes is dropped rather than shown without its link.
  */
-const entryView = (
-  match: AudienceMatch,
-  audience: Audience,
-  options: RenderOptions,
-  limits: ViewLimits,
-): AlertView =>
+const entryView = (match: AudienceMatch, audience: Audience, options: RenderOptions, limits: ViewLimits): AlertView =>
   buildAlertView(match, audience, {
     ...options,
     limits,
@@ -585,7 +580,8 @@ export function renderDigestSms(view: DigestView): string {
   if (view.count === 1 && first !== undefined) {
     const { url } = first.article;
     if (fitsSms(url, maxSegments)) {
-      const withUrl = (headline: string) => (headline === '' || url === '' ? `${headline}${url}` : `${headline} ${url}`);
+      const withUrl = (headline: string) =>
+        headline === '' || url === '' ? `${headline}${url}` : `${headline} ${url}`;
       const forms = smsHeadlines(first, messages);
       for (const form of forms.slice(0, -1)) if (fitsSms(withUrl(form), maxSegments)) return withUrl(form);
       const headline = trimToFit(
