@@ -56,6 +56,16 @@ import {
   writeAll,
 } from './dynamo-batch.ts';
 import { allPartitionItems } from './dynamo-query.ts';
+import { readItem } from './dynamo-rule-source.ts';
+
+/** What a damaged count's `sent` holds, for the log: its kind, never more of it. */
+function describeSent(sent: unknown): string {
+  if (typeof sent === 'number') return Number.isInteger(sent) ? 'a negative number' : 'a fraction';
+  if (typeof sent === 'string') return 'a string (S), not a number (N)';
+  if (sent === undefined) return 'nothing';
+  if (sent === null) return 'NULL';
+  return `a ${sent instanceof Set ? 'set' : Array.isArray(sent) ? 'list (L)' : typeof sent}`;
+}
 
 /** The holding index's partition: one item per audience that ever held something. */
 const holdingPartition = 'holding';
@@ -176,6 +186,13 @@ export class DynamoHolds {
   readonly #budgetRetentionDays: number;
   readonly #ledgerItem: (record: DeliveryRecord) => Record<string, unknown>;
   readonly #batch: BatchContext;
+  /**
+   * Daily count items whose `sent` is not a whole number ≥ 0 (written by hand: `-3`, `"0"`,
+   * `2.5`), by count id, with the value they hold. They count as 0, and the next reservation
+   * replaces exactly that value: a write conditioned on 0 alone would fail against it every time,
+   * and the run would give up on every audience's sends.
+   */
+  readonly #damagedCounts = new Map<string, unknown>();
 
   constructor(context: HoldsContext) {
     this.#batch = context;
@@ -537,8 +554,10 @@ export class DynamoHolds {
             );
             for (const item of output.Responses?.[this.#batch.table] ?? []) {
               const key = wanted.get(keyString({ pk: String(item.pk), sk: String(item.sk) }));
+              if (key === undefined) continue;
               const parsed = DailyCountItem.safeParse(item);
-              if (key !== undefined && parsed.success) counts.set(dailyCountId(key), parsed.data.sent);
+              if (parsed.success) counts.set(dailyCountId(key), parsed.data.sent);
+              else this.#noteDamagedCount(key, item.sent);
             }
             return (output.UnprocessedKeys?.[this.#batch.table]?.Keys ?? []) as Key[];
           }),
@@ -550,14 +569,21 @@ export class DynamoHolds {
 
   async updateDailyCount(key: DailyCountKey, expected: number, next: number): Promise<void> {
     const dateMs = Date.parse(`${key.date}T00:00:00Z`);
+    const id = dailyCountId(key);
+    // An item without `sent` at all is met by attribute_not_exists already.
+    const damaged = expected === 0 && this.#damagedCounts.get(id) !== undefined;
     try {
       await this.#batch.documents.send(
         new UpdateCommand({
           TableName: this.#batch.table,
           Key: dailyCountItemKey(key),
           UpdateExpression: 'SET #sent = :next, #audienceId = :audienceId, #date = :date, #expiresAt = :expiresAt',
-          ConditionExpression:
-            expected === 0 ? 'attribute_not_exists(#sent) OR #sent = :expected' : '#sent = :expected',
+          // A damaged count (read as 0) is replaced only while it still holds what was read.
+          ConditionExpression: damaged
+            ? 'attribute_not_exists(#sent) OR #sent = :damaged'
+            : expected === 0
+              ? 'attribute_not_exists(#sent) OR #sent = :expected'
+              : '#sent = :expected',
           ExpressionAttributeNames: {
             '#sent': 'sent',
             '#audienceId': 'audienceId',
@@ -566,7 +592,7 @@ export class DynamoHolds {
           },
           ExpressionAttributeValues: {
             ':next': next,
-            ':expected': expected,
+            ...(damaged ? { ':damaged': this.#damagedCounts.get(id) } : { ':expected': expected }),
             ':audienceId': key.audienceId,
             ':date': key.date,
             ':expiresAt': ttlSeconds(Number.isNaN(dateMs) ? 0 : dateMs, this.#budgetRetentionDays + 1),
@@ -574,13 +600,29 @@ export class DynamoHolds {
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
+      this.#damagedCounts.delete(id);
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) {
-        const current = oldItem(DailyCountItem, error.Item)?.sent ?? 0;
-        throw new DailyCountConflictError(key, expected, current, { cause: error });
+        const current = oldItem(DailyCountItem, error.Item)?.sent;
+        // Damaged since it was read: it counts as 0, and the retry replaces what it holds now.
+        if (current === undefined && error.Item?.sent !== undefined)
+          this.#noteDamagedCount(key, readItem(error.Item).sent);
+        throw new DailyCountConflictError(key, expected, current ?? 0, { cause: error });
       }
       throw error;
     }
+  }
+
+  /** Remembers a count item that holds no count, and says so in the log (its type, not its value). */
+  #noteDamagedCount(key: DailyCountKey, sent: unknown): void {
+    const id = dailyCountId(key);
+    if (!this.#damagedCounts.has(id)) {
+      this.#batch.log.warn(
+        'a daily alert count item holds no count: `sent` must be a whole number ≥ 0; it counts as 0 and the next send for this audience and day replaces it',
+        { audienceId: key.audienceId, date: key.date, item: dailyCountItemKey(key), found: describeSent(sent) },
+      );
+    }
+    this.#damagedCounts.set(id, sent);
   }
 
   /**

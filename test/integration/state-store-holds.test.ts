@@ -4,7 +4,12 @@
  * 100 writes), digest release claims, and daily budget counts with conditional writes.
  */
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { type DynamoDBDocumentClient, GetCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import {
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  type TransactWriteCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { DynamoStateStore, deliveryItemKey, holdingItemKey, StateStoreError } from '#aws/dynamo-state-store';
 import { toHeldNotification } from '#core/digest';
@@ -41,13 +46,15 @@ async function setup() {
     },
     { step: 'initialize', name: 'countTransactions' },
   );
+  const warnings: { message: string; extra: unknown }[] = [];
+  const log: Log = { ...silentLog, warn: (message, extra) => warnings.push({ message, extra }) };
   const store = new DynamoStateStore({
     documents: clients.documents,
     tableName: names.state,
-    log: silentLog,
+    log,
     sleep: async () => {},
   });
-  return { store, documents: clients.documents, table: names.state, transactions };
+  return { store, documents: clients.documents, table: names.state, transactions, log: { warnings } };
 }
 
 function held(audienceId: string, index: number, reason: HoldReason = 'quiet-hours', heldAt = t0): HeldNotification {
@@ -366,6 +373,45 @@ describe('daily budget counts', () => {
     await expect(stale).rejects.toMatchObject({ current: 5 });
     await expect(store.updateDailyCount(key, 0, 1)).rejects.toMatchObject({ current: 5 });
   });
+
+  it.each([
+    ['a negative number', -3],
+    ['a string', '0'],
+    ['a fraction', 2.5],
+  ])(
+    'a count item edited by hand to hold %s counts as 0, is replaced by the next reservation, and says so in the log',
+    async (found, sent) => {
+      // Before, every reservation failed its condition against the value and the run gave up on
+      // every audience's sends (DailyCountConflictError after five attempts).
+      const { store, documents, table, log } = await setup();
+      const key = { audienceId: 'desk', date: '2026-11-22' };
+      const item = { pk: 'budget#desk', sk: '2026-11-22', audienceId: 'desk', date: '2026-11-22' };
+      await documents.send(new PutCommand({ TableName: table, Item: { ...item, sent } }));
+      expect(await store.readDailyCounts([key])).toEqual(new Map());
+      await store.updateDailyCount(key, 0, 2);
+      expect(await store.readDailyCounts([key])).toEqual(new Map([['desk|2026-11-22', 2]]));
+      expect(log.warnings).toEqual([
+        expect.objectContaining({
+          message: expect.stringContaining('holds no count'),
+          extra: expect.objectContaining({
+            audienceId: 'desk',
+            date: '2026-11-22',
+            found: expect.stringContaining(found),
+          }),
+        }),
+      ]);
+      // Damaged between the read and the write: the conflict reports 0, and the retry replaces it.
+      await documents.send(new PutCommand({ TableName: table, Item: { ...item, sent } }));
+      await expect(store.updateDailyCount(key, 2, 3)).rejects.toMatchObject({ current: 0 });
+      await store.updateDailyCount(key, 0, 1);
+      expect(await store.readDailyCounts([key])).toEqual(new Map([['desk|2026-11-22', 1]]));
+      // A value someone else wrote since is not overwritten.
+      await documents.send(new PutCommand({ TableName: table, Item: { ...item, sent } }));
+      expect(await store.readDailyCounts([key])).toEqual(new Map());
+      await documents.send(new PutCommand({ TableName: table, Item: { ...item, sent: 4 } }));
+      await expect(store.updateDailyCount(key, 0, 1)).rejects.toMatchObject({ current: 4 });
+    },
+  );
 
   it('a failed transaction that is not a conflict is a StateStoreError', async () => {
     const { store, documents } = await setup();
