@@ -54,14 +54,17 @@ function zoned(at: number, timeZone: string): DateTime {
  * date): from the zone's cached offsets rather than a luxon DateTime per match. luxon answers
  * where the fast reader does not (zones it leaves to luxon, instants outside years 0 to 9999).
  */
-function localClock(at: number, timeZone: string): { readonly date: string; readonly minute: number } {
+function localClock(
+  at: number,
+  timeZone: string,
+): { readonly date: string; readonly minute: number; readonly offset: number } {
   const zone = zoneReader(timeZone);
   if (zone !== undefined && at >= MIN_FAST_MS && at < MAX_FAST_MS) {
     const fields = localFields(at, zone);
-    return { date: isoDateOf(fields), minute: fields.hour * 60 + fields.minute };
+    return { date: isoDateOf(fields), minute: fields.hour * 60 + fields.minute, offset: fields.offset };
   }
   const local = zoned(at, timeZone);
-  return { date: local.toFormat('yyyy-MM-dd'), minute: local.hour * 60 + local.minute };
+  return { date: local.toFormat('yyyy-MM-dd'), minute: local.hour * 60 + local.minute, offset: local.offset };
 }
 
 /** 0000-01-02 to 9999-12-30 UTC: a day inside years 0 to 9999 whatever the offset, where `yyyy` is four digits. */
@@ -115,14 +118,35 @@ function quietWindow(audience: Audience): { start: number; end: number } | undef
   return start === end ? undefined : { start, end };
 }
 
-/** Whether `at` falls inside the audience's quiet hours (local wall-clock time, `[start, end)`). */
+/**
+ * Whether `at` falls inside the audience's quiet hours: local wall-clock time in `[start, end)`,
+ * and, once they have begun, until they end. The second part matters only on the night the clock
+ * goes back: quiet hours 01:30-06:00 in New York begin at 01:30 EDT, and the clock then reads
+ * 01:00 EST, before their start by the wall clock, yet they last until 06:00 EST.
+ */
 export function isQuietAt(at: number, audience: Audience): boolean {
   const window = quietWindow(audience);
   if (window === undefined) return false;
-  const { minute } = localClock(at, audience.timeZone);
-  return window.start < window.end
-    ? minute >= window.start && minute < window.end
-    : minute >= window.start || minute < window.end;
+  const { minute, offset } = localClock(at, audience.timeZone);
+  const byClock =
+    window.start < window.end
+      ? minute >= window.start && minute < window.end
+      : minute >= window.start || minute < window.end;
+  if (byClock) return true;
+  // Only a clock set back within the last day can have left quiet hours that have begun.
+  if (localClock(at - DAY_MS, audience.timeZone).offset <= offset) return false;
+  return begunAndNotEnded(at, audience, window.start);
+}
+
+/** Whether the latest start of quiet hours at or before `at` (this local day or the one before) is followed by their end only after `at`. */
+function begunAndNotEnded(at: number, audience: Audience, startMinutes: number): boolean {
+  const day = zoned(at, audience.timeZone).startOf('day');
+  for (const date of [day, day.minus({ days: 1 })]) {
+    const begun = wallClockStarts(date, startMinutes).filter((instant) => instant <= at);
+    const latest = begun.at(-1);
+    if (latest !== undefined) return at < (quietHoursEndAfter(latest, audience) ?? latest);
+  }
+  return false;
 }
 
 /**
