@@ -622,7 +622,7 @@ export class DeliveryPipeline {
       },
     );
     if (this.#options.dryRun) return undefined;
-    const parked = renderParkedNotification(match, audience, this.#options.render);
+    const parked = renderParkedNotification(match, audience, this.#options.render, this.#options.now());
     const code = error instanceof UnpublishableLinkError ? 'UnpublishableLink' : 'Unrenderable';
     return { message: key === undefined ? parked : { ...parked, key }, code, reason, permanent: true };
   }

@@ -65,7 +65,10 @@ const ArticleSchema = z.strictObject({
     'The link (WHATWG form). Empty only when the link was withheld by the link policy (then `linkWithheld` is true) or the message has none (a test notification).',
   ),
   linkWithheld: z.optional(z.literal(true)),
-  publishedAt: instant(),
+  publishedAt: described(
+    instant(),
+    'When the provider says it was published; in the plain notice of an alert that could not be rendered (sent by `news-alerts replay --parked`) whose time was not valid, when it was parked.',
+  ),
   categories: z.array(z.string()),
   categoryNames: z.array(z.string()),
   media: z.nullable(z.string()),

@@ -1257,30 +1257,92 @@ function renderSized(
  * The message kept for an alert that could not be rendered normally, parked (with an alarm) for
  * ops to review and send with `news-alerts replay --parked`: the alert without its link, or, when
  * not even that renders (no valid publication time, say), a plain notice with the headline and
- * the alert id, so a replay still has something true to send. Never throws: the parking of a
- * poisoned article must not fail on the same poison.
+ * the alert id, so a replay still has something true to send: on every channel, in the
+ * audience's SMS length, and as a structured body its readers can parse (no link, no rule
+ * details; `publishedAt` is the article's when valid, else `parkedAt`). Never throws: the parking
+ * of a poisoned article must not fail on the same poison.
  */
 export function renderParkedNotification(
   match: AudienceMatch,
   audience: Audience,
   options: RenderOptions = {},
+  parkedAt = 0,
 ): OutboundMessage {
   try {
     return renderNotification(match, audience, { ...options, linkPolicy: 'omit' });
   } catch {
-    const key = { audienceId: match.audienceId, articleKey: match.article.key };
-    const messages = parkedMessages(audience, options);
-    const title = truncateText(singleLine(String(match.article.title ?? '')), 200) || messages.untitled;
-    const label = truncateText(singleLine(audience.name ?? '') || audience.audienceId, 40);
-    const text = `${title}\n\n${messages.email.alertId(singleLine(deliveryId(key)))}`;
-    return {
-      key,
-      topicArn: audience.topicArn,
-      subject: truncateText(`[${label}] ${title}`, SUBJECT_MAX_LENGTH),
-      body: JSON.stringify({ default: text, email: text, sms: truncateText(title, 150) }),
-      ruleIds: match.rules.map((rule) => rule.ruleId),
-    };
+    return plainParkedNotice(match, audience, options, parkedAt);
   }
+}
+
+/** The plain notice of {@link renderParkedNotification}, from what is left to trust. */
+function plainParkedNotice(
+  match: AudienceMatch,
+  audience: Audience,
+  options: RenderOptions,
+  parkedAt: number,
+): OutboundMessage {
+  const key = { audienceId: match.audienceId, articleKey: match.article.key };
+  const id = deliveryId(key);
+  const messages = parkedMessages(audience, options);
+  const title = truncateText(singleLine(String(match.article.title ?? '')), 200) || messages.untitled;
+  const label = truncateText(singleLine(audience.name ?? '') || audience.audienceId, 40);
+  const text = `${title}\n\n${messages.email.alertId(singleLine(id))}`;
+  const sms = trimToFit(
+    toGsmFriendly(title),
+    (candidate) => fitsSms(candidate, audience.smsMaxSegments ?? 1),
+    (prefix) => (isGsm7(prefix) ? '...' : '\u2026'),
+  );
+  const published = match.article.publishedAt;
+  const instant = Number.isFinite(published) && Math.abs(published) <= 8.64e15 ? published : parkedAt;
+  const document: AlertDocument = {
+    version: '1.0',
+    source: 'custom',
+    id,
+    content: {
+      textType: 'client-markdown',
+      title: chatSafe(`\u{1F4F0} ${title}`),
+      description: chatSafe(text),
+      keywords: [],
+    },
+    metadata: {
+      eventType: ALERT_EVENT_TYPE,
+      summary: chatSafe(truncateText(`[${label}] ${title}`, 200)),
+      additionalContext: { deliveryId: id, audienceId: key.audienceId, articleKey: truncateText(key.articleKey, 1000) },
+    },
+    newsAlerts: {
+      schemaVersion: ALERT_SCHEMA_VERSION,
+      deliveryId: id,
+      audienceId: key.audienceId,
+      audienceName: audience.name ?? null,
+      ...(audience.locale === undefined ? {} : { locale: audience.locale }),
+      language: messages.language,
+      urgent: match.rules.some((rule) => rule.urgent),
+      article: {
+        key: key.articleKey,
+        id: typeof match.article.id === 'string' ? match.article.id : null,
+        title,
+        summary: '',
+        url: '',
+        publishedAt: new Date(instant).toISOString(),
+        categories: [],
+        categoryNames: [],
+        media: null,
+        mediaName: null,
+        status: null,
+      },
+      // The rules that matched are in the ledger; their details may be what would not render.
+      matches: [],
+      omittedMatches: match.rules.length,
+    },
+  };
+  return {
+    key,
+    topicArn: audience.topicArn,
+    subject: truncateText(`[${label}] ${title}`, SUBJECT_MAX_LENGTH),
+    body: JSON.stringify({ default: JSON.stringify(document), email: text, sms }),
+    ruleIds: match.rules.map((rule) => rule.ruleId),
+  };
 }
 
 /** The audience's words for a parked notice, English when even those cannot be found (never throws). */

@@ -5,6 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { parseDocument } from '#core/email/notification';
 import { type Article, type Audience, type AudienceMatch, AudienceSchema, type RuleMatch } from '#core/model';
 import { AlertDocumentSchema } from '#core/published-document';
 import {
@@ -28,6 +29,7 @@ import {
   UnpublishableLinkError,
 } from '#core/render';
 import { fitsSms, smsSegments, toGsmFriendly } from '#core/sms';
+import { parseAlertMessage } from '../../functions/slack-relay/message.ts';
 
 const audienceFor = (overrides: Record<string, unknown> = {}): Audience =>
   AudienceSchema.parse({
@@ -583,6 +585,39 @@ describe('parked and link-less alerts in the audience’s language', () => {
   it('writes the plain notice of an unrenderable alert in Korean, untitled included', () => {
     const message = renderParkedNotification(matchFor({ title: ' ', publishedAt: Number.NaN }), korean());
     expect(documentOf(message.body).email).toBe('(제목 없는 기사)\n\n알림 ID: markets|id:42');
+  });
+
+  it('writes the plain notice within the audience’s SMS segments, with a structured body its readers parse', () => {
+    // Before: an SMS of 150 characters whatever the budget (3 UCS-2 segments), a plain-text
+    // `default` that the Slack relay and the SES email function refused.
+    fc.assert(
+      fc.property(
+        fc.oneof(fc.string({ unit: 'grapheme', maxLength: 400 }), fc.constant('가'.repeat(300))),
+        fc.integer({ min: 1, max: 3 }),
+        fc.constantFrom('ko-KR', 'en-US', 'ja-JP'),
+        (title, smsMaxSegments, locale) => {
+          const audience = audienceFor({ locale, smsMaxSegments });
+          const parkedAt = Date.UTC(2026, 10, 23, 9);
+          const message = renderParkedNotification(
+            matchFor({ title, publishedAt: Number.NaN }),
+            audience,
+            {},
+            parkedAt,
+          );
+          const document = documentOf(message.body);
+          expect(smsSegments(document.sms ?? '').segments).toBeLessThanOrEqual(smsMaxSegments);
+          const structured = AlertDocumentSchema.parse(JSON.parse(document.default ?? ''));
+          expect(structured.newsAlerts.article).toMatchObject({
+            url: '',
+            publishedAt: new Date(parkedAt).toISOString(),
+          });
+          expect(structured.newsAlerts.deliveryId).toBe('markets|id:42');
+          expect(() => parseAlertMessage(document.default ?? '')).not.toThrow();
+          expect(() => parseDocument(document.default ?? '')).not.toThrow();
+        },
+      ),
+      { numRuns: 150 },
+    );
   });
 
   it('names an untitled article in the audience’s words, per language of the same article', () => {
