@@ -26,7 +26,7 @@ export const PROBES: Record<string, readonly (readonly unknown[])[]> = {
   count: [[1], [1000]],
   more: [[1], [3]],
   articles: [[1], [3]],
-  status: [['PUBLISHED'], ['updated'], ['DELETED'], ['ÜBERARBEITET']],
+  status: [['PUBLISHED'], ['updated'], ['DELETED'], ['ESCALATED'], ['ÜBERARBEITET']],
   'reason.keyword': [['금리']],
   'reason.category': [['002*']],
   'reason.media': [['M001']],

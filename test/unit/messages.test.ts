@@ -79,6 +79,9 @@ describe('message catalogs', () => {
     expect(messagesFor('ko').status('published')).toBe('게시됨');
     expect(messagesFor('ja').status('UPDATED')).toBe('更新');
     expect(messagesFor('ko').status('EMBARGOED')).toBe('EMBARGOED');
+    // The status news-alerts itself gives a spike alert whose episode doubled is a word of ours.
+    expect(messagesFor('ko').status('ESCALATED')).toBe('확대됨');
+    expect(messagesFor('ja').status('ESCALATED')).toBe('拡大');
     expect(en.status('published')).toBe('published');
   });
 

@@ -4,8 +4,16 @@
  */
 import type { CatalogFactory, Messages } from './catalog.ts';
 
-/** The provider's documented statuses in words; others are shown as sent. */
-const STATUSES: Readonly<Record<string, string>> = { PUBLISHED: '公開', UPDATED: '更新', DELETED: '削除' };
+/**
+ * The provider's documented statuses in words, and the one news-alerts writes itself (`ESCALATED`:
+ * a spike alert whose episode has doubled, spikes/alert.ts); others are shown as sent.
+ */
+const STATUSES: Readonly<Record<string, string>> = {
+  PUBLISHED: '公開',
+  UPDATED: '更新',
+  DELETED: '削除',
+  ESCALATED: '拡大',
+};
 
 /** A spike preset in words; a preset this catalog does not know is shown as given. */
 const presetWord = (preset: string): string =>

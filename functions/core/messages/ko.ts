@@ -4,8 +4,16 @@
  */
 import type { CatalogFactory, Messages } from './catalog.ts';
 
-/** The provider's documented statuses in words; others are shown as sent. */
-const STATUSES: Readonly<Record<string, string>> = { PUBLISHED: '게시됨', UPDATED: '수정됨', DELETED: '삭제됨' };
+/**
+ * The provider's documented statuses in words, and the one news-alerts writes itself (`ESCALATED`:
+ * a spike alert whose episode has doubled, spikes/alert.ts); others are shown as sent.
+ */
+const STATUSES: Readonly<Record<string, string>> = {
+  PUBLISHED: '게시됨',
+  UPDATED: '수정됨',
+  DELETED: '삭제됨',
+  ESCALATED: '확대됨',
+};
 
 /**
  * The particle 로/으로 after `word`: 으로 after a syllable with a final consonant other than ㄹ;
