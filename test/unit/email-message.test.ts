@@ -6,7 +6,14 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { composeAlert, composeConfirmation, composeDigest, type EmailDraft, personalize } from '#core/email/compose';
+import {
+  composeAlert,
+  composeConfirmation,
+  composeDailyDigest,
+  composeDigest,
+  type EmailDraft,
+  personalize,
+} from '#core/email/compose';
 import { emailWordsFor } from '#core/email/messages/catalog';
 import { buildMime, ONE_CLICK_BODY } from '#core/email/mime';
 import { type AlertNotification, type DigestNotification, parseQueuedNotification } from '#core/email/notification';
@@ -150,6 +157,36 @@ describe('digests and update notices', () => {
     expect(parsed.header('List-Unsubscribe-Post')).toBe(ONE_CLICK_BODY);
     expect(await htmlProblems(parsed.html)).toEqual([]);
   });
+
+  it.each([
+    ['en', '1,500 articles'],
+    ['ko', '기사 1,500건'],
+    ['ja', '1,500件の記事'],
+  ] as const)(
+    'counts a subscriber’s own daily digest in the audience’s words and number format (%s)',
+    (language, counted) => {
+      // Before, the subject and heading alone said "기사 1500건" (the rest of the email: 1,500).
+      const audience = audiencesByLanguage[language];
+      const notification = parseQueuedNotification(digestEnvelope(audience, [articlesByLanguage[language]]));
+      const [entry] = (notification.document as DigestNotification).digest.groups[0]?.entries ?? [];
+      const entries = Array.from({ length: 1500 }, (_, index) => ({
+        ...entry,
+        deliveryId: `${audience.audienceId}|id:${index}`,
+        article: { ...entry?.article, key: `id:${index}` },
+      }));
+      const draft = composeDailyDigest(
+        {
+          deliveryId: `${audience.audienceId}|daily`,
+          entries: entries as never,
+          locale: undefined,
+          releaseAt: PUBLISHED,
+        },
+        audience,
+      );
+      expect(draft.subject).toContain(counted);
+      expect(draft.text.split('\n')[0]).toContain(counted);
+    },
+  );
 
   it('marks an update notice as one, first line and subject', async () => {
     const audience = testAudience();

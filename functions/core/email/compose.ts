@@ -484,7 +484,7 @@ export function composeDailyDigest(
   );
   const count = groups.reduce((sum, group) => sum + group.entries.length, 0);
   const when = formatLocalTime(input.releaseAt, audience.timeZone, audienceView.locale);
-  const title = words.dailyDigest.heading(audienceView.label, count);
+  const title = words.dailyDigest.heading(audienceView.label, messages.articles(count));
   const lines = [title, when, '', words.dailyDigest.intro, ...digestTextEntries(groups, messages)];
   lines.push('', '--', renderFooter(audienceView), messages.digest.digestId(singleLine(input.deliveryId)));
   return {
@@ -494,7 +494,7 @@ export function composeDailyDigest(
     audienceLabel: audienceView.label,
     locale: audienceView.locale,
     language: messages.language,
-    subject: truncateText(singleLine(words.dailyDigest.subject(audienceView.label, count)), 99),
+    subject: truncateText(singleLine(words.dailyDigest.subject(audienceView.label, messages.articles(count))), 99),
     text: lines.join('\n'),
     html: digestHtml(title, when, { heading: words.dailyDigest.intro, lines: [] }, groups, messages, input.deliveryId),
     footer: renderFooter(audienceView),

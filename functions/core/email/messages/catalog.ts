@@ -41,8 +41,9 @@ export interface EmailWords {
   };
   /** A subscriber's own daily digest (the page's "one daily digest"). */
   readonly dailyDigest: {
-    readonly subject: (audience: string, count: number) => string;
-    readonly heading: (audience: string, count: number) => string;
+    /** `articles` is the count in the audience's words and number format (`1,500 articles`, `기사 1,500건`). */
+    readonly subject: (audience: string, articles: string) => string;
+    readonly heading: (audience: string, articles: string) => string;
     readonly intro: string;
   };
   readonly page: {

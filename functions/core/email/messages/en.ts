@@ -1,8 +1,6 @@
 /** English words of the email channel (see catalog.ts). */
 import type { EmailWords } from './catalog.ts';
 
-const plural = (count: number, one: string, many: string) => (count === 1 ? one : many);
-
 export const en: EmailWords = {
   language: 'en',
   languageName: 'English',
@@ -24,8 +22,8 @@ export const en: EmailWords = {
     ignore: 'If you did not ask for this, ignore this email: you will not hear from us again.',
   },
   dailyDigest: {
-    subject: (audience, count) => `[${audience}] Your daily digest: ${count} ${plural(count, 'article', 'articles')}`,
-    heading: (audience, count) => `${audience}: your daily digest, ${count} ${plural(count, 'article', 'articles')}`,
+    subject: (audience, articles) => `[${audience}] Your daily digest: ${articles}`,
+    heading: (audience, articles) => `${audience}: your daily digest, ${articles}`,
     intro: 'You chose one email a day: here is everything since the last one.',
   },
   page: {

@@ -22,8 +22,8 @@ export const ja: EmailWords = {
     ignore: '心当たりがない場合は、このメールを無視してください。今後ご連絡することはありません。',
   },
   dailyDigest: {
-    subject: (audience, count) => `[${audience}] 本日のまとめ: ${count}件の記事`,
-    heading: (audience, count) => `${audience}: 本日のまとめ（${count}件）`,
+    subject: (audience, articles) => `[${audience}] 本日のまとめ: ${articles}`,
+    heading: (audience, articles) => `${audience}: 本日のまとめ（${articles}）`,
     intro: '1日1回の配信を選択されました。前回以降の記事をまとめてお届けします。',
   },
   page: {

@@ -21,8 +21,8 @@ export const ko: EmailWords = {
     ignore: '요청하지 않으셨다면 이 메일을 무시하세요. 더 이상 연락드리지 않습니다.',
   },
   dailyDigest: {
-    subject: (audience, count) => `[${audience}] 오늘의 요약: 기사 ${count}건`,
-    heading: (audience, count) => `${audience}: 오늘의 요약, 기사 ${count}건`,
+    subject: (audience, articles) => `[${audience}] 오늘의 요약: ${articles}`,
+    heading: (audience, articles) => `${audience}: 오늘의 요약, ${articles}`,
     intro: '하루 한 번 받기를 선택하셨습니다. 지난 메일 이후의 기사를 모두 모았습니다.',
   },
   page: {
