@@ -17,8 +17,9 @@ import { audienceTableOf } from './tables.ts';
 
 /**
  * Holds of one audience, or of every audience that holds something (`audienceId` undefined). The
- * holds of an audience that was deleted, or is invalid, are listed too, `blocked`: no run releases
- * them until it is restored or fixed, and they must not disappear from view meanwhile.
+ * holds of an audience that was deleted, is invalid or is disabled are listed too, `blocked`: no
+ * run releases them until it is restored, fixed or enabled, and they must not disappear from view
+ * meanwhile; `invalid` says why for each.
  */
 export async function listHolds(
   target: Target,
@@ -71,6 +72,18 @@ export async function listHolds(
       continue;
     }
     const audience = parsed.value;
+    if (!audience.enabled) {
+      // The run keeps a disabled audience's holds (digest-release.ts) until it is enabled again.
+      const held = read.get(id) ?? (await state.readHeld(id));
+      if (held.items.length === 0 && held.releases.length === 0) continue;
+      const blocked = {
+        kind: 'disabled' as const,
+        reason: `audience ${id} is disabled: its holds wait until it is enabled (${newsAlerts()} audiences update ${id} --enable)`,
+      };
+      invalid.push(blocked.reason);
+      holds.push(describeBlockedHolds(id, held.items, held.releases, blocked));
+      continue;
+    }
     const date = localDate(now, audience.timeZone);
     const [held, counts] = await Promise.all([
       state.readHeld(audience.audienceId),
@@ -87,7 +100,12 @@ export async function listHolds(
 export function goesOut(held: HeldView, audience: AudienceHolds, format: (epochMs: number) => string): string {
   if (held.when === 'next-run') return `next run (${held.cause === 'settings-changed' ? 'settings changed' : 'due'})`;
   if (held.when === 'blocked' || held.releaseAt === undefined) {
-    return audience.blocked?.kind === 'deleted' ? 'never: audience deleted' : 'once the audience is fixed';
+    const kind = audience.blocked?.kind;
+    return kind === 'deleted'
+      ? 'never: audience deleted'
+      : kind === 'disabled'
+        ? 'once the audience is enabled'
+        : 'once the audience is fixed';
   }
   return format(held.releaseAt);
 }

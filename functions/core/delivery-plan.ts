@@ -77,6 +77,17 @@ function minutesOf(clock: string): number {
   return Number(hours) * 60 + Number(minutes);
 }
 
+/**
+ * The order in which a run releases an audience's held matches, and so hands out the room of a
+ * raised budget: oldest first, then by article key in code units (matches held in one run share
+ * their instant). `holds` and the console list them in this order too.
+ */
+export const byHeldAt = (
+  a: { readonly heldAt: number; readonly key: { readonly articleKey: string } },
+  b: { readonly heldAt: number; readonly key: { readonly articleKey: string } },
+): number =>
+  a.heldAt - b.heldAt || (a.key.articleKey < b.key.articleKey ? -1 : a.key.articleKey > b.key.articleKey ? 1 : 0);
+
 /** The local date (`YYYY-MM-DD`) of `at` in the audience's zone: the day a daily budget counts. */
 export function localDate(at: number, timeZone: string): string {
   return localClock(at, timeZone).date;

@@ -33,7 +33,7 @@
  * index, or a read that fails, gives digests without those lines (logged as a warning), never a
  * failed release.
  */
-import { earliestDueAt, type HeldRelease, isQuietAt, localDate, planHeldRelease } from './delivery-plan.ts';
+import { byHeldAt, earliestDueAt, type HeldRelease, isQuietAt, localDate, planHeldRelease } from './delivery-plan.ts';
 import { type DigestRenderOptions, groupTotals, MAX_RELEASE_ITEMS, planDigest, renderDigestMessage } from './digest.ts';
 import type { Audience } from './model.ts';
 import {
@@ -139,9 +139,6 @@ interface BudgetLeft {
   readonly limit: number;
   stored: number;
 }
-
-const byHeldAt = (a: HeldNotification, b: HeldNotification) =>
-  a.heldAt - b.heldAt || (a.key.articleKey < b.key.articleKey ? -1 : a.key.articleKey > b.key.articleKey ? 1 : 0);
 
 /** Oldest heldAt and the reasons of what an audience still holds; undefined when nothing. */
 function holdingOf(items: readonly HeldNotification[]): Pick<HoldingAudience, 'oldestHeldAt' | 'reasons'> | undefined {

@@ -402,7 +402,7 @@ describe('holds', () => {
     expect(all.json<HoldsJson>().audiences.map((audience) => audience.audienceId)).toContain('wb-desk');
   });
 
-  it('lists the holds of an invalid audience and of a deleted one, which no run releases, and says why', async () => {
+  it('lists the holds of a disabled, an invalid and a deleted audience, which no run releases, and says why', async () => {
     const created = await sandbox.cli([
       'audiences',
       'create',
@@ -447,6 +447,20 @@ describe('holds', () => {
       expect(result.code, result.stderr).toBe(0);
       return result.json<{ audiences: Blocked[] }>().audiences.find((entry) => entry.audienceId === 'wb-gone');
     };
+    // Disabled: the run keeps its holds until it is enabled, so no "next run" is promised.
+    const disabled = await sandbox.cli(['audiences', 'update', 'wb-gone', '--disable']);
+    expect(disabled.code, disabled.stderr).toBe(0);
+    for (const found of [await listed(), await listed('wb-gone')]) {
+      expect(found?.blocked).toMatchObject({
+        kind: 'disabled',
+        reason: expect.stringContaining('wb-gone --enable'),
+      });
+      expect(found?.held).toEqual([expect.objectContaining({ articleKey: 'id:wb-gone-1', when: 'blocked' })]);
+    }
+    expect((await sandbox.cli(['holds', 'wb-gone'])).stdout).toMatch(/wb-gone\s.*once the audience is enabled/);
+    const enabled = await sandbox.cli(['audiences', 'update', 'wb-gone', '--enable']);
+    expect(enabled.code, enabled.stderr).toBe(0);
+    expect((await listed())?.blocked).toBeUndefined();
     // Invalid (a zone no run can plan in): held until it is fixed, listed all the same.
     await sandbox.stack.clients.documents.send(
       new UpdateCommand({

@@ -5,7 +5,15 @@
  * digest times or the daily budget therefore shows at once here, and the next run releases what
  * the new settings no longer hold.
  */
-import { isQuietAt, isUrgent, localDate, planHeldRelease, quietFreeFrom, releaseDueAt } from '../delivery-plan.ts';
+import {
+  byHeldAt,
+  isQuietAt,
+  isUrgent,
+  localDate,
+  planHeldRelease,
+  quietFreeFrom,
+  releaseDueAt,
+} from '../delivery-plan.ts';
 import type { Audience } from '../model.ts';
 import type { DigestRelease, HeldNotification, HoldReason, ReleaseCause } from '../ports.ts';
 
@@ -35,10 +43,11 @@ export interface HeldView {
 export interface AudienceHolds {
   readonly audienceId: string;
   /**
-   * Set when no run releases these holds: the audience was deleted (`deleted`), or is invalid
-   * (`invalid`, the run skips it), with the sentence that says why and what to do.
+   * Set when no run releases these holds: the audience was deleted (`deleted`), is invalid
+   * (`invalid`, the run skips it) or disabled (`disabled`, the run keeps its holds until it is
+   * enabled), with the sentence that says why and what to do.
    */
-  readonly blocked?: { readonly kind: 'deleted' | 'invalid'; readonly reason: string } | undefined;
+  readonly blocked?: { readonly kind: 'deleted' | 'invalid' | 'disabled'; readonly reason: string } | undefined;
   readonly held: readonly HeldView[];
   /** Releases claimed but not finished: the next run finishes exactly these. */
   readonly unfinishedReleases: readonly { readonly releaseAt: number; readonly articles: number }[];
@@ -114,9 +123,8 @@ export function heldReleaseOf(
   return { releaseAt, when: 'scheduled' };
 }
 
-/** Held notifications oldest first (then by article key, so the order is stable). */
-const oldestFirst = (items: readonly HeldNotification[]): HeldNotification[] =>
-  [...items].sort((a, b) => a.heldAt - b.heldAt || a.key.articleKey.localeCompare(b.key.articleKey));
+/** Held notifications oldest first, in the order the run releases them (delivery-plan.ts `byHeldAt`). */
+const oldestFirst = (items: readonly HeldNotification[]): HeldNotification[] => [...items].sort(byHeldAt);
 
 /** Digest releases a crash left unfinished, with how many articles each holds. */
 const unfinished = (releases: readonly DigestRelease[]): AudienceHolds['unfinishedReleases'] =>
