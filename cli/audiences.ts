@@ -186,7 +186,7 @@ function checkAudience(item: FileItem, what: string): { value: Item } | { proble
   return {
     problems: result.success
       ? [`${item.locate()}: ${what}: ${parsed.rejected.reason}`]
-      : locateIssues(item, result.error, audienceAttributes, what),
+      : locateIssues(item, result.error, audienceAttributes, what, AudienceSchema),
   };
 }
 

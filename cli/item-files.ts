@@ -238,10 +238,11 @@ export function locateIssues(
   error: z.core.$ZodError,
   knownKeys: readonly string[],
   what: string,
+  schema?: z.core.$ZodType,
 ): string[] {
   const lines: string[] = [];
   for (const issue of error.issues) {
-    const text = describeIssues(new z.core.$ZodError([issue]), knownKeys);
+    const text = describeIssues(new z.core.$ZodError([issue]), knownKeys, schema);
     if (issue.code === 'unrecognized_keys') {
       for (const key of issue.keys) lines.push(`${item.locate(issue.path, key)}: ${what}: ${text}`);
     } else {

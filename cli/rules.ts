@@ -110,7 +110,7 @@ async function checkRules(
         // A query that does not parse is shown with its column and a caret (below), not only as
         // the schema's one-line message.
         const issues = result.error.issues.filter((issue) => query === undefined || issue.path[0] !== 'query');
-        problems.push(...locateIssues(item, new z.core.$ZodError(issues), ruleAttributes, what));
+        problems.push(...locateIssues(item, new z.core.$ZodError(issues), ruleAttributes, what, RuleSchema));
       } else if (query === undefined) problems.push(`${item.locate()}: ${what}: ${parsed.rejected.reason}`);
       if (query !== undefined) {
         problems.push(

@@ -487,17 +487,23 @@ export const AudienceSchema = z.strictObject({
   /** `immediate` sends each alert as it matches; `digest` collects them for the digest times. */
   deliveryMode: z._default(z.enum(['immediate', 'digest']), 'immediate'),
   /** Local times at which a digest is sent (digest mode, and for held or over-budget alerts). */
-  digestTimes: z._default(
-    z
-      .array(clockTime, {
-        error: (issue) =>
-          issue.code === 'invalid_type' ? 'digestTimes must be a list (L) of times such as "08:00"' : undefined,
-      })
-      .check(
-        z.minLength(1, 'needs at least one time such as "08:00"'),
-        z.maxLength(24, 'at most 24 digest times a day'),
-      ),
-    ['08:00'],
+  digestTimes: z.pipe(
+    // A string set has no order: its times are taken in time order.
+    z.transform((value: unknown) => (value instanceof Set ? [...value].sort() : value)),
+    z._default(
+      z
+        .array(clockTime, {
+          error: (issue) =>
+            issue.code === 'invalid_type'
+              ? 'digestTimes must be a list (L) or string set (SS) of times such as "08:00"'
+              : undefined,
+        })
+        .check(
+          z.minLength(1, 'needs at least one time such as "08:00"'),
+          z.maxLength(24, 'at most 24 digest times a day'),
+        ),
+      ['08:00'],
+    ),
   ),
   quietHours: z.optional(QuietHoursSchema),
   /** Categories (same forms as rule categories) that bypass quiet hours. */
@@ -587,9 +593,15 @@ export interface RuleSet {
 /**
  * Formats a schema failure as one line per problem: `categories[2]: must not be empty`. An
  * unknown attribute is named with the attribute it most likely meant, because a typo such as
- * `keyword` for `keywords` is the most common console mistake.
+ * `keyword` for `keywords` is the most common console mistake: among `knownKeys` at the top of the
+ * item, among the names `schema` allows inside an attribute (`quietHours: start, end`). A missing
+ * value says so, and a NULL says how to clear the attribute.
  */
-export function describeIssues(error: z.core.$ZodError, knownKeys: readonly string[] = []): string {
+export function describeIssues(
+  error: z.core.$ZodError,
+  knownKeys: readonly string[] = [],
+  schema?: z.core.$ZodType,
+): string {
   return error.issues
     .map((issue) => {
       const path = issue.path
@@ -597,16 +609,52 @@ export function describeIssues(error: z.core.$ZodError, knownKeys: readonly stri
           typeof part === 'number' ? `[${part}]` : index === 0 ? String(part) : `.${String(part)}`,
         )
         .join('');
+      // Inside an attribute (`quietHours: {from: …}`), the names allowed there, not the item's.
+      const allowed =
+        issue.path.length === 0 ? knownKeys : schema === undefined ? [] : objectKeysAt(schema, issue.path);
       const message =
         issue.code === 'unrecognized_keys'
-          ? issue.keys.map((key) => describeUnknownKey(key, knownKeys)).join('; ')
-          : issue.message;
+          ? issue.keys.map((key) => describeUnknownKey(key, allowed)).join('; ')
+          : issue.code === 'invalid_type' && issue.message.endsWith('received undefined')
+            ? 'is missing'
+            : issue.code === 'invalid_type' && issue.message.endsWith('received null')
+              ? `${issue.message}; to clear it, remove the attribute instead of setting it to NULL`
+              : issue.message;
       // A message that names its attribute ('enabled must be a boolean') is not prefixed with
       // the name a second time; nested paths keep their location.
       const named = issue.path.length === 1 && message.startsWith(`${String(issue.path[0])} `);
       return path && !named ? `${path}: ${message}` : message;
     })
     .join('; ');
+}
+
+/**
+ * The attribute names of the object `schema` holds at `path` (through optional, default, pipe and
+ * list wrappers), or none when there is no object there.
+ */
+function objectKeysAt(schema: z.core.$ZodType, path: readonly PropertyKey[]): readonly string[] {
+  let current: z.core.$ZodType | undefined = schema;
+  let index = 0;
+  for (let guard = 0; current !== undefined && guard < 64; guard += 1) {
+    const def = current._zod.def as unknown as Record<string, unknown> & { type: string };
+    const inner = (def.innerType ?? (def.type === 'pipe' ? def.in : undefined)) as z.core.$ZodType | undefined;
+    if (inner !== undefined) {
+      current = inner;
+      continue;
+    }
+    const part = path[index];
+    if (def.type === 'object') {
+      const shape = def.shape as Record<string, z.core.$ZodType>;
+      if (part === undefined) return Object.keys(shape);
+      current = typeof part === 'string' && Object.hasOwn(shape, part) ? shape[part] : undefined;
+    } else if (def.type === 'array' && typeof part === 'number') {
+      current = def.element as z.core.$ZodType;
+    } else {
+      return [];
+    }
+    index += 1;
+  }
+  return [];
 }
 
 /**
@@ -678,7 +726,7 @@ function parseItem<T>(
     return reject([...reasons, `could not be validated (${(error as Error).message})`].join('; '));
   }
   if (result.success && reasons.length === 0) return { ok: true, value: result.data };
-  if (!result.success) reasons.push(describeIssues(result.error, knownKeys));
+  if (!result.success) reasons.push(describeIssues(result.error, knownKeys, schema));
   return reject(reasons.join('; '));
 }
 

@@ -26,7 +26,7 @@ function ruleProblem(item: Record<string, unknown>): string | undefined {
 
 function audienceProblem(item: Record<string, unknown>): string | undefined {
   const result = AudienceSchema.safeParse({ audienceId: 'desk', topicArn, ...item });
-  return result.success ? undefined : describeIssues(result.error, audienceAttributes);
+  return result.success ? undefined : describeIssues(result.error, audienceAttributes, AudienceSchema);
 }
 
 describe('RuleSchema', () => {
@@ -355,6 +355,33 @@ describe('AudienceSchema', () => {
 
   it('rejects an unknown attribute and names it', () => {
     expect(audienceProblem({ topicARN: topicArn })).toBe('unknown attribute "topicARN" (did you mean "topicArn"?)');
+  });
+
+  it('names the attributes allowed where an unknown one is, inside an attribute too, and what is missing', () => {
+    // Before: the item's own attributes were offered (`did you mean "timeZone"?` for `timeZone`).
+    expect(audienceProblem({ quietHours: { start: '22:00', end: '07:00', timeZone: 'Asia/Seoul' } })).toBe(
+      'quietHours: unknown attribute "timeZone"; allowed: start, end',
+    );
+    expect(audienceProblem({ quietHours: { from: '22:00', to: '07:00' } })).toBe(
+      'quietHours.start: is missing; quietHours.end: is missing; quietHours: unknown attribute "from"; allowed: start, end; unknown attribute "to"; allowed: start, end',
+    );
+    expect(audienceProblem({ quietHours: { Start: '22:00', end: '07:00' } })).toMatch(
+      /unknown attribute "Start" \(did you mean "start"\?\)/,
+    );
+    expect(audienceProblem({ templates: { subjectx: '{headline}' } })).toBe(
+      'templates: unknown attribute "subjectx" (did you mean "subject"?)',
+    );
+  });
+
+  it('says how to clear an attribute set to NULL', () => {
+    expect(audienceProblem({ quietHours: null })).toMatch(
+      /^quietHours: .*null; to clear it, remove the attribute instead of setting it to NULL$/,
+    );
+  });
+
+  it('reads digest times saved as a string set, in time order', () => {
+    const parsed = parseAudience({ audienceId: 'desk', topicArn, digestTimes: new Set(['18:00', '07:30']) });
+    expect(parsed.ok && parsed.value.digestTimes).toEqual(['07:30', '18:00']);
   });
 });
 
