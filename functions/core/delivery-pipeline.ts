@@ -264,6 +264,8 @@ export class DeliveryPipeline {
   #holds: HeldNotification[] = [];
   /** Daily budgets by `dailyCountId`. */
   readonly #budgets = new Map<string, BudgetState>();
+  /** Budget slots given back by sends that failed, by daily count id: kept for their retries. */
+  readonly #givenBack = new Map<string, number>();
   /** Which daily budget each reserved, not yet published send used (by delivery id). */
   readonly #reserved = new Map<string, string>();
   /**
@@ -287,6 +289,15 @@ export class DeliveryPipeline {
   /** Notifications not published (failed or deferred) since the last `resetUnpublished`. */
   get unpublished(): number {
     return this.#unpublished;
+  }
+
+  /**
+   * Budget slots this run gave back because their sends failed, by daily count id (`audience|date`):
+   * the next run retries those sends on them, so a digest release in this run must not hand them
+   * to held matches (digest-release.ts `budgetKeptForRetries`).
+   */
+  get budgetGivenBack(): ReadonlyMap<string, number> {
+    return this.#givenBack;
   }
 
   resetUnpublished(): void {
@@ -764,6 +775,7 @@ export class DeliveryPipeline {
         const next = Math.max(0, budget.stored - count);
         try {
           await this.#options.state.updateDailyCount(budget.key, budget.stored, next);
+          this.#givenBack.set(budgetId, (this.#givenBack.get(budgetId) ?? 0) + (budget.stored - next));
           budget.stored = next;
           break;
         } catch (error) {

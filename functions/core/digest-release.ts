@@ -102,6 +102,13 @@ export interface DigestReleaseOptions extends DeliveryPorts {
    * next run, without counting them as waiting. Default: every audience.
    */
   readonly onlyAudiences?: ReadonlySet<string>;
+  /**
+   * Daily budget slots this run's sends gave back when they failed, by daily count id
+   * (delivery-pipeline.ts `budgetGivenBack`). Their retries in the next run use them, so they are
+   * no room for held matches now: handing them out would send a later match first and leave the
+   * earlier one to a digest.
+   */
+  readonly budgetKeptForRetries?: ReadonlyMap<string, number>;
 }
 
 /** One release this run works on: a new one, or one a previous run claimed and did not finish. */
@@ -290,7 +297,8 @@ async function readBudgetsLeft(
   if (wanted.size === 0) return budgets;
   const stored = await options.state.readDailyCounts([...wanted.values()].map(({ key }) => key));
   for (const [audienceId, { key, limit }] of wanted) {
-    budgets.set(audienceId, { key, limit, stored: stored.get(dailyCountId(key)) ?? 0 });
+    const kept = options.budgetKeptForRetries?.get(dailyCountId(key)) ?? 0;
+    budgets.set(audienceId, { key, limit: Math.max(0, limit - kept), stored: stored.get(dailyCountId(key)) ?? 0 });
   }
   return budgets;
 }

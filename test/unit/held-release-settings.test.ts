@@ -44,13 +44,14 @@ function digestKeys(message: OutboundMessage): string[] {
  */
 class Desk {
   readonly state = new MemoryHoldingStateStore();
-  readonly notifier = new MemoryNotifier();
+  readonly notifier: MemoryNotifier;
   readonly articles: Article[] = [];
   #ruleSet: RuleSet;
   #runs = 0;
 
-  constructor(settings: Record<string, unknown>) {
+  constructor(settings: Record<string, unknown>, failure?: ConstructorParameters<typeof MemoryNotifier>[0]) {
     this.#ruleSet = this.#rules(settings);
+    this.notifier = new MemoryNotifier(failure);
   }
 
   #rules(settings: Record<string, unknown>): RuleSet {
@@ -327,4 +328,32 @@ describe('a crash between release steps after a settings change', () => {
       expect(desk.heard()).toEqual(['id:c']);
     });
   }
+});
+
+describe('a send that fails and gives its daily budget slot back', () => {
+  it('keeps the slot for its own retry in the next run: a later match held for the budget waits for the digest', async () => {
+    // Before: the same run's release handed the slot to the later match ("settings changed", which
+    // they had not), and the earlier one, retried, found the budget full and went to the digest.
+    let failing = true;
+    const desk = new Desk({ dailyBudget: 2, digestTimes: ['18:00'] }, (message) =>
+      failing && message.key.articleKey === 'id:x2'
+        ? { code: 'Throttling', reason: 'rate exceeded (test)', permanent: false }
+        : undefined,
+    );
+    desk.publish('x1', seoul('2026-11-23T09:00'));
+    await desk.run(seoul('2026-11-23T09:05'));
+    desk.publish('x2', seoul('2026-11-23T10:00'));
+    desk.publish('x3', seoul('2026-11-23T10:01'));
+    expect(await desk.run(seoul('2026-11-23T10:05'))).toMatchObject({ notificationsFailed: 1, digestsSent: 0 });
+    expect(desk.heard()).toEqual(['id:x1']);
+    expect(desk.held()).toEqual(['id:x3']);
+    failing = false;
+    await desk.run(seoul('2026-11-23T10:10'));
+    expect(desk.heard()).toEqual(['id:x1', 'id:x2']);
+    expect(desk.held()).toEqual(['id:x3']);
+    expect(desk.ledger('id:x3')).not.toHaveProperty('releaseCause');
+    expect(desk.state.dailyCounts.get(dailyCountId({ audienceId, date: '2026-11-23' }))).toBe(2);
+    await desk.run(seoul('2026-11-23T18:00'));
+    expect(desk.heard()).toEqual(['id:x1', 'id:x2', 'id:x3']);
+  });
 });
