@@ -144,20 +144,30 @@ export function isQuietAt(at: number, audience: Audience): boolean {
       ? minute >= window.start && minute < window.end
       : minute >= window.start || minute < window.end;
   if (byClock) return true;
-  // Only a clock set back within the last day can have left quiet hours that have begun.
-  if (localClock(at - DAY_MS, audience.timeZone).offset <= offset) return false;
+  // Only a clock set back within the last day can have left quiet hours that have begun, and only
+  // while it reads less than that step before their start (01:00-01:29 EST for a 01:30 start in
+  // New York): anything else is decided by the wall clock alone, without luxon.
+  const back = localClock(at - DAY_MS, audience.timeZone).offset - offset;
+  if (back <= 0) return false;
+  const beforeStart = (window.start - minute + 1440) % 1440;
+  if (beforeStart === 0 || beforeStart > back) return false;
   return begunAndNotEnded(at, audience, window.start);
 }
 
-/** Whether the latest start of quiet hours at or before `at` (this local day or the one before) is followed by their end only after `at`. */
+/**
+ * Whether the latest start of quiet hours at or before `at` is followed by their end only after
+ * `at`. The start is looked for on the local dates around `at`: the day after too, since a clock
+ * set back across midnight reads the day before the start it already passed (Antarctica/Casey on
+ * 5 March 2010: 00:00 +11 began quiet hours 00:00-06:00, then the clock read 23:00 +08 on the 4th).
+ */
 function begunAndNotEnded(at: number, audience: Audience, startMinutes: number): boolean {
   const day = zoned(at, audience.timeZone).startOf('day');
-  for (const date of [day, day.minus({ days: 1 })]) {
-    const begun = wallClockStarts(date, startMinutes).filter((instant) => instant <= at);
-    const latest = begun.at(-1);
-    if (latest !== undefined) return at < (quietHoursEndAfter(latest, audience) ?? latest);
-  }
-  return false;
+  const begun = [day.minus({ days: 1 }), day, day.plus({ days: 1 })]
+    .flatMap((date) => wallClockStarts(date, startMinutes))
+    .filter((instant) => instant <= at);
+  if (begun.length === 0) return false;
+  const latest = Math.max(...begun);
+  return at < (quietHoursEndAfter(latest, audience) ?? latest);
 }
 
 /**

@@ -19,10 +19,12 @@ const zones = [
   'Australia/Lord_Howe',
   'America/St_Johns',
   'Asia/Kolkata',
+  // Set back three hours across midnight on 5 March 2010 (02:00 +11 to 23:00 +08 the day before).
+  'Antarctica/Casey',
 ];
 const instants = fc.oneof(
   fc.integer({ min: Date.UTC(1970, 0, 1), max: Date.UTC(2100, 0, 1) }),
-  // Within two hours of a DST change in New York, Berlin or Lord Howe.
+  // Within two hours of a DST change in New York, Berlin, Lord Howe or Casey.
   fc
     .tuple(
       fc.constantFrom(
@@ -30,6 +32,7 @@ const instants = fc.oneof(
         Date.UTC(2026, 10, 1, 6),
         Date.UTC(2026, 2, 29, 1),
         Date.UTC(2026, 3, 4, 15),
+        Date.UTC(2010, 2, 4, 15),
       ),
       fc.integer({ min: -7200, max: 7200 }),
     )
@@ -39,10 +42,10 @@ const clock = fc
   .tuple(fc.integer({ min: 0, max: 23 }), fc.constantFrom(0, 1, 29, 30, 59))
   .map(([hour, minute]) => `${String(hour).padStart(2, '0')}:${String(minute).padStart(2, '0')}`);
 
-/** Starts in the hour New York and Lord Howe repeat when their clocks go back, often. */
+/** Starts in the hours New York, Lord Howe and Casey repeat when their clocks go back, often. */
 const repeatedOften = fc.oneof(
   { weight: 3, arbitrary: clock },
-  { weight: 1, arbitrary: fc.constantFrom('01:00', '01:15', '01:30', '01:45') },
+  { weight: 1, arbitrary: fc.constantFrom('00:00', '00:30', '01:00', '01:15', '01:30', '01:45') },
 );
 
 describe('the planner’s local clock', () => {
