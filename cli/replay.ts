@@ -293,6 +293,8 @@ export async function replayDeliveries(deps: ReplayDependencies, settings: Repla
       publishSignal: signal,
       counts,
       ...(settings.render ? { render: settings.render } : {}),
+      // A slot a failed send gave back is its retry's, not a held match's.
+      budgetKeptForRetries: pipeline.budgetGivenBack,
     });
   }
   return { counts, articles, daysCompleted };

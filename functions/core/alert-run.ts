@@ -410,7 +410,7 @@ class DeadlineError extends NewsAlertsError {
 class AlertRun {
   #watermark: Watermark | undefined;
   /** The delivery pipeline's budget slots given back by failed sends (kept for their retries). */
-  #budgetGivenBack: ReadonlyMap<string, number> = new Map();
+  #budgetGivenBack: () => ReadonlyMap<string, number> = () => new Map();
   /** The reading state the previous run left, and this run's plan (functions/core/reading.ts). */
   #readingBefore: ReadingState | undefined;
   #plan: ReadPlan | undefined;
@@ -488,7 +488,7 @@ class AlertRun {
           publishSignal: this.deadlines.publish.signal,
           counts: summary,
           render: this.render,
-          budgetKeptForRetries: this.#budgetGivenBack,
+          budgetKeptForRetries: this.#budgetGivenBack(),
         });
       } catch (error) {
         if (failure === undefined) failure = { error };
@@ -614,7 +614,7 @@ class AlertRun {
           ? undefined
           : { queue: this.#dispatcher, dispatchId: this.#dispatcher.dispatchId },
     });
-    this.#budgetGivenBack = pipeline.budgetGivenBack;
+    this.#budgetGivenBack = () => pipeline.budgetGivenBack;
     this.#spikes = spikeStepFor({
       ...deps,
       store: deps.spikes,

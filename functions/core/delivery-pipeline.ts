@@ -249,6 +249,11 @@ interface BudgetState {
   stored: number;
   /** Sends planned in the current batch, not reserved yet, in order. */
   pending: { fresh: FreshMatch; urgent: boolean }[];
+  /**
+   * Slots given back by sends that failed: no longer counted in the store (the next run retries
+   * those sends on them), but not room for this run's later matches either.
+   */
+  kept: number;
 }
 
 export class DeliveryPipeline {
@@ -264,8 +269,6 @@ export class DeliveryPipeline {
   #holds: HeldNotification[] = [];
   /** Daily budgets by `dailyCountId`. */
   readonly #budgets = new Map<string, BudgetState>();
-  /** Budget slots given back by sends that failed, by daily count id: kept for their retries. */
-  readonly #givenBack = new Map<string, number>();
   /** Which daily budget each reserved, not yet published send used (by delivery id). */
   readonly #reserved = new Map<string, string>();
   /**
@@ -297,7 +300,7 @@ export class DeliveryPipeline {
    * to held matches (digest-release.ts `budgetKeptForRetries`).
    */
   get budgetGivenBack(): ReadonlyMap<string, number> {
-    return this.#givenBack;
+    return new Map([...this.#budgets].filter(([, budget]) => budget.kept > 0).map(([id, budget]) => [id, budget.kept]));
   }
 
   resetUnpublished(): void {
@@ -649,7 +652,7 @@ export class DeliveryPipeline {
     const budgeted: BudgetState[] = [];
     for (const entry of fresh) {
       const budget = this.#budgetFor(entry.audience, now);
-      const used = budget === undefined ? 0 : budget.stored + budget.pending.length;
+      const used = budget === undefined ? 0 : budget.stored + budget.kept + budget.pending.length;
       const decision = planDelivery(entry.match, entry.audience, now, used);
       if (decision.action === 'hold') {
         this.#hold(entry, decision.reason, now);
@@ -681,7 +684,7 @@ export class DeliveryPipeline {
     if (missing.size === 0) return;
     const counts = await this.#options.state.readDailyCounts([...missing.values()].map((entry) => entry.key));
     for (const [id, { key, limit }] of missing) {
-      this.#budgets.set(id, { key, limit, stored: counts.get(id) ?? 0, pending: [] });
+      this.#budgets.set(id, { key, limit, stored: counts.get(id) ?? 0, pending: [], kept: 0 });
     }
   }
 
@@ -716,7 +719,7 @@ export class DeliveryPipeline {
         budget.stored = error.current;
         const keep: BudgetState['pending'] = [];
         for (const entry of budget.pending) {
-          if (entry.urgent || budget.stored + keep.length < budget.limit) keep.push(entry);
+          if (entry.urgent || budget.stored + budget.kept + keep.length < budget.limit) keep.push(entry);
           else this.#hold(entry.fresh, 'budget', now);
         }
         budget.pending = keep;
@@ -775,7 +778,7 @@ export class DeliveryPipeline {
         const next = Math.max(0, budget.stored - count);
         try {
           await this.#options.state.updateDailyCount(budget.key, budget.stored, next);
-          this.#givenBack.set(budgetId, (this.#givenBack.get(budgetId) ?? 0) + (budget.stored - next));
+          budget.kept += budget.stored - next;
           budget.stored = next;
           break;
         } catch (error) {

@@ -356,4 +356,24 @@ describe('a send that fails and gives its daily budget slot back', () => {
     await desk.run(seoul('2026-11-23T18:00'));
     expect(desk.heard()).toEqual(['id:x1', 'id:x2', 'id:x3']);
   });
+
+  it('keeps the slot from a later match the same run plans too (the next provider day of the run)', async () => {
+    let failing = true;
+    const desk = new Desk({ dailyBudget: 2, digestTimes: ['18:00'] }, (message) =>
+      failing && message.key.articleKey === 'id:x2'
+        ? { code: 'Throttling', reason: 'rate exceeded (test)', permanent: false }
+        : undefined,
+    );
+    desk.publish('x1', seoul('2026-11-23T08:00'));
+    await desk.run(seoul('2026-11-23T08:05'));
+    desk.publish('x2', seoul('2026-11-23T08:50')); // provider (UTC) date 2026-11-22
+    desk.publish('x3', seoul('2026-11-23T09:10')); // 2026-11-23: read after x2's day in the same run
+    expect(await desk.run(seoul('2026-11-23T09:15'))).toMatchObject({ notificationsFailed: 1 });
+    expect(desk.heard()).toEqual(['id:x1']);
+    expect(desk.held()).toEqual(['id:x3']);
+    failing = false;
+    await desk.run(seoul('2026-11-23T09:20'));
+    expect(desk.heard()).toEqual(['id:x1', 'id:x2']);
+    expect(desk.held()).toEqual(['id:x3']);
+  });
 });
