@@ -595,7 +595,7 @@ export interface RuleSet {
  * unknown attribute is named with the attribute it most likely meant, because a typo such as
  * `keyword` for `keywords` is the most common console mistake: among `knownKeys` at the top of the
  * item, among the names `schema` allows inside an attribute (`quietHours: start, end`). A missing
- * value says so, and a NULL says how to clear the attribute.
+ * value says so, and, for an item (`schema` given), a NULL says how to clear the attribute.
  */
 export function describeIssues(
   error: z.core.$ZodError,
@@ -617,7 +617,8 @@ export function describeIssues(
           ? issue.keys.map((key) => describeUnknownKey(key, allowed)).join('; ')
           : issue.code === 'invalid_type' && issue.message.endsWith('received undefined')
             ? 'is missing'
-            : issue.code === 'invalid_type' && issue.message.endsWith('received null')
+            : // Advice for an item edited by hand (parseItem and the CLI pass its schema), not for a message.
+              schema !== undefined && issue.code === 'invalid_type' && issue.message.endsWith('received null')
               ? `${issue.message}; to clear it, remove the attribute instead of setting it to NULL`
               : issue.message;
       // A message that names its attribute ('enabled must be a boolean') is not prefixed with

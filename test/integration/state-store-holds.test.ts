@@ -405,11 +405,14 @@ describe('daily budget counts', () => {
       await expect(store.updateDailyCount(key, 2, 3)).rejects.toMatchObject({ current: 0 });
       await store.updateDailyCount(key, 0, 1);
       expect(await store.readDailyCounts([key])).toEqual(new Map([['desk|2026-11-22', 1]]));
-      // A value someone else wrote since is not overwritten.
+      // A count someone else wrote after the damaged value was read (and remembered) is kept: the
+      // reservation is conditioned on the damaged value, so it fails and reports the count.
       await documents.send(new PutCommand({ TableName: table, Item: { ...item, sent } }));
       expect(await store.readDailyCounts([key])).toEqual(new Map());
       await documents.send(new PutCommand({ TableName: table, Item: { ...item, sent: 4 } }));
       await expect(store.updateDailyCount(key, 0, 1)).rejects.toMatchObject({ current: 4 });
+      await store.updateDailyCount(key, 4, 5);
+      expect(await store.readDailyCounts([key])).toEqual(new Map([['desk|2026-11-22', 5]]));
     },
   );
 

@@ -373,10 +373,13 @@ describe('AudienceSchema', () => {
     );
   });
 
-  it('says how to clear an attribute set to NULL', () => {
+  it('says how to clear an attribute set to NULL, for an item only', () => {
     expect(audienceProblem({ quietHours: null })).toMatch(
       /^quietHours: .*null; to clear it, remove the attribute instead of setting it to NULL$/,
     );
+    // The Slack relay and the email function read messages, not items someone edits.
+    const result = AudienceSchema.safeParse({ audienceId: 'desk', topicArn, quietHours: null });
+    expect(result.success ? '' : describeIssues(result.error)).not.toContain('remove the attribute');
   });
 
   it('reads digest times saved as a string set, in time order', () => {
