@@ -20,7 +20,7 @@ import {
   explainRule,
   type RuleExplanation,
 } from '#core/workbench/explain';
-import { describeHolds } from '#core/workbench/holds';
+import { describeHolds, stillHeld } from '#core/workbench/holds';
 import { NotFoundError, UsageError } from '../errors.ts';
 import { newsAlerts } from '../hints.ts';
 import { getItem, type Item, listItems } from '../items.ts';
@@ -160,6 +160,7 @@ export async function deliveryOf(
   const usedToday = counts.get(`${audience.audienceId}|${date}`) ?? 0;
   // Held still: planned with the audience's other holds, as `holds` shows it (they share the budget).
   let heldRelease: DeliveryFacts['heldRelease'];
+  let releasedUnrecorded = false;
   if (entry?.heldFor !== undefined && entry.releasedAt === undefined) {
     const held = await state.readHeld(audience.audienceId);
     const view = describeHolds(audience, held.items, held.releases, now, usedToday).held.find(
@@ -167,6 +168,7 @@ export async function deliveryOf(
     );
     if (view?.releaseAt !== undefined && view.when !== 'blocked')
       heldRelease = { releaseAt: view.releaseAt, when: view.when };
+    releasedUnrecorded = !stillHeld(held).has(match.article.key);
   }
   let story: { storyId: string; leadArticleKey?: string | undefined } | undefined;
   if (audience.collapse === 'story') {
@@ -190,6 +192,7 @@ export async function deliveryOf(
     story,
     usedToday,
     heldRelease,
+    releasedUnrecorded,
     reading,
   });
 }

@@ -8,8 +8,9 @@
  * said to be missing. It only reads.
  */
 import { outcomeFieldsDamaged } from '#core/ledger-facts';
-import type { DeliveryRecord, UndeliverableRecord } from '#core/ports';
+import type { DeliveryRecord, HeldState, UndeliverableRecord } from '#core/ports';
 import { deliveryId, readUpdateNoticeKey, storyMarkerKey, storyOfMarker } from '#core/ports';
+import { stillHeld } from '#core/workbench/holds';
 import { formatInstant } from '../output.ts';
 
 /** What the ledger says happened to one key of one audience. */
@@ -22,6 +23,7 @@ export type LedgerStateKind =
   | 'story-marker'
   | 'update-notice'
   | 'not-in-ledger'
+  | 'released-unrecorded'
   | 'malformed';
 
 /** One key's ledger state, as `deliveries <audienceId> --article <key>` prints it. */
@@ -56,7 +58,7 @@ function changeText(change: string): string {
  * held one's release finished, `sent <time> in digest <key> (held for … from …)`, with why it went
  * then when the audience's settings changed, or that its digest was parked or it was dropped.
  */
-export function deliveryOutcomeText(entry: DeliveryRecord): string {
+export function deliveryOutcomeText(entry: DeliveryRecord, stillHeldKeys?: ReadonlySet<string>): string {
   const unknown = outcomeFieldsDamaged(entry);
   if (unknown.length > 0) {
     return `handled, but what became of it is unknown: its ledger entry is malformed (${unknown.join(', ')} edited by hand)`;
@@ -67,6 +69,9 @@ export function deliveryOutcomeText(entry: DeliveryRecord): string {
     'quiet-hours': 'the end of its quiet hours',
     budget: 'its digest (daily budget used up)',
   }[entry.heldFor];
+  if (releasedUnrecorded(entry, stillHeldKeys)) {
+    return `released from its hold by a release from before the ledger recorded what became of released alerts: when, and whether it was sent, is not recorded (held for ${reason} from ${formatInstant(entry.deliveredAt)})`;
+  }
   if (entry.releasedAt === undefined) return `held for ${reason} since ${formatInstant(entry.deliveredAt)}`;
   const at = formatInstant(entry.releasedAt);
   const digest = entry.releasedIn ?? '(not recorded)';
@@ -83,10 +88,25 @@ export function deliveryOutcomeText(entry: DeliveryRecord): string {
   }
 }
 
+/**
+ * Whether an entry that says held was released all the same: nothing is held for it any more
+ * (`stillHeldKeys`: the audience's held items and unfinished releases; unknown when absent).
+ */
+export function releasedUnrecorded(entry: DeliveryRecord, stillHeldKeys: ReadonlySet<string> | undefined): boolean {
+  return (
+    stillHeldKeys !== undefined &&
+    entry.heldFor !== undefined &&
+    entry.releasedAt === undefined &&
+    entry.collapsedInto === undefined &&
+    !stillHeldKeys.has(entry.articleKey)
+  );
+}
+
 /** The kind of an article's own entry: sent, still held, or what its release did. */
-function entryKind(entry: DeliveryRecord): LedgerStateKind {
+function entryKind(entry: DeliveryRecord, stillHeldKeys?: ReadonlySet<string>): LedgerStateKind {
   if (outcomeFieldsDamaged(entry).length > 0) return 'malformed';
   if (entry.heldFor === undefined) return 'sent';
+  if (releasedUnrecorded(entry, stillHeldKeys)) return 'released-unrecorded';
   if (entry.releasedAt === undefined) return 'held';
   return entry.releaseOutcome === 'parked' || entry.releaseOutcome === 'dropped' ? entry.releaseOutcome : 'sent';
 }
@@ -100,6 +120,7 @@ export function ledgerState(
   articleKey: string,
   entries: ReadonlyMap<string, DeliveryRecord>,
   parked?: Pick<UndeliverableRecord, 'failedAt' | 'code'>,
+  stillHeldKeys?: ReadonlySet<string>,
 ): LedgerState {
   const base = { audienceId, articleKey };
   const entry = entries.get(deliveryId({ audienceId, articleKey }));
@@ -124,7 +145,7 @@ export function ledgerState(
       storyId,
       leadArticleKey: entry.leadArticleKey,
       lead,
-      status: `story marker: story ${storyId} is carried by ${entry.leadArticleKey ?? '(no lead recorded)'} since ${formatInstant(entry.deliveredAt)}${lead === undefined ? '' : ` (${deliveryOutcomeText(lead)})`}; other copies of it collapse`,
+      status: `story marker: story ${storyId} is carried by ${entry.leadArticleKey ?? '(no lead recorded)'} since ${formatInstant(entry.deliveredAt)}${lead === undefined ? '' : ` (${deliveryOutcomeText(lead, stillHeldKeys)})`}; other copies of it collapse`,
     };
   }
   const notice = readUpdateNoticeKey(articleKey);
@@ -147,7 +168,7 @@ export function ledgerState(
       kind: 'update-notice',
       entry,
       storyId,
-      status: `update notice (${change}) for ${about}: ${deliveryOutcomeText(entry)}`,
+      status: `update notice (${change}) for ${about}: ${deliveryOutcomeText(entry, stillHeldKeys)}`,
     };
   }
   if (entry === undefined && parked !== undefined) {
@@ -175,7 +196,7 @@ export function ledgerState(
     const leadText =
       leadArticleKey === undefined
         ? 'its story marker is gone from the ledger'
-        : `lead ${leadArticleKey}, ${lead === undefined ? 'not delivered yet' : deliveryOutcomeText(lead)}`;
+        : `lead ${leadArticleKey}, ${lead === undefined ? 'not delivered yet' : deliveryOutcomeText(lead, stillHeldKeys)}`;
     return {
       ...base,
       kind: 'collapsed',
@@ -189,10 +210,10 @@ export function ledgerState(
   const story = entry.storyId === undefined ? '' : ` as the lead of story ${entry.storyId}`;
   return {
     ...base,
-    kind: entryKind(entry),
+    kind: entryKind(entry, stillHeldKeys),
     entry,
     storyId: entry.storyId,
-    status: `${deliveryOutcomeText(entry)}${story}`,
+    status: `${deliveryOutcomeText(entry, stillHeldKeys)}${story}`,
   };
 }
 
@@ -216,6 +237,7 @@ export async function readLedgerStates(
   state: {
     readDeliveries(keys: readonly { audienceId: string; articleKey: string }[]): Promise<Map<string, DeliveryRecord>>;
     listUndeliverable(audienceId: string): Promise<UndeliverableRecord[]>;
+    readHeld(audienceId: string): Promise<HeldState>;
   },
   audienceId: string,
   articleKeys: readonly string[],
@@ -238,5 +260,10 @@ export async function readLedgerStates(
   const parked = new Map(
     (unknown ? await state.listUndeliverable(audienceId) : []).map((record) => [record.articleKey, record]),
   );
-  return articleKeys.map((articleKey) => ledgerState(audienceId, articleKey, entries, parked.get(articleKey)));
+  // An entry that says held is checked against what is held: an old release may have released it.
+  const saysHeld = [...entries.values()].some((entry) => releasedUnrecorded(entry, new Set()));
+  const stillHeldKeys = saysHeld ? stillHeld(await state.readHeld(audienceId)) : undefined;
+  return articleKeys.map((articleKey) =>
+    ledgerState(audienceId, articleKey, entries, parked.get(articleKey), stillHeldKeys),
+  );
 }

@@ -13,11 +13,12 @@ import { DynamoStateStore } from '#aws/dynamo-state-store';
 import { isProviderDate } from '#core/calendar';
 import type { DeliveryRecord, Log } from '#core/ports';
 import { storyOfMarker } from '#core/ports';
+import { stillHeld } from '#core/workbench/holds';
 import { audienceSubscriptions, requireAudience, topicArnOf } from '../audience-topics.ts';
 import { displayEndpoint, recordedAs } from '../subscriptions.ts';
 import type { Target } from '../target.ts';
 import { parseInstant } from '../window.ts';
-import { deliveryOutcomeText } from './ledger-state.ts';
+import { deliveryOutcomeText, releasedUnrecorded } from './ledger-state.ts';
 
 /** One ledger entry as shown. */
 export interface SentEntry {
@@ -69,11 +70,13 @@ export type EntryKind = 'sent' | 'digests' | 'held' | 'collapsed' | 'not sent' |
 /** The kinds in the order the caption names them. */
 export const entryKinds: readonly EntryKind[] = ['sent', 'digests', 'held', 'collapsed', 'not sent', 'unknown'];
 
-function entryKind(record: DeliveryRecord): EntryKind {
+function entryKind(record: DeliveryRecord, stillHeldKeys: ReadonlySet<string> | undefined): EntryKind {
   if ((record.malformed ?? []).length > 0) return 'unknown';
   if (record.collapsedInto !== undefined) return 'collapsed';
   if (record.articleKey.startsWith('digest:')) return 'digests';
   if (record.heldFor === undefined) return 'sent';
+  // Released by a release that recorded nothing: what became of it is not known.
+  if (releasedUnrecorded(record, stillHeldKeys)) return 'unknown';
   if (record.releasedAt === undefined) return 'held';
   return record.releaseOutcome === 'parked' || record.releaseOutcome === 'dropped' ? 'not sent' : 'sent';
 }
@@ -121,6 +124,9 @@ export async function sentHistory(
   const records = [...(await state.readDeliveries(keys)).values()].sort(
     (a, b) => lastHandled(b) - lastHandled(a) || a.articleKey.localeCompare(b.articleKey),
   );
+  // Entries that say held are checked against what is held: an old release may have released them.
+  const saysHeld = records.some((record) => releasedUnrecorded(record, new Set()));
+  const stillHeldKeys = saysHeld ? stillHeld(await state.readHeld(audienceId)) : undefined;
   const entries = records.slice(0, limit).map(
     (record: DeliveryRecord): SentEntry => ({
       articleKey: record.articleKey,
@@ -128,7 +134,7 @@ export async function sentHistory(
       outcome:
         record.collapsedInto !== undefined
           ? `collapsed into story ${record.collapsedInto} (not sent)`
-          : deliveryOutcomeText(record),
+          : deliveryOutcomeText(record, stillHeldKeys),
       ruleIds: record.ruleIds,
       messageId: record.messageId,
     }),
@@ -148,7 +154,7 @@ export async function sentHistory(
   }
   const kinds: Partial<Record<EntryKind, number>> = {};
   for (const record of records) {
-    const kind = entryKind(record);
+    const kind = entryKind(record, stillHeldKeys);
     kinds[kind] = (kinds[kind] ?? 0) + 1;
   }
   return { audienceId, since, entries, total: records.length, kinds, subscribers, topicProblem };

@@ -6,7 +6,10 @@
  * the ledger's answer changes from "held" to "sent <time> in digest …", saying the settings
  * changed. The clock of each run is `--now`, relative to the real one (never a fixed date).
  */
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { heldItemKey } from '#aws/dynamo-holds';
+import { DynamoStateStore } from '#aws/dynamo-state-store';
 import { formatInstant } from '../../cli/output.ts';
 import { type CliSandbox, lastMidnight, startCliSandbox } from './support.ts';
 
@@ -106,5 +109,59 @@ describe('deliveries --article after the settings released a held alert', () => 
       `sent ${formatInstant(releasedAt)} in digest ${releasedIn} (held for the end of its quiet hours from ${formatInstant(heldAt)}; released then because the audience's settings changed)`,
     );
     expect(sent.text).not.toContain('held for the end of its quiet hours since');
+  });
+});
+
+describe('deliveries after an upgrade', () => {
+  it('an entry an older release left saying held, with nothing held for it, reads as released, outcome not recorded', async () => {
+    // Releases before the ledger recorded release outcomes deleted the held item and left its
+    // entry as it was: `deliveries` said "held" for 14 days and more, and `--sent` counted it held.
+    const created = await sandbox.cli(['audiences', 'create', 'old-desk', '--time-zone', 'UTC']);
+    expect(created.code, created.stderr).toBe(0);
+    const now = Date.now();
+    const key = { audienceId: 'old-desk', articleKey: 'id:old-0001' };
+    const state = new DynamoStateStore({
+      documents: sandbox.stack.clients.documents,
+      tableName: sandbox.descriptor.names.stateTable,
+    });
+    await state.holdNotifications([
+      {
+        key,
+        heldAt: now - 30 * minute,
+        reason: 'quiet-hours',
+        ruleIds: ['old-rule'],
+        match: {
+          audienceId: 'old-desk',
+          article: {
+            key: key.articleKey,
+            id: 'old-0001',
+            title: 'Held by an older release',
+            summary: '',
+            url: 'https://news.example.com/old-0001',
+            publishedAt: now - 40 * minute,
+            categories: [],
+            categoryNames: [],
+          },
+          rules: [{ ruleId: 'old-rule', urgent: false, reasons: [{ kind: 'keyword', term: 'old' }] }],
+        },
+      },
+    ]);
+    const read = async () => {
+      const result = await sandbox.cli(['--json', 'deliveries', 'old-desk', '--article', 'id:old-0001']);
+      expect(result.code, result.stderr).toBe(0);
+      return result.json<LedgerJson>().articles[0];
+    };
+    // Still held: it says so.
+    expect(await read()).toMatchObject({ kind: 'held' });
+    // The older release's digest went out: its held item is gone, its ledger entry unmarked.
+    await sandbox.stack.clients.documents.send(
+      new DeleteCommand({ TableName: sandbox.descriptor.names.stateTable, Key: heldItemKey(key) }),
+    );
+    const released = await read();
+    expect(released).toMatchObject({ kind: 'released-unrecorded' });
+    expect(released?.status).toContain('released from its hold by a release from before the ledger recorded');
+    const sent = await sandbox.cli(['--json', 'deliveries', 'old-desk', '--sent', '--since', '2h']);
+    expect(sent.code, sent.stderr).toBe(0);
+    expect(sent.json<{ kinds: Record<string, number> }>().kinds).toEqual({ unknown: 1 });
   });
 });

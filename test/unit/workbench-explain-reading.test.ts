@@ -125,6 +125,17 @@ describe('explain: an alert the ledger holds already', () => {
     expect(planned.steps[0]?.why).toContain('released at 2026-11-30T18:00:00.000Z');
   });
 
+  it('an entry an older release left saying held, with nothing held for it, is handled, not held', () => {
+    // The CLI found no held item and no unfinished release for it (cli/workbench/explain.ts).
+    const released = explainDelivery(budgeted, matchOf(now - hour, ['r']), now, {
+      usedToday: 0,
+      ledger: held,
+      releasedUnrecorded: true,
+    });
+    expect(released.outcome).toBe('already');
+    expect(released.steps[0]?.why).toContain('released since by a release from before the ledger recorded');
+  });
+
   it('an entry whose outcome a hand edit damaged is said to be unknown, not held', () => {
     const damaged = explainDelivery(budgeted, matchOf(now - hour, ['r']), now, {
       usedToday: 0,

@@ -189,6 +189,11 @@ export interface DeliveryFacts {
    */
   readonly heldRelease?: { readonly releaseAt: number; readonly when: 'next-run' | 'scheduled' } | undefined;
   /**
+   * The ledger entry says held, but nothing is held for it: a release from before the ledger
+   * recorded release outcomes released it (what became of it is not recorded).
+   */
+  readonly releasedUnrecorded?: boolean | undefined;
+  /**
    * Where the scheduled runs read: the watermark and how late the provider may list an article
    * and still be read (LATE_ARRIVAL_MINUTES), or why that cannot be told. Without it, reading is
    * not judged.
@@ -254,7 +259,16 @@ export function explainDelivery(
       });
       return { ...base, outcome: 'already', steps };
     }
-    if (entry.heldFor !== undefined && entry.releasedAt === undefined && entry.collapsedInto === undefined) {
+    const heldStill =
+      entry.heldFor !== undefined && entry.releasedAt === undefined && entry.collapsedInto === undefined;
+    if (heldStill && facts.releasedUnrecorded === true) {
+      steps.push({
+        step: 'ledger',
+        why: `already handled at ${iso(entry.deliveredAt)} (held for ${entry.heldFor}; released since by a release from before the ledger recorded what became of released alerts, so when and how is not known): a re-read sends nothing`,
+      });
+      return { ...base, outcome: 'already', steps };
+    }
+    if (heldStill && entry.heldFor !== undefined) {
       // Still held: it goes out when its hold is released, as `holds` plans it (facts.heldRelease);
       // without the other holds, planned for this entry alone with today's budget left.
       const budgetLeft =

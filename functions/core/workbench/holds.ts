@@ -15,7 +15,7 @@ import {
   releaseDueAt,
 } from '../delivery-plan.ts';
 import type { Audience } from '../model.ts';
-import type { DigestRelease, HeldNotification, HoldReason, ReleaseCause } from '../ports.ts';
+import type { DigestRelease, HeldNotification, HeldState, HoldReason, ReleaseCause } from '../ports.ts';
 
 /** One held notification as ops read it. */
 export interface HeldView {
@@ -159,4 +159,16 @@ export function describeBlockedHolds(
     })),
     unfinishedReleases: unfinished(releases),
   };
+}
+
+/**
+ * The article keys an audience still holds: its held items, and the articles of release claims not
+ * finished yet. A ledger entry that says held for a key outside them was released by a release
+ * from before the ledger recorded what became of released alerts (deploy.md, Upgrade).
+ */
+export function stillHeld(held: HeldState): Set<string> {
+  return new Set([
+    ...held.items.map((item) => item.key.articleKey),
+    ...held.releases.flatMap((release) => release.parts.flat()),
+  ]);
 }
