@@ -250,10 +250,11 @@ interface BudgetState {
   /** Sends planned in the current batch, not reserved yet, in order. */
   pending: { fresh: FreshMatch; urgent: boolean }[];
   /**
-   * Slots given back by sends that failed: no longer counted in the store (the next run retries
-   * those sends on them), but not room for this run's later matches either.
+   * Delivery ids whose failed sends gave their slots back: no longer counted in the store (the
+   * next run retries those sends on them), but not room for this run's other matches either. A
+   * send planned again in this run takes its own slot back (it is reserved anew).
    */
-  kept: number;
+  readonly kept: Set<string>;
 }
 
 export class DeliveryPipeline {
@@ -300,7 +301,9 @@ export class DeliveryPipeline {
    * to held matches (digest-release.ts `budgetKeptForRetries`).
    */
   get budgetGivenBack(): ReadonlyMap<string, number> {
-    return new Map([...this.#budgets].filter(([, budget]) => budget.kept > 0).map(([id, budget]) => [id, budget.kept]));
+    return new Map(
+      [...this.#budgets].filter(([, budget]) => budget.kept.size > 0).map(([id, budget]) => [id, budget.kept.size]),
+    );
   }
 
   resetUnpublished(): void {
@@ -652,7 +655,9 @@ export class DeliveryPipeline {
     const budgeted: BudgetState[] = [];
     for (const entry of fresh) {
       const budget = this.#budgetFor(entry.audience, now);
-      const used = budget === undefined ? 0 : budget.stored + budget.kept + budget.pending.length;
+      // A send that failed earlier in this run is planned again: the slot it kept is its own.
+      budget?.kept.delete(deliveryId(entry.message.key));
+      const used = budget === undefined ? 0 : budget.stored + budget.kept.size + budget.pending.length;
       const decision = planDelivery(entry.match, entry.audience, now, used);
       if (decision.action === 'hold') {
         this.#hold(entry, decision.reason, now);
@@ -684,7 +689,7 @@ export class DeliveryPipeline {
     if (missing.size === 0) return;
     const counts = await this.#options.state.readDailyCounts([...missing.values()].map((entry) => entry.key));
     for (const [id, { key, limit }] of missing) {
-      this.#budgets.set(id, { key, limit, stored: counts.get(id) ?? 0, pending: [], kept: 0 });
+      this.#budgets.set(id, { key, limit, stored: counts.get(id) ?? 0, pending: [], kept: new Set() });
     }
   }
 
@@ -719,7 +724,7 @@ export class DeliveryPipeline {
         budget.stored = error.current;
         const keep: BudgetState['pending'] = [];
         for (const entry of budget.pending) {
-          if (entry.urgent || budget.stored + budget.kept + keep.length < budget.limit) keep.push(entry);
+          if (entry.urgent || budget.stored + budget.kept.size + keep.length < budget.limit) keep.push(entry);
           else this.#hold(entry.fresh, 'budget', now);
         }
         budget.pending = keep;
@@ -763,22 +768,23 @@ export class DeliveryPipeline {
 
   /** Gives the budget of sends that did not go out back, so the next run can still send them now. */
   async #releaseReservations(failures: readonly FailedMessage[]): Promise<void> {
-    const byBudget = new Map<string, number>();
+    const byBudget = new Map<string, string[]>();
     for (const { message } of failures) {
       const id = deliveryId(message.key);
       const budgetId = this.#reserved.get(id);
       if (budgetId === undefined) continue;
       this.#reserved.delete(id);
-      byBudget.set(budgetId, (byBudget.get(budgetId) ?? 0) + 1);
+      byBudget.set(budgetId, [...(byBudget.get(budgetId) ?? []), id]);
     }
-    for (const [budgetId, count] of byBudget) {
+    for (const [budgetId, ids] of byBudget) {
+      const count = ids.length;
       const budget = this.#budgets.get(budgetId);
       if (budget === undefined) continue;
       for (let attempt = 1; attempt <= maxBudgetAttempts; attempt += 1) {
         const next = Math.max(0, budget.stored - count);
         try {
           await this.#options.state.updateDailyCount(budget.key, budget.stored, next);
-          budget.kept += budget.stored - next;
+          for (const id of ids.slice(0, budget.stored - next)) budget.kept.add(id);
           budget.stored = next;
           break;
         } catch (error) {

@@ -59,4 +59,52 @@ describe('replay and the daily budget', () => {
     expect([...state.held.values()].map((item) => item.key.articleKey)).toEqual(['id:x3']);
     expect(state.ledger.get(`${audienceId}|id:x3`)).not.toHaveProperty('releaseCause');
   });
+
+  it('lets a failed send planned again in the same replay take back its own kept slot', async () => {
+    // The article is listed on two provider days of one replay; its first publish is throttled.
+    const ruleSet = buildRuleSet(
+      [{ ruleId: 'chips', audienceId, keywords: ['interest rate'] }],
+      [
+        {
+          audienceId,
+          topicArn: 'arn:aws:sns:us-east-1:123456789012:seoul-chips',
+          timeZone: 'Asia/Seoul',
+          dailyBudget: 1,
+          digestTimes: ['18:00'],
+        },
+      ],
+    );
+    const state = new MemoryHoldingStateStore();
+    let attempts = 0;
+    const notifier = new MemoryNotifier((message) =>
+      message.key.articleKey === 'id:x2' && ++attempts === 1
+        ? { code: 'Throttling', reason: 'rate exceeded (test)', permanent: false }
+        : undefined,
+    );
+    const x2 = article('x2', { publishedAt: seoul('2026-11-23T08:30') });
+    const now = seoul('2026-11-23T10:00');
+    await replayDeliveries(
+      {
+        news: new MemoryNewsSource(
+          new Map([
+            ['2026-11-22', [x2]],
+            ['2026-11-23', [x2]],
+          ]),
+        ),
+        state,
+        notifier,
+        log: memoryLog(),
+        now: () => now,
+      },
+      {
+        window: { since: seoul('2026-11-23T08:00'), until: now, days: ['2026-11-22', '2026-11-23'] },
+        ruleSet,
+        audiences: new Map(ruleSet.audiences.map((audience) => [audience.audienceId, audience])),
+        ledgerFlushDelayMs: 0,
+        signal: new AbortController().signal,
+      },
+    );
+    expect(notifier.published.map((message) => message.key.articleKey)).toEqual(['id:x2']);
+    expect([...state.held.values()]).toEqual([]);
+  });
 });
