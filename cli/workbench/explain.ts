@@ -156,7 +156,7 @@ export async function deliveryOf(
     state.readDailyCounts([{ audienceId: audience.audienceId, date }]),
     read ?? readingOf(target, state, ruleSavedAt),
   ]);
-  const entry = ledger.get(deliveryId(key));
+  let entry = ledger.get(deliveryId(key));
   const usedToday = counts.get(`${audience.audienceId}|${date}`) ?? 0;
   // Held still: planned with the audience's other holds, as `holds` shows it (they share the budget).
   let heldRelease: DeliveryFacts['heldRelease'];
@@ -169,6 +169,11 @@ export async function deliveryOf(
     if (view?.releaseAt !== undefined && view.when !== 'blocked')
       heldRelease = { releaseAt: view.releaseAt, when: view.when };
     releasedUnrecorded = !stillHeld(held).has(match.article.key);
+    if (releasedUnrecorded) {
+      // A release that finished between the two reads marked the entry before deleting the item.
+      entry = (await state.readDeliveries([key])).get(deliveryId(key)) ?? entry;
+      releasedUnrecorded = entry.releasedAt === undefined;
+    }
   }
   let story: { storyId: string; leadArticleKey?: string | undefined } | undefined;
   if (audience.collapse === 'story') {

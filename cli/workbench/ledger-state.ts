@@ -70,7 +70,7 @@ export function deliveryOutcomeText(entry: DeliveryRecord, stillHeldKeys?: Reado
     budget: 'its digest (daily budget used up)',
   }[entry.heldFor];
   if (releasedUnrecorded(entry, stillHeldKeys)) {
-    return `released from its hold by a release from before the ledger recorded what became of released alerts: when, and whether it was sent, is not recorded (held for ${reason} from ${formatInstant(entry.deliveredAt)})`;
+    return `held for ${reason} from ${formatInstant(entry.deliveredAt)} and no longer held, but the ledger does not say what became of it: a release from before the ledger recorded release outcomes released it, or its held item expired or could not be read`;
   }
   if (entry.releasedAt === undefined) return `held for ${reason} since ${formatInstant(entry.deliveredAt)}`;
   const at = formatInstant(entry.releasedAt);
@@ -263,6 +263,15 @@ export async function readLedgerStates(
   // An entry that says held is checked against what is held: an old release may have released it.
   const saysHeld = [...entries.values()].some((entry) => releasedUnrecorded(entry, new Set()));
   const stillHeldKeys = saysHeld ? stillHeld(await state.readHeld(audienceId)) : undefined;
+  // A release that finished between the two reads marked the entry before it deleted the item:
+  // read such entries again, and keep what the release recorded.
+  const unmarked = [...entries.values()].filter((entry) => releasedUnrecorded(entry, stillHeldKeys));
+  if (unmarked.length > 0) {
+    for (const [id, entry] of await state.readDeliveries(
+      unmarked.map((entry) => ({ audienceId, articleKey: entry.articleKey })),
+    ))
+      entries.set(id, entry);
+  }
   return articleKeys.map((articleKey) =>
     ledgerState(audienceId, articleKey, entries, parked.get(articleKey), stillHeldKeys),
   );

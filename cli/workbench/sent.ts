@@ -12,7 +12,7 @@ import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoStateStore } from '#aws/dynamo-state-store';
 import { isProviderDate } from '#core/calendar';
 import type { DeliveryRecord, Log } from '#core/ports';
-import { storyOfMarker } from '#core/ports';
+import { deliveryId, storyOfMarker } from '#core/ports';
 import { stillHeld } from '#core/workbench/holds';
 import { audienceSubscriptions, requireAudience, topicArnOf } from '../audience-topics.ts';
 import { displayEndpoint, recordedAs } from '../subscriptions.ts';
@@ -127,6 +127,15 @@ export async function sentHistory(
   // Entries that say held are checked against what is held: an old release may have released them.
   const saysHeld = records.some((record) => releasedUnrecorded(record, new Set()));
   const stillHeldKeys = saysHeld ? stillHeld(await state.readHeld(audienceId)) : undefined;
+  // A release that finished between the two reads marked its entries first: read them again.
+  const unmarked = records.filter((record) => releasedUnrecorded(record, stillHeldKeys));
+  if (unmarked.length > 0) {
+    const again = await state.readDeliveries(unmarked.map((record) => ({ audienceId, articleKey: record.articleKey })));
+    records.forEach((record, index) => {
+      records[index] = again.get(deliveryId(record)) ?? record;
+    });
+    records.sort((a, b) => lastHandled(b) - lastHandled(a) || a.articleKey.localeCompare(b.articleKey));
+  }
   const entries = records.slice(0, limit).map(
     (record: DeliveryRecord): SentEntry => ({
       articleKey: record.articleKey,
