@@ -245,7 +245,8 @@ export function quietHoursEndAfter(at: number, audience: Audience): number | und
   if (quietWindow(audience) === undefined || audience.quietHours === undefined) return undefined;
   const minutes = minutesOf(audience.quietHours.end);
   const day = zoned(at, audience.timeZone).startOf('day');
-  for (let offset = 0; offset <= 3; offset += 1) {
+  // From the day before: a clock set back across midnight reads the end on the date before `at`'s.
+  for (let offset = -1; offset <= 3; offset += 1) {
     const start = wallClockStarts(day.plus({ days: offset }), minutes).find((instant) => instant >= at);
     if (start !== undefined) return start;
   }

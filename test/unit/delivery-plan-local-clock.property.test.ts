@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { DateTime } from 'luxon';
 import { describe, expect, it } from 'vitest';
-import { isQuietAt, localDate } from '#core/delivery-plan';
+import { isQuietAt, localDate, quietHoursEndAfter } from '#core/delivery-plan';
 import { AudienceSchema } from '#core/model';
 
 const zones = [
@@ -96,5 +96,20 @@ describe('the planner’s local clock', () => {
       }),
       { numRuns: 2000 },
     );
+  });
+
+  it('ends quiet hours when the clock, set back across midnight, reads their end on the date before', () => {
+    // Antarctica/Casey, 5 March 2010: 02:00 +11 became 23:00 +08 on the 4th. Quiet hours
+    // 00:00-23:00 began at 00:00 +11 and end when the clock reads 23:00, right after the change.
+    const audience = AudienceSchema.parse({
+      audienceId: 'desk',
+      topicArn: 'arn:aws:sns:us-east-1:123456789012:desk',
+      timeZone: 'Antarctica/Casey',
+      quietHours: { start: '00:00', end: '23:00' },
+    });
+    const change = Date.UTC(2010, 2, 4, 15);
+    expect(isQuietAt(change - 60_000, audience)).toBe(true);
+    expect(isQuietAt(change + 30 * 60_000, audience)).toBe(false);
+    expect(quietHoursEndAfter(change - 60 * 60_000, audience)).toBe(change);
   });
 });
