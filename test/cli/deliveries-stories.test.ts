@@ -57,7 +57,6 @@ describe('deliveries --article (the delivery ledger)', () => {
       },
       { ...base, articleKey: 'id:lead-1', deliveredAt: sentAt, messageId: 'message-1' },
       { ...base, articleKey: 'id:copy-2', deliveredAt: collapsedAt, collapsedInto: storyId },
-      { ...base, articleKey: 'id:held-3', storyId: 'aaaabbbbccccdddd', deliveredAt: sentAt, heldFor: 'digest' },
       {
         audienceId,
         articleKey: `update:${storyId}#status=UPDATED`,
@@ -67,6 +66,31 @@ describe('deliveries --article (the delivery ledger)', () => {
       },
     ];
     await state.recordDelivered(entries);
+    // Held for its digest, as a run holds it: the held item and its ledger entry together (a held
+    // entry with nothing held reads as released by an older release).
+    await state.holdNotifications([
+      {
+        key: { audienceId, articleKey: 'id:held-3' },
+        heldAt: sentAt,
+        reason: 'digest',
+        ruleIds: ['chips'],
+        match: {
+          audienceId,
+          storyId: 'aaaabbbbccccdddd',
+          article: {
+            key: 'id:held-3',
+            id: 'held-3',
+            title: 'Held for the digest',
+            summary: '',
+            url: 'https://news.example.com/held-3',
+            publishedAt: sentAt - 60_000,
+            categories: [],
+            categoryNames: [],
+          },
+          rules: [{ ruleId: 'chips', urgent: false, reasons: [{ kind: 'keyword', term: 'chips' }] }],
+        },
+      },
+    ]);
 
     const keys = [
       'id:copy-2',
