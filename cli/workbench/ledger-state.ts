@@ -70,7 +70,7 @@ export function deliveryOutcomeText(entry: DeliveryRecord, stillHeldKeys?: Reado
     budget: 'its digest (daily budget used up)',
   }[entry.heldFor];
   if (releasedUnrecorded(entry, stillHeldKeys)) {
-    return `held for ${reason} from ${formatInstant(entry.deliveredAt)} and no longer held, but the ledger does not say what became of it: a release from before the ledger recorded release outcomes released it, or its held item expired or could not be read`;
+    return `no longer held, and the ledger does not say what became of it (held for ${reason} from ${formatInstant(entry.deliveredAt)}): a release from before the ledger recorded release outcomes released it, or its held item expired or could not be read`;
   }
   if (entry.releasedAt === undefined) return `held for ${reason} since ${formatInstant(entry.deliveredAt)}`;
   const at = formatInstant(entry.releasedAt);

@@ -159,7 +159,7 @@ describe('deliveries after an upgrade', () => {
     );
     const released = await read();
     expect(released).toMatchObject({ kind: 'released-unrecorded' });
-    expect(released?.status).toContain('no longer held, but the ledger does not say what became of it');
+    expect(released?.status).toContain('no longer held, and the ledger does not say what became of it');
     const sent = await sandbox.cli(['--json', 'deliveries', 'old-desk', '--sent', '--since', '2h']);
     expect(sent.code, sent.stderr).toBe(0);
     expect(sent.json<{ kinds: Record<string, number> }>().kinds).toEqual({ unknown: 1 });

@@ -133,7 +133,7 @@ describe('explain: an alert the ledger holds already', () => {
       releasedUnrecorded: true,
     });
     expect(released.outcome).toBe('already');
-    expect(released.steps[0]?.why).toContain('no longer held, but the ledger does not say what became of it');
+    expect(released.steps[0]?.why).toContain('no longer held, and the ledger does not say what became of it');
   });
 
   it('an entry whose outcome a hand edit damaged is said to be unknown, not held', () => {

@@ -264,7 +264,7 @@ export function explainDelivery(
     if (heldStill && facts.releasedUnrecorded === true) {
       steps.push({
         step: 'ledger',
-        why: `already handled at ${iso(entry.deliveredAt)} (held for ${entry.heldFor} and no longer held, but the ledger does not say what became of it: a release from before the ledger recorded release outcomes released it, or its held item expired or could not be read): a re-read sends nothing`,
+        why: `already handled at ${iso(entry.deliveredAt)} (held for ${entry.heldFor}; no longer held, and the ledger does not say what became of it: a release from before the ledger recorded release outcomes released it, or its held item expired or could not be read): a re-read sends nothing`,
       });
       return { ...base, outcome: 'already', steps };
     }
