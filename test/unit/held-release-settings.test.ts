@@ -330,16 +330,22 @@ describe('a crash between release steps after a settings change', () => {
   }
 });
 
+/** A desk with a daily budget of 2 whose sends of `articleKey` are throttled until `stopFailing`. */
+function budgetDeskFailing(articleKey: string): { desk: Desk; stopFailing: () => void } {
+  let failing = true;
+  const desk = new Desk({ dailyBudget: 2, digestTimes: ['18:00'] }, (message) =>
+    failing && message.key.articleKey === articleKey
+      ? { code: 'Throttling', reason: 'rate exceeded (test)', permanent: false }
+      : undefined,
+  );
+  return { desk, stopFailing: () => (failing = false) };
+}
+
 describe('a send that fails and gives its daily budget slot back', () => {
   it('keeps the slot for its own retry in the next run: a later match held for the budget waits for the digest', async () => {
     // Before: the same run's release handed the slot to the later match ("settings changed", which
     // they had not), and the earlier one, retried, found the budget full and went to the digest.
-    let failing = true;
-    const desk = new Desk({ dailyBudget: 2, digestTimes: ['18:00'] }, (message) =>
-      failing && message.key.articleKey === 'id:x2'
-        ? { code: 'Throttling', reason: 'rate exceeded (test)', permanent: false }
-        : undefined,
-    );
+    const { desk, stopFailing } = budgetDeskFailing('id:x2');
     desk.publish('x1', seoul('2026-11-23T09:00'));
     await desk.run(seoul('2026-11-23T09:05'));
     desk.publish('x2', seoul('2026-11-23T10:00'));
@@ -347,7 +353,7 @@ describe('a send that fails and gives its daily budget slot back', () => {
     expect(await desk.run(seoul('2026-11-23T10:05'))).toMatchObject({ notificationsFailed: 1, digestsSent: 0 });
     expect(desk.heard()).toEqual(['id:x1']);
     expect(desk.held()).toEqual(['id:x3']);
-    failing = false;
+    stopFailing();
     await desk.run(seoul('2026-11-23T10:10'));
     expect(desk.heard()).toEqual(['id:x1', 'id:x2']);
     expect(desk.held()).toEqual(['id:x3']);
@@ -358,12 +364,7 @@ describe('a send that fails and gives its daily budget slot back', () => {
   });
 
   it('keeps the slot from a later match the same run plans too (the next provider day of the run)', async () => {
-    let failing = true;
-    const desk = new Desk({ dailyBudget: 2, digestTimes: ['18:00'] }, (message) =>
-      failing && message.key.articleKey === 'id:x2'
-        ? { code: 'Throttling', reason: 'rate exceeded (test)', permanent: false }
-        : undefined,
-    );
+    const { desk, stopFailing } = budgetDeskFailing('id:x2');
     desk.publish('x1', seoul('2026-11-23T08:00'));
     await desk.run(seoul('2026-11-23T08:05'));
     desk.publish('x2', seoul('2026-11-23T08:50')); // provider (UTC) date 2026-11-22
@@ -371,7 +372,7 @@ describe('a send that fails and gives its daily budget slot back', () => {
     expect(await desk.run(seoul('2026-11-23T09:15'))).toMatchObject({ notificationsFailed: 1 });
     expect(desk.heard()).toEqual(['id:x1']);
     expect(desk.held()).toEqual(['id:x3']);
-    failing = false;
+    stopFailing();
     await desk.run(seoul('2026-11-23T09:20'));
     expect(desk.heard()).toEqual(['id:x1', 'id:x2']);
     expect(desk.held()).toEqual(['id:x3']);

@@ -13,20 +13,41 @@ import { replayDeliveries } from '../../cli/replay.ts';
 const audienceId = 'seoul-chips';
 const seoul = (local: string) => Date.parse(`${local}:00+09:00`);
 
+const ruleSet = buildRuleSet(
+  [{ ruleId: 'chips', audienceId, keywords: ['interest rate'] }],
+  [
+    {
+      audienceId,
+      topicArn: 'arn:aws:sns:us-east-1:123456789012:seoul-chips',
+      timeZone: 'Asia/Seoul',
+      dailyBudget: 1,
+      digestTimes: ['18:00'],
+    },
+  ],
+);
+const now = seoul('2026-11-23T10:00');
+
+/** `news-alerts replay` from 08:00 to 10:00 Seoul over `days`, through the CLI's delivery core. */
+async function replay(
+  byDate: ReadonlyMap<string, Article[]>,
+  state: MemoryHoldingStateStore,
+  notifier: MemoryNotifier,
+  days: string[],
+) {
+  return await replayDeliveries(
+    { news: new MemoryNewsSource(new Map(byDate)), state, notifier, log: memoryLog(), now: () => now },
+    {
+      window: { since: seoul('2026-11-23T08:00'), until: now, days },
+      ruleSet,
+      audiences: new Map(ruleSet.audiences.map((audience) => [audience.audienceId, audience])),
+      ledgerFlushDelayMs: 0,
+      signal: new AbortController().signal,
+    },
+  );
+}
+
 describe('replay and the daily budget', () => {
   it('keeps the slot a failed send gave back for its retry, not for a budget-held match', async () => {
-    const ruleSet = buildRuleSet(
-      [{ ruleId: 'chips', audienceId, keywords: ['interest rate'] }],
-      [
-        {
-          audienceId,
-          topicArn: 'arn:aws:sns:us-east-1:123456789012:seoul-chips',
-          timeZone: 'Asia/Seoul',
-          dailyBudget: 1,
-          digestTimes: ['18:00'],
-        },
-      ],
-    );
     const state = new MemoryHoldingStateStore();
     const notifier = new MemoryNotifier((message) =>
       message.key.articleKey === 'id:x2'
@@ -37,23 +58,7 @@ describe('replay and the daily budget', () => {
       article('x2', { publishedAt: seoul('2026-11-23T09:00') }),
       article('x3', { publishedAt: seoul('2026-11-23T09:01') }),
     ];
-    const now = seoul('2026-11-23T10:00');
-    const outcome = await replayDeliveries(
-      {
-        news: new MemoryNewsSource(new Map([['2026-11-23', articles]])),
-        state,
-        notifier,
-        log: memoryLog(),
-        now: () => now,
-      },
-      {
-        window: { since: seoul('2026-11-23T08:00'), until: now, days: ['2026-11-23'] },
-        ruleSet,
-        audiences: new Map(ruleSet.audiences.map((audience) => [audience.audienceId, audience])),
-        ledgerFlushDelayMs: 0,
-        signal: new AbortController().signal,
-      },
-    );
+    const outcome = await replay(new Map([['2026-11-23', articles]]), state, notifier, ['2026-11-23']);
     expect(outcome.counts.notificationsFailed).toBe(1);
     expect(notifier.published).toEqual([]);
     expect([...state.held.values()].map((item) => item.key.articleKey)).toEqual(['id:x3']);
@@ -62,18 +67,6 @@ describe('replay and the daily budget', () => {
 
   it('lets a failed send planned again in the same replay take back its own kept slot', async () => {
     // The article is listed on two provider days of one replay; its first publish is throttled.
-    const ruleSet = buildRuleSet(
-      [{ ruleId: 'chips', audienceId, keywords: ['interest rate'] }],
-      [
-        {
-          audienceId,
-          topicArn: 'arn:aws:sns:us-east-1:123456789012:seoul-chips',
-          timeZone: 'Asia/Seoul',
-          dailyBudget: 1,
-          digestTimes: ['18:00'],
-        },
-      ],
-    );
     const state = new MemoryHoldingStateStore();
     let attempts = 0;
     const notifier = new MemoryNotifier((message) =>
@@ -82,27 +75,14 @@ describe('replay and the daily budget', () => {
         : undefined,
     );
     const x2 = article('x2', { publishedAt: seoul('2026-11-23T08:30') });
-    const now = seoul('2026-11-23T10:00');
-    await replayDeliveries(
-      {
-        news: new MemoryNewsSource(
-          new Map([
-            ['2026-11-22', [x2]],
-            ['2026-11-23', [x2]],
-          ]),
-        ),
-        state,
-        notifier,
-        log: memoryLog(),
-        now: () => now,
-      },
-      {
-        window: { since: seoul('2026-11-23T08:00'), until: now, days: ['2026-11-22', '2026-11-23'] },
-        ruleSet,
-        audiences: new Map(ruleSet.audiences.map((audience) => [audience.audienceId, audience])),
-        ledgerFlushDelayMs: 0,
-        signal: new AbortController().signal,
-      },
+    await replay(
+      new Map([
+        ['2026-11-22', [x2]],
+        ['2026-11-23', [x2]],
+      ]),
+      state,
+      notifier,
+      ['2026-11-22', '2026-11-23'],
     );
     expect(notifier.published.map((message) => message.key.articleKey)).toEqual(['id:x2']);
     expect([...state.held.values()]).toEqual([]);
