@@ -260,19 +260,35 @@ export async function readLedgerStates(
   const parked = new Map(
     (unknown ? await state.listUndeliverable(audienceId) : []).map((record) => [record.articleKey, record]),
   );
-  // An entry that says held is checked against what is held: an old release may have released it.
-  const saysHeld = [...entries.values()].some((entry) => releasedUnrecorded(entry, new Set()));
-  const stillHeldKeys = saysHeld ? stillHeld(await state.readHeld(audienceId)) : undefined;
-  // A release that finished between the two reads marked the entry before it deleted the item:
-  // read such entries again, and keep what the release recorded.
-  const unmarked = [...entries.values()].filter((entry) => releasedUnrecorded(entry, stillHeldKeys));
-  if (unmarked.length > 0) {
-    for (const [id, entry] of await state.readDeliveries(
-      unmarked.map((entry) => ({ audienceId, articleKey: entry.articleKey })),
-    ))
-      entries.set(id, entry);
-  }
+  const { stillHeldKeys, again } = await checkHeld(state, audienceId, [...entries.values()]);
+  for (const [id, entry] of again) entries.set(id, entry);
   return articleKeys.map((articleKey) =>
     ledgerState(audienceId, articleKey, entries, parked.get(articleKey), stillHeldKeys),
   );
+}
+
+/**
+ * Checks ledger entries that say held against what the audience holds: an entry with nothing held
+ * for it was released by a release from before the ledger recorded outcomes (or its item expired),
+ * see {@link releasedUnrecorded}. `stillHeldKeys` is undefined when no entry says held (nothing is
+ * read then). A release that finished between the ledger read and this one marked its entries
+ * before it deleted the items: those entries come back read again in `again`, by delivery id.
+ */
+export async function checkHeld(
+  state: {
+    readDeliveries(keys: readonly { audienceId: string; articleKey: string }[]): Promise<Map<string, DeliveryRecord>>;
+    readHeld(audienceId: string): Promise<HeldState>;
+  },
+  audienceId: string,
+  entries: readonly DeliveryRecord[],
+): Promise<{ stillHeldKeys: ReadonlySet<string> | undefined; again: ReadonlyMap<string, DeliveryRecord> }> {
+  if (!entries.some((entry) => releasedUnrecorded(entry, new Set())))
+    return { stillHeldKeys: undefined, again: new Map() };
+  const stillHeldKeys = stillHeld(await state.readHeld(audienceId));
+  const unmarked = entries.filter((entry) => releasedUnrecorded(entry, stillHeldKeys));
+  const again =
+    unmarked.length === 0
+      ? new Map<string, DeliveryRecord>()
+      : await state.readDeliveries(unmarked.map((entry) => ({ audienceId, articleKey: entry.articleKey })));
+  return { stillHeldKeys, again };
 }

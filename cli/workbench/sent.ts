@@ -13,12 +13,11 @@ import { DynamoStateStore } from '#aws/dynamo-state-store';
 import { isProviderDate } from '#core/calendar';
 import type { DeliveryRecord, Log } from '#core/ports';
 import { deliveryId, storyOfMarker } from '#core/ports';
-import { stillHeld } from '#core/workbench/holds';
 import { audienceSubscriptions, requireAudience, topicArnOf } from '../audience-topics.ts';
 import { displayEndpoint, recordedAs } from '../subscriptions.ts';
 import type { Target } from '../target.ts';
 import { parseInstant } from '../window.ts';
-import { deliveryOutcomeText, releasedUnrecorded } from './ledger-state.ts';
+import { checkHeld, deliveryOutcomeText, releasedUnrecorded } from './ledger-state.ts';
 
 /** One ledger entry as shown. */
 export interface SentEntry {
@@ -125,12 +124,8 @@ export async function sentHistory(
     (a, b) => lastHandled(b) - lastHandled(a) || a.articleKey.localeCompare(b.articleKey),
   );
   // Entries that say held are checked against what is held: an old release may have released them.
-  const saysHeld = records.some((record) => releasedUnrecorded(record, new Set()));
-  const stillHeldKeys = saysHeld ? stillHeld(await state.readHeld(audienceId)) : undefined;
-  // A release that finished between the two reads marked its entries first: read them again.
-  const unmarked = records.filter((record) => releasedUnrecorded(record, stillHeldKeys));
-  if (unmarked.length > 0) {
-    const again = await state.readDeliveries(unmarked.map((record) => ({ audienceId, articleKey: record.articleKey })));
+  const { stillHeldKeys, again } = await checkHeld(state, audienceId, records);
+  if (again.size > 0) {
     records.forEach((record, index) => {
       records[index] = again.get(deliveryId(record)) ?? record;
     });
