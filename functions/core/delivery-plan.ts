@@ -28,7 +28,7 @@
  * one that occurs twice is taken at its later occurrence.
  */
 import { DateTime } from 'luxon';
-import { civilToEpoch, isoDateOf, localFields, zoneReader } from './calendar.ts';
+import { civilToEpoch, isoDateOf, localFields, offsetAt, zoneReader } from './calendar.ts';
 import type { Audience, AudienceMatch } from './model.ts';
 import type { HoldingAudience, HoldReason, ReleaseCause } from './ports.ts';
 import { normalizeText } from './text.ts';
@@ -65,6 +65,12 @@ function localClock(
   }
   const local = zoned(at, timeZone);
   return { date: local.toFormat('yyyy-MM-dd'), minute: local.hour * 60 + local.minute, offset: local.offset };
+}
+
+/** The zone's offset at `at` (minutes east of UTC), from the cached offsets where they answer. */
+function zoneOffset(at: number, timeZone: string): number {
+  const zone = zoneReader(timeZone);
+  return zone !== undefined && at >= MIN_FAST_MS && at < MAX_FAST_MS ? offsetAt(zone, at) : zoned(at, timeZone).offset;
 }
 
 /** 0000-01-02 to 9999-12-30 UTC: a day inside years 0 to 9999 whatever the offset, where `yyyy` is four digits. */
@@ -147,7 +153,7 @@ export function isQuietAt(at: number, audience: Audience): boolean {
   // Only a clock set back within the last day can have left quiet hours that have begun, and only
   // while it reads less than that step before their start (01:00-01:29 EST for a 01:30 start in
   // New York): anything else is decided by the wall clock alone, without luxon.
-  const back = localClock(at - DAY_MS, audience.timeZone).offset - offset;
+  const back = zoneOffset(at - DAY_MS, audience.timeZone) - offset;
   if (back <= 0) return false;
   const beforeStart = (window.start - minute + 1440) % 1440;
   if (beforeStart === 0 || beforeStart > back) return false;
