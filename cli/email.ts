@@ -9,6 +9,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { SESv2Client } from '@aws-sdk/client-sesv2';
 import { SubscribeCommand, type Subscription, UnsubscribeCommand } from '@aws-sdk/client-sns';
 import type { Command } from 'commander';
 import type { EmailSender, SendRecord, SubscriberStore } from '#core/email/ports';
@@ -25,9 +26,10 @@ import { silentLog } from '#core/ports';
 import { audienceSubscriptions, requireAudience, topicArnOf } from './audience-topics.ts';
 import { action, integerOption } from './command.ts';
 import type { CommandContext } from './context.ts';
-import { NotFoundError, UsageError } from './errors.ts';
+import { NotFoundError, OperationFailedError, UsageError } from './errors.ts';
 import { hint } from './hints.ts';
 import { formatInstant } from './output.ts';
+import { liftSesSuppression } from './ses-suppression.ts';
 import type { Target } from './target.ts';
 import type { EmailTargetNames } from './target-model.ts';
 
@@ -233,6 +235,30 @@ async function findSubscriber(store: SubscriberStore, value: string): Promise<Su
   return found;
 }
 
+/**
+ * Deletes everything of a subscriber: this project's records first (what was asked for happens
+ * even when SES refuses the rest), then the address on SES's account-level suppression list, where
+ * a hard bounce or a complaint also put it (cli/ses-suppression.ts). The sandbox's SES keeps no
+ * such list.
+ */
+export async function forgetSubscriber(
+  email: { readonly store: Pick<SubscriberStore, 'deleteSubscriber'>; readonly target: Pick<Target, 'kind' | 'clients'> },
+  profile: SubscriberProfile,
+  ses?: SESv2Client,
+): Promise<void> {
+  await email.store.deleteSubscriber(profile.subscriberId);
+  if (email.target.kind !== 'stack') return;
+  const client = ses ?? new (await import('@aws-sdk/client-sesv2')).SESv2Client({ ...email.target.clients.config });
+  try {
+    await liftSesSuppression(client, profile.address);
+  } catch (error) {
+    if (!(error instanceof OperationFailedError)) throw error;
+    throw new OperationFailedError(
+      `forgot subscriber ${profile.subscriberId} (its address, memberships and history are deleted), but ${error.message}`,
+    );
+  }
+}
+
 interface RemoveOptions {
   readonly forget?: boolean;
 }
@@ -242,10 +268,10 @@ async function removeAddress(context: CommandContext, args: readonly unknown[], 
   const email = await emailTarget(context);
   const profile = await findSubscriber(email.store, value);
   if (options.forget) {
-    await email.store.deleteSubscriber(profile.subscriberId);
+    await forgetSubscriber(email, profile);
     context.output.result({ subscriberId: profile.subscriberId, forgotten: true }, () =>
       context.output.line(
-        `forgot subscriber ${profile.subscriberId}: its address, memberships and history are deleted`,
+        `forgot subscriber ${profile.subscriberId}: its address, memberships and history are deleted${email.target.kind === 'stack' ? ", and SES's account-level suppression list does not hold the address" : ''}`,
       ),
     );
     return;
@@ -527,7 +553,10 @@ export function registerEmail(program: Command): void {
     .description('unsubscribe an address (or subscriber id) from an audience; --forget deletes everything of it')
     .argument('<audienceId>')
     .argument('<address>', 'the address, or the subscriber id as list shows it')
-    .option('--forget', 'delete the subscriber, its memberships of every audience and its history')
+    .option(
+      '--forget',
+      "delete the subscriber, its memberships of every audience and its history, and take the address off SES's account-level suppression list",
+    )
     .action(action(removeAddress));
 
   email

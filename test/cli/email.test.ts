@@ -81,6 +81,19 @@ describe('email add', () => {
   });
 });
 
+describe('email remove --forget', () => {
+  it('deletes the subscriber and everything of it; the sandbox has no SES suppression list to clear', async () => {
+    const added = await sandbox.cli(['email', 'add', audienceId, address('forget-me'), '--json']);
+    expect(added.code, added.stderr).toBe(0);
+    const forgot = await sandbox.cli(['email', 'remove', audienceId, address('forget-me')]);
+    expect(forgot.code, forgot.stderr).toBe(0);
+    expect(forgot.stdout).toMatch(/^forgot subscriber [0-9a-f]+: its address, memberships and history are deleted\n$/);
+    expectNoAddress(forgot.stdout + forgot.stderr);
+    const history = await sandbox.cli(['email', 'history', address('forget-me')]);
+    expect(history.code).toBe(3);
+  });
+});
+
 describe('sandbox status with SES email', () => {
   it('says where the emails are written and where their preference links point', async () => {
     const status = await sandbox.cli(['sandbox', 'status'], { env: { COLUMNS: '300' } });

@@ -15,7 +15,7 @@ import {
   personalize,
 } from '#core/email/compose';
 import { emailWordsFor } from '#core/email/messages/catalog';
-import { buildMime, ONE_CLICK_BODY } from '#core/email/mime';
+import { buildMime, listIdOf, ONE_CLICK_BODY } from '#core/email/mime';
 import { type AlertNotification, type DigestNotification, parseQueuedNotification } from '#core/email/notification';
 import { InvalidAddressError, normalizeAddress } from '#core/email/subscriber';
 import { messagesFor } from '#core/messages/catalog';
@@ -357,5 +357,32 @@ describe('an alert whose link is withheld, and one that has none', () => {
     const { parsed } = await send(draftOf(''));
     expect(parsed.text).not.toContain(note);
     expect(parsed.html).not.toContain(note);
+  });
+});
+
+describe('List-Id', () => {
+  const audienceIds = fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/);
+
+  it('is one per audience: ids that differ in case, or in . _ : and -, never share a list', () => {
+    const ids = ['desk-1', 'desk_1', 'desk.1', 'desk:1', 'Desk-1', 'DESK_1'];
+    const listIds = ids.map((id) => listIdOf(id, 'alerts.example.com').toLowerCase());
+    expect(new Set(listIds).size).toBe(ids.length);
+    expect(listIdOf('markets-desk', 'alerts.example.com')).toBe('markets-desk.alerts.example.com');
+    fc.assert(
+      fc.property(audienceIds, audienceIds, (a, b) => {
+        fc.pre(a !== b);
+        expect(listIdOf(a, 'alerts.example.com').toLowerCase()).not.toBe(listIdOf(b, 'alerts.example.com').toLowerCase());
+      }),
+    );
+  });
+
+  it('is a dot-atom of one label before the domain, within the 255 octets RFC 2919 allows', () => {
+    fc.assert(
+      fc.property(audienceIds, (id) => {
+        const listId = listIdOf(id, 'alerts.example.com');
+        expect(listId).toMatch(/^[a-z0-9-]+\.alerts\.example\.com$/);
+        expect(listId.length).toBeLessThanOrEqual(255);
+      }),
+    );
   });
 });

@@ -42,7 +42,7 @@ import {
 } from './compose.ts';
 import { dailyDigestAt } from './daily-digest.ts';
 import { markSent } from './mark-sent.ts';
-import { buildMime } from './mime.ts';
+import { buildMime, listIdOf } from './mime.ts';
 import {
   type AlertNotification,
   audienceOfTopic,
@@ -364,7 +364,7 @@ async function sendOne(
       locale: draft.locale,
       list: {
         label: draft.audienceLabel,
-        id: `${membership.audienceId.replace(/[^A-Za-z0-9-]/g, '-')}.${settings.domain}`,
+        id: listIdOf(membership.audienceId, settings.domain),
       },
       unsubscribe: {
         https: unsubscribe,

@@ -14,6 +14,7 @@
  *
  * Pure apart from MailComposer's own work (no network, no files: URL and file access are off).
  */
+import { createHash } from 'node:crypto';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import type { RenderedEmail } from './compose.ts';
 import { normalizeAddress } from './subscriber.ts';
@@ -34,6 +35,21 @@ export interface OutgoingEmail {
   /** `Message-ID` without angle brackets (`<id>@<domain>`). */
   readonly messageId: string;
   readonly date: Date;
+}
+
+/**
+ * The `List-Id` of an audience's emails (RFC 2919): `<label>.<domain>`, one per audience. Mail
+ * clients compare list ids without regard to case, and the label may only hold letters, digits and
+ * `-` here (a dot would read as one more level of the domain). An id made only of lower-case
+ * letters, digits and `-` (`markets-desk`) is its own label; any other (`desk_1`, `Desk.1`,
+ * `desk:1`) is lower-cased with `-` for the rest, and gets the first 8 hex digits of its SHA-256,
+ * so two audiences never share a list and a filter set on one never catches the other.
+ */
+export function listIdOf(audienceId: string, domain: string): string {
+  const plain = audienceId.toLowerCase().replace(/[^a-z0-9-]/g, '-');
+  const label =
+    plain === audienceId ? plain : `${plain}-${createHash('sha256').update(audienceId).digest('hex').slice(0, 8)}`;
+  return `${label}.${domain}`;
 }
 
 /** The RFC 8058 body of a one-click unsubscribe POST, and the header value that announces it. */
