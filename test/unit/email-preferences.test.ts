@@ -12,6 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { SesEmailSender } from '#aws/email/ses-sender';
 import { createLinkMaker } from '#core/email/links';
 import { allEmailWords, emailWordsFor } from '#core/email/messages/catalog';
+import { renderPreferencePage } from '#core/email/page';
 import { EmailRejectedError, EmailThrottledError, type SubscriberStore } from '#core/email/ports';
 import {
   handleMailtoUnsubscribe,
@@ -352,5 +353,26 @@ describe('email words', () => {
         }
       }
     }
+  });
+});
+
+describe('the preference page of a membership not confirmed yet', () => {
+  it.each(['en', 'ko', 'ja'] as const)('says in %s what to do under its settings heading, and offers no settings', (language) => {
+    const row = { audienceId: 'desk', label: 'Markets desk', state: 'pending' as const, preference: 'immediate' as const };
+    const html = renderPreferencePage(
+      {
+        language,
+        maskedAddress: 'k**@example.com',
+        suppressed: false,
+        memberships: [{ ...row, current: true }],
+        current: { ...row, current: true, digestTime: { time: '08:00', zone: 'UTC' } },
+      },
+      '/p/token',
+    );
+    const { page } = emailWordsFor(language);
+    const heading = `<h2>${page.manageHeading('Markets desk')}</h2>`;
+    expect(html).toContain(`${heading}\n<p>${page.pendingNote}</p>`);
+    expect(html).not.toContain('name="days"');
+    expect(html).not.toContain('name="preference"');
   });
 });

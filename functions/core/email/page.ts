@@ -132,6 +132,7 @@ export function renderPreferencePage(view: PreferencePageView, formAction: strin
   const current = view.current;
   if (current !== undefined && current.state !== 'unsubscribed') {
     parts.push(`<h2>${escapeHtml(page.manageHeading(current.label))}</h2>`);
+    if (current.state === 'pending') parts.push(`<p>${escapeHtml(page.pendingNote)}</p>`);
     if (current.state === 'confirmed') {
       const checked = (value: string) => (current.preference === value ? ' checked' : '');
       parts.push(

@@ -61,6 +61,8 @@ export interface EmailWords {
     };
     readonly suppressed: string;
     readonly manageHeading: (audience: string) => string;
+    /** Under the settings heading of a membership that is not confirmed yet (it has no settings). */
+    readonly pendingNote: string;
     readonly frequencyLegend: string;
     readonly immediate: string;
     /** `time`: the local time of the audience's next daily digest; `zone`: its IANA time zone. */

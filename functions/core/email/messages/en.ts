@@ -42,6 +42,8 @@ export const en: EmailWords = {
     suppressed:
       'Nothing is sent to this address: messages to it bounced or were reported as spam. Ask the sender to lift the block.',
     manageHeading: (audience) => `Settings for ${audience}`,
+    pendingNote:
+      'Open the link in the confirmation email to start getting these alerts. Once you have confirmed, you can choose here how often they come, or pause them.',
     frequencyLegend: 'How often',
     immediate: 'Each alert as it happens',
     digest: (time, zone) => `One daily digest (around ${time}, ${zone} time)`,
