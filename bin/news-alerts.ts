@@ -4,10 +4,10 @@
  * (scripts/build-cli.mjs) bundles it into dist/news-alerts.js, which the installed `news-alerts`
  * (bin/news-alerts.js) runs; tests run it from source with `node --import tsx bin/news-alerts.ts`.
  */
-import { main } from '../cli/program.ts';
+import { exitCodeAfterOutput, main } from '../cli/program.ts';
 
 const code = await main(process.argv);
 // Wait until everything written to stdout is flushed (a pipe may still hold a large JSON
 // document), then exit: idle keep-alive sockets of the AWS SDK must not keep the process alive.
 await new Promise<void>((resolve) => process.stdout.write('', () => resolve()));
-process.exit(code);
+process.exit(exitCodeAfterOutput(code));

@@ -242,7 +242,10 @@ async function findSubscriber(store: SubscriberStore, value: string): Promise<Su
  * such list.
  */
 export async function forgetSubscriber(
-  email: { readonly store: Pick<SubscriberStore, 'deleteSubscriber'>; readonly target: Pick<Target, 'kind' | 'clients'> },
+  email: {
+    readonly store: Pick<SubscriberStore, 'deleteSubscriber'>;
+    readonly target: Pick<Target, 'kind' | 'clients'>;
+  },
   profile: SubscriberProfile,
   ses?: SESv2Client,
 ): Promise<void> {

@@ -4,6 +4,7 @@
  * reader of stdout goes away (EPIPE), and shell completion generated from the command tree.
  */
 import { execFile, spawn } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exampleRules } from '#sandbox/examples';
@@ -79,6 +80,38 @@ describe('a reader that goes away', () => {
     expect(help).toEqual({ code: 0, stderr: '' });
     expect(watermark.stderr).not.toContain('EPIPE');
     expect(watermark.code, watermark.stderr).toBe(0);
+  });
+});
+
+/** Runs the built CLI with stdout a device that is always full (as `> file` on a full disk). */
+function runIntoFullDevice(args: readonly string[]): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const full = openSync('/dev/full', 'w');
+    const child = spawn(process.execPath, [cliEntry, ...args], { cwd: projectRoot, stdio: ['ignore', full, 'pipe'] });
+    closeSync(full);
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stderr }));
+  });
+}
+
+describe('a full disk under stdout', () => {
+  it('is one line on stderr and exit 1, not a stack trace', async () => {
+    const [help, watermark] = await Promise.all([
+      runIntoFullDevice(['--help']),
+      runIntoFullDevice(['--sandbox-file', sandbox.descriptorPath, 'watermark', 'show']),
+    ]);
+    for (const run of [help, watermark]) {
+      expect(run.stderr).toMatch(
+        /(^|\n)news-alerts: writing to stdout failed \(ENOSPC\): what it printed is incomplete\n$/,
+      );
+      expect(run.stderr.match(/writing to stdout failed/g)).toHaveLength(1);
+      expect(run.stderr).not.toMatch(/^\s+at /m);
+      expect(run.code).toBe(1);
+    }
   });
 });
 

@@ -85,7 +85,7 @@ describe('email remove --forget', () => {
   it('deletes the subscriber and everything of it; the sandbox has no SES suppression list to clear', async () => {
     const added = await sandbox.cli(['email', 'add', audienceId, address('forget-me'), '--json']);
     expect(added.code, added.stderr).toBe(0);
-    const forgot = await sandbox.cli(['email', 'remove', audienceId, address('forget-me')]);
+    const forgot = await sandbox.cli(['email', 'remove', audienceId, address('forget-me'), '--forget']);
     expect(forgot.code, forgot.stderr).toBe(0);
     expect(forgot.stdout).toMatch(/^forgot subscriber [0-9a-f]+: its address, memberships and history are deleted\n$/);
     expectNoAddress(forgot.stdout + forgot.stderr);

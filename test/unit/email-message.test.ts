@@ -371,7 +371,9 @@ describe('List-Id', () => {
     fc.assert(
       fc.property(audienceIds, audienceIds, (a, b) => {
         fc.pre(a !== b);
-        expect(listIdOf(a, 'alerts.example.com').toLowerCase()).not.toBe(listIdOf(b, 'alerts.example.com').toLowerCase());
+        expect(listIdOf(a, 'alerts.example.com').toLowerCase()).not.toBe(
+          listIdOf(b, 'alerts.example.com').toLowerCase(),
+        );
       }),
     );
   });

@@ -357,22 +357,30 @@ describe('email words', () => {
 });
 
 describe('the preference page of a membership not confirmed yet', () => {
-  it.each(['en', 'ko', 'ja'] as const)('says in %s what to do under its settings heading, and offers no settings', (language) => {
-    const row = { audienceId: 'desk', label: 'Markets desk', state: 'pending' as const, preference: 'immediate' as const };
-    const html = renderPreferencePage(
-      {
-        language,
-        maskedAddress: 'k**@example.com',
-        suppressed: false,
-        memberships: [{ ...row, current: true }],
-        current: { ...row, current: true, digestTime: { time: '08:00', zone: 'UTC' } },
-      },
-      '/p/token',
-    );
-    const { page } = emailWordsFor(language);
-    const heading = `<h2>${page.manageHeading('Markets desk')}</h2>`;
-    expect(html).toContain(`${heading}\n<p>${page.pendingNote}</p>`);
-    expect(html).not.toContain('name="days"');
-    expect(html).not.toContain('name="preference"');
-  });
+  it.each(['en', 'ko', 'ja'] as const)(
+    'says in %s what to do under its settings heading, and offers no settings',
+    (language) => {
+      const row = {
+        audienceId: 'desk',
+        label: 'Markets desk',
+        state: 'pending' as const,
+        preference: 'immediate' as const,
+      };
+      const html = renderPreferencePage(
+        {
+          language,
+          maskedAddress: 'k**@example.com',
+          suppressed: false,
+          memberships: [{ ...row, current: true }],
+          current: { ...row, current: true, digestTime: { time: '08:00', zone: 'UTC' } },
+        },
+        '/p/token',
+      );
+      const { page } = emailWordsFor(language);
+      const heading = `<h2>${page.manageHeading('Markets desk')}</h2>`;
+      expect(html).toContain(`${heading}\n<p>${page.pendingNote}</p>`);
+      expect(html).not.toContain('name="days"');
+      expect(html).not.toContain('name="preference"');
+    },
+  );
 });

@@ -42,7 +42,8 @@ export const ja: EmailWords = {
     suppressed:
       'このアドレスには何も送っていません。メールが不達になったか、迷惑メールとして報告されました。送信者に解除を依頼してください。',
     manageHeading: (audience) => `${audience}の設定`,
-    pendingNote: '確認メールのリンクを開くと、このアラートの配信が始まります。確認後は、ここで配信の頻度を選んだり、一時停止したりできます。',
+    pendingNote:
+      '確認メールのリンクを開くと、このアラートの配信が始まります。確認後は、ここで配信の頻度を選んだり、一時停止したりできます。',
     frequencyLegend: '受け取り方',
     immediate: '通知をすぐに受け取る',
     digest: (time, zone) => `1日1回まとめて受け取る（${zone}時間の${time}ごろ）`,

@@ -41,7 +41,8 @@ export const ko: EmailWords = {
     suppressed:
       '이 주소로는 아무것도 보내지 않습니다. 메일이 반송되었거나 스팸으로 신고되었습니다. 발신자에게 차단 해제를 요청하세요.',
     manageHeading: (audience) => `${audience} 설정`,
-    pendingNote: '확인 이메일의 링크를 열면 이 알림을 받기 시작합니다. 확인한 뒤에는 여기에서 받는 빈도를 고르거나 잠시 멈출 수 있습니다.',
+    pendingNote:
+      '확인 이메일의 링크를 열면 이 알림을 받기 시작합니다. 확인한 뒤에는 여기에서 받는 빈도를 고르거나 잠시 멈출 수 있습니다.',
     frequencyLegend: '받는 방식',
     immediate: '알림을 바로 받기',
     digest: (time, zone) => `하루 한 번 요약 받기 (${zone} 기준 ${time} 무렵)`,
