@@ -56,21 +56,29 @@ export function parseInstant(
   if (isProviderDate(value)) {
     return workable(edge === 'start' ? startOfDate(value, timeZone) : endOfDate(value, timeZone) - 1, option, text);
   }
-  // In the right form, but no such day (2026-11-31, 2026-02-29): say that, not the forms again.
-  // Checked first: Date.parse rolls 2026-11-31T09:00Z over to 1 December without a word.
+  const at = parseDateTime(value, option, text);
+  if (at !== undefined) return at;
+  throw new UsageError(
+    `${option} "${text}": give a provider date (2026-11-21), a date-time with a zone (2026-11-21T09:00:00+09:00 or …Z), a span back from now (90m, 6h, 2d, 1w) or "now"`,
+  );
+}
+
+/**
+ * An ISO 8601 date-time with a zone (`2026-11-21T09:00:00+09:00`, `…Z`) as an instant; undefined
+ * when `value` is not one. A date that is not on the calendar (2026-11-31, 2026-02-29) is said so:
+ * checked first, as Date.parse rolls 2026-11-31T09:00Z over to 1 December without a word.
+ * @throws UsageError for a date not on the calendar, or an instant outside {@link workableInstants}
+ */
+export function parseDateTime(value: string, option: string, text = value): number | undefined {
   const dated = /^(\d{4})-(\d{2})-(\d{2})(?:$|T)/i.exec(value);
   if (dated !== null && !isProviderDate(`${dated[1]}-${dated[2]}-${dated[3]}`)) {
     throw new UsageError(
       `${option} "${text}": ${dated[1]}-${dated[2]}-${dated[3]} is no date on the calendar (month 01-12, and a day the month has)`,
     );
   }
-  if (zonedDateTime.test(value)) {
-    const parsed = Date.parse(value);
-    if (!Number.isNaN(parsed)) return workable(parsed, option, text);
-  }
-  throw new UsageError(
-    `${option} "${text}": give a provider date (2026-11-21), a date-time with a zone (2026-11-21T09:00:00+09:00 or …Z), a span back from now (90m, 6h, 2d, 1w) or "now"`,
-  );
+  if (!zonedDateTime.test(value)) return undefined;
+  const parsed = Date.parse(value);
+  return Number.isNaN(parsed) ? undefined : workable(parsed, option, text);
 }
 
 /**

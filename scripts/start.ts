@@ -30,6 +30,7 @@ import { withNewAudienceDefaults } from '../cli/new-audience.ts';
 import { jsonText, terminalText } from '../cli/output.ts';
 import { deployedInitialLookbackMinutes, simulatorInitialLookbackMinutes } from '../cli/sandbox-descriptor.ts';
 import { readUtf8File } from '../cli/utf8.ts';
+import { parseDateTime } from '../cli/window.ts';
 import { describeEmailSummary, emailSummary } from '../sandbox/email-preview.ts';
 import { exampleAudiences, exampleRules, exampleSimulator, type SandboxAudience } from '../sandbox/examples.ts';
 import { describeCollapse, isExact } from '../sandbox/expectations.ts';
@@ -89,18 +90,31 @@ const publishMode = (value: string): PublishMode => {
   }
   return value as PublishMode;
 };
+/** --now: a date-time with a zone on the calendar, between 1970 and 9999 (as the CLI's windows, cli/window.ts). */
 const instant = (value: string): number => {
-  const parsed = Date.parse(value);
-  if (Number.isNaN(parsed) || !/\d{2}:\d{2}/.test(value))
-    throw new InvalidArgumentError('must be an ISO 8601 date-time, e.g. 2026-11-22T09:00:00+09:00');
-  return parsed;
+  let at: number | undefined;
+  try {
+    at = parseDateTime(value.trim(), '--now', value);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    // The option and the value are in commander's line already; spans are no --now.
+    throw new InvalidArgumentError(
+      error.message.replace(/^--now "[^]*?":? /, '').replace(/ \(a span counts back from now[^)]*\)$/, ''),
+    );
+  }
+  if (at === undefined) {
+    throw new InvalidArgumentError(
+      'must be an ISO 8601 date-time with a zone, e.g. 2026-11-22T09:00:00+09:00 or 2026-11-22T00:00:00Z (without one it would depend on this machine’s zone)',
+    );
+  }
+  return at;
 };
 
 const program = new Command('npm start --')
   .description(
     'Run news-alerts end to end on this machine: local AWS emulator (moto server), the bundled news API simulator, example audiences and rules.',
   )
-  .option('--once', 'run a single alert cycle')
+  .addOption(new Option('--once', 'run a single alert cycle').conflicts('cycles'))
   .option('--cycles <n>', 'alert cycles to run (5 simulated minutes apart with the simulator)', positiveInteger, 3)
   .option(
     '--json',
@@ -196,6 +210,7 @@ if (useSimulator) {
     ['--provider-ca', options.providerCa],
     ['--response-mapping', options.responseMapping],
     ['--provider-time-zone', options.providerTimeZone],
+    ['--interval', program.getOptionValueSource('interval') === 'cli' ? String(options.interval) : undefined],
   ] as const) {
     if (value !== undefined)
       usage(`${flag} applies to a real provider: give --provider-url too (the simulator needs none)`);

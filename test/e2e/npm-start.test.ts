@@ -265,6 +265,14 @@ describe('npm start', () => {
       ['--cycles', '1e1'],
       ['--initial-lookback', ''],
       ['--now', 'yesterday'],
+      // --now pins the clock: no rolled-over date, no zone taken from this machine, 1970 to 9999.
+      ['--now', '2026-02-30T09:00:00Z'],
+      ['--now', '2026-11-22T09:00:00'],
+      ['--now', '1960-01-01T00:00:00Z'],
+      ['--now', '+275760-09-13T00:00:00Z'],
+      // Options that would be ignored without a word.
+      ['--once', '--cycles', '3'],
+      ['--interval', '30'],
       ['--audiences', 'a.yaml'],
       // A real provider's setting without --provider-url would be silently ignored by the simulator.
       ['--provider-time-zone', 'Asia/Seoul', '--once'],
