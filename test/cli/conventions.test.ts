@@ -90,7 +90,7 @@ function runIntoFullDevice(args: readonly string[]): Promise<{ code: number | nu
     const child = spawn(process.execPath, [cliEntry, ...args], { cwd: projectRoot, stdio: ['ignore', full, 'pipe'] });
     closeSync(full);
     let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => {
+    child.stderr?.on('data', (chunk: Buffer) => {
       stderr += chunk.toString();
     });
     child.on('error', reject);
