@@ -20,6 +20,7 @@ import {
   type DayBenchCounts,
   defaultAssumptions,
   placeholderInputs,
+  RESULTS_MD,
   type StackFacts,
   scenarioFromDayBench,
   stackFactsFromCode,
@@ -199,10 +200,31 @@ function readProviderDay(path: string): ProviderDayResults & { day?: string } {
 /** What SES email adds to every size's fixed part, from the synthesized stack (not in the totals). */
 function sesFixedNote(facts: StackFacts): string | undefined {
   if (facts.sesFixed === undefined) return undefined;
-  const { alarms, secrets } = facts.sesFixed;
-  const usd = alarms * awsPrices.cloudWatchAlarm.usdPerUnit + secrets * awsPrices.secretsManagerSecret.usdPerUnit;
-  return `SES email also adds to the fixed part of every size, whatever it sends: its ${alarms} alarms (\`email-*\`, [operate](operate.md#alarms)) and ${secrets} secret(s) (the link key), ${formatUsd(usd)} a month (before the free tier's ten alarms).`;
+  const { alarms, secrets, keys, schedules } = facts.sesFixed;
+  const usd =
+    alarms * awsPrices.cloudWatchAlarm.usdPerUnit +
+    secrets * awsPrices.secretsManagerSecret.usdPerUnit +
+    keys * awsPrices.kmsKey.usdPerUnit;
+  return `SES email also adds to the fixed part of every size, whatever it sends: its ${alarms} alarms (\`email-*\`, [operate](operate.md#alarms)), ${secrets} secret(s) (the link key) and ${keys} KMS key(s) (the SES events topic's), ${formatUsd(usd)} a month (before the free tier's ten alarms), and ${schedules} schedule(s) (the daily digests, every 15 minutes: within the Scheduler's free invocations).`;
 }
+
+/**
+ * What spike alerts add (opt-in per rule, not in the totals): each opted-in rule's record is read
+ * and rewritten by the runs that count a story for it, and by the first run after each hour.
+ */
+export function spikeCostNote(): string {
+  const { rules, insideHour, afterHour } = RESULTS_MD.spikeStep;
+  const runsPerHour = 12;
+  const writeUnits = ((runsPerHour - 1) * insideHour.writeUnits + afterHour.writeUnits) / rules;
+  const readUnits = ((runsPerHour - 1) * insideHour.records + afterHour.records) / rules;
+  const hoursPerMonth = 24 * (365 / 12);
+  const usdPerRule =
+    hoursPerMonth *
+    (writeUnits * awsPrices.dynamoWriteRequestUnit.usdPerUnit + readUnits * awsPrices.dynamoReadRequestUnit.usdPerUnit);
+  return `**Spike alerts** (opt-in per rule, [spikes](spikes.md)) are not in the totals either. Each opted-in rule keeps one record of counts (about 3.5 KB) that the runs read and rewrite: at the step bench/RESULTS.md measured for ${formatNumberPlain(rules)} opted-in rules (section 10 (c): ${formatNumberPlain(insideHour.writeUnits)} write units on a run inside an hour, ${formatNumberPlain(afterHour.writeUnits)} on the first run after it), about ${writeUnits.toFixed(0)} write units and ${readUnits.toFixed(0)} read units per opted-in rule an hour on the 5-minute schedule: ${formatUsd(usdPerRule)} per opted-in rule a month, ${formatUsd(usdPerRule * rules)} for ${formatNumberPlain(rules)}, whatever they deliver (a fixed cost). The spike alerts themselves are deliveries like any other.`;
+}
+
+const formatNumberPlain = (value: number) => value.toLocaleString('en-US');
 
 /** The cost table and the document for `inputs`. */
 export function costDocument(inputs: CostInputs, facts: StackFacts): { table: CostTable; markdown: string } {
@@ -210,7 +232,7 @@ export function costDocument(inputs: CostInputs, facts: StackFacts): { table: Co
   const options: RenderOptions = {
     explanation: EXPLANATION,
     assumptions: assumptionNotes(facts),
-    sesFixed: sesFixedNote(facts),
+    sesFixed: [sesFixedNote(facts), spikeCostNote()].filter((note) => note !== undefined).join('\n\n'),
   };
   return { table, markdown: renderCostMarkdown(table, options) };
 }

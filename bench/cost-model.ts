@@ -613,11 +613,16 @@ const sum = (values: readonly number[]): number => values.reduce((total, value) 
 
 // --- Markdown --------------------------------------------------------------------------------
 
-/** Formats dollars for a table cell: cents, or "< $0.01" for a real but tiny amount. */
+/**
+ * Formats dollars for a table cell: cents, or "< $0.01" for a real but tiny amount (either way: a
+ * difference a few hundredths of a cent below zero is "> −$0.01", not "$-0.00").
+ */
 export function formatUsd(usd: number): string {
   if (usd === 0) return '$0.00';
   if (usd > 0 && usd < 0.005) return '< $0.01';
-  return `$${usd.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
+  if (usd < 0 && usd > -0.005) return '> −$0.01';
+  const cents = Math.abs(usd).toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+  return usd < 0 ? `−$${cents}` : `$${cents}`;
 }
 
 /** Three significant digits with thousands separators; small fractions keep their digits. */
@@ -753,7 +758,7 @@ export function renderCostMarkdown(table: CostTable, options: RenderOptions): st
   }
   out.push('');
   out.push(
-    'The SES side leaves out what is small next to SES itself: the subscribers table (about 9 write units per email for the claim transaction, its completion and the SES events; at $0.625 per million that is about 5% of the SES sending price), the events function (one invocation per SES event) and the preference endpoint (API Gateway HTTP API, $1.00 per million requests). SES bills received mail for `mailto:` unsubscribes at $0.10 per 1,000 too.',
+    'The SES side leaves out what is small next to SES itself: the subscribers table (about 9 write units per email for the claim transaction, its completion and the SES events; at $0.625 per million that is about 5% of the SES sending price), the events function (one invocation per SES event) the preference endpoint (API Gateway HTTP API, $1.00 per million requests), and the SES events topic (encrypted SNS: a publish and a KMS request per SES event, under a tenth of the SES sending price). SES bills received mail for `mailto:` unsubscribes at $0.10 per 1,000 too.',
   );
   out.push('');
   if (options.sesFixed !== undefined) {

@@ -319,6 +319,15 @@ describe('today (full re-reads) against incremental reading', () => {
     // Each article is looked up once per run whose window (late arrival + one interval) holds it.
     expect(small.ledgerLookupsPerNotification.value).toBeCloseTo((60 + 5) / 5, 9);
   });
+
+  it.each(SIZES.map((size) => [`${size.articlesPerDay} × ${size.audiences}`, size] as const))(
+    '%s: incremental runs look up no more than today: a run matches only what is newer than its cutoff',
+    (_label, size) => {
+      const today = estimateDayCounts(size, 'today', facts).ledgerLookupsPerNotification.value;
+      const incremental = estimateDayCounts(size, 'incremental', facts).ledgerLookupsPerNotification.value;
+      expect(incremental).toBeLessThanOrEqual(today + 1e-9);
+    },
+  );
 });
 
 describe('email: SES or SNS email', () => {
@@ -432,6 +441,26 @@ describe('rendering and inputs', () => {
       );
     });
 
+    it('day bench counts without ledger lookups get the reading’s estimate, labelled assumed, not "1 (measured)"', () => {
+      const day: DayBenchCounts = {
+        articlesPerDay: 100_000,
+        audiences: 1000,
+        reading: 'today',
+        runsPerDay: 288,
+        providerPagesPerDay: 136_000,
+        articlesReadPerDay: 13_600_000,
+        notificationsPerDay: 270_000,
+        lambdaMsPerRun: 50_000,
+      };
+      const read = readInputs(
+        write('days-no-lookups.json', { source: 'provider-day bench', days: [day] }),
+        () => facts,
+      );
+      const lookups = read.scenarios[0]?.ledger.lookupsPerNotification;
+      expect(lookups).toMatchObject({ basis: 'assumed' });
+      expect(lookups?.value).toBeCloseTo((60 + 5) / 5, 9);
+    });
+
     it('completes the day bench counts, labelled measured', () => {
       const day: DayBenchCounts = {
         articlesPerDay: 100_000,
@@ -500,5 +529,31 @@ describe('stack facts come from lib/', () => {
     // Only the every-run, normal-use and Slack-posted metrics are priced as sent every hour.
     expect(everyHour).toBe(everyRunMetrics.size + activityMetrics.size + 1);
     expect(derived.customerManagedKeys).toBeGreaterThanOrEqual(2);
+    // SES email's own: the link key, the events topic's key, the daily digests' schedule.
+    expect(derived.sesFixed).toMatchObject({ secrets: 1, keys: 1, schedules: 1 });
+    expect(derived.sesFixed?.alarms).toBeGreaterThanOrEqual(5);
+  });
+});
+
+describe('what the totals leave out, priced beside them', () => {
+  it("SES email's fixed part counts its KMS key, and spike alerts are priced per opted-in rule", () => {
+    const ses = { alarms: 6, secrets: 1, keys: 1, schedules: 1 };
+    const { markdown } = costDocument(placeholderInputs(facts), { ...facts, sesFixed: ses });
+    const usd = ses.alarms * 0.1 + ses.secrets * 0.4 + ses.keys * 1;
+    expect(markdown).toContain(`${ses.keys} KMS key(s) (the SES events topic's), ${formatUsd(usd)} a month`);
+    // About 21 write and 5 read units per opted-in rule an hour (bench/RESULTS.md section 10 (c)).
+    const perRule =
+      24 * (365 / 12) * (((11 * 3_048 + 8_254) / 2_000) * 0.625e-6 + ((11 * 740 + 2_000) / 2_000) * 0.125e-6);
+    expect(markdown).toContain(`**Spike alerts**`);
+    expect(markdown).toContain(
+      `${formatUsd(perRule)} per opted-in rule a month, ${formatUsd(perRule * 2_000)} for 2,000`,
+    );
+  });
+
+  it('a difference just below zero reads as such, never "$-0.00"', () => {
+    expect(formatUsd(-0.001)).toBe('> −$0.01');
+    expect(formatUsd(-0)).toBe('$0.00');
+    expect(formatUsd(-3.2)).toBe('−$3.20');
+    expect(formatUsd(0.001)).toBe('< $0.01');
   });
 });
