@@ -150,6 +150,11 @@ describe('spikes evaluate: any series in, NAB results out', () => {
     const cases: [string, RegExp][] = [
       ['2020-01-01 00:05:00,1,000', /f\.csv:3: 3 cells, but the header names 2 columns; a value must not hold a comma/],
       ['2020-01-01 00:05:00,7,extra', /f\.csv:3: 3 cells/],
+      // Too few cells: no comma to blame.
+      [
+        '2020-01-01 00:05:00',
+        /f\.csv:3: 1 cell, but the header names 2 columns; give every row a cell for each column$/,
+      ],
       ['2020-02-30 00:05:00,4', /f\.csv:3: timestamp "2020-02-30 00:05:00" is not/],
       ['2020-01-01 24:00:00,4', /f\.csv:3: timestamp "2020-01-01 24:00:00" is not/],
       ['2020-01-01T00:61:00Z,4', /f\.csv:3: timestamp "2020-01-01T00:61:00Z" is not/],
@@ -166,12 +171,12 @@ describe('spikes evaluate: any series in, NAB results out', () => {
       [`2020-01-01 00:05:00,1${'0'.repeat(154)}`, /f\.csv:3: value "1000.*…? is larger than a count can be/],
     ];
     for (const [row, error] of cases) expect(() => readCountSeries(file(row), 'f.csv'), row).toThrow(error);
-    // A leap day, a whole count written with a point, and an offset all read.
+    // A leap day, a whole count written with a point (before or after it), and an offset all read.
     const fine = readCountSeries(
-      'timestamp,value\n2020-02-29 23:55:00,3.0\n2020-03-01T09:00:00+09:00,4\n2020-03-01 00:05:00,5\n2020-03-01T09:10+09:00,6\n',
+      'timestamp,value\n2020-02-29 23:55:00,3.0\n2020-03-01T09:00:00+09:00,4\n2020-03-01 00:05:00,.0\n2020-03-01T09:10+09:00,6.\n',
       'g.csv',
     );
-    expect(fine.values).toEqual([3, 4, 5, 6]);
+    expect(fine.values).toEqual([3, 4, 0, 6]);
   });
 
   it('one row needs a bucket length given, not "two rows"; a header alone has nothing to evaluate', () => {
@@ -182,6 +187,22 @@ describe('spikes evaluate: any series in, NAB results out', () => {
     expect(evaluateSeries(one, 'balanced', { bucketMs: 3_600_000 }).verdicts).toHaveLength(1);
     expect(() => readCountSeries('timestamp,value\n', 'empty.csv')).toThrow(
       /empty\.csv: no rows after the header line/,
+    );
+  });
+
+  it('rows a few seconds off the grid are told to round their timestamps, not to sum into buckets they already are', () => {
+    // A logger writing every 5 minutes, each row a few seconds late or early.
+    const jitter = [0, 3, -2, 40, -40, 1, -3, 2, 35, -1];
+    const rows = jitter.map((seconds, row) => {
+      const at = new Date(Date.UTC(2020, 0, 1, 0, 5 * row, 0) + seconds * 1000);
+      return `${at.toISOString().slice(0, 19).replace('T', ' ')},${row}`;
+    });
+    const series = readCountSeries(`timestamp,value\n${rows.join('\n')}\n`, 'j.csv');
+    expect(() => bucketLengthOf(series, 'j.csv')).toThrow(
+      /^j\.csv: rows are about 5 min apart, but their timestamps are a few seconds off that grid \(the most common step is \d+ s\): round each timestamp to the nearest 5 minutes first/,
+    );
+    expect(() => evaluateSeriesWith(series, PRESETS.balanced, { bucketMs: FIVE_MINUTES, source: 'j.csv' })).toThrow(
+      /^j\.csv:\d+: a second row in the same 5-minute bucket as the row before it \(\d+ s apart, nearly 5 min\): .*round each to the nearest 5 minutes first/,
     );
   });
 

@@ -119,7 +119,7 @@ function quoted(text: string): string {
 }
 
 /** A count as NAB files write it: decimal digits, no sign, hex, Infinity or fraction. */
-const countText = /^\d+(?:\.0*)?$/;
+const countText = /^(?:\d+(?:\.0*)?|\.0+)$/;
 
 /**
  * Reads `timestamp,value` rows (a header line first); `source` names the file in errors. More
@@ -155,7 +155,9 @@ export function readCountSeries(text: string, source: string, maxRows = MAX_SERI
     const cells = line.split(',');
     if (cells.length !== header.length) {
       throw new SeriesFormatError(
-        `${where}: ${cells.length} cells, but the header names ${header.length} columns; a value must not hold a comma (no thousands separators)`,
+        cells.length > header.length
+          ? `${where}: ${cells.length} cells, but the header names ${header.length} columns; a value must not hold a comma (no thousands separators)`
+          : `${where}: ${cells.length} cell${cells.length === 1 ? '' : 's'}, but the header names ${header.length} columns; give every row a cell for each column`,
       );
     }
     const timeText = (cells[timeColumn] ?? '').trim();
@@ -227,11 +229,34 @@ export function bucketLengthOf(series: CountSeries, source: string): number {
     );
   }
   if (step % 60_000 !== 0 || step < 60_000) {
+    // Rows a logger or a cron wrote a few seconds early or late have no common step: their median
+    // step is near whole minutes.
+    const near = nearWholeMinutes(medianStep(series));
     throw new SeriesFormatError(
-      `${source}: rows are mostly ${step / 1000} s apart; the detector takes buckets of whole minutes (1 to 1440), one row each: ${NOT_SUMMED}: sum the rows into buckets of whole minutes first`,
+      near === undefined
+        ? `${source}: rows are mostly ${step / 1000} s apart; the detector takes buckets of whole minutes (1 to 1440), one row each: ${NOT_SUMMED}: sum the rows into buckets of whole minutes first`
+        : `${source}: rows are about ${near} min apart, but their timestamps are a few seconds off that grid (the most common step is ${step / 1000} s): round each timestamp to the nearest ${near} minutes first, as the detector takes buckets of whole minutes, one row each`,
     );
   }
   return step;
+}
+
+/**
+ * The whole number of minutes (1 to 1440) that `ms` is within a tenth of (295 s: 5 min), or
+ * undefined: the step of rows a logger or a cron wrote a few seconds early or late.
+ */
+function nearWholeMinutes(ms: number): number | undefined {
+  const minutes = Math.round(ms / 60_000);
+  return minutes >= 1 && minutes <= 1440 && Math.abs(ms - minutes * 60_000) <= minutes * 6_000 ? minutes : undefined;
+}
+
+/** The median step between rows (ms); 0 for a single row. */
+function medianStep(series: CountSeries): number {
+  const steps: number[] = [];
+  for (let i = 1; i < series.times.length; i++)
+    steps.push((series.times[i] as number) - (series.times[i - 1] as number));
+  steps.sort((a, b) => a - b);
+  return steps[steps.length >> 1] ?? 0;
 }
 
 /** The most common step between rows (ms), or undefined for a single row. */
@@ -371,6 +396,12 @@ function twoRowsInABucket(
   const gap = (series.times[row] as number) - (series.times[row - 1] as number);
   const minutes = bucketMs / 60_000;
   const what = `${source}:${row + 2}: a second row in the same ${minutes}-minute bucket as the row before it`;
+  if (gap % 60_000 !== 0 && gap >= bucketMs * 0.8) {
+    // Nearly a bucket apart, yet in one bucket: timestamps a few seconds off the bucket grid.
+    return new SeriesFormatError(
+      `${what} (${gap / 1000} s apart, nearly ${minutes} min): the timestamps are a few seconds off the ${minutes}-minute grid; round each to the nearest ${minutes} minutes first, one row each`,
+    );
+  }
   if (gap % 60_000 !== 0) {
     return new SeriesFormatError(
       `${what} (${gap / 1000} s apart); ${NOT_SUMMED}: sum the rows into ${minutes}-minute buckets first, one row each`,
