@@ -416,6 +416,26 @@ describe('the backtest chart', () => {
     expect(lines[lines.indexOf(day) + 1]?.slice(11).indexOf('!')).toBe(23);
   });
 
+  it('draws an hour of no stories as _, apart from an hour not counted (·) and one not shown (blank)', () => {
+    const rows: BacktestRow[] = [0, 0, -1, 3].map((count, i) => ({
+      at: Date.parse('2026-11-02T00:00:00Z') + i * hour,
+      count,
+      expected: 1,
+      band: { fewer: 12, balanced: 10, more: 8 },
+      score: 0,
+      events: {},
+    }));
+    const backtest: Backtest = {
+      ruleId: 'quiet',
+      preset: 'balanced',
+      bucketMs: hour,
+      rows,
+      episodes: { fewer: [], balanced: [], more: [] },
+    };
+    const [line] = textChart(backtest, (at) => providerDate(at, zone), minuteOfDay);
+    expect(line?.slice(11, 35)).toBe(`__·█${' '.repeat(20)}`);
+  });
+
   it('places every hour at its local time on the day clocks go forward', () => {
     // 29 March 2026: 01:00 to 02:00 does not exist in London; 14:00 UTC is 15:00 local.
     const lines = chartOf('2026-03-29T00:00:00Z', '2026-03-29T23:00:00Z', '2026-03-29T14:00:00Z');

@@ -119,11 +119,13 @@ export function backtestRecord(record: SpikeRecord, options: { readonly days: nu
   return { ruleId: record.ruleId, preset: record.preset, bucketMs: record.bucketMs, rows, episodes };
 }
 
-const BLOCKS = ' ▁▂▃▄▅▆▇█';
+/** A count's height: `_` for none (a blank is an hour not shown), then eighths of the largest. */
+const BLOCKS = '_▁▂▃▄▅▆▇█';
 
 /**
  * A small text chart: one line per day, one block per hour (its height the count against the
- * largest count shown), `!` under an hour where the rule's preset opened an episode, then the day's
+ * largest count shown, `_` for 0, `·` for an hour not counted, blank for none there: outside the
+ * days shown, or skipped by the clock), `!` under an hour where the rule's preset opened an episode, then the day's
  * largest count and the lowest band it would have needed. `dayLabel` names a day from its start;
  * `minuteOfDay` places each bucket at its local time of day, so on the day clocks go forward an
  * hour stays blank, and on the day they go back the repeated hour shows the larger of its two
