@@ -134,6 +134,35 @@ describe('the spike detector', () => {
     expect(verdicts.at(-1)?.event).toBe('open');
   });
 
+  it('learns an hour that is busy every day (a market close): alerts on its first days at most, not every day', () => {
+    for (const fromWeek of [0, 4]) {
+      const counts = quietWeeks(8, 2, 21 + fromWeek);
+      for (let day = fromWeek * 7; day < 56; day++) counts[day * 24 + 15] = 38 + (day % 5);
+      const alerts = opens(run(counts).verdicts);
+      expect(alerts.length, `from week ${fromWeek}`).toBeLessThanOrEqual(4);
+      // None once it has been there a week.
+      expect(alerts.filter((verdict) => verdict.bucket >= (fromWeek + 1) * 168)).toEqual([]);
+    }
+  });
+
+  it('learns an hour that is busy once a week (a Monday briefing): alerts on its first two weeks at most', () => {
+    const counts = quietWeeks(8, 2, 23);
+    for (let week = 1; week < 8; week++) counts[week * 168 + 9] = 30 + week;
+    const alerts = opens(run(counts).verdicts);
+    expect(alerts.length).toBeLessThanOrEqual(2);
+    expect(alerts.filter((verdict) => verdict.bucket >= 3 * 168)).toEqual([]);
+  });
+
+  it('still alerts at a busy hour it has learned when the count goes far above that hour’s usual', () => {
+    const counts = quietWeeks(7, 2, 24);
+    for (let day = 0; day < 49; day++) counts[day * 24 + 15] = 38 + (day % 5);
+    const burstAt = 48 * 24 + 15;
+    counts[burstAt] = 220;
+    const { verdicts } = run(counts);
+    expect(verdicts[burstAt]?.expected).toBeGreaterThan(30);
+    expect(verdicts[burstAt]?.event).toBe('open');
+  });
+
   it('fewer only alerts on the largest jump of the last 14 days', () => {
     const counts = quietWeeks(3, 2, 9);
     const first = counts.length;

@@ -271,6 +271,45 @@ function cappedMean(values: number[]): number {
   return sum / values.length;
 }
 
+/**
+ * The lower median of `values` (sorted in place): the middle value, or the lower of the two middle
+ * ones, so that more than half of them are at least it. 0 when empty (it only ever raises an
+ * estimate).
+ */
+function lowerMedian(values: number[]): number {
+  if (values.length === 0) return 0;
+  values.sort((a, b) => a - b);
+  return values[(values.length - 1) >> 1] as number;
+}
+
+/** The time of day of a bucket: its place in its day (0 … bucketsPerDay − 1), for any bucket number. */
+function timeOfDay(bucket: number, bucketsPerDay: number): number {
+  return ((bucket % bucketsPerDay) + bucketsPerDay) % bucketsPerDay;
+}
+
+/**
+ * The past episodes that recur: each that began a day, or a week, after another (give or take the
+ * neighbourhood), and that other. A burst that comes back at the same time the next day, or the
+ * same time the next week, is a pattern of the series, not news: its buckets stay in the baseline
+ * (they are not masked), so the baseline learns it instead of alerting on it every day. Level
+ * shifts take part like any other episode. Two unrelated bursts exactly a day or a week apart are
+ * taken for a pattern too: the baseline then counts them, as it counts a level shift.
+ */
+function recurringEpisodes(episodes: readonly PastEpisode[], model: SpikeModel): Set<PastEpisode> {
+  const recurring = new Set<PastEpisode>();
+  const { bucketsPerDay, bucketsPerWeek, neighbourhood } = model;
+  for (const [i, earlier] of episodes.entries()) {
+    for (const later of episodes.slice(i + 1)) {
+      const apart = Math.abs(later.from - earlier.from);
+      if (Math.abs(apart - bucketsPerDay) <= neighbourhood || Math.abs(apart - bucketsPerWeek) <= neighbourhood) {
+        recurring.add(earlier);
+        recurring.add(later);
+      }
+    }
+  }
+  return recurring;
+}
+
 /** `value` to three significant digits (0.0123, 1.23, 123, 1230). */
 function roundTo3(value: number): number {
   if (value === 0 || !Number.isFinite(value)) return value;
@@ -352,8 +391,10 @@ export class SpikeDetector {
   #episodes: PastEpisode[];
   #open: OpenEpisode | undefined;
   #closedAt: number;
-  /** Masked buckets (past episodes that were not level shifts, and the open one), rebuilt when episodes change. */
+  /** Masked buckets (past episodes that were not level shifts nor recurring, and the open one), rebuilt when episodes change. */
   #mask = new Set<number>();
+  /** Times of day (bucket mod buckets per day) a recurring past episode covered, with the neighbourhood around them. */
+  #recurringTimes = new Set<number>();
 
   constructor(model: SpikeModel, preset: PresetParameters, stored: DetectorState) {
     this.model = model;
@@ -554,8 +595,17 @@ export class SpikeDetector {
     const mask = (from: number, to: number) => {
       for (let bucket = Math.max(from, first); bucket <= Math.min(to, last); bucket++) this.#mask.add(bucket);
     };
-    for (const episode of this.#episodes) if (!episode.levelShift) mask(episode.from, episode.to);
+    const recurring = recurringEpisodes(this.#episodes, this.model);
+    for (const episode of this.#episodes)
+      if (!episode.levelShift && !recurring.has(episode)) mask(episode.from, episode.to);
     if (this.#open !== undefined) mask(this.#open.since, this.#open.lastAt);
+    this.#recurringTimes = new Set();
+    const { bucketsPerDay, neighbourhood } = this.model;
+    for (const episode of recurring) {
+      const from = episode.from - neighbourhood;
+      const to = Math.min(episode.to + neighbourhood, from + bucketsPerDay - 1);
+      for (let bucket = from; bucket <= to; bucket++) this.#recurringTimes.add(timeOfDay(bucket, bucketsPerDay));
+    }
   }
 
   /** A count usable for estimates: counted and not inside a (non-level-shift) episode; else -1. */
@@ -568,6 +618,15 @@ export class SpikeDetector {
    * The seasonal median: the same hour of the week over the last four weeks once at least two of
    * them are counted at this hour, else the same time of day on the last seven days counted at it
    * (NaN: nothing yet), and how many days the latter rests on (7 per week for the former).
+   *
+   * The neighbourhood (the buckets either side) smooths it, and the cap keeps unmasked bursts from
+   * pulling it up; both would also flatten an hour that is busier than its neighbours every time
+   * (a market close, a daily briefing), which then looked like a spike every day. So the estimate
+   * is at least what this very bucket usually held: the lower median of its own values (at the
+   * lags used; two weeks out of two, three of four, four days of seven). At a time of day where an
+   * episode recurred (a day or a week after another, {@link recurringEpisodes}), the same holds
+   * for the last seven days counted, so a daily pattern that began lately is learned in days, not
+   * weeks.
    * Weeks and days are counted ones, not elapsed ones: after a gap in the data (buckets stepped as
    * unknown) the lags that fall in it would leave the baseline to one week's few values, or to none
    * for a week after a gap of four weeks, so the baseline skips them and reaches back in the history
@@ -582,27 +641,40 @@ export class SpikeDetector {
       return false;
     };
     const values: number[] = [];
-    const collect = (centre: number) => {
+    const own: number[] = [];
+    const collect = (centre: number, into: number[]) => {
       for (let j = -neighbourhood; j <= neighbourhood; j++) {
         const value = this.#usable(centre + j);
-        if (value >= 0) values.push(value);
+        if (value >= 0) into.push(value);
       }
+      const value = this.#usable(centre);
+      if (value >= 0) own.push(value);
+    };
+    // Without a gap these are the last seven days; after one, as far back as the four weeks of
+    // history the stored state keeps, so a restored detector reaches exactly as far.
+    const lastDays = (into: number[]) => {
+      let days = 0;
+      for (let k = 1; days < 7 && k * bucketsPerDay <= 4 * bucketsPerWeek; k++) {
+        if (!counted(bucket - k * bucketsPerDay)) continue;
+        collect(bucket - k * bucketsPerDay, into);
+        days += 1;
+      }
+      return days;
     };
     const weeks: number[] = [];
     for (let k = 1; k <= Math.min(4, elapsedWeeks); k++) if (counted(bucket - k * bucketsPerWeek)) weeks.push(k);
     if (weeks.length >= 2) {
-      for (const k of weeks) collect(bucket - k * bucketsPerWeek);
-      return { mean: cappedMean(values), days: 7 * weeks.length };
+      for (const k of weeks) collect(bucket - k * bucketsPerWeek, values);
+      let mean = Math.max(cappedMean(values), lowerMedian(own));
+      if (this.#recurringTimes.has(timeOfDay(bucket, bucketsPerDay))) {
+        own.length = 0;
+        lastDays([]);
+        mean = Math.max(mean, lowerMedian(own));
+      }
+      return { mean, days: 7 * weeks.length };
     }
-    // Without a gap these are the last seven days; after one, as far back as the four weeks of
-    // history the stored state keeps, so a restored detector reaches exactly as far.
-    let days = 0;
-    for (let k = 1; days < 7 && k * bucketsPerDay <= 4 * bucketsPerWeek; k++) {
-      if (!counted(bucket - k * bucketsPerDay)) continue;
-      collect(bucket - k * bucketsPerDay);
-      days += 1;
-    }
-    return { mean: cappedMean(values), days };
+    const days = lastDays(values);
+    return { mean: Math.max(cappedMean(values), lowerMedian(own)), days };
   }
 
   /**
