@@ -118,7 +118,8 @@ function checkResultsPath(file: string, onePreset: boolean, source: string): voi
       `--out ${file} is the --csv file itself; writing the results there would replace the series: give another file name`,
     );
   }
-  if (existsSync(file) && statSync(file).isDirectory()) {
+  // `--out newdir/`: a directory meant, which does not exist yet (renaming a file onto it fails).
+  if ((existsSync(file) && statSync(file).isDirectory()) || (onePreset && /[/\\]$/.test(file))) {
     throw new UsageError(
       onePreset
         ? `--out ${file} is a directory; give a file name for one preset's results (--preset all writes one file per preset into a directory)`
@@ -210,8 +211,11 @@ function writeResults(files: readonly ResultsFile[]): void {
   } catch (error) {
     for (const temporary of temporaries.slice(renamed)) rmSync(temporary, { force: true });
     const done = plans.filter((plan) => !replaced.slice(renamed).includes(plan)).map((plan) => plan.entry.file);
+    // The code, not the message: the message names the temporary file, which is gone.
+    const why = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    const others = replaced.length - renamed - 1;
     throw new UsageError(
-      `cannot put the results at ${replaced[renamed]?.entry.file ?? ''}: ${(error as Error).message}; ${done.length > 0 ? `written: ${done.join(', ')}; ` : ''}the others were not written`,
+      `cannot put the results at ${replaced[renamed]?.entry.file ?? ''} (${why})${done.length > 0 ? `; written: ${done.join(', ')}` : ''}${others > 0 ? `; the other ${others} were not written` : ''}`,
       [],
       { cause: error },
     );

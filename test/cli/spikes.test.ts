@@ -325,6 +325,13 @@ describe('news-alerts spikes evaluate', () => {
     expect(intoDirectory.code).toBe(2);
     expect(intoDirectory.stderr).toContain('is a directory; give a file name');
     expect(intoDirectory.stderr).not.toContain('EISDIR');
+    // A directory meant that does not exist yet: said so, not a rename of a temporary file.
+    const newDirectory = `${join(directory, 'not-yet')}/`;
+    const intoNew = await runCli(['spikes', 'evaluate', '--csv', csv, '--preset', 'fewer', '--out', newDirectory]);
+    expect(intoNew.code).toBe(2);
+    expect(intoNew.stderr).toContain('is a directory; give a file name');
+    expect(intoNew.stderr).not.toMatch(/\.tmp|ENOTDIR|the others/);
+    expect(existsSync(newDirectory)).toBe(false);
 
     const allIntoCsv = join(directory, 'single.csv');
     const csvName = await runCli(['spikes', 'evaluate', '--csv', csv, '--preset', 'all', '--out', allIntoCsv]);
