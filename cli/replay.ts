@@ -417,6 +417,50 @@ async function heldEarlier(state: DynamoStateStore, audienceIds: readonly string
 }
 
 /**
+ * Alerts parked for an audience whose topic has no confirmed subscriber (after `audiences repair`,
+ * before its subscribers are back): a window replay would send them to nobody and record them
+ * delivered, and `replay --parked` would then never send them. Only audiences with parked alerts
+ * are checked (one subscription listing each). A dry run warns; a replay is refused before
+ * anything is sent, unless --to-topic-without-subscribers says to send them anyway.
+ * @throws UsageError naming each such audience and what to do
+ */
+async function parkedWithoutSubscribers(
+  context: CommandContext,
+  target: Target,
+  state: Pick<DynamoStateStore, 'listUndeliverable'>,
+  audiences: ReadonlyMap<string, Audience>,
+  options: ReplayOptions,
+): Promise<void> {
+  const parked = new Map<string, number>();
+  for (const audienceId of audiences.keys()) {
+    const records = await state.listUndeliverable(audienceId);
+    if (records.length > 0) parked.set(audienceId, records.length);
+  }
+  if (parked.size === 0) return;
+  const unknown = new Map<string, string>();
+  const { withoutSubscribers } = await checkTopics(target, new Set(parked.keys()), audiences, unknown, {
+    subscribers: true,
+  });
+  if (withoutSubscribers.size === 0) return;
+  const lines = [...withoutSubscribers].map((audienceId) => {
+    const cannotTell = unknown.get(audienceId);
+    return cannotTell === undefined
+      ? `${audienceId}: ${parked.get(audienceId)} parked alert(s), and its topic has no confirmed subscriber (${newsAlerts()} subscriptions list ${audienceId})`
+      : `${audienceId}: ${parked.get(audienceId)} parked alert(s), and its topic's subscriptions could not be listed (${cannotTell})`;
+  });
+  const risk =
+    'sent by this replay, parked alerts of these audiences would reach nobody and be recorded delivered, so replay --parked would never send them';
+  if (options.toTopicWithoutSubscribers === true || options.dryRun === true) {
+    for (const line of lines) context.output.warn(`${line}: ${risk}`);
+    return;
+  }
+  throw new UsageError(
+    `${risk}. Subscribe them again first (or confirm a pending subscription), leave them out with --audience, or add --to-topic-without-subscribers to send anyway; nothing was sent`,
+    lines,
+  );
+}
+
+/**
  * A ledger entry lives `ledgerRetentionDays` after its alert was delivered, and no alert is
  * delivered before its article is published: the ledger remembers every alert of an article
  * published since `now - ledgerRetentionDays`. A window reaching further back may send alerts
@@ -443,11 +487,6 @@ function beyondLedger(
 }
 
 async function replayWindow(context: CommandContext, options: ReplayOptions): Promise<void> {
-  if (options.toTopicWithoutSubscribers) {
-    throw new UsageError(
-      '--to-topic-without-subscribers goes with --parked (a window replay sends what its runs would)',
-    );
-  }
   if (options.from === undefined) throw new UsageError('give --from (and optionally --to), or --parked');
   const log = stderrLog(context.output);
   const { target, state, notifier, audiences, stories, config, ruleSet } = await wire(context, options, log);
@@ -456,6 +495,7 @@ async function replayWindow(context: CommandContext, options: ReplayOptions): Pr
   const at = now();
   const window = parseWindow(options.from, options.to, config.provider.timeZone, at);
   beyondLedger(context, window, config.ledgerRetentionDays, at, options);
+  await parkedWithoutSubscribers(context, target, state, audiences, options);
   // A disabled audience matches nothing, as in a run: said, so its MATCHED 0 is not read as "no news".
   for (const audience of audiences.values()) {
     if (!audience.enabled && options.audience !== undefined) {
@@ -1173,7 +1213,7 @@ export function registerReplay(program: Command): void {
     )
     .option(
       '--to-topic-without-subscribers',
-      'with --parked: also send to an audience whose topic has no confirmed subscriber (kept parked otherwise: they would reach nobody and count as delivered)',
+      'send parked alerts to an audience whose topic has no confirmed subscriber anyway (they would reach nobody and count as delivered): with --parked, kept parked otherwise; with --from, the replay is refused otherwise',
     )
     .addHelpText(
       'after',

@@ -496,6 +496,20 @@ describe('replay', () => {
     expect(await current.stack.dependencies.state.listUndeliverable('partner-feed')).toHaveLength(parked.length);
     expect((await current.stack.dependencies.state.findDelivered(parked)).size).toBe(0);
 
+    // A window replay over their articles would send them too, to nobody, and record them delivered
+    // (then replay --parked would never send them): its dry run warns, the replay is refused.
+    const windowDryRun = await current.cli(['replay', '--from', '2d', '--dry-run', '--audience', 'partner-feed']);
+    expect(windowDryRun.code, windowDryRun.stderr).toBe(0);
+    expect(windowDryRun.stderr).toContain(
+      `partner-feed: ${parked.length} parked alert(s), and its topic has no confirmed subscriber`,
+    );
+    const windowRefused = await current.cli(['replay', '--from', '2d', '--audience', 'partner-feed']);
+    expect(windowRefused.code).toBe(2);
+    expect(windowRefused.stderr).toContain('would reach nobody and be recorded delivered');
+    expect(windowRefused.stderr).toContain('nothing was sent');
+    expect(await current.stack.dependencies.state.listUndeliverable('partner-feed')).toHaveLength(parked.length);
+    expect((await current.stack.dependencies.state.findDelivered(parked)).size).toBe(0);
+
     // Someone subscribes to the new topic: now they go out, each once.
     const audience = await current.audience('partner-feed');
     const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: `${current.prefix}partner-again` }));
@@ -514,9 +528,10 @@ describe('replay', () => {
     expect(received).toEqual(parked.map((record) => `partner-feed|${record.articleKey}`).sort());
     expect(await current.stack.dependencies.state.listUndeliverable('partner-feed')).toEqual([]);
 
+    // Nothing parked is left: a window replay with the flag replays as any other.
     const windowReplay = await current.cli(['replay', '--from', '1h', '--to-topic-without-subscribers']);
-    expect(windowReplay.code).toBe(2);
-    expect(windowReplay.stderr).toContain('--to-topic-without-subscribers goes with --parked');
+    expect(windowReplay.code, windowReplay.stderr).toBe(0);
+    expect(windowReplay.stderr).not.toContain('parked alert(s)');
   });
 
   it('sends parked alerts once the audience points at a working topic, and keeps them parked until then', async () => {
