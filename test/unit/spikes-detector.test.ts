@@ -153,6 +153,32 @@ describe('the spike detector', () => {
     expect(alerts.filter((verdict) => verdict.bucket >= 3 * 168)).toEqual([]);
   });
 
+  it('a story that is big for four days running still alerts on its third day: a pattern takes four days of seven', () => {
+    const counts = quietWeeks(5, 2, 25);
+    const firstDay = 3 * 7;
+    for (let day = firstDay; day < firstDay + 4; day++) {
+      for (let hour = 10; hour < 17; hour++) counts[day * 24 + hour] = 20 + hour - 10;
+    }
+    const alerts = opens(run(counts).verdicts).map((verdict) => Math.floor(verdict.bucket / 24));
+    expect(alerts).toEqual(expect.arrayContaining([firstDay, firstDay + 2]));
+  });
+
+  it('two bursts a day apart do not raise the expectation at other hours of the next day', () => {
+    const counts = quietWeeks(4, 2, 26);
+    const day = 3 * 7;
+    for (const d of [day, day + 1]) for (let hour = 13; hour < 16; hour++) counts[d * 24 + hour] = 30;
+    const morning = (day + 2) * 24 + 6;
+    counts[morning] = 16;
+    const burst = counts.slice(0, morning + 1);
+    const quiet = [...burst];
+    for (const d of [day, day + 1])
+      for (let hour = 13; hour < 16; hour++) quiet[d * 24 + hour] = counts[d * 24 + 12] ?? 2;
+    const withBursts = run(burst).verdicts[morning];
+    const without = run(quiet).verdicts[morning];
+    expect(withBursts?.expected).toBeLessThanOrEqual((without?.expected ?? 0) * 1.25 + 0.1);
+    expect(withBursts?.event).toBe('open');
+  });
+
   it('still alerts at a busy hour it has learned when the count goes far above that hour’s usual', () => {
     const counts = quietWeeks(7, 2, 24);
     for (let day = 0; day < 49; day++) counts[day * 24 + 15] = 38 + (day % 5);
@@ -370,6 +396,28 @@ describe('the spike detector', () => {
       expect(allAlong[12]?.held).toBe('record');
       expect(opens(allAlong)).toEqual([]);
       for (const before of [PRESETS.balanced, PRESETS.more]) expect(continued(before)).toEqual(allAlong);
+    }
+  });
+
+  it('restored every day for ten weeks, continues exactly as before with episodes recurring and leaving its history', () => {
+    for (const seed of [1, 2, 3]) {
+      const counts = quietWeeks(10, 2, 30 + seed);
+      // A daily peak for three weeks, a weekly one, and two bursts a day apart: recurring episodes
+      // that later fall out of the four weeks kept.
+      for (let day = 7; day < 28; day++) counts[day * 24 + 15] = 40;
+      for (let week = 1; week < 10; week++) counts[week * 168 + 9 + seed] = 30;
+      for (const day of [40, 41]) counts[day * 24 + 20] = 35;
+      for (const preset of [PRESETS.balanced, PRESETS.more]) {
+        const whole = run(counts, preset).verdicts;
+        let state = emptyDetectorState(0);
+        const daily: BucketVerdict[] = [];
+        for (let from = 0; from < counts.length; from += 24) {
+          const detector = new SpikeDetector(hourly, preset, JSON.parse(JSON.stringify(state)));
+          for (const count of counts.slice(from, from + 24)) daily.push(detector.step(count));
+          state = detector.state();
+        }
+        expect(daily).toEqual(whole);
+      }
     }
   });
 

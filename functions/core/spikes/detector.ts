@@ -395,6 +395,12 @@ export class SpikeDetector {
   #mask = new Set<number>();
   /** Times of day (bucket mod buckets per day) a recurring past episode covered, with the neighbourhood around them. */
   #recurringTimes = new Set<number>();
+  /**
+   * Buckets of recurring past episodes: in the seasonal baseline (they are the pattern it learns),
+   * but not in the level or the dispersion, which would otherwise rise at every hour of the day
+   * after them.
+   */
+  #recurringBuckets = new Set<number>();
 
   constructor(model: SpikeModel, preset: PresetParameters, stored: DetectorState) {
     this.model = model;
@@ -413,7 +419,7 @@ export class SpikeDetector {
     this.#dispersion = state.dispersion;
     this.#dispersionAt = state.dispersionAt;
     this.#countingSince = state.countingSince;
-    this.#episodes = [...state.episodes];
+    this.#episodes = state.episodes.filter((episode) => episode.to >= this.#keptFrom());
     this.#open = state.open;
     this.#closedAt = state.closedAt;
     this.#rebuildMask();
@@ -488,6 +494,12 @@ export class SpikeDetector {
     // restored from it computes exactly what this one does.
     const rounded = Number.isNaN(expected) ? Number.NaN : roundTo3(expected);
     this.#counts.push(count < 0 ? -1 : count);
+    // An episode that ended before the history kept leaves it, as it leaves the stored state.
+    const keptFrom = this.#keptFrom();
+    if (this.#episodes.length > 0 && this.#episodes.some((episode) => episode.to < keptFrom)) {
+      this.#episodes = this.#episodes.filter((episode) => episode.to >= keptFrom);
+      this.#rebuildMask();
+    }
     this.#seasonal.push(Number.isNaN(seasonal) ? -1 : roundTo3(seasonal));
     this.#expected.push(Number.isNaN(rounded) ? -1 : rounded);
     // Levels are pushed before judging: a record is judged against the buckets before this one.
@@ -592,13 +604,16 @@ export class SpikeDetector {
     // a record edited by hand to an episode of two billion buckets costs no more than a real one.
     const first = this.#counts.start;
     const last = this.#counts.end;
-    const mask = (from: number, to: number) => {
-      for (let bucket = Math.max(from, first); bucket <= Math.min(to, last); bucket++) this.#mask.add(bucket);
+    const mask = (from: number, to: number, into: Set<number>) => {
+      for (let bucket = Math.max(from, first); bucket <= Math.min(to, last); bucket++) into.add(bucket);
     };
     const recurring = recurringEpisodes(this.#episodes, this.model);
-    for (const episode of this.#episodes)
-      if (!episode.levelShift && !recurring.has(episode)) mask(episode.from, episode.to);
-    if (this.#open !== undefined) mask(this.#open.since, this.#open.lastAt);
+    this.#recurringBuckets = new Set();
+    for (const episode of this.#episodes) {
+      if (episode.levelShift) continue;
+      mask(episode.from, episode.to, recurring.has(episode) ? this.#recurringBuckets : this.#mask);
+    }
+    if (this.#open !== undefined) mask(this.#open.since, this.#open.lastAt, this.#mask);
     this.#recurringTimes = new Set();
     const { bucketsPerDay, neighbourhood } = this.model;
     for (const episode of recurring) {
@@ -608,10 +623,23 @@ export class SpikeDetector {
     }
   }
 
-  /** A count usable for estimates: counted and not inside a (non-level-shift) episode; else -1. */
+  /** A count usable for the seasonal baseline: counted and not inside a masked episode; else -1. */
   #usable(bucket: number): number {
     if (this.#mask.has(bucket)) return -1;
     return this.#counts.at(bucket);
+  }
+
+  /** A count usable for the level and the dispersion: a recurring episode's buckets are not. */
+  #usableForLevel(bucket: number): number {
+    return this.#recurringBuckets.has(bucket) ? -1 : this.#usable(bucket);
+  }
+
+  /**
+   * The first bucket the stored state keeps ({@link state}): episodes that ended before it are
+   * dropped, here as in a restored detector, so the two pair the same episodes as recurring.
+   */
+  #keptFrom(): number {
+    return Math.max(this.#counts.start, this.#counts.end - this.model.historyBuckets);
   }
 
   /**
@@ -686,7 +714,7 @@ export class SpikeDetector {
     let counted = 0;
     let expected = 0;
     for (let b = bucket - this.model.bucketsPerDay; b < bucket; b++) {
-      const value = this.#usable(b);
+      const value = this.#usableForLevel(b);
       const seasonal = this.#seasonal.at(b);
       if (value < 0 || seasonal < 0) continue;
       counted += value;
@@ -706,7 +734,7 @@ export class SpikeDetector {
   #estimateDispersion(bucket: number): void {
     const pairs: [number, number][] = [];
     for (let b = bucket - 7 * this.model.bucketsPerDay + 1; b <= bucket; b++) {
-      const value = this.#usable(b);
+      const value = this.#usableForLevel(b);
       const expected = this.#expected.at(b);
       if (value < 0 || expected < 0) continue;
       pairs.push([value, Math.max(expected, FLOOR_MEAN)]);
