@@ -236,10 +236,11 @@ async function findSubscriber(store: SubscriberStore, value: string): Promise<Su
 }
 
 /**
- * Deletes everything of a subscriber: this project's records first (what was asked for happens
- * even when SES refuses the rest), then the address on SES's account-level suppression list, where
- * a hard bounce or a complaint also put it (cli/ses-suppression.ts). The sandbox's SES keeps no
- * such list.
+ * Deletes everything of a subscriber: the address on SES's account-level suppression list first,
+ * where a hard bounce or a complaint also put it (cli/ses-suppression.ts), then this project's
+ * records. In that order, a refusal by SES leaves everything as it was and the command can be run
+ * again (with the subscriber id, whose address no output shows); `keepSesSuppression` forgets the
+ * records alone. The sandbox's SES keeps no such list.
  */
 export async function forgetSubscriber(
   email: {
@@ -247,34 +248,39 @@ export async function forgetSubscriber(
     readonly target: Pick<Target, 'kind' | 'clients'>;
   },
   profile: SubscriberProfile,
-  ses?: SESv2Client,
+  options: { readonly ses?: SESv2Client; readonly keepSesSuppression?: boolean } = {},
 ): Promise<void> {
-  await email.store.deleteSubscriber(profile.subscriberId);
-  if (email.target.kind !== 'stack') return;
-  const client = ses ?? new (await import('@aws-sdk/client-sesv2')).SESv2Client({ ...email.target.clients.config });
-  try {
-    await liftSesSuppression(client, profile.address);
-  } catch (error) {
-    if (!(error instanceof OperationFailedError)) throw error;
-    throw new OperationFailedError(
-      `forgot subscriber ${profile.subscriberId} (its address, memberships and history are deleted), but ${error.message}`,
-    );
+  if (email.target.kind === 'stack' && options.keepSesSuppression !== true) {
+    const client =
+      options.ses ?? new (await import('@aws-sdk/client-sesv2')).SESv2Client({ ...email.target.clients.config });
+    try {
+      await liftSesSuppression(client, profile.address);
+    } catch (error) {
+      if (!(error instanceof OperationFailedError)) throw error;
+      throw new OperationFailedError(
+        `nothing was forgotten: ${error.message}. Run it again once SES allows it, or add --keep-ses-suppression to delete subscriber ${profile.subscriberId}'s records alone (SES then keeps bouncing mail to the address)`,
+      );
+    }
   }
+  await email.store.deleteSubscriber(profile.subscriberId);
 }
 
 interface RemoveOptions {
   readonly forget?: boolean;
+  readonly keepSesSuppression?: boolean;
 }
 
 async function removeAddress(context: CommandContext, args: readonly unknown[], options: RemoveOptions): Promise<void> {
   const [audienceId, value] = args as [string, string];
   const email = await emailTarget(context);
   const profile = await findSubscriber(email.store, value);
+  if (options.keepSesSuppression && !options.forget) throw new UsageError('--keep-ses-suppression goes with --forget');
   if (options.forget) {
-    await forgetSubscriber(email, profile);
+    await forgetSubscriber(email, profile, { keepSesSuppression: options.keepSesSuppression === true });
+    const lifted = email.target.kind === 'stack' && options.keepSesSuppression !== true;
     context.output.result({ subscriberId: profile.subscriberId, forgotten: true }, () =>
       context.output.line(
-        `forgot subscriber ${profile.subscriberId}: its address, memberships and history are deleted${email.target.kind === 'stack' ? ", and SES's account-level suppression list does not hold the address" : ''}`,
+        `forgot subscriber ${profile.subscriberId}: its address, memberships and history are deleted${lifted ? ", and SES's account-level suppression list does not hold the address" : ''}`,
       ),
     );
     return;
@@ -559,6 +565,10 @@ export function registerEmail(program: Command): void {
     .option(
       '--forget',
       "delete the subscriber, its memberships of every audience and its history, and take the address off SES's account-level suppression list",
+    )
+    .option(
+      '--keep-ses-suppression',
+      "with --forget: leave SES's suppression list as it is (when SES refuses to change it: the command says so)",
     )
     .action(action(removeAddress));
 

@@ -63,10 +63,10 @@ function storeRecording() {
 const stack = { kind: 'stack', clients: { config: {} } } as never;
 
 describe('email remove --forget and SES suppression', () => {
-  it('takes the address off the suppression list after deleting the records', async () => {
+  it('takes the address off the suppression list, then deletes the records', async () => {
     const ses = sesAnswering(200);
     const { store, deleted } = storeRecording();
-    await forgetSubscriber({ store, target: stack }, profile, ses.client);
+    await forgetSubscriber({ store, target: stack }, profile, { ses: ses.client });
     expect(deleted).toEqual([profile.subscriberId]);
     expect(ses.seen).toEqual([{ method: 'DELETE', path: '/v2/email/suppression/addresses/kim.lee%40example.com' }]);
   });
@@ -74,37 +74,47 @@ describe('email remove --forget and SES suppression', () => {
   it('is content when SES does not hold the address', async () => {
     const ses = sesAnswering(404, 'NotFoundException', `${profile.address} is not on the suppression list`);
     const { store, deleted } = storeRecording();
-    await forgetSubscriber({ store, target: stack }, profile, ses.client);
+    await forgetSubscriber({ store, target: stack }, profile, { ses: ses.client });
     expect(deleted).toEqual([profile.subscriberId]);
     expect(ses.seen).toHaveLength(1);
   });
 
-  it('says what is left to do when SES refuses, without the address, the records already deleted', async () => {
+  it('when SES refuses, forgets nothing and says what to do, without the address', async () => {
     const ses = sesAnswering(
       403,
       'AccessDeniedException',
       `User is not authorized to perform ses:DeleteSuppressedDestination for ${profile.address}`,
     );
     const { store, deleted } = storeRecording();
-    const failure = await forgetSubscriber({ store, target: stack }, profile, ses.client).then(
+    const failure = await forgetSubscriber({ store, target: stack }, profile, { ses: ses.client }).then(
       () => undefined,
       (error: unknown) => error,
     );
     expect(failure).toBeInstanceOf(OperationFailedError);
     const error = failure as OperationFailedError;
     expect(error.exitCode).toBe(ExitCode.failed);
-    expect(error.message).toContain(`forgot subscriber ${profile.subscriberId}`);
+    expect(error.message).toMatch(/^nothing was forgotten: /);
     expect(error.message).toContain('AccessDeniedException');
-    expect(error.message).toContain('aws sesv2 delete-suppressed-destination --email-address <the address>');
+    expect(error.message).toContain(
+      `--keep-ses-suppression to delete subscriber ${profile.subscriberId}'s records alone`,
+    );
     expect(error.cause).toBeUndefined();
     expect(JSON.stringify(error, Object.getOwnPropertyNames(error))).not.toContain('kim.lee');
+    // Nothing deleted: run again (by id) once allowed.
+    expect(deleted).toEqual([]);
+    // --keep-ses-suppression: the records alone, SES not asked.
+    const asked = ses.seen.length;
+    await forgetSubscriber({ store, target: stack }, profile, { ses: ses.client, keepSesSuppression: true });
     expect(deleted).toEqual([profile.subscriberId]);
+    expect(ses.seen).toHaveLength(asked);
   });
 
   it('leaves SES alone in the sandbox, whose SES keeps no suppression list', async () => {
     const ses = sesAnswering(500, 'InternalFailure');
     const { store, deleted } = storeRecording();
-    await forgetSubscriber({ store, target: { kind: 'local', clients: { config: {} } } as never }, profile, ses.client);
+    await forgetSubscriber({ store, target: { kind: 'local', clients: { config: {} } } as never }, profile, {
+      ses: ses.client,
+    });
     expect(deleted).toEqual([profile.subscriberId]);
     expect(ses.seen).toEqual([]);
   });
