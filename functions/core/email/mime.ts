@@ -42,13 +42,14 @@ export interface OutgoingEmail {
  * clients compare list ids without regard to case, and the label may only hold letters, digits and
  * `-` here (a dot would read as one more level of the domain). An id made only of lower-case
  * letters, digits and `-` (`markets-desk`) is its own label; any other (`desk_1`, `Desk.1`,
- * `desk:1`) is lower-cased with `-` for the rest, and gets the first 8 hex digits of its SHA-256,
- * so two audiences never share a list and a filter set on one never catches the other.
+ * `desk:1`) is lower-cased with `-` for the rest, and gets `=` and the first 8 hex digits of its
+ * SHA-256. No audience id holds `=` (model.ts), so no id's own label is another's hashed one, and
+ * two hashed ones differ unless their hashes do not: a filter set on one list never catches another.
  */
 export function listIdOf(audienceId: string, domain: string): string {
   const plain = audienceId.toLowerCase().replace(/[^a-z0-9-]/g, '-');
   const label =
-    plain === audienceId ? plain : `${plain}-${createHash('sha256').update(audienceId).digest('hex').slice(0, 8)}`;
+    plain === audienceId ? plain : `${plain}=${createHash('sha256').update(audienceId).digest('hex').slice(0, 8)}`;
   return `${label}.${domain}`;
 }
 
