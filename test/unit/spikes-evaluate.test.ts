@@ -199,7 +199,15 @@ describe('spikes evaluate: any series in, NAB results out', () => {
     });
     const series = readCountSeries(`timestamp,value\n${rows.join('\n')}\n`, 'j.csv');
     expect(() => bucketLengthOf(series, 'j.csv')).toThrow(
-      /^j\.csv: rows are about 5 min apart, but their timestamps are a few seconds off that grid \(the most common step is \d+ s\): round each timestamp to the nearest 5 minutes first/,
+      /^j\.csv: rows are about 5 minutes apart, but their timestamps are a few seconds off that grid \(the most common step is \d+ s\): round each timestamp to the nearest 5 minutes first/,
+    );
+    // Rows a steady 57 s apart drift off the minute grid: rounding would put two in one bucket.
+    const steady = readCountSeries(
+      `timestamp,value\n${Array.from({ length: 30 }, (_, row) => `${new Date(Date.UTC(2020, 0, 1) + row * 57_000).toISOString().slice(0, 19).replace('T', ' ')},1`).join('\n')}\n`,
+      's.csv',
+    );
+    expect(() => bucketLengthOf(steady, 's.csv')).toThrow(
+      /rows are mostly 57 s apart; .*sum the rows into buckets of whole minutes first$/,
     );
     expect(() => evaluateSeriesWith(series, PRESETS.balanced, { bucketMs: FIVE_MINUTES, source: 'j.csv' })).toThrow(
       /^j\.csv:\d+: a second row in the same 5-minute bucket as the row before it \(\d+ s apart, nearly 5 min\): .*round each to the nearest 5 minutes first/,

@@ -229,13 +229,20 @@ export function bucketLengthOf(series: CountSeries, source: string): number {
     );
   }
   if (step % 60_000 !== 0 || step < 60_000) {
-    // Rows a logger or a cron wrote a few seconds early or late have no common step: their median
-    // step is near whole minutes.
+    // Rows a logger or a cron wrote a few seconds early or late have no common step, but each
+    // stays within a quarter step of the grid their median step gives; rows a steady 57 s apart
+    // drift off it, and rounding them would put two in one bucket.
     const near = nearWholeMinutes(medianStep(series));
+    const onGrid =
+      near !== undefined &&
+      series.times.every((time) => {
+        const offset = (time - (series.times[0] as number)) % (near * 60_000);
+        return Math.min(offset, near * 60_000 - offset) <= near * 15_000;
+      });
     throw new SeriesFormatError(
-      near === undefined
+      !onGrid
         ? `${source}: rows are mostly ${step / 1000} s apart; the detector takes buckets of whole minutes (1 to 1440), one row each: ${NOT_SUMMED}: sum the rows into buckets of whole minutes first`
-        : `${source}: rows are about ${near} min apart, but their timestamps are a few seconds off that grid (the most common step is ${step / 1000} s): round each timestamp to the nearest ${near} minutes first, as the detector takes buckets of whole minutes, one row each`,
+        : `${source}: rows are about ${near === 1 ? 'a minute' : `${near} minutes`} apart, but their timestamps are a few seconds off that grid (the most common step is ${step / 1000} s): round each timestamp to the nearest ${near === 1 ? 'minute' : `${near} minutes`} first, as the detector takes buckets of whole minutes, one row each`,
     );
   }
   return step;
