@@ -245,15 +245,16 @@ const defaultDescriptor = fileURLToPath(new URL('../.sandbox/sandbox.json', impo
 /** Bytes written to stdout by this process so far (a command's document stands; no failure document after it). */
 let stdoutWrites = 0;
 let streamsWatched = false;
-/** Set when writing stdout or stderr failed for another reason than a reader that went away. */
+/** Set when writing stdout failed for another reason than a reader that went away. */
 let outputFailed = false;
 
 /**
  * Counts what is written to stdout, and makes a reader that goes away (`news-alerts watermark
  * show | head -1`) no failure: EPIPE on stdout or stderr is ignored (what is left to print is
- * dropped) and the command ends as it would. Any other failure to write (a full disk under
+ * dropped) and the command ends as it would. Any other failure to write stdout (a full disk under
  * `> file`) is said once on stderr, without a stack trace, and makes the exit code 1: what was
- * printed is incomplete. Once per process (tests call main more than once).
+ * printed is incomplete. One on stderr is ignored: it only carries messages. Once per process
+ * (tests call main more than once).
  */
 function watchStreams(): void {
   if (streamsWatched) return;
@@ -266,13 +267,12 @@ function watchStreams(): void {
   for (const stream of [process.stdout, process.stderr]) {
     stream.on('error', (error: NodeJS.ErrnoException) => {
       if (error.code === 'EPIPE' || error.code === 'ERR_STREAM_DESTROYED') return;
-      if (outputFailed) return;
+      // stderr only carries messages; what the command printed (stdout, files) is whole.
+      if (stream !== process.stdout || outputFailed) return;
       outputFailed = true;
-      // The code only (ENOSPC, EIO): the message may name a path; stderr may be what failed.
+      // The code only (ENOSPC, EIO): the message may name a path.
       const code = /^[A-Z0-9_]{1,32}$/.test(error.code ?? '') ? error.code : 'an error';
-      if (stream === process.stdout) {
-        process.stderr.write(`news-alerts: writing to stdout failed (${code}): what it printed is incomplete\n`);
-      }
+      process.stderr.write(`news-alerts: writing to stdout failed (${code}): what it printed is incomplete\n`);
     });
   }
 }

@@ -35,7 +35,7 @@ export function parseSpan(text: string): number | undefined {
 }
 
 /** A date-time with an explicit zone (a bare `2026-11-21T09:00` would depend on this machine's zone). */
-const zonedDateTime = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i;
+const zonedDateTime = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i;
 
 /**
  * One bound as an instant. A provider date is its first instant for `start` and its last

@@ -4,10 +4,13 @@
  * reader of stdout goes away (EPIPE), and shell completion generated from the command tree.
  */
 import { execFile, spawn } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exampleRules } from '#sandbox/examples';
+import { syntheticSeries } from '#test/spike-world';
 import { commandGroups } from '../../cli/commands.ts';
 import pkg from '../../package.json' with { type: 'json' };
 import { type CliSandbox, cliEntry, projectRoot, runCli, startCliSandbox } from './support.ts';
@@ -112,6 +115,29 @@ describe('a full disk under stdout', () => {
       expect(run.stderr).not.toMatch(/^\s+at /m);
       expect(run.code).toBe(1);
     }
+  });
+
+  it('under stderr is no failure: stderr only carries messages, and stdout is whole', async () => {
+    // 5-minute rows in 1-minute buckets: a warning on stderr, the results on stdout.
+    const csv = join(mkdtempSync(join(tmpdir(), 'news-alerts-stderr-')), 'series.csv');
+    writeFileSync(csv, syntheticSeries(300, 3, 250));
+    const args = ['spikes', 'evaluate', '--csv', csv, '--bucket-minutes', '1'];
+    const expected = await runCli(args);
+    expect(expected.code).toBe(0);
+    expect(expected.stderr).toContain('buckets');
+    const full = openSync('/dev/full', 'w');
+    const child = spawn(process.execPath, [cliEntry, ...args], { cwd: projectRoot, stdio: ['ignore', 'pipe', full] });
+    closeSync(full);
+    let stdout = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    const code = await new Promise<number | null>((resolve, reject) => {
+      child.on('error', reject);
+      child.on('close', resolve);
+    });
+    expect(code).toBe(0);
+    expect(stdout).toBe(expected.stdout);
   });
 });
 
