@@ -215,6 +215,8 @@ export const RESULTS_MD = {
    */
   spikeStep: {
     rules: 2_000,
+    /** Articles a run read in that step (section 10 (c), "inside an hour"). */
+    articlesPerRun: 1_397,
     insideHour: { records: 740, writeUnits: 3_048 },
     afterHour: { records: 2_000, writeUnits: 8_254 },
   },

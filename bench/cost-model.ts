@@ -758,7 +758,7 @@ export function renderCostMarkdown(table: CostTable, options: RenderOptions): st
   }
   out.push('');
   out.push(
-    'The SES side leaves out what is small next to SES itself: the subscribers table (about 9 write units per email for the claim transaction, its completion and the SES events; at $0.625 per million that is about 5% of the SES sending price), the events function (one invocation per SES event) the preference endpoint (API Gateway HTTP API, $1.00 per million requests), and the SES events topic (encrypted SNS: a publish and a KMS request per SES event, under a tenth of the SES sending price). SES bills received mail for `mailto:` unsubscribes at $0.10 per 1,000 too.',
+    'The SES side leaves out what is small next to SES itself: the subscribers table (about 9 write units per email for the claim transaction, its completion and the SES events; at $0.625 per million that is about 5% of the SES sending price), the events function (one invocation per SES event), the preference endpoint (API Gateway HTTP API, $1.00 per million requests), and the SES events topic (encrypted SNS: a publish and a KMS request per SES event, under a tenth of the SES sending price). SES bills received mail for `mailto:` unsubscribes at $0.10 per 1,000 too.',
   );
   out.push('');
   if (options.sesFixed !== undefined) {
