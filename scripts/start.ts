@@ -99,7 +99,7 @@ const instant = (value: string): number => {
     if (!(error instanceof UsageError)) throw error;
     // The option and the value are in commander's line already; spans are no --now.
     throw new InvalidArgumentError(
-      error.message.replace(/^--now "[^]*?":? /, '').replace(/ \(a span counts back from now[^)]*\)$/, ''),
+      error.message.replace(/^--now "[\s\S]*?":? /, '').replace(/ \(a span counts back from now[^)]*\)$/, ''),
     );
   }
   if (at === undefined) {
