@@ -163,6 +163,20 @@ describe('the spike detector', () => {
     expect(alerts).toEqual(expect.arrayContaining([firstDay, firstDay + 2]));
   });
 
+  it('after a story that came back five days running ends, the other hours do not start alerting', () => {
+    for (const seed of [27, 28, 29]) {
+      const counts = quietWeeks(6, 2, seed);
+      const firstDay = 3 * 7;
+      for (let day = firstDay; day < firstDay + 5; day++) {
+        for (let hour = 10; hour < 17; hour++) counts[day * 24 + hour] = 18 + ((day + hour) % 5);
+      }
+      for (const preset of [PRESETS.balanced, PRESETS.more]) {
+        const after = opens(run(counts, preset).verdicts).filter((verdict) => verdict.bucket >= (firstDay + 5) * 24);
+        expect(after, `seed ${seed}`).toEqual([]);
+      }
+    }
+  });
+
   it('two bursts a day apart do not raise the expectation at other hours of the next day', () => {
     const counts = quietWeeks(4, 2, 26);
     const day = 3 * 7;

@@ -629,9 +629,17 @@ export class SpikeDetector {
     return this.#counts.at(bucket);
   }
 
-  /** A count usable for the level and the dispersion: a recurring episode's buckets are not. */
+  /**
+   * A count usable for the level and the dispersion: not a recurring episode's, nor any at a time
+   * of day where one recurred. There the seasonal mean follows the pattern only as the days turn
+   * over (a story that came back daily, then ended, leaves it high for a week), and a level that
+   * counted those hours would move the expectation at every other hour of the day.
+   */
   #usableForLevel(bucket: number): number {
-    return this.#recurringBuckets.has(bucket) ? -1 : this.#usable(bucket);
+    if (this.#recurringBuckets.has(bucket)) return -1;
+    if (this.#recurringTimes.size > 0 && this.#recurringTimes.has(timeOfDay(bucket, this.model.bucketsPerDay)))
+      return -1;
+    return this.#usable(bucket);
   }
 
   /**
