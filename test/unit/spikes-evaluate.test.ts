@@ -199,8 +199,34 @@ describe('spikes evaluate: any series in, NAB results out', () => {
     });
     const series = readCountSeries(`timestamp,value\n${rows.join('\n')}\n`, 'j.csv');
     expect(() => bucketLengthOf(series, 'j.csv')).toThrow(
-      /^j\.csv: rows are about 5 minutes apart, but their timestamps are a few seconds off that grid \(the most common step is \d+ s\): round each timestamp to the nearest 5 minutes first/,
+      /^j\.csv: rows are about 5 minutes apart, but their timestamps are a few seconds off that grid \(the most common step is \d+ s\): round each timestamp to the nearest 5 minutes of the clock first/,
     );
+    const rowsAt = (name: string, offsets: readonly number[]) =>
+      readCountSeries(
+        `timestamp,value\n${offsets
+          .map(
+            (seconds, row) =>
+              `${new Date(Date.UTC(2020, 0, 1, 0, 5 * row, seconds)).toISOString().slice(0, 19).replace('T', ' ')},${row}`,
+          )
+          .join('\n')}\n`,
+        name,
+      );
+    // Rows only ever late, by seconds: 5-minute buckets from the first row already hold one each.
+    const late = rowsAt('l.csv', [0, 12, 3, 20, 7, 1, 15, 9]);
+    expect(() => bucketLengthOf(late, 'l.csv')).toThrow(
+      /give --bucket-minutes 5, which puts each row in a bucket of its own$/,
+    );
+    expect(() => evaluateSeriesWith(late, PRESETS.balanced, { bucketMs: FIVE_MINUTES, source: 'l.csv' })).not.toThrow();
+    // Rows two and a half minutes past the marks, a few seconds either way: rounding would put two
+    // in one mark, and so would buckets from the first row: summed into the clock's buckets, they
+    // are one each.
+    // The first row late, the others either way: buckets from it would pair two; rounding works.
+    const firstLate = rowsAt('f.csv', [14, -10, 12, -14, 5, -3, 13, -12]);
+    expect(() => bucketLengthOf(firstLate, 'f.csv')).toThrow(
+      /round each timestamp to the nearest 5 minutes of the clock first/,
+    );
+    const halfway = rowsAt('h.csv', [153, 146, 155, 148, 150, 154, 145, 151]);
+    expect(() => bucketLengthOf(halfway, 'h.csv')).toThrow(/sum the rows into buckets of whole minutes first$/);
     // Rows a steady 57 s apart drift off the minute grid: rounding would put two in one bucket.
     const steady = readCountSeries(
       `timestamp,value\n${Array.from({ length: 30 }, (_, row) => `${new Date(Date.UTC(2020, 0, 1) + row * 57_000).toISOString().slice(0, 19).replace('T', ' ')},1`).join('\n')}\n`,
@@ -210,7 +236,7 @@ describe('spikes evaluate: any series in, NAB results out', () => {
       /rows are mostly 57 s apart; .*sum the rows into buckets of whole minutes first$/,
     );
     expect(() => evaluateSeriesWith(series, PRESETS.balanced, { bucketMs: FIVE_MINUTES, source: 'j.csv' })).toThrow(
-      /^j\.csv:\d+: a second row in the same 5-minute bucket as the row before it \(\d+ s apart, nearly 5 min\): .*round each to the nearest 5 minutes first/,
+      /^j\.csv:\d+: a second row in the same 5-minute bucket as the row before it \(\d+ s apart, nearly 5 min\): .*round each to the nearest 5 minutes of the clock first/,
     );
   });
 

@@ -229,20 +229,24 @@ export function bucketLengthOf(series: CountSeries, source: string): number {
     );
   }
   if (step % 60_000 !== 0 || step < 60_000) {
-    // Rows a logger or a cron wrote a few seconds early or late have no common step, but each
-    // stays within a quarter step of the grid their median step gives; rows a steady 57 s apart
-    // drift off it, and rounding them would put two in one bucket.
+    // Rows a logger or a cron wrote a few seconds early or late have no common step, but their
+    // median step is near whole minutes. What to do then is tried, not guessed: buckets of that
+    // length may already hold one row each, or rounding every timestamp to the clock's marks may
+    // (rows a steady 57 s apart drift, and two would share a minute either way).
     const near = nearWholeMinutes(medianStep(series));
-    const onGrid =
-      near !== undefined &&
-      series.times.every((time) => {
-        const offset = (time - (series.times[0] as number)) % (near * 60_000);
-        return Math.min(offset, near * 60_000 - offset) <= near * 15_000;
-      });
+    const minutes = (n: number) => (n === 1 ? 'a minute' : `${n} minutes`);
+    if (near !== undefined && oneRowEach(series, near * 60_000, 'as-is')) {
+      throw new SeriesFormatError(
+        `${source}: rows are about ${minutes(near)} apart, but their timestamps are seconds off that step (the most common step is ${step / 1000} s): give --bucket-minutes ${near}, which puts each row in a bucket of its own`,
+      );
+    }
+    if (near !== undefined && oneRowEach(series, near * 60_000, 'rounded')) {
+      throw new SeriesFormatError(
+        `${source}: rows are about ${minutes(near)} apart, but their timestamps are a few seconds off that grid (the most common step is ${step / 1000} s): round each timestamp to the nearest ${near === 1 ? 'minute' : `${near} minutes`} of the clock first, as the detector takes buckets of whole minutes, one row each`,
+      );
+    }
     throw new SeriesFormatError(
-      !onGrid
-        ? `${source}: rows are mostly ${step / 1000} s apart; the detector takes buckets of whole minutes (1 to 1440), one row each: ${NOT_SUMMED}: sum the rows into buckets of whole minutes first`
-        : `${source}: rows are about ${near === 1 ? 'a minute' : `${near} minutes`} apart, but their timestamps are a few seconds off that grid (the most common step is ${step / 1000} s): round each timestamp to the nearest ${near === 1 ? 'minute' : `${near} minutes`} first, as the detector takes buckets of whole minutes, one row each`,
+      `${source}: rows are mostly ${step / 1000} s apart; the detector takes buckets of whole minutes (1 to 1440), one row each: ${NOT_SUMMED}: sum the rows into buckets of whole minutes first`,
     );
   }
   return step;
@@ -255,6 +259,22 @@ export function bucketLengthOf(series: CountSeries, source: string): number {
 function nearWholeMinutes(ms: number): number | undefined {
   const minutes = Math.round(ms / 60_000);
   return minutes >= 1 && minutes <= 1440 && Math.abs(ms - minutes * 60_000) <= minutes * 6_000 ? minutes : undefined;
+}
+
+/**
+ * Whether every row gets a bucket of its own with buckets of `bucketMs`: `as-is`, the buckets
+ * evaluate makes (from the first row's time); `rounded`, after rounding each timestamp to the
+ * nearest mark of the clock's `bucketMs` grid (what a user who rounds the file would give it).
+ */
+function oneRowEach(series: CountSeries, bucketMs: number, how: 'as-is' | 'rounded'): boolean {
+  const origin = series.times[0] as number;
+  let previous = Number.NEGATIVE_INFINITY;
+  for (const time of series.times) {
+    const bucket = how === 'as-is' ? Math.floor((time - origin) / bucketMs) : Math.round(time / bucketMs);
+    if (bucket <= previous) return false;
+    previous = bucket;
+  }
+  return true;
 }
 
 /** The median step between rows (ms); 0 for a single row. */
@@ -403,10 +423,11 @@ function twoRowsInABucket(
   const gap = (series.times[row] as number) - (series.times[row - 1] as number);
   const minutes = bucketMs / 60_000;
   const what = `${source}:${row + 2}: a second row in the same ${minutes}-minute bucket as the row before it`;
-  if (gap % 60_000 !== 0 && gap >= bucketMs * 0.8) {
-    // Nearly a bucket apart, yet in one bucket: timestamps a few seconds off the bucket grid.
+  if (gap % 60_000 !== 0 && gap >= bucketMs * 0.8 && oneRowEach(series, bucketMs, 'rounded')) {
+    // Nearly a bucket apart, yet in one bucket: timestamps a few seconds off the bucket grid,
+    // which rounding to the clock's marks puts one in each (tried, not guessed).
     return new SeriesFormatError(
-      `${what} (${gap / 1000} s apart, nearly ${minutes} min): the timestamps are a few seconds off the ${minutes}-minute grid; round each to the nearest ${minutes} minutes first, one row each`,
+      `${what} (${gap / 1000} s apart, nearly ${minutes} min): the timestamps are a few seconds off the ${minutes}-minute grid; round each to the nearest ${minutes} minutes of the clock first, one row each`,
     );
   }
   if (gap % 60_000 !== 0) {
