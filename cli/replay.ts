@@ -419,9 +419,12 @@ async function heldEarlier(state: DynamoStateStore, audienceIds: readonly string
 /**
  * Alerts parked for an audience whose topic has no confirmed subscriber (after `audiences repair`,
  * before its subscribers are back): a window replay would send them to nobody and record them
- * delivered, and `replay --parked` would then never send them. Only audiences with parked alerts
- * are checked (one subscription listing each). A dry run warns; a replay is refused before
- * anything is sent, unless --to-topic-without-subscribers says to send them anyway.
+ * delivered, and `replay --parked` would then never send them. Only the parked alerts the window
+ * can send count: of an enabled audience (a replay sends a disabled one nothing), not a digest, and
+ * of an article published inside the window (as its body says; one whose body does not say counts,
+ * to be safe). Only audiences with such alerts are checked (one subscription listing each). A dry
+ * run warns; a replay is refused before anything is sent, unless --to-topic-without-subscribers
+ * says to send them anyway.
  * @throws UsageError naming each such audience and what to do
  */
 async function parkedWithoutSubscribers(
@@ -429,11 +432,17 @@ async function parkedWithoutSubscribers(
   target: Target,
   state: Pick<DynamoStateStore, 'listUndeliverable'>,
   audiences: ReadonlyMap<string, Audience>,
+  window: TimeWindow,
   options: ReplayOptions,
 ): Promise<void> {
   const parked = new Map<string, number>();
-  for (const audienceId of audiences.keys()) {
-    const records = await state.listUndeliverable(audienceId);
+  for (const [audienceId, audience] of audiences) {
+    if (!audience.enabled) continue;
+    const records = (await state.listUndeliverable(audienceId)).filter((record) => {
+      if (record.articleKey.startsWith('digest:')) return false;
+      const at = publishedAtOfParked(record.body);
+      return at === undefined || (at >= window.since && at <= window.until);
+    });
     if (records.length > 0) parked.set(audienceId, records.length);
   }
   if (parked.size === 0) return;
@@ -458,6 +467,20 @@ async function parkedWithoutSubscribers(
     `${risk}. Subscribe them again first (or confirm a pending subscription), leave them out with --audience, or add --to-topic-without-subscribers to send anyway; nothing was sent`,
     lines,
   );
+}
+
+/** The publication instant of a parked alert's article, from its structured body, if it says. */
+function publishedAtOfParked(body: string): number | undefined {
+  try {
+    const message = JSON.parse(body) as { default?: unknown };
+    if (typeof message.default !== 'string') return undefined;
+    const document = JSON.parse(message.default) as { newsAlerts?: { article?: { publishedAt?: unknown } } };
+    const at = document.newsAlerts?.article?.publishedAt;
+    const parsed = typeof at === 'string' ? Date.parse(at) : Number.NaN;
+    return Number.isNaN(parsed) ? undefined : parsed;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -495,7 +518,7 @@ async function replayWindow(context: CommandContext, options: ReplayOptions): Pr
   const at = now();
   const window = parseWindow(options.from, options.to, config.provider.timeZone, at);
   beyondLedger(context, window, config.ledgerRetentionDays, at, options);
-  await parkedWithoutSubscribers(context, target, state, audiences, options);
+  await parkedWithoutSubscribers(context, target, state, audiences, window, options);
   // A disabled audience matches nothing, as in a run: said, so its MATCHED 0 is not read as "no news".
   for (const audience of audiences.values()) {
     if (!audience.enabled && options.audience !== undefined) {

@@ -509,6 +509,16 @@ describe('replay', () => {
     expect(windowRefused.stderr).toContain('nothing was sent');
     expect(await current.stack.dependencies.state.listUndeliverable('partner-feed')).toHaveLength(parked.length);
     expect((await current.stack.dependencies.state.findDelivered(parked)).size).toBe(0);
+    // Not refused by a window that cannot send them: before their articles, or a disabled audience.
+    const before = await current.cli(['replay', '--from', '7d', '--to', '6d', '--audience', 'partner-feed']);
+    expect(before.code, before.stderr).toBe(0);
+    expect(before.stderr).not.toContain('parked alert(s)');
+    expect((await current.cli(['audiences', 'update', 'partner-feed', '--disable'])).code).toBe(0);
+    const disabled = await current.cli(['replay', '--from', '2d', '--audience', 'partner-feed']);
+    expect(disabled.code, disabled.stderr).toBe(0);
+    expect(disabled.stderr).not.toContain('parked alert(s)');
+    expect((await current.cli(['audiences', 'update', 'partner-feed', '--enable'])).code).toBe(0);
+    expect((await current.stack.dependencies.state.findDelivered(parked)).size).toBe(0);
 
     // Someone subscribes to the new topic: now they go out, each once.
     const audience = await current.audience('partner-feed');
