@@ -271,10 +271,10 @@ interface RemoveOptions {
 }
 
 async function removeAddress(context: CommandContext, args: readonly unknown[], options: RemoveOptions): Promise<void> {
+  if (options.keepSesSuppression && !options.forget) throw new UsageError('--keep-ses-suppression goes with --forget');
   const [audienceId, value] = args as [string, string];
   const email = await emailTarget(context);
   const profile = await findSubscriber(email.store, value);
-  if (options.keepSesSuppression && !options.forget) throw new UsageError('--keep-ses-suppression goes with --forget');
   if (options.forget) {
     await forgetSubscriber(email, profile, { keepSesSuppression: options.keepSesSuppression === true });
     const lifted = email.target.kind === 'stack' && options.keepSesSuppression !== true;

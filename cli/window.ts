@@ -70,7 +70,7 @@ export function parseInstant(
  * @throws UsageError for a date not on the calendar, or an instant outside {@link workableInstants}
  */
 export function parseDateTime(value: string, option: string, text = value): number | undefined {
-  const dated = /^(\d{4})-(\d{2})-(\d{2})(?:$|T)/i.exec(value);
+  const dated = /^(\d{4})-(\d{2})-(\d{2})(?:$|[T ])/i.exec(value);
   if (dated !== null && !isProviderDate(`${dated[1]}-${dated[2]}-${dated[3]}`)) {
     throw new UsageError(
       `${option} "${text}": ${dated[1]}-${dated[2]}-${dated[3]} is no date on the calendar (month 01-12, and a day the month has)`,
