@@ -155,6 +155,9 @@ describe('small helpers', () => {
     expect(parseInstant('2026-11-22 09:00:00+09:00', '--now', 'start', 'UTC', now)).toBe(
       Date.parse('2026-11-22T09:00:00+09:00'),
     );
+    expect(() => parseInstant('2026-11-31 09:00:00+09:00', '--now', 'start', 'UTC', now)).toThrow(
+      /2026-11-31 is no date on the calendar/,
+    );
     expect(() => parseInstant(`${'9'.repeat(400)}w`, '--since', 'start', 'UTC', now)).toThrow(UsageError);
     const bound = fc.oneof(
       fc

@@ -91,6 +91,10 @@ describe('email remove --forget', () => {
     expectNoAddress(forgot.stdout + forgot.stderr);
     const history = await sandbox.cli(['email', 'history', address('forget-me')]);
     expect(history.code).toBe(3);
+    // The flag that softens --forget means nothing without it: said before any lookup.
+    const alone = await sandbox.cli(['email', 'remove', audienceId, 'nobody@example.com', '--keep-ses-suppression']);
+    expect(alone.code).toBe(2);
+    expect(alone.stderr).toContain('--keep-ses-suppression goes with --forget');
   });
 });
 
