@@ -177,6 +177,54 @@ describe('the spike detector', () => {
     }
   });
 
+  it('a burst, then a new normal from the same hour the next day: the expectation follows it within a day or two', () => {
+    for (const seed of [31, 32, 33, 34]) {
+      const counts = quietWeeks(5, 2, seed);
+      const day = 14;
+      for (let hour = 9; hour < 12; hour++) counts[day * 24 + hour] = (counts[day * 24 + hour] ?? 0) * 4 + 8;
+      const random = seeded(seed + 100);
+      // Three times the usual rate from 09:00 the next day on: a level shift, a day after the burst.
+      for (let bucket = (day + 1) * 24 + 9; bucket < counts.length; bucket++) {
+        const mean = 3 * 2 * (bucket % 24 < 7 ? 0.3 : 1.3);
+        let count = 0;
+        for (let p = random(); p > Math.exp(-mean); p *= random()) count += 1;
+        counts[bucket] = count;
+      }
+      const { verdicts } = run(counts);
+      // Each day from the second after the shift expects at least 0.6 of what came (a level stuck
+      // at 1, when the shift's hours were left out of it, expected about half for a week).
+      for (let d = day + 2; d < 35; d++) {
+        const of = (from: number) => verdicts.slice(from * 24, from * 24 + 24);
+        const expected = of(d).reduce((sum, verdict) => sum + verdict.expected, 0);
+        const counted = of(d).reduce((sum, verdict) => sum + verdict.count, 0);
+        expect(expected, `seed ${seed}, day ${d}`).toBeGreaterThanOrEqual(0.6 * counted);
+      }
+      expect(
+        opens(verdicts).filter((verdict) => verdict.bucket >= (day + 7) * 24),
+        `seed ${seed}`,
+      ).toEqual([]);
+    }
+  });
+
+  it('daily buckets: a recurring pair leaves the level and the dispersion something to rest on', () => {
+    const daily = spikeModel(86_400_000);
+    const random = seeded(35);
+    const counts = Array.from({ length: 70 }, () => {
+      let count = 0;
+      for (let p = random(); p > Math.exp(-40); p *= random()) count += 1;
+      return count;
+    });
+    counts[20] = 200;
+    counts[27] = 200;
+    const detector = new SpikeDetector(daily, PRESETS.balanced, emptyDetectorState(0));
+    const dispersions = counts.map((count) => {
+      detector.step(count);
+      return detector.state().dispersion;
+    });
+    // Re-estimated every day (a day is one bucket): it keeps moving after the pair, not frozen.
+    expect(new Set(dispersions.slice(30, 46)).size).toBeGreaterThan(3);
+  });
+
   it('two bursts a day apart do not raise the expectation at other hours of the next day', () => {
     const counts = quietWeeks(4, 2, 26);
     const day = 3 * 7;

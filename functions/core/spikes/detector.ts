@@ -291,15 +291,18 @@ function timeOfDay(bucket: number, bucketsPerDay: number): number {
  * The past episodes that recur: each that began a day, or a week, after another (give or take the
  * neighbourhood), and that other. A burst that comes back at the same time the next day, or the
  * same time the next week, is a pattern of the series, not news: its buckets stay in the baseline
- * (they are not masked), so the baseline learns it instead of alerting on it every day. Level
- * shifts take part like any other episode. Two unrelated bursts exactly a day or a week apart are
- * taken for a pattern too: the baseline then counts them, as it counts a level shift.
+ * (they are not masked), so the baseline learns it instead of alerting on it every day. A level
+ * shift takes no part: it is a new level (in the baseline already), not a time of day, and one
+ * lasts a day, so it would take every time of day out of the level. Two unrelated bursts exactly
+ * a day or a week apart are taken for a pattern too: the baseline then counts them, as it counts
+ * a level shift.
  */
 function recurringEpisodes(episodes: readonly PastEpisode[], model: SpikeModel): Set<PastEpisode> {
   const recurring = new Set<PastEpisode>();
   const { bucketsPerDay, bucketsPerWeek, neighbourhood } = model;
-  for (const [i, earlier] of episodes.entries()) {
-    for (const later of episodes.slice(i + 1)) {
+  const bursts = episodes.filter((episode) => !episode.levelShift);
+  for (const [i, earlier] of bursts.entries()) {
+    for (const later of bursts.slice(i + 1)) {
       const apart = Math.abs(later.from - earlier.from);
       if (Math.abs(apart - bucketsPerDay) <= neighbourhood || Math.abs(apart - bucketsPerWeek) <= neighbourhood) {
         recurring.add(earlier);
@@ -401,6 +404,8 @@ export class SpikeDetector {
    * after them.
    */
   #recurringBuckets = new Set<number>();
+  /** Whether {@link #usableForLevel} leaves {@link #recurringTimes} out (at most three quarters of the day). */
+  #levelLeavesOutRecurringTimes = false;
 
   constructor(model: SpikeModel, preset: PresetParameters, stored: DetectorState) {
     this.model = model;
@@ -621,6 +626,10 @@ export class SpikeDetector {
       const to = Math.min(episode.to + neighbourhood, from + bucketsPerDay - 1);
       for (let bucket = from; bucket <= to; bucket++) this.#recurringTimes.add(timeOfDay(bucket, bucketsPerDay));
     }
+    // The level and the dispersion leave these times of day out only while a quarter of the day
+    // or more is left to rest on (long buckets: a day of one bucket has no other time of day).
+    this.#levelLeavesOutRecurringTimes =
+      this.#recurringTimes.size > 0 && this.#recurringTimes.size * 4 <= bucketsPerDay * 3;
   }
 
   /** A count usable for the seasonal baseline: counted and not inside a masked episode; else -1. */
@@ -637,7 +646,7 @@ export class SpikeDetector {
    */
   #usableForLevel(bucket: number): number {
     if (this.#recurringBuckets.has(bucket)) return -1;
-    if (this.#recurringTimes.size > 0 && this.#recurringTimes.has(timeOfDay(bucket, this.model.bucketsPerDay)))
+    if (this.#levelLeavesOutRecurringTimes && this.#recurringTimes.has(timeOfDay(bucket, this.model.bucketsPerDay)))
       return -1;
     return this.#usable(bucket);
   }
