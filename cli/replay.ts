@@ -53,8 +53,9 @@ import type {
   OutboundMessage,
   UndeliverableRecord,
 } from '#core/ports';
-import { deliveryId, dispatchComplete } from '#core/ports';
+import { deliveryId, dispatchComplete, readUpdateNoticeKey } from '#core/ports';
 import type { RenderOptions } from '#core/render';
+import { isSpikeAlertKey } from '#core/spikes/alert';
 import { StoryResolver } from '#core/story';
 import { NewsLookupClient } from '#provider/news-client';
 import { auditQueueWarning, ensureAuditQueues } from './audit-queues.ts';
@@ -439,7 +440,7 @@ async function parkedWithoutSubscribers(
   for (const [audienceId, audience] of audiences) {
     if (!audience.enabled) continue;
     const records = (await state.listUndeliverable(audienceId)).filter((record) => {
-      if (record.articleKey.startsWith('digest:')) return false;
+      if (!windowCanSend(record.articleKey)) return false;
       const at = publishedAtOfParked(record.body);
       return at === undefined || (at >= window.since && at <= window.until);
     });
@@ -469,8 +470,17 @@ async function parkedWithoutSubscribers(
   );
 }
 
+/**
+ * Whether a window replay can send an alert of this key: it matches articles, so neither a digest
+ * nor a spike alert (or a spike alert's update notice), which only runs make.
+ */
+export function windowCanSend(articleKey: string): boolean {
+  if (articleKey.startsWith('digest:') || isSpikeAlertKey(articleKey)) return false;
+  return !isSpikeAlertKey(readUpdateNoticeKey(articleKey)?.subject ?? '');
+}
+
 /** The publication instant of a parked alert's article, from its structured body, if it says. */
-function publishedAtOfParked(body: string): number | undefined {
+export function publishedAtOfParked(body: string): number | undefined {
   try {
     const message = JSON.parse(body) as { default?: unknown };
     if (typeof message.default !== 'string') return undefined;
