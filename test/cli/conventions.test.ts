@@ -56,17 +56,24 @@ describe('version and output formats', () => {
   });
 });
 
-/** Runs the built CLI with stdout a pipe whose reader is gone before anything is written. */
-function runIntoClosedPipe(args: readonly string[]): Promise<{ code: number | null; stderr: string }> {
+/**
+ * Runs the built CLI with stdout `closed` (a pipe whose reader is gone before anything is written,
+ * as `| head -0`: every write gets EPIPE) or `full` (/dev/full, as `> file` on a full disk).
+ */
+function runWithStdout(
+  stdout: 'closed' | 'full',
+  args: readonly string[],
+): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve, reject) => {
+    const full = stdout === 'full' ? openSync('/dev/full', 'w') : undefined;
     const child = spawn(process.execPath, [cliEntry, ...args], {
       cwd: projectRoot,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['ignore', full ?? 'pipe', 'pipe'],
     });
-    // As \`| head -0\` would: the read end closes, every write the CLI makes gets EPIPE.
-    child.stdout.destroy();
+    if (full === undefined) child.stdout?.destroy();
+    else closeSync(full);
     let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => {
+    child.stderr?.on('data', (chunk: Buffer) => {
       stderr += chunk.toString();
     });
     child.on('error', reject);
@@ -77,8 +84,8 @@ function runIntoClosedPipe(args: readonly string[]): Promise<{ code: number | nu
 describe('a reader that goes away', () => {
   it('is no failure: no stack trace, the exit code of the command', async () => {
     const [help, watermark] = await Promise.all([
-      runIntoClosedPipe(['--help']),
-      runIntoClosedPipe(['--sandbox-file', sandbox.descriptorPath, 'watermark', 'show']),
+      runWithStdout('closed', ['--help']),
+      runWithStdout('closed', ['--sandbox-file', sandbox.descriptorPath, 'watermark', 'show']),
     ]);
     expect(help).toEqual({ code: 0, stderr: '' });
     expect(watermark.stderr).not.toContain('EPIPE');
@@ -86,26 +93,11 @@ describe('a reader that goes away', () => {
   });
 });
 
-/** Runs the built CLI with stdout a device that is always full (as `> file` on a full disk). */
-function runIntoFullDevice(args: readonly string[]): Promise<{ code: number | null; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const full = openSync('/dev/full', 'w');
-    const child = spawn(process.execPath, [cliEntry, ...args], { cwd: projectRoot, stdio: ['ignore', full, 'pipe'] });
-    closeSync(full);
-    let stderr = '';
-    child.stderr?.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stderr }));
-  });
-}
-
 describe('a full disk under stdout', () => {
   it('is one line on stderr and exit 1, not a stack trace', async () => {
     const [help, watermark] = await Promise.all([
-      runIntoFullDevice(['--help']),
-      runIntoFullDevice(['--sandbox-file', sandbox.descriptorPath, 'watermark', 'show']),
+      runWithStdout('full', ['--help']),
+      runWithStdout('full', ['--sandbox-file', sandbox.descriptorPath, 'watermark', 'show']),
     ]);
     for (const run of [help, watermark]) {
       expect(run.stderr).toMatch(
