@@ -190,6 +190,12 @@ export interface NewsSimulatorOptions {
   readonly timestampFormat?: 'iso' | 'rfc822' | 'compact' | 'mixed';
   /** Also accept `paginationMethod: "CURSOR"`. Default false. */
   readonly cursorMode?: boolean;
+  /**
+   * How a numbered page past the end of the listing (page 2 or later, no article left for it) is
+   * answered: `empty` (the default, an empty page) or `refuse` (HTTP 400 `INVALID_PAGE`, as many
+   * providers answer; the interface does not say which this provider does).
+   */
+  readonly pastEndPages?: 'empty' | 'refuse';
   /** Called for every recorded request, e.g. to log it. */
   readonly onRequest?: (record: SimRequestRecord) => void;
   /**
@@ -929,6 +935,12 @@ export async function startNewsSimulator(options: NewsSimulatorOptions = {}): Pr
           ),
         };
       default: {
+        if (options.pastEndPages === 'refuse' && query.method === 'PAGE' && query.page > 1) {
+          const listed = store.view(scopeOf(key.spec), query.start, query.end).length;
+          if ((query.page - 1) * query.size >= listed) {
+            return fail(400, 'INVALID_PAGE', `page ${query.page} is past the last page of the results`, ok, 'page');
+          }
+        }
         const { payload, count } = answer(key.spec, query, fault);
         const json = JSON.stringify(payload);
         // Half the text can never be valid JSON: the closing brace of the envelope is gone.

@@ -41,6 +41,24 @@ export class ProviderAuthError extends ProviderError {
   }
 }
 
+/** How providers refuse a page number past the end of their listing (the interface does not say). */
+const refusedPageStatuses: ReadonlySet<number> = new Set([400, 404, 416, 422]);
+
+/**
+ * A provider's refusal of a page number, as many refuse a page past the end of their listing: not
+ * an authorization failure and not one a retry may fix. Whether it means the end is the caller's
+ * to decide, from what it knows of the listing.
+ */
+export function isRefusedPageNumber(error: unknown): error is ProviderError & { readonly status: number } {
+  return (
+    error instanceof ProviderError &&
+    !(error instanceof ProviderAuthError) &&
+    !error.retryable &&
+    error.status !== undefined &&
+    refusedPageStatuses.has(error.status)
+  );
+}
+
 /** A 200 response whose body does not fit the response mapping (names the field, shows a trimmed sample). */
 export class ProviderResponseError extends ProviderError {
   constructor(message: string, options?: ErrorOptions) {

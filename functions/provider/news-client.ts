@@ -26,6 +26,7 @@ import { BoundedCache } from '#core/bounded-cache';
 import { isProviderDate, previousDate, providerDate } from '#core/calendar';
 import {
   ConfigError,
+  isRefusedPageNumber,
   PageCapError,
   ProviderAuthError,
   ProviderError,
@@ -491,7 +492,9 @@ export class NewsLookupClient implements NewsSource {
     let repeats = 0;
     for (let pageNumber = from; ; pageNumber++) {
       if (pageNumber > this.#config.maxPages) throw this.#pageCapError(range, this.#config.pageSize, reportedTotal);
-      const page = await this.#numberedPage(range, pageNumber, signal);
+      // Without a count to trust, any page after the first may lie past the end.
+      const page = await this.#pageOrEnd(range, pageNumber, signal, 'no count');
+      if (page === undefined) return;
       const emitted = this.#emit(page, seen);
       yield emitted;
       if (itemCount(page) === 0) return;
@@ -539,15 +542,26 @@ export class NewsLookupClient implements NewsSource {
       count === undefined || count > this.#config.maxPages * pageSize ? undefined : count;
     const first = usable(total);
     let previous: { keys: string; unreadable: string | undefined } | undefined;
+    // The listing's latest count (the last page's own, else the read's first).
+    let latest = first;
     for (let pageNumber = from; ; pageNumber++) {
       if (pageNumber > this.#config.maxPages) throw this.#pageCapError(range, pageSize, total);
-      const page = await this.#numberedPage(range, pageNumber, signal);
+      const pastEnd =
+        latest === undefined
+          ? pageNumber > 1 && 'no count'
+          : (pageNumber - 1) * pageSize >= latest && `past the ${latest} articles the provider counted`;
+      const page =
+        pastEnd === false
+          ? await this.#numberedPage(range, pageNumber, signal)
+          : await this.#pageOrEnd(range, pageNumber, signal, pastEnd);
+      if (page === undefined) return;
       const emitted = this.#emit(page, seen);
       yield emitted;
       const items = itemCount(page);
       if (items === 0) return;
       const own = usable(page.mapped.totalCount);
       const count = own ?? first;
+      latest = count;
       if (items < pageSize && (count === undefined || pageNumber * pageSize >= count)) return;
       const beyond = (end: number | undefined) => end !== undefined && (pageNumber - 1) * pageSize >= end;
       const current = {
@@ -662,6 +676,38 @@ export class NewsLookupClient implements NewsSource {
     };
     const page = await this.#fetchPage(body, { range: `${range.from}..${range.to}`, page: pageNumber }, signal);
     return { ...page, size };
+  }
+
+  /**
+   * A page that may lie past the end of the listing (`why`: what says so), or undefined when the
+   * provider refuses it as one (HTTP 400, 404, 416 or 422). The interface does not say what a page
+   * past the end gets: many providers answer an empty page, many refuse the page number. The read
+   * asks for one when a full last page could be followed by more (the day grew while it was read)
+   * and, without a count, to find the end at all; a refusal there ending the day's read instead of
+   * failing it means a day whose articles fill their last page exactly no longer stops the run.
+   * A refusal of a page the count says exists is still an error (see #numberedPages).
+   */
+  async #pageOrEnd(
+    range: ProviderDateRange,
+    pageNumber: number,
+    signal: AbortSignal,
+    why: string,
+  ): Promise<FetchedPage | undefined> {
+    try {
+      return await this.#numberedPage(range, pageNumber, signal);
+    } catch (error) {
+      if (!isRefusedPageNumber(error)) throw error;
+      // Without a count, a refusal after a full page may also be a limit on how deep a read may go:
+      // said loudly, since the articles past such a limit would go unread.
+      const level = why === 'no count' ? 'warn' : 'info';
+      this.#log[level]('the provider refused a page that may lie past the end of the listing: taken as its end', {
+        range: `${range.from}..${range.to}`,
+        page: pageNumber,
+        status: error.status,
+        why,
+      });
+      return undefined;
+    }
   }
 
   /** Articles per page this client asks for (numbered paging). */

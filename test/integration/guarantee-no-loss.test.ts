@@ -128,6 +128,42 @@ describe('no alert is lost when the provider misbehaves', () => {
     expect(await stack.verifyExactlyOnce(firstWindowStart(stack))).toEqual(exact);
   });
 
+  it.each(['a sweep', 'incremental runs'])(
+    'a provider that refuses pages past the end (HTTP 400): a day that fills its last page exactly does not stop the runs (%s)',
+    async (how) => {
+      // The window's first provider day (yesterday in Seoul) holds exactly 20 full pages of 10.
+      stack = await startTestStack({
+        simulator: { seed: 3, articles: [], pastEndPages: 'refuse' },
+        ...(how === 'a sweep' ? { environment: { FULL_SWEEP_MINUTES: '0' } } : {}),
+      });
+      const simulator = stack.simulator!;
+      simulator.publish(
+        ...Array.from({ length: 200 }, (_, i) => ({
+          title: `Central bank holds the interest rate (${i})`,
+          categories: ['002001000'],
+          media: 'M001',
+          publishedAt: testEpoch - 10 * 60 * 60_000 - i * 60_000,
+        })),
+      );
+      for (const minutes of [0, 5, 10]) {
+        const at = testEpoch + minutes * 60_000;
+        stack.setTime(at);
+        simulator.publish({
+          title: `Earthquake felt along the coast (${minutes})`,
+          categories: ['003002000'],
+          media: 'M004',
+          publishedAt: at - 60_000,
+        });
+        const summary = await stack.run();
+        expect(summary.status, summary.reason).toBe('completed');
+        expect((await stack.dependencies.state.readWatermark())?.at).toBe(at);
+      }
+      // The provider was asked for a page past the end, and refused it.
+      expect(simulator.requests.some((request) => request.status === 400)).toBe(true);
+      expect(await stack.verifyExactlyOnce(firstWindowStart(stack))).toEqual(exact);
+    },
+  );
+
   it('delivers an article repeated across pages once', async () => {
     stack = await startTestStack();
     stack.simulator!.faults.inject({ kind: 'duplicate', times: 5 });

@@ -11,6 +11,7 @@
  * ({@link countingPauseMs}) with the reason in the reading state.
  */
 
+import { isRefusedPageNumber } from '../errors.ts';
 import type { Article } from '../model.ts';
 import {
   type ArticlePage,
@@ -301,7 +302,15 @@ export class CountedRun {
     const fetch = async (first: number, last: number): Promise<void> => {
       for (const request of pageRequests(first, last, size)) {
         pages += 1;
-        const page = await this.#source.page(range, { ...request, signal: options.signal });
+        let page: ArticlePage;
+        try {
+          page = await this.#source.page(range, { ...request, signal: options.signal });
+        } catch (error) {
+          // A listing that shrank puts a probe past its end, and a provider may refuse such a page
+          // number: a disagreement (the day is read whole, which tells an outage from an end).
+          if (!isRefusedPageNumber(error)) throw error;
+          throw new ProbeProblem(`${day}: the provider refused page ${request.page} (HTTP ${error.status})`);
+        }
         if (page.unreadable !== undefined)
           throw new ProbeProblem(`${day}: a page could not be read (${page.unreadable})`);
         const { totalCount, positions } = page;

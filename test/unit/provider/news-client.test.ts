@@ -146,6 +146,63 @@ describe('NewsLookupClient paging decisions', () => {
     },
   );
 
+  // The interface says nothing of pages past the end; many providers refuse the page number.
+  describe.each([400, 404, 416, 422])('a provider that refuses a page past the end with HTTP %i', (status) => {
+    const refusing = (count: number, withTotal: 'every page' | 'page 1' | 'none') => {
+      const all = Array.from({ length: count }, (_, i) => item(i));
+      return provider((body) => {
+        const page = Number(body.page);
+        const articles = all.slice((page - 1) * 10, page * 10);
+        if (page > 1 && articles.length === 0) return { status, body: { message: 'page out of range' } };
+        const total = withTotal === 'every page' || (withTotal === 'page 1' && page === 1) ? { totalCount: count } : {};
+        return { status: 200, body: { ...total, articles } };
+      });
+    };
+
+    it.each([
+      [20, 'every page', false],
+      [20, 'every page', true],
+      [20, 'page 1', false],
+      [30, 'page 1', true],
+      [10, 'every page', true],
+      [20, 'none', false],
+      [19, 'none', false],
+      [0, 'none', false],
+    ] as const)(
+      'reads all %i articles (total on %s, sequential: %s) and ends there',
+      async (count, withTotal, sequential) => {
+        const { agent } = refusing(count, withTotal);
+        const pages = await collect(client(agent).instance.pages(range, { sequential }));
+        expect(pages.flatMap((p) => p.articles.map((a) => a.id))).toEqual(
+          Array.from({ length: count }, (_, i) => String(i)),
+        );
+      },
+    );
+
+    it('is still an error for a page the total says exists', async () => {
+      const all = Array.from({ length: 30 }, (_, i) => item(i));
+      const { agent } = provider((body) => {
+        const page = Number(body.page);
+        if (page === 2) return { status, body: { message: 'no' } };
+        return { status: 200, body: { totalCount: 30, articles: all.slice((page - 1) * 10, page * 10) } };
+      });
+      const error = await failure(client(agent).instance.pages(range, { sequential: true }));
+      expect(error).toBeInstanceOf(ProviderError);
+      expect((error as ProviderError).status).toBe(status);
+    });
+  });
+
+  it.each([403, 500])('a page past the end answered with HTTP %i is still an error, not the end', async (status) => {
+    const all = Array.from({ length: 10 }, (_, i) => item(i));
+    const { agent } = provider((body) =>
+      Number(body.page) === 1
+        ? { status: 200, body: { totalCount: 10, articles: all } }
+        : { status, body: { message: 'outside your scope, or down' } },
+    );
+    const error = await failure(client(agent).instance.pages(range, { sequential: true }));
+    expect((error as ProviderError).status).toBe(status);
+  });
+
   it('read in order, a page of articles already seen (pushed down by new ones) is not the end while the total says more', async () => {
     // Between page 1 and page 2, ten new articles arrive in front: page 2 repeats page 1.
     const old = Array.from({ length: 15 }, (_, i) => item(`old${i}`));
