@@ -5,6 +5,7 @@
  * behind the watermark, matched only by a rule saved since.
  */
 import { describe, expect, it } from 'vitest';
+import { titleHash } from '#core/ledger-facts';
 import { type Audience, type AudienceMatch, AudienceSchema } from '#core/model';
 import { explainDelivery } from '#core/workbench/explain';
 
@@ -145,5 +146,54 @@ describe('explain: an alert the ledger holds already', () => {
     expect(damaged.steps[0]?.why).toMatch(
       /^handled, but what became of it is unknown: its ledger entry is malformed \(releasedAt\)/,
     );
+  });
+});
+
+/**
+ * A review found explain saying "a re-read sends nothing" for an article sent before and revised
+ * since, while the next run that read it sent the audience an update notice.
+ */
+describe('explain: an article handled before and changed since', () => {
+  const sentAt = watermarkAt - hour;
+  const published = matchOf(watermarkAt, ['r']);
+  const entryFor = (status: string, title: string) => ({
+    articleKey: 'id:a',
+    audienceId: 'desk',
+    deliveredAt: sentAt,
+    ruleIds: ['r'],
+    status,
+    titleHash: titleHash(title),
+  });
+  const ledgerStep = (who: Audience, entry: ReturnType<typeof entryFor>, match = published) => {
+    const explanation = explainDelivery(who, match, now, { usedToday: 0, ledger: entry });
+    return { outcome: explanation.outcome, why: explanation.steps.find((step) => step.step === 'ledger')?.why };
+  };
+  const notify = AudienceSchema.parse({ ...audience, updates: 'notify' });
+
+  it('unchanged: a re-read sends nothing, whatever the audience wants', () => {
+    for (const who of [audience, notify]) {
+      expect(ledgerStep(who, entryFor('', 'Pangolin census'))).toMatchObject({
+        outcome: 'already',
+        why: /\(sent\): a re-read sends nothing$/,
+      });
+    }
+  });
+
+  it('a new status or title: an update notice for an audience that wants them, nothing for one that ignores them', () => {
+    const corrected = entryFor('CORRECTED', 'Pangolin census');
+    expect(ledgerStep(notify, corrected).why).toMatch(
+      /changed since \(status "", the ledger has "CORRECTED"\): a run that reads it again sends an update notice/,
+    );
+    expect(ledgerStep(audience, corrected).why).toMatch(
+      /the audience ignores updates \(updates: ignore\): a re-read sends nothing/,
+    );
+    expect(ledgerStep(notify, entryFor('', 'Pangolin count')).why).toMatch(
+      /a new title\): a run that reads it again sends an update notice/,
+    );
+  });
+
+  it('a copy collapsed into its story: its changes are not news to the audience', () => {
+    const collapsed = { ...entryFor('CORRECTED', 'Old title'), collapsedInto: 'story-1' };
+    expect(ledgerStep(notify, collapsed).why).toMatch(/collapsed into story story-1\): a re-read sends nothing$/);
   });
 });

@@ -11,7 +11,7 @@
  */
 
 import { isQuietAt, planDelivery, releaseDueAt, urgencyOf } from '../delivery-plan.ts';
-import { outcomeFieldsDamaged } from '../ledger-facts.ts';
+import { changeSince, outcomeFieldsDamaged } from '../ledger-facts.ts';
 import { criterionHits } from '../matcher.ts';
 import type { Article, Audience, AudienceMatch, Rule } from '../model.ts';
 import type { DeliveryRecord, HoldReason } from '../ports.ts';
@@ -292,10 +292,22 @@ export function explainDelivery(
         : entry.heldFor !== undefined
           ? `held for ${entry.heldFor}${entry.releasedAt !== undefined ? `, released ${iso(entry.releasedAt)}` : ''}`
           : 'sent';
-    steps.push({
-      step: 'ledger',
-      why: `already handled at ${iso(entry.deliveredAt)} (${what}): a re-read sends nothing`,
-    });
+    // What the run does with a re-read of a handled article (delivery-pipeline.ts): a change since
+    // the entry was written is an update notice for an audience that wants them, once.
+    const change = entry.collapsedInto === undefined ? changeSince(entry, match.article) : undefined;
+    const reRead =
+      change === undefined
+        ? 'a re-read sends nothing'
+        : `the article changed since (${
+            change.kind === 'status'
+              ? `status ${JSON.stringify(change.status)}, the ledger has ${JSON.stringify(change.previousStatus)}`
+              : 'a new title'
+          }): ${
+            audience.updates === 'notify'
+              ? 'a run that reads it again sends an update notice (updates: notify), once'
+              : `the audience ignores updates (updates: ${audience.updates}): a re-read sends nothing`
+          }`;
+    steps.push({ step: 'ledger', why: `already handled at ${iso(entry.deliveredAt)} (${what}): ${reRead}` });
     return { ...base, outcome: 'already', steps };
   }
   if (facts.reading !== undefined && 'problem' in facts.reading) {
