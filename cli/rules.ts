@@ -55,6 +55,7 @@ import { didYouMean, hinted } from './unknown-ids.ts';
 import { inputName } from './utf8.ts';
 import { ruleStandings } from './workbench/rule-status.ts';
 import { ruleTableOf } from './workbench/tables.ts';
+import { termsText } from './workbench/terms.ts';
 
 const rulesTable = async (context: CommandContext): Promise<ItemTable> => ruleTableOf(await context.target());
 
@@ -529,14 +530,12 @@ async function validateRules(context: CommandContext, args: readonly unknown[]):
   });
 }
 
-/** `categories 002*; keywords "interest rate", inflation; not keywords rumor` */
+/** `categories 002*; keywords "interest rate", inflation; not keywords rumor` (terms: {@link termsText}) */
 function criteria(rule: Item): string {
-  const list = (value: unknown): string[] =>
-    value instanceof Set || Array.isArray(value) ? [...value].map((entry) => String(entry)) : [];
   const parts: string[] = [];
   const add = (label: string, value: unknown) => {
-    const values = list(value);
-    if (values.length > 0) parts.push(`${label} ${values.map((v) => (v.includes(' ') ? `"${v}"` : v)).join(', ')}`);
+    const terms = termsText(value);
+    if (terms !== '') parts.push(`${label} ${terms}`);
   };
   add('categories', rule.categories);
   add('keywords', rule.keywords);

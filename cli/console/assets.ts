@@ -59,7 +59,8 @@ export const script = `
     if (!response.ok) { out.textContent = 'could not validate (' + response.status + ')'; out.className = 'bad'; return; }
     const result = await response.json();
     out.className = result.ok ? 'ok' : 'bad';
-    out.textContent = result.ok ? 'Valid: the run would accept this rule.' : result.problems.join(' · ');
+    const notes = (result.notes || []).join(' · ');
+    out.textContent = result.ok ? 'Valid: the run would accept this rule.' + (notes ? ' Note: ' + notes : '') : result.problems.join(' · ');
   };
   form.addEventListener('input', () => { clearTimeout(timer); timer = setTimeout(check, 250); });
 })();

@@ -84,7 +84,10 @@ export function guard(keys: ConsoleKeys, port: () => number): MiddlewareHandler 
     const peer = peerOf(c);
     if (peer !== undefined && !loopbackPeers.has(peer)) return refuse(c, 403, 'the console answers this machine only');
     const host = c.req.header('host') ?? '';
-    const allowed = [`127.0.0.1:${port()}`, `localhost:${port()}`];
+    // On port 80 browsers and curl send the host without the port (HTTP's default), in Host and Origin alike.
+    const allowed = ['127.0.0.1', 'localhost'].flatMap((name) =>
+      port() === 80 ? [name, `${name}:80`] : [`${name}:${port()}`],
+    );
     if (!allowed.includes(host.toLowerCase())) {
       return refuse(c, 403, 'unexpected Host header: open the console at the address it printed');
     }

@@ -128,6 +128,9 @@ describe('the ops console in a browser', () => {
     await shows(page.locator('#validation'), exactly('Valid: the run would accept this rule.'));
     await page.locator('textarea[name=keywords]').fill('');
     await shows(page.locator('#validation'), 'would match every article');
+    // Two terms typed on one line are one term with a comma: valid, and said so.
+    await page.locator('textarea[name=keywords]').fill('volcano, ash');
+    await shows(page.locator('#validation'), 'Note: Keywords: "volcano, ash" is one term');
     await page.locator('textarea[name=keywords]').fill('volcano');
     await shows(page.locator('#validation'), exactly('Valid: the run would accept this rule.'));
     await shoot('rule-edit');

@@ -589,6 +589,20 @@ describe('the console rule and audience pages', () => {
     expect(garbage.body).toContain('From &quot;garbage&quot;');
     expect(garbage.body).not.toContain('--from');
     expect(garbage.body).not.toContain('Nothing to replay');
+
+    // A value that looks like an option stays the field's value (it was read as the CLI's own
+    // --json, and the next flag became the value: 'To "--dry-run"').
+    const optionLike = await get(consoleProcess.port, '/runs/replay?from=6h&to=--json&audience=', cookie);
+    expect(optionLike.status).toBe(400);
+    expect(optionLike.body).toContain('To &quot;--json&quot;');
+    expect(optionLike.body).not.toContain('--dry-run');
+    const audienceLike = await get(
+      consoleProcess.port,
+      '/runs/replay?from=6h&to=&audience=--to-topic-without-subscribers',
+      cookie,
+    );
+    expect(audienceLike.body).toContain('--to-topic-without-subscribers');
+    expect(audienceLike.body).not.toContain('To-topic');
   });
 
   /** The key of a recent sandbox article about earthquakes (the fixture provider has several). */

@@ -146,6 +146,26 @@ describe('console security', () => {
     expect((await ask('127.0.0.1')).status).toBe(200);
   });
 
+  it('on port 80 takes the host as browsers send it there, without the port; still refuses other hosts (the guard on its own)', async () => {
+    const keys = newKeys();
+    const app = new Hono();
+    app.use(
+      '*',
+      guard(keys, () => 80),
+    );
+    app.get('/rules', (c) => c.text('ok'));
+    const ask = (host: string) =>
+      app.fetch(
+        new Request('http://127.0.0.1/rules', { headers: { host, cookie: `news_alerts_console=${keys.token}` } }),
+        { incoming: { socket: { remoteAddress: '127.0.0.1' } } },
+      );
+    for (const host of ['127.0.0.1', 'localhost', '127.0.0.1:80', 'LOCALHOST'])
+      expect((await ask(host)).status, host).toBe(200);
+    for (const host of ['evil.example', '127.0.0.1:8080', 'evil.example:80', '0.0.0.0']) {
+      expect((await ask(host)).status, host).toBe(403);
+    }
+  });
+
   it('refuses every write without the CSRF token, with a wrong one, or from another origin', async () => {
     const form = { 'content-type': 'application/x-www-form-urlencoded', cookie };
     const writes = [

@@ -16,6 +16,7 @@ import { explainOnArticle, storedAudience } from '../../workbench/explain.ts';
 import { applyRestore, planRestore, ruleHistory } from '../../workbench/history.ts';
 import { ruleStandings } from '../../workbench/rule-status.ts';
 import { audienceTableOf, ruleTableOf } from '../../workbench/tables.ts';
+import { commaTermNotes, termsText } from '../../workbench/terms.ts';
 import { type ConsoleServices, render, statusOf } from '../context.ts';
 import { problem } from '../views/layout.ts';
 import {
@@ -46,8 +47,6 @@ const shownAsText = (value: unknown): string =>
         ? [...value].map(shownAsText).join('\n')
         : (JSON.stringify(value) ?? '');
 const text = (value: unknown): string => (typeof value === 'string' ? value : shownAsText(value));
-const listText = (value: unknown): string =>
-  Array.isArray(value) ? value.join(', ') : value instanceof Set ? [...value].join(', ') : '';
 /** A list as the form shows it: one term per line, so a term may hold a comma ("1,000 jobs"). */
 const listLines = (value: unknown): string =>
   Array.isArray(value) ? value.map(shownAsText).join('\n') : shownAsText(value);
@@ -257,7 +256,7 @@ async function audienceIds(services: ConsoleServices): Promise<string[]> {
 function criteriaOf(rule: Item): string {
   const parts: string[] = [];
   for (const name of listNames) {
-    const terms = listText(rule[name]);
+    const terms = termsText(rule[name]);
     if (terms !== '') parts.push(`${name} ${terms}`);
   }
   if (typeof rule.query === 'string') parts.push(`query ${rule.query}`);
@@ -317,7 +316,7 @@ export function rulePages(app: Hono, services: ConsoleServices): void {
     const isNew = c.req.query('new') !== undefined;
     const problems = await problemsOf(services, itemFromForm(form, isNew ? undefined : stored));
     if (isNew && stored !== undefined) problems.push(`rule ${form.ruleId} exists already: edit it instead`);
-    return c.json({ ok: problems.length === 0, problems });
+    return c.json({ ok: problems.length === 0, problems, notes: commaTermNotes(itemFromForm(form, undefined)) });
   });
 
   const preview = async (c: Context, isNew: boolean) => {

@@ -43,20 +43,20 @@ ${replayForm({ from: '6h', to: '', audience: '' })}`,
   const replayArgs = (values: { from: string; to: string; audience: string; parked: boolean }): string[] =>
     values.parked
       ? ['replay', '--parked']
-      : [
+      : // Each value joined to its flag: a value that looks like an option (`--json`) stays a value.
+        [
           'replay',
-          '--from',
-          values.from,
-          ...(values.to ? ['--to', values.to] : []),
-          ...(values.audience ? ['--audience', values.audience] : []),
+          `--from=${values.from}`,
+          ...(values.to ? [`--to=${values.to}`] : []),
+          ...(values.audience ? [`--audience=${values.audience}`] : []),
         ];
 
   /** The command's message in the form's words: its fields, not the CLI's flags. */
   const inFormWords = (message: string): string =>
     message
-      .replace(/--from\b/g, 'From')
-      .replace(/--to\b/g, 'To')
-      .replace(/--audience\b/g, 'Audiences');
+      .replace(/--from(?![\w-])/g, 'From')
+      .replace(/--to(?![\w-])/g, 'To')
+      .replace(/--audience(?![\w-])/g, 'Audiences');
 
   const replay = async (
     c: Context,
