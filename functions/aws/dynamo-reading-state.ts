@@ -61,6 +61,7 @@ const ReadingItem = z.object({
       days: z.array(CountedDayItem).check(z.maxLength(8)),
       lastRecheckAt: z.optional(finite),
       off: z.optional(z.object({ reason: z.string().check(z.maxLength(2000)), since: finite })),
+      disagreedAt: z.optional(finite),
     }),
   ),
   order: z.enum(['newest-first', 'oldest-first', 'unknown']),

@@ -399,7 +399,16 @@ export interface CountedReading {
    * that vanished): why, and since when. Runs then read as without counting until it expires.
    */
   readonly off?: { readonly reason: string; readonly since: number } | undefined;
+  /**
+   * When the counts last disagreed (epoch ms), kept after the pause ends: a provider that removes
+   * or moves articles can also do it where an arrival makes up for it, which no count shows, so
+   * for {@link countedBackstopMs} after a disagreement the periodic full sweep stays on.
+   */
+  readonly disagreedAt?: number | undefined;
 }
+
+/** How long after the counts last disagreed counted runs still sweep every `FULL_SWEEP_MINUTES`. */
+export const countedBackstopMs = 7 * 24 * 60 * 60 * 1000;
 
 /**
  * Anchors a counted day keeps at most: enough for a busy day's late-arrival window (an anchor every

@@ -11,7 +11,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RunSummary } from '#core/alert-run';
 import type { SimArticle, SimArticleInput } from '#sandbox/news-simulator';
-import { startTestStack, type TestStack, testEpoch } from '#test/run-harness';
+import { quietAudiences, startTestStack, type TestStack, testEpoch } from '#test/run-harness';
 
 const minute = 60_000;
 const interval = 5 * minute;
@@ -103,6 +103,67 @@ describe('late arrivals (counted reading)', () => {
     const check = await stack.verifyExactlyOnce(windowStart(stack));
     expect(check.unexpected).toEqual([]);
     expect(check.missing.filter((key) => !key.includes(beyond?.articleId as string))).toEqual([]);
+  });
+
+  it('a provider seen removing articles keeps the periodic sweep: a late article listed where another left is delivered by it, once', async () => {
+    // No audience wants update notices, so only the provider's removals can keep the sweep on.
+    const audiences = quietAudiences.map((audience) => ({
+      ...audience,
+      item: { ...audience.item, updates: 'ignore' },
+    }));
+    stack = await startTestStack({ epoch: testEpoch, audiences, simulator: { seed: 5, articles: [] } });
+    arrive(stack, ...Array.from({ length: 240 }, (_, i) => testEpoch - 4 * 60 * minute + i * minute));
+    await runAt(stack, testEpoch);
+    // Leaves the key's media scope: a removal the counts notice (nothing makes up for it).
+    const simulator = stack.simulator!;
+    const leave = (article: SimArticle | undefined) => {
+      expect(article).toBeDefined();
+      const { articleId, title, url, categories, publishedAt } = article as SimArticle;
+      const codes = categories.map((category) => category.code);
+      simulator.publish({ articleId, title, url, categories: codes, media: 'M008', publishedAt } as SimArticleInput);
+    };
+    const articleAt = (at: number) => simulator.articles().find((article) => article.publishedAt === at);
+    leave(articleAt(testEpoch - 20 * minute));
+    const paused = await runAt(stack, testEpoch + interval);
+    expect(paused.reading?.counted?.paused).toBeDefined();
+    // Six hours on, counting starts again with a sweep (an hour of articles, one a minute).
+    let at = testEpoch + 6 * 60 * minute + interval;
+    arrive(stack, ...Array.from({ length: 60 }, (_, i) => at - (i + 1) * minute));
+    expect((await runAt(stack, at)).reading).toMatchObject({ mode: 'sweep' });
+    // An article listed 30 s after one that leaves, with nothing remembered between them: the
+    // counts stay as they were. (Leaving a remembered article is noticed: that is the pause above.)
+    const reading = await stack.dependencies.state.readReadingState();
+    const anchored = new Set(reading?.counted?.days.flatMap((day) => day.anchors.map((anchor) => anchor.key)));
+    const victim = simulator
+      .articles()
+      .find(
+        (article) =>
+          article.publishedAt >= at - 45 * minute &&
+          article.publishedAt <= at - 15 * minute &&
+          article.media.code !== 'M008' &&
+          !anchored.has(`id:${article.articleId}`),
+      );
+    at += interval;
+    const [late] = arrive(stack, (victim?.publishedAt ?? 0) + 30_000);
+    leave(victim);
+    for (let k = 0; k < 4; k += 1) {
+      at += interval;
+      arrive(stack, ...Array.from({ length: 6 }, (_, i) => at - i * 40_000));
+      expect((await runAt(stack, at)).reading).toMatchObject({ mode: 'incremental' });
+    }
+    expect(await deliveredBy(stack, [late as SimArticle])).toEqual(new Set());
+    // The next periodic sweep (FULL_SWEEP_MINUTES after the last) reads it.
+    at = testEpoch + 12 * 60 * minute + 2 * interval;
+    const swept = await runAt(stack, at);
+    expect(swept.reading).toMatchObject({ mode: 'sweep', reason: expect.stringMatching(/counts disagreed/) });
+    expect(await deliveredBy(stack, [late as SimArticle])).toEqual(new Set([late?.articleId]));
+    // Nothing twice; what the two that left had been sent before they left is all the check does not expect.
+    const check = await stack.verifyExactlyOnce(windowStart(stack));
+    expect(check.duplicates).toEqual([]);
+    const left = simulator.articles().filter((article) => article.media.code === 'M008');
+    expect(check.unexpected.filter((key) => !left.some((article) => key.endsWith(`|id:${article.articleId}`)))).toEqual(
+      [],
+    );
   });
 
   it('reads a few pages per run, not the day: a late article costs a recheck, not a sweep', async () => {

@@ -77,6 +77,25 @@ describe('planRead', () => {
       expect(countedPlan(yesterday)).toMatchObject({ mode: 'incremental', counted: true });
     });
 
+    it('still sweeps on the period for a week after the counts last disagreed: a removal made up for by an arrival shows in no count', () => {
+      const periodUp = (disagreedAgo: number) => ({
+        ...reading,
+        lastSweepAt: now - 400 * minute,
+        counted: { ...counts, disagreedAt: now - disagreedAgo },
+      });
+      expect(countedPlan(periodUp(3 * 24 * 60 * minute))).toMatchObject({
+        mode: 'sweep',
+        counted: true,
+        reason: expect.stringMatching(/the provider's counts disagreed 72 h ago/),
+      });
+      // Within the sweep period: incremental, counted; a week on: the counts alone again.
+      expect(countedPlan({ ...periodUp(60 * minute), lastSweepAt: now - 300 * minute })).toMatchObject({
+        mode: 'incremental',
+        counted: true,
+      });
+      expect(countedPlan(periodUp(7 * 24 * 60 * minute))).toMatchObject({ mode: 'incremental', counted: true });
+    });
+
     it('still sweeps on the period while an audience wants update notices: counts never see an article revised in place', () => {
       const periodUp = { ...reading, lastSweepAt: now - 400 * minute, counted: counts };
       const withUpdates = planRead({

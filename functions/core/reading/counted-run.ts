@@ -137,6 +137,7 @@ export class CountedRun {
   readonly #after = new Map<string, CountedDayWithBeyond | undefined>();
   #lastRecheckAt: number | undefined;
   #off: CountedReading['off'];
+  #disagreedAt: number | undefined;
   readonly stats: CountedStats = { days: 0, rechecks: 0, recheckPages: 0, found: 0 };
 
   constructor(options: {
@@ -166,6 +167,8 @@ export class CountedRun {
       this.#before.set(day.day, day);
     }
     this.#lastRecheckAt = options.previous?.lastRecheckAt;
+    // The pause ends; that the provider disagreed is remembered (functions/core/reading/plan.ts).
+    this.#disagreedAt = options.previous?.off?.since ?? options.previous?.disagreedAt;
   }
 
   /** Earlier days still watched for late arrivals: the run reads them too. */
@@ -256,6 +259,7 @@ export class CountedRun {
       days: this.#off === undefined ? fitted(kept) : [],
       ...(this.#lastRecheckAt === undefined ? {} : { lastRecheckAt: this.#lastRecheckAt }),
       ...(this.#off === undefined ? {} : { off: this.#off }),
+      ...(this.#disagreedAt === undefined ? {} : { disagreedAt: this.#disagreedAt }),
     };
   }
 
@@ -269,6 +273,7 @@ export class CountedRun {
   #stop(reason: string): void {
     if (this.#off !== undefined) return;
     this.#off = { reason: reason.length > 500 ? `${reason.slice(0, 499)}…` : reason, since: this.#now() };
+    this.#disagreedAt = this.#off.since;
     this.#log.warn(
       "counted reading paused: the provider's counts cannot be followed; late articles wait for full sweeps until it resumes",
       {

@@ -28,7 +28,7 @@
  *   when the watermark was moved by anyone else, and whenever the order is not known.
  */
 import { providerDate } from '../calendar.ts';
-import type { CountedDay, ProviderOrder, ReadingState, Watermark } from '../ports.ts';
+import { type CountedDay, countedBackstopMs, type ProviderOrder, type ReadingState, type Watermark } from '../ports.ts';
 
 /** Steps in one direction (distinct timestamps) a full read must show before its order is trusted. */
 export const minOrderEvidence = 10;
@@ -141,11 +141,18 @@ export function planRead(input: {
       return sweep('counted reading starts: every page of the window is read once, in order');
     }
     // Revisions keep an article's place, so counts never see them: audiences that want update
-    // notices still get the periodic sweep that re-reads what was revised.
-    if (input.updatesWanted === true && now - lastSweepAt >= settings.fullSweepMs) {
-      return sweep(
-        `the last full sweep started ${Math.round((now - lastSweepAt) / 60_000)} min ago (an audience wants update notices)`,
-      );
+    // notices still get the periodic sweep that re-reads what was revised. And an article that
+    // leaves a stretch (removed, or moved by a corrected time) where another arrives late leaves
+    // the counts as they were: a provider seen doing the first keeps the sweep for a while.
+    const disagreedAt = reading.counted.disagreedAt;
+    const backstop =
+      input.updatesWanted === true
+        ? 'an audience wants update notices'
+        : disagreedAt !== undefined && now - disagreedAt < countedBackstopMs
+          ? `the provider's counts disagreed ${Math.round((now - disagreedAt) / 3_600_000)} h ago`
+          : undefined;
+    if (backstop !== undefined && now - lastSweepAt >= settings.fullSweepMs) {
+      return sweep(`the last full sweep started ${Math.round((now - lastSweepAt) / 60_000)} min ago (${backstop})`);
     }
     return incremental(true);
   }
