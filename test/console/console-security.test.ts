@@ -203,7 +203,7 @@ describe('console security', () => {
       body: 'ruleId=x&audienceId=chips-team&keywords=chip&enabled=true',
     });
     expect(valid.status).toBe(200);
-    expect(JSON.parse(valid.body)).toEqual({ ok: true, problems: [] });
+    expect(JSON.parse(valid.body)).toEqual({ ok: true, problems: [], notes: [] });
     // Nothing of the refused writes happened: no test was sent, no rule changed.
     const history = await sandbox.cli(['--json', 'rules', 'history', 'quakes']);
     expect(history.json<{ versions: unknown[] }>().versions).toHaveLength(1);
