@@ -343,10 +343,18 @@ export function planHeldRelease(
 ): HeldRelease | undefined {
   const digestMode = audience.deliveryMode === 'digest';
   const urgent = !digestMode && isUrgent(held.match, audience);
-  if (!urgent && isQuietAt(now, audience)) return undefined;
   const dueAt = releaseDueAt({ heldAt: held.heldAt, reason: held.reason, urgent }, audience);
+  const sameRule = heldByTheSameRule(held, audience, urgent);
+  if (!urgent && isQuietAt(now, audience)) {
+    // Inside quiet hours nothing goes out, but what fell due in the free time before them, held by
+    // the settings it is still held by: no run came while that time lasted (one would have sent
+    // it). Quiet hours of 00:00-23:59 leave one free minute that runs every five minutes never
+    // see, and their holds and digests would otherwise wait until their retention deleted them.
+    if (!(sameRule && dueAt <= now && !isQuietAt(dueAt, audience))) return undefined;
+    return { dueAt, cause: 'due' };
+  }
   if (dueAt <= now) {
-    const cause = heldByTheSameRule(held, audience, urgent) ? 'due' : 'settings-changed';
+    const cause = sameRule ? 'due' : 'settings-changed';
     return { dueAt: cause === 'due' ? dueAt : now, cause };
   }
   const today = localDate(now, audience.timeZone);

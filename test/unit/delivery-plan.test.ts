@@ -12,6 +12,7 @@ import {
   nextDigestAt,
   nextLocalTime,
   planDelivery,
+  planHeldRelease,
   quietHoursEndAfter,
   releaseDueAt,
   urgencyOf,
@@ -327,5 +328,71 @@ describe('settings at release time', () => {
     expect(iso(releaseDueAt({ heldAt, reason: 'digest' }, evening))).toBe('2026-11-23T11:00:00.000Z');
     // An audience that left digest mode holds nothing for digests.
     expect(releaseDueAt({ heldAt, reason: 'digest' }, audienceFor({ digestTimes: ['20:00'] }))).toBe(heldAt);
+  });
+});
+
+/**
+ * A review found quiet hours of 00:00-23:59 (the way to write "all day": equal times mean none)
+ * holding every alert and digest until the retention deleted them: the one free minute is never
+ * seen by runs every five minutes, and nothing was released inside quiet hours.
+ */
+describe('a free stretch no run sees', () => {
+  const allDay = AudienceSchema.parse({
+    audienceId: 'a',
+    topicArn: 'arn:aws:sns:us-east-1:123456789012:a',
+    timeZone: 'UTC',
+    quietHours: { start: '00:00', end: '23:59' },
+  });
+  const digests = AudienceSchema.parse({ ...allDay, deliveryMode: 'digest', digestTimes: ['08:00'] });
+  const heldAt = Date.parse('2026-12-01T10:00:00Z');
+  const held = (reason: 'quiet-hours' | 'digest', at = heldAt) => ({
+    heldAt: at,
+    reason,
+    match: {
+      audienceId: 'a',
+      article: {
+        key: 'id:1',
+        title: 't',
+        summary: '',
+        url: 'https://news.example.com/1',
+        publishedAt: at,
+        categories: [],
+        categoryNames: [],
+      },
+      rules: [{ ruleId: 'r', urgent: false, reasons: [] }],
+    },
+  });
+  /** The first run of a 5-minute schedule that releases it, within three days. */
+  const firstRelease = (reason: 'quiet-hours' | 'digest', audience: Audience) => {
+    for (let now = heldAt; now < heldAt + 3 * 86_400_000; now += 5 * 60_000) {
+      const release = planHeldRelease(held(reason), audience, now, Number.POSITIVE_INFINITY);
+      if (release !== undefined) return { now: new Date(now).toISOString(), release };
+    }
+    return undefined;
+  };
+
+  it('goes out at the first run after the free minute it fell due in, named by the time it was due', () => {
+    expect(firstRelease('quiet-hours', allDay)).toEqual({
+      now: '2026-12-02T00:00:00.000Z',
+      release: { cause: 'due', dueAt: Date.parse('2026-12-01T23:59:00Z') },
+    });
+    // The 08:00 digest of 2 December waits for the end of quiet hours, 23:59.
+    expect(firstRelease('digest', digests)).toEqual({
+      now: '2026-12-03T00:00:00.000Z',
+      release: { cause: 'due', dueAt: Date.parse('2026-12-02T23:59:00Z') },
+    });
+  });
+
+  it('inside quiet hours still waits for what is not due, and for what other settings held', () => {
+    const overnight = AudienceSchema.parse({ ...allDay, quietHours: { start: '22:00', end: '07:00' } });
+    const heldLate = held('quiet-hours', Date.parse('2026-12-01T23:00:00Z'));
+    const at = (iso: string) => planHeldRelease(heldLate, overnight, Date.parse(iso), Number.POSITIVE_INFINITY);
+    expect(at('2026-12-02T06:55:00Z')).toBeUndefined();
+    expect(at('2026-12-02T07:00:00Z')).toMatchObject({ cause: 'due' });
+    // Held at 23:00 by quiet hours that now run 12:00-13:00: released as settings changed, never inside them.
+    const moved = AudienceSchema.parse({ ...allDay, quietHours: { start: '12:00', end: '13:00' } });
+    expect(
+      planHeldRelease(heldLate, moved, Date.parse('2026-12-02T12:30:00Z'), Number.POSITIVE_INFINITY),
+    ).toBeUndefined();
   });
 });

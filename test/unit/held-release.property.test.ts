@@ -5,7 +5,8 @@
  *
  * - a held notification goes out at a run at time t exactly when the settings of that run would
  *   not hold it: never inside the current quiet hours (read here from luxon's wall clock, not from
- *   the planner), unless it is urgent for an immediate audience; in digest mode only once its next
+ *   the planner), unless it is urgent for an immediate audience, or fell due in free time before
+ *   them that no run saw, held by the settings that still hold it; in digest mode only once its next
  *   digest time came; held by a daily budget the audience still has, once its next digest time
  *   came, or sooner while today's count leaves room (oldest first, only what was held today);
  * - nothing is lost: a last run outside any quiet hours sends everything still held;
@@ -159,14 +160,30 @@ async function check({ timeZone, start, initial, holds, counted, runs }: Scenari
     // Today's budget-held matches not due by the clock share today's room, oldest first.
     const onRoom: string[] = [];
     const expected = new Map<string, boolean>();
+    // Due at `dueAt` in the free time before this run's quiet hours, which no run saw (one would have
+    // sent it): it goes out now, quiet or not, if the settings that held it still do.
+    const missedFree = (dueAt: number) => dueAt <= now && !quietByWallClock(dueAt, timeZone, current);
     for (const key of pending.filter((candidate) => !claimed.has(candidate))) {
       const at = heldAt.get(key) ?? 0;
+      const reason = reasons.get(key);
       if (current.deliveryMode === 'digest') {
-        expected.set(key, !quiet && nextDigestAt(at, audience) <= now);
+        const due = nextDigestAt(at, audience);
+        expected.set(key, due <= now && (!quiet || (reason !== 'quiet-hours' && missedFree(due))));
       } else if (current.urgent) {
         expected.set(key, true);
       } else if (quiet) {
-        expected.set(key, false);
+        if (reason === 'quiet-hours' && quietByWallClock(at, timeZone, current)) {
+          // Held in quiet hours that still cover it: a free minute since then means they ended.
+          let free = false;
+          for (let minute = at; minute <= now && !free; minute += 60_000) {
+            free = !quietByWallClock(minute, timeZone, current);
+          }
+          expected.set(key, free);
+        } else if (reason === 'budget' && current.dailyBudget !== undefined) {
+          expected.set(key, missedFree(nextDigestAt(at, audience)));
+        } else {
+          expected.set(key, false);
+        }
       } else if (reasons.get(key) !== 'budget' || current.dailyBudget === undefined) {
         expected.set(key, true);
       } else if (nextDigestAt(at, audience) <= now) {
