@@ -687,6 +687,20 @@ describe('the console rule and audience pages', () => {
     expect(section).toContain('timeZone: must be an IANA time zone');
   });
 
+  it('lists a rule whose audience has no item, and says the run skips it (it was missing from the page)', async () => {
+    await createRule('orphan-quakes', 'earthquake');
+    await setByHand('rules', 'orphan-quakes', 'audienceId', 'gone-audience');
+    const key = await earthquakeKey();
+    const page = await get(consoleProcess.port, `/articles/view?key=${encodeURIComponent(key)}&since=2d`, cookie);
+    expect(page.status, page.body.slice(0, 2000)).toBe(200);
+    const section = sectionOf(page.body, 'gone-audience');
+    expect(section).toContain('orphan-quakes');
+    expect(section).toContain('it does not exist (no item in the audiences table): the run skips its rules');
+    expect(section).not.toContain('verdict-match');
+    const deleted = await sandbox.cli(['rules', 'delete', 'orphan-quakes', '--yes']);
+    expect(deleted.code, deleted.stderr).toBe(0);
+  });
+
   it('asks for an article key when one is sent empty, and words window errors as the form does', async () => {
     const opened = await get(consoleProcess.port, '/rules/quakes/explain', cookie);
     expect(opened.status).toBe(200);

@@ -124,7 +124,10 @@ export function articlePages(app: Hono, services: ConsoleServices): void {
       }),
       savedAt,
     );
-    const audienceIds = [...new Set(audienceItems.map((item) => String(item.audienceId)))].sort();
+    // Every audience a rule names too: rules of an audience with no item are skipped by the run,
+    // and "why did rule X not match" must find them here.
+    const existing = new Set(audienceItems.map((item) => String(item.audienceId)));
+    const audienceIds = [...new Set([...existing, ...ruleItems.map((item) => String(item.audienceId))])].sort();
     const verdicts: AudienceVerdict[] = [];
     for (const audienceId of audienceIds) {
       const own = ruleItems
@@ -141,7 +144,9 @@ export function articlePages(app: Hono, services: ConsoleServices): void {
         verdicts.push({
           audienceId,
           rules,
-          problem: skipped.get(audienceId) ?? 'it is invalid',
+          problem: existing.has(audienceId)
+            ? (skipped.get(audienceId) ?? 'it is invalid')
+            : 'it does not exist (no item in the audiences table): the run skips its rules',
         });
         continue;
       }
