@@ -697,6 +697,10 @@ describe('the console rule and audience pages', () => {
     expect(section).toContain('orphan-quakes');
     expect(section).toContain('it does not exist (no item in the audiences table): the run skips its rules');
     expect(section).not.toContain('verdict-match');
+    // The rules list filtered by that audience keeps the filter in its form (it showed "All").
+    const listed = await get(consoleProcess.port, '/rules?audience=gone-audience', cookie);
+    expect(listed.body).toContain('orphan-quakes');
+    expect(listed.body).toContain('<option value="gone-audience" selected>gone-audience (does not exist)</option>');
     const deleted = await sandbox.cli(['rules', 'delete', 'orphan-quakes', '--yes']);
     expect(deleted.code, deleted.stderr).toBe(0);
   });

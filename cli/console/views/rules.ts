@@ -24,7 +24,12 @@ export function rulesList(
   return html`<form class="filters" method="get" action="/rules" role="search">
   <label>Audience <select name="audience"><option value="">All</option>${audiences.map(
     (id) => html`<option value="${id}"${filter.audience === id ? html` selected` : ''}>${id}</option>`,
-  )}</select></label>
+  )}${
+    // A filter by an audience with no item (its rules are listed): shown as chosen, so Filter keeps it.
+    filter.audience !== '' && !audiences.includes(filter.audience)
+      ? html`<option value="${filter.audience}" selected>${filter.audience} (does not exist)</option>`
+      : ''
+  }</select></label>
   <label>Text <input type="search" name="q" value="${filter.q}" placeholder="id, description, term"></label>
   <button type="submit">Filter</button>
   <a href="/new-rule">New rule</a>
