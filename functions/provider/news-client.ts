@@ -386,7 +386,9 @@ export class NewsLookupClient implements NewsSource {
     }
     // Page by page until an empty page or one with nothing new: a short page proves nothing here,
     // since the first page (which detects a provider capping `size`) is not read.
-    yield* this.#pagesUntilExhausted(range, resume.page, seen, signal);
+    // The stored page must still be there: a refusal of it is the caller's to handle (it reads the
+    // day from page 1 then, functions/core/alert-run.ts), never the end of the day.
+    yield* this.#pagesUntilExhausted(range, resume.page, seen, signal, { firstMayBePastEnd: false });
   }
 
   async *#numberedPages(
@@ -418,7 +420,7 @@ export class NewsLookupClient implements NewsSource {
       // Without a total, a short page proves nothing: a provider may cap `size` silently. Read on
       // until a page is empty or brings no article not seen already (one request more than the
       // pages themselves, and safe against a provider that repeats its last page).
-      yield* this.#pagesUntilExhausted(range, 2, seen, signal);
+      yield* this.#pagesUntilExhausted(range, 2, seen, signal, { firstMayBePastEnd: true });
       return;
     }
     if (firstCount < pageSize) {
@@ -443,7 +445,7 @@ export class NewsLookupClient implements NewsSource {
         maxPages: this.#config.maxPages,
       });
       yield this.#emit(first, seen);
-      yield* this.#pagesUntilExhausted(range, 2, seen, signal, total);
+      yield* this.#pagesUntilExhausted(range, 2, seen, signal, { firstMayBePastEnd: true, reportedTotal: total });
       return;
     }
     // Started before page 1 is handed over, so the next pages download while the caller works.
@@ -486,14 +488,19 @@ export class NewsLookupClient implements NewsSource {
     from: number,
     seen: Set<string>,
     signal: AbortSignal,
-    reportedTotal?: number,
+    options: { readonly firstMayBePastEnd: boolean; readonly reportedTotal?: number },
   ): AsyncGenerator<ArticlePage> {
+    const { reportedTotal } = options;
     let previousUnreadable: string | undefined;
     let repeats = 0;
     for (let pageNumber = from; ; pageNumber++) {
       if (pageNumber > this.#config.maxPages) throw this.#pageCapError(range, this.#config.pageSize, reportedTotal);
-      // Without a count to trust, any page after the first may lie past the end.
-      const page = await this.#pageOrEnd(range, pageNumber, signal, 'no count');
+      // Without a count to trust, any page after page 1 may lie past the end, but for the page a
+      // resumed read starts at.
+      const page =
+        pageNumber === from && !options.firstMayBePastEnd
+          ? await this.#numberedPage(range, pageNumber, signal)
+          : await this.#pageOrEnd(range, pageNumber, signal, 'no count');
       if (page === undefined) return;
       const emitted = this.#emit(page, seen);
       yield emitted;

@@ -179,6 +179,17 @@ describe('NewsLookupClient paging decisions', () => {
       },
     );
 
+    it('is still an error for the page a resumed read starts at (the run then reads from page 1)', async () => {
+      const { agent, requests } = refusing(20, 'none');
+      const error = await failure(client(agent).instance.pages(range, { resumeFrom: { page: 3 } }));
+      expect((error as ProviderError).status).toBe(status);
+      expect(requests.map((r) => r.page)).toEqual([3]);
+      // A page after it is past the end as usual.
+      const resumed = refusing(20, 'none');
+      const pages = await collect(client(resumed.agent).instance.pages(range, { resumeFrom: { page: 2 } }));
+      expect(pages.flatMap((p) => p.articles.map((a) => a.id))).toHaveLength(10);
+    });
+
     it('is still an error for a page the total says exists', async () => {
       const all = Array.from({ length: 30 }, (_, i) => item(i));
       const { agent } = provider((body) => {
