@@ -346,11 +346,13 @@ export function planHeldRelease(
   const dueAt = releaseDueAt({ heldAt: held.heldAt, reason: held.reason, urgent }, audience);
   const sameRule = heldByTheSameRule(held, audience, urgent);
   if (!urgent && isQuietAt(now, audience)) {
-    // Inside quiet hours nothing goes out, but what fell due in the free time before them, held by
-    // the settings it is still held by: no run came while that time lasted (one would have sent
-    // it). Quiet hours of 00:00-23:59 leave one free minute that runs every five minutes never
-    // see, and their holds and digests would otherwise wait until their retention deleted them.
-    if (!(sameRule && dueAt <= now && !isQuietAt(dueAt, audience))) return undefined;
+    // Inside quiet hours nothing goes out, but what fell due in a free stretch shorter than a run
+    // may leave between two runs, held by the settings it is still held by. Quiet hours of
+    // 00:00-23:59 leave one free minute that runs every five minutes never see, and their holds
+    // and digests would otherwise wait until their retention deleted them. A longer free stretch
+    // had runs that saw the match; if they kept it (other settings then, the audience disabled, a
+    // deadline), it waits for the next free time as before.
+    if (!(sameRule && dueAt <= now && inShortFreeStretch(dueAt, audience))) return undefined;
     return { dueAt, cause: 'due' };
   }
   if (dueAt <= now) {
@@ -370,6 +372,30 @@ export function planHeldRelease(
 }
 
 /** Whether the current settings still hold a due match by the rule that held it (cause `due`). */
+/** A free stretch between quiet hours shorter than this may pass between two runs unseen. */
+export const missableFreeStretchMs = 60 * 60_000;
+
+/**
+ * Whether `at` is outside quiet hours in a free stretch shorter than {@link missableFreeStretchMs}
+ * (quiet hours are set in whole minutes, so minute steps find its ends).
+ */
+function inShortFreeStretch(at: number, audience: Audience): boolean {
+  if (isQuietAt(at, audience)) return false;
+  const minute = 60_000;
+  const start = at - (at % minute);
+  let free = 1;
+  let back = true;
+  let ahead = true;
+  for (let step = 1; back || ahead; step += 1) {
+    if (back && isQuietAt(start - step * minute, audience)) back = false;
+    else if (back) free += 1;
+    if (ahead && isQuietAt(start + step * minute, audience)) ahead = false;
+    else if (ahead) free += 1;
+    if (free * minute >= missableFreeStretchMs) return false;
+  }
+  return true;
+}
+
 function heldByTheSameRule(
   held: { readonly heldAt: number; readonly reason: HoldReason },
   audience: Audience,

@@ -389,6 +389,21 @@ describe('a free stretch no run sees', () => {
     const at = (iso: string) => planHeldRelease(heldLate, overnight, Date.parse(iso), Number.POSITIVE_INFINITY);
     expect(at('2026-12-02T06:55:00Z')).toBeUndefined();
     expect(at('2026-12-02T07:00:00Z')).toMatchObject({ cause: 'due' });
+    // A review of my first version: a digest time added at night, or an audience enabled again at
+    // night, sent inside quiet hours what runs in the long free day had seen and kept.
+    const nightly = AudienceSchema.parse({ ...overnight, deliveryMode: 'digest', digestTimes: ['07:00'] });
+    const heldDay = held('digest', Date.parse('2026-12-01T09:00:00Z'));
+    expect(
+      planHeldRelease(heldDay, nightly, Date.parse('2026-12-01T21:55:00Z'), Number.POSITIVE_INFINITY),
+    ).toBeUndefined();
+    const moreTimes = AudienceSchema.parse({ ...nightly, digestTimes: ['07:00', '12:00'] });
+    expect(
+      planHeldRelease(heldDay, moreTimes, Date.parse('2026-12-01T23:30:00Z'), Number.POSITIVE_INFINITY),
+    ).toBeUndefined();
+    const heldMorning = held('quiet-hours', Date.parse('2026-12-01T06:00:00Z'));
+    expect(
+      planHeldRelease(heldMorning, overnight, Date.parse('2026-12-01T23:30:00Z'), Number.POSITIVE_INFINITY),
+    ).toBeUndefined();
     // Held at 23:00 by quiet hours that now run 12:00-13:00: released as settings changed, never inside them.
     const moved = AudienceSchema.parse({ ...allDay, quietHours: { start: '12:00', end: '13:00' } });
     expect(

@@ -5,9 +5,9 @@
  *
  * - a held notification goes out at a run at time t exactly when the settings of that run would
  *   not hold it: never inside the current quiet hours (read here from luxon's wall clock, not from
- *   the planner), unless it is urgent for an immediate audience, or fell due in free time before
- *   them that no run saw, held by the settings that still hold it; in digest mode only once its next
- *   digest time came; held by a daily budget the audience still has, once its next digest time
+ *   the planner), unless it is urgent for an immediate audience, or fell due in a free stretch
+ *   of under an hour before them (runs may miss it), held by the settings that still hold it; in
+ *   digest mode only once its next digest time came; held by a daily budget the audience still has, once its next digest time
  *   came, or sooner while today's count leaves room (oldest first, only what was held today);
  * - nothing is lost: a last run outside any quiet hours sends everything still held;
  * - nothing is sent twice, crashes included, and every ledger entry ends up saying it was sent.
@@ -160,9 +160,24 @@ async function check({ timeZone, start, initial, holds, counted, runs }: Scenari
     // Today's budget-held matches not due by the clock share today's room, oldest first.
     const onRoom: string[] = [];
     const expected = new Map<string, boolean>();
-    // Due at `dueAt` in the free time before this run's quiet hours, which no run saw (one would have
-    // sent it): it goes out now, quiet or not, if the settings that held it still do.
-    const missedFree = (dueAt: number) => dueAt <= now && !quietByWallClock(dueAt, timeZone, current);
+    // Free minutes in a row around `at` (by the wall clock), counted up to an hour.
+    const freeAround = (at: number): number => {
+      if (quietByWallClock(at, timeZone, current)) return 0;
+      let free = 1;
+      for (const direction of [-1, 1]) {
+        for (
+          let t = at + direction * 60_000;
+          free < 60 && !quietByWallClock(t, timeZone, current);
+          t += direction * 60_000
+        ) {
+          free += 1;
+        }
+      }
+      return free;
+    };
+    // Due at `dueAt` in a free stretch under an hour before this run's quiet hours, which runs may
+    // miss: it goes out now, quiet or not, if the settings that held it still do.
+    const missedFree = (dueAt: number) => dueAt <= now && freeAround(dueAt) > 0 && freeAround(dueAt) < 60;
     for (const key of pending.filter((candidate) => !claimed.has(candidate))) {
       const at = heldAt.get(key) ?? 0;
       const reason = reasons.get(key);
@@ -173,12 +188,12 @@ async function check({ timeZone, start, initial, holds, counted, runs }: Scenari
         expected.set(key, true);
       } else if (quiet) {
         if (reason === 'quiet-hours' && quietByWallClock(at, timeZone, current)) {
-          // Held in quiet hours that still cover it: a free minute since then means they ended.
-          let free = false;
-          for (let minute = at; minute <= now && !free; minute += 60_000) {
-            free = !quietByWallClock(minute, timeZone, current);
+          // Held in quiet hours that still cover it: they ended at the first free minute since then.
+          let ended: number | undefined;
+          for (let minute = at; minute <= now && ended === undefined; minute += 60_000) {
+            if (!quietByWallClock(minute, timeZone, current)) ended = minute;
           }
-          expected.set(key, free);
+          expected.set(key, ended !== undefined && missedFree(ended));
         } else if (reason === 'budget' && current.dailyBudget !== undefined) {
           expected.set(key, missedFree(nextDigestAt(at, audience)));
         } else {
