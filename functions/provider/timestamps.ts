@@ -15,8 +15,17 @@
 import { DateTime, Settings } from 'luxon';
 import { civilToEpoch, signedOffset, wallClockToEpoch, type ZoneReader, zoneReader } from '#core/calendar';
 
-/** Below this an epoch number is seconds (until year 5138); at or above it, milliseconds (from 1973-03). */
-const epochSecondsLimit = 1e11;
+/**
+ * Epoch units by magnitude, each from 1973-03 to the year 5138: below 1e11 seconds, below 1e14
+ * milliseconds, below 1e17 microseconds, above nanoseconds (the 16 and 19 digits of logging and
+ * database exports). Read as milliseconds, microseconds would be the year 57,000 and pass as a time.
+ */
+const epochUnits: readonly { readonly below: number; readonly toMs: number }[] = [
+  { below: 1e11, toMs: 1000 },
+  { below: 1e14, toMs: 1 },
+  { below: 1e17, toMs: 1e-3 },
+  { below: Number.POSITIVE_INFINITY, toMs: 1e-6 },
+];
 /** Epoch seconds below this (1973-03-03) are not publication times but counters, years or ids. */
 const epochSecondsFloor = 1e8;
 /** The largest instant a JavaScript Date can hold. */
@@ -101,7 +110,8 @@ const valid = (dt: DateTime): number | undefined => (dt.isValid ? dt.toMillis() 
 
 function fromEpoch(value: number): number | undefined {
   if (!Number.isFinite(value) || value < epochSecondsFloor) return undefined;
-  const ms = value < epochSecondsLimit ? value * 1000 : value;
+  const unit = epochUnits.find((candidate) => value < candidate.below) ?? { toMs: 1 };
+  const ms = value * unit.toMs;
   return ms <= maxEpochMs ? Math.round(ms) : undefined;
 }
 
@@ -174,8 +184,8 @@ const probeZones = ['UTC', 'UTC+9:30'] as const;
  * Accepted: ISO 8601 with an offset, `Z` or no zone (`2026-11-22T09:15:00+09:00`), RFC 822/2822/
  * 1123 and the other HTTP date forms (`Sun, 22 Nov 2026 09:15:00 +0900`, `… GMT`), compact ISO
  * (`20261122T091500Z`), `20261122091500`, SQL-style `2026-11-22 09:15:00`, `2026/11/22 09:15`,
- * `20261122` (a date: its first instant), and epoch seconds or milliseconds as numbers or digit
- * strings, told apart by magnitude; epoch values before 1973-03-03 are refused as implausible.
+ * `20261122` (a date: its first instant), and epoch seconds, milliseconds, microseconds or
+ * nanoseconds as numbers or digit strings, told apart by magnitude; epoch values before 1973-03-03 are refused as implausible.
  *
  * @param value - the raw JSON value from the provider
  * @param timeZone - IANA zone for values that carry no zone or offset (the provider's zone);
