@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ProviderError } from '#core/errors';
-import { type ArticlePage, type CountedReading, type NewsSource, silentLog } from '#core/ports';
+import { type CountedReading, type NewsSource, silentLog } from '#core/ports';
 import { CountedRun, DayTally } from '#core/reading/counted-run';
 import { Listing, listedArticle } from '#test/counted-listing';
 
@@ -10,21 +10,23 @@ const day = '2026-11-22';
 const pageSize = 10;
 const settings = { lateArrivalMs: 60 * minute, recheckMs: 15 * minute };
 
+type PagedSource = NewsSource & Required<Pick<NewsSource, 'page'>> & { refuse: boolean };
+
 /** A numbered-page source over `listing`; `refuse` makes it refuse every page number from then on. */
-function sourceOver(listing: Listing): NewsSource & Required<Pick<NewsSource, 'page'>> & { refuse: boolean } {
-  const source = {
+function sourceOver(listing: Listing): PagedSource {
+  const source: PagedSource = {
     refuse: false,
     pageSize,
-    fetchArticles: () => {
+    pages: () => {
       throw new Error('counted runs read pages by number here');
     },
-    page: async (_range: unknown, request: { page: number; size: number }): Promise<ArticlePage> => {
+    page: async (_range, request) => {
       if (source.refuse) {
         throw new ProviderError(`HTTP 404 for page ${request.page}`, { status: 404, retryable: false });
       }
       const counted = listing.page(request.page, request.size);
       return {
-        page: request.page,
+        pageNumber: request.page,
         articles: counted.map((item) => item.article),
         skipped: [],
         totalCount: listing.total,
@@ -32,11 +34,11 @@ function sourceOver(listing: Listing): NewsSource & Required<Pick<NewsSource, 'p
       };
     },
   };
-  return source as unknown as NewsSource & Required<Pick<NewsSource, 'page'>> & { refuse: boolean };
+  return source;
 }
 
 /** A counted run of `day` at `now`, after the runs that left `previous`. */
-function countedRunAt(source: ReturnType<typeof sourceOver>, previous: CountedReading | undefined, now: number) {
+function countedRunAt(source: PagedSource, previous: CountedReading | undefined, now: number) {
   return new CountedRun({
     source,
     previous,
@@ -50,7 +52,7 @@ function countedRunAt(source: ReturnType<typeof sourceOver>, previous: CountedRe
 }
 
 /** What a run's read of pages 1..`pages` of `day` saw. */
-async function readPages(source: ReturnType<typeof sourceOver>, pages: number): Promise<DayTally> {
+async function readPages(source: PagedSource, pages: number): Promise<DayTally> {
   const tally = new DayTally(day, true);
   for (let page = 1; page <= pages; page++) {
     tally.observe(await source.page({ from: day, to: day }, { page, size: pageSize }));
