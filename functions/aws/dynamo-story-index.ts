@@ -49,7 +49,7 @@ import {
   type StoryFiling,
   type StoryStore,
 } from '#core/ports';
-import { BANDS, SIGNATURE_SIZE, STORY_WINDOW_MS } from '#core/story';
+import { BANDS, MAX_STORED_TERMS, SIGNATURE_SIZE, STORY_WINDOW_MS } from '#core/story';
 import { logger } from '#shared/powertools';
 import { type BatchContext, getAll, type Key, keyPart, keyString, ttlSeconds, writeAll } from './dynamo-batch.ts';
 import { measureItem } from './table-layout.ts';
@@ -211,7 +211,9 @@ function newStoryState(story: StoredStory): StoryState {
     bands: [...story.bands],
     // Bounded here too: the store never trusts a caller to keep an item small.
     ...(story.marks === undefined ? {} : { marks: story.marks.slice(0, 16).map((mark) => mark.slice(0, 16)) }),
-    ...(story.terms === undefined ? {} : { terms: story.terms.slice(0, 32).map((term) => term.slice(0, 8)) }),
+    ...(story.terms === undefined
+      ? {}
+      : { terms: story.terms.slice(0, MAX_STORED_TERMS).map((term) => term.slice(0, 8)) }),
     outlets,
     outletCount: Math.max(story.outletCount, outlets.length),
     articleCount: story.articleCount,

@@ -1028,18 +1028,20 @@ export interface StoredStory extends StoryRecord {
   /** The LSH band keys the story is filed under (story.ts), at most 32, each under 64 characters. */
   readonly bands: readonly string[];
   /**
-   * The marks of the lead article's headline and first lines (story.ts `storyMarks`: numbers,
-   * month and weekday names), at most 16 of at most 16 characters: a candidate with a mark the lead
-   * lacks while the lead has one it lacks is another story ("record high in January" vs "in
-   * July", "highest in 40 months" vs "in 2 months"). Absent on
-   * stories stored before marks existed: no check.
+   * The marks of the lead article's headline and first lines (story.ts: the headline's polarity,
+   * `+` or `¬`, first, then `storyMarks`: numbers, month and weekday names), at most 16 of at most
+   * 16 characters: a candidate of the other polarity ("in talks" vs "not in talks"), or with a mark
+   * the lead lacks while the lead has one it lacks, is another story ("record high in January" vs
+   * "in July", "highest in 40 months" vs "in 2 months"). Absent on stories stored before marks
+   * existed: no check.
    */
   readonly marks?: readonly string[] | undefined;
   /**
    * The lead headline's terms (story.ts `storyTerms`: words, and single characters of Korean,
-   * Japanese and Chinese), at most 32 short hashes: a candidate whose headline and the lead's each
-   * have a term the other lacks is another story ("Incheon Waves clinch pennant" vs "Seoul Tigers
-   * clinch pennant"). Absent on stories stored before terms existed: no check.
+   * Japanese and Chinese, with its subject tags' and a long trailing credit's), at most
+   * `MAX_STORED_TERMS` short hashes: a candidate whose headline and the lead's each have a term the
+   * other lacks is another story ("Incheon Waves clinch pennant" vs "Seoul Tigers clinch
+   * pennant"). Absent on stories stored before terms existed: no check.
    */
   readonly terms?: readonly string[] | undefined;
 }

@@ -114,9 +114,9 @@ const MAX_RAW_SUMMARY_CHARS = 200;
 
 /** An article's fingerprint: its signature and band keys ({@link fingerprint}). */
 export interface StoryFingerprint {
-  /** The cleaned headline's marks ({@link storyMarks}). */
+  /** The headline's polarity ({@link POSITIVE} or {@link NEGATIVE}), then its and the lead's marks ({@link storyMarks}). */
   readonly marks: readonly string[];
-  /** The cleaned headline's terms ({@link storyTerms}). */
+  /** The headline's terms, with its subject tags' and credit's ({@link storyTerms}). */
   readonly terms: readonly string[];
   /** One-permutation MinHash, {@link SIGNATURE_SIZE} values; all 0xFFFFFFFF when the text has no shingle. */
   readonly signature: Uint32Array;
@@ -199,14 +199,104 @@ const LEAD_BYLINE_CHECKS: readonly ((text: string) => boolean)[] = [
   (text) => text.includes('기자') || text.includes('특파원'),
 ];
 
+/**
+ * Bracketed tags that say nothing about which story it is (outlets add, drop and swap them):
+ * edition marks, formats and newspaper sections, `[속보]`, `[포토]`, `[경제]`, `【速報】`,
+ * `[UPDATE 2]`. Any other tag (`[부산]`, `【大阪】`, `[Ohio]`) names what the story is about: it is
+ * left out of the shingles like these (a copy may drop it) but kept in the terms, so
+ * `[부산] 아파트 화재` and `[인천] 아파트 화재` stay two stories ({@link splitHeadline}).
+ */
+const GENERIC_TAG = new RegExp(
+  `^(?:${[
+    // Korean: edition, format, section.
+    '속보|단독|종합|상보|\\d*보|종합\\d*보?|긴급|특보|업데이트|정정|수정|포토|사진|영상|동영상|그래픽|인포그래픽',
+    '카드뉴스|인터뷰|사설|칼럼|시론|기고|오피니언|만평|특징주|마감시황|시황|공시|르포|분석|해설|현장|전문|팩트체크',
+    '이슈|뉴스|브리핑|리포트|라이브|기자수첩|부고|인사|알림|게시판|날씨|경제|정치|사회|국제|산업|금융|증권',
+    '부동산|it|스포츠|연예|문화|생활|과학|건강|여행',
+    // Japanese and Chinese.
+    '速報|独自|号外|写真|動画|社説|解説|詳報|更新|続報|特報|緊急|訂正|追記|図解|寄稿|視点|経済|政治|国際|社会',
+    '快讯|快訊|独家|獨家|视频|視頻|组图|組圖|图集|突发|突發|最新|滚动|直播|评论|社论|新闻',
+    // English.
+    'update\\s*\\d*|updated|breaking(?:\\s+news)?|exclusive|urgent|flash|corrected|correction|refile|analysis',
+    'factbox|explainer|live|video|photos?|watch|listen|podcast|opinion|editorial|column|comment|review',
+    'interview|sponsored|advertorial|news|brief|graphics?|gallery|poll|premium|paid|world|business|markets',
+    'tech|sports|politics|\\d*',
+  ].join('|')})$`,
+  'u',
+);
+/** One bracketed tag of a run {@link LEADING_TAGS} or {@link TRAILING_TAGS} removed (its text in a group). */
+const ONE_TAG = /\[([^\]]{0,20})\]|<([^>]{0,20})>|【([^】]{0,20})】|〈([^〉]{0,20})〉/gu;
+
+/** The text of the tags in `removed` that are not {@link GENERIC_TAG}s, space-separated. */
+function subjectTags(removed: string): string {
+  let kept = '';
+  for (const match of removed.matchAll(ONE_TAG)) {
+    const text = (match[1] ?? match[2] ?? match[3] ?? match[4] ?? '').trim();
+    if (text !== '' && !GENERIC_TAG.test(text)) kept = `${kept} ${text}`;
+  }
+  return kept;
+}
+
+/** Words outlets' names share ("The Korea Times", "Korea Herald", "연합뉴스", "毎日新聞"). */
+const OUTLET_WORDS =
+  /(?:^|\s)(?:the|a|an|of|and|&|news|times|post|daily|journal|herald|press|tribune|today|online|tv|media|network|wire|agency)(?=\s|$)|뉴스|일보|신문|방송|新聞|通信|新闻|日报|日報/gu;
+
+/**
+ * What a trailing credit or tag says about the story: nothing when it reads as an outlet's name
+ * (at most two words once the words outlets' names share are dropped: "Reuters", "The Associated
+ * Press", "연합뉴스", "The New York Times"), else its text ("profit beats estimates"). The text
+ * alone cannot tell a two-word clause from a name: " - profit beats" and " - profit misses"
+ * are taken for two outlets' credits.
+ */
+function creditClause(credit: string): string {
+  const words = credit.replace(OUTLET_WORDS, ' ').trim();
+  let spaces = 0;
+  for (let i = 0; i < words.length; i++) if (words.charCodeAt(i) === 0x20 && words.charCodeAt(i - 1) !== 0x20) spaces++;
+  return spaces < 2 ? '' : words;
+}
+
+/**
+ * A headline cut into what the shingles read and what only the conflict checks read
+ * ({@link fingerprint}).
+ */
+interface HeadlineParts {
+  /** The cleaned title ({@link storyTitle}): what is shingled. */
+  readonly text: string;
+  /** Leading tags that name the subject (`[부산]`), space-separated; '' when none. */
+  readonly tags: string;
+  /**
+   * What a trailing credit or trailing tag removed (` - Reuters`, ` - profit beats estimates`,
+   * `[연합뉴스]`): an outlet's name or the end of the headline, which the text cannot tell apart;
+   * '' when nothing was removed.
+   */
+  readonly credit: string;
+}
+
 /** The cleaned title of an article: normalized, wire tags, slugs and trailing credits removed. */
 export function storyTitle(title: string): string {
+  return splitHeadline(title).text;
+}
+
+/** {@link storyTitle}, keeping what it removed that may tell two stories apart. */
+function splitHeadline(title: string): HeadlineParts {
   let text = normalizeTextKeepingApostrophes(title.slice(0, MAX_TITLE_CHARS));
+  let tags = '';
+  let credit = '';
   for (let pass = 0; pass < 2; pass++) {
     const before = text;
-    if (startsAfterSpaces(text, TAG_OPENERS)) text = text.replace(LEADING_TAGS, '');
+    if (startsAfterSpaces(text, TAG_OPENERS)) {
+      const removed = LEADING_TAGS.exec(text)?.[0] ?? '';
+      if (removed !== '') {
+        tags += subjectTags(removed);
+        text = text.slice(removed.length);
+      }
+    }
     if (startsAfterSpaces(text, SLUG_INITIALS)) text = text.replace(LEADING_SLUGS, '');
-    if (endsWithTag(text)) text = text.replace(TRAILING_TAGS, '');
+    if (endsWithTag(text)) {
+      const withoutTags = text.replace(TRAILING_TAGS, '');
+      if (withoutTags !== text) credit += creditClause(subjectTags(text.slice(withoutTags.length)));
+      text = withoutTags;
+    }
     // Nothing removed: the second pass would remove nothing either.
     if (text === before) break;
     text = text.trim();
@@ -214,9 +304,13 @@ export function storyTitle(title: string): string {
   if (hasSpacedDash(text)) {
     const withoutCredit = text.replace(TRAILING_CREDIT, '');
     // A "credit" that leaves little of the headline is part of it ("Samsung - the comeback").
-    if (withoutCredit.length >= 10) text = withoutCredit;
+    if (withoutCredit.length >= 10) {
+      // The dash is punctuation: the walk reads it as a separator.
+      credit = `${creditClause(text.slice(withoutCredit.length).replace(/^\s*[-|–—]/u, ''))} ${credit}`.trim();
+      text = withoutCredit;
+    }
   }
-  return text;
+  return { text, tags, credit };
 }
 
 /** The cleaned lead of an article: normalized, datelines and bylines removed, cut to {@link MAX_LEAD_CHARS}. */
@@ -317,19 +411,28 @@ function addUnit(unit: number, isWord: boolean, title: boolean, previous: number
 /** The headline's units, in order, for its terms ({@link storyTerms}); bounded like the headline. */
 const MAX_TITLE_UNITS = MAX_TITLE_CHARS;
 const titleUnits = new Uint32Array(MAX_TITLE_UNITS);
-/** How many of {@link titleUnits} the last headline filled. */
+/** How many of {@link titleUnits} the last headline (and its tags and credit) filled. */
 let titleUnitCount = 0;
+
+/** What {@link shingle} does with a text: shingles of a lead, shingles and units of a headline, units only. */
+const LEAD = 0;
+const TITLE = 1;
+const UNITS_ONLY = 2;
 
 /**
  * Adds the shingles of one cleaned text to the scratch bins and returns how many it added; a
- * headline's (`title`) count twice and its units are kept in {@link titleUnits}. The walk keeps
- * its state in locals and its helpers take numbers only, so the compiler inlines them: with the
- * previous unit and the count in module variables, and a unit list in a plain array, this loop
- * was a fifth of the fingerprint.
+ * headline's (`TITLE`) count twice and its units are kept in {@link titleUnits} from the start;
+ * `UNITS_ONLY` (a headline's subject tags and credit) appends its units after those and adds no
+ * shingle. The walk keeps its state in locals and its helpers take numbers only, so the compiler
+ * inlines them: with the previous unit and the count in module variables, and a unit list in a
+ * plain array, this loop was a fifth of the fingerprint.
  */
-function shingle(text: string, title: boolean): number {
+function shingle(text: string, mode: number): number {
+  const title = mode === TITLE;
+  const keepUnits = mode !== LEAD;
+  const addShingles = mode !== UNITS_ONLY;
   let added = 0;
-  let units = 0;
+  let units = mode === UNITS_ONLY ? titleUnitCount : 0;
   let previous = 0;
   let hasPrevious = false;
   let word = FNV_OFFSET;
@@ -346,8 +449,8 @@ function shingle(text: string, title: boolean): number {
     }
     if (inWord) {
       const unit = mix(word);
-      added += addUnit(unit, true, title, previous, hasPrevious);
-      if (title && units < MAX_TITLE_UNITS) titleUnits[units++] = unit;
+      if (addShingles) added += addUnit(unit, true, title, previous, hasPrevious);
+      if (keepUnits && units < MAX_TITLE_UNITS) titleUnits[units++] = unit;
       previous = unit;
       hasPrevious = true;
       word = FNV_OFFSET;
@@ -356,13 +459,13 @@ function shingle(text: string, title: boolean): number {
     // CJK characters are units of their own; spaces between them are ignored.
     if (kind === 3) {
       const unit = mix(code ^ 0x5bd1e995);
-      added += addUnit(unit, false, title, previous, hasPrevious);
-      if (title && units < MAX_TITLE_UNITS) titleUnits[units++] = unit;
+      if (addShingles) added += addUnit(unit, false, title, previous, hasPrevious);
+      if (keepUnits && units < MAX_TITLE_UNITS) titleUnits[units++] = unit;
       previous = unit;
       hasPrevious = true;
     }
   }
-  if (title) titleUnitCount = units;
+  if (keepUnits) titleUnitCount = units;
   return added;
 }
 
@@ -380,28 +483,50 @@ export function fingerprint(title: string, summary: string): StoryFingerprint {
  */
 function fingerprintInto(title: string, summary: string, bandHashes: Int32Array, offset: number): StoryFingerprint {
   scratchFilled.fill(0);
-  const cleaned = storyTitle(title);
+  const headline = splitHeadline(title);
+  const cleaned = headline.text;
   const lead = storyLead(summary);
-  const shingles = shingle(cleaned, true) + shingle(lead, false);
-  // The lead's figures count too: the same headline two days running ("Markets cheer as inflation
-  // eases") is two stories when one says "highest in 40 months" and the other "in 2 months".
-  const marks: string[] = [];
+  const shingles = shingle(cleaned, TITLE) + shingle(lead, LEAD);
+  // A subject tag's terms join the headline's; a credit's are kept apart ({@link termsConflict}).
+  if (headline.tags !== '') shingle(headline.tags, UNITS_ONLY);
+  const subjectUnits = titleUnitCount;
+  const terms = termsOf(titleUnits, 0, subjectUnits, MAX_TERMS, '');
+  if (headline.credit !== '') {
+    shingle(headline.credit, UNITS_ONLY);
+    for (const term of termsOf(titleUnits, subjectUnits, titleUnitCount, MAX_CREDIT_TERMS, CREDIT_TERM))
+      terms.push(term);
+  }
+  // The headline's polarity first, then its figures and the lead's: the same headline two days
+  // running ("Markets cheer as inflation eases") is two stories when one says "highest in 40
+  // months" and the other "in 2 months".
+  const marks: string[] = [negated(cleaned) || negated(headline.tags) ? NEGATIVE : POSITIVE];
   addMarks(cleaned, marks);
+  addMarks(headline.tags, marks);
   addMarks(lead, marks);
-  const terms = termsOf(titleUnits, titleUnitCount);
   const signature = signatureOfScratch(shingles);
   if (shingles === 0) return { marks, terms, signature, bands: [] };
   hashBands(signature, bandHashes, offset);
   return { marks, terms, signature, bands: spellBands(bandHashes, offset) };
 }
 
-/** Terms a fingerprint keeps: enough for a headline, bounded whatever the headline. */
-const MAX_TERMS = 32;
+/**
+ * Terms a fingerprint keeps of a headline and its subject tags: bounded whatever the headline,
+ * and enough for a long one (a Korean or Japanese headline of 60 characters has about 50
+ * distinct ones; two that differ only after the 64th are taken for one story).
+ */
+const MAX_TERMS = 64;
+/** Terms a fingerprint keeps of a headline's trailing credit (an outlet's name, or four words). */
+const MAX_CREDIT_TERMS = 8;
+/** The prefix of a credit's terms: a character term spellings never hold ({@link KEY_CHARS}). */
+const CREDIT_TERM = '~';
+/** Terms the store keeps of a story: what a fingerprint holds. */
+export const MAX_STORED_TERMS = MAX_TERMS + MAX_CREDIT_TERMS;
 
 /**
  * The terms of a headline: each word of a script with word boundaries, and each Korean, Japanese
  * or Chinese character (spacing and particles differ between outlets; names do not), as the
- * shingling walks them ({@link fingerprint} keeps them; this is its `terms`).
+ * shingling walks them ({@link fingerprint} keeps them; this is its `terms`). A subject tag's
+ * (`[부산]`) are terms too; a trailing credit's are spelled with {@link CREDIT_TERM} first.
  */
 export const storyTerms = (title: string): readonly string[] => fingerprint(title, '').terms;
 
@@ -409,14 +534,14 @@ export const storyTerms = (title: string): readonly string[] => fingerprint(titl
 const termUnits = new Uint32Array(MAX_TERMS);
 
 /**
- * Distinct unit hashes, at most {@link MAX_TERMS}, each spelled as six URL-safe characters (36
- * bits, so distinct units stay distinct): deterministic like the signature. Duplicates are found
- * on the numbers, and `String.fromCharCode` spells them, because `toString(36)` per unit was a
- * fifth of the fingerprint's cost.
+ * Distinct unit hashes of `units[from..to)`, at most `max`, each spelled as `prefix` and six
+ * URL-safe characters (36 bits, so distinct units stay distinct): deterministic like the
+ * signature. Duplicates are found on the numbers, and `String.fromCharCode` spells them, because
+ * `toString(36)` per unit was a fifth of the fingerprint's cost.
  */
-function termsOf(units: Uint32Array, unitCount: number): string[] {
+function termsOf(units: Uint32Array, from: number, to: number, max: number, prefix: string): string[] {
   let count = 0;
-  for (let i = 0; i < unitCount && count < MAX_TERMS; i++) {
+  for (let i = from; i < to && count < max; i++) {
     const unit = units[i] as number;
     let seen = false;
     for (let j = 0; j < count; j++) {
@@ -431,7 +556,7 @@ function termsOf(units: Uint32Array, unitCount: number): string[] {
   const chars = KEY_CHARS;
   for (let i = 0; i < count; i++) {
     const unit = termUnits[i] as number;
-    terms[i] = String.fromCharCode(
+    const spelled = String.fromCharCode(
       chars[unit & 63] as number,
       chars[(unit >>> 6) & 63] as number,
       chars[(unit >>> 12) & 63] as number,
@@ -439,6 +564,7 @@ function termsOf(units: Uint32Array, unitCount: number): string[] {
       chars[(unit >>> 24) & 63] as number,
       chars[unit >>> 30] as number,
     );
+    terms[i] = prefix === '' ? spelled : `${prefix}${spelled}`;
   }
   return terms;
 }
@@ -455,22 +581,58 @@ export const disagree = (
 
 /**
  * Whether two headlines' terms say "different stories": each has a term the other lacks. A copy
- * adds or drops words on one side only (a prefix left in, "Q3" left out, a credit) and reorders
- * freely; a different subject in the same template ("Incheon Waves clinch pennant" and "Seoul
- * Tigers clinch pennant", "Bluewave Telecom to invest 10 trillion won" and "Ganada Bio to
- * invest…", "visit Germany" and "visit Brazil") swaps words on both sides. Shingle similarity alone
- * cannot tell these apart when the lead is empty or templated. A rewrite that changes words on
- * both sides is kept apart too: precision before recall (one extra alert, never a lost one);
- * bench/story.ts measures the recall this costs on the evaluation set. No terms stored (stories
- * from before they existed): no conflict.
+ * adds or drops words on one side only (a prefix left in, "Q3" left out, a subject tag) and
+ * reorders freely; a different subject in the same template ("Incheon Waves clinch pennant" and
+ * "Seoul Tigers clinch pennant", "[부산] 아파트 화재" and "[인천] 아파트 화재", "visit Germany" and
+ * "visit Brazil") swaps words on both sides. Shingle similarity alone cannot tell these apart when
+ * the lead is empty or templated. A rewrite that changes words on both sides is kept apart too:
+ * precision before recall (one extra alert, never a lost one); bench/story.ts measures the recall
+ * this costs on the evaluation set.
+ *
+ * Trailing credits ({@link CREDIT_TERM} terms) are compared apart, and only when they share a
+ * term: two outlets' names (" - Reuters", " - Bloomberg") share none and say nothing, while the
+ * end of a headline that looked like a credit (" - profit beats estimates", " - profit misses
+ * estimates") shares words and swaps others. No terms stored (stories from before they existed):
+ * no conflict.
  */
 export function termsConflict(a: readonly string[], b: readonly string[] | undefined): boolean {
   if (b === undefined || a.length === 0 || b.length === 0) return false;
-  const inB = new Set(b);
-  if (!a.some((term) => !inB.has(term))) return false;
-  const inA = new Set(a);
-  return b.some((term) => !inA.has(term));
+  return swapsTerms(a, b, false) || (sharesTerm(a, b, true) && swapsTerms(a, b, true));
 }
+
+const isCreditTerm = (term: string): boolean => term.charCodeAt(0) === 0x7e; // ~
+
+/** Whether each of `a` and `b` has a term of the kind (credit or headline) the other lacks. */
+function swapsTerms(a: readonly string[], b: readonly string[], credit: boolean): boolean {
+  const lacks = (from: readonly string[], other: readonly string[]) =>
+    from.some((term) => isCreditTerm(term) === credit && !other.includes(term));
+  return lacks(a, b) && lacks(b, a);
+}
+
+/** Whether `a` and `b` share a term of the kind. */
+const sharesTerm = (a: readonly string[], b: readonly string[], credit: boolean): boolean =>
+  a.some((term) => isCreditTerm(term) === credit && b.includes(term));
+
+/**
+ * The polarity marks, one of which leads every fingerprint's marks: "Apple in talks to buy X"
+ * and "Apple not in talks to buy X", "출마 선언" and "불출마 선언" differ in one word, which the
+ * terms cannot see (one side adds it, the other drops nothing), so {@link marksConflict} keeps
+ * apart a positive and a negative headline.
+ */
+const POSITIVE = '+';
+const NEGATIVE = '¬';
+/**
+ * Words and characters that turn a headline into its denial: English negations and denials;
+ * Korean negative prefixes and endings (불출마, 않다, 없다, 못, 아니다), denial words (부인했다,
+ * 사실무근, 일축, 무산); Japanese and Chinese negation characters and endings (不, 未, 無, 非, 否,
+ * 没, ない, ません, ず), except in the few common words where they negate nothing (不動産, 未来,
+ * 非常). A headline with one of these that its copy lacks costs one extra alert, at worst.
+ */
+const NEGATION =
+  /\b(?:not|no|never|nor|neither|none|nobody|nothing|deny|denies|denied|denial|refutes?|refuted|unfounded|cannot|rejects?|rejected|rules out|ruled out)\b|n['’]t\b|불(?:출마|참|허|발|인정|가|복|승인|기소|합격|수용|응)|부인(?:했|하|해|…)|사실무근|일축|무산|않|없|못|아니|아냐|不(?!動産|动产)|未(?!来|來)|非(?!常)|[無无否没沒勿]|ない|ません|せず|ず[、。 ]|ず$/u;
+
+/** Whether normalized text negates or denies ({@link NEGATION}). */
+const negated = (text: string): boolean => text !== '' && NEGATION.test(text);
 
 /** Marks a fingerprint keeps, and their length: bounded, whatever the headline. */
 const MAX_MARKS = 16;
@@ -521,12 +683,20 @@ function addMarks(text: string, marks: string[]): void {
  * Whether two headlines' marks say "different events": each has a mark the other lacks. A copy
  * that drops a number ("Samsung profit up" for "Samsung Q3 profit up 10%") does not conflict; an
  * updated figure ("kills 12" → "kills 15") does, and costs one extra alert rather than a lost one.
- * No marks stored (stories from before marks existed): no conflict.
+ * Opposite polarity marks ({@link POSITIVE}, {@link NEGATIVE}) conflict on their own. No marks
+ * stored (stories from before marks existed): no conflict.
  */
 export function marksConflict(a: readonly string[], b: readonly string[] | undefined): boolean {
   if (b === undefined || a.length === 0 || b.length === 0) return false;
-  return a.some((mark) => !b.includes(mark)) && b.some((mark) => !a.includes(mark));
+  const polarity = a[0];
+  const otherPolarity = b[0];
+  if (isPolarity(polarity) && isPolarity(otherPolarity) && polarity !== otherPolarity) return true;
+  const lacks = (from: readonly string[], other: readonly string[]) =>
+    from.some((mark) => !isPolarity(mark) && !other.includes(mark));
+  return lacks(a, b) && lacks(b, a);
 }
+
+const isPolarity = (mark: string | undefined): boolean => mark === POSITIVE || mark === NEGATIVE;
 
 /** URL-safe characters band keys are spelled with, six bits each. */
 const KEY_CHARS = [...'0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-_'].map((char) =>

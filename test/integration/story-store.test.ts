@@ -26,7 +26,7 @@ import {
 } from '#aws/dynamo-story-index';
 import { ITEM_LIMITS, measureItem } from '#aws/table-layout';
 import { maxBandStories, maxStoryOutlets, type StoredStory, type StoryFiling } from '#core/ports';
-import { SIGNATURE_SIZE, STORY_WINDOW_MS, StoryResolver, storyIdOf } from '#core/story';
+import { MAX_STORED_TERMS, SIGNATURE_SIZE, STORY_WINDOW_MS, StoryResolver, storyIdOf } from '#core/story';
 import { createTables, tableNamesFor } from '#sandbox/tables';
 import { awsClients, uniquePrefix } from '#test/aws';
 import { rawItem, recordCalls, withholdHalf } from '#test/dynamo-faults';
@@ -108,7 +108,9 @@ function crashOnFilings(documents: DynamoDBDocumentClient, times: number): void 
 describe('story store', () => {
   it('round-trips stories, bands and filings, and leaves unknown ids out', async () => {
     const { store } = await setup();
-    const first = { ...story('a1'), marks: ['1000', 'july'], terms: ['1k2j3h', 'zz9'] };
+    // As many terms as a fingerprint holds (a long headline's and its credit's): all kept.
+    const terms = Array.from({ length: MAX_STORED_TERMS }, (_, index) => `${index < 64 ? '' : '~'}t${index}`);
+    const first = { ...story('a1'), marks: ['¬', '1000', 'july'], terms };
     const second = story('b1', { firstSeenAt: t0 + minute, outlets: [], outletCount: 0, articleCount: 0 });
     await store.write({
       stories: [second, first],
@@ -131,8 +133,8 @@ describe('story store', () => {
       outletCount: 2,
       articleCount: 3,
       bands: first.bands,
-      marks: ['1000', 'july'],
-      terms: ['1k2j3h', 'zz9'],
+      marks: ['¬', '1000', 'july'],
+      terms,
     });
     expect([...a.signature]).toEqual([...first.signature]);
     // A story stored without marks (before they existed) reads without them: no check.

@@ -466,12 +466,84 @@ describe('StoryResolver', () => {
   it('terms are words and single CJK characters, bounded; a conflict needs a term on each side', () => {
     expect(storyTerms('samsung chip exports')).toHaveLength(3);
     expect(storyTerms('반도체 수출')).toHaveLength(5);
-    expect(storyTerms(Array.from({ length: 100 }, (_, index) => `w${index}`).join(' '))).toHaveLength(32);
+    expect(storyTerms(Array.from({ length: 100 }, (_, index) => `w${index}`).join(' '))).toHaveLength(64);
     const lead = storyTerms('samsung q3 profit up 10 on chip demand');
     expect(termsConflict(storyTerms('samsung profit up 10 on chip demand'), lead)).toBe(false);
     expect(termsConflict(storyTerms('chip demand samsung q3 profit up 10 on'), lead)).toBe(false);
     expect(termsConflict(storyTerms('hynix q3 profit up 10 on chip demand'), lead)).toBe(true);
     expect(termsConflict(lead, undefined)).toBe(false);
+  });
+
+  /** Whether each pair, with one shared lead (or none), is filed as two stories. */
+  async function storiesOf(pairs: readonly (readonly [string, string])[], summary: string): Promise<boolean[]> {
+    const apart: boolean[] = [];
+    for (const [first, second] of pairs) {
+      const { resolver } = setup();
+      const a = article(first, summary);
+      const b = article(second, summary);
+      const result = await resolver.assign([a, b], { now: T0 });
+      apart.push(result.get(b.key)?.storyId !== result.get(a.key)?.storyId);
+    }
+    return apart;
+  }
+  const LEADS = ['', 'Residents were evacuated after the fire broke out on Tuesday night, officials said.'];
+
+  it.each(LEADS)(
+    'keeps apart headlines that differ only in a subject tag or a clause after a dash (lead %j)',
+    async (lead) => {
+      const apart: [string, string][] = [
+        ['[부산] 아파트 화재로 주민 대피', '[인천] 아파트 화재로 주민 대피'],
+        ['【大阪】マンション火災で住民が避難', '【東京】マンション火災で住民が避難'],
+        ['[Ohio] Apartment fire forces residents to evacuate', '[Texas] Apartment fire forces residents to evacuate'],
+        [
+          'Samsung third-quarter results - profit beats estimates',
+          'Samsung third-quarter results - profit misses estimates',
+        ],
+        [
+          'Samsung third-quarter results [profit beats estimates]',
+          'Samsung third-quarter results [profit misses estimates]',
+        ],
+      ];
+      expect(await storiesOf(apart, lead)).toEqual(apart.map(() => true));
+    },
+  );
+
+  it.each(LEADS)('joins copies that add, drop or swap a format tag or an outlet credit (lead %j)', async (lead) => {
+    const together: [string, string][] = [
+      ['[속보] 아파트 화재로 주민 대피', '[포토] 아파트 화재로 주민 대피(종합)'],
+      ['[부산] 아파트 화재로 주민 대피', '아파트 화재로 주민 대피'],
+      ['[単独]マンション火災で住民が避難', '【速報】マンション火災で住民が避難'],
+      [
+        'Apartment fire forces residents to evacuate - Reuters',
+        'Apartment fire forces residents to evacuate - The Associated Press',
+      ],
+      ['[Video] Apartment fire forces residents to evacuate', 'Apartment fire forces residents to evacuate | Yonhap'],
+      ['아파트 화재로 주민 대피 [연합뉴스]', '아파트 화재로 주민 대피 [뉴시스]'],
+    ];
+    expect(await storiesOf(together, lead)).toEqual(together.map(() => false));
+  });
+
+  it.each(LEADS)('keeps a headline apart from its denial (lead %j)', async (lead) => {
+    const apart: [string, string][] = [
+      ['김철수 의원, 부산시장 출마 선언', '김철수 의원, 부산시장 불출마 선언'],
+      ['山田知事、次期衆院選に出馬表明', '山田知事、次期衆院選に不出馬表明'],
+      ['Apple in talks to buy Peloton', 'Apple not in talks to buy Peloton'],
+      ['Ministry says it will raise the fuel tax', "Ministry says it won't raise the fuel tax"],
+      ['삼성전자, 인텔 파운드리 인수 추진', '삼성전자, 인텔 파운드리 인수 추진 사실무근'],
+    ];
+    expect(await storiesOf(apart, lead)).toEqual(apart.map(() => true));
+    // Copies that both deny are one story.
+    const together: [string, string][] = [
+      ['김철수 의원, 부산시장 불출마 선언', '[속보] 김철수 의원 부산시장 불출마 선언'],
+      ['Apple not in talks to buy Peloton', 'UPDATE 1-Apple not in talks to buy Peloton - Reuters'],
+    ];
+    expect(await storiesOf(together, lead)).toEqual(together.map(() => false));
+  });
+
+  it('keeps apart long headlines that differ only after their 32nd distinct character', async () => {
+    const head = '가나다라마바사아자차카타파하거너더러머버서어저처커터퍼허고노도로모보소오조초코토포호';
+    expect(new Set(head).size).toBeGreaterThan(40);
+    expect(await storiesOf([[`${head} 구`, `${head} 누`]], '')).toEqual([true]);
   });
 
   it('marks are numbers (1,000 = 1000) and month and weekday names, bounded; a conflict needs a mark on each side', () => {
