@@ -38,7 +38,7 @@
  * on, and the watermark may move past it: parking is handled, like publishing.
  */
 import { LedgerWriter, Outbox } from './delivery-buffers.ts';
-import { localDate, planDelivery } from './delivery-plan.ts';
+import { isUrgent, localDate, planDelivery } from './delivery-plan.ts';
 import { toHeldNotification } from './digest.ts';
 import { describeError } from './errors.ts';
 import { type ArticleChange, changeLabel, changeSince, ledgerFacts } from './ledger-facts.ts';
@@ -278,6 +278,11 @@ export class DeliveryPipeline {
    */
   readonly #leads = new Map<string, string>();
   /**
+   * Delivery ids this run held, and story leads an earlier run held that are not released yet:
+   * an urgent copy of such a lead's story is not collapsed into it ({@link #renderFresh}).
+   */
+  readonly #heldLeads = new Set<string>();
+  /**
    * The ledger entries each update notice of this run announces a change of (by the notice's
    * delivery id): they take the new facts once the notice is published, so the next change is
    * compared with what the audience was last told (the previous status of the next notice, a
@@ -389,11 +394,17 @@ export class DeliveryPipeline {
    * Drops matches the ledger already holds (finding the changed ones for update notices),
    * collapses copies of stories their audience already has, and renders the rest.
    */
-  async #renderFresh(matches: readonly AudienceMatch[]): Promise<BatchOutcome> {
+  async #renderFresh(batch: readonly AudienceMatch[]): Promise<BatchOutcome> {
     const { counts, audiences } = this.#options;
-    const assignments = await this.#assignStories(matches);
+    const assignments = await this.#assignStories(batch);
     const storyOf = (match: AudienceMatch): string | undefined =>
       audiences.get(match.audienceId)?.collapse === 'story' ? assignments.get(match.article.key)?.storyId : undefined;
+    // A story's urgent copy first, so that it leads: a copy that quiet hours or the budget would
+    // hold must not carry the story for a copy that goes out now.
+    const matches = urgentCopiesFirst(batch, (match) => {
+      const audience = audiences.get(match.audienceId);
+      return audience !== undefined && storyOf(match) !== undefined && sendsDespiteHolds(match, audience);
+    });
     const keys: DeliveryKey[] = [];
     const markerIds = new Set<string>();
     for (const match of matches) {
@@ -410,6 +421,7 @@ export class DeliveryPipeline {
     const full = assignments.size > 0 || matches.some((match) => audiences.get(match.audienceId)?.updates === 'notify');
     const entries = full ? await this.#options.state.readDeliveries(keys) : undefined;
     const delivered = entries === undefined ? await this.#options.state.findDelivered(keys) : new Set(entries.keys());
+    const leadEntries = entries === undefined ? new Map() : await this.#readLeadEntries(entries, markerIds, keys);
 
     const now = this.#options.now();
     const facts = new Map<string, LedgerFacts>();
@@ -489,10 +501,20 @@ export class DeliveryPipeline {
               audienceId: match.audienceId,
               storyId,
             });
-          } else if (marker !== undefined) {
-            lead = marker.leadArticleKey;
+          } else if (marker?.leadArticleKey !== undefined) {
+            lead = this.#leadOfMarker(match, storyId, marker.leadArticleKey, leadEntries, batch);
           }
           if (lead !== undefined) this.#leads.set(story, lead);
+        }
+        if (
+          lead !== undefined &&
+          lead !== article.key &&
+          this.#heldLeads.has(deliveryId({ articleKey: lead, audienceId: match.audienceId })) &&
+          sendsDespiteHolds(match, audience)
+        ) {
+          // The lead waits for quiet hours or the budget, and this copy would go out now: it
+          // carries the story from here (the held lead still goes out with the digest).
+          lead = undefined;
         }
         if (lead !== undefined && lead !== article.key) {
           this.#queued.add(id);
@@ -550,6 +572,62 @@ export class DeliveryPipeline {
     const notices = await this.#updateNotices(updates, refreshed);
     if (refreshed.length > 0 && !this.#options.dryRun) await this.#options.state.refreshLedgerFacts(refreshed);
     return { fresh, notices };
+  }
+
+  /**
+   * The ledger entries of the leads the markers of this batch name, where the batch's own read did
+   * not cover them (one more read, only when an earlier run started one of the batch's stories).
+   */
+  async #readLeadEntries(
+    entries: ReadonlyMap<string, DeliveryRecord>,
+    markerIds: ReadonlySet<string>,
+    read: readonly DeliveryKey[],
+  ): Promise<ReadonlyMap<string, DeliveryRecord>> {
+    const asked = new Set(read.map(deliveryId));
+    const leads: DeliveryKey[] = [];
+    for (const markerId of markerIds) {
+      const marker = entries.get(markerId);
+      if (marker?.leadArticleKey === undefined) continue;
+      const key = { articleKey: marker.leadArticleKey, audienceId: marker.audienceId };
+      const id = deliveryId(key);
+      if (asked.has(id) || this.#queued.has(id)) continue;
+      asked.add(id);
+      leads.push(key);
+    }
+    if (leads.length === 0) return entries;
+    const found = await this.#options.state.readDeliveries(leads);
+    return new Map([...entries, ...found]);
+  }
+
+  /**
+   * The lead an earlier run's story marker names, if the story reached the audience through it:
+   * its ledger entry exists (sent, or held for a digest), or it is in this run. A marker is written
+   * before its lead goes out, so a lead whose publish failed, and which no longer matches when the
+   * next run reads it again (a rule edited meanwhile), has a marker and no entry: a copy collapsed
+   * into it would be lost. Undefined then: the copy carries the story (its marker is written anew).
+   */
+  #leadOfMarker(
+    match: AudienceMatch,
+    storyId: string,
+    leadArticleKey: string,
+    leadEntries: ReadonlyMap<string, DeliveryRecord>,
+    batch: readonly AudienceMatch[],
+  ): string | undefined {
+    const id = deliveryId({ articleKey: leadArticleKey, audienceId: match.audienceId });
+    const entry = leadEntries.get(id);
+    if (entry !== undefined) {
+      if (entry.heldFor !== undefined && entry.releasedAt === undefined) this.#heldLeads.add(id);
+      return leadArticleKey;
+    }
+    const inRun =
+      this.#queued.has(id) ||
+      batch.some((other) => other.audienceId === match.audienceId && other.article.key === leadArticleKey);
+    if (inRun) return leadArticleKey;
+    this.#options.log.warn("a story's lead never reached the audience; this copy carries the story", {
+      audienceId: match.audienceId,
+      storyId,
+    });
+    return undefined;
   }
 
   /**
@@ -748,6 +826,7 @@ export class DeliveryPipeline {
       return;
     }
     this.#holds.push(held);
+    this.#heldLeads.add(deliveryId(held.key));
   }
 
   /** Writes the queued held notifications (with their ledger entries) and counts them. */
@@ -953,3 +1032,21 @@ const isUpdateNotice = (message: OutboundMessage): boolean => isUpdateNoticeKey(
 
 /** Kept under this name for the run's other modules; errors.ts owns it. */
 export const describe = describeError;
+
+/**
+ * Whether a match goes out now whatever holds its audience's other alerts: urgent (past quiet
+ * hours and the daily budget), and the audience not one that only gets digests.
+ */
+const sendsDespiteHolds = (match: AudienceMatch, audience: Audience): boolean =>
+  audience.deliveryMode !== 'digest' && isUrgent(match, audience);
+
+/** `matches` with those `urgent` says first, each group in its order (stable). */
+function urgentCopiesFirst(
+  matches: readonly AudienceMatch[],
+  urgent: (match: AudienceMatch) => boolean,
+): readonly AudienceMatch[] {
+  const first = matches.filter(urgent);
+  if (first.length === 0 || first.length === matches.length) return matches;
+  const firstSet = new Set(first);
+  return [...first, ...matches.filter((match) => !firstSet.has(match))];
+}

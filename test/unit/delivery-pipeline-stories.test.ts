@@ -90,6 +90,8 @@ function pipelineFor(
     dryRun?: boolean;
     onWouldPublish?: (message: OutboundMessage) => void;
     onWouldCollapse?: (audienceId: string) => void;
+    /** The clock (default: outside any quiet hours). */
+    now?: number;
   } = {},
 ) {
   const state = options.state ?? new CountingState();
@@ -101,7 +103,7 @@ function pipelineFor(
     notifier,
     log: memoryLog(),
     stories,
-    now: () => now,
+    now: () => options.now ?? now,
     audiences: new Map(audiences.map((audience) => [audience.audienceId, audience])),
     ledgerFlushDelayMs: 0,
     publishSignal: new AbortController().signal,
@@ -260,6 +262,89 @@ describe('collapsing copies of a story', () => {
     expect(counts).toMatchObject({ notificationsParked: 1, notificationsPublished: 1, notificationsCollapsed: 0 });
     expect(publishedKeys(notifier)).toEqual(['desk|id:s1-1']);
     expect(state.ledger.get(deliveryId(storyMarkerKey('desk', 'story-1')))?.leadArticleKey).toBe('id:s1-1');
+  });
+
+  it('a copy in a later run is not collapsed into a lead that never reached the audience (its publish failed, then it stopped matching): the copy carries the story', async () => {
+    const desk = audienceOf('desk', { collapse: 'story' });
+    const state = new CountingState();
+    const crashing = new MemoryNotifier();
+    crashing.publish = async () => {
+      throw new Error('simulated SNS outage');
+    };
+    const first = pipelineFor([desk], { state, notifier: crashing });
+    await expect(
+      (async () => {
+        await first.pipeline.add(matchesFor('desk', copies(1, 1)));
+        await first.pipeline.flush();
+      })(),
+    ).rejects.toThrow(/SNS outage/);
+    expect(state.ledger.get(deliveryId(storyMarkerKey('desk', 'story-1')))?.leadArticleKey).toBe('id:s1-0');
+
+    // The rule was edited meanwhile: the lead no longer matches, only a later copy does.
+    const second = pipelineFor([desk], { state });
+    await second.pipeline.add(matchesFor('desk', copies(1, 2).slice(1)));
+    await second.pipeline.flush();
+    expect(publishedKeys(second.notifier)).toEqual(['desk|id:s1-1']);
+    expect(second.counts.notificationsCollapsed).toBe(0);
+    expect(state.ledger.get(deliveryId(storyMarkerKey('desk', 'story-1')))?.leadArticleKey).toBe('id:s1-1');
+
+    // A third copy collapses into the copy that went out.
+    const third = pipelineFor([desk], { state });
+    await third.pipeline.add(matchesFor('desk', copies(1, 3).slice(2)));
+    await third.pipeline.flush();
+    expect(third.notifier.published).toEqual([]);
+    expect(state.ledger.get('desk|id:s1-2')).toMatchObject({ collapsedInto: 'story-1' });
+  });
+
+  describe('an urgent copy of a story whose lead is held goes out now', () => {
+    /** 23:00 UTC: inside the quiet hours of `quiet`. */
+    const late = Date.UTC(2026, 10, 22, 23, 0);
+    const quiet = audienceOf('desk', { collapse: 'story', quietHours: { start: '22:00', end: '07:00' } });
+    const pipelineAt = (state: CountingState) => pipelineFor([quiet], { state, now: late });
+    const [lead, copy, another] = copies(1, 3);
+
+    it('when an earlier run held the lead for quiet hours', async () => {
+      const state = new CountingState();
+      const first = pipelineAt(state);
+      await first.pipeline.add([matchOf('desk', lead!)]);
+      await first.pipeline.flush();
+      expect(first.counts.heldForQuietHours).toBe(1);
+
+      const second = pipelineAt(state);
+      await second.pipeline.add([matchOf('desk', copy!, true), matchOf('desk', another!)]);
+      await second.pipeline.flush();
+      expect(publishedKeys(second.notifier)).toEqual(['desk|id:s1-1']);
+      // The urgent copy carries the story from now on: a later plain copy collapses into it.
+      expect(state.ledger.get('desk|id:s1-2')).toMatchObject({ collapsedInto: 'story-1' });
+      expect(state.ledger.get(deliveryId(storyMarkerKey('desk', 'story-1')))?.leadArticleKey).toBe('id:s1-1');
+    });
+
+    it('when the plain lead comes first in the same batch, or in an earlier batch of the same run', async () => {
+      const state = new CountingState();
+      const same = pipelineAt(state);
+      await same.pipeline.add([matchOf('desk', lead!), matchOf('desk', copy!, true)]);
+      await same.pipeline.flush();
+      expect(publishedKeys(same.notifier)).toEqual(['desk|id:s1-1']);
+      expect(same.counts).toMatchObject({ notificationsHeld: 0, notificationsCollapsed: 1 });
+
+      const other = new CountingState();
+      const batches = pipelineAt(other);
+      await batches.pipeline.add([matchOf('desk', lead!)]);
+      await batches.pipeline.flush();
+      await batches.pipeline.add([matchOf('desk', copy!, true)]);
+      await batches.pipeline.flush();
+      expect(publishedKeys(batches.notifier)).toEqual(['desk|id:s1-1']);
+    });
+
+    it('but not in digest mode, where urgent alerts wait for the digest too', async () => {
+      const state = new CountingState();
+      const digest = audienceOf('desk', { collapse: 'story', deliveryMode: 'digest', digestTimes: ['08:00'] });
+      const run = pipelineFor([digest], { state });
+      await run.pipeline.add([matchOf('desk', lead!), matchOf('desk', copy!, true)]);
+      await run.pipeline.flush();
+      expect(run.notifier.published).toEqual([]);
+      expect(run.counts).toMatchObject({ notificationsHeld: 1, notificationsCollapsed: 1 });
+    });
   });
 
   it('without a story index nothing collapses, and the ledger is read as before (keys only)', async () => {
