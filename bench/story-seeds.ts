@@ -164,6 +164,31 @@ export const SEEDS: Record<Language, readonly (readonly [StorySeed, StorySeed])[
           '코스피가 외국인의 매도 공세에 밀려 전 거래일보다 1.8% 내린 2,587.10에 장을 마쳤다. 외국인은 유가증권시장에서 7천억원어치를 순매도했다.',
       },
     ],
+    [
+      {
+        title: '김철수 의원, 부산시장 출마 선언…"해양수도 완성하겠다"',
+        summary:
+          '김철수 의원이 3일 부산시청 앞에서 기자회견을 열고 내년 지방선거 부산시장 출마를 공식 선언했다. 김 의원은 해양수도 완성과 청년 일자리 확대를 공약으로 내걸었다.',
+        rewrite: '김철수, 부산시장 도전 공식화…"해양수도 완성"',
+      },
+      {
+        title: '김철수 의원, 부산시장 불출마 선언…"당의 결정 따르겠다"',
+        summary:
+          '김철수 의원이 3일 부산시청 앞에서 기자회견을 열고 내년 지방선거 부산시장 선거에 나서지 않겠다고 밝혔다. 김 의원은 당의 결정을 따르고 총선 준비에 전념하겠다고 말했다.',
+      },
+    ],
+    [
+      {
+        title: '[부산] 아파트 화재로 주민 50여명 대피',
+        summary:
+          '3일 오전 부산 해운대구의 한 아파트 12층에서 불이 나 주민 50여명이 대피했다. 불은 1시간 만에 꺼졌으며 소방당국은 정확한 화재 원인을 조사하고 있다.',
+      },
+      {
+        title: '[인천] 아파트 화재로 주민 50여명 대피',
+        summary:
+          '3일 오전 인천 연수구의 한 아파트 12층에서 불이 나 주민 50여명이 대피했다. 불은 1시간 만에 꺼졌으며 소방당국은 정확한 화재 원인을 조사하고 있다.',
+      },
+    ],
   ],
   en: [
     [
@@ -311,6 +336,18 @@ export const SEEDS: Record<Language, readonly (readonly [StorySeed, StorySeed])[
           'Microsoft said on Thursday it would invest $2.2 billion over the next four years in cloud and AI infrastructure in Malaysia, the latest in a string of investments in Southeast Asia.',
       },
     ],
+    [
+      {
+        title: 'Apple in talks to buy streaming service Fitwave, sources say',
+        summary:
+          'Apple Inc is in advanced talks to acquire the fitness streaming service Fitwave for about $1.5 billion, three people familiar with the matter said on Monday.',
+      },
+      {
+        title: 'Apple not in talks to buy streaming service Fitwave, company says',
+        summary:
+          'Apple Inc is not in talks to acquire the fitness streaming service Fitwave, a company spokesperson said on Monday, denying a report of a $1.5 billion deal.',
+      },
+    ],
   ],
   ja: [
     [
@@ -456,6 +493,18 @@ export const SEEDS: Record<Language, readonly (readonly [StorySeed, StorySeed])[
         title: '政府、ラピダスに5900億円の追加支援を決定',
         summary:
           '経済産業省は2日、次世代半導体の量産を目指すラピダスに最大5900億円を追加で支援すると発表した。累計の支援額は1兆7千億円を超える。',
+      },
+    ],
+    [
+      {
+        title: '山田知事、次期衆院選に出馬表明　地元で会見',
+        summary:
+          '大阪府の山田太郎知事は5日、府庁で記者会見を開き、次期衆院選に大阪1区から出馬する意向を表明した。知事は任期途中で辞職する。',
+      },
+      {
+        title: '山田知事、次期衆院選に不出馬表明　地元で会見',
+        summary:
+          '大阪府の山田太郎知事は5日、府庁で記者会見を開き、次期衆院選に大阪1区から出馬しない意向を表明した。知事は任期を全うする。',
       },
     ],
   ],
