@@ -17,12 +17,16 @@
  *
  * One story, one alert (`collapse: 'story'` audiences, with a story index in `stories`): each
  * batch asks the index for its articles' stories (one `assign`) and reads the ledger once for
- * the matches' own entries and their audiences' story markers (`story:<id>`). The first copy of
- * a story an audience meets is its lead: the marker naming it is written and awaited BEFORE the
- * lead is published or held, so a crash at any later point can never let a second copy through,
- * and a re-read of the lead itself (the marker names it) still sends it. Every other copy is
- * recorded in the ledger as collapsed into the story (not sent): handled, like a publish, so the
- * watermark moves past it and "why didn't I get this" has an answer. Without an index, and for
+ * the matches' own entries and their audiences' story markers (`story:<id>`), and once more for
+ * the entries of the leads that earlier runs' markers name (only when there are such). The first
+ * copy of a story an audience meets is its lead: the marker naming it is written and awaited
+ * BEFORE the lead is published or held, so a crash at any later point can never let a second copy
+ * through, and a re-read of the lead itself (the marker names it) still sends it. Every other copy
+ * is recorded in the ledger as collapsed into the story (not sent) once its lead has reached the
+ * audience (published, queued for the publishers or held; a lead of an earlier run: its ledger
+ * entry): handled, like a publish, so the watermark moves past it and "why didn't I get this" has
+ * an answer. A copy whose lead did not get there (not sent, parked) is not recorded and keeps
+ * the watermark before it; the next copy carries the story. Without an index, and for
  * `collapse: 'none'` audiences, every copy is its own alert, with the same requests as before.
  *
  * Updates (`updates: 'notify'`): ledger entries carry the article's status and title hash
@@ -283,6 +287,15 @@ export class DeliveryPipeline {
    */
   readonly #heldLeads = new Set<string>();
   /**
+   * This run's story leads that have not reached their audience yet (rendered, not yet published,
+   * queued or held), by delivery id, with the copies collapsed into them: the copies' ledger
+   * entries are written once the lead gets there ({@link #settleLead}), and dropped if it does not
+   * ({@link #failLead}), so a copy is never recorded as collapsed into an alert nobody received.
+   */
+  readonly #leadsInFlight = new Map<string, { readonly story: string; readonly copies: DeliveryRecord[] }>();
+  /** This run's story leads that did not reach their audience (not rendered, not sent, parked). */
+  readonly #failedLeads = new Set<string>();
+  /**
    * The ledger entries each update notice of this run announces a change of (by the notice's
    * delivery id): they take the new facts once the notice is published, so the next change is
    * compared with what the audience was last told (the previous status of the next notice, a
@@ -437,7 +450,7 @@ export class DeliveryPipeline {
     const fresh: FreshMatch[] = [];
     const unrenderable: FailedMessage[] = [];
     const markers: DeliveryRecord[] = [];
-    const collapsed: DeliveryRecord[] = [];
+    const collapsed: CollapsedCopy[] = [];
     const updates: UpdateCandidate[] = [];
     const refreshed: LedgerFactsUpdate[] = [];
     for (const original of matches) {
@@ -502,7 +515,7 @@ export class DeliveryPipeline {
               storyId,
             });
           } else if (marker?.leadArticleKey !== undefined) {
-            lead = this.#leadOfMarker(match, storyId, marker.leadArticleKey, leadEntries, batch);
+            lead = this.#leadOfMarker(match, audience, storyId, marker.leadArticleKey, leadEntries, batch);
           }
           if (lead !== undefined) this.#leads.set(story, lead);
         }
@@ -519,12 +532,15 @@ export class DeliveryPipeline {
         if (lead !== undefined && lead !== article.key) {
           this.#queued.add(id);
           collapsed.push({
-            audienceId: match.audienceId,
-            articleKey: article.key,
-            deliveredAt: now,
-            ruleIds: match.rules.map((rule) => rule.ruleId),
-            collapsedInto: storyId,
-            ...factsOf(article, storyId),
+            lead: deliveryId({ articleKey: lead, audienceId: match.audienceId }),
+            record: {
+              audienceId: match.audienceId,
+              articleKey: article.key,
+              deliveredAt: now,
+              ruleIds: match.rules.map((rule) => rule.ruleId),
+              collapsedInto: storyId,
+              ...factsOf(article, storyId),
+            },
           });
           continue;
         }
@@ -544,7 +560,16 @@ export class DeliveryPipeline {
         this.#queued.add(id);
         const failure = this.#unrenderable(match, audience, error, undefined);
         if (failure !== undefined) unrenderable.push(failure);
+        if (storyId !== undefined && this.#leads.get(leadId(match.audienceId, storyId)) === article.key) {
+          // The lead a marker named: parked, it carries nothing; the next copy leads.
+          this.#leads.delete(leadId(match.audienceId, storyId));
+          this.#failedLeads.add(id);
+        }
         continue;
+      }
+      if (storyId !== undefined && !this.#options.dryRun) {
+        const story = leadId(match.audienceId, storyId);
+        if (newLead || this.#leads.get(story) === article.key) this.#leadsInFlight.set(id, { story, copies: [] });
       }
       if (storyId !== undefined && newLead) {
         this.#leads.set(leadId(match.audienceId, storyId), article.key);
@@ -608,6 +633,7 @@ export class DeliveryPipeline {
    */
   #leadOfMarker(
     match: AudienceMatch,
+    audience: Audience,
     storyId: string,
     leadArticleKey: string,
     leadEntries: ReadonlyMap<string, DeliveryRecord>,
@@ -615,14 +641,20 @@ export class DeliveryPipeline {
   ): string | undefined {
     const id = deliveryId({ articleKey: leadArticleKey, audienceId: match.audienceId });
     const entry = leadEntries.get(id);
-    if (entry !== undefined) {
+    // A held lead whose release dropped or parked it did not reach the audience either.
+    const reached = entry !== undefined && entry.releaseOutcome !== 'dropped' && entry.releaseOutcome !== 'parked';
+    if (reached) {
       if (entry.heldFor !== undefined && entry.releasedAt === undefined) this.#heldLeads.add(id);
       return leadArticleKey;
     }
-    const inRun =
-      this.#queued.has(id) ||
-      batch.some((other) => other.audienceId === match.audienceId && other.article.key === leadArticleKey);
-    if (inRun) return leadArticleKey;
+    if (!this.#failedLeads.has(id) && entry === undefined) {
+      if (this.#queued.has(id)) return leadArticleKey;
+      if (batch.some((other) => other.audienceId === match.audienceId && other.article.key === leadArticleKey)) {
+        // The lead is read again in this batch and not planned yet: it may be held for quiet
+        // hours or the budget, so an urgent copy carries the story rather than wait for it.
+        return sendsDespiteHolds(match, audience) ? undefined : leadArticleKey;
+      }
+    }
     this.#options.log.warn("a story's lead never reached the audience; this copy carries the story", {
       audienceId: match.audienceId,
       storyId,
@@ -635,18 +667,66 @@ export class DeliveryPipeline {
    * crash after this can only collapse copies into a lead the next run still sends), then queues
    * the collapsed copies' ledger entries. A dry run writes nothing and counts what it would do.
    */
-  async #recordCollapse(markers: readonly DeliveryRecord[], collapsed: readonly DeliveryRecord[]): Promise<void> {
+  async #recordCollapse(markers: readonly DeliveryRecord[], collapsed: readonly CollapsedCopy[]): Promise<void> {
     const { counts } = this.#options;
     if (this.#options.dryRun) {
       counts.notificationsWouldCollapse += collapsed.length;
-      for (const record of collapsed) this.#options.onWouldCollapse?.(record.audienceId);
+      for (const { record } of collapsed) this.#options.onWouldCollapse?.(record.audienceId);
       return;
     }
     if (markers.length > 0) await this.#options.state.recordDelivered(markers);
-    if (collapsed.length === 0) return;
-    await this.#ledger.record(collapsed);
-    for (const record of collapsed) this.#tally(record.audienceId).collapsed += 1;
-    counts.notificationsCollapsed += collapsed.length;
+    const now: DeliveryRecord[] = [];
+    const dropped: DeliveryRecord[] = [];
+    for (const { lead, record } of collapsed) {
+      if (this.#failedLeads.has(lead)) dropped.push(record);
+      else if (this.#leadsInFlight.has(lead)) this.#leadsInFlight.get(lead)?.copies.push(record);
+      else now.push(record);
+    }
+    this.#dropCopies(dropped);
+    await this.#recordCollapsed(now);
+  }
+
+  /** Writes copies' ledger entries as collapsed, and counts them. */
+  async #recordCollapsed(copies: readonly DeliveryRecord[]): Promise<void> {
+    if (copies.length === 0) return;
+    await this.#ledger.record(copies);
+    for (const record of copies) this.#tally(record.audienceId).collapsed += 1;
+    this.#options.counts.notificationsCollapsed += copies.length;
+  }
+
+  /** The lead `id` reached its audience (published, queued or held): its copies are collapsed. */
+  async #settleLead(id: string): Promise<void> {
+    const flight = this.#leadsInFlight.get(id);
+    if (flight === undefined) return;
+    this.#leadsInFlight.delete(id);
+    await this.#recordCollapsed(flight.copies);
+  }
+
+  /**
+   * The lead `id` did not reach its audience (not sent this run, or parked): copies collapsed into
+   * it are not recorded, and the story has no lead in this run any more (the next copy leads).
+   */
+  #failLead(id: string): void {
+    const flight = this.#leadsInFlight.get(id);
+    if (flight === undefined) return;
+    this.#leadsInFlight.delete(id);
+    this.#failedLeads.add(id);
+    this.#leads.delete(flight.story);
+    this.#dropCopies(flight.copies);
+  }
+
+  /**
+   * Copies of a story whose lead did not reach the audience: left for the next run (unqueued, and
+   * the watermark stays before them), where they find the lead missing and one carries the story.
+   */
+  #dropCopies(copies: readonly DeliveryRecord[]): void {
+    if (copies.length === 0) return;
+    for (const record of copies) this.#queued.delete(deliveryId(record));
+    this.#unpublished += copies.length;
+    this.#options.log.warn('copies of a story whose lead was not sent wait for the next run', {
+      count: copies.length,
+      audiences: [...new Set(copies.map((record) => record.audienceId))],
+    });
   }
 
   /**
@@ -820,13 +900,13 @@ export class DeliveryPipeline {
       now,
       match.spike === undefined ? undefined : spikeDigestHeadline(match, audience, this.#options.render ?? {}),
     );
+    this.#heldLeads.add(deliveryId(held.key));
     if (this.#options.dryRun) {
       this.#options.counts.notificationsWouldHold += 1;
       this.#options.onWouldHold?.(held);
       return;
     }
     this.#holds.push(held);
-    this.#heldLeads.add(deliveryId(held.key));
   }
 
   /** Writes the queued held notifications (with their ledger entries) and counts them. */
@@ -837,6 +917,7 @@ export class DeliveryPipeline {
     await this.#options.state.holdNotifications(holds);
     const { counts } = this.#options;
     for (const held of holds) {
+      await this.#settleLead(deliveryId(held.key));
       this.#tally(held.key.audienceId).held += 1;
       counts.notificationsHeld += 1;
       if (held.reason === 'budget') counts.budgetOverflow += 1;
@@ -893,6 +974,7 @@ export class DeliveryPipeline {
       signal: publishSignal,
       onPublished: async (batch) => {
         await this.#ledger.add(batch);
+        for (const { message } of batch) await this.#settleLead(deliveryId(message.key));
         await this.#announced(batch.map(({ message }) => message));
         for (const { message } of batch) {
           if (isUpdateNotice(message)) {
@@ -928,6 +1010,7 @@ export class DeliveryPipeline {
     // exhausted), and an entry moved on would keep the next run from offering it again. The next
     // re-read moves the entry on once the publisher's ledger entry of the notice is there.
     for (const message of outcome.queued) {
+      await this.#settleLead(deliveryId(message.key));
       if (!isUpdateNotice(message)) this.#tally(message.key.audienceId).queued += 1;
       // The publisher's ledger entry settles the reservation; a message it parks keeps it (stricter, never lost).
       this.#reserved.delete(deliveryId(message.key));
@@ -964,6 +1047,7 @@ export class DeliveryPipeline {
       : [];
     const transient = failed.filter((failure) => !failure.permanent && !deferred.includes(failure));
     if (permanent.length > 0) await this.#park(permanent, parkMessage);
+    for (const failure of failed) this.#failLead(deliveryId(failure.message.key));
     for (const failure of [...transient, ...deferred]) this.#queued.delete(deliveryId(failure.message.key));
     if (this.#reserved.size > 0) await this.#releaseReservations([...transient, ...deferred]);
     for (const failure of transient) this.#tally(failure.message.key.audienceId).failed += 1;
@@ -1049,4 +1133,10 @@ function urgentCopiesFirst(
   if (first.length === 0 || first.length === matches.length) return matches;
   const firstSet = new Set(first);
   return [...first, ...matches.filter((match) => !firstSet.has(match))];
+}
+
+/** A copy collapsed into its story's lead (`lead`: the lead's delivery id). */
+interface CollapsedCopy {
+  readonly lead: string;
+  readonly record: DeliveryRecord;
 }

@@ -296,6 +296,92 @@ describe('collapsing copies of a story', () => {
     expect(state.ledger.get('desk|id:s1-2')).toMatchObject({ collapsedInto: 'story-1' });
   });
 
+  it.each([
+    ['SNS throttled it (transient)', { code: 'Throttled', reason: 'slow down', permanent: false }],
+    ['SNS refused it for good (parked)', { code: 'InvalidParameter', reason: 'bad topic', permanent: true }],
+  ])('a copy collapsed into a lead of the same run that then was not sent is not recorded: %s', async (_, failure) => {
+    const desk = audienceOf('desk', { collapse: 'story' });
+    const state = new CountingState();
+    const notifier = new MemoryNotifier((message) => (message.key.articleKey === 'id:s1-0' ? failure : undefined));
+    const first = pipelineFor([desk], { state, notifier });
+    // The copy comes in the lead's batch and in a later batch of the same run.
+    const [lead, copy, later] = copies(1, 3);
+    await first.pipeline.add(matchesFor('desk', [lead!, copy!]));
+    await first.pipeline.flush();
+    await first.pipeline.add(matchesFor('desk', [later!]));
+    await first.pipeline.flush();
+    expect(state.ledger.has('desk|id:s1-1')).toBe(false);
+    expect(first.counts.notificationsCollapsed).toBe(0);
+    // The watermark stays before the copies, and the later copy carried the story at once.
+    expect(first.pipeline.unpublished).toBeGreaterThan(0);
+    expect(publishedKeys(notifier)).toEqual(['desk|id:s1-2']);
+
+    // The next run reads the copy again (the lead no longer matches): it is not lost.
+    const second = pipelineFor([desk], { state });
+    await second.pipeline.add(matchesFor('desk', [copy!, later!]));
+    await second.pipeline.flush();
+    expect(state.ledger.get('desk|id:s1-1')).toMatchObject({ collapsedInto: 'story-1' });
+    expect(second.counts.notificationsAlreadyDelivered).toBe(1);
+  });
+
+  it('a lead a marker names that comes back unrenderable is parked, and a copy read with it carries the story', async () => {
+    const desk = audienceOf('desk', { collapse: 'story' });
+    const state = new CountingState();
+    const crashing = new MemoryNotifier();
+    crashing.publish = async () => {
+      throw new Error('simulated crash while publishing');
+    };
+    const first = pipelineFor([desk], { state, notifier: crashing });
+    await expect(
+      (async () => {
+        await first.pipeline.add(matchesFor('desk', copies(1, 1)));
+        await first.pipeline.flush();
+      })(),
+    ).rejects.toThrow(/simulated crash/);
+
+    const [lead, copy] = copies(1, 2);
+    const second = pipelineFor([desk], { state });
+    await second.pipeline.add(matchesFor('desk', [{ ...lead!, url: 'http://169.254.169.254/latest/' }, copy!]));
+    await second.pipeline.flush();
+    expect(second.counts).toMatchObject({ notificationsParked: 1, notificationsCollapsed: 0 });
+    expect(publishedKeys(second.notifier)).toEqual(['desk|id:s1-1']);
+    expect(state.ledger.get(deliveryId(storyMarkerKey('desk', 'story-1')))?.leadArticleKey).toBe('id:s1-1');
+  });
+
+  it.each(['dropped', 'parked'] as const)(
+    'a held lead whose digest release %s it did not reach the audience: a later copy carries the story',
+    async (outcome) => {
+      const desk = audienceOf('desk', { collapse: 'story' });
+      const state = new CountingState();
+      state.ledger.set('desk|story:story-1', {
+        ...storyMarkerKey('desk', 'story-1'),
+        deliveredAt: 0,
+        ruleIds: [],
+        storyId: 'story-1',
+        leadArticleKey: 'id:s1-0',
+      });
+      state.ledger.set('desk|id:s1-0', {
+        audienceId: 'desk',
+        articleKey: 'id:s1-0',
+        deliveredAt: 0,
+        ruleIds: [],
+        heldFor: 'quiet-hours',
+        storyId: 'story-1',
+        releasedAt: 1,
+        releaseOutcome: outcome,
+      });
+      const run = pipelineFor([desk], { state });
+      await run.pipeline.add(matchesFor('desk', copies(1, 2).slice(1)));
+      await run.pipeline.flush();
+      expect(publishedKeys(run.notifier)).toEqual(['desk|id:s1-1']);
+      // Two ledger reads: the batch's keys, then the lead the marker names.
+      expect(state.reads.map((read) => read.keys.map(deliveryId))).toEqual([
+        ['desk|id:s1-1', 'desk|story:story-1'],
+        ['desk|id:s1-0'],
+      ]);
+    },
+  );
+
   describe('an urgent copy of a story whose lead is held goes out now', () => {
     /** 23:00 UTC: inside the quiet hours of `quiet`. */
     const late = Date.UTC(2026, 10, 22, 23, 0);
@@ -334,6 +420,48 @@ describe('collapsing copies of a story', () => {
       await batches.pipeline.add([matchOf('desk', copy!, true)]);
       await batches.pipeline.flush();
       expect(publishedKeys(batches.notifier)).toEqual(['desk|id:s1-1']);
+    });
+
+    it('when the lead an earlier run could not send is read again with it, and would now be held', async () => {
+      const state = new CountingState();
+      const crashing = new MemoryNotifier();
+      crashing.publish = async () => {
+        throw new Error('simulated crash while publishing');
+      };
+      const first = pipelineFor([quiet], { state, notifier: crashing });
+      await expect(
+        (async () => {
+          await first.pipeline.add([matchOf('desk', lead!)]);
+          await first.pipeline.flush();
+        })(),
+      ).rejects.toThrow(/simulated crash/);
+
+      const second = pipelineAt(state);
+      await second.pipeline.add([matchOf('desk', lead!), matchOf('desk', copy!, true)]);
+      await second.pipeline.flush();
+      expect(publishedKeys(second.notifier)).toEqual(['desk|id:s1-1']);
+      expect(second.counts).toMatchObject({ notificationsHeld: 0, notificationsCollapsed: 1 });
+    });
+
+    it('and a dry run decides the same as the run', async () => {
+      const run = async (dryRun: boolean) => {
+        const wouldPublish: string[] = [];
+        const { pipeline, notifier, counts } = pipelineFor([quiet], {
+          now: late,
+          dryRun,
+          onWouldPublish: (message) => wouldPublish.push(deliveryId(message.key)),
+        });
+        await pipeline.add([matchOf('desk', lead!)]);
+        await pipeline.flush();
+        await pipeline.add([matchOf('desk', copy!, true)]);
+        await pipeline.flush();
+        return {
+          sent: dryRun ? wouldPublish : publishedKeys(notifier),
+          collapsed: dryRun ? counts.notificationsWouldCollapse : counts.notificationsCollapsed,
+        };
+      };
+      expect(await run(true)).toEqual(await run(false));
+      expect(await run(false)).toEqual({ sent: ['desk|id:s1-1'], collapsed: 0 });
     });
 
     it('but not in digest mode, where urgent alerts wait for the digest too', async () => {
