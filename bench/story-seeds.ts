@@ -189,6 +189,19 @@ export const SEEDS: Record<Language, readonly (readonly [StorySeed, StorySeed])[
           '3일 오전 인천 연수구의 한 아파트 12층에서 불이 나 주민 50여명이 대피했다. 불은 1시간 만에 꺼졌으며 소방당국은 정확한 화재 원인을 조사하고 있다.',
       },
     ],
+    [
+      {
+        title: '통계청, 잘못된 고용통계 바로잡는다…취업자 수 재발표',
+        summary:
+          '통계청이 지난달 발표한 고용동향에서 취업자 수 집계에 오류가 있었다며 수정 통계를 다시 발표하기로 했다고 5일 밝혔다. 오류는 표본 가중치 적용 과정에서 생겼다.',
+        rewrite: '통계청, 고용통계 바로잡는다…취업자 수 재발표',
+      },
+      {
+        title: '통계청, 물가통계 개편…생활물가 품목 늘린다',
+        summary:
+          '통계청이 소비자물가지수 산정 방식을 개편해 생활물가 품목을 늘리기로 했다고 5일 밝혔다. 개편된 지수는 내년 1월 발표분부터 적용된다.',
+      },
+    ],
   ],
   en: [
     [
@@ -348,6 +361,19 @@ export const SEEDS: Record<Language, readonly (readonly [StorySeed, StorySeed])[
           'Apple Inc is not in talks to acquire the fitness streaming service Fitwave, a company spokesperson said on Monday, denying a report of a $1.5 billion deal.',
       },
     ],
+    [
+      {
+        title: "Asiana, South Korea's No. 2 carrier, approves merger with Korean Air",
+        summary:
+          'Asiana Airlines said on Friday its board had approved the sale of its stake to Korean Air, clearing the last internal hurdle for a merger that regulators approved after a four-year review.',
+        rewrite: 'Asiana approves merger with Korean Air',
+      },
+      {
+        title: "Jeju Air, South Korea's biggest budget carrier, orders 40 Boeing jets",
+        summary:
+          'Jeju Air said on Friday it had ordered 40 Boeing 737 MAX jets worth about $5 billion at list prices, as it expands routes to Japan and Southeast Asia.',
+      },
+    ],
   ],
   ja: [
     [
@@ -505,6 +531,19 @@ export const SEEDS: Record<Language, readonly (readonly [StorySeed, StorySeed])[
         title: '山田知事、次期衆院選に不出馬表明　地元で会見',
         summary:
           '大阪府の山田太郎知事は5日、府庁で記者会見を開き、次期衆院選に大阪1区から出馬しない意向を表明した。知事は任期を全うする。',
+      },
+    ],
+    [
+      {
+        title: '警視庁、未明に都内で一斉捜索　特殊詐欺の容疑者5人逮捕',
+        summary:
+          '警視庁は12日未明、特殊詐欺グループの拠点とみられる都内の8カ所を一斉に捜索し、容疑者5人を逮捕した。被害総額は約3億円に上るとみられる。',
+        rewrite: '警視庁、都内で一斉捜索　特殊詐欺の容疑者5人逮捕',
+      },
+      {
+        title: '大阪府警、特殊詐欺の受け子3人を逮捕　高齢者から1億円',
+        summary:
+          '大阪府警は12日、高齢者から現金をだまし取ったとして、特殊詐欺グループの受け子の男3人を逮捕した。被害額は約1億円に上る。',
       },
     ],
   ],

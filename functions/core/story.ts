@@ -224,22 +224,38 @@ const GENERIC_TAG = new RegExp(
   ].join('|')})$`,
   'u',
 );
+/**
+ * Format words inside a longer tag (`[MT리포트]`, `[이슈분석]`, `[자막뉴스]`, `[뉴스UP]`, `[종합 2보]`,
+ * `[속보2]`, `[LIVE UPDATES]`, `【中継】`, `【映像】`): such a tag is an outlet's branded format, as
+ * generic as {@link GENERIC_TAG}.
+ */
+const FORMAT_WORD =
+  /속보|단독|종합|\d\s*보|리포트|분석|뉴스|포토|사진|영상|인터뷰|칼럼|브리핑|이슈|르포|현장|중계|速報|独自|中継|映像|動画|写真|解説|快讯|独家|视频|直播|\b(?:live|update[sd]?|developing|breaking|video|photos?|watch|exclusive|analysis|opinion)\b/u;
+/** Whether a tag's text says nothing about which story it is. */
+const isGenericTag = (text: string): boolean => GENERIC_TAG.test(text) || FORMAT_WORD.test(text);
+
 /** One bracketed tag of a run {@link LEADING_TAGS} or {@link TRAILING_TAGS} removed (its text in a group). */
 const ONE_TAG = /\[([^\]]{0,20})\]|<([^>]{0,20})>|【([^】]{0,20})】|〈([^〉]{0,20})〉/gu;
 
-/** The text of the tags in `removed` that are not {@link GENERIC_TAG}s, space-separated. */
-function subjectTags(removed: string): string {
+/**
+ * The text of the tags in `removed` that name the subject, space-separated: not generic
+ * ({@link isGenericTag}) and, at the end of a headline (`trailing`), not an outlet's name either
+ * (`[연합뉴스]`, `[The Korea Times]`: a tag with a word outlets' names share, {@link OUTLET_WORDS}).
+ */
+function subjectTags(removed: string, trailing: boolean): string {
   let kept = '';
   for (const match of removed.matchAll(ONE_TAG)) {
     const text = (match[1] ?? match[2] ?? match[3] ?? match[4] ?? '').trim();
-    if (text !== '' && !GENERIC_TAG.test(text)) kept = `${kept} ${text}`;
+    if (text === '' || isGenericTag(text)) continue;
+    if (trailing && text.replace(OUTLET_WORDS, '\u0000') !== text) continue;
+    kept = `${kept} ${text}`;
   }
   return kept;
 }
 
 /** Words outlets' names share ("The Korea Times", "Korea Herald", "연합뉴스", "毎日新聞"). */
 const OUTLET_WORDS =
-  /(?:^|\s)(?:the|a|an|of|and|&|news|times|post|daily|journal|herald|press|tribune|today|online|tv|media|network|wire|agency)(?=\s|$)|뉴스|일보|신문|방송|新聞|通信|新闻|日报|日報/gu;
+  /(?:^|\s)(?:the|a|an|of|and|&|news|times|post|daily|journal|herald|press|tribune|online|tv|media|network|wire|agency)(?=\s|$)|뉴스|일보|신문|방송|新聞|通信|新闻|日报|日報/gu;
 
 /**
  * What a trailing credit or tag says about the story: nothing when it reads as an outlet's name
@@ -255,6 +271,9 @@ function creditClause(credit: string): string {
   return spaces < 2 ? '' : words;
 }
 
+/** A figure in a credit: a percentage or a decimal (` - up 10%`, ` - 3.5% 동결`), never an outlet's number. */
+const CREDIT_FIGURE = /\d+(?:[.,]\d+)*(?=\s*[%％])|\d+\.\d+/gu;
+
 /**
  * A headline cut into what the shingles read and what only the conflict checks read
  * ({@link fingerprint}).
@@ -265,11 +284,13 @@ interface HeadlineParts {
   /** Leading tags that name the subject (`[부산]`), space-separated; '' when none. */
   readonly tags: string;
   /**
-   * What a trailing credit or trailing tag removed (` - Reuters`, ` - profit beats estimates`,
-   * `[연합뉴스]`): an outlet's name or the end of the headline, which the text cannot tell apart;
-   * '' when nothing was removed.
+   * What a trailing credit removed when it reads as the end of the headline rather than an
+   * outlet's name (` - profit beats estimates`, not ` - Reuters`: {@link creditClause}); ''
+   * otherwise. Trailing subject tags (`[부산]`) join {@link tags}.
    */
   readonly credit: string;
+  /** The whole trailing credit as removed, for its polarity and figures; '' when none. */
+  readonly rawCredit: string;
 }
 
 /** The cleaned title of an article: normalized, wire tags, slugs and trailing credits removed. */
@@ -282,19 +303,20 @@ function splitHeadline(title: string): HeadlineParts {
   let text = normalizeTextKeepingApostrophes(title.slice(0, MAX_TITLE_CHARS));
   let tags = '';
   let credit = '';
+  let rawCredit = '';
   for (let pass = 0; pass < 2; pass++) {
     const before = text;
     if (startsAfterSpaces(text, TAG_OPENERS)) {
       const removed = LEADING_TAGS.exec(text)?.[0] ?? '';
       if (removed !== '') {
-        tags += subjectTags(removed);
+        tags += subjectTags(removed, false);
         text = text.slice(removed.length);
       }
     }
     if (startsAfterSpaces(text, SLUG_INITIALS)) text = text.replace(LEADING_SLUGS, '');
     if (endsWithTag(text)) {
       const withoutTags = text.replace(TRAILING_TAGS, '');
-      if (withoutTags !== text) credit += creditClause(subjectTags(text.slice(withoutTags.length)));
+      if (withoutTags !== text) tags += subjectTags(text.slice(withoutTags.length), true);
       text = withoutTags;
     }
     // Nothing removed: the second pass would remove nothing either.
@@ -306,11 +328,12 @@ function splitHeadline(title: string): HeadlineParts {
     // A "credit" that leaves little of the headline is part of it ("Samsung - the comeback").
     if (withoutCredit.length >= 10) {
       // The dash is punctuation: the walk reads it as a separator.
-      credit = `${creditClause(text.slice(withoutCredit.length).replace(/^\s*[-|–—]/u, ''))} ${credit}`.trim();
+      rawCredit = text.slice(withoutCredit.length).replace(/^\s*[-|–—]/u, '');
+      credit = creditClause(rawCredit);
       text = withoutCredit;
     }
   }
-  return { text, tags, credit };
+  return { text, tags, credit, rawCredit };
 }
 
 /** The cleaned lead of an article: normalized, datelines and bylines removed, cut to {@link MAX_LEAD_CHARS}. */
@@ -487,21 +510,30 @@ function fingerprintInto(title: string, summary: string, bandHashes: Int32Array,
   const cleaned = headline.text;
   const lead = storyLead(summary);
   const shingles = shingle(cleaned, TITLE) + shingle(lead, LEAD);
-  // A subject tag's terms join the headline's; a credit's are kept apart ({@link termsConflict}).
-  if (headline.tags !== '') shingle(headline.tags, UNITS_ONLY);
-  const subjectUnits = titleUnitCount;
-  const terms = termsOf(titleUnits, 0, subjectUnits, MAX_TERMS, '');
+  // Subject tags' and a credit's terms are kept apart from the headline's ({@link termsConflict});
+  // the tags' first, so that a long headline cannot crowd them out.
+  const headlineUnits = titleUnitCount;
+  const terms: string[] = [];
+  if (headline.tags !== '') {
+    shingle(headline.tags, UNITS_ONLY);
+    for (const term of termsOf(titleUnits, headlineUnits, titleUnitCount, MAX_TAG_TERMS, TAG_TERM)) terms.push(term);
+  }
+  for (const term of termsOf(titleUnits, 0, headlineUnits, MAX_TERMS, '')) terms.push(term);
   if (headline.credit !== '') {
+    titleUnitCount = headlineUnits;
     shingle(headline.credit, UNITS_ONLY);
-    for (const term of termsOf(titleUnits, subjectUnits, titleUnitCount, MAX_CREDIT_TERMS, CREDIT_TERM))
+    for (const term of termsOf(titleUnits, headlineUnits, titleUnitCount, MAX_CREDIT_TERMS, CREDIT_TERM))
       terms.push(term);
   }
-  // The headline's polarity first, then its figures and the lead's: the same headline two days
-  // running ("Markets cheer as inflation eases") is two stories when one says "highest in 40
+  // The headline's polarity first (a credit's denial counts: " - Apple denies"), then its figures
+  // (a credit's percentages and decimals too: " - up 10%") and the lead's: the same headline two
+  // days running ("Markets cheer as inflation eases") is two stories when one says "highest in 40
   // months" and the other "in 2 months".
-  const marks: string[] = [negated(cleaned) || negated(headline.tags) ? NEGATIVE : POSITIVE];
+  const polarity = negated(cleaned) || negated(headline.tags) || negated(headline.rawCredit);
+  const marks: string[] = [polarity ? NEGATIVE : POSITIVE];
   addMarks(cleaned, marks);
   addMarks(headline.tags, marks);
+  if (headline.rawCredit !== '') addMarks(headline.rawCredit, marks, CREDIT_FIGURE);
   addMarks(lead, marks);
   const signature = signatureOfScratch(shingles);
   if (shingles === 0) return { marks, terms, signature, bands: [] };
@@ -515,18 +547,21 @@ function fingerprintInto(title: string, summary: string, bandHashes: Int32Array,
  * distinct ones; two that differ only after the 64th are taken for one story).
  */
 const MAX_TERMS = 64;
-/** Terms a fingerprint keeps of a headline's trailing credit (an outlet's name, or four words). */
+/** Terms a fingerprint keeps of a headline's trailing credit (at most four words). */
 const MAX_CREDIT_TERMS = 8;
-/** The prefix of a credit's terms: a character term spellings never hold ({@link KEY_CHARS}). */
+/** Terms a fingerprint keeps of a headline's subject tags (`[부산]`, `【大阪】`). */
+const MAX_TAG_TERMS = 8;
+/** The prefixes of a credit's and a tag's terms: characters term spellings never hold ({@link KEY_CHARS}). */
 const CREDIT_TERM = '~';
+const TAG_TERM = '^';
 /** Terms the store keeps of a story: what a fingerprint holds. */
-export const MAX_STORED_TERMS = MAX_TERMS + MAX_CREDIT_TERMS;
+export const MAX_STORED_TERMS = MAX_TAG_TERMS + MAX_TERMS + MAX_CREDIT_TERMS;
 
 /**
  * The terms of a headline: each word of a script with word boundaries, and each Korean, Japanese
  * or Chinese character (spacing and particles differ between outlets; names do not), as the
  * shingling walks them ({@link fingerprint} keeps them; this is its `terms`). A subject tag's
- * (`[부산]`) are terms too; a trailing credit's are spelled with {@link CREDIT_TERM} first.
+ * (`[부산]`) are spelled with {@link TAG_TERM} first, a trailing credit's with {@link CREDIT_TERM}.
  */
 export const storyTerms = (title: string): readonly string[] => fingerprint(title, '').terms;
 
@@ -589,29 +624,42 @@ export const disagree = (
  * precision before recall (one extra alert, never a lost one); bench/story.ts measures the recall
  * this costs on the evaluation set.
  *
- * Trailing credits ({@link CREDIT_TERM} terms) are compared apart, and only when they share a
- * term: two outlets' names (" - Reuters", " - Bloomberg") share none and say nothing, while the
- * end of a headline that looked like a credit (" - profit beats estimates", " - profit misses
- * estimates") shares words and swaps others. No terms stored (stories from before they existed):
- * no conflict.
+ * Subject tags ({@link TAG_TERM} terms) are compared apart: `[부산]` and `[인천]` differ even
+ * when the headline holds 부 and 산 (정부 예산), and a copy without a tag never conflicts.
+ * Trailing credits ({@link CREDIT_TERM} terms) are compared apart too, and only when they share
+ * two terms: local stations of one network (" - FOX 13 Tampa Bay", " - FOX 35 Orlando") share one
+ * and say nothing, while the end of a headline that looked like a credit (" - profit beats
+ * estimates", " - profit misses estimates") shares words and swaps others. No terms stored
+ * (stories from before they existed): no conflict.
  */
 export function termsConflict(a: readonly string[], b: readonly string[] | undefined): boolean {
   if (b === undefined || a.length === 0 || b.length === 0) return false;
-  return swapsTerms(a, b, false) || (sharesTerm(a, b, true) && swapsTerms(a, b, true));
+  return (
+    swapsTerms(a, b, HEADLINE_KIND) ||
+    swapsTerms(a, b, TAG_KIND) ||
+    (sharedTerms(a, b, CREDIT_KIND) >= 2 && swapsTerms(a, b, CREDIT_KIND))
+  );
 }
 
-const isCreditTerm = (term: string): boolean => term.charCodeAt(0) === 0x7e; // ~
+const HEADLINE_KIND = 0;
+const TAG_KIND = 1;
+const CREDIT_KIND = 2;
+/** Which part of a headline a term comes from, by its prefix. */
+function kindOf(term: string): number {
+  const first = term.charCodeAt(0);
+  return first === 0x5e ? TAG_KIND : first === 0x7e ? CREDIT_KIND : HEADLINE_KIND; // ^ ~
+}
 
-/** Whether each of `a` and `b` has a term of the kind (credit or headline) the other lacks. */
-function swapsTerms(a: readonly string[], b: readonly string[], credit: boolean): boolean {
+/** Whether each of `a` and `b` has a term of the kind the other lacks. */
+function swapsTerms(a: readonly string[], b: readonly string[], kind: number): boolean {
   const lacks = (from: readonly string[], other: readonly string[]) =>
-    from.some((term) => isCreditTerm(term) === credit && !other.includes(term));
+    from.some((term) => kindOf(term) === kind && !other.includes(term));
   return lacks(a, b) && lacks(b, a);
 }
 
-/** Whether `a` and `b` share a term of the kind. */
-const sharesTerm = (a: readonly string[], b: readonly string[], credit: boolean): boolean =>
-  a.some((term) => isCreditTerm(term) === credit && b.includes(term));
+/** How many terms of the kind `a` and `b` share. */
+const sharedTerms = (a: readonly string[], b: readonly string[], kind: number): number =>
+  a.filter((term) => kindOf(term) === kind && b.includes(term)).length;
 
 /**
  * The polarity marks, one of which leads every fingerprint's marks: "Apple in talks to buy X"
@@ -622,14 +670,29 @@ const sharesTerm = (a: readonly string[], b: readonly string[], credit: boolean)
 const POSITIVE = '+';
 const NEGATIVE = '¬';
 /**
- * Words and characters that turn a headline into its denial: English negations and denials;
- * Korean negative prefixes and endings (불출마, 않다, 없다, 못, 아니다), denial words (부인했다,
- * 사실무근, 일축, 무산); Japanese and Chinese negation characters and endings (不, 未, 無, 非, 否,
- * 没, ない, ません, ず), except in the few common words where they negate nothing (不動産, 未来,
- * 非常). A headline with one of these that its copy lacks costs one extra alert, at worst.
+ * Words and characters that turn a headline into its denial: English negations, denials and
+ * refusals; Korean negative prefixes and endings (불출마, 안 한다, 않다, 없다, 못, 아니다), denial
+ * and refusal words (부인, 사실무근, 일축, 무산, 포기, 철회, 거부); Japanese and Chinese negation
+ * characters and endings (不, 未, 無, 非, 否, 没, ない, ません, ず), refusals (見送り, 断念, 拒绝,
+ * 放弃). Left out where they negate nothing: common compounds (不動産, 不明, 不正, 不足, 未来, 未明,
+ * 未成年, 非常, 無人, 無料, 淹没, 没收, 잘못, 연못, 없이, 없애, 아니라, 불가피, 불가리아) and
+ * "No. 2", "no-confidence". A headline with one of these that its copy lacks costs one extra
+ * alert, at worst.
  */
-const NEGATION =
-  /\b(?:not|no|never|nor|neither|none|nobody|nothing|deny|denies|denied|denial|refutes?|refuted|unfounded|cannot|rejects?|rejected|rules out|ruled out)\b|n['’]t\b|불(?:출마|참|허|발|인정|가|복|승인|기소|합격|수용|응)|부인(?:했|하|해|…)|사실무근|일축|무산|않|없|못|아니|아냐|不(?!動産|动产)|未(?!来|來)|非(?!常)|[無无否没沒勿]|ない|ません|せず|ず[、。 ]|ず$/u;
+const NEGATION = new RegExp(
+  [
+    String.raw`\b(?:not|never|nor|neither|none|nobody|nothing|deny|denies|denied|denial|refutes?|refuted|refuses?|refused|declines? to|declined to|unlikely|unfounded|false|cannot|rejects?|rejected|rules? out|ruled out|fails? to|failed to)\b`,
+    String.raw`\bno\b(?!\.?\s*\d|-)`,
+    String.raw`n['’]t\b`,
+    '불(?:출마|참|허|발|인정|가(?!피|리아)|복|승인|기소|합격|수용|응)',
+    String.raw`부인(?:했|하|해|…|$|\s|[,.·])`,
+    '사실무근|일축|무산|포기|철회|거부|않|없(?!이|애)|(?<![잘연])못|아니(?!라)|아냐',
+    '안 (?:한|해|할|하|돼|된|됐)',
+    '不(?!動産|动产|明|正|足)|未(?!来|來|明|成年)|非(?!常)|無(?!人|料)|无(?!人)|否|(?<!淹)没(?!收)|沒(?!收)|勿',
+    String.raw`ない|ません|せず|ず(?=$|\s|\p{P}|[=＝])|見送|断念|拒绝|拒絕|放弃|放棄`,
+  ].join('|'),
+  'u',
+);
 
 /** Whether normalized text negates or denies ({@link NEGATION}). */
 const negated = (text: string): boolean => text !== '' && NEGATION.test(text);
@@ -668,8 +731,7 @@ const THOUSANDS_SEPARATOR = /,(?=\d{3}\b)/gu;
  * The marks are a plain array searched with `includes` (at most {@link MAX_MARKS}, usually one
  * or two), in first-met order as a `Set` would keep them, without the `Set` and its copy.
  */
-function addMarks(text: string, marks: string[]): void {
-  const pattern = MARK_PATTERN;
+function addMarks(text: string, marks: string[], pattern: RegExp = MARK_PATTERN): void {
   pattern.lastIndex = 0;
   for (let match = pattern.exec(text); match !== null && marks.length < MAX_MARKS; match = pattern.exec(text)) {
     const found = match[0];

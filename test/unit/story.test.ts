@@ -540,6 +540,61 @@ describe('StoryResolver', () => {
     expect(await storiesOf(together, lead)).toEqual(together.map(() => false));
   });
 
+  it('keeps apart subject tags the headline spells too, tags at the end, and tags after a long headline (found by review)', async () => {
+    const long = Array.from({ length: 70 }, (_, index) => String.fromCharCode(0xac00 + index * 29)).join('');
+    const apart: [string, string][] = [
+      ['[부산] 정부 예산 삭감에 지역 반발', '[인천] 정부 예산 삭감에 지역 반발'],
+      ['【大阪】大雨で阪急線が運転見合わせ', '【福岡】大雨で阪急線が運転見合わせ'],
+      ['[Ohio] Ohio-style abortion bill advances', '[Texas] Ohio-style abortion bill advances'],
+      ['아파트 화재로 주민 대피 [부산]', '아파트 화재로 주민 대피 [인천]'],
+      ['大雨で住民が避難【大阪】', '大雨で住民が避難【福岡】'],
+      [`[울릉] ${long}`, `[청주] ${long}`],
+    ];
+    expect(await storiesOf(apart, '')).toEqual(apart.map(() => true));
+  });
+
+  it('keeps apart denials and refusals in the forms headlines use, also in a trailing clause (found by review)', async () => {
+    const apart: [string, string][] = [
+      ['삼성전자, 인텔 파운드리 인수 추진', '삼성전자, 인텔 파운드리 인수 추진 부인'],
+      ['김 의원, 부산시장 출마한다', '김 의원, 부산시장 출마 안 한다'],
+      ['김 의원, 부산시장 출마', '김 의원, 부산시장 출마 포기'],
+      ['정부, 연금 개혁안 추진', '정부, 연금 개혁안 추진 철회'],
+      ['노조, 임금 협상안 수용', '노조, 임금 협상안 수용 거부'],
+      ['山田知事、衆院選に出馬', '山田知事、衆院選に出馬見送り'],
+      ['山田知事、衆院選に出馬', '山田知事、衆院選に出馬を断念'],
+      ['決算を発表', '決算を発表できず＝関係者'],
+      ['总统将出席峰会', '总统拒绝出席峰会'],
+      ['Senator to run for governor', 'Senator refuses to run for governor'],
+      ['Supreme Court to hear abortion pill case', 'Supreme Court declines to hear abortion pill case'],
+      ['Apple in talks to buy Peloton - sources', 'Apple in talks to buy Peloton - Apple denies'],
+      ['Samsung shares close - up 10%', 'Samsung shares close - down 5%'],
+      ['한국은행 기준금리 결정 - 3.5% 동결', '한국은행 기준금리 결정 - 0.25%p 인하'],
+      ['Tech stocks rally - shares up today', 'Tech stocks rally - shares down today'],
+    ];
+    expect(await storiesOf(apart, '')).toEqual(apart.map(() => true));
+  });
+
+  it('joins copies whose only difference is a word that looks like a negation, a branded format tag or a local station (found by review)', async () => {
+    const together: [string, string][] = [
+      [
+        "Asiana, South Korea's No. 2 carrier, approves merger with Korean Air",
+        'Asiana approves merger with Korean Air',
+      ],
+      ['Italian government collapses after no-confidence vote', 'Italian government collapses after vote'],
+      ['警視庁、未明に都内で一斉捜索', '警視庁、都内で一斉捜索'],
+      ['政府、認証不正で調査', '政府、認証で調査'],
+      ['정부, 잘못된 통계 바로잡는다', '정부, 통계 바로잡는다'],
+      ['Apple recalls chargers - FOX 13 Tampa Bay', 'Apple recalls chargers - FOX 35 Orlando'],
+      ['[MT리포트] 반도체 수출 회복세', '[이슈분석] 반도체 수출 회복세'],
+      ['【中継】大雨で住民が避難', '【映像】大雨で住民が避難'],
+      ['[LIVE UPDATES] Storm hits coast as thousands flee', '[DEVELOPING] Storm hits coast as thousands flee'],
+    ];
+    // The copies share their wire lead, as copies do (their headlines alone differ too much).
+    const lead =
+      'The board said on Monday it had approved the plan, which officials cleared last week after a long review.';
+    expect(await storiesOf(together, lead)).toEqual(together.map(() => false));
+  });
+
   it('keeps apart long headlines that differ only after their 32nd distinct character', async () => {
     const head = '가나다라마바사아자차카타파하거너더러머버서어저처커터퍼허고노도로모보소오조초코토포호';
     expect(new Set(head).size).toBeGreaterThan(40);
