@@ -244,6 +244,28 @@ function unchangedCondition(table: ItemTable, previous: Item | undefined): Condi
 }
 
 /**
+ * Refuses a list of ids that names one more than once, before anything is read or written: a
+ * command that acted on each id in turn would act on the repeated one twice (the second time
+ * against the version the first wrote, a conflict), and one that checks them together would blame
+ * the item for what is a slip in the arguments.
+ * @param outcome what the refusal means for the store, e.g. `nothing was changed`
+ * @throws UsageError naming every repeated id and saying to give each once
+ */
+export function refuseRepeatedIds(noun: string, ids: readonly string[], outcome: string): void {
+  const seen = new Set<string>();
+  const repeated = new Set<string>();
+  for (const id of ids) {
+    if (seen.has(id)) repeated.add(id);
+    seen.add(id);
+  }
+  if (repeated.size === 0) return;
+  const names = [...repeated].join(', ');
+  throw new UsageError(
+    `${noun} ${names} ${repeated.size === 1 ? 'is' : 'are'} given more than once; give each ${noun} once (${[...seen].join(' ')}); ${outcome}`,
+  );
+}
+
+/**
  * Writes all puts and deletes, each conditioned on the stored item being the one that was read,
  * in as few transactions as DynamoDB's 100 entries per transaction allow (items with history take
  * two or three entries each), in order. Each transaction lands whole or not at all; a failure
@@ -309,11 +331,11 @@ export async function writeItems(
       tooBig,
     );
   }
-  const ids = new Set<string>();
-  for (const step of steps) {
-    if (ids.has(step.id)) throw new UsageError(`${table.noun} ${step.id} appears more than once; give each once`);
-    ids.add(step.id);
-  }
+  refuseRepeatedIds(
+    table.noun,
+    steps.map((step) => step.id),
+    'nothing was written',
+  );
   const { history } = table;
   if (history !== undefined) {
     for (const step of steps) {

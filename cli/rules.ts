@@ -43,6 +43,7 @@ import {
   itemLimitProblem,
   listItems,
   type PlannedPut,
+  refuseRepeatedIds,
   updateAttributes,
   versionOf,
   withoutAudit,
@@ -661,6 +662,7 @@ async function showRule(context: CommandContext, args: readonly unknown[]): Prom
 
 async function setEnabled(context: CommandContext, args: readonly unknown[], enabled: boolean): Promise<void> {
   const [ruleIds] = args as [string[]];
+  refuseRepeatedIds('rule', ruleIds, 'nothing was changed');
   const table = await rulesTable(context);
   const target = await context.target();
   const stored = await storedRules(context, ruleIds);
@@ -730,6 +732,8 @@ async function deleteRules(
   options: { yes?: boolean },
 ): Promise<void> {
   const [ruleIds] = args as [string[]];
+  // Before the confirmation: a question about a list the write would then refuse wastes the answer.
+  refuseRepeatedIds('rule', ruleIds, 'nothing was deleted');
   const stored = await storedRules(context, ruleIds);
   const missing = ruleIds.filter((id) => stored.get(id) === undefined);
   if (missing.length > 0) {

@@ -124,6 +124,34 @@ describe('rules list and show', () => {
     expect(explain.stderr).toContain('did you mean "quake-oncall"?');
   });
 
+  it('a rule id given twice to enable, disable or delete is refused up front, naming it; nothing is changed', async () => {
+    const before = await storedRules();
+    const [disable, enable, deleteAsked, deleteYes] = await Promise.all([
+      sandbox.cli(['rules', 'disable', 'quakes', 'markets-rates', 'quakes']),
+      sandbox.cli(['rules', 'enable', 'chips-category', 'chips-category']),
+      sandbox.cli(['rules', 'delete', 'quakes', 'quakes']),
+      sandbox.cli(['rules', 'delete', 'markets-rates', 'quakes', 'markets-rates', 'quakes', '--yes']),
+    ]);
+    expect(disable.code, disable.stderr).toBe(2);
+    expect(disable.stderr).toContain(
+      'rule quakes is given more than once; give each rule once (quakes markets-rates); nothing was changed',
+    );
+    // The argument is blamed, not the rule (it is valid).
+    expect(enable.code, enable.stderr).toBe(2);
+    expect(enable.stderr).toContain(
+      'rule chips-category is given more than once; give each rule once (chips-category)',
+    );
+    expect(enable.stderr).not.toContain('appears twice');
+    // Refused before the question, which would otherwise be asked about a list the write refuses.
+    expect(deleteAsked.code, deleteAsked.stderr).toBe(2);
+    expect(deleteAsked.stderr).toContain('rule quakes is given more than once');
+    expect(deleteAsked.stderr).not.toContain('--yes');
+    expect(deleteYes.code, deleteYes.stderr).toBe(2);
+    expect(deleteYes.stderr).toContain('rule markets-rates, quakes are given more than once');
+    expect(deleteYes.stderr).toContain('nothing was deleted');
+    expect(await storedRules()).toEqual(before);
+  });
+
   it('at COLUMNS=60 the table never splits a word: rows too wide for the columns print as blocks', async () => {
     const narrow = await sandbox.cli(['--output', 'table', 'rules', 'list'], { env: { COLUMNS: '60' } });
     expect(narrow.code, narrow.stderr).toBe(0);
