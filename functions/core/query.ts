@@ -235,7 +235,7 @@ function checkCharacters(chars: readonly string[]): void {
  * `﹙` and `︵` too). One character for one, so columns stay those of the query as written; terms
  * keep the characters as written (they are normalized like article text anyway).
  */
-function syntaxForm(char: string): string {
+export function syntaxForm(char: string): string {
   if ((char.codePointAt(0) ?? 0) < 0x80) return char;
   const folded = char.normalize('NFKC');
   const unit = folded.charCodeAt(0);
@@ -246,7 +246,7 @@ function syntaxForm(char: string): string {
  * Typographic double quotes, which word processors and phone keyboards type for `"`: outside a
  * phrase they would be part of a term (`“interest`), which never matches what was meant.
  */
-const TYPOGRAPHIC_QUOTES = new Set([
+export const TYPOGRAPHIC_QUOTES: ReadonlySet<string> = new Set([
   '\u201C',
   '\u201D',
   '\u201E',
@@ -256,6 +256,23 @@ const TYPOGRAPHIC_QUOTES = new Set([
   '\u301D',
   '\u301E',
   '\u301F',
+]);
+
+/**
+ * Dashes that word processors, phone keyboards and typeset documents put where `-` was typed
+ * (autocorrect turns `-` into an en or em dash), by name. Before a word they would be part of a
+ * term (`–rumor`), which never matches, where a NOT was meant. Forms NFKC folds to `-` (`－`,
+ * `﹣`) already read as `-` (see {@link syntaxForm}).
+ */
+export const TYPOGRAPHIC_DASHES: ReadonlyMap<string, string> = new Map([
+  ['\u2010', 'hyphen'],
+  ['\u2011', 'non-breaking hyphen'],
+  ['\u2012', 'figure dash'],
+  ['\u2013', 'en dash'],
+  ['\u2014', 'em dash'],
+  ['\u2015', 'horizontal bar'],
+  ['\u2212', 'minus sign'],
+  ['\uFE58', 'small em dash'],
 ]);
 
 /** Refuses a typographic quote at `at` (outside a phrase), showing the phrase in straight quotes. */
