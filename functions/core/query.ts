@@ -38,9 +38,9 @@
  *
  * Full-width and other compatibility forms of the ASCII characters above (`（` `）` `＂` `ＡＮＤ`
  * `：` `－` `＊`, what Japanese, Chinese and Korean input methods type) read as those characters,
- * one for one, so columns are unchanged. Typographic double quotes (`“ ”`) outside a phrase and
- * control characters are refused with the fix: they would make terms that never match what was
- * meant.
+ * one for one, so columns are unchanged. Typographic double quotes (`“ ”`) outside a phrase, typed
+ * dashes (`–` `—` `−` `‐`) where `-` would negate (before a term, phrase or group) and control
+ * characters are refused with the fix: they would make terms that never match what was meant.
  *
  * ## Semantics
  *
@@ -291,6 +291,51 @@ function refuseTypographicQuote(chars: readonly string[], at: number): never {
   );
 }
 
+/**
+ * Refuses a typed dash (en dash, minus sign, ...) that starts a token and is followed by an operand: it
+ * would be part of the term (`–rumor`), which matches nothing, where `-` (NOT) was meant. A dash
+ * on its own or inside a word (`COVID–19`) stays a term, as `-` inside one does.
+ */
+function refuseTypographicDash(
+  written: readonly string[],
+  chars: readonly string[],
+  at: number,
+  afterField: boolean,
+): never {
+  const char = written[at] ?? '';
+  // After `title:` the NOT goes before the scope: `-title:rumor` (`title:-rumor` does not parse).
+  let field = '';
+  if (afterField) {
+    let start = at - 1;
+    while (isAsciiLetter(chars[start - 1])) start--;
+    field = chars.slice(start, at).join('');
+  }
+  const next = chars[at + 1];
+  let operand: string;
+  if (next === '(') {
+    let close = at + 1;
+    for (let depth = 0; close < chars.length; close++) {
+      depth += chars[close] === '(' ? 1 : chars[close] === ')' ? -1 : 0;
+      if (depth === 0) break;
+    }
+    operand = close < chars.length ? chars.slice(at + 1, close + 1).join('') : '(…)';
+  } else if (next === '"') {
+    const close = chars.indexOf('"', at + 2);
+    operand = close === -1 ? '"…"' : chars.slice(at + 1, close + 1).join('');
+  } else {
+    let end = at + 1;
+    while (!endsWord(chars[end])) end++;
+    operand = chars.slice(at + 1, end).join('');
+  }
+  const literal =
+    next === '(' || next === '"' ? '' : ` (to search for the dash itself, put it in a phrase: "${char}${operand}")`;
+  return fail(
+    `${TYPOGRAPHIC_DASHES.get(char) ?? 'a dash'} (${char}, ${listCodePoints(char)}) at column ${at + 1} is not NOT; write -${field}${operand} with an ASCII hyphen-minus for NOT${literal}`,
+    at + 1,
+    "'-' (ASCII hyphen-minus)",
+  );
+}
+
 function lex(written: readonly string[]): Token[] {
   const chars = written.map(syntaxForm);
   const tokens: Token[] = [];
@@ -346,6 +391,14 @@ function lex(written: readonly string[]): Token[] {
       }
       tokens.push({ kind: 'minus', column });
       at++;
+    } else if (
+      TYPOGRAPHIC_DASHES.has(char ?? '') &&
+      (at === 0 || at === afterField || endsWord(chars[at - 1])) &&
+      !isSpace(chars[at + 1]) &&
+      chars[at + 1] !== ')' &&
+      chars[at + 1] !== undefined
+    ) {
+      refuseTypographicDash(written, chars, at, at === afterField);
     } else {
       // A field scope: ASCII letters and a colon at the start of a word (`title:`).
       let letters = at;

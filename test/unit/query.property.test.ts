@@ -400,3 +400,58 @@ describe('query properties', () => {
     );
   });
 });
+
+describe('typed dashes meant as NOT', () => {
+  // What autocorrect, phone keyboards and copied documents put where `-` was typed.
+  const dash = fc.constantFrom('\u2010', '\u2011', '\u2012', '\u2013', '\u2014', '\u2015', '\u2212', '\uFE58');
+  const word = fc.stringMatching(/^[a-z][a-z0-9]{0,7}$/).filter((text) => !['and', 'or', 'not'].includes(text));
+  const operand = fc.oneof(
+    word,
+    word.map((text) => `"${text} rate"`),
+    fc.tuple(word, word).map(([a, b]) => `(${a} OR ${b})`),
+  );
+  // Everything that starts a token: the start, a space, an opening parenthesis, a field scope.
+  const before = fc.oneof(
+    fc.constant(''),
+    word.map((text) => `${text} `),
+    word.map((text) => `${text} (`),
+    word.map((text) => `${text} title:`),
+  );
+  const closing = (text: string) => (text.endsWith('(') ? ')' : '');
+
+  it('before a term, phrase or group, any of them is refused at its column with the ASCII form to write', () => {
+    fc.assert(
+      fc.property(before, dash, operand, (head, typed, negated) => {
+        const query = `${head}${typed}${negated}${closing(head)}`;
+        let error: unknown;
+        try {
+          parseQuery(query);
+        } catch (caught) {
+          error = caught;
+        }
+        expect(error).toBeInstanceOf(QuerySyntaxError);
+        const { column, message } = error as QuerySyntaxError;
+        expect(column).toBe([...head].length + 1);
+        expect(message).toContain(`(${typed}, U+`);
+        expect(message).toContain(`is not NOT; write -`);
+        expect(message).toContain('with an ASCII hyphen-minus for NOT');
+        // The fix it names parses, as a NOT (before the field scope: `-title:a`).
+        const scoped = head.endsWith('title:');
+        const written = `-${scoped ? 'title:' : ''}${negated}`;
+        expect(message).toContain(`write ${written} with`);
+        const fixed = `${scoped ? head.slice(0, -'title:'.length) : head}${written}${closing(head)}`;
+        expect(formatQuery(parseQuery(fixed))).toContain('NOT');
+      }),
+    );
+  });
+
+  it('inside a word, alone or at the end, a dash stays part of a term, as "-" does', () => {
+    fc.assert(
+      fc.property(word, dash, word, (a, typed, b) => {
+        for (const query of [`${a}${typed}${b}`, `${a} ${typed} ${b}`, `${a} ${typed}`, `"${typed}${b}"`]) {
+          expect(() => parseQuery(query), query).not.toThrow();
+        }
+      }),
+    );
+  });
+});
