@@ -5,7 +5,7 @@
  */
 import { type Command, InvalidArgumentError } from 'commander';
 import { CommandContext, type GlobalOptions } from './context.ts';
-import { setHintTarget } from './hints.ts';
+import { setHintTarget, shellWord } from './hints.ts';
 
 /** An action implementation: positional arguments as commander parsed them, then the command's options. */
 export type ActionBody<O> = (context: CommandContext, args: readonly unknown[], options: O) => Promise<void>;
@@ -48,6 +48,54 @@ export function collectList(value: string, previous: string[] | undefined): stri
     throw new InvalidArgumentError('it holds no value; give one or more, comma-separated, or leave the option out');
   }
   return [...(previous ?? []), ...parts];
+}
+
+/**
+ * A comma between the digits of a number, as the split sees it: the part before ends with a number
+ * of one to three digits (alone, or after a space, a currency sign or a bracket), the part after
+ * starts with a digit. `1,000 jobs`, `$10,000`, `2,5%`; not `2024,2025`, `5g,6g` or `COVID-19,2020`.
+ */
+const NUMBER_BEFORE_COMMA = /(?:^|[\s\p{Sc}(])\d{1,3}$/u;
+const DIGIT_AFTER_COMMA = /^\d/;
+
+/** Parsers of list options: commander gathers every value of such an option (see cli/program.ts). */
+const listParsers = new WeakSet<object>([collectList]);
+
+/** Whether `parse` is the parser of a repeatable list option ({@link collectList}, {@link textListOption}). */
+export const isListParser = (parse: unknown): boolean => typeof parse === 'function' && listParsers.has(parse);
+
+/** Whether the comma between pieces `index` and `index + 1` of a split value is inside a number. */
+const commaInNumber = (pieces: readonly string[], index: number): boolean =>
+  NUMBER_BEFORE_COMMA.test(pieces[index] ?? '') && DIGIT_AFTER_COMMA.test(pieces[index + 1] ?? '');
+
+/**
+ * {@link collectList} for an option whose values are text people read (`--keywords`): a comma
+ * inside a number (`--keywords '1,000 jobs'`) would split the keyword into `1` and `000 jobs`, so
+ * it is refused, with how to write the number and how to give separate values. A list option has
+ * no escape for a comma: a keyword with one is written in a rules file.
+ * @param flag the option, for the message (`--keywords`)
+ */
+export function textListOption(flag: string): (value: string, previous: string[] | undefined) => string[] {
+  const parse = (value: string, previous: string[] | undefined): string[] => {
+    const pieces = value.split(',');
+    const start = pieces.findIndex((_, index) => commaInNumber(pieces, index));
+    if (start === -1) return collectList(value, previous);
+    let end = start + 1;
+    while (commaInNumber(pieces, end)) end++;
+    const keyword = pieces
+      .slice(start, end + 1)
+      .join(',')
+      .trim();
+    const number = /\d{1,3}(?:,\d+)+/.exec(keyword)?.[0] ?? keyword;
+    // `1,000` is a thousand; `2,5` a decimal comma.
+    const plain = /^\d{1,3}(?:,\d{3})+$/.test(number) ? number.replaceAll(',', '') : number.replace(',', '.');
+    const parts = pieces.map((part) => part.trim()).filter((part) => part !== '');
+    throw new InvalidArgumentError(
+      `the comma in ${number} would split it (into ${parts.map((part) => `"${part}"`).join(', ')}), as every comma in a list does. Write the number as ${plain} if the articles do; to keep the comma, put the keyword in a rules file (${flag.replace(/^--/, '').replace(/-(\w)/g, (_, letter: string) => letter.toUpperCase())}: ["${keyword}"]) and use 'rules put --file'; for separate values, give the option once for each (${parts.map((part) => `${flag} ${shellWord(part)}`).join(' ')})`,
+    );
+  };
+  listParsers.add(parse);
+  return parse;
 }
 
 /**

@@ -17,7 +17,7 @@ import {
   targetKinds,
   targetVariable,
 } from './cli-config.ts';
-import { collectList } from './command.ts';
+import { isListParser } from './command.ts';
 import { type CommandGroup, commandGroups, groupNamed } from './commands.ts';
 import {
   ExitCode,
@@ -216,12 +216,12 @@ async function buildProgramWith(
 /**
  * Makes an option that takes one value a usage error when given twice: commander keeps the last
  * value, so `rules put r --query alpha --query beta` saved `beta` without a word. List options
- * (`--keywords a --keywords b`, {@link collectList}) gather every value and stay repeatable. The
+ * (`--keywords a --keywords b`, {@link isListParser}) gather every value and stay repeatable. The
  * message names the option, never its values (one may be a secret).
  */
 function refuseRepeatedOptions(command: Command): void {
   for (const option of command.options) {
-    if ((!option.required && !option.optional) || option.variadic || option.parseArg === collectList) continue;
+    if ((!option.required && !option.optional) || option.variadic || isListParser(option.parseArg)) continue;
     let given = 0;
     command.on(`option:${option.name()}`, () => {
       given += 1;

@@ -16,7 +16,7 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { buildRuleSet, parseAudience, parseRule, type Rule, RuleSchema, ruleAttributes } from '#core/model';
 import { parseQuery, QuerySyntaxError } from '#core/query';
-import { action, collectList } from './command.ts';
+import { action, collectList, textListOption } from './command.ts';
 import type { CommandContext } from './context.ts';
 import { NotFoundError, type ProblemInput, UsageError, versionConflict } from './errors.ts';
 import { hint, newsAlerts, shellWord } from './hints.ts';
@@ -820,8 +820,12 @@ function criteriaFlags(command: Command): Command {
     .option('--description <text>', 'what the rule is for (shown in alerts)')
     .option('--categories <list>', 'category codes or names, comma-separated; "002*" matches by prefix', collectList)
     .option('--exclude-categories <list>', 'categories that veto a match', collectList)
-    .option('--keywords <list>', 'any-of keywords over title and summary', collectList)
-    .option('--exclude-keywords <list>', 'keywords that veto a match', collectList)
+    .option(
+      '--keywords <list>',
+      'any-of keywords over title and summary, comma-separated (a comma inside a number, as in 1,000, is refused)',
+      textListOption('--keywords'),
+    )
+    .option('--exclude-keywords <list>', 'keywords that veto a match', textListOption('--exclude-keywords'))
     .option(
       '--query <query>',
       'boolean query over title and summary: "phrases", AND, OR, NOT/-term, ( ), NEAR/n, prefix*, title:, summary:',

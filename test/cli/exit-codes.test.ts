@@ -75,6 +75,22 @@ describe('exit codes', () => {
         /^error: option '--keywords <list>' argument ',' is invalid\. it holds no value; give one or more, comma-separated, or leave the option out\n/,
       ],
       [
+        // Was split into the keywords "1" and "000 jobs" without a word.
+        'a comma inside a number in a keyword list',
+        ['rules', 'create', 'lc-3', '--audience', 'desk', '--keywords', 'layoffs,1,000 jobs'],
+        {},
+        2,
+        /^error: option '--keywords <list>' argument 'layoffs,1,000 jobs' is invalid\. the comma in 1,000 would split it \(into "layoffs", "1", "000 jobs"\), as every comma in a list does\. Write the number as 1000 if the articles do; to keep the comma, put the keyword in a rules file \(keywords: \["1,000 jobs"\]\) and use 'rules put --file'; for separate values, give the option once for each \(--keywords layoffs --keywords 1 --keywords '000 jobs'\)\n/,
+      ],
+      [
+        // A keyword list stays repeatable: this one gets past the options, to the missing region.
+        'a keyword list option given twice',
+        ['rules', 'create', 'lc-4', '--audience', 'desk', '--exclude-keywords', 'a', '--exclude-keywords', 'b'],
+        {},
+        3,
+        /no AWS region/,
+      ],
+      [
         'an attribute both set and cleared',
         ['rules', 'update', 'lc-1', '--query', 'gamma', '--clear', 'query'],
         {},
