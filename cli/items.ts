@@ -170,6 +170,12 @@ export interface PlannedPut {
   readonly item: Item;
   /** The stored item the write replaces (undefined: a new item). */
   readonly previous: Item | undefined;
+  /**
+   * Attributes whose stored values (as in `previous`) the write requires unchanged, besides the
+   * version: an edit in the DynamoDB console keeps `version`, so only this catches one made
+   * between the read and the write.
+   */
+  readonly guard?: readonly string[] | undefined;
 }
 
 /** A planned deletion of one stored item. */
@@ -197,13 +203,19 @@ const transactionLimit = 100;
  */
 const transactionMaxBytes = 4 * 1024 * 1024 - 64 * 1024;
 
-/** The bytes of the item a transaction entry puts (or the key it deletes), as DynamoDB measures items. */
+/**
+ * The bytes of the item a transaction entry puts (or the key it deletes), as DynamoDB measures
+ * items, and of the values its condition compares (a content guard holds a whole item's worth).
+ */
 function requestBytes(request: {
-  Put?: { Item?: Record<string, unknown> };
+  Put?: { Item?: Record<string, unknown>; ExpressionAttributeValues?: Record<string, unknown> };
   Delete?: { Key?: Record<string, unknown> };
 }): number {
   const item = request.Put?.Item ?? request.Delete?.Key;
-  return item === undefined ? 0 : measureItem(item).bytes;
+  const compared = request.Put?.ExpressionAttributeValues;
+  return (
+    (item === undefined ? 0 : measureItem(item).bytes) + (compared === undefined ? 0 : measureItem(compared).bytes)
+  );
 }
 
 /** A condition expression with its names and values. */
@@ -240,6 +252,35 @@ function unchangedCondition(table: ItemTable, previous: Item | undefined): Condi
     ConditionExpression: '#version = :expectedVersion',
     ExpressionAttributeNames: { '#version': 'version' },
     ExpressionAttributeValues: { ':expectedVersion': version },
+  };
+}
+
+/**
+ * `condition` and that each of `names` still holds its value in `previous` (or is still absent).
+ * DynamoDB compares lists, maps and sets as whole values.
+ */
+function withContentGuard(
+  condition: Condition,
+  previous: Item | undefined,
+  names: readonly string[] | undefined,
+): Condition {
+  if (previous === undefined || names === undefined || names.length === 0) return condition;
+  const parts = [condition.ConditionExpression];
+  const attributeNames = { ...condition.ExpressionAttributeNames };
+  const values = { ...condition.ExpressionAttributeValues };
+  for (const [index, name] of names.entries()) {
+    attributeNames[`#guard${index}`] = name;
+    if (previous[name] === undefined) {
+      parts.push(`attribute_not_exists(#guard${index})`);
+    } else {
+      values[`:guard${index}`] = previous[name];
+      parts.push(`#guard${index} = :guard${index}`);
+    }
+  }
+  return {
+    ConditionExpression: parts.map((part) => `(${part})`).join(' AND '),
+    ExpressionAttributeNames: attributeNames,
+    ...(Object.keys(values).length > 0 ? { ExpressionAttributeValues: values } : {}),
   };
 }
 
@@ -299,7 +340,13 @@ export async function writeItems(
       previousVersion,
       item,
       previous: put.previous,
-      request: { Put: { TableName: table.tableName, Item: item, ...unchangedCondition(table, put.previous) } },
+      request: {
+        Put: {
+          TableName: table.tableName,
+          Item: item,
+          ...withContentGuard(unchangedCondition(table, put.previous), put.previous, put.guard),
+        },
+      },
     });
   }
   for (const deletion of changes.deletes ?? []) {

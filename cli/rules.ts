@@ -16,6 +16,7 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { buildRuleSet, parseAudience, parseRule, type Rule, RuleSchema, ruleAttributes } from '#core/model';
 import { parseQuery, QuerySyntaxError } from '#core/query';
+import { outsideEditsUndone, type VersionChange } from '#core/workbench/rule-history';
 import { action, collectList, textListOption } from './command.ts';
 import type { CommandContext } from './context.ts';
 import { NotFoundError, type ProblemInput, UsageError, versionConflict } from './errors.ts';
@@ -181,9 +182,37 @@ async function checkRules(
       );
       continue;
     }
+    const undone = await outsideEditsUndoneBy(table, rule, previous);
+    if (undone.length > 0) {
+      problems.push(
+        versionConflict(
+          `${source.locate(['version'])}: rule "${rule.ruleId}": version ${rule.version} was edited outside the CLI after it was recorded (${undone.map(describeChange).join('; ')}), and the file, made from version ${rule.version}, would undo that edit; export it again with '${newsAlerts()} rules export ${rule.ruleId}' and redo the change (or leave version out of the file to replace the rule whatever the table holds)`,
+        ),
+      );
+      continue;
+    }
     accepted.push(checked);
   }
   return { rules: accepted, problems, warnings };
+}
+
+/**
+ * The edits made outside the CLI (in the DynamoDB console, which keeps `version`) that writing
+ * `rule`, made from the stored version, would undo: judged against that version as its history
+ * recorded it (its first entry, as the CLI or the console wrote it). None for a rule without a
+ * version, and when history holds no entry of that version (trimmed, or written before history
+ * was kept): the version check alone then.
+ */
+async function outsideEditsUndoneBy(
+  table: ItemTable,
+  rule: Rule,
+  previous: Item | undefined,
+): Promise<VersionChange[]> {
+  if (rule.version === undefined || previous === undefined || table.history === undefined) return [];
+  const recorded = (await table.history.list(rule.ruleId))
+    .filter((entry) => entry.version === rule.version && entry.item !== undefined)
+    .sort((a, b) => a.edit - b.edit)[0];
+  return recorded?.item === undefined ? [] : outsideEditsUndone(recorded.item, previous, contentOf(rule));
 }
 
 /** The syntax error of an item's `query`, when it is a string that does not parse. */
@@ -228,6 +257,11 @@ function normalized(previous: Item | undefined): Item | undefined {
   const parsed = parseRule(previous);
   return parsed.ok ? { ...parsed.value } : previous;
 }
+
+/** The attributes of a rule's content: what an outside edit changes (the key and audit attributes left out). */
+const ruleContentAttributes = ruleAttributes.filter(
+  (name) => name !== 'ruleId' && !(auditAttributes as readonly string[]).includes(name),
+);
 
 /** The new content of a rule: the validated rule without the attributes the CLI manages. */
 const contentOf = (rule: Rule): Item => withoutAudit({ ...rule });
@@ -451,7 +485,14 @@ async function writeRules(
       const version = versionOf(previous);
       results.push({ ruleId: rule.ruleId, action: 'unchanged', version, previousVersion: version, changes, previous });
     } else {
-      puts.push({ id: rule.ruleId, item: content, previous });
+      // A file made from a version: the write also requires the content checked against it
+      // still stored, since an edit in the DynamoDB console in between would keep the version.
+      puts.push({
+        id: rule.ruleId,
+        item: content,
+        previous,
+        guard: rule.version === undefined ? undefined : ruleContentAttributes,
+      });
       results.push({
         ruleId: rule.ruleId,
         action: 'created',

@@ -531,6 +531,93 @@ describe('rules put from flags, enable, disable, delete', () => {
     expect(await getItem(documents, rulesTable(), 'companion')).toBeUndefined();
   });
 
+  it('put --file refuses a file that would undo an edit made in the DynamoDB console since its version, and takes one made after it', async () => {
+    const documents = sandbox.stack.clients.documents;
+    const exportRule = async () => {
+      const exported = await sandbox.cli(['rules', 'export', 'markets-finance', '--format', 'json']);
+      expect(exported.code, exported.stderr).toBe(0);
+      const [rule] = (JSON.parse(exported.stdout) as { rules: Record<string, unknown>[] }).rules;
+      return rule as Record<string, unknown>;
+    };
+    const putRule = (rule: Record<string, unknown>) =>
+      sandbox.cli(['rules', 'put', '--file', '-'], { input: JSON.stringify({ rules: [rule] }) });
+    // Version 2, recorded in the rule's history as the CLI wrote it.
+    expect((await sandbox.cli(['rules', 'update', 'markets-finance', '--description', 'Finance desk'])).code).toBe(0);
+    const file = await exportRule();
+    expect(file.version).toBe(2);
+    // Someone edits the item in the DynamoDB console (a string set, as the console writes it); the
+    // version stays 2.
+    const stored = (await getItem(documents, rulesTable(), 'markets-finance')) ?? {};
+    const consoleEdit = { ...stored, excludeKeywords: new Set(['rumor', 'opinion']) };
+    await documents.send(new PutCommand({ TableName: rulesTable().tableName, Item: consoleEdit }));
+
+    // The file, made from version 2 before the edit and changed meanwhile, would undo the edit.
+    const refused = await putRule({ ...file, urgent: true });
+    expect(refused.code, refused.stderr).toBe(1);
+    expect(refused.stderr).toContain(
+      'rule "markets-finance": version 2 was edited outside the CLI after it was recorded (excludeKeywords: ["rumor"] → ["opinion","rumor"]), and the file, made from version 2, would undo that edit; export it again with',
+    );
+    const json = await sandbox.cli(['--json', 'rules', 'put', '--file', '-'], {
+      input: JSON.stringify({ rules: [{ ...file, urgent: true }] }),
+    });
+    expect(json.json<{ error: { code: string } }>().error.code).toBe('conflict');
+    expect(await getItem(documents, rulesTable(), 'markets-finance')).toEqual(consoleEdit);
+
+    // Exported again after the edit, the same change goes through and keeps the console's edit.
+    const again = await exportRule();
+    expect(again.version).toBe(2);
+    const taken = await putRule({ ...again, urgent: true });
+    expect(taken.code, taken.stderr).toBe(0);
+    expect(await getItem(documents, rulesTable(), 'markets-finance')).toMatchObject({
+      excludeKeywords: expect.arrayContaining(['opinion', 'rumor']),
+      urgent: true,
+      version: 3,
+    });
+  });
+
+  it('a put guarded by content fails when the item was edited in the DynamoDB console after the read, version kept', async () => {
+    const documents = sandbox.stack.clients.documents;
+    const guard = ['audienceId', 'categories', 'excludeKeywords', 'statuses', 'keywords', 'description'];
+    const read = await getItem(documents, rulesTable(), 'markets-finance');
+    // Unedited, the stored lists and string set compare equal: the guarded write lands.
+    const [written] = await writeItems(
+      documents,
+      rulesTable(),
+      {
+        puts: [
+          { id: 'markets-finance', item: { audienceId: 'markets-desk', keywords: ['bank'] }, previous: read, guard },
+        ],
+      },
+      { actor: 'racer', now: Date.now() },
+    );
+    expect(written?.version).toBe(2);
+    const second = await getItem(documents, rulesTable(), 'markets-finance');
+    // Then someone edits it in the DynamoDB console after our read, keeping the version...
+    await documents.send(
+      new PutCommand({ TableName: rulesTable().tableName, Item: { ...second, keywords: ['bank', 'lender'] } }),
+    );
+    const edited = await getItem(documents, rulesTable(), 'markets-finance');
+    // ...so the write based on the read must not land.
+    await expect(
+      writeItems(
+        documents,
+        rulesTable(),
+        {
+          puts: [
+            {
+              id: 'markets-finance',
+              item: { audienceId: 'markets-desk', keywords: ['loan'] },
+              previous: second,
+              guard,
+            },
+          ],
+        },
+        { actor: 'racer', now: Date.now() },
+      ),
+    ).rejects.toThrow(ConcurrentChangeError);
+    expect(await getItem(documents, rulesTable(), 'markets-finance')).toEqual(edited);
+  });
+
   it('writes 50 rules and their history in one transaction, and names what a larger file wrote before a conflict stopped it', async () => {
     const { documents } = sandbox.stack.clients;
     const table = {

@@ -161,6 +161,30 @@ export function diffVersions(
     .map((field) => ({ field, before: left[field], after: right[field] }));
 }
 
+/**
+ * The edits made outside the CLI and the console (the DynamoDB console keeps `version`) that
+ * writing `next` would undo: the attributes in which the stored item differs from what `recorded`
+ * (the history entry of the version `next` was made from) holds, and in which `next` does not
+ * carry the stored value. Empty when nothing was edited outside, or when `next` was made after the
+ * edit (it carries the edited values, so writing it loses nothing). Each change reads recorded →
+ * stored.
+ */
+export function outsideEditsUndone(
+  recorded: Record<string, unknown>,
+  stored: Record<string, unknown>,
+  next: Record<string, unknown>,
+): VersionChange[] {
+  // A string set read back from a file is a list, in any order: the same values are no change.
+  const nextAsStored = Object.fromEntries(
+    Object.entries(next).map(([field, value]) => [
+      field,
+      stored[field] instanceof Set && Array.isArray(value) ? new Set(value) : value,
+    ]),
+  );
+  const kept = new Set(diffVersions(stored, nextAsStored).map((change) => change.field));
+  return diffVersions(recorded, stored).filter((change) => kept.has(change.field));
+}
+
 /** Where rule history is kept (the state table in production: functions/aws/dynamo-rule-history.ts). */
 export interface RuleHistoryStore {
   /** The rule's versions, newest first, at most `limit`. */
