@@ -54,7 +54,15 @@ export interface RuleExplanation {
   readonly criteria: readonly CriterionVerdict[];
 }
 
-const list = (values: readonly string[]): string => values.map((value) => `"${value}"`).join(', ');
+/**
+ * Each value once, in order: a rule may list a term twice (`keywords: [rate, rate]`), and the
+ * term hit once, not twice.
+ */
+const once = (values: readonly string[]): string[] => [...new Set(values)];
+const list = (values: readonly string[]): string =>
+  once(values)
+    .map((value) => `"${value}"`)
+    .join(', ');
 const carried = (values: readonly string[], what: string): string =>
   values.length === 0 ? `the article has no ${what}` : `the article has ${list(values)}`;
 
@@ -77,7 +85,7 @@ export function explainRule(rule: Rule, article: Article): RuleExplanation {
     if (terms === undefined || terms.length === 0 || found === undefined) {
       criteria.push({ criterion, verdict: 'unset', why: `no ${criterion} in the rule`, hits: [] });
     } else if (found.length > 0) {
-      criteria.push({ criterion, verdict: 'pass', why: `${list(found)} hit`, hits: found });
+      criteria.push({ criterion, verdict: 'pass', why: `${list(found)} hit`, hits: once(found) });
     } else {
       criteria.push({
         criterion,
@@ -109,7 +117,12 @@ export function explainRule(rule: Rule, article: Article): RuleExplanation {
     if (terms === undefined || terms.length === 0) {
       criteria.push({ criterion, verdict: 'unset', why: `no ${criterion} in the rule`, hits: [] });
     } else if (found.length > 0) {
-      criteria.push({ criterion, verdict: 'fail', why: `${list(found)} hit, which excludes the article`, hits: found });
+      criteria.push({
+        criterion,
+        verdict: 'fail',
+        why: `${list(found)} hit, which excludes the article`,
+        hits: once(found),
+      });
     } else {
       criteria.push({ criterion, verdict: 'pass', why: `none of ${list(terms)} hit`, hits: [] });
     }
@@ -131,7 +144,7 @@ export function explainRule(rule: Rule, article: Article): RuleExplanation {
       criterion: 'query',
       verdict: 'pass',
       why: query.terms.length > 0 ? `true because of ${list(query.terms)}` : 'true (nothing it excludes is there)',
-      hits: query.terms,
+      hits: once(query.terms),
     });
   } else {
     criteria.push({ criterion: 'query', verdict: 'fail', why: 'false for this title and summary', hits: [] });

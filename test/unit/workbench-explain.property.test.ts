@@ -1,0 +1,63 @@
+/**
+ * Explain names each term that hit once: a rule that lists a term twice (`keywords: [rate, rate]`)
+ * is explained exactly as the same rule listing it once, for any article (functions/core/workbench/
+ * explain.ts).
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { Article, Rule } from '#core/model';
+import { parseRule } from '#core/model';
+import { explainRule } from '#core/workbench/explain';
+
+const WORDS = ['rate', 'rates', 'inflation', 'bank', 'rumor'];
+const CATEGORIES = ['002*', '002001000', '008*'];
+const terms = (pool: readonly string[]) => fc.array(fc.constantFrom(...pool), { maxLength: 5 });
+
+function ruleOf(item: Record<string, unknown>): Rule {
+  const parsed = parseRule({ ruleId: 'r', audienceId: 'desk', matchAll: true, ...item });
+  if (!parsed.ok) throw new Error(parsed.rejected.reason);
+  return parsed.value;
+}
+
+/** The item with each list holding every term once, in order. */
+const listedOnce = (item: Record<string, unknown>) =>
+  Object.fromEntries(
+    Object.entries(item).map(([key, value]) => [key, Array.isArray(value) ? [...new Set(value)] : value]),
+  );
+
+describe('explain with repeated terms', () => {
+  it('names each term that hit once, and says what it says of the rule listing each term once', () => {
+    const item = fc.record(
+      {
+        categories: terms(CATEGORIES),
+        keywords: terms(WORDS),
+        excludeKeywords: terms(WORDS),
+        excludeCategories: terms(CATEGORIES),
+        query: fc.constantFrom('rate OR rate', 'rate rate', 'bank OR rate'),
+      },
+      { requiredKeys: [] },
+    );
+    const article = fc.record({
+      title: fc.array(fc.constantFrom(...WORDS), { maxLength: 4 }).map((words) => words.join(' ')),
+      categories: fc.subarray(['002001000', '008001000']),
+    });
+    fc.assert(
+      fc.property(item, article, (written, { title, categories }) => {
+        const described: Article = {
+          key: 'k',
+          title,
+          summary: '',
+          url: 'https://news.example.com/a',
+          publishedAt: 0,
+          categories,
+          categoryNames: [],
+        };
+        const explanation = explainRule(ruleOf(written), described);
+        for (const criterion of explanation.criteria) {
+          expect(criterion.hits, criterion.criterion).toEqual([...new Set(criterion.hits)]);
+        }
+        expect(explanation).toEqual(explainRule(ruleOf(listedOnce(written)), described));
+      }),
+    );
+  });
+});
