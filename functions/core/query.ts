@@ -721,6 +721,18 @@ class Parser {
 /** Whether a node is a term or a phrase. */
 export const isLeaf = (node: QueryNode): node is QueryLeaf => node.type === 'term' || node.type === 'phrase';
 
+/** The code points of `text` (a lone surrogate counts as one), without building an array of them. */
+function codePointCount(text: string): number {
+  let count = 0;
+  for (let index = 0; index < text.length; index++) {
+    const unit = text.charCodeAt(index);
+    const next = text.charCodeAt(index + 1);
+    if (unit >= 0xd800 && unit <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) index++;
+    count++;
+  }
+  return count;
+}
+
 /**
  * Parses a rule query. Throws {@link QuerySyntaxError} (and nothing else) for a query that does
  * not parse or breaks {@link QUERY_LIMITS}, with a message such as
@@ -728,16 +740,17 @@ export const isLeaf = (node: QueryNode): node is QueryLeaf => node.type === 'ter
  */
 export function parseQuery(text: string): QueryNode {
   const limit = QUERY_LIMITS.length;
-  // A code point is at most two UTF-16 units: a longer string is over the limit before it is read.
-  const chars = text.length > 2 * limit ? [] : Array.from(text);
-  if (text.length > 2 * limit || chars.length > limit) {
-    const length = text.length > 2 * limit ? `more than ${2 * limit}` : String(chars.length);
+  // Characters are code points, as the limit and the columns count them (not UTF-16 units: an
+  // emoji is one character), counted before the query is split into them.
+  const length = codePointCount(text);
+  if (length > limit) {
     fail(
       `the query is ${length} characters long; at most ${limit} are allowed (column ${limit + 1} is over): split it over several rules`,
       limit + 1,
       `at most ${limit} characters`,
     );
   }
+  const chars = Array.from(text);
   checkCharacters(chars);
   const tokens = lex(chars);
   if (tokens.length === 1) {

@@ -455,3 +455,26 @@ describe('typed dashes meant as NOT', () => {
     );
   });
 });
+
+describe('the length limit', () => {
+  it('counts characters (code points), as its documentation and the columns do, at any length', () => {
+    // Latin, Hangul, an emoji and a mathematical letter: one and two UTF-16 units each.
+    const character = fc.constantFrom('a', '반', '😀', '𝒜');
+    const lengths = fc.oneof(
+      fc.integer({ min: 1, max: QUERY_LIMITS.length + 5 }),
+      fc.integer({ min: QUERY_LIMITS.length - 5, max: 4 * QUERY_LIMITS.length }),
+    );
+    fc.assert(
+      fc.property(lengths, character, character, (length, first, rest) => {
+        const query = first + rest.repeat(length - 1);
+        if (length <= QUERY_LIMITS.length) {
+          expect(() => parseQuery(query)).not.toThrow();
+        } else {
+          expect(() => parseQuery(query)).toThrow(
+            `the query is ${length} characters long; at most ${QUERY_LIMITS.length} are allowed (column ${QUERY_LIMITS.length + 1} is over)`,
+          );
+        }
+      }),
+    );
+  });
+});
