@@ -471,6 +471,16 @@ function wordToken(text: string, chars: readonly string[], column: number): Toke
         'a letter or digit of a script written with spaces before a final *',
       );
     }
+    // A variation selector or a combining mark passes the test above, and is dropped or matches
+    // nothing a reader sees: a prefix of no letter or digit would look empty and match anything.
+    const stem = [...text].slice(0, -1).join('');
+    if (!/[\p{L}\p{N}]/u.test(normalizeText(stem))) {
+      fail(
+        `the prefix before '*' at column ${column} has no letter or digit (only ${listCodePoints(stem)}); type the start of a word, e.g. semicond*`,
+        column,
+        'a letter or digit before a final *',
+      );
+    }
   }
   if (!hasVisibleCharacter(text)) {
     fail(

@@ -478,3 +478,46 @@ describe('the length limit', () => {
     );
   });
 });
+
+describe('prefix terms', () => {
+  // What shows nothing yet passes for part of a word: variation selectors, combining marks, the
+  // combining grapheme joiner, Mongolian free variation selectors.
+  const invisible = fc.oneof(
+    fc.integer({ min: 0xfe00, max: 0xfe0f }),
+    fc.integer({ min: 0xe0100, max: 0xe01ef }),
+    fc.integer({ min: 0x0300, max: 0x036f }),
+    fc.constantFrom(0x034f, 0x180b, 0x180c, 0x180d),
+  );
+  const stem = fc.array(invisible, { minLength: 1, maxLength: 3 }).map((points) => String.fromCodePoint(...points));
+
+  it('a prefix of no letter or digit is refused at its column; after a letter the same characters are no empty prefix', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom('', 'chips ', '(chips OR '),
+        stem,
+        fc.constantFrom('*', '＊'),
+        (head, marks, star) => {
+          const close = head.startsWith('(') ? ')' : '';
+          let error: unknown;
+          try {
+            parseQuery(`${head}${marks}${star}${close}`);
+          } catch (caught) {
+            error = caught;
+          }
+          expect(error).toBeInstanceOf(QuerySyntaxError);
+          // At the term, or at its star when what precedes it is no part of a word at all.
+          const { column, message } = error as QuerySyntaxError;
+          expect([[...head].length + 1, [...head].length + [...marks].length + 1]).toContain(column);
+          expect(message).toMatch(/has no letter or digit \(only U\+|is only allowed at the end of a word/);
+          // With a letter first, the prefix is never refused as empty (a mark that is no part of a
+          // word still puts the star after no word, as before).
+          try {
+            parseQuery(`${head}e${marks}${star}${close}`);
+          } catch (caught) {
+            expect((caught as Error).message).not.toContain('has no letter or digit');
+          }
+        },
+      ),
+    );
+  });
+});
