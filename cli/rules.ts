@@ -13,6 +13,7 @@
  */
 
 import type { Command } from 'commander';
+import pLimit from 'p-limit';
 import { z } from 'zod';
 import { buildRuleSet, parseAudience, parseRule, type Rule, RuleSchema, ruleAttributes } from '#core/model';
 import { parseQuery, QuerySyntaxError } from '#core/query';
@@ -159,6 +160,15 @@ async function checkRules(
       return parsed.ok ? [[parsed.value.audienceId, parsed.value] as const] : [];
     }),
   );
+  // One history read for each rule made from a version, a few at a time (a file may hold hundreds).
+  const limit = pLimit(8);
+  const undoneEdits = new Map(
+    await Promise.all(
+      rules.map(({ rule }) =>
+        limit(async () => [rule.ruleId, await outsideEditsUndoneBy(table, rule, stored.get(rule.ruleId))] as const),
+      ),
+    ),
+  );
   const accepted: CheckedRule[] = [];
   for (const checked of rules) {
     const { rule, source } = checked;
@@ -182,7 +192,7 @@ async function checkRules(
       );
       continue;
     }
-    const undone = await outsideEditsUndoneBy(table, rule, previous);
+    const undone = undoneEdits.get(rule.ruleId) ?? [];
     if (undone.length > 0) {
       problems.push(
         versionConflict(
