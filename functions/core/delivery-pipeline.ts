@@ -109,7 +109,10 @@ export interface DeliveryCounts {
   notificationsPublished: number;
   notificationsFailed: number;
   notificationsParked: number;
-  /** Notifications left for the next run because the time budget ran out. */
+  /**
+   * Notifications left for the next run: the time budget ran out, or they are copies of a story
+   * whose lead was not sent (SNS failed it for now, or the deadline came), which wait with it.
+   */
   notificationsDeferred: number;
   /**
    * Notifications that could not be rendered (unpublishable link, no valid time...): parked for
@@ -292,7 +295,7 @@ export class DeliveryPipeline {
    * entries are written once the lead gets there ({@link #settleLead}), and dropped if it does not
    * ({@link #failLead}), so a copy is never recorded as collapsed into an alert nobody received.
    */
-  readonly #leadsInFlight = new Map<string, { readonly story: string; readonly copies: DeliveryRecord[] }>();
+  readonly #leadsInFlight = new Map<string, { readonly story: string; readonly copies: CollapsedCopy[] }>();
   /** This run's story leads that did not reach their audience (not rendered, not sent, parked). */
   readonly #failedLeads = new Set<string>();
   /**
@@ -360,6 +363,11 @@ export class DeliveryPipeline {
         else await this.#publish(messages);
       }
       if (flush || this.#holds.length >= holdBatchSize) await this.#writeHolds();
+      // Copies of a lead parked for good are matched again (#replan): a flush delivers them too.
+      if (flush && this.#pendingMatches.length > 0) {
+        await this.#deliver(true);
+        return;
+      }
     } catch (error) {
       // Whatever failed (a hold or park write, a lookup), notifications SNS already accepted must
       // reach the ledger before the error ends the run, or the next run sends them again.
@@ -533,6 +541,7 @@ export class DeliveryPipeline {
           this.#queued.add(id);
           collapsed.push({
             lead: deliveryId({ articleKey: lead, audienceId: match.audienceId }),
+            match: original,
             record: {
               audienceId: match.audienceId,
               articleKey: article.key,
@@ -569,7 +578,11 @@ export class DeliveryPipeline {
       }
       if (storyId !== undefined && !this.#options.dryRun) {
         const story = leadId(match.audienceId, storyId);
-        if (newLead || this.#leads.get(story) === article.key) this.#leadsInFlight.set(id, { story, copies: [] });
+        if (newLead || this.#leads.get(story) === article.key) {
+          this.#leadsInFlight.set(id, { story, copies: [] });
+          // Read again and leading again in this run (a failure earlier in the run was for now).
+          this.#failedLeads.delete(id);
+        }
       }
       if (storyId !== undefined && newLead) {
         this.#leads.set(leadId(match.audienceId, storyId), article.key);
@@ -676,13 +689,13 @@ export class DeliveryPipeline {
     }
     if (markers.length > 0) await this.#options.state.recordDelivered(markers);
     const now: DeliveryRecord[] = [];
-    const dropped: DeliveryRecord[] = [];
-    for (const { lead, record } of collapsed) {
-      if (this.#failedLeads.has(lead)) dropped.push(record);
-      else if (this.#leadsInFlight.has(lead)) this.#leadsInFlight.get(lead)?.copies.push(record);
-      else now.push(record);
+    const dropped: CollapsedCopy[] = [];
+    for (const copy of collapsed) {
+      if (this.#failedLeads.has(copy.lead)) dropped.push(copy);
+      else if (this.#leadsInFlight.has(copy.lead)) this.#leadsInFlight.get(copy.lead)?.copies.push(copy);
+      else now.push(copy.record);
     }
-    this.#dropCopies(dropped);
+    this.#replan(dropped);
     await this.#recordCollapsed(now);
   }
 
@@ -699,33 +712,45 @@ export class DeliveryPipeline {
     const flight = this.#leadsInFlight.get(id);
     if (flight === undefined) return;
     this.#leadsInFlight.delete(id);
-    await this.#recordCollapsed(flight.copies);
+    await this.#recordCollapsed(flight.copies.map((copy) => copy.record));
   }
 
   /**
-   * The lead `id` did not reach its audience (not sent this run, or parked): copies collapsed into
-   * it are not recorded, and the story has no lead in this run any more (the next copy leads).
+   * The lead `id` did not reach its audience: copies collapsed into it are not recorded, and the
+   * story has no lead in this run any more. Parked for good (`permanent`), the lead will not be
+   * sent by a later run either, so its copies are planned again now and the first one carries the
+   * story; a lead that failed for now waits for the next run, and its copies wait with it.
    */
-  #failLead(id: string): void {
+  #failLead(id: string, permanent: boolean): void {
     const flight = this.#leadsInFlight.get(id);
     if (flight === undefined) return;
     this.#leadsInFlight.delete(id);
     this.#failedLeads.add(id);
     this.#leads.delete(flight.story);
-    this.#dropCopies(flight.copies);
+    if (permanent) this.#replan(flight.copies);
+    else this.#defer(flight.copies);
+  }
+
+  /** Copies whose lead will never be sent: matched again in this run, so that one of them leads. */
+  #replan(copies: readonly CollapsedCopy[]): void {
+    for (const { record, match } of copies) {
+      this.#queued.delete(deliveryId(record));
+      this.#pendingMatches.push(match);
+    }
   }
 
   /**
-   * Copies of a story whose lead did not reach the audience: left for the next run (unqueued, and
-   * the watermark stays before them), where they find the lead missing and one carries the story.
+   * Copies of a story whose lead failed for now: left for the next run (unqueued, counted as
+   * deferred, and the watermark stays before them), which reads them again with their lead.
    */
-  #dropCopies(copies: readonly DeliveryRecord[]): void {
+  #defer(copies: readonly CollapsedCopy[]): void {
     if (copies.length === 0) return;
-    for (const record of copies) this.#queued.delete(deliveryId(record));
+    for (const { record } of copies) this.#queued.delete(deliveryId(record));
     this.#unpublished += copies.length;
+    this.#options.counts.notificationsDeferred += copies.length;
     this.#options.log.warn('copies of a story whose lead was not sent wait for the next run', {
       count: copies.length,
-      audiences: [...new Set(copies.map((record) => record.audienceId))],
+      audiences: [...new Set(copies.map(({ record }) => record.audienceId))],
     });
   }
 
@@ -1047,7 +1072,7 @@ export class DeliveryPipeline {
       : [];
     const transient = failed.filter((failure) => !failure.permanent && !deferred.includes(failure));
     if (permanent.length > 0) await this.#park(permanent, parkMessage);
-    for (const failure of failed) this.#failLead(deliveryId(failure.message.key));
+    for (const failure of failed) this.#failLead(deliveryId(failure.message.key), failure.permanent);
     for (const failure of [...transient, ...deferred]) this.#queued.delete(deliveryId(failure.message.key));
     if (this.#reserved.size > 0) await this.#releaseReservations([...transient, ...deferred]);
     for (const failure of transient) this.#tally(failure.message.key.audienceId).failed += 1;
@@ -1135,8 +1160,9 @@ function urgentCopiesFirst(
   return [...first, ...matches.filter((match) => !firstSet.has(match))];
 }
 
-/** A copy collapsed into its story's lead (`lead`: the lead's delivery id). */
+/** A copy collapsed into its story's lead (`lead`: the lead's delivery id), with its match. */
 interface CollapsedCopy {
   readonly lead: string;
+  readonly match: AudienceMatch;
   readonly record: DeliveryRecord;
 }

@@ -229,26 +229,30 @@ const GENERIC_TAG = new RegExp(
  * `[속보2]`, `[LIVE UPDATES]`, `【中継】`, `【映像】`): such a tag is an outlet's branded format, as
  * generic as {@link GENERIC_TAG}.
  */
-const FORMAT_WORD =
-  /속보|단독|종합|\d\s*보|리포트|분석|뉴스|포토|사진|영상|인터뷰|칼럼|브리핑|이슈|르포|현장|중계|速報|独自|中継|映像|動画|写真|解説|快讯|独家|视频|直播|\b(?:live|update[sd]?|developing|breaking|video|photos?|watch|exclusive|analysis|opinion)\b/u;
-/** Whether a tag's text says nothing about which story it is. */
-const isGenericTag = (text: string): boolean => GENERIC_TAG.test(text) || FORMAT_WORD.test(text);
+const FORMAT_WORDS =
+  /속보|단독|종합|\d\s*보|리포트|분석|뉴스|포토|사진|영상|자막|인터뷰|칼럼|브리핑|이슈|르포|현장|중계|速報|独自|中継|映像|動画|写真|解説|快讯|独家|视频|直播|\b(?:live|update[sd]?|developing|breaking|video|photos?|watch|exclusive|analysis|opinion)\b/gu;
+/** What is left of a tag without its format words, digits, spaces and punctuation. */
+const NOT_CONTENT = /[\s\d\p{P}\p{S}]/gu;
+/**
+ * Whether a tag's text says nothing about which story it is: a generic tag, or format words with
+ * at most a short Latin brand left (`[MT리포트]`, `[뉴스UP]`); a place or a subject beside a format
+ * word (`[부산 현장]`) names the story.
+ */
+function isGenericTag(text: string): boolean {
+  if (GENERIC_TAG.test(text)) return true;
+  const rest = text.replace(FORMAT_WORDS, '').replace(NOT_CONTENT, '');
+  return rest !== text.replace(NOT_CONTENT, '') && /^[a-z]{0,3}$/u.test(rest);
+}
 
 /** One bracketed tag of a run {@link LEADING_TAGS} or {@link TRAILING_TAGS} removed (its text in a group). */
 const ONE_TAG = /\[([^\]]{0,20})\]|<([^>]{0,20})>|【([^】]{0,20})】|〈([^〉]{0,20})〉/gu;
 
-/**
- * The text of the tags in `removed` that name the subject, space-separated: not generic
- * ({@link isGenericTag}) and, at the end of a headline (`trailing`), not an outlet's name either
- * (`[연합뉴스]`, `[The Korea Times]`: a tag with a word outlets' names share, {@link OUTLET_WORDS}).
- */
-function subjectTags(removed: string, trailing: boolean): string {
+/** The text of the tags in `removed` that are not generic ({@link isGenericTag}), space-separated. */
+function subjectTags(removed: string): string {
   let kept = '';
   for (const match of removed.matchAll(ONE_TAG)) {
     const text = (match[1] ?? match[2] ?? match[3] ?? match[4] ?? '').trim();
-    if (text === '' || isGenericTag(text)) continue;
-    if (trailing && text.replace(OUTLET_WORDS, '\u0000') !== text) continue;
-    kept = `${kept} ${text}`;
+    if (text !== '' && !isGenericTag(text)) kept = `${kept} ${text}`;
   }
   return kept;
 }
@@ -265,11 +269,17 @@ const OUTLET_WORDS =
  * are taken for two outlets' credits.
  */
 function creditClause(credit: string): string {
+  // A TV network's station ("NBC New York", "FOX 5 New York", "ABC7 Los Angeles") is a name.
+  if (NETWORK_STATION.test(credit)) return '';
   const words = credit.replace(OUTLET_WORDS, ' ').trim();
   let spaces = 0;
   for (let i = 0; i < words.length; i++) if (words.charCodeAt(i) === 0x20 && words.charCodeAt(i - 1) !== 0x20) spaces++;
   return spaces < 2 ? '' : words;
 }
+
+/** A credit that starts with a TV network's name, a station of it. */
+const NETWORK_STATION =
+  /^\s*(?:nbc|cbs|abc|fox|cnn|pbs|npr|cw|wgn|telemundo|univision|kbs|mbc|sbs|jtbc|ytn|nhk|tbs)\d*\b/u;
 
 /** A figure in a credit: a percentage or a decimal (` - up 10%`, ` - 3.5% 동결`), never an outlet's number. */
 const CREDIT_FIGURE = /\d+(?:[.,]\d+)*(?=\s*[%％])|\d+\.\d+/gu;
@@ -284,9 +294,9 @@ interface HeadlineParts {
   /** Leading tags that name the subject (`[부산]`), space-separated; '' when none. */
   readonly tags: string;
   /**
-   * What a trailing credit removed when it reads as the end of the headline rather than an
-   * outlet's name (` - profit beats estimates`, not ` - Reuters`: {@link creditClause}); ''
-   * otherwise. Trailing subject tags (`[부산]`) join {@link tags}.
+   * What a trailing credit or trailing tag removed when it reads as the end of the headline
+   * rather than an outlet's name (` - profit beats estimates`, not ` - Reuters` or `[머니투데이]`:
+   * {@link creditClause}); '' otherwise.
    */
   readonly credit: string;
   /** The whole trailing credit as removed, for its polarity and figures; '' when none. */
@@ -309,14 +319,16 @@ function splitHeadline(title: string): HeadlineParts {
     if (startsAfterSpaces(text, TAG_OPENERS)) {
       const removed = LEADING_TAGS.exec(text)?.[0] ?? '';
       if (removed !== '') {
-        tags += subjectTags(removed, false);
+        tags += subjectTags(removed);
         text = text.slice(removed.length);
       }
     }
     if (startsAfterSpaces(text, SLUG_INITIALS)) text = text.replace(LEADING_SLUGS, '');
     if (endsWithTag(text)) {
       const withoutTags = text.replace(TRAILING_TAGS, '');
-      if (withoutTags !== text) tags += subjectTags(text.slice(withoutTags.length), true);
+      // At the end, a tag is as often an outlet's name as a place: read like a credit.
+      if (withoutTags !== text)
+        credit = `${credit} ${creditClause(subjectTags(text.slice(withoutTags.length)))}`.trim();
       text = withoutTags;
     }
     // Nothing removed: the second pass would remove nothing either.
@@ -329,7 +341,7 @@ function splitHeadline(title: string): HeadlineParts {
     if (withoutCredit.length >= 10) {
       // The dash is punctuation: the walk reads it as a separator.
       rawCredit = text.slice(withoutCredit.length).replace(/^\s*[-|–—]/u, '');
-      credit = creditClause(rawCredit);
+      credit = `${creditClause(rawCredit)} ${credit}`.trim();
       text = withoutCredit;
     }
   }
@@ -525,11 +537,12 @@ function fingerprintInto(title: string, summary: string, bandHashes: Int32Array,
     for (const term of termsOf(titleUnits, headlineUnits, titleUnitCount, MAX_CREDIT_TERMS, CREDIT_TERM))
       terms.push(term);
   }
-  // The headline's polarity first (a credit's denial counts: " - Apple denies"), then its figures
+  // The headline's polarity first (a credit's denial counts: " - Apple denies", " - not in
+  // talks", not an outlet's name that holds 無 or No), then its figures
   // (a credit's percentages and decimals too: " - up 10%") and the lead's: the same headline two
   // days running ("Markets cheer as inflation eases") is two stories when one says "highest in 40
   // months" and the other "in 2 months".
-  const polarity = negated(cleaned) || negated(headline.tags) || negated(headline.rawCredit);
+  const polarity = negated(cleaned) || negated(headline.tags) || CREDIT_DENIAL.test(headline.rawCredit);
   const marks: string[] = [polarity ? NEGATIVE : POSITIVE];
   addMarks(cleaned, marks);
   addMarks(headline.tags, marks);
@@ -681,18 +694,26 @@ const NEGATIVE = '¬';
  */
 const NEGATION = new RegExp(
   [
-    String.raw`\b(?:not|never|nor|neither|none|nobody|nothing|deny|denies|denied|denial|refutes?|refuted|refuses?|refused|declines? to|declined to|unlikely|unfounded|false|cannot|rejects?|rejected|rules? out|ruled out|fails? to|failed to)\b`,
+    String.raw`\b(?:not|never|nor|neither|none|nobody|nothing|deny|denies|denied|denial|refutes?|refuted|refuses?|refused|declines? to(?! comment)|declined to(?! comment)|unlikely|unfounded|false|cannot|rejects?|rejected|rules? out|ruled out|fails? to|failed to)\b`,
     String.raw`\bno\b(?!\.?\s*\d|-)`,
     String.raw`n['’]t\b`,
     '불(?:출마|참|허|발|인정|가(?!피|리아)|복|승인|기소|합격|수용|응)',
-    String.raw`부인(?:했|하|해|…|$|\s|[,.·])`,
+    // Not 부인 alone: "대통령 부인" is the president's wife.
+    String.raw`부인(?:했|하|해|…|$)`,
     '사실무근|일축|무산|포기|철회|거부|않|없(?!이|애)|(?<![잘연])못|아니(?!라)|아냐',
-    '안 (?:한|해|할|하|돼|된|됐)',
+    '(?<![가-힣])안 (?:한|해|할|하|돼|된|됐)',
     '不(?!動産|动产|明|正|足)|未(?!来|來|明|成年)|非(?!常)|無(?!人|料)|无(?!人)|否|(?<!淹)没(?!收)|沒(?!收)|勿',
     String.raw`ない|ません|せず|ず(?=$|\s|\p{P}|[=＝])|見送|断念|拒绝|拒絕|放弃|放棄`,
   ].join('|'),
   'u',
 );
+
+/**
+ * A denial in a trailing credit (" - Apple denies", " - not in talks"): only whole denial words,
+ * as outlets' names hold negation characters and words (無綫新聞, 非凡新聞, No Film School).
+ */
+const CREDIT_DENIAL =
+  /\b(?:denies|denied|deny|not|never|refutes?|refuted|rejects?|rejected|refuses?|refused|false|unfounded)\b|n['’]t\b|부인|사실무근|일축|否定|否認|否认/u;
 
 /** Whether normalized text negates or denies ({@link NEGATION}). */
 const negated = (text: string): boolean => text !== '' && NEGATION.test(text);

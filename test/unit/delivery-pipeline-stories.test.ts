@@ -296,13 +296,11 @@ describe('collapsing copies of a story', () => {
     expect(state.ledger.get('desk|id:s1-2')).toMatchObject({ collapsedInto: 'story-1' });
   });
 
-  it.each([
-    ['SNS throttled it (transient)', { code: 'Throttled', reason: 'slow down', permanent: false }],
-    ['SNS refused it for good (parked)', { code: 'InvalidParameter', reason: 'bad topic', permanent: true }],
-  ])('a copy collapsed into a lead of the same run that then was not sent is not recorded: %s', async (_, failure) => {
+  it('a copy collapsed into a lead of the same run that SNS then failed for now is not recorded: it waits for the next run with its lead', async () => {
     const desk = audienceOf('desk', { collapse: 'story' });
     const state = new CountingState();
-    const notifier = new MemoryNotifier((message) => (message.key.articleKey === 'id:s1-0' ? failure : undefined));
+    const throttled = { code: 'Throttled', reason: 'slow down', permanent: false };
+    const notifier = new MemoryNotifier((message) => (message.key.articleKey === 'id:s1-0' ? throttled : undefined));
     const first = pipelineFor([desk], { state, notifier });
     // The copy comes in the lead's batch and in a later batch of the same run.
     const [lead, copy, later] = copies(1, 3);
@@ -311,9 +309,9 @@ describe('collapsing copies of a story', () => {
     await first.pipeline.add(matchesFor('desk', [later!]));
     await first.pipeline.flush();
     expect(state.ledger.has('desk|id:s1-1')).toBe(false);
-    expect(first.counts.notificationsCollapsed).toBe(0);
+    expect(first.counts).toMatchObject({ notificationsCollapsed: 0, notificationsFailed: 1, notificationsDeferred: 1 });
     // The watermark stays before the copies, and the later copy carried the story at once.
-    expect(first.pipeline.unpublished).toBeGreaterThan(0);
+    expect(first.pipeline.unpublished).toBe(2);
     expect(publishedKeys(notifier)).toEqual(['desk|id:s1-2']);
 
     // The next run reads the copy again (the lead no longer matches): it is not lost.
@@ -322,6 +320,44 @@ describe('collapsing copies of a story', () => {
     await second.pipeline.flush();
     expect(state.ledger.get('desk|id:s1-1')).toMatchObject({ collapsedInto: 'story-1' });
     expect(second.counts.notificationsAlreadyDelivered).toBe(1);
+  });
+
+  it('a lead SNS refuses for good is parked and a copy carries the story in the same run: nothing waits, also when every run reads the lead again (found by review)', async () => {
+    const desk = audienceOf('desk', { collapse: 'story' });
+    const state = new CountingState();
+    const refused = { code: 'InvalidParameter', reason: 'message refused', permanent: true };
+    const [lead, copy, later] = copies(1, 3);
+    for (const run of [1, 2, 3]) {
+      const notifier = new MemoryNotifier((message) => (message.key.articleKey === 'id:s1-0' ? refused : undefined));
+      const { pipeline, counts } = pipelineFor([desk], { state, notifier });
+      await pipeline.add(matchesFor('desk', [lead!, copy!, later!]));
+      await pipeline.flush();
+      expect(pipeline.unpublished, `run ${run}`).toBe(0);
+      expect(publishedKeys(notifier), `run ${run}`).toEqual(run === 1 ? ['desk|id:s1-1'] : []);
+      // Later runs collapse the parked lead into the copy that went out.
+      expect(counts.notificationsParked, `run ${run}`).toBe(run === 1 ? 1 : 0);
+    }
+    expect(state.ledger.get(deliveryId(storyMarkerKey('desk', 'story-1')))?.leadArticleKey).toBe('id:s1-1');
+    expect(state.ledger.get('desk|id:s1-2')).toMatchObject({ collapsedInto: 'story-1' });
+    expect(state.ledger.get('desk|id:s1-0')).toMatchObject({ collapsedInto: 'story-1' });
+  });
+
+  it('a lead that failed for now and leads again later in the same run takes its copies with it (found by review)', async () => {
+    const desk = audienceOf('desk', { collapse: 'story' });
+    const state = new CountingState();
+    let fail = true;
+    const notifier = new MemoryNotifier(() =>
+      fail ? { code: 'Throttled', reason: 'slow down', permanent: false } : undefined,
+    );
+    const { pipeline } = pipelineFor([desk], { state, notifier });
+    const [lead, copy] = copies(1, 2);
+    await pipeline.add(matchesFor('desk', [lead!]));
+    await pipeline.flush();
+    fail = false;
+    await pipeline.add(matchesFor('desk', [lead!, copy!]));
+    await pipeline.flush();
+    expect(publishedKeys(notifier)).toEqual(['desk|id:s1-0']);
+    expect(state.ledger.get('desk|id:s1-1')).toMatchObject({ collapsedInto: 'story-1' });
   });
 
   it('a lead a marker names that comes back unrenderable is parked, and a copy read with it carries the story', async () => {
@@ -771,18 +807,21 @@ describe('update notices', () => {
   });
 });
 
-describe('one story, one alert, whatever the order, batching and crashes (property)', () => {
-  it('a collapsing audience gets exactly one alert per story, a `none` audience every copy, and every copy is in the ledger', async () => {
+describe('one story, one alert, whatever the order, batching, failures and crashes (property)', () => {
+  it('a collapsing audience gets exactly one alert per story it can be sent, a `none` audience every copy, and every copy is in the ledger or parked', async () => {
+    const pair = fc.tuple(fc.integer({ min: 0, max: 4 }), fc.integer({ min: 0, max: 5 }));
     await fc.assert(
       fc.asyncProperty(
         // Copies: (story, copy) pairs in arrival order, possibly repeated by the provider.
-        fc.array(fc.tuple(fc.integer({ min: 0, max: 4 }), fc.integer({ min: 0, max: 5 })), {
-          minLength: 1,
-          maxLength: 40,
-        }),
-        // Where runs end: the arrival index at which each run stops (and whether it crashes there).
-        fc.array(fc.tuple(fc.integer({ min: 1, max: 40 }), fc.boolean()), { maxLength: 3 }),
-        async (arrivals, cuts) => {
+        fc.array(pair, { minLength: 1, maxLength: 40 }),
+        // Where runs end: the arrival index at which each run stops, and the publish it crashes at (0: none).
+        fc.array(fc.tuple(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 0, max: 3 })), { maxLength: 3 }),
+        // How many articles each run reads between flushes (so a run has several batches).
+        fc.integer({ min: 1, max: 4 }),
+        // Copies SNS fails for now in the cut runs, and copies it refuses for good for `desk` in every run.
+        fc.array(pair, { maxLength: 6 }),
+        fc.array(pair, { maxLength: 4 }),
+        async (arrivals, cuts, flushEvery, transient, permanent) => {
           const desk = audienceOf('desk', { collapse: 'story' });
           const all = audienceOf('all', { collapse: 'none' });
           const state = new CountingState();
@@ -790,43 +829,68 @@ describe('one story, one alert, whatever the order, batching and crashes (proper
           const arrivalsOf = arrivals.map(([n, copy]) =>
             article(`s${n}-${copy}`, { media: `M${copy}`, mediaName: `Outlet ${copy}` }),
           );
-          // A copy: sorting fast-check's own array in place would disturb its shrinking.
-          const runs = [...[...cuts].sort(([a], [b]) => a - b), [arrivalsOf.length, false] as const];
-          for (const [cut, crash] of runs) {
+          const keyOf = ([n, copy]: [number, number]) => `id:s${n}-${copy}`;
+          const failsForNow = new Set(transient.map(keyOf));
+          const refused = new Set(permanent.map(keyOf));
+          // A copy: sorting fast-check's own array in place would disturb its shrinking. Two clean
+          // runs end it: the first delivers what is left, the second must find nothing to do.
+          const runs = [
+            ...[...cuts].sort(([a], [b]) => a - b).map(([cut, crashAt]) => ({ cut, crashAt, clean: false })),
+            { cut: arrivalsOf.length, crashAt: 0, clean: true },
+            { cut: arrivalsOf.length, crashAt: 0, clean: true },
+          ];
+          let unpublished = 0;
+          for (const { cut, crashAt, clean } of runs) {
             const end = Math.min(cut, arrivalsOf.length);
-            const notifier = new MemoryNotifier();
+            const notifier = new MemoryNotifier((message) => {
+              const key = message.key.articleKey;
+              if (message.key.audienceId === 'desk' && refused.has(key))
+                return { code: 'InvalidParameter', reason: 'refused', permanent: true };
+              if (!clean && failsForNow.has(key)) return { code: 'Throttled', reason: 'for now', permanent: false };
+              return undefined;
+            });
             const { pipeline } = pipelineFor([desk, all], { state, notifier });
-            // A crashing run dies at its second publish: what SNS took is in `sent`, the rest is not.
+            // A crashing run dies at that publish: what SNS took is in `sent`, the rest is not.
             let publishes = 0;
             const publish = notifier.publish.bind(notifier);
             notifier.publish = async (messages, options) => {
               publishes += 1;
-              if (crash && publishes > 1) throw new Error('crash');
+              if (crashAt > 0 && publishes >= crashAt) throw new Error('crash');
               const outcome = await publish(messages, options);
               sent.push(...outcome.published.map((entry) => deliveryId(entry.message.key)));
               return outcome;
             };
-            // Each run re-reads everything so far (overlapping windows), one article at a time.
+            // Each run re-reads everything so far (overlapping windows), a few articles a batch.
             try {
-              for (const item of arrivalsOf.slice(0, end)) {
-                await pipeline.add([matchOf('desk', item), matchOf('all', item)]);
+              const read = arrivalsOf.slice(0, end);
+              for (let at = 0; at < read.length; at += flushEvery) {
+                await pipeline.add(
+                  read.slice(at, at + flushEvery).flatMap((item) => [matchOf('desk', item), matchOf('all', item)]),
+                );
+                await pipeline.flush();
               }
               await pipeline.flush();
             } catch (error) {
-              if (!crash) throw error;
+              if (crashAt === 0) throw error;
             }
+            unpublished = pipeline.unpublished;
           }
-          const stories = new Set(arrivals.map(([n]) => n));
+          // The last clean run had nothing left over: the watermark can move on.
+          expect(unpublished).toBe(0);
           const desks = sent.filter((id) => id.startsWith('desk|'));
           expect(new Set(desks).size).toBe(desks.length);
-          expect(desks.map((id) => byPrefix(id.slice('desk|'.length))).sort()).toEqual(
-            [...stories].map((n) => `story-${n}`).sort(),
+          // One alert per story with a copy SNS takes; none for a story whose every copy it refuses.
+          const sendable = new Set(
+            arrivalsOf.filter((item) => !refused.has(item.key)).map((item) => byPrefix(item.key)),
           );
+          expect(desks.map((id) => byPrefix(id.slice('desk|'.length))).sort()).toEqual([...sendable].sort());
           const distinct = new Set(arrivalsOf.map((item) => item.key));
           const alls = sent.filter((id) => id.startsWith('all|'));
           expect(new Set(alls).size).toBe(alls.length);
           expect(alls.length).toBe(distinct.size);
-          for (const key of distinct) expect(state.ledger.has(`desk|${key}`)).toBe(true);
+          for (const key of distinct) {
+            expect(state.ledger.has(`desk|${key}`) || state.undeliverable.has(`desk|${key}`), key).toBe(true);
+          }
         },
       ),
       { numRuns: 150 },

