@@ -39,7 +39,8 @@
  * Full-width and other compatibility forms of the ASCII characters above (`（` `）` `＂` `ＡＮＤ`
  * `：` `－` `＊`, what Japanese, Chinese and Korean input methods type) read as those characters,
  * one for one, so columns are unchanged. Typographic double quotes (`“ ”`) outside a phrase, typed
- * dashes (`–` `—` `−` `‐`) where `-` would negate (before a term, phrase or group) and control
+ * dashes (`–` `—` `−` `‐`) where `-` would negate (before a term, phrase or group; not before a
+ * digit, where `−10` is a negative figure) and control
  * characters are refused with the fix: they would make terms that never match what was meant.
  *
  * ## Semantics
@@ -294,7 +295,8 @@ function refuseTypographicQuote(chars: readonly string[], at: number): never {
 /**
  * Refuses a typed dash (en dash, minus sign, ...) that starts a token and is followed by an operand: it
  * would be part of the term (`–rumor`), which matches nothing, where `-` (NOT) was meant. A dash
- * on its own or inside a word (`COVID–19`) stays a term, as `-` inside one does.
+ * on its own, inside a word (`COVID–19`) or before a digit (`−10도`, a negative figure) stays a
+ * term, as `-` inside one does.
  */
 function refuseTypographicDash(
   written: readonly string[],
@@ -335,6 +337,9 @@ function refuseTypographicDash(
     "'-' (ASCII hyphen-minus)",
   );
 }
+
+/** A decimal digit of any script (`1`, `١`): after a typed dash, a negative figure, not a NOT. */
+const DIGIT = /^\p{Nd}$/u;
 
 function lex(written: readonly string[]): Token[] {
   const chars = written.map(syntaxForm);
@@ -396,7 +401,9 @@ function lex(written: readonly string[]): Token[] {
       (at === 0 || at === afterField || endsWord(chars[at - 1])) &&
       !isSpace(chars[at + 1]) &&
       chars[at + 1] !== ')' &&
-      chars[at + 1] !== undefined
+      chars[at + 1] !== undefined &&
+      // Before a digit it is a minus sign, as written in figures (`기온 −10도`, `日経平均 −1000円`).
+      !DIGIT.test(chars[at + 1] ?? '')
     ) {
       refuseTypographicDash(written, chars, at, at === afterField);
     } else {

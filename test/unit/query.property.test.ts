@@ -454,6 +454,22 @@ describe('typed dashes meant as NOT', () => {
       }),
     );
   });
+
+  it('before a digit, any of them is a minus sign: the figure stays one term, as stored rules had it', () => {
+    // `기온 −10도`, `日経平均 −1000円`, `temperature −30°C`: U+2212 is the usual minus in such figures.
+    const unit = fc.constantFrom('', '도', '円', '°C', '%', 'bp');
+    const digits = fc.oneof(fc.stringMatching(/^[0-9]{1,5}$/), fc.constantFrom('１０', '٣'));
+    const context = fc.constantFrom('기온', '日経平均', 'temperature', 'chips');
+    fc.assert(
+      fc.property(context, dash, digits, unit, fc.boolean(), (head, typed, figure, suffix, first) => {
+        const negative = `${typed}${figure}${suffix}`;
+        const query = first ? `${negative} ${head}` : `${head} ${negative}`;
+        const parsed = parseQuery(query);
+        expect(formatQuery(parsed), query).not.toContain('NOT');
+        expect(formatQuery(parsed), query).toContain(negative);
+      }),
+    );
+  });
 });
 
 describe('the length limit', () => {
