@@ -15,6 +15,7 @@
 import type { Command } from 'commander';
 import pLimit from 'p-limit';
 import { z } from 'zod';
+import { newKeywordSyntaxProblems } from '#core/keyword-syntax';
 import { buildRuleSet, parseAudience, parseRule, type Rule, RuleSchema, ruleAttributes } from '#core/model';
 import { parseQuery, QuerySyntaxError } from '#core/query';
 import { outsideEditsUndone, type VersionChange } from '#core/workbench/rule-history';
@@ -89,12 +90,16 @@ interface RuleCheck {
 /**
  * Validates every rule exactly as the run does, plus what only makes sense for a write: unique
  * ids, an audience that exists, and (when the file carries `version`) that the stored rule is
- * still the version the file was made from.
+ * still the version the file was made from. With `written` (a person writes the rules: create,
+ * update, put, validate), a keyword the write adds in query syntax is refused too, with the advice
+ * of functions/core/keyword-syntax.ts; one the stored rule has already is a warning, since the run
+ * matches it as it always did.
  */
 async function checkRules(
   context: CommandContext,
   items: readonly FileItem[],
   stored: ReadonlyMap<string, Item | undefined>,
+  written = true,
 ): Promise<RuleCheck> {
   const problems: ProblemInput[] = [];
   const warnings: string[] = [];
@@ -122,6 +127,19 @@ async function checkRules(
         );
       }
       continue;
+    }
+    const what = `rule "${parsed.value.ruleId}"`;
+    if (written) {
+      const previous = stored.get(parsed.value.ruleId);
+      const added = newKeywordSyntaxProblems(parsed.value, previous);
+      if (added.length > 0) {
+        problems.push(...added.map(({ list, index, message }) => `${item.locate([list, index])}: ${what}: ${message}`));
+        continue;
+      }
+      // None added: any left are stored already.
+      for (const { message } of newKeywordSyntaxProblems(parsed.value)) {
+        warnings.push(`${what}: ${message} (stored already, so kept: the run matches it as written)`);
+      }
     }
     // DynamoDB's own limits, judged on the item exactly as it will be written (audit included).
     const limitProblem = itemLimitProblem(table, {
@@ -732,7 +750,7 @@ async function setEnabled(context: CommandContext, args: readonly unknown[], ena
         locate: () => `rule ${id} in ${table.tableName}`,
       }),
     );
-    const check = await checkRules(context, items, stored);
+    const check = await checkRules(context, items, stored, false);
     if (check.problems.length > 0) {
       throw new UsageError(
         'cannot enable invalid rule(s); fix them first (rules show, rules put); nothing was changed',

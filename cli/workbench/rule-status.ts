@@ -2,8 +2,10 @@
  * What the run makes of each stored rule, for the lists that show it (`rules list`, the console's
  * rules page): judged exactly as the run judges them, audiences included, so a rule of a missing
  * or invalid audience is a problem too, and a valid rule of a disabled audience is named as not
- * running.
+ * running. A valid rule with a keyword written in query syntax is named with a warning (it runs,
+ * matching the keyword literally).
  */
+import { newKeywordSyntaxProblems } from '#core/keyword-syntax';
 import { buildRuleSet, parseAudience, parseRule } from '#core/model';
 import type { Item } from '../items.ts';
 
@@ -35,6 +37,13 @@ export function ruleStandings(rules: readonly Item[], audiences: readonly Item[]
     const valid = problem === undefined;
     if (problem === undefined && typeof item.audienceId === 'string' && disabledAudiences.has(item.audienceId)) {
       problem = `audience "${item.audienceId}" is disabled`;
+    }
+    // A warning, not a reason to skip: the run matches such a keyword literally, as it always did.
+    const syntax = valid ? newKeywordSyntaxProblems(item).map(({ message }) => message) : [];
+    if (syntax.length > 0) {
+      problem = [problem, `${syntax.join('; ')} (the run matches it as written)`]
+        .filter((part) => part !== undefined)
+        .join('; ');
     }
     return { item, ruleId, valid, problem };
   });

@@ -12,7 +12,6 @@ import { en } from 'zod/locales';
 import * as z from 'zod/mini';
 import { BoundedCache } from './bounded-cache.ts';
 import { BIDI_CONTROLS, hasVisibleCharacter, LONE_SURROGATE, listCodePoints } from './hostile-text.ts';
-import { type KeywordList, keywordSyntaxProblem } from './keyword-syntax.ts';
 import { isSupportedLocale } from './locale.ts';
 import { parseQuery, QUERY_LIMITS, type QueryNode, QuerySyntaxError, queryAnchors } from './query.ts';
 import type { SpikeAlertFacts } from './spikes/alert.ts';
@@ -142,22 +141,13 @@ const term = z.string().check(
   }),
 );
 
-/** A keyword (of `keywords` or `excludeKeywords`): a term that is not written in query syntax. */
-const keywordTerm = (list: KeywordList) =>
-  term.check(
-    z.superRefine((value, ctx) => {
-      const problem = value.length > 0 ? keywordSyntaxProblem(value, list) : undefined;
-      if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
-    }),
-  );
-
 /** A list attribute: a DynamoDB list or string set of non-empty strings. */
-const termList = (what: string, element: typeof term = term) =>
+const termList = (what: string) =>
   // What classic zod's `preprocess` is: a transform piped into the schema.
   z.pipe(
     z.transform((value: unknown) => (value instanceof Set ? [...value] : value)),
     z
-      .array(element, {
+      .array(term, {
         // Only a wrong type gets this wording: a list that is too long says so below.
         error: (issue) =>
           issue.code === 'invalid_type' ? `${what} must be a list (L) or string set (SS) of strings` : undefined,
@@ -280,8 +270,8 @@ export const RuleSchema = z
     categories: z.optional(termList('categories')),
     excludeCategories: z.optional(termList('excludeCategories')),
     /** Any-of keywords over title and summary, case-insensitive; whole words in scripts written with spaces. */
-    keywords: z.optional(termList('keywords', keywordTerm('keywords'))),
-    excludeKeywords: z.optional(termList('excludeKeywords', keywordTerm('excludeKeywords'))),
+    keywords: z.optional(termList('keywords')),
+    excludeKeywords: z.optional(termList('excludeKeywords')),
     /**
      * A boolean query over title and summary (functions/core/query.ts), ANDed with the other
      * criteria: `(반도체 OR 메모리) AND 수출 -삼성`. Kept as written, so the columns of messages

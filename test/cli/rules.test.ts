@@ -531,6 +531,70 @@ describe('rules put from flags, enable, disable, delete', () => {
     expect(await getItem(documents, rulesTable(), 'companion')).toBeUndefined();
   });
 
+  it('a keyword in query syntax: refused where a person writes it, a warning on a stored rule, which still runs and can be edited', async () => {
+    const documents = sandbox.stack.clients.documents;
+    // Saved in the DynamoDB console before the check existed: the run matches the keyword literally.
+    const stored = (await getItem(documents, rulesTable(), 'markets-rates')) ?? {};
+    await documents.send(
+      new PutCommand({
+        TableName: rulesTable().tableName,
+        Item: { ...stored, keywords: ['rates', '"interest rate"'] },
+      }),
+    );
+    const listed = await sandbox.cli(['--json', 'rules', 'list']);
+    expect(listed.code, listed.stderr).toBe(0);
+    const row = listed
+      .json<{ ruleId: string; valid: boolean; problem?: string }[]>()
+      .find((r) => r.ruleId === 'markets-rates');
+    expect(row?.valid).toBe(true);
+    expect(row?.problem).toContain('write interest rate without quotes');
+    const shown = await sandbox.cli(['rules', 'show', 'markets-rates']);
+    expect(shown.stdout).not.toContain('INVALID');
+    expect(shown.stdout).toContain('the run matches it as written');
+
+    // Another edit of that rule is not blocked by the keyword it already had.
+    const described = await sandbox.cli(['rules', 'update', 'markets-rates', '--description', 'Rates']);
+    expect(described.code, described.stderr).toBe(0);
+    expect(described.stderr).toContain('stored already, so kept');
+
+    // A keyword the write adds is refused with the advice, in every write path.
+    const [added, created, validated] = await Promise.all([
+      sandbox.cli(['rules', 'update', 'markets-rates', '--keywords', 'rates,chips OR memory']),
+      sandbox.cli(['rules', 'create', 'wire', '--audience', 'chips-team', '--keywords', 'NOT rumor']),
+      sandbox.cli(['rules', 'validate', '-'], {
+        input: JSON.stringify({
+          ruleId: 'wire',
+          audienceId: 'chips-team',
+          excludeKeywords: ['semicond*'],
+          matchAll: true,
+        }),
+      }),
+    ]);
+    expect(added.code).toBe(2);
+    expect(added.stderr).toContain(
+      'keywords[1]: "chips OR memory": OR joins terms only in a query; write the alternatives as separate keywords ("chips", "memory")',
+    );
+    expect(created.code).toBe(2);
+    expect(created.stderr).toContain('keywords[0]: "NOT rumor": NOT is an operator only in a query');
+    expect(validated.code).toBe(2);
+    expect(validated.stderr).toContain('excludeKeywords[0]: "semicond*": a keyword has no wildcard');
+
+    // What only looks like syntax is written as it stands.
+    const tags = await sandbox.cli([
+      'rules',
+      'create',
+      'wire',
+      '--audience',
+      'chips-team',
+      '--keywords',
+      '(속보),(2nd LD),NOT GUILTY,TO BE OR NOT TO BE',
+    ]);
+    expect(tags.code, tags.stderr).toBe(0);
+    expect(await getItem(documents, rulesTable(), 'wire')).toMatchObject({
+      keywords: ['(속보)', '(2nd LD)', 'NOT GUILTY', 'TO BE OR NOT TO BE'],
+    });
+  });
+
   it('put --file refuses a file that would undo an edit made in the DynamoDB console since its version, and takes one made after it', async () => {
     const documents = sandbox.stack.clients.documents;
     const exportRule = async () => {

@@ -1,27 +1,25 @@
 /**
  * A keyword is a literal phrase, so one written in query syntax (`"interest rate"`, `semicond*`,
- * `chips OR memory`, `-rumor`) would never match what was meant. The rule schema refuses every
- * such keyword, in `keywords` and `excludeKeywords`, naming it and saying what to write instead,
- * and accepts every keyword that is plain words, however much punctuation they carry
- * (functions/core/keyword-syntax.ts). A stored rule with one is skipped by the run, named, while
- * the others run.
+ * `chips OR memory`, `-rumor`) would never match what was meant. Where a person writes a rule, every
+ * such keyword, in `keywords` and `excludeKeywords`, is refused, naming it and saying what to write
+ * instead, and every keyword whose punctuation may be text (wire tags in parentheses, quotes inside
+ * a name, an inch mark, a title in capitals) is accepted (functions/core/keyword-syntax.ts). The
+ * run never skips a stored rule for it: it matches the keyword literally, as it always did.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { newKeywordSyntaxProblems } from '#core/keyword-syntax';
 import { buildRuleSet, parseRule } from '#core/model';
+import { parseQuery } from '#core/query';
 
 const topicArn = 'arn:aws:sns:us-east-1:123456789012:desk';
 const LISTS = ['keywords', 'excludeKeywords'] as const;
 
-/** The schema's verdict on one keyword in `list` (a rule with another criterion when it is an exclusion). */
+/** The verdict on one keyword in `list` written into a new rule; the schema (the run's) accepts it either way. */
 function verdict(keyword: string, list: (typeof LISTS)[number]): string | undefined {
-  const parsed = parseRule({
-    ruleId: 'r',
-    audienceId: 'desk',
-    ...(list === 'excludeKeywords' ? { categories: ['002*'] } : {}),
-    [list]: [keyword],
-  });
-  return parsed.ok ? undefined : parsed.rejected.reason;
+  const rule = { ruleId: 'r', audienceId: 'desk', ...(list === 'excludeKeywords' ? { categories: ['002*'] } : {}) };
+  expect(parseRule({ ...rule, [list]: [keyword] }).ok, keyword).toBe(true);
+  return newKeywordSyntaxProblems({ [list]: [keyword] })[0]?.message;
 }
 
 /** Words as people type them into keywords: apostrophes, hyphens, C++, AT&T, scripts without spaces. */
@@ -60,6 +58,10 @@ const plainWord = fc.oneof(
 const letterWord = fc.stringMatching(/^[a-z][a-z0-9]{0,8}$/).filter((word) => !['and', 'or', 'not'].includes(word));
 const phrase = (word: fc.Arbitrary<string>) =>
   fc.array(word, { minLength: 1, maxLength: 4 }).map((words) => words.join(' '));
+/** Words around an operator that make a query, not a title in capitals: one of them in lowercase. */
+const queryWords = fc
+  .tuple(fc.option(phrase(plainWord)), letterWord)
+  .map(([before, word]) => (before === null ? word : `${before} ${word}`));
 const list = fc.constantFrom(...LISTS);
 
 describe('keywords written in query syntax', () => {
@@ -71,17 +73,55 @@ describe('keywords written in query syntax', () => {
     );
   });
 
-  it('accepts what only looks like syntax: an operator with no word after it, a lone inch mark', () => {
+  it('accepts what only looks like syntax: wire tags, quotes inside a name, inch marks, titles in capitals, a state', () => {
     for (const keyword of [
       'Portland, OR',
+      'Portland, OR police',
       'OR',
       'do NOT',
+      'TO BE OR NOT TO BE',
+      'NOT GUILTY',
+      'ROCK AND ROLL',
       '12" vinyl',
+      'MacBook Pro 14"',
+      '27"',
+      '5′11″',
+      'Toys"R"Us',
+      'Toys“R”Us',
+      'Dwayne "The Rock" Johnson',
+      '(속보)',
+      '(종합)',
+      '(1보)',
+      '(LEAD)',
+      '(URGENT)',
+      '(2nd LD)',
+      '（速報）',
+      '(Reuters)',
+      '(AP)',
+      '(株)',
+      '(주)',
+      '기온 −10도',
       'rock ’n’ roll',
       'chips - memory',
       'war or peace',
     ])
       for (const where of LISTS) expect(verdict(keyword, where), keyword).toBeUndefined();
+  });
+
+  it('accepts any plain words in parentheses (a wire tag) and quotes or an inch mark inside a keyword', () => {
+    fc.assert(
+      fc.property(
+        phrase(plainWord),
+        plainWord,
+        fc.constantFrom('"', '“', '”', '″'),
+        list,
+        (words, word, quote, where) => {
+          expect(verdict(`(${words})`, where)).toBeUndefined();
+          expect(verdict(`${word} ${quote}${words}${quote} ${word}`, where)).toBeUndefined();
+          expect(verdict(`${words} 14${quote}`, where)).toBeUndefined();
+        },
+      ),
+    );
   });
 
   it('refuses a keyword in quotes of any kind, saying to write it without them (which is then accepted)', () => {
@@ -112,23 +152,30 @@ describe('keywords written in query syntax', () => {
 
   it('refuses OR between words, naming the alternatives as separate keywords', () => {
     fc.assert(
-      fc.property(phrase(plainWord), phrase(plainWord), fc.constantFrom('OR', 'ＯＲ'), list, (a, b, or, where) => {
+      fc.property(queryWords, queryWords, fc.constantFrom('OR', 'ＯＲ'), list, (a, b, or, where) => {
         const keyword = `${a} ${or} ${b}`;
         const reason = verdict(keyword, where);
         expect(reason).toContain(
-          `OR joins terms only in a query; write the alternatives as separate ${where} (${a}, ${b})`,
+          `OR joins terms only in a query; write the alternatives as separate ${where} ("${a}", "${b}")`,
         );
         expect(reason).toContain('write it in lowercase');
       }),
     );
   });
 
-  it('refuses AND and NEAR/n between words, pointing at the query field', () => {
+  it('refuses AND and NEAR/n between words, pointing at a query that parses (NEAR past 50 too)', () => {
+    const distance = fc.integer({ min: 0, max: 999 });
     fc.assert(
-      fc.property(phrase(plainWord), phrase(plainWord), fc.constantFrom('AND', 'NEAR/5'), list, (a, b, and, where) => {
-        const reason = verdict(`${a} ${and} ${b}`, where);
-        expect(reason).toContain(`${and} joins terms only in a query`);
-        expect(reason).toContain("use the rule's query field: query: ");
+      fc.property(letterWord, letterWord, fc.option(distance), list, (a, b, near, where) => {
+        const operator = near === null ? 'AND' : `NEAR/${near}`;
+        const reason = verdict(`${a} ${operator} ${b}`, where) ?? '';
+        expect(reason).toContain(`${operator} joins terms only in a query`);
+        // What the parser takes: NEAR/1 to NEAR/50.
+        const fixed = near === null ? 'AND' : `NEAR/${Math.min(Math.max(near, 1), 50)}`;
+        const query = where === 'keywords' ? `${a} ${fixed} ${b}` : `-(${a} ${fixed} ${b})`;
+        expect(reason).toContain(`use the rule's query field: query: ${query}`);
+        expect(() => parseQuery(query), query).not.toThrow();
+        if (fixed !== operator) expect(reason).toContain(`a query's NEAR takes 1 to 50 words`);
       }),
     );
   });
@@ -147,32 +194,63 @@ describe('keywords written in query syntax', () => {
     );
   });
 
-  it('refuses a keyword in parentheses and a field scope, pointing at the query field', () => {
+  it('refuses parentheses around query syntax, pointing at the query (and its phrase for the text), never a bare word', () => {
+    fc.assert(
+      fc.property(queryWords, queryWords, list, (a, b, where) => {
+        const keyword = `(${a} OR ${b})`;
+        const reason = verdict(keyword, where) ?? '';
+        expect(reason).toContain('parentheses group terms only in a query');
+        // The text as a query phrase, where one can hold it (no '*' or '"' in it).
+        const phrase = `"${keyword}"`;
+        const parsesAsPhrase = (() => {
+          try {
+            parseQuery(phrase);
+            return true;
+          } catch {
+            return false;
+          }
+        })();
+        if (parsesAsPhrase) expect(reason).toContain(`query: ${where === 'keywords' ? '' : '-'}${phrase}`);
+        else expect(reason).not.toContain('with its parentheses');
+        expect(reason).not.toContain('without them');
+      }),
+    );
+  });
+
+  it('refuses a field scope, pointing at the query field', () => {
     fc.assert(
       fc.property(phrase(plainWord), list, (words, where) => {
-        expect(verdict(`(${words})`, where)).toContain(`write ${words} without them`);
         expect(verdict(`title:${words}`, where)).toContain("a keyword has no field scope ('title:'");
       }),
     );
   });
 
-  it('the run skips a stored rule with such a keyword, naming it, while the others run', () => {
+  it('refuses only what the write adds: a keyword the stored rule has in the same list is kept', () => {
+    const stored = { keywords: new Set(['"interest rate"']), excludeKeywords: ['rumou*'] };
+    expect(
+      newKeywordSyntaxProblems({ keywords: ['"interest rate"', 'rates'], excludeKeywords: ['rumou*'] }, stored),
+    ).toEqual([]);
+    expect(newKeywordSyntaxProblems({ keywords: ['rates', 'rumou*'] }, stored)).toEqual([
+      {
+        list: 'keywords',
+        index: 1,
+        message: expect.stringContaining('keywords[1]: "rumou*": a keyword has no wildcard'),
+      },
+    ]);
+  });
+
+  it('the run keeps running a stored rule with such a keyword, as before: it is no reason to skip the rule', () => {
     const ruleSet = buildRuleSet(
       [
         { ruleId: 'quoted', audienceId: 'desk', keywords: ['rates', '"interest rate"'] },
         { ruleId: 'starred', audienceId: 'desk', keywords: ['chips'], excludeKeywords: new Set(['rumou*']) },
+        { ruleId: 'tagged', audienceId: 'desk', keywords: ['(속보)', 'chips OR memory', '-rumor', 'title:x'] },
         { ruleId: 'fine', audienceId: 'desk', keywords: ['interest rate', "O'Brien"] },
       ],
       [{ audienceId: 'desk', topicArn }],
     );
-    expect(ruleSet.rules.map((rule) => rule.ruleId)).toEqual(['fine']);
-    expect(ruleSet.rejected).toEqual([
-      {
-        table: 'rules',
-        key: 'quoted',
-        reason: expect.stringContaining(`keywords[1]: '"interest rate"': write interest rate without quotes`),
-      },
-      { table: 'rules', key: 'starred', reason: expect.stringContaining('excludeKeywords[0]: "rumou*"') },
-    ]);
+    expect(ruleSet.rules.map((rule) => rule.ruleId)).toEqual(['quoted', 'starred', 'tagged', 'fine']);
+    expect(ruleSet.rejected).toEqual([]);
+    expect(ruleSet.rules[0]?.keywords).toEqual(['rates', '"interest rate"']);
   });
 });

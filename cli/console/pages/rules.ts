@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { Context, Hono } from 'hono';
 import { html } from 'hono/html';
+import { newKeywordSyntaxProblems } from '#core/keyword-syntax';
 import { parseRule, type Rule, ruleAttributes } from '#core/model';
 import { canonicalValue, diffVersions } from '#core/workbench/rule-history';
 import { hint } from '../../hints.ts';
@@ -227,10 +228,21 @@ export function storedDigest(item: Item | undefined): string {
     .digest('base64url');
 }
 
-/** What stops the run from accepting the rule (its own schema), and a missing audience. */
-async function problemsOf(services: ConsoleServices, item: Item): Promise<string[]> {
+/**
+ * What stops the run from accepting the rule (its own schema), and a missing audience. With
+ * `written` (the rule is being saved over `written.stored`), also a keyword the save adds in query
+ * syntax (functions/core/keyword-syntax.ts): the run would match it literally, never as meant.
+ */
+async function problemsOf(
+  services: ConsoleServices,
+  item: Item,
+  written?: { readonly stored: Item | undefined },
+): Promise<string[]> {
   const parsed = parseRule(item);
   const problems = parsed.ok ? [] : parsed.rejected.reason.split('; ');
+  if (written !== undefined) {
+    problems.push(...newKeywordSyntaxProblems(item, written.stored).map(({ message }) => message));
+  }
   if (typeof item.audienceId === 'string' && item.audienceId !== '') {
     const audience = await storedAudience(services.target, item.audienceId);
     if (typeof audience === 'string') problems.push(audience);
@@ -314,7 +326,9 @@ export function rulePages(app: Hono, services: ConsoleServices): void {
     const stored = form.ruleId === '' ? undefined : await getItem(target.clients.documents, table(), form.ruleId);
     // The new-rule form asks with ?new: judged as its review judges it (an existing id is refused).
     const isNew = c.req.query('new') !== undefined;
-    const problems = await problemsOf(services, itemFromForm(form, isNew ? undefined : stored));
+    const problems = await problemsOf(services, itemFromForm(form, isNew ? undefined : stored), {
+      stored: isNew ? undefined : stored,
+    });
     if (isNew && stored !== undefined) problems.push(`rule ${form.ruleId} exists already: edit it instead`);
     return c.json({ ok: problems.length === 0, problems, notes: commaTermNotes(itemFromForm(form, undefined)) });
   });
@@ -336,7 +350,7 @@ export function rulePages(app: Hono, services: ConsoleServices): void {
       );
     }
     const item = itemFromForm(form, previous);
-    const problems = await problemsOf(services, item);
+    const problems = await problemsOf(services, item, { stored: previous });
     if (isNew && form.ruleId !== '' && (await getItem(target.clients.documents, table(), form.ruleId)) !== undefined) {
       problems.push(`rule ${form.ruleId} exists already: edit it instead`);
     }
@@ -398,11 +412,11 @@ export function rulePages(app: Hono, services: ConsoleServices): void {
         400,
       );
     }
-    const problems = await problemsOf(services, item);
+    const previous = await getItem(target.clients.documents, table(), ruleId);
+    const problems = await problemsOf(services, item, { stored: previous });
     if (problems.length > 0) {
       return render(c, services, { title: 'Not saved', section: 'rules' }, problem(problems.join(' · ')), 400);
     }
-    const previous = await getItem(target.clients.documents, table(), ruleId);
     const expected = text(body.expectedVersion);
     const current = previous === undefined ? 'new' : String(versionOf(previous) ?? '');
     if (expected !== current || text(body.reviewed) !== storedDigest(previous)) {
