@@ -18,7 +18,7 @@ import { z } from 'zod';
 import { newKeywordSyntaxProblems } from '#core/keyword-syntax';
 import { buildRuleSet, parseAudience, parseRule, type Rule, RuleSchema, ruleAttributes } from '#core/model';
 import { parseQuery, QuerySyntaxError } from '#core/query';
-import { outsideEditsUndone, type VersionChange } from '#core/workbench/rule-history';
+import { outsideEditsUndone, ruleFingerprint, type VersionChange } from '#core/workbench/rule-history';
 import { action, collectList, textListOption } from './command.ts';
 import type { CommandContext } from './context.ts';
 import { NotFoundError, type ProblemInput, UsageError, versionConflict } from './errors.ts';
@@ -210,6 +210,16 @@ async function checkRules(
       );
       continue;
     }
+    if (rule.fingerprint !== undefined && previous !== undefined && rule.fingerprint !== ruleFingerprint(previous)) {
+      // The file says which stored state it was exported from: any change since is a conflict,
+      // an edit in the DynamoDB console (which keeps the version) included.
+      problems.push(
+        versionConflict(
+          `${source.locate(['fingerprint'])}: rule "${rule.ruleId}": the stored rule changed after the file was exported (fingerprint ${ruleFingerprint(previous)}, the file's ${rule.fingerprint}: edited in the DynamoDB console or by another write), and writing the file would undo that change; export it again with '${newsAlerts()} rules export ${rule.ruleId}' and redo the change (or leave fingerprint and version out of the file to replace the rule whatever the table holds)`,
+        ),
+      );
+      continue;
+    }
     const undone = undoneEdits.get(rule.ruleId) ?? [];
     if (undone.length > 0) {
       problems.push(
@@ -225,17 +235,19 @@ async function checkRules(
 }
 
 /**
- * The edits made outside the CLI (in the DynamoDB console, which keeps `version`) that writing
- * `rule`, made from the stored version, would undo: judged against that version as its history
+ * For a file without a fingerprint (written by hand, or exported before `rules export` wrote one):
+ * the edits made outside the CLI (in the DynamoDB console, which keeps `version`) that writing
+ * `rule`, made from the stored version, would undo, judged against that version as its history
  * recorded it (its first entry, as the CLI or the console wrote it). None for a rule without a
  * version, and when history holds no entry of that version (trimmed, or written before history
- * was kept): the version check alone then.
+ * was kept): the version check alone then. A file with a fingerprint is judged by it instead.
  */
 async function outsideEditsUndoneBy(
   table: ItemTable,
   rule: Rule,
   previous: Item | undefined,
 ): Promise<VersionChange[]> {
+  if (rule.fingerprint !== undefined) return [];
   if (rule.version === undefined || previous === undefined || table.history === undefined) return [];
   const recorded = (await table.history.list(rule.ruleId))
     .filter((entry) => entry.version === rule.version && entry.item !== undefined)
@@ -286,13 +298,21 @@ function normalized(previous: Item | undefined): Item | undefined {
   return parsed.ok ? { ...parsed.value } : previous;
 }
 
-/** The attributes of a rule's content: what an outside edit changes (the key and audit attributes left out). */
+/** What a file may carry that is never stored: the fingerprint `rules export` writes. */
+const exportAttributes: readonly string[] = ['fingerprint'];
+
+/** The attributes of a rule's content: what an outside edit changes (the key, audit and export attributes left out). */
 const ruleContentAttributes = ruleAttributes.filter(
-  (name) => name !== 'ruleId' && !(auditAttributes as readonly string[]).includes(name),
+  (name) =>
+    name !== 'ruleId' && !(auditAttributes as readonly string[]).includes(name) && !exportAttributes.includes(name),
 );
 
-/** The new content of a rule: the validated rule without the attributes the CLI manages. */
-const contentOf = (rule: Rule): Item => withoutAudit({ ...rule });
+/** The new content of a rule: the validated rule without the attributes the CLI manages, nor the fingerprint. */
+function contentOf(rule: Rule): Item {
+  const content = withoutAudit({ ...rule });
+  for (const name of exportAttributes) delete content[name];
+  return content;
+}
 
 /**
  * The rules of a proposed file (for preview), validated exactly as `rules put` validates them:
@@ -485,10 +505,7 @@ async function updateRule(context: CommandContext, args: readonly unknown[], opt
   }
 }
 
-const clearable = (): string[] =>
-  ruleAttributes.filter(
-    (name) => name !== 'ruleId' && name !== 'audienceId' && !(auditAttributes as readonly string[]).includes(name),
-  );
+const clearable = (): string[] => ruleContentAttributes.filter((name) => name !== 'audienceId');
 
 /** Validates the rules completely, then writes them (in one transaction up to 50, see writeItems) and reports each. */
 async function writeRules(
@@ -513,13 +530,13 @@ async function writeRules(
       const version = versionOf(previous);
       results.push({ ruleId: rule.ruleId, action: 'unchanged', version, previousVersion: version, changes, previous });
     } else {
-      // A file made from a version: the write also requires the content checked against it
+      // A file made from a version or a fingerprint: the write also requires the content checked against it
       // still stored, since an edit in the DynamoDB console in between would keep the version.
       puts.push({
         id: rule.ruleId,
         item: content,
         previous,
-        guard: rule.version === undefined ? undefined : ruleContentAttributes,
+        guard: rule.version === undefined && rule.fingerprint === undefined ? undefined : ruleContentAttributes,
       });
       results.push({
         ruleId: rule.ruleId,
@@ -872,9 +889,11 @@ async function exportRules(context: CommandContext, args: readonly unknown[], op
       );
     }
   }
+  // Each rule carries the fingerprint of what is stored, so `put --file` can tell an edit made
+  // since (in the DynamoDB console too) from one made before the export.
   const document = itemsDocument(
     'rules',
-    rows.map((row) => row.item),
+    rows.map((row) => ({ ...row.item, fingerprint: ruleFingerprint(row.item) })),
     ruleAttributes,
   );
   context.output.result(document, () =>

@@ -314,6 +314,13 @@ export const RuleSchema = z
         ),
     ),
     ...auditFields,
+    /**
+     * Written by `rules export`: a fingerprint of the stored rule the file was exported from
+     * (ruleFingerprint, functions/core/workbench/rule-history.ts), so `rules put --file` refuses a
+     * file made before the stored rule changed, an edit in the DynamoDB console included. The CLI
+     * never stores it; ignored by the run.
+     */
+    fingerprint: z.optional(z.string({ error: 'fingerprint must be a string (as rules export writes it)' })),
   })
   .check(
     z.superRefine((rule, ctx) => {

@@ -607,7 +607,10 @@ describe('rules put from flags, enable, disable, delete', () => {
       sandbox.cli(['rules', 'put', '--file', '-'], { input: JSON.stringify({ rules: [rule] }) });
     // Version 2, recorded in the rule's history as the CLI wrote it.
     expect((await sandbox.cli(['rules', 'update', 'markets-finance', '--description', 'Finance desk'])).code).toBe(0);
-    const file = await exportRule();
+    // A file without the fingerprint (written by hand, or exported before export wrote one) is
+    // judged against the version as its history recorded it.
+    const { fingerprint, ...file } = await exportRule();
+    expect(fingerprint).toEqual(expect.any(String));
     expect(file.version).toBe(2);
     // Someone edits the item in the DynamoDB console (a string set, as the console writes it); the
     // version stays 2.
@@ -628,7 +631,7 @@ describe('rules put from flags, enable, disable, delete', () => {
     expect(await getItem(documents, rulesTable(), 'markets-finance')).toEqual(consoleEdit);
 
     // Exported again after the edit, the same change goes through and keeps the console's edit.
-    const again = await exportRule();
+    const { fingerprint: _, ...again } = await exportRule();
     expect(again.version).toBe(2);
     const taken = await putRule({ ...again, urgent: true });
     expect(taken.code, taken.stderr).toBe(0);
@@ -637,6 +640,68 @@ describe('rules put from flags, enable, disable, delete', () => {
       urgent: true,
       version: 3,
     });
+  });
+
+  it('put --file judges a file by the fingerprint export wrote: any change since is a conflict, none since passes', async () => {
+    const documents = sandbox.stack.clients.documents;
+    const exportRule = async () => {
+      const exported = await sandbox.cli(['rules', 'export', 'markets-finance', '--format', 'json']);
+      expect(exported.code, exported.stderr).toBe(0);
+      return (JSON.parse(exported.stdout) as { rules: Record<string, unknown>[] }).rules[0] as Record<string, unknown>;
+    };
+    const putRule = (rule: Record<string, unknown>) =>
+      sandbox.cli(['--json', 'rules', 'put', '--file', '-'], { input: JSON.stringify({ rules: [rule] }) });
+    const consoleEdit = async (change: Record<string, unknown>) => {
+      const stored = (await getItem(documents, rulesTable(), 'markets-finance')) ?? {};
+      await documents.send(new PutCommand({ TableName: rulesTable().tableName, Item: { ...stored, ...change } }));
+    };
+    // Version 2, recorded with description x and keywords as a list.
+    const v2 = await sandbox.cli([
+      'rules',
+      'update',
+      'markets-finance',
+      '--description',
+      'x',
+      '--keywords',
+      'bank,loan',
+    ]);
+    expect(v2.code, v2.stderr).toBe(0);
+
+    // (a) Edited in the console, exported after, and the same attribute changed again in the file: written.
+    await consoleEdit({ excludeKeywords: new Set(['rumor', 'opinion']) });
+    const afterEdit = await exportRule();
+    const changedAgain = await putRule({ ...afterEdit, excludeKeywords: ['rumor', 'opinion', 'gossip'] });
+    expect(changedAgain.code, changedAgain.stderr).toBe(0);
+    expect(await getItem(documents, rulesTable(), 'markets-finance')).toMatchObject({
+      excludeKeywords: ['rumor', 'opinion', 'gossip'],
+      version: 3,
+    });
+
+    // (b) The console rewrites a list as a string set of the same values: no change to the rule.
+    const beforeRewrite = await exportRule();
+    await consoleEdit({ keywords: new Set(['loan', 'bank']) });
+    const rewritten = await putRule({ ...beforeRewrite, urgent: true });
+    expect(rewritten.code, rewritten.stderr).toBe(0);
+    expect(await getItem(documents, rulesTable(), 'markets-finance')).toMatchObject({ urgent: true, version: 4 });
+
+    // (c) Description x, the console sets y, the file is exported (y), the console sets x back:
+    // the file would write y over x, so it is a conflict, though x is what history recorded.
+    await consoleEdit({ description: 'y' });
+    const withY = await exportRule();
+    expect(withY.description).toBe('y');
+    await consoleEdit({ description: 'x' });
+    const undoing = await putRule({ ...withY, statuses: ['published'] });
+    expect(undoing.code, undoing.stderr).toBe(1);
+    expect(undoing.json<{ error: { code: string } }>().error.code).toBe('conflict');
+    expect(undoing.stderr).toContain('rule "markets-finance": the stored rule changed after the file was exported');
+    expect(await getItem(documents, rulesTable(), 'markets-finance')).toMatchObject({ description: 'x', version: 4 });
+    // Exported again, the change goes through; the fingerprint is never stored.
+    const fresh = await exportRule();
+    const taken = await putRule({ ...fresh, statuses: ['published'] });
+    expect(taken.code, taken.stderr).toBe(0);
+    const stored = await getItem(documents, rulesTable(), 'markets-finance');
+    expect(stored).toMatchObject({ description: 'x', statuses: ['published'], version: 5 });
+    expect(stored).not.toHaveProperty('fingerprint');
   });
 
   it('a put guarded by content fails when the item was edited in the DynamoDB console after the read, version kept', async () => {

@@ -10,6 +10,7 @@
  * a retention in days (TTL), so a rule edited every minute cannot grow its history without end.
  */
 
+import { createHash } from 'node:crypto';
 import { parseRule } from '../model.ts';
 
 /** How much history is kept. */
@@ -98,6 +99,30 @@ export function contentOf(item: Record<string, unknown> | undefined): string {
       .map((key) => [key, canonicalValue(item[key])]),
   );
   return JSON.stringify(content);
+}
+
+/**
+ * A fingerprint of a rule's content, which `rules export` writes into the file (`fingerprint`) and
+ * `rules put --file` compares with the stored rule's: a file exported before the stored rule
+ * changed (an edit in the DynamoDB console keeps `version`) is refused, one exported after is
+ * written. Equal for equal content as the model reads it: audit attributes and the fingerprint
+ * left out, key order ignored, a left-out attribute read as its default, and the list attributes
+ * (categories, keywords, ...: sets to the model) compared as sets of trimmed strings, whether
+ * stored as a list or as a string set.
+ */
+export function ruleFingerprint(item: Record<string, unknown>): string {
+  const content: Record<string, unknown> = { ...RULE_DEFAULTS };
+  for (const [key, value] of Object.entries(item)) {
+    if (auditNames.has(key) || key === 'fingerprint' || value === undefined) continue;
+    content[key] =
+      value instanceof Set || Array.isArray(value)
+        ? [...new Set([...value].map((term) => (typeof term === 'string' ? term.trim() : JSON.stringify(term))))].sort()
+        : value;
+  }
+  return createHash('sha256')
+    .update(JSON.stringify(canonicalValue(content)))
+    .digest('base64url')
+    .slice(0, 22);
 }
 
 /**
