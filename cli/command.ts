@@ -51,12 +51,13 @@ export function collectList(value: string, previous: string[] | undefined): stri
 }
 
 /**
- * A comma between the digits of a number, as the split sees it: the part before ends with a number
- * of one to three digits (alone, or after a space, a currency sign or a bracket), the part after
- * starts with a digit. `1,000 jobs`, `$10,000`, `2,5%`; not `2024,2025`, `5g,6g` or `COVID-19,2020`.
+ * A thousands separator, as the split sees it: the part before ends with a number of one to three
+ * digits (alone, or after a space, a currency sign or a bracket), the part after starts with
+ * exactly three digits. `1,000 jobs`, `$10,000`, `1,000,000`; not a list of small numbers
+ * (`Windows 10,11`, `2,5`), `2024,2025`, `5g,6g` or `COVID-19,2020`.
  */
 const NUMBER_BEFORE_COMMA = /(?:^|[\s\p{Sc}(])\d{1,3}$/u;
-const DIGIT_AFTER_COMMA = /^\d/;
+const DIGIT_AFTER_COMMA = /^\d{3}(?!\d)/;
 
 /** Parsers of list options: commander gathers every value of such an option (see cli/program.ts). */
 const listParsers = new WeakSet<object>([collectList]);
@@ -86,9 +87,8 @@ export function textListOption(flag: string): (value: string, previous: string[]
       .slice(start, end + 1)
       .join(',')
       .trim();
-    const number = /\d{1,3}(?:,\d+)+/.exec(keyword)?.[0] ?? keyword;
-    // `1,000` is a thousand; `2,5` a decimal comma.
-    const plain = /^\d{1,3}(?:,\d{3})+$/.test(number) ? number.replaceAll(',', '') : number.replace(',', '.');
+    const number = /\d{1,3}(?:,\d{3})+/.exec(keyword)?.[0] ?? keyword;
+    const plain = number.replaceAll(',', '');
     const parts = pieces.map((part) => part.trim()).filter((part) => part !== '');
     throw new InvalidArgumentError(
       `the comma in ${number} would split it (into ${parts.map((part) => `"${part}"`).join(', ')}), as every comma in a list does. Write the number as ${plain} if the articles do; to keep the comma, put the keyword in a rules file (${flag.replace(/^--/, '').replace(/-(\w)/g, (_, letter: string) => letter.toUpperCase())}: ["${keyword}"]) and use 'rules put --file'; for separate values, give the option once for each (${parts.map((part) => `${flag} ${shellWord(part)}`).join(' ')})`,

@@ -60,20 +60,28 @@ describe('textListOption (--keywords)', () => {
     );
   });
 
+  it('splits a list of small numbers, as a person means it: no decimal is suggested', () => {
+    for (const value of ['Windows 10,11', 'iPhone 15,16', '2,5', '2,5%', 'G7,G20', '1,10'])
+      expect(parse(value, undefined), value).toEqual(collectList(value, undefined));
+  });
+
   it('splits every other list as collectList does: words, codes, years, numbers after a space', () => {
     const part = fc.oneof(
       fc.stringMatching(/^[a-z][a-z0-9 -]{0,10}$/),
       fc.stringMatching(/^\d{4,9}$/),
       fc.stringMatching(/^[A-Z]\d{1,3}$/),
       fc.stringMatching(/^\d{1,3}[a-z%]+$/),
+      // Lists of small numbers: `Windows 10,11`, `2,5`.
+      fc.stringMatching(/^(?:[a-z]+ )?\d{1,2}$/),
     );
     fc.assert(
       fc.property(fc.array(part, { minLength: 1, maxLength: 5 }), fc.constantFrom(',', ', ', ' ,'), (parts, comma) => {
-        // A number after ", " is a new value, not the rest of one ("1, 2" is two numbers).
+        // A number after ", " is a new value, not the rest of one ("1, 2" is two numbers); only
+        // three digits after a bare comma make a thousands separator.
         const value = parts.join(comma);
         if (
           comma === ',' &&
-          parts.some((text, index) => /(^|\s)\d{1,3}$/.test(text) && /^\d/.test(parts[index + 1] ?? ''))
+          parts.some((text, index) => /(^|\s)\d{1,3}$/.test(text) && /^\d{3}(?!\d)/.test(parts[index + 1] ?? ''))
         ) {
           return;
         }
