@@ -378,6 +378,8 @@ async function heldEarlier(state: DynamoStateStore, audienceIds: readonly string
     for (const item of (await state.readHeld(audienceId)).items) reasons.set(deliveryId(item.key), item.reason);
   }
   const counts = new Map<string, Record<HoldReason, number>>();
+  // Each once: the pipeline reads a story lead's entry again when a copy's marker names it.
+  const counted = new Set<string>();
   return {
     counts,
     watching(inner: DynamoStateStore): DynamoStateStore {
@@ -386,7 +388,8 @@ async function heldEarlier(state: DynamoStateStore, audienceIds: readonly string
         for (const key of keys) {
           const id = deliveryId(key);
           const reason = reasons.get(id);
-          if (reason === undefined || !found.has(id)) continue;
+          if (reason === undefined || !found.has(id) || counted.has(id)) continue;
+          counted.add(id);
           const entry = counts.get(key.audienceId) ?? { digest: 0, 'quiet-hours': 0, budget: 0 };
           entry[reason] += 1;
           counts.set(key.audienceId, entry);

@@ -223,6 +223,8 @@ describe('preview and replay with stories', () => {
         storyId,
         leadArticleKey: 'id:elsewhere-lead',
       },
+      // The lead's own entry: a marker alone says the lead was about to go out, not that it did.
+      { audienceId, articleKey: 'id:elsewhere-lead', deliveredAt: Date.now() - 60_000, ruleIds: [], storyId },
     ]);
 
     const [after, text] = await Promise.all([
@@ -258,7 +260,7 @@ describe('preview and replay with stories', () => {
 
     const why = await sandbox.cli(['deliveries', audienceId, '--article', sampleKey], { env: { COLUMNS: '400' } });
     expect(why.code, why.stderr).toBe(0);
-    expect(why.stdout).toContain(`collapsed into story ${storyId} (lead id:elsewhere-lead, not delivered yet)`);
+    expect(why.stdout).toContain(`collapsed into story ${storyId} (lead id:elsewhere-lead, sent `);
   });
 });
 
