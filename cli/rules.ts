@@ -17,7 +17,7 @@ import pLimit from 'p-limit';
 import { z } from 'zod';
 import { newKeywordSyntaxProblems } from '#core/keyword-syntax';
 import { buildRuleSet, parseAudience, parseRule, type Rule, RuleSchema, ruleAttributes } from '#core/model';
-import { parseQuery, QuerySyntaxError } from '#core/query';
+import { newTypedDashProblems, parseQuery, QuerySyntaxError } from '#core/query';
 import { outsideEditsUndone, ruleFingerprint, type VersionChange } from '#core/workbench/rule-history';
 import { action, collectList, textListOption } from './command.ts';
 import type { CommandContext } from './context.ts';
@@ -132,13 +132,18 @@ async function checkRules(
     if (written) {
       const previous = stored.get(parsed.value.ruleId);
       const added = newKeywordSyntaxProblems(parsed.value, previous);
-      if (added.length > 0) {
+      const dashes = newTypedDashProblems(parsed.value.query, previous?.query);
+      if (added.length > 0 || dashes.length > 0) {
         problems.push(...added.map(({ list, index, message }) => `${item.locate([list, index])}: ${what}: ${message}`));
+        problems.push(...dashes.map(({ message }) => `${item.locate(['query'])}: ${what}: query: ${message}`));
         continue;
       }
       // None added: any left are stored already.
       for (const { message } of newKeywordSyntaxProblems(parsed.value)) {
         warnings.push(`${what}: ${message} (stored already, so kept: the run matches it as written)`);
+      }
+      for (const { message } of newTypedDashProblems(parsed.value.query)) {
+        warnings.push(`${what}: query: ${message} (stored already, so kept: the run reads the dash as text)`);
       }
     }
     // DynamoDB's own limits, judged on the item exactly as it will be written (audit included).

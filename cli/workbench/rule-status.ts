@@ -2,11 +2,12 @@
  * What the run makes of each stored rule, for the lists that show it (`rules list`, the console's
  * rules page): judged exactly as the run judges them, audiences included, so a rule of a missing
  * or invalid audience is a problem too, and a valid rule of a disabled audience is named as not
- * running. A valid rule with a keyword written in query syntax is named with a warning (it runs,
- * matching the keyword literally).
+ * running. A valid rule with a keyword written in query syntax, or a typed dash in its query where
+ * `-` (NOT) was meant, is named with a warning (it runs, reading them literally).
  */
 import { newKeywordSyntaxProblems } from '#core/keyword-syntax';
 import { buildRuleSet, parseAudience, parseRule } from '#core/model';
+import { newTypedDashProblems } from '#core/query';
 import type { Item } from '../items.ts';
 
 /** One rule item's standing: `valid` as the run reads it; `problem` says why it does not run. */
@@ -39,7 +40,12 @@ export function ruleStandings(rules: readonly Item[], audiences: readonly Item[]
       problem = `audience "${item.audienceId}" is disabled`;
     }
     // A warning, not a reason to skip: the run matches such a keyword literally, as it always did.
-    const syntax = valid ? newKeywordSyntaxProblems(item).map(({ message }) => message) : [];
+    const syntax = valid
+      ? [
+          ...newKeywordSyntaxProblems(item).map(({ message }) => message),
+          ...newTypedDashProblems(item.query).map(({ message }) => `query: ${message}`),
+        ]
+      : [];
     if (syntax.length > 0) {
       problem = [problem, `${syntax.join('; ')} (the run matches it as written)`]
         .filter((part) => part !== undefined)

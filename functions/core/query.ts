@@ -38,10 +38,12 @@
  *
  * Full-width and other compatibility forms of the ASCII characters above (`（` `）` `＂` `ＡＮＤ`
  * `：` `－` `＊`, what Japanese, Chinese and Korean input methods type) read as those characters,
- * one for one, so columns are unchanged. Typographic double quotes (`“ ”`) outside a phrase, typed
- * dashes (`–` `—` `−` `‐`) where `-` would negate (before a term, phrase or group; not before a
- * digit, where `−10` is a negative figure) and control
- * characters are refused with the fix: they would make terms that never match what was meant.
+ * one for one, so columns are unchanged. Typographic double quotes (`“ ”`) outside a phrase and
+ * control characters are refused with the fix: they would make terms that never match what was
+ * meant. A typed dash (`–` `—` `−` `‐`) is text, as it always was, so a stored query keeps matching
+ * as it did; where `-` would negate (before a term, phrase or group, not before a figure such as
+ * `−10`, `–$10` or `−.5%`) {@link typedDashProblems} names it for the person writing a rule, and the
+ * CLI and the console refuse one a write adds.
  *
  * ## Semantics
  *
@@ -293,17 +295,28 @@ function refuseTypographicQuote(chars: readonly string[], at: number): never {
 }
 
 /**
- * Refuses a typed dash (en dash, minus sign, ...) that starts a token and is followed by an operand: it
- * would be part of the term (`–rumor`), which matches nothing, where `-` (NOT) was meant. A dash
- * on its own, inside a word (`COVID–19`) or before a digit (`−10도`, a negative figure) stays a
- * term, as `-` inside one does.
+ * A typed dash (en dash, minus sign, ...) starting a token before an operand, where `-` (NOT) was
+ * probably meant: the query reads it as text (`–rumor` is one term, as it always was, so stored
+ * rules keep matching as they did), and {@link typedDashProblems} names it where a person writes a
+ * rule. `text` is the dash with its operand (`–rumor`), to compare a written query with the stored one.
  */
-function refuseTypographicDash(
+export interface TypedDashProblem {
+  readonly column: number;
+  readonly text: string;
+  readonly message: string;
+}
+
+/**
+ * Describes a typed dash that starts a token and is followed by an operand: it is part of the term
+ * (`–rumor`), which matches nothing, where `-` (NOT) was meant. A dash on its own, inside a word
+ * (`COVID–19`) or before a figure (`−10도`, `–$10`, `−.5%`, `—½`) is not described.
+ */
+function describeTypedDash(
   written: readonly string[],
   chars: readonly string[],
   at: number,
   afterField: boolean,
-): never {
+): TypedDashProblem {
   const char = written[at] ?? '';
   // After `title:` the NOT goes before the scope: `-title:rumor` (`title:-rumor` does not parse).
   let field = '';
@@ -331,17 +344,18 @@ function refuseTypographicDash(
   }
   const literal =
     next === '(' || next === '"' ? '' : ` (to search for the dash itself, put it in a phrase: "${char}${operand}")`;
-  return fail(
-    `${TYPOGRAPHIC_DASHES.get(char) ?? 'a dash'} (${char}, ${listCodePoints(char)}) at column ${at + 1} is not NOT; write -${field}${operand} with an ASCII hyphen-minus for NOT${literal}`,
-    at + 1,
-    "'-' (ASCII hyphen-minus)",
-  );
+  return {
+    column: at + 1,
+    text: `${char}${operand}`,
+    message: `${TYPOGRAPHIC_DASHES.get(char) ?? 'a dash'} (${char}, ${listCodePoints(char)}) at column ${at + 1} is not NOT; write -${field}${operand} with an ASCII hyphen-minus for NOT${literal}`,
+  };
 }
 
-/** A decimal digit of any script (`1`, `١`): after a typed dash, a negative figure, not a NOT. */
-const DIGIT = /^\p{Nd}$/u;
+/** A number of any kind (`1`, `١`, `½`) or a currency sign: after a typed dash, a figure, not a NOT. */
+const FIGURE = /^[\p{N}\p{Sc}]$/u;
+const NUMBER = /^\p{N}$/u;
 
-function lex(written: readonly string[]): Token[] {
+function lex(written: readonly string[], typedDashes?: TypedDashProblem[]): Token[] {
   const chars = written.map(syntaxForm);
   const tokens: Token[] = [];
   let at = 0;
@@ -350,6 +364,22 @@ function lex(written: readonly string[]): Token[] {
   while (at < chars.length) {
     const char = chars[at];
     const column = at + 1;
+    const next = chars[at + 1];
+    if (
+      typedDashes !== undefined &&
+      TYPOGRAPHIC_DASHES.has(char ?? '') &&
+      (at === 0 || at === afterField || endsWord(chars[at - 1])) &&
+      next !== undefined &&
+      !isSpace(next) &&
+      next !== ')' &&
+      // Before a figure it is a minus sign (`기온 −10도`, `日経平均 −1000円`, `–$10`, `−.5%`, `—½`).
+      !FIGURE.test(next) &&
+      !(next === '.' && NUMBER.test(chars[at + 2] ?? ''))
+    ) {
+      typedDashes.push(describeTypedDash(written, chars, at, at === afterField));
+    }
+    // Whatever it was meant as, the dash is read as text, as it always was: a stored query keeps
+    // matching exactly as before, and the run never skips its rule for it.
     if (isSpace(char)) {
       at++;
     } else if (char === '(' || char === ')') {
@@ -396,16 +426,6 @@ function lex(written: readonly string[]): Token[] {
       }
       tokens.push({ kind: 'minus', column });
       at++;
-    } else if (
-      TYPOGRAPHIC_DASHES.has(char ?? '') &&
-      (at === 0 || at === afterField || endsWord(chars[at - 1])) &&
-      !isSpace(chars[at + 1]) &&
-      chars[at + 1] !== ')' &&
-      chars[at + 1] !== undefined &&
-      // Before a digit it is a minus sign, as written in figures (`기온 −10도`, `日経平均 −1000円`).
-      !DIGIT.test(chars[at + 1] ?? '')
-    ) {
-      refuseTypographicDash(written, chars, at, at === afterField);
     } else {
       // A field scope: ASCII letters and a colon at the start of a word (`title:`).
       let letters = at;
@@ -774,6 +794,41 @@ export function parseQuery(text: string): QueryNode {
     fail('the query is empty; write at least one term, or remove the query attribute', 1, OPERAND);
   }
   return new Parser(tokens).query();
+}
+
+/**
+ * The typed dashes of `query` that start a token before an operand (`chips –rumor`), where `-`
+ * (NOT) was probably meant, each with the ASCII form to write. {@link parseQuery} reads them as
+ * text, as it always did; this is advice for the person writing a rule. Empty for a query that
+ * does not parse (its syntax error says more).
+ */
+export function typedDashProblems(query: string): TypedDashProblem[] {
+  const found: TypedDashProblem[] = [];
+  try {
+    lex(Array.from(query), found);
+  } catch (error) {
+    if (!(error instanceof QuerySyntaxError)) throw error;
+    return [];
+  }
+  return found;
+}
+
+/**
+ * The typed dashes {@link typedDashProblems} names in `query` (a rule's query as written), less
+ * those the stored rule's query (`stored`) already has: a stored one is matched as it always was,
+ * and refusing it would stop every other edit of the rule.
+ */
+export function newTypedDashProblems(query: unknown, stored?: unknown): TypedDashProblem[] {
+  if (typeof query !== 'string') return [];
+  const kept = new Map<string, number>();
+  for (const { text } of typeof stored === 'string' ? typedDashProblems(stored) : []) {
+    kept.set(text, (kept.get(text) ?? 0) + 1);
+  }
+  return typedDashProblems(query).filter(({ text }) => {
+    const left = kept.get(text) ?? 0;
+    kept.set(text, left - 1);
+    return left <= 0;
+  });
 }
 
 // --- Printing ----------------------------------------------------------------------------------

@@ -595,6 +595,47 @@ describe('rules put from flags, enable, disable, delete', () => {
     });
   });
 
+  it('a typed dash in a query where - (NOT) was meant: refused where a person writes it, a warning on a stored rule, which still runs and can be edited', async () => {
+    const documents = sandbox.stack.clients.documents;
+    // Saved before the check existed: the run reads –rumor as text, as it always did.
+    const stored = (await getItem(documents, rulesTable(), 'markets-rates')) ?? {};
+    await documents.send(
+      new PutCommand({ TableName: rulesTable().tableName, Item: { ...stored, query: 'chips \u2013rumor' } }),
+    );
+    const listed = await sandbox.cli(['--json', 'rules', 'list']);
+    expect(listed.code, listed.stderr).toBe(0);
+    const row = listed
+      .json<{ ruleId: string; valid: boolean; problem?: string }[]>()
+      .find((r) => r.ruleId === 'markets-rates');
+    expect(row?.valid).toBe(true);
+    expect(row?.problem).toContain('write -rumor with an ASCII hyphen-minus for NOT');
+
+    // Another edit of that rule is not blocked by the dash its query already had.
+    const described = await sandbox.cli(['rules', 'update', 'markets-rates', '--description', 'Rates']);
+    expect(described.code, described.stderr).toBe(0);
+    expect(described.stderr).toContain('stored already, so kept');
+
+    // One the write adds is refused with the ASCII form; a minus sign before a figure is not.
+    const [added, created, figure] = await Promise.all([
+      sandbox.cli(['rules', 'update', 'markets-rates', '--query', 'chips \u2013rumor \u2014(a OR b)']),
+      sandbox.cli(['rules', 'create', 'wire', '--audience', 'chips-team', '--query', '반도체 \u2013삼성']),
+      sandbox.cli(['rules', 'validate', '-'], {
+        input: JSON.stringify({
+          ruleId: 'wire',
+          audienceId: 'chips-team',
+          query: 'x \u2013$10 \u2212.5% \u2014\u00bd',
+        }),
+      }),
+    ]);
+    expect(added.code).toBe(2);
+    expect(added.stderr).toContain('write -(a OR b) with an ASCII hyphen-minus for NOT');
+    expect(added.stderr).not.toContain('write -rumor');
+    expect(created.code).toBe(2);
+    expect(created.stderr).toContain('write -삼성 with an ASCII hyphen-minus for NOT');
+    expect(figure.code, figure.stderr).toBe(0);
+    expect(await getItem(documents, rulesTable(), 'wire')).toBeUndefined();
+  });
+
   it('put --file refuses a file that would undo an edit made in the DynamoDB console since its version, and takes one made after it', async () => {
     const documents = sandbox.stack.clients.documents;
     const exportRule = async () => {

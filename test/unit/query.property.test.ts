@@ -7,10 +7,13 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { naiveMatch } from '#core/matcher';
+import { buildRuleSet } from '#core/model';
 import {
   evaluateQuery,
   formatQuery,
   leafOccurrences,
+  newTypedDashProblems,
   parseQuery,
   QUERY_LIMITS,
   type QueryField,
@@ -18,6 +21,7 @@ import {
   type QueryNode,
   QuerySyntaxError,
   queryAnchors,
+  typedDashProblems,
   wordsBetween,
 } from '#core/query';
 import { containsTerm, normalizeText } from '#core/text';
@@ -419,19 +423,63 @@ describe('typed dashes meant as NOT', () => {
   );
   const closing = (text: string) => (text.endsWith('(') ? ')' : '');
 
-  it('before a term, phrase or group, any of them is refused at its column with the ASCII form to write', () => {
+  /** The parsed query, leaving out each term's normalized form (NFKC folds some dashes). */
+  const shape = (query: string) =>
+    JSON.stringify(parseQuery(query), (key, value: unknown) => (key === 'norm' ? undefined : value));
+  /** The query with each typed dash read as the letter ж would be: text, as before efe6409 (7f11c77). */
+  const asLetter = (query: string, typed: string) => shape(query.replaceAll(typed, 'ж')).replaceAll('ж', typed);
+
+  it('before a term, phrase or group, the run reads any of them as text, as stored rules had it', () => {
     fc.assert(
       fc.property(before, dash, operand, (head, typed, negated) => {
         const query = `${head}${typed}${negated}${closing(head)}`;
-        let error: unknown;
-        try {
-          parseQuery(query);
-        } catch (caught) {
-          error = caught;
-        }
-        expect(error).toBeInstanceOf(QuerySyntaxError);
-        const { column, message } = error as QuerySyntaxError;
+        expect(shape(query), query).toBe(asLetter(query, typed));
+        const ruleSet = buildRuleSet(
+          [{ ruleId: 'stored', audienceId: 'desk', query }],
+          [{ audienceId: 'desk', topicArn: 'arn:aws:sns:us-east-1:123456789012:desk' }],
+        );
+        expect(ruleSet.rejected, query).toEqual([]);
+        expect(ruleSet.rules.map((rule) => rule.ruleId)).toEqual(['stored']);
+      }),
+    );
+  });
+
+  it('a stored query with one keeps matching: the run neither skips the rule nor reads a NOT', () => {
+    for (const typed of ['\u2013', '\u2014', '\u2212', '\u2010']) {
+      const ruleSet = buildRuleSet(
+        [
+          { ruleId: 'ko', audienceId: 'desk', query: `반도체 ${typed}삼성` },
+          { ruleId: 'en', audienceId: 'desk', query: `Seoul ${typed}Yonhap` },
+          { ruleId: 'price', audienceId: 'desk', query: `x ${typed}$10` },
+        ],
+        [{ audienceId: 'desk', topicArn: 'arn:aws:sns:us-east-1:123456789012:desk' }],
+      );
+      expect(ruleSet.rejected).toEqual([]);
+      const matched = (title: string) =>
+        naiveMatch(ruleSet.rules, {
+          key: 'id:1',
+          title,
+          summary: '',
+          url: 'https://news.example.com/1',
+          publishedAt: 0,
+          categories: [],
+          categoryNames: [],
+        }).flatMap((match) => match.rules.map((rule) => rule.ruleId));
+      expect(matched(`반도체 ${typed}삼성 발표`)).toEqual(['ko']);
+      expect(matched(`Seoul ${typed}Yonhap`)).toEqual(['en']);
+      expect(matched(`x ${typed}$10`)).toEqual(['price']);
+    }
+  });
+
+  it('before a term, phrase or group, typedDashProblems names any of them at its column with the ASCII form to write', () => {
+    fc.assert(
+      fc.property(before, dash, operand, (head, typed, negated) => {
+        const query = `${head}${typed}${negated}${closing(head)}`;
+        const found = typedDashProblems(query);
+        expect(found, query).toHaveLength(1);
+        const { column, message, text } = found[0] ?? { column: 0, message: '', text: '' };
         expect(column).toBe([...head].length + 1);
+        expect(text).toBe(`${typed}${negated}`);
         expect(message).toContain(`(${typed}, U+`);
         expect(message).toContain(`is not NOT; write -`);
         expect(message).toContain('with an ASCII hyphen-minus for NOT');
@@ -441,6 +489,21 @@ describe('typed dashes meant as NOT', () => {
         expect(message).toContain(`write ${written} with`);
         const fixed = `${scoped ? head.slice(0, -'title:'.length) : head}${written}${closing(head)}`;
         expect(formatQuery(parseQuery(fixed))).toContain('NOT');
+        // Refused only where the write adds it: the stored query's own is kept.
+        expect(newTypedDashProblems(query, query)).toEqual([]);
+        expect(newTypedDashProblems(`${query} chips`, query)).toEqual([]);
+        expect(newTypedDashProblems(query, 'chips')).toHaveLength(1);
+      }),
+    );
+  });
+
+  it('before a figure (a number of any kind, a currency sign, or a point and a digit) none is named', () => {
+    const figure = fc.constantFrom('10', '١٠', '½', '$10', '€5', '₩1000', '.5%');
+    fc.assert(
+      fc.property(dash, figure, fc.boolean(), (typed, tail, first) => {
+        const query = first ? `${typed}${tail} x` : `x ${typed}${tail}`;
+        expect(typedDashProblems(query), query).toEqual([]);
+        expect(shape(query), query).toBe(asLetter(query, typed));
       }),
     );
   });

@@ -9,6 +9,7 @@ import type { Context, Hono } from 'hono';
 import { html } from 'hono/html';
 import { newKeywordSyntaxProblems } from '#core/keyword-syntax';
 import { parseRule, type Rule, ruleAttributes } from '#core/model';
+import { newTypedDashProblems } from '#core/query';
 import { canonicalValue, diffVersions } from '#core/workbench/rule-history';
 import { hint } from '../../hints.ts';
 import { auditAttributes, getItem, type Item, listItems, versionOf, withoutAudit, writeItems } from '../../items.ts';
@@ -231,7 +232,8 @@ export function storedDigest(item: Item | undefined): string {
 /**
  * What stops the run from accepting the rule (its own schema), and a missing audience. With
  * `written` (the rule is being saved over `written.stored`), also a keyword the save adds in query
- * syntax (functions/core/keyword-syntax.ts): the run would match it literally, never as meant.
+ * syntax (functions/core/keyword-syntax.ts) and a typed dash the save adds to the query where `-`
+ * (NOT) was meant (`typedDashProblems`): the run would read them literally, never as meant.
  */
 async function problemsOf(
   services: ConsoleServices,
@@ -242,6 +244,7 @@ async function problemsOf(
   const problems = parsed.ok ? [] : parsed.rejected.reason.split('; ');
   if (written !== undefined) {
     problems.push(...newKeywordSyntaxProblems(item, written.stored).map(({ message }) => message));
+    problems.push(...newTypedDashProblems(item.query, written.stored?.query).map(({ message }) => `query: ${message}`));
   }
   if (typeof item.audienceId === 'string' && item.audienceId !== '') {
     const audience = await storedAudience(services.target, item.audienceId);
