@@ -306,6 +306,17 @@ function normalized(previous: Item | undefined): Item | undefined {
 /** What a file may carry that is never stored: the fingerprint `rules export` writes. */
 const exportAttributes: readonly string[] = ['fingerprint'];
 
+/**
+ * A stored item without the export attributes: a `fingerprint` found on the item (an export pasted
+ * into the DynamoDB console) says nothing about which state an edit made from the item started
+ * from, so only a rule read from a file is judged by it, and a write made from the item drops it.
+ */
+function withoutExportAttributes(item: Item): Item {
+  const rest = { ...item };
+  for (const name of exportAttributes) delete rest[name];
+  return rest;
+}
+
 /** The attributes of a rule's content: what an outside edit changes (the key, audit and export attributes left out). */
 const ruleContentAttributes = ruleAttributes.filter(
   (name) =>
@@ -475,7 +486,7 @@ async function updateRule(context: CommandContext, args: readonly unknown[], opt
     );
   }
   if (options.enable && options.disable) throw new UsageError('give --enable or --disable, not both');
-  const next: Item = { ...withoutAudit(previous), ...given };
+  const next: Item = { ...withoutExportAttributes(withoutAudit(previous)), ...given };
   // Attributes the stored item has that no rule has (a typo written by hand, such as `keyword`):
   // --clear removes them, which is how such a rule is repaired in place.
   const strays = Object.keys(withoutAudit(previous)).filter((name) => !ruleAttributes.includes(name));
@@ -767,7 +778,7 @@ async function setEnabled(context: CommandContext, args: readonly unknown[], ena
     // Enabling a rule the run would skip helps nobody: say why it is invalid instead.
     const items = ruleIds.map(
       (id): FileItem => ({
-        value: { ...stored.get(id), enabled: true },
+        value: { ...withoutExportAttributes(stored.get(id) ?? {}), enabled: true },
         label: `rule ${id}`,
         locate: () => `rule ${id} in ${table.tableName}`,
       }),

@@ -745,6 +745,29 @@ describe('rules put from flags, enable, disable, delete', () => {
     expect(stored).not.toHaveProperty('fingerprint');
   });
 
+  it('a fingerprint stored on the rule item (an export pasted into the DynamoDB console) blocks neither update nor enable, and is not written back', async () => {
+    const documents = sandbox.stack.clients.documents;
+    const exported = await sandbox.cli(['rules', 'export', 'markets-finance', '--format', 'json']);
+    expect(exported.code, exported.stderr).toBe(0);
+    const pasted = (JSON.parse(exported.stdout) as { rules: Record<string, unknown>[] }).rules[0] ?? {};
+    // Pasted, then edited there: the pasted fingerprint is no longer the stored content's.
+    await documents.send(
+      new PutCommand({
+        TableName: rulesTable().tableName,
+        Item: { ...pasted, enabled: false, description: 'pasted' },
+      }),
+    );
+    const enabled = await sandbox.cli(['rules', 'enable', 'markets-finance']);
+    expect(enabled.code, enabled.stderr).toBe(0);
+    expect(enabled.stderr).not.toContain('fingerprint');
+    const updated = await sandbox.cli(['rules', 'update', 'markets-finance', '--description', 'edited']);
+    expect(updated.code, updated.stderr).toBe(0);
+    expect(updated.stderr).not.toContain('fingerprint');
+    const stored = await getItem(documents, rulesTable(), 'markets-finance');
+    expect(stored).toMatchObject({ description: 'edited', enabled: true });
+    expect(stored).not.toHaveProperty('fingerprint');
+  });
+
   it('a put guarded by content fails when the item was edited in the DynamoDB console after the read, version kept', async () => {
     const documents = sandbox.stack.clients.documents;
     const guard = ['audienceId', 'categories', 'excludeKeywords', 'statuses', 'keywords', 'description'];
