@@ -215,12 +215,20 @@ async function checkRules(
       );
       continue;
     }
+    if (rule.fingerprint !== undefined && !FINGERPRINT_FORM.test(rule.fingerprint)) {
+      // Not what export writes: a mistake in the file, not a sign that the stored rule changed.
+      problems.push(
+        `${source.locate(['fingerprint'])}: rule "${rule.ruleId}": fingerprint ${JSON.stringify(rule.fingerprint)} is malformed (rules export writes 22 characters of A-Z, a-z, 0-9, - and _); export the rule again with '${newsAlerts()} rules export ${rule.ruleId}' and redo the change, or remove the fingerprint line to put the file by its version`,
+      );
+      continue;
+    }
     if (rule.fingerprint !== undefined && previous !== undefined && rule.fingerprint !== ruleFingerprint(previous)) {
       // The file says which stored state it was exported from: any change since is a conflict,
-      // an edit in the DynamoDB console (which keeps the version) included.
+      // an edit in the DynamoDB console (which keeps the version) included. Which of the two
+      // changed cannot be told: the stored rule, or the fingerprint in the file.
       problems.push(
         versionConflict(
-          `${source.locate(['fingerprint'])}: rule "${rule.ruleId}": the stored rule changed after the file was exported (fingerprint ${ruleFingerprint(previous)}, the file's ${rule.fingerprint}: edited in the DynamoDB console or by another write), and writing the file would undo that change; export it again with '${newsAlerts()} rules export ${rule.ruleId}' and redo the change (or leave fingerprint and version out of the file to replace the rule whatever the table holds)`,
+          `${source.locate(['fingerprint'])}: rule "${rule.ruleId}": the stored rule changed since the export, or the file's fingerprint was edited (the stored rule's fingerprint is ${ruleFingerprint(previous)}, the file's ${rule.fingerprint}), and writing the file could undo a change; export it again with '${newsAlerts()} rules export ${rule.ruleId}' and redo the change (or leave fingerprint and version out of the file to replace the rule whatever the table holds)`,
         ),
       );
       continue;
@@ -302,6 +310,9 @@ function normalized(previous: Item | undefined): Item | undefined {
   const parsed = parseRule(previous);
   return parsed.ok ? { ...parsed.value } : previous;
 }
+
+/** The form of the fingerprint `rules export` writes (ruleFingerprint: 22 base64url characters). */
+const FINGERPRINT_FORM = /^[A-Za-z0-9_-]{22}$/;
 
 /** What a file may carry that is never stored: the fingerprint `rules export` writes. */
 const exportAttributes: readonly string[] = ['fingerprint'];

@@ -734,7 +734,9 @@ describe('rules put from flags, enable, disable, delete', () => {
     const undoing = await putRule({ ...withY, statuses: ['published'] });
     expect(undoing.code, undoing.stderr).toBe(1);
     expect(undoing.json<{ error: { code: string } }>().error.code).toBe('conflict');
-    expect(undoing.stderr).toContain('rule "markets-finance": the stored rule changed after the file was exported');
+    expect(undoing.stderr).toContain(
+      'rule "markets-finance": the stored rule changed since the export, or the file\'s fingerprint was edited',
+    );
     expect(await getItem(documents, rulesTable(), 'markets-finance')).toMatchObject({ description: 'x', version: 4 });
     // Exported again, the change goes through; the fingerprint is never stored.
     const fresh = await exportRule();
@@ -743,6 +745,27 @@ describe('rules put from flags, enable, disable, delete', () => {
     const stored = await getItem(documents, rulesTable(), 'markets-finance');
     expect(stored).toMatchObject({ description: 'x', statuses: ['published'], version: 5 });
     expect(stored).not.toHaveProperty('fingerprint');
+  });
+
+  it('a hand-edited fingerprint: one of the right form is a conflict that does not claim the rule was edited; a malformed one says so and what to do', async () => {
+    const exported = await sandbox.cli(['rules', 'export', 'markets-finance', '--format', 'json']);
+    expect(exported.code, exported.stderr).toBe(0);
+    const rule = (JSON.parse(exported.stdout) as { rules: Record<string, unknown>[] }).rules[0] ?? {};
+    expect(rule.fingerprint).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    const putRule = (fingerprint: string) =>
+      sandbox.cli(['--json', 'rules', 'put', '--file', '-'], {
+        input: JSON.stringify({ rules: [{ ...rule, fingerprint, description: 'edited' }] }),
+      });
+    const [wrong, malformed] = await Promise.all([putRule('A'.repeat(22)), putRule('abc')]);
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toContain("the stored rule changed since the export, or the file's fingerprint was edited");
+    expect(wrong.stderr).not.toContain('edited in the DynamoDB console');
+    expect(malformed.code).toBe(2);
+    expect(malformed.stderr).toContain('fingerprint "abc" is malformed');
+    expect(malformed.stderr).toContain('remove the fingerprint line to put the file by its version');
+    expect(await getItem(sandbox.stack.clients.documents, rulesTable(), 'markets-finance')).not.toMatchObject({
+      description: 'edited',
+    });
   });
 
   it('a fingerprint stored on the rule item (an export pasted into the DynamoDB console) blocks neither update nor enable, and is not written back', async () => {
