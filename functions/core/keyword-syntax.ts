@@ -37,6 +37,40 @@ import {
 /** The list a keyword is in: the advice differs (an excluded keyword already excludes). */
 export type KeywordList = 'keywords' | 'excludeKeywords';
 
+/**
+ * What advice to use the query must know of the keyword's rule: the other `keywords` (any-of, so
+ * they go into the query as alternatives) and the query the rule has (kept, ANDed).
+ */
+export interface KeywordRule {
+  readonly otherKeywords?: readonly string[];
+  readonly query?: unknown;
+}
+
+/** `query` as one operand: as it is when it is one already (a word, a phrase, a group), else in parentheses. */
+function grouped(query: string): string {
+  if (/^-?[^\s()"]+$/u.test(query) || /^-?"[^"]*"$/u.test(query)) return query;
+  const open = query.startsWith('-(') ? 1 : query.startsWith('(') ? 0 : -1;
+  if (open >= 0 && query.endsWith(')')) {
+    // One group only when its opening parenthesis closes at the end.
+    let depth = 0;
+    let closes = -1;
+    for (const [at, char] of [...query].entries()) {
+      if (at < open) continue;
+      depth += char === '(' ? 1 : char === ')' ? -1 : 0;
+      if (depth === 0) {
+        closes = at;
+        break;
+      }
+    }
+    if (closes === [...query].length - 1) return query;
+  }
+  return `(${query})`;
+}
+
+/** A keyword as a query operand: a single word of letters and digits as it is, else a phrase. */
+const asQueryTerm = (keyword: string): string =>
+  /^[\p{L}\p{N}]+$/u.test(keyword) ? keyword : `"${keyword.replace(/["\uFF02\u201C\u201D]/gu, '').trim()}"`;
+
 const isDoubleQuote = (char: string): boolean => char === '"' || TYPOGRAPHIC_QUOTES.has(char);
 /** Single quotes that wrap a keyword (`'interest rate'`, `‘inflation’`); inside one they are apostrophes. */
 const OPENING_SINGLE_QUOTES = new Set(["'", '\u2018', '\u201B']);
@@ -66,7 +100,7 @@ const lowercaseHint = (operator: string): string =>
  * punctuation may well be text (see the module header).
  * @param list which list the keyword is in, for the advice
  */
-export function keywordSyntaxProblem(keyword: string, list: KeywordList): string | undefined {
+export function keywordSyntaxProblem(keyword: string, list: KeywordList, rule: KeywordRule = {}): string | undefined {
   const written = [...keyword];
   // As the query lexer reads it: `＂`, `ＯＲ` and `＊` are `"`, `OR` and `*`.
   const chars = written.map(syntaxForm);
@@ -76,7 +110,24 @@ export function keywordSyntaxProblem(keyword: string, list: KeywordList): string
   const excluded = list === 'excludeKeywords';
   const negated = (query: string): string =>
     !excluded ? query : /\s/u.test(query) && !/^(\(.*\)|".*")$/u.test(query) ? `-(${query})` : `-${query}`;
-  const asQuery = (query: string): string => `use the rule's query field: query: ${negated(query)}`;
+  const others = list === 'keywords' ? (rule.otherKeywords ?? []).filter((other) => other !== '') : [];
+  const existing = typeof rule.query === 'string' && rule.query.trim() !== '' ? rule.query.trim() : undefined;
+  /**
+   * The rule's whole query for `query` (this keyword as a query): the query is ANDed with the
+   * keywords, which are any-of, so the other keywords go into it as alternatives (and `keywords`
+   * is removed), and a query the rule has already is kept, ANDed with it.
+   */
+  const wholeQuery = (query: string): string => {
+    const own = negated(query);
+    const anyOf = others.length === 0 ? own : [...others.map(asQueryTerm), grouped(own)].join(' OR ');
+    return existing === undefined ? anyOf : `${grouped(existing)} AND ${grouped(anyOf)}`;
+  };
+  const asQuery = (query: string): string =>
+    others.length > 0
+      ? `use the rule's query field: a rule's keywords are any-of and its query is ANDed with them, so write the whole any-of as the query and remove keywords: query: ${wholeQuery(query)}`
+      : existing !== undefined
+        ? `use the rule's query field, ANDed with the query it has: query: ${wholeQuery(query)} (and remove this keyword)`
+        : `use the rule's query field: query: ${wholeQuery(query)}`;
 
   const quotes = chars.filter(isDoubleQuote).length;
   const first = chars[0] ?? '';
@@ -94,7 +145,7 @@ export function keywordSyntaxProblem(keyword: string, list: KeywordList): string
     const inside = read.slice(1, -1).trim();
     if (keywordSyntaxProblem(inside, 'keywords') === undefined) return undefined;
     // The text with its parentheses, as a query phrase: only offered when it parses (a phrase has no `"` or `*`).
-    const phrase = negated(`"${read}"`);
+    const phrase = wholeQuery(`"${read}"`);
     const literal = parses(phrase) ? `; to match the text with its parentheses, query: ${phrase}` : '';
     return `${named}: parentheses group terms only in a query; ${asQuery(read)}${literal}`;
   }
@@ -123,7 +174,7 @@ export function keywordSyntaxProblem(keyword: string, list: KeywordList): string
       const limit =
         String(distance) === near[1]
           ? ''
-          : ` (a query's NEAR takes 1 to ${QUERY_LIMITS.nearDistance} words; for both anywhere in the article, query: ${negated([...words.slice(0, index), 'AND', ...words.slice(index + 1)].join(' '))})`;
+          : ` (a query's NEAR takes 1 to ${QUERY_LIMITS.nearDistance} words; for both anywhere in the article, query: ${wholeQuery([...words.slice(0, index), 'AND', ...words.slice(index + 1)].join(' '))})`;
       return `${named}: ${why}; to ${together} them together, ${asQuery(query)}${limit}`;
     }
     if (word === 'NOT' && index < words.length - 1 && !title) {
@@ -182,15 +233,17 @@ function termsOf(value: unknown): string[] {
  * is matched as it always was, and refusing it would stop every other edit of the rule.
  */
 export function newKeywordSyntaxProblems(
-  rule: { readonly keywords?: unknown; readonly excludeKeywords?: unknown },
+  rule: { readonly keywords?: unknown; readonly excludeKeywords?: unknown; readonly query?: unknown },
   stored?: { readonly keywords?: unknown; readonly excludeKeywords?: unknown },
 ): KeywordSyntaxProblem[] {
   const problems: KeywordSyntaxProblem[] = [];
   for (const list of ['keywords', 'excludeKeywords'] as const) {
     const kept = new Set(termsOf(stored?.[list]));
+    const keywords = termsOf(rule.keywords);
     for (const [index, keyword] of termsOf(rule[list]).entries()) {
       if (keyword === '' || kept.has(keyword)) continue;
-      const problem = keywordSyntaxProblem(keyword, list);
+      const otherKeywords = list === 'keywords' ? keywords.filter((_, other) => other !== index) : keywords;
+      const problem = keywordSyntaxProblem(keyword, list, { otherKeywords, query: rule.query });
       if (problem !== undefined) problems.push({ list, index, message: `${list}[${index}]: ${problem}` });
     }
   }

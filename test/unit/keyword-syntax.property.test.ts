@@ -9,7 +9,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { newKeywordSyntaxProblems } from '#core/keyword-syntax';
-import { buildRuleSet, parseRule } from '#core/model';
+import { naiveMatch } from '#core/matcher';
+import { type Article, buildRuleSet, parseRule } from '#core/model';
 import { parseQuery } from '#core/query';
 
 const topicArn = 'arn:aws:sns:us-east-1:123456789012:desk';
@@ -237,6 +238,42 @@ describe('keywords written in query syntax', () => {
         message: expect.stringContaining('keywords[1]: "rumou*": a keyword has no wildcard'),
       },
     ]);
+  });
+
+  it('the query it advises for a keyword of a rule with other keywords keeps the any-of: the advised rule matches what the original meant', () => {
+    const audiences = [{ audienceId: 'desk', topicArn }];
+    const article = (title: string): Article => ({
+      key: 'id:1',
+      title,
+      summary: '',
+      url: 'https://news.example.com/1',
+      publishedAt: 0,
+      categories: [],
+      categoryNames: [],
+    });
+    /** The rule as advised: the query the message gives, and no keywords. */
+    const advised = (rule: { keywords: string[]; query?: string }) => {
+      const [problem] = newKeywordSyntaxProblems(rule);
+      const query = /query: (.*?)(?:; to match|$)/u.exec(problem?.message ?? '')?.[1];
+      expect(query, problem?.message).toBeDefined();
+      const ruleSet = buildRuleSet([{ ruleId: 'advised', audienceId: 'desk', query }], audiences);
+      expect(ruleSet.rejected).toEqual([]);
+      return (title: string) => naiveMatch(ruleSet.rules, article(title)).length > 0;
+    };
+    const anyOf = advised({ keywords: ['금리', 'Apple AND Samsung', 'interest rate'] });
+    expect(anyOf('금리 인상')).toBe(true);
+    expect(anyOf('interest rate cut')).toBe(true);
+    expect(anyOf('Apple and Samsung settle')).toBe(true);
+    expect(anyOf('Apple earnings')).toBe(false);
+    expect(newKeywordSyntaxProblems({ keywords: ['금리', 'Apple AND Samsung'] })[0]?.message).toContain(
+      "a rule's keywords are any-of and its query is ANDed with them",
+    );
+    // A query the rule has is kept, ANDed with the whole any-of.
+    const scoped = advised({ keywords: ['금리', 'Apple AND Samsung'], query: 'title:경제' });
+    expect(scoped('경제 금리 인상')).toBe(true);
+    expect(scoped('경제 Apple Samsung')).toBe(true);
+    expect(scoped('금리 인상')).toBe(false);
+    expect(scoped('경제 Apple')).toBe(false);
   });
 
   it('the run keeps running a stored rule with such a keyword, as before: it is no reason to skip the rule', () => {
