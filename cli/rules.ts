@@ -328,6 +328,11 @@ function withoutExportAttributes(item: Item): Item {
   return rest;
 }
 
+/** A stored item with the fingerprint of its content, as `rules export` writes it (any stored one replaced). */
+function withFingerprint(item: Item): Item {
+  return { ...item, fingerprint: ruleFingerprint(item) };
+}
+
 /** The attributes of a rule's content: what an outside edit changes (the key, audit and export attributes left out). */
 const ruleContentAttributes = ruleAttributes.filter(
   (name) =>
@@ -759,11 +764,12 @@ async function showRule(context: CommandContext, args: readonly unknown[]): Prom
       `rule ${ruleId} does not exist${hinted(await didYouMean(await context.target(), 'rule', [ruleId]), `${newsAlerts()} rules list`)}`,
     );
   }
-  // With --json the stored item alone, so it can be edited and piped back into `rules put --file -`.
+  // With --json the stored item alone, so it can be edited and piped back into `rules put --file -`,
+  // with its fingerprint as `rules export` writes it (a change since is then a conflict).
   if (context.output.json && row.problem !== undefined) {
     context.output.warn(`rule ${ruleId} ${row.valid ? '' : 'is INVALID: '}${row.problem}`);
   }
-  context.output.result(row.item, () => {
+  context.output.result(withFingerprint(row.item), () => {
     context.output.fields([
       ...Object.entries(row.item)
         .sort(([a], [b]) => ruleAttributes.indexOf(a) - ruleAttributes.indexOf(b))

@@ -95,6 +95,7 @@ describe('rules list and show', () => {
       version: 1,
       updatedBy: exampleAuthor,
       keyword: ['wafer'],
+      fingerprint: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/),
     });
     expect(invalidShow.stderr).toContain('rule typo-rule is INVALID: unknown attribute');
 
@@ -766,6 +767,28 @@ describe('rules put from flags, enable, disable, delete', () => {
     expect(await getItem(sandbox.stack.clients.documents, rulesTable(), 'markets-finance')).not.toMatchObject({
       description: 'edited',
     });
+  });
+
+  it('show --json carries the fingerprint export writes: piped into put --file, a console edit since is a conflict', async () => {
+    const documents = sandbox.stack.clients.documents;
+    const shown = await sandbox.cli(['--json', 'rules', 'show', 'markets-finance']);
+    expect(shown.code, shown.stderr).toBe(0);
+    const file = shown.json<Record<string, unknown>>();
+    const exported = await sandbox.cli(['rules', 'export', 'markets-finance', '--format', 'json']);
+    expect(file.fingerprint).toBe(
+      (JSON.parse(exported.stdout) as { rules: { fingerprint: string }[] }).rules[0]?.fingerprint,
+    );
+    // Edited in the DynamoDB console (version kept), then the shown file is put back with a change.
+    const stored = (await getItem(documents, rulesTable(), 'markets-finance')) ?? {};
+    await documents.send(
+      new PutCommand({ TableName: rulesTable().tableName, Item: { ...stored, description: 'console' } }),
+    );
+    const put = await sandbox.cli(['--json', 'rules', 'put', '--file', '-'], {
+      input: JSON.stringify({ ...file, urgent: true }),
+    });
+    expect(put.code, put.stderr).toBe(1);
+    expect(put.stderr).toContain("the stored rule changed since the export, or the file's fingerprint was edited");
+    expect(await getItem(documents, rulesTable(), 'markets-finance')).toMatchObject({ description: 'console' });
   });
 
   it('a fingerprint stored on the rule item (an export pasted into the DynamoDB console) blocks neither update nor enable, and is not written back', async () => {
