@@ -532,31 +532,33 @@ describe('rules put from flags, enable, disable, delete', () => {
     expect(await getItem(documents, rulesTable(), 'companion')).toBeUndefined();
   });
 
-  it('a keyword in query syntax: refused where a person writes it, a warning on a stored rule, which still runs and can be edited', async () => {
+  /**
+   * Stores markets-rates with `attributes` as the DynamoDB console would (no check), then: `rules
+   * list` shows it valid with `problem` as a warning, and another edit of it is not blocked.
+   */
+  async function expectStoredWarning(attributes: Record<string, unknown>, problem: string): Promise<void> {
     const documents = sandbox.stack.clients.documents;
-    // Saved in the DynamoDB console before the check existed: the run matches the keyword literally.
     const stored = (await getItem(documents, rulesTable(), 'markets-rates')) ?? {};
-    await documents.send(
-      new PutCommand({
-        TableName: rulesTable().tableName,
-        Item: { ...stored, keywords: ['rates', '"interest rate"'] },
-      }),
-    );
+    await documents.send(new PutCommand({ TableName: rulesTable().tableName, Item: { ...stored, ...attributes } }));
     const listed = await sandbox.cli(['--json', 'rules', 'list']);
     expect(listed.code, listed.stderr).toBe(0);
     const row = listed
       .json<{ ruleId: string; valid: boolean; problem?: string }[]>()
       .find((r) => r.ruleId === 'markets-rates');
     expect(row?.valid).toBe(true);
-    expect(row?.problem).toContain('write interest rate without quotes');
-    const shown = await sandbox.cli(['rules', 'show', 'markets-rates']);
-    expect(shown.stdout).not.toContain('INVALID');
-    expect(shown.stdout).toContain('the run matches it as written');
-
-    // Another edit of that rule is not blocked by the keyword it already had.
+    expect(row?.problem).toContain(problem);
     const described = await sandbox.cli(['rules', 'update', 'markets-rates', '--description', 'Rates']);
     expect(described.code, described.stderr).toBe(0);
     expect(described.stderr).toContain('stored already, so kept');
+  }
+
+  it('a keyword in query syntax: refused where a person writes it, a warning on a stored rule, which still runs and can be edited', async () => {
+    const documents = sandbox.stack.clients.documents;
+    // Saved in the DynamoDB console before the check existed: the run matches the keyword literally.
+    await expectStoredWarning({ keywords: ['rates', '"interest rate"'] }, 'write interest rate without quotes');
+    const shown = await sandbox.cli(['rules', 'show', 'markets-rates']);
+    expect(shown.stdout).not.toContain('INVALID');
+    expect(shown.stdout).toContain('the run matches it as written');
 
     // A keyword the write adds is refused with the advice, in every write path.
     const [added, created, validated] = await Promise.all([
@@ -599,22 +601,7 @@ describe('rules put from flags, enable, disable, delete', () => {
   it('a typed dash in a query where - (NOT) was meant: refused where a person writes it, a warning on a stored rule, which still runs and can be edited', async () => {
     const documents = sandbox.stack.clients.documents;
     // Saved before the check existed: the run reads –rumor as text, as it always did.
-    const stored = (await getItem(documents, rulesTable(), 'markets-rates')) ?? {};
-    await documents.send(
-      new PutCommand({ TableName: rulesTable().tableName, Item: { ...stored, query: 'chips \u2013rumor' } }),
-    );
-    const listed = await sandbox.cli(['--json', 'rules', 'list']);
-    expect(listed.code, listed.stderr).toBe(0);
-    const row = listed
-      .json<{ ruleId: string; valid: boolean; problem?: string }[]>()
-      .find((r) => r.ruleId === 'markets-rates');
-    expect(row?.valid).toBe(true);
-    expect(row?.problem).toContain('write -rumor with an ASCII hyphen-minus for NOT');
-
-    // Another edit of that rule is not blocked by the dash its query already had.
-    const described = await sandbox.cli(['rules', 'update', 'markets-rates', '--description', 'Rates']);
-    expect(described.code, described.stderr).toBe(0);
-    expect(described.stderr).toContain('stored already, so kept');
+    await expectStoredWarning({ query: 'chips \u2013rumor' }, 'write -rumor with an ASCII hyphen-minus for NOT');
 
     // One the write adds is refused with the ASCII form; a minus sign before a figure is not.
     const [added, created, figure] = await Promise.all([

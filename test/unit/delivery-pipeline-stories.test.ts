@@ -118,6 +118,28 @@ function pipelineFor(
   return { pipeline, state, notifier, counts, stories };
 }
 
+/**
+ * A run that dies at its first publish after reading `matches`: its story markers are written,
+ * its leads never reached SNS.
+ */
+async function crashAtFirstPublish(
+  audiences: readonly Audience[],
+  state: CountingState,
+  matches: readonly AudienceMatch[],
+): Promise<void> {
+  const crashing = new MemoryNotifier();
+  crashing.publish = async () => {
+    throw new Error('simulated crash while publishing');
+  };
+  const { pipeline } = pipelineFor(audiences, { state, notifier: crashing });
+  await expect(
+    (async () => {
+      await pipeline.add(matches);
+      await pipeline.flush();
+    })(),
+  ).rejects.toThrow(/simulated crash/);
+}
+
 /** Copies of story `n` from different outlets. */
 const copies = (n: number, count: number, overrides: Partial<Article> = {}): Article[] =>
   Array.from({ length: count }, (_, copy) =>
@@ -214,17 +236,7 @@ describe('collapsing copies of a story', () => {
     const desk = audienceOf('desk', { collapse: 'story' });
     const state = new CountingState();
     // Run 1 dies at its first publish: the marker is written, the lead never reached SNS.
-    const crashing = new MemoryNotifier();
-    crashing.publish = async () => {
-      throw new Error('simulated crash while publishing');
-    };
-    const first = pipelineFor([desk], { state, notifier: crashing });
-    await expect(
-      (async () => {
-        await first.pipeline.add(matchesFor('desk', copies(1, 2)));
-        await first.pipeline.flush();
-      })(),
-    ).rejects.toThrow(/simulated crash/);
+    await crashAtFirstPublish([desk], state, matchesFor('desk', copies(1, 2)));
     expect(state.ledger.has('desk|id:s1-0')).toBe(false);
 
     const second = pipelineFor([desk], { state });
@@ -267,17 +279,7 @@ describe('collapsing copies of a story', () => {
   it('a copy in a later run is not collapsed into a lead that never reached the audience (its publish failed, then it stopped matching): the copy carries the story', async () => {
     const desk = audienceOf('desk', { collapse: 'story' });
     const state = new CountingState();
-    const crashing = new MemoryNotifier();
-    crashing.publish = async () => {
-      throw new Error('simulated SNS outage');
-    };
-    const first = pipelineFor([desk], { state, notifier: crashing });
-    await expect(
-      (async () => {
-        await first.pipeline.add(matchesFor('desk', copies(1, 1)));
-        await first.pipeline.flush();
-      })(),
-    ).rejects.toThrow(/SNS outage/);
+    await crashAtFirstPublish([desk], state, matchesFor('desk', copies(1, 1)));
     expect(state.ledger.get(deliveryId(storyMarkerKey('desk', 'story-1')))?.leadArticleKey).toBe('id:s1-0');
 
     // The rule was edited meanwhile: the lead no longer matches, only a later copy does.
@@ -363,17 +365,7 @@ describe('collapsing copies of a story', () => {
   it('a lead a marker names that comes back unrenderable is parked, and a copy read with it carries the story', async () => {
     const desk = audienceOf('desk', { collapse: 'story' });
     const state = new CountingState();
-    const crashing = new MemoryNotifier();
-    crashing.publish = async () => {
-      throw new Error('simulated crash while publishing');
-    };
-    const first = pipelineFor([desk], { state, notifier: crashing });
-    await expect(
-      (async () => {
-        await first.pipeline.add(matchesFor('desk', copies(1, 1)));
-        await first.pipeline.flush();
-      })(),
-    ).rejects.toThrow(/simulated crash/);
+    await crashAtFirstPublish([desk], state, matchesFor('desk', copies(1, 1)));
 
     const [lead, copy] = copies(1, 2);
     const second = pipelineFor([desk], { state });
@@ -460,17 +452,7 @@ describe('collapsing copies of a story', () => {
 
     it('when the lead an earlier run could not send is read again with it, and would now be held', async () => {
       const state = new CountingState();
-      const crashing = new MemoryNotifier();
-      crashing.publish = async () => {
-        throw new Error('simulated crash while publishing');
-      };
-      const first = pipelineFor([quiet], { state, notifier: crashing });
-      await expect(
-        (async () => {
-          await first.pipeline.add([matchOf('desk', lead!)]);
-          await first.pipeline.flush();
-        })(),
-      ).rejects.toThrow(/simulated crash/);
+      await crashAtFirstPublish([quiet], state, [matchOf('desk', lead!)]);
 
       const second = pipelineAt(state);
       await second.pipeline.add([matchOf('desk', lead!), matchOf('desk', copy!, true)]);

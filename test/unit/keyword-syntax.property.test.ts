@@ -12,6 +12,7 @@ import { newKeywordSyntaxProblems } from '#core/keyword-syntax';
 import { naiveMatch } from '#core/matcher';
 import { type Article, buildRuleSet, parseRule } from '#core/model';
 import { parseQuery } from '#core/query';
+import { article as articleOf } from '#test/fake-ports';
 
 const topicArn = 'arn:aws:sns:us-east-1:123456789012:desk';
 const LISTS = ['keywords', 'excludeKeywords'] as const;
@@ -242,15 +243,7 @@ describe('keywords written in query syntax', () => {
 
   it('the query it advises for a keyword of a rule with other keywords keeps the any-of: the advised rule matches what the original meant', () => {
     const audiences = [{ audienceId: 'desk', topicArn }];
-    const article = (title: string): Article => ({
-      key: 'id:1',
-      title,
-      summary: '',
-      url: 'https://news.example.com/1',
-      publishedAt: 0,
-      categories: [],
-      categoryNames: [],
-    });
+    const article = (title: string): Article => articleOf('1', { title, summary: '' });
     /** The rule as advised: the query the message gives, and no keywords. */
     const advised = (rule: { keywords: string[]; query?: string }) => {
       const [problem] = newKeywordSyntaxProblems(rule);

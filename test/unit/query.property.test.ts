@@ -25,6 +25,7 @@ import {
   wordsBetween,
 } from '#core/query';
 import { containsTerm, normalizeText } from '#core/text';
+import { article as articleOf } from '#test/fake-ports';
 
 /** Terms in the three scripts, chosen to overlap and nest (`rate`/`rates`/`corporate`, `반도체`/`도체`). */
 const TERMS = [
@@ -456,15 +457,9 @@ describe('typed dashes meant as NOT', () => {
       );
       expect(ruleSet.rejected).toEqual([]);
       const matched = (title: string) =>
-        naiveMatch(ruleSet.rules, {
-          key: 'id:1',
-          title,
-          summary: '',
-          url: 'https://news.example.com/1',
-          publishedAt: 0,
-          categories: [],
-          categoryNames: [],
-        }).flatMap((match) => match.rules.map((rule) => rule.ruleId));
+        naiveMatch(ruleSet.rules, articleOf('1', { title, summary: '' })).flatMap((match) =>
+          match.rules.map((rule) => rule.ruleId),
+        );
       expect(matched(`반도체 ${typed}삼성 발표`)).toEqual(['ko']);
       expect(matched(`Seoul ${typed}Yonhap`)).toEqual(['en']);
       expect(matched(`x ${typed}$10`)).toEqual(['price']);
