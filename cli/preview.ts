@@ -426,21 +426,33 @@ async function collapseCopies(
   }
   const state = new DynamoStateStore({ documents, tableName, log });
   const markers = markerKeys.size > 0 ? await state.readDeliveries([...markerKeys.values()]) : new Map();
+  // A marker is written before its lead goes out: the story reached the audience only if the
+  // lead's own ledger entry says so (sent, or held and not dropped or parked by its release), as
+  // the pipeline checks it. A lead whose publish failed has a marker and no entry, and its copy
+  // carries the story.
+  const leadKeys = [...markers.values()].flatMap((marker) =>
+    marker.leadArticleKey === undefined ? [] : [{ audienceId: marker.audienceId, articleKey: marker.leadArticleKey }],
+  );
+  const leadEntries = leadKeys.length > 0 ? await state.readDeliveries(leadKeys) : new Map();
+  const reached = (audienceId: string, articleKey: string): boolean => {
+    const entry = leadEntries.get(deliveryId({ audienceId, articleKey }));
+    return entry !== undefined && entry.releaseOutcome !== 'dropped' && entry.releaseOutcome !== 'parked';
+  };
   const leads = new Map<string, string>();
   for (const match of matches) {
     const storyId = assignments.get(match.article.key)?.storyId;
     if (storyId === undefined) continue;
     const story = deliveryId(storyMarkerKey(match.audienceId, storyId));
     const id = deliveryId({ audienceId: match.audienceId, articleKey: match.article.key });
-    const marker = markers.get(story);
+    const lead = markers.get(story)?.leadArticleKey;
     // As the pipeline decides: a marker without its lead (damaged by hand) collapses nothing.
-    if (marker?.leadArticleKey !== undefined && marker.leadArticleKey !== match.article.key) {
+    if (lead !== undefined && lead !== match.article.key && reached(match.audienceId, lead)) {
       collapsed.set(id, 'sent');
       continue;
     }
-    const lead = leads.get(story);
-    if (lead === undefined) leads.set(story, match.article.key);
-    else if (lead !== match.article.key) collapsed.set(id, 'window');
+    const first = leads.get(story);
+    if (first === undefined) leads.set(story, match.article.key);
+    else if (first !== match.article.key) collapsed.set(id, 'window');
   }
   return collapsed;
 }

@@ -223,7 +223,18 @@ describe('preview and replay with stories', () => {
         storyId,
         leadArticleKey: 'id:elsewhere-lead',
       },
-      // The lead's own entry: a marker alone says the lead was about to go out, not that it did.
+    ]);
+    // A marker alone says the lead was about to go out, not that it did (its publish may have
+    // failed): the run would send the copy, so the preview counts it as an alert.
+    const markerOnly = await sandbox.cli(previewArgs);
+    expect(markerOnly.code, markerOnly.stderr).toBe(0);
+    expect(markerOnly.json<PreviewJson>().audiences.find((entry) => entry.audienceId === audienceId)).toMatchObject({
+      notifications: row?.notifications,
+      collapsed: row?.collapsed,
+      collapsedIntoSent: 0,
+    });
+    // The lead's own entry: now the story reached the audience.
+    await state.recordDelivered([
       { audienceId, articleKey: 'id:elsewhere-lead', deliveredAt: Date.now() - 60_000, ruleIds: [], storyId },
     ]);
 
