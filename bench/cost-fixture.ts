@@ -220,6 +220,22 @@ export const RESULTS_MD = {
     insideHour: { records: 740, writeUnits: 3_048 },
     afterHour: { records: 2_000, writeUnits: 8_254 },
   },
+  /**
+   * Section 8, the story index (story collapse) per article filed: request units of the DynamoDB
+   * adapter over 20,000 articles of the cost stream (30% reworded copies, one window, so 77.5% of
+   * them start a story: each start writes its story item and 32 band items), and the index's
+   * storage per article (story and band items, kept the window plus a day; the filing, kept 14 days).
+   */
+  storyIndex: {
+    articles: 20_000,
+    readUnitsPerArticle: 33.1,
+    writeUnitsPerArticle: 27.7,
+    newStoryShare: 0.775,
+    /** Story and band bytes per article (storage, 100 bytes of overhead per item included). */
+    storyBytesPerArticle: 5_132 - 184,
+    /** Filing bytes per article (the same). */
+    filingBytesPerArticle: 184,
+  },
 } as const;
 
 const RESULTS = 'bench/RESULTS.md 2026-11-22';

@@ -15,6 +15,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { BANDS, STORY_WINDOW_MS } from '#core/story';
 import { awsPrices } from './aws-prices.ts';
 import {
   type DayBenchCounts,
@@ -224,6 +225,32 @@ export function spikeCostNote(): string {
   return `**Spike alerts** (opt-in per rule, [spikes](spikes.md)) are not in the totals either. Each opted-in rule keeps one record of counts (about 3.5 KB) that the runs read and rewrite: at the step bench/RESULTS.md measured for ${formatNumberPlain(rules)} opted-in rules (section 10 (c): ${formatNumberPlain(insideHour.writeUnits)} write units on a run inside an hour, ${formatNumberPlain(afterHour.writeUnits)} on the first run after it), about ${writeUnits.toFixed(0)} write units and ${readUnits.toFixed(0)} read units per opted-in rule an hour on the 5-minute schedule: ${formatUsd(usdPerRule)} per opted-in rule a month, ${formatUsd(usdPerRule * rules)} for ${formatNumberPlain(rules)}. That run read ${formatNumberPlain(RESULTS_MD.spikeStep.articlesPerRun)} articles a run (some ${formatNumberPlain(RESULTS_MD.spikeStep.articlesPerRun * 288)} a day), and ${formatNumberPlain(insideHour.records)} of the rules matched one in each run; on quieter days fewer records are written between hours, so it is an upper bound for them, and the first run after each hour writes every record whatever matched. The spike alerts themselves are deliveries like any other.`;
 }
 
+/**
+ * What story collapse adds (per audience, on for the audiences the CLI creates; not in the totals,
+ * which price what every deployment pays): each article an audience that collapses stories
+ * matches is filed in the story index, in the state table.
+ */
+export function storyCostNote(): string {
+  const {
+    articles,
+    readUnitsPerArticle,
+    writeUnitsPerArticle,
+    newStoryShare,
+    storyBytesPerArticle,
+    filingBytesPerArticle,
+  } = RESULTS_MD.storyIndex;
+  const daysPerMonth = 365 / 12;
+  const usdPerArticle =
+    writeUnitsPerArticle * awsPrices.dynamoWriteRequestUnit.usdPerUnit +
+    readUnitsPerArticle * awsPrices.dynamoReadRequestUnit.usdPerUnit;
+  // Steady state: a day's stories and bands live the 48-hour window and a day more, filings 14 days.
+  const storyDays = STORY_WINDOW_MS / 86_400_000 + 1;
+  const gbPerDailyArticle = (storyBytesPerArticle * storyDays + filingBytesPerArticle * 14) / 1e9;
+  const monthly = (perDay: number) =>
+    formatUsd(perDay * daysPerMonth * usdPerArticle + perDay * gbPerDailyArticle * awsPrices.dynamoStorage.usdPerUnit);
+  return `**Story collapse** (per audience, \`collapse: story\`, [one story, one alert](delivery.md#one-story-one-alert)) is not in the totals either, although \`news-alerts audiences create\` turns it on for every new audience (an audience item without the attribute does not collapse). Every article an audience that collapses stories matches is filed in the story index, in the state table: the DynamoDB adapter spent ${readUnitsPerArticle.toFixed(1)} read units and ${writeUnitsPerArticle.toFixed(1)} write units per article filed in bench/RESULTS.md section 8 (${formatNumberPlain(articles)} articles, ${Math.round(newStoryShare * 100)}% of them starting a story; a story's start writes its story item and one item for each of its ${BANDS} bands, and reads those bands first, strongly consistent), ${formatUsd(usdPerArticle * 1_000_000)} per million articles filed, and it keeps about ${formatNumberPlain(Math.round(storyBytesPerArticle + filingBytesPerArticle))} bytes per article (stories and bands for ${storyDays} days, filings for 14). With every article read filed, that is ${monthly(1_000)} a month at 1,000 articles a day, ${monthly(10_000)} at 10,000 and ${monthly(100_000)} at 100,000; only articles that a collapsing audience matches are filed, so a desk with one such audience pays for what that audience matches. Newsrooms whose wires carry more copies start fewer stories and pay less.`;
+}
+
 const formatNumberPlain = (value: number) => value.toLocaleString('en-US');
 
 /** The cost table and the document for `inputs`. */
@@ -232,7 +259,7 @@ export function costDocument(inputs: CostInputs, facts: StackFacts): { table: Co
   const options: RenderOptions = {
     explanation: EXPLANATION,
     assumptions: assumptionNotes(facts),
-    sesFixed: [sesFixedNote(facts), spikeCostNote()].filter((note) => note !== undefined).join('\n\n'),
+    sesFixed: [sesFixedNote(facts), spikeCostNote(), storyCostNote()].filter((note) => note !== undefined).join('\n\n'),
   };
   return { table, markdown: renderCostMarkdown(table, options) };
 }

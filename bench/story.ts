@@ -11,7 +11,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { measureStoryIndex } from '#aws/dynamo-story-index';
+import { BatchGetCommand, BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoStoryStore, measureStoryIndex } from '#aws/dynamo-story-index';
+import { measureItem } from '#aws/table-layout';
 import type { Article } from '#core/model';
 import { maxBandStories } from '#core/ports';
 import {
@@ -69,6 +71,20 @@ export interface StoryBenchResults {
     readonly stories: number;
     /** Stories the resolver read (band candidates and filed articles' stories) per article. */
     readonly storiesReadPerArticle: number;
+  };
+  /**
+   * DynamoDB request units of the index as its DynamoDB adapter (functions/aws/dynamo-story-index.ts)
+   * spends them, per article filed: every BatchGetItem key (strongly consistent: one read unit per
+   * 4 KB begun, one for a key with no item) and every BatchWriteItem put (one write unit per 1 KB
+   * begun of the larger of the old and the new item).
+   */
+  readonly requestUnits: {
+    readonly articles: number;
+    readonly readUnitsPerArticle: number;
+    readonly writeUnitsPerArticle: number;
+    readonly requestsPerArticle: number;
+    /** Share of the articles that started a story. */
+    readonly newStoryShare: number;
   };
   readonly storage: {
     readonly storyItemBytes: number;
@@ -310,6 +326,65 @@ function measureStorage(store: MemoryStoryStore, articles: number) {
   };
 }
 
+/** Articles the request-unit count files (the adapter's own code, zod parsing included, is slower than the memory store). */
+const REQUEST_UNIT_ARTICLES = 20_000;
+
+/**
+ * The real DynamoDB adapter over a document client that keeps the items in a map and counts what
+ * DynamoDB would bill for each request (the adapter uses only BatchGetItem and BatchWriteItem).
+ * Written here because no emulator counts capacity units: moto answers ConsumedCapacity with
+ * fixed figures, not from item sizes.
+ */
+export async function measureRequestUnits(
+  stream: readonly Article[],
+  batch: number,
+): Promise<StoryBenchResults['requestUnits']> {
+  const tableName = 'state';
+  const items = new Map<string, Record<string, unknown>>();
+  const units = { read: 0, write: 0, requests: 0 };
+  const keyOf = (key: Record<string, unknown>) => `${String(key.pk)}\u0000${String(key.sk)}`;
+  const bytes = (item: Record<string, unknown>) => measureItem(item).bytes;
+  const documents = {
+    async send(command: unknown): Promise<unknown> {
+      units.requests += 1;
+      if (command instanceof BatchWriteCommand) {
+        for (const request of command.input.RequestItems?.[tableName] ?? []) {
+          const item = request.PutRequest?.Item;
+          if (item === undefined) throw new Error('the story index only puts items');
+          const old = items.get(keyOf(item));
+          units.write += Math.ceil(Math.max(bytes(item), old === undefined ? 0 : bytes(old)) / 1024);
+          items.set(keyOf(item), structuredClone(item));
+        }
+        return { UnprocessedItems: {} };
+      }
+      if (command instanceof BatchGetCommand) {
+        const found: Record<string, unknown>[] = [];
+        for (const key of command.input.RequestItems?.[tableName]?.Keys ?? []) {
+          const item = items.get(keyOf(key));
+          units.read += item === undefined ? 1 : Math.ceil(bytes(item) / 4096);
+          if (item !== undefined) found.push(structuredClone(item));
+        }
+        return { Responses: { [tableName]: found }, UnprocessedKeys: {} };
+      }
+      throw new Error(`the story index sent ${(command as object).constructor.name}, which this count does not price`);
+    },
+  } as unknown as DynamoDBDocumentClient;
+  const store = new DynamoStoryStore({ documents, tableName, now: () => T0, windowMs: STORY_WINDOW_MS });
+  const resolver = new StoryResolver(store);
+  let started = 0;
+  for (let from = 0; from < stream.length; from += batch) {
+    const assigned = await resolver.assign(stream.slice(from, from + batch), { now: T0 });
+    for (const assignment of assigned.values()) if (assignment.leadArticleKey === assignment.articleKey) started += 1;
+  }
+  return {
+    articles: stream.length,
+    readUnitsPerArticle: units.read / stream.length,
+    writeUnitsPerArticle: units.write / stream.length,
+    requestsPerArticle: units.requests / stream.length,
+    newStoryShare: started / stream.length,
+  };
+}
+
 /** Item sizes are a few hundred bytes: whole bytes, not KiB (which would round them to 0). */
 const formatByteCount = (bytes: number) => `${formatNumber(Math.round(bytes))} B`;
 
@@ -338,6 +413,10 @@ export async function runStoryBench(options: {
       stories: cost.stories,
       storiesReadPerArticle: cost.storiesReadPerArticle,
     },
+    requestUnits: await measureRequestUnits(
+      articleStream(options.articles, 0.3, 20_261_123).slice(0, REQUEST_UNIT_ARTICLES),
+      batch,
+    ),
     storage: measureStorage(cost.store, options.articles),
   };
 }
@@ -466,6 +545,18 @@ export function storySection(results: StoryBenchResults, title: string): Section
             'fingerprint alone',
             `${formatNumber(median(cost.fingerprintMicros), 1)} µs`,
             cost.fingerprintMicros.map((m) => formatNumber(m, 1)).join(', '),
+          ],
+        ],
+      },
+      {
+        title: `DynamoDB request units per article filed (the DynamoDB adapter over a counting document client; the first ${formatNumber(results.requestUnits.articles)} articles of the same stream, batches of ${formatNumber(cost.batch)}, one window)`,
+        header: ['read units', 'write units', 'requests', 'articles that started a story'],
+        rows: [
+          [
+            formatNumber(results.requestUnits.readUnitsPerArticle, 1),
+            formatNumber(results.requestUnits.writeUnitsPerArticle, 1),
+            formatNumber(results.requestUnits.requestsPerArticle, 2),
+            formatShare(results.requestUnits.newStoryShare),
           ],
         ],
       },

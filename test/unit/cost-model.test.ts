@@ -14,6 +14,7 @@ import {
   estimateDayCounts,
   lambdaMsFromBench,
   placeholderInputs,
+  RESULTS_MD,
   SIZES,
   type StackFacts,
   scenarioFromDayBench,
@@ -548,6 +549,16 @@ describe('what the totals leave out, priced beside them', () => {
     expect(markdown).toContain(
       `${formatUsd(perRule)} per opted-in rule a month, ${formatUsd(perRule * 2_000)} for 2,000`,
     );
+  });
+
+  it('story collapse is priced per article filed, from the story index request units the bench measured', () => {
+    const { markdown } = costDocument(placeholderInputs(facts), facts);
+    const { readUnitsPerArticle, writeUnitsPerArticle } = RESULTS_MD.storyIndex;
+    const perMillion = (readUnitsPerArticle * 0.125e-6 + writeUnitsPerArticle * 0.625e-6) * 1_000_000;
+    expect(markdown).toContain('**Story collapse**');
+    expect(markdown).toContain(`${formatUsd(perMillion)} per million articles filed`);
+    // Not in the totals: the summary's fixed part is the same with or without the note.
+    expect(markdown).toContain('is not in the totals either');
   });
 
   it('a difference just below zero reads as such, never "$-0.00"', () => {
