@@ -320,6 +320,39 @@ describe('the console rule and audience pages', () => {
     expect(repaired.Item).not.toHaveProperty('description');
   });
 
+  it('refuses a typed dash and a keyword in query syntax that a save adds, and keeps those the rule has stored', async () => {
+    await createRule('dash-added', 'wafer');
+    const path = '/rules/dash-added';
+    const fields = formFields((await get(consoleProcess.port, path, cookie)).body, `${path}/preview`);
+    // An en dash where "-" (NOT) was meant: the run would look for the text "–samsung".
+    const dashed = await send(consoleProcess.port, 'POST', `${path}/preview`, cookie, {
+      ...fields,
+      query: 'chips –samsung',
+    });
+    expect(dashed.status).toBe(400);
+    expect(dashed.body).toContain('query: ');
+    expect(dashed.body).toContain('-samsung');
+    const quoted = await send(consoleProcess.port, 'POST', `${path}/preview`, cookie, {
+      ...fields,
+      keywords: '"interest rate"',
+    });
+    expect(quoted.status).toBe(400);
+    expect(quoted.body).toContain('interest rate');
+    expect((await sandbox.cli(['--json', 'rules', 'show', 'dash-added'])).json<{ query?: string }>().query).toBe(
+      undefined,
+    );
+
+    // Stored that way (by hand, or before the check): every other edit of the rule still saves.
+    await setByHand('rules', 'dash-added', 'query', 'chips –samsung');
+    const stored = formFields((await get(consoleProcess.port, path, cookie)).body, `${path}/preview`);
+    expect(stored.query).toBe('chips –samsung');
+    await reviewAndSave('dash-added', { ...stored, description: 'Chips, not Samsung' });
+    expect((await sandbox.cli(['--json', 'rules', 'show', 'dash-added'])).json()).toMatchObject({
+      query: 'chips –samsung',
+      description: 'Chips, not Samsung',
+    });
+  });
+
   it('validates a new rule as its review does: an existing id is not "valid"', async () => {
     const page = await get(consoleProcess.port, '/new-rule', cookie);
     const validate = /data-validate="([^"]+)"/.exec(page.body)?.[1] ?? '';
