@@ -90,6 +90,9 @@ export const EXPLANATION = `### How to read it
   nothing), CloudWatch Logs Insights queries, console and CLI use (\`news-alerts\` commands, replays).
 - **Holds and digests**: audiences in digest mode or quiet hours write held items instead of publishing;
   not modelled (every match is assumed to go out at once).
+- **Story collapse and spike alerts**: what they add depends on how many articles collapsing
+  audiences match and how many rules opt in; each is priced per unit under
+  [Features priced apart](#features-priced-apart).
 - **Taxes, support plans, savings plans and credits.**
 `;
 
@@ -248,7 +251,7 @@ export function storyCostNote(): string {
   const gbPerDailyArticle = (storyBytesPerArticle * storyDays + filingBytesPerArticle * 14) / 1e9;
   const monthly = (perDay: number) =>
     formatUsd(perDay * daysPerMonth * usdPerArticle + perDay * gbPerDailyArticle * awsPrices.dynamoStorage.usdPerUnit);
-  return `**Story collapse** (per audience, \`collapse: story\`, [one story, one alert](delivery.md#one-story-one-alert)) is not in the totals either, although \`news-alerts audiences create\` turns it on for every new audience (an audience item without the attribute does not collapse). Every article an audience that collapses stories matches is filed in the story index, in the state table: the DynamoDB adapter spent ${readUnitsPerArticle.toFixed(1)} read units and ${writeUnitsPerArticle.toFixed(1)} write units per article filed in bench/RESULTS.md section 8 (${formatNumberPlain(articles)} articles, ${Math.round(newStoryShare * 100)}% of them starting a story; a story's start writes its story item and one item for each of its ${BANDS} bands, and reads those bands first, strongly consistent), ${formatUsd(usdPerArticle * 1_000_000)} per million articles filed, and it keeps about ${formatNumberPlain(Math.round(storyBytesPerArticle + filingBytesPerArticle))} bytes per article (stories and bands for ${storyDays} days, filings for 14). With every article read filed, that is ${monthly(1_000)} a month at 1,000 articles a day, ${monthly(10_000)} at 10,000 and ${monthly(100_000)} at 100,000; only articles that a collapsing audience matches are filed, so a desk with one such audience pays for what that audience matches. Newsrooms whose wires carry more copies start fewer stories and pay less.`;
+  return `**Story collapse** (per audience, \`collapse: story\`, [one story, one alert](delivery.md#one-story-one-alert)) is not in the totals, although \`news-alerts audiences create\` turns it on for every new audience (an audience item without the attribute does not collapse). Every article an audience that collapses stories matches is filed in the story index, in the state table: the DynamoDB adapter spent ${readUnitsPerArticle.toFixed(1)} read units and ${writeUnitsPerArticle.toFixed(1)} write units per article filed in bench/RESULTS.md section 8 (${formatNumberPlain(articles)} articles, ${Math.round(newStoryShare * 100)}% of them starting a story; a story's start writes its story item and one item for each of its ${BANDS} bands, and reads those bands first, strongly consistent), ${formatUsd(usdPerArticle * 1_000_000)} per million articles filed, and it keeps about ${formatNumberPlain(Math.round(storyBytesPerArticle + filingBytesPerArticle))} bytes per article (stories and bands for ${storyDays} days, filings for 14). With every article read filed, that is ${monthly(1_000)} a month at 1,000 articles a day, ${monthly(10_000)} at 10,000 and ${monthly(100_000)} at 100,000; only articles that a collapsing audience matches are filed, so a desk with one such audience pays for what that audience matches. Newsrooms whose wires carry more copies start fewer stories and pay less.`;
 }
 
 const formatNumberPlain = (value: number) => value.toLocaleString('en-US');
@@ -259,7 +262,8 @@ export function costDocument(inputs: CostInputs, facts: StackFacts): { table: Co
   const options: RenderOptions = {
     explanation: EXPLANATION,
     assumptions: assumptionNotes(facts),
-    sesFixed: [sesFixedNote(facts), spikeCostNote(), storyCostNote()].filter((note) => note !== undefined).join('\n\n'),
+    sesFixed: sesFixedNote(facts),
+    pricedApart: [storyCostNote(), spikeCostNote()],
   };
   return { table, markdown: renderCostMarkdown(table, options) };
 }

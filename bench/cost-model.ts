@@ -686,6 +686,11 @@ export interface RenderOptions {
   readonly assumptions: readonly string[];
   /** What SES email adds to the fixed part (its alarms and secrets), placed under the email table. */
   readonly sesFixed?: string | undefined;
+  /**
+   * Features whose cost depends on how a deployment uses them (story collapse, spike alerts):
+   * one paragraph each, under their own heading, outside the totals.
+   */
+  readonly pricedApart?: readonly string[] | undefined;
 }
 
 /** Renders the whole cost document: summary, one breakdown per size, SMS, prices, assumptions. */
@@ -764,6 +769,11 @@ export function renderCostMarkdown(table: CostTable, options: RenderOptions): st
   if (options.sesFixed !== undefined) {
     out.push(options.sesFixed);
     out.push('');
+  }
+  if (options.pricedApart !== undefined && options.pricedApart.length > 0) {
+    out.push('## Features priced apart');
+    out.push('');
+    for (const paragraph of options.pricedApart) out.push(paragraph, '');
   }
 
   out.push('## Prices');

@@ -557,8 +557,12 @@ describe('what the totals leave out, priced beside them', () => {
     const perMillion = (readUnitsPerArticle * 0.125e-6 + writeUnitsPerArticle * 0.625e-6) * 1_000_000;
     expect(markdown).toContain('**Story collapse**');
     expect(markdown).toContain(`${formatUsd(perMillion)} per million articles filed`);
-    // Not in the totals: the summary's fixed part is the same with or without the note.
-    expect(markdown).toContain('is not in the totals either');
+    // Not in the totals, under its own heading with spike alerts, which "What it leaves out" links to.
+    expect(markdown).toContain('is not in the totals, although');
+    const apart = markdown.slice(markdown.indexOf('## Features priced apart'), markdown.indexOf('## Prices'));
+    expect(apart).toContain('**Story collapse**');
+    expect(apart).toContain('**Spike alerts**');
+    expect(markdown).toContain('[Features priced apart](#features-priced-apart)');
   });
 
   it('a difference just below zero reads as such, never "$-0.00"', () => {
