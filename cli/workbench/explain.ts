@@ -10,7 +10,8 @@ import { localDate } from '#core/delivery-plan';
 import { compileRules } from '#core/matcher';
 import type { Article, Audience, AudienceMatch, Rule } from '#core/model';
 import { parseAudience, parseRule } from '#core/model';
-import { deliveryId, type Log, storyMarkerKey, type Watermark } from '#core/ports';
+import { deliveryId, type Log, type ReadingState, storyMarkerKey, type Watermark } from '#core/ports';
+import { earliestScheduledRead } from '#core/reading/plan';
 import { savedTimes } from '#core/rule-reach';
 import { StoryResolver } from '#core/story';
 import {
@@ -124,6 +125,12 @@ export async function readingOf(
     return { problem: `the watermark cannot be read (${reason(error)})` };
   }
   if (watermark === undefined) return undefined;
+  let reading: ReadingState | undefined;
+  try {
+    reading = await state.readReadingState();
+  } catch (error) {
+    return { problem: `the reading state cannot be read (${reason(error)})` };
+  }
   try {
     const { run } = await target.alertRunConfig();
     return {
@@ -131,6 +138,7 @@ export async function readingOf(
       overlapMs: run.incrementalOverlapMs,
       lateArrivalMs: run.lateArrivalMs,
       ruleSavedAt,
+      earliestReadAt: earliestScheduledRead(reading, watermark.at, run),
     };
   } catch (error) {
     return { problem: `the alert function's settings cannot be read (${reason(error)})` };

@@ -278,6 +278,39 @@ describe('rules explain <rule>', () => {
     expect(kindOf(await sandbox.cli(['--json', 'deliveries', 'wb-late', '--article', 'id:wb-glacier-2']))).toBe('sent');
   });
 
+  it('says no scheduled run reads an article from before the farthest a run reads back, whenever its rules were saved', async () => {
+    // Found by review: an article listed days late was "sent at once" for a rule saved long before
+    // it, and no run ever read it. A rule written by hand (no save time) counts as saved long ago.
+    const created = await sandbox.cli(['audiences', 'create', 'wb-older', '--name', 'Older', '--time-zone', 'UTC']);
+    expect(created.code, created.stderr).toBe(0);
+    await sandbox.stack.clients.documents.send(
+      new PutCommand({
+        TableName: sandbox.stack.config.tables.rules,
+        Item: { ruleId: 'wb-older-tourism', audienceId: 'wb-older', keywords: ['tourism'], enabled: true },
+      }),
+    );
+    const shown = await sandbox.cli(['--json', 'articles', 'show', 'id:wb-glacier-2']);
+    expect(shown.code, shown.stderr).toBe(0);
+    const article = JSON.parse(shown.stdout) as { publishedAt: string };
+    const explainAt = async (publishedAt: number) =>
+      (
+        await sandbox.cli(['--json', 'rules', 'explain', 'wb-older-tourism', '--article-file', '-'], {
+          input: JSON.stringify({ ...article, publishedAt: new Date(publishedAt).toISOString() }),
+        })
+      ).json<RuleExplanationJson>().delivery;
+    const published = Date.parse(article.publishedAt);
+    // Three days back: past the late-arrival window and past what any sweep reaches (two days).
+    const old = await explainAt(published - 3 * 24 * 3_600_000);
+    expect(old).toMatchObject({ audienceId: 'wb-older', outcome: 'unread' });
+    const reading = old?.steps.find((step) => step.step === 'reading')?.why ?? '';
+    expect(reading).toContain('no scheduled run will read it');
+    expect(reading).toMatch(/news-alerts replay --from \S+ --to \S+ --audience wb-older$/);
+    // Published now: the next run reads it.
+    expect((await explainAt(Date.now()))?.steps.find((step) => step.step === 'reading')?.why).toContain(
+      'the next run reads it',
+    );
+  });
+
   it('an unknown rule, audience or article is exit 3 naming it; flags that do not go together are exit 2', async () => {
     const [rule, audience, article, sinceAlone, twoWays, queryAndArticle] = await Promise.all([
       sandbox.cli(['--json', 'rules', 'explain', 'no-such-rule', '--title', 'x']),

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { ReadingState, Watermark } from '#core/ports';
 import {
   type DayObservation,
+  earliestScheduledRead,
   minOrderEvidence,
   nextOrder,
   OrderCheck,
@@ -213,6 +214,61 @@ describe('planRead', () => {
   it('never lets a sweep reach further back than two days before the watermark', () => {
     const result = plan({ reading: { ...reading, lastSweepAt: now - 30 * 24 * 60 * minute } });
     expect(result.from).toBe(watermark.at - 2 * 24 * 60 * minute - settings.lateArrivalMs);
+  });
+
+  it('reads nothing published before earliestScheduledRead, whatever the state, settings and clock (explain relies on it)', () => {
+    const at = fc.integer({ min: now - 10 * 24 * 60 * minute, max: now });
+    const counted = fc.record({
+      days: fc.array(
+        fc.record({
+          day: fc.constant('2026-11-21'),
+          anchors: fc.array(fc.record({ key: fc.constant('id:1'), at, older: fc.nat(50), cleanAt: at }), {
+            maxLength: 3,
+          }),
+          bottomCleanAt: fc.option(at, { nil: undefined }),
+        }),
+        { maxLength: 3 },
+      ),
+    });
+    const state = fc.record({
+      order: fc.constantFrom('newest-first' as const, 'oldest-first' as const, 'unknown' as const),
+      lastSweepAt: fc.option(at, { nil: undefined }),
+      runId: fc.constant('run-6'),
+      runStatus: fc.constantFrom('completed' as const, 'incomplete' as const),
+      watermarkVersion: fc.constantFrom(7, 8),
+      resume: fc.constant([]),
+      updatedAt: at,
+      counted: fc.option(counted, { nil: undefined }),
+    });
+    fc.assert(
+      fc.property(
+        fc.option(state, { nil: undefined }),
+        at,
+        fc.integer({ min: 0, max: 48 * 60 }),
+        fc.constantFrom(0, 15, 360),
+        fc.constantFrom(0, 15),
+        fc.boolean(),
+        (readingState, watermarkAt, lateMinutes, sweepMinutes, recheckMinutes, countable) => {
+          const chosen: ReadSettings = {
+            ...settings,
+            lateArrivalMs: lateMinutes * minute,
+            fullSweepMs: sweepMinutes * minute,
+            lateRecheckMs: recheckMinutes * minute,
+          };
+          const result = planRead({
+            reading: readingState as ReadingState | undefined,
+            watermark: { ...watermark, at: watermarkAt },
+            watermarkAt,
+            now,
+            settings: chosen,
+            countable,
+          });
+          expect(result.from).toBeGreaterThanOrEqual(
+            earliestScheduledRead(readingState as ReadingState | undefined, watermarkAt, chosen),
+          );
+        },
+      ),
+    );
   });
 
   it('stops no earlier than the cutoff when the overlap is longer than the late-arrival window', () => {

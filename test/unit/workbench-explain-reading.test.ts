@@ -75,6 +75,58 @@ describe('explain: does a scheduled run read the article?', () => {
     });
   });
 
+  it('before the earliest a scheduled run still reads: unread whenever the rules were saved, with the replay', () => {
+    const published = watermarkAt - 3 * 24 * hour;
+    const explanation = explainDelivery(audience, matchOf(published, ['old']), now, {
+      usedToday: 0,
+      reading: {
+        watermarkAt,
+        overlapMs: 2 * 60_000,
+        lateArrivalMs: hour,
+        ruleSavedAt: new Map([['old', published - 30 * 24 * hour]]),
+        earliestReadAt: watermarkAt - 49 * hour,
+      },
+    });
+    expect(explanation.outcome).toBe('unread');
+    const reading = explanation.steps.find((step) => step.step === 'reading')?.why;
+    expect(reading).toContain('no scheduled run will read it');
+    expect(reading).toContain(`news-alerts replay --from ${new Date(published).toISOString()}`);
+    // Just inside it: read if listed late or swept, and planned as the run would.
+    const inside = explainDelivery(audience, matchOf(watermarkAt - 48 * hour, ['old']), now, {
+      usedToday: 0,
+      reading: {
+        watermarkAt,
+        overlapMs: 2 * 60_000,
+        lateArrivalMs: hour,
+        ruleSavedAt: new Map([['old', published]]),
+        earliestReadAt: watermarkAt - 49 * hour,
+      },
+    });
+    expect(inside.outcome).toBe('send');
+  });
+
+  it('a copy of a story the audience has is not offered a replay "to send it": the replay would collapse it too', () => {
+    const collapsing: Audience = { ...audience, collapse: 'story' };
+    const facts = {
+      usedToday: 0,
+      reading: { watermarkAt, overlapMs: 2 * 60_000, lateArrivalMs: hour, ruleSavedAt: new Map([['old', 0]]) },
+    };
+    const copy = explainDelivery(collapsing, matchOf(watermarkAt - 30 * 60_000, ['old']), now, {
+      ...facts,
+      story: { storyId: 's1', leadArticleKey: 'id:lead' },
+    });
+    expect(copy.outcome).toBe('collapse');
+    const reading = copy.steps.find((step) => step.step === 'reading')?.why;
+    expect(reading).toContain('a replay would collapse it as well');
+    expect(reading).not.toContain('news-alerts replay');
+    // The lead itself is offered the replay.
+    const lead = explainDelivery(collapsing, matchOf(watermarkAt - 30 * 60_000, ['old']), now, {
+      ...facts,
+      story: { storyId: 's1', leadArticleKey: 'id:a' },
+    });
+    expect(lead.steps.find((step) => step.step === 'reading')?.why).toContain('to send it now: news-alerts replay');
+  });
+
   it('says so when reading cannot be judged, and judges the rest', () => {
     const explanation = explainDelivery(audience, matchOf(watermarkAt, ['r']), now, {
       usedToday: 0,

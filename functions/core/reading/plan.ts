@@ -78,6 +78,33 @@ export const countingPauseMs = 6 * 60 * 60 * 1000;
 const maxSweepReachMs = 2 * 24 * 60 * 60 * 1000;
 
 /**
+ * Where a full sweep starts reading: back to where the last sweep started, minus the late-arrival
+ * window (an article indexed up to that late since then is read now), and at least back to the
+ * incremental `cutoff`. Bounded, so a sweep long ago cannot make a run read weeks.
+ */
+const sweepFrom = (cutoff: number, lastSweepAt: number | undefined, watermarkAt: number, lateArrivalMs: number) =>
+  lastSweepAt === undefined
+    ? cutoff
+    : Math.min(cutoff, Math.max(lastSweepAt, watermarkAt - maxSweepReachMs) - lateArrivalMs);
+
+/**
+ * The earliest publication time a scheduled run can still read from where the runs stand now
+ * (`watermarkAt`, the reading state): the oldest `from` {@link planRead} can give, a sweep's or an
+ * incremental run's, with watched days counted whether or not counting is paused. An article
+ * published before it is never read again by a scheduled run (later runs only read later), and
+ * only `news-alerts replay` sends it; `news-alerts rules explain` says so.
+ */
+export function earliestScheduledRead(
+  reading: ReadingState | undefined,
+  watermarkAt: number,
+  settings: Pick<ReadSettings, 'lateArrivalMs'>,
+): number {
+  const watchedSince = oldestClean(reading?.counted?.days ?? []);
+  const cutoff = Math.min(watermarkAt, watchedSince ?? Number.POSITIVE_INFINITY) - settings.lateArrivalMs;
+  return sweepFrom(cutoff, reading?.lastSweepAt, watermarkAt, settings.lateArrivalMs);
+}
+
+/**
  * Decides how this run reads: a full sweep (and why) or incremental. `watermarkAt` is where the
  * run starts (the watermark, or now minus the initial lookback on the very first run).
  */
@@ -106,16 +133,13 @@ export function planRead(input: {
   // window late: a counted run matches back to there, not only to watermark - window.
   const watchedSince = counting ? oldestClean(reading?.counted?.days ?? []) : undefined;
   const cutoff = Math.min(watermarkAt, watchedSince ?? Number.POSITIVE_INFINITY) - settings.lateArrivalMs;
-  const sweep = (reason: string): ReadPlan => {
-    const lastSweepAt = reading?.lastSweepAt;
-    // Back to where the last sweep started, minus the late-arrival window: an article indexed up
-    // to that late since then is read now. Bounded, so a sweep long ago cannot make a run read weeks.
-    const from =
-      lastSweepAt === undefined
-        ? cutoff
-        : Math.min(cutoff, Math.max(lastSweepAt, watermarkAt - maxSweepReachMs) - settings.lateArrivalMs);
-    return { mode: 'sweep', reason, order, from, counted: counting && order !== 'oldest-first' };
-  };
+  const sweep = (reason: string): ReadPlan => ({
+    mode: 'sweep',
+    reason,
+    order,
+    from: sweepFrom(cutoff, reading?.lastSweepAt, watermarkAt, settings.lateArrivalMs),
+    counted: counting && order !== 'oldest-first',
+  });
   if (settings.fullSweepMs === 0) return sweep('FULL_SWEEP_MINUTES is 0: every run reads every page');
   if (reading === undefined) return sweep('no reading state yet (first run, or the item was lost)');
   if (order === 'unknown') return sweep("the provider's order is not known (yet)");

@@ -219,10 +219,21 @@ export interface DeliveryFacts {
         readonly lateArrivalMs: number;
         /** When each rule was saved (rule-reach.ts `savedTimes`): far back, an article is old news to a later rule. */
         readonly ruleSavedAt: ReadonlyMap<string, number>;
+        /**
+         * The earliest publication time a scheduled run can still read (reading/plan.ts
+         * `earliestScheduledRead`); an article before it is never read again. Absent: not judged.
+         */
+        readonly earliestReadAt?: number | undefined;
       }
     | { readonly problem: string }
     | undefined;
 }
+
+/** The audience has the article's story already, carried by another article: the match collapses. */
+const collapses = (audience: Audience, facts: DeliveryFacts, match: AudienceMatch): boolean =>
+  audience.collapse === 'story' &&
+  facts.story?.leadArticleKey !== undefined &&
+  facts.story.leadArticleKey !== match.article.key;
 
 /** What the delivery would do with a match, step by step as the run decides. */
 export interface DeliveryExplanation {
@@ -326,10 +337,13 @@ export function explainDelivery(
   if (facts.reading !== undefined && 'problem' in facts.reading) {
     steps.push({ step: 'reading', why: `not judged: ${facts.reading.problem}` });
   } else if (facts.reading !== undefined) {
-    const { watermarkAt, overlapMs, lateArrivalMs, ruleSavedAt } = facts.reading;
+    const { watermarkAt, overlapMs, lateArrivalMs, ruleSavedAt, earliestReadAt } = facts.reading;
     const published = match.article.publishedAt;
     const minutes = Math.round(lateArrivalMs / 60_000);
     const replay = `news-alerts replay --from ${iso(published)} --to ${iso(published)} --audience ${audience.audienceId}`;
+    // A copy of a story the audience has: a replay records it as collapsed too, it sends nothing.
+    const replayHint = (send: string) =>
+      collapses(audience, facts, match) ? 'a replay would collapse it as well' : `${send}: ${replay}`;
     if (published >= watermarkAt - overlapMs) {
       steps.push({
         step: 'reading',
@@ -343,19 +357,27 @@ export function explainDelivery(
       // reads an article, and it is old news to a rule saved more than LATE_ARRIVAL_MINUTES after it.
       steps.push({
         step: 'reading',
-        why: `published ${iso(published)}, more than LATE_ARRIVAL_MINUTES (${minutes}) before the watermark ${iso(watermarkAt)}, and every matching rule was saved more than ${minutes} minutes after it: runs treat it as old news; to send it: ${replay}`,
+        why: `published ${iso(published)}, more than LATE_ARRIVAL_MINUTES (${minutes}) before the watermark ${iso(watermarkAt)}, and every matching rule was saved more than ${minutes} minutes after it: runs treat it as old news; ${replayHint('to send it')}`,
+      });
+      return { ...base, outcome: 'unread', steps };
+    } else if (earliestReadAt !== undefined && published < earliestReadAt) {
+      // What the runs read (reading/plan.ts): back to the late-arrival window behind the watermark,
+      // or behind where the last full sweep started (at most two days); later runs only read later.
+      steps.push({
+        step: 'reading',
+        why: `published ${iso(published)}, before ${iso(earliestReadAt)}, the earliest a scheduled run still reads (LATE_ARRIVAL_MINUTES, ${minutes}, behind the watermark ${iso(watermarkAt)}, or behind where the last full sweep started, at most two days): no scheduled run will read it; ${replayHint('to send it')}`,
       });
       return { ...base, outcome: 'unread', steps };
     } else {
       steps.push({
         step: 'reading',
-        why: `published before the watermark ${iso(watermarkAt)}: a run reads it only if the provider lists it late (up to LATE_ARRIVAL_MINUTES, ${minutes}) or a full sweep reads its day; to send it now: ${replay}`,
+        why: `published before the watermark ${iso(watermarkAt)}: a run reads it only if the provider lists it late (up to LATE_ARRIVAL_MINUTES, ${minutes}) or a full sweep reads its day; ${replayHint('to send it now')}`,
       });
     }
   }
   if (audience.collapse === 'story') {
     const story = facts.story;
-    if (story?.leadArticleKey !== undefined && story.leadArticleKey !== match.article.key) {
+    if (collapses(audience, facts, match) && story?.leadArticleKey !== undefined) {
       steps.push({
         step: 'story collapse',
         why: `the audience has story ${story.storyId} already (carried by ${story.leadArticleKey}): this copy collapses into it`,
