@@ -18,6 +18,11 @@ async function showHistory(context: CommandContext, args: readonly unknown[]): P
   const target = await context.target();
   const { ruleHistory } = await workbench();
   const view = await ruleHistory(target, ruleId, Date.now());
+  if (view.recordedFirst !== undefined) {
+    context.output.note(
+      `rule ${ruleId} had no history yet (written before history was kept, or not by the CLI or the console): recorded as found, as version ${view.recordedFirst}`,
+    );
+  }
   if (view.recordedOutsideEdit !== undefined) {
     context.output.warn(
       `rule ${ruleId} was changed outside the CLI and the console (DynamoDB console?): recorded as version ${view.recordedOutsideEdit}`,

@@ -36,6 +36,11 @@ export interface RuleHistoryView {
   readonly versions: readonly VersionView[];
   /** Set when this read found and recorded an edit made outside the CLI and the console. */
   readonly recordedOutsideEdit?: string | undefined;
+  /**
+   * The label of the first entry this read recorded for a rule history had nothing of (written
+   * before history was kept, or by something else than the CLI and the console): the rule as found.
+   */
+  readonly recordedFirst?: string | undefined;
 }
 
 /** Reads the history of `ruleId`, recording first an outside edit the stored rule shows. */
@@ -46,11 +51,15 @@ export async function ruleHistory(target: Target, ruleId: string, now: number): 
     history.list(ruleId),
   ]);
   let recorded: string | undefined;
+  let first: string | undefined;
   const outside = outsideEdit(ruleId, current, versions[0], now);
   if (outside !== undefined) {
     await history.record([outside]);
+    // No history before it: the stored rule as found (written before history was kept, or by
+    // something else than the CLI and the console), not an edit of a recorded version.
+    if (versions.length === 0) first = versionLabel(outside);
+    else recorded = versionLabel(outside);
     versions.unshift(outside);
-    recorded = versionLabel(outside);
   }
   if (current === undefined && versions.length === 0) {
     throw new NotFoundError(
@@ -64,7 +73,7 @@ export async function ruleHistory(target: Target, ruleId: string, now: number): 
       changes: diffVersions(versions[index + 1]?.item, version.item),
     }),
   );
-  return { ruleId, current, versions: views, recordedOutsideEdit: recorded };
+  return { ruleId, current, versions: views, recordedOutsideEdit: recorded, recordedFirst: first };
 }
 
 /** What a restore would write: the version, and the changes against the stored rule. */

@@ -338,6 +338,35 @@ interface HistoryJson {
 }
 
 describe('rules history and restore', () => {
+  it('records a rule with no history as found, saying so, and only a later change in DynamoDB as an outside edit', async () => {
+    // Found by review: the first `rules history` of a sandbox example rule warned that it "was
+    // changed outside the CLI and the console", and gave the time of the read as its creation.
+    const first = await sandbox.cli(['--json', 'rules', 'history', 'markets-rates']);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stderr).not.toContain('changed outside the CLI');
+    expect(first.stderr).toContain('rule markets-rates had no history yet');
+    const [entry] = first.json<HistoryJson>().versions;
+    expect(entry).toMatchObject({ version: '1', action: 'created' });
+    // The sandbox writes no save time: the entry says its time is the read's, not a write's.
+    expect(entry?.actor).toBe(
+      'news-alerts sandbox (example) (written before history was kept; the time is when history first read it)',
+    );
+    const again = await sandbox.cli(['rules', 'history', 'markets-rates']);
+    expect(again.stderr).toBe('');
+
+    await sandbox.stack.clients.documents.send(
+      new UpdateCommand({
+        TableName: sandbox.stack.config.tables.rules,
+        Key: { ruleId: 'markets-rates' },
+        UpdateExpression: 'SET description = :description',
+        ExpressionAttributeValues: { ':description': 'Rates, edited in the DynamoDB console' },
+      }),
+    );
+    const edited = await sandbox.cli(['--json', 'rules', 'history', 'markets-rates']);
+    expect(edited.stderr).toContain('rule markets-rates was changed outside the CLI and the console');
+    expect(edited.json<HistoryJson>().versions[0]).toMatchObject({ version: '1.1', action: 'outside-edit' });
+  });
+
   it('lists who changed a rule and restores a deleted one as a new version, keeping every earlier one', async () => {
     const actor = { NEWS_ALERTS_ACTOR: 'kim@ops' };
     const file = sandbox.file('wb-temp.yaml', 'ruleId: wb-temp\naudienceId: wb-desk\nkeywords: [avalanche]\n');

@@ -232,7 +232,9 @@ ${Object.entries(hidden).map(([name, v]) => html`<input type="hidden" name="${na
 export function history(view: RuleHistoryView): Html {
   return html`${
     view.recordedOutsideEdit === undefined
-      ? ''
+      ? view.recordedFirst === undefined
+        ? ''
+        : html`<p class="flash" role="status">This rule had no history yet (written before history was kept, or not by the CLI or the console): recorded as found, as version ${view.recordedFirst}.</p>`
       : html`<p class="flash" role="status">This rule was edited outside the CLI and console: recorded as version ${view.recordedOutsideEdit}.</p>`
   }
 ${table(

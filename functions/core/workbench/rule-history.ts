@@ -152,7 +152,10 @@ export function outsideEdit(
     at: latest === undefined && Number.isFinite(updatedAt) ? updatedAt : now,
     actor:
       latest === undefined
-        ? (updatedBy ?? 'unknown (written before history was kept)')
+        ? Number.isFinite(updatedAt)
+          ? (updatedBy ?? 'unknown (written before history was kept)')
+          : // Without its own save time the entry's time is when history first read it, not a write.
+            `${updatedBy ?? 'unknown'} (written before history was kept; the time is when history first read it)`
         : `unknown (edited outside the CLI and console${updatedBy === undefined ? '' : `; updatedBy still says ${updatedBy}`})`,
     action: latest === undefined ? 'created' : 'outside-edit',
     item: stored,
