@@ -1104,23 +1104,18 @@ export class DeliveryPipeline {
   }
 
   #tally(audienceId: string): AudienceTally {
-    const { counts } = this.#options;
-    let tally = counts.audiences[audienceId];
-    if (!tally) {
-      tally = {
-        matched: 0,
-        alreadyDelivered: 0,
-        published: 0,
-        failed: 0,
-        parked: 0,
-        held: 0,
-        collapsed: 0,
-        queued: 0,
-      };
-      counts.audiences[audienceId] = tally;
-    }
-    return tally;
+    return audienceTally(this.#options.counts.audiences, audienceId);
   }
+}
+
+/** The tally of `audienceId` in a run's per-audience counts, made (all zero) on first use. */
+export function audienceTally(audiences: Record<string, AudienceTally>, audienceId: string): AudienceTally {
+  let tally = audiences[audienceId];
+  if (!tally) {
+    tally = { matched: 0, alreadyDelivered: 0, published: 0, failed: 0, parked: 0, held: 0, collapsed: 0, queued: 0 };
+    audiences[audienceId] = tally;
+  }
+  return tally;
 }
 
 /** The key under which this run remembers an audience's lead of a story. */

@@ -33,6 +33,8 @@
  * index, or a read that fails, gives digests without those lines (logged as a warning), never a
  * failed release.
  */
+
+import { type AudienceTally, audienceTally } from './delivery-pipeline.ts';
 import { byHeldAt, earliestDueAt, type HeldRelease, isQuietAt, localDate, planHeldRelease } from './delivery-plan.ts';
 import { type DigestRenderOptions, groupTotals, MAX_RELEASE_ITEMS, planDigest, renderDigestMessage } from './digest.ts';
 import type { Audience } from './model.ts';
@@ -93,7 +95,11 @@ export interface DigestReleaseOptions extends DeliveryPorts {
   readonly audiences: ReadonlyMap<string, Audience>;
   /** Aborting it stops publishing; what was not sent is deferred to the next run. */
   readonly publishSignal: AbortSignal;
-  readonly counts: DigestCounts;
+  /**
+   * With the run's per-audience counts (DeliveryCounts.audiences) when the release shares them: a
+   * digest failed or parked counts for its audience too, as the totals count it.
+   */
+  readonly counts: DigestCounts & { audiences?: Record<string, AudienceTally> };
   readonly render?: RenderOptions;
   /** Audiences whose held notifications are read at once. Default 4. */
   readonly concurrency?: number;
@@ -582,6 +588,9 @@ async function publishReleases(
   counts.digestsDeferred += deferred.length;
   counts.digestsFailed += transient.length;
   counts.notificationsFailed += transient.length;
+  if (counts.audiences !== undefined) {
+    for (const { message } of transient) audienceTally(counts.audiences, message.key.audienceId).failed += 1;
+  }
   if (transient.length > 0) {
     log.error('digests were not published; the next run sends them', {
       count: transient.length,
@@ -598,6 +607,10 @@ async function park(failures: readonly FailedMessage[], options: DigestReleaseOp
   const failedAt = options.now();
   await options.state.recordUndeliverable(failures.map((failure) => undeliverableRecord(failure, failedAt)));
   options.counts.digestsParked += failures.length;
+  const { audiences } = options.counts;
+  if (audiences !== undefined) {
+    for (const { message } of failures) audienceTally(audiences, message.key.audienceId).parked += 1;
+  }
   options.log.error('SNS refused digests for good; parked them for `news-alerts replay --parked`', {
     count: failures.length,
     audiences: [...new Set(failures.map((failure) => failure.message.key.audienceId))],

@@ -208,6 +208,8 @@ describe('held alerts and digests survive every failure', () => {
     const failed = await s.run();
     faults.uninstall();
     expect(failed).toMatchObject({ status: 'incomplete', digestsFailed: 1, notificationsFailed: 1, digestsSent: 0 });
+    // Counted for its audience as in the totals (the run's per-audience table showed 0 failed).
+    expect(failed.audiences['digest-desk']).toMatchObject({ failed: 1 });
     expect(failed.reason).toMatch(/1 digest\(s\) could not be published; they stay held/);
     expect((await s.dependencies.state.readHeld('digest-desk')).items).toHaveLength(3);
 
@@ -226,6 +228,8 @@ describe('held alerts and digests survive every failure', () => {
     const summary = await s.run();
     faults.uninstall();
     expect(summary).toMatchObject({ status: 'completed', digestsParked: 1, digestItemsReleased: 3 });
+    // Counted for its audience as in the totals (the run's per-audience PARKED column showed 0).
+    expect(summary.audiences['digest-desk']).toMatchObject({ parked: 1 });
     const parked = await s.dependencies.state.listUndeliverable('digest-desk');
     expect(parked.map((record) => record.articleKey)).toEqual(['digest:2026-11-22T08:00:00.000Z']);
     expect(parked[0]?.body).toContain('"default"');
