@@ -427,17 +427,16 @@ async function collapseCopies(
   const state = new DynamoStateStore({ documents, tableName, log });
   const markers = markerKeys.size > 0 ? await state.readDeliveries([...markerKeys.values()]) : new Map();
   // A marker is written before its lead goes out: the story reached the audience only if the
-  // lead's own ledger entry says so (sent, or held and not dropped or parked by its release), as
-  // the pipeline checks it. A lead whose publish failed has a marker and no entry, and its copy
-  // carries the story.
+  // lead's own ledger entry says so (sent, or held and not dropped or parked by its release), and
+  // an urgent copy goes out past a lead still held for quiet hours or the budget, as the pipeline
+  // decides (collapsesIntoMarkedLead). A lead whose publish failed has a marker and no entry, and
+  // its copy carries the story.
   const leadKeys = [...markers.values()].flatMap((marker) =>
     marker.leadArticleKey === undefined ? [] : [{ audienceId: marker.audienceId, articleKey: marker.leadArticleKey }],
   );
   const leadEntries = leadKeys.length > 0 ? await state.readDeliveries(leadKeys) : new Map();
-  const reached = (audienceId: string, articleKey: string): boolean => {
-    const entry = leadEntries.get(deliveryId({ audienceId, articleKey }));
-    return entry !== undefined && entry.releaseOutcome !== 'dropped' && entry.releaseOutcome !== 'parked';
-  };
+  // The pipeline's module is large: loaded only by a preview of an audience that collapses.
+  const { collapsesIntoMarkedLead } = await import('#core/delivery-pipeline');
   const leads = new Map<string, string>();
   for (const match of matches) {
     const storyId = assignments.get(match.article.key)?.storyId;
@@ -446,7 +445,17 @@ async function collapseCopies(
     const id = deliveryId({ audienceId: match.audienceId, articleKey: match.article.key });
     const lead = markers.get(story)?.leadArticleKey;
     // As the pipeline decides: a marker without its lead (damaged by hand) collapses nothing.
-    if (lead !== undefined && lead !== match.article.key && reached(match.audienceId, lead)) {
+    const audience = audiences.get(match.audienceId);
+    if (
+      lead !== undefined &&
+      lead !== match.article.key &&
+      audience !== undefined &&
+      collapsesIntoMarkedLead(
+        match,
+        audience,
+        leadEntries.get(deliveryId({ audienceId: match.audienceId, articleKey: lead })),
+      )
+    ) {
       collapsed.set(id, 'sent');
       continue;
     }

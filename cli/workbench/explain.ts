@@ -194,9 +194,19 @@ export async function deliveryOf(
     if (assignment !== undefined) {
       const marker = storyMarkerKey(audience.audienceId, assignment.storyId);
       const markers = await state.readDeliveries([marker]);
+      const lead = markers.get(deliveryId(marker))?.leadArticleKey;
+      // A marker is written before its lead goes out: the copy collapses only if the lead reached
+      // the audience, as the run decides it (a lead whose publish failed has no entry).
+      const leadKey = lead === undefined ? undefined : { audienceId: audience.audienceId, articleKey: lead };
+      const leadEntry =
+        leadKey === undefined ? undefined : (await state.readDeliveries([leadKey])).get(deliveryId(leadKey));
+      const { collapsesIntoMarkedLead } = await import('#core/delivery-pipeline');
       story = {
         storyId: assignment.storyId,
-        leadArticleKey: markers.get(deliveryId(marker))?.leadArticleKey,
+        leadArticleKey:
+          lead !== undefined && (lead === match.article.key || collapsesIntoMarkedLead(match, audience, leadEntry))
+            ? lead
+            : undefined,
       };
     }
   }

@@ -654,9 +654,7 @@ export class DeliveryPipeline {
   ): string | undefined {
     const id = deliveryId({ articleKey: leadArticleKey, audienceId: match.audienceId });
     const entry = leadEntries.get(id);
-    // A held lead whose release dropped or parked it did not reach the audience either.
-    const reached = entry !== undefined && entry.releaseOutcome !== 'dropped' && entry.releaseOutcome !== 'parked';
-    if (reached) {
+    if (entry !== undefined && leadReached(entry)) {
       if (entry.heldFor !== undefined && entry.releasedAt === undefined) this.#heldLeads.add(id);
       return leadArticleKey;
     }
@@ -1143,6 +1141,29 @@ export const describe = describeError;
  */
 const sendsDespiteHolds = (match: AudienceMatch, audience: Audience): boolean =>
   audience.deliveryMode !== 'digest' && isUrgent(match, audience);
+
+/**
+ * Whether the lead an earlier run's story marker names reached the audience, from the lead's
+ * ledger entry: it exists (sent, or held for a digest), and no release dropped or parked it.
+ */
+export const leadReached = (entry: DeliveryRecord | undefined): boolean =>
+  entry !== undefined && entry.releaseOutcome !== 'dropped' && entry.releaseOutcome !== 'parked';
+
+/**
+ * Whether `match`, a copy of a story whose marker (written by an earlier run) names another lead,
+ * collapses into it, as the run decides (`#leadOfMarker`): the lead reached the audience, and the
+ * copy does not go out now past a lead still held for quiet hours or the budget. For what reads
+ * the ledger without running the pipeline: `preview` and `rules explain`.
+ */
+export function collapsesIntoMarkedLead(
+  match: AudienceMatch,
+  audience: Audience,
+  leadEntry: DeliveryRecord | undefined,
+): boolean {
+  if (!leadReached(leadEntry)) return false;
+  const heldStill = leadEntry?.heldFor !== undefined && leadEntry.releasedAt === undefined;
+  return !(heldStill && sendsDespiteHolds(match, audience));
+}
 
 /** `matches` with those `urgent` says first, each group in its order (stable). */
 function urgentCopiesFirst(

@@ -105,6 +105,22 @@ describe('explain: does a scheduled run read the article?', () => {
     expect(inside.outcome).toBe('send');
   });
 
+  it('an overlap longer than the late-arrival window: what is behind the cutoff is not read by the next run', () => {
+    // LATE_ARRIVAL_MINUTES 0, INCREMENTAL_OVERLAP_MINUTES 2: runs match nothing before the watermark.
+    const explanation = explainDelivery(audience, matchOf(watermarkAt - 60_000, ['old']), now, {
+      usedToday: 0,
+      reading: {
+        watermarkAt,
+        overlapMs: 2 * 60_000,
+        lateArrivalMs: 0,
+        ruleSavedAt: new Map([['old', 0]]),
+        earliestReadAt: watermarkAt - 30_000,
+      },
+    });
+    expect(explanation.outcome).toBe('unread');
+    expect(explanation.steps.find((step) => step.step === 'reading')?.why).not.toContain('the next run reads it');
+  });
+
   it('a copy of a story the audience has is not offered a replay "to send it": the replay would collapse it too', () => {
     const collapsing: Audience = { ...audience, collapse: 'story' };
     const facts = {

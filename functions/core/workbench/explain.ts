@@ -344,7 +344,9 @@ export function explainDelivery(
     // A copy of a story the audience has: a replay records it as collapsed too, it sends nothing.
     const replayHint = (send: string) =>
       collapses(audience, facts, match) ? 'a replay would collapse it as well' : `${send}: ${replay}`;
-    if (published >= watermarkAt - overlapMs) {
+    // A run reads back to the watermark less the overlap, but never before its cutoff (the
+    // late-arrival window behind the watermark): the shorter of the two is what the next run reads.
+    if (published >= watermarkAt - Math.min(overlapMs, lateArrivalMs)) {
       steps.push({
         step: 'reading',
         why: `published at or after the watermark ${iso(watermarkAt)} (less INCREMENTAL_OVERLAP_MINUTES): the next run reads it`,
