@@ -347,9 +347,9 @@ describe('rules history and restore', () => {
     expect(first.stderr).toContain('rule markets-rates had no history yet');
     const [entry] = first.json<HistoryJson>().versions;
     expect(entry).toMatchObject({ version: '1', action: 'created' });
-    // The sandbox writes no save time: the entry says its time is the read's, not a write's.
+    // Dated when history first read it (the sandbox writes no save time), and says so.
     expect(entry?.actor).toBe(
-      'news-alerts sandbox (example) (written before history was kept; the time is when history first read it)',
+      'news-alerts sandbox (example) (written before history was kept; recorded when history first read it)',
     );
     const again = await sandbox.cli(['rules', 'history', 'markets-rates']);
     expect(again.stderr).toBe('');

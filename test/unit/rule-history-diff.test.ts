@@ -5,7 +5,7 @@
  * rule turned off reads `enabled: true → false`.
  */
 import { describe, expect, it } from 'vitest';
-import { diffVersions } from '#core/workbench/rule-history';
+import { diffVersions, outsideEdit } from '#core/workbench/rule-history';
 
 const seeded = { ruleId: 'quakes', audienceId: 'quake-oncall', keywords: ['earthquake'] };
 
@@ -30,5 +30,20 @@ describe('the changes between two versions of a rule', () => {
 
   it('of a deletion list what the rule was', () => {
     expect(diffVersions(seeded, undefined).map((change) => change.field)).toEqual(['audienceId', 'keywords', 'ruleId']);
+  });
+});
+
+describe('outsideEdit: the first entry of a rule history has nothing of', () => {
+  it('is dated when it is recorded, so an item saved before the retention does not expire at once; its save time is in the actor', () => {
+    const now = Date.parse('2026-12-02T06:00:00Z');
+    // Saved 15 months ago by the CLI, before history was kept (or its history expired since).
+    const stored = { ruleId: 'r1', version: 7, updatedAt: '2025-09-01T10:00:00.000Z', updatedBy: 'alice (cli)' };
+    const entry = outsideEdit('r1', stored, undefined, now);
+    expect(entry).toMatchObject({ version: 7, action: 'created', at: now });
+    expect(entry?.actor).toBe(
+      'alice (cli) (written before history was kept, last saved 2025-09-01T10:00:00.000Z; recorded when history first read it)',
+    );
+    // Recorded already: nothing more to record.
+    expect(outsideEdit('r1', stored, entry, now + 60_000)).toBeUndefined();
   });
 });

@@ -148,14 +148,15 @@ export function outsideEdit(
     ruleId,
     version,
     edit,
-    // The item's own time when an outside edit left a plausible one, else when it was noticed.
-    at: latest === undefined && Number.isFinite(updatedAt) ? updatedAt : now,
+    // When it was noticed: also for a first entry, whose item may be older than the history's
+    // retention (an entry dated by it would expire at once and be recorded again on every read);
+    // the item's own save time is in the actor's words.
+    at: now,
     actor:
       latest === undefined
-        ? Number.isFinite(updatedAt)
-          ? (updatedBy ?? 'unknown (written before history was kept)')
-          : // Without its own save time the entry's time is when history first read it, not a write.
-            `${updatedBy ?? 'unknown'} (written before history was kept; the time is when history first read it)`
+        ? `${updatedBy ?? 'unknown'} (written before history was kept${
+            Number.isFinite(updatedAt) ? `, last saved ${new Date(updatedAt).toISOString()}` : ''
+          }; recorded when history first read it)`
         : `unknown (edited outside the CLI and console${updatedBy === undefined ? '' : `; updatedBy still says ${updatedBy}`})`,
     action: latest === undefined ? 'created' : 'outside-edit',
     item: stored,
