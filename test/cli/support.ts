@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { inject } from 'vitest';
 import { exampleAudiences, exampleRules } from '#sandbox/examples';
 import { type LocalStack, type LocalStackOptions, startLocalStack } from '#sandbox/local-stack';
@@ -219,4 +220,26 @@ export function countBy<T>(values: readonly T[], key: (value: T) => string): Map
   const counts = new Map<string, number>();
   for (const value of values) counts.set(key(value), (counts.get(key(value)) ?? 0) + 1);
   return counts;
+}
+
+/**
+ * Sets one attribute of a stored rule or audience of `sandbox` as the DynamoDB console would: the
+ * item's `version` and audit attributes stay as they were.
+ */
+export async function setByHand(
+  sandbox: CliSandbox,
+  table: 'rules' | 'audiences',
+  id: string,
+  name: string,
+  value: unknown,
+): Promise<void> {
+  await sandbox.stack.clients.documents.send(
+    new UpdateCommand({
+      TableName: sandbox.stack.config.tables[table],
+      Key: table === 'rules' ? { ruleId: id } : { audienceId: id },
+      UpdateExpression: 'SET #name = :value',
+      ExpressionAttributeNames: { '#name': name },
+      ExpressionAttributeValues: { ':value': value },
+    }),
+  );
 }

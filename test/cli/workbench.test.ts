@@ -10,12 +10,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DeleteTopicCommand, GetTopicAttributesCommand } from '@aws-sdk/client-sns';
-import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deliveryItemKey } from '#aws/dynamo-batch';
 import { DynamoStateStore } from '#aws/dynamo-state-store';
 import { motoState } from '#sandbox/moto';
-import { type CliResult, type CliSandbox, runCli, startCliSandbox } from './support.ts';
+import { type CliResult, type CliSandbox, runCli, setByHand, startCliSandbox } from './support.ts';
 
 /** A Slack incoming-webhook URL: a credential, never to be printed. */
 const webhookUrl = 'https://hooks.slack.com/services/T0000/B0000/workbench-test-secret';
@@ -354,14 +354,7 @@ describe('rules history and restore', () => {
     const again = await sandbox.cli(['rules', 'history', 'markets-rates']);
     expect(again.stderr).toBe('');
 
-    await sandbox.stack.clients.documents.send(
-      new UpdateCommand({
-        TableName: sandbox.stack.config.tables.rules,
-        Key: { ruleId: 'markets-rates' },
-        UpdateExpression: 'SET description = :description',
-        ExpressionAttributeValues: { ':description': 'Rates, edited in the DynamoDB console' },
-      }),
-    );
+    await setByHand(sandbox, 'rules', 'markets-rates', 'description', 'Rates, edited in the DynamoDB console');
     const edited = await sandbox.cli(['--json', 'rules', 'history', 'markets-rates']);
     expect(edited.stderr).toContain('rule markets-rates was changed outside the CLI and the console');
     expect(edited.json<HistoryJson>().versions[0]).toMatchObject({ version: '1.1', action: 'outside-edit' });
@@ -524,15 +517,7 @@ describe('holds', () => {
     expect(enabled.code, enabled.stderr).toBe(0);
     expect((await listed())?.blocked).toBeUndefined();
     // Invalid (a zone no run can plan in): held until it is fixed, listed all the same.
-    await sandbox.stack.clients.documents.send(
-      new UpdateCommand({
-        TableName: sandbox.stack.config.tables.audiences,
-        Key: { audienceId: 'wb-gone' },
-        UpdateExpression: 'SET #zone = :zone',
-        ExpressionAttributeNames: { '#zone': 'timeZone' },
-        ExpressionAttributeValues: { ':zone': 'Mars/Olympus' },
-      }),
-    );
+    await setByHand(sandbox, 'audiences', 'wb-gone', 'timeZone', 'Mars/Olympus');
     for (const found of [await listed(), await listed('wb-gone')]) {
       expect(found?.blocked).toMatchObject({
         kind: 'invalid',

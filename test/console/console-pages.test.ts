@@ -7,11 +7,11 @@
  * deleted is not "ok", and a test send that fails links to the repair check.
  */
 import { DeleteTopicCommand } from '@aws-sdk/client-sns';
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { motoState } from '#sandbox/moto';
 import { auditAttributes } from '../../cli/items.ts';
-import { type CliSandbox, startCliSandbox } from '../cli/support.ts';
+import { type CliSandbox, setByHand as setItemByHand, startCliSandbox } from '../cli/support.ts';
 import { type ConsoleProcess, raw, startConsoleProcess } from './support.ts';
 
 function get(port: number, path: string, cookie: string): Promise<{ status: number; body: string }> {
@@ -111,17 +111,8 @@ describe('the console rule and audience pages', () => {
   }
 
   /** Sets one attribute of a stored rule or audience as the DynamoDB console would (no version change). */
-  async function setByHand(table: 'rules' | 'audiences', id: string, name: string, value: unknown): Promise<void> {
-    await sandbox.stack.clients.documents.send(
-      new UpdateCommand({
-        TableName: sandbox.stack.config.tables[table],
-        Key: table === 'rules' ? { ruleId: id } : { audienceId: id },
-        UpdateExpression: 'SET #name = :value',
-        ExpressionAttributeNames: { '#name': name },
-        ExpressionAttributeValues: { ':value': value },
-      }),
-    );
-  }
+  const setByHand = (table: 'rules' | 'audiences', id: string, name: string, value: unknown) =>
+    setItemByHand(sandbox, table, id, name, value);
 
   /** Posts the rule form's `fields` to review, then confirms the reviewed save; both must pass. */
   async function reviewAndSave(ruleId: string, fields: Record<string, string>): Promise<void> {
