@@ -118,19 +118,17 @@ export async function readingOf(
   ruleSavedAt: ReadonlyMap<string, number>,
 ): Promise<DeliveryFacts['reading']> {
   const reason = (error: unknown) => (error instanceof Error ? error.message : String(error));
-  let watermark: Watermark | undefined;
-  try {
-    watermark = await state.readWatermark();
-  } catch (error) {
-    return { problem: `the watermark cannot be read (${reason(error)})` };
+  // Read together: one round trip instead of two (the reading state is needed once a watermark exists).
+  const [watermarkRead, readingRead] = await Promise.allSettled([state.readWatermark(), state.readReadingState()]);
+  if (watermarkRead.status === 'rejected') {
+    return { problem: `the watermark cannot be read (${reason(watermarkRead.reason)})` };
   }
+  const watermark: Watermark | undefined = watermarkRead.value;
   if (watermark === undefined) return undefined;
-  let reading: ReadingState | undefined;
-  try {
-    reading = await state.readReadingState();
-  } catch (error) {
-    return { problem: `the reading state cannot be read (${reason(error)})` };
+  if (readingRead.status === 'rejected') {
+    return { problem: `the reading state cannot be read (${reason(readingRead.reason)})` };
   }
+  const reading: ReadingState | undefined = readingRead.value;
   try {
     const { run } = await target.alertRunConfig();
     return {
@@ -197,7 +195,11 @@ export async function deliveryOf(
       const lead = markers.get(deliveryId(marker))?.leadArticleKey;
       // A marker is written before its lead goes out: the copy collapses only if the lead reached
       // the audience, as the run decides it (a lead whose publish failed has no entry).
-      const leadKey = lead === undefined ? undefined : { audienceId: audience.audienceId, articleKey: lead };
+      // The article leads its own story: nothing more to read.
+      const leadKey =
+        lead === undefined || lead === match.article.key
+          ? undefined
+          : { audienceId: audience.audienceId, articleKey: lead };
       const leadEntry =
         leadKey === undefined ? undefined : (await state.readDeliveries([leadKey])).get(deliveryId(leadKey));
       const { collapsesIntoMarkedLead } = await import('#core/delivery-pipeline');
