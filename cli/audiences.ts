@@ -55,6 +55,7 @@ import {
   yamlText,
 } from './item-files.ts';
 import {
+  auditAttributes,
   describeChange,
   describeVersion,
   diffItems,
@@ -379,6 +380,11 @@ async function planAudiences(
   return { planned, problems, warnings };
 }
 
+/** The attributes of an audience's content: all but its key and the attributes the CLI manages. */
+const audienceContentAttributes = audienceAttributes.filter(
+  (name) => name !== 'audienceId' && !(auditAttributes as readonly string[]).includes(name),
+);
+
 function withoutTopic(item: Item): Item {
   const { topicArn: _topicArn, ...rest } = item;
   return rest;
@@ -638,6 +644,11 @@ async function updateAudience(
   const previous = await requireAudience(target, audienceId);
   let next: Item;
   let source: FileItem;
+  // What the new item keeps of the stored one, which the write requires still stored: an edit in
+  // the DynamoDB console between the read and the write keeps the version, and writing over it
+  // would undo that edit. From flags or a file made from a version, the whole content; from a
+  // file without one, the topic (the file gives everything else).
+  let kept: readonly string[] = audienceContentAttributes;
   if (options.file !== undefined) {
     if (
       settableFlags.some((flag) => options[flag] !== undefined) ||
@@ -665,6 +676,7 @@ async function updateAudience(
       ]);
     }
     next = { topicArn: previous.topicArn, ...withoutAudit(raw) };
+    if (raw.version === undefined) kept = ['topicArn'];
     source = { ...item, value: next };
   } else {
     if (options.enable && options.disable) throw new UsageError('give --enable or --disable, not both');
@@ -712,7 +724,7 @@ async function updateAudience(
   const [result] = await writeItems(
     target.clients.documents,
     audiencesTable(target),
-    { puts: [{ id: audienceId, item: checked.value, previous }] },
+    { puts: [{ id: audienceId, item: checked.value, previous, guard: kept }] },
     { actor: await context.actor(), now: Date.now() },
   );
   context.output.result(

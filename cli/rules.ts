@@ -525,6 +525,7 @@ async function updateRule(context: CommandContext, args: readonly unknown[], opt
       [{ value: next, label: `rule ${ruleId}`, locate: () => 'command line' }],
       stored,
       'the rule',
+      true,
     );
   } catch (error) {
     if (!(error instanceof UsageError) || left.length === 0) throw error;
@@ -545,6 +546,8 @@ async function writeRules(
   items: readonly FileItem[],
   stored: ReadonlyMap<string, Item | undefined>,
   source: string,
+  /** The items were made from the stored ones (`rules update`): the attributes they keep were read, not given. */
+  madeFromStored = false,
 ): Promise<void> {
   const check = await checkRules(context, items, stored);
   for (const warning of check.warnings) context.output.warn(warning);
@@ -562,14 +565,11 @@ async function writeRules(
       const version = versionOf(previous);
       results.push({ ruleId: rule.ruleId, action: 'unchanged', version, previousVersion: version, changes, previous });
     } else {
-      // A file made from a version or a fingerprint: the write also requires the content checked against it
-      // still stored, since an edit in the DynamoDB console in between would keep the version.
-      puts.push({
-        id: rule.ruleId,
-        item: content,
-        previous,
-        guard: rule.version === undefined && rule.fingerprint === undefined ? undefined : ruleContentAttributes,
-      });
+      // A file made from a version or a fingerprint, or an update made from the stored rule: the
+      // write also requires the content it was made from still stored, since an edit in the
+      // DynamoDB console in between keeps the version, and writing over it would undo that edit.
+      const fromStored = madeFromStored || rule.version !== undefined || rule.fingerprint !== undefined;
+      puts.push({ id: rule.ruleId, item: content, previous, guard: fromStored ? ruleContentAttributes : undefined });
       results.push({
         ruleId: rule.ruleId,
         action: 'created',

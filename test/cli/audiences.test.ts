@@ -11,7 +11,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseWebhookMap, webhookShardName } from '#shared/slack-webhook-store';
 import { listItems } from '../../cli/items.ts';
 import { pendingRows } from '../../cli/subscriptions.ts';
-import { type CliSandbox, startCliSandbox } from './support.ts';
+import { type CliSandbox, cliInProcess, setByHandBeforeWrite, startCliSandbox } from './support.ts';
 
 let sandbox: CliSandbox;
 const rulesTable = () => ({ tableName: sandbox.descriptor.names.rulesTable, keyName: 'ruleId', noun: 'rule' });
@@ -116,6 +116,21 @@ describe('audiences', () => {
       // The sandbox's audit queue.
       subscriptions: { sqs: 1 },
     });
+  });
+
+  it('audiences update refuses when the audience is edited in the DynamoDB console between its read and its write, version kept, and keeps that edit', async () => {
+    const before = await audience('markets-desk');
+    const edit = setByHandBeforeWrite(sandbox, 'audiences', 'markets-desk', 'dailyBudget', 7);
+    let updated: { code: number; output: string };
+    try {
+      updated = await cliInProcess(sandbox, ['audiences', 'update', 'markets-desk', '--name', 'Markets (edited)']);
+    } finally {
+      edit.restore();
+    }
+    expect(edit.edited()).toBe(true);
+    expect(updated.code, updated.output).toBe(1);
+    expect(updated.output).toContain('changed since it was read');
+    expect(await audience('markets-desk')).toEqual({ ...before, dailyBudget: 7 });
   });
 
   it('refuses bad input with the reason and creates nothing: invalid setting, bad id, duplicate, invalid file entry', async () => {

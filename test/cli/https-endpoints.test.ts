@@ -23,9 +23,8 @@ import {
   WEBHOOK_SHARD_MAX_BYTES,
   webhookShardName,
 } from '#shared/slack-webhook-store';
-import { main } from '../../cli/program.ts';
 import { removeWebhooks, storeWebhooks } from '../../cli/webhook-store.ts';
-import { type CliResult, type CliSandbox, startCliSandbox } from './support.ts';
+import { type CliResult, type CliSandbox, cliInProcess, startCliSandbox } from './support.ts';
 
 let sandbox: CliSandbox;
 beforeAll(async () => {
@@ -65,27 +64,6 @@ async function readShardMap(name: string): Promise<{ map: Map<string, string> }>
   } catch (error) {
     if (error instanceof ResourceNotFoundException) return { map: new Map() };
     throw error;
-  }
-}
-
-/**
- * The CLI run in this process (as `news-alerts` runs it), so a fault can be put into one AWS call:
- * its exit code and everything it wrote.
- */
-async function inProcess(args: readonly string[]): Promise<{ code: number; output: string }> {
-  let output = '';
-  const capture = (chunk: unknown) => {
-    output += String(chunk);
-    return true;
-  };
-  const out = vi.spyOn(process.stdout, 'write').mockImplementation(capture);
-  const err = vi.spyOn(process.stderr, 'write').mockImplementation(capture);
-  try {
-    const code = await main(['node', 'news-alerts', '--sandbox-file', sandbox.descriptorPath, ...args]);
-    return { code, output };
-  } finally {
-    out.mockRestore();
-    err.mockRestore();
   }
 }
 
@@ -154,7 +132,14 @@ describe('an HTTPS endpoint subscribed with the CLI', () => {
     } as SNSClient['send']);
     let failed: { code: number; output: string };
     try {
-      failed = await inProcess(['subscriptions', 'add', 'quake-oncall', '--https', url, '--allow-internal-target']);
+      failed = await cliInProcess(sandbox, [
+        'subscriptions',
+        'add',
+        'quake-oncall',
+        '--https',
+        url,
+        '--allow-internal-target',
+      ]);
     } finally {
       refuse.mockRestore();
     }

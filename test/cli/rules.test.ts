@@ -10,7 +10,7 @@ import { exampleAuthor } from '#sandbox/examples';
 import { ConcurrentChangeError } from '../../cli/errors.ts';
 import { getItem, listItems, writeItems } from '../../cli/items.ts';
 import { displayWidth } from '../../cli/output.ts';
-import { type CliSandbox, startCliSandbox } from './support.ts';
+import { type CliSandbox, cliInProcess, setByHandBeforeWrite, startCliSandbox } from './support.ts';
 
 let sandbox: CliSandbox;
 const rulesTable = () => ({ tableName: sandbox.descriptor.names.rulesTable, keyName: 'ruleId', noun: 'rule' });
@@ -842,6 +842,26 @@ describe('rules put from flags, enable, disable, delete', () => {
       ),
     ).rejects.toThrow(ConcurrentChangeError);
     expect(await getItem(documents, rulesTable(), 'markets-finance')).toEqual(edited);
+  });
+
+  it('rules update refuses when the rule is edited in the DynamoDB console between its read and its write, version kept, and keeps that edit', async () => {
+    const documents = sandbox.stack.clients.documents;
+    const before = await getItem(documents, rulesTable(), 'markets-finance');
+    // The update keeps the keywords it read: written over the edit, it would take 'lender' out again.
+    const edit = setByHandBeforeWrite(sandbox, 'rules', 'markets-finance', 'keywords', ['bank', 'lender']);
+    let updated: { code: number; output: string };
+    try {
+      updated = await cliInProcess(sandbox, ['rules', 'update', 'markets-finance', '--description', 'edited']);
+    } finally {
+      edit.restore();
+    }
+    expect(edit.edited()).toBe(true);
+    expect(updated.code, updated.output).toBe(1);
+    expect(updated.output).toContain('rule markets-finance changed since it was read; nothing');
+    expect(await getItem(documents, rulesTable(), 'markets-finance')).toEqual({
+      ...before,
+      keywords: ['bank', 'lender'],
+    });
   });
 
   it('writes 50 rules and their history in one transaction, and names what a larger file wrote before a conflict stopped it', async () => {

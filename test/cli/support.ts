@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { inject } from 'vitest';
+import { DynamoDBDocumentClient, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { inject, vi } from 'vitest';
 import { exampleAudiences, exampleRules } from '#sandbox/examples';
 import { type LocalStack, type LocalStackOptions, startLocalStack } from '#sandbox/local-stack';
 import { startMoto } from '#sandbox/moto';
@@ -242,4 +242,63 @@ export async function setByHand(
       ExpressionAttributeValues: { ':value': value },
     }),
   );
+}
+
+/**
+ * The CLI run in this test process (as `news-alerts` runs it) against `sandbox`, so a fault or a
+ * concurrent change can be put into one of its AWS calls: its exit code and everything it wrote.
+ */
+export async function cliInProcess(
+  sandbox: CliSandbox,
+  args: readonly string[],
+): Promise<{ code: number; output: string }> {
+  // Loaded on first use: most CLI tests run the built CLI in a process of its own.
+  const { main } = await import('../../cli/program.ts');
+  let output = '';
+  const capture = (chunk: unknown) => {
+    output += String(chunk);
+    return true;
+  };
+  const out = vi.spyOn(process.stdout, 'write').mockImplementation(capture);
+  const err = vi.spyOn(process.stderr, 'write').mockImplementation(capture);
+  try {
+    const code = await main(['node', 'news-alerts', '--sandbox-file', sandbox.descriptorPath, ...args]);
+    return { code, output };
+  } finally {
+    out.mockRestore();
+    err.mockRestore();
+  }
+}
+
+/**
+ * Sets one attribute of a stored rule or audience by hand ({@link setByHand}) at the moment a CLI
+ * run in this process ({@link cliInProcess}) is about to write its table: the edit lands between
+ * the command's read and its write. `edited()` says whether it happened; `restore()` ends it.
+ */
+export function setByHandBeforeWrite(
+  sandbox: CliSandbox,
+  table: 'rules' | 'audiences',
+  id: string,
+  name: string,
+  value: unknown,
+): { edited: () => boolean; restore: () => void } {
+  const tableName = sandbox.stack.config.tables[table];
+  const send = DynamoDBDocumentClient.prototype.send;
+  let edited = false;
+  const spy = vi.spyOn(DynamoDBDocumentClient.prototype, 'send').mockImplementation(async function (
+    this: DynamoDBDocumentClient,
+    ...args: unknown[]
+  ) {
+    const [command] = args;
+    const writes =
+      (command instanceof PutCommand && command.input.TableName === tableName) ||
+      (command instanceof TransactWriteCommand &&
+        (command.input.TransactItems ?? []).some((entry) => entry.Put?.TableName === tableName));
+    if (writes && !edited) {
+      edited = true;
+      await setByHand(sandbox, table, id, name, value);
+    }
+    return await (send as (...forwarded: unknown[]) => Promise<unknown>).apply(this, args);
+  } as DynamoDBDocumentClient['send']);
+  return { edited: () => edited, restore: () => spy.mockRestore() };
 }
