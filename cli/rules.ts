@@ -183,11 +183,15 @@ async function checkRules(
       return parsed.ok ? [[parsed.value.audienceId, parsed.value] as const] : [];
     }),
   );
-  // One history read for each rule made from a version, a few at a time (a file may hold hundreds).
+  // One history read for each rule made from a version that the file changes, a few at a time (a
+  // file may hold hundreds): a rule the file leaves as stored undoes no edit.
   const limit = pLimit(8);
+  const changing = rules.filter(
+    ({ rule }) => diffItems(normalized(stored.get(rule.ruleId)), contentOf(rule)).length > 0,
+  );
   const undoneEdits = new Map(
     await Promise.all(
-      rules.map(({ rule }) =>
+      changing.map(({ rule }) =>
         limit(async () => [rule.ruleId, await outsideEditsUndoneBy(table, rule, stored.get(rule.ruleId))] as const),
       ),
     ),

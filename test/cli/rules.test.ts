@@ -3,8 +3,8 @@
  * a file with any problem is refused whole with its line, field and reason (nothing written),
  * and every write records who and when, bumps the version and shows the previous one.
  */
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DynamoRuleHistory } from '#aws/dynamo-rule-history';
 import { exampleAuthor } from '#sandbox/examples';
 import { ConcurrentChangeError } from '../../cli/errors.ts';
@@ -669,6 +669,44 @@ describe('rules put from flags, enable, disable, delete', () => {
       urgent: true,
       version: 3,
     });
+  });
+
+  it('put --file reads the history of only the rules it changes (a rule left as stored undoes no edit)', async () => {
+    const documents = sandbox.stack.clients.documents;
+    // Every rule as stored, with its version and without a fingerprint: each judged by its history.
+    const rules = (await storedRules())
+      .filter((rule) => rule.ruleId !== 'typo-rule')
+      .map((rule) =>
+        Object.fromEntries(
+          Object.entries(rule).map(([name, value]) => [name, value instanceof Set ? [...value] : value]),
+        ),
+      );
+    const file = sandbox.file(
+      'rules.json',
+      JSON.stringify({ rules: rules.map((rule) => (rule.ruleId === 'quakes' ? { ...rule, urgent: false } : rule)) }),
+    );
+    const historyReads: string[] = [];
+    const send = DynamoDBDocumentClient.prototype.send;
+    const spy = vi.spyOn(DynamoDBDocumentClient.prototype, 'send').mockImplementation(async function (
+      this: DynamoDBDocumentClient,
+      ...args: unknown[]
+    ) {
+      const [command] = args;
+      const partition = command instanceof QueryCommand ? command.input.ExpressionAttributeValues?.[':pk'] : undefined;
+      if (typeof partition === 'string' && partition.startsWith('rule-history#')) historyReads.push(partition);
+      return await (send as (...forwarded: unknown[]) => Promise<unknown>).apply(this, args);
+    } as DynamoDBDocumentClient['send']);
+    let put: { code: number; output: string };
+    try {
+      put = await cliInProcess(sandbox, ['rules', 'put', '--file', file]);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(put.code, put.output).toBe(0);
+    expect(put.output).toContain('updated quakes: version 1 → 2');
+    // The changed rule's history is read (and trimmed after the write); no other rule's is.
+    expect(new Set(historyReads)).toEqual(new Set(['rule-history#quakes']));
+    expect(await getItem(documents, rulesTable(), 'quakes')).toMatchObject({ urgent: false, version: 2 });
   });
 
   it('put --file judges a file by the fingerprint export wrote: any change since is a conflict, none since passes', async () => {
