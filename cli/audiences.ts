@@ -75,7 +75,7 @@ import { jsonText, listText, status, storedValueText } from './output.ts';
 import { subscriberRecordsOf } from './subscriptions.ts';
 import type { DeploymentHome, Target } from './target.ts';
 import { didYouMean, hinted } from './unknown-ids.ts';
-import { inputName } from './utf8.ts';
+import { inputName, sourceName } from './utf8.ts';
 import { removeWebhooks, storePrefixOf } from './webhook-store.ts';
 import { ruleTableOf } from './workbench/tables.ts';
 import { topicChecks, topicState, topicStateOf } from './workbench/topics.ts';
@@ -513,7 +513,7 @@ async function createAudiences(
   for (const warning of warnings) context.output.warn(warning);
   if (problems.length > 0) {
     throw new UsageError(
-      `${options.file ?? 'the audience'}: ${problems.length} problem(s); nothing was created`,
+      `${sourceName(options.file, 'the audience')}: ${problems.length} problem(s); nothing was created`,
       problems,
     );
   }
@@ -554,7 +554,7 @@ async function putAudiences(context: CommandContext, args: readonly unknown[], o
   for (const warning of warnings) context.output.warn(warning);
   if (problems.length > 0) {
     throw new UsageError(
-      `${options.file ?? 'the audience'}: ${problems.length} problem(s); nothing was written`,
+      `${sourceName(options.file, 'the audience')}: ${problems.length} problem(s); nothing was written`,
       problems,
     );
   }

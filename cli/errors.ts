@@ -95,6 +95,34 @@ function parsedProblem(text: string): Problem {
 
 const asProblem = (problem: ProblemInput): Problem => (typeof problem === 'string' ? parsedProblem(problem) : problem);
 
+/**
+ * The problems with a file and line in the order a person reads the file (files in the order
+ * they first appear, lines ascending, ties as found), each other problem where it was: checkers
+ * find problems in passes (the item's shape, then its audience, then its version), and a list
+ * that jumps back and forth through a file is harder to work down.
+ */
+function inLineOrder(problems: readonly Problem[]): Problem[] {
+  const fileOrder = new Map<string, number>();
+  const slots: number[] = [];
+  for (const [index, problem] of problems.entries()) {
+    if (problem.file === undefined || problem.line === undefined) continue;
+    if (!fileOrder.has(problem.file)) fileOrder.set(problem.file, fileOrder.size);
+    slots.push(index);
+  }
+  const located = slots
+    .map((index) => problems[index] as Problem)
+    .map((problem, found) => ({ problem, found }))
+    .sort(
+      (a, b) =>
+        (fileOrder.get(a.problem.file as string) as number) - (fileOrder.get(b.problem.file as string) as number) ||
+        (a.problem.line as number) - (b.problem.line as number) ||
+        a.found - b.found,
+    );
+  const ordered = [...problems];
+  for (const [slot, index] of slots.entries()) ordered[index] = (located[slot] as { problem: Problem }).problem;
+  return ordered;
+}
+
 /** `file:line: item: message`, with the parts that are known (the item once, if the message names it already). */
 export function problemText(problem: Problem): string {
   const at =
@@ -136,7 +164,7 @@ export class CliError extends NewsAlertsError {
     this.name = 'CliError';
     this.exitCode = exitCode;
     this.code = options?.code ?? defaultCode(exitCode);
-    this.problems = (options?.problems ?? []).map(asProblem);
+    this.problems = inLineOrder((options?.problems ?? []).map(asProblem));
   }
 
   /** The problems as lines (`file:line: item: message`). */

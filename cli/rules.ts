@@ -56,7 +56,7 @@ import { jsonText, status, storedValueText } from './output.ts';
 import { querySyntaxProblem, registerExplain } from './rules-explain.ts';
 import { registerHistory } from './rules-history.ts';
 import { didYouMean, hinted } from './unknown-ids.ts';
-import { inputName } from './utf8.ts';
+import { inputName, sourceName } from './utf8.ts';
 import { ruleStandings } from './workbench/rule-status.ts';
 import { ruleTableOf } from './workbench/tables.ts';
 import { termsText } from './workbench/terms.ts';
@@ -454,7 +454,7 @@ function itemsToWrite(ruleId: string | undefined, options: PutOptions, verb: 'pu
 async function putRules(context: CommandContext, args: readonly unknown[], options: PutOptions): Promise<void> {
   const [ruleId] = args as [string | undefined];
   const items = itemsToWrite(ruleId, options, 'put');
-  await writeRules(context, items, await storedRules(context, idsOf(items)), options.file ?? 'the rule');
+  await writeRules(context, items, await storedRules(context, idsOf(items)), sourceName(options.file, 'the rule'));
 }
 
 /** `rules create`: like put, but refuses (nothing written) when any of the rules exists already. */
@@ -472,11 +472,11 @@ async function createRules(context: CommandContext, args: readonly unknown[], op
   });
   if (existing.length > 0) {
     throw new UsageError(
-      `${options.file ?? 'the rule'}: ${existing.length} rule(s) exist already; nothing was written`,
+      `${sourceName(options.file, 'the rule')}: ${existing.length} rule(s) exist already; nothing was written`,
       existing,
     );
   }
-  await writeRules(context, items, stored, options.file ?? 'the rule');
+  await writeRules(context, items, stored, sourceName(options.file, 'the rule'));
 }
 
 interface UpdateOptions extends Omit<PutOptions, 'file' | 'disabled'> {

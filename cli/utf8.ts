@@ -11,6 +11,10 @@ import { UsageError } from './errors.ts';
 /** How messages name an input given as a path: `stdin` for `-`, the path otherwise. */
 export const inputName = (path: string): string => (path === '-' ? 'stdin' : path);
 
+/** What a command's input is called in its messages: the file given (`stdin` for `-`), or `otherwise` from flags. */
+export const sourceName = (file: string | undefined, otherwise: string): string =>
+  file === undefined ? otherwise : inputName(file);
+
 /** At most how many bytes {@link readUtf8File} reads, and what to tell the user beyond that. */
 export interface ReadLimit {
   readonly bytes: number;

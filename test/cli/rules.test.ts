@@ -217,6 +217,29 @@ describe('rules validate and put from files', () => {
     expect(await storedRules()).toEqual(before);
   });
 
+  it('put --file - names its input stdin throughout and lists the problems in line order, whichever check found them', async () => {
+    const before = await storedRules();
+    // The unknown audience is found after every rule's shape is checked, yet it comes first.
+    const input = `rules:
+  - ruleId: ghost
+    audienceId: no-such-audience
+    keywords: [x]
+  - ruleId: typo
+    audienceId: chips-team
+    keyword: [wafer]
+`;
+    const put = await sandbox.cli(['rules', 'put', '--file', '-'], { input });
+    expect(put.code, put.stderr).toBe(2);
+    const lines = put.stderr.trim().split('\n');
+    expect(lines[0]).toBe('news-alerts: stdin: 3 problem(s); nothing was written');
+    expect(lines.slice(1)).toEqual([
+      expect.stringMatching(/^news-alerts: +stdin:3: rule "ghost": audienceId: no valid audience "no-such-audience"/),
+      expect.stringMatching(/^news-alerts: +stdin:5: rule "typo": categories: the rule has no categories/),
+      expect.stringMatching(/^news-alerts: +stdin:7: rule "typo": unknown attribute "keyword"/),
+    ]);
+    expect(await storedRules()).toEqual(before);
+  });
+
   it('refuses malformed YAML and JSON with the line of the syntax error', async () => {
     const before = await storedRules();
     const [yaml, json, shape] = await Promise.all([

@@ -20,6 +20,7 @@ import {
   failureOf,
   NotFoundError,
   OperationFailedError,
+  type Problem,
   UsageError,
   versionConflict,
   withoutOptionValues,
@@ -239,3 +240,52 @@ describe('a problem given as a line of text', () => {
     ]);
   });
 });
+
+describe('problems in line order', () => {
+  const problem: fc.Arbitrary<Problem> = fc.oneof(
+    fc.record({
+      message: fc.string(),
+      file: fc.constantFrom('a.yaml', 'b.yaml', 'stdin'),
+      line: fc.integer({ min: 1, max: 40 }),
+    }),
+    fc.record({ message: fc.string() }),
+  );
+
+  it('lists a file’s problems by line, files in the order they first appear, and leaves the rest where they were', () => {
+    fc.assert(
+      fc.property(fc.array(problem, { maxLength: 30 }), (problems) => {
+        const listed = new UsageError('x', problems).problems;
+        // Nothing lost or added.
+        expect([...listed].sort(byText)).toEqual([...problems].sort(byText));
+        const located = (entry: Problem) => entry.file !== undefined && entry.line !== undefined;
+        // What has no line keeps its place.
+        for (const [index, entry] of problems.entries()) if (!located(entry)) expect(listed[index]).toBe(entry);
+        // The located ones read down each file, one file after another.
+        const files = [...new Set(problems.filter(located).map((entry) => entry.file))];
+        const order = listed.filter(located).map((entry) => [files.indexOf(entry.file), entry.line ?? 0]);
+        const sorted = [...order].sort((a, b) => (a[0] ?? 0) - (b[0] ?? 0) || (a[1] ?? 0) - (b[1] ?? 0));
+        expect(order).toEqual(sorted);
+        // Problems on one line stay in the order they were found.
+        for (const file of files) {
+          for (let line = 1; line <= 40; line++) {
+            const same = (entry: Problem) => entry.file === file && entry.line === line;
+            expect(listed.filter(same)).toEqual(problems.filter(same));
+          }
+        }
+      }),
+    );
+  });
+
+  it('as they are printed: a problem found in a later pass on an earlier line comes first', () => {
+    const error = new UsageError('rules.yaml: 2 problem(s)', [
+      'rules.yaml:7: rule "typo": unknown attribute "keyword"',
+      'rules.yaml:3: rule "ghost": audienceId: no valid audience',
+    ]);
+    expect(error.details).toEqual([
+      'rules.yaml:3: rule "ghost": audienceId: no valid audience',
+      'rules.yaml:7: rule "typo": unknown attribute "keyword"',
+    ]);
+  });
+});
+
+const byText = (a: { message: string }, b: { message: string }) => JSON.stringify(a).localeCompare(JSON.stringify(b));
