@@ -51,6 +51,12 @@ export interface PublishBatchCall {
   readonly failedDeliveryIds: readonly (string | undefined)[];
   /** Name of the exception thrown instead of sending, if any. */
   readonly thrown: string | undefined;
+  /**
+   * Delivery ids the emulator answered as published (`Successful`), once the call has returned:
+   * what a test expects confirmed, since moto may leave an entry out of its answer (it drops an
+   * entry whose publish raised, neither successful nor failed).
+   */
+  readonly acceptedDeliveryIds: (string | undefined)[];
 }
 
 /** A per-entry failure as SNS reports it in `Failed`. */
@@ -135,6 +141,7 @@ export function installSnsFaults(client: SNSClient, plan: SnsFaultPlan = {}): Sn
         deliveryIds: ctx.entries.map((entry) => entry.deliveryId),
         failedDeliveryIds,
         thrown: thrown?.name,
+        acceptedDeliveryIds: [],
       };
       calls.push(call);
       try {
@@ -150,6 +157,8 @@ export function installSnsFaults(client: SNSClient, plan: SnsFaultPlan = {}): Sn
         }
         const result = await next({ ...args, input: { ...input, PublishBatchRequestEntries: kept } });
         const output = result.output as PublishBatchCommandOutput;
+        const byId = new Map(ctx.entries.map((entry) => [entry.entry.Id, entry.deliveryId]));
+        for (const success of output.Successful ?? []) call.acceptedDeliveryIds.push(byId.get(success.Id));
         output.Failed = [...(output.Failed ?? []), ...failed];
         return result;
       } finally {
