@@ -451,6 +451,8 @@ function reportAudiences(
   target: Target,
   results: readonly AudienceResult[],
   warnings: readonly string[],
+  topicsMade: ReadonlySet<string>,
+  recorded: ReadonlyMap<string, number>,
 ): void {
   context.output.result({ target: target.label, results, warnings }, () => {
     for (const result of results) {
@@ -468,15 +470,56 @@ function reportAudiences(
       }
     }
   });
-  const created = results.find((result) => result.action === 'created');
-  if (created !== undefined) {
+  const created = results.filter((result) => result.action === 'created');
+  // An audience on a topic that exists (a restore of 'audiences delete' without --delete-topic,
+  // or a topic given) has its people already: asking for subscribers would mislead.
+  for (const result of created.filter((entry) => !topicsMade.has(entry.audienceId))) {
+    context.output.note(
+      `audience ${result.audienceId} uses the existing topic ${String(result.topicArn)}: whoever is subscribed there receives its alerts (see them with '${newsAlerts()} subscriptions list ${result.audienceId}')`,
+    );
+  }
+  // One on a new topic may be a restore whose topic was deleted: its people are recorded for a
+  // while, and a repair subscribes them again.
+  const restorable = created.filter((entry) => (recorded.get(entry.audienceId) ?? 0) > 0);
+  for (const result of restorable) {
+    context.output.note(
+      `Next: '${newsAlerts()} audiences repair ${result.audienceId}' subscribes again the ${recorded.get(result.audienceId)} subscriber(s) recorded when it was deleted`,
+    );
+  }
+  const fresh = created.find((entry) => topicsMade.has(entry.audienceId) && !restorable.includes(entry));
+  if (fresh !== undefined) {
     // With SES email on, people's addresses go through double opt-in (docs/email.md), not SNS email.
     context.output.note(
       target.names.email === undefined
-        ? `Next: subscribe people, e.g. ${newsAlerts()} subscriptions add ${created.audienceId} --email desk@example.com (or --sms +15555550100, --https <url>, --slack-webhook)`
-        : `Next: add people's email addresses with ${newsAlerts()} email add ${created.audienceId} desk@example.com (each confirms by email); other channels: ${newsAlerts()} subscriptions add ${created.audienceId} --sms +15555550100 (or --https <url>, --slack-webhook)`,
+        ? `Next: subscribe people, e.g. ${newsAlerts()} subscriptions add ${fresh.audienceId} --email desk@example.com (or --sms +15555550100, --https <url>, --slack-webhook)`
+        : `Next: add people's email addresses with ${newsAlerts()} email add ${fresh.audienceId} desk@example.com (each confirms by email); other channels: ${newsAlerts()} subscriptions add ${fresh.audienceId} --sms +15555550100 (or --https <url>, --slack-webhook)`,
     );
   }
+}
+
+/**
+ * How many subscribers are recorded, and not yet expired, for each audience just made on a new
+ * topic (a restore after 'audiences delete --delete-topic' finds its people there). A read that
+ * fails gives none: the audiences are written already, and only the hint depends on it.
+ */
+async function recordedSubscribers(
+  target: Target,
+  results: readonly AudienceResult[],
+  topicsMade: ReadonlySet<string>,
+): Promise<Map<string, number>> {
+  const made = results.filter((result) => result.action === 'created' && topicsMade.has(result.audienceId));
+  const records = subscriberRecordsOf(target);
+  const limit = pLimit(8);
+  const now = Date.now();
+  const counts = await Promise.all(
+    made.map((result) =>
+      limit(async () => {
+        const found = await records.list(result.audienceId, now).catch(() => []);
+        return [result.audienceId, found.length] as const;
+      }),
+    ),
+  );
+  return new Map(counts);
 }
 
 /** The audiences of `--file`, or one from an id and flags. */
@@ -519,7 +562,9 @@ async function createAudiences(
   }
   const results = await writeAudiences(context, target, planned);
   await subscribeAuditQueues(context, target, results);
-  reportAudiences(context, target, results, warnings);
+  const topicsMade = new Set(planned.filter((entry) => entry.createTopic).map((entry) => entry.id));
+  const recorded = await recordedSubscribers(target, results, topicsMade);
+  reportAudiences(context, target, results, warnings, topicsMade, recorded);
 }
 
 /**
@@ -560,7 +605,9 @@ async function putAudiences(context: CommandContext, args: readonly unknown[], o
   }
   const results = await writeAudiences(context, target, planned);
   await subscribeAuditQueues(context, target, results);
-  reportAudiences(context, target, results, warnings);
+  const topicsMade = new Set(planned.filter((entry) => entry.createTopic).map((entry) => entry.id));
+  const recorded = await recordedSubscribers(target, results, topicsMade);
+  reportAudiences(context, target, results, warnings, topicsMade, recorded);
 }
 
 /** `audiences validate <file>`: what put would do, without writing anything. */

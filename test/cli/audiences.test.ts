@@ -189,6 +189,26 @@ describe('audiences', () => {
     expect(await topicNames()).not.toContain(`${sandbox.prefix}audience-partner-feed`);
   });
 
+  it('put back on the topic it kept, an audience is not sent to find subscribers: it says whose topic it uses', async () => {
+    const added = await sandbox.cli(['subscriptions', 'add', 'partner-feed', '--email', 'partner@example.com']);
+    expect(added.code, added.stderr).toBe(0);
+    const deleted = await sandbox.cli(['--json', 'audiences', 'delete', 'partner-feed', '--with-rules', '--yes']);
+    expect(deleted.code, deleted.stderr).toBe(0);
+    const topicArn = String((deleted.json() as { audiences: { topicArn: string }[] }).audiences[0]?.topicArn);
+
+    const restored = await sandbox.cli(['audiences', 'put', '--file', sandbox.file('partner.json', deleted.stdout)]);
+    expect(restored.code, restored.stderr).toBe(0);
+    expect(restored.stderr).toContain(
+      `audience partner-feed uses the existing topic ${topicArn}: whoever is subscribed there receives its alerts`,
+    );
+    expect(restored.stderr).not.toContain('Next:');
+
+    // A new audience still gets the first step.
+    const fresh = await sandbox.cli(['audiences', 'create', 'new-desk']);
+    expect(fresh.code, fresh.stderr).toBe(0);
+    expect(fresh.stderr).toContain('Next: subscribe people, e.g.');
+  });
+
   it('with its topic: keeps the record of who subscribed 30 days for a restore, then lets it expire; a repair keeps what it subscribes again', async () => {
     const { documents } = sandbox.stack.clients;
     const records = async () =>
@@ -259,6 +279,11 @@ describe('audiences', () => {
     // HTTPS endpoint, whose URL left the store with the topic, is not restored and keeps expiring.
     const restored = await sandbox.cli(['audiences', 'put', '--file', sandbox.file('gone.json', deleted.stdout)]);
     expect(restored.code, restored.stderr).toBe(0);
+    // The next step is the repair (the three subscribed and the one by hand; not the expired one).
+    expect(restored.stderr).toContain(
+      "audiences repair gone-desk' subscribes again the 4 subscriber(s) recorded when it was deleted",
+    );
+    expect(restored.stderr).not.toContain('Next: subscribe people');
     const repaired = await sandbox.cli(['--json', 'audiences', 'repair', 'gone-desk', '--yes']);
     expect(repaired.code, repaired.stderr).toBe(0);
     const report = repaired.json<{ subscriptions: { protocol: string; endpoint: string; result: string }[] }>();
