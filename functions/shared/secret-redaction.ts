@@ -226,9 +226,11 @@ interface DecodedView {
 const ESCAPE =
   /\\u\{([0-9a-f]{1,6})\}|\\u([0-9a-f]{4})|\\x([0-9a-f]{2})|%([0-9a-f]{2})|&#x([0-9a-f]{1,6});|&#([0-9]{1,7});|\\(["\\/])/gi;
 /**
- * {@link ESCAPE} without `\\` as an escaped backslash: `\\u0041` is a backslash and `u0041`
- * to JSON, but a backslash and `A` to whatever decodes escapes greedily (a log viewer, a person).
- * Text with a doubled backslash is decoded both ways, so a secret survives in neither reading.
+ * {@link ESCAPE} without JSON's `\\`, `\"` and `\/`: `\\u0041` is a backslash and `u0041`
+ * to JSON, but a backslash and `A` to whatever decodes escapes greedily (a log viewer, a person);
+ * and `\/` is a `/` to JSON, but stays `\/` to a reader who undoes only the other escapes (a
+ * secret holding `\/` written with its `=` as `&#61;` reads as the secret there). Text holding
+ * one of those three is decoded both ways, so a secret survives in neither reading.
  */
 const GREEDY_ESCAPE =
   /\\u\{([0-9a-f]{1,6})\}|\\u([0-9a-f]{4})|\\x([0-9a-f]{2})|%([0-9a-f]{2})|&#x([0-9a-f]{1,6});|&#([0-9]{1,7});/gi;
@@ -326,13 +328,17 @@ function decodeOnce(
 }
 
 /**
- * Each layer of escapes of `text` undone in turn, mapped back to the original's positions; with a
- * doubled backslash in the text, the layers of the greedy reading too ({@link GREEDY_ESCAPE}).
+ * Each layer of escapes of `text` undone in turn, mapped back to the original's positions; with
+ * one of JSON's `\\`, `\"` or `\/` in the text, the layers of the other reading too
+ * ({@link GREEDY_ESCAPE}).
  */
 function decodedViews(text: string): DecodedView[] {
   const views = decodedLayers(text, ESCAPE);
-  return text.includes('\\\\') ? [...views, ...decodedLayers(text, GREEDY_ESCAPE)] : views;
+  return SIMPLE_ESCAPE.test(text) ? [...views, ...decodedLayers(text, GREEDY_ESCAPE)] : views;
 }
+
+/** A JSON escape {@link GREEDY_ESCAPE} leaves as it is. */
+const SIMPLE_ESCAPE = /\\["\\/]/;
 
 function decodedLayers(text: string, pattern: RegExp): DecodedView[] {
   const views: DecodedView[] = [];

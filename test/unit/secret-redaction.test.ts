@@ -178,6 +178,16 @@ describe('redactSecrets over every encoding (issue 30, item 6)', () => {
     expect(leaksOf(redacted, 'Aé%AAAAA')).toEqual([]);
   });
 
+  it('a secret holding JSON’s \\/ is redacted when another of its characters is escaped and \\/ is not (property counterexample)', () => {
+    // JSON reads `\/` as `/`; a reader who undoes only the HTML reference reads the secret.
+    clearRegisteredSecrets();
+    const secret = '+z~c7/鍵Y%9zé2B9a.7&A%\\/=a';
+    registerSecret(secret);
+    const redacted = redactSecrets('.7&A%\\/&#61;');
+    expect(leaksOf(decodeEscapes(redacted), secret)).toEqual([]);
+    expect(redacted).toBe('[REDACTED]');
+  });
+
   it('no part of a registered secret survives when only some of its characters are escaped, in any mix', () => {
     const escapeOne = fc.constantFrom(
       (char: string) => char,
