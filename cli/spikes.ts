@@ -252,16 +252,17 @@ function makeResultsDirectory(out: string): void {
 
 /** The windows of the series from a NAB combined_windows.json: by --series, else by the CSV's file name. */
 function windowsFor(file: string, csv: string, series: string | undefined): (readonly [string, string])[] {
+  const shown = inputName(file);
   let document: unknown;
   try {
     document = JSON.parse(readUtf8File(file, '--windows'));
   } catch (error) {
     if (error instanceof UsageError) throw error;
-    throw new UsageError(`${file} is not JSON: ${(error as Error).message}`);
+    throw new UsageError(`${shown} is not JSON: ${(error as Error).message}`);
   }
   if (typeof document !== 'object' || document === null || Array.isArray(document)) {
     throw new UsageError(
-      `${file} must map series names to lists of [start, end] windows (NAB's combined_windows.json)`,
+      `${shown} must map series names to lists of [start, end] windows (NAB's combined_windows.json)`,
     );
   }
   const entries = Object.entries(document as Record<string, unknown>);
@@ -273,11 +274,11 @@ function windowsFor(file: string, csv: string, series: string | undefined): (rea
   if (found.length !== 1) {
     throw new UsageError(
       series === undefined
-        ? `${file} has no single entry for ${name}; name it with --series (one of: ${entries
+        ? `${shown} has no single entry for ${name}; name it with --series (one of: ${entries
             .map(([key]) => key)
             .slice(0, 10)
             .join(', ')})`
-        : `${file} has no entry "${series}"`,
+        : `${shown} has no entry "${series}"`,
     );
   }
   const windows = (found[0] as [string, unknown])[1];
@@ -285,7 +286,7 @@ function windowsFor(file: string, csv: string, series: string | undefined): (rea
     !Array.isArray(windows) ||
     windows.some((w) => !Array.isArray(w) || w.length !== 2 || w.some((t) => typeof t !== 'string'))
   ) {
-    throw new UsageError(`${file}: the entry for ${name} must be a list of [start, end] timestamp pairs`);
+    throw new UsageError(`${shown}: the entry for ${name} must be a list of [start, end] timestamp pairs`);
   }
   return windows as [string, string][];
 }

@@ -141,6 +141,13 @@ describe('news-alerts spikes evaluate', () => {
     expect(refused.stderr).toContain('realKnownCause/nyc_taxi.csv');
     expect(refused.stdout).toBe('');
 
+    // Read from stdin, the windows file is called stdin, as every other input read from it.
+    const piped = await runCli(['spikes', 'evaluate', '--csv', csv, '--preset', 'fewer', '--windows', '-'], {
+      input: '{"realTweets/mine.csv": [',
+    });
+    expect(piped.code).toBe(2);
+    expect(piped.stderr).toContain('news-alerts: stdin is not JSON: ');
+
     // Named with --series, the entry labels this series.
     const named = await runCli([
       'spikes',
