@@ -62,6 +62,11 @@ export interface Problem {
   readonly file?: string;
   /** 1-based line in {@link file}. */
   readonly line?: number;
+  /**
+   * 1-based column in that line, where a syntax error was found. (A query problem's `column` is
+   * its column in the query, whose place in the file the message says.)
+   */
+  readonly column?: number;
   /** The rule or audience id it concerns. */
   readonly item?: string;
   /**
@@ -86,11 +91,19 @@ export type ProblemInput = string | Problem;
  * fields. The message keeps the item's name, so the line reads back exactly as it was written.
  */
 function parsedProblem(text: string): Problem {
-  const located = /^(.+?):(\d+): (.*)$/s.exec(text);
+  // `file:line: message`, or `file:line:column: message` for a syntax error (the column was read
+  // as the line, and the line as part of the file's name).
+  const located = /^(.+?):(\d+)(?::(\d+))?: (.*)$/s.exec(text);
   if (located === null) return { message: text };
-  const [, file, line, message] = located as unknown as [string, string, string, string];
+  const [, file, line, column, message] = located as unknown as [string, string, string, string | undefined, string];
   const item = /^(?:rule|audience) "([^"]*)": /.exec(message)?.[1];
-  return { message, file, line: Number(line), ...(item === undefined ? {} : { item }) };
+  return {
+    message,
+    file,
+    line: Number(line),
+    ...(column === undefined ? {} : { column: Number(column) }),
+    ...(item === undefined ? {} : { item }),
+  };
 }
 
 const asProblem = (problem: ProblemInput): Problem => (typeof problem === 'string' ? parsedProblem(problem) : problem);
@@ -125,8 +138,11 @@ function inLineOrder(problems: readonly Problem[]): Problem[] {
 
 /** `file:line: item: message`, with the parts that are known (the item once, if the message names it already). */
 export function problemText(problem: Problem): string {
+  const column = problem.line !== undefined && problem.column !== undefined ? `:${problem.column}` : '';
   const at =
-    problem.file === undefined ? '' : `${problem.file}${problem.line === undefined ? '' : `:${problem.line}`}: `;
+    problem.file === undefined
+      ? ''
+      : `${problem.file}${problem.line === undefined ? '' : `:${problem.line}${column}`}: `;
   const named = problem.item !== undefined && problem.message.includes(`"${problem.item}"`);
   const item = problem.item === undefined || named ? '' : `${problem.item}: `;
   return `${at}${item}${problem.message}`;

@@ -239,6 +239,23 @@ describe('a problem given as a line of text', () => {
       { message: 'command line: rule "a": no such thing' },
     ]);
   });
+
+  it('a syntax error’s line and column are its line and column, not a file named file:line at line column', () => {
+    fc.assert(
+      fc.property(
+        fc.stringMatching(/^[a-z./ -]{1,20}$/).filter((file) => !file.includes(': ')),
+        fc.integer({ min: 1, max: 99_999 }),
+        fc.integer({ min: 1, max: 999 }),
+        fc.string({ maxLength: 40 }),
+        (file, line, column, message) => {
+          const written = `${file}:${line}:${column}: ${message}`;
+          const error = new UsageError('bad file', [written]);
+          expect(error.problems).toEqual([{ file, line, column, message }]);
+          expect(error.details).toEqual([written]);
+        },
+      ),
+    );
+  });
 });
 
 describe('problems in line order', () => {
