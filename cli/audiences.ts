@@ -55,7 +55,6 @@ import {
   yamlText,
 } from './item-files.ts';
 import {
-  auditAttributes,
   describeChange,
   describeVersion,
   diffItems,
@@ -380,11 +379,6 @@ async function planAudiences(
   return { planned, problems, warnings };
 }
 
-/** The attributes of an audience's content: all but its key and the attributes the CLI manages. */
-const audienceContentAttributes = audienceAttributes.filter(
-  (name) => name !== 'audienceId' && !(auditAttributes as readonly string[]).includes(name),
-);
-
 function withoutTopic(item: Item): Item {
   const { topicArn: _topicArn, ...rest } = item;
   return rest;
@@ -452,7 +446,7 @@ function reportAudiences(
   results: readonly AudienceResult[],
   warnings: readonly string[],
   topicsMade: ReadonlySet<string>,
-  recorded: ReadonlyMap<string, number>,
+  recorded: ReadonlyMap<string, number | 'unreadable'>,
 ): void {
   context.output.result({ target: target.label, results, warnings }, () => {
     for (const result of results) {
@@ -480,10 +474,16 @@ function reportAudiences(
   }
   // One on a new topic may be a restore whose topic was deleted: its people are recorded for a
   // while, and a repair subscribes them again.
-  const restorable = created.filter((entry) => (recorded.get(entry.audienceId) ?? 0) > 0);
+  const restorable = created.filter((entry) => {
+    const count = recorded.get(entry.audienceId);
+    return count !== undefined && count !== 0;
+  });
   for (const result of restorable) {
+    const count = recorded.get(result.audienceId);
     context.output.note(
-      `Next: '${newsAlerts()} audiences repair ${result.audienceId}' subscribes again the ${recorded.get(result.audienceId)} subscriber(s) recorded when it was deleted`,
+      count === 'unreadable'
+        ? `audience ${result.audienceId}: its recorded subscribers could not be read; if it was deleted with --delete-topic, '${newsAlerts()} audiences repair ${result.audienceId}' subscribes again those recorded then`
+        : `Next: '${newsAlerts()} audiences repair ${result.audienceId}' subscribes again the subscribers recorded when it was deleted (${count} recorded; it says which it cannot)`,
     );
   }
   const fresh = created.find((entry) => topicsMade.has(entry.audienceId) && !restorable.includes(entry));
@@ -498,15 +498,17 @@ function reportAudiences(
 }
 
 /**
- * How many subscribers are recorded, and not yet expired, for each audience just made on a new
- * topic (a restore after 'audiences delete --delete-topic' finds its people there). A read that
- * fails gives none: the audiences are written already, and only the hint depends on it.
+ * How many subscribers an 'audiences delete --delete-topic' recorded (marked to expire, not
+ * expired yet) for each audience just made on a new topic: a restore finds its people there. A
+ * record not marked to expire is of a subscription that is still there (a topic kept, and found
+ * again by its name). A read that fails is `unreadable`: the audiences are written already, and
+ * only the hint depends on it.
  */
 async function recordedSubscribers(
   target: Target,
   results: readonly AudienceResult[],
   topicsMade: ReadonlySet<string>,
-): Promise<Map<string, number>> {
+): Promise<Map<string, number | 'unreadable'>> {
   const made = results.filter((result) => result.action === 'created' && topicsMade.has(result.audienceId));
   const records = subscriberRecordsOf(target);
   const limit = pLimit(8);
@@ -514,12 +516,16 @@ async function recordedSubscribers(
   const counts = await Promise.all(
     made.map((result) =>
       limit(async () => {
-        const found = await records.list(result.audienceId, now).catch(() => []);
-        return [result.audienceId, found.length] as const;
+        try {
+          const found = await records.list(result.audienceId, now);
+          return [result.audienceId, found.filter((record) => record.expiresAt !== undefined).length] as const;
+        } catch {
+          return [result.audienceId, 'unreadable'] as const;
+        }
       }),
     ),
   );
-  return new Map(counts);
+  return new Map<string, number | 'unreadable'>(counts);
 }
 
 /** The audiences of `--file`, or one from an id and flags. */
@@ -691,11 +697,6 @@ async function updateAudience(
   const previous = await requireAudience(target, audienceId);
   let next: Item;
   let source: FileItem;
-  // What the new item keeps of the stored one, which the write requires still stored: an edit in
-  // the DynamoDB console between the read and the write keeps the version, and writing over it
-  // would undo that edit. From flags or a file made from a version, the whole content; from a
-  // file without one, the topic (the file gives everything else).
-  let kept: readonly string[] = audienceContentAttributes;
   if (options.file !== undefined) {
     if (
       settableFlags.some((flag) => options[flag] !== undefined) ||
@@ -723,7 +724,6 @@ async function updateAudience(
       ]);
     }
     next = { topicArn: previous.topicArn, ...withoutAudit(raw) };
-    if (raw.version === undefined) kept = ['topicArn'];
     source = { ...item, value: next };
   } else {
     if (options.enable && options.disable) throw new UsageError('give --enable or --disable, not both');
@@ -771,7 +771,7 @@ async function updateAudience(
   const [result] = await writeItems(
     target.clients.documents,
     audiencesTable(target),
-    { puts: [{ id: audienceId, item: checked.value, previous, guard: kept }] },
+    { puts: [{ id: audienceId, item: checked.value, previous }] },
     { actor: await context.actor(), now: Date.now() },
   );
   context.output.result(

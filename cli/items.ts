@@ -7,6 +7,8 @@
  * its items at the same moment; a larger one is written in several, in order, and a failure names
  * the items the earlier ones wrote.
  */
+
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import {
   ConditionalCheckFailedException,
   GetItemCommand,
@@ -18,10 +20,12 @@ import {
   type TransactWriteCommandInput,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoRuleHistory } from '#aws/dynamo-rule-history';
 import { historyPut } from '#aws/dynamo-rule-history';
 import { readItem, scanItems } from '#aws/dynamo-rule-source';
 import { ITEM_LIMITS, measureItem } from '#aws/table-layout';
+import { audienceAttributes, ruleAttributes } from '#core/model';
 import { outsideEdit, type RuleVersion } from '#core/workbench/rule-history';
 import { CliError, ConcurrentChangeError, type ExitCodeValue, failureOf, UsageError } from './errors.ts';
 
@@ -115,6 +119,9 @@ export interface Audit {
 export const isStorableKey = (id: string): boolean =>
   id.length > 0 && Buffer.byteLength(id, 'utf8') <= ITEM_LIMITS.partitionKeyBytes;
 
+/** The item's attributes as DynamoDB stored them, on an item {@link getItem} read. */
+const storedValues = Symbol('storedValues');
+
 /** The stored item, read strongly consistent; undefined when there is none. */
 export async function getItem(
   documents: DynamoDBDocumentClient,
@@ -128,7 +135,29 @@ export async function getItem(
   const { Item: raw } = await documents.send(
     new GetItemCommand({ TableName: table.tableName, Key: { [table.keyName]: { S: id } }, ConsistentRead: true }),
   );
-  return raw === undefined ? undefined : readItem(raw);
+  if (raw === undefined) return undefined;
+  const item = readItem(raw);
+  // Kept beside the decoded item, for the content guard of a write made from it (not enumerable:
+  // no copy, diff or output of the item sees it).
+  Object.defineProperty(item, storedValues, { value: raw, enumerable: false });
+  return item;
+}
+
+/**
+ * The value a content guard compares `name` with: exactly what was stored when `previous` came
+ * from {@link getItem} (a number as its stored text: decoded, `5.00000000000000000001` reads as 5
+ * and `1.5e30` cannot be sent back at all, so a guard on the decoded value would refuse every
+ * write), else the decoded value.
+ */
+function guardValue(previous: Item, name: string): unknown {
+  const stored = (previous as { [storedValues]?: Record<string, AttributeValue> })[storedValues]?.[name];
+  if (stored === undefined) return previous[name];
+  try {
+    return unmarshall({ value: stored }, { wrapNumbers: true }).value;
+  } catch {
+    // Not a value the document client converts (readItem names it unreadable): the decoded one.
+    return previous[name];
+  }
 }
 
 /** KB with one decimal, as DynamoDB's limits are stated (1 KB = 1024 bytes). */
@@ -173,7 +202,8 @@ export interface PlannedPut {
   /**
    * Attributes whose stored values (as in `previous`) the write requires unchanged, besides the
    * version: an edit in the DynamoDB console keeps `version`, so only this catches one made
-   * between the read and the write.
+   * between the read and the write. Default: every attribute an item of the table may have
+   * ({@link contentAttributesOf}), since a write made from a read must not undo an edit it never saw.
    */
   readonly guard?: readonly string[] | undefined;
 }
@@ -225,6 +255,21 @@ interface Condition {
   readonly ExpressionAttributeValues?: Record<string, unknown>;
 }
 
+/**
+ * The attributes of an item's content: those the table's items may have (rules: model.ts's rule
+ * attributes; audiences: its audience attributes), without the key, the attributes the CLI manages
+ * and what only a file carries (a rule's export fingerprint). An attribute no item has (a typo
+ * saved by hand) is left out: guarding every name a stored item holds could make a condition
+ * longer than DynamoDB's 4 KB.
+ */
+export function contentAttributesOf(table: Pick<ItemTable, 'keyName'>): readonly string[] {
+  const names = table.keyName === 'ruleId' ? ruleAttributes : audienceAttributes;
+  return names.filter(
+    (name) =>
+      name !== table.keyName && name !== 'fingerprint' && !(auditAttributes as readonly string[]).includes(name),
+  );
+}
+
 /** The condition that the stored item is still the one that was read. */
 function unchangedCondition(table: ItemTable, previous: Item | undefined): Condition {
   if (previous === undefined) {
@@ -272,8 +317,12 @@ function withContentGuard(
     attributeNames[`#guard${index}`] = name;
     if (previous[name] === undefined) {
       parts.push(`attribute_not_exists(#guard${index})`);
+    } else if (previous[name] === null) {
+      // A NULL saved by hand: compared by its type, as DynamoDB's = is not defined on NULL.
+      values[`:guard${index}`] = 'NULL';
+      parts.push(`attribute_type(#guard${index}, :guard${index})`);
     } else {
-      values[`:guard${index}`] = previous[name];
+      values[`:guard${index}`] = guardValue(previous, name);
       parts.push(`#guard${index} = :guard${index}`);
     }
   }
@@ -344,7 +393,11 @@ export async function writeItems(
         Put: {
           TableName: table.tableName,
           Item: item,
-          ...withContentGuard(unchangedCondition(table, put.previous), put.previous, put.guard),
+          ...withContentGuard(
+            unchangedCondition(table, put.previous),
+            put.previous,
+            put.guard ?? contentAttributesOf(table),
+          ),
         },
       },
     });

@@ -36,6 +36,7 @@ import {
 import {
   type Audit,
   auditAttributes,
+  contentAttributesOf,
   describeChange,
   describeVersion,
   diffItems,
@@ -338,10 +339,7 @@ function withFingerprint(item: Item): Item {
 }
 
 /** The attributes of a rule's content: what an outside edit changes (the key, audit and export attributes left out). */
-const ruleContentAttributes = ruleAttributes.filter(
-  (name) =>
-    name !== 'ruleId' && !(auditAttributes as readonly string[]).includes(name) && !exportAttributes.includes(name),
-);
+const ruleContentAttributes = contentAttributesOf({ keyName: 'ruleId' });
 
 /** The new content of a rule: the validated rule without the attributes the CLI manages, nor the fingerprint. */
 function contentOf(rule: Rule): Item {
@@ -529,7 +527,6 @@ async function updateRule(context: CommandContext, args: readonly unknown[], opt
       [{ value: next, label: `rule ${ruleId}`, locate: () => 'command line' }],
       stored,
       'the rule',
-      true,
     );
   } catch (error) {
     if (!(error instanceof UsageError) || left.length === 0) throw error;
@@ -550,8 +547,6 @@ async function writeRules(
   items: readonly FileItem[],
   stored: ReadonlyMap<string, Item | undefined>,
   source: string,
-  /** The items were made from the stored ones (`rules update`): the attributes they keep were read, not given. */
-  madeFromStored = false,
 ): Promise<void> {
   const check = await checkRules(context, items, stored);
   for (const warning of check.warnings) context.output.warn(warning);
@@ -569,11 +564,9 @@ async function writeRules(
       const version = versionOf(previous);
       results.push({ ruleId: rule.ruleId, action: 'unchanged', version, previousVersion: version, changes, previous });
     } else {
-      // A file made from a version or a fingerprint, or an update made from the stored rule: the
-      // write also requires the content it was made from still stored, since an edit in the
+      // writeItems requires the content it was checked against still stored: an edit in the
       // DynamoDB console in between keeps the version, and writing over it would undo that edit.
-      const fromStored = madeFromStored || rule.version !== undefined || rule.fingerprint !== undefined;
-      puts.push({ id: rule.ruleId, item: content, previous, guard: fromStored ? ruleContentAttributes : undefined });
+      puts.push({ id: rule.ruleId, item: content, previous });
       results.push({
         ruleId: rule.ruleId,
         action: 'created',

@@ -6,12 +6,12 @@
  */
 import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import { GetTopicAttributesCommand, ListTopicsCommand } from '@aws-sdk/client-sns';
-import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DynamoDBDocumentClient, NumberValue, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { parseWebhookMap, webhookShardName } from '#shared/slack-webhook-store';
 import { listItems } from '../../cli/items.ts';
 import { pendingRows } from '../../cli/subscriptions.ts';
-import { type CliSandbox, cliInProcess, setByHandBeforeWrite, startCliSandbox } from './support.ts';
+import { type CliSandbox, cliInProcess, setByHand, setByHandBeforeWrite, startCliSandbox } from './support.ts';
 
 let sandbox: CliSandbox;
 const rulesTable = () => ({ tableName: sandbox.descriptor.names.rulesTable, keyName: 'ruleId', noun: 'rule' });
@@ -133,6 +133,40 @@ describe('audiences', () => {
     expect(await audience('markets-desk')).toEqual({ ...before, dailyBudget: 7 });
   });
 
+  it('audiences update is not refused for a number stored in a form JavaScript cannot hold (its guard compares what was stored)', async () => {
+    // 5.00000000000000000001 reads as 5, and 1.5e30 cannot be written back as a JavaScript number.
+    await setByHand(sandbox, 'audiences', 'markets-desk', 'dailyBudget', NumberValue.from('5.00000000000000000001'));
+    const renamed = await sandbox.cli(['audiences', 'update', 'markets-desk', '--name', 'Markets X']);
+    expect(renamed.code, renamed.stderr).toBe(0);
+    expect(await audience('markets-desk')).toMatchObject({ name: 'Markets X', dailyBudget: 5, version: 2 });
+    await setByHand(sandbox, 'audiences', 'markets-desk', 'dailyBudget', NumberValue.from('1.5e30'));
+    const repaired = await sandbox.cli(['audiences', 'update', 'markets-desk', '--daily-budget', '5']);
+    expect(repaired.code, repaired.stderr).toBe(0);
+    expect(await audience('markets-desk')).toMatchObject({ dailyBudget: 5, version: 3 });
+  });
+
+  it('audiences put --file refuses when the audience is edited by hand between its read and its write, and keeps that edit', async () => {
+    const exported = await sandbox.cli(['audiences', 'export', 'markets-desk', '--format', 'json']);
+    expect(exported.code, exported.stderr).toBe(0);
+    const document = JSON.parse(exported.stdout) as { audiences: Record<string, unknown>[] };
+    const file = sandbox.file(
+      'markets.json',
+      JSON.stringify({ audiences: document.audiences.map((item) => ({ ...item, name: 'Markets (file)' })) }),
+    );
+    const before = await audience('markets-desk');
+    const edit = setByHandBeforeWrite(sandbox, 'audiences', 'markets-desk', 'dailyBudget', 7);
+    let put: { code: number; output: string };
+    try {
+      put = await cliInProcess(sandbox, ['audiences', 'put', '--file', file]);
+    } finally {
+      edit.restore();
+    }
+    expect(edit.edited()).toBe(true);
+    expect(put.code, put.output).toBe(1);
+    expect(put.output).toContain('changed since it was read');
+    expect(await audience('markets-desk')).toEqual({ ...before, dailyBudget: 7 });
+  });
+
   it('refuses bad input with the reason and creates nothing: invalid setting, bad id, duplicate, invalid file entry', async () => {
     const topicsBefore = await topicNames();
     const file = sandbox.file(
@@ -207,6 +241,47 @@ describe('audiences', () => {
     const fresh = await sandbox.cli(['audiences', 'create', 'new-desk']);
     expect(fresh.code, fresh.stderr).toBe(0);
     expect(fresh.stderr).toContain('Next: subscribe people, e.g.');
+
+    // Deleted again with its topic kept, then made anew by name: its subscriber is still on the
+    // topic, not waiting for a repair.
+    expect((await sandbox.cli(['audiences', 'delete', 'partner-feed', '--yes'])).code).toBe(0);
+    const again = await sandbox.cli(['audiences', 'create', 'partner-feed']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).not.toContain('audiences repair');
+  });
+
+  it('a restore whose recorded subscribers cannot be read says so and names the repair, not "subscribe people"', async () => {
+    expect((await sandbox.cli(['audiences', 'create', 'lost-desk'])).code).toBe(0);
+    expect((await sandbox.cli(['subscriptions', 'add', 'lost-desk', '--sms', '+821055512345'])).code).toBe(0);
+    const deleted = await sandbox.cli(['--json', 'audiences', 'delete', 'lost-desk', '--delete-topic', '--yes']);
+    expect(deleted.code, deleted.stderr).toBe(0);
+    const file = sandbox.file('lost.json', deleted.stdout);
+    const send = DynamoDBDocumentClient.prototype.send;
+    const refuse = vi.spyOn(DynamoDBDocumentClient.prototype, 'send').mockImplementation(function (
+      this: DynamoDBDocumentClient,
+      ...args: unknown[]
+    ) {
+      const [command] = args;
+      if (
+        command instanceof QueryCommand &&
+        command.input.ExpressionAttributeValues?.[':pk'] === 'subscribers#lost-desk'
+      ) {
+        return Promise.reject(new Error('AccessDeniedException: not allowed'));
+      }
+      return (send as (...forwarded: unknown[]) => Promise<unknown>).apply(this, args);
+    } as DynamoDBDocumentClient['send']);
+    let restored: { code: number; output: string };
+    try {
+      restored = await cliInProcess(sandbox, ['audiences', 'put', '--file', file]);
+    } finally {
+      refuse.mockRestore();
+    }
+    expect(restored.code, restored.output).toBe(0);
+    expect(restored.output).toContain(
+      'audience lost-desk: its recorded subscribers could not be read; if it was deleted',
+    );
+    expect(restored.output).toMatch(/'news-alerts .*audiences repair lost-desk' subscribes again those recorded then/);
+    expect(restored.output).not.toContain('Next: subscribe people');
   });
 
   it('with its topic: keeps the record of who subscribed 30 days for a restore, then lets it expire; a repair keeps what it subscribes again', async () => {
@@ -281,7 +356,7 @@ describe('audiences', () => {
     expect(restored.code, restored.stderr).toBe(0);
     // The next step is the repair (the three subscribed and the one by hand; not the expired one).
     expect(restored.stderr).toContain(
-      "audiences repair gone-desk' subscribes again the 4 subscriber(s) recorded when it was deleted",
+      "audiences repair gone-desk' subscribes again the subscribers recorded when it was deleted (4 recorded; it says which it cannot)",
     );
     expect(restored.stderr).not.toContain('Next: subscribe people');
     const repaired = await sandbox.cli(['--json', 'audiences', 'repair', 'gone-desk', '--yes']);

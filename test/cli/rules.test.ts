@@ -10,7 +10,7 @@ import { exampleAuthor } from '#sandbox/examples';
 import { ConcurrentChangeError } from '../../cli/errors.ts';
 import { getItem, listItems, writeItems } from '../../cli/items.ts';
 import { displayWidth } from '../../cli/output.ts';
-import { type CliSandbox, cliInProcess, setByHandBeforeWrite, startCliSandbox } from './support.ts';
+import { type CliSandbox, cliInProcess, setByHand, setByHandBeforeWrite, startCliSandbox } from './support.ts';
 
 let sandbox: CliSandbox;
 const rulesTable = () => ({ tableName: sandbox.descriptor.names.rulesTable, keyName: 'ruleId', noun: 'rule' });
@@ -922,6 +922,67 @@ describe('rules put from flags, enable, disable, delete', () => {
     expect(await getItem(documents, rulesTable(), 'markets-finance')).toEqual({
       ...before,
       keywords: ['bank', 'lender'],
+    });
+  });
+
+  it('any put made from a read is guarded by content without being asked: an edit by hand after the read refuses it, a NULL saved by hand does not', async () => {
+    const documents = sandbox.stack.clients.documents;
+    const audiences = { tableName: sandbox.descriptor.names.audiencesTable, keyName: 'audienceId', noun: 'audience' };
+    for (const [table, id] of [
+      [rulesTable(), 'markets-rates'],
+      [audiences, 'chips-team'],
+    ] as const) {
+      // A NULL written by hand is compared by its type (DynamoDB's = does not take NULL).
+      await setByHand(sandbox, table === audiences ? 'audiences' : 'rules', id, 'notes', null);
+      const read = await getItem(documents, table, id);
+      expect(read?.notes).toBeNull();
+      const [written] = await writeItems(
+        documents,
+        table,
+        { puts: [{ id, item: { ...read, notes: 'saved' }, previous: read }] },
+        { actor: 'racer', now: Date.now() },
+      );
+      expect(written?.action).toBe('updated');
+      const second = await getItem(documents, table, id);
+      // An attribute added by hand after the read (the version kept) is an edit the write would undo.
+      const added = table === audiences ? 'dailyBudget' : 'description';
+      await setByHand(
+        sandbox,
+        table === audiences ? 'audiences' : 'rules',
+        id,
+        added,
+        table === audiences ? 7 : 'by hand',
+      );
+      const edited = await getItem(documents, table, id);
+      await expect(
+        writeItems(
+          documents,
+          table,
+          { puts: [{ id, item: { ...second, notes: 'again' }, previous: second }] },
+          { actor: 'racer', now: Date.now() },
+        ),
+      ).rejects.toThrow(ConcurrentChangeError);
+      expect(await getItem(documents, table, id)).toEqual(edited);
+    }
+  });
+
+  it('rules restore refuses when the rule is edited by hand between its read and its write, and keeps that edit', async () => {
+    const documents = sandbox.stack.clients.documents;
+    expect((await sandbox.cli(['rules', 'update', 'markets-finance', '--description', 'v2'])).code).toBe(0);
+    const edit = setByHandBeforeWrite(sandbox, 'rules', 'markets-finance', 'keywords', ['bank', 'lender']);
+    let restored: { code: number; output: string };
+    try {
+      restored = await cliInProcess(sandbox, ['rules', 'restore', 'markets-finance', '--version', '1', '--yes']);
+    } finally {
+      edit.restore();
+    }
+    expect(edit.edited()).toBe(true);
+    expect(restored.code, restored.output).toBe(1);
+    expect(restored.output).toContain('changed since it was read');
+    expect(await getItem(documents, rulesTable(), 'markets-finance')).toMatchObject({
+      description: 'v2',
+      keywords: ['bank', 'lender'],
+      version: 2,
     });
   });
 
