@@ -464,6 +464,7 @@ describe('SnsNotifier stopping', () => {
     // What the one call published is confirmed: all ten of the first batch, unless moto answered
     // for fewer (an entry whose publish raised in moto, under load, is in neither list; the
     // notifier would send it again, but the abort comes first, so it is reported Aborted too).
+    expect(faults.calls[0]?.deliveryIds).toEqual(messages.slice(0, 10).map(idOf));
     const accepted = new Set(faults.calls[0]?.acceptedDeliveryIds);
     expect(accepted.size).toBeGreaterThan(0);
     const confirmed = messages.slice(0, 10).filter((message) => accepted.has(idOf(message)));
