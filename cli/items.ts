@@ -143,20 +143,39 @@ export async function getItem(
   return item;
 }
 
+/** What a guard knows of one stored attribute. */
+type StoredState =
+  | { readonly kind: 'absent' }
+  | { readonly kind: 'null' }
+  /** Stored, but not as a value that can be sent back exactly (one readItem could not read). */
+  | { readonly kind: 'typed'; readonly tag: string | undefined }
+  | { readonly kind: 'value'; readonly value: unknown };
+
+const attributeTypes = new Set(['S', 'N', 'B', 'SS', 'NS', 'BS', 'M', 'L', 'BOOL']);
+
 /**
- * The value a content guard compares `name` with: exactly what was stored when `previous` came
- * from {@link getItem} (a number as its stored text: decoded, `5.00000000000000000001` reads as 5
- * and `1.5e30` cannot be sent back at all, so a guard on the decoded value would refuse every
- * write), else the decoded value.
+ * What was stored in `name` when `previous` was read: exactly what DynamoDB stored when `previous`
+ * came from {@link getItem} (a number as its stored text: decoded, `5.00000000000000000001` reads
+ * as 5 and `1.5e30` cannot be sent back at all, so a guard on the decoded value would refuse every
+ * write; an attribute readItem could not read, such as a map with a `constructor` key typed in the
+ * console, is there although the decoded item lacks it), else what the decoded item says.
  */
-function guardValue(previous: Item, name: string): unknown {
-  const stored = (previous as { [storedValues]?: Record<string, AttributeValue> })[storedValues]?.[name];
-  if (stored === undefined) return previous[name];
+function storedState(previous: Item, name: string): StoredState {
+  const stored = (previous as { [storedValues]?: Record<string, AttributeValue> })[storedValues];
+  if (stored === undefined) {
+    const value = previous[name];
+    return value === undefined ? { kind: 'absent' } : value === null ? { kind: 'null' } : { kind: 'value', value };
+  }
+  const raw = stored[name];
+  if (raw === undefined) return { kind: 'absent' };
+  const tags = Object.keys(raw).filter((key) => (raw as unknown as Record<string, unknown>)[key] !== undefined);
+  if (tags.length === 1 && tags[0] === 'NULL') return { kind: 'null' };
+  const tag = tags.length === 1 && attributeTypes.has(tags[0] as string) ? tags[0] : undefined;
+  if (previous[name] === undefined) return { kind: 'typed', tag };
   try {
-    return unmarshall({ value: stored }, { wrapNumbers: true }).value;
+    return { kind: 'value', value: unmarshall({ value: raw }, { wrapNumbers: true }).value };
   } catch {
-    // Not a value the document client converts (readItem names it unreadable): the decoded one.
-    return previous[name];
+    return { kind: 'typed', tag };
   }
 }
 
@@ -283,7 +302,7 @@ function unchangedCondition(table: ItemTable, previous: Item | undefined): Condi
     return {
       ConditionExpression: '#version = :storedVersion',
       ExpressionAttributeNames: { '#version': 'version' },
-      ExpressionAttributeValues: { ':storedVersion': previous.version },
+      ExpressionAttributeValues: { ':storedVersion': storedVersion(previous) },
     };
   }
   if (version === undefined) {
@@ -296,8 +315,17 @@ function unchangedCondition(table: ItemTable, previous: Item | undefined): Condi
   return {
     ConditionExpression: '#version = :expectedVersion',
     ExpressionAttributeNames: { '#version': 'version' },
-    ExpressionAttributeValues: { ':expectedVersion': version },
+    ExpressionAttributeValues: { ':expectedVersion': storedVersion(previous) },
   };
+}
+
+/**
+ * The stored `version`, exactly as stored: a version saved by hand as `2.00000000000000000001`
+ * reads as 2, and compared as 2 it would refuse every write as a concurrent change.
+ */
+function storedVersion(previous: Item): unknown {
+  const state = storedState(previous, 'version');
+  return state.kind === 'value' ? state.value : previous.version;
 }
 
 /**
@@ -315,14 +343,18 @@ function withContentGuard(
   const values = { ...condition.ExpressionAttributeValues };
   for (const [index, name] of names.entries()) {
     attributeNames[`#guard${index}`] = name;
-    if (previous[name] === undefined) {
+    const state = storedState(previous, name);
+    if (state.kind === 'absent') {
       parts.push(`attribute_not_exists(#guard${index})`);
-    } else if (previous[name] === null) {
-      // A NULL saved by hand: compared by its type, as DynamoDB's = is not defined on NULL.
-      values[`:guard${index}`] = 'NULL';
+    } else if (state.kind === 'null' || (state.kind === 'typed' && state.tag !== undefined)) {
+      // A NULL saved by hand (DynamoDB's = is not defined on NULL), or a value that cannot be sent
+      // back as it is stored: compared by its type. The write replaces it either way.
+      values[`:guard${index}`] = state.kind === 'null' ? 'NULL' : state.tag;
       parts.push(`attribute_type(#guard${index}, :guard${index})`);
+    } else if (state.kind === 'typed') {
+      parts.push(`attribute_exists(#guard${index})`);
     } else {
-      values[`:guard${index}`] = guardValue(previous, name);
+      values[`:guard${index}`] = state.value;
       parts.push(`#guard${index} = :guard${index}`);
     }
   }

@@ -3,7 +3,7 @@
  * a file with any problem is refused whole with its line, field and reason (nothing written),
  * and every write records who and when, bumps the version and shows the previous one.
  */
-import { DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, NumberValue, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DynamoRuleHistory } from '#aws/dynamo-rule-history';
 import { exampleAuthor } from '#sandbox/examples';
@@ -983,6 +983,29 @@ describe('rules put from flags, enable, disable, delete', () => {
       description: 'v2',
       keywords: ['bank', 'lender'],
       version: 2,
+    });
+  });
+
+  it('a rule with an attribute no reader can read, or a version JavaScript cannot hold exactly, is repaired by a write, not refused for ever', async () => {
+    const documents = sandbox.stack.clients.documents;
+    // A map with a key named like an Object.prototype member, typed in the DynamoDB console:
+    // the CLI cannot read the attribute, and put --file is how the rule is repaired.
+    await setByHand(sandbox, 'rules', 'markets-rates', 'description', { toString: 'typed by hand' });
+    const stored = (await storedRules()).find((rule) => rule.ruleId === 'markets-rates') ?? {};
+    const { version: _version, updatedAt: _at, updatedBy: _by, ...content } = stored;
+    const repaired = await sandbox.cli(['rules', 'put', '--file', '-'], {
+      input: JSON.stringify({ rules: [{ ...content, description: 'Rates desk' }] }),
+    });
+    expect(repaired.code, repaired.stderr).toBe(0);
+    expect(await getItem(documents, rulesTable(), 'markets-rates')).toMatchObject({ description: 'Rates desk' });
+
+    // A version saved by hand as 2.00000000000000000001 reads as 2.
+    await setByHand(sandbox, 'rules', 'partner-elections', 'version', NumberValue.from('2.00000000000000000001'));
+    const updated = await sandbox.cli(['rules', 'update', 'partner-elections', '--description', 'Elections']);
+    expect(updated.code, updated.stderr).toBe(0);
+    expect(await getItem(documents, rulesTable(), 'partner-elections')).toMatchObject({
+      description: 'Elections',
+      version: 3,
     });
   });
 
