@@ -6,12 +6,12 @@
  */
 import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import { GetTopicAttributesCommand, ListTopicsCommand } from '@aws-sdk/client-sns';
-import { DynamoDBDocumentClient, NumberValue, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { NumberValue, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseWebhookMap, webhookShardName } from '#shared/slack-webhook-store';
 import { listItems } from '../../cli/items.ts';
 import { pendingRows } from '../../cli/subscriptions.ts';
-import { type CliSandbox, cliInProcess, setByHand, setByHandBeforeWrite, startCliSandbox } from './support.ts';
+import { type CliSandbox, cliInProcess, cliWithEditBeforeWrite, setByHand, startCliSandbox } from './support.ts';
 
 let sandbox: CliSandbox;
 const rulesTable = () => ({ tableName: sandbox.descriptor.names.rulesTable, keyName: 'ruleId', noun: 'rule' });
@@ -120,14 +120,12 @@ describe('audiences', () => {
 
   it('audiences update refuses when the audience is edited in the DynamoDB console between its read and its write, version kept, and keeps that edit', async () => {
     const before = await audience('markets-desk');
-    const edit = setByHandBeforeWrite(sandbox, 'audiences', 'markets-desk', 'dailyBudget', 7);
-    let updated: { code: number; output: string };
-    try {
-      updated = await cliInProcess(sandbox, ['audiences', 'update', 'markets-desk', '--name', 'Markets (edited)']);
-    } finally {
-      edit.restore();
-    }
-    expect(edit.edited()).toBe(true);
+    const updated = await cliWithEditBeforeWrite(
+      sandbox,
+      { table: 'audiences', id: 'markets-desk', name: 'dailyBudget', value: 7 },
+      ['audiences', 'update', 'markets-desk', '--name', 'Markets (edited)'],
+    );
+    expect(updated.edited).toBe(true);
     expect(updated.code, updated.output).toBe(1);
     expect(updated.output).toContain('changed since it was read');
     expect(await audience('markets-desk')).toEqual({ ...before, dailyBudget: 7 });
@@ -154,14 +152,12 @@ describe('audiences', () => {
       JSON.stringify({ audiences: document.audiences.map((item) => ({ ...item, name: 'Markets (file)' })) }),
     );
     const before = await audience('markets-desk');
-    const edit = setByHandBeforeWrite(sandbox, 'audiences', 'markets-desk', 'dailyBudget', 7);
-    let put: { code: number; output: string };
-    try {
-      put = await cliInProcess(sandbox, ['audiences', 'put', '--file', file]);
-    } finally {
-      edit.restore();
-    }
-    expect(edit.edited()).toBe(true);
+    const put = await cliWithEditBeforeWrite(
+      sandbox,
+      { table: 'audiences', id: 'markets-desk', name: 'dailyBudget', value: 7 },
+      ['audiences', 'put', '--file', file],
+    );
+    expect(put.edited).toBe(true);
     expect(put.code, put.output).toBe(1);
     expect(put.output).toContain('changed since it was read');
     expect(await audience('markets-desk')).toEqual({ ...before, dailyBudget: 7 });
@@ -256,26 +252,14 @@ describe('audiences', () => {
     const deleted = await sandbox.cli(['--json', 'audiences', 'delete', 'lost-desk', '--delete-topic', '--yes']);
     expect(deleted.code, deleted.stderr).toBe(0);
     const file = sandbox.file('lost.json', deleted.stdout);
-    const send = DynamoDBDocumentClient.prototype.send;
-    const refuse = vi.spyOn(DynamoDBDocumentClient.prototype, 'send').mockImplementation(function (
-      this: DynamoDBDocumentClient,
-      ...args: unknown[]
-    ) {
-      const [command] = args;
+    const restored = await cliInProcess(sandbox, ['audiences', 'put', '--file', file], (command) => {
       if (
         command instanceof QueryCommand &&
         command.input.ExpressionAttributeValues?.[':pk'] === 'subscribers#lost-desk'
       ) {
-        return Promise.reject(new Error('AccessDeniedException: not allowed'));
+        throw new Error('AccessDeniedException: not allowed');
       }
-      return (send as (...forwarded: unknown[]) => Promise<unknown>).apply(this, args);
-    } as DynamoDBDocumentClient['send']);
-    let restored: { code: number; output: string };
-    try {
-      restored = await cliInProcess(sandbox, ['audiences', 'put', '--file', file]);
-    } finally {
-      refuse.mockRestore();
-    }
+    });
     expect(restored.code, restored.output).toBe(0);
     expect(restored.output).toContain(
       'audience lost-desk: its recorded subscribers could not be read; if it was deleted',

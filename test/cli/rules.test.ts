@@ -3,14 +3,14 @@
  * a file with any problem is refused whole with its line, field and reason (nothing written),
  * and every write records who and when, bumps the version and shows the previous one.
  */
-import { DynamoDBDocumentClient, NumberValue, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { NumberValue, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DynamoRuleHistory } from '#aws/dynamo-rule-history';
 import { exampleAuthor } from '#sandbox/examples';
 import { ConcurrentChangeError } from '../../cli/errors.ts';
 import { getItem, listItems, writeItems } from '../../cli/items.ts';
 import { displayWidth } from '../../cli/output.ts';
-import { type CliSandbox, cliInProcess, setByHand, setByHandBeforeWrite, startCliSandbox } from './support.ts';
+import { type CliSandbox, cliInProcess, cliWithEditBeforeWrite, setByHand, startCliSandbox } from './support.ts';
 
 let sandbox: CliSandbox;
 const rulesTable = () => ({ tableName: sandbox.descriptor.names.rulesTable, keyName: 'ruleId', noun: 'rule' });
@@ -709,22 +709,10 @@ describe('rules put from flags, enable, disable, delete', () => {
       JSON.stringify({ rules: rules.map((rule) => (rule.ruleId === 'quakes' ? { ...rule, urgent: false } : rule)) }),
     );
     const historyReads: string[] = [];
-    const send = DynamoDBDocumentClient.prototype.send;
-    const spy = vi.spyOn(DynamoDBDocumentClient.prototype, 'send').mockImplementation(async function (
-      this: DynamoDBDocumentClient,
-      ...args: unknown[]
-    ) {
-      const [command] = args;
+    const put = await cliInProcess(sandbox, ['rules', 'put', '--file', file], (command) => {
       const partition = command instanceof QueryCommand ? command.input.ExpressionAttributeValues?.[':pk'] : undefined;
       if (typeof partition === 'string' && partition.startsWith('rule-history#')) historyReads.push(partition);
-      return await (send as (...forwarded: unknown[]) => Promise<unknown>).apply(this, args);
-    } as DynamoDBDocumentClient['send']);
-    let put: { code: number; output: string };
-    try {
-      put = await cliInProcess(sandbox, ['rules', 'put', '--file', file]);
-    } finally {
-      spy.mockRestore();
-    }
+    });
     expect(put.code, put.output).toBe(0);
     expect(put.output).toContain('updated quakes: version 1 → 2');
     // The changed rule's history is read (and trimmed after the write); no other rule's is.
@@ -909,14 +897,12 @@ describe('rules put from flags, enable, disable, delete', () => {
     const documents = sandbox.stack.clients.documents;
     const before = await getItem(documents, rulesTable(), 'markets-finance');
     // The update keeps the keywords it read: written over the edit, it would take 'lender' out again.
-    const edit = setByHandBeforeWrite(sandbox, 'rules', 'markets-finance', 'keywords', ['bank', 'lender']);
-    let updated: { code: number; output: string };
-    try {
-      updated = await cliInProcess(sandbox, ['rules', 'update', 'markets-finance', '--description', 'edited']);
-    } finally {
-      edit.restore();
-    }
-    expect(edit.edited()).toBe(true);
+    const updated = await cliWithEditBeforeWrite(
+      sandbox,
+      { table: 'rules', id: 'markets-finance', name: 'keywords', value: ['bank', 'lender'] },
+      ['rules', 'update', 'markets-finance', '--description', 'edited'],
+    );
+    expect(updated.edited).toBe(true);
     expect(updated.code, updated.output).toBe(1);
     expect(updated.output).toContain('rule markets-finance changed since it was read; nothing');
     expect(await getItem(documents, rulesTable(), 'markets-finance')).toEqual({
@@ -969,14 +955,12 @@ describe('rules put from flags, enable, disable, delete', () => {
   it('rules restore refuses when the rule is edited by hand between its read and its write, and keeps that edit', async () => {
     const documents = sandbox.stack.clients.documents;
     expect((await sandbox.cli(['rules', 'update', 'markets-finance', '--description', 'v2'])).code).toBe(0);
-    const edit = setByHandBeforeWrite(sandbox, 'rules', 'markets-finance', 'keywords', ['bank', 'lender']);
-    let restored: { code: number; output: string };
-    try {
-      restored = await cliInProcess(sandbox, ['rules', 'restore', 'markets-finance', '--version', '1', '--yes']);
-    } finally {
-      edit.restore();
-    }
-    expect(edit.edited()).toBe(true);
+    const restored = await cliWithEditBeforeWrite(
+      sandbox,
+      { table: 'rules', id: 'markets-finance', name: 'keywords', value: ['bank', 'lender'] },
+      ['rules', 'restore', 'markets-finance', '--version', '1', '--yes'],
+    );
+    expect(restored.edited).toBe(true);
     expect(restored.code, restored.output).toBe(1);
     expect(restored.output).toContain('changed since it was read');
     expect(await getItem(documents, rulesTable(), 'markets-finance')).toMatchObject({

@@ -247,10 +247,13 @@ export async function setByHand(
 /**
  * The CLI run in this test process (as `news-alerts` runs it) against `sandbox`, so a fault or a
  * concurrent change can be put into one of its AWS calls: its exit code and everything it wrote.
+ * `beforeDocumentSend` runs before each DynamoDB document-client command is sent (the test's
+ * own included), and may throw to fail that command.
  */
 export async function cliInProcess(
   sandbox: CliSandbox,
   args: readonly string[],
+  beforeDocumentSend?: (command: unknown) => void | Promise<void>,
 ): Promise<{ code: number; output: string }> {
   // Loaded on first use: most CLI tests run the built CLI in a process of its own.
   const { main } = await import('../../cli/program.ts');
@@ -259,6 +262,17 @@ export async function cliInProcess(
     output += String(chunk);
     return true;
   };
+  const send = DynamoDBDocumentClient.prototype.send;
+  const sends =
+    beforeDocumentSend === undefined
+      ? undefined
+      : vi.spyOn(DynamoDBDocumentClient.prototype, 'send').mockImplementation(async function (
+          this: DynamoDBDocumentClient,
+          ...forwarded: unknown[]
+        ) {
+          await beforeDocumentSend(forwarded[0]);
+          return await (send as (...all: unknown[]) => Promise<unknown>).apply(this, forwarded);
+        } as DynamoDBDocumentClient['send']);
   const out = vi.spyOn(process.stdout, 'write').mockImplementation(capture);
   const err = vi.spyOn(process.stderr, 'write').mockImplementation(capture);
   try {
@@ -267,38 +281,31 @@ export async function cliInProcess(
   } finally {
     out.mockRestore();
     err.mockRestore();
+    sends?.mockRestore();
   }
 }
 
 /**
- * Sets one attribute of a stored rule or audience by hand ({@link setByHand}) at the moment a CLI
- * run in this process ({@link cliInProcess}) is about to write its table: the edit lands between
- * the command's read and its write. `edited()` says whether it happened; `restore()` ends it.
+ * Runs `args` with the CLI in this process ({@link cliInProcess}) and, at the moment it is about to
+ * write `table`, sets one attribute of a stored item by hand ({@link setByHand}): the edit lands
+ * between the command's read and its write. `edited` says whether it happened.
  */
-export function setByHandBeforeWrite(
+export async function cliWithEditBeforeWrite(
   sandbox: CliSandbox,
-  table: 'rules' | 'audiences',
-  id: string,
-  name: string,
-  value: unknown,
-): { edited: () => boolean; restore: () => void } {
-  const tableName = sandbox.stack.config.tables[table];
-  const send = DynamoDBDocumentClient.prototype.send;
+  edit: { table: 'rules' | 'audiences'; id: string; name: string; value: unknown },
+  args: readonly string[],
+): Promise<{ code: number; output: string; edited: boolean }> {
+  const tableName = sandbox.stack.config.tables[edit.table];
   let edited = false;
-  const spy = vi.spyOn(DynamoDBDocumentClient.prototype, 'send').mockImplementation(async function (
-    this: DynamoDBDocumentClient,
-    ...args: unknown[]
-  ) {
-    const [command] = args;
+  const result = await cliInProcess(sandbox, args, async (command) => {
     const writes =
       (command instanceof PutCommand && command.input.TableName === tableName) ||
       (command instanceof TransactWriteCommand &&
         (command.input.TransactItems ?? []).some((entry) => entry.Put?.TableName === tableName));
     if (writes && !edited) {
       edited = true;
-      await setByHand(sandbox, table, id, name, value);
+      await setByHand(sandbox, edit.table, edit.id, edit.name, edit.value);
     }
-    return await (send as (...forwarded: unknown[]) => Promise<unknown>).apply(this, args);
-  } as DynamoDBDocumentClient['send']);
-  return { edited: () => edited, restore: () => spy.mockRestore() };
+  });
+  return { ...result, edited };
 }

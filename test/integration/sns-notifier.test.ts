@@ -447,18 +447,24 @@ describe('SnsNotifier stopping', () => {
     expect(confirmed).toEqual([10, 10]);
   });
 
-  it('starts no batch once aborted and reports the rest as Aborted, retryable', async () => {
+  /** Publishes 30 messages (three batches), the signal aborting once the first is confirmed. */
+  async function abortedAfterFirstBatch(change: (messages: OutboundMessage[]) => void = () => {}) {
     const clients = awsClients();
     const topic = await audienceTopic(clients, uniquePrefix(), 'markets');
     const messages = messagesFor(topic.audience, 30);
+    change(messages);
     const faults = installSnsFaults(clients.sns);
     const { notifier } = notifierFor(clients);
     const deadline = new AbortController();
-
     const outcome = await notifier.publish(messages, {
       signal: deadline.signal,
       onPublished: async () => deadline.abort(),
     });
+    return { clients, topic, messages, faults, outcome };
+  }
+
+  it('starts no batch once aborted and reports the rest as Aborted, retryable', async () => {
+    const { clients, topic, messages, faults, outcome } = await abortedAfterFirstBatch();
 
     expect(faults.calls).toHaveLength(1);
     // What the one call published is confirmed: all ten of the first batch, unless moto answered
@@ -480,19 +486,11 @@ describe('SnsNotifier stopping', () => {
   });
 
   it('reports an entry of the aborted batch that SNS left unanswered as Aborted, not published and not lost', async () => {
-    const clients = awsClients();
-    const topic = await audienceTopic(clients, uniquePrefix(), 'markets');
-    const messages = messagesFor(topic.audience, 30);
     // moto answers neither success nor failure for a subject over 100 characters (see above).
-    const unanswered: OutboundMessage = { ...messages[3]!, subject: 's'.repeat(101) };
-    messages[3] = unanswered;
-    const faults = installSnsFaults(clients.sns);
-    const { notifier } = notifierFor(clients);
-    const deadline = new AbortController();
-
-    const outcome = await notifier.publish(messages, {
-      signal: deadline.signal,
-      onPublished: async () => deadline.abort(),
+    let unanswered: OutboundMessage | undefined;
+    const { messages, faults, outcome } = await abortedAfterFirstBatch((messages) => {
+      unanswered = { ...messages[3]!, subject: 's'.repeat(101) };
+      messages[3] = unanswered;
     });
 
     expect(faults.calls).toHaveLength(1);
