@@ -23,7 +23,7 @@ import {
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoRuleHistory } from '#aws/dynamo-rule-history';
 import { historyPut } from '#aws/dynamo-rule-history';
-import { readItem, scanItems } from '#aws/dynamo-rule-source';
+import { readItem, scanItems, typeTagOf } from '#aws/dynamo-rule-source';
 import { ITEM_LIMITS, measureItem } from '#aws/table-layout';
 import { audienceAttributes, ruleAttributes } from '#core/model';
 import { outsideEdit, type RuleVersion } from '#core/workbench/rule-history';
@@ -151,8 +151,6 @@ type StoredState =
   | { readonly kind: 'typed'; readonly tag: string | undefined }
   | { readonly kind: 'value'; readonly value: unknown };
 
-const attributeTypes = new Set(['S', 'N', 'B', 'SS', 'NS', 'BS', 'M', 'L', 'BOOL']);
-
 /**
  * What was stored in `name` when `previous` was read: exactly what DynamoDB stored when `previous`
  * came from {@link getItem} (a number as its stored text: decoded, `5.00000000000000000001` reads
@@ -168,9 +166,8 @@ function storedState(previous: Item, name: string): StoredState {
   }
   const raw = stored[name];
   if (raw === undefined) return { kind: 'absent' };
-  const tags = Object.keys(raw).filter((key) => (raw as unknown as Record<string, unknown>)[key] !== undefined);
-  if (tags.length === 1 && tags[0] === 'NULL') return { kind: 'null' };
-  const tag = tags.length === 1 && attributeTypes.has(tags[0] as string) ? tags[0] : undefined;
+  const tag = typeTagOf(raw);
+  if (tag === 'NULL') return { kind: 'null' };
   if (previous[name] === undefined) return { kind: 'typed', tag };
   try {
     return { kind: 'value', value: unmarshall({ value: raw }, { wrapNumbers: true }).value };
@@ -218,13 +215,6 @@ export interface PlannedPut {
   readonly item: Item;
   /** The stored item the write replaces (undefined: a new item). */
   readonly previous: Item | undefined;
-  /**
-   * Attributes whose stored values (as in `previous`) the write requires unchanged, besides the
-   * version: an edit in the DynamoDB console keeps `version`, so only this catches one made
-   * between the read and the write. Default: every attribute an item of the table may have
-   * ({@link contentAttributesOf}), since a write made from a read must not undo an edit it never saw.
-   */
-  readonly guard?: readonly string[] | undefined;
 }
 
 /** A planned deletion of one stored item. */
@@ -274,6 +264,9 @@ interface Condition {
   readonly ExpressionAttributeValues?: Record<string, unknown>;
 }
 
+/** What a file may carry that is never stored: the fingerprint `rules export` writes. */
+export const exportAttributes: readonly string[] = ['fingerprint'];
+
 /**
  * The attributes of an item's content: those the table's items may have (rules: model.ts's rule
  * attributes; audiences: its audience attributes), without the key, the attributes the CLI manages
@@ -285,7 +278,9 @@ export function contentAttributesOf(table: Pick<ItemTable, 'keyName'>): readonly
   const names = table.keyName === 'ruleId' ? ruleAttributes : audienceAttributes;
   return names.filter(
     (name) =>
-      name !== table.keyName && name !== 'fingerprint' && !(auditAttributes as readonly string[]).includes(name),
+      name !== table.keyName &&
+      !exportAttributes.includes(name) &&
+      !(auditAttributes as readonly string[]).includes(name),
   );
 }
 
@@ -332,12 +327,8 @@ function storedVersion(previous: Item): unknown {
  * `condition` and that each of `names` still holds its value in `previous` (or is still absent).
  * DynamoDB compares lists, maps and sets as whole values.
  */
-function withContentGuard(
-  condition: Condition,
-  previous: Item | undefined,
-  names: readonly string[] | undefined,
-): Condition {
-  if (previous === undefined || names === undefined || names.length === 0) return condition;
+function withContentGuard(condition: Condition, previous: Item | undefined, names: readonly string[]): Condition {
+  if (previous === undefined || names.length === 0) return condition;
   const parts = [condition.ConditionExpression];
   const attributeNames = { ...condition.ExpressionAttributeNames };
   const values = { ...condition.ExpressionAttributeValues };
@@ -425,11 +416,10 @@ export async function writeItems(
         Put: {
           TableName: table.tableName,
           Item: item,
-          ...withContentGuard(
-            unchangedCondition(table, put.previous),
-            put.previous,
-            put.guard ?? contentAttributesOf(table),
-          ),
+          // Besides the version, every content attribute must still hold what was read: an edit
+          // in the DynamoDB console keeps `version`, and a write made from a read must not undo an
+          // edit it never saw.
+          ...withContentGuard(unchangedCondition(table, put.previous), put.previous, contentAttributesOf(table)),
         },
       },
     });

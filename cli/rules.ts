@@ -40,6 +40,7 @@ import {
   describeChange,
   describeVersion,
   diffItems,
+  exportAttributes,
   type FieldChange,
   getItem,
   type Item,
@@ -318,9 +319,6 @@ function normalized(previous: Item | undefined): Item | undefined {
 
 /** The form of the fingerprint `rules export` writes (ruleFingerprint: 22 base64url characters). */
 const FINGERPRINT_FORM = /^[A-Za-z0-9_-]{22}$/;
-
-/** What a file may carry that is never stored: the fingerprint `rules export` writes. */
-const exportAttributes: readonly string[] = ['fingerprint'];
 
 /**
  * A stored item without the export attributes: a `fingerprint` found on the item (an export pasted

@@ -45,7 +45,7 @@ const TYPE_TAGS = {
   NULL: 'true',
   BOOL: 'true or false',
 } as const;
-type TypeTag = keyof typeof TYPE_TAGS;
+export type TypeTag = keyof typeof TYPE_TAGS;
 const isTypeTag = (tag: string): tag is TypeTag => Object.hasOwn(TYPE_TAGS, tag);
 
 /** A DynamoDB number: what the service accepts in `N` (it never stores "", "NaN" or "Infinity"). */
@@ -118,7 +118,7 @@ function presentKeys(value: object): string[] {
 }
 
 /** The one type tag of an AttributeValue, or undefined when it has none, several or an unknown one. */
-function typeTagOf(value: unknown): TypeTag | undefined {
+export function typeTagOf(value: unknown): TypeTag | undefined {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
   let tag: string | undefined;
   let count = 0;
