@@ -440,14 +440,15 @@ async function writeAudiences(
 }
 
 /** The human report of `create` and `put`, and the next step for new audiences, with their ids. */
-function reportAudiences(
+async function reportAudiences(
   context: CommandContext,
   target: Target,
+  planned: readonly PlannedAudience[],
   results: readonly AudienceResult[],
   warnings: readonly string[],
-  topicsMade: ReadonlySet<string>,
-  recorded: ReadonlyMap<string, number | 'unreadable'>,
-): void {
+): Promise<void> {
+  const topicsMade = new Set(planned.filter((entry) => entry.createTopic).map((entry) => entry.id));
+  const recorded = await recordedSubscribers(target, results, topicsMade);
   context.output.result({ target: target.label, results, warnings }, () => {
     for (const result of results) {
       if (result.action === 'created') {
@@ -481,8 +482,8 @@ function reportAudiences(
   for (const result of restorable) {
     const count = recorded.get(result.audienceId);
     context.output.note(
-      count === 'unreadable'
-        ? `audience ${result.audienceId}: its recorded subscribers could not be read; if it was deleted with --delete-topic, '${newsAlerts()} audiences repair ${result.audienceId}' subscribes again those recorded then`
+      typeof count === 'object'
+        ? `audience ${result.audienceId}: its recorded subscribers could not be read (${count.unreadable}); if it was deleted with --delete-topic, '${newsAlerts()} audiences repair ${result.audienceId}' subscribes again those recorded then`
         : `Next: '${newsAlerts()} audiences repair ${result.audienceId}' subscribes again the subscribers recorded when it was deleted (${count} recorded; it says which it cannot)`,
     );
   }
@@ -501,14 +502,14 @@ function reportAudiences(
  * How many subscribers an 'audiences delete --delete-topic' recorded (marked to expire, not
  * expired yet) for each audience just made on a new topic: a restore finds its people there. A
  * record not marked to expire is of a subscription that is still there (a topic kept, and found
- * again by its name). A read that fails is `unreadable`: the audiences are written already, and
- * only the hint depends on it.
+ * again by its name). A read that fails gives the error's name (`unreadable`): the audiences are
+ * written already, and only the hint depends on it.
  */
 async function recordedSubscribers(
   target: Target,
   results: readonly AudienceResult[],
   topicsMade: ReadonlySet<string>,
-): Promise<Map<string, number | 'unreadable'>> {
+): Promise<Map<string, number | { unreadable: string }>> {
   const made = results.filter((result) => result.action === 'created' && topicsMade.has(result.audienceId));
   const records = subscriberRecordsOf(target);
   const limit = pLimit(8);
@@ -519,13 +520,13 @@ async function recordedSubscribers(
         try {
           const found = await records.list(result.audienceId, now);
           return [result.audienceId, found.filter((record) => record.expiresAt !== undefined).length] as const;
-        } catch {
-          return [result.audienceId, 'unreadable'] as const;
+        } catch (error) {
+          return [result.audienceId, { unreadable: error instanceof Error ? error.name : 'error' }] as const;
         }
       }),
     ),
   );
-  return new Map<string, number | 'unreadable'>(counts);
+  return new Map<string, number | { unreadable: string }>(counts);
 }
 
 /** The audiences of `--file`, or one from an id and flags. */
@@ -568,9 +569,7 @@ async function createAudiences(
   }
   const results = await writeAudiences(context, target, planned);
   await subscribeAuditQueues(context, target, results);
-  const topicsMade = new Set(planned.filter((entry) => entry.createTopic).map((entry) => entry.id));
-  const recorded = await recordedSubscribers(target, results, topicsMade);
-  reportAudiences(context, target, results, warnings, topicsMade, recorded);
+  await reportAudiences(context, target, planned, results, warnings);
 }
 
 /**
@@ -611,9 +610,7 @@ async function putAudiences(context: CommandContext, args: readonly unknown[], o
   }
   const results = await writeAudiences(context, target, planned);
   await subscribeAuditQueues(context, target, results);
-  const topicsMade = new Set(planned.filter((entry) => entry.createTopic).map((entry) => entry.id));
-  const recorded = await recordedSubscribers(target, results, topicsMade);
-  reportAudiences(context, target, results, warnings, topicsMade, recorded);
+  await reportAudiences(context, target, planned, results, warnings);
 }
 
 /** `audiences validate <file>`: what put would do, without writing anything. */

@@ -257,12 +257,12 @@ describe('audiences', () => {
         command instanceof QueryCommand &&
         command.input.ExpressionAttributeValues?.[':pk'] === 'subscribers#lost-desk'
       ) {
-        throw new Error('AccessDeniedException: not allowed');
+        throw Object.assign(new Error('not allowed'), { name: 'AccessDeniedException' });
       }
     });
     expect(restored.code, restored.output).toBe(0);
     expect(restored.output).toContain(
-      'audience lost-desk: its recorded subscribers could not be read; if it was deleted',
+      'audience lost-desk: its recorded subscribers could not be read (AccessDeniedException); if it was deleted',
     );
     expect(restored.output).toMatch(/'news-alerts .*audiences repair lost-desk' subscribes again those recorded then/);
     expect(restored.output).not.toContain('Next: subscribe people');
