@@ -81,6 +81,8 @@ async function auditOf(context: CommandContext): Promise<Audit> {
 interface CheckedRule {
   readonly rule: Rule;
   readonly source: FileItem;
+  /** What writing it changes in the stored rule, as the run reads both (none: unchanged). */
+  readonly changes: FieldChange[];
 }
 
 interface RuleCheck {
@@ -166,7 +168,11 @@ async function checkRules(
       continue;
     }
     seen.set(parsed.value.ruleId, item);
-    rules.push({ rule: parsed.value, source: item });
+    rules.push({
+      rule: parsed.value,
+      source: item,
+      changes: diffItems(normalized(stored.get(parsed.value.ruleId)), contentOf(parsed.value)),
+    });
   }
 
   // The audience must exist and be valid, as the run requires (buildRuleSet gives its wording).
@@ -188,9 +194,7 @@ async function checkRules(
   // One history read for each rule made from a version that the file changes, a few at a time (a
   // file may hold hundreds): a rule the file leaves as stored undoes no edit.
   const limit = pLimit(8);
-  const changing = rules.filter(
-    ({ rule }) => diffItems(normalized(stored.get(rule.ruleId)), contentOf(rule)).length > 0,
-  );
+  const changing = rules.filter(({ changes }) => changes.length > 0);
   const undoneEdits = new Map(
     await Promise.all(
       changing.map(({ rule }) =>
@@ -554,10 +558,9 @@ async function writeRules(
 
   const results: PutResultJson[] = [];
   const puts: PlannedPut[] = [];
-  for (const { rule } of check.rules) {
+  for (const { rule, changes } of check.rules) {
     const previous = stored.get(rule.ruleId);
     const content = contentOf(rule);
-    const changes = diffItems(normalized(previous), content);
     if (previous !== undefined && changes.length === 0) {
       const version = versionOf(previous);
       results.push({ ruleId: rule.ruleId, action: 'unchanged', version, previousVersion: version, changes, previous });
@@ -619,9 +622,8 @@ async function validateRules(context: CommandContext, args: readonly unknown[]):
       check.problems,
     );
   }
-  const rows = check.rules.map(({ rule }) => {
+  const rows = check.rules.map(({ rule, changes }) => {
     const previous = stored.get(rule.ruleId);
-    const changes = diffItems(normalized(previous), contentOf(rule));
     const verdict =
       previous === undefined
         ? 'new'
