@@ -532,7 +532,10 @@ export async function writeItems(
 
 /**
  * Sets some attributes of one stored item (enable/disable), with the audit attributes and the
- * optimistic lock, leaving every other attribute as it is.
+ * optimistic lock, leaving every other attribute as it is. Guarded by content like every write
+ * made from a read ({@link writeItems}): the history entry records `previous` with these attributes
+ * set as the new version, so an edit made in the DynamoDB console after the read (the version
+ * kept) would otherwise be recorded as this command's.
  */
 export async function updateAttributes(
   documents: DynamoDBDocumentClient,
@@ -556,7 +559,7 @@ export async function updateAttributes(
     values[`:a${index}`] = value;
     sets.push(`#a${index} = :a${index}`);
   }
-  const condition = unchangedCondition(table, previous);
+  const condition = withContentGuard(unchangedCondition(table, previous), previous, contentAttributesOf(table));
   const item: Item = {
     ...previous,
     ...attributes,

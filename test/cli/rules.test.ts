@@ -907,6 +907,35 @@ describe('rules put from flags, enable, disable, delete', () => {
     });
   });
 
+  it('rules disable refuses when the rule is edited in the DynamoDB console between its read and its write, and keeps that edit out of its own history entry', async () => {
+    const documents = sandbox.stack.clients.documents;
+    const before = await getItem(documents, rulesTable(), 'markets-finance');
+    const disabled = await cliWithEditBeforeWrite(
+      sandbox,
+      { table: 'rules', id: 'markets-finance', name: 'keywords', value: ['bank', 'lender'] },
+      ['rules', 'disable', 'markets-finance'],
+    );
+    expect(disabled.edited).toBe(true);
+    expect(disabled.code, disabled.output).toBe(1);
+    expect(disabled.output).toContain('rule markets-finance changed since it was read; nothing was written');
+    // Written, the history would say the disable set the keywords: its entry is the rule it read with enabled set.
+    expect(await getItem(documents, rulesTable(), 'markets-finance')).toEqual({ ...before, keywords: ['bank', 'lender'] });
+    const again = await sandbox.cli(['rules', 'disable', 'markets-finance']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(await getItem(documents, rulesTable(), 'markets-finance')).toMatchObject({
+      keywords: ['bank', 'lender'],
+      enabled: false,
+    });
+  });
+
+  it('rules disable still writes a rule holding an attribute no reader can read (compared by its type)', async () => {
+    await setByHand(sandbox, 'rules', 'markets-rates', 'description', { toString: 'typed by hand' });
+    const disabled = await sandbox.cli(['rules', 'disable', 'markets-rates']);
+    expect(disabled.code, disabled.stderr).toBe(0);
+    const stored = (await storedRules()).find((rule) => rule.ruleId === 'markets-rates');
+    expect(stored?.enabled).toBe(false);
+  });
+
   it('any put made from a read is guarded by content without being asked: an edit by hand after the read refuses it, a NULL saved by hand does not', async () => {
     const documents = sandbox.stack.clients.documents;
     const audiences = { tableName: sandbox.descriptor.names.audiencesTable, keyName: 'audienceId', noun: 'audience' };

@@ -299,9 +299,11 @@ export async function cliWithEditBeforeWrite(
   let edited = false;
   const result = await cliInProcess(sandbox, args, async (command) => {
     const writes =
-      (command instanceof PutCommand && command.input.TableName === tableName) ||
+      ((command instanceof PutCommand || command instanceof UpdateCommand) && command.input.TableName === tableName) ||
       (command instanceof TransactWriteCommand &&
-        (command.input.TransactItems ?? []).some((entry) => entry.Put?.TableName === tableName));
+        (command.input.TransactItems ?? []).some(
+          (entry) => entry.Put?.TableName === tableName || entry.Update?.TableName === tableName,
+        ));
     if (writes && !edited) {
       edited = true;
       await setByHand(sandbox, edit.table, edit.id, edit.name, edit.value);
