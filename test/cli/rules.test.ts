@@ -919,7 +919,10 @@ describe('rules put from flags, enable, disable, delete', () => {
     expect(disabled.code, disabled.output).toBe(1);
     expect(disabled.output).toContain('rule markets-finance changed since it was read; nothing was written');
     // Written, the history would say the disable set the keywords: its entry is the rule it read with enabled set.
-    expect(await getItem(documents, rulesTable(), 'markets-finance')).toEqual({ ...before, keywords: ['bank', 'lender'] });
+    expect(await getItem(documents, rulesTable(), 'markets-finance')).toEqual({
+      ...before,
+      keywords: ['bank', 'lender'],
+    });
     const again = await sandbox.cli(['rules', 'disable', 'markets-finance']);
     expect(again.code, again.stderr).toBe(0);
     expect(await getItem(documents, rulesTable(), 'markets-finance')).toMatchObject({
