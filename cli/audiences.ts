@@ -466,9 +466,15 @@ async function reportAudiences(
     }
   });
   const created = results.filter((result) => result.action === 'created');
+  const recordedOf = (id: string) => recorded.get(id) ?? { expiring: 0, live: 0 };
   // An audience on a topic that exists (a restore of 'audiences delete' without --delete-topic,
-  // or a topic given) has its people already: asking for subscribers would mislead.
-  for (const result of created.filter((entry) => !topicsMade.has(entry.audienceId))) {
+  // a topic given, or one found again by its name with people subscribed) has its people already:
+  // asking for subscribers would mislead.
+  const onExistingTopic = created.filter((entry) => {
+    const count = recordedOf(entry.audienceId);
+    return !topicsMade.has(entry.audienceId) || ('live' in count && count.live > 0 && count.expiring === 0);
+  });
+  for (const result of onExistingTopic) {
     context.output.note(
       `audience ${result.audienceId} uses the existing topic ${String(result.topicArn)}: whoever is subscribed there receives its alerts (see them with '${newsAlerts()} subscriptions list ${result.audienceId}')`,
     );
@@ -476,58 +482,72 @@ async function reportAudiences(
   // One on a new topic may be a restore whose topic was deleted: its people are recorded for a
   // while, and a repair subscribes them again.
   const restorable = created.filter((entry) => {
-    const count = recorded.get(entry.audienceId);
-    return count !== undefined && count !== 0;
+    const count = recordedOf(entry.audienceId);
+    return topicsMade.has(entry.audienceId) && (!('expiring' in count) || count.expiring > 0);
   });
   for (const result of restorable) {
-    const count = recorded.get(result.audienceId);
+    const count = recordedOf(result.audienceId);
     context.output.note(
-      typeof count === 'object'
+      'unreadable' in count
         ? `audience ${result.audienceId}: its recorded subscribers could not be read (${count.unreadable}); if it was deleted with --delete-topic, '${newsAlerts()} audiences repair ${result.audienceId}' subscribes again those recorded then`
-        : `Next: '${newsAlerts()} audiences repair ${result.audienceId}' subscribes again the subscribers recorded when it was deleted (${count} recorded; it says which it cannot)`,
+        : `Next: '${newsAlerts()} audiences repair ${result.audienceId}' subscribes again the subscribers recorded when it was deleted (${count.expiring} recorded; it says which it cannot)`,
     );
   }
-  const fresh = created.find((entry) => topicsMade.has(entry.audienceId) && !restorable.includes(entry));
-  if (fresh !== undefined) {
+  const fresh = created.filter((entry) => !onExistingTopic.includes(entry) && !restorable.includes(entry));
+  const [first] = fresh;
+  if (first !== undefined) {
+    // Every new audience is named: with several, an example for the first alone reads as if the
+    // others needed nothing.
+    const others =
+      fresh.length > 1
+        ? ` (and the same for ${fresh
+            .slice(1)
+            .map((entry) => entry.audienceId)
+            .join(', ')})`
+        : '';
     // With SES email on, people's addresses go through double opt-in (docs/email.md), not SNS email.
     context.output.note(
       target.names.email === undefined
-        ? `Next: subscribe people, e.g. ${newsAlerts()} subscriptions add ${fresh.audienceId} --email desk@example.com (or --sms +15555550100, --https <url>, --slack-webhook)`
-        : `Next: add people's email addresses with ${newsAlerts()} email add ${fresh.audienceId} desk@example.com (each confirms by email); other channels: ${newsAlerts()} subscriptions add ${fresh.audienceId} --sms +15555550100 (or --https <url>, --slack-webhook)`,
+        ? `Next: subscribe people, e.g. ${newsAlerts()} subscriptions add ${first.audienceId} --email desk@example.com (or --sms +15555550100, --https <url>, --slack-webhook)${others}`
+        : `Next: add people's email addresses with ${newsAlerts()} email add ${first.audienceId} desk@example.com (each confirms by email); other channels: ${newsAlerts()} subscriptions add ${first.audienceId} --sms +15555550100 (or --https <url>, --slack-webhook)${others}`,
     );
   }
 }
 
 /**
- * How many subscribers an 'audiences delete --delete-topic' recorded (marked to expire, not
- * expired yet) for each audience just made on a new topic: a restore finds its people there. A
- * record not marked to expire is of a subscription that is still there (a topic kept, and found
- * again by its name). A read that fails gives the error's name (`unreadable`): the audiences are
- * written already, and only the hint depends on it.
+ * The subscribers recorded for each audience just made on a new topic: `expiring`, those an
+ * 'audiences delete --delete-topic' recorded (marked to expire, not expired yet), whom a restore
+ * finds there; `live`, records not marked to expire, of subscriptions that are still there (a topic
+ * kept, and found again by its name). A read that fails gives the error's name (`unreadable`): the
+ * audiences are written already, and only the hint depends on it.
  */
 async function recordedSubscribers(
   target: Target,
   results: readonly AudienceResult[],
   topicsMade: ReadonlySet<string>,
-): Promise<Map<string, number | { unreadable: string }>> {
+): Promise<Map<string, RecordedSubscribers>> {
   const made = results.filter((result) => result.action === 'created' && topicsMade.has(result.audienceId));
   const records = subscriberRecordsOf(target);
   const limit = pLimit(8);
   const now = Date.now();
   const counts = await Promise.all(
     made.map((result) =>
-      limit(async () => {
+      limit(async (): Promise<readonly [string, RecordedSubscribers]> => {
         try {
           const found = await records.list(result.audienceId, now);
-          return [result.audienceId, found.filter((record) => record.expiresAt !== undefined).length] as const;
+          const expiring = found.filter((record) => record.expiresAt !== undefined).length;
+          return [result.audienceId, { expiring, live: found.length - expiring }];
         } catch (error) {
-          return [result.audienceId, { unreadable: error instanceof Error ? error.name : 'error' }] as const;
+          return [result.audienceId, { unreadable: error instanceof Error ? error.name : 'error' }];
         }
       }),
     ),
   );
-  return new Map<string, number | { unreadable: string }>(counts);
+  return new Map(counts);
 }
+
+/** What {@link recordedSubscribers} found for one audience. */
+type RecordedSubscribers = { readonly expiring: number; readonly live: number } | { readonly unreadable: string };
 
 /** The audiences of `--file`, or one from an id and flags. */
 function audiencesToWrite(audienceId: string | undefined, options: AudienceFlags, verb: 'put' | 'create'): FileItem[] {

@@ -233,17 +233,28 @@ describe('audiences', () => {
     );
     expect(restored.stderr).not.toContain('Next:');
 
-    // A new audience still gets the first step.
+    // A new audience still gets the first step, and with several new ones each is named.
     const fresh = await sandbox.cli(['audiences', 'create', 'new-desk']);
     expect(fresh.code, fresh.stderr).toBe(0);
     expect(fresh.stderr).toContain('Next: subscribe people, e.g.');
+    const file = sandbox.file(
+      'three.json',
+      JSON.stringify({ audiences: ['north-desk', 'south-desk', 'west-desk'].map((audienceId) => ({ audienceId })) }),
+    );
+    const several = await sandbox.cli(['audiences', 'put', '--file', file]);
+    expect(several.code, several.stderr).toBe(0);
+    expect(several.stderr).toMatch(
+      /Next: subscribe people, e\.g\. .* subscriptions add north-desk .*\(and the same for south-desk, west-desk\)/,
+    );
 
     // Deleted again with its topic kept, then made anew by name: its subscriber is still on the
-    // topic, not waiting for a repair.
+    // topic, not waiting for a repair or for people to be subscribed.
     expect((await sandbox.cli(['audiences', 'delete', 'partner-feed', '--yes'])).code).toBe(0);
     const again = await sandbox.cli(['audiences', 'create', 'partner-feed']);
     expect(again.code, again.stderr).toBe(0);
     expect(again.stderr).not.toContain('audiences repair');
+    expect(again.stderr).toContain(`audience partner-feed uses the existing topic ${topicArn}`);
+    expect(again.stderr).not.toContain('Next:');
   });
 
   it('a restore whose recorded subscribers cannot be read says so and names the repair, not "subscribe people"', async () => {
