@@ -789,6 +789,28 @@ export class DynamoStateStore implements StateStore, LeaseAdmin {
     );
   }
 
+  async forgetCollapsed(keys: readonly DeliveryKey[]): Promise<void> {
+    await settleAll(
+      keys.map((key) =>
+        this.#limit(async () => {
+          try {
+            await this.#documents.send(
+              new DeleteCommand({
+                TableName: this.#table,
+                Key: deliveryItemKey(key),
+                ConditionExpression: 'attribute_exists(#collapsedInto)',
+                ExpressionAttributeNames: { '#collapsedInto': 'collapsedInto' },
+              }),
+            );
+          } catch (error) {
+            // Not a collapsed copy (any more): what it records now stands.
+            if (!(error instanceof ConditionalCheckFailedException)) throw error;
+          }
+        }),
+      ),
+    );
+  }
+
   async refreshLedgerFacts(entries: readonly LedgerFactsUpdate[]): Promise<void> {
     // One conditional UpdateItem each: changed articles are few, and a put would reset the
     // entry's retention (possibly extended by findDelivered) to deliveredAt + retention.

@@ -26,7 +26,10 @@
  * audience (published, queued for the publishers or held; a lead of an earlier run: its ledger
  * entry): handled, like a publish, so the watermark moves past it and "why didn't I get this" has
  * an answer. A copy whose lead did not get there (not sent, parked) is not recorded and keeps
- * the watermark before it; the next copy carries the story. Without an index, and for
+ * the watermark before it; the next copy carries the story. A copy recorded as collapsed into a
+ * lead that never got an entry (sharded: the lead's work item never published, and the lead did
+ * not match again on the re-read) is planned again when it is read again: its entry is deleted
+ * and it carries the story. Without an index, and for
  * `collapse: 'none'` audiences, every copy is its own alert, with the same requests as before.
  *
  * Updates (`updates: 'notify'`): ledger entries carry the article's status and title hash
@@ -461,6 +464,7 @@ export class DeliveryPipeline {
     const collapsed: CollapsedCopy[] = [];
     const updates: UpdateCandidate[] = [];
     const refreshed: LedgerFactsUpdate[] = [];
+    const forgotten: DeliveryKey[] = [];
     for (const original of matches) {
       const audience = audiences.get(original.audienceId);
       if (!audience) continue;
@@ -472,7 +476,14 @@ export class DeliveryPipeline {
       counts.notificationsMatched += 1;
       const id = deliveryId({ articleKey: article.key, audienceId: match.audienceId });
       const recorded = entries?.get(id);
-      if (delivered.has(id) || this.#queued.has(id)) {
+      // A copy recorded as collapsed whose story never reached the audience is not delivered: it
+      // is planned again below, and carries the story.
+      const lostStory =
+        recorded?.collapsedInto !== undefined &&
+        !this.#queued.has(id) &&
+        this.#leadNeverReached(match.audienceId, recorded.collapsedInto, article.key, entries, leadEntries, batch);
+      if (lostStory) forgotten.push({ articleKey: article.key, audienceId: match.audienceId });
+      if ((delivered.has(id) && !lostStory) || this.#queued.has(id)) {
         tally.alreadyDelivered += 1;
         counts.notificationsAlreadyDelivered += 1;
         // A collapsed copy never reached the audience: its outlet's changes are not its news (the
@@ -606,6 +617,8 @@ export class DeliveryPipeline {
         'parked notifications that could not be rendered; review them (see `news-alerts replay --parked --dry-run`)',
       );
     }
+    // Before anything of this batch is published or queued: a publisher skips a key the ledger holds.
+    if (forgotten.length > 0 && !this.#options.dryRun) await this.#options.state.forgetCollapsed(forgotten);
     await this.#recordCollapse(markers, collapsed);
     const notices = await this.#updateNotices(updates, refreshed);
     if (refreshed.length > 0 && !this.#options.dryRun) await this.#options.state.refreshLedgerFacts(refreshed);
@@ -635,6 +648,30 @@ export class DeliveryPipeline {
     if (leads.length === 0) return entries;
     const found = await this.#options.state.readDeliveries(leads);
     return new Map([...entries, ...found]);
+  }
+
+  /**
+   * Whether a copy recorded as collapsed into `storyId` collapsed into a lead that never reached the
+   * audience: the story's marker names another article, which has no ledger entry, is not queued in
+   * this run and is not read again in this batch. Sharded publishing records copies once their
+   * lead is queued; when the lead's work item never publishes (dead-lettered, or given back with
+   * its dispatch) and the lead does not match again on the re-read (withdrawn by the provider, a
+   * rule edited), nothing else would ever send the story. Only a lead with no entry at all counts:
+   * one held for a digest, or sent, has one.
+   */
+  #leadNeverReached(
+    audienceId: string,
+    storyId: string,
+    articleKey: string,
+    entries: ReadonlyMap<string, DeliveryRecord> | undefined,
+    leadEntries: ReadonlyMap<string, DeliveryRecord>,
+    batch: readonly AudienceMatch[],
+  ): boolean {
+    const lead = entries?.get(deliveryId(storyMarkerKey(audienceId, storyId)))?.leadArticleKey;
+    if (lead === undefined || lead === articleKey) return false;
+    const id = deliveryId({ articleKey: lead, audienceId });
+    if (leadEntries.has(id) || this.#queued.has(id) || this.#leadsInFlight.has(id)) return false;
+    return !batch.some((other) => other.audienceId === audienceId && other.article.key === lead);
   }
 
   /**

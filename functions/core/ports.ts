@@ -622,6 +622,13 @@ export interface StateStore {
   /** Adds ledger entries (BatchWriteItem, 25 a call, unprocessed items retried). */
   recordDelivered(records: readonly DeliveryRecord[]): Promise<void>;
   /**
+   * Deletes the ledger entries of `keys` that are still recorded as collapsed copies
+   * (`collapsedInto` set; any other entry is left as it is): copies whose story never reached the
+   * audience, planned again so that one of them carries it (delivery-pipeline.ts). Rare: one
+   * conditional delete each.
+   */
+  forgetCollapsed(keys: readonly DeliveryKey[]): Promise<void>;
+  /**
    * Sets the status and title hash of existing ledger entries (an article seen changed and
    * handled: announced or ignored), so the next re-read compares with what it is now. Nothing
    * else of the entry changes, its retention included; an entry that is gone stays gone.

@@ -444,6 +444,19 @@ describe('delivery ledger', () => {
     expect(await rawItem(clients.documents, table, deliveryItemKey(gone))).toBeUndefined();
   });
 
+  it('forgets only entries still recorded as collapsed copies: a sent entry, and one never written, stay as they are', async () => {
+    const { store } = await setup();
+    const copy = { audienceId: 'desk', articleKey: 'id:copy' };
+    const sent = { audienceId: 'desk', articleKey: 'id:sent' };
+    const never = { audienceId: 'desk', articleKey: 'id:never' };
+    await store.recordDelivered([
+      { ...copy, deliveredAt: t0, ruleIds: ['r'], storyId: 's1', collapsedInto: 's1' },
+      { ...sent, deliveredAt: t0, ruleIds: ['r'], storyId: 's1', messageId: 'm-1' },
+    ]);
+    await store.forgetCollapsed([copy, sent, never]);
+    expect([...(await store.findDelivered([copy, sent, never]))]).toEqual([deliveryId(sent)]);
+  });
+
   it('stores a hostile status from the provider bounded, so the entry stays far below 400 KB', async () => {
     const { store, clients, table } = await setup();
     const key = { audienceId: 'desk', articleKey: 'id:hostile' };

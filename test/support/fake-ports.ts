@@ -101,6 +101,11 @@ export class MemoryStateStore implements StateStore {
   async recordDelivered(records: readonly DeliveryRecord[]): Promise<void> {
     for (const record of records) this.ledger.set(deliveryId(record), record);
   }
+  async forgetCollapsed(keys: readonly DeliveryKey[]): Promise<void> {
+    for (const key of keys) {
+      if (this.ledger.get(deliveryId(key))?.collapsedInto !== undefined) this.ledger.delete(deliveryId(key));
+    }
+  }
   async refreshLedgerFacts(entries: readonly LedgerFactsUpdate[]): Promise<void> {
     for (const entry of entries) {
       const record = this.ledger.get(deliveryId(entry));

@@ -8,8 +8,8 @@
 import { describe, expect, it } from 'vitest';
 import { type AlertRunDependencies, runAlertCycle } from '#core/alert-run';
 import { settleOpenDispatch } from '#core/dispatch';
-import { buildRuleSet } from '#core/model';
-import type { WorkItem } from '#core/ports';
+import { type Article, buildRuleSet } from '#core/model';
+import type { StoryAssignment, StoryIndex, StoryRecord, WorkItem } from '#core/ports';
 import { publishWorkItem } from '#core/publish-work';
 import {
   article,
@@ -383,5 +383,70 @@ describe('when an open dispatch is given up', () => {
     await dispatches.open(lease, 'died', start);
     expect((await settle(dispatches, start + 20 * minute)).kind).toBe('waiting');
     expect((await settle(dispatches, start + 21 * minute)).kind).toBe('abandoned');
+  });
+});
+
+describe('a story whose lead was queued and never published', () => {
+  /** Every article of the day is one story, led by the first copy the run meets. */
+  class OneStory implements StoryIndex {
+    async assign(articles: readonly Article[]): Promise<Map<string, StoryAssignment>> {
+      return new Map(articles.map((a) => [a.key, { articleKey: a.key, storyId: 'story-1', leadArticleKey: a.key }]));
+    }
+    async readStories(): Promise<Map<string, StoryRecord>> {
+      return new Map();
+    }
+  }
+  const collapsing = buildRuleSet(
+    [{ ruleId: 'rates', audienceId: 'desk', keywords: ['interest rate'] }],
+    [{ audienceId: 'desk', topicArn: 'arn:aws:sns:us-east-1:123456789012:desk', collapse: 'story' }],
+  );
+  const lead = article('s1-a', { publishedAt: Date.UTC(2026, 10, 22, 9, 0) });
+  const copy = article('s1-b', { publishedAt: Date.UTC(2026, 10, 22, 9, 1), media: 'M002', mediaName: 'Other Daily' });
+
+  function storyDeployment() {
+    const day = new Map([['2026-11-22', [lead, copy]]]);
+    const base = deployment();
+    const deps: AlertRunDependencies = {
+      ...base.deps,
+      news: new MemoryNewsSource(day),
+      rules: memoryRules(collapsing),
+      stories: new OneStory(),
+    };
+    return { ...base, day, deps };
+  }
+
+  it('is carried by its copy once the dispatch is given up, when the lead no longer matches: the copy recorded as collapsed is sent', async () => {
+    const { deps, day, state, notifier, queue, publish, clock } = storyDeployment();
+    const first = await run(deps, 'run-1', { passed: 'hard' });
+    expect(first.notificationsQueued).toBe(1);
+    expect(first.notificationsCollapsed).toBe(1);
+    queue.take(); // the lead's item dies (in the DLQ, say): nothing is published
+    clock.now += 16 * minute;
+    day.set('2026-11-22', [copy]); // the provider withdrew the lead meanwhile
+    const second = await run(deps, 'run-2', { passed: 'hard' });
+    expect(second.settled).toMatchObject({ state: 'abandoned' });
+    expect(second.notificationsQueued).toBe(1);
+    await publish();
+    clock.now += minute;
+    await run(deps, 'run-3');
+    expect(sentKeys(notifier)).toEqual(['desk|id:s1-b']);
+    // The copy's entry is its own publish now, not the collapse into a lead nobody received.
+    const entry = (await state.readDeliveries([{ audienceId: 'desk', articleKey: 'id:s1-b' }])).get('desk|id:s1-b');
+    expect(entry).toBeDefined();
+    expect(entry?.collapsedInto).toBeUndefined();
+  });
+
+  it('stays collapsed when the lead was published: a re-read sends the story once', async () => {
+    const { deps, notifier, publish, clock } = storyDeployment();
+    await run(deps, 'run-1', { passed: 'hard' });
+    await publish();
+    clock.now += minute;
+    await run(deps, 'run-2');
+    // The lead again, re-read by a sweep of the same day: nothing more goes out.
+    clock.now += minute;
+    const third = await run(deps, 'run-3');
+    await publish();
+    expect(third.notificationsQueued).toBe(0);
+    expect(sentKeys(notifier)).toEqual(['desk|id:s1-a']);
   });
 });
