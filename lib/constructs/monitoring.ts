@@ -384,7 +384,7 @@ export class Monitoring extends Construct {
         title: 'Audience topics: deliveries failed (per topic)',
         left: [
           new cloudwatch.MathExpression({
-            expression: `SEARCH('{AWS/SNS,TopicName} MetricName="NumberOfNotificationsFailed" TopicName="${p.audienceTopicPrefix}"', 'Sum', 300)`,
+            expression: `SEARCH('{AWS/SNS,TopicName} MetricName="NumberOfNotificationsFailed" TopicName=${audienceTopicSearchTerm(p.audienceTopicPrefix)}', 'Sum', 300)`,
             label: '',
             period: Duration.minutes(5),
           }),
@@ -600,3 +600,16 @@ const alarmDocs: readonly AlarmDoc[] = [
       'Check the publisher function (errors, throttles, duration) and its event source on the dashboard; raise publisherConcurrency if it is only slow. Runs stop waiting for such items and read their days again, so alerts are late, not lost.',
   },
 ];
+
+/**
+ * The search term that finds every audience topic by its name prefix (`news-alerts-audience-`):
+ * a partial match, unquoted. CloudWatch's search has no prefix match, and a quoted value matches
+ * only the exact name, so `"news-alerts-audience-"` found no topic at all. Unquoted, the prefix's
+ * hyphens make it a composite of its tokens (news, alerts, audience), which every audience topic's
+ * name holds in that order (CloudWatch User Guide, "CloudWatch search expression syntax": partial
+ * matches and non-alphanumeric characters). The trailing hyphen only separates tokens; a resource
+ * prefix is lower-case letters, digits and hyphens (lib/config.ts), none of which needs escaping.
+ */
+export function audienceTopicSearchTerm(prefix: string): string {
+  return prefix.replace(/-+$/, '');
+}

@@ -756,6 +756,10 @@ describe('monitoring', () => {
     );
     expect(body).not.toContain('desk-59');
     expect(body).toContain('NumberOfNotificationsFailed');
+    // A partial match of the topics' name prefix: quoted, CloudWatch would look for a topic named
+    // exactly "news-alerts-audience-", and the graph would stay empty.
+    expect(body).toContain(`TopicName=news-alerts-audience', 'Sum', 300)`);
+    expect(body).not.toMatch(/TopicName=\\*"/);
   });
 
   it('documents every alarm it creates', () => {
