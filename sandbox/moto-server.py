@@ -211,9 +211,13 @@ class _SubscriberPosts:
         try:
             return requests.post(url, **kwargs)
         except requests.RequestException as error:
-            # The URL is not logged: a webhook URL can be a credential.
+            # The URL is not logged: a webhook URL can be a credential. The topic names the
+            # audience (`<prefix>-audience-<audienceId>`), so ops can tell whose subscriber fails.
+            topic = (kwargs.get("headers") or {}).get("x-amz-sns-topic-arn", "an unknown topic")
             logging.getLogger("moto-server").warning(
-                "SNS could not deliver to an http(s) subscriber (%s); the publish still succeeds", type(error).__name__
+                "SNS could not deliver to an http(s) subscriber of %s (%s); the publish still succeeds",
+                topic,
+                type(error).__name__,
             )
             return None
 

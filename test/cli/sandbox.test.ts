@@ -74,7 +74,9 @@ describe('sandbox', () => {
     expect(added.code, added.stderr).toBe(0);
     expect((await sandbox(['test-send', 'chips-team'])).code).toBe(0);
     const log = readFileSync(daemon?.logPath ?? '', 'utf8');
-    expect(log).toContain('SNS could not deliver to an http(s) subscriber (ConnectionError)');
+    expect(log).toMatch(
+      /SNS could not deliver to an http\(s\) subscriber of arn:aws:sns:[a-z0-9-]+:\d+:\S*audience-chips-team \(ConnectionError\)/,
+    );
     expect(log).not.toContain('hook-path-secret');
 
     const rules = await sandbox(['--json', 'rules', 'list']);
