@@ -41,6 +41,7 @@ import { newsAlerts } from './hints.ts';
 import { listItems } from './items.ts';
 import { maskUrl } from './output.ts';
 import type { Target } from './target.ts';
+import { hinted, hintFrom } from './unknown-ids.ts';
 import { overfullShards, planWebhooks, removeWebhooks, storePrefixOf, storeWebhooks } from './webhook-store.ts';
 
 /** E.164: `+`, country code, up to 15 digits. */
@@ -1028,16 +1029,25 @@ async function listFailures(context: CommandContext, args: readonly unknown[]): 
     const { readDeliveryFailures } = await import('./delivery-failures.ts');
     // Audiences with a topic of their own (--topic-arn) are named by their stored topic ARN.
     const topics = new Map<string, string>();
+    const known: string[] = [];
     for (const item of await listItems(target.clients.documents, {
       tableName: target.names.audiencesTable,
       keyName: 'audienceId',
       noun: 'audience',
     })) {
-      if (typeof item.topicArn === 'string' && typeof item.audienceId === 'string')
-        topics.set(item.topicArn, item.audienceId);
+      if (typeof item.audienceId !== 'string') continue;
+      known.push(item.audienceId);
+      if (typeof item.topicArn === 'string') topics.set(item.topicArn, item.audienceId);
     }
     const found = await readDeliveryFailures(sqs, queues, { topicPrefix: target.names.audienceTopicPrefix, topics });
     const rows = audienceId === undefined ? found.rows : found.rows.filter((row) => row.audienceId === audienceId);
+    // A typo must not read as "nothing is failing". An audience deleted since may still have
+    // failures waiting: those are listed, whatever the table says.
+    if (audienceId !== undefined && rows.length === 0 && !known.includes(audienceId)) {
+      throw new NotFoundError(
+        `audience ${audienceId} does not exist in ${target.label}${hinted(hintFrom([audienceId], known), `${newsAlerts()} audiences list`)}`,
+      );
+    }
     context.output.result({ ...found, rows }, () => {
       context.output.table(
         ['AUDIENCE', 'QUEUE', 'MESSAGES', 'NEWEST'],

@@ -11,6 +11,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CloudFormationClient, CreateStackCommand, DeleteStackCommand } from '@aws-sdk/client-cloudformation';
+import { GetQueueUrlCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exampleRules } from '#sandbox/examples';
 import { localAwsConfig, type MotoServer, startMoto } from '#sandbox/moto';
@@ -62,6 +63,11 @@ beforeAll(async () => {
         Type: 'AWS::SNS::Topic',
         Properties: { TopicName: `${names.audienceTopicPrefix}cfn-desk` },
       },
+      // Where SNS puts what it could not deliver (`subscriptions failures` reads it).
+      DeliveryDeadLetters: {
+        Type: 'AWS::SQS::Queue',
+        Properties: { QueueName: `${sandbox.prefix}delivery-dlq` },
+      },
       AlertRun: {
         Type: 'AWS::Lambda::Function',
         Properties: {
@@ -82,6 +88,7 @@ beforeAll(async () => {
       ApiKeySecretArn: { Value: names.apiKeySecretId },
       AlertFunctionName: { Value: { Ref: 'AlertRun' } },
       SlackWebhookSecretPrefix: { Value: names.slackWebhookSecretPrefix },
+      DeliveryDeadLetterQueueArn: { Value: { 'Fn::GetAtt': ['DeliveryDeadLetters', 'Arn'] } },
     },
   };
   // Lambda without Docker (set before the function is created: moto keeps such functions apart):
@@ -154,6 +161,43 @@ describe('the deployed stack as target', () => {
     const run = await stackCli(['--json', 'run']);
     expect(run.code, run.stderr).toBe(0);
     expect(run.json()).toMatchObject({ target: `stack ${stackName()}`, summary });
+  });
+
+  it('subscriptions failures: an unknown audience is not found (exit 3), not "nothing is failing"; a deleted one with failures waiting is listed', async () => {
+    const { QueueUrl } = await sandbox.stack.clients.sqs.send(
+      new GetQueueUrlCommand({ QueueName: `${sandbox.prefix}delivery-dlq` }),
+    );
+    // An email subscriber's failure, for an audience deleted since (its topic is still named).
+    await sandbox.stack.clients.sqs.send(
+      new SendMessageCommand({
+        QueueUrl,
+        MessageBody: JSON.stringify({
+          Type: 'Notification',
+          TopicArn: `arn:aws:sns:us-east-1:123456789012:${sandbox.descriptor.names.audienceTopicPrefix}gone-desk`,
+          Message: 'Rates move again',
+        }),
+      }),
+    );
+
+    const typo = await stackCli(['subscriptions', 'failures', 'markets-dsk']);
+    expect(typo.code).toBe(3);
+    expect(typo.stderr).toContain(
+      `audience markets-dsk does not exist in stack ${stackName()}; did you mean "markets-desk"?`,
+    );
+    expect(typo.stdout).not.toContain('no failed deliveries');
+    const json = await stackCli(['--json', 'subscriptions', 'failures', 'markets-dsk']);
+    expect(json.code).toBe(3);
+    expect(json.json()).toMatchObject({ error: { code: 'not_found' } });
+
+    const deleted = await stackCli(['--json', 'subscriptions', 'failures', 'gone-desk']);
+    expect(deleted.code, deleted.stderr).toBe(0);
+    expect(deleted.json<{ rows: unknown[] }>().rows).toEqual([
+      expect.objectContaining({ audienceId: 'gone-desk', queue: 'delivery', messages: 1 }),
+    ]);
+    // An audience that exists and has nothing failing is still the quiet answer.
+    const quiet = await stackCli(['subscriptions', 'failures', 'markets-desk']);
+    expect(quiet.code, quiet.stderr).toBe(0);
+    expect(quiet.stdout + quiet.stderr).toContain('no failed deliveries of markets-desk are waiting');
   });
 
   it('a stack that does not exist, or lacks the outputs, is exit 3 with what to do', async () => {
