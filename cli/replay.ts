@@ -155,7 +155,7 @@ async function takeReplayLease(
       }
       throw new OperationFailedError(
         `replay refused: another run holds the run lease (${holder}), so an alert run is in progress. This replay sent nothing; replay again when it has finished, or if its holder is gone, clear the lease with '${newsAlerts()} lease release'`,
-        { cause: error },
+        { cause: error, code: 'lease_held' },
       );
     }
     throw error;

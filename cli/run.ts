@@ -503,7 +503,13 @@ async function runNow(context: CommandContext, _args: readonly unknown[], option
   const status = summary.status;
   if (status === 'skipped') {
     const reason = String(summary.reason ?? 'another run holds the lease');
-    failAfter(context, target.label, summary, new OperationFailedError(await skippedBecause(context, target, reason)));
+    // A run skips only when another holds the lease (functions/core/alert-run.ts).
+    failAfter(
+      context,
+      target.label,
+      summary,
+      new OperationFailedError(await skippedBecause(context, target, reason), { code: 'lease_held' }),
+    );
   }
   if (status === 'incomplete' || status === 'failed') {
     failAfter(

@@ -155,9 +155,10 @@ describe('run, runs list and watermark', () => {
       expect(run.code).toBe(1);
       // Under --json a failure is one document: ok: false, the error and the run's summary (never
       // the summary followed by a second document).
+      // `lease_held`, as documented for a run in progress (docs/ops-guide.md, exit codes), not `failed`.
       expect(run.json()).toMatchObject({
         ok: false,
-        error: { message: expect.stringContaining('the run was skipped') },
+        error: { code: 'lease_held', message: expect.stringContaining('the run was skipped') },
         summary: { status: 'skipped' },
       });
       // Who holds the lease, until when, and how to clear it when its holder is gone.
@@ -174,6 +175,12 @@ describe('run, runs list and watermark', () => {
       expect(replay.stderr).toContain('an alert run is in progress');
       expect(replay.stderr).toContain('held by scheduled-run');
       expect(replay.stderr).toContain(`'news-alerts --sandbox-file ${sandbox.descriptorPath} lease release'`);
+      const replayJson = await sandbox.cli(['--json', 'replay', '--from', '1h']);
+      expect(replayJson.code).toBe(1);
+      expect(replayJson.json()).toMatchObject({
+        ok: false,
+        error: { code: 'lease_held', message: expect.stringContaining('an alert run is in progress') },
+      });
     } finally {
       await state.releaseLease(lease);
     }
