@@ -312,6 +312,23 @@ function describeCounted(value: unknown): string {
   return `; late articles: rechecked ${number(counted.rechecks)} day(s) in ${number(counted.recheckPages)} page(s), ${number(counted.found)} found`;
 }
 
+/**
+ * Poison pages the run parked (no item on them could be read): where they are, and what
+ * docs/operate.md ("pages-parked") says to do: once the provider data or the response mapping is
+ * fixed, re-read from the first such day (the ledger keeps what was sent from going out twice).
+ */
+function describeParkedPages(summary: Record<string, unknown>): string {
+  const count = number(summary.pagesParked);
+  const listed = (Array.isArray(summary.parkedPages) ? summary.parkedPages : []).filter(
+    (page): page is { day: string; page: number } =>
+      typeof page === 'object' && page !== null && typeof page.day === 'string' && typeof page.page === 'number',
+  );
+  const where = listed.map((page) => `${page.day} page ${page.page}`);
+  if (count > listed.length) where.push(`${count - listed.length} more`);
+  const first = listed.map((page) => page.day).sort()[0] ?? '<day>';
+  return `${count} (${where.join(', ')}): not one item could be read there, so those articles were not delivered. Once the provider data or the response mapping is fixed, re-read from ${first}: '${newsAlerts()} watermark set ${first}' (the delivery ledger prevents duplicates; docs/operate.md, pages-parked)`;
+}
+
 function printSummary(context: CommandContext, summary: Record<string, unknown>): void {
   const audiences = (
     typeof summary.audiences === 'object' && summary.audiences !== null ? summary.audiences : {}
@@ -324,6 +341,7 @@ function printSummary(context: CommandContext, summary: Record<string, unknown>)
     ['window (provider days)', window ? `${window.from} .. ${window.to}` : ''],
     ['reading', describeReading(summary.reading)],
     ['provider pages', number(summary.pages)],
+    ...(number(summary.pagesParked) > 0 ? [['provider pages parked', describeParkedPages(summary)] as const] : []),
     [
       'watermark',
       // A skipped run never read the watermark: "(none)" would claim there is none.

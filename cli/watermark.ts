@@ -49,6 +49,8 @@ export function runRow(run: RunRecord) {
     failed: number('notificationsFailed'),
     // Alerts and digest messages alike: SNS refused them for good and `replay --parked` sends them.
     parked: sumOf(number('notificationsParked'), number('digestsParked')),
+    /** Provider pages on which no item could be read (poison pages): their articles were not delivered. */
+    pagesParked: number('pagesParked'),
     watermarkAfter: number('watermarkAfter'),
     reason: typeof summary.reason === 'string' ? summary.reason : undefined,
   };
@@ -73,6 +75,10 @@ export const runTableHead: readonly (string | Column)[] = [
   { head: 'REASON', wrap: true },
 ];
 
+/** PARKED: parked notifications, and the provider pages parked (`2 + 1 page(s)`) when there are any. */
+export const parkedCell = (row: ReturnType<typeof runRow>): number | string | undefined =>
+  (row.pagesParked ?? 0) > 0 ? `${row.parked ?? 0} + ${row.pagesParked} page(s)` : row.parked;
+
 export const runTableRow = (row: ReturnType<typeof runRow>) => [
   row.startedAt.replace('.000Z', 'Z'),
   row.kind,
@@ -84,7 +90,7 @@ export const runTableRow = (row: ReturnType<typeof runRow>) => [
   row.digestsSent,
   row.alreadyDelivered,
   row.failed,
-  row.parked,
+  parkedCell(row),
   row.reason,
 ];
 

@@ -117,6 +117,8 @@ describe('run, runs list and watermark', () => {
     expect(again.code, again.stderr).toBe(0);
     // Any table layout (boxed, borderless or TSV): the field's row reads "alerts sent" then 0.
     expect(fieldOf(again.stdout, 'alerts sent')).toBe('0');
+    // No page was parked: no line saying so.
+    expect(fieldOf(again.stdout, 'provider pages parked')).toBeUndefined();
     expect(await sandbox.stack.collectDeliveries()).toEqual([]);
 
     // Two days back from the sandbox's clock (the system clock): inside the ledger's 14 days on any date.
@@ -145,6 +147,30 @@ describe('run, runs list and watermark', () => {
     expect(mended.stderr).toContain('setting it replaces the damaged item');
     expect(mended.json()).toMatchObject({ previous: null, replacedMalformed: true });
     expect((await sandbox.stack.dependencies.state.readWatermark())?.at).toBe(Date.parse(twoDaysBack));
+  });
+
+  it('a provider page parked as poison shows in the run summary, with what to do, and in runs list', async () => {
+    // Every item of every provider day's second page is malformed while the fault lasts.
+    sandbox.stack.simulator?.faults.inject({ kind: 'poison', page: 2, times: 1000 });
+    const run = await sandbox.cli(['run']);
+    expect(run.code, run.stderr).toBe(0);
+    const [rows, table] = await Promise.all([sandbox.cli(['--json', 'runs', 'list']), sandbox.cli(['runs', 'list'])]);
+    const [record] = rows.json<{ status: string; parked: number; pagesParked: number }[]>();
+    expect(record).toMatchObject({ status: 'completed', parked: 0, pagesParked: expect.any(Number) });
+    const pages = record?.pagesParked ?? 0;
+    expect(pages).toBeGreaterThan(0);
+    // Where the pages are, and what docs/operate.md ("pages-parked") says to do: re-read the day
+    // once the data is fixed.
+    const line = fieldOf(run.stdout, 'provider pages parked');
+    expect(line).toMatch(new RegExp(`^${pages} \\(\\d{4}-\\d{2}-\\d{2} page 2\\b`));
+    expect(line).toContain('those articles were not delivered');
+    expect(line).toMatch(
+      new RegExp(`'news-alerts --sandbox-file ${sandbox.descriptorPath} watermark set \\d{4}-\\d{2}-\\d{2}'`),
+    );
+    // PARKED: the notifications parked, plus the pages.
+    expect(table.code, table.stderr).toBe(0);
+    const [head, first] = table.stdout.split('\n').map((row) => row.split('\t'));
+    expect(first?.[head?.indexOf('PARKED') ?? -1]).toBe(`0 + ${pages} page(s)`);
   });
 
   it('a run or replay started while another run holds the lease does nothing and exits 1', async () => {

@@ -2,7 +2,7 @@
 import { html } from 'hono/html';
 import type { RunRecord, UndeliverableRecord } from '#core/ports';
 import { formatDuration } from '../../output.ts';
-import { runRow } from '../../watermark.ts';
+import { parkedCell, runRow } from '../../watermark.ts';
 import { csrfField, type Html, table, when } from './layout.ts';
 
 const readingOf = (run: RunRecord): string => {
@@ -27,7 +27,7 @@ export function runsTable(runs: readonly RunRecord[]): Html {
         row.published ?? '',
         row.held ?? '',
         row.failed ?? '',
-        `${row.parked ?? 0}${Number(run.summary.pagesParked ?? 0) > 0 ? ` + ${String(run.summary.pagesParked)} page(s)` : ''}`,
+        String(parkedCell(row) ?? 0),
         readingOf(run),
         row.reason ?? '',
       ];
