@@ -247,6 +247,7 @@ const ledgerEntryFields = {
   heldFor: z.optional(HoldReasonSchema),
   storyId: z.optional(z.string()),
   collapsedInto: z.optional(z.string()),
+  collapsedLead: z.optional(z.string()),
   status: z.optional(z.string()),
   titleHash: z.optional(z.string()),
   leadArticleKey: z.optional(z.string()),
@@ -267,6 +268,7 @@ const LedgerEntryFieldByField = z.object({
   heldFor: z.catch(ledgerEntryFields.heldFor, undefined),
   storyId: z.catch(ledgerEntryFields.storyId, undefined),
   collapsedInto: z.catch(ledgerEntryFields.collapsedInto, undefined),
+  collapsedLead: z.catch(ledgerEntryFields.collapsedLead, undefined),
   status: z.catch(ledgerEntryFields.status, undefined),
   titleHash: z.catch(ledgerEntryFields.titleHash, undefined),
   leadArticleKey: z.catch(ledgerEntryFields.leadArticleKey, undefined),
@@ -847,6 +849,7 @@ export class DynamoStateStore implements StateStore, LeaseAdmin {
       ...withoutUndefined({
         storyId: record.storyId,
         collapsedInto: record.collapsedInto,
+        collapsedLead: record.collapsedLead,
         status: record.status === undefined ? undefined : storedStatus(record.status),
         titleHash: record.titleHash,
         leadArticleKey: record.leadArticleKey,

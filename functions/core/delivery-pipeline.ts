@@ -27,9 +27,9 @@
  * entry): handled, like a publish, so the watermark moves past it and "why didn't I get this" has
  * an answer. A copy whose lead did not get there (not sent, parked) is not recorded and keeps
  * the watermark before it; the next copy carries the story. A copy recorded as collapsed into a
- * lead that never got an entry (sharded: the lead's work item never published, and the lead did
- * not match again on the re-read) is planned again when it is read again: its entry is deleted
- * and it carries the story. Without an index, and for
+ * lead that never reached the audience (its `collapsedLead` has no entry, or a release dropped
+ * it; sharded: the lead's work item never published, and the lead did not match again on the
+ * re-read) is planned again when it is read again: its entry is deleted and it carries the story. Without an index, and for
  * `collapse: 'none'` audiences, every copy is its own alert, with the same requests as before.
  *
  * Updates (`updates: 'notify'`): ledger entries carry the article's status and title hash
@@ -479,9 +479,9 @@ export class DeliveryPipeline {
       // A copy recorded as collapsed whose story never reached the audience is not delivered: it
       // is planned again below, and carries the story.
       const lostStory =
-        recorded?.collapsedInto !== undefined &&
+        recorded?.collapsedLead !== undefined &&
         !this.#queued.has(id) &&
-        this.#leadNeverReached(match.audienceId, recorded.collapsedInto, article.key, entries, leadEntries, batch);
+        this.#leadNeverReached(match.audienceId, recorded.collapsedLead, article.key, leadEntries, batch);
       if (lostStory) forgotten.push({ articleKey: article.key, audienceId: match.audienceId });
       if ((delivered.has(id) && !lostStory) || this.#queued.has(id)) {
         tally.alreadyDelivered += 1;
@@ -559,6 +559,7 @@ export class DeliveryPipeline {
               deliveredAt: now,
               ruleIds: match.rules.map((rule) => rule.ruleId),
               collapsedInto: storyId,
+              collapsedLead: lead,
               ...factsOf(article, storyId),
             },
           });
@@ -626,8 +627,9 @@ export class DeliveryPipeline {
   }
 
   /**
-   * The ledger entries of the leads the markers of this batch name, where the batch's own read did
-   * not cover them (one more read, only when an earlier run started one of the batch's stories).
+   * The ledger entries of the leads the markers of this batch name, and of the leads its collapsed
+   * copies went with, where the batch's own read did not cover them (one more read, only when an
+   * earlier run started one of the batch's stories).
    */
   async #readLeadEntries(
     entries: ReadonlyMap<string, DeliveryRecord>,
@@ -636,14 +638,21 @@ export class DeliveryPipeline {
   ): Promise<ReadonlyMap<string, DeliveryRecord>> {
     const asked = new Set(read.map(deliveryId));
     const leads: DeliveryKey[] = [];
-    for (const markerId of markerIds) {
-      const marker = entries.get(markerId);
-      if (marker?.leadArticleKey === undefined) continue;
-      const key = { articleKey: marker.leadArticleKey, audienceId: marker.audienceId };
+    const ask = (key: DeliveryKey) => {
       const id = deliveryId(key);
-      if (asked.has(id) || this.#queued.has(id)) continue;
+      if (asked.has(id) || this.#queued.has(id)) return;
       asked.add(id);
       leads.push(key);
+    };
+    for (const markerId of markerIds) {
+      const marker = entries.get(markerId);
+      if (marker?.leadArticleKey !== undefined)
+        ask({ articleKey: marker.leadArticleKey, audienceId: marker.audienceId });
+    }
+    // The lead each collapsed copy of the batch went with: did it reach the audience (#leadNeverReached)?
+    for (const key of read) {
+      const lead = entries.get(deliveryId(key))?.collapsedLead;
+      if (lead !== undefined) ask({ articleKey: lead, audienceId: key.audienceId });
     }
     if (leads.length === 0) return entries;
     const found = await this.#options.state.readDeliveries(leads);
@@ -651,26 +660,26 @@ export class DeliveryPipeline {
   }
 
   /**
-   * Whether a copy recorded as collapsed into `storyId` collapsed into a lead that never reached the
-   * audience: the story's marker names another article, which has no ledger entry, is not queued in
-   * this run and is not read again in this batch. Sharded publishing records copies once their
-   * lead is queued; when the lead's work item never publishes (dead-lettered, or given back with
-   * its dispatch) and the lead does not match again on the re-read (withdrawn by the provider, a
-   * rule edited), nothing else would ever send the story. Only a lead with no entry at all counts:
-   * one held for a digest, or sent, has one.
+   * Whether a copy recorded as collapsed into `lead` (its entry's `collapsedLead`) collapsed into a
+   * lead that never reached the audience: the lead's own entry is missing, or a digest release
+   * dropped or parked it (as {@link leadReached} judges a marker's lead), and it is neither queued
+   * nor in flight in this run nor read again in this batch. Sharded publishing records copies once
+   * their lead is queued; when the lead's work item never publishes (dead-lettered, or given back
+   * with its dispatch) and the lead does not match again on the re-read (withdrawn by the
+   * provider, a rule edited), nothing else would ever send the story. Judged by the copy's own
+   * lead, not the one the story marker names now: an urgent copy that took over from a held lead
+   * rewrote the marker, and the held lead still goes out with the digest.
    */
   #leadNeverReached(
     audienceId: string,
-    storyId: string,
+    lead: string,
     articleKey: string,
-    entries: ReadonlyMap<string, DeliveryRecord> | undefined,
     leadEntries: ReadonlyMap<string, DeliveryRecord>,
     batch: readonly AudienceMatch[],
   ): boolean {
-    const lead = entries?.get(deliveryId(storyMarkerKey(audienceId, storyId)))?.leadArticleKey;
-    if (lead === undefined || lead === articleKey) return false;
+    if (lead === articleKey) return false;
     const id = deliveryId({ articleKey: lead, audienceId });
-    if (leadEntries.has(id) || this.#queued.has(id) || this.#leadsInFlight.has(id)) return false;
+    if (leadReached(leadEntries.get(id)) || this.#queued.has(id) || this.#leadsInFlight.has(id)) return false;
     return !batch.some((other) => other.audienceId === audienceId && other.article.key === lead);
   }
 

@@ -164,6 +164,12 @@ export interface DeliveryRecord extends DeliveryKey {
    */
   readonly collapsedInto?: string | undefined;
   /**
+   * On a collapsed copy (`collapsedInto`): the article it collapsed into, the story's lead then.
+   * The story marker may name another lead later (an urgent copy takes over from a held one), so a
+   * copy is judged by this lead's own entry. Entries written before it existed have none.
+   */
+  readonly collapsedLead?: string | undefined;
+  /**
    * The article's status (`''` when the provider sent none) and title hash when it was handled
    * ({@link LedgerFacts}): a re-read with other values is an update (audience setting `updates`).
    * Entries written before these existed have neither, and never count as updated.

@@ -415,6 +415,7 @@ describe('delivery ledger', () => {
         ruleIds: ['r'],
         storyId: 's1',
         collapsedInto: 's1',
+        collapsedLead: 'id:lead',
         status: '',
         titleHash: 'def',
       },

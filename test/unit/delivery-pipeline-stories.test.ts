@@ -577,6 +577,54 @@ describe('dry runs (preview)', () => {
   });
 });
 
+describe('a copy recorded as collapsed, read again, is judged by the lead it went with', () => {
+  const late = Date.UTC(2026, 10, 22, 23, 0); // inside the quiet hours below
+  const morning = Date.UTC(2026, 10, 23, 8, 0); // after them
+  const quiet = audienceOf('desk', { collapse: 'story', quietHours: { start: '22:00', end: '07:00' } });
+  const lead = article('s1-0', { media: 'M000' });
+  const urgent = article('s1-1', { media: 'M001' });
+  const copy = article('s1-2', { media: 'M002' });
+  const run = async (state: CountingState, at: number, matches: AudienceMatch[], notifier?: MemoryNotifier) => {
+    const ran = pipelineFor([quiet], { state, now: at, ...(notifier === undefined ? {} : { notifier }) });
+    await ran.pipeline.add(matches);
+    await ran.pipeline.flush();
+    return ran;
+  };
+
+  it('stays collapsed into its held lead when an urgent copy took the story over and never went out (found by review)', async () => {
+    const state = new CountingState();
+    const first = await run(state, late, [matchOf('desk', lead), matchOf('desk', copy)]);
+    expect(first.counts).toMatchObject({ heldForQuietHours: 1, notificationsCollapsed: 1 });
+    expect(state.ledger.get('desk|id:s1-2')).toMatchObject({ collapsedInto: 'story-1', collapsedLead: 'id:s1-0' });
+    // The urgent copy carries the story from here (the marker names it), and SNS fails it for now.
+    const failing = new MemoryNotifier(() => ({ code: 'Throttled', reason: 'slow down', permanent: false }));
+    expect((await run(state, late, [matchOf('desk', urgent, true)], failing)).counts.notificationsFailed).toBe(1);
+    expect(state.ledger.get(deliveryId(storyMarkerKey('desk', 'story-1')))?.leadArticleKey).toBe('id:s1-1');
+    // The urgent copy no longer matches; the plain copy is read again. Its lead is still held and
+    // goes out with the digest: sending the copy too would send the story twice.
+    const third = await run(state, morning, [matchOf('desk', copy)]);
+    expect(third.notifier.published).toEqual([]);
+    expect(state.ledger.get('desk|id:s1-2')).toMatchObject({ collapsedLead: 'id:s1-0' });
+  });
+
+  it('is planned again when a digest release dropped its held lead, and carries the story (found by review)', async () => {
+    const state = new CountingState();
+    await run(state, late, [matchOf('desk', lead), matchOf('desk', copy)]);
+    // What a release writes for a held lead it could not put in a digest (an unpublishable link).
+    const leadEntry = state.ledger.get('desk|id:s1-0');
+    if (leadEntry === undefined) throw new Error('the lead was not held');
+    state.ledger.set('desk|id:s1-0', {
+      ...leadEntry,
+      releasedAt: morning,
+      releaseOutcome: 'dropped',
+      releaseCause: 'due',
+    });
+    state.held.clear();
+    const later = await run(state, morning + 60_000, [matchOf('desk', copy)]);
+    expect(later.notifier.published.map((message) => deliveryId(message.key))).toEqual(['desk|id:s1-2']);
+  });
+});
+
 describe('update notices', () => {
   /** Delivers `articles` to the audiences, then re-reads `changed` in a new pipeline (a later run). */
   async function deliverThenReread(
