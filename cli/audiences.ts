@@ -466,13 +466,13 @@ async function reportAudiences(
     }
   });
   const created = results.filter((result) => result.action === 'created');
-  const recordedOf = (id: string) => recorded.get(id) ?? { expiring: 0, live: 0 };
+  const recordedOf = (id: string): RecordedSubscribers => recorded.get(id) ?? { expiring: 0, delivering: 0 };
   // An audience on a topic that exists (a restore of 'audiences delete' without --delete-topic,
   // a topic given, or one found again by its name with people subscribed) has its people already:
   // asking for subscribers would mislead.
   const onExistingTopic = created.filter((entry) => {
     const count = recordedOf(entry.audienceId);
-    return !topicsMade.has(entry.audienceId) || ('live' in count && count.live > 0 && count.expiring === 0);
+    return !topicsMade.has(entry.audienceId) || ('delivering' in count && count.delivering > 0 && count.expiring === 0);
   });
   for (const result of onExistingTopic) {
     context.output.note(
@@ -517,9 +517,10 @@ async function reportAudiences(
 /**
  * The subscribers recorded for each audience just made on a new topic: `expiring`, those an
  * 'audiences delete --delete-topic' recorded (marked to expire, not expired yet), whom a restore
- * finds there; `live`, records not marked to expire, of subscriptions that are still there (a topic
- * kept, and found again by its name). A read that fails gives the error's name (`unreadable`): the
- * audiences are written already, and only the hint depends on it.
+ * finds there; and, when records not marked to expire say the topic was kept and found again by
+ * its name, `delivering`: how many of the topic's subscriptions deliver to someone, as SNS lists
+ * them (records outlive a topic deleted by hand, so they alone cannot say). A read that fails gives
+ * the error's name (`unreadable`): the audiences are written already, and only the hint depends on it.
  */
 async function recordedSubscribers(
   target: Target,
@@ -533,12 +534,24 @@ async function recordedSubscribers(
   const counts = await Promise.all(
     made.map((result) =>
       limit(async (): Promise<readonly [string, RecordedSubscribers]> => {
+        let found: Awaited<ReturnType<typeof records.list>>;
         try {
-          const found = await records.list(result.audienceId, now);
-          const expiring = found.filter((record) => record.expiresAt !== undefined).length;
-          return [result.audienceId, { expiring, live: found.length - expiring }];
+          found = await records.list(result.audienceId, now);
         } catch (error) {
           return [result.audienceId, { unreadable: error instanceof Error ? error.name : 'error' }];
+        }
+        const expiring = found.filter((record) => record.expiresAt !== undefined).length;
+        if (expiring > 0 || found.length === expiring || result.topicArn === undefined) {
+          return [result.audienceId, { expiring, delivering: 0 }];
+        }
+        try {
+          const subscriptions = await topicSubscriptions(target.clients.sns, String(result.topicArn));
+          const { deliveringSubscriptions } = await import('./audit-queues.ts');
+          const delivering = deliveringSubscriptions(target, result.audienceId, subscriptions).length;
+          return [result.audienceId, { expiring, delivering }];
+        } catch {
+          // Who is subscribed is not known: the first step (subscribe people) is the safer hint.
+          return [result.audienceId, { expiring, delivering: 0 }];
         }
       }),
     ),
@@ -547,7 +560,7 @@ async function recordedSubscribers(
 }
 
 /** What {@link recordedSubscribers} found for one audience. */
-type RecordedSubscribers = { readonly expiring: number; readonly live: number } | { readonly unreadable: string };
+type RecordedSubscribers = { readonly expiring: number; readonly delivering: number } | { readonly unreadable: string };
 
 /** The audiences of `--file`, or one from an id and flags. */
 function audiencesToWrite(audienceId: string | undefined, options: AudienceFlags, verb: 'put' | 'create'): FileItem[] {

@@ -10,6 +10,7 @@
  * Shared by the commands that publish in the sandbox (`run`, `replay`, `audiences create`/`put`),
  * `deliveries` and the workbench; it imports none of them.
  */
+import type { Subscription } from '@aws-sdk/client-sns';
 import type { Message, SQSClient } from '@aws-sdk/client-sqs';
 import { newsAlerts } from './hints.ts';
 import { type Item, listItems } from './items.ts';
@@ -37,6 +38,22 @@ export const queueNameOf = (target: LocalTarget, audienceId: string): string =>
  */
 export function isAuditQueue(target: Target, audienceId: string, endpoint: string | undefined): boolean {
   return target.kind === 'local' && endpoint?.endsWith(`:${queueNameOf(target, audienceId)}`) === true;
+}
+
+/**
+ * The subscriptions of an audience's topic that deliver to someone: confirmed (a pending one has
+ * no ARN yet), and not the sandbox's audit queue, which is no subscriber.
+ */
+export function deliveringSubscriptions(
+  target: Target,
+  audienceId: string,
+  subscriptions: readonly Subscription[],
+): Subscription[] {
+  return subscriptions.filter(
+    (subscription) =>
+      subscription.SubscriptionArn?.startsWith('arn:') === true &&
+      !isAuditQueue(target, audienceId, subscription.Endpoint),
+  );
 }
 
 /** One SQS client per command, built like the target's others (moto's endpoint in the sandbox). */

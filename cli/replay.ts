@@ -1199,7 +1199,7 @@ async function checkTopics(
   options: { readonly subscribers: boolean },
 ): Promise<{ withoutSubscribers: Set<string>; missing: Set<string> }> {
   const { topicSubscriptions } = await import('./audience-topics.ts');
-  const { isAuditQueue } = await import('./audit-queues.ts');
+  const { deliveringSubscriptions } = await import('./audit-queues.ts');
   const withoutSubscribers = new Set<string>();
   const missing = new Set<string>();
   for (const audienceId of audienceIds) {
@@ -1221,11 +1221,7 @@ async function checkTopics(
       }
       continue;
     }
-    const delivering = subscriptions.filter(
-      (subscription) =>
-        subscription.SubscriptionArn?.startsWith('arn:') === true &&
-        !isAuditQueue(target, audienceId, subscription.Endpoint),
-    );
+    const delivering = deliveringSubscriptions(target, audienceId, subscriptions);
     if (options.subscribers && delivering.length === 0) withoutSubscribers.add(audienceId);
   }
   return { withoutSubscribers, missing };

@@ -5,7 +5,13 @@
  * and a Slack webhook URL that goes from stdin to Secrets Manager without ever being printed.
  */
 import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
-import { GetTopicAttributesCommand, ListTopicsCommand } from '@aws-sdk/client-sns';
+import {
+  DeleteTopicCommand,
+  GetTopicAttributesCommand,
+  ListSubscriptionsByTopicCommand,
+  ListTopicsCommand,
+  UnsubscribeCommand,
+} from '@aws-sdk/client-sns';
 import { NumberValue, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseWebhookMap, webhookShardName } from '#shared/slack-webhook-store';
@@ -255,6 +261,25 @@ describe('audiences', () => {
     expect(again.stderr).not.toContain('audiences repair');
     expect(again.stderr).toContain(`audience partner-feed uses the existing topic ${topicArn}`);
     expect(again.stderr).not.toContain('Next:');
+  });
+
+  it('re-created by name after its kept topic was deleted by hand, an audience is sent to subscribe people: records alone do not say anyone is there (found by review)', async () => {
+    const { sns } = sandbox.stack.clients;
+    expect((await sandbox.cli(['audiences', 'create', 'ghost-desk'])).code).toBe(0);
+    expect((await sandbox.cli(['subscriptions', 'add', 'ghost-desk', '--email', 'ghost@example.com'])).code).toBe(0);
+    const deleted = await sandbox.cli(['--json', 'audiences', 'delete', 'ghost-desk', '--yes']);
+    expect(deleted.code, deleted.stderr).toBe(0);
+    const topicArn = String((deleted.json() as { audiences: { topicArn: string }[] }).audiences[0]?.topicArn);
+    // Deleted in the SNS console: SNS takes its subscriptions with it (moto needs telling).
+    const listed = await sns.send(new ListSubscriptionsByTopicCommand({ TopicArn: topicArn }));
+    for (const { SubscriptionArn } of listed.Subscriptions ?? [])
+      await sns.send(new UnsubscribeCommand({ SubscriptionArn }));
+    await sns.send(new DeleteTopicCommand({ TopicArn: topicArn }));
+
+    const again = await sandbox.cli(['audiences', 'create', 'ghost-desk']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).not.toContain('uses the existing topic');
+    expect(again.stderr).toContain('Next: subscribe people, e.g.');
   });
 
   it('a restore whose recorded subscribers cannot be read says so and names the repair, not "subscribe people"', async () => {
