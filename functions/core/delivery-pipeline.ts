@@ -299,6 +299,12 @@ export class DeliveryPipeline {
    * ({@link #failLead}), so a copy is never recorded as collapsed into an alert nobody received.
    */
   readonly #leadsInFlight = new Map<string, { readonly story: string; readonly copies: CollapsedCopy[] }>();
+  /**
+   * The ledger entries (undefined: none) of story leads earlier batches of this run read, as read
+   * then: a later batch of copies of the same story asks the ledger nothing more. A lead this run
+   * sends after that read is queued or in flight, which #leadNeverReached checks first.
+   */
+  readonly #leadEntriesRead = new Map<string, DeliveryRecord | undefined>();
   /** This run's story leads that did not reach their audience (not rendered, not sent, parked). */
   readonly #failedLeads = new Set<string>();
   /**
@@ -478,10 +484,12 @@ export class DeliveryPipeline {
       const recorded = entries?.get(id);
       // A copy recorded as collapsed whose story never reached the audience is not delivered: it
       // is planned again below, and carries the story.
+      const copyLead =
+        recorded === undefined || entries === undefined ? undefined : this.#leadOfCopy(recorded, entries);
       const lostStory =
-        recorded?.collapsedLead !== undefined &&
+        copyLead !== undefined &&
         !this.#queued.has(id) &&
-        this.#leadNeverReached(match.audienceId, recorded.collapsedLead, article.key, leadEntries, batch);
+        this.#leadNeverReached(match.audienceId, copyLead, article.key, leadEntries, batch);
       if (lostStory) forgotten.push({ articleKey: article.key, audienceId: match.audienceId });
       if ((delivered.has(id) && !lostStory) || this.#queued.has(id)) {
         tally.alreadyDelivered += 1;
@@ -650,19 +658,45 @@ export class DeliveryPipeline {
         ask({ articleKey: marker.leadArticleKey, audienceId: marker.audienceId });
     }
     // The lead each collapsed copy of the batch went with: did it reach the audience (#leadNeverReached)?
+    const copyLeads = new Set<string>();
     for (const key of read) {
-      const lead = entries.get(deliveryId(key))?.collapsedLead;
-      if (lead !== undefined) ask({ articleKey: lead, audienceId: key.audienceId });
+      const entry = entries.get(deliveryId(key));
+      const lead = entry === undefined ? undefined : this.#leadOfCopy(entry, entries);
+      if (lead === undefined) continue;
+      const leadKey = { articleKey: lead, audienceId: key.audienceId };
+      copyLeads.add(deliveryId(leadKey));
+      if (!this.#leadEntriesRead.has(deliveryId(leadKey))) ask(leadKey);
     }
-    if (leads.length === 0) return entries;
-    const found = await this.#options.state.readDeliveries(leads);
-    return new Map([...entries, ...found]);
+    const found =
+      leads.length === 0 ? new Map<string, DeliveryRecord>() : await this.#options.state.readDeliveries(leads);
+    for (const id of copyLeads) {
+      if (!this.#leadEntriesRead.has(id) && asked.has(id))
+        this.#leadEntriesRead.set(id, found.get(id) ?? entries.get(id));
+    }
+    const cached = [...copyLeads].flatMap((id) => {
+      const entry = this.#leadEntriesRead.get(id);
+      return entry === undefined ? [] : [[id, entry] as const];
+    });
+    return new Map([...cached, ...entries, ...found]);
   }
 
   /**
-   * Whether a copy recorded as collapsed into `lead` (its entry's `collapsedLead`) collapsed into a
-   * lead that never reached the audience: the lead's own entry is missing, or a digest release
-   * dropped or parked it (as {@link leadReached} judges a marker's lead), and it is neither queued
+   * The lead a collapsed copy's entry went with: its `collapsedLead`, or for an entry written
+   * before that field existed, the lead its story's marker names, when the marker is no younger
+   * than the copy's entry (a marker written later, by an urgent copy taking the story over, names
+   * another lead). Undefined for any other entry, and when the marker was not read.
+   */
+  #leadOfCopy(entry: DeliveryRecord, entries: ReadonlyMap<string, DeliveryRecord>): string | undefined {
+    if (entry.collapsedInto === undefined) return undefined;
+    if (entry.collapsedLead !== undefined) return entry.collapsedLead;
+    const marker = entries.get(deliveryId(storyMarkerKey(entry.audienceId, entry.collapsedInto)));
+    return marker !== undefined && marker.deliveredAt <= entry.deliveredAt ? marker.leadArticleKey : undefined;
+  }
+
+  /**
+   * Whether a copy recorded as collapsed into `lead` ({@link #leadOfCopy}) collapsed into a lead
+   * that never reached the audience: the lead's own entry is missing, or a digest release dropped
+   * it (a parked digest still owes it to the audience), and it is neither queued
    * nor in flight in this run nor read again in this batch. Sharded publishing records copies once
    * their lead is queued; when the lead's work item never publishes (dead-lettered, or given back
    * with its dispatch) and the lead does not match again on the re-read (withdrawn by the
@@ -679,8 +713,12 @@ export class DeliveryPipeline {
   ): boolean {
     if (lead === articleKey) return false;
     const id = deliveryId({ articleKey: lead, audienceId });
-    if (leadReached(leadEntries.get(id)) || this.#queued.has(id) || this.#leadsInFlight.has(id)) return false;
-    return !batch.some((other) => other.audienceId === audienceId && other.article.key === lead);
+    if (this.#queued.has(id) || this.#leadsInFlight.has(id)) return false;
+    if (batch.some((other) => other.audienceId === audienceId && other.article.key === lead)) return false;
+    // Not leadReached: a lead held for a digest that was parked is still owed to the audience by
+    // `replay --parked`, which sends the digest as it is; its copies sent now would repeat the story.
+    const entry = leadEntries.get(id);
+    return entry === undefined || entry.releaseOutcome === 'dropped';
   }
 
   /**
@@ -700,6 +738,7 @@ export class DeliveryPipeline {
   ): string | undefined {
     const id = deliveryId({ articleKey: leadArticleKey, audienceId: match.audienceId });
     const entry = leadEntries.get(id);
+    if (entry !== undefined) this.#leadEntriesRead.set(id, entry);
     if (entry !== undefined && leadReached(entry)) {
       if (entry.heldFor !== undefined && entry.releasedAt === undefined) this.#heldLeads.add(id);
       return leadArticleKey;

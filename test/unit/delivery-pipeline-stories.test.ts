@@ -623,6 +623,94 @@ describe('a copy recorded as collapsed, read again, is judged by the lead it wen
     const later = await run(state, morning + 60_000, [matchOf('desk', copy)]);
     expect(later.notifier.published.map((message) => deliveryId(message.key))).toEqual(['desk|id:s1-2']);
   });
+
+  it('stays collapsed when the digest carrying its held lead was parked: replay --parked still owes the story (found by review)', async () => {
+    const state = new CountingState();
+    await run(state, late, [matchOf('desk', lead), matchOf('desk', copy)]);
+    const leadEntry = state.ledger.get('desk|id:s1-0');
+    if (leadEntry === undefined) throw new Error('the lead was not held');
+    // What a release writes when SNS refused the digest for good: `replay --parked` sends it as it is.
+    state.ledger.set('desk|id:s1-0', {
+      ...leadEntry,
+      releasedAt: morning,
+      releasedIn: 'digest:desk:2026-11-23T07:00Z#1/1',
+      releaseOutcome: 'parked',
+      releaseCause: 'due',
+    });
+    state.held.clear();
+    const later = await run(state, morning + 60_000, [matchOf('desk', copy)]);
+    expect(later.notifier.published).toEqual([]);
+    expect(later.counts.notificationsParked).toBe(0);
+  });
+
+  it('a copy recorded before collapsedLead existed goes with the lead its marker named then, not one an urgent copy named later', async () => {
+    const desk = audienceOf('desk', { collapse: 'story' });
+    const legacy = (markerAt: number) => {
+      const state = new CountingState();
+      state.ledger.set(deliveryId(storyMarkerKey('desk', 'story-1')), {
+        ...storyMarkerKey('desk', 'story-1'),
+        deliveredAt: markerAt,
+        ruleIds: [],
+        storyId: 'story-1',
+        leadArticleKey: 'id:s1-0',
+      });
+      state.ledger.set('desk|id:s1-2', {
+        audienceId: 'desk',
+        articleKey: 'id:s1-2',
+        deliveredAt: now - 60_000,
+        ruleIds: [],
+        storyId: 'story-1',
+        collapsedInto: 'story-1',
+      });
+      return state;
+    };
+    // The marker is older than the copy's entry: its lead, which never got an entry, was the copy's.
+    const lost = pipelineFor([desk], { state: legacy(now - 120_000) });
+    await lost.pipeline.add([matchOf('desk', copy)]);
+    await lost.pipeline.flush();
+    expect(publishedKeys(lost.notifier)).toEqual(['desk|id:s1-2']);
+    // Written after the copy's entry, the marker was rewritten by a takeover: nothing is known of the copy's lead.
+    const unknown = pipelineFor([desk], { state: legacy(now) });
+    await unknown.pipeline.add([matchOf('desk', copy)]);
+    await unknown.pipeline.flush();
+    expect(publishedKeys(unknown.notifier)).toEqual([]);
+  });
+
+  it("asks the ledger once per batch: old copies of a story an earlier batch of the run read find their lead's entry read already", async () => {
+    const desk = audienceOf('desk', { collapse: 'story' });
+    const state = new CountingState();
+    const [first, a, b, fresh] = copies(1, 4);
+    const sent = pipelineFor([desk], { state });
+    await sent.pipeline.add(
+      matchesFor(
+        'desk',
+        [first, a, b].filter((item) => item !== undefined),
+      ),
+    );
+    await sent.pipeline.flush();
+    expect(publishedKeys(sent.notifier)).toEqual(['desk|id:s1-0']);
+    // A later run re-reads the day: one batch holds the lead and a new copy, the next the old copies.
+    const reread = pipelineFor([desk], { state });
+    await reread.pipeline.add(
+      matchesFor(
+        'desk',
+        [first, fresh].filter((item) => item !== undefined),
+      ),
+    );
+    await reread.pipeline.flush();
+    const before = state.reads.length;
+    await reread.pipeline.add(
+      matchesFor(
+        'desk',
+        [a, b].filter((item) => item !== undefined),
+      ),
+    );
+    await reread.pipeline.flush();
+    expect(publishedKeys(reread.notifier)).toEqual([]);
+    expect(state.reads.slice(before).map((read) => read.keys.map(deliveryId))).toEqual([
+      ['desk|id:s1-1', 'desk|id:s1-2'],
+    ]);
+  });
 });
 
 describe('update notices', () => {
