@@ -713,12 +713,16 @@ export class DeliveryPipeline {
   ): boolean {
     if (lead === articleKey) return false;
     const id = deliveryId({ articleKey: lead, audienceId });
+    // Led again in this run and refused for good (parked, or unrenderable): no later run sends it.
+    if (this.#failedLeads.has(id) && !this.#leadsInFlight.has(id)) return true;
     if (this.#queued.has(id) || this.#leadsInFlight.has(id)) return false;
     if (batch.some((other) => other.audienceId === audienceId && other.article.key === lead)) return false;
     // Not leadReached: a lead held for a digest that was parked is still owed to the audience by
     // `replay --parked`, which sends the digest as it is; its copies sent now would repeat the story.
+    // A lead recorded as a collapsed copy itself never carried the story: the copy goes through the
+    // story's marker again, and collapses into the lead that did, if one did.
     const entry = leadEntries.get(id);
-    return entry === undefined || entry.releaseOutcome === 'dropped';
+    return entry === undefined || entry.releaseOutcome === 'dropped' || entry.collapsedInto !== undefined;
   }
 
   /**

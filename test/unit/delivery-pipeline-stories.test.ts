@@ -676,6 +676,53 @@ describe('a copy recorded as collapsed, read again, is judged by the lead it wen
     expect(publishedKeys(unknown.notifier)).toEqual([]);
   });
 
+  it('carries the story when its lead was itself recorded later as a copy of a lead that never reached the audience (found by review)', async () => {
+    const desk = audienceOf('desk', { collapse: 'story' });
+    const state = new CountingState();
+    const [x, y, m] = copies(1, 3);
+    if (x === undefined || y === undefined || m === undefined) throw new Error('three copies');
+    const deadLettered = async (batches: Article[][]) => {
+      const queue = new MemoryWorkQueue(new MemoryDispatchStore(), () => now);
+      const { pipeline } = pipelineFor([desk], { state, queue });
+      for (const batch of batches) {
+        await pipeline.add(matchesFor('desk', batch));
+        await pipeline.flush();
+      }
+      queue.take(); // its work items die: nothing is published
+    };
+    // Sharded: x leads and y collapses into it; then m leads (x has no entry) and x collapses into m.
+    await deadLettered([[x, y]]);
+    await deadLettered([[m], [x]]);
+    expect(state.ledger.get('desk|id:s1-0')).toMatchObject({ collapsedLead: 'id:s1-2' });
+    // x and m are withdrawn: y alone is read again, and nothing ever reached the audience.
+    const last = pipelineFor([desk], { state });
+    await last.pipeline.add(matchesFor('desk', [y]));
+    await last.pipeline.flush();
+    expect(publishedKeys(last.notifier)).toEqual(['desk|id:s1-1']);
+  });
+
+  it('carries the story when its lead, led again earlier in the run, was refused for good (found by review)', async () => {
+    const desk = audienceOf('desk', { collapse: 'story' });
+    const state = new CountingState();
+    const [x, y] = copies(1, 2);
+    if (x === undefined || y === undefined) throw new Error('two copies');
+    const queue = new MemoryWorkQueue(new MemoryDispatchStore(), () => now);
+    const first = pipelineFor([desk], { state, queue });
+    await first.pipeline.add(matchesFor('desk', [x, y]));
+    await first.pipeline.flush();
+    queue.take(); // x's work item dies; y is recorded as collapsed into x
+    const refusing = new MemoryNotifier((message) =>
+      message.key.articleKey === x.key ? { code: 'InvalidParameter', reason: 'refused', permanent: true } : undefined,
+    );
+    const again = pipelineFor([desk], { state, notifier: refusing });
+    await again.pipeline.add(matchesFor('desk', [x]));
+    await again.pipeline.flush();
+    expect(again.counts.notificationsParked).toBe(1);
+    await again.pipeline.add(matchesFor('desk', [y]));
+    await again.pipeline.flush();
+    expect(publishedKeys(again.notifier)).toEqual(['desk|id:s1-1']);
+  });
+
   it("asks the ledger once per batch: old copies of a story an earlier batch of the run read find their lead's entry read already", async () => {
     const desk = audienceOf('desk', { collapse: 'story' });
     const state = new CountingState();
