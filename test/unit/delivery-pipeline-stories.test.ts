@@ -607,37 +607,27 @@ describe('a copy recorded as collapsed, read again, is judged by the lead it wen
     expect(state.ledger.get('desk|id:s1-2')).toMatchObject({ collapsedLead: 'id:s1-0' });
   });
 
-  it('is planned again when a digest release dropped its held lead, and carries the story (found by review)', async () => {
+  /** The lead held and its copy collapsed into it, then the lead's entry as a digest release leaves it. */
+  const releasedHeldLead = async (outcome: Partial<DeliveryRecord>): Promise<CountingState> => {
     const state = new CountingState();
     await run(state, late, [matchOf('desk', lead), matchOf('desk', copy)]);
-    // What a release writes for a held lead it could not put in a digest (an unpublishable link).
     const leadEntry = state.ledger.get('desk|id:s1-0');
     if (leadEntry === undefined) throw new Error('the lead was not held');
-    state.ledger.set('desk|id:s1-0', {
-      ...leadEntry,
-      releasedAt: morning,
-      releaseOutcome: 'dropped',
-      releaseCause: 'due',
-    });
+    state.ledger.set('desk|id:s1-0', { ...leadEntry, releasedAt: morning, releaseCause: 'due', ...outcome });
     state.held.clear();
+    return state;
+  };
+
+  it('is planned again when a digest release dropped its held lead, and carries the story (found by review)', async () => {
+    // What a release writes for a held lead it could not put in a digest (an unpublishable link).
+    const state = await releasedHeldLead({ releaseOutcome: 'dropped' });
     const later = await run(state, morning + 60_000, [matchOf('desk', copy)]);
     expect(later.notifier.published.map((message) => deliveryId(message.key))).toEqual(['desk|id:s1-2']);
   });
 
   it('stays collapsed when the digest carrying its held lead was parked: replay --parked still owes the story (found by review)', async () => {
-    const state = new CountingState();
-    await run(state, late, [matchOf('desk', lead), matchOf('desk', copy)]);
-    const leadEntry = state.ledger.get('desk|id:s1-0');
-    if (leadEntry === undefined) throw new Error('the lead was not held');
     // What a release writes when SNS refused the digest for good: `replay --parked` sends it as it is.
-    state.ledger.set('desk|id:s1-0', {
-      ...leadEntry,
-      releasedAt: morning,
-      releasedIn: 'digest:desk:2026-11-23T07:00Z#1/1',
-      releaseOutcome: 'parked',
-      releaseCause: 'due',
-    });
-    state.held.clear();
+    const state = await releasedHeldLead({ releasedIn: 'digest:desk:2026-11-23T07:00Z#1/1', releaseOutcome: 'parked' });
     const later = await run(state, morning + 60_000, [matchOf('desk', copy)]);
     expect(later.notifier.published).toEqual([]);
     expect(later.counts.notificationsParked).toBe(0);
