@@ -792,20 +792,30 @@ export class DynamoStateStore implements StateStore, LeaseAdmin {
   }
 
   async forgetCollapsed(keys: readonly DeliveryKey[]): Promise<void> {
+    // Not a collapsed copy (any more): what it records now stands.
+    await this.#eachUnlessConditionFails(keys, (key) =>
+      this.#documents.send(
+        new DeleteCommand({
+          TableName: this.#table,
+          Key: deliveryItemKey(key),
+          ConditionExpression: 'attribute_exists(#collapsedInto)',
+          ExpressionAttributeNames: { '#collapsedInto': 'collapsedInto' },
+        }),
+      ),
+    );
+  }
+
+  /**
+   * One conditional write per item, at most the store's concurrency at a time; an item whose
+   * condition fails is skipped, any other failure is thrown once all have settled.
+   */
+  async #eachUnlessConditionFails<T>(items: readonly T[], write: (item: T) => Promise<unknown>): Promise<void> {
     await settleAll(
-      keys.map((key) =>
+      items.map((item) =>
         this.#limit(async () => {
           try {
-            await this.#documents.send(
-              new DeleteCommand({
-                TableName: this.#table,
-                Key: deliveryItemKey(key),
-                ConditionExpression: 'attribute_exists(#collapsedInto)',
-                ExpressionAttributeNames: { '#collapsedInto': 'collapsedInto' },
-              }),
-            );
+            await write(item);
           } catch (error) {
-            // Not a collapsed copy (any more): what it records now stands.
             if (!(error instanceof ConditionalCheckFailedException)) throw error;
           }
         }),
@@ -815,24 +825,17 @@ export class DynamoStateStore implements StateStore, LeaseAdmin {
 
   async refreshLedgerFacts(entries: readonly LedgerFactsUpdate[]): Promise<void> {
     // One conditional UpdateItem each: changed articles are few, and a put would reset the
-    // entry's retention (possibly extended by findDelivered) to deliveredAt + retention.
-    await settleAll(
-      entries.map((entry) =>
-        this.#limit(async () => {
-          try {
-            await this.#documents.send(
-              new UpdateCommand({
-                TableName: this.#table,
-                Key: deliveryItemKey(entry),
-                UpdateExpression: 'SET #status = :status, #titleHash = :titleHash',
-                ConditionExpression: 'attribute_exists(#pk)',
-                ExpressionAttributeNames: { '#pk': 'pk', '#status': 'status', '#titleHash': 'titleHash' },
-                ExpressionAttributeValues: { ':status': storedStatus(entry.status), ':titleHash': entry.titleHash },
-              }),
-            );
-          } catch (error) {
-            if (!(error instanceof ConditionalCheckFailedException)) throw error;
-          }
+    // entry's retention (possibly extended by findDelivered) to deliveredAt + retention. An entry
+    // that is gone is not made again.
+    await this.#eachUnlessConditionFails(entries, (entry) =>
+      this.#documents.send(
+        new UpdateCommand({
+          TableName: this.#table,
+          Key: deliveryItemKey(entry),
+          UpdateExpression: 'SET #status = :status, #titleHash = :titleHash',
+          ConditionExpression: 'attribute_exists(#pk)',
+          ExpressionAttributeNames: { '#pk': 'pk', '#status': 'status', '#titleHash': 'titleHash' },
+          ExpressionAttributeValues: { ':status': storedStatus(entry.status), ':titleHash': entry.titleHash },
         }),
       ),
     );

@@ -29,8 +29,8 @@
  * the watermark before it; the next copy carries the story. A copy recorded as collapsed into a
  * lead that never reached the audience (its `collapsedLead` has no entry, or a release dropped
  * it; sharded: the lead's work item never published, and the lead did not match again on the
- * re-read) is planned again when it is read again: its entry is deleted and it carries the story. Without an index, and for
- * `collapse: 'none'` audiences, every copy is its own alert, with the same requests as before.
+ * re-read) is planned again when it is read again: its entry is deleted and it carries the
+ * story. Without an index, and for `collapse: 'none'` audiences, every copy is its own alert, with the same requests as before.
  *
  * Updates (`updates: 'notify'`): ledger entries carry the article's status and title hash
  * (ledger-facts.ts). A match already in the ledger that came back changed gets one update notice
@@ -471,6 +471,14 @@ export class DeliveryPipeline {
     const updates: UpdateCandidate[] = [];
     const refreshed: LedgerFactsUpdate[] = [];
     const forgotten: DeliveryKey[] = [];
+    // Built on first use: only a collapsed copy read again asks whether its lead is in the batch.
+    let batchIds: ReadonlySet<string> | undefined;
+    const inBatch = (id: string): boolean => {
+      batchIds ??= new Set(
+        batch.map((other) => deliveryId({ articleKey: other.article.key, audienceId: other.audienceId })),
+      );
+      return batchIds.has(id);
+    };
     for (const original of matches) {
       const audience = audiences.get(original.audienceId);
       if (!audience) continue;
@@ -489,7 +497,7 @@ export class DeliveryPipeline {
       const lostStory =
         copyLead !== undefined &&
         !this.#queued.has(id) &&
-        this.#leadNeverReached(match.audienceId, copyLead, article.key, leadEntries, batch);
+        this.#leadNeverReached(match.audienceId, copyLead, article.key, leadEntries, inBatch);
       if (lostStory) forgotten.push({ articleKey: article.key, audienceId: match.audienceId });
       if ((delivered.has(id) && !lostStory) || this.#queued.has(id)) {
         tally.alreadyDelivered += 1;
@@ -709,14 +717,15 @@ export class DeliveryPipeline {
     lead: string,
     articleKey: string,
     leadEntries: ReadonlyMap<string, DeliveryRecord>,
-    batch: readonly AudienceMatch[],
+    inBatch: (id: string) => boolean,
   ): boolean {
     if (lead === articleKey) return false;
     const id = deliveryId({ articleKey: lead, audienceId });
-    // Led again in this run and refused for good (parked, or unrenderable): no later run sends it.
+    // Led again in this run and not sent (unrenderable, parked, or failed for now): the copy carries
+    // the story now (its marker is written anew), and the lead, when a later run reads it again,
+    // collapses into the copy.
     if (this.#failedLeads.has(id) && !this.#leadsInFlight.has(id)) return true;
-    if (this.#queued.has(id) || this.#leadsInFlight.has(id)) return false;
-    if (batch.some((other) => other.audienceId === audienceId && other.article.key === lead)) return false;
+    if (this.#queued.has(id) || this.#leadsInFlight.has(id) || inBatch(id)) return false;
     // Not leadReached: a lead held for a digest that was parked is still owed to the audience by
     // `replay --parked`, which sends the digest as it is; its copies sent now would repeat the story.
     // A lead recorded as a collapsed copy itself never carried the story: the copy goes through the
