@@ -16,6 +16,14 @@
  * included): it stops filling once the records reach that, and records past it wait, still
  * hidden, for the poller's next batch.
  *
+ * ReceiveMessage calls on the queue go one at a time, though the pollers run at once: moto's
+ * receive_message checks that a message is visible and then marks it received without a lock
+ * (moto/sqs/models.py, threaded server), so two receives at once on a busy machine can both take
+ * the same message. SQS standard queues may also deliver a message twice, but rarely; the
+ * publisher is tested against that on purpose (test/integration/publisher.test.ts), and this
+ * race made the mapping's own "each record handled once" tests fail at random. Invocations still
+ * overlap: only the receive is serialized, which takes about a millisecond on loopback.
+ *
  * Where it departs from Lambda, on purpose:
  * - Failed records are made visible again at once (ChangeMessageVisibility 0) instead of after
  *   the visibility timeout, so retries in tests take milliseconds, not minutes.
@@ -39,6 +47,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import pLimit from 'p-limit';
 import { type Log, silentLog } from '#core/ports';
 
 /** The Lambda function the mapping invokes. */
@@ -145,6 +154,8 @@ export function startLocalEventSource(options: LocalEventSourceOptions): LocalEv
   let running = 0;
   let stopped = false;
   let queueArn: Promise<string> | undefined;
+  // One ReceiveMessage at a time (see the header: moto's receive is not atomic).
+  const oneReceiveAtATime = pLimit(1);
   // The ARN goes into every record's eventSourceARN, as Lambda sets it; asked for once.
   const arn = (): Promise<string> => {
     queueArn ??= options.client
@@ -187,15 +198,17 @@ export function startLocalEventSource(options: LocalEventSourceOptions): LocalEv
 
   /** One ReceiveMessage of at most `max` records. */
   async function receive(max: number, waitTimeSeconds = 0): Promise<Message[]> {
-    const { Messages = [] } = await options.client.send(
-      new ReceiveMessageCommand({
-        QueueUrl: options.queueUrl,
-        MaxNumberOfMessages: max,
-        VisibilityTimeout: options.visibilityTimeoutSeconds,
-        WaitTimeSeconds: waitTimeSeconds,
-        MessageSystemAttributeNames: ['ApproximateReceiveCount', 'SentTimestamp', 'ApproximateFirstReceiveTimestamp'],
-        MessageAttributeNames: ['All'],
-      }),
+    const { Messages = [] } = await oneReceiveAtATime(() =>
+      options.client.send(
+        new ReceiveMessageCommand({
+          QueueUrl: options.queueUrl,
+          MaxNumberOfMessages: max,
+          VisibilityTimeout: options.visibilityTimeoutSeconds,
+          WaitTimeSeconds: waitTimeSeconds,
+          MessageSystemAttributeNames: ['ApproximateReceiveCount', 'SentTimestamp', 'ApproximateFirstReceiveTimestamp'],
+          MessageAttributeNames: ['All'],
+        }),
+      ),
     );
     return Messages;
   }

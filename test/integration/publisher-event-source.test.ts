@@ -113,6 +113,56 @@ describe('local SQS event source', () => {
     expect(await remaining(url)).toBe(0);
   });
 
+  it('sends one ReceiveMessage at a time while its invocations overlap (moto can hand one message to two receives at once)', async () => {
+    const { url } = await queue();
+    const bodies = Array.from({ length: 24 }, (_, index) => `item-${index}`);
+    await send(url, bodies);
+    // The real client, watched: how many ReceiveMessage requests are out at the same moment.
+    const sqs = awsClients().sqs;
+    const receives = { inFlight: 0, most: 0, total: 0 };
+    sqs.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName !== 'ReceiveMessageCommand') return await next(args);
+        receives.inFlight += 1;
+        receives.total += 1;
+        receives.most = Math.max(receives.most, receives.inFlight);
+        try {
+          return await next(args);
+        } finally {
+          receives.inFlight -= 1;
+        }
+      },
+      { step: 'initialize', name: 'countReceives' },
+    );
+    const seen: string[] = [];
+    const allSeen = signal();
+    const fourRunning = signal();
+    let running = 0;
+    const handler: SqsBatchHandler = async (event) => {
+      running += 1;
+      if (running >= 4) fourRunning.resolve();
+      await fourRunning.promise;
+      seen.push(...bodiesOf(event));
+      running -= 1;
+      if (seen.length >= bodies.length) allSeen.resolve();
+      return { batchItemFailures: [] };
+    };
+    const source = startLocalEventSource({
+      client: sqs,
+      queueUrl: url,
+      handler,
+      concurrency: 4,
+      batchSize: 2,
+      visibilityTimeoutSeconds: 60,
+    });
+    await allSeen.promise;
+    await source.stop();
+    expect(source.stats().maxConcurrent).toBe(4);
+    expect(receives.total).toBeGreaterThan(4);
+    expect(receives.most).toBe(1);
+    expect([...seen].sort()).toEqual([...bodies].sort());
+  });
+
   it('deletes the records a partial batch response leaves out and brings back the ones it names', async () => {
     const { url } = await queue();
     await send(url, ['good-1', 'bad', 'good-2']);
