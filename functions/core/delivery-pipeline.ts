@@ -302,11 +302,19 @@ export class DeliveryPipeline {
   /**
    * The ledger entries (undefined: none) of story leads earlier batches of this run read, as read
    * then: a later batch of copies of the same story asks the ledger nothing more. A lead this run
-   * sends after that read is queued or in flight, which #leadNeverReached checks first.
+   * sends after that read is queued or in flight, which #copyLeadFate checks first.
    */
   readonly #leadEntriesRead = new Map<string, DeliveryRecord | undefined>();
   /** This run's story leads that did not reach their audience (not rendered, not sent, parked). */
   readonly #failedLeads = new Set<string>();
+  /**
+   * Copies an earlier run recorded as collapsed into a lead this run is sending now (in flight, or
+   * read again in the same batch with no ledger entry), by the lead's delivery id: the lead's
+   * fate decides theirs. Refused for good (or unrenderable, so parked), the lead never carries
+   * the story, and the copies are matched again ({@link #replanAwaiting}); sent, queued or held,
+   * or failed for now (the next run sends it), they stay collapsed.
+   */
+  readonly #copiesAwaiting = new Map<string, AudienceMatch[]>();
   /**
    * The ledger entries each update notice of this run announces a change of (by the notice's
    * delivery id): they take the new facts once the notice is published, so the next change is
@@ -494,10 +502,13 @@ export class DeliveryPipeline {
       // is planned again below, and carries the story.
       const copyLead =
         recorded === undefined || entries === undefined ? undefined : this.#leadOfCopy(recorded, entries);
-      const lostStory =
-        copyLead !== undefined &&
-        !this.#queued.has(id) &&
-        this.#leadNeverReached(match.audienceId, copyLead, article.key, leadEntries, inBatch);
+      const fate =
+        copyLead === undefined || this.#queued.has(id)
+          ? 'reached'
+          : this.#copyLeadFate(match.audienceId, copyLead, article.key, leadEntries, inBatch);
+      if (fate === 'pending')
+        this.#awaitLead(deliveryId({ articleKey: copyLead ?? '', audienceId: match.audienceId }), original);
+      const lostStory = fate === 'lost';
       if (lostStory) forgotten.push({ articleKey: article.key, audienceId: match.audienceId });
       if ((delivered.has(id) && !lostStory) || this.#queued.has(id)) {
         tally.alreadyDelivered += 1;
@@ -602,6 +613,8 @@ export class DeliveryPipeline {
           this.#leads.delete(leadId(match.audienceId, storyId));
           this.#failedLeads.add(id);
         }
+        // Old copies recorded as collapsed into it, read earlier in this batch, carry the story.
+        this.#replanAwaiting(id);
         continue;
       }
       if (storyId !== undefined && !this.#options.dryRun) {
@@ -665,7 +678,7 @@ export class DeliveryPipeline {
       if (marker?.leadArticleKey !== undefined)
         ask({ articleKey: marker.leadArticleKey, audienceId: marker.audienceId });
     }
-    // The lead each collapsed copy of the batch went with: did it reach the audience (#leadNeverReached)?
+    // The lead each collapsed copy of the batch went with: did it reach the audience (#copyLeadFate)?
     const copyLeads = new Set<string>();
     for (const key of read) {
       const entry = entries.get(deliveryId(key));
@@ -702,36 +715,61 @@ export class DeliveryPipeline {
   }
 
   /**
-   * Whether a copy recorded as collapsed into `lead` ({@link #leadOfCopy}) collapsed into a lead
-   * that never reached the audience: the lead's own entry is missing, or a digest release dropped
-   * it (a parked digest still owes it to the audience), and it is neither queued
-   * nor in flight in this run nor read again in this batch. Sharded publishing records copies once
-   * their lead is queued; when the lead's work item never publishes (dead-lettered, or given back
-   * with its dispatch) and the lead does not match again on the re-read (withdrawn by the
-   * provider, a rule edited), nothing else would ever send the story. Judged by the copy's own
-   * lead, not the one the story marker names now: an urgent copy that took over from a held lead
-   * rewrote the marker, and the held lead still goes out with the digest.
+   * What became of the lead a copy was recorded as collapsed into ({@link #leadOfCopy}):
+   * - `lost`: it never reached the audience: its own entry is missing, or a digest release dropped
+   *   it (a parked digest still owes it to the audience), or it was itself recorded as a collapsed
+   *   copy, or this run led it again and did not send it; the copy is planned again and carries
+   *   the story. Sharded publishing records copies once their lead is queued; when the lead's
+   *   work item never publishes (dead-lettered, or given back with its dispatch) and the lead
+   *   does not match again on the re-read (withdrawn by the provider, a rule edited), nothing else
+   *   would ever send the story.
+   * - `pending`: this run is sending it (in flight), or reads it again in this batch with no entry
+   *   and will plan it: the copy stays collapsed, and is matched again if the lead is refused for
+   *   good ({@link #copiesAwaiting}).
+   * - `reached`: sent, queued in this run, or held.
+   * Judged by the copy's own lead, not the one the story marker names now: an urgent copy that
+   * took over from a held lead rewrote the marker, and the held lead still goes out with the digest.
    */
-  #leadNeverReached(
+  #copyLeadFate(
     audienceId: string,
     lead: string,
     articleKey: string,
     leadEntries: ReadonlyMap<string, DeliveryRecord>,
     inBatch: (id: string) => boolean,
-  ): boolean {
-    if (lead === articleKey) return false;
+  ): 'reached' | 'pending' | 'lost' {
+    if (lead === articleKey) return 'reached';
     const id = deliveryId({ articleKey: lead, audienceId });
+    if (this.#leadsInFlight.has(id)) return 'pending';
     // Led again in this run and not sent (unrenderable, parked, or failed for now): the copy carries
     // the story now (its marker is written anew), and the lead, when a later run reads it again,
     // collapses into the copy.
-    if (this.#failedLeads.has(id) && !this.#leadsInFlight.has(id)) return true;
-    if (this.#queued.has(id) || this.#leadsInFlight.has(id) || inBatch(id)) return false;
-    // Not leadReached: a lead held for a digest that was parked is still owed to the audience by
-    // `replay --parked`, which sends the digest as it is; its copies sent now would repeat the story.
-    // A lead recorded as a collapsed copy itself never carried the story: the copy goes through the
-    // story's marker again, and collapses into the lead that did, if one did.
+    if (this.#failedLeads.has(id)) return 'lost';
+    if (this.#queued.has(id)) return 'reached';
     const entry = leadEntries.get(id);
-    return entry === undefined || entry.releaseOutcome === 'dropped' || entry.collapsedInto !== undefined;
+    // A lead with an entry is not planned again when the batch reads it (it is delivered): the
+    // entry decides. Not leadReached: a lead held for a digest that was parked is still owed to
+    // the audience by `replay --parked`, which sends the digest as it is; its copies sent now would
+    // repeat the story. A lead recorded as a collapsed copy itself never carried the story: the
+    // copy goes through the story's marker again, and collapses into the lead that did, if one did.
+    if (entry !== undefined) {
+      return entry.releaseOutcome === 'dropped' || entry.collapsedInto !== undefined ? 'lost' : 'reached';
+    }
+    return inBatch(id) ? 'pending' : 'lost';
+  }
+
+  /** `copy`, recorded as collapsed into the lead `id`, goes with that lead's fate ({@link #copiesAwaiting}). */
+  #awaitLead(id: string, copy: AudienceMatch): void {
+    const copies = this.#copiesAwaiting.get(id);
+    if (copies === undefined) this.#copiesAwaiting.set(id, [copy]);
+    else copies.push(copy);
+  }
+
+  /** The lead `id` will never carry its story: the old copies waiting on it are matched again. */
+  #replanAwaiting(id: string): void {
+    const copies = this.#copiesAwaiting.get(id);
+    if (copies === undefined) return;
+    this.#copiesAwaiting.delete(id);
+    this.#pendingMatches.push(...copies);
   }
 
   /**
@@ -805,6 +843,7 @@ export class DeliveryPipeline {
 
   /** The lead `id` reached its audience (published, queued or held): its copies are collapsed. */
   async #settleLead(id: string): Promise<void> {
+    this.#copiesAwaiting.delete(id);
     const flight = this.#leadsInFlight.get(id);
     if (flight === undefined) return;
     this.#leadsInFlight.delete(id);
@@ -818,6 +857,8 @@ export class DeliveryPipeline {
    * story; a lead that failed for now waits for the next run, and its copies wait with it.
    */
   #failLead(id: string, permanent: boolean): void {
+    if (permanent) this.#replanAwaiting(id);
+    else this.#copiesAwaiting.delete(id);
     const flight = this.#leadsInFlight.get(id);
     if (flight === undefined) return;
     this.#leadsInFlight.delete(id);

@@ -713,6 +713,94 @@ describe('a copy recorded as collapsed, read again, is judged by the lead it wen
     expect(publishedKeys(again.notifier)).toEqual(['desk|id:s1-1']);
   });
 
+  /** Sharded: x leads and y collapses into it, and x's work item dies; the state that leaves. */
+  const deadLetteredLead = async (): Promise<{ state: CountingState; x: Article; y: Article }> => {
+    const state = new CountingState();
+    const [x, y] = copies(1, 2);
+    if (x === undefined || y === undefined) throw new Error('two copies');
+    const queue = new MemoryWorkQueue(new MemoryDispatchStore(), () => now);
+    const first = pipelineFor([audienceOf('desk', { collapse: 'story' })], { state, queue });
+    await first.pipeline.add(matchesFor('desk', [x, y]));
+    await first.pipeline.flush();
+    queue.take();
+    expect(state.ledger.get('desk|id:s1-1')).toMatchObject({ collapsedLead: 'id:s1-0' });
+    return { state, x, y };
+  };
+
+  describe('read in the same batch as its lead, read again with no entry (found by review)', () => {
+    const desk = audienceOf('desk', { collapse: 'story' });
+
+    it('stays collapsed when the lead goes out now: one alert for the story', async () => {
+      const { state, x, y } = await deadLetteredLead();
+      const again = pipelineFor([desk], { state });
+      await again.pipeline.add(matchesFor('desk', [y, x]));
+      await again.pipeline.flush();
+      expect(publishedKeys(again.notifier)).toEqual(['desk|id:s1-0']);
+      expect(state.ledger.get('desk|id:s1-1')).toMatchObject({ collapsedLead: 'id:s1-0' });
+    });
+
+    it('carries the story when SNS refuses the lead for good', async () => {
+      const { state, x, y } = await deadLetteredLead();
+      const refusing = new MemoryNotifier((message) =>
+        message.key.articleKey === x.key ? { code: 'InvalidParameter', reason: 'refused', permanent: true } : undefined,
+      );
+      const again = pipelineFor([desk], { state, notifier: refusing });
+      await again.pipeline.add(matchesFor('desk', [y, x]));
+      await again.pipeline.flush();
+      expect(again.counts.notificationsParked).toBe(1);
+      expect(publishedKeys(again.notifier)).toEqual(['desk|id:s1-1']);
+      expect(state.ledger.get('desk|id:s1-1')?.collapsedInto).toBeUndefined();
+    });
+
+    it('carries the story when the lead comes back unrenderable and is parked', async () => {
+      const { state, x, y } = await deadLetteredLead();
+      const again = pipelineFor([desk], { state });
+      await again.pipeline.add(matchesFor('desk', [y, { ...x, url: 'http://169.254.169.254/latest/' }]));
+      await again.pipeline.flush();
+      expect(again.counts.notificationsParked).toBe(1);
+      expect(publishedKeys(again.notifier)).toEqual(['desk|id:s1-1']);
+    });
+
+    it('waits with the lead when SNS fails it for now: the next run sends the lead, not both', async () => {
+      const { state, x, y } = await deadLetteredLead();
+      const failing = new MemoryNotifier(() => ({ code: 'Throttled', reason: 'slow down', permanent: false }));
+      const again = pipelineFor([desk], { state, notifier: failing });
+      await again.pipeline.add(matchesFor('desk', [y, x]));
+      await again.pipeline.flush();
+      expect(again.counts.notificationsFailed).toBe(1);
+      const next = pipelineFor([desk], { state });
+      await next.pipeline.add(matchesFor('desk', [y, x]));
+      await next.pipeline.flush();
+      expect(publishedKeys(next.notifier)).toEqual(['desk|id:s1-0']);
+    });
+  });
+
+  it('carries the story when its lead, led again in an earlier batch of the run and not published yet, is then refused for good', async () => {
+    const desk = audienceOf('desk', { collapse: 'story' });
+    const others = audienceOf('others');
+    const { state, x, y } = await deadLetteredLead();
+    const refusing = new MemoryNotifier((message) =>
+      message.key.articleKey === x.key ? { code: 'InvalidParameter', reason: 'refused', permanent: true } : undefined,
+    );
+    const again = pipelineFor([desk, others], { state, notifier: refusing });
+    // A full batch: x leads again, and waits in the outbox for its topic's batch of ten.
+    await again.pipeline.add([
+      matchOf('desk', x),
+      ...Array.from({ length: 99 }, (_, index) => matchOf('others', article(`filler-${index}`))),
+    ]);
+    expect(refusing.published.some((message) => message.key.articleKey === x.key)).toBe(false);
+    await again.pipeline.add([matchOf('desk', y)]);
+    await again.pipeline.flush();
+    expect(again.counts.notificationsParked).toBe(1);
+    expect(publishedKeys(again.notifier).filter((id) => id.startsWith('desk|'))).toEqual(['desk|id:s1-1']);
+  });
+
+  it('is planned again when the dropped lead is read in the same batch: the lead is not sent again (found by review)', async () => {
+    const state = await releasedHeldLead({ releaseOutcome: 'dropped' });
+    const later = await run(state, morning + 60_000, [matchOf('desk', copy), matchOf('desk', lead)]);
+    expect(later.notifier.published.map((message) => deliveryId(message.key))).toEqual(['desk|id:s1-2']);
+  });
+
   it("asks the ledger once per batch: old copies of a story an earlier batch of the run read find their lead's entry read already", async () => {
     const desk = audienceOf('desk', { collapse: 'story' });
     const state = new CountingState();
