@@ -7,10 +7,18 @@
 import { DynamoStateStore } from '#aws/dynamo-state-store';
 import { DynamoStoryStore } from '#aws/dynamo-story-index';
 import { localDate } from '#core/delivery-plan';
+import { copyLeadEntryLost, leadOfCollapsedCopy } from '#core/ledger-facts';
 import { compileRules } from '#core/matcher';
 import type { Article, Audience, AudienceMatch, Rule } from '#core/model';
 import { parseAudience, parseRule } from '#core/model';
-import { deliveryId, type Log, type ReadingState, storyMarkerKey, type Watermark } from '#core/ports';
+import {
+  type DeliveryRecord,
+  deliveryId,
+  type Log,
+  type ReadingState,
+  storyMarkerKey,
+  type Watermark,
+} from '#core/ports';
 import { earliestScheduledRead } from '#core/reading/plan';
 import { savedTimes } from '#core/rule-reach';
 import { StoryResolver } from '#core/story';
@@ -181,6 +189,7 @@ export async function deliveryOf(
       releasedUnrecorded = entry.releasedAt === undefined;
     }
   }
+  const copyLeadLost = entry === undefined ? undefined : await copyLeadLostOf(state, entry);
   let story: { storyId: string; leadArticleKey?: string | undefined } | undefined;
   if (audience.collapse === 'story') {
     const resolver = new StoryResolver(
@@ -218,6 +227,34 @@ export async function deliveryOf(
     usedToday,
     heldRelease,
     releasedUnrecorded,
+    copyLeadLost,
     reading,
   });
+}
+
+/**
+ * For a ledger entry of a collapsed copy: its lead, and why it never reached the audience, as the
+ * run judges it from the ledger (delivery-pipeline.ts `copyLeadEntryLost`); undefined when it did,
+ * or when the entry is not a collapsed copy or its lead is not known.
+ */
+async function copyLeadLostOf(state: DynamoStateStore, entry: DeliveryRecord): Promise<DeliveryFacts['copyLeadLost']> {
+  if (entry.collapsedInto === undefined) return undefined;
+  const markerKey = storyMarkerKey(entry.audienceId, entry.collapsedInto);
+  // Only an entry from before `collapsedLead` existed needs its story's marker.
+  const marker =
+    entry.collapsedLead === undefined
+      ? (await state.readDeliveries([markerKey])).get(deliveryId(markerKey))
+      : undefined;
+  const lead = leadOfCollapsedCopy(entry, marker);
+  if (lead === undefined || lead === entry.articleKey) return undefined;
+  const leadKey = { audienceId: entry.audienceId, articleKey: lead };
+  const leadEntry = (await state.readDeliveries([leadKey])).get(deliveryId(leadKey));
+  if (!copyLeadEntryLost(leadEntry)) return undefined;
+  const why =
+    leadEntry === undefined
+      ? 'the ledger has no entry for it'
+      : leadEntry.collapsedInto !== undefined
+        ? 'it was itself recorded as a collapsed copy'
+        : 'a digest release dropped it';
+  return { lead, why };
 }

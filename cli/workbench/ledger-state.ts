@@ -7,7 +7,7 @@
  * own entry, its story's marker, the lead's entry), never guessed; an entry that is missing is
  * said to be missing. It only reads.
  */
-import { outcomeFieldsDamaged } from '#core/ledger-facts';
+import { copyLeadEntryLost, leadOfCollapsedCopy, outcomeFieldsDamaged } from '#core/ledger-facts';
 import type { DeliveryRecord, HeldState, UndeliverableRecord } from '#core/ports';
 import { deliveryId, readUpdateNoticeKey, storyMarkerKey, storyOfMarker } from '#core/ports';
 import { stillHeld } from '#core/workbench/holds';
@@ -190,13 +190,26 @@ export function ledgerState(
   if (entry.collapsedInto !== undefined) {
     const storyId = entry.collapsedInto;
     const marker = entries.get(deliveryId(storyMarkerKey(audienceId, storyId)));
-    const leadArticleKey = marker?.leadArticleKey;
+    // The lead the copy went with (the marker may name a later one), else the marker's.
+    const leadArticleKey = leadOfCollapsedCopy(entry, marker) ?? marker?.leadArticleKey;
     const lead =
       leadArticleKey === undefined ? undefined : entries.get(deliveryId({ audienceId, articleKey: leadArticleKey }));
+    // As the run judges it (ledger-facts.ts copyLeadEntryLost): a run that reads this copy again sends it.
+    const resent = 'a run that reads this copy again sends it, and it carries the story';
     const leadText =
       leadArticleKey === undefined
         ? 'its story marker is gone from the ledger'
-        : `lead ${leadArticleKey}, ${lead === undefined ? 'not delivered yet' : deliveryOutcomeText(lead, stillHeldKeys)}`;
+        : `lead ${leadArticleKey}, ${
+            lead === undefined
+              ? `not in the ledger: queued for a publisher still, or it never reached the audience and ${resent}`
+              : copyLeadEntryLost(lead)
+                ? `${
+                    lead.collapsedInto === undefined
+                      ? deliveryOutcomeText(lead, stillHeldKeys)
+                      : `itself recorded as a collapsed copy of story ${lead.collapsedInto}`
+                  }, so it never carried the story: ${resent}`
+                : deliveryOutcomeText(lead, stillHeldKeys)
+          }`;
     return {
       ...base,
       kind: 'collapsed',
@@ -250,7 +263,7 @@ export async function readLedgerStates(
     .filter((key) => !entries.has(deliveryId(key)));
   for (const [id, entry] of markers.length > 0 ? await state.readDeliveries(markers) : []) entries.set(id, entry);
   const leads = [...entries.values()]
-    .map((entry) => entry.leadArticleKey)
+    .flatMap((entry) => [entry.leadArticleKey, entry.collapsedLead])
     .filter((key) => key !== undefined)
     .map((articleKey) => ({ audienceId, articleKey }))
     .filter((key) => !entries.has(deliveryId(key)));

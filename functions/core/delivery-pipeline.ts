@@ -48,7 +48,14 @@ import { LedgerWriter, Outbox } from './delivery-buffers.ts';
 import { isUrgent, localDate, planDelivery } from './delivery-plan.ts';
 import { toHeldNotification } from './digest.ts';
 import { describeError } from './errors.ts';
-import { type ArticleChange, changeLabel, changeSince, ledgerFacts } from './ledger-facts.ts';
+import {
+  type ArticleChange,
+  changeLabel,
+  changeSince,
+  copyLeadEntryLost,
+  leadOfCollapsedCopy,
+  ledgerFacts,
+} from './ledger-facts.ts';
 import type { Article, Audience, AudienceMatch } from './model.ts';
 import {
   DailyCountConflictError,
@@ -608,12 +615,12 @@ export class DeliveryPipeline {
         this.#queued.add(id);
         const failure = this.#unrenderable(match, audience, error, undefined);
         if (failure !== undefined) unrenderable.push(failure);
+        // The lead a marker named: parked, it carries nothing; the next copy leads.
         if (storyId !== undefined && this.#leads.get(leadId(match.audienceId, storyId)) === article.key) {
-          // The lead a marker named: parked, it carries nothing; the next copy leads.
           this.#leads.delete(leadId(match.audienceId, storyId));
-          this.#failedLeads.add(id);
         }
-        // Old copies recorded as collapsed into it, read earlier in this batch, carry the story.
+        // Whether a marker named it or not: old copies recorded as collapsed into it, read before
+        // or after it, carry the story.
         this.#replanAwaiting(id);
         continue;
       }
@@ -701,17 +708,10 @@ export class DeliveryPipeline {
     return new Map([...cached, ...entries, ...found]);
   }
 
-  /**
-   * The lead a collapsed copy's entry went with: its `collapsedLead`, or for an entry written
-   * before that field existed, the lead its story's marker names, when the marker is no younger
-   * than the copy's entry (a marker written later, by an urgent copy taking the story over, names
-   * another lead). Undefined for any other entry, and when the marker was not read.
-   */
+  /** The lead a collapsed copy's entry went with ({@link leadOfCollapsedCopy}), its marker read in `entries`. */
   #leadOfCopy(entry: DeliveryRecord, entries: ReadonlyMap<string, DeliveryRecord>): string | undefined {
     if (entry.collapsedInto === undefined) return undefined;
-    if (entry.collapsedLead !== undefined) return entry.collapsedLead;
-    const marker = entries.get(deliveryId(storyMarkerKey(entry.audienceId, entry.collapsedInto)));
-    return marker !== undefined && marker.deliveredAt <= entry.deliveredAt ? marker.leadArticleKey : undefined;
+    return leadOfCollapsedCopy(entry, entries.get(deliveryId(storyMarkerKey(entry.audienceId, entry.collapsedInto))));
   }
 
   /**
@@ -744,16 +744,14 @@ export class DeliveryPipeline {
     // the story now (its marker is written anew), and the lead, when a later run reads it again,
     // collapses into the copy.
     if (this.#failedLeads.has(id)) return 'lost';
-    if (this.#queued.has(id)) return 'reached';
+    // Planned in this run (sent, held, collapsed itself, or rendered and not published yet, which
+    // SNS may still refuse for good even when it does not lead a story now): its fate decides.
+    if (this.#queued.has(id)) return 'pending';
     const entry = leadEntries.get(id);
     // A lead with an entry is not planned again when the batch reads it (it is delivered): the
-    // entry decides. Not leadReached: a lead held for a digest that was parked is still owed to
-    // the audience by `replay --parked`, which sends the digest as it is; its copies sent now would
-    // repeat the story. A lead recorded as a collapsed copy itself never carried the story: the
-    // copy goes through the story's marker again, and collapses into the lead that did, if one did.
-    if (entry !== undefined) {
-      return entry.releaseOutcome === 'dropped' || entry.collapsedInto !== undefined ? 'lost' : 'reached';
-    }
+    // entry decides. A lead recorded as a collapsed copy itself never carried the story: the copy
+    // goes through the story's marker again, and collapses into the lead that did, if one did.
+    if (entry !== undefined) return copyLeadEntryLost(entry) ? 'lost' : 'reached';
     return inBatch(id) ? 'pending' : 'lost';
   }
 
@@ -764,11 +762,25 @@ export class DeliveryPipeline {
     else copies.push(copy);
   }
 
-  /** The lead `id` will never carry its story: the old copies waiting on it are matched again. */
+  /**
+   * The lead `id` will never carry its story (refused for good, or unrenderable): it counts as a
+   * lead that did not reach the audience for the rest of the run, and the old copies waiting on it
+   * are matched again, judged lost on that read. Their first read counted them matched and
+   * already delivered: taken back, so the re-read counts each once.
+   */
   #replanAwaiting(id: string): void {
+    this.#failedLeads.add(id);
     const copies = this.#copiesAwaiting.get(id);
     if (copies === undefined) return;
     this.#copiesAwaiting.delete(id);
+    const { counts } = this.#options;
+    for (const copy of copies) {
+      const tally = this.#tally(copy.audienceId);
+      tally.matched -= 1;
+      tally.alreadyDelivered -= 1;
+    }
+    counts.notificationsMatched -= copies.length;
+    counts.notificationsAlreadyDelivered -= copies.length;
     this.#pendingMatches.push(...copies);
   }
 
@@ -868,10 +880,15 @@ export class DeliveryPipeline {
     else this.#defer(flight.copies);
   }
 
-  /** Copies whose lead will never be sent: matched again in this run, so that one of them leads. */
+  /**
+   * Copies whose lead will never be sent: matched again in this run, so that one of them leads.
+   * Their first read counted them matched: taken back, so the re-read counts each once.
+   */
   #replan(copies: readonly CollapsedCopy[]): void {
     for (const { record, match } of copies) {
       this.#queued.delete(deliveryId(record));
+      this.#tally(record.audienceId).matched -= 1;
+      this.#options.counts.notificationsMatched -= 1;
       this.#pendingMatches.push(match);
     }
   }

@@ -106,3 +106,26 @@ const outcomeFields = new Set([
  */
 export const outcomeFieldsDamaged = (entry: Pick<DeliveryRecord, 'malformed'>): string[] =>
   (entry.malformed ?? []).filter((field) => outcomeFields.has(field));
+
+/**
+ * The lead a collapsed copy's entry went with: its `collapsedLead`, or for an entry written before
+ * that field existed, the lead its story's `marker` names, when the marker is no younger than the
+ * copy's entry (a marker written later, by an urgent copy taking the story over, names another
+ * lead). Undefined for any other entry, and when the marker is not known.
+ */
+export function leadOfCollapsedCopy(entry: DeliveryRecord, marker: DeliveryRecord | undefined): string | undefined {
+  if (entry.collapsedInto === undefined) return undefined;
+  if (entry.collapsedLead !== undefined) return entry.collapsedLead;
+  return marker !== undefined && marker.deliveredAt <= entry.deliveredAt ? marker.leadArticleKey : undefined;
+}
+
+/**
+ * Whether the ledger says a copy's lead ({@link leadOfCollapsedCopy}) never carried the story to
+ * the audience: it has no entry, a digest release dropped it, or it is itself a collapsed copy.
+ * Not delivery-pipeline.ts `leadReached`: a lead held for a digest that was parked is still owed
+ * to the audience by `replay --parked`, which sends the digest as it is, so the copies recorded
+ * with it wait too. What the run knows beside the ledger (a lead it is sending now) the pipeline
+ * decides (`#copyLeadFate`); `deliveries --article` and `rules explain` go by the ledger alone.
+ */
+export const copyLeadEntryLost = (leadEntry: DeliveryRecord | undefined): boolean =>
+  leadEntry === undefined || leadEntry.releaseOutcome === 'dropped' || leadEntry.collapsedInto !== undefined;

@@ -146,7 +146,7 @@ describe('deliveries --article (the delivery ledger)', () => {
     expect(byProviderId.stderr).toContain('read "lead-1" as the article key "id:lead-1"');
   });
 
-  it('a copy whose lead was marked but not delivered yet says so', async () => {
+  it("a copy whose lead is not in the ledger, or never carried the story, says a re-read sends it; one goes with its own lead, not the marker's", async () => {
     const audienceId = exampleAudiences[0]?.item.audienceId as string;
     const state = new DynamoStateStore({
       documents: sandbox.stack.clients.documents,
@@ -161,13 +161,36 @@ describe('deliveries --article (the delivery ledger)', () => {
         ruleIds: [],
         leadArticleKey: 'id:lead-pending',
       },
+      // From before collapsedLead: the marker (no younger than the copy) names its lead.
       { audienceId, articleKey: 'id:copy-pending', deliveredAt: at, ruleIds: [], collapsedInto: '0123456789abcdef' },
+      // Its own lead, which a later run recorded as a collapsed copy itself.
+      {
+        audienceId,
+        articleKey: 'id:copy-own',
+        deliveredAt: at,
+        ruleIds: [],
+        collapsedInto: '0123456789abcdef',
+        collapsedLead: 'id:first-lead',
+      },
+      {
+        audienceId,
+        articleKey: 'id:first-lead',
+        deliveredAt: at,
+        ruleIds: [],
+        collapsedInto: '0123456789abcdef',
+        collapsedLead: 'id:lead-pending',
+      },
     ]);
-    const result = await sandbox.cli(['deliveries', audienceId, '--article', 'id:copy-pending'], {
+    const result = await sandbox.cli(['deliveries', audienceId, '--article', 'id:copy-pending,id:copy-own'], {
       env: { COLUMNS: '400' },
     });
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout).toContain('collapsed into story 0123456789abcdef (lead id:lead-pending, not delivered yet)');
+    expect(result.stdout).toContain(
+      'collapsed into story 0123456789abcdef (lead id:lead-pending, not in the ledger: queued for a publisher still, or it never reached the audience and a run that reads this copy again sends it, and it carries the story)',
+    );
+    expect(result.stdout).toContain(
+      'collapsed into story 0123456789abcdef (lead id:first-lead, itself recorded as a collapsed copy of story 0123456789abcdef, so it never carried the story: a run that reads this copy again sends it, and it carries the story)',
+    );
   });
 
   it('--article needs the audience (exit 2)', async () => {

@@ -278,6 +278,48 @@ describe('rules explain <rule>', () => {
     expect(kindOf(await sandbox.cli(['--json', 'deliveries', 'wb-late', '--article', 'id:wb-glacier-2']))).toBe('sent');
   });
 
+  it('says a copy recorded as collapsed into a lead that never reached the audience is planned again, as the run does', async () => {
+    const created = await sandbox.cli(['audiences', 'create', 'wb-lost', '--name', 'Lost', '--time-zone', 'UTC']);
+    expect(created.code, created.stderr).toBe(0);
+    const put = await sandbox.cli([
+      'rules',
+      'put',
+      '--file',
+      sandbox.file('wb-lost.yaml', 'ruleId: wb-lost-glacier\naudienceId: wb-lost\nkeywords: [glacier]\n'),
+    ]);
+    expect(put.code, put.stderr).toBe(0);
+    const state = new DynamoStateStore({
+      documents: sandbox.stack.clients.documents,
+      tableName: sandbox.descriptor.names.stateTable,
+    });
+    // Sharded publishing recorded the copy once its lead was queued; the lead's work item died.
+    await state.recordDelivered([
+      {
+        audienceId: 'wb-lost',
+        articleKey: 'id:wb-glacier-1',
+        deliveredAt: Date.now() - 60_000,
+        ruleIds: ['wb-lost-glacier'],
+        storyId: 'wb-story',
+        collapsedInto: 'wb-story',
+        collapsedLead: 'id:wb-dead-lead',
+      },
+    ]);
+    const explained = await sandbox.cli([
+      '--json',
+      'rules',
+      'explain',
+      'wb-lost-glacier',
+      '--article',
+      'id:wb-glacier-1',
+    ]);
+    expect(explained.code, explained.stderr).toBe(0);
+    const delivery = explained.json<RuleExplanationJson>().delivery;
+    expect(delivery?.outcome).not.toBe('already');
+    expect(delivery?.steps.find((step) => step.step === 'ledger')?.why).toMatch(
+      /as collapsed into story wb-story with id:wb-dead-lead, which never reached the audience \(the ledger has no entry for it\): a run that reads it again plans it again/,
+    );
+  });
+
   it('says no scheduled run reads an article from before the farthest a run reads back, whenever its rules were saved', async () => {
     // Found by review: an article listed days late was "sent at once" for a rule saved long before
     // it, and no run ever read it. A rule written by hand (no save time) counts as saved long ago.

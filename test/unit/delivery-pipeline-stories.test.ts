@@ -338,6 +338,8 @@ describe('collapsing copies of a story', () => {
       expect(publishedKeys(notifier), `run ${run}`).toEqual(run === 1 ? ['desk|id:s1-1'] : []);
       // Later runs collapse the parked lead into the copy that went out.
       expect(counts.notificationsParked, `run ${run}`).toBe(run === 1 ? 1 : 0);
+      // Copies planned again are not counted twice: three matches each run.
+      expect(counts.notificationsMatched, `run ${run}`).toBe(3);
     }
     expect(state.ledger.get(deliveryId(storyMarkerKey('desk', 'story-1')))?.leadArticleKey).toBe('id:s1-1');
     expect(state.ledger.get('desk|id:s1-2')).toMatchObject({ collapsedInto: 'story-1' });
@@ -1139,4 +1141,215 @@ describe('one story, one alert, whatever the order, batching, failures and crash
       { numRuns: 150 },
     );
   });
+});
+
+describe('an old copy and its lead, read again together: the lead, not the batch, decides (found by review)', () => {
+  const desk = audienceOf('desk', { collapse: 'story' });
+  const bad = (item: Article): Article => ({ ...item, url: 'http://169.254.169.254/latest/' });
+  /** Sharded: x leads and y collapses into it, and x's work item dies. */
+  const deadLettered = async () => {
+    const state = new CountingState();
+    const [x, y, m] = copies(1, 3);
+    if (x === undefined || y === undefined || m === undefined) throw new Error('three copies');
+    const queue = new MemoryWorkQueue(new MemoryDispatchStore(), () => now);
+    const first = pipelineFor([desk], { state, queue });
+    await first.pipeline.add(matchesFor('desk', [x, y]));
+    await first.pipeline.flush();
+    queue.take();
+    expect(state.ledger.get('desk|id:s1-1')).toMatchObject({ collapsedLead: 'id:s1-0' });
+    return { state, x, y, m };
+  };
+
+  it("an urgent lead that comes back unrenderable (it leads anew, not as the marker's lead): the copy carries the story", async () => {
+    const { state, x, y } = await deadLettered();
+    const again = pipelineFor([desk], { state });
+    await again.pipeline.add([matchOf('desk', y), matchOf('desk', bad(x), true)]);
+    await again.pipeline.flush();
+    expect(again.counts.notificationsParked).toBe(1);
+    expect(publishedKeys(again.notifier)).toEqual(['desk|id:s1-1']);
+  });
+
+  it('a lead the marker no longer names, read again with its copy and unrenderable: the copy carries the story', async () => {
+    const { state, x, y, m } = await deadLettered();
+    // m leads (x has no entry and is not read): the marker names m; the run dies at m's publish.
+    await crashAtFirstPublish([desk], state, matchesFor('desk', [m]));
+    expect(state.ledger.get(deliveryId(storyMarkerKey('desk', 'story-1')))?.leadArticleKey).toBe('id:s1-2');
+    // m is withdrawn; y and x are read again, x now unrenderable.
+    const again = pipelineFor([desk], { state });
+    await again.pipeline.add(matchesFor('desk', [y, bad(x)]));
+    await again.pipeline.flush();
+    expect(again.counts.notificationsParked).toBe(1);
+    expect(publishedKeys(again.notifier)).toEqual(['desk|id:s1-1']);
+  });
+
+  it('the same with the lead first in the batch', async () => {
+    const { state, x, y, m } = await deadLettered();
+    await crashAtFirstPublish([desk], state, matchesFor('desk', [m]));
+    const again = pipelineFor([desk], { state });
+    await again.pipeline.add(matchesFor('desk', [bad(x), y]));
+    await again.pipeline.flush();
+    expect(publishedKeys(again.notifier)).toEqual(['desk|id:s1-1']);
+  });
+
+  it('a copy planned again after its lead is refused for good is counted once: matched, and published', async () => {
+    const { state, x, y } = await deadLettered();
+    const refusing = new MemoryNotifier((message) =>
+      message.key.articleKey === x.key ? { code: 'InvalidParameter', reason: 'refused', permanent: true } : undefined,
+    );
+    const again = pipelineFor([desk], { state, notifier: refusing });
+    await again.pipeline.add(matchesFor('desk', [y, x]));
+    await again.pipeline.flush();
+    expect(publishedKeys(again.notifier)).toEqual(['desk|id:s1-1']);
+    // Two matches: x parked, y published. Nothing was already delivered.
+    expect(again.counts).toMatchObject({
+      notificationsMatched: 2,
+      notificationsParked: 1,
+      notificationsPublished: 1,
+      notificationsAlreadyDelivered: 0,
+    });
+  });
+});
+
+describe('an old copy whose lead comes back unrenderable, read again by later runs (found by review)', () => {
+  const desk = audienceOf('desk', { collapse: 'story' });
+  const bad = (item: Article): Article => ({ ...item, url: 'http://169.254.169.254/latest/' });
+  it('is sent once over three runs reading the same window', async () => {
+    const state = new CountingState();
+    const [x, y] = copies(1, 2);
+    if (x === undefined || y === undefined) throw new Error('two copies');
+    const queue = new MemoryWorkQueue(new MemoryDispatchStore(), () => now);
+    const first = pipelineFor([desk], { state, queue });
+    await first.pipeline.add(matchesFor('desk', [x, y]));
+    await first.pipeline.flush();
+    queue.take();
+    const sent: string[] = [];
+    for (let run = 1; run <= 3; run++) {
+      const again = pipelineFor([desk], { state });
+      await again.pipeline.add([matchOf('desk', y), matchOf('desk', bad(x), true)]);
+      await again.pipeline.flush();
+      sent.push(...publishedKeys(again.notifier));
+    }
+    expect(sent).toEqual(['desk|id:s1-1']);
+  });
+});
+
+describe('an old copy read again with its lead that goes out: it stays collapsed (found by review)', () => {
+  const setup = async () => {
+    const state = new CountingState();
+    const [x, y] = copies(1, 2);
+    if (x === undefined || y === undefined) throw new Error('two copies');
+    const queue = new MemoryWorkQueue(new MemoryDispatchStore(), () => now);
+    const first = pipelineFor([audienceOf('desk', { collapse: 'story' })], { state, queue });
+    await first.pipeline.add(matchesFor('desk', [x, y]));
+    await first.pipeline.flush();
+    queue.take();
+    return { state, x, y };
+  };
+  it('sharded: the lead alone is queued', async () => {
+    const { state, x, y } = await setup();
+    const queue = new MemoryWorkQueue(new MemoryDispatchStore(), () => now);
+    const again = pipelineFor([audienceOf('desk', { collapse: 'story' })], { state, queue });
+    await again.pipeline.add(matchesFor('desk', [y, x]));
+    await again.pipeline.flush();
+    expect(queue.take().flatMap((item) => item.messages.map((m) => deliveryId(m.key)))).toEqual(['desk|id:s1-0']);
+    expect(state.ledger.get('desk|id:s1-1')).toMatchObject({ collapsedLead: 'id:s1-0' });
+  });
+  it.each([
+    ['quiet hours', { quietHours: { start: '22:00', end: '07:00' } }, Date.UTC(2026, 10, 22, 23, 0)],
+    ['digest', { deliveryMode: 'digest', digestTimes: ['08:00'] }, now],
+    ['budget', { dailyBudget: 1 }, now],
+  ] as const)('the lead held (%s): nothing sent, the lead held once', async (_name, extra, at) => {
+    const { state, x, y } = await setup();
+    if (_name === 'budget') state.dailyCounts.set('desk|2026-11-22', 1);
+    const again = pipelineFor([audienceOf('desk', { collapse: 'story', ...extra })], { state, now: at });
+    await again.pipeline.add(matchesFor('desk', [y, x]));
+    await again.pipeline.flush();
+    expect(again.notifier.published).toEqual([]);
+    expect(again.counts.notificationsHeld).toBe(1);
+    expect(state.ledger.get('desk|id:s1-1')).toMatchObject({ collapsedLead: 'id:s1-0' });
+  });
+  it('listed three times while its lead waits in the outbox, then the lead refused for good: the copy is sent once, and counted once', async () => {
+    const { state, x, y } = await setup();
+    const refusing = new MemoryNotifier((message) =>
+      message.key.articleKey === x.key ? { code: 'InvalidParameter', reason: 'refused', permanent: true } : undefined,
+    );
+    const desk = audienceOf('desk', { collapse: 'story' });
+    const others = audienceOf('others');
+    const again = pipelineFor([desk, others], { state, notifier: refusing });
+    await again.pipeline.add([
+      matchOf('desk', y),
+      matchOf('desk', x),
+      ...Array.from({ length: 98 }, (_, index) => matchOf('others', article(`filler-${index}`))),
+    ]);
+    await again.pipeline.add([
+      matchOf('desk', y),
+      ...Array.from({ length: 99 }, (_, index) => matchOf('others', article(`filler2-${index}`))),
+    ]);
+    await again.pipeline.add([matchOf('desk', y)]);
+    await again.pipeline.flush();
+    expect(publishedKeys(again.notifier).filter((id) => id.startsWith('desk|'))).toEqual(['desk|id:s1-1']);
+    expect(again.pipeline.unpublished).toBe(0);
+    // 197 fillers, y read three times and x once: each read counted once; y's two other reads already delivered.
+    expect(again.counts).toMatchObject({
+      notificationsMatched: 201,
+      notificationsPublished: 198,
+      notificationsParked: 1,
+      notificationsAlreadyDelivered: 2,
+    });
+  });
+  it('a dry run decides as the run', async () => {
+    const { state, x, y } = await setup();
+    const would: string[] = [];
+    const dry = pipelineFor([audienceOf('desk', { collapse: 'story' })], {
+      state,
+      dryRun: true,
+      onWouldPublish: (m) => would.push(deliveryId(m.key)),
+    });
+    await dry.pipeline.add(matchesFor('desk', [y, x]));
+    await dry.pipeline.flush();
+    expect(would).toEqual(['desk|id:s1-0']);
+  });
+  it('the lead failing for now, the copy listed again later in the run, then the next run: one alert', async () => {
+    const { state, x, y } = await setup();
+    let fail = true;
+    const notifier = new MemoryNotifier((message) =>
+      fail && message.key.articleKey === x.key ? { code: 'Throttled', reason: 'slow', permanent: false } : undefined,
+    );
+    const desk = audienceOf('desk', { collapse: 'story' });
+    const again = pipelineFor([desk], { state, notifier });
+    await again.pipeline.add(matchesFor('desk', [y, x]));
+    await again.pipeline.flush();
+    await again.pipeline.add(matchesFor('desk', [y]));
+    await again.pipeline.flush();
+    fail = false;
+    const next = pipelineFor([desk], { state });
+    await next.pipeline.add(matchesFor('desk', [y, x]));
+    await next.pipeline.flush();
+    expect([...publishedKeys(notifier), ...publishedKeys(next.notifier)]).toHaveLength(1);
+  });
+});
+
+describe('an old copy of an audience that stopped collapsing (found by review)', () => {
+  it.each([['y first'], ['x first']] as const)(
+    'its lead read again and refused for good (%s): the copy carries the story',
+    async (order) => {
+      const state = new CountingState();
+      const [x, y] = copies(1, 2);
+      if (x === undefined || y === undefined) throw new Error('two copies');
+      const queue = new MemoryWorkQueue(new MemoryDispatchStore(), () => now);
+      const first = pipelineFor([audienceOf('desk', { collapse: 'story' })], { state, queue });
+      await first.pipeline.add(matchesFor('desk', [x, y]));
+      await first.pipeline.flush();
+      queue.take();
+      const refusing = new MemoryNotifier((message) =>
+        message.key.articleKey === x.key ? { code: 'InvalidParameter', reason: 'refused', permanent: true } : undefined,
+      );
+      const none = audienceOf('desk', { collapse: 'none', updates: 'notify' });
+      const again = pipelineFor([none], { state, notifier: refusing });
+      await again.pipeline.add(matchesFor('desk', order === 'y first' ? [y, x] : [x, y]));
+      await again.pipeline.flush();
+      expect(again.counts.notificationsParked).toBe(1);
+      expect(publishedKeys(again.notifier)).toEqual(['desk|id:s1-1']);
+    },
+  );
 });

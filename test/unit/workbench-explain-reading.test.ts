@@ -264,4 +264,25 @@ describe('explain: an article handled before and changed since', () => {
     const collapsed = { ...entryFor('CORRECTED', 'Old title'), collapsedInto: 'story-1' };
     expect(ledgerStep(notify, collapsed).why).toMatch(/collapsed into story story-1\): a re-read sends nothing$/);
   });
+
+  it('a copy collapsed into a lead that never reached the audience is planned again, as the run does', () => {
+    const collapsed = { ...entryFor('', 'Pangolin census'), collapsedInto: 'story-1', collapsedLead: 'id:lead' };
+    const explanation = explainDelivery(audience, published, now, {
+      usedToday: 0,
+      ledger: collapsed,
+      copyLeadLost: { lead: 'id:lead', why: 'the ledger has no entry for it' },
+    });
+    expect(explanation.outcome).toBe('send');
+    expect(explanation.steps.find((step) => step.step === 'ledger')?.why).toMatch(
+      /as collapsed into story story-1 with id:lead, which never reached the audience \(the ledger has no entry for it\): a run that reads it again plans it again/,
+    );
+    // Only a collapsed copy's entry is judged by its lead.
+    expect(
+      explainDelivery(audience, published, now, {
+        usedToday: 0,
+        ledger: entryFor('', 'Pangolin census'),
+        copyLeadLost: { lead: 'id:lead', why: 'the ledger has no entry for it' },
+      }).outcome,
+    ).toBe('already');
+  });
 });

@@ -207,6 +207,12 @@ export interface DeliveryFacts {
    */
   readonly releasedUnrecorded?: boolean | undefined;
   /**
+   * The ledger records the article as a collapsed copy whose lead never reached the audience
+   * (delivery-pipeline.ts `copyLeadEntryLost`): the lead, and why. A run that reads the copy
+   * again plans it again, and it carries the story.
+   */
+  readonly copyLeadLost?: { readonly lead: string; readonly why: string } | undefined;
+  /**
    * Where the scheduled runs read: the watermark and how late the provider may list an article
    * and still be read (LATE_ARRIVAL_MINUTES), or why that cannot be told. Without it, reading is
    * not judged.
@@ -273,7 +279,13 @@ export function explainDelivery(
     steps.push({ step: 'audience', why: 'the audience is disabled: the run sends it nothing' });
     return { ...base, outcome: 'skip', steps };
   }
-  if (facts.ledger !== undefined) {
+  const lostCopy = facts.ledger?.collapsedInto !== undefined ? facts.copyLeadLost : undefined;
+  if (facts.ledger !== undefined && lostCopy !== undefined) {
+    steps.push({
+      step: 'ledger',
+      why: `recorded at ${iso(facts.ledger.deliveredAt)} as collapsed into story ${facts.ledger.collapsedInto} with ${lostCopy.lead}, which never reached the audience (${lostCopy.why}): a run that reads it again plans it again, and it carries the story (unless that lead is read with it and goes out)`,
+    });
+  } else if (facts.ledger !== undefined) {
     const entry = facts.ledger;
     const damaged = outcomeFieldsDamaged(entry);
     if (damaged.length > 0) {
