@@ -9,7 +9,6 @@
 import { GetQueueAttributesCommand, SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type DispatchStore, dispatchComplete } from '#core/ports';
-import { localPublisherConcurrency } from '#sandbox/local-stack';
 import { firstWindowStart, startTestStack, type TestStack } from '#test/run-harness';
 
 const exact = { missing: [], unexpected: [], duplicates: [] };
@@ -165,8 +164,9 @@ async function diesWhileInFlight(
   publishers: ReturnType<typeof latch>,
   parked: () => number,
 ): Promise<void> {
-  // Every poller parked at the latch: no receive that started before it can take an item.
-  await vi.waitFor(() => expect(parked()).toBe(localPublisherConcurrency), { timeout: 180_000, interval: 50 });
+  // A poller parked at the latch: the event source sends one ReceiveMessage at a time
+  // (sandbox/sqs-event-source.ts), so the others wait behind it and none can take an item.
+  await vi.waitFor(() => expect(parked()).toBe(1), { timeout: 180_000, interval: 50 });
   const dispatches = stack.dependencies.sharded?.dispatches;
   if (!dispatches) throw new Error('sharded stack without a dispatch store');
   // The run is killed (its time limit) while it waits for its sealed dispatch.
