@@ -247,10 +247,11 @@ const ledgerEntryFields = {
   heldFor: z.optional(HoldReasonSchema),
   storyId: z.optional(z.string()),
   collapsedInto: z.optional(z.string()),
-  collapsedLead: z.optional(z.string()),
+  // An empty article key names no article: a copy would be judged by a lead that cannot exist.
+  collapsedLead: z.optional(z.string().check(z.minLength(1))),
   status: z.optional(z.string()),
   titleHash: z.optional(z.string()),
-  leadArticleKey: z.optional(z.string()),
+  leadArticleKey: z.optional(z.string().check(z.minLength(1))),
   releasedAt: z.optional(finite),
   releasedIn: z.optional(z.string()),
   releaseOutcome: z.optional(ReleaseOutcomeSchema),

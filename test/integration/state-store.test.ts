@@ -492,7 +492,22 @@ describe('delivery ledger', () => {
     );
     const bare = { audienceId: 'desk', articleKey: 'id:bare' };
     await clients.documents.send(new PutCommand({ TableName: table, Item: deliveryItemKey(bare) }));
-    const entries = await store.readDeliveries([key, bare]);
+    // A copy whose lead was emptied by hand: judged as one recorded before `collapsedLead` existed.
+    const copy = { audienceId: 'desk', articleKey: 'id:copy' };
+    await clients.documents.send(
+      new PutCommand({
+        TableName: table,
+        Item: { ...deliveryItemKey(copy), deliveredAt: 5, ruleIds: [], collapsedInto: 's1', collapsedLead: '' },
+      }),
+    );
+    const entries = await store.readDeliveries([key, bare, copy]);
+    expect(entries.get(deliveryId(copy))).toEqual({
+      ...copy,
+      deliveredAt: 5,
+      ruleIds: [],
+      collapsedInto: 's1',
+      malformed: ['collapsedLead'],
+    });
     expect(entries.get(deliveryId(key))).toEqual({
       ...key,
       deliveredAt: 0,
@@ -503,7 +518,7 @@ describe('delivery ledger', () => {
       malformed: ['deliveredAt', 'ruleIds', 'storyId'],
     });
     expect(entries.get(deliveryId(bare))).toEqual({ ...bare, deliveredAt: 0, ruleIds: [] });
-    expect(log.lines.filter((line) => line.includes('malformed'))).toHaveLength(1);
+    expect(log.lines.filter((line) => line.includes('malformed'))).toHaveLength(2);
   });
 
   it('answers an empty question without calling DynamoDB', async () => {
