@@ -1132,7 +1132,13 @@ async function replayParked(context: CommandContext, options: ReplayOptions): Pr
           alerts: deadLetters.records.length,
           leftForOtherAudiences: deadLetters.leftForOtherAudiences,
           unreadable: deadLetters.unreadable,
+          notDeleted: deadLetters.notDeleted,
         };
+  if ((deadLetters?.notDeleted ?? 0) > 0) {
+    context.output.warn(
+      `work dead-letter queue: ${deadLetters?.notDeleted} item(s) were parked but SQS did not delete them; they come back and the next 'replay --parked' parks them again (it sends nothing twice)`,
+    );
+  }
   for (const unreadable of deadLetters?.unreadable ?? []) {
     context.output.warn(
       `work dead-letter queue: message ${unreadable.messageId} is not a work item and stays in the queue (${unreadable.reason}); inspect it in the SQS console and delete it once handled`,

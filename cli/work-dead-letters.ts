@@ -33,6 +33,12 @@ export interface TakenDeadLetters {
   /** Items left in the queue because their audience was not asked for (`--audience`). */
   readonly leftForOtherAudiences: number;
   readonly unreadable: readonly UnreadableDeadLetter[];
+  /**
+   * Items parked whose message SQS did not delete (an entry DeleteMessageBatch failed): they come
+   * back after the read visibility and the next replay parks them again, which sends nothing twice
+   * (it skips what the ledger holds).
+   */
+  readonly notDeleted: number;
 }
 
 /**
@@ -57,6 +63,7 @@ export async function takeWorkDeadLetters(
   const seen = new Set<string>();
   let items = 0;
   let leftForOtherAudiences = 0;
+  let notDeleted = 0;
   try {
     for (;;) {
       const { Messages = [] } = await sqs.send(
@@ -118,18 +125,19 @@ export async function takeWorkDeadLetters(
         throw error;
       }
       if (take.length > 0) {
-        await sqs.send(
+        const { Failed = [] } = await sqs.send(
           new DeleteMessageBatchCommand({
             QueueUrl: queueUrl,
             Entries: take.map((entry, index) => ({ Id: String(index), ReceiptHandle: entry.message.ReceiptHandle })),
           }),
         );
+        notDeleted += Failed.length;
       }
     }
   } finally {
     await makeVisible(sqs, queueUrl, release);
   }
-  return { items, records, leftForOtherAudiences, unreadable };
+  return { items, records, leftForOtherAudiences, unreadable, notDeleted };
 }
 
 /** Ends the read visibility of messages left in the queue, so they can be read again at once. */

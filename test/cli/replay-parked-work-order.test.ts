@@ -69,6 +69,30 @@ describe('takeWorkDeadLetters', () => {
     ).toBe(0);
   });
 
+  it('counts the items parked whose message SQS did not delete; they come back for the next replay', async () => {
+    const queueUrl = await queueWith([item('a', ['k1']), item('b', ['k2'])]);
+    // The real client, with one entry of each DeleteMessageBatch given a receipt handle SQS refuses.
+    const sqs = awsClients().sqs;
+    sqs.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName !== 'DeleteMessageBatchCommand') return await next(args);
+        const [first] = (args.input as { Entries: { ReceiptHandle?: string }[] }).Entries;
+        if (first !== undefined) first.ReceiptHandle = 'not-a-receipt';
+        return await next(args);
+      },
+      { step: 'initialize', name: 'refuseOneDelete' },
+    );
+    const parked: UndeliverableRecord[] = [];
+    const state = {
+      recordUndeliverable: async (records: readonly UndeliverableRecord[]) => {
+        parked.push(...records);
+      },
+    };
+    const taken = await takeWorkDeadLetters(sqs, queueUrl, { state, now: () => 1, dryRun: false });
+    expect(taken).toMatchObject({ items: 2, notDeleted: 1 });
+    expect(parked).toHaveLength(2);
+  });
+
   it('parks each item of any mix once, and a dry run parks and deletes nothing', async () => {
     await fc.assert(
       fc.asyncProperty(

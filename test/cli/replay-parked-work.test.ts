@@ -157,7 +157,7 @@ describe('replay --parked with sharded publishing', () => {
     const replay = await current.cli(['--json', 'replay', '--parked']);
     expect(replay.code, replay.stderr).toBe(0);
     const sent = replay.json<ParkedJson>();
-    expect(sent.workDeadLetters).toMatchObject({ items: 1, alerts: deadLettered.length });
+    expect(sent.workDeadLetters).toMatchObject({ items: 1, alerts: deadLettered.length, notDeleted: 0 });
     expect(partnerFeed(sent)).toMatchObject({ parked: alerts.length, sent: alerts.length, stillParked: 0 });
     // Each alert once, on the fixed topic.
     expect((await drainQueue(sqs, received)).map(deliveryIdOfBody).sort()).toEqual(
