@@ -190,8 +190,11 @@ export function ledgerState(
   if (entry.collapsedInto !== undefined) {
     const storyId = entry.collapsedInto;
     const marker = entries.get(deliveryId(storyMarkerKey(audienceId, storyId)));
-    // The lead the copy went with (the marker may name a later one), else the marker's.
-    const leadArticleKey = leadOfCollapsedCopy(entry, marker) ?? marker?.leadArticleKey;
+    // The lead the copy went with: its own, or for an entry from before `collapsedLead`, the one a
+    // marker no younger than it names. A younger marker names a later lead, not the copy's: the
+    // run then judges the copy as handled, and so does this line.
+    const ownLead = leadOfCollapsedCopy(entry, marker);
+    const leadArticleKey = ownLead ?? marker?.leadArticleKey;
     const lead =
       leadArticleKey === undefined ? undefined : entries.get(deliveryId({ audienceId, articleKey: leadArticleKey }));
     // As the run judges it (ledger-facts.ts copyLeadEntryLost): a run that reads this copy again sends it.
@@ -199,17 +202,19 @@ export function ledgerState(
     const leadText =
       leadArticleKey === undefined
         ? 'its story marker is gone from the ledger'
-        : `lead ${leadArticleKey}, ${
-            lead === undefined
-              ? `not in the ledger: queued for a publisher still, or it never reached the audience and ${resent}`
-              : copyLeadEntryLost(lead)
-                ? `${
-                    lead.collapsedInto === undefined
-                      ? deliveryOutcomeText(lead, stillHeldKeys)
-                      : `itself recorded as a collapsed copy of story ${lead.collapsedInto}`
-                  }, so it never carried the story: ${resent}`
-                : deliveryOutcomeText(lead, stillHeldKeys)
-          }`;
+        : ownLead === undefined
+          ? `the lead it went with is not recorded; the story marker now names ${leadArticleKey}, ${lead === undefined ? 'not in the ledger' : deliveryOutcomeText(lead, stillHeldKeys)}; a re-read sends nothing`
+          : `lead ${leadArticleKey}, ${
+              lead === undefined
+                ? `not in the ledger: queued for a publisher still, or it never reached the audience and ${resent}`
+                : copyLeadEntryLost(lead)
+                  ? `${
+                      lead.collapsedInto === undefined
+                        ? deliveryOutcomeText(lead, stillHeldKeys)
+                        : `itself recorded as a collapsed copy of story ${lead.collapsedInto}`
+                    }, so it never carried the story: ${resent}`
+                  : deliveryOutcomeText(lead, stillHeldKeys)
+            }`;
     return {
       ...base,
       kind: 'collapsed',

@@ -461,12 +461,13 @@ export class DeliveryPipeline {
       markerIds.add(deliveryId(marker));
       keys.push(marker);
     }
-    // What the ledger recorded is only needed to collapse stories and to notice updates; without
-    // either, the cheaper keys-only read of old is enough.
-    const full = assignments.size > 0 || matches.some((match) => audiences.get(match.audienceId)?.updates === 'notify');
-    const entries = full ? await this.#options.state.readDeliveries(keys) : undefined;
-    const delivered = entries === undefined ? await this.#options.state.findDelivered(keys) : new Set(entries.keys());
-    const leadEntries = entries === undefined ? new Map() : await this.#readLeadEntries(entries, markerIds, keys);
+    // What the ledger recorded, not only which keys it holds, whatever the audiences' settings
+    // now: a copy recorded as collapsed while its audience collapsed stories is judged by its lead
+    // also once the audience stopped (the same requests: DynamoDB bills whole items either way).
+    const entries = await this.#options.state.readDeliveries(keys);
+    await this.#readLegacyMarkers(entries, markerIds);
+    const delivered = new Set(entries.keys());
+    const leadEntries = await this.#readLeadEntries(entries, markerIds, keys);
 
     const now = this.#options.now();
     const facts = new Map<string, LedgerFacts>();
@@ -660,6 +661,24 @@ export class DeliveryPipeline {
     const notices = await this.#updateNotices(updates, refreshed);
     if (refreshed.length > 0 && !this.#options.dryRun) await this.#options.state.refreshLedgerFacts(refreshed);
     return { fresh, notices };
+  }
+
+  /**
+   * Adds to `entries` the story markers of collapsed copies written before `collapsedLead` existed
+   * that the batch's read did not ask for (their audience does not collapse stories now, or the
+   * story already has a lead in this run): without its marker, such a copy's lead is unknown
+   * ({@link leadOfCollapsedCopy}). One more read, only when the batch holds such a copy.
+   */
+  async #readLegacyMarkers(entries: Map<string, DeliveryRecord>, markerIds: ReadonlySet<string>): Promise<void> {
+    const missing = new Map<string, DeliveryKey>();
+    for (const entry of entries.values()) {
+      if (entry.collapsedInto === undefined || entry.collapsedLead !== undefined) continue;
+      const marker = storyMarkerKey(entry.audienceId, entry.collapsedInto);
+      const id = deliveryId(marker);
+      if (!markerIds.has(id) && !entries.has(id)) missing.set(id, marker);
+    }
+    if (missing.size === 0) return;
+    for (const [id, marker] of await this.#options.state.readDeliveries([...missing.values()])) entries.set(id, marker);
   }
 
   /**

@@ -495,14 +495,14 @@ describe('collapsing copies of a story', () => {
     });
   });
 
-  it('without a story index nothing collapses, and the ledger is read as before (keys only)', async () => {
+  it('without a story index nothing collapses, and the ledger is read once, as a batch always reads it', async () => {
     const desk = audienceOf('desk', { collapse: 'story' });
     const { pipeline, state, notifier, counts } = pipelineFor([desk], { stories: null });
     await pipeline.add(matchesFor('desk', copies(1, 3)));
     await pipeline.flush();
     expect(notifier.published).toHaveLength(3);
     expect(counts.notificationsCollapsed).toBe(0);
-    expect(state.reads.map((read) => read.kind)).toEqual(['find']);
+    expect(state.reads.map((read) => read.kind)).toEqual(['read']);
     expect(state.writes.flat().some((record) => record.articleKey.startsWith('story:'))).toBe(false);
   });
 });
@@ -1352,4 +1352,191 @@ describe('an old copy of an audience that stopped collapsing (found by review)',
       expect(publishedKeys(again.notifier)).toEqual(['desk|id:s1-1']);
     },
   );
+});
+
+describe('an old copy of an audience that stopped collapsing and ignores updates (found by review)', () => {
+  /** Sharded, collapsing: x leads and y collapses into it, and x's work item dies. */
+  const deadLettered = async () => {
+    const state = new CountingState();
+    const [x, y] = copies(1, 2);
+    if (x === undefined || y === undefined) throw new Error('two copies');
+    const queue = new MemoryWorkQueue(new MemoryDispatchStore(), () => now);
+    const first = pipelineFor([audienceOf('desk', { collapse: 'story' })], { state, queue });
+    await first.pipeline.add(matchesFor('desk', [x, y]));
+    await first.pipeline.flush();
+    queue.take();
+    expect(state.ledger.get('desk|id:s1-1')).toMatchObject({ collapsedLead: 'id:s1-0' });
+    expect(state.ledger.get('desk|id:s1-0')).toBeUndefined();
+    return { state, x, y };
+  };
+  const none = audienceOf('desk', { collapse: 'none' });
+
+  it('its lead withdrawn (not read again): the copy carries the story', async () => {
+    const { state, y } = await deadLettered();
+    const again = pipelineFor([none], { state });
+    await again.pipeline.add(matchesFor('desk', [y]));
+    await again.pipeline.flush();
+    expect(publishedKeys(again.notifier)).toEqual(['desk|id:s1-1']);
+  });
+
+  it('its lead read again and refused for good: the copy carries the story', async () => {
+    const { state, x, y } = await deadLettered();
+    const refusing = new MemoryNotifier((message) =>
+      message.key.articleKey === x.key ? { code: 'InvalidParameter', reason: 'refused', permanent: true } : undefined,
+    );
+    const again = pipelineFor([none], { state, notifier: refusing });
+    await again.pipeline.add(matchesFor('desk', [y, x]));
+    await again.pipeline.flush();
+    expect(again.counts.notificationsParked).toBe(1);
+    expect(publishedKeys(again.notifier)).toEqual(['desk|id:s1-1']);
+  });
+
+  it('the same with a collapsing audience in the batch: the ledger decides, not the batch', async () => {
+    const { state, y } = await deadLettered();
+    const other = audienceOf('other', { collapse: 'story' });
+    const again = pipelineFor([none, other], { state });
+    await again.pipeline.add([matchOf('desk', y), matchOf('other', article('unrelated'))]);
+    await again.pipeline.flush();
+    expect(publishedKeys(again.notifier).filter((id) => id.startsWith('desk|'))).toEqual(['desk|id:s1-1']);
+  });
+});
+
+describe('a copy recorded before collapsedLead existed, whose marker is younger than it', () => {
+  it('the run sends nothing on a re-read, whatever the younger marker names (deliveries --article says a re-read sends it)', async () => {
+    const desk = audienceOf('desk', { collapse: 'story' });
+    const state = new CountingState();
+    const [, y] = copies(1, 2);
+    if (y === undefined) throw new Error('two copies');
+    const copyAt = now - 60 * 60_000;
+    await state.recordDelivered([
+      // Its lead long gone from the ledger (or never known): the copy predates collapsedLead.
+      { audienceId: 'desk', articleKey: y.key, deliveredAt: copyAt, ruleIds: ['desk-rule'], collapsedInto: 'story-1' },
+      // A later run's marker names another lead, m, whose publish never happened (no entry).
+      {
+        ...storyMarkerKey('desk', 'story-1'),
+        deliveredAt: copyAt + 30 * 60_000,
+        ruleIds: [],
+        storyId: 'story-1',
+        leadArticleKey: 'id:s1-9',
+      },
+    ]);
+    const again = pipelineFor([desk], { state });
+    await again.pipeline.add(matchesFor('desk', [y]));
+    await again.pipeline.flush();
+    expect(publishedKeys(again.notifier)).toEqual([]);
+    expect(again.counts.notificationsAlreadyDelivered).toBe(1);
+  });
+});
+
+describe('counts of copies matched again', () => {
+  const desk = audienceOf('desk', { collapse: 'story' });
+  const bad = (item: Article): Article => ({ ...item, url: 'http://169.254.169.254/latest/' });
+  const deadLettered = async () => {
+    const state = new CountingState();
+    const [x, y] = copies(1, 2);
+    if (x === undefined || y === undefined) throw new Error('two copies');
+    const queue = new MemoryWorkQueue(new MemoryDispatchStore(), () => now);
+    const first = pipelineFor([desk], { state, queue });
+    await first.pipeline.add(matchesFor('desk', [x, y]));
+    await first.pipeline.flush();
+    queue.take();
+    return { state, x, y };
+  };
+  it.each([['y first'], ['x first']] as const)(
+    'a dry run, the lead unrenderable (%s): counted once, nothing negative',
+    async (order) => {
+      const { state, x, y } = await deadLettered();
+      const would: string[] = [];
+      const dry = pipelineFor([desk], { state, dryRun: true, onWouldPublish: (m) => would.push(deliveryId(m.key)) });
+      await dry.pipeline.add(order === 'y first' ? matchesFor('desk', [y, bad(x)]) : matchesFor('desk', [bad(x), y]));
+      await dry.pipeline.flush();
+      expect(would).toEqual(['desk|id:s1-1']);
+      expect(dry.counts).toMatchObject({
+        notificationsMatched: 2,
+        notificationsAlreadyDelivered: 0,
+        notificationsUnrenderable: 1,
+      });
+      expect(dry.counts.audiences.desk).toMatchObject({ matched: 2, alreadyDelivered: 0 });
+    },
+  );
+  it('sharded, the lead refused for good by SQS, the copy read three times: totals and tallies agree', async () => {
+    const { state, x, y } = await deadLettered();
+    const queue = new MemoryWorkQueue(new MemoryDispatchStore(), () => now);
+    const enqueue = queue.enqueue.bind(queue);
+    queue.enqueue = async (dispatchId: string, messages: readonly OutboundMessage[]) => {
+      const refused = messages.filter((message) => message.key.articleKey === x.key);
+      const outcome = await enqueue(
+        dispatchId,
+        messages.filter((message) => message.key.articleKey !== x.key),
+      );
+      return {
+        ...outcome,
+        failed: [
+          ...outcome.failed,
+          ...refused.map((message) => ({ message, code: 'Refused', reason: 'no', permanent: true })),
+        ],
+      };
+    };
+    const again = pipelineFor([desk], { state, queue });
+    await again.pipeline.add(matchesFor('desk', [y, y, x, y]));
+    await again.pipeline.flush();
+    expect(queue.take().flatMap((item) => item.messages.map((m) => deliveryId(m.key)))).toEqual(['desk|id:s1-1']);
+    const tally = again.counts.audiences.desk;
+    expect(again.counts.notificationsMatched).toBe(4);
+    expect(tally?.matched).toBe(4);
+    expect(again.counts.notificationsAlreadyDelivered).toBe(2);
+    expect(tally?.alreadyDelivered).toBe(2);
+  });
+});
+
+describe('a copy recorded before collapsedLead existed, of an audience that stopped collapsing, its marker older (found by review)', () => {
+  it.each([['ignore'], ['notify']] as const)(
+    'its lead has no entry (updates: %s): the copy carries the story, as rules explain says',
+    async (updates) => {
+      const state = new CountingState();
+      const [, y] = copies(1, 2);
+      if (y === undefined) throw new Error('two copies');
+      const copyAt = now - 60 * 60_000;
+      await state.recordDelivered([
+        {
+          ...storyMarkerKey('desk', 'story-1'),
+          deliveredAt: copyAt - 60_000,
+          ruleIds: [],
+          storyId: 'story-1',
+          leadArticleKey: 'id:s1-0',
+        },
+        {
+          audienceId: 'desk',
+          articleKey: y.key,
+          deliveredAt: copyAt,
+          ruleIds: ['desk-rule'],
+          collapsedInto: 'story-1',
+        },
+      ]);
+      const again = pipelineFor([audienceOf('desk', { collapse: 'none', updates })], { state });
+      await again.pipeline.add(matchesFor('desk', [y]));
+      await again.pipeline.flush();
+      expect(publishedKeys(again.notifier)).toEqual(['desk|id:s1-1']);
+    },
+  );
+  it('the same copy of an audience still collapsing: sent', async () => {
+    const state = new CountingState();
+    const [, y] = copies(1, 2);
+    if (y === undefined) throw new Error('two copies');
+    const copyAt = now - 60 * 60_000;
+    await state.recordDelivered([
+      {
+        ...storyMarkerKey('desk', 'story-1'),
+        deliveredAt: copyAt - 60_000,
+        ruleIds: [],
+        storyId: 'story-1',
+        leadArticleKey: 'id:s1-0',
+      },
+      { audienceId: 'desk', articleKey: y.key, deliveredAt: copyAt, ruleIds: ['desk-rule'], collapsedInto: 'story-1' },
+    ]);
+    const again = pipelineFor([audienceOf('desk', { collapse: 'story' })], { state });
+    await again.pipeline.add(matchesFor('desk', [y]));
+    await again.pipeline.flush();
+    expect(publishedKeys(again.notifier)).toEqual(['desk|id:s1-1']);
+  });
 });

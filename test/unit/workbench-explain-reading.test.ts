@@ -5,9 +5,12 @@
  * behind the watermark, matched only by a rule saved since.
  */
 import { describe, expect, it } from 'vitest';
-import { titleHash } from '#core/ledger-facts';
+import { DeliveryPipeline, emptyDeliveryCounts } from '#core/delivery-pipeline';
+import { copyLeadEntryLost, leadOfCollapsedCopy, titleHash } from '#core/ledger-facts';
 import { type Audience, type AudienceMatch, AudienceSchema } from '#core/model';
+import { type DeliveryRecord, deliveryId, storyMarkerKey } from '#core/ports';
 import { explainDelivery } from '#core/workbench/explain';
+import { MemoryNotifier, MemoryStateStore, memoryLog } from '#test/fake-ports';
 
 const hour = 3_600_000;
 const watermarkAt = Date.parse('2026-11-30T12:00:00Z');
@@ -284,5 +287,83 @@ describe('explain: an article handled before and changed since', () => {
         copyLeadLost: { lead: 'id:lead', why: 'the ledger has no entry for it' },
       }).outcome,
     ).toBe('already');
+  });
+});
+
+/**
+ * rules explain judges a collapsed copy by its own lead (cli/workbench/explain.ts
+ * copyLeadLostOf, mirrored here from the ledger with the same ledger-facts helpers) and says a
+ * re-read plans it again. The run, on the same ledger, must then send it.
+ */
+describe('explain and the run agree on a collapsed copy whose lead never reached the audience (found by review)', () => {
+  const copyAt = watermarkAt - hour;
+  const factsOf = async (state: MemoryStateStore, entry: DeliveryRecord) => {
+    if (entry.collapsedInto === undefined) return undefined;
+    const markerKey = storyMarkerKey(entry.audienceId, entry.collapsedInto);
+    const marker =
+      entry.collapsedLead === undefined
+        ? (await state.readDeliveries([markerKey])).get(deliveryId(markerKey))
+        : undefined;
+    const lead = leadOfCollapsedCopy(entry, marker);
+    if (lead === undefined || lead === entry.articleKey) return undefined;
+    const leadKey = { audienceId: entry.audienceId, articleKey: lead };
+    const leadEntry = (await state.readDeliveries([leadKey])).get(deliveryId(leadKey));
+    return copyLeadEntryLost(leadEntry) ? { lead, why: 'the ledger has no entry for it' } : undefined;
+  };
+  const runOn = async (state: MemoryStateStore, who: Audience, match: AudienceMatch) => {
+    const notifier = new MemoryNotifier();
+    const pipeline = new DeliveryPipeline({
+      state,
+      notifier,
+      log: memoryLog(),
+      stories: { assign: async () => new Map(), readStories: async () => new Map() },
+      now: () => now,
+      audiences: new Map([[who.audienceId, who]]),
+      ledgerFlushDelayMs: 0,
+      publishSignal: new AbortController().signal,
+      lateBefore: 0,
+      counts: emptyDeliveryCounts(),
+      applyDeliveryPreferences: true,
+    });
+    await pipeline.add([match]);
+    await pipeline.flush();
+    return notifier.published.map((message) => message.key.articleKey);
+  };
+  it.each([
+    ['collapsedLead, audience collapse: none (as rules explain wb-lost in test/cli/workbench.test.ts)', true],
+    ['legacy entry (marker no younger than it), audience collapse: none', false],
+  ] as const)('%s', async (_name, withLead) => {
+    const state = new MemoryStateStore();
+    const entry: DeliveryRecord = {
+      audienceId: 'desk',
+      articleKey: 'id:a',
+      deliveredAt: copyAt,
+      ruleIds: ['r'],
+      storyId: 'story-1',
+      collapsedInto: 'story-1',
+      ...(withLead ? { collapsedLead: 'id:dead-lead' } : {}),
+    };
+    await state.recordDelivered([
+      entry,
+      {
+        ...storyMarkerKey('desk', 'story-1'),
+        deliveredAt: copyAt - 60_000,
+        ruleIds: [],
+        storyId: 'story-1',
+        leadArticleKey: 'id:dead-lead',
+      },
+    ]);
+    const match = matchOf(watermarkAt, ['r']);
+    const explanation = explainDelivery(audience, match, now, {
+      usedToday: 0,
+      ledger: entry,
+      copyLeadLost: await factsOf(state, entry),
+    });
+    const sent = await runOn(state, audience, match);
+    expect({ explained: explanation.outcome, sent }).toEqual(
+      explanation.outcome === 'send'
+        ? { explained: 'send', sent: ['id:a'] }
+        : { explained: explanation.outcome, sent: [] },
+    );
   });
 });

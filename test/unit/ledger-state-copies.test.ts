@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { type DeliveryRecord, deliveryId, storyMarkerKey } from '#core/ports';
+import { ledgerState } from '../../cli/workbench/ledger-state.ts';
+
+describe('deliveries --article on a copy recorded before collapsedLead existed, whose marker is younger (found by review)', () => {
+  const audienceId = 'desk';
+  const copyAt = Date.UTC(2026, 10, 22, 11, 0);
+  const copy: DeliveryRecord = {
+    audienceId,
+    articleKey: 'id:copy',
+    deliveredAt: copyAt,
+    ruleIds: [],
+    collapsedInto: 'story-1',
+  };
+  const marker: DeliveryRecord = {
+    ...storyMarkerKey(audienceId, 'story-1'),
+    deliveredAt: copyAt + 30 * 60_000,
+    ruleIds: [],
+    storyId: 'story-1',
+    leadArticleKey: 'id:later',
+  };
+  it('does not claim a re-read sends it (the run judges it reached: its lead is unknown)', () => {
+    const entries = new Map([
+      [deliveryId(copy), copy],
+      [deliveryId(marker), marker],
+    ]);
+    const state = ledgerState(audienceId, 'id:copy', entries, undefined, undefined);
+    expect(state.status).not.toContain('a run that reads this copy again sends it');
+  });
+  it('nor when the younger marker names a lead a digest release dropped', () => {
+    const later: DeliveryRecord = {
+      audienceId,
+      articleKey: 'id:later',
+      deliveredAt: copyAt + 30 * 60_000,
+      ruleIds: [],
+      heldFor: 'digest',
+      releasedAt: copyAt + 90 * 60_000,
+      releaseOutcome: 'dropped',
+    } as DeliveryRecord;
+    const entries = new Map([
+      [deliveryId(copy), copy],
+      [deliveryId(marker), marker],
+      [deliveryId(later), later],
+    ]);
+    const state = ledgerState(audienceId, 'id:copy', entries, undefined, undefined);
+    expect(state.status).not.toContain('a run that reads this copy again sends it');
+  });
+});
