@@ -237,7 +237,10 @@ export async function deliveryOf(
  * run judges it from the ledger (delivery-pipeline.ts `copyLeadEntryLost`); undefined when it did,
  * or when the entry is not a collapsed copy or its lead is not known.
  */
-async function copyLeadLostOf(state: DynamoStateStore, entry: DeliveryRecord): Promise<DeliveryFacts['copyLeadLost']> {
+export async function copyLeadLostOf(
+  state: Pick<DynamoStateStore, 'readDeliveries'>,
+  entry: DeliveryRecord,
+): Promise<DeliveryFacts['copyLeadLost']> {
   if (entry.collapsedInto === undefined) return undefined;
   const markerKey = storyMarkerKey(entry.audienceId, entry.collapsedInto);
   // Only an entry from before `collapsedLead` existed needs its story's marker.

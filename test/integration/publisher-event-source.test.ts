@@ -76,25 +76,33 @@ function signal<T = void>(): { promise: Promise<T>; resolve: (value: T) => void 
 
 const bodiesOf = (event: SQSEvent) => event.Records.map((record) => record.body);
 
+/**
+ * A handler whose invocations each wait until four run at once, so the bound is reached, then all
+ * go on; `allSeen` resolves once `count` records were handled.
+ */
+function fourAtOnce(count: number): { handler: SqsBatchHandler; seen: string[]; allSeen: Promise<void> } {
+  const seen: string[] = [];
+  const allSeen = signal();
+  const fourRunning = signal();
+  let running = 0;
+  const handler: SqsBatchHandler = async (event) => {
+    running += 1;
+    if (running >= 4) fourRunning.resolve();
+    await fourRunning.promise;
+    seen.push(...bodiesOf(event));
+    running -= 1;
+    if (seen.length >= count) allSeen.resolve();
+    return { batchItemFailures: [] };
+  };
+  return { handler, seen, allSeen: allSeen.promise };
+}
+
 describe('local SQS event source', () => {
   it('drains a queue of N items with at most `concurrency` invocations at once, each record deleted after one success', async () => {
     const { url } = await queue();
     const bodies = Array.from({ length: 41 }, (_, index) => `item-${index}`);
     await send(url, bodies);
-    const seen: string[] = [];
-    const allSeen = signal();
-    // Every invocation waits until four run at once, so the bound is reached, then all go on.
-    const fourRunning = signal();
-    let running = 0;
-    const handler: SqsBatchHandler = async (event) => {
-      running += 1;
-      if (running >= 4) fourRunning.resolve();
-      await fourRunning.promise;
-      seen.push(...bodiesOf(event));
-      running -= 1;
-      if (seen.length >= bodies.length) allSeen.resolve();
-      return { batchItemFailures: [] };
-    };
+    const { handler, seen, allSeen } = fourAtOnce(bodies.length);
     const source = startLocalEventSource({
       client: clients.sqs,
       queueUrl: url,
@@ -103,7 +111,7 @@ describe('local SQS event source', () => {
       batchSize: 3,
       visibilityTimeoutSeconds: 60,
     });
-    await allSeen.promise;
+    await allSeen;
     await source.stop();
     expect([...seen].sort()).toEqual([...bodies].sort());
     const stats = source.stats();
@@ -134,19 +142,7 @@ describe('local SQS event source', () => {
       },
       { step: 'initialize', name: 'countReceives' },
     );
-    const seen: string[] = [];
-    const allSeen = signal();
-    const fourRunning = signal();
-    let running = 0;
-    const handler: SqsBatchHandler = async (event) => {
-      running += 1;
-      if (running >= 4) fourRunning.resolve();
-      await fourRunning.promise;
-      seen.push(...bodiesOf(event));
-      running -= 1;
-      if (seen.length >= bodies.length) allSeen.resolve();
-      return { batchItemFailures: [] };
-    };
+    const { handler, seen, allSeen } = fourAtOnce(bodies.length);
     const source = startLocalEventSource({
       client: sqs,
       queueUrl: url,
@@ -155,7 +151,7 @@ describe('local SQS event source', () => {
       batchSize: 2,
       visibilityTimeoutSeconds: 60,
     });
-    await allSeen.promise;
+    await allSeen;
     await source.stop();
     expect(source.stats().maxConcurrent).toBe(4);
     expect(receives.total).toBeGreaterThan(4);

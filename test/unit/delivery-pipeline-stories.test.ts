@@ -151,6 +151,35 @@ const matchesFor = (audienceId: string, articles: readonly Article[]): AudienceM
 
 const publishedKeys = (notifier: MemoryNotifier) => notifier.published.map((message) => deliveryId(message.key));
 
+/**
+ * Sharded, collapsing: x leads and y collapses into it, and x's work item dies (nothing is
+ * published, and x has no ledger entry). Story 1's copies x, y and a third one, m.
+ */
+async function deadLetteredLead(): Promise<{ state: CountingState; x: Article; y: Article; m: Article }> {
+  const state = new CountingState();
+  const [x, y, m] = copies(1, 3);
+  if (x === undefined || y === undefined || m === undefined) throw new Error('three copies');
+  const queue = new MemoryWorkQueue(new MemoryDispatchStore(), () => now);
+  const first = pipelineFor([audienceOf('desk', { collapse: 'story' })], { state, queue });
+  await first.pipeline.add(matchesFor('desk', [x, y]));
+  await first.pipeline.flush();
+  queue.take();
+  expect(state.ledger.get('desk|id:s1-1')).toMatchObject({ collapsedLead: 'id:s1-0' });
+  expect(state.ledger.get('desk|id:s1-0')).toBeUndefined();
+  return { state, x, y, m };
+}
+
+/** SNS, refusing `refused` for good (as it refuses an invalid parameter) and taking the rest. */
+const refusingForGood = (refused: Article): MemoryNotifier =>
+  new MemoryNotifier((message) =>
+    message.key.articleKey === refused.key
+      ? { code: 'InvalidParameter', reason: 'refused', permanent: true }
+      : undefined,
+  );
+
+/** An article whose link cannot be rendered into an alert. */
+const unrenderable = (item: Article): Article => ({ ...item, url: 'http://169.254.169.254/latest/' });
+
 describe('collapsing copies of a story', () => {
   it('sends one alert per story to a collapsing audience and every copy to a `none` audience', async () => {
     const desk = audienceOf('desk', { collapse: 'story' });
@@ -703,9 +732,7 @@ describe('a copy recorded as collapsed, read again, is judged by the lead it wen
     await first.pipeline.add(matchesFor('desk', [x, y]));
     await first.pipeline.flush();
     queue.take(); // x's work item dies; y is recorded as collapsed into x
-    const refusing = new MemoryNotifier((message) =>
-      message.key.articleKey === x.key ? { code: 'InvalidParameter', reason: 'refused', permanent: true } : undefined,
-    );
+    const refusing = refusingForGood(x);
     const again = pipelineFor([desk], { state, notifier: refusing });
     await again.pipeline.add(matchesFor('desk', [x]));
     await again.pipeline.flush();
@@ -714,20 +741,6 @@ describe('a copy recorded as collapsed, read again, is judged by the lead it wen
     await again.pipeline.flush();
     expect(publishedKeys(again.notifier)).toEqual(['desk|id:s1-1']);
   });
-
-  /** Sharded: x leads and y collapses into it, and x's work item dies; the state that leaves. */
-  const deadLetteredLead = async (): Promise<{ state: CountingState; x: Article; y: Article }> => {
-    const state = new CountingState();
-    const [x, y] = copies(1, 2);
-    if (x === undefined || y === undefined) throw new Error('two copies');
-    const queue = new MemoryWorkQueue(new MemoryDispatchStore(), () => now);
-    const first = pipelineFor([audienceOf('desk', { collapse: 'story' })], { state, queue });
-    await first.pipeline.add(matchesFor('desk', [x, y]));
-    await first.pipeline.flush();
-    queue.take();
-    expect(state.ledger.get('desk|id:s1-1')).toMatchObject({ collapsedLead: 'id:s1-0' });
-    return { state, x, y };
-  };
 
   describe('read in the same batch as its lead, read again with no entry (found by review)', () => {
     const desk = audienceOf('desk', { collapse: 'story' });
@@ -743,9 +756,7 @@ describe('a copy recorded as collapsed, read again, is judged by the lead it wen
 
     it('carries the story when SNS refuses the lead for good', async () => {
       const { state, x, y } = await deadLetteredLead();
-      const refusing = new MemoryNotifier((message) =>
-        message.key.articleKey === x.key ? { code: 'InvalidParameter', reason: 'refused', permanent: true } : undefined,
-      );
+      const refusing = refusingForGood(x);
       const again = pipelineFor([desk], { state, notifier: refusing });
       await again.pipeline.add(matchesFor('desk', [y, x]));
       await again.pipeline.flush();
@@ -781,9 +792,7 @@ describe('a copy recorded as collapsed, read again, is judged by the lead it wen
     const desk = audienceOf('desk', { collapse: 'story' });
     const others = audienceOf('others');
     const { state, x, y } = await deadLetteredLead();
-    const refusing = new MemoryNotifier((message) =>
-      message.key.articleKey === x.key ? { code: 'InvalidParameter', reason: 'refused', permanent: true } : undefined,
-    );
+    const refusing = refusingForGood(x);
     const again = pipelineFor([desk, others], { state, notifier: refusing });
     // A full batch: x leads again, and waits in the outbox for its topic's batch of ten.
     await again.pipeline.add([
@@ -1145,57 +1154,41 @@ describe('one story, one alert, whatever the order, batching, failures and crash
 
 describe('an old copy and its lead, read again together: the lead, not the batch, decides (found by review)', () => {
   const desk = audienceOf('desk', { collapse: 'story' });
-  const bad = (item: Article): Article => ({ ...item, url: 'http://169.254.169.254/latest/' });
-  /** Sharded: x leads and y collapses into it, and x's work item dies. */
-  const deadLettered = async () => {
-    const state = new CountingState();
-    const [x, y, m] = copies(1, 3);
-    if (x === undefined || y === undefined || m === undefined) throw new Error('three copies');
-    const queue = new MemoryWorkQueue(new MemoryDispatchStore(), () => now);
-    const first = pipelineFor([desk], { state, queue });
-    await first.pipeline.add(matchesFor('desk', [x, y]));
-    await first.pipeline.flush();
-    queue.take();
-    expect(state.ledger.get('desk|id:s1-1')).toMatchObject({ collapsedLead: 'id:s1-0' });
-    return { state, x, y, m };
-  };
 
   it("an urgent lead that comes back unrenderable (it leads anew, not as the marker's lead): the copy carries the story", async () => {
-    const { state, x, y } = await deadLettered();
+    const { state, x, y } = await deadLetteredLead();
     const again = pipelineFor([desk], { state });
-    await again.pipeline.add([matchOf('desk', y), matchOf('desk', bad(x), true)]);
+    await again.pipeline.add([matchOf('desk', y), matchOf('desk', unrenderable(x), true)]);
     await again.pipeline.flush();
     expect(again.counts.notificationsParked).toBe(1);
     expect(publishedKeys(again.notifier)).toEqual(['desk|id:s1-1']);
   });
 
   it('a lead the marker no longer names, read again with its copy and unrenderable: the copy carries the story', async () => {
-    const { state, x, y, m } = await deadLettered();
+    const { state, x, y, m } = await deadLetteredLead();
     // m leads (x has no entry and is not read): the marker names m; the run dies at m's publish.
     await crashAtFirstPublish([desk], state, matchesFor('desk', [m]));
     expect(state.ledger.get(deliveryId(storyMarkerKey('desk', 'story-1')))?.leadArticleKey).toBe('id:s1-2');
     // m is withdrawn; y and x are read again, x now unrenderable.
     const again = pipelineFor([desk], { state });
-    await again.pipeline.add(matchesFor('desk', [y, bad(x)]));
+    await again.pipeline.add(matchesFor('desk', [y, unrenderable(x)]));
     await again.pipeline.flush();
     expect(again.counts.notificationsParked).toBe(1);
     expect(publishedKeys(again.notifier)).toEqual(['desk|id:s1-1']);
   });
 
   it('the same with the lead first in the batch', async () => {
-    const { state, x, y, m } = await deadLettered();
+    const { state, x, y, m } = await deadLetteredLead();
     await crashAtFirstPublish([desk], state, matchesFor('desk', [m]));
     const again = pipelineFor([desk], { state });
-    await again.pipeline.add(matchesFor('desk', [bad(x), y]));
+    await again.pipeline.add(matchesFor('desk', [unrenderable(x), y]));
     await again.pipeline.flush();
     expect(publishedKeys(again.notifier)).toEqual(['desk|id:s1-1']);
   });
 
   it('a copy planned again after its lead is refused for good is counted once: matched, and published', async () => {
-    const { state, x, y } = await deadLettered();
-    const refusing = new MemoryNotifier((message) =>
-      message.key.articleKey === x.key ? { code: 'InvalidParameter', reason: 'refused', permanent: true } : undefined,
-    );
+    const { state, x, y } = await deadLetteredLead();
+    const refusing = refusingForGood(x);
     const again = pipelineFor([desk], { state, notifier: refusing });
     await again.pipeline.add(matchesFor('desk', [y, x]));
     await again.pipeline.flush();
@@ -1212,20 +1205,12 @@ describe('an old copy and its lead, read again together: the lead, not the batch
 
 describe('an old copy whose lead comes back unrenderable, read again by later runs (found by review)', () => {
   const desk = audienceOf('desk', { collapse: 'story' });
-  const bad = (item: Article): Article => ({ ...item, url: 'http://169.254.169.254/latest/' });
   it('is sent once over three runs reading the same window', async () => {
-    const state = new CountingState();
-    const [x, y] = copies(1, 2);
-    if (x === undefined || y === undefined) throw new Error('two copies');
-    const queue = new MemoryWorkQueue(new MemoryDispatchStore(), () => now);
-    const first = pipelineFor([desk], { state, queue });
-    await first.pipeline.add(matchesFor('desk', [x, y]));
-    await first.pipeline.flush();
-    queue.take();
+    const { state, x, y } = await deadLetteredLead();
     const sent: string[] = [];
     for (let run = 1; run <= 3; run++) {
       const again = pipelineFor([desk], { state });
-      await again.pipeline.add([matchOf('desk', y), matchOf('desk', bad(x), true)]);
+      await again.pipeline.add([matchOf('desk', y), matchOf('desk', unrenderable(x), true)]);
       await again.pipeline.flush();
       sent.push(...publishedKeys(again.notifier));
     }
@@ -1234,19 +1219,8 @@ describe('an old copy whose lead comes back unrenderable, read again by later ru
 });
 
 describe('an old copy read again with its lead that goes out: it stays collapsed (found by review)', () => {
-  const setup = async () => {
-    const state = new CountingState();
-    const [x, y] = copies(1, 2);
-    if (x === undefined || y === undefined) throw new Error('two copies');
-    const queue = new MemoryWorkQueue(new MemoryDispatchStore(), () => now);
-    const first = pipelineFor([audienceOf('desk', { collapse: 'story' })], { state, queue });
-    await first.pipeline.add(matchesFor('desk', [x, y]));
-    await first.pipeline.flush();
-    queue.take();
-    return { state, x, y };
-  };
   it('sharded: the lead alone is queued', async () => {
-    const { state, x, y } = await setup();
+    const { state, x, y } = await deadLetteredLead();
     const queue = new MemoryWorkQueue(new MemoryDispatchStore(), () => now);
     const again = pipelineFor([audienceOf('desk', { collapse: 'story' })], { state, queue });
     await again.pipeline.add(matchesFor('desk', [y, x]));
@@ -1259,7 +1233,7 @@ describe('an old copy read again with its lead that goes out: it stays collapsed
     ['digest', { deliveryMode: 'digest', digestTimes: ['08:00'] }, now],
     ['budget', { dailyBudget: 1 }, now],
   ] as const)('the lead held (%s): nothing sent, the lead held once', async (_name, extra, at) => {
-    const { state, x, y } = await setup();
+    const { state, x, y } = await deadLetteredLead();
     if (_name === 'budget') state.dailyCounts.set('desk|2026-11-22', 1);
     const again = pipelineFor([audienceOf('desk', { collapse: 'story', ...extra })], { state, now: at });
     await again.pipeline.add(matchesFor('desk', [y, x]));
@@ -1269,10 +1243,8 @@ describe('an old copy read again with its lead that goes out: it stays collapsed
     expect(state.ledger.get('desk|id:s1-1')).toMatchObject({ collapsedLead: 'id:s1-0' });
   });
   it('listed three times while its lead waits in the outbox, then the lead refused for good: the copy is sent once, and counted once', async () => {
-    const { state, x, y } = await setup();
-    const refusing = new MemoryNotifier((message) =>
-      message.key.articleKey === x.key ? { code: 'InvalidParameter', reason: 'refused', permanent: true } : undefined,
-    );
+    const { state, x, y } = await deadLetteredLead();
+    const refusing = refusingForGood(x);
     const desk = audienceOf('desk', { collapse: 'story' });
     const others = audienceOf('others');
     const again = pipelineFor([desk, others], { state, notifier: refusing });
@@ -1298,7 +1270,7 @@ describe('an old copy read again with its lead that goes out: it stays collapsed
     });
   });
   it('a dry run decides as the run', async () => {
-    const { state, x, y } = await setup();
+    const { state, x, y } = await deadLetteredLead();
     const would: string[] = [];
     const dry = pipelineFor([audienceOf('desk', { collapse: 'story' })], {
       state,
@@ -1310,7 +1282,7 @@ describe('an old copy read again with its lead that goes out: it stays collapsed
     expect(would).toEqual(['desk|id:s1-0']);
   });
   it('the lead failing for now, the copy listed again later in the run, then the next run: one alert', async () => {
-    const { state, x, y } = await setup();
+    const { state, x, y } = await deadLetteredLead();
     let fail = true;
     const notifier = new MemoryNotifier((message) =>
       fail && message.key.articleKey === x.key ? { code: 'Throttled', reason: 'slow', permanent: false } : undefined,
@@ -1341,9 +1313,7 @@ describe('an old copy of an audience that stopped collapsing (found by review)',
       await first.pipeline.add(matchesFor('desk', [x, y]));
       await first.pipeline.flush();
       queue.take();
-      const refusing = new MemoryNotifier((message) =>
-        message.key.articleKey === x.key ? { code: 'InvalidParameter', reason: 'refused', permanent: true } : undefined,
-      );
+      const refusing = refusingForGood(x);
       const none = audienceOf('desk', { collapse: 'none', updates: 'notify' });
       const again = pipelineFor([none], { state, notifier: refusing });
       await again.pipeline.add(matchesFor('desk', order === 'y first' ? [y, x] : [x, y]));
@@ -1355,24 +1325,10 @@ describe('an old copy of an audience that stopped collapsing (found by review)',
 });
 
 describe('an old copy of an audience that stopped collapsing and ignores updates (found by review)', () => {
-  /** Sharded, collapsing: x leads and y collapses into it, and x's work item dies. */
-  const deadLettered = async () => {
-    const state = new CountingState();
-    const [x, y] = copies(1, 2);
-    if (x === undefined || y === undefined) throw new Error('two copies');
-    const queue = new MemoryWorkQueue(new MemoryDispatchStore(), () => now);
-    const first = pipelineFor([audienceOf('desk', { collapse: 'story' })], { state, queue });
-    await first.pipeline.add(matchesFor('desk', [x, y]));
-    await first.pipeline.flush();
-    queue.take();
-    expect(state.ledger.get('desk|id:s1-1')).toMatchObject({ collapsedLead: 'id:s1-0' });
-    expect(state.ledger.get('desk|id:s1-0')).toBeUndefined();
-    return { state, x, y };
-  };
   const none = audienceOf('desk', { collapse: 'none' });
 
   it('its lead withdrawn (not read again): the copy carries the story', async () => {
-    const { state, y } = await deadLettered();
+    const { state, y } = await deadLetteredLead();
     const again = pipelineFor([none], { state });
     await again.pipeline.add(matchesFor('desk', [y]));
     await again.pipeline.flush();
@@ -1380,10 +1336,8 @@ describe('an old copy of an audience that stopped collapsing and ignores updates
   });
 
   it('its lead read again and refused for good: the copy carries the story', async () => {
-    const { state, x, y } = await deadLettered();
-    const refusing = new MemoryNotifier((message) =>
-      message.key.articleKey === x.key ? { code: 'InvalidParameter', reason: 'refused', permanent: true } : undefined,
-    );
+    const { state, x, y } = await deadLetteredLead();
+    const refusing = refusingForGood(x);
     const again = pipelineFor([none], { state, notifier: refusing });
     await again.pipeline.add(matchesFor('desk', [y, x]));
     await again.pipeline.flush();
@@ -1392,7 +1346,7 @@ describe('an old copy of an audience that stopped collapsing and ignores updates
   });
 
   it('the same with a collapsing audience in the batch: the ledger decides, not the batch', async () => {
-    const { state, y } = await deadLettered();
+    const { state, y } = await deadLetteredLead();
     const other = audienceOf('other', { collapse: 'story' });
     const again = pipelineFor([none, other], { state });
     await again.pipeline.add([matchOf('desk', y), matchOf('other', article('unrelated'))]);
@@ -1430,25 +1384,15 @@ describe('a copy recorded before collapsedLead existed, whose marker is younger 
 
 describe('counts of copies matched again', () => {
   const desk = audienceOf('desk', { collapse: 'story' });
-  const bad = (item: Article): Article => ({ ...item, url: 'http://169.254.169.254/latest/' });
-  const deadLettered = async () => {
-    const state = new CountingState();
-    const [x, y] = copies(1, 2);
-    if (x === undefined || y === undefined) throw new Error('two copies');
-    const queue = new MemoryWorkQueue(new MemoryDispatchStore(), () => now);
-    const first = pipelineFor([desk], { state, queue });
-    await first.pipeline.add(matchesFor('desk', [x, y]));
-    await first.pipeline.flush();
-    queue.take();
-    return { state, x, y };
-  };
   it.each([['y first'], ['x first']] as const)(
     'a dry run, the lead unrenderable (%s): counted once, nothing negative',
     async (order) => {
-      const { state, x, y } = await deadLettered();
+      const { state, x, y } = await deadLetteredLead();
       const would: string[] = [];
       const dry = pipelineFor([desk], { state, dryRun: true, onWouldPublish: (m) => would.push(deliveryId(m.key)) });
-      await dry.pipeline.add(order === 'y first' ? matchesFor('desk', [y, bad(x)]) : matchesFor('desk', [bad(x), y]));
+      await dry.pipeline.add(
+        order === 'y first' ? matchesFor('desk', [y, unrenderable(x)]) : matchesFor('desk', [unrenderable(x), y]),
+      );
       await dry.pipeline.flush();
       expect(would).toEqual(['desk|id:s1-1']);
       expect(dry.counts).toMatchObject({
@@ -1460,7 +1404,7 @@ describe('counts of copies matched again', () => {
     },
   );
   it('sharded, the lead refused for good by SQS, the copy read three times: totals and tallies agree', async () => {
-    const { state, x, y } = await deadLettered();
+    const { state, x, y } = await deadLetteredLead();
     const queue = new MemoryWorkQueue(new MemoryDispatchStore(), () => now);
     const enqueue = queue.enqueue.bind(queue);
     queue.enqueue = async (dispatchId: string, messages: readonly OutboundMessage[]) => {
@@ -1489,37 +1433,12 @@ describe('counts of copies matched again', () => {
   });
 });
 
-describe('a copy recorded before collapsedLead existed, of an audience that stopped collapsing, its marker older (found by review)', () => {
-  it.each([['ignore'], ['notify']] as const)(
-    'its lead has no entry (updates: %s): the copy carries the story, as rules explain says',
-    async (updates) => {
-      const state = new CountingState();
-      const [, y] = copies(1, 2);
-      if (y === undefined) throw new Error('two copies');
-      const copyAt = now - 60 * 60_000;
-      await state.recordDelivered([
-        {
-          ...storyMarkerKey('desk', 'story-1'),
-          deliveredAt: copyAt - 60_000,
-          ruleIds: [],
-          storyId: 'story-1',
-          leadArticleKey: 'id:s1-0',
-        },
-        {
-          audienceId: 'desk',
-          articleKey: y.key,
-          deliveredAt: copyAt,
-          ruleIds: ['desk-rule'],
-          collapsedInto: 'story-1',
-        },
-      ]);
-      const again = pipelineFor([audienceOf('desk', { collapse: 'none', updates })], { state });
-      await again.pipeline.add(matchesFor('desk', [y]));
-      await again.pipeline.flush();
-      expect(publishedKeys(again.notifier)).toEqual(['desk|id:s1-1']);
-    },
-  );
-  it('the same copy of an audience still collapsing: sent', async () => {
+describe('a copy recorded before collapsedLead existed, its marker older, its lead with no entry (found by review)', () => {
+  it.each([
+    ['stopped collapsing, updates: ignore', { collapse: 'none', updates: 'ignore' }],
+    ['stopped collapsing, updates: notify', { collapse: 'none', updates: 'notify' }],
+    ['still collapsing', { collapse: 'story' }],
+  ] as const)('carries the story, as rules explain says (%s)', async (_name, settings) => {
     const state = new CountingState();
     const [, y] = copies(1, 2);
     if (y === undefined) throw new Error('two copies');
@@ -1534,7 +1453,7 @@ describe('a copy recorded before collapsedLead existed, of an audience that stop
       },
       { audienceId: 'desk', articleKey: y.key, deliveredAt: copyAt, ruleIds: ['desk-rule'], collapsedInto: 'story-1' },
     ]);
-    const again = pipelineFor([audienceOf('desk', { collapse: 'story' })], { state });
+    const again = pipelineFor([audienceOf('desk', settings)], { state });
     await again.pipeline.add(matchesFor('desk', [y]));
     await again.pipeline.flush();
     expect(publishedKeys(again.notifier)).toEqual(['desk|id:s1-1']);

@@ -6,11 +6,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import { DeliveryPipeline, emptyDeliveryCounts } from '#core/delivery-pipeline';
-import { copyLeadEntryLost, leadOfCollapsedCopy, titleHash } from '#core/ledger-facts';
+import { titleHash } from '#core/ledger-facts';
 import { type Audience, type AudienceMatch, AudienceSchema } from '#core/model';
-import { type DeliveryRecord, deliveryId, storyMarkerKey } from '#core/ports';
+import { type DeliveryRecord, storyMarkerKey } from '#core/ports';
 import { explainDelivery } from '#core/workbench/explain';
 import { MemoryNotifier, MemoryStateStore, memoryLog } from '#test/fake-ports';
+import { copyLeadLostOf } from '../../cli/workbench/explain.ts';
 
 const hour = 3_600_000;
 const watermarkAt = Date.parse('2026-11-30T12:00:00Z');
@@ -291,25 +292,12 @@ describe('explain: an article handled before and changed since', () => {
 });
 
 /**
- * rules explain judges a collapsed copy by its own lead (cli/workbench/explain.ts
- * copyLeadLostOf, mirrored here from the ledger with the same ledger-facts helpers) and says a
- * re-read plans it again. The run, on the same ledger, must then send it.
+ * rules explain judges a collapsed copy by its own lead (cli/workbench/explain.ts copyLeadLostOf,
+ * here on the same in-memory ledger the run reads) and says a re-read plans it again. The run, on
+ * that ledger, must then send it.
  */
 describe('explain and the run agree on a collapsed copy whose lead never reached the audience (found by review)', () => {
   const copyAt = watermarkAt - hour;
-  const factsOf = async (state: MemoryStateStore, entry: DeliveryRecord) => {
-    if (entry.collapsedInto === undefined) return undefined;
-    const markerKey = storyMarkerKey(entry.audienceId, entry.collapsedInto);
-    const marker =
-      entry.collapsedLead === undefined
-        ? (await state.readDeliveries([markerKey])).get(deliveryId(markerKey))
-        : undefined;
-    const lead = leadOfCollapsedCopy(entry, marker);
-    if (lead === undefined || lead === entry.articleKey) return undefined;
-    const leadKey = { audienceId: entry.audienceId, articleKey: lead };
-    const leadEntry = (await state.readDeliveries([leadKey])).get(deliveryId(leadKey));
-    return copyLeadEntryLost(leadEntry) ? { lead, why: 'the ledger has no entry for it' } : undefined;
-  };
   const runOn = async (state: MemoryStateStore, who: Audience, match: AudienceMatch) => {
     const notifier = new MemoryNotifier();
     const pipeline = new DeliveryPipeline({
@@ -357,7 +345,7 @@ describe('explain and the run agree on a collapsed copy whose lead never reached
     const explanation = explainDelivery(audience, match, now, {
       usedToday: 0,
       ledger: entry,
-      copyLeadLost: await factsOf(state, entry),
+      copyLeadLost: await copyLeadLostOf(state, entry),
     });
     const sent = await runOn(state, audience, match);
     expect({ explained: explanation.outcome, sent }).toEqual(
