@@ -517,9 +517,10 @@ async function reportAudiences(
 /**
  * The subscribers recorded for each audience just made on a new topic: `expiring`, those an
  * 'audiences delete --delete-topic' recorded (marked to expire, not expired yet), whom a restore
- * finds there; and, when records not marked to expire say the topic was kept and found again by
- * its name, `delivering`: how many of the topic's subscriptions deliver to someone, as SNS lists
- * them (records outlive a topic deleted by hand, so they alone cannot say). A read that fails gives
+ * finds there; and otherwise (the topic may have been kept and found again by its name)
+ * `delivering`: how many of the topic's subscriptions deliver to someone, as SNS lists them
+ * (records outlive a topic deleted by hand, and people subscribed by hand have none, so records
+ * alone cannot say). A read that fails gives
  * the error's name (`unreadable`): the audiences are written already, and only the hint depends on it.
  */
 async function recordedSubscribers(
@@ -541,7 +542,9 @@ async function recordedSubscribers(
           return [result.audienceId, { unreadable: error instanceof Error ? error.name : 'error' }];
         }
         const expiring = found.filter((record) => record.expiresAt !== undefined).length;
-        if (expiring > 0 || found.length === expiring || result.topicArn === undefined) {
+        // With no records at all, the topic may still be one found again by its name whose people
+        // were subscribed by hand (the SNS console): SNS is asked, as for a kept topic.
+        if (expiring > 0 || result.topicArn === undefined) {
           return [result.audienceId, { expiring, delivering: 0 }];
         }
         try {

@@ -10,6 +10,7 @@ import {
   GetTopicAttributesCommand,
   ListSubscriptionsByTopicCommand,
   ListTopicsCommand,
+  SubscribeCommand,
   UnsubscribeCommand,
 } from '@aws-sdk/client-sns';
 import { NumberValue, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
@@ -280,6 +281,27 @@ describe('audiences', () => {
     expect(again.code, again.stderr).toBe(0);
     expect(again.stderr).not.toContain('uses the existing topic');
     expect(again.stderr).toContain('Next: subscribe people, e.g.');
+  });
+
+  it('made anew on the topic it kept, whose only subscriber was added by hand in SNS, an audience is not sent to subscribe people (found by review)', async () => {
+    const { sns } = sandbox.stack.clients;
+    expect((await sandbox.cli(['audiences', 'create', 'hand-desk'])).code).toBe(0);
+    const deleted = await sandbox.cli(['--json', 'audiences', 'delete', 'hand-desk', '--yes']);
+    expect(deleted.code, deleted.stderr).toBe(0);
+    const topicArn = String((deleted.json() as { audiences: { topicArn: string }[] }).audiences[0]?.topicArn);
+    // The kept topic, subscribed to in the SNS console: no subscriber record says so.
+    await sns.send(
+      new SubscribeCommand({
+        TopicArn: topicArn,
+        Protocol: 'email',
+        Endpoint: 'by-hand@example.com',
+        ReturnSubscriptionArn: true,
+      }),
+    );
+    const again = await sandbox.cli(['audiences', 'create', 'hand-desk']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toContain(`audience hand-desk uses the existing topic ${topicArn}`);
+    expect(again.stderr).not.toContain('Next:');
   });
 
   it('a restore whose recorded subscribers cannot be read says so and names the repair, not "subscribe people"', async () => {
