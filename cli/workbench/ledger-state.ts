@@ -201,9 +201,9 @@ export function ledgerState(
     const resent = 'a run that reads this copy again sends it, and it carries the story';
     const leadText =
       leadArticleKey === undefined
-        ? 'its story marker is gone from the ledger'
+        ? `${marker === undefined ? 'its story marker is gone from the ledger' : 'its story marker names no lead (damaged by hand)'}; a re-read sends nothing`
         : ownLead === undefined
-          ? `the lead it went with is not recorded; the story marker now names ${leadArticleKey}, ${lead === undefined ? 'not in the ledger' : deliveryOutcomeText(lead, stillHeldKeys)}; a re-read sends nothing`
+          ? `the lead it went with is ${entry.malformed?.includes('collapsedLead') === true ? 'damaged in its entry' : 'not recorded'}; the story marker now names ${leadArticleKey}, ${lead === undefined ? 'not in the ledger' : deliveryOutcomeText(lead, stillHeldKeys)}; a re-read sends nothing`
           : `lead ${leadArticleKey}, ${
               lead === undefined
                 ? `not in the ledger: queued for a publisher still, or it never reached the audience and ${resent}`

@@ -505,11 +505,10 @@ export class DeliveryPipeline {
       tally.matched += 1;
       counts.notificationsMatched += 1;
       const id = deliveryId({ articleKey: article.key, audienceId: match.audienceId });
-      const recorded = entries?.get(id);
+      const recorded = entries.get(id);
       // A copy recorded as collapsed whose story never reached the audience is not delivered: it
       // is planned again below, and carries the story.
-      const copyLead =
-        recorded === undefined || entries === undefined ? undefined : this.#leadOfCopy(recorded, entries);
+      const copyLead = recorded === undefined ? undefined : this.#leadOfCopy(recorded, entries);
       const fate =
         copyLead === undefined || this.#queued.has(id)
           ? 'reached'
@@ -559,7 +558,7 @@ export class DeliveryPipeline {
         const story = leadId(match.audienceId, storyId);
         let lead = this.#leads.get(story);
         if (lead === undefined) {
-          const marker = entries?.get(deliveryId(storyMarkerKey(match.audienceId, storyId)));
+          const marker = entries.get(deliveryId(storyMarkerKey(match.audienceId, storyId)));
           if (marker !== undefined && marker.leadArticleKey === undefined) {
             // Damaged by hand: nothing says the story reached the audience. Collapsing into it could
             // lose the story; this copy leads instead (its marker is written anew), at worst one
@@ -665,14 +664,18 @@ export class DeliveryPipeline {
 
   /**
    * Adds to `entries` the story markers of collapsed copies written before `collapsedLead` existed
-   * that the batch's read did not ask for (their audience does not collapse stories now, or the
-   * story already has a lead in this run): without its marker, such a copy's lead is unknown
-   * ({@link leadOfCollapsedCopy}). One more read, only when the batch holds such a copy.
+   * that the batch's read did not ask for because their audience does not collapse stories now:
+   * without its marker, such a copy's lead is unknown ({@link leadOfCollapsedCopy}). One more
+   * read, only when the batch holds such a copy. Not for a story this run leads already: its
+   * marker is this run's (written, or in a dry run as good as written), younger than any copy
+   * recorded before, so the copy's lead is unknown whatever the ledger says now; reading the older
+   * one would judge a dry run otherwise than the run.
    */
   async #readLegacyMarkers(entries: Map<string, DeliveryRecord>, markerIds: ReadonlySet<string>): Promise<void> {
     const missing = new Map<string, DeliveryKey>();
     for (const entry of entries.values()) {
       if (entry.collapsedInto === undefined || entry.collapsedLead !== undefined) continue;
+      if (this.#leads.has(leadId(entry.audienceId, entry.collapsedInto))) continue;
       const marker = storyMarkerKey(entry.audienceId, entry.collapsedInto);
       const id = deliveryId(marker);
       if (!markerIds.has(id) && !entries.has(id)) missing.set(id, marker);

@@ -866,6 +866,22 @@ describe('update notices', () => {
     return { state, first, second };
   }
 
+  it('under `ignore`, a change moves the entry on once, also in a batch where no audience collapses or wants notices', async () => {
+    const plain = audienceOf('plain');
+    const item = article('a1', { status: '' });
+    const { state, second } = await deliverThenReread([plain], [item], [{ ...item, status: 'UPDATED' }]);
+    expect(second.notifier.published).toEqual([]);
+    expect(second.counts.updatesIgnored).toBe(1);
+    expect(state.ledger.get('plain|id:a1')?.status).toBe('UPDATED');
+    // Seen once: a later re-read neither counts it again nor writes.
+    const third = pipelineFor([plain], { state });
+    const writes = state.writes.length;
+    await third.pipeline.add(matchesFor('plain', [{ ...item, status: 'UPDATED' }]));
+    await third.pipeline.flush();
+    expect(third.counts.updatesIgnored).toBe(0);
+    expect(state.writes.length).toBe(writes);
+  });
+
   it('sends one notice per story and change under `notify`, none under `ignore`, and none again on a later re-read', async () => {
     const notify = audienceOf('notify', { collapse: 'story', updates: 'notify' });
     const ignore = audienceOf('ignore', { collapse: 'story' });
@@ -1430,6 +1446,40 @@ describe('counts of copies matched again', () => {
     expect(tally?.matched).toBe(4);
     expect(again.counts.notificationsAlreadyDelivered).toBe(2);
     expect(tally?.alreadyDelivered).toBe(2);
+  });
+});
+
+describe('a copy recorded before collapsedLead existed, read after its story was led anew earlier in the run (found by review)', () => {
+  it('is handled the same by the run and its dry run, with one ledger read for its batch', async () => {
+    const desk = audienceOf('desk', { collapse: 'story' });
+    const [lead, old, fresh] = copies(1, 3);
+    if (lead === undefined || old === undefined || fresh === undefined) throw new Error('three copies');
+    const later = now + 60 * 60_000;
+    const outcome = async (dryRun: boolean) => {
+      const state = new CountingState();
+      const first = pipelineFor([desk], { state });
+      await first.pipeline.add(matchesFor('desk', [lead, old]));
+      await first.pipeline.flush();
+      // From before collapsedLead, and its lead never reached the audience (a dead-lettered item).
+      const { collapsedLead: _lead, ...legacy } = state.ledger.get('desk|id:s1-1') as DeliveryRecord;
+      state.ledger.set('desk|id:s1-1', legacy);
+      state.ledger.delete('desk|id:s1-0');
+      const again = pipelineFor([desk], { state, now: later, dryRun });
+      // The fresh copy leads the story anew (its marker rewritten, or as good as in a dry run).
+      await again.pipeline.add(matchesFor('desk', [fresh]));
+      await again.pipeline.flush();
+      const readsBefore = state.reads.length;
+      await again.pipeline.add(matchesFor('desk', [old]));
+      await again.pipeline.flush();
+      return {
+        reads: state.reads.length - readsBefore,
+        alreadyDelivered: again.counts.notificationsAlreadyDelivered,
+        collapsing: again.counts.notificationsCollapsed + again.counts.notificationsWouldCollapse,
+      };
+    };
+    const expected = { reads: 1, alreadyDelivered: 1, collapsing: 0 };
+    expect(await outcome(false)).toEqual(expected);
+    expect(await outcome(true)).toEqual(expected);
   });
 });
 

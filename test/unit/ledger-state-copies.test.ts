@@ -45,4 +45,38 @@ describe('deliveries --article on a copy recorded before collapsedLead existed, 
     const state = ledgerState(audienceId, 'id:copy', entries, undefined, undefined);
     expect(state.status).not.toContain('a run that reads this copy again sends it');
   });
+  it('says what it knows of a damaged marker or a damaged collapsedLead, and that a re-read sends nothing', () => {
+    const damagedMarker: DeliveryRecord = {
+      ...storyMarkerKey(audienceId, 'story-1'),
+      deliveredAt: copyAt - 1000,
+      ruleIds: [],
+      storyId: 'story-1',
+      malformed: ['leadArticleKey'],
+    };
+    expect(
+      ledgerState(
+        audienceId,
+        'id:copy',
+        new Map([
+          [deliveryId(copy), copy],
+          [deliveryId(damagedMarker), damagedMarker],
+        ]),
+        undefined,
+        undefined,
+      ).status,
+    ).toContain('its story marker names no lead (damaged by hand); a re-read sends nothing');
+    const damagedCopy: DeliveryRecord = { ...copy, malformed: ['collapsedLead'] };
+    expect(
+      ledgerState(
+        audienceId,
+        'id:copy',
+        new Map([
+          [deliveryId(damagedCopy), damagedCopy],
+          [deliveryId(marker), marker],
+        ]),
+        undefined,
+        undefined,
+      ).status,
+    ).toContain('the lead it went with is damaged in its entry; the story marker now names id:later');
+  });
 });
