@@ -199,12 +199,14 @@ export function ledgerState(
       leadArticleKey === undefined ? undefined : entries.get(deliveryId({ audienceId, articleKey: leadArticleKey }));
     // As the run judges it (ledger-facts.ts copyLeadEntryLost): a run that reads this copy again sends it.
     const resent = 'a run that reads this copy again sends it, and it carries the story';
+    // A hand edit that damaged `collapsedLead`: the lead is the marker's, as the run takes it.
+    const damaged = entry.malformed?.includes('collapsedLead') === true;
     const leadText =
       leadArticleKey === undefined
-        ? `${marker === undefined ? 'its story marker is gone from the ledger' : 'its story marker names no lead (damaged by hand)'}; a re-read sends nothing`
+        ? `${damaged ? 'its collapsedLead is damaged and ' : ''}${marker === undefined ? 'its story marker is gone from the ledger' : 'its story marker names no lead (damaged by hand)'}; a re-read sends nothing`
         : ownLead === undefined
-          ? `the lead it went with is ${entry.malformed?.includes('collapsedLead') === true ? 'damaged in its entry' : 'not recorded'}; the story marker now names ${leadArticleKey}, ${lead === undefined ? 'not in the ledger' : deliveryOutcomeText(lead, stillHeldKeys)}; a re-read sends nothing`
-          : `lead ${leadArticleKey}, ${
+          ? `the lead it went with is ${damaged ? 'damaged in its entry' : 'not recorded'}; the story marker now names ${leadArticleKey}, ${lead === undefined ? 'not in the ledger' : deliveryOutcomeText(lead, stillHeldKeys)}; a re-read sends nothing`
+          : `${damaged ? 'its collapsedLead is damaged, so the lead its story marker names: ' : ''}lead ${leadArticleKey}, ${
               lead === undefined
                 ? `not in the ledger: queued for a publisher still, or it never reached the audience and ${resent}`
                 : copyLeadEntryLost(lead)

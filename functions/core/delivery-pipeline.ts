@@ -294,6 +294,8 @@ export class DeliveryPipeline {
    * it: a later copy in the same run collapses without reading the marker again.
    */
   readonly #leads = new Map<string, string>();
+  /** Stories (`audienceId|storyId`) whose marker this run wrote (or, in a dry run, would write). */
+  readonly #markedStories = new Set<string>();
   /**
    * Delivery ids this run held, and story leads an earlier run held that are not released yet:
    * an urgent copy of such a lead's story is not collapsed into it ({@link #renderFresh}).
@@ -634,6 +636,7 @@ export class DeliveryPipeline {
       }
       if (storyId !== undefined && newLead) {
         this.#leads.set(leadId(match.audienceId, storyId), article.key);
+        this.#markedStories.add(leadId(match.audienceId, storyId));
         markers.push({
           ...storyMarkerKey(match.audienceId, storyId),
           deliveredAt: now,
@@ -666,16 +669,17 @@ export class DeliveryPipeline {
    * Adds to `entries` the story markers of collapsed copies written before `collapsedLead` existed
    * that the batch's read did not ask for because their audience does not collapse stories now:
    * without its marker, such a copy's lead is unknown ({@link leadOfCollapsedCopy}). One more
-   * read, only when the batch holds such a copy. Not for a story this run leads already: its
-   * marker is this run's (written, or in a dry run as good as written), younger than any copy
-   * recorded before, so the copy's lead is unknown whatever the ledger says now; reading the older
-   * one would judge a dry run otherwise than the run.
+   * read, only when the batch holds such a copy. Not for a story whose marker this run wrote (or,
+   * in a dry run, would write): that marker is younger than any copy recorded before, so the
+   * copy's lead is unknown whatever the ledger says now, and reading the older one would judge a
+   * dry run otherwise than the run. A story this run leads from the marker the ledger holds has
+   * no new marker: that one is read, and names the copy's lead.
    */
   async #readLegacyMarkers(entries: Map<string, DeliveryRecord>, markerIds: ReadonlySet<string>): Promise<void> {
     const missing = new Map<string, DeliveryKey>();
     for (const entry of entries.values()) {
       if (entry.collapsedInto === undefined || entry.collapsedLead !== undefined) continue;
-      if (this.#leads.has(leadId(entry.audienceId, entry.collapsedInto))) continue;
+      if (this.#markedStories.has(leadId(entry.audienceId, entry.collapsedInto))) continue;
       const marker = storyMarkerKey(entry.audienceId, entry.collapsedInto);
       const id = deliveryId(marker);
       if (!markerIds.has(id) && !entries.has(id)) missing.set(id, marker);

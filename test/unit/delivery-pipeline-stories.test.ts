@@ -806,6 +806,24 @@ describe('a copy recorded as collapsed, read again, is judged by the lead it wen
     expect(publishedKeys(again.notifier).filter((id) => id.startsWith('desk|'))).toEqual(['desk|id:s1-1']);
   });
 
+  it('the same for a copy recorded before collapsedLead existed, whose lead is led again from the marker the ledger holds (found by review)', async () => {
+    const desk = audienceOf('desk', { collapse: 'story' });
+    const others = audienceOf('others');
+    const { state, x, y } = await deadLetteredLead();
+    const { collapsedLead: _lead, ...legacy } = state.ledger.get('desk|id:s1-1') as DeliveryRecord;
+    state.ledger.set('desk|id:s1-1', legacy);
+    const refusing = refusingForGood(x);
+    const again = pipelineFor([desk, others], { state, notifier: refusing });
+    await again.pipeline.add([
+      matchOf('desk', x),
+      ...Array.from({ length: 99 }, (_, index) => matchOf('others', article(`filler-${index}`))),
+    ]);
+    await again.pipeline.add([matchOf('desk', y)]);
+    await again.pipeline.flush();
+    expect(again.counts.notificationsParked).toBe(1);
+    expect(publishedKeys(again.notifier).filter((id) => id.startsWith('desk|'))).toEqual(['desk|id:s1-1']);
+  });
+
   it('is planned again when the dropped lead is read in the same batch: the lead is not sent again (found by review)', async () => {
     const state = await releasedHeldLead({ releaseOutcome: 'dropped' });
     const later = await run(state, morning + 60_000, [matchOf('desk', copy), matchOf('desk', lead)]);

@@ -79,4 +79,24 @@ describe('deliveries --article on a copy recorded before collapsedLead existed, 
       ).status,
     ).toContain('the lead it went with is damaged in its entry; the story marker now names id:later');
   });
+  it('says a damaged collapsedLead is damaged whatever the marker says', () => {
+    const damagedCopy: DeliveryRecord = { ...copy, malformed: ['collapsedLead'] };
+    const older: DeliveryRecord = { ...marker, deliveredAt: copyAt - 1000, leadArticleKey: 'id:first' };
+    expect(
+      ledgerState(
+        audienceId,
+        'id:copy',
+        new Map([
+          [deliveryId(damagedCopy), damagedCopy],
+          [deliveryId(older), older],
+        ]),
+        undefined,
+        undefined,
+      ).status,
+    ).toContain('its collapsedLead is damaged, so the lead its story marker names: lead id:first, not in the ledger');
+    expect(
+      ledgerState(audienceId, 'id:copy', new Map([[deliveryId(damagedCopy), damagedCopy]]), undefined, undefined)
+        .status,
+    ).toContain('its collapsedLead is damaged and its story marker is gone from the ledger; a re-read sends nothing');
+  });
 });
