@@ -2,6 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { type DeliveryRecord, deliveryId, storyMarkerKey } from '#core/ports';
 import { ledgerState } from '../../cli/workbench/ledger-state.ts';
 
+/** What `deliveries --article id:copy` says of the copy, given these entries of the ledger. */
+const statusOf = (...records: DeliveryRecord[]): string =>
+  ledgerState('desk', 'id:copy', new Map(records.map((record) => [deliveryId(record), record])), undefined, undefined)
+    .status;
+
 describe('deliveries --article on a copy recorded before collapsedLead existed, whose marker is younger (found by review)', () => {
   const audienceId = 'desk';
   const copyAt = Date.UTC(2026, 10, 22, 11, 0);
@@ -53,50 +58,22 @@ describe('deliveries --article on a copy recorded before collapsedLead existed, 
       storyId: 'story-1',
       malformed: ['leadArticleKey'],
     };
-    expect(
-      ledgerState(
-        audienceId,
-        'id:copy',
-        new Map([
-          [deliveryId(copy), copy],
-          [deliveryId(damagedMarker), damagedMarker],
-        ]),
-        undefined,
-        undefined,
-      ).status,
-    ).toContain('its story marker names no lead (damaged by hand); a re-read sends nothing');
+    expect(statusOf(copy, damagedMarker)).toContain(
+      'its story marker names no lead (damaged by hand); a re-read sends nothing',
+    );
     const damagedCopy: DeliveryRecord = { ...copy, malformed: ['collapsedLead'] };
-    expect(
-      ledgerState(
-        audienceId,
-        'id:copy',
-        new Map([
-          [deliveryId(damagedCopy), damagedCopy],
-          [deliveryId(marker), marker],
-        ]),
-        undefined,
-        undefined,
-      ).status,
-    ).toContain('the lead it went with is damaged in its entry; the story marker now names id:later');
+    expect(statusOf(damagedCopy, marker)).toContain(
+      'the lead it went with is damaged in its entry; the story marker now names id:later',
+    );
   });
   it('says a damaged collapsedLead is damaged whatever the marker says', () => {
     const damagedCopy: DeliveryRecord = { ...copy, malformed: ['collapsedLead'] };
     const older: DeliveryRecord = { ...marker, deliveredAt: copyAt - 1000, leadArticleKey: 'id:first' };
-    expect(
-      ledgerState(
-        audienceId,
-        'id:copy',
-        new Map([
-          [deliveryId(damagedCopy), damagedCopy],
-          [deliveryId(older), older],
-        ]),
-        undefined,
-        undefined,
-      ).status,
-    ).toContain('its collapsedLead is damaged, so the lead its story marker names: lead id:first, not in the ledger');
-    expect(
-      ledgerState(audienceId, 'id:copy', new Map([[deliveryId(damagedCopy), damagedCopy]]), undefined, undefined)
-        .status,
-    ).toContain('its collapsedLead is damaged and its story marker is gone from the ledger; a re-read sends nothing');
+    expect(statusOf(damagedCopy, older)).toContain(
+      'its collapsedLead is damaged, so the lead its story marker names: lead id:first, not in the ledger',
+    );
+    expect(statusOf(damagedCopy)).toContain(
+      'its collapsedLead is damaged and its story marker is gone from the ledger; a re-read sends nothing',
+    );
   });
 });
