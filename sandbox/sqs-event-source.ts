@@ -68,7 +68,9 @@ export interface LocalEventSourceOptions {
   /**
    * Long-poll wait of each ReceiveMessage. Default 0 (short polls, with a backoff from 10 to
    * 200 ms while the queue is empty): moto's long poll never returns when the process runs under
-   * libfaketime, as CI runs the tests with the clock moved ahead.
+   * libfaketime, as CI runs the tests with the clock moved ahead. Receives go one at a time (see
+   * the module comment), so with a long poll the pollers wait behind each other's polls on an
+   * empty queue, and `stop()` may wait for each in turn.
    */
   readonly waitTimeSeconds?: number;
   /**

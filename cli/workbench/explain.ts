@@ -7,7 +7,7 @@
 import { DynamoStateStore } from '#aws/dynamo-state-store';
 import { DynamoStoryStore } from '#aws/dynamo-story-index';
 import { localDate } from '#core/delivery-plan';
-import { copyLeadEntryLost, leadOfCollapsedCopy } from '#core/ledger-facts';
+import { leadOfCollapsedCopy, whyCopyLeadLost } from '#core/ledger-facts';
 import { compileRules } from '#core/matcher';
 import type { Article, Audience, AudienceMatch, Rule } from '#core/model';
 import { parseAudience, parseRule } from '#core/model';
@@ -234,7 +234,7 @@ export async function deliveryOf(
 
 /**
  * For a ledger entry of a collapsed copy: its lead, and why it never reached the audience, as the
- * run judges it from the ledger (delivery-pipeline.ts `copyLeadEntryLost`); undefined when it did,
+ * run judges it from the ledger (ledger-facts.ts `whyCopyLeadLost`); undefined when it did,
  * or when the entry is not a collapsed copy or its lead is not known.
  */
 export async function copyLeadLostOf(
@@ -251,13 +251,6 @@ export async function copyLeadLostOf(
   const lead = leadOfCollapsedCopy(entry, marker);
   if (lead === undefined || lead === entry.articleKey) return undefined;
   const leadKey = { audienceId: entry.audienceId, articleKey: lead };
-  const leadEntry = (await state.readDeliveries([leadKey])).get(deliveryId(leadKey));
-  if (!copyLeadEntryLost(leadEntry)) return undefined;
-  const why =
-    leadEntry === undefined
-      ? 'the ledger has no entry for it'
-      : leadEntry.collapsedInto !== undefined
-        ? 'it was itself recorded as a collapsed copy'
-        : 'a digest release dropped it';
-  return { lead, why };
+  const why = whyCopyLeadLost((await state.readDeliveries([leadKey])).get(deliveryId(leadKey)));
+  return why === undefined ? undefined : { lead, why };
 }

@@ -7,7 +7,7 @@
  * own entry, its story's marker, the lead's entry), never guessed; an entry that is missing is
  * said to be missing. It only reads.
  */
-import { copyLeadEntryLost, leadOfCollapsedCopy, outcomeFieldsDamaged } from '#core/ledger-facts';
+import { leadOfCollapsedCopy, outcomeFieldsDamaged, whyCopyLeadLost } from '#core/ledger-facts';
 import type { DeliveryRecord, HeldState, UndeliverableRecord } from '#core/ports';
 import { deliveryId, readUpdateNoticeKey, storyMarkerKey, storyOfMarker } from '#core/ports';
 import { stillHeld } from '#core/workbench/holds';
@@ -190,33 +190,11 @@ export function ledgerState(
   if (entry.collapsedInto !== undefined) {
     const storyId = entry.collapsedInto;
     const marker = entries.get(deliveryId(storyMarkerKey(audienceId, storyId)));
-    // The lead the copy went with: its own, or for an entry from before `collapsedLead`, the one a
-    // marker no younger than it names. A younger marker names a later lead, not the copy's: the
-    // run then judges the copy as handled, and so does this line.
     const ownLead = leadOfCollapsedCopy(entry, marker);
     const leadArticleKey = ownLead ?? marker?.leadArticleKey;
     const lead =
       leadArticleKey === undefined ? undefined : entries.get(deliveryId({ audienceId, articleKey: leadArticleKey }));
-    // As the run judges it (ledger-facts.ts copyLeadEntryLost): a run that reads this copy again sends it.
-    const resent = 'a run that reads this copy again sends it, and it carries the story';
-    // A hand edit that damaged `collapsedLead`: the lead is the marker's, as the run takes it.
-    const damaged = entry.malformed?.includes('collapsedLead') === true;
-    const leadText =
-      leadArticleKey === undefined
-        ? `${damaged ? 'its collapsedLead is damaged and ' : ''}${marker === undefined ? 'its story marker is gone from the ledger' : 'its story marker names no lead (damaged by hand)'}; a re-read sends nothing`
-        : ownLead === undefined
-          ? `the lead it went with is ${damaged ? 'damaged in its entry' : 'not recorded'}; the story marker now names ${leadArticleKey}, ${lead === undefined ? 'not in the ledger' : deliveryOutcomeText(lead, stillHeldKeys)}; a re-read sends nothing`
-          : `${damaged ? 'its collapsedLead is damaged, so the lead its story marker names: ' : ''}lead ${leadArticleKey}, ${
-              lead === undefined
-                ? `not in the ledger: queued for a publisher still, or it never reached the audience and ${resent}`
-                : copyLeadEntryLost(lead)
-                  ? `${
-                      lead.collapsedInto === undefined
-                        ? deliveryOutcomeText(lead, stillHeldKeys)
-                        : `itself recorded as a collapsed copy of story ${lead.collapsedInto}`
-                    }, so it never carried the story: ${resent}`
-                  : deliveryOutcomeText(lead, stillHeldKeys)
-            }`;
+    const leadText = collapsedLeadText(entry, marker, ownLead, lead, stillHeldKeys);
     return {
       ...base,
       kind: 'collapsed',
@@ -235,6 +213,47 @@ export function ledgerState(
     storyId: entry.storyId,
     status: `${deliveryOutcomeText(entry, stillHeldKeys)}${story}`,
   };
+}
+
+/**
+ * What a collapsed copy's line says of its lead, as the run judges the copy when it reads it again:
+ * the lead it went with (`ownLead`: its own, or for an entry from before `collapsedLead` the one a
+ * marker no younger than it names), and whether a re-read sends the copy. A younger marker names a
+ * later lead, not the copy's: the run then judges the copy as handled, and so does this line.
+ */
+function collapsedLeadText(
+  entry: DeliveryRecord,
+  marker: DeliveryRecord | undefined,
+  ownLead: string | undefined,
+  lead: DeliveryRecord | undefined,
+  stillHeldKeys: ReadonlySet<string> | undefined,
+): string {
+  // A hand edit that damaged `collapsedLead`: the lead is the marker's, as the run takes it.
+  const damaged = entry.malformed?.includes('collapsedLead') === true;
+  const markerLead = marker?.leadArticleKey;
+  if (ownLead === undefined && markerLead === undefined) {
+    const why =
+      marker === undefined
+        ? 'its story marker is gone from the ledger'
+        : 'its story marker names no lead (damaged by hand)';
+    return `${damaged ? 'its collapsedLead is damaged and ' : ''}${why}; a re-read sends nothing`;
+  }
+  const leadOutcome = lead === undefined ? 'not in the ledger' : deliveryOutcomeText(lead, stillHeldKeys);
+  if (ownLead === undefined) {
+    return `the lead it went with is ${damaged ? 'damaged in its entry' : 'not recorded'}; the story marker now names ${markerLead}, ${leadOutcome}; a re-read sends nothing`;
+  }
+  const prefix = `${damaged ? 'its collapsedLead is damaged, so the lead its story marker names: ' : ''}lead ${ownLead}`;
+  const why = whyCopyLeadLost(lead);
+  if (why === undefined) return `${prefix}, ${leadOutcome}`;
+  const resent = 'a run that reads this copy again sends it, and it carries the story';
+  if (lead === undefined) {
+    return `${prefix}, not in the ledger: queued for a publisher still, or it never reached the audience and ${resent}`;
+  }
+  const what =
+    lead.collapsedInto === undefined
+      ? leadOutcome
+      : `itself recorded as a collapsed copy of story ${lead.collapsedInto}`;
+  return `${prefix}, ${what}, so it never carried the story: ${resent}`;
 }
 
 /** The kinds of key the delivery ledger holds: articles (`id:`, `url:`) and its own entries. */

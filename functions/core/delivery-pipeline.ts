@@ -29,8 +29,9 @@
  * the watermark before it; the next copy carries the story. A copy recorded as collapsed into a
  * lead that never reached the audience (its `collapsedLead` has no entry, or a release dropped
  * it; sharded: the lead's work item never published, and the lead did not match again on the
- * re-read) is planned again when it is read again: its entry is deleted and it carries the
- * story. Without an index, and for `collapse: 'none'` audiences, every copy is its own alert, with the same requests as before.
+ * re-read) is planned again when it is read again, also once its audience stopped collapsing:
+ * its entry is deleted and it carries the story. Without an index, and for `collapse: 'none'`
+ * audiences, every copy is its own alert.
  *
  * Updates (`updates: 'notify'`): ledger entries carry the article's status and title hash
  * (ledger-facts.ts). A match already in the ledger that came back changed gets one update notice
@@ -314,7 +315,11 @@ export class DeliveryPipeline {
    * sends after that read is queued or in flight, which #copyLeadFate checks first.
    */
   readonly #leadEntriesRead = new Map<string, DeliveryRecord | undefined>();
-  /** This run's story leads that did not reach their audience (not rendered, not sent, parked). */
+  /**
+   * Delivery ids this run planned that did not reach their audience: story leads not sent (failed
+   * for now, or parked), and every message refused for good or unrenderable. A copy recorded as
+   * collapsed into one of them carries its story ({@link #copyLeadFate}).
+   */
   readonly #failedLeads = new Set<string>();
   /**
    * Copies an earlier run recorded as collapsed into a lead this run is sending now (in flight, or
@@ -515,8 +520,8 @@ export class DeliveryPipeline {
         copyLead === undefined || this.#queued.has(id)
           ? 'reached'
           : this.#copyLeadFate(match.audienceId, copyLead, article.key, leadEntries, inBatch);
-      if (fate === 'pending')
-        this.#awaitLead(deliveryId({ articleKey: copyLead ?? '', audienceId: match.audienceId }), original);
+      if (fate === 'pending' && copyLead !== undefined)
+        this.#awaitLead(deliveryId({ articleKey: copyLead, audienceId: match.audienceId }), original);
       const lostStory = fate === 'lost';
       if (lostStory) forgotten.push({ articleKey: article.key, audienceId: match.audienceId });
       if ((delivered.has(id) && !lostStory) || this.#queued.has(id)) {

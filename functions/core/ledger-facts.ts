@@ -120,12 +120,21 @@ export function leadOfCollapsedCopy(entry: DeliveryRecord, marker: DeliveryRecor
 }
 
 /**
- * Whether the ledger says a copy's lead ({@link leadOfCollapsedCopy}) never carried the story to
- * the audience: it has no entry, a digest release dropped it, or it is itself a collapsed copy.
- * Not delivery-pipeline.ts `leadReached`: a lead held for a digest that was parked is still owed
- * to the audience by `replay --parked`, which sends the digest as it is, so the copies recorded
- * with it wait too. What the run knows beside the ledger (a lead it is sending now) the pipeline
- * decides (`#copyLeadFate`); `deliveries --article` and `rules explain` go by the ledger alone.
+ * Why the ledger says a copy's lead ({@link leadOfCollapsedCopy}) never carried the story to the
+ * audience, or undefined when it did: it has no entry, a digest release dropped it, or it is
+ * itself a collapsed copy. Not delivery-pipeline.ts `leadReached`: a lead held for a digest that
+ * was parked is still owed to the audience by `replay --parked`, which sends the digest as it is,
+ * so the copies recorded with it wait too. What the run knows beside the ledger (a lead it is
+ * sending now) the pipeline decides (`#copyLeadFate`); `deliveries --article` and `rules explain`
+ * go by the ledger alone.
  */
+export function whyCopyLeadLost(leadEntry: DeliveryRecord | undefined): string | undefined {
+  if (leadEntry === undefined) return 'the ledger has no entry for it';
+  if (leadEntry.collapsedInto !== undefined) return 'it was itself recorded as a collapsed copy';
+  if (leadEntry.releaseOutcome === 'dropped') return 'a digest release dropped it';
+  return undefined;
+}
+
+/** Whether {@link whyCopyLeadLost} has a reason: the copy is planned again when read again. */
 export const copyLeadEntryLost = (leadEntry: DeliveryRecord | undefined): boolean =>
-  leadEntry === undefined || leadEntry.releaseOutcome === 'dropped' || leadEntry.collapsedInto !== undefined;
+  whyCopyLeadLost(leadEntry) !== undefined;

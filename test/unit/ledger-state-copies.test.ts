@@ -25,12 +25,8 @@ describe('deliveries --article on a copy recorded before collapsedLead existed, 
     leadArticleKey: 'id:later',
   };
   it('does not claim a re-read sends it (the run judges it reached: its lead is unknown)', () => {
-    const entries = new Map([
-      [deliveryId(copy), copy],
-      [deliveryId(marker), marker],
-    ]);
-    const state = ledgerState(audienceId, 'id:copy', entries, undefined, undefined);
-    expect(state.status).not.toContain('a run that reads this copy again sends it');
+    expect(statusOf(copy, marker)).toContain('the lead it went with is not recorded');
+    expect(statusOf(copy, marker)).not.toContain('a run that reads this copy again sends it');
   });
   it('nor when the younger marker names a lead a digest release dropped', () => {
     const later: DeliveryRecord = {
@@ -42,13 +38,7 @@ describe('deliveries --article on a copy recorded before collapsedLead existed, 
       releasedAt: copyAt + 90 * 60_000,
       releaseOutcome: 'dropped',
     } as DeliveryRecord;
-    const entries = new Map([
-      [deliveryId(copy), copy],
-      [deliveryId(marker), marker],
-      [deliveryId(later), later],
-    ]);
-    const state = ledgerState(audienceId, 'id:copy', entries, undefined, undefined);
-    expect(state.status).not.toContain('a run that reads this copy again sends it');
+    expect(statusOf(copy, marker, later)).not.toContain('a run that reads this copy again sends it');
   });
   it('says what it knows of a damaged marker or a damaged collapsedLead, and that a re-read sends nothing', () => {
     const damagedMarker: DeliveryRecord = {
