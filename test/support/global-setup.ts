@@ -40,6 +40,26 @@ async function buildCli(): Promise<void> {
   }
 }
 
+/**
+ * Points the run's temporary files (`os.tmpdir()`: the test workers, moto, Chromium and the CLI
+ * processes they start all inherit TMPDIR) at a directory of this run's own, removed when the run
+ * ends. Without it every run left its synthesized CDK assemblies (`cdk.out*`, CDK's default when an
+ * App is given no outdir), mail directories and browser profiles in /tmp: about 150 directories
+ * and tens of megabytes a run.
+ */
+function useOwnTemporaryDirectory(): { remove(): void } {
+  const before = process.env.TMPDIR;
+  const directory = mkdtempSync(join(tmpdir(), 'news-alerts-test-run-'));
+  process.env.TMPDIR = directory;
+  return {
+    remove() {
+      if (before === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = before;
+      rmSync(directory, { recursive: true, force: true });
+    },
+  };
+}
+
 async function startAws() {
   const ca = await createCertificateAuthority();
   const dir = mkdtempSync(join(tmpdir(), 'news-alerts-test-'));
@@ -62,13 +82,21 @@ async function startAws() {
 }
 
 export default async function setup(project: TestProject) {
+  const temporary = useOwnTemporaryDirectory();
   project.onTestsRerun(buildCli);
   const [build, aws] = await Promise.allSettled([buildCli(), startAws()]);
   if (build.status === 'rejected' || aws.status === 'rejected') {
     if (aws.status === 'fulfilled') await aws.value.stop();
+    temporary.remove();
     throw build.status === 'rejected' ? build.reason : (aws as PromiseRejectedResult).reason;
   }
   project.provide('motoEndpoint', aws.value.moto.endpoint);
   project.provide('sandboxCa', aws.value.ca);
-  return () => aws.value.stop();
+  return async () => {
+    try {
+      await aws.value.stop();
+    } finally {
+      temporary.remove();
+    }
+  };
 }
