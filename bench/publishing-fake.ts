@@ -594,6 +594,11 @@ export interface FakePublishingResults {
   readonly single: FakeRun;
   /** By publisher count, ascending. */
   readonly sharded: readonly FakeRun[];
+  /**
+   * By publisher count (as `sharded`), each round's CPU per notification against the same round's
+   * single run: how far the ratio moves from round to round on this host.
+   */
+  readonly cpuRatioByRound: readonly (readonly number[])[];
 }
 
 /** One configuration's runs as one: medians of rate, wall and CPU; invalid if any run was. */
@@ -637,7 +642,11 @@ export async function runFakePublishing(
       sharded[index]?.push(await fakeSharded(options, publishers));
     progress?.(`publishing (zero-CPU emulator): round ${round} of ${rounds}`);
   }
-  return { options, rounds, single: medianRun(singles), sharded: sharded.map(medianRun) };
+  const perNotification = (run: FakeRun) => run.cpuMs / run.notifications;
+  const cpuRatioByRound = sharded.map((runs) =>
+    runs.map((run, round) => perNotification(run) / perNotification(singles[round] as FakeRun)),
+  );
+  return { options, rounds, single: medianRun(singles), sharded: sharded.map(medianRun), cpuRatioByRound };
 }
 
 function describeRun(run: FakeRun, single: FakeRun | undefined): string {

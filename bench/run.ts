@@ -165,7 +165,7 @@ const plans: Record<'full' | 'quick', Plan> = {
     // publisher, 50,000 more than 20 minutes), so the full run measures a fifth of it with the
     // same 25 notifications per audience; the rates and CPU per notification it compares are per
     // notification, and the section says what it ran.
-    publishing: { notifications: 10_000, audiences: 400, publisherConcurrencies: [1, 4, 16], fakeRounds: 3 },
+    publishing: { notifications: 10_000, audiences: 400, publisherConcurrencies: [1, 4, 16], fakeRounds: 5 },
     providerDay: {
       articlesPerDay: 100_000,
       // The targets' scenario (typical lateness, counted reading, the default) first on each

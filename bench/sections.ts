@@ -1470,7 +1470,7 @@ function shardedCostTargets(results: PublishingResults): TargetCheck[] {
     },
     {
       target: cpuTarget,
-      measured: `${fake.sharded.map((run) => `${formatRatio(ratio(run), 2)} at ${fakePublishers(run)}`).join(', ')}; for information: ${fake.sharded.map((run) => formatMs(cpu(run))).join(', ')} per notification against ${formatMs(cpu(fake.single))}${motoCpu}`,
+      measured: `${fake.sharded.map((run) => `${formatRatio(ratio(run), 2)} at ${fakePublishers(run)}`).join(', ')}; for information: ${fake.sharded.map((run) => formatMs(cpu(run))).join(', ')} per notification against ${formatMs(cpu(fake.single))}; round by round (each against its round's single run): ${fake.sharded.map((run, index) => `${(fake.cpuRatioByRound[index] ?? []).map((value) => formatRatio(value, 2)).join(', ')} at ${fakePublishers(run)}`).join('; ')}${motoCpu}`,
       met: cpuMet,
       ...(cpuMet
         ? {}
