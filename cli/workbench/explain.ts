@@ -229,6 +229,7 @@ export async function deliveryOf(
     releasedUnrecorded,
     copyLeadLost,
     reading,
+    cli: newsAlerts(),
   });
 }
 

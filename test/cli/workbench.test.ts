@@ -249,7 +249,10 @@ describe('rules explain <rule>', () => {
     expect(unread).toMatchObject({ audienceId: 'wb-late', outcome: 'unread' });
     const reading = unread?.steps.find((step) => step.step === 'reading')?.why ?? '';
     expect(reading).toMatch(/more than LATE_ARRIVAL_MINUTES \(60\) before the watermark/);
-    const replay = /news-alerts (replay --from \S+ --to \S+ --audience wb-late)$/.exec(reading)?.[1];
+    // Named on the target explained: pasted into the same shell, it acts on this sandbox, not on a stack.
+    const hinted = /(news-alerts \S+ \S+) (replay --from \S+ --to \S+ --audience wb-late)$/.exec(reading);
+    expect(hinted?.[1], reading).toBe(`news-alerts --sandbox-file ${sandbox.descriptorPath}`);
+    const replay = hinted?.[2];
     expect(replay, reading).toBeDefined();
     const text = await sandbox.cli(['rules', 'explain', 'wb-late-tourism', '--article', 'id:wb-glacier-2']);
     expect(text.stdout).toContain('delivery to wb-late: not sent: no scheduled run reads it (a replay does)');
@@ -346,7 +349,7 @@ describe('rules explain <rule>', () => {
     expect(old).toMatchObject({ audienceId: 'wb-older', outcome: 'unread' });
     const reading = old?.steps.find((step) => step.step === 'reading')?.why ?? '';
     expect(reading).toContain('no scheduled run will read it');
-    expect(reading).toMatch(/news-alerts replay --from \S+ --to \S+ --audience wb-older$/);
+    expect(reading).toMatch(/news-alerts --sandbox-file \S+ replay --from \S+ --to \S+ --audience wb-older$/);
     // Published now: the next run reads it.
     expect((await explainAt(Date.now()))?.steps.find((step) => step.step === 'reading')?.why).toContain(
       'the next run reads it',

@@ -213,6 +213,13 @@ export interface DeliveryFacts {
    */
   readonly copyLeadLost?: { readonly lead: string; readonly why: string } | undefined;
   /**
+   * How the reader runs the CLI on the target explained (`news-alerts --local`, cli/hints.ts
+   * `newsAlerts`): the start of the command lines the explanation suggests, so a suggestion pasted
+   * into the same shell acts on that target, never on the deployed stack instead. Default
+   * `news-alerts`.
+   */
+  readonly cli?: string | undefined;
+  /**
    * Where the scheduled runs read: the watermark and how late the provider may list an article
    * and still be read (LATE_ARRIVAL_MINUTES), or why that cannot be told. Without it, reading is
    * not judged.
@@ -352,7 +359,7 @@ export function explainDelivery(
     const { watermarkAt, overlapMs, lateArrivalMs, ruleSavedAt, earliestReadAt } = facts.reading;
     const published = match.article.publishedAt;
     const minutes = Math.round(lateArrivalMs / 60_000);
-    const replay = `news-alerts replay --from ${iso(published)} --to ${iso(published)} --audience ${audience.audienceId}`;
+    const replay = `${facts.cli ?? 'news-alerts'} replay --from ${iso(published)} --to ${iso(published)} --audience ${audience.audienceId}`;
     // A copy of a story the audience has: a replay records it as collapsed too, it sends nothing.
     const replayHint = (send: string) =>
       collapses(audience, facts, match) ? 'a replay would collapse it as well' : `${send}: ${replay}`;
