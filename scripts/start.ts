@@ -17,7 +17,7 @@
  * Usage errors exit 2 with one line (and where help is); a failed run or check exits 1.
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import type { RunSummary } from '#core/alert-run';
 import { ConfigError } from '#core/errors';
@@ -110,6 +110,16 @@ const instant = (value: string): number => {
   return at;
 };
 
+/**
+ * A path given on the command line, as the user meant it: npm runs `npm start` in the project's
+ * root whatever directory it was typed in (`cd sandbox && npm start -- --rules mine.yaml`, or
+ * `npm --prefix <clone> start`), and says where that was in INIT_CWD. `-` (stdin) stays as it is.
+ */
+function typedPath(path: string): string {
+  const typedIn = process.env.npm_lifecycle_event === 'start' ? process.env.INIT_CWD : undefined;
+  return path === '-' || typedIn === undefined || typedIn === '' ? path : resolve(typedIn, path);
+}
+
 const program = new Command('npm start --')
   .description(
     'Run news-alerts end to end on this machine: local AWS emulator (moto server), the bundled news API simulator, example audiences and rules.',
@@ -133,26 +143,30 @@ const program = new Command('npm start --')
     'pin the clock of the simulator and the runs, e.g. 2026-11-22T09:00:00+09:00 (with --provider-url: cycles are --interval apart on that clock, without waiting)',
     instant,
   )
-  .option('--audiences <file>', 'YAML/JSON audiences to create instead of the examples (as `audiences create --file`)')
-  .option('--rules <file>', 'YAML/JSON rules to put instead of the examples (as `rules put --file`)')
+  .option(
+    '--audiences <file>',
+    'YAML/JSON audiences to create instead of the examples (as `audiences create --file`)',
+    typedPath,
+  )
+  .option('--rules <file>', 'YAML/JSON rules to put instead of the examples (as `rules put --file`)', typedPath)
   .option(
     '--initial-lookback <minutes>',
     `where the first cycle starts (default ${simulatorInitialLookbackMinutes} with the simulator, ${deployedInitialLookbackMinutes} with --provider-url: the deployed default)`,
     minutes,
   )
   .option('--provider-url <url>', 'use this News Lookup provider instead of the simulator (https:// only)')
-  .option('--provider-ca <file>', 'PEM file of an extra CA to trust for the provider')
+  .option('--provider-ca <file>', 'PEM file of an extra CA to trust for the provider', typedPath)
   .addOption(
     new Option(
       '--api-key <key>',
       'provider API key (prefer the NEWS_API_KEY variable: arguments show in the process list)',
     ).env('NEWS_API_KEY'),
   )
-  .option('--response-mapping <file>', 'JSON file overriding where fields live in the provider response')
+  .option('--response-mapping <file>', 'JSON file overriding where fields live in the provider response', typedPath)
   .option('--provider-time-zone <zone>', 'provider time zone (IANA) for date-only ranges and zone-less timestamps')
   .option('--page-size <n>', 'articles per page', positiveInteger)
   .option('--interval <seconds>', 'seconds between cycles with an external provider', positiveInteger, 60)
-  .option('--mail-dir <dir>', 'where SES email is written as .eml files (default .sandbox/start-mail)')
+  .option('--mail-dir <dir>', 'where SES email is written as .eml files (default .sandbox/start-mail)', typedPath)
   .option(
     '--spike-demo',
     'spike alerts: a rule with three weeks of counts, a burst on its topic, one alert then an update',

@@ -39,11 +39,15 @@ const now = Date.parse('2026-11-22T09:00:00+09:00');
 function npmStart(
   args: string[],
   env: Record<string, string> = {},
+  /** Typed in another directory than the clone's: `npm --prefix <clone> start` there. */
+  typedIn?: string,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn('npm', ['start', '--silent', '--', ...args], {
+    const prefix = typedIn === undefined ? [] : ['--prefix', process.cwd()];
+    const child = spawn('npm', [...prefix, 'start', '--silent', '--', ...args], {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, ...env },
+      ...(typedIn === undefined ? {} : { cwd: typedIn }),
     });
     let stdout = '';
     let stderr = '';
@@ -313,6 +317,23 @@ describe('npm start', () => {
     expect(stderr).toContain(`${rules}:3: rule "ok-rule": audience "nobody" is not in the example audiences`);
     expect(stderr).toContain(`${rules}:8: rule "typo": unknown attribute "keyword" (did you mean "keywords"?)`);
     expect(stderr).not.toContain('starting moto');
+  });
+
+  it('reads --rules and --audiences given relative to the directory npm start was typed in, not the clone', async () => {
+    const typedIn = join(dir, 'typed-in');
+    mkdirSync(typedIn, { recursive: true });
+    writeFileSync(join(typedIn, 'my-audiences.yaml'), 'audienceId: mine\nname: Mine\ntimeZone: UTC\n');
+    writeFileSync(join(typedIn, 'my-rules.yaml'), 'ruleId: r\naudienceId: nobody\nkeywords: [x]\n');
+    const { code, stderr } = await npmStart(
+      ['--once', '--audiences', 'my-audiences.yaml', '--rules', 'my-rules.yaml'],
+      {},
+      typedIn,
+    );
+    // Both files were read where they were typed: the rule's audience is checked against the file's.
+    expect(code, stderr).toBe(2);
+    const rules = join(typedIn, 'my-rules.yaml');
+    expect(stderr).toContain(`${rules}:2: rule "r": audience "nobody" is not in ${join(typedIn, 'my-audiences.yaml')}`);
+    expect(stderr).not.toContain('ENOENT');
   });
 
   it('--audiences and --rules: your audiences get exactly what your rules match, checked against the simulator', async () => {
