@@ -120,7 +120,8 @@ export async function planRestore(target: Target, ruleId: string, label: string,
   }
   return {
     ruleId,
-    label,
+    // As the history lists it: `03` or ` 3` find version 3, and the record says 3.
+    label: version.label,
     version,
     current: view.current,
     changes: diffVersions(view.current, version.item),

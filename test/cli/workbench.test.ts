@@ -421,7 +421,8 @@ describe('rules history and restore', () => {
       ],
     });
 
-    const restored = await sandbox.cli(['--json', 'rules', 'restore', 'wb-temp', '--version', '1', '--yes'], {
+    // Written `01`: it finds version 1, and the record says 1, as the history lists it.
+    const restored = await sandbox.cli(['--json', 'rules', 'restore', 'wb-temp', '--version', '01', '--yes'], {
       env: { NEWS_ALERTS_ACTOR: 'lee@ops' },
     });
     expect(restored.code, restored.stderr).toBe(0);
@@ -429,6 +430,7 @@ describe('rules history and restore', () => {
     expect(restored.json()).toMatchObject({ ruleId: 'wb-temp', action: 'restored', restoredFrom: '1', version: 2 });
     const history = await sandbox.cli(['--json', 'rules', 'history', 'wb-temp']);
     expect(history.stderr).not.toContain('changed outside the CLI');
+    expect(history.json<HistoryJson>().versions[0]).toMatchObject({ restoredFrom: '1' });
     expect(history.json<HistoryJson>().versions.map((entry) => [entry.version, entry.actor, entry.action])).toEqual([
       ['2', 'lee@ops', 'restored'],
       ['1.1', 'kim@ops', 'deleted'],
