@@ -33,6 +33,7 @@ import { backtestRecord, textChart } from '#core/spikes/backtest';
 import { PRESETS, SPIKE_PRESETS, SpikeDetector, type SpikePreset, spikeModel } from '#core/spikes/detector';
 import {
   bucketLengthOf,
+  checkBucketFitsRows,
   checkSeriesSpan,
   evaluateSeries,
   labelsOf,
@@ -323,6 +324,7 @@ async function evaluate(context: CommandContext, _args: readonly unknown[], opti
     );
     const bucketMs =
       options.bucketMinutes === undefined ? bucketLengthOf(series, source) : options.bucketMinutes * 60_000;
+    if (options.bucketMinutes !== undefined) checkBucketFitsRows(series, bucketMs, source);
     // Refused before any work: a far-off timestamp would keep the detector stepping for hours.
     checkSeriesSpan(series, bucketMs, source);
     const labels =

@@ -383,6 +383,21 @@ describe('news-alerts spikes evaluate', () => {
       /^warning: .*paths\.csv: only 400 of the \d+ 1-minute buckets .*try --bucket-minutes 5\n/,
     );
 
+    // A bucket that does not divide the rows' step: refused, nothing written, the fitting ones named.
+    const twoMinutes = await runCli([
+      'spikes',
+      'evaluate',
+      '--csv',
+      csv,
+      '--bucket-minutes',
+      '2',
+      '--out',
+      join(directory, 'two-minute.csv'),
+    ]);
+    expect(twoMinutes.code).toBe(2);
+    expect(twoMinutes.stderr).toContain("--bucket-minutes 2 does not divide the rows' 5-minute step");
+    expect(existsSync(join(directory, 'two-minute.csv'))).toBe(false);
+
     // Every preset into one stream would read as one file with three headers.
     const allToStdout = await runCli(['spikes', 'evaluate', '--csv', csv, '--preset', 'all', '--out', '-']);
     expect(allToStdout.code).toBe(2);

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { PRESETS } from '#core/spikes/detector';
 import {
   bucketLengthOf,
+  checkBucketFitsRows,
   evaluateSeries,
   evaluateSeriesWith,
   labelsOf,
@@ -238,6 +239,29 @@ describe('spikes evaluate: any series in, NAB results out', () => {
     expect(() => evaluateSeriesWith(series, PRESETS.balanced, { bucketMs: FIVE_MINUTES, source: 'j.csv' })).toThrow(
       /^j\.csv:\d+: a second row in the same 5-minute bucket as the row before it \(\d+ s apart, nearly 5 min\): .*round each to the nearest 5 minutes of the clock first/,
     );
+  });
+
+  it('refuses a bucket length that neither is the rows’ step nor divides it, and names the ones that do', () => {
+    const hourly = readCountSeries(
+      [
+        'timestamp,value',
+        ...Array.from(
+          { length: 48 },
+          (_, h) => `2020-01-0${1 + Math.floor(h / 24)} ${String(h % 24).padStart(2, '0')}:00:00,${h}`,
+        ),
+      ].join('\n'),
+      'h.csv',
+    );
+    expect(() => checkBucketFitsRows(hourly, 7 * 60_000, 'h.csv')).toThrow(
+      /^h\.csv: --bucket-minutes 7 does not divide the rows' 60-minute step.*give --bucket-minutes 60, 30, 20, 15, 12, 10, …$/,
+    );
+    expect(() => checkBucketFitsRows(hourly, 25 * 60_000, 'h.csv')).toThrow(/--bucket-minutes 25 does not divide/);
+    for (const minutes of [60, 30, 15, 1])
+      expect(() => checkBucketFitsRows(hourly, minutes * 60_000, 'h.csv')).not.toThrow();
+    // Longer than the step: two rows in one bucket, which evaluation refuses row by row.
+    expect(() => checkBucketFitsRows(hourly, 120 * 60_000, 'h.csv')).not.toThrow();
+    const fiveMinutes = readCountSeries(syntheticSeries(50, 5, 500), 'f.csv');
+    expect(() => checkBucketFitsRows(fiveMinutes, 2 * 60_000, 'f.csv')).toThrow(/give --bucket-minutes 5, 1$/);
   });
 
   it('warns when a bucket length leaves most buckets without a row, and names the rows’ own step', () => {

@@ -334,6 +334,28 @@ function spanText(ms: number): string {
 }
 
 /**
+ * Refuses a bucket length given for the series (`--bucket-minutes`) that neither is the rows' step
+ * nor divides it (7 on hourly rows): rows would fall at uneven places of the buckets, most
+ * buckets between them would be stepped as unknown, and the hours of the week would not line up,
+ * so what the detector did would say nothing about the series. A shorter bucket that divides the
+ * step is allowed (warned about as sparse); a longer one is refused row by row (two rows in one
+ * bucket). Rows with no step in whole minutes are left to those checks.
+ * @throws SeriesFormatError naming the step and the bucket lengths that fit
+ */
+export function checkBucketFitsRows(series: CountSeries, bucketMs: number, source = 'the series'): void {
+  const step = commonStep(series);
+  if (step === undefined || step % 60_000 !== 0 || step <= bucketMs || step % bucketMs === 0) return;
+  const minutes = step / 60_000;
+  const fitting: number[] = [];
+  for (let divisor = minutes; divisor >= 1 && fitting.length < 6; divisor--) {
+    if (minutes % divisor === 0) fitting.push(divisor);
+  }
+  throw new SeriesFormatError(
+    `${source}: --bucket-minutes ${bucketMs / 60_000} does not divide the rows' ${minutes}-minute step, so the rows would fall at uneven places of the buckets; the bucket must be the rows' step or divide it: give --bucket-minutes ${fitting.join(', ')}${fitting.at(-1) === 1 ? '' : ', …'}`,
+  );
+}
+
+/**
  * Refuses, before any bucket is stepped, a series that spans more than
  * {@link MAX_SERIES_BUCKETS} buckets, naming the line after its longest gap (most often one
  * mistyped timestamp).
