@@ -52,6 +52,7 @@ import { NotFoundError, UsageError } from './errors.ts';
 import { hint } from './hints.ts';
 import { getItem } from './items.ts';
 import { stderrLog } from './log.ts';
+import { safeText } from './output.ts';
 import { inputName, readUtf8File, writeAllSync } from './utf8.ts';
 import { audienceTableOf, ruleTableOf } from './workbench/tables.ts';
 
@@ -342,7 +343,7 @@ async function evaluate(context: CommandContext, _args: readonly unknown[], opti
       return { preset, file, text: nabResults(series, evaluation, labels), alerts: evaluation.alerts.length };
     });
     const sparse = sparseBuckets(series, bucketMs);
-    if (sparse !== undefined) context.output.warn(`${source}: ${sparse}`);
+    if (sparse !== undefined) context.output.warn(`${safeText(source)}: ${sparse}`);
     if (toStdout) {
       // `>> series.csv` would append the results to the series being read.
       if (sameRegularFile(1, options.csv === '-' ? 0 : options.csv)) {
@@ -361,7 +362,10 @@ async function evaluate(context: CommandContext, _args: readonly unknown[], opti
     context.output.result(
       { series: source, rows: series.values.length, bucketMinutes: bucketMs / 60_000, results: written },
       () => {
-        context.output.caption(`${series.values.length} rows of ${source}, buckets of ${bucketMs / 60_000} min:`);
+        // A file name is one line, as in the errors: a line break in it shows as \n.
+        context.output.caption(
+          `${series.values.length} rows of ${safeText(source)}, buckets of ${bucketMs / 60_000} min:`,
+        );
         context.output.table(
           ['PRESET', 'ALERTS', 'RESULTS FILE'],
           written.map((entry) => [entry.preset, entry.alerts, entry.file]),

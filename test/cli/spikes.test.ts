@@ -398,6 +398,24 @@ describe('news-alerts spikes evaluate', () => {
     expect(twoMinutes.stderr).toContain("--bucket-minutes 2 does not divide the rows' 5-minute step");
     expect(existsSync(join(directory, 'two-minute.csv'))).toBe(false);
 
+    // A line break in the series' file name is shown escaped, as the errors show it: one line each.
+    const broken = join(directory, 'line\nbreak.csv');
+    writeFileSync(broken, readFileSync(csv));
+    const named = await runCli(['spikes', 'evaluate', '--csv', broken, '--out', join(directory, 'named.csv')]);
+    expect(named.code, named.stderr).toBe(0);
+    expect(named.stderr).toContain(`rows of ${directory}/line\\nbreak.csv, buckets of 5 min:`);
+    const sparseNamed = await runCli([
+      'spikes',
+      'evaluate',
+      '--csv',
+      broken,
+      '--bucket-minutes',
+      '1',
+      '--out',
+      join(directory, 'named-1.csv'),
+    ]);
+    expect(sparseNamed.stderr).toMatch(/^warning: .*line\\nbreak\.csv: only 400 of/);
+
     // Every preset into one stream would read as one file with three headers.
     const allToStdout = await runCli(['spikes', 'evaluate', '--csv', csv, '--preset', 'all', '--out', '-']);
     expect(allToStdout.code).toBe(2);
