@@ -210,6 +210,7 @@ async function buildProgramWith(
     addExitCodes(command);
   }
   refuseRepeatedOptions(program);
+  checkRequiredOptionsAfterUnknown(program);
   return { program, messages };
 }
 
@@ -237,6 +238,32 @@ function refuseRepeatedOptions(command: Command): void {
     });
   }
   for (const sub of command.commands) refuseRepeatedOptions(sub);
+}
+
+/**
+ * Checks a command's required options (`requiredOption`) once its unknown options were checked:
+ * commander checks required options first, so a typo of one (`spikes evaluate --csvv x.csv`) said
+ * "required option '--csv <file>' not specified" and never named the option it did not know, nor
+ * its "Did you mean --csv?". The same check and message, moved after the unknown options (a
+ * command's own preAction hook runs after them; commander offers no setting for the order).
+ */
+function checkRequiredOptionsAfterUnknown(command: Command): void {
+  const required = command.options.filter((option) => option.mandatory);
+  if (required.length > 0) {
+    for (const option of required) option.makeOptionMandatory(false);
+    command.hook('preAction', (_hooked, acting) => {
+      if (acting !== command) return;
+      for (const option of required) {
+        if (command.getOptionValue(option.attributeName()) === undefined) {
+          command.error(`error: required option '${option.flags}' not specified`, {
+            exitCode: ExitCode.usage,
+            code: 'commander.missingMandatoryOptionValue',
+          });
+        }
+      }
+    });
+  }
+  for (const sub of command.commands) checkRequiredOptionsAfterUnknown(sub);
 }
 
 /** Where `sandbox up` leaves its descriptor (cli/sandbox-descriptor.ts), found from this module (cli/ or dist/). */

@@ -57,6 +57,21 @@ describe('exit codes', () => {
         /^error: unknown option '--bogus'\n\(add --help for usage\)\n$/,
       ],
       ['a missing argument', ['rules', 'show'], {}, 2, /^error: missing required argument 'ruleId'\n/],
+      [
+        'a missing required option',
+        ['spikes', 'evaluate'],
+        {},
+        2,
+        /^error: required option '--csv <file>' not specified\n\(add --help for usage\)\n$/,
+      ],
+      [
+        // Was "required option '--csv <file>' not specified": the typo was never named.
+        'a typo of a required option',
+        ['spikes', 'evaluate', '--csvv', 'series.csv'],
+        {},
+        2,
+        /^error: unknown option '--csvv'\n\(Did you mean --csv\?\)\n\(add --help for usage\)\n$/,
+      ],
       ['a bad --output', ['--output', 'csv', 'rules', 'list'], {}, 2, /argument 'csv' is invalid/],
       [
         // commander kept the last value: `beta` was saved without a word. The values are not quoted.
