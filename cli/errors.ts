@@ -236,6 +236,8 @@ export interface FailureSetting {
   readonly sandboxDescriptor?: string | undefined;
   /** True when the command acted on the sandbox (`--local`, `--sandbox-file`). */
   readonly local?: boolean | undefined;
+  /** The AWS profile the command was given (`--profile`, or AWS_PROFILE): named when it has no region or credentials. */
+  readonly profile?: string | undefined;
 }
 
 /** How a failure is reported: exit code, stable code, message lines and problems. */
@@ -314,15 +316,29 @@ function awsFailure(error: Error, setting: FailureSetting): Failure | undefined 
     message,
     problems: [],
   });
+  // The profile may not be configured at all: then neither its region nor its credentials exist.
+  const profile =
+    setting.profile === undefined
+      ? ''
+      : ` (profile ${JSON.stringify(setting.profile)}: is it in ~/.aws/config? 'aws configure list-profiles' lists them)`;
   if (/Region is missing/i.test(error.message)) {
     return failure(
       'no_region',
       ExitCode.notFound,
-      `no AWS region to find the stack in: set AWS_REGION (or --region), or a region in the AWS_PROFILE (--profile) profile${local}`,
+      `no AWS region to find the stack in: set AWS_REGION (or --region), or a region in the AWS_PROFILE (--profile) profile${profile}${local}`,
+    );
+  }
+  if (/Region not accepted/i.test(error.message)) {
+    // --region is checked as it is parsed; this one came from AWS_REGION or the profile.
+    const region = /region="([^"]*)"/.exec(error.message)?.[1];
+    return failure(
+      'no_region',
+      ExitCode.notFound,
+      `the AWS region${region === undefined ? '' : ` "${region}"`} is not a region name: fix AWS_REGION or the profile's region (written like eu-west-1), or give --region${local}`,
     );
   }
   if (codes.has('CredentialsProviderError') || /Could not (load|resolve) credentials/i.test(error.message)) {
-    return failure('no_credentials', ExitCode.notFound, `no AWS credentials: ${credentialSettings}${local}`);
+    return failure('no_credentials', ExitCode.notFound, `no AWS credentials${profile}: ${credentialSettings}${local}`);
   }
   if ([...codes].some((code) => expiredCredentials.has(code)) || /(token|session).*expired/i.test(error.message)) {
     return failure(

@@ -7,7 +7,7 @@
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { Argument, Command, CommanderError, Option } from 'commander';
+import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import pkg from '../package.json' with { type: 'json' };
 import {
   actorVariable,
@@ -49,13 +49,41 @@ interface CommanderMessages {
   text: string;
 }
 
+/**
+ * `--stack`: a CloudFormation stack name (a letter, then letters, digits and hyphens, at most 128),
+ * refused here rather than by CloudFormation after the credentials were looked up (`--stack ''`
+ * was taken as no stack).
+ */
+function stackName(value: string): string {
+  if (!/^[A-Za-z][A-Za-z0-9-]{0,127}$/.test(value)) {
+    throw new InvalidArgumentError(
+      'a stack name is a letter, then letters, digits and hyphens (at most 128), as CloudFormation names it: NewsAlerts',
+    );
+  }
+  return value;
+}
+
+/**
+ * `--region`: an AWS region name such as eu-west-1 (lowercase letters, digits and hyphens). The SDK
+ * refused `us east 1` only when the first request was built, as a failure (exit 1), not as a
+ * mistyped option.
+ */
+function regionName(value: string): string {
+  if (!/^[a-z]{2}(?:-[a-z0-9]+)+$/.test(value)) {
+    throw new InvalidArgumentError('an AWS region is written like eu-west-1 or us-east-1 (lowercase, hyphens)');
+  }
+  return value;
+}
+
 /** The program with its global options and no command groups. */
 function baseProgram(messages: CommanderMessages, versionFlags = '-V, --version'): Command {
   return (
     new Command('news-alerts')
       .description('Operate news-alerts: rules, audiences and subscriptions, preview and replay, watermark and runs.')
-      .addOption(new Option('--stack <name>', 'CloudFormation stack to act on').default('NewsAlerts'))
-      .option('--region <region>', "AWS region of the stack (default: AWS_REGION or the profile's region)")
+      .addOption(
+        new Option('--stack <name>', 'CloudFormation stack to act on').default('NewsAlerts').argParser(stackName),
+      )
+      .option('--region <region>', "AWS region of the stack (default: AWS_REGION or the profile's region)", regionName)
       .option('--profile <name>', 'AWS profile for credentials and region (default: AWS_PROFILE)')
       .option(
         '--local',
@@ -90,6 +118,14 @@ function settleGlobalOptions(program: Command): void {
   const options = program.opts<{ json?: boolean; output?: string; local?: boolean; sandboxFile?: string }>();
   if (options.json && options.output !== undefined && options.output !== 'json') {
     throw new UsageError(`--json and --output ${options.output} ask for different formats; give one of them`);
+  }
+  const sandbox = options.local === true ? '--local' : options.sandboxFile !== undefined ? '--sandbox-file' : undefined;
+  const stackFlags = ['stack', 'region', 'profile'].filter((name) => program.getOptionValueSource(name) === 'cli');
+  if (sandbox !== undefined && stackFlags.length > 0) {
+    // They were ignored: the command acted on the sandbox whatever stack, region or profile they named.
+    throw new UsageError(
+      `${sandbox} acts on the local sandbox, and ${stackFlags.map((name) => `--${name}`).join(', ')} on a deployed stack; give one or the other`,
+    );
   }
   if (options.output === 'json') program.setOptionValueWithSource('json', true, 'implied');
   if (options.json) program.setOptionValueWithSource('output', 'json', 'implied');
@@ -331,9 +367,11 @@ export async function main(argv: readonly string[]): Promise<number> {
     await program.parseAsync([...argv]);
     return ExitCode.ok;
   } catch (error) {
-    const options = program?.opts<{ local?: boolean; sandboxFile?: string }>() ?? {};
+    const options = program?.opts<{ local?: boolean; sandboxFile?: string; profile?: string }>() ?? {};
+    const profile = options.profile ?? process.env.AWS_PROFILE;
     const setting = {
       local: options.local === true || options.sandboxFile !== undefined,
+      profile: profile === undefined || profile === '' ? undefined : profile,
       sandboxDescriptor: existsSync(defaultDescriptor) ? defaultDescriptor : undefined,
     };
     const failure = failureOf(error, setting);

@@ -135,7 +135,47 @@ describe('exit codes', () => {
         // The hint names the same descriptor (cli/hints.ts).
         /'news-alerts --sandbox-file \/nonexistent\/sandbox.json sandbox up'/,
       ],
+      [
+        // Was exit 1 with the SDK's "Region not accepted", once the first request was built.
+        'a --region that is not a region name',
+        ['--region', 'us east 1', 'rules', 'list'],
+        {},
+        2,
+        /^error: option '--region <region>' argument 'us east 1' is invalid\. an AWS region is written like eu-west-1/,
+      ],
+      [
+        'an AWS_REGION that is not a region name',
+        ['rules', 'list'],
+        { ...credentials, AWS_REGION: 'us east 1' },
+        3,
+        /^news-alerts: the AWS region "us east 1" is not a region name: fix AWS_REGION/,
+      ],
+      // Was taken as no stack name at all.
+      ['an empty --stack', ['--stack', '', 'rules', 'list'], {}, 2, /argument '' is invalid\. a stack name is/],
+      [
+        // Was ignored: the sandbox was acted on whatever stack was named.
+        '--local with --stack',
+        ['--local', '--stack', 'Other', 'rules', 'list'],
+        {},
+        2,
+        /^news-alerts: --local acts on the local sandbox, and --stack on a deployed stack; give one or the other\n$/,
+      ],
       ['no region', ['rules', 'list'], {}, 3, /no AWS region.*set AWS_REGION \(or --region\)/],
+      [
+        // A profile that is not configured has neither: it is named.
+        'no region with a profile that does not exist',
+        ['--profile', 'nosuch', 'rules', 'list'],
+        {},
+        3,
+        /no AWS region.*\(profile "nosuch": is it in ~\/\.aws\/config\?/,
+      ],
+      [
+        'no credentials with a profile that does not exist',
+        ['rules', 'list'],
+        { AWS_REGION: 'eu-west-1', AWS_PROFILE: 'nosuch' },
+        3,
+        /no AWS credentials \(profile "nosuch": is it in ~\/\.aws\/config\?/,
+      ],
       [
         'no credentials',
         ['rules', 'list'],
