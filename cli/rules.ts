@@ -17,7 +17,7 @@ import pLimit from 'p-limit';
 import { z } from 'zod';
 import { newKeywordSyntaxProblems } from '#core/keyword-syntax';
 import { buildRuleSet, parseAudience, parseRule, type Rule, RuleSchema, ruleAttributes } from '#core/model';
-import { newTypedDashProblems, parseQuery, QuerySyntaxError } from '#core/query';
+import { newOperatorLookalikes, newTypedDashProblems, parseQuery, QuerySyntaxError } from '#core/query';
 import { outsideEditsUndone, ruleFingerprint, type VersionChange } from '#core/workbench/rule-history';
 import { action, collectList, textListOption } from './command.ts';
 import type { CommandContext } from './context.ts';
@@ -149,6 +149,11 @@ async function checkRules(
       for (const { message } of newTypedDashProblems(parsed.value.query)) {
         warnings.push(`${what}: query: ${message} (stored already, so kept: the run reads the dash as text)`);
       }
+    }
+    // Advice, never refused: the syntax reads these as words, and a word may be meant (quoted, it is
+    // not named again). Only what the stored query did not hold already, so it is said once.
+    for (const { message } of newOperatorLookalikes(parsed.value.query, stored.get(parsed.value.ruleId)?.query)) {
+      warnings.push(`${what}: query: ${message}`);
     }
     // DynamoDB's own limits, judged on the item exactly as it will be written (audit included).
     const limitProblem = itemLimitProblem(table, {

@@ -819,16 +819,85 @@ export function typedDashProblems(query: string): TypedDashProblem[] {
  * and refusing it would stop every other edit of the rule.
  */
 export function newTypedDashProblems(query: unknown, stored?: unknown): TypedDashProblem[] {
+  return newProblems(typedDashProblems, query, stored);
+}
+
+/** What `find` names in `query`, less as many of each text as it names in `stored`. */
+function newProblems(find: (query: string) => TypedDashProblem[], query: unknown, stored: unknown): TypedDashProblem[] {
   if (typeof query !== 'string') return [];
   const kept = new Map<string, number>();
-  for (const { text } of typeof stored === 'string' ? typedDashProblems(stored) : []) {
+  for (const { text } of typeof stored === 'string' ? find(stored) : []) {
     kept.set(text, (kept.get(text) ?? 0) + 1);
   }
-  return typedDashProblems(query).filter(({ text }) => {
+  return find(query).filter(({ text }) => {
     const left = kept.get(text) ?? 0;
     kept.set(text, left - 1);
     return left <= 0;
   });
+}
+
+const OPERATORS = ['AND', 'OR', 'NOT', 'NEAR'] as const;
+const SYMBOL_OPERATORS: Readonly<Record<string, string>> = { '&': 'AND', '&&': 'AND', '|': 'OR', '||': 'OR', '!': '-' };
+
+/**
+ * `ADN`, `ANDD`: an operator with two neighbouring letters swapped, or one letter doubled (typing
+ * slips; words such as EARN or TON are not taken for NEAR or NOT).
+ */
+function misspeltOperator(word: string): string | undefined {
+  if (!/^[A-Z]{3,5}$/.test(word) || (OPERATORS as readonly string[]).includes(word)) return undefined;
+  return OPERATORS.find((operator) =>
+    [...operator].some(
+      (_, at) =>
+        operator.slice(0, at + 1) + operator.slice(at) === word ||
+        (at + 1 < operator.length &&
+          `${operator.slice(0, at)}${operator[at + 1]}${operator[at]}${operator.slice(at + 2)}` === word),
+    ),
+  );
+}
+
+/**
+ * Words of `query` that read as terms where an operator was probably meant: an operator in lower
+ * case (`chip or memory` finds articles holding the word "or"), misspelt (`ADN`, `ANDD`), run into
+ * its distance (`NEAR5`) or written as a symbol (`&&`, `||`). {@link parseQuery} reads them as
+ * terms, as the documented syntax says; this is advice for the person writing a rule, who can put
+ * a word meant as a word in quotes. Empty for a query that does not parse.
+ */
+export function operatorLookalikes(query: string): TypedDashProblem[] {
+  let tree: QueryNode;
+  try {
+    tree = parseQuery(query);
+  } catch (error) {
+    if (!(error instanceof QuerySyntaxError)) throw error;
+    return [];
+  }
+  const found: TypedDashProblem[] = [];
+  for (const leaf of queryLeaves(tree)) {
+    if (leaf.type !== 'term' || leaf.prefix) continue;
+    const { text, column } = leaf;
+    const upper = text.toUpperCase();
+    const at = `"${text}" (column ${column})`;
+    const keep = `put it in quotes ("${text}") if the word is meant`;
+    let meant: string | undefined;
+    if ((OPERATORS as readonly string[]).includes(upper) && text !== upper) meant = upper;
+    else if (/^near\/\d+$/i.test(text)) meant = upper;
+    else if (/^NEAR\d+$/i.test(text)) meant = `NEAR/${text.slice(4)}`;
+    else meant = SYMBOL_OPERATORS[text] ?? misspeltOperator(text);
+    // NEAR takes its distance: on its own it does not parse.
+    if (meant === 'NEAR') meant = 'NEAR/5';
+    if (meant !== undefined) {
+      found.push({
+        column,
+        text,
+        message: `${at} is read as a word to find in the article, not as an operator; did you mean ${meant}? Operators are written in capitals (AND, OR, NOT or -, NEAR/5); ${keep}`,
+      });
+    }
+  }
+  return found;
+}
+
+/** The {@link operatorLookalikes} of `query` less those the stored rule's query already has. */
+export function newOperatorLookalikes(query: unknown, stored?: unknown): TypedDashProblem[] {
+  return newProblems(operatorLookalikes, query, stored);
 }
 
 // --- Printing ----------------------------------------------------------------------------------

@@ -647,6 +647,30 @@ describe('rules put from flags, enable, disable, delete', () => {
     expect(await getItem(documents, rulesTable(), 'wire')).toBeUndefined();
   });
 
+  it('a query word that looks like a mistyped operator (or, ADN) is saved as written, with a warning naming the operator', async () => {
+    const created = await sandbox.cli([
+      'rules',
+      'create',
+      'lookalike',
+      '--audience',
+      'chips-team',
+      '--query',
+      'semiconductor or chip ADN export',
+    ]);
+    expect(created.code, created.stderr).toBe(0);
+    expect(created.stderr).toContain(
+      'warning: rule "lookalike": query: "or" (column 15) is read as a word to find in the article, not as an operator; did you mean OR?',
+    );
+    expect(created.stderr).toContain('"ADN" (column 23) is read as a word to find in the article');
+    expect(await getItem(sandbox.stack.clients.documents, rulesTable(), 'lookalike')).toMatchObject({
+      query: 'semiconductor or chip ADN export',
+    });
+    // Said once: an edit that leaves the query as it is says nothing more of it.
+    const edited = await sandbox.cli(['rules', 'update', 'lookalike', '--description', 'Chips']);
+    expect(edited.code, edited.stderr).toBe(0);
+    expect(edited.stderr).not.toContain('did you mean');
+  });
+
   it('put --file refuses a file that would undo an edit made in the DynamoDB console since its version, and takes one made after it', async () => {
     const documents = sandbox.stack.clients.documents;
     const exportRule = async () => {
