@@ -21,6 +21,7 @@ import {
   describeQueryTree,
   evaluateQuery,
   formatQuery,
+  operatorLookalikes,
   parseQuery,
   type QueryNode,
   QuerySyntaxError,
@@ -303,7 +304,11 @@ function articleOf(given: GivenArticle, now: number): Article {
 /** Parses a query, or refuses it as a usage error showing the column (and a caret, for people). */
 function parseOrRefuse(context: CommandContext, query: string, where: string): QueryNode {
   try {
-    return parseQuery(query);
+    const parsed = parseQuery(query);
+    // Why it may not match: a word that looks like an operator is one more word the text must hold.
+    for (const { message } of operatorLookalikes(query))
+      context.output.warn(`${where === '--query' ? where : `${where}: query`}: ${message}`);
+    return parsed;
   } catch (error) {
     if (!(error instanceof QuerySyntaxError)) throw error;
     throw new UsageError(

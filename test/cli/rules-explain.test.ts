@@ -86,6 +86,17 @@ describe('rules explain --query (no AWS)', () => {
     expect(table.stdout).toMatch(/^matchAll\tneeded: /m);
   });
 
+  it('warns, beside a query that does not match, of a word that looks like a mistyped operator', async () => {
+    const result = await runCli(['rules', 'explain', '--query', 'chip or memory', '--title', 'chip prices rise'], {
+      env: withoutAws,
+    });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/^article\tdoes not match$/m);
+    expect(result.stderr).toBe(
+      'warning: --query: "or" (column 6) is read as a word to find in the article, not as an operator; did you mean OR? Operators are written in capitals (AND, OR, NOT or -, NEAR/5); put it in quotes ("or") if the word is meant\n',
+    );
+  });
+
   it('judges an article from --title/--summary, a file or stdin, and names the terms that made it true', async () => {
     const query = '(반도체 OR 메모리) AND 수출 NOT 삼성';
     const file = JSON.stringify({ title: 'Memory chips', summary: '메모리 반도체 수출이 늘었다', url: 'https://x' });
