@@ -182,9 +182,27 @@ const knownTimeZones = new BoundedCache<string, boolean>(256);
 /** Whether `value` names a time zone this runtime knows (an IANA name such as `Asia/Seoul`, or `UTC`). */
 export const isTimeZone = (value: string): boolean => knownTimeZones.get(value, intlKnowsZone);
 
+/**
+ * A known zone as IANA spells it: Intl takes any case (`europe/london`), and messages, quiet hours
+ * and the CLI showed it as typed. Only the case is changed: an alias (`US/Pacific`) stays the name
+ * its owner chose.
+ */
+function spellingOf(value: string): string {
+  if (!isTimeZone(value)) return value;
+  const spelt = new Intl.DateTimeFormat('en-US', { timeZone: value }).resolvedOptions().timeZone;
+  return spelt !== value && spelt.toLowerCase() === value.toLowerCase() ? spelt : value;
+}
+
+/** Answers of {@link spellingOf} by name, for the same reason as {@link knownTimeZones}. */
+const zoneSpellings = new BoundedCache<string, string>(256);
+const zoneSpelling = (value: string): string => zoneSpellings.get(value, spellingOf);
+
 const timeZone = z
   .string()
-  .check(z.refine(isTimeZone, 'must be an IANA time zone such as "Europe/Berlin" or "Asia/Seoul"'));
+  .check(
+    z.refine(isTimeZone, 'must be an IANA time zone such as "Europe/Berlin" or "Asia/Seoul"'),
+    z.overwrite(zoneSpelling),
+  );
 
 const auditFields = {
   /** Set by the CLI on every write: who changed the item and when (ISO 8601). */

@@ -170,6 +170,21 @@ describe('audiences', () => {
     expect(await audience('markets-desk')).toEqual({ ...before, dailyBudget: 7 });
   });
 
+  it('stores a time zone typed in another case as IANA spells it, and a hand-written one once the audience is written again', async () => {
+    const created = await sandbox.cli(['audiences', 'create', 'case-desk', '--time-zone', 'europe/london']);
+    expect(created.code, created.stderr).toBe(0);
+    expect(await audience('case-desk')).toMatchObject({ timeZone: 'Europe/London' });
+    // Written in the DynamoDB console: an update of something else writes it as IANA spells it.
+    await setByHand(sandbox, 'audiences', 'case-desk', 'timeZone', 'asia/seoul');
+    const renamed = await sandbox.cli(['audiences', 'update', 'case-desk', '--name', 'Case desk']);
+    expect(renamed.code, renamed.stderr).toBe(0);
+    expect(await audience('case-desk')).toMatchObject({ timeZone: 'Asia/Seoul', name: 'Case desk' });
+    // An alias stays the name given.
+    const alias = await sandbox.cli(['audiences', 'update', 'case-desk', '--time-zone', 'US/Pacific']);
+    expect(alias.code, alias.stderr).toBe(0);
+    expect(await audience('case-desk')).toMatchObject({ timeZone: 'US/Pacific' });
+  });
+
   it('refuses bad input with the reason and creates nothing: invalid setting, bad id, duplicate, invalid file entry', async () => {
     const topicsBefore = await topicNames();
     const file = sandbox.file(
