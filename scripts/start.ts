@@ -477,6 +477,17 @@ function indent(text: string, prefix = '    │ '): string {
     .join('\n');
 }
 
+/**
+ * What a cycle read. A first run has no watermark: it reads back the initial look-back, and has
+ * no last run or re-read articles to speak of.
+ */
+function fetchedLine(summary: RunSummary): string {
+  const fetched = `Fetched ${summary.articlesFetched} articles on ${summary.window?.from}..${summary.window?.to} (${summary.pages} pages)`;
+  return summary.watermarkBefore === undefined
+    ? `${fetched}: a first run (no watermark yet) reads back the initial look-back · ${summary.articlesMatched} matched a rule`
+    : `${fetched}: ${summary.articlesNew} published since the last run · ${summary.articlesMatched} matched a rule (articles read again included)`;
+}
+
 function printCycle(report: CycleReport): void {
   say(rule(`Cycle ${report.cycle} · ${report.at}`));
   if (report.failure) {
@@ -484,9 +495,7 @@ function printCycle(report: CycleReport): void {
   }
   const summary = report.summary;
   if (summary) {
-    say(
-      `  Fetched ${summary.articlesFetched} articles on ${summary.window?.from}..${summary.window?.to} (${summary.pages} pages): ${summary.articlesNew} published since the last run · ${summary.articlesMatched} matched a rule (articles read again included)`,
-    );
+    say(`  ${fetchedLine(summary)}`);
     const sharded = shardedLine(summary);
     // Notifications are article × audience: one matched article can be several, or none (held).
     const tail = `${summary.notificationsAlreadyDelivered} notifications already delivered (not sent again) · ${summary.notificationsFailed} failed · status ${summary.status}`;

@@ -229,6 +229,11 @@ describe('npm start', () => {
       '    npm ci && npm link && news-alerts sandbox up && news-alerts --local rules list',
       '  `npm test` runs the test suite; docs/ covers operating the service and deploying it to AWS.',
     ]);
+    // The first run has no watermark: no "last run" and nothing read again to speak of.
+    expect(stdout).toMatch(
+      /\n {2}Fetched \d+ articles on .*: a first run \(no watermark yet\) reads back the initial look-back · \d+ matched a rule\n/,
+    );
+    expect(stdout).not.toContain('since the last run');
     expect(stdout).toContain('One story, one alert');
     expect(stdout).toMatch(
       /\n {4}[a-z-]+: \d+ alerts? \(\d+ cop(y|ies) collapsed into \d+ stor(y|ies); the largest: 1 alert for \d+ copies\)\n/,
