@@ -128,7 +128,11 @@ export async function testSend(target: Target, audienceId: string, now: number):
         email:
           'SNS accepted it; the mailbox gets it within minutes (SNS email delivery status: CloudWatch delivery logs)',
         sms: 'SNS accepted it; delivery status is in the SNS SMS delivery logs',
-        https: 'SNS accepted it and posts it to the endpoint (failures go to the subscription dead-letter queue)',
+        // The sandbox's moto retries nothing into a dead-letter queue: it logs a post it could not make.
+        https:
+          target.kind === 'stack'
+            ? 'SNS accepted it and posts it to the endpoint (failures go to the subscription dead-letter queue)'
+            : `SNS accepted it and posts it to the endpoint (the sandbox has no dead-letter queue: a post it could not make is logged in ${target.descriptor.daemon?.logPath ?? 'sandbox.log beside its descriptor'})`,
         lambda: 'handed to the function (the Slack relay posts it; failures go to the relay dead-letter queue)',
       };
       channels.push({

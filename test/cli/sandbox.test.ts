@@ -72,7 +72,14 @@ describe('sandbox', () => {
       input: `${nowhere}\n`,
     });
     expect(added.code, added.stderr).toBe(0);
-    expect((await sandbox(['test-send', 'chips-team'])).code).toBe(0);
+    const tested = await sandbox(['--json', 'test-send', 'chips-team']);
+    expect(tested.code, tested.stderr).toBe(0);
+    // Where a failed post shows here: the sandbox's log, not a dead-letter queue it does not have.
+    const https = tested
+      .json<{ channels: { protocol: string; detail: string }[] }>()
+      .channels.find((channel) => channel.protocol === 'https');
+    expect(https?.detail).toContain(`a post it could not make is logged in ${daemon?.logPath}`);
+    expect(https?.detail).not.toContain('dead-letter queue)');
     const log = readFileSync(daemon?.logPath ?? '', 'utf8');
     expect(log).toMatch(
       /SNS could not deliver to an http\(s\) subscriber of arn:aws:sns:[a-z0-9-]+:\d+:\S*audience-chips-team \(ConnectionError\)/,
