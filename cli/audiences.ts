@@ -41,6 +41,7 @@ import {
 } from './audience-topics.ts';
 import { action, collectList, integerOption } from './command.ts';
 import type { CommandContext } from './context.ts';
+import { newControlCharacterProblems } from './control-characters.ts';
 import { endpointEntryName, endpointStorePrefixOf, forgetEndpoints } from './endpoint-store.ts';
 import { NotFoundError, type ProblemInput, UsageError, versionConflict } from './errors.ts';
 import { newsAlerts } from './hints.ts';
@@ -179,7 +180,14 @@ function attributesFromFlags(options: AudienceFlags): Item {
 }
 
 /** Validates one audience item as the run does, with the file or flag location of each problem. */
-function checkAudience(item: FileItem, what: string): { value: Item } | { problems: string[] } {
+function checkAudience(
+  item: FileItem,
+  what: string,
+  stored: Item | undefined,
+): { value: Item } | { problems: string[] } {
+  const acting = newControlCharacterProblems((item.value ?? {}) as Item, stored);
+  if (acting.length > 0)
+    return { problems: acting.map(({ path, message }) => `${item.locate(path)}: ${what}: ${message}`) };
   const parsed = parseAudience(item.value);
   if (parsed.ok) return { value: withoutAudit({ ...parsed.value }) };
   const result = AudienceSchema.safeParse(item.value);
@@ -345,6 +353,7 @@ async function planAudiences(
     const checked = checkAudience(
       { ...item, value: previous === undefined ? withNewAudienceDefaults(value) : value },
       what,
+      previous,
     );
     if ('problems' in checked) {
       problems.push(...checked.problems);
@@ -772,7 +781,7 @@ async function updateAudience(
     if (options.disable) next.enabled = false;
     source = flagItem(next, `audience ${audienceId}`);
   }
-  const checked = checkAudience(source, `audience "${audienceId}"`);
+  const checked = checkAudience(source, `audience "${audienceId}"`, previous);
   if ('problems' in checked)
     throw new UsageError(
       `audience ${audienceId}: ${checked.problems.length} problem(s); nothing was written`,

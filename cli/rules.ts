@@ -21,6 +21,7 @@ import { newOperatorLookalikes, newTypedDashProblems, parseQuery, QuerySyntaxErr
 import { outsideEditsUndone, ruleFingerprint, type VersionChange } from '#core/workbench/rule-history';
 import { action, collectList, textListOption } from './command.ts';
 import type { CommandContext } from './context.ts';
+import { newControlCharacterProblems } from './control-characters.ts';
 import { NotFoundError, type ProblemInput, UsageError, versionConflict } from './errors.ts';
 import { hint, newsAlerts, shellWord } from './hints.ts';
 import {
@@ -137,9 +138,11 @@ async function checkRules(
       const previous = stored.get(parsed.value.ruleId);
       const added = newKeywordSyntaxProblems(parsed.value, previous);
       const dashes = newTypedDashProblems(parsed.value.query, previous?.query);
-      if (added.length > 0 || dashes.length > 0) {
+      const acting = newControlCharacterProblems(contentOf(parsed.value), previous);
+      if (added.length > 0 || dashes.length > 0 || acting.length > 0) {
         problems.push(...added.map(({ list, index, message }) => `${item.locate([list, index])}: ${what}: ${message}`));
         problems.push(...dashes.map(({ message }) => `${item.locate(['query'])}: ${what}: query: ${message}`));
+        problems.push(...acting.map(({ path, message }) => `${item.locate(path)}: ${what}: ${message}`));
         continue;
       }
       // None added: any left are stored already.

@@ -185,6 +185,28 @@ describe('audiences', () => {
     expect(await audience('case-desk')).toMatchObject({ timeZone: 'US/Pacific' });
   });
 
+  it('refuses a name with a control or text-direction character where a person writes it, and keeps one stored already', async () => {
+    const created = await sandbox.cli(['audiences', 'create', 'ctl-desk', '--name', 'Control desk']);
+    expect(created.code, created.stderr).toBe(0);
+    const [withEscape, override] = await Promise.all([
+      sandbox.cli(['audiences', 'update', 'ctl-desk', '--name', 'Chips\u001b[31m team']),
+      sandbox.cli(['audiences', 'create', 'ctl-desk-2', '--name', 'Desk \u202etxt.exe']),
+    ]);
+    expect(withEscape.code).toBe(2);
+    expect(withEscape.stderr).toContain(
+      'command line: audience "ctl-desk": name holds a control or text-direction character (U+001B at character 6)',
+    );
+    expect(override.code).toBe(2);
+    expect(override.stderr).toContain('name holds a control or text-direction character (U+202E at character 6)');
+    expect(await audience('ctl-desk')).toMatchObject({ name: 'Control desk' });
+    expect(await audience('ctl-desk-2')).toBeUndefined();
+    // Typed in the DynamoDB console: kept, and every other edit still goes through.
+    await setByHand(sandbox, 'audiences', 'ctl-desk', 'name', 'Old\u0007desk');
+    const edited = await sandbox.cli(['audiences', 'update', 'ctl-desk', '--daily-budget', '5']);
+    expect(edited.code, edited.stderr).toBe(0);
+    expect(await audience('ctl-desk')).toMatchObject({ name: 'Old\u0007desk', dailyBudget: 5 });
+  });
+
   it('refuses bad input with the reason and creates nothing: invalid setting, bad id, duplicate, invalid file entry', async () => {
     const topicsBefore = await topicNames();
     const file = sandbox.file(

@@ -647,6 +647,43 @@ describe('rules put from flags, enable, disable, delete', () => {
     expect(await getItem(documents, rulesTable(), 'wire')).toBeUndefined();
   });
 
+  it('refuses a description or keyword with a control or text-direction character, and keeps one stored already', async () => {
+    const [description, keyword] = await Promise.all([
+      sandbox.cli([
+        'rules',
+        'create',
+        'ctl-rule',
+        '--audience',
+        'chips-team',
+        '--keywords',
+        'chip',
+        '--description',
+        'Chips\u001b[2J',
+      ]),
+      sandbox.cli(['rules', 'create', 'ctl-rule', '--audience', 'chips-team', '--keywords', 'chip,wafer\u009bx']),
+    ]);
+    expect(description.code).toBe(2);
+    expect(description.stderr).toContain(
+      'description holds a control or text-direction character (U+001B at character 6)',
+    );
+    expect(keyword.code).toBe(2);
+    expect(keyword.stderr).toContain('keywords[1] holds a control or text-direction character (U+009B at character 6)');
+    expect(await getItem(sandbox.stack.clients.documents, rulesTable(), 'ctl-rule')).toBeUndefined();
+    // Tab and line breaks are text; a zero-width non-joiner is part of Persian words.
+    const plain = await sandbox.cli([
+      'rules',
+      'create',
+      'ctl-rule',
+      '--audience',
+      'chips-team',
+      '--keywords',
+      'می\u200cخواهم',
+      '--description',
+      'two\nlines',
+    ]);
+    expect(plain.code, plain.stderr).toBe(0);
+  });
+
   it('a query word that looks like a mistyped operator (or, ADN) is saved as written, with a warning naming the operator', async () => {
     const created = await sandbox.cli([
       'rules',
