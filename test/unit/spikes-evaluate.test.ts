@@ -128,6 +128,23 @@ describe('spikes evaluate: any series in, NAB results out', () => {
     ).toThrow(/dup\.csv:3: a second row in the same 5-minute bucket/);
   });
 
+  it('reads cells a spreadsheet or pandas wrote in double quotes as the cells they quote', () => {
+    const plain = readCountSeries('timestamp,value\n2020-01-01 00:00:00,3\n2020-01-01 00:05:00,4\n', 'p.csv');
+    const quoted = readCountSeries(
+      '"timestamp","value"\n"2020-01-01 00:00:00","3"\n "2020-01-01 00:05:00" ,4\n',
+      'q.csv',
+    );
+    expect(quoted).toEqual(plain);
+    // The results file names the rows as NAB's scorer reads them: without the quotes.
+    expect(nabResults(quoted, evaluateSeries(quoted, 'balanced', { bucketMs: FIVE_MINUTES }), undefined)).toBe(
+      nabResults(plain, evaluateSeries(plain, 'balanced', { bucketMs: FIVE_MINUTES }), undefined),
+    );
+    // A quoted count with a thousands separator is still refused for its comma.
+    expect(() => readCountSeries('timestamp,value\n2020-01-01 00:00:00,"1,000"\n', 'm.csv')).toThrow(
+      /m\.csv:2: 3 cells/,
+    );
+  });
+
   it('says which line and what to fix for input it cannot read', () => {
     expect(() => readCountSeries('time,count\n1,2\n', 'a.csv')).toThrow(
       /a\.csv:1: the first line must name the columns "timestamp" and "value"/,

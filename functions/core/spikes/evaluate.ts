@@ -122,6 +122,17 @@ function quoted(text: string): string {
 const countText = /^(?:\d+(?:\.0*)?|\.0+)$/;
 
 /**
+ * A cell as written, without the spaces around it and without the double quotes a spreadsheet or
+ * pandas (`quoting=csv.QUOTE_ALL`) may put around every cell (RFC 4180): `"2015-02-26 21:42:53"`
+ * is that timestamp. A quoted cell holding a quote or a comma is not a timestamp or a count, and
+ * reads as the text it is.
+ */
+function cellText(cell: string): string {
+  const trimmed = cell.trim();
+  return /^"[^",]*"$/.test(trimmed) ? trimmed.slice(1, -1).trim() : trimmed;
+}
+
+/**
  * Reads `timestamp,value` rows (a header line first); `source` names the file in errors. More
  * than `maxRows` rows are refused as soon as the row after the last allowed one is reached.
  */
@@ -130,7 +141,7 @@ export function readCountSeries(text: string, source: string, maxRows = MAX_SERI
   const lines = linesOf(text.replace(/^\uFEFF/, '').trimEnd());
   const head = lines.next();
   const first = head.done ? '' : head.value;
-  const header = first.split(',').map((cell) => cell.trim().toLowerCase());
+  const header = first.split(',').map((cell) => cellText(cell).toLowerCase());
   const timeColumn = header.indexOf('timestamp');
   const valueColumn = header.indexOf('value');
   if (timeColumn < 0 || valueColumn < 0) {
@@ -160,8 +171,8 @@ export function readCountSeries(text: string, source: string, maxRows = MAX_SERI
           : `${where}: ${cells.length} cell${cells.length === 1 ? '' : 's'}, but the header names ${header.length} columns; give every row a cell for each column`,
       );
     }
-    const timeText = (cells[timeColumn] ?? '').trim();
-    const valueText = (cells[valueColumn] ?? '').trim();
+    const timeText = cellText(cells[timeColumn] ?? '');
+    const valueText = cellText(cells[valueColumn] ?? '');
     // NAB's scorer reads timestamps as pandas datetimes, which hold these years only; and JavaScript
     // dates put years 0-99 in the 1900s, so such a date read as "not a timestamp" (found by a reviewer).
     const year = Number(/^(\d{4})-\d{2}-\d{2}[ T]/.exec(timeText)?.[1] ?? Number.NaN);
