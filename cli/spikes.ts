@@ -198,7 +198,9 @@ function writeResults(files: readonly ResultsFile[]): void {
   } catch (error) {
     for (const temporary of temporaries) rmSync(temporary, { force: true });
     throw new UsageError(
-      `cannot write the results to ${writing}: ${(error as Error).message}; no results file was replaced`,
+      // Node names the path it opened, which is the temporary file beside the results file: the
+      // results file is the one to name ("ENOENT: no such file or directory, open '.x.csv.1.tmp'").
+      `cannot write the results to ${writing}: ${(error as Error).message.replace(/, \w+ '.*'$/s, '')}; no results file was replaced`,
       [],
       { cause: error },
     );

@@ -398,6 +398,15 @@ describe('news-alerts spikes evaluate', () => {
     expect(twoMinutes.stderr).toContain("--bucket-minutes 2 does not divide the rows' 5-minute step");
     expect(existsSync(join(directory, 'two-minute.csv'))).toBe(false);
 
+    // A results file in a directory that does not exist: named, not the temporary file beside it.
+    const unmade = join(directory, 'missing', 'x.csv');
+    const nowhere = await runCli(['spikes', 'evaluate', '--csv', csv, '--out', unmade]);
+    expect(nowhere.code).toBe(2);
+    expect(nowhere.stderr).toContain(
+      `cannot write the results to ${unmade}: ENOENT: no such file or directory; no results`,
+    );
+    expect(nowhere.stderr).not.toContain('.tmp');
+
     // A line break in the series' file name is shown escaped, as the errors show it: one line each.
     const broken = join(directory, 'line\nbreak.csv');
     writeFileSync(broken, readFileSync(csv));
