@@ -163,39 +163,33 @@ const termList = (what: string) =>
 
 const clockTime = z.string().check(z.regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be a 24-hour time such as "07:30"'));
 
-/** Whether Intl knows the zone: building a formatter for it throws when it does not. */
-function intlKnowsZone(value: string): boolean {
+/**
+ * How IANA spells a zone this runtime knows, or null for a name it does not (building a formatter
+ * for it throws). Intl takes any case (`europe/london`), and messages, quiet hours and the CLI
+ * showed a zone as typed; only the case is changed: an alias (`US/Pacific`) stays the name its
+ * owner chose.
+ */
+function spellingOf(value: string): string | null {
+  let spelt: string;
   try {
-    new Intl.DateTimeFormat('en-US', { timeZone: value });
-    return true;
+    spelt = new Intl.DateTimeFormat('en-US', { timeZone: value }).resolvedOptions().timeZone;
   } catch {
-    return false;
+    return null;
   }
+  return spelt.toLowerCase() === value.toLowerCase() ? spelt : value;
 }
 
 /**
- * Answers of {@link isTimeZone} by name: a run validates every audience's zone, a few distinct
- * names among hundreds of audiences, and building an `Intl.DateTimeFormat` to ask costs ~60 µs.
+ * Answers of {@link spellingOf} by name: a run validates every audience's zone, a few distinct
+ * names among hundreds of audiences, and building an `Intl.DateTimeFormat` to ask costs ~60 µs
+ * (one formatter answers both whether the zone exists and how it is spelt).
  */
-const knownTimeZones = new BoundedCache<string, boolean>(256);
+const zoneSpellings = new BoundedCache<string, string | null>(256);
 
 /** Whether `value` names a time zone this runtime knows (an IANA name such as `Asia/Seoul`, or `UTC`). */
-export const isTimeZone = (value: string): boolean => knownTimeZones.get(value, intlKnowsZone);
+export const isTimeZone = (value: string): boolean => zoneSpellings.get(value, spellingOf) !== null;
 
-/**
- * A known zone as IANA spells it: Intl takes any case (`europe/london`), and messages, quiet hours
- * and the CLI showed it as typed. Only the case is changed: an alias (`US/Pacific`) stays the name
- * its owner chose.
- */
-function spellingOf(value: string): string {
-  if (!isTimeZone(value)) return value;
-  const spelt = new Intl.DateTimeFormat('en-US', { timeZone: value }).resolvedOptions().timeZone;
-  return spelt !== value && spelt.toLowerCase() === value.toLowerCase() ? spelt : value;
-}
-
-/** Answers of {@link spellingOf} by name, for the same reason as {@link knownTimeZones}. */
-const zoneSpellings = new BoundedCache<string, string>(256);
-const zoneSpelling = (value: string): string => zoneSpellings.get(value, spellingOf);
+const zoneSpelling = (value: string): string => zoneSpellings.get(value, spellingOf) ?? value;
 
 const timeZone = z
   .string()
