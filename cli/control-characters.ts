@@ -1,17 +1,15 @@
 /**
  * Text attributes a person writes (an audience's name, a rule's description or keywords) must not
- * hold characters that act on a terminal or reorder text: C0 and C1 controls but tab and line
- * breaks, DEL, and the bidi embeddings, overrides and isolates. `audiences update --name` took
+ * hold characters that act on a terminal or hide or reorder text (output.ts `hidesOrActs`, what a
+ * web page shows escaped): controls but tab and line breaks, bidi embeddings, overrides and
+ * isolates, zero-width spaces, lone surrogates. `audiences update --name` took
  * `Chips\x1b[31m team`, and every email subject of the audience then read `[Chips [31m team] …`.
  * Refused where a person writes them; a value already stored is kept (the run reads it as it
  * always did, and refusing it would stop every other edit of the item). The zero-width
  * (non-)joiners stay allowed: Persian and Indic text and emoji need them.
  */
 import type { Item } from './items.ts';
-
-/** Controls (Cc: C0, DEL, C1) and the bidi embeddings, overrides and isolates; tab and line breaks are text. */
-const ACTING = /[\p{Cc}\u202a-\u202e\u2066-\u2069]/u;
-const isActing = (char: string): boolean => ACTING.test(char) && char !== '\t' && char !== '\n' && char !== '\r';
+import { hidesOrActs } from './output.ts';
 
 /** One value that holds such a character: where it is in the item, and what to do. */
 export interface ControlCharacterProblem {
@@ -22,7 +20,7 @@ export interface ControlCharacterProblem {
 /** `U+001B` for the first such character of `text`, with its place (1-based, in characters). */
 function firstActing(text: string): string | undefined {
   const chars = Array.from(text);
-  const at = chars.findIndex(isActing);
+  const at = chars.findIndex(hidesOrActs);
   if (at === -1) return undefined;
   const code = (chars[at] ?? '').codePointAt(0) ?? 0;
   return `U+${code.toString(16).toUpperCase().padStart(4, '0')} at character ${at + 1}`;

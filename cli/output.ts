@@ -645,6 +645,16 @@ export function safeText(text: string, options: { readonly newlines?: boolean } 
 const hidingInPage = /[^\t\n\r\u00ad\u200c\u200d]/u;
 
 /**
+ * Whether `char` acts on a terminal or hides or reorders text where a person reads it: what a web
+ * page shows as an escape ({@link pageText}). Tab, line breaks, the soft hyphen and the zero-width
+ * (non-)joiners are text. What the CLI refuses in names and keywords (cli/control-characters.ts).
+ */
+export const hidesOrActs = (char: string): boolean => unsafeCharacter.test(char) && hidingInPage.test(char);
+
+/** {@link unsafeCharacters} without the global flag, whose `lastIndex` would carry from one test to the next. */
+const unsafeCharacter = new RegExp(unsafeCharacters.source, 'u');
+
+/**
  * Text for a web page's text nodes: bidi overrides and isolates, other controls and invisible
  * format characters become the same visible escapes the CLI prints (`\u202e`), so provider text
  * cannot reorder or hide what ops read.
