@@ -457,12 +457,16 @@ async function explain(context: CommandContext, args: readonly unknown[], option
         `Warm-up: no spike alert before ${local(progress.alertsPossibleFrom, 'short')} (${zone}), once three days are counted (after a long gap, three days since it); ${progress.hoursEvaluated} hour(s) evaluated so far.`,
       );
     }
-    context.output.caption(
-      `Rule ${ruleId}: new stories per hour over the last ${options.days} day(s) (${zone}), preset ${record.preset}; ! marks an episode it opened:`,
-    );
-    // Each day's row is labelled with its date in the zone shown (2026-11-29), whole.
-    for (const line of textChart(backtest, (at) => providerDate(at, zone), minuteOfDay)) context.output.line(line);
-    context.output.line();
+    // Each day's row is labelled with its date in the zone shown (2026-11-29), whole. No hour
+    // evaluated yet, no chart: the note above says why, and a caption over nothing would not.
+    const chart = textChart(backtest, (at) => providerDate(at, zone), minuteOfDay);
+    if (chart.length > 0) {
+      context.output.caption(
+        `Rule ${ruleId}: new stories per hour over the last ${options.days} day(s) (${zone}), preset ${record.preset}; ! marks an episode it opened:`,
+      );
+      for (const line of chart) context.output.line(line);
+      context.output.line();
+    }
     context.output.caption('Episodes each preset would have opened:');
     context.output.table(
       ['PRESET', 'OPENED', 'SINCE', 'ENDED', 'STORIES', 'EXPECTED', 'PEAK/H'],

@@ -20,10 +20,13 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { silentLog } from '#core/ports';
 import { SPIKE_PRESETS } from '#core/spikes/detector';
 import { syntheticSeries } from '#test/spike-world';
 import { NAB_PROFILE_NAMES, nabTime, normalizedScore, scoreFile, windowRows } from '../../bench/spikes/nab.ts';
+import { DynamoSpikeStore } from '../../functions/aws/dynamo-spike-store.ts';
 import { venvBin } from '../../sandbox/python-env.mjs';
+import { primeSpikeHistory } from '../../sandbox/spike-demo.ts';
 import { type CliSandbox, cliEntry, runCli, startCliSandbox } from './support.ts';
 
 const directory = mkdtempSync(join(tmpdir(), 'spikes-evaluate-'));
@@ -491,6 +494,10 @@ describe('news-alerts spikes explain without counts', () => {
     const shown = await sandbox.cli(['spikes', 'explain', 'markets-rates']);
     expect(shown.code).toBe(0);
     expect(shown.stderr).toContain('No hour is complete yet');
+    // No chart yet, so no caption announcing one.
+    // (Captions go to stderr here: piped output is TSV, whose stdout is the table alone.)
+    expect(shown.stderr).not.toContain('new stories per hour');
+    expect(shown.stderr).toContain('Episodes each preset would have opened:');
     expect(shown.stderr).toContain('Warm-up: no spike alert before ');
     expect(shown.stderr).not.toContain('Runs no longer count');
 
@@ -499,5 +506,26 @@ describe('news-alerts spikes explain without counts', () => {
     const turnedOff = await sandbox.cli(['spikes', 'explain', 'markets-rates']);
     expect(turnedOff.code).toBe(0);
     expect(turnedOff.stderr).toContain('Runs no longer count for this rule: rule markets-rates has no spike alerts');
+
+    // With hours evaluated (three weeks primed as a counting rule would have them), the chart
+    // comes with its caption, one line per day of the window.
+    const store = new DynamoSpikeStore({
+      documents: sandbox.stack.clients.documents,
+      tableName: sandbox.descriptor.names.stateTable,
+      now: Date.now,
+      log: silentLog,
+    });
+    await primeSpikeHistory(store, {
+      ruleId: 'markets-rates',
+      audienceId: 'markets-desk',
+      now: Date.now(),
+      perHour: 2,
+    });
+    const charted = await sandbox.cli(['spikes', 'explain', 'markets-rates', '--days', '3']);
+    expect(charted.code).toBe(0);
+    expect(charted.stderr).not.toContain('No hour is complete yet');
+    expect(charted.stderr).toContain('new stories per hour over the last 3 day(s)');
+    const days = charted.stdout.split('\n').filter((line) => /^\d{4}-\d{2}-\d{2} /.test(line));
+    expect(days.length).toBeGreaterThanOrEqual(3);
   });
 });
