@@ -63,6 +63,7 @@ import {
   getItem,
   type Item,
   type ItemTable,
+  itemAsRead,
   listItems,
   type PlannedPut,
   versionOf,
@@ -81,6 +82,9 @@ import { ruleTableOf } from './workbench/tables.ts';
 import { topicChecks, topicState, topicStateOf } from './workbench/topics.ts';
 
 const rulesTable = (target: Target): ItemTable => ruleTableOf(target);
+
+/** The smallest valid audience: what parsing it adds are the defaults (itemAsRead). */
+const minimalAudience: Item = { audienceId: 'a', name: 'A', topicArn: 'arn:aws:sns:us-east-1:123456789012:a' };
 
 /** SNS topic names: letters, digits, `-` and `_`, at most 256. */
 const topicNamePattern = /^[A-Za-z0-9_-]{1,256}$/;
@@ -371,9 +375,8 @@ async function planAudiences(
         continue;
       }
     }
-    const normalizedPrevious = previous === undefined ? undefined : parseAudience(previous);
     const changes = diffItems(
-      normalizedPrevious?.ok ? { ...normalizedPrevious.value } : previous,
+      previous === undefined ? undefined : itemAsRead(previous, parseAudience, minimalAudience),
       createTopic ? { ...checked.value, topicArn: undefined } : checked.value,
     );
     planned.push({
@@ -802,8 +805,7 @@ async function updateAudience(
       options.file === undefined ? '--topic-arn' : source.locate(['topicArn']),
     );
   }
-  const normalizedPrevious = parseAudience(previous);
-  const changes = diffItems(normalizedPrevious.ok ? { ...normalizedPrevious.value } : previous, checked.value);
+  const changes = diffItems(itemAsRead(previous, parseAudience, minimalAudience), checked.value);
   if (changes.length === 0) {
     context.output.result({ audienceId, action: 'unchanged', version: versionOf(previous), warnings }, () =>
       context.output.line(`unchanged ${audienceId} (${describeVersion(previous)})`),

@@ -614,6 +614,28 @@ export function withoutAudit(item: Item): Item {
   return copy;
 }
 
+/** What a model parser (parseRule, parseAudience) gives: the item as the run reads it, or not. */
+type ParsedItem = { readonly ok: true; readonly value: object } | { readonly ok: false };
+
+/**
+ * A stored item as the run reads it, for a fair "did anything change?" against a validated edit:
+ * a valid one parsed (its defaults applied); an invalid one, which the run skips, as stored but
+ * with the defaults filled in where it leaves an attribute out. Repairing it then lists what the
+ * repair changes, not `enabled: (none) → true` for every default the schema gives. The defaults
+ * are the schema's own: what parsing `minimal`, a smallest valid item, adds to it.
+ */
+export function itemAsRead(previous: Item, parse: (item: unknown) => ParsedItem, minimal: Item): Item {
+  const parsed = parse(previous);
+  if (parsed.ok) return { ...parsed.value };
+  const defaults = parse(minimal);
+  if (!defaults.ok) throw new Error('the smallest valid item given for its defaults is invalid');
+  const filled: Item = { ...previous };
+  for (const [name, value] of Object.entries(defaults.value)) {
+    if (!Object.hasOwn(minimal, name) && !Object.hasOwn(previous, name)) filled[name] = value;
+  }
+  return filled;
+}
+
 /** A value for comparison and display: Sets become sorted arrays. */
 const comparable = (value: unknown): unknown => (value instanceof Set ? [...value].map(String).sort() : value);
 

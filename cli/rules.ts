@@ -46,6 +46,7 @@ import {
   getItem,
   type Item,
   type ItemTable,
+  itemAsRead,
   itemLimitProblem,
   listItems,
   type PlannedPut,
@@ -322,12 +323,12 @@ const idsOf = (items: readonly FileItem[]): string[] =>
     return typeof value === 'object' && value !== null && typeof value.ruleId === 'string' ? [value.ruleId] : [];
   });
 
+/** The smallest valid rule: what parsing it adds are the defaults (itemAsRead). */
+const minimalRule: Item = { ruleId: 'r', audienceId: 'a', keywords: ['k'] };
+
 /** The stored rule as the run reads it (defaults applied), for a fair "did anything change?". */
-function normalized(previous: Item | undefined): Item | undefined {
-  if (previous === undefined) return undefined;
-  const parsed = parseRule(previous);
-  return parsed.ok ? { ...parsed.value } : previous;
-}
+const normalized = (previous: Item | undefined): Item | undefined =>
+  previous === undefined ? undefined : itemAsRead(previous, parseRule, minimalRule);
 
 /** The form of the fingerprint `rules export` writes (ruleFingerprint: 22 base64url characters). */
 const FINGERPRINT_FORM = /^[A-Za-z0-9_-]{22}$/;

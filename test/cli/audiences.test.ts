@@ -150,6 +150,25 @@ describe('audiences', () => {
     expect(await audience('markets-desk')).toMatchObject({ dailyBudget: 5, version: 3 });
   });
 
+  it('audiences update of an invalid audience written by hand lists what it changes, not the defaults the item leaves out', async () => {
+    const { topicArn } = (await audience('markets-desk')) as { topicArn: string };
+    await sandbox.stack.clients.documents.send(
+      new PutCommand({
+        TableName: sandbox.descriptor.names.audiencesTable,
+        Item: { audienceId: 'bare-desk', name: 'Bare desk', topicArn, dailyBudget: 0 },
+      }),
+    );
+    const repaired = await sandbox.cli(['audiences', 'update', 'bare-desk', '--daily-budget', '5']);
+    expect(repaired.code, repaired.stderr).toBe(0);
+    // Not `enabled: (none) → true`, `timeZone: (none) → "UTC"`...: the run reads those as defaults.
+    const changed = repaired.stdout
+      .split('\n')
+      .filter((line) => line.startsWith('  '))
+      .map((line) => line.trim());
+    expect(changed).toEqual(['dailyBudget: 0 → 5']);
+    expect(await audience('bare-desk')).toMatchObject({ dailyBudget: 5, version: 1 });
+  });
+
   it('audiences put --file refuses when the audience is edited by hand between its read and its write, and keeps that edit', async () => {
     const exported = await sandbox.cli(['audiences', 'export', 'markets-desk', '--format', 'json']);
     expect(exported.code, exported.stderr).toBe(0);

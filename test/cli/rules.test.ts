@@ -483,6 +483,12 @@ describe('rules put from flags, enable, disable, delete', () => {
 
     const repaired = await sandbox.cli(['rules', 'update', 'typo-rule', '--clear', 'keyword', '--keywords', 'wafer']);
     expect(repaired.code, repaired.stderr).toBe(0);
+    // It lists what the repair changed, not the defaults the broken item left out (enabled, urgent, matchAll).
+    const changed = repaired.stdout
+      .split('\n')
+      .filter((line) => line.startsWith('  '))
+      .map((line) => line.trim().split(':')[0]);
+    expect(changed.sort()).toEqual(['keyword', 'keywords']);
     const stored = await getItem(sandbox.stack.clients.documents, rulesTable(), 'typo-rule');
     expect(stored).toMatchObject({ keywords: ['wafer'] });
     expect(stored).not.toHaveProperty('keyword');
