@@ -58,7 +58,7 @@ export const SandboxDescriptorSchema = z.strictObject({
     /** The provider's HTTPS base URL (`NEWS_API_BASE_URL`): the simulator's, or a real provider's. */
     url: z.url(),
     /**
-     * PEM file of an extra CA to trust for the provider (relative to the descriptor), in addition
+     * PEM file of an extra CA to trust for the provider (absolute, or relative to the descriptor's folder), in addition
      * to the system roots: the sandbox CA for the simulator, `--provider-ca` for a real provider.
      */
     caPath: name,
