@@ -20,12 +20,14 @@ import { type Article, parseRule } from '#core/model';
 import {
   describeQueryTree,
   evaluateQuery,
+  falseBecauseText,
   formatQuery,
   operatorLookalikes,
   parseQuery,
   type QueryNode,
   QuerySyntaxError,
   queryAnchors,
+  queryFalseBecause,
   type TermFrequency,
 } from '#core/query';
 import { normalizeText } from '#core/text';
@@ -130,7 +132,12 @@ export interface QueryExplanation {
    */
   readonly needsMatchAll: boolean;
   /** The verdict on the given article, when one was given. */
-  readonly article?: { readonly matches: boolean; readonly terms: readonly string[] };
+  readonly article?: {
+    readonly matches: boolean;
+    readonly terms: readonly string[];
+    /** When it does not match, why: each part of the query that failed (`queryFalseBecause`). */
+    readonly because: readonly string[];
+  };
 }
 
 /** The index's own anchor costs (functions/core/matcher.ts), so `explain` shows the anchors it uses. */
@@ -151,8 +158,16 @@ export function explainQuery(
     needsMatchAll: anchors === undefined,
   };
   if (text === undefined) return explanation;
-  const reasons = evaluateQuery(tree, { title: normalizeText(text.title), summary: normalizeText(text.summary) });
-  return { ...explanation, article: { matches: reasons !== undefined, terms: (reasons ?? []).map((r) => r.term) } };
+  const normalized = { title: normalizeText(text.title), summary: normalizeText(text.summary) };
+  const reasons = evaluateQuery(tree, normalized);
+  return {
+    ...explanation,
+    article: {
+      matches: reasons !== undefined,
+      terms: (reasons ?? []).map((r) => r.term),
+      because: reasons === undefined ? queryFalseBecause(tree, normalized) : [],
+    },
+  };
 }
 
 interface ExplainOptions {
@@ -486,7 +501,7 @@ function printQueryExplanation(
             [
               'article',
               !article.matches
-                ? 'does not match'
+                ? `does not match: ${falseBecauseText(article.because)}`
                 : article.terms.length > 0
                   ? `matches; true because of ${article.terms.join(', ')}`
                   : // A query of exclusions only (`NOT rumor`) is true for what is not there, as the stored-rule path says.

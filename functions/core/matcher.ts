@@ -97,6 +97,7 @@ import {
   type QueryNode,
   type QueryText,
   queryAnchors,
+  queryFalseBecause,
   queryTermLabel,
   type TermFrequency,
 } from './query.ts';
@@ -1554,6 +1555,8 @@ export interface CriterionHits {
         readonly state: 'evaluated';
         readonly true: boolean;
         readonly terms: readonly string[];
+        /** When false, why: each part of the query that failed (queryFalseBecause). */
+        readonly falseBecause: readonly string[];
         readonly anchored: boolean;
       };
   /** The values of the article the criteria were compared with, normalized as the matcher does. */
@@ -1590,6 +1593,7 @@ export function criterionHits(rule: Rule, article: Article): CriterionHits {
       state: 'evaluated',
       true: reasons !== undefined,
       terms: (reasons ?? []).map((reason) => reason.term),
+      falseBecause: reasons === undefined ? queryFalseBecause(parsed, normalized) : [],
       anchored: isAnchored(parsed),
     };
   }

@@ -1221,6 +1221,65 @@ export function evaluateQuery(query: QueryNode, text: QueryText): readonly Match
   return [...new Set(terms)].map((term) => ({ kind: 'keyword', term }));
 }
 
+/**
+ * Why `query` is false for `text`, for people (`rules explain`): one reason per part of the query
+ * that failed, down to its terms (a term that is not there, an excluded one that is, two terms
+ * that are not near each other), in the query's order. Empty when the query is true. Read off the
+ * same evaluation as {@link evaluateQuery}, so it never contradicts the verdict.
+ */
+export function queryFalseBecause(query: QueryNode, text: QueryText): string[] {
+  // A term written twice (`rate OR rate`, `rate rate`) fails once.
+  return evaluate(query, text) === undefined ? [...new Set(falseBecause(query, text))] : [];
+}
+
+/** Reasons of {@link queryFalseBecause} on one line: up to five, `; `-separated, and how many more. */
+export const falseBecauseText = (reasons: readonly string[]): string =>
+  reasons.length <= 5 ? reasons.join('; ') : `${reasons.slice(0, 5).join('; ')}; and ${reasons.length - 5} more`;
+
+/** A leaf's label as a reason names it: in quotes (a phrase with a field, `title:"rate hike"`, has its own). */
+const quotedLabel = (label: string): string => (label.includes('"') ? label : `"${label}"`);
+const named = (leaf: QueryLeaf): string => quotedLabel(queryTermLabel(leaf));
+
+/** Where a leaf of `field` was looked for, as a reason says it. */
+const lookedIn = (field: QueryField): string => (field === 'any' ? 'the title or summary' : `the ${field}`);
+
+/** The reasons a node that is false for `text` is false (see {@link queryFalseBecause}). */
+function falseBecause(node: QueryNode, text: QueryText): string[] {
+  switch (node.type) {
+    case 'term':
+    case 'phrase':
+      return [`${named(node)} is not in ${lookedIn(node.field)}`];
+    case 'and':
+      // Only the parts that failed: the others held.
+      return node.children.flatMap((child) => (evaluate(child, text) === undefined ? falseBecause(child, text) : []));
+    case 'or': {
+      // Every alternative failed. Alternatives that are all terms of one field read as one reason.
+      const leaves = node.children.filter(isLeaf);
+      const field = leaves[0]?.field;
+      if (leaves.length === node.children.length && leaves.every((leaf) => leaf.field === field)) {
+        return [`none of ${[...new Set(leaves.map(named))].join(', ')} is in ${lookedIn(field ?? 'any')}`];
+      }
+      return node.children.flatMap((child) => falseBecause(child, text));
+    }
+    case 'not': {
+      const found = [...new Set(evaluate(node.child, text) ?? [])].map(quotedLabel);
+      const child = formatQuery(node.child);
+      const negated = isLeaf(node.child) ? `NOT ${child}` : `NOT (${child})`;
+      return [`${negated} excludes it: ${found.join(', ')} ${found.length === 1 ? 'is' : 'are'} there`];
+    }
+    case 'near': {
+      const { left, right } = node;
+      if (!isLeaf(left) || !isLeaf(right)) return ['NEAR takes only terms and phrases'];
+      const missing = [left, right].filter((leaf) => evaluate(leaf, text) === undefined);
+      if (missing.length > 0) return missing.flatMap((leaf) => falseBecause(leaf, text));
+      const unit = nearCountsCharacters(node) ? 'characters' : 'words';
+      return [
+        `${named(left)} and ${named(right)} are both there, but not within ${node.distance} ${unit} of each other in one field`,
+      ];
+    }
+  }
+}
+
 /** The labels of the leaves that made `node` true, or undefined when it is false. */
 function evaluate(node: QueryNode, text: QueryText): string[] | undefined {
   switch (node.type) {

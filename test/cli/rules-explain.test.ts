@@ -35,7 +35,7 @@ interface Explanation {
   tree: string[];
   anchors: string[] | null;
   needsMatchAll: boolean;
-  article?: { matches: boolean; terms: string[] };
+  article?: { matches: boolean; terms: string[]; because: string[] };
 }
 
 interface Failure {
@@ -91,7 +91,10 @@ describe('rules explain --query (no AWS)', () => {
       env: withoutAws,
     });
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout).toMatch(/^article\tdoes not match$/m);
+    // What failed, beside the warning that says why it may have.
+    expect(result.stdout).toMatch(
+      /^article\tdoes not match: "or" is not in the title or summary; "memory" is not in the title or summary$/m,
+    );
     expect(result.stderr).toBe(
       'warning: --query: "or" (column 6) is read as a word to find in the article, not as an operator; did you mean OR? Operators are written in capitals (AND, OR, NOT or -, NEAR/5); put it in quotes ("or") if the word is meant\n',
     );
@@ -112,11 +115,19 @@ describe('rules explain --query (no AWS)', () => {
       }),
       runCli(['rules', 'explain', '--query', query, '--article-file', '-', '--title', 'x'], { env: withoutAws }),
     ]);
-    expect(title.json<Explanation>().article).toEqual({ matches: true, terms: ['반도체', '수출'] });
-    // 삼성 in the summary: NOT wins.
-    expect(summary.json<Explanation>().article).toEqual({ matches: false, terms: [] });
+    expect(title.json<Explanation>().article).toEqual({ matches: true, terms: ['반도체', '수출'], because: [] });
+    // 삼성 in the summary: NOT wins, and it says so.
+    expect(summary.json<Explanation>().article).toEqual({
+      matches: false,
+      terms: [],
+      because: ['NOT 삼성 excludes it: "삼성" is there'],
+    });
     // Both OR branches hit: both are named, in query order.
-    expect(fromFile.json<Explanation>().article).toEqual({ matches: true, terms: ['반도체', '메모리', '수출'] });
+    expect(fromFile.json<Explanation>().article).toEqual({
+      matches: true,
+      terms: ['반도체', '메모리', '수출'],
+      because: [],
+    });
     expect(fromStdin.stdout).toMatch(/^article +matches; true because of 반도체, 메모리, 수출$/m);
     expect(rejected.code).toBe(2);
     expect(rejected.stderr).toContain('give either --article-file or --title/--summary, not both');
@@ -149,14 +160,22 @@ describe('rules explain --query (no AWS)', () => {
         env: withoutAws,
       }),
     ]);
-    expect(marquee.json<Explanation>().article).toEqual({ matches: true, terms: ['title:"<marquee>"'] });
+    expect(marquee.json<Explanation>().article).toEqual({ matches: true, terms: ['title:"<marquee>"'], because: [] });
     expect(entity.code, entity.stderr).toBe(0);
-    expect(entity.json<Explanation>().article).toEqual({ matches: false, terms: [] });
+    expect(entity.json<Explanation>().article).toEqual({
+      matches: false,
+      terms: [],
+      because: ['"AT&T" is not in the title or summary'],
+    });
     expect(entity.stderr).toContain('warning: --title holds HTML tags or entities and is judged as written');
-    expect(cut.json<Explanation>().article).toEqual({ matches: false, terms: [] });
+    expect(cut.json<Explanation>().article).toEqual({
+      matches: false,
+      terms: [],
+      because: ['"quokka" is not in the title or summary'],
+    });
     expect(cut.stderr).toContain('warning: --summary is cut to 2,000 characters, as the run cuts provider text');
     expect(fileWithTypo.code, fileWithTypo.stderr).toBe(0);
-    expect(fileWithTypo.stdout).toMatch(/^article\s+does not match$/m);
+    expect(fileWithTypo.stdout).toMatch(/^article\s+does not match: "giraffe" is not in the title or summary$/m);
     expect(fileWithTypo.stderr).toContain(
       'warning: stdin: ignored sumary (did you mean summary?), body: explain reads',
     );

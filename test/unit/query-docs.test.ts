@@ -12,7 +12,14 @@ import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { compileRules, naiveMatch } from '#core/matcher';
 import { type Article, parseRule, type Rule } from '#core/model';
-import { evaluateQuery, parseQuery, QUERY_LIMITS, QuerySyntaxError, queryAnchors } from '#core/query';
+import {
+  evaluateQuery,
+  falseBecauseText,
+  parseQuery,
+  QUERY_LIMITS,
+  QuerySyntaxError,
+  queryAnchors,
+} from '#core/query';
 import { normalizeText } from '#core/text';
 import { explainQuery, querySyntaxProblem } from '../../cli/rules-explain.ts';
 
@@ -224,6 +231,21 @@ describe('docs/queries.md examples', () => {
     expect(sample).toContain(`anchors    ${explained.anchors?.join(', ')} (`);
     expect(sample).toContain(`article    matches; true because of ${explained.article?.terms.join(', ')}\n`);
     expect(sample).toContain(`tree:\n${explained.tree.map((line) => `  ${line}`).join('\n')}\n`);
+
+    // The samples of why it does not match, for the texts the page names before each.
+    const samples = [...page.matchAll(/```text\n(article {4}does not match: [^\n]*)\n```/g)].map((m) => m[1]);
+    const texts = [
+      { title: '메모리 수출', summary: '삼성전자 실적' },
+      { title: '생산', summary: '' },
+    ];
+    expect(page).toContain(`\`--title '${texts[0]?.title}' --summary '${texts[0]?.summary}'\``);
+    expect(page).toContain(`\`--title '${texts[1]?.title}'\``);
+    expect(samples).toEqual(
+      texts.map((text) => {
+        const article = explainQuery(query, parseQuery(query), text).article;
+        return `article    does not match: ${falseBecauseText(article?.because ?? [])}`;
+      }),
+    );
   });
 
   it('the caret sample is what the CLI prints for that query', () => {

@@ -21,6 +21,9 @@ import {
   type QueryNode,
   QuerySyntaxError,
   queryAnchors,
+  queryFalseBecause,
+  queryLeaves,
+  queryTermLabel,
   typedDashProblems,
   wordsBetween,
 } from '#core/query';
@@ -287,6 +290,21 @@ describe('query properties', () => {
         for (const anchors of [queryAnchors(tree), queryAnchors(tree, (node) => rarity(node.norm))]) {
           if (anchors === undefined || matched === undefined) continue;
           expect(anchors.some((anchor) => evaluateQuery(anchor, text) !== undefined)).toBe(true);
+        }
+      }),
+      { numRuns: 1500 },
+    );
+  });
+
+  it('why a query is false: reasons exactly when it is false, each one line naming a term of the query', () => {
+    fc.assert(
+      fc.property(queryTree, articleText, (tree, text) => {
+        const because = queryFalseBecause(tree, text);
+        expect(because.length > 0).toBe(evaluateQuery(tree, text) === undefined);
+        const labels = queryLeaves(tree).map((leaf) => queryTermLabel(leaf));
+        for (const reason of because) {
+          expect(reason).not.toContain('\n');
+          expect(labels.some((label) => reason.includes(label))).toBe(true);
         }
       }),
       { numRuns: 1500 },

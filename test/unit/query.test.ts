@@ -13,7 +13,9 @@ import {
   type QueryLeaf,
   type QueryNode,
   QuerySyntaxError,
+  falseBecauseText,
   queryAnchors,
+  queryFalseBecause,
   queryLeaves,
 } from '#core/query';
 import { normalizeText } from '#core/text';
@@ -505,6 +507,56 @@ describe('evaluateQuery', () => {
     expect(reasons('半導体 NEAR/2 輸出', '半導体と車の輸出')).toBeUndefined();
     expect(reasons('半導体 NEAR/3 輸出', '半導体と車の輸出')).toEqual(['半導体', '輸出']);
     expect(reasons('トヨタ NEAR/2 EV', 'トヨタ EV')).toEqual(['トヨタ', 'EV']);
+  });
+});
+
+describe('queryFalseBecause', () => {
+  const because = (query: string, title: string, summary = '') =>
+    queryFalseBecause(parseQuery(query), article(title, summary));
+
+  it('names the part of the query that failed, down to its terms, and nothing for a true query', () => {
+    const query = '(반도체 OR 메모리) AND 수출 NOT 삼성';
+    expect(because(query, '메모리 반도체 수출 급증')).toEqual([]);
+    // Only the excluded term: the rest held.
+    expect(because(query, '메모리 수출', '삼성전자 실적')).toEqual(['NOT 삼성 excludes it: "삼성" is there']);
+    expect(because(query, '반도체 생산')).toEqual(['"수출" is not in the title or summary']);
+    expect(because(query, '생산')).toEqual([
+      'none of "반도체", "메모리" is in the title or summary',
+      '"수출" is not in the title or summary',
+    ]);
+  });
+
+  it('says where a fielded term was looked for, and what an excluded group found', () => {
+    expect(because('title:chip AND summary:"export ban"', 'Export ban', 'chip')).toEqual([
+      '"title:chip" is not in the title',
+      'summary:"export ban" is not in the summary',
+    ]);
+    expect(because('chip NOT (samsung OR hynix)', 'Samsung and Hynix chip')).toEqual([
+      'NOT (samsung OR hynix) excludes it: "samsung", "hynix" are there',
+    ]);
+    // Alternatives that are not all plain terms of one field are each explained.
+    expect(because('chip OR (wafer AND fab)', 'wafer news')).toEqual([
+      '"chip" is not in the title or summary',
+      '"fab" is not in the title or summary',
+    ]);
+  });
+
+  it('tells a NEAR whose terms are too far apart from one whose term is missing', () => {
+    expect(because('chip NEAR/2 export', 'chip makers plan a record export')).toEqual([
+      '"chip" and "export" are both there, but not within 2 words of each other in one field',
+    ]);
+    expect(because('chip NEAR/2 export', 'chip export', '')).toEqual([]);
+    expect(because('chip NEAR/2 export', 'chip', 'export')).toEqual([
+      '"chip" and "export" are both there, but not within 2 words of each other in one field',
+    ]);
+    expect(because('chip NEAR/2 export', 'chip makers')).toEqual(['"export" is not in the title or summary']);
+  });
+
+  it('puts at most five reasons on a line, and says how many more there are', () => {
+    const terms = ['a1', 'b2', 'c3', 'd4', 'e5', 'f6', 'g7'];
+    const text = falseBecauseText(because(terms.map((term) => `(${term} OR x${term})`).join(' AND '), 'nothing'));
+    expect(text.split('; ')).toHaveLength(6);
+    expect(text).toMatch(/; and 2 more$/);
   });
 });
 

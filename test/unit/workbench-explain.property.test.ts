@@ -61,3 +61,27 @@ describe('explain with repeated terms', () => {
     );
   });
 });
+
+describe('explain of a query that is false', () => {
+  it('says which parts of the query failed, each term once', () => {
+    const article: Article = {
+      key: 'k',
+      title: 'Bank rate rumor',
+      summary: '',
+      url: 'https://news.example.com/a',
+      publishedAt: 0,
+      categories: [],
+      categoryNames: [],
+    };
+    const why = (query: string) =>
+      explainRule(ruleOf({ query }), article).criteria.find((criterion) => criterion.criterion === 'query');
+    expect(why('rate AND inflation NOT rumor')).toMatchObject({
+      verdict: 'fail',
+      why: 'false: "inflation" is not in the title or summary; NOT rumor excludes it: "rumor" is there',
+    });
+    expect(why('inflation OR inflation OR rates')?.why).toBe(
+      'false: none of "inflation", "rates" is in the title or summary',
+    );
+    expect(why('rate rate')).toMatchObject({ verdict: 'pass' });
+  });
+});

@@ -15,6 +15,7 @@ import { changeSince, outcomeFieldsDamaged } from '../ledger-facts.ts';
 import { criterionHits } from '../matcher.ts';
 import type { Article, Audience, AudienceMatch, Rule } from '../model.ts';
 import type { DeliveryRecord, HoldReason } from '../ports.ts';
+import { falseBecauseText } from '../query.ts';
 import { withoutLaterRules } from '../rule-reach.ts';
 import { heldReleaseOf } from './holds.ts';
 
@@ -147,7 +148,12 @@ export function explainRule(rule: Rule, article: Article): RuleExplanation {
       hits: once(query.terms),
     });
   } else {
-    criteria.push({ criterion: 'query', verdict: 'fail', why: 'false for this title and summary', hits: [] });
+    criteria.push({
+      criterion: 'query',
+      verdict: 'fail',
+      why: `false: ${falseBecauseText(query.falseBecause)}`,
+      hits: [],
+    });
   }
   const hasPositive =
     [rule.categories, rule.keywords, rule.media, rule.statuses].some((terms) => (terms ?? []).length > 0) ||
