@@ -1265,7 +1265,12 @@ function falseBecause(node: QueryNode, text: QueryText): string[] {
       const found = [...new Set(evaluate(node.child, text) ?? [])].map(quotedLabel);
       const child = formatQuery(node.child);
       const negated = isLeaf(node.child) ? `NOT ${child}` : `NOT (${child})`;
-      return [`${negated} excludes it: ${found.join(', ')} ${found.length === 1 ? 'is' : 'are'} there`];
+      // A negated part true through NOTs of its own (`NOT (NOT a AND NOT b)`) has no term to name.
+      return [
+        found.length === 0
+          ? `${negated} excludes it: ${child} is true for this text`
+          : `${negated} excludes it: ${found.join(', ')} ${found.length === 1 ? 'is' : 'are'} there`,
+      ];
     }
     case 'near': {
       const { left, right } = node;

@@ -12,14 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { compileRules, naiveMatch } from '#core/matcher';
 import { type Article, parseRule, type Rule } from '#core/model';
-import {
-  evaluateQuery,
-  falseBecauseText,
-  parseQuery,
-  QUERY_LIMITS,
-  QuerySyntaxError,
-  queryAnchors,
-} from '#core/query';
+import { evaluateQuery, falseBecauseText, parseQuery, QUERY_LIMITS, QuerySyntaxError, queryAnchors } from '#core/query';
 import { normalizeText } from '#core/text';
 import { explainQuery, querySyntaxProblem } from '../../cli/rules-explain.ts';
 

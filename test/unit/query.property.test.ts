@@ -304,6 +304,8 @@ describe('query properties', () => {
         const labels = queryLeaves(tree).map((leaf) => queryTermLabel(leaf));
         for (const reason of because) {
           expect(reason).not.toContain('\n');
+          // No empty list: `excludes it:  are there`.
+          expect(reason).not.toMatch(/\s{2}|: (is|are) there/);
           expect(labels.some((label) => reason.includes(label))).toBe(true);
         }
       }),

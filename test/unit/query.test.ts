@@ -8,12 +8,12 @@ import { describe, expect, it } from 'vitest';
 import {
   describeQueryTree,
   evaluateQuery,
+  falseBecauseText,
   formatQuery,
   parseQuery,
   type QueryLeaf,
   type QueryNode,
   QuerySyntaxError,
-  falseBecauseText,
   queryAnchors,
   queryFalseBecause,
   queryLeaves,
@@ -533,6 +533,10 @@ describe('queryFalseBecause', () => {
     ]);
     expect(because('chip NOT (samsung OR hynix)', 'Samsung and Hynix chip')).toEqual([
       'NOT (samsung OR hynix) excludes it: "samsung", "hynix" are there',
+    ]);
+    // An excluded part true through NOTs of its own names no term: it says it holds.
+    expect(because('chip NOT (NOT samsung AND NOT hynix)', 'chip')).toEqual([
+      'NOT (NOT samsung AND NOT hynix) excludes it: NOT samsung AND NOT hynix is true for this text',
     ]);
     // Alternatives that are not all plain terms of one field are each explained.
     expect(because('chip OR (wafer AND fab)', 'wafer news')).toEqual([
