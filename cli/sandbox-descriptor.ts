@@ -224,10 +224,25 @@ export const caPathOf = (descriptor: SandboxDescriptor, descriptorPath: string):
 export function writeDescriptor(path: string, descriptor: SandboxDescriptor): void {
   mkdirSync(dirname(path), { recursive: true });
   const temporary = `${path}.${process.pid}.tmp`;
-  writeFileSync(temporary, `${JSON.stringify(SandboxDescriptorSchema.parse(descriptor), null, 2)}\n`, {
+  const file = { ...descriptor, alertEnvironment: withoutRepeatedProvider(descriptor) };
+  writeFileSync(temporary, `${JSON.stringify(SandboxDescriptorSchema.parse(file), null, 2)}\n`, {
     mode: 0o600,
   });
   renameSync(temporary, path);
+}
+
+/**
+ * `alertEnvironment` without the provider variables that only repeat `provider.*`: the file
+ * describes the provider once, so editing `provider.url` (docs/sandbox.md) is all it takes, and
+ * reading it builds them again. A variable that says something else stays, to be refused on read.
+ */
+function withoutRepeatedProvider(descriptor: SandboxDescriptor): Record<string, string> {
+  const fromProvider = providerEnvironment(descriptor.provider);
+  return Object.fromEntries(
+    Object.entries(descriptor.alertEnvironment).filter(
+      ([variable, value]) => !(variable in providerVariables && sameValue(variable, value, fromProvider[variable])),
+    ),
+  );
 }
 
 /** What a descriptor needs besides the running stack. */

@@ -187,6 +187,29 @@ describe('the sandbox descriptor describes the provider once', () => {
     });
   });
 
+  it('writes the provider once, so a provider.url edited in the file is the one read, as docs/sandbox.md says', () => {
+    const path = join(dir, 'edited.json');
+    // As describeLocalStack gives it: alertEnvironment repeats what provider.* says.
+    writeDescriptor(path, {
+      ...base(),
+      alertEnvironment: {
+        ...base().alertEnvironment,
+        NEWS_API_BASE_URL: 'https://news.example.com/',
+        NEWS_API_TIME_ZONE: 'Asia/Seoul',
+      },
+    });
+    const written = JSON.parse(readFileSync(path, 'utf8')) as SandboxDescriptor;
+    expect(written.alertEnvironment).toEqual(base().alertEnvironment);
+    writeFileSync(
+      path,
+      JSON.stringify({ ...written, provider: { ...written.provider, url: 'https://other.example.com/' } }),
+    );
+    expect(readDescriptor(path).alertEnvironment).toMatchObject({
+      NEWS_API_BASE_URL: 'https://other.example.com/',
+      NEWS_API_TIME_ZONE: 'Asia/Seoul',
+    });
+  });
+
   it('refuses an alertEnvironment that names another provider than provider.url (the run would trust the wrong CA)', () => {
     const path = join(dir, 'two-providers.json');
     writeDescriptor(path, {
