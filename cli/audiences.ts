@@ -56,14 +56,14 @@ import {
   yamlText,
 } from './item-files.ts';
 import {
+  changesFromStored,
   describeChange,
+  describeRepair,
   describeVersion,
-  diffItems,
   type FieldChange,
   getItem,
   type Item,
   type ItemTable,
-  itemAsRead,
   listItems,
   type PlannedPut,
   versionOf,
@@ -83,7 +83,7 @@ import { topicChecks, topicState, topicStateOf } from './workbench/topics.ts';
 
 const rulesTable = (target: Target): ItemTable => ruleTableOf(target);
 
-/** The smallest valid audience: what parsing it adds are the defaults (itemAsRead). */
+/** The smallest valid audience: what parsing it adds are the defaults (changesFromStored). */
 const minimalAudience: Item = { audienceId: 'a', name: 'A', topicArn: 'arn:aws:sns:us-east-1:123456789012:a' };
 
 /** SNS topic names: letters, digits, `-` and `_`, at most 256. */
@@ -293,6 +293,8 @@ interface PlannedAudience {
   readonly createTopic: boolean;
   readonly topicName: string;
   readonly changes: FieldChange[];
+  /** Why the run skips the stored audience, when it does: the write repairs it (changesFromStored). */
+  readonly repairs?: string;
 }
 
 /**
@@ -375,9 +377,11 @@ async function planAudiences(
         continue;
       }
     }
-    const changes = diffItems(
-      previous === undefined ? undefined : itemAsRead(previous, parseAudience, minimalAudience),
+    const { changes, repairs } = changesFromStored(
+      previous,
       createTopic ? { ...checked.value, topicArn: undefined } : checked.value,
+      parseAudience,
+      minimalAudience,
     );
     planned.push({
       id,
@@ -386,6 +390,7 @@ async function planAudiences(
       createTopic,
       topicName,
       changes,
+      ...(repairs === undefined ? {} : { repairs }),
     });
   }
   return { planned, problems, warnings };
@@ -403,6 +408,8 @@ interface AudienceResult {
   previousVersion: number | undefined;
   topicArn: unknown;
   changes: FieldChange[];
+  /** The stored audience's problem, when the run skipped it and this write repaired it. */
+  repairs?: string;
 }
 
 /** Makes the topics of new audiences, then writes every changed audience (one transaction up to 100, see writeItems). */
@@ -413,7 +420,7 @@ async function writeAudiences(
 ): Promise<AudienceResult[]> {
   const puts: PlannedPut[] = [];
   for (const entry of planned) {
-    if (entry.previous !== undefined && entry.changes.length === 0) continue;
+    if (entry.previous !== undefined && entry.changes.length === 0 && entry.repairs === undefined) continue;
     const topicArn = entry.createTopic
       ? await createTopic((text) => context.output.warn(text), target, entry.id, entry.topicName)
       : undefined;
@@ -447,6 +454,7 @@ async function writeAudiences(
           previousVersion: result.previousVersion,
           topicArn: result.item?.topicArn,
           changes: entry.changes,
+          ...(entry.repairs === undefined ? {} : { repairs: entry.repairs }),
         };
   });
 }
@@ -474,6 +482,7 @@ async function reportAudiences(
           `updated ${result.audienceId}: version ${result.previousVersion ?? '(none)'} → ${result.version}`,
         );
         for (const change of result.changes) context.output.line(`  ${describeChange(change)}`);
+        if (result.repairs !== undefined) context.output.line(`  ${describeRepair(result.repairs)}`);
       }
     }
   });
@@ -805,8 +814,8 @@ async function updateAudience(
       options.file === undefined ? '--topic-arn' : source.locate(['topicArn']),
     );
   }
-  const changes = diffItems(itemAsRead(previous, parseAudience, minimalAudience), checked.value);
-  if (changes.length === 0) {
+  const { changes, repairs } = changesFromStored(previous, checked.value, parseAudience, minimalAudience);
+  if (changes.length === 0 && repairs === undefined) {
     context.output.result({ audienceId, action: 'unchanged', version: versionOf(previous), warnings }, () =>
       context.output.line(`unchanged ${audienceId} (${describeVersion(previous)})`),
     );
@@ -825,6 +834,7 @@ async function updateAudience(
       version: result?.version,
       previousVersion: result?.previousVersion,
       changes,
+      ...(repairs === undefined ? {} : { repairs }),
       previous,
       warnings,
     },
@@ -833,6 +843,7 @@ async function updateAudience(
         `updated ${audienceId}: version ${result?.previousVersion ?? '(none)'} → ${result?.version}; previous: ${describeVersion(previous)}`,
       );
       for (const change of changes) context.output.line(`  ${describeChange(change)}`);
+      if (repairs !== undefined) context.output.line(`  ${describeRepair(repairs)}`);
     },
   );
 }

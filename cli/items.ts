@@ -614,27 +614,59 @@ export function withoutAudit(item: Item): Item {
   return copy;
 }
 
-/** What a model parser (parseRule, parseAudience) gives: the item as the run reads it, or not. */
-type ParsedItem = { readonly ok: true; readonly value: object } | { readonly ok: false };
+/** What a model parser (parseRule, parseAudience) gives: the item as the run reads it, or why the run skips it. */
+type ParsedItem =
+  | { readonly ok: true; readonly value: object }
+  | { readonly ok: false; readonly rejected: { readonly reason: string } };
+
+/** What writing an item over the stored one changes, as the run reads both. */
+export interface StoredChanges {
+  readonly changes: FieldChange[];
+  /**
+   * Why the run skips the stored item, when it does: writing repairs it, so the write is never
+   * "unchanged", even when no attribute of its content changes (a `version` written by hand as
+   * text is repaired by any update).
+   */
+  readonly repairs?: string;
+}
 
 /**
- * A stored item as the run reads it, for a fair "did anything change?" against a validated edit:
- * a valid one parsed (its defaults applied); an invalid one, which the run skips, as stored but
- * with the defaults filled in where it leaves an attribute out. Repairing it then lists what the
- * repair changes, not `enabled: (none) → true` for every default the schema gives. The defaults
- * are the schema's own: what parsing `minimal`, a smallest valid item, adds to it.
+ * What writing `next` changes in the stored item, for a fair "did anything change?": a valid stored
+ * item is compared as the run reads it (parsed, defaults applied). An invalid one, which the run
+ * skips, is compared attribute by attribute as the run would read it once valid: each attribute
+ * parsed alone in `minimal` (a smallest valid item), kept as stored when it cannot be, and the
+ * schema's defaults where it leaves an attribute out. So a repair lists what it changes, not
+ * `enabled: (none) → true` for every default, nor a string set written back as a list.
  */
-export function itemAsRead(previous: Item, parse: (item: unknown) => ParsedItem, minimal: Item): Item {
+export function changesFromStored(
+  previous: Item | undefined,
+  next: Item,
+  parse: (item: unknown) => ParsedItem,
+  minimal: Item,
+): StoredChanges {
+  if (previous === undefined) return { changes: diffItems(undefined, next) };
   const parsed = parse(previous);
-  if (parsed.ok) return { ...parsed.value };
-  const defaults = parse(minimal);
-  if (!defaults.ok) throw new Error('the smallest valid item given for its defaults is invalid');
-  const filled: Item = { ...previous };
-  for (const [name, value] of Object.entries(defaults.value)) {
-    if (!Object.hasOwn(minimal, name) && !Object.hasOwn(previous, name)) filled[name] = value;
-  }
-  return filled;
+  if (parsed.ok) return { changes: diffItems({ ...parsed.value }, next) };
+  return { changes: diffItems(invalidAsRead(previous, parse, minimal), next), repairs: parsed.rejected.reason };
 }
+
+function invalidAsRead(previous: Item, parse: (item: unknown) => ParsedItem, minimal: Item): Item {
+  const defaults = parse(minimal);
+  if (!defaults.ok)
+    throw new Error(`the smallest valid item given for its defaults is invalid: ${defaults.rejected.reason}`);
+  const read: Item = {};
+  for (const [name, value] of Object.entries(defaults.value)) {
+    if (!Object.hasOwn(minimal, name)) read[name] = value;
+  }
+  for (const [name, value] of Object.entries(previous)) {
+    const alone = parse({ ...minimal, [name]: value });
+    read[name] = alone.ok && Object.hasOwn(alone.value, name) ? (alone.value as Item)[name] : value;
+  }
+  return read;
+}
+
+/** The line a write that repairs an item the run skipped prints under its changes. */
+export const describeRepair = (reason: string): string => `repairs the stored item, which the run skipped: ${reason}`;
 
 /** A value for comparison and display: Sets become sorted arrays. */
 const comparable = (value: unknown): unknown => (value instanceof Set ? [...value].map(String).sort() : value);

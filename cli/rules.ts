@@ -37,16 +37,16 @@ import {
 import {
   type Audit,
   auditAttributes,
+  changesFromStored,
   contentAttributesOf,
   describeChange,
+  describeRepair,
   describeVersion,
-  diffItems,
   exportAttributes,
   type FieldChange,
   getItem,
   type Item,
   type ItemTable,
-  itemAsRead,
   itemLimitProblem,
   listItems,
   type PlannedPut,
@@ -83,8 +83,10 @@ async function auditOf(context: CommandContext): Promise<Audit> {
 interface CheckedRule {
   readonly rule: Rule;
   readonly source: FileItem;
-  /** What writing it changes in the stored rule, as the run reads both (none: unchanged). */
+  /** What writing it changes in the stored rule, as the run reads both (none, nothing repaired: unchanged). */
   readonly changes: FieldChange[];
+  /** Why the run skips the stored rule, when it does: the write repairs it (changesFromStored). */
+  readonly repairs?: string;
 }
 
 interface RuleCheck {
@@ -180,7 +182,7 @@ async function checkRules(
     rules.push({
       rule: parsed.value,
       source: item,
-      changes: diffItems(normalized(stored.get(parsed.value.ruleId)), contentOf(parsed.value)),
+      ...changesFromStored(stored.get(parsed.value.ruleId), contentOf(parsed.value), parseRule, minimalRule),
     });
   }
 
@@ -323,12 +325,8 @@ const idsOf = (items: readonly FileItem[]): string[] =>
     return typeof value === 'object' && value !== null && typeof value.ruleId === 'string' ? [value.ruleId] : [];
   });
 
-/** The smallest valid rule: what parsing it adds are the defaults (itemAsRead). */
+/** The smallest valid rule: what parsing it adds are the defaults (changesFromStored). */
 const minimalRule: Item = { ruleId: 'r', audienceId: 'a', keywords: ['k'] };
-
-/** The stored rule as the run reads it (defaults applied), for a fair "did anything change?". */
-const normalized = (previous: Item | undefined): Item | undefined =>
-  previous === undefined ? undefined : itemAsRead(previous, parseRule, minimalRule);
 
 /** The form of the fingerprint `rules export` writes (ruleFingerprint: 22 base64url characters). */
 const FINGERPRINT_FORM = /^[A-Za-z0-9_-]{22}$/;
@@ -437,6 +435,8 @@ interface PutResultJson {
   version: number | undefined;
   previousVersion: number | undefined;
   changes: FieldChange[];
+  /** The stored rule's problem, when the run skipped it and this write repaired it. */
+  repairs?: string;
   previous: Item | undefined;
 }
 
@@ -567,10 +567,10 @@ async function writeRules(
 
   const results: PutResultJson[] = [];
   const puts: PlannedPut[] = [];
-  for (const { rule, changes } of check.rules) {
+  for (const { rule, changes, repairs } of check.rules) {
     const previous = stored.get(rule.ruleId);
     const content = contentOf(rule);
-    if (previous !== undefined && changes.length === 0) {
+    if (previous !== undefined && changes.length === 0 && repairs === undefined) {
       const version = versionOf(previous);
       results.push({ ruleId: rule.ruleId, action: 'unchanged', version, previousVersion: version, changes, previous });
     } else {
@@ -583,6 +583,7 @@ async function writeRules(
         version: undefined,
         previousVersion: undefined,
         changes,
+        ...(repairs === undefined ? {} : { repairs }),
         previous,
       });
     }
@@ -613,6 +614,7 @@ async function writeRules(
           `updated ${result.ruleId}: version ${result.previousVersion ?? '(none)'} → ${result.version}; previous: ${describeVersion(result.previous)}`,
         );
         for (const change of result.changes) context.output.line(`  ${describeChange(change)}`);
+        if (result.repairs !== undefined) context.output.line(`  ${describeRepair(result.repairs)}`);
       }
     }
   });
@@ -631,14 +633,15 @@ async function validateRules(context: CommandContext, args: readonly unknown[]):
       check.problems,
     );
   }
-  const rows = check.rules.map(({ rule, changes }) => {
+  const rows = check.rules.map(({ rule, changes, repairs }) => {
     const previous = stored.get(rule.ruleId);
+    const changed = changes.length === 0 ? [] : [`changes ${changes.map((change) => change.field).join(', ')}`];
     const verdict =
       previous === undefined
         ? 'new'
-        : changes.length === 0
+        : changed.length === 0 && repairs === undefined
           ? 'unchanged'
-          : `changes ${changes.map((change) => change.field).join(', ')}`;
+          : [...changed, ...(repairs === undefined ? [] : ['repairs the stored rule, which the run skips'])].join('; ');
     return { ruleId: rule.ruleId, audienceId: rule.audienceId, enabled: rule.enabled, status: verdict };
   });
   context.output.result({ file, valid: true, rules: rows }, () => {

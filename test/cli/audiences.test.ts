@@ -165,7 +165,10 @@ describe('audiences', () => {
       .split('\n')
       .filter((line) => line.startsWith('  '))
       .map((line) => line.trim());
-    expect(changed).toEqual(['dailyBudget: 0 → 5']);
+    expect(changed).toEqual([
+      'dailyBudget: 0 → 5',
+      'repairs the stored item, which the run skipped: dailyBudget: must be at least 1',
+    ]);
     expect(await audience('bare-desk')).toMatchObject({ dailyBudget: 5, version: 1 });
   });
 

@@ -486,9 +486,10 @@ describe('rules put from flags, enable, disable, delete', () => {
     // It lists what the repair changed, not the defaults the broken item left out (enabled, urgent, matchAll).
     const changed = repaired.stdout
       .split('\n')
-      .filter((line) => line.startsWith('  '))
+      .filter((line) => line.startsWith('  ') && !line.includes('repairs the stored item'))
       .map((line) => line.trim().split(':')[0]);
     expect(changed.sort()).toEqual(['keyword', 'keywords']);
+    expect(repaired.stdout).toContain('  repairs the stored item, which the run skipped: ');
     const stored = await getItem(sandbox.stack.clients.documents, rulesTable(), 'typo-rule');
     expect(stored).toMatchObject({ keywords: ['wafer'] });
     expect(stored).not.toHaveProperty('keyword');
@@ -497,6 +498,26 @@ describe('rules put from flags, enable, disable, delete', () => {
     const unknown = await sandbox.cli(['rules', 'update', 'typo-rule', '--clear', 'keywordz']);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('--clear keywordz: not a rule attribute you can clear');
+  });
+
+  it('an update that changes no attribute still repairs a rule whose only fault is a version written as text', async () => {
+    const documents = sandbox.stack.clients.documents;
+    await documents.send(
+      new PutCommand({
+        TableName: rulesTable().tableName,
+        Item: { ruleId: 'text-version-only', audienceId: 'chips-team', keywords: ['wafer'], version: '3' },
+      }),
+    );
+    // --enable changes nothing the run reads (enabled is true by default): the write is the repair.
+    const repaired = await sandbox.cli(['rules', 'update', 'text-version-only', '--enable']);
+    expect(repaired.code, repaired.stderr).toBe(0);
+    expect(repaired.stdout).toContain('updated text-version-only');
+    expect(repaired.stdout).toContain('repairs the stored item, which the run skipped: version');
+    const stored = await getItem(documents, rulesTable(), 'text-version-only');
+    expect(typeof stored?.version).toBe('number');
+    expect((await sandbox.cli(['rules', 'update', 'text-version-only', '--enable'])).stdout).toContain(
+      'unchanged text-version-only',
+    );
   });
 
   it('a version written by hand that is not a number ("3") does not lock the rule: update takes over from it', async () => {
