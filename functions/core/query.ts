@@ -1262,27 +1262,47 @@ function falseBecause(node: QueryNode, text: QueryText): string[] {
       return node.children.flatMap((child) => falseBecause(child, text));
     }
     case 'not': {
-      const found = [...new Set(evaluate(node.child, text) ?? [])].map(quotedLabel);
-      const child = formatQuery(node.child);
-      const negated = isLeaf(node.child) ? `NOT ${child}` : `NOT (${child})`;
-      // A negated part true through NOTs of its own (`NOT (NOT a AND NOT b)`) has no term to name.
-      return [
-        found.length === 0
-          ? `${negated} excludes it: ${child} is true for this text`
-          : `${negated} excludes it: ${found.join(', ')} ${found.length === 1 ? 'is' : 'are'} there`,
-      ];
+      const child = node.child;
+      const negated = isLeaf(child) ? `NOT ${formatQuery(child)}` : `NOT (${formatQuery(child)})`;
+      return [`${negated} excludes it: ${whyTrue(child, text)}`];
     }
     case 'near': {
       const { left, right } = node;
       if (!isLeaf(left) || !isLeaf(right)) return ['NEAR takes only terms and phrases'];
       const missing = [left, right].filter((leaf) => evaluate(leaf, text) === undefined);
       if (missing.length > 0) return missing.flatMap((leaf) => falseBecause(leaf, text));
-      const unit = nearCountsCharacters(node) ? 'characters' : 'words';
+      // Both occur, but no occurrence of one is near a separate occurrence of the other: a term
+      // NEAR itself needs two occurrences, and overlapping ones (`"interest rate" NEAR/3 rate`) do not count.
+      const span = nearSpan(node);
       return [
-        `${named(left)} and ${named(right)} are both there, but not within ${node.distance} ${unit} of each other in one field`,
+        named(left) === named(right)
+          ? `${named(left)} is there, but no two separate occurrences are within ${span} of each other in one field`
+          : `${named(left)} and ${named(right)} are both there, but never as separate occurrences within ${span} of each other in one field`,
       ];
     }
   }
+}
+
+/** `NEAR/n`'s span in words: `3 words`, `1 character`. */
+const nearSpan = (node: QueryNode & { type: 'near' }): string =>
+  `${node.distance} ${nearCountsCharacters(node) ? 'character' : 'word'}${node.distance === 1 ? '' : 's'}`;
+
+/**
+ * Why a part that a NOT excludes is true (see {@link queryFalseBecause}): the terms it found, when
+ * those alone make it true (terms, AND and OR of them); otherwise that the part holds, with the
+ * terms it found, since a NOT or NEAR inside it is true for what is absent or for where terms sit.
+ */
+function whyTrue(node: QueryNode, text: QueryText): string {
+  const found = [...new Set(evaluate(node, text) ?? [])].map(quotedLabel);
+  const plain = (part: QueryNode): boolean =>
+    isLeaf(part) || ((part.type === 'and' || part.type === 'or') && part.children.every(plain));
+  if (plain(node) && found.length > 0) return `${found.join(', ')} ${found.length === 1 ? 'is' : 'are'} there`;
+  if (node.type === 'near' && isLeaf(node.left) && isLeaf(node.right)) {
+    return `${named(node.left)} and ${named(node.right)} are within ${nearSpan(node)} of each other`;
+  }
+  return found.length === 0
+    ? `${formatQuery(node)} is true for this text`
+    : `${formatQuery(node)} is true for this text (${found.join(', ')} ${found.length === 1 ? 'is' : 'are'} there)`;
 }
 
 /** The labels of the leaves that made `node` true, or undefined when it is false. */

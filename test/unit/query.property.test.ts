@@ -296,13 +296,26 @@ describe('query properties', () => {
     );
   });
 
-  it('why a query is false: reasons exactly when it is false, each one line naming a term of the query', () => {
+  it('why a query is false: reasons exactly when it is false, each one line naming a term of the query, and true of the text', () => {
+    const quoted = (label: string) => (label.includes('"') ? label : `"${label}"`);
     fc.assert(
       fc.property(queryTree, articleText, (tree, text) => {
         const because = queryFalseBecause(tree, text);
         expect(because.length > 0).toBe(evaluateQuery(tree, text) === undefined);
         const labels = queryLeaves(tree).map((leaf) => queryTermLabel(leaf));
+        // What a reason says is absent is absent, and what it says is there is there.
+        const occurs = new Map(
+          queryLeaves(tree).map((leaf) => [quoted(queryTermLabel(leaf)), evaluateQuery(leaf, text) !== undefined]),
+        );
+        const listed = (list: string) => list.split(', ');
         for (const reason of because) {
+          const absent = /^(.+) is not in the (title or summary|title|summary)$/.exec(reason)?.[1];
+          const noneOf = /^none of (.+) is in the (title or summary|title|summary)$/.exec(reason)?.[1];
+          const there = /excludes it: ([^()]+) (is|are) there$/.exec(reason)?.[1];
+          for (const label of [...(absent ? [absent] : []), ...(noneOf ? listed(noneOf) : [])]) {
+            expect(occurs.get(label), `${reason}: ${label}`).toBe(false);
+          }
+          for (const label of there ? listed(there) : []) expect(occurs.get(label), `${reason}: ${label}`).toBe(true);
           expect(reason).not.toContain('\n');
           // No empty list: `excludes it:  are there`.
           expect(reason).not.toMatch(/\s{2}|: (is|are) there/);

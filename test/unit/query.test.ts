@@ -546,14 +546,31 @@ describe('queryFalseBecause', () => {
   });
 
   it('tells a NEAR whose terms are too far apart from one whose term is missing', () => {
-    expect(because('chip NEAR/2 export', 'chip makers plan a record export')).toEqual([
-      '"chip" and "export" are both there, but not within 2 words of each other in one field',
-    ]);
+    const apart =
+      '"chip" and "export" are both there, but never as separate occurrences within 2 words of each other in one field';
+    expect(because('chip NEAR/2 export', 'chip makers plan a record export')).toEqual([apart]);
     expect(because('chip NEAR/2 export', 'chip export', '')).toEqual([]);
-    expect(because('chip NEAR/2 export', 'chip', 'export')).toEqual([
-      '"chip" and "export" are both there, but not within 2 words of each other in one field',
-    ]);
+    expect(because('chip NEAR/2 export', 'chip', 'export')).toEqual([apart]);
     expect(because('chip NEAR/2 export', 'chip makers')).toEqual(['"export" is not in the title or summary']);
+    // A term NEAR itself needs a second occurrence; overlapping ones are not separate; one is singular.
+    expect(because('rate NEAR/3 rate', 'Rate decision')).toEqual([
+      '"rate" is there, but no two separate occurrences are within 3 words of each other in one field',
+    ]);
+    expect(because('"interest rate" NEAR/3 rate', 'Interest rate decision')).toEqual([
+      '"interest rate" and "rate" are both there, but never as separate occurrences within 3 words of each other in one field',
+    ]);
+    expect(because('半導体 NEAR/1 輸出', '半導体の生産と輸出')).toEqual([
+      '"半導体" and "輸出" are both there, but never as separate occurrences within 1 character of each other in one field',
+    ]);
+  });
+
+  it('says why an excluded part holds: the terms it found, or that it holds when a NOT or NEAR inside decides', () => {
+    expect(because('fed AND NOT (rate AND NOT cut)', 'Fed rate')).toEqual([
+      'NOT (rate AND NOT cut) excludes it: rate AND NOT cut is true for this text ("rate" is there)',
+    ]);
+    expect(because('fed NOT (rate NEAR/2 hike)', 'Fed rate hike')).toEqual([
+      'NOT (rate NEAR/2 hike) excludes it: "rate" and "hike" are within 2 words of each other',
+    ]);
   });
 
   it('puts at most five reasons on a line, and says how many more there are', () => {

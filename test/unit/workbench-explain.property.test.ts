@@ -77,11 +77,16 @@ describe('explain of a query that is false', () => {
       explainRule(ruleOf({ query }), article).criteria.find((criterion) => criterion.criterion === 'query');
     expect(why('rate AND inflation NOT rumor')).toMatchObject({
       verdict: 'fail',
-      why: 'false: "inflation" is not in the title or summary; NOT rumor excludes it: "rumor" is there',
+      why: 'false ("inflation" is not in the title or summary; NOT rumor excludes it: "rumor" is there)',
+      because: ['"inflation" is not in the title or summary', 'NOT rumor excludes it: "rumor" is there'],
     });
     expect(why('inflation OR inflation OR rates')?.why).toBe(
-      'false: none of "inflation", "rates" is in the title or summary',
+      'false (none of "inflation", "rates" is in the title or summary)',
     );
+    // Past five reasons the line says how many more; the JSON's list has them all.
+    const many = why('a1 AND a2 AND a3 AND a4 AND a5 AND a6 AND a7 AND rate');
+    expect(many?.why).toMatch(/; and 2 more\)$/);
+    expect(many?.because).toHaveLength(7);
     expect(why('rate rate')).toMatchObject({ verdict: 'pass' });
   });
 });

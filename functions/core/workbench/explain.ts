@@ -42,6 +42,8 @@ export interface CriterionVerdict {
   readonly why: string;
   /** The rule's terms that hit (for exclusions: the ones that exclude). */
   readonly hits: readonly string[];
+  /** A query that is false: every part that failed (`why` shows five at most). */
+  readonly because?: readonly string[];
 }
 
 /** Every criterion of one rule judged on one article. */
@@ -148,11 +150,13 @@ export function explainRule(rule: Rule, article: Article): RuleExplanation {
       hits: once(query.terms),
     });
   } else {
+    // In parentheses: the summary separates criteria with `; `, as the reasons are separated.
     criteria.push({
       criterion: 'query',
       verdict: 'fail',
-      why: `false: ${falseBecauseText(query.falseBecause)}`,
+      why: `false (${falseBecauseText(query.falseBecause)})`,
       hits: [],
+      because: query.falseBecause,
     });
   }
   const hasPositive =
