@@ -508,6 +508,14 @@ describe('rules put from flags, enable, disable, delete', () => {
         Item: { ruleId: 'text-version-only', audienceId: 'chips-team', keywords: ['wafer'], version: '3' },
       }),
     );
+    // validate says a file of the same content would repair it, not that it is unchanged.
+    const file = sandbox.file(
+      'text-version-only.json',
+      JSON.stringify({ ruleId: 'text-version-only', audienceId: 'chips-team', keywords: ['wafer'] }),
+    );
+    const validated = await sandbox.cli(['rules', 'validate', file]);
+    expect(validated.code, validated.stderr).toBe(0);
+    expect(validated.stdout).toContain('repairs the stored rule, which the run skips');
     // --enable changes nothing the run reads (enabled is true by default): the write is the repair.
     const repaired = await sandbox.cli(['rules', 'update', 'text-version-only', '--enable']);
     expect(repaired.code, repaired.stderr).toBe(0);
