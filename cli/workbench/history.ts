@@ -14,6 +14,7 @@ import {
   type VersionChange,
   versionLabel,
 } from '#core/workbench/rule-history';
+import { newControlCharacterProblems } from '../control-characters.ts';
 import { NotFoundError, UsageError } from '../errors.ts';
 import { newsAlerts } from '../hints.ts';
 import { type Audit, getItem, type Item, type WriteResult, withoutAudit, writeItems } from '../items.ts';
@@ -109,6 +110,13 @@ export async function planRestore(target: Target, ruleId: string, label: string,
   if (!parsed.ok) {
     throw new UsageError(
       `version ${label} of rule ${ruleId} does not pass today's validation (${parsed.rejected.reason}); nothing was written`,
+    );
+  }
+  // What the CLI's edits refuse, unless the rule holds it now (cli/control-characters.ts).
+  const acting = newControlCharacterProblems(withoutAudit(version.item), view.current);
+  if (acting.length > 0) {
+    throw new UsageError(
+      `version ${label} of rule ${ruleId} cannot be restored: ${acting.map(({ message }) => message).join('; ')}; nothing was written`,
     );
   }
   const audience = await storedAudience(target, parsed.value.audienceId);

@@ -344,6 +344,42 @@ describe('the console rule and audience pages', () => {
     });
   });
 
+  it('refuses a control or text-direction character a save adds, as the CLI does, and keeps one stored; a restore of it too', async () => {
+    await createRule('ctl-added', 'wafer');
+    const path = '/rules/ctl-added';
+    const fields = formFields((await get(consoleProcess.port, path, cookie)).body, `${path}/preview`);
+    const edits: Record<string, string>[] = [{ description: 'Economy \u001b[31mRED' }, { keywords: 'rate\u202Ecut' }];
+    for (const edit of edits) {
+      const refused = await send(consoleProcess.port, 'POST', `${path}/preview`, cookie, { ...fields, ...edit });
+      expect(refused.status, JSON.stringify(edit)).toBe(400);
+      expect(refused.body).toContain('holds a control or text-direction character');
+    }
+    expect((await sandbox.cli(['--json', 'rules', 'show', 'ctl-added'])).json()).not.toHaveProperty('description');
+
+    // Stored that way (by hand): every other edit of the rule still saves, keeping it.
+    await setByHand('rules', 'ctl-added', 'description', 'Economy \u001b[31mRED');
+    const stored = formFields((await get(consoleProcess.port, path, cookie)).body, `${path}/preview`);
+    await reviewAndSave('ctl-added', { ...stored, keywords: 'wafer\r\nfab' });
+    expect((await sandbox.cli(['--json', 'rules', 'show', 'ctl-added'])).json()).toMatchObject({
+      description: 'Economy \u001b[31mRED',
+      keywords: ['wafer', 'fab'],
+    });
+    // Once it is gone, restoring the version that held it is refused (the console and the CLI plan it alike).
+    const current = formFields((await get(consoleProcess.port, path, cookie)).body, `${path}/preview`);
+    await reviewAndSave('ctl-added', { ...current, description: 'Economy' });
+    const history = await sandbox.cli(['--json', 'rules', 'history', 'ctl-added']);
+    const versions = history.json<{ versions: { version: string; item: { description?: string } | null }[] }>()
+      .versions;
+    const held = versions.find((entry) => entry.item?.description === 'Economy \u001b[31mRED');
+    expect(held, history.stdout).toBeDefined();
+    const restore = await sandbox.cli(['rules', 'restore', 'ctl-added', '--version', held?.version ?? '', '--yes']);
+    expect(restore.code).toBe(2);
+    expect(restore.stderr).toContain('cannot be restored: description holds a control or text-direction character');
+    expect((await sandbox.cli(['--json', 'rules', 'show', 'ctl-added'])).json()).toMatchObject({
+      description: 'Economy',
+    });
+  });
+
   it('validates a new rule as its review does: an existing id is not "valid"', async () => {
     const page = await get(consoleProcess.port, '/new-rule', cookie);
     const validate = /data-validate="([^"]+)"/.exec(page.body)?.[1] ?? '';

@@ -11,6 +11,7 @@ import { newKeywordSyntaxProblems } from '#core/keyword-syntax';
 import { parseRule, type Rule, ruleAttributes } from '#core/model';
 import { newTypedDashProblems } from '#core/query';
 import { canonicalValue, diffVersions } from '#core/workbench/rule-history';
+import { newControlCharacterProblems } from '../../control-characters.ts';
 import { hint } from '../../hints.ts';
 import { auditAttributes, getItem, type Item, listItems, versionOf, withoutAudit, writeItems } from '../../items.ts';
 import { findArticle } from '../../workbench/articles.ts';
@@ -232,8 +233,9 @@ export function storedDigest(item: Item | undefined): string {
 /**
  * What stops the run from accepting the rule (its own schema), and a missing audience. With
  * `written` (the rule is being saved over `written.stored`), also a keyword the save adds in query
- * syntax (functions/core/keyword-syntax.ts) and a typed dash the save adds to the query where `-`
- * (NOT) was meant (`typedDashProblems`): the run would read them literally, never as meant.
+ * syntax (functions/core/keyword-syntax.ts), a typed dash the save adds to the query where `-`
+ * (NOT) was meant (`typedDashProblems`): the run would read them literally, never as meant; and a
+ * control or text-direction character the save adds to a name, description or term, as the CLI refuses.
  */
 async function problemsOf(
   services: ConsoleServices,
@@ -245,6 +247,8 @@ async function problemsOf(
   if (written !== undefined) {
     problems.push(...newKeywordSyntaxProblems(item, written.stored).map(({ message }) => message));
     problems.push(...newTypedDashProblems(item.query, written.stored?.query).map(({ message }) => `query: ${message}`));
+    // What the CLI's edits refuse (cli/control-characters.ts): it would reach subscribers' messages.
+    problems.push(...newControlCharacterProblems(withoutAudit(item), written.stored).map(({ message }) => message));
   }
   if (typeof item.audienceId === 'string' && item.audienceId !== '') {
     const audience = await storedAudience(services.target, item.audienceId);
