@@ -192,6 +192,25 @@ describe('the preference endpoint', () => {
     expect(invalid.body).toContain(emailWordsFor('ko').page.invalidTitle);
   });
 
+  it('shows the notice a change redirected to only while it is still true: a refresh or bookmark later does not contradict the list', async () => {
+    const { store } = countingStore();
+    const path = `/p/${await tokenOf(store)}`;
+    const page = async (done: string) =>
+      (await handlePreferenceRequest({ method: 'GET', path, query: { done, lang: 'en' }, body: '' }, deps(store))).body;
+    const words = emailWordsFor('en').page.notices;
+    // Subscribed, immediate, not paused: "unsubscribed", "paused" and "digest" would all be false.
+    expect(await page('unsubscribed')).not.toContain(words.unsubscribed('Markets desk'));
+    expect(await page('unsubscribed-all')).not.toContain(words.unsubscribedAll);
+    expect(await page('digest')).not.toContain(words.digest);
+    expect(await page('immediate')).toContain(words.immediate);
+    expect(await page('resumed')).toContain(words.resumed);
+    expect(await page('confirmed')).toContain(words.confirmed('Markets desk'));
+    // Once unsubscribed, the same link says so.
+    await store.saveMembership({ ...membership, state: 'unsubscribed' });
+    expect(await page('unsubscribed')).toContain(words.unsubscribed('Markets desk'));
+    expect(await page('immediate')).not.toContain(words.immediate);
+  });
+
   it('states the daily digest time the delivery keeps: past quiet hours, in the audience’s named zone', async () => {
     const { store } = countingStore();
     const tokyo = AudienceSchema.parse({

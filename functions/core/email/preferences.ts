@@ -416,6 +416,27 @@ async function preferencePage(input: {
   }
   const current = rows.find((row) => row.current);
   const currentLabel = current?.label ?? input.audienceId;
+  // The notice comes from the URL the change redirected to, which a refresh, the back button or a
+  // bookmark opens again later: shown only while it still says what the list below shows.
+  const stillTrue = (notice: Notice): boolean => {
+    switch (notice) {
+      case 'unsubscribed':
+        return current?.state === 'unsubscribed';
+      case 'unsubscribed-all':
+        return rows.every((row) => row.state === 'unsubscribed');
+      case 'paused':
+        return current?.pausedUntil !== undefined;
+      case 'resumed':
+        return current !== undefined && current.state !== 'unsubscribed' && current.pausedUntil === undefined;
+      case 'immediate':
+      case 'digest':
+        return current !== undefined && current.state !== 'unsubscribed' && current.preference === notice;
+      case 'confirmed':
+        return current?.state === 'confirmed';
+      case 'unchanged':
+        return true;
+    }
+  };
   const noticeText = (notice: Notice): string => {
     switch (notice) {
       case 'unsubscribed':
@@ -451,7 +472,7 @@ async function preferencePage(input: {
       suppressed: profile.suppression !== undefined,
       memberships: rows,
       current,
-      notice: input.notice === undefined ? undefined : noticeText(input.notice),
+      notice: input.notice === undefined || !stillTrue(input.notice) ? undefined : noticeText(input.notice),
       problem: input.problem === undefined ? undefined : problemText(input.problem),
     },
     input.action,
