@@ -192,6 +192,20 @@ describe('the preference endpoint', () => {
     expect(invalid.body).toContain(emailWordsFor('ko').page.invalidTitle);
   });
 
+  it('a confirmation link opened after unsubscribing says so at once instead of offering a Confirm that fails', async () => {
+    const { store, writes } = countingStore();
+    const url = await deps(store).links.confirm(profile.subscriberId, 'desk');
+    const path = new URL(url).pathname;
+    const offered = await handlePreferenceRequest({ method: 'GET', path, query: {}, body: '' }, deps(store));
+    expect(offered.status).toBe(200);
+    expect(offered.body).toContain('name="action" value="confirm"');
+    await store.saveMembership({ ...membership, state: 'unsubscribed' });
+    const opened = await handlePreferenceRequest({ method: 'GET', path, query: {}, body: '' }, deps(store));
+    expect(opened.status).toBe(303);
+    expect(opened.headers.Location).toMatch(/^\.\.\/p\/[^?]+\?problem=unsubscribed/);
+    expect(writes).toEqual(['membership:unsubscribed']);
+  });
+
   it('shows the notice a change redirected to only while it is still true: a refresh or bookmark later does not contradict the list', async () => {
     const { store } = countingStore();
     const path = `/p/${await tokenOf(store)}`;

@@ -228,22 +228,27 @@ export async function handlePreferenceRequest(
   const label = audience?.name ?? audienceId;
 
   if (route.kind === 'c') {
-    if (method !== 'POST') {
-      count('confirm-page');
-      return html(200, renderConfirmPage(language, label, self), language);
-    }
+    const managePage = async () => {
+      const manage = await deps.links.manage(subscriberId, audienceId);
+      return `../p/${manage.slice(manage.lastIndexOf('/') + 1)}`;
+    };
     if (current === undefined) {
       count('invalid-link');
       return html(404, renderInvalidLinkPage(language), language);
     }
+    if (method !== 'POST') {
+      count('confirm-page');
+      // Unsubscribed since the link was sent: confirming cannot start alerts, so the page says so
+      // now instead of offering a button that fails (nothing is written on a GET).
+      if (current.state === 'unsubscribed') return redirect(withQuery(await managePage(), 'problem=unsubscribed'));
+      return html(200, renderConfirmPage(language, label, self), language);
+    }
     const outcome = await change(deps, current, { kind: 'confirm' });
     count('confirm');
     deps.log.info('confirmation', { ...context, changed: outcome.ok && outcome.changed, ok: outcome.ok });
-    const manage = await deps.links.manage(subscriberId, audienceId);
-    const token = manage.slice(manage.lastIndexOf('/') + 1);
     return redirect(
       withQuery(
-        `../p/${token}`,
+        await managePage(),
         outcome.ok ? (outcome.changed ? 'done=confirmed' : 'done=unchanged') : `problem=${problemOf(outcome)}`,
       ),
     );
