@@ -79,7 +79,7 @@ import { didYouMean, hinted } from './unknown-ids.ts';
 import { inputName, sourceName } from './utf8.ts';
 import { removeWebhooks, storePrefixOf } from './webhook-store.ts';
 import { ruleTableOf } from './workbench/tables.ts';
-import { topicChecks, topicState, topicStateOf } from './workbench/topics.ts';
+import { topicChecks, topicProblemWithFix, topicState } from './workbench/topics.ts';
 
 const rulesTable = (target: Target): ItemTable => ruleTableOf(target);
 
@@ -482,7 +482,7 @@ async function reportAudiences(
           `updated ${result.audienceId}: version ${result.previousVersion ?? '(none)'} → ${result.version}`,
         );
         for (const change of result.changes) context.output.line(`  ${describeChange(change)}`);
-        if (result.repairs !== undefined) context.output.line(`  ${describeRepair(result.repairs)}`);
+        if (result.repairs !== undefined) context.output.line(`  ${describeRepair('audience', result.repairs)}`);
       }
     }
   });
@@ -843,7 +843,7 @@ async function updateAudience(
         `updated ${audienceId}: version ${result?.previousVersion ?? '(none)'} → ${result?.version}; previous: ${describeVersion(previous)}`,
       );
       for (const change of changes) context.output.line(`  ${describeChange(change)}`);
-      if (repairs !== undefined) context.output.line(`  ${describeRepair(repairs)}`);
+      if (repairs !== undefined) context.output.line(`  ${describeRepair('audience', repairs)}`);
     },
   );
 }
@@ -953,15 +953,9 @@ async function showAudience(context: CommandContext, args: readonly unknown[]): 
       subscriptions = await topicSubscriptions(target.clients.sns, item.topicArn);
     } catch (error) {
       // Whatever is wrong with the topic (gone, another account, no access), the item still shows.
-      const state = topicStateOf(item.topicArn, error);
+      const state = topicProblemWithFix(audienceId, item.topicArn, error);
       topicStatus = state.status;
-      // As the ops guide's status table and a run's error say: a deleted topic is repaired (made
-      // again, its recorded subscribers with it); one that cannot be read may be another's.
-      const fix =
-        state.status === 'topic missing'
-          ? `repair it with '${newsAlerts()} audiences repair ${audienceId}'`
-          : `fix the topic with '${newsAlerts()} audiences update ${audienceId} --topic-arn <arn>'`;
-      topicProblem = `${state.problem.replace(/: alerts for this audience are parked$/, '')}: alerts for this audience are parked (${fix}, then '${newsAlerts()} replay --parked --audience ${audienceId}')`;
+      topicProblem = state.problem;
     }
   }
   const statusText = parsed.ok ? (topicStatus ?? 'ok') : `INVALID: ${parsed.rejected.reason}`;

@@ -666,7 +666,8 @@ function invalidAsRead(previous: Item, parse: (item: unknown) => ParsedItem, min
 }
 
 /** The line a write that repairs an item the run skipped prints under its changes. */
-export const describeRepair = (reason: string): string => `repairs the stored item, which the run skipped: ${reason}`;
+export const describeRepair = (kind: 'rule' | 'audience', reason?: string): string =>
+  `repairs the stored ${kind}, which the run skips${reason === undefined ? '' : `: ${reason}`}`;
 
 /** A value for comparison and display: Sets become sorted arrays. */
 const comparable = (value: unknown): unknown => (value instanceof Set ? [...value].map(String).sort() : value);

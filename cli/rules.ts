@@ -63,7 +63,7 @@ import { didYouMean, hinted } from './unknown-ids.ts';
 import { inputName, sourceName } from './utf8.ts';
 import { ruleStandings } from './workbench/rule-status.ts';
 import { ruleTableOf } from './workbench/tables.ts';
-import { termsText } from './workbench/terms.ts';
+import { criteriaText } from './workbench/terms.ts';
 
 const rulesTable = async (context: CommandContext): Promise<ItemTable> => ruleTableOf(await context.target());
 
@@ -614,7 +614,7 @@ async function writeRules(
           `updated ${result.ruleId}: version ${result.previousVersion ?? '(none)'} → ${result.version}; previous: ${describeVersion(result.previous)}`,
         );
         for (const change of result.changes) context.output.line(`  ${describeChange(change)}`);
-        if (result.repairs !== undefined) context.output.line(`  ${describeRepair(result.repairs)}`);
+        if (result.repairs !== undefined) context.output.line(`  ${describeRepair('rule', result.repairs)}`);
       }
     }
   });
@@ -641,7 +641,7 @@ async function validateRules(context: CommandContext, args: readonly unknown[]):
         ? 'new'
         : changed.length === 0 && repairs === undefined
           ? 'unchanged'
-          : [...changed, ...(repairs === undefined ? [] : ['repairs the stored rule, which the run skips'])].join('; ');
+          : [...changed, ...(repairs === undefined ? [] : [describeRepair('rule')])].join('; ');
     return { ruleId: rule.ruleId, audienceId: rule.audienceId, enabled: rule.enabled, status: verdict };
   });
   context.output.result({ file, valid: true, rules: rows }, () => {
@@ -656,26 +656,6 @@ async function validateRules(context: CommandContext, args: readonly unknown[]):
     );
     context.output.note(`${inputName(file)}: ${rows.length} rule(s) valid; nothing was written`);
   });
-}
-
-/** `categories 002*; keywords "interest rate", inflation; not keywords rumor` (terms: {@link termsText}) */
-function criteria(rule: Item): string {
-  const parts: string[] = [];
-  const add = (label: string, value: unknown) => {
-    const terms = termsText(value);
-    if (terms !== '') parts.push(`${label} ${terms}`);
-  };
-  add('categories', rule.categories);
-  add('keywords', rule.keywords);
-  add('media', rule.media);
-  add('statuses', rule.statuses);
-  add('not categories', rule.excludeCategories);
-  add('not keywords', rule.excludeKeywords);
-  if (typeof rule.query === 'string') parts.push(`query ${rule.query}`);
-  if (rule.matchAll === true) parts.push('every article');
-  if (rule.urgent === true) parts.push('(urgent)');
-  if (typeof rule.spikes === 'string' && rule.spikes !== 'off') parts.push(`spike alerts ${rule.spikes}`);
-  return parts.join('; ');
 }
 
 interface RuleRow {
@@ -749,7 +729,7 @@ async function listRules(
         row.ruleId,
         String(row.audienceId ?? ''),
         String(row.enabled),
-        criteria(row.item),
+        criteriaText(row.item),
         // An item saved by hand (console, AWS CLI) has no bookkeeping: '-', not a blank that reads as lost.
         versionOf(row.item) ?? '-',
         [row.item.updatedAt, row.item.updatedBy].filter((part) => typeof part === 'string').join(' by ') || '-',

@@ -41,3 +41,26 @@ export function commaTermNotes(rule: Readonly<Record<string, unknown>>): string[
   }
   return notes;
 }
+
+/**
+ * A rule's criteria in one line, as `rules list` and the console's Rules list show them:
+ * `categories 002*; keywords "interest rate", inflation; not keywords rumor; (urgent)`.
+ */
+export function criteriaText(rule: Readonly<Record<string, unknown>>): string {
+  const parts: string[] = [];
+  const add = (label: string, value: unknown) => {
+    const terms = termsText(value);
+    if (terms !== '') parts.push(`${label} ${terms}`);
+  };
+  add('categories', rule.categories);
+  add('keywords', rule.keywords);
+  add('media', rule.media);
+  add('statuses', rule.statuses);
+  add('not categories', rule.excludeCategories);
+  add('not keywords', rule.excludeKeywords);
+  if (typeof rule.query === 'string') parts.push(`query ${rule.query}`);
+  if (rule.matchAll === true) parts.push('every article');
+  if (rule.urgent === true) parts.push('(urgent)');
+  if (typeof rule.spikes === 'string' && rule.spikes !== 'off') parts.push(`spike alerts ${rule.spikes}`);
+  return parts.join('; ');
+}

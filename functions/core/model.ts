@@ -621,31 +621,39 @@ export function describeIssues(
   knownKeys: readonly string[] = [],
   schema?: z.core.$ZodType,
 ): string {
-  return error.issues
-    .map((issue) => {
-      const path = issue.path
-        .map((part, index) =>
-          typeof part === 'number' ? `[${part}]` : index === 0 ? String(part) : `.${String(part)}`,
-        )
-        .join('');
-      // Inside an attribute (`quietHours: {from: …}`), the names allowed there, not the item's.
-      const allowed =
-        issue.path.length === 0 ? knownKeys : schema === undefined ? [] : objectKeysAt(schema, issue.path);
-      const message =
-        issue.code === 'unrecognized_keys'
-          ? issue.keys.map((key) => describeUnknownKey(key, allowed)).join('; ')
-          : issue.code === 'invalid_type' && issue.message.endsWith('received undefined')
-            ? 'is missing'
-            : // Advice for an item edited by hand (parseItem and the CLI pass its schema), not for a message.
-              schema !== undefined && issue.code === 'invalid_type' && issue.message.endsWith('received null')
-              ? `${issue.message}; to clear it, remove the attribute instead of setting it to NULL`
-              : issue.message;
-      // A message that names its attribute ('enabled must be a boolean') is not prefixed with
-      // the name a second time; nested paths keep their location.
-      const named = issue.path.length === 1 && message.startsWith(`${String(issue.path[0])} `);
-      return path && !named ? `${path}: ${message}` : message;
-    })
-    .join('; ');
+  return describeIssueList(error, knownKeys, schema).join('; ');
+}
+
+/** {@link describeIssues}, one problem per entry (an unknown attribute each). */
+function describeIssueList(
+  error: z.core.$ZodError,
+  knownKeys: readonly string[],
+  schema: z.core.$ZodType | undefined,
+): string[] {
+  return error.issues.flatMap((issue) => {
+    const path = issue.path
+      .map((part, index) => (typeof part === 'number' ? `[${part}]` : index === 0 ? String(part) : `.${String(part)}`))
+      .join('');
+    // Inside an attribute (`quietHours: {from: …}`), the names allowed there, not the item's.
+    const allowed = issue.path.length === 0 ? knownKeys : schema === undefined ? [] : objectKeysAt(schema, issue.path);
+    if (issue.code === 'unrecognized_keys') {
+      return issue.keys.map((key) => {
+        const message = describeUnknownKey(key, allowed);
+        return path ? `${path}: ${message}` : message;
+      });
+    }
+    const message =
+      issue.code === 'invalid_type' && issue.message.endsWith('received undefined')
+        ? 'is missing'
+        : // Advice for an item edited by hand (parseItem and the CLI pass its schema), not for a message.
+          schema !== undefined && issue.code === 'invalid_type' && issue.message.endsWith('received null')
+          ? `${issue.message}; to clear it, remove the attribute instead of setting it to NULL`
+          : issue.message;
+    // A message that names its attribute ('enabled must be a boolean') is not prefixed with
+    // the name a second time; nested paths keep their location.
+    const named = issue.path.length === 1 && message.startsWith(`${String(issue.path[0])} `);
+    return [path && !named ? `${path}: ${message}` : message];
+  });
 }
 
 /**
@@ -716,7 +724,11 @@ export function editDistance(a: string, b: string): number {
   return previous[b.length] ?? 0;
 }
 
-type Parsed<T> = { ok: true; value: T } | { ok: false; rejected: RejectedItem };
+/**
+ * A parsed item, or why it was rejected: `reasons` are the problems `rejected.reason` joins, each
+ * alone with its advice (which follows `; ` too, so the joined reason cannot be split back).
+ */
+type Parsed<T> = { ok: true; value: T } | { ok: false; rejected: RejectedItem; reasons: readonly string[] };
 
 function parseItem<T>(
   schema: z.ZodMiniType<T>,
@@ -730,24 +742,28 @@ function parseItem<T>(
       ? (item as Record<string, unknown>)[keyName]
       : undefined;
   const key = typeof raw === 'string' && raw.length > 0 ? raw : '<missing key>';
-  const reject = (reason: string): Parsed<T> => ({ ok: false, rejected: { table, key, reason } });
+  const reject = (reasons: readonly string[]): Parsed<T> => ({
+    ok: false,
+    rejected: { table, key, reason: reasons.join('; ') },
+    reasons,
+  });
   const unreadable = unreadableAttributesOf(item);
   const reasons = unreadable.map((entry) => `${entry.path}: ${entry.reason}`);
   // What the schema says about the rest is worth adding only when no attribute the schema knows
   // was left out: otherwise "no criteria" for a rule whose unreadable keywords were dropped
   // would point at the wrong fix.
-  if (unreadable.some((entry) => knownKeys.includes(entry.attribute))) return reject(reasons.join('; '));
+  if (unreadable.some((entry) => knownKeys.includes(entry.attribute))) return reject(reasons);
   let result: ReturnType<z.ZodMiniType<T>['safeParse']>;
   try {
     result = schema.safeParse(item);
   } catch (error) {
     // safeParse reports rather than throws; this is the promise that one item can never stop
     // the others even if a refinement meets a value nobody thought of.
-    return reject([...reasons, `could not be validated (${(error as Error).message})`].join('; '));
+    return reject([...reasons, `could not be validated (${(error as Error).message})`]);
   }
   if (result.success && reasons.length === 0) return { ok: true, value: result.data };
-  if (!result.success) reasons.push(describeIssues(result.error, knownKeys, schema));
-  return reject(reasons.join('; '));
+  if (!result.success) reasons.push(...describeIssueList(result.error, knownKeys, schema));
+  return reject(reasons);
 }
 
 /** Attribute names a rule item may have. */

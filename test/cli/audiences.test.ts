@@ -167,7 +167,7 @@ describe('audiences', () => {
       .map((line) => line.trim());
     expect(changed).toEqual([
       'dailyBudget: 0 → 5',
-      'repairs the stored item, which the run skipped: dailyBudget: must be at least 1',
+      'repairs the stored audience, which the run skips: dailyBudget: must be at least 1',
     ]);
     expect(await audience('bare-desk')).toMatchObject({ dailyBudget: 5, version: 1 });
   });

@@ -486,10 +486,10 @@ describe('rules put from flags, enable, disable, delete', () => {
     // It lists what the repair changed, not the defaults the broken item left out (enabled, urgent, matchAll).
     const changed = repaired.stdout
       .split('\n')
-      .filter((line) => line.startsWith('  ') && !line.includes('repairs the stored item'))
+      .filter((line) => line.startsWith('  ') && !line.includes('repairs the stored rule'))
       .map((line) => line.trim().split(':')[0]);
     expect(changed.sort()).toEqual(['keyword', 'keywords']);
-    expect(repaired.stdout).toContain('  repairs the stored item, which the run skipped: ');
+    expect(repaired.stdout).toContain('  repairs the stored rule, which the run skips: ');
     const stored = await getItem(sandbox.stack.clients.documents, rulesTable(), 'typo-rule');
     expect(stored).toMatchObject({ keywords: ['wafer'] });
     expect(stored).not.toHaveProperty('keyword');
@@ -520,7 +520,7 @@ describe('rules put from flags, enable, disable, delete', () => {
     const repaired = await sandbox.cli(['rules', 'update', 'text-version-only', '--enable']);
     expect(repaired.code, repaired.stderr).toBe(0);
     expect(repaired.stdout).toContain('updated text-version-only');
-    expect(repaired.stdout).toContain('repairs the stored item, which the run skipped: version');
+    expect(repaired.stdout).toContain('repairs the stored rule, which the run skips: version');
     const stored = await getItem(documents, rulesTable(), 'text-version-only');
     expect(typeof stored?.version).toBe('number');
     expect((await sandbox.cli(['rules', 'update', 'text-version-only', '--enable'])).stdout).toContain(

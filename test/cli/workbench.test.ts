@@ -459,8 +459,8 @@ describe('rules history and restore', () => {
     expectFailure(unknownHistory, 3, 'rule no-such-rule does not exist', 'rules list');
     expectFailure(unknownRestore, 3, 'rule no-such-rule does not exist');
     expectFailure(noVersion, 3, 'rule wb-temp has no version 99', 'kept: 2, 1.1, 1', 'rules history wb-temp');
-    expectFailure(malformed, 2, '--version "latest"', 'such as 3 or 3.1');
-    expectFailure(negative, 2, '--version "-1"');
+    expectFailure(malformed, 2, 'version "latest" is not a version', 'such as 3 or 3.1');
+    expectFailure(negative, 2, 'version "-1" is not a version');
     expectFailure(deletion, 2, 'version 1.1 of rule wb-temp is its deletion');
     expectFailure(missingOption, 2, "required option '--version <n>' not specified");
 

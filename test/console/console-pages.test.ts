@@ -7,7 +7,7 @@
  * deleted is not "ok", and a test send that fails links to the repair check.
  */
 import { DeleteTopicCommand } from '@aws-sdk/client-sns';
-import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { motoState } from '#sandbox/moto';
 import { auditAttributes } from '../../cli/items.ts';
@@ -321,7 +321,7 @@ describe('the console rule and audience pages', () => {
       query: 'chips –samsung',
     });
     expect(dashed.status).toBe(400);
-    expect(dashed.body).toContain('query: ');
+    expect(dashed.body).toContain('Query: ');
     expect(dashed.body).toContain('-samsung');
     const quoted = await send(consoleProcess.port, 'POST', `${path}/preview`, cookie, {
       ...fields,
@@ -378,6 +378,34 @@ describe('the console rule and audience pages', () => {
     expect((await sandbox.cli(['--json', 'rules', 'show', 'ctl-added'])).json()).toMatchObject({
       description: 'Economy',
     });
+  });
+
+  it("names a problem as the form does, each whole with its advice: the term, not the schema's keywords[2]", async () => {
+    await createRule('form-words', 'wafer');
+    const path = '/rules/form-words';
+    const fields = formFields((await get(consoleProcess.port, path, cookie)).body, `${path}/preview`);
+    const long = `fab${'x'.repeat(240)}`;
+    const refused = await send(consoleProcess.port, 'POST', `${path}/preview`, cookie, {
+      ...fields,
+      keywords: `wafer\r\n\r\nchip\r\n${long}`,
+      description: 'd'.repeat(600),
+    });
+    expect(refused.status).toBe(400);
+    const shown = /Not saved: ([^<]*)</.exec(refused.body)?.[1] ?? '';
+    expect(shown.split(' · ')).toEqual([
+      'Description: must be at most 500 characters; shorten it',
+      `Keywords &quot;fab${'x'.repeat(36)}…&quot;: must be at most 200 characters; shorten it`,
+    ]);
+    expect(refused.body).not.toContain('keywords[');
+  });
+
+  it('shows an urgent rule as urgent in the Rules list, as rules list does', async () => {
+    await createRule('urgent-listed', 'tsunami');
+    expect((await sandbox.cli(['rules', 'update', 'urgent-listed', '--urgent'])).code).toBe(0);
+    const list = await get(consoleProcess.port, '/rules?q=urgent-listed', cookie);
+    const at = list.body.indexOf('/rules/urgent-listed"');
+    expect(at).toBeGreaterThan(-1);
+    expect(list.body.slice(at, list.body.indexOf('</tr>', at))).toContain('keywords tsunami; (urgent)');
   });
 
   it('validates a new rule as its review does: an existing id is not "valid"', async () => {
@@ -629,6 +657,29 @@ describe('the console rule and audience pages', () => {
     const sent = await send(consoleProcess.port, 'POST', '/audiences/topic-gone/test-send', cookie, { _csrf: csrf });
     expect(sent.status).toBe(400);
     expect(sent.body).toContain('href="/audiences/topic-gone/repair"');
+
+    // Its page says the fix for a deleted topic: a repair makes it again.
+    const page = await get(consoleProcess.port, '/audiences/topic-gone', cookie);
+    expect(page.body).toContain('does not exist: alerts for this audience are parked');
+    expect(page.body).toContain('audiences repair topic-gone');
+  });
+
+  it('tells an audience stored without a topic to give it one (a repair cannot)', async () => {
+    const created = await sandbox.cli(['audiences', 'create', 'topic-less', '--name', 'Topic less']);
+    expect(created.code, created.stderr).toBe(0);
+    await sandbox.stack.clients.documents.send(
+      new UpdateCommand({
+        TableName: sandbox.stack.config.tables.audiences,
+        Key: { audienceId: 'topic-less' },
+        UpdateExpression: 'REMOVE topicArn',
+      }),
+    );
+    const page = await get(consoleProcess.port, '/audiences/topic-less', cookie);
+    expect(page.status).toBe(200);
+    expect(page.body).toContain('the audience has no topicArn');
+    expect(page.body).toContain('audiences update topic-less --topic-arn &lt;arn&gt;');
+    expect(page.body).not.toContain('repair the audience');
+    expect(page.body).not.toContain('undefined');
   });
 
   it('replays the window its dry run showed, and says what to fix in the form when it cannot run one', async () => {
@@ -665,6 +716,11 @@ describe('the console rule and audience pages', () => {
     );
     expect(audienceLike.body).toContain('--to-topic-without-subscribers');
     expect(audienceLike.body).not.toContain('To-topic');
+
+    // An audience that does not exist is not found, as the CLI's exit 3 says, not a conflict.
+    const nobody = await get(consoleProcess.port, '/runs/replay?from=6h&to=&audience=nobody', cookie);
+    expect(nobody.status, nobody.body.slice(0, 2000)).toBe(404);
+    expect(nobody.body).toContain('nobody');
   });
 
   /** The key of a recent sandbox article about earthquakes (the fixture provider has several). */
@@ -793,6 +849,8 @@ describe('the console rule and audience pages', () => {
       '<option value="no-such-audience" selected>no-such-audience (does not exist)</option>',
     );
     expect(badVersion.status).toBe(400);
+    expect(badVersion.body).toContain('version &quot;x&quot; is not a version');
+    expect(badVersion.body).not.toContain('--version');
     expect(wide.body).toContain('Look back');
     expect(wide.body).not.toContain('--since');
     // The article pages too: a malformed look-back is the request's fault (400), worded as the form.

@@ -363,7 +363,7 @@ describe('AudienceSchema', () => {
       'quietHours: unknown attribute "timeZone"; allowed: start, end',
     );
     expect(audienceProblem({ quietHours: { from: '22:00', to: '07:00' } })).toBe(
-      'quietHours.start: is missing; quietHours.end: is missing; quietHours: unknown attribute "from"; allowed: start, end; unknown attribute "to"; allowed: start, end',
+      'quietHours.start: is missing; quietHours.end: is missing; quietHours: unknown attribute "from"; allowed: start, end; quietHours: unknown attribute "to"; allowed: start, end',
     );
     expect(audienceProblem({ quietHours: { Start: '22:00', end: '07:00' } })).toMatch(
       /unknown attribute "Start" \(did you mean "start"\?\)/,
@@ -418,11 +418,33 @@ describe('parseRule and parseAudience', () => {
     expect(parseRule({ ruleId: 'r1', audienceId: 'desk' })).toEqual({
       ok: false,
       rejected: { table: 'rules', key: 'r1', reason: expect.stringMatching(/^categories: the rule has no/) },
+      reasons: [expect.stringMatching(/^categories: the rule has no/)],
     });
     expect(parseAudience({ audienceId: 'desk', topicArn: 'nope' })).toEqual({
       ok: false,
       rejected: { table: 'audiences', key: 'desk', reason: 'topicArn must be an SNS topic ARN' },
+      reasons: ['topicArn must be an SNS topic ARN'],
     });
+  });
+
+  it('list each problem whole with its advice, which the joined reason cannot be split back into', () => {
+    const parsed = parseRule({
+      ruleId: 'r1',
+      audienceId: 'desk',
+      description: 'd'.repeat(600),
+      keywords: ['wafer', 'k'.repeat(300)],
+      bogus: 1,
+      urgent: null,
+    });
+    expect(parsed.ok).toBe(false);
+    if (parsed.ok) return;
+    expect(parsed.reasons).toEqual([
+      'description: must be at most 500 characters; shorten it',
+      'keywords[1]: must be at most 200 characters; shorten it',
+      'urgent must be a boolean (BOOL)',
+      expect.stringMatching(/^unknown attribute "bogus"; allowed: ruleId, /),
+    ]);
+    expect(parsed.rejected.reason).toBe(parsed.reasons.join('; '));
   });
 
   it('report <missing key> when the key attribute is absent, empty or not a string', () => {

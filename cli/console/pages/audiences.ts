@@ -15,7 +15,7 @@ import { listHolds } from '../../workbench/holds.ts';
 import { repairAudience } from '../../workbench/repair.ts';
 import { audienceTableOf } from '../../workbench/tables.ts';
 import { type TestSendResult, testSend } from '../../workbench/test-send.ts';
-import { topicChecks, topicState } from '../../workbench/topics.ts';
+import { topicChecks, topicProblemWithFix, topicState } from '../../workbench/topics.ts';
 import { type ConsoleServices, render, statusOf } from '../context.ts';
 import {
   type AudienceRow,
@@ -117,21 +117,25 @@ export function audiencePages(app: Hono, services: ConsoleServices): void {
           ['topic', parsed.value.topicArn],
         ]
       : [['status', `INVALID: ${parsed.rejected.reason}`]];
-    let subscribers = html`${''}`;
-    try {
-      const list = await topicSubscriptions(target.clients.sns, String(item.topicArn));
-      subscribers = table(
-        'Subscribers of the topic',
-        ['Protocol', 'Endpoint', 'Status'],
-        list.map((subscription) => [
-          recordedAs(target, subscription)[0] === 'slack' ? 'slack' : (subscription.Protocol ?? ''),
-          displayEndpoint(subscription),
-          subscription.SubscriptionArn === 'PendingConfirmation' ? 'pending confirmation' : 'confirmed',
-        ]),
-        'No subscribers.',
-      );
-    } catch (error) {
-      subscribers = problem(`the topic cannot be read (${(error as Error).name}): repair the audience`);
+    // An audience stored without a topic has no subscribers to ask SNS for: it is told how to
+    // give it one, as `audiences show` says.
+    let subscribers = problem(topicProblemWithFix(audienceId, item.topicArn).problem);
+    if (typeof item.topicArn === 'string' && item.topicArn !== '') {
+      try {
+        const list = await topicSubscriptions(target.clients.sns, item.topicArn);
+        subscribers = table(
+          'Subscribers of the topic',
+          ['Protocol', 'Endpoint', 'Status'],
+          list.map((subscription) => [
+            recordedAs(target, subscription)[0] === 'slack' ? 'slack' : (subscription.Protocol ?? ''),
+            displayEndpoint(subscription),
+            subscription.SubscriptionArn === 'PendingConfirmation' ? 'pending confirmation' : 'confirmed',
+          ]),
+          'No subscribers.',
+        );
+      } catch (error) {
+        subscribers = problem(topicProblemWithFix(audienceId, item.topicArn, error).problem);
+      }
     }
     // An invalid audience's holds are listed too: they wait until it is fixed.
     const holds = (await listHolds(target, audienceId, services.now(), services.log)).holds;

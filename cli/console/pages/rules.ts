@@ -19,7 +19,7 @@ import { explainOnArticle, storedAudience } from '../../workbench/explain.ts';
 import { applyRestore, planRestore, ruleHistory } from '../../workbench/history.ts';
 import { ruleStandings } from '../../workbench/rule-status.ts';
 import { audienceTableOf, ruleTableOf } from '../../workbench/tables.ts';
-import { commaTermNotes, termsText } from '../../workbench/terms.ts';
+import { commaTermNotes, criteriaText } from '../../workbench/terms.ts';
 import { type ConsoleServices, render, statusOf } from '../context.ts';
 import { problem } from '../views/layout.ts';
 import {
@@ -243,18 +243,55 @@ async function problemsOf(
   written?: { readonly stored: Item | undefined },
 ): Promise<string[]> {
   const parsed = parseRule(item);
-  const problems = parsed.ok ? [] : parsed.rejected.reason.split('; ');
+  const problems = parsed.ok ? [] : [...parsed.reasons];
   if (written !== undefined) {
     problems.push(...newKeywordSyntaxProblems(item, written.stored).map(({ message }) => message));
     problems.push(...newTypedDashProblems(item.query, written.stored?.query).map(({ message }) => `query: ${message}`));
     // What the CLI's edits refuse (cli/control-characters.ts): it would reach subscribers' messages.
     problems.push(...newControlCharacterProblems(withoutAudit(item), written.stored).map(({ message }) => message));
   }
+  const inForm = problems.map((problem) => inFormWords(problem, item));
   if (typeof item.audienceId === 'string' && item.audienceId !== '') {
     const audience = await storedAudience(services.target, item.audienceId);
-    if (typeof audience === 'string') problems.push(audience);
+    if (typeof audience === 'string') inForm.push(audience);
   }
-  return problems;
+  return inForm;
+}
+
+/** The form's label of each rule attribute it has a field for. */
+const formLabels: Readonly<Record<string, string>> = {
+  ruleId: 'Rule id',
+  audienceId: 'Audience',
+  description: 'Description',
+  categories: 'Categories',
+  excludeCategories: 'Excluded categories',
+  keywords: 'Keywords',
+  excludeKeywords: 'Excluded keywords',
+  media: 'Media',
+  statuses: 'Statuses',
+  query: 'Query',
+  notes: 'Notes',
+  enabled: 'Enabled',
+  urgent: 'Urgent',
+  matchAll: 'Match all',
+};
+
+/**
+ * A problem as the form names things: `keywords[2]: …` becomes `Keywords "the term": …` (the
+ * term itself, since the form's lines skip blank ones and the index would not say which line),
+ * `query: …` becomes `Query: …`. An attribute the form has no field for keeps its name.
+ */
+function inFormWords(problem: string, item: Item): string {
+  const found = /^([A-Za-z]+)(?:\[(\d+)\])?(?=[: ])/.exec(problem);
+  if (found === null || !Object.hasOwn(formLabels, found[1] ?? '')) return problem;
+  const [path, name = '', index] = found;
+  const label = formLabels[name];
+  const rest = problem.slice(path.length);
+  if (index === undefined) return `${label}${rest}`;
+  const list = item[name];
+  const entry = list instanceof Set || Array.isArray(list) ? [...list][Number(index)] : undefined;
+  const shown = shownAsText(entry);
+  return `${label} ${JSON.stringify(shown.length > 40 ? `${shown.slice(0, 39)}…` : shown)}${rest}`;
 }
 
 /** Why a rule the run accepts still does not run: its audience is disabled (as `rules list` says). */
@@ -270,16 +307,6 @@ async function audienceIds(services: ConsoleServices): Promise<string[]> {
   return (await listItems(services.target.clients.documents, audienceTableOf(services.target)))
     .map((item) => String(item.audienceId))
     .sort();
-}
-
-function criteriaOf(rule: Item): string {
-  const parts: string[] = [];
-  for (const name of listNames) {
-    const terms = termsText(rule[name]);
-    if (terms !== '') parts.push(`${name} ${terms}`);
-  }
-  if (typeof rule.query === 'string') parts.push(`query ${rule.query}`);
-  return parts.join('; ');
 }
 
 export function rulePages(app: Hono, services: ConsoleServices): void {
@@ -304,7 +331,7 @@ export function rulePages(app: Hono, services: ConsoleServices): void {
         ruleId: String(item.ruleId),
         audienceId: String(item.audienceId ?? ''),
         enabled: enabledOf(item),
-        criteria: criteriaOf(item),
+        criteria: criteriaText(item),
         version: String(versionOf(item) ?? ''),
         status: problem === undefined ? 'ok' : valid ? problem : `INVALID: ${problem}`,
       }));

@@ -80,12 +80,9 @@ ${replayForm({ from: '6h', to: '', audience: '' })}`,
       document = { output: run.stdout };
     }
     const failed = run.code !== 0;
+    const error = (document as { error?: { code?: unknown; message?: string } }).error;
     const message = failed
-      ? inFormWords(
-          (document as { error?: { message?: string } }).error?.message ??
-            run.stderr.trim().split('\n').at(-1) ??
-            'the replay failed',
-        )
+      ? inFormWords(error?.message ?? run.stderr.trim().split('\n').at(-1) ?? 'the replay failed')
       : undefined;
     // The confirmation replays the window the dry run showed, not "6h back" worked out again
     // when the button is pressed.
@@ -105,7 +102,9 @@ ${replayForm({ from: '6h', to: '', audience: '' })}`,
         { ...window, audience: values.audience, parked: values.parked ? '1' : '' },
         services.keys.csrf,
       )}`,
-      failed ? (run.code === 2 ? 400 : 409) : 200,
+      // As the CLI's error code says (ops-guide.md, Exit codes): an audience the form names that
+      // does not exist is not found, not a conflict.
+      failed ? (run.code === 2 ? 400 : error?.code === 'not_found' ? 404 : 409) : 200,
     );
   };
 
