@@ -687,12 +687,18 @@ async function validateAudiences(context: CommandContext, args: readonly unknown
   }
   const rows = planned.map((entry) => ({
     audienceId: entry.id,
+    // As 'rules validate' says it: a write over an audience the run skips is never "unchanged".
     status:
       entry.previous === undefined
         ? 'new'
-        : entry.changes.length === 0
+        : entry.changes.length === 0 && entry.repairs === undefined
           ? 'unchanged'
-          : `changes ${entry.changes.map((change) => change.field).join(', ')}`,
+          : [
+              ...(entry.changes.length === 0
+                ? []
+                : [`changes ${entry.changes.map((change) => change.field).join(', ')}`]),
+              ...(entry.repairs === undefined ? [] : [describeRepair('audience')]),
+            ].join('; '),
     topic: entry.createTopic ? `creates ${entry.topicName}` : String(entry.item.topicArn ?? ''),
   }));
   context.output.result({ file, valid: true, audiences: rows, warnings }, () => {
@@ -948,7 +954,7 @@ async function showAudience(context: CommandContext, args: readonly unknown[]): 
   let subscriptions: Subscription[] = [];
   let topicProblem: string | undefined;
   let topicStatus: string | undefined;
-  if (typeof item.topicArn === 'string') {
+  if (typeof item.topicArn === 'string' && item.topicArn !== '') {
     try {
       subscriptions = await topicSubscriptions(target.clients.sns, item.topicArn);
     } catch (error) {
@@ -957,6 +963,11 @@ async function showAudience(context: CommandContext, args: readonly unknown[]): 
       topicStatus = state.status;
       topicProblem = state.problem;
     }
+  } else {
+    // No topic to ask SNS about: what gives it one (a repair cannot).
+    const state = topicProblemWithFix(audienceId, item.topicArn);
+    topicStatus = state.status;
+    topicProblem = state.problem;
   }
   const statusText = parsed.ok ? (topicStatus ?? 'ok') : `INVALID: ${parsed.rejected.reason}`;
   const locale = localeText(item, item.locale === undefined ? await targetDefaultLocale(target) : undefined);

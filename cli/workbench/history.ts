@@ -91,7 +91,7 @@ export async function planRestore(target: Target, ruleId: string, label: string,
   const wanted = parseVersionLabel(label);
   if (wanted === undefined) {
     throw new UsageError(
-      `version "${label}" is not a version of a rule: give one as rule ${ruleId}'s history lists it ('${newsAlerts()} rules history ${ruleId}'), such as 3 or 3.1`,
+      `version "${label}" is not a version of a rule: give one as the history of rule ${ruleId} lists it ('${newsAlerts()} rules history ${ruleId}'), such as 3 or 3.1`,
     );
   }
   const view = await ruleHistory(target, ruleId, now);

@@ -47,7 +47,8 @@ export function topicProblemWithFix(
   const replace = `'${newsAlerts()} audiences update ${audienceId} --topic-arn <arn>'`;
   const replay = `'${newsAlerts()} replay --parked --audience ${audienceId}'`;
   if (typeof topicArn !== 'string' || topicArn === '') {
-    return { status: 'no topic', problem: `the audience has no topicArn: give it one with ${replace}` };
+    const what = topicArn === undefined || topicArn === '' ? 'has no topicArn' : 'has a topicArn that is not text';
+    return { status: 'no topic', problem: `the audience ${what}: give it one with ${replace}` };
   }
   const state = topicStateOf(topicArn, error);
   const fix =

@@ -172,6 +172,38 @@ describe('audiences', () => {
     expect(await audience('bare-desk')).toMatchObject({ dailyBudget: 5, version: 1 });
   });
 
+  it('audiences validate says a file would repair an audience the run skips, not that it is unchanged', async () => {
+    const { topicArn } = (await audience('markets-desk')) as { topicArn: string };
+    const stored = { audienceId: 'text-version-desk', name: 'Text version', topicArn };
+    await sandbox.stack.clients.documents.send(
+      new PutCommand({ TableName: sandbox.descriptor.names.audiencesTable, Item: { ...stored, version: '3' } }),
+    );
+    const validated = await sandbox.cli([
+      '--json',
+      'audiences',
+      'validate',
+      sandbox.file('tv.json', JSON.stringify(stored)),
+    ]);
+    expect(validated.code, validated.stderr).toBe(0);
+    expect(validated.json<{ audiences: { status: string }[] }>().audiences).toMatchObject([
+      { status: 'repairs the stored audience, which the run skips' },
+    ]);
+  });
+
+  it('audiences show tells an audience stored without a topic how to give it one', async () => {
+    await sandbox.stack.clients.documents.send(
+      new PutCommand({
+        TableName: sandbox.descriptor.names.audiencesTable,
+        Item: { audienceId: 'no-topic-desk', name: 'No topic' },
+      }),
+    );
+    const shown = await sandbox.cli(['audiences', 'show', 'no-topic-desk']);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stderr).toMatch(
+      /the audience has no topicArn: give it one with 'news-alerts .*audiences update no-topic-desk --topic-arn <arn>'/,
+    );
+  });
+
   it('audiences put --file refuses when the audience is edited by hand between its read and its write, and keeps that edit', async () => {
     const exported = await sandbox.cli(['audiences', 'export', 'markets-desk', '--format', 'json']);
     expect(exported.code, exported.stderr).toBe(0);

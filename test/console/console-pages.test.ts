@@ -397,6 +397,37 @@ describe('the console rule and audience pages', () => {
       `Keywords &quot;fab${'x'.repeat(36)}…&quot;: must be at most 200 characters; shorten it`,
     ]);
     expect(refused.body).not.toContain('keywords[');
+
+    // The live check words them alike. A message that quotes its term already is not given it a
+    // second time, and what it quotes reaches the page's script with a text-direction character
+    // made visible, as every rendered page shows it.
+    const page = await get(consoleProcess.port, path, cookie);
+    const validate = /data-validate="([^"]+)"/.exec(page.body)?.[1] ?? '';
+    const check = async (edit: Record<string, string>): Promise<string[]> => {
+      const checked = await raw(consoleProcess.port, {
+        method: 'POST',
+        path: validate.replaceAll('&amp;', '&'),
+        headers: {
+          origin: `http://127.0.0.1:${consoleProcess.port}`,
+          cookie,
+          'x-csrf-token': csrf,
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        body: new URLSearchParams({ ...fields, ...edit }).toString(),
+      });
+      expect(checked.status).toBe(200);
+      return (JSON.parse(checked.body) as { problems: string[] }).problems;
+    };
+    const [quoted] = await check({ keywords: '"interest rate"' });
+    expect(quoted).toMatch(/^Keywords: '"interest rate"': /);
+    expect(await check({ categories: '00*2' })).toEqual([expect.stringMatching(/^Categories: "00\*2": /)]);
+    const [hidden] = await check({ keywords: `rate\u202Ecut${'😀'.repeat(50)}` });
+    expect(hidden).toMatch(/^Keywords "rate/);
+    expect(hidden).not.toContain('\u202E');
+    // Cut after whole characters: no half of a surrogate pair is left (it would show as \ud83d).
+    expect(hidden).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/);
+    expect(hidden).not.toMatch(/\\ud[89a-f]/i);
+    expect(hidden).toContain('…');
   });
 
   it('shows an urgent rule as urgent in the Rules list, as rules list does', async () => {
@@ -720,7 +751,7 @@ describe('the console rule and audience pages', () => {
     // An audience that does not exist is not found, as the CLI's exit 3 says, not a conflict.
     const nobody = await get(consoleProcess.port, '/runs/replay?from=6h&to=&audience=nobody', cookie);
     expect(nobody.status, nobody.body.slice(0, 2000)).toBe(404);
-    expect(nobody.body).toContain('nobody');
+    expect(nobody.body).toContain('audience nobody does not exist');
   });
 
   /** The key of a recent sandbox article about earthquakes (the fixture provider has several). */

@@ -13,6 +13,7 @@ import { newTypedDashProblems } from '#core/query';
 import { canonicalValue, diffVersions } from '#core/workbench/rule-history';
 import { newControlCharacterProblems } from '../../control-characters.ts';
 import { hint } from '../../hints.ts';
+import { pageText } from '../../output.ts';
 import { auditAttributes, getItem, type Item, listItems, versionOf, withoutAudit, writeItems } from '../../items.ts';
 import { findArticle } from '../../workbench/articles.ts';
 import { explainOnArticle, storedAudience } from '../../workbench/explain.ts';
@@ -279,7 +280,10 @@ const formLabels: Readonly<Record<string, string>> = {
 /**
  * A problem as the form names things: `keywords[2]: …` becomes `Keywords "the term": …` (the
  * term itself, since the form's lines skip blank ones and the index would not say which line),
- * `query: …` becomes `Query: …`. An attribute the form has no field for keeps its name.
+ * `query: …` becomes `Query: …`. A message that quotes its term already keeps just the label;
+ * an entry that could not be read is named by its place. An attribute the form has no field for
+ * keeps its name. Terms may hold anything: pages and the live check pass the text through
+ * `pageText`.
  */
 function inFormWords(problem: string, item: Item): string {
   const found = /^([A-Za-z]+)(?:\[(\d+)\])?(?=[: ])/.exec(problem);
@@ -287,11 +291,14 @@ function inFormWords(problem: string, item: Item): string {
   const [path, name = '', index] = found;
   const label = formLabels[name];
   const rest = problem.slice(path.length);
-  if (index === undefined) return `${label}${rest}`;
+  if (index === undefined || /^: ["']/.test(rest)) return `${label}${rest}`;
   const list = item[name];
-  const entry = list instanceof Set || Array.isArray(list) ? [...list][Number(index)] : undefined;
-  const shown = shownAsText(entry);
-  return `${label} ${JSON.stringify(shown.length > 40 ? `${shown.slice(0, 39)}…` : shown)}${rest}`;
+  const entries = list instanceof Set || Array.isArray(list) ? [...list] : [];
+  if (Number(index) >= entries.length) return `${label}, entry ${Number(index) + 1}${rest}`;
+  // Cut by code points, so no surrogate pair is split.
+  const characters = Array.from(shownAsText(entries[Number(index)]));
+  const term = characters.length > 40 ? `${characters.slice(0, 39).join('')}…` : characters.join('');
+  return `${label} ${term.includes('"') ? `'${term}'` : `"${term}"`}${rest}`;
 }
 
 /** Why a rule the run accepts still does not run: its audience is disabled (as `rules list` says). */
@@ -364,7 +371,13 @@ export function rulePages(app: Hono, services: ConsoleServices): void {
       stored: isNew ? undefined : stored,
     });
     if (isNew && stored !== undefined) problems.push(`rule ${form.ruleId} exists already: edit it instead`);
-    return c.json({ ok: problems.length === 0, problems, notes: commaTermNotes(itemFromForm(form, undefined)) });
+    // The page's script writes these as text, past the escaping every rendered page gets: they
+    // quote what was typed, which may hold a text-direction or invisible character.
+    return c.json({
+      ok: problems.length === 0,
+      problems: problems.map(pageText),
+      notes: commaTermNotes(itemFromForm(form, undefined)).map(pageText),
+    });
   });
 
   const preview = async (c: Context, isNew: boolean) => {
