@@ -51,7 +51,17 @@ export interface FileItem {
  * `--file`, where `rules validate` takes it as an argument) would otherwise fail on the id's
  * pattern or on missing attributes, which does not say what to fix.
  */
-const isFile = (path: string): boolean => statSync(path, { throwIfNoEntry: false })?.isFile() === true;
+/**
+ * Whether `path` names a file here. A name the file system cannot hold (ENAMETOOLONG, a NUL byte)
+ * or cannot look at is no file: the id's own check then says what is wrong with it.
+ */
+const isFile = (path: string): boolean => {
+  try {
+    return statSync(path, { throwIfNoEntry: false })?.isFile() === true;
+  } catch {
+    return false;
+  }
+};
 
 export function refuseFileAsId(id: string | undefined, kind: 'rules' | 'audiences', verb: string): void {
   if (id === undefined) return;

@@ -118,12 +118,27 @@ describe('files that break a limit', () => {
         Buffer.from('ruleId: latin1\naudienceId: chips-team\nkeywords: [caf\u00e9]\n', 'latin1'),
       );
 
-      const [put, bombPut, emptyId, latin1Put] = await Promise.all([
+      // An id longer than a file name can be: it is checked as an id (it crashed looking for a
+      // file of that name: ENAMETOOLONG, exit 1).
+      const longId = 'a'.repeat(3000);
+      const [put, bombPut, emptyId, latin1Put, longRule, longAudience] = await Promise.all([
         sandbox.cli(['rules', 'put', '--file', file]),
         sandbox.cli(['rules', 'put', '--file', bomb]),
         sandbox.cli(['rules', 'put', '', '--audience', 'chips-team', '--keywords', 'wafer']),
         sandbox.cli(['rules', 'put', '--file', latin1]),
+        sandbox.cli(['--json', 'rules', 'create', longId, '--audience', 'chips-team', '--keywords', 'x']),
+        sandbox.cli(['--json', 'audiences', 'create', longId.slice(0, 300)]),
       ]);
+      for (const [long, problem] of [
+        [longRule, 'ruleId must be 1-128 characters'],
+        [longAudience, 'topic name'],
+      ] as const) {
+        expect(long.code, long.stderr).toBe(2);
+        const failure = long.json<{ error: { code: string }; problems: { message: string }[] }>();
+        expect(failure.error.code).toBe('usage');
+        expect(failure.problems.map(({ message }) => message).join('\n')).toContain(problem);
+        expect(long.stderr).not.toContain('ENAMETOOLONG');
+      }
 
       expect(latin1Put.code, latin1Put.stderr).toBe(2);
       expect(latin1Put.stderr).toContain(`${latin1} is not UTF-8 text; nothing was read from it`);
