@@ -56,6 +56,7 @@ import {
   yamlText,
 } from './item-files.ts';
 import {
+  auditAttributes,
   changesFromStored,
   describeChange,
   describeRepair,
@@ -787,11 +788,23 @@ async function updateAudience(
     source = { ...item, value: next };
   } else {
     if (options.enable && options.disable) throw new UsageError('give --enable or --disable, not both');
-    next = { ...withoutAudit(previous), ...attributesFromFlags(options) };
+    const given = attributesFromFlags(options);
+    next = { ...withoutAudit(previous), ...given };
+    // As 'rules update' refuses them: a value given and cleared in one command, or an attribute
+    // the write sets itself, would be dropped without a word.
+    const clearable = audienceAttributes.filter(
+      (name) => name !== 'audienceId' && name !== 'topicArn' && !(auditAttributes as readonly string[]).includes(name),
+    );
     for (const name of options.clear ?? []) {
       if (name === 'audienceId' || name === 'topicArn') throw new UsageError(`--clear ${name}: ${name} is required`);
-      if (!audienceAttributes.includes(name)) {
-        throw new UsageError(`--clear ${name}: not an audience attribute (${audienceAttributes.join(', ')})`);
+      if (!clearable.includes(name)) {
+        throw new UsageError(`--clear ${name}: not an audience attribute you can clear (${clearable.join(', ')})`);
+      }
+      if (Object.hasOwn(given, name)) {
+        const flag = `--${name.replace(/[A-Z]/g, (capital) => `-${capital.toLowerCase()}`)}`;
+        throw new UsageError(
+          `${flag} and --clear ${name} conflict: give ${flag} to change it, or --clear ${name} to remove it`,
+        );
       }
       delete next[name];
     }

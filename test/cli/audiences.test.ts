@@ -116,6 +116,20 @@ describe('audiences', () => {
     });
     expect(await audience('ops-desk')).not.toHaveProperty('dailyBudget');
 
+    // A value given and cleared in one command, or an attribute the write sets itself, is refused
+    // and nothing is written (the quiet hours given were dropped, and --clear version said "unchanged").
+    const before = await audience('ops-desk');
+    const [both, audit] = await Promise.all([
+      sandbox.cli(['audiences', 'update', 'ops-desk', '--quiet-hours', '22:00-07:00', '--clear', 'quietHours']),
+      sandbox.cli(['audiences', 'update', 'ops-desk', '--clear', 'version']),
+    ]);
+    expect(both.code, both.stderr).toBe(2);
+    expect(both.stderr).toContain('--quiet-hours and --clear quietHours conflict');
+    expect(audit.code, audit.stderr).toBe(2);
+    expect(audit.stderr).toContain('--clear version: not an audience attribute you can clear (');
+    expect(audit.stderr).not.toMatch(/can clear \([^)]*\b(version|updatedAt|audienceId)\b/);
+    expect(await audience('ops-desk')).toEqual(before);
+
     const show = await sandbox.cli(['--json', 'audiences', 'show', 'chips-team']);
     expect(show.json()).toMatchObject({
       audienceId: 'chips-team',
