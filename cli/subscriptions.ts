@@ -40,7 +40,7 @@ import { NotFoundError, OperationFailedError, UsageError } from './errors.ts';
 import { newsAlerts } from './hints.ts';
 import { listItems } from './items.ts';
 import { maskUrl } from './output.ts';
-import type { Target } from './target.ts';
+import type { LocalTarget, Target } from './target.ts';
 import { hinted, hintFrom } from './unknown-ids.ts';
 import { overfullShards, planWebhooks, removeWebhooks, storePrefixOf, storeWebhooks } from './webhook-store.ts';
 
@@ -166,6 +166,40 @@ or
   aws sns confirm-subscription --topic-arn ${topicArn} --token <Token> --authenticate-on-unsubscribe true
 Tokens expire after ${confirmationLifetime}.`;
 
+/**
+ * In the sandbox, the queue `--sqs` names must exist: moto fails every PublishBatch to a topic
+ * that has a subscribed queue it does not have (an empty answer, no entry sent or failed), so one
+ * such subscription would park every alert of the audience. On AWS, SNS delivers to the other
+ * subscribers and counts the failed deliveries; a queue of another account cannot be looked at
+ * from here anyway, so a stack is not checked.
+ */
+async function requireSandboxQueue(target: LocalTarget, queueArn: string): Promise<void> {
+  const [, , , region = '', account = '', name = ''] = queueArn.split(':');
+  const refuse = (why: string): never => {
+    throw new UsageError(
+      `--sqs: ${why}; the sandbox's SNS fails every publish to a topic with a subscribed queue it does not have, so nothing was subscribed (see the sandbox's queues with 'aws --endpoint-url ${target.descriptor.endpoint} sqs list-queues')`,
+    );
+  };
+  if (region !== target.descriptor.region) {
+    refuse(`the sandbox's queues are in ${target.descriptor.region}, and ${queueArn} is in ${region}`);
+  }
+  const { SQSClient, GetQueueUrlCommand, QueueDoesNotExist } = await import('@aws-sdk/client-sqs');
+  const sqs = new SQSClient({ ...target.clients.config });
+  try {
+    await sqs.send(new GetQueueUrlCommand({ QueueName: name, QueueOwnerAWSAccountId: account }));
+  } catch (error) {
+    if (
+      error instanceof QueueDoesNotExist ||
+      (error as { name?: unknown }).name === 'AWS.SimpleQueueService.NonExistentQueue'
+    ) {
+      refuse(`the sandbox has no queue ${name} in account ${account}`);
+    }
+    throw error;
+  } finally {
+    sqs.destroy();
+  }
+}
+
 /** An SQS queue ARN: `arn:<partition>:sqs:<region>:<account>:<name>`. */
 const queueArnPattern = /^arn:aws[a-z-]*:sqs:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,80}(\.fifo)?$/;
 
@@ -260,6 +294,7 @@ async function addSubscription(context: CommandContext, args: readonly unknown[]
       `--https: the sandbox's SNS posts to an https subscriber from this machine, during every publish, so it must be a receiver on this machine (https://127.0.0.1:<port>/..., with ${allowInternalFlag}); ${https.hostname} is not a loopback host; nothing was subscribed`,
     );
   }
+  if (options.sqs !== undefined && target.kind === 'local') await requireSandboxQueue(target, options.sqs);
   const topicArn = topicArnOf(await requireAudience(target, audienceId), audienceId);
   // Read first: a topic that is gone is named with its repair (audienceTopicError) before anything
   // is written, the webhook store included.
@@ -660,6 +695,8 @@ async function removeSubscription(
     (subscription) =>
       subscription.SubscriptionArn === which ||
       subscription.Endpoint === which ||
+      // A queue as `subscriptions list` shows it: its name.
+      (subscription.Protocol === 'sqs' && displayEndpoint(subscription) === which) ||
       (subscription.SubscriptionArn !== undefined &&
         !isPending(subscription) &&
         subscription.SubscriptionArn.endsWith(`:${which}`)),

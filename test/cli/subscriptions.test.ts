@@ -63,6 +63,31 @@ describe('subscription states', () => {
     expect(rawAlone.code).toBe(2);
     expect(rawAlone.stderr).toContain('--raw only applies to --https and --sqs');
 
+    // A queue the sandbox does not have (the ops guide's example ARN is in another region) is
+    // refused: moto then failed every publish to the topic, parking all of the audience's alerts.
+    const [, , , region, account] = queueArn.split(':');
+    const [missing, elsewhere] = await Promise.all([
+      sandbox.cli(['subscriptions', 'add', 'quake-oncall', '--sqs', `${queueArn}-missing`]),
+      sandbox.cli([
+        'subscriptions',
+        'add',
+        'quake-oncall',
+        '--sqs',
+        `arn:aws:sqs:eu-west-9:${account}:${sandbox.prefix}reader`,
+      ]),
+    ]);
+    expect(missing.code, missing.stderr).toBe(2);
+    expect(missing.stderr).toContain(
+      `--sqs: the sandbox has no queue ${sandbox.prefix}reader-missing in account ${account}`,
+    );
+    expect(missing.stderr).toContain('nothing was subscribed');
+    expect(elsewhere.code, elsewhere.stderr).toBe(2);
+    expect(elsewhere.stderr).toContain(`the sandbox's queues are in ${region}`);
+    const none = await sandbox.cli(['--json', 'subscriptions', 'list', 'quake-oncall']);
+    const endpoints = none.json<{ endpoint: string }[]>().map((row) => row.endpoint);
+    expect(endpoints).not.toContain(`${sandbox.prefix}reader`);
+    expect(endpoints).not.toContain(`${sandbox.prefix}reader-missing`);
+
     const added = await sandbox.cli(['subscriptions', 'add', 'quake-oncall', '--sqs', queueArn, '--raw']);
     expect(added.code, added.stderr).toBe(0);
     expect(added.stdout).toContain('sns.amazonaws.com');
@@ -77,6 +102,12 @@ describe('subscription states', () => {
     const bodies = await drainQueue(sqs, QueueUrl ?? '');
     expect(bodies).toHaveLength(sent);
     for (const body of bodies) expect(deliveryIdOfBody(body).startsWith('quake-oncall|')).toBe(true);
+
+    // Removed by the name the list shows for it (only the ARN or the subscription id worked).
+    const removed = await sandbox.cli(['subscriptions', 'remove', 'quake-oncall', `${sandbox.prefix}reader`, '--yes']);
+    expect(removed.code, removed.stderr).toBe(0);
+    const after = await sandbox.cli(['--json', 'subscriptions', 'list', 'quake-oncall']);
+    expect(after.json<{ endpoint: string }[]>().map((row) => row.endpoint)).not.toContain(`${sandbox.prefix}reader`);
   });
 });
 
