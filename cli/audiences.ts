@@ -44,7 +44,7 @@ import type { CommandContext } from './context.ts';
 import { newControlCharacterProblems } from './control-characters.ts';
 import { endpointEntryName, endpointStorePrefixOf, forgetEndpoints } from './endpoint-store.ts';
 import { NotFoundError, type ProblemInput, UsageError, versionConflict } from './errors.ts';
-import { newsAlerts } from './hints.ts';
+import { addHttpsAgain, newsAlerts } from './hints.ts';
 import {
   type DocumentFormat,
   type FileItem,
@@ -1181,7 +1181,7 @@ async function deleteAudience(
   }
   if (endpointsRemoved > 0) {
     context.output.note(
-      `removed ${endpointsRemoved} HTTPS endpoint URL(s) from the endpoint store; after a restore, add them again with '${newsAlerts()} subscriptions add ${audienceId} --https <url>'`,
+      `removed ${endpointsRemoved} HTTPS endpoint URL(s) from the endpoint store; after a restore, add them again with ${addHttpsAgain(audienceId, target.kind === 'local')}`,
     );
   }
   context.output.result(

@@ -59,3 +59,11 @@ export function newsAlerts(): string {
 export function hint(command: string): string {
   return `news-alerts ${selector}${command}`;
 }
+
+/**
+ * The command that subscribes a lost HTTPS endpoint of `audienceId` again: its URL on stdin or at
+ * the hidden prompt (`-`), since it may carry a token (ops-guide.md, Subscriptions), and in the
+ * sandbox (`local`) with the flag its receiver on this machine needs.
+ */
+export const addHttpsAgain = (audienceId: string, local: boolean): string =>
+  `'${newsAlerts()} subscriptions add ${audienceId} --https -${local ? ' --allow-internal-target' : ''}' (the URL on stdin or at the hidden prompt)`;

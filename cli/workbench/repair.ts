@@ -19,7 +19,7 @@ import { webhookShardName } from '#shared/slack-webhook-store';
 import { createTopic, requireAudience, topicArnOf, topicNameOf, topicSubscriptions } from '../audience-topics.ts';
 import { ensureAuditQueues } from '../audit-queues.ts';
 import { endpointEntryName, endpointOf, endpointStorePrefixOf } from '../endpoint-store.ts';
-import { newsAlerts } from '../hints.ts';
+import { addHttpsAgain, newsAlerts } from '../hints.ts';
 import { type Audit, type Item, writeItems } from '../items.ts';
 import { maskUrl } from '../output.ts';
 import { displayEndpoint, recordedAs, subscriberRecordsOf, subscribeStandInQueue } from '../subscriptions.ts';
@@ -129,7 +129,7 @@ export async function repairAudience(
       url = await endpointOf(target, audienceId, record.endpointRef);
       if (url === undefined) {
         const store = endpointStorePrefixOf(target);
-        const why = `${endpoint}: its URL is not in the endpoint store (${store === undefined ? 'none' : endpointEntryName(store, audienceId, record.endpointRef)}); add it again with '${newsAlerts()} subscriptions add ${audienceId} --https <url>'`;
+        const why = `${endpoint}: its URL is not in the endpoint store (${store === undefined ? 'none' : endpointEntryName(store, audienceId, record.endpointRef)}); add it again with ${addHttpsAgain(audienceId, target.kind === 'local')}`;
         notRestored.push(why);
         subscriptions.push({ protocol: record.protocol, endpoint, result: 'not restored', detail: why });
         continue;
@@ -140,7 +140,8 @@ export async function repairAudience(
       const webhook = await slackWebhookWhere(target, audienceId, options.warn);
       webhookFrom = webhook ?? '';
       if (webhook === undefined) {
-        const why = `Slack: no webhook for ${audienceId} in the webhook store (${storePrefixOf(target.names) ?? 'none'}); add it again with '${newsAlerts()} subscriptions add ${audienceId} --slack-webhook'`;
+        const prefix = storePrefixOf(target.names);
+        const why = `Slack: no webhook for ${audienceId} in the webhook store (${prefix === undefined ? 'none' : webhookShardName(prefix, audienceId)}); add it again with '${newsAlerts()} subscriptions add ${audienceId} --slack-webhook'`;
         notRestored.push(why);
         subscriptions.push({ protocol: 'slack', endpoint, result: 'not restored', detail: why });
         continue;

@@ -191,6 +191,7 @@ describe('an HTTPS endpoint subscribed with the CLI', () => {
     const deleted = await sandbox.cli(['audiences', 'delete', 'https-gone', '--delete-topic', '--yes']);
     expect(deleted.code, deleted.stderr).toBe(0);
     expect(deleted.stderr).toContain('removed 1 HTTPS endpoint URL(s) from the endpoint store');
+    expect(deleted.stderr).toContain('--https - --allow-internal-target');
     expect(await inStore('https-gone', url)).toBeUndefined();
     expectSilent(token, added, listed, removed, again, deleted);
   });
@@ -339,5 +340,9 @@ describe('a subscriber record of an earlier release', () => {
         'is not in the endpoint store (quake-oncall#00000000000000000000000000000000 in ',
       ),
     });
+    // The advice keeps the URL (a credential) off the command line, and works in the sandbox.
+    expect(report.subscriptions.find((entry) => entry.endpoint === 'https://gone.example.com/…')?.detail).toMatch(
+      /add it again with 'news-alerts .*subscriptions add quake-oncall --https - --allow-internal-target' \(the URL on stdin or at the hidden prompt\)$/,
+    );
   });
 });
