@@ -11,7 +11,7 @@ import type { Command } from 'commander';
 import { SecretsManagerApiKey } from '#aws/secret-source';
 import type { Article } from '#core/model';
 import { NewsLookupClient } from '#provider/news-client';
-import { action, integerOption } from './command.ts';
+import { action, integerOption, nonEmptyOption } from './command.ts';
 import type { CommandContext } from './context.ts';
 import { NotFoundError } from './errors.ts';
 import { newsAlerts } from './hints.ts';
@@ -240,9 +240,13 @@ Examples:
   articles
     .command('search')
     .description('recent articles by text, category and media, newest first')
-    .option('--text <words>', 'all these words in the title or summary (whole words, as keywords match)')
-    .option('--category <code>', "a category code or name; '002*' by prefix")
-    .option('--media <code>', 'a media code or name')
+    .option(
+      '--text <words>',
+      'all these words in the title or summary (whole words, as keywords match)',
+      nonEmptyOption,
+    )
+    .option('--category <code>', "a category code or name; '002*' by prefix", nonEmptyOption)
+    .option('--media <code>', 'a media code or name', nonEmptyOption)
     .option('--since <when>', 'start: span back (24h, 2d), provider date or date-time with zone', '24h')
     .option('--to <when>', 'end (inclusive), same forms; default now')
     .option('--limit <n>', 'show at most this many', integerOption(1, 1000), 50)

@@ -5,6 +5,7 @@
  */
 import { type Command, InvalidArgumentError } from 'commander';
 import { CommandContext, type GlobalOptions } from './context.ts';
+import { UsageError } from './errors.ts';
 import { setHintTarget, shellWord } from './hints.ts';
 
 /** An action implementation: positional arguments as commander parsed them, then the command's options. */
@@ -19,11 +20,36 @@ export function action<O>(body: ActionBody<O>): (...params: unknown[]) => Promis
     // The commands this one suggests act on the same target (cli/hints.ts).
     setHintTarget(context.options);
     try {
+      refuseEmptyOperands(command, params.slice(0, -2));
       await body(context, [...params.slice(0, -2), ...excessArguments(command)], command.opts() as O);
     } finally {
       await context.close();
     }
   };
+}
+
+/**
+ * An operand given empty (`holds ''`, `audiences show "$UNSET"`) is a usage error naming it: no id,
+ * key, address or file is empty, and looked up it read as "audience  does not exist" (exit 3).
+ */
+function refuseEmptyOperands(command: Command, operands: readonly unknown[]): void {
+  for (const [index, argument] of command.registeredArguments.entries()) {
+    const value = operands[index];
+    for (const given of Array.isArray(value) ? value : [value]) {
+      if (typeof given === 'string' && given.trim() === '') {
+        throw new UsageError(`<${argument.name()}> is empty: give one${argument.required ? '' : ', or leave it out'}`);
+      }
+    }
+  }
+}
+
+/**
+ * A single-valued option whose value cannot be empty (`--audience ''`, `--text ' '`): refused
+ * with what to do instead of being read as no filter, or looked up as an id nothing has.
+ */
+export function nonEmptyOption(value: string): string {
+  if (value.trim() === '') throw new InvalidArgumentError('it is empty; give a value, or leave the option out');
+  return value;
 }
 
 /**

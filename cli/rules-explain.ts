@@ -33,7 +33,7 @@ import {
 import { normalizeText } from '#core/text';
 import type { DeliveryExplanation } from '#core/workbench/explain';
 import { cutArticleText, holdsMarkup } from '#provider/article-text';
-import { action, collectList } from './command.ts';
+import { action, collectList, nonEmptyOption } from './command.ts';
 import type { CommandContext } from './context.ts';
 import { NotFoundError, type Problem, UsageError } from './errors.ts';
 import { newsAlerts } from './hints.ts';
@@ -529,11 +529,15 @@ export function registerExplain(rules: Command, rulesTable: (context: CommandCon
       '--article-file <file>',
       'judge the article in this JSON file ("-": stdin; as articles show --json prints it)',
     )
-    .option('--article <key>', "judge this recent article (its key or provider id; see 'articles search')")
+    .option(
+      '--article <key>',
+      "judge this recent article (its key or provider id; see 'articles search')",
+      nonEmptyOption,
+    )
     .option('--category <code>', 'the described article carries this category (repeatable)', collectList)
-    .option('--media <code>', 'the described article comes from this media code')
-    .option('--status <status>', 'the described article has this status')
-    .option('--audience <audienceId>', "judge the delivery for this audience (default: the rule's)")
+    .option('--media <code>', 'the described article comes from this media code', nonEmptyOption)
+    .option('--status <status>', 'the described article has this status', nonEmptyOption)
+    .option('--audience <audienceId>', "judge the delivery for this audience (default: the rule's)", nonEmptyOption)
     .option('--since <when>', 'where --article is looked for: span back, provider date or date-time (default 2d)')
     .addHelpText(
       'after',

@@ -19,7 +19,7 @@ import { newKeywordSyntaxProblems } from '#core/keyword-syntax';
 import { buildRuleSet, parseAudience, parseRule, type Rule, RuleSchema, ruleAttributes } from '#core/model';
 import { newOperatorLookalikes, newTypedDashProblems, parseQuery, QuerySyntaxError } from '#core/query';
 import { outsideEditsUndone, ruleFingerprint, type VersionChange } from '#core/workbench/rule-history';
-import { action, collectList, textListOption } from './command.ts';
+import { action, collectList, nonEmptyOption, textListOption } from './command.ts';
 import type { CommandContext } from './context.ts';
 import { newControlCharacterProblems } from './control-characters.ts';
 import { NotFoundError, type ProblemInput, UsageError, versionConflict } from './errors.ts';
@@ -978,7 +978,11 @@ export function registerRules(program: Command): void {
   rules
     .command('list')
     .description('list rules with their criteria, version, last change and whether the run accepts them')
-    .option('--audience <audienceId>', 'only the rules of this audience (exit 3 if there is no such audience)')
+    .option(
+      '--audience <audienceId>',
+      'only the rules of this audience (exit 3 if there is no such audience)',
+      nonEmptyOption,
+    )
     .action(action(listRules));
 
   rules
@@ -991,7 +995,7 @@ export function registerRules(program: Command): void {
     .command('export')
     .description('print rules (all, or the ones named) as a YAML or JSON file that "rules put --file" reads back')
     .argument('[ruleId...]', 'the rules to export (default: all)')
-    .option('--audience <audienceId>', 'only the rules of this audience')
+    .option('--audience <audienceId>', 'only the rules of this audience', nonEmptyOption)
     .addOption(formatOption())
     .addHelpText(
       'after',

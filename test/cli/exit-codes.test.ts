@@ -106,6 +106,37 @@ describe('exit codes', () => {
         /no AWS region/,
       ],
       [
+        // Was looked up: "audience  does not exist" (exit 3).
+        'an empty operand',
+        ['holds', ''],
+        {},
+        2,
+        /^news-alerts: <audienceId> is empty: give one, or leave it out\n$/,
+      ],
+      [
+        'a blank required operand',
+        ['audiences', 'show', ' '],
+        {},
+        2,
+        /^news-alerts: <audienceId> is empty: give one\n$/,
+      ],
+      [
+        // Was looked up as an audience nothing has (exit 3).
+        'an empty id option',
+        ['rules', 'list', '--audience', ''],
+        {},
+        2,
+        /^error: option '--audience <audienceId>' argument '' is invalid\. it is empty; give a value, or leave the option out\n/,
+      ],
+      [
+        // Was no filter at all: every article was listed.
+        'an empty filter option',
+        ['articles', 'search', '--text', ' '],
+        {},
+        2,
+        /^error: option '--text <words>' argument ' ' is invalid\. it is empty; give a value, or leave the option out\n/,
+      ],
+      [
         'an attribute both set and cleared',
         ['rules', 'update', 'lc-1', '--query', 'gamma', '--clear', 'query'],
         {},
