@@ -16,7 +16,7 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { queryLeafCost } from '#core/matcher';
-import { type Article, parseRule } from '#core/model';
+import { type Article, DESCRIBED_ARTICLE_KEY, parseRule } from '#core/model';
 import {
   describeQueryTree,
   evaluateQuery,
@@ -303,7 +303,7 @@ function articleOf(given: GivenArticle, now: number): Article {
     );
   }
   return {
-    key: given.key ?? 'given:article',
+    key: given.key ?? DESCRIBED_ARTICLE_KEY,
     title: given.title ?? '',
     summary: given.summary ?? '',
     url: '',

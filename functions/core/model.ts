@@ -766,6 +766,9 @@ function parseItem<T>(
   return reject(reasons);
 }
 
+/** The key `rules explain` gives an article described by its text (`--title`, a file without a key). */
+export const DESCRIBED_ARTICLE_KEY = 'given:article';
+
 /** Attribute names a rule item may have. */
 export const ruleAttributes: readonly string[] = Object.keys(RuleSchema.shape);
 /** Attribute names an audience item may have. */

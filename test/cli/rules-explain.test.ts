@@ -389,6 +389,23 @@ describe('with a sandbox', () => {
     expect(both.stderr).toContain("give a rule id or --query '…' (one of them)");
   });
 
+  it('an article described by its text would lead a new story: no story id made from its stand-in key', async () => {
+    type Explained = { delivery: { steps: { step: string; why: string }[] } | null };
+    const storyStep = (run: { json: <T>() => T }) =>
+      run.json<Explained>().delivery?.steps.find((step) => step.step === 'story collapse')?.why;
+    const [alpha, beta] = await Promise.all(
+      ['Alpha semiconductor plant opens', 'Beta wafer shortage deepens'].map((title) =>
+        sandbox.cli(['--json', 'rules', 'explain', 'chips-keywords', '--title', title]),
+      ),
+    );
+    for (const run of [alpha, beta]) {
+      expect(run.code, run.stderr).toBe(0);
+      expect(storyStep(run), run.stdout.slice(0, 3000)).toBeDefined();
+      // Every described article named the same story (the hash of 'given:article').
+      expect(storyStep(run)).toBe('no story of this audience has it yet: it would lead a new story');
+    }
+  });
+
   it('a stored query that does not parse (saved in the console) is shown with its caret; list marks the rule INVALID', async () => {
     await sandbox.stack.clients.documents.send(
       new PutCommand({

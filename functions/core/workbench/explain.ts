@@ -13,10 +13,11 @@
 import { isQuietAt, planDelivery, releaseDueAt, urgencyOf } from '../delivery-plan.ts';
 import { changeSince, outcomeFieldsDamaged } from '../ledger-facts.ts';
 import { criterionHits } from '../matcher.ts';
-import type { Article, Audience, AudienceMatch, Rule } from '../model.ts';
+import { type Article, type Audience, type AudienceMatch, DESCRIBED_ARTICLE_KEY, type Rule } from '../model.ts';
 import type { DeliveryRecord, HoldReason } from '../ports.ts';
 import { falseBecauseText } from '../query.ts';
 import { withoutLaterRules } from '../rule-reach.ts';
+import { storyIdOf } from '../story.ts';
 import { heldReleaseOf } from './holds.ts';
 
 /** A rule's criterion, named as the rule item spells it. */
@@ -420,7 +421,11 @@ export function explainDelivery(
       why:
         story === undefined
           ? 'no story known for the article yet: it would lead a new story'
-          : `it leads story ${story.storyId} for this audience`,
+          : story.leadArticleKey === undefined && story.storyId === storyIdOf(match.article.key)
+            ? // A new story takes its id from its lead's key: one an article described by its text
+              // does not have (every such article would name the same story).
+              `no story of this audience has it yet: it would lead a new story${match.article.key === DESCRIBED_ARTICLE_KEY ? '' : `, ${story.storyId}`}`
+            : `it leads story ${story.storyId} for this audience`,
     });
   } else {
     steps.push({ step: 'story collapse', why: 'off for this audience (collapse: none)' });
