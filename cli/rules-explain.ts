@@ -16,7 +16,7 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { queryLeafCost } from '#core/matcher';
-import { type Article, DESCRIBED_ARTICLE_KEY, parseRule } from '#core/model';
+import { type Article, DESCRIBED_ARTICLE_KEY, describeIssues, parseRule } from '#core/model';
 import {
   describeQueryTree,
   evaluateQuery,
@@ -260,7 +260,7 @@ function givenArticle(options: ExplainOptions, warn: (text: string) => void): Gi
     const parsed = ArticleTextSchema.safeParse(value);
     if (!parsed.success) {
       throw new UsageError(
-        `${path}: not an article: ${parsed.error.issues.map((issue) => issue.message).join('; ')}`,
+        `${path}: not an article: ${describeIssues(parsed.error)}`,
         [],
         { cause: parsed.error },
       );

@@ -647,13 +647,52 @@ function describeIssueList(
         ? 'is missing'
         : // Advice for an item edited by hand (parseItem and the CLI pass its schema), not for a message.
           schema !== undefined && issue.code === 'invalid_type' && issue.message.endsWith('received null')
-          ? `${issue.message}; to clear it, remove the attribute instead of setting it to NULL`
-          : issue.message;
+          ? `${plainWords(issue.message)}; to clear it, remove the attribute instead of setting it to NULL`
+          : plainWords(issue.message);
     // A message that names its attribute ('enabled must be a boolean') is not prefixed with
     // the name a second time; nested paths keep their location.
     const named = issue.path.length === 1 && message.startsWith(`${String(issue.path[0])} `);
     return [path && !named ? `${path}: ${message}` : message];
   });
+}
+
+/** Zod's own wording of a wrong type or value, which the schemas' messages do not replace. */
+const ZOD_WRONG_TYPE = /^Invalid input: expected (\w+), received (\w+)$/;
+const ZOD_WRONG_OPTION = /^Invalid option: expected one of (.+)$/;
+/** Types as people who edit an item or a file know them (DynamoDB and YAML alike). */
+const expectedWords: Readonly<Record<string, string>> = {
+  string: 'text',
+  number: 'a number',
+  int: 'a whole number',
+  boolean: 'true or false',
+  object: 'a map',
+  record: 'a map',
+  array: 'a list',
+};
+const receivedWords: Readonly<Record<string, string>> = {
+  ...expectedWords,
+  boolean: 'a boolean',
+  null: 'NULL',
+  nan: 'not a number',
+};
+
+/**
+ * Zod's default messages in the words a person editing the item reads: `Invalid input: expected
+ * string, received number` is `must be text, not a number`; `Invalid option: expected one of
+ * "immediate"|"digest"` is `must be "immediate" or "digest"`. Any other message is kept.
+ */
+function plainWords(message: string): string {
+  const type = ZOD_WRONG_TYPE.exec(message);
+  if (type !== null) {
+    const [, expected = '', received = ''] = type;
+    return `must be ${expectedWords[expected] ?? expected}, not ${receivedWords[received] ?? received}`;
+  }
+  const option = ZOD_WRONG_OPTION.exec(message);
+  if (option !== null) {
+    const values = (option[1] ?? '').split('|');
+    return `must be ${values.length === 2 ? values.join(' or ') : `one of ${values.join(', ')}`}`;
+  }
+  return message;
 }
 
 /**

@@ -138,6 +138,13 @@ describe('rules explain --query (no AWS)', () => {
     });
     expect(notAnArticle.code).toBe(2);
     expect(notAnArticle.stderr).toContain('stdin: not an article: title must be a string');
+    // In words, not zod's 'Invalid input: expected object, received array'.
+    const aList = await runCli(['rules', 'explain', '--query', 'x', '--article-file', '-'], {
+      input: '[]',
+      env: withoutAws,
+    });
+    expect(aList.code).toBe(2);
+    expect(aList.stderr).toContain('stdin: not an article: must be a map, not a list');
   });
 
   it('judges described text as written (read text), cut as the run cuts it, warns of markup, and names fields of a file it ignores', async () => {
@@ -393,12 +400,12 @@ describe('with a sandbox', () => {
     type Explained = { delivery: { steps: { step: string; why: string }[] } | null };
     const storyStep = (run: { json: <T>() => T }) =>
       run.json<Explained>().delivery?.steps.find((step) => step.step === 'story collapse')?.why;
-    const [alpha, beta] = await Promise.all(
+    const runs = await Promise.all(
       ['Alpha semiconductor plant opens', 'Beta wafer shortage deepens'].map((title) =>
         sandbox.cli(['--json', 'rules', 'explain', 'chips-keywords', '--title', title]),
       ),
     );
-    for (const run of [alpha, beta]) {
+    for (const run of runs) {
       expect(run.code, run.stderr).toBe(0);
       expect(storyStep(run), run.stdout.slice(0, 3000)).toBeDefined();
       // Every described article named the same story (the hash of 'given:article').

@@ -94,8 +94,8 @@ describe('RuleSchema', () => {
 
   it('rejects a list attribute that is not a list or string set of strings', () => {
     expect(ruleProblem({ keywords: 'rates' })).toBe('keywords must be a list (L) or string set (SS) of strings');
-    expect(ruleProblem({ keywords: new Set([1, 2]) })).toMatch(/^keywords\[0\]: .*expected string/);
-    expect(ruleProblem({ categories: ['002*', 7] })).toMatch(/^categories\[1\]: .*expected string/);
+    expect(ruleProblem({ keywords: new Set([1, 2]) })).toMatch(/^keywords\[0\]: must be text, not a number/);
+    expect(ruleProblem({ categories: ['002*', 7] })).toMatch(/^categories\[1\]: must be text, not a number/);
   });
 
   it('rejects empty, whitespace-only and over-long terms, and over-long lists', () => {
@@ -375,7 +375,7 @@ describe('AudienceSchema', () => {
 
   it('says how to clear an attribute set to NULL, for an item only', () => {
     expect(audienceProblem({ quietHours: null })).toMatch(
-      /^quietHours: .*null; to clear it, remove the attribute instead of setting it to NULL$/,
+      /^quietHours: must be a map, not NULL; to clear it, remove the attribute instead of setting it to NULL$/,
     );
     // The Slack relay and the email function read messages, not items someone edits.
     const result = AudienceSchema.safeParse({ audienceId: 'desk', topicArn, quietHours: null });
@@ -405,7 +405,21 @@ describe('describeIssues', () => {
   it('writes the message alone when a problem concerns the whole item', () => {
     const result = RuleSchema.safeParse('not an item');
     expect(result.success).toBe(false);
-    expect(describeIssues(result.error!)).toMatch(/^Invalid input: expected object/);
+    expect(describeIssues(result.error!)).toBe('must be a map, not text');
+  });
+
+  it("words zod's own messages as a person editing the item reads them", () => {
+    const problems = (item: Record<string, unknown>) => {
+      const parsed = parseAudience({ audienceId: 'desk', topicArn: 'arn:aws:sns:us-east-1:123456789012:t', ...item });
+      return parsed.ok ? [] : parsed.reasons;
+    };
+    expect(problems({ deliveryMode: 'weekly' })).toEqual(['deliveryMode: must be "immediate" or "digest"']);
+    expect(problems({ name: 7, version: 'three', quietHours: [] })).toEqual([
+      'name: must be text, not a number',
+      'quietHours: must be a map, not a list',
+      'version: must be a number, not text',
+    ]);
+    expect(problems({ digestTimes: [8] })).toEqual(['digestTimes[0]: must be text, not a number']);
   });
 });
 
