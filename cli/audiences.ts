@@ -94,7 +94,14 @@ const topicNamePattern = /^[A-Za-z0-9_-]{1,256}$/;
  * Refuses (exit 2) a topic ARN outside the deployment or that does not exist, before anything is
  * written; warns when the alert function's grant (the topic name prefix) does not cover it.
  */
-async function requireHomeTopic(context: CommandContext, target: Target, topicArn: string, what: string) {
+async function requireHomeTopic(
+  context: CommandContext,
+  target: Target,
+  topicArn: string,
+  what: string,
+  /** Given by a file's `topicArn`, not by `--topic-arn`: the advice names what the file can do. */
+  fromFile: boolean,
+) {
   const problem = topicArnProblem(topicArn, await target.home());
   if (problem) throw new UsageError(`${what}: ${problem}; nothing was written`);
   try {
@@ -102,7 +109,7 @@ async function requireHomeTopic(context: CommandContext, target: Target, topicAr
   } catch (error) {
     if (error instanceof NotFoundException) {
       throw new UsageError(
-        `${what}: the topic ${topicArn} does not exist; create it first or omit --topic-arn; nothing was written`,
+        `${what}: the topic ${topicArn} does not exist; create it first or ${fromFile ? 'leave topicArn out of the file (a new audience gets a topic made for it, one that exists keeps its own)' : 'omit --topic-arn'}; nothing was written`,
         [],
         { cause: error },
       );
@@ -371,7 +378,13 @@ async function planAudiences(
     const topicArn = checked.value.topicArn;
     if (!createTopic && typeof topicArn === 'string' && topicArn !== previous?.topicArn) {
       try {
-        await requireHomeTopic(context, target, topicArn, `${item.locate(['topicArn'])}: ${what}`);
+        await requireHomeTopic(
+          context,
+          target,
+          topicArn,
+          `${item.locate(['topicArn'])}: ${what}`,
+          item.locate(['topicArn']) !== 'command line',
+        );
       } catch (error) {
         if (!(error instanceof UsageError)) throw error;
         problems.push(error.message.replace(/; nothing was written$/, ''));
@@ -831,6 +844,7 @@ async function updateAudience(
       target,
       checked.value.topicArn,
       options.file === undefined ? '--topic-arn' : source.locate(['topicArn']),
+      options.file !== undefined,
     );
   }
   const { changes, repairs } = changesFromStored(previous, checked.value, parseAudience, minimalAudience);

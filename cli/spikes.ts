@@ -388,7 +388,10 @@ interface ExplainOptions {
 
 async function explain(context: CommandContext, args: readonly unknown[], options: ExplainOptions): Promise<void> {
   const [ruleId] = args as [string];
-  if (!isTimeZone(options.timeZone)) throw new UsageError(`--time-zone ${options.timeZone} is not an IANA time zone`);
+  if (!isTimeZone(options.timeZone))
+    throw new UsageError(
+      `--time-zone ${safeText(JSON.stringify(options.timeZone))} is not an IANA time zone (such as Asia/Seoul or UTC)`,
+    );
   const target = await context.target();
   const store = new DynamoSpikeStore({
     documents: target.clients.documents,

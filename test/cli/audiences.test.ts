@@ -204,6 +204,18 @@ describe('audiences', () => {
     ]);
   });
 
+  it('a file naming a topic that does not exist is told what the file can do, not to omit a flag', async () => {
+    const { topicArn } = (await audience('markets-desk')) as { topicArn: string };
+    const missing = topicArn.replace(/[^:]+$/, `${sandbox.prefix}audience-no-such-topic`);
+    const file = sandbox.file('missing-topic.json', JSON.stringify({ audienceId: 'missing-topic', topicArn: missing }));
+    const validated = await sandbox.cli(['audiences', 'validate', file]);
+    expect(validated.code, validated.stderr).toBe(2);
+    expect(validated.stderr).toContain(
+      `the topic ${missing} does not exist; create it first or leave topicArn out of the file`,
+    );
+    expect(validated.stderr).not.toContain('--topic-arn');
+  });
+
   it('audiences show tells an audience stored without a topic how to give it one', async () => {
     await sandbox.stack.clients.documents.send(
       new PutCommand({

@@ -137,6 +137,14 @@ describe('exit codes', () => {
         /^error: option '--text <words>' argument ' ' is invalid\. it is empty; give a value, or leave the option out\n/,
       ],
       [
+        // The value was not quoted: '--time-zone  is not an IANA time zone'.
+        'a time zone that is not one',
+        ['spikes', 'explain', 'r1', '--time-zone', 'Mars/Base'],
+        {},
+        2,
+        /^news-alerts: --time-zone "Mars\/Base" is not an IANA time zone \(such as Asia\/Seoul or UTC\)\n$/,
+      ],
+      [
         'an attribute both set and cleared',
         ['rules', 'update', 'lc-1', '--query', 'gamma', '--clear', 'query'],
         {},
