@@ -259,11 +259,7 @@ function givenArticle(options: ExplainOptions, warn: (text: string) => void): Gi
     }
     const parsed = ArticleTextSchema.safeParse(value);
     if (!parsed.success) {
-      throw new UsageError(
-        `${path}: not an article: ${describeIssues(parsed.error)}`,
-        [],
-        { cause: parsed.error },
-      );
+      throw new UsageError(`${path}: not an article: ${describeIssues(parsed.error)}`, [], { cause: parsed.error });
     }
     if (parsed.data.title === undefined && parsed.data.summary === undefined) {
       throw new UsageError(`${path}: the article has neither "title" nor "summary"; give an object with them`);
