@@ -114,6 +114,22 @@ describe('the console rule and audience pages', () => {
   const setByHand = (table: 'rules' | 'audiences', id: string, name: string, value: unknown) =>
     setItemByHand(sandbox, table, id, name, value);
 
+  /** Posts `fields` to the live check of the form page `pageBody`, as the page's script does. */
+  function liveCheck(pageBody: string, fields: Record<string, string>) {
+    const validate = /data-validate="([^"]+)"/.exec(pageBody)?.[1] ?? '';
+    return raw(consoleProcess.port, {
+      method: 'POST',
+      path: validate.replaceAll('&amp;', '&'),
+      headers: {
+        origin: `http://127.0.0.1:${consoleProcess.port}`,
+        cookie,
+        'x-csrf-token': csrf,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: new URLSearchParams(fields).toString(),
+    });
+  }
+
   /** Posts the rule form's `fields` to review, then confirms the reviewed save; both must pass. */
   async function reviewAndSave(ruleId: string, fields: Record<string, string>): Promise<void> {
     const path = `/rules/${ruleId}`;
@@ -402,19 +418,8 @@ describe('the console rule and audience pages', () => {
     // second time, and what it quotes reaches the page's script with a text-direction character
     // made visible, as every rendered page shows it.
     const page = await get(consoleProcess.port, path, cookie);
-    const validate = /data-validate="([^"]+)"/.exec(page.body)?.[1] ?? '';
     const check = async (edit: Record<string, string>): Promise<string[]> => {
-      const checked = await raw(consoleProcess.port, {
-        method: 'POST',
-        path: validate.replaceAll('&amp;', '&'),
-        headers: {
-          origin: `http://127.0.0.1:${consoleProcess.port}`,
-          cookie,
-          'x-csrf-token': csrf,
-          'content-type': 'application/x-www-form-urlencoded',
-        },
-        body: new URLSearchParams({ ...fields, ...edit }).toString(),
-      });
+      const checked = await liveCheck(page.body, { ...fields, ...edit });
       expect(checked.status).toBe(200);
       return (JSON.parse(checked.body) as { problems: string[] }).problems;
     };
@@ -441,19 +446,8 @@ describe('the console rule and audience pages', () => {
 
   it('validates a new rule as its review does: an existing id is not "valid"', async () => {
     const page = await get(consoleProcess.port, '/new-rule', cookie);
-    const validate = /data-validate="([^"]+)"/.exec(page.body)?.[1] ?? '';
     const fields = { ...formFields(page.body, '/new-rule/preview'), ruleId: 'quakes', keywords: 'volcano' };
-    const checked = await raw(consoleProcess.port, {
-      method: 'POST',
-      path: validate.replaceAll('&amp;', '&'),
-      headers: {
-        origin: `http://127.0.0.1:${consoleProcess.port}`,
-        cookie,
-        'x-csrf-token': csrf,
-        'content-type': 'application/x-www-form-urlencoded',
-      },
-      body: new URLSearchParams(fields).toString(),
-    });
+    const checked = await liveCheck(page.body, fields);
     expect(checked.status).toBe(200);
     const result = JSON.parse(checked.body) as { ok: boolean; problems: string[] };
     expect(result.ok).toBe(false);
