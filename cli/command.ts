@@ -37,7 +37,9 @@ function refuseEmptyOperands(command: Command, operands: readonly unknown[]): vo
     const value = operands[index];
     for (const given of Array.isArray(value) ? value : [value]) {
       if (typeof given === 'string' && given.trim() === '') {
-        throw new UsageError(`<${argument.name()}> is empty: give one${argument.required ? '' : ', or leave it out'}`);
+        throw new UsageError(
+          `<${argument.name()}> is empty: give one${argument.required ? '' : ', or leave it out where --help says it may be'}`,
+        );
       }
     }
   }

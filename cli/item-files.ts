@@ -43,15 +43,6 @@ export interface FileItem {
 }
 
 /**
- * Reads a file of items.
- * @throws UsageError for an unreadable file, a syntax error (with line and column) or a wrong shape
- */
-/**
- * Refuses an id argument that is a file: `rules put rules.yaml` (put takes a file only with
- * `--file`, where `rules validate` takes it as an argument) would otherwise fail on the id's
- * pattern or on missing attributes, which does not say what to fix.
- */
-/**
  * Whether `path` names a file here. A name the file system cannot hold (ENAMETOOLONG, a NUL byte)
  * or cannot look at is no file: the id's own check then says what is wrong with it.
  */
@@ -63,6 +54,11 @@ const isFile = (path: string): boolean => {
   }
 };
 
+/**
+ * Refuses an id argument that is a file: `rules put rules.yaml` (put takes a file only with
+ * `--file`, where `rules validate` takes it as an argument) would otherwise fail on the id's
+ * pattern or on missing attributes, which does not say what to fix.
+ */
 export function refuseFileAsId(id: string | undefined, kind: 'rules' | 'audiences', verb: string): void {
   if (id === undefined) return;
   // A path, or a file here: a folder or a name with a dot is still an id (`rules put test`).
@@ -73,6 +69,10 @@ export function refuseFileAsId(id: string | undefined, kind: 'rules' | 'audience
   );
 }
 
+/**
+ * Reads a file of items.
+ * @throws UsageError for an unreadable file, a syntax error (with line and column) or a wrong shape
+ */
 export function readItemFile(path: string, listKey: 'rules' | 'audiences'): FileItem[] {
   // `-` is stdin, so a rule printed by `rules show --json` can be piped straight back.
   const text = readUtf8File(path);

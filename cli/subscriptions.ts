@@ -174,25 +174,21 @@ Tokens expire after ${confirmationLifetime}.`;
  * from here anyway, so a stack is not checked.
  */
 async function requireSandboxQueue(target: LocalTarget, queueArn: string): Promise<void> {
-  const [, , , region = '', account = '', name = ''] = queueArn.split(':');
-  const refuse = (why: string): never => {
-    throw new UsageError(
-      `--sqs: ${why}; the sandbox's SNS fails every publish to a topic with a subscribed queue it does not have, so nothing was subscribed (see the sandbox's queues with 'aws --endpoint-url ${target.descriptor.endpoint} sqs list-queues')`,
-    );
-  };
-  if (region !== target.descriptor.region) {
-    refuse(`the sandbox's queues are in ${target.descriptor.region}, and ${queueArn} is in ${region}`);
-  }
+  const [, , , region = '', , name = ''] = queueArn.split(':');
+  // Looked for where SNS delivers: the ARN's region (moto keeps each region apart, and takes the
+  // queue from the sandbox's one account whatever account the ARN names).
   const { SQSClient, GetQueueUrlCommand, QueueDoesNotExist } = await import('@aws-sdk/client-sqs');
-  const sqs = new SQSClient({ ...target.clients.config });
+  const sqs = new SQSClient({ ...target.clients.config, region });
   try {
-    await sqs.send(new GetQueueUrlCommand({ QueueName: name, QueueOwnerAWSAccountId: account }));
+    await sqs.send(new GetQueueUrlCommand({ QueueName: name }));
   } catch (error) {
     if (
       error instanceof QueueDoesNotExist ||
       (error as { name?: unknown }).name === 'AWS.SimpleQueueService.NonExistentQueue'
     ) {
-      refuse(`the sandbox has no queue ${name} in account ${account}`);
+      throw new UsageError(
+        `--sqs: the sandbox has no queue ${name} in ${region}; its SNS fails every publish to a topic with a subscribed queue it does not have, so nothing was subscribed (see the sandbox's queues with 'aws --endpoint-url ${target.descriptor.endpoint} --region ${region} sqs list-queues')`,
+      );
     }
     throw error;
   } finally {
@@ -294,8 +290,8 @@ async function addSubscription(context: CommandContext, args: readonly unknown[]
       `--https: the sandbox's SNS posts to an https subscriber from this machine, during every publish, so it must be a receiver on this machine (https://127.0.0.1:<port>/..., with ${allowInternalFlag}); ${https.hostname} is not a loopback host; nothing was subscribed`,
     );
   }
-  if (options.sqs !== undefined && target.kind === 'local') await requireSandboxQueue(target, options.sqs);
   const topicArn = topicArnOf(await requireAudience(target, audienceId), audienceId);
+  if (options.sqs !== undefined && target.kind === 'local') await requireSandboxQueue(target, options.sqs);
   // Read first: a topic that is gone is named with its repair (audienceTopicError) before anything
   // is written, the webhook store included.
   const existing = await audienceSubscriptions(target, audienceId, topicArn);
@@ -704,6 +700,13 @@ async function removeSubscription(
   if (matches.length === 0) {
     throw new NotFoundError(
       `audience ${audienceId} has no subscription ${subscriptionNamed(which)} (${newsAlerts()} subscriptions list ${audienceId})`,
+    );
+  }
+  // A queue name alone can be two queues (other accounts or regions): which one is meant is not
+  // guessed, and both are not removed.
+  if (matches.length > 1 && matches.every((subscription) => subscription.Endpoint !== which)) {
+    throw new UsageError(
+      `${subscriptionNamed(which)} names ${matches.length} subscriptions of ${audienceId}; give the queue ARN or the subscription id of the one to remove (${newsAlerts()} subscriptions list ${audienceId})`,
     );
   }
   const confirmed = matches.filter((subscription) => !isPending(subscription));
@@ -1172,11 +1175,11 @@ machine, so only a loopback receiver (with --allow-internal-target) is accepted.
 
   subscriptions
     .command('remove')
-    .description('unsubscribe by subscription id, ARN or endpoint (email, phone number, URL)')
+    .description('unsubscribe by subscription id, ARN or endpoint (email, phone number, URL, queue name)')
     .argument('<audienceId>')
     .argument(
       '<subscription>',
-      'subscription id (as subscriptions list shows it), ARN, or endpoint; - reads it from stdin or a hidden prompt (a URL that carries a token)',
+      'subscription id (as subscriptions list shows it), ARN, or endpoint (a queue by its name or ARN); - reads it from stdin or a hidden prompt (a URL that carries a token)',
     )
     .option('-y, --yes', 'do not ask for confirmation')
     .action(action(removeSubscription));

@@ -20,7 +20,8 @@ import type { SpikeAlertFacts } from './spikes/alert.ts';
 export { isSupportedLocale };
 
 // zod/mini ships without messages; the English ones are those classic zod uses, so a value no
-// custom message covers still reads "Invalid option: expected one of ...", not "Invalid input".
+// custom message covers has a message to go on ("Invalid option: expected one of ..."), which
+// describeIssues words for people (plainWords).
 z.config(en());
 
 /** An article after the provider response was mapped and normalized. */
@@ -657,7 +658,7 @@ function describeIssueList(
 }
 
 /** Zod's own wording of a wrong type or value, which the schemas' messages do not replace. */
-const ZOD_WRONG_TYPE = /^Invalid input: expected (\w+), received (\w+)$/;
+const ZOD_WRONG_TYPE = /^Invalid input: expected (\w+), received (\S+)$/;
 const ZOD_WRONG_OPTION = /^Invalid option: expected one of (.+)$/;
 /** Types as people who edit an item or a file know them (DynamoDB and YAML alike). */
 const expectedWords: Readonly<Record<string, string>> = {
@@ -673,7 +674,9 @@ const receivedWords: Readonly<Record<string, string>> = {
   ...expectedWords,
   boolean: 'a boolean',
   null: 'NULL',
-  nan: 'not a number',
+  Set: 'a set',
+  Date: 'a date',
+  Uint8Array: 'binary data',
 };
 
 /**
@@ -685,6 +688,8 @@ function plainWords(message: string): string {
   const type = ZOD_WRONG_TYPE.exec(message);
   if (type !== null) {
     const [, expected = '', received = ''] = type;
+    // A number that is not whole: "must be a whole number, not a number" would contradict itself.
+    if (expected === 'int' && received === 'number') return 'must be a whole number';
     return `must be ${expectedWords[expected] ?? expected}, not ${receivedWords[received] ?? received}`;
   }
   const option = ZOD_WRONG_OPTION.exec(message);

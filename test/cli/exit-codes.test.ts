@@ -111,7 +111,7 @@ describe('exit codes', () => {
         ['holds', ''],
         {},
         2,
-        /^news-alerts: <audienceId> is empty: give one, or leave it out\n$/,
+        /^news-alerts: <audienceId> is empty: give one, or leave it out where --help says it may be\n$/,
       ],
       [
         'a blank required operand',

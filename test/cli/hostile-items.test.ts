@@ -161,7 +161,7 @@ describe('files that break a limit', () => {
       expect(bombPut.stderr).not.toContain('ReferenceError');
 
       expect(emptyId.code, emptyId.stderr).toBe(2);
-      expect(emptyId.stderr).toContain('<ruleId> is empty: give one, or leave it out');
+      expect(emptyId.stderr).toContain('<ruleId> is empty: give one, or leave it out where --help says it may be');
       expect(emptyId.stderr).not.toContain('ValidationException');
 
       const list = await sandbox.cli(['--json', 'rules', 'list']);

@@ -11,9 +11,10 @@ import {
   GetSecretValueCommand,
   PutSecretValueCommand,
 } from '@aws-sdk/client-secrets-manager';
-import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseWebhookMap, webhookShardName } from '#shared/slack-webhook-store';
+import { localAwsConfig } from '../../sandbox/moto.ts';
 import { type CliSandbox, deliveryIdOfBody, drainQueue, startCliSandbox } from './support.ts';
 
 let sandbox: CliSandbox;
@@ -66,6 +67,7 @@ describe('subscription states', () => {
     // A queue the sandbox does not have (the ops guide's example ARN is in another region) is
     // refused: moto then failed every publish to the topic, parking all of the audience's alerts.
     const [, , , region, account] = queueArn.split(':');
+    const other = region === 'eu-west-1' ? 'eu-west-2' : 'eu-west-1';
     const [missing, elsewhere] = await Promise.all([
       sandbox.cli(['subscriptions', 'add', 'quake-oncall', '--sqs', `${queueArn}-missing`]),
       sandbox.cli([
@@ -73,16 +75,15 @@ describe('subscription states', () => {
         'add',
         'quake-oncall',
         '--sqs',
-        `arn:aws:sqs:eu-west-9:${account}:${sandbox.prefix}reader`,
+        `arn:aws:sqs:${other}:${account}:${sandbox.prefix}reader`,
       ]),
     ]);
     expect(missing.code, missing.stderr).toBe(2);
-    expect(missing.stderr).toContain(
-      `--sqs: the sandbox has no queue ${sandbox.prefix}reader-missing in account ${account}`,
-    );
+    expect(missing.stderr).toContain(`--sqs: the sandbox has no queue ${sandbox.prefix}reader-missing in ${region}`);
     expect(missing.stderr).toContain('nothing was subscribed');
+    // Looked for in the ARN's region, where SNS would deliver: the queue is in another.
     expect(elsewhere.code, elsewhere.stderr).toBe(2);
-    expect(elsewhere.stderr).toContain(`the sandbox's queues are in ${region}`);
+    expect(elsewhere.stderr).toContain(`the sandbox has no queue ${sandbox.prefix}reader in ${other}`);
     const none = await sandbox.cli(['--json', 'subscriptions', 'list', 'quake-oncall']);
     const endpoints = none.json<{ endpoint: string }[]>().map((row) => row.endpoint);
     expect(endpoints).not.toContain(`${sandbox.prefix}reader`);
@@ -102,6 +103,28 @@ describe('subscription states', () => {
     const bodies = await drainQueue(sqs, QueueUrl ?? '');
     expect(bodies).toHaveLength(sent);
     for (const body of bodies) expect(deliveryIdOfBody(body).startsWith('quake-oncall|')).toBe(true);
+
+    // A queue of the same name in another region: the name alone does not say which to remove.
+    const otherSqs = new SQSClient({ ...localAwsConfig(sandbox.descriptor.endpoint), region: other });
+    try {
+      await otherSqs.send(new CreateQueueCommand({ QueueName: `${sandbox.prefix}reader` }));
+    } finally {
+      otherSqs.destroy();
+    }
+    const twin = `arn:aws:sqs:${other}:${account}:${sandbox.prefix}reader`;
+    const second = await sandbox.cli(['subscriptions', 'add', 'quake-oncall', '--sqs', twin]);
+    expect(second.code, second.stderr).toBe(0);
+    const ambiguous = await sandbox.cli([
+      'subscriptions',
+      'remove',
+      'quake-oncall',
+      `${sandbox.prefix}reader`,
+      '--yes',
+    ]);
+    expect(ambiguous.code, ambiguous.stderr).toBe(2);
+    expect(ambiguous.stderr).toContain(`"${sandbox.prefix}reader" names 2 subscriptions of quake-oncall`);
+    const byArn = await sandbox.cli(['subscriptions', 'remove', 'quake-oncall', twin, '--yes']);
+    expect(byArn.code, byArn.stderr).toBe(0);
 
     // Removed by the name the list shows for it (only the ARN or the subscription id worked).
     const removed = await sandbox.cli(['subscriptions', 'remove', 'quake-oncall', `${sandbox.prefix}reader`, '--yes']);

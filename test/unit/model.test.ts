@@ -420,6 +420,9 @@ describe('describeIssues', () => {
       'version: must be a number, not text',
     ]);
     expect(problems({ digestTimes: [8] })).toEqual(['digestTimes[0]: must be text, not a number']);
+    expect(problems({ version: 1.5 })).toEqual(['version: must be a whole number']);
+    expect(problems({ digestTimes: new Set([8]) })).toEqual(['digestTimes[0]: must be text, not a number']);
+    expect(problems({ name: new Uint8Array([1]) })).toEqual(['name: must be text, not binary data']);
   });
 });
 
