@@ -13,7 +13,7 @@ import { extname } from 'node:path';
 import { Option } from 'commander';
 import type { Document, Node } from 'yaml';
 import { z } from 'zod';
-import { describeIssues } from '#core/model';
+import { describeIssueList } from '#core/model';
 import { UsageError } from './errors.ts';
 import { newsAlerts } from './hints.ts';
 import { terminalText } from './output.ts';
@@ -241,7 +241,7 @@ function nearestNode(document: Document, path: readonly (string | number)[], unk
 
 /**
  * One line per schema issue, each at its place in the file, with the run's own wording
- * (`describeIssues`, the same text the alert run logs for a rejected item).
+ * (`describeIssueList`, the same text the alert run logs for a rejected item).
  */
 export function locateIssues(
   item: FileItem,
@@ -252,11 +252,14 @@ export function locateIssues(
 ): string[] {
   const lines: string[] = [];
   for (const issue of error.issues) {
-    const text = describeIssues(new z.core.$ZodError([issue]), knownKeys, schema);
+    // One text per unknown attribute, each on its own key's line (every line named them all).
+    const texts = describeIssueList(new z.core.$ZodError([issue]), knownKeys, schema);
     if (issue.code === 'unrecognized_keys') {
-      for (const key of issue.keys) lines.push(`${item.locate(issue.path, key)}: ${what}: ${text}`);
+      for (const [index, key] of issue.keys.entries()) {
+        lines.push(`${item.locate(issue.path, key)}: ${what}: ${texts[index] ?? ''}`);
+      }
     } else {
-      lines.push(`${item.locate(issue.path)}: ${what}: ${text}${yamlNumberHint(item, issue)}`);
+      lines.push(`${item.locate(issue.path)}: ${what}: ${texts.join('; ')}${yamlNumberHint(item, issue)}`);
     }
   }
   return lines;

@@ -625,8 +625,8 @@ export function describeIssues(
   return describeIssueList(error, knownKeys, schema).join('; ');
 }
 
-/** {@link describeIssues}, one problem per entry (an unknown attribute each). */
-function describeIssueList(
+/** {@link describeIssues}, one problem per entry (an unknown attribute each, in the issue's key order). */
+export function describeIssueList(
   error: z.core.$ZodError,
   knownKeys: readonly string[],
   schema: z.core.$ZodType | undefined,

@@ -48,6 +48,7 @@ const badFile = `rules:
   - ruleId: typo
     audienceId: chips-team
     keyword: [wafer]
+    mediaa: [x]
   - ruleId: empty-term
     audienceId: markets-desk
     categories:
@@ -204,12 +205,16 @@ describe('rules validate and put from files', () => {
     ]);
     for (const result of results) {
       expect(result.code, result.stderr).toBe(2);
-      expect(result.stderr).toContain(
-        `bad.yaml:7: rule "typo": unknown attribute "keyword" (did you mean "keywords"?)`,
+      // Each unknown attribute on its own line, naming itself only (each line named both).
+      expect(result.stderr).toMatch(
+        /bad\.yaml:7: rule "typo": unknown attribute "keyword" \(did you mean "keywords"\?\)\n/,
       );
-      expect(result.stderr).toContain(`bad.yaml:12: rule "empty-term": categories[1]: must not be empty`);
+      expect(result.stderr).toMatch(
+        /bad\.yaml:8: rule "typo": unknown attribute "mediaa" \(did you mean "media"\?\)\n/,
+      );
+      expect(result.stderr).toContain(`bad.yaml:13: rule "empty-term": categories[1]: must not be empty`);
       expect(result.stderr).toContain(
-        `bad.yaml:14: rule "ghost": audienceId: no valid audience "no-such-audience" exists; create it or fix the rule's audienceId`,
+        `bad.yaml:15: rule "ghost": audienceId: no valid audience "no-such-audience" exists; create it or fix the rule's audienceId`,
       );
       expect(result.stderr).not.toContain('fine-rule');
     }
