@@ -94,6 +94,10 @@ export type { Section };
  * failure the page's own `otherwise` (an AWS call that failed for what the page asked).
  */
 export function statusOf(error: unknown, otherwise: 400 | 404 | 409 | 500): 400 | 404 | 409 | 500 {
-  const { code } = failureOf(error);
+  return statusOfCode(failureOf(error).code, otherwise);
+}
+
+/** {@link statusOf} for the CLI's `error.code` (its `--json` failure document, a CLI run by a page). */
+export function statusOfCode(code: unknown, otherwise: 400 | 404 | 409 | 500): 400 | 404 | 409 | 500 {
   return code === 'not_found' ? 404 : code === 'usage' ? 400 : code === 'conflict' ? 409 : otherwise;
 }

@@ -10,7 +10,7 @@ import { DynamoStateStore } from '#aws/dynamo-state-store';
 import type { UndeliverableRecord } from '#core/ports';
 import { listItems } from '../../items.ts';
 import { audienceTableOf } from '../../workbench/tables.ts';
-import { type ConsoleServices, render, runCli } from '../context.ts';
+import { type ConsoleServices, render, runCli, statusOfCode } from '../context.ts';
 import { parkedTable, replayForm, replayResult, runsTable } from '../views/runs.ts';
 
 export function runPages(app: Hono, services: ConsoleServices): void {
@@ -104,7 +104,7 @@ ${replayForm({ from: '6h', to: '', audience: '' })}`,
       )}`,
       // As the CLI's error code says (ops-guide.md, Exit codes): an audience the form names that
       // does not exist is not found, not a conflict.
-      failed ? (run.code === 2 ? 400 : error?.code === 'not_found' ? 404 : 409) : 200,
+      failed ? statusOfCode(error?.code ?? (run.code === 2 ? 'usage' : undefined), 409) : 200,
     );
   };
 
