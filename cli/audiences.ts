@@ -39,7 +39,7 @@ import {
   topicNameOf,
   topicSubscriptions,
 } from './audience-topics.ts';
-import { action, collectList, integerOption } from './command.ts';
+import { action, collectList, integerOption, refuseSetAndCleared } from './command.ts';
 import type { CommandContext } from './context.ts';
 import { newControlCharacterProblems } from './control-characters.ts';
 import { endpointEntryName, endpointStorePrefixOf, forgetEndpoints } from './endpoint-store.ts';
@@ -813,12 +813,7 @@ async function updateAudience(
       if (!clearable.includes(name)) {
         throw new UsageError(`--clear ${name}: not an audience attribute you can clear (${clearable.join(', ')})`);
       }
-      if (Object.hasOwn(given, name)) {
-        const flag = `--${name.replace(/[A-Z]/g, (capital) => `-${capital.toLowerCase()}`)}`;
-        throw new UsageError(
-          `${flag} and --clear ${name} conflict: give ${flag} to change it, or --clear ${name} to remove it`,
-        );
-      }
+      refuseSetAndCleared(given, [name]);
       delete next[name];
     }
     if (options.enable) next.enabled = true;

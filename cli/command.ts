@@ -141,3 +141,18 @@ export const integerOption =
     }
     return parsed;
   };
+
+/**
+ * Refuses an attribute both set by its flag and named by `--clear` in one update (`--query x
+ * --clear query`): one of the two would be dropped without a word. `given` holds the attributes
+ * the flags set; each flag is its attribute's name in kebab case.
+ */
+export function refuseSetAndCleared(given: Readonly<Record<string, unknown>>, cleared: readonly string[]): void {
+  for (const name of cleared) {
+    if (!Object.hasOwn(given, name)) continue;
+    const flag = `--${name.replace(/[A-Z]/g, (capital) => `-${capital.toLowerCase()}`)}`;
+    throw new UsageError(
+      `${flag} and --clear ${name} conflict: give ${flag} to change it, or --clear ${name} to remove it`,
+    );
+  }
+}

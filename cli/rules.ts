@@ -19,7 +19,7 @@ import { newKeywordSyntaxProblems } from '#core/keyword-syntax';
 import { buildRuleSet, parseAudience, parseRule, type Rule, RuleSchema, ruleAttributes } from '#core/model';
 import { newOperatorLookalikes, newTypedDashProblems, parseQuery, QuerySyntaxError } from '#core/query';
 import { outsideEditsUndone, ruleFingerprint, type VersionChange } from '#core/workbench/rule-history';
-import { action, collectList, nonEmptyOption, textListOption } from './command.ts';
+import { action, collectList, nonEmptyOption, refuseSetAndCleared, textListOption } from './command.ts';
 import type { CommandContext } from './context.ts';
 import { newControlCharacterProblems } from './control-characters.ts';
 import { NotFoundError, type ProblemInput, UsageError, versionConflict } from './errors.ts';
@@ -498,14 +498,10 @@ interface UpdateOptions extends Omit<PutOptions, 'file' | 'disabled'> {
 async function updateRule(context: CommandContext, args: readonly unknown[], options: UpdateOptions): Promise<void> {
   const [ruleId] = args as [string];
   const given = ruleFromFlags(ruleId, options).value as Item;
-  for (const name of options.clear ?? []) {
-    if (name !== 'enabled' && name !== 'ruleId' && Object.hasOwn(given, name)) {
-      const flag = `--${name.replace(/[A-Z]/g, (capital) => `-${capital.toLowerCase()}`)}`;
-      throw new UsageError(
-        `${flag} and --clear ${name} conflict: give ${flag} to change it, or --clear ${name} to remove it`,
-      );
-    }
-  }
+  refuseSetAndCleared(
+    given,
+    (options.clear ?? []).filter((name) => name !== 'enabled' && name !== 'ruleId'),
+  );
   const stored = await storedRules(context, [ruleId]);
   const previous = stored.get(ruleId);
   if (previous === undefined) {
